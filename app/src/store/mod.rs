@@ -1,0 +1,409 @@
+//! All of Assay's SQL. Server functions, the upload route, the CLI and
+//! tests call these functions; nothing else in the workspace writes SQL.
+//!
+//! Architecture invariant: a change is one transaction. An upload either
+//! stores all of its accepted documents with their chunks or nothing, so a
+//! failure part-way never leaves a half-written corpus.
+
+use std::path::Path;
+use std::str::FromStr;
+
+use engine::chunk::{chunk_text, ChunkSettings, Tokenizer};
+use engine::corpus::{import_files, ImportLimits, NewDocument};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+use sqlx::{FromRow, SqlitePool};
+
+use crate::error::{AppError, AppResult};
+use crate::model::*;
+
+/// Opens (creating if needed) the SQLite file at `path` and applies the
+/// migrations. The parent directory is created too.
+pub async fn open(path: &Path) -> Result<SqlitePool, OpenError> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| OpenError::Dir(dir.display().to_string(), e))?;
+    }
+    let options = SqliteConnectOptions::from_str("sqlite:")?
+        .filename(path)
+        .create_if_missing(true)
+        .foreign_keys(true)
+        .journal_mode(SqliteJournalMode::Wal)
+        .synchronous(SqliteSynchronous::Normal)
+        .busy_timeout(std::time::Duration::from_secs(10));
+    let pool = SqlitePoolOptions::new().max_connections(8).connect_with(options).await?;
+    sqlx::migrate!("../migrations").run(&pool).await?;
+    Ok(pool)
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error("cannot create the database directory {0}: {1}")]
+    Dir(String, std::io::Error),
+    #[error("cannot open the database: {0}")]
+    Sqlx(#[from] sqlx::Error),
+    #[error("cannot apply database migrations: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+}
+
+// ---------------------------------------------------------------- projects
+
+#[derive(FromRow)]
+struct ProjectRow {
+    id: i64,
+    name: String,
+    created_at: String,
+    chunk_tokens: i64,
+    chunk_overlap: i64,
+    tokenizer: String,
+    documents: i64,
+    tokens: i64,
+    chunks: i64,
+}
+
+impl ProjectRow {
+    fn summary(&self) -> ProjectSummary {
+        ProjectSummary {
+            id: self.id,
+            name: self.name.clone(),
+            created_at: self.created_at.clone(),
+            documents: self.documents,
+            tokens: self.tokens,
+            chunks: self.chunks,
+        }
+    }
+
+    fn view(self) -> ProjectView {
+        ProjectView {
+            summary: self.summary(),
+            chunk_tokens: self.chunk_tokens,
+            chunk_overlap: self.chunk_overlap,
+            tokenizer: self.tokenizer,
+        }
+    }
+}
+
+const PROJECT_SELECT: &str = "SELECT p.id, p.name, p.created_at, p.chunk_tokens, p.chunk_overlap, p.tokenizer,
+       (SELECT COUNT(*) FROM documents d WHERE d.project_id = p.id) AS documents,
+       (SELECT COALESCE(SUM(d.tokens), 0) FROM documents d WHERE d.project_id = p.id) AS tokens,
+       (SELECT COUNT(*) FROM chunks c WHERE c.project_id = p.id) AS chunks
+  FROM projects p";
+
+pub async fn list_projects(pool: &SqlitePool) -> AppResult<Vec<ProjectSummary>> {
+    let rows: Vec<ProjectRow> = sqlx::query_as(&format!("{PROJECT_SELECT} ORDER BY p.created_at DESC, p.id DESC"))
+        .fetch_all(pool)
+        .await?;
+    Ok(rows.iter().map(ProjectRow::summary).collect())
+}
+
+pub async fn get_project(pool: &SqlitePool, id: i64) -> AppResult<ProjectView> {
+    let row: Option<ProjectRow> = sqlx::query_as(&format!("{PROJECT_SELECT} WHERE p.id = ?")).bind(id).fetch_optional(pool).await?;
+    row.map(ProjectRow::view).ok_or_else(|| AppError::NotFound(format!("no project with id {id}")))
+}
+
+/// Finds a project by id or by name (names are matched case-insensitively).
+pub async fn find_project(pool: &SqlitePool, name_or_id: &str) -> AppResult<ProjectView> {
+    let row: Option<ProjectRow> = sqlx::query_as(&format!("{PROJECT_SELECT} WHERE p.name = ? ORDER BY p.id LIMIT 1"))
+        .bind(name_or_id.trim())
+        .fetch_optional(pool)
+        .await?;
+    match (row, name_or_id.trim().parse::<i64>()) {
+        (Some(row), _) => Ok(row.view()),
+        (None, Ok(id)) => get_project(pool, id).await,
+        (None, Err(_)) => Err(AppError::NotFound(format!("no project named \"{}\"", name_or_id.trim()))),
+    }
+}
+
+/// Project names: 1 to 100 characters, not blank, no control characters.
+pub fn validate_name(name: &str) -> AppResult<String> {
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(AppError::Invalid("a project needs a name".into()));
+    }
+    if name.chars().count() > 100 {
+        return Err(AppError::Invalid("a project name has at most 100 characters".into()));
+    }
+    if name.chars().any(char::is_control) {
+        return Err(AppError::Invalid("a project name cannot contain control characters".into()));
+    }
+    Ok(name.to_string())
+}
+
+fn name_conflict(e: sqlx::Error, name: &str) -> AppError {
+    match &e {
+        sqlx::Error::Database(db) if db.is_unique_violation() => {
+            AppError::Conflict(format!("a project named \"{name}\" already exists"))
+        }
+        _ => e.into(),
+    }
+}
+
+pub async fn create_project(pool: &SqlitePool, name: &str, settings: &ChunkSettings) -> AppResult<ProjectView> {
+    let name = validate_name(name)?;
+    settings.validate().map_err(|e| AppError::Invalid(e.to_string()))?;
+    let id: i64 = sqlx::query_scalar(
+        "INSERT INTO projects (name, chunk_tokens, chunk_overlap, tokenizer) VALUES (?, ?, ?, ?) RETURNING id",
+    )
+    .bind(&name)
+    .bind(settings.chunk_tokens as i64)
+    .bind(settings.overlap_tokens as i64)
+    .bind(settings.tokenizer.name())
+    .fetch_one(pool)
+    .await
+    .map_err(|e| name_conflict(e, &name))?;
+    get_project(pool, id).await
+}
+
+pub async fn rename_project(pool: &SqlitePool, id: i64, name: &str) -> AppResult<ProjectView> {
+    let name = validate_name(name)?;
+    let done = sqlx::query("UPDATE projects SET name = ? WHERE id = ?")
+        .bind(&name)
+        .bind(id)
+        .execute(pool)
+        .await
+        .map_err(|e| name_conflict(e, &name))?;
+    if done.rows_affected() == 0 {
+        return Err(AppError::NotFound(format!("no project with id {id}")));
+    }
+    get_project(pool, id).await
+}
+
+/// Deletes a project and everything it owns.
+pub async fn delete_project(pool: &SqlitePool, id: i64) -> AppResult<()> {
+    let done = sqlx::query("DELETE FROM projects WHERE id = ?").bind(id).execute(pool).await?;
+    if done.rows_affected() == 0 {
+        return Err(AppError::NotFound(format!("no project with id {id}")));
+    }
+    Ok(())
+}
+
+fn chunk_settings(project: &ProjectView) -> ChunkSettings {
+    ChunkSettings {
+        chunk_tokens: project.chunk_tokens as usize,
+        overlap_tokens: project.chunk_overlap as usize,
+        tokenizer: Tokenizer::parse(&project.tokenizer).unwrap_or_default(),
+    }
+}
+
+// --------------------------------------------------------------- documents
+
+#[derive(FromRow)]
+struct DocumentRow {
+    id: i64,
+    project_id: i64,
+    title: String,
+    source: String,
+    chars: i64,
+    tokens: i64,
+    chunks: i64,
+}
+
+impl DocumentRow {
+    fn summary(&self) -> DocumentSummary {
+        DocumentSummary {
+            id: self.id,
+            title: self.title.clone(),
+            source: self.source.clone(),
+            chars: self.chars,
+            tokens: self.tokens,
+            chunks: self.chunks,
+        }
+    }
+}
+
+const DOCUMENT_SELECT: &str = "SELECT d.id, d.project_id, d.title, d.source, d.chars, d.tokens,
+       (SELECT COUNT(*) FROM chunks c WHERE c.document_id = d.id) AS chunks
+  FROM documents d";
+
+pub async fn list_documents(pool: &SqlitePool, project_id: i64) -> AppResult<Vec<DocumentSummary>> {
+    let rows: Vec<DocumentRow> = sqlx::query_as(&format!("{DOCUMENT_SELECT} WHERE d.project_id = ? ORDER BY d.id"))
+        .bind(project_id)
+        .fetch_all(pool)
+        .await?;
+    Ok(rows.iter().map(DocumentRow::summary).collect())
+}
+
+pub async fn get_document(pool: &SqlitePool, id: i64) -> AppResult<DocumentView> {
+    let row: Option<DocumentRow> =
+        sqlx::query_as(&format!("{DOCUMENT_SELECT} WHERE d.id = ?")).bind(id).fetch_optional(pool).await?;
+    let row = row.ok_or_else(|| AppError::NotFound(format!("no document with id {id}")))?;
+    let (text, metadata, created_at): (String, String, String) =
+        sqlx::query_as("SELECT body, metadata, created_at FROM documents WHERE id = ?").bind(id).fetch_one(pool).await?;
+    let metadata = serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(&metadata)
+        .ok()
+        .filter(|m| !m.is_empty())
+        .and_then(|m| serde_json::to_string_pretty(&m).ok());
+    Ok(DocumentView { summary: row.summary(), project_id: row.project_id, text, metadata, created_at })
+}
+
+pub async fn delete_document(pool: &SqlitePool, id: i64) -> AppResult<i64> {
+    let project: Option<i64> = sqlx::query_scalar("DELETE FROM documents WHERE id = ? RETURNING project_id")
+        .bind(id)
+        .fetch_optional(pool)
+        .await?;
+    project.ok_or_else(|| AppError::NotFound(format!("no document with id {id}")))
+}
+
+/// A document with its chunks, computed before the transaction opens.
+struct Prepared {
+    doc: NewDocument,
+    tokens: usize,
+    chunks: Vec<engine::chunk::Chunk>,
+}
+
+/// Imports uploaded files into a project: parses them (engine), drops
+/// documents whose text the project already holds, chunks the rest and
+/// stores them all in one transaction. Refused files come back in
+/// `skipped`; nothing already stored is touched.
+pub async fn add_files(
+    pool: &SqlitePool,
+    project_id: i64,
+    files: &[(String, Vec<u8>)],
+    limits: &ImportLimits,
+) -> AppResult<UploadReport> {
+    let project = get_project(pool, project_id).await?;
+    let settings = chunk_settings(&project);
+    let outcome = import_files(files.iter().map(|(n, b)| (n.as_str(), b.as_slice())), limits);
+    let mut skipped: Vec<Skipped> =
+        outcome.rejected.into_iter().map(|r| Skipped { file: r.file, reason: r.reason }).collect();
+
+    let existing: Vec<(String, String)> = sqlx::query_as("SELECT content_hash, title FROM documents WHERE project_id = ?")
+        .bind(project_id)
+        .fetch_all(pool)
+        .await?;
+    let existing: std::collections::HashMap<String, String> = existing.into_iter().collect();
+    let mut fresh = Vec::new();
+    for doc in outcome.documents {
+        match existing.get(&doc.content_hash) {
+            Some(title) => skipped.push(Skipped {
+                file: doc.source.clone(),
+                reason: format!("duplicate: the project already has this text as \"{title}\""),
+            }),
+            None => fresh.push(doc),
+        }
+    }
+    let room = (limits.max_documents as i64 - project.summary.documents).max(0) as usize;
+    if fresh.len() > room {
+        for doc in fresh.drain(room..) {
+            skipped.push(Skipped {
+                file: doc.source,
+                reason: format!("over the limit of {} documents per project", limits.max_documents),
+            });
+        }
+    }
+
+    // Tokenising and chunking is CPU work: keep it off the async workers.
+    let prepared = tokio::task::spawn_blocking(move || {
+        fresh
+            .into_iter()
+            .map(|doc| {
+                let tokens = settings.tokenizer.count(&doc.text);
+                let chunks = chunk_text(&doc.text, &settings).expect("project settings are validated on write");
+                Prepared { doc, tokens, chunks }
+            })
+            .collect::<Vec<_>>()
+    })
+    .await
+    .map_err(|e| {
+        tracing::error!(error = %e, "chunking task failed");
+        AppError::Internal
+    })?;
+
+    let mut tx = pool.begin().await?;
+    for p in &prepared {
+        insert_document(&mut tx, project_id, p).await?;
+    }
+    tx.commit().await?;
+
+    let after = get_project(pool, project_id).await?;
+    Ok(UploadReport {
+        added: prepared.len() as i64,
+        skipped,
+        documents: after.summary.documents,
+        tokens: after.summary.tokens,
+        chunks: after.summary.chunks,
+    })
+}
+
+async fn insert_document(tx: &mut sqlx::SqliteConnection, project_id: i64, p: &Prepared) -> AppResult<()> {
+    let doc = &p.doc;
+    let id: i64 = sqlx::query_scalar(
+        "INSERT INTO documents (project_id, title, source, body, metadata, content_hash, chars, tokens)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+    )
+    .bind(project_id)
+    .bind(&doc.title)
+    .bind(&doc.source)
+    .bind(&doc.text)
+    .bind(serde_json::Value::Object(doc.metadata.clone()).to_string())
+    .bind(&doc.content_hash)
+    .bind(doc.text.chars().count() as i64)
+    .bind(p.tokens as i64)
+    .fetch_one(&mut *tx)
+    .await?;
+    insert_chunks(tx, project_id, id, &doc.text, &p.chunks).await
+}
+
+async fn insert_chunks(
+    tx: &mut sqlx::SqliteConnection,
+    project_id: i64,
+    document_id: i64,
+    text: &str,
+    chunks: &[engine::chunk::Chunk],
+) -> AppResult<()> {
+    for c in chunks {
+        sqlx::query(
+            "INSERT INTO chunks (project_id, document_id, idx, start_byte, end_byte, tokens, body) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(project_id)
+        .bind(document_id)
+        .bind(c.index as i64)
+        .bind(c.start as i64)
+        .bind(c.end as i64)
+        .bind(c.tokens as i64)
+        .bind(&text[c.start..c.end])
+        .execute(&mut *tx)
+        .await?;
+    }
+    Ok(())
+}
+
+/// Changes a project's chunking and re-chunks every document, in one transaction.
+pub async fn set_chunk_settings(pool: &SqlitePool, project_id: i64, settings: ChunkSettings) -> AppResult<ProjectView> {
+    settings.validate().map_err(|e| AppError::Invalid(e.to_string()))?;
+    get_project(pool, project_id).await?;
+    let docs: Vec<(i64, String)> = sqlx::query_as("SELECT id, body FROM documents WHERE project_id = ?")
+        .bind(project_id)
+        .fetch_all(pool)
+        .await?;
+    let rechunked = tokio::task::spawn_blocking(move || {
+        docs.into_iter()
+            .map(|(id, body)| {
+                let chunks = chunk_text(&body, &settings).expect("validated above");
+                (id, body, chunks)
+            })
+            .collect::<Vec<_>>()
+    })
+    .await
+    .map_err(|e| {
+        tracing::error!(error = %e, "re-chunking task failed");
+        AppError::Internal
+    })?;
+    let mut tx = pool.begin().await?;
+    sqlx::query("UPDATE projects SET chunk_tokens = ?, chunk_overlap = ?, tokenizer = ? WHERE id = ?")
+        .bind(settings.chunk_tokens as i64)
+        .bind(settings.overlap_tokens as i64)
+        .bind(settings.tokenizer.name())
+        .bind(project_id)
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query("DELETE FROM chunks WHERE project_id = ?").bind(project_id).execute(&mut *tx).await?;
+    for (id, body, chunks) in &rechunked {
+        sqlx::query("UPDATE documents SET tokens = ? WHERE id = ?")
+            .bind(settings.tokenizer.count(body) as i64)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        insert_chunks(&mut tx, project_id, *id, body, chunks).await?;
+    }
+    tx.commit().await?;
+    get_project(pool, project_id).await
+}

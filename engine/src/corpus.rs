@@ -1,0 +1,463 @@
+//! Corpus import: uploaded files to documents.
+//!
+//! Accepted layouts:
+//! - `.txt` and `.md`: one document per file, titled by the file name.
+//! - `.jsonl` in the UltraDomain layout (the one LightRAG's experiments read):
+//!   one JSON object per line with a `context` string; every other field is
+//!   kept as metadata. Identical contexts are deduplicated, as LightRAG's
+//!   preprocessing does.
+//! - `.json`: a list of strings, or a list of objects in the `.jsonl` layout.
+//! - `.zip`: an archive of any of the above (nested archives are refused).
+//!
+//! A file is taken whole or refused whole, with a [`Rejection`] naming the
+//! file and the reason; one bad file never spoils the others. Text is
+//! normalised on the way in: a UTF-8 byte-order mark is dropped and CRLF/CR
+//! line endings become `\n`, so offsets are stable whatever the source OS.
+
+use std::collections::HashMap;
+use std::io::Read;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+/// Limits applied while importing. The web server and the CLI read these
+/// from configuration; the defaults suit a laptop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImportLimits {
+    /// Largest single file (or zip member, uncompressed) in bytes.
+    pub max_file_bytes: u64,
+    /// Most documents one project may hold.
+    pub max_documents: usize,
+}
+
+impl Default for ImportLimits {
+    fn default() -> Self {
+        ImportLimits { max_file_bytes: 200 * 1024 * 1024, max_documents: 100_000 }
+    }
+}
+
+/// A document ready to be stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NewDocument {
+    pub title: String,
+    /// Where it came from: the file name, `archive.zip/member.txt`, or
+    /// `file.jsonl line 7`.
+    pub source: String,
+    pub text: String,
+    /// Fields of a JSON record other than `context`; empty for plain text.
+    pub metadata: Map<String, Value>,
+    /// Hex SHA-256 of `text`: the identity used for deduplication.
+    pub content_hash: String,
+}
+
+/// A file (or record) that was not imported, and why, in words a user can act on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rejection {
+    pub file: String,
+    pub reason: String,
+}
+
+/// What importing a batch of files produced.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ImportOutcome {
+    pub documents: Vec<NewDocument>,
+    pub rejected: Vec<Rejection>,
+}
+
+impl ImportOutcome {
+    fn reject(&mut self, file: impl Into<String>, reason: impl Into<String>) {
+        self.rejected.push(Rejection { file: file.into(), reason: reason.into() });
+    }
+}
+
+/// The file types Assay reads, by extension.
+pub const ACCEPTED_EXTENSIONS: &[&str] = &["txt", "md", "jsonl", "json", "zip"];
+
+/// Imports a batch of uploaded files. Documents whose text repeats one
+/// already in the batch are skipped with a rejection naming the first.
+/// Deduplication against documents already stored is the caller's (it owns
+/// the store), using [`NewDocument::content_hash`].
+pub fn import_files<'a>(
+    files: impl IntoIterator<Item = (&'a str, &'a [u8])>,
+    limits: &ImportLimits,
+) -> ImportOutcome {
+    let mut out = ImportOutcome::default();
+    for (name, bytes) in files {
+        import_one(&mut out, &display_name(name), bytes, limits, true);
+    }
+    dedup(&mut out);
+    out
+}
+
+/// Only the last path component of an uploaded or archived name is kept:
+/// names never decide where anything is written.
+fn display_name(name: &str) -> String {
+    let last = name.rsplit(['/', '\\']).find(|s| !s.is_empty()).unwrap_or("");
+    let cleaned: String = last.chars().filter(|c| !c.is_control()).collect();
+    if cleaned.is_empty() || cleaned == "." || cleaned == ".." {
+        "unnamed".to_string()
+    } else {
+        cleaned
+    }
+}
+
+fn extension(name: &str) -> Option<String> {
+    let (stem, ext) = name.rsplit_once('.')?;
+    (!stem.is_empty()).then(|| ext.to_ascii_lowercase())
+}
+
+fn import_one(out: &mut ImportOutcome, name: &str, bytes: &[u8], limits: &ImportLimits, allow_zip: bool) {
+    if bytes.len() as u64 > limits.max_file_bytes {
+        return out.reject(
+            name,
+            format!("too large: {} exceeds the limit of {}", human_bytes(bytes.len() as u64), human_bytes(limits.max_file_bytes)),
+        );
+    }
+    let ext = extension(name);
+    match ext.as_deref() {
+        Some("zip") if allow_zip => import_zip(out, name, bytes, limits),
+        Some("zip") => out.reject(name, "nested archives are not supported"),
+        Some("txt" | "md" | "jsonl" | "json") => {
+            let text = match decode(bytes) {
+                Ok(t) => t,
+                Err(reason) => return out.reject(name, reason),
+            };
+            let result = match ext.as_deref() {
+                Some("jsonl") => parse_jsonl(name, &text),
+                Some("json") => parse_json(name, &text),
+                _ => plain_document(name, &text),
+            };
+            match result {
+                Ok(docs) => out.documents.extend(docs),
+                Err(reason) => out.reject(name, reason),
+            }
+        }
+        _ => out.reject(
+            name,
+            format!(
+                "unsupported file type{}: Assay reads .txt, .md, .jsonl, .json and .zip",
+                ext.map(|e| format!(" .{e}")).unwrap_or_default()
+            ),
+        ),
+    }
+}
+
+/// UTF-8 only; a BOM is dropped and line endings normalised.
+fn decode(bytes: &[u8]) -> Result<String, String> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        format!("not UTF-8 text (invalid byte at offset {}); save it as UTF-8 and upload again", e.valid_up_to())
+    })?;
+    Ok(normalize_newlines(text))
+}
+
+fn normalize_newlines(text: &str) -> String {
+    if text.contains('\r') {
+        text.replace("\r\n", "\n").replace('\r', "\n")
+    } else {
+        text.to_string()
+    }
+}
+
+fn plain_document(name: &str, text: &str) -> Result<Vec<NewDocument>, String> {
+    if text.trim().is_empty() {
+        return Err("empty: the file has no text".into());
+    }
+    let heading = (extension(name).as_deref() == Some("md"))
+        .then(|| text.lines().find_map(|l| l.strip_prefix("# ").map(str::trim).filter(|h| !h.is_empty())))
+        .flatten();
+    let title = heading.map(str::to_string).unwrap_or_else(|| title_from_file(name));
+    Ok(vec![NewDocument::new(title, name.to_string(), text.to_string(), Map::new())])
+}
+
+fn title_from_file(name: &str) -> String {
+    match name.rsplit_once('.') {
+        Some((stem, _)) if !stem.is_empty() => stem.replace(['_', '-'], " "),
+        _ => name.to_string(),
+    }
+}
+
+/// One record of the UltraDomain layout to a document.
+fn record_document(file: &str, label: &str, value: Value) -> Result<Option<NewDocument>, String> {
+    let mut obj = match value {
+        Value::Object(obj) => obj,
+        Value::String(s) => {
+            return Ok((!s.trim().is_empty()).then(|| {
+                NewDocument::new(format!("{} {label}", title_from_file(file)), format!("{file} {label}"), normalize_newlines(&s), Map::new())
+            }))
+        }
+        other => return Err(format!("{label}: expected an object with a \"context\" field, found {}", json_kind(&other))),
+    };
+    let context = match obj.remove("context") {
+        Some(Value::String(s)) => s,
+        Some(other) => return Err(format!("{label}: \"context\" must be a string, found {}", json_kind(&other))),
+        None => return Err(format!("{label}: no \"context\" field")),
+    };
+    if context.trim().is_empty() {
+        return Ok(None);
+    }
+    let title = ["title", "name", "id"]
+        .iter()
+        .find_map(|k| obj.get(*k).and_then(scalar_text))
+        .unwrap_or_else(|| format!("{} {label}", title_from_file(file)));
+    Ok(Some(NewDocument::new(title, format!("{file} {label}"), normalize_newlines(&context), obj)))
+}
+
+fn scalar_text(v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) if !s.trim().is_empty() => Some(s.trim().to_string()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn parse_jsonl(name: &str, text: &str) -> Result<Vec<NewDocument>, String> {
+    let mut docs = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let label = format!("line {}", i + 1);
+        let value: Value = serde_json::from_str(line).map_err(|e| format!("malformed {label}: {e}"))?;
+        docs.extend(record_document(name, &label, value).map_err(|e| format!("malformed {e}"))?);
+    }
+    if docs.is_empty() {
+        return Err("empty: no record with a non-empty \"context\"".into());
+    }
+    Ok(docs)
+}
+
+fn parse_json(name: &str, text: &str) -> Result<Vec<NewDocument>, String> {
+    let value: Value = serde_json::from_str(text).map_err(|e| format!("malformed JSON: {e}"))?;
+    let Value::Array(items) = value else {
+        return Err(format!("expected a list of strings or objects, found {}", json_kind(&value)));
+    };
+    let mut docs = Vec::new();
+    for (i, item) in items.into_iter().enumerate() {
+        docs.extend(record_document(name, &format!("item {}", i + 1), item).map_err(|e| format!("malformed {e}"))?);
+    }
+    if docs.is_empty() {
+        return Err("empty: the list has no non-empty text".into());
+    }
+    Ok(docs)
+}
+
+fn import_zip(out: &mut ImportOutcome, name: &str, bytes: &[u8], limits: &ImportLimits) {
+    let mut archive = match zip::ZipArchive::new(std::io::Cursor::new(bytes)) {
+        Ok(a) => a,
+        Err(e) => return out.reject(name, format!("not a readable zip archive: {e}")),
+    };
+    let mut members = 0;
+    for i in 0..archive.len() {
+        let mut entry = match archive.by_index(i) {
+            Ok(e) => e,
+            Err(e) => {
+                out.reject(format!("{name} member {}", i + 1), format!("unreadable: {e}"));
+                continue;
+            }
+        };
+        if entry.is_dir() {
+            continue;
+        }
+        let member = display_name(entry.name());
+        // Archive tools' metadata, not documents.
+        if entry.name().starts_with("__MACOSX/") || member.starts_with("._") || member == ".DS_Store" {
+            continue;
+        }
+        members += 1;
+        let label = format!("{name}/{member}");
+        if entry.size() > limits.max_file_bytes {
+            out.reject(&label, format!("too large: {} exceeds the limit of {}", human_bytes(entry.size()), human_bytes(limits.max_file_bytes)));
+            continue;
+        }
+        let mut data = Vec::with_capacity(entry.size() as usize);
+        // Read one byte past the limit so a lying header cannot inflate past it.
+        if let Err(e) = (&mut entry).take(limits.max_file_bytes + 1).read_to_end(&mut data) {
+            out.reject(&label, format!("unreadable: {e}"));
+            continue;
+        }
+        drop(entry);
+        import_one(out, &label, &data, limits, false);
+    }
+    if members == 0 {
+        out.reject(name, "empty: the archive holds no files");
+    }
+}
+
+fn dedup(out: &mut ImportOutcome) {
+    let mut first: HashMap<String, String> = HashMap::new();
+    let mut kept = Vec::with_capacity(out.documents.len());
+    for doc in std::mem::take(&mut out.documents) {
+        match first.get(&doc.content_hash) {
+            Some(original) => out.rejected.push(Rejection {
+                file: doc.source.clone(),
+                reason: format!("duplicate: same text as {original}"),
+            }),
+            None => {
+                first.insert(doc.content_hash.clone(), doc.source.clone());
+                kept.push(doc);
+            }
+        }
+    }
+    out.documents = kept;
+}
+
+impl NewDocument {
+    pub fn new(title: String, source: String, text: String, metadata: Map<String, Value>) -> Self {
+        let content_hash = content_hash(&text);
+        NewDocument { title, source, text, metadata, content_hash }
+    }
+}
+
+/// Hex SHA-256 of a text.
+pub fn content_hash(text: &str) -> String {
+    let digest = Sha256::digest(text.as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// `1.5 MB`-style sizes for messages.
+pub fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 4] = ["bytes", "KB", "MB", "GB"];
+    let mut value = n as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{n} bytes")
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn import(files: &[(&str, &[u8])]) -> ImportOutcome {
+        import_files(files.iter().copied(), &ImportLimits::default())
+    }
+
+    fn zip_of(members: &[(&str, &[u8])]) -> Vec<u8> {
+        let mut buf = std::io::Cursor::new(Vec::new());
+        {
+            let mut w = zip::ZipWriter::new(&mut buf);
+            for (name, data) in members {
+                w.start_file(*name, zip::write::SimpleFileOptions::default()).unwrap();
+                w.write_all(data).unwrap();
+            }
+            w.finish().unwrap();
+        }
+        buf.into_inner()
+    }
+
+    #[test]
+    fn plain_text_is_normalised_and_titled_by_file_name() {
+        let out = import(&[("my_notes.txt", b"\xEF\xBB\xBFline one\r\nline two\r")]);
+        assert_eq!(out.rejected, vec![]);
+        assert_eq!(out.documents[0].title, "my notes");
+        assert_eq!(out.documents[0].text, "line one\nline two\n");
+    }
+
+    #[test]
+    fn ultradomain_jsonl_keeps_metadata_and_dedups_contexts() {
+        let data = b"{\"id\": \"a\", \"context\": \"Alpha text\", \"label\": 3}\n\n{\"id\": \"b\", \"context\": \"Beta\"}\n{\"id\": \"c\", \"context\": \"Alpha text\"}\n";
+        let out = import(&[("mix.jsonl", data)]);
+        assert_eq!(out.documents.len(), 2);
+        assert_eq!(out.documents[0].title, "a");
+        assert_eq!(out.documents[0].metadata.get("label"), Some(&Value::from(3)));
+        assert!(!out.documents[0].metadata.contains_key("context"));
+        assert_eq!(out.rejected, vec![Rejection { file: "mix.jsonl line 4".into(), reason: "duplicate: same text as mix.jsonl line 1".into() }]);
+    }
+
+    #[test]
+    fn malformed_jsonl_names_the_line_and_refuses_the_file() {
+        let out = import(&[("bad.jsonl", b"{\"context\": \"ok\"}\n{\"context\": \"x\"\n"), ("good.md", b"intro\n# Hi there\n")]);
+        assert_eq!(out.documents.len(), 1);
+        assert_eq!(out.documents[0].title, "Hi there");
+        assert_eq!(out.rejected.len(), 1);
+        assert_eq!(out.rejected[0].file, "bad.jsonl");
+        assert!(out.rejected[0].reason.starts_with("malformed line 2:"), "{}", out.rejected[0].reason);
+        let missing = import(&[("m.jsonl", b"{\"text\": \"no context\"}\n")]);
+        assert_eq!(missing.rejected[0].reason, "malformed line 1: no \"context\" field");
+    }
+
+    #[test]
+    fn json_lists_of_strings_and_objects() {
+        let out = import(&[("a.json", b"[\"one\", \"two\"]"), ("b.json", b"[{\"context\": \"three\", \"title\": \"T\"}]")]);
+        assert_eq!(out.rejected, vec![]);
+        let titles: Vec<_> = out.documents.iter().map(|d| d.title.as_str()).collect();
+        assert_eq!(titles, ["a item 1", "a item 2", "T"]);
+        let obj = import(&[("c.json", b"{\"context\": \"x\"}")]);
+        assert_eq!(obj.rejected[0].reason, "expected a list of strings or objects, found an object");
+    }
+
+    #[test]
+    fn every_rejection_names_file_and_reason() {
+        let limits = ImportLimits { max_file_bytes: 10, max_documents: 10 };
+        let out = import_files(
+            [
+                ("latin1.txt", &b"caf\xe9"[..]),
+                ("blank.txt", &b"  \n\t"[..]),
+                ("image.png", &b"\x89PNG"[..]),
+                ("noext", &b"text"[..]),
+                ("big.txt", &b"0123456789ABC"[..]),
+            ],
+            &limits,
+        );
+        let reasons: Vec<_> = out.rejected.iter().map(|r| (r.file.as_str(), r.reason.as_str())).collect();
+        assert_eq!(reasons[0], ("latin1.txt", "not UTF-8 text (invalid byte at offset 3); save it as UTF-8 and upload again"));
+        assert_eq!(reasons[1], ("blank.txt", "empty: the file has no text"));
+        assert_eq!(reasons[2], ("image.png", "unsupported file type .png: Assay reads .txt, .md, .jsonl, .json and .zip"));
+        assert_eq!(reasons[3], ("noext", "unsupported file type: Assay reads .txt, .md, .jsonl, .json and .zip"));
+        assert_eq!(reasons[4], ("big.txt", "too large: 13 bytes exceeds the limit of 10 bytes"));
+        assert!(out.documents.is_empty());
+    }
+
+    #[test]
+    fn zip_members_are_imported_with_paths_stripped() {
+        let z = zip_of(&[
+            ("../../etc/passwd.txt", b"escape attempt"),
+            ("dir/inner.md", b"inner"),
+            ("nested.zip", b"PK"),
+            ("__MACOSX/._inner.md", b"junk"),
+        ]);
+        let out = import(&[("bundle.zip", &z)]);
+        let sources: Vec<_> = out.documents.iter().map(|d| d.source.as_str()).collect();
+        assert_eq!(sources, ["bundle.zip/passwd.txt", "bundle.zip/inner.md"]);
+        assert_eq!(out.rejected, vec![Rejection { file: "bundle.zip/nested.zip".into(), reason: "nested archives are not supported".into() }]);
+        let broken = import(&[("broken.zip", b"not a zip")]);
+        assert!(broken.rejected[0].reason.starts_with("not a readable zip archive"));
+    }
+
+    #[test]
+    fn uploaded_names_lose_their_directories() {
+        assert_eq!(display_name("../../x.txt"), "x.txt");
+        assert_eq!(display_name("C:\\Users\\me\\y.md"), "y.md");
+        assert_eq!(display_name(".."), "unnamed");
+    }
+
+    #[test]
+    fn real_ultradomain_slice_imports_five_documents() {
+        let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpora/ultradomain_mix_slice5.jsonl")).unwrap();
+        let out = import(&[("ultradomain_mix_slice5.jsonl", &bytes)]);
+        assert_eq!(out.rejected, vec![]);
+        assert_eq!(out.documents.len(), 5);
+        assert_eq!(out.documents[0].title, "mix_ctx_22");
+        assert!(out.documents[0].text.starts_with("Weep Not, Child is a 1964 novel"));
+    }
+}

@@ -1,0 +1,17 @@
+//! Assay's domain library: everything Assay knows about corpora, knowledge
+//! graphs, questions, RAG methods, judging and statistics.
+//!
+//! Architecture invariant: this crate knows nothing of Leptos, axum or SQL.
+//! It is driven by the web server, the CLI and tests alike; storage is the
+//! caller's business.
+//!
+//! # Layout
+//! - [`corpus`]: turning uploaded files (`.txt`, `.md`, `.jsonl`, `.json`,
+//!   `.zip`) into documents, with a named reason for every file refused.
+//! - [`chunk`]: token counting (OpenAI-compatible BPE) and token-based
+//!   chunking with overlap that never cuts a word.
+//! - [`sample`]: the small corpus Assay ships for its demo.
+
+pub mod chunk;
+pub mod corpus;
+pub mod sample;
