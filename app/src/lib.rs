@@ -1,1 +1,77 @@
+//! Assay's web interface: Leptos pages and components, rendered on the
+//! server and hydrated in the browser, and the `#[server]` functions they
+//! call.
+//!
+//! # Layout
+//! - [`api`]: the server functions. Thin: check input, call [`store`] or
+//!   `engine`, map errors to [`error::AppError`].
+//! - [`model`]: the types that cross the wire.
+//! - [`pages`] and [`components`]: the UI, laid out like the page tree.
+//! - [`store`] (server only): all SQL.
+//! - [`state`] (server only): configuration and the state server functions reach.
+//!
+//! Server-only crates (sqlx, axum, engine, tokio) are optional dependencies
+//! switched on by the `ssr` feature; the `hydrate` build never sees them.
 
+#![recursion_limit = "256"]
+
+pub mod api;
+pub mod components;
+pub mod error;
+pub mod format;
+pub mod model;
+pub mod pages;
+#[cfg(feature = "ssr")]
+pub mod state;
+#[cfg(feature = "ssr")]
+pub mod store;
+
+use leptos::prelude::*;
+use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
+use leptos_router::components::{Route, Router, Routes};
+use leptos_router::path;
+
+use pages::{corpus::CorpusPage, document::DocumentPage, home::HomePage, NotFound};
+
+/// The HTML document around every page.
+pub fn shell(options: LeptosOptions) -> impl IntoView {
+    view! {
+        <!DOCTYPE html>
+        <html lang="en">
+            <head>
+                <meta charset="utf-8"/>
+                <meta name="viewport" content="width=device-width, initial-scale=1"/>
+                <link rel="icon" href="/favicon.svg" type="image/svg+xml"/>
+                <HydrationScripts options/>
+                <MetaTags/>
+            </head>
+            <body>
+                <App/>
+            </body>
+        </html>
+    }
+}
+
+#[component]
+pub fn App() -> impl IntoView {
+    provide_meta_context();
+    // Only runs in the browser, once the WASM has taken over the page:
+    // tests (and curious users) can tell a hydrated page by this attribute.
+    Effect::new(move |_| {
+        if let Some(body) = document().body() {
+            let _ = body.set_attribute("data-hydrated", "true");
+        }
+    });
+    view! {
+        <Stylesheet id="assay-css" href="/pkg/assay.css"/>
+        <Title formatter=|page: String| if page.is_empty() { "Assay".to_string() } else { format!("{page} · Assay") }/>
+        <Router>
+            <Routes fallback=NotFound>
+                <Route path=path!("/") view=HomePage/>
+                <Route path=path!("/projects/:id") view=CorpusPage/>
+                <Route path=path!("/projects/:id/corpus") view=CorpusPage/>
+                <Route path=path!("/projects/:id/documents/:doc") view=DocumentPage/>
+            </Routes>
+        </Router>
+    }
+}

@@ -1,1 +1,5 @@
-fn main(){}
+//! `assay`: the web server and the headless CLI, one binary.
+
+fn main() -> std::process::ExitCode {
+    server::cli::main()
+}

@@ -1,0 +1,24 @@
+//! One module per page, named like its route.
+
+pub mod corpus;
+pub mod document;
+pub mod home;
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+
+#[component]
+pub fn NotFound() -> impl IntoView {
+    #[cfg(feature = "ssr")]
+    if let Some(resp) = use_context::<leptos_axum::ResponseOptions>() {
+        resp.set_status(axum::http::StatusCode::NOT_FOUND);
+    }
+    view! {
+        <Title text="Not found"/>
+        <crate::components::Brand/>
+        <main class="page">
+            <h1>"Page not found"</h1>
+            <p>"There is nothing at this address. " <a href="/">"Back to the projects"</a></p>
+        </main>
+    }
+}

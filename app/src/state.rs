@@ -1,0 +1,46 @@
+//! What the server knows at run time: configuration read once at start-up,
+//! and the state every request handler and server function reaches.
+
+use axum::extract::FromRef;
+use engine::corpus::ImportLimits;
+use leptos::prelude::LeptosOptions;
+use sqlx::SqlitePool;
+
+use crate::error::{AppError, AppResult};
+use crate::model::UploadLimits;
+
+/// Server configuration, read once by the binary and passed down.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Largest request an upload may send, all files together.
+    pub max_upload_bytes: u64,
+    pub import: ImportLimits,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        let import = ImportLimits::default();
+        Config { max_upload_bytes: import.max_file_bytes, import }
+    }
+}
+
+impl Config {
+    pub fn upload_limits(&self) -> UploadLimits {
+        UploadLimits { max_upload_bytes: self.max_upload_bytes, max_file_bytes: self.import.max_file_bytes }
+    }
+}
+
+#[derive(Clone, FromRef)]
+pub struct AppState {
+    pub leptos_options: LeptosOptions,
+    pub pool: SqlitePool,
+    pub config: std::sync::Arc<Config>,
+}
+
+/// The state, inside a server function.
+pub fn app_state() -> AppResult<AppState> {
+    leptos::prelude::use_context::<AppState>().ok_or_else(|| {
+        tracing::error!("AppState missing from the server-function context");
+        AppError::Internal
+    })
+}

@@ -1,0 +1,39 @@
+// Browser tests: Playwright (playwright-core) driving Debian's Chromium
+// (/usr/bin/chromium) against a real `assay serve` on a fresh SQLite file.
+// scripts/test builds the binary first and passes its path in ASSAY_BIN.
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+
+const port = process.env.ASSAY_E2E_PORT || '3187';
+const bin = process.env.ASSAY_BIN || path.resolve(__dirname, '../target/debug/assay');
+// Set once in the main process; workers inherit it.
+process.env.ASSAY_E2E_DB ||= path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'assay-e2e-')), 'e2e.db');
+
+module.exports = {
+  testDir: './tests',
+  timeout: 90_000,
+  expect: { timeout: 20_000 },
+  workers: 1,
+  retries: 0,
+  reporter: [['list']],
+  use: {
+    baseURL: `http://127.0.0.1:${port}`,
+    browserName: 'chromium',
+    launchOptions: {
+      executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+             '--disable-component-update', '--disable-sync'],
+    },
+    screenshot: 'only-on-failure',
+    trace: 'retain-on-failure',
+  },
+  webServer: {
+    command: `"${bin}" serve --addr 127.0.0.1:${port} --db "${process.env.ASSAY_E2E_DB}" --max-upload-mb 20`,
+    url: `http://127.0.0.1:${port}/`,
+    reuseExistingServer: false,
+    timeout: 60_000,
+    stdout: 'pipe',
+    stderr: 'pipe',
+  },
+};

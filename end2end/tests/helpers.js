@@ -1,0 +1,34 @@
+const path = require('path');
+const { expect } = require('@playwright/test');
+
+/** The read-only corpora beside the repository (../shared/corpora). */
+const corpora = process.env.ASSAY_CORPORA || path.resolve(__dirname, '../../../shared/corpora');
+const corpus = (name) => path.join(corpora, name);
+
+/** Opens a page and waits until the WASM has hydrated it. */
+async function openHydrated(page, url) {
+  await page.goto(url);
+  await expect(page.locator('body[data-hydrated="true"]')).toBeAttached();
+}
+
+/** Creates a project through the home page form; lands on its corpus page. */
+async function createProject(page, name) {
+  await openHydrated(page, '/');
+  await page.getByLabel('New project').fill(name);
+  await page.getByRole('button', { name: 'Create' }).click();
+  await expect(page).toHaveURL(/\/projects\/\d+\/corpus$/);
+  await expect(page.locator('.project-name')).toHaveText(name);
+  await expect(page.locator('body[data-hydrated="true"]')).toBeAttached();
+}
+
+/** Uploads files through the file picker and waits for the server's report. */
+async function upload(page, files) {
+  await page.locator('#upload-input').setInputFiles(files);
+  const report = page.locator('.report');
+  await expect(report).toBeVisible({ timeout: 60_000 });
+  return report;
+}
+
+const int = (s) => Number(String(s).replace(/,/g, ''));
+
+module.exports = { corpus, openHydrated, createProject, upload, int };

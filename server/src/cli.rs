@@ -1,0 +1,312 @@
+//! The `assay` command line. `serve` starts the web server; the other
+//! subcommands run the same operations headless, for scripts and CI.
+//!
+//! Global options (`--db`, `--json`) go before or after the subcommand.
+//! With `--json`, a command prints one JSON value on stdout and nothing
+//! else; errors always go to stderr as one line, with a non-zero exit.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{bail, Context};
+use app::model::{ProjectView, Skipped, UploadReport};
+use app::state::Config;
+use clap::{Args, Parser, Subcommand};
+use engine::chunk::{ChunkSettings, Tokenizer};
+use serde_json::json;
+use sqlx::SqlitePool;
+
+#[derive(Parser, Debug)]
+#[command(name = "assay", version, about = "Assay: an unbiased evaluation workbench for GraphRAG methods")]
+pub struct Cli {
+    /// SQLite database file (created if missing).
+    #[arg(long, global = true, env = "ASSAY_DB", value_name = "PATH")]
+    db: Option<PathBuf>,
+    /// Print machine-readable JSON on stdout.
+    #[arg(long, global = true)]
+    json: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Start the web interface.
+    Serve(ServeArgs),
+    /// Create, list, rename and delete projects.
+    #[command(subcommand)]
+    Project(ProjectCommand),
+    /// Add documents to a project's corpus and inspect it.
+    #[command(subcommand)]
+    Corpus(CorpusCommand),
+}
+
+#[derive(Args, Debug)]
+struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, env = "ASSAY_ADDR", default_value = "127.0.0.1:3000")]
+    addr: SocketAddr,
+    /// Directory of the built site (holds pkg/ with the WASM, JS and CSS).
+    #[arg(long, env = "ASSAY_SITE", value_name = "DIR")]
+    site: Option<PathBuf>,
+    #[command(flatten)]
+    limits: LimitArgs,
+}
+
+#[derive(Args, Debug, Clone)]
+struct LimitArgs {
+    /// Largest upload in MB (all files of one upload together), and largest single file.
+    #[arg(long, env = "ASSAY_MAX_UPLOAD_MB", default_value_t = 200)]
+    max_upload_mb: u64,
+    /// Most documents one project may hold.
+    #[arg(long, env = "ASSAY_MAX_DOCUMENTS", default_value_t = 100_000)]
+    max_documents: usize,
+}
+
+impl LimitArgs {
+    fn config(&self) -> Config {
+        let bytes = self.max_upload_mb * 1024 * 1024;
+        Config {
+            max_upload_bytes: bytes,
+            import: engine::corpus::ImportLimits { max_file_bytes: bytes, max_documents: self.max_documents },
+        }
+    }
+}
+
+#[derive(Subcommand, Debug)]
+enum ProjectCommand {
+    /// Create a project.
+    Create {
+        name: String,
+        /// Chunk size in tokens (LightRAG: 1200, HieraRAG: 512).
+        #[arg(long, default_value_t = 1200)]
+        chunk_tokens: usize,
+        /// Overlap between neighbouring chunks, in tokens.
+        #[arg(long, default_value_t = 100)]
+        chunk_overlap: usize,
+        /// cl100k_base or o200k_base.
+        #[arg(long, default_value = "cl100k_base")]
+        tokenizer: String,
+    },
+    /// List projects.
+    List,
+    /// Rename a project (PROJECT is a name or id).
+    Rename { project: String, new_name: String },
+    /// Delete a project and everything it owns.
+    Delete { project: String },
+}
+
+#[derive(Subcommand, Debug)]
+enum CorpusCommand {
+    /// Add files (.txt, .md, .jsonl, .json, .zip) to a project's corpus.
+    Add {
+        /// Project name or id.
+        project: String,
+        files: Vec<PathBuf>,
+        /// Add Assay's sample corpus.
+        #[arg(long)]
+        sample: bool,
+        #[command(flatten)]
+        limits: LimitArgs,
+    },
+    /// Documents, tokens and chunks of a project's corpus.
+    Stats { project: String },
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_tracing(matches!(cli.command, Command::Serve(_)));
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("tokio runtime");
+    match runtime.block_on(run(cli)) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {}", one_line(&e));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn one_line(e: &anyhow::Error) -> String {
+    e.chain().map(|c| c.to_string()).collect::<Vec<_>>().join(": ").replace('\n', " ")
+}
+
+fn init_tracing(serving: bool) {
+    let default = if serving { "info,sqlx=warn,leptos_axum=warn" } else { "warn" };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("ASSAY_LOG").unwrap_or_else(|_| default.into());
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+}
+
+async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let db = cli.db.clone().unwrap_or_else(crate::default_db_path);
+    let pool = app::store::open(&db).await.with_context(|| format!("{}", db.display()))?;
+    let out = Output { json: cli.json };
+    match cli.command {
+        Command::Serve(args) => serve(pool, &db, args).await,
+        Command::Project(cmd) => project(&pool, out, cmd).await,
+        Command::Corpus(cmd) => corpus(&pool, out, cmd).await,
+    }
+}
+
+async fn serve(pool: SqlitePool, db: &std::path::Path, args: ServeArgs) -> anyhow::Result<ExitCode> {
+    let site = args.site.unwrap_or_else(crate::web::default_site_root);
+    if !site.join("pkg").join("assay_bg.wasm").is_file() {
+        tracing::warn!(site = %site.display(), "no built WASM under the site directory: pages will render but not hydrate (run scripts/build)");
+    }
+    let listener = tokio::net::TcpListener::bind(args.addr).await.with_context(|| format!("cannot listen on {}", args.addr))?;
+    let addr = listener.local_addr()?;
+    let options = crate::web::leptos_options(&site, addr);
+    let router = crate::web::router(pool, args.limits.config(), options);
+    println!("Assay is running at http://{addr}  (database: {}, LLM provider: offline)", db.display());
+    crate::web::serve(listener, router).await?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Clone, Copy)]
+struct Output {
+    json: bool,
+}
+
+impl Output {
+    fn print(&self, value: serde_json::Value, human: impl FnOnce() -> String) {
+        if self.json {
+            println!("{value}");
+        } else {
+            println!("{}", human());
+        }
+    }
+}
+
+fn project_json(p: &ProjectView) -> serde_json::Value {
+    json!({
+        "id": p.summary.id,
+        "name": p.summary.name,
+        "created_at": p.summary.created_at,
+        "documents": p.summary.documents,
+        "tokens": p.summary.tokens,
+        "chunks": p.summary.chunks,
+        "chunk_tokens": p.chunk_tokens,
+        "chunk_overlap": p.chunk_overlap,
+        "tokenizer": p.tokenizer,
+    })
+}
+
+async fn project(pool: &SqlitePool, out: Output, cmd: ProjectCommand) -> anyhow::Result<ExitCode> {
+    match cmd {
+        ProjectCommand::Create { name, chunk_tokens, chunk_overlap, tokenizer } => {
+            let Some(tokenizer) = Tokenizer::parse(&tokenizer) else {
+                bail!("unknown tokenizer \"{tokenizer}\" (use cl100k_base or o200k_base)");
+            };
+            let settings = ChunkSettings { chunk_tokens, overlap_tokens: chunk_overlap, tokenizer };
+            let p = app::store::create_project(pool, &name, &settings).await?;
+            out.print(project_json(&p), || format!("Created project {} (id {})", p.summary.name, p.summary.id));
+        }
+        ProjectCommand::List => {
+            let list = app::store::list_projects(pool).await?;
+            let value = json!(list
+                .iter()
+                .map(|p| json!({"id": p.id, "name": p.name, "created_at": p.created_at, "documents": p.documents, "tokens": p.tokens, "chunks": p.chunks}))
+                .collect::<Vec<_>>());
+            out.print(value, || {
+                if list.is_empty() {
+                    return "No projects. Create one with: assay project create NAME".into();
+                }
+                let mut s = format!("{:>4}  {:<32} {:>9} {:>10} {:>7}  {}", "id", "name", "documents", "tokens", "chunks", "created");
+                for p in &list {
+                    s.push_str(&format!(
+                        "\n{:>4}  {:<32} {:>9} {:>10} {:>7}  {}",
+                        p.id,
+                        p.name,
+                        p.documents,
+                        p.tokens,
+                        p.chunks,
+                        app::format::timestamp(&p.created_at)
+                    ));
+                }
+                s
+            });
+        }
+        ProjectCommand::Rename { project, new_name } => {
+            let p = app::store::find_project(pool, &project).await?;
+            let renamed = app::store::rename_project(pool, p.summary.id, &new_name).await?;
+            out.print(project_json(&renamed), || format!("Renamed {} to {}", p.summary.name, renamed.summary.name));
+        }
+        ProjectCommand::Delete { project } => {
+            let p = app::store::find_project(pool, &project).await?;
+            app::store::delete_project(pool, p.summary.id).await?;
+            out.print(json!({"deleted": p.summary.id, "name": p.summary.name}), || {
+                format!("Deleted project {} and its {} documents", p.summary.name, p.summary.documents)
+            });
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn corpus(pool: &SqlitePool, out: Output, cmd: CorpusCommand) -> anyhow::Result<ExitCode> {
+    match cmd {
+        CorpusCommand::Add { project, files, sample, limits } => {
+            if files.is_empty() && !sample {
+                bail!("name the files to add, or --sample for the sample corpus");
+            }
+            let p = app::store::find_project(pool, &project).await?;
+            let mut loaded: Vec<(String, Vec<u8>)> = Vec::new();
+            let mut unreadable = Vec::new();
+            for path in &files {
+                let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| path.display().to_string());
+                match std::fs::read(path) {
+                    Ok(bytes) => loaded.push((name, bytes)),
+                    Err(e) => unreadable.push(Skipped { file: path.display().to_string(), reason: format!("cannot read: {e}") }),
+                }
+            }
+            if sample {
+                loaded.extend(engine::sample::sample_files().map(|(n, b)| (n.to_string(), b.to_vec())));
+            }
+            let mut report = app::store::add_files(pool, p.summary.id, &loaded, &limits.config().import).await?;
+            report.skipped.splice(0..0, unreadable);
+            print_report(out, &p.summary.name, &report);
+            // Every file refused and nothing added: a script should notice.
+            if report.added == 0 && !report.skipped.is_empty() {
+                return Ok(ExitCode::from(2));
+            }
+        }
+        CorpusCommand::Stats { project } => {
+            let p = app::store::find_project(pool, &project).await?;
+            out.print(
+                json!({"project": p.summary.name, "documents": p.summary.documents, "tokens": p.summary.tokens,
+                       "chunks": p.summary.chunks, "chunk_tokens": p.chunk_tokens, "chunk_overlap": p.chunk_overlap, "tokenizer": p.tokenizer}),
+                || {
+                    format!(
+                        "{}: {} documents, {} tokens, {} chunks ({} tokens, {} overlap, {})",
+                        p.summary.name,
+                        app::format::int(p.summary.documents),
+                        app::format::int(p.summary.tokens),
+                        app::format::int(p.summary.chunks),
+                        p.chunk_tokens,
+                        p.chunk_overlap,
+                        p.tokenizer
+                    )
+                },
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_report(out: Output, project: &str, r: &UploadReport) {
+    out.print(
+        json!({"added": r.added, "skipped": r.skipped, "documents": r.documents, "tokens": r.tokens, "chunks": r.chunks}),
+        || {
+            let mut s = format!("Added {} document{} to {project}", r.added, if r.added == 1 { "" } else { "s" });
+            for k in &r.skipped {
+                s.push_str(&format!("\n  skipped {}: {}", k.file, k.reason));
+            }
+            s.push_str(&format!(
+                "\nCorpus: {} documents, {} tokens, {} chunks",
+                app::format::int(r.documents),
+                app::format::int(r.tokens),
+                app::format::int(r.chunks)
+            ));
+            s
+        },
+    );
+}

@@ -1,0 +1,13 @@
+//! The `assay` binary's library: the axum web server ([`web`]) and the
+//! command-line interface ([`cli`]) that runs the same operations headless.
+//! Both call `app::store` and `engine`; neither holds domain logic.
+
+pub mod cli;
+pub mod web;
+
+use std::path::PathBuf;
+
+/// Where the database lives when neither `--db` nor `ASSAY_DB` says.
+pub fn default_db_path() -> PathBuf {
+    PathBuf::from("data").join("assay.db")
+}

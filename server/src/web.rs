@@ -1,0 +1,129 @@
+//! The web server: Leptos pages and server functions, the static site
+//! (WASM, JS, CSS), and the multipart upload route.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use app::error::AppError;
+use app::model::UploadReport;
+use app::state::{AppState, Config};
+use axum::extract::{DefaultBodyLimit, Multipart, Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::{Json, Router};
+use leptos::prelude::*;
+use leptos_axum::{generate_route_list, LeptosRoutes};
+use sqlx::SqlitePool;
+
+/// Where the built site (`pkg/` with the WASM, JS and CSS) is looked for
+/// when `--site` and `ASSAY_SITE` are not given: `target/<profile>/assay`
+/// finds `target/site`, which is where `scripts/build` puts it.
+pub fn default_site_root() -> PathBuf {
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent()?.parent().map(|t| t.join("site")))
+        .filter(|p| p.join("pkg").is_dir())
+        .unwrap_or_else(|| PathBuf::from("target/site"))
+}
+
+pub fn leptos_options(site_root: &std::path::Path, addr: SocketAddr) -> LeptosOptions {
+    LeptosOptions::builder()
+        .output_name("assay")
+        .site_root(site_root.display().to_string())
+        .site_pkg_dir("pkg")
+        .site_addr(addr)
+        .build()
+}
+
+/// The whole application as a router, ready to serve.
+pub fn router(pool: SqlitePool, config: Config, options: LeptosOptions) -> Router {
+    let max_upload = config.max_upload_bytes;
+    let state = AppState { leptos_options: options, pool, config: Arc::new(config) };
+    let routes = generate_route_list(app::App);
+    let shell_options = state.leptos_options.clone();
+    Router::new()
+        .route(
+            "/api/projects/{id}/upload",
+            // Multipart framing adds a little to the files' own size.
+            post(upload).layer(DefaultBodyLimit::max(max_upload as usize + 64 * 1024)),
+        )
+        .leptos_routes_with_context(&state, routes, || (), move || app::shell(shell_options.clone()))
+        .fallback(leptos_axum::file_and_error_handler::<AppState, _>(app::shell))
+        .with_state(state)
+}
+
+/// Serves until Ctrl-C or SIGTERM.
+pub async fn serve(listener: tokio::net::TcpListener, router: Router) -> std::io::Result<()> {
+    axum::serve(listener, router).with_graceful_shutdown(shutdown_signal()).await
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            s.recv().await;
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
+}
+
+/// `POST /api/projects/{id}/upload`: multipart, one part per file (field
+/// name `files`). Answers an [`UploadReport`], or `{"error": "..."}`.
+async fn upload(State(state): State<AppState>, Path(id): Path<i64>, mut multipart: Multipart) -> Response {
+    let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+    loop {
+        match multipart.next_field().await {
+            Ok(Some(field)) => {
+                let name = field.file_name().or(field.name()).unwrap_or("unnamed").to_string();
+                match field.bytes().await {
+                    Ok(bytes) => files.push((name, bytes.to_vec())),
+                    Err(e) => return multipart_error(e, &state.config),
+                }
+            }
+            Ok(None) => break,
+            Err(e) => return multipart_error(e, &state.config),
+        }
+    }
+    if files.is_empty() {
+        return error(StatusCode::BAD_REQUEST, "The upload held no files.".into());
+    }
+    match app::store::add_files(&state.pool, id, &files, &state.config.import).await {
+        Ok(report) => Json::<UploadReport>(report).into_response(),
+        Err(e) => app_error(e),
+    }
+}
+
+fn multipart_error(e: axum::extract::multipart::MultipartError, config: &Config) -> Response {
+    if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        return error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!(
+                "The upload is larger than the limit of {} per upload; upload the files in smaller groups.",
+                engine::corpus::human_bytes(config.max_upload_bytes)
+            ),
+        );
+    }
+    tracing::warn!(error = %e, "unreadable multipart upload");
+    error(e.status(), format!("The upload could not be read: {}", e.body_text()))
+}
+
+fn app_error(e: AppError) -> Response {
+    let status = match e {
+        AppError::Invalid(_) => StatusCode::BAD_REQUEST,
+        AppError::NotFound(_) => StatusCode::NOT_FOUND,
+        AppError::Conflict(_) => StatusCode::CONFLICT,
+        AppError::Internal | AppError::Transport(_) => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    error(status, e.to_string())
+}
+
+fn error(status: StatusCode, message: String) -> Response {
+    (status, Json(serde_json::json!({ "error": message }))).into_response()
+}
