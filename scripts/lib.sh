@@ -26,3 +26,26 @@ ensure_wasm_bindgen() {
     cargo install wasm-bindgen-cli --version "$want" --force
   fi
 }
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+apt_updated=0
+apt_install() {
+  if [ $apt_updated = 0 ]; then as_root apt-get update -qq; apt_updated=1; fi
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "$@" >/dev/null
+}
+
+# Browser tests drive Debian's Chromium; Playwright never downloads a browser.
+ensure_chromium() {
+  if [ ! -x /usr/bin/chromium ]; then
+    say "installing Debian's chromium for the browser tests"
+    apt_install chromium
+  fi
+}
+
+ensure_node() {
+  if ! command -v npm >/dev/null; then
+    say "installing Node.js and npm"
+    apt_install nodejs npm
+  fi
+}

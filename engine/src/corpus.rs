@@ -109,10 +109,7 @@ fn extension(name: &str) -> Option<String> {
 
 fn import_one(out: &mut ImportOutcome, name: &str, bytes: &[u8], limits: &ImportLimits, allow_zip: bool) {
     if bytes.len() as u64 > limits.max_file_bytes {
-        return out.reject(
-            name,
-            format!("too large: {} exceeds the limit of {}", human_bytes(bytes.len() as u64), human_bytes(limits.max_file_bytes)),
-        );
+        return out.reject(name, too_large(bytes.len() as u64, limits.max_file_bytes));
     }
     let ext = extension(name);
     match ext.as_deref() {
@@ -279,7 +276,7 @@ fn import_zip(out: &mut ImportOutcome, name: &str, bytes: &[u8], limits: &Import
         members += 1;
         let label = format!("{name}/{member}");
         if entry.size() > limits.max_file_bytes {
-            out.reject(&label, format!("too large: {} exceeds the limit of {}", human_bytes(entry.size()), human_bytes(limits.max_file_bytes)));
+            out.reject(&label, too_large(entry.size(), limits.max_file_bytes));
             continue;
         }
         let mut data = Vec::with_capacity(entry.size() as usize);
@@ -325,6 +322,16 @@ impl NewDocument {
 pub fn content_hash(text: &str) -> String {
     let digest = Sha256::digest(text.as_bytes());
     digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn too_large(size: u64, limit: u64) -> String {
+    let (a, b) = (human_bytes(size), human_bytes(limit));
+    if a == b {
+        // Rounding would hide the difference: say it exactly.
+        format!("too large: {size} bytes exceeds the limit of {limit} bytes")
+    } else {
+        format!("too large: {a} exceeds the limit of {b}")
+    }
 }
 
 /// `1.5 MB`-style sizes for messages.
