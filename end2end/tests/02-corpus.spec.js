@@ -84,7 +84,10 @@ test('a broken file is refused by name while the good files in the same upload a
 test('delete a document, then the project, with confirmation', async ({ page }) => {
   await openHydrated(page, '/');
   await page.getByRole('link', { name: 'Alice and Mix' }).click();
-  await page.locator('tr[data-document="markup"]').getByRole('button', { name: 'Delete' }).click();
+  const doc = page.locator('tr[data-document="markup"]');
+  await doc.getByRole('button', { name: 'Delete…' }).click();
+  await expect(doc.getByRole('alertdialog')).toContainText('Delete "markup" and its chunks?');
+  await doc.getByRole('button', { name: 'Delete', exact: true }).click();
   await expect(page.locator('tr[data-document="markup"]')).toHaveCount(0);
   await expect(page.locator('#total-documents')).toHaveText('7');
 
@@ -100,4 +103,22 @@ test('delete a document, then the project, with confirmation', async ({ page }) 
   // Its pages are gone too.
   await page.goto('/projects/2/corpus');
   await expect(page.getByRole('alert')).toContainText('no project with id 2');
+});
+
+test('a large upload shows a progress bar while it travels', async ({ page }) => {
+  await createProject(page, 'Progress');
+  // Throttle uploads to 256 KB/s so the 574 KB Sherlock Holmes file takes a few seconds.
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Network.enable');
+  await cdp.send('Network.emulateNetworkConditions', {
+    offline: false, latency: 20, downloadThroughput: -1, uploadThroughput: 256 * 1024,
+  });
+  await page.locator('#upload-input').setInputFiles([corpus('sherlock_holmes.txt')]);
+  const line = page.locator('.progress-line');
+  await expect(line.locator('progress')).toBeVisible();
+  await expect(line).toContainText(/Uploading 1 file: \d+% of 561\.\d KB|Reading, tokenising and chunking 1 file/);
+  await expect(page.locator('.report')).toContainText('Added 1 document.', { timeout: 60_000 });
+  await expect(line).toHaveCount(0);
+  await expect(page.locator('#total-documents')).toHaveText('1');
+  await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
 });

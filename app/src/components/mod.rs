@@ -6,6 +6,7 @@ use leptos::prelude::*;
 use leptos_router::components::A;
 
 use crate::error::AppError;
+use crate::model::ProjectView;
 
 /// The top bar outside a project: just the brand.
 #[component]
@@ -29,9 +30,11 @@ const SECTIONS: &[(&str, Option<&str>)] = &[
     ("Settings", None),
 ];
 
-/// The top bar inside a project, with its sections.
+/// The top bar inside a project, with its sections and the project's name
+/// (rendered on the server, kept while the project refreshes).
 #[component]
-pub fn ProjectBar(project_id: i64, #[prop(into)] name: Signal<String>, active: &'static str) -> impl IntoView {
+pub fn ProjectBar(project_id: i64, project: Resource<Result<ProjectView, AppError>>, active: &'static str) -> impl IntoView {
+    let name = move || Suspend::new(async move { project.await.map(|p| p.summary.name).unwrap_or_default() });
     let items = SECTIONS
         .iter()
         .map(|(label, slug)| match slug {
@@ -49,7 +52,7 @@ pub fn ProjectBar(project_id: i64, #[prop(into)] name: Signal<String>, active: &
         <header class="topbar">
             <a class="brand" href="/">"Assay"</a>
             <span class="crumb">"/"</span>
-            <span class="project-name">{name}</span>
+            <Transition fallback=|| ()><span class="project-name">{name}</span></Transition>
             <nav class="tabs" aria-label="Project sections">{items}</nav>
         </header>
     }
@@ -71,5 +74,25 @@ where
     move || match action.value().get() {
         Some(Err(e)) => Some(view! { <ErrorNote error=e/> }),
         _ => None,
+    }
+}
+
+/// A "Delete…" button that asks before it acts: the first click shows what
+/// will be lost, with Delete and Cancel.
+#[component]
+pub fn ConfirmDelete(#[prop(into)] prompt: String, #[prop(into)] on_confirm: Callback<()>) -> impl IntoView {
+    let asking = RwSignal::new(false);
+    let prompt = StoredValue::new(prompt);
+    view! {
+        <Show
+            when=move || asking.get()
+            fallback=move || view! { <button type="button" class="link danger" on:click=move |_| asking.set(true)>"Delete…"</button> }
+        >
+            <span class="confirm" role="alertdialog">
+                {prompt.get_value()} " "
+                <button type="button" class="danger" on:click=move |_| { asking.set(false); on_confirm.run(()); }>"Delete"</button>
+                <button type="button" class="link" on:click=move |_| asking.set(false)>"Cancel"</button>
+            </span>
+        </Show>
     }
 }

@@ -6,7 +6,7 @@ use leptos_router::hooks::use_params_map;
 
 use crate::api::*;
 use crate::components::upload::UploadZone;
-use crate::components::{ActionError, ErrorNote, ProjectBar};
+use crate::components::{ActionError, ConfirmDelete, ErrorNote, ProjectBar};
 use crate::format;
 use crate::model::{DocumentSummary, ProjectView};
 
@@ -27,11 +27,14 @@ pub fn CorpusPage() -> impl IntoView {
     let project = Resource::new(move || (id.get(), changed()), |(id, _)| get_project(id));
     let documents = Resource::new(move || (id.get(), changed()), |(id, _)| list_documents(id));
     let limits = Resource::new(|| (), |_| get_upload_limits());
-    let name = Signal::derive(move || project.get().and_then(|p| p.ok()).map(|p| p.summary.name).unwrap_or_default());
 
     view! {
-        <Title text=move || format!("Corpus of {}", name.get())/>
-        <ProjectBar project_id=id.get_untracked() name active="corpus"/>
+        <Transition fallback=|| ()>
+            {move || Suspend::new(async move {
+                project.await.ok().map(|p| view! { <Title text=format!("Corpus of {}", p.summary.name)/> })
+            })}
+        </Transition>
+        <ProjectBar project_id=id.get_untracked() project active="corpus"/>
         <main class="page">
             <h1>"Corpus"</h1>
             <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
@@ -147,7 +150,10 @@ fn DocumentTable(docs: Vec<DocumentSummary>, project_id: i64, delete: ServerActi
                             <td class="num">{format::int(d.tokens)}</td>
                             <td class="num">{format::int(d.chunks)}</td>
                             <td class="actions">
-                                <button type="button" class="link danger" on:click=move |_| { delete.dispatch(DeleteDocument { id }); }>"Delete"</button>
+                                <ConfirmDelete
+                                    prompt=format!("Delete \"{}\" and its chunks?", d.title)
+                                    on_confirm=move |_| { delete.dispatch(DeleteDocument { id }); }
+                                />
                             </td>
                         </tr>
                     }

@@ -5,7 +5,7 @@ use leptos_meta::Title;
 use leptos_router::hooks::use_navigate;
 
 use crate::api::*;
-use crate::components::{ActionError, ErrorNote, ProjectBar};
+use crate::components::{ActionError, ConfirmDelete, ErrorNote, ProjectBar};
 use crate::format;
 use crate::pages::corpus::route_id;
 
@@ -16,7 +16,6 @@ pub fn DocumentPage() -> impl IntoView {
     let project = Resource::new(move || project_id.get(), get_project);
     let document = Resource::new(move || doc_id.get(), get_document);
     let delete = ServerAction::<DeleteDocument>::new();
-    let name = Signal::derive(move || project.get().and_then(|p| p.ok()).map(|p| p.summary.name).unwrap_or_default());
 
     let navigate = use_navigate();
     Effect::new(move |_| {
@@ -26,7 +25,7 @@ pub fn DocumentPage() -> impl IntoView {
     });
 
     view! {
-        <ProjectBar project_id=project_id.get_untracked() name active="corpus"/>
+        <ProjectBar project_id=project_id.get_untracked() project active="corpus"/>
         <main class="page">
             <p><a href=move || format!("/projects/{}/corpus", project_id.get())>"← Corpus"</a></p>
             <Suspense fallback=|| view! { <p class="muted">"Loading document…"</p> }>
@@ -51,7 +50,12 @@ pub fn DocumentPage() -> impl IntoView {
                                 })}
                                 // Text is rendered as text: Leptos escapes it, so markup in a document shows as written.
                                 <pre class="document-text">{d.text.clone()}</pre>
-                                <button type="button" class="danger" on:click=move |_| { delete.dispatch(DeleteDocument { id }); }>"Delete this document"</button>
+                                <p>
+                                    <ConfirmDelete
+                                        prompt="Delete this document and its chunks?"
+                                        on_confirm=move |_| { delete.dispatch(DeleteDocument { id }); }
+                                    />
+                                </p>
                                 <ActionError action=delete/>
                             }.into_any()
                         }

@@ -5,7 +5,7 @@ use leptos_meta::Title;
 use leptos_router::hooks::use_navigate;
 
 use crate::api::*;
-use crate::components::{ActionError, Brand, ErrorNote};
+use crate::components::{ActionError, Brand, ConfirmDelete, ErrorNote};
 use crate::format;
 use crate::model::ProjectSummary;
 
@@ -83,7 +83,6 @@ pub fn HomePage() -> impl IntoView {
 #[component]
 fn ProjectRow(p: ProjectSummary, rename: ServerAction<RenameProject>, delete: ServerAction<DeleteProject>) -> impl IntoView {
     let editing = RwSignal::new(false);
-    let confirming = RwSignal::new(false);
     let id = p.id;
     let name = p.name.clone();
     let edit_value = StoredValue::new(p.name.clone());
@@ -93,7 +92,6 @@ fn ProjectRow(p: ProjectSummary, rename: ServerAction<RenameProject>, delete: Se
         1 => "its 1 document".to_string(),
         n => format!("its {} documents", format::int(n)),
     };
-    let what = StoredValue::new(what);
     view! {
         <tr data-project=row_label>
             <td>
@@ -116,19 +114,11 @@ fn ProjectRow(p: ProjectSummary, rename: ServerAction<RenameProject>, delete: Se
             <td class="num">{format::int(p.tokens)}</td>
             <td class="muted">{format::timestamp(&p.created_at)}</td>
             <td class="actions">
-                <Show
-                    when=move || confirming.get()
-                    fallback=move || view! {
-                        <button type="button" class="link" on:click=move |_| { editing.set(true); confirming.set(false); }>"Rename"</button>
-                        <button type="button" class="link danger" on:click=move |_| confirming.set(true)>"Delete…"</button>
-                    }
-                >
-                    <span class="confirm" role="alertdialog">
-                        {format!("Delete this project and {}? This cannot be undone. ", what.get_value())}
-                        <button type="button" class="danger" on:click=move |_| { delete.dispatch(DeleteProject { id }); }>"Delete"</button>
-                        <button type="button" class="link" on:click=move |_| confirming.set(false)>"Cancel"</button>
-                    </span>
-                </Show>
+                <button type="button" class="link" on:click=move |_| editing.set(true)>"Rename"</button>
+                <ConfirmDelete
+                    prompt=format!("Delete this project and {}? This cannot be undone.", what)
+                    on_confirm=move |_| { delete.dispatch(DeleteProject { id }); }
+                />
             </td>
         </tr>
     }
