@@ -20,7 +20,7 @@ ensure_wasm_target() {
 ensure_wasm_bindgen() {
   local want have
   want="$(awk '/^name = "wasm-bindgen"$/ {getline; gsub(/version = |"/, ""); print; exit}' "$ROOT/Cargo.lock")"
-  have="$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')"
+  have="$(wasm-bindgen --version 2>/dev/null | awk '{print $2}' || true)"
   if [ "$have" != "$want" ]; then
     say "installing wasm-bindgen-cli $want (found: ${have:-none}); this takes a few minutes once"
     cargo install wasm-bindgen-cli --version "$want" --force

@@ -88,9 +88,17 @@ pub async fn delete_document(id: i64) -> Result<(), AppError> {
 }
 
 #[server]
-pub async fn set_chunking(project_id: i64, chunk_tokens: String, chunk_overlap: String, tokenizer: String) -> Result<ProjectView, AppError> {
+pub async fn set_chunking(
+    project_id: i64,
+    chunk_tokens: String,
+    chunk_overlap: String,
+    tokenizer: String,
+) -> Result<ProjectView, AppError> {
     let number = |field: &str, value: &str| {
-        value.trim().parse::<usize>().map_err(|_| AppError::Invalid(format!("{field} must be a whole number, not \"{value}\"")))
+        value
+            .trim()
+            .parse::<usize>()
+            .map_err(|_| AppError::Invalid(format!("{field} must be a whole number, not \"{value}\"")))
     };
     let settings = engine::chunk::ChunkSettings {
         chunk_tokens: number("chunk size", &chunk_tokens)?,

@@ -122,3 +122,41 @@ test('a large upload shows a progress bar while it travels', async ({ page }) =>
   await expect(page.locator('#total-documents')).toHaveText('1');
   await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
 });
+
+test('files dropped on the drop zone are uploaded', async ({ page }) => {
+  await createProject(page, 'Dropped');
+  const transfer = await page.evaluateHandle(() => {
+    const dt = new DataTransfer();
+    dt.items.add(new File(['# Dropped note\n\nThe Cheshire Cat grinned from the branch.\n'], 'dropped.md', { type: 'text/markdown' }));
+    dt.items.add(new File(['[1, 2]'], 'numbers.json', { type: 'application/json' }));
+    return dt;
+  });
+  await page.dispatchEvent('.dropzone', 'dragover', { dataTransfer: transfer });
+  await expect(page.locator('.dropzone')).toHaveClass(/dragging/);
+  await page.dispatchEvent('.dropzone', 'drop', { dataTransfer: transfer });
+  const report = page.locator('.report');
+  await expect(report).toContainText('Added 1 document.');
+  await expect(report.locator('.skipped li')).toHaveText('numbers.json: malformed item 1: expected an object with a "context" field, found a number');
+  await expect(page.locator('.dropzone')).not.toHaveClass(/dragging/);
+  await expect(page.locator('tr[data-document="Dropped note"]')).toBeVisible();
+});
+
+test('changing the chunk size re-chunks the corpus', async ({ page }) => {
+  await openHydrated(page, '/');
+  await page.getByRole('link', { name: 'Progress' }).click();
+  await expect(page.locator('body[data-hydrated="true"]')).toBeAttached();
+  const before = int(await page.locator('#total-chunks').textContent());
+  await page.locator('details.chunking summary').click();
+  await page.getByLabel('Chunk size').fill('512');
+  await page.getByLabel('Overlap').fill('50');
+  await page.getByRole('button', { name: 'Apply and re-chunk' }).click();
+  await expect(page.locator('.totals')).toContainText('512 tokens, 50 overlap');
+  const after = int(await page.locator('#total-chunks').textContent());
+  expect(after).toBeGreaterThan(before * 2);
+  // A bad setting is refused with the reason, and the corpus keeps its chunks.
+  await page.locator('details.chunking summary').click();
+  await page.getByLabel('Overlap').fill('400');
+  await page.getByRole('button', { name: 'Apply and re-chunk' }).click();
+  await expect(page.getByRole('alert')).toHaveText('overlap must be smaller than half the chunk size (255 tokens at most), not 400');
+  await expect(page.locator('#total-chunks')).toHaveText(after.toLocaleString('en-US'));
+});

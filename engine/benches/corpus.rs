@@ -6,7 +6,8 @@ use engine::chunk::{chunk_text, ChunkSettings, Tokenizer};
 use engine::corpus::{import_files, ImportLimits};
 
 fn read(name: &str) -> Vec<u8> {
-    let dir = std::env::var("ASSAY_CORPORA").unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpora").into());
+    let dir = std::env::var("ASSAY_CORPORA")
+        .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpora").into());
     std::fs::read(format!("{dir}/{name}")).unwrap()
 }
 

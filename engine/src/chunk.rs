@@ -123,7 +123,11 @@ mod tests {
     use super::*;
 
     fn alice() -> String {
-        let raw = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpora/alice_in_wonderland.txt")).unwrap();
+        let raw = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../shared/corpora/alice_in_wonderland.txt"
+        ))
+        .unwrap();
         raw.replace("\r\n", "\n")
     }
 
@@ -153,13 +157,26 @@ mod tests {
             // No word cut: each boundary touches whitespace, punctuation or the text's end.
             let before = text[..c.start].chars().next_back();
             let after = text[c.end..].chars().next();
-            assert!(before.is_none_or(|ch| !ch.is_alphanumeric()) || !piece.starts_with(char::is_alphanumeric), "chunk {} starts inside a word", c.index);
-            assert!(after.is_none_or(|ch| !ch.is_alphanumeric()) || !piece.ends_with(char::is_alphanumeric), "chunk {} ends inside a word", c.index);
+            assert!(
+                before.is_none_or(|ch| !ch.is_alphanumeric()) || !piece.starts_with(char::is_alphanumeric),
+                "chunk {} starts inside a word",
+                c.index
+            );
+            assert!(
+                after.is_none_or(|ch| !ch.is_alphanumeric()) || !piece.ends_with(char::is_alphanumeric),
+                "chunk {} ends inside a word",
+                c.index
+            );
         }
         // Consecutive chunks overlap or touch: nothing but whitespace is left out.
         for pair in chunks.windows(2) {
             let gap = &text[pair[0].end.min(pair[1].start)..pair[1].start];
-            assert!(pair[1].start <= pair[0].end || gap.trim().is_empty(), "text lost between chunks {} and {}", pair[0].index, pair[1].index);
+            assert!(
+                pair[1].start <= pair[0].end || gap.trim().is_empty(),
+                "text lost between chunks {} and {}",
+                pair[0].index,
+                pair[1].index
+            );
         }
         assert!(text[..chunks[0].start].trim().is_empty());
         assert!(text[chunks.last().unwrap().end..].trim().is_empty());
@@ -177,7 +194,10 @@ mod tests {
     #[test]
     fn bad_settings_are_refused_with_a_reason() {
         let s = ChunkSettings { chunk_tokens: 100, overlap_tokens: 60, tokenizer: Tokenizer::Cl100kBase };
-        assert_eq!(chunk_text("x", &s).unwrap_err().to_string(), "overlap must be smaller than half the chunk size (49 tokens at most), not 60");
+        assert_eq!(
+            chunk_text("x", &s).unwrap_err().to_string(),
+            "overlap must be smaller than half the chunk size (49 tokens at most), not 60"
+        );
         let s = ChunkSettings { chunk_tokens: 4, ..s };
         assert!(matches!(s.validate(), Err(ChunkSettingsError::Size(4))));
     }

@@ -78,10 +78,7 @@ pub const ACCEPTED_EXTENSIONS: &[&str] = &["txt", "md", "jsonl", "json", "zip"];
 /// already in the batch are skipped with a rejection naming the first.
 /// Deduplication against documents already stored is the caller's (it owns
 /// the store), using [`NewDocument::content_hash`].
-pub fn import_files<'a>(
-    files: impl IntoIterator<Item = (&'a str, &'a [u8])>,
-    limits: &ImportLimits,
-) -> ImportOutcome {
+pub fn import_files<'a>(files: impl IntoIterator<Item = (&'a str, &'a [u8])>, limits: &ImportLimits) -> ImportOutcome {
     let mut out = ImportOutcome::default();
     for (name, bytes) in files {
         import_one(&mut out, &display_name(name), bytes, limits, true);
@@ -181,10 +178,17 @@ fn record_document(file: &str, label: &str, value: Value) -> Result<Option<NewDo
         Value::Object(obj) => obj,
         Value::String(s) => {
             return Ok((!s.trim().is_empty()).then(|| {
-                NewDocument::new(format!("{} {label}", title_from_file(file)), format!("{file} {label}"), normalize_newlines(&s), Map::new())
+                NewDocument::new(
+                    format!("{} {label}", title_from_file(file)),
+                    format!("{file} {label}"),
+                    normalize_newlines(&s),
+                    Map::new(),
+                )
             }))
         }
-        other => return Err(format!("{label}: expected an object with a \"context\" field, found {}", json_kind(&other))),
+        other => {
+            return Err(format!("{label}: expected an object with a \"context\" field, found {}", json_kind(&other)))
+        }
     };
     let context = match obj.remove("context") {
         Some(Value::String(s)) => s,
@@ -298,10 +302,9 @@ fn dedup(out: &mut ImportOutcome) {
     let mut kept = Vec::with_capacity(out.documents.len());
     for doc in std::mem::take(&mut out.documents) {
         match first.get(&doc.content_hash) {
-            Some(original) => out.rejected.push(Rejection {
-                file: doc.source.clone(),
-                reason: format!("duplicate: same text as {original}"),
-            }),
+            Some(original) => out
+                .rejected
+                .push(Rejection { file: doc.source.clone(), reason: format!("duplicate: same text as {original}") }),
             None => {
                 first.insert(doc.content_hash.clone(), doc.source.clone());
                 kept.push(doc);
@@ -388,12 +391,21 @@ mod tests {
         assert_eq!(out.documents[0].title, "a");
         assert_eq!(out.documents[0].metadata.get("label"), Some(&Value::from(3)));
         assert!(!out.documents[0].metadata.contains_key("context"));
-        assert_eq!(out.rejected, vec![Rejection { file: "mix.jsonl line 4".into(), reason: "duplicate: same text as mix.jsonl line 1".into() }]);
+        assert_eq!(
+            out.rejected,
+            vec![Rejection {
+                file: "mix.jsonl line 4".into(),
+                reason: "duplicate: same text as mix.jsonl line 1".into()
+            }]
+        );
     }
 
     #[test]
     fn malformed_jsonl_names_the_line_and_refuses_the_file() {
-        let out = import(&[("bad.jsonl", b"{\"context\": \"ok\"}\n{\"context\": \"x\"\n"), ("good.md", b"intro\n# Hi there\n")]);
+        let out = import(&[
+            ("bad.jsonl", b"{\"context\": \"ok\"}\n{\"context\": \"x\"\n"),
+            ("good.md", b"intro\n# Hi there\n"),
+        ]);
         assert_eq!(out.documents.len(), 1);
         assert_eq!(out.documents[0].title, "Hi there");
         assert_eq!(out.rejected.len(), 1);
@@ -405,7 +417,8 @@ mod tests {
 
     #[test]
     fn json_lists_of_strings_and_objects() {
-        let out = import(&[("a.json", b"[\"one\", \"two\"]"), ("b.json", b"[{\"context\": \"three\", \"title\": \"T\"}]")]);
+        let out =
+            import(&[("a.json", b"[\"one\", \"two\"]"), ("b.json", b"[{\"context\": \"three\", \"title\": \"T\"}]")]);
         assert_eq!(out.rejected, vec![]);
         let titles: Vec<_> = out.documents.iter().map(|d| d.title.as_str()).collect();
         assert_eq!(titles, ["a item 1", "a item 2", "T"]);
@@ -427,9 +440,15 @@ mod tests {
             &limits,
         );
         let reasons: Vec<_> = out.rejected.iter().map(|r| (r.file.as_str(), r.reason.as_str())).collect();
-        assert_eq!(reasons[0], ("latin1.txt", "not UTF-8 text (invalid byte at offset 3); save it as UTF-8 and upload again"));
+        assert_eq!(
+            reasons[0],
+            ("latin1.txt", "not UTF-8 text (invalid byte at offset 3); save it as UTF-8 and upload again")
+        );
         assert_eq!(reasons[1], ("blank.txt", "empty: the file has no text"));
-        assert_eq!(reasons[2], ("image.png", "unsupported file type .png: Assay reads .txt, .md, .jsonl, .json and .zip"));
+        assert_eq!(
+            reasons[2],
+            ("image.png", "unsupported file type .png: Assay reads .txt, .md, .jsonl, .json and .zip")
+        );
         assert_eq!(reasons[3], ("noext", "unsupported file type: Assay reads .txt, .md, .jsonl, .json and .zip"));
         assert_eq!(reasons[4], ("big.txt", "too large: 13 bytes exceeds the limit of 10 bytes"));
         assert!(out.documents.is_empty());
@@ -446,7 +465,13 @@ mod tests {
         let out = import(&[("bundle.zip", &z)]);
         let sources: Vec<_> = out.documents.iter().map(|d| d.source.as_str()).collect();
         assert_eq!(sources, ["bundle.zip/passwd.txt", "bundle.zip/inner.md"]);
-        assert_eq!(out.rejected, vec![Rejection { file: "bundle.zip/nested.zip".into(), reason: "nested archives are not supported".into() }]);
+        assert_eq!(
+            out.rejected,
+            vec![Rejection {
+                file: "bundle.zip/nested.zip".into(),
+                reason: "nested archives are not supported".into()
+            }]
+        );
         let broken = import(&[("broken.zip", b"not a zip")]);
         assert!(broken.rejected[0].reason.starts_with("not a readable zip archive"));
     }
@@ -460,7 +485,9 @@ mod tests {
 
     #[test]
     fn real_ultradomain_slice_imports_five_documents() {
-        let bytes = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpora/ultradomain_mix_slice5.jsonl")).unwrap();
+        let bytes =
+            std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpora/ultradomain_mix_slice5.jsonl"))
+                .unwrap();
         let out = import(&[("ultradomain_mix_slice5.jsonl", &bytes)]);
         assert_eq!(out.rejected, vec![]);
         assert_eq!(out.documents.len(), 5);

@@ -153,7 +153,8 @@ async fn serve(pool: SqlitePool, db: &std::path::Path, args: ServeArgs) -> anyho
     if !site.join("pkg").join("assay_bg.wasm").is_file() {
         tracing::warn!(site = %site.display(), "no built WASM under the site directory: pages will render but not hydrate (run scripts/build)");
     }
-    let listener = tokio::net::TcpListener::bind(args.addr).await.with_context(|| format!("cannot listen on {}", args.addr))?;
+    let listener =
+        tokio::net::TcpListener::bind(args.addr).await.with_context(|| format!("cannot listen on {}", args.addr))?;
     let addr = listener.local_addr()?;
     let options = crate::web::leptos_options(&site, addr);
     let router = crate::web::router(pool, args.limits.config(), options);
@@ -211,7 +212,10 @@ async fn project(pool: &SqlitePool, out: Output, cmd: ProjectCommand) -> anyhow:
                 if list.is_empty() {
                     return "No projects. Create one with: assay project create NAME".into();
                 }
-                let mut s = format!("{:>4}  {:<32} {:>9} {:>10} {:>7}  {}", "id", "name", "documents", "tokens", "chunks", "created");
+                let mut s = format!(
+                    "{:>4}  {:<32} {:>9} {:>10} {:>7}  {}",
+                    "id", "name", "documents", "tokens", "chunks", "created"
+                );
                 for p in &list {
                     s.push_str(&format!(
                         "\n{:>4}  {:<32} {:>9} {:>10} {:>7}  {}",
@@ -252,10 +256,14 @@ async fn corpus(pool: &SqlitePool, out: Output, cmd: CorpusCommand) -> anyhow::R
             let mut loaded: Vec<(String, Vec<u8>)> = Vec::new();
             let mut unreadable = Vec::new();
             for path in &files {
-                let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| path.display().to_string());
+                let name = path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| path.display().to_string());
                 match std::fs::read(path) {
                     Ok(bytes) => loaded.push((name, bytes)),
-                    Err(e) => unreadable.push(Skipped { file: path.display().to_string(), reason: format!("cannot read: {e}") }),
+                    Err(e) => unreadable
+                        .push(Skipped { file: path.display().to_string(), reason: format!("cannot read: {e}") }),
                 }
             }
             if sample {

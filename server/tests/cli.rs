@@ -48,13 +48,19 @@ impl Env {
         all.extend_from_slice(args);
         let out = self.run(&all);
         assert!(out.status.success(), "assay {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("stdout of {args:?} is not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!("stdout of {args:?} is not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout))
+        })
     }
 
     /// Runs expecting failure; returns (exit code, stderr).
     fn fails(&self, args: &[&str]) -> (i32, String) {
         let out = self.run(args);
-        assert!(!out.status.success(), "assay {args:?} should have failed; stdout: {}", String::from_utf8_lossy(&out.stdout));
+        assert!(
+            !out.status.success(),
+            "assay {args:?} should have failed; stdout: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
         (out.status.code().unwrap(), String::from_utf8(out.stderr).unwrap())
     }
 }
@@ -90,7 +96,10 @@ fn project_create_list_rename_delete_with_global_options_anywhere() {
 
     // --db and --json after the subcommand work as well as before it.
     let db = env.db();
-    let out = Command::new(env!("CARGO_BIN_EXE_assay")).args(["project", "list", "--db", path(&db), "--json"]).output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_assay"))
+        .args(["project", "list", "--db", path(&db), "--json"])
+        .output()
+        .unwrap();
     assert!(out.status.success());
     let list: Value = serde_json::from_slice(&out.stdout).unwrap();
     let names: Vec<_> = list.as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap().to_string()).collect();
@@ -155,7 +164,10 @@ fn corpus_add_real_corpora_and_stats_agree() {
     let again: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(again["added"], 0);
     assert_eq!(again["skipped"][0]["file"], "alice_in_wonderland.txt");
-    assert_eq!(again["skipped"][0]["reason"], "duplicate: the project already has this text as \"alice in wonderland\"");
+    assert_eq!(
+        again["skipped"][0]["reason"],
+        "duplicate: the project already has this text as \"alice in wonderland\""
+    );
     assert_eq!(again["tokens"], 51_393);
 }
 
@@ -178,8 +190,21 @@ fn every_rejection_names_the_file_and_keeps_what_is_stored() {
     let big = env.file("big.txt", &vec![b'a'; 1024 * 1024 + 1]);
     let missing = env.dir.path().join("missing.txt");
     let out = env.run(&[
-        "--json", "corpus", "add", "P", "--max-upload-mb", "1",
-        path(&latin1), path(&empty), path(&pdf), path(&bad_line), path(&no_context), path(&bad_json), path(&obj_json), path(&big), path(&missing),
+        "--json",
+        "corpus",
+        "add",
+        "P",
+        "--max-upload-mb",
+        "1",
+        path(&latin1),
+        path(&empty),
+        path(&pdf),
+        path(&bad_line),
+        path(&no_context),
+        path(&bad_json),
+        path(&obj_json),
+        path(&big),
+        path(&missing),
     ]);
     assert_eq!(out.status.code(), Some(2), "nothing added: exit 2");
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -191,7 +216,11 @@ fn every_rejection_names_the_file_and_keeps_what_is_stored() {
         .map(|s| (s["file"].as_str().unwrap().to_string(), s["reason"].as_str().unwrap().to_string()))
         .collect();
     let reason = |file: &str| {
-        skipped.iter().find(|(f, _)| f.ends_with(file)).map(|(_, r)| r.as_str()).unwrap_or_else(|| panic!("no rejection for {file}: {skipped:?}"))
+        skipped
+            .iter()
+            .find(|(f, _)| f.ends_with(file))
+            .map(|(_, r)| r.as_str())
+            .unwrap_or_else(|| panic!("no rejection for {file}: {skipped:?}"))
     };
     assert_eq!(skipped.len(), 9, "{skipped:?}");
     assert_eq!(reason("latin1.txt"), "not UTF-8 text (invalid byte at offset 3); save it as UTF-8 and upload again");
@@ -218,7 +247,10 @@ fn zip_archives_import_members_and_never_write_outside() {
         &zip_of(&[
             ("../../../../tmp/escape.txt", b"An escape attempt is only a name."),
             ("docs/chapter.md", b"# Chapter One\n\nDown the rabbit hole.\n"),
-            ("docs/records.jsonl", b"{\"id\": \"r1\", \"context\": \"First record.\"}\n{\"id\": \"r2\", \"context\": \"First record.\"}\n"),
+            (
+                "docs/records.jsonl",
+                b"{\"id\": \"r1\", \"context\": \"First record.\"}\n{\"id\": \"r2\", \"context\": \"First record.\"}\n",
+            ),
             ("inner.zip", b"PK\x03\x04"),
             ("notes.docx", b"binary"),
         ]),

@@ -79,7 +79,8 @@ async fn home_page_is_server_rendered_with_hydration_scripts() {
 async fn upload_stores_good_files_and_names_bad_ones() {
     let h = harness(1 << 20).await;
     let id = project(&h, "Up").await;
-    let (status, report) = upload(&h, id, &[("a.txt", b"The Queen of Hearts made tarts."), ("b.jsonl", b"{\"context\": 1}\n")]).await;
+    let (status, report) =
+        upload(&h, id, &[("a.txt", b"The Queen of Hearts made tarts."), ("b.jsonl", b"{\"context\": 1}\n")]).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(report["added"], 1);
     assert_eq!(report["documents"], 1);
@@ -98,7 +99,10 @@ async fn an_upload_over_the_limit_is_refused_whole_and_stores_nothing() {
     let big = vec![b'x'; 200 * 1024];
     let (status, body) = upload(&h, id, &[("small.txt", b"fits"), ("big.txt", &big)]).await;
     assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
-    assert_eq!(body["error"], "The upload is larger than the limit of 64.0 KB per upload; upload the files in smaller groups.");
+    assert_eq!(
+        body["error"],
+        "The upload is larger than the limit of 64.0 KB per upload; upload the files in smaller groups."
+    );
     assert!(app::store::list_documents(&h.pool, id).await.unwrap().is_empty());
 }
 
@@ -133,14 +137,25 @@ async fn deleting_a_project_deletes_everything_it_owns() {
 async fn rechunking_replaces_every_chunk_in_one_go() {
     let h = harness(4 << 20).await;
     let id = project(&h, "Rechunk").await;
-    let alice = std::fs::read(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpora/alice_in_wonderland.txt")).unwrap();
+    let alice = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpora/alice_in_wonderland.txt"),
+    )
+    .unwrap();
     let (_, report) = upload(&h, id, &[("alice.txt", &alice)]).await;
     assert_eq!(report["chunks"], 40);
-    let settings = engine::chunk::ChunkSettings { chunk_tokens: 512, overlap_tokens: 50, tokenizer: engine::chunk::Tokenizer::Cl100kBase };
+    let settings = engine::chunk::ChunkSettings {
+        chunk_tokens: 512,
+        overlap_tokens: 50,
+        tokenizer: engine::chunk::Tokenizer::Cl100kBase,
+    };
     let view = app::store::set_chunk_settings(&h.pool, id, settings).await.unwrap();
     assert_eq!(view.chunk_tokens, 512);
     assert!(view.summary.chunks > 72, "36,780 tokens in chunks of at most 512: {}", view.summary.chunks);
-    let max: i64 = sqlx::query_scalar("SELECT MAX(tokens) FROM chunks WHERE project_id = ?").bind(id).fetch_one(&h.pool).await.unwrap();
+    let max: i64 = sqlx::query_scalar("SELECT MAX(tokens) FROM chunks WHERE project_id = ?")
+        .bind(id)
+        .fetch_one(&h.pool)
+        .await
+        .unwrap();
     assert!(max <= 512);
     let bad = engine::chunk::ChunkSettings { chunk_tokens: 8, ..settings };
     assert!(matches!(app::store::set_chunk_settings(&h.pool, id, bad).await, Err(app::error::AppError::Invalid(_))));

@@ -33,7 +33,11 @@ const SECTIONS: &[(&str, Option<&str>)] = &[
 /// The top bar inside a project, with its sections and the project's name
 /// (rendered on the server, kept while the project refreshes).
 #[component]
-pub fn ProjectBar(project_id: i64, project: Resource<Result<ProjectView, AppError>>, active: &'static str) -> impl IntoView {
+pub fn ProjectBar(
+    project_id: i64,
+    project: Resource<Result<ProjectView, AppError>>,
+    active: &'static str,
+) -> impl IntoView {
     let name = move || Suspend::new(async move { project.await.map(|p| p.summary.name).unwrap_or_default() });
     let items = SECTIONS
         .iter()

@@ -15,9 +15,15 @@ use crate::model::{Skipped, UploadLimits, UploadReport};
 #[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
 enum Phase {
     Idle,
-    Sending { loaded: f64, total: f64, files: usize },
+    Sending {
+        loaded: f64,
+        total: f64,
+        files: usize,
+    },
     /// Bytes are all sent; the server is parsing, tokenising and chunking.
-    Processing { files: usize },
+    Processing {
+        files: usize,
+    },
     Done(UploadReport),
     Failed(String),
 }
@@ -107,7 +113,11 @@ pub fn UploadZone(project_id: i64, limits: UploadLimits, #[prop(into)] on_done: 
 }
 
 fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
 }
 
 #[component]
@@ -140,7 +150,13 @@ mod client {
     use wasm_bindgen::JsCast;
     use web_sys::{FileList, FormData, ProgressEvent, XmlHttpRequest};
 
-    pub(super) fn start(project_id: i64, limits: UploadLimits, files: FileList, phase: RwSignal<Phase>, on_done: Callback<()>) {
+    pub(super) fn start(
+        project_id: i64,
+        limits: UploadLimits,
+        files: FileList,
+        phase: RwSignal<Phase>,
+        on_done: Callback<()>,
+    ) {
         let mut chosen = Vec::new();
         let mut refused = Vec::new();
         for i in 0..files.length() {
@@ -149,7 +165,11 @@ mod client {
             if size > limits.max_file_bytes {
                 refused.push(Skipped {
                     file: file.name(),
-                    reason: format!("too large: {} exceeds the limit of {}", format::bytes(size), format::bytes(limits.max_file_bytes)),
+                    reason: format!(
+                        "too large: {} exceeds the limit of {}",
+                        format::bytes(size),
+                        format::bytes(limits.max_file_bytes)
+                    ),
                 });
             } else {
                 chosen.push(file);

@@ -81,7 +81,11 @@ pub fn HomePage() -> impl IntoView {
 }
 
 #[component]
-fn ProjectRow(p: ProjectSummary, rename: ServerAction<RenameProject>, delete: ServerAction<DeleteProject>) -> impl IntoView {
+fn ProjectRow(
+    p: ProjectSummary,
+    rename: ServerAction<RenameProject>,
+    delete: ServerAction<DeleteProject>,
+) -> impl IntoView {
     let editing = RwSignal::new(false);
     let id = p.id;
     let name = p.name.clone();

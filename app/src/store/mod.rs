@@ -88,14 +88,14 @@ const PROJECT_SELECT: &str = "SELECT p.id, p.name, p.created_at, p.chunk_tokens,
   FROM projects p";
 
 pub async fn list_projects(pool: &SqlitePool) -> AppResult<Vec<ProjectSummary>> {
-    let rows: Vec<ProjectRow> = sqlx::query_as(&format!("{PROJECT_SELECT} ORDER BY p.created_at DESC, p.id DESC"))
-        .fetch_all(pool)
-        .await?;
+    let rows: Vec<ProjectRow> =
+        sqlx::query_as(&format!("{PROJECT_SELECT} ORDER BY p.created_at DESC, p.id DESC")).fetch_all(pool).await?;
     Ok(rows.iter().map(ProjectRow::summary).collect())
 }
 
 pub async fn get_project(pool: &SqlitePool, id: i64) -> AppResult<ProjectView> {
-    let row: Option<ProjectRow> = sqlx::query_as(&format!("{PROJECT_SELECT} WHERE p.id = ?")).bind(id).fetch_optional(pool).await?;
+    let row: Option<ProjectRow> =
+        sqlx::query_as(&format!("{PROJECT_SELECT} WHERE p.id = ?")).bind(id).fetch_optional(pool).await?;
     row.map(ProjectRow::view).ok_or_else(|| AppError::NotFound(format!("no project with id {id}")))
 }
 
@@ -226,7 +226,10 @@ pub async fn get_document(pool: &SqlitePool, id: i64) -> AppResult<DocumentView>
         sqlx::query_as(&format!("{DOCUMENT_SELECT} WHERE d.id = ?")).bind(id).fetch_optional(pool).await?;
     let row = row.ok_or_else(|| AppError::NotFound(format!("no document with id {id}")))?;
     let (text, metadata, created_at): (String, String, String) =
-        sqlx::query_as("SELECT body, metadata, created_at FROM documents WHERE id = ?").bind(id).fetch_one(pool).await?;
+        sqlx::query_as("SELECT body, metadata, created_at FROM documents WHERE id = ?")
+            .bind(id)
+            .fetch_one(pool)
+            .await?;
     let metadata = serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(&metadata)
         .ok()
         .filter(|m| !m.is_empty())
@@ -265,10 +268,11 @@ pub async fn add_files(
     let mut skipped: Vec<Skipped> =
         outcome.rejected.into_iter().map(|r| Skipped { file: r.file, reason: r.reason }).collect();
 
-    let existing: Vec<(String, String)> = sqlx::query_as("SELECT content_hash, title FROM documents WHERE project_id = ?")
-        .bind(project_id)
-        .fetch_all(pool)
-        .await?;
+    let existing: Vec<(String, String)> =
+        sqlx::query_as("SELECT content_hash, title FROM documents WHERE project_id = ?")
+            .bind(project_id)
+            .fetch_all(pool)
+            .await?;
     let existing: std::collections::HashMap<String, String> = existing.into_iter().collect();
     let mut fresh = Vec::new();
     for doc in outcome.documents {
@@ -370,10 +374,8 @@ async fn insert_chunks(
 pub async fn set_chunk_settings(pool: &SqlitePool, project_id: i64, settings: ChunkSettings) -> AppResult<ProjectView> {
     settings.validate().map_err(|e| AppError::Invalid(e.to_string()))?;
     get_project(pool, project_id).await?;
-    let docs: Vec<(i64, String)> = sqlx::query_as("SELECT id, body FROM documents WHERE project_id = ?")
-        .bind(project_id)
-        .fetch_all(pool)
-        .await?;
+    let docs: Vec<(i64, String)> =
+        sqlx::query_as("SELECT id, body FROM documents WHERE project_id = ?").bind(project_id).fetch_all(pool).await?;
     let rechunked = tokio::task::spawn_blocking(move || {
         docs.into_iter()
             .map(|(id, body)| {
