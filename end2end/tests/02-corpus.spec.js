@@ -154,6 +154,8 @@ test('changing the chunk size re-chunks the corpus', async ({ page }) => {
   const after = int(await page.locator('#total-chunks').textContent());
   expect(after).toBeGreaterThan(before * 2);
   // A bad setting is refused with the reason, and the corpus keeps its chunks.
+  await openHydrated(page, page.url());
+  await expect(page.getByLabel('Chunk size')).toHaveValue('512');
   await page.locator('details.chunking summary').click();
   await page.getByLabel('Overlap').fill('400');
   await page.getByRole('button', { name: 'Apply and re-chunk' }).click();

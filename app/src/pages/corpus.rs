@@ -64,7 +64,7 @@ pub fn CorpusPage() -> impl IntoView {
                             <ActionForm action=sample attr:class="sample-form">
                                 <input type="hidden" name="project_id" value=p.summary.id/>
                                 "No corpus at hand? "
-                                <button type="submit" class="link">"Load the sample corpus"</button>
+                                <button type="submit" class="link" disabled=move || sample.pending().get()>"Load the sample corpus"</button>
                                 " (five short documents, about 2,300 words)."
                             </ActionForm>
                         })}
@@ -124,7 +124,9 @@ fn ChunkingForm(p: ProjectView, action: ServerAction<SetChunking>) -> impl IntoV
                         {tokenizers.into_iter().map(|t| view! { <option value=t selected=t == current>{t}</option> }).collect_view()}
                     </select>
                 </label>
-                <button type="submit">"Apply and re-chunk"</button>
+                <button type="submit" disabled=move || action.pending().get()>
+                    {move || if action.pending().get() { "Re-chunking…" } else { "Apply and re-chunk" }}
+                </button>
             </ActionForm>
             <ActionError action/>
         </details>

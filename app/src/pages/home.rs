@@ -56,7 +56,9 @@ pub fn HomePage() -> impl IntoView {
                                 <h2>"No projects yet"</h2>
                                 <p>"Create a project above and upload a corpus, or start with the sample: five short documents about the history of an estuary village (about 2,300 words)."</p>
                                 <ActionForm action=sample>
-                                    <button type="submit" class="primary">"Load the sample corpus"</button>
+                                    <button type="submit" class="primary" disabled=move || sample.pending().get()>
+                                        {move || if sample.pending().get() { "Loading the sample…" } else { "Load the sample corpus" }}
+                                    </button>
                                 </ActionForm>
                             </div>
                         }.into_any(),
