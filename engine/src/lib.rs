@@ -11,7 +11,10 @@
 //! - [`chunk`]: token counting (OpenAI-compatible BPE) and token-based
 //!   chunking with overlap that never cuts a word.
 //! - [`sample`]: the small corpus Assay ships for its demo.
+//! - [`llm`]: the LLM gateway (every model call goes through it): providers
+//!   (`openai`, `offline`), cache, accounting and call log.
 
 pub mod chunk;
 pub mod corpus;
+pub mod llm;
 pub mod sample;

@@ -1,0 +1,483 @@
+//! The LLM gateway: the one path every LLM call in Assay takes.
+//!
+//! Architecture invariant: nothing in Assay talks to a model except through
+//! [`Gateway::chat`]. The gateway asks its [`CallStore`] for a cached reply,
+//! otherwise sends the request to its [`Provider`], and records every call —
+//! cached or not, succeeded or failed — with its tokens, cost, latency and
+//! attempts. So every number Assay shows can be traced to the calls behind it.
+//!
+//! # Providers
+//! - [`openai::OpenAiProvider`]: any OpenAI-compatible `/v1/chat/completions`
+//!   (OpenAI, vLLM, Ollama, llama.cpp server, LM Studio) over reqwest, with a
+//!   concurrency limit, timeouts and retries.
+//! - [`offline::OfflineProvider`]: deterministic classical-NLP stand-ins for
+//!   each task, so Assay works with no model at all. Its results are always
+//!   labelled as offline, never as an LLM's.
+//!
+//! # The cache, and why requests carry a `sample` index
+//! The cache key is a hash of the provider, base URL, model, messages,
+//! sampling parameters and the request's `sample` index. A repeated request
+//! is answered from the cache at zero cost, so a resumed job pays for no call
+//! twice. But the paper's protocol asks the judge the *same* question many
+//! times (N repeats × M trials) precisely to average over the model's
+//! randomness; a plain content-addressed cache would answer all of them with
+//! the first reply and silently turn M trials into one. Each repetition
+//! therefore carries its own `sample` index (0, 1, 2, …): the same index is
+//! the same draw (cached, resumable), a different index is a fresh draw.
+
+pub mod offline;
+pub mod openai;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::chunk::Tokenizer;
+
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Message {
+    pub role: Role,
+    pub content: String,
+}
+
+impl Message {
+    pub fn system(content: impl Into<String>) -> Message {
+        Message { role: Role::System, content: content.into() }
+    }
+    pub fn user(content: impl Into<String>) -> Message {
+        Message { role: Role::User, content: content.into() }
+    }
+    pub fn assistant(content: impl Into<String>) -> Message {
+        Message { role: Role::Assistant, content: content.into() }
+    }
+}
+
+/// One request, whatever the provider.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatRequest {
+    pub messages: Vec<Message>,
+    /// `None`: the provider's configured model.
+    pub model: Option<String>,
+    pub temperature: f32,
+    pub max_tokens: Option<u32>,
+    /// Ask for a JSON object (`response_format: {"type": "json_object"}`).
+    pub json: bool,
+    /// Which independent draw of this request this is; see the module docs.
+    pub sample: u32,
+    /// What the call is for (`extract`, `judge`, `ping`, …): logged, and the
+    /// offline provider picks its implementation by it.
+    pub purpose: String,
+}
+
+impl ChatRequest {
+    pub fn new(purpose: impl Into<String>, messages: Vec<Message>) -> ChatRequest {
+        ChatRequest {
+            messages,
+            model: None,
+            temperature: 0.0,
+            max_tokens: None,
+            json: false,
+            sample: 0,
+            purpose: purpose.into(),
+        }
+    }
+}
+
+/// What a provider answered.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProviderReply {
+    pub text: String,
+    pub model: String,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    /// Attempts it took (1 = first try).
+    pub attempts: u32,
+}
+
+/// What the gateway answers: the reply with its accounting.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatReply {
+    pub text: String,
+    pub provider: String,
+    pub model: String,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    /// Cost of this call in USD: zero when cached or unpriced.
+    pub cost_usd: f64,
+    pub latency_ms: u64,
+    pub attempts: u32,
+    pub cached: bool,
+}
+
+/// Why a call failed, after all its attempts.
+#[derive(Debug, Clone, PartialEq, thiserror::Error, Serialize, Deserialize)]
+pub enum LlmError {
+    #[error("HTTP {status}: {message}")]
+    Http { status: u16, message: String },
+    #[error("timed out after {0} s")]
+    Timeout(u64),
+    #[error("connection failed: {0}")]
+    Connection(String),
+    #[error("unreadable reply: {0}")]
+    Parse(String),
+    #[error("configuration: {0}")]
+    Config(String),
+    #[error("the offline provider has no implementation for purpose \"{0}\"")]
+    Unsupported(String),
+    #[error("cancelled")]
+    Cancelled,
+    #[error("call store: {0}")]
+    Store(String),
+}
+
+impl LlmError {
+    /// Worth another attempt: rate limits, server errors, timeouts, broken
+    /// connections and bodies that do not parse.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            LlmError::Http { status, .. } => *status == 429 || *status >= 500,
+            LlmError::Timeout(_) | LlmError::Connection(_) | LlmError::Parse(_) => true,
+            _ => false,
+        }
+    }
+}
+
+/// A failed call and the attempts it used.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failure {
+    pub error: LlmError,
+    pub attempts: u32,
+}
+
+/// A model endpoint, or a stand-in for one.
+pub trait Provider: Send + Sync {
+    /// `openai` or `offline`.
+    fn name(&self) -> &str;
+    /// Where requests go (empty for offline); part of the cache key.
+    fn base_url(&self) -> &str;
+    /// The model used when a request names none.
+    fn default_model(&self) -> &str;
+    /// Sends one request, retrying as the provider sees fit.
+    fn chat<'a>(&'a self, req: &'a ChatRequest) -> BoxFuture<'a, Result<ProviderReply, Failure>>;
+}
+
+/// An API key: never printed, never serialised.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    pub fn new(key: impl Into<String>) -> Option<ApiKey> {
+        let key = key.into();
+        (!key.trim().is_empty()).then(|| ApiKey(key.trim().to_string()))
+    }
+    pub(crate) fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ApiKey(***)")
+    }
+}
+
+/// USD per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Price {
+    pub input_per_m: f64,
+    pub output_per_m: f64,
+}
+
+/// Prices by model name. Unknown models cost nothing (and are shown as unpriced).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PriceTable(pub HashMap<String, Price>);
+
+impl PriceTable {
+    pub fn with(mut self, model: &str, input_per_m: f64, output_per_m: f64) -> PriceTable {
+        self.0.insert(model.to_string(), Price { input_per_m, output_per_m });
+        self
+    }
+
+    pub fn cost(&self, model: &str, prompt_tokens: u64, completion_tokens: u64) -> f64 {
+        self.0
+            .get(model)
+            .map(|p| (prompt_tokens as f64 * p.input_per_m + completion_tokens as f64 * p.output_per_m) / 1e6)
+            .unwrap_or(0.0)
+    }
+}
+
+/// Where a call belongs, for the call log.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CallContext {
+    pub job_id: Option<i64>,
+    pub item: Option<String>,
+    /// Hash of the prompt template the messages came from.
+    pub prompt_hash: Option<String>,
+}
+
+/// One entry of the call log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CallRecord {
+    pub key: String,
+    pub context: CallContext,
+    pub provider: String,
+    pub base_url: String,
+    pub model: String,
+    pub purpose: String,
+    pub sample: u32,
+    pub messages: Vec<Message>,
+    /// The reply, or `None` when the call failed.
+    pub reply: Option<String>,
+    pub error: Option<String>,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub cost_usd: f64,
+    pub latency_ms: u64,
+    pub attempts: u32,
+    pub cached: bool,
+}
+
+/// A reply kept in the cache.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CachedReply {
+    pub text: String,
+    pub model: String,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+/// Storage for the cache and the call log. The engine defines it; the web
+/// app implements it over SQLite, tests and the CLI may use [`MemoryStore`].
+pub trait CallStore: Send + Sync {
+    fn cached<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<CachedReply>, String>>;
+    /// Logs the call; a successful, uncached one is also put in the cache.
+    fn record<'a>(&'a self, call: &'a CallRecord) -> BoxFuture<'a, Result<(), String>>;
+}
+
+/// An in-memory [`CallStore`].
+#[derive(Default)]
+pub struct MemoryStore {
+    cache: Mutex<HashMap<String, CachedReply>>,
+    log: Mutex<Vec<CallRecord>>,
+}
+
+impl MemoryStore {
+    pub fn log(&self) -> Vec<CallRecord> {
+        self.log.lock().unwrap().clone()
+    }
+}
+
+impl CallStore for MemoryStore {
+    fn cached<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<CachedReply>, String>> {
+        Box::pin(async move { Ok(self.cache.lock().unwrap().get(key).cloned()) })
+    }
+
+    fn record<'a>(&'a self, call: &'a CallRecord) -> BoxFuture<'a, Result<(), String>> {
+        Box::pin(async move {
+            if let (Some(text), false) = (&call.reply, call.cached) {
+                self.cache.lock().unwrap().insert(
+                    call.key.clone(),
+                    CachedReply {
+                        text: text.clone(),
+                        model: call.model.clone(),
+                        prompt_tokens: call.prompt_tokens,
+                        completion_tokens: call.completion_tokens,
+                    },
+                );
+            }
+            self.log.lock().unwrap().push(call.clone());
+            Ok(())
+        })
+    }
+}
+
+/// The content address of a request: everything that changes the answer.
+pub fn cache_key(provider: &str, base_url: &str, model: &str, req: &ChatRequest) -> String {
+    let canonical = serde_json::json!({
+        "provider": provider,
+        "base_url": base_url,
+        "model": model,
+        "messages": req.messages,
+        "temperature": req.temperature,
+        "max_tokens": req.max_tokens,
+        "json": req.json,
+        "sample": req.sample,
+    });
+    let digest = Sha256::digest(canonical.to_string().as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Tokens of a prompt as an OpenAI chat model counts them: each message
+/// costs its content plus 3 tokens of framing, and 3 more prime the reply
+/// (OpenAI's cookbook formula for the gpt-3.5/4 family).
+pub fn count_prompt_tokens(messages: &[Message]) -> u64 {
+    messages.iter().map(|m| Tokenizer::Cl100kBase.count(&m.content) as u64 + 3).sum::<u64>() + 3
+}
+
+/// The gateway: cache, provider, accounting, call log.
+pub struct Gateway {
+    provider: Arc<dyn Provider>,
+    store: Arc<dyn CallStore>,
+    prices: PriceTable,
+    use_cache: bool,
+}
+
+impl Gateway {
+    pub fn new(provider: Arc<dyn Provider>, store: Arc<dyn CallStore>, prices: PriceTable) -> Gateway {
+        Gateway { provider, store, prices, use_cache: true }
+    }
+
+    /// Bypass the cache for reads (replies are still recorded and cached).
+    pub fn without_cache(mut self) -> Gateway {
+        self.use_cache = false;
+        self
+    }
+
+    pub fn provider(&self) -> &dyn Provider {
+        self.provider.as_ref()
+    }
+
+    /// Sends one request through the cache and the provider, and logs it.
+    pub async fn chat(&self, req: &ChatRequest, ctx: &CallContext) -> Result<ChatReply, LlmError> {
+        let provider = self.provider.name().to_string();
+        let base_url = self.provider.base_url().to_string();
+        let model = req.model.clone().unwrap_or_else(|| self.provider.default_model().to_string());
+        let key = cache_key(&provider, &base_url, &model, req);
+        let started = Instant::now();
+        let mut record = CallRecord {
+            key: key.clone(),
+            context: ctx.clone(),
+            provider: provider.clone(),
+            base_url,
+            model: model.clone(),
+            purpose: req.purpose.clone(),
+            sample: req.sample,
+            messages: req.messages.clone(),
+            reply: None,
+            error: None,
+            prompt_tokens: 0,
+            completion_tokens: 0,
+            cost_usd: 0.0,
+            latency_ms: 0,
+            attempts: 0,
+            cached: false,
+        };
+
+        if self.use_cache {
+            if let Some(hit) = self.store.cached(&key).await.map_err(LlmError::Store)? {
+                record.reply = Some(hit.text.clone());
+                record.model = hit.model.clone();
+                record.prompt_tokens = hit.prompt_tokens;
+                record.completion_tokens = hit.completion_tokens;
+                record.latency_ms = started.elapsed().as_millis() as u64;
+                record.cached = true;
+                self.store.record(&record).await.map_err(LlmError::Store)?;
+                return Ok(ChatReply {
+                    text: hit.text,
+                    provider,
+                    model: hit.model,
+                    prompt_tokens: hit.prompt_tokens,
+                    completion_tokens: hit.completion_tokens,
+                    cost_usd: 0.0,
+                    latency_ms: record.latency_ms,
+                    attempts: 0,
+                    cached: true,
+                });
+            }
+        }
+
+        let mut sent = req.clone();
+        sent.model = Some(model.clone());
+        let result = self.provider.chat(&sent).await;
+        record.latency_ms = started.elapsed().as_millis() as u64;
+        match result {
+            Ok(reply) => {
+                let cost = self.prices.cost(&reply.model, reply.prompt_tokens, reply.completion_tokens);
+                record.reply = Some(reply.text.clone());
+                record.model = reply.model.clone();
+                record.prompt_tokens = reply.prompt_tokens;
+                record.completion_tokens = reply.completion_tokens;
+                record.cost_usd = cost;
+                record.attempts = reply.attempts;
+                self.store.record(&record).await.map_err(LlmError::Store)?;
+                Ok(ChatReply {
+                    text: reply.text,
+                    provider,
+                    model: reply.model,
+                    prompt_tokens: reply.prompt_tokens,
+                    completion_tokens: reply.completion_tokens,
+                    cost_usd: cost,
+                    latency_ms: record.latency_ms,
+                    attempts: reply.attempts,
+                    cached: false,
+                })
+            }
+            Err(Failure { error, attempts }) => {
+                record.error = Some(error.to_string());
+                record.attempts = attempts;
+                self.store.record(&record).await.map_err(LlmError::Store)?;
+                Err(error)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cache_key_changes_with_everything_that_changes_the_answer() {
+        let req = ChatRequest::new("judge", vec![Message::user("Which answer is better?")]);
+        let base = cache_key("openai", "http://x/v1", "m", &req);
+        assert_eq!(base, cache_key("openai", "http://x/v1", "m", &req.clone()));
+        let mut other = req.clone();
+        other.sample = 1;
+        assert_ne!(base, cache_key("openai", "http://x/v1", "m", &other), "a new sample is a new draw");
+        other = req.clone();
+        other.temperature = 0.7;
+        assert_ne!(base, cache_key("openai", "http://x/v1", "m", &other));
+        assert_ne!(base, cache_key("openai", "http://x/v1", "m2", &req));
+        assert_ne!(base, cache_key("openai", "http://y/v1", "m", &req));
+        // The purpose labels the call; it does not change the answer.
+        other = req.clone();
+        other.purpose = "ping".into();
+        assert_eq!(base, cache_key("openai", "http://x/v1", "m", &other));
+    }
+
+    #[test]
+    fn prices_turn_tokens_into_dollars() {
+        let prices = PriceTable::default().with("gpt-4o-mini", 0.15, 0.60);
+        assert!((prices.cost("gpt-4o-mini", 1_000_000, 500_000) - 0.45).abs() < 1e-12);
+        assert_eq!(prices.cost("unknown", 1000, 1000), 0.0);
+    }
+
+    #[test]
+    fn prompt_tokens_follow_the_cookbook_formula() {
+        // "hello world" is 2 tokens; one message adds 3, the reply primer 3.
+        assert_eq!(count_prompt_tokens(&[Message::user("hello world")]), 8);
+    }
+
+    #[test]
+    fn api_keys_never_print() {
+        let key = ApiKey::new("sk-secret-123").unwrap();
+        assert_eq!(format!("{key:?}"), "ApiKey(***)");
+        assert!(ApiKey::new("  ").is_none());
+    }
+}

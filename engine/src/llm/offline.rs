@@ -1,0 +1,113 @@
+//! The `offline` provider: deterministic classical-NLP stand-ins for each
+//! LLM task, so Assay works out of the box with no model.
+//!
+//! Each task (extraction, question generation, answering, judging — added by
+//! the stages that need them) registers a function under its `purpose`. A
+//! request is answered by the function registered for its purpose, or
+//! refused with [`LlmError::Unsupported`]. Accounting is the same as for a
+//! real model (tokens counted with `cl100k_base` as if the prompt had been
+//! sent), so every page and report works; the provider's name, `offline`,
+//! travels with every result, and the UI labels it "offline (no LLM)".
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::{count_prompt_tokens, BoxFuture, ChatRequest, Failure, LlmError, Provider, ProviderReply};
+use crate::chunk::Tokenizer;
+
+/// A task's offline implementation: the request in, the reply text out.
+pub type OfflineTask = Arc<dyn Fn(&ChatRequest) -> Result<String, String> + Send + Sync>;
+
+/// The model name offline replies carry.
+pub const OFFLINE_MODEL: &str = "offline";
+
+#[derive(Clone)]
+pub struct OfflineProvider {
+    tasks: HashMap<String, OfflineTask>,
+}
+
+impl Default for OfflineProvider {
+    fn default() -> Self {
+        let mut p = OfflineProvider { tasks: HashMap::new() };
+        p.register("ping", |req| {
+            let asked = req.messages.last().map(|m| m.content.as_str()).unwrap_or("");
+            Ok(format!("pong (offline provider, no LLM): received {} characters", asked.chars().count()))
+        });
+        p
+    }
+}
+
+impl OfflineProvider {
+    pub fn register(
+        &mut self,
+        purpose: &str,
+        task: impl Fn(&ChatRequest) -> Result<String, String> + Send + Sync + 'static,
+    ) {
+        self.tasks.insert(purpose.to_string(), Arc::new(task));
+    }
+
+    pub fn purposes(&self) -> Vec<&str> {
+        let mut p: Vec<&str> = self.tasks.keys().map(String::as_str).collect();
+        p.sort();
+        p
+    }
+}
+
+impl Provider for OfflineProvider {
+    fn name(&self) -> &str {
+        "offline"
+    }
+
+    fn base_url(&self) -> &str {
+        ""
+    }
+
+    fn default_model(&self) -> &str {
+        OFFLINE_MODEL
+    }
+
+    fn chat<'a>(&'a self, req: &'a ChatRequest) -> BoxFuture<'a, Result<ProviderReply, Failure>> {
+        Box::pin(async move {
+            let task = self
+                .tasks
+                .get(&req.purpose)
+                .ok_or_else(|| Failure { error: LlmError::Unsupported(req.purpose.clone()), attempts: 1 })?;
+            let text = task(req).map_err(|e| Failure { error: LlmError::Parse(e), attempts: 1 })?;
+            Ok(ProviderReply {
+                prompt_tokens: count_prompt_tokens(&req.messages),
+                completion_tokens: Tokenizer::Cl100kBase.count(&text) as u64,
+                text,
+                model: OFFLINE_MODEL.to_string(),
+                attempts: 1,
+            })
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::{CallContext, Gateway, MemoryStore, Message, PriceTable};
+
+    #[tokio::test]
+    async fn offline_calls_are_accounted_and_cached_like_real_ones() {
+        let store = Arc::new(MemoryStore::default());
+        let gw = Gateway::new(Arc::new(OfflineProvider::default()), store.clone(), PriceTable::default());
+        let req = ChatRequest::new("ping", vec![Message::user("hello world")]);
+        let first = gw.chat(&req, &CallContext::default()).await.unwrap();
+        assert_eq!(first.provider, "offline");
+        assert_eq!(first.model, "offline");
+        assert!(first.text.starts_with("pong (offline provider, no LLM)"));
+        assert_eq!(first.prompt_tokens, 8);
+        assert!(!first.cached);
+        let second = gw.chat(&req, &CallContext::default()).await.unwrap();
+        assert!(second.cached);
+        assert_eq!(second.text, first.text);
+        assert_eq!(store.log().len(), 2);
+
+        let unknown = ChatRequest::new("summarise", vec![Message::user("x")]);
+        let err = gw.chat(&unknown, &CallContext::default()).await.unwrap_err();
+        assert_eq!(err.to_string(), "the offline provider has no implementation for purpose \"summarise\"");
+        assert_eq!(store.log().last().unwrap().error.as_deref(), Some(err.to_string().as_str()));
+    }
+}

@@ -1,0 +1,249 @@
+//! The `openai` provider: any OpenAI-compatible chat-completions endpoint
+//! (OpenAI, vLLM, Ollama, llama.cpp server, LM Studio) over reqwest.
+//!
+//! - At most `concurrency` requests are in flight (a semaphore; a permit is
+//!   held only while a request is on the wire, not during back-off).
+//! - Each attempt has `timeout`; up to `max_attempts` attempts are made.
+//! - Retried: 429, 5xx, timeouts, connection failures (refused, reset,
+//!   closed early, truncated bodies) and bodies that do not parse. Not
+//!   retried: other 4xx (a wrong key or model will not get better).
+//! - Back-off is exponential with full jitter (a uniform wait between 0 and
+//!   `min(max_backoff, base_backoff · 2^(attempt-1))`), except that a
+//!   `Retry-After` header is honoured: the wait is then at least what the
+//!   server asked for.
+//! - Token counts come from the reply's `usage`; when a server sends none,
+//!   they are counted with tiktoken (`cl100k_base`).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::json;
+use tokio::sync::Semaphore;
+
+use super::{count_prompt_tokens, ApiKey, BoxFuture, ChatRequest, Failure, LlmError, Provider, ProviderReply};
+use crate::chunk::Tokenizer;
+
+/// Settings of an OpenAI-compatible endpoint.
+#[derive(Debug, Clone)]
+pub struct OpenAiConfig {
+    /// Up to and including `/v1`, e.g. `https://api.openai.com/v1` or `http://localhost:8000/v1`.
+    pub base_url: String,
+    pub model: String,
+    pub api_key: Option<ApiKey>,
+    pub concurrency: usize,
+    pub timeout: Duration,
+    pub max_attempts: u32,
+    pub base_backoff: Duration,
+    pub max_backoff: Duration,
+}
+
+impl OpenAiConfig {
+    pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> OpenAiConfig {
+        OpenAiConfig {
+            base_url: base_url.into().trim_end_matches('/').to_string(),
+            model: model.into(),
+            api_key: None,
+            concurrency: 8,
+            timeout: Duration::from_secs(120),
+            max_attempts: 6,
+            base_backoff: Duration::from_millis(500),
+            max_backoff: Duration::from_secs(60),
+        }
+    }
+}
+
+pub struct OpenAiProvider {
+    config: OpenAiConfig,
+    client: reqwest::Client,
+    permits: Arc<Semaphore>,
+}
+
+impl OpenAiProvider {
+    pub fn new(config: OpenAiConfig) -> Result<OpenAiProvider, LlmError> {
+        if config.concurrency == 0 {
+            return Err(LlmError::Config("concurrency must be at least 1".into()));
+        }
+        if config.max_attempts == 0 {
+            return Err(LlmError::Config("max attempts must be at least 1".into()));
+        }
+        if !(config.base_url.starts_with("http://") || config.base_url.starts_with("https://")) {
+            return Err(LlmError::Config(format!(
+                "base URL must start with http:// or https://, not \"{}\"",
+                config.base_url
+            )));
+        }
+        let client = reqwest::Client::builder()
+            .pool_max_idle_per_host(config.concurrency)
+            .build()
+            .map_err(|e| LlmError::Config(e.to_string()))?;
+        let permits = Arc::new(Semaphore::new(config.concurrency));
+        Ok(OpenAiProvider { config, client, permits })
+    }
+
+    pub fn config(&self) -> &OpenAiConfig {
+        &self.config
+    }
+
+    /// One attempt: the reply, or an error and the server's `Retry-After`.
+    async fn attempt(&self, body: &serde_json::Value) -> Result<ProviderReply, (LlmError, Option<Duration>)> {
+        let _permit = self.permits.acquire().await.map_err(|_| (LlmError::Cancelled, None))?;
+        let mut request = self
+            .client
+            .post(format!("{}/chat/completions", self.config.base_url))
+            .timeout(self.config.timeout)
+            .json(body);
+        if let Some(key) = &self.config.api_key {
+            request = request.bearer_auth(key.expose());
+        }
+        let response = request.send().await.map_err(|e| (self.transport_error(e), None))?;
+        let status = response.status();
+        let retry_after = response
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|s| s.is_finite() && *s >= 0.0)
+            .map(Duration::from_secs_f64);
+        let text = response.text().await.map_err(|e| (self.transport_error(e), None))?;
+        if !status.is_success() {
+            return Err((LlmError::Http { status: status.as_u16(), message: error_message(&text) }, retry_after));
+        }
+        parse_reply(&text, body).map_err(|e| (e, None))
+    }
+
+    fn transport_error(&self, e: reqwest::Error) -> LlmError {
+        if e.is_timeout() {
+            LlmError::Timeout(self.config.timeout.as_secs())
+        } else {
+            // Connect errors, resets, early closes, truncated bodies. The
+            // chain is walked for the cause; the URL never carries a key.
+            let mut message = e.to_string();
+            let mut source = std::error::Error::source(&e);
+            while let Some(s) = source {
+                message = format!("{message}: {s}");
+                source = s.source();
+            }
+            LlmError::Connection(message)
+        }
+    }
+
+    fn backoff(&self, attempt: u32, retry_after: Option<Duration>) -> Duration {
+        let exp = self.config.base_backoff.saturating_mul(1u32 << (attempt - 1).min(20));
+        let cap = exp.min(self.config.max_backoff);
+        let jitter = cap.mul_f64(fastrand::f64());
+        match retry_after {
+            Some(wait) => wait.max(jitter),
+            None => jitter,
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct Completion {
+    model: Option<String>,
+    choices: Vec<Choice>,
+    usage: Option<Usage>,
+}
+
+#[derive(Deserialize)]
+struct Choice {
+    message: ChoiceMessage,
+}
+
+#[derive(Deserialize)]
+struct ChoiceMessage {
+    content: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Usage {
+    prompt_tokens: u64,
+    completion_tokens: u64,
+}
+
+fn parse_reply(text: &str, body: &serde_json::Value) -> Result<ProviderReply, LlmError> {
+    let completion: Completion =
+        serde_json::from_str(text).map_err(|e| LlmError::Parse(format!("{e} in {}", preview(text))))?;
+    let content = completion
+        .choices
+        .into_iter()
+        .next()
+        .and_then(|c| c.message.content)
+        .ok_or_else(|| LlmError::Parse("the reply has no choices[0].message.content".into()))?;
+    let model = completion.model.unwrap_or_else(|| body["model"].as_str().unwrap_or_default().to_string());
+    let (prompt_tokens, completion_tokens) = match completion.usage {
+        Some(u) => (u.prompt_tokens, u.completion_tokens),
+        None => {
+            let messages: Vec<super::Message> = serde_json::from_value(body["messages"].clone()).unwrap_or_default();
+            (count_prompt_tokens(&messages), Tokenizer::Cl100kBase.count(&content) as u64)
+        }
+    };
+    Ok(ProviderReply { text: content, model, prompt_tokens, completion_tokens, attempts: 1 })
+}
+
+/// The `error.message` of an OpenAI-style error body, or the start of the body.
+fn error_message(body: &str) -> String {
+    serde_json::from_str::<serde_json::Value>(body)
+        .ok()
+        .and_then(|v| v.pointer("/error/message").and_then(|m| m.as_str()).map(str::to_string))
+        .unwrap_or_else(|| preview(body))
+}
+
+fn preview(text: &str) -> String {
+    let short: String = text.chars().take(200).collect();
+    if short.len() < text.len() {
+        format!("\"{short}…\"")
+    } else {
+        format!("\"{short}\"")
+    }
+}
+
+impl Provider for OpenAiProvider {
+    fn name(&self) -> &str {
+        "openai"
+    }
+
+    fn base_url(&self) -> &str {
+        &self.config.base_url
+    }
+
+    fn default_model(&self) -> &str {
+        &self.config.model
+    }
+
+    fn chat<'a>(&'a self, req: &'a ChatRequest) -> BoxFuture<'a, Result<ProviderReply, Failure>> {
+        Box::pin(async move {
+            let mut body = json!({
+                "model": req.model.as_deref().unwrap_or(&self.config.model),
+                "messages": req.messages,
+                "temperature": req.temperature,
+            });
+            if let Some(max) = req.max_tokens {
+                body["max_tokens"] = json!(max);
+            }
+            if req.json {
+                body["response_format"] = json!({"type": "json_object"});
+            }
+            let mut attempt = 1;
+            loop {
+                match self.attempt(&body).await {
+                    Ok(mut reply) => {
+                        reply.attempts = attempt;
+                        return Ok(reply);
+                    }
+                    Err((error, retry_after)) => {
+                        if !error.is_retryable() || attempt >= self.config.max_attempts {
+                            tracing::warn!(purpose = %req.purpose, attempt, %error, "LLM call failed");
+                            return Err(Failure { error, attempts: attempt });
+                        }
+                        let wait = self.backoff(attempt, retry_after);
+                        tracing::debug!(purpose = %req.purpose, attempt, %error, wait_ms = wait.as_millis() as u64, "retrying LLM call");
+                        tokio::time::sleep(wait).await;
+                        attempt += 1;
+                    }
+                }
+            }
+        })
+    }
+}

@@ -1,0 +1,248 @@
+//! The real `openai` client against the OpenAI-compatible mock server
+//! (mockllm, on 127.0.0.1:0), through the gateway.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use engine::llm::openai::{OpenAiConfig, OpenAiProvider};
+use engine::llm::{ApiKey, CallContext, ChatRequest, Gateway, LlmError, MemoryStore, Message, PriceTable};
+use mockllm::{Faults, MockConfig, MockServer};
+
+fn config(mock: &MockServer) -> OpenAiConfig {
+    let mut c = OpenAiConfig::new(mock.base_url(), "mock-model");
+    c.base_backoff = Duration::from_millis(2);
+    c.max_backoff = Duration::from_millis(40);
+    c.timeout = Duration::from_millis(500);
+    c
+}
+
+fn gateway(c: OpenAiConfig, store: Arc<MemoryStore>) -> Gateway {
+    let prices = PriceTable::default().with("mock-model", 1.0, 2.0);
+    Gateway::new(Arc::new(OpenAiProvider::new(c).unwrap()), store, prices)
+}
+
+fn item(i: usize) -> ChatRequest {
+    ChatRequest::new(
+        "test",
+        vec![Message::system("You answer briefly."), Message::user(format!("Question number {i}?"))],
+    )
+}
+
+#[tokio::test]
+async fn a_call_returns_text_tokens_cost_and_sends_the_key() {
+    let mock = MockServer::start(MockConfig { api_key: Some("sk-test-key".into()), ..Default::default() }).await;
+    let mut c = config(&mock);
+    c.api_key = ApiKey::new("sk-test-key");
+    let store = Arc::new(MemoryStore::default());
+    let gw = gateway(c, store.clone());
+    let reply = gw.chat(&item(1), &CallContext::default()).await.unwrap();
+    assert_eq!(reply.text, "Mock reply to: Question number 1?");
+    assert_eq!(reply.provider, "openai");
+    assert_eq!(reply.model, "mock-model");
+    assert_eq!((reply.prompt_tokens, reply.completion_tokens), (6, 6), "the mock's usage: words of prompt and reply");
+    assert!((reply.cost_usd - (6.0 * 1.0 + 6.0 * 2.0) / 1e6).abs() < 1e-12);
+    assert_eq!(reply.attempts, 1);
+    assert_eq!(mock.stats().unauthorized, 0);
+
+    // A wrong key is a 401: reported at once, not retried.
+    let mut wrong = config(&mock);
+    wrong.api_key = ApiKey::new("sk-wrong");
+    let err = gateway(wrong, store.clone()).chat(&item(2), &CallContext::default()).await.unwrap_err();
+    assert_eq!(err, LlmError::Http { status: 401, message: "Incorrect API key provided".into() });
+    assert_eq!(store.log().last().unwrap().attempts, 1);
+}
+
+#[tokio::test]
+async fn without_usage_tokens_are_counted_with_tiktoken() {
+    let mock = MockServer::start(MockConfig { omit_usage: true, ..Default::default() }).await;
+    let gw = gateway(config(&mock), Arc::new(MemoryStore::default()));
+    let reply =
+        gw.chat(&ChatRequest::new("t", vec![Message::user("hello world")]), &CallContext::default()).await.unwrap();
+    // "hello world" + 3 framing + 3 primer; "Mock reply to: hello world" is 6 cl100k tokens.
+    assert_eq!(reply.prompt_tokens, 8);
+    assert_eq!(
+        reply.completion_tokens,
+        engine::chunk::Tokenizer::Cl100kBase.count("Mock reply to: hello world") as u64
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_twenty_percent_faults_every_item_ends_succeeded_or_failed_none_lost_or_duplicated() {
+    let mock = MockServer::start(MockConfig {
+        faults: Faults::spread(0.2),
+        hang: Duration::from_secs(2),
+        retry_after_secs: 0,
+        ..Default::default()
+    })
+    .await;
+    let mut c = config(&mock);
+    c.concurrency = 16;
+    c.timeout = Duration::from_millis(300);
+    let store = Arc::new(MemoryStore::default());
+    let gw = Arc::new(gateway(c, store.clone()));
+    let n = 1000;
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..n {
+        let gw = gw.clone();
+        tasks.spawn(async move {
+            (i, gw.chat(&item(i), &CallContext { item: Some(i.to_string()), ..Default::default() }).await)
+        });
+    }
+    let mut outcomes = vec![None; n];
+    while let Some(done) = tasks.join_next().await {
+        let (i, result) = done.unwrap();
+        assert!(outcomes[i].is_none(), "item {i} finished twice");
+        outcomes[i] = Some(result.map(|r| r.text));
+    }
+    let ok = outcomes.iter().filter(|o| matches!(o, Some(Ok(_)))).count();
+    let failed = outcomes.iter().filter(|o| matches!(o, Some(Err(_)))).count();
+    assert_eq!(ok + failed, n, "every item ended");
+    for (i, o) in outcomes.iter().enumerate() {
+        if let Some(Ok(text)) = o {
+            assert_eq!(text, &format!("Mock reply to: Question number {i}?"), "item {i} got its own answer");
+        }
+    }
+    // One log entry per item; the server answered each request body successfully at most once.
+    let log = store.log();
+    assert_eq!(log.len(), n);
+    let stats = mock.stats();
+    assert!(stats.answered.values().all(|&c| c == 1), "a body was answered twice");
+    assert_eq!(stats.answered.len(), ok);
+    let injected: u64 = stats.faults.values().sum();
+    assert!(injected > 150, "faults were injected: {:?}", stats.faults);
+    assert_eq!(stats.faults.len(), 6, "every kind of fault occurred: {:?}", stats.faults);
+    assert!(stats.max_in_flight <= 16, "in flight: {}", stats.max_in_flight);
+    // Retries recovered: at 20% faults and 6 attempts, failures are rare.
+    assert!(ok >= n - 2, "{ok} of {n} succeeded");
+    assert!(log.iter().any(|r| r.attempts > 1), "some calls needed retries");
+}
+
+#[tokio::test]
+async fn retry_after_is_honoured() {
+    let mock = MockServer::start(MockConfig {
+        faults: Faults { rate_limited: 1.0, ..Default::default() },
+        retry_after_secs: 1,
+        ..Default::default()
+    })
+    .await;
+    let mut c = config(&mock);
+    c.max_attempts = 2;
+    let store = Arc::new(MemoryStore::default());
+    let started = Instant::now();
+    let err = gateway(c, store.clone()).chat(&item(1), &CallContext::default()).await.unwrap_err();
+    let waited = started.elapsed();
+    assert_eq!(err, LlmError::Http { status: 429, message: "Rate limit reached".into() });
+    assert_eq!(mock.stats().requests, 2);
+    assert_eq!(store.log()[0].attempts, 2);
+    // Back-off alone is at most 2 ms here; the server asked for 1 s.
+    assert!(waited >= Duration::from_secs(1), "waited only {waited:?}");
+}
+
+#[tokio::test]
+async fn a_second_identical_run_makes_no_calls_and_costs_nothing() {
+    let mock = MockServer::start(MockConfig::default()).await;
+    let store = Arc::new(MemoryStore::default());
+    let gw = gateway(config(&mock), store.clone());
+    let first: f64 = futures_cost(&gw, 50).await;
+    assert!(first > 0.0);
+    assert_eq!(mock.stats().requests, 50);
+    mock.reset_stats();
+    let second = futures_cost(&gw, 50).await;
+    assert_eq!(second, 0.0);
+    assert_eq!(mock.stats().requests, 0, "every answer came from the cache");
+    assert!(store.log()[50..].iter().all(|r| r.cached));
+
+    // A new sample index is a new draw; the cache can also be bypassed.
+    let mut resample = item(0);
+    resample.sample = 1;
+    gw.chat(&resample, &CallContext::default()).await.unwrap();
+    assert_eq!(mock.stats().requests, 1);
+    let bypass = gateway(config(&mock), store.clone()).without_cache();
+    assert!(!bypass.chat(&item(0), &CallContext::default()).await.unwrap().cached);
+    assert_eq!(mock.stats().requests, 2);
+}
+
+async fn futures_cost(gw: &Gateway, n: usize) -> f64 {
+    let mut total = 0.0;
+    for i in 0..n {
+        total += gw.chat(&item(i), &CallContext::default()).await.unwrap().cost_usd;
+    }
+    total
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrency_never_exceeds_the_limit() {
+    let mock = MockServer::start(MockConfig { latency: Duration::from_millis(50), ..Default::default() }).await;
+    let mut c = config(&mock);
+    c.concurrency = 4;
+    let gw = Arc::new(gateway(c, Arc::new(MemoryStore::default())));
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..40 {
+        let gw = gw.clone();
+        tasks.spawn(async move { gw.chat(&item(i), &CallContext::default()).await.unwrap() });
+    }
+    while tasks.join_next().await.is_some() {}
+    assert_eq!(mock.stats().max_in_flight, 4);
+}
+
+#[tokio::test]
+async fn a_closed_port_is_a_connection_error_after_all_attempts() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut c = OpenAiConfig::new(format!("http://127.0.0.1:{port}/v1"), "m");
+    c.max_attempts = 3;
+    c.base_backoff = Duration::from_millis(1);
+    let store = Arc::new(MemoryStore::default());
+    let err = gateway(c, store.clone()).chat(&item(1), &CallContext::default()).await.unwrap_err();
+    assert!(matches!(err, LlmError::Connection(_)), "{err:?}");
+    assert_eq!(store.log()[0].attempts, 3);
+}
+
+/// A tracing writer that keeps everything logged.
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn keys_never_appear_in_logs_errors_or_debug_output() {
+    let secret = "sk-live-DO-NOT-LEAK-4242";
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let subscriber =
+        tracing_subscriber::fmt().with_max_level(tracing::Level::TRACE).with_writer(move || writer.clone()).finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+
+    let mock = MockServer::start(MockConfig {
+        api_key: Some("another-key".into()),
+        faults: Faults { server_error: 0.5, ..Default::default() },
+        ..Default::default()
+    })
+    .await;
+    let mut c = config(&mock);
+    c.api_key = ApiKey::new(secret);
+    c.max_attempts = 3;
+    let debug = format!("{c:?}");
+    let store = Arc::new(MemoryStore::default());
+    let gw = gateway(c, store.clone());
+    let mut errors = String::new();
+    for i in 0..5 {
+        if let Err(e) = gw.chat(&item(i), &CallContext::default()).await {
+            errors.push_str(&format!("{e} {e:?}\n"));
+        }
+    }
+    let logged = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    assert!(!logged.is_empty(), "something was logged");
+    assert!(!errors.is_empty(), "calls failed with a wrong key");
+    let records = serde_json::to_string(&store.log()).unwrap();
+    for (what, text) in [("log", &logged), ("errors", &errors), ("debug", &debug), ("call records", &records)] {
+        assert!(!text.contains(secret), "the key leaked into {what}");
+    }
+}

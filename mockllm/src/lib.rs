@@ -1,0 +1,394 @@
+//! An OpenAI-compatible mock server for Assay's tests and benchmarks.
+//!
+//! It serves `POST /v1/chat/completions` and `POST /v1/embeddings` on
+//! 127.0.0.1 (port 0 by default) and can be told to misbehave, in given
+//! proportions: answer slowly, 429 with `Retry-After`, 500, hang past the
+//! client's timeout, send malformed JSON, truncate the body, or drop the
+//! connection. Faults are drawn from a seeded generator per request, so a
+//! run is reproducible.
+//!
+//! It counts what it sees: requests, successful replies, requests in flight
+//! (and the most at once), and how often each distinct request body was
+//! answered successfully — which lets a test prove that a resumed job paid
+//! for no call twice.
+//!
+//! This crate exists only for tests and benches; nothing in Assay's shipped
+//! binary depends on it.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use axum::{Json, Router};
+use serde_json::{json, Value};
+
+/// Proportions (0.0–1.0) of requests that meet each fault. They are drawn
+/// in this order from one uniform number, so they must sum to at most 1.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Faults {
+    /// 429 Too Many Requests with a `Retry-After` header.
+    pub rate_limited: f64,
+    /// 500 Internal Server Error.
+    pub server_error: f64,
+    /// No answer for `hang`: the client's timeout must fire.
+    pub timeout: f64,
+    /// 200 with a body that is not JSON.
+    pub malformed: f64,
+    /// 200 whose body stops half-way.
+    pub truncated: f64,
+    /// The connection closes before any response.
+    pub dropped: f64,
+}
+
+impl Faults {
+    /// The same proportion of every fault, `total` in all.
+    pub fn spread(total: f64) -> Faults {
+        let each = total / 6.0;
+        Faults {
+            rate_limited: each,
+            server_error: each,
+            timeout: each,
+            malformed: each,
+            truncated: each,
+            dropped: each,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct MockConfig {
+    /// Added to every answer.
+    pub latency: Duration,
+    pub faults: Faults,
+    /// Seconds sent in `Retry-After` with a 429.
+    pub retry_after_secs: u64,
+    /// How long a "timeout" fault hangs.
+    pub hang: Duration,
+    /// When set, requests must carry `Authorization: Bearer <key>`.
+    pub api_key: Option<String>,
+    /// Leave `usage` out of replies (the client must count tokens itself).
+    pub omit_usage: bool,
+    pub seed: u64,
+}
+
+impl Default for MockConfig {
+    fn default() -> Self {
+        MockConfig {
+            latency: Duration::ZERO,
+            faults: Faults::default(),
+            retry_after_secs: 1,
+            hang: Duration::from_secs(30),
+            api_key: None,
+            omit_usage: false,
+            seed: 7,
+        }
+    }
+}
+
+/// What the server has seen so far.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Stats {
+    pub requests: u64,
+    pub ok: u64,
+    pub max_in_flight: u64,
+    /// Faults injected, by name.
+    pub faults: HashMap<&'static str, u64>,
+    /// Successful answers per distinct request body (by its text).
+    pub answered: HashMap<String, u64>,
+    /// `Authorization` headers that did not match the configured key.
+    pub unauthorized: u64,
+}
+
+struct Shared {
+    config: Mutex<MockConfig>,
+    counter: AtomicU64,
+    in_flight: AtomicU64,
+    stats: Mutex<Stats>,
+}
+
+/// A running mock server. Dropping it stops the server.
+pub struct MockServer {
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for MockServer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl MockServer {
+    /// Starts on 127.0.0.1 at a free port.
+    pub async fn start(config: MockConfig) -> MockServer {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind 127.0.0.1:0");
+        let addr = listener.local_addr().unwrap();
+        let shared = Arc::new(Shared {
+            config: Mutex::new(config),
+            counter: AtomicU64::new(0),
+            in_flight: AtomicU64::new(0),
+            stats: Mutex::new(Stats::default()),
+        });
+        let app = Router::new()
+            .route("/v1/chat/completions", post(chat))
+            .route("/v1/embeddings", post(embeddings))
+            .with_state(shared.clone());
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        MockServer { addr, shared, task }
+    }
+
+    /// The base URL a client is configured with: `http://127.0.0.1:PORT/v1`.
+    pub fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    pub fn stats(&self) -> Stats {
+        self.shared.stats.lock().unwrap().clone()
+    }
+
+    pub fn reset_stats(&self) {
+        *self.shared.stats.lock().unwrap() = Stats::default();
+    }
+
+    pub fn set_faults(&self, faults: Faults) {
+        self.shared.config.lock().unwrap().faults = faults;
+    }
+
+    pub fn set_latency(&self, latency: Duration) {
+        self.shared.config.lock().unwrap().latency = latency;
+    }
+}
+
+/// Decrements the in-flight count however the handler ends (even when the
+/// client hangs up and the handler is dropped).
+struct InFlight<'a>(&'a Shared);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+fn enter(shared: &Shared) -> InFlight<'_> {
+    let now = shared.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+    let mut stats = shared.stats.lock().unwrap();
+    stats.requests += 1;
+    stats.max_in_flight = stats.max_in_flight.max(now);
+    InFlight(shared)
+}
+
+/// splitmix64: a uniform number in [0, 1) for request `n`.
+fn uniform(seed: u64, n: u64) -> f64 {
+    let mut z = seed.wrapping_add(n.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    (z >> 11) as f64 / (1u64 << 53) as f64
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Fault {
+    RateLimited,
+    ServerError,
+    Timeout,
+    Malformed,
+    Truncated,
+    Dropped,
+}
+
+impl Fault {
+    fn name(self) -> &'static str {
+        match self {
+            Fault::RateLimited => "rate_limited",
+            Fault::ServerError => "server_error",
+            Fault::Timeout => "timeout",
+            Fault::Malformed => "malformed",
+            Fault::Truncated => "truncated",
+            Fault::Dropped => "dropped",
+        }
+    }
+}
+
+fn draw(f: &Faults, u: f64) -> Option<Fault> {
+    let table = [
+        (f.rate_limited, Fault::RateLimited),
+        (f.server_error, Fault::ServerError),
+        (f.timeout, Fault::Timeout),
+        (f.malformed, Fault::Malformed),
+        (f.truncated, Fault::Truncated),
+        (f.dropped, Fault::Dropped),
+    ];
+    let mut acc = 0.0;
+    for (p, fault) in table {
+        acc += p;
+        if u < acc {
+            return Some(fault);
+        }
+    }
+    None
+}
+
+/// Runs the checks and faults common to both endpoints. `Ok` means answer normally.
+async fn misbehave(shared: &Shared, headers: &HeaderMap) -> Result<MockConfig, Response> {
+    let config = shared.config.lock().unwrap().clone();
+    if let Some(key) = &config.api_key {
+        let sent = headers.get("authorization").and_then(|v| v.to_str().ok());
+        if sent != Some(&format!("Bearer {key}")) {
+            shared.stats.lock().unwrap().unauthorized += 1;
+            return Err((
+                StatusCode::UNAUTHORIZED,
+                Json(json!({"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}})),
+            )
+                .into_response());
+        }
+    }
+    if !config.latency.is_zero() {
+        tokio::time::sleep(config.latency).await;
+    }
+    let n = shared.counter.fetch_add(1, Ordering::SeqCst);
+    let Some(fault) = draw(&config.faults, uniform(config.seed, n)) else { return Ok(config) };
+    *shared.stats.lock().unwrap().faults.entry(fault.name()).or_default() += 1;
+    Err(match fault {
+        Fault::RateLimited => (
+            StatusCode::TOO_MANY_REQUESTS,
+            [("retry-after", config.retry_after_secs.to_string())],
+            Json(json!({"error": {"message": "Rate limit reached", "type": "rate_limit_error"}})),
+        )
+            .into_response(),
+        Fault::ServerError => {
+            (StatusCode::INTERNAL_SERVER_ERROR, Json(json!({"error": {"message": "The server had an error"}})))
+                .into_response()
+        }
+        Fault::Timeout => {
+            tokio::time::sleep(config.hang).await;
+            (StatusCode::GATEWAY_TIMEOUT, "too late").into_response()
+        }
+        Fault::Malformed => {
+            (StatusCode::OK, [("content-type", "application/json")], "{\"choices\": [ not json").into_response()
+        }
+        Fault::Truncated => {
+            // Promise 400 bytes, send 20, then fail the stream: hyper cuts the connection.
+            let chunks: Vec<Result<&'static [u8], std::io::Error>> =
+                vec![Ok(b"{\"id\": \"mock\", \"choi"), Err(std::io::Error::other("truncated on purpose"))];
+            Response::builder()
+                .status(StatusCode::OK)
+                .header("content-type", "application/json")
+                .header("content-length", "400")
+                .body(Body::from_stream(futures_util::stream::iter(chunks)))
+                .unwrap()
+        }
+        Fault::Dropped => {
+            let chunks: Vec<Result<&'static [u8], std::io::Error>> =
+                vec![Err(std::io::Error::other("dropped on purpose"))];
+            Response::builder()
+                .status(StatusCode::OK)
+                .header("content-length", "100")
+                .body(Body::from_stream(futures_util::stream::iter(chunks)))
+                .unwrap()
+        }
+    })
+}
+
+/// A rough token count for `usage` (the mock is not a tokenizer).
+fn rough_tokens(text: &str) -> u64 {
+    text.split_whitespace().count().max(1) as u64
+}
+
+async fn chat(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: String) -> Response {
+    let _guard = enter(&shared);
+    let config = match misbehave(&shared, &headers).await {
+        Ok(c) => c,
+        Err(r) => return r,
+    };
+    let Ok(req) = serde_json::from_str::<Value>(&body) else {
+        return (StatusCode::BAD_REQUEST, Json(json!({"error": {"message": "request body is not JSON"}})))
+            .into_response();
+    };
+    let Some(messages) = req.get("messages").and_then(Value::as_array) else {
+        return (StatusCode::BAD_REQUEST, Json(json!({"error": {"message": "'messages' is required"}})))
+            .into_response();
+    };
+    let prompt: String =
+        messages.iter().filter_map(|m| m.get("content").and_then(Value::as_str)).collect::<Vec<_>>().join("\n");
+    let last = messages.last().and_then(|m| m.get("content")).and_then(Value::as_str).unwrap_or("");
+    let text = if req.pointer("/response_format/type").and_then(Value::as_str) == Some("json_object") {
+        json!({"echo": last.chars().take(60).collect::<String>()}).to_string()
+    } else {
+        format!("Mock reply to: {}", last.chars().take(60).collect::<String>())
+    };
+    {
+        let mut stats = shared.stats.lock().unwrap();
+        stats.ok += 1;
+        *stats.answered.entry(body.clone()).or_default() += 1;
+    }
+    let model = req.get("model").and_then(Value::as_str).unwrap_or("mock-model");
+    let mut reply = json!({
+        "id": format!("mock-{}", shared.counter.load(Ordering::SeqCst)),
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+    });
+    if !config.omit_usage {
+        let (p, c) = (rough_tokens(&prompt), rough_tokens(&text));
+        reply["usage"] = json!({"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c});
+    }
+    Json(reply).into_response()
+}
+
+async fn embeddings(State(shared): State<Arc<Shared>>, headers: HeaderMap, Json(req): Json<Value>) -> Response {
+    let _guard = enter(&shared);
+    if let Err(r) = misbehave(&shared, &headers).await {
+        return r;
+    }
+    let inputs: Vec<String> = match req.get("input") {
+        Some(Value::String(s)) => vec![s.clone()],
+        Some(Value::Array(items)) => items.iter().filter_map(|v| v.as_str().map(str::to_string)).collect(),
+        _ => {
+            return (StatusCode::BAD_REQUEST, Json(json!({"error": {"message": "'input' is required"}})))
+                .into_response()
+        }
+    };
+    shared.stats.lock().unwrap().ok += 1;
+    // Deterministic 8-dimensional vectors from the text's bytes.
+    let data: Vec<Value> = inputs
+        .iter()
+        .enumerate()
+        .map(|(i, text)| {
+            let mut v = [0f64; 8];
+            for (j, b) in text.bytes().enumerate() {
+                v[j % 8] += b as f64;
+            }
+            let norm = v.iter().map(|x| x * x).sum::<f64>().sqrt().max(1e-9);
+            json!({"object": "embedding", "index": i, "embedding": v.iter().map(|x| x / norm).collect::<Vec<_>>()})
+        })
+        .collect();
+    let tokens: u64 = inputs.iter().map(|t| rough_tokens(t)).sum();
+    Json(json!({"object": "list", "data": data, "model": req.get("model").cloned().unwrap_or(json!("mock-embed")),
+                "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}))
+    .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fault_draws_follow_the_proportions() {
+        let f = Faults::spread(0.2);
+        let n = 20_000;
+        let faulty = (0..n).filter(|i| draw(&f, uniform(7, *i)).is_some()).count();
+        let share = faulty as f64 / n as f64;
+        assert!((share - 0.2).abs() < 0.01, "{share}");
+    }
+}
