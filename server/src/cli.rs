@@ -14,6 +14,8 @@ use app::model::{ProjectView, Skipped, UploadReport};
 use app::state::Config;
 use clap::{Args, Parser, Subcommand};
 use engine::chunk::{ChunkSettings, Tokenizer};
+use engine::llm::settings::{LlmSettings, ProviderKind};
+use engine::llm::{ApiKey, CallContext, ChatRequest, Gateway, Message};
 use serde_json::json;
 use sqlx::SqlitePool;
 
@@ -26,8 +28,65 @@ pub struct Cli {
     /// Print machine-readable JSON on stdout.
     #[arg(long, global = true)]
     json: bool,
+    #[command(flatten)]
+    llm: LlmArgs,
     #[command(subcommand)]
     command: Command,
+}
+
+/// Which LLM the gateway uses. The API key is read from the environment
+/// only (`ASSAY_LLM_API_KEY`, else `OPENAI_API_KEY`): keys on a command
+/// line end up in shell history and process lists.
+#[derive(Args, Debug, Clone)]
+struct LlmArgs {
+    /// offline (no model; the default) or openai (any OpenAI-compatible endpoint).
+    #[arg(long = "llm-provider", global = true, env = "ASSAY_LLM_PROVIDER", default_value = "offline")]
+    llm_provider: String,
+    /// Base URL up to /v1: https://api.openai.com/v1, http://localhost:8000/v1 (vLLM), http://localhost:11434/v1 (Ollama).
+    #[arg(
+        long = "llm-base-url",
+        global = true,
+        env = "ASSAY_LLM_BASE_URL",
+        default_value = "https://api.openai.com/v1"
+    )]
+    llm_base_url: String,
+    #[arg(long = "llm-model", global = true, env = "ASSAY_LLM_MODEL", default_value = "gpt-4o-mini")]
+    llm_model: String,
+    /// Most requests in flight at once.
+    #[arg(long = "llm-concurrency", global = true, env = "ASSAY_LLM_CONCURRENCY", default_value_t = 8)]
+    llm_concurrency: usize,
+    /// Seconds before one attempt times out.
+    #[arg(long = "llm-timeout", global = true, env = "ASSAY_LLM_TIMEOUT", default_value_t = 120)]
+    llm_timeout: u64,
+    /// The model's price as INPUT,OUTPUT in USD per million tokens (overrides the built-in list).
+    #[arg(long = "llm-price", global = true, env = "ASSAY_LLM_PRICE")]
+    llm_price: Option<String>,
+    /// Embedding model for /v1/embeddings.
+    #[arg(long = "embed-model", global = true, env = "ASSAY_EMBED_MODEL", default_value = "text-embedding-3-small")]
+    embed_model: String,
+}
+
+impl LlmArgs {
+    fn settings(&self) -> anyhow::Result<LlmSettings> {
+        let key = std::env::var("ASSAY_LLM_API_KEY")
+            .ok()
+            .filter(|k| !k.trim().is_empty())
+            .or_else(|| std::env::var("OPENAI_API_KEY").ok());
+        let mut settings = LlmSettings {
+            provider: ProviderKind::parse(&self.llm_provider)?,
+            base_url: self.llm_base_url.trim_end_matches('/').to_string(),
+            model: self.llm_model.clone(),
+            api_key: key.and_then(ApiKey::new),
+            concurrency: self.llm_concurrency,
+            timeout: std::time::Duration::from_secs(self.llm_timeout),
+            embed_model: self.embed_model.clone(),
+            ..LlmSettings::default()
+        };
+        if let Some(price) = &self.llm_price {
+            settings.set_price(price)?;
+        }
+        Ok(settings)
+    }
 }
 
 #[derive(Subcommand, Debug)]
@@ -40,6 +99,18 @@ enum Command {
     /// Add documents to a project's corpus and inspect it.
     #[command(subcommand)]
     Corpus(CorpusCommand),
+    /// Check the LLM configuration.
+    #[command(subcommand)]
+    Llm(LlmCommand),
+}
+
+#[derive(Subcommand, Debug)]
+enum LlmCommand {
+    /// Send one tiny request (never cached) and print the reply, tokens and latency.
+    Ping {
+        #[arg(long, default_value = "Reply with the single word: pong")]
+        message: String,
+    },
 }
 
 #[derive(Args, Debug)]
@@ -132,7 +203,8 @@ fn one_line(e: &anyhow::Error) -> String {
 }
 
 fn init_tracing(serving: bool) {
-    let default = if serving { "info,sqlx=warn,leptos_axum=warn" } else { "warn" };
+    // Commands print their own one-line errors; logs add only what is worse.
+    let default = if serving { "info,sqlx=warn,leptos_axum=warn" } else { "error" };
     let filter = tracing_subscriber::EnvFilter::try_from_env("ASSAY_LOG").unwrap_or_else(|_| default.into());
     let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
 }
@@ -141,14 +213,53 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let db = cli.db.clone().unwrap_or_else(crate::default_db_path);
     let pool = app::store::open(&db).await.with_context(|| format!("{}", db.display()))?;
     let out = Output { json: cli.json };
+    let llm = cli.llm.settings()?;
     match cli.command {
-        Command::Serve(args) => serve(pool, &db, args).await,
+        Command::Serve(args) => serve(pool, &db, &llm, args).await,
         Command::Project(cmd) => project(&pool, out, cmd).await,
         Command::Corpus(cmd) => corpus(&pool, out, cmd).await,
+        Command::Llm(LlmCommand::Ping { message }) => ping(pool, out, &llm, message).await,
     }
 }
 
-async fn serve(pool: SqlitePool, db: &std::path::Path, args: ServeArgs) -> anyhow::Result<ExitCode> {
+/// "offline (no LLM)", or the model and where it runs.
+fn describe(llm: &LlmSettings) -> String {
+    match llm.provider {
+        ProviderKind::Offline => "offline (no LLM)".into(),
+        ProviderKind::OpenAi => format!("openai, {} at {}", llm.model, llm.base_url),
+    }
+}
+
+async fn ping(pool: SqlitePool, out: Output, llm: &LlmSettings, message: String) -> anyhow::Result<ExitCode> {
+    // A connection test reports the exact error quickly: one retry at most.
+    let provider = LlmSettings { max_attempts: 2, ..llm.clone() }.build_provider()?;
+    let store = std::sync::Arc::new(app::store::calls::SqliteCallStore::new(pool));
+    let gateway = Gateway::new(provider, store, llm.prices.clone()).without_cache();
+    let mut req = ChatRequest::new("ping", vec![Message::user(message)]);
+    req.max_tokens = Some(16);
+    let reply = gateway.chat(&req, &CallContext::default()).await.context("LLM call failed")?;
+    out.print(
+        json!({"provider": reply.provider, "base_url": gateway.provider().base_url(), "model": reply.model, "reply": reply.text,
+               "prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
+               "latency_ms": reply.latency_ms, "attempts": reply.attempts, "cost_usd": reply.cost_usd}),
+        || {
+            format!(
+                "{}\nreply: {}\n{} prompt + {} completion tokens, {} ms, {} attempt{}, ${:.6}",
+                describe(llm),
+                reply.text,
+                reply.prompt_tokens,
+                reply.completion_tokens,
+                reply.latency_ms,
+                reply.attempts,
+                if reply.attempts == 1 { "" } else { "s" },
+                reply.cost_usd
+            )
+        },
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn serve(pool: SqlitePool, db: &std::path::Path, llm: &LlmSettings, args: ServeArgs) -> anyhow::Result<ExitCode> {
     let site = args.site.unwrap_or_else(crate::web::default_site_root);
     if !site.join("pkg").join("assay_bg.wasm").is_file() {
         tracing::warn!(site = %site.display(), "no built WASM under the site directory: pages will render but not hydrate (run scripts/build)");
@@ -158,7 +269,7 @@ async fn serve(pool: SqlitePool, db: &std::path::Path, args: ServeArgs) -> anyho
     let addr = listener.local_addr()?;
     let options = crate::web::leptos_options(&site, addr);
     let router = crate::web::router(pool, args.limits.config(), options);
-    println!("Assay is running at http://{addr}  (database: {}, LLM provider: offline)", db.display());
+    println!("Assay is running at http://{addr}  (database: {}, LLM provider: {})", db.display(), describe(llm));
     crate::web::serve(listener, router).await?;
     Ok(ExitCode::SUCCESS)
 }

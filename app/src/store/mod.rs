@@ -5,6 +5,8 @@
 //! stores all of its accepted documents with their chunks or nothing, so a
 //! failure part-way never leaves a half-written corpus.
 
+pub mod calls;
+
 use std::path::Path;
 use std::str::FromStr;
 

@@ -27,6 +27,7 @@
 
 pub mod offline;
 pub mod openai;
+pub mod settings;
 
 use std::collections::HashMap;
 use std::fmt;
