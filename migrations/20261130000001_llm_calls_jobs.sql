@@ -27,9 +27,26 @@ CREATE TABLE jobs (
     error       TEXT,
     created_at  TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
     started_at  TEXT,
-    finished_at TEXT
+    finished_at TEXT,
+    -- While running: the runner's process id and its last sign of life, so
+    -- a job whose process died is shown as interrupted.
+    runner_pid  INTEGER,
+    heartbeat   TEXT
 );
 CREATE INDEX jobs_project ON jobs(project_id, id);
+
+-- One row per finished item of a job (done or failed).
+CREATE TABLE job_items (
+    job_id      INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,
+    key         TEXT    NOT NULL,
+    status      TEXT    NOT NULL,  -- done | failed
+    result      TEXT,
+    error       TEXT,
+    tokens      INTEGER NOT NULL,
+    cost_usd    REAL    NOT NULL,
+    finished_at TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+    PRIMARY KEY (job_id, key)
+);
 
 -- Every LLM call, cached or not, succeeded or failed.
 CREATE TABLE llm_calls (

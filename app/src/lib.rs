@@ -19,6 +19,8 @@ pub mod api;
 pub mod components;
 pub mod error;
 pub mod format;
+#[cfg(feature = "ssr")]
+pub mod jobs;
 pub mod model;
 pub mod pages;
 #[cfg(feature = "ssr")]

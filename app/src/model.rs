@@ -68,3 +68,57 @@ pub struct UploadLimits {
     pub max_upload_bytes: u64,
     pub max_file_bytes: u64,
 }
+
+/// A job, with its status as the user should see it (`interrupted` when the
+/// process running it died).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobView {
+    pub id: i64,
+    pub project_id: Option<i64>,
+    pub kind: String,
+    pub parameters: String,
+    pub status: String,
+    pub total: i64,
+    pub done: i64,
+    pub failed: i64,
+    pub tokens: i64,
+    pub cost_usd: f64,
+    pub error: Option<String>,
+    pub created_at: String,
+    pub started_at: Option<String>,
+    pub finished_at: Option<String>,
+    /// Seconds from start to finish (or to now, while running).
+    pub elapsed_secs: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobItemView {
+    pub key: String,
+    pub status: String,
+    pub result: Option<String>,
+    pub error: Option<String>,
+    pub tokens: i64,
+    pub cost_usd: f64,
+    pub finished_at: String,
+}
+
+/// One logged LLM call, prompt and reply as text.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CallView {
+    pub id: i64,
+    pub purpose: String,
+    pub provider: String,
+    pub model: String,
+    pub sample: i64,
+    pub prompt: String,
+    pub reply: Option<String>,
+    pub error: Option<String>,
+    pub prompt_tokens: i64,
+    pub completion_tokens: i64,
+    pub cost_usd: f64,
+    pub latency_ms: i64,
+    pub attempts: i64,
+    pub cached: bool,
+    pub prompt_hash: Option<String>,
+    pub created_at: String,
+}

@@ -11,10 +11,14 @@
 //! - [`chunk`]: token counting (OpenAI-compatible BPE) and token-based
 //!   chunking with overlap that never cuts a word.
 //! - [`sample`]: the small corpus Assay ships for its demo.
+//! - [`jobs`]: running many items resumably, with failures as data.
 //! - [`llm`]: the LLM gateway (every model call goes through it): providers
 //!   (`openai`, `offline`), cache, accounting and call log.
+//! - [`tasks`]: each LLM task's prompt, request and offline implementation.
 
 pub mod chunk;
 pub mod corpus;
+pub mod jobs;
 pub mod llm;
 pub mod sample;
+pub mod tasks;

@@ -111,7 +111,13 @@ async fn with_twenty_percent_faults_every_item_ends_succeeded_or_failed_none_los
     let injected: u64 = stats.faults.values().sum();
     assert!(injected > 150, "faults were injected: {:?}", stats.faults);
     assert_eq!(stats.faults.len(), 6, "every kind of fault occurred: {:?}", stats.faults);
-    assert!(stats.max_in_flight <= 16, "in flight: {}", stats.max_in_flight);
+    // The client never has more than 16 requests outstanding, but the server
+    // may count more: a request the client abandoned at its timeout is still
+    // "in flight" at the server until its 2 s hang ends. So the bound here is
+    // 16 plus the hangs; `concurrency_never_exceeds_the_limit` checks the
+    // exact limit where nothing is abandoned.
+    let hangs = stats.faults.get("timeout").copied().unwrap_or(0);
+    assert!(stats.max_in_flight <= 16 + hangs, "in flight: {} with {hangs} hangs", stats.max_in_flight);
     // Retries recovered: at 20% faults and 6 attempts, failures are rare.
     assert!(ok >= n - 2, "{ok} of {n} succeeded");
     assert!(log.iter().any(|r| r.attempts > 1), "some calls needed retries");

@@ -102,6 +102,8 @@ pub struct Stats {
     pub faults: HashMap<&'static str, u64>,
     /// Successful answers per distinct request body (by its text).
     pub answered: HashMap<String, u64>,
+    /// Successful answers per last message content (the item's prompt).
+    pub answered_prompts: HashMap<String, u64>,
     /// `Authorization` headers that did not match the configured key.
     pub unauthorized: u64,
 }
@@ -330,6 +332,7 @@ async fn chat(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Strin
         let mut stats = shared.stats.lock().unwrap();
         stats.ok += 1;
         *stats.answered.entry(body.clone()).or_default() += 1;
+        *stats.answered_prompts.entry(last.to_string()).or_default() += 1;
     }
     let model = req.get("model").and_then(Value::as_str).unwrap_or("mock-model");
     let mut reply = json!({

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
-use app::model::{ProjectView, Skipped, UploadReport};
+use app::model::{JobView, ProjectView, Skipped, UploadReport};
 use app::state::Config;
 use clap::{Args, Parser, Subcommand};
 use engine::chunk::{ChunkSettings, Tokenizer};
@@ -102,6 +102,9 @@ enum Command {
     /// Check the LLM configuration.
     #[command(subcommand)]
     Llm(LlmCommand),
+    /// Inspect and resume jobs.
+    #[command(subcommand)]
+    Job(JobCommand),
 }
 
 #[derive(Subcommand, Debug)]
@@ -183,6 +186,23 @@ enum CorpusCommand {
     },
     /// Documents, tokens and chunks of a project's corpus.
     Stats { project: String },
+    /// Summarise every chunk in one sentence (a job; resumable).
+    Summarise { project: String },
+}
+
+#[derive(Subcommand, Debug)]
+enum JobCommand {
+    /// Jobs of a project, newest first.
+    List { project: String },
+    /// One job: status, counters, failed items.
+    Show { id: i64 },
+    /// Run a job's unfinished items (after an interruption or a cancel).
+    Resume {
+        id: i64,
+        /// Also run again the items that failed.
+        #[arg(long)]
+        retry_failed: bool,
+    },
 }
 
 pub fn main() -> ExitCode {
@@ -217,9 +237,119 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Serve(args) => serve(pool, &db, &llm, args).await,
         Command::Project(cmd) => project(&pool, out, cmd).await,
-        Command::Corpus(cmd) => corpus(&pool, out, cmd).await,
+        Command::Corpus(cmd) => corpus(&pool, out, &llm, cmd).await,
         Command::Llm(LlmCommand::Ping { message }) => ping(pool, out, &llm, message).await,
+        Command::Job(cmd) => job(&pool, out, &llm, cmd).await,
     }
+}
+
+fn job_json(j: &JobView) -> serde_json::Value {
+    serde_json::to_value(j).unwrap_or_default()
+}
+
+fn job_line(j: &JobView) -> String {
+    format!(
+        "job {} ({}): {} · {}/{} done, {} failed · {} tokens · ${:.4} · {:.1} s",
+        j.id,
+        j.kind,
+        j.status,
+        app::format::int(j.done),
+        app::format::int(j.total),
+        app::format::int(j.failed),
+        app::format::int(j.tokens),
+        j.cost_usd,
+        j.elapsed_secs
+    )
+}
+
+async fn job(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: JobCommand) -> anyhow::Result<ExitCode> {
+    match cmd {
+        JobCommand::List { project } => {
+            let p = app::store::find_project(pool, &project).await?;
+            let jobs = app::store::jobs::list_jobs(pool, p.summary.id).await?;
+            out.print(json!(jobs.iter().map(job_json).collect::<Vec<_>>()), || {
+                if jobs.is_empty() {
+                    format!("{} has no jobs", p.summary.name)
+                } else {
+                    jobs.iter().map(job_line).collect::<Vec<_>>().join("\n")
+                }
+            });
+            Ok(ExitCode::SUCCESS)
+        }
+        JobCommand::Show { id } => {
+            let j = app::store::jobs::get_job(pool, id).await?;
+            let items = app::store::jobs::job_items(pool, id).await?;
+            let failures: Vec<_> = items.iter().filter(|i| i.status == "failed").collect();
+            let mut value = job_json(&j);
+            value["failures"] =
+                json!(failures.iter().map(|i| json!({"item": i.key, "error": i.error})).collect::<Vec<_>>());
+            out.print(value, || {
+                let mut s = job_line(&j);
+                if let Some(e) = &j.error {
+                    s.push_str(&format!("\nerror: {e}"));
+                }
+                for f in &failures {
+                    s.push_str(&format!("\n  failed {}: {}", f.key, f.error.as_deref().unwrap_or("")));
+                }
+                if j.status == "interrupted" || j.status == "cancelled" {
+                    s.push_str(&format!("\nresume with: assay job resume {}", j.id));
+                }
+                s
+            });
+            Ok(ExitCode::SUCCESS)
+        }
+        JobCommand::Resume { id, retry_failed } => run_job(pool, out, llm, id, retry_failed).await,
+    }
+}
+
+/// Runs a job in the foreground with a progress bar (plain lines when
+/// stderr is not a terminal). Ctrl-C cancels; what finished is kept.
+async fn run_job(
+    pool: &SqlitePool,
+    out: Output,
+    llm: &LlmSettings,
+    id: i64,
+    retry_failed: bool,
+) -> anyhow::Result<ExitCode> {
+    use std::io::IsTerminal;
+    let before = app::store::jobs::get_job(pool, id).await?;
+    if !out.json {
+        eprintln!("job {} ({}) with {}", id, before.kind, describe(llm));
+    }
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let on_ctrl_c = cancel.clone();
+    let ctrl_c = tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            on_ctrl_c.cancel();
+        }
+    });
+    let terminal = std::io::stderr().is_terminal() && !out.json;
+    let bar = indicatif::ProgressBar::new(before.total.max(0) as u64);
+    if terminal {
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} · {per_sec} · eta {eta} · {msg}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+    } else {
+        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
+    let step = (before.total / 20).max(1) as u64;
+    let quiet = out.json;
+    let report = move |p: engine::jobs::Progress| {
+        let finished = p.done + p.failed;
+        bar.set_length(p.total);
+        bar.set_position(finished);
+        bar.set_message(format!("{} failed · {} tokens · ${:.4}", p.failed, p.tokens, p.cost_usd));
+        if !terminal && !quiet && (finished % step == 0 || finished == p.total) {
+            eprintln!("{finished}/{} done, {} failed, {} tokens, ${:.4}", p.total, p.failed, p.tokens, p.cost_usd);
+        }
+    };
+    let result = app::jobs::run(pool, llm, id, retry_failed, cancel, &report).await;
+    ctrl_c.abort();
+    result?;
+    let after = app::store::jobs::get_job(pool, id).await?;
+    out.print(job_json(&after), || job_line(&after));
+    Ok(if after.status == "done" { ExitCode::SUCCESS } else { ExitCode::from(3) })
 }
 
 /// "offline (no LLM)", or the model and where it runs.
@@ -357,8 +487,13 @@ async fn project(pool: &SqlitePool, out: Output, cmd: ProjectCommand) -> anyhow:
     Ok(ExitCode::SUCCESS)
 }
 
-async fn corpus(pool: &SqlitePool, out: Output, cmd: CorpusCommand) -> anyhow::Result<ExitCode> {
+async fn corpus(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: CorpusCommand) -> anyhow::Result<ExitCode> {
     match cmd {
+        CorpusCommand::Summarise { project } => {
+            let p = app::store::find_project(pool, &project).await?;
+            let job = app::jobs::create_summaries(pool, p.summary.id).await?;
+            return run_job(pool, out, llm, job.id, false).await;
+        }
         CorpusCommand::Add { project, files, sample, limits } => {
             if files.is_empty() && !sample {
                 bail!("name the files to add, or --sample for the sample corpus");

@@ -6,6 +6,7 @@
 //! failure part-way never leaves a half-written corpus.
 
 pub mod calls;
+pub mod jobs;
 
 use std::path::Path;
 use std::str::FromStr;
@@ -410,4 +411,12 @@ pub async fn set_chunk_settings(pool: &SqlitePool, project_id: i64, settings: Ch
     }
     tx.commit().await?;
     get_project(pool, project_id).await
+}
+
+/// `(chunk id, text)` of every chunk of a project, in order.
+pub async fn chunk_texts(pool: &SqlitePool, project_id: i64) -> AppResult<Vec<(i64, String)>> {
+    Ok(sqlx::query_as("SELECT id, body FROM chunks WHERE project_id = ? ORDER BY document_id, idx")
+        .bind(project_id)
+        .fetch_all(pool)
+        .await?)
 }

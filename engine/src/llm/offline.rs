@@ -33,6 +33,7 @@ impl Default for OfflineProvider {
             let asked = req.messages.last().map(|m| m.content.as_str()).unwrap_or("");
             Ok(format!("pong (offline provider, no LLM): received {} characters", asked.chars().count()))
         });
+        crate::tasks::register_offline(&mut p);
         p
     }
 }

@@ -1,0 +1,93 @@
+//! Creating and running jobs: the glue between the store and
+//! `engine::jobs`, shared by the web server and the CLI so both run a job
+//! the same way (same items, same gateway, same records).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use engine::jobs::{Progress, RunEnd, WorkItem};
+use engine::llm::settings::LlmSettings;
+use engine::llm::Gateway;
+use serde_json::json;
+use sqlx::SqlitePool;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::{AppError, AppResult};
+use crate::model::JobView;
+use crate::store;
+use crate::store::calls::SqliteCallStore;
+use crate::store::jobs::SqliteJobStore;
+
+/// One-sentence summaries of every chunk of a project.
+pub const SUMMARIES: &str = "summaries";
+
+/// Creates (does not run) a summaries job for a project.
+pub async fn create_summaries(pool: &SqlitePool, project_id: i64) -> AppResult<JobView> {
+    store::get_project(pool, project_id).await?;
+    let chunks = store::chunk_texts(pool, project_id).await?;
+    if chunks.is_empty() {
+        return Err(AppError::Invalid("the project has no chunks yet: add documents to its corpus first".into()));
+    }
+    let id = store::jobs::create_job(pool, project_id, SUMMARIES, &json!({}), chunks.len() as i64).await?;
+    store::jobs::get_job(pool, id).await
+}
+
+async fn items(pool: &SqlitePool, job: &JobView) -> AppResult<Vec<WorkItem>> {
+    match job.kind.as_str() {
+        SUMMARIES => {
+            let project = job.project_id.ok_or_else(|| AppError::Invalid(format!("job {} has no project", job.id)))?;
+            Ok(store::chunk_texts(pool, project)
+                .await?
+                .into_iter()
+                .map(|(id, text)| WorkItem { key: format!("chunk-{id}"), payload: json!({ "text": text }) })
+                .collect())
+        }
+        other => Err(AppError::Invalid(format!("job {} is of an unknown kind \"{other}\"", job.id))),
+    }
+}
+
+/// Runs a job's unfinished items (all of them the first time; on resume,
+/// those not yet done, and failed ones too when `retry_failed`). Returns
+/// when the job finishes or `cancel` fires; the job's row says which.
+pub async fn run(
+    pool: &SqlitePool,
+    llm: &LlmSettings,
+    job_id: i64,
+    retry_failed: bool,
+    cancel: CancellationToken,
+    on_progress: &(dyn Fn(Progress) + Send + Sync),
+) -> AppResult<RunEnd> {
+    let job = store::jobs::get_job(pool, job_id).await?;
+    if job.status == "running" {
+        return Err(AppError::Conflict(format!("job {job_id} is already running")));
+    }
+    let items = items(pool, &job).await?;
+    store::jobs::set_total(pool, job_id, items.len() as i64).await?;
+    let provider = llm.build_provider().map_err(|e| AppError::Invalid(e.to_string()))?;
+    let gateway = Gateway::new(provider, Arc::new(SqliteCallStore::new(pool.clone())), llm.prices.clone());
+    store::jobs::mark_running(pool, job_id).await?;
+
+    let beat_pool = pool.clone();
+    let heartbeat = tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            let _ = store::jobs::heartbeat(&beat_pool, job_id).await;
+        }
+    });
+    let job_store = SqliteJobStore::new(pool.clone());
+    let result =
+        engine::jobs::run(job_id, items, &job_store, llm.concurrency, retry_failed, &cancel, on_progress, |item| {
+            engine::tasks::summarise::run_item(&gateway, job_id, item)
+        })
+        .await;
+    heartbeat.abort();
+    match result {
+        Ok(RunEnd::Finished) => store::jobs::mark_ended(pool, job_id, "done", None).await?,
+        Ok(RunEnd::Cancelled) => store::jobs::mark_ended(pool, job_id, "cancelled", None).await?,
+        Err(e) => {
+            store::jobs::mark_ended(pool, job_id, "failed", Some(&e)).await?;
+            return Err(AppError::Internal);
+        }
+    }
+    result.map_err(|_| AppError::Internal)
+}

@@ -1,0 +1,330 @@
+//! Jobs and their items in SQLite, and `engine::jobs::JobStore` over them.
+
+use std::collections::HashSet;
+
+use engine::jobs::{ItemOutcome, JobStore, Progress};
+use engine::llm::BoxFuture;
+use sqlx::{FromRow, SqlitePool};
+
+use crate::error::{AppError, AppResult};
+use crate::model::{CallView, JobItemView, JobView};
+
+/// A running job whose heartbeat is older than this is shown as interrupted.
+pub const STALE_AFTER_SECS: i64 = 30;
+
+pub async fn create_job(
+    pool: &SqlitePool,
+    project_id: i64,
+    kind: &str,
+    parameters: &serde_json::Value,
+    total: i64,
+) -> AppResult<i64> {
+    Ok(sqlx::query_scalar("INSERT INTO jobs (project_id, kind, parameters, total) VALUES (?, ?, ?, ?) RETURNING id")
+        .bind(project_id)
+        .bind(kind)
+        .bind(parameters.to_string())
+        .bind(total)
+        .fetch_one(pool)
+        .await?)
+}
+
+/// Marks a job as running in this process.
+pub async fn mark_running(pool: &SqlitePool, job_id: i64) -> AppResult<()> {
+    sqlx::query(
+        "UPDATE jobs SET status = 'running', error = NULL, finished_at = NULL, runner_pid = ?,
+                started_at = COALESCE(started_at, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+                heartbeat = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+          WHERE id = ?",
+    )
+    .bind(std::process::id() as i64)
+    .bind(job_id)
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+pub async fn heartbeat(pool: &SqlitePool, job_id: i64) -> AppResult<()> {
+    sqlx::query(
+        "UPDATE jobs SET heartbeat = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ? AND status = 'running'",
+    )
+    .bind(job_id)
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+/// Ends a run: `done`, `failed` (with the error) or `cancelled`.
+pub async fn mark_ended(pool: &SqlitePool, job_id: i64, status: &str, error: Option<&str>) -> AppResult<()> {
+    sqlx::query(
+        "UPDATE jobs SET status = ?, error = ?, runner_pid = NULL,
+                finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?",
+    )
+    .bind(status)
+    .bind(error)
+    .bind(job_id)
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+#[derive(FromRow)]
+struct JobRow {
+    id: i64,
+    project_id: Option<i64>,
+    kind: String,
+    parameters: String,
+    status: String,
+    total: i64,
+    done: i64,
+    failed: i64,
+    tokens: i64,
+    cost_usd: f64,
+    error: Option<String>,
+    created_at: String,
+    started_at: Option<String>,
+    finished_at: Option<String>,
+    runner_pid: Option<i64>,
+    stale_secs: Option<f64>,
+    elapsed_secs: Option<f64>,
+}
+
+const JOB_SELECT: &str = "SELECT id, project_id, kind, parameters, status, total, done, failed, tokens, cost_usd, error,
+        created_at, started_at, finished_at, runner_pid,
+        (julianday('now') - julianday(heartbeat)) * 86400.0 AS stale_secs,
+        (julianday(COALESCE(finished_at, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))) - julianday(started_at)) * 86400.0 AS elapsed_secs
+   FROM jobs";
+
+/// Is the process that claimed a job still alive? (Linux: /proc; elsewhere
+/// only the heartbeat decides.)
+fn runner_alive(pid: Option<i64>) -> bool {
+    match pid {
+        Some(pid) if pid as u32 == std::process::id() => true,
+        Some(pid) if std::path::Path::new("/proc").is_dir() => std::path::Path::new(&format!("/proc/{pid}")).exists(),
+        _ => true,
+    }
+}
+
+impl JobRow {
+    fn view(self) -> JobView {
+        let status = if self.status == "running"
+            && (!runner_alive(self.runner_pid) || self.stale_secs.unwrap_or(0.0) > STALE_AFTER_SECS as f64)
+        {
+            "interrupted".to_string()
+        } else {
+            self.status
+        };
+        JobView {
+            id: self.id,
+            project_id: self.project_id,
+            kind: self.kind,
+            parameters: self.parameters,
+            status,
+            total: self.total,
+            done: self.done,
+            failed: self.failed,
+            tokens: self.tokens,
+            cost_usd: self.cost_usd,
+            error: self.error,
+            created_at: self.created_at,
+            started_at: self.started_at,
+            finished_at: self.finished_at,
+            elapsed_secs: self.elapsed_secs.unwrap_or(0.0).max(0.0),
+        }
+    }
+}
+
+pub async fn get_job(pool: &SqlitePool, id: i64) -> AppResult<JobView> {
+    let row: Option<JobRow> =
+        sqlx::query_as(&format!("{JOB_SELECT} WHERE id = ?")).bind(id).fetch_optional(pool).await?;
+    row.map(JobRow::view).ok_or_else(|| AppError::NotFound(format!("no job with id {id}")))
+}
+
+pub async fn list_jobs(pool: &SqlitePool, project_id: i64) -> AppResult<Vec<JobView>> {
+    let rows: Vec<JobRow> = sqlx::query_as(&format!("{JOB_SELECT} WHERE project_id = ? ORDER BY id DESC"))
+        .bind(project_id)
+        .fetch_all(pool)
+        .await?;
+    Ok(rows.into_iter().map(JobRow::view).collect())
+}
+
+pub async fn job_items(pool: &SqlitePool, job_id: i64) -> AppResult<Vec<JobItemView>> {
+    let rows: Vec<(String, String, Option<String>, Option<String>, i64, f64, String)> = sqlx::query_as(
+        "SELECT key, status, result, error, tokens, cost_usd, finished_at FROM job_items WHERE job_id = ? ORDER BY finished_at, key",
+    )
+    .bind(job_id)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(key, status, result, error, tokens, cost_usd, finished_at)| JobItemView {
+            key,
+            status,
+            result,
+            error,
+            tokens,
+            cost_usd,
+            finished_at,
+        })
+        .collect())
+}
+
+/// The call log of one item of a job.
+pub async fn item_calls(pool: &SqlitePool, job_id: i64, item: &str) -> AppResult<Vec<CallView>> {
+    let rows: Vec<CallRow> = sqlx::query_as(
+        "SELECT id, purpose, provider, model, sample, messages, reply, error, prompt_tokens, completion_tokens, cost_usd,
+                latency_ms, attempts, cached, prompt_hash, created_at
+           FROM llm_calls WHERE job_id = ? AND item = ? ORDER BY id",
+    )
+    .bind(job_id)
+    .bind(item)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows.into_iter().map(CallRow::view).collect())
+}
+
+#[derive(FromRow)]
+struct CallRow {
+    id: i64,
+    purpose: String,
+    provider: String,
+    model: String,
+    sample: i64,
+    messages: String,
+    reply: Option<String>,
+    error: Option<String>,
+    prompt_tokens: i64,
+    completion_tokens: i64,
+    cost_usd: f64,
+    latency_ms: i64,
+    attempts: i64,
+    cached: bool,
+    prompt_hash: Option<String>,
+    created_at: String,
+}
+
+impl CallRow {
+    fn view(self) -> CallView {
+        let messages: Vec<engine::llm::Message> = serde_json::from_str(&self.messages).unwrap_or_default();
+        CallView {
+            id: self.id,
+            purpose: self.purpose,
+            provider: self.provider,
+            model: self.model,
+            sample: self.sample,
+            prompt: messages
+                .iter()
+                .map(|m| format!("[{}]\n{}", role_name(m.role), m.content))
+                .collect::<Vec<_>>()
+                .join("\n\n"),
+            reply: self.reply,
+            error: self.error,
+            prompt_tokens: self.prompt_tokens,
+            completion_tokens: self.completion_tokens,
+            cost_usd: self.cost_usd,
+            latency_ms: self.latency_ms,
+            attempts: self.attempts,
+            cached: self.cached,
+            prompt_hash: self.prompt_hash,
+            created_at: self.created_at,
+        }
+    }
+}
+
+fn role_name(role: engine::llm::Role) -> &'static str {
+    match role {
+        engine::llm::Role::System => "system",
+        engine::llm::Role::User => "user",
+        engine::llm::Role::Assistant => "assistant",
+    }
+}
+
+/// `engine::jobs::JobStore` over SQLite.
+pub struct SqliteJobStore {
+    pool: SqlitePool,
+}
+
+impl SqliteJobStore {
+    pub fn new(pool: SqlitePool) -> SqliteJobStore {
+        SqliteJobStore { pool }
+    }
+}
+
+fn store_error(e: sqlx::Error) -> String {
+    tracing::error!(error = %e, "job store");
+    "the job's progress could not be written".to_string()
+}
+
+impl JobStore for SqliteJobStore {
+    fn finished<'a>(&'a self, job_id: i64, include_failed: bool) -> BoxFuture<'a, Result<HashSet<String>, String>> {
+        Box::pin(async move {
+            let keys: Vec<String> =
+                sqlx::query_scalar("SELECT key FROM job_items WHERE job_id = ? AND (status = 'done' OR ?)")
+                    .bind(job_id)
+                    .bind(include_failed)
+                    .fetch_all(&self.pool)
+                    .await
+                    .map_err(store_error)?;
+            Ok(keys.into_iter().collect())
+        })
+    }
+
+    fn record<'a>(
+        &'a self,
+        job_id: i64,
+        key: &'a str,
+        outcome: &'a ItemOutcome,
+    ) -> BoxFuture<'a, Result<Progress, String>> {
+        Box::pin(async move {
+            let (status, result, error) = match outcome {
+                ItemOutcome::Done { result, .. } => ("done", Some(result.as_str()), None),
+                ItemOutcome::Failed { error, .. } => ("failed", None, Some(error.as_str())),
+            };
+            let mut tx = self.pool.begin().await.map_err(store_error)?;
+            sqlx::query(
+                "INSERT OR REPLACE INTO job_items (job_id, key, status, result, error, tokens, cost_usd) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            )
+            .bind(job_id)
+            .bind(key)
+            .bind(status)
+            .bind(result)
+            .bind(error)
+            .bind(outcome.tokens() as i64)
+            .bind(outcome.cost_usd())
+            .execute(&mut *tx)
+            .await
+            .map_err(store_error)?;
+            sqlx::query(
+                "UPDATE jobs SET
+                    done = (SELECT COUNT(*) FROM job_items WHERE job_id = ?1 AND status = 'done'),
+                    failed = (SELECT COUNT(*) FROM job_items WHERE job_id = ?1 AND status = 'failed'),
+                    tokens = (SELECT COALESCE(SUM(tokens), 0) FROM job_items WHERE job_id = ?1),
+                    cost_usd = (SELECT COALESCE(SUM(cost_usd), 0) FROM job_items WHERE job_id = ?1),
+                    heartbeat = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+                  WHERE id = ?1",
+            )
+            .bind(job_id)
+            .execute(&mut *tx)
+            .await
+            .map_err(store_error)?;
+            let (total, done, failed, tokens, cost): (i64, i64, i64, i64, f64) =
+                sqlx::query_as("SELECT total, done, failed, tokens, cost_usd FROM jobs WHERE id = ?")
+                    .bind(job_id)
+                    .fetch_one(&mut *tx)
+                    .await
+                    .map_err(store_error)?;
+            tx.commit().await.map_err(store_error)?;
+            Ok(Progress {
+                total: total as u64,
+                done: done as u64,
+                failed: failed as u64,
+                tokens: tokens as u64,
+                cost_usd: cost,
+            })
+        })
+    }
+}
+
+pub async fn set_total(pool: &SqlitePool, job_id: i64, total: i64) -> AppResult<()> {
+    sqlx::query("UPDATE jobs SET total = ? WHERE id = ?").bind(total).bind(job_id).execute(pool).await?;
+    Ok(())
+}

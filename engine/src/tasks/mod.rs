@@ -1,0 +1,27 @@
+//! The LLM tasks of Assay's stages: for each, the prompt (a file under
+//! `engine/prompts/`, whose hash is logged with every call), how a request is
+//! built, and the `offline` provider's classical-NLP implementation.
+
+pub mod summarise;
+
+use sha2::{Digest, Sha256};
+
+use crate::llm::offline::OfflineProvider;
+
+/// Registers every task's offline implementation.
+pub fn register_offline(provider: &mut OfflineProvider) {
+    provider.register(summarise::PURPOSE, summarise::offline);
+}
+
+/// Hex SHA-256 of a prompt template, stored with each call made from it.
+pub fn prompt_hash(template: &str) -> String {
+    Sha256::digest(template.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The text between the `<<<` and `>>>` markers that prompts put around
+/// their input, so offline implementations can find it.
+pub fn delimited(message: &str) -> Option<&str> {
+    let start = message.find("<<<\n")? + 4;
+    let end = message.rfind("\n>>>")?;
+    (start <= end).then(|| &message[start..end])
+}

@@ -1,0 +1,157 @@
+//! One-sentence summaries of chunks. Seed 000 (§III-A) summarises the text
+//! chunks behind a sampled subgraph before asking for subgraph-level
+//! questions; the summaries job makes them for a whole corpus.
+//!
+//! Offline implementation: extractive. The sentence whose content words are
+//! most frequent in the chunk (score = sum of the words' chunk frequencies
+//! over the square root of the sentence's length, so long sentences do not
+//! win by length alone), trimmed to 40 words.
+
+use std::collections::HashMap;
+
+use super::{delimited, prompt_hash};
+use crate::jobs::{ItemOutcome, WorkItem};
+use crate::llm::{CallContext, ChatRequest, Gateway, Message};
+
+pub const PURPOSE: &str = "summarise_chunk";
+pub const PROMPT: &str = include_str!("../../prompts/summarise_chunk.txt");
+
+pub fn request(text: &str) -> ChatRequest {
+    let mut req = ChatRequest::new(
+        PURPOSE,
+        vec![Message::system(PROMPT.trim()), Message::user(format!("Passage:\n<<<\n{text}\n>>>"))],
+    );
+    req.max_tokens = Some(80);
+    req
+}
+
+/// Summarises one chunk item (`payload.text`) through the gateway.
+pub async fn run_item(gateway: &Gateway, job_id: i64, item: WorkItem) -> ItemOutcome {
+    let text = item.payload.get("text").and_then(|t| t.as_str()).unwrap_or_default();
+    let ctx =
+        CallContext { job_id: Some(job_id), item: Some(item.key.clone()), prompt_hash: Some(prompt_hash(PROMPT)) };
+    match gateway.chat(&request(text), &ctx).await {
+        Ok(reply) => ItemOutcome::Done {
+            result: reply.text.trim().to_string(),
+            tokens: reply.prompt_tokens + reply.completion_tokens,
+            cost_usd: reply.cost_usd,
+        },
+        Err(e) => ItemOutcome::Failed { error: e.to_string(), tokens: 0, cost_usd: 0.0 },
+    }
+}
+
+const STOPWORDS: &[&str] = &[
+    "a", "about", "after", "all", "also", "an", "and", "any", "are", "as", "at", "be", "been", "but", "by", "can",
+    "could", "did", "do", "for", "from", "had", "has", "have", "he", "her", "him", "his", "how", "i", "if", "in",
+    "into", "is", "it", "its", "me", "my", "no", "not", "of", "on", "one", "or", "our", "out", "said", "she", "so",
+    "some", "than", "that", "the", "their", "them", "then", "there", "they", "this", "to", "up", "very", "was", "we",
+    "were", "what", "when", "which", "who", "will", "with", "would", "you", "your",
+];
+
+fn words(s: &str) -> impl Iterator<Item = String> + '_ {
+    s.split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .map(|w| w.trim_matches('\'').to_lowercase())
+        .filter(|w| w.chars().count() > 1 && !STOPWORDS.contains(&w.as_str()))
+}
+
+/// Sentences: split after `.`, `!` or `?` (and closing quotes) followed by
+/// whitespace, and at blank lines.
+pub fn sentences(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    for (i, &(pos, ch)) in chars.iter().enumerate() {
+        let next = chars.get(i + 1).map(|&(_, c)| c);
+        let end_mark = matches!(ch, '.' | '!' | '?')
+            && next.is_none_or(|c| c.is_whitespace() || c == '"' || c == '\'' || c == '”');
+        let blank_line = ch == '\n' && next == Some('\n');
+        if end_mark || blank_line {
+            let mut end = pos + ch.len_utf8();
+            // Keep a closing quote with its sentence.
+            if let Some(&(qpos, q)) = chars.get(i + 1).filter(|(_, c)| matches!(c, '"' | '\'' | '”')) {
+                end = qpos + q.len_utf8();
+            }
+            let s = text[start..end.min(text.len())].trim();
+            if !s.is_empty() {
+                out.push(s);
+            }
+            start = end.min(text.len());
+        }
+    }
+    let rest = text[start..].trim();
+    if !rest.is_empty() {
+        out.push(rest);
+    }
+    out
+}
+
+/// The extractive summary of a text (see the module docs).
+pub fn extractive(text: &str) -> String {
+    let mut freq: HashMap<String, f64> = HashMap::new();
+    for w in words(text) {
+        *freq.entry(w).or_default() += 1.0;
+    }
+    let best = sentences(text)
+        .into_iter()
+        .filter(|s| s.split_whitespace().count() >= 4)
+        .map(|s| {
+            let ws: Vec<String> = words(s).collect();
+            let score =
+                ws.iter().map(|w| freq.get(w).copied().unwrap_or(0.0)).sum::<f64>() / (ws.len().max(1) as f64).sqrt();
+            (score, s)
+        })
+        .fold(None::<(f64, &str)>, |best, cur| match best {
+            Some(b) if b.0 >= cur.0 => Some(b),
+            _ => Some(cur),
+        });
+    let sentence = best.map(|(_, s)| s).unwrap_or_else(|| text.trim());
+    let flat: Vec<&str> = sentence.split_whitespace().collect();
+    if flat.len() > 40 {
+        format!("{} …", flat[..40].join(" "))
+    } else {
+        flat.join(" ")
+    }
+}
+
+/// The offline provider's implementation of this task.
+pub fn offline(req: &ChatRequest) -> Result<String, String> {
+    let message = req.messages.last().map(|m| m.content.as_str()).unwrap_or("");
+    let text = delimited(message).ok_or("the request has no <<< >>> delimited passage")?;
+    Ok(extractive(text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sentences_split_on_end_marks_and_blank_lines() {
+        let s = sentences("Alice sat down. \"Who are you?\" said the Caterpillar.\n\nChapter Two\nShe ran");
+        assert_eq!(s, ["Alice sat down.", "\"Who are you?\"", "said the Caterpillar.", "Chapter Two\nShe ran"]);
+    }
+
+    #[test]
+    fn the_most_central_sentence_wins() {
+        // salt, saltmere and pans each occur twice, all in the second sentence.
+        let text = "It was cold. Salt from the Saltmere pans was prized by the Saltmere guild, which kept the salt pans in repair. \
+                    The herring boats came in. Gulls cried.";
+        assert_eq!(
+            extractive(text),
+            "Salt from the Saltmere pans was prized by the Saltmere guild, which kept the salt pans in repair."
+        );
+        // Ties go to the earlier sentence.
+        assert_eq!(extractive("Red boats sail home. Blue boats sail home."), "Red boats sail home.");
+    }
+
+    #[test]
+    fn offline_summaries_of_the_sample_name_its_subjects() {
+        let (_, text) = crate::sample::SAMPLE_FILES[2];
+        let summary = offline(&request(text)).unwrap();
+        assert!(summary.split_whitespace().count() <= 41, "{summary}");
+        // A sentence of the text itself (extractive), cut at 40 words.
+        let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(flat.contains(summary.trim_end_matches(" …")), "{summary}");
+        assert!(summary.starts_with("She refused to build on the Long Tongue"), "{summary}");
+        assert_eq!(summary, offline(&request(text)).unwrap(), "deterministic");
+    }
+}

@@ -1,0 +1,165 @@
+//! Jobs through the CLI on a real SQLite file: the offline summaries job end
+//! to end, and a job whose process is killed mid-way, resumed against the
+//! mock server without paying twice for any finished item.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use mockllm::{MockConfig, MockServer};
+use serde_json::Value;
+
+fn corpora() -> PathBuf {
+    std::env::var_os("ASSAY_CORPORA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpora"))
+}
+
+fn command(db: &Path, args: &[&str], env: &[(&str, &str)]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_assay"));
+    cmd.args(args).arg("--db").arg(db);
+    for var in [
+        "ASSAY_LLM_PROVIDER",
+        "ASSAY_LLM_BASE_URL",
+        "ASSAY_LLM_MODEL",
+        "ASSAY_LLM_API_KEY",
+        "OPENAI_API_KEY",
+        "ASSAY_LLM_CONCURRENCY",
+    ] {
+        cmd.env_remove(var);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd
+}
+
+async fn run(db: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = command(db, args, env);
+    tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap()
+}
+
+fn json(out: &Output) -> Value {
+    assert!(out.status.success(), "failed ({:?}): {}", out.status, String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+async fn project_with(db: &Path, extra: &[&str]) {
+    json(&run(db, &["--json", "project", "create", "P"], &[]).await);
+    let mut args = vec!["--json", "corpus", "add", "P", "--sample"];
+    args.extend_from_slice(extra);
+    json(&run(db, &args, &[]).await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_offline_summaries_job_runs_to_the_end_and_logs_every_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("j.db");
+    let alice = corpora().join("alice_in_wonderland.txt");
+    project_with(&db, &[alice.to_str().unwrap()]).await;
+    let job = json(&run(&db, &["--json", "corpus", "summarise", "P"], &[]).await);
+    assert_eq!(job["status"], "done");
+    assert_eq!(job["total"], 45, "5 sample chunks and Alice's 40");
+    assert_eq!(job["done"], 45);
+    assert_eq!(job["failed"], 0);
+    assert_eq!(job["cost_usd"], 0.0);
+    let id = job["id"].as_i64().unwrap();
+
+    let pool = app::store::open(&db).await.unwrap();
+    let items = app::store::jobs::job_items(&pool, id).await.unwrap();
+    assert_eq!(items.len(), 45);
+    let first = &items.iter().find(|i| i.key == "chunk-1").unwrap();
+    assert_eq!(first.status, "done");
+    let summary = first.result.as_deref().unwrap();
+    let chunk: String = sqlx::query_scalar("SELECT body FROM chunks WHERE id = 1").fetch_one(&pool).await.unwrap();
+    let flat = chunk.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains(summary.trim_end_matches(" …")),
+        "an extractive summary is a sentence of its chunk: {summary}"
+    );
+
+    let calls = app::store::jobs::item_calls(&pool, id, "chunk-1").await.unwrap();
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].provider, "offline");
+    assert_eq!(calls[0].purpose, "summarise_chunk");
+    assert_eq!(
+        calls[0].prompt_hash.as_deref(),
+        Some(engine::tasks::prompt_hash(engine::tasks::summarise::PROMPT).as_str())
+    );
+    assert!(calls[0].prompt.starts_with("[system]\nYou summarise passages"), "{}", calls[0].prompt);
+    assert_eq!(calls[0].reply.as_deref(), Some(summary));
+
+    let listed = json(&run(&db, &["--json", "job", "list", "P"], &[]).await);
+    assert_eq!(listed[0]["id"], id);
+    // A second run of the same job kind pays nothing: every reply is cached.
+    let again = json(&run(&db, &["--json", "corpus", "summarise", "P"], &[]).await);
+    assert_eq!(again["done"], 45);
+    let cached: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM llm_calls WHERE job_id = ? AND cached = 1")
+        .bind(again["id"].as_i64().unwrap())
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(cached, 45);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_job_shows_interrupted_and_resumes_without_repeating_finished_calls() {
+    let mock = MockServer::start(MockConfig { latency: Duration::from_millis(250), ..Default::default() }).await;
+    let base = mock.base_url();
+    let env = [
+        ("ASSAY_LLM_PROVIDER", "openai"),
+        ("ASSAY_LLM_BASE_URL", base.as_str()),
+        ("ASSAY_LLM_MODEL", "mock-model"),
+        ("ASSAY_LLM_CONCURRENCY", "2"),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("k.db");
+    let mix = corpora().join("ultradomain_mix_slice5.jsonl");
+    project_with(&db, &[mix.to_str().unwrap()]).await;
+    let pool = app::store::open(&db).await.unwrap();
+    let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM chunks").fetch_one(&pool).await.unwrap();
+    assert!(total >= 15, "{total} chunks");
+
+    let mut child =
+        command(&db, &["corpus", "summarise", "P"], &env).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let started = Instant::now();
+    loop {
+        let finished: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM job_items").fetch_one(&pool).await.unwrap();
+        if finished >= 4 {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(30), "the job made no progress");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    let shown = json(&run(&db, &["--json", "job", "show", "1"], &env).await);
+    assert_eq!(shown["status"], "interrupted");
+    let done_before: i64 = shown["done"].as_i64().unwrap();
+    assert!(done_before >= 4 && done_before < total, "{done_before} of {total}");
+    let human = String::from_utf8(run(&db, &["job", "show", "1"], &env).await.stdout).unwrap();
+    assert!(human.contains("resume with: assay job resume 1"), "{human}");
+
+    // Which prompts belonged to items finished before the kill.
+    let finished_prompts: Vec<String> = sqlx::query_scalar(
+        "SELECT c.body FROM job_items i JOIN chunks c ON 'chunk-' || c.id = i.key WHERE i.job_id = 1 AND i.status = 'done'",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    let finished_prompts: Vec<String> =
+        finished_prompts.into_iter().map(|t| format!("Passage:\n<<<\n{t}\n>>>")).collect();
+
+    let resumed = json(&run(&db, &["--json", "job", "resume", "1"], &env).await);
+    assert_eq!(resumed["status"], "done");
+    assert_eq!(resumed["done"].as_i64(), Some(total));
+    let stats = mock.stats();
+    for prompt in &finished_prompts {
+        assert_eq!(stats.answered_prompts.get(prompt), Some(&1), "a finished item was asked again");
+    }
+    assert_eq!(stats.answered_prompts.len() as i64, total, "every item was answered");
+    // At most the items in flight at the kill (concurrency 2) were asked twice.
+    let repeated = stats.answered_prompts.values().filter(|&&n| n > 1).count();
+    assert!(repeated <= 2, "{repeated} prompts repeated");
+}
