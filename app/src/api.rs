@@ -108,3 +108,99 @@ pub async fn set_chunking(
     };
     store::set_chunk_settings(&app_state()?.pool, project_id, settings).await
 }
+
+#[cfg(feature = "ssr")]
+fn llm_info(llm: &engine::llm::settings::LlmSettings) -> LlmInfo {
+    use engine::llm::settings::ProviderKind;
+    let offline = llm.provider == ProviderKind::Offline;
+    LlmInfo {
+        provider: llm.provider.name().to_string(),
+        label: if offline { "offline (no LLM)".into() } else { format!("openai, {} at {}", llm.model, llm.base_url) },
+        base_url: if offline { String::new() } else { llm.base_url.clone() },
+        model: if offline { "offline".into() } else { llm.model.clone() },
+        concurrency: llm.concurrency as i64,
+        timeout_secs: llm.timeout.as_secs() as i64,
+        key_set: llm.api_key.is_some(),
+        price: if offline { None } else { llm.prices.0.get(&llm.model).map(|p| (p.input_per_m, p.output_per_m)) },
+    }
+}
+
+#[server]
+pub async fn get_llm_info() -> Result<LlmInfo, AppError> {
+    Ok(llm_info(&app_state()?.llm))
+}
+
+/// Sends one tiny request through the gateway (never cached) and returns the
+/// reply, or the exact error.
+#[server]
+pub async fn test_connection() -> Result<String, AppError> {
+    use engine::llm::{CallContext, ChatRequest, Gateway, Message};
+    let state = app_state()?;
+    let settings = engine::llm::settings::LlmSettings { max_attempts: 2, ..(*state.llm).clone() };
+    let provider = settings.build_provider().map_err(|e| AppError::Invalid(e.to_string()))?;
+    let store = std::sync::Arc::new(crate::store::calls::SqliteCallStore::new(state.pool.clone()));
+    let gateway = Gateway::new(provider, store, settings.prices.clone()).without_cache();
+    let mut req = ChatRequest::new("ping", vec![Message::user("Reply with the single word: pong")]);
+    req.max_tokens = Some(16);
+    match gateway.chat(&req, &CallContext::default()).await {
+        Ok(r) => Ok(format!(
+            "{} replied \"{}\" ({} prompt + {} completion tokens, {} ms, {} attempt{})",
+            r.model,
+            r.text,
+            r.prompt_tokens,
+            r.completion_tokens,
+            r.latency_ms,
+            r.attempts,
+            if r.attempts == 1 { "" } else { "s" }
+        )),
+        Err(e) => Err(AppError::Invalid(format!("the call failed: {e}"))),
+    }
+}
+
+#[server]
+pub async fn list_jobs(project_id: i64) -> Result<Vec<JobView>, AppError> {
+    store::jobs::list_jobs(&app_state()?.pool, project_id).await
+}
+
+#[server]
+pub async fn get_job_detail(id: i64) -> Result<JobDetail, AppError> {
+    let state = app_state()?;
+    Ok(JobDetail {
+        job: store::jobs::get_job(&state.pool, id).await?,
+        items: store::jobs::job_items(&state.pool, id).await?,
+    })
+}
+
+#[server]
+pub async fn get_item_calls(job_id: i64, item: String) -> Result<Vec<CallView>, AppError> {
+    store::jobs::item_calls(&app_state()?.pool, job_id, &item).await
+}
+
+/// Starts a job summarising every chunk of the project; returns at once.
+#[server]
+pub async fn start_summaries(project_id: i64) -> Result<JobView, AppError> {
+    let state = app_state()?;
+    let job = crate::jobs::create_summaries(&state.pool, project_id).await?;
+    state.jobs.spawn(state.pool.clone(), state.llm.clone(), job.id, false)?;
+    Ok(job)
+}
+
+#[server]
+pub async fn resume_job(id: i64, retry_failed: bool) -> Result<(), AppError> {
+    let state = app_state()?;
+    let job = store::jobs::get_job(&state.pool, id).await?;
+    if job.status == "running" {
+        return Err(AppError::Conflict(format!("job {id} is already running")));
+    }
+    state.jobs.spawn(state.pool.clone(), state.llm.clone(), id, retry_failed)
+}
+
+#[server]
+pub async fn cancel_job(id: i64) -> Result<(), AppError> {
+    let state = app_state()?;
+    if state.jobs.cancel(id) {
+        Ok(())
+    } else {
+        Err(AppError::Conflict(format!("job {id} is not running in this server")))
+    }
+}

@@ -91,3 +91,48 @@ pub async fn run(
     }
     result.map_err(|_| AppError::Internal)
 }
+
+/// Jobs the web server runs in the background, and how to cancel them.
+#[derive(Default)]
+pub struct JobManager {
+    running: std::sync::Mutex<std::collections::HashMap<i64, CancellationToken>>,
+}
+
+impl JobManager {
+    /// Starts (or resumes) a job in the background and returns at once.
+    pub fn spawn(
+        self: &Arc<Self>,
+        pool: SqlitePool,
+        llm: Arc<LlmSettings>,
+        job_id: i64,
+        retry_failed: bool,
+    ) -> AppResult<()> {
+        let token = CancellationToken::new();
+        {
+            let mut running = self.running.lock().unwrap();
+            if running.contains_key(&job_id) {
+                return Err(AppError::Conflict(format!("job {job_id} is already running")));
+            }
+            running.insert(job_id, token.clone());
+        }
+        let manager = self.clone();
+        tokio::spawn(async move {
+            if let Err(e) = run(&pool, &llm, job_id, retry_failed, token, &|_| {}).await {
+                tracing::warn!(job_id, error = %e, "job ended with an error");
+            }
+            manager.running.lock().unwrap().remove(&job_id);
+        });
+        Ok(())
+    }
+
+    /// Asks a running job to stop; returns whether it was running here.
+    pub fn cancel(&self, job_id: i64) -> bool {
+        match self.running.lock().unwrap().get(&job_id) {
+            Some(token) => {
+                token.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+}

@@ -33,6 +33,8 @@ use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
 use leptos_router::components::{Route, Router, Routes};
 use leptos_router::path;
 
+use pages::jobs::{JobPage, JobsPage};
+use pages::settings::SettingsPage;
 use pages::{corpus::CorpusPage, document::DocumentPage, home::HomePage, NotFound};
 
 /// The HTML document around every page.
@@ -73,6 +75,9 @@ pub fn App() -> impl IntoView {
                 <Route path=path!("/projects/:id") view=CorpusPage/>
                 <Route path=path!("/projects/:id/corpus") view=CorpusPage/>
                 <Route path=path!("/projects/:id/documents/:doc") view=DocumentPage/>
+                <Route path=path!("/projects/:id/jobs") view=JobsPage/>
+                <Route path=path!("/projects/:id/jobs/:job") view=JobPage/>
+                <Route path=path!("/projects/:id/settings") view=SettingsPage/>
             </Routes>
         </Router>
     }

@@ -122,3 +122,26 @@ pub struct CallView {
     pub prompt_hash: Option<String>,
     pub created_at: String,
 }
+
+/// The LLM configuration as the browser may see it: never the key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LlmInfo {
+    /// `offline` or `openai`.
+    pub provider: String,
+    /// "offline (no LLM)", or "openai, MODEL at URL".
+    pub label: String,
+    pub base_url: String,
+    pub model: String,
+    pub concurrency: i64,
+    pub timeout_secs: i64,
+    pub key_set: bool,
+    /// USD per 1M input/output tokens of the model, when known.
+    pub price: Option<(f64, f64)>,
+}
+
+/// A job with the items that failed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobDetail {
+    pub job: JobView,
+    pub items: Vec<JobItemView>,
+}

@@ -35,6 +35,8 @@ pub struct AppState {
     pub leptos_options: LeptosOptions,
     pub pool: SqlitePool,
     pub config: std::sync::Arc<Config>,
+    pub llm: std::sync::Arc<engine::llm::settings::LlmSettings>,
+    pub jobs: std::sync::Arc<crate::jobs::JobManager>,
 }
 
 /// The state, inside a server function.

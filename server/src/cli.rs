@@ -398,7 +398,11 @@ async fn serve(pool: SqlitePool, db: &std::path::Path, llm: &LlmSettings, args: 
         tokio::net::TcpListener::bind(args.addr).await.with_context(|| format!("cannot listen on {}", args.addr))?;
     let addr = listener.local_addr()?;
     let options = crate::web::leptos_options(&site, addr);
-    let router = crate::web::router(pool, args.limits.config(), options);
+    let orphans = app::store::jobs::interrupt_orphans(&pool).await?;
+    if orphans > 0 {
+        tracing::info!(orphans, "jobs left running by an earlier process are marked interrupted");
+    }
+    let router = crate::web::router(pool, args.limits.config(), llm.clone(), options);
     println!("Assay is running at http://{addr}  (database: {}, LLM provider: {})", db.display(), describe(llm));
     crate::web::serve(listener, router).await?;
     Ok(ExitCode::SUCCESS)

@@ -38,9 +38,20 @@ pub fn leptos_options(site_root: &std::path::Path, addr: SocketAddr) -> LeptosOp
 }
 
 /// The whole application as a router, ready to serve.
-pub fn router(pool: SqlitePool, config: Config, options: LeptosOptions) -> Router {
+pub fn router(
+    pool: SqlitePool,
+    config: Config,
+    llm: engine::llm::settings::LlmSettings,
+    options: LeptosOptions,
+) -> Router {
     let max_upload = config.max_upload_bytes;
-    let state = AppState { leptos_options: options, pool, config: Arc::new(config) };
+    let state = AppState {
+        leptos_options: options,
+        pool,
+        config: Arc::new(config),
+        llm: Arc::new(llm),
+        jobs: Arc::new(app::jobs::JobManager::default()),
+    };
     let routes = generate_route_list(app::App);
     let shell_options = state.leptos_options.clone();
     Router::new()

@@ -23,7 +23,7 @@ async fn harness(max_upload_bytes: u64) -> Harness {
         import: engine::corpus::ImportLimits { max_file_bytes: max_upload_bytes, max_documents: 1000 },
     };
     let options = server::web::leptos_options(dir.path(), "127.0.0.1:0".parse().unwrap());
-    let router = server::web::router(pool.clone(), config, options);
+    let router = server::web::router(pool.clone(), config, Default::default(), options);
     Harness { _dir: dir, pool, router }
 }
 

@@ -27,7 +27,8 @@ const SECTIONS: &[(&str, Option<&str>)] = &[
     ("Answers", None),
     ("Evaluations", None),
     ("Studies", None),
-    ("Settings", None),
+    ("Jobs", Some("jobs")),
+    ("Settings", Some("settings")),
 ];
 
 /// The top bar inside a project, with its sections and the project's name

@@ -3,6 +3,8 @@
 pub mod corpus;
 pub mod document;
 pub mod home;
+pub mod jobs;
+pub mod settings;
 
 use leptos::prelude::*;
 use leptos_meta::Title;

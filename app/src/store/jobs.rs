@@ -328,3 +328,15 @@ pub async fn set_total(pool: &SqlitePool, job_id: i64, total: i64) -> AppResult<
     sqlx::query("UPDATE jobs SET total = ? WHERE id = ?").bind(total).bind(job_id).execute(pool).await?;
     Ok(())
 }
+
+/// At start-up: jobs this process id claims cannot be running (the id was
+/// reused after a restart), so they are interrupted.
+pub async fn interrupt_orphans(pool: &SqlitePool) -> AppResult<u64> {
+    let done = sqlx::query(
+        "UPDATE jobs SET status = 'interrupted', runner_pid = NULL WHERE status = 'running' AND runner_pid = ?",
+    )
+    .bind(std::process::id() as i64)
+    .execute(pool)
+    .await?;
+    Ok(done.rows_affected())
+}

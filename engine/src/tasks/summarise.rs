@@ -93,7 +93,10 @@ pub fn extractive(text: &str) -> String {
     }
     let best = sentences(text)
         .into_iter()
-        .filter(|s| s.split_whitespace().count() >= 4)
+        // Fragments left by a mid-sentence "?" or "!" start with punctuation.
+        .filter(|s| {
+            s.split_whitespace().count() >= 4 && s.starts_with(|c: char| c.is_alphanumeric() || "\"'“‘".contains(c))
+        })
         .map(|s| {
             let ws: Vec<String> = words(s).collect();
             let score =
@@ -139,6 +142,10 @@ mod tests {
             extractive(text),
             "Salt from the Saltmere pans was prized by the Saltmere guild, which kept the salt pans in repair."
         );
+        // Fragments that begin with punctuation are not candidates.
+        let text = "'Which way?', holding her hand on her head, Alice felt which way she was growing. \
+                    Alice was surprised to find that she stayed the same size.";
+        assert_eq!(extractive(text), "Alice was surprised to find that she stayed the same size.");
         // Ties go to the earlier sentence.
         assert_eq!(extractive("Red boats sail home. Blue boats sail home."), "Red boats sail home.");
     }
