@@ -64,7 +64,8 @@ pub async fn run(
     let items = items(pool, &job).await?;
     store::jobs::set_total(pool, job_id, items.len() as i64).await?;
     let provider = llm.build_provider().map_err(|e| AppError::Invalid(e.to_string()))?;
-    let gateway = Gateway::new(provider, Arc::new(SqliteCallStore::new(pool.clone())), llm.prices.clone());
+    let gateway = Gateway::new(provider, Arc::new(SqliteCallStore::new(pool.clone())), llm.prices.clone())
+        .with_embed_model(&llm.embed_model);
     store::jobs::mark_running(pool, job_id).await?;
 
     let beat_pool = pool.clone();

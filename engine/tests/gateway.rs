@@ -252,3 +252,34 @@ async fn keys_never_appear_in_logs_errors_or_debug_output() {
         assert!(!text.contains(secret), "the key leaked into {what}");
     }
 }
+
+#[tokio::test]
+async fn embeddings_come_back_in_order_cached_and_retried() {
+    let mock =
+        MockServer::start(MockConfig { faults: Faults { malformed: 0.3, ..Default::default() }, ..Default::default() })
+            .await;
+    let store = Arc::new(MemoryStore::default());
+    let gw = gateway(config(&mock), store.clone()).with_embed_model("mock-embed");
+    let inputs: Vec<String> = ["the Queen of Hearts", "the Mock Turtle", "a white rabbit with a watch"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let first = gw.embed(&inputs, &CallContext::default()).await.unwrap();
+    assert_eq!(first.vectors.len(), 3);
+    assert!(first.vectors.iter().all(|v| v.len() == 8));
+    for v in &first.vectors {
+        let norm: f32 = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        assert!((norm - 1.0).abs() < 1e-5, "unit vectors from the mock: {norm}");
+    }
+    assert_ne!(first.vectors[0], first.vectors[1]);
+    assert_eq!(first.prompt_tokens, 4 + 3 + 6, "the mock's usage: words of the inputs");
+    assert!(!first.cached);
+    let requests = mock.stats().requests;
+    let second = gw.embed(&inputs, &CallContext::default()).await.unwrap();
+    assert!(second.cached);
+    assert_eq!(second.vectors, first.vectors);
+    assert_eq!(mock.stats().requests, requests, "answered from the cache");
+    let log = store.log();
+    assert_eq!(log[0].purpose, "embed");
+    assert_eq!(log[0].model, "mock-embed");
+}

@@ -159,6 +159,15 @@ impl LlmError {
     }
 }
 
+/// Embedding vectors for a list of inputs, in input order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EmbedReply {
+    pub vectors: Vec<Vec<f32>>,
+    pub model: String,
+    pub prompt_tokens: u64,
+    pub attempts: u32,
+}
+
 /// A failed call and the attempts it used.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Failure {
@@ -176,6 +185,10 @@ pub trait Provider: Send + Sync {
     fn default_model(&self) -> &str;
     /// Sends one request, retrying as the provider sees fit.
     fn chat<'a>(&'a self, req: &'a ChatRequest) -> BoxFuture<'a, Result<ProviderReply, Failure>>;
+    /// Embeds texts (`/v1/embeddings`). Providers without embeddings refuse.
+    fn embed<'a>(&'a self, _model: &'a str, _inputs: &'a [String]) -> BoxFuture<'a, Result<EmbedReply, Failure>> {
+        Box::pin(async move { Err(Failure { error: LlmError::Unsupported("embed".into()), attempts: 1 }) })
+    }
 }
 
 /// An API key: never printed, never serialised.
@@ -221,6 +234,15 @@ impl PriceTable {
             .map(|p| (prompt_tokens as f64 * p.input_per_m + completion_tokens as f64 * p.output_per_m) / 1e6)
             .unwrap_or(0.0)
     }
+}
+
+/// What [`Gateway::embed`] answers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EmbedResult {
+    pub vectors: Vec<Vec<f32>>,
+    pub prompt_tokens: u64,
+    pub cost_usd: f64,
+    pub cached: bool,
 }
 
 /// Where a call belongs, for the call log.
@@ -337,11 +359,83 @@ pub struct Gateway {
     store: Arc<dyn CallStore>,
     prices: PriceTable,
     use_cache: bool,
+    embed_model: String,
 }
 
 impl Gateway {
     pub fn new(provider: Arc<dyn Provider>, store: Arc<dyn CallStore>, prices: PriceTable) -> Gateway {
-        Gateway { provider, store, prices, use_cache: true }
+        Gateway { provider, store, prices, use_cache: true, embed_model: "text-embedding-3-small".into() }
+    }
+
+    /// The model `embed` uses.
+    pub fn with_embed_model(mut self, model: impl Into<String>) -> Gateway {
+        self.embed_model = model.into();
+        self
+    }
+
+    /// Embeds texts through the cache and the provider, and logs the call
+    /// (purpose `embed`; the reply logged and cached is the vectors as JSON).
+    pub async fn embed(&self, inputs: &[String], ctx: &CallContext) -> Result<EmbedResult, LlmError> {
+        let mut req = ChatRequest::new("embed", inputs.iter().map(|i| Message::user(i.clone())).collect());
+        req.model = Some(self.embed_model.clone());
+        let provider = format!("{}-embeddings", self.provider.name());
+        let key = cache_key(&provider, self.provider.base_url(), &self.embed_model, &req);
+        let started = Instant::now();
+        let mut record = CallRecord {
+            key: key.clone(),
+            context: ctx.clone(),
+            provider: self.provider.name().to_string(),
+            base_url: self.provider.base_url().to_string(),
+            model: self.embed_model.clone(),
+            purpose: "embed".into(),
+            sample: 0,
+            messages: req.messages.clone(),
+            reply: None,
+            error: None,
+            prompt_tokens: 0,
+            completion_tokens: 0,
+            cost_usd: 0.0,
+            latency_ms: 0,
+            attempts: 0,
+            cached: false,
+        };
+        if self.use_cache {
+            if let Some(hit) = self.store.cached(&key).await.map_err(LlmError::Store)? {
+                if let Ok(vectors) = serde_json::from_str::<Vec<Vec<f32>>>(&hit.text) {
+                    record.reply = Some(hit.text);
+                    record.prompt_tokens = hit.prompt_tokens;
+                    record.cached = true;
+                    record.latency_ms = started.elapsed().as_millis() as u64;
+                    self.store.record(&record).await.map_err(LlmError::Store)?;
+                    return Ok(EmbedResult { vectors, prompt_tokens: hit.prompt_tokens, cost_usd: 0.0, cached: true });
+                }
+            }
+        }
+        let result = self.provider.embed(&self.embed_model, inputs).await;
+        record.latency_ms = started.elapsed().as_millis() as u64;
+        match result {
+            Ok(reply) => {
+                let cost = self.prices.cost(&reply.model, reply.prompt_tokens, 0);
+                record.reply = Some(serde_json::to_string(&reply.vectors).unwrap_or_default());
+                record.model = reply.model;
+                record.prompt_tokens = reply.prompt_tokens;
+                record.cost_usd = cost;
+                record.attempts = reply.attempts;
+                self.store.record(&record).await.map_err(LlmError::Store)?;
+                Ok(EmbedResult {
+                    vectors: reply.vectors,
+                    prompt_tokens: reply.prompt_tokens,
+                    cost_usd: cost,
+                    cached: false,
+                })
+            }
+            Err(Failure { error, attempts }) => {
+                record.error = Some(error.to_string());
+                record.attempts = attempts;
+                self.store.record(&record).await.map_err(LlmError::Store)?;
+                Err(error)
+            }
+        }
     }
 
     /// Bypass the cache for reads (replies are still recorded and cached).

@@ -21,7 +21,9 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio::sync::Semaphore;
 
-use super::{count_prompt_tokens, ApiKey, BoxFuture, ChatRequest, Failure, LlmError, Provider, ProviderReply};
+use super::{
+    count_prompt_tokens, ApiKey, BoxFuture, ChatRequest, EmbedReply, Failure, LlmError, Provider, ProviderReply,
+};
 use crate::chunk::Tokenizer;
 
 /// Settings of an OpenAI-compatible endpoint.
@@ -85,14 +87,11 @@ impl OpenAiProvider {
         &self.config
     }
 
-    /// One attempt: the reply, or an error and the server's `Retry-After`.
-    async fn attempt(&self, body: &serde_json::Value) -> Result<ProviderReply, (LlmError, Option<Duration>)> {
+    /// One attempt: the body of a 2xx reply, or an error and the server's `Retry-After`.
+    async fn post(&self, path: &str, body: &serde_json::Value) -> Result<String, (LlmError, Option<Duration>)> {
         let _permit = self.permits.acquire().await.map_err(|_| (LlmError::Cancelled, None))?;
-        let mut request = self
-            .client
-            .post(format!("{}/chat/completions", self.config.base_url))
-            .timeout(self.config.timeout)
-            .json(body);
+        let mut request =
+            self.client.post(format!("{}/{path}", self.config.base_url)).timeout(self.config.timeout).json(body);
         if let Some(key) = &self.config.api_key {
             request = request.bearer_auth(key.expose());
         }
@@ -109,7 +108,32 @@ impl OpenAiProvider {
         if !status.is_success() {
             return Err((LlmError::Http { status: status.as_u16(), message: error_message(&text) }, retry_after));
         }
-        parse_reply(&text, body).map_err(|e| (e, None))
+        Ok(text)
+    }
+
+    /// Runs `attempt` until it succeeds, fails for good, or runs out of
+    /// attempts, backing off in between. Returns the value and the attempts used.
+    async fn retrying<T, F, Fut>(&self, purpose: &str, attempt: F) -> Result<(T, u32), Failure>
+    where
+        F: Fn() -> Fut,
+        Fut: std::future::Future<Output = Result<T, (LlmError, Option<Duration>)>>,
+    {
+        let mut n = 1;
+        loop {
+            match attempt().await {
+                Ok(value) => return Ok((value, n)),
+                Err((error, retry_after)) => {
+                    if !error.is_retryable() || n >= self.config.max_attempts {
+                        tracing::warn!(purpose, attempt = n, %error, "LLM call failed");
+                        return Err(Failure { error, attempts: n });
+                    }
+                    let wait = self.backoff(n, retry_after);
+                    tracing::debug!(purpose, attempt = n, %error, wait_ms = wait.as_millis() as u64, "retrying LLM call");
+                    tokio::time::sleep(wait).await;
+                    n += 1;
+                }
+            }
+        }
     }
 
     fn transport_error(&self, e: reqwest::Error) -> LlmError {
@@ -199,7 +223,59 @@ fn preview(text: &str) -> String {
     }
 }
 
+#[derive(Deserialize)]
+struct EmbeddingList {
+    data: Vec<EmbeddingItem>,
+    model: Option<String>,
+    usage: Option<EmbeddingUsage>,
+}
+
+#[derive(Deserialize)]
+struct EmbeddingItem {
+    index: usize,
+    embedding: Vec<f32>,
+}
+
+#[derive(Deserialize)]
+struct EmbeddingUsage {
+    prompt_tokens: u64,
+}
+
+fn parse_embeddings(text: &str, inputs: &[String], model: &str) -> Result<EmbedReply, LlmError> {
+    let list: EmbeddingList =
+        serde_json::from_str(text).map_err(|e| LlmError::Parse(format!("{e} in {}", preview(text))))?;
+    if list.data.len() != inputs.len() {
+        return Err(LlmError::Parse(format!("{} embeddings for {} inputs", list.data.len(), inputs.len())));
+    }
+    let mut data = list.data;
+    data.sort_by_key(|d| d.index);
+    let prompt_tokens = match list.usage {
+        Some(u) => u.prompt_tokens,
+        None => inputs.iter().map(|i| Tokenizer::Cl100kBase.count(i) as u64).sum(),
+    };
+    Ok(EmbedReply {
+        vectors: data.into_iter().map(|d| d.embedding).collect(),
+        model: list.model.unwrap_or_else(|| model.to_string()),
+        prompt_tokens,
+        attempts: 1,
+    })
+}
+
 impl Provider for OpenAiProvider {
+    fn embed<'a>(&'a self, model: &'a str, inputs: &'a [String]) -> BoxFuture<'a, Result<EmbedReply, Failure>> {
+        Box::pin(async move {
+            let body = json!({ "model": model, "input": inputs });
+            let (mut reply, attempts) = self
+                .retrying("embed", || async {
+                    let text = self.post("embeddings", &body).await?;
+                    parse_embeddings(&text, inputs, model).map_err(|e| (e, None))
+                })
+                .await?;
+            reply.attempts = attempts;
+            Ok(reply)
+        })
+    }
+
     fn name(&self) -> &str {
         "openai"
     }
@@ -225,25 +301,14 @@ impl Provider for OpenAiProvider {
             if req.json {
                 body["response_format"] = json!({"type": "json_object"});
             }
-            let mut attempt = 1;
-            loop {
-                match self.attempt(&body).await {
-                    Ok(mut reply) => {
-                        reply.attempts = attempt;
-                        return Ok(reply);
-                    }
-                    Err((error, retry_after)) => {
-                        if !error.is_retryable() || attempt >= self.config.max_attempts {
-                            tracing::warn!(purpose = %req.purpose, attempt, %error, "LLM call failed");
-                            return Err(Failure { error, attempts: attempt });
-                        }
-                        let wait = self.backoff(attempt, retry_after);
-                        tracing::debug!(purpose = %req.purpose, attempt, %error, wait_ms = wait.as_millis() as u64, "retrying LLM call");
-                        tokio::time::sleep(wait).await;
-                        attempt += 1;
-                    }
-                }
-            }
+            let (mut reply, attempts) = self
+                .retrying(&req.purpose, || async {
+                    let text = self.post("chat/completions", &body).await?;
+                    parse_reply(&text, &body).map_err(|e| (e, None))
+                })
+                .await?;
+            reply.attempts = attempts;
+            Ok(reply)
         })
     }
 }
