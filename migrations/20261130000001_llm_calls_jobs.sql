@@ -72,3 +72,12 @@ CREATE TABLE llm_calls (
     created_at        TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
 );
 CREATE INDEX llm_calls_job ON llm_calls(job_id, item);
+
+-- Settings saved from the web interface (JSON values by key). `llm` holds
+-- the provider configuration, including an API key when one was entered in
+-- the browser: the database file must be protected like the key itself.
+CREATE TABLE settings (
+    key        TEXT PRIMARY KEY,
+    value      TEXT NOT NULL,
+    updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+);

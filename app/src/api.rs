@@ -116,8 +116,8 @@ fn llm_info(llm: &engine::llm::settings::LlmSettings) -> LlmInfo {
     LlmInfo {
         provider: llm.provider.name().to_string(),
         label: if offline { "offline (no LLM)".into() } else { format!("openai, {} at {}", llm.model, llm.base_url) },
-        base_url: if offline { String::new() } else { llm.base_url.clone() },
-        model: if offline { "offline".into() } else { llm.model.clone() },
+        base_url: llm.base_url.clone(),
+        model: llm.model.clone(),
         concurrency: llm.concurrency as i64,
         timeout_secs: llm.timeout.as_secs() as i64,
         key_set: llm.api_key.is_some(),
@@ -127,7 +127,61 @@ fn llm_info(llm: &engine::llm::settings::LlmSettings) -> LlmInfo {
 
 #[server]
 pub async fn get_llm_info() -> Result<LlmInfo, AppError> {
-    Ok(llm_info(&app_state()?.llm))
+    Ok(llm_info(&app_state()?.llm()))
+}
+
+/// Saves the LLM settings (server-side) and puts them in force at once.
+/// `api_key` empty keeps the current key; `clear_key` removes a stored one.
+/// The key is never sent back.
+#[server]
+pub async fn save_llm_settings(
+    provider: String,
+    base_url: String,
+    model: String,
+    concurrency: String,
+    timeout_secs: String,
+    price: String,
+    api_key: String,
+    clear_key: Option<String>,
+) -> Result<LlmInfo, AppError> {
+    use crate::store::settings::{save_llm, StoredLlm};
+    let state = app_state()?;
+    let invalid =
+        |e: engine::llm::LlmError| AppError::Invalid(e.to_string().trim_start_matches("configuration: ").to_string());
+    let kind = engine::llm::settings::ProviderKind::parse(&provider).map_err(invalid)?;
+    let number =
+        |field: &str, value: &str| {
+            value.trim().parse::<u64>().ok().filter(|n| *n >= 1).ok_or_else(|| {
+                AppError::Invalid(format!("{field} must be a whole number of at least 1, not \"{value}\""))
+            })
+        };
+    let previous = crate::store::settings::load_llm(&state.pool).await?;
+    let mut stored = StoredLlm {
+        provider: kind.name().to_string(),
+        base_url: base_url.trim().trim_end_matches('/').to_string(),
+        model: model.trim().to_string(),
+        concurrency: number("concurrency", &concurrency)? as usize,
+        timeout_secs: number("timeout", &timeout_secs)?,
+        price: None,
+        api_key: if clear_key.is_some() { None } else { previous.and_then(|p| p.api_key) },
+    };
+    if !api_key.trim().is_empty() {
+        stored.api_key = Some(api_key.trim().to_string());
+    }
+    if stored.model.is_empty() {
+        return Err(AppError::Invalid("a model name is needed".into()));
+    }
+    // The base settings are the flags and environment the server started with.
+    let mut applied = stored.apply(&state.config.llm_base);
+    if !price.trim().is_empty() {
+        applied.set_price(&price).map_err(invalid)?;
+        stored.price = applied.prices.0.get(&applied.model).map(|p| (p.input_per_m, p.output_per_m));
+    }
+    applied.build_provider().map_err(invalid)?;
+    save_llm(&state.pool, &stored).await?;
+    *state.llm.write().map_err(|_| AppError::Internal)? = std::sync::Arc::new(applied);
+    tracing::info!(provider = %stored.provider, model = %stored.model, "LLM settings saved");
+    Ok(llm_info(&state.llm()))
 }
 
 /// Sends one tiny request through the gateway (never cached) and returns the
@@ -136,7 +190,7 @@ pub async fn get_llm_info() -> Result<LlmInfo, AppError> {
 pub async fn test_connection() -> Result<String, AppError> {
     use engine::llm::{CallContext, ChatRequest, Gateway, Message};
     let state = app_state()?;
-    let settings = engine::llm::settings::LlmSettings { max_attempts: 2, ..(*state.llm).clone() };
+    let settings = engine::llm::settings::LlmSettings { max_attempts: 2, ..(*state.llm()).clone() };
     let provider = settings.build_provider().map_err(|e| AppError::Invalid(e.to_string()))?;
     let store = std::sync::Arc::new(crate::store::calls::SqliteCallStore::new(state.pool.clone()));
     let gateway = Gateway::new(provider, store, settings.prices.clone()).without_cache();
@@ -178,10 +232,10 @@ pub async fn get_item_calls(job_id: i64, item: String) -> Result<Vec<CallView>, 
 
 /// Starts a job summarising every chunk of the project; returns at once.
 #[server]
-pub async fn start_summaries(project_id: i64) -> Result<JobView, AppError> {
+pub async fn start_summaries(project_id: i64, no_cache: Option<String>) -> Result<JobView, AppError> {
     let state = app_state()?;
-    let job = crate::jobs::create_summaries(&state.pool, project_id).await?;
-    state.jobs.spawn(state.pool.clone(), state.llm.clone(), job.id, false)?;
+    let job = crate::jobs::create_summaries(&state.pool, project_id, no_cache.is_some()).await?;
+    state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
     Ok(job)
 }
 
@@ -192,7 +246,7 @@ pub async fn resume_job(id: i64, retry_failed: bool) -> Result<(), AppError> {
     if job.status == "running" {
         return Err(AppError::Conflict(format!("job {id} is already running")));
     }
-    state.jobs.spawn(state.pool.clone(), state.llm.clone(), id, retry_failed)
+    state.jobs.spawn(state.pool.clone(), state.llm(), id, retry_failed)
 }
 
 #[server]

@@ -21,14 +21,17 @@ use crate::store::jobs::SqliteJobStore;
 /// One-sentence summaries of every chunk of a project.
 pub const SUMMARIES: &str = "summaries";
 
-/// Creates (does not run) a summaries job for a project.
-pub async fn create_summaries(pool: &SqlitePool, project_id: i64) -> AppResult<JobView> {
+/// Creates (does not run) a summaries job for a project. With `no_cache`,
+/// every call goes to the provider even when a cached reply exists.
+pub async fn create_summaries(pool: &SqlitePool, project_id: i64, no_cache: bool) -> AppResult<JobView> {
     store::get_project(pool, project_id).await?;
     let chunks = store::chunk_texts(pool, project_id).await?;
     if chunks.is_empty() {
         return Err(AppError::Invalid("the project has no chunks yet: add documents to its corpus first".into()));
     }
-    let id = store::jobs::create_job(pool, project_id, SUMMARIES, &json!({}), chunks.len() as i64).await?;
+    let id =
+        store::jobs::create_job(pool, project_id, SUMMARIES, &json!({ "no_cache": no_cache }), chunks.len() as i64)
+            .await?;
     store::jobs::get_job(pool, id).await
 }
 
@@ -64,8 +67,12 @@ pub async fn run(
     let items = items(pool, &job).await?;
     store::jobs::set_total(pool, job_id, items.len() as i64).await?;
     let provider = llm.build_provider().map_err(|e| AppError::Invalid(e.to_string()))?;
-    let gateway = Gateway::new(provider, Arc::new(SqliteCallStore::new(pool.clone())), llm.prices.clone())
+    let mut gateway = Gateway::new(provider, Arc::new(SqliteCallStore::new(pool.clone())), llm.prices.clone())
         .with_embed_model(&llm.embed_model);
+    let parameters: serde_json::Value = serde_json::from_str(&job.parameters).unwrap_or_default();
+    if parameters["no_cache"].as_bool() == Some(true) {
+        gateway = gateway.without_cache();
+    }
     store::jobs::mark_running(pool, job_id).await?;
 
     let beat_pool = pool.clone();

@@ -130,6 +130,7 @@ pub struct LlmInfo {
     pub provider: String,
     /// "offline (no LLM)", or "openai, MODEL at URL".
     pub label: String,
+    /// The endpoint and model configured for `openai` (kept while offline).
     pub base_url: String,
     pub model: String,
     pub concurrency: i64,

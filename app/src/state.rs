@@ -15,12 +15,14 @@ pub struct Config {
     /// Largest request an upload may send, all files together.
     pub max_upload_bytes: u64,
     pub import: ImportLimits,
+    /// The LLM settings from flags and environment, under any saved ones.
+    pub llm_base: engine::llm::settings::LlmSettings,
 }
 
 impl Default for Config {
     fn default() -> Self {
         let import = ImportLimits::default();
-        Config { max_upload_bytes: import.max_file_bytes, import }
+        Config { max_upload_bytes: import.max_file_bytes, import, llm_base: Default::default() }
     }
 }
 
@@ -35,8 +37,16 @@ pub struct AppState {
     pub leptos_options: LeptosOptions,
     pub pool: SqlitePool,
     pub config: std::sync::Arc<Config>,
-    pub llm: std::sync::Arc<engine::llm::settings::LlmSettings>,
+    /// The LLM settings in force; replaced when saved from the Settings page.
+    pub llm: std::sync::Arc<std::sync::RwLock<std::sync::Arc<engine::llm::settings::LlmSettings>>>,
     pub jobs: std::sync::Arc<crate::jobs::JobManager>,
+}
+
+impl AppState {
+    /// A snapshot of the LLM settings in force.
+    pub fn llm(&self) -> std::sync::Arc<engine::llm::settings::LlmSettings> {
+        self.llm.read().map(|s| s.clone()).unwrap_or_else(|p| p.into_inner().clone())
+    }
 }
 
 /// The state, inside a server function.

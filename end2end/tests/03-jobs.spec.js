@@ -38,12 +38,51 @@ test('start a summaries job, watch it finish, open an item\'s call log', async (
   await expect(listed.locator('.progress-text')).toHaveText('5/5 · 100%');
 });
 
-test('settings show the provider and test the connection', async ({ page }) => {
+test('settings: switch provider, see the exact error, and the key never comes back', async ({ page }) => {
+  const secret = 'sk-e2e-SECRET-7f3a9';
+  const bodies = [];
+  page.on('response', async (r) => { try { bodies.push(await r.text()); } catch (_) { /* redirects have no body */ } });
+
   await openHydrated(page, '/');
   await page.getByRole('link', { name: 'Jobs demo' }).click();
   await page.getByRole('link', { name: 'Settings' }).click();
   await expect(page.locator('body[data-hydrated="true"]')).toBeAttached();
   await expect(page.locator('#llm-provider')).toHaveText('offline (no LLM)');
   await page.getByRole('button', { name: 'Test connection' }).click();
-  await expect(page.locator('.ok-note')).toContainText('offline replied "pong (offline provider, no LLM)');
+  await expect(page.locator('#test-result')).toContainText('offline replied "pong (offline provider, no LLM)');
+
+  // An endpoint where nothing listens: the test shows the exact error.
+  await page.getByLabel('Provider').selectOption('openai');
+  await page.getByLabel('Base URL').fill('http://127.0.0.1:9/v1');
+  await page.getByLabel('Model').fill('llama3.1');
+  await page.getByLabel('API key').fill(secret);
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByRole('status').filter({ hasText: 'Saved.' })).toBeVisible();
+  await expect(page.locator('#llm-provider')).toHaveText('openai, llama3.1 at http://127.0.0.1:9/v1');
+  await page.getByRole('button', { name: 'Test connection' }).click();
+  await expect(page.locator('#test-result')).toContainText('the call failed: connection failed:');
+
+  // After a reload the key field is empty and only says that a key is set.
+  await openHydrated(page, page.url());
+  await expect(page.getByLabel('API key')).toHaveValue('');
+  await expect(page.getByLabel('API key')).toHaveAttribute('placeholder', 'set; never shown. Leave empty to keep it.');
+  const jobs = await page.request.get(page.url().replace('/settings', '/jobs'));
+  bodies.push(await jobs.text());
+
+  // A bad value is refused by the server with a reason; nothing changes.
+  await page.getByLabel('Price (USD per 1M input,output tokens)').fill('cheap');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByRole('alert')).toHaveText('price must be INPUT,OUTPUT in USD per million tokens, e.g. 0.15,0.60 (not "cheap")');
+  await expect(page.locator('#llm-provider')).toHaveText('openai, llama3.1 at http://127.0.0.1:9/v1');
+
+  // Back to offline, key removed.
+  await openHydrated(page, page.url());
+  await page.getByLabel('Provider').selectOption('offline');
+  await page.getByLabel('remove the key saved here').check();
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expect(page.locator('#llm-provider')).toHaveText('offline (no LLM)');
+  await expect(page.getByLabel('API key')).toHaveAttribute('placeholder', 'not set');
+
+  expect(bodies.length).toBeGreaterThan(5);
+  for (const body of bodies) expect(body).not.toContain(secret);
 });

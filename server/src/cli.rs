@@ -144,6 +144,7 @@ impl LimitArgs {
         Config {
             max_upload_bytes: bytes,
             import: engine::corpus::ImportLimits { max_file_bytes: bytes, max_documents: self.max_documents },
+            llm_base: LlmSettings::default(),
         }
     }
 }
@@ -187,7 +188,12 @@ enum CorpusCommand {
     /// Documents, tokens and chunks of a project's corpus.
     Stats { project: String },
     /// Summarise every chunk in one sentence (a job; resumable).
-    Summarise { project: String },
+    Summarise {
+        project: String,
+        /// Send every call to the provider, even where a cached reply exists.
+        #[arg(long)]
+        no_cache: bool,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -402,8 +408,15 @@ async fn serve(pool: SqlitePool, db: &std::path::Path, llm: &LlmSettings, args: 
     if orphans > 0 {
         tracing::info!(orphans, "jobs left running by an earlier process are marked interrupted");
     }
-    let router = crate::web::router(pool, args.limits.config(), llm.clone(), options);
-    println!("Assay is running at http://{addr}  (database: {}, LLM provider: {})", db.display(), describe(llm));
+    let mut config = args.limits.config();
+    config.llm_base = llm.clone();
+    let in_force = match app::store::settings::load_llm(&pool).await? {
+        Some(saved) => saved.apply(llm),
+        None => llm.clone(),
+    };
+    println!("LLM provider: {}", describe(&in_force));
+    let router = crate::web::router(pool, config, in_force, options);
+    println!("Assay is running at http://{addr}  (database: {})", db.display());
     crate::web::serve(listener, router).await?;
     Ok(ExitCode::SUCCESS)
 }
@@ -493,9 +506,9 @@ async fn project(pool: &SqlitePool, out: Output, cmd: ProjectCommand) -> anyhow:
 
 async fn corpus(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: CorpusCommand) -> anyhow::Result<ExitCode> {
     match cmd {
-        CorpusCommand::Summarise { project } => {
+        CorpusCommand::Summarise { project, no_cache } => {
             let p = app::store::find_project(pool, &project).await?;
-            let job = app::jobs::create_summaries(pool, p.summary.id).await?;
+            let job = app::jobs::create_summaries(pool, p.summary.id, no_cache).await?;
             return run_job(pool, out, llm, job.id, false).await;
         }
         CorpusCommand::Add { project, files, sample, limits } => {

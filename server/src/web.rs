@@ -37,7 +37,9 @@ pub fn leptos_options(site_root: &std::path::Path, addr: SocketAddr) -> LeptosOp
         .build()
 }
 
-/// The whole application as a router, ready to serve.
+/// The whole application as a router, ready to serve. `llm` is what is in
+/// force at start: the flags and environment (`config.llm_base`) with any
+/// settings saved from the browser applied.
 pub fn router(
     pool: SqlitePool,
     config: Config,
@@ -49,7 +51,7 @@ pub fn router(
         leptos_options: options,
         pool,
         config: Arc::new(config),
-        llm: Arc::new(llm),
+        llm: Arc::new(std::sync::RwLock::new(Arc::new(llm))),
         jobs: Arc::new(app::jobs::JobManager::default()),
     };
     let routes = generate_route_list(app::App);

@@ -100,6 +100,15 @@ async fn the_offline_summaries_job_runs_to_the_end_and_logs_every_call() {
         .await
         .unwrap();
     assert_eq!(cached, 45);
+
+    // --no-cache: the same job again, every call made anew.
+    let fresh = json(&run(&db, &["--json", "corpus", "summarise", "P", "--no-cache"], &[]).await);
+    let cached: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM llm_calls WHERE job_id = ? AND cached = 1")
+        .bind(fresh["id"].as_i64().unwrap())
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!((fresh["done"].as_i64(), cached), (Some(45), 0));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

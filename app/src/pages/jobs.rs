@@ -111,6 +111,7 @@ pub fn JobsPage() -> impl IntoView {
                     <input type="hidden" name="project_id" value=move || id.get()/>
                     <button type="submit" disabled=move || start.pending().get()>"Summarise every chunk"</button>
                     <span class="muted">"One sentence per chunk; later stages use the summaries."</span>
+                    <label class="muted"><input type="checkbox" name="no_cache" value="on"/>" bypass the cache (new calls even where replies are cached)"</label>
                 </ActionForm>
                 <ActionError action=start/>
             </section>

@@ -7,6 +7,7 @@
 
 pub mod calls;
 pub mod jobs;
+pub mod settings;
 
 use std::path::Path;
 use std::str::FromStr;

@@ -1,0 +1,56 @@
+//! Settings saved from the web interface.
+
+use engine::llm::settings::{LlmSettings, ProviderKind};
+use engine::llm::ApiKey;
+use serde::{Deserialize, Serialize};
+use sqlx::SqlitePool;
+
+use crate::error::AppResult;
+
+/// The LLM settings as stored (the key only when one was entered in the browser).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct StoredLlm {
+    pub provider: String,
+    pub base_url: String,
+    pub model: String,
+    pub concurrency: usize,
+    pub timeout_secs: u64,
+    pub price: Option<(f64, f64)>,
+    pub api_key: Option<String>,
+}
+
+impl StoredLlm {
+    /// Applies the stored values over `base` (the flags and environment).
+    pub fn apply(&self, base: &LlmSettings) -> LlmSettings {
+        let mut s = LlmSettings {
+            provider: ProviderKind::parse(&self.provider).unwrap_or(base.provider),
+            base_url: self.base_url.clone(),
+            model: self.model.clone(),
+            concurrency: self.concurrency.max(1),
+            timeout: std::time::Duration::from_secs(self.timeout_secs.max(1)),
+            api_key: self.api_key.clone().and_then(ApiKey::new).or_else(|| base.api_key.clone()),
+            ..base.clone()
+        };
+        if let Some((i, o)) = self.price {
+            s.prices = std::mem::take(&mut s.prices).with(&s.model, i, o);
+        }
+        s
+    }
+}
+
+pub async fn load_llm(pool: &SqlitePool) -> AppResult<Option<StoredLlm>> {
+    let value: Option<String> =
+        sqlx::query_scalar("SELECT value FROM settings WHERE key = 'llm'").fetch_optional(pool).await?;
+    Ok(value.and_then(|v| serde_json::from_str(&v).ok()))
+}
+
+pub async fn save_llm(pool: &SqlitePool, stored: &StoredLlm) -> AppResult<()> {
+    sqlx::query(
+        "INSERT INTO settings (key, value) VALUES ('llm', ?)
+         ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')",
+    )
+    .bind(serde_json::to_string(stored).unwrap_or_default())
+    .execute(pool)
+    .await?;
+    Ok(())
+}
