@@ -7,6 +7,10 @@ const path = require('path');
 
 const port = process.env.ASSAY_E2E_PORT || '3187';
 const bin = process.env.ASSAY_BIN || path.resolve(__dirname, '../target/debug/assay');
+// An OpenAI-compatible mock answering in 300 ms, for tests of live progress.
+const mockPort = process.env.ASSAY_E2E_MOCK_PORT || '3189';
+const mockBin = process.env.ASSAY_MOCK_BIN || path.resolve(path.dirname(bin), 'mockllm');
+process.env.ASSAY_E2E_MOCK_URL = `http://127.0.0.1:${mockPort}/v1`;
 // Set once in the main process; workers inherit it.
 process.env.ASSAY_E2E_DB ||= path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'assay-e2e-')), 'e2e.db');
 
@@ -28,12 +32,20 @@ module.exports = {
     screenshot: 'only-on-failure',
     trace: 'retain-on-failure',
   },
-  webServer: {
-    command: `"${bin}" serve --addr 127.0.0.1:${port} --db "${process.env.ASSAY_E2E_DB}" --max-upload-mb 20`,
-    url: `http://127.0.0.1:${port}/`,
-    reuseExistingServer: false,
-    timeout: 60_000,
-    stdout: 'pipe',
-    stderr: 'pipe',
-  },
+  webServer: [
+    {
+      command: `"${bin}" serve --addr 127.0.0.1:${port} --db "${process.env.ASSAY_E2E_DB}" --max-upload-mb 20`,
+      url: `http://127.0.0.1:${port}/`,
+      reuseExistingServer: false,
+      timeout: 60_000,
+      stdout: 'pipe',
+      stderr: 'pipe',
+    },
+    {
+      command: `"${mockBin}" 127.0.0.1:${mockPort} 300`,
+      port: Number(mockPort),
+      reuseExistingServer: false,
+      timeout: 30_000,
+    },
+  ],
 };

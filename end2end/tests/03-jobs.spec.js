@@ -1,7 +1,7 @@
 // Jobs and Settings with the offline provider: start a job, watch it reach
 // 100%, open an item's call log; test the connection.
 const { test, expect } = require('@playwright/test');
-const { createProject, openHydrated } = require('./helpers');
+const { corpus, createProject, openHydrated, upload } = require('./helpers');
 
 test.describe.configure({ mode: 'serial' });
 
@@ -85,4 +85,52 @@ test('settings: switch provider, see the exact error, and the key never comes ba
 
   expect(bodies.length).toBeGreaterThan(5);
   for (const body of bodies) expect(body).not.toContain(secret);
+});
+
+test('against a slow endpoint: live progress, cancel within a second, resume to 100%', async ({ page }) => {
+  test.setTimeout(120_000);
+  // Point the server at the mock endpoint (300 ms per call), two calls at a time.
+  await createProject(page, 'Slow endpoint');
+  await upload(page, [corpus('alice_in_wonderland.txt')]);
+  await expect(page.locator('#total-chunks')).toHaveText('40');
+  await page.getByRole('link', { name: 'Settings' }).click();
+  await expect(page.locator('body[data-hydrated="true"]')).toBeAttached();
+  await page.getByLabel('Provider').selectOption('openai');
+  await page.getByLabel('Base URL').fill(process.env.ASSAY_E2E_MOCK_URL);
+  await page.getByLabel('Model').fill('mock-model');
+  await page.getByLabel('Concurrency').fill('2');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expect(page.locator('#llm-provider')).toHaveText(`openai, mock-model at ${process.env.ASSAY_E2E_MOCK_URL}`);
+
+  await page.getByRole('link', { name: 'Jobs' }).click();
+  await expect(page.locator('.llm-line')).toContainText('openai, mock-model');
+  await page.getByRole('button', { name: 'Summarise every chunk' }).click();
+  await expect(page).toHaveURL(/\/jobs\/\d+$/);
+  await expect(page.locator('h1 .badge')).toHaveText('running');
+  // Progress moves without a reload.
+  const finished = async () => Number((await page.locator('#job-progress .progress-text').textContent()).split('/')[0]);
+  await expect.poll(finished, { timeout: 20_000 }).toBeGreaterThanOrEqual(4);
+  await expect(page.locator('#job-progress')).toContainText('/40');
+
+  await page.getByRole('button', { name: 'Cancel' }).click();
+  await expect(page.locator('h1 .badge')).toHaveText('cancelled', { timeout: 2_000 });
+  const stopped = await finished();
+  expect(stopped).toBeLessThan(40);
+  await page.waitForTimeout(1500);
+  await page.reload();
+  await expect(page.locator('body[data-hydrated="true"]')).toBeAttached();
+  expect(await finished()).toBe(stopped);
+
+  await page.getByRole('button', { name: 'Resume' }).click();
+  await expect(page.locator('#job-progress')).toContainText('40/40 · 100%', { timeout: 60_000 });
+  await expect(page.locator('h1 .badge')).toHaveText('done');
+  const call = page.locator('tr[data-item]').first();
+  await call.getByRole('button', { name: 'Calls' }).click();
+  await expect(page.locator('.call-log .meta').first()).toContainText('openai · mock-model · summarise_chunk');
+
+  // Leave the server offline for anything after this test.
+  await page.getByRole('link', { name: 'Settings' }).click();
+  await page.getByLabel('Provider').selectOption('offline');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expect(page.locator('#llm-provider')).toHaveText('offline (no LLM)');
 });

@@ -131,7 +131,13 @@ impl Drop for MockServer {
 impl MockServer {
     /// Starts on 127.0.0.1 at a free port.
     pub async fn start(config: MockConfig) -> MockServer {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind 127.0.0.1:0");
+        MockServer::start_on("127.0.0.1:0".parse().unwrap(), config).await
+    }
+
+    /// Starts on a given loopback address.
+    pub async fn start_on(addr: SocketAddr, config: MockConfig) -> MockServer {
+        assert!(addr.ip().is_loopback(), "the mock serves on loopback only");
+        let listener = tokio::net::TcpListener::bind(addr).await.expect("bind the mock's address");
         let addr = listener.local_addr().unwrap();
         let shared = Arc::new(Shared {
             config: Mutex::new(config),

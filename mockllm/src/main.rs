@@ -1,0 +1,20 @@
+//! `mockllm ADDR [LATENCY_MS] [FAULT_RATE]`: the mock server as a process,
+//! for browser tests (Playwright starts it beside `assay serve`).
+
+use std::time::Duration;
+
+#[tokio::main]
+async fn main() {
+    let mut args = std::env::args().skip(1);
+    let addr = args.next().unwrap_or_else(|| "127.0.0.1:3189".into()).parse().expect("ADDR like 127.0.0.1:3189");
+    let latency: u64 = args.next().map(|v| v.parse().expect("LATENCY_MS")).unwrap_or(0);
+    let faults: f64 = args.next().map(|v| v.parse().expect("FAULT_RATE")).unwrap_or(0.0);
+    let config = mockllm::MockConfig {
+        latency: Duration::from_millis(latency),
+        faults: mockllm::Faults::spread(faults),
+        ..Default::default()
+    };
+    let server = mockllm::MockServer::start_on(addr, config).await;
+    println!("mockllm at {} (latency {latency} ms, faults {faults})", server.base_url());
+    tokio::signal::ctrl_c().await.ok();
+}
