@@ -3,9 +3,12 @@
 //! mock server without paying twice for any finished item.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
+mod common;
+
+use common::{assay as run, assay_command as command};
 use mockllm::{MockConfig, MockServer};
 use serde_json::Value;
 
@@ -13,30 +16,6 @@ fn corpora() -> PathBuf {
     std::env::var_os("ASSAY_CORPORA")
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpora"))
-}
-
-fn command(db: &Path, args: &[&str], env: &[(&str, &str)]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_assay"));
-    cmd.args(args).arg("--db").arg(db);
-    for var in [
-        "ASSAY_LLM_PROVIDER",
-        "ASSAY_LLM_BASE_URL",
-        "ASSAY_LLM_MODEL",
-        "ASSAY_LLM_API_KEY",
-        "OPENAI_API_KEY",
-        "ASSAY_LLM_CONCURRENCY",
-    ] {
-        cmd.env_remove(var);
-    }
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    cmd
-}
-
-async fn run(db: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut cmd = command(db, args, env);
-    tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap()
 }
 
 fn json(out: &Output) -> Value {

@@ -5,27 +5,11 @@
 use std::path::Path;
 use std::process::Output;
 
+mod common;
+
+use common::assay;
 use mockllm::{MockConfig, MockServer};
 use serde_json::Value;
-
-async fn assay(db: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_assay"));
-    cmd.args(args).arg("--db").arg(db);
-    for var in [
-        "ASSAY_LLM_PROVIDER",
-        "ASSAY_LLM_BASE_URL",
-        "ASSAY_LLM_MODEL",
-        "ASSAY_LLM_API_KEY",
-        "OPENAI_API_KEY",
-        "ASSAY_LLM_PRICE",
-    ] {
-        cmd.env_remove(var);
-    }
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap()
-}
 
 fn json(out: &Output) -> Value {
     assert!(out.status.success(), "failed: {}", String::from_utf8_lossy(&out.stderr));

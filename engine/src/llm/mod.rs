@@ -381,32 +381,11 @@ impl Gateway {
         let provider = format!("{}-embeddings", self.provider.name());
         let key = cache_key(&provider, self.provider.base_url(), &self.embed_model, &req);
         let started = Instant::now();
-        let mut record = CallRecord {
-            key: key.clone(),
-            context: ctx.clone(),
-            provider: self.provider.name().to_string(),
-            base_url: self.provider.base_url().to_string(),
-            model: self.embed_model.clone(),
-            purpose: "embed".into(),
-            sample: 0,
-            messages: req.messages.clone(),
-            reply: None,
-            error: None,
-            prompt_tokens: 0,
-            completion_tokens: 0,
-            cost_usd: 0.0,
-            latency_ms: 0,
-            attempts: 0,
-            cached: false,
-        };
+        let mut record = self.new_record(key.clone(), ctx, &self.embed_model, &req);
         if self.use_cache {
             if let Some(hit) = self.store.cached(&key).await.map_err(LlmError::Store)? {
                 if let Ok(vectors) = serde_json::from_str::<Vec<Vec<f32>>>(&hit.text) {
-                    record.reply = Some(hit.text);
-                    record.prompt_tokens = hit.prompt_tokens;
-                    record.cached = true;
-                    record.latency_ms = started.elapsed().as_millis() as u64;
-                    self.store.record(&record).await.map_err(LlmError::Store)?;
+                    self.record_hit(record, &hit, started).await?;
                     return Ok(EmbedResult { vectors, prompt_tokens: hit.prompt_tokens, cost_usd: 0.0, cached: true });
                 }
             }
@@ -429,13 +408,50 @@ impl Gateway {
                     cached: false,
                 })
             }
-            Err(Failure { error, attempts }) => {
-                record.error = Some(error.to_string());
-                record.attempts = attempts;
-                self.store.record(&record).await.map_err(LlmError::Store)?;
-                Err(error)
-            }
+            Err(failure) => Err(self.record_failure(record, failure).await?),
         }
+    }
+
+    /// A log entry for a request about to be answered.
+    fn new_record(&self, key: String, ctx: &CallContext, model: &str, req: &ChatRequest) -> CallRecord {
+        CallRecord {
+            key,
+            context: ctx.clone(),
+            provider: self.provider.name().to_string(),
+            base_url: self.provider.base_url().to_string(),
+            model: model.to_string(),
+            purpose: req.purpose.clone(),
+            sample: req.sample,
+            messages: req.messages.clone(),
+            reply: None,
+            error: None,
+            prompt_tokens: 0,
+            completion_tokens: 0,
+            cost_usd: 0.0,
+            latency_ms: 0,
+            attempts: 0,
+            cached: false,
+        }
+    }
+
+    /// Logs a call answered from the cache (at no cost); returns its latency.
+    async fn record_hit(&self, mut record: CallRecord, hit: &CachedReply, started: Instant) -> Result<u64, LlmError> {
+        record.reply = Some(hit.text.clone());
+        record.model = hit.model.clone();
+        record.prompt_tokens = hit.prompt_tokens;
+        record.completion_tokens = hit.completion_tokens;
+        record.latency_ms = started.elapsed().as_millis() as u64;
+        record.cached = true;
+        self.store.record(&record).await.map_err(LlmError::Store)?;
+        Ok(record.latency_ms)
+    }
+
+    /// Logs a failed call; returns its error for the caller.
+    async fn record_failure(&self, mut record: CallRecord, failure: Failure) -> Result<LlmError, LlmError> {
+        record.error = Some(failure.error.to_string());
+        record.attempts = failure.attempts;
+        self.store.record(&record).await.map_err(LlmError::Store)?;
+        Ok(failure.error)
     }
 
     /// Bypass the cache for reads (replies are still recorded and cached).
@@ -451,38 +467,14 @@ impl Gateway {
     /// Sends one request through the cache and the provider, and logs it.
     pub async fn chat(&self, req: &ChatRequest, ctx: &CallContext) -> Result<ChatReply, LlmError> {
         let provider = self.provider.name().to_string();
-        let base_url = self.provider.base_url().to_string();
         let model = req.model.clone().unwrap_or_else(|| self.provider.default_model().to_string());
-        let key = cache_key(&provider, &base_url, &model, req);
+        let key = cache_key(&provider, self.provider.base_url(), &model, req);
         let started = Instant::now();
-        let mut record = CallRecord {
-            key: key.clone(),
-            context: ctx.clone(),
-            provider: provider.clone(),
-            base_url,
-            model: model.clone(),
-            purpose: req.purpose.clone(),
-            sample: req.sample,
-            messages: req.messages.clone(),
-            reply: None,
-            error: None,
-            prompt_tokens: 0,
-            completion_tokens: 0,
-            cost_usd: 0.0,
-            latency_ms: 0,
-            attempts: 0,
-            cached: false,
-        };
+        let mut record = self.new_record(key.clone(), ctx, &model, req);
 
         if self.use_cache {
             if let Some(hit) = self.store.cached(&key).await.map_err(LlmError::Store)? {
-                record.reply = Some(hit.text.clone());
-                record.model = hit.model.clone();
-                record.prompt_tokens = hit.prompt_tokens;
-                record.completion_tokens = hit.completion_tokens;
-                record.latency_ms = started.elapsed().as_millis() as u64;
-                record.cached = true;
-                self.store.record(&record).await.map_err(LlmError::Store)?;
+                let latency_ms = self.record_hit(record, &hit, started).await?;
                 return Ok(ChatReply {
                     text: hit.text,
                     provider,
@@ -490,7 +482,7 @@ impl Gateway {
                     prompt_tokens: hit.prompt_tokens,
                     completion_tokens: hit.completion_tokens,
                     cost_usd: 0.0,
-                    latency_ms: record.latency_ms,
+                    latency_ms,
                     attempts: 0,
                     cached: true,
                 });
@@ -523,12 +515,7 @@ impl Gateway {
                     cached: false,
                 })
             }
-            Err(Failure { error, attempts }) => {
-                record.error = Some(error.to_string());
-                record.attempts = attempts;
-                self.store.record(&record).await.map_err(LlmError::Store)?;
-                Err(error)
-            }
+            Err(failure) => Err(self.record_failure(record, failure).await?),
         }
     }
 }
