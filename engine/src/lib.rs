@@ -11,6 +11,8 @@
 //! - [`chunk`]: token counting (OpenAI-compatible BPE) and token-based
 //!   chunking with overlap that never cuts a word.
 //! - [`sample`]: the small corpus Assay ships for its demo.
+//! - [`graph`]: the knowledge graph: extractions, merging with provenance,
+//!   the offline extractor.
 //! - [`jobs`]: running many items resumably, with failures as data.
 //! - [`llm`]: the LLM gateway (every model call goes through it): providers
 //!   (`openai`, `offline`), cache, accounting and call log.
@@ -18,7 +20,9 @@
 
 pub mod chunk;
 pub mod corpus;
+pub mod graph;
 pub mod jobs;
 pub mod llm;
 pub mod sample;
 pub mod tasks;
+pub mod text;

@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use super::{delimited, prompt_hash};
 use crate::jobs::{ItemOutcome, WorkItem};
 use crate::llm::{CallContext, ChatRequest, Gateway, Message};
+use crate::text::sentences;
 
 pub const PURPOSE: &str = "summarise_chunk";
 pub const PROMPT: &str = include_str!("../../prompts/summarise_chunk.txt");
@@ -52,37 +53,6 @@ fn words(s: &str) -> impl Iterator<Item = String> + '_ {
     s.split(|c: char| !c.is_alphanumeric() && c != '\'')
         .map(|w| w.trim_matches('\'').to_lowercase())
         .filter(|w| w.chars().count() > 1 && !STOPWORDS.contains(&w.as_str()))
-}
-
-/// Sentences: split after `.`, `!` or `?` (and closing quotes) followed by
-/// whitespace, and at blank lines.
-pub fn sentences(text: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    let chars: Vec<(usize, char)> = text.char_indices().collect();
-    for (i, &(pos, ch)) in chars.iter().enumerate() {
-        let next = chars.get(i + 1).map(|&(_, c)| c);
-        let end_mark = matches!(ch, '.' | '!' | '?')
-            && next.is_none_or(|c| c.is_whitespace() || c == '"' || c == '\'' || c == '”');
-        let blank_line = ch == '\n' && next == Some('\n');
-        if end_mark || blank_line {
-            let mut end = pos + ch.len_utf8();
-            // Keep a closing quote with its sentence.
-            if let Some(&(qpos, q)) = chars.get(i + 1).filter(|(_, c)| matches!(c, '"' | '\'' | '”')) {
-                end = qpos + q.len_utf8();
-            }
-            let s = text[start..end.min(text.len())].trim();
-            if !s.is_empty() {
-                out.push(s);
-            }
-            start = end.min(text.len());
-        }
-    }
-    let rest = text[start..].trim();
-    if !rest.is_empty() {
-        out.push(rest);
-    }
-    out
 }
 
 /// The extractive summary of a text (see the module docs).
@@ -126,12 +96,6 @@ pub fn offline(req: &ChatRequest) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sentences_split_on_end_marks_and_blank_lines() {
-        let s = sentences("Alice sat down. \"Who are you?\" said the Caterpillar.\n\nChapter Two\nShe ran");
-        assert_eq!(s, ["Alice sat down.", "\"Who are you?\"", "said the Caterpillar.", "Chapter Two\nShe ran"]);
-    }
 
     #[test]
     fn the_most_central_sentence_wins() {

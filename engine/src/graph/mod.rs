@@ -1,0 +1,284 @@
+//! The knowledge graph (seed 000, §III-A "Knowledge graph construction").
+//!
+//! Extraction runs per chunk and yields an [`Extraction`]: entities (name,
+//! type, description) and relations (source, target, description, keywords,
+//! strength). [`KnowledgeGraph::merge`] folds extractions together: the same
+//! entity from different chunks becomes one node (names normalised for case,
+//! whitespace, punctuation, possessives and a leading article), descriptions
+//! are combined, relations between the same pair merge with strengths added,
+//! and every node and edge keeps the ids of the chunks it came from
+//! (provenance), so any entity leads back to its source text.
+//!
+//! # Layout
+//! - [`offline`]: the offline provider's extractor (classical NLP).
+
+pub mod offline;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use serde::{Deserialize, Serialize};
+
+/// The entity types Assay asks for by default.
+pub const DEFAULT_ENTITY_TYPES: &[&str] = &["person", "organization", "location", "event", "concept", "object"];
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Entity {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub description: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Relation {
+    pub source: String,
+    pub target: String,
+    pub description: String,
+    #[serde(default)]
+    pub keywords: Vec<String>,
+    pub strength: f64,
+}
+
+/// What one chunk yielded.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Extraction {
+    pub entities: Vec<Entity>,
+    pub relations: Vec<Relation>,
+}
+
+/// The key two mentions of one entity share: lower case, `'s` and
+/// punctuation dropped, a leading article removed, whitespace collapsed.
+/// "The Queen's", "the  QUEEN" and "Queen." all become `queen`.
+pub fn normalise_name(name: &str) -> String {
+    let lowered = name.to_lowercase().replace(['’', '‘'], "'");
+    let words: Vec<String> = lowered
+        .split_whitespace()
+        .map(|w| {
+            let w = w.strip_suffix("'s").unwrap_or(w);
+            w.chars().filter(|c| c.is_alphanumeric() || *c == '-').collect::<String>()
+        })
+        .filter(|w| !w.is_empty())
+        .collect();
+    let start = usize::from(words.len() > 1 && matches!(words[0].as_str(), "the" | "a" | "an"));
+    words[start..].join(" ")
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Node {
+    /// The normalised name: the node's identity.
+    pub key: String,
+    /// The most frequent surface form.
+    pub name: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Distinct descriptions in the order they arrived.
+    pub descriptions: Vec<String>,
+    pub source_chunks: BTreeSet<i64>,
+    /// Mentions per surface form, to choose `name` and `kind`.
+    #[serde(skip)]
+    forms: HashMap<String, usize>,
+    #[serde(skip)]
+    kinds: HashMap<String, usize>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Edge {
+    /// Node keys, ordered (`source < target`): relations are undirected here.
+    pub source: String,
+    pub target: String,
+    pub descriptions: Vec<String>,
+    pub keywords: BTreeSet<String>,
+    /// Strengths added over every merged relation.
+    pub weight: f64,
+    pub source_chunks: BTreeSet<i64>,
+}
+
+/// The merged graph.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct KnowledgeGraph {
+    pub nodes: BTreeMap<String, Node>,
+    pub edges: BTreeMap<(String, String), Edge>,
+}
+
+impl KnowledgeGraph {
+    /// Folds one chunk's extraction into the graph. Relations whose ends are
+    /// not among the entities create those entities (type `concept`).
+    pub fn merge(&mut self, chunk_id: i64, extraction: &Extraction) {
+        for e in &extraction.entities {
+            self.add_entity(chunk_id, &e.name, &e.kind, &e.description);
+        }
+        for r in &extraction.relations {
+            let (a, b) = (normalise_name(&r.source), normalise_name(&r.target));
+            if a.is_empty() || b.is_empty() || a == b {
+                continue;
+            }
+            for (key, name) in [(&a, &r.source), (&b, &r.target)] {
+                if !self.nodes.contains_key(key) {
+                    self.add_entity(chunk_id, name, "concept", "");
+                }
+            }
+            let pair = if a < b { (a, b) } else { (b, a) };
+            let edge = self.edges.entry(pair.clone()).or_insert_with(|| Edge {
+                source: pair.0.clone(),
+                target: pair.1.clone(),
+                descriptions: Vec::new(),
+                keywords: BTreeSet::new(),
+                weight: 0.0,
+                source_chunks: BTreeSet::new(),
+            });
+            push_distinct(&mut edge.descriptions, &r.description);
+            edge.keywords.extend(r.keywords.iter().map(|k| k.trim().to_lowercase()).filter(|k| !k.is_empty()));
+            edge.weight += if r.strength.is_finite() && r.strength > 0.0 { r.strength } else { 1.0 };
+            edge.source_chunks.insert(chunk_id);
+        }
+    }
+
+    fn add_entity(&mut self, chunk_id: i64, name: &str, kind: &str, description: &str) {
+        let key = normalise_name(name);
+        if key.is_empty() {
+            return;
+        }
+        let node = self.nodes.entry(key.clone()).or_insert_with(|| Node {
+            key,
+            name: name.trim().to_string(),
+            kind: String::new(),
+            descriptions: Vec::new(),
+            source_chunks: BTreeSet::new(),
+            forms: HashMap::new(),
+            kinds: HashMap::new(),
+        });
+        *node.forms.entry(name.trim().to_string()).or_default() += 1;
+        *node.kinds.entry(kind.trim().to_lowercase()).or_default() += 1;
+        node.name = most_common(&node.forms);
+        node.kind = most_common(&node.kinds);
+        push_distinct(&mut node.descriptions, description);
+        node.source_chunks.insert(chunk_id);
+    }
+
+    /// Distinct neighbours of a node.
+    pub fn degree(&self, key: &str) -> usize {
+        self.edges.keys().filter(|(a, b)| a == key || b == key).count()
+    }
+
+    /// Node keys by degree, highest first (ties by name).
+    pub fn by_degree(&self) -> Vec<(String, usize)> {
+        let mut degree: HashMap<&str, usize> = HashMap::new();
+        for (a, b) in self.edges.keys() {
+            *degree.entry(a).or_default() += 1;
+            *degree.entry(b).or_default() += 1;
+        }
+        let mut ranked: Vec<(String, usize)> =
+            self.nodes.keys().map(|k| (k.clone(), degree.get(k.as_str()).copied().unwrap_or(0))).collect();
+        ranked.sort_by(|x, y| y.1.cmp(&x.1).then_with(|| x.0.cmp(&y.0)));
+        ranked
+    }
+}
+
+fn push_distinct(list: &mut Vec<String>, text: &str) {
+    let text = text.trim();
+    if !text.is_empty() && !list.iter().any(|d| d == text) {
+        list.push(text.to_string());
+    }
+}
+
+/// The most frequent key; ties go to the lexicographically smallest, so the
+/// result does not depend on arrival order.
+fn most_common(counts: &HashMap<String, usize>) -> String {
+    counts.iter().max_by(|a, b| a.1.cmp(b.1).then_with(|| b.0.cmp(a.0))).map(|(k, _)| k.clone()).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entity(name: &str, kind: &str, description: &str) -> Entity {
+        Entity { name: name.into(), kind: kind.into(), description: description.into() }
+    }
+
+    fn relation(source: &str, target: &str, description: &str, strength: f64) -> Relation {
+        Relation {
+            source: source.into(),
+            target: target.into(),
+            description: description.into(),
+            keywords: vec!["trade".into()],
+            strength,
+        }
+    }
+
+    #[test]
+    fn names_normalise_for_case_space_punctuation_possessives_and_articles() {
+        for (raw, key) in [
+            ("The Queen's", "queen"),
+            ("the  QUEEN", "queen"),
+            ("Queen.", "queen"),
+            ("Queen of Hearts", "queen of hearts"),
+            ("Hollin Cross’s", "hollin cross"),
+            ("Mock-Turtle", "mock-turtle"),
+            ("The", "the"),
+            ("  ", ""),
+        ] {
+            assert_eq!(normalise_name(raw), key, "{raw}");
+        }
+    }
+
+    #[test]
+    fn merging_joins_entities_and_relations_across_chunks_with_provenance() {
+        let mut g = KnowledgeGraph::default();
+        g.merge(
+            1,
+            &Extraction {
+                entities: vec![
+                    entity("Salt Guild", "organization", "Fixes salt prices."),
+                    entity("Isobel Pell", "person", "First warden."),
+                ],
+                relations: vec![relation(
+                    "Isobel Pell",
+                    "Salt Guild",
+                    "Isobel Pell was the guild's first warden.",
+                    2.0,
+                )],
+            },
+        );
+        g.merge(
+            7,
+            &Extraction {
+                entities: vec![
+                    entity("the Salt Guild", "organization", "Meets at the Anchor Inn."),
+                    entity("Hollin Cross", "location", ""),
+                ],
+                relations: vec![
+                    relation("salt guild", "ISOBEL PELL", "She founded it.", 1.5),
+                    relation("Salt Guild", "Hollin Cross", "The guild quarrelled with Hollin Cross.", 1.0),
+                ],
+            },
+        );
+        assert_eq!(g.nodes.len(), 3);
+        let guild = &g.nodes["salt guild"];
+        assert_eq!(guild.name, "Salt Guild");
+        assert_eq!(guild.kind, "organization");
+        assert_eq!(guild.descriptions, ["Fixes salt prices.", "Meets at the Anchor Inn."]);
+        assert_eq!(guild.source_chunks.iter().copied().collect::<Vec<_>>(), [1, 7]);
+        let edge = &g.edges[&("isobel pell".to_string(), "salt guild".to_string())];
+        assert_eq!(edge.weight, 3.5, "strengths add");
+        assert_eq!(edge.descriptions.len(), 2);
+        assert_eq!(edge.source_chunks.iter().copied().collect::<Vec<_>>(), [1, 7]);
+        assert_eq!(g.degree("salt guild"), 2);
+        assert_eq!(g.by_degree()[0], ("salt guild".to_string(), 2));
+    }
+
+    #[test]
+    fn relations_to_unknown_entities_create_them_and_self_loops_are_dropped() {
+        let mut g = KnowledgeGraph::default();
+        g.merge(
+            3,
+            &Extraction {
+                entities: vec![],
+                relations: vec![relation("A", "B", "x", 0.0), relation("A", "a", "self", 1.0)],
+            },
+        );
+        assert_eq!(g.nodes.len(), 2);
+        assert_eq!(g.nodes["a"].kind, "concept");
+        assert_eq!(g.edges.len(), 1);
+        assert_eq!(g.edges.values().next().unwrap().weight, 1.0, "a missing strength counts 1");
+    }
+}

@@ -1,0 +1,571 @@
+//! The offline extractor: entities and relations from one chunk with
+//! classical NLP only, for the `offline` provider.
+//!
+//! - **Entities** are runs of capitalised words ("Mock Turtle", "Queen of
+//!   Hearts", with `of`/`the` allowed inside), minus function words and
+//!   headings. A capital at the start of a sentence or a quotation proves
+//!   nothing, so a word seen capitalised only there is kept only when the
+//!   chunk also capitalises it elsewhere. Frequent lower-case noun phrases
+//!   ("the door" three or more times) are kept as objects.
+//! - **Types** are guessed from cues: organisation, location and event words
+//!   in the name ("Guild", "River", "Flood"), titles and speech verbs for
+//!   persons ("the King", "said Alice"); otherwise `concept`.
+//! - **Descriptions** are the first sentences that mention the entity.
+//! - **Relations** join entities mentioned in the same sentence; the first
+//!   such sentence is the description and the number of sentences is the
+//!   strength.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use super::{normalise_name, Entity, Extraction, Relation};
+use crate::text::sentences;
+
+/// Capitalised words that are not names: function words that start
+/// sentences, pronouns, interjections, headings, numerals, weekdays.
+const NOT_NAMES: &[&str] = &[
+    "a",
+    "about",
+    "after",
+    "again",
+    "ah",
+    "all",
+    "also",
+    "an",
+    "and",
+    "any",
+    "are",
+    "as",
+    "at",
+    "be",
+    "because",
+    "before",
+    "but",
+    "by",
+    "can",
+    "chapter",
+    "come",
+    "could",
+    "dear",
+    "did",
+    "do",
+    "does",
+    "don't",
+    "down",
+    "each",
+    "even",
+    "ever",
+    "every",
+    "first",
+    "for",
+    "from",
+    "good",
+    "had",
+    "has",
+    "have",
+    "he",
+    "her",
+    "here",
+    "hers",
+    "him",
+    "his",
+    "how",
+    "however",
+    "i",
+    "i'll",
+    "i'm",
+    "i've",
+    "if",
+    "in",
+    "indeed",
+    "is",
+    "it",
+    "it's",
+    "its",
+    "just",
+    "last",
+    "let",
+    "let's",
+    "like",
+    "may",
+    "me",
+    "might",
+    "mine",
+    "more",
+    "most",
+    "much",
+    "must",
+    "my",
+    "no",
+    "nor",
+    "not",
+    "nothing",
+    "now",
+    "of",
+    "off",
+    "oh",
+    "on",
+    "once",
+    "one",
+    "only",
+    "or",
+    "our",
+    "out",
+    "perhaps",
+    "please",
+    "pray",
+    "quite",
+    "really",
+    "she",
+    "shall",
+    "should",
+    "so",
+    "some",
+    "soon",
+    "still",
+    "such",
+    "sure",
+    "than",
+    "that",
+    "that's",
+    "the",
+    "their",
+    "them",
+    "then",
+    "there",
+    "there's",
+    "these",
+    "they",
+    "this",
+    "those",
+    "though",
+    "thus",
+    "to",
+    "too",
+    "two",
+    "up",
+    "very",
+    "was",
+    "we",
+    "well",
+    "were",
+    "what",
+    "when",
+    "where",
+    "which",
+    "while",
+    "who",
+    "whom",
+    "why",
+    "will",
+    "with",
+    "would",
+    "yes",
+    "yet",
+    "you",
+    "your",
+    "ii",
+    "iii",
+    "iv",
+    "v",
+    "vi",
+    "vii",
+    "viii",
+    "ix",
+    "x",
+    "xi",
+    "xii",
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
+    "mr",
+    "mrs",
+    "miss",
+    "sir",
+    "madam",
+    "project",
+    "gutenberg",
+    "ebook",
+];
+
+/// Lower-case nouns too general to be entities even when frequent.
+const GENERIC_NOUNS: &[&str] = &[
+    "way", "time", "moment", "thing", "things", "other", "others", "same", "rest", "end", "matter", "right", "left",
+    "whole", "little", "great", "first", "last", "next", "world", "subject", "question", "answer", "day", "night",
+    "morning", "air", "place", "side", "top", "bottom", "middle", "number", "sort", "kind", "part", "course", "case",
+    "fact", "use", "less", "more", "most", "least", "best", "same", "poor", "old", "new", "long", "short", "reason",
+    "words", "word", "idea",
+];
+
+const PERSON_TITLES: &[&str] = &[
+    "king",
+    "queen",
+    "duchess",
+    "duke",
+    "prince",
+    "princess",
+    "lord",
+    "lady",
+    "sir",
+    "mr",
+    "mrs",
+    "miss",
+    "dr",
+    "captain",
+    "judge",
+    "professor",
+    "uncle",
+    "aunt",
+    "father",
+    "mother",
+    "brother",
+    "sister",
+    "bishop",
+    "saint",
+    "reverend",
+];
+const SPEECH_VERBS: &[&str] = &[
+    "said",
+    "says",
+    "asked",
+    "cried",
+    "replied",
+    "thought",
+    "shouted",
+    "whispered",
+    "answered",
+    "exclaimed",
+    "added",
+    "began",
+    "continued",
+    "remarked",
+];
+const ORGANISATION_WORDS: &[&str] = &[
+    "guild",
+    "company",
+    "society",
+    "board",
+    "school",
+    "church",
+    "council",
+    "court",
+    "bank",
+    "university",
+    "archive",
+    "station",
+    "service",
+    "party",
+    "army",
+    "navy",
+    "club",
+    "association",
+    "institute",
+    "ministry",
+    "parliament",
+    "corporation",
+];
+const LOCATION_WORDS: &[&str] = &[
+    "river", "street", "road", "lane", "town", "city", "village", "cross", "ford", "point", "island", "hall", "sea",
+    "bay", "lake", "wood", "woods", "forest", "hill", "hills", "mountain", "estuary", "quay", "staithe", "inn",
+    "house", "square", "park", "bridge", "castle", "tower", "valley", "street", "county", "kingdom", "england",
+    "london", "france", "kenya",
+];
+const EVENT_WORDS: &[&str] = &[
+    "war",
+    "battle",
+    "flood",
+    "feast",
+    "festival",
+    "judgment",
+    "wreck",
+    "trial",
+    "uprising",
+    "revolution",
+    "rebellion",
+    "election",
+    "race",
+];
+
+#[derive(Debug, Clone)]
+struct Token {
+    /// The word without surrounding punctuation.
+    word: String,
+    /// Starts a sentence or a quotation: its capital proves nothing.
+    initial: bool,
+    /// Punctuation follows it, ending any run of names.
+    breaks: bool,
+}
+
+fn is_capitalised(word: &str) -> bool {
+    let mut chars = word.chars();
+    let first_upper = chars.next().is_some_and(char::is_uppercase);
+    // ALL-CAPS words of more than one letter are headings, not names.
+    let all_caps = word.chars().filter(|c| c.is_alphabetic()).count() > 1 && !word.chars().any(char::is_lowercase);
+    first_upper && !all_caps
+}
+
+/// Tokens of a sentence. The first word of each line counts as initial too:
+/// verse capitalises every line.
+fn tokens(sentence: &str) -> Vec<Token> {
+    let mut out: Vec<Token> = Vec::new();
+    for line in sentence.split('\n') {
+        line_tokens(line, &mut out);
+    }
+    out
+}
+
+fn line_tokens(line: &str, out: &mut Vec<Token>) {
+    let mut after_break = true;
+    for raw in line.split_whitespace() {
+        let opens_quote = raw.starts_with(['"', '\'', '“', '‘', '(', '[']);
+        let word = raw.trim_matches(|c: char| !c.is_alphanumeric()).to_string();
+        let trailing = raw.trim_end_matches(|c: char| c.is_alphanumeric());
+        let breaks = !trailing.is_empty() && trailing != raw && !trailing.ends_with("'s");
+        if word.is_empty() {
+            after_break = true;
+            continue;
+        }
+        out.push(Token { word, initial: after_break || opens_quote, breaks });
+        after_break = raw.ends_with(['.', '!', '?', ':', ';', '"', '“', '”', '-', '—'])
+            || raw.ends_with("'") && !raw.ends_with("s'");
+    }
+    if let Some(last) = out.last_mut() {
+        last.breaks = true;
+    }
+}
+
+fn not_name(word: &str) -> bool {
+    let w = word.to_lowercase();
+    NOT_NAMES.contains(&w.as_str()) || SPEECH_VERBS.contains(&w.as_str()) || w.chars().all(|c| c.is_ascii_digit())
+}
+
+/// Runs of capitalised tokens in a sentence: `(surface form, all sentence-initial)`.
+fn capital_runs(toks: &[Token]) -> Vec<(String, bool)> {
+    let mut runs = Vec::new();
+    let mut i = 0;
+    while i < toks.len() {
+        if !is_capitalised(&toks[i].word) || not_name(&toks[i].word) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        let mut end = i; // inclusive
+        while !toks[end].breaks && end + 1 < toks.len() {
+            let next = &toks[end + 1];
+            if is_capitalised(&next.word) && !not_name(&next.word) {
+                end += 1;
+            } else if matches!(next.word.as_str(), "of" | "the")
+                && !next.breaks
+                && toks.get(end + 2).is_some_and(|t| is_capitalised(&t.word) && !not_name(&t.word))
+            {
+                end += 2;
+            } else {
+                break;
+            }
+        }
+        let form: Vec<&str> = toks[start..=end].iter().map(|t| t.word.as_str()).collect();
+        runs.push((form.join(" "), toks[start].initial && start == end));
+        i = end + 1;
+    }
+    runs
+}
+
+/// The entity's type from cues in its name and its sentences.
+fn guess_type(name: &str, sentences_of: &[&str], lower_noun: bool) -> &'static str {
+    if lower_noun {
+        return "object";
+    }
+    let words: Vec<String> = name.split_whitespace().map(str::to_lowercase).collect();
+    let last = words.last().map(String::as_str).unwrap_or("");
+    if words.iter().any(|w| ORGANISATION_WORDS.contains(&w.as_str())) {
+        return "organization";
+    }
+    if EVENT_WORDS.contains(&last) {
+        return "event";
+    }
+    if words.iter().any(|w| LOCATION_WORDS.contains(&w.as_str())) {
+        return "location";
+    }
+    if words.first().is_some_and(|w| PERSON_TITLES.contains(&w.as_str())) {
+        return "person";
+    }
+    let spoken = sentences_of.iter().any(|s| {
+        let s = s.to_lowercase();
+        let n = name.to_lowercase();
+        SPEECH_VERBS.iter().any(|v| {
+            s.contains(&format!("{v} {n}")) || s.contains(&format!("{v} the {n}")) || s.contains(&format!("{n} {v}"))
+        })
+    });
+    if spoken {
+        return "person";
+    }
+    "concept"
+}
+
+/// Extracts entities and relations from one chunk of text.
+pub fn extract(text: &str) -> Extraction {
+    let sents: Vec<&str> = sentences(text);
+    let toks: Vec<Vec<Token>> = sents.iter().map(|s| tokens(s)).collect();
+
+    // Evidence: keys capitalised somewhere other than the start of a sentence.
+    let mut confirmed: HashSet<String> = HashSet::new();
+    for t in &toks {
+        for (form, initial_only) in capital_runs(t) {
+            if !initial_only {
+                confirmed.insert(normalise_name(&form));
+            }
+        }
+    }
+    // Frequent lower-case noun phrases: "the <noun>".
+    let mut the_noun: HashMap<String, usize> = HashMap::new();
+    for t in &toks {
+        for pair in t.windows(2) {
+            let noun = pair[1].word.to_lowercase();
+            if pair[0].word.eq_ignore_ascii_case("the")
+                && pair[1].word.chars().all(|c| c.is_lowercase() || c == '-')
+                && noun.chars().count() > 3
+                && !noun.ends_with("ly")
+                && !GENERIC_NOUNS.contains(&noun.as_str())
+                && !NOT_NAMES.contains(&noun.as_str())
+            {
+                *the_noun.entry(noun).or_default() += 1;
+            }
+        }
+    }
+    let objects: HashSet<String> = the_noun.into_iter().filter(|(_, n)| *n >= 3).map(|(w, _)| w).collect();
+
+    // Mentions per sentence, and surface forms per key.
+    let mut forms: HashMap<String, HashMap<String, usize>> = HashMap::new();
+    let mut mentions: Vec<Vec<String>> = Vec::with_capacity(toks.len());
+    for t in &toks {
+        let mut here: Vec<String> = Vec::new();
+        for (form, initial_only) in capital_runs(t) {
+            let key = normalise_name(&form);
+            if key.chars().count() < 2 || (initial_only && !confirmed.contains(&key)) {
+                continue;
+            }
+            *forms.entry(key.clone()).or_default().entry(form).or_default() += 1;
+            if !here.contains(&key) {
+                here.push(key);
+            }
+        }
+        for w in t {
+            let lw = w.word.to_lowercase();
+            if objects.contains(&lw) && !here.contains(&lw) {
+                *forms.entry(lw.clone()).or_default().entry(lw.clone()).or_default() += 1;
+                here.push(lw);
+            }
+        }
+        mentions.push(here);
+    }
+
+    let mut entities = Vec::new();
+    for (key, surface) in &forms {
+        let name = surface
+            .iter()
+            .max_by(|a, b| a.1.cmp(b.1).then_with(|| b.0.cmp(a.0)))
+            .map(|(f, _)| f.clone())
+            .unwrap_or_default();
+        let mentioned_in: Vec<&str> =
+            mentions.iter().zip(&sents).filter(|(m, _)| m.contains(key)).map(|(_, s)| *s).collect();
+        let description: String = mentioned_in
+            .iter()
+            .take(2)
+            .map(|s| s.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let kind = guess_type(&name, &mentioned_in, objects.contains(key));
+        entities.push(Entity { name, kind: kind.to_string(), description: truncate(&description, 400) });
+    }
+    entities.sort_by(|a, b| a.name.cmp(&b.name));
+
+    // Relations: co-occurrence in a sentence.
+    let mut pairs: BTreeMap<(String, String), (usize, &str)> = BTreeMap::new();
+    for (keys, sentence) in mentions.iter().zip(&sents) {
+        for (i, a) in keys.iter().enumerate() {
+            for b in &keys[i + 1..] {
+                let pair = if a < b { (a.clone(), b.clone()) } else { (b.clone(), a.clone()) };
+                pairs.entry(pair).or_insert((0, sentence)).0 += 1;
+            }
+        }
+    }
+    let display: HashMap<String, String> = entities.iter().map(|e| (normalise_name(&e.name), e.name.clone())).collect();
+    let relations = pairs
+        .into_iter()
+        .map(|((a, b), (count, sentence))| Relation {
+            source: display.get(&a).cloned().unwrap_or(a),
+            target: display.get(&b).cloned().unwrap_or(b),
+            description: truncate(&sentence.split_whitespace().collect::<Vec<_>>().join(" "), 300),
+            keywords: Vec::new(),
+            strength: count as f64,
+        })
+        .collect();
+    Extraction { entities, relations }
+}
+
+fn truncate(text: &str, max_chars: usize) -> String {
+    if text.chars().count() <= max_chars {
+        text.to_string()
+    } else {
+        format!("{}…", text.chars().take(max_chars).collect::<String>().trim_end())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chunk::{chunk_text, ChunkSettings};
+    use crate::graph::KnowledgeGraph;
+
+    #[test]
+    fn names_types_and_relations_from_a_small_text() {
+        let text = "The Salt Guild met at the Anchor Inn. Isobel Pell was the first warden of the Salt Guild. \
+                    Judge Eleanor Whitcombe heard the case at Hollin Cross. 'It is settled,' said Samuel Corrigan. \
+                    The chain crossed the River Oll. The next day the chain was gone, and the chain was never seen again.";
+        let x = extract(text);
+        let kinds: BTreeMap<&str, &str> = x.entities.iter().map(|e| (e.name.as_str(), e.kind.as_str())).collect();
+        assert_eq!(kinds.get("Salt Guild"), Some(&"organization"));
+        assert_eq!(kinds.get("Anchor Inn"), Some(&"location"));
+        assert_eq!(kinds.get("Hollin Cross"), Some(&"location"));
+        assert_eq!(kinds.get("River Oll"), Some(&"location"));
+        assert_eq!(kinds.get("Judge Eleanor Whitcombe"), Some(&"person"));
+        assert_eq!(kinds.get("Samuel Corrigan"), Some(&"person"));
+        assert_eq!(kinds.get("Isobel Pell"), Some(&"concept"), "no cue says she is a person in this text");
+        assert_eq!(kinds.get("chain"), Some(&"object"), "a frequent noun phrase");
+        assert!(!kinds.contains_key("The") && !kinds.contains_key("It"), "{kinds:?}");
+        let guild_inn = x.relations.iter().find(|r| r.source == "Anchor Inn" && r.target == "Salt Guild").unwrap();
+        assert_eq!(guild_inn.description, "The Salt Guild met at the Anchor Inn.");
+        assert_eq!(guild_inn.strength, 1.0);
+    }
+
+    #[test]
+    fn sentence_initial_capitals_need_evidence() {
+        let x = extract("Suddenly the door opened. Nobody came. Alice waited, and Alice sat down by Dinah.");
+        let names: Vec<&str> = x.entities.iter().map(|e| e.name.as_str()).collect();
+        assert_eq!(names, ["Alice", "Dinah"]);
+    }
+
+    #[test]
+    fn alice_in_wonderland_gives_a_graph_of_its_characters() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpora/alice_in_wonderland.txt");
+        let text = std::fs::read_to_string(path).unwrap().replace("\r\n", "\n");
+        let mut graph = KnowledgeGraph::default();
+        for c in chunk_text(&text, &ChunkSettings::default()).unwrap() {
+            graph.merge(c.index as i64, &extract(&text[c.start..c.end]));
+        }
+        let top: Vec<String> = graph.by_degree().into_iter().take(15).map(|(k, _)| k).collect();
+        for character in ["alice", "queen", "king", "hatter", "mock turtle", "gryphon"] {
+            assert!(top.iter().any(|k| k == character), "{character} is not among the top 15: {top:?}");
+        }
+        for junk in ["the", "chapter", "i", "she", "it", "said", "and", "you", "oh", "well"] {
+            assert!(!graph.nodes.contains_key(junk), "stop-word node {junk}");
+        }
+        assert!(graph.nodes.keys().all(|k| k.chars().count() >= 2), "one-letter nodes");
+        let alice = &graph.nodes["alice"];
+        assert!(alice.source_chunks.len() >= 35, "Alice is in most chunks: {}", alice.source_chunks.len());
+        assert_eq!(graph.nodes["hatter"].kind, "person", "the Hatter speaks");
+    }
+}
