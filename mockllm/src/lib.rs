@@ -62,6 +62,16 @@ impl Faults {
     }
 }
 
+/// Canned replies: given a chat request's JSON body, the reply text.
+#[derive(Clone)]
+pub struct Responder(pub Arc<dyn Fn(&Value) -> String + Send + Sync>);
+
+impl std::fmt::Debug for Responder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Responder")
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct MockConfig {
     /// Added to every answer.
@@ -76,6 +86,8 @@ pub struct MockConfig {
     /// Leave `usage` out of replies (the client must count tokens itself).
     pub omit_usage: bool,
     pub seed: u64,
+    /// Replaces the echo reply of chat completions.
+    pub responder: Option<Responder>,
 }
 
 impl Default for MockConfig {
@@ -88,6 +100,7 @@ impl Default for MockConfig {
             api_key: None,
             omit_usage: false,
             seed: 7,
+            responder: None,
         }
     }
 }
@@ -329,7 +342,9 @@ async fn chat(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Strin
     let prompt: String =
         messages.iter().filter_map(|m| m.get("content").and_then(Value::as_str)).collect::<Vec<_>>().join("\n");
     let last = messages.last().and_then(|m| m.get("content")).and_then(Value::as_str).unwrap_or("");
-    let text = if req.pointer("/response_format/type").and_then(Value::as_str) == Some("json_object") {
+    let text = if let Some(Responder(respond)) = &config.responder {
+        respond(&req)
+    } else if req.pointer("/response_format/type").and_then(Value::as_str) == Some("json_object") {
         json!({"echo": last.chars().take(60).collect::<String>()}).to_string()
     } else {
         format!("Mock reply to: {}", last.chars().take(60).collect::<String>())

@@ -11,8 +11,10 @@
 //!
 //! # Layout
 //! - [`offline`]: the offline provider's extractor (classical NLP).
+//! - [`parse`]: reading LLM extraction replies (JSON or LightRAG tuples).
 
 pub mod offline;
+pub mod parse;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 

@@ -2,6 +2,7 @@
 //! `engine/prompts/`, whose hash is logged with every call), how a request is
 //! built, and the `offline` provider's classical-NLP implementation.
 
+pub mod extract;
 pub mod summarise;
 
 use sha2::{Digest, Sha256};
@@ -11,6 +12,8 @@ use crate::llm::offline::OfflineProvider;
 /// Registers every task's offline implementation.
 pub fn register_offline(provider: &mut OfflineProvider) {
     provider.register(summarise::PURPOSE, summarise::offline);
+    provider.register(extract::PURPOSE, extract::offline);
+    provider.register(extract::GLEAN_PURPOSE, extract::offline_glean);
 }
 
 /// Hex SHA-256 of a prompt template, stored with each call made from it.
