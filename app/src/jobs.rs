@@ -20,6 +20,43 @@ use crate::store::jobs::SqliteJobStore;
 
 /// One-sentence summaries of every chunk of a project.
 pub const SUMMARIES: &str = "summaries";
+/// The knowledge graph of a project: extraction per chunk, then merging.
+pub const GRAPH: &str = "graph";
+
+/// Creates (does not run) a graph job for a project.
+pub async fn create_graph(
+    pool: &SqlitePool,
+    project_id: i64,
+    settings: &engine::tasks::extract::ExtractSettings,
+    no_cache: bool,
+) -> AppResult<JobView> {
+    store::get_project(pool, project_id).await?;
+    let chunks = store::chunk_texts(pool, project_id).await?;
+    if chunks.is_empty() {
+        return Err(AppError::Invalid("the project has no chunks yet: add documents to its corpus first".into()));
+    }
+    let parameters =
+        json!({ "no_cache": no_cache, "gleaning": settings.gleaning, "entity_types": settings.entity_types });
+    let id = store::jobs::create_job(pool, project_id, GRAPH, &parameters, chunks.len() as i64).await?;
+    store::jobs::get_job(pool, id).await
+}
+
+/// Merges a graph job's finished items into the project's graph and stores it.
+async fn store_graph(pool: &SqlitePool, job: &JobView) -> AppResult<()> {
+    let project = job.project_id.ok_or_else(|| AppError::Invalid(format!("job {} has no project", job.id)))?;
+    let mut graph = engine::graph::KnowledgeGraph::default();
+    for item in store::jobs::job_items(pool, job.id).await? {
+        let (Some(result), Some(chunk)) =
+            (item.result.as_deref(), item.key.strip_prefix("chunk-").and_then(|c| c.parse().ok()))
+        else {
+            continue;
+        };
+        if let Ok(x) = serde_json::from_str::<engine::tasks::extract::ChunkExtraction>(result) {
+            graph.merge(chunk, &x.extraction);
+        }
+    }
+    store::graph::replace(pool, project, job.id, &graph).await
+}
 
 /// Creates (does not run) a summaries job for a project. With `no_cache`,
 /// every call goes to the provider even when a cached reply exists.
@@ -37,7 +74,7 @@ pub async fn create_summaries(pool: &SqlitePool, project_id: i64, no_cache: bool
 
 async fn items(pool: &SqlitePool, job: &JobView) -> AppResult<Vec<WorkItem>> {
     match job.kind.as_str() {
-        SUMMARIES => {
+        SUMMARIES | GRAPH => {
             let project = job.project_id.ok_or_else(|| AppError::Invalid(format!("job {} has no project", job.id)))?;
             Ok(store::chunk_texts(pool, project)
                 .await?
@@ -82,13 +119,27 @@ pub async fn run(
             let _ = store::jobs::heartbeat(&beat_pool, job_id).await;
         }
     });
+    let extract = engine::tasks::extract::ExtractSettings {
+        gleaning: parameters["gleaning"].as_u64().unwrap_or(1) as u32,
+        entity_types: serde_json::from_value(parameters["entity_types"].clone())
+            .unwrap_or_else(|_| engine::tasks::extract::ExtractSettings::default().entity_types),
+    };
     let job_store = SqliteJobStore::new(pool.clone());
+    let graph_job = job.kind == GRAPH;
     let result =
         engine::jobs::run(job_id, items, &job_store, llm.concurrency, retry_failed, &cancel, on_progress, |item| {
-            engine::tasks::summarise::run_item(&gateway, job_id, item)
+            let work: engine::llm::BoxFuture<'_, engine::jobs::ItemOutcome> = if graph_job {
+                Box::pin(engine::tasks::extract::run_item(&gateway, job_id, item, &extract))
+            } else {
+                Box::pin(engine::tasks::summarise::run_item(&gateway, job_id, item))
+            };
+            work
         })
         .await;
     heartbeat.abort();
+    if matches!(result, Ok(RunEnd::Finished)) && graph_job {
+        store_graph(pool, &job).await?;
+    }
     match result {
         Ok(RunEnd::Finished) => store::jobs::mark_ended(pool, job_id, "done", None).await?,
         Ok(RunEnd::Cancelled) => store::jobs::mark_ended(pool, job_id, "cancelled", None).await?,

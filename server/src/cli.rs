@@ -105,6 +105,32 @@ enum Command {
     /// Inspect and resume jobs.
     #[command(subcommand)]
     Job(JobCommand),
+    /// Build and export the knowledge graph.
+    #[command(subcommand)]
+    Graph(GraphCommand),
+}
+
+#[derive(Subcommand, Debug)]
+enum GraphCommand {
+    /// Extract entities and relations from every chunk and merge them (a job; resumable).
+    Build {
+        project: String,
+        /// Follow-up turns asking the model for missed entities.
+        #[arg(long, default_value_t = 1)]
+        gleaning: u32,
+        /// Entity types, comma-separated.
+        #[arg(long, default_value = "person,organization,location,event,concept,object")]
+        entity_types: String,
+        /// Send every call to the provider, even where a cached reply exists.
+        #[arg(long)]
+        no_cache: bool,
+    },
+    /// Print the graph to stdout.
+    Export {
+        project: String,
+        #[arg(long, value_parser = ["json", "graphml"], default_value = "json")]
+        format: String,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -246,6 +272,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Corpus(cmd) => corpus(&pool, out, &llm, cmd).await,
         Command::Llm(LlmCommand::Ping { message }) => ping(pool, out, &llm, message).await,
         Command::Job(cmd) => job(&pool, out, &llm, cmd).await,
+        Command::Graph(cmd) => graph(&pool, out, &llm, cmd).await,
     }
 }
 
@@ -308,8 +335,91 @@ async fn job(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: JobCommand)
     }
 }
 
-/// Runs a job in the foreground with a progress bar (plain lines when
-/// stderr is not a terminal). Ctrl-C cancels; what finished is kept.
+async fn graph(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: GraphCommand) -> anyhow::Result<ExitCode> {
+    match cmd {
+        GraphCommand::Build { project, gleaning, entity_types, no_cache } => {
+            let p = app::store::find_project(pool, &project).await?;
+            let settings = engine::tasks::extract::ExtractSettings {
+                gleaning,
+                entity_types: entity_types
+                    .split(',')
+                    .map(|t| t.trim().to_lowercase())
+                    .filter(|t| !t.is_empty())
+                    .collect(),
+            };
+            let job = app::jobs::create_graph(pool, p.summary.id, &settings, no_cache).await?;
+            let (code, after) = execute_job(pool, out, llm, job.id, false).await?;
+            let graph = app::store::graph::load(pool, p.summary.id).await?;
+            let components = graph.components();
+            let calls: i64 = app::store::jobs::item_call_count(pool, after.id).await?;
+            let largest = components.first().map_or(0, Vec::len);
+            out.print(
+                json!({"job": after.id, "status": after.status, "nodes": graph.nodes.len(), "edges": graph.edges.len(),
+                       "components": components.len(), "largest_component": largest,
+                       "llm_calls": calls, "tokens": after.tokens, "cost_usd": after.cost_usd, "failed_chunks": after.failed}),
+                || {
+                    format!(
+                        "{}\ngraph: {} nodes, {} edges, {} components (largest {largest}), {calls} LLM calls",
+                        job_line(&after),
+                        graph.nodes.len(),
+                        graph.edges.len(),
+                        components.len()
+                    )
+                },
+            );
+            Ok(code)
+        }
+        GraphCommand::Export { project, format } => {
+            let p = app::store::find_project(pool, &project).await?;
+            let export = app::store::graph::export(pool, p.summary.id).await?;
+            let text =
+                if format == "graphml" { graphml(&export) } else { format!("{}\n", serde_json::to_string(&export)?) };
+            // A reader that stops early (`| head`) is not an error.
+            use std::io::Write;
+            match std::io::stdout().lock().write_all(text.as_bytes()) {
+                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+                _ => Ok(ExitCode::SUCCESS),
+            }
+        }
+    }
+}
+
+fn xml_escape(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+/// GraphML with the same fields as the JSON export.
+fn graphml(g: &app::store::graph::GraphExport) -> String {
+    let mut s = String::from(concat!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n",
+        "<graphml xmlns=\"http://graphml.graphdrawing.org/xmlns\">\n",
+        "<key id=\"name\" for=\"node\" attr.name=\"name\" attr.type=\"string\"/>\n",
+        "<key id=\"type\" for=\"node\" attr.name=\"type\" attr.type=\"string\"/>\n",
+        "<key id=\"ndesc\" for=\"node\" attr.name=\"description\" attr.type=\"string\"/>\n",
+        "<key id=\"nsrc\" for=\"node\" attr.name=\"source_chunk_ids\" attr.type=\"string\"/>\n",
+        "<key id=\"edesc\" for=\"edge\" attr.name=\"description\" attr.type=\"string\"/>\n",
+        "<key id=\"weight\" for=\"edge\" attr.name=\"weight\" attr.type=\"double\"/>\n",
+        "<key id=\"esrc\" for=\"edge\" attr.name=\"source_chunk_ids\" attr.type=\"string\"/>\n",
+        "<graph id=\"G\" edgedefault=\"undirected\">\n",
+    ));
+    let ids = |v: &[i64]| v.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
+    for n in &g.nodes {
+        s.push_str(&format!(
+            "<node id=\"n{}\"><data key=\"name\">{}</data><data key=\"type\">{}</data><data key=\"ndesc\">{}</data><data key=\"nsrc\">{}</data></node>\n",
+            n.id, xml_escape(&n.name), xml_escape(&n.kind), xml_escape(&n.description), ids(&n.source_chunk_ids)
+        ));
+    }
+    for e in &g.edges {
+        s.push_str(&format!(
+            "<edge source=\"n{}\" target=\"n{}\"><data key=\"edesc\">{}</data><data key=\"weight\">{}</data><data key=\"esrc\">{}</data></edge>\n",
+            e.source, e.target, xml_escape(&e.description), e.weight, ids(&e.source_chunk_ids)
+        ));
+    }
+    s.push_str("</graph>\n</graphml>\n");
+    s
+}
+
+/// Runs a job in the foreground and prints the job.
 async fn run_job(
     pool: &SqlitePool,
     out: Output,
@@ -317,6 +427,21 @@ async fn run_job(
     id: i64,
     retry_failed: bool,
 ) -> anyhow::Result<ExitCode> {
+    let (code, after) = execute_job(pool, out, llm, id, retry_failed).await?;
+    out.print(job_json(&after), || job_line(&after));
+    Ok(code)
+}
+
+/// Runs a job in the foreground with a progress bar (plain lines when
+/// stderr is not a terminal). Ctrl-C cancels; what finished is kept.
+/// Returns the exit code and the job afterwards.
+async fn execute_job(
+    pool: &SqlitePool,
+    out: Output,
+    llm: &LlmSettings,
+    id: i64,
+    retry_failed: bool,
+) -> anyhow::Result<(ExitCode, JobView)> {
     use std::io::IsTerminal;
     let before = app::store::jobs::get_job(pool, id).await?;
     if !out.json {
@@ -354,8 +479,8 @@ async fn run_job(
     ctrl_c.abort();
     result?;
     let after = app::store::jobs::get_job(pool, id).await?;
-    out.print(job_json(&after), || job_line(&after));
-    Ok(if after.status == "done" { ExitCode::SUCCESS } else { ExitCode::from(3) })
+    let code = if after.status == "done" { ExitCode::SUCCESS } else { ExitCode::from(3) };
+    Ok((code, after))
 }
 
 /// "offline (no LLM)", or the model and where it runs.

@@ -340,3 +340,8 @@ pub async fn interrupt_orphans(pool: &SqlitePool) -> AppResult<u64> {
     .await?;
     Ok(done.rows_affected())
 }
+
+/// LLM calls logged for a job (cached ones included).
+pub async fn item_call_count(pool: &SqlitePool, job_id: i64) -> AppResult<i64> {
+    Ok(sqlx::query_scalar("SELECT COUNT(*) FROM llm_calls WHERE job_id = ?").bind(job_id).fetch_one(pool).await?)
+}

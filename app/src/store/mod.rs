@@ -6,6 +6,7 @@
 //! failure part-way never leaves a half-written corpus.
 
 pub mod calls;
+pub mod graph;
 pub mod jobs;
 pub mod settings;
 

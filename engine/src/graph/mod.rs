@@ -102,6 +102,19 @@ pub struct KnowledgeGraph {
     pub edges: BTreeMap<(String, String), Edge>,
 }
 
+impl Node {
+    /// A node read back from storage.
+    pub fn restored(
+        key: String,
+        name: String,
+        kind: String,
+        descriptions: Vec<String>,
+        source_chunks: BTreeSet<i64>,
+    ) -> Node {
+        Node { key, name, kind, descriptions, source_chunks, forms: HashMap::new(), kinds: HashMap::new() }
+    }
+}
+
 impl KnowledgeGraph {
     /// Folds one chunk's extraction into the graph. Relations whose ends are
     /// not among the entities create those entities (type `concept`).
@@ -173,6 +186,38 @@ impl KnowledgeGraph {
             self.nodes.keys().map(|k| (k.clone(), degree.get(k.as_str()).copied().unwrap_or(0))).collect();
         ranked.sort_by(|x, y| y.1.cmp(&x.1).then_with(|| x.0.cmp(&y.0)));
         ranked
+    }
+}
+
+impl KnowledgeGraph {
+    /// Connected components, largest first, each as sorted node keys.
+    pub fn components(&self) -> Vec<Vec<String>> {
+        let keys: Vec<&String> = self.nodes.keys().collect();
+        let index: HashMap<&str, usize> = keys.iter().enumerate().map(|(i, k)| (k.as_str(), i)).collect();
+        let mut parent: Vec<usize> = (0..keys.len()).collect();
+        fn find(parent: &mut [usize], mut x: usize) -> usize {
+            while parent[x] != x {
+                parent[x] = parent[parent[x]];
+                x = parent[x];
+            }
+            x
+        }
+        for (a, b) in self.edges.keys() {
+            if let (Some(&i), Some(&j)) = (index.get(a.as_str()), index.get(b.as_str())) {
+                let (ri, rj) = (find(&mut parent, i), find(&mut parent, j));
+                if ri != rj {
+                    parent[ri] = rj;
+                }
+            }
+        }
+        let mut groups: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+        for i in 0..keys.len() {
+            let root = find(&mut parent, i);
+            groups.entry(root).or_default().push(keys[i].clone());
+        }
+        let mut out: Vec<Vec<String>> = groups.into_values().collect();
+        out.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+        out
     }
 }
 
@@ -266,6 +311,9 @@ mod tests {
         assert_eq!(edge.source_chunks.iter().copied().collect::<Vec<_>>(), [1, 7]);
         assert_eq!(g.degree("salt guild"), 2);
         assert_eq!(g.by_degree()[0], ("salt guild".to_string(), 2));
+        assert_eq!(g.components(), vec![vec!["hollin cross".to_string(), "isobel pell".into(), "salt guild".into()]]);
+        g.merge(9, &Extraction { entities: vec![entity("Gull Point", "location", "")], relations: vec![] });
+        assert_eq!(g.components().iter().map(Vec::len).collect::<Vec<_>>(), [3, 1]);
     }
 
     #[test]

@@ -1,0 +1,74 @@
+//! `assay graph build` and `assay graph export` on a real SQLite file with
+//! the offline provider, on Alice's Adventures in Wonderland.
+
+mod common;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use common::assay;
+use serde_json::Value;
+
+fn corpora() -> PathBuf {
+    std::env::var_os("ASSAY_CORPORA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpora"))
+}
+
+fn json(out: &std::process::Output) -> Value {
+    assert!(out.status.success(), "failed ({:?}): {}", out.status, String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_offline_graph_of_alice_is_built_stored_and_exported() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("g.db");
+    json(&assay(&db, &["--json", "project", "create", "Alice"], &[]).await);
+    let alice = corpora().join("alice_in_wonderland.txt");
+    json(&assay(&db, &["--json", "corpus", "add", "Alice", alice.to_str().unwrap()], &[]).await);
+
+    let built = json(&assay(&db, &["--json", "graph", "build", "Alice", "--gleaning", "1"], &[]).await);
+    assert_eq!(built["status"], "done");
+    assert_eq!(built["llm_calls"], 80, "40 chunks × (1 + 1 gleaning)");
+    assert!(built["nodes"].as_u64().unwrap() > 100, "{built}");
+    assert!(built["largest_component"].as_u64().unwrap() * 2 > built["nodes"].as_u64().unwrap(), "{built}");
+
+    let export = json(&assay(&db, &["graph", "export", "Alice"], &[]).await);
+    let nodes = export["nodes"].as_array().unwrap();
+    let edges = export["edges"].as_array().unwrap();
+    assert_eq!(nodes.len() as u64, built["nodes"].as_u64().unwrap());
+    assert_eq!(edges.len() as u64, built["edges"].as_u64().unwrap());
+    let names: HashMap<i64, &str> =
+        nodes.iter().map(|n| (n["id"].as_i64().unwrap(), n["name"].as_str().unwrap())).collect();
+    let mut degree: HashMap<&str, usize> = HashMap::new();
+    for e in edges {
+        for end in ["source", "target"] {
+            let name = names.get(&e[end].as_i64().unwrap()).expect("edges refer to node ids");
+            *degree.entry(name).or_default() += 1;
+        }
+        assert!(!e["source_chunk_ids"].as_array().unwrap().is_empty(), "edge provenance");
+    }
+    let top = degree.iter().max_by_key(|(_, d)| **d).unwrap();
+    assert_eq!(*top.0, "Alice");
+    let hatter = nodes.iter().find(|n| n["name"] == "Hatter").unwrap();
+    assert_eq!(hatter["type"], "person");
+    assert!(!hatter["source_chunk_ids"].as_array().unwrap().is_empty());
+
+    let graphml = assay(&db, &["graph", "export", "Alice", "--format", "graphml"], &[]).await;
+    let text = String::from_utf8(graphml.stdout).unwrap();
+    assert!(text.starts_with("<?xml") && text.trim_end().ends_with("</graphml>"));
+    assert_eq!(text.matches("<node ").count(), nodes.len());
+    assert_eq!(text.matches("<edge ").count(), edges.len());
+
+    // A second build is answered from the cache and gives the same graph.
+    let again = json(&assay(&db, &["--json", "graph", "build", "Alice"], &[]).await);
+    assert_eq!((again["nodes"].clone(), again["edges"].clone()), (built["nodes"].clone(), built["edges"].clone()));
+    let pool = app::store::open(&db).await.unwrap();
+    let fresh: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM llm_calls WHERE job_id = ? AND cached = 0")
+        .bind(again["job"].as_i64().unwrap())
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(fresh, 0);
+}
