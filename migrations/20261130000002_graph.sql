@@ -9,6 +9,8 @@ CREATE TABLE graph_nodes (
     type          TEXT    NOT NULL,
     description   TEXT    NOT NULL,
     source_chunks TEXT    NOT NULL,
+    -- Leiden community (seeded), numbered by size: 0 is the largest.
+    community     INTEGER NOT NULL DEFAULT 0,
     UNIQUE (project_id, key)
 );
 

@@ -353,13 +353,14 @@ async fn graph(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: GraphComm
             let components = graph.components();
             let calls: i64 = app::store::jobs::item_call_count(pool, after.id).await?;
             let largest = components.first().map_or(0, Vec::len);
+            let communities = graph.communities(app::store::graph::COMMUNITY_SEED).values().max().map_or(0, |m| m + 1);
             out.print(
                 json!({"job": after.id, "status": after.status, "nodes": graph.nodes.len(), "edges": graph.edges.len(),
-                       "components": components.len(), "largest_component": largest,
+                       "components": components.len(), "largest_component": largest, "communities": communities,
                        "llm_calls": calls, "tokens": after.tokens, "cost_usd": after.cost_usd, "failed_chunks": after.failed}),
                 || {
                     format!(
-                        "{}\ngraph: {} nodes, {} edges, {} components (largest {largest}), {calls} LLM calls",
+                        "{}\ngraph: {} nodes, {} edges, {} components (largest {largest}), {communities} communities, {calls} LLM calls",
                         job_line(&after),
                         graph.nodes.len(),
                         graph.edges.len(),
@@ -397,6 +398,7 @@ fn graphml(g: &app::store::graph::GraphExport) -> String {
         "<key id=\"type\" for=\"node\" attr.name=\"type\" attr.type=\"string\"/>\n",
         "<key id=\"ndesc\" for=\"node\" attr.name=\"description\" attr.type=\"string\"/>\n",
         "<key id=\"nsrc\" for=\"node\" attr.name=\"source_chunk_ids\" attr.type=\"string\"/>\n",
+        "<key id=\"community\" for=\"node\" attr.name=\"community\" attr.type=\"int\"/>\n",
         "<key id=\"edesc\" for=\"edge\" attr.name=\"description\" attr.type=\"string\"/>\n",
         "<key id=\"weight\" for=\"edge\" attr.name=\"weight\" attr.type=\"double\"/>\n",
         "<key id=\"esrc\" for=\"edge\" attr.name=\"source_chunk_ids\" attr.type=\"string\"/>\n",
@@ -405,8 +407,8 @@ fn graphml(g: &app::store::graph::GraphExport) -> String {
     let ids = |v: &[i64]| v.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
     for n in &g.nodes {
         s.push_str(&format!(
-            "<node id=\"n{}\"><data key=\"name\">{}</data><data key=\"type\">{}</data><data key=\"ndesc\">{}</data><data key=\"nsrc\">{}</data></node>\n",
-            n.id, xml_escape(&n.name), xml_escape(&n.kind), xml_escape(&n.description), ids(&n.source_chunk_ids)
+            "<node id=\"n{}\"><data key=\"name\">{}</data><data key=\"type\">{}</data><data key=\"ndesc\">{}</data><data key=\"nsrc\">{}</data><data key=\"community\">{}</data></node>\n",
+            n.id, xml_escape(&n.name), xml_escape(&n.kind), xml_escape(&n.description), ids(&n.source_chunk_ids), n.community
         ));
     }
     for e in &g.edges {

@@ -33,6 +33,8 @@ async fn the_offline_graph_of_alice_is_built_stored_and_exported() {
     assert_eq!(built["llm_calls"], 80, "40 chunks × (1 + 1 gleaning)");
     assert!(built["nodes"].as_u64().unwrap() > 100, "{built}");
     assert!(built["largest_component"].as_u64().unwrap() * 2 > built["nodes"].as_u64().unwrap(), "{built}");
+    let communities = built["communities"].as_u64().unwrap();
+    assert!(communities > built["components"].as_u64().unwrap(), "Leiden splits the large component: {built}");
 
     let export = json(&assay(&db, &["graph", "export", "Alice"], &[]).await);
     let nodes = export["nodes"].as_array().unwrap();
@@ -60,6 +62,8 @@ async fn the_offline_graph_of_alice_is_built_stored_and_exported() {
     assert!(text.starts_with("<?xml") && text.trim_end().ends_with("</graphml>"));
     assert_eq!(text.matches("<node ").count(), nodes.len());
     assert_eq!(text.matches("<edge ").count(), edges.len());
+    let most = nodes.iter().map(|n| n["community"].as_u64().unwrap()).max().unwrap();
+    assert_eq!(most + 1, communities, "every community number is used, 0 the largest");
 
     // A second build is answered from the cache and gives the same graph.
     let again = json(&assay(&db, &["--json", "graph", "build", "Alice"], &[]).await);

@@ -8,15 +8,19 @@ use sqlx::SqlitePool;
 
 use crate::error::AppResult;
 
-/// Replaces the project's graph with `graph`, in one transaction.
+/// The seed of the stored communities, so a graph always gets the same ones.
+pub const COMMUNITY_SEED: u64 = 42;
+
+/// Replaces the project's graph with `graph` (and its communities), in one transaction.
 pub async fn replace(pool: &SqlitePool, project_id: i64, job_id: i64, graph: &KnowledgeGraph) -> AppResult<()> {
+    let communities = graph.communities(COMMUNITY_SEED);
     let mut tx = pool.begin().await?;
     sqlx::query("DELETE FROM graph_nodes WHERE project_id = ?").bind(project_id).execute(&mut *tx).await?;
     let mut ids: HashMap<&str, i64> = HashMap::new();
     for node in graph.nodes.values() {
         let id: i64 = sqlx::query_scalar(
-            "INSERT INTO graph_nodes (project_id, job_id, key, name, type, description, source_chunks)
-             VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            "INSERT INTO graph_nodes (project_id, job_id, key, name, type, description, source_chunks, community)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         )
         .bind(project_id)
         .bind(job_id)
@@ -25,6 +29,7 @@ pub async fn replace(pool: &SqlitePool, project_id: i64, job_id: i64, graph: &Kn
         .bind(&node.kind)
         .bind(node.descriptions.join("\n"))
         .bind(serde_json::to_string(&node.source_chunks).unwrap_or_default())
+        .bind(communities.get(&node.key).copied().unwrap_or(0) as i64)
         .fetch_one(&mut *tx)
         .await?;
         ids.insert(node.key.as_str(), id);
@@ -64,6 +69,7 @@ pub struct ExportNode {
     pub kind: String,
     pub description: String,
     pub source_chunk_ids: Vec<i64>,
+    pub community: i64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -76,8 +82,8 @@ pub struct ExportEdge {
 }
 
 pub async fn export(pool: &SqlitePool, project_id: i64) -> AppResult<GraphExport> {
-    let nodes: Vec<(i64, String, String, String, String)> = sqlx::query_as(
-        "SELECT id, name, type, description, source_chunks FROM graph_nodes WHERE project_id = ? ORDER BY id",
+    let nodes: Vec<(i64, String, String, String, String, i64)> = sqlx::query_as(
+        "SELECT id, name, type, description, source_chunks, community FROM graph_nodes WHERE project_id = ? ORDER BY id",
     )
     .bind(project_id)
     .fetch_all(pool)
@@ -92,12 +98,13 @@ pub async fn export(pool: &SqlitePool, project_id: i64) -> AppResult<GraphExport
     Ok(GraphExport {
         nodes: nodes
             .into_iter()
-            .map(|(id, name, kind, description, src)| ExportNode {
+            .map(|(id, name, kind, description, src, community)| ExportNode {
                 id,
                 name,
                 kind,
                 description,
                 source_chunk_ids: chunks(&src),
+                community,
             })
             .collect(),
         edges: edges

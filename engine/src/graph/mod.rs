@@ -221,6 +221,44 @@ impl KnowledgeGraph {
     }
 }
 
+impl KnowledgeGraph {
+    /// Communities by the Leiden algorithm (modularity, edge weights,
+    /// seeded so a graph always gets the same partition): node key →
+    /// community number, numbered by size (0 is the largest). Nodes without
+    /// edges are communities of their own.
+    pub fn communities(&self, seed: u64) -> BTreeMap<String, usize> {
+        let keys: Vec<&String> = self.nodes.keys().collect();
+        let index: HashMap<&str, usize> = keys.iter().enumerate().map(|(i, k)| (k.as_str(), i)).collect();
+        let mut builder = leiden_rs::GraphDataBuilder::new(keys.len());
+        for ((a, b), edge) in &self.edges {
+            if let (Some(&i), Some(&j)) = (index.get(a.as_str()), index.get(b.as_str())) {
+                let _ = builder.add_edge(i, j, edge.weight.max(f64::MIN_POSITIVE));
+            }
+        }
+        let raw: Vec<usize> = match builder.build().and_then(|g| {
+            leiden_rs::Leiden::new(leiden_rs::LeidenConfig { seed: Some(seed), ..Default::default() }).run(&g)
+        }) {
+            Ok(out) => (0..keys.len()).map(|i| out.partition.community_of(i)).collect(),
+            // An edgeless graph: every node alone.
+            Err(_) => (0..keys.len()).collect(),
+        };
+        // Renumber by size, largest first; ties by the smallest member key.
+        let mut members: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+        for (i, c) in raw.iter().enumerate() {
+            members.entry(*c).or_default().push(i);
+        }
+        let mut groups: Vec<Vec<usize>> = members.into_values().collect();
+        groups.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| keys[a[0]].cmp(keys[b[0]])));
+        let mut out = BTreeMap::new();
+        for (n, group) in groups.iter().enumerate() {
+            for &i in group {
+                out.insert(keys[i].clone(), n);
+            }
+        }
+        out
+    }
+}
+
 fn push_distinct(list: &mut Vec<String>, text: &str) {
     let text = text.trim();
     if !text.is_empty() && !list.iter().any(|d| d == text) {
@@ -314,6 +352,28 @@ mod tests {
         assert_eq!(g.components(), vec![vec!["hollin cross".to_string(), "isobel pell".into(), "salt guild".into()]]);
         g.merge(9, &Extraction { entities: vec![entity("Gull Point", "location", "")], relations: vec![] });
         assert_eq!(g.components().iter().map(Vec::len).collect::<Vec<_>>(), [3, 1]);
+    }
+
+    #[test]
+    fn communities_split_two_cliques_joined_by_a_bridge_the_same_way_every_time() {
+        let mut g = KnowledgeGraph::default();
+        let mut relations = Vec::new();
+        for group in [["a1", "a2", "a3", "a4"], ["b1", "b2", "b3", "b4"]] {
+            for (i, x) in group.iter().enumerate() {
+                for y in &group[i + 1..] {
+                    relations.push(relation(x, y, "close", 5.0));
+                }
+            }
+        }
+        relations.push(relation("a1", "b1", "bridge", 1.0));
+        g.merge(1, &Extraction { entities: vec![entity("Loner", "concept", "")], relations });
+        let c = g.communities(42);
+        assert_eq!(c.len(), 9);
+        assert!(["a2", "a3", "a4"].iter().all(|k| c[*k] == c["a1"]));
+        assert!(["b2", "b3", "b4"].iter().all(|k| c[*k] == c["b1"]));
+        assert_ne!(c["a1"], c["b1"]);
+        assert_eq!(c["loner"], 2, "an isolated node is its own, smallest community");
+        assert_eq!(g.communities(42), c, "seeded: the same partition every time");
     }
 
     #[test]
