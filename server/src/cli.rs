@@ -353,7 +353,7 @@ async fn graph(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: GraphComm
             let components = graph.components();
             let calls: i64 = app::store::jobs::item_call_count(pool, after.id).await?;
             let largest = components.first().map_or(0, Vec::len);
-            let communities = graph.communities(app::store::graph::COMMUNITY_SEED).values().max().map_or(0, |m| m + 1);
+            let communities = app::store::graph::community_count(pool, p.summary.id).await?;
             out.print(
                 json!({"job": after.id, "status": after.status, "nodes": graph.nodes.len(), "edges": graph.edges.len(),
                        "components": components.len(), "largest_component": largest, "communities": communities,

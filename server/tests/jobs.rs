@@ -151,3 +151,25 @@ async fn a_killed_job_shows_interrupted_and_resumes_without_repeating_finished_c
     let repeated = stats.answered_prompts.values().filter(|&&n| n > 1).count();
     assert!(repeated <= 2, "{repeated} prompts repeated");
 }
+
+#[tokio::test]
+async fn job_counters_follow_each_items_latest_outcome() {
+    use engine::jobs::{ItemOutcome, JobStore};
+    let dir = tempfile::tempdir().unwrap();
+    let pool = app::store::open(&dir.path().join("c.db")).await.unwrap();
+    let project = app::store::create_project(&pool, "C", &Default::default()).await.unwrap().summary.id;
+    let job = app::store::jobs::create_job(&pool, project, "summaries", &serde_json::json!({}), 3).await.unwrap();
+    let store = app::store::jobs::SqliteJobStore::new(pool.clone());
+    let done = |tokens| ItemOutcome::Done { result: "ok".into(), tokens, cost_usd: 0.5 };
+    let failed = ItemOutcome::Failed { error: "timeout".into(), tokens: 7, cost_usd: 0.25 };
+    store.record(job, "a", &done(10)).await.unwrap();
+    let p = store.record(job, "b", &failed).await.unwrap();
+    assert_eq!((p.total, p.done, p.failed, p.tokens), (3, 1, 1, 17));
+    assert!((p.cost_usd - 0.75).abs() < 1e-12);
+    // Retrying b replaces its failure: the counters move by the difference.
+    let p = store.record(job, "b", &done(20)).await.unwrap();
+    assert_eq!((p.done, p.failed, p.tokens), (2, 0, 30));
+    assert!((p.cost_usd - 1.0).abs() < 1e-12);
+    let shown = app::store::jobs::get_job(&pool, job).await.unwrap();
+    assert_eq!((shown.done, shown.failed, shown.tokens), (2, 0, 30));
+}

@@ -161,3 +161,11 @@ pub async fn load(pool: &SqlitePool, project_id: i64) -> AppResult<KnowledgeGrap
 fn chunk_set(json: &str) -> BTreeSet<i64> {
     serde_json::from_str(json).unwrap_or_default()
 }
+
+/// Distinct communities stored for the project's graph.
+pub async fn community_count(pool: &SqlitePool, project_id: i64) -> AppResult<i64> {
+    Ok(sqlx::query_scalar("SELECT COUNT(DISTINCT community) FROM graph_nodes WHERE project_id = ?")
+        .bind(project_id)
+        .fetch_one(pool)
+        .await?)
+}

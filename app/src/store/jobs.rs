@@ -280,6 +280,29 @@ impl JobStore for SqliteJobStore {
                 ItemOutcome::Failed { error, .. } => ("failed", None, Some(error.as_str())),
             };
             let mut tx = self.pool.begin().await.map_err(store_error)?;
+            // Counters move by deltas against the item's previous outcome (a
+            // retried item replaces its failure), so recording stays O(1) per
+            // item however large the job. The UPDATE comes first: the
+            // transaction starts by writing and never upgrades a read lock.
+            sqlx::query(
+                "UPDATE jobs SET
+                    done = done + (?3 = 'done')
+                        - COALESCE((SELECT status = 'done' FROM job_items WHERE job_id = ?1 AND key = ?2), 0),
+                    failed = failed + (?3 = 'failed')
+                        - COALESCE((SELECT status = 'failed' FROM job_items WHERE job_id = ?1 AND key = ?2), 0),
+                    tokens = tokens + ?4 - COALESCE((SELECT tokens FROM job_items WHERE job_id = ?1 AND key = ?2), 0),
+                    cost_usd = cost_usd + ?5 - COALESCE((SELECT cost_usd FROM job_items WHERE job_id = ?1 AND key = ?2), 0),
+                    heartbeat = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+                  WHERE id = ?1",
+            )
+            .bind(job_id)
+            .bind(key)
+            .bind(status)
+            .bind(outcome.tokens() as i64)
+            .bind(outcome.cost_usd())
+            .execute(&mut *tx)
+            .await
+            .map_err(store_error)?;
             sqlx::query(
                 "INSERT OR REPLACE INTO job_items (job_id, key, status, result, error, tokens, cost_usd) VALUES (?, ?, ?, ?, ?, ?, ?)",
             )
@@ -290,19 +313,6 @@ impl JobStore for SqliteJobStore {
             .bind(error)
             .bind(outcome.tokens() as i64)
             .bind(outcome.cost_usd())
-            .execute(&mut *tx)
-            .await
-            .map_err(store_error)?;
-            sqlx::query(
-                "UPDATE jobs SET
-                    done = (SELECT COUNT(*) FROM job_items WHERE job_id = ?1 AND status = 'done'),
-                    failed = (SELECT COUNT(*) FROM job_items WHERE job_id = ?1 AND status = 'failed'),
-                    tokens = (SELECT COALESCE(SUM(tokens), 0) FROM job_items WHERE job_id = ?1),
-                    cost_usd = (SELECT COALESCE(SUM(cost_usd), 0) FROM job_items WHERE job_id = ?1),
-                    heartbeat = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
-                  WHERE id = ?1",
-            )
-            .bind(job_id)
             .execute(&mut *tx)
             .await
             .map_err(store_error)?;

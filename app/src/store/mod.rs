@@ -227,19 +227,34 @@ pub async fn list_documents(pool: &SqlitePool, project_id: i64) -> AppResult<Vec
 }
 
 pub async fn get_document(pool: &SqlitePool, id: i64) -> AppResult<DocumentView> {
-    let row: Option<DocumentRow> =
-        sqlx::query_as(&format!("{DOCUMENT_SELECT} WHERE d.id = ?")).bind(id).fetch_optional(pool).await?;
-    let row = row.ok_or_else(|| AppError::NotFound(format!("no document with id {id}")))?;
-    let (text, metadata, created_at): (String, String, String) =
-        sqlx::query_as("SELECT body, metadata, created_at FROM documents WHERE id = ?")
-            .bind(id)
-            .fetch_one(pool)
-            .await?;
-    let metadata = serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(&metadata)
+    #[derive(FromRow)]
+    struct Full {
+        #[sqlx(flatten)]
+        row: DocumentRow,
+        body: String,
+        metadata: String,
+        created_at: String,
+    }
+    let full: Option<Full> = sqlx::query_as(
+        "SELECT d.id, d.project_id, d.title, d.source, d.chars, d.tokens, d.body, d.metadata, d.created_at,
+                (SELECT COUNT(*) FROM chunks c WHERE c.document_id = d.id) AS chunks
+           FROM documents d WHERE d.id = ?",
+    )
+    .bind(id)
+    .fetch_optional(pool)
+    .await?;
+    let full = full.ok_or_else(|| AppError::NotFound(format!("no document with id {id}")))?;
+    let metadata = serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(&full.metadata)
         .ok()
         .filter(|m| !m.is_empty())
         .and_then(|m| serde_json::to_string_pretty(&m).ok());
-    Ok(DocumentView { summary: row.summary(), project_id: row.project_id, text, metadata, created_at })
+    Ok(DocumentView {
+        summary: full.row.summary(),
+        project_id: full.row.project_id,
+        text: full.body,
+        metadata,
+        created_at: full.created_at,
+    })
 }
 
 pub async fn delete_document(pool: &SqlitePool, id: i64) -> AppResult<i64> {
