@@ -258,3 +258,64 @@ pub async fn cancel_job(id: i64) -> Result<(), AppError> {
         Err(AppError::Conflict(format!("job {id} is not running in this server")))
     }
 }
+
+/// The graph's statistics; `None` when the project has no graph yet.
+#[server]
+pub async fn get_graph_overview(project_id: i64) -> Result<Option<GraphOverview>, AppError> {
+    let pool = &app_state()?.pool;
+    store::get_project(pool, project_id).await?;
+    store::graph::overview(pool, project_id).await
+}
+
+/// What the explorer draws: at most `limit` nodes, the highest-degree ones.
+#[server]
+pub async fn get_graph_view(project_id: i64, limit: u32) -> Result<GraphView, AppError> {
+    if limit == 0 {
+        return Err(AppError::Invalid("the node limit must be at least 1".into()));
+    }
+    store::graph::view(&app_state()?.pool, project_id, limit as usize).await
+}
+
+#[server]
+pub async fn get_graph_node(project_id: i64, node_id: i64) -> Result<NodeDetail, AppError> {
+    store::graph::node_detail(&app_state()?.pool, project_id, node_id).await
+}
+
+#[server]
+pub async fn get_graph_edge(project_id: i64, source: i64, target: i64) -> Result<EdgeDetail, AppError> {
+    store::graph::edge_detail(&app_state()?.pool, project_id, source, target).await
+}
+
+/// Starts building the project's graph (a job); returns at once.
+#[server]
+pub async fn start_graph_build(
+    project_id: i64,
+    gleaning: String,
+    entity_types: String,
+    summary_budget: String,
+    no_cache: Option<String>,
+) -> Result<JobView, AppError> {
+    let number = |field: &str, value: &str, min: u64| {
+        value.trim().parse::<u64>().ok().filter(|n| *n >= min).ok_or_else(|| {
+            AppError::Invalid(format!("{field} must be a whole number of at least {min}, not \"{value}\""))
+        })
+    };
+    let gleaning = number("gleaning", &gleaning, 0)?;
+    if gleaning > 5 {
+        return Err(AppError::Invalid(format!("gleaning is at most 5 turns, not {gleaning}")));
+    }
+    let types: Vec<String> =
+        entity_types.split(',').map(|t| t.trim().to_lowercase()).filter(|t| !t.is_empty()).collect();
+    if types.is_empty() {
+        return Err(AppError::Invalid("name at least one entity type".into()));
+    }
+    let settings = engine::tasks::extract::ExtractSettings {
+        gleaning: gleaning as u32,
+        entity_types: types,
+        summary_budget: number("summary budget", &summary_budget, 50)? as usize,
+    };
+    let state = app_state()?;
+    let job = crate::jobs::create_graph(&state.pool, project_id, &settings, no_cache.is_some()).await?;
+    state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
+    Ok(job)
+}

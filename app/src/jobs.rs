@@ -35,27 +35,33 @@ pub async fn create_graph(
     if chunks.is_empty() {
         return Err(AppError::Invalid("the project has no chunks yet: add documents to its corpus first".into()));
     }
-    let parameters =
-        json!({ "no_cache": no_cache, "gleaning": settings.gleaning, "entity_types": settings.entity_types });
+    let parameters = json!({ "no_cache": no_cache, "gleaning": settings.gleaning, "entity_types": settings.entity_types,
+                "summary_budget": settings.summary_budget });
     let id = store::jobs::create_job(pool, project_id, GRAPH, &parameters, chunks.len() as i64).await?;
     store::jobs::get_job(pool, id).await
 }
 
-/// Merges a graph job's finished items into the project's graph and stores it.
-async fn store_graph(pool: &SqlitePool, job: &JobView) -> AppResult<()> {
-    let project = job.project_id.ok_or_else(|| AppError::Invalid(format!("job {} has no project", job.id)))?;
+/// Merges a graph job's finished extraction items into one graph, with the
+/// finished description summaries applied.
+async fn merged_graph(pool: &SqlitePool, job: &JobView) -> AppResult<engine::graph::KnowledgeGraph> {
     let mut graph = engine::graph::KnowledgeGraph::default();
-    for item in store::jobs::job_items(pool, job.id).await? {
-        let (Some(result), Some(chunk)) =
-            (item.result.as_deref(), item.key.strip_prefix("chunk-").and_then(|c| c.parse().ok()))
-        else {
-            continue;
-        };
+    let items = store::jobs::job_items(pool, job.id).await?;
+    // In chunk order, not the order items finished in: descriptions are
+    // combined in arrival order, and the summaries' cache keys depend on it.
+    let mut extractions: Vec<(i64, &str)> = items
+        .iter()
+        .filter_map(|i| Some((i.key.strip_prefix("chunk-")?.parse().ok()?, i.result.as_deref()?)))
+        .collect();
+    extractions.sort_unstable_by_key(|(chunk, _)| *chunk);
+    for (chunk, result) in extractions {
         if let Ok(x) = serde_json::from_str::<engine::tasks::extract::ChunkExtraction>(result) {
             graph.merge(chunk, &x.extraction);
         }
     }
-    store::graph::replace(pool, project, job.id, &graph).await
+    for item in items.iter().filter(|i| i.status == "done" && !i.key.starts_with("chunk-")) {
+        engine::tasks::describe::apply(&mut graph, &item.key, item.result.as_deref().unwrap_or(""));
+    }
+    Ok(graph)
 }
 
 /// Creates (does not run) a summaries job for a project. With `no_cache`,
@@ -123,10 +129,14 @@ pub async fn run(
         gleaning: parameters["gleaning"].as_u64().unwrap_or(1) as u32,
         entity_types: serde_json::from_value(parameters["entity_types"].clone())
             .unwrap_or_else(|_| engine::tasks::extract::ExtractSettings::default().entity_types),
+        summary_budget: parameters["summary_budget"]
+            .as_u64()
+            .map_or(engine::tasks::describe::DEFAULT_BUDGET, |b| b as usize),
     };
     let job_store = SqliteJobStore::new(pool.clone());
     let graph_job = job.kind == GRAPH;
-    let result =
+    let chunk_count = items.len();
+    let mut result =
         engine::jobs::run(job_id, items, &job_store, llm.concurrency, retry_failed, &cancel, on_progress, |item| {
             let work: engine::llm::BoxFuture<'_, engine::jobs::ItemOutcome> = if graph_job {
                 Box::pin(engine::tasks::extract::run_item(&gateway, job_id, item, &extract))
@@ -136,10 +146,30 @@ pub async fn run(
             work
         })
         .await;
-    heartbeat.abort();
     if matches!(result, Ok(RunEnd::Finished)) && graph_job {
-        store_graph(pool, &job).await?;
+        // Second phase: summarise merged descriptions over the budget. The
+        // items follow from the finished extractions, so a resumed job
+        // finds the same ones and skips those already done.
+        let merged = merged_graph(pool, &job).await?;
+        let targets = engine::tasks::describe::items(&merged, extract.summary_budget);
+        store::jobs::set_total(pool, job_id, (chunk_count + targets.len()) as i64).await?;
+        result = engine::jobs::run(
+            job_id,
+            targets,
+            &job_store,
+            llm.concurrency,
+            retry_failed,
+            &cancel,
+            on_progress,
+            |item| engine::tasks::describe::run_item(&gateway, job_id, item),
+        )
+        .await;
+        if matches!(result, Ok(RunEnd::Finished)) {
+            let project = job.project_id.ok_or_else(|| AppError::Invalid(format!("job {} has no project", job.id)))?;
+            store::graph::replace(pool, project, Some(job.id), &merged_graph(pool, &job).await?).await?;
+        }
     }
+    heartbeat.abort();
     match result {
         Ok(RunEnd::Finished) => store::jobs::mark_ended(pool, job_id, "done", None).await?,
         Ok(RunEnd::Cancelled) => store::jobs::mark_ended(pool, job_id, "cancelled", None).await?,

@@ -41,3 +41,57 @@ mod tests {
         assert_eq!(s, ["Alice sat down.", "\"Who are you?\"", "said the Caterpillar.", "Chapter Two\nShe ran"]);
     }
 }
+
+/// `text` cut into segments, `true` marking whole-word, case-insensitive
+/// (ASCII) occurrences of any of `names`; longer names win where they overlap.
+/// Concatenating the segments gives `text` back.
+pub fn highlight(text: &str, names: &[&str]) -> Vec<(String, bool)> {
+    let lower = text.to_ascii_lowercase();
+    let mut names: Vec<String> =
+        names.iter().map(|n| n.trim().to_ascii_lowercase()).filter(|n| !n.is_empty()).collect();
+    names.sort_by_key(|n| std::cmp::Reverse(n.len()));
+    names.dedup();
+    let is_word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric());
+    let mut marks: Vec<(usize, usize)> = Vec::new();
+    for name in &names {
+        let mut from = 0;
+        while let Some(found) = lower[from..].find(name.as_str()) {
+            let (start, end) = (from + found, from + found + name.len());
+            let clear = !is_word(text[..start].chars().next_back()) && !is_word(text[end..].chars().next());
+            if clear && !marks.iter().any(|&(s, e)| start < e && s < end) {
+                marks.push((start, end));
+            }
+            from = start + lower[start..].chars().next().map_or(1, char::len_utf8);
+        }
+    }
+    marks.sort_unstable();
+    let mut out = Vec::new();
+    let mut at = 0;
+    for (s, e) in marks {
+        if s > at {
+            out.push((text[at..s].to_string(), false));
+        }
+        out.push((text[s..e].to_string(), true));
+        at = e;
+    }
+    if at < text.len() || out.is_empty() {
+        out.push((text[at..].to_string(), false));
+    }
+    out
+}
+
+#[cfg(test)]
+mod highlight_tests {
+    use super::highlight;
+
+    #[test]
+    fn whole_word_mentions_are_marked_longest_first_and_the_text_is_kept() {
+        let text = "The Mock Turtle sighed. “Turtles!” said the Queen’s mock turtle to Alice.";
+        let segs = highlight(text, &["Mock Turtle", "Turtle"]);
+        assert_eq!(segs.iter().map(|(s, _)| s.as_str()).collect::<String>(), text);
+        let marked: Vec<&str> = segs.iter().filter(|(_, m)| *m).map(|(s, _)| s.as_str()).collect();
+        assert_eq!(marked, ["Mock Turtle", "mock turtle"], "not inside “Turtles”, not twice");
+        assert_eq!(highlight("", &["x"]), [(String::new(), false)]);
+        assert_eq!(highlight("abc", &[]), [("abc".to_string(), false)]);
+    }
+}

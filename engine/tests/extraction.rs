@@ -7,6 +7,7 @@ use engine::graph::KnowledgeGraph;
 use engine::jobs::{run, ItemOutcome, MemoryJobStore, WorkItem};
 use engine::llm::openai::{OpenAiConfig, OpenAiProvider};
 use engine::llm::{Gateway, MemoryStore, PriceTable};
+use engine::tasks::describe;
 use engine::tasks::extract::{run_item, ChunkExtraction, ExtractSettings};
 use mockllm::{MockConfig, MockServer, Responder};
 use serde_json::Value;
@@ -18,6 +19,10 @@ fn canned(req: &Value) -> String {
     let messages = req["messages"].as_array().unwrap();
     let last = messages.last().unwrap()["content"].as_str().unwrap();
     let passage = messages[1]["content"].as_str().unwrap();
+    if messages[0]["content"].as_str().unwrap().starts_with("You maintain a knowledge graph") {
+        let count = passage.lines().filter(|l| l.starts_with("- ")).count();
+        return format!("Saltmere is a fishing village ({count} descriptions merged).");
+    }
     let label = passage.split_whitespace().find(|w| w.starts_with("chunk")).unwrap_or("chunk?").trim_end_matches('.');
     if last.starts_with("Some entities") {
         let turn = messages.len() / 2;
@@ -27,7 +32,7 @@ fn canned(req: &Value) -> String {
     } else {
         format!(
             r#"```json
-{{"entities": [{{"name": "Entity {label}", "type": "person", "description": "from {label}"}}, {{"name": "Saltmere", "type": "location", "description": "a village"}}],
+{{"entities": [{{"name": "Entity {label}", "type": "person", "description": "from {label}"}}, {{"name": "Saltmere", "type": "location", "description": "a village by the sea, as {label} tells at some length"}}],
  "relations": [{{"source": "Entity {label}", "target": "Saltmere", "description": "lives in", "keywords": "home", "strength": 3}}]}}
 ```"#
         )
@@ -43,11 +48,30 @@ fn items() -> Vec<WorkItem> {
         .collect()
 }
 
+/// Both phases of a graph job: extraction per chunk, then summaries of
+/// merged descriptions over the budget.
 async fn build(gw: &Gateway, settings: &ExtractSettings) -> KnowledgeGraph {
     let store = MemoryJobStore::default();
     run(1, items(), &store, 4, false, &CancellationToken::new(), &|_| {}, |item| run_item(gw, 1, item, settings))
         .await
         .unwrap();
+    let mut graph = merged(&store);
+    let targets = describe::items(&graph, settings.summary_budget);
+    run(1, targets.clone(), &store, 4, false, &CancellationToken::new(), &|_| {}, |item| {
+        describe::run_item(gw, 1, item)
+    })
+    .await
+    .unwrap();
+    for t in &targets {
+        match store.outcome(1, &t.key).unwrap() {
+            ItemOutcome::Done { result, .. } => assert!(describe::apply(&mut graph, &t.key, &result)),
+            ItemOutcome::Failed { error, .. } => panic!("{} failed: {error}", t.key),
+        }
+    }
+    graph
+}
+
+fn merged(store: &MemoryJobStore) -> KnowledgeGraph {
     let mut graph = KnowledgeGraph::default();
     for (i, item) in items().iter().enumerate() {
         match store.outcome(1, &item.key).unwrap() {
@@ -72,9 +96,11 @@ async fn extraction_makes_chunks_times_one_plus_gleaning_calls_and_rebuilds_from
         PriceTable::default(),
     );
 
-    let one = ExtractSettings { gleaning: 1, ..Default::default() };
+    // Saltmere's three descriptions (about 16 tokens each) exceed a budget of 30.
+    let one = ExtractSettings { gleaning: 1, summary_budget: 30, ..Default::default() };
     let graph = build(&gw, &one).await;
-    assert_eq!(mock.stats().ok, 3 * (1 + 1));
+    assert_eq!(mock.stats().ok, 3 * (1 + 1) + 1, "chunks × (1 + gleaning) extractions + one summary");
+    assert_eq!(graph.nodes["saltmere"].descriptions, ["Saltmere is a fishing village (3 descriptions merged)."]);
     assert_eq!(graph.nodes.len(), 3 + 1 + 3, "an entity per chunk, Saltmere once, a gleaned entity per chunk");
     let saltmere = &graph.nodes["saltmere"];
     assert_eq!(saltmere.source_chunks.iter().copied().collect::<Vec<_>>(), [1, 2, 3], "provenance");
@@ -85,7 +111,7 @@ async fn extraction_makes_chunks_times_one_plus_gleaning_calls_and_rebuilds_from
     mock.reset_stats();
     assert_eq!(build(&gw, &one).await, graph);
     assert_eq!(mock.stats().requests, 0);
-    let two = ExtractSettings { gleaning: 2, ..Default::default() };
+    let two = ExtractSettings { gleaning: 2, ..one.clone() };
     let deeper = build(&gw, &two).await;
     assert_eq!(mock.stats().requests, 3, "only the second gleaning turn of each chunk is new");
     assert_eq!(deeper.nodes.len(), graph.nodes.len() + 3);

@@ -121,10 +121,16 @@ enum GraphCommand {
         /// Entity types, comma-separated.
         #[arg(long, default_value = "person,organization,location,event,concept,object")]
         entity_types: String,
+        /// Merged descriptions longer than this many tokens are summarised by the LLM.
+        #[arg(long, default_value_t = engine::tasks::describe::DEFAULT_BUDGET)]
+        summary_budget: usize,
         /// Send every call to the provider, even where a cached reply exists.
         #[arg(long)]
         no_cache: bool,
     },
+    /// Replace the project's graph with one from a file in the export's JSON layout
+    /// (node names are normalised into keys; communities and layout are computed).
+    Import { project: String, file: std::path::PathBuf },
     /// Print the graph to stdout.
     Export {
         project: String,
@@ -337,7 +343,7 @@ async fn job(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: JobCommand)
 
 async fn graph(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: GraphCommand) -> anyhow::Result<ExitCode> {
     match cmd {
-        GraphCommand::Build { project, gleaning, entity_types, no_cache } => {
+        GraphCommand::Build { project, gleaning, entity_types, summary_budget, no_cache } => {
             let p = app::store::find_project(pool, &project).await?;
             let settings = engine::tasks::extract::ExtractSettings {
                 gleaning,
@@ -346,6 +352,7 @@ async fn graph(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: GraphComm
                     .map(|t| t.trim().to_lowercase())
                     .filter(|t| !t.is_empty())
                     .collect(),
+                summary_budget,
             };
             let job = app::jobs::create_graph(pool, p.summary.id, &settings, no_cache).await?;
             let (code, after) = execute_job(pool, out, llm, job.id, false).await?;
@@ -354,13 +361,18 @@ async fn graph(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: GraphComm
             let calls: i64 = app::store::jobs::item_call_count(pool, after.id).await?;
             let largest = components.first().map_or(0, Vec::len);
             let communities = app::store::graph::community_count(pool, p.summary.id).await?;
+            let summaries = app::store::jobs::job_items(pool, after.id)
+                .await?
+                .iter()
+                .filter(|i| !i.key.starts_with("chunk-") && i.status == "done")
+                .count();
             out.print(
-                json!({"job": after.id, "status": after.status, "nodes": graph.nodes.len(), "edges": graph.edges.len(),
+                json!({"job": after.id, "description_summaries": summaries, "status": after.status, "nodes": graph.nodes.len(), "edges": graph.edges.len(),
                        "components": components.len(), "largest_component": largest, "communities": communities,
                        "llm_calls": calls, "tokens": after.tokens, "cost_usd": after.cost_usd, "failed_chunks": after.failed}),
                 || {
                     format!(
-                        "{}\ngraph: {} nodes, {} edges, {} components (largest {largest}), {communities} communities, {calls} LLM calls",
+                        "{}\ngraph: {} nodes, {} edges, {} components (largest {largest}), {communities} communities, {summaries} descriptions summarised, {calls} LLM calls",
                         job_line(&after),
                         graph.nodes.len(),
                         graph.edges.len(),
@@ -369,6 +381,28 @@ async fn graph(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: GraphComm
                 },
             );
             Ok(code)
+        }
+        GraphCommand::Import { project, file } => {
+            let p = app::store::find_project(pool, &project).await?;
+            let text = std::fs::read_to_string(&file)
+                .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", file.display()))?;
+            let export: app::store::graph::GraphExport = serde_json::from_str(&text)
+                .map_err(|e| anyhow::anyhow!("{} is not a graph in the export layout: {e}", file.display()))?;
+            let graph = app::store::graph::from_export(&export)?;
+            app::store::graph::replace(pool, p.summary.id, None, &graph).await?;
+            let communities = app::store::graph::community_count(pool, p.summary.id).await?;
+            out.print(
+                json!({"nodes": graph.nodes.len(), "edges": graph.edges.len(), "communities": communities}),
+                || {
+                    format!(
+                        "imported {} nodes, {} edges into {} ({communities} communities)",
+                        graph.nodes.len(),
+                        graph.edges.len(),
+                        p.summary.name
+                    )
+                },
+            );
+            Ok(ExitCode::SUCCESS)
         }
         GraphCommand::Export { project, format } => {
             let p = app::store::find_project(pool, &project).await?;

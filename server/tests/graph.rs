@@ -30,7 +30,9 @@ async fn the_offline_graph_of_alice_is_built_stored_and_exported() {
 
     let built = json(&assay(&db, &["--json", "graph", "build", "Alice", "--gleaning", "1"], &[]).await);
     assert_eq!(built["status"], "done");
-    assert_eq!(built["llm_calls"], 80, "40 chunks × (1 + 1 gleaning)");
+    let summaries = built["description_summaries"].as_u64().unwrap();
+    assert!(summaries >= 3, "Alice and the most frequent characters are described in many chunks: {built}");
+    assert_eq!(built["llm_calls"].as_u64().unwrap(), 80 + summaries, "40 chunks × (1 + 1 gleaning) + summaries");
     assert!(built["nodes"].as_u64().unwrap() > 100, "{built}");
     assert!(built["largest_component"].as_u64().unwrap() * 2 > built["nodes"].as_u64().unwrap(), "{built}");
     let communities = built["communities"].as_u64().unwrap();
@@ -53,6 +55,11 @@ async fn the_offline_graph_of_alice_is_built_stored_and_exported() {
     }
     let top = degree.iter().max_by_key(|(_, d)| **d).unwrap();
     assert_eq!(*top.0, "Alice");
+    let budget = engine::tasks::describe::DEFAULT_BUDGET;
+    for n in nodes {
+        let tokens = engine::chunk::Tokenizer::Cl100kBase.count(n["description"].as_str().unwrap());
+        assert!(tokens <= budget + 10, "{} has {tokens} tokens of description", n["name"]);
+    }
     let hatter = nodes.iter().find(|n| n["name"] == "Hatter").unwrap();
     assert_eq!(hatter["type"], "person");
     assert!(!hatter["source_chunk_ids"].as_array().unwrap().is_empty());

@@ -1,5 +1,6 @@
 //! Pieces shared by several pages.
 
+pub mod explorer;
 pub mod upload;
 
 use leptos::prelude::*;
@@ -22,7 +23,7 @@ pub fn Brand() -> impl IntoView {
 /// coming, not as links that lead nowhere.
 const SECTIONS: &[(&str, Option<&str>)] = &[
     ("Corpus", Some("corpus")),
-    ("Graph", None),
+    ("Graph", Some("graph")),
     ("Questions", None),
     ("Answers", None),
     ("Evaluations", None),

@@ -11,13 +11,13 @@ use crate::format;
 use crate::model::{CallView, JobItemView, JobView};
 use crate::pages::corpus::route_id;
 
-fn active(status: &str) -> bool {
+pub(crate) fn active(status: &str) -> bool {
     matches!(status, "running" | "queued")
 }
 
 /// A signal that ticks every second while `live` is true: resources keyed
 /// on it refresh without a reload. (The interval only runs in the browser.)
-fn ticker(live: RwSignal<bool>) -> RwSignal<u64> {
+pub(crate) fn ticker(live: RwSignal<bool>) -> RwSignal<u64> {
     let tick = RwSignal::new(0u64);
     Effect::new(move |_| {
         let handle = set_interval_with_handle(
@@ -58,13 +58,13 @@ fn rate_and_eta(j: &JobView) -> (String, String) {
 }
 
 #[component]
-fn StatusBadge(status: String) -> impl IntoView {
+pub(crate) fn StatusBadge(status: String) -> impl IntoView {
     let class = format!("badge status-{status}");
     view! { <span class=class>{status}</span> }
 }
 
 #[component]
-fn ProgressBar(j: JobView) -> impl IntoView {
+pub(crate) fn ProgressBar(j: JobView) -> impl IntoView {
     let finished = j.done + j.failed;
     let pct = if j.total > 0 { (finished as f64 / j.total as f64 * 100.0).round() } else { 0.0 };
     view! {

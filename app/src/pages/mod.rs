@@ -2,6 +2,7 @@
 
 pub mod corpus;
 pub mod document;
+pub mod graph;
 pub mod home;
 pub mod jobs;
 pub mod settings;

@@ -6,21 +6,30 @@ use engine::graph::{Edge, KnowledgeGraph, Node};
 use serde::{Deserialize, Serialize};
 use sqlx::SqlitePool;
 
-use crate::error::AppResult;
+use crate::error::{AppError, AppResult};
+use crate::model::{EdgeDetail, GraphOverview, GraphView, NodeBrief, NodeDetail, SourceChunk, ViewNode};
 
 /// The seed of the stored communities, so a graph always gets the same ones.
 pub const COMMUNITY_SEED: u64 = 42;
 
 /// Replaces the project's graph with `graph` (and its communities), in one transaction.
-pub async fn replace(pool: &SqlitePool, project_id: i64, job_id: i64, graph: &KnowledgeGraph) -> AppResult<()> {
+/// `job_id` is the job that built it (`None` for an imported graph). The
+/// explorer's layout is computed here, once.
+pub async fn replace(
+    pool: &SqlitePool,
+    project_id: i64,
+    job_id: Option<i64>,
+    graph: &KnowledgeGraph,
+) -> AppResult<()> {
     let communities = graph.communities(COMMUNITY_SEED);
+    let positions = graph.positions(COMMUNITY_SEED);
     let mut tx = pool.begin().await?;
     sqlx::query("DELETE FROM graph_nodes WHERE project_id = ?").bind(project_id).execute(&mut *tx).await?;
     let mut ids: HashMap<&str, i64> = HashMap::new();
     for node in graph.nodes.values() {
         let id: i64 = sqlx::query_scalar(
-            "INSERT INTO graph_nodes (project_id, job_id, key, name, type, description, source_chunks, community)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            "INSERT INTO graph_nodes (project_id, job_id, key, name, type, description, source_chunks, community, x, y)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         )
         .bind(project_id)
         .bind(job_id)
@@ -30,6 +39,8 @@ pub async fn replace(pool: &SqlitePool, project_id: i64, job_id: i64, graph: &Kn
         .bind(node.descriptions.join("\n"))
         .bind(serde_json::to_string(&node.source_chunks).unwrap_or_default())
         .bind(communities.get(&node.key).copied().unwrap_or(0) as i64)
+        .bind(positions.get(&node.key).map_or(0.0, |p| p[0]))
+        .bind(positions.get(&node.key).map_or(0.0, |p| p[1]))
         .fetch_one(&mut *tx)
         .await?;
         ids.insert(node.key.as_str(), id);
@@ -65,19 +76,34 @@ pub struct GraphExport {
 pub struct ExportNode {
     pub id: i64,
     pub name: String,
-    #[serde(rename = "type")]
+    #[serde(rename = "type", default = "concept")]
     pub kind: String,
+    #[serde(default)]
     pub description: String,
+    #[serde(default)]
     pub source_chunk_ids: Vec<i64>,
+    /// Written on export; recomputed on import.
+    #[serde(default)]
     pub community: i64,
+}
+
+fn concept() -> String {
+    "concept".into()
+}
+
+fn one() -> f64 {
+    1.0
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExportEdge {
     pub source: i64,
     pub target: i64,
+    #[serde(default)]
     pub description: String,
+    #[serde(default = "one")]
     pub weight: f64,
+    #[serde(default)]
     pub source_chunk_ids: Vec<i64>,
 }
 
@@ -168,4 +194,292 @@ pub async fn community_count(pool: &SqlitePool, project_id: i64) -> AppResult<i6
         .bind(project_id)
         .fetch_one(pool)
         .await?)
+}
+
+/// A graph in the export layout, read back as the engine's graph (for
+/// `assay graph import`): node names are normalised into keys as in
+/// extraction, so two nodes whose names normalise alike become one.
+pub fn from_export(export: &GraphExport) -> AppResult<KnowledgeGraph> {
+    let mut graph = KnowledgeGraph::default();
+    let mut keys: HashMap<i64, String> = HashMap::new();
+    for n in &export.nodes {
+        let key = engine::graph::normalise_name(&n.name);
+        if key.is_empty() {
+            return Err(AppError::Invalid(format!("node {} has an empty name", n.id)));
+        }
+        if keys.insert(n.id, key.clone()).is_some() {
+            return Err(AppError::Invalid(format!("node id {} appears twice", n.id)));
+        }
+        let descriptions: Vec<String> =
+            n.description.lines().map(str::trim).filter(|l| !l.is_empty()).map(str::to_string).collect();
+        let chunks: BTreeSet<i64> = n.source_chunk_ids.iter().copied().collect();
+        match graph.nodes.get_mut(&key) {
+            Some(node) => {
+                node.descriptions.extend(descriptions);
+                node.source_chunks.extend(chunks);
+            }
+            None => {
+                let node = Node::restored(key.clone(), n.name.clone(), n.kind.clone(), descriptions, chunks);
+                graph.nodes.insert(key, node);
+            }
+        }
+    }
+    for (i, e) in export.edges.iter().enumerate() {
+        let (Some(a), Some(b)) = (keys.get(&e.source), keys.get(&e.target)) else {
+            return Err(AppError::Invalid(format!(
+                "edge {} refers to node {} or {}, which is not among the nodes",
+                i + 1,
+                e.source,
+                e.target
+            )));
+        };
+        if a == b {
+            continue;
+        }
+        let pair = if a < b { (a.clone(), b.clone()) } else { (b.clone(), a.clone()) };
+        let edge = graph.edges.entry(pair.clone()).or_insert_with(|| Edge {
+            source: pair.0.clone(),
+            target: pair.1.clone(),
+            descriptions: Vec::new(),
+            keywords: BTreeSet::new(),
+            weight: 0.0,
+            source_chunks: BTreeSet::new(),
+        });
+        if !e.description.trim().is_empty() {
+            edge.descriptions.push(e.description.trim().to_string());
+        }
+        edge.weight += if e.weight.is_finite() && e.weight > 0.0 { e.weight } else { 1.0 };
+        edge.source_chunks.extend(e.source_chunk_ids.iter().copied());
+    }
+    Ok(graph)
+}
+
+type NodeRow = (i64, String, String, i64, f64, f64);
+
+async fn node_rows(pool: &SqlitePool, project_id: i64) -> AppResult<Vec<NodeRow>> {
+    Ok(sqlx::query_as("SELECT id, name, type, community, x, y FROM graph_nodes WHERE project_id = ? ORDER BY id")
+        .bind(project_id)
+        .fetch_all(pool)
+        .await?)
+}
+
+async fn edge_pairs(pool: &SqlitePool, project_id: i64) -> AppResult<Vec<(i64, i64)>> {
+    Ok(sqlx::query_as("SELECT source_id, target_id FROM graph_edges WHERE project_id = ? ORDER BY id")
+        .bind(project_id)
+        .fetch_all(pool)
+        .await?)
+}
+
+fn degrees(edges: &[(i64, i64)]) -> HashMap<i64, i64> {
+    let mut degree: HashMap<i64, i64> = HashMap::new();
+    for (s, t) in edges {
+        *degree.entry(*s).or_default() += 1;
+        *degree.entry(*t).or_default() += 1;
+    }
+    degree
+}
+
+/// The Graph page's statistics; `None` when the project has no graph.
+pub async fn overview(pool: &SqlitePool, project_id: i64) -> AppResult<Option<GraphOverview>> {
+    let graph = load(pool, project_id).await?;
+    if graph.nodes.is_empty() {
+        return Ok(None);
+    }
+    let components = graph.components();
+    let rows = node_rows(pool, project_id).await?;
+    let edges = edge_pairs(pool, project_id).await?;
+    let degree = degrees(&edges);
+    let mut top: Vec<NodeBrief> = rows
+        .iter()
+        .map(|(id, name, kind, ..)| NodeBrief {
+            id: *id,
+            name: name.clone(),
+            kind: kind.clone(),
+            degree: degree.get(id).copied().unwrap_or(0),
+        })
+        .collect();
+    top.sort_by(|a, b| b.degree.cmp(&a.degree).then_with(|| a.name.cmp(&b.name)));
+    top.truncate(15);
+    let mut types: HashMap<&str, i64> = HashMap::new();
+    for (_, _, kind, ..) in &rows {
+        *types.entry(kind.as_str()).or_default() += 1;
+    }
+    let mut types: Vec<(String, i64)> = types.into_iter().map(|(k, n)| (k.to_string(), n)).collect();
+    types.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let job_id: Option<i64> = sqlx::query_scalar("SELECT job_id FROM graph_nodes WHERE project_id = ? LIMIT 1")
+        .bind(project_id)
+        .fetch_one(pool)
+        .await?;
+    let (provider, model) = match job_id {
+        Some(job) => sqlx::query_as::<_, (String, String)>("SELECT provider, model FROM llm_calls WHERE job_id = ? LIMIT 1")
+            .bind(job)
+            .fetch_optional(pool)
+            .await?
+            .unwrap_or_else(|| ("unknown".into(), String::new())),
+        None => ("imported".into(), String::new()),
+    };
+    Ok(Some(GraphOverview {
+        nodes: graph.nodes.len() as i64,
+        edges: graph.edges.len() as i64,
+        components: components.len() as i64,
+        largest_component: components.first().map_or(0, Vec::len) as i64,
+        communities: community_count(pool, project_id).await?,
+        degree_histogram: graph
+            .degree_histogram()
+            .into_iter()
+            .enumerate()
+            .filter(|(_, n)| *n > 0)
+            .map(|(d, n)| (d as i64, n as i64))
+            .collect(),
+        types,
+        top,
+        job_id,
+        provider,
+        model,
+    }))
+}
+
+/// What the explorer draws: the `limit` highest-degree nodes and the edges among them.
+pub async fn view(pool: &SqlitePool, project_id: i64, limit: usize) -> AppResult<GraphView> {
+    let rows = node_rows(pool, project_id).await?;
+    let edges = edge_pairs(pool, project_id).await?;
+    let degree = degrees(&edges);
+    let mut ranked: Vec<&NodeRow> = rows.iter().collect();
+    ranked.sort_by(|a, b| {
+        let (da, db) = (degree.get(&a.0).copied().unwrap_or(0), degree.get(&b.0).copied().unwrap_or(0));
+        db.cmp(&da).then(a.0.cmp(&b.0))
+    });
+    ranked.truncate(limit);
+    let mut types: Vec<String> = Vec::new();
+    let mut index: HashMap<i64, u32> = HashMap::new();
+    let mut nodes = Vec::with_capacity(ranked.len());
+    for (i, (id, name, kind, community, x, y)) in ranked.into_iter().enumerate() {
+        let kind = match types.iter().position(|t| t == kind) {
+            Some(k) => k,
+            None => {
+                types.push(kind.clone());
+                types.len() - 1
+            }
+        };
+        index.insert(*id, i as u32);
+        nodes.push(ViewNode {
+            id: *id,
+            name: name.clone(),
+            kind: kind as u16,
+            community: *community,
+            degree: degree.get(id).copied().unwrap_or(0) as u32,
+            x: *x as f32,
+            y: *y as f32,
+        });
+    }
+    let shown: Vec<(u32, u32)> =
+        edges.iter().filter_map(|(s, t)| Some((*index.get(s)?, *index.get(t)?))).collect();
+    Ok(GraphView { nodes, edges: shown, types, total_nodes: rows.len() as i64, total_edges: edges.len() as i64 })
+}
+
+/// Chunks as evidence, with `names` marked.
+async fn sources(pool: &SqlitePool, chunk_ids: &[i64], names: &[&str], limit: usize) -> AppResult<Vec<SourceChunk>> {
+    let mut out = Vec::new();
+    for &chunk in chunk_ids.iter().take(limit) {
+        let row: Option<(i64, String, String)> = sqlx::query_as(
+            "SELECT c.document_id, d.title, c.body FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.id = ?",
+        )
+        .bind(chunk)
+        .fetch_optional(pool)
+        .await?;
+        // A chunk re-chunked away since the build has no text to show.
+        if let Some((document_id, document_title, body)) = row {
+            out.push(SourceChunk {
+                chunk_id: chunk,
+                document_id,
+                document_title,
+                segments: engine::text::highlight(&body, names),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Source chunks shown per node or edge, at most.
+const SOURCE_LIMIT: usize = 20;
+
+pub async fn node_detail(pool: &SqlitePool, project_id: i64, node_id: i64) -> AppResult<NodeDetail> {
+    let row: Option<(String, String, String, i64, String)> = sqlx::query_as(
+        "SELECT name, type, description, community, source_chunks FROM graph_nodes WHERE id = ? AND project_id = ?",
+    )
+    .bind(node_id)
+    .bind(project_id)
+    .fetch_optional(pool)
+    .await?;
+    let (name, kind, description, community, src) =
+        row.ok_or_else(|| AppError::NotFound(format!("node {node_id} is not in this project's graph")))?;
+    let neighbours: Vec<(i64, String, String, f64)> = sqlx::query_as(
+        "SELECT n.id, n.name, n.type, e.weight FROM graph_edges e
+         JOIN graph_nodes n ON n.id = CASE WHEN e.source_id = ?1 THEN e.target_id ELSE e.source_id END
+         WHERE e.source_id = ?1 OR e.target_id = ?1 ORDER BY e.weight DESC, n.name",
+    )
+    .bind(node_id)
+    .fetch_all(pool)
+    .await?;
+    let ids: Vec<i64> = neighbours.iter().map(|n| n.0).collect();
+    let degree = neighbour_degrees(pool, &ids).await?;
+    let chunks: Vec<i64> = chunk_set(&src).into_iter().collect();
+    Ok(NodeDetail {
+        id: node_id,
+        sources: sources(pool, &chunks, &[name.as_str()], SOURCE_LIMIT).await?,
+        name,
+        kind,
+        community,
+        description,
+        neighbours: neighbours
+            .into_iter()
+            .map(|(id, name, kind, _)| NodeBrief { id, name, kind, degree: degree.get(&id).copied().unwrap_or(0) })
+            .collect(),
+    })
+}
+
+async fn neighbour_degrees(pool: &SqlitePool, ids: &[i64]) -> AppResult<HashMap<i64, i64>> {
+    let mut out = HashMap::new();
+    for &id in ids {
+        let d: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM graph_edges WHERE source_id = ?1 OR target_id = ?1")
+            .bind(id)
+            .fetch_one(pool)
+            .await?;
+        out.insert(id, d);
+    }
+    Ok(out)
+}
+
+pub async fn edge_detail(pool: &SqlitePool, project_id: i64, a: i64, b: i64) -> AppResult<EdgeDetail> {
+    let row: Option<(i64, i64, String, String, f64, String)> = sqlx::query_as(
+        "SELECT source_id, target_id, description, keywords, weight, source_chunks FROM graph_edges
+         WHERE project_id = ? AND ((source_id = ? AND target_id = ?) OR (source_id = ? AND target_id = ?))",
+    )
+    .bind(project_id)
+    .bind(a)
+    .bind(b)
+    .bind(b)
+    .bind(a)
+    .fetch_optional(pool)
+    .await?;
+    let (s, t, description, keywords, weight, src) =
+        row.ok_or_else(|| AppError::NotFound(format!("nodes {a} and {b} are not related in this graph")))?;
+    let degree = neighbour_degrees(pool, &[s, t]).await?;
+    let brief = |id: i64| async move {
+        let (name, kind): (String, String) =
+            sqlx::query_as("SELECT name, type FROM graph_nodes WHERE id = ?").bind(id).fetch_one(pool).await?;
+        AppResult::Ok(NodeBrief { id, name, kind, degree: 0 })
+    };
+    let (mut source, mut target) = (brief(s).await?, brief(t).await?);
+    source.degree = degree[&s];
+    target.degree = degree[&t];
+    let chunks: Vec<i64> = chunk_set(&src).into_iter().collect();
+    Ok(EdgeDetail {
+        sources: sources(pool, &chunks, &[source.name.as_str(), target.name.as_str()], SOURCE_LIMIT).await?,
+        source,
+        target,
+        description,
+        keywords: serde_json::from_str(&keywords).unwrap_or_default(),
+        weight,
+    })
 }

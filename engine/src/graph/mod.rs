@@ -13,11 +13,14 @@
 //! - [`offline`]: the offline provider's extractor (classical NLP).
 //! - [`parse`]: reading LLM extraction replies (JSON or LightRAG tuples).
 
+pub mod layout;
 pub mod offline;
 pub mod parse;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use petgraph::graph::{NodeIndex, UnGraph};
+use petgraph::unionfind::UnionFind;
 use serde::{Deserialize, Serialize};
 
 /// The entity types Assay asks for by default.
@@ -175,49 +178,71 @@ impl KnowledgeGraph {
         self.edges.keys().filter(|(a, b)| a == key || b == key).count()
     }
 
+    /// The graph in petgraph's form for its algorithms: node `i` is the
+    /// `i`-th key of `self.nodes` (key order), edge weights are strengths.
+    pub fn petgraph(&self) -> UnGraph<String, f64> {
+        let index: HashMap<&str, NodeIndex> =
+            self.nodes.keys().enumerate().map(|(i, k)| (k.as_str(), NodeIndex::new(i))).collect();
+        let mut g = UnGraph::with_capacity(self.nodes.len(), self.edges.len());
+        for k in self.nodes.keys() {
+            g.add_node(k.clone());
+        }
+        for ((a, b), edge) in &self.edges {
+            if let (Some(&i), Some(&j)) = (index.get(a.as_str()), index.get(b.as_str())) {
+                g.add_edge(i, j, edge.weight);
+            }
+        }
+        g
+    }
+
     /// Node keys by degree, highest first (ties by name).
     pub fn by_degree(&self) -> Vec<(String, usize)> {
-        let mut degree: HashMap<&str, usize> = HashMap::new();
-        for (a, b) in self.edges.keys() {
-            *degree.entry(a).or_default() += 1;
-            *degree.entry(b).or_default() += 1;
-        }
+        let g = self.petgraph();
         let mut ranked: Vec<(String, usize)> =
-            self.nodes.keys().map(|k| (k.clone(), degree.get(k.as_str()).copied().unwrap_or(0))).collect();
+            g.node_indices().map(|i| (g[i].clone(), g.neighbors(i).count())).collect();
         ranked.sort_by(|x, y| y.1.cmp(&x.1).then_with(|| x.0.cmp(&y.0)));
         ranked
     }
-}
 
-impl KnowledgeGraph {
+    /// How many nodes have each degree: `histogram[d]` nodes of degree `d`.
+    pub fn degree_histogram(&self) -> Vec<usize> {
+        let g = self.petgraph();
+        let mut histogram = Vec::new();
+        for i in g.node_indices() {
+            let d = g.neighbors(i).count();
+            if histogram.len() <= d {
+                histogram.resize(d + 1, 0);
+            }
+            histogram[d] += 1;
+        }
+        histogram
+    }
+
     /// Connected components, largest first, each as sorted node keys.
     pub fn components(&self) -> Vec<Vec<String>> {
-        let keys: Vec<&String> = self.nodes.keys().collect();
-        let index: HashMap<&str, usize> = keys.iter().enumerate().map(|(i, k)| (k.as_str(), i)).collect();
-        let mut parent: Vec<usize> = (0..keys.len()).collect();
-        fn find(parent: &mut [usize], mut x: usize) -> usize {
-            while parent[x] != x {
-                parent[x] = parent[parent[x]];
-                x = parent[x];
-            }
-            x
-        }
-        for (a, b) in self.edges.keys() {
-            if let (Some(&i), Some(&j)) = (index.get(a.as_str()), index.get(b.as_str())) {
-                let (ri, rj) = (find(&mut parent, i), find(&mut parent, j));
-                if ri != rj {
-                    parent[ri] = rj;
-                }
+        let g = self.petgraph();
+        let mut sets = UnionFind::new(g.node_count());
+        for e in g.edge_indices() {
+            if let Some((a, b)) = g.edge_endpoints(e) {
+                sets.union(a.index(), b.index());
             }
         }
         let mut groups: BTreeMap<usize, Vec<String>> = BTreeMap::new();
-        for i in 0..keys.len() {
-            let root = find(&mut parent, i);
-            groups.entry(root).or_default().push(keys[i].clone());
+        for i in g.node_indices() {
+            groups.entry(sets.find(i.index())).or_default().push(g[i].clone());
         }
         let mut out: Vec<Vec<String>> = groups.into_values().collect();
         out.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
         out
+    }
+
+    /// Explorer positions (see [`layout`]), seeded.
+    pub fn positions(&self, seed: u64) -> BTreeMap<String, [f32; 2]> {
+        let g = self.petgraph();
+        let edges: Vec<(usize, usize)> =
+            g.edge_indices().filter_map(|e| g.edge_endpoints(e)).map(|(a, b)| (a.index(), b.index())).collect();
+        let pos = layout::layout(g.node_count(), &edges, layout::default_iterations(g.node_count()), seed);
+        g.node_indices().map(|i| (g[i].clone(), pos[i.index()])).collect()
     }
 }
 
@@ -349,6 +374,7 @@ mod tests {
         assert_eq!(edge.source_chunks.iter().copied().collect::<Vec<_>>(), [1, 7]);
         assert_eq!(g.degree("salt guild"), 2);
         assert_eq!(g.by_degree()[0], ("salt guild".to_string(), 2));
+        assert_eq!(g.degree_histogram(), [0, 2, 1], "two nodes of degree 1, one of degree 2");
         assert_eq!(g.components(), vec![vec!["hollin cross".to_string(), "isobel pell".into(), "salt guild".into()]]);
         g.merge(9, &Extraction { entities: vec![entity("Gull Point", "location", "")], relations: vec![] });
         assert_eq!(g.components().iter().map(Vec::len).collect::<Vec<_>>(), [3, 1]);

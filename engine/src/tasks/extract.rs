@@ -26,11 +26,23 @@ pub struct ExtractSettings {
     /// Follow-up turns asking for missed entities.
     pub gleaning: u32,
     pub entity_types: Vec<String>,
+    /// Merged descriptions longer than this many tokens are summarised
+    /// (see [`super::describe`]).
+    #[serde(default = "default_budget")]
+    pub summary_budget: usize,
+}
+
+fn default_budget() -> usize {
+    super::describe::DEFAULT_BUDGET
 }
 
 impl Default for ExtractSettings {
     fn default() -> Self {
-        ExtractSettings { gleaning: 1, entity_types: DEFAULT_ENTITY_TYPES.iter().map(|t| t.to_string()).collect() }
+        ExtractSettings {
+            gleaning: 1,
+            entity_types: DEFAULT_ENTITY_TYPES.iter().map(|t| t.to_string()).collect(),
+            summary_budget: default_budget(),
+        }
     }
 }
 
@@ -119,7 +131,11 @@ mod tests {
 
     #[test]
     fn gleaning_continues_the_conversation() {
-        let settings = ExtractSettings { gleaning: 2, entity_types: vec!["person".into(), "location".into()] };
+        let settings = ExtractSettings {
+            gleaning: 2,
+            entity_types: vec!["person".into(), "location".into()],
+            ..Default::default()
+        };
         let first = request("Alice met the Queen.", &settings);
         assert!(first.messages[0].content.contains("of these types: person, location."));
         assert!(first.json);

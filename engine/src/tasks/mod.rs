@@ -2,6 +2,7 @@
 //! `engine/prompts/`, whose hash is logged with every call), how a request is
 //! built, and the `offline` provider's classical-NLP implementation.
 
+pub mod describe;
 pub mod extract;
 pub mod summarise;
 
@@ -14,6 +15,7 @@ pub fn register_offline(provider: &mut OfflineProvider) {
     provider.register(summarise::PURPOSE, summarise::offline);
     provider.register(extract::PURPOSE, extract::offline);
     provider.register(extract::GLEAN_PURPOSE, extract::offline_glean);
+    provider.register(describe::PURPOSE, describe::offline);
 }
 
 /// Hex SHA-256 of a prompt template, stored with each call made from it.

@@ -49,7 +49,7 @@ const STOPWORDS: &[&str] = &[
     "were", "what", "when", "which", "who", "will", "with", "would", "you", "your",
 ];
 
-fn words(s: &str) -> impl Iterator<Item = String> + '_ {
+pub(crate) fn words(s: &str) -> impl Iterator<Item = String> + '_ {
     s.split(|c: char| !c.is_alphanumeric() && c != '\'')
         .map(|w| w.trim_matches('\'').to_lowercase())
         .filter(|w| w.chars().count() > 1 && !STOPWORDS.contains(&w.as_str()))

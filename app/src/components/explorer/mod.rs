@@ -1,0 +1,349 @@
+//! The graph explorer: a canvas with the graph (pan, zoom, drag, click),
+//! search with suggestions, filters, k-hop focus, and a side panel with the
+//! selected node's or edge's description, neighbours and source text.
+//!
+//! The layout comes from the server (computed once when the graph was
+//! stored); the browser only draws. `?highlight=ID,ID,…` emphasises nodes
+//! and fits the view to them; `?node=ID` selects one.
+
+#[cfg(feature = "hydrate")]
+mod canvas;
+pub mod scene;
+
+use leptos::prelude::*;
+use leptos_router::hooks::use_query_map;
+use serde::{Deserialize, Serialize};
+
+use crate::api::*;
+use crate::components::ErrorNote;
+use crate::format;
+use crate::model::{EdgeDetail, NodeBrief, NodeDetail, SourceChunk};
+use scene::{Filters, PALETTE};
+
+/// Nodes drawn at most; larger graphs show their highest-degree nodes.
+pub const NODE_LIMIT: u32 = 5_000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Selection {
+    Node(i64),
+    Edge(i64, i64),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+enum Detail {
+    Node(NodeDetail),
+    Edge(EdgeDetail),
+}
+
+fn parse_ids(s: &str) -> Vec<i64> {
+    s.split(',').filter_map(|x| x.trim().parse().ok()).collect()
+}
+
+/// Selects a node and brings it to the middle of the view.
+fn go_to(selection: RwSignal<Option<Selection>>, id: i64) {
+    selection.set(Some(Selection::Node(id)));
+    #[cfg(feature = "hydrate")]
+    canvas::with(|s| {
+        if let Some(i) = s.index_of(id) {
+            s.selected = Some(i);
+            s.selected_edge = None;
+            if s.visible[i] {
+                s.center_on(i);
+            }
+        }
+    });
+}
+
+#[component]
+pub fn GraphExplorer(project_id: i64, #[prop(into)] reload: Signal<u64>) -> impl IntoView {
+    let query = use_query_map();
+    let highlight = Memo::new(move |_| query.read().get("highlight").map(|s| parse_ids(&s)).unwrap_or_default());
+    let selection = RwSignal::new(None::<Selection>);
+    let colour_by_community = RwSignal::new(false);
+    let hidden_types = RwSignal::new(Vec::<u16>::new());
+    let community = RwSignal::new(None::<i64>);
+    let min_degree = RwSignal::new(0u32);
+    let focus = RwSignal::new(None::<(i64, u32)>);
+    let hops = RwSignal::new(1u32);
+    let search = RwSignal::new(String::new());
+    let data = LocalResource::new(move || {
+        reload.get();
+        get_graph_view(project_id, NODE_LIMIT)
+    });
+    let canvas_ref = NodeRef::<leptos::html::Canvas>::new();
+    // What the controls need of the data, kept apart from the scene.
+    let names = RwSignal::new(Vec::<(i64, String, u32)>::new());
+    let types = RwSignal::new(Vec::<String>::new());
+    let communities = RwSignal::new(Vec::<(i64, usize)>::new());
+    let shown = RwSignal::new(None::<(usize, usize, i64, i64)>);
+    let filters = move || Filters {
+        colour_by_community: colour_by_community.get(),
+        hidden_types: hidden_types.get(),
+        community: community.get(),
+        min_degree: min_degree.get(),
+        focus: focus.get(),
+        highlight: highlight.get(),
+    };
+
+    Effect::new(move |_| {
+        let Some(Ok(view)) = data.get() else { return };
+        names.set(view.nodes.iter().map(|n| (n.id, n.name.clone(), n.degree)).collect());
+        types.set(view.types.clone());
+        let mut counts = std::collections::BTreeMap::<i64, usize>::new();
+        for n in &view.nodes {
+            *counts.entry(n.community).or_default() += 1;
+        }
+        communities.set(counts.into_iter().collect());
+        shown.set(Some((view.nodes.len(), view.edges.len(), view.total_nodes, view.total_edges)));
+        if let Some(id) = query.read_untracked().get("node").and_then(|s| s.parse().ok()) {
+            selection.set(Some(Selection::Node(id)));
+        }
+        #[cfg(feature = "hydrate")]
+        if let Some(el) = canvas_ref.get() {
+            let f = Filters { highlight: highlight.get_untracked(), ..Default::default() };
+            let _ = canvas::mount(el, view, &f, move |sel| selection.set(sel));
+            if let Some(Selection::Node(id)) = selection.get_untracked() {
+                go_to(selection, id);
+            }
+        }
+    });
+    #[cfg(feature = "hydrate")]
+    {
+        Effect::new(move |_| {
+            let f = filters();
+            canvas::with(|s| s.apply(&f));
+        });
+        Effect::new(move |_| {
+            let sel = selection.get();
+            canvas::with(|s| match sel {
+                Some(Selection::Node(id)) => {
+                    s.selected = s.index_of(id);
+                    s.selected_edge = None;
+                }
+                Some(Selection::Edge(..)) => s.selected = None,
+                None => {
+                    s.selected = None;
+                    s.selected_edge = None;
+                }
+            });
+        });
+        let resize = window_event_listener_untyped("resize", |_| canvas::redraw());
+        on_cleanup(move || {
+            resize.remove();
+            canvas::unmount();
+        });
+    }
+    let _ = (&canvas_ref, &filters);
+
+    let suggestions = Memo::new(move |_| {
+        let q = search.get().trim().to_lowercase();
+        if q.is_empty() {
+            return Vec::new();
+        }
+        names.with(|all| {
+            let mut hits: Vec<(i64, String, u32)> = all
+                .iter()
+                .filter(|(_, n, _)| n.to_lowercase().contains(&q))
+                .take(200)
+                .cloned()
+                .collect();
+            // Names that start with the query first; then by degree.
+            hits.sort_by_key(|(_, n, d)| (!n.to_lowercase().starts_with(&q), std::cmp::Reverse(*d)));
+            hits.truncate(8);
+            hits
+        })
+    });
+    let choose = move |id: i64| {
+        search.set(String::new());
+        go_to(selection, id);
+    };
+
+    view! {
+        <section class="explorer" aria-label="Graph explorer">
+            <div class="explorer-toolbar">
+                <div class="search-box">
+                    <input type="search" id="graph-search" placeholder="Find an entity…" autocomplete="off"
+                        aria-label="Find an entity"
+                        prop:value=move || search.get()
+                        on:input=move |ev| search.set(event_target_value(&ev))
+                        on:keydown=move |ev| {
+                            if ev.key() == "Enter" {
+                                if let Some((id, _, _)) = suggestions.get_untracked().first() {
+                                    choose(*id);
+                                }
+                            }
+                        }/>
+                    <Show when=move || !suggestions.get().is_empty()>
+                        <ul class="suggestions" role="listbox">
+                            {move || suggestions.get().into_iter().map(|(id, name, degree)| view! {
+                                <li><button type="button" class="suggestion" data-node=id on:click=move |_| choose(id)>
+                                    {name} <span class="muted">{format!(" · degree {degree}")}</span>
+                                </button></li>
+                            }).collect_view()}
+                        </ul>
+                    </Show>
+                </div>
+                <label>"Colour by "
+                    <select id="colour-by" on:change=move |ev| colour_by_community.set(event_target_value(&ev) == "community")>
+                        <option value="type">"type"</option>
+                        <option value="community">"community"</option>
+                    </select>
+                </label>
+                <label>"Community "
+                    <select id="community-filter" on:change=move |ev| community.set(event_target_value(&ev).parse().ok())>
+                        <option value="">"all"</option>
+                        {move || communities.get().into_iter().map(|(c, size)| view! {
+                            <option value=c.to_string()>{format!("#{c} ({size} nodes)")}</option>
+                        }).collect_view()}
+                    </select>
+                </label>
+                <label>"Min degree "
+                    <input type="number" id="min-degree" min="0" value="0"
+                        on:input=move |ev| min_degree.set(event_target_value(&ev).parse().unwrap_or(0))/>
+                </label>
+                <button type="button" class="link" on:click=move |_| {
+                    #[cfg(feature = "hydrate")]
+                    canvas::with(|s| s.fit(None));
+                }>"Fit to view"</button>
+            </div>
+            <div class="legend" id="graph-legend">
+                <Show when=move || !colour_by_community.get() fallback=|| view! {
+                    <span class="muted">"Colours show Leiden communities (seeded); the palette repeats every 12."</span>
+                }>
+                    {move || types.get().into_iter().enumerate().map(|(k, t)| {
+                        let k = k as u16;
+                        let colour = PALETTE[k as usize % PALETTE.len()];
+                        view! {
+                            <label class="legend-item">
+                                <input type="checkbox" checked=true data-type=t.clone()
+                                    on:change=move |ev| {
+                                        let on = event_target_checked(&ev);
+                                        hidden_types.update(|h| { h.retain(|x| *x != k); if !on { h.push(k); } });
+                                    }/>
+                                <span class="swatch" style=format!("background:{colour}")></span>{t}
+                            </label>
+                        }
+                    }).collect_view()}
+                </Show>
+            </div>
+            <div class="explorer-body">
+                <div class="canvas-wrap">
+                    <canvas node_ref=canvas_ref id="graph-canvas" aria-label="The knowledge graph; drag to pan, scroll to zoom, click a node"></canvas>
+                    <Suspense fallback=|| view! { <p class="canvas-note muted">"Loading the graph…"</p> }>
+                        {move || Suspend::new(async move {
+                            match data.await {
+                                Err(e) => Some(view! { <div class="canvas-note"><ErrorNote error=e/></div> }.into_any()),
+                                Ok(_) => None,
+                            }
+                        })}
+                    </Suspense>
+                    {move || shown.get().map(|(n, e, total_n, total_e)| {
+                        let text = if (n as i64) < total_n {
+                            format!("Showing the {} highest-degree nodes of {} and the {} edges among them (of {}).",
+                                format::int(n as i64), format::int(total_n), format::int(e as i64), format::int(total_e))
+                        } else {
+                            format!("{} nodes, {} edges.", format::int(n as i64), format::int(e as i64))
+                        };
+                        view! { <p class="canvas-caption muted" id="graph-shown">{text}</p> }
+                    })}
+                </div>
+                <DetailPanel project_id selection focus hops/>
+            </div>
+        </section>
+    }
+}
+
+#[component]
+fn DetailPanel(
+    project_id: i64,
+    selection: RwSignal<Option<Selection>>,
+    focus: RwSignal<Option<(i64, u32)>>,
+    hops: RwSignal<u32>,
+) -> impl IntoView {
+    let detail = Resource::new(
+        move || selection.get(),
+        move |sel| async move {
+            match sel {
+                None => Ok(None),
+                Some(Selection::Node(id)) => get_graph_node(project_id, id).await.map(|d| Some(Detail::Node(d))),
+                Some(Selection::Edge(a, b)) => get_graph_edge(project_id, a, b).await.map(|d| Some(Detail::Edge(d))),
+            }
+        },
+    );
+    let neighbour = move |n: NodeBrief| {
+        let id = n.id;
+        view! {
+            <li><button type="button" class="link neighbour" on:click=move |_| go_to(selection, id)>{n.name}</button>
+                <span class="muted small">{format!(" {} · {}", n.kind, n.degree)}</span></li>
+        }
+    };
+    view! {
+        <aside class="detail-panel" id="graph-detail" aria-live="polite">
+            <Transition fallback=|| view! { <p class="muted">"Loading…"</p> }>
+                {move || Suspend::new(async move {
+                    match detail.await {
+                        Err(e) => view! { <ErrorNote error=e/> }.into_any(),
+                        Ok(None) => view! {
+                            <p class="muted">"Click a node or an edge to see its description, neighbours and the text it came from. Drag to pan, scroll to zoom, drag a node to move it."</p>
+                        }.into_any(),
+                        Ok(Some(Detail::Node(d))) => {
+                            let id = d.id;
+                            let focused = move || focus.get().is_some_and(|(f, _)| f == id);
+                            view! {
+                                <h2 class="detail-title">{d.name.clone()}</h2>
+                                <p class="detail-meta"><span class="badge">{d.kind.clone()}</span>
+                                    {format!(" community #{} · degree {}", d.community, d.neighbours.len())}</p>
+                                <div class="focus-row">
+                                    <label>"Focus on "
+                                        <select on:change=move |ev| hops.set(event_target_value(&ev).parse().unwrap_or(1))>
+                                            <option value="1">"1 hop"</option>
+                                            <option value="2">"2 hops"</option>
+                                            <option value="3">"3 hops"</option>
+                                        </select>
+                                    </label>
+                                    <button type="button" id="focus-node" on:click=move |_| focus.set(Some((id, hops.get_untracked())))>"Focus"</button>
+                                    <Show when=focused>
+                                        <button type="button" class="link" id="clear-focus" on:click=move |_| focus.set(None)>"Show all"</button>
+                                    </Show>
+                                </div>
+                                <h3>"Description"</h3>
+                                <p class="detail-description">{d.description.clone()}</p>
+                                <h3>{format!("Neighbours ({})", d.neighbours.len())}</h3>
+                                <ul class="neighbours">{d.neighbours.into_iter().take(60).map(neighbour).collect_view()}</ul>
+                                <Sources project_id sources=d.sources/>
+                            }.into_any()
+                        }
+                        Ok(Some(Detail::Edge(d))) => view! {
+                            <h2 class="detail-title">{format!("{} — {}", d.source.name, d.target.name)}</h2>
+                            <p class="detail-meta">{format!("weight {} ", d.weight)}
+                                {(!d.keywords.is_empty()).then(|| format!("· keywords: {}", d.keywords.join(", ")))}</p>
+                            <ul class="neighbours">{neighbour(d.source.clone())}{neighbour(d.target.clone())}</ul>
+                            <h3>"Description"</h3>
+                            <p class="detail-description">{d.description.clone()}</p>
+                            <Sources project_id sources=d.sources/>
+                        }.into_any(),
+                    }
+                })}
+            </Transition>
+        </aside>
+    }
+}
+
+/// Source chunks with the mentions marked.
+#[component]
+fn Sources(project_id: i64, sources: Vec<SourceChunk>) -> impl IntoView {
+    view! {
+        <h3>{format!("Source text ({} chunk{})", sources.len(), if sources.len() == 1 { "" } else { "s" })}</h3>
+        {sources.into_iter().map(|c| view! {
+            <figure class="source-chunk" data-chunk=c.chunk_id>
+                <figcaption><a href=format!("/projects/{project_id}/documents/{}", c.document_id)>{c.document_title}</a>
+                    <span class="muted">{format!(" · chunk {}", c.chunk_id)}</span></figcaption>
+                <p>{c.segments.into_iter().map(|(text, mark)| if mark {
+                    view! { <mark>{text}</mark> }.into_any()
+                } else {
+                    text.into_any()
+                }).collect_view()}</p>
+            </figure>
+        }).collect_view()}
+    }
+}

@@ -1,0 +1,195 @@
+//! `/projects/:id/graph`: the knowledge graph — build it (a job), its
+//! statistics, and the explorer.
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+
+use crate::api::*;
+use crate::components::explorer::GraphExplorer;
+use crate::components::{ActionError, ErrorNote, ProjectBar};
+use crate::format;
+use crate::model::{GraphOverview, JobView};
+use crate::pages::corpus::route_id;
+use crate::pages::jobs::{active, ticker, ProgressBar, StatusBadge};
+
+#[component]
+pub fn GraphPage() -> impl IntoView {
+    let id = route_id("id");
+    let project = Resource::new(move || id.get(), get_project);
+    let llm = Resource::new(|| (), |_| get_llm_info());
+    let build = ServerAction::<StartGraphBuild>::new();
+    let live = RwSignal::new(false);
+    let tick = ticker(live);
+    let jobs = Resource::new(move || (id.get(), tick.get(), build.version().get()), |(id, _, _)| list_jobs(id));
+    // The graph is reloaded when a graph job finishes.
+    let finished = RwSignal::new(0u64);
+    let overview = Resource::new(move || (id.get(), finished.get()), |(id, _)| get_graph_overview(id));
+
+    view! {
+        <Title text="Graph"/>
+        <ProjectBar project_id=id.get_untracked() project active="graph"/>
+        <main class="page wide">
+            <h1>"Knowledge graph"</h1>
+            <Transition fallback=|| ()>
+                {move || Suspend::new(async move {
+                    let jobs = jobs.await.unwrap_or_default();
+                    let latest: Option<JobView> = jobs.into_iter().find(|j| j.kind == "graph");
+                    let running = latest.as_ref().is_some_and(|j| active(&j.status));
+                    if live.get_untracked() && !running {
+                        finished.update(|n| *n += 1);
+                    }
+                    live.set(running);
+                    latest.filter(|j| running || j.status != "done").map(|j| {
+                        let project_id = id.get_untracked();
+                        view! {
+                            <p class="job-line" id="graph-job">
+                                <a href=format!("/projects/{project_id}/jobs/{}", j.id)>{format!("Graph job #{}", j.id)}</a> " "
+                                <StatusBadge status=j.status.clone()/> " " <ProgressBar j=j.clone()/>
+                                {j.error.clone().map(|e| view! { <span class="error">{e}</span> })}
+                            </p>
+                        }
+                    })
+                })}
+            </Transition>
+            <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
+                {move || Suspend::new(async move {
+                    let info = llm.await.ok();
+                    match overview.await {
+                        Err(e) => view! { <ErrorNote error=e/> }.into_any(),
+                        Ok(None) => view! {
+                            <div class="empty" id="no-graph">
+                                <p><strong>"No graph yet."</strong></p>
+                                <p class="muted">"Build one from the corpus: entities and relations are extracted from every chunk and merged."</p>
+                            </div>
+                            <BuildForm project_id=id.get_untracked() action=build open=true llm=info.map(|l| (l.provider, l.label))/>
+                        }.into_any(),
+                        Ok(Some(o)) => view! {
+                            <Stats o=o.clone()/>
+                            <BuildForm project_id=id.get_untracked() action=build open=false llm=info.map(|l| (l.provider, l.label))/>
+                            <GraphExplorer project_id=id.get_untracked() reload=finished/>
+                            <div class="graph-facts">
+                                <DegreeChart histogram=o.degree_histogram.clone()/>
+                                <TopEntities o=o.clone() project_id=id.get_untracked()/>
+                            </div>
+                        }.into_any(),
+                    }
+                })}
+            </Suspense>
+            <ActionError action=build/>
+        </main>
+    }
+}
+
+#[component]
+fn Stats(o: GraphOverview) -> impl IntoView {
+    let by = match o.provider.as_str() {
+        "offline" => view! {
+            <span class="provider-offline">"the offline provider"</span>
+            <span class="muted">" — entities found by classical NLP (capitalised phrases, co-occurrence), not by a language model"</span>
+        }
+        .into_any(),
+        "imported" => view! { <span>"an imported file"</span> }.into_any(),
+        _ => view! { <span>{format!("{}, {}", o.provider, o.model)}</span> }.into_any(),
+    };
+    view! {
+        <p class="llm-line" id="graph-provenance">"Built by "
+            {o.job_id.map(|j| format!("job #{j} with "))} {by}</p>
+        <dl class="totals" id="graph-stats">
+            <div><dt>"Nodes"</dt><dd>{format::int(o.nodes)}</dd></div>
+            <div><dt>"Edges"</dt><dd>{format::int(o.edges)}</dd></div>
+            <div><dt>"Components"</dt><dd>{format::int(o.components)}</dd></div>
+            <div><dt>"Largest component"</dt><dd>{format!("{} ({:.0}%)", format::int(o.largest_component),
+                if o.nodes > 0 { o.largest_component as f64 / o.nodes as f64 * 100.0 } else { 0.0 })}</dd></div>
+            <div><dt>"Communities"</dt><dd>{format::int(o.communities)}</dd></div>
+        </dl>
+    }
+}
+
+#[component]
+fn BuildForm(
+    project_id: i64,
+    action: ServerAction<StartGraphBuild>,
+    open: bool,
+    llm: Option<(String, String)>,
+) -> impl IntoView {
+    view! {
+        <details class="panel build-panel" open=open>
+            <summary>{if open { "Build the graph" } else { "Rebuild the graph" }}</summary>
+            {llm.map(|(provider, label)| view! {
+                <p class="llm-line">"LLM: " <strong class=format!("provider-{provider}")>{label}</strong>
+                    {(provider == "offline").then(|| view! { <span class="muted">" — the offline extractor; set a model in Settings for LLM extraction"</span> })}
+                </p>
+            })}
+            <ActionForm action attr:class="stack-form" attr:id="graph-build-form">
+                <input type="hidden" name="project_id" value=project_id/>
+                <label>"Gleaning turns " <input type="number" name="gleaning" value="1" min="0" max="5"/>
+                    <span class="muted small">"follow-ups asking for missed entities (the paper's deeper mining)"</span></label>
+                <label>"Entity types " <input type="text" name="entity_types" size="48"
+                    value="person, organization, location, event, concept, object"/></label>
+                <label>"Summary budget " <input type="number" name="summary_budget" value="500" min="50"/>
+                    <span class="muted small">"tokens; merged descriptions longer than this are summarised"</span></label>
+                <label class="muted"><input type="checkbox" name="no_cache" value="on"/>" bypass the cache"</label>
+                <div><button type="submit" id="build-graph" disabled=move || action.pending().get()>"Build graph"</button></div>
+            </ActionForm>
+        </details>
+    }
+}
+
+/// Degrees in bins (1, 2, 3–4, 5–8, …) as horizontal bars: a few hubs and
+/// many leaves is the usual shape of an extracted graph.
+#[component]
+fn DegreeChart(histogram: Vec<(i64, i64)>) -> impl IntoView {
+    let mut bins: Vec<(String, i64)> = Vec::new();
+    let zero = histogram.iter().find(|(d, _)| *d == 0).map_or(0, |(_, n)| *n);
+    if zero > 0 {
+        bins.push(("0".into(), zero));
+    }
+    let max_degree = histogram.last().map_or(0, |(d, _)| *d);
+    let (mut lo, mut hi) = (1i64, 1i64);
+    while lo <= max_degree {
+        let n: i64 = histogram.iter().filter(|(d, _)| (lo..=hi).contains(d)).map(|(_, n)| n).sum();
+        bins.push((if lo == hi { lo.to_string() } else { format!("{lo}–{hi}") }, n));
+        lo = hi + 1;
+        hi = hi * 2 + 1;
+    }
+    let most = bins.iter().map(|(_, n)| *n).max().unwrap_or(1).max(1) as f64;
+    let row = 22.0;
+    let height = bins.len() as f64 * row + 24.0;
+    view! {
+        <figure class="chart" id="degree-chart">
+            <figcaption>"Degree distribution (nodes per degree range)"</figcaption>
+            <svg viewBox=format!("0 0 420 {height}") width="100%" role="img" aria-label="Degree distribution">
+                {bins.into_iter().enumerate().map(|(k, (label, n))| {
+                    let y = k as f64 * row + 4.0;
+                    let w = n as f64 / most * 300.0;
+                    view! {
+                        <g>
+                            <text x="52" y=y + 14.0 text-anchor="end" class="axis">{label}</text>
+                            <rect x="58" y=y width=w.max(0.5) height=row - 6.0 class="bar"/>
+                            <text x=62.0 + w y=y + 14.0 class="value">{format::int(n)}</text>
+                        </g>
+                    }
+                }).collect_view()}
+            </svg>
+        </figure>
+    }
+}
+
+#[component]
+fn TopEntities(o: GraphOverview, project_id: i64) -> impl IntoView {
+    view! {
+        <div class="top-entities">
+            <h2>"Top entities by degree"</h2>
+            <ol id="top-entities">
+                {o.top.into_iter().map(|n| view! {
+                    <li><a href=format!("/projects/{project_id}/graph?node={}", n.id) rel="external">{n.name}</a>
+                        <span class="muted small">{format!(" {} · {}", n.kind, n.degree)}</span></li>
+                }).collect_view()}
+            </ol>
+            <h2>"Types"</h2>
+            <ul class="types">
+                {o.types.into_iter().map(|(t, n)| view! { <li>{t} <span class="muted">{format::int(n)}</span></li> }).collect_view()}
+            </ul>
+        </div>
+    }
+}

@@ -1,0 +1,226 @@
+//! Summaries of merged descriptions (seed 000 §III-A; LightRAG's
+//! "description summary on merge"). When one entity or relation was
+//! described in many chunks, its combined descriptions can run to thousands
+//! of tokens; once they exceed a token budget, the LLM rewrites them as one
+//! description within the budget. Under the budget they are kept as they are.
+//!
+//! Offline implementation: extractive. Each description is scored by how
+//! frequent its content words are across all the descriptions (divided by
+//! the square root of its length); the best ones are kept, in their original
+//! order, while they fit the budget.
+
+use std::collections::HashMap;
+
+use serde_json::json;
+
+use super::summarise::words;
+use super::{delimited, prompt_hash};
+use crate::chunk::Tokenizer;
+use crate::graph::KnowledgeGraph;
+use crate::jobs::{ItemOutcome, WorkItem};
+use crate::llm::{CallContext, ChatRequest, Gateway, Message};
+
+pub const PURPOSE: &str = "summarise_descriptions";
+pub const PROMPT: &str = include_str!("../../prompts/summarise_descriptions.txt");
+/// The default budget in cl100k tokens (LightRAG's `summary_max_tokens`).
+pub const DEFAULT_BUDGET: usize = 500;
+
+const NODE: &str = "node:";
+const EDGE: &str = "edge:";
+
+/// One work item per node and per edge whose joined descriptions exceed
+/// `budget` tokens. Keys: `node:KEY` and `edge:SOURCE|TARGET` (node keys
+/// never contain `|`).
+pub fn items(graph: &KnowledgeGraph, budget: usize) -> Vec<WorkItem> {
+    let over = |d: &[String]| d.len() > 1 && Tokenizer::Cl100kBase.count(&d.join("\n")) > budget;
+    let nodes = graph.nodes.values().filter(|n| over(&n.descriptions)).map(|n| WorkItem {
+        key: format!("{NODE}{}", n.key),
+        payload: json!({ "what": "entity", "name": n.name, "descriptions": n.descriptions, "budget": budget }),
+    });
+    let edges = graph.edges.values().filter(|e| over(&e.descriptions)).map(|e| {
+        let name = |k: &str| graph.nodes.get(k).map(|n| n.name.clone()).unwrap_or_else(|| k.to_string());
+        WorkItem {
+            key: format!("{EDGE}{}|{}", e.source, e.target),
+            payload: json!({
+                "what": "relation",
+                "name": format!("{} — {}", name(&e.source), name(&e.target)),
+                "descriptions": e.descriptions,
+                "budget": budget,
+            }),
+        }
+    });
+    nodes.chain(edges).collect()
+}
+
+/// Replaces the descriptions of the node or edge an item key names with `summary`.
+pub fn apply(graph: &mut KnowledgeGraph, key: &str, summary: &str) -> bool {
+    let summary = summary.trim();
+    if summary.is_empty() {
+        return false;
+    }
+    if let Some(node) = key.strip_prefix(NODE).and_then(|k| graph.nodes.get_mut(k)) {
+        node.descriptions = vec![summary.to_string()];
+        return true;
+    }
+    if let Some(edge) = key
+        .strip_prefix(EDGE)
+        .and_then(|k| k.split_once('|'))
+        .and_then(|(a, b)| graph.edges.get_mut(&(a.to_string(), b.to_string())))
+    {
+        edge.descriptions = vec![summary.to_string()];
+        return true;
+    }
+    false
+}
+
+pub fn request(what: &str, name: &str, descriptions: &[String], budget: usize) -> ChatRequest {
+    let system = PROMPT.trim().replace("{what}", what).replace("{budget}", &budget.to_string());
+    let list: Vec<String> = descriptions.iter().map(|d| format!("- {}", d.replace('\n', " "))).collect();
+    let mut req = ChatRequest::new(
+        PURPOSE,
+        vec![
+            Message::system(system),
+            Message::user(format!("{what}: {name}\nDescriptions:\n<<<\n{}\n>>>", list.join("\n"))),
+        ],
+    );
+    // Room for the budget plus a margin: the budget is asked for in the prompt.
+    req.max_tokens = Some(budget as u32 + budget as u32 / 4);
+    req
+}
+
+/// Summarises one item (see [`items`]) through the gateway.
+pub async fn run_item(gateway: &Gateway, job_id: i64, item: WorkItem) -> ItemOutcome {
+    let p = &item.payload;
+    let descriptions: Vec<String> = serde_json::from_value(p["descriptions"].clone()).unwrap_or_default();
+    let budget = p["budget"].as_u64().unwrap_or(DEFAULT_BUDGET as u64) as usize;
+    let req = request(p["what"].as_str().unwrap_or("entity"), p["name"].as_str().unwrap_or(""), &descriptions, budget);
+    let ctx =
+        CallContext { job_id: Some(job_id), item: Some(item.key.clone()), prompt_hash: Some(prompt_hash(PROMPT)) };
+    match gateway.chat(&req, &ctx).await {
+        Ok(reply) if reply.text.trim().is_empty() => ItemOutcome::Failed {
+            error: "the model returned an empty description".into(),
+            tokens: reply.prompt_tokens + reply.completion_tokens,
+            cost_usd: reply.cost_usd,
+        },
+        Ok(reply) => ItemOutcome::Done {
+            result: reply.text.trim().to_string(),
+            tokens: reply.prompt_tokens + reply.completion_tokens,
+            cost_usd: reply.cost_usd,
+        },
+        Err(e) => ItemOutcome::Failed { error: e.to_string(), tokens: 0, cost_usd: 0.0 },
+    }
+}
+
+/// The extractive summary of `descriptions` within `budget` tokens (see the module docs).
+pub fn extractive(descriptions: &[&str], budget: usize) -> String {
+    let mut freq: HashMap<String, f64> = HashMap::new();
+    for d in descriptions {
+        for w in words(d) {
+            *freq.entry(w).or_default() += 1.0;
+        }
+    }
+    let mut ranked: Vec<(f64, usize)> = descriptions
+        .iter()
+        .enumerate()
+        .map(|(i, d)| {
+            let ws: Vec<String> = words(d).collect();
+            (ws.iter().map(|w| freq[w]).sum::<f64>() / (ws.len().max(1) as f64).sqrt(), i)
+        })
+        .collect();
+    ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut kept: Vec<usize> = Vec::new();
+    let mut used = 0;
+    for (_, i) in ranked {
+        // +1 for the joining space.
+        let cost = Tokenizer::Cl100kBase.count(descriptions[i]) + 1;
+        if used + cost <= budget {
+            kept.push(i);
+            used += cost;
+        }
+    }
+    if kept.is_empty() {
+        // Even the best description alone is over the budget: cut it by words.
+        let best = descriptions.first().copied().unwrap_or("");
+        let mut out = String::new();
+        for w in best.split_whitespace() {
+            let next = if out.is_empty() { w.to_string() } else { format!("{out} {w}") };
+            if Tokenizer::Cl100kBase.count(&next) > budget {
+                break;
+            }
+            out = next;
+        }
+        return out;
+    }
+    kept.sort_unstable();
+    kept.iter().map(|&i| descriptions[i].trim()).collect::<Vec<_>>().join(" ")
+}
+
+/// The offline provider's implementation: [`extractive`] over the listed descriptions.
+pub fn offline(req: &ChatRequest) -> Result<String, String> {
+    let message = req.messages.last().map(|m| m.content.as_str()).unwrap_or("");
+    let list = delimited(message).ok_or("the request has no <<< >>> delimited descriptions")?;
+    let descriptions: Vec<&str> =
+        list.lines().map(|l| l.trim_start_matches("- ").trim()).filter(|l| !l.is_empty()).collect();
+    let budget = req.max_tokens.map(|m| m as usize * 4 / 5).unwrap_or(DEFAULT_BUDGET);
+    Ok(extractive(&descriptions, budget))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::{Entity, Extraction};
+
+    fn graph_with(descriptions: &[&str]) -> KnowledgeGraph {
+        let mut g = KnowledgeGraph::default();
+        for (i, d) in descriptions.iter().enumerate() {
+            g.merge(
+                i as i64,
+                &Extraction {
+                    entities: vec![Entity { name: "Ada".into(), kind: "person".into(), description: d.to_string() }],
+                    relations: vec![],
+                },
+            );
+        }
+        g
+    }
+
+    #[test]
+    fn only_descriptions_over_the_budget_become_items_and_summaries_replace_them() {
+        let long: Vec<String> =
+            (0..40).map(|i| format!("Ada kept the lighthouse ledger in year {i} and mended its lamp.")).collect();
+        let mut g = graph_with(&long.iter().map(String::as_str).collect::<Vec<_>>());
+        g.merge(
+            99,
+            &Extraction {
+                entities: vec![Entity { name: "Bo".into(), kind: "person".into(), description: "A cook.".into() }],
+                relations: vec![],
+            },
+        );
+        let found = items(&g, 100);
+        assert_eq!(found.iter().map(|i| i.key.as_str()).collect::<Vec<_>>(), ["node:ada"], "Bo is under budget");
+        assert_eq!(found[0].payload["descriptions"].as_array().unwrap().len(), 40);
+        assert!(items(&g, 100_000).is_empty());
+        assert!(apply(&mut g, "node:ada", " Ada kept the ledger. "));
+        assert_eq!(g.nodes["ada"].descriptions, ["Ada kept the ledger."]);
+        assert!(!apply(&mut g, "node:nobody", "x"));
+    }
+
+    #[test]
+    fn the_offline_summary_fits_the_budget_and_keeps_original_order() {
+        let descriptions = [
+            "Ada mended the lamp of the lighthouse.",
+            "The weather was cold.",
+            "Ada kept the lighthouse ledger.",
+            "Ada rowed to the lighthouse with oil for the lamp.",
+        ];
+        let req = request("entity", "Ada", &descriptions.map(String::from), 20);
+        let out = offline(&req).unwrap();
+        assert!(Tokenizer::Cl100kBase.count(&out) <= 20, "{out}");
+        // The lighthouse/lamp descriptions share the most words; the weather one is dropped.
+        assert!(!out.contains("weather"), "{out}");
+        let first = out.find("mended").unwrap();
+        let second = out.find("rowed").or_else(|| out.find("ledger")).unwrap();
+        assert!(first < second, "original order kept: {out}");
+        assert_eq!(extractive(&["one two three four five six seven eight nine ten"], 3), "one two three");
+    }
+}
