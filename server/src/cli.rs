@@ -384,8 +384,8 @@ async fn graph(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: GraphComm
         }
         GraphCommand::Import { project, file } => {
             let p = app::store::find_project(pool, &project).await?;
-            let text = std::fs::read_to_string(&file)
-                .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", file.display()))?;
+            let text =
+                std::fs::read_to_string(&file).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", file.display()))?;
             let export: app::store::graph::GraphExport = serde_json::from_str(&text)
                 .map_err(|e| anyhow::anyhow!("{} is not a graph in the export layout: {e}", file.display()))?;
             let graph = app::store::graph::from_export(&export)?;

@@ -15,12 +15,7 @@ pub const COMMUNITY_SEED: u64 = 42;
 /// Replaces the project's graph with `graph` (and its communities), in one transaction.
 /// `job_id` is the job that built it (`None` for an imported graph). The
 /// explorer's layout is computed here, once.
-pub async fn replace(
-    pool: &SqlitePool,
-    project_id: i64,
-    job_id: Option<i64>,
-    graph: &KnowledgeGraph,
-) -> AppResult<()> {
+pub async fn replace(pool: &SqlitePool, project_id: i64, job_id: Option<i64>, graph: &KnowledgeGraph) -> AppResult<()> {
     let communities = graph.communities(COMMUNITY_SEED);
     let positions = graph.positions(COMMUNITY_SEED);
     let mut tx = pool.begin().await?;
@@ -311,11 +306,13 @@ pub async fn overview(pool: &SqlitePool, project_id: i64) -> AppResult<Option<Gr
         .fetch_one(pool)
         .await?;
     let (provider, model) = match job_id {
-        Some(job) => sqlx::query_as::<_, (String, String)>("SELECT provider, model FROM llm_calls WHERE job_id = ? LIMIT 1")
-            .bind(job)
-            .fetch_optional(pool)
-            .await?
-            .unwrap_or_else(|| ("unknown".into(), String::new())),
+        Some(job) => {
+            sqlx::query_as::<_, (String, String)>("SELECT provider, model FROM llm_calls WHERE job_id = ? LIMIT 1")
+                .bind(job)
+                .fetch_optional(pool)
+                .await?
+                .unwrap_or_else(|| ("unknown".into(), String::new()))
+        }
         None => ("imported".into(), String::new()),
     };
     Ok(Some(GraphOverview {
@@ -372,8 +369,7 @@ pub async fn view(pool: &SqlitePool, project_id: i64, limit: usize) -> AppResult
             y: *y as f32,
         });
     }
-    let shown: Vec<(u32, u32)> =
-        edges.iter().filter_map(|(s, t)| Some((*index.get(s)?, *index.get(t)?))).collect();
+    let shown: Vec<(u32, u32)> = edges.iter().filter_map(|(s, t)| Some((*index.get(s)?, *index.get(t)?))).collect();
     Ok(GraphView { nodes, edges: shown, types, total_nodes: rows.len() as i64, total_edges: edges.len() as i64 })
 }
 

@@ -1,11 +1,14 @@
 //! A force-directed layout for the graph explorer: Fruchterman–Reingold
 //! (1991) with a Barnes–Hut quadtree for the repulsive forces (O(n log n)
-//! per iteration instead of O(n²)) and a linear pull towards the centre, so
-//! disconnected components stay in view. Seeded, so a graph always gets the
-//! same picture. It runs once when a graph is stored; the browser only draws.
+//! per iteration instead of O(n²)). Each connected component is laid out on
+//! its own (with a gentle pull to its centre), then the components are
+//! packed in rows, largest first, so a graph with many small components
+//! does not turn into one dense ball ringed by outcasts. Seeded, so a graph
+//! always gets the same picture. It runs once when a graph is stored; the
+//! browser only draws.
 //!
-//! Units: the ideal edge length is 1; the layout fills a disc of radius
-//! about √n.
+//! Units: the ideal edge length is 1; a component of m nodes fills a disc
+//! of radius about √m.
 
 /// Barnes–Hut opening criterion: a cell is treated as one body when its
 /// width is under `THETA` times its distance.
@@ -126,8 +129,78 @@ impl QuadTree {
     }
 }
 
-/// Positions for `n` nodes joined by `edges` (indices; weights ignored).
+/// Positions for `n` nodes joined by `edges` (indices; weights ignored):
+/// components laid out apart and packed.
 pub fn layout(n: usize, edges: &[(usize, usize)], iterations: usize, seed: u64) -> Vec<[f32; 2]> {
+    let mut sets = petgraph::unionfind::UnionFind::<usize>::new(n);
+    for &(a, b) in edges.iter().filter(|(a, b)| *a < n && *b < n) {
+        sets.union(a, b);
+    }
+    let mut members: std::collections::BTreeMap<usize, Vec<usize>> = std::collections::BTreeMap::new();
+    for i in 0..n {
+        members.entry(sets.find(i)).or_default().push(i);
+    }
+    let mut groups: Vec<Vec<usize>> = members.into_values().collect();
+    groups.sort_by(|a, b| b.len().cmp(&a.len()).then(a[0].cmp(&b[0])));
+    let mut local = vec![usize::MAX; n];
+    for g in &groups {
+        for (k, &i) in g.iter().enumerate() {
+            local[i] = k;
+        }
+    }
+    let mut group_edges: Vec<Vec<(usize, usize)>> = vec![Vec::new(); groups.len()];
+    let group_of: std::collections::HashMap<usize, usize> =
+        groups.iter().enumerate().map(|(gi, g)| (sets.find(g[0]), gi)).collect();
+    for &(a, b) in edges.iter().filter(|(a, b)| *a < n && *b < n && a != b) {
+        group_edges[group_of[&sets.find(a)]].push((local[a], local[b]));
+    }
+    // Lay out each component, centred on its mean; note its radius.
+    let mut parts: Vec<(Vec<[f64; 2]>, f64)> = Vec::with_capacity(groups.len());
+    for (gi, g) in groups.iter().enumerate() {
+        let mut pos = if g.len() == 1 {
+            vec![[0.0, 0.0]]
+        } else {
+            force_directed(g.len(), &group_edges[gi], iterations, seed.wrapping_add(gi as u64))
+        };
+        let c = pos.iter().fold([0.0, 0.0], |c, p| [c[0] + p[0], c[1] + p[1]]);
+        let c = [c[0] / g.len() as f64, c[1] / g.len() as f64];
+        let mut r: f64 = 0.5;
+        for p in pos.iter_mut() {
+            p[0] -= c[0];
+            p[1] -= c[1];
+            r = r.max((p[0] * p[0] + p[1] * p[1]).sqrt());
+        }
+        parts.push((pos, r));
+    }
+    // Shelf packing: rows of squares of side 2r + gap, about 1.6 times as wide as tall.
+    let gap = 1.0;
+    let area: f64 = parts.iter().map(|(_, r)| (2.0 * r + gap).powi(2)).sum();
+    let width = (area * 1.6).sqrt().max(2.0 * parts.first().map_or(0.0, |p| p.1) + gap);
+    let (mut x, mut y, mut row_h) = (0.0f64, 0.0f64, 0.0f64);
+    let mut out = vec![[0.0f32; 2]; n];
+    let mut placed: Vec<[f64; 2]> = Vec::with_capacity(parts.len());
+    for (_, r) in &parts {
+        let side = 2.0 * r + gap;
+        if x > 0.0 && x + side > width {
+            x = 0.0;
+            y += row_h;
+            row_h = 0.0;
+        }
+        placed.push([x + side / 2.0, y + side / 2.0]);
+        x += side;
+        row_h = row_h.max(side);
+    }
+    let (total_w, total_h) = (width, y + row_h);
+    for ((g, (pos, _)), centre) in groups.iter().zip(&parts).zip(&placed) {
+        for (k, &i) in g.iter().enumerate() {
+            out[i] = [(pos[k][0] + centre[0] - total_w / 2.0) as f32, (pos[k][1] + centre[1] - total_h / 2.0) as f32];
+        }
+    }
+    out
+}
+
+/// Fruchterman–Reingold with Barnes–Hut repulsion on one component.
+fn force_directed(n: usize, edges: &[(usize, usize)], iterations: usize, seed: u64) -> Vec<[f64; 2]> {
     if n == 0 {
         return Vec::new();
     }
@@ -174,7 +247,7 @@ pub fn layout(n: usize, edges: &[(usize, usize)], iterations: usize, seed: u64) 
             }
         }
     }
-    pos.iter().map(|p| [p[0] as f32, p[1] as f32]).collect()
+    pos
 }
 
 /// Iterations for a graph of `n` nodes: fewer for large graphs, whose
@@ -237,6 +310,17 @@ mod tests {
         assert_ne!(layout(20, &edges, 300, 43), pos);
         // Coincident starting points do not break the tree.
         assert_eq!(layout(1, &[], 10, 1).len(), 1);
+        // Components do not overlap: a triangle and 30 loners.
+        let pos = layout(33, &[(0, 1), (1, 2), (0, 2)], 100, 1);
+        for i in 3..33 {
+            for j in 0..33 {
+                if i != j {
+                    assert!(dist(pos[i], pos[j]) >= 0.99, "{i} and {j} overlap");
+                }
+            }
+        }
+        let spread = pos.iter().map(|p| p[0].abs().max(p[1].abs())).fold(0.0f32, f32::max);
+        assert!(spread < 8.0, "31 components pack into a small area, not a ring: {spread}");
         assert!(layout(0, &[], 10, 1).is_empty());
     }
 }

@@ -3,7 +3,8 @@
 //!
 //! Redraws happen on demand (one per animation frame at most). The canvas
 //! reports how many frames it drew and the last draw's time in
-//! `data-frames` and `data-draw-ms`, for the benchmark script.
+//! `data-frames` and `data-draw-ms` (for the benchmark script), and what
+//! it shows in `data-visible`, `data-emphasised` and `data-selected` (for tests).
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -243,14 +244,7 @@ impl Explorer {
             self.canvas.set_width(pw);
             self.canvas.set_height(ph);
         }
-        if (self.scene.width, self.scene.height) != (w, h) {
-            // Keep the centre where it was.
-            let s = &mut self.scene;
-            s.camera.tx += (w - s.width) / 2.0;
-            s.camera.ty += (h - s.height) / 2.0;
-            s.width = w;
-            s.height = h;
-        }
+        self.scene.resize(w, h);
         let ctx = &self.ctx;
         let s = &self.scene;
         let _ = ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0);
@@ -365,6 +359,13 @@ impl Explorer {
         let ms = js_now() - started;
         let _ = self.canvas.set_attribute("data-frames", &self.frames.to_string());
         let _ = self.canvas.set_attribute("data-draw-ms", &format!("{ms:.2}"));
+        let s = &self.scene;
+        let visible = s.visible.iter().filter(|v| **v).count();
+        let emphasised = (0..s.pos.len()).filter(|&i| s.visible[i] && s.emphasised[i]).count();
+        let _ = self.canvas.set_attribute("data-visible", &visible.to_string());
+        let _ = self.canvas.set_attribute("data-emphasised", &emphasised.to_string());
+        let selected = s.selected.map(|i| s.data.nodes[i].id.to_string()).unwrap_or_default();
+        let _ = self.canvas.set_attribute("data-selected", &selected);
     }
 }
 

@@ -20,8 +20,10 @@ use crate::format;
 use crate::model::{EdgeDetail, NodeBrief, NodeDetail, SourceChunk};
 use scene::{Filters, PALETTE};
 
-/// Nodes drawn at most; larger graphs show their highest-degree nodes.
+/// Nodes drawn at most by default (`?limit=N` changes it, up to
+/// [`MAX_NODE_LIMIT`]); larger graphs show their highest-degree nodes.
 pub const NODE_LIMIT: u32 = 5_000;
+pub const MAX_NODE_LIMIT: u32 = 20_000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Selection {
@@ -66,9 +68,12 @@ pub fn GraphExplorer(project_id: i64, #[prop(into)] reload: Signal<u64>) -> impl
     let focus = RwSignal::new(None::<(i64, u32)>);
     let hops = RwSignal::new(1u32);
     let search = RwSignal::new(String::new());
+    let limit = Memo::new(move |_| {
+        query.read().get("limit").and_then(|l| l.parse().ok()).unwrap_or(NODE_LIMIT).clamp(1, MAX_NODE_LIMIT)
+    });
     let data = LocalResource::new(move || {
         reload.get();
-        get_graph_view(project_id, NODE_LIMIT)
+        get_graph_view(project_id, limit.get())
     });
     let canvas_ref = NodeRef::<leptos::html::Canvas>::new();
     // What the controls need of the data, kept apart from the scene.
@@ -76,6 +81,8 @@ pub fn GraphExplorer(project_id: i64, #[prop(into)] reload: Signal<u64>) -> impl
     let types = RwSignal::new(Vec::<String>::new());
     let communities = RwSignal::new(Vec::<(i64, usize)>::new());
     let shown = RwSignal::new(None::<(usize, usize, i64, i64)>);
+    // Set by the effect below once the data is in (never on the server).
+    let load = RwSignal::new(None::<Result<(), crate::error::AppError>>);
     let filters = move || Filters {
         colour_by_community: colour_by_community.get(),
         hidden_types: hidden_types.get(),
@@ -86,7 +93,12 @@ pub fn GraphExplorer(project_id: i64, #[prop(into)] reload: Signal<u64>) -> impl
     };
 
     Effect::new(move |_| {
-        let Some(Ok(view)) = data.get() else { return };
+        let view = match data.get() {
+            None => return load.set(None),
+            Some(Err(e)) => return load.set(Some(Err(e))),
+            Some(Ok(view)) => view,
+        };
+        load.set(Some(Ok(())));
         names.set(view.nodes.iter().map(|n| (n.id, n.name.clone(), n.degree)).collect());
         types.set(view.types.clone());
         let mut counts = std::collections::BTreeMap::<i64, usize>::new();
@@ -141,12 +153,8 @@ pub fn GraphExplorer(project_id: i64, #[prop(into)] reload: Signal<u64>) -> impl
             return Vec::new();
         }
         names.with(|all| {
-            let mut hits: Vec<(i64, String, u32)> = all
-                .iter()
-                .filter(|(_, n, _)| n.to_lowercase().contains(&q))
-                .take(200)
-                .cloned()
-                .collect();
+            let mut hits: Vec<(i64, String, u32)> =
+                all.iter().filter(|(_, n, _)| n.to_lowercase().contains(&q)).take(200).cloned().collect();
             // Names that start with the query first; then by degree.
             hits.sort_by_key(|(_, n, d)| (!n.to_lowercase().starts_with(&q), std::cmp::Reverse(*d)));
             hits.truncate(8);
@@ -229,14 +237,13 @@ pub fn GraphExplorer(project_id: i64, #[prop(into)] reload: Signal<u64>) -> impl
             <div class="explorer-body">
                 <div class="canvas-wrap">
                     <canvas node_ref=canvas_ref id="graph-canvas" aria-label="The knowledge graph; drag to pan, scroll to zoom, click a node"></canvas>
-                    <Suspense fallback=|| view! { <p class="canvas-note muted">"Loading the graph…"</p> }>
-                        {move || Suspend::new(async move {
-                            match data.await {
-                                Err(e) => Some(view! { <div class="canvas-note"><ErrorNote error=e/></div> }.into_any()),
-                                Ok(_) => None,
-                            }
-                        })}
-                    </Suspense>
+                    // Not a Suspense: the data is fetched by the browser only
+                    // (a LocalResource), so the server renders "Loading".
+                    {move || match load.get() {
+                        None => Some(view! { <p class="canvas-note muted">"Loading the graph…"</p> }.into_any()),
+                        Some(Err(e)) => Some(view! { <div class="canvas-note"><ErrorNote error=e/></div> }.into_any()),
+                        Some(Ok(())) => None,
+                    }}
                     {move || shown.get().map(|(n, e, total_n, total_e)| {
                         let text = if (n as i64) < total_n {
                             format!("Showing the {} highest-degree nodes of {} and the {} edges among them (of {}).",

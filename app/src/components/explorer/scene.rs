@@ -144,11 +144,33 @@ impl Scene {
         };
     }
 
+    /// The canvas changed size: keep the centre where it was, or, if the
+    /// scene was made before the canvas had a size, fit it now.
+    pub fn resize(&mut self, width: f64, height: f64) {
+        if (self.width, self.height) == (width, height) {
+            return;
+        }
+        let had_no_size = self.width <= 2.0 || self.height <= 2.0;
+        self.camera.tx += (width - self.width) / 2.0;
+        self.camera.ty += (height - self.height) / 2.0;
+        self.width = width;
+        self.height = height;
+        if had_no_size {
+            let emphasised: Vec<usize> = (0..self.pos.len()).filter(|&i| self.emphasised[i]).collect();
+            self.fit(None);
+            self.fit_scale = self.camera.scale;
+            self.fit(Some(&emphasised));
+        }
+    }
+
     /// Puts node `i` in the middle, zoomed in at least to twice the fit.
     pub fn center_on(&mut self, i: usize) {
         let scale = self.camera.scale.max(self.fit_scale * 2.0);
-        self.camera =
-            Camera { scale, tx: self.width / 2.0 - self.pos[i][0] * scale, ty: self.height / 2.0 - self.pos[i][1] * scale };
+        self.camera = Camera {
+            scale,
+            tx: self.width / 2.0 - self.pos[i][0] * scale,
+            ty: self.height / 2.0 - self.pos[i][1] * scale,
+        };
     }
 
     pub fn to_world(&self, sx: f64, sy: f64) -> [f64; 2] {
@@ -323,6 +345,21 @@ mod tests {
         s.apply(&Filters { hidden_types: vec![0], ..Default::default() });
         let [x, y] = s.to_screen(s.pos[2]);
         assert_eq!(s.node_at(x, y), None);
+    }
+
+    #[test]
+    fn a_scene_made_before_its_canvas_had_a_size_is_fitted_once_it_has_one() {
+        let data = scene().data;
+        let mut s = Scene::new(data, 0.0, 0.0);
+        s.resize(800.0, 400.0);
+        for i in 0..5 {
+            let [x, y] = s.to_screen(s.pos[i]);
+            assert!((0.0..=800.0).contains(&x) && (0.0..=400.0).contains(&y), "node {i} at {x},{y}");
+        }
+        let before = s.to_screen(s.pos[2]);
+        s.resize(1000.0, 400.0);
+        let after = s.to_screen(s.pos[2]);
+        assert_eq!(after[0] - before[0], 100.0, "a later resize keeps the centre");
     }
 
     #[test]
