@@ -4,7 +4,10 @@
 //! 2. the LLM path's framework overhead: the whole extraction job (one
 //!    gleaning turn) through the real `openai` client to the mock server
 //!    answering at once with realistic JSON, at concurrency 16: wall time
-//!    and call count.
+//!    and call count;
+//! 3. the explorer's layout (done once when a graph is stored): Alice's
+//!    offline graph and a synthetic 5,000-node, 20,000-edge graph (planted
+//!    partition, as the browser benchmark's fixture).
 //! `cargo bench -p engine --bench graph`
 
 use std::sync::Arc;
@@ -107,7 +110,51 @@ async fn through_mock(name: &str) {
     );
 }
 
+/// 5,000 nodes in communities of 100, 20,000 distinct edges, 85% inside a community.
+fn planted_partition(nodes: usize, edges: usize) -> Vec<(usize, usize)> {
+    let mut rng = fastrand::Rng::with_seed(42);
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::with_capacity(edges);
+    while out.len() < edges {
+        let a = rng.usize(..nodes);
+        let b = if rng.f64() < 0.85 { a / 100 * 100 + rng.usize(..100.min(nodes - a / 100 * 100)) } else { rng.usize(..nodes) };
+        if a != b && seen.insert((a.min(b), a.max(b))) {
+            out.push((a, b));
+        }
+    }
+    out
+}
+
+fn layouts() {
+    let text = corpus("alice_in_wonderland.txt");
+    let mut graph = KnowledgeGraph::default();
+    for c in &chunk_text(&text, &ChunkSettings::default()).unwrap() {
+        graph.merge(c.index as i64, &engine::graph::offline::extract(&text[c.start..c.end]));
+    }
+    let started = Instant::now();
+    let positions = graph.positions(42);
+    println!(
+        "layout   alice (offline graph)              {:>5} nodes, {:>5} edges in {:>7.1} ms",
+        positions.len(),
+        graph.edges.len(),
+        started.elapsed().as_secs_f64() * 1e3
+    );
+    let (n, m) = (5_000, 20_000);
+    let edges = planted_partition(n, m);
+    let iterations = engine::graph::layout::default_iterations(n);
+    let started = Instant::now();
+    let pos = engine::graph::layout::layout(n, &edges, iterations, 42);
+    println!(
+        "layout   synthetic planted partition         {:>5} nodes, {:>5} edges in {:>7.1} ms ({iterations} iterations; peak RSS so far {:.1} MB)",
+        pos.len(),
+        m,
+        started.elapsed().as_secs_f64() * 1e3,
+        peak_rss_mb()
+    );
+}
+
 fn main() {
+    layouts();
     offline("christmas_carol_stave1.txt");
     offline("alice_in_wonderland.txt");
     offline("sherlock_holmes.txt");

@@ -44,6 +44,8 @@ pub struct Scene {
     pub selected_edge: Option<usize>,
     /// The scale at which the whole graph fits: node sizes grow relative to it.
     pub fit_scale: f64,
+    /// Node sizes shrink for crowded graphs (1 for a few hundred nodes).
+    pub node_scale: f64,
 }
 
 impl Scene {
@@ -71,10 +73,19 @@ impl Scene {
             selected: None,
             selected_edge: None,
             fit_scale: 1.0,
+            node_scale: 1.0,
         };
-        scene.fit(None);
-        scene.fit_scale = scene.camera.scale;
+        scene.refit();
         scene
+    }
+
+    /// Fits the whole graph and takes its sizes from that view.
+    fn refit(&mut self) {
+        self.fit(None);
+        self.fit_scale = self.camera.scale;
+        // The room per node at the fitted view, against 30 px.
+        let spacing = (self.width * self.height / self.pos.len().max(1) as f64).sqrt();
+        self.node_scale = (spacing / 30.0).clamp(0.35, 1.0);
     }
 
     pub fn index_of(&self, id: i64) -> Option<usize> {
@@ -157,8 +168,7 @@ impl Scene {
         self.height = height;
         if had_no_size {
             let emphasised: Vec<usize> = (0..self.pos.len()).filter(|&i| self.emphasised[i]).collect();
-            self.fit(None);
-            self.fit_scale = self.camera.scale;
+            self.refit();
             self.fit(Some(&emphasised));
         }
     }
@@ -185,7 +195,7 @@ impl Scene {
     /// with zoom (gently).
     pub fn radius_px(&self, i: usize) -> f64 {
         let zoom = (self.camera.scale / self.fit_scale).sqrt().clamp(0.6, 4.0);
-        (2.0 + 1.4 * (self.data.nodes[i].degree as f64).sqrt()) * zoom
+        (2.0 + 1.4 * (self.data.nodes[i].degree as f64).sqrt()) * zoom * self.node_scale
     }
 
     /// Zooms by `factor` keeping the world point under (sx, sy) in place.
