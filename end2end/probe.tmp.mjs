@@ -1,7 +1,7 @@
 import { chromium } from 'playwright-core';
 const url = process.argv[2]; const out = process.argv[3] || '/tmp/probe.png';
 const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
-const page = await browser.newPage({ viewport: { width: 1400, height: 1100 } });
+const page = await browser.newPage({ viewport: { width: Number(process.env.W || 1400), height: 1100 } });
 page.on('console', m => console.log('console:', m.type(), m.text()));
 page.on('pageerror', e => console.log('pageerror:', e.message));
 await page.goto(url);
@@ -9,5 +9,5 @@ await page.waitForSelector('body[data-hydrated]');
 await page.waitForTimeout(1500);
 const c = await page.$('#graph-canvas');
 if (c) console.log('frames', await c.getAttribute('data-frames'), 'ms', await c.getAttribute('data-draw-ms'), await c.evaluate(e => [e.width, e.height, e.clientWidth, e.clientHeight]));
-await page.screenshot({ path: out, fullPage: false });
+const el = await page.$('.explorer'); if (el) await el.scrollIntoViewIfNeeded(); await page.waitForTimeout(300); await page.screenshot({ path: out, fullPage: false });
 await browser.close();

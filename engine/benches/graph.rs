@@ -117,7 +117,11 @@ fn planted_partition(nodes: usize, edges: usize) -> Vec<(usize, usize)> {
     let mut out = Vec::with_capacity(edges);
     while out.len() < edges {
         let a = rng.usize(..nodes);
-        let b = if rng.f64() < 0.85 { a / 100 * 100 + rng.usize(..100.min(nodes - a / 100 * 100)) } else { rng.usize(..nodes) };
+        let b = if rng.f64() < 0.85 {
+            a / 100 * 100 + rng.usize(..100.min(nodes - a / 100 * 100))
+        } else {
+            rng.usize(..nodes)
+        };
         if a != b && seen.insert((a.min(b), a.max(b))) {
             out.push((a, b));
         }

@@ -83,3 +83,45 @@ async fn the_offline_graph_of_alice_is_built_stored_and_exported() {
         .unwrap();
     assert_eq!(fresh, 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_graph_is_imported_from_the_export_layout_and_bad_files_are_refused_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("i.db");
+    json(&assay(&db, &["--json", "project", "create", "Imported"], &[]).await);
+    let file = dir.path().join("g.json");
+    // Two names that normalise alike ("The Salt Guild", "salt guild") become one node.
+    std::fs::write(
+        &file,
+        r#"{"nodes": [{"id": 10, "name": "The Salt Guild", "type": "organization"},
+                      {"id": 11, "name": "salt guild"},
+                      {"id": 12, "name": "Isobel Pell", "type": "person", "description": "First warden."}],
+            "edges": [{"source": 12, "target": 10, "description": "warden of", "weight": 2},
+                      {"source": 11, "target": 12, "description": "founded by"}]}"#,
+    )
+    .unwrap();
+    let imported = json(&assay(&db, &["--json", "graph", "import", "Imported", file.to_str().unwrap()], &[]).await);
+    assert_eq!((imported["nodes"].as_u64(), imported["edges"].as_u64()), (Some(2), Some(1)));
+    let export = json(&assay(&db, &["graph", "export", "Imported"], &[]).await);
+    assert_eq!(export["edges"][0]["weight"], 3.0, "weights of merged relations add (a missing one counts 1)");
+    assert_eq!(export["edges"][0]["description"], "warden of\nfounded by");
+
+    for (body, reason) in [
+        ("not json", "is not a graph in the export layout"),
+        (
+            r#"{"nodes": [{"id": 1, "name": "A"}], "edges": [{"source": 1, "target": 2}]}"#,
+            "edge 1 refers to node 1 or 2, which is not among the nodes",
+        ),
+        (r#"{"nodes": [{"id": 1, "name": "A"}, {"id": 1, "name": "B"}], "edges": []}"#, "node id 1 appears twice"),
+        (r#"{"nodes": [{"id": 1, "name": " ... "}], "edges": []}"#, "node 1 has an empty name"),
+    ] {
+        std::fs::write(&file, body).unwrap();
+        let out = assay(&db, &["graph", "import", "Imported", file.to_str().unwrap()], &[]).await;
+        assert!(!out.status.success());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(reason), "{body}: {stderr}");
+    }
+    // The refused files changed nothing.
+    let again = json(&assay(&db, &["graph", "export", "Imported"], &[]).await);
+    assert_eq!(again, export);
+}

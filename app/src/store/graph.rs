@@ -231,15 +231,7 @@ pub fn from_export(export: &GraphExport) -> AppResult<KnowledgeGraph> {
         if a == b {
             continue;
         }
-        let pair = if a < b { (a.clone(), b.clone()) } else { (b.clone(), a.clone()) };
-        let edge = graph.edges.entry(pair.clone()).or_insert_with(|| Edge {
-            source: pair.0.clone(),
-            target: pair.1.clone(),
-            descriptions: Vec::new(),
-            keywords: BTreeSet::new(),
-            weight: 0.0,
-            source_chunks: BTreeSet::new(),
-        });
+        let edge = graph.edge_between(a, b);
         if !e.description.trim().is_empty() {
             edge.descriptions.push(e.description.trim().to_string());
         }

@@ -135,20 +135,25 @@ impl KnowledgeGraph {
                     self.add_entity(chunk_id, name, "concept", "");
                 }
             }
-            let pair = if a < b { (a, b) } else { (b, a) };
-            let edge = self.edges.entry(pair.clone()).or_insert_with(|| Edge {
-                source: pair.0.clone(),
-                target: pair.1.clone(),
-                descriptions: Vec::new(),
-                keywords: BTreeSet::new(),
-                weight: 0.0,
-                source_chunks: BTreeSet::new(),
-            });
+            let edge = self.edge_between(&a, &b);
             push_distinct(&mut edge.descriptions, &r.description);
             edge.keywords.extend(r.keywords.iter().map(|k| k.trim().to_lowercase()).filter(|k| !k.is_empty()));
             edge.weight += if r.strength.is_finite() && r.strength > 0.0 { r.strength } else { 1.0 };
             edge.source_chunks.insert(chunk_id);
         }
+    }
+
+    /// The edge between two node keys (either order), created empty if new.
+    pub fn edge_between(&mut self, a: &str, b: &str) -> &mut Edge {
+        let pair = if a < b { (a.to_string(), b.to_string()) } else { (b.to_string(), a.to_string()) };
+        self.edges.entry(pair.clone()).or_insert_with(|| Edge {
+            source: pair.0,
+            target: pair.1,
+            descriptions: Vec::new(),
+            keywords: BTreeSet::new(),
+            weight: 0.0,
+            source_chunks: BTreeSet::new(),
+        })
     }
 
     fn add_entity(&mut self, chunk_id: i64, name: &str, kind: &str, description: &str) {

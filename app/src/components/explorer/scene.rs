@@ -170,6 +170,9 @@ impl Scene {
             let emphasised: Vec<usize> = (0..self.pos.len()).filter(|&i| self.emphasised[i]).collect();
             self.refit();
             self.fit(Some(&emphasised));
+            if let Some(i) = self.selected.filter(|&i| self.visible[i]) {
+                self.center_on(i);
+            }
         }
     }
 
