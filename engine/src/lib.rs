@@ -23,6 +23,7 @@ pub mod corpus;
 pub mod graph;
 pub mod jobs;
 pub mod llm;
+pub mod questions;
 pub mod sample;
 pub mod tasks;
 pub mod text;
