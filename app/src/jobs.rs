@@ -13,7 +13,7 @@ use sqlx::SqlitePool;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{AppError, AppResult};
-use crate::model::JobView;
+use crate::model::{JobItemView, JobView};
 use crate::store;
 use crate::store::calls::SqliteCallStore;
 use crate::store::jobs::SqliteJobStore;
@@ -41,11 +41,10 @@ pub async fn create_graph(
     store::jobs::get_job(pool, id).await
 }
 
-/// Merges a graph job's finished extraction items into one graph, with the
-/// finished description summaries applied.
-async fn merged_graph(pool: &SqlitePool, job: &JobView) -> AppResult<engine::graph::KnowledgeGraph> {
+/// Merges a graph job's finished extraction items into one graph, as
+/// extracted (no description summaries applied).
+fn extracted_graph(items: &[JobItemView]) -> engine::graph::KnowledgeGraph {
     let mut graph = engine::graph::KnowledgeGraph::default();
-    let items = store::jobs::job_items(pool, job.id).await?;
     // In chunk order, not the order items finished in: descriptions are
     // combined in arrival order, and the summaries' cache keys depend on it.
     let mut extractions: Vec<(i64, &str)> = items
@@ -58,10 +57,14 @@ async fn merged_graph(pool: &SqlitePool, job: &JobView) -> AppResult<engine::gra
             graph.merge(chunk, &x.extraction);
         }
     }
+    graph
+}
+
+/// Puts a graph job's finished description summaries in place.
+fn apply_summaries(graph: &mut engine::graph::KnowledgeGraph, items: &[JobItemView]) {
     for item in items.iter().filter(|i| i.status == "done" && !i.key.starts_with("chunk-")) {
-        engine::tasks::describe::apply(&mut graph, &item.key, item.result.as_deref().unwrap_or(""));
+        engine::tasks::describe::apply(graph, &item.key, item.result.as_deref().unwrap_or(""));
     }
-    Ok(graph)
 }
 
 /// Creates (does not run) a summaries job for a project. With `no_cache`,
@@ -148,10 +151,11 @@ pub async fn run(
         .await;
     if matches!(result, Ok(RunEnd::Finished)) && graph_job {
         // Second phase: summarise merged descriptions over the budget. The
-        // items follow from the finished extractions, so a resumed job
-        // finds the same ones and skips those already done.
-        let merged = merged_graph(pool, &job).await?;
-        let targets = engine::tasks::describe::items(&merged, extract.summary_budget);
+        // items follow from the extractions alone (never from a graph with
+        // some summaries applied), so a resumed job finds the same ones,
+        // skips those already done, and its total stays right.
+        let mut graph = extracted_graph(&store::jobs::job_items(pool, job_id).await?);
+        let targets = engine::tasks::describe::items(&graph, extract.summary_budget);
         store::jobs::set_total(pool, job_id, (chunk_count + targets.len()) as i64).await?;
         result = engine::jobs::run(
             job_id,
@@ -166,7 +170,8 @@ pub async fn run(
         .await;
         if matches!(result, Ok(RunEnd::Finished)) {
             let project = job.project_id.ok_or_else(|| AppError::Invalid(format!("job {} has no project", job.id)))?;
-            store::graph::replace(pool, project, Some(job.id), &merged_graph(pool, &job).await?).await?;
+            apply_summaries(&mut graph, &store::jobs::job_items(pool, job_id).await?);
+            store::graph::replace(pool, project, Some(job.id), &graph).await?;
         }
     }
     heartbeat.abort();

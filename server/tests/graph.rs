@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use common::assay;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 fn corpora() -> PathBuf {
     std::env::var_os("ASSAY_CORPORA")
@@ -82,6 +82,16 @@ async fn the_offline_graph_of_alice_is_built_stored_and_exported() {
         .await
         .unwrap();
     assert_eq!(fresh, 0);
+
+    // Resuming a finished graph job redoes nothing and keeps its counts:
+    // the summary items follow from the extractions, not from the
+    // already-summarised graph.
+    let job = again["job"].as_i64().unwrap().to_string();
+    json(&assay(&db, &["--json", "job", "resume", &job], &[]).await);
+    let shown = json(&assay(&db, &["--json", "job", "show", &job], &[]).await);
+    assert_eq!((shown["done"].clone(), shown["total"].clone()), (json!(40 + summaries), json!(40 + summaries)));
+    let export_after = json(&assay(&db, &["graph", "export", "Alice"], &[]).await);
+    assert_eq!(export_after["nodes"].as_array().unwrap().len(), nodes.len());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
