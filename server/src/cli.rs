@@ -386,9 +386,9 @@ async fn graph(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: GraphComm
             let p = app::store::find_project(pool, &project).await?;
             let text =
                 std::fs::read_to_string(&file).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", file.display()))?;
-            let export: app::store::graph::GraphExport = serde_json::from_str(&text)
+            let export: engine::graph::export::GraphExport = serde_json::from_str(&text)
                 .map_err(|e| anyhow::anyhow!("{} is not a graph in the export layout: {e}", file.display()))?;
-            let graph = app::store::graph::from_export(&export)?;
+            let graph = export.to_graph().map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
             app::store::graph::replace(pool, p.summary.id, None, &graph).await?;
             let communities = app::store::graph::community_count(pool, p.summary.id).await?;
             out.print(
@@ -407,8 +407,11 @@ async fn graph(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: GraphComm
         GraphCommand::Export { project, format } => {
             let p = app::store::find_project(pool, &project).await?;
             let export = app::store::graph::export(pool, p.summary.id).await?;
-            let text =
-                if format == "graphml" { graphml(&export) } else { format!("{}\n", serde_json::to_string(&export)?) };
+            let text = if format == "graphml" {
+                export.to_graphml()
+            } else {
+                format!("{}\n", serde_json::to_string(&export)?)
+            };
             // A reader that stops early (`| head`) is not an error.
             use std::io::Write;
             match std::io::stdout().lock().write_all(text.as_bytes()) {
@@ -417,42 +420,6 @@ async fn graph(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: GraphComm
             }
         }
     }
-}
-
-fn xml_escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
-}
-
-/// GraphML with the same fields as the JSON export.
-fn graphml(g: &app::store::graph::GraphExport) -> String {
-    let mut s = String::from(concat!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n",
-        "<graphml xmlns=\"http://graphml.graphdrawing.org/xmlns\">\n",
-        "<key id=\"name\" for=\"node\" attr.name=\"name\" attr.type=\"string\"/>\n",
-        "<key id=\"type\" for=\"node\" attr.name=\"type\" attr.type=\"string\"/>\n",
-        "<key id=\"ndesc\" for=\"node\" attr.name=\"description\" attr.type=\"string\"/>\n",
-        "<key id=\"nsrc\" for=\"node\" attr.name=\"source_chunk_ids\" attr.type=\"string\"/>\n",
-        "<key id=\"community\" for=\"node\" attr.name=\"community\" attr.type=\"int\"/>\n",
-        "<key id=\"edesc\" for=\"edge\" attr.name=\"description\" attr.type=\"string\"/>\n",
-        "<key id=\"weight\" for=\"edge\" attr.name=\"weight\" attr.type=\"double\"/>\n",
-        "<key id=\"esrc\" for=\"edge\" attr.name=\"source_chunk_ids\" attr.type=\"string\"/>\n",
-        "<graph id=\"G\" edgedefault=\"undirected\">\n",
-    ));
-    let ids = |v: &[i64]| v.iter().map(i64::to_string).collect::<Vec<_>>().join(",");
-    for n in &g.nodes {
-        s.push_str(&format!(
-            "<node id=\"n{}\"><data key=\"name\">{}</data><data key=\"type\">{}</data><data key=\"ndesc\">{}</data><data key=\"nsrc\">{}</data><data key=\"community\">{}</data></node>\n",
-            n.id, xml_escape(&n.name), xml_escape(&n.kind), xml_escape(&n.description), ids(&n.source_chunk_ids), n.community
-        ));
-    }
-    for e in &g.edges {
-        s.push_str(&format!(
-            "<edge source=\"n{}\" target=\"n{}\"><data key=\"edesc\">{}</data><data key=\"weight\">{}</data><data key=\"esrc\">{}</data></edge>\n",
-            e.source, e.target, xml_escape(&e.description), e.weight, ids(&e.source_chunk_ids)
-        ));
-    }
-    s.push_str("</graph>\n</graphml>\n");
-    s
 }
 
 /// Runs a job in the foreground and prints the job.

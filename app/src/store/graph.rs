@@ -1,13 +1,13 @@
 //! A project's knowledge graph in SQLite.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use engine::graph::{Edge, KnowledgeGraph, Node};
-use serde::{Deserialize, Serialize};
 use sqlx::SqlitePool;
 
 use crate::error::{AppError, AppResult};
 use crate::model::{EdgeDetail, GraphOverview, GraphView, NodeBrief, NodeDetail, SourceChunk, ViewNode};
+pub use engine::graph::export::{ExportEdge, ExportNode, GraphExport};
 
 /// The seed of the stored communities, so a graph always gets the same ones.
 pub const COMMUNITY_SEED: u64 = 42;
@@ -58,48 +58,6 @@ pub async fn replace(pool: &SqlitePool, project_id: i64, job_id: Option<i64>, gr
     }
     tx.commit().await?;
     Ok(())
-}
-
-/// The export layout: nodes with ids; edges refer to node ids.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GraphExport {
-    pub nodes: Vec<ExportNode>,
-    pub edges: Vec<ExportEdge>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ExportNode {
-    pub id: i64,
-    pub name: String,
-    #[serde(rename = "type", default = "concept")]
-    pub kind: String,
-    #[serde(default)]
-    pub description: String,
-    #[serde(default)]
-    pub source_chunk_ids: Vec<i64>,
-    /// Written on export; recomputed on import.
-    #[serde(default)]
-    pub community: i64,
-}
-
-fn concept() -> String {
-    "concept".into()
-}
-
-fn one() -> f64 {
-    1.0
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ExportEdge {
-    pub source: i64,
-    pub target: i64,
-    #[serde(default)]
-    pub description: String,
-    #[serde(default = "one")]
-    pub weight: f64,
-    #[serde(default)]
-    pub source_chunk_ids: Vec<i64>,
 }
 
 pub async fn export(pool: &SqlitePool, project_id: i64) -> AppResult<GraphExport> {
@@ -191,56 +149,6 @@ pub async fn community_count(pool: &SqlitePool, project_id: i64) -> AppResult<i6
         .await?)
 }
 
-/// A graph in the export layout, read back as the engine's graph (for
-/// `assay graph import`): node names are normalised into keys as in
-/// extraction, so two nodes whose names normalise alike become one.
-pub fn from_export(export: &GraphExport) -> AppResult<KnowledgeGraph> {
-    let mut graph = KnowledgeGraph::default();
-    let mut keys: HashMap<i64, String> = HashMap::new();
-    for n in &export.nodes {
-        let key = engine::graph::normalise_name(&n.name);
-        if key.is_empty() {
-            return Err(AppError::Invalid(format!("node {} has an empty name", n.id)));
-        }
-        if keys.insert(n.id, key.clone()).is_some() {
-            return Err(AppError::Invalid(format!("node id {} appears twice", n.id)));
-        }
-        let descriptions: Vec<String> =
-            n.description.lines().map(str::trim).filter(|l| !l.is_empty()).map(str::to_string).collect();
-        let chunks: BTreeSet<i64> = n.source_chunk_ids.iter().copied().collect();
-        match graph.nodes.get_mut(&key) {
-            Some(node) => {
-                node.descriptions.extend(descriptions);
-                node.source_chunks.extend(chunks);
-            }
-            None => {
-                let node = Node::restored(key.clone(), n.name.clone(), n.kind.clone(), descriptions, chunks);
-                graph.nodes.insert(key, node);
-            }
-        }
-    }
-    for (i, e) in export.edges.iter().enumerate() {
-        let (Some(a), Some(b)) = (keys.get(&e.source), keys.get(&e.target)) else {
-            return Err(AppError::Invalid(format!(
-                "edge {} refers to node {} or {}, which is not among the nodes",
-                i + 1,
-                e.source,
-                e.target
-            )));
-        };
-        if a == b {
-            continue;
-        }
-        let edge = graph.edge_between(a, b);
-        if !e.description.trim().is_empty() {
-            edge.descriptions.push(e.description.trim().to_string());
-        }
-        edge.weight += if e.weight.is_finite() && e.weight > 0.0 { e.weight } else { 1.0 };
-        edge.source_chunks.extend(e.source_chunk_ids.iter().copied());
-    }
-    Ok(graph)
-}
-
 type NodeRow = (i64, String, String, i64, f64, f64);
 
 async fn node_rows(pool: &SqlitePool, project_id: i64) -> AppResult<Vec<NodeRow>> {
@@ -268,14 +176,20 @@ fn degrees(edges: &[(i64, i64)]) -> HashMap<i64, i64> {
 
 /// The Graph page's statistics; `None` when the project has no graph.
 pub async fn overview(pool: &SqlitePool, project_id: i64) -> AppResult<Option<GraphOverview>> {
-    let graph = load(pool, project_id).await?;
-    if graph.nodes.is_empty() {
+    let rows = node_rows(pool, project_id).await?;
+    if rows.is_empty() {
         return Ok(None);
     }
-    let components = graph.components();
-    let rows = node_rows(pool, project_id).await?;
     let edges = edge_pairs(pool, project_id).await?;
     let degree = degrees(&edges);
+    let index: HashMap<i64, usize> = rows.iter().enumerate().map(|(i, r)| (r.0, i)).collect();
+    let pairs: Vec<(usize, usize)> = edges.iter().filter_map(|(s, t)| Some((*index.get(s)?, *index.get(t)?))).collect();
+    let mut component_sizes: HashMap<usize, i64> = HashMap::new();
+    for label in engine::graph::component_labels(rows.len(), &pairs) {
+        *component_sizes.entry(label).or_default() += 1;
+    }
+    let histogram = engine::graph::histogram(rows.iter().map(|r| degree.get(&r.0).copied().unwrap_or(0) as usize));
+    let communities: HashSet<i64> = rows.iter().map(|r| r.3).collect();
     let mut top: Vec<NodeBrief> = rows
         .iter()
         .map(|(id, name, kind, ..)| NodeBrief {
@@ -308,13 +222,12 @@ pub async fn overview(pool: &SqlitePool, project_id: i64) -> AppResult<Option<Gr
         None => ("imported".into(), String::new()),
     };
     Ok(Some(GraphOverview {
-        nodes: graph.nodes.len() as i64,
-        edges: graph.edges.len() as i64,
-        components: components.len() as i64,
-        largest_component: components.first().map_or(0, Vec::len) as i64,
-        communities: community_count(pool, project_id).await?,
-        degree_histogram: graph
-            .degree_histogram()
+        nodes: rows.len() as i64,
+        edges: edges.len() as i64,
+        components: component_sizes.len() as i64,
+        largest_component: component_sizes.values().copied().max().unwrap_or(0),
+        communities: communities.len() as i64,
+        degree_histogram: histogram
             .into_iter()
             .enumerate()
             .filter(|(_, n)| *n > 0)
@@ -367,26 +280,36 @@ pub async fn view(pool: &SqlitePool, project_id: i64, limit: usize) -> AppResult
 
 /// Chunks as evidence, with `names` marked.
 async fn sources(pool: &SqlitePool, chunk_ids: &[i64], names: &[&str], limit: usize) -> AppResult<Vec<SourceChunk>> {
-    let mut out = Vec::new();
-    for &chunk in chunk_ids.iter().take(limit) {
-        let row: Option<(i64, String, String)> = sqlx::query_as(
-            "SELECT c.document_id, d.title, c.body FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.id = ?",
-        )
-        .bind(chunk)
-        .fetch_optional(pool)
-        .await?;
-        // A chunk re-chunked away since the build has no text to show.
-        if let Some((document_id, document_title, body)) = row {
-            out.push(SourceChunk {
-                chunk_id: chunk,
-                document_id,
-                document_title,
-                segments: engine::text::highlight(&body, names),
-            });
-        }
+    let wanted: Vec<i64> = chunk_ids.iter().take(limit).copied().collect();
+    if wanted.is_empty() {
+        return Ok(Vec::new());
     }
-    Ok(out)
+    let placeholders = vec!["?"; wanted.len()].join(", ");
+    let sql = format!(
+        "SELECT c.id, c.document_id, d.title, c.body FROM chunks c JOIN documents d ON d.id = c.document_id
+         WHERE c.id IN ({placeholders}) ORDER BY c.id"
+    );
+    let mut query = sqlx::query_as::<_, (i64, i64, String, String)>(&sql);
+    for id in &wanted {
+        query = query.bind(id);
+    }
+    // A chunk re-chunked away since the build has no text to show: it is simply absent.
+    Ok(query
+        .fetch_all(pool)
+        .await?
+        .into_iter()
+        .map(|(chunk_id, document_id, document_title, body)| SourceChunk {
+            chunk_id,
+            document_id,
+            document_title,
+            segments: engine::text::highlight(&body, names),
+        })
+        .collect())
 }
+
+/// A node's degree, as SQL over the edge-end indexes (edges never loop).
+const DEGREE: &str = "(SELECT COUNT(*) FROM graph_edges x WHERE x.source_id = n.id)
+     + (SELECT COUNT(*) FROM graph_edges x WHERE x.target_id = n.id)";
 
 /// Source chunks shown per node or edge, at most.
 const SOURCE_LIMIT: usize = 20;
@@ -401,16 +324,14 @@ pub async fn node_detail(pool: &SqlitePool, project_id: i64, node_id: i64) -> Ap
     .await?;
     let (name, kind, description, community, src) =
         row.ok_or_else(|| AppError::NotFound(format!("node {node_id} is not in this project's graph")))?;
-    let neighbours: Vec<(i64, String, String, f64)> = sqlx::query_as(
-        "SELECT n.id, n.name, n.type, e.weight FROM graph_edges e
+    let neighbours: Vec<(i64, String, String, i64)> = sqlx::query_as(&format!(
+        "SELECT n.id, n.name, n.type, {DEGREE} FROM graph_edges e
          JOIN graph_nodes n ON n.id = CASE WHEN e.source_id = ?1 THEN e.target_id ELSE e.source_id END
-         WHERE e.source_id = ?1 OR e.target_id = ?1 ORDER BY e.weight DESC, n.name",
-    )
+         WHERE e.source_id = ?1 OR e.target_id = ?1 ORDER BY e.weight DESC, n.name"
+    ))
     .bind(node_id)
     .fetch_all(pool)
     .await?;
-    let ids: Vec<i64> = neighbours.iter().map(|n| n.0).collect();
-    let degree = neighbour_degrees(pool, &ids).await?;
     let chunks: Vec<i64> = chunk_set(&src).into_iter().collect();
     Ok(NodeDetail {
         id: node_id,
@@ -421,21 +342,18 @@ pub async fn node_detail(pool: &SqlitePool, project_id: i64, node_id: i64) -> Ap
         description,
         neighbours: neighbours
             .into_iter()
-            .map(|(id, name, kind, _)| NodeBrief { id, name, kind, degree: degree.get(&id).copied().unwrap_or(0) })
+            .map(|(id, name, kind, degree)| NodeBrief { id, name, kind, degree })
             .collect(),
     })
 }
 
-async fn neighbour_degrees(pool: &SqlitePool, ids: &[i64]) -> AppResult<HashMap<i64, i64>> {
-    let mut out = HashMap::new();
-    for &id in ids {
-        let d: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM graph_edges WHERE source_id = ?1 OR target_id = ?1")
+async fn node_brief(pool: &SqlitePool, id: i64) -> AppResult<NodeBrief> {
+    let (name, kind, degree): (String, String, i64) =
+        sqlx::query_as(&format!("SELECT n.name, n.type, {DEGREE} FROM graph_nodes n WHERE n.id = ?"))
             .bind(id)
             .fetch_one(pool)
             .await?;
-        out.insert(id, d);
-    }
-    Ok(out)
+    Ok(NodeBrief { id, name, kind, degree })
 }
 
 pub async fn edge_detail(pool: &SqlitePool, project_id: i64, a: i64, b: i64) -> AppResult<EdgeDetail> {
@@ -452,15 +370,7 @@ pub async fn edge_detail(pool: &SqlitePool, project_id: i64, a: i64, b: i64) -> 
     .await?;
     let (s, t, description, keywords, weight, src) =
         row.ok_or_else(|| AppError::NotFound(format!("nodes {a} and {b} are not related in this graph")))?;
-    let degree = neighbour_degrees(pool, &[s, t]).await?;
-    let brief = |id: i64| async move {
-        let (name, kind): (String, String) =
-            sqlx::query_as("SELECT name, type FROM graph_nodes WHERE id = ?").bind(id).fetch_one(pool).await?;
-        AppResult::Ok(NodeBrief { id, name, kind, degree: 0 })
-    };
-    let (mut source, mut target) = (brief(s).await?, brief(t).await?);
-    source.degree = degree[&s];
-    target.degree = degree[&t];
+    let (source, target) = (node_brief(pool, s).await?, node_brief(pool, t).await?);
     let chunks: Vec<i64> = chunk_set(&src).into_iter().collect();
     Ok(EdgeDetail {
         sources: sources(pool, &chunks, &[source.name.as_str(), target.name.as_str()], SOURCE_LIMIT).await?,

@@ -132,13 +132,10 @@ impl QuadTree {
 /// Positions for `n` nodes joined by `edges` (indices; weights ignored):
 /// components laid out apart and packed.
 pub fn layout(n: usize, edges: &[(usize, usize)], iterations: usize, seed: u64) -> Vec<[f32; 2]> {
-    let mut sets = petgraph::unionfind::UnionFind::<usize>::new(n);
-    for &(a, b) in edges.iter().filter(|(a, b)| *a < n && *b < n) {
-        sets.union(a, b);
-    }
+    let labels = super::component_labels(n, edges);
     let mut members: std::collections::BTreeMap<usize, Vec<usize>> = std::collections::BTreeMap::new();
     for i in 0..n {
-        members.entry(sets.find(i)).or_default().push(i);
+        members.entry(labels[i]).or_default().push(i);
     }
     let mut groups: Vec<Vec<usize>> = members.into_values().collect();
     groups.sort_by(|a, b| b.len().cmp(&a.len()).then(a[0].cmp(&b[0])));
@@ -150,9 +147,9 @@ pub fn layout(n: usize, edges: &[(usize, usize)], iterations: usize, seed: u64) 
     }
     let mut group_edges: Vec<Vec<(usize, usize)>> = vec![Vec::new(); groups.len()];
     let group_of: std::collections::HashMap<usize, usize> =
-        groups.iter().enumerate().map(|(gi, g)| (sets.find(g[0]), gi)).collect();
+        groups.iter().enumerate().map(|(gi, g)| (labels[g[0]], gi)).collect();
     for &(a, b) in edges.iter().filter(|(a, b)| *a < n && *b < n && a != b) {
-        group_edges[group_of[&sets.find(a)]].push((local[a], local[b]));
+        group_edges[group_of[&labels[a]]].push((local[a], local[b]));
     }
     // Lay out each component, centred on its mean; note its radius.
     let mut parts: Vec<(Vec<[f64; 2]>, f64)> = Vec::with_capacity(groups.len());

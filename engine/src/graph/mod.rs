@@ -13,6 +13,7 @@
 //! - [`offline`]: the offline provider's extractor (classical NLP).
 //! - [`parse`]: reading LLM extraction replies (JSON or LightRAG tuples).
 
+pub mod export;
 pub mod layout;
 pub mod offline;
 pub mod parse;
@@ -212,29 +213,16 @@ impl KnowledgeGraph {
     /// How many nodes have each degree: `histogram[d]` nodes of degree `d`.
     pub fn degree_histogram(&self) -> Vec<usize> {
         let g = self.petgraph();
-        let mut histogram = Vec::new();
-        for i in g.node_indices() {
-            let d = g.neighbors(i).count();
-            if histogram.len() <= d {
-                histogram.resize(d + 1, 0);
-            }
-            histogram[d] += 1;
-        }
-        histogram
+        histogram(g.node_indices().map(|i| g.neighbors(i).count()))
     }
 
     /// Connected components, largest first, each as sorted node keys.
     pub fn components(&self) -> Vec<Vec<String>> {
         let g = self.petgraph();
-        let mut sets = UnionFind::new(g.node_count());
-        for e in g.edge_indices() {
-            if let Some((a, b)) = g.edge_endpoints(e) {
-                sets.union(a.index(), b.index());
-            }
-        }
+        let labels = component_labels(g.node_count(), &index_pairs(&g));
         let mut groups: BTreeMap<usize, Vec<String>> = BTreeMap::new();
         for i in g.node_indices() {
-            groups.entry(sets.find(i.index())).or_default().push(g[i].clone());
+            groups.entry(labels[i.index()]).or_default().push(g[i].clone());
         }
         let mut out: Vec<Vec<String>> = groups.into_values().collect();
         out.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
@@ -244,8 +232,7 @@ impl KnowledgeGraph {
     /// Explorer positions (see [`layout`]), seeded.
     pub fn positions(&self, seed: u64) -> BTreeMap<String, [f32; 2]> {
         let g = self.petgraph();
-        let edges: Vec<(usize, usize)> =
-            g.edge_indices().filter_map(|e| g.edge_endpoints(e)).map(|(a, b)| (a.index(), b.index())).collect();
+        let edges = index_pairs(&g);
         let pos = layout::layout(g.node_count(), &edges, layout::default_iterations(g.node_count()), seed);
         g.node_indices().map(|i| (g[i].clone(), pos[i.index()])).collect()
     }
@@ -287,6 +274,34 @@ impl KnowledgeGraph {
         }
         out
     }
+}
+
+/// The endpoints of every edge of `g` as node indices.
+pub fn index_pairs(g: &UnGraph<String, f64>) -> Vec<(usize, usize)> {
+    g.edge_indices().filter_map(|e| g.edge_endpoints(e)).map(|(a, b)| (a.index(), b.index())).collect()
+}
+
+/// Connected components of nodes `0..n` joined by `edges` (petgraph's
+/// union–find): two nodes get the same label iff they are connected.
+/// Pairs naming a node out of range are ignored.
+pub fn component_labels(n: usize, edges: &[(usize, usize)]) -> Vec<usize> {
+    let mut sets = UnionFind::new(n);
+    for &(a, b) in edges.iter().filter(|(a, b)| *a < n && *b < n) {
+        sets.union(a, b);
+    }
+    sets.into_labeling()
+}
+
+/// `out[v]` = how many of `values` equal `v`.
+pub fn histogram(values: impl IntoIterator<Item = usize>) -> Vec<usize> {
+    let mut out = Vec::new();
+    for v in values {
+        if out.len() <= v {
+            out.resize(v + 1, 0);
+        }
+        out[v] += 1;
+    }
+    out
 }
 
 fn push_distinct(list: &mut Vec<String>, text: &str) {

@@ -24,24 +24,20 @@ pub struct Adjacency {
 
 impl Adjacency {
     pub fn new(graph: &KnowledgeGraph) -> Adjacency {
-        let keys: Vec<String> = graph.nodes.keys().cloned().collect();
-        let index: HashMap<&str, usize> = keys.iter().enumerate().map(|(i, k)| (k.as_str(), i)).collect();
+        let g = graph.petgraph();
+        let edges = crate::graph::index_pairs(&g);
+        let keys: Vec<String> = g.node_indices().map(|i| g[i].clone()).collect();
         let mut neighbours = vec![Vec::new(); keys.len()];
-        let mut sets = petgraph::unionfind::UnionFind::<usize>::new(keys.len());
-        let mut ends = Vec::new();
-        for (a, b) in graph.edges.keys() {
-            if let (Some(&i), Some(&j)) = (index.get(a.as_str()), index.get(b.as_str())) {
-                neighbours[i].push(j);
-                neighbours[j].push(i);
-                sets.union(i, j);
-                ends.push(i);
-            }
+        for &(i, j) in &edges {
+            neighbours[i].push(j);
+            neighbours[j].push(i);
         }
-        let mut per_root: HashMap<usize, usize> = HashMap::new();
-        for i in ends {
-            *per_root.entry(sets.find(i)).or_default() += 1;
+        let labels = crate::graph::component_labels(keys.len(), &edges);
+        let mut per_label: HashMap<usize, usize> = HashMap::new();
+        for &(i, _) in &edges {
+            *per_label.entry(labels[i]).or_default() += 1;
         }
-        let component_edges = (0..keys.len()).map(|i| per_root.get(&sets.find(i)).copied().unwrap_or(0)).collect();
+        let component_edges = labels.iter().map(|l| per_label.get(l).copied().unwrap_or(0)).collect();
         Adjacency { keys, neighbours, component_edges }
     }
 

@@ -161,7 +161,14 @@ pub fn offline(req: &ChatRequest) -> Result<String, String> {
     let list = delimited(message).ok_or("the request has no <<< >>> delimited descriptions")?;
     let descriptions: Vec<&str> =
         list.lines().map(|l| l.trim_start_matches("- ").trim()).filter(|l| !l.is_empty()).collect();
-    let budget = req.max_tokens.map(|m| m as usize * 4 / 5).unwrap_or(DEFAULT_BUDGET);
+    // The budget as the prompt states it ("… of at most {budget} tokens").
+    let budget = req
+        .messages
+        .first()
+        .and_then(|m| m.content.split("at most ").nth(1))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(DEFAULT_BUDGET);
     Ok(extractive(&descriptions, budget))
 }
 

@@ -18,7 +18,7 @@ use crate::api::*;
 use crate::components::ErrorNote;
 use crate::format;
 use crate::model::{EdgeDetail, NodeBrief, NodeDetail, SourceChunk};
-use scene::{Filters, PALETTE};
+use scene::PALETTE;
 
 /// Nodes drawn at most by default (`?limit=N` changes it, up to
 /// [`MAX_NODE_LIMIT`]); larger graphs show their highest-degree nodes.
@@ -37,6 +37,7 @@ enum Detail {
     Edge(EdgeDetail),
 }
 
+#[cfg(feature = "hydrate")]
 fn parse_ids(s: &str) -> Vec<i64> {
     s.split(',').filter_map(|x| x.trim().parse().ok()).collect()
 }
@@ -59,6 +60,7 @@ fn go_to(selection: RwSignal<Option<Selection>>, id: i64) {
 #[component]
 pub fn GraphExplorer(project_id: i64, #[prop(into)] reload: Signal<u64>) -> impl IntoView {
     let query = use_query_map();
+    #[cfg(feature = "hydrate")]
     let highlight = Memo::new(move |_| query.read().get("highlight").map(|s| parse_ids(&s)).unwrap_or_default());
     let selection = RwSignal::new(None::<Selection>);
     let colour_by_community = RwSignal::new(false);
@@ -83,7 +85,8 @@ pub fn GraphExplorer(project_id: i64, #[prop(into)] reload: Signal<u64>) -> impl
     let shown = RwSignal::new(None::<(usize, usize, i64, i64)>);
     // Set by the effect below once the data is in (never on the server).
     let load = RwSignal::new(None::<Result<(), crate::error::AppError>>);
-    let filters = move || Filters {
+    #[cfg(feature = "hydrate")]
+    let filters = move || scene::Filters {
         colour_by_community: colour_by_community.get(),
         hidden_types: hidden_types.get(),
         community: community.get(),
@@ -112,8 +115,8 @@ pub fn GraphExplorer(project_id: i64, #[prop(into)] reload: Signal<u64>) -> impl
         }
         #[cfg(feature = "hydrate")]
         if let Some(el) = canvas_ref.get() {
-            let f = Filters { highlight: highlight.get_untracked(), ..Default::default() };
-            let _ = canvas::mount(el, view, &f, move |sel| selection.set(sel));
+            // A reloaded graph keeps the filters the controls show.
+            let _ = canvas::mount(el, view, &untrack(filters), move |sel| selection.set(sel));
             if let Some(Selection::Node(id)) = selection.get_untracked() {
                 go_to(selection, id);
             }
@@ -145,7 +148,6 @@ pub fn GraphExplorer(project_id: i64, #[prop(into)] reload: Signal<u64>) -> impl
             canvas::unmount();
         });
     }
-    let _ = (&canvas_ref, &filters);
 
     let suggestions = Memo::new(move |_| {
         let q = search.get().trim().to_lowercase();
