@@ -22,6 +22,65 @@ use crate::store::jobs::SqliteJobStore;
 pub const SUMMARIES: &str = "summaries";
 /// The knowledge graph of a project: extraction per chunk, then merging.
 pub const GRAPH: &str = "graph";
+/// A question set: one item per planned question.
+pub const QUESTIONS: &str = "questions";
+
+/// Plans graph-text-grounded questions from the project's stored graph and
+/// creates (does not run) the job that asks for them, with the empty set it
+/// fills. Returns the job and the set's id.
+pub async fn create_graph_questions(
+    pool: &SqlitePool,
+    project_id: i64,
+    settings: &engine::questions::graph::GraphQuestionSettings,
+    no_cache: bool,
+) -> AppResult<(JobView, i64)> {
+    store::get_project(pool, project_id).await?;
+    let graph = store::graph::load(pool, project_id).await?;
+    let plans = engine::questions::graph::plan(&graph, settings).map_err(|e| AppError::Invalid(e.to_string()))?;
+    let described = json!({ "generator": "graph", "settings": settings });
+    let parameters = json!({ "no_cache": no_cache, "generator": "graph", "settings": settings, "plans": plans });
+    let id = store::jobs::create_job(pool, project_id, QUESTIONS, &parameters, plans.len() as i64).await?;
+    let name = format!(
+        "Graph questions: {} node, {} edge, {} subgraph (seed {})",
+        settings.node, settings.edge, settings.subgraph, settings.seed
+    );
+    let set = store::questions::create_set(pool, project_id, Some(id), "graph", &name, &described).await?;
+    Ok((store::jobs::get_job(pool, id).await?, set))
+}
+
+/// A planned question's item key: in plan order when sorted.
+fn question_key(index: usize) -> String {
+    format!("q-{index:05}")
+}
+
+/// Writes a finished questions job's questions into its set, in plan order.
+async fn store_questions(pool: &SqlitePool, job: &JobView, parameters: &serde_json::Value) -> AppResult<()> {
+    let set = store::questions::set_of_job(pool, job.id).await?;
+    let seed = parameters["settings"]["seed"].as_i64();
+    let mut items = store::jobs::job_items(pool, job.id).await?;
+    items.retain(|i| i.status == "done" && i.key.starts_with("q-"));
+    items.sort_by(|a, b| a.key.cmp(&b.key));
+    let questions: Vec<store::questions::NewQuestion> = items
+        .iter()
+        .filter_map(|i| serde_json::from_str::<serde_json::Value>(i.result.as_deref()?).ok())
+        .filter_map(|r| {
+            let plan: engine::questions::graph::Plan = serde_json::from_value(r["plan"].clone()).ok()?;
+            Some(store::questions::NewQuestion {
+                question: r["question"].as_str()?.to_string(),
+                level: Some(plan.level.name().to_string()),
+                source_chunk_ids: plan.source_chunk_ids,
+                nodes: plan.nodes,
+                edges: plan.edges,
+                walk: plan.walk,
+                generator: "graph".into(),
+                prompt_hash: r["prompt_hash"].as_str().map(str::to_string),
+                seed,
+                ..Default::default()
+            })
+        })
+        .collect();
+    store::questions::replace_questions(pool, set, &questions).await
+}
 
 /// Creates (does not run) a graph job for a project.
 pub async fn create_graph(
@@ -91,6 +150,23 @@ async fn items(pool: &SqlitePool, job: &JobView) -> AppResult<Vec<WorkItem>> {
                 .map(|(id, text)| WorkItem { key: format!("chunk-{id}"), payload: json!({ "text": text }) })
                 .collect())
         }
+        QUESTIONS => {
+            let project = job.project_id.ok_or_else(|| AppError::Invalid(format!("job {} has no project", job.id)))?;
+            let parameters: serde_json::Value = serde_json::from_str(&job.parameters).unwrap_or_default();
+            let plans: Vec<engine::questions::graph::Plan> = serde_json::from_value(parameters["plans"].clone())
+                .map_err(|e| AppError::Invalid(format!("job {} has an unreadable plan: {e}", job.id)))?;
+            let graph = store::graph::load(pool, project).await?;
+            let chunks: std::collections::HashMap<i64, String> =
+                store::chunk_texts(pool, project).await?.into_iter().collect();
+            Ok(plans
+                .iter()
+                .enumerate()
+                .map(|(i, plan)| WorkItem {
+                    key: question_key(i),
+                    payload: engine::questions::graph::payload(&graph, plan, &chunks),
+                })
+                .collect())
+        }
         other => Err(AppError::Invalid(format!("job {} is of an unknown kind \"{other}\"", job.id))),
     }
 }
@@ -141,10 +217,10 @@ pub async fn run(
     let chunk_count = items.len();
     let mut result =
         engine::jobs::run(job_id, items, &job_store, llm.concurrency, retry_failed, &cancel, on_progress, |item| {
-            let work: engine::llm::BoxFuture<'_, engine::jobs::ItemOutcome> = if graph_job {
-                Box::pin(engine::tasks::extract::run_item(&gateway, job_id, item, &extract))
-            } else {
-                Box::pin(engine::tasks::summarise::run_item(&gateway, job_id, item))
+            let work: engine::llm::BoxFuture<'_, engine::jobs::ItemOutcome> = match job.kind.as_str() {
+                GRAPH => Box::pin(engine::tasks::extract::run_item(&gateway, job_id, item, &extract)),
+                QUESTIONS => Box::pin(engine::questions::graph::run_item(&gateway, job_id, item)),
+                _ => Box::pin(engine::tasks::summarise::run_item(&gateway, job_id, item)),
             };
             work
         })
@@ -154,24 +230,35 @@ pub async fn run(
         // items follow from the extractions alone (never from a graph with
         // some summaries applied), so a resumed job finds the same ones,
         // skips those already done, and its total stays right.
-        let mut graph = extracted_graph(&store::jobs::job_items(pool, job_id).await?);
-        let targets = engine::tasks::describe::items(&graph, extract.summary_budget);
-        store::jobs::set_total(pool, job_id, (chunk_count + targets.len()) as i64).await?;
-        result = engine::jobs::run(
-            job_id,
-            targets,
-            &job_store,
-            llm.concurrency,
-            retry_failed,
-            &cancel,
-            on_progress,
-            |item| engine::tasks::describe::run_item(&gateway, job_id, item),
-        )
+        let phase: AppResult<Result<RunEnd, String>> = async {
+            let mut graph = extracted_graph(&store::jobs::job_items(pool, job_id).await?);
+            let targets = engine::tasks::describe::items(&graph, extract.summary_budget);
+            store::jobs::set_total(pool, job_id, (chunk_count + targets.len()) as i64).await?;
+            let end = engine::jobs::run(
+                job_id,
+                targets,
+                &job_store,
+                llm.concurrency,
+                retry_failed,
+                &cancel,
+                on_progress,
+                |item| engine::tasks::describe::run_item(&gateway, job_id, item),
+            )
+            .await;
+            if matches!(end, Ok(RunEnd::Finished)) {
+                let project =
+                    job.project_id.ok_or_else(|| AppError::Invalid(format!("job {} has no project", job.id)))?;
+                apply_summaries(&mut graph, &store::jobs::job_items(pool, job_id).await?);
+                store::graph::replace(pool, project, Some(job.id), &graph).await?;
+            }
+            Ok(end)
+        }
         .await;
-        if matches!(result, Ok(RunEnd::Finished)) {
-            let project = job.project_id.ok_or_else(|| AppError::Invalid(format!("job {} has no project", job.id)))?;
-            apply_summaries(&mut graph, &store::jobs::job_items(pool, job_id).await?);
-            store::graph::replace(pool, project, Some(job.id), &graph).await?;
+        result = phase.unwrap_or_else(|e| Err(e.to_string()));
+    }
+    if matches!(result, Ok(RunEnd::Finished)) && job.kind == QUESTIONS {
+        if let Err(e) = store_questions(pool, &job, &parameters).await {
+            result = Err(e.to_string());
         }
     }
     heartbeat.abort();

@@ -228,3 +228,37 @@ pub struct EdgeDetail {
     pub weight: f64,
     pub sources: Vec<SourceChunk>,
 }
+
+/// A question set with its counts per level (graph sets) or category.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QuestionSetView {
+    pub id: i64,
+    pub project_id: i64,
+    pub job_id: Option<i64>,
+    pub kind: String,
+    pub name: String,
+    pub parameters: String,
+    pub created_at: String,
+    pub questions: i64,
+    /// `(level or category, questions)`.
+    pub counts: Vec<(String, i64)>,
+}
+
+/// One question with its provenance (the JSONL export's fields).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QuestionView {
+    pub id: i64,
+    pub question: String,
+    pub level: Option<String>,
+    pub category: Option<String>,
+    pub expertise: Option<String>,
+    pub reference_answer: Option<String>,
+    pub source_chunk_ids: Vec<i64>,
+    /// Node keys of the sampled structure.
+    pub nodes: Vec<String>,
+    pub edges: Vec<(String, String)>,
+    pub walk: Vec<String>,
+    pub generator: String,
+    pub prompt_hash: Option<String>,
+    pub seed: Option<i64>,
+}

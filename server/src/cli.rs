@@ -108,6 +108,55 @@ enum Command {
     /// Build and export the knowledge graph.
     #[command(subcommand)]
     Graph(GraphCommand),
+    /// Generate, list and export question sets.
+    #[command(subcommand)]
+    Questions(QuestionsCommand),
+}
+
+#[derive(Subcommand, Debug)]
+enum QuestionsCommand {
+    /// Generate a question set (a job; resumable). Graph questions sample the
+    /// project's knowledge graph: entities (node), relations (edge) and random
+    /// walks (subgraph).
+    Generate {
+        project: String,
+        #[arg(long, value_parser = ["graph"], default_value = "graph")]
+        kind: String,
+        /// Node-level questions.
+        #[arg(long, default_value_t = 50)]
+        node: usize,
+        /// Edge-level questions.
+        #[arg(long, default_value_t = 50)]
+        edge: usize,
+        /// Subgraph-level questions.
+        #[arg(long, default_value_t = 50)]
+        subgraph: usize,
+        /// Distinct edges a subgraph's random walk must cover.
+        #[arg(long, default_value_t = engine::questions::walk::DEFAULT_MIN_HOPS)]
+        min_hops: usize,
+        /// Sample entities with probability proportional to degree + 1 (default: uniformly).
+        #[arg(long)]
+        degree_weighted: bool,
+        #[arg(long, default_value_t = 42)]
+        seed: u64,
+        /// Send every call to the provider, even where a cached reply exists.
+        #[arg(long)]
+        no_cache: bool,
+    },
+    /// List a project's question sets, or the questions of one set.
+    List {
+        project: String,
+        #[arg(long)]
+        set: Option<i64>,
+    },
+    /// Print a set's questions to stdout.
+    Export {
+        project: String,
+        #[arg(long)]
+        set: i64,
+        #[arg(long, value_parser = ["jsonl", "csv"], default_value = "jsonl")]
+        format: String,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -279,6 +328,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Llm(LlmCommand::Ping { message }) => ping(pool, out, &llm, message).await,
         Command::Job(cmd) => job(&pool, out, &llm, cmd).await,
         Command::Graph(cmd) => graph(&pool, out, &llm, cmd).await,
+        Command::Questions(cmd) => questions(&pool, out, &llm, cmd).await,
     }
 }
 
@@ -420,6 +470,156 @@ async fn graph(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: GraphComm
             }
         }
     }
+}
+
+async fn questions(
+    pool: &SqlitePool,
+    out: Output,
+    llm: &LlmSettings,
+    cmd: QuestionsCommand,
+) -> anyhow::Result<ExitCode> {
+    match cmd {
+        QuestionsCommand::Generate {
+            project,
+            kind: _,
+            node,
+            edge,
+            subgraph,
+            min_hops,
+            degree_weighted,
+            seed,
+            no_cache,
+        } => {
+            let p = app::store::find_project(pool, &project).await?;
+            let settings = engine::questions::graph::GraphQuestionSettings {
+                node,
+                edge,
+                subgraph,
+                min_hops,
+                degree_weighted,
+                seed,
+            };
+            let (job, set) = app::jobs::create_graph_questions(pool, p.summary.id, &settings, no_cache).await?;
+            let (code, after) = execute_job(pool, out, llm, job.id, false).await?;
+            let view = app::store::questions::get_set(pool, set).await?;
+            let calls = app::store::jobs::item_call_count(pool, after.id).await?;
+            let counts: serde_json::Map<String, serde_json::Value> =
+                view.counts.iter().map(|(k, n)| (k.clone(), json!(n))).collect();
+            out.print(
+                json!({"set_id": set, "job": after.id, "status": after.status, "questions": view.questions,
+                       "counts": counts, "failed": after.failed, "llm_calls": calls, "tokens": after.tokens,
+                       "cost_usd": after.cost_usd}),
+                || {
+                    let per: Vec<String> = view.counts.iter().map(|(k, n)| format!("{n} {k}")).collect();
+                    format!(
+                        "{}\nset {set}: {} questions ({}), {calls} LLM calls",
+                        job_line(&after),
+                        view.questions,
+                        per.join(", ")
+                    )
+                },
+            );
+            Ok(code)
+        }
+        QuestionsCommand::List { project, set } => {
+            let p = app::store::find_project(pool, &project).await?;
+            match set {
+                None => {
+                    let sets = app::store::questions::list_sets(pool, p.summary.id).await?;
+                    out.print(json!(sets), || {
+                        if sets.is_empty() {
+                            return format!("{} has no question sets", p.summary.name);
+                        }
+                        sets.iter()
+                            .map(|s| {
+                                let per: Vec<String> = s.counts.iter().map(|(k, n)| format!("{n} {k}")).collect();
+                                format!("set {}: {} · {} questions ({})", s.id, s.name, s.questions, per.join(", "))
+                            })
+                            .collect::<Vec<_>>()
+                            .join("\n")
+                    });
+                }
+                Some(set) => {
+                    let qs = set_questions(pool, p.summary.id, set).await?;
+                    out.print(json!(qs), || {
+                        qs.iter()
+                            .map(|q| {
+                                format!(
+                                    "{:>6} [{}] {}",
+                                    q.id,
+                                    q.level.as_deref().or(q.category.as_deref()).unwrap_or("-"),
+                                    q.question
+                                )
+                            })
+                            .collect::<Vec<_>>()
+                            .join("\n")
+                    });
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        QuestionsCommand::Export { project, set, format } => {
+            let p = app::store::find_project(pool, &project).await?;
+            let qs = set_questions(pool, p.summary.id, set).await?;
+            let text = if format == "csv" { questions_csv(&qs) } else { questions_jsonl(&qs) };
+            use std::io::Write;
+            match std::io::stdout().lock().write_all(text.as_bytes()) {
+                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+                _ => Ok(ExitCode::SUCCESS),
+            }
+        }
+    }
+}
+
+/// A set's questions, after checking the set belongs to the project.
+async fn set_questions(pool: &SqlitePool, project_id: i64, set: i64) -> anyhow::Result<Vec<app::model::QuestionView>> {
+    let view = app::store::questions::get_set(pool, set).await?;
+    if view.project_id != project_id {
+        anyhow::bail!("question set {set} belongs to another project");
+    }
+    Ok(app::store::questions::list_questions(pool, set).await?)
+}
+
+/// One JSON object per line: `id`, `question`, `level`, `category`,
+/// `reference_answer`, `source_chunk_ids`, and the provenance fields.
+fn questions_jsonl(qs: &[app::model::QuestionView]) -> String {
+    qs.iter().map(|q| format!("{}\n", serde_json::to_string(q).unwrap_or_default())).collect()
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// RFC 4180 CSV: chunk ids space-separated, node keys (`nodes`, `walk`) joined by " | ", `edges` as JSON.
+fn questions_csv(qs: &[app::model::QuestionView]) -> String {
+    let mut out = String::from(
+        "id,question,level,category,expertise,reference_answer,source_chunk_ids,nodes,edges,walk,generator,prompt_hash,seed\r\n",
+    );
+    for q in qs {
+        let ids = q.source_chunk_ids.iter().map(i64::to_string).collect::<Vec<_>>().join(" ");
+        let fields = [
+            q.id.to_string(),
+            q.question.clone(),
+            q.level.clone().unwrap_or_default(),
+            q.category.clone().unwrap_or_default(),
+            q.expertise.clone().unwrap_or_default(),
+            q.reference_answer.clone().unwrap_or_default(),
+            ids,
+            q.nodes.join(" | "),
+            serde_json::to_string(&q.edges).unwrap_or_default(),
+            q.walk.join(" | "),
+            q.generator.clone(),
+            q.prompt_hash.clone().unwrap_or_default(),
+            q.seed.map(|s| s.to_string()).unwrap_or_default(),
+        ];
+        out.push_str(&fields.iter().map(|f| csv_field(f)).collect::<Vec<_>>().join(","));
+        out.push_str("\r\n");
+    }
+    out
 }
 
 /// Runs a job in the foreground and prints the job.

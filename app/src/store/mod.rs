@@ -8,6 +8,7 @@
 pub mod calls;
 pub mod graph;
 pub mod jobs;
+pub mod questions;
 pub mod settings;
 
 use std::path::Path;

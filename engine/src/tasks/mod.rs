@@ -16,6 +16,10 @@ pub fn register_offline(provider: &mut OfflineProvider) {
     provider.register(extract::PURPOSE, extract::offline);
     provider.register(extract::GLEAN_PURPOSE, extract::offline_glean);
     provider.register(describe::PURPOSE, describe::offline);
+    use crate::questions::graph as q;
+    provider.register(q::NODE_PURPOSE, q::offline_node);
+    provider.register(q::EDGE_PURPOSE, q::offline_edge);
+    provider.register(q::SUBGRAPH_PURPOSE, q::offline_subgraph);
 }
 
 /// Hex SHA-256 of a prompt template, stored with each call made from it.

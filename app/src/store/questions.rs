@@ -1,0 +1,189 @@
+//! Question sets and questions in SQLite.
+
+use sqlx::SqlitePool;
+
+use crate::error::{AppError, AppResult};
+use crate::model::{QuestionSetView, QuestionView};
+
+/// A question about to be stored.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NewQuestion {
+    pub question: String,
+    pub level: Option<String>,
+    pub category: Option<String>,
+    pub expertise: Option<String>,
+    pub reference_answer: Option<String>,
+    pub source_chunk_ids: Vec<i64>,
+    pub nodes: Vec<String>,
+    pub edges: Vec<(String, String)>,
+    pub walk: Vec<String>,
+    pub generator: String,
+    pub prompt_hash: Option<String>,
+    pub seed: Option<i64>,
+}
+
+pub async fn create_set(
+    pool: &SqlitePool,
+    project_id: i64,
+    job_id: Option<i64>,
+    kind: &str,
+    name: &str,
+    parameters: &serde_json::Value,
+) -> AppResult<i64> {
+    Ok(sqlx::query_scalar(
+        "INSERT INTO question_sets (project_id, job_id, kind, name, parameters) VALUES (?, ?, ?, ?, ?) RETURNING id",
+    )
+    .bind(project_id)
+    .bind(job_id)
+    .bind(kind)
+    .bind(name)
+    .bind(parameters.to_string())
+    .fetch_one(pool)
+    .await?)
+}
+
+/// Replaces a set's questions with `questions` (in order), in one transaction.
+pub async fn replace_questions(pool: &SqlitePool, set_id: i64, questions: &[NewQuestion]) -> AppResult<()> {
+    let mut tx = pool.begin().await?;
+    sqlx::query("DELETE FROM questions WHERE set_id = ?").bind(set_id).execute(&mut *tx).await?;
+    for (idx, q) in questions.iter().enumerate() {
+        sqlx::query(
+            "INSERT INTO questions (set_id, idx, question, level, category, expertise, reference_answer,
+                                    source_chunk_ids, nodes, edges, walk, generator, prompt_hash, seed)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(set_id)
+        .bind(idx as i64)
+        .bind(&q.question)
+        .bind(&q.level)
+        .bind(&q.category)
+        .bind(&q.expertise)
+        .bind(&q.reference_answer)
+        .bind(json(&q.source_chunk_ids))
+        .bind(json(&q.nodes))
+        .bind(json(&q.edges))
+        .bind(json(&q.walk))
+        .bind(&q.generator)
+        .bind(&q.prompt_hash)
+        .bind(q.seed)
+        .execute(&mut *tx)
+        .await?;
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
+/// A list as JSON text, for binding.
+fn json<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_string(v).unwrap_or_else(|_| "[]".into())
+}
+
+type SetRow = (i64, i64, Option<i64>, String, String, String, String, i64);
+
+const SET_COLUMNS: &str = "s.id, s.project_id, s.job_id, s.kind, s.name, s.parameters, s.created_at,
+     (SELECT COUNT(*) FROM questions q WHERE q.set_id = s.id)";
+
+async fn set_view(pool: &SqlitePool, row: SetRow) -> AppResult<QuestionSetView> {
+    let (id, project_id, job_id, kind, name, parameters, created_at, questions) = row;
+    let counts: Vec<(String, i64)> = sqlx::query_as(
+        "SELECT COALESCE(level, category, 'other'), COUNT(*) FROM questions WHERE set_id = ?
+         GROUP BY 1 ORDER BY MIN(idx)",
+    )
+    .bind(id)
+    .fetch_all(pool)
+    .await?;
+    Ok(QuestionSetView { id, project_id, job_id, kind, name, parameters, created_at, questions, counts })
+}
+
+pub async fn list_sets(pool: &SqlitePool, project_id: i64) -> AppResult<Vec<QuestionSetView>> {
+    let rows: Vec<SetRow> =
+        sqlx::query_as(&format!("SELECT {SET_COLUMNS} FROM question_sets s WHERE s.project_id = ? ORDER BY s.id"))
+            .bind(project_id)
+            .fetch_all(pool)
+            .await?;
+    let mut out = Vec::with_capacity(rows.len());
+    for row in rows {
+        out.push(set_view(pool, row).await?);
+    }
+    Ok(out)
+}
+
+pub async fn get_set(pool: &SqlitePool, set_id: i64) -> AppResult<QuestionSetView> {
+    let row: Option<SetRow> = sqlx::query_as(&format!("SELECT {SET_COLUMNS} FROM question_sets s WHERE s.id = ?"))
+        .bind(set_id)
+        .fetch_optional(pool)
+        .await?;
+    set_view(pool, row.ok_or_else(|| AppError::NotFound(format!("question set {set_id} does not exist")))?).await
+}
+
+/// The set a job fills.
+pub async fn set_of_job(pool: &SqlitePool, job_id: i64) -> AppResult<i64> {
+    sqlx::query_scalar("SELECT id FROM question_sets WHERE job_id = ?")
+        .bind(job_id)
+        .fetch_optional(pool)
+        .await?
+        .ok_or_else(|| AppError::NotFound(format!("job {job_id} fills no question set")))
+}
+
+type QuestionRow = (
+    i64,
+    String,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    String,
+    String,
+    String,
+    String,
+    String,
+    Option<String>,
+    Option<i64>,
+);
+
+pub async fn list_questions(pool: &SqlitePool, set_id: i64) -> AppResult<Vec<QuestionView>> {
+    let rows: Vec<QuestionRow> = sqlx::query_as(
+        "SELECT id, question, level, category, expertise, reference_answer, source_chunk_ids, nodes, edges, walk,
+                generator, prompt_hash, seed
+         FROM questions WHERE set_id = ? ORDER BY idx",
+    )
+    .bind(set_id)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(
+            |(
+                id,
+                question,
+                level,
+                category,
+                expertise,
+                reference_answer,
+                src,
+                nodes,
+                edges,
+                walk,
+                generator,
+                prompt_hash,
+                seed,
+            )| {
+                QuestionView {
+                    id,
+                    question,
+                    level,
+                    category,
+                    expertise,
+                    reference_answer,
+                    source_chunk_ids: serde_json::from_str(&src).unwrap_or_default(),
+                    nodes: serde_json::from_str(&nodes).unwrap_or_default(),
+                    edges: serde_json::from_str(&edges).unwrap_or_default(),
+                    walk: serde_json::from_str(&walk).unwrap_or_default(),
+                    generator,
+                    prompt_hash,
+                    seed,
+                }
+            },
+        )
+        .collect())
+}

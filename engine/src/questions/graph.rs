@@ -1,0 +1,480 @@
+//! Graph-text-grounded questions (seed 000 §III-A): node, edge and
+//! subgraph level. [`plan`] samples the structures (seeded); each planned
+//! question is one job item whose payload carries the structure's text and
+//! its source chunks ([`payload`]); [`run_item`] asks the LLM.
+//!
+//! - node: an entity (uniform, or weighted by degree), its description and
+//!   its source chunks → a question about the entity's content;
+//! - edge: a relation, both entities, its description and its source chunks
+//!   → an inferential question about the relation;
+//! - subgraph: a random walk of at least `min_hops` distinct edges
+//!   ([`super::walk`]); the chunks behind its entities and relations are
+//!   summarised one by one (the `summarise_chunk` task, so the summaries job
+//!   and this share the cache), then the structure and the summaries → a
+//!   question needing an overall understanding.
+//!
+//! Offline: template questions from the same structures (type-aware for
+//! nodes; the walk's three highest-degree entities for subgraphs).
+
+use std::collections::{BTreeSet, HashMap};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use super::walk::{sample_walks, WalkError, DEFAULT_MIN_HOPS};
+use crate::graph::KnowledgeGraph;
+use crate::jobs::{ItemOutcome, WorkItem};
+use crate::llm::{CallContext, ChatRequest, Gateway, Message};
+use crate::tasks::{prompt_hash, summarise};
+
+pub const NODE_PURPOSE: &str = "question_node";
+pub const EDGE_PURPOSE: &str = "question_edge";
+pub const SUBGRAPH_PURPOSE: &str = "question_subgraph";
+pub const NODE_PROMPT: &str = include_str!("../../prompts/question_node.txt");
+pub const EDGE_PROMPT: &str = include_str!("../../prompts/question_edge.txt");
+pub const SUBGRAPH_PROMPT: &str = include_str!("../../prompts/question_subgraph.txt");
+
+/// Source chunks given with a node or edge question, at most.
+pub const CHUNKS_PER_ITEM: usize = 3;
+/// Chunks summarised for a subgraph question, at most.
+pub const CHUNKS_PER_SUBGRAPH: usize = 30;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    Node,
+    Edge,
+    Subgraph,
+}
+
+impl Level {
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::Node => "node",
+            Level::Edge => "edge",
+            Level::Subgraph => "subgraph",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GraphQuestionSettings {
+    pub node: usize,
+    pub edge: usize,
+    pub subgraph: usize,
+    pub min_hops: usize,
+    /// Sample entities with probability proportional to degree + 1.
+    pub degree_weighted: bool,
+    pub seed: u64,
+}
+
+impl Default for GraphQuestionSettings {
+    /// The seed paper's: 50 per level, 50 hops.
+    fn default() -> Self {
+        GraphQuestionSettings {
+            node: 50,
+            edge: 50,
+            subgraph: 50,
+            min_hops: DEFAULT_MIN_HOPS,
+            degree_weighted: false,
+            seed: 42,
+        }
+    }
+}
+
+/// One planned question: the sampled structure, by node keys.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    pub level: Level,
+    /// Node keys: the entity, both ends, or the walk's distinct nodes.
+    pub nodes: Vec<String>,
+    pub edges: Vec<(String, String)>,
+    /// The walk's path (subgraph level only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub walk: Vec<String>,
+    pub source_chunk_ids: Vec<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PlanError {
+    #[error("the project has no graph yet: build it first")]
+    NoGraph,
+    #[error("edge-level questions need a graph with relations; this one has none")]
+    NoEdges,
+    #[error(transparent)]
+    Walk(#[from] WalkError),
+}
+
+/// `count` distinct indices below `n` (all of them, then again, if `count > n`),
+/// uniformly or with the given weights (Efraimidis–Spirakis keys).
+fn draw(n: usize, count: usize, weights: Option<&[f64]>, rng: &mut fastrand::Rng) -> Vec<usize> {
+    let mut out = Vec::with_capacity(count);
+    while out.len() < count && n > 0 {
+        let mut keyed: Vec<(f64, usize)> = (0..n)
+            .map(|i| {
+                let u = rng.f64().max(f64::MIN_POSITIVE);
+                let w = weights.map_or(1.0, |w| w[i].max(f64::MIN_POSITIVE));
+                (u.powf(1.0 / w), i)
+            })
+            .collect();
+        keyed.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        out.extend(keyed.into_iter().take(count - out.len()).map(|(_, i)| i));
+    }
+    out
+}
+
+/// The sampled structures of every question, in order: nodes, edges, subgraphs.
+pub fn plan(graph: &KnowledgeGraph, s: &GraphQuestionSettings) -> Result<Vec<Plan>, PlanError> {
+    if graph.nodes.is_empty() {
+        return Err(PlanError::NoGraph);
+    }
+    if s.edge > 0 && graph.edges.is_empty() {
+        return Err(PlanError::NoEdges);
+    }
+    let mut rng = fastrand::Rng::with_seed(s.seed);
+    let keys: Vec<&String> = graph.nodes.keys().collect();
+    let degree: HashMap<String, usize> = graph.by_degree().into_iter().collect();
+    let weights: Vec<f64> = keys.iter().map(|k| degree[k.as_str()] as f64 + 1.0).collect();
+    let mut out = Vec::new();
+    for i in draw(keys.len(), s.node, s.degree_weighted.then_some(&weights[..]), &mut rng) {
+        let node = &graph.nodes[keys[i]];
+        out.push(Plan {
+            level: Level::Node,
+            nodes: vec![node.key.clone()],
+            edges: vec![],
+            walk: vec![],
+            source_chunk_ids: node.source_chunks.iter().copied().collect(),
+        });
+    }
+    let edges: Vec<&(String, String)> = graph.edges.keys().collect();
+    for i in draw(edges.len(), s.edge, None, &mut rng) {
+        let edge = &graph.edges[edges[i]];
+        out.push(Plan {
+            level: Level::Edge,
+            nodes: vec![edge.source.clone(), edge.target.clone()],
+            edges: vec![edges[i].clone()],
+            walk: vec![],
+            source_chunk_ids: edge.source_chunks.iter().copied().collect(),
+        });
+    }
+    if s.subgraph > 0 {
+        for walk in sample_walks(graph, s.subgraph, s.min_hops, rng.u64(..))? {
+            let nodes: Vec<String> = walk.nodes().into_iter().map(str::to_string).collect();
+            let mut chunks: BTreeSet<i64> = BTreeSet::new();
+            for k in &nodes {
+                chunks.extend(&graph.nodes[k].source_chunks);
+            }
+            for e in &walk.edges {
+                chunks.extend(&graph.edges[e].source_chunks);
+            }
+            out.push(Plan {
+                level: Level::Subgraph,
+                nodes,
+                edges: walk.edges.into_iter().collect(),
+                walk: walk.path,
+                source_chunk_ids: chunks.into_iter().collect(),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// A plan's work item: the structure's names, types and descriptions and
+/// the texts of its source chunks (`chunks`: chunk id → text), capped.
+pub fn payload(graph: &KnowledgeGraph, plan: &Plan, chunks: &HashMap<i64, String>) -> Value {
+    let degree: HashMap<String, usize> = graph.by_degree().into_iter().collect();
+    let mut nodes: Vec<&String> = plan.nodes.iter().collect();
+    // Subgraphs list their best-connected entities first.
+    nodes.sort_by_key(|k| std::cmp::Reverse(degree.get(k.as_str()).copied().unwrap_or(0)));
+    let node = |k: &String| {
+        let n = &graph.nodes[k];
+        json!({ "name": n.name, "type": n.kind, "description": n.descriptions.join(" ") })
+    };
+    let name = |k: &String| graph.nodes.get(k).map_or(k.clone(), |n| n.name.clone());
+    let cap = if plan.level == Level::Subgraph { CHUNKS_PER_SUBGRAPH } else { CHUNKS_PER_ITEM };
+    json!({
+        "plan": plan,
+        "nodes": nodes.into_iter().map(node).collect::<Vec<_>>(),
+        "edges": plan.edges.iter().map(|(a, b)| json!({
+            "source": name(a),
+            "target": name(b),
+            "description": graph.edges.get(&(a.clone(), b.clone())).map(|e| e.descriptions.join(" ")).unwrap_or_default(),
+        })).collect::<Vec<_>>(),
+        "chunks": plan.source_chunk_ids.iter().filter_map(|id| chunks.get(id)).take(cap).collect::<Vec<_>>(),
+    })
+}
+
+fn text(v: &Value, field: &str) -> String {
+    v[field].as_str().unwrap_or_default().to_string()
+}
+
+fn passages(chunks: &[String]) -> String {
+    chunks.iter().enumerate().map(|(i, c)| format!("[{}] {c}", i + 1)).collect::<Vec<_>>().join("\n\n")
+}
+
+/// The question request for a node or edge item, or for a subgraph item
+/// given its chunk summaries.
+pub fn request(p: &Value, summaries: &[String]) -> ChatRequest {
+    let level: Level = serde_json::from_value(p["plan"]["level"].clone()).unwrap_or(Level::Node);
+    let chunks: Vec<String> = serde_json::from_value(p["chunks"].clone()).unwrap_or_default();
+    let nodes = p["nodes"].as_array().cloned().unwrap_or_default();
+    let edges = p["edges"].as_array().cloned().unwrap_or_default();
+    let (purpose, prompt, user) = match level {
+        Level::Node => {
+            let n = nodes.first().cloned().unwrap_or_default();
+            let user = format!(
+                "Entity: {} ({})\nDescription: {}\nPassages:\n<<<\n{}\n>>>",
+                text(&n, "name"),
+                text(&n, "type"),
+                text(&n, "description"),
+                passages(&chunks)
+            );
+            (NODE_PURPOSE, NODE_PROMPT, user)
+        }
+        Level::Edge => {
+            let e = edges.first().cloned().unwrap_or_default();
+            let user = format!(
+                "Relation: {} — {}\nDescription: {}\nEntities:\n{}\nPassages:\n<<<\n{}\n>>>",
+                text(&e, "source"),
+                text(&e, "target"),
+                text(&e, "description"),
+                nodes
+                    .iter()
+                    .map(|n| format!("- {} ({}): {}", text(n, "name"), text(n, "type"), text(n, "description")))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                passages(&chunks)
+            );
+            (EDGE_PURPOSE, EDGE_PROMPT, user)
+        }
+        Level::Subgraph => {
+            let user = format!(
+                "Entities: {}\nRelations:\n{}\nSummaries:\n<<<\n{}\n>>>",
+                nodes.iter().map(|n| text(n, "name")).collect::<Vec<_>>().join("; "),
+                edges
+                    .iter()
+                    .map(|e| format!("- {} — {}: {}", text(e, "source"), text(e, "target"), text(e, "description")))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                passages(summaries)
+            );
+            (SUBGRAPH_PURPOSE, SUBGRAPH_PROMPT, user)
+        }
+    };
+    let mut req = ChatRequest::new(purpose, vec![Message::system(prompt.trim()), Message::user(user)]);
+    req.max_tokens = Some(120);
+    req
+}
+
+/// The question in a reply: its first non-empty line, without a
+/// "Question:" label, numbering or quotes; it must end with `?`.
+pub fn parse_question(reply: &str) -> Result<String, String> {
+    let line = reply.lines().map(str::trim).find(|l| !l.is_empty()).ok_or("the reply is empty")?;
+    let line = line.strip_prefix("Question:").or_else(|| line.strip_prefix("**Question:**")).unwrap_or(line).trim();
+    let line = line.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.' || c == ')' || c == '-').trim();
+    let line = line.trim_matches(|c| c == '"' || c == '“' || c == '”' || c == '*').trim();
+    if line.ends_with('?') && line.len() > 5 {
+        Ok(line.to_string())
+    } else {
+        Err(format!("the reply is not a question: {:?}", reply.chars().take(120).collect::<String>()))
+    }
+}
+
+/// Generates one planned question through the gateway. The result (JSON)
+/// is the question with its plan.
+pub async fn run_item(gateway: &Gateway, job_id: i64, item: WorkItem) -> ItemOutcome {
+    let p = &item.payload;
+    let level: Level = serde_json::from_value(p["plan"]["level"].clone()).unwrap_or(Level::Node);
+    let ctx = |template: &str| CallContext {
+        job_id: Some(job_id),
+        item: Some(item.key.clone()),
+        prompt_hash: Some(prompt_hash(template)),
+    };
+    let (mut tokens, mut cost) = (0, 0.0);
+    let mut summaries = Vec::new();
+    if level == Level::Subgraph {
+        let chunks: Vec<String> = serde_json::from_value(p["chunks"].clone()).unwrap_or_default();
+        for chunk in &chunks {
+            match gateway.chat(&summarise::request(chunk), &ctx(summarise::PROMPT)).await {
+                Ok(r) => {
+                    tokens += r.prompt_tokens + r.completion_tokens;
+                    cost += r.cost_usd;
+                    summaries.push(r.text.trim().to_string());
+                }
+                Err(e) => return ItemOutcome::Failed { error: format!("summary: {e}"), tokens, cost_usd: cost },
+            }
+        }
+    }
+    let req = request(p, &summaries);
+    let template = match level {
+        Level::Node => NODE_PROMPT,
+        Level::Edge => EDGE_PROMPT,
+        Level::Subgraph => SUBGRAPH_PROMPT,
+    };
+    let reply = match gateway.chat(&req, &ctx(template)).await {
+        Ok(r) => r,
+        Err(e) => return ItemOutcome::Failed { error: e.to_string(), tokens, cost_usd: cost },
+    };
+    tokens += reply.prompt_tokens + reply.completion_tokens;
+    cost += reply.cost_usd;
+    match parse_question(&reply.text) {
+        Ok(question) => ItemOutcome::Done {
+            result: json!({ "question": question, "plan": p["plan"], "prompt_hash": prompt_hash(template) })
+                .to_string(),
+            tokens,
+            cost_usd: cost,
+        },
+        Err(error) => ItemOutcome::Failed { error, tokens, cost_usd: cost },
+    }
+}
+
+fn header<'a>(req: &'a ChatRequest, label: &str) -> Option<&'a str> {
+    req.messages.last()?.content.lines().find_map(|l| l.strip_prefix(label)).map(str::trim)
+}
+
+/// Offline node question: a template chosen by the entity's type.
+pub fn offline_node(req: &ChatRequest) -> Result<String, String> {
+    let entity = header(req, "Entity:").ok_or("no Entity: line in the request")?;
+    let (name, kind) = entity.rsplit_once(" (").map_or((entity, ""), |(n, k)| (n, k.trim_end_matches(')')));
+    Ok(match kind {
+        "person" => format!("Who is {name}, and what does {name} do in the text?"),
+        "location" => format!("What happens at {name}, and why does the place matter?"),
+        "organization" => format!("What is {name}, and what part does it play in the events described?"),
+        "event" => format!("What happened in {name}, and what came of it?"),
+        _ => format!("What does the text say about {name}, and why is it important?"),
+    })
+}
+
+/// Offline edge question: how the two are related, and why.
+pub fn offline_edge(req: &ChatRequest) -> Result<String, String> {
+    let relation = header(req, "Relation:").ok_or("no Relation: line in the request")?;
+    let (a, b) = relation.split_once(" — ").ok_or("the Relation: line names no pair")?;
+    Ok(format!("How is {a} connected to {b}, and what follows from that connection?"))
+}
+
+/// Offline subgraph question: how the walk's three best-connected entities fit together.
+pub fn offline_subgraph(req: &ChatRequest) -> Result<String, String> {
+    let entities = header(req, "Entities:").ok_or("no Entities: line in the request")?;
+    let names: Vec<&str> = entities.split("; ").filter(|n| !n.is_empty()).take(3).collect();
+    match names.as_slice() {
+        [a, b, c] => Ok(format!("How do {a}, {b} and {c} fit together, and what larger story connects them?")),
+        [a, b] => Ok(format!("How do {a} and {b} fit together, and what larger story connects them?")),
+        _ => Err("a subgraph question needs at least two entities".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::{Entity, Extraction, Relation};
+
+    fn sample_graph() -> KnowledgeGraph {
+        let mut g = KnowledgeGraph::default();
+        let people = ["Ada", "Bo", "Cy", "Di", "Ed", "Flo"];
+        for (c, pair) in people.windows(2).enumerate() {
+            g.merge(
+                c as i64 + 1,
+                &Extraction {
+                    entities: pair
+                        .iter()
+                        .map(|p| Entity {
+                            name: p.to_string(),
+                            kind: "person".into(),
+                            description: format!("{p} lives in Saltmere."),
+                        })
+                        .collect(),
+                    relations: vec![Relation {
+                        source: pair[0].into(),
+                        target: pair[1].into(),
+                        description: format!("{} taught {}.", pair[0], pair[1]),
+                        keywords: vec![],
+                        strength: 1.0,
+                    }],
+                },
+            );
+        }
+        g
+    }
+
+    #[test]
+    fn plans_are_seeded_and_carry_their_structures_and_chunks() {
+        let g = sample_graph();
+        let s = GraphQuestionSettings { node: 4, edge: 3, subgraph: 2, min_hops: 4, ..Default::default() };
+        let p = plan(&g, &s).unwrap();
+        assert_eq!(p.iter().filter(|q| q.level == Level::Node).count(), 4);
+        assert_eq!(p.iter().filter(|q| q.level == Level::Edge).count(), 3);
+        assert_eq!(p.iter().filter(|q| q.level == Level::Subgraph).count(), 2);
+        assert_eq!(plan(&g, &s).unwrap(), p, "seeded");
+        let nodes: BTreeSet<&String> = p.iter().filter(|q| q.level == Level::Node).map(|q| &q.nodes[0]).collect();
+        assert_eq!(nodes.len(), 4, "entities drawn without replacement");
+        let edge = p.iter().find(|q| q.level == Level::Edge).unwrap();
+        assert_eq!(edge.source_chunk_ids, g.edges[&edge.edges[0]].source_chunks.iter().copied().collect::<Vec<_>>());
+        let sub = p.iter().find(|q| q.level == Level::Subgraph).unwrap();
+        assert!(sub.edges.len() >= 4 && sub.walk.len() > sub.edges.len());
+        assert!(sub.source_chunk_ids.len() >= 4);
+        let too_many = GraphQuestionSettings { subgraph: 1, min_hops: 50, ..s };
+        assert!(matches!(plan(&g, &too_many), Err(PlanError::Walk(WalkError::TooSmall { .. }))));
+        assert_eq!(plan(&KnowledgeGraph::default(), &s), Err(PlanError::NoGraph));
+    }
+
+    #[test]
+    fn degree_weighting_favours_hubs() {
+        // A star: the hub has degree 30, each leaf 1.
+        let mut g = KnowledgeGraph::default();
+        let relations = (0..30)
+            .map(|i| Relation {
+                source: "Hub".into(),
+                target: format!("Leaf {i}"),
+                description: String::new(),
+                keywords: vec![],
+                strength: 1.0,
+            })
+            .collect();
+        g.merge(1, &Extraction { entities: vec![], relations });
+        let s = |w, seed| GraphQuestionSettings {
+            node: 1,
+            edge: 0,
+            subgraph: 0,
+            degree_weighted: w,
+            seed,
+            ..Default::default()
+        };
+        let hub = |w| (0..200).filter(|seed| plan(&g, &s(w, *seed)).unwrap()[0].nodes[0] == "hub").count();
+        // Weights: hub 30 + 1, each leaf 1 + 1: the hub's share is 31/91, about 68 of 200 draws.
+        assert!(hub(true) > 40, "got {}", hub(true));
+        assert!(hub(false) < 20, "uniform: about 1 in 31, got {}", hub(false));
+    }
+
+    #[test]
+    fn prompts_carry_the_structure_and_offline_templates_read_it_back() {
+        let g = sample_graph();
+        let s = GraphQuestionSettings { node: 1, edge: 1, subgraph: 1, min_hops: 3, ..Default::default() };
+        let chunks: HashMap<i64, String> = (1..=5).map(|i| (i, format!("Chunk {i} text."))).collect();
+        let plans = plan(&g, &s).unwrap();
+        let node = request(&payload(&g, &plans[0], &chunks), &[]);
+        let name = &g.nodes[&plans[0].nodes[0]].name;
+        assert!(node.messages[1].content.starts_with(&format!("Entity: {name} (person)")));
+        assert!(node.messages[1].content.contains("lives in Saltmere."));
+        assert!(node.messages[1].content.contains("Chunk "));
+        assert_eq!(offline_node(&node).unwrap(), format!("Who is {name}, and what does {name} do in the text?"));
+        let edge = request(&payload(&g, &plans[1], &chunks), &[]);
+        assert!(edge.messages[1].content.contains("taught"));
+        assert!(offline_edge(&edge).unwrap().starts_with("How is "));
+        let sub = request(&payload(&g, &plans[2], &chunks), &["A summary.".into()]);
+        assert!(sub.messages[1].content.contains("[1] A summary."));
+        assert!(offline_subgraph(&sub).unwrap().ends_with("what larger story connects them?"));
+    }
+
+    #[test]
+    fn questions_are_read_from_replies_and_non_questions_refused() {
+        for (reply, want) in [
+            ("What did Ada teach Bo?", Ok("What did Ada teach Bo?")),
+            ("\n Question: Why did Bo leave?\nBecause…", Ok("Why did Bo leave?")),
+            ("1. \"How is Cy related to Di?\"", Ok("How is Cy related to Di?")),
+            ("Ada taught Bo.", Err(())),
+            ("   ", Err(())),
+        ] {
+            assert_eq!(parse_question(reply).map_err(|_| ()), want.map(str::to_string), "{reply:?}");
+        }
+    }
+}
