@@ -24,6 +24,8 @@ pub mod jobs;
 pub mod model;
 pub mod pages;
 #[cfg(feature = "ssr")]
+pub mod questions_io;
+#[cfg(feature = "ssr")]
 pub mod state;
 #[cfg(feature = "ssr")]
 pub mod store;

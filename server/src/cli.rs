@@ -149,6 +149,15 @@ enum QuestionsCommand {
         #[arg(long)]
         set: Option<i64>,
     },
+    /// Add a question set from a .jsonl or .csv file (the export's fields; only
+    /// `question` is required).
+    Import {
+        project: String,
+        file: std::path::PathBuf,
+        /// The set's name (default: the file's name).
+        #[arg(long)]
+        name: Option<String>,
+    },
     /// Print a set's questions to stdout.
     Export {
         project: String,
@@ -558,10 +567,31 @@ async fn questions(
             }
             Ok(ExitCode::SUCCESS)
         }
+        QuestionsCommand::Import { project, file, name } => {
+            let p = app::store::find_project(pool, &project).await?;
+            let bytes = std::fs::read(&file).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", file.display()))?;
+            let file_name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let questions = app::questions_io::parse(&file_name, &bytes)?;
+            let name = name.unwrap_or_else(|| format!("Imported from {file_name}"));
+            let set = app::store::questions::create_set(
+                pool,
+                p.summary.id,
+                None,
+                "imported",
+                &name,
+                &json!({"file": file_name}),
+            )
+            .await?;
+            app::store::questions::replace_questions(pool, set, &questions).await?;
+            out.print(json!({"set_id": set, "questions": questions.len()}), || {
+                format!("set {set}: {} questions imported into {}", questions.len(), p.summary.name)
+            });
+            Ok(ExitCode::SUCCESS)
+        }
         QuestionsCommand::Export { project, set, format } => {
             let p = app::store::find_project(pool, &project).await?;
             let qs = set_questions(pool, p.summary.id, set).await?;
-            let text = if format == "csv" { questions_csv(&qs) } else { questions_jsonl(&qs) };
+            let text = if format == "csv" { app::questions_io::to_csv(&qs) } else { app::questions_io::to_jsonl(&qs) };
             use std::io::Write;
             match std::io::stdout().lock().write_all(text.as_bytes()) {
                 Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
@@ -578,48 +608,6 @@ async fn set_questions(pool: &SqlitePool, project_id: i64, set: i64) -> anyhow::
         anyhow::bail!("question set {set} belongs to another project");
     }
     Ok(app::store::questions::list_questions(pool, set).await?)
-}
-
-/// One JSON object per line: `id`, `question`, `level`, `category`,
-/// `reference_answer`, `source_chunk_ids`, and the provenance fields.
-fn questions_jsonl(qs: &[app::model::QuestionView]) -> String {
-    qs.iter().map(|q| format!("{}\n", serde_json::to_string(q).unwrap_or_default())).collect()
-}
-
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
-/// RFC 4180 CSV: chunk ids space-separated, node keys (`nodes`, `walk`) joined by " | ", `edges` as JSON.
-fn questions_csv(qs: &[app::model::QuestionView]) -> String {
-    let mut out = String::from(
-        "id,question,level,category,expertise,reference_answer,source_chunk_ids,nodes,edges,walk,generator,prompt_hash,seed\r\n",
-    );
-    for q in qs {
-        let ids = q.source_chunk_ids.iter().map(i64::to_string).collect::<Vec<_>>().join(" ");
-        let fields = [
-            q.id.to_string(),
-            q.question.clone(),
-            q.level.clone().unwrap_or_default(),
-            q.category.clone().unwrap_or_default(),
-            q.expertise.clone().unwrap_or_default(),
-            q.reference_answer.clone().unwrap_or_default(),
-            ids,
-            q.nodes.join(" | "),
-            serde_json::to_string(&q.edges).unwrap_or_default(),
-            q.walk.join(" | "),
-            q.generator.clone(),
-            q.prompt_hash.clone().unwrap_or_default(),
-            q.seed.map(|s| s.to_string()).unwrap_or_default(),
-        ];
-        out.push_str(&fields.iter().map(|f| csv_field(f)).collect::<Vec<_>>().join(","));
-        out.push_str("\r\n");
-    }
-    out
 }
 
 /// Runs a job in the foreground and prints the job.
