@@ -319,3 +319,85 @@ pub async fn start_graph_build(
     state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
     Ok(job)
 }
+
+#[server]
+pub async fn list_question_sets(project_id: i64) -> Result<Vec<QuestionSetView>, AppError> {
+    let pool = &app_state()?.pool;
+    store::get_project(pool, project_id).await?;
+    store::questions::list_sets(pool, project_id).await
+}
+
+#[server]
+pub async fn list_set_questions(set_id: i64) -> Result<Vec<QuestionView>, AppError> {
+    store::questions::list_questions(&app_state()?.pool, set_id).await
+}
+
+/// A question's sampled structure in the current graph and its source texts.
+#[server]
+pub async fn get_question_provenance(question_id: i64) -> Result<QuestionProvenance, AppError> {
+    let pool = &app_state()?.pool;
+    let (project, question) = store::questions::get_question(pool, question_id).await?;
+    let (nodes, missing) = store::graph::nodes_by_key(pool, project, &question.nodes).await?;
+    let names: Vec<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
+    let sources = store::graph::sources(pool, &question.source_chunk_ids, &names, 30).await?;
+    Ok(QuestionProvenance { question, nodes, missing, sources })
+}
+
+/// Starts generating graph-text-grounded questions (a job); returns at once.
+#[server]
+pub async fn start_graph_questions(
+    project_id: i64,
+    node: String,
+    edge: String,
+    subgraph: String,
+    min_hops: String,
+    seed: String,
+    degree_weighted: Option<String>,
+    no_cache: Option<String>,
+) -> Result<JobView, AppError> {
+    let number = |field: &str, value: &str, min: u64, max: u64| {
+        value.trim().parse::<u64>().ok().filter(|n| (min..=max).contains(n)).ok_or_else(|| {
+            AppError::Invalid(format!("{field} must be a whole number from {min} to {max}, not \"{value}\""))
+        })
+    };
+    let settings = engine::questions::graph::GraphQuestionSettings {
+        node: number("node questions", &node, 0, 10_000)? as usize,
+        edge: number("edge questions", &edge, 0, 10_000)? as usize,
+        subgraph: number("subgraph questions", &subgraph, 0, 10_000)? as usize,
+        min_hops: number("minimum hops", &min_hops, 1, 100_000)? as usize,
+        degree_weighted: degree_weighted.is_some(),
+        seed: number("seed", &seed, 0, u64::MAX)?,
+    };
+    if settings.node + settings.edge + settings.subgraph == 0 {
+        return Err(AppError::Invalid("ask for at least one question".into()));
+    }
+    let state = app_state()?;
+    let (job, _) = crate::jobs::create_graph_questions(&state.pool, project_id, &settings, no_cache.is_some()).await?;
+    state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
+    Ok(job)
+}
+
+#[server]
+pub async fn edit_question(question_id: i64, text: String) -> Result<(), AppError> {
+    store::questions::update_question(&app_state()?.pool, question_id, &text).await
+}
+
+#[server]
+pub async fn delete_question(question_id: i64) -> Result<(), AppError> {
+    store::questions::delete_question(&app_state()?.pool, question_id).await.map(|_| ())
+}
+
+#[server]
+pub async fn add_question(
+    set_id: i64,
+    question: String,
+    level: String,
+    reference_answer: String,
+) -> Result<i64, AppError> {
+    store::questions::add_question(&app_state()?.pool, set_id, &question, Some(&level), Some(&reference_answer)).await
+}
+
+#[server]
+pub async fn delete_question_set(set_id: i64) -> Result<(), AppError> {
+    store::questions::delete_set(&app_state()?.pool, set_id).await
+}

@@ -242,6 +242,10 @@ pub struct QuestionSetView {
     pub questions: i64,
     /// `(level or category, questions)`.
     pub counts: Vec<(String, i64)>,
+    /// The provider and model the generating job's calls went to (none for
+    /// an imported set).
+    pub provider: Option<String>,
+    pub model: Option<String>,
 }
 
 /// One question with its provenance (the JSONL export's fields).
@@ -261,4 +265,14 @@ pub struct QuestionView {
     pub generator: String,
     pub prompt_hash: Option<String>,
     pub seed: Option<i64>,
+}
+
+/// Where a question came from: its sampled nodes as they are in the current
+/// graph (for the explorer), keys no longer there, and its source texts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QuestionProvenance {
+    pub question: QuestionView,
+    pub nodes: Vec<NodeBrief>,
+    pub missing: Vec<String>,
+    pub sources: Vec<SourceChunk>,
 }

@@ -573,16 +573,7 @@ async fn questions(
             let file_name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
             let questions = app::questions_io::parse(&file_name, &bytes)?;
             let name = name.unwrap_or_else(|| format!("Imported from {file_name}"));
-            let set = app::store::questions::create_set(
-                pool,
-                p.summary.id,
-                None,
-                "imported",
-                &name,
-                &json!({"file": file_name}),
-            )
-            .await?;
-            app::store::questions::replace_questions(pool, set, &questions).await?;
+            let set = app::store::questions::import_set(pool, p.summary.id, &name, &file_name, &questions).await?;
             out.print(json!({"set_id": set, "questions": questions.len()}), || {
                 format!("set {set}: {} questions imported into {}", questions.len(), p.summary.name)
             });

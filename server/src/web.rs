@@ -8,10 +8,10 @@ use std::sync::Arc;
 use app::error::AppError;
 use app::model::UploadReport;
 use app::state::{AppState, Config};
-use axum::extract::{DefaultBodyLimit, Multipart, Path, State};
-use axum::http::StatusCode;
+use axum::extract::{DefaultBodyLimit, Multipart, Path, Query, State};
+use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use axum::routing::{get, post};
 use axum::{Json, Router};
 use leptos::prelude::*;
 use leptos_axum::{generate_route_list, LeptosRoutes};
@@ -62,6 +62,8 @@ pub fn router(
             // Multipart framing adds a little to the files' own size.
             post(upload).layer(DefaultBodyLimit::max(max_upload as usize + 64 * 1024)),
         )
+        .route("/api/projects/{id}/questions/{set}/export", get(export_questions))
+        .route("/api/projects/{id}/questions/import", post(import_questions))
         .leptos_routes_with_context(&state, routes, || (), move || app::shell(shell_options.clone()))
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(app::shell))
         .with_state(state)
@@ -110,6 +112,83 @@ async fn upload(State(state): State<AppState>, Path(id): Path<i64>, mut multipar
     match app::store::add_files(&state.pool, id, &files, &state.config.import).await {
         Ok(report) => Json::<UploadReport>(report).into_response(),
         Err(e) => app_error(e),
+    }
+}
+
+#[derive(serde::Deserialize)]
+struct ExportQuery {
+    format: Option<String>,
+}
+
+/// `GET /api/projects/{id}/questions/{set}/export?format=jsonl|csv`: the
+/// set as a file to download.
+async fn export_questions(
+    State(state): State<AppState>,
+    Path((id, set)): Path<(i64, i64)>,
+    Query(q): Query<ExportQuery>,
+) -> Response {
+    let format = q.format.unwrap_or_else(|| "jsonl".into());
+    if format != "jsonl" && format != "csv" {
+        return error(StatusCode::BAD_REQUEST, format!("unknown format \"{format}\": jsonl or csv"));
+    }
+    let view = match app::store::questions::get_set(&state.pool, set).await {
+        Ok(v) if v.project_id == id => v,
+        Ok(_) => return error(StatusCode::NOT_FOUND, format!("question set {set} is not in project {id}")),
+        Err(e) => return app_error(e),
+    };
+    let questions = match app::store::questions::list_questions(&state.pool, view.id).await {
+        Ok(q) => q,
+        Err(e) => return app_error(e),
+    };
+    let (body, mime) = if format == "csv" {
+        (app::questions_io::to_csv(&questions), "text/csv; charset=utf-8")
+    } else {
+        (app::questions_io::to_jsonl(&questions), "application/x-ndjson; charset=utf-8")
+    };
+    let disposition = format!("attachment; filename=\"questions-set-{set}.{format}\"");
+    ([(header::CONTENT_TYPE, mime.to_string()), (header::CONTENT_DISPOSITION, disposition)], body).into_response()
+}
+
+/// `POST /api/projects/{id}/questions/import`: a multipart form with a
+/// `file` (.jsonl or .csv) and an optional `name`. Answers with a redirect
+/// to the Questions page showing the new set, or the reason it was refused
+/// (a plain form: it works without the WASM).
+async fn import_questions(State(state): State<AppState>, Path(id): Path<i64>, mut multipart: Multipart) -> Response {
+    let page = |query: &[(&str, &str)]| {
+        let q = form_urlencoded::Serializer::new(String::new()).extend_pairs(query).finish();
+        (StatusCode::SEE_OTHER, [(header::LOCATION, format!("/projects/{id}/questions?{q}"))]).into_response()
+    };
+    let (mut file, mut name) = (None::<(String, Vec<u8>)>, String::new());
+    loop {
+        match multipart.next_field().await {
+            Ok(Some(field)) => {
+                let field_name = field.name().unwrap_or("").to_string();
+                let file_name = field.file_name().unwrap_or("").to_string();
+                let Ok(bytes) = field.bytes().await else {
+                    return page(&[("import_error", "the file could not be read")]);
+                };
+                match field_name.as_str() {
+                    "file" if !file_name.is_empty() => file = Some((file_name, bytes.to_vec())),
+                    "name" => name = String::from_utf8_lossy(&bytes).trim().to_string(),
+                    _ => {}
+                }
+            }
+            Ok(None) => break,
+            Err(e) => return page(&[("import_error", &format!("the upload could not be read: {}", e.body_text()))]),
+        }
+    }
+    let Some((file_name, bytes)) = file else { return page(&[("import_error", "choose a .jsonl or .csv file")]) };
+    let result = async {
+        app::store::get_project(&state.pool, id).await?;
+        let questions = app::questions_io::parse(&file_name, &bytes)?;
+        let name = if name.is_empty() { format!("Imported from {file_name}") } else { name };
+        let set = app::store::questions::import_set(&state.pool, id, &name, &file_name, &questions).await?;
+        Ok::<i64, AppError>(set)
+    }
+    .await;
+    match result {
+        Ok(set) => page(&[("set", &set.to_string())]),
+        Err(e) => page(&[("import_error", &e.to_string())]),
     }
 }
 

@@ -7,7 +7,7 @@ use leptos::prelude::*;
 use leptos_router::components::A;
 
 use crate::error::AppError;
-use crate::model::ProjectView;
+use crate::model::{ProjectView, SourceChunk};
 
 /// The top bar outside a project: just the brand.
 #[component]
@@ -24,7 +24,7 @@ pub fn Brand() -> impl IntoView {
 const SECTIONS: &[(&str, Option<&str>)] = &[
     ("Corpus", Some("corpus")),
     ("Graph", Some("graph")),
-    ("Questions", None),
+    ("Questions", Some("questions")),
     ("Answers", None),
     ("Evaluations", None),
     ("Studies", None),
@@ -101,4 +101,26 @@ pub fn ConfirmDelete(#[prop(into)] prompt: String, #[prop(into)] on_confirm: Cal
             </span>
         </Show>
     }
+}
+
+/// Source chunks as evidence: each with its document (linked) and the
+/// mentions marked.
+#[component]
+pub fn SourceText(project_id: i64, sources: Vec<SourceChunk>) -> impl IntoView {
+    sources
+        .into_iter()
+        .map(|c| {
+            view! {
+                <figure class="source-chunk" data-chunk=c.chunk_id>
+                    <figcaption><a href=format!("/projects/{project_id}/documents/{}", c.document_id)>{c.document_title}</a>
+                        <span class="muted">{format!(" · chunk {}", c.chunk_id)}</span></figcaption>
+                    <p>{c.segments.into_iter().map(|(text, mark)| if mark {
+                        view! { <mark>{text}</mark> }.into_any()
+                    } else {
+                        text.into_any()
+                    }).collect_view()}</p>
+                </figure>
+            }
+        })
+        .collect_view()
 }

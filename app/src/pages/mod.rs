@@ -5,6 +5,7 @@ pub mod document;
 pub mod graph;
 pub mod home;
 pub mod jobs;
+pub mod questions;
 pub mod settings;
 
 use leptos::prelude::*;

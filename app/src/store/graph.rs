@@ -279,7 +279,12 @@ pub async fn view(pool: &SqlitePool, project_id: i64, limit: usize) -> AppResult
 }
 
 /// Chunks as evidence, with `names` marked.
-async fn sources(pool: &SqlitePool, chunk_ids: &[i64], names: &[&str], limit: usize) -> AppResult<Vec<SourceChunk>> {
+pub async fn sources(
+    pool: &SqlitePool,
+    chunk_ids: &[i64],
+    names: &[&str],
+    limit: usize,
+) -> AppResult<Vec<SourceChunk>> {
     let wanted: Vec<i64> = chunk_ids.iter().take(limit).copied().collect();
     if wanted.is_empty() {
         return Ok(Vec::new());
@@ -380,4 +385,31 @@ pub async fn edge_detail(pool: &SqlitePool, project_id: i64, a: i64, b: i64) -> 
         keywords: serde_json::from_str(&keywords).unwrap_or_default(),
         weight,
     })
+}
+
+/// The project's current graph nodes for these keys (a question's sampled
+/// structure), in the keys' order, and the keys no longer in the graph.
+pub async fn nodes_by_key(
+    pool: &SqlitePool,
+    project_id: i64,
+    keys: &[String],
+) -> AppResult<(Vec<NodeBrief>, Vec<String>)> {
+    if keys.is_empty() {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    let placeholders = vec!["?"; keys.len()].join(", ");
+    let sql =
+        format!("SELECT n.key, n.id, n.name, n.type, {DEGREE} FROM graph_nodes n WHERE n.project_id = ? AND n.key IN ({placeholders})");
+    let mut query = sqlx::query_as::<_, (String, i64, String, String, i64)>(&sql).bind(project_id);
+    for key in keys {
+        query = query.bind(key);
+    }
+    let mut found: HashMap<String, NodeBrief> = query
+        .fetch_all(pool)
+        .await?
+        .into_iter()
+        .map(|(key, id, name, kind, degree)| (key, NodeBrief { id, name, kind, degree }))
+        .collect();
+    let missing = keys.iter().filter(|k| !found.contains_key(*k)).cloned().collect();
+    Ok((keys.iter().filter_map(|k| found.remove(k)).collect(), missing))
 }

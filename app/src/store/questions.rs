@@ -46,6 +46,38 @@ pub async fn create_set(
 pub async fn replace_questions(pool: &SqlitePool, set_id: i64, questions: &[NewQuestion]) -> AppResult<()> {
     let mut tx = pool.begin().await?;
     sqlx::query("DELETE FROM questions WHERE set_id = ?").bind(set_id).execute(&mut *tx).await?;
+    insert_questions(&mut tx, set_id, questions).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// A new set of kind `imported` holding `questions`, in one transaction.
+pub async fn import_set(
+    pool: &SqlitePool,
+    project_id: i64,
+    name: &str,
+    file_name: &str,
+    questions: &[NewQuestion],
+) -> AppResult<i64> {
+    let mut tx = pool.begin().await?;
+    let set: i64 = sqlx::query_scalar(
+        "INSERT INTO question_sets (project_id, kind, name, parameters) VALUES (?, 'imported', ?, ?) RETURNING id",
+    )
+    .bind(project_id)
+    .bind(name)
+    .bind(serde_json::json!({ "file": file_name }).to_string())
+    .fetch_one(&mut *tx)
+    .await?;
+    insert_questions(&mut tx, set, questions).await?;
+    tx.commit().await?;
+    Ok(set)
+}
+
+async fn insert_questions(
+    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    set_id: i64,
+    questions: &[NewQuestion],
+) -> AppResult<()> {
     for (idx, q) in questions.iter().enumerate() {
         sqlx::query(
             "INSERT INTO questions (set_id, idx, question, level, category, expertise, reference_answer,
@@ -66,10 +98,9 @@ pub async fn replace_questions(pool: &SqlitePool, set_id: i64, questions: &[NewQ
         .bind(&q.generator)
         .bind(&q.prompt_hash)
         .bind(q.seed)
-        .execute(&mut *tx)
+        .execute(&mut **tx)
         .await?;
     }
-    tx.commit().await?;
     Ok(())
 }
 
@@ -78,13 +109,15 @@ fn json<T: serde::Serialize>(v: &T) -> String {
     serde_json::to_string(v).unwrap_or_else(|_| "[]".into())
 }
 
-type SetRow = (i64, i64, Option<i64>, String, String, String, String, i64);
+type SetRow = (i64, i64, Option<i64>, String, String, String, String, i64, Option<String>, Option<String>);
 
 const SET_COLUMNS: &str = "s.id, s.project_id, s.job_id, s.kind, s.name, s.parameters, s.created_at,
-     (SELECT COUNT(*) FROM questions q WHERE q.set_id = s.id)";
+     (SELECT COUNT(*) FROM questions q WHERE q.set_id = s.id),
+     (SELECT provider FROM llm_calls c WHERE c.job_id = s.job_id LIMIT 1),
+     (SELECT model FROM llm_calls c WHERE c.job_id = s.job_id LIMIT 1)";
 
 async fn set_view(pool: &SqlitePool, row: SetRow) -> AppResult<QuestionSetView> {
-    let (id, project_id, job_id, kind, name, parameters, created_at, questions) = row;
+    let (id, project_id, job_id, kind, name, parameters, created_at, questions, provider, model) = row;
     let counts: Vec<(String, i64)> = sqlx::query_as(
         "SELECT COALESCE(level, category, 'other'), COUNT(*) FROM questions WHERE set_id = ?
          GROUP BY 1 ORDER BY MIN(idx)",
@@ -92,7 +125,19 @@ async fn set_view(pool: &SqlitePool, row: SetRow) -> AppResult<QuestionSetView> 
     .bind(id)
     .fetch_all(pool)
     .await?;
-    Ok(QuestionSetView { id, project_id, job_id, kind, name, parameters, created_at, questions, counts })
+    Ok(QuestionSetView {
+        id,
+        project_id,
+        job_id,
+        kind,
+        name,
+        parameters,
+        created_at,
+        questions,
+        counts,
+        provider,
+        model,
+    })
 }
 
 pub async fn list_sets(pool: &SqlitePool, project_id: i64) -> AppResult<Vec<QuestionSetView>> {
@@ -141,49 +186,134 @@ type QuestionRow = (
     Option<i64>,
 );
 
+const QUESTION_COLUMNS: &str = "id, question, level, category, expertise, reference_answer, source_chunk_ids, nodes,
+     edges, walk, generator, prompt_hash, seed";
+
+fn view(row: QuestionRow) -> QuestionView {
+    let (
+        id,
+        question,
+        level,
+        category,
+        expertise,
+        reference_answer,
+        src,
+        nodes,
+        edges,
+        walk,
+        generator,
+        prompt_hash,
+        seed,
+    ) = row;
+    QuestionView {
+        id,
+        question,
+        level,
+        category,
+        expertise,
+        reference_answer,
+        source_chunk_ids: serde_json::from_str(&src).unwrap_or_default(),
+        nodes: serde_json::from_str(&nodes).unwrap_or_default(),
+        edges: serde_json::from_str(&edges).unwrap_or_default(),
+        walk: serde_json::from_str(&walk).unwrap_or_default(),
+        generator,
+        prompt_hash,
+        seed,
+    }
+}
+
 pub async fn list_questions(pool: &SqlitePool, set_id: i64) -> AppResult<Vec<QuestionView>> {
-    let rows: Vec<QuestionRow> = sqlx::query_as(
-        "SELECT id, question, level, category, expertise, reference_answer, source_chunk_ids, nodes, edges, walk,
-                generator, prompt_hash, seed
-         FROM questions WHERE set_id = ? ORDER BY idx",
+    let rows: Vec<QuestionRow> =
+        sqlx::query_as(&format!("SELECT {QUESTION_COLUMNS} FROM questions WHERE set_id = ? ORDER BY idx"))
+            .bind(set_id)
+            .fetch_all(pool)
+            .await?;
+    Ok(rows.into_iter().map(view).collect())
+}
+
+/// The set a question belongs to, and the set's project.
+async fn owner(pool: &SqlitePool, question_id: i64) -> AppResult<(i64, i64)> {
+    sqlx::query_as("SELECT s.id, s.project_id FROM questions q JOIN question_sets s ON s.id = q.set_id WHERE q.id = ?")
+        .bind(question_id)
+        .fetch_optional(pool)
+        .await?
+        .ok_or_else(|| AppError::NotFound(format!("question {question_id} does not exist")))
+}
+
+fn checked_text(text: &str) -> AppResult<String> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Err(AppError::Invalid("a question cannot be empty".into()));
+    }
+    if text.chars().count() > 2_000 {
+        return Err(AppError::Invalid("a question is at most 2,000 characters".into()));
+    }
+    Ok(text.to_string())
+}
+
+/// Edits a question's text. Its provenance stays; a generated question's
+/// generator gains `+edited`, so the set says a person changed it.
+pub async fn update_question(pool: &SqlitePool, question_id: i64, text: &str) -> AppResult<()> {
+    let text = checked_text(text)?;
+    owner(pool, question_id).await?;
+    sqlx::query(
+        "UPDATE questions SET question = ?,
+            generator = CASE WHEN generator = 'manual' OR generator LIKE '%+edited' OR question = ? THEN generator
+                             ELSE generator || '+edited' END
+         WHERE id = ?",
+    )
+    .bind(&text)
+    .bind(&text)
+    .bind(question_id)
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+pub async fn delete_question(pool: &SqlitePool, question_id: i64) -> AppResult<i64> {
+    let (set, _) = owner(pool, question_id).await?;
+    sqlx::query("DELETE FROM questions WHERE id = ?").bind(question_id).execute(pool).await?;
+    Ok(set)
+}
+
+/// Adds a question written by hand at the end of a set.
+pub async fn add_question(
+    pool: &SqlitePool,
+    set_id: i64,
+    text: &str,
+    level: Option<&str>,
+    reference_answer: Option<&str>,
+) -> AppResult<i64> {
+    let text = checked_text(text)?;
+    get_set(pool, set_id).await?;
+    let id = sqlx::query_scalar(
+        "INSERT INTO questions (set_id, idx, question, level, reference_answer, generator)
+         VALUES (?1, (SELECT COALESCE(MAX(idx), -1) + 1 FROM questions WHERE set_id = ?1), ?2, ?3, ?4, 'manual')
+         RETURNING id",
     )
     .bind(set_id)
-    .fetch_all(pool)
+    .bind(&text)
+    .bind(level.map(str::trim).filter(|l| !l.is_empty()))
+    .bind(reference_answer.map(str::trim).filter(|a| !a.is_empty()))
+    .fetch_one(pool)
     .await?;
-    Ok(rows
-        .into_iter()
-        .map(
-            |(
-                id,
-                question,
-                level,
-                category,
-                expertise,
-                reference_answer,
-                src,
-                nodes,
-                edges,
-                walk,
-                generator,
-                prompt_hash,
-                seed,
-            )| {
-                QuestionView {
-                    id,
-                    question,
-                    level,
-                    category,
-                    expertise,
-                    reference_answer,
-                    source_chunk_ids: serde_json::from_str(&src).unwrap_or_default(),
-                    nodes: serde_json::from_str(&nodes).unwrap_or_default(),
-                    edges: serde_json::from_str(&edges).unwrap_or_default(),
-                    walk: serde_json::from_str(&walk).unwrap_or_default(),
-                    generator,
-                    prompt_hash,
-                    seed,
-                }
-            },
-        )
-        .collect())
+    Ok(id)
+}
+
+pub async fn delete_set(pool: &SqlitePool, set_id: i64) -> AppResult<()> {
+    let done = sqlx::query("DELETE FROM question_sets WHERE id = ?").bind(set_id).execute(pool).await?;
+    if done.rows_affected() == 0 {
+        return Err(AppError::NotFound(format!("question set {set_id} does not exist")));
+    }
+    Ok(())
+}
+
+/// A question and the project it belongs to.
+pub async fn get_question(pool: &SqlitePool, question_id: i64) -> AppResult<(i64, QuestionView)> {
+    let (_, project) = owner(pool, question_id).await?;
+    let row: QuestionRow = sqlx::query_as(&format!("SELECT {QUESTION_COLUMNS} FROM questions WHERE id = ?"))
+        .bind(question_id)
+        .fetch_one(pool)
+        .await?;
+    Ok((project, view(row)))
 }

@@ -15,7 +15,7 @@ use leptos_router::hooks::use_query_map;
 use serde::{Deserialize, Serialize};
 
 use crate::api::*;
-use crate::components::ErrorNote;
+use crate::components::{ErrorNote, SourceText};
 use crate::format;
 use crate::model::{EdgeDetail, NodeBrief, NodeDetail, SourceChunk};
 use scene::PALETTE;
@@ -343,16 +343,6 @@ fn DetailPanel(
 fn Sources(project_id: i64, sources: Vec<SourceChunk>) -> impl IntoView {
     view! {
         <h3>{format!("Source text ({} chunk{})", sources.len(), if sources.len() == 1 { "" } else { "s" })}</h3>
-        {sources.into_iter().map(|c| view! {
-            <figure class="source-chunk" data-chunk=c.chunk_id>
-                <figcaption><a href=format!("/projects/{project_id}/documents/{}", c.document_id)>{c.document_title}</a>
-                    <span class="muted">{format!(" · chunk {}", c.chunk_id)}</span></figcaption>
-                <p>{c.segments.into_iter().map(|(text, mark)| if mark {
-                    view! { <mark>{text}</mark> }.into_any()
-                } else {
-                    text.into_any()
-                }).collect_view()}</p>
-            </figure>
-        }).collect_view()}
+        <SourceText project_id sources/>
     }
 }

@@ -1,0 +1,326 @@
+//! `/projects/:id/questions`: generate graph-grounded question sets (a job),
+//! import and export sets, browse a set with filters, open a question's
+//! provenance (its sampled structure in the graph explorer and its source
+//! texts), and edit, delete or add questions by hand.
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::hooks::use_query_map;
+
+use crate::api::*;
+use crate::components::{ActionError, ConfirmDelete, ErrorNote, ProjectBar, SourceText};
+use crate::format;
+use crate::model::{JobView, QuestionSetView, QuestionView};
+use crate::pages::corpus::route_id;
+use crate::pages::jobs::{active, ticker, ProgressBar, StatusBadge};
+
+fn counts_text(s: &QuestionSetView) -> String {
+    s.counts.iter().map(|(k, n)| format!("{n} {k}")).collect::<Vec<_>>().join(" · ")
+}
+
+fn made_by(s: &QuestionSetView) -> String {
+    match (s.kind.as_str(), s.provider.as_deref()) {
+        ("imported", _) => "imported from a file".into(),
+        (_, Some("offline")) => "offline provider: template questions, not written by a language model".into(),
+        (_, Some(p)) => format!("{p}, {}", s.model.clone().unwrap_or_default()),
+        (_, None) => "no calls logged".into(),
+    }
+}
+
+#[component]
+pub fn QuestionsPage() -> impl IntoView {
+    let id = route_id("id");
+    let query = use_query_map();
+    let project = Resource::new(move || id.get(), get_project);
+    let llm = Resource::new(|| (), |_| get_llm_info());
+    let generate = ServerAction::<StartGraphQuestions>::new();
+    let delete_set = ServerAction::<DeleteQuestionSet>::new();
+    let live = RwSignal::new(false);
+    let tick = ticker(live);
+    let jobs = Resource::new(move || (id.get(), tick.get(), generate.version().get()), |(id, _, _)| list_jobs(id));
+    let finished = RwSignal::new(0u64);
+    let sets = Resource::new(
+        move || (id.get(), finished.get(), delete_set.version().get()),
+        |(id, _, _)| list_question_sets(id),
+    );
+    let chosen = Memo::new(move |_| query.read().get("set").and_then(|s| s.parse::<i64>().ok()));
+    let import_error = Memo::new(move |_| query.read().get("import_error"));
+
+    view! {
+        <Title text="Questions"/>
+        <ProjectBar project_id=id.get_untracked() project active="questions"/>
+        <main class="page wide">
+            <h1>"Questions"</h1>
+            <Transition fallback=|| ()>
+                {move || Suspend::new(async move {
+                    let latest: Option<JobView> = jobs.await.unwrap_or_default().into_iter().find(|j| j.kind == "questions");
+                    let running = latest.as_ref().is_some_and(|j| active(&j.status));
+                    if live.get_untracked() && !running {
+                        finished.update(|n| *n += 1);
+                    }
+                    live.set(running);
+                    latest.filter(|j| running || j.status != "done").map(|j| {
+                        let project_id = id.get_untracked();
+                        view! {
+                            <p class="job-line" id="questions-job">
+                                <a href=format!("/projects/{project_id}/jobs/{}", j.id)>{format!("Questions job #{}", j.id)}</a> " "
+                                <StatusBadge status=j.status.clone()/> " " <ProgressBar j=j.clone()/>
+                                {j.error.clone().map(|e| view! { <span class="error">{e}</span> })}
+                            </p>
+                        }
+                    })
+                })}
+            </Transition>
+            <Suspense fallback=|| ()>
+                {move || Suspend::new(async move {
+                    let info = llm.await.ok();
+                    let none_yet = sets.await.map(|s| s.is_empty()).unwrap_or(false);
+                    view! { <GenerateForm project_id=id.get_untracked() action=generate open=none_yet llm=info.map(|l| (l.provider, l.label))/> }
+                })}
+            </Suspense>
+            <ActionError action=generate/>
+            <details class="panel" open=move || import_error.get().is_some()>
+                <summary>"Import a set (.jsonl or .csv)"</summary>
+                <form method="post" enctype="multipart/form-data" class="inline-form" id="import-form"
+                    action=move || format!("/api/projects/{}/questions/import", id.get())>
+                    <input type="file" name="file" accept=".jsonl,.ndjson,.csv" required/>
+                    <label>"Name " <input type="text" name="name" placeholder="(the file's name)"/></label>
+                    <button type="submit">"Import"</button>
+                    <span class="muted small">"Fields as exported; only " <code>"question"</code> " is required."</span>
+                </form>
+                {move || import_error.get().map(|e| view! { <p class="error" role="alert" id="import-error">{e}</p> })}
+            </details>
+            <h2>"Question sets"</h2>
+            <Transition fallback=|| view! { <p class="muted">"Loading…"</p> }>
+                {move || Suspend::new(async move {
+                    let list = match sets.await {
+                        Ok(l) => l,
+                        Err(e) => return view! { <ErrorNote error=e/> }.into_any(),
+                    };
+                    if list.is_empty() {
+                        return view! { <p class="muted" id="no-sets">"No question sets yet. Generate one from the graph, or import one."</p> }.into_any();
+                    }
+                    let project_id = id.get_untracked();
+                    let selected = chosen.get_untracked().or(list.last().map(|s| s.id));
+                    let current = list.iter().find(|s| Some(s.id) == selected).cloned();
+                    view! {
+                        <table class="grid sets">
+                            <thead><tr><th>"Set"</th><th class="num">"Questions"</th><th>"By level or category"</th><th>"Made by"</th><th>"Created"</th><th></th></tr></thead>
+                            <tbody>
+                                {list.into_iter().map(|s| {
+                                    let set_id = s.id;
+                                    let class = if Some(s.id) == selected { "selected" } else { "" };
+                                    view! {
+                                        <tr data-set=s.id class=class>
+                                            <td><a href=format!("/projects/{project_id}/questions?set={}", s.id)>{s.name.clone()}</a>
+                                                <span class="badge">{s.kind.clone()}</span></td>
+                                            <td class="num">{format::int(s.questions)}</td>
+                                            <td>{counts_text(&s)}</td>
+                                            <td class="small">{made_by(&s)}
+                                                {s.job_id.map(|j| view! { " · " <a href=format!("/projects/{project_id}/jobs/{j}")>{format!("job #{j}")}</a> })}</td>
+                                            <td class="muted">{format::timestamp(&s.created_at)}</td>
+                                            <td class="actions">
+                                                <a href=format!("/api/projects/{project_id}/questions/{}/export?format=jsonl", s.id) download="">"JSONL"</a> " "
+                                                <a href=format!("/api/projects/{project_id}/questions/{}/export?format=csv", s.id) download="">"CSV"</a> " "
+                                                <ConfirmDelete prompt=format!("Delete the set and its {} questions?", s.questions)
+                                                    on_confirm=move |_| { delete_set.dispatch(DeleteQuestionSet { set_id }); }/>
+                                            </td>
+                                        </tr>
+                                    }
+                                }).collect_view()}
+                            </tbody>
+                        </table>
+                        {current.map(|s| view! { <SetView project_id set=s/> })}
+                    }.into_any()
+                })}
+            </Transition>
+            <ActionError action=delete_set/>
+        </main>
+    }
+}
+
+#[component]
+fn GenerateForm(
+    project_id: i64,
+    action: ServerAction<StartGraphQuestions>,
+    open: bool,
+    llm: Option<(String, String)>,
+) -> impl IntoView {
+    view! {
+        <details class="panel build-panel" open=open>
+            <summary>"Generate graph-grounded questions"</summary>
+            <p class="muted small">"Node level: an entity with its description and source text. Edge level: a relation, for an inferential question. Subgraph level: a random walk covering at least the minimum number of distinct hops; the chunks behind it are summarised first (seed 000, §III-A)."</p>
+            {llm.map(|(provider, label)| view! {
+                <p class="llm-line">"LLM: " <strong class=format!("provider-{provider}")>{label}</strong>
+                    {(provider == "offline").then(|| view! { <span class="muted">" — template questions from the sampled structures; set a model in Settings for LLM-written ones"</span> })}
+                </p>
+            })}
+            <ActionForm action attr:class="stack-form" attr:id="generate-form">
+                <input type="hidden" name="project_id" value=project_id/>
+                <div class="row-fields">
+                    <label>"Node " <input type="number" name="node" value="50" min="0"/></label>
+                    <label>"Edge " <input type="number" name="edge" value="50" min="0"/></label>
+                    <label>"Subgraph " <input type="number" name="subgraph" value="50" min="0"/></label>
+                    <label>"Minimum hops " <input type="number" name="min_hops" value="50" min="1"/></label>
+                    <label>"Seed " <input type="number" name="seed" value="42" min="0"/></label>
+                </div>
+                <label class="muted"><input type="checkbox" name="degree_weighted" value="on"/>" sample entities by degree (default: uniformly)"</label>
+                <label class="muted"><input type="checkbox" name="no_cache" value="on"/>" bypass the cache"</label>
+                <div><button type="submit" id="generate-questions" disabled=move || action.pending().get()>"Generate"</button></div>
+            </ActionForm>
+        </details>
+    }
+}
+
+/// One set: filters, the questions, and a form to add one.
+#[component]
+fn SetView(project_id: i64, set: QuestionSetView) -> impl IntoView {
+    let set_id = set.id;
+    let edit = ServerAction::<EditQuestion>::new();
+    let delete = ServerAction::<DeleteQuestion>::new();
+    let add = ServerAction::<AddQuestion>::new();
+    let questions = Resource::new(
+        move || (edit.version().get(), delete.version().get(), add.version().get()),
+        move |_| list_set_questions(set_id),
+    );
+    let level = RwSignal::new(String::new());
+    let search = RwSignal::new(String::new());
+    let open = RwSignal::new(None::<i64>);
+    let levels: Vec<String> = set.counts.iter().map(|(k, _)| k.clone()).collect();
+    view! {
+        <section class="set-view" id="set-view" data-set=set.id>
+            <h2>{set.name.clone()}</h2>
+            <div class="inline-form filters">
+                <label>"Level " <select id="level-filter" on:change=move |ev| level.set(event_target_value(&ev))>
+                    <option value="">"all"</option>
+                    {levels.into_iter().map(|l| view! { <option value=l.clone()>{l.clone()}</option> }).collect_view()}
+                </select></label>
+                <input type="search" id="question-search" placeholder="Search the questions…" aria-label="Search the questions"
+                    on:input=move |ev| search.set(event_target_value(&ev))/>
+            </div>
+            <Transition fallback=|| view! { <p class="muted">"Loading questions…"</p> }>
+                {move || Suspend::new(async move {
+                    let all = match questions.await {
+                        Ok(q) => q,
+                        Err(e) => return view! { <ErrorNote error=e/> }.into_any(),
+                    };
+                    let shown = move || {
+                        let (lv, q) = (level.get(), search.get().to_lowercase());
+                        all.iter()
+                            .filter(|x| lv.is_empty() || x.level.as_deref().or(x.category.as_deref()) == Some(lv.as_str()))
+                            .filter(|x| q.is_empty() || x.question.to_lowercase().contains(&q))
+                            .cloned()
+                            .collect::<Vec<_>>()
+                    };
+                    view! {
+                        <table class="grid questions">
+                            <thead><tr><th class="num">"ID"</th><th>"Level"</th><th>"Question"</th><th>"Generator"</th><th></th></tr></thead>
+                            <tbody>
+                                <For each=shown key=|q| (q.id, q.question.clone()) let:q>
+                                    <QuestionRow project_id q open edit delete/>
+                                </For>
+                            </tbody>
+                        </table>
+                    }.into_any()
+                })}
+            </Transition>
+            <ActionError action=edit/>
+            <ActionError action=delete/>
+            <details class="panel">
+                <summary>"Add a question by hand"</summary>
+                <ActionForm action=add attr:class="stack-form" attr:id="add-question-form">
+                    <input type="hidden" name="set_id" value=set_id/>
+                    <label>"Question " <input type="text" name="question" size="80" required/></label>
+                    <label>"Level or category " <input type="text" name="level" size="20" placeholder="optional"/></label>
+                    <label>"Reference answer " <input type="text" name="reference_answer" size="80" placeholder="optional"/></label>
+                    <div><button type="submit">"Add"</button></div>
+                </ActionForm>
+                <ActionError action=add/>
+            </details>
+        </section>
+    }
+}
+
+#[component]
+fn QuestionRow(
+    project_id: i64,
+    q: QuestionView,
+    open: RwSignal<Option<i64>>,
+    edit: ServerAction<EditQuestion>,
+    delete: ServerAction<DeleteQuestion>,
+) -> impl IntoView {
+    let qid = q.id;
+    let editing = RwSignal::new(false);
+    let draft = RwSignal::new(q.question.clone());
+    let is_open = move || open.get() == Some(qid);
+    let text = q.question.clone();
+    view! {
+        <tr data-question=qid class:open=is_open>
+            <td class="num">{qid}</td>
+            <td><span class="badge">{q.level.clone().or(q.category.clone()).unwrap_or_else(|| "–".into())}</span></td>
+            <td class="question-text">
+                <Show when=move || editing.get() fallback=move || text.clone()>
+                    <input type="text" class="edit-question" size="80" prop:value=move || draft.get()
+                        on:input=move |ev| draft.set(event_target_value(&ev))/>
+                    <button type="button" on:click=move |_| { edit.dispatch(EditQuestion { question_id: qid, text: draft.get_untracked() }); editing.set(false); }>"Save"</button>
+                    <button type="button" class="link" on:click=move |_| editing.set(false)>"Cancel"</button>
+                </Show>
+            </td>
+            <td class="small muted">{q.generator.clone()}</td>
+            <td class="actions">
+                <button type="button" class="link provenance-toggle" on:click=move |_| open.set(if is_open() { None } else { Some(qid) })>
+                    {move || if is_open() { "Hide" } else { "Provenance" }}
+                </button>
+                <button type="button" class="link" on:click=move |_| editing.set(true)>"Edit"</button>
+                <ConfirmDelete prompt="Delete this question?" on_confirm=move |_| { delete.dispatch(DeleteQuestion { question_id: qid }); }/>
+            </td>
+        </tr>
+        <Show when=is_open>
+            <tr class="provenance-row"><td colspan="5"><Provenance project_id question_id=qid/></td></tr>
+        </Show>
+    }
+}
+
+#[component]
+fn Provenance(project_id: i64, question_id: i64) -> impl IntoView {
+    let p = Resource::new(move || question_id, get_question_provenance);
+    view! {
+        <Suspense fallback=|| view! { <p class="muted">"Loading provenance…"</p> }>
+            {move || Suspend::new(async move {
+                let p = match p.await {
+                    Ok(p) => p,
+                    Err(e) => return view! { <ErrorNote error=e/> }.into_any(),
+                };
+                let ids: Vec<String> = p.nodes.iter().map(|n| n.id.to_string()).collect();
+                let first = p.nodes.first().map(|n| n.id);
+                let graph_link = format!(
+                    "/projects/{project_id}/graph?highlight={}{}",
+                    ids.join(","),
+                    first.map(|f| format!("&node={f}")).unwrap_or_default()
+                );
+                let q = p.question.clone();
+                view! {
+                    <div class="provenance" data-question=question_id>
+                        <p class="small">
+                            {format!("{} entit{}", p.nodes.len(), if p.nodes.len() == 1 { "y" } else { "ies" })}
+                            {(!q.edges.is_empty()).then(|| format!(", {} relation{}", q.edges.len(), if q.edges.len() == 1 { "" } else { "s" }))}
+                            {(!q.walk.is_empty()).then(|| format!(", a walk of {} steps", q.walk.len().saturating_sub(1)))}
+                            {q.seed.map(|s| format!(" · seed {s}"))}
+                            {q.prompt_hash.clone().map(|h| view! { " · prompt " <code>{h[..12.min(h.len())].to_string()}</code> })}
+                            " · "
+                            {(!ids.is_empty()).then(|| view! { <a class="graph-link" href=graph_link rel="external">"Show in the graph"</a> })}
+                        </p>
+                        <p class="chips">{p.nodes.iter().map(|n| view! {
+                            <a class="chip" href=format!("/projects/{project_id}/graph?node={}", n.id) rel="external">{n.name.clone()}</a>
+                        }).collect_view()}</p>
+                        {(!p.missing.is_empty()).then(|| view! {
+                            <p class="muted small">{format!("Not in the current graph (rebuilt since?): {}", p.missing.join(", "))}</p>
+                        })}
+                        {q.reference_answer.clone().map(|a| view! { <p><strong>"Reference answer: "</strong>{a}</p> })}
+                        <SourceText project_id sources=p.sources/>
+                    </div>
+                }.into_any()
+            })}
+        </Suspense>
+    }
+}

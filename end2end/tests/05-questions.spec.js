@@ -1,0 +1,118 @@
+// The Questions page: generate graph questions offline for the sample
+// corpus, open one's provenance (source text, its subgraph highlighted in
+// the graph), edit, delete and add questions, export and import a set.
+const { test, expect } = require('@playwright/test');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const { createProject, openHydrated } = require('./helpers');
+
+test.describe.configure({ mode: 'serial' });
+
+let questionsUrl;
+
+test('generate graph questions offline, open a subgraph question\'s provenance and see it in the graph', async ({ page }) => {
+  await createProject(page, 'Questions demo');
+  await page.getByRole('button', { name: 'Load the sample corpus' }).click();
+  await expect(page.locator('#total-chunks')).toHaveText('5');
+  await page.getByRole('link', { name: 'Graph' }).click();
+  await expect(page.locator('body[data-hydrated="true"]')).toBeAttached();
+  await page.locator('#build-graph').click();
+  await expect(page.locator('#graph-stats')).toBeVisible({ timeout: 60_000 });
+
+  await page.getByRole('link', { name: 'Questions' }).click();
+  await expect(page).toHaveURL(/\/questions$/);
+  await expect(page.locator('body[data-hydrated="true"]')).toBeAttached();
+  questionsUrl = page.url();
+  await expect(page.locator('#no-sets')).toBeVisible();
+  const form = page.locator('#generate-form');
+  await expect(page.locator('.build-panel .llm-line')).toContainText('offline (no LLM)');
+  await form.locator('input[name="node"]').fill('4');
+  await form.locator('input[name="edge"]').fill('3');
+  await form.locator('input[name="subgraph"]').fill('2');
+  await form.locator('input[name="min_hops"]').fill('20');
+  await page.locator('#generate-questions').click();
+
+  const row = page.locator('table.sets tbody tr').first();
+  await expect(row).toContainText('4 node · 3 edge · 2 subgraph', { timeout: 60_000 });
+  await expect(row).toContainText('offline provider: template questions, not written by a language model');
+  const questions = page.locator('table.questions tbody tr[data-question]');
+  await expect(questions).toHaveCount(9);
+
+  // Filter by level and by text.
+  await page.locator('#level-filter').selectOption('subgraph');
+  await expect(questions).toHaveCount(2);
+  await page.locator('#level-filter').selectOption('');
+  await page.locator('#question-search').fill('connected to');
+  await expect(questions).toHaveCount(3);
+  await page.locator('#question-search').fill('');
+
+  // A subgraph question's provenance: its entities, source text, and the graph.
+  const sub = questions.filter({ has: page.locator('.badge', { hasText: 'subgraph' }) }).first();
+  await sub.getByRole('button', { name: 'Provenance' }).click();
+  const prov = page.locator('.provenance');
+  await expect(prov).toContainText('a walk of');
+  await expect(prov.locator('.source-chunk').first()).toBeVisible();
+  await expect(prov.locator('.source-chunk mark').first()).toBeVisible();
+  const chips = await prov.locator('.chip').count();
+  expect(chips).toBeGreaterThan(5);
+  await prov.locator('a.graph-link').click();
+  await expect(page).toHaveURL(/\/graph\?highlight=/);
+  await expect(page.locator('#graph-canvas')).toHaveAttribute('data-emphasised', String(chips));
+  await expect(page.locator('#graph-detail .detail-title')).toBeVisible();
+});
+
+test('edit, delete and add questions; export and import a set', async ({ page, request }) => {
+  await openHydrated(page, questionsUrl);
+  const questions = page.locator('table.questions tbody tr[data-question]');
+  await expect(questions).toHaveCount(9);
+
+  const first = questions.first();
+  await first.getByRole('button', { name: 'Edit' }).click();
+  await first.locator('input.edit-question').fill('Who founded Saltmere, and why there?');
+  await first.getByRole('button', { name: 'Save' }).click();
+  await expect(questions.first()).toContainText('Who founded Saltmere, and why there?');
+  await expect(questions.first()).toContainText('graph+edited');
+
+  await questions.last().getByRole('button', { name: 'Delete…' }).click();
+  await page.getByRole('alertdialog').getByRole('button', { name: 'Delete' }).click();
+  await expect(questions).toHaveCount(8);
+
+  await page.getByText('Add a question by hand').click();
+  const add = page.locator('#add-question-form');
+  await add.locator('input[name="question"]').fill('What did the Salt Guild fix?');
+  await add.locator('input[name="level"]').fill('node');
+  await add.locator('input[name="reference_answer"]').fill('The price of salt.');
+  await add.getByRole('button', { name: 'Add' }).click();
+  await expect(questions).toHaveCount(9);
+  await expect(questions.last()).toContainText('manual');
+
+  // Export: the file has the set's questions.
+  const href = await page.locator('table.sets tbody tr').first().getByRole('link', { name: 'JSONL' }).getAttribute('href');
+  const exported = await request.get(href);
+  expect(exported.headers()['content-disposition']).toMatch(/attachment; filename="questions-set-\d+\.jsonl"/);
+  const lines = (await exported.text()).trim().split('\n').map((l) => JSON.parse(l));
+  expect(lines).toHaveLength(9);
+  expect(lines[0].question).toBe('Who founded Saltmere, and why there?');
+  expect(lines[8].reference_answer).toBe('The price of salt.');
+
+  // Import it back as a new set, and a bad file with its reason.
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'assay-q-'));
+  const good = path.join(dir, 'round.jsonl');
+  fs.writeFileSync(good, await exported.text());
+  await page.getByText('Import a set (.jsonl or .csv)').click();
+  await page.locator('#import-form input[type="file"]').setInputFiles(good);
+  await page.locator('#import-form').getByRole('button', { name: 'Import' }).click();
+  await expect(page).toHaveURL(/\/questions\?set=\d+$/);
+  await expect(page.locator('table.sets tbody tr')).toHaveCount(2);
+  await expect(page.locator('#set-view h2')).toHaveText('Imported from round.jsonl');
+  await expect(page.locator('table.questions tbody tr[data-question]')).toHaveCount(9);
+
+  const bad = path.join(dir, 'bad.jsonl');
+  fs.writeFileSync(bad, '{"question": "Why?"}\n{"level": "node"}\n');
+  await page.getByText('Import a set (.jsonl or .csv)').click();
+  await page.locator('#import-form input[type="file"]').setInputFiles(bad);
+  await page.locator('#import-form').getByRole('button', { name: 'Import' }).click();
+  await expect(page.locator('#import-error')).toContainText('line 2: missing field `question`');
+  await expect(page.locator('table.sets tbody tr')).toHaveCount(2);
+});
