@@ -401,3 +401,35 @@ pub async fn add_question(
 pub async fn delete_question_set(set_id: i64) -> Result<(), AppError> {
     store::questions::delete_set(&app_state()?.pool, set_id).await
 }
+
+/// Starts generating the summary-based baseline set (a job); returns at once.
+#[server]
+pub async fn start_summary_questions(
+    project_id: i64,
+    users: String,
+    tasks: String,
+    per_task: String,
+    head: String,
+    tail: String,
+    replicate_lightrag: Option<String>,
+    no_cache: Option<String>,
+) -> Result<JobView, AppError> {
+    let number = |field: &str, value: &str, min: u64, max: u64| {
+        value.trim().parse::<u64>().ok().filter(|n| (min..=max).contains(n)).ok_or_else(|| {
+            AppError::Invalid(format!("{field} must be a whole number from {min} to {max}, not \"{value}\""))
+        })
+    };
+    let settings = engine::questions::summary::SummarySettings {
+        users: number("users", &users, 1, 20)? as usize,
+        tasks: number("tasks", &tasks, 1, 20)? as usize,
+        questions: number("questions per task", &per_task, 1, 20)? as usize,
+        head: number("head tokens", &head, 0, 100_000)? as usize,
+        tail: number("tail tokens", &tail, 0, 100_000)? as usize,
+        replicate_lightrag: replicate_lightrag.is_some(),
+    };
+    let state = app_state()?;
+    let (job, _) =
+        crate::jobs::create_summary_questions(&state.pool, project_id, &settings, no_cache.is_some()).await?;
+    state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
+    Ok(job)
+}

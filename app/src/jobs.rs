@@ -48,6 +48,35 @@ pub async fn create_graph_questions(
     Ok((store::jobs::get_job(pool, id).await?, set))
 }
 
+/// Creates (does not run) the job that asks for summary-based questions
+/// (the LightRAG baseline), with the empty set it fills.
+pub async fn create_summary_questions(
+    pool: &SqlitePool,
+    project_id: i64,
+    settings: &engine::questions::summary::SummarySettings,
+    no_cache: bool,
+) -> AppResult<(JobView, i64)> {
+    store::get_project(pool, project_id).await?;
+    if store::document_texts(pool, project_id).await?.is_empty() {
+        return Err(AppError::Invalid("the project has no documents yet: add a corpus first".into()));
+    }
+    if settings.users * settings.tasks * settings.questions == 0 {
+        return Err(AppError::Invalid("users, tasks and questions per task must each be at least 1".into()));
+    }
+    let described = json!({ "generator": "summary", "settings": settings });
+    let parameters = json!({ "no_cache": no_cache, "generator": "summary", "settings": settings });
+    let id = store::jobs::create_job(pool, project_id, QUESTIONS, &parameters, 1).await?;
+    let name = format!(
+        "Summary-based questions: {} users × {} tasks × {}{}",
+        settings.users,
+        settings.tasks,
+        settings.questions,
+        if settings.replicate_lightrag { " (LightRAG replica)" } else { "" }
+    );
+    let set = store::questions::create_set(pool, project_id, Some(id), "summary", &name, &described).await?;
+    Ok((store::jobs::get_job(pool, id).await?, set))
+}
+
 /// A planned question's item key: in plan order when sorted.
 fn question_key(index: usize) -> String {
     format!("q-{index:05}")
@@ -56,29 +85,59 @@ fn question_key(index: usize) -> String {
 /// Writes a finished questions job's questions into its set, in plan order.
 async fn store_questions(pool: &SqlitePool, job: &JobView, parameters: &serde_json::Value) -> AppResult<()> {
     let set = store::questions::set_of_job(pool, job.id).await?;
-    let seed = parameters["settings"]["seed"].as_i64();
     let mut items = store::jobs::job_items(pool, job.id).await?;
-    items.retain(|i| i.status == "done" && i.key.starts_with("q-"));
+    items.retain(|i| i.status == "done");
     items.sort_by(|a, b| a.key.cmp(&b.key));
-    let questions: Vec<store::questions::NewQuestion> = items
-        .iter()
-        .filter_map(|i| serde_json::from_str::<serde_json::Value>(i.result.as_deref()?).ok())
-        .filter_map(|r| {
-            let plan: engine::questions::graph::Plan = serde_json::from_value(r["plan"].clone()).ok()?;
-            Some(store::questions::NewQuestion {
-                question: r["question"].as_str()?.to_string(),
-                level: Some(plan.level.name().to_string()),
-                source_chunk_ids: plan.source_chunk_ids,
-                nodes: plan.nodes,
-                edges: plan.edges,
-                walk: plan.walk,
-                generator: "graph".into(),
+    let results: Vec<serde_json::Value> =
+        items.iter().filter_map(|i| serde_json::from_str(i.result.as_deref()?).ok()).collect();
+    let questions: Vec<store::questions::NewQuestion> = if parameters["generator"] == "summary" {
+        let r = results.first().cloned().unwrap_or_default();
+        let asked: Vec<engine::questions::summary::SummaryQuestion> =
+            serde_json::from_value(r["questions"].clone()).unwrap_or_default();
+        // The users' and tasks' descriptions go with the set.
+        let mut described = parameters.clone();
+        described.as_object_mut().map(|o| o.remove("no_cache"));
+        described["users"] = json!(asked
+            .iter()
+            .map(|q| (q.user.to_string(), q.user_description.clone()))
+            .collect::<std::collections::BTreeMap<_, _>>());
+        described["tasks"] = json!(asked
+            .iter()
+            .map(|q| (format!("{}/{}", q.user, q.task), q.task_description.clone()))
+            .collect::<std::collections::BTreeMap<_, _>>());
+        store::questions::set_parameters(pool, set, &described).await?;
+        asked
+            .into_iter()
+            .map(|q| store::questions::NewQuestion {
+                question: q.question,
+                level: Some("summary".into()),
+                category: Some(format!("user {} / task {}", q.user, q.task)),
+                generator: "summary".into(),
                 prompt_hash: r["prompt_hash"].as_str().map(str::to_string),
-                seed,
                 ..Default::default()
             })
-        })
-        .collect();
+            .collect()
+    } else {
+        let seed = parameters["settings"]["seed"].as_i64();
+        results
+            .iter()
+            .filter_map(|r| {
+                let plan: engine::questions::graph::Plan = serde_json::from_value(r["plan"].clone()).ok()?;
+                Some(store::questions::NewQuestion {
+                    question: r["question"].as_str()?.to_string(),
+                    level: Some(plan.level.name().to_string()),
+                    source_chunk_ids: plan.source_chunk_ids,
+                    nodes: plan.nodes,
+                    edges: plan.edges,
+                    walk: plan.walk,
+                    generator: "graph".into(),
+                    prompt_hash: r["prompt_hash"].as_str().map(str::to_string),
+                    seed,
+                    ..Default::default()
+                })
+            })
+            .collect()
+    };
     store::questions::replace_questions(pool, set, &questions).await
 }
 
@@ -153,8 +212,18 @@ async fn items(pool: &SqlitePool, job: &JobView) -> AppResult<Vec<WorkItem>> {
         QUESTIONS => {
             let project = job.project_id.ok_or_else(|| AppError::Invalid(format!("job {} has no project", job.id)))?;
             let parameters: serde_json::Value = serde_json::from_str(&job.parameters).unwrap_or_default();
-            let plans: Vec<engine::questions::graph::Plan> = serde_json::from_value(parameters["plans"].clone())
-                .map_err(|e| AppError::Invalid(format!("job {} has an unreadable plan: {e}", job.id)))?;
+            let unreadable =
+                |e: serde_json::Error| AppError::Invalid(format!("job {} has unreadable settings: {e}", job.id));
+            if parameters["generator"] == "summary" {
+                let settings: engine::questions::summary::SummarySettings =
+                    serde_json::from_value(parameters["settings"].clone()).map_err(unreadable)?;
+                let documents = store::document_texts(pool, project).await?;
+                let texts: Vec<&str> = documents.iter().map(String::as_str).collect();
+                let description = engine::questions::summary::describe_dataset(&texts, &settings);
+                return Ok(vec![engine::questions::summary::item(&description, &settings)]);
+            }
+            let plans: Vec<engine::questions::graph::Plan> =
+                serde_json::from_value(parameters["plans"].clone()).map_err(unreadable)?;
             let graph = store::graph::load(pool, project).await?;
             let chunks: std::collections::HashMap<i64, String> =
                 store::chunk_texts(pool, project).await?.into_iter().collect();
@@ -219,6 +288,9 @@ pub async fn run(
         engine::jobs::run(job_id, items, &job_store, llm.concurrency, retry_failed, &cancel, on_progress, |item| {
             let work: engine::llm::BoxFuture<'_, engine::jobs::ItemOutcome> = match job.kind.as_str() {
                 GRAPH => Box::pin(engine::tasks::extract::run_item(&gateway, job_id, item, &extract)),
+                QUESTIONS if item.key == "summary" => {
+                    Box::pin(engine::questions::summary::run_item(&gateway, job_id, item))
+                }
                 QUESTIONS => Box::pin(engine::questions::graph::run_item(&gateway, job_id, item)),
                 _ => Box::pin(engine::tasks::summarise::run_item(&gateway, job_id, item)),
             };

@@ -116,3 +116,21 @@ test('edit, delete and add questions; export and import a set', async ({ page, r
   await expect(page.locator('#import-error')).toContainText('line 2: missing field `question`');
   await expect(page.locator('table.sets tbody tr')).toHaveCount(2);
 });
+
+test('generate the summary-based baseline beside the graph set', async ({ page }) => {
+  await openHydrated(page, questionsUrl);
+  const sets = page.locator('table.sets tbody tr');
+  const before = await sets.count();
+  await page.getByText('Generate the summary-based baseline').click();
+  const form = page.locator('#baseline-form');
+  await form.locator('input[name="users"]').fill('2');
+  await form.locator('input[name="tasks"]').fill('2');
+  await form.locator('input[name="per_task"]').fill('3');
+  await page.locator('#generate-baseline').click();
+  await expect(sets).toHaveCount(before + 1, { timeout: 60_000 });
+  const row = sets.filter({ hasText: 'Summary-based questions: 2 users × 2 tasks × 3' });
+  await expect(row).toContainText('12 summary');
+  await expect(row).toContainText('offline provider');
+  await row.getByRole('link', { name: /Summary-based/ }).click();
+  await expect(page.locator('table.questions tbody tr[data-question]')).toHaveCount(12);
+});

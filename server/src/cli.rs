@@ -115,12 +115,13 @@ enum Command {
 
 #[derive(Subcommand, Debug)]
 enum QuestionsCommand {
-    /// Generate a question set (a job; resumable). Graph questions sample the
+    /// Generate a question set (a job; resumable). `graph` samples the
     /// project's knowledge graph: entities (node), relations (edge) and random
-    /// walks (subgraph).
+    /// walks (subgraph). `summary` is the LightRAG/MGRAG baseline: documents'
+    /// heads and tails, then users × tasks × questions from one call.
     Generate {
         project: String,
-        #[arg(long, value_parser = ["graph"], default_value = "graph")]
+        #[arg(long, value_parser = ["graph", "summary"], default_value = "graph")]
         kind: String,
         /// Node-level questions.
         #[arg(long, default_value_t = 50)]
@@ -139,6 +140,24 @@ enum QuestionsCommand {
         degree_weighted: bool,
         #[arg(long, default_value_t = 42)]
         seed: u64,
+        /// Summary kind: potential users.
+        #[arg(long, default_value_t = 5)]
+        users: usize,
+        /// Summary kind: tasks per user.
+        #[arg(long, default_value_t = 5)]
+        tasks: usize,
+        /// Summary kind: questions per (user, task).
+        #[arg(long, default_value_t = 5)]
+        per_task: usize,
+        /// Summary kind: GPT-2 tokens from the start of each document.
+        #[arg(long, default_value_t = 1000)]
+        head: usize,
+        /// Summary kind: GPT-2 tokens from the end of each document.
+        #[arg(long, default_value_t = 1000)]
+        tail: usize,
+        /// Summary kind: LightRAG's exact slices, with its bug (issue #1203).
+        #[arg(long)]
+        replicate_lightrag: bool,
         /// Send every call to the provider, even where a cached reply exists.
         #[arg(long)]
         no_cache: bool,
@@ -490,25 +509,43 @@ async fn questions(
     match cmd {
         QuestionsCommand::Generate {
             project,
-            kind: _,
+            kind,
             node,
             edge,
             subgraph,
             min_hops,
             degree_weighted,
             seed,
+            users,
+            tasks,
+            per_task,
+            head,
+            tail,
+            replicate_lightrag,
             no_cache,
         } => {
             let p = app::store::find_project(pool, &project).await?;
-            let settings = engine::questions::graph::GraphQuestionSettings {
-                node,
-                edge,
-                subgraph,
-                min_hops,
-                degree_weighted,
-                seed,
+            let (job, set) = if kind == "summary" {
+                let settings = engine::questions::summary::SummarySettings {
+                    head,
+                    tail,
+                    users,
+                    tasks,
+                    questions: per_task,
+                    replicate_lightrag,
+                };
+                app::jobs::create_summary_questions(pool, p.summary.id, &settings, no_cache).await?
+            } else {
+                let settings = engine::questions::graph::GraphQuestionSettings {
+                    node,
+                    edge,
+                    subgraph,
+                    min_hops,
+                    degree_weighted,
+                    seed,
+                };
+                app::jobs::create_graph_questions(pool, p.summary.id, &settings, no_cache).await?
             };
-            let (job, set) = app::jobs::create_graph_questions(pool, p.summary.id, &settings, no_cache).await?;
             let (code, after) = execute_job(pool, out, llm, job.id, false).await?;
             let view = app::store::questions::get_set(pool, set).await?;
             let calls = app::store::jobs::item_call_count(pool, after.id).await?;

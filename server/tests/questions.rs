@@ -138,3 +138,60 @@ async fn a_minimum_no_component_can_reach_is_refused_with_the_reason_and_makes_n
     let out = assay(&db, &["questions", "generate", "Empty"], &[]).await;
     assert!(String::from_utf8_lossy(&out.stderr).contains("the project has no graph yet: build it first"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_summary_baseline_describes_heads_and_tails_and_its_lightrag_replica_drops_the_tail() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    json(&assay(&db, &["--json", "project", "create", "Alice"], &[]).await);
+    let alice = std::env::var_os("ASSAY_CORPORA")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpora"))
+        .join("alice_in_wonderland.txt");
+    json(&assay(&db, &["--json", "corpus", "add", "Alice", alice.to_str().unwrap()], &[]).await);
+
+    let made = json(&assay(&db, &["--json", "questions", "generate", "Alice", "--kind", "summary"], &[]).await);
+    assert_eq!(made["questions"], 125, "5 users × 5 tasks × 5 questions");
+    assert_eq!(made["counts"], serde_json::json!({"summary": 125}));
+    assert_eq!(made["llm_calls"], 1);
+    let small = [
+        "--json",
+        "questions",
+        "generate",
+        "Alice",
+        "--kind",
+        "summary",
+        "--users",
+        "1",
+        "--tasks",
+        "1",
+        "--per-task",
+        "2",
+    ];
+    let correct = json(&assay(&db, &small, &[]).await);
+    let mut replica_args = small.to_vec();
+    replica_args.push("--replicate-lightrag");
+    let replica = json(&assay(&db, &replica_args, &[]).await);
+    assert_eq!(replica["questions"], 2);
+
+    let pool = app::store::open(&db).await.unwrap();
+    let prompt = |job: &Value| {
+        let pool = pool.clone();
+        let job = job["job"].as_i64().unwrap();
+        async move {
+            let messages: String = sqlx::query_scalar("SELECT messages FROM llm_calls WHERE job_id = ?")
+                .bind(job)
+                .fetch_one(&pool)
+                .await
+                .unwrap();
+            messages
+        }
+    };
+    let (correct, replica) = (prompt(&correct).await, prompt(&replica).await);
+    assert!(correct.contains("Alice was beginning to get very tired"), "the head");
+    assert!(correct.contains("the happy summer days"), "the tail");
+    assert!(correct.contains("identify 1 potential users"));
+    // LightRAG's slices: tokens 1000–2000, and nothing from the end (issue #1203).
+    assert!(!replica.contains("Alice was beginning to get very tired"));
+    assert!(!replica.contains("the happy summer days"));
+}

@@ -34,10 +34,14 @@ pub fn QuestionsPage() -> impl IntoView {
     let project = Resource::new(move || id.get(), get_project);
     let llm = Resource::new(|| (), |_| get_llm_info());
     let generate = ServerAction::<StartGraphQuestions>::new();
+    let baseline = ServerAction::<StartSummaryQuestions>::new();
     let delete_set = ServerAction::<DeleteQuestionSet>::new();
     let live = RwSignal::new(false);
     let tick = ticker(live);
-    let jobs = Resource::new(move || (id.get(), tick.get(), generate.version().get()), |(id, _, _)| list_jobs(id));
+    let jobs = Resource::new(
+        move || (id.get(), tick.get(), generate.version().get(), baseline.version().get()),
+        |(id, ..)| list_jobs(id),
+    );
     let finished = RwSignal::new(0u64);
     let sets = Resource::new(
         move || (id.get(), finished.get(), delete_set.version().get()),
@@ -79,6 +83,8 @@ pub fn QuestionsPage() -> impl IntoView {
                 })}
             </Suspense>
             <ActionError action=generate/>
+            <BaselineForm project_id=id.get_untracked() action=baseline/>
+            <ActionError action=baseline/>
             <details class="panel" open=move || import_error.get().is_some()>
                 <summary>"Import a set (.jsonl or .csv)"</summary>
                 <form method="post" enctype="multipart/form-data" class="inline-form" id="import-form"
@@ -167,6 +173,30 @@ fn GenerateForm(
                 <label class="muted"><input type="checkbox" name="degree_weighted" value="on"/>" sample entities by degree (default: uniformly)"</label>
                 <label class="muted"><input type="checkbox" name="no_cache" value="on"/>" bypass the cache"</label>
                 <div><button type="submit" id="generate-questions" disabled=move || action.pending().get()>"Generate"</button></div>
+            </ActionForm>
+        </details>
+    }
+}
+
+#[component]
+fn BaselineForm(project_id: i64, action: ServerAction<StartSummaryQuestions>) -> impl IntoView {
+    view! {
+        <details class="panel build-panel">
+            <summary>"Generate the summary-based baseline"</summary>
+            <p class="muted small">"What LightRAG and MGRAG evaluated with: the first and last GPT-2 tokens of every document make a dataset description; one call proposes users × tasks × questions (LightRAG's reproduce/Step_2 prompt). For comparison with the graph-grounded sets."</p>
+            <ActionForm action attr:class="stack-form" attr:id="baseline-form">
+                <input type="hidden" name="project_id" value=project_id/>
+                <div class="row-fields">
+                    <label>"Users " <input type="number" name="users" value="5" min="1" max="20"/></label>
+                    <label>"Tasks per user " <input type="number" name="tasks" value="5" min="1" max="20"/></label>
+                    <label>"Questions per task " <input type="number" name="per_task" value="5" min="1" max="20"/></label>
+                    <label>"Head tokens " <input type="number" name="head" value="1000" min="0"/></label>
+                    <label>"Tail tokens " <input type="number" name="tail" value="1000" min="0"/></label>
+                </div>
+                <label class="muted"><input type="checkbox" name="replicate_lightrag" value="on"/>
+                    " replicate LightRAG exactly, including its slicing bug (issue #1203: documents of 3,000+ tokens lose their tail)"</label>
+                <label class="muted"><input type="checkbox" name="no_cache" value="on"/>" bypass the cache"</label>
+                <div><button type="submit" id="generate-baseline" disabled=move || action.pending().get()>"Generate"</button></div>
             </ActionForm>
         </details>
     }

@@ -438,3 +438,11 @@ pub async fn chunk_texts(pool: &SqlitePool, project_id: i64) -> AppResult<Vec<(i
         .fetch_all(pool)
         .await?)
 }
+
+/// The text of every document of a project, in the order they were added.
+pub async fn document_texts(pool: &SqlitePool, project_id: i64) -> AppResult<Vec<String>> {
+    Ok(sqlx::query_scalar("SELECT body FROM documents WHERE project_id = ? ORDER BY id")
+        .bind(project_id)
+        .fetch_all(pool)
+        .await?)
+}

@@ -317,3 +317,13 @@ pub async fn get_question(pool: &SqlitePool, question_id: i64) -> AppResult<(i64
         .await?;
     Ok((project, view(row)))
 }
+
+/// Replaces a set's parameters (what made it).
+pub async fn set_parameters(pool: &SqlitePool, set_id: i64, parameters: &serde_json::Value) -> AppResult<()> {
+    sqlx::query("UPDATE question_sets SET parameters = ? WHERE id = ?")
+        .bind(parameters.to_string())
+        .bind(set_id)
+        .execute(pool)
+        .await?;
+    Ok(())
+}

@@ -20,6 +20,8 @@ pub fn register_offline(provider: &mut OfflineProvider) {
     provider.register(q::NODE_PURPOSE, q::offline_node);
     provider.register(q::EDGE_PURPOSE, q::offline_edge);
     provider.register(q::SUBGRAPH_PURPOSE, q::offline_subgraph);
+    use crate::questions::summary;
+    provider.register(summary::PURPOSE, summary::offline);
 }
 
 /// Hex SHA-256 of a prompt template, stored with each call made from it.
