@@ -433,3 +433,42 @@ pub async fn start_summary_questions(
     state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
     Ok(job)
 }
+
+/// Starts writing questions with reference answers in hierarchical
+/// categories (a job); returns at once.
+#[server]
+pub async fn start_hierarchical_questions(
+    project_id: i64,
+    per_category: String,
+    levels: String,
+    dimensions: String,
+    factorial: String,
+    seed: String,
+    adherence_check: Option<String>,
+    no_cache: Option<String>,
+) -> Result<JobView, AppError> {
+    let number =
+        |field: &str, value: &str, max: u64| {
+            value.trim().parse::<u64>().ok().filter(|n| *n <= max).ok_or_else(|| {
+                AppError::Invalid(format!("{field} must be a whole number up to {max}, not \"{value}\""))
+            })
+        };
+    let levels = levels
+        .split(',')
+        .map(|l| l.trim().parse::<usize>().map_err(|_| AppError::Invalid(format!("levels: \"{l}\" is not a number"))))
+        .collect::<Result<Vec<_>, _>>()?;
+    let settings = engine::questions::hierarchy::HierarchicalSettings {
+        dimensions: dimensions.split(',').map(|d| d.trim().to_uppercase()).filter(|d| !d.is_empty()).collect(),
+        levels,
+        per_category: number("questions per category", &per_category, 1_000)? as usize,
+        factorial_per_cell: number("questions per factorial cell", &factorial, 10_000)? as usize,
+        adherence_check: adherence_check.is_some(),
+        seed: number("seed", &seed, u64::MAX)?,
+    };
+    let state = app_state()?;
+    let (job, _) =
+        crate::jobs::create_hierarchical_questions(&state.pool, project_id, &settings, None, no_cache.is_some())
+            .await?;
+    state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
+    Ok(job)
+}

@@ -77,6 +77,43 @@ pub async fn create_summary_questions(
     Ok((store::jobs::get_job(pool, id).await?, set))
 }
 
+/// Creates (does not run) the job that writes questions with reference
+/// answers in hierarchical categories (seed 004), with the empty set it
+/// fills. `hierarchy`: the project's own, or the shipped default.
+pub async fn create_hierarchical_questions(
+    pool: &SqlitePool,
+    project_id: i64,
+    settings: &engine::questions::hierarchy::HierarchicalSettings,
+    hierarchy: Option<engine::questions::hierarchy::Hierarchy>,
+    no_cache: bool,
+) -> AppResult<(JobView, i64)> {
+    store::get_project(pool, project_id).await?;
+    let hierarchy = hierarchy.unwrap_or_else(engine::questions::hierarchy::default_hierarchy);
+    let chunk_ids: Vec<i64> = store::chunk_texts(pool, project_id).await?.into_iter().map(|(id, _)| id).collect();
+    let plans = engine::questions::hierarchy::plan(&hierarchy, settings, &chunk_ids).map_err(AppError::Invalid)?;
+    if plans.is_empty() {
+        return Err(AppError::Invalid("the settings ask for no questions".into()));
+    }
+    let described = json!({ "generator": "hierarchical", "settings": settings, "hierarchy": hierarchy });
+    let parameters = json!({ "no_cache": no_cache, "generator": "hierarchical", "settings": settings,
+                             "hierarchy": hierarchy, "plans": plans });
+    let id = store::jobs::create_job(pool, project_id, QUESTIONS, &parameters, plans.len() as i64).await?;
+    let name = format!(
+        "Hierarchical questions: {} × levels {:?}, {} per category{} (seed {})",
+        settings.dimensions.join("/"),
+        settings.levels,
+        settings.per_category,
+        if settings.factorial_per_cell > 0 {
+            format!(", LV × QC factorial {} per cell", settings.factorial_per_cell)
+        } else {
+            String::new()
+        },
+        settings.seed
+    );
+    let set = store::questions::create_set(pool, project_id, Some(id), "hierarchical", &name, &described).await?;
+    Ok((store::jobs::get_job(pool, id).await?, set))
+}
+
 /// A planned question's item key: in plan order when sorted.
 fn question_key(index: usize) -> String {
     format!("q-{index:05}")
@@ -90,7 +127,42 @@ async fn store_questions(pool: &SqlitePool, job: &JobView, parameters: &serde_js
     items.sort_by(|a, b| a.key.cmp(&b.key));
     let results: Vec<serde_json::Value> =
         items.iter().filter_map(|i| serde_json::from_str(i.result.as_deref()?).ok()).collect();
-    let questions: Vec<store::questions::NewQuestion> = if parameters["generator"] == "summary" {
+    let questions: Vec<store::questions::NewQuestion> = if parameters["generator"] == "hierarchical" {
+        let seed = parameters["settings"]["seed"].as_i64();
+        let kept: Vec<&serde_json::Value> = results.iter().filter(|r| r["dropped"] != json!(true)).collect();
+        let mut described = parameters.clone();
+        if let Some(o) = described.as_object_mut() {
+            o.remove("no_cache");
+            o.remove("plans");
+        }
+        described["dropped_by_adherence_check"] = json!(results.len() - kept.len());
+        store::questions::set_parameters(pool, set, &described).await?;
+        kept.into_iter()
+            .filter_map(|r| {
+                let planned: engine::questions::hierarchy::Planned =
+                    serde_json::from_value(r["planned"].clone()).ok()?;
+                // "QC 8" (a dimension at a granularity) or "LV × QC" (a factorial cell).
+                let level = if planned.categories.len() > 1 {
+                    planned.categories.iter().filter_map(|c| c.split('/').next()).collect::<Vec<_>>().join(" × ")
+                } else {
+                    let c = &planned.categories[0];
+                    format!("{} {}", c.split('/').next().unwrap_or(""), 1 << c.matches('/').count())
+                };
+                Some(store::questions::NewQuestion {
+                    question: r["question"].as_str()?.to_string(),
+                    level: Some(level),
+                    category: Some(planned.categories.join(" × ")),
+                    expertise: Some(planned.expertise),
+                    reference_answer: r["answer"].as_str().map(str::to_string),
+                    source_chunk_ids: vec![planned.chunk_id],
+                    generator: "hierarchical".into(),
+                    prompt_hash: r["prompt_hash"].as_str().map(str::to_string),
+                    seed,
+                    ..Default::default()
+                })
+            })
+            .collect()
+    } else if parameters["generator"] == "summary" {
         let r = results.first().cloned().unwrap_or_default();
         let asked: Vec<engine::questions::summary::SummaryQuestion> =
             serde_json::from_value(r["questions"].clone()).unwrap_or_default();
@@ -214,6 +286,26 @@ async fn items(pool: &SqlitePool, job: &JobView) -> AppResult<Vec<WorkItem>> {
             let parameters: serde_json::Value = serde_json::from_str(&job.parameters).unwrap_or_default();
             let unreadable =
                 |e: serde_json::Error| AppError::Invalid(format!("job {} has unreadable settings: {e}", job.id));
+            if parameters["generator"] == "hierarchical" {
+                let hierarchy: engine::questions::hierarchy::Hierarchy =
+                    serde_json::from_value(parameters["hierarchy"].clone()).map_err(unreadable)?;
+                let plans: Vec<engine::questions::hierarchy::Planned> =
+                    serde_json::from_value(parameters["plans"].clone()).map_err(unreadable)?;
+                let chunks: std::collections::HashMap<i64, String> =
+                    store::chunk_texts(pool, project).await?.into_iter().collect();
+                return Ok(plans
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| WorkItem {
+                        key: format!("h-{i:05}"),
+                        payload: engine::questions::hierarchy::payload(
+                            &hierarchy,
+                            p,
+                            chunks.get(&p.chunk_id).map_or("", String::as_str),
+                        ),
+                    })
+                    .collect());
+            }
             if parameters["generator"] == "summary" {
                 let settings: engine::questions::summary::SummarySettings =
                     serde_json::from_value(parameters["settings"].clone()).map_err(unreadable)?;
@@ -282,12 +374,16 @@ pub async fn run(
             .map_or(engine::tasks::describe::DEFAULT_BUDGET, |b| b as usize),
     };
     let job_store = SqliteJobStore::new(pool.clone());
+    let adherence = parameters["settings"]["adherence_check"].as_bool() == Some(true);
     let graph_job = job.kind == GRAPH;
     let chunk_count = items.len();
     let mut result =
         engine::jobs::run(job_id, items, &job_store, llm.concurrency, retry_failed, &cancel, on_progress, |item| {
             let work: engine::llm::BoxFuture<'_, engine::jobs::ItemOutcome> = match job.kind.as_str() {
                 GRAPH => Box::pin(engine::tasks::extract::run_item(&gateway, job_id, item, &extract)),
+                QUESTIONS if item.key.starts_with("h-") => {
+                    Box::pin(engine::questions::hierarchy::run_item(&gateway, job_id, item, adherence))
+                }
                 QUESTIONS if item.key == "summary" => {
                     Box::pin(engine::questions::summary::run_item(&gateway, job_id, item))
                 }

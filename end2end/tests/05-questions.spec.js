@@ -134,3 +134,25 @@ test('generate the summary-based baseline beside the graph set', async ({ page }
   await row.getByRole('link', { name: /Summary-based/ }).click();
   await expect(page.locator('table.questions tbody tr[data-question]')).toHaveCount(12);
 });
+
+test('generate hierarchical questions with reference answers', async ({ page }) => {
+  await openHydrated(page, questionsUrl);
+  const sets = page.locator('table.sets tbody tr');
+  const before = await sets.count();
+  await page.getByText('Generate questions with reference answers in hierarchical categories').click();
+  const form = page.locator('#hierarchical-form');
+  await form.locator('input[name="per_category"]').fill('2');
+  await form.locator('input[name="levels"]').fill('2,4');
+  await form.locator('input[name="dimensions"]').fill('QC');
+  await page.locator('#generate-hierarchical').click();
+  await expect(sets).toHaveCount(before + 1, { timeout: 60_000 });
+  const row = sets.filter({ hasText: 'Hierarchical questions' });
+  await expect(row).toContainText('4 QC 2 · 8 QC 4');
+  await row.getByRole('link', { name: /Hierarchical/ }).click();
+  const questions = page.locator('table.questions tbody tr[data-question]');
+  await expect(questions).toHaveCount(12);
+  await questions.first().getByRole('button', { name: 'Provenance' }).click();
+  await expect(page.locator('.provenance .reference-answer')).toContainText('Reference answer:');
+  await expect(page.locator('.provenance')).toContainText(/Category: QC\/(simple|complex) · for a (novice|expert) user/);
+  await expect(page.locator('.provenance .source-chunk')).toHaveCount(1);
+});

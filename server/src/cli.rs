@@ -119,9 +119,11 @@ enum QuestionsCommand {
     /// project's knowledge graph: entities (node), relations (edge) and random
     /// walks (subgraph). `summary` is the LightRAG/MGRAG baseline: documents'
     /// heads and tails, then users × tasks × questions from one call.
+    /// `hierarchical` writes questions with reference answers in the
+    /// categories of seed 004 (QC, AT, LV at 2, 4 and 8 categories).
     Generate {
         project: String,
-        #[arg(long, value_parser = ["graph", "summary"], default_value = "graph")]
+        #[arg(long, value_parser = ["graph", "summary", "hierarchical"], default_value = "graph")]
         kind: String,
         /// Node-level questions.
         #[arg(long, default_value_t = 50)]
@@ -158,6 +160,24 @@ enum QuestionsCommand {
         /// Summary kind: LightRAG's exact slices, with its bug (issue #1203).
         #[arg(long)]
         replicate_lightrag: bool,
+        /// Hierarchical kind: questions per category.
+        #[arg(long, default_value_t = 10)]
+        per_category: usize,
+        /// Hierarchical kind: granularity levels (categories per level), comma-separated.
+        #[arg(long, default_value = "2,4,8")]
+        levels: String,
+        /// Hierarchical kind: dimensions, comma-separated.
+        #[arg(long, default_value = "QC,AT,LV")]
+        dimensions: String,
+        /// Hierarchical kind: questions per cell of the LV × QC factorial design (0: none).
+        #[arg(long, default_value_t = 0)]
+        factorial: usize,
+        /// Hierarchical kind: ask the LLM whether each pair fits its category; drop misfits.
+        #[arg(long)]
+        adherence_check: bool,
+        /// Hierarchical kind: a hierarchy in the layout of engine/data/hierarchy.json.
+        #[arg(long)]
+        hierarchy: Option<std::path::PathBuf>,
         /// Send every call to the provider, even where a cached reply exists.
         #[arg(long)]
         no_cache: bool,
@@ -522,10 +542,47 @@ async fn questions(
             head,
             tail,
             replicate_lightrag,
+            per_category,
+            levels,
+            dimensions,
+            factorial,
+            adherence_check,
+            hierarchy,
             no_cache,
         } => {
             let p = app::store::find_project(pool, &project).await?;
-            let (job, set) = if kind == "summary" {
+            let (job, set) = if kind == "hierarchical" {
+                let levels = levels
+                    .split(',')
+                    .map(|l| {
+                        l.trim().parse::<usize>().map_err(|_| anyhow::anyhow!("--levels: \"{l}\" is not a number"))
+                    })
+                    .collect::<anyhow::Result<Vec<_>>>()?;
+                let hierarchy = match hierarchy {
+                    Some(path) => {
+                        let text = std::fs::read_to_string(&path)
+                            .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+                        Some(
+                            serde_json::from_str(&text)
+                                .map_err(|e| anyhow::anyhow!("{} is not a hierarchy: {e}", path.display()))?,
+                        )
+                    }
+                    None => None,
+                };
+                let settings = engine::questions::hierarchy::HierarchicalSettings {
+                    dimensions: dimensions
+                        .split(',')
+                        .map(|d| d.trim().to_uppercase())
+                        .filter(|d| !d.is_empty())
+                        .collect(),
+                    levels,
+                    per_category,
+                    factorial_per_cell: factorial,
+                    adherence_check,
+                    seed,
+                };
+                app::jobs::create_hierarchical_questions(pool, p.summary.id, &settings, hierarchy, no_cache).await?
+            } else if kind == "summary" {
                 let settings = engine::questions::summary::SummarySettings {
                     head,
                     tail,

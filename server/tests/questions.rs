@@ -195,3 +195,45 @@ async fn the_summary_baseline_describes_heads_and_tails_and_its_lightrag_replica
     assert!(!replica.contains("Alice was beginning to get very tired"));
     assert!(!replica.contains("the happy summer days"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hierarchical_questions_carry_reference_answers_per_category_and_the_check_drops_misfits() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    json(&assay(&db, &["--json", "project", "create", "H"], &[]).await);
+    json(&assay(&db, &["--json", "corpus", "add", "H", "--sample"], &[]).await);
+    let args =
+        ["--json", "questions", "generate", "H", "--kind", "hierarchical", "--per-category", "2", "--factorial", "2"];
+    let made = json(&assay(&db, &args, &[]).await);
+    assert_eq!(made["questions"], 2 * 3 * (2 + 4 + 8) + 2 * 4);
+    for (level, n) in [("QC 2", 4), ("QC 4", 8), ("QC 8", 16), ("AT 8", 16), ("LV 4", 8), ("LV × QC", 8)] {
+        assert_eq!(made["counts"][level], n, "{level}: {made}");
+    }
+    let set = made["set_id"].to_string();
+    let export = assay(&db, &["questions", "export", "H", "--set", &set], &[]).await;
+    let lines: Vec<Value> =
+        String::from_utf8(export.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let novices = lines.iter().filter(|q| q["expertise"] == "novice").count();
+    assert_eq!(novices * 2, lines.len(), "novice/expert 50/50");
+    for q in &lines {
+        assert!(!q["reference_answer"].as_str().unwrap().is_empty());
+        assert_eq!(q["source_chunk_ids"].as_array().unwrap().len(), 1);
+        let category = q["category"].as_str().unwrap();
+        let depth = category.split(" × ").next().unwrap().matches('/').count();
+        if q["level"] != "LV × QC" {
+            assert_eq!(q["level"].as_str().unwrap(), format!("{} {}", &category[..2], 1 << depth));
+        }
+    }
+
+    // With the adherence check, misfits are dropped and counted.
+    let mut checked = args.to_vec();
+    checked.push("--adherence-check");
+    let made = json(&assay(&db, &checked, &[]).await);
+    let kept = made["questions"].as_u64().unwrap();
+    let sets = json(&assay(&db, &["--json", "questions", "list", "H"], &[]).await);
+    let parameters: Value = serde_json::from_str(sets[1]["parameters"].as_str().unwrap()).unwrap();
+    let dropped = parameters["dropped_by_adherence_check"].as_u64().unwrap();
+    assert!(dropped > 0, "the offline lexical rule rejects some distant-vocabulary questions");
+    assert_eq!(kept + dropped, 92);
+    assert_eq!(made["llm_calls"], 92 * 2, "one question and one check per item");
+}

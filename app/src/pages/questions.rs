@@ -35,11 +35,14 @@ pub fn QuestionsPage() -> impl IntoView {
     let llm = Resource::new(|| (), |_| get_llm_info());
     let generate = ServerAction::<StartGraphQuestions>::new();
     let baseline = ServerAction::<StartSummaryQuestions>::new();
+    let hierarchical = ServerAction::<StartHierarchicalQuestions>::new();
     let delete_set = ServerAction::<DeleteQuestionSet>::new();
     let live = RwSignal::new(false);
     let tick = ticker(live);
     let jobs = Resource::new(
-        move || (id.get(), tick.get(), generate.version().get(), baseline.version().get()),
+        move || {
+            (id.get(), tick.get(), generate.version().get(), baseline.version().get(), hierarchical.version().get())
+        },
         |(id, ..)| list_jobs(id),
     );
     let finished = RwSignal::new(0u64);
@@ -85,6 +88,8 @@ pub fn QuestionsPage() -> impl IntoView {
             <ActionError action=generate/>
             <BaselineForm project_id=id.get_untracked() action=baseline/>
             <ActionError action=baseline/>
+            <HierarchicalForm project_id=id.get_untracked() action=hierarchical/>
+            <ActionError action=hierarchical/>
             <details class="panel" open=move || import_error.get().is_some()>
                 <summary>"Import a set (.jsonl or .csv)"</summary>
                 <form method="post" enctype="multipart/form-data" class="inline-form" id="import-form"
@@ -197,6 +202,29 @@ fn BaselineForm(project_id: i64, action: ServerAction<StartSummaryQuestions>) ->
                     " replicate LightRAG exactly, including its slicing bug (issue #1203: documents of 3,000+ tokens lose their tail)"</label>
                 <label class="muted"><input type="checkbox" name="no_cache" value="on"/>" bypass the cache"</label>
                 <div><button type="submit" id="generate-baseline" disabled=move || action.pending().get()>"Generate"</button></div>
+            </ActionForm>
+        </details>
+    }
+}
+
+#[component]
+fn HierarchicalForm(project_id: i64, action: ServerAction<StartHierarchicalQuestions>) -> impl IntoView {
+    view! {
+        <details class="panel build-panel">
+            <summary>"Generate questions with reference answers in hierarchical categories"</summary>
+            <p class="muted small">"Seed 004 (HieraRAG): Question Complexity, Answer Type and Linguistic Variation, each at 2, 4 and 8 categories (fine inside medium inside coarse). Each question comes from a chunk drawn at random, for a novice or an expert (50/50), with a reference answer. The optional adherence check asks whether each pair fits its category and drops misfits."</p>
+            <ActionForm action attr:class="stack-form" attr:id="hierarchical-form">
+                <input type="hidden" name="project_id" value=project_id/>
+                <div class="row-fields">
+                    <label>"Per category " <input type="number" name="per_category" value="10" min="1"/></label>
+                    <label>"Levels " <input type="text" name="levels" value="2,4,8" size="8"/></label>
+                    <label>"Dimensions " <input type="text" name="dimensions" value="QC,AT,LV" size="10"/></label>
+                    <label>"LV × QC factorial, per cell " <input type="number" name="factorial" value="0" min="0"/></label>
+                    <label>"Seed " <input type="number" name="seed" value="42" min="0"/></label>
+                </div>
+                <label class="muted"><input type="checkbox" name="adherence_check" value="on"/>" adherence check (one more call per question)"</label>
+                <label class="muted"><input type="checkbox" name="no_cache" value="on"/>" bypass the cache"</label>
+                <div><button type="submit" id="generate-hierarchical" disabled=move || action.pending().get()>"Generate"</button></div>
             </ActionForm>
         </details>
     }
@@ -346,7 +374,11 @@ fn Provenance(project_id: i64, question_id: i64) -> impl IntoView {
                         {(!p.missing.is_empty()).then(|| view! {
                             <p class="muted small">{format!("Not in the current graph (rebuilt since?): {}", p.missing.join(", "))}</p>
                         })}
-                        {q.reference_answer.clone().map(|a| view! { <p><strong>"Reference answer: "</strong>{a}</p> })}
+                        {q.category.clone().map(|c| view! {
+                            <p class="small">"Category: " <code>{c}</code>
+                                {q.expertise.clone().map(|e| format!(" · for a {e} user"))}</p>
+                        })}
+                        {q.reference_answer.clone().map(|a| view! { <p class="reference-answer"><strong>"Reference answer: "</strong>{a}</p> })}
                         <SourceText project_id sources=p.sources/>
                     </div>
                 }.into_any()

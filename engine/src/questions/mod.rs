@@ -4,7 +4,9 @@
 //! - [`walk`]: random walks for subgraph-level questions.
 //! - [`graph`]: graph-text-grounded questions (node, edge, subgraph).
 //! - [`summary`]: the summary-based baseline (LightRAG's reproduce/Step_2).
+//! - [`hierarchy`]: questions with reference answers in hierarchical categories (seed 004).
 
 pub mod graph;
+pub mod hierarchy;
 pub mod summary;
 pub mod walk;

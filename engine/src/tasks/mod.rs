@@ -22,6 +22,9 @@ pub fn register_offline(provider: &mut OfflineProvider) {
     provider.register(q::SUBGRAPH_PURPOSE, q::offline_subgraph);
     use crate::questions::summary;
     provider.register(summary::PURPOSE, summary::offline);
+    use crate::questions::hierarchy;
+    provider.register(hierarchy::PURPOSE, hierarchy::offline);
+    provider.register(hierarchy::CHECK_PURPOSE, hierarchy::offline_check);
 }
 
 /// Hex SHA-256 of a prompt template, stored with each call made from it.

@@ -1,0 +1,491 @@
+//! Questions controlled along hierarchical categories (seed 004 §2.1–2.2,
+//! DataMorgana-style): three dimensions — Question Complexity (QC), Answer
+//! Type (AT), Linguistic Variation (LV) — each with 2 coarse, 4 medium and 8
+//! fine categories, every fine category inside one medium and every medium
+//! inside one coarse. The default hierarchy (`engine/data/hierarchy.json`)
+//! uses the seed's category names where it gives them and completes the
+//! tree; a project may bring its own in the same layout.
+//!
+//! Each question: a chunk drawn at random (seeded), a category at one
+//! granularity level, a user expertise (novice or expert, balanced 50/50
+//! over the set); the LLM writes the question **and a reference answer**.
+//! An optional adherence check asks the LLM whether the pair fits its
+//! category and drops misfits. Also seed 004's RQ3 factorial design: LV
+//! (similar/distant) × QC (simple/complex), the same count per cell.
+//!
+//! Offline: templates per coarse category, filled from the chunk's best
+//! sentence and its most connected entity, with that sentence (or two) as
+//! the reference answer; the offline adherence check is a transparent
+//! lexical rule for LV (a "similar" question shares at least half its
+//! content words with the passage, a "distant" one less than half) and
+//! accepts the other dimensions.
+
+use std::collections::{BTreeMap, HashSet};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use crate::jobs::{ItemOutcome, WorkItem};
+use crate::llm::{CallContext, ChatRequest, Gateway, Message};
+use crate::tasks::summarise::{extractive, words};
+use crate::tasks::{delimited, prompt_hash};
+
+pub const PURPOSE: &str = "question_hierarchical";
+pub const CHECK_PURPOSE: &str = "adherence_check";
+pub const PROMPT: &str = include_str!("../../prompts/question_hierarchical.txt");
+pub const CHECK_PROMPT: &str = include_str!("../../prompts/adherence_check.txt");
+const DEFAULT: &str = include_str!("../../data/hierarchy.json");
+
+/// Categories per level: coarse, medium, fine.
+pub const LEVELS: [usize; 3] = [2, 4, 8];
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Category {
+    pub name: String,
+    pub definition: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub children: Vec<Category>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Dimension {
+    pub name: String,
+    pub description: String,
+    pub categories: Vec<Category>,
+}
+
+/// Dimension code (`QC`, `AT`, `LV`) → dimension.
+pub type Hierarchy = BTreeMap<String, Dimension>;
+
+/// The shipped hierarchy.
+pub fn default_hierarchy() -> Hierarchy {
+    serde_json::from_str(DEFAULT).expect("the shipped hierarchy parses")
+}
+
+/// Checks the shape: every dimension has 2 coarse categories, each with 2
+/// children, each with 2 children (2, 4, 8); names are unique within a
+/// dimension and no definition is empty.
+pub fn validate(h: &Hierarchy) -> Result<(), String> {
+    if h.is_empty() {
+        return Err("the hierarchy has no dimensions".into());
+    }
+    for (code, d) in h {
+        let mut names = HashSet::new();
+        for (level, want) in LEVELS.iter().enumerate() {
+            let cats = at_level(d, level);
+            if cats.len() != *want {
+                return Err(format!("{code}: level {} has {} categories, not {want}", level + 1, cats.len()));
+            }
+            for (path, c) in cats {
+                if c.definition.trim().is_empty() {
+                    return Err(format!("{code}/{path}: the definition is empty"));
+                }
+                if !names.insert(c.name.clone()) {
+                    return Err(format!("{code}: the category name \"{}\" is used twice", c.name));
+                }
+                if level < 2 && c.children.len() != 2 {
+                    return Err(format!("{code}/{path} has {} child categories, not 2", c.children.len()));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The categories at depth `level` (0 coarse, 1 medium, 2 fine) with their
+/// paths below the dimension (`simple/factual_lookup`).
+pub fn at_level(d: &Dimension, level: usize) -> Vec<(String, &Category)> {
+    let mut out: Vec<(String, &Category)> = d.categories.iter().map(|c| (c.name.clone(), c)).collect();
+    for _ in 0..level {
+        out = out
+            .into_iter()
+            .flat_map(|(path, c)| c.children.iter().map(move |k| (format!("{path}/{}", k.name), k)))
+            .collect();
+    }
+    out
+}
+
+/// A category path's definitions, from the coarsest down.
+fn lineage(d: &Dimension, path: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut level: &[Category] = &d.categories;
+    for name in path.split('/') {
+        let Some(c) = level.iter().find(|c| c.name == name) else { break };
+        out.push((c.name.clone(), c.definition.clone()));
+        level = &c.children;
+    }
+    out
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HierarchicalSettings {
+    /// Dimension codes.
+    pub dimensions: Vec<String>,
+    /// Granularity levels by category count (2, 4, 8).
+    pub levels: Vec<usize>,
+    pub per_category: usize,
+    /// Questions per cell of the LV × QC coarse factorial design (0: none).
+    pub factorial_per_cell: usize,
+    pub adherence_check: bool,
+    pub seed: u64,
+}
+
+impl Default for HierarchicalSettings {
+    fn default() -> Self {
+        HierarchicalSettings {
+            dimensions: vec!["QC".into(), "AT".into(), "LV".into()],
+            levels: LEVELS.to_vec(),
+            per_category: 10,
+            factorial_per_cell: 0,
+            adherence_check: false,
+            seed: 42,
+        }
+    }
+}
+
+/// One planned question: its categories (one, or two for a factorial cell,
+/// as `DIM/path`), the expertise, and the chunk it comes from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Planned {
+    pub categories: Vec<String>,
+    pub expertise: String,
+    pub chunk_id: i64,
+}
+
+/// The set's questions, seeded: per dimension, level and category
+/// `per_category` questions, then the factorial cells; chunks drawn
+/// uniformly; expertise novice for a random half, expert for the rest.
+pub fn plan(h: &Hierarchy, s: &HierarchicalSettings, chunk_ids: &[i64]) -> Result<Vec<Planned>, String> {
+    validate(h)?;
+    if chunk_ids.is_empty() {
+        return Err("the project has no chunks yet: add documents to its corpus first".into());
+    }
+    let mut cells: Vec<Vec<String>> = Vec::new();
+    for code in &s.dimensions {
+        let d = h.get(code).ok_or_else(|| {
+            format!(
+                "unknown dimension \"{code}\" (the hierarchy has {})",
+                h.keys().cloned().collect::<Vec<_>>().join(", ")
+            )
+        })?;
+        for &n in &s.levels {
+            let level = LEVELS
+                .iter()
+                .position(|l| *l == n)
+                .ok_or_else(|| format!("a level is 2, 4 or 8 categories, not {n}"))?;
+            for (path, _) in at_level(d, level) {
+                cells.extend(std::iter::repeat_n(vec![format!("{code}/{path}")], s.per_category));
+            }
+        }
+    }
+    if s.factorial_per_cell > 0 {
+        let (lv, qc) = (
+            h.get("LV").ok_or("the factorial design needs an LV dimension")?,
+            h.get("QC").ok_or("the factorial design needs a QC dimension")?,
+        );
+        for (l, _) in at_level(lv, 0) {
+            for (q, _) in at_level(qc, 0) {
+                cells.extend(std::iter::repeat_n(vec![format!("LV/{l}"), format!("QC/{q}")], s.factorial_per_cell));
+            }
+        }
+    }
+    let mut rng = fastrand::Rng::with_seed(s.seed);
+    let mut expertise: Vec<&str> = (0..cells.len()).map(|i| if i % 2 == 0 { "novice" } else { "expert" }).collect();
+    rng.shuffle(&mut expertise);
+    Ok(cells
+        .into_iter()
+        .zip(expertise)
+        .map(|(categories, e)| Planned {
+            categories,
+            expertise: e.into(),
+            chunk_id: chunk_ids[rng.usize(..chunk_ids.len())],
+        })
+        .collect())
+}
+
+/// The category block of a prompt: each category with its lineage.
+fn category_text(h: &Hierarchy, categories: &[String]) -> String {
+    categories
+        .iter()
+        .map(|c| {
+            let (code, path) = c.split_once('/').unwrap_or((c, ""));
+            let Some(d) = h.get(code) else { return format!("Category: {c}") };
+            let lines: Vec<String> = lineage(d, path).iter().map(|(n, def)| format!("  - {n}: {def}")).collect();
+            format!("Category: {c} ({})\n{}", d.name, lines.join("\n"))
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+pub fn payload(h: &Hierarchy, p: &Planned, text: &str) -> Value {
+    json!({ "planned": p, "categories": category_text(h, &p.categories), "text": text })
+}
+
+pub fn request(payload: &Value) -> ChatRequest {
+    let user = format!(
+        "User: {}\n{}\nPassage:\n<<<\n{}\n>>>",
+        payload["planned"]["expertise"].as_str().unwrap_or("novice"),
+        payload["categories"].as_str().unwrap_or(""),
+        payload["text"].as_str().unwrap_or("")
+    );
+    let mut req = ChatRequest::new(PURPOSE, vec![Message::system(PROMPT.trim()), Message::user(user)]);
+    req.json = true;
+    req.max_tokens = Some(400);
+    req
+}
+
+pub fn check_request(payload: &Value, question: &str, answer: &str) -> ChatRequest {
+    let user = format!(
+        "{}\nQuestion: {question}\nReference answer: {answer}\nPassage:\n<<<\n{}\n>>>",
+        payload["categories"].as_str().unwrap_or(""),
+        payload["text"].as_str().unwrap_or("")
+    );
+    let mut req = ChatRequest::new(CHECK_PURPOSE, vec![Message::system(CHECK_PROMPT.trim()), Message::user(user)]);
+    req.json = true;
+    req.max_tokens = Some(120);
+    req
+}
+
+/// The first JSON object in a reply (fences and prose around it tolerated).
+fn json_object(reply: &str) -> Option<Value> {
+    let start = reply.find('{')?;
+    let end = reply.rfind('}')?;
+    serde_json::from_str(reply.get(start..=end)?).ok()
+}
+
+pub async fn run_item(gateway: &Gateway, job_id: i64, item: WorkItem, adherence: bool) -> ItemOutcome {
+    let p = &item.payload;
+    let ctx =
+        |t: &str| CallContext { job_id: Some(job_id), item: Some(item.key.clone()), prompt_hash: Some(prompt_hash(t)) };
+    let reply = match gateway.chat(&request(p), &ctx(PROMPT)).await {
+        Ok(r) => r,
+        Err(e) => return ItemOutcome::Failed { error: e.to_string(), tokens: 0, cost_usd: 0.0 },
+    };
+    let (mut tokens, mut cost) = (reply.prompt_tokens + reply.completion_tokens, reply.cost_usd);
+    let parsed = json_object(&reply.text);
+    let field = |k: &str| {
+        parsed.as_ref().and_then(|v| v[k].as_str()).map(str::trim).filter(|s| !s.is_empty()).map(str::to_string)
+    };
+    let (Some(question), Some(answer)) = (field("question"), field("answer")) else {
+        return ItemOutcome::Failed {
+            error: "the reply has no JSON object with a question and an answer".into(),
+            tokens,
+            cost_usd: cost,
+        };
+    };
+    let mut verdict = Value::Null;
+    if adherence {
+        match gateway.chat(&check_request(p, &question, &answer), &ctx(CHECK_PROMPT)).await {
+            Ok(r) => {
+                tokens += r.prompt_tokens + r.completion_tokens;
+                cost += r.cost_usd;
+                verdict = json_object(&r.text).unwrap_or(json!({ "fits": null, "reason": "unreadable verdict" }));
+            }
+            Err(e) => return ItemOutcome::Failed { error: format!("adherence check: {e}"), tokens, cost_usd: cost },
+        }
+    }
+    let dropped = verdict["fits"] == json!(false);
+    ItemOutcome::Done {
+        result: json!({
+            "question": question,
+            "answer": answer,
+            "planned": p["planned"],
+            "adherence": verdict,
+            "dropped": dropped,
+            "prompt_hash": prompt_hash(PROMPT),
+        })
+        .to_string(),
+        tokens,
+        cost_usd: cost,
+    }
+}
+
+fn header<'a>(message: &'a str, label: &str) -> Vec<&'a str> {
+    message.lines().filter_map(|l| l.strip_prefix(label)).map(str::trim).collect()
+}
+
+/// The passage's most frequent capitalised name (not at a sentence start), if any.
+fn main_name(text: &str) -> Option<String> {
+    let x = crate::graph::offline::extract(text);
+    let mut count: BTreeMap<String, usize> = BTreeMap::new();
+    for r in &x.relations {
+        *count.entry(r.source.clone()).or_default() += 1;
+        *count.entry(r.target.clone()).or_default() += 1;
+    }
+    count
+        .into_iter()
+        .max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(&a.0)))
+        .map(|(n, _)| n)
+        .or_else(|| x.entities.first().map(|e| e.name.clone()))
+}
+
+/// The offline question and answer (see the module docs).
+pub fn offline(req: &ChatRequest) -> Result<String, String> {
+    let message = req.messages.last().map(|m| m.content.as_str()).unwrap_or("");
+    let text = delimited(message).ok_or("the request has no <<< >>> delimited passage")?;
+    let categories = header(message, "Category:");
+    let expert = header(message, "User:").first() == Some(&"expert");
+    let name = main_name(text).unwrap_or_else(|| "this subject".into());
+    let answer = extractive(text);
+    let has = |needle: &str| categories.iter().any(|c| c.contains(needle));
+    let question = if has("LV/distant") {
+        format!("In plain terms, what is going on with {name}, and why would anyone care?")
+    } else if has("QC/complex") || has("AT/abstractive") {
+        format!("How and why does {name} come to matter in what is described, taking all of it together?")
+    } else {
+        let lead: String = answer.split_whitespace().take(8).collect::<Vec<_>>().join(" ");
+        format!("What is said about {name} where it reads \"{lead} …\"?")
+    };
+    let question = if expert { format!("{question} Give the specifics.") } else { question };
+    Ok(json!({ "question": question, "answer": answer }).to_string())
+}
+
+/// The offline adherence rule (see the module docs).
+pub fn offline_check(req: &ChatRequest) -> Result<String, String> {
+    let message = req.messages.last().map(|m| m.content.as_str()).unwrap_or("");
+    let text = delimited(message).ok_or("the request has no <<< >>> delimited passage")?;
+    let question = header(message, "Question:").first().copied().unwrap_or("");
+    let categories = header(message, "Category:");
+    let passage: HashSet<String> = words(text).collect();
+    let qwords: Vec<String> = words(question).collect();
+    let shared = qwords.iter().filter(|w| passage.contains(*w)).count() as f64 / qwords.len().max(1) as f64;
+    let verdict = if categories.iter().any(|c| c.starts_with("LV/similar")) {
+        (
+            shared >= 0.5,
+            format!(
+                "{:.0}% of the question's content words are in the passage (similar needs 50% or more)",
+                shared * 100.0
+            ),
+        )
+    } else if categories.iter().any(|c| c.starts_with("LV/distant")) {
+        (
+            shared < 0.5,
+            format!(
+                "{:.0}% of the question's content words are in the passage (distant needs under 50%)",
+                shared * 100.0
+            ),
+        )
+    } else {
+        (true, "the offline check covers lexical overlap (LV) only".to_string())
+    };
+    Ok(json!({ "fits": verdict.0, "reason": verdict.1 }).to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_hierarchy_nests_2_4_8_and_uses_the_seeds_names() {
+        let h = default_hierarchy();
+        validate(&h).unwrap();
+        for (code, d) in &h {
+            let coarse: Vec<String> = at_level(d, 0).into_iter().map(|(p, _)| p).collect();
+            let medium: Vec<String> = at_level(d, 1).into_iter().map(|(p, _)| p).collect();
+            let fine: Vec<String> = at_level(d, 2).into_iter().map(|(p, _)| p).collect();
+            assert_eq!((coarse.len(), medium.len(), fine.len()), (2, 4, 8), "{code}");
+            // fine ⊂ medium ⊂ coarse: every path extends exactly one parent path.
+            assert!(fine.iter().all(|f| medium.iter().filter(|m| f.starts_with(&format!("{m}/"))).count() == 1));
+            assert!(medium.iter().all(|m| coarse.iter().filter(|c| m.starts_with(&format!("{c}/"))).count() == 1));
+        }
+        let fine_names =
+            |code: &str| -> Vec<String> { at_level(&h[code], 2).into_iter().map(|(_, c)| c.name.clone()).collect() };
+        for (code, named) in [
+            (
+                "QC",
+                &["extractive_span", "entity_extraction", "single_hop_inference", "comparative_synthesis_concepts"][..],
+            ),
+            (
+                "AT",
+                &[
+                    "phrase_extraction",
+                    "sentence_extraction",
+                    "condensed_summary",
+                    "explanatory_synthesis",
+                    "ordered_sequence",
+                ][..],
+            ),
+            (
+                "LV",
+                &[
+                    "low_lexical_overlap",
+                    "synonym_based_rephrase",
+                    "domain_shift_terminology",
+                    "abstraction_level_shift",
+                ][..],
+            ),
+        ] {
+            assert!(named.iter().all(|n| fine_names(code).contains(&n.to_string())), "{code}");
+        }
+        let medium = at_level(&h["AT"], 1);
+        let soe = medium.iter().find(|(_, c)| c.name == "summary_or_explanation").unwrap().1;
+        assert_eq!(
+            soe.children.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(),
+            ["condensed_summary", "sentence_extraction"]
+        );
+        assert!(at_level(&h["LV"], 1).iter().any(|(_, c)| c.name == "conceptual_rephrase"));
+    }
+
+    #[test]
+    fn malformed_hierarchies_are_refused_with_the_reason() {
+        let mut h = default_hierarchy();
+        h.get_mut("QC").unwrap().categories[0].children.pop();
+        assert_eq!(validate(&h).unwrap_err(), "QC/simple has 1 child categories, not 2");
+        let mut h = default_hierarchy();
+        h.get_mut("AT").unwrap().categories[1].name = "extractive".into();
+        assert_eq!(validate(&h).unwrap_err(), "AT: the category name \"extractive\" is used twice");
+    }
+
+    #[test]
+    fn plans_count_every_category_balance_expertise_and_are_seeded() {
+        let h = default_hierarchy();
+        let s = HierarchicalSettings { per_category: 3, factorial_per_cell: 5, ..Default::default() };
+        let chunks = [11, 12, 13];
+        let p = plan(&h, &s, &chunks).unwrap();
+        assert_eq!(p.len(), 3 * 3 * (2 + 4 + 8) + 4 * 5);
+        let mut per: BTreeMap<&str, usize> = BTreeMap::new();
+        for q in p.iter().filter(|q| q.categories.len() == 1) {
+            *per.entry(q.categories[0].as_str()).or_default() += 1;
+        }
+        assert_eq!(per.len(), 3 * 14);
+        assert!(per.values().all(|n| *n == 3));
+        assert_eq!(p.iter().filter(|q| q.categories == ["LV/distant", "QC/complex"]).count(), 5);
+        let novices = p.iter().filter(|q| q.expertise == "novice").count();
+        assert_eq!(novices, p.len().div_ceil(2), "50/50");
+        assert!(p.iter().all(|q| chunks.contains(&q.chunk_id)));
+        assert_eq!(plan(&h, &s, &chunks).unwrap(), p);
+        assert!(plan(&h, &HierarchicalSettings { levels: vec![3], ..s.clone() }, &chunks)
+            .unwrap_err()
+            .contains("not 3"));
+        assert!(plan(&h, &s, &[]).is_err());
+    }
+
+    #[test]
+    fn offline_questions_have_reference_answers_and_the_lexical_check_drops_misfits() {
+        let h = default_hierarchy();
+        let text =
+            "The Salt Guild fixed the price of salt in Saltmere. Isobel Pell of the Salt Guild was its first warden.";
+        let planned = Planned { categories: vec!["LV/similar".into()], expertise: "expert".into(), chunk_id: 1 };
+        let p = payload(&h, &planned, text);
+        let reply: Value = serde_json::from_str(&offline(&request(&p)).unwrap()).unwrap();
+        let (q, a) = (reply["question"].as_str().unwrap(), reply["answer"].as_str().unwrap());
+        assert!(q.contains("Salt Guild") && q.ends_with("Give the specifics."), "{q}");
+        assert!(text.contains(a.trim_end_matches(" …")), "{a}");
+        let fits = |cats: &[&str], question: &str| {
+            let planned = Planned {
+                categories: cats.iter().map(|c| c.to_string()).collect(),
+                expertise: "novice".into(),
+                chunk_id: 1,
+            };
+            let v: Value = serde_json::from_str(
+                &offline_check(&check_request(&payload(&h, &planned, text), question, "x")).unwrap(),
+            )
+            .unwrap();
+            v["fits"].as_bool().unwrap()
+        };
+        assert!(fits(&["LV/similar"], "Who was the first warden of the Salt Guild?"));
+        assert!(!fits(&["LV/distant"], "Who was the first warden of the Salt Guild?"));
+        assert!(fits(&["LV/distant"], "Which lady ran the merchants' club?"));
+        assert!(fits(&["QC/simple"], "Anything at all?"));
+    }
+}
