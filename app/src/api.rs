@@ -472,3 +472,10 @@ pub async fn start_hierarchical_questions(
     state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
     Ok(job)
 }
+
+/// Which of the graph's entities a set's questions mention.
+#[server]
+pub async fn question_set_entities(set_id: i64) -> Result<EntityStats, AppError> {
+    let (set, d) = crate::diagnostics::set_entities(&app_state()?.pool, set_id).await?;
+    Ok(crate::diagnostics::stats(&set, &d))
+}

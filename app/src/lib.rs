@@ -17,6 +17,8 @@
 
 pub mod api;
 pub mod components;
+#[cfg(feature = "ssr")]
+pub mod diagnostics;
 pub mod error;
 pub mod format;
 #[cfg(feature = "ssr")]

@@ -276,3 +276,17 @@ pub struct QuestionProvenance {
     pub missing: Vec<String>,
     pub sources: Vec<SourceChunk>,
 }
+
+/// The entities a question set mentions (seed 000 Fig. 9).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EntityStats {
+    pub set_id: i64,
+    pub set_name: String,
+    pub questions: i64,
+    pub with_entity: i64,
+    pub distinct: i64,
+    /// Share of all mentions taken by the most mentioned entity.
+    pub top_share: f64,
+    /// The ten most mentioned entities, then "other".
+    pub top: Vec<(String, i64)>,
+}

@@ -156,3 +156,24 @@ test('generate hierarchical questions with reference answers', async ({ page }) 
   await expect(page.locator('.provenance')).toContainText(/Category: QC\/(simple|complex) · for a (novice|expert) user/);
   await expect(page.locator('.provenance .source-chunk')).toHaveCount(1);
 });
+
+test('compare two sets by the entities their questions mention', async ({ page, request }) => {
+  await openHydrated(page, questionsUrl);
+  await page.getByText('Compare two sets: entities mentioned').click();
+  const panels = page.locator('#compare-sets .entity-panel');
+  await expect(panels).toHaveCount(2);
+  // By default the graph set against the summary-based one.
+  await expect(page.locator('#compare-a option:checked')).toContainText('Graph questions');
+  await expect(page.locator('#compare-b option:checked')).toContainText('Summary-based questions');
+  for (const i of [0, 1]) {
+    await expect(panels.nth(i).locator('.distinct')).toHaveText(/^\d+$/);
+    const img = panels.nth(i).locator('img');
+    await expect.poll(() => img.evaluate((el) => el.complete && el.naturalWidth)).toBeGreaterThan(0);
+  }
+  const href = await panels.first().getByRole('link', { name: 'Download SVG' }).getAttribute('href');
+  const svg = await request.get(href);
+  expect(svg.headers()['content-type']).toContain('image/svg+xml');
+  const body = await svg.text();
+  const distinct = await panels.first().locator('.distinct').textContent();
+  expect(body).toContain(`${distinct} distinct entities`);
+});

@@ -64,6 +64,7 @@ pub fn router(
         )
         .route("/api/projects/{id}/questions/{set}/export", get(export_questions))
         .route("/api/projects/{id}/questions/import", post(import_questions))
+        .route("/api/projects/{id}/questions/{set}/entities.svg", get(entities_svg))
         .leptos_routes_with_context(&state, routes, || (), move || app::shell(shell_options.clone()))
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(app::shell))
         .with_state(state)
@@ -147,6 +148,20 @@ async fn export_questions(
     };
     let disposition = format!("attachment; filename=\"questions-set-{set}.{format}\"");
     ([(header::CONTENT_TYPE, mime.to_string()), (header::CONTENT_DISPOSITION, disposition)], body).into_response()
+}
+
+/// `GET /api/projects/{id}/questions/{set}/entities.svg`: the set's
+/// top-10 entity pie chart.
+async fn entities_svg(State(state): State<AppState>, Path((id, set)): Path<(i64, i64)>) -> Response {
+    match app::diagnostics::set_entities(&state.pool, set).await {
+        Ok((view, d)) if view.project_id == id => (
+            [(header::CONTENT_TYPE, "image/svg+xml; charset=utf-8".to_string())],
+            app::diagnostics::entities_svg(&view, &d),
+        )
+            .into_response(),
+        Ok(_) => error(StatusCode::NOT_FOUND, format!("question set {set} is not in project {id}")),
+        Err(e) => app_error(e),
+    }
 }
 
 /// `POST /api/projects/{id}/questions/import`: a multipart form with a

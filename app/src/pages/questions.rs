@@ -114,6 +114,8 @@ pub fn QuestionsPage() -> impl IntoView {
                     let project_id = id.get_untracked();
                     let selected = chosen.get_untracked().or(list.last().map(|s| s.id));
                     let current = list.iter().find(|s| Some(s.id) == selected).cloned();
+                    let list_for_compare: Vec<(i64, String, String)> =
+                        list.iter().map(|s| (s.id, s.name.clone(), s.kind.clone())).collect();
                     view! {
                         <table class="grid sets">
                             <thead><tr><th>"Set"</th><th class="num">"Questions"</th><th>"By level or category"</th><th>"Made by"</th><th>"Created"</th><th></th></tr></thead>
@@ -141,12 +143,77 @@ pub fn QuestionsPage() -> impl IntoView {
                                 }).collect_view()}
                             </tbody>
                         </table>
+                        <Compare project_id sets=list_for_compare/>
                         {current.map(|s| view! { <SetView project_id set=s/> })}
                     }.into_any()
                 })}
             </Transition>
             <ActionError action=delete_set/>
         </main>
+    }
+}
+
+/// Two sets side by side: the entities of the graph their questions
+/// mention (seed 000 Fig. 9).
+#[component]
+fn Compare(project_id: i64, sets: Vec<(i64, String, String)>) -> impl IntoView {
+    if sets.is_empty() {
+        return ().into_any();
+    }
+    // By default a graph set against a summary-based one, when there are both.
+    let first = sets.iter().find(|s| s.2 == "graph").or(sets.first()).map(|s| s.0).unwrap_or(0);
+    let second = sets.iter().find(|s| s.2 == "summary").or(sets.iter().find(|s| s.0 != first)).map_or(first, |s| s.0);
+    let a = RwSignal::new(first);
+    let b = RwSignal::new(second);
+    let options = move |chosen: RwSignal<i64>| {
+        sets.iter()
+            .map(|(id, name, _)| {
+                let id = *id;
+                view! { <option value=id.to_string() selected=move || chosen.get() == id>{name.clone()}</option> }
+            })
+            .collect_view()
+    };
+    let (oa, ob) = (options(a), options(b));
+    view! {
+        <details class="panel compare" id="compare-sets">
+            <summary>"Compare two sets: entities mentioned"</summary>
+            <div class="inline-form">
+                <label>"Set A " <select id="compare-a" on:change=move |ev| a.set(event_target_value(&ev).parse().unwrap_or(0))>{oa}</select></label>
+                <label>"Set B " <select id="compare-b" on:change=move |ev| b.set(event_target_value(&ev).parse().unwrap_or(0))>{ob}</select></label>
+            </div>
+            <div class="compare-grid">
+                {move || view! { <EntityPanel project_id set_id=a.get()/> }}
+                {move || view! { <EntityPanel project_id set_id=b.get()/> }}
+            </div>
+        </details>
+    }
+    .into_any()
+}
+
+#[component]
+fn EntityPanel(project_id: i64, set_id: i64) -> impl IntoView {
+    let stats = Resource::new(move || set_id, question_set_entities);
+    let svg = format!("/api/projects/{project_id}/questions/{set_id}/entities.svg");
+    view! {
+        <div class="entity-panel" data-set=set_id>
+            <Suspense fallback=|| view! { <p class="muted">"Counting entities…"</p> }>
+                {move || {
+                    let svg = svg.clone();
+                    Suspend::new(async move {
+                        match stats.await {
+                            Err(e) => view! { <ErrorNote error=e/> }.into_any(),
+                            Ok(s) => view! {
+                                <p class="entity-stats"><strong class="distinct">{s.distinct}</strong>" distinct entities · "
+                                    {format!("{} of {} questions mention one · the most mentioned takes {:.0}%",
+                                        s.with_entity, s.questions, s.top_share * 100.0)}</p>
+                                <img src=svg.clone() alt=format!("Entities mentioned by {}", s.set_name) width="100%"/>
+                                <p class="small"><a href=svg download=format!("entities-set-{set_id}.svg")>"Download SVG"</a></p>
+                            }.into_any(),
+                        }
+                    })
+                }}
+            </Suspense>
+        </div>
     }
 }
 

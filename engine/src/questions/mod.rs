@@ -4,8 +4,10 @@
 //! - [`walk`]: random walks for subgraph-level questions.
 //! - [`graph`]: graph-text-grounded questions (node, edge, subgraph).
 //! - [`summary`]: the summary-based baseline (LightRAG's reproduce/Step_2).
+//! - [`diagnostics`]: which graph entities a set's questions mention (Fig. 9).
 //! - [`hierarchy`]: questions with reference answers in hierarchical categories (seed 004).
 
+pub mod diagnostics;
 pub mod graph;
 pub mod hierarchy;
 pub mod summary;
