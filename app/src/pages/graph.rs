@@ -8,9 +8,9 @@ use crate::api::*;
 use crate::components::explorer::GraphExplorer;
 use crate::components::{ActionError, ErrorNote, ProjectBar};
 use crate::format;
-use crate::model::{GraphOverview, JobView};
+use crate::model::GraphOverview;
 use crate::pages::corpus::route_id;
-use crate::pages::jobs::{active, ticker, ProgressBar, StatusBadge};
+use crate::pages::jobs::{ticker, LatestJob};
 
 #[component]
 pub fn GraphPage() -> impl IntoView {
@@ -30,27 +30,7 @@ pub fn GraphPage() -> impl IntoView {
         <ProjectBar project_id=id.get_untracked() project active="graph"/>
         <main class="page wide">
             <h1>"Knowledge graph"</h1>
-            <Transition fallback=|| ()>
-                {move || Suspend::new(async move {
-                    let jobs = jobs.await.unwrap_or_default();
-                    let latest: Option<JobView> = jobs.into_iter().find(|j| j.kind == "graph");
-                    let running = latest.as_ref().is_some_and(|j| active(&j.status));
-                    if live.get_untracked() && !running {
-                        finished.update(|n| *n += 1);
-                    }
-                    live.set(running);
-                    latest.filter(|j| running || j.status != "done").map(|j| {
-                        let project_id = id.get_untracked();
-                        view! {
-                            <p class="job-line" id="graph-job">
-                                <a href=format!("/projects/{project_id}/jobs/{}", j.id)>{format!("Graph job #{}", j.id)}</a> " "
-                                <StatusBadge status=j.status.clone()/> " " <ProgressBar j=j.clone()/>
-                                {j.error.clone().map(|e| view! { <span class="error">{e}</span> })}
-                            </p>
-                        }
-                    })
-                })}
-            </Transition>
+            <LatestJob project_id=id.get_untracked() kind="graph" label="Graph" dom_id="graph-job" jobs live finished/>
             <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
                 {move || Suspend::new(async move {
                     let info = llm.await.ok();

@@ -7,6 +7,7 @@ use leptos_router::hooks::use_navigate;
 
 use crate::api::*;
 use crate::components::{ActionError, ErrorNote, ProjectBar};
+use crate::error::AppError;
 use crate::format;
 use crate::model::{CallView, JobItemView, JobView};
 use crate::pages::corpus::route_id;
@@ -72,6 +73,41 @@ pub(crate) fn ProgressBar(j: JobView) -> impl IntoView {
             <progress max="100" value=pct></progress>
             <span class="progress-text">{format!("{}/{} · {pct:.0}%", format::int(finished), format::int(j.total))}</span>
         </span>
+    }
+}
+
+/// A stage page's line for its latest job of `kind`, shown while it runs or
+/// when it did not end well. `live` keeps `jobs` refreshing while a job
+/// runs; `finished` ticks when a watched job stops, so the page reloads
+/// what the job made.
+#[component]
+pub(crate) fn LatestJob(
+    project_id: i64,
+    kind: &'static str,
+    label: &'static str,
+    dom_id: &'static str,
+    jobs: Resource<Result<Vec<JobView>, AppError>>,
+    live: RwSignal<bool>,
+    finished: RwSignal<u64>,
+) -> impl IntoView {
+    view! {
+        <Transition fallback=|| ()>
+            {move || Suspend::new(async move {
+                let latest: Option<JobView> = jobs.await.unwrap_or_default().into_iter().find(|j| j.kind == kind);
+                let running = latest.as_ref().is_some_and(|j| active(&j.status));
+                if live.get_untracked() && !running {
+                    finished.update(|n| *n += 1);
+                }
+                live.set(running);
+                latest.filter(|j| running || j.status != "done").map(|j| view! {
+                    <p class="job-line" id=dom_id>
+                        <a href=format!("/projects/{project_id}/jobs/{}", j.id)>{format!("{label} job #{}", j.id)}</a> " "
+                        <StatusBadge status=j.status.clone()/> " " <ProgressBar j=j.clone()/>
+                        {j.error.clone().map(|e| view! { <span class="error">{e}</span> })}
+                    </p>
+                })
+            })}
+        </Transition>
     }
 }
 

@@ -10,9 +10,9 @@ use leptos_router::hooks::use_query_map;
 use crate::api::*;
 use crate::components::{ActionError, ConfirmDelete, ErrorNote, ProjectBar, SourceText};
 use crate::format;
-use crate::model::{JobView, QuestionSetView, QuestionView};
+use crate::model::{QuestionSetView, QuestionView};
 use crate::pages::corpus::route_id;
-use crate::pages::jobs::{active, ticker, ProgressBar, StatusBadge};
+use crate::pages::jobs::{ticker, LatestJob};
 
 fn counts_text(s: &QuestionSetView) -> String {
     s.counts.iter().map(|(k, n)| format!("{n} {k}")).collect::<Vec<_>>().join(" · ")
@@ -58,26 +58,7 @@ pub fn QuestionsPage() -> impl IntoView {
         <ProjectBar project_id=id.get_untracked() project active="questions"/>
         <main class="page wide">
             <h1>"Questions"</h1>
-            <Transition fallback=|| ()>
-                {move || Suspend::new(async move {
-                    let latest: Option<JobView> = jobs.await.unwrap_or_default().into_iter().find(|j| j.kind == "questions");
-                    let running = latest.as_ref().is_some_and(|j| active(&j.status));
-                    if live.get_untracked() && !running {
-                        finished.update(|n| *n += 1);
-                    }
-                    live.set(running);
-                    latest.filter(|j| running || j.status != "done").map(|j| {
-                        let project_id = id.get_untracked();
-                        view! {
-                            <p class="job-line" id="questions-job">
-                                <a href=format!("/projects/{project_id}/jobs/{}", j.id)>{format!("Questions job #{}", j.id)}</a> " "
-                                <StatusBadge status=j.status.clone()/> " " <ProgressBar j=j.clone()/>
-                                {j.error.clone().map(|e| view! { <span class="error">{e}</span> })}
-                            </p>
-                        }
-                    })
-                })}
-            </Transition>
+            <LatestJob project_id=id.get_untracked() kind="questions" label="Questions" dom_id="questions-job" jobs live finished/>
             <Suspense fallback=|| ()>
                 {move || Suspend::new(async move {
                     let info = llm.await.ok();
