@@ -24,6 +24,7 @@ pub mod graph;
 pub mod jobs;
 pub mod llm;
 pub mod questions;
+pub mod rag;
 pub mod sample;
 pub mod tasks;
 pub mod text;
