@@ -479,3 +479,22 @@ pub async fn question_set_entities(set_id: i64) -> Result<EntityStats, AppError>
     let (set, d) = crate::diagnostics::set_entities(&app_state()?.pool, set_id).await?;
     Ok(crate::diagnostics::stats(&set, &d))
 }
+
+/// The latest relevance scores of a set, if it was scored.
+#[server]
+pub async fn question_set_relevance(set_id: i64) -> Result<Option<RelevanceStats>, AppError> {
+    let pool = &app_state()?.pool;
+    let set = store::questions::get_set(pool, set_id).await?;
+    Ok(crate::diagnostics::set_relevance(pool, set_id)
+        .await?
+        .map(|(job, scores)| crate::diagnostics::relevance_stats(set_id, job, &scores, set.questions)))
+}
+
+/// Starts scoring the relevance of BM25 context to a set's questions (a job).
+#[server]
+pub async fn start_relevance(set_id: i64, k: u32) -> Result<JobView, AppError> {
+    let state = app_state()?;
+    let job = crate::jobs::create_relevance(&state.pool, set_id, k as usize, false).await?;
+    state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
+    Ok(job)
+}

@@ -6,7 +6,7 @@ use engine::questions::diagnostics::{entity_distribution, pie_svg, EntityDistrib
 use sqlx::SqlitePool;
 
 use crate::error::{AppError, AppResult};
-use crate::model::{EntityStats, QuestionSetView};
+use crate::model::{EntityStats, QuestionSetView, RelevanceStats};
 use crate::store;
 
 /// Entities of the project's graph mentioned by a set's questions.
@@ -40,4 +40,43 @@ pub fn stats(set: &QuestionSetView, d: &EntityDistribution) -> EntityStats {
 /// The set's top-10 entity pie chart (Fig. 9) as SVG.
 pub fn entities_svg(set: &QuestionSetView, d: &EntityDistribution) -> String {
     pie_svg(&format!("{} — {} distinct entities in {} questions", set.name, d.distinct, d.questions), &d.top(10))
+}
+
+/// Relevance scores of a set from its latest relevance job (the job and
+/// the scores of the questions it finished), if it has one.
+pub async fn set_relevance(pool: &SqlitePool, set_id: i64) -> AppResult<Option<(i64, Vec<u8>)>> {
+    let job: Option<i64> = sqlx::query_scalar(
+        "SELECT id FROM jobs WHERE kind = 'relevance' AND json_extract(parameters, '$.set_id') = ? ORDER BY id DESC LIMIT 1",
+    )
+    .bind(set_id)
+    .fetch_optional(pool)
+    .await?;
+    let Some(job) = job else { return Ok(None) };
+    let scores = store::jobs::job_items(pool, job)
+        .await?
+        .into_iter()
+        .filter(|i| i.status == "done")
+        .filter_map(|i| serde_json::from_str::<serde_json::Value>(i.result.as_deref()?).ok()?["score"].as_u64())
+        .map(|s| s as u8)
+        .collect();
+    Ok(Some((job, scores)))
+}
+
+pub fn relevance_stats(set_id: i64, job_id: i64, scores: &[u8], questions: i64) -> RelevanceStats {
+    let histogram = engine::questions::relevance::histogram(scores);
+    RelevanceStats {
+        set_id,
+        job_id,
+        scored: scores.len() as i64,
+        questions,
+        mean: scores.iter().map(|s| *s as f64).sum::<f64>() / scores.len().max(1) as f64,
+        histogram: histogram.iter().map(|n| *n as i64).collect(),
+    }
+}
+
+pub fn relevance_svg(set: &QuestionSetView, scores: &[u8]) -> String {
+    engine::questions::relevance::histogram_svg(
+        &format!("Set {}: relevance of BM25 context, {} questions", set.id, scores.len()),
+        &engine::questions::relevance::histogram(scores),
+    )
 }

@@ -24,6 +24,23 @@ pub const SUMMARIES: &str = "summaries";
 pub const GRAPH: &str = "graph";
 /// A question set: one item per planned question.
 pub const QUESTIONS: &str = "questions";
+/// Question–retrieval relevance of a set: one item per question.
+pub const RELEVANCE: &str = "relevance";
+
+/// Creates (does not run) the job that scores how relevant the BM25 context
+/// (top `k` chunks) is to each question of a set.
+pub async fn create_relevance(pool: &SqlitePool, set_id: i64, k: usize, no_cache: bool) -> AppResult<JobView> {
+    let set = store::questions::get_set(pool, set_id).await?;
+    if set.questions == 0 {
+        return Err(AppError::Invalid(format!("question set {set_id} has no questions")));
+    }
+    if k == 0 {
+        return Err(AppError::Invalid("retrieve at least one chunk per question".into()));
+    }
+    let parameters = json!({ "no_cache": no_cache, "set_id": set_id, "k": k, "retriever": "bm25" });
+    let id = store::jobs::create_job(pool, set.project_id, RELEVANCE, &parameters, set.questions).await?;
+    store::jobs::get_job(pool, id).await
+}
 
 /// Plans graph-text-grounded questions from the project's stored graph and
 /// creates (does not run) the job that asks for them, with the empty set it
@@ -281,6 +298,32 @@ async fn items(pool: &SqlitePool, job: &JobView) -> AppResult<Vec<WorkItem>> {
                 .map(|(id, text)| WorkItem { key: format!("chunk-{id}"), payload: json!({ "text": text }) })
                 .collect())
         }
+        RELEVANCE => {
+            let project = job.project_id.ok_or_else(|| AppError::Invalid(format!("job {} has no project", job.id)))?;
+            let parameters: serde_json::Value = serde_json::from_str(&job.parameters).unwrap_or_default();
+            let set = parameters["set_id"].as_i64().unwrap_or_default();
+            let k = parameters["k"].as_u64().unwrap_or(engine::questions::relevance::DEFAULT_K as u64) as usize;
+            let chunks = store::chunk_texts(pool, project).await?;
+            let index = engine::rag::bm25::Bm25Index::new(chunks.iter().map(|(id, t)| (*id, t.as_str())));
+            let text: std::collections::HashMap<i64, &str> = chunks.iter().map(|(id, t)| (*id, t.as_str())).collect();
+            Ok(store::questions::list_questions(pool, set)
+                .await?
+                .into_iter()
+                .map(|q| {
+                    let hits = index.search(&q.question, k);
+                    let context: Vec<&str> = hits.iter().filter_map(|(id, _)| text.get(id).copied()).collect();
+                    WorkItem {
+                        key: format!("r-{}", q.id),
+                        payload: json!({
+                            "question_id": q.id,
+                            "question": q.question,
+                            "context": context.join("\n\n"),
+                            "chunk_ids": hits.iter().map(|h| h.0).collect::<Vec<_>>(),
+                        }),
+                    }
+                })
+                .collect())
+        }
         QUESTIONS => {
             let project = job.project_id.ok_or_else(|| AppError::Invalid(format!("job {} has no project", job.id)))?;
             let parameters: serde_json::Value = serde_json::from_str(&job.parameters).unwrap_or_default();
@@ -381,6 +424,7 @@ pub async fn run(
         engine::jobs::run(job_id, items, &job_store, llm.concurrency, retry_failed, &cancel, on_progress, |item| {
             let work: engine::llm::BoxFuture<'_, engine::jobs::ItemOutcome> = match job.kind.as_str() {
                 GRAPH => Box::pin(engine::tasks::extract::run_item(&gateway, job_id, item, &extract)),
+                RELEVANCE => Box::pin(engine::questions::relevance::run_item(&gateway, job_id, item)),
                 QUESTIONS if item.key.starts_with("h-") => {
                     Box::pin(engine::questions::hierarchy::run_item(&gateway, job_id, item, adherence))
                 }

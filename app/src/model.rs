@@ -290,3 +290,15 @@ pub struct EntityStats {
     /// The ten most mentioned entities, then "other".
     pub top: Vec<(String, i64)>,
 }
+
+/// Question–retrieval relevance of a set (seed 000 Fig. 10).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RelevanceStats {
+    pub set_id: i64,
+    pub job_id: i64,
+    pub scored: i64,
+    pub questions: i64,
+    pub mean: f64,
+    /// Questions per score 0..=5.
+    pub histogram: Vec<i64>,
+}

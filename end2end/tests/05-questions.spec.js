@@ -177,3 +177,13 @@ test('compare two sets by the entities their questions mention', async ({ page, 
   const distinct = await panels.first().locator('.distinct').textContent();
   expect(body).toContain(`${distinct} distinct entities`);
 });
+
+test('score question–retrieval relevance for a set and see its histogram', async ({ page }) => {
+  await openHydrated(page, questionsUrl);
+  await page.getByText('Compare two sets: entities mentioned').click();
+  const first = page.locator('#compare-sets .entity-panel').first();
+  await first.getByRole('button', { name: /Score question–retrieval relevance/ }).click();
+  await expect(first.locator('.relevance-stats')).toContainText(/mean \d\.\d\d of 5 over 9 of 9 questions/, { timeout: 60_000 });
+  const img = first.locator('.relevance img');
+  await expect.poll(() => img.evaluate((el) => el.complete && el.naturalWidth)).toBeGreaterThan(0);
+});

@@ -188,6 +188,18 @@ enum QuestionsCommand {
         #[arg(long)]
         set: Option<i64>,
     },
+    /// Score how relevant BM25's top-k chunks are to each question of a set,
+    /// 0–5 by the LLM (a job), and print the histogram.
+    Relevance {
+        project: String,
+        #[arg(long)]
+        set: i64,
+        #[arg(long, default_value_t = engine::questions::relevance::DEFAULT_K)]
+        k: usize,
+        /// Write the histogram as SVG to this file.
+        #[arg(long)]
+        svg: Option<std::path::PathBuf>,
+    },
     /// Add a question set from a .jsonl or .csv file (the export's fields; only
     /// `question` is required).
     Import {
@@ -660,6 +672,31 @@ async fn questions(
                 }
             }
             Ok(ExitCode::SUCCESS)
+        }
+        QuestionsCommand::Relevance { project, set, k, svg } => {
+            let p = app::store::find_project(pool, &project).await?;
+            let view = app::store::questions::get_set(pool, set).await?;
+            if view.project_id != p.summary.id {
+                anyhow::bail!("question set {set} belongs to another project");
+            }
+            let job = app::jobs::create_relevance(pool, set, k, false).await?;
+            let (code, after) = execute_job(pool, out, llm, job.id, false).await?;
+            let (_, scores) = app::diagnostics::set_relevance(pool, set).await?.unwrap_or((after.id, Vec::new()));
+            let stats = app::diagnostics::relevance_stats(set, after.id, &scores, view.questions);
+            if let Some(path) = &svg {
+                std::fs::write(path, app::diagnostics::relevance_svg(&view, &scores))
+                    .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+            }
+            out.print(json!(stats), || {
+                format!(
+                    "{}\nrelevance of BM25 context (k = {k}): mean {:.2} over {} questions; per score 0–5: {:?}",
+                    job_line(&after),
+                    stats.mean,
+                    stats.scored,
+                    stats.histogram
+                )
+            });
+            Ok(code)
         }
         QuestionsCommand::Import { project, file, name } => {
             let p = app::store::find_project(pool, &project).await?;

@@ -65,6 +65,7 @@ pub fn router(
         .route("/api/projects/{id}/questions/{set}/export", get(export_questions))
         .route("/api/projects/{id}/questions/import", post(import_questions))
         .route("/api/projects/{id}/questions/{set}/entities.svg", get(entities_svg))
+        .route("/api/projects/{id}/questions/{set}/relevance.svg", get(relevance_svg))
         .leptos_routes_with_context(&state, routes, || (), move || app::shell(shell_options.clone()))
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(app::shell))
         .with_state(state)
@@ -160,6 +161,25 @@ async fn entities_svg(State(state): State<AppState>, Path((id, set)): Path<(i64,
         )
             .into_response(),
         Ok(_) => error(StatusCode::NOT_FOUND, format!("question set {set} is not in project {id}")),
+        Err(e) => app_error(e),
+    }
+}
+
+/// `GET /api/projects/{id}/questions/{set}/relevance.svg`: the histogram
+/// of the set's latest relevance scores.
+async fn relevance_svg(State(state): State<AppState>, Path((id, set)): Path<(i64, i64)>) -> Response {
+    let view = match app::store::questions::get_set(&state.pool, set).await {
+        Ok(v) if v.project_id == id => v,
+        Ok(_) => return error(StatusCode::NOT_FOUND, format!("question set {set} is not in project {id}")),
+        Err(e) => return app_error(e),
+    };
+    match app::diagnostics::set_relevance(&state.pool, set).await {
+        Ok(Some((_, scores))) => (
+            [(header::CONTENT_TYPE, "image/svg+xml; charset=utf-8".to_string())],
+            app::diagnostics::relevance_svg(&view, &scores),
+        )
+            .into_response(),
+        Ok(None) => error(StatusCode::NOT_FOUND, format!("question set {set} has not been scored for relevance")),
         Err(e) => app_error(e),
     }
 }

@@ -194,6 +194,50 @@ fn EntityPanel(project_id: i64, set_id: i64) -> impl IntoView {
                     })
                 }}
             </Suspense>
+            // Not inside the Suspense above: a resource made while another
+            // resolves does not hydrate.
+            <Relevance project_id set_id/>
+        </div>
+    }
+}
+
+/// A set's question–retrieval relevance (Fig. 10): scored on demand (a
+/// job), then its histogram.
+#[component]
+fn Relevance(project_id: i64, set_id: i64) -> impl IntoView {
+    let start = ServerAction::<StartRelevance>::new();
+    let live = RwSignal::new(false);
+    let tick = ticker(live);
+    let stats = Resource::new(move || (tick.get(), start.version().get()), move |_| question_set_relevance(set_id));
+    view! {
+        <div class="relevance" data-set=set_id>
+            <Transition fallback=|| ()>
+                {move || Suspend::new(async move {
+                    match stats.await {
+                        Err(e) => view! { <ErrorNote error=e/> }.into_any(),
+                        Ok(None) => {
+                            live.set(start.pending().get_untracked() || start.value().get_untracked().is_some_and(|r| r.is_ok()));
+                            view! {
+                                <button type="button" class="score-relevance" disabled=move || start.pending().get()
+                                    on:click=move |_| { start.dispatch(StartRelevance { set_id, k: 5 }); }>
+                                    "Score question–retrieval relevance (BM25, 5 chunks)"</button>
+                            }.into_any()
+                        }
+                        Ok(Some(r)) => {
+                            live.set(r.scored < r.questions);
+                            let svg = format!("/api/projects/{project_id}/questions/{set_id}/relevance.svg?n={}", r.scored);
+                            view! {
+                                <p class="relevance-stats">{format!("Relevance of the BM25 context: mean {:.2} of 5 over {} of {} questions",
+                                    r.mean, r.scored, r.questions)} " · "
+                                    <a href=format!("/projects/{project_id}/jobs/{}", r.job_id)>{format!("job #{}", r.job_id)}</a></p>
+                                <img src=svg.clone() alt="Relevance scores" width="100%"/>
+                                <p class="small"><a href=svg download=format!("relevance-set-{set_id}.svg")>"Download SVG"</a></p>
+                            }.into_any()
+                        }
+                    }
+                })}
+            </Transition>
+            <ActionError action=start/>
         </div>
     }
 }

@@ -5,10 +5,12 @@
 //! - [`graph`]: graph-text-grounded questions (node, edge, subgraph).
 //! - [`summary`]: the summary-based baseline (LightRAG's reproduce/Step_2).
 //! - [`diagnostics`]: which graph entities a set's questions mention (Fig. 9).
+//! - [`relevance`]: question–retrieval relevance scores and their histogram (Fig. 10).
 //! - [`hierarchy`]: questions with reference answers in hierarchical categories (seed 004).
 
 pub mod diagnostics;
 pub mod graph;
 pub mod hierarchy;
+pub mod relevance;
 pub mod summary;
 pub mod walk;

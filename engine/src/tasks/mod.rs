@@ -25,6 +25,8 @@ pub fn register_offline(provider: &mut OfflineProvider) {
     use crate::questions::hierarchy;
     provider.register(hierarchy::PURPOSE, hierarchy::offline);
     provider.register(hierarchy::CHECK_PURPOSE, hierarchy::offline_check);
+    use crate::questions::relevance;
+    provider.register(relevance::PURPOSE, relevance::offline);
 }
 
 /// Hex SHA-256 of a prompt template, stored with each call made from it.
