@@ -10,6 +10,15 @@ use crate::model::*;
 #[cfg(feature = "ssr")]
 use crate::{state::app_state, store};
 
+/// A whole number from a form field, within `min..=max`, or the reason it is not.
+#[cfg(feature = "ssr")]
+fn whole(field: &str, value: &str, min: u64, max: u64) -> Result<u64, AppError> {
+    value.trim().parse::<u64>().ok().filter(|n| (min..=max).contains(n)).ok_or_else(|| {
+        let range = if max == u64::MAX { format!("of at least {min}") } else { format!("from {min} to {max}") };
+        AppError::Invalid(format!("{field} must be a whole number {range}, not \"{value}\""))
+    })
+}
+
 #[server]
 pub async fn list_projects() -> Result<Vec<ProjectSummary>, AppError> {
     store::list_projects(&app_state()?.pool).await
@@ -295,12 +304,7 @@ pub async fn start_graph_build(
     summary_budget: String,
     no_cache: Option<String>,
 ) -> Result<JobView, AppError> {
-    let number = |field: &str, value: &str, min: u64| {
-        value.trim().parse::<u64>().ok().filter(|n| *n >= min).ok_or_else(|| {
-            AppError::Invalid(format!("{field} must be a whole number of at least {min}, not \"{value}\""))
-        })
-    };
-    let gleaning = number("gleaning", &gleaning, 0)?;
+    let gleaning = whole("gleaning", &gleaning, 0, u64::MAX)?;
     if gleaning > 5 {
         return Err(AppError::Invalid(format!("gleaning is at most 5 turns, not {gleaning}")));
     }
@@ -312,7 +316,7 @@ pub async fn start_graph_build(
     let settings = engine::tasks::extract::ExtractSettings {
         gleaning: gleaning as u32,
         entity_types: types,
-        summary_budget: number("summary budget", &summary_budget, 50)? as usize,
+        summary_budget: whole("summary budget", &summary_budget, 50, u64::MAX)? as usize,
     };
     let state = app_state()?;
     let job = crate::jobs::create_graph(&state.pool, project_id, &settings, no_cache.is_some()).await?;
@@ -355,18 +359,13 @@ pub async fn start_graph_questions(
     degree_weighted: Option<String>,
     no_cache: Option<String>,
 ) -> Result<JobView, AppError> {
-    let number = |field: &str, value: &str, min: u64, max: u64| {
-        value.trim().parse::<u64>().ok().filter(|n| (min..=max).contains(n)).ok_or_else(|| {
-            AppError::Invalid(format!("{field} must be a whole number from {min} to {max}, not \"{value}\""))
-        })
-    };
     let settings = engine::questions::graph::GraphQuestionSettings {
-        node: number("node questions", &node, 0, 10_000)? as usize,
-        edge: number("edge questions", &edge, 0, 10_000)? as usize,
-        subgraph: number("subgraph questions", &subgraph, 0, 10_000)? as usize,
-        min_hops: number("minimum hops", &min_hops, 1, 100_000)? as usize,
+        node: whole("node questions", &node, 0, 10_000)? as usize,
+        edge: whole("edge questions", &edge, 0, 10_000)? as usize,
+        subgraph: whole("subgraph questions", &subgraph, 0, 10_000)? as usize,
+        min_hops: whole("minimum hops", &min_hops, 1, 100_000)? as usize,
         degree_weighted: degree_weighted.is_some(),
-        seed: number("seed", &seed, 0, u64::MAX)?,
+        seed: whole("seed", &seed, 0, u64::MAX)?,
     };
     if settings.node + settings.edge + settings.subgraph == 0 {
         return Err(AppError::Invalid("ask for at least one question".into()));
@@ -414,17 +413,12 @@ pub async fn start_summary_questions(
     replicate_lightrag: Option<String>,
     no_cache: Option<String>,
 ) -> Result<JobView, AppError> {
-    let number = |field: &str, value: &str, min: u64, max: u64| {
-        value.trim().parse::<u64>().ok().filter(|n| (min..=max).contains(n)).ok_or_else(|| {
-            AppError::Invalid(format!("{field} must be a whole number from {min} to {max}, not \"{value}\""))
-        })
-    };
     let settings = engine::questions::summary::SummarySettings {
-        users: number("users", &users, 1, 20)? as usize,
-        tasks: number("tasks", &tasks, 1, 20)? as usize,
-        questions: number("questions per task", &per_task, 1, 20)? as usize,
-        head: number("head tokens", &head, 0, 100_000)? as usize,
-        tail: number("tail tokens", &tail, 0, 100_000)? as usize,
+        users: whole("users", &users, 1, 20)? as usize,
+        tasks: whole("tasks", &tasks, 1, 20)? as usize,
+        questions: whole("questions per task", &per_task, 1, 20)? as usize,
+        head: whole("head tokens", &head, 0, 100_000)? as usize,
+        tail: whole("tail tokens", &tail, 0, 100_000)? as usize,
         replicate_lightrag: replicate_lightrag.is_some(),
     };
     let state = app_state()?;
@@ -447,12 +441,6 @@ pub async fn start_hierarchical_questions(
     adherence_check: Option<String>,
     no_cache: Option<String>,
 ) -> Result<JobView, AppError> {
-    let number =
-        |field: &str, value: &str, max: u64| {
-            value.trim().parse::<u64>().ok().filter(|n| *n <= max).ok_or_else(|| {
-                AppError::Invalid(format!("{field} must be a whole number up to {max}, not \"{value}\""))
-            })
-        };
     let levels = levels
         .split(',')
         .map(|l| l.trim().parse::<usize>().map_err(|_| AppError::Invalid(format!("levels: \"{l}\" is not a number"))))
@@ -460,10 +448,10 @@ pub async fn start_hierarchical_questions(
     let settings = engine::questions::hierarchy::HierarchicalSettings {
         dimensions: dimensions.split(',').map(|d| d.trim().to_uppercase()).filter(|d| !d.is_empty()).collect(),
         levels,
-        per_category: number("questions per category", &per_category, 1_000)? as usize,
-        factorial_per_cell: number("questions per factorial cell", &factorial, 10_000)? as usize,
+        per_category: whole("questions per category", &per_category, 0, 1_000)? as usize,
+        factorial_per_cell: whole("questions per factorial cell", &factorial, 0, 10_000)? as usize,
         adherence_check: adherence_check.is_some(),
-        seed: number("seed", &seed, u64::MAX)?,
+        seed: whole("seed", &seed, 0, u64::MAX)?,
     };
     let state = app_state()?;
     let (job, _) =
