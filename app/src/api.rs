@@ -486,3 +486,25 @@ pub async fn start_relevance(set_id: i64, k: u32) -> Result<JobView, AppError> {
     state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
     Ok(job)
 }
+
+/// The project's question-category hierarchy as JSON, and whether it is the
+/// project's own (otherwise the shipped default).
+#[server]
+pub async fn get_question_hierarchy(project_id: i64) -> Result<(String, bool), AppError> {
+    let pool = &app_state()?.pool;
+    Ok(match store::questions::project_hierarchy(pool, project_id).await? {
+        Some(h) => (serde_json::to_string_pretty(&h).unwrap_or_default(), true),
+        None => (
+            serde_json::to_string_pretty(&engine::questions::hierarchy::default_hierarchy()).unwrap_or_default(),
+            false,
+        ),
+    })
+}
+
+/// Saves the project's own hierarchy (checked), or with `reset`, goes back to the default.
+#[server]
+pub async fn save_question_hierarchy(project_id: i64, json: String, reset: Option<String>) -> Result<(), AppError> {
+    let pool = &app_state()?.pool;
+    let value = if reset.is_some() { None } else { Some(json.as_str()) };
+    store::questions::set_project_hierarchy(pool, project_id, value).await
+}

@@ -96,7 +96,8 @@ pub async fn create_summary_questions(
 
 /// Creates (does not run) the job that writes questions with reference
 /// answers in hierarchical categories (seed 004), with the empty set it
-/// fills. `hierarchy`: the project's own, or the shipped default.
+/// fills. `hierarchy`: given (from a file), else the project's own, else
+/// the shipped default.
 pub async fn create_hierarchical_questions(
     pool: &SqlitePool,
     project_id: i64,
@@ -105,7 +106,13 @@ pub async fn create_hierarchical_questions(
     no_cache: bool,
 ) -> AppResult<(JobView, i64)> {
     store::get_project(pool, project_id).await?;
-    let hierarchy = hierarchy.unwrap_or_else(engine::questions::hierarchy::default_hierarchy);
+    // The given one (a file), else the project's own, else the shipped one.
+    let hierarchy = match hierarchy {
+        Some(h) => h,
+        None => store::questions::project_hierarchy(pool, project_id)
+            .await?
+            .unwrap_or_else(engine::questions::hierarchy::default_hierarchy),
+    };
     let chunk_ids: Vec<i64> = store::chunk_texts(pool, project_id).await?.into_iter().map(|(id, _)| id).collect();
     let plans = engine::questions::hierarchy::plan(&hierarchy, settings, &chunk_ids).map_err(AppError::Invalid)?;
     if plans.is_empty() {

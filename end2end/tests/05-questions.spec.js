@@ -187,3 +187,36 @@ test('score question–retrieval relevance for a set and see its histogram', asy
   const img = first.locator('.relevance img');
   await expect.poll(() => img.evaluate((el) => el.complete && el.naturalWidth)).toBeGreaterThan(0);
 });
+
+test('edit the project\'s category hierarchy: refused with the reason, saved, reset', async ({ page }) => {
+  await openHydrated(page, questionsUrl);
+  await page.getByText('Generate questions with reference answers in hierarchical categories').click();
+  await page.getByText('Edit the category hierarchy (JSON)').click();
+  const status = page.locator('#hierarchy-status');
+  await expect(status).toContainText('The shipped default');
+  const area = page.locator('#hierarchy-form textarea');
+  await expect(area).toHaveValue(/extractive_span/);
+
+  // A tree that is not 2/4/8 is refused, with the reason, and nothing changes.
+  const original = await area.inputValue();
+  const broken = JSON.parse(original);
+  broken.QC.categories[0].children.pop();
+  await area.fill(JSON.stringify(broken));
+  await page.locator('#hierarchy-form').getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByRole('alert')).toContainText('QC/simple has 1 child categories, not 2');
+  await expect(status).toContainText('The shipped default');
+
+  // A changed definition is saved and kept.
+  await area.fill(original.replace('The answer is a short span copied', 'CUSTOM: a short span copied'));
+  await page.locator('#hierarchy-form').getByRole('button', { name: 'Save' }).click();
+  await expect(page.getByRole('status').filter({ hasText: 'Saved.' })).toBeVisible();
+  await expect(status).toContainText("This project's own hierarchy");
+  await openHydrated(page, questionsUrl);
+  await page.getByText('Generate questions with reference answers in hierarchical categories').click();
+  await page.getByText('Edit the category hierarchy (JSON)').click();
+  await expect(page.locator('#hierarchy-form textarea')).toHaveValue(/CUSTOM: a short span copied/);
+
+  await page.locator('#hierarchy-form').getByRole('button', { name: 'Reset to the default' }).click();
+  await expect(page.locator('#hierarchy-status')).toContainText('The shipped default');
+  await expect(page.locator('#hierarchy-form textarea')).not.toHaveValue(/CUSTOM/);
+});

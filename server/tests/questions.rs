@@ -289,3 +289,45 @@ async fn relevance_of_bm25_context_is_scored_per_question_and_favours_graph_ques
     // Seed 000 Fig. 10's finding, here with the offline rule on the sample corpus.
     assert!(means[0] > means[1], "graph-grounded questions find more relevant context: {means:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_projects_own_hierarchy_is_used_and_a_malformed_one_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("o.db");
+    let project = json(&assay(&db, &["--json", "project", "create", "O"], &[]).await);
+    json(&assay(&db, &["--json", "corpus", "add", "O", "--sample"], &[]).await);
+    let pool = app::store::open(&db).await.unwrap();
+    let id = project["id"].as_i64().unwrap();
+    let mut h = engine::questions::hierarchy::default_hierarchy();
+    h.get_mut("QC").unwrap().categories[0].definition = "CUSTOM simple".into();
+    app::store::questions::set_project_hierarchy(&pool, id, Some(&serde_json::to_string(&h).unwrap())).await.unwrap();
+    let mut broken = h.clone();
+    broken.get_mut("AT").unwrap().categories.pop();
+    let err = app::store::questions::set_project_hierarchy(&pool, id, Some(&serde_json::to_string(&broken).unwrap()))
+        .await
+        .unwrap_err();
+    assert_eq!(err.to_string(), "AT: level 1 has 1 categories, not 2");
+
+    let args = [
+        "--json",
+        "questions",
+        "generate",
+        "O",
+        "--kind",
+        "hierarchical",
+        "--per-category",
+        "1",
+        "--levels",
+        "2",
+        "--dimensions",
+        "QC",
+    ];
+    let made = json(&assay(&db, &args, &[]).await);
+    assert_eq!(made["questions"], 2);
+    let prompts: Vec<String> = sqlx::query_scalar("SELECT messages FROM llm_calls WHERE job_id = ?")
+        .bind(made["job"].as_i64().unwrap())
+        .fetch_all(&pool)
+        .await
+        .unwrap();
+    assert!(prompts.iter().any(|m| m.contains("CUSTOM simple")), "the project's definitions reach the prompt");
+}

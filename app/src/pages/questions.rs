@@ -318,6 +318,43 @@ fn HierarchicalForm(project_id: i64, action: ServerAction<StartHierarchicalQuest
                 <label class="muted"><input type="checkbox" name="no_cache" value="on"/>" bypass the cache"</label>
                 <div><button type="submit" id="generate-hierarchical" disabled=move || action.pending().get()>"Generate"</button></div>
             </ActionForm>
+            <HierarchyEditor project_id/>
+        </details>
+    }
+}
+
+/// The project's category hierarchy as JSON, editable; checked on save
+/// (2 coarse, 4 medium, 8 fine per dimension, names unique, definitions set).
+#[component]
+fn HierarchyEditor(project_id: i64) -> impl IntoView {
+    let save = ServerAction::<SaveQuestionHierarchy>::new();
+    let current = Resource::new(move || save.version().get(), move |_| get_question_hierarchy(project_id));
+    view! {
+        <details class="hierarchy-editor">
+            <summary>"Edit the category hierarchy (JSON)"</summary>
+            <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
+                {move || Suspend::new(async move {
+                    match current.await {
+                        Err(e) => view! { <ErrorNote error=e/> }.into_any(),
+                        Ok((json, own)) => view! {
+                            <p class="muted small" id="hierarchy-status">{if own { "This project's own hierarchy." } else { "The shipped default (seed 004's names where it gives them)." }}</p>
+                            <ActionForm action=save attr:class="stack-form" attr:id="hierarchy-form">
+                                <input type="hidden" name="project_id" value=project_id/>
+                                <textarea name="json" rows="16" spellcheck="false" class="mono" prop:value=json.clone()>{json.clone()}</textarea>
+                                <div class="actions-row">
+                                    <button type="submit">"Save"</button>
+                                    <button type="submit" name="reset" value="on" class="link">"Reset to the default"</button>
+                                </div>
+                            </ActionForm>
+                        }.into_any(),
+                    }
+                })}
+            </Suspense>
+            {move || match save.value().get() {
+                Some(Ok(())) => Some(view! { <p class="ok-note" role="status">"Saved."</p> }.into_any()),
+                Some(Err(e)) => Some(view! { <ErrorNote error=e/> }.into_any()),
+                None => None,
+            }}
         </details>
     }
 }

@@ -327,3 +327,40 @@ pub async fn set_parameters(pool: &SqlitePool, set_id: i64, parameters: &serde_j
         .await?;
     Ok(())
 }
+
+/// The project's question-category hierarchy, if it has its own.
+pub async fn project_hierarchy(
+    pool: &SqlitePool,
+    project_id: i64,
+) -> AppResult<Option<engine::questions::hierarchy::Hierarchy>> {
+    let text: Option<Option<String>> = sqlx::query_scalar("SELECT question_hierarchy FROM projects WHERE id = ?")
+        .bind(project_id)
+        .fetch_optional(pool)
+        .await?;
+    let text = text.ok_or_else(|| AppError::NotFound(format!("project {project_id} does not exist")))?;
+    Ok(text.and_then(|t| serde_json::from_str(&t).ok()))
+}
+
+/// Saves (after checking its shape) or, with `None`, removes the project's
+/// own hierarchy.
+pub async fn set_project_hierarchy(pool: &SqlitePool, project_id: i64, json: Option<&str>) -> AppResult<()> {
+    let value = match json {
+        Some(text) => {
+            let h: engine::questions::hierarchy::Hierarchy = serde_json::from_str(text).map_err(|e| {
+                AppError::Invalid(format!("the hierarchy is not valid JSON in the expected layout: {e}"))
+            })?;
+            engine::questions::hierarchy::validate(&h).map_err(AppError::Invalid)?;
+            Some(serde_json::to_string_pretty(&h).unwrap_or_default())
+        }
+        None => None,
+    };
+    let done = sqlx::query("UPDATE projects SET question_hierarchy = ? WHERE id = ?")
+        .bind(value)
+        .bind(project_id)
+        .execute(pool)
+        .await?;
+    if done.rows_affected() == 0 {
+        return Err(AppError::NotFound(format!("project {project_id} does not exist")));
+    }
+    Ok(())
+}
