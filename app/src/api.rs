@@ -461,11 +461,21 @@ pub async fn start_hierarchical_questions(
     Ok(job)
 }
 
-/// Which of the graph's entities a set's questions mention.
+/// The entities a set's questions mention: `source` `graph` (the graph's
+/// names matched) or `llm` (listed by the LLM; `None` until a job has).
 #[server]
-pub async fn question_set_entities(set_id: i64) -> Result<EntityStats, AppError> {
-    let (set, d) = crate::diagnostics::set_entities(&app_state()?.pool, set_id).await?;
-    Ok(crate::diagnostics::stats(&set, &d))
+pub async fn question_set_entities(set_id: i64, source: String) -> Result<Option<EntityStats>, AppError> {
+    let source = crate::diagnostics::EntitySource::parse(&source)?;
+    Ok(crate::diagnostics::set_entities(&app_state()?.pool, set_id, source).await?.map(|e| e.stats()))
+}
+
+/// Starts having the LLM list the entities each question of a set names (a job).
+#[server]
+pub async fn start_mentions(set_id: i64) -> Result<JobView, AppError> {
+    let state = app_state()?;
+    let job = crate::jobs::create_mentions(&state.pool, set_id, false).await?;
+    state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
+    Ok(job)
 }
 
 /// The latest relevance scores of a set, if it was scored.
@@ -473,9 +483,12 @@ pub async fn question_set_entities(set_id: i64) -> Result<EntityStats, AppError>
 pub async fn question_set_relevance(set_id: i64) -> Result<Option<RelevanceStats>, AppError> {
     let pool = &app_state()?.pool;
     let set = store::questions::get_set(pool, set_id).await?;
-    Ok(crate::diagnostics::set_relevance(pool, set_id)
-        .await?
-        .map(|(job, scores)| crate::diagnostics::relevance_stats(set_id, job, &scores, set.questions)))
+    match crate::diagnostics::set_relevance(pool, set_id).await? {
+        Some((job, scores)) => {
+            Ok(Some(crate::diagnostics::relevance_stats(pool, set_id, job, &scores, set.questions).await?))
+        }
+        None => Ok(None),
+    }
 }
 
 /// Starts scoring the relevance of BM25 context to a set's questions (a job).

@@ -1,6 +1,8 @@
-//! Question-set diagnostics over the store: the entities a set mentions,
-//! matched against the project's current graph (for the server functions,
-//! the SVG route and the CLI alike).
+//! Question-set diagnostics over the store: the entities a set mentions —
+//! the project's graph names matched in the questions, or the entities an
+//! LLM listed per question (a `mentions` job) — and the relevance of
+//! retrieved context (a `relevance` job); for the server functions, the SVG
+//! routes and the CLI alike.
 
 use engine::questions::diagnostics::{entity_distribution, pie_svg, EntityDistribution};
 use sqlx::SqlitePool;
@@ -9,69 +11,157 @@ use crate::error::{AppError, AppResult};
 use crate::model::{EntityStats, QuestionSetView, RelevanceStats};
 use crate::store;
 
-/// Entities of the project's graph mentioned by a set's questions.
-pub async fn set_entities(pool: &SqlitePool, set_id: i64) -> AppResult<(QuestionSetView, EntityDistribution)> {
+/// How the entities a set's questions mention are found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntitySource {
+    /// The graph's entity names, matched as whole words.
+    Graph,
+    /// The entities the LLM listed for each question (the latest `mentions` job).
+    Llm,
+}
+
+impl EntitySource {
+    pub fn parse(s: &str) -> AppResult<EntitySource> {
+        match s {
+            "graph" | "" => Ok(EntitySource::Graph),
+            "llm" => Ok(EntitySource::Llm),
+            other => Err(AppError::Invalid(format!("unknown entity source \"{other}\": use graph or llm"))),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            EntitySource::Graph => "graph",
+            EntitySource::Llm => "llm",
+        }
+    }
+}
+
+/// A set's entity mentions as found by one source.
+pub struct SetEntities {
+    pub set: QuestionSetView,
+    pub source: EntitySource,
+    pub distribution: EntityDistribution,
+    /// For [`EntitySource::Llm`]: the job, and who answered it.
+    pub job: Option<(i64, Option<String>)>,
+}
+
+/// The latest job of `kind` over a set.
+async fn latest_set_job(pool: &SqlitePool, kind: &str, set_id: i64) -> AppResult<Option<i64>> {
+    Ok(sqlx::query_scalar(
+        "SELECT id FROM jobs WHERE kind = ? AND json_extract(parameters, '$.set_id') = ? ORDER BY id DESC LIMIT 1",
+    )
+    .bind(kind)
+    .bind(set_id)
+    .fetch_optional(pool)
+    .await?)
+}
+
+/// The parsed results of a job's finished items.
+async fn done_results(pool: &SqlitePool, job_id: i64) -> AppResult<Vec<serde_json::Value>> {
+    Ok(store::jobs::job_items(pool, job_id)
+        .await?
+        .into_iter()
+        .filter(|i| i.status == "done")
+        .filter_map(|i| serde_json::from_str(i.result.as_deref()?).ok())
+        .collect())
+}
+
+/// The entities a set's questions mention. `None` for
+/// [`EntitySource::Llm`] when no LLM has listed them yet.
+pub async fn set_entities(pool: &SqlitePool, set_id: i64, source: EntitySource) -> AppResult<Option<SetEntities>> {
     let set = store::questions::get_set(pool, set_id).await?;
     let names: Vec<String> = sqlx::query_scalar("SELECT name FROM graph_nodes WHERE project_id = ?")
         .bind(set.project_id)
         .fetch_all(pool)
         .await?;
-    if names.is_empty() {
-        return Err(AppError::Invalid("the project has no graph yet: entities are matched against it".into()));
-    }
-    let questions = store::questions::list_questions(pool, set_id).await?;
-    let texts: Vec<&str> = questions.iter().map(|q| q.question.as_str()).collect();
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-    Ok((set, entity_distribution(&texts, &refs)))
-}
-
-pub fn stats(set: &QuestionSetView, d: &EntityDistribution) -> EntityStats {
-    EntityStats {
-        set_id: set.id,
-        set_name: set.name.clone(),
-        questions: d.questions as i64,
-        with_entity: d.with_entity as i64,
-        distinct: d.distinct as i64,
-        top_share: d.top_share(),
-        top: d.top(10).into_iter().map(|(n, c)| (n, c as i64)).collect(),
+    match source {
+        EntitySource::Graph => {
+            if names.is_empty() {
+                return Err(AppError::Invalid(
+                    "the project has no graph yet: entities are matched against it (or have the LLM list them)".into(),
+                ));
+            }
+            let questions = store::questions::list_questions(pool, set_id).await?;
+            let texts: Vec<&str> = questions.iter().map(|q| q.question.as_str()).collect();
+            let distribution = entity_distribution(&texts, &refs);
+            Ok(Some(SetEntities { set, source, distribution, job: None }))
+        }
+        EntitySource::Llm => {
+            let Some(job) = latest_set_job(pool, crate::jobs::MENTIONS, set_id).await? else { return Ok(None) };
+            let per_question: Vec<Vec<String>> = done_results(pool, job)
+                .await?
+                .into_iter()
+                .map(|r| serde_json::from_value(r["entities"].clone()).unwrap_or_default())
+                .collect();
+            let distribution = engine::questions::mentions::distribution(&per_question, &refs);
+            let made_by = store::jobs::made_by(pool, job).await?;
+            Ok(Some(SetEntities { set, source, distribution, job: Some((job, made_by)) }))
+        }
     }
 }
 
-/// The set's top-10 entity pie chart (Fig. 9) as SVG.
-pub fn entities_svg(set: &QuestionSetView, d: &EntityDistribution) -> String {
-    pie_svg(&format!("{} — {} distinct entities in {} questions", set.name, d.distinct, d.questions), &d.top(10))
+impl SetEntities {
+    pub fn stats(&self) -> EntityStats {
+        let d = &self.distribution;
+        EntityStats {
+            set_id: self.set.id,
+            set_name: self.set.name.clone(),
+            source: self.source.name().into(),
+            job_id: self.job.as_ref().map(|j| j.0),
+            made_by: self.job.as_ref().and_then(|j| j.1.clone()),
+            questions: self.set.questions,
+            covered: d.questions as i64,
+            with_entity: d.with_entity as i64,
+            distinct: d.distinct as i64,
+            in_graph: d.in_graph as i64,
+            top_share: d.top_share(),
+            top: d.top(10).into_iter().map(|(n, c)| (n, c as i64)).collect(),
+        }
+    }
+
+    /// The top-10 entity pie chart (Fig. 9) as SVG; its title says how the
+    /// entities were found.
+    pub fn svg(&self) -> String {
+        let d = &self.distribution;
+        let how = match &self.job {
+            None => "graph names matched".to_string(),
+            Some((_, Some(who))) => format!("listed by {who}"),
+            Some((_, None)) => "listed per question".to_string(),
+        };
+        pie_svg(
+            &format!("{}\n{} distinct entities in {} questions ({how})", self.set.name, d.distinct, d.questions),
+            &d.top(10),
+        )
+    }
 }
 
 /// Relevance scores of a set from its latest relevance job (the job and
 /// the scores of the questions it finished), if it has one.
 pub async fn set_relevance(pool: &SqlitePool, set_id: i64) -> AppResult<Option<(i64, Vec<u8>)>> {
-    let job: Option<i64> = sqlx::query_scalar(
-        "SELECT id FROM jobs WHERE kind = 'relevance' AND json_extract(parameters, '$.set_id') = ? ORDER BY id DESC LIMIT 1",
-    )
-    .bind(set_id)
-    .fetch_optional(pool)
-    .await?;
-    let Some(job) = job else { return Ok(None) };
-    let scores = store::jobs::job_items(pool, job)
-        .await?
-        .into_iter()
-        .filter(|i| i.status == "done")
-        .filter_map(|i| serde_json::from_str::<serde_json::Value>(i.result.as_deref()?).ok()?["score"].as_u64())
-        .map(|s| s as u8)
-        .collect();
+    let Some(job) = latest_set_job(pool, crate::jobs::RELEVANCE, set_id).await? else { return Ok(None) };
+    let scores = done_results(pool, job).await?.iter().filter_map(|r| r["score"].as_u64()).map(|s| s as u8).collect();
     Ok(Some((job, scores)))
 }
 
-pub fn relevance_stats(set_id: i64, job_id: i64, scores: &[u8], questions: i64) -> RelevanceStats {
+pub async fn relevance_stats(
+    pool: &SqlitePool,
+    set_id: i64,
+    job_id: i64,
+    scores: &[u8],
+    questions: i64,
+) -> AppResult<RelevanceStats> {
     let histogram = engine::questions::relevance::histogram(scores);
-    RelevanceStats {
+    Ok(RelevanceStats {
         set_id,
         job_id,
+        made_by: store::jobs::made_by(pool, job_id).await?,
         scored: scores.len() as i64,
         questions,
         mean: scores.iter().map(|s| *s as f64).sum::<f64>() / scores.len().max(1) as f64,
         histogram: histogram.iter().map(|n| *n as i64).collect(),
-    }
+    })
 }
 
 pub fn relevance_svg(set: &QuestionSetView, scores: &[u8]) -> String {

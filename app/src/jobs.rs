@@ -27,6 +27,22 @@ pub const QUESTIONS: &str = "questions";
 /// Question–retrieval relevance of a set: one item per question.
 pub const RELEVANCE: &str = "relevance";
 
+/// Entities each question of a set names, extracted by the LLM: one item
+/// per question.
+pub const MENTIONS: &str = "mentions";
+
+/// Creates (does not run) the job that has the LLM list the entities each
+/// question of a set names.
+pub async fn create_mentions(pool: &SqlitePool, set_id: i64, no_cache: bool) -> AppResult<JobView> {
+    let set = store::questions::get_set(pool, set_id).await?;
+    if set.questions == 0 {
+        return Err(AppError::Invalid(format!("question set {set_id} has no questions")));
+    }
+    let parameters = json!({ "no_cache": no_cache, "set_id": set_id });
+    let id = store::jobs::create_job(pool, set.project_id, MENTIONS, &parameters, set.questions).await?;
+    store::jobs::get_job(pool, id).await
+}
+
 /// Creates (does not run) the job that scores how relevant the BM25 context
 /// (top `k` chunks) is to each question of a set.
 pub async fn create_relevance(pool: &SqlitePool, set_id: i64, k: usize, no_cache: bool) -> AppResult<JobView> {
@@ -331,6 +347,18 @@ async fn items(pool: &SqlitePool, job: &JobView) -> AppResult<Vec<WorkItem>> {
                 })
                 .collect())
         }
+        MENTIONS => {
+            let parameters: serde_json::Value = serde_json::from_str(&job.parameters).unwrap_or_default();
+            let set = parameters["set_id"].as_i64().unwrap_or_default();
+            Ok(store::questions::list_questions(pool, set)
+                .await?
+                .into_iter()
+                .map(|q| WorkItem {
+                    key: format!("m-{}", q.id),
+                    payload: json!({ "question_id": q.id, "question": q.question }),
+                })
+                .collect())
+        }
         QUESTIONS => {
             let project = job.project_id.ok_or_else(|| AppError::Invalid(format!("job {} has no project", job.id)))?;
             let parameters: serde_json::Value = serde_json::from_str(&job.parameters).unwrap_or_default();
@@ -432,6 +460,7 @@ pub async fn run(
             let work: engine::llm::BoxFuture<'_, engine::jobs::ItemOutcome> = match job.kind.as_str() {
                 GRAPH => Box::pin(engine::tasks::extract::run_item(&gateway, job_id, item, &extract)),
                 RELEVANCE => Box::pin(engine::questions::relevance::run_item(&gateway, job_id, item)),
+                MENTIONS => Box::pin(engine::questions::mentions::run_item(&gateway, job_id, item)),
                 QUESTIONS if item.key.starts_with("h-") => {
                     Box::pin(engine::questions::hierarchy::run_item(&gateway, job_id, item, adherence))
                 }

@@ -123,6 +123,16 @@ pub struct CallView {
     pub created_at: String,
 }
 
+/// How a call's provider is named on pages: the offline provider plainly
+/// as not a language model.
+pub fn provider_label(provider: &str, model: &str) -> String {
+    if provider == "offline" {
+        "offline (no LLM)".to_string()
+    } else {
+        format!("{provider} · {model}")
+    }
+}
+
 /// The LLM configuration as the browser may see it: never the key.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LlmInfo {
@@ -282,9 +292,21 @@ pub struct QuestionProvenance {
 pub struct EntityStats {
     pub set_id: i64,
     pub set_name: String,
+    /// `graph` (the graph's names matched in the text) or `llm` (entities
+    /// the LLM listed per question, a `mentions` job).
+    pub source: String,
+    /// The `mentions` job, for `llm`.
+    pub job_id: Option<i64>,
+    /// Who listed the entities, for `llm`: "offline (no LLM)" or "openai · MODEL".
+    pub made_by: Option<String>,
     pub questions: i64,
+    /// Questions whose entities are known (all, for `graph`; those the job
+    /// has finished, for `llm`).
+    pub covered: i64,
     pub with_entity: i64,
     pub distinct: i64,
+    /// Distinct entities that are entities of the graph.
+    pub in_graph: i64,
     /// Share of all mentions taken by the most mentioned entity.
     pub top_share: f64,
     /// The ten most mentioned entities, then "other".
@@ -296,6 +318,8 @@ pub struct EntityStats {
 pub struct RelevanceStats {
     pub set_id: i64,
     pub job_id: i64,
+    /// Who scored: "offline (no LLM)" or "openai · MODEL".
+    pub made_by: Option<String>,
     pub scored: i64,
     pub questions: i64,
     pub mean: f64,

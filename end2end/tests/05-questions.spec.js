@@ -159,7 +159,7 @@ test('generate hierarchical questions with reference answers', async ({ page }) 
 
 test('compare two sets by the entities their questions mention', async ({ page, request }) => {
   await openHydrated(page, questionsUrl);
-  await page.getByText('Compare two sets: entities mentioned').click();
+  await page.getByText('Compare two sets: entities mentioned, retrieval relevance').click();
   const panels = page.locator('#compare-sets .entity-panel');
   await expect(panels).toHaveCount(2);
   // By default the graph set against the summary-based one.
@@ -178,9 +178,32 @@ test('compare two sets by the entities their questions mention', async ({ page, 
   expect(body).toContain(`${distinct} distinct entities`);
 });
 
+test('have each question\'s entities listed per question, and see who listed them', async ({ page, request }) => {
+  await openHydrated(page, questionsUrl);
+  await page.getByText('Compare two sets: entities mentioned, retrieval relevance').click();
+  const panels = page.locator('#compare-sets .entity-panel');
+  await expect(panels.first().locator('.distinct')).toHaveText(/^\d+$/);
+  await page.getByLabel('listed per question by the LLM (a job)').check();
+  await expect(panels.first()).toHaveAttribute('data-source', 'llm');
+  const list = panels.first().getByRole('button', { name: "List each question's entities with the LLM" });
+  await list.click();
+  const stats = panels.first().locator('.entity-stats');
+  // The offline provider listed them, and the page says so.
+  await expect(stats).toContainText(/listed by offline \(no LLM\) in job #\d+ \(9 of 9 questions\)/, { timeout: 60_000 });
+  await expect(stats).toContainText(/\d+ in the graph/);
+  const img = panels.first().locator('img');
+  await expect.poll(() => img.evaluate((el) => el.complete && el.naturalWidth)).toBeGreaterThan(0);
+  const svg = await (await request.get(await img.getAttribute('src'))).text();
+  expect(svg).toContain('listed by offline (no LLM)');
+  // Back to the graph's names: the matched count again, no job.
+  await page.getByLabel("the graph's entity names, matched in the questions").check();
+  await expect(panels.first()).toHaveAttribute('data-source', 'graph');
+  await expect(panels.first().locator('.entity-stats')).not.toContainText('listed by');
+});
+
 test('score question–retrieval relevance for a set and see its histogram', async ({ page }) => {
   await openHydrated(page, questionsUrl);
-  await page.getByText('Compare two sets: entities mentioned').click();
+  await page.getByText('Compare two sets: entities mentioned, retrieval relevance').click();
   const first = page.locator('#compare-sets .entity-panel').first();
   await first.getByRole('button', { name: /Score question–retrieval relevance/ }).click();
   await expect(first.locator('.relevance-stats')).toContainText(/mean \d\.\d\d of 5 over 9 of 9 questions/, { timeout: 60_000 });

@@ -151,3 +151,49 @@ async fn a_reply_that_is_not_a_question_fails_the_item() {
         other => panic!("{other:?}"),
     }
 }
+
+/// The LLM's entity lists (seed 000 §V-A): the question goes to the
+/// endpoint inside the prompt, the listed entities come back as the item's
+/// result, and a reply with no list fails the item with the reason.
+#[tokio::test]
+async fn the_llm_lists_each_questions_entities_and_a_reply_without_a_list_fails() {
+    use engine::questions::mentions;
+    let reply = |req: &Value| {
+        let prompt = req["messages"][1]["content"].as_str().unwrap();
+        if prompt.contains("Saltmere") {
+            r#"{"entities": ["Ada Pell", "Saltmere"]}"#.to_string()
+        } else {
+            "I cannot tell.".to_string()
+        }
+    };
+    let mock =
+        MockServer::start(MockConfig { responder: Some(Responder(Arc::new(reply))), ..Default::default() }).await;
+    let log = Arc::new(MemoryStore::default());
+    let gw = Gateway::new(
+        Arc::new(OpenAiProvider::new(OpenAiConfig::new(mock.base_url(), "mock-model")).unwrap()),
+        log.clone(),
+        PriceTable::default(),
+    );
+    let item = |key: &str, question: &str| WorkItem {
+        key: key.into(),
+        payload: serde_json::json!({ "question_id": 7, "question": question }),
+    };
+    let question = "How did Ada Pell learn her trade at Saltmere?";
+    match mentions::run_item(&gw, 3, item("m-7", question)).await {
+        ItemOutcome::Done { result, tokens, .. } => {
+            let r: Value = serde_json::from_str(&result).unwrap();
+            assert_eq!(r["entities"], serde_json::json!(["Ada Pell", "Saltmere"]));
+            assert_eq!(r["question_id"], 7);
+            assert!(tokens > 0);
+        }
+        other => panic!("{other:?}"),
+    }
+    let call = &log.log()[0];
+    assert_eq!(call.purpose, mentions::PURPOSE);
+    assert!(call.messages[1].content.contains(question), "the question is in the prompt");
+    assert_eq!(call.context.item.as_deref(), Some("m-7"));
+    match mentions::run_item(&gw, 3, item("m-8", "What happened next?")).await {
+        ItemOutcome::Failed { error, .. } => assert_eq!(error, "no JSON object in the reply"),
+        other => panic!("{other:?}"),
+    }
+}

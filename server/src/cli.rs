@@ -200,6 +200,24 @@ enum QuestionsCommand {
         #[arg(long)]
         svg: Option<std::path::PathBuf>,
     },
+    /// The entities the questions of one or more sets mention (seed 000
+    /// Fig. 9): distinct count and top 10 per set, side by side.
+    Entities {
+        project: String,
+        /// A set to count (repeat to compare sets).
+        #[arg(long = "set", required = true)]
+        sets: Vec<i64>,
+        /// `graph`: match the graph's entity names in the questions; `llm`:
+        /// have the LLM list each question's entities (a job per set).
+        #[arg(long, default_value = "graph", value_parser = ["graph", "llm"])]
+        source: String,
+        /// Write each set's pie chart to DIR/entities-set-ID.svg.
+        #[arg(long)]
+        svg_dir: Option<std::path::PathBuf>,
+        /// Send every call to the provider, even where a cached reply exists.
+        #[arg(long)]
+        no_cache: bool,
+    },
     /// Add a question set from a .jsonl or .csv file (the export's fields; only
     /// `question` is required).
     Import {
@@ -673,6 +691,55 @@ async fn questions(
             }
             Ok(ExitCode::SUCCESS)
         }
+        QuestionsCommand::Entities { project, sets, source, svg_dir, no_cache } => {
+            let p = app::store::find_project(pool, &project).await?;
+            let source = app::diagnostics::EntitySource::parse(&source)?;
+            let mut code = ExitCode::SUCCESS;
+            let mut found = Vec::new();
+            for set in sets {
+                let view = app::store::questions::get_set(pool, set).await?;
+                if view.project_id != p.summary.id {
+                    anyhow::bail!("question set {set} belongs to another project");
+                }
+                if source == app::diagnostics::EntitySource::Llm {
+                    let job = app::jobs::create_mentions(pool, set, no_cache).await?;
+                    let (c, _) = execute_job(pool, out, llm, job.id, false).await?;
+                    if c != ExitCode::SUCCESS {
+                        code = c;
+                    }
+                }
+                let entities = app::diagnostics::set_entities(pool, set, source)
+                    .await?
+                    .ok_or_else(|| anyhow::anyhow!("no entities were listed for set {set}"))?;
+                if let Some(dir) = &svg_dir {
+                    let path = dir.join(format!("entities-set-{set}.svg"));
+                    std::fs::write(&path, entities.svg())
+                        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+                }
+                found.push(entities.stats());
+            }
+            out.print(json!(found), || {
+                found
+                    .iter()
+                    .map(|s| {
+                        let top: Vec<String> = s.top.iter().map(|(n, c)| format!("{n} {c}")).collect();
+                        format!(
+                            "set {} ({}): {} distinct entities ({} in the graph); {} of {} questions name one{}\n  top: {}",
+                            s.set_id,
+                            s.set_name,
+                            s.distinct,
+                            s.in_graph,
+                            s.with_entity,
+                            s.covered,
+                            s.made_by.as_ref().map(|w| format!("; listed by {w}")).unwrap_or_default(),
+                            top.join(", ")
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            });
+            Ok(code)
+        }
         QuestionsCommand::Relevance { project, set, k, svg } => {
             let p = app::store::find_project(pool, &project).await?;
             let view = app::store::questions::get_set(pool, set).await?;
@@ -682,7 +749,7 @@ async fn questions(
             let job = app::jobs::create_relevance(pool, set, k, false).await?;
             let (code, after) = execute_job(pool, out, llm, job.id, false).await?;
             let (_, scores) = app::diagnostics::set_relevance(pool, set).await?.unwrap_or((after.id, Vec::new()));
-            let stats = app::diagnostics::relevance_stats(set, after.id, &scores, view.questions);
+            let stats = app::diagnostics::relevance_stats(pool, set, after.id, &scores, view.questions).await?;
             if let Some(path) = &svg {
                 std::fs::write(path, app::diagnostics::relevance_svg(&view, &scores))
                     .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;

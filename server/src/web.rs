@@ -1,6 +1,7 @@
 //! The web server: Leptos pages and server functions, the static site
 //! (WASM, JS, CSS), and the multipart upload route.
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -151,16 +152,23 @@ async fn export_questions(
     ([(header::CONTENT_TYPE, mime.to_string()), (header::CONTENT_DISPOSITION, disposition)], body).into_response()
 }
 
-/// `GET /api/projects/{id}/questions/{set}/entities.svg`: the set's
-/// top-10 entity pie chart.
-async fn entities_svg(State(state): State<AppState>, Path((id, set)): Path<(i64, i64)>) -> Response {
-    match app::diagnostics::set_entities(&state.pool, set).await {
-        Ok((view, d)) if view.project_id == id => (
-            [(header::CONTENT_TYPE, "image/svg+xml; charset=utf-8".to_string())],
-            app::diagnostics::entities_svg(&view, &d),
-        )
-            .into_response(),
-        Ok(_) => error(StatusCode::NOT_FOUND, format!("question set {set} is not in project {id}")),
+/// `GET /api/projects/{id}/questions/{set}/entities.svg[?source=graph|llm]`:
+/// the set's top-10 entity pie chart.
+async fn entities_svg(
+    State(state): State<AppState>,
+    Path((id, set)): Path<(i64, i64)>,
+    Query(query): Query<HashMap<String, String>>,
+) -> Response {
+    let source = match app::diagnostics::EntitySource::parse(query.get("source").map_or("", String::as_str)) {
+        Ok(s) => s,
+        Err(e) => return app_error(e),
+    };
+    match app::diagnostics::set_entities(&state.pool, set, source).await {
+        Ok(Some(e)) if e.set.project_id == id => {
+            ([(header::CONTENT_TYPE, "image/svg+xml; charset=utf-8".to_string())], e.svg()).into_response()
+        }
+        Ok(Some(_)) => error(StatusCode::NOT_FOUND, format!("question set {set} is not in project {id}")),
+        Ok(None) => error(StatusCode::NOT_FOUND, format!("no LLM has listed the entities of question set {set} yet")),
         Err(e) => app_error(e),
     }
 }

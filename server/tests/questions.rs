@@ -331,3 +331,78 @@ async fn a_projects_own_hierarchy_is_used_and_a_malformed_one_refused() {
         .unwrap();
     assert!(prompts.iter().any(|m| m.contains("CUSTOM simple")), "the project's definitions reach the prompt");
 }
+
+/// Seed 000 Fig. 9 both ways: the graph's names matched in the questions,
+/// and each question's entities listed by the provider (a job, here the
+/// offline name rule) — graph-grounded questions name more distinct
+/// entities than summary-based ones either way; a second listing is
+/// answered from the cache; the pie charts are written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn entities_named_by_two_sets_are_counted_from_the_graph_or_listed_per_question() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("e.db");
+    sample_with_graph(&db).await;
+    let args = ["--json", "questions", "generate", "Q", "--node", "10", "--edge", "10", "--subgraph", "0"];
+    let graph = json(&assay(&db, &args, &[]).await)["set_id"].to_string();
+    let args = ["--json", "questions", "generate", "Q", "--kind", "summary", "--users", "2", "--tasks", "2"];
+    let summary = json(&assay(&db, &args, &[]).await)["set_id"].to_string();
+    let svgs = dir.path().join("svg");
+    std::fs::create_dir(&svgs).unwrap();
+    let count = |source: &'static str| {
+        let (db, graph, summary, svgs) = (db.clone(), graph.clone(), summary.clone(), svgs.clone());
+        async move {
+            let args = [
+                "--json",
+                "questions",
+                "entities",
+                "Q",
+                "--set",
+                &graph,
+                "--set",
+                &summary,
+                "--source",
+                source,
+                "--svg-dir",
+                svgs.to_str().unwrap(),
+            ];
+            json(&assay(&db, &args, &[]).await)
+        }
+    };
+
+    let matched = count("graph").await;
+    let listed = count("llm").await;
+    for (stats, source) in [(&matched, "graph"), (&listed, "llm")] {
+        let sets = stats.as_array().unwrap();
+        assert_eq!(sets.len(), 2);
+        for s in sets {
+            assert_eq!(s["source"], source);
+            assert_eq!(s["covered"], s["questions"], "every question counted: {s}");
+            let top: i64 = s["top"].as_array().unwrap().iter().map(|t| t[1].as_i64().unwrap()).sum();
+            assert!(top >= s["with_entity"].as_i64().unwrap(), "each naming question adds at least one mention");
+            assert!(s["in_graph"].as_i64().unwrap() <= s["distinct"].as_i64().unwrap());
+        }
+        assert!(sets[0]["distinct"].as_i64() > sets[1]["distinct"].as_i64(), "{source}: {stats}");
+    }
+    assert_eq!(matched[0]["in_graph"], matched[0]["distinct"], "graph names are all in the graph");
+    assert_eq!(listed[0]["made_by"], "offline (no LLM)", "the page and the CLI say no LLM listed them");
+    assert!(listed[0]["job_id"].is_i64() && matched[0]["job_id"].is_null());
+    let svg = std::fs::read_to_string(svgs.join(format!("entities-set-{graph}.svg"))).unwrap();
+    assert!(svg.contains("listed by offline (no LLM)"), "the chart says how its entities were found");
+
+    // The same listing again is answered from the cache.
+    let pool = app::store::open(&db).await.unwrap();
+    let calls = |pool: sqlx::SqlitePool| async move {
+        sqlx::query_scalar::<_, i64>(
+            "SELECT COUNT(*) FROM llm_calls WHERE purpose = 'question_entities' AND cached = 0",
+        )
+        .fetch_one(&pool)
+        .await
+        .unwrap()
+    };
+    let before = calls(pool.clone()).await;
+    assert!(before > 0);
+    let again = count("llm").await;
+    assert_eq!(calls(pool.clone()).await, before, "no new calls");
+    assert_eq!(again[0]["distinct"], listed[0]["distinct"]);
+    assert_ne!(again[0]["job_id"], listed[0]["job_id"], "a new job, answered from the cache");
+}

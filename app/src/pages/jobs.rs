@@ -327,7 +327,7 @@ fn CallLog(calls: Vec<CallView>) -> impl IntoView {
     view! {
         <div class="call-log">
             {calls.into_iter().map(|c| {
-                let who = if c.provider == "offline" { "offline (no LLM)".to_string() } else { format!("{} · {}", c.provider, c.model) };
+                let who = crate::model::provider_label(&c.provider, &c.model);
                 view! {
                     <article class="call">
                         <p class="meta">

@@ -134,8 +134,9 @@ pub fn QuestionsPage() -> impl IntoView {
     }
 }
 
-/// Two sets side by side: the entities of the graph their questions
-/// mention (seed 000 Fig. 9).
+/// Two sets side by side: the entities their questions mention (seed 000
+/// Fig. 9) — the graph's names matched, or listed by the LLM — and the
+/// relevance of retrieved context (Fig. 10).
 #[component]
 fn Compare(project_id: i64, sets: Vec<(i64, String, String)>) -> impl IntoView {
     if sets.is_empty() {
@@ -146,6 +147,7 @@ fn Compare(project_id: i64, sets: Vec<(i64, String, String)>) -> impl IntoView {
     let second = sets.iter().find(|s| s.2 == "summary").or(sets.iter().find(|s| s.0 != first)).map_or(first, |s| s.0);
     let a = RwSignal::new(first);
     let b = RwSignal::new(second);
+    let source = RwSignal::new("graph".to_string());
     let options = move |chosen: RwSignal<i64>| {
         sets.iter()
             .map(|(id, name, _)| {
@@ -155,16 +157,27 @@ fn Compare(project_id: i64, sets: Vec<(i64, String, String)>) -> impl IntoView {
             .collect_view()
     };
     let (oa, ob) = (options(a), options(b));
+    let pick = move |value: &'static str, label: &'static str| {
+        view! {
+            <label><input type="radio" name="entity-source" value=value prop:checked=move || source.get() == value
+                on:change=move |_| source.set(value.to_string())/>" "{label}</label>
+        }
+    };
     view! {
         <details class="panel compare" id="compare-sets">
-            <summary>"Compare two sets: entities mentioned"</summary>
+            <summary>"Compare two sets: entities mentioned, retrieval relevance"</summary>
             <div class="inline-form">
                 <label>"Set A " <select id="compare-a" on:change=move |ev| a.set(event_target_value(&ev).parse().unwrap_or(0))>{oa}</select></label>
                 <label>"Set B " <select id="compare-b" on:change=move |ev| b.set(event_target_value(&ev).parse().unwrap_or(0))>{ob}</select></label>
             </div>
+            <fieldset class="inline-form entity-source">
+                <legend>"Entities"</legend>
+                {pick("graph", "the graph's entity names, matched in the questions")}
+                {pick("llm", "listed per question by the LLM (a job)")}
+            </fieldset>
             <div class="compare-grid">
-                {move || view! { <EntityPanel project_id set_id=a.get()/> }}
-                {move || view! { <EntityPanel project_id set_id=b.get()/> }}
+                {move || view! { <EntityPanel project_id set_id=a.get() source=source.get()/> }}
+                {move || view! { <EntityPanel project_id set_id=b.get() source=source.get()/> }}
             </div>
         </details>
     }
@@ -172,29 +185,58 @@ fn Compare(project_id: i64, sets: Vec<(i64, String, String)>) -> impl IntoView {
 }
 
 #[component]
-fn EntityPanel(project_id: i64, set_id: i64) -> impl IntoView {
-    let stats = Resource::new(move || set_id, question_set_entities);
-    let svg = format!("/api/projects/{project_id}/questions/{set_id}/entities.svg");
+fn EntityPanel(project_id: i64, set_id: i64, source: String) -> impl IntoView {
+    let start = ServerAction::<StartMentions>::new();
+    let live = RwSignal::new(false);
+    let tick = ticker(live);
+    let query = source.clone();
+    let stats = Resource::new(
+        move || (tick.get(), start.version().get()),
+        move |_| question_set_entities(set_id, query.clone()),
+    );
+    let svg = format!("/api/projects/{project_id}/questions/{set_id}/entities.svg?source={source}");
     view! {
-        <div class="entity-panel" data-set=set_id>
-            <Suspense fallback=|| view! { <p class="muted">"Counting entities…"</p> }>
+        <div class="entity-panel" data-set=set_id data-source=source.clone()>
+            <Transition fallback=|| view! { <p class="muted">"Counting entities…"</p> }>
                 {move || {
                     let svg = svg.clone();
                     Suspend::new(async move {
                         match stats.await {
                             Err(e) => view! { <ErrorNote error=e/> }.into_any(),
-                            Ok(s) => view! {
-                                <p class="entity-stats"><strong class="distinct">{s.distinct}</strong>" distinct entities · "
-                                    {format!("{} of {} questions mention one · the most mentioned takes {:.0}%",
-                                        s.with_entity, s.questions, s.top_share * 100.0)}</p>
-                                <img src=svg.clone() alt=format!("Entities mentioned by {}", s.set_name) width="100%"/>
-                                <p class="small"><a href=svg download=format!("entities-set-{set_id}.svg")>"Download SVG"</a></p>
-                            }.into_any(),
+                            Ok(None) => {
+                                live.set(start.pending().get_untracked() || start.value().get_untracked().is_some_and(|r| r.is_ok()));
+                                view! {
+                                    <button type="button" class="list-entities" disabled=move || start.pending().get()
+                                        on:click=move |_| { start.dispatch(StartMentions { set_id }); }>
+                                        "List each question's entities with the LLM"</button>
+                                }.into_any()
+                            }
+                            Ok(Some(s)) => {
+                                live.set(s.covered < s.questions && s.job_id.is_some());
+                                let svg = format!("{svg}&n={}", s.covered);
+                                let by = match (s.job_id, s.made_by.clone()) {
+                                    (Some(job), who) => view! {
+                                        " · listed by "{who.unwrap_or_else(|| "—".into())}" in "
+                                        <a href=format!("/projects/{project_id}/jobs/{job}")>{format!("job #{job}")}</a>
+                                        {format!(" ({} of {} questions)", s.covered, s.questions)}
+                                    }.into_any(),
+                                    (None, _) => ().into_any(),
+                                };
+                                view! {
+                                    <p class="entity-stats"><strong class="distinct">{s.distinct}</strong>" distinct entities"
+                                        {(s.source == "llm").then(|| format!(" ({} in the graph)", s.in_graph))}" · "
+                                        {format!("{} of {} questions name one · the most named takes {:.0}%",
+                                            s.with_entity, s.covered, s.top_share * 100.0)}{by}</p>
+                                    <img src=svg.clone() alt=format!("Entities mentioned by {}", s.set_name) width="100%"/>
+                                    <p class="small"><a href=svg download=format!("entities-set-{set_id}-{}.svg", s.source)>"Download SVG"</a></p>
+                                }.into_any()
+                            }
                         }
                     })
                 }}
-            </Suspense>
-            // Not inside the Suspense above: a resource made while another
+            </Transition>
+            <ActionError action=start/>
+            // Not inside the Transition above: a resource made while another
             // resolves does not hydrate.
             <Relevance project_id set_id/>
         </div>
@@ -228,7 +270,8 @@ fn Relevance(project_id: i64, set_id: i64) -> impl IntoView {
                             let svg = format!("/api/projects/{project_id}/questions/{set_id}/relevance.svg?n={}", r.scored);
                             view! {
                                 <p class="relevance-stats">{format!("Relevance of the BM25 context: mean {:.2} of 5 over {} of {} questions",
-                                    r.mean, r.scored, r.questions)} " · "
+                                    r.mean, r.scored, r.questions)}
+                                    {r.made_by.clone().map(|w| format!(" · scored by {w}"))}" · "
                                     <a href=format!("/projects/{project_id}/jobs/{}", r.job_id)>{format!("job #{}", r.job_id)}</a></p>
                                 <img src=svg.clone() alt="Relevance scores" width="100%"/>
                                 <p class="small"><a href=svg download=format!("relevance-set-{set_id}.svg")>"Download SVG"</a></p>

@@ -355,3 +355,14 @@ pub async fn interrupt_orphans(pool: &SqlitePool) -> AppResult<u64> {
 pub async fn item_call_count(pool: &SqlitePool, job_id: i64) -> AppResult<i64> {
     Ok(sqlx::query_scalar("SELECT COUNT(*) FROM llm_calls WHERE job_id = ?").bind(job_id).fetch_one(pool).await?)
 }
+
+/// Who answered a job's calls, as pages name it ("offline (no LLM)" or
+/// "openai · MODEL"), if it made any.
+pub async fn made_by(pool: &SqlitePool, job_id: i64) -> AppResult<Option<String>> {
+    let row: Option<(String, String)> =
+        sqlx::query_as("SELECT provider, model FROM llm_calls WHERE job_id = ? LIMIT 1")
+            .bind(job_id)
+            .fetch_optional(pool)
+            .await?;
+    Ok(row.map(|(p, m)| crate::model::provider_label(&p, &m)))
+}

@@ -405,6 +405,21 @@ fn guess_type(name: &str, sentences_of: &[&str], lower_noun: bool) -> &'static s
     "concept"
 }
 
+/// The names in a short text (a question): runs of capitalised words, as in
+/// [`extract`], except a lone word capitalised only because it starts the
+/// sentence ("Describe", "Whose") — one sentence gives no other evidence.
+pub fn names_in(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for sentence in sentences(text) {
+        for (form, initial_only) in capital_runs(&tokens(sentence)) {
+            if !initial_only && !out.iter().any(|o| normalise_name(o) == normalise_name(&form)) {
+                out.push(form);
+            }
+        }
+    }
+    out
+}
+
 /// Extracts entities and relations from one chunk of text.
 pub fn extract(text: &str) -> Extraction {
     let sents: Vec<&str> = sentences(text);

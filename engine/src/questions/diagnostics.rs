@@ -4,7 +4,8 @@
 //! graph-grounded questions against 11 in the summary-based ones, half of
 //! those on one minor character. Mentions are whole-word, case-insensitive
 //! matches of the graph's entity names (longer names first, so "Mock
-//! Turtle" is not also counted as "Turtle").
+//! Turtle" is not also counted as "Turtle"). [`super::mentions`] has the
+//! other way: entities the LLM extracts from each question.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -21,6 +22,9 @@ pub struct EntityDistribution {
     pub with_entity: usize,
     /// Distinct entities mentioned.
     pub distinct: usize,
+    /// Of those, how many are entities of the graph (all of them when
+    /// mentions are matched against the graph's names).
+    pub in_graph: usize,
     /// Mentions per entity (each counted once per question), most first.
     pub counts: Vec<(String, usize)>,
 }
@@ -63,7 +67,13 @@ pub fn entity_distribution(questions: &[&str], names: &[&str]) -> EntityDistribu
     }
     let mut counts: Vec<(String, usize)> = counts.into_iter().map(|(n, c)| (n.to_string(), c)).collect();
     counts.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    EntityDistribution { questions: questions.len(), with_entity, distinct: counts.len(), counts }
+    EntityDistribution {
+        questions: questions.len(),
+        with_entity,
+        distinct: counts.len(),
+        in_graph: counts.len(),
+        counts,
+    }
 }
 
 const COLOURS: [RGBColor; 11] = [
@@ -80,15 +90,23 @@ const COLOURS: [RGBColor; 11] = [
     RGBColor(0xba, 0xb0, 0xac),
 ];
 
-/// A pie chart of `slices` (label, count) as SVG, with a title and a legend
-/// giving each slice's count and share (Fig. 9's layout).
+/// A pie chart of `slices` (label, count) as SVG, with a title (one line
+/// per line of `title`) and a legend giving each slice's count and share
+/// (Fig. 9's layout).
 pub fn pie_svg(title: &str, slices: &[(String, usize)]) -> String {
     let total: usize = slices.iter().map(|s| s.1).sum();
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (640, 400)).into_drawing_area();
         let _ = root.fill(&WHITE);
-        let _ = root.draw(&Text::new(title.to_string(), (20, 16), ("sans-serif", 18).into_font().color(&BLACK)));
+        for (i, line) in title.lines().enumerate() {
+            let size = if i == 0 { 17 } else { 14 };
+            let _ = root.draw(&Text::new(
+                line.to_string(),
+                (20, 12 + 22 * i as i32),
+                ("sans-serif", size).into_font().color(&BLACK),
+            ));
+        }
         if total == 0 {
             let _ = root.draw(&Text::new(
                 "No entity of the graph is mentioned.".to_string(),

@@ -5,12 +5,14 @@
 //! - [`graph`]: graph-text-grounded questions (node, edge, subgraph).
 //! - [`summary`]: the summary-based baseline (LightRAG's reproduce/Step_2).
 //! - [`diagnostics`]: which graph entities a set's questions mention (Fig. 9).
+//! - [`mentions`]: entities each question names, extracted by the LLM (Fig. 9's other way).
 //! - [`relevance`]: question–retrieval relevance scores and their histogram (Fig. 10).
 //! - [`hierarchy`]: questions with reference answers in hierarchical categories (seed 004).
 
 pub mod diagnostics;
 pub mod graph;
 pub mod hierarchy;
+pub mod mentions;
 pub mod relevance;
 pub mod summary;
 pub mod walk;

@@ -27,6 +27,8 @@ pub fn register_offline(provider: &mut OfflineProvider) {
     provider.register(hierarchy::CHECK_PURPOSE, hierarchy::offline_check);
     use crate::questions::relevance;
     provider.register(relevance::PURPOSE, relevance::offline);
+    use crate::questions::mentions;
+    provider.register(mentions::PURPOSE, mentions::offline);
 }
 
 /// Hex SHA-256 of a prompt template, stored with each call made from it.
