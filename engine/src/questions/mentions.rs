@@ -15,8 +15,8 @@ use serde_json::json;
 use super::diagnostics::EntityDistribution;
 use crate::graph::normalise_name;
 use crate::jobs::{ItemOutcome, WorkItem};
-use crate::llm::{CallContext, ChatRequest, Gateway, Message};
-use crate::tasks::{delimited, prompt_hash};
+use crate::llm::{ChatRequest, Gateway, Message};
+use crate::tasks::{delimited, one_call};
 
 pub const PURPOSE: &str = "question_entities";
 pub const PROMPT: &str = include_str!("../../prompts/question_entities.txt");
@@ -47,22 +47,11 @@ pub fn parse_entities(reply: &str) -> Result<Vec<String>, String> {
 pub async fn run_item(gateway: &Gateway, job_id: i64, item: WorkItem) -> ItemOutcome {
     let p = &item.payload;
     let req = request(p["question"].as_str().unwrap_or(""));
-    let ctx =
-        CallContext { job_id: Some(job_id), item: Some(item.key.clone()), prompt_hash: Some(prompt_hash(PROMPT)) };
-    match gateway.chat(&req, &ctx).await {
-        Ok(reply) => {
-            let tokens = reply.prompt_tokens + reply.completion_tokens;
-            match parse_entities(&reply.text) {
-                Ok(entities) => ItemOutcome::Done {
-                    result: json!({ "question_id": p["question_id"], "entities": entities }).to_string(),
-                    tokens,
-                    cost_usd: reply.cost_usd,
-                },
-                Err(error) => ItemOutcome::Failed { error, tokens, cost_usd: reply.cost_usd },
-            }
-        }
-        Err(e) => ItemOutcome::Failed { error: e.to_string(), tokens: 0, cost_usd: 0.0 },
-    }
+    one_call(gateway, job_id, &item, PROMPT, &req, |reply| {
+        let entities = parse_entities(reply)?;
+        Ok(json!({ "question_id": p["question_id"], "entities": entities }).to_string())
+    })
+    .await
 }
 
 /// The offline rule (see the module docs).

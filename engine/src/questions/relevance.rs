@@ -13,9 +13,9 @@ use plotters::prelude::*;
 use serde_json::json;
 
 use crate::jobs::{ItemOutcome, WorkItem};
-use crate::llm::{CallContext, ChatRequest, Gateway, Message};
+use crate::llm::{ChatRequest, Gateway, Message};
 use crate::tasks::summarise::words;
-use crate::tasks::{delimited, prompt_hash};
+use crate::tasks::{delimited, one_call};
 
 pub const PURPOSE: &str = "question_relevance";
 pub const PROMPT: &str = include_str!("../../prompts/relevance.txt");
@@ -48,23 +48,11 @@ pub fn parse_score(reply: &str) -> Result<u8, String> {
 pub async fn run_item(gateway: &Gateway, job_id: i64, item: WorkItem) -> ItemOutcome {
     let p = &item.payload;
     let req = request(p["question"].as_str().unwrap_or(""), p["context"].as_str().unwrap_or(""));
-    let ctx =
-        CallContext { job_id: Some(job_id), item: Some(item.key.clone()), prompt_hash: Some(prompt_hash(PROMPT)) };
-    match gateway.chat(&req, &ctx).await {
-        Ok(reply) => {
-            let tokens = reply.prompt_tokens + reply.completion_tokens;
-            match parse_score(&reply.text) {
-                Ok(score) => ItemOutcome::Done {
-                    result: json!({ "score": score, "chunk_ids": p["chunk_ids"], "question_id": p["question_id"] })
-                        .to_string(),
-                    tokens,
-                    cost_usd: reply.cost_usd,
-                },
-                Err(error) => ItemOutcome::Failed { error, tokens, cost_usd: reply.cost_usd },
-            }
-        }
-        Err(e) => ItemOutcome::Failed { error: e.to_string(), tokens: 0, cost_usd: 0.0 },
-    }
+    one_call(gateway, job_id, &item, PROMPT, &req, |reply| {
+        let score = parse_score(reply)?;
+        Ok(json!({ "score": score, "chunk_ids": p["chunk_ids"], "question_id": p["question_id"] }).to_string())
+    })
+    .await
 }
 
 /// The offline rule (see the module docs).

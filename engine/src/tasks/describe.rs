@@ -14,11 +14,11 @@ use std::collections::HashMap;
 use serde_json::json;
 
 use super::summarise::words;
-use super::{delimited, prompt_hash};
+use super::{delimited, one_call};
 use crate::chunk::Tokenizer;
 use crate::graph::KnowledgeGraph;
 use crate::jobs::{ItemOutcome, WorkItem};
-use crate::llm::{CallContext, ChatRequest, Gateway, Message};
+use crate::llm::{ChatRequest, Gateway, Message};
 
 pub const PURPOSE: &str = "summarise_descriptions";
 pub const PROMPT: &str = include_str!("../../prompts/summarise_descriptions.txt");
@@ -94,21 +94,11 @@ pub async fn run_item(gateway: &Gateway, job_id: i64, item: WorkItem) -> ItemOut
     let descriptions: Vec<String> = serde_json::from_value(p["descriptions"].clone()).unwrap_or_default();
     let budget = p["budget"].as_u64().unwrap_or(DEFAULT_BUDGET as u64) as usize;
     let req = request(p["what"].as_str().unwrap_or("entity"), p["name"].as_str().unwrap_or(""), &descriptions, budget);
-    let ctx =
-        CallContext { job_id: Some(job_id), item: Some(item.key.clone()), prompt_hash: Some(prompt_hash(PROMPT)) };
-    match gateway.chat(&req, &ctx).await {
-        Ok(reply) if reply.text.trim().is_empty() => ItemOutcome::Failed {
-            error: "the model returned an empty description".into(),
-            tokens: reply.prompt_tokens + reply.completion_tokens,
-            cost_usd: reply.cost_usd,
-        },
-        Ok(reply) => ItemOutcome::Done {
-            result: reply.text.trim().to_string(),
-            tokens: reply.prompt_tokens + reply.completion_tokens,
-            cost_usd: reply.cost_usd,
-        },
-        Err(e) => ItemOutcome::Failed { error: e.to_string(), tokens: 0, cost_usd: 0.0 },
-    }
+    one_call(gateway, job_id, &item, PROMPT, &req, |reply| match reply.trim() {
+        "" => Err("the model returned an empty description".into()),
+        text => Ok(text.to_string()),
+    })
+    .await
 }
 
 /// The extractive summary of `descriptions` within `budget` tokens (see the module docs).

@@ -8,7 +8,9 @@ pub mod summarise;
 
 use sha2::{Digest, Sha256};
 
+use crate::jobs::{ItemOutcome, WorkItem};
 use crate::llm::offline::OfflineProvider;
+use crate::llm::{CallContext, ChatRequest, Gateway};
 
 /// Registers every task's offline implementation.
 pub fn register_offline(provider: &mut OfflineProvider) {
@@ -29,6 +31,32 @@ pub fn register_offline(provider: &mut OfflineProvider) {
     provider.register(relevance::PURPOSE, relevance::offline);
     use crate::questions::mentions;
     provider.register(mentions::PURPOSE, mentions::offline);
+}
+
+/// A job item that is one call: sends `req` (made from the prompt file
+/// `template`, whose hash is logged) and turns the reply into the item's
+/// result with `parse`, whose error fails the item; tokens and cost are
+/// kept either way.
+pub async fn one_call(
+    gateway: &Gateway,
+    job_id: i64,
+    item: &WorkItem,
+    template: &str,
+    req: &ChatRequest,
+    parse: impl FnOnce(&str) -> Result<String, String>,
+) -> ItemOutcome {
+    let ctx =
+        CallContext { job_id: Some(job_id), item: Some(item.key.clone()), prompt_hash: Some(prompt_hash(template)) };
+    match gateway.chat(req, &ctx).await {
+        Ok(reply) => {
+            let tokens = reply.prompt_tokens + reply.completion_tokens;
+            match parse(&reply.text) {
+                Ok(result) => ItemOutcome::Done { result, tokens, cost_usd: reply.cost_usd },
+                Err(error) => ItemOutcome::Failed { error, tokens, cost_usd: reply.cost_usd },
+            }
+        }
+        Err(e) => ItemOutcome::Failed { error: e.to_string(), tokens: 0, cost_usd: 0.0 },
+    }
 }
 
 /// Hex SHA-256 of a prompt template, stored with each call made from it.

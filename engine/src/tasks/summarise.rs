@@ -9,9 +9,9 @@
 
 use std::collections::HashMap;
 
-use super::{delimited, prompt_hash};
+use super::{delimited, one_call};
 use crate::jobs::{ItemOutcome, WorkItem};
-use crate::llm::{CallContext, ChatRequest, Gateway, Message};
+use crate::llm::{ChatRequest, Gateway, Message};
 use crate::text::sentences;
 
 pub const PURPOSE: &str = "summarise_chunk";
@@ -29,16 +29,7 @@ pub fn request(text: &str) -> ChatRequest {
 /// Summarises one chunk item (`payload.text`) through the gateway.
 pub async fn run_item(gateway: &Gateway, job_id: i64, item: WorkItem) -> ItemOutcome {
     let text = item.payload.get("text").and_then(|t| t.as_str()).unwrap_or_default();
-    let ctx =
-        CallContext { job_id: Some(job_id), item: Some(item.key.clone()), prompt_hash: Some(prompt_hash(PROMPT)) };
-    match gateway.chat(&request(text), &ctx).await {
-        Ok(reply) => ItemOutcome::Done {
-            result: reply.text.trim().to_string(),
-            tokens: reply.prompt_tokens + reply.completion_tokens,
-            cost_usd: reply.cost_usd,
-        },
-        Err(e) => ItemOutcome::Failed { error: e.to_string(), tokens: 0, cost_usd: 0.0 },
-    }
+    one_call(gateway, job_id, &item, PROMPT, &request(text), |reply| Ok(reply.trim().to_string())).await
 }
 
 const STOPWORDS: &[&str] = &[
