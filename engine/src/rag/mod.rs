@@ -1,5 +1,269 @@
-//! Retrieval and RAG methods. So far: the BM25 index ([`bm25`]), used by the
-//! question–retrieval relevance diagnostic; the methods of the answers
-//! stage come next.
+//! Retrieval and RAG methods: the reference methods seed 000 compares
+//! (§VI: NaiveRAG, LightRAG, FastGraphRAG, Microsoft GraphRAG) and seed
+//! 004's BM25 pipeline, behind one trait, [`Method`].
+//!
+//! A method answers a question over a [`Corpus`] (the project's chunks,
+//! knowledge graph, communities and community reports): it retrieves
+//! context ([`Section`]s), then asks the LLM to answer from it with the
+//! shared answer prompt ([`answer`]), which takes an optional target length
+//! in words (the length alignment of the judging protocol needs it). Every
+//! LLM call's tokens, the retrieval time and the whole query time are kept
+//! in the [`Answer`].
+//!
+//! # Layout
+//! - [`answer`]: the answer prompt, its offline (extractive) version, and
+//!   the token accounting ([`Meter`]).
+//! - [`bm25`]: the BM25 index and the BM25 method.
+//! - [`lightrag`]: dual-level keywords → entities and relations → context.
+//! - [`fastgraphrag`]: question entities → personalized PageRank ([`ppr`]).
+//! - [`graphrag`]: community reports; local and global search.
+//! - [`method`]: building a method from its name and parameters.
 
+pub mod answer;
 pub mod bm25;
+pub mod fastgraphrag;
+pub mod graphrag;
+pub mod lightrag;
+pub mod method;
+pub mod ppr;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use serde::{Deserialize, Serialize};
+
+use crate::chunk::Tokenizer;
+use crate::graph::KnowledgeGraph;
+use crate::llm::{BoxFuture, CallContext, Gateway};
+
+pub use answer::{Answer, Meter};
+
+/// One piece of retrieved context.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Section {
+    /// `chunk`, `entity`, `relation`, `report` or `point` (a global-search
+    /// map point).
+    pub kind: String,
+    /// The chunk id, entity key, `a|b` relation key or community number.
+    pub id: String,
+    /// The method's score for it (BM25 score, PPR mass, rank …).
+    pub score: f64,
+    pub text: String,
+}
+
+impl Section {
+    pub fn new(kind: &str, id: impl ToString, score: f64, text: impl Into<String>) -> Section {
+        Section { kind: kind.into(), id: id.to_string(), score, text: text.into() }
+    }
+}
+
+/// The context as the answer prompt shows it: sections grouped by kind in a
+/// fixed order, each line tagged with what it is.
+pub fn format_context(sections: &[Section]) -> String {
+    let mut out = String::new();
+    for (kind, title) in [
+        ("point", "Key points from community reports"),
+        ("report", "Community reports"),
+        ("entity", "Entities"),
+        ("relation", "Relationships"),
+        ("chunk", "Sources"),
+    ] {
+        let of_kind: Vec<&Section> = sections.iter().filter(|s| s.kind == kind).collect();
+        if of_kind.is_empty() {
+            continue;
+        }
+        out.push_str(&format!("-----{title}-----\n"));
+        for s in of_kind {
+            out.push_str(&format!("[{kind} {}] {}\n", s.id, s.text.trim()));
+        }
+    }
+    out
+}
+
+/// The chunk ids among `sections`, in order (what retrieval metrics judge).
+pub fn chunk_ids(sections: &[Section]) -> Vec<i64> {
+    sections.iter().filter(|s| s.kind == "chunk").filter_map(|s| s.id.parse().ok()).collect()
+}
+
+/// Keeps sections, in order, while their texts fit in `budget` tokens.
+pub fn within_budget(sections: Vec<Section>, budget: usize) -> Vec<Section> {
+    let mut used = 0;
+    let mut out = Vec::new();
+    for s in sections {
+        let n = Tokenizer::Cl100kBase.count(&s.text);
+        if used + n > budget {
+            break;
+        }
+        used += n;
+        out.push(s);
+    }
+    out
+}
+
+/// A community's report (GraphRAG-style indexing, [`graphrag`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CommunityReport {
+    pub community: usize,
+    pub title: String,
+    pub summary: String,
+    /// 0–10: how important the community is (GraphRAG's `rating`).
+    pub rating: f64,
+}
+
+/// What the methods work over.
+#[derive(Debug, Default)]
+pub struct Corpus {
+    /// `(chunk id, text)` in corpus order.
+    pub chunks: Vec<(i64, String)>,
+    pub graph: KnowledgeGraph,
+    /// Node key → community number.
+    pub communities: BTreeMap<String, usize>,
+    /// Community number → report (empty until the reports are written).
+    pub reports: BTreeMap<usize, CommunityReport>,
+    chunk_index: HashMap<i64, usize>,
+}
+
+impl Corpus {
+    pub fn new(chunks: Vec<(i64, String)>, graph: KnowledgeGraph, communities: BTreeMap<String, usize>) -> Corpus {
+        let chunk_index = chunks.iter().enumerate().map(|(i, (id, _))| (*id, i)).collect();
+        Corpus { chunks, graph, communities, reports: BTreeMap::new(), chunk_index }
+    }
+
+    pub fn with_reports(mut self, reports: impl IntoIterator<Item = CommunityReport>) -> Corpus {
+        self.reports = reports.into_iter().map(|r| (r.community, r)).collect();
+        self
+    }
+
+    pub fn chunk(&self, id: i64) -> Option<&str> {
+        self.chunk_index.get(&id).map(|&i| self.chunks[i].1.as_str())
+    }
+}
+
+/// An entity as context: `NAME (type): descriptions`.
+pub fn entity_section(graph: &KnowledgeGraph, key: &str, score: f64) -> Option<Section> {
+    let n = graph.nodes.get(key)?;
+    Some(Section::new("entity", key, score, format!("{} ({}): {}", n.name, n.kind, n.descriptions.join(" "))))
+}
+
+/// A relation as context: `A — B: descriptions (keywords: …)`.
+pub fn relation_section(graph: &KnowledgeGraph, key: &(String, String), score: f64) -> Option<Section> {
+    let e = graph.edges.get(key)?;
+    let name = |k: &str| graph.nodes.get(k).map_or(k.to_string(), |n| n.name.clone());
+    let keywords = if e.keywords.is_empty() {
+        String::new()
+    } else {
+        format!(" (keywords: {})", e.keywords.iter().cloned().collect::<Vec<_>>().join(", "))
+    };
+    let text = format!("{} — {}: {}{keywords}", name(&e.source), name(&e.target), e.descriptions.join(" "));
+    Some(Section::new("relation", format!("{}|{}", e.source, e.target), score, text))
+}
+
+/// Chunks cited by the given weighted items (an entity's or relation's
+/// `source_chunks` with the item's weight), best total first, ties by id.
+pub fn cited_chunks<'a>(corpus: &Corpus, cited: impl IntoIterator<Item = (&'a BTreeSet<i64>, f64)>) -> Vec<Section> {
+    let mut score: BTreeMap<i64, f64> = BTreeMap::new();
+    for (chunks, weight) in cited {
+        for id in chunks {
+            *score.entry(*id).or_default() += weight;
+        }
+    }
+    let mut ranked: Vec<(i64, f64)> = score.into_iter().collect();
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    ranked.into_iter().filter_map(|(id, s)| Some(Section::new("chunk", id, s, corpus.chunk(id)?))).collect()
+}
+
+/// BM25 over the graph's entities (name, type and descriptions) and
+/// relations (names, keywords and descriptions): how the graph methods
+/// match keywords and questions to the graph without embeddings.
+pub struct GraphIndex {
+    pub entities: bm25::Bm25Index,
+    pub entity_keys: Vec<String>,
+    pub relations: bm25::Bm25Index,
+    pub relation_keys: Vec<(String, String)>,
+}
+
+impl GraphIndex {
+    pub fn new(graph: &KnowledgeGraph) -> GraphIndex {
+        let entity_keys: Vec<String> = graph.nodes.keys().cloned().collect();
+        let entity_docs: Vec<String> = graph
+            .nodes
+            .values()
+            .map(|n| format!("{} {} {} {}", n.name, n.name, n.kind, n.descriptions.join(" ")))
+            .collect();
+        let relation_keys: Vec<(String, String)> = graph.edges.keys().cloned().collect();
+        let relation_docs: Vec<String> =
+            graph.edges.keys().filter_map(|k| relation_section(graph, k, 0.0)).map(|s| s.text).collect();
+        let position = |docs: &[String]| -> bm25::Bm25Index {
+            bm25::Bm25Index::new(docs.iter().enumerate().map(|(i, d)| (i as i64, d.as_str())))
+        };
+        GraphIndex { entities: position(&entity_docs), entity_keys, relations: position(&relation_docs), relation_keys }
+    }
+
+    /// The `k` entities best matching `query`, `(key, score)`.
+    pub fn entities(&self, query: &str, k: usize) -> Vec<(String, f64)> {
+        self.entities.search(query, k).into_iter().map(|(i, s)| (self.entity_keys[i as usize].clone(), s)).collect()
+    }
+
+    /// The `k` relations best matching `query`, `(key, score)`.
+    pub fn relations(&self, query: &str, k: usize) -> Vec<((String, String), f64)> {
+        self.relations.search(query, k).into_iter().map(|(i, s)| (self.relation_keys[i as usize].clone(), s)).collect()
+    }
+}
+
+/// A RAG method: answers a question over its corpus.
+pub trait Method: Send + Sync {
+    /// The method's name (`bm25`, `lightrag`, …).
+    fn name(&self) -> &'static str;
+
+    /// Retrieves the context for `question` (may call the LLM, e.g. for
+    /// keywords, through `meter`).
+    fn retrieve<'a>(
+        &'a self,
+        gateway: &'a Gateway,
+        ctx: &'a CallContext,
+        meter: &'a mut Meter,
+        question: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<Section>, String>>;
+
+    /// Answers `question`: retrieval, then the answer prompt over the
+    /// context. GraphRAG's global search overrides this (map-reduce).
+    fn answer<'a>(
+        &'a self,
+        gateway: &'a Gateway,
+        ctx: &'a CallContext,
+        question: &'a str,
+        target_words: Option<usize>,
+    ) -> BoxFuture<'a, Result<Answer, String>> {
+        Box::pin(async move {
+            let started = std::time::Instant::now();
+            let mut meter = Meter::default();
+            let sections = self.retrieve(gateway, ctx, &mut meter, question).await?;
+            let retrieval_ms = started.elapsed().as_secs_f64() * 1000.0;
+            let text =
+                answer::generate(gateway, ctx, &mut meter, question, &format_context(&sections), target_words).await?;
+            Ok(Answer::new(text, sections, meter, retrieval_ms, started))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_context_groups_sections_by_kind_and_the_budget_cuts_in_order() {
+        let sections = vec![
+            Section::new("chunk", 7, 1.0, "Chunk seven."),
+            Section::new("entity", "alice", 0.5, "ALICE (person): a girl."),
+            Section::new("chunk", 3, 0.9, "Chunk three."),
+        ];
+        assert_eq!(
+            format_context(&sections),
+            "-----Entities-----\n[entity alice] ALICE (person): a girl.\n-----Sources-----\n[chunk 7] Chunk seven.\n[chunk 3] Chunk three.\n"
+        );
+        assert_eq!(chunk_ids(&sections), [7, 3]);
+        let n: Vec<usize> = sections.iter().map(|s| Tokenizer::Cl100kBase.count(&s.text)).collect();
+        assert_eq!(within_budget(sections.clone(), n[0] + n[1]).len(), 2);
+        let kept = within_budget(sections, n[0] + n[1] - 1);
+        assert_eq!(kept.len(), 1, "the second does not fit, and nothing after it is taken: {kept:?}");
+    }
+}

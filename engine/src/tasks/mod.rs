@@ -31,6 +31,11 @@ pub fn register_offline(provider: &mut OfflineProvider) {
     provider.register(relevance::PURPOSE, relevance::offline);
     use crate::questions::mentions;
     provider.register(mentions::PURPOSE, mentions::offline);
+    use crate::rag;
+    provider.register(rag::answer::PURPOSE, rag::answer::offline);
+    provider.register(rag::lightrag::PURPOSE, rag::lightrag::offline);
+    provider.register(rag::graphrag::REPORT_PURPOSE, rag::graphrag::offline_report);
+    provider.register(rag::graphrag::MAP_PURPOSE, rag::graphrag::offline_map);
 }
 
 /// A job item that is one call: sends `req` (made from the prompt file

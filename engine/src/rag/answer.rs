@@ -1,0 +1,187 @@
+//! The answer prompt every method shares (`engine/prompts/answer.txt`),
+//! with an optional target length in words, and the accounting of a
+//! method's calls.
+//!
+//! Offline: an extractive answer — the context's sentences ranked by the
+//! question's content words they contain (each word weighted by how rare it
+//! is in the context), taken best first up to the length (the target, else
+//! [`DEFAULT_WORDS`]) and shown in context order; with a target the answer
+//! is cut or kept to exactly that many words when the context has them.
+
+use std::collections::{HashMap, HashSet};
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use super::Section;
+use crate::llm::{CallContext, ChatReply, ChatRequest, Gateway, Message};
+use crate::tasks::summarise::words;
+use crate::tasks::{delimited, prompt_hash};
+use crate::text::sentences;
+
+pub const PURPOSE: &str = "answer";
+pub const PROMPT: &str = include_str!("../../prompts/answer.txt");
+/// Words of an offline answer when no target is given.
+pub const DEFAULT_WORDS: usize = 150;
+
+/// Tokens, cost and calls of one answer, over all its LLM calls.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Meter {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub cost_usd: f64,
+    pub llm_calls: u32,
+    /// Of those, answered from the cache.
+    pub cached_calls: u32,
+}
+
+impl Meter {
+    pub fn add(&mut self, reply: &ChatReply) {
+        self.prompt_tokens += reply.prompt_tokens;
+        self.completion_tokens += reply.completion_tokens;
+        self.cost_usd += reply.cost_usd;
+        self.llm_calls += 1;
+        self.cached_calls += u32::from(reply.cached);
+    }
+
+    /// Sends `req` (from the prompt file `template`) and counts it.
+    pub async fn chat(
+        &mut self,
+        gateway: &Gateway,
+        ctx: &CallContext,
+        template: &str,
+        req: &ChatRequest,
+    ) -> Result<String, String> {
+        let ctx = CallContext { prompt_hash: Some(prompt_hash(template)), ..ctx.clone() };
+        let reply = gateway.chat(req, &ctx).await.map_err(|e| e.to_string())?;
+        self.add(&reply);
+        Ok(reply.text)
+    }
+}
+
+/// A method's answer to one question, with what it retrieved and cost.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Answer {
+    pub answer: String,
+    pub contexts: Vec<Section>,
+    #[serde(flatten)]
+    pub meter: Meter,
+    /// Time to retrieve the context (including keyword calls).
+    pub retrieval_ms: f64,
+    /// Time for the whole answer.
+    pub query_ms: f64,
+}
+
+impl Answer {
+    pub fn new(answer: String, contexts: Vec<Section>, meter: Meter, retrieval_ms: f64, started: Instant) -> Answer {
+        Answer { answer, contexts, meter, retrieval_ms, query_ms: started.elapsed().as_secs_f64() * 1000.0 }
+    }
+
+    pub fn words(&self) -> usize {
+        self.answer.split_whitespace().count()
+    }
+}
+
+/// The length instruction of the prompt.
+fn length_instruction(target_words: Option<usize>) -> String {
+    match target_words {
+        Some(n) => format!("Answer in about {n} words."),
+        None => "Answer in one to three paragraphs.".into(),
+    }
+}
+
+pub fn request(question: &str, context: &str, target_words: Option<usize>) -> ChatRequest {
+    let user = format!("Question: {question}\n{}\nContext:\n<<<\n{context}\n>>>", length_instruction(target_words));
+    let mut req = ChatRequest::new(PURPOSE, vec![Message::system(PROMPT.trim()), Message::user(user)]);
+    req.max_tokens = Some(target_words.map_or(1024, |n| (n as u32 * 2).max(256)));
+    req
+}
+
+/// Asks for the answer to `question` from `context`.
+pub async fn generate(
+    gateway: &Gateway,
+    ctx: &CallContext,
+    meter: &mut Meter,
+    question: &str,
+    context: &str,
+    target_words: Option<usize>,
+) -> Result<String, String> {
+    let text = meter.chat(gateway, ctx, PROMPT, &request(question, context, target_words)).await?;
+    match text.trim() {
+        "" => Err("the model returned an empty answer".into()),
+        t => Ok(t.to_string()),
+    }
+}
+
+/// The target length in a request's user message, if it has one.
+pub fn target_of(message: &str) -> Option<usize> {
+    let rest = message.split("Answer in about ").nth(1)?;
+    rest.split_whitespace().next()?.parse().ok()
+}
+
+/// The extractive answer (see the module docs).
+pub fn extractive(question: &str, context: &str, target_words: Option<usize>) -> String {
+    let lines: Vec<&str> = context.lines().filter(|l| !l.starts_with("-----")).map(|l| strip_tag(l)).collect();
+    let candidates: Vec<&str> =
+        lines.iter().flat_map(|l| sentences(l)).filter(|s| s.split_whitespace().count() >= 3).collect();
+    if candidates.is_empty() {
+        return "The retrieved context holds nothing to answer this question from.".into();
+    }
+    // Rarer words of the question weigh more: idf over the candidate sentences.
+    let n = candidates.len() as f64;
+    let mut df: HashMap<String, f64> = HashMap::new();
+    for s in &candidates {
+        for w in words(s).collect::<HashSet<_>>() {
+            *df.entry(w).or_default() += 1.0;
+        }
+    }
+    let asked: HashSet<String> = words(question).collect();
+    let mut ranked: Vec<(usize, f64)> = candidates
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let present: HashSet<String> = words(s).collect();
+            let score: f64 = asked
+                .iter()
+                .filter(|w| present.contains(*w))
+                .map(|w| (1.0 + n / df.get(w).copied().unwrap_or(1.0)).ln())
+                .sum();
+            (i, score)
+        })
+        .collect();
+    // Best first; ties in context order.
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let limit = target_words.unwrap_or(DEFAULT_WORDS).max(1);
+    let mut chosen: Vec<usize> = Vec::new();
+    let mut count = 0;
+    for (i, _) in ranked {
+        if count >= limit {
+            break;
+        }
+        count += candidates[i].split_whitespace().count();
+        chosen.push(i);
+    }
+    chosen.sort_unstable();
+    let words_out: Vec<&str> = chosen.iter().flat_map(|&i| candidates[i].split_whitespace()).collect();
+    // With a target, exactly that many words where the context has them.
+    let cut = target_words.map_or(words_out.len(), |t| words_out.len().min(t));
+    words_out[..cut].join(" ")
+}
+
+/// A context line without its `[kind id]` tag.
+fn strip_tag(line: &str) -> &str {
+    if line.starts_with('[') {
+        if let Some(end) = line.find("] ") {
+            return &line[end + 2..];
+        }
+    }
+    line
+}
+
+/// The offline provider's answer (see the module docs).
+pub fn offline(req: &ChatRequest) -> Result<String, String> {
+    let message = req.messages.last().map(|m| m.content.as_str()).unwrap_or("");
+    let question = message.lines().find_map(|l| l.strip_prefix("Question: ")).unwrap_or("");
+    let context = delimited(message).unwrap_or("");
+    Ok(extractive(question, context, target_of(message)))
+}

@@ -1,0 +1,137 @@
+//! Building a method from its name and parameters (a JSON object; missing
+//! parameters take the defaults, unknown ones are refused by name), and the
+//! list of methods with their defaults for the pages and the CLI.
+
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use super::bm25::Bm25Method;
+use super::fastgraphrag::{FastGraphRag, FastGraphRagSettings};
+use super::graphrag::{GraphRag, GraphRagSettings};
+use super::lightrag::{LightRag, LightRagSettings};
+use super::{Corpus, Method};
+
+/// The built-in methods: `(name, what it is)`.
+pub const METHODS: &[(&str, &str)] = &[
+    ("bm25", "BM25 over the chunks, top k (seed 004: k = 10)"),
+    ("lightrag", "LightRAG-style dual-level keywords over entities and relations"),
+    ("fastgraphrag", "FastGraphRAG-style personalized PageRank from the question's entities"),
+    ("graphrag-local", "GraphRAG-style local search: entities, their community reports, chunks"),
+    ("graphrag-global", "GraphRAG-style global search: map over community reports, reduce"),
+];
+
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Bm25Settings {
+    pub k: usize,
+}
+
+impl Default for Bm25Settings {
+    fn default() -> Self {
+        Bm25Settings { k: 10 }
+    }
+}
+
+/// Whether a method needs the community reports (GraphRAG indexing).
+pub fn needs_reports(name: &str) -> bool {
+    name.starts_with("graphrag")
+}
+
+/// Whether a method needs the knowledge graph.
+pub fn needs_graph(name: &str) -> bool {
+    name != "bm25"
+}
+
+/// A method's default parameters.
+pub fn defaults(name: &str) -> Result<Value, String> {
+    Ok(match name {
+        "bm25" => json!(Bm25Settings::default()),
+        "lightrag" => json!(LightRagSettings::default()),
+        "fastgraphrag" => json!(FastGraphRagSettings::default()),
+        "graphrag-local" => json!(GraphRagSettings::default()),
+        "graphrag-global" => json!(GraphRagSettings { mode: "global".into(), ..Default::default() }),
+        other => return Err(unknown(other)),
+    })
+}
+
+fn unknown(name: &str) -> String {
+    let names: Vec<&str> = METHODS.iter().map(|m| m.0).collect();
+    format!("unknown method \"{name}\": use one of {}", names.join(", "))
+}
+
+/// `params` over the method's defaults: the full parameters, or the first
+/// unknown or mistyped one named.
+pub fn resolve(name: &str, params: &Value) -> Result<Value, String> {
+    let mut full = defaults(name)?;
+    let given = match params {
+        Value::Null => return Ok(full),
+        Value::Object(m) => m,
+        other => return Err(format!("parameters must be a JSON object, not {other}")),
+    };
+    for (k, v) in given {
+        match full.get_mut(k) {
+            Some(slot) => *slot = v.clone(),
+            None => {
+                let known: Vec<&String> = full.as_object().map(|m| m.keys().collect()).unwrap_or_default();
+                return Err(format!(
+                    "{name} has no parameter \"{k}\" (it has {})",
+                    known.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+                ));
+            }
+        }
+    }
+    if name.starts_with("graphrag") {
+        // The mode is the method's name.
+        full["mode"] = json!(name.trim_start_matches("graphrag-"));
+    }
+    Ok(full)
+}
+
+fn settings<T: DeserializeOwned>(name: &str, params: &Value) -> Result<T, String> {
+    serde_json::from_value(params.clone()).map_err(|e| format!("{name}: {e}"))
+}
+
+/// A method from its name and (resolved or partial) parameters.
+pub fn build(name: &str, params: &Value, corpus: Arc<Corpus>) -> Result<Box<dyn Method>, String> {
+    let params = resolve(name, params)?;
+    if needs_graph(name) && corpus.graph.nodes.is_empty() {
+        return Err(format!("{name} needs the knowledge graph: build it first"));
+    }
+    Ok(match name {
+        "bm25" => {
+            let s: Bm25Settings = settings(name, &params)?;
+            if s.k == 0 {
+                return Err("bm25: k must be at least 1".into());
+            }
+            Box::new(Bm25Method::new(corpus, s.k))
+        }
+        "lightrag" => Box::new(LightRag::new(corpus, settings(name, &params)?)?),
+        "fastgraphrag" => Box::new(FastGraphRag::new(corpus, settings(name, &params)?)?),
+        _ => Box::new(GraphRag::new(corpus, settings(name, &params)?)?),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parameters_default_and_unknown_or_mistyped_ones_are_named() {
+        assert_eq!(resolve("bm25", &json!({"k": 5})).unwrap(), json!({"k": 5}));
+        assert_eq!(resolve("bm25", &Value::Null).unwrap(), json!({"k": 10}));
+        assert_eq!(resolve("lightrag", &json!({"top_k": 5})).unwrap()["mode"], "hybrid");
+        assert_eq!(resolve("graphrag-global", &json!({})).unwrap()["mode"], "global");
+        assert_eq!(resolve("bm25", &json!({"kk": 5})).unwrap_err(), "bm25 has no parameter \"kk\" (it has k)");
+        assert!(resolve("naive2", &json!({})).unwrap_err().starts_with("unknown method \"naive2\""));
+        let corpus = Arc::new(Corpus::new(vec![(1, "text".into())], Default::default(), Default::default()));
+        let err = build("bm25", &json!({"k": "ten"}), corpus.clone()).err().unwrap();
+        assert!(err.starts_with("bm25: invalid type"), "{err}");
+        assert_eq!(
+            build("lightrag", &json!({}), corpus).err().unwrap(),
+            "lightrag needs the knowledge graph: build it first"
+        );
+    }
+}
