@@ -347,6 +347,7 @@ async fn items(pool: &SqlitePool, job: &JobView) -> AppResult<Vec<WorkItem>> {
                 })
                 .collect())
         }
+        crate::answers::ANSWERS => crate::answers::items(pool, job).await,
         MENTIONS => {
             let parameters: serde_json::Value = serde_json::from_str(&job.parameters).unwrap_or_default();
             let set = parameters["set_id"].as_i64().unwrap_or_default();
@@ -455,7 +456,21 @@ pub async fn run(
     let adherence = parameters["settings"]["adherence_check"].as_bool() == Some(true);
     let graph_job = job.kind == GRAPH;
     let chunk_count = items.len();
-    let mut result =
+    let mut result = if job.kind == crate::answers::ANSWERS {
+        crate::answers::execute(
+            pool,
+            &gateway,
+            &job,
+            items,
+            &job_store,
+            llm.concurrency,
+            retry_failed,
+            &cancel,
+            on_progress,
+        )
+        .await
+        .unwrap_or_else(|e| Err(e.to_string()))
+    } else {
         engine::jobs::run(job_id, items, &job_store, llm.concurrency, retry_failed, &cancel, on_progress, |item| {
             let work: engine::llm::BoxFuture<'_, engine::jobs::ItemOutcome> = match job.kind.as_str() {
                 GRAPH => Box::pin(engine::tasks::extract::run_item(&gateway, job_id, item, &extract)),
@@ -472,7 +487,8 @@ pub async fn run(
             };
             work
         })
-        .await;
+        .await
+    };
     if matches!(result, Ok(RunEnd::Finished)) && graph_job {
         // Second phase: summarise merged descriptions over the budget. The
         // items follow from the extractions alone (never from a graph with

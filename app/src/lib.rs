@@ -15,6 +15,10 @@
 
 #![recursion_limit = "256"]
 
+#[cfg(feature = "ssr")]
+pub mod answers;
+#[cfg(feature = "ssr")]
+pub mod answers_io;
 pub mod api;
 pub mod components;
 #[cfg(feature = "ssr")]

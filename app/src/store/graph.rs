@@ -1,6 +1,6 @@
 //! A project's knowledge graph in SQLite.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use engine::graph::{Edge, KnowledgeGraph, Node};
 use sqlx::SqlitePool;
@@ -20,6 +20,8 @@ pub async fn replace(pool: &SqlitePool, project_id: i64, job_id: Option<i64>, gr
     let positions = graph.positions(COMMUNITY_SEED);
     let mut tx = pool.begin().await?;
     sqlx::query("DELETE FROM graph_nodes WHERE project_id = ?").bind(project_id).execute(&mut *tx).await?;
+    // Reports describe the old graph's communities.
+    sqlx::query("DELETE FROM community_reports WHERE project_id = ?").bind(project_id).execute(&mut *tx).await?;
     let mut ids: HashMap<&str, i64> = HashMap::new();
     for node in graph.nodes.values() {
         let id: i64 = sqlx::query_scalar(
@@ -139,6 +141,60 @@ pub async fn load(pool: &SqlitePool, project_id: i64) -> AppResult<KnowledgeGrap
 
 fn chunk_set(json: &str) -> BTreeSet<i64> {
     serde_json::from_str(json).unwrap_or_default()
+}
+
+/// The stored graph's communities: node key → community number.
+pub async fn communities(pool: &SqlitePool, project_id: i64) -> AppResult<BTreeMap<String, usize>> {
+    let rows: Vec<(String, i64)> = sqlx::query_as("SELECT key, community FROM graph_nodes WHERE project_id = ?")
+        .bind(project_id)
+        .fetch_all(pool)
+        .await?;
+    Ok(rows.into_iter().map(|(k, c)| (k, c as usize)).collect())
+}
+
+/// The community reports written for the current graph.
+pub async fn reports(pool: &SqlitePool, project_id: i64) -> AppResult<Vec<engine::rag::CommunityReport>> {
+    let rows: Vec<(i64, String, String, f64)> = sqlx::query_as(
+        "SELECT community, title, summary, rating FROM community_reports WHERE project_id = ? ORDER BY community",
+    )
+    .bind(project_id)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(community, title, summary, rating)| engine::rag::CommunityReport {
+            community: community as usize,
+            title,
+            summary,
+            rating,
+        })
+        .collect())
+}
+
+/// Stores community reports (replacing any of the same communities).
+pub async fn save_reports(
+    pool: &SqlitePool,
+    project_id: i64,
+    job_id: i64,
+    reports: &[engine::rag::CommunityReport],
+) -> AppResult<()> {
+    let mut tx = pool.begin().await?;
+    for r in reports {
+        sqlx::query(
+            "INSERT OR REPLACE INTO community_reports (project_id, community, job_id, title, summary, rating)
+             VALUES (?, ?, ?, ?, ?, ?)",
+        )
+        .bind(project_id)
+        .bind(r.community as i64)
+        .bind(job_id)
+        .bind(&r.title)
+        .bind(&r.summary)
+        .bind(r.rating)
+        .execute(&mut *tx)
+        .await?;
+    }
+    tx.commit().await?;
+    Ok(())
 }
 
 /// Distinct communities stored for the project's graph.

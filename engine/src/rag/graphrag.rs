@@ -33,9 +33,10 @@ use super::{
 };
 use crate::chunk::Tokenizer;
 use crate::graph::KnowledgeGraph;
+use crate::jobs::{ItemOutcome, WorkItem};
 use crate::llm::{BoxFuture, CallContext, ChatRequest, Gateway, Message};
-use crate::tasks::delimited;
 use crate::tasks::summarise::words;
+use crate::tasks::{delimited, one_call};
 use crate::text::sentences;
 
 pub const REPORT_PURPOSE: &str = "community_report";
@@ -127,6 +128,19 @@ pub fn offline_report(req: &ChatRequest) -> Result<String, String> {
         "findings": [],
     })
     .to_string())
+}
+
+/// One community's report item: `payload` holds `community` and `members`
+/// (node keys); the result is the [`CommunityReport`] as JSON.
+pub async fn run_report_item(graph: &KnowledgeGraph, gateway: &Gateway, job_id: i64, item: WorkItem) -> ItemOutcome {
+    let community = item.payload["community"].as_u64().unwrap_or_default() as usize;
+    let members: Vec<String> = serde_json::from_value(item.payload["members"].clone()).unwrap_or_default();
+    let req = report_request(graph, community, &members);
+    one_call(gateway, job_id, &item, REPORT_PROMPT, &req, |reply| {
+        let report = parse_report(community, reply)?;
+        Ok(serde_json::to_string(&report).unwrap_or_default())
+    })
+    .await
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -33,6 +33,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::chunk::Tokenizer;
 use crate::graph::KnowledgeGraph;
+use crate::jobs::{ItemOutcome, WorkItem};
 use crate::llm::{BoxFuture, CallContext, Gateway};
 
 pub use answer::{Answer, Meter};
@@ -242,6 +243,26 @@ pub trait Method: Send + Sync {
                 answer::generate(gateway, ctx, &mut meter, question, &format_context(&sections), target_words).await?;
             Ok(Answer::new(text, sections, meter, retrieval_ms, started))
         })
+    }
+}
+
+/// One question's job item: `payload` holds `question_id`, `question` and
+/// optionally `target_words`; the result is the [`Answer`] as JSON with
+/// the `question_id`. (A failed answer's partial calls stay in the call
+/// log; the item reports no tokens.)
+pub async fn run_item(method: &dyn Method, gateway: &Gateway, job_id: i64, item: WorkItem) -> ItemOutcome {
+    let p = &item.payload;
+    let ctx = CallContext { job_id: Some(job_id), item: Some(item.key.clone()), prompt_hash: None };
+    let target = p["target_words"].as_u64().map(|t| t as usize);
+    match method.answer(gateway, &ctx, p["question"].as_str().unwrap_or(""), target).await {
+        Ok(a) => {
+            let tokens = a.meter.prompt_tokens + a.meter.completion_tokens;
+            let cost_usd = a.meter.cost_usd;
+            let mut result = serde_json::to_value(&a).unwrap_or_default();
+            result["question_id"] = p["question_id"].clone();
+            ItemOutcome::Done { result: result.to_string(), tokens, cost_usd }
+        }
+        Err(error) => ItemOutcome::Failed { error, tokens: 0, cost_usd: 0.0 },
     }
 }
 

@@ -5,6 +5,8 @@
 //! With `--json`, a command prints one JSON value on stdout and nothing
 //! else; errors always go to stderr as one line, with a non-zero exit.
 
+mod answers;
+
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -111,6 +113,10 @@ enum Command {
     /// Generate, list and export question sets.
     #[command(subcommand)]
     Questions(QuestionsCommand),
+    /// Answer question sets with built-in RAG methods, import answers from
+    /// elsewhere, export them, and see the cost table.
+    #[command(subcommand)]
+    Answers(answers::AnswersCommand),
 }
 
 #[derive(Subcommand, Debug)]
@@ -407,6 +413,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Job(cmd) => job(&pool, out, &llm, cmd).await,
         Command::Graph(cmd) => graph(&pool, out, &llm, cmd).await,
         Command::Questions(cmd) => questions(&pool, out, &llm, cmd).await,
+        Command::Answers(cmd) => answers::run(&pool, out, &llm, cmd).await,
     }
 }
 
@@ -540,12 +547,7 @@ async fn graph(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: GraphComm
             } else {
                 format!("{}\n", serde_json::to_string(&export)?)
             };
-            // A reader that stops early (`| head`) is not an error.
-            use std::io::Write;
-            match std::io::stdout().lock().write_all(text.as_bytes()) {
-                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
-                _ => Ok(ExitCode::SUCCESS),
-            }
+            write_stdout(&text)
         }
     }
 }
@@ -781,11 +783,7 @@ async fn questions(
             let p = app::store::find_project(pool, &project).await?;
             let qs = set_questions(pool, p.summary.id, set).await?;
             let text = if format == "csv" { app::questions_io::to_csv(&qs) } else { app::questions_io::to_jsonl(&qs) };
-            use std::io::Write;
-            match std::io::stdout().lock().write_all(text.as_bytes()) {
-                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
-                _ => Ok(ExitCode::SUCCESS),
-            }
+            write_stdout(&text)
         }
     }
 }
@@ -924,6 +922,16 @@ async fn serve(pool: SqlitePool, db: &std::path::Path, llm: &LlmSettings, args: 
     println!("Assay is running at http://{addr}  (database: {})", db.display());
     crate::web::serve(listener, router).await?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes an export to stdout. A reader that stops early (`| head`) is
+/// not an error.
+fn write_stdout(text: &str) -> anyhow::Result<ExitCode> {
+    use std::io::Write;
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(ExitCode::SUCCESS),
+    }
 }
 
 #[derive(Clone, Copy)]

@@ -1,0 +1,209 @@
+//! The answers stage over the store: creating the job that answers a
+//! question set with a built-in method, running it (GraphRAG-style methods
+//! first write any missing community reports), and storing its answers;
+//! shared by the server functions and the CLI.
+
+use std::sync::Arc;
+
+use engine::jobs::{JobStore, Progress, RunEnd, WorkItem};
+use engine::llm::Gateway;
+use engine::rag::{method, Corpus};
+use serde_json::json;
+use sqlx::SqlitePool;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::{AppError, AppResult};
+use crate::model::JobView;
+use crate::store;
+use crate::store::answers::NewAnswer;
+
+/// The job kind.
+pub const ANSWERS: &str = "answers";
+
+/// What an answers job is asked to do.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AnswerRequest {
+    pub question_set_id: i64,
+    pub method: String,
+    /// Given parameters (missing ones take the method's defaults).
+    pub params: serde_json::Value,
+    /// A name for the answer set (else one from the method and parameters).
+    pub name: Option<String>,
+    /// Ask every answer for about this many words.
+    pub target_words: Option<usize>,
+    pub no_cache: bool,
+}
+
+/// The default name of a set: the method, and the parameters that differ
+/// from its defaults.
+fn set_name(method_name: &str, params: &serde_json::Value) -> String {
+    let defaults = method::defaults(method_name).unwrap_or_default();
+    let changed: Vec<String> = params
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(k, v)| defaults.get(k.as_str()) != Some(v) && k.as_str() != "mode")
+        .map(|(k, v)| format!("{k}={}", v.as_str().map_or(v.to_string(), str::to_string)))
+        .collect();
+    if changed.is_empty() {
+        method_name.to_string()
+    } else {
+        format!("{method_name} ({})", changed.join(", "))
+    }
+}
+
+/// Creates (does not run) the job answering a question set, with the empty
+/// answer set it fills. Returns the job and the set's id.
+pub async fn create(pool: &SqlitePool, req: &AnswerRequest) -> AppResult<(JobView, i64)> {
+    let set = store::questions::get_set(pool, req.question_set_id).await?;
+    if set.questions == 0 {
+        return Err(AppError::Invalid(format!("question set {} has no questions", set.id)));
+    }
+    let params = method::resolve(&req.method, &req.params).map_err(AppError::Invalid)?;
+    if method::needs_graph(&req.method) && store::graph::overview(pool, set.project_id).await?.is_none() {
+        return Err(AppError::Invalid(format!("{} needs the knowledge graph: build it first", req.method)));
+    }
+    if req.target_words == Some(0) {
+        return Err(AppError::Invalid("the target length must be at least one word".into()));
+    }
+    let parameters = json!({
+        "no_cache": req.no_cache,
+        "set_id": set.id,
+        "method": req.method,
+        "params": params,
+        "target_words": req.target_words,
+    });
+    let id = store::jobs::create_job(pool, set.project_id, ANSWERS, &parameters, set.questions).await?;
+    let name = req.name.clone().filter(|n| !n.trim().is_empty()).unwrap_or_else(|| set_name(&req.method, &params));
+    let described = json!({ "params": params, "target_words": req.target_words });
+    let answer_set =
+        store::answers::create_set(pool, set.project_id, set.id, Some(id), name.trim(), &req.method, &described)
+            .await?;
+    Ok((store::jobs::get_job(pool, id).await?, answer_set))
+}
+
+/// The project's corpus as the methods read it (reports included).
+pub async fn corpus(pool: &SqlitePool, project_id: i64) -> AppResult<Corpus> {
+    let chunks = store::chunk_texts(pool, project_id).await?;
+    let graph = store::graph::load(pool, project_id).await?;
+    let communities = store::graph::communities(pool, project_id).await?;
+    let reports = store::graph::reports(pool, project_id).await?;
+    Ok(Corpus::new(chunks, graph, communities).with_reports(reports))
+}
+
+/// The job's items: first the community reports still missing (for
+/// GraphRAG-style methods), `report-N`; then one per question, `a-QID`.
+pub async fn items(pool: &SqlitePool, job: &JobView) -> AppResult<Vec<WorkItem>> {
+    let parameters: serde_json::Value = serde_json::from_str(&job.parameters).unwrap_or_default();
+    let set = parameters["set_id"].as_i64().unwrap_or_default();
+    let project = job.project_id.ok_or_else(|| AppError::Invalid(format!("job {} has no project", job.id)))?;
+    let mut items = Vec::new();
+    if method::needs_reports(parameters["method"].as_str().unwrap_or("")) {
+        let graph = store::graph::load(pool, project).await?;
+        let communities = store::graph::communities(pool, project).await?;
+        let written: std::collections::HashSet<usize> =
+            store::graph::reports(pool, project).await?.into_iter().map(|r| r.community).collect();
+        for (community, members) in engine::rag::graphrag::reportable(&graph, &communities) {
+            if !written.contains(&community) {
+                items.push(WorkItem {
+                    key: format!("report-{community}"),
+                    payload: json!({ "community": community, "members": members }),
+                });
+            }
+        }
+    }
+    for q in store::questions::list_questions(pool, set).await? {
+        items.push(WorkItem {
+            key: format!("a-{}", q.id),
+            payload: json!({ "question_id": q.id, "question": q.question, "target_words": parameters["target_words"] }),
+        });
+    }
+    Ok(items)
+}
+
+/// Runs an answers job's items: the reports (stored as soon as they are
+/// all done), then the answers with the method built over the corpus, then
+/// stores the answers in the job's set.
+#[allow(clippy::too_many_arguments)]
+pub async fn execute(
+    pool: &SqlitePool,
+    gateway: &Gateway,
+    job: &JobView,
+    items: Vec<WorkItem>,
+    job_store: &dyn JobStore,
+    concurrency: usize,
+    retry_failed: bool,
+    cancel: &CancellationToken,
+    on_progress: &(dyn Fn(Progress) + Send + Sync),
+) -> AppResult<Result<RunEnd, String>> {
+    let parameters: serde_json::Value = serde_json::from_str(&job.parameters).unwrap_or_default();
+    let project = job.project_id.ok_or_else(|| AppError::Invalid(format!("job {} has no project", job.id)))?;
+    let (reports, answers): (Vec<WorkItem>, Vec<WorkItem>) =
+        items.into_iter().partition(|i| i.key.starts_with("report-"));
+    if !reports.is_empty() {
+        let graph = store::graph::load(pool, project).await?;
+        let end =
+            engine::jobs::run(job.id, reports, job_store, concurrency, retry_failed, cancel, on_progress, |item| {
+                engine::rag::graphrag::run_report_item(&graph, gateway, job.id, item)
+            })
+            .await;
+        if !matches!(end, Ok(RunEnd::Finished)) {
+            return Ok(end);
+        }
+        let written: Vec<engine::rag::CommunityReport> = store::jobs::job_items(pool, job.id)
+            .await?
+            .into_iter()
+            .filter(|i| i.key.starts_with("report-") && i.status == "done")
+            .filter_map(|i| serde_json::from_str(i.result.as_deref()?).ok())
+            .collect();
+        store::graph::save_reports(pool, project, job.id, &written).await?;
+    }
+    let name = parameters["method"].as_str().unwrap_or("");
+    let built = method::build(name, &parameters["params"], Arc::new(corpus(pool, project).await?));
+    let m = match built {
+        Ok(m) => m,
+        Err(e) => return Ok(Err(e)),
+    };
+    let end = engine::jobs::run(job.id, answers, job_store, concurrency, retry_failed, cancel, on_progress, |item| {
+        engine::rag::run_item(m.as_ref(), gateway, job.id, item)
+    })
+    .await;
+    if matches!(end, Ok(RunEnd::Finished)) {
+        store_answers(pool, job, parameters["target_words"].as_u64().map(|t| t as usize)).await?;
+    }
+    Ok(end)
+}
+
+/// Writes a finished job's answers into its set.
+async fn store_answers(pool: &SqlitePool, job: &JobView, target_words: Option<usize>) -> AppResult<()> {
+    let set = store::answers::set_of_job(pool, job.id).await?;
+    let answers: Vec<NewAnswer> = store::jobs::job_items(pool, job.id)
+        .await?
+        .into_iter()
+        .filter(|i| i.key.starts_with("a-") && i.status == "done")
+        .filter_map(|i| {
+            let v: serde_json::Value = serde_json::from_str(i.result.as_deref()?).ok()?;
+            let a: engine::rag::Answer = serde_json::from_value(v.clone()).ok()?;
+            Some(NewAnswer::of(v["question_id"].as_i64()?, &a, target_words))
+        })
+        .collect();
+    store::answers::replace_answers(pool, set, &answers).await
+}
+
+/// Imports answers from a file for a question set, as a new answer set.
+pub async fn import(
+    pool: &SqlitePool,
+    question_set_id: i64,
+    name: &str,
+    file_name: &str,
+    bytes: &[u8],
+) -> AppResult<i64> {
+    let set = store::questions::get_set(pool, question_set_id).await?;
+    if name.trim().is_empty() {
+        return Err(AppError::Invalid("give the imported answers a name (the system that wrote them)".into()));
+    }
+    let questions = store::questions::list_questions(pool, set.id).await?;
+    let answers = crate::answers_io::parse(file_name, bytes, &questions)?;
+    let parameters = json!({ "file": file_name });
+    store::answers::import_set(pool, set.project_id, set.id, name.trim(), &parameters, &answers).await
+}

@@ -1,0 +1,293 @@
+//! Answer sets and answers in SQLite, and the cost table over them.
+
+use sqlx::{FromRow, SqlitePool};
+
+use crate::error::{AppError, AppResult};
+use crate::model::{AnswerSetView, AnswerView, ContextView, CostRow};
+
+/// An answer about to be stored. Accounting is `None` when an imported
+/// file did not give it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NewAnswer {
+    pub question_id: i64,
+    pub answer: String,
+    pub contexts: Vec<ContextView>,
+    pub prompt_tokens: Option<i64>,
+    pub completion_tokens: Option<i64>,
+    pub cost_usd: Option<f64>,
+    pub llm_calls: Option<i64>,
+    pub cached_calls: Option<i64>,
+    pub retrieval_ms: Option<f64>,
+    pub query_ms: Option<f64>,
+    pub target_words: Option<i64>,
+}
+
+impl From<&engine::rag::Section> for ContextView {
+    fn from(s: &engine::rag::Section) -> ContextView {
+        ContextView { kind: s.kind.clone(), id: s.id.clone(), score: s.score, text: s.text.clone() }
+    }
+}
+
+impl NewAnswer {
+    /// A built-in method's answer.
+    pub fn of(question_id: i64, a: &engine::rag::Answer, target_words: Option<usize>) -> NewAnswer {
+        NewAnswer {
+            question_id,
+            answer: a.answer.clone(),
+            contexts: a.contexts.iter().map(ContextView::from).collect(),
+            prompt_tokens: Some(a.meter.prompt_tokens as i64),
+            completion_tokens: Some(a.meter.completion_tokens as i64),
+            cost_usd: Some(a.meter.cost_usd),
+            llm_calls: Some(a.meter.llm_calls as i64),
+            cached_calls: Some(a.meter.cached_calls as i64),
+            retrieval_ms: Some(a.retrieval_ms),
+            query_ms: Some(a.query_ms),
+            target_words: target_words.map(|t| t as i64),
+        }
+    }
+}
+
+pub async fn create_set(
+    pool: &SqlitePool,
+    project_id: i64,
+    question_set_id: i64,
+    job_id: Option<i64>,
+    name: &str,
+    method: &str,
+    parameters: &serde_json::Value,
+) -> AppResult<i64> {
+    Ok(sqlx::query_scalar(
+        "INSERT INTO answer_sets (project_id, question_set_id, job_id, name, method, parameters)
+         VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+    )
+    .bind(project_id)
+    .bind(question_set_id)
+    .bind(job_id)
+    .bind(name)
+    .bind(method)
+    .bind(parameters.to_string())
+    .fetch_one(pool)
+    .await?)
+}
+
+/// Replaces a set's answers with `answers`, in one transaction.
+pub async fn replace_answers(pool: &SqlitePool, set_id: i64, answers: &[NewAnswer]) -> AppResult<()> {
+    let mut tx = pool.begin().await?;
+    sqlx::query("DELETE FROM answers WHERE answer_set_id = ?").bind(set_id).execute(&mut *tx).await?;
+    insert_answers(&mut tx, set_id, answers).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+async fn insert_answers(
+    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+    set_id: i64,
+    answers: &[NewAnswer],
+) -> AppResult<()> {
+    for a in answers {
+        sqlx::query(
+            "INSERT INTO answers (answer_set_id, question_id, answer, contexts, prompt_tokens, completion_tokens,
+                 cost_usd, llm_calls, cached_calls, retrieval_ms, query_ms, target_words)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(set_id)
+        .bind(a.question_id)
+        .bind(&a.answer)
+        .bind(serde_json::to_string(&a.contexts).unwrap_or_else(|_| "[]".into()))
+        .bind(a.prompt_tokens)
+        .bind(a.completion_tokens)
+        .bind(a.cost_usd)
+        .bind(a.llm_calls)
+        .bind(a.cached_calls)
+        .bind(a.retrieval_ms)
+        .bind(a.query_ms)
+        .bind(a.target_words)
+        .execute(&mut **tx)
+        .await?;
+    }
+    Ok(())
+}
+
+/// A new answer set holding `answers` (an import), in one transaction.
+pub async fn import_set(
+    pool: &SqlitePool,
+    project_id: i64,
+    question_set_id: i64,
+    name: &str,
+    parameters: &serde_json::Value,
+    answers: &[NewAnswer],
+) -> AppResult<i64> {
+    let mut tx = pool.begin().await?;
+    let id: i64 = sqlx::query_scalar(
+        "INSERT INTO answer_sets (project_id, question_set_id, name, method, parameters)
+         VALUES (?, ?, ?, 'imported', ?) RETURNING id",
+    )
+    .bind(project_id)
+    .bind(question_set_id)
+    .bind(name)
+    .bind(parameters.to_string())
+    .fetch_one(&mut *tx)
+    .await?;
+    insert_answers(&mut tx, id, answers).await?;
+    tx.commit().await?;
+    Ok(id)
+}
+
+#[derive(FromRow)]
+struct SetRow {
+    id: i64,
+    project_id: i64,
+    question_set_id: i64,
+    job_id: Option<i64>,
+    name: String,
+    method: String,
+    parameters: String,
+    created_at: String,
+    answers: i64,
+    provider: Option<String>,
+    model: Option<String>,
+}
+
+impl SetRow {
+    fn view(self) -> AnswerSetView {
+        AnswerSetView {
+            id: self.id,
+            project_id: self.project_id,
+            question_set_id: self.question_set_id,
+            job_id: self.job_id,
+            name: self.name,
+            method: self.method,
+            parameters: self.parameters,
+            created_at: self.created_at,
+            answers: self.answers,
+            made_by: self.provider.map(|p| crate::model::provider_label(&p, &self.model.unwrap_or_default())),
+        }
+    }
+}
+
+const SET_SELECT: &str = "SELECT s.id, s.project_id, s.question_set_id, s.job_id, s.name, s.method, s.parameters,
+     s.created_at, (SELECT COUNT(*) FROM answers a WHERE a.answer_set_id = s.id) AS answers,
+     (SELECT provider FROM llm_calls c WHERE c.job_id = s.job_id AND c.purpose = 'answer' LIMIT 1) AS provider,
+     (SELECT model FROM llm_calls c WHERE c.job_id = s.job_id AND c.purpose = 'answer' LIMIT 1) AS model
+     FROM answer_sets s";
+
+pub async fn list_sets(pool: &SqlitePool, project_id: i64) -> AppResult<Vec<AnswerSetView>> {
+    let rows: Vec<SetRow> = sqlx::query_as(&format!("{SET_SELECT} WHERE s.project_id = ? ORDER BY s.id"))
+        .bind(project_id)
+        .fetch_all(pool)
+        .await?;
+    Ok(rows.into_iter().map(SetRow::view).collect())
+}
+
+pub async fn get_set(pool: &SqlitePool, set_id: i64) -> AppResult<AnswerSetView> {
+    let row: Option<SetRow> =
+        sqlx::query_as(&format!("{SET_SELECT} WHERE s.id = ?")).bind(set_id).fetch_optional(pool).await?;
+    row.map(SetRow::view).ok_or_else(|| AppError::NotFound(format!("answer set {set_id} does not exist")))
+}
+
+pub async fn set_of_job(pool: &SqlitePool, job_id: i64) -> AppResult<i64> {
+    sqlx::query_scalar("SELECT id FROM answer_sets WHERE job_id = ?")
+        .bind(job_id)
+        .fetch_optional(pool)
+        .await?
+        .ok_or_else(|| AppError::NotFound(format!("job {job_id} fills no answer set")))
+}
+
+pub async fn delete_set(pool: &SqlitePool, set_id: i64) -> AppResult<()> {
+    let done = sqlx::query("DELETE FROM answer_sets WHERE id = ?").bind(set_id).execute(pool).await?;
+    if done.rows_affected() == 0 {
+        return Err(AppError::NotFound(format!("answer set {set_id} does not exist")));
+    }
+    Ok(())
+}
+
+#[derive(FromRow)]
+struct AnswerRow {
+    id: i64,
+    question_id: i64,
+    question: String,
+    answer: String,
+    contexts: String,
+    prompt_tokens: Option<i64>,
+    completion_tokens: Option<i64>,
+    cost_usd: Option<f64>,
+    llm_calls: Option<i64>,
+    retrieval_ms: Option<f64>,
+    query_ms: Option<f64>,
+}
+
+/// A set's answers in question order (`question_id`: only that question's).
+pub async fn list_answers(pool: &SqlitePool, set_id: i64, question_id: Option<i64>) -> AppResult<Vec<AnswerView>> {
+    let rows: Vec<AnswerRow> = sqlx::query_as(
+        "SELECT a.id, a.question_id, q.question, a.answer, a.contexts, a.prompt_tokens, a.completion_tokens,
+                a.cost_usd, a.llm_calls, a.retrieval_ms, a.query_ms
+         FROM answers a JOIN questions q ON q.id = a.question_id
+         WHERE a.answer_set_id = ? AND (? IS NULL OR a.question_id = ?) ORDER BY q.idx, q.id",
+    )
+    .bind(set_id)
+    .bind(question_id)
+    .bind(question_id)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| AnswerView {
+            id: r.id,
+            question_id: r.question_id,
+            question: r.question,
+            answer: r.answer,
+            contexts: serde_json::from_str(&r.contexts).unwrap_or_default(),
+            prompt_tokens: r.prompt_tokens,
+            completion_tokens: r.completion_tokens,
+            cost_usd: r.cost_usd,
+            llm_calls: r.llm_calls,
+            retrieval_ms: r.retrieval_ms,
+            query_ms: r.query_ms,
+        })
+        .collect())
+}
+
+/// The cost table (seed 000 Table II) of a project's answer sets: per set,
+/// each average over the answers that give that figure (SQL's `AVG` skips
+/// the unknown); `measured` counts those with known tokens.
+pub async fn cost_table(pool: &SqlitePool, project_id: i64) -> AppResult<Vec<CostRow>> {
+    let sets = list_sets(pool, project_id).await?;
+    let mut rows = Vec::with_capacity(sets.len());
+    for s in sets {
+        #[allow(clippy::type_complexity)]
+        let (measured, tokens, prompt, completion, calls, query, retrieval, cost): (
+            i64,
+            Option<f64>,
+            Option<f64>,
+            Option<f64>,
+            Option<f64>,
+            Option<f64>,
+            Option<f64>,
+            Option<f64>,
+        ) = sqlx::query_as(
+            "SELECT COUNT(prompt_tokens + completion_tokens), AVG(prompt_tokens + completion_tokens),
+                    AVG(prompt_tokens), AVG(completion_tokens), AVG(llm_calls), AVG(query_ms), AVG(retrieval_ms),
+                    AVG(cost_usd)
+             FROM answers WHERE answer_set_id = ?",
+        )
+        .bind(s.id)
+        .fetch_one(pool)
+        .await?;
+        rows.push(CostRow {
+            answer_set_id: s.id,
+            name: s.name,
+            method: s.method,
+            answers: s.answers,
+            measured,
+            avg_tokens: tokens,
+            avg_prompt_tokens: prompt,
+            avg_completion_tokens: completion,
+            avg_llm_calls: calls,
+            avg_query_ms: query,
+            avg_retrieval_ms: retrieval,
+            avg_cost_usd: cost,
+            made_by: s.made_by,
+        });
+    }
+    Ok(rows)
+}

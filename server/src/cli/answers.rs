@@ -1,0 +1,196 @@
+//! `assay answers …`: built-in methods' answers as jobs, imports, exports
+//! and the cost table.
+
+use std::process::ExitCode;
+
+use clap::Subcommand;
+use engine::llm::settings::LlmSettings;
+use serde_json::json;
+use sqlx::SqlitePool;
+
+use super::{execute_job, job_line, write_stdout, Output};
+
+#[derive(Subcommand, Debug)]
+pub enum AnswersCommand {
+    /// Answer every question of a set with a built-in method (a job;
+    /// resumable). Methods: bm25, lightrag, fastgraphrag, graphrag-local,
+    /// graphrag-global. GraphRAG-style methods first write the community
+    /// reports they read, once per graph.
+    Generate {
+        project: String,
+        /// The question set.
+        #[arg(long)]
+        set: i64,
+        #[arg(long)]
+        method: String,
+        /// A method parameter, `name=value` (value as JSON where it parses,
+        /// else text); repeat for more. See `assay answers methods`.
+        #[arg(long = "param", value_name = "NAME=VALUE")]
+        params: Vec<String>,
+        /// The answer set's name (default: the method and its changed parameters).
+        #[arg(long)]
+        name: Option<String>,
+        /// Ask for answers of about this many words.
+        #[arg(long)]
+        target_words: Option<usize>,
+        /// Send every call to the provider, even where a cached reply exists.
+        #[arg(long)]
+        no_cache: bool,
+    },
+    /// The built-in methods and their default parameters.
+    Methods,
+    /// A project's answer sets with the cost table (seed 000 Table II).
+    List { project: String },
+    /// Add answers from another system for a question set: a .jsonl or .csv
+    /// file with `question_id` or `question`, `answer`, and optionally
+    /// `contexts`, `prompt_tokens`, `completion_tokens`, `latency_ms`.
+    Import {
+        project: String,
+        #[arg(long)]
+        set: i64,
+        /// What the answers are (the system that wrote them).
+        #[arg(long)]
+        name: String,
+        file: std::path::PathBuf,
+    },
+    /// Print an answer set (to stdout).
+    Export {
+        project: String,
+        #[arg(long)]
+        answers: i64,
+        #[arg(long, value_parser = ["jsonl", "csv"], default_value = "jsonl")]
+        format: String,
+    },
+}
+
+/// `name=value` pairs as a JSON object.
+fn params_object(pairs: &[String]) -> anyhow::Result<serde_json::Value> {
+    let mut object = serde_json::Map::new();
+    for pair in pairs {
+        let (name, value) =
+            pair.split_once('=').ok_or_else(|| anyhow::anyhow!("--param {pair}: expected NAME=VALUE"))?;
+        let value = serde_json::from_str(value).unwrap_or_else(|_| json!(value));
+        object.insert(name.trim().to_string(), value);
+    }
+    Ok(serde_json::Value::Object(object))
+}
+
+fn ms(v: Option<f64>) -> String {
+    v.map_or("—".into(), |v| format!("{:.1}", v / 1000.0))
+}
+
+pub async fn run(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: AnswersCommand) -> anyhow::Result<ExitCode> {
+    match cmd {
+        AnswersCommand::Generate { project, set, method, params, name, target_words, no_cache } => {
+            let p = app::store::find_project(pool, &project).await?;
+            let questions = app::store::questions::get_set(pool, set).await?;
+            if questions.project_id != p.summary.id {
+                anyhow::bail!("question set {set} belongs to another project");
+            }
+            let req = app::answers::AnswerRequest {
+                question_set_id: set,
+                method,
+                params: params_object(&params)?,
+                name,
+                target_words,
+                no_cache,
+            };
+            let (job, answers) = app::answers::create(pool, &req).await?;
+            let (code, after) = execute_job(pool, out, llm, job.id, false).await?;
+            let view = app::store::answers::get_set(pool, answers).await?;
+            let cost = app::store::answers::cost_table(pool, p.summary.id)
+                .await?
+                .into_iter()
+                .find(|r| r.answer_set_id == answers);
+            let row = cost.as_ref();
+            out.print(
+                json!({"answers_id": answers, "job": after.id, "status": after.status, "count": view.answers,
+                       "failed": after.failed, "avg_tokens": row.and_then(|r| r.avg_tokens),
+                       "avg_query_ms": row.and_then(|r| r.avg_query_ms), "avg_llm_calls": row.and_then(|r| r.avg_llm_calls),
+                       "made_by": view.made_by}),
+                || {
+                    format!(
+                        "{}\nanswer set {answers} ({}): {} answers · {:.0} tokens and {} s per question",
+                        job_line(&after),
+                        view.name,
+                        view.answers,
+                        row.and_then(|r| r.avg_tokens).unwrap_or(0.0),
+                        ms(row.and_then(|r| r.avg_query_ms)),
+                    )
+                },
+            );
+            Ok(code)
+        }
+        AnswersCommand::Methods => {
+            let methods: Vec<serde_json::Value> = engine::rag::method::METHODS
+                .iter()
+                .map(|(name, about)| json!({"method": name, "about": about, "defaults": engine::rag::method::defaults(name).unwrap_or_default()}))
+                .collect();
+            out.print(json!(methods), || {
+                methods
+                    .iter()
+                    .map(|m| {
+                        format!(
+                            "{:<16} {}\n{:<16} {}",
+                            m["method"].as_str().unwrap_or(""),
+                            m["about"].as_str().unwrap_or(""),
+                            "",
+                            m["defaults"]
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            });
+            Ok(ExitCode::SUCCESS)
+        }
+        AnswersCommand::List { project } => {
+            let p = app::store::find_project(pool, &project).await?;
+            let rows = app::store::answers::cost_table(pool, p.summary.id).await?;
+            out.print(json!(rows), || {
+                let mut lines = vec![format!(
+                    "{:>5}  {:<32} {:>7} {:>12} {:>10} {:>9}  {}",
+                    "id", "answer set", "answers", "tokens/q", "query (s)", "calls/q", "answered by"
+                )];
+                for r in &rows {
+                    lines.push(format!(
+                        "{:>5}  {:<32} {:>7} {:>12} {:>10} {:>9}  {}",
+                        r.answer_set_id,
+                        r.name.chars().take(32).collect::<String>(),
+                        r.answers,
+                        r.avg_tokens.map_or("—".into(), |t| format!("{t:.0}")),
+                        ms(r.avg_query_ms),
+                        r.avg_llm_calls.map_or("—".into(), |c| format!("{c:.1}")),
+                        r.made_by.clone().unwrap_or_else(|| "imported".into())
+                    ));
+                }
+                lines.join("\n")
+            });
+            Ok(ExitCode::SUCCESS)
+        }
+        AnswersCommand::Import { project, set, name, file } => {
+            let p = app::store::find_project(pool, &project).await?;
+            let questions = app::store::questions::get_set(pool, set).await?;
+            if questions.project_id != p.summary.id {
+                anyhow::bail!("question set {set} belongs to another project");
+            }
+            let bytes = std::fs::read(&file).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", file.display()))?;
+            let file_name = file.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+            let id = app::answers::import(pool, set, &name, &file_name, &bytes).await?;
+            let view = app::store::answers::get_set(pool, id).await?;
+            out.print(json!({"answers_id": id, "count": view.answers}), || {
+                format!("answer set {id} ({}): {} answers imported", view.name, view.answers)
+            });
+            Ok(ExitCode::SUCCESS)
+        }
+        AnswersCommand::Export { project, answers, format } => {
+            let p = app::store::find_project(pool, &project).await?;
+            let view = app::store::answers::get_set(pool, answers).await?;
+            if view.project_id != p.summary.id {
+                anyhow::bail!("answer set {answers} belongs to another project");
+            }
+            let list = app::store::answers::list_answers(pool, answers, None).await?;
+            let text = if format == "csv" { app::answers_io::to_csv(&list) } else { app::answers_io::to_jsonl(&list) };
+            write_stdout(&text)
+        }
+    }
+}
