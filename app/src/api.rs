@@ -521,3 +521,82 @@ pub async fn save_question_hierarchy(project_id: i64, json: String, reset: Optio
     let value = if reset.is_some() { None } else { Some(json.as_str()) };
     store::questions::set_project_hierarchy(pool, project_id, value).await
 }
+
+/// A built-in RAG method for the Answers page.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct MethodInfo {
+    pub name: String,
+    pub about: String,
+    /// Default parameters as pretty JSON.
+    pub defaults: String,
+}
+
+#[server]
+pub async fn answer_methods() -> Result<Vec<MethodInfo>, AppError> {
+    Ok(engine::rag::method::METHODS
+        .iter()
+        .map(|(name, about)| MethodInfo {
+            name: name.to_string(),
+            about: about.to_string(),
+            defaults: serde_json::to_string_pretty(&engine::rag::method::defaults(name).unwrap_or_default())
+                .unwrap_or_default(),
+        })
+        .collect())
+}
+
+#[server]
+pub async fn list_answer_sets(project_id: i64) -> Result<Vec<AnswerSetView>, AppError> {
+    store::answers::list_sets(&app_state()?.pool, project_id).await
+}
+
+/// The cost table (seed 000 Table II) of a project's answer sets.
+#[server]
+pub async fn get_cost_table(project_id: i64) -> Result<Vec<CostRow>, AppError> {
+    store::answers::cost_table(&app_state()?.pool, project_id).await
+}
+
+#[server]
+pub async fn get_answers(answer_set_id: i64) -> Result<Vec<AnswerView>, AppError> {
+    store::answers::list_answers(&app_state()?.pool, answer_set_id, None).await
+}
+
+#[server]
+pub async fn delete_answer_set(answer_set_id: i64) -> Result<(), AppError> {
+    store::answers::delete_set(&app_state()?.pool, answer_set_id).await
+}
+
+/// Starts answering a question set with a built-in method (a job).
+/// `params`: a JSON object of parameters (missing ones take the defaults);
+/// `target_words`: empty for none.
+#[server]
+pub async fn start_answers(
+    question_set_id: i64,
+    method: String,
+    params: String,
+    name: String,
+    target_words: String,
+    no_cache: Option<String>,
+) -> Result<JobView, AppError> {
+    let params: serde_json::Value = if params.trim().is_empty() {
+        serde_json::Value::Null
+    } else {
+        serde_json::from_str(&params)
+            .map_err(|e| AppError::Invalid(format!("the parameters are not JSON: {e}")))?
+    };
+    let target_words = match target_words.trim() {
+        "" => None,
+        t => Some(whole("target length in words", t, 1, 10_000)? as usize),
+    };
+    let req = crate::answers::AnswerRequest {
+        question_set_id,
+        method,
+        params,
+        name: Some(name).filter(|n| !n.trim().is_empty()),
+        target_words,
+        no_cache: no_cache.is_some(),
+    };
+    let state = app_state()?;
+    let (job, _) = crate::answers::create(&state.pool, &req).await?;
+    state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
+    Ok(job)
+}

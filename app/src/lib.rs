@@ -44,6 +44,7 @@ use leptos_router::path;
 use pages::graph::GraphPage;
 use pages::jobs::{JobPage, JobsPage};
 use pages::questions::QuestionsPage;
+use pages::answers::AnswersPage;
 use pages::settings::SettingsPage;
 use pages::{corpus::CorpusPage, document::DocumentPage, home::HomePage, NotFound};
 
@@ -87,6 +88,7 @@ pub fn App() -> impl IntoView {
                 <Route path=path!("/projects/:id/documents/:doc") view=DocumentPage/>
                 <Route path=path!("/projects/:id/graph") view=GraphPage/>
                 <Route path=path!("/projects/:id/questions") view=QuestionsPage/>
+                <Route path=path!("/projects/:id/answers") view=AnswersPage/>
                 <Route path=path!("/projects/:id/jobs") view=JobsPage/>
                 <Route path=path!("/projects/:id/jobs/:job") view=JobPage/>
                 <Route path=path!("/projects/:id/settings") view=SettingsPage/>

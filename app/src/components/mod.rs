@@ -25,7 +25,7 @@ const SECTIONS: &[(&str, Option<&str>)] = &[
     ("Corpus", Some("corpus")),
     ("Graph", Some("graph")),
     ("Questions", Some("questions")),
-    ("Answers", None),
+    ("Answers", Some("answers")),
     ("Evaluations", None),
     ("Studies", None),
     ("Jobs", Some("jobs")),

@@ -1,5 +1,6 @@
 //! One module per page, named like its route.
 
+pub mod answers;
 pub mod corpus;
 pub mod document;
 pub mod graph;

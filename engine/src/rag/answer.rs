@@ -5,7 +5,7 @@
 //! Offline: an extractive answer — the context's sentences ranked by the
 //! question's content words they contain (each word weighted by how rare it
 //! is in the context), taken best first up to the length (the target, else
-//! [`DEFAULT_WORDS`]) and shown in context order; with a target the answer
+//! [`DEFAULT_WORDS`]), each sentence once, and shown in context order; with a target the answer
 //! is cut or kept to exactly that many words when the context has them.
 
 use std::collections::{HashMap, HashSet};
@@ -122,8 +122,14 @@ pub fn target_of(message: &str) -> Option<usize> {
 /// The extractive answer (see the module docs).
 pub fn extractive(question: &str, context: &str, target_words: Option<usize>) -> String {
     let lines: Vec<&str> = context.lines().filter(|l| !l.starts_with("-----")).map(|l| strip_tag(l)).collect();
-    let candidates: Vec<&str> =
-        lines.iter().flat_map(|l| sentences(l)).filter(|s| s.split_whitespace().count() >= 3).collect();
+    // Each sentence once: an entity's description often repeats its chunk's words.
+    let mut seen = HashSet::new();
+    let candidates: Vec<&str> = lines
+        .iter()
+        .flat_map(|l| sentences(l))
+        .filter(|s| s.split_whitespace().count() >= 3)
+        .filter(|s| seen.insert(s.to_lowercase()))
+        .collect();
     if candidates.is_empty() {
         return "The retrieved context holds nothing to answer this question from.".into();
     }
@@ -168,14 +174,19 @@ pub fn extractive(question: &str, context: &str, target_words: Option<usize>) ->
     words_out[..cut].join(" ")
 }
 
-/// A context line without its `[kind id]` tag.
+/// A context line's text: without its `[kind id]` tag, and for entities
+/// and relations without the `NAME (type): ` or `A — B: ` head, so their
+/// descriptions read (and compare) like the source sentences they repeat.
 fn strip_tag(line: &str) -> &str {
-    if line.starts_with('[') {
-        if let Some(end) = line.find("] ") {
-            return &line[end + 2..];
+    let Some(rest) = line.strip_prefix('[') else { return line };
+    let Some(end) = rest.find("] ") else { return line };
+    let (tag, text) = (&rest[..end], &rest[end + 2..]);
+    if tag.starts_with("entity ") || tag.starts_with("relation ") {
+        if let Some(head) = text.find(": ") {
+            return &text[head + 2..];
         }
     }
-    line
+    text
 }
 
 /// The offline provider's answer (see the module docs).
@@ -184,4 +195,37 @@ pub fn offline(req: &ChatRequest) -> Result<String, String> {
     let question = message.lines().find_map(|l| l.strip_prefix("Question: ")).unwrap_or("");
     let context = delimited(message).unwrap_or("");
     Ok(extractive(question, context, target_of(message)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_extractive_answer_takes_the_best_sentences_once_in_context_order() {
+        let context = "-----Entities-----\n\
+            [entity ada pell] Ada Pell (person): Ada Pell taught Bo Marsh to mend nets.\n\
+            -----Sources-----\n\
+            [chunk 1] It was a cold year. Ada Pell taught Bo Marsh to mend nets. The herring came late.\n\
+            [chunk 2] Bo Marsh later sold nets at Saltmere market.\n";
+        let answer = extractive("Who taught Bo Marsh to mend nets?", context, None);
+        assert_eq!(
+            answer,
+            "Ada Pell taught Bo Marsh to mend nets. It was a cold year. The herring came late. Bo Marsh later sold nets at Saltmere market.",
+            "the repeated sentence once, without the entity's head; all four fit in the default length, in context order"
+        );
+        assert_eq!(extractive("Who taught Bo Marsh to mend nets?", context, Some(5)), "Ada Pell taught Bo Marsh");
+        assert_eq!(extractive("Who taught Bo Marsh to mend nets?", context, Some(500)).split_whitespace().count(), 25, "no more than the context has (8 + 5 + 4 + 8 words)");
+        assert!(extractive("anything", "", Some(10)).starts_with("The retrieved context holds nothing"));
+    }
+
+    #[test]
+    fn the_target_length_reaches_the_prompt_and_the_offline_answer() {
+        let req = request("Who taught Bo?", "[chunk 1] Ada Pell taught Bo Marsh to mend nets at Saltmere.", Some(4));
+        assert_eq!(target_of(&req.messages[1].content), Some(4));
+        assert_eq!(offline(&req).unwrap(), "Ada Pell taught Bo");
+        let free = request("Who taught Bo?", "x", None);
+        assert_eq!(target_of(&free.messages[1].content), None);
+        assert!(free.messages[1].content.contains("Answer in one to three paragraphs."));
+    }
 }

@@ -18,9 +18,11 @@
 //! - [`fastgraphrag`]: question entities → personalized PageRank ([`ppr`]).
 //! - [`graphrag`]: community reports; local and global search.
 //! - [`method`]: building a method from its name and parameters.
+//! - [`cost`]: the cost chart (seed 000 Table II).
 
 pub mod answer;
 pub mod bm25;
+pub mod cost;
 pub mod fastgraphrag;
 pub mod graphrag;
 pub mod lightrag;

@@ -1,6 +1,8 @@
 //! The web server: Leptos pages and server functions, the static site
 //! (WASM, JS, CSS), and the multipart upload route.
 
+mod answers;
+
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -67,6 +69,9 @@ pub fn router(
         .route("/api/projects/{id}/questions/import", post(import_questions))
         .route("/api/projects/{id}/questions/{set}/entities.svg", get(entities_svg))
         .route("/api/projects/{id}/questions/{set}/relevance.svg", get(relevance_svg))
+        .route("/api/projects/{id}/answers/import", post(answers::import))
+        .route("/api/projects/{id}/answers/{set}/export", get(answers::export))
+        .route("/api/projects/{id}/answers/cost.svg", get(answers::cost_svg))
         .leptos_routes_with_context(&state, routes, || (), move || app::shell(shell_options.clone()))
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(app::shell))
         .with_state(state)
@@ -143,13 +148,9 @@ async fn export_questions(
         Ok(q) => q,
         Err(e) => return app_error(e),
     };
-    let (body, mime) = if format == "csv" {
-        (app::questions_io::to_csv(&questions), "text/csv; charset=utf-8")
-    } else {
-        (app::questions_io::to_jsonl(&questions), "application/x-ndjson; charset=utf-8")
-    };
-    let disposition = format!("attachment; filename=\"questions-set-{set}.{format}\"");
-    ([(header::CONTENT_TYPE, mime.to_string()), (header::CONTENT_DISPOSITION, disposition)], body).into_response()
+    let body =
+        if format == "csv" { app::questions_io::to_csv(&questions) } else { app::questions_io::to_jsonl(&questions) };
+    download(body, &format, &format!("questions-set-{set}"))
 }
 
 /// `GET /api/projects/{id}/questions/{set}/entities.svg[?source=graph|llm]`:
@@ -164,9 +165,7 @@ async fn entities_svg(
         Err(e) => return app_error(e),
     };
     match app::diagnostics::set_entities(&state.pool, set, source).await {
-        Ok(Some(e)) if e.set.project_id == id => {
-            ([(header::CONTENT_TYPE, "image/svg+xml; charset=utf-8".to_string())], e.svg()).into_response()
-        }
+        Ok(Some(e)) if e.set.project_id == id => svg(e.svg()),
         Ok(Some(_)) => error(StatusCode::NOT_FOUND, format!("question set {set} is not in project {id}")),
         Ok(None) => error(StatusCode::NOT_FOUND, format!("no LLM has listed the entities of question set {set} yet")),
         Err(e) => app_error(e),
@@ -182,11 +181,7 @@ async fn relevance_svg(State(state): State<AppState>, Path((id, set)): Path<(i64
         Err(e) => return app_error(e),
     };
     match app::diagnostics::set_relevance(&state.pool, set).await {
-        Ok(Some((_, scores))) => (
-            [(header::CONTENT_TYPE, "image/svg+xml; charset=utf-8".to_string())],
-            app::diagnostics::relevance_svg(&view, &scores),
-        )
-            .into_response(),
+        Ok(Some((_, scores))) => svg(app::diagnostics::relevance_svg(&view, &scores)),
         Ok(None) => error(StatusCode::NOT_FOUND, format!("question set {set} has not been scored for relevance")),
         Err(e) => app_error(e),
     }
@@ -196,31 +191,14 @@ async fn relevance_svg(State(state): State<AppState>, Path((id, set)): Path<(i64
 /// `file` (.jsonl or .csv) and an optional `name`. Answers with a redirect
 /// to the Questions page showing the new set, or the reason it was refused
 /// (a plain form: it works without the WASM).
-async fn import_questions(State(state): State<AppState>, Path(id): Path<i64>, mut multipart: Multipart) -> Response {
-    let page = |query: &[(&str, &str)]| {
-        let q = form_urlencoded::Serializer::new(String::new()).extend_pairs(query).finish();
-        (StatusCode::SEE_OTHER, [(header::LOCATION, format!("/projects/{id}/questions?{q}"))]).into_response()
+async fn import_questions(State(state): State<AppState>, Path(id): Path<i64>, multipart: Multipart) -> Response {
+    let page = |query: &[(&str, &str)]| redirect(&format!("/projects/{id}/questions"), query);
+    let (file, fields) = match read_form(multipart).await {
+        Ok(f) => f,
+        Err(e) => return page(&[("import_error", &e)]),
     };
-    let (mut file, mut name) = (None::<(String, Vec<u8>)>, String::new());
-    loop {
-        match multipart.next_field().await {
-            Ok(Some(field)) => {
-                let field_name = field.name().unwrap_or("").to_string();
-                let file_name = field.file_name().unwrap_or("").to_string();
-                let Ok(bytes) = field.bytes().await else {
-                    return page(&[("import_error", "the file could not be read")]);
-                };
-                match field_name.as_str() {
-                    "file" if !file_name.is_empty() => file = Some((file_name, bytes.to_vec())),
-                    "name" => name = String::from_utf8_lossy(&bytes).trim().to_string(),
-                    _ => {}
-                }
-            }
-            Ok(None) => break,
-            Err(e) => return page(&[("import_error", &format!("the upload could not be read: {}", e.body_text()))]),
-        }
-    }
     let Some((file_name, bytes)) = file else { return page(&[("import_error", "choose a .jsonl or .csv file")]) };
+    let name = fields.get("name").cloned().unwrap_or_default();
     let result = async {
         app::store::get_project(&state.pool, id).await?;
         let questions = app::questions_io::parse(&file_name, &bytes)?;
@@ -233,6 +211,48 @@ async fn import_questions(State(state): State<AppState>, Path(id): Path<i64>, mu
         Ok(set) => page(&[("set", &set.to_string())]),
         Err(e) => page(&[("import_error", &e.to_string())]),
     }
+}
+
+/// A plain form's file (name and bytes, if one was chosen) and its other
+/// fields (trimmed text), or why the upload could not be read.
+async fn read_form(mut multipart: Multipart) -> Result<(Option<(String, Vec<u8>)>, HashMap<String, String>), String> {
+    let (mut file, mut fields) = (None, HashMap::new());
+    loop {
+        match multipart.next_field().await {
+            Ok(Some(field)) => {
+                let field_name = field.name().unwrap_or("").to_string();
+                let file_name = field.file_name().unwrap_or("").to_string();
+                let bytes = field.bytes().await.map_err(|_| "the file could not be read".to_string())?;
+                if field_name == "file" {
+                    if !file_name.is_empty() {
+                        file = Some((file_name, bytes.to_vec()));
+                    }
+                } else {
+                    fields.insert(field_name, String::from_utf8_lossy(&bytes).trim().to_string());
+                }
+            }
+            Ok(None) => return Ok((file, fields)),
+            Err(e) => return Err(format!("the upload could not be read: {}", e.body_text())),
+        }
+    }
+}
+
+/// A 303 to a page with a query (how the plain forms answer).
+fn redirect(path: &str, query: &[(&str, &str)]) -> Response {
+    let q = form_urlencoded::Serializer::new(String::new()).extend_pairs(query).finish();
+    (StatusCode::SEE_OTHER, [(header::LOCATION, format!("{path}?{q}"))]).into_response()
+}
+
+/// A file to download: `format` is `jsonl` or `csv`.
+fn download(body: String, format: &str, stem: &str) -> Response {
+    let mime = if format == "csv" { "text/csv; charset=utf-8" } else { "application/x-ndjson; charset=utf-8" };
+    let disposition = format!("attachment; filename=\"{stem}.{format}\"");
+    ([(header::CONTENT_TYPE, mime.to_string()), (header::CONTENT_DISPOSITION, disposition)], body).into_response()
+}
+
+/// An SVG image response.
+fn svg(body: String) -> Response {
+    ([(header::CONTENT_TYPE, "image/svg+xml; charset=utf-8".to_string())], body).into_response()
 }
 
 fn multipart_error(e: axum::extract::multipart::MultipartError, config: &Config) -> Response {

@@ -1,0 +1,354 @@
+//! `/projects/:id/answers`: answer a question set with a built-in RAG method
+//! (a job), import answers from any other system, the cost table (seed 000
+//! Table II) with its chart, and two answer sets side by side, each answer
+//! with the context it was given.
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::hooks::use_query_map;
+
+use crate::api::*;
+use crate::components::{ActionError, ConfirmDelete, ErrorNote, ProjectBar};
+use crate::format;
+use crate::model::{AnswerSetView, AnswerView, CostRow, QuestionSetView};
+use crate::pages::corpus::route_id;
+use crate::pages::jobs::{ticker, LatestJob};
+
+fn seconds(ms: Option<f64>) -> String {
+    ms.map_or("—".into(), |ms| format!("{:.2}", ms / 1000.0))
+}
+
+fn avg(v: Option<f64>, digits: usize) -> String {
+    v.map_or("—".into(), |v| format!("{v:.digits$}"))
+}
+
+#[component]
+pub fn AnswersPage() -> impl IntoView {
+    let id = route_id("id");
+    let query = use_query_map();
+    let project = Resource::new(move || id.get(), get_project);
+    let llm = Resource::new(|| (), |_| get_llm_info());
+    let methods = Resource::new(|| (), |_| answer_methods());
+    let start = ServerAction::<StartAnswers>::new();
+    let delete_set = ServerAction::<DeleteAnswerSet>::new();
+    let live = RwSignal::new(false);
+    let tick = ticker(live);
+    let jobs = Resource::new(move || (id.get(), tick.get(), start.version().get()), |(id, ..)| list_jobs(id));
+    let finished = RwSignal::new(0u64);
+    let question_sets = Resource::new(move || id.get(), list_question_sets);
+    let sets = Resource::new(
+        move || (id.get(), finished.get(), delete_set.version().get()),
+        |(id, _, _)| list_answer_sets(id),
+    );
+    let costs = Resource::new(
+        move || (id.get(), finished.get(), delete_set.version().get()),
+        |(id, _, _)| get_cost_table(id),
+    );
+    // Whether the page opened with no answers (the form starts open then);
+    // not refreshed, so finishing a job does not re-render the form.
+    let initially = Resource::new(move || id.get(), list_answer_sets);
+    let chosen = Memo::new(move |_| query.read().get("answers").and_then(|s| s.parse::<i64>().ok()));
+    let compare = Memo::new(move |_| query.read().get("compare").and_then(|s| s.parse::<i64>().ok()));
+    let import_error = Memo::new(move |_| query.read().get("import_error"));
+
+    view! {
+        <Title text="Answers"/>
+        <ProjectBar project_id=id.get_untracked() project active="answers"/>
+        <main class="page wide">
+            <h1>"Answers"</h1>
+            <LatestJob project_id=id.get_untracked() kind="answers" label="Answers" dom_id="answers-job" jobs live finished/>
+            <Suspense fallback=|| ()>
+                {move || Suspend::new(async move {
+                    let info = llm.await.ok();
+                    let qs = question_sets.await.unwrap_or_default();
+                    let ms = methods.await.unwrap_or_default();
+                    let none_yet = initially.await.map(|s| s.is_empty()).unwrap_or(false);
+                    view! {
+                        <GenerateForm action=start question_sets=qs.clone() methods=ms open=none_yet
+                            llm=info.map(|l| (l.provider, l.label))/>
+                        <ImportForm project_id=id.get_untracked() question_sets=qs import_error/>
+                    }
+                })}
+            </Suspense>
+            <ActionError action=start/>
+            <h2>"Cost per question"</h2>
+            <Transition fallback=|| view! { <p class="muted">"Loading…"</p> }>
+                {move || Suspend::new(async move {
+                    match costs.await {
+                        Err(e) => view! { <ErrorNote error=e/> }.into_any(),
+                        Ok(rows) if rows.is_empty() => view! {
+                            <p class="muted" id="no-answers">"No answers yet. Answer a question set with a method, or import answers from your own system."</p>
+                        }.into_any(),
+                        Ok(rows) => view! { <CostTable project_id=id.get_untracked() rows delete_set/> }.into_any(),
+                    }
+                })}
+            </Transition>
+            <ActionError action=delete_set/>
+            <Transition fallback=|| ()>
+                {move || Suspend::new(async move {
+                    let list = sets.await.unwrap_or_default();
+                    let qs = question_sets.await.unwrap_or_default();
+                    let a = chosen.get().or(list.last().map(|s| s.id));
+                    let current = list.iter().find(|s| Some(s.id) == a).cloned();
+                    current.map(|a| {
+                        // By default the other set over the same questions most recently made.
+                        let b = compare.get().or_else(|| {
+                            list.iter().rev().find(|s| s.id != a.id && s.question_set_id == a.question_set_id).map(|s| s.id)
+                        });
+                        view! { <SideBySide project_id=id.get_untracked() sets=list.clone() question_sets=qs a=a.id b/> }
+                    })
+                })}
+            </Transition>
+        </main>
+    }
+}
+
+#[component]
+fn GenerateForm(
+    action: ServerAction<StartAnswers>,
+    question_sets: Vec<QuestionSetView>,
+    methods: Vec<MethodInfo>,
+    open: bool,
+    llm: Option<(String, String)>,
+) -> impl IntoView {
+    let first = methods.first().map(|m| m.defaults.clone()).unwrap_or_default();
+    let params = RwSignal::new(first);
+    let about = RwSignal::new(methods.first().map(|m| m.about.clone()).unwrap_or_default());
+    let by_name = methods.clone();
+    view! {
+        <details class="panel build-panel" open=open>
+            <summary>"Answer a question set with a built-in method"</summary>
+            <p class="muted small">"Each method retrieves context for every question and has the LLM answer from it; the retrieved context, every call's tokens and the query time are kept. Several configurations of one method can be compared: edit the parameters."</p>
+            {llm.map(|(provider, label)| view! {
+                <p class="llm-line">"LLM: " <strong class=format!("provider-{provider}")>{label}</strong>
+                    {(provider == "offline").then(|| view! { <span class="muted">" — extractive answers (the context's best-matching sentences), not written by a language model"</span> })}
+                </p>
+            })}
+            {if question_sets.is_empty() {
+                view! { <p class="muted">"Make or import a question set first (Questions)."</p> }.into_any()
+            } else {
+                view! {
+                    <ActionForm action attr:class="stack-form" attr:id="answers-form">
+                        <div class="row-fields">
+                            <label>"Question set "
+                                <select name="question_set_id">
+                                    {question_sets.iter().rev().map(|s| view! {
+                                        <option value=s.id.to_string()>{format!("#{} {} ({} questions)", s.id, s.name, s.questions)}</option>
+                                    }).collect_view()}
+                                </select>
+                            </label>
+                            <label>"Method "
+                                <select name="method" on:change=move |ev| {
+                                    let name = event_target_value(&ev);
+                                    if let Some(m) = by_name.iter().find(|m| m.name == name) {
+                                        params.set(m.defaults.clone());
+                                        about.set(m.about.clone());
+                                    }
+                                }>
+                                    {methods.iter().map(|m| view! { <option value=m.name.clone()>{m.name.clone()}</option> }).collect_view()}
+                                </select>
+                            </label>
+                            <label>"Target length (words) " <input type="number" name="target_words" min="1" placeholder="none"/></label>
+                            <label>"Name " <input type="text" name="name" placeholder="(method and changed parameters)"/></label>
+                        </div>
+                        <p class="muted small method-about">{move || about.get()}</p>
+                        <label>"Parameters (JSON) "
+                            <textarea name="params" rows="6" class="code" prop:value=move || params.get()
+                                on:input=move |ev| params.set(event_target_value(&ev))></textarea>
+                        </label>
+                        <label class="muted"><input type="checkbox" name="no_cache" value="on"/>" bypass the cache"</label>
+                        <div><button type="submit" id="generate-answers" disabled=move || action.pending().get()>"Generate answers"</button></div>
+                    </ActionForm>
+                }.into_any()
+            }}
+        </details>
+    }
+}
+
+#[component]
+fn ImportForm(project_id: i64, question_sets: Vec<QuestionSetView>, import_error: Memo<Option<String>>) -> impl IntoView {
+    view! {
+        <details class="panel" open=move || import_error.get().is_some()>
+            <summary>"Import answers from your own system (.jsonl or .csv)"</summary>
+            <form method="post" enctype="multipart/form-data" class="inline-form" id="import-answers-form"
+                action=format!("/api/projects/{project_id}/answers/import")>
+                <label>"For question set "
+                    <select name="set">
+                        {question_sets.iter().rev().map(|s| view! { <option value=s.id.to_string()>{format!("#{} {}", s.id, s.name)}</option> }).collect_view()}
+                    </select>
+                </label>
+                <label>"Name " <input type="text" name="name" placeholder="My RAG system" required/></label>
+                <input type="file" name="file" accept=".jsonl,.ndjson,.csv" required/>
+                <button type="submit">"Import"</button>
+            </form>
+            <p class="muted small">"One answer per line: " <code>"question_id"</code> " (as exported from Questions) or the exact " <code>"question"</code> ", " <code>"answer"</code>
+                ", and optionally " <code>"contexts"</code> " (a list of strings), " <code>"prompt_tokens"</code> ", " <code>"completion_tokens"</code> ", " <code>"latency_ms"</code>
+                ". Every unmatched or malformed line is listed, and then nothing is imported."</p>
+            {move || import_error.get().map(|e| view! { <p class="error" role="alert" id="import-error">{e}</p> })}
+        </details>
+    }
+}
+
+/// Seed 000 Table II: average tokens and query time per question, per
+/// answer set, with the chart.
+#[component]
+fn CostTable(project_id: i64, rows: Vec<CostRow>, delete_set: ServerAction<DeleteAnswerSet>) -> impl IntoView {
+    // The chart's URL changes with the table, so a new set shows at once.
+    let version: i64 = rows.iter().map(|r| r.answer_set_id * 31 + r.answers).sum();
+    view! {
+        <table class="grid cost-table">
+            <thead><tr>
+                <th>"Answer set"</th><th>"Method"</th><th class="num">"Answers"</th><th class="num">"Tokens / question"</th>
+                <th class="num">"Query time (s)"</th><th class="num">"Retrieval (s)"</th><th class="num">"LLM calls / question"</th>
+                <th class="num">"Cost / question"</th><th>"Answered by"</th><th></th>
+            </tr></thead>
+            <tbody>
+                {rows.into_iter().map(|r| {
+                    let set_id = r.answer_set_id;
+                    let partial = (r.measured > 0 && r.measured < r.answers).then(|| format!(" (of {} answers)", r.measured));
+                    view! {
+                        <tr data-answers=set_id>
+                            <td><a href=format!("/projects/{project_id}/answers?answers={set_id}")>{format!("#{set_id} {}", r.name)}</a></td>
+                            <td><span class="badge">{r.method.clone()}</span></td>
+                            <td class="num">{format::int(r.answers)}</td>
+                            <td class="num tokens">{avg(r.avg_tokens, 0)}{partial}</td>
+                            <td class="num">{seconds(r.avg_query_ms)}</td>
+                            <td class="num">{seconds(r.avg_retrieval_ms)}</td>
+                            <td class="num">{avg(r.avg_llm_calls, 1)}</td>
+                            <td class="num">{r.avg_cost_usd.map_or("—".into(), |c| if c == 0.0 { "$0".into() } else { format!("${c:.5}") })}</td>
+                            <td class="small">{r.made_by.clone().unwrap_or_else(|| "imported".into())}</td>
+                            <td class="actions">
+                                <a href=format!("/api/projects/{project_id}/answers/{set_id}/export?format=jsonl") download="">"JSONL"</a> " "
+                                <a href=format!("/api/projects/{project_id}/answers/{set_id}/export?format=csv") download="">"CSV"</a> " "
+                                <ConfirmDelete prompt=format!("Delete answer set #{set_id} and its {} answers?", r.answers)
+                                    on_confirm=move |_| { delete_set.dispatch(DeleteAnswerSet { answer_set_id: set_id }); }/>
+                            </td>
+                        </tr>
+                    }
+                }).collect_view()}
+            </tbody>
+        </table>
+        <p class="muted small">"Averages per answered question, as seed 000 Table II reports them: tokens of every LLM call an answer made (keywords, map steps, the answer), and the time from question to answer including the calls. Imported answers count only where their file gave the figure. Writing community reports (GraphRAG-style indexing) is not included."</p>
+        <img class="cost-chart" src=format!("/api/projects/{project_id}/answers/cost.svg?v={version}") alt="Tokens and query time per question, per answer set" width="100%"/>
+        <p class="small"><a href=format!("/api/projects/{project_id}/answers/cost.svg") download="cost.svg">"Download SVG"</a></p>
+    }
+}
+
+/// Two answer sets over the same questions, answer by answer, each with
+/// its context.
+#[component]
+fn SideBySide(
+    project_id: i64,
+    sets: Vec<AnswerSetView>,
+    question_sets: Vec<QuestionSetView>,
+    a: i64,
+    b: Option<i64>,
+) -> impl IntoView {
+    let current = sets.iter().find(|s| s.id == a).cloned();
+    let Some(current) = current else { return ().into_any() };
+    let questions_name = question_sets
+        .iter()
+        .find(|q| q.id == current.question_set_id)
+        .map_or(format!("question set #{}", current.question_set_id), |q| format!("#{} {}", q.id, q.name));
+    let peers: Vec<AnswerSetView> =
+        sets.iter().filter(|s| s.question_set_id == current.question_set_id && s.id != a).cloned().collect();
+    let b = b.filter(|b| peers.iter().any(|p| p.id == *b));
+    let left = Resource::new(move || a, get_answers);
+    let right = Resource::new(move || b, |b| async move {
+        match b {
+            Some(b) => get_answers(b).await.map(Some),
+            None => Ok(None),
+        }
+    });
+    let b_name = b.and_then(|b| peers.iter().find(|p| p.id == b)).map(|p| format!("#{} {}", p.id, p.name));
+    let a_name = format!("#{} {}", current.id, current.name);
+    view! {
+        <section class="side-by-side" id="side-by-side">
+            <h2>"Answers of " {format!("#{} {}", current.id, current.name)}</h2>
+            <p class="muted">{format!("To {questions_name}")}
+                {current.made_by.clone().map(|w| format!(" · answered by {w}"))}
+                {current.job_id.map(|j| view! { " · " <a href=format!("/projects/{project_id}/jobs/{j}")>{format!("job #{j}")}</a> })}</p>
+            <p class="inline-form">"Beside it: "
+                {if peers.is_empty() {
+                    view! { <span class="muted">"no other answer set for these questions yet"</span> }.into_any()
+                } else {
+                    peers.iter().map(|p| {
+                        let class = if Some(p.id) == b { "chip selected" } else { "chip" };
+                        view! { <a class=class href=format!("/projects/{project_id}/answers?answers={a}&compare={}", p.id)>{format!("#{} {}", p.id, p.name)}</a> " " }
+                    }).collect_view().into_any()
+                }}
+            </p>
+            <Suspense fallback=|| view! { <p class="muted">"Loading answers…"</p> }>
+                {move || {
+                    let b_name = b_name.clone();
+                    let a_name = a_name.clone();
+                    Suspend::new(async move {
+                        let (l, r) = (left.await, right.await);
+                        match (l, r) {
+                            (Err(e), _) | (_, Err(e)) => view! { <ErrorNote error=e/> }.into_any(),
+                            (Ok(l), Ok(r)) => view! { <AnswerRows left=l left_name=a_name right=r right_name=b_name/> }.into_any(),
+                        }
+                    })
+                }}
+            </Suspense>
+        </section>
+    }
+    .into_any()
+}
+
+#[component]
+fn AnswerRows(
+    left: Vec<AnswerView>,
+    left_name: String,
+    right: Option<Vec<AnswerView>>,
+    right_name: Option<String>,
+) -> impl IntoView {
+    let paired = right.is_some();
+    let by_question: std::collections::HashMap<i64, AnswerView> =
+        right.unwrap_or_default().into_iter().map(|a| (a.question_id, a)).collect();
+    view! {
+        <table class="grid answers">
+            <thead><tr><th>"Question"</th><th>{left_name}</th>{right_name.map(|n| view! { <th>{n}</th> })}</tr></thead>
+            <tbody>
+                {left.into_iter().map(|a| {
+                    let other = by_question.get(&a.question_id).cloned();
+                    let (question_id, question) = (a.question_id, a.question.clone());
+                    view! {
+                        <tr data-question=question_id>
+                            <td class="question">{question}</td>
+                            <td><AnswerCell a=Some(a)/></td>
+                            {paired.then(|| view! { <td><AnswerCell a=other/></td> })}
+                        </tr>
+                    }
+                }).collect_view()}
+            </tbody>
+        </table>
+    }
+}
+
+#[component]
+fn AnswerCell(a: Option<AnswerView>) -> impl IntoView {
+    let Some(a) = a else { return view! { <span class="muted">"no answer"</span> }.into_any() };
+    let words = a.answer.split_whitespace().count();
+    let meta = format!(
+        "{words} words · {} tokens · {} s",
+        a.prompt_tokens.zip(a.completion_tokens).map_or("—".into(), |(p, c)| (p + c).to_string()),
+        seconds(a.query_ms)
+    );
+    let contexts = a.contexts.len();
+    view! {
+        <div class="answer">
+            <p class="answer-text">{a.answer.clone()}</p>
+            <p class="muted small">{meta}</p>
+            <details class="contexts">
+                <summary>{format!("Context ({contexts})")}</summary>
+                <ol>
+                    {a.contexts.into_iter().map(|c| view! {
+                        <li><span class="badge">{format!("{} {}", c.kind, c.id)}</span> " " {c.text}</li>
+                    }).collect_view()}
+                </ol>
+            </details>
+        </div>
+    }
+    .into_any()
+}

@@ -1,0 +1,79 @@
+//! The Answers page's plain routes: importing answers from a file, exporting
+//! an answer set, and the cost chart.
+
+use app::error::AppError;
+use app::state::AppState;
+use axum::extract::{Multipart, Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::Response;
+
+use super::{app_error, download, error, read_form, redirect, svg, ExportQuery};
+
+/// `POST /api/projects/{id}/answers/import`: a multipart form with a `file`
+/// (.jsonl or .csv), the question set `set` and a `name`. Redirects to the
+/// Answers page showing the new set, or the reason it was refused.
+pub async fn import(State(state): State<AppState>, Path(id): Path<i64>, multipart: Multipart) -> Response {
+    let page = |query: &[(&str, &str)]| redirect(&format!("/projects/{id}/answers"), query);
+    let (file, fields) = match read_form(multipart).await {
+        Ok(f) => f,
+        Err(e) => return page(&[("import_error", &e)]),
+    };
+    let Some((file_name, bytes)) = file else { return page(&[("import_error", "choose a .jsonl or .csv file")]) };
+    let result = async {
+        let set: i64 = fields
+            .get("set")
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| AppError::Invalid("choose the question set the answers are for".into()))?;
+        let questions = app::store::questions::get_set(&state.pool, set).await?;
+        if questions.project_id != id {
+            return Err(AppError::NotFound(format!("question set {set} is not in project {id}")));
+        }
+        let name = fields.get("name").cloned().unwrap_or_default();
+        app::answers::import(&state.pool, set, &name, &file_name, &bytes).await
+    }
+    .await;
+    match result {
+        Ok(answers) => page(&[("answers", &answers.to_string())]),
+        Err(e) => page(&[("import_error", &e.to_string())]),
+    }
+}
+
+/// `GET /api/projects/{id}/answers/{set}/export?format=jsonl|csv`.
+pub async fn export(
+    State(state): State<AppState>,
+    Path((id, set)): Path<(i64, i64)>,
+    Query(q): Query<ExportQuery>,
+) -> Response {
+    let format = q.format.unwrap_or_else(|| "jsonl".into());
+    if format != "jsonl" && format != "csv" {
+        return error(StatusCode::BAD_REQUEST, format!("unknown format \"{format}\": jsonl or csv"));
+    }
+    match app::store::answers::get_set(&state.pool, set).await {
+        Ok(v) if v.project_id == id => {}
+        Ok(_) => return error(StatusCode::NOT_FOUND, format!("answer set {set} is not in project {id}")),
+        Err(e) => return app_error(e),
+    }
+    match app::store::answers::list_answers(&state.pool, set, None).await {
+        Ok(list) => {
+            let body =
+                if format == "csv" { app::answers_io::to_csv(&list) } else { app::answers_io::to_jsonl(&list) };
+            download(body, &format, &format!("answers-set-{set}"))
+        }
+        Err(e) => app_error(e),
+    }
+}
+
+/// `GET /api/projects/{id}/answers/cost.svg`: tokens and query time per
+/// question for every answer set (seed 000 Table II as a chart).
+pub async fn cost_svg(State(state): State<AppState>, Path(id): Path<i64>) -> Response {
+    match app::store::answers::cost_table(&state.pool, id).await {
+        Ok(rows) => {
+            let bars: Vec<engine::rag::cost::CostBar> = rows
+                .iter()
+                .map(|r| (format!("#{} {}", r.answer_set_id, r.name), r.avg_tokens, r.avg_query_ms.map(|ms| ms / 1000.0)))
+                .collect();
+            svg(engine::rag::cost::chart_svg("Average cost per question", &bars))
+        }
+        Err(e) => app_error(e),
+    }
+}
