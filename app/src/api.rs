@@ -580,8 +580,7 @@ pub async fn start_answers(
     let params: serde_json::Value = if params.trim().is_empty() {
         serde_json::Value::Null
     } else {
-        serde_json::from_str(&params)
-            .map_err(|e| AppError::Invalid(format!("the parameters are not JSON: {e}")))?
+        serde_json::from_str(&params).map_err(|e| AppError::Invalid(format!("the parameters are not JSON: {e}")))?
     };
     let target_words = match target_words.trim() {
         "" => None,

@@ -41,10 +41,10 @@ use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
 use leptos_router::components::{Route, Router, Routes};
 use leptos_router::path;
 
+use pages::answers::AnswersPage;
 use pages::graph::GraphPage;
 use pages::jobs::{JobPage, JobsPage};
 use pages::questions::QuestionsPage;
-use pages::answers::AnswersPage;
 use pages::settings::SettingsPage;
 use pages::{corpus::CorpusPage, document::DocumentPage, home::HomePage, NotFound};
 

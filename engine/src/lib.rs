@@ -17,9 +17,13 @@
 //! - [`llm`]: the LLM gateway (every model call goes through it): providers
 //!   (`openai`, `offline`), cache, accounting and call log.
 //! - [`tasks`]: each LLM task's prompt, request and offline implementation.
+//! - [`questions`]: question generation and its diagnostics.
+//! - [`rag`]: the built-in RAG methods, their answers and accounting.
+//! - [`embed`]: text embeddings (MiniLM in process, or an endpoint).
 
 pub mod chunk;
 pub mod corpus;
+pub mod embed;
 pub mod graph;
 pub mod jobs;
 pub mod llm;

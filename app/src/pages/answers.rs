@@ -40,10 +40,8 @@ pub fn AnswersPage() -> impl IntoView {
         move || (id.get(), finished.get(), delete_set.version().get()),
         |(id, _, _)| list_answer_sets(id),
     );
-    let costs = Resource::new(
-        move || (id.get(), finished.get(), delete_set.version().get()),
-        |(id, _, _)| get_cost_table(id),
-    );
+    let costs =
+        Resource::new(move || (id.get(), finished.get(), delete_set.version().get()), |(id, _, _)| get_cost_table(id));
     // Whether the page opened with no answers (the form starts open then);
     // not refreshed, so finishing a job does not re-render the form.
     let initially = Resource::new(move || id.get(), list_answer_sets);
@@ -166,7 +164,11 @@ fn GenerateForm(
 }
 
 #[component]
-fn ImportForm(project_id: i64, question_sets: Vec<QuestionSetView>, import_error: Memo<Option<String>>) -> impl IntoView {
+fn ImportForm(
+    project_id: i64,
+    question_sets: Vec<QuestionSetView>,
+    import_error: Memo<Option<String>>,
+) -> impl IntoView {
     view! {
         <details class="panel" open=move || import_error.get().is_some()>
             <summary>"Import answers from your own system (.jsonl or .csv)"</summary>
@@ -254,12 +256,15 @@ fn SideBySide(
         sets.iter().filter(|s| s.question_set_id == current.question_set_id && s.id != a).cloned().collect();
     let b = b.filter(|b| peers.iter().any(|p| p.id == *b));
     let left = Resource::new(move || a, get_answers);
-    let right = Resource::new(move || b, |b| async move {
-        match b {
-            Some(b) => get_answers(b).await.map(Some),
-            None => Ok(None),
-        }
-    });
+    let right = Resource::new(
+        move || b,
+        |b| async move {
+            match b {
+                Some(b) => get_answers(b).await.map(Some),
+                None => Ok(None),
+            }
+        },
+    );
     let b_name = b.and_then(|b| peers.iter().find(|p| p.id == b)).map(|p| format!("#{} {}", p.id, p.name));
     let a_name = format!("#{} {}", current.id, current.name);
     view! {

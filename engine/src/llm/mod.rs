@@ -368,6 +368,11 @@ impl Gateway {
     }
 
     /// The model `embed` uses.
+    pub fn embed_model(&self) -> &str {
+        &self.embed_model
+    }
+
+    /// Sets the model `embed` uses.
     pub fn with_embed_model(mut self, model: impl Into<String>) -> Gateway {
         self.embed_model = model.into();
         self

@@ -215,7 +215,11 @@ mod tests {
             "the repeated sentence once, without the entity's head; all four fit in the default length, in context order"
         );
         assert_eq!(extractive("Who taught Bo Marsh to mend nets?", context, Some(5)), "Ada Pell taught Bo Marsh");
-        assert_eq!(extractive("Who taught Bo Marsh to mend nets?", context, Some(500)).split_whitespace().count(), 25, "no more than the context has (8 + 5 + 4 + 8 words)");
+        assert_eq!(
+            extractive("Who taught Bo Marsh to mend nets?", context, Some(500)).split_whitespace().count(),
+            25,
+            "no more than the context has (8 + 5 + 4 + 8 words)"
+        );
         assert!(extractive("anything", "", Some(10)).starts_with("The retrieved context holds nothing"));
     }
 

@@ -60,7 +60,11 @@ mod tests {
     fn bars_are_scaled_to_their_panel_and_labelled() {
         let svg = chart_svg(
             "Cost per question",
-            &[("bm25".into(), Some(2000.0), Some(0.5)), ("lightrag".into(), Some(8000.0), Some(2.0)), ("mine".into(), None, Some(1.0))],
+            &[
+                ("bm25".into(), Some(2000.0), Some(0.5)),
+                ("lightrag".into(), Some(8000.0), Some(2.0)),
+                ("mine".into(), None, Some(1.0)),
+            ],
         );
         assert!(svg.starts_with("<svg") && svg.contains("Cost per question"));
         for text in ["bm25", "lightrag", "2000", "8000", "0.50", "2.00", "not given", "tokens per question"] {

@@ -12,10 +12,12 @@ use super::bm25::Bm25Method;
 use super::fastgraphrag::{FastGraphRag, FastGraphRagSettings};
 use super::graphrag::{GraphRag, GraphRagSettings};
 use super::lightrag::{LightRag, LightRagSettings};
+use super::naive::{NaiveRag, NaiveSettings};
 use super::{Corpus, Method};
 
 /// The built-in methods: `(name, what it is)`.
 pub const METHODS: &[(&str, &str)] = &[
+    ("naive", "NaiveRAG: the top k chunks by embedding similarity (all-MiniLM-L6-v2 in process, or the endpoint's)"),
     ("bm25", "BM25 over the chunks, top k (seed 004: k = 10)"),
     ("lightrag", "LightRAG-style dual-level keywords over entities and relations"),
     ("fastgraphrag", "FastGraphRAG-style personalized PageRank from the question's entities"),
@@ -42,12 +44,24 @@ pub fn needs_reports(name: &str) -> bool {
 
 /// Whether a method needs the knowledge graph.
 pub fn needs_graph(name: &str) -> bool {
-    name != "bm25"
+    !matches!(name, "bm25" | "naive")
+}
+
+/// Whether a method needs chunk vectors ([`DenseIndex`]).
+pub fn needs_vectors(name: &str) -> bool {
+    name == "naive"
+}
+
+/// Chunk vectors and the embedder for questions (NaiveRAG).
+pub struct DenseIndex {
+    pub vectors: Vec<(i64, Vec<f32>)>,
+    pub embedder: crate::embed::Embedder,
 }
 
 /// A method's default parameters.
 pub fn defaults(name: &str) -> Result<Value, String> {
     Ok(match name {
+        "naive" => json!(NaiveSettings::default()),
         "bm25" => json!(Bm25Settings::default()),
         "lightrag" => json!(LightRagSettings::default()),
         "fastgraphrag" => json!(FastGraphRagSettings::default()),
@@ -94,13 +108,27 @@ fn settings<T: DeserializeOwned>(name: &str, params: &Value) -> Result<T, String
     serde_json::from_value(params.clone()).map_err(|e| format!("{name}: {e}"))
 }
 
-/// A method from its name and (resolved or partial) parameters.
-pub fn build(name: &str, params: &Value, corpus: Arc<Corpus>) -> Result<Box<dyn Method>, String> {
+/// A method from its name and (resolved or partial) parameters; `dense`
+/// for the methods that need chunk vectors.
+pub fn build(
+    name: &str,
+    params: &Value,
+    corpus: Arc<Corpus>,
+    dense: Option<DenseIndex>,
+) -> Result<Box<dyn Method>, String> {
     let params = resolve(name, params)?;
     if needs_graph(name) && corpus.graph.nodes.is_empty() {
         return Err(format!("{name} needs the knowledge graph: build it first"));
     }
     Ok(match name {
+        "naive" => {
+            let s: NaiveSettings = settings(name, &params)?;
+            if s.k == 0 {
+                return Err("naive: k must be at least 1".into());
+            }
+            let dense = dense.ok_or("naive needs the chunks' vectors")?;
+            Box::new(NaiveRag::new(corpus, dense.vectors, dense.embedder, s.k))
+        }
         "bm25" => {
             let s: Bm25Settings = settings(name, &params)?;
             if s.k == 0 {
@@ -127,11 +155,12 @@ mod tests {
         assert_eq!(resolve("bm25", &json!({"kk": 5})).unwrap_err(), "bm25 has no parameter \"kk\" (it has k)");
         assert!(resolve("naive2", &json!({})).unwrap_err().starts_with("unknown method \"naive2\""));
         let corpus = Arc::new(Corpus::new(vec![(1, "text".into())], Default::default(), Default::default()));
-        let err = build("bm25", &json!({"k": "ten"}), corpus.clone()).err().unwrap();
+        let err = build("bm25", &json!({"k": "ten"}), corpus.clone(), None).err().unwrap();
         assert!(err.starts_with("bm25: invalid type"), "{err}");
         assert_eq!(
-            build("lightrag", &json!({}), corpus).err().unwrap(),
+            build("lightrag", &json!({}), corpus.clone(), None).err().unwrap(),
             "lightrag needs the knowledge graph: build it first"
         );
+        assert_eq!(build("naive", &json!({}), corpus, None).err().unwrap(), "naive needs the chunks' vectors");
     }
 }

@@ -13,6 +13,7 @@
 //! # Layout
 //! - [`answer`]: the answer prompt, its offline (extractive) version, and
 //!   the token accounting ([`Meter`]).
+//! - [`naive`]: NaiveRAG, dense retrieval by embedding similarity.
 //! - [`bm25`]: the BM25 index and the BM25 method.
 //! - [`lightrag`]: dual-level keywords → entities and relations → context.
 //! - [`fastgraphrag`]: question entities → personalized PageRank ([`ppr`]).
@@ -27,6 +28,7 @@ pub mod fastgraphrag;
 pub mod graphrag;
 pub mod lightrag;
 pub mod method;
+pub mod naive;
 pub mod ppr;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};

@@ -55,8 +55,7 @@ pub async fn export(
     }
     match app::store::answers::list_answers(&state.pool, set, None).await {
         Ok(list) => {
-            let body =
-                if format == "csv" { app::answers_io::to_csv(&list) } else { app::answers_io::to_jsonl(&list) };
+            let body = if format == "csv" { app::answers_io::to_csv(&list) } else { app::answers_io::to_jsonl(&list) };
             download(body, &format, &format!("answers-set-{set}"))
         }
         Err(e) => app_error(e),
@@ -70,7 +69,9 @@ pub async fn cost_svg(State(state): State<AppState>, Path(id): Path<i64>) -> Res
         Ok(rows) => {
             let bars: Vec<engine::rag::cost::CostBar> = rows
                 .iter()
-                .map(|r| (format!("#{} {}", r.answer_set_id, r.name), r.avg_tokens, r.avg_query_ms.map(|ms| ms / 1000.0)))
+                .map(|r| {
+                    (format!("#{} {}", r.answer_set_id, r.name), r.avg_tokens, r.avg_query_ms.map(|ms| ms / 1000.0))
+                })
                 .collect();
             svg(engine::rag::cost::chart_svg("Average cost per question", &bars))
         }
