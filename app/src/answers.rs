@@ -63,6 +63,12 @@ pub async fn create(pool: &SqlitePool, req: &AnswerRequest) -> AppResult<(JobVie
     if method::needs_graph(&req.method) && store::graph::overview(pool, set.project_id).await?.is_none() {
         return Err(AppError::Invalid(format!("{} needs the knowledge graph: build it first", req.method)));
     }
+    if method::needs_vectors(&req.method) && params["embedder"] == "minilm" {
+        let dir = engine::embed::minilm::default_dir();
+        if !dir.join("model.safetensors").is_file() {
+            return Err(AppError::Invalid(engine::embed::minilm::MiniLmError::Missing(dir).to_string()));
+        }
+    }
     if req.target_words == Some(0) {
         return Err(AppError::Invalid("the target length must be at least one word".into()));
     }
@@ -122,8 +128,9 @@ pub async fn items(pool: &SqlitePool, job: &JobView) -> AppResult<Vec<WorkItem>>
 }
 
 /// Runs an answers job's items: the reports (stored as soon as they are
-/// all done), then the answers with the method built over the corpus, then
-/// stores the answers in the job's set.
+/// all done) or the chunk vectors the method needs, then the answers with
+/// the method built over the corpus, then stores the answers in the job's
+/// set.
 #[allow(clippy::too_many_arguments)]
 pub async fn execute(
     pool: &SqlitePool,
@@ -138,6 +145,7 @@ pub async fn execute(
 ) -> AppResult<Result<RunEnd, String>> {
     let parameters: serde_json::Value = serde_json::from_str(&job.parameters).unwrap_or_default();
     let project = job.project_id.ok_or_else(|| AppError::Invalid(format!("job {} has no project", job.id)))?;
+    let planned = items.len();
     let (reports, answers): (Vec<WorkItem>, Vec<WorkItem>) =
         items.into_iter().partition(|i| i.key.starts_with("report-"));
     if !reports.is_empty() {
@@ -159,7 +167,23 @@ pub async fn execute(
         store::graph::save_reports(pool, project, job.id, &written).await?;
     }
     let name = parameters["method"].as_str().unwrap_or("");
-    let built = method::build(name, &parameters["params"], Arc::new(corpus(pool, project).await?));
+    let dense = if method::needs_vectors(name) {
+        let embedder = match embedder(&parameters["params"]) {
+            Ok(e) => e,
+            Err(e) => return Ok(Err(e)),
+        };
+        let end =
+            embed_chunks(pool, gateway, job, project, &embedder, planned, job_store, retry_failed, cancel, on_progress)
+                .await?;
+        if !matches!(end, Ok(RunEnd::Finished)) {
+            return Ok(end);
+        }
+        let model = embedder.model_name(gateway);
+        Some(method::DenseIndex { vectors: store::vectors::load(pool, project, &model).await?, embedder })
+    } else {
+        None
+    };
+    let built = method::build(name, &parameters["params"], Arc::new(corpus(pool, project).await?), dense);
     let m = match built {
         Ok(m) => m,
         Err(e) => return Ok(Err(e)),
@@ -172,6 +196,113 @@ pub async fn execute(
         store_answers(pool, job, parameters["target_words"].as_u64().map(|t| t as usize)).await?;
     }
     Ok(end)
+}
+
+/// The loaded in-process MiniLM, shared by every job (loaded on first use).
+static MINILM: std::sync::Mutex<Option<Arc<engine::embed::minilm::MiniLm>>> = std::sync::Mutex::new(None);
+
+/// The embedder a NaiveRAG configuration asks for.
+fn embedder(params: &serde_json::Value) -> Result<engine::embed::Embedder, String> {
+    match params["embedder"].as_str().unwrap_or("minilm") {
+        "endpoint" => Ok(engine::embed::Embedder::Endpoint),
+        "minilm" => {
+            let mut loaded = MINILM.lock().unwrap_or_else(|e| e.into_inner());
+            if loaded.is_none() {
+                let dir = engine::embed::minilm::default_dir();
+                *loaded = Some(Arc::new(engine::embed::minilm::MiniLm::load(&dir).map_err(|e| e.to_string())?));
+            }
+            Ok(engine::embed::Embedder::MiniLm(loaded.clone().expect("loaded above")))
+        }
+        other => Err(format!("naive: embedder must be minilm or endpoint, not \"{other}\"")),
+    }
+}
+
+/// Chunks embedded per item.
+const EMBED_BATCH: usize = 32;
+
+/// Embeds the project's chunks that have no vector for the embedder's model
+/// yet (items `embed-<first chunk id>`, 32 chunks each), storing each
+/// batch's vectors as it finishes: they are computed once per corpus and
+/// model, and every later answer set reuses them.
+#[allow(clippy::too_many_arguments)]
+async fn embed_chunks(
+    pool: &SqlitePool,
+    gateway: &Gateway,
+    job: &JobView,
+    project: i64,
+    embedder: &engine::embed::Embedder,
+    planned: usize,
+    job_store: &dyn JobStore,
+    retry_failed: bool,
+    cancel: &CancellationToken,
+    on_progress: &(dyn Fn(Progress) + Send + Sync),
+) -> AppResult<Result<RunEnd, String>> {
+    let model = embedder.model_name(gateway);
+    let missing = store::vectors::missing(pool, project, &model).await?;
+    let batches: Vec<WorkItem> = missing
+        .chunks(EMBED_BATCH)
+        .map(|b| WorkItem {
+            key: format!("embed-{}", b[0].0),
+            payload: json!({ "chunks": b.iter().map(|c| c.0).collect::<Vec<_>>(),
+                             "texts": b.iter().map(|c| c.1.clone()).collect::<Vec<_>>() }),
+        })
+        .collect();
+    // The job's total: its planned items, batches embedded by an earlier
+    // run of it (resumed), and these.
+    let earlier = store::jobs::job_items(pool, job.id).await?.iter().filter(|i| i.key.starts_with("embed-")).count();
+    if earlier + batches.len() > 0 {
+        store::jobs::set_total(pool, job.id, (planned + earlier + batches.len()) as i64).await?;
+    }
+    if batches.is_empty() {
+        return Ok(Ok(RunEnd::Finished));
+    }
+    // One batch at a time: in-process embedding uses every core already.
+    Ok(engine::jobs::run(job.id, batches, job_store, 1, retry_failed, cancel, on_progress, |item| {
+        let model = model.clone();
+        async move {
+            let ids: Vec<i64> = serde_json::from_value(item.payload["chunks"].clone()).unwrap_or_default();
+            let texts: Vec<String> = serde_json::from_value(item.payload["texts"].clone()).unwrap_or_default();
+            let ctx =
+                engine::llm::CallContext { job_id: Some(job.id), item: Some(item.key.clone()), prompt_hash: None };
+            let mut meter = engine::rag::Meter::default();
+            let vectors = match embedder {
+                // CPU-bound: off the async threads.
+                engine::embed::Embedder::MiniLm(m) => {
+                    let m = m.clone();
+                    tokio::task::spawn_blocking(move || {
+                        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+                        m.embed(&refs).map_err(|e| e.to_string())
+                    })
+                    .await
+                    .unwrap_or_else(|e| Err(e.to_string()))
+                }
+                endpoint => endpoint.embed(gateway, &ctx, &texts, Some(&mut meter)).await,
+            };
+            let tokens = meter.prompt_tokens;
+            match vectors {
+                Ok(v) if v.len() == ids.len() => {
+                    let pairs: Vec<(i64, Vec<f32>)> = ids.into_iter().zip(v).collect();
+                    match store::vectors::save(pool, &model, &pairs).await {
+                        Ok(()) => engine::jobs::ItemOutcome::Done {
+                            result: json!({ "embedded": pairs.len(), "model": model }).to_string(),
+                            tokens,
+                            cost_usd: meter.cost_usd,
+                        },
+                        Err(e) => {
+                            engine::jobs::ItemOutcome::Failed { error: e.to_string(), tokens, cost_usd: meter.cost_usd }
+                        }
+                    }
+                }
+                Ok(v) => engine::jobs::ItemOutcome::Failed {
+                    error: format!("{} vectors for {} chunks", v.len(), ids.len()),
+                    tokens,
+                    cost_usd: meter.cost_usd,
+                },
+                Err(error) => engine::jobs::ItemOutcome::Failed { error, tokens, cost_usd: meter.cost_usd },
+            }
+        }
+    })
+    .await)
 }
 
 /// Writes a finished job's answers into its set.

@@ -531,7 +531,7 @@ pub async fn run(
         Ok(RunEnd::Cancelled) => store::jobs::mark_ended(pool, job_id, "cancelled", None).await?,
         Err(e) => {
             store::jobs::mark_ended(pool, job_id, "failed", Some(&e)).await?;
-            return Err(AppError::Internal);
+            return Err(AppError::Invalid(format!("job {job_id} failed: {e}")));
         }
     }
     result.map_err(|_| AppError::Internal)

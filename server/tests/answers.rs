@@ -188,3 +188,112 @@ async fn answers_from_elsewhere_import_with_bad_lines_named_and_export_losslessl
         assert_eq!(String::from_utf8_lossy(&again.stdout), String::from_utf8_lossy(&text.stdout), "{format}");
     }
 }
+
+/// NaiveRAG in process: the chunks are embedded once (a job's `embed-`
+/// items), stored, and reused by the next NaiveRAG job, which embeds
+/// nothing; without the model files, the job is refused before anything
+/// is made.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn naive_rag_embeds_the_chunks_once_and_reuses_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("n.db");
+    let set = sample_with_questions(&db).await;
+    let pool = app::store::open(&db).await.unwrap();
+    let chunks: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM chunks").fetch_one(&pool).await.unwrap();
+    let first = json(
+        &assay(&db, &["--json", "answers", "generate", "A", "--set", &set, "--method", "naive", "--param", "k=2"], &[])
+            .await,
+    );
+    assert_eq!((first["status"].as_str(), first["count"].as_i64()), (Some("done"), Some(12)));
+    assert_eq!(first["avg_llm_calls"], 1.0, "in-process embedding is no LLM call");
+    let vectors: Vec<(i64, i64)> =
+        sqlx::query_as("SELECT COUNT(*), MIN(LENGTH(vector)) FROM chunk_vectors WHERE model = 'all-MiniLM-L6-v2'")
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+    assert_eq!(vectors[0], (chunks, 384 * 4), "every chunk, 384 floats each");
+    let embed_items: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM job_items WHERE job_id = ? AND key LIKE 'embed-%'")
+        .bind(first["job"].as_i64().unwrap())
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(embed_items, 1, "five chunks, one batch");
+    let answers = app::store::answers::list_answers(&pool, first["answers_id"].as_i64().unwrap(), None).await.unwrap();
+    assert!(answers.iter().all(|a| a.contexts.len() == 2 && a.contexts[0].score >= a.contexts[1].score));
+
+    let second =
+        json(&assay(&db, &["--json", "answers", "generate", "A", "--set", &set, "--method", "naive"], &[]).await);
+    let embed_items: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM job_items WHERE job_id = ? AND key LIKE 'embed-%'")
+        .bind(second["job"].as_i64().unwrap())
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(embed_items, 0, "the stored vectors are reused");
+
+    let sets_before = json(&assay(&db, &["--json", "answers", "list", "A"], &[]).await).as_array().unwrap().len();
+    let out = assay(
+        &db,
+        &["answers", "generate", "A", "--set", &set, "--method", "naive"],
+        &[("ASSAY_MINILM_DIR", "/nonexistent")],
+    )
+    .await;
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("the MiniLM model is not at /nonexistent"));
+    let sets_after = json(&assay(&db, &["--json", "answers", "list", "A"], &[]).await).as_array().unwrap().len();
+    assert_eq!(sets_after, sets_before, "nothing was made");
+}
+
+/// NaiveRAG with the endpoint's embeddings, through the real client and
+/// the mock server: chunk vectors stored under the endpoint's model, each
+/// answer counting its embedding call and its answer call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn naive_rag_with_endpoint_embeddings_counts_the_embedding_call() {
+    let mock = mockllm::MockServer::start(mockllm::MockConfig::default()).await;
+    let base = mock.base_url();
+    let env = [
+        ("ASSAY_LLM_PROVIDER", "openai"),
+        ("ASSAY_LLM_BASE_URL", base.as_str()),
+        ("ASSAY_LLM_MODEL", "mock-model"),
+        ("ASSAY_EMBED_MODEL", "mock-embed"),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("e.db");
+    let set = sample_with_questions(&db).await;
+    let made = json(
+        &assay(
+            &db,
+            &[
+                "--json",
+                "answers",
+                "generate",
+                "A",
+                "--set",
+                &set,
+                "--method",
+                "naive",
+                "--param",
+                "embedder=endpoint",
+                "--param",
+                "k=1",
+            ],
+            &env,
+        )
+        .await,
+    );
+    assert_eq!(made["status"], "done", "{made}");
+    assert_eq!(made["made_by"], "openai · mock-model");
+    assert_eq!(made["avg_llm_calls"], 2.0, "the question's embedding and the answer");
+    let pool = app::store::open(&db).await.unwrap();
+    let (n, len): (i64, i64) =
+        sqlx::query_as("SELECT COUNT(*), MIN(LENGTH(vector)) FROM chunk_vectors WHERE model = 'openai:mock-embed'")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!((n, len), (5, 8 * 4), "the mock's 8-dimensional vectors for the five chunks");
+    let embed_calls: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM llm_calls WHERE job_id = ? AND purpose = 'embed'")
+        .bind(made["job"].as_i64().unwrap())
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(embed_calls, 1 + 12, "one batch of chunks, then one per question");
+}

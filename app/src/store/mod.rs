@@ -11,6 +11,7 @@ pub mod graph;
 pub mod jobs;
 pub mod questions;
 pub mod settings;
+pub mod vectors;
 
 use std::path::Path;
 use std::str::FromStr;

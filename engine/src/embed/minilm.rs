@@ -25,7 +25,7 @@ pub const DIMENSION: usize = 384;
 
 #[derive(Debug, thiserror::Error)]
 pub enum MiniLmError {
-    #[error("the MiniLM model is not at {0}: run scripts/fetch-minilm (or set ASSAY_MINILM_DIR)")]
+    #[error("the MiniLM model is not at {0}: run scripts/fetch-minilm, or set ASSAY_MINILM_DIR to where it is")]
     Missing(PathBuf),
     #[error("MiniLM: {0}")]
     Load(String),
@@ -69,11 +69,20 @@ pub struct MiniLm {
     device: Device,
 }
 
-/// Where the model is: `ASSAY_MINILM_DIR`, else `data/models/all-MiniLM-L6-v2`.
+/// Where the model is: `ASSAY_MINILM_DIR`; else `data/models/all-MiniLM-L6-v2`
+/// under the working directory, or under the checkout the running binary
+/// was built in (`target/<profile>/assay` → `../../data/…`), whichever has it.
 pub fn default_dir() -> PathBuf {
-    std::env::var_os("ASSAY_MINILM_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("data/models/all-MiniLM-L6-v2"))
+    if let Some(dir) = std::env::var_os("ASSAY_MINILM_DIR") {
+        return PathBuf::from(dir);
+    }
+    let relative = PathBuf::from("data/models/all-MiniLM-L6-v2");
+    let beside_build =
+        std::env::current_exe().ok().and_then(|exe| Some(exe.parent()?.parent()?.parent()?.join(&relative)));
+    match beside_build {
+        Some(dir) if !relative.is_dir() && dir.is_dir() => dir,
+        _ => relative,
+    }
 }
 
 impl MiniLm {
