@@ -135,6 +135,7 @@ pub async fn items(pool: &SqlitePool, job: &JobView) -> AppResult<Vec<WorkItem>>
 pub async fn execute(
     pool: &SqlitePool,
     gateway: &Gateway,
+    transport: &engine::llm::openai::OpenAiConfig,
     job: &JobView,
     items: Vec<WorkItem>,
     job_store: &dyn JobStore,
@@ -183,7 +184,8 @@ pub async fn execute(
     } else {
         None
     };
-    let built = method::build(name, &parameters["params"], Arc::new(corpus(pool, project).await?), dense);
+    let extras = method::Extras { dense, transport: Some(transport.clone()) };
+    let built = method::build(name, &parameters["params"], Arc::new(corpus(pool, project).await?), extras);
     let m = match built {
         Ok(m) => m,
         Err(e) => return Ok(Err(e)),

@@ -460,6 +460,7 @@ pub async fn run(
         crate::answers::execute(
             pool,
             &gateway,
+            &llm.transport(),
             &job,
             items,
             &job_store,

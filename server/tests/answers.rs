@@ -297,3 +297,83 @@ async fn naive_rag_with_endpoint_embeddings_counts_the_embedding_call() {
         .unwrap();
     assert_eq!(embed_calls, 1 + 12, "one batch of chunks, then one per question");
 }
+
+/// The HTTP endpoint method against a small RAG service started here: each
+/// question is POSTed with the body template filled in, a 500 is retried,
+/// the answer, contexts and token counts are read by their pointers; a
+/// pointer that finds nothing fails the items with the reason.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_http_method_posts_each_question_to_the_users_service() {
+    use std::sync::{Arc, Mutex};
+
+    use axum::routing::post;
+    use axum::Json;
+
+    let seen: Arc<Mutex<Vec<Value>>> = Arc::default();
+    let recorded = seen.clone();
+    let app = axum::Router::new().route(
+        "/rag",
+        post(move |Json(body): Json<Value>| {
+            let recorded = recorded.clone();
+            async move {
+                let mut seen = recorded.lock().unwrap();
+                let first_time = !seen.iter().any(|b| b["q"] == body["q"]);
+                seen.push(body.clone());
+                if first_time {
+                    // Every question's first attempt fails: the client retries.
+                    return (axum::http::StatusCode::INTERNAL_SERVER_ERROR, Json(serde_json::json!({"error": "busy"})));
+                }
+                let q = body["q"].as_str().unwrap_or("");
+                (
+                    axum::http::StatusCode::OK,
+                    Json(serde_json::json!({"result": {"text": format!("Echo: {q}")}, "sources": ["doc a", {"text": "doc b"}],
+                                            "usage": {"in": 100, "out": 7}})),
+                )
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/rag", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("h.db");
+    let set = sample_with_questions(&db).await;
+    let url_param = format!("url=\"{url}\"");
+    let args = [
+        "--json", "answers", "generate", "A", "--set", &set, "--method", "http", "--name", "My service",
+        "--param", &url_param,
+        "--param", r#"body={"q": "{{question}}", "id": "{{question_id}}", "words": "{{target_words}}"}"#,
+        "--param", "answer=/result/text", "--param", "contexts=/sources",
+        "--param", "prompt_tokens=/usage/in", "--param", "completion_tokens=/usage/out",
+        "--target-words", "50",
+    ];
+    let made = json(&assay(&db, &args, &[]).await);
+    assert_eq!((made["status"].as_str(), made["count"].as_i64()), (Some("done"), Some(12)), "{made}");
+    assert_eq!(made["avg_tokens"], 107.0);
+    let pool = app::store::open(&db).await.unwrap();
+    let answers = app::store::answers::list_answers(&pool, made["answers_id"].as_i64().unwrap(), None).await.unwrap();
+    for a in &answers {
+        assert_eq!(a.answer, format!("Echo: {}", a.question));
+        assert_eq!(a.contexts.iter().map(|c| c.text.as_str()).collect::<Vec<_>>(), ["doc a", "doc b"]);
+    }
+    {
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen.len(), 24, "each question twice: a 500, then the answer");
+        let ids: std::collections::BTreeSet<i64> = seen.iter().map(|b| b["id"].as_i64().unwrap()).collect();
+        assert_eq!(ids, answers.iter().map(|a| a.question_id).collect(), "{{question_id}} is Assay's question id");
+        assert!(seen.iter().all(|b| b["words"] == 50));
+    }
+
+    // A pointer that finds nothing: every item fails at once with the reason.
+    let bad = [
+        "--json", "answers", "generate", "A", "--set", &set, "--method", "http", "--param", &url_param,
+        "--param", r#"body={"q": "{{question}}"}"#, "--param", "answer=/nope",
+    ];
+    let out = assay(&db, &bad, &[]).await;
+    let failed: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM job_items WHERE status = 'failed' AND error LIKE '%no answer at \"/nope\"%'")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    assert_eq!(failed, 12, "{}", String::from_utf8_lossy(&out.stderr));
+}

@@ -90,8 +90,9 @@ impl OpenAiProvider {
     /// One attempt: the body of a 2xx reply, or an error and the server's `Retry-After`.
     async fn post(&self, path: &str, body: &serde_json::Value) -> Result<String, (LlmError, Option<Duration>)> {
         let _permit = self.permits.acquire().await.map_err(|_| (LlmError::Cancelled, None))?;
-        let mut request =
-            self.client.post(format!("{}/{path}", self.config.base_url)).timeout(self.config.timeout).json(body);
+        let url =
+            if path.is_empty() { self.config.base_url.clone() } else { format!("{}/{path}", self.config.base_url) };
+        let mut request = self.client.post(url).timeout(self.config.timeout).json(body);
         if let Some(key) = &self.config.api_key {
             request = request.bearer_auth(key.expose());
         }
@@ -109,6 +110,23 @@ impl OpenAiProvider {
             return Err((LlmError::Http { status: status.as_u16(), message: error_message(&text) }, retry_after));
         }
         Ok(text)
+    }
+
+    /// POSTs `body` to the base URL itself (any JSON service, e.g. a user's
+    /// own RAG endpoint) with the same permits, timeout, retries and
+    /// back-off as model calls; `parse` reads a 2xx reply (its error is
+    /// retried like a malformed model reply). Returns the value and the attempts.
+    pub async fn post_json<T>(
+        &self,
+        purpose: &str,
+        body: &serde_json::Value,
+        parse: impl Fn(&str) -> Result<T, LlmError>,
+    ) -> Result<(T, u32), Failure> {
+        self.retrying(purpose, || async {
+            let text = self.post("", body).await?;
+            parse(&text).map_err(|e| (e, None))
+        })
+        .await
     }
 
     /// Runs `attempt` until it succeeds, fails for good, or runs out of

@@ -79,15 +79,23 @@ pub fn default_prices() -> PriceTable {
 
 impl LlmSettings {
     /// The provider these settings describe.
+    /// The endpoint settings model calls use (concurrency, timeout,
+    /// attempts), without the key: also what other HTTP services Assay
+    /// calls get (the "HTTP endpoint" RAG method).
+    pub fn transport(&self) -> OpenAiConfig {
+        let mut c = OpenAiConfig::new(&self.base_url, &self.model);
+        c.concurrency = self.concurrency;
+        c.timeout = self.timeout;
+        c.max_attempts = self.max_attempts;
+        c
+    }
+
     pub fn build_provider(&self) -> Result<Arc<dyn Provider>, LlmError> {
         Ok(match self.provider {
             ProviderKind::Offline => Arc::new(OfflineProvider::default()),
             ProviderKind::OpenAi => {
-                let mut c = OpenAiConfig::new(&self.base_url, &self.model);
+                let mut c = self.transport();
                 c.api_key = self.api_key.clone();
-                c.concurrency = self.concurrency;
-                c.timeout = self.timeout;
-                c.max_attempts = self.max_attempts;
                 Arc::new(OpenAiProvider::new(c)?)
             }
         })

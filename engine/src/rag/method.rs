@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 use super::bm25::Bm25Method;
 use super::fastgraphrag::{FastGraphRag, FastGraphRagSettings};
 use super::graphrag::{GraphRag, GraphRagSettings};
+use super::http::{HttpMethod, HttpSettings};
 use super::lightrag::{LightRag, LightRagSettings};
 use super::naive::{NaiveRag, NaiveSettings};
 use super::{Corpus, Method};
@@ -23,6 +24,7 @@ pub const METHODS: &[(&str, &str)] = &[
     ("fastgraphrag", "FastGraphRAG-style personalized PageRank from the question's entities"),
     ("graphrag-local", "GraphRAG-style local search: entities, their community reports, chunks"),
     ("graphrag-global", "GraphRAG-style global search: map over community reports, reduce"),
+    ("http", "Your own RAG service: each question POSTed to its URL, the answer read from its JSON reply"),
 ];
 
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
@@ -44,7 +46,7 @@ pub fn needs_reports(name: &str) -> bool {
 
 /// Whether a method needs the knowledge graph.
 pub fn needs_graph(name: &str) -> bool {
-    !matches!(name, "bm25" | "naive")
+    !matches!(name, "bm25" | "naive" | "http")
 }
 
 /// Whether a method needs chunk vectors ([`DenseIndex`]).
@@ -58,6 +60,16 @@ pub struct DenseIndex {
     pub embedder: crate::embed::Embedder,
 }
 
+/// What some methods need besides the corpus.
+#[derive(Default)]
+pub struct Extras {
+    /// NaiveRAG's chunk vectors.
+    pub dense: Option<DenseIndex>,
+    /// The HTTP method's concurrency, timeout and retries (default: the
+    /// defaults of model calls).
+    pub transport: Option<crate::llm::openai::OpenAiConfig>,
+}
+
 /// A method's default parameters.
 pub fn defaults(name: &str) -> Result<Value, String> {
     Ok(match name {
@@ -67,6 +79,7 @@ pub fn defaults(name: &str) -> Result<Value, String> {
         "fastgraphrag" => json!(FastGraphRagSettings::default()),
         "graphrag-local" => json!(GraphRagSettings::default()),
         "graphrag-global" => json!(GraphRagSettings { mode: "global".into(), ..Default::default() }),
+        "http" => json!(HttpSettings::default()),
         other => return Err(unknown(other)),
     })
 }
@@ -108,14 +121,8 @@ fn settings<T: DeserializeOwned>(name: &str, params: &Value) -> Result<T, String
     serde_json::from_value(params.clone()).map_err(|e| format!("{name}: {e}"))
 }
 
-/// A method from its name and (resolved or partial) parameters; `dense`
-/// for the methods that need chunk vectors.
-pub fn build(
-    name: &str,
-    params: &Value,
-    corpus: Arc<Corpus>,
-    dense: Option<DenseIndex>,
-) -> Result<Box<dyn Method>, String> {
+/// A method from its name and (resolved or partial) parameters.
+pub fn build(name: &str, params: &Value, corpus: Arc<Corpus>, extras: Extras) -> Result<Box<dyn Method>, String> {
     let params = resolve(name, params)?;
     if needs_graph(name) && corpus.graph.nodes.is_empty() {
         return Err(format!("{name} needs the knowledge graph: build it first"));
@@ -126,7 +133,7 @@ pub fn build(
             if s.k == 0 {
                 return Err("naive: k must be at least 1".into());
             }
-            let dense = dense.ok_or("naive needs the chunks' vectors")?;
+            let dense = extras.dense.ok_or("naive needs the chunks' vectors")?;
             Box::new(NaiveRag::new(corpus, dense.vectors, dense.embedder, s.k))
         }
         "bm25" => {
@@ -135,6 +142,10 @@ pub fn build(
                 return Err("bm25: k must be at least 1".into());
             }
             Box::new(Bm25Method::new(corpus, s.k))
+        }
+        "http" => {
+            let transport = extras.transport.unwrap_or_else(|| crate::llm::openai::OpenAiConfig::new("", ""));
+            Box::new(HttpMethod::new(settings(name, &params)?, &transport)?)
         }
         "lightrag" => Box::new(LightRag::new(corpus, settings(name, &params)?)?),
         "fastgraphrag" => Box::new(FastGraphRag::new(corpus, settings(name, &params)?)?),
@@ -155,12 +166,15 @@ mod tests {
         assert_eq!(resolve("bm25", &json!({"kk": 5})).unwrap_err(), "bm25 has no parameter \"kk\" (it has k)");
         assert!(resolve("naive2", &json!({})).unwrap_err().starts_with("unknown method \"naive2\""));
         let corpus = Arc::new(Corpus::new(vec![(1, "text".into())], Default::default(), Default::default()));
-        let err = build("bm25", &json!({"k": "ten"}), corpus.clone(), None).err().unwrap();
+        let err = build("bm25", &json!({"k": "ten"}), corpus.clone(), Extras::default()).err().unwrap();
         assert!(err.starts_with("bm25: invalid type"), "{err}");
         assert_eq!(
-            build("lightrag", &json!({}), corpus.clone(), None).err().unwrap(),
+            build("lightrag", &json!({}), corpus.clone(), Extras::default()).err().unwrap(),
             "lightrag needs the knowledge graph: build it first"
         );
-        assert_eq!(build("naive", &json!({}), corpus, None).err().unwrap(), "naive needs the chunks' vectors");
+        assert_eq!(
+            build("naive", &json!({}), corpus, Extras::default()).err().unwrap(),
+            "naive needs the chunks' vectors"
+        );
     }
 }

@@ -18,6 +18,7 @@
 //! - [`lightrag`]: dual-level keywords → entities and relations → context.
 //! - [`fastgraphrag`]: question entities → personalized PageRank ([`ppr`]).
 //! - [`graphrag`]: community reports; local and global search.
+//! - [`http`]: a user's own RAG service over HTTP.
 //! - [`method`]: building a method from its name and parameters.
 //! - [`cost`]: the cost chart (seed 000 Table II).
 
@@ -26,6 +27,7 @@ pub mod bm25;
 pub mod cost;
 pub mod fastgraphrag;
 pub mod graphrag;
+pub mod http;
 pub mod lightrag;
 pub mod method;
 pub mod naive;
