@@ -341,12 +341,30 @@ async fn the_http_method_posts_each_question_to_the_users_service() {
     let set = sample_with_questions(&db).await;
     let url_param = format!("url=\"{url}\"");
     let args = [
-        "--json", "answers", "generate", "A", "--set", &set, "--method", "http", "--name", "My service",
-        "--param", &url_param,
-        "--param", r#"body={"q": "{{question}}", "id": "{{question_id}}", "words": "{{target_words}}"}"#,
-        "--param", "answer=/result/text", "--param", "contexts=/sources",
-        "--param", "prompt_tokens=/usage/in", "--param", "completion_tokens=/usage/out",
-        "--target-words", "50",
+        "--json",
+        "answers",
+        "generate",
+        "A",
+        "--set",
+        &set,
+        "--method",
+        "http",
+        "--name",
+        "My service",
+        "--param",
+        &url_param,
+        "--param",
+        r#"body={"q": "{{question}}", "id": "{{question_id}}", "words": "{{target_words}}"}"#,
+        "--param",
+        "answer=/result/text",
+        "--param",
+        "contexts=/sources",
+        "--param",
+        "prompt_tokens=/usage/in",
+        "--param",
+        "completion_tokens=/usage/out",
+        "--target-words",
+        "50",
     ];
     let made = json(&assay(&db, &args, &[]).await);
     assert_eq!((made["status"].as_str(), made["count"].as_i64()), (Some("done"), Some(12)), "{made}");
@@ -367,13 +385,27 @@ async fn the_http_method_posts_each_question_to_the_users_service() {
 
     // A pointer that finds nothing: every item fails at once with the reason.
     let bad = [
-        "--json", "answers", "generate", "A", "--set", &set, "--method", "http", "--param", &url_param,
-        "--param", r#"body={"q": "{{question}}"}"#, "--param", "answer=/nope",
+        "--json",
+        "answers",
+        "generate",
+        "A",
+        "--set",
+        &set,
+        "--method",
+        "http",
+        "--param",
+        &url_param,
+        "--param",
+        r#"body={"q": "{{question}}"}"#,
+        "--param",
+        "answer=/nope",
     ];
     let out = assay(&db, &bad, &[]).await;
-    let failed: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM job_items WHERE status = 'failed' AND error LIKE '%no answer at \"/nope\"%'")
-        .fetch_one(&pool)
-        .await
-        .unwrap();
+    let failed: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM job_items WHERE status = 'failed' AND error LIKE '%no answer at \"/nope\"%'",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
     assert_eq!(failed, 12, "{}", String::from_utf8_lossy(&out.stderr));
 }

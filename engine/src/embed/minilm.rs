@@ -180,18 +180,21 @@ impl MiniLm {
         let hidden = x.dim(2)?;
         let head = hidden / self.heads;
         let split = |t: Tensor| t.reshape((batch, len, self.heads, head))?.transpose(1, 2)?.contiguous();
+        // The dense layers run on (batch · len, hidden): one large matrix
+        // product each instead of one per sequence.
+        x = x.reshape((batch * len, hidden))?;
         for l in &self.layers {
             let q = split(l.query.forward(&x)?)?;
             let k = split(l.key.forward(&x)?)?;
             let v = split(l.value.forward(&x)?)?;
             let scores = (q.matmul(&k.t()?)? / (head as f64).sqrt())?.broadcast_add(&bias)?;
             let probs = candle_nn::ops::softmax_last_dim(&scores)?;
-            let context = probs.matmul(&v)?.transpose(1, 2)?.reshape((batch, len, hidden))?;
+            let context = probs.matmul(&v)?.transpose(1, 2)?.reshape((batch * len, hidden))?;
             let attended = l.attention_norm.forward(&(l.attention_out.forward(&context)? + &x)?)?;
             let inner = l.intermediate.forward(&attended)?.gelu_erf()?;
             x = l.output_norm.forward(&(l.output.forward(&inner)? + attended)?)?;
         }
-        Ok(x)
+        x.reshape((batch, len, hidden))
     }
 }
 
