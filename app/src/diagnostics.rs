@@ -46,17 +46,6 @@ pub struct SetEntities {
     pub job: Option<(i64, Option<String>)>,
 }
 
-/// The latest job of `kind` over a set.
-async fn latest_set_job(pool: &SqlitePool, kind: &str, set_id: i64) -> AppResult<Option<i64>> {
-    Ok(sqlx::query_scalar(
-        "SELECT id FROM jobs WHERE kind = ? AND json_extract(parameters, '$.set_id') = ? ORDER BY id DESC LIMIT 1",
-    )
-    .bind(kind)
-    .bind(set_id)
-    .fetch_optional(pool)
-    .await?)
-}
-
 /// The parsed results of a job's finished items.
 async fn done_results(pool: &SqlitePool, job_id: i64) -> AppResult<Vec<serde_json::Value>> {
     Ok(store::jobs::job_items(pool, job_id)
@@ -71,10 +60,7 @@ async fn done_results(pool: &SqlitePool, job_id: i64) -> AppResult<Vec<serde_jso
 /// [`EntitySource::Llm`] when no LLM has listed them yet.
 pub async fn set_entities(pool: &SqlitePool, set_id: i64, source: EntitySource) -> AppResult<Option<SetEntities>> {
     let set = store::questions::get_set(pool, set_id).await?;
-    let names: Vec<String> = sqlx::query_scalar("SELECT name FROM graph_nodes WHERE project_id = ?")
-        .bind(set.project_id)
-        .fetch_all(pool)
-        .await?;
+    let names = store::graph::entity_names(pool, set.project_id).await?;
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
     match source {
         EntitySource::Graph => {
@@ -89,7 +75,9 @@ pub async fn set_entities(pool: &SqlitePool, set_id: i64, source: EntitySource) 
             Ok(Some(SetEntities { set, source, distribution, job: None }))
         }
         EntitySource::Llm => {
-            let Some(job) = latest_set_job(pool, crate::jobs::MENTIONS, set_id).await? else { return Ok(None) };
+            let Some(job) = store::jobs::latest_for_set(pool, crate::jobs::MENTIONS, set_id).await? else {
+                return Ok(None);
+            };
             let per_question: Vec<Vec<String>> = done_results(pool, job)
                 .await?
                 .into_iter()
@@ -140,7 +128,7 @@ impl SetEntities {
 /// Relevance scores of a set from its latest relevance job (the job and
 /// the scores of the questions it finished), if it has one.
 pub async fn set_relevance(pool: &SqlitePool, set_id: i64) -> AppResult<Option<(i64, Vec<u8>)>> {
-    let Some(job) = latest_set_job(pool, crate::jobs::RELEVANCE, set_id).await? else { return Ok(None) };
+    let Some(job) = store::jobs::latest_for_set(pool, crate::jobs::RELEVANCE, set_id).await? else { return Ok(None) };
     let scores = done_results(pool, job).await?.iter().filter_map(|r| r["score"].as_u64()).map(|s| s as u8).collect();
     Ok(Some((job, scores)))
 }

@@ -1,6 +1,7 @@
 // The Answers page: answer a graph question set offline with two built-in
-// methods, see the cost table and its chart, read the two methods' answers
-// side by side with their contexts, and import answers from a file (a bad
+// methods (NaiveRAG with in-process MiniLM, LightRAG-style), see the cost
+// table and its chart, read the two methods' answers side by side with
+// their contexts, and import answers from a file (a bad
 // file refused with its line numbers).
 const { test, expect } = require('@playwright/test');
 const fs = require('fs');
@@ -38,12 +39,13 @@ test('answer a question set with two methods and compare them side by side', asy
   await expect(page.locator('.build-panel .llm-line')).toContainText('offline (no LLM)');
   const form = page.locator('#answers-form');
   const params = form.locator('textarea[name="params"]');
-  await expect(params).toHaveValue(/"k": 10/);
+  // NaiveRAG comes first, with in-process MiniLM embeddings.
+  await expect(params).toHaveValue(/"embedder": "minilm"/);
   await params.fill('{"k": 3}');
   await page.locator('#generate-answers').click();
   const rows = page.locator('table.cost-table tbody tr');
   await expect(rows).toHaveCount(1, { timeout: 60_000 });
-  await expect(rows.first()).toContainText('bm25 (k=3)');
+  await expect(rows.first()).toContainText('naive (k=3)');
 
   // Choosing another method fills in its default parameters.
   await form.locator('select[name="method"]').selectOption('lightrag');
@@ -63,18 +65,16 @@ test('answer a question set with two methods and compare them side by side', asy
   // The newest set is shown with the other one beside it.
   const side = page.locator('#side-by-side');
   await expect(side.locator('h2')).toContainText('lightrag');
-  await expect(side.locator('table.answers thead th')).toHaveText(['Question', /#\d+ lightrag/, /#\d+ bm25 \(k=3\)/]);
+  await expect(side.locator('table.answers thead th')).toHaveText(['Question', /#\d+ lightrag/, /#\d+ naive \(k=3\)/]);
   const answerRows = side.locator('table.answers tbody tr');
   await expect(answerRows).toHaveCount(6);
   const first = answerRows.first();
-  await expect(first.locator('td').nth(1)).toContainText(/\b25 words\b/);
-  // BM25 with k = 3 keeps at most three chunks (fewer when fewer match).
+  await expect(first.locator('td').nth(1).locator('.answer > p.small')).toHaveText(/^25 words · /);
+  // NaiveRAG with k = 3: the three nearest chunks.
   const summary = first.locator('td').nth(2).locator('details.contexts summary');
-  const n = Number((await summary.textContent()).match(/Context \((\d+)\)/)[1]);
-  expect(n).toBeGreaterThan(0);
-  expect(n).toBeLessThanOrEqual(3);
+  await expect(summary).toHaveText('Context (3)');
   await summary.click();
-  await expect(first.locator('td').nth(2).locator('details.contexts li')).toHaveCount(n);
+  await expect(first.locator('td').nth(2).locator('details.contexts li')).toHaveCount(3);
   await expect(first.locator('td').nth(2).locator('details.contexts li').first()).toContainText('chunk');
 });
 

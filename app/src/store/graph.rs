@@ -143,6 +143,11 @@ fn chunk_set(json: &str) -> BTreeSet<i64> {
     serde_json::from_str(json).unwrap_or_default()
 }
 
+/// The names of the project's entities.
+pub async fn entity_names(pool: &SqlitePool, project_id: i64) -> AppResult<Vec<String>> {
+    Ok(sqlx::query_scalar("SELECT name FROM graph_nodes WHERE project_id = ?").bind(project_id).fetch_all(pool).await?)
+}
+
 /// The stored graph's communities: node key → community number.
 pub async fn communities(pool: &SqlitePool, project_id: i64) -> AppResult<BTreeMap<String, usize>> {
     let rows: Vec<(String, i64)> = sqlx::query_as("SELECT key, community FROM graph_nodes WHERE project_id = ?")

@@ -366,3 +366,14 @@ pub async fn made_by(pool: &SqlitePool, job_id: i64) -> AppResult<Option<String>
             .await?;
     Ok(row.map(|(p, m)| crate::model::provider_label(&p, &m)))
 }
+
+/// The latest job of `kind` over a question set (`parameters.set_id`).
+pub async fn latest_for_set(pool: &SqlitePool, kind: &str, set_id: i64) -> AppResult<Option<i64>> {
+    Ok(sqlx::query_scalar(
+        "SELECT id FROM jobs WHERE kind = ? AND json_extract(parameters, '$.set_id') = ? ORDER BY id DESC LIMIT 1",
+    )
+    .bind(kind)
+    .bind(set_id)
+    .fetch_optional(pool)
+    .await?)
+}
