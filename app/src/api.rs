@@ -255,6 +255,9 @@ pub async fn resume_job(id: i64, retry_failed: bool) -> Result<(), AppError> {
     if job.status == "running" {
         return Err(AppError::Conflict(format!("job {id} is already running")));
     }
+    // Queued before the answer: the page's next look must see it as live
+    // (the runner marks it running a moment later, on another task).
+    store::jobs::mark_queued(&state.pool, id).await?;
     state.jobs.spawn(state.pool.clone(), state.llm(), id, retry_failed)
 }
 

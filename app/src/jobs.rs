@@ -565,6 +565,8 @@ impl JobManager {
         tokio::spawn(async move {
             if let Err(e) = run(&pool, &llm, job_id, retry_failed, token, &|_| {}).await {
                 tracing::warn!(job_id, error = %e, "job ended with an error");
+                // A run that never started leaves its job queued: say why instead.
+                let _ = store::jobs::fail_queued(&pool, job_id, &e.to_string()).await;
             }
             manager.running.lock().unwrap().remove(&job_id);
         });

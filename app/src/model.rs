@@ -377,6 +377,8 @@ pub struct CostRow {
     pub answer_set_id: i64,
     pub name: String,
     pub method: String,
+    /// The set's parameters as JSON.
+    pub parameters: String,
     pub answers: i64,
     /// Answers whose accounting is known (imported ones may not say).
     pub measured: i64,

@@ -65,6 +65,8 @@ test('answer a question set with two methods and compare them side by side', asy
   // The newest set is shown with the other one beside it.
   const side = page.locator('#side-by-side');
   await expect(side.locator('h2')).toContainText('lightrag');
+  await expect(side.locator('.parameters')).toContainText('"mode":"hybrid"');
+  await expect(side.locator('.parameters')).toContainText('"target_words":25');
   await expect(side.locator('table.answers thead th')).toHaveText(['Question', /#\d+ lightrag/, /#\d+ naive \(k=3\)/]);
   const answerRows = side.locator('table.answers tbody tr');
   await expect(answerRows).toHaveCount(6);

@@ -27,6 +27,11 @@ async fn sample_with_questions(db: &Path) -> String {
     json(&assay(db, &args, &[]).await)["set_id"].to_string()
 }
 
+/// One number from the database file.
+async fn count(pool: &sqlx::SqlitePool, sql: &str, bind: i64) -> i64 {
+    sqlx::query_scalar(sql).bind(bind).fetch_one(pool).await.unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_method_answers_and_the_cost_table_is_their_accounting() {
     let dir = tempfile::tempdir().unwrap();
@@ -47,13 +52,7 @@ async fn every_method_answers_and_the_cost_table_is_their_accounting() {
         assert_eq!(made["made_by"], "offline (no LLM)");
         let id = made["answers_id"].as_i64().unwrap();
         // The table's average is the answers' own: tokens of the job's calls per question.
-        let job_tokens: i64 = sqlx::query_scalar(
-            "SELECT SUM(prompt_tokens + completion_tokens) FROM llm_calls WHERE job_id = ? AND purpose != 'community_report'",
-        )
-        .bind(made["job"].as_i64().unwrap())
-        .fetch_one(&pool)
-        .await
-        .unwrap();
+        let job_tokens: i64 = count(&pool, "SELECT SUM(prompt_tokens + completion_tokens) FROM llm_calls WHERE job_id = ? AND purpose != 'community_report'", made["job"].as_i64().unwrap()).await;
         assert!((made["avg_tokens"].as_f64().unwrap() - job_tokens as f64 / 12.0).abs() < 1e-6, "{method}");
         let answers = app::store::answers::list_answers(&pool, id, None).await.unwrap();
         assert!(answers.iter().all(|a| a.answer.split_whitespace().count() <= 30), "{method}: the target length");
@@ -93,11 +92,9 @@ async fn every_method_answers_and_the_cost_table_is_their_accounting() {
         )
         .await,
     );
-    let fresh: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM llm_calls WHERE job_id = ? AND cached = 0")
-        .bind(again["job"].as_i64().unwrap())
-        .fetch_one(&pool)
-        .await
-        .unwrap();
+    let fresh: i64 =
+        count(&pool, "SELECT COUNT(*) FROM llm_calls WHERE job_id = ? AND cached = 0", again["job"].as_i64().unwrap())
+            .await;
     assert_eq!(fresh, 0);
 
     let table = json(&assay(&db, &["--json", "answers", "list", "A"], &[]).await);
@@ -212,22 +209,24 @@ async fn naive_rag_embeds_the_chunks_once_and_reuses_them() {
             .await
             .unwrap();
     assert_eq!(vectors[0], (chunks, 384 * 4), "every chunk, 384 floats each");
-    let embed_items: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM job_items WHERE job_id = ? AND key LIKE 'embed-%'")
-        .bind(first["job"].as_i64().unwrap())
-        .fetch_one(&pool)
-        .await
-        .unwrap();
+    let embed_items: i64 = count(
+        &pool,
+        "SELECT COUNT(*) FROM job_items WHERE job_id = ? AND key LIKE 'embed-%'",
+        first["job"].as_i64().unwrap(),
+    )
+    .await;
     assert_eq!(embed_items, 1, "five chunks, one batch");
     let answers = app::store::answers::list_answers(&pool, first["answers_id"].as_i64().unwrap(), None).await.unwrap();
     assert!(answers.iter().all(|a| a.contexts.len() == 2 && a.contexts[0].score >= a.contexts[1].score));
 
     let second =
         json(&assay(&db, &["--json", "answers", "generate", "A", "--set", &set, "--method", "naive"], &[]).await);
-    let embed_items: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM job_items WHERE job_id = ? AND key LIKE 'embed-%'")
-        .bind(second["job"].as_i64().unwrap())
-        .fetch_one(&pool)
-        .await
-        .unwrap();
+    let embed_items: i64 = count(
+        &pool,
+        "SELECT COUNT(*) FROM job_items WHERE job_id = ? AND key LIKE 'embed-%'",
+        second["job"].as_i64().unwrap(),
+    )
+    .await;
     assert_eq!(embed_items, 0, "the stored vectors are reused");
 
     let sets_before = json(&assay(&db, &["--json", "answers", "list", "A"], &[]).await).as_array().unwrap().len();
@@ -290,11 +289,12 @@ async fn naive_rag_with_endpoint_embeddings_counts_the_embedding_call() {
             .await
             .unwrap();
     assert_eq!((n, len), (5, 8 * 4), "the mock's 8-dimensional vectors for the five chunks");
-    let embed_calls: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM llm_calls WHERE job_id = ? AND purpose = 'embed'")
-        .bind(made["job"].as_i64().unwrap())
-        .fetch_one(&pool)
-        .await
-        .unwrap();
+    let embed_calls: i64 = count(
+        &pool,
+        "SELECT COUNT(*) FROM llm_calls WHERE job_id = ? AND purpose = 'embed'",
+        made["job"].as_i64().unwrap(),
+    )
+    .await;
     assert_eq!(embed_calls, 1 + 12, "one batch of chunks, then one per question");
 }
 

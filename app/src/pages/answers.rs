@@ -18,6 +18,17 @@ fn seconds(ms: Option<f64>) -> String {
     ms.map_or("—".into(), |ms| format!("{:.2}", ms / 1000.0))
 }
 
+/// A set's parameters as one line of JSON (the method's settings and the
+/// target length; an import's file).
+fn parameters_text(json: &str) -> String {
+    let v: serde_json::Value = serde_json::from_str(json).unwrap_or_default();
+    let mut shown = v.get("params").cloned().unwrap_or_else(|| v.clone());
+    if let (Some(t), Some(o)) = (v.get("target_words").filter(|t| !t.is_null()), shown.as_object_mut()) {
+        o.insert("target_words".into(), t.clone());
+    }
+    shown.to_string()
+}
+
 fn avg(v: Option<f64>, digits: usize) -> String {
     v.map_or("—".into(), |v| format!("{v:.digits$}"))
 }
@@ -211,7 +222,7 @@ fn CostTable(project_id: i64, rows: Vec<CostRow>, delete_set: ServerAction<Delet
                     view! {
                         <tr data-answers=set_id>
                             <td><a href=format!("/projects/{project_id}/answers?answers={set_id}")>{format!("#{set_id} {}", r.name)}</a></td>
-                            <td><span class="badge">{r.method.clone()}</span></td>
+                            <td><span class="badge" title=parameters_text(&r.parameters)>{r.method.clone()}</span></td>
                             <td class="num">{format::int(r.answers)}</td>
                             <td class="num tokens">{avg(r.avg_tokens, 0)}{partial}</td>
                             <td class="num">{seconds(r.avg_query_ms)}</td>
@@ -273,6 +284,8 @@ fn SideBySide(
             <p class="muted">{format!("To {questions_name}")}
                 {current.made_by.clone().map(|w| format!(" · answered by {w}"))}
                 {current.job_id.map(|j| view! { " · " <a href=format!("/projects/{project_id}/jobs/{j}")>{format!("job #{j}")}</a> })}</p>
+            <p class="small parameters">"Method " <span class="badge">{current.method.clone()}</span> " · parameters "
+                <code>{parameters_text(&current.parameters)}</code></p>
             <p class="inline-form">"Beside it: "
                 {if peers.is_empty() {
                     view! { <span class="muted">"no other answer set for these questions yet"</span> }.into_any()

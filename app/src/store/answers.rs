@@ -277,6 +277,7 @@ pub async fn cost_table(pool: &SqlitePool, project_id: i64) -> AppResult<Vec<Cos
             answer_set_id: s.id,
             name: s.name,
             method: s.method,
+            parameters: s.parameters,
             answers: s.answers,
             measured,
             avg_tokens: tokens,

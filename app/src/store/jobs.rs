@@ -28,6 +28,29 @@ pub async fn create_job(
         .await?)
 }
 
+/// Marks a job that is about to be resumed as queued (unless it runs), so a
+/// page that asks right after the resume sees it coming, not as it was.
+pub async fn mark_queued(pool: &SqlitePool, job_id: i64) -> AppResult<()> {
+    sqlx::query("UPDATE jobs SET status = 'queued', error = NULL WHERE id = ? AND status != 'running'")
+        .bind(job_id)
+        .execute(pool)
+        .await?;
+    Ok(())
+}
+
+/// A queued job whose run could not start: failed, with the reason.
+pub async fn fail_queued(pool: &SqlitePool, job_id: i64, error: &str) -> AppResult<()> {
+    sqlx::query(
+        "UPDATE jobs SET status = 'failed', error = ?, finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+          WHERE id = ? AND status = 'queued'",
+    )
+    .bind(error)
+    .bind(job_id)
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
 /// Marks a job as running in this process.
 pub async fn mark_running(pool: &SqlitePool, job_id: i64) -> AppResult<()> {
     sqlx::query(

@@ -482,11 +482,7 @@ async fn graph(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: GraphComm
             let p = app::store::find_project(pool, &project).await?;
             let settings = engine::tasks::extract::ExtractSettings {
                 gleaning,
-                entity_types: entity_types
-                    .split(',')
-                    .map(|t| t.trim().to_lowercase())
-                    .filter(|t| !t.is_empty())
-                    .collect(),
+                entity_types: comma_list(&entity_types, str::to_lowercase),
                 summary_budget,
             };
             let job = app::jobs::create_graph(pool, p.summary.id, &settings, no_cache).await?;
@@ -602,11 +598,7 @@ async fn questions(
                     None => None,
                 };
                 let settings = engine::questions::hierarchy::HierarchicalSettings {
-                    dimensions: dimensions
-                        .split(',')
-                        .map(|d| d.trim().to_uppercase())
-                        .filter(|d| !d.is_empty())
-                        .collect(),
+                    dimensions: comma_list(&dimensions, str::to_uppercase),
                     levels,
                     per_category,
                     factorial_per_cell: factorial,
@@ -922,6 +914,11 @@ async fn serve(pool: SqlitePool, db: &std::path::Path, llm: &LlmSettings, args: 
     println!("Assay is running at http://{addr}  (database: {})", db.display());
     crate::web::serve(listener, router).await?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The non-empty items of a comma-separated option, trimmed and mapped.
+fn comma_list(s: &str, map: impl Fn(&str) -> String) -> Vec<String> {
+    s.split(',').map(|t| map(t.trim())).filter(|t| !t.is_empty()).collect()
 }
 
 /// Writes an export to stdout. A reader that stops early (`| head`) is

@@ -44,10 +44,10 @@ pub async fn export(
     Path((id, set)): Path<(i64, i64)>,
     Query(q): Query<ExportQuery>,
 ) -> Response {
-    let format = q.format.unwrap_or_else(|| "jsonl".into());
-    if format != "jsonl" && format != "csv" {
-        return error(StatusCode::BAD_REQUEST, format!("unknown format \"{format}\": jsonl or csv"));
-    }
+    let format = match q.format() {
+        Ok(f) => f,
+        Err(response) => return response,
+    };
     match app::store::answers::get_set(&state.pool, set).await {
         Ok(v) if v.project_id == id => {}
         Ok(_) => return error(StatusCode::NOT_FOUND, format!("answer set {set} is not in project {id}")),

@@ -128,6 +128,16 @@ struct ExportQuery {
     format: Option<String>,
 }
 
+impl ExportQuery {
+    /// `jsonl` (the default) or `csv`, else a 400 saying so.
+    fn format(self) -> Result<String, Response> {
+        match self.format.as_deref().unwrap_or("jsonl") {
+            f @ ("jsonl" | "csv") => Ok(f.to_string()),
+            other => Err(error(StatusCode::BAD_REQUEST, format!("unknown format \"{other}\": jsonl or csv"))),
+        }
+    }
+}
+
 /// `GET /api/projects/{id}/questions/{set}/export?format=jsonl|csv`: the
 /// set as a file to download.
 async fn export_questions(
@@ -135,10 +145,10 @@ async fn export_questions(
     Path((id, set)): Path<(i64, i64)>,
     Query(q): Query<ExportQuery>,
 ) -> Response {
-    let format = q.format.unwrap_or_else(|| "jsonl".into());
-    if format != "jsonl" && format != "csv" {
-        return error(StatusCode::BAD_REQUEST, format!("unknown format \"{format}\": jsonl or csv"));
-    }
+    let format = match q.format() {
+        Ok(f) => f,
+        Err(response) => return response,
+    };
     let view = match app::store::questions::get_set(&state.pool, set).await {
         Ok(v) if v.project_id == id => v,
         Ok(_) => return error(StatusCode::NOT_FOUND, format!("question set {set} is not in project {id}")),
