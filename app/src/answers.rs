@@ -5,14 +5,14 @@
 
 use std::sync::Arc;
 
-use engine::jobs::{JobStore, Progress, RunEnd, WorkItem};
+use engine::jobs::{RunEnd, WorkItem};
 use engine::llm::Gateway;
 use engine::rag::{method, Corpus};
 use serde_json::json;
 use sqlx::SqlitePool;
-use tokio_util::sync::CancellationToken;
 
 use crate::error::{AppError, AppResult};
+use crate::jobs::Phase;
 use crate::model::JobView;
 use crate::store;
 use crate::store::answers::NewAnswer;
@@ -131,18 +131,13 @@ pub async fn items(pool: &SqlitePool, job: &JobView) -> AppResult<Vec<WorkItem>>
 /// all done) or the chunk vectors the method needs, then the answers with
 /// the method built over the corpus, then stores the answers in the job's
 /// set.
-#[allow(clippy::too_many_arguments)]
 pub async fn execute(
     pool: &SqlitePool,
     gateway: &Gateway,
     transport: &engine::llm::openai::OpenAiConfig,
     job: &JobView,
     items: Vec<WorkItem>,
-    job_store: &dyn JobStore,
-    concurrency: usize,
-    retry_failed: bool,
-    cancel: &CancellationToken,
-    on_progress: &(dyn Fn(Progress) + Send + Sync),
+    phase: &Phase<'_>,
 ) -> AppResult<Result<RunEnd, String>> {
     let parameters: serde_json::Value = serde_json::from_str(&job.parameters).unwrap_or_default();
     let project = job.project_id.ok_or_else(|| AppError::Invalid(format!("job {} has no project", job.id)))?;
@@ -151,8 +146,8 @@ pub async fn execute(
         items.into_iter().partition(|i| i.key.starts_with("report-"));
     if !reports.is_empty() {
         let graph = store::graph::load(pool, project).await?;
-        let end =
-            engine::jobs::run(job.id, reports, job_store, concurrency, retry_failed, cancel, on_progress, |item| {
+        let end = phase
+            .run(reports, phase.concurrency, |item| {
                 engine::rag::graphrag::run_report_item(&graph, gateway, job.id, item)
             })
             .await;
@@ -173,9 +168,7 @@ pub async fn execute(
             Ok(e) => e,
             Err(e) => return Ok(Err(e)),
         };
-        let end =
-            embed_chunks(pool, gateway, job, project, &embedder, planned, job_store, retry_failed, cancel, on_progress)
-                .await?;
+        let end = embed_chunks(pool, gateway, job, project, &embedder, planned, phase).await?;
         if !matches!(end, Ok(RunEnd::Finished)) {
             return Ok(end);
         }
@@ -190,10 +183,8 @@ pub async fn execute(
         Ok(m) => m,
         Err(e) => return Ok(Err(e)),
     };
-    let end = engine::jobs::run(job.id, answers, job_store, concurrency, retry_failed, cancel, on_progress, |item| {
-        engine::rag::run_item(m.as_ref(), gateway, job.id, item)
-    })
-    .await;
+    let end =
+        phase.run(answers, phase.concurrency, |item| engine::rag::run_item(m.as_ref(), gateway, job.id, item)).await;
     if matches!(end, Ok(RunEnd::Finished)) {
         store_answers(pool, job, parameters["target_words"].as_u64().map(|t| t as usize)).await?;
     }
@@ -226,7 +217,6 @@ const EMBED_BATCH: usize = 32;
 /// yet (items `embed-<first chunk id>`, 32 chunks each), storing each
 /// batch's vectors as it finishes: they are computed once per corpus and
 /// model, and every later answer set reuses them.
-#[allow(clippy::too_many_arguments)]
 async fn embed_chunks(
     pool: &SqlitePool,
     gateway: &Gateway,
@@ -234,10 +224,7 @@ async fn embed_chunks(
     project: i64,
     embedder: &engine::embed::Embedder,
     planned: usize,
-    job_store: &dyn JobStore,
-    retry_failed: bool,
-    cancel: &CancellationToken,
-    on_progress: &(dyn Fn(Progress) + Send + Sync),
+    phase: &Phase<'_>,
 ) -> AppResult<Result<RunEnd, String>> {
     let model = embedder.model_name(gateway);
     let missing = store::vectors::missing(pool, project, &model).await?;
@@ -259,52 +246,55 @@ async fn embed_chunks(
         return Ok(Ok(RunEnd::Finished));
     }
     // One batch at a time: in-process embedding uses every core already.
-    Ok(engine::jobs::run(job.id, batches, job_store, 1, retry_failed, cancel, on_progress, |item| {
-        let model = model.clone();
-        async move {
-            let ids: Vec<i64> = serde_json::from_value(item.payload["chunks"].clone()).unwrap_or_default();
-            let texts: Vec<String> = serde_json::from_value(item.payload["texts"].clone()).unwrap_or_default();
-            let ctx =
-                engine::llm::CallContext { job_id: Some(job.id), item: Some(item.key.clone()), prompt_hash: None };
-            let mut meter = engine::rag::Meter::default();
-            let vectors = match embedder {
-                // CPU-bound: off the async threads.
-                engine::embed::Embedder::MiniLm(m) => {
-                    let m = m.clone();
-                    tokio::task::spawn_blocking(move || {
-                        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-                        m.embed(&refs).map_err(|e| e.to_string())
-                    })
-                    .await
-                    .unwrap_or_else(|e| Err(e.to_string()))
-                }
-                endpoint => endpoint.embed(gateway, &ctx, &texts, Some(&mut meter)).await,
-            };
-            let tokens = meter.prompt_tokens;
-            match vectors {
-                Ok(v) if v.len() == ids.len() => {
-                    let pairs: Vec<(i64, Vec<f32>)> = ids.into_iter().zip(v).collect();
-                    match store::vectors::save(pool, &model, &pairs).await {
-                        Ok(()) => engine::jobs::ItemOutcome::Done {
-                            result: json!({ "embedded": pairs.len(), "model": model }).to_string(),
-                            tokens,
-                            cost_usd: meter.cost_usd,
-                        },
-                        Err(e) => {
-                            engine::jobs::ItemOutcome::Failed { error: e.to_string(), tokens, cost_usd: meter.cost_usd }
+    Ok(phase
+        .run(batches, 1, |item| {
+            let model = model.clone();
+            async move {
+                let ids: Vec<i64> = serde_json::from_value(item.payload["chunks"].clone()).unwrap_or_default();
+                let texts: Vec<String> = serde_json::from_value(item.payload["texts"].clone()).unwrap_or_default();
+                let ctx =
+                    engine::llm::CallContext { job_id: Some(job.id), item: Some(item.key.clone()), prompt_hash: None };
+                let mut meter = engine::rag::Meter::default();
+                let vectors = match embedder {
+                    // CPU-bound: off the async threads.
+                    engine::embed::Embedder::MiniLm(m) => {
+                        let m = m.clone();
+                        tokio::task::spawn_blocking(move || {
+                            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+                            m.embed(&refs).map_err(|e| e.to_string())
+                        })
+                        .await
+                        .unwrap_or_else(|e| Err(e.to_string()))
+                    }
+                    endpoint => endpoint.embed(gateway, &ctx, &texts, Some(&mut meter)).await,
+                };
+                let tokens = meter.prompt_tokens;
+                match vectors {
+                    Ok(v) if v.len() == ids.len() => {
+                        let pairs: Vec<(i64, Vec<f32>)> = ids.into_iter().zip(v).collect();
+                        match store::vectors::save(pool, &model, &pairs).await {
+                            Ok(()) => engine::jobs::ItemOutcome::Done {
+                                result: json!({ "embedded": pairs.len(), "model": model }).to_string(),
+                                tokens,
+                                cost_usd: meter.cost_usd,
+                            },
+                            Err(e) => engine::jobs::ItemOutcome::Failed {
+                                error: e.to_string(),
+                                tokens,
+                                cost_usd: meter.cost_usd,
+                            },
                         }
                     }
+                    Ok(v) => engine::jobs::ItemOutcome::Failed {
+                        error: format!("{} vectors for {} chunks", v.len(), ids.len()),
+                        tokens,
+                        cost_usd: meter.cost_usd,
+                    },
+                    Err(error) => engine::jobs::ItemOutcome::Failed { error, tokens, cost_usd: meter.cost_usd },
                 }
-                Ok(v) => engine::jobs::ItemOutcome::Failed {
-                    error: format!("{} vectors for {} chunks", v.len(), ids.len()),
-                    tokens,
-                    cost_usd: meter.cost_usd,
-                },
-                Err(error) => engine::jobs::ItemOutcome::Failed { error, tokens, cost_usd: meter.cost_usd },
             }
-        }
-    })
-    .await)
+        })
+        .await)
 }
 
 /// Writes a finished job's answers into its set.

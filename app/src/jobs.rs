@@ -411,6 +411,39 @@ async fn items(pool: &SqlitePool, job: &JobView) -> AppResult<Vec<WorkItem>> {
     }
 }
 
+/// How one run of a job runs its items: everything `engine::jobs::run`
+/// needs besides the items and the work, so a job with several phases (the
+/// graph's descriptions, the answers' reports or embeddings) passes one value.
+pub struct Phase<'a> {
+    pub job_id: i64,
+    pub store: &'a dyn engine::jobs::JobStore,
+    pub concurrency: usize,
+    pub retry_failed: bool,
+    pub cancel: &'a CancellationToken,
+    pub on_progress: &'a (dyn Fn(Progress) + Send + Sync),
+}
+
+impl Phase<'_> {
+    /// Runs `items` (those not yet done) with `work`, `concurrency` at a time.
+    pub async fn run<W, Fut>(&self, items: Vec<WorkItem>, concurrency: usize, work: W) -> Result<RunEnd, String>
+    where
+        W: Fn(WorkItem) -> Fut,
+        Fut: std::future::Future<Output = engine::jobs::ItemOutcome>,
+    {
+        engine::jobs::run(
+            self.job_id,
+            items,
+            self.store,
+            concurrency,
+            self.retry_failed,
+            self.cancel,
+            self.on_progress,
+            work,
+        )
+        .await
+    }
+}
+
 /// Runs a job's unfinished items (all of them the first time; on resume,
 /// those not yet done, and failed ones too when `retry_failed`). Returns
 /// when the job finishes or `cancel` fires; the job's row says which.
@@ -456,60 +489,44 @@ pub async fn run(
     let adherence = parameters["settings"]["adherence_check"].as_bool() == Some(true);
     let graph_job = job.kind == GRAPH;
     let chunk_count = items.len();
+    let phase =
+        Phase { job_id, store: &job_store, concurrency: llm.concurrency, retry_failed, cancel: &cancel, on_progress };
     let mut result = if job.kind == crate::answers::ANSWERS {
-        crate::answers::execute(
-            pool,
-            &gateway,
-            &llm.transport(),
-            &job,
-            items,
-            &job_store,
-            llm.concurrency,
-            retry_failed,
-            &cancel,
-            on_progress,
-        )
-        .await
-        .unwrap_or_else(|e| Err(e.to_string()))
+        crate::answers::execute(pool, &gateway, &llm.transport(), &job, items, &phase)
+            .await
+            .unwrap_or_else(|e| Err(e.to_string()))
     } else {
-        engine::jobs::run(job_id, items, &job_store, llm.concurrency, retry_failed, &cancel, on_progress, |item| {
-            let work: engine::llm::BoxFuture<'_, engine::jobs::ItemOutcome> = match job.kind.as_str() {
-                GRAPH => Box::pin(engine::tasks::extract::run_item(&gateway, job_id, item, &extract)),
-                RELEVANCE => Box::pin(engine::questions::relevance::run_item(&gateway, job_id, item)),
-                MENTIONS => Box::pin(engine::questions::mentions::run_item(&gateway, job_id, item)),
-                QUESTIONS if item.key.starts_with("h-") => {
-                    Box::pin(engine::questions::hierarchy::run_item(&gateway, job_id, item, adherence))
-                }
-                QUESTIONS if item.key == "summary" => {
-                    Box::pin(engine::questions::summary::run_item(&gateway, job_id, item))
-                }
-                QUESTIONS => Box::pin(engine::questions::graph::run_item(&gateway, job_id, item)),
-                _ => Box::pin(engine::tasks::summarise::run_item(&gateway, job_id, item)),
-            };
-            work
-        })
-        .await
+        phase
+            .run(items, llm.concurrency, |item| {
+                let work: engine::llm::BoxFuture<'_, engine::jobs::ItemOutcome> = match job.kind.as_str() {
+                    GRAPH => Box::pin(engine::tasks::extract::run_item(&gateway, job_id, item, &extract)),
+                    RELEVANCE => Box::pin(engine::questions::relevance::run_item(&gateway, job_id, item)),
+                    MENTIONS => Box::pin(engine::questions::mentions::run_item(&gateway, job_id, item)),
+                    QUESTIONS if item.key.starts_with("h-") => {
+                        Box::pin(engine::questions::hierarchy::run_item(&gateway, job_id, item, adherence))
+                    }
+                    QUESTIONS if item.key == "summary" => {
+                        Box::pin(engine::questions::summary::run_item(&gateway, job_id, item))
+                    }
+                    QUESTIONS => Box::pin(engine::questions::graph::run_item(&gateway, job_id, item)),
+                    _ => Box::pin(engine::tasks::summarise::run_item(&gateway, job_id, item)),
+                };
+                work
+            })
+            .await
     };
     if matches!(result, Ok(RunEnd::Finished)) && graph_job {
         // Second phase: summarise merged descriptions over the budget. The
         // items follow from the extractions alone (never from a graph with
         // some summaries applied), so a resumed job finds the same ones,
         // skips those already done, and its total stays right.
-        let phase: AppResult<Result<RunEnd, String>> = async {
+        let second: AppResult<Result<RunEnd, String>> = async {
             let mut graph = extracted_graph(&store::jobs::job_items(pool, job_id).await?);
             let targets = engine::tasks::describe::items(&graph, extract.summary_budget);
             store::jobs::set_total(pool, job_id, (chunk_count + targets.len()) as i64).await?;
-            let end = engine::jobs::run(
-                job_id,
-                targets,
-                &job_store,
-                llm.concurrency,
-                retry_failed,
-                &cancel,
-                on_progress,
-                |item| engine::tasks::describe::run_item(&gateway, job_id, item),
-            )
-            .await;
+            let end = phase
+                .run(targets, llm.concurrency, |item| engine::tasks::describe::run_item(&gateway, job_id, item))
+                .await;
             if matches!(end, Ok(RunEnd::Finished)) {
                 let project =
                     job.project_id.ok_or_else(|| AppError::Invalid(format!("job {} has no project", job.id)))?;
@@ -519,7 +536,7 @@ pub async fn run(
             Ok(end)
         }
         .await;
-        result = phase.unwrap_or_else(|e| Err(e.to_string()));
+        result = second.unwrap_or_else(|e| Err(e.to_string()));
     }
     if matches!(result, Ok(RunEnd::Finished)) && job.kind == QUESTIONS {
         if let Err(e) = store_questions(pool, &job, &parameters).await {
