@@ -20,6 +20,7 @@
 //! - [`questions`]: question generation and its diagnostics.
 //! - [`rag`]: the built-in RAG methods, their answers and accounting.
 //! - [`embed`]: text embeddings (MiniLM in process, or an endpoint).
+//! - [`stats`]: quartiles, box plots, relative win rate, Wilcoxon, sign test, Holm.
 
 pub mod chunk;
 pub mod corpus;
@@ -30,5 +31,6 @@ pub mod llm;
 pub mod questions;
 pub mod rag;
 pub mod sample;
+pub mod stats;
 pub mod tasks;
 pub mod text;
