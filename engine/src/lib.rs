@@ -20,6 +20,7 @@
 //! - [`questions`]: question generation and its diagnostics.
 //! - [`rag`]: the built-in RAG methods, their answers and accounting.
 //! - [`embed`]: text embeddings (MiniLM in process, or an endpoint).
+//! - [`judge`]: pairwise judging: the verdict rules of the unbiased and legacy protocols.
 //! - [`stats`]: quartiles, box plots, relative win rate, Wilcoxon, sign test, Holm.
 
 pub mod chunk;
@@ -27,6 +28,7 @@ pub mod corpus;
 pub mod embed;
 pub mod graph;
 pub mod jobs;
+pub mod judge;
 pub mod llm;
 pub mod questions;
 pub mod rag;
