@@ -14,6 +14,8 @@
 //! winner per aspect (Comprehensiveness, Diversity, Empowerment) and an
 //! overall winner; no ties, one trial.
 
+pub mod scoring;
+
 use serde::{Deserialize, Serialize};
 
 /// The unbiased protocol's aspects, in score order.
