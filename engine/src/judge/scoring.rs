@@ -52,6 +52,70 @@ pub fn parse(reply: &str, order: Order, repeat: u32) -> Result<(Judgment, String
     Ok((Judgment { order, repeat, a, b }, reasoning))
 }
 
+/// The offline rubric judge's scores of one answer: stated rules over
+/// words, so they can be checked by hand (and have no position bias: each
+/// answer is scored alone).
+/// - Comprehensiveness: distinct content words, one point per 15 (max 5).
+/// - Relevance: the share of the question's content words the answer uses, × 5.
+/// - Empowerment: sentences carrying a specific (a number or a capitalised
+///   name after the first word), one point each (max 5).
+/// - Directness: the share of the question's content words in the answer's
+///   first sentence, × 5.
+pub fn rubric(question: &str, answer: &str) -> [u8; 4] {
+    use std::collections::HashSet;
+
+    use crate::tasks::summarise::words;
+    let asked: HashSet<String> = words(question).collect();
+    let used: HashSet<String> = words(answer).collect();
+    let share = |present: &HashSet<String>| {
+        if asked.is_empty() {
+            0.0
+        } else {
+            asked.iter().filter(|w| present.contains(*w)).count() as f64 / asked.len() as f64
+        }
+    };
+    let sentences = crate::text::sentences(answer);
+    let first: HashSet<String> = sentences.first().map(|s| words(s).collect()).unwrap_or_default();
+    let specific = sentences
+        .iter()
+        .filter(|s| {
+            s.split_whitespace().skip(1).any(|w| {
+                w.chars().next().is_some_and(|c| c.is_uppercase() || c.is_ascii_digit())
+            })
+        })
+        .count();
+    let points = |x: f64| x.round().clamp(0.0, 5.0) as u8;
+    [
+        points(used.len() as f64 / 15.0),
+        points(share(&used) * 5.0),
+        points(specific as f64),
+        points(share(&first) * 5.0),
+    ]
+}
+
+/// The offline provider's judge: [`rubric`] for each answer of the request.
+pub fn offline(req: &ChatRequest) -> Result<String, String> {
+    let message = req.messages.last().map(|m| m.content.as_str()).unwrap_or("");
+    let question = message.lines().find_map(|l| l.strip_prefix("Question: ")).unwrap_or("");
+    let answer = |label: &str| -> &str {
+        message
+            .split(&format!("{label}:\n<<<\n"))
+            .nth(1)
+            .and_then(|rest| rest.split("\n>>>").next())
+            .unwrap_or("")
+    };
+    let scored = |label: &str| {
+        let s = rubric(question, answer(label));
+        serde_json::json!({ "Comprehensiveness": s[0], "Relevance": s[1], "Empowerment": s[2], "Directness": s[3] })
+    };
+    Ok(serde_json::json!({
+        "Answer 1": scored("Answer 1"),
+        "Answer 2": scored("Answer 2"),
+        "reasoning": "offline rubric: distinct content words, the question's words used, sentences with specifics, the question's words in the first sentence",
+    })
+    .to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -75,6 +139,26 @@ mod tests {
         let high = REPLY.replace("\"Directness\": 5", "\"Directness\": 6");
         assert!(parse(&high, Order::AFirst, 0).unwrap_err().contains("Answer 2's Directness score 6"));
         assert!(parse("I prefer the first.", Order::AFirst, 0).is_err());
+    }
+
+    #[test]
+    fn the_offline_rubric_scores_each_answer_alone_by_stated_rules() {
+        let q = "Who taught Bo Marsh to mend nets at Saltmere?";
+        let good = "Ada Pell taught Bo Marsh to mend nets at Saltmere. She learned it in 1790 from her father. \
+                    The Salt Guild paid her for the lessons.";
+        let vague = "Someone taught him something once.";
+        let s = rubric(q, good);
+        // 6 content words asked (taught, bo, marsh, mend, nets, saltmere); all used,
+        // all in the first sentence; three sentences with a specific.
+        assert_eq!(s, [1, 5, 3, 5], "{s:?}");
+        assert_eq!(rubric(q, vague), [0, 1, 0, 1]);
+        // The offline judge gives each answer its own rubric, whatever the order.
+        let ab = offline(&request(q, good, vague, 0)).unwrap();
+        let (j, _) = parse(&ab, Order::AFirst, 0).unwrap();
+        let ba = offline(&request(q, vague, good, 0)).unwrap();
+        let (k, _) = parse(&ba, Order::BFirst, 0).unwrap();
+        assert_eq!((j.a, j.b), (k.a, k.b));
+        assert_eq!(j.a, s);
     }
 
     #[test]

@@ -36,6 +36,8 @@ pub fn register_offline(provider: &mut OfflineProvider) {
     provider.register(rag::lightrag::PURPOSE, rag::lightrag::offline);
     provider.register(rag::graphrag::REPORT_PURPOSE, rag::graphrag::offline_report);
     provider.register(rag::graphrag::MAP_PURPOSE, rag::graphrag::offline_map);
+    use crate::judge::scoring;
+    provider.register(scoring::PURPOSE, scoring::offline);
 }
 
 /// A job item that is one call: sends `req` (made from the prompt file
