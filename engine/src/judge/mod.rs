@@ -15,6 +15,7 @@
 //! overall winner; no ties, one trial.
 
 pub mod scoring;
+pub mod simulated;
 
 use serde::{Deserialize, Serialize};
 

@@ -79,31 +79,29 @@ pub fn rubric(question: &str, answer: &str) -> [u8; 4] {
     let specific = sentences
         .iter()
         .filter(|s| {
-            s.split_whitespace().skip(1).any(|w| {
-                w.chars().next().is_some_and(|c| c.is_uppercase() || c.is_ascii_digit())
-            })
+            s.split_whitespace()
+                .skip(1)
+                .any(|w| w.chars().next().is_some_and(|c| c.is_uppercase() || c.is_ascii_digit()))
         })
         .count();
     let points = |x: f64| x.round().clamp(0.0, 5.0) as u8;
-    [
-        points(used.len() as f64 / 15.0),
-        points(share(&used) * 5.0),
-        points(specific as f64),
-        points(share(&first) * 5.0),
-    ]
+    [points(used.len() as f64 / 15.0), points(share(&used) * 5.0), points(specific as f64), points(share(&first) * 5.0)]
+}
+
+/// The question, Answer 1 and Answer 2 of a [`request`]'s user message.
+pub fn parts(message: &str) -> (&str, &str, &str) {
+    let question = message.lines().find_map(|l| l.strip_prefix("Question: ")).unwrap_or("");
+    let answer = |label: &str| -> &str {
+        message.split(&format!("{label}:\n<<<\n")).nth(1).and_then(|rest| rest.split("\n>>>").next()).unwrap_or("")
+    };
+    (question, answer("Answer 1"), answer("Answer 2"))
 }
 
 /// The offline provider's judge: [`rubric`] for each answer of the request.
 pub fn offline(req: &ChatRequest) -> Result<String, String> {
     let message = req.messages.last().map(|m| m.content.as_str()).unwrap_or("");
-    let question = message.lines().find_map(|l| l.strip_prefix("Question: ")).unwrap_or("");
-    let answer = |label: &str| -> &str {
-        message
-            .split(&format!("{label}:\n<<<\n"))
-            .nth(1)
-            .and_then(|rest| rest.split("\n>>>").next())
-            .unwrap_or("")
-    };
+    let (question, first, second) = parts(message);
+    let answer = |label: &str| if label == "Answer 1" { first } else { second };
     let scored = |label: &str| {
         let s = rubric(question, answer(label));
         serde_json::json!({ "Comprehensiveness": s[0], "Relevance": s[1], "Empowerment": s[2], "Directness": s[3] })
