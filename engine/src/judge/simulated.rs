@@ -7,10 +7,12 @@
 //! generator seeded by the request and its `sample`, so every draw is
 //! reproducible and repeats differ. Scores are rounded and kept within 0–5.
 //! With it a user can watch what each correction of the protocol removes;
-//! every other purpose goes to the offline provider.
+//! the legacy protocol's verdict is the higher biased total (the first on a
+//! tie); every other purpose goes to the offline provider.
 
 use sha2::{Digest, Sha256};
 
+use super::legacy;
 use super::scoring::{self, rubric};
 use crate::chunk::Tokenizer;
 use crate::llm::offline::OfflineProvider;
@@ -86,11 +88,23 @@ impl Provider for SimulatedJudge {
     }
 
     fn chat<'a>(&'a self, req: &'a ChatRequest) -> BoxFuture<'a, Result<ProviderReply, Failure>> {
-        if req.purpose != scoring::PURPOSE {
+        if req.purpose != scoring::PURPOSE && req.purpose != legacy::PURPOSE {
             return self.inner.chat(req);
         }
         Box::pin(async move {
             let (one, two) = self.scores(req);
+            if req.purpose == legacy::PURPOSE {
+                // The legacy rule on the biased scores: the higher total, the first on a tie.
+                let total = |s: [u8; 4]| s.iter().map(|x| *x as u32).sum::<u32>();
+                let text = legacy::reply_for(total(one) >= total(two));
+                return Ok(ProviderReply {
+                    prompt_tokens: count_prompt_tokens(&req.messages),
+                    completion_tokens: Tokenizer::Cl100kBase.count(&text) as u64,
+                    text,
+                    model: "bias-lab".into(),
+                    attempts: 1,
+                });
+            }
             let aspects = |s: [u8; 4]| serde_json::json!({"Comprehensiveness": s[0], "Relevance": s[1], "Empowerment": s[2], "Directness": s[3]});
             let text = serde_json::json!({"Answer 1": aspects(one), "Answer 2": aspects(two),
                 "reasoning": "simulated judge: the offline rubric plus the configured biases and noise"})
@@ -158,6 +172,25 @@ mod tests {
         let draws: Vec<_> = (0..8).map(|s| judge(noisy, ANSWER, ANSWER, s)).collect();
         assert!(draws.iter().any(|d| *d != draws[0]), "draws differ");
         assert_eq!(judge(noisy, ANSWER, ANSWER, 5), draws[5], "the same draw repeats exactly");
+    }
+
+    #[tokio::test]
+    async fn the_legacy_verdict_follows_the_biased_scores() {
+        use crate::llm::{CallContext, Gateway, MemoryStore, PriceTable};
+        let b = Biases { position: 1.0, length_per_10_words: 0.0, noise: 0.0, seed: 1 };
+        let gw = Gateway::new(
+            std::sync::Arc::new(SimulatedJudge::new(b)),
+            std::sync::Arc::new(MemoryStore::default()),
+            PriceTable::default(),
+        );
+        let poorer = "Ada Pell taught Bo Marsh.";
+        // The better answer shown first wins; between identical answers the
+        // position bonus decides for the first.
+        let r = gw.chat(&legacy::request(Q, ANSWER, poorer, 0), &CallContext::default()).await.unwrap();
+        assert_eq!(legacy::parse(&r.text).unwrap().overall, Outcome::A);
+        let same = gw.chat(&legacy::request(Q, ANSWER, ANSWER, 0), &CallContext::default()).await.unwrap();
+        assert_eq!(legacy::parse(&same.text).unwrap().overall, Outcome::A, "identical answers: the first wins");
+        assert_eq!(r.provider, "simulated");
     }
 
     fn aspects(s: [u8; 4]) -> serde_json::Value {

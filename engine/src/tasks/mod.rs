@@ -38,6 +38,8 @@ pub fn register_offline(provider: &mut OfflineProvider) {
     provider.register(rag::graphrag::MAP_PURPOSE, rag::graphrag::offline_map);
     use crate::judge::scoring;
     provider.register(scoring::PURPOSE, scoring::offline);
+    use crate::judge::legacy;
+    provider.register(legacy::PURPOSE, legacy::offline);
 }
 
 /// A job item that is one call: sends `req` (made from the prompt file

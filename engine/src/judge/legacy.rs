@@ -1,0 +1,88 @@
+//! The legacy protocol's request and reply (what the LightRAG and GraphRAG
+//! papers did; the prompt follows LightRAG's evaluation prompt,
+//! `engine/prompts/judge_legacy.txt`): A always shown first, a winner per
+//! aspect (Comprehensiveness, Diversity, Empowerment) and overall, no ties.
+//! Offline: the rubric totals decide, the first answer on equal totals (the
+//! forced choice); the simulated judge applies its biases to the same rule.
+
+use serde_json::Value;
+
+use super::{LegacyJudgment, Outcome, LEGACY_ASPECTS};
+use crate::llm::{ChatRequest, Message};
+
+pub const PURPOSE: &str = "judge_legacy";
+pub const PROMPT: &str = include_str!("../../prompts/judge_legacy.txt");
+
+/// The request with A as Answer 1 and B as Answer 2 (the fixed order).
+pub fn request(question: &str, a: &str, b: &str, sample: u32) -> ChatRequest {
+    let user = format!("Question: {question}\n\nAnswer 1:\n<<<\n{a}\n>>>\n\nAnswer 2:\n<<<\n{b}\n>>>");
+    let mut req = ChatRequest::new(PURPOSE, vec![Message::system(PROMPT.trim()), Message::user(user)]);
+    req.json = true;
+    req.max_tokens = Some(600);
+    req.sample = sample;
+    req.temperature = 1.0;
+    req
+}
+
+fn winner(v: &Value, key: &str) -> Result<Outcome, String> {
+    let w = v[key]["Winner"].as_str().or_else(|| v[key].as_str()).ok_or_else(|| format!("no winner for {key}"))?;
+    let w = w.to_lowercase();
+    Ok(if w.contains('1') {
+        Outcome::A
+    } else if w.contains('2') {
+        Outcome::B
+    } else {
+        Outcome::Tie
+    })
+}
+
+/// The winners in a reply, forced as the protocol has no ties.
+pub fn parse(reply: &str) -> Result<LegacyJudgment, String> {
+    let start = reply.find('{').ok_or("no JSON object in the verdict")?;
+    let end = reply.rfind('}').ok_or("no JSON object in the verdict")?;
+    let v: Value = serde_json::from_str(&reply[start..=end]).map_err(|e| format!("unreadable verdict: {e}"))?;
+    let aspects = [winner(&v, LEGACY_ASPECTS[0])?, winner(&v, LEGACY_ASPECTS[1])?, winner(&v, LEGACY_ASPECTS[2])?];
+    Ok(LegacyJudgment::forced(aspects, winner(&v, "Overall Winner")?))
+}
+
+/// A reply naming `first_wins` (Answer 1) or not for every aspect.
+pub fn reply_for(first_wins: bool) -> String {
+    let w = if first_wins { "Answer 1" } else { "Answer 2" };
+    let part = serde_json::json!({"Winner": w, "Explanation": "by the rubric's totals"});
+    serde_json::json!({"Comprehensiveness": part, "Diversity": part, "Empowerment": part, "Overall Winner": part})
+        .to_string()
+}
+
+/// The offline legacy judge (see the module docs).
+pub fn offline(req: &ChatRequest) -> Result<String, String> {
+    let message = req.messages.last().map(|m| m.content.as_str()).unwrap_or("");
+    let (question, first, second) = super::scoring::parts(message);
+    let total = |a: &str| super::scoring::rubric(question, a).iter().map(|s| *s as u32).sum::<u32>();
+    Ok(reply_for(total(first) >= total(second)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn winners_are_read_and_a_tie_is_forced_to_the_first_answer() {
+        let reply = r#"{"Comprehensiveness": {"Winner": "Answer 2", "Explanation": "."},
+            "Diversity": {"Winner": "Answer 1", "Explanation": "."}, "Empowerment": {"Winner": "Both", "Explanation": "."},
+            "Overall Winner": {"Winner": "Answer 2", "Explanation": "."}}"#;
+        let j = parse(reply).unwrap();
+        assert_eq!(j.aspects, [Outcome::B, Outcome::A, Outcome::A]);
+        assert_eq!(j.overall, Outcome::B);
+        assert!(parse(r#"{"Diversity": {}}"#).unwrap_err().contains("no winner for Comprehensiveness"));
+    }
+
+    #[test]
+    fn offline_the_higher_rubric_total_wins_and_equal_totals_go_to_the_first() {
+        let q = "Who taught Bo Marsh to mend nets?";
+        let good = "Ada Pell taught Bo Marsh to mend nets in 1790.";
+        let poor = "Someone did.";
+        assert_eq!(parse(&offline(&request(q, good, poor, 0)).unwrap()).unwrap().overall, Outcome::A);
+        assert_eq!(parse(&offline(&request(q, poor, good, 0)).unwrap()).unwrap().overall, Outcome::B);
+        assert_eq!(parse(&offline(&request(q, good, good, 0)).unwrap()).unwrap().overall, Outcome::A);
+    }
+}
