@@ -1,6 +1,6 @@
 //! One question's judging as a job item, for each protocol. An unbiased item
 //! is one question in one trial: both orders × `repeats` scoring calls
-//! (each draw its own `sample`: `trial · repeats + repeat`), then the
+//! (each draw its own `sample`: `(trial · repeats + repeat) · 2 + order`), then the
 //! verdict. A legacy item is one question, A first, one call.
 
 use serde_json::json;
@@ -32,7 +32,10 @@ pub async fn run_unbiased_item(gateway: &Gateway, job_id: i64, item: WorkItem) -
     for repeat in 0..repeats {
         for order in [Order::AFirst, Order::BFirst] {
             let (first, second) = if order == Order::AFirst { (a, b) } else { (b, a) };
-            let req = scoring::request(question, first, second, trial * repeats + repeat);
+            // Each draw its own sample, the order included: between identical
+            // answers (a method against itself) AB and BA are the same text.
+            let draw = (trial * repeats + repeat) * 2 + u32::from(order == Order::BFirst);
+            let req = scoring::request(question, first, second, draw);
             let judged = match meter.chat(gateway, &ctx, scoring::PROMPT, &req).await {
                 Ok(reply) => scoring::parse(&reply, order, repeat),
                 Err(e) => Err(e),
