@@ -8,20 +8,14 @@
 use serde_json::Value;
 
 use super::{LegacyJudgment, Outcome, LEGACY_ASPECTS};
-use crate::llm::{ChatRequest, Message};
+use crate::llm::ChatRequest;
 
 pub const PURPOSE: &str = "judge_legacy";
 pub const PROMPT: &str = include_str!("../../prompts/judge_legacy.txt");
 
 /// The request with A as Answer 1 and B as Answer 2 (the fixed order).
 pub fn request(question: &str, a: &str, b: &str, sample: u32) -> ChatRequest {
-    let user = format!("Question: {question}\n\nAnswer 1:\n<<<\n{a}\n>>>\n\nAnswer 2:\n<<<\n{b}\n>>>");
-    let mut req = ChatRequest::new(PURPOSE, vec![Message::system(PROMPT.trim()), Message::user(user)]);
-    req.json = true;
-    req.max_tokens = Some(600);
-    req.sample = sample;
-    req.temperature = 1.0;
-    req
+    super::scoring::pair_request(PURPOSE, PROMPT, question, a, b, sample, 600)
 }
 
 fn winner(v: &Value, key: &str) -> Result<Outcome, String> {

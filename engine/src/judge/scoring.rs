@@ -12,17 +12,31 @@ use crate::llm::{ChatRequest, Message};
 pub const PURPOSE: &str = "judge_scores";
 pub const PROMPT: &str = include_str!("../../prompts/judge_scores.txt");
 
-/// The request judging `first` and `second` (as Answer 1 and Answer 2).
-pub fn request(question: &str, first: &str, second: &str, sample: u32) -> ChatRequest {
+/// A judging request of either protocol: the question and two answers as
+/// Answer 1 and Answer 2 ([`parts`] reads them back). Repeats and trials are
+/// independent draws: sampled (temperature 1, the APIs' default), each with
+/// its own `sample` so the cache keeps them apart.
+pub fn pair_request(
+    purpose: &str,
+    prompt: &str,
+    question: &str,
+    first: &str,
+    second: &str,
+    sample: u32,
+    max_tokens: u32,
+) -> ChatRequest {
     let user = format!("Question: {question}\n\nAnswer 1:\n<<<\n{first}\n>>>\n\nAnswer 2:\n<<<\n{second}\n>>>");
-    let mut req = ChatRequest::new(PURPOSE, vec![Message::system(PROMPT.trim()), Message::user(user)]);
+    let mut req = ChatRequest::new(purpose, vec![Message::system(prompt.trim()), Message::user(user)]);
     req.json = true;
-    req.max_tokens = Some(400);
-    // Repeats and trials are independent draws: sampled (temperature 1, the
-    // APIs' default), each with its own `sample` so the cache keeps them apart.
+    req.max_tokens = Some(max_tokens);
     req.sample = sample;
     req.temperature = 1.0;
     req
+}
+
+/// The request judging `first` and `second` (as Answer 1 and Answer 2).
+pub fn request(question: &str, first: &str, second: &str, sample: u32) -> ChatRequest {
+    pair_request(PURPOSE, PROMPT, question, first, second, sample, 400)
 }
 
 /// The scores in a reply, mapped back to A and B by the order they were
