@@ -14,6 +14,7 @@
 //! winner per aspect (Comprehensiveness, Diversity, Empowerment) and an
 //! overall winner; no ties, one trial.
 
+pub mod align;
 pub mod legacy;
 pub mod protocol;
 pub mod scoring;

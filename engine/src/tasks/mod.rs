@@ -40,6 +40,8 @@ pub fn register_offline(provider: &mut OfflineProvider) {
     provider.register(scoring::PURPOSE, scoring::offline);
     use crate::judge::legacy;
     provider.register(legacy::PURPOSE, legacy::offline);
+    use crate::judge::align;
+    provider.register(align::APPEND_PURPOSE, align::offline_append);
 }
 
 /// A job item that is one call: sends `req` (made from the prompt file
