@@ -144,11 +144,13 @@ pub async fn execute(
     let planned = items.len();
     let (reports, answers): (Vec<WorkItem>, Vec<WorkItem>) =
         items.into_iter().partition(|i| i.key.starts_with("report-"));
+    // Loaded once: the reports are written from its graph, the method reads all of it.
+    let mut corpus = corpus(pool, project).await?;
     if !reports.is_empty() {
-        let graph = store::graph::load(pool, project).await?;
+        let graph = &corpus.graph;
         let end = phase
             .run(reports, phase.concurrency, |item| {
-                engine::rag::graphrag::run_report_item(&graph, gateway, job.id, item)
+                engine::rag::graphrag::run_report_item(graph, gateway, job.id, item)
             })
             .await;
         if !matches!(end, Ok(RunEnd::Finished)) {
@@ -161,6 +163,7 @@ pub async fn execute(
             .filter_map(|i| serde_json::from_str(i.result.as_deref()?).ok())
             .collect();
         store::graph::save_reports(pool, project, job.id, &written).await?;
+        corpus = corpus.with_reports(store::graph::reports(pool, project).await?);
     }
     let name = parameters["method"].as_str().unwrap_or("");
     let dense = if method::needs_vectors(name) {
@@ -178,7 +181,7 @@ pub async fn execute(
         None
     };
     let extras = method::Extras { dense, transport: Some(transport.clone()) };
-    let built = method::build(name, &parameters["params"], Arc::new(corpus(pool, project).await?), extras);
+    let built = method::build(name, &parameters["params"], Arc::new(corpus), extras);
     let m = match built {
         Ok(m) => m,
         Err(e) => return Ok(Err(e)),

@@ -70,6 +70,13 @@ pub fn ErrorNote(error: AppError) -> impl IntoView {
     view! { <p class="error" role="alert">{error.to_string()}</p> }
 }
 
+/// The "bypass the cache" checkbox of every form that starts an LLM job
+/// (the server functions read `no_cache` as present or absent).
+#[component]
+pub fn NoCacheBox() -> impl IntoView {
+    view! { <label class="muted"><input type="checkbox" name="no_cache" value="on"/>" bypass the cache (new calls even where replies are cached)"</label> }
+}
+
 /// Shows the error of the last run of a server action, if it failed.
 #[component]
 pub fn ActionError<I, O>(action: ServerAction<I>) -> impl IntoView

@@ -8,7 +8,7 @@ use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 
 use crate::api::*;
-use crate::components::{ActionError, ConfirmDelete, ErrorNote, ProjectBar};
+use crate::components::{ActionError, ConfirmDelete, ErrorNote, NoCacheBox, ProjectBar};
 use crate::format;
 use crate::model::{AnswerSetView, AnswerView, CostRow, QuestionSetView};
 use crate::pages::corpus::route_id;
@@ -165,7 +165,7 @@ fn GenerateForm(
                             <textarea name="params" rows="6" class="code" prop:value=move || params.get()
                                 on:input=move |ev| params.set(event_target_value(&ev))></textarea>
                         </label>
-                        <label class="muted"><input type="checkbox" name="no_cache" value="on"/>" bypass the cache"</label>
+                        <NoCacheBox/>
                         <div><button type="submit" id="generate-answers" disabled=move || action.pending().get()>"Generate answers"</button></div>
                     </ActionForm>
                 }.into_any()

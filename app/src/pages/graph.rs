@@ -6,7 +6,7 @@ use leptos_meta::Title;
 
 use crate::api::*;
 use crate::components::explorer::GraphExplorer;
-use crate::components::{ActionError, ErrorNote, ProjectBar};
+use crate::components::{ActionError, ErrorNote, NoCacheBox, ProjectBar};
 use crate::format;
 use crate::model::GraphOverview;
 use crate::pages::corpus::route_id;
@@ -108,7 +108,7 @@ fn BuildForm(
                     value="person, organization, location, event, concept, object"/></label>
                 <label>"Summary budget " <input type="number" name="summary_budget" value="500" min="50"/>
                     <span class="muted small">"tokens; merged descriptions longer than this are summarised"</span></label>
-                <label class="muted"><input type="checkbox" name="no_cache" value="on"/>" bypass the cache"</label>
+                <NoCacheBox/>
                 <div><button type="submit" id="build-graph" disabled=move || action.pending().get()>"Build graph"</button></div>
             </ActionForm>
         </details>

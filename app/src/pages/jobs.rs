@@ -6,7 +6,7 @@ use leptos_meta::Title;
 use leptos_router::hooks::use_navigate;
 
 use crate::api::*;
-use crate::components::{ActionError, ErrorNote, ProjectBar};
+use crate::components::{ActionError, ErrorNote, NoCacheBox, ProjectBar};
 use crate::error::AppError;
 use crate::format;
 use crate::model::{CallView, JobItemView, JobView};
@@ -147,7 +147,7 @@ pub fn JobsPage() -> impl IntoView {
                     <input type="hidden" name="project_id" value=move || id.get()/>
                     <button type="submit" disabled=move || start.pending().get()>"Summarise every chunk"</button>
                     <span class="muted">"One sentence per chunk; later stages use the summaries."</span>
-                    <label class="muted"><input type="checkbox" name="no_cache" value="on"/>" bypass the cache (new calls even where replies are cached)"</label>
+                    <NoCacheBox/>
                 </ActionForm>
                 <ActionError action=start/>
             </section>

@@ -8,7 +8,7 @@ use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 
 use crate::api::*;
-use crate::components::{ActionError, ConfirmDelete, ErrorNote, ProjectBar, SourceText};
+use crate::components::{ActionError, ConfirmDelete, ErrorNote, NoCacheBox, ProjectBar, SourceText};
 use crate::format;
 use crate::model::{QuestionSetView, QuestionView};
 use crate::pages::corpus::route_id;
@@ -311,7 +311,7 @@ fn GenerateForm(
                     <label>"Seed " <input type="number" name="seed" value="42" min="0"/></label>
                 </div>
                 <label class="muted"><input type="checkbox" name="degree_weighted" value="on"/>" sample entities by degree (default: uniformly)"</label>
-                <label class="muted"><input type="checkbox" name="no_cache" value="on"/>" bypass the cache"</label>
+                <NoCacheBox/>
                 <div><button type="submit" id="generate-questions" disabled=move || action.pending().get()>"Generate"</button></div>
             </ActionForm>
         </details>
@@ -335,7 +335,7 @@ fn BaselineForm(project_id: i64, action: ServerAction<StartSummaryQuestions>) ->
                 </div>
                 <label class="muted"><input type="checkbox" name="replicate_lightrag" value="on"/>
                     " replicate LightRAG exactly, including its slicing bug (issue #1203: documents of 3,000+ tokens lose their tail)"</label>
-                <label class="muted"><input type="checkbox" name="no_cache" value="on"/>" bypass the cache"</label>
+                <NoCacheBox/>
                 <div><button type="submit" id="generate-baseline" disabled=move || action.pending().get()>"Generate"</button></div>
             </ActionForm>
         </details>
@@ -358,7 +358,7 @@ fn HierarchicalForm(project_id: i64, action: ServerAction<StartHierarchicalQuest
                     <label>"Seed " <input type="number" name="seed" value="42" min="0"/></label>
                 </div>
                 <label class="muted"><input type="checkbox" name="adherence_check" value="on"/>" adherence check (one more call per question)"</label>
-                <label class="muted"><input type="checkbox" name="no_cache" value="on"/>" bypass the cache"</label>
+                <NoCacheBox/>
                 <div><button type="submit" id="generate-hierarchical" disabled=move || action.pending().get()>"Generate"</button></div>
             </ActionForm>
             <HierarchyEditor project_id/>

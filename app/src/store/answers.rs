@@ -251,44 +251,52 @@ pub async fn list_answers(pool: &SqlitePool, set_id: i64, question_id: Option<i6
 /// each average over the answers that give that figure (SQL's `AVG` skips
 /// the unknown); `measured` counts those with known tokens.
 pub async fn cost_table(pool: &SqlitePool, project_id: i64) -> AppResult<Vec<CostRow>> {
-    let sets = list_sets(pool, project_id).await?;
-    let mut rows = Vec::with_capacity(sets.len());
-    for s in sets {
-        #[allow(clippy::type_complexity)]
-        let (measured, tokens, prompt, completion, calls, query, retrieval, cost): (
-            i64,
-            Option<f64>,
-            Option<f64>,
-            Option<f64>,
-            Option<f64>,
-            Option<f64>,
-            Option<f64>,
-            Option<f64>,
-        ) = sqlx::query_as(
-            "SELECT COUNT(prompt_tokens + completion_tokens), AVG(prompt_tokens + completion_tokens),
-                    AVG(prompt_tokens), AVG(completion_tokens), AVG(llm_calls), AVG(query_ms), AVG(retrieval_ms),
-                    AVG(cost_usd)
-             FROM answers WHERE answer_set_id = ?",
-        )
-        .bind(s.id)
-        .fetch_one(pool)
-        .await?;
-        rows.push(CostRow {
-            answer_set_id: s.id,
-            name: s.name,
-            method: s.method,
-            parameters: s.parameters,
-            answers: s.answers,
-            measured,
-            avg_tokens: tokens,
-            avg_prompt_tokens: prompt,
-            avg_completion_tokens: completion,
-            avg_llm_calls: calls,
-            avg_query_ms: query,
-            avg_retrieval_ms: retrieval,
-            avg_cost_usd: cost,
-            made_by: s.made_by,
-        });
+    let mut rows = Vec::new();
+    for s in list_sets(pool, project_id).await? {
+        rows.push(cost_row(pool, s).await?);
     }
     Ok(rows)
+}
+
+/// One answer set's row of the cost table.
+pub async fn cost_of(pool: &SqlitePool, set_id: i64) -> AppResult<CostRow> {
+    cost_row(pool, get_set(pool, set_id).await?).await
+}
+
+async fn cost_row(pool: &SqlitePool, s: AnswerSetView) -> AppResult<CostRow> {
+    #[allow(clippy::type_complexity)]
+    let (measured, tokens, prompt, completion, calls, query, retrieval, cost): (
+        i64,
+        Option<f64>,
+        Option<f64>,
+        Option<f64>,
+        Option<f64>,
+        Option<f64>,
+        Option<f64>,
+        Option<f64>,
+    ) = sqlx::query_as(
+        "SELECT COUNT(prompt_tokens + completion_tokens), AVG(prompt_tokens + completion_tokens),
+                AVG(prompt_tokens), AVG(completion_tokens), AVG(llm_calls), AVG(query_ms), AVG(retrieval_ms),
+                AVG(cost_usd)
+         FROM answers WHERE answer_set_id = ?",
+    )
+    .bind(s.id)
+    .fetch_one(pool)
+    .await?;
+    Ok(CostRow {
+        answer_set_id: s.id,
+        name: s.name,
+        method: s.method,
+        parameters: s.parameters,
+        answers: s.answers,
+        measured,
+        avg_tokens: tokens,
+        avg_prompt_tokens: prompt,
+        avg_completion_tokens: completion,
+        avg_llm_calls: calls,
+        avg_query_ms: query,
+        avg_retrieval_ms: retrieval,
+        avg_cost_usd: cost,
+        made_by: s.made_by,
+    })
 }

@@ -32,9 +32,7 @@ fn winner(v: &Value, key: &str) -> Result<Outcome, String> {
 
 /// The winners in a reply, forced as the protocol has no ties.
 pub fn parse(reply: &str) -> Result<LegacyJudgment, String> {
-    let start = reply.find('{').ok_or("no JSON object in the verdict")?;
-    let end = reply.rfind('}').ok_or("no JSON object in the verdict")?;
-    let v: Value = serde_json::from_str(&reply[start..=end]).map_err(|e| format!("unreadable verdict: {e}"))?;
+    let v = crate::tasks::json_object(reply, "verdict")?;
     let aspects = [winner(&v, LEGACY_ASPECTS[0])?, winner(&v, LEGACY_ASPECTS[1])?, winner(&v, LEGACY_ASPECTS[2])?];
     Ok(LegacyJudgment::forced(aspects, winner(&v, "Overall Winner")?))
 }

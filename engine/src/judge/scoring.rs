@@ -4,8 +4,6 @@
 //! one order of a pair; `sample` tells repeats and trials apart so the cache
 //! keeps them as independent draws.
 
-use serde_json::Value;
-
 use super::{Judgment, Order, ASPECTS};
 use crate::llm::{ChatRequest, Message};
 
@@ -42,9 +40,7 @@ pub fn request(question: &str, first: &str, second: &str, sample: u32) -> ChatRe
 /// The scores in a reply, mapped back to A and B by the order they were
 /// shown in, and the judge's reasoning.
 pub fn parse(reply: &str, order: Order, repeat: u32) -> Result<(Judgment, String), String> {
-    let start = reply.find('{').ok_or("no JSON object in the verdict")?;
-    let end = reply.rfind('}').ok_or("no JSON object in the verdict")?;
-    let v: Value = serde_json::from_str(&reply[start..=end]).map_err(|e| format!("unreadable verdict: {e}"))?;
+    let v = crate::tasks::json_object(reply, "verdict")?;
     let scores = |answer: &str| -> Result<[u8; 4], String> {
         let mut out = [0u8; 4];
         for (k, aspect) in ASPECTS.iter().enumerate() {

@@ -246,11 +246,9 @@ pub fn check_request(payload: &Value, question: &str, answer: &str) -> ChatReque
     req
 }
 
-/// The first JSON object in a reply (fences and prose around it tolerated).
+/// The JSON object in a reply, if it has one.
 fn json_object(reply: &str) -> Option<Value> {
-    let start = reply.find('{')?;
-    let end = reply.rfind('}')?;
-    serde_json::from_str(reply.get(start..=end)?).ok()
+    crate::tasks::json_object(reply, "reply").ok()
 }
 
 pub async fn run_item(gateway: &Gateway, job_id: i64, item: WorkItem, adherence: bool) -> ItemOutcome {

@@ -32,10 +32,7 @@ pub fn request(question: &str) -> ChatRequest {
 /// The entities in a reply: `{"entities": [...]}`, tolerating prose around
 /// it; blank names are dropped.
 pub fn parse_entities(reply: &str) -> Result<Vec<String>, String> {
-    let start = reply.find('{').ok_or("no JSON object in the reply")?;
-    let end = reply.rfind('}').ok_or("no JSON object in the reply")?;
-    let v: serde_json::Value =
-        serde_json::from_str(&reply[start..=end]).map_err(|e| format!("unreadable entity list: {e}"))?;
+    let v = crate::tasks::json_object(reply, "reply")?;
     let list = v["entities"].as_array().ok_or("the reply has no \"entities\" list")?;
     list.iter()
         .map(|e| e.as_str().map(|s| s.trim().to_string()).ok_or_else(|| format!("an entity is not a string: {e}")))

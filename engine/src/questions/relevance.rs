@@ -32,10 +32,7 @@ pub fn request(question: &str, context: &str) -> ChatRequest {
 
 /// The score in a reply: `{"score": n}` (0–5), tolerating prose around it.
 pub fn parse_score(reply: &str) -> Result<u8, String> {
-    let start = reply.find('{').ok_or("no JSON object in the reply")?;
-    let end = reply.rfind('}').ok_or("no JSON object in the reply")?;
-    let v: serde_json::Value =
-        serde_json::from_str(&reply[start..=end]).map_err(|e| format!("unreadable verdict: {e}"))?;
+    let v = crate::tasks::json_object(reply, "verdict")?;
     let score = v["score"].as_f64().ok_or("the verdict has no numeric score")?;
     if !(0.0..=5.0).contains(&score) || score.fract() != 0.0 {
         return Err(format!("the score {score} is not a whole number from 0 to 5"));

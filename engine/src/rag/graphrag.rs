@@ -83,10 +83,7 @@ pub fn report_request(graph: &KnowledgeGraph, community: usize, members: &[Strin
 
 /// A report from a reply.
 pub fn parse_report(community: usize, reply: &str) -> Result<CommunityReport, String> {
-    let start = reply.find('{').ok_or("no JSON object in the report")?;
-    let end = reply.rfind('}').ok_or("no JSON object in the report")?;
-    let v: serde_json::Value =
-        serde_json::from_str(&reply[start..=end]).map_err(|e| format!("unreadable report: {e}"))?;
+    let v = crate::tasks::json_object(reply, "report")?;
     let title = v["title"].as_str().filter(|t| !t.trim().is_empty()).ok_or("the report has no title")?;
     let mut summary = v["summary"].as_str().unwrap_or("").trim().to_string();
     for f in v["findings"].as_array().into_iter().flatten() {
@@ -271,10 +268,7 @@ pub fn map_request(question: &str, reports: &[&CommunityReport]) -> ChatRequest 
 
 /// Points `(description, score)` from a map reply.
 pub fn parse_points(reply: &str) -> Result<Vec<(String, f64)>, String> {
-    let start = reply.find('{').ok_or("no JSON object in the map reply")?;
-    let end = reply.rfind('}').ok_or("no JSON object in the map reply")?;
-    let v: serde_json::Value =
-        serde_json::from_str(&reply[start..=end]).map_err(|e| format!("unreadable points: {e}"))?;
+    let v = crate::tasks::json_object(reply, "map reply")?;
     let points = v["points"].as_array().ok_or("the map reply has no \"points\" list")?;
     Ok(points
         .iter()

@@ -74,9 +74,8 @@ pub fn request(question: &str) -> ChatRequest {
 }
 
 pub fn parse_keywords(reply: &str) -> Result<Keywords, String> {
-    let start = reply.find('{').ok_or("no JSON object in the keyword reply")?;
-    let end = reply.rfind('}').ok_or("no JSON object in the keyword reply")?;
-    serde_json::from_str::<Keywords>(&reply[start..=end]).map_err(|e| format!("unreadable keywords: {e}"))
+    let v = crate::tasks::json_object(reply, "keyword reply")?;
+    serde_json::from_value::<Keywords>(v).map_err(|e| format!("unreadable keywords: {e}"))
 }
 
 /// The offline keywords (see the module docs).

@@ -70,6 +70,15 @@ pub async fn one_call(
     }
 }
 
+/// The JSON object in a reply (code fences and prose around it tolerated:
+/// from the first `{` to the last `}`); `what` names it in the errors
+/// ("no JSON object in the verdict", "unreadable verdict: …").
+pub fn json_object(reply: &str, what: &str) -> Result<serde_json::Value, String> {
+    let start = reply.find('{').ok_or_else(|| format!("no JSON object in the {what}"))?;
+    let end = reply.rfind('}').filter(|e| *e > start).ok_or_else(|| format!("no JSON object in the {what}"))?;
+    serde_json::from_str(&reply[start..=end]).map_err(|e| format!("unreadable {what}: {e}"))
+}
+
 /// Hex SHA-256 of a prompt template, stored with each call made from it.
 pub fn prompt_hash(template: &str) -> String {
     Sha256::digest(template.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()

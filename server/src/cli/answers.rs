@@ -98,15 +98,11 @@ pub async fn run(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: Answers
             let (job, answers) = app::answers::create(pool, &req).await?;
             let (code, after) = execute_job(pool, out, llm, job.id, false).await?;
             let view = app::store::answers::get_set(pool, answers).await?;
-            let cost = app::store::answers::cost_table(pool, p.summary.id)
-                .await?
-                .into_iter()
-                .find(|r| r.answer_set_id == answers);
-            let row = cost.as_ref();
+            let cost = app::store::answers::cost_of(pool, answers).await?;
             out.print(
                 json!({"answers_id": answers, "job": after.id, "status": after.status, "count": view.answers,
-                       "failed": after.failed, "avg_tokens": row.and_then(|r| r.avg_tokens),
-                       "avg_query_ms": row.and_then(|r| r.avg_query_ms), "avg_llm_calls": row.and_then(|r| r.avg_llm_calls),
+                       "failed": after.failed, "avg_tokens": cost.avg_tokens,
+                       "avg_query_ms": cost.avg_query_ms, "avg_llm_calls": cost.avg_llm_calls,
                        "made_by": view.made_by}),
                 || {
                     format!(
@@ -114,8 +110,8 @@ pub async fn run(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: Answers
                         job_line(&after),
                         view.name,
                         view.answers,
-                        row.and_then(|r| r.avg_tokens).unwrap_or(0.0),
-                        ms(row.and_then(|r| r.avg_query_ms)),
+                        cost.avg_tokens.unwrap_or(0.0),
+                        ms(cost.avg_query_ms),
                     )
                 },
             );
