@@ -86,11 +86,23 @@ where
         return Ok((a, b, Alignment::AsIs));
     }
     let mut adjustments = 0;
+    // The last request: (side, words wanted, words asked for, words got).
+    let mut last: Option<(usize, usize, usize, usize)> = None;
     while adjustments < max_adjustments && gap(&a, &b) > tolerance {
-        let (shorter, target) = if words(&a) < words(&b) { (0, words(&b)) } else { (1, words(&a)) };
-        match regenerate(shorter, target).await? {
+        let (shorter, wanted) = if words(&a) < words(&b) { (0, words(&b)) } else { (1, words(&a)) };
+        // Adjust: the same side asked again for the same length is asked
+        // for more (or fewer) by what it missed last time, so a retry is
+        // never the same request (nor the same cached reply).
+        let ask = match last {
+            Some((side, w, asked, got)) if side == shorter && w == wanted => {
+                (asked as i64 + wanted as i64 - got as i64).max(1) as usize
+            }
+            _ => wanted,
+        };
+        match regenerate(shorter, ask).await? {
             Some(again) => {
                 adjustments += 1;
+                last = Some((shorter, wanted, ask, words(&again)));
                 if shorter == 0 {
                     a = again
                 } else {
@@ -130,15 +142,17 @@ mod tests {
         let (_, _, how) = align(text(50), text(58), 10, 3, never, no_append).await.unwrap();
         assert_eq!(how, Alignment::AsIs);
 
-        // The method hits the target on its second try.
-        let tries = std::cell::Cell::new(0);
+        // The method falls short by half on its first try; asked for the
+        // missing words on top, it lands within the tolerance.
+        let asked = std::sync::Mutex::new(Vec::new());
         let regen = |_side: usize, target: usize| {
-            tries.set(tries.get() + 1);
-            let n = if tries.get() < 2 { target / 2 } else { target - 3 };
+            asked.lock().unwrap().push(target);
+            let n = if target == 100 { 50 } else { target - 53 };
             async move { Ok::<_, String>(Some(text(n))) }
         };
         let (a, b, how) = align(text(20), text(100), 10, 3, regen, no_append).await.unwrap();
         assert_eq!((words(&a), words(&b), how), (97, 100, Alignment::Regenerated(2)));
+        assert_eq!(*asked.lock().unwrap(), [100, 150], "the second request asks for the 50 missing words on top");
 
         // The method never gets close; the forced append does.
         let short = |_: usize, _: usize| async { Ok::<_, String>(Some(text(30))) };

@@ -15,6 +15,7 @@
 //! overall winner; no ties, one trial.
 
 pub mod align;
+pub mod eval;
 pub mod legacy;
 pub mod protocol;
 pub mod scoring;

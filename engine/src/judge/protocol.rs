@@ -10,9 +10,16 @@ use crate::jobs::{ItemOutcome, WorkItem};
 use crate::llm::{CallContext, Gateway};
 use crate::rag::Meter;
 
-/// The payload of a judging item.
+/// The payload of a judging item (both orders judged).
 pub fn payload(question: &str, a: &str, b: &str, trial: u32, repeats: u32) -> serde_json::Value {
-    json!({ "question": question, "a": a, "b": b, "trial": trial, "repeats": repeats })
+    unbiased_payload(question, a, b, trial, repeats, true)
+}
+
+/// The payload of an unbiased judging item; without `exchange` only the
+/// A-first order is judged (position exchange switched off, to show what
+/// it removes).
+pub fn unbiased_payload(question: &str, a: &str, b: &str, trial: u32, repeats: u32, exchange: bool) -> serde_json::Value {
+    json!({ "question": question, "a": a, "b": b, "trial": trial, "repeats": repeats, "exchange": exchange })
 }
 
 fn fields(item: &WorkItem) -> (&str, &str, &str, u32, u32) {
@@ -25,12 +32,14 @@ fn fields(item: &WorkItem) -> (&str, &str, &str, u32, u32) {
 /// Judges one question in one trial under the unbiased protocol.
 pub async fn run_unbiased_item(gateway: &Gateway, job_id: i64, item: WorkItem) -> ItemOutcome {
     let (question, a, b, trial, repeats) = fields(&item);
+    let orders: &[Order] =
+        if item.payload["exchange"] == json!(false) { &[Order::AFirst] } else { &[Order::AFirst, Order::BFirst] };
     let ctx = CallContext { job_id: Some(job_id), item: Some(item.key.clone()), prompt_hash: None };
     let mut meter = Meter::default();
     let mut judgments: Vec<Judgment> = Vec::new();
     let mut reasons: Vec<String> = Vec::new();
     for repeat in 0..repeats {
-        for order in [Order::AFirst, Order::BFirst] {
+        for &order in orders {
             let (first, second) = if order == Order::AFirst { (a, b) } else { (b, a) };
             // Each draw its own sample, the order included: between identical
             // answers (a method against itself) AB and BA are the same text.
@@ -80,5 +89,69 @@ pub async fn run_legacy_item(gateway: &Gateway, job_id: i64, item: WorkItem) -> 
             cost_usd: meter.cost_usd,
         },
         Err(error) => ItemOutcome::Failed { error, tokens, cost_usd: meter.cost_usd },
+    }
+}
+
+/// The payload of a length-alignment item: the pair as generated, and
+/// whether each side can be regenerated (built-in methods can; imported
+/// answers cannot).
+pub fn align_payload(question: &str, a: &str, b: &str, tolerance: usize, max_adjustments: u32) -> serde_json::Value {
+    json!({ "question": question, "a": a, "b": b, "tolerance": tolerance, "max_adjustments": max_adjustments })
+}
+
+/// Aligns one question's pair (seed 000 §IV-B, [`super::align`]):
+/// regeneration by each side's own method where given (`methods[0]` for A,
+/// `[1]` for B; each regeneration's calls counted), then the forced append.
+/// The result holds both answers as they will be judged, how they were
+/// aligned, and the word counts before and after.
+pub async fn run_align_item(
+    gateway: &Gateway,
+    job_id: i64,
+    item: WorkItem,
+    methods: [Option<&dyn crate::rag::Method>; 2],
+) -> ItemOutcome {
+    let p = &item.payload;
+    let text = |k: &str| p[k].as_str().unwrap_or("").to_string();
+    let (question, a, b) = (text("question"), text("a"), text("b"));
+    let tolerance = p["tolerance"].as_u64().unwrap_or(super::align::DEFAULT_TOLERANCE as u64) as usize;
+    let max_adjustments = p["max_adjustments"].as_u64().unwrap_or(super::align::DEFAULT_ADJUSTMENTS as u64) as u32;
+    let ctx = CallContext { job_id: Some(job_id), item: Some(item.key.clone()), prompt_hash: None };
+    let meter = std::sync::Mutex::new(Meter::default());
+    let before = [super::align::words(&a), super::align::words(&b)];
+    let regenerate = |side: usize, target: usize| {
+        let (question, ctx, meter) = (&question, &ctx, &meter);
+        async move {
+            let Some(method) = methods[side] else { return Ok(None) };
+            let answer = method.answer(gateway, ctx, question, Some(target)).await?;
+            meter.lock().unwrap_or_else(|e| e.into_inner()).absorb(&answer.meter);
+            Ok(Some(answer.answer))
+        }
+    };
+    let append = |_side: usize, answer: String, missing: usize| {
+        let (question, ctx, meter) = (&question, &ctx, &meter);
+        async move {
+            let mut local = Meter::default();
+            let req = super::align::append_request(question, &answer, missing);
+            let out = local.chat(gateway, ctx, super::align::APPEND_PROMPT, &req).await;
+            meter.lock().unwrap_or_else(|e| e.into_inner()).absorb(&local);
+            out
+        }
+    };
+    let aligned = super::align::align(a, b, tolerance, max_adjustments, regenerate, append).await;
+    let m = meter.into_inner().unwrap_or_else(|e| e.into_inner());
+    let tokens = m.prompt_tokens + m.completion_tokens;
+    match aligned {
+        Ok((a, b, how)) => ItemOutcome::Done {
+            result: json!({
+                "a": a, "b": b, "alignment": how,
+                "words_before": before,
+                "words": [super::align::words(&a), super::align::words(&b)],
+                "calls": m.llm_calls, "cached_calls": m.cached_calls,
+            })
+            .to_string(),
+            tokens,
+            cost_usd: m.cost_usd,
+        },
+        Err(error) => ItemOutcome::Failed { error, tokens, cost_usd: m.cost_usd },
     }
 }

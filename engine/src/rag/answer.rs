@@ -44,6 +44,15 @@ impl Meter {
         self.cached_calls += u32::from(reply.cached);
     }
 
+    /// Adds another meter's calls to this one.
+    pub fn absorb(&mut self, other: &Meter) {
+        self.prompt_tokens += other.prompt_tokens;
+        self.completion_tokens += other.completion_tokens;
+        self.cost_usd += other.cost_usd;
+        self.llm_calls += other.llm_calls;
+        self.cached_calls += other.cached_calls;
+    }
+
     /// Sends `req` (from the prompt file `template`) and counts it.
     pub async fn chat(
         &mut self,

@@ -1,0 +1,719 @@
+//! An evaluation: its settings, its job items' keys, and its report — the
+//! numbers seed 000 §VI shows (win and tie rates over trials as box plots,
+//! relative win rates, per aspect and per question level, legacy beside
+//! unbiased, length-alignment success) and the statistics it lacks (a 95%
+//! bootstrap interval over questions for each win rate; Wilcoxon signed-rank
+//! and sign tests over questions on the total-score difference, Holm-corrected
+//! across pairs), the sanity check's verdict and the bias audit of the judge.
+//!
+//! The report is computed from the judgments alone ([`PairInput`]), so the
+//! web page, the CLI and the JSON export show the same numbers.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::align::Alignment;
+use super::simulated::Biases;
+use super::{verdict, Judgment, LegacyJudgment, Order, Outcome, Rates, ASPECTS, LEGACY_ASPECTS};
+use crate::stats::{self, BoxStats};
+
+/// Which protocols an evaluation runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Protocol {
+    Unbiased,
+    Legacy,
+    Both,
+}
+
+impl Protocol {
+    pub fn parse(s: &str) -> Result<Protocol, String> {
+        match s {
+            "unbiased" => Ok(Protocol::Unbiased),
+            "legacy" => Ok(Protocol::Legacy),
+            "both" => Ok(Protocol::Both),
+            other => Err(format!("protocol must be unbiased, legacy or both, not \"{other}\"")),
+        }
+    }
+    pub fn unbiased(self) -> bool {
+        self != Protocol::Legacy
+    }
+    pub fn legacy(self) -> bool {
+        self != Protocol::Unbiased
+    }
+}
+
+/// Who judges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JudgeKind {
+    /// The configured provider (the offline one when nothing is configured).
+    Llm,
+    /// The offline rubric judge.
+    Offline,
+    /// The bias lab: the rubric plus set biases and noise.
+    Simulated,
+}
+
+impl JudgeKind {
+    pub fn parse(s: &str) -> Result<JudgeKind, String> {
+        match s {
+            "llm" => Ok(JudgeKind::Llm),
+            "offline" => Ok(JudgeKind::Offline),
+            "simulated" => Ok(JudgeKind::Simulated),
+            other => Err(format!("judge must be llm, offline or simulated, not \"{other}\"")),
+        }
+    }
+}
+
+/// An evaluation's settings; the defaults are seed 000's (N = 2 repeats
+/// per order, M = 25 trials, tolerance 10 words, 3 adjustments).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Settings {
+    pub protocol: Protocol,
+    pub trials: u32,
+    pub repeats: u32,
+    pub tolerance: usize,
+    pub max_adjustments: u32,
+    /// Length alignment on (off shows what it removes).
+    pub align: bool,
+    /// Position exchange on (off: A first only).
+    pub exchange: bool,
+    pub judge: JudgeKind,
+    /// The simulated judge's biases (used only by it).
+    pub biases: Biases,
+    /// A sanity check: a method against a second answer set of itself.
+    pub sanity: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings {
+            protocol: Protocol::Both,
+            trials: 25,
+            repeats: 2,
+            tolerance: super::align::DEFAULT_TOLERANCE,
+            max_adjustments: super::align::DEFAULT_ADJUSTMENTS,
+            align: true,
+            exchange: true,
+            judge: JudgeKind::Llm,
+            biases: Biases { position: 0.3, length_per_10_words: 0.1, noise: 0.5, seed: 0 },
+            sanity: false,
+        }
+    }
+}
+
+impl Settings {
+    /// Refuses settings that cannot run, naming the field.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.protocol.unbiased() && !(1..=1000).contains(&self.trials) {
+            return Err(format!("trials must be between 1 and 1000, not {}", self.trials));
+        }
+        if self.protocol.unbiased() && !(1..=20).contains(&self.repeats) {
+            return Err(format!("repeats must be between 1 and 20, not {}", self.repeats));
+        }
+        if self.max_adjustments > 10 {
+            return Err(format!("adjustments must be at most 10, not {}", self.max_adjustments));
+        }
+        let b = self.biases;
+        for (name, v) in [("position bias", b.position), ("length bias", b.length_per_10_words), ("noise", b.noise)] {
+            if !v.is_finite() || v.abs() > 5.0 {
+                return Err(format!("{name} must be a number between -5 and 5, not {v}"));
+            }
+        }
+        if b.noise < 0.0 {
+            return Err("noise must not be negative".into());
+        }
+        Ok(())
+    }
+
+    /// Judging calls per pair and question: both orders (or one) × repeats × trials, and the legacy call.
+    pub fn calls_per_question(&self) -> u64 {
+        let orders = if self.exchange { 2 } else { 1 };
+        let unbiased = if self.protocol.unbiased() { orders * self.repeats as u64 * self.trials as u64 } else { 0 };
+        unbiased + u64::from(self.protocol.legacy())
+    }
+}
+
+/// An evaluation job's item: aligning, judging (unbiased, one trial) or
+/// judging (legacy) one question of one pair of answer sets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Key {
+    Align { a: i64, b: i64, question: i64 },
+    Unbiased { a: i64, b: i64, question: i64, trial: u32 },
+    Legacy { a: i64, b: i64, question: i64 },
+}
+
+impl std::fmt::Display for Key {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Key::Align { a, b, question } => write!(f, "al-{a}-{b}-{question}"),
+            Key::Unbiased { a, b, question, trial } => write!(f, "u-{a}-{b}-{question}-{trial:03}"),
+            Key::Legacy { a, b, question } => write!(f, "l-{a}-{b}-{question}"),
+        }
+    }
+}
+
+impl Key {
+    pub fn parse(key: &str) -> Option<Key> {
+        let (kind, rest) = key.split_once('-')?;
+        let n: Vec<i64> = rest.split('-').map(|p| p.parse().ok()).collect::<Option<_>>()?;
+        match (kind, n.as_slice()) {
+            ("al", [a, b, q]) => Some(Key::Align { a: *a, b: *b, question: *q }),
+            ("u", [a, b, q, t]) => Some(Key::Unbiased { a: *a, b: *b, question: *q, trial: u32::try_from(*t).ok()? }),
+            ("l", [a, b, q]) => Some(Key::Legacy { a: *a, b: *b, question: *q }),
+            _ => None,
+        }
+    }
+
+    pub fn pair(&self) -> (i64, i64) {
+        match *self {
+            Key::Align { a, b, .. } | Key::Unbiased { a, b, .. } | Key::Legacy { a, b, .. } => (a, b),
+        }
+    }
+}
+
+/// One compared answer set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Contender {
+    pub set_id: i64,
+    pub name: String,
+    pub method: String,
+}
+
+/// Everything judged for one question of one pair.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct QuestionInput {
+    pub id: i64,
+    /// node / edge / subgraph / summary, or a hierarchical category.
+    pub level: Option<String>,
+    /// How the pair was aligned (`None`: alignment off, or not yet done).
+    pub alignment: Option<Alignment>,
+    /// Word counts as generated and as judged.
+    pub raw_words: (usize, usize),
+    pub words: (usize, usize),
+    /// Per trial, its judgments (both orders × repeats).
+    pub trials: BTreeMap<u32, Vec<Judgment>>,
+    pub legacy: Option<LegacyJudgment>,
+}
+
+/// One pair's judgments.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PairInput {
+    pub a: i64,
+    pub b: i64,
+    pub questions: Vec<QuestionInput>,
+}
+
+/// How a pair's answers were length-aligned.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AlignmentSummary {
+    pub as_is: usize,
+    pub regenerated: usize,
+    pub forced: usize,
+    pub discarded: usize,
+    /// Within tolerance in the end / aligned pairs (`None` when off).
+    pub success_rate: Option<f64>,
+}
+
+/// Win/tie/loss rates of A with how many outcomes they count.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Breakdown {
+    pub label: String,
+    pub n: usize,
+    pub rates: Rates,
+    pub relative: f64,
+}
+
+fn breakdown(label: &str, outcomes: &[Outcome]) -> Option<Breakdown> {
+    let rates = Rates::of(outcomes)?;
+    Some(Breakdown { label: label.to_string(), n: outcomes.len(), relative: rates.relative(), rates })
+}
+
+/// A paired test over questions with its Holm-adjusted p-value.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PairedTest {
+    /// Questions with a nonzero difference (what the tests count).
+    pub n: usize,
+    pub statistic: f64,
+    pub p_value: f64,
+    /// Holm-adjusted across the evaluation's pairs.
+    pub p_holm: f64,
+}
+
+/// The unbiased protocol's results for one pair.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UnbiasedSummary {
+    /// Per trial, over its questions.
+    pub trials: Vec<Rates>,
+    pub a_win: BoxStats,
+    pub tie: BoxStats,
+    pub b_win: BoxStats,
+    pub relative: BoxStats,
+    /// 95% bootstrap interval over questions of each mean rate (questions'
+    /// rates averaged over trials; 10,000 resamples, seed fixed per pair).
+    pub a_win_ci: (f64, f64),
+    pub tie_ci: (f64, f64),
+    pub b_win_ci: (f64, f64),
+    /// Mean over questions of A's total minus B's (each averaged over trials).
+    pub mean_difference: f64,
+    pub wilcoxon: Option<PairedTest>,
+    pub sign: Option<PairedTest>,
+    /// Pooled over trials and questions.
+    pub aspects: Vec<Breakdown>,
+    pub levels: Vec<Breakdown>,
+    /// Standard deviation of A's win rate across trials.
+    pub trial_std: f64,
+}
+
+/// The legacy protocol's results for one pair (one trial, A first).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LegacySummary {
+    pub overall: Breakdown,
+    pub aspects: Vec<Breakdown>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PairReport {
+    pub a: i64,
+    pub b: i64,
+    pub a_name: String,
+    pub b_name: String,
+    pub questions: usize,
+    pub alignment: AlignmentSummary,
+    pub unbiased: Option<UnbiasedSummary>,
+    pub legacy: Option<LegacySummary>,
+}
+
+/// The sanity check's verdict: a method against itself should come out even.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Sanity {
+    pub median_relative: Option<f64>,
+    /// |median relative win rate| ≤ 0.05 (`None` without the unbiased protocol).
+    pub even: Option<bool>,
+    pub legacy_a_win: Option<f64>,
+    pub legacy_b_win: Option<f64>,
+    pub legacy_relative: Option<f64>,
+}
+
+/// The sanity check's threshold on the median relative win rate.
+pub const EVEN: f64 = 0.05;
+
+/// How the judge behaved, from the judgments already made.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BiasAudit {
+    /// (trial, repeat) draws judged in both orders.
+    pub exchanged_draws: usize,
+    /// Of those, how often the winner changed when the order swapped.
+    pub flip_rate: Option<f64>,
+    /// Judgments with a winner, and how often it was the answer shown first.
+    pub decided_judgments: usize,
+    pub first_shown_wins: Option<f64>,
+    /// Judgments with a winner between answers of different length (as
+    /// judged), and how often the longer won.
+    pub length_decided: usize,
+    pub longer_wins: Option<f64>,
+    /// Legacy verdicts between answers of different length, and how often the longer won.
+    pub legacy_length_decided: usize,
+    pub legacy_longer_wins: Option<f64>,
+    /// Legacy verdicts, and how often the answer shown first (always A) won.
+    pub legacy_first_wins: Option<f64>,
+    /// Mean and largest standard deviation of a pair's win rate across trials.
+    pub trial_std_mean: Option<f64>,
+    pub trial_std_max: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    pub settings: Settings,
+    pub contenders: Vec<Contender>,
+    pub pairs: Vec<PairReport>,
+    /// Median over trials of the relative win rate of row over column
+    /// (unbiased); `None` where the pair was not judged.
+    pub matrix: Vec<Vec<Option<f64>>>,
+    /// The legacy protocol's relative win rate of row over column.
+    pub legacy_matrix: Vec<Vec<Option<f64>>>,
+    pub sanity: Option<Sanity>,
+    pub bias: BiasAudit,
+}
+
+/// Bootstrap resamples for the intervals.
+pub const RESAMPLES: usize = 10_000;
+
+fn judgment_outcome(j: &Judgment) -> Outcome {
+    let (a, b): (u32, u32) = (j.a.iter().map(|x| *x as u32).sum(), j.b.iter().map(|x| *x as u32).sum());
+    match a.cmp(&b) {
+        std::cmp::Ordering::Greater => Outcome::A,
+        std::cmp::Ordering::Less => Outcome::B,
+        std::cmp::Ordering::Equal => Outcome::Tie,
+    }
+}
+
+fn std_dev(values: &[f64]) -> f64 {
+    if values.len() < 2 {
+        return 0.0;
+    }
+    let mean = values.iter().sum::<f64>() / values.len() as f64;
+    (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (values.len() - 1) as f64).sqrt()
+}
+
+fn unbiased_summary(pair: &PairInput, seed: u64) -> Option<UnbiasedSummary> {
+    let judged: Vec<&QuestionInput> = pair.questions.iter().filter(|q| !q.trials.is_empty()).collect();
+    let trial_ids: std::collections::BTreeSet<u32> = judged.iter().flat_map(|q| q.trials.keys().copied()).collect();
+    let mut trials = Vec::new();
+    for t in &trial_ids {
+        let outcomes: Vec<Outcome> =
+            judged.iter().filter_map(|q| Some(verdict(q.trials.get(t)?)?.outcome)).collect();
+        trials.extend(Rates::of(&outcomes));
+    }
+    if trials.is_empty() {
+        return None;
+    }
+    let column = |f: fn(&Rates) -> f64| trials.iter().map(f).collect::<Vec<f64>>();
+    let (a_wins, ties, b_wins) = (column(|r| r.a_win), column(|r| r.tie), column(|r| r.b_win));
+    let relatives = column(Rates::relative);
+    // Per question, over its trials: rates and the mean total difference.
+    let mut per_q = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut aspect_outcomes: Vec<Vec<Outcome>> = vec![Vec::new(); ASPECTS.len()];
+    let mut levels: BTreeMap<String, Vec<Outcome>> = BTreeMap::new();
+    for q in &judged {
+        let verdicts: Vec<super::Verdict> = q.trials.values().filter_map(|js| verdict(js)).collect();
+        let n = verdicts.len() as f64;
+        let share = |o: Outcome| verdicts.iter().filter(|v| v.outcome == o).count() as f64 / n;
+        per_q.0.push(share(Outcome::A));
+        per_q.1.push(share(Outcome::Tie));
+        per_q.2.push(share(Outcome::B));
+        per_q.3.push(verdicts.iter().map(|v| v.a_total - v.b_total).sum::<f64>() / n);
+        for v in &verdicts {
+            for (k, o) in v.aspect_outcomes.iter().enumerate() {
+                aspect_outcomes[k].push(*o);
+            }
+            levels.entry(q.level.clone().unwrap_or_else(|| "(none)".into())).or_default().push(v.outcome);
+        }
+    }
+    let ci = |values: &[f64], salt: u64| {
+        stats::bootstrap_mean_ci(values, 0.95, RESAMPLES, seed.wrapping_mul(31).wrapping_add(salt))
+            .unwrap_or((f64::NAN, f64::NAN))
+    };
+    // Differences of means of whole-number sums: round off float noise so
+    // zero differences are exactly zero for the tests.
+    let differences: Vec<f64> = per_q.3.iter().map(|d| (d * 1e9).round() / 1e9).collect();
+    let positive = differences.iter().filter(|d| **d > 0.0).count() as u64;
+    let nonzero = differences.iter().filter(|d| **d != 0.0).count() as u64;
+    let test = |r: stats::TestResult| PairedTest { n: r.n, statistic: r.statistic, p_value: r.p_value, p_holm: r.p_value };
+    Some(UnbiasedSummary {
+        a_win: BoxStats::of(&a_wins)?,
+        tie: BoxStats::of(&ties)?,
+        b_win: BoxStats::of(&b_wins)?,
+        relative: BoxStats::of(&relatives)?,
+        trial_std: std_dev(&a_wins),
+        trials,
+        a_win_ci: ci(&per_q.0, 1),
+        tie_ci: ci(&per_q.1, 2),
+        b_win_ci: ci(&per_q.2, 3),
+        mean_difference: differences.iter().sum::<f64>() / differences.len().max(1) as f64,
+        wilcoxon: stats::wilcoxon(&differences).map(test),
+        sign: stats::sign_test(positive, nonzero).map(test),
+        aspects: ASPECTS.iter().zip(&aspect_outcomes).filter_map(|(name, o)| breakdown(name, o)).collect(),
+        levels: levels.iter().filter_map(|(l, o)| breakdown(l, o)).collect(),
+    })
+}
+
+fn legacy_summary(pair: &PairInput) -> Option<LegacySummary> {
+    let judged: Vec<&LegacyJudgment> = pair.questions.iter().filter_map(|q| q.legacy.as_ref()).collect();
+    let overall: Vec<Outcome> = judged.iter().map(|j| j.overall).collect();
+    Some(LegacySummary {
+        overall: breakdown("Overall", &overall)?,
+        aspects: LEGACY_ASPECTS
+            .iter()
+            .enumerate()
+            .filter_map(|(k, name)| breakdown(name, &judged.iter().map(|j| j.aspects[k]).collect::<Vec<_>>()))
+            .collect(),
+    })
+}
+
+fn alignment_summary(pair: &PairInput) -> AlignmentSummary {
+    let mut s = AlignmentSummary::default();
+    let mut seen = 0;
+    for a in pair.questions.iter().filter_map(|q| q.alignment) {
+        seen += 1;
+        match a {
+            Alignment::AsIs => s.as_is += 1,
+            Alignment::Regenerated(_) => s.regenerated += 1,
+            Alignment::Forced(_) => s.forced += 1,
+            Alignment::Discarded => s.discarded += 1,
+        }
+    }
+    if seen > 0 {
+        s.success_rate = Some((seen - s.discarded) as f64 / seen as f64);
+    }
+    s
+}
+
+fn audit(pairs: &[PairInput], reports: &[PairReport]) -> BiasAudit {
+    let mut audit = BiasAudit::default();
+    let (mut flips, mut first_wins, mut longer_wins) = (0usize, 0usize, 0usize);
+    let (mut legacy_n, mut legacy_first, mut legacy_len_n, mut legacy_longer) = (0usize, 0usize, 0usize, 0usize);
+    for q in pairs.iter().flat_map(|p| &p.questions) {
+        let (wa, wb) = q.words;
+        for js in q.trials.values() {
+            for j in js {
+                let o = judgment_outcome(j);
+                if o == Outcome::Tie {
+                    continue;
+                }
+                audit.decided_judgments += 1;
+                let first = if j.order == Order::AFirst { Outcome::A } else { Outcome::B };
+                first_wins += usize::from(o == first);
+                if wa != wb {
+                    audit.length_decided += 1;
+                    let longer = if wa > wb { Outcome::A } else { Outcome::B };
+                    longer_wins += usize::from(o == longer);
+                }
+            }
+            let mut by_repeat: BTreeMap<u32, [Option<Outcome>; 2]> = BTreeMap::new();
+            for j in js {
+                by_repeat.entry(j.repeat).or_default()[usize::from(j.order == Order::BFirst)] = Some(judgment_outcome(j));
+            }
+            for [ab, ba] in by_repeat.values() {
+                if let (Some(ab), Some(ba)) = (ab, ba) {
+                    audit.exchanged_draws += 1;
+                    flips += usize::from(ab != ba);
+                }
+            }
+        }
+        if let Some(l) = &q.legacy {
+            legacy_n += 1;
+            legacy_first += usize::from(l.overall == Outcome::A);
+            let (ra, rb) = q.raw_words;
+            if ra != rb {
+                legacy_len_n += 1;
+                legacy_longer += usize::from(l.overall == if ra > rb { Outcome::A } else { Outcome::B });
+            }
+        }
+    }
+    let rate = |k: usize, n: usize| (n > 0).then(|| k as f64 / n as f64);
+    audit.flip_rate = rate(flips, audit.exchanged_draws);
+    audit.first_shown_wins = rate(first_wins, audit.decided_judgments);
+    audit.longer_wins = rate(longer_wins, audit.length_decided);
+    audit.legacy_first_wins = rate(legacy_first, legacy_n);
+    audit.legacy_length_decided = legacy_len_n;
+    audit.legacy_longer_wins = rate(legacy_longer, legacy_len_n);
+    let stds: Vec<f64> = reports.iter().filter_map(|r| Some(r.unbiased.as_ref()?.trial_std)).collect();
+    if !stds.is_empty() {
+        audit.trial_std_mean = Some(stds.iter().sum::<f64>() / stds.len() as f64);
+        audit.trial_std_max = stds.iter().copied().reduce(f64::max);
+    }
+    audit
+}
+
+/// The report of an evaluation from its judgments.
+pub fn report(settings: &Settings, contenders: &[Contender], pairs: &[PairInput]) -> Report {
+    let name = |id: i64| contenders.iter().find(|c| c.set_id == id).map_or(format!("set {id}"), |c| c.name.clone());
+    let mut reports: Vec<PairReport> = pairs
+        .iter()
+        .map(|p| PairReport {
+            a: p.a,
+            b: p.b,
+            a_name: name(p.a),
+            b_name: name(p.b),
+            questions: p.questions.len(),
+            alignment: alignment_summary(p),
+            unbiased: unbiased_summary(p, (p.a as u64) << 32 ^ p.b as u64),
+            legacy: legacy_summary(p),
+        })
+        .collect();
+    // Holm across the pairs, per test.
+    fn wilcoxon(u: &mut UnbiasedSummary) -> Option<&mut PairedTest> {
+        u.wilcoxon.as_mut()
+    }
+    fn sign(u: &mut UnbiasedSummary) -> Option<&mut PairedTest> {
+        u.sign.as_mut()
+    }
+    for pick in [wilcoxon as fn(&mut UnbiasedSummary) -> Option<&mut PairedTest>, sign] {
+        let ps: Vec<f64> =
+            reports.iter_mut().filter_map(|r| r.unbiased.as_mut().and_then(pick).map(|t| t.p_value)).collect();
+        let adjusted = stats::holm(&ps);
+        for (t, p) in reports.iter_mut().filter_map(|r| r.unbiased.as_mut().and_then(pick)).zip(adjusted) {
+            t.p_holm = p;
+        }
+    }
+    let index = |id: i64| contenders.iter().position(|c| c.set_id == id);
+    let n = contenders.len();
+    let (mut matrix, mut legacy_matrix) = (vec![vec![None; n]; n], vec![vec![None; n]; n]);
+    for r in &reports {
+        if let (Some(i), Some(j)) = (index(r.a), index(r.b)) {
+            if let Some(u) = &r.unbiased {
+                matrix[i][j] = Some(u.relative.median);
+                matrix[j][i] = Some(-u.relative.median);
+            }
+            if let Some(l) = &r.legacy {
+                legacy_matrix[i][j] = Some(l.overall.relative);
+                legacy_matrix[j][i] = Some(-l.overall.relative);
+            }
+        }
+    }
+    let sanity = settings.sanity.then(|| {
+        let r = reports.first();
+        let median = r.and_then(|r| Some(r.unbiased.as_ref()?.relative.median));
+        let legacy = r.and_then(|r| r.legacy.as_ref());
+        Sanity {
+            median_relative: median,
+            even: median.map(|m| m.abs() <= EVEN),
+            legacy_a_win: legacy.map(|l| l.overall.rates.a_win),
+            legacy_b_win: legacy.map(|l| l.overall.rates.b_win),
+            legacy_relative: legacy.map(|l| l.overall.relative),
+        }
+    });
+    let bias = audit(pairs, &reports);
+    Report { settings: settings.clone(), contenders: contenders.to_vec(), pairs: reports, matrix, legacy_matrix, sanity, bias }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn j(order: Order, repeat: u32, a: [u8; 4], b: [u8; 4]) -> Judgment {
+        Judgment { order, repeat, a, b }
+    }
+
+    #[test]
+    fn keys_round_trip() {
+        for k in [
+            Key::Align { a: 3, b: 14, question: 159 },
+            Key::Unbiased { a: 3, b: 14, question: 159, trial: 24 },
+            Key::Legacy { a: 3, b: 14, question: 159 },
+        ] {
+            assert_eq!(Key::parse(&k.to_string()), Some(k));
+        }
+        assert_eq!(Key::Unbiased { a: 1, b: 2, question: 3, trial: 4 }.to_string(), "u-1-2-3-004");
+        assert_eq!(Key::parse("a-17"), None);
+        assert_eq!(Key::parse("u-1-2-x-0"), None);
+    }
+
+    #[test]
+    fn settings_default_to_the_papers_and_refuse_bad_values_by_name() {
+        let s = Settings::default();
+        assert_eq!((s.trials, s.repeats, s.tolerance, s.max_adjustments), (25, 2, 10, 3));
+        assert_eq!(s.calls_per_question(), 2 * 2 * 25 + 1);
+        assert!(Settings { trials: 0, ..s.clone() }.validate().unwrap_err().contains("trials"));
+        assert!(Settings { repeats: 50, ..s.clone() }.validate().unwrap_err().contains("repeats"));
+        let noisy = Settings { biases: Biases { noise: -1.0, ..s.biases }, ..s.clone() };
+        assert!(noisy.validate().unwrap_err().contains("noise"));
+        // Legacy alone needs no trials.
+        assert!(Settings { protocol: Protocol::Legacy, trials: 0, ..s }.validate().is_ok());
+    }
+
+    /// Two questions, two trials: in trial 0 A wins q1 and q2 ties; in
+    /// trial 1 A wins both.
+    fn pair() -> PairInput {
+        let even = vec![j(Order::AFirst, 0, [3, 3, 3, 3], [3, 3, 3, 3]), j(Order::BFirst, 0, [3, 3, 3, 3], [3, 3, 3, 3])];
+        let a_better = vec![j(Order::AFirst, 0, [4, 3, 3, 3], [3, 3, 3, 3]), j(Order::BFirst, 0, [4, 3, 3, 3], [3, 3, 3, 3])];
+        // The judge prefers whoever is first; B first wins by more.
+        let flip = vec![j(Order::AFirst, 0, [4, 3, 3, 3], [3, 3, 3, 3]), j(Order::BFirst, 0, [3, 3, 3, 3], [5, 3, 3, 3])];
+        PairInput {
+            a: 1,
+            b: 2,
+            questions: vec![
+                QuestionInput {
+                    id: 10,
+                    level: Some("node".into()),
+                    alignment: Some(Alignment::AsIs),
+                    raw_words: (50, 50),
+                    words: (50, 50),
+                    trials: BTreeMap::from([(0, a_better.clone()), (1, a_better.clone())]),
+                    legacy: Some(LegacyJudgment { aspects: [Outcome::A; 3], overall: Outcome::A }),
+                },
+                QuestionInput {
+                    id: 11,
+                    level: Some("edge".into()),
+                    alignment: Some(Alignment::Regenerated(1)),
+                    raw_words: (20, 60),
+                    words: (55, 60),
+                    trials: BTreeMap::from([(0, even), (1, a_better)]),
+                    legacy: Some(LegacyJudgment { aspects: [Outcome::A, Outcome::B, Outcome::A], overall: Outcome::B }),
+                },
+                QuestionInput {
+                    id: 12,
+                    level: Some("edge".into()),
+                    alignment: Some(Alignment::Discarded),
+                    raw_words: (10, 90),
+                    words: (10, 90),
+                    ..Default::default()
+                },
+                QuestionInput { id: 13, level: Some("edge".into()), trials: BTreeMap::from([(2, flip)]), ..Default::default() },
+            ],
+        }
+    }
+
+    #[test]
+    fn the_report_counts_trials_levels_alignment_and_the_judges_flips() {
+        let contenders = vec![
+            Contender { set_id: 1, name: "bm25".into(), method: "bm25".into() },
+            Contender { set_id: 2, name: "lightrag".into(), method: "lightrag".into() },
+        ];
+        let r = report(&Settings::default(), &contenders, &[pair()]);
+        let p = &r.pairs[0];
+        let u = p.unbiased.as_ref().unwrap();
+        // Trial 0: q10 A, q11 tie; trial 1: both A; trial 2: q13 B.
+        assert_eq!(u.trials.len(), 3);
+        assert_eq!((u.trials[0].a_win, u.trials[0].tie), (0.5, 0.5));
+        assert_eq!(u.trials[1].a_win, 1.0);
+        assert_eq!(u.trials[2].b_win, 1.0);
+        assert_eq!(u.a_win.median, 0.5);
+        // Relative per trial: 0.5, 1, -1 → median 0.5; the matrix holds it both ways.
+        assert_eq!(u.relative.median, 0.5);
+        assert_eq!(r.matrix[0][1], Some(0.5));
+        assert_eq!(r.matrix[1][0], Some(-0.5));
+        assert_eq!(r.matrix[0][0], None);
+        // Levels pool every trial: node A,A; edge tie,A,B.
+        let levels: Vec<(&str, usize, f64)> = u.levels.iter().map(|b| (b.label.as_str(), b.n, b.rates.a_win)).collect();
+        assert_eq!(levels[0].0, "edge");
+        assert_eq!((levels[0].1, levels[1].1), (3, 2));
+        assert!((levels[0].2 - 1.0 / 3.0).abs() < 1e-12 && levels[1].2 == 1.0);
+        // Comprehensiveness decides every verdict here; Relevance always ties.
+        assert_eq!(u.aspects[1].rates.tie, 1.0);
+        // Alignment: as is, regenerated, discarded (q13 had none recorded).
+        assert_eq!((p.alignment.as_is, p.alignment.regenerated, p.alignment.discarded), (1, 1, 1));
+        assert!((p.alignment.success_rate.unwrap() - 2.0 / 3.0).abs() < 1e-12);
+        // Legacy: A, B over two questions.
+        let l = p.legacy.as_ref().unwrap();
+        assert_eq!((l.overall.n, l.overall.rates.a_win), (2, 0.5));
+        assert_eq!(r.legacy_matrix[0][1], Some(0.0));
+        // The audit: 5 exchanged draws, one flipped (q13); decided judgments 7
+        // (the even ones tie), 5 by the first-shown answer… count them:
+        // q10 ×2 trials: AB→A (first), BA→A (second); q11 t1 same; q13: AB→A first, BA→B first.
+        let b = &r.bias;
+        assert_eq!(b.exchanged_draws, 5);
+        assert!((b.flip_rate.unwrap() - 0.2).abs() < 1e-12);
+        assert_eq!(b.decided_judgments, 8);
+        assert!((b.first_shown_wins.unwrap() - 5.0 / 8.0).abs() < 1e-12, "{:?}", b.first_shown_wins);
+        // Only q11 has different judged lengths (55 vs 60): its decided judgment went to A, the shorter.
+        assert_eq!((b.length_decided, b.longer_wins), (2, Some(0.0)));
+        // Legacy on raw lengths: q11 (20 vs 60) went to B, the longer.
+        assert_eq!((b.legacy_length_decided, b.legacy_longer_wins), (1, Some(1.0)));
+        assert_eq!(b.legacy_first_wins, Some(0.5));
+        assert!(r.sanity.is_none());
+    }
+
+    #[test]
+    fn a_sanity_check_states_whether_the_protocol_judged_a_method_even_with_itself() {
+        let even = vec![j(Order::AFirst, 0, [3, 3, 3, 3], [3, 3, 3, 3]), j(Order::BFirst, 0, [3, 3, 3, 3], [3, 3, 3, 3])];
+        let q = |id| QuestionInput {
+            id,
+            trials: BTreeMap::from([(0, even.clone())]),
+            legacy: Some(LegacyJudgment { aspects: [Outcome::A; 3], overall: Outcome::A }),
+            ..Default::default()
+        };
+        let pair = PairInput { a: 1, b: 2, questions: vec![q(1), q(2)] };
+        let r = report(&Settings { sanity: true, ..Settings::default() }, &[], &[pair]);
+        let s = r.sanity.unwrap();
+        assert_eq!((s.median_relative, s.even), (Some(0.0), Some(true)));
+        assert_eq!((s.legacy_a_win, s.legacy_relative), (Some(1.0), Some(1.0)));
+        let u = r.pairs[0].unbiased.as_ref().unwrap();
+        assert_eq!(u.wilcoxon, None, "no nonzero differences, no test");
+        assert_eq!(u.tie_ci, (1.0, 1.0));
+    }
+}
