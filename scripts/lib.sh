@@ -43,6 +43,14 @@ ensure_chromium() {
   fi
 }
 
+# PNG plot downloads draw their text with a system sans-serif font.
+ensure_fonts() {
+  if [ ! -d /usr/share/fonts/truetype/dejavu ]; then
+    say "installing fonts-dejavu-core for the PNG plots"
+    apt_install fonts-dejavu-core
+  fi
+}
+
 ensure_node() {
   if ! command -v npm >/dev/null; then
     say "installing Node.js and npm"

@@ -166,7 +166,7 @@ pub async fn execute(
         corpus = corpus.with_reports(store::graph::reports(pool, project).await?);
     }
     let name = parameters["method"].as_str().unwrap_or("");
-    let dense = if method::needs_vectors(name) {
+    if method::needs_vectors(name) {
         let embedder = match embedder(&parameters["params"]) {
             Ok(e) => e,
             Err(e) => return Ok(Err(e)),
@@ -175,14 +175,9 @@ pub async fn execute(
         if !matches!(end, Ok(RunEnd::Finished)) {
             return Ok(end);
         }
-        let model = embedder.model_name(gateway);
-        Some(method::DenseIndex { vectors: store::vectors::load(pool, project, &model).await?, embedder })
-    } else {
-        None
-    };
-    let extras = method::Extras { dense, transport: Some(transport.clone()) };
-    let built = method::build(name, &parameters["params"], Arc::new(corpus), extras);
-    let m = match built {
+    }
+    let m = match build_method(pool, gateway, transport, project, Arc::new(corpus), name, &parameters["params"]).await?
+    {
         Ok(m) => m,
         Err(e) => return Ok(Err(e)),
     };
@@ -192,6 +187,32 @@ pub async fn execute(
         store_answers(pool, job, parameters["target_words"].as_u64().map(|t| t as usize)).await?;
     }
     Ok(end)
+}
+
+/// A built-in method over a loaded corpus. Dense retrieval reads the chunk
+/// vectors stored for its model (embedded by the answers job that needed
+/// them first). `Err` inside: the method cannot be built as asked.
+pub async fn build_method(
+    pool: &SqlitePool,
+    gateway: &Gateway,
+    transport: &engine::llm::openai::OpenAiConfig,
+    project: i64,
+    corpus: Arc<Corpus>,
+    name: &str,
+    params: &serde_json::Value,
+) -> AppResult<Result<Box<dyn engine::rag::Method>, String>> {
+    let dense = if method::needs_vectors(name) {
+        let embedder = match embedder(params) {
+            Ok(e) => e,
+            Err(e) => return Ok(Err(e)),
+        };
+        let model = embedder.model_name(gateway);
+        Some(method::DenseIndex { vectors: store::vectors::load(pool, project, &model).await?, embedder })
+    } else {
+        None
+    };
+    let extras = method::Extras { dense, transport: Some(transport.clone()) };
+    Ok(method::build(name, params, corpus, extras))
 }
 
 /// The loaded in-process MiniLM, shared by every job (loaded on first use).

@@ -348,6 +348,7 @@ async fn items(pool: &SqlitePool, job: &JobView) -> AppResult<Vec<WorkItem>> {
                 .collect())
         }
         crate::answers::ANSWERS => crate::answers::items(pool, job).await,
+        crate::evaluation::EVALUATION => crate::evaluation::items(pool, job).await,
         MENTIONS => {
             let parameters: serde_json::Value = serde_json::from_str(&job.parameters).unwrap_or_default();
             let set = parameters["set_id"].as_i64().unwrap_or_default();
@@ -493,6 +494,10 @@ pub async fn run(
         Phase { job_id, store: &job_store, concurrency: llm.concurrency, retry_failed, cancel: &cancel, on_progress };
     let mut result = if job.kind == crate::answers::ANSWERS {
         crate::answers::execute(pool, &gateway, &llm.transport(), &job, items, &phase)
+            .await
+            .unwrap_or_else(|e| Err(e.to_string()))
+    } else if job.kind == crate::evaluation::EVALUATION {
+        crate::evaluation::execute(pool, &gateway, llm, &job, items, &phase)
             .await
             .unwrap_or_else(|e| Err(e.to_string()))
     } else {

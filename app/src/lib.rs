@@ -24,6 +24,8 @@ pub mod components;
 #[cfg(feature = "ssr")]
 pub mod diagnostics;
 pub mod error;
+#[cfg(feature = "ssr")]
+pub mod evaluation;
 pub mod format;
 #[cfg(feature = "ssr")]
 pub mod jobs;

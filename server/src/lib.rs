@@ -3,6 +3,7 @@
 //! Both call `app::store` and `engine`; neither holds domain logic.
 
 pub mod cli;
+pub mod png;
 pub mod web;
 
 use std::path::PathBuf;

@@ -139,7 +139,7 @@ impl Settings {
 
 /// An evaluation job's item: aligning, judging (unbiased, one trial) or
 /// judging (legacy) one question of one pair of answer sets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Key {
     Align { a: i64, b: i64, question: i64 },
     Unbiased { a: i64, b: i64, question: i64, trial: u32 },
@@ -364,8 +364,7 @@ fn unbiased_summary(pair: &PairInput, seed: u64) -> Option<UnbiasedSummary> {
     let trial_ids: std::collections::BTreeSet<u32> = judged.iter().flat_map(|q| q.trials.keys().copied()).collect();
     let mut trials = Vec::new();
     for t in &trial_ids {
-        let outcomes: Vec<Outcome> =
-            judged.iter().filter_map(|q| Some(verdict(q.trials.get(t)?)?.outcome)).collect();
+        let outcomes: Vec<Outcome> = judged.iter().filter_map(|q| Some(verdict(q.trials.get(t)?)?.outcome)).collect();
         trials.extend(Rates::of(&outcomes));
     }
     if trials.is_empty() {
@@ -402,7 +401,8 @@ fn unbiased_summary(pair: &PairInput, seed: u64) -> Option<UnbiasedSummary> {
     let differences: Vec<f64> = per_q.3.iter().map(|d| (d * 1e9).round() / 1e9).collect();
     let positive = differences.iter().filter(|d| **d > 0.0).count() as u64;
     let nonzero = differences.iter().filter(|d| **d != 0.0).count() as u64;
-    let test = |r: stats::TestResult| PairedTest { n: r.n, statistic: r.statistic, p_value: r.p_value, p_holm: r.p_value };
+    let test =
+        |r: stats::TestResult| PairedTest { n: r.n, statistic: r.statistic, p_value: r.p_value, p_holm: r.p_value };
     Some(UnbiasedSummary {
         a_win: BoxStats::of(&a_wins)?,
         tie: BoxStats::of(&ties)?,
@@ -475,7 +475,8 @@ fn audit(pairs: &[PairInput], reports: &[PairReport]) -> BiasAudit {
             }
             let mut by_repeat: BTreeMap<u32, [Option<Outcome>; 2]> = BTreeMap::new();
             for j in js {
-                by_repeat.entry(j.repeat).or_default()[usize::from(j.order == Order::BFirst)] = Some(judgment_outcome(j));
+                by_repeat.entry(j.repeat).or_default()[usize::from(j.order == Order::BFirst)] =
+                    Some(judgment_outcome(j));
             }
             for [ab, ba] in by_repeat.values() {
                 if let (Some(ab), Some(ba)) = (ab, ba) {
@@ -568,7 +569,15 @@ pub fn report(settings: &Settings, contenders: &[Contender], pairs: &[PairInput]
         }
     });
     let bias = audit(pairs, &reports);
-    Report { settings: settings.clone(), contenders: contenders.to_vec(), pairs: reports, matrix, legacy_matrix, sanity, bias }
+    Report {
+        settings: settings.clone(),
+        contenders: contenders.to_vec(),
+        pairs: reports,
+        matrix,
+        legacy_matrix,
+        sanity,
+        bias,
+    }
 }
 
 #[cfg(test)]
@@ -609,10 +618,13 @@ mod tests {
     /// Two questions, two trials: in trial 0 A wins q1 and q2 ties; in
     /// trial 1 A wins both.
     fn pair() -> PairInput {
-        let even = vec![j(Order::AFirst, 0, [3, 3, 3, 3], [3, 3, 3, 3]), j(Order::BFirst, 0, [3, 3, 3, 3], [3, 3, 3, 3])];
-        let a_better = vec![j(Order::AFirst, 0, [4, 3, 3, 3], [3, 3, 3, 3]), j(Order::BFirst, 0, [4, 3, 3, 3], [3, 3, 3, 3])];
+        let even =
+            vec![j(Order::AFirst, 0, [3, 3, 3, 3], [3, 3, 3, 3]), j(Order::BFirst, 0, [3, 3, 3, 3], [3, 3, 3, 3])];
+        let a_better =
+            vec![j(Order::AFirst, 0, [4, 3, 3, 3], [3, 3, 3, 3]), j(Order::BFirst, 0, [4, 3, 3, 3], [3, 3, 3, 3])];
         // The judge prefers whoever is first; B first wins by more.
-        let flip = vec![j(Order::AFirst, 0, [4, 3, 3, 3], [3, 3, 3, 3]), j(Order::BFirst, 0, [3, 3, 3, 3], [5, 3, 3, 3])];
+        let flip =
+            vec![j(Order::AFirst, 0, [4, 3, 3, 3], [3, 3, 3, 3]), j(Order::BFirst, 0, [3, 3, 3, 3], [5, 3, 3, 3])];
         PairInput {
             a: 1,
             b: 2,
@@ -643,7 +655,12 @@ mod tests {
                     words: (10, 90),
                     ..Default::default()
                 },
-                QuestionInput { id: 13, level: Some("edge".into()), trials: BTreeMap::from([(2, flip)]), ..Default::default() },
+                QuestionInput {
+                    id: 13,
+                    level: Some("edge".into()),
+                    trials: BTreeMap::from([(2, flip)]),
+                    ..Default::default()
+                },
             ],
         }
     }
@@ -700,7 +717,8 @@ mod tests {
 
     #[test]
     fn a_sanity_check_states_whether_the_protocol_judged_a_method_even_with_itself() {
-        let even = vec![j(Order::AFirst, 0, [3, 3, 3, 3], [3, 3, 3, 3]), j(Order::BFirst, 0, [3, 3, 3, 3], [3, 3, 3, 3])];
+        let even =
+            vec![j(Order::AFirst, 0, [3, 3, 3, 3], [3, 3, 3, 3]), j(Order::BFirst, 0, [3, 3, 3, 3], [3, 3, 3, 3])];
         let q = |id| QuestionInput {
             id,
             trials: BTreeMap::from([(0, even.clone())]),

@@ -17,6 +17,7 @@
 pub mod align;
 pub mod eval;
 pub mod legacy;
+pub mod plots;
 pub mod protocol;
 pub mod scoring;
 pub mod simulated;

@@ -18,7 +18,14 @@ pub fn payload(question: &str, a: &str, b: &str, trial: u32, repeats: u32) -> se
 /// The payload of an unbiased judging item; without `exchange` only the
 /// A-first order is judged (position exchange switched off, to show what
 /// it removes).
-pub fn unbiased_payload(question: &str, a: &str, b: &str, trial: u32, repeats: u32, exchange: bool) -> serde_json::Value {
+pub fn unbiased_payload(
+    question: &str,
+    a: &str,
+    b: &str,
+    trial: u32,
+    repeats: u32,
+    exchange: bool,
+) -> serde_json::Value {
     json!({ "question": question, "a": a, "b": b, "trial": trial, "repeats": repeats, "exchange": exchange })
 }
 

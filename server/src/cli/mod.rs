@@ -6,6 +6,7 @@
 //! else; errors always go to stderr as one line, with a non-zero exit.
 
 mod answers;
+mod eval;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -117,6 +118,10 @@ enum Command {
     /// elsewhere, export them, and see the cost table.
     #[command(subcommand)]
     Answers(answers::AnswersCommand),
+    /// Judge answer sets in pairs (the unbiased protocol and the legacy
+    /// one), sanity-check a method against itself, write reports.
+    #[command(subcommand)]
+    Eval(eval::EvalCommand),
 }
 
 #[derive(Subcommand, Debug)]
@@ -414,6 +419,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Graph(cmd) => graph(&pool, out, &llm, cmd).await,
         Command::Questions(cmd) => questions(&pool, out, &llm, cmd).await,
         Command::Answers(cmd) => answers::run(&pool, out, &llm, cmd).await,
+        Command::Eval(cmd) => eval::run(&pool, out, &llm, cmd).await,
     }
 }
 

@@ -1,0 +1,322 @@
+//! `assay eval …`: evaluations (the unbiased judging protocol and the
+//! legacy one), sanity checks, and reports written to a directory.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+use engine::judge::eval::{JudgeKind, Protocol, Settings};
+use engine::judge::simulated::Biases;
+use engine::llm::settings::LlmSettings;
+use serde_json::json;
+use sqlx::SqlitePool;
+
+use super::{execute_job, job_line, Output};
+
+/// Who judges and how (shared by `run` and `sanity`).
+#[derive(Args, Debug, Clone)]
+pub struct JudgeArgs {
+    /// llm (the configured provider), offline (the rubric judge) or
+    /// simulated (the bias lab).
+    #[arg(long, default_value = "llm")]
+    judge: String,
+    /// Simulated judge: points added to each aspect of the answer shown first.
+    #[arg(long, default_value_t = 0.3, allow_negative_numbers = true)]
+    position_bias: f64,
+    /// Simulated judge: points per 10 words the answer is longer than the other.
+    #[arg(long, default_value_t = 0.1, allow_negative_numbers = true)]
+    length_bias: f64,
+    /// Simulated judge: standard deviation of the noise, in points.
+    #[arg(long, default_value_t = 0.5)]
+    noise: f64,
+    /// Simulated judge: the noise's seed.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Whole judgments repeated as independent draws (M).
+    #[arg(long, default_value_t = 25)]
+    trials: u32,
+    /// Judgments per order in each trial (N).
+    #[arg(long, default_value_t = 2)]
+    repeats: u32,
+    /// Length alignment's tolerance in words.
+    #[arg(long, default_value_t = 10)]
+    tolerance: usize,
+    /// Regenerations before the forced append.
+    #[arg(long, default_value_t = 3)]
+    adjustments: u32,
+    /// Switch length alignment off (to see what it removes).
+    #[arg(long)]
+    no_align: bool,
+    /// Switch position exchange off: A is always shown first.
+    #[arg(long)]
+    no_exchange: bool,
+}
+
+impl JudgeArgs {
+    fn settings(&self, protocol: Protocol) -> anyhow::Result<Settings> {
+        let s = Settings {
+            protocol,
+            trials: self.trials,
+            repeats: self.repeats,
+            tolerance: self.tolerance,
+            max_adjustments: self.adjustments,
+            align: !self.no_align,
+            exchange: !self.no_exchange,
+            judge: JudgeKind::parse(&self.judge).map_err(anyhow::Error::msg)?,
+            biases: Biases {
+                position: self.position_bias,
+                length_per_10_words: self.length_bias,
+                noise: self.noise,
+                seed: self.seed,
+            },
+            sanity: false,
+        };
+        s.validate().map_err(anyhow::Error::msg)?;
+        Ok(s)
+    }
+}
+
+#[derive(Subcommand, Debug)]
+pub enum EvalCommand {
+    /// Judge a question set's answer sets in pairs (a job; resumable).
+    Run {
+        project: String,
+        /// The question set.
+        #[arg(long)]
+        set: i64,
+        /// The answer sets to compare: ids, names or method names, comma-separated.
+        #[arg(long, value_delimiter = ',', required = true)]
+        methods: Vec<String>,
+        /// Only these pairs (`A:B`, comma-separated; default: every pair).
+        #[arg(long, value_delimiter = ',')]
+        pairs: Vec<String>,
+        #[arg(long, default_value = "both", value_parser = ["unbiased", "legacy", "both"])]
+        protocol: String,
+        #[command(flatten)]
+        judge: JudgeArgs,
+        #[arg(long)]
+        name: Option<String>,
+        /// Send every call to the provider, even where a cached reply exists.
+        #[arg(long)]
+        no_cache: bool,
+    },
+    /// Judge a method against a second answer set of itself under both
+    /// protocols: the unbiased one should find them even.
+    Sanity {
+        project: String,
+        #[arg(long)]
+        set: i64,
+        /// The answer set (id or name) or method whose latest set is checked.
+        #[arg(long)]
+        method: String,
+        #[command(flatten)]
+        judge: JudgeArgs,
+    },
+    /// A project's evaluations.
+    List { project: String },
+    /// Write an evaluation's report: every plot as SVG and PNG, every table
+    /// as CSV, and the whole report as JSON.
+    Report {
+        id: i64,
+        #[arg(long)]
+        out: PathBuf,
+    },
+}
+
+/// The answer sets of `set` named by `token`: an id, a set's name, or a
+/// method (its latest set).
+async fn resolve_set(pool: &SqlitePool, project: i64, set: i64, token: &str) -> anyhow::Result<i64> {
+    let sets: Vec<app::model::AnswerSetView> =
+        app::store::answers::list_sets(pool, project).await?.into_iter().filter(|s| s.question_set_id == set).collect();
+    let token = token.trim();
+    if let Ok(id) = token.parse::<i64>() {
+        if sets.iter().any(|s| s.id == id) {
+            return Ok(id);
+        }
+        anyhow::bail!("answer set {id} does not answer question set {set}");
+    }
+    if let Some(s) =
+        sets.iter().rev().find(|s| s.name == token).or_else(|| sets.iter().rev().find(|s| s.method == token))
+    {
+        return Ok(s.id);
+    }
+    let known: Vec<String> = sets.iter().map(|s| format!("{} ({})", s.id, s.name)).collect();
+    anyhow::bail!(
+        "no answer set \"{token}\" for question set {set}; it has: {}",
+        if known.is_empty() { "none — generate answers first".into() } else { known.join(", ") }
+    )
+}
+
+fn triple(b: &engine::stats::BoxStats) -> serde_json::Value {
+    json!({ "median": b.median, "q1": b.q1, "q3": b.q3 })
+}
+
+async fn summary(
+    pool: &SqlitePool,
+    out: Output,
+    id: i64,
+    job: &app::model::JobView,
+) -> anyhow::Result<serde_json::Value> {
+    let (e, r) = app::evaluation::report(pool, id).await?;
+    let costs = app::evaluation::pair_costs(pool, &e).await?;
+    let pairs: Vec<serde_json::Value> = r
+        .pairs
+        .iter()
+        .map(|p| {
+            let u = p.unbiased.as_ref();
+            let c = costs.get(&(p.a, p.b)).cloned().unwrap_or_default();
+            json!({
+                "a": p.a, "b": p.b, "a_name": p.a_name, "b_name": p.b_name, "questions": p.questions,
+                "trials": u.map(|u| u.trials.len()),
+                "a_win": u.map(|u| triple(&u.a_win)), "tie": u.map(|u| triple(&u.tie)), "b_win": u.map(|u| triple(&u.b_win)),
+                "relative_win_rate": u.map(|u| u.relative.median),
+                "a_win_ci": u.map(|u| u.a_win_ci), "b_win_ci": u.map(|u| u.b_win_ci),
+                "wilcoxon_p_holm": u.and_then(|u| u.wilcoxon.as_ref()).map(|t| t.p_holm),
+                "legacy": p.legacy.as_ref().map(|l| json!({"a_win": l.overall.rates.a_win, "b_win": l.overall.rates.b_win,
+                    "relative_win_rate": l.overall.relative})),
+                "alignment_success": p.alignment.success_rate, "discarded": p.alignment.discarded,
+                "calls": c.calls, "cached_calls": c.cached, "tokens": c.tokens, "cost_usd": c.cost_usd,
+            })
+        })
+        .collect();
+    let sanity = r.sanity.as_ref().map(|s| {
+        json!({"even": s.even, "median_relative_win_rate": s.median_relative, "legacy_a_win": s.legacy_a_win,
+               "legacy_b_win": s.legacy_b_win, "legacy_relative_win_rate": s.legacy_relative})
+    });
+    let value = json!({"evaluation_id": id, "job": job.id, "status": job.status, "judge": e.view.judge,
+                       "failed": job.failed, "tokens": job.tokens, "cost_usd": job.cost_usd,
+                       "pairs": pairs, "sanity": sanity, "bias": r.bias});
+    if !out.json {
+        let pct = |v: f64| format!("{:.0}%", v * 100.0);
+        let mut lines = vec![job_line(job), format!("evaluation {id} ({}) judged by {}", e.view.name, e.view.judge)];
+        for p in &r.pairs {
+            let mut line = format!("  {} vs {}: ", p.a_name, p.b_name);
+            if let Some(u) = &p.unbiased {
+                line += &format!(
+                    "unbiased over {} trials: {} wins {} [{}–{}], tie {}, {} wins {}; relative {:+.2}",
+                    u.trials.len(),
+                    p.a_name,
+                    pct(u.a_win.median),
+                    pct(u.a_win.q1),
+                    pct(u.a_win.q3),
+                    pct(u.tie.median),
+                    p.b_name,
+                    pct(u.b_win.median),
+                    u.relative.median
+                );
+            }
+            if let Some(l) = &p.legacy {
+                line += &format!(
+                    "{}legacy: {} / {} (relative {:+.2})",
+                    if p.unbiased.is_some() { "; " } else { "" },
+                    pct(l.overall.rates.a_win),
+                    pct(l.overall.rates.b_win),
+                    l.overall.relative
+                );
+            }
+            if let Some(s) = p.alignment.success_rate {
+                line += &format!("; aligned {} ({} discarded)", pct(s), p.alignment.discarded);
+            }
+            lines.push(line);
+        }
+        if let Some(s) = &r.sanity {
+            lines.push(match (s.even, s.median_relative) {
+                (Some(true), Some(m)) => format!("sanity: even (median relative {m:+.3})"),
+                (_, Some(m)) => format!("sanity: NOT even (median relative {m:+.3})"),
+                _ => "sanity: no unbiased judgments".into(),
+            });
+        }
+        println!("{}", lines.join("\n"));
+    } else {
+        println!("{}", serde_json::to_string_pretty(&value)?);
+    }
+    Ok(value)
+}
+
+pub async fn run(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: EvalCommand) -> anyhow::Result<ExitCode> {
+    match cmd {
+        EvalCommand::Run { project, set, methods, pairs, protocol, judge, name, no_cache } => {
+            let p = app::store::find_project(pool, &project).await?;
+            let questions = app::store::questions::get_set(pool, set).await?;
+            if questions.project_id != p.summary.id {
+                anyhow::bail!("question set {set} belongs to another project");
+            }
+            let mut answer_sets = Vec::new();
+            for m in &methods {
+                answer_sets.push(resolve_set(pool, p.summary.id, set, m).await?);
+            }
+            let mut chosen = Vec::new();
+            for pair in &pairs {
+                let (a, b) = pair.split_once(':').ok_or_else(|| anyhow::anyhow!("--pairs {pair}: expected A:B"))?;
+                chosen.push((
+                    resolve_set(pool, p.summary.id, set, a).await?,
+                    resolve_set(pool, p.summary.id, set, b).await?,
+                ));
+            }
+            let req = app::evaluation::EvalRequest {
+                question_set_id: set,
+                answer_sets,
+                pairs: chosen,
+                settings: judge.settings(Protocol::parse(&protocol).map_err(anyhow::Error::msg)?)?,
+                name,
+                no_cache,
+            };
+            let (job, id) = app::evaluation::create(pool, llm, &req).await?;
+            let (code, after) = execute_job(pool, out, llm, job.id, false).await?;
+            summary(pool, out, id, &after).await?;
+            Ok(code)
+        }
+        EvalCommand::Sanity { project, set, method, judge } => {
+            let p = app::store::find_project(pool, &project).await?;
+            let first = resolve_set(pool, p.summary.id, set, &method).await?;
+            let (job, id) = app::evaluation::create_sanity(pool, llm, first, judge.settings(Protocol::Both)?).await?;
+            let (code, after) = execute_job(pool, out, llm, job.id, false).await?;
+            summary(pool, out, id, &after).await?;
+            Ok(code)
+        }
+        EvalCommand::List { project } => {
+            let p = app::store::find_project(pool, &project).await?;
+            let list = app::evaluation::list(pool, p.summary.id).await?;
+            out.print(json!(list), || {
+                let mut lines =
+                    vec![format!("{:>5}  {:<40} {:<9} {:>11}  {}", "id", "evaluation", "status", "progress", "judge")];
+                for e in &list {
+                    lines.push(format!(
+                        "{:>5}  {:<40} {:<9} {:>11}  {}",
+                        e.id,
+                        e.name.chars().take(40).collect::<String>(),
+                        e.status,
+                        format!("{}/{}", e.done, e.total),
+                        e.judge
+                    ));
+                }
+                lines.join("\n")
+            });
+            Ok(ExitCode::SUCCESS)
+        }
+        EvalCommand::Report { id, out: dir } => {
+            std::fs::create_dir_all(&dir).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
+            let (e, r) = app::evaluation::report(pool, id).await?;
+            let mut written = Vec::new();
+            let mut write = |name: String, bytes: &[u8]| -> anyhow::Result<()> {
+                let path = dir.join(&name);
+                std::fs::write(&path, bytes).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+                written.push(name);
+                Ok(())
+            };
+            for (name, svg) in app::evaluation::plots(&e, &r) {
+                write(format!("{name}.png"), &crate::png::svg_to_png(&svg, 2.0).map_err(anyhow::Error::msg)?)?;
+                write(format!("{name}.svg"), svg.as_bytes())?;
+            }
+            for table in app::evaluation::TABLES {
+                write(format!("{table}.csv"), app::evaluation::table_csv(pool, id, table).await?.as_bytes())?;
+            }
+            let report = app::evaluation::report_json(pool, id).await?;
+            write("report.json".into(), serde_json::to_string_pretty(&report)?.as_bytes())?;
+            out.print(json!({"evaluation_id": id, "dir": dir, "files": written}), || {
+                format!("evaluation {id}: {} files written to {}", written.len(), dir.display())
+            });
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
