@@ -602,3 +602,152 @@ pub async fn start_answers(
     state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
     Ok(job)
 }
+
+#[server]
+pub async fn list_evaluations(project_id: i64) -> Result<Vec<EvaluationView>, AppError> {
+    crate::evaluation::list(&app_state()?.pool, project_id).await
+}
+
+/// A number from a form field within `min..=max`, or the reason it is not.
+#[cfg(feature = "ssr")]
+fn number(field: &str, value: &str, min: f64, max: f64) -> Result<f64, AppError> {
+    value.trim().parse::<f64>().ok().filter(|n| n.is_finite() && (min..=max).contains(n)).ok_or_else(|| {
+        AppError::Invalid(format!("{field} must be a number from {min} to {max}, not \"{value}\""))
+    })
+}
+
+/// Reads the evaluation form's judging settings.
+#[cfg(feature = "ssr")]
+#[allow(clippy::too_many_arguments)]
+fn eval_settings(
+    protocol: &str,
+    trials: &str,
+    repeats: &str,
+    tolerance: &str,
+    adjustments: &str,
+    align: bool,
+    exchange: bool,
+    judge: &str,
+    position_bias: &str,
+    length_bias: &str,
+    noise: &str,
+) -> Result<engine::judge::eval::Settings, AppError> {
+    use engine::judge::eval::{JudgeKind, Protocol, Settings};
+    let s = Settings {
+        protocol: Protocol::parse(protocol).map_err(AppError::Invalid)?,
+        trials: whole("trials", trials, 1, 1000)? as u32,
+        repeats: whole("repeats per order", repeats, 1, 20)? as u32,
+        tolerance: whole("tolerance (words)", tolerance, 0, 10_000)? as usize,
+        max_adjustments: whole("adjustments", adjustments, 0, 10)? as u32,
+        align,
+        exchange,
+        judge: JudgeKind::parse(judge).map_err(AppError::Invalid)?,
+        biases: engine::judge::simulated::Biases {
+            position: number("position bias", position_bias, -5.0, 5.0)?,
+            length_per_10_words: number("length bias", length_bias, -5.0, 5.0)?,
+            noise: number("noise", noise, 0.0, 5.0)?,
+            seed: 0,
+        },
+        sanity: false,
+    };
+    s.validate().map_err(AppError::Invalid)?;
+    Ok(s)
+}
+
+/// Starts an evaluation (a job). `answer_sets`: comma-separated ids;
+/// `pairs`: empty for every pair, else `A:B` comma-separated. With
+/// `sanity_first`, each compared method never sanity-checked in the
+/// project gets its sanity check too (a job of its own).
+#[server]
+#[allow(clippy::too_many_arguments)]
+pub async fn start_evaluation(
+    question_set_id: i64,
+    answer_sets: String,
+    pairs: String,
+    protocol: String,
+    trials: String,
+    repeats: String,
+    tolerance: String,
+    adjustments: String,
+    align: Option<String>,
+    exchange: Option<String>,
+    judge: String,
+    position_bias: String,
+    length_bias: String,
+    noise: String,
+    name: String,
+    sanity_first: Option<String>,
+    no_cache: Option<String>,
+) -> Result<EvaluationView, AppError> {
+    let ids = |text: &str, what: &str| -> Result<Vec<i64>, AppError> {
+        text.split([',', ':']).filter(|t| !t.trim().is_empty()).map(|t| {
+            t.trim().parse::<i64>().map_err(|_| AppError::Invalid(format!("{what}: \"{t}\" is not an answer set id")))
+        }).collect()
+    };
+    let sets = ids(&answer_sets, "answer sets")?;
+    let mut chosen = Vec::new();
+    for pair in pairs.split(',').filter(|p| !p.trim().is_empty()) {
+        match ids(pair, "pairs")?.as_slice() {
+            [a, b] => chosen.push((*a, *b)),
+            _ => return Err(AppError::Invalid(format!("pairs: \"{pair}\" is not A:B"))),
+        }
+    }
+    let settings = eval_settings(
+        &protocol, &trials, &repeats, &tolerance, &adjustments, align.is_some(), exchange.is_some(), &judge,
+        &position_bias, &length_bias, &noise,
+    )?;
+    let state = app_state()?;
+    let llm = state.llm();
+    let req = crate::evaluation::EvalRequest {
+        question_set_id,
+        answer_sets: sets.clone(),
+        pairs: chosen,
+        settings: settings.clone(),
+        name: Some(name).filter(|n| !n.trim().is_empty()),
+        no_cache: no_cache.is_some(),
+    };
+    let (job, id) = crate::evaluation::create(&state.pool, &llm, &req).await?;
+    state.jobs.spawn(state.pool.clone(), llm.clone(), job.id, false)?;
+    if sanity_first.is_some() {
+        for set in crate::evaluation::never_checked(&state.pool, &sets).await? {
+            let (job, _) = crate::evaluation::create_sanity(&state.pool, &llm, set, settings.clone()).await?;
+            state.jobs.spawn(state.pool.clone(), llm.clone(), job.id, false)?;
+        }
+    }
+    Ok(crate::evaluation::get(&state.pool, id).await?.view)
+}
+
+/// One click: a sanity check of an answer set's method with the paper's
+/// defaults and the chosen judge.
+#[server]
+pub async fn start_sanity(answer_set_id: i64, judge: String) -> Result<EvaluationView, AppError> {
+    let settings = engine::judge::eval::Settings {
+        judge: engine::judge::eval::JudgeKind::parse(&judge).map_err(AppError::Invalid)?,
+        ..Default::default()
+    };
+    let state = app_state()?;
+    let llm = state.llm();
+    let (job, id) = crate::evaluation::create_sanity(&state.pool, &llm, answer_set_id, settings).await?;
+    state.jobs.spawn(state.pool.clone(), llm, job.id, false)?;
+    Ok(crate::evaluation::get(&state.pool, id).await?.view)
+}
+
+#[server]
+pub async fn delete_evaluation(id: i64) -> Result<(), AppError> {
+    crate::evaluation::delete(&app_state()?.pool, id).await
+}
+
+#[server]
+pub async fn get_evaluation_report(id: i64) -> Result<EvaluationReportView, AppError> {
+    crate::evaluation::report_view(&app_state()?.pool, id).await
+}
+
+#[server]
+pub async fn get_drill_questions(id: i64, a: i64, b: i64) -> Result<Vec<DrillQuestionView>, AppError> {
+    crate::evaluation::drill_questions(&app_state()?.pool, id, a, b).await
+}
+
+#[server]
+pub async fn get_drill(id: i64, a: i64, b: i64, question: i64) -> Result<DrillView, AppError> {
+    crate::evaluation::drill(&app_state()?.pool, id, a, b, question).await
+}

@@ -192,6 +192,31 @@ pub async fn create_sanity(
     }
 }
 
+/// Of `sets`, those whose method (name and parameters) has never been
+/// sanity-checked in their project — the ones an evaluation checks first
+/// by default. Imported sets have no method to check.
+pub async fn never_checked(pool: &SqlitePool, sets: &[i64]) -> AppResult<Vec<i64>> {
+    let mut out = Vec::new();
+    for id in sets {
+        let s = store::answers::get_set(pool, *id).await?;
+        if s.method == "imported" || s.answers == 0 {
+            continue;
+        }
+        let checked: Vec<(String, String)> = sqlx::query_as(
+            "SELECT a.method, a.parameters FROM evaluations e JOIN answer_sets a ON a.id = json_extract(e.answer_sets, '$[0]')
+              WHERE e.project_id = ? AND json_extract(e.settings, '$.sanity') = 1",
+        )
+        .bind(s.project_id)
+        .fetch_all(pool)
+        .await?;
+        let already = checked.iter().any(|(m, p)| *m == s.method && *p == s.parameters);
+        if !already && !out.iter().any(|o: &(String, String, i64)| o.0 == s.method && o.1 == s.parameters) {
+            out.push((s.method.clone(), s.parameters.clone(), s.id));
+        }
+    }
+    Ok(out.into_iter().map(|o| o.2).collect())
+}
+
 /// An evaluation's stored row.
 #[derive(Debug, Clone)]
 pub struct Stored {
@@ -884,7 +909,7 @@ pub async fn drill(pool: &SqlitePool, id: i64, a: i64, b: i64, question: i64) ->
 }
 
 /// The report's tables.
-pub const TABLES: [&str; 6] = ["pairs", "trials", "aspects", "levels", "judgments", "alignment"];
+pub const TABLES: [&str; 6] = crate::model::EVAL_TABLES;
 
 /// What judging (and aligning) one pair cost.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]

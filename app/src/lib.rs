@@ -44,6 +44,7 @@ use leptos_router::components::{Route, Router, Routes};
 use leptos_router::path;
 
 use pages::answers::AnswersPage;
+use pages::evaluations::{EvaluationPage, EvaluationsPage};
 use pages::graph::GraphPage;
 use pages::jobs::{JobPage, JobsPage};
 use pages::questions::QuestionsPage;
@@ -91,6 +92,8 @@ pub fn App() -> impl IntoView {
                 <Route path=path!("/projects/:id/graph") view=GraphPage/>
                 <Route path=path!("/projects/:id/questions") view=QuestionsPage/>
                 <Route path=path!("/projects/:id/answers") view=AnswersPage/>
+                <Route path=path!("/projects/:id/evaluations") view=EvaluationsPage/>
+                <Route path=path!("/projects/:id/evaluations/:eval") view=EvaluationPage/>
                 <Route path=path!("/projects/:id/jobs") view=JobsPage/>
                 <Route path=path!("/projects/:id/jobs/:job") view=JobPage/>
                 <Route path=path!("/projects/:id/settings") view=SettingsPage/>

@@ -526,3 +526,8 @@ pub struct DrillView {
     pub legacy: Option<(String, Vec<(String, String)>)>,
     pub job_id: Option<i64>,
 }
+
+/// An evaluation report's CSV tables.
+pub const EVAL_TABLES: [&str; 6] = ["pairs", "trials", "aspects", "levels", "judgments", "alignment"];
+/// The unbiased protocol's aspects (as `engine::judge::ASPECTS`, for the browser).
+pub const ASPECT_NAMES: [&str; 4] = ["Comprehensiveness", "Relevance", "Empowerment", "Directness"];

@@ -26,7 +26,7 @@ const SECTIONS: &[(&str, Option<&str>)] = &[
     ("Graph", Some("graph")),
     ("Questions", Some("questions")),
     ("Answers", Some("answers")),
-    ("Evaluations", None),
+    ("Evaluations", Some("evaluations")),
     ("Studies", None),
     ("Jobs", Some("jobs")),
     ("Settings", Some("settings")),

@@ -322,6 +322,41 @@ fn ItemRow(job_id: i64, item: JobItemView) -> impl IntoView {
     }
 }
 
+/// A toggle that shows one job item's call log in place.
+#[component]
+pub(crate) fn ItemCalls(job_id: i64, item: String) -> impl IntoView {
+    let open = RwSignal::new(false);
+    let calls = Resource::new(
+        move || open.get(),
+        move |open| {
+            let item = item.clone();
+            async move {
+                if open {
+                    get_item_calls(job_id, item).await.map(Some)
+                } else {
+                    Ok(None)
+                }
+            }
+        },
+    );
+    view! {
+        <button type="button" class="link" on:click=move |_| open.update(|o| *o = !*o)>
+            {move || if open.get() { "Hide calls" } else { "Calls" }}
+        </button>
+        <Show when=move || open.get()>
+            <Suspense fallback=|| view! { <p class="muted">"Loading calls…"</p> }>
+                {move || Suspend::new(async move {
+                    match calls.await {
+                        Err(e) => view! { <ErrorNote error=e/> }.into_any(),
+                        Ok(None) => ().into_any(),
+                        Ok(Some(list)) => view! { <CallLog calls=list/> }.into_any(),
+                    }
+                })}
+            </Suspense>
+        </Show>
+    }
+}
+
 #[component]
 fn CallLog(calls: Vec<CallView>) -> impl IntoView {
     view! {

@@ -2,6 +2,7 @@
 //! (WASM, JS, CSS), and the multipart upload route.
 
 mod answers;
+mod evaluations;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -72,6 +73,9 @@ pub fn router(
         .route("/api/projects/{id}/answers/import", post(answers::import))
         .route("/api/projects/{id}/answers/{set}/export", get(answers::export))
         .route("/api/projects/{id}/answers/cost.svg", get(answers::cost_svg))
+        .route("/api/evaluations/{id}/plots/{file}", get(evaluations::plot))
+        .route("/api/evaluations/{id}/tables/{file}", get(evaluations::table))
+        .route("/api/evaluations/{id}/report.json", get(evaluations::report_json))
         .leptos_routes_with_context(&state, routes, || (), move || app::shell(shell_options.clone()))
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(app::shell))
         .with_state(state)

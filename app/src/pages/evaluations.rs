@@ -1,0 +1,599 @@
+//! `/projects/:id/evaluations`: start an evaluation (answer sets of one
+//! question set judged in pairs under the unbiased protocol, the legacy one,
+//! or both), one-click sanity checks, and the list of evaluations.
+//! `/projects/:id/evaluations/:eval`: the report — box plots over trials,
+//! the relative-win-rate heatmaps, per-aspect and per-level bars, legacy
+//! beside unbiased, statistics, the bias audit, downloads — and the
+//! drill-down to every judgment of a question.
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::hooks::use_query_map;
+
+use crate::api::*;
+use crate::components::{ActionError, ConfirmDelete, ErrorNote, NoCacheBox, ProjectBar};
+use crate::format;
+use crate::model::{
+    AnswerSetView, DrillView, EvaluationReportView, EvaluationView, PairRowView, QuestionSetView,
+};
+use crate::pages::corpus::route_id;
+use crate::pages::jobs::{ticker, ItemCalls, LatestJob, ProgressBar, StatusBadge};
+
+fn pct(v: f64) -> String {
+    format!("{:.0}%", v * 100.0)
+}
+
+fn judge_class(judge: &str) -> &'static str {
+    if judge.contains("no LLM") {
+        "judge-note not-llm"
+    } else {
+        "judge-note"
+    }
+}
+
+#[component]
+pub fn EvaluationsPage() -> impl IntoView {
+    let id = route_id("id");
+    let project = Resource::new(move || id.get(), get_project);
+    let llm = Resource::new(|| (), |_| get_llm_info());
+    let start = ServerAction::<StartEvaluation>::new();
+    let sanity = ServerAction::<StartSanity>::new();
+    let delete = ServerAction::<DeleteEvaluation>::new();
+    let live = RwSignal::new(false);
+    let tick = ticker(live);
+    let jobs = Resource::new(
+        move || (id.get(), tick.get(), start.version().get(), sanity.version().get()),
+        |(id, ..)| list_jobs(id),
+    );
+    let finished = RwSignal::new(0u64);
+    let question_sets = Resource::new(move || id.get(), list_question_sets);
+    let answer_sets = Resource::new(move || (id.get(), finished.get()), |(id, _)| list_answer_sets(id));
+    let evaluations = Resource::new(
+        move || (id.get(), tick.get(), start.version().get(), sanity.version().get(), delete.version().get()),
+        |(id, ..)| list_evaluations(id),
+    );
+    view! {
+        <Title text="Evaluations"/>
+        <ProjectBar project_id=id.get_untracked() project active="evaluations"/>
+        <main class="page wide">
+            <h1>"Evaluations"</h1>
+            <p class="muted">"Answer sets of one question set judged in pairs. The unbiased protocol (seed 000 §IV) aligns the answers' lengths, judges each pair in both orders, scores four aspects 0–5 with ties, and repeats the whole judgment over trials; the legacy protocol (LightRAG, GraphRAG) shows A first and forces a winner. Both run on the same answers so their verdicts can be compared."</p>
+            <LatestJob project_id=id.get_untracked() kind="evaluation" label="Evaluation" dom_id="evaluation-job" jobs live finished/>
+            <Suspense fallback=|| ()>
+                {move || Suspend::new(async move {
+                    let info = llm.await.ok();
+                    let qs = question_sets.await.unwrap_or_default();
+                    let sets = answer_sets.await.unwrap_or_default();
+                    view! {
+                        <NewEvaluation action=start question_sets=qs sets=sets.clone()
+                            llm=info.map(|l| (l.provider, l.label))/>
+                        <SanityChecks action=sanity sets/>
+                    }
+                })}
+            </Suspense>
+            <ActionError action=start/>
+            <ActionError action=sanity/>
+            <h2>"All evaluations"</h2>
+            <Transition fallback=|| view! { <p class="muted">"Loading…"</p> }>
+                {move || Suspend::new(async move {
+                    match evaluations.await {
+                        Err(e) => view! { <ErrorNote error=e/> }.into_any(),
+                        Ok(list) if list.is_empty() => view! {
+                            <p class="muted" id="no-evaluations">"No evaluations yet. Answer a question set with two or more methods (Answers), then compare them here."</p>
+                        }.into_any(),
+                        Ok(list) => view! { <EvaluationList project_id=id.get_untracked() list delete/> }.into_any(),
+                    }
+                })}
+            </Transition>
+            <ActionError action=delete/>
+        </main>
+    }
+}
+
+#[component]
+fn EvaluationList(project_id: i64, list: Vec<EvaluationView>, delete: ServerAction<DeleteEvaluation>) -> impl IntoView {
+    view! {
+        <table class="grid evaluations">
+            <thead><tr><th>"Evaluation"</th><th>"Question set"</th><th>"Protocol"</th><th>"Judge"</th><th>"Status"</th><th class="num">"Tokens"</th><th></th></tr></thead>
+            <tbody>
+                {list.into_iter().map(|e| {
+                    let eid = e.id;
+                    view! {
+                        <tr data-evaluation=eid>
+                            <td><a href=format!("/projects/{project_id}/evaluations/{eid}")>{format!("#{eid} {}", e.name)}</a>
+                                {e.sanity.then(|| view! { " " <span class="badge">"sanity check"</span> })}</td>
+                            <td class="small">{format!("#{} {}", e.question_set_id, e.question_set)}</td>
+                            <td class="small">{format!("{} · {} trials × {} repeats{}{}", e.protocol, e.trials, e.repeats,
+                                if e.align { "" } else { " · no alignment" }, if e.exchange { "" } else { " · no exchange" })}</td>
+                            <td class="small">{e.judge.clone()}</td>
+                            <td><StatusBadge status=e.status.clone()/> <span class="small muted">{format!(" {}/{}", e.done, e.total)}</span></td>
+                            <td class="num">{format::int(e.tokens)}</td>
+                            <td class="actions">
+                                <ConfirmDelete prompt=format!("Delete evaluation #{eid}? Its judgments stay in the job's log.")
+                                    on_confirm=move |_| { delete.dispatch(DeleteEvaluation { id: eid }); }/>
+                            </td>
+                        </tr>
+                    }
+                }).collect_view()}
+            </tbody>
+        </table>
+    }
+}
+
+#[component]
+fn NewEvaluation(
+    action: ServerAction<StartEvaluation>,
+    question_sets: Vec<QuestionSetView>,
+    sets: Vec<AnswerSetView>,
+    llm: Option<(String, String)>,
+) -> impl IntoView {
+    let usable: Vec<QuestionSetView> = question_sets
+        .into_iter()
+        .filter(|q| sets.iter().filter(|s| s.question_set_id == q.id && s.answers > 0).count() >= 2)
+        .collect();
+    let first_set = usable.last().map(|q| q.id).unwrap_or_default();
+    let question_set = RwSignal::new(first_set);
+    let chosen = RwSignal::new(Vec::<i64>::new());
+    let judge = RwSignal::new("llm".to_string());
+    let all_sets = StoredValue::new(sets);
+    // Every set of the chosen question set ticked by default.
+    Effect::new(move |_| {
+        let q = question_set.get();
+        chosen.set(all_sets.with_value(|s| s.iter().filter(|s| s.question_set_id == q && s.answers > 0).map(|s| s.id).collect()));
+    });
+    let joined = move || chosen.get().iter().map(|i| i.to_string()).collect::<Vec<_>>().join(",");
+    let offline = llm.as_ref().is_some_and(|(p, _)| p == "offline");
+    view! {
+        <details class="panel build-panel" open=true>
+            <summary>"New evaluation"</summary>
+            {llm.map(|(provider, label)| view! {
+                <p class="llm-line">"Configured LLM: " <strong class=format!("provider-{provider}")>{label}</strong>
+                    {offline.then(|| view! { <span class="muted">" — the “LLM” judge is then the offline rubric judge (stated rules, no language model); reports say so"</span> })}
+                </p>
+            })}
+            {if usable.is_empty() {
+                view! { <p class="muted" id="need-answers">"An evaluation needs a question set with at least two answer sets (Answers)."</p> }.into_any()
+            } else {
+                view! {
+                    <ActionForm action attr:class="stack-form" attr:id="evaluation-form">
+                        <div class="row-fields">
+                            <label>"Question set "
+                                <select name="question_set_id" on:change=move |ev| {
+                                    if let Ok(v) = event_target_value(&ev).parse() { question_set.set(v) }
+                                }>
+                                    {usable.iter().rev().map(|s| view! {
+                                        <option value=s.id.to_string()>{format!("#{} {} ({} questions)", s.id, s.name, s.questions)}</option>
+                                    }).collect_view()}
+                                </select>
+                            </label>
+                            <label>"Name " <input type="text" name="name" placeholder="(the answer sets' names)"/></label>
+                        </div>
+                        <fieldset class="choices" id="answer-set-choices">
+                            <legend>"Answer sets compared (every pair is judged)"</legend>
+                            {move || all_sets.with_value(|sets| sets.iter().filter(|s| s.question_set_id == question_set.get() && s.answers > 0).map(|s| {
+                                let sid = s.id;
+                                view! {
+                                    <label class="choice">
+                                        <input type="checkbox" value=sid.to_string() prop:checked=move || chosen.get().contains(&sid)
+                                            on:change=move |ev| {
+                                                let on = event_target_checked(&ev);
+                                                chosen.update(|c| { c.retain(|x| *x != sid); if on { c.push(sid); c.sort(); } });
+                                            }/>
+                                        {format!(" #{} {} ", s.id, s.name)} <span class="badge">{s.method.clone()}</span>
+                                    </label>
+                                }
+                            }).collect_view())}
+                        </fieldset>
+                        <input type="hidden" name="answer_sets" prop:value=joined/>
+                        <input type="hidden" name="pairs" value=""/>
+                        <div class="row-fields">
+                            <label>"Protocol "
+                                <select name="protocol">
+                                    <option value="both" selected>"unbiased and legacy"</option>
+                                    <option value="unbiased">"unbiased only"</option>
+                                    <option value="legacy">"legacy only"</option>
+                                </select>
+                            </label>
+                            <label>"Trials (M) " <input type="number" name="trials" value="25" min="1" max="1000"/></label>
+                            <label>"Repeats per order (N) " <input type="number" name="repeats" value="2" min="1" max="20"/></label>
+                            <label>"Tolerance (words) " <input type="number" name="tolerance" value="10" min="0"/></label>
+                            <label>"Adjustments " <input type="number" name="adjustments" value="3" min="0" max="10"/></label>
+                        </div>
+                        <div class="row-fields">
+                            <label class="check"><input type="checkbox" name="align" value="on" checked/>" Length alignment"</label>
+                            <label class="check"><input type="checkbox" name="exchange" value="on" checked/>" Position exchange (AB and BA)"</label>
+                            <label class="check"><input type="checkbox" name="sanity_first" value="on" checked/>" Sanity-check methods never checked"</label>
+                        </div>
+                        <div class="row-fields">
+                            <label>"Judge "
+                                <select name="judge" id="judge-select" on:change=move |ev| judge.set(event_target_value(&ev))>
+                                    <option value="llm" selected>"the configured LLM"</option>
+                                    <option value="offline">"offline rubric judge (no LLM)"</option>
+                                    <option value="simulated">"simulated judge — bias lab (no LLM)"</option>
+                                </select>
+                            </label>
+                            <span class="bias-fields" class:hidden=move || judge.get() != "simulated">
+                                <label>"Position bias " <input type="number" name="position_bias" value="0.3" step="0.1"/></label>
+                                <label>"Length bias / 10 words " <input type="number" name="length_bias" value="0.1" step="0.05"/></label>
+                                <label>"Noise (sd) " <input type="number" name="noise" value="0.5" step="0.1" min="0"/></label>
+                            </span>
+                        </div>
+                        <p class="muted small">"The paper's defaults: N = 2 judgments per order, M = 25 trials, tolerance 10 words, 3 adjustments. The simulated judge scores with the offline rubric as its hidden true quality, plus the biases you set: with it you can watch what each correction removes."</p>
+                        <NoCacheBox/>
+                        <div><button type="submit" id="start-evaluation" disabled=move || action.pending().get() || chosen.get().len() < 2>"Start evaluation"</button></div>
+                    </ActionForm>
+                }.into_any()
+            }}
+        </details>
+    }
+}
+
+#[component]
+fn SanityChecks(action: ServerAction<StartSanity>, sets: Vec<AnswerSetView>) -> impl IntoView {
+    let checkable: Vec<AnswerSetView> =
+        sets.into_iter().filter(|s| s.method != "imported" && s.answers > 0 && !s.name.ends_with("(second run)")).collect();
+    let judge = RwSignal::new("llm".to_string());
+    view! {
+        <details class="panel" id="sanity-panel">
+            <summary>"Sanity check a method against itself"</summary>
+            <p class="muted small">"The method answers its questions a second time, and the two answer sets are judged under both protocols. An unbiased protocol should call them even (|median relative win rate| ≤ 0.05); the paper saw the legacy protocol give 90% / 10% to the same method."</p>
+            <label>"Judge "
+                <select on:change=move |ev| judge.set(event_target_value(&ev))>
+                    <option value="llm" selected>"the configured LLM"</option>
+                    <option value="offline">"offline rubric judge"</option>
+                    <option value="simulated">"simulated judge (default biases)"</option>
+                </select>
+            </label>
+            <ul class="sanity-list">
+                {checkable.into_iter().map(|s| {
+                    let sid = s.id;
+                    view! {
+                        <li>{format!("#{} {} ", s.id, s.name)}<span class="badge">{s.method.clone()}</span> " "
+                            <button type="button" class="link" data-sanity=sid disabled=move || action.pending().get()
+                                on:click=move |_| { action.dispatch(StartSanity { answer_set_id: sid, judge: judge.get_untracked() }); }>
+                                "Run sanity check"
+                            </button>
+                        </li>
+                    }
+                }).collect_view()}
+            </ul>
+        </details>
+    }
+}
+
+#[component]
+pub fn EvaluationPage() -> impl IntoView {
+    let id = route_id("id");
+    let eval_id = route_id("eval");
+    let project = Resource::new(move || id.get(), get_project);
+    let live = RwSignal::new(false);
+    let tick = ticker(live);
+    let report = Resource::new(move || (eval_id.get(), tick.get()), |(e, _)| get_evaluation_report(e));
+    view! {
+        <Title text="Evaluation"/>
+        <ProjectBar project_id=id.get_untracked() project active="evaluations"/>
+        <main class="page wide evaluation-report">
+            <p class="small"><a href=format!("/projects/{}/evaluations", id.get_untracked())>"← Evaluations"</a></p>
+            <Transition fallback=|| view! { <p class="muted">"Loading the report…"</p> }>
+                {move || Suspend::new(async move {
+                    match report.await {
+                        Err(e) => view! { <ErrorNote error=e/> }.into_any(),
+                        Ok(r) => {
+                            live.set(matches!(r.evaluation.status.as_str(), "queued" | "running"));
+                            view! { <Report project_id=id.get_untracked() r/> }.into_any()
+                        }
+                    }
+                })}
+            </Transition>
+            <Drill project_id=id.get_untracked() eval_id=eval_id.get_untracked()/>
+        </main>
+    }
+}
+
+/// An SVG drawn on the server, inline, with its downloads.
+#[component]
+fn Plot(eval_id: i64, name: String, svg: String, #[prop(into)] alt: String) -> impl IntoView {
+    view! {
+        <figure class="plot" data-plot=name.clone()>
+            <div class="svg" role="img" aria-label=alt inner_html=svg></div>
+            <figcaption class="small">
+                <a href=format!("/api/evaluations/{eval_id}/plots/{name}.svg") download="">"SVG"</a> " · "
+                <a href=format!("/api/evaluations/{eval_id}/plots/{name}.png") download="">"PNG"</a>
+            </figcaption>
+        </figure>
+    }
+}
+
+#[component]
+fn Report(project_id: i64, r: EvaluationReportView) -> impl IntoView {
+    let e = r.evaluation.clone();
+    let eid = e.id;
+    let running = matches!(e.status.as_str(), "queued" | "running");
+    let settings = format!(
+        "{} protocol · M = {} trials · N = {} per order · {} · {} · tolerance {} words",
+        e.protocol,
+        e.trials,
+        e.repeats,
+        if e.align { "length alignment on" } else { "length alignment OFF" },
+        if e.exchange { "position exchange on" } else { "position exchange OFF" },
+        e.tolerance
+    );
+    let job_progress = crate::model::JobView {
+        id: e.job_id.unwrap_or_default(),
+        project_id: Some(project_id),
+        kind: "evaluation".into(),
+        parameters: String::new(),
+        status: e.status.clone(),
+        total: e.total,
+        done: e.done,
+        failed: 0,
+        tokens: e.tokens,
+        cost_usd: e.cost_usd,
+        error: None,
+        created_at: String::new(),
+        started_at: None,
+        finished_at: None,
+        elapsed_secs: 0.0,
+    };
+    view! {
+        <h1>{format!("Evaluation #{eid} · {}", e.name)}</h1>
+        <p class=judge_class(&e.judge) id="judge-line">"Judged by " <strong>{e.judge.clone()}</strong>
+            {e.biases.clone().map(|b| format!(" — biases: {b}"))}
+            {e.judge.contains("no LLM").then(|| view! { <span class="muted">". These verdicts are not an LLM's."</span> })}
+        </p>
+        <p class="small muted">{format!("Question set #{} {} · ", e.question_set_id, e.question_set)}{settings}</p>
+        <p class="small">"Job " {e.job_id.map(|j| view! { <a href=format!("/projects/{project_id}/jobs/{j}")>{format!("#{j}")}</a> })} " "
+            <StatusBadge status=e.status.clone()/> " " <ProgressBar j=job_progress/>
+            {running.then(|| view! { <span class="muted">" — the report fills in as judgments arrive"</span> })}</p>
+        <dl class="totals">
+            <div><dt>"Evaluation tokens"</dt><dd id="eval-tokens">{format::int(e.tokens)}</dd></div>
+            <div><dt>"Cost"</dt><dd>{format!("${:.4}", e.cost_usd)}</dd></div>
+            <div><dt>"Calls"</dt><dd>{format!("{} ({} from cache)", format::int(r.calls), format::int(r.cached_calls))}</dd></div>
+            <div><dt>"Pairs"</dt><dd>{e.pairs}</dd></div>
+        </dl>
+        {r.sanity.clone().map(|(text, even)| {
+            let class = match even { Some(true) => "verdict even", Some(false) => "verdict uneven", None => "verdict" };
+            view! { <p class=class id="sanity-verdict">{text}</p> }
+        })}
+        <h2>"Win and tie rates over trials"</h2>
+        <Plot eval_id=eid name="box".into() svg=r.box_svg.clone() alt="Box plots of win and tie rates over trials, one panel per pair"/>
+        <PairTable rows=r.pairs.clone()/>
+        <h2>"Relative win rate"</h2>
+        <div class="plots-row">
+            <Plot eval_id=eid name="heatmap".into() svg=r.heatmap_svg.clone() alt="Relative win rate heatmap, unbiased protocol"/>
+            {r.legacy_heatmap_svg.clone().map(|svg| view! {
+                <Plot eval_id=eid name="legacy-heatmap".into() svg alt="Relative win rate heatmap, legacy protocol"/>
+            })}
+        </div>
+        <h2>"Per pair: legacy beside unbiased, per aspect, per question level"</h2>
+        {r.pairs.iter().map(|p| {
+            let tag = format!("{}-{}", p.a, p.b);
+            view! {
+                <section class="pair-detail" data-pair=tag.clone()>
+                    <h3>{format!("{} vs {}", p.a_name, p.b_name)}</h3>
+                    <Plot eval_id=eid name=format!("legacy-{tag}") svg=p.legacy_svg.clone() alt="Legacy and unbiased verdicts"/>
+                    <div class="plots-row">
+                        <Plot eval_id=eid name=format!("aspects-{tag}") svg=p.aspects_svg.clone() alt="Win, tie and loss per aspect"/>
+                        <Plot eval_id=eid name=format!("levels-{tag}") svg=p.levels_svg.clone() alt="Win, tie and loss per question level"/>
+                    </div>
+                </section>
+            }
+        }).collect_view()}
+        <h2>"Bias audit of the judge"</h2>
+        <p class="muted small">"From the judgments made. With position exchange each draw is judged in both orders: a judge without position bias flips its verdict only when the answers are close, and the first-shown answer wins about half the time; a judge without length bias lets the longer answer win about half the time."</p>
+        <table class="grid bias-audit" id="bias-audit">
+            <tbody>
+                {r.bias.iter().map(|(what, value, n)| view! {
+                    <tr><td>{what.clone()}</td><td class="num">{value.clone()}</td><td class="small muted">{n.clone()}</td></tr>
+                }).collect_view()}
+            </tbody>
+        </table>
+        <h2>"Downloads"</h2>
+        <p class="downloads">
+            <a href=format!("/api/evaluations/{eid}/report.json") download="">"Whole report (JSON)"</a>
+            {crate::model::EVAL_TABLES.iter().map(|t| view! {
+                " · " <a href=format!("/api/evaluations/{eid}/tables/{t}.csv") download="">{format!("{t}.csv")}</a>
+            }).collect_view()}
+        </p>
+    }
+}
+
+fn range(v: Option<(f64, f64, f64)>) -> String {
+    v.map_or("—".into(), |(m, q1, q3)| format!("{} [{}–{}]", pct(m), pct(q1), pct(q3)))
+}
+
+fn interval(v: Option<(f64, f64)>) -> String {
+    v.map_or("—".into(), |(l, h)| format!("{}–{}", pct(l), pct(h)))
+}
+
+fn p_value(v: Option<(f64, f64)>) -> String {
+    let f = |p: f64| if p < 0.001 { format!("{p:.1e}") } else { format!("{p:.3}") };
+    v.map_or("—".into(), |(p, holm)| format!("{} (Holm {})", f(p), f(holm)))
+}
+
+#[component]
+fn PairTable(rows: Vec<PairRowView>) -> impl IntoView {
+    view! {
+        <table class="grid pair-table" id="pair-table">
+            <thead><tr>
+                <th>"A vs B"</th><th class="num">"Questions"</th><th>"A wins (median [IQR])"</th><th>"Tie"</th><th>"B wins"</th>
+                <th class="num">"Relative"</th><th>"95% CI A wins · B wins"</th><th>"Wilcoxon p"</th><th>"Sign test p"</th>
+                <th>"Legacy A / B"</th><th>"Length alignment"</th>
+            </tr></thead>
+            <tbody>
+                {rows.into_iter().map(|p| {
+                    let (as_is, regen, forced, discarded) = p.aligned;
+                    let alignment = p.alignment_success.map_or("off".to_string(), |s| format!(
+                        "{} aligned ({as_is} as is, {regen} regenerated, {forced} forced, {discarded} discarded)", pct(s)));
+                    view! {
+                        <tr data-pair=format!("{}-{}", p.a, p.b)>
+                            <td>{format!("{} vs {}", p.a_name, p.b_name)}</td>
+                            <td class="num">{p.questions}</td>
+                            <td>{range(p.a_win)}</td>
+                            <td>{range(p.tie)}</td>
+                            <td>{range(p.b_win)}</td>
+                            <td class="num relative">{p.relative.map_or("—".into(), |r| format!("{r:+.2}"))}</td>
+                            <td class="small">{format!("{} · {}", interval(p.a_win_ci), interval(p.b_win_ci))}</td>
+                            <td class="small">{p_value(p.wilcoxon)}</td>
+                            <td class="small">{p_value(p.sign)}</td>
+                            <td>{p.legacy.map_or("—".into(), |(a, b, r)| format!("{} / {} ({r:+.2})", pct(a), pct(b)))}</td>
+                            <td class="small">{alignment}</td>
+                        </tr>
+                    }
+                }).collect_view()}
+            </tbody>
+        </table>
+        <p class="muted small">"Rates are over the questions of each trial; median and interquartile range over the trials. The 95% interval is a bootstrap over questions (10,000 resamples) of each question's rate averaged over trials. Wilcoxon signed-rank and exact sign tests over questions on A's total score minus B's, Holm-corrected across the pairs. Relative win rate = (A wins − B wins) / (A wins + B wins + ties)."</p>
+    }
+}
+
+/// The drill-down: a pair, its questions, and one question's judgments
+/// (state in the address: `?pair=A-B&q=ID`).
+#[component]
+fn Drill(project_id: i64, eval_id: i64) -> impl IntoView {
+    let query = use_query_map();
+    let pair = Memo::new(move |_| {
+        query.read().get("pair").and_then(|p| {
+            let (a, b) = p.split_once('-')?;
+            Some((a.parse::<i64>().ok()?, b.parse::<i64>().ok()?))
+        })
+    });
+    let question = Memo::new(move |_| query.read().get("q").and_then(|q| q.parse::<i64>().ok()));
+    // The pairs come from the report (not refreshed: the list stays put while judgments arrive).
+    let pairs = Resource::new(move || eval_id, get_evaluation_report);
+    let questions = Resource::new(
+        move || pair.get(),
+        move |p| async move {
+            match p {
+                Some((a, b)) => get_drill_questions(eval_id, a, b).await.map(Some),
+                None => Ok(None),
+            }
+        },
+    );
+    let detail = Resource::new(
+        move || (pair.get(), question.get()),
+        move |(p, q)| async move {
+            match (p, q) {
+                (Some((a, b)), Some(q)) => get_drill(eval_id, a, b, q).await.map(Some),
+                _ => Ok(None),
+            }
+        },
+    );
+    let base = format!("/projects/{project_id}/evaluations/{eval_id}");
+    let base2 = base.clone();
+    view! {
+        <section class="drill" id="drill">
+            <h2>"Drill-down: every judgment of a question"</h2>
+            <Suspense fallback=|| ()>
+                {move || {
+                    let base = base.clone();
+                    Suspend::new(async move {
+                        let rows = pairs.await.map(|r| r.pairs).unwrap_or_default();
+                        view! {
+                            <p class="inline-form">"Pair: "
+                                {rows.into_iter().map(|p| {
+                                    let selected = pair.get() == Some((p.a, p.b));
+                                    view! {
+                                        <a class=if selected { "chip selected" } else { "chip" }
+                                            href=format!("{base}?pair={}-{}#drill", p.a, p.b)>{format!("{} vs {}", p.a_name, p.b_name)}</a> " "
+                                    }
+                                }).collect_view()}
+                            </p>
+                        }
+                    })
+                }}
+            </Suspense>
+            <Suspense fallback=|| view! { <p class="muted">"Loading questions…"</p> }>
+                {move || {
+                    let base = base2.clone();
+                    Suspend::new(async move {
+                        match questions.await {
+                            Err(e) => view! { <ErrorNote error=e/> }.into_any(),
+                            Ok(None) => view! { <p class="muted">"Choose a pair to see its questions."</p> }.into_any(),
+                            Ok(Some(list)) => {
+                                let (a, b) = pair.get_untracked().unwrap_or_default();
+                                view! {
+                                    <table class="grid drill-questions">
+                                        <thead><tr><th>"Question"</th><th>"Level"</th><th class="num">"A wins"</th><th class="num">"Ties"</th><th class="num">"B wins"</th><th>"Alignment"</th><th>"Legacy winner"</th></tr></thead>
+                                        <tbody>
+                                            {list.into_iter().map(|q| view! {
+                                                <tr data-question=q.id class:selected=move || question.get() == Some(q.id)>
+                                                    <td><a href=format!("{base}?pair={a}-{b}&q={}#drill-question", q.id)>{q.question.clone()}</a></td>
+                                                    <td class="small">{q.level.clone().unwrap_or_default()}</td>
+                                                    <td class="num">{q.a_wins}</td><td class="num">{q.ties}</td><td class="num">{q.b_wins}</td>
+                                                    <td class="small">{q.alignment.clone()}</td>
+                                                    <td class="small">{q.legacy.clone().unwrap_or_else(|| "—".into())}</td>
+                                                </tr>
+                                            }).collect_view()}
+                                        </tbody>
+                                    </table>
+                                }.into_any()
+                            }
+                        }
+                    })
+                }}
+            </Suspense>
+            <Suspense fallback=|| view! { <p class="muted">"Loading the judgments…"</p> }>
+                {move || Suspend::new(async move {
+                    match detail.await {
+                        Err(e) => view! { <ErrorNote error=e/> }.into_any(),
+                        Ok(None) => ().into_any(),
+                        Ok(Some(d)) => view! { <DrillDetail d/> }.into_any(),
+                    }
+                })}
+            </Suspense>
+        </section>
+    }
+}
+
+#[component]
+fn DrillDetail(d: DrillView) -> impl IntoView {
+    let words = |t: &str| t.split_whitespace().count();
+    let changed = d.a_raw != d.a_judged || d.b_raw != d.b_judged;
+    let job = d.job_id.unwrap_or_default();
+    let answers = [
+        (d.a_name.clone(), d.a_raw.clone(), d.a_judged.clone()),
+        (d.b_name.clone(), d.b_raw.clone(), d.b_judged.clone()),
+    ];
+    view! {
+        <article class="drill-question" id="drill-question">
+            <h3>{d.question.clone()}</h3>
+            <p class="small muted">{d.level.clone().map(|l| format!("{l} · ")).unwrap_or_default()}{format!("length alignment: {}", d.alignment)}</p>
+            <div class="two-answers">
+                {answers.into_iter().enumerate().map(|(i, (name, raw, judged))| view! {
+                    <div class="answer" data-side=if i == 0 { "a" } else { "b" }>
+                        <h4>{format!("{} {}", if i == 0 { "A:" } else { "B:" }, name)}</h4>
+                        <p class="answer-text">{judged.clone()}</p>
+                        <p class="muted small">{format!("{} words as judged", words(&judged))}
+                            {(raw != judged).then(|| format!(" · {} words as generated", words(&raw)))}</p>
+                        {(changed && raw != judged).then(|| view! {
+                            <details><summary class="small">"As generated"</summary><p class="answer-text">{raw.clone()}</p></details>
+                        })}
+                    </div>
+                }).collect_view()}
+            </div>
+            {d.legacy.clone().map(|(overall, aspects)| view! {
+                <p class="legacy-verdict">"Legacy verdict (A shown first): " <strong>{overall}</strong> " — "
+                    {aspects.into_iter().map(|(a, w)| format!("{a}: {w}")).collect::<Vec<_>>().join(" · ")}</p>
+            })}
+            <h4>"Verdict per trial"</h4>
+            <p class="small verdicts">{d.verdicts.iter().map(|(t, a, b, o)| format!("trial {}: {a:.2} vs {b:.2} → {o}", t + 1)).collect::<Vec<_>>().join(" · ")}</p>
+            <h4>{format!("Every judgment ({})", d.judgments.len())}</h4>
+            <table class="grid judgments">
+                <thead><tr><th>"Trial"</th><th>"Repeat"</th><th>"Order"</th>
+                    {crate::model::ASPECT_NAMES.iter().map(|a| view! { <th class="num" title=*a>{a.chars().take(5).collect::<String>()}" A · B"</th> }).collect_view()}
+                    <th>"Reasoning"</th><th></th></tr></thead>
+                <tbody>
+                    {d.judgments.into_iter().map(|j| view! {
+                        <tr data-order=j.order.clone()>
+                            <td class="num">{j.trial + 1}</td><td class="num">{j.repeat + 1}</td><td>{j.order.clone()}</td>
+                            {(0..4).map(|k| view! { <td class="num">{format!("{} · {}", j.a[k], j.b[k])}</td> }).collect_view()}
+                            <td class="small reasoning">{j.reasoning.clone()}</td>
+                            <td><ItemCalls job_id=job item=j.item.clone()/></td>
+                        </tr>
+                    }).collect_view()}
+                </tbody>
+            </table>
+        </article>
+    }
+}
