@@ -139,7 +139,13 @@ fn NewEvaluation(
     // Every set of the chosen question set ticked by default.
     Effect::new(move |_| {
         let q = question_set.get();
-        chosen.set(all_sets.with_value(|s| s.iter().filter(|s| s.question_set_id == q && s.answers > 0).map(|s| s.id).collect()));
+        // (A sanity check's second run is left out: it is the same method.)
+        chosen.set(all_sets.with_value(|s| {
+            s.iter()
+                .filter(|s| s.question_set_id == q && s.answers > 0 && !s.name.ends_with("(second run)"))
+                .map(|s| s.id)
+                .collect()
+        }));
     });
     let joined = move || chosen.get().iter().map(|i| i.to_string()).collect::<Vec<_>>().join(",");
     let offline = llm.as_ref().is_some_and(|(p, _)| p == "offline");
