@@ -611,9 +611,12 @@ pub async fn list_evaluations(project_id: i64) -> Result<Vec<EvaluationView>, Ap
 /// A number from a form field within `min..=max`, or the reason it is not.
 #[cfg(feature = "ssr")]
 fn number(field: &str, value: &str, min: f64, max: f64) -> Result<f64, AppError> {
-    value.trim().parse::<f64>().ok().filter(|n| n.is_finite() && (min..=max).contains(n)).ok_or_else(|| {
-        AppError::Invalid(format!("{field} must be a number from {min} to {max}, not \"{value}\""))
-    })
+    value
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|n| n.is_finite() && (min..=max).contains(n))
+        .ok_or_else(|| AppError::Invalid(format!("{field} must be a number from {min} to {max}, not \"{value}\"")))
 }
 
 /// Reads the evaluation form's judging settings.
@@ -680,9 +683,14 @@ pub async fn start_evaluation(
     no_cache: Option<String>,
 ) -> Result<EvaluationView, AppError> {
     let ids = |text: &str, what: &str| -> Result<Vec<i64>, AppError> {
-        text.split([',', ':']).filter(|t| !t.trim().is_empty()).map(|t| {
-            t.trim().parse::<i64>().map_err(|_| AppError::Invalid(format!("{what}: \"{t}\" is not an answer set id")))
-        }).collect()
+        text.split([',', ':'])
+            .filter(|t| !t.trim().is_empty())
+            .map(|t| {
+                t.trim()
+                    .parse::<i64>()
+                    .map_err(|_| AppError::Invalid(format!("{what}: \"{t}\" is not an answer set id")))
+            })
+            .collect()
     };
     let sets = ids(&answer_sets, "answer sets")?;
     let mut chosen = Vec::new();
@@ -693,8 +701,17 @@ pub async fn start_evaluation(
         }
     }
     let settings = eval_settings(
-        &protocol, &trials, &repeats, &tolerance, &adjustments, align.is_some(), exchange.is_some(), &judge,
-        &position_bias, &length_bias, &noise,
+        &protocol,
+        &trials,
+        &repeats,
+        &tolerance,
+        &adjustments,
+        align.is_some(),
+        exchange.is_some(),
+        &judge,
+        &position_bias,
+        &length_bias,
+        &noise,
     )?;
     let state = app_state()?;
     let llm = state.llm();

@@ -4,7 +4,12 @@
 //! first, a forced winner) hands A a relative win rate of at least 0.7; the
 //! unbiased protocol (both orders, two repeats, ties) keeps the median over
 //! trials within ±0.05; and turning position exchange off brings the bias
-//! back.
+//! back. With a length preference too, and the first-placed side the longer,
+//! length alignment is what keeps the verdict even: off, the bias returns.
+//!
+//! Length alignment against the `openai` client and a mock server: a pair
+//! within the tolerance is left alone, one is fixed by regeneration, one by
+//! the forced append, one is discarded, and the success rate says so.
 
 use std::sync::Arc;
 
@@ -109,4 +114,190 @@ async fn the_unbiased_protocol_judges_a_method_even_with_itself_where_the_legacy
     // Every draw was a call of its own: 2 orders × 2 repeats × questions × trials, none from the cache.
     let fresh = log.log().iter().filter(|c| c.purpose == "judge_scores" && !c.cached).count();
     assert_eq!(fresh, 4 * QUESTIONS * TRIALS as usize);
+}
+
+use std::collections::BTreeMap;
+
+use engine::judge::align::{words, Alignment};
+use engine::judge::eval::{self, PairInput, QuestionInput, Settings};
+use engine::judge::protocol::{align_payload, run_align_item, unbiased_payload};
+use engine::llm::openai::{OpenAiConfig, OpenAiProvider};
+use engine::rag::{method, Corpus};
+use mockllm::{MockConfig, MockServer, Responder};
+use serde_json::{json, Value};
+
+fn text(n: usize) -> String {
+    (0..n).map(|i| format!("w{i}")).collect::<Vec<_>>().join(" ")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn length_alignment_leaves_regenerates_forces_or_discards_through_the_openai_client() {
+    // The mock: an answer request gets the words it asks for, except for
+    // "Q3" (always 30); an append request gets the missing words, except
+    // for "Q4" (5 only).
+    let reply = |req: &Value| {
+        let user = req["messages"][1]["content"].as_str().unwrap_or("");
+        let question = user.lines().find_map(|l| l.strip_prefix("Question: ")).unwrap_or("");
+        if let Some(missing) = user.lines().find_map(|l| l.strip_prefix("Words to add: ")) {
+            let answer = engine::tasks::delimited(user).unwrap_or("");
+            let n: usize = if question.contains("Q4") { 5 } else { missing.trim().parse().unwrap() };
+            return format!("{answer} {}", text(n));
+        }
+        let asked: usize = user
+            .split("Answer in about ")
+            .nth(1)
+            .and_then(|r| r.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(10);
+        text(if question.contains("Q3") { 30 } else { asked })
+    };
+    let mock =
+        MockServer::start(MockConfig { responder: Some(Responder(Arc::new(reply))), ..Default::default() }).await;
+    let log = Arc::new(MemoryStore::default());
+    let gw = Gateway::new(
+        Arc::new(OpenAiProvider::new(OpenAiConfig::new(mock.base_url(), "mock-model")).unwrap()),
+        log.clone(),
+        PriceTable::default(),
+    );
+    let corpus = Corpus::new(
+        vec![(1, "The Salt Guild met at Saltmere every spring.".into()), (2, "Ada Pell led the Guild.".into())],
+        Default::default(),
+        BTreeMap::new(),
+    );
+    let bm25 = method::build("bm25", &Value::Null, Arc::new(corpus), Default::default()).unwrap();
+    // (question, A's words, B's words, A regenerable)
+    let cases = [
+        ("Q1 who met?", 50, 55, true),
+        ("Q2 who led?", 20, 100, true),
+        ("Q3 when?", 20, 100, true),
+        ("Q4 where?", 20, 100, false),
+    ];
+    let mut questions = Vec::new();
+    for (i, (q, wa, wb, regenerable)) in cases.iter().enumerate() {
+        let item = WorkItem { key: format!("al-1-2-{i}"), payload: align_payload(q, &text(*wa), &text(*wb), 10, 3) };
+        let methods = [regenerable.then_some(bm25.as_ref()), None];
+        let result: Value = match run_align_item(&gw, 1, item, methods).await {
+            ItemOutcome::Done { result, .. } => serde_json::from_str(&result).unwrap(),
+            ItemOutcome::Failed { error, .. } => panic!("{q}: {error}"),
+        };
+        let alignment: Alignment = serde_json::from_value(result["alignment"].clone()).unwrap();
+        questions.push((alignment, result));
+    }
+    let how: Vec<Alignment> = questions.iter().map(|q| q.0).collect();
+    assert_eq!(how, [Alignment::AsIs, Alignment::Regenerated(1), Alignment::Forced(3), Alignment::Discarded]);
+    // As judged: Q2's A now 100 words; Q3's A 30 + 70 appended; Q4 short by 75.
+    let judged =
+        |i: usize| (questions[i].1["words"][0].as_u64().unwrap(), questions[i].1["words"][1].as_u64().unwrap());
+    assert_eq!([judged(0), judged(1), judged(2), judged(3)], [(50, 55), (100, 100), (100, 100), (25, 100)]);
+    assert_eq!(questions[2].1["a"].as_str().map(words), Some(100));
+    // The calls: none for Q1; one answer for Q2; three answers asking for
+    // 100, then 170, then 240 words (adjusted by what was missed), and the
+    // append, for Q3; the append alone for Q4.
+    let calls = log.log();
+    let asked: Vec<String> = calls
+        .iter()
+        .filter(|c| c.context.item.as_deref() == Some("al-1-2-2"))
+        .map(|c| {
+            c.messages[1]
+                .content
+                .lines()
+                .find(|l| l.starts_with("Answer in about") || l.starts_with("Words to add"))
+                .unwrap_or("")
+                .to_string()
+        })
+        .collect();
+    assert_eq!(
+        asked,
+        ["Answer in about 100 words.", "Answer in about 170 words.", "Answer in about 240 words.", "Words to add: 70"]
+    );
+    let per_item = |k: &str| calls.iter().filter(|c| c.context.item.as_deref() == Some(k)).count();
+    assert_eq!([per_item("al-1-2-0"), per_item("al-1-2-1"), per_item("al-1-2-3")], [0, 1, 1]);
+    assert_eq!(mock.stats().requests as usize, calls.len());
+    // The report's success rate: 3 of 4 within the tolerance in the end.
+    let pair = PairInput {
+        a: 1,
+        b: 2,
+        questions: questions
+            .iter()
+            .enumerate()
+            .map(|(i, (a, _))| QuestionInput { id: i as i64, alignment: Some(*a), ..Default::default() })
+            .collect(),
+    };
+    let r = eval::report(&Settings::default(), &[], &[pair]);
+    let summary = &r.pairs[0].alignment;
+    assert_eq!((summary.as_is, summary.regenerated, summary.forced, summary.discarded), (1, 1, 1, 1));
+    assert_eq!(summary.success_rate, Some(0.75));
+}
+
+/// Five sentences, each with a name: the rubric's Empowerment is capped,
+/// so repeating the answer's own words adds no quality, only length.
+fn rich_answer(i: usize) -> String {
+    format!(
+        "The boat {i} was built by Ada Pell. It sailed from Saltmere. Bo Marsh owned it later. \
+         The Guild taxed it in {}. It sank near Hollin in a storm.",
+        1700 + i
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_a_length_preference_length_alignment_is_what_keeps_the_verdict_even() {
+    let judge = SimulatedJudge::new(Biases { position: 1.0, length_per_10_words: 0.5, noise: 0.5, seed: 5 });
+    let gw = Gateway::new(Arc::new(judge), Arc::new(MemoryStore::default()), PriceTable::default());
+    let mut aligned = Vec::new();
+    let mut raw = Vec::new();
+    for i in 0..QUESTIONS {
+        let q = format!("What happened to the boat {i}?");
+        let b = rich_answer(i);
+        // A: the same answer padded with its own words (what the offline append does), 40 words longer.
+        let own: Vec<&str> = b.split_whitespace().collect();
+        let a = format!("{b} {}", own.iter().cycle().take(40).copied().collect::<Vec<_>>().join(" "));
+        assert_eq!(words(&a), words(&b) + 40);
+        let item = WorkItem { key: format!("al-{i}"), payload: align_payload(&q, &a, &b, 10, 3) };
+        let r: Value = match run_align_item(&gw, 1, item, [None, None]).await {
+            ItemOutcome::Done { result, .. } => serde_json::from_str(&result).unwrap(),
+            ItemOutcome::Failed { error, .. } => panic!("{error}"),
+        };
+        assert_eq!(r["alignment"], json!({"Forced": 0}), "imported answers: the forced append only");
+        aligned.push((q.clone(), r["a"].as_str().unwrap().to_string(), r["b"].as_str().unwrap().to_string()));
+        raw.push((q, a, b));
+    }
+    // Legacy over the answers as generated: A first and longer.
+    let items: Vec<WorkItem> = raw
+        .iter()
+        .enumerate()
+        .map(|(i, (q, a, b))| WorkItem { key: format!("l-{i}"), payload: payload(q, a, b, 0, 1) })
+        .collect();
+    let legacy: Vec<Outcome> = results(&gw, items, true)
+        .await
+        .iter()
+        .map(|r| serde_json::from_value::<LegacyJudgment>(r["legacy"].clone()).unwrap().overall)
+        .collect();
+    let legacy_rate = Rates::of(&legacy).unwrap().relative();
+    assert!(legacy_rate >= 0.7, "legacy, first-placed and longer: {legacy_rate}");
+
+    // The unbiased protocol over aligned and over unaligned answers.
+    let median_relative = |judged: Vec<Value>| -> f64 {
+        let mut per_q: Vec<QuestionInput> =
+            (0..QUESTIONS).map(|i| QuestionInput { id: i as i64, ..Default::default() }).collect();
+        for (k, r) in judged.iter().enumerate() {
+            let js: Vec<Judgment> = serde_json::from_value(r["judgments"].clone()).unwrap();
+            per_q[k % QUESTIONS].trials.insert(r["trial"].as_u64().unwrap() as u32, js);
+        }
+        let report = eval::report(&Settings::default(), &[], &[PairInput { a: 1, b: 2, questions: per_q }]);
+        report.pairs[0].unbiased.as_ref().unwrap().relative.median
+    };
+    let trial_items = |pairs: &[(String, String, String)]| -> Vec<WorkItem> {
+        (0..TRIALS)
+            .flat_map(|t| {
+                pairs.iter().enumerate().map(move |(i, (q, a, b))| WorkItem {
+                    key: format!("u-{t}-{i}"),
+                    payload: unbiased_payload(q, a, b, t, 2, true),
+                })
+            })
+            .collect()
+    };
+    let even = median_relative(results(&gw, trial_items(&aligned), false).await);
+    assert!(even.abs() <= 0.05, "unbiased with length alignment: {even}");
+    let unaligned = median_relative(results(&gw, trial_items(&raw), false).await);
+    assert!(unaligned >= 0.7, "length alignment off, the longer side wins again: {unaligned}");
 }

@@ -13,9 +13,7 @@ use leptos_router::hooks::use_query_map;
 use crate::api::*;
 use crate::components::{ActionError, ConfirmDelete, ErrorNote, NoCacheBox, ProjectBar};
 use crate::format;
-use crate::model::{
-    AnswerSetView, DrillView, EvaluationReportView, EvaluationView, PairRowView, QuestionSetView,
-};
+use crate::model::{AnswerSetView, DrillView, EvaluationReportView, EvaluationView, PairRowView, QuestionSetView};
 use crate::pages::corpus::route_id;
 use crate::pages::jobs::{ticker, ItemCalls, LatestJob, ProgressBar, StatusBadge};
 
@@ -236,8 +234,10 @@ fn NewEvaluation(
 
 #[component]
 fn SanityChecks(action: ServerAction<StartSanity>, sets: Vec<AnswerSetView>) -> impl IntoView {
-    let checkable: Vec<AnswerSetView> =
-        sets.into_iter().filter(|s| s.method != "imported" && s.answers > 0 && !s.name.ends_with("(second run)")).collect();
+    let checkable: Vec<AnswerSetView> = sets
+        .into_iter()
+        .filter(|s| s.method != "imported" && s.answers > 0 && !s.name.ends_with("(second run)"))
+        .collect();
     let judge = RwSignal::new("llm".to_string());
     view! {
         <details class="panel" id="sanity-panel">
