@@ -720,7 +720,19 @@ pub async fn report_view(pool: &SqlitePool, id: i64) -> AppResult<EvaluationRepo
             ),
             _ => String::new(),
         };
-        (format!("{unbiased}{legacy}"), s.even)
+        let test = r
+            .pairs
+            .first()
+            .and_then(|p| p.unbiased.as_ref()?.wilcoxon.as_ref())
+            .map(|t| {
+                format!(
+                    " Over questions, Wilcoxon p = {:.3}: the difference between the two runs is {}significant at 0.05.",
+                    t.p_value,
+                    if t.p_value < 0.05 { "" } else { "not " }
+                )
+            })
+            .unwrap_or_default();
+        (format!("{unbiased}{legacy}{test}"), s.even)
     });
     let b = &r.bias;
     let rate = |v: Option<f64>| v.map_or("—".to_string(), pct);

@@ -68,16 +68,19 @@ pub fn box_plots_svg(title: &str, subtitle: &str, pairs: &[PairReport]) -> Strin
             for (k, (label, b, colour)) in boxes.iter().enumerate() {
                 let cx = plot_x + slot * k as i32 + slot / 2;
                 let half = slot / 4;
-                let _ = root.draw(&PathElement::new(vec![(cx, y_of(b.whisker_low)), (cx, y_of(b.q1))], INK));
-                let _ = root.draw(&PathElement::new(vec![(cx, y_of(b.q3)), (cx, y_of(b.whisker_high))], INK));
-                for w in [b.whisker_low, b.whisker_high] {
-                    let _ = root.draw(&PathElement::new(vec![(cx - half / 2, y_of(w)), (cx + half / 2, y_of(w))], INK));
+                // Whiskers (and their caps) where they have length: a
+                // rasteriser refuses empty paths.
+                for (cap, quartile) in [(b.whisker_low, b.q1), (b.whisker_high, b.q3)] {
+                    if y_of(cap) != y_of(quartile) {
+                        let _ = root.draw(&PathElement::new(vec![(cx, y_of(cap)), (cx, y_of(quartile))], INK));
+                        let _ = root
+                            .draw(&PathElement::new(vec![(cx - half / 2, y_of(cap)), (cx + half / 2, y_of(cap))], INK));
+                    }
                 }
-                let _ = root.draw(&Rectangle::new(
-                    [(cx - half, y_of(b.q3)), (cx + half, y_of(b.q1).max(y_of(b.q3) + 1))],
-                    colour.mix(0.75).filled(),
-                ));
-                let _ = root.draw(&Rectangle::new([(cx - half, y_of(b.q3)), (cx + half, y_of(b.q1))], INK));
+                // The box: at least a pixel high when the quartiles meet.
+                let corners = [(cx - half, y_of(b.q3)), (cx + half, y_of(b.q1).max(y_of(b.q3) + 1))];
+                let _ = root.draw(&Rectangle::new(corners, colour.mix(0.75).filled()));
+                let _ = root.draw(&Rectangle::new(corners, INK));
                 let _ = root.draw(&PathElement::new(
                     vec![(cx - half, y_of(b.median)), (cx + half, y_of(b.median))],
                     INK.stroke_width(2),

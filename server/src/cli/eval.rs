@@ -27,7 +27,7 @@ pub struct JudgeArgs {
     #[arg(long, default_value_t = 0.1, allow_negative_numbers = true)]
     length_bias: f64,
     /// Simulated judge: standard deviation of the noise, in points.
-    #[arg(long, default_value_t = 0.5)]
+    #[arg(long, default_value_t = 0.5, allow_negative_numbers = true)]
     noise: f64,
     /// Simulated judge: the noise's seed.
     #[arg(long, default_value_t = 0)]

@@ -1,0 +1,268 @@
+//! `assay eval` on a real SQLite file with the offline provider: two
+//! methods judged under both protocols (every draw a call of its own; a
+//! repeat answered from the cache), a sanity check with the bias lab's
+//! judge (the unbiased protocol even, the legacy one not), the report
+//! written to a directory and served as downloads, and bad requests refused
+//! with the reason before any work starts.
+
+mod common;
+
+use std::path::Path;
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use common::assay;
+use http_body_util::BodyExt;
+use serde_json::Value;
+use tower::ServiceExt;
+
+fn json(out: &std::process::Output) -> Value {
+    assert!(out.status.success(), "failed ({:?}): {}", out.status, String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn failure(out: &std::process::Output) -> String {
+    assert!(!out.status.success(), "should have failed: {}", String::from_utf8_lossy(&out.stdout));
+    String::from_utf8_lossy(&out.stderr).to_string()
+}
+
+/// The sample corpus, its graph, 12 graph questions, and BM25 and LightRAG
+/// answers to them; the question set's id.
+async fn sample_with_answers(db: &Path) -> String {
+    json(&assay(db, &["--json", "project", "create", "A"], &[]).await);
+    json(&assay(db, &["--json", "corpus", "add", "A", "--sample"], &[]).await);
+    json(&assay(db, &["--json", "graph", "build", "A"], &[]).await);
+    let args =
+        ["--json", "questions", "generate", "A", "--node", "5", "--edge", "5", "--subgraph", "2", "--min-hops", "10"];
+    let set = json(&assay(db, &args, &[]).await)["set_id"].to_string();
+    for method in ["bm25", "lightrag"] {
+        json(&assay(db, &["--json", "answers", "generate", "A", "--set", &set, "--method", method], &[]).await);
+    }
+    set
+}
+
+async fn scalar(pool: &sqlx::SqlitePool, sql: &str, bind: i64) -> i64 {
+    sqlx::query_scalar(sql).bind(bind).fetch_one(pool).await.unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_methods_are_judged_under_both_protocols_and_the_report_is_written_and_served() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("e.db");
+    let set = sample_with_answers(&db).await;
+    let run = [
+        "--json",
+        "eval",
+        "run",
+        "A",
+        "--set",
+        &set,
+        "--methods",
+        "bm25,lightrag",
+        "--judge",
+        "offline",
+        "--trials",
+        "3",
+    ];
+    let out = json(&assay(&db, &run, &[]).await);
+    assert_eq!(out["status"], "done", "{out}");
+    assert_eq!(out["judge"], "offline rubric judge (no LLM)");
+    let pair = &out["pairs"][0];
+    assert_eq!((pair["a_name"].as_str(), pair["b_name"].as_str()), (Some("bm25"), Some("lightrag")));
+    assert_eq!(pair["questions"], 12);
+    assert_eq!(pair["trials"], 3);
+    for key in ["a_win", "tie", "b_win"] {
+        let b = &pair[key];
+        assert!(b["q1"].as_f64().unwrap() <= b["median"].as_f64().unwrap());
+        assert!(b["median"].as_f64().unwrap() <= b["q3"].as_f64().unwrap());
+    }
+    let (a, t, b) = (
+        pair["a_win"]["median"].as_f64().unwrap(),
+        pair["tie"]["median"].as_f64().unwrap(),
+        pair["b_win"]["median"].as_f64().unwrap(),
+    );
+    let relative = pair["relative_win_rate"].as_f64().unwrap();
+    // The offline judge is deterministic: every trial alike, so the medians are one trial's rates.
+    assert!((a + t + b - 1.0).abs() < 1e-9);
+    assert!((relative - (a - b) / (a + b + t)).abs() < 1e-9);
+    let discarded = pair["discarded"].as_u64().unwrap() as i64;
+    assert!(pair["alignment_success"].as_f64().unwrap() > 0.0);
+
+    // Every draw was a call: 2 orders × 2 repeats × 3 trials per aligned
+    // question, one legacy call per question, none from the cache.
+    let pool = app::store::open(&db).await.unwrap();
+    let job = out["job"].as_i64().unwrap();
+    let judged = 12 - discarded;
+    let count = |purpose: &str| {
+        let pool = pool.clone();
+        let sql = format!("SELECT COUNT(*) FROM llm_calls WHERE job_id = ? AND purpose = '{purpose}' AND cached = 0");
+        async move { scalar(&pool, &sql, job).await }
+    };
+    assert_eq!(count("judge_scores").await, judged * 12);
+    assert_eq!(count("judge_legacy").await, 12);
+    assert_eq!(
+        pair["calls"].as_i64().unwrap(),
+        scalar(&pool, "SELECT COUNT(*) FROM llm_calls WHERE job_id = ?", job).await
+    );
+    assert!(out["tokens"].as_i64().unwrap() > 0);
+
+    // The same evaluation again: every judgment comes from the cache.
+    let again = json(&assay(&db, &run, &[]).await);
+    let pair2 = &again["pairs"][0];
+    assert_eq!(pair2["calls"], pair2["cached_calls"], "{again}");
+    assert_eq!(pair2["relative_win_rate"], pair["relative_win_rate"]);
+
+    // The report on disk.
+    let id = out["evaluation_id"].as_i64().unwrap();
+    let report_dir = dir.path().join("report");
+    let written = json(
+        &assay(&db, &["--json", "eval", "report", &id.to_string(), "--out", report_dir.to_str().unwrap()], &[]).await,
+    );
+    let files: Vec<&str> = written["files"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    for f in [
+        "box.svg",
+        "box.png",
+        "heatmap.svg",
+        "legacy-heatmap.png",
+        "pairs.csv",
+        "trials.csv",
+        "judgments.csv",
+        "report.json",
+    ] {
+        assert!(files.contains(&f), "{f} in {files:?}");
+    }
+    assert!(std::fs::read(report_dir.join("box.png")).unwrap().starts_with(b"\x89PNG"));
+    let svg = std::fs::read_to_string(report_dir.join("box.svg")).unwrap();
+    assert!(svg.contains("bm25 vs lightrag") && svg.contains("judged by offline rubric judge (no LLM)"));
+    let judgments = std::fs::read_to_string(report_dir.join("judgments.csv")).unwrap();
+    assert_eq!(judgments.lines().count() as i64, 1 + judged * 12, "a header and every judgment");
+    let trials = std::fs::read_to_string(report_dir.join("trials.csv")).unwrap();
+    assert_eq!(trials.lines().count(), 1 + 3);
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(report_dir.join("report.json")).unwrap()).unwrap();
+    assert_eq!(report["report"]["pairs"][0]["unbiased"]["relative"]["median"], pair["relative_win_rate"]);
+
+    // The same downloads from the web server.
+    let config = app::state::Config {
+        max_upload_bytes: 1 << 20,
+        import: engine::corpus::ImportLimits { max_file_bytes: 1 << 20, max_documents: 10 },
+        llm_base: Default::default(),
+    };
+    let options = server::web::leptos_options(dir.path(), "127.0.0.1:0".parse().unwrap());
+    let router = server::web::router(pool.clone(), config, Default::default(), options);
+    let get = |path: String| {
+        let router = router.clone();
+        async move {
+            let resp = router.oneshot(Request::get(path).body(Body::empty()).unwrap()).await.unwrap();
+            let (status, kind) =
+                (resp.status(), resp.headers().get("content-type").map(|v| v.to_str().unwrap().to_string()));
+            (status, kind.unwrap_or_default(), resp.into_body().collect().await.unwrap().to_bytes().to_vec())
+        }
+    };
+    let (status, kind, body) = get(format!("/api/evaluations/{id}/plots/heatmap.png")).await;
+    assert_eq!((status, kind.as_str()), (StatusCode::OK, "image/png"));
+    assert!(body.starts_with(b"\x89PNG"));
+    let (status, _, body) = get(format!("/api/evaluations/{id}/tables/pairs.csv")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(String::from_utf8(body).unwrap(), std::fs::read_to_string(report_dir.join("pairs.csv")).unwrap());
+    let (status, _, body) = get(format!("/api/evaluations/{id}/report.json")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(serde_json::from_slice::<Value>(&body).unwrap()["report"], report["report"]);
+    assert_eq!(get(format!("/api/evaluations/{id}/plots/nothing.svg")).await.0, StatusCode::NOT_FOUND);
+    assert_eq!(get(format!("/api/evaluations/{id}/tables/nothing.csv")).await.0, StatusCode::NOT_FOUND);
+    assert_eq!(get("/api/evaluations/999/report.json".into()).await.0, StatusCode::NOT_FOUND);
+    // The report page renders on the server with the judge named.
+    let (status, _, page) = get(format!("/projects/1/evaluations/{id}")).await;
+    assert_eq!(status, StatusCode::OK);
+    let page = String::from_utf8(page).unwrap();
+    assert!(
+        page.contains("offline rubric judge (no LLM)") && page.contains("<svg"),
+        "{}",
+        &page[..page.len().min(2000)]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sanity_check_with_a_position_biased_judge_is_even_only_under_the_unbiased_protocol() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let set = sample_with_answers(&db).await;
+    let args = [
+        "--json",
+        "eval",
+        "sanity",
+        "A",
+        "--set",
+        &set,
+        "--method",
+        "bm25",
+        "--judge",
+        "simulated",
+        "--position-bias",
+        "1",
+        "--noise",
+        "0",
+        "--trials",
+        "3",
+    ];
+    let out = json(&assay(&db, &args, &[]).await);
+    assert_eq!(out["status"], "done", "{out}");
+    assert_eq!(out["judge"], "simulated judge (bias lab, no LLM)");
+    let s = &out["sanity"];
+    // Identical answers (the offline method answers alike twice) and no
+    // noise: each order's +1 cancels over both orders, every question ties.
+    // (With noise, over more questions: engine/tests/judge.rs.)
+    assert_eq!(s["even"], true, "{out}");
+    assert_eq!(s["median_relative_win_rate"], 0.0);
+    assert_eq!(out["pairs"][0]["tie"]["median"], 1.0);
+    assert_eq!(out["bias"]["flip_rate"], 1.0, "every draw's winner is the first shown");
+    assert!(s["legacy_relative_win_rate"].as_f64().unwrap() >= 0.7, "{out}");
+    assert_eq!(out["pairs"][0]["b_name"], "bm25 (second run)");
+    // The second run is an answer set of its own, made by the evaluation's job.
+    let pool = app::store::open(&db).await.unwrap();
+    let second = out["pairs"][0]["b"].as_i64().unwrap();
+    let view = app::store::answers::get_set(&pool, second).await.unwrap();
+    assert_eq!((view.method.as_str(), view.answers, view.job_id), ("bm25", 12, out["job"].as_i64()));
+    // A sanity check of an imported set is refused: there is no method to answer again with.
+    let file = dir.path().join("mine.jsonl");
+    let answers = app::store::answers::list_answers(&pool, second, None).await.unwrap();
+    let lines: Vec<String> = answers
+        .iter()
+        .map(|a| serde_json::json!({"question_id": a.question_id, "answer": a.answer}).to_string())
+        .collect();
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    let imported = json(
+        &assay(
+            &db,
+            &["--json", "answers", "import", "A", "--set", &set, "--name", "mine", file.to_str().unwrap()],
+            &[],
+        )
+        .await,
+    );
+    let id = imported["answers_id"].to_string();
+    let refused = failure(&assay(&db, &["eval", "sanity", "A", "--set", &set, "--method", &id], &[]).await);
+    assert!(refused.contains("imported"), "{refused}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_requests_are_refused_with_the_reason_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("b.db");
+    let set = sample_with_answers(&db).await;
+    let cases: [(&[&str], &str); 5] = [
+        (&["--methods", "bm25"], "at least two"),
+        (&["--methods", "bm25,nothing"], "no answer set \"nothing\""),
+        (&["--methods", "bm25,lightrag", "--trials", "0"], "trials"),
+        (&["--methods", "bm25,lightrag", "--judge", "oracle"], "judge must be"),
+        (&["--methods", "bm25,lightrag", "--noise", "-1"], "noise"),
+    ];
+    for (extra, reason) in cases {
+        let mut args = vec!["eval", "run", "A", "--set", &set];
+        args.extend_from_slice(extra);
+        let err = failure(&assay(&db, &args, &[]).await);
+        assert!(err.contains(reason), "{extra:?}: {err}");
+    }
+    let pool = app::store::open(&db).await.unwrap();
+    assert_eq!(scalar(&pool, "SELECT COUNT(*) FROM evaluations WHERE project_id = ?", 1).await, 0);
+    assert_eq!(scalar(&pool, "SELECT COUNT(*) FROM jobs WHERE kind = 'evaluation' AND project_id = ?", 1).await, 0);
+}
