@@ -266,3 +266,65 @@ async fn bad_requests_are_refused_with_the_reason_before_any_work() {
     assert_eq!(scalar(&pool, "SELECT COUNT(*) FROM evaluations WHERE project_id = ?", 1).await, 0);
     assert_eq!(scalar(&pool, "SELECT COUNT(*) FROM jobs WHERE kind = 'evaluation' AND project_id = ?", 1).await, 0);
 }
+
+/// An evaluation stopped part-way resumes where it stopped: no item is
+/// judged twice, and the report is the one an uninterrupted run gives.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_evaluation_resumes_without_judging_anything_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    let set: i64 = sample_with_answers(&db).await.parse().unwrap();
+    let pool = app::store::open(&db).await.unwrap();
+    let llm = engine::llm::settings::LlmSettings::default();
+    let req = |name: &str| app::evaluation::EvalRequest {
+        question_set_id: set,
+        answer_sets: vec![1, 2],
+        pairs: vec![],
+        settings: engine::judge::eval::Settings {
+            judge: engine::judge::eval::JudgeKind::Simulated,
+            trials: 4,
+            ..Default::default()
+        },
+        name: Some(name.into()),
+        no_cache: false,
+    };
+    let (job, id) = app::evaluation::create(&pool, &llm, &req("stopped")).await.unwrap();
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let stop = cancel.clone();
+    let end = app::jobs::run(&pool, &llm, job.id, false, cancel, &move |p| {
+        if p.done >= 20 {
+            stop.cancel();
+        }
+    })
+    .await
+    .unwrap();
+    assert_eq!(end, engine::jobs::RunEnd::Cancelled);
+    let partial = app::store::jobs::get_job(&pool, job.id).await.unwrap();
+    assert!(partial.done >= 20 && partial.done < partial.total, "{partial:?}");
+    let end = app::jobs::run(&pool, &llm, job.id, false, Default::default(), &|_| {}).await.unwrap();
+    assert_eq!(end, engine::jobs::RunEnd::Finished);
+    let after = app::store::jobs::get_job(&pool, job.id).await.unwrap();
+    assert_eq!((after.status.as_str(), after.done, after.failed), ("done", after.total, 0));
+    // Every judging draw went to the provider exactly once: an item cut
+    // off by the cancel is judged again on resume, its finished draws
+    // answered from the cache.
+    let draws: Vec<(String, i64)> = sqlx::query_as(
+        "SELECT item || '#' || sample, COUNT(*) FROM llm_calls
+          WHERE job_id = ? AND purpose = 'judge_scores' AND cached = 0 GROUP BY item, sample",
+    )
+    .bind(job.id)
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    assert!(
+        !draws.is_empty() && draws.iter().all(|(_, n)| *n == 1),
+        "a draw made twice: {:?}",
+        draws.iter().find(|d| d.1 > 1)
+    );
+    // The same evaluation run straight through reports the same numbers.
+    let (job2, id2) = app::evaluation::create(&pool, &llm, &req("straight")).await.unwrap();
+    app::jobs::run(&pool, &llm, job2.id, false, Default::default(), &|_| {}).await.unwrap();
+    let (_, resumed) = app::evaluation::report(&pool, id).await.unwrap();
+    let (_, straight) = app::evaluation::report(&pool, id2).await.unwrap();
+    assert_eq!(resumed.pairs, straight.pairs);
+}
