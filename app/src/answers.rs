@@ -184,7 +184,7 @@ pub async fn execute(
     let end =
         phase.run(answers, phase.concurrency, |item| engine::rag::run_item(m.as_ref(), gateway, job.id, item)).await;
     if matches!(end, Ok(RunEnd::Finished)) {
-        store_answers(pool, job, parameters["target_words"].as_u64().map(|t| t as usize)).await?;
+        store_answers(pool, job.id, "a-", parameters["target_words"].as_u64().map(|t| t as usize)).await?;
     }
     Ok(end)
 }
@@ -322,12 +322,19 @@ async fn embed_chunks(
 }
 
 /// Writes a finished job's answers into its set.
-async fn store_answers(pool: &SqlitePool, job: &JobView, target_words: Option<usize>) -> AppResult<()> {
-    let set = store::answers::set_of_job(pool, job.id).await?;
-    let answers: Vec<NewAnswer> = store::jobs::job_items(pool, job.id)
+/// (Also a sanity check's second run: its items are `again-QID`, its set the
+/// one its evaluation job fills.)
+pub(crate) async fn store_answers(
+    pool: &SqlitePool,
+    job_id: i64,
+    prefix: &str,
+    target_words: Option<usize>,
+) -> AppResult<()> {
+    let set = store::answers::set_of_job(pool, job_id).await?;
+    let answers: Vec<NewAnswer> = store::jobs::job_items(pool, job_id)
         .await?
         .into_iter()
-        .filter(|i| i.key.starts_with("a-") && i.status == "done")
+        .filter(|i| i.key.starts_with(prefix) && i.status == "done")
         .filter_map(|i| {
             let v: serde_json::Value = serde_json::from_str(i.result.as_deref()?).ok()?;
             let a: engine::rag::Answer = serde_json::from_value(v.clone()).ok()?;

@@ -418,17 +418,7 @@ pub async fn execute(
         if !matches!(end, Ok(RunEnd::Finished)) {
             return Ok(end);
         }
-        let answers: Vec<store::answers::NewAnswer> = store::jobs::job_items(pool, job.id)
-            .await?
-            .into_iter()
-            .filter(|i| i.key.starts_with("again-") && i.status == "done")
-            .filter_map(|i| {
-                let v: serde_json::Value = serde_json::from_str(i.result.as_deref()?).ok()?;
-                let a: engine::rag::Answer = serde_json::from_value(v.clone()).ok()?;
-                Some(store::answers::NewAnswer::of(v["question_id"].as_i64()?, &a, None))
-            })
-            .collect();
-        store::answers::replace_answers(pool, second, &answers).await?;
+        crate::answers::store_answers(pool, job.id, "again-", None).await?;
     }
 
     let questions = store::questions::list_questions(pool, e.view.question_set_id).await?;

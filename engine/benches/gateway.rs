@@ -12,14 +12,8 @@ use engine::llm::openai::{OpenAiConfig, OpenAiProvider};
 use engine::llm::{CallContext, ChatRequest, Gateway, MemoryStore, Message, PriceTable};
 use mockllm::{MockConfig, MockServer};
 
-/// CPU time (user + system) and peak RSS of this process so far.
-fn cpu_and_rss() -> (Duration, u64) {
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: getrusage writes into the struct we own.
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    (tv(usage.ru_utime) + tv(usage.ru_stime), usage.ru_maxrss as u64)
-}
+mod common;
+use common::cpu_and_rss;
 
 fn main() {
     let calls: usize = std::env::var("BENCH_CALLS").ok().and_then(|v| v.parse().ok()).unwrap_or(5000);

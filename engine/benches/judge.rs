@@ -19,14 +19,8 @@ use mockllm::{MockConfig, MockServer, Responder};
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-/// CPU time (user + system) and peak RSS of this process so far.
-fn cpu_and_rss() -> (Duration, u64) {
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: getrusage writes into the struct we own.
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    (tv(usage.ru_utime) + tv(usage.ru_stime), usage.ru_maxrss as u64)
-}
+mod common;
+use common::cpu_and_rss;
 
 fn main() {
     let env = |k: &str, d: u32| std::env::var(k).ok().and_then(|v| v.parse().ok()).unwrap_or(d);

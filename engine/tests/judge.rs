@@ -56,6 +56,21 @@ async fn results(gw: &Gateway, items: Vec<WorkItem>, legacy: bool) -> Vec<serde_
         .collect()
 }
 
+/// The legacy protocol's relative win rate of A over `(question, A, B)`.
+async fn legacy_relative(gw: &Gateway, pairs: &[(String, String, String)]) -> f64 {
+    let items: Vec<WorkItem> = pairs
+        .iter()
+        .enumerate()
+        .map(|(i, (q, a, b))| WorkItem { key: format!("l-{i}"), payload: payload(q, a, b, 0, 1) })
+        .collect();
+    let legacy: Vec<Outcome> = results(gw, items, true)
+        .await
+        .iter()
+        .map(|r| serde_json::from_value::<LegacyJudgment>(r["legacy"].clone()).unwrap().overall)
+        .collect();
+    Rates::of(&legacy).unwrap().relative()
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     engine::stats::quantile(&v, 0.5).unwrap()
@@ -69,17 +84,8 @@ async fn the_unbiased_protocol_judges_a_method_even_with_itself_where_the_legacy
     let pairs = pairs();
 
     // Legacy: one trial, A first.
-    let items: Vec<WorkItem> = pairs
-        .iter()
-        .enumerate()
-        .map(|(i, (q, a))| WorkItem { key: format!("l-{i}"), payload: payload(q, a, a, 0, 1) })
-        .collect();
-    let legacy: Vec<Outcome> = results(&gw, items, true)
-        .await
-        .iter()
-        .map(|r| serde_json::from_value::<LegacyJudgment>(r["legacy"].clone()).unwrap().overall)
-        .collect();
-    let legacy_rate = Rates::of(&legacy).unwrap().relative();
+    let same: Vec<(String, String, String)> = pairs.iter().map(|(q, a)| (q.clone(), a.clone(), a.clone())).collect();
+    let legacy_rate = legacy_relative(&gw, &same).await;
     assert!(legacy_rate >= 0.7, "legacy relative win rate of the first-placed side: {legacy_rate}");
 
     // Unbiased: both orders, two repeats, trials.
@@ -262,17 +268,7 @@ async fn with_a_length_preference_length_alignment_is_what_keeps_the_verdict_eve
         raw.push((q, a, b));
     }
     // Legacy over the answers as generated: A first and longer.
-    let items: Vec<WorkItem> = raw
-        .iter()
-        .enumerate()
-        .map(|(i, (q, a, b))| WorkItem { key: format!("l-{i}"), payload: payload(q, a, b, 0, 1) })
-        .collect();
-    let legacy: Vec<Outcome> = results(&gw, items, true)
-        .await
-        .iter()
-        .map(|r| serde_json::from_value::<LegacyJudgment>(r["legacy"].clone()).unwrap().overall)
-        .collect();
-    let legacy_rate = Rates::of(&legacy).unwrap().relative();
+    let legacy_rate = legacy_relative(&gw, &raw).await;
     assert!(legacy_rate >= 0.7, "legacy, first-placed and longer: {legacy_rate}");
 
     // The unbiased protocol over aligned and over unaligned answers.

@@ -279,20 +279,6 @@ pub fn JobPage() -> impl IntoView {
 #[component]
 fn ItemRow(job_id: i64, item: JobItemView) -> impl IntoView {
     let open = RwSignal::new(false);
-    let key = item.key.clone();
-    let calls = Resource::new(
-        move || open.get(),
-        move |open| {
-            let key = key.clone();
-            async move {
-                if open {
-                    get_item_calls(job_id, key).await.map(Some)
-                } else {
-                    Ok(None)
-                }
-            }
-        },
-    );
     let text = item.result.clone().or(item.error.clone()).unwrap_or_default();
     view! {
         <tr data-item=item.key.clone()>
@@ -300,32 +286,26 @@ fn ItemRow(job_id: i64, item: JobItemView) -> impl IntoView {
             <td><StatusBadge status=item.status.clone()/></td>
             <td class="result">{text}</td>
             <td class="num">{format::int(item.tokens)}</td>
-            <td class="actions">
-                <button type="button" class="link" on:click=move |_| open.update(|o| *o = !*o)>
-                    {move || if open.get() { "Hide calls" } else { "Calls" }}
-                </button>
-            </td>
+            <td class="actions"><CallsToggle open/></td>
         </tr>
         <Show when=move || open.get()>
-            <tr class="calls-row"><td colspan="5">
-                <Suspense fallback=|| view! { <p class="muted">"Loading calls…"</p> }>
-                    {move || Suspend::new(async move {
-                        match calls.await {
-                            Err(e) => view! { <ErrorNote error=e/> }.into_any(),
-                            Ok(None) => ().into_any(),
-                            Ok(Some(list)) => view! { <CallLog calls=list/> }.into_any(),
-                        }
-                    })}
-                </Suspense>
-            </td></tr>
+            <tr class="calls-row"><td colspan="5"><ItemCallLog job_id item=item.key.clone() open/></td></tr>
         </Show>
     }
 }
 
-/// A toggle that shows one job item's call log in place.
 #[component]
-pub(crate) fn ItemCalls(job_id: i64, item: String) -> impl IntoView {
-    let open = RwSignal::new(false);
+fn CallsToggle(open: RwSignal<bool>) -> impl IntoView {
+    view! {
+        <button type="button" class="link" on:click=move |_| open.update(|o| *o = !*o)>
+            {move || if open.get() { "Hide calls" } else { "Calls" }}
+        </button>
+    }
+}
+
+/// One job item's call log, loaded when `open`.
+#[component]
+fn ItemCallLog(job_id: i64, item: String, open: RwSignal<bool>) -> impl IntoView {
     let calls = Resource::new(
         move || open.get(),
         move |open| {
@@ -340,19 +320,26 @@ pub(crate) fn ItemCalls(job_id: i64, item: String) -> impl IntoView {
         },
     );
     view! {
-        <button type="button" class="link" on:click=move |_| open.update(|o| *o = !*o)>
-            {move || if open.get() { "Hide calls" } else { "Calls" }}
-        </button>
+        <Suspense fallback=|| view! { <p class="muted">"Loading calls…"</p> }>
+            {move || Suspend::new(async move {
+                match calls.await {
+                    Err(e) => view! { <ErrorNote error=e/> }.into_any(),
+                    Ok(None) => ().into_any(),
+                    Ok(Some(list)) => view! { <CallLog calls=list/> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+/// A toggle that shows one job item's call log in place.
+#[component]
+pub(crate) fn ItemCalls(job_id: i64, item: String) -> impl IntoView {
+    let open = RwSignal::new(false);
+    view! {
+        <CallsToggle open/>
         <Show when=move || open.get()>
-            <Suspense fallback=|| view! { <p class="muted">"Loading calls…"</p> }>
-                {move || Suspend::new(async move {
-                    match calls.await {
-                        Err(e) => view! { <ErrorNote error=e/> }.into_any(),
-                        Ok(None) => ().into_any(),
-                        Ok(Some(list)) => view! { <CallLog calls=list/> }.into_any(),
-                    }
-                })}
-            </Suspense>
+            <ItemCallLog job_id item=item.clone() open/>
         </Show>
     }
 }
