@@ -23,6 +23,7 @@
 //! - [`judge`]: pairwise judging: the verdict rules of the unbiased and legacy protocols.
 //! - [`stats`]: quartiles, box plots, relative win rate, Wilcoxon, sign test, Holm.
 
+pub mod agreement;
 pub mod chunk;
 pub mod corpus;
 pub mod embed;
