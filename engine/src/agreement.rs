@@ -283,7 +283,8 @@ mod tests {
             let k = cohen_kappa(&a, &b, w).unwrap();
             assert!((k - expected).abs() < 1e-12, "{w:?}: {k}");
         }
-        let (fa, fb): (Vec<f64>, Vec<f64>) = (a.iter().map(|x| *x as f64).collect(), b.iter().map(|x| *x as f64).collect());
+        let (fa, fb): (Vec<f64>, Vec<f64>) =
+            (a.iter().map(|x| *x as f64).collect(), b.iter().map(|x| *x as f64).collect());
         let (rho, p) = spearman(&fa, &fb).unwrap();
         assert!((rho - 0.9065959795808342).abs() < 1e-12, "{rho}");
         assert!((p - 4.777957671271153e-05).abs() < 1e-12, "{p}");

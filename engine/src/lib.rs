@@ -35,5 +35,6 @@ pub mod questions;
 pub mod rag;
 pub mod sample;
 pub mod stats;
+pub mod study;
 pub mod tasks;
 pub mod text;
