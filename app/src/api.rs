@@ -768,3 +768,111 @@ pub async fn get_drill_questions(id: i64, a: i64, b: i64) -> Result<Vec<DrillQue
 pub async fn get_drill(id: i64, a: i64, b: i64, question: i64) -> Result<DrillView, AppError> {
     crate::evaluation::drill(&app_state()?.pool, id, a, b, question).await
 }
+
+/// A new study's links (each token shown only now: only its hash is kept).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CreatedStudy {
+    pub study_id: i64,
+    /// `/s/TOKEN`: the open link (a rater per browser).
+    pub open_path: String,
+    /// `/s/TOKEN` per rater.
+    pub rater_paths: Vec<String>,
+}
+
+#[server]
+pub async fn list_studies(project_id: i64) -> Result<Vec<StudyView>, AppError> {
+    crate::study::list(&app_state()?.pool, project_id).await
+}
+
+/// Creates a question-rating study. `draws`: `SET:N` comma-separated.
+#[server]
+#[allow(clippy::too_many_arguments)]
+pub async fn create_study(
+    project_id: i64,
+    name: String,
+    draws: String,
+    intro: String,
+    corpus_summary: String,
+    attention_checks: String,
+    target_raters: String,
+    rater_links: String,
+    seed: String,
+) -> Result<CreatedStudy, AppError> {
+    let mut parsed = Vec::new();
+    for part in draws.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (set, n) =
+            part.split_once(':').ok_or_else(|| AppError::Invalid(format!("questions: \"{part}\" is not SET:COUNT")))?;
+        let set = whole("question set", set, 1, i64::MAX as u64)? as i64;
+        parsed.push((set, whole("questions to draw", n, 1, 10_000)? as usize));
+    }
+    let req = crate::study::StudyRequest {
+        project_id,
+        name,
+        draws: parsed,
+        dimensions: None,
+        intro,
+        corpus_summary,
+        attention_checks: whole("attention checks", &attention_checks, 0, 5)? as usize,
+        target_raters: match target_raters.trim() {
+            "" => None,
+            t => Some(whole("target raters", t, 1, 100_000)? as i64),
+        },
+        rater_links: whole("per-rater links", &rater_links, 0, 1000)? as usize,
+        seed: if seed.trim().is_empty() { 42 } else { whole("seed", &seed, 0, u64::MAX)? },
+    };
+    let created = crate::study::create(&app_state()?.pool, &req).await?;
+    Ok(CreatedStudy {
+        study_id: created.study_id,
+        open_path: format!("/s/{}", created.open_token),
+        rater_paths: created.rater_tokens.iter().map(|t| format!("/s/{t}")).collect(),
+    })
+}
+
+#[server]
+pub async fn set_study_open(id: i64, open: bool) -> Result<(), AppError> {
+    crate::study::set_open(&app_state()?.pool, id, open).await
+}
+
+/// A new link for a study (`kind`: open or rater); its path, shown once.
+#[server]
+pub async fn add_study_link(id: i64, kind: String) -> Result<String, AppError> {
+    let label = if kind == "open" { "open link" } else { "rater link" };
+    Ok(format!("/s/{}", crate::study::add_link(&app_state()?.pool, id, &kind, label).await?))
+}
+
+#[server]
+pub async fn revoke_study_link(link_id: i64) -> Result<(), AppError> {
+    crate::study::revoke_link(&app_state()?.pool, link_id).await
+}
+
+#[server]
+pub async fn delete_study(id: i64) -> Result<(), AppError> {
+    crate::study::delete(&app_state()?.pool, id).await
+}
+
+#[server]
+pub async fn get_study_results(id: i64) -> Result<StudyResultsView, AppError> {
+    crate::study::results_view(&app_state()?.pool, id).await
+}
+
+/// A rater's session at a study link (no account; `rater`: the browser's
+/// own token at an open link, or empty).
+#[server(endpoint = "study/session")]
+pub async fn study_session(link: String, rater: String) -> Result<RaterSession, AppError> {
+    crate::study::session(&app_state()?.pool, &link, Some(rater.as_str()).filter(|r| !r.is_empty())).await
+}
+
+/// A rater's scores for one item: `scores` comma-separated, one per dimension.
+#[server(endpoint = "study/rate")]
+pub async fn study_rate(link: String, rater: String, item: i64, scores: String) -> Result<(i64, i64), AppError> {
+    let scores: Vec<u8> = scores
+        .split(',')
+        .map(|s| s.trim().parse::<u8>().map_err(|_| AppError::Invalid(format!("\"{s}\" is not a score from 1 to 5"))))
+        .collect::<Result<_, _>>()?;
+    crate::study::rate(&app_state()?.pool, &link, &rater, item, &scores).await
+}
+
+#[server(endpoint = "study/finish")]
+pub async fn study_finish(link: String, rater: String) -> Result<(), AppError> {
+    crate::study::finish(&app_state()?.pool, &link, &rater).await
+}

@@ -531,3 +531,74 @@ pub struct DrillView {
 pub const EVAL_TABLES: [&str; 6] = ["pairs", "trials", "aspects", "levels", "judgments", "alignment"];
 /// The unbiased protocol's aspects (as `engine::judge::ASPECTS`, for the browser).
 pub const ASPECT_NAMES: [&str; 4] = ["Comprehensiveness", "Relevance", "Empowerment", "Directness"];
+
+/// A study as the owner sees it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StudyView {
+    pub id: i64,
+    pub project_id: i64,
+    pub name: String,
+    pub intro: String,
+    pub corpus_summary: String,
+    pub dimensions: Vec<DimensionView>,
+    pub items: i64,
+    pub attention_checks: i64,
+    pub target_raters: Option<i64>,
+    pub raters: i64,
+    pub completed: i64,
+    pub is_open: bool,
+    /// The links: (id, kind "open" | "rater", label, revoked).
+    pub links: Vec<(i64, String, Option<String>, bool)>,
+    pub created_at: String,
+}
+
+/// A rated dimension, its definition and the five points' labels.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DimensionView {
+    pub name: String,
+    pub definition: String,
+    pub labels: Vec<String>,
+}
+
+/// What a rater's browser needs: the study (never its sources), the
+/// items in this rater's order, the ratings given so far.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RaterSession {
+    pub study: String,
+    pub intro: String,
+    pub corpus_summary: String,
+    pub dimensions: Vec<DimensionView>,
+    pub is_open: bool,
+    /// The rater's own token (to keep in the browser for an open link).
+    pub rater: String,
+    /// `(item id, text)` in this rater's order.
+    pub items: Vec<(i64, String)>,
+    /// Item id → its scores per dimension so far (0: not yet).
+    pub ratings: Vec<(i64, Vec<u8>)>,
+    pub finished: bool,
+}
+
+/// One group's mean, 95% interval and distribution for the results page.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StudySummaryRow {
+    pub dimension: String,
+    pub group: String,
+    pub n: usize,
+    pub mean: f64,
+    pub ci: Option<(f64, f64)>,
+    pub distribution: [usize; 5],
+}
+
+/// A study's results.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StudyResultsView {
+    pub study: StudyView,
+    pub raters: usize,
+    pub completed: usize,
+    pub failed_attention: usize,
+    pub by_source: Vec<StudySummaryRow>,
+    pub by_level: Vec<StudySummaryRow>,
+    /// Per dimension: Fleiss' κ (and over how many items), Krippendorff's α.
+    pub agreement: Vec<(String, Option<f64>, usize, Option<f64>)>,
+    pub chart_svg: String,
+}

@@ -222,6 +222,79 @@ pub fn results(items: &[Item], dimensions: usize, ratings: &[Rating], names: &[S
     Results { raters: raters.len(), completed, failed_attention: failed.len(), dimensions: dimension_results }
 }
 
+/// Seed 000 Fig. 11 as SVG: per dimension, a bar per question source with
+/// its mean score (1–5 axis) and 95% interval, the value written above.
+pub fn chart_svg(title: &str, results: &Results) -> String {
+    use plotters::prelude::*;
+    let sources: Vec<String> = {
+        let mut s: Vec<String> =
+            results.dimensions.iter().flat_map(|d| d.by_source.iter().map(|x| x.group.clone())).collect();
+        s.sort();
+        s.dedup();
+        s
+    };
+    let palette = [
+        RGBColor(0x4e, 0x79, 0xa7),
+        RGBColor(0xf2, 0x8e, 0x2b),
+        RGBColor(0x59, 0xa1, 0x4f),
+        RGBColor(0xb0, 0x7a, 0xa1),
+    ];
+    let (group_w, plot_h, left, top) = (60 + 46 * sources.len().max(1) as i32, 240i32, 50i32, 70i32);
+    let width = (left + group_w * results.dimensions.len().max(1) as i32 + 20).max(480);
+    let height = top + plot_h + 50;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (width as u32, height as u32)).into_drawing_area();
+        let _ = root.fill(&WHITE);
+        let font = |size: u32| ("sans-serif", size).into_font().color(&BLACK);
+        let _ = root.draw(&Text::new(title.to_string(), (12, 8), font(15)));
+        let mut x = left;
+        for (k, s) in sources.iter().enumerate() {
+            let _ = root.draw(&Rectangle::new([(x, 34), (x + 12, 46)], palette[k % palette.len()].filled()));
+            let _ = root.draw(&Text::new(s.clone(), (x + 16, 34), font(11)));
+            x += 28 + 7 * s.chars().count() as i32;
+        }
+        let y_of = |v: f64| top + plot_h - (((v - 1.0) / 4.0).clamp(0.0, 1.0) * plot_h as f64).round() as i32;
+        for tick in 1..=5 {
+            let y = y_of(tick as f64);
+            let _ = root.draw(&PathElement::new(vec![(left, y), (width - 10, y)], RGBColor(0xdd, 0xdd, 0xdd)));
+            let _ = root.draw(&Text::new(tick.to_string(), (left - 16, y - 6), font(10)));
+        }
+        if results.dimensions.iter().all(|d| d.by_source.is_empty()) {
+            let _ = root.draw(&Text::new("no ratings yet".to_string(), (left + 10, top + plot_h / 2), font(13)));
+        }
+        for (g, d) in results.dimensions.iter().enumerate() {
+            let x0 = left + g as i32 * group_w + 20;
+            let _ = root.draw(&Text::new(d.dimension.clone(), (x0, top + plot_h + 10), font(12)));
+            for (k, s) in sources.iter().enumerate() {
+                let Some(sum) = d.by_source.iter().find(|x| &x.group == s) else { continue };
+                let bx = x0 + k as i32 * 46;
+                let _ = root.draw(&Rectangle::new(
+                    [(bx, y_of(sum.mean)), (bx + 36, y_of(1.0))],
+                    palette[k % palette.len()].filled(),
+                ));
+                if let Some((lo, hi)) = sum.ci {
+                    let c = bx + 18;
+                    let ink = RGBColor(0x33, 0x33, 0x33);
+                    if y_of(lo) != y_of(hi) {
+                        let _ = root.draw(&PathElement::new(vec![(c, y_of(lo)), (c, y_of(hi))], ink));
+                    }
+                    for v in [lo, hi] {
+                        let _ = root.draw(&PathElement::new(vec![(c - 6, y_of(v)), (c + 6, y_of(v))], ink));
+                    }
+                }
+                let _ = root.draw(&Text::new(
+                    format!("{:.2}", sum.mean),
+                    (bx + 4, y_of(sum.ci.map_or(sum.mean, |c| c.1)) - 14),
+                    font(10),
+                ));
+            }
+        }
+        let _ = root.present();
+    }
+    svg
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -294,5 +367,9 @@ mod tests {
         let counts = vec![vec![0, 0, 0, 0, 3], vec![0, 0, 0, 2, 1], vec![0, 2, 1, 0, 0]];
         assert_eq!(d.agreement.fleiss_kappa, fleiss_kappa(&counts));
         assert!(d.agreement.krippendorff_alpha.unwrap() > 0.8);
+        let svg = chart_svg("Study", &res);
+        for text in ["Comprehensibility", "graph", "summary", "4.67", "2.33"] {
+            assert!(svg.contains(text), "{text}");
+        }
     }
 }

@@ -7,6 +7,7 @@
 
 mod answers;
 mod eval;
+mod study;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -122,6 +123,9 @@ enum Command {
     /// one), sanity-check a method against itself, write reports.
     #[command(subcommand)]
     Eval(eval::EvalCommand),
+    /// Question-rating studies: create one with rater links, read its results.
+    #[command(subcommand)]
+    Study(study::StudyCommand),
 }
 
 #[derive(Subcommand, Debug)]
@@ -420,6 +424,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Questions(cmd) => questions(&pool, out, &llm, cmd).await,
         Command::Answers(cmd) => answers::run(&pool, out, &llm, cmd).await,
         Command::Eval(cmd) => eval::run(&pool, out, &llm, cmd).await,
+        Command::Study(cmd) => study::run(&pool, out, cmd).await,
     }
 }
 

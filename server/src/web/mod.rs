@@ -3,6 +3,7 @@
 
 mod answers;
 mod evaluations;
+mod studies;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -76,6 +77,8 @@ pub fn router(
         .route("/api/evaluations/{id}/plots/{file}", get(evaluations::plot))
         .route("/api/evaluations/{id}/tables/{file}", get(evaluations::table))
         .route("/api/evaluations/{id}/report.json", get(evaluations::report_json))
+        .route("/api/studies/{id}/ratings.csv", get(studies::ratings_csv))
+        .route("/api/studies/{id}/{file}", get(studies::chart))
         .leptos_routes_with_context(&state, routes, || (), move || app::shell(shell_options.clone()))
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(app::shell))
         .with_state(state)

@@ -1,0 +1,102 @@
+//! `assay study …`: question-rating studies made headless, and their results.
+
+use std::process::ExitCode;
+
+use clap::Subcommand;
+use serde_json::json;
+use sqlx::SqlitePool;
+
+use super::{write_stdout, Output};
+
+#[derive(Subcommand, Debug)]
+pub enum StudyCommand {
+    /// Create a question-rating study: draw questions from sets, make an
+    /// open link (a rater per browser) and per-rater links. Prints the
+    /// owner's results URL and the rater links (tokens shown only now).
+    Create {
+        project: String,
+        /// `SET:N[,SET:N...]`: draw N questions from each question set.
+        #[arg(long, value_delimiter = ',', required = true)]
+        questions: Vec<String>,
+        /// Per-rater links to make (besides the open link).
+        #[arg(long, default_value_t = 0)]
+        raters: usize,
+        #[arg(long)]
+        name: Option<String>,
+        /// Attention-check items (0–5).
+        #[arg(long, default_value_t = 0)]
+        attention: usize,
+        /// Shown to raters first.
+        #[arg(long, default_value = "")]
+        intro: String,
+        #[arg(long, default_value_t = 42)]
+        seed: u64,
+        /// The address the URLs use.
+        #[arg(long, env = "ASSAY_BASE_URL", default_value = "http://127.0.0.1:3000")]
+        base_url: String,
+    },
+    /// A study's results: means and 95% intervals per dimension and source,
+    /// per level, agreement; or every rating as CSV.
+    Results {
+        id: i64,
+        #[arg(long, value_parser = ["json", "csv"], default_value = "json")]
+        format: String,
+    },
+}
+
+pub async fn run(pool: &SqlitePool, out: Output, cmd: StudyCommand) -> anyhow::Result<ExitCode> {
+    match cmd {
+        StudyCommand::Create { project, questions, raters, name, attention, intro, seed, base_url } => {
+            let p = app::store::find_project(pool, &project).await?;
+            let mut draws = Vec::new();
+            for q in &questions {
+                let (set, n) = q.split_once(':').ok_or_else(|| anyhow::anyhow!("--questions {q}: expected SET:N"))?;
+                let set: i64 =
+                    set.trim().parse().map_err(|_| anyhow::anyhow!("--questions {q}: \"{set}\" is not a set id"))?;
+                let n: usize =
+                    n.trim().parse().map_err(|_| anyhow::anyhow!("--questions {q}: \"{n}\" is not a count"))?;
+                draws.push((set, n));
+            }
+            let req = app::study::StudyRequest {
+                project_id: p.summary.id,
+                name: name.unwrap_or_else(|| "Question rating".into()),
+                draws,
+                dimensions: None,
+                intro,
+                corpus_summary: String::new(),
+                attention_checks: attention,
+                target_raters: (raters > 0).then_some(raters as i64),
+                rater_links: raters,
+                seed,
+            };
+            let created = app::study::create(pool, &req).await?;
+            let base = base_url.trim_end_matches('/');
+            let owner_url = format!("{base}/projects/{}/studies/{}", p.summary.id, created.study_id);
+            let rater_url = format!("{base}/s/{}", created.open_token);
+            let rater_urls: Vec<String> = created.rater_tokens.iter().map(|t| format!("{base}/s/{t}")).collect();
+            out.print(
+                json!({"study_id": created.study_id, "owner_url": owner_url, "rater_url": rater_url, "rater_urls": rater_urls}),
+                || {
+                    let mut lines = vec![
+                        format!("study {} created", created.study_id),
+                        format!("results (owner): {owner_url}"),
+                        format!("open rater link: {rater_url}"),
+                    ];
+                    lines.extend(rater_urls.iter().enumerate().map(|(i, u)| format!("rater {}: {u}", i + 1)));
+                    lines.push("(links are shown only now: Assay keeps their hashes)".into());
+                    lines.join("\n")
+                },
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        StudyCommand::Results { id, format } => {
+            if format == "csv" {
+                return write_stdout(&app::study::ratings_csv(pool, id).await?);
+            }
+            let (v, r) = app::study::results(pool, id).await?;
+            let value = json!({"study": v, "results": r});
+            println!("{}", serde_json::to_string_pretty(&value)?);
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
