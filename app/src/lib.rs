@@ -50,7 +50,9 @@ use pages::evaluations::{EvaluationPage, EvaluationsPage};
 use pages::graph::GraphPage;
 use pages::jobs::{JobPage, JobsPage};
 use pages::questions::QuestionsPage;
+use pages::rater::RaterPage;
 use pages::settings::SettingsPage;
+use pages::studies::{StudiesPage, StudyResultsPage};
 use pages::{corpus::CorpusPage, document::DocumentPage, home::HomePage, NotFound};
 
 /// The HTML document around every page.
@@ -96,6 +98,9 @@ pub fn App() -> impl IntoView {
                 <Route path=path!("/projects/:id/answers") view=AnswersPage/>
                 <Route path=path!("/projects/:id/evaluations") view=EvaluationsPage/>
                 <Route path=path!("/projects/:id/evaluations/:eval") view=EvaluationPage/>
+                <Route path=path!("/projects/:id/studies") view=StudiesPage/>
+                <Route path=path!("/projects/:id/studies/:study") view=StudyResultsPage/>
+                <Route path=path!("/s/:token") view=RaterPage/>
                 <Route path=path!("/projects/:id/jobs") view=JobsPage/>
                 <Route path=path!("/projects/:id/jobs/:job") view=JobPage/>
                 <Route path=path!("/projects/:id/settings") view=SettingsPage/>

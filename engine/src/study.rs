@@ -23,24 +23,22 @@ pub struct Dimension {
 
 /// Seed 000 §V-C's three dimensions, with its definitions.
 pub fn default_dimensions() -> Vec<Dimension> {
-    let scale = |low: &str, high: &str| -> [String; 5] {
-        [format!("1 — {low}"), "2".into(), "3".into(), "4".into(), format!("5 — {high}")]
-    };
+    let labels = |l: [&str; 5]| l.map(String::from);
     vec![
         Dimension {
             name: "Comprehensibility".into(),
             definition: "Question grammar and clarity. Low: severe grammatical errors or ambiguity; high: fluent, well-structured and easy to understand.".into(),
-            labels: scale("hard to understand", "perfectly clear"),
+            labels: labels(["incomprehensible", "hard to follow", "understandable", "clear", "perfectly clear"]),
         },
         Dimension {
             name: "Specificity".into(),
             definition: "How clearly the question defines its scope, target and requirements. Low: vague or missing key elements; high: clear boundaries and precise wording.".into(),
-            labels: scale("vague", "precise"),
+            labels: labels(["vague", "loose", "somewhat specific", "specific", "precise"]),
         },
         Dimension {
             name: "Answerability".into(),
             definition: "Whether the question can be fully answered from the source text alone. Low: not supported by the text or needs outside knowledge; high: directly and sufficiently answered by the text.".into(),
-            labels: scale("not answerable from the text", "fully answerable from the text"),
+            labels: labels(["not from the text", "barely", "partly", "mostly", "fully from the text"]),
         },
     ]
 }
@@ -57,11 +55,30 @@ pub struct Candidate {
 
 /// `count` of `candidates`, drawn without replacement by a generator seeded
 /// with `seed` (all of them when there are fewer), in their original order.
+/// The draw is spread evenly over the candidates' levels (15 from a graph
+/// set: 5 node, 5 edge, 5 subgraph, as seed 000's study), a level with too
+/// few giving its share to the others.
 pub fn draw(candidates: &[Candidate], count: usize, seed: u64) -> Vec<Candidate> {
     let mut rng = fastrand::Rng::with_seed(seed);
-    let mut picked: Vec<usize> = (0..candidates.len()).collect();
-    rng.shuffle(&mut picked);
-    picked.truncate(count);
+    let mut levels: BTreeMap<Option<String>, Vec<usize>> = BTreeMap::new();
+    for (i, c) in candidates.iter().enumerate() {
+        levels.entry(c.level.clone()).or_default().push(i);
+    }
+    for group in levels.values_mut() {
+        rng.shuffle(group);
+    }
+    // Round-robin over the levels until `count` are taken or none is left.
+    let mut picked = Vec::new();
+    let mut groups: Vec<std::collections::VecDeque<usize>> = levels.into_values().map(Into::into).collect();
+    while picked.len() < count && groups.iter().any(|g| !g.is_empty()) {
+        for g in groups.iter_mut() {
+            if picked.len() < count {
+                if let Some(i) = g.pop_front() {
+                    picked.push(i);
+                }
+            }
+        }
+    }
     picked.sort_unstable();
     picked.into_iter().map(|i| candidates[i].clone()).collect()
 }
@@ -315,6 +332,32 @@ mod tests {
         let ids: std::collections::BTreeSet<i64> = a.iter().map(|q| q.question_id).collect();
         assert_eq!(ids.len(), 15, "no question twice");
         assert_eq!(draw(&c, 100, 1).len(), 40);
+        // Spread over levels: 15 of 40 (node 20, edge 15, subgraph 5) → 5 each.
+        let levelled: Vec<Candidate> = c
+            .iter()
+            .enumerate()
+            .map(|(i, q)| Candidate {
+                level: Some(
+                    if i < 20 {
+                        "node"
+                    } else if i < 35 {
+                        "edge"
+                    } else {
+                        "subgraph"
+                    }
+                    .into(),
+                ),
+                ..q.clone()
+            })
+            .collect();
+        let spread = draw(&levelled, 15, 3);
+        for level in ["node", "edge", "subgraph"] {
+            assert_eq!(spread.iter().filter(|q| q.level.as_deref() == Some(level)).count(), 5, "{level}");
+        }
+        // 18 of them: subgraph has only 5, the others share the rest.
+        let more = draw(&levelled, 18, 3);
+        assert_eq!(more.iter().filter(|q| q.level.as_deref() == Some("subgraph")).count(), 5);
+        assert_eq!(more.len(), 18);
         let (o1, o2) = (order_for(1, 30), order_for(2, 30));
         assert_ne!(o1, o2);
         let mut sorted = o1.clone();

@@ -27,7 +27,7 @@ const SECTIONS: &[(&str, Option<&str>)] = &[
     ("Questions", Some("questions")),
     ("Answers", Some("answers")),
     ("Evaluations", Some("evaluations")),
-    ("Studies", None),
+    ("Studies", Some("studies")),
     ("Jobs", Some("jobs")),
     ("Settings", Some("settings")),
 ];

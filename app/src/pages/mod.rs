@@ -8,7 +8,9 @@ pub mod graph;
 pub mod home;
 pub mod jobs;
 pub mod questions;
+pub mod rater;
 pub mod settings;
+pub mod studies;
 
 use leptos::prelude::*;
 use leptos_meta::Title;
