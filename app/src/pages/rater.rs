@@ -196,8 +196,8 @@ pub fn RaterPage() -> impl IntoView {
                                         let labels = dim.labels.clone();
                                         view! {
                                             <fieldset class="scale" class:focused=move || focus.get() == d data-dimension=d>
-                                                <legend><strong>{dim.name.clone()}</strong>
-                                                    <span class="muted small">{format!(" — {}", dim.definition)}</span></legend>
+                                                <legend><strong>{dim.name.clone()}</strong></legend>
+                                                <p class="muted small definition">{dim.definition.clone()}</p>
                                                 <div class="points">
                                                     {(1..=5u8).map(|v| {
                                                         let label = labels.get(v as usize - 1).cloned().unwrap_or_else(|| v.to_string());

@@ -1,0 +1,91 @@
+// Studies: the owner designs a question-rating study in the browser and
+// gets its links; a rater completes it on a phone-sized screen with the
+// keyboard (1–5, Enter), resuming after a reload; the owner sees the
+// results chart and tables; a closed study says so.
+const { test, expect } = require('@playwright/test');
+const { execFileSync } = require('child_process');
+const path = require('path');
+const { openHydrated } = require('./helpers');
+
+const bin = process.env.ASSAY_BIN || path.resolve(__dirname, '../../target/debug/assay');
+const cli = (...args) => JSON.parse(execFileSync(bin, ['--json', ...args, '--db', process.env.ASSAY_E2E_DB], {
+  env: { ...process.env, ASSAY_LLM_PROVIDER: '', ASSAY_LLM_BASE_URL: '' },
+}).toString());
+
+test('design a study, rate it on a phone with keys, read the results', async ({ page, browser }) => {
+  const project = cli('project', 'create', 'Study demo').id;
+  cli('corpus', 'add', String(project), '--sample');
+  cli('graph', 'build', String(project));
+  cli('questions', 'generate', String(project), '--node', '2', '--edge', '1', '--subgraph', '1', '--min-hops', '10');
+
+  await openHydrated(page, `/projects/${project}/studies`);
+  await expect(page.locator('#no-studies')).toBeVisible();
+  const form = page.locator('#study-form');
+  await form.locator('input[name="name"]').fill('Clarity check');
+  await form.locator('input[data-set]').first().fill('3');
+  await form.locator('input[name="attention_checks"]').fill('1');
+  await page.locator('#create-study').click();
+  const created = page.locator('#created-links');
+  await expect(created).toContainText('Study #');
+  const raterPath = await created.locator('a.mono').first().getAttribute('href');
+  expect(raterPath).toMatch(/^\/s\/[0-9a-f]{48}$/);
+  await expect(page.locator('section.study')).toContainText('3 questions + 1 attention checks');
+
+  // The rater: a phone, no account, keys only after the start.
+  const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+  const rater = await phone.newPage();
+  await openHydrated(rater, raterPath);
+  await expect(rater.locator('h1')).toHaveText('Clarity check');
+  await expect(rater.locator('dl.dimensions')).toContainText('Answerability');
+  await rater.locator('#start-rating').tap();
+  const position = rater.locator('#rater-position');
+  await expect(position).toHaveText('1 of 4');
+  const next = rater.locator('#rate-next');
+  await expect(next).toBeDisabled();
+  const question = async () => rater.locator('#rated-question').textContent();
+  for (let i = 0; i < 4; i++) {
+    const text = await question();
+    // The attention check asks for a score: give it; otherwise 4, 5, 3.
+    const asked = /please choose (\d)/.exec(text);
+    const keys = asked ? [asked[1], asked[1], asked[1]] : ['4', '5', '3'];
+    for (const k of keys) await rater.keyboard.press(k);
+    await expect(rater.locator('button.point.chosen')).toHaveCount(3);
+    await expect(next).toBeEnabled();
+    if (i === 1) {
+      // A reload resumes at the first unrated item, with the order kept.
+      await rater.keyboard.press('Enter');
+      await expect(position).toHaveText('3 of 4');
+      const third = await question();
+      await rater.reload();
+      await expect(position).toHaveText('3 of 4');
+      expect(await question()).toBe(third);
+      i++;
+      const again = /please choose (\d)/.exec(third);
+      for (const k of (again ? [again[1], again[1], again[1]] : ['4', '5', '3'])) await rater.keyboard.press(k);
+    }
+    await rater.keyboard.press('Enter');
+    if (i < 3) await expect(position).toHaveText(`${i + 2} of 4`);
+  }
+  await expect(rater.locator('#thanks')).toBeVisible();
+  await rater.reload();
+  await expect(rater.locator('#thanks')).toBeVisible();
+
+  // The owner: results with the chart and the means.
+  await page.locator('section.study a', { hasText: 'Results' }).click();
+  await expect(page).toHaveURL(/\/studies\/\d+$/);
+  await expect(page.locator('#study-raters')).toHaveText('1');
+  await expect(page.locator('.plot[data-plot="study"] svg')).toContainText('Comprehensibility');
+  const means = page.locator('table.study-table').first().locator('td.mean');
+  await expect(means).toHaveText(['4.00', '5.00', '3.00']);
+  const csv = await page.request.get(await page.locator('a', { hasText: 'All ratings (CSV)' }).getAttribute('href'));
+  expect((await csv.text()).trim().split('\n').length).toBe(1 + 4 * 3);
+
+  // Closed: a new rater is told so.
+  await page.goto(`/projects/${project}/studies`);
+  await expect(page.locator('body[data-hydrated="true"]')).toBeAttached();
+  await page.locator('section.study button', { hasText: 'Close the study' }).click();
+  await expect(page.locator('section.study .badge')).toHaveText('closed');
+  const other = await (await browser.newContext()).newPage();
+  await openHydrated(other, raterPath);
+  await expect(other.locator('#study-closed')).toBeVisible();
+});
