@@ -13,6 +13,15 @@ const mockBin = process.env.ASSAY_MOCK_BIN || path.resolve(path.dirname(bin), 'm
 process.env.ASSAY_E2E_MOCK_URL = `http://127.0.0.1:${mockPort}/v1`;
 // Set once in the main process; workers inherit it.
 process.env.ASSAY_E2E_DB ||= path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'assay-e2e-')), 'e2e.db');
+// The owner account, and a logged-in session every test starts with
+// (09-login.spec.js starts without it). Made once, before the server starts.
+process.env.ASSAY_E2E_PASSWORD ||= 'e2e owner password';
+if (!process.env.ASSAY_E2E_SESSION) {
+  const { execFileSync } = require('child_process');
+  const run = (args, input) => execFileSync(bin, [...args, '--db', process.env.ASSAY_E2E_DB], { input }).toString();
+  run(['user', 'create', 'owner', '--password-stdin'], process.env.ASSAY_E2E_PASSWORD + '\n');
+  process.env.ASSAY_E2E_SESSION = run(['user', 'session', 'owner']).trim();
+}
 
 module.exports = {
   testDir: './tests',
@@ -28,6 +37,11 @@ module.exports = {
       executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
       args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
              '--disable-component-update', '--disable-sync'],
+    },
+    storageState: {
+      cookies: [{ name: 'assay_session', value: process.env.ASSAY_E2E_SESSION, domain: '127.0.0.1', path: '/',
+                  expires: -1, httpOnly: true, secure: false, sameSite: 'Strict' }],
+      origins: [],
     },
     screenshot: 'only-on-failure',
     trace: 'retain-on-failure',

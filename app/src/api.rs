@@ -876,3 +876,98 @@ pub async fn study_rate(link: String, rater: String, item: i64, scores: String) 
 pub async fn study_finish(link: String, rater: String) -> Result<(), AppError> {
     crate::study::finish(&app_state()?.pool, &link, &rater).await
 }
+
+/// Who is logged in (`None`: nobody), and whether an owner exists yet.
+#[server(endpoint = "auth/whoami")]
+pub async fn whoami() -> Result<(Option<String>, bool), AppError> {
+    let state = app_state()?;
+    let owner = crate::auth::has_owner(&state.pool).await?;
+    let headers: Option<axum::http::HeaderMap> = leptos_axum::extract().await.ok();
+    let token = headers
+        .as_ref()
+        .and_then(|h| h.get(axum::http::header::COOKIE))
+        .and_then(|v| v.to_str().ok())
+        .and_then(crate::auth::token_in)
+        .map(str::to_string);
+    let user = match token {
+        Some(t) => crate::auth::session_user(&state.pool, &t).await?.map(|u| u.1),
+        None => None,
+    };
+    Ok((user, owner))
+}
+
+/// Sets the session cookie on the response.
+#[cfg(feature = "ssr")]
+fn send_cookie(token: Option<&str>) {
+    if let Some(resp) = use_context::<leptos_axum::ResponseOptions>() {
+        if let Ok(v) = axum::http::HeaderValue::from_str(&crate::auth::set_cookie(token)) {
+            resp.append_header(axum::http::header::SET_COOKIE, v);
+        }
+    }
+}
+
+/// First run: creates the owner account and logs it in. Refused once an
+/// owner exists.
+#[server(endpoint = "auth/setup")]
+pub async fn setup_owner(name: String, password: String, confirm: String) -> Result<(), AppError> {
+    let state = app_state()?;
+    if crate::auth::has_owner(&state.pool).await? {
+        return Err(AppError::Conflict("this Assay already has an owner: log in instead".into()));
+    }
+    if password != confirm {
+        return Err(AppError::Invalid("the two passwords differ".into()));
+    }
+    let id = crate::auth::create_user(&state.pool, &name, &password, "owner").await?;
+    send_cookie(Some(&crate::auth::new_session(&state.pool, id).await?));
+    Ok(())
+}
+
+/// Logs in; failed attempts are slowed per name and per address.
+#[server(endpoint = "auth/login")]
+pub async fn login(name: String, password: String) -> Result<(), AppError> {
+    let state = app_state()?;
+    let addr: Option<axum::extract::ConnectInfo<std::net::SocketAddr>> = leptos_axum::extract().await.ok();
+    let keys = [
+        format!("name:{}", name.trim().to_lowercase()),
+        format!("addr:{}", addr.map_or("?".into(), |a| a.0.ip().to_string())),
+    ];
+    if let Some(wait) = keys.iter().filter_map(|k| state.throttle.wait(k)).max() {
+        if let Some(resp) = use_context::<leptos_axum::ResponseOptions>() {
+            resp.set_status(axum::http::StatusCode::TOO_MANY_REQUESTS);
+        }
+        return Err(AppError::Conflict(format!(
+            "too many failed logins: try again in {} s",
+            wait.as_secs_f64().ceil() as u64
+        )));
+    }
+    match crate::auth::verify(&state.pool, &name, &password).await? {
+        Some(id) => {
+            keys.iter().for_each(|k| state.throttle.succeeded(k));
+            send_cookie(Some(&crate::auth::new_session(&state.pool, id).await?));
+            Ok(())
+        }
+        None => {
+            keys.iter().for_each(|k| state.throttle.failed(k));
+            if let Some(resp) = use_context::<leptos_axum::ResponseOptions>() {
+                resp.set_status(axum::http::StatusCode::UNAUTHORIZED);
+            }
+            Err(AppError::Invalid("wrong name or password".into()))
+        }
+    }
+}
+
+#[server(endpoint = "auth/logout")]
+pub async fn logout() -> Result<(), AppError> {
+    let state = app_state()?;
+    let headers: Option<axum::http::HeaderMap> = leptos_axum::extract().await.ok();
+    if let Some(t) = headers
+        .as_ref()
+        .and_then(|h| h.get(axum::http::header::COOKIE))
+        .and_then(|v| v.to_str().ok())
+        .and_then(crate::auth::token_in)
+    {
+        crate::auth::end_session(&state.pool, t).await?;
+    }
+    send_cookie(None);
+    Ok(())
+}

@@ -20,6 +20,8 @@ pub mod answers;
 #[cfg(feature = "ssr")]
 pub mod answers_io;
 pub mod api;
+#[cfg(feature = "ssr")]
+pub mod auth;
 pub mod components;
 #[cfg(feature = "ssr")]
 pub mod diagnostics;
@@ -49,6 +51,7 @@ use pages::answers::AnswersPage;
 use pages::evaluations::{EvaluationPage, EvaluationsPage};
 use pages::graph::GraphPage;
 use pages::jobs::{JobPage, JobsPage};
+use pages::login::{LoginPage, SetupPage};
 use pages::questions::QuestionsPage;
 use pages::rater::RaterPage;
 use pages::settings::SettingsPage;
@@ -101,6 +104,8 @@ pub fn App() -> impl IntoView {
                 <Route path=path!("/projects/:id/studies") view=StudiesPage/>
                 <Route path=path!("/projects/:id/studies/:study") view=StudyResultsPage/>
                 <Route path=path!("/s/:token") view=RaterPage/>
+                <Route path=path!("/login") view=LoginPage/>
+                <Route path=path!("/setup") view=SetupPage/>
                 <Route path=path!("/projects/:id/jobs") view=JobsPage/>
                 <Route path=path!("/projects/:id/jobs/:job") view=JobPage/>
                 <Route path=path!("/projects/:id/settings") view=SettingsPage/>

@@ -17,12 +17,15 @@ pub struct Config {
     pub import: ImportLimits,
     /// The LLM settings from flags and environment, under any saved ones.
     pub llm_base: engine::llm::settings::LlmSettings,
+    /// Everything but rater links needs the owner logged in (off only with
+    /// `assay serve --no-login`, for a machine no one else reaches).
+    pub require_login: bool,
 }
 
 impl Default for Config {
     fn default() -> Self {
         let import = ImportLimits::default();
-        Config { max_upload_bytes: import.max_file_bytes, import, llm_base: Default::default() }
+        Config { max_upload_bytes: import.max_file_bytes, import, llm_base: Default::default(), require_login: true }
     }
 }
 
@@ -40,6 +43,8 @@ pub struct AppState {
     /// The LLM settings in force; replaced when saved from the Settings page.
     pub llm: std::sync::Arc<std::sync::RwLock<std::sync::Arc<engine::llm::settings::LlmSettings>>>,
     pub jobs: std::sync::Arc<crate::jobs::JobManager>,
+    /// Failed logins, for slowing down guessing.
+    pub throttle: std::sync::Arc<crate::auth::Throttle>,
 }
 
 impl AppState {

@@ -22,6 +22,7 @@ async fn harness(max_upload_bytes: u64) -> Harness {
         max_upload_bytes,
         import: engine::corpus::ImportLimits { max_file_bytes: max_upload_bytes, max_documents: 1000 },
         llm_base: Default::default(),
+        require_login: false,
     };
     let options = server::web::leptos_options(dir.path(), "127.0.0.1:0".parse().unwrap());
     let router = server::web::router(pool.clone(), config, Default::default(), options);

@@ -33,6 +33,8 @@ async fn start(db: &Path, dir: &Path) -> String {
         max_upload_bytes: 1 << 20,
         import: engine::corpus::ImportLimits { max_file_bytes: 1 << 20, max_documents: 10 },
         llm_base: Default::default(),
+        // Login required, and no owner yet: rater links need neither.
+        require_login: true,
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();

@@ -9,13 +9,34 @@ use leptos_router::components::A;
 use crate::error::AppError;
 use crate::model::{ProjectView, SourceChunk};
 
-/// The top bar outside a project: just the brand.
+/// The top bar outside a project: the brand (and, with `account`, the
+/// logout button).
 #[component]
-pub fn Brand() -> impl IntoView {
+pub fn Brand(#[prop(optional)] account: bool) -> impl IntoView {
     view! {
         <header class="topbar">
             <a class="brand" href="/">"Assay"</a>
+            {account.then(|| view! { <span class="tabs"><LogOut/></span> })}
         </header>
+    }
+}
+
+/// Ends the owner's session and goes to the login page.
+#[component]
+pub fn LogOut() -> impl IntoView {
+    let action = ServerAction::<crate::api::Logout>::new();
+    Effect::new(move |_| {
+        if let Some(Ok(())) = action.value().get() {
+            #[cfg(feature = "hydrate")]
+            if let Some(w) = web_sys::window() {
+                let _ = w.location().assign("/login");
+            }
+        }
+    });
+    view! {
+        <ActionForm action attr:class="logout-form">
+            <button type="submit" class="link" id="log-out">"Log out"</button>
+        </ActionForm>
     }
 }
 
@@ -59,7 +80,7 @@ pub fn ProjectBar(
             <a class="brand" href="/">"Assay"</a>
             <span class="crumb">"/"</span>
             <Transition fallback=|| ()><span class="project-name">{name}</span></Transition>
-            <nav class="tabs" aria-label="Project sections">{items}</nav>
+            <nav class="tabs" aria-label="Project sections">{items}<LogOut/></nav>
         </header>
     }
 }

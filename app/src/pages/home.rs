@@ -31,7 +31,7 @@ pub fn HomePage() -> impl IntoView {
 
     view! {
         <Title text=""/>
-        <Brand/>
+        <Brand account=true/>
         <main class="page">
             <section class="intro">
                 <h1>"Projects"</h1>

@@ -7,6 +7,7 @@ pub mod evaluations;
 pub mod graph;
 pub mod home;
 pub mod jobs;
+pub mod login;
 pub mod questions;
 pub mod rater;
 pub mod settings;

@@ -8,6 +8,7 @@
 mod answers;
 mod eval;
 mod study;
+mod user;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -126,6 +127,9 @@ enum Command {
     /// Question-rating studies: create one with rater links, read its results.
     #[command(subcommand)]
     Study(study::StudyCommand),
+    /// The owner account: create it, or start a session for scripts.
+    #[command(subcommand)]
+    User(user::UserCommand),
 }
 
 #[derive(Subcommand, Debug)]
@@ -300,6 +304,10 @@ struct ServeArgs {
     site: Option<PathBuf>,
     #[command(flatten)]
     limits: LimitArgs,
+    /// Serve without the owner login: anyone who reaches the address can
+    /// change everything. Only for a machine no one else can reach.
+    #[arg(long)]
+    no_login: bool,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -319,6 +327,7 @@ impl LimitArgs {
             max_upload_bytes: bytes,
             import: engine::corpus::ImportLimits { max_file_bytes: bytes, max_documents: self.max_documents },
             llm_base: LlmSettings::default(),
+            require_login: true,
         }
     }
 }
@@ -425,6 +434,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Answers(cmd) => answers::run(&pool, out, &llm, cmd).await,
         Command::Eval(cmd) => eval::run(&pool, out, &llm, cmd).await,
         Command::Study(cmd) => study::run(&pool, out, cmd).await,
+        Command::User(cmd) => user::run(&pool, out, cmd).await,
     }
 }
 
@@ -916,6 +926,14 @@ async fn serve(pool: SqlitePool, db: &std::path::Path, llm: &LlmSettings, args: 
     }
     let mut config = args.limits.config();
     config.llm_base = llm.clone();
+    config.require_login = !args.no_login;
+    if args.no_login {
+        println!("Owner login is OFF (--no-login): anyone who reaches {addr} can change everything.");
+    } else if !app::auth::has_owner(&pool).await? {
+        println!(
+            "No owner yet: open http://{addr}/setup to create the owner account (or run `assay user create NAME`)."
+        );
+    }
     let in_force = match app::store::settings::load_llm(&pool).await? {
         Some(saved) => saved.apply(llm),
         None => llm.clone(),

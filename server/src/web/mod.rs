@@ -2,6 +2,7 @@
 //! (WASM, JS, CSS), and the multipart upload route.
 
 mod answers;
+mod auth;
 mod evaluations;
 mod studies;
 
@@ -58,6 +59,7 @@ pub fn router(
         config: Arc::new(config),
         llm: Arc::new(std::sync::RwLock::new(Arc::new(llm))),
         jobs: Arc::new(app::jobs::JobManager::default()),
+        throttle: Arc::new(app::auth::Throttle::default()),
     };
     let routes = generate_route_list(app::App);
     let shell_options = state.leptos_options.clone();
@@ -81,12 +83,15 @@ pub fn router(
         .route("/api/studies/{id}/{file}", get(studies::chart))
         .leptos_routes_with_context(&state, routes, || (), move || app::shell(shell_options.clone()))
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(app::shell))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), auth::guard))
         .with_state(state)
 }
 
 /// Serves until Ctrl-C or SIGTERM.
 pub async fn serve(listener: tokio::net::TcpListener, router: Router) -> std::io::Result<()> {
-    axum::serve(listener, router).with_graceful_shutdown(shutdown_signal()).await
+    axum::serve(listener, router.into_make_service_with_connect_info::<SocketAddr>())
+        .with_graceful_shutdown(shutdown_signal())
+        .await
 }
 
 async fn shutdown_signal() {

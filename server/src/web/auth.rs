@@ -1,0 +1,97 @@
+//! The login guard: every request but the rater links, the login and
+//! first-run pages and static files needs the owner's session (unless the
+//! server runs with `--no-login`). Pages without one are sent to the login
+//! (or, before an owner exists, the first-run) page; API calls get 401.
+//! State-changing requests must come from Assay's own pages: a cross-site
+//! `Origin` (or `Sec-Fetch-Site`) is refused with 403 — with the SameSite=Strict
+//! cookie, the CSRF defence.
+
+use app::state::AppState;
+use axum::extract::{Request, State};
+use axum::http::{header, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use super::error;
+
+/// Paths anyone may reach.
+fn public(path: &str) -> bool {
+    path == "/login"
+        || path == "/setup"
+        || path.starts_with("/s/")
+        || path.starts_with("/api/study/")
+        || path.starts_with("/api/auth/")
+        || path.starts_with("/pkg/")
+        || (!path.starts_with("/api/") && path.rsplit('/').next().is_some_and(|last| last.contains('.')))
+}
+
+/// Whether a state-changing request comes from this site.
+fn same_site(req: &Request) -> bool {
+    let headers = req.headers();
+    if let Some(origin) = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()) {
+        let host = headers.get(header::HOST).and_then(|v| v.to_str().ok()).unwrap_or("");
+        let origin_host = origin.split("://").nth(1).unwrap_or("");
+        return !host.is_empty() && origin_host == host;
+    }
+    match headers.get("sec-fetch-site").and_then(|v| v.to_str().ok()) {
+        Some(site) => site == "same-origin" || site == "none",
+        // Neither header: not a browser's cross-site request (curl, scripts).
+        None => true,
+    }
+}
+
+pub async fn guard(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    let changes = !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS);
+    if changes && !same_site(&req) {
+        return error(StatusCode::FORBIDDEN, "a request from another site was refused".into());
+    }
+    let path = req.uri().path().to_string();
+    if !state.config.require_login || public(&path) {
+        return next.run(req).await;
+    }
+    let token = req
+        .headers()
+        .get(header::COOKIE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(app::auth::token_in)
+        .map(str::to_string);
+    if let Some(t) = token {
+        match app::auth::session_user(&state.pool, &t).await {
+            Ok(Some(_)) => return next.run(req).await,
+            Ok(None) => {}
+            Err(e) => return super::app_error(e),
+        }
+    }
+    if path.starts_with("/api/") {
+        return error(StatusCode::UNAUTHORIZED, "log in as the owner first".into());
+    }
+    let owner = app::auth::has_owner(&state.pool).await.unwrap_or(true);
+    let to = if owner {
+        let query = req.uri().query().map(|q| format!("{path}?{q}")).unwrap_or(path);
+        format!("/login?next={}", form_urlencoded::byte_serialize(query.as_bytes()).collect::<String>())
+    } else {
+        "/setup".to_string()
+    };
+    (StatusCode::SEE_OTHER, [(header::LOCATION, to)]).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rater_links_login_and_static_files_are_public_and_nothing_else() {
+        for p in ["/login", "/setup", "/s/abc", "/api/study/rate", "/api/auth/login", "/pkg/assay.js", "/favicon.ico"] {
+            assert!(public(p), "{p}");
+        }
+        for p in [
+            "/",
+            "/projects/1/corpus",
+            "/api/list_projects123",
+            "/api/evaluations/1/report.json",
+            "/api/studies/1/chart.svg",
+        ] {
+            assert!(!public(p), "{p}");
+        }
+    }
+}

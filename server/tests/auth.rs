@@ -1,0 +1,186 @@
+//! The owner login through the real router over a real SQLite file: before
+//! an owner exists pages lead to the first-run page; every owner-only
+//! server function and route refuses an anonymous request and a study
+//! link's token; the session cookie is HttpOnly and SameSite=Strict; a
+//! cross-site POST is refused even with the cookie; guessing is slowed;
+//! logging out ends the session.
+
+use axum::body::Body;
+use axum::http::{header, Request, StatusCode};
+use http_body_util::BodyExt;
+use tower::ServiceExt;
+
+struct Harness {
+    _dir: tempfile::TempDir,
+    pool: sqlx::SqlitePool,
+    router: axum::Router,
+}
+
+async fn harness() -> Harness {
+    let dir = tempfile::tempdir().unwrap();
+    let pool = app::store::open(&dir.path().join("auth.db")).await.unwrap();
+    let config = app::state::Config { require_login: true, ..Default::default() };
+    let options = server::web::leptos_options(dir.path(), "127.0.0.1:0".parse().unwrap());
+    let router = server::web::router(pool.clone(), config, Default::default(), options);
+    Harness { _dir: dir, pool, router }
+}
+
+struct Reply {
+    status: StatusCode,
+    location: Option<String>,
+    set_cookie: Option<String>,
+    body: String,
+}
+
+async fn send(h: &Harness, req: Request<Body>) -> Reply {
+    let resp = h.router.clone().oneshot(req).await.unwrap();
+    let header = |name: header::HeaderName| resp.headers().get(name).map(|v| v.to_str().unwrap().to_string());
+    let (status, location, set_cookie) = (resp.status(), header(header::LOCATION), header(header::SET_COOKIE));
+    let body = String::from_utf8_lossy(&resp.into_body().collect().await.unwrap().to_bytes()).to_string();
+    Reply { status, location, set_cookie, body }
+}
+
+fn get(path: &str, cookie: Option<&str>) -> Request<Body> {
+    let mut r = Request::get(path).header(header::HOST, "assay.test");
+    if let Some(c) = cookie {
+        r = r.header(header::COOKIE, format!("assay_session={c}"));
+    }
+    r.body(Body::empty()).unwrap()
+}
+
+fn post(path: &str, form: &str, cookie: Option<&str>, origin: Option<&str>) -> Request<Body> {
+    let mut r = Request::post(path)
+        .header(header::HOST, "assay.test")
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded");
+    if let Some(c) = cookie {
+        r = r.header(header::COOKIE, format!("assay_session={c}"));
+    }
+    if let Some(o) = origin {
+        r = r.header(header::ORIGIN, o);
+    }
+    r.body(Body::from(form.to_string())).unwrap()
+}
+
+fn cookie_of(set_cookie: &str) -> String {
+    set_cookie.split(';').next().unwrap().trim_start_matches("assay_session=").to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_the_logged_in_owner_reaches_anything_but_rater_links() {
+    let h = harness().await;
+    // First run: pages lead to the setup page; the API refuses.
+    let r = send(&h, get("/", None)).await;
+    assert_eq!((r.status, r.location.as_deref()), (StatusCode::SEE_OTHER, Some("/setup")));
+    assert_eq!(send(&h, get("/setup", None)).await.status, StatusCode::OK);
+
+    let setup = "name=owner&password=correct+horse+battery&confirm=correct+horse+battery";
+    let r = send(&h, post("/api/auth/setup", setup, None, Some("http://assay.test"))).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let set = r.set_cookie.expect("a session cookie");
+    assert!(set.contains("HttpOnly") && set.contains("SameSite=Strict") && set.contains("Path=/"), "{set}");
+    let owner = cookie_of(&set);
+    assert_eq!(owner.len(), 48);
+    // Once there is an owner, setup refuses, and pages lead to the login.
+    let again = send(&h, post("/api/auth/setup", setup, None, None)).await;
+    assert!(again.status != StatusCode::OK && again.body.contains("already has an owner"), "{}", again.body);
+    let r = send(&h, get("/projects/1/corpus?x=1", None)).await;
+    assert_eq!(r.location.as_deref(), Some("/login?next=%2Fprojects%2F1%2Fcorpus%3Fx%3D1"));
+
+    // A study link's token is no session.
+    let project = app::store::create_project(&h.pool, "P", &Default::default()).await.unwrap();
+    let set_id =
+        app::store::questions::create_set(&h.pool, project.summary.id, None, "imported", "Q", &serde_json::json!({}))
+            .await
+            .unwrap();
+    app::store::questions::add_question(&h.pool, set_id, "What is the Salt Guild?", None, None).await.unwrap();
+    let study = app::study::create(
+        &h.pool,
+        &app::study::StudyRequest {
+            project_id: project.summary.id,
+            name: "S".into(),
+            draws: vec![(set_id, 1)],
+            dimensions: None,
+            intro: String::new(),
+            corpus_summary: String::new(),
+            attention_checks: 0,
+            target_raters: None,
+            rater_links: 1,
+            seed: 1,
+        },
+    )
+    .await
+    .unwrap();
+    let rater = study.rater_tokens[0].clone();
+
+    // Every owner-only server function refuses the anonymous and the rater.
+    let mut checked = 0;
+    for (path, _) in leptos::server_fn::axum::server_fn_paths() {
+        if path.starts_with("/api/study/") || path.starts_with("/api/auth/") {
+            continue;
+        }
+        for cookie in [None, Some(rater.as_str())] {
+            let r = send(&h, post(path, "", cookie, None)).await;
+            assert_eq!(r.status, StatusCode::UNAUTHORIZED, "{path} with {cookie:?}: {}", r.body);
+        }
+        checked += 1;
+    }
+    assert!(checked > 60, "only {checked} server functions found");
+    // … and every owner-only plain route.
+    for path in [
+        "/api/projects/1/questions/1/export?format=jsonl",
+        "/api/projects/1/answers/cost.svg",
+        "/api/evaluations/1/report.json",
+        &format!("/api/studies/{}/ratings.csv", study.study_id),
+        &format!("/api/studies/{}/chart.png", study.study_id),
+    ] {
+        assert_eq!(send(&h, get(path, Some(&rater))).await.status, StatusCode::UNAUTHORIZED, "{path}");
+    }
+    assert_eq!(send(&h, post("/api/projects/1/upload", "", None, None)).await.status, StatusCode::UNAUTHORIZED);
+    // The rater link itself works without any account.
+    let r = send(&h, post("/api/study/session", &format!("link={rater}&rater="), None, None)).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(send(&h, get(&format!("/s/{rater}"), None)).await.status, StatusCode::OK);
+
+    // The owner's cookie opens everything.
+    assert_eq!(send(&h, get("/", Some(&owner))).await.status, StatusCode::OK);
+    let list = <app::api::ListProjects as leptos::server_fn::ServerFn>::PATH;
+    let r = send(&h, post(list, "", Some(&owner), Some("http://assay.test"))).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert!(r.body.contains("\"P\""));
+    let csv = send(&h, get(&format!("/api/studies/{}/ratings.csv", study.study_id), Some(&owner))).await;
+    assert_eq!(csv.status, StatusCode::OK);
+    // … but not from another site (CSRF), even with the cookie.
+    let r = send(&h, post(list, "", Some(&owner), Some("https://evil.test"))).await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+    let mut cross = post(list, "", Some(&owner), None);
+    cross.headers_mut().insert("sec-fetch-site", "cross-site".parse().unwrap());
+    assert_eq!(send(&h, cross).await.status, StatusCode::FORBIDDEN);
+
+    // Logging out ends the session.
+    let r = send(&h, post("/api/auth/logout", "", Some(&owner), Some("http://assay.test"))).await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert!(r.set_cookie.unwrap().contains("Max-Age=0"));
+    assert_eq!(send(&h, post(list, "", Some(&owner), None)).await.status, StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn guessing_the_password_is_slowed_after_five_failures() {
+    let h = harness().await;
+    app::auth::create_user(&h.pool, "owner", "correct horse battery", "owner").await.unwrap();
+    let login = |password: &str| post("/api/auth/login", &format!("name=owner&password={password}"), None, None);
+    for i in 0..5 {
+        let r = send(&h, login("wrong+guess")).await;
+        assert_eq!(r.status, StatusCode::UNAUTHORIZED, "attempt {i}: {}", r.body);
+        assert!(r.body.contains("wrong name or password"));
+    }
+    // The sixth try must wait — even with the right password.
+    let r = send(&h, login("correct+horse+battery")).await;
+    assert_eq!(r.status, StatusCode::TOO_MANY_REQUESTS, "{}", r.body);
+    assert!(r.body.contains("too many failed logins"), "{}", r.body);
+    assert!(r.set_cookie.is_none());
+    // After the wait, the right password gets in.
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    let r = send(&h, login("correct+horse+battery")).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert!(r.set_cookie.is_some());
+}
