@@ -13,7 +13,7 @@ use argon2::Argon2;
 use sqlx::SqlitePool;
 
 use crate::error::{AppError, AppResult};
-use crate::study::{hash, new_token};
+use crate::tokens::{hash, new_token};
 
 /// The session cookie's name.
 pub const COOKIE: &str = "assay_session";
@@ -23,8 +23,7 @@ pub const SESSION_DAYS: i64 = 30;
 pub const MIN_PASSWORD: usize = 10;
 
 pub async fn has_owner(pool: &SqlitePool) -> AppResult<bool> {
-    let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM users WHERE role = 'owner'").fetch_one(pool).await?;
-    Ok(n > 0)
+    crate::store::users::has_owner(pool).await
 }
 
 fn hash_password(password: &str) -> AppResult<String> {
@@ -46,28 +45,12 @@ pub async fn create_user(pool: &SqlitePool, name: &str, password: &str, role: &s
     if password.chars().count() < MIN_PASSWORD {
         return Err(AppError::Invalid(format!("the password must be at least {MIN_PASSWORD} characters")));
     }
-    let hashed = hash_password(password)?;
-    sqlx::query_scalar("INSERT INTO users (name, password_hash, role) VALUES (?, ?, ?) RETURNING id")
-        .bind(name)
-        .bind(hashed)
-        .bind(role)
-        .fetch_one(pool)
-        .await
-        .map_err(|e| match e {
-            sqlx::Error::Database(d) if d.is_unique_violation() => {
-                AppError::Conflict(format!("there is already a user \"{name}\""))
-            }
-            other => other.into(),
-        })
+    crate::store::users::insert(pool, name, &hash_password(password)?, role).await
 }
 
 /// Checks a name and password; `Some(user id)` when they match.
 pub async fn verify(pool: &SqlitePool, name: &str, password: &str) -> AppResult<Option<i64>> {
-    let row: Option<(i64, String)> = sqlx::query_as("SELECT id, password_hash FROM users WHERE name = ?")
-        .bind(name.trim())
-        .fetch_optional(pool)
-        .await?;
-    let Some((id, stored)) = row else {
+    let Some((id, stored)) = crate::store::users::by_name(pool, name.trim()).await? else {
         // The same work as a real check, so timing does not tell names apart.
         let _ = hash_password(password);
         return Ok(None);
@@ -79,31 +62,17 @@ pub async fn verify(pool: &SqlitePool, name: &str, password: &str) -> AppResult<
 /// A new session for a user; its token (for the cookie).
 pub async fn new_session(pool: &SqlitePool, user_id: i64) -> AppResult<String> {
     let token = new_token()?;
-    sqlx::query(&format!(
-        "INSERT INTO sessions (token_hash, user_id, expires_at)
-         VALUES (?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+{SESSION_DAYS} days'))"
-    ))
-    .bind(hash(&token))
-    .bind(user_id)
-    .execute(pool)
-    .await?;
+    crate::store::users::insert_session(pool, &hash(&token), user_id, SESSION_DAYS).await?;
     Ok(token)
 }
 
 /// The user a session token belongs to, while it is valid: (id, name, role).
 pub async fn session_user(pool: &SqlitePool, token: &str) -> AppResult<Option<(i64, String, String)>> {
-    Ok(sqlx::query_as(
-        "SELECT u.id, u.name, u.role FROM sessions s JOIN users u ON u.id = s.user_id
-          WHERE s.token_hash = ? AND s.expires_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now')",
-    )
-    .bind(hash(token))
-    .fetch_optional(pool)
-    .await?)
+    crate::store::users::session_user(pool, &hash(token)).await
 }
 
 pub async fn end_session(pool: &SqlitePool, token: &str) -> AppResult<()> {
-    sqlx::query("DELETE FROM sessions WHERE token_hash = ?").bind(hash(token)).execute(pool).await?;
-    Ok(())
+    crate::store::users::delete_session(pool, &hash(token)).await
 }
 
 /// The session token in a `Cookie` header, if any.

@@ -114,23 +114,20 @@ pub async fn create(pool: &SqlitePool, llm: &LlmSettings, req: &EvalRequest) -> 
             names.join(" vs ")
         }
     });
-    let id: i64 = sqlx::query_scalar(
-        "INSERT INTO evaluations (project_id, question_set_id, job_id, name, settings, answer_sets, pairs, judge)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+    let id = store::evaluations::insert(
+        pool,
+        &store::evaluations::NewEvaluation {
+            project_id: set.project_id,
+            question_set_id: set.id,
+            job_id: job,
+            name: name.trim(),
+            settings: &serde_json::to_value(&req.settings).unwrap_or_default(),
+            answer_sets: &req.answer_sets,
+            pairs: &pairs,
+            judge: &judge_label(&req.settings, llm),
+        },
     )
-    .bind(set.project_id)
-    .bind(set.id)
-    .bind(job)
-    .bind(name.trim())
-    .bind(serde_json::to_string(&req.settings).unwrap_or_default())
-    .bind(serde_json::to_string(&req.answer_sets).unwrap_or_default())
-    .bind(serde_json::to_string(&pairs).unwrap_or_default())
-    .bind(judge_label(&req.settings, llm))
-    .fetch_one(pool)
     .await?;
-    let mut p = parameters;
-    p["evaluation_id"] = json!(id);
-    sqlx::query("UPDATE jobs SET parameters = ? WHERE id = ?").bind(p.to_string()).bind(job).execute(pool).await?;
     Ok((store::jobs::get_job(pool, job).await?, id))
 }
 
@@ -178,11 +175,7 @@ pub async fn create_sanity(
     let created = create(pool, llm, &req).await;
     match created {
         Ok((job, id)) => {
-            sqlx::query("UPDATE answer_sets SET job_id = ? WHERE id = ?")
-                .bind(job.id)
-                .bind(second)
-                .execute(pool)
-                .await?;
+            store::answers::set_job(pool, second, job.id).await?;
             Ok((job, id))
         }
         Err(e) => {
@@ -202,13 +195,7 @@ pub async fn never_checked(pool: &SqlitePool, sets: &[i64]) -> AppResult<Vec<i64
         if s.method == "imported" || s.answers == 0 {
             continue;
         }
-        let checked: Vec<(String, String)> = sqlx::query_as(
-            "SELECT a.method, a.parameters FROM evaluations e JOIN answer_sets a ON a.id = json_extract(e.answer_sets, '$[0]')
-              WHERE e.project_id = ? AND json_extract(e.settings, '$.sanity') = 1",
-        )
-        .bind(s.project_id)
-        .fetch_all(pool)
-        .await?;
+        let checked = store::evaluations::sanity_checked(pool, s.project_id).await?;
         let already = checked.iter().any(|(m, p)| *m == s.method && *p == s.parameters);
         if !already && !out.iter().any(|o: &(String, String, i64)| o.0 == s.method && o.1 == s.parameters) {
             out.push((s.method.clone(), s.parameters.clone(), s.id));
@@ -226,9 +213,7 @@ pub struct Stored {
     pub pairs: Vec<(i64, i64)>,
 }
 
-type Row = (i64, i64, i64, String, Option<i64>, String, String, String, String, String, String);
-
-async fn stored_of(pool: &SqlitePool, row: Row) -> AppResult<Stored> {
+async fn stored_of(pool: &SqlitePool, row: store::evaluations::Row) -> AppResult<Stored> {
     let (id, project_id, question_set_id, question_set, job_id, name, settings, sets, pairs, judge, created_at) = row;
     let settings: Settings = serde_json::from_str(&settings).unwrap_or_default();
     let answer_sets: Vec<i64> = serde_json::from_str(&sets).unwrap_or_default();
@@ -272,39 +257,24 @@ async fn stored_of(pool: &SqlitePool, row: Row) -> AppResult<Stored> {
     Ok(Stored { view, settings, answer_sets, pairs })
 }
 
-const SELECT: &str =
-    "SELECT e.id, e.project_id, e.question_set_id, q.name, e.job_id, e.name, e.settings, e.answer_sets,
-        e.pairs, e.judge, e.created_at FROM evaluations e JOIN question_sets q ON q.id = e.question_set_id";
-
 pub async fn get(pool: &SqlitePool, id: i64) -> AppResult<Stored> {
-    let row: Option<Row> = sqlx::query_as(&format!("{SELECT} WHERE e.id = ?")).bind(id).fetch_optional(pool).await?;
-    stored_of(pool, row.ok_or_else(|| AppError::NotFound(format!("evaluation {id} does not exist")))?).await
+    stored_of(pool, store::evaluations::get(pool, id).await?).await
 }
 
 pub async fn list(pool: &SqlitePool, project_id: i64) -> AppResult<Vec<EvaluationView>> {
-    let rows: Vec<Row> = sqlx::query_as(&format!("{SELECT} WHERE e.project_id = ? ORDER BY e.id DESC"))
-        .bind(project_id)
-        .fetch_all(pool)
-        .await?;
     let mut out = Vec::new();
-    for r in rows {
+    for r in store::evaluations::list(pool, project_id).await? {
         out.push(stored_of(pool, r).await?.view);
     }
     Ok(out)
 }
 
 pub async fn of_job(pool: &SqlitePool, job_id: i64) -> AppResult<Stored> {
-    let id: Option<i64> =
-        sqlx::query_scalar("SELECT id FROM evaluations WHERE job_id = ?").bind(job_id).fetch_optional(pool).await?;
-    get(pool, id.ok_or_else(|| AppError::NotFound(format!("job {job_id} runs no evaluation")))?).await
+    get(pool, store::evaluations::of_job(pool, job_id).await?).await
 }
 
 pub async fn delete(pool: &SqlitePool, id: i64) -> AppResult<()> {
-    let done = sqlx::query("DELETE FROM evaluations WHERE id = ?").bind(id).execute(pool).await?;
-    if done.rows_affected() == 0 {
-        return Err(AppError::NotFound(format!("evaluation {id} does not exist")));
-    }
-    Ok(())
+    store::evaluations::delete(pool, id).await
 }
 
 /// The first phase's items: a sanity check's second answers (`again-QID`)
@@ -756,12 +726,7 @@ pub async fn report_view(pool: &SqlitePool, id: i64) -> AppResult<EvaluationRepo
         ),
     ];
     let (calls, cached_calls): (i64, i64) = match e.view.job_id {
-        Some(j) => {
-            sqlx::query_as("SELECT COUNT(*), COALESCE(SUM(cached), 0) FROM llm_calls WHERE job_id = ?")
-                .bind(j)
-                .fetch_one(pool)
-                .await?
-        }
+        Some(j) => store::evaluations::call_counts(pool, j).await?,
         None => (0, 0),
     };
     Ok(EvaluationReportView {
@@ -925,14 +890,7 @@ pub struct PairCost {
 /// Per pair, the calls of its items (from the call log) and their tokens and cost.
 pub async fn pair_costs(pool: &SqlitePool, e: &Stored) -> AppResult<HashMap<(i64, i64), PairCost>> {
     let Some(job) = e.view.job_id else { return Ok(HashMap::new()) };
-    let rows: Vec<(String, i64, i64, i64, f64)> = sqlx::query_as(
-        "SELECT item, COUNT(*), COALESCE(SUM(cached), 0), COALESCE(SUM(prompt_tokens + completion_tokens), 0),
-                COALESCE(SUM(cost_usd), 0.0)
-           FROM llm_calls WHERE job_id = ? AND item IS NOT NULL GROUP BY item",
-    )
-    .bind(job)
-    .fetch_all(pool)
-    .await?;
+    let rows = store::evaluations::item_costs(pool, job).await?;
     let mut out: HashMap<(i64, i64), PairCost> = HashMap::new();
     for (item, calls, cached, tokens, cost) in rows {
         if let Some(k) = Key::parse(&item) {

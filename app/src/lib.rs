@@ -41,6 +41,8 @@ pub mod state;
 pub mod store;
 #[cfg(feature = "ssr")]
 pub mod study;
+#[cfg(feature = "ssr")]
+pub mod tokens;
 
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};

@@ -6,12 +6,12 @@
 
 use engine::study::{self, Candidate, Dimension};
 use serde_json::json;
-use sha2::{Digest, Sha256};
 use sqlx::SqlitePool;
 
 use crate::error::{AppError, AppResult};
 use crate::model::{DimensionView, RaterSession, StudyResultsView, StudySummaryRow, StudyView};
 use crate::store;
+use crate::tokens::{hash, new_token};
 
 /// What a new study is asked to be.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,18 +37,6 @@ pub struct Created {
     pub study_id: i64,
     pub open_token: String,
     pub rater_tokens: Vec<String>,
-}
-
-/// A random token: 24 bytes from the OS, hex.
-pub fn new_token() -> AppResult<String> {
-    let mut bytes = [0u8; 24];
-    getrandom::fill(&mut bytes).map_err(|_| AppError::Internal)?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
-}
-
-/// How a token is stored.
-pub fn hash(token: &str) -> String {
-    Sha256::digest(token.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn dims_view(d: &[Dimension]) -> Vec<DimensionView> {
@@ -102,101 +90,47 @@ pub async fn create(pool: &SqlitePool, req: &StudyRequest) -> AppResult<Created>
     if req.attention_checks > 5 {
         return Err(AppError::Invalid("at most 5 attention checks".into()));
     }
-    let mut tx = pool.begin().await?;
-    let id: i64 = sqlx::query_scalar(
-        "INSERT INTO studies (project_id, name, intro, corpus_summary, dimensions, draws, seed, target_raters)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-    )
-    .bind(req.project_id)
-    .bind(req.name.trim())
-    .bind(&req.intro)
-    .bind(&req.corpus_summary)
-    .bind(serde_json::to_string(&dimensions).unwrap_or_default())
-    .bind(json!(req.draws.iter().map(|(s, c)| json!({"set_id": s, "count": c})).collect::<Vec<_>>()).to_string())
-    .bind(req.seed as i64)
-    .bind(req.target_raters)
-    .fetch_one(&mut *tx)
-    .await?;
-    for (idx, q) in items.iter().enumerate() {
-        sqlx::query(
-            "INSERT INTO study_items (study_id, idx, question_id, text, source, level) VALUES (?, ?, ?, ?, ?, ?)",
-        )
-        .bind(id)
-        .bind(idx as i64)
-        .bind(q.question_id)
-        .bind(&q.text)
-        .bind(&q.source)
-        .bind(&q.level)
-        .execute(&mut *tx)
-        .await?;
-    }
+    let mut rows: Vec<store::studies::NewItem> =
+        items.iter().map(|q| (Some(q.question_id), q.text.clone(), q.source.clone(), q.level.clone(), None)).collect();
     for n in 0..req.attention_checks {
         let (text, expected) = study::attention_check(n);
-        sqlx::query(
-            "INSERT INTO study_items (study_id, idx, text, source, attention) VALUES (?, ?, ?, 'attention check', ?)",
-        )
-        .bind(id)
-        .bind((items.len() + n) as i64)
-        .bind(text)
-        .bind(expected as i64)
-        .execute(&mut *tx)
-        .await?;
+        rows.push((None, text, "attention check".into(), None, Some(expected as i64)));
     }
     let open_token = new_token()?;
-    sqlx::query("INSERT INTO study_links (study_id, token_hash, kind, label) VALUES (?, ?, 'open', 'open link')")
-        .bind(id)
-        .bind(hash(&open_token))
-        .execute(&mut *tx)
-        .await?;
+    let mut links = vec![(hash(&open_token), "open", "open link".to_string())];
     let mut rater_tokens = Vec::new();
     for n in 0..req.rater_links {
         let t = new_token()?;
-        sqlx::query("INSERT INTO study_links (study_id, token_hash, kind, label) VALUES (?, ?, 'rater', ?)")
-            .bind(id)
-            .bind(hash(&t))
-            .bind(format!("rater {}", n + 1))
-            .execute(&mut *tx)
-            .await?;
+        links.push((hash(&t), "rater", format!("rater {}", n + 1)));
         rater_tokens.push(t);
     }
-    tx.commit().await?;
+    let dims_json = serde_json::to_string(&dimensions).unwrap_or_default();
+    let draws_json =
+        json!(req.draws.iter().map(|(s, c)| json!({"set_id": s, "count": c})).collect::<Vec<_>>()).to_string();
+    let new = store::studies::NewStudy {
+        project_id: req.project_id,
+        name: req.name.trim(),
+        intro: &req.intro,
+        corpus_summary: &req.corpus_summary,
+        dimensions: &dims_json,
+        draws: &draws_json,
+        seed: req.seed as i64,
+        target_raters: req.target_raters,
+    };
+    let id = store::studies::insert(pool, &new, &rows, &links).await?;
     Ok(Created { study_id: id, open_token, rater_tokens })
 }
 
-type StudyRow = (i64, i64, String, String, String, String, Option<i64>, bool, String);
-
 async fn dimensions_of(pool: &SqlitePool, id: i64) -> AppResult<Vec<Dimension>> {
-    let d: Option<String> =
-        sqlx::query_scalar("SELECT dimensions FROM studies WHERE id = ?").bind(id).fetch_optional(pool).await?;
-    let d = d.ok_or_else(|| AppError::NotFound(format!("study {id} does not exist")))?;
-    serde_json::from_str(&d).map_err(|_| AppError::Internal)
+    let row = store::studies::get(pool, id).await?;
+    serde_json::from_str(&row.5).map_err(|_| AppError::Internal)
 }
 
 pub async fn view(pool: &SqlitePool, id: i64) -> AppResult<StudyView> {
-    let row: Option<StudyRow> = sqlx::query_as(
-        "SELECT id, project_id, name, intro, corpus_summary, dimensions, target_raters, is_open, created_at FROM studies WHERE id = ?",
-    )
-    .bind(id)
-    .fetch_optional(pool)
-    .await?;
     let (id, project_id, name, intro, corpus_summary, dimensions, target_raters, is_open, created_at) =
-        row.ok_or_else(|| AppError::NotFound(format!("study {id} does not exist")))?;
+        store::studies::get(pool, id).await?;
     let dimensions: Vec<Dimension> = serde_json::from_str(&dimensions).unwrap_or_default();
-    let (items, attention): (i64, i64) =
-        sqlx::query_as("SELECT COUNT(*), COUNT(attention) FROM study_items WHERE study_id = ?")
-            .bind(id)
-            .fetch_one(pool)
-            .await?;
-    let (raters, completed): (i64, i64) =
-        sqlx::query_as("SELECT COUNT(*), COUNT(finished_at) FROM raters WHERE study_id = ?")
-            .bind(id)
-            .fetch_one(pool)
-            .await?;
-    let links: Vec<(i64, String, Option<String>, bool)> =
-        sqlx::query_as("SELECT id, kind, label, revoked FROM study_links WHERE study_id = ? ORDER BY id")
-            .bind(id)
-            .fetch_all(pool)
-            .await?;
+    let (items, attention, raters, completed) = store::studies::counts(pool, id).await?;
     Ok(StudyView {
         id,
         project_id,
@@ -210,29 +144,21 @@ pub async fn view(pool: &SqlitePool, id: i64) -> AppResult<StudyView> {
         raters,
         completed,
         is_open,
-        links,
+        links: store::studies::links(pool, id).await?,
         created_at,
     })
 }
 
 pub async fn list(pool: &SqlitePool, project_id: i64) -> AppResult<Vec<StudyView>> {
-    let ids: Vec<i64> = sqlx::query_scalar("SELECT id FROM studies WHERE project_id = ? ORDER BY id DESC")
-        .bind(project_id)
-        .fetch_all(pool)
-        .await?;
     let mut out = Vec::new();
-    for id in ids {
+    for id in store::studies::ids(pool, project_id).await? {
         out.push(view(pool, id).await?);
     }
     Ok(out)
 }
 
 pub async fn set_open(pool: &SqlitePool, id: i64, open: bool) -> AppResult<()> {
-    let done = sqlx::query("UPDATE studies SET is_open = ? WHERE id = ?").bind(open).bind(id).execute(pool).await?;
-    if done.rows_affected() == 0 {
-        return Err(AppError::NotFound(format!("study {id} does not exist")));
-    }
-    Ok(())
+    store::studies::set_open(pool, id, open).await
 }
 
 /// A new per-rater link (or open link); its token, shown once.
@@ -242,55 +168,29 @@ pub async fn add_link(pool: &SqlitePool, id: i64, kind: &str, label: &str) -> Ap
         return Err(AppError::Invalid(format!("a link is open or rater, not \"{kind}\"")));
     }
     let t = new_token()?;
-    sqlx::query("INSERT INTO study_links (study_id, token_hash, kind, label) VALUES (?, ?, ?, ?)")
-        .bind(id)
-        .bind(hash(&t))
-        .bind(kind)
-        .bind(label)
-        .execute(pool)
-        .await?;
+    store::studies::insert_link(pool, id, &hash(&t), kind, label).await?;
     Ok(t)
 }
 
 pub async fn revoke_link(pool: &SqlitePool, link_id: i64) -> AppResult<()> {
-    let done = sqlx::query("UPDATE study_links SET revoked = 1 WHERE id = ?").bind(link_id).execute(pool).await?;
-    if done.rows_affected() == 0 {
-        return Err(AppError::NotFound(format!("link {link_id} does not exist")));
-    }
-    Ok(())
+    store::studies::revoke_link(pool, link_id).await
 }
 
 pub async fn delete(pool: &SqlitePool, id: i64) -> AppResult<()> {
-    let done = sqlx::query("DELETE FROM studies WHERE id = ?").bind(id).execute(pool).await?;
-    if done.rows_affected() == 0 {
-        return Err(AppError::NotFound(format!("study {id} does not exist")));
-    }
-    Ok(())
+    store::studies::delete(pool, id).await
 }
 
 /// The link a token opens: (link id, study id, kind). Unknown, revoked and
 /// expired links are all "not found": a guess learns nothing.
 async fn link(pool: &SqlitePool, token: &str) -> AppResult<(i64, i64, String)> {
-    let row: Option<(i64, i64, String)> = sqlx::query_as(
-        "SELECT id, study_id, kind FROM study_links
-          WHERE token_hash = ? AND revoked = 0 AND (expires_at IS NULL OR expires_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
-    )
-    .bind(hash(token.trim()))
-    .fetch_optional(pool)
-    .await?;
-    row.ok_or_else(|| AppError::NotFound("this study link does not exist or was withdrawn".into()))
+    store::studies::live_link(pool, &hash(token.trim()))
+        .await?
+        .ok_or_else(|| AppError::NotFound("this study link does not exist or was withdrawn".into()))
 }
 
 /// The rater a request speaks for: `(rater id, finished, order seed)`.
 async fn rater_of(pool: &SqlitePool, study: i64, link_id: i64, rater: &str) -> AppResult<(i64, bool, i64)> {
-    let row: Option<(i64, Option<String>, i64)> = sqlx::query_as(
-        "SELECT id, finished_at, order_seed FROM raters WHERE token_hash = ? AND study_id = ? AND link_id = ?",
-    )
-    .bind(hash(rater.trim()))
-    .bind(study)
-    .bind(link_id)
-    .fetch_optional(pool)
-    .await?;
+    let row = store::studies::rater(pool, &hash(rater.trim()), study, link_id).await?;
     row.map(|(id, f, seed)| (id, f.is_some(), seed))
         .ok_or_else(|| AppError::NotFound("this rater is not known at this link".into()))
 }
@@ -321,30 +221,15 @@ pub async fn session(pool: &SqlitePool, token: &str, rater: Option<&str>) -> App
         None => {
             let t = if kind == "rater" { rater_token } else { new_token()? };
             let seed = fastrand_seed();
-            let id: i64 = sqlx::query_scalar(
-                "INSERT INTO raters (study_id, link_id, token_hash, order_seed) VALUES (?, ?, ?, ?)
-                 ON CONFLICT(token_hash) DO UPDATE SET token_hash = excluded.token_hash RETURNING id",
-            )
-            .bind(study_id)
-            .bind(link_id)
-            .bind(hash(&t))
-            .bind(seed)
-            .fetch_one(pool)
-            .await?;
-            let (_, finished, seed) = rater_of(pool, study_id, link_id, &t).await?;
-            (t, (id, finished, seed))
+            store::studies::insert_rater(pool, study_id, link_id, &hash(&t), seed).await?;
+            let r = rater_of(pool, study_id, link_id, &t).await?;
+            (t, r)
         }
     };
-    let items: Vec<(i64, String)> = sqlx::query_as("SELECT id, text FROM study_items WHERE study_id = ? ORDER BY idx")
-        .bind(study_id)
-        .fetch_all(pool)
-        .await?;
+    let items = store::studies::items(pool, study_id).await?;
     let order = study::order_for(seed as u64, items.len());
     let items: Vec<(i64, String)> = order.into_iter().map(|i| items[i].clone()).collect();
-    let rows: Vec<(i64, i64, i64)> = sqlx::query_as("SELECT item_id, dimension, score FROM ratings WHERE rater_id = ?")
-        .bind(rater_id)
-        .fetch_all(pool)
-        .await?;
+    let rows = store::studies::ratings_of(pool, rater_id).await?;
     let dims = s.dimensions.len();
     let mut ratings: Vec<(i64, Vec<u8>)> = Vec::new();
     for (item, d, score) in rows {
@@ -382,8 +267,7 @@ async fn open_rater(pool: &SqlitePool, token: &str, rater: &str) -> AppResult<(i
     let (link_id, study_id, kind) = link(pool, token).await?;
     let rater = if kind == "rater" { token } else { rater };
     let (rater_id, finished, _) = rater_of(pool, study_id, link_id, rater).await?;
-    let open: bool =
-        sqlx::query_scalar("SELECT is_open FROM studies WHERE id = ?").bind(study_id).fetch_one(pool).await?;
+    let open = store::studies::get(pool, study_id).await?.7;
     if !open {
         return Err(AppError::Conflict("this study is closed".into()));
     }
@@ -401,40 +285,15 @@ pub async fn rate(pool: &SqlitePool, token: &str, rater: &str, item: i64, scores
     if scores.len() != dims || scores.iter().any(|s| !(1..=5).contains(s)) {
         return Err(AppError::Invalid(format!("give {dims} scores from 1 to 5, one per dimension")));
     }
-    let in_study: Option<i64> = sqlx::query_scalar("SELECT id FROM study_items WHERE id = ? AND study_id = ?")
-        .bind(item)
-        .bind(study_id)
-        .fetch_optional(pool)
-        .await?;
-    if in_study.is_none() {
+    if !store::studies::has_item(pool, study_id, item).await? {
         return Err(AppError::NotFound(format!("item {item} is not in this study")));
     }
-    let mut tx = pool.begin().await?;
-    for (d, s) in scores.iter().enumerate() {
-        sqlx::query(
-            "INSERT INTO ratings (rater_id, item_id, dimension, score) VALUES (?, ?, ?, ?)
-             ON CONFLICT(rater_id, item_id, dimension) DO UPDATE SET score = excluded.score, rated_at = excluded.rated_at",
-        )
-        .bind(rater_id)
-        .bind(item)
-        .bind(d as i64)
-        .bind(*s as i64)
-        .execute(&mut *tx)
-        .await?;
-    }
-    tx.commit().await?;
+    store::studies::upsert_scores(pool, rater_id, item, scores).await?;
     progress(pool, study_id, rater_id).await
 }
 
 async fn progress(pool: &SqlitePool, study_id: i64, rater_id: i64) -> AppResult<(i64, i64)> {
-    Ok(sqlx::query_as(
-        "SELECT (SELECT COUNT(DISTINCT item_id) FROM ratings WHERE rater_id = ?),
-                (SELECT COUNT(*) FROM study_items WHERE study_id = ?)",
-    )
-    .bind(rater_id)
-    .bind(study_id)
-    .fetch_one(pool)
-    .await?)
+    store::studies::progress(pool, study_id, rater_id).await
 }
 
 /// Submits a rater's study: every item must be rated; afterwards nothing
@@ -445,34 +304,19 @@ pub async fn finish(pool: &SqlitePool, token: &str, rater: &str) -> AppResult<()
     if done < total {
         return Err(AppError::Invalid(format!("{} of {total} items are not rated yet", total - done)));
     }
-    sqlx::query(
-        "UPDATE raters SET finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ? AND finished_at IS NULL",
-    )
-    .bind(rater_id)
-    .execute(pool)
-    .await?;
-    Ok(())
+    store::studies::finish(pool, rater_id).await
 }
 
 /// The results of a study.
 pub async fn results(pool: &SqlitePool, id: i64) -> AppResult<(StudyView, study::Results)> {
     let v = view(pool, id).await?;
-    let items: Vec<(i64, String, Option<String>, Option<i64>)> =
-        sqlx::query_as("SELECT id, source, level, attention FROM study_items WHERE study_id = ?")
-            .bind(id)
-            .fetch_all(pool)
-            .await?;
-    let items: Vec<study::Item> = items
+    let items: Vec<study::Item> = store::studies::result_items(pool, id)
+        .await?
         .into_iter()
         .map(|(id, source, level, attention)| study::Item { id, source, level, attention: attention.map(|a| a as u8) })
         .collect();
-    let rows: Vec<(i64, i64, i64, i64)> = sqlx::query_as(
-        "SELECT r.rater_id, r.item_id, r.dimension, r.score FROM ratings r JOIN raters ra ON ra.id = r.rater_id WHERE ra.study_id = ?",
-    )
-    .bind(id)
-    .fetch_all(pool)
-    .await?;
-    let ratings: Vec<study::Rating> = rows
+    let ratings: Vec<study::Rating> = store::studies::all_ratings(pool, id)
+        .await?
         .into_iter()
         .map(|(rater, item, d, s)| study::Rating { rater, item, dimension: d as usize, score: s as u8 })
         .collect();
@@ -524,13 +368,7 @@ pub async fn results_view(pool: &SqlitePool, id: i64) -> AppResult<StudyResultsV
 /// Every rating as CSV: rater, item, question id, source, level, dimension, score.
 pub async fn ratings_csv(pool: &SqlitePool, id: i64) -> AppResult<String> {
     let v = view(pool, id).await?;
-    let rows: Vec<(i64, i64, Option<i64>, String, Option<String>, Option<i64>, i64, i64, String)> = sqlx::query_as(
-        "SELECT r.rater_id, r.item_id, i.question_id, i.source, i.level, i.attention, r.dimension, r.score, r.rated_at
-           FROM ratings r JOIN study_items i ON i.id = r.item_id WHERE i.study_id = ? ORDER BY r.rater_id, i.idx, r.dimension",
-    )
-    .bind(id)
-    .fetch_all(pool)
-    .await?;
+    let rows = store::studies::csv_rows(pool, id).await?;
     let mut w = csv::Writer::from_writer(Vec::new());
     let err = |e: csv::Error| AppError::Invalid(e.to_string());
     w.write_record([

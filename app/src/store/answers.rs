@@ -193,6 +193,12 @@ pub async fn set_of_job(pool: &SqlitePool, job_id: i64) -> AppResult<i64> {
         .ok_or_else(|| AppError::NotFound(format!("job {job_id} fills no answer set")))
 }
 
+/// Records the job that fills a set (a sanity check's second run).
+pub async fn set_job(pool: &SqlitePool, set_id: i64, job_id: i64) -> AppResult<()> {
+    sqlx::query("UPDATE answer_sets SET job_id = ? WHERE id = ?").bind(job_id).bind(set_id).execute(pool).await?;
+    Ok(())
+}
+
 pub async fn delete_set(pool: &SqlitePool, set_id: i64) -> AppResult<()> {
     let done = sqlx::query("DELETE FROM answer_sets WHERE id = ?").bind(set_id).execute(pool).await?;
     if done.rows_affected() == 0 {

@@ -7,10 +7,13 @@
 
 pub mod answers;
 pub mod calls;
+pub mod evaluations;
 pub mod graph;
 pub mod jobs;
 pub mod questions;
 pub mod settings;
+pub mod studies;
+pub mod users;
 pub mod vectors;
 
 use std::path::Path;

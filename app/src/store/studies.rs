@@ -1,0 +1,288 @@
+//! Studies in SQLite: the study, its items, links, raters and ratings.
+//! (Tokens arrive here already hashed: `app::tokens`.)
+
+use sqlx::SqlitePool;
+
+use crate::error::{AppError, AppResult};
+
+/// A study's row: id, project, name, intro, corpus summary, dimensions
+/// JSON, target raters, open, created.
+pub type StudyRow = (i64, i64, String, String, String, String, Option<i64>, bool, String);
+
+/// What a new study row holds.
+pub struct NewStudy<'a> {
+    pub project_id: i64,
+    pub name: &'a str,
+    pub intro: &'a str,
+    pub corpus_summary: &'a str,
+    pub dimensions: &'a str,
+    pub draws: &'a str,
+    pub seed: i64,
+    pub target_raters: Option<i64>,
+}
+
+/// An item: question id (none for an attention check), text, source, level, attention score.
+pub type NewItem = (Option<i64>, String, String, Option<String>, Option<i64>);
+
+/// Inserts a study with its items (in order) and links `(token hash, kind, label)`, in one transaction.
+pub async fn insert(
+    pool: &SqlitePool,
+    s: &NewStudy<'_>,
+    items: &[NewItem],
+    links: &[(String, &str, String)],
+) -> AppResult<i64> {
+    let mut tx = pool.begin().await?;
+    let id: i64 = sqlx::query_scalar(
+        "INSERT INTO studies (project_id, name, intro, corpus_summary, dimensions, draws, seed, target_raters)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+    )
+    .bind(s.project_id)
+    .bind(s.name)
+    .bind(s.intro)
+    .bind(s.corpus_summary)
+    .bind(s.dimensions)
+    .bind(s.draws)
+    .bind(s.seed)
+    .bind(s.target_raters)
+    .fetch_one(&mut *tx)
+    .await?;
+    for (idx, (question, text, source, level, attention)) in items.iter().enumerate() {
+        sqlx::query(
+            "INSERT INTO study_items (study_id, idx, question_id, text, source, level, attention) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(id)
+        .bind(idx as i64)
+        .bind(question)
+        .bind(text)
+        .bind(source)
+        .bind(level)
+        .bind(attention)
+        .execute(&mut *tx)
+        .await?;
+    }
+    for (hash, kind, label) in links {
+        sqlx::query("INSERT INTO study_links (study_id, token_hash, kind, label) VALUES (?, ?, ?, ?)")
+            .bind(id)
+            .bind(hash)
+            .bind(kind)
+            .bind(label)
+            .execute(&mut *tx)
+            .await?;
+    }
+    tx.commit().await?;
+    Ok(id)
+}
+
+pub async fn get(pool: &SqlitePool, id: i64) -> AppResult<StudyRow> {
+    let row: Option<StudyRow> = sqlx::query_as(
+        "SELECT id, project_id, name, intro, corpus_summary, dimensions, target_raters, is_open, created_at FROM studies WHERE id = ?",
+    )
+    .bind(id)
+    .fetch_optional(pool)
+    .await?;
+    row.ok_or_else(|| AppError::NotFound(format!("study {id} does not exist")))
+}
+
+/// Items, attention checks among them, raters, raters who finished.
+pub async fn counts(pool: &SqlitePool, id: i64) -> AppResult<(i64, i64, i64, i64)> {
+    let (items, attention): (i64, i64) =
+        sqlx::query_as("SELECT COUNT(*), COUNT(attention) FROM study_items WHERE study_id = ?")
+            .bind(id)
+            .fetch_one(pool)
+            .await?;
+    let (raters, completed): (i64, i64) =
+        sqlx::query_as("SELECT COUNT(*), COUNT(finished_at) FROM raters WHERE study_id = ?")
+            .bind(id)
+            .fetch_one(pool)
+            .await?;
+    Ok((items, attention, raters, completed))
+}
+
+/// A study's links: (id, kind, label, withdrawn).
+pub async fn links(pool: &SqlitePool, id: i64) -> AppResult<Vec<(i64, String, Option<String>, bool)>> {
+    Ok(sqlx::query_as("SELECT id, kind, label, revoked FROM study_links WHERE study_id = ? ORDER BY id")
+        .bind(id)
+        .fetch_all(pool)
+        .await?)
+}
+
+pub async fn ids(pool: &SqlitePool, project_id: i64) -> AppResult<Vec<i64>> {
+    Ok(sqlx::query_scalar("SELECT id FROM studies WHERE project_id = ? ORDER BY id DESC")
+        .bind(project_id)
+        .fetch_all(pool)
+        .await?)
+}
+
+pub async fn set_open(pool: &SqlitePool, id: i64, open: bool) -> AppResult<()> {
+    let done = sqlx::query("UPDATE studies SET is_open = ? WHERE id = ?").bind(open).bind(id).execute(pool).await?;
+    if done.rows_affected() == 0 {
+        return Err(AppError::NotFound(format!("study {id} does not exist")));
+    }
+    Ok(())
+}
+
+pub async fn insert_link(pool: &SqlitePool, id: i64, token_hash: &str, kind: &str, label: &str) -> AppResult<()> {
+    sqlx::query("INSERT INTO study_links (study_id, token_hash, kind, label) VALUES (?, ?, ?, ?)")
+        .bind(id)
+        .bind(token_hash)
+        .bind(kind)
+        .bind(label)
+        .execute(pool)
+        .await?;
+    Ok(())
+}
+
+pub async fn revoke_link(pool: &SqlitePool, link_id: i64) -> AppResult<()> {
+    let done = sqlx::query("UPDATE study_links SET revoked = 1 WHERE id = ?").bind(link_id).execute(pool).await?;
+    if done.rows_affected() == 0 {
+        return Err(AppError::NotFound(format!("link {link_id} does not exist")));
+    }
+    Ok(())
+}
+
+pub async fn delete(pool: &SqlitePool, id: i64) -> AppResult<()> {
+    let done = sqlx::query("DELETE FROM studies WHERE id = ?").bind(id).execute(pool).await?;
+    if done.rows_affected() == 0 {
+        return Err(AppError::NotFound(format!("study {id} does not exist")));
+    }
+    Ok(())
+}
+
+/// A live link (not withdrawn, not expired): (link id, study id, kind).
+pub async fn live_link(pool: &SqlitePool, token_hash: &str) -> AppResult<Option<(i64, i64, String)>> {
+    Ok(sqlx::query_as(
+        "SELECT id, study_id, kind FROM study_links
+          WHERE token_hash = ? AND revoked = 0 AND (expires_at IS NULL OR expires_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
+    )
+    .bind(token_hash)
+    .fetch_optional(pool)
+    .await?)
+}
+
+/// A rater at a link: (id, finished at, order seed).
+pub async fn rater(
+    pool: &SqlitePool,
+    token_hash: &str,
+    study: i64,
+    link: i64,
+) -> AppResult<Option<(i64, Option<String>, i64)>> {
+    Ok(sqlx::query_as(
+        "SELECT id, finished_at, order_seed FROM raters WHERE token_hash = ? AND study_id = ? AND link_id = ?",
+    )
+    .bind(token_hash)
+    .bind(study)
+    .bind(link)
+    .fetch_optional(pool)
+    .await?)
+}
+
+/// Adds a rater (or finds the one a concurrent request just added).
+pub async fn insert_rater(pool: &SqlitePool, study: i64, link: i64, token_hash: &str, seed: i64) -> AppResult<()> {
+    sqlx::query(
+        "INSERT INTO raters (study_id, link_id, token_hash, order_seed) VALUES (?, ?, ?, ?) ON CONFLICT(token_hash) DO NOTHING",
+    )
+    .bind(study)
+    .bind(link)
+    .bind(token_hash)
+    .bind(seed)
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+/// A study's items `(id, text)` in their stored order.
+pub async fn items(pool: &SqlitePool, study: i64) -> AppResult<Vec<(i64, String)>> {
+    Ok(sqlx::query_as("SELECT id, text FROM study_items WHERE study_id = ? ORDER BY idx")
+        .bind(study)
+        .fetch_all(pool)
+        .await?)
+}
+
+/// A rater's ratings: (item, dimension, score).
+pub async fn ratings_of(pool: &SqlitePool, rater: i64) -> AppResult<Vec<(i64, i64, i64)>> {
+    Ok(sqlx::query_as("SELECT item_id, dimension, score FROM ratings WHERE rater_id = ?")
+        .bind(rater)
+        .fetch_all(pool)
+        .await?)
+}
+
+pub async fn has_item(pool: &SqlitePool, study: i64, item: i64) -> AppResult<bool> {
+    let found: Option<i64> = sqlx::query_scalar("SELECT id FROM study_items WHERE id = ? AND study_id = ?")
+        .bind(item)
+        .bind(study)
+        .fetch_optional(pool)
+        .await?;
+    Ok(found.is_some())
+}
+
+/// A rater's scores for an item (one per dimension), replacing earlier ones, in one transaction.
+pub async fn upsert_scores(pool: &SqlitePool, rater: i64, item: i64, scores: &[u8]) -> AppResult<()> {
+    let mut tx = pool.begin().await?;
+    for (d, s) in scores.iter().enumerate() {
+        sqlx::query(
+            "INSERT INTO ratings (rater_id, item_id, dimension, score) VALUES (?, ?, ?, ?)
+             ON CONFLICT(rater_id, item_id, dimension) DO UPDATE SET score = excluded.score, rated_at = excluded.rated_at",
+        )
+        .bind(rater)
+        .bind(item)
+        .bind(d as i64)
+        .bind(*s as i64)
+        .execute(&mut *tx)
+        .await?;
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Items a rater has rated, and of how many.
+pub async fn progress(pool: &SqlitePool, study: i64, rater: i64) -> AppResult<(i64, i64)> {
+    Ok(sqlx::query_as(
+        "SELECT (SELECT COUNT(DISTINCT item_id) FROM ratings WHERE rater_id = ?),
+                (SELECT COUNT(*) FROM study_items WHERE study_id = ?)",
+    )
+    .bind(rater)
+    .bind(study)
+    .fetch_one(pool)
+    .await?)
+}
+
+pub async fn finish(pool: &SqlitePool, rater: i64) -> AppResult<()> {
+    sqlx::query(
+        "UPDATE raters SET finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ? AND finished_at IS NULL",
+    )
+    .bind(rater)
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+/// Items for the results: (id, source, level, attention score).
+pub async fn result_items(pool: &SqlitePool, study: i64) -> AppResult<Vec<(i64, String, Option<String>, Option<i64>)>> {
+    Ok(sqlx::query_as("SELECT id, source, level, attention FROM study_items WHERE study_id = ?")
+        .bind(study)
+        .fetch_all(pool)
+        .await?)
+}
+
+/// Every rating of a study: (rater, item, dimension, score).
+pub async fn all_ratings(pool: &SqlitePool, study: i64) -> AppResult<Vec<(i64, i64, i64, i64)>> {
+    Ok(sqlx::query_as(
+        "SELECT r.rater_id, r.item_id, r.dimension, r.score FROM ratings r JOIN raters ra ON ra.id = r.rater_id WHERE ra.study_id = ?",
+    )
+    .bind(study)
+    .fetch_all(pool)
+    .await?)
+}
+
+/// A rating as the CSV lists it.
+pub type CsvRow = (i64, i64, Option<i64>, String, Option<String>, Option<i64>, i64, i64, String);
+
+pub async fn csv_rows(pool: &SqlitePool, study: i64) -> AppResult<Vec<CsvRow>> {
+    Ok(sqlx::query_as(
+        "SELECT r.rater_id, r.item_id, i.question_id, i.source, i.level, i.attention, r.dimension, r.score, r.rated_at
+           FROM ratings r JOIN study_items i ON i.id = r.item_id WHERE i.study_id = ? ORDER BY r.rater_id, i.idx, r.dimension",
+    )
+    .bind(study)
+    .fetch_all(pool)
+    .await?)
+}
