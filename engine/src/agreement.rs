@@ -161,25 +161,6 @@ pub fn cohen_kappa(a: &[i64], b: &[i64], weights: Weights) -> Option<f64> {
     Some(1.0 - observed / expected)
 }
 
-/// Average ranks (1-based), ties sharing the mean of their positions.
-fn ranks(values: &[f64]) -> Vec<f64> {
-    let mut order: Vec<usize> = (0..values.len()).collect();
-    order.sort_by(|&i, &j| values[i].total_cmp(&values[j]));
-    let mut out = vec![0.0; values.len()];
-    let mut i = 0;
-    while i < order.len() {
-        let mut j = i;
-        while j + 1 < order.len() && values[order[j + 1]] == values[order[i]] {
-            j += 1;
-        }
-        for &k in &order[i..=j] {
-            out[k] = (i + j) as f64 / 2.0 + 1.0;
-        }
-        i = j + 1;
-    }
-    out
-}
-
 /// Spearman's ρ and its two-sided p-value. `None` for fewer than 3 pairs,
 /// lengths that differ, or a constant side.
 pub fn spearman(a: &[f64], b: &[f64]) -> Option<(f64, f64)> {
@@ -187,7 +168,7 @@ pub fn spearman(a: &[f64], b: &[f64]) -> Option<(f64, f64)> {
     if n < 3 || n != b.len() {
         return None;
     }
-    let (ra, rb) = (ranks(a), ranks(b));
+    let (ra, rb) = (crate::stats::ranks(a), crate::stats::ranks(b));
     let mean = (n as f64 + 1.0) / 2.0;
     let (mut sab, mut saa, mut sbb) = (0.0, 0.0, 0.0);
     for (x, y) in ra.iter().zip(&rb) {

@@ -91,7 +91,7 @@ pub struct TestResult {
 }
 
 /// Average ranks (1-based) of `values`, ties sharing their mean rank.
-fn ranks(values: &[f64]) -> Vec<f64> {
+pub(crate) fn ranks(values: &[f64]) -> Vec<f64> {
     let mut order: Vec<usize> = (0..values.len()).collect();
     order.sort_by(|&a, &b| values[a].total_cmp(&values[b]));
     let mut out = vec![0.0; values.len()];

@@ -11,15 +11,10 @@ use std::path::Path;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
-use common::assay;
+use common::{assay, json};
 use http_body_util::BodyExt;
 use serde_json::Value;
 use tower::ServiceExt;
-
-fn json(out: &std::process::Output) -> Value {
-    assert!(out.status.success(), "failed ({:?}): {}", out.status, String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap()
-}
 
 fn failure(out: &std::process::Output) -> String {
     assert!(!out.status.success(), "should have failed: {}", String::from_utf8_lossy(&out.stdout));

@@ -6,18 +6,13 @@ mod common;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use common::assay;
-use serde_json::{json, Value};
+use common::{assay, json};
+use serde_json::json;
 
 fn corpora() -> PathBuf {
     std::env::var_os("ASSAY_CORPORA")
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpora"))
-}
-
-fn json(out: &std::process::Output) -> Value {
-    assert!(out.status.success(), "failed ({:?}): {}", out.status, String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -8,13 +8,8 @@ mod common;
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use common::assay;
+use common::{assay, json};
 use serde_json::Value;
-
-fn json(out: &std::process::Output) -> Value {
-    assert!(out.status.success(), "failed ({:?}): {}", out.status, String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap()
-}
 
 async fn sample_with_graph(db: &Path) {
     json(&assay(db, &["--json", "project", "create", "Q"], &[]).await);

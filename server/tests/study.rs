@@ -8,13 +8,8 @@ mod common;
 
 use std::path::Path;
 
-use common::assay;
+use common::{assay, json};
 use serde_json::Value;
-
-fn json(out: &std::process::Output) -> Value {
-    assert!(out.status.success(), "failed ({:?}): {}", out.status, String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap()
-}
 
 /// The sample corpus with 10 graph questions; the set's id.
 async fn sample_with_questions(db: &Path) -> String {

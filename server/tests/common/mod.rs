@@ -31,3 +31,10 @@ pub async fn assay(db: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut cmd = assay_command(db, args, env);
     tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap()
 }
+
+/// The JSON a successful `assay --json …` printed.
+#[allow(dead_code)] // not every test file reads JSON
+pub fn json(out: &Output) -> serde_json::Value {
+    assert!(out.status.success(), "failed ({:?}): {}", out.status, String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
