@@ -971,3 +971,34 @@ pub async fn logout() -> Result<(), AppError> {
     send_cookie(None);
     Ok(())
 }
+
+/// Makes a read-only share link for a page (`kind`: evaluation or study);
+/// its path, shown once.
+#[server]
+pub async fn create_share(kind: String, page_id: i64) -> Result<String, AppError> {
+    let (_, token) = crate::share::create(&app_state()?.pool, &kind, page_id).await?;
+    Ok(format!("/share/{token}"))
+}
+
+/// A page's share links: (id, created, withdrawn).
+#[server]
+pub async fn list_shares(kind: String, page_id: i64) -> Result<Vec<(i64, String, bool)>, AppError> {
+    crate::store::shares::of_page(&app_state()?.pool, &kind, page_id).await
+}
+
+#[server]
+pub async fn revoke_share(id: i64) -> Result<(), AppError> {
+    crate::store::shares::revoke(&app_state()?.pool, id).await
+}
+
+/// The page a share link opens, read-only (no account).
+#[server(endpoint = "share/get")]
+pub async fn get_shared(token: String) -> Result<SharedView, AppError> {
+    let r = crate::share::view(&app_state()?.pool, &token).await;
+    if matches!(r, Err(AppError::NotFound(_))) {
+        if let Some(resp) = use_context::<leptos_axum::ResponseOptions>() {
+            resp.set_status(axum::http::StatusCode::NOT_FOUND);
+        }
+    }
+    r
+}

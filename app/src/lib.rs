@@ -36,6 +36,8 @@ pub mod pages;
 #[cfg(feature = "ssr")]
 pub mod questions_io;
 #[cfg(feature = "ssr")]
+pub mod share;
+#[cfg(feature = "ssr")]
 pub mod state;
 #[cfg(feature = "ssr")]
 pub mod store;
@@ -57,6 +59,7 @@ use pages::login::{LoginPage, SetupPage};
 use pages::questions::QuestionsPage;
 use pages::rater::RaterPage;
 use pages::settings::SettingsPage;
+use pages::share::SharePage;
 use pages::studies::{StudiesPage, StudyResultsPage};
 use pages::{corpus::CorpusPage, document::DocumentPage, home::HomePage, NotFound};
 
@@ -107,6 +110,7 @@ pub fn App() -> impl IntoView {
                 <Route path=path!("/projects/:id/studies/:study") view=StudyResultsPage/>
                 <Route path=path!("/s/:token") view=RaterPage/>
                 <Route path=path!("/login") view=LoginPage/>
+                <Route path=path!("/share/:token") view=SharePage/>
                 <Route path=path!("/setup") view=SetupPage/>
                 <Route path=path!("/projects/:id/jobs") view=JobsPage/>
                 <Route path=path!("/projects/:id/jobs/:job") view=JobPage/>

@@ -602,3 +602,10 @@ pub struct StudyResultsView {
     pub agreement: Vec<(String, Option<f64>, usize, Option<f64>)>,
     pub chart_svg: String,
 }
+
+/// A page shared read-only by link: one of the two.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SharedView {
+    pub evaluation: Option<EvaluationReportView>,
+    pub study: Option<StudyResultsView>,
+}

@@ -13,7 +13,7 @@ const cli = (...args) => JSON.parse(execFileSync(bin, ['--json', ...args, '--db'
   env: { ...process.env, ASSAY_LLM_PROVIDER: '', ASSAY_LLM_BASE_URL: '' },
 }).toString());
 
-test('an offline evaluation of two methods: report, heatmap and drill-down', async ({ page }) => {
+test('an offline evaluation of two methods: report, heatmap, drill-down, a read-only share link', async ({ page, browser }) => {
   const project = cli('project', 'create', 'Evaluation demo').id;
   cli('corpus', 'add', String(project), '--sample');
   cli('graph', 'build', String(project));
@@ -79,4 +79,22 @@ test('an offline evaluation of two methods: report, heatmap and drill-down', asy
   await expect(judgments.first().locator('td.reasoning')).toContainText('offline rubric');
   await judgments.first().getByRole('button', { name: 'Calls' }).click();
   await expect(judgments.first().locator('.call-log .call').first()).toContainText('judge_scores');
+
+  // Share it read-only: a stranger (no cookie) sees the report, no controls; withdrawn, 404.
+  await page.locator('#create-share').click();
+  const link = page.locator('#share-link a');
+  await expect(link).toHaveAttribute('href', /^\/share\/[0-9a-f]{48}$/);
+  const sharePath = await link.getAttribute('href');
+  const stranger = await (await browser.newContext()).newPage();
+  await openHydrated(stranger, sharePath);
+  await expect(stranger.locator('#judge-line')).toContainText('offline rubric judge (no LLM)');
+  await expect(stranger.locator('.plot[data-plot="box"] svg')).toBeVisible();
+  await expect(stranger.locator('#share-panel')).toHaveCount(0);
+  await expect(stranger.locator('a[href^="/projects/"]')).toHaveCount(0);
+  const html = await stranger.request.get(await stranger.locator('.downloads a', { hasText: 'One HTML file' }).getAttribute('href'));
+  expect(await html.text()).toContain('<svg');
+  await page.locator('table.shares button', { hasText: 'Withdraw' }).click();
+  await expect(page.locator('table.shares')).toContainText('withdrawn');
+  const gone = await stranger.goto(sharePath);
+  expect(gone.status()).toBe(404);
 });

@@ -152,3 +152,42 @@ pub fn SourceText(project_id: i64, sources: Vec<SourceChunk>) -> impl IntoView {
         })
         .collect_view()
 }
+
+/// The owner's share links of a report page: make one (its address is
+/// shown once), see them, withdraw any (it answers 404 at once).
+#[component]
+pub fn SharePanel(kind: &'static str, page_id: i64) -> impl IntoView {
+    let create = ServerAction::<crate::api::CreateShare>::new();
+    let revoke = ServerAction::<crate::api::RevokeShare>::new();
+    let shares = Resource::new(
+        move || (create.version().get(), revoke.version().get()),
+        move |_| crate::api::list_shares(kind.to_string(), page_id),
+    );
+    view! {
+        <section class="panel share-panel" id="share-panel">
+            <h2>"Share read-only"</h2>
+            <p class="muted small">"A share link shows this page as it is — plots, tables, downloads — to anyone who has it, with no account, no edit controls and nothing else of the project. Withdraw it and it stops working at once."</p>
+            <button type="button" id="create-share" disabled=move || create.pending().get()
+                on:click=move |_| { create.dispatch(crate::api::CreateShare { kind: kind.to_string(), page_id }); }>"Make a share link"</button>
+            {move || create.value().get().map(|r| match r {
+                Ok(path) => view! { <p id="share-link">"Copy it now (it is shown only once): " <a class="mono" href=path.clone() target="_blank">{path.clone()}</a></p> }.into_any(),
+                Err(e) => view! { <ErrorNote error=e/> }.into_any(),
+            })}
+            <Transition fallback=|| ()>
+                {move || Suspend::new(async move {
+                    let list = shares.await.unwrap_or_default();
+                    (!list.is_empty()).then(|| view! {
+                        <table class="grid small shares"><tbody>
+                            {list.into_iter().map(|(id, created, revoked)| view! {
+                                <tr data-share=id><td>{format!("link #{id}")}</td><td>{created}</td>
+                                    <td>{if revoked { view! { <span class="muted">"withdrawn"</span> }.into_any() } else {
+                                        view! { <button type="button" class="link danger" on:click=move |_| { revoke.dispatch(crate::api::RevokeShare { id }); }>"Withdraw"</button> }.into_any()
+                                    }}</td></tr>
+                            }).collect_view()}
+                        </tbody></table>
+                    })
+                })}
+            </Transition>
+        </section>
+    }
+}

@@ -11,7 +11,7 @@ use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 
 use crate::api::*;
-use crate::components::{ActionError, ConfirmDelete, ErrorNote, NoCacheBox, ProjectBar};
+use crate::components::{ActionError, ConfirmDelete, ErrorNote, NoCacheBox, ProjectBar, SharePanel};
 use crate::format;
 use crate::model::{AnswerSetView, DrillView, EvaluationReportView, EvaluationView, PairRowView, QuestionSetView};
 use crate::pages::corpus::route_id;
@@ -300,22 +300,30 @@ pub fn EvaluationPage() -> impl IntoView {
 
 /// An SVG drawn on the server, inline, with its downloads.
 #[component]
-fn Plot(eval_id: i64, name: String, svg: String, #[prop(into)] alt: String) -> impl IntoView {
+fn Plot(base: String, name: String, svg: String, #[prop(into)] alt: String) -> impl IntoView {
     view! {
         <figure class="plot" data-plot=name.clone()>
             <div class="svg" role="img" aria-label=alt inner_html=svg></div>
             <figcaption class="small">
-                <a href=format!("/api/evaluations/{eval_id}/plots/{name}.svg") download="">"SVG"</a> " · "
-                <a href=format!("/api/evaluations/{eval_id}/plots/{name}.png") download="">"PNG"</a>
+                <a href=format!("{base}/plots/{name}.svg") download="">"SVG"</a> " · "
+                <a href=format!("{base}/plots/{name}.png") download="">"PNG"</a>
             </figcaption>
         </figure>
     }
 }
 
+/// The report; with `share` (a share token) read-only: no links into the
+/// project, downloads through the share link.
 #[component]
-fn Report(project_id: i64, r: EvaluationReportView) -> impl IntoView {
+pub(crate) fn Report(
+    project_id: i64,
+    r: EvaluationReportView,
+    #[prop(optional)] share: Option<String>,
+) -> impl IntoView {
     let e = r.evaluation.clone();
     let eid = e.id;
+    let shared = share.is_some();
+    let base = share.as_ref().map_or(format!("/api/evaluations/{eid}"), |t| format!("/api/share/{t}"));
     let running = matches!(e.status.as_str(), "queued" | "running");
     let settings = format!(
         "{} protocol · M = {} trials · N = {} per order · {} · {} · tolerance {} words",
@@ -350,9 +358,11 @@ fn Report(project_id: i64, r: EvaluationReportView) -> impl IntoView {
             {e.judge.contains("no LLM").then(|| view! { <span class="muted">". These verdicts are not an LLM's."</span> })}
         </p>
         <p class="small muted">{format!("Question set #{} {} · ", e.question_set_id, e.question_set)}{settings}</p>
-        <p class="small">"Job " {e.job_id.map(|j| view! { <a href=format!("/projects/{project_id}/jobs/{j}")>{format!("#{j}")}</a> })} " "
-            <StatusBadge status=e.status.clone()/> " " <ProgressBar j=job_progress/>
-            {running.then(|| view! { <span class="muted">" — the report fills in as judgments arrive"</span> })}</p>
+        {(!shared).then(|| view! {
+            <p class="small">"Job " {e.job_id.map(|j| view! { <a href=format!("/projects/{project_id}/jobs/{j}")>{format!("#{j}")}</a> })} " "
+                <StatusBadge status=e.status.clone()/> " " <ProgressBar j=job_progress/>
+                {running.then(|| view! { <span class="muted">" — the report fills in as judgments arrive"</span> })}</p>
+        })}
         <dl class="totals">
             <div><dt>"Evaluation tokens"</dt><dd id="eval-tokens">{format::int(e.tokens)}</dd></div>
             <div><dt>"Cost"</dt><dd>{format!("${:.4}", e.cost_usd)}</dd></div>
@@ -364,13 +374,13 @@ fn Report(project_id: i64, r: EvaluationReportView) -> impl IntoView {
             view! { <p class=class id="sanity-verdict">{text}</p> }
         })}
         <h2>"Win and tie rates over trials"</h2>
-        <Plot eval_id=eid name="box".into() svg=r.box_svg.clone() alt="Box plots of win and tie rates over trials, one panel per pair"/>
+        <Plot base=base.clone() name="box".into() svg=r.box_svg.clone() alt="Box plots of win and tie rates over trials, one panel per pair"/>
         <PairTable rows=r.pairs.clone()/>
         <h2>"Relative win rate"</h2>
         <div class="plots-row">
-            <Plot eval_id=eid name="heatmap".into() svg=r.heatmap_svg.clone() alt="Relative win rate heatmap, unbiased protocol"/>
+            <Plot base=base.clone() name="heatmap".into() svg=r.heatmap_svg.clone() alt="Relative win rate heatmap, unbiased protocol"/>
             {r.legacy_heatmap_svg.clone().map(|svg| view! {
-                <Plot eval_id=eid name="legacy-heatmap".into() svg alt="Relative win rate heatmap, legacy protocol"/>
+                <Plot base=base.clone() name="legacy-heatmap".into() svg alt="Relative win rate heatmap, legacy protocol"/>
             })}
         </div>
         <h2>"Per pair: legacy beside unbiased, per aspect, per question level"</h2>
@@ -379,10 +389,10 @@ fn Report(project_id: i64, r: EvaluationReportView) -> impl IntoView {
             view! {
                 <section class="pair-detail" data-pair=tag.clone()>
                     <h3>{format!("{} vs {}", p.a_name, p.b_name)}</h3>
-                    <Plot eval_id=eid name=format!("legacy-{tag}") svg=p.legacy_svg.clone() alt="Legacy and unbiased verdicts"/>
+                    <Plot base=base.clone() name=format!("legacy-{tag}") svg=p.legacy_svg.clone() alt="Legacy and unbiased verdicts"/>
                     <div class="plots-row">
-                        <Plot eval_id=eid name=format!("aspects-{tag}") svg=p.aspects_svg.clone() alt="Win, tie and loss per aspect"/>
-                        <Plot eval_id=eid name=format!("levels-{tag}") svg=p.levels_svg.clone() alt="Win, tie and loss per question level"/>
+                        <Plot base=base.clone() name=format!("aspects-{tag}") svg=p.aspects_svg.clone() alt="Win, tie and loss per aspect"/>
+                        <Plot base=base.clone() name=format!("levels-{tag}") svg=p.levels_svg.clone() alt="Win, tie and loss per question level"/>
                     </div>
                 </section>
             }
@@ -398,11 +408,13 @@ fn Report(project_id: i64, r: EvaluationReportView) -> impl IntoView {
         </table>
         <h2>"Downloads"</h2>
         <p class="downloads">
-            <a href=format!("/api/evaluations/{eid}/report.json") download="">"Whole report (JSON)"</a>
+            <a href=format!("{base}/report.html") download="">"One HTML file (plots and data inside)"</a> " · "
+            <a href=format!("{base}/report.json") download="">"Whole report (JSON)"</a>
             {crate::model::EVAL_TABLES.iter().map(|t| view! {
-                " · " <a href=format!("/api/evaluations/{eid}/tables/{t}.csv") download="">{format!("{t}.csv")}</a>
+                " · " <a href=format!("{base}/tables/{t}.csv") download="">{format!("{t}.csv")}</a>
             }).collect_view()}
         </p>
+        {(!shared).then(|| view! { <SharePanel kind="evaluation" page_id=eid/> })}
     }
 }
 

@@ -11,6 +11,7 @@ pub mod login;
 pub mod questions;
 pub mod rater;
 pub mod settings;
+pub mod share;
 pub mod studies;
 
 use leptos::prelude::*;

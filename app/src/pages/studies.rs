@@ -217,10 +217,13 @@ fn rows_table(rows: Vec<StudySummaryRow>, group: &'static str) -> impl IntoView 
     }
 }
 
+/// The results; with `share` (a share token) read-only, downloads through it.
 #[component]
-fn Results(r: StudyResultsView) -> impl IntoView {
+pub(crate) fn Results(r: StudyResultsView, #[prop(optional)] share: Option<String>) -> impl IntoView {
     let s = r.study.clone();
     let sid = s.id;
+    let shared = share.is_some();
+    let base = share.as_ref().map_or(format!("/api/studies/{sid}"), |t| format!("/api/share/{t}"));
     view! {
         <h1>{format!("Study #{sid} · {}", s.name)}</h1>
         <dl class="totals">
@@ -231,9 +234,10 @@ fn Results(r: StudyResultsView) -> impl IntoView {
         </dl>
         <figure class="plot" data-plot="study">
             <div class="svg" role="img" aria-label="Mean score per dimension and question source" inner_html=r.chart_svg.clone()></div>
-            <figcaption class="small"><a href=format!("/api/studies/{sid}/chart.svg") download="">"SVG"</a> " · "
-                <a href=format!("/api/studies/{sid}/chart.png") download="">"PNG"</a> " · "
-                <a href=format!("/api/studies/{sid}/ratings.csv") download="">"All ratings (CSV)"</a></figcaption>
+            <figcaption class="small"><a href=format!("{base}/chart.svg") download="">"SVG"</a> " · "
+                <a href=format!("{base}/chart.png") download="">"PNG"</a> " · "
+                <a href=format!("{base}/ratings.csv") download="">"All ratings (CSV)"</a> " · "
+                <a href=format!("{base}/report.html") download="">"One HTML file"</a></figcaption>
         </figure>
         <h2>"Per question source"</h2>
         {rows_table(r.by_source.clone(), "Source")}
@@ -251,5 +255,6 @@ fn Results(r: StudyResultsView) -> impl IntoView {
             </tbody>
         </table>
         <p class="muted small">"Fleiss' κ needs every item rated by the same number of raters: it is computed over the items with the most common number. Krippendorff's α takes any number per item (two or more)."</p>
+        {(!shared).then(|| view! { <crate::components::SharePanel kind="study" page_id=sid/> })}
     }
 }

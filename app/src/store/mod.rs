@@ -12,6 +12,7 @@ pub mod graph;
 pub mod jobs;
 pub mod questions;
 pub mod settings;
+pub mod shares;
 pub mod studies;
 pub mod users;
 pub mod vectors;

@@ -7,6 +7,7 @@
 
 mod answers;
 mod eval;
+mod share;
 mod study;
 mod user;
 
@@ -127,6 +128,9 @@ enum Command {
     /// Question-rating studies: create one with rater links, read its results.
     #[command(subcommand)]
     Study(study::StudyCommand),
+    /// Read-only share links to report pages.
+    #[command(subcommand)]
+    Share(share::ShareCommand),
     /// The owner account: create it, or start a session for scripts.
     #[command(subcommand)]
     User(user::UserCommand),
@@ -435,6 +439,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Eval(cmd) => eval::run(&pool, out, &llm, cmd).await,
         Command::Study(cmd) => study::run(&pool, out, cmd).await,
         Command::User(cmd) => user::run(&pool, out, cmd).await,
+        Command::Share(cmd) => share::run(&pool, out, cmd).await,
     }
 }
 

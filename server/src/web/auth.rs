@@ -19,6 +19,8 @@ fn public(path: &str) -> bool {
     path == "/login"
         || path == "/setup"
         || path.starts_with("/s/")
+        || path.starts_with("/share/")
+        || path.starts_with("/api/share/")
         || path.starts_with("/api/study/")
         || path.starts_with("/api/auth/")
         || path.starts_with("/pkg/")
@@ -81,7 +83,17 @@ mod tests {
 
     #[test]
     fn rater_links_login_and_static_files_are_public_and_nothing_else() {
-        for p in ["/login", "/setup", "/s/abc", "/api/study/rate", "/api/auth/login", "/pkg/assay.js", "/favicon.ico"] {
+        for p in [
+            "/login",
+            "/setup",
+            "/s/abc",
+            "/share/abc",
+            "/api/share/abc/report.json",
+            "/api/study/rate",
+            "/api/auth/login",
+            "/pkg/assay.js",
+            "/favicon.ico",
+        ] {
             assert!(public(p), "{p}");
         }
         for p in [

@@ -1,19 +1,21 @@
 //! An evaluation report's downloads: each plot as SVG or PNG, each table as
-//! CSV, the whole report as JSON.
+//! CSV, the whole report as JSON or as one self-contained HTML file. The
+//! same answers reach a share link's holder through `web::shares`.
 
 use app::state::AppState;
 use axum::extract::{Path, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
+use sqlx::SqlitePool;
 
 use super::{app_error, download, error, svg};
 
-/// `GET /api/evaluations/{id}/plots/{name}.svg|.png`.
-pub async fn plot(State(state): State<AppState>, Path((id, file)): Path<(i64, String)>) -> Response {
+/// A plot `NAME.svg` or `NAME.png` of evaluation `id`.
+pub async fn plot_of(pool: &SqlitePool, id: i64, file: &str) -> Response {
     let Some((name, ext)) = file.rsplit_once('.').filter(|(_, e)| matches!(*e, "svg" | "png")) else {
         return error(StatusCode::NOT_FOUND, format!("no plot \"{file}\": ask for NAME.svg or NAME.png"));
     };
-    let (e, r) = match app::evaluation::report(&state.pool, id).await {
+    let (e, r) = match app::evaluation::report(pool, id).await {
         Ok(x) => x,
         Err(e) => return app_error(e),
     };
@@ -26,35 +28,60 @@ pub async fn plot(State(state): State<AppState>, Path((id, file)): Path<(i64, St
         response.headers_mut().insert(header::CONTENT_DISPOSITION, disposition.parse().expect("ASCII"));
         return response;
     }
-    match crate::png::svg_to_png(&body, 2.0) {
+    png(&body, disposition)
+}
+
+/// PNG of an SVG, as a download.
+pub fn png(body: &str, disposition: String) -> Response {
+    match crate::png::svg_to_png(body, 2.0) {
         Ok(png) => ([(header::CONTENT_TYPE, "image/png".to_string()), (header::CONTENT_DISPOSITION, disposition)], png)
             .into_response(),
         Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, e),
     }
 }
 
-/// `GET /api/evaluations/{id}/tables/{name}.csv`.
-pub async fn table(State(state): State<AppState>, Path((id, file)): Path<(i64, String)>) -> Response {
+/// A table `NAME.csv` of evaluation `id`.
+pub async fn table_of(pool: &SqlitePool, id: i64, file: &str) -> Response {
     let Some(name) = file.strip_suffix(".csv") else {
         return error(StatusCode::NOT_FOUND, format!("no table \"{file}\": ask for NAME.csv"));
     };
-    match app::evaluation::table_csv(&state.pool, id, name).await {
+    match app::evaluation::table_csv(pool, id, name).await {
         Ok(body) => download(body, "csv", &format!("evaluation-{id}-{name}")),
         Err(e) => app_error(e),
     }
 }
 
-/// `GET /api/evaluations/{id}/report.json`.
-pub async fn report_json(State(state): State<AppState>, Path(id): Path<i64>) -> Response {
-    match app::evaluation::report_json(&state.pool, id).await {
-        Ok(v) => {
-            let disposition = format!("attachment; filename=\"evaluation-{id}.json\"");
-            (
-                [(header::CONTENT_TYPE, "application/json".to_string()), (header::CONTENT_DISPOSITION, disposition)],
-                serde_json::to_string_pretty(&v).unwrap_or_default(),
-            )
+/// `report.json` or `report.html` of evaluation `id`.
+pub async fn report_of(pool: &SqlitePool, id: i64, file: &str) -> Response {
+    let result = match file {
+        "report.json" => app::evaluation::report_json(pool, id)
+            .await
+            .map(|v| ("application/json", serde_json::to_string_pretty(&v).unwrap_or_default())),
+        "report.html" => app::share::html(pool, "evaluation", id).await.map(|h| ("text/html; charset=utf-8", h)),
+        other => return error(StatusCode::NOT_FOUND, format!("no \"{other}\": report.json or report.html")),
+    };
+    match result {
+        Ok((kind, body)) => {
+            let disposition =
+                format!("attachment; filename=\"evaluation-{id}.{}\"", file.rsplit('.').next().unwrap_or(""));
+            ([(header::CONTENT_TYPE, kind.to_string()), (header::CONTENT_DISPOSITION, disposition)], body)
                 .into_response()
         }
         Err(e) => app_error(e),
     }
+}
+
+/// `GET /api/evaluations/{id}/plots/{name}.svg|.png`.
+pub async fn plot(State(state): State<AppState>, Path((id, file)): Path<(i64, String)>) -> Response {
+    plot_of(&state.pool, id, &file).await
+}
+
+/// `GET /api/evaluations/{id}/tables/{name}.csv`.
+pub async fn table(State(state): State<AppState>, Path((id, file)): Path<(i64, String)>) -> Response {
+    table_of(&state.pool, id, &file).await
+}
+
+/// `GET /api/evaluations/{id}/report.json|.html`.
+pub async fn report(State(state): State<AppState>, Path((id, file)): Path<(i64, String)>) -> Response {
+    report_of(&state.pool, id, &file).await
 }

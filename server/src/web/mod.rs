@@ -4,6 +4,7 @@
 mod answers;
 mod auth;
 mod evaluations;
+mod shares;
 mod studies;
 
 use std::collections::HashMap;
@@ -78,9 +79,10 @@ pub fn router(
         .route("/api/projects/{id}/answers/cost.svg", get(answers::cost_svg))
         .route("/api/evaluations/{id}/plots/{file}", get(evaluations::plot))
         .route("/api/evaluations/{id}/tables/{file}", get(evaluations::table))
-        .route("/api/evaluations/{id}/report.json", get(evaluations::report_json))
-        .route("/api/studies/{id}/ratings.csv", get(studies::ratings_csv))
-        .route("/api/studies/{id}/{file}", get(studies::chart))
+        .route("/api/evaluations/{id}/{file}", get(evaluations::report))
+        .route("/api/studies/{id}/{file}", get(studies::file))
+        .route("/api/share/{token}/{file}", get(shares::file))
+        .route("/api/share/{token}/{part}/{file}", get(shares::part))
         .leptos_routes_with_context(&state, routes, || (), move || app::shell(shell_options.clone()))
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(app::shell))
         .layer(axum::middleware::from_fn_with_state(state.clone(), auth::guard))

@@ -1,32 +1,50 @@
-//! A study's downloads: every rating as CSV, the results chart as SVG or PNG.
+//! A study's downloads: every rating as CSV, the results chart as SVG or
+//! PNG, the results as one HTML file. (Also reached through share links.)
 
 use app::state::AppState;
 use axum::extract::{Path, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
+use sqlx::SqlitePool;
 
 use super::{app_error, download, error, svg};
 
-/// `GET /api/studies/{id}/ratings.csv`.
-pub async fn ratings_csv(State(state): State<AppState>, Path(id): Path<i64>) -> Response {
-    match app::study::ratings_csv(&state.pool, id).await {
-        Ok(body) => download(body, "csv", &format!("study-{id}-ratings")),
-        Err(e) => app_error(e),
+/// `chart.svg`, `chart.png`, `ratings.csv` or `report.html` of study `id`.
+pub async fn file_of(pool: &SqlitePool, id: i64, file: &str) -> Response {
+    match file {
+        "ratings.csv" => match app::study::ratings_csv(pool, id).await {
+            Ok(body) => download(body, "csv", &format!("study-{id}-ratings")),
+            Err(e) => app_error(e),
+        },
+        "report.html" => match app::share::html(pool, "study", id).await {
+            Ok(h) => (
+                [
+                    (header::CONTENT_TYPE, "text/html; charset=utf-8".to_string()),
+                    (header::CONTENT_DISPOSITION, format!("attachment; filename=\"study-{id}.html\"")),
+                ],
+                h,
+            )
+                .into_response(),
+            Err(e) => app_error(e),
+        },
+        "chart.svg" | "chart.png" => {
+            let body = match app::study::results_view(pool, id).await {
+                Ok(v) => v.chart_svg,
+                Err(e) => return app_error(e),
+            };
+            if file == "chart.svg" {
+                svg(body)
+            } else {
+                super::evaluations::png(&body, format!("attachment; filename=\"study-{id}-chart.png\""))
+            }
+        }
+        other => {
+            error(StatusCode::NOT_FOUND, format!("no \"{other}\": chart.svg, chart.png, ratings.csv or report.html"))
+        }
     }
 }
 
-/// `GET /api/studies/{id}/chart.svg|.png`.
-pub async fn chart(State(state): State<AppState>, Path((id, file)): Path<(i64, String)>) -> Response {
-    let body = match app::study::results_view(&state.pool, id).await {
-        Ok(v) => v.chart_svg,
-        Err(e) => return app_error(e),
-    };
-    match file.as_str() {
-        "chart.svg" => svg(body),
-        "chart.png" => match crate::png::svg_to_png(&body, 2.0) {
-            Ok(png) => ([(header::CONTENT_TYPE, "image/png")], png).into_response(),
-            Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, e),
-        },
-        other => error(StatusCode::NOT_FOUND, format!("no \"{other}\": chart.svg or chart.png")),
-    }
+/// `GET /api/studies/{id}/{file}`.
+pub async fn file(State(state): State<AppState>, Path((id, file)): Path<(i64, String)>) -> Response {
+    file_of(&state.pool, id, &file).await
 }

@@ -1,0 +1,205 @@
+//! Read-only share links to a report page (an evaluation's report, a
+//! study's results), and the report as one self-contained HTML file.
+//! A share token opens exactly its page: nothing else of the project, no
+//! edit controls, no settings or keys; withdrawing it makes it 404 at once.
+
+use sqlx::SqlitePool;
+
+use crate::error::{AppError, AppResult};
+use crate::model::{EvaluationReportView, SharedView, StudyResultsView};
+use crate::store;
+use crate::tokens::{hash, new_token};
+
+/// The pages that can be shared.
+pub const KINDS: [&str; 2] = ["evaluation", "study"];
+
+/// Makes a share link for a page; (share id, token — shown once).
+pub async fn create(pool: &SqlitePool, kind: &str, page_id: i64) -> AppResult<(i64, String)> {
+    let project = match kind {
+        "evaluation" => crate::evaluation::get(pool, page_id).await?.view.project_id,
+        "study" => crate::study::view(pool, page_id).await?.project_id,
+        other => {
+            return Err(AppError::Invalid(format!("a share link is for an evaluation or a study, not \"{other}\"")))
+        }
+    };
+    let token = new_token()?;
+    let id = store::shares::insert(pool, project, &hash(&token), kind, page_id).await?;
+    Ok((id, token))
+}
+
+/// The page a token opens: (kind, id). Unknown, withdrawn and expired are all 404.
+pub async fn open(pool: &SqlitePool, token: &str) -> AppResult<(String, i64)> {
+    store::shares::live(pool, &hash(token.trim()))
+        .await?
+        .ok_or_else(|| AppError::NotFound("this shared page does not exist or was withdrawn".into()))
+}
+
+pub async fn view(pool: &SqlitePool, token: &str) -> AppResult<SharedView> {
+    let (kind, id) = open(pool, token).await?;
+    Ok(match kind.as_str() {
+        "evaluation" => SharedView { evaluation: Some(crate::evaluation::report_view(pool, id).await?), study: None },
+        _ => SharedView { evaluation: None, study: Some(crate::study::results_view(pool, id).await?) },
+    })
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+fn pct(v: f64) -> String {
+    format!("{:.0}%", v * 100.0)
+}
+
+const STYLE: &str = "body{font-family:system-ui,sans-serif;color:#1d2430;max-width:72rem;margin:2rem auto;padding:0 1rem;line-height:1.5}\
+table{border-collapse:collapse;margin:0.6rem 0;font-size:0.9rem}td,th{border:1px solid #dde3ea;padding:0.3rem 0.5rem;text-align:left}\
+th{background:#f6f8fa}.note{background:#fff4e0;border:1px solid #f0c36d;padding:0.4rem 0.7rem;border-radius:6px}\
+figure{margin:1rem 0}.muted{color:#5f6b7a;font-size:0.85rem}";
+
+fn page(title: &str, body: &str, data: &serde_json::Value) -> String {
+    // The data rides along as JSON; `</` is escaped so it cannot end the script.
+    let json = data.to_string().replace("</", "<\\/");
+    format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{STYLE}</style></head><body>{body}\
+         <script type=\"application/json\" id=\"assay-data\">{json}</script></body></html>",
+        escape(title)
+    )
+}
+
+/// An evaluation's report as one HTML file: inline SVG plots, the tables,
+/// and the whole report as JSON — nothing fetched from anywhere.
+pub fn evaluation_html(r: &EvaluationReportView, data: &serde_json::Value) -> String {
+    let e = &r.evaluation;
+    let mut b = format!("<h1>Evaluation: {}</h1>", escape(&e.name));
+    b += &format!(
+        "<p class=\"{}\">Judged by <strong>{}</strong>{}</p>",
+        if e.judge.contains("no LLM") { "note" } else { "" },
+        escape(&e.judge),
+        e.biases.as_ref().map_or(String::new(), |x| format!(" — biases: {}", escape(x)))
+    );
+    b += &format!(
+        "<p class=\"muted\">Question set {}: {} · {} protocol · M = {} trials · N = {} per order · length alignment {} · position exchange {} · {} tokens · ${:.4} · exported by Assay</p>",
+        e.question_set_id,
+        escape(&e.question_set),
+        escape(&e.protocol),
+        e.trials,
+        e.repeats,
+        if e.align { "on" } else { "off" },
+        if e.exchange { "on" } else { "off" },
+        e.tokens,
+        e.cost_usd
+    );
+    if let Some((text, _)) = &r.sanity {
+        b += &format!("<p><strong>{}</strong></p>", escape(text));
+    }
+    b += &format!("<h2>Win and tie rates over trials</h2><figure>{}</figure>", r.box_svg);
+    b += "<table><tr><th>A vs B</th><th>Questions</th><th>A wins</th><th>Tie</th><th>B wins</th><th>Relative</th><th>95% CI A · B</th><th>Wilcoxon p (Holm)</th><th>Legacy A / B</th><th>Aligned</th></tr>";
+    let range = |v: Option<(f64, f64, f64)>| {
+        v.map_or("—".into(), |(m, q1, q3)| format!("{} [{}–{}]", pct(m), pct(q1), pct(q3)))
+    };
+    for p in &r.pairs {
+        b += &format!(
+            "<tr><td>{} vs {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(&p.a_name),
+            escape(&p.b_name),
+            p.questions,
+            range(p.a_win),
+            range(p.tie),
+            range(p.b_win),
+            p.relative.map_or("—".into(), |x| format!("{x:+.2}")),
+            match (p.a_win_ci, p.b_win_ci) {
+                (Some(a), Some(bb)) => format!("{}–{} · {}–{}", pct(a.0), pct(a.1), pct(bb.0), pct(bb.1)),
+                _ => "—".into(),
+            },
+            p.wilcoxon.map_or("—".into(), |(x, h)| format!("{x:.3e} ({h:.3e})")),
+            p.legacy.map_or("—".into(), |(a, bb, rel)| format!("{} / {} ({rel:+.2})", pct(a), pct(bb))),
+            p.alignment_success.map_or("off".into(), pct),
+        );
+    }
+    b += "</table>";
+    b += &format!("<h2>Relative win rate</h2><figure>{}</figure>", r.heatmap_svg);
+    if let Some(l) = &r.legacy_heatmap_svg {
+        b += &format!("<figure>{l}</figure>");
+    }
+    for p in &r.pairs {
+        b += &format!(
+            "<h3>{} vs {}</h3><figure>{}</figure><figure>{}</figure><figure>{}</figure>",
+            escape(&p.a_name),
+            escape(&p.b_name),
+            p.legacy_svg,
+            p.aspects_svg,
+            p.levels_svg
+        );
+    }
+    b += "<h2>Bias audit of the judge</h2><table>";
+    for (what, value, n) in &r.bias {
+        b += &format!(
+            "<tr><td>{}</td><td>{}</td><td class=\"muted\">{}</td></tr>",
+            escape(what),
+            escape(value),
+            escape(n)
+        );
+    }
+    b += "</table>";
+    page(&format!("Evaluation: {}", e.name), &b, data)
+}
+
+/// A study's results as one HTML file.
+pub fn study_html(r: &StudyResultsView) -> String {
+    let s = &r.study;
+    let mut b = format!("<h1>Study: {}</h1>", escape(&s.name));
+    b += &format!(
+        "<p class=\"muted\">{} raters, {} completed, {} left out for a missed attention check · {} questions · exported by Assay</p>",
+        r.raters, r.completed, r.failed_attention, s.items
+    );
+    b += &format!("<figure>{}</figure>", r.chart_svg);
+    for (title, rows) in [("Per question source", &r.by_source), ("Per level", &r.by_level)] {
+        b += &format!("<h2>{title}</h2><table><tr><th>Dimension</th><th>Group</th><th>n</th><th>Mean</th><th>95% interval</th><th>1 · 2 · 3 · 4 · 5</th></tr>");
+        for x in rows.iter() {
+            b += &format!(
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.2}</td><td>{}</td><td>{}</td></tr>",
+                escape(&x.dimension),
+                escape(&x.group),
+                x.n,
+                x.mean,
+                x.ci.map_or("—".into(), |(l, h)| format!("{l:.2}–{h:.2}")),
+                x.distribution.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(" · ")
+            );
+        }
+        b += "</table>";
+    }
+    b += "<h2>Agreement</h2><table><tr><th>Dimension</th><th>Fleiss' κ</th><th>Items</th><th>Krippendorff's α (ordinal)</th></tr>";
+    for (d, k, n, a) in &r.agreement {
+        b += &format!(
+            "<tr><td>{}</td><td>{}</td><td>{n}</td><td>{}</td></tr>",
+            escape(d),
+            k.map_or("—".into(), |k| format!("{k:.3}")),
+            a.map_or("—".into(), |a| format!("{a:.3}"))
+        );
+    }
+    b += "</table>";
+    page(&format!("Study: {}", s.name), &b, &serde_json::to_value(r).unwrap_or_default())
+}
+
+/// The self-contained HTML of a shared page.
+pub async fn html(pool: &SqlitePool, kind: &str, id: i64) -> AppResult<String> {
+    match kind {
+        "evaluation" => {
+            let view = crate::evaluation::report_view(pool, id).await?;
+            let data = crate::evaluation::report_json(pool, id).await?;
+            Ok(evaluation_html(&view, &data))
+        }
+        _ => Ok(study_html(&crate::study::results_view(pool, id).await?)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_embedded_data_cannot_close_its_script_and_text_is_escaped() {
+        let html = page("a <b>", "<p>x</p>", &serde_json::json!({"s": "</script><script>alert(1)</script>"}));
+        assert!(html.contains("<title>a &lt;b&gt;</title>"));
+        assert_eq!(html.matches("</script>").count(), 1, "{html}");
+    }
+}

@@ -1,0 +1,53 @@
+//! `assay share …`: read-only share links to report pages.
+
+use std::process::ExitCode;
+
+use clap::Subcommand;
+use serde_json::json;
+use sqlx::SqlitePool;
+
+use super::Output;
+
+#[derive(Subcommand, Debug)]
+pub enum ShareCommand {
+    /// Make a read-only link to a page: `evaluation:ID` or `study:ID`.
+    Create {
+        project: String,
+        #[arg(long)]
+        page: String,
+        /// The address the URL uses.
+        #[arg(long, env = "ASSAY_BASE_URL", default_value = "http://127.0.0.1:3000")]
+        base_url: String,
+    },
+    /// Withdraw a share link (by its token, the end of its URL): it answers 404 at once.
+    Revoke { token: String },
+}
+
+pub async fn run(pool: &SqlitePool, out: Output, cmd: ShareCommand) -> anyhow::Result<ExitCode> {
+    match cmd {
+        ShareCommand::Create { project, page, base_url } => {
+            let p = app::store::find_project(pool, &project).await?;
+            let (kind, id) = page.split_once(':').ok_or_else(|| anyhow::anyhow!("--page {page}: expected KIND:ID"))?;
+            let id: i64 = id.trim().parse().map_err(|_| anyhow::anyhow!("--page {page}: \"{id}\" is not an id"))?;
+            let owner = match kind {
+                "evaluation" => app::evaluation::get(pool, id).await?.view.project_id,
+                "study" => app::study::view(pool, id).await?.project_id,
+                other => anyhow::bail!("--page: a share is of an evaluation or a study, not \"{other}\""),
+            };
+            if owner != p.summary.id {
+                anyhow::bail!("{kind} {id} belongs to another project");
+            }
+            let (share_id, token) = app::share::create(pool, kind, id).await?;
+            let url = format!("{}/share/{token}", base_url.trim_end_matches('/'));
+            out.print(json!({"share_id": share_id, "url": url, "token": token}), || {
+                format!("{url}\n(shown only now: Assay keeps its hash; `assay share revoke {token}` withdraws it)")
+            });
+            Ok(ExitCode::SUCCESS)
+        }
+        ShareCommand::Revoke { token } => {
+            app::store::shares::revoke_by_hash(pool, &app::tokens::hash(token.trim())).await?;
+            out.print(json!({"revoked": true}), || "withdrawn".to_string());
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}

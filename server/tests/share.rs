@@ -1,0 +1,131 @@
+//! Read-only share links through the real router, login required: a share
+//! token opens its page and that page's own downloads (no account), the
+//! report as one self-contained HTML file, nothing else — no other page,
+//! no owner route, no other kind's files; withdrawn, it is a 404 at once.
+
+mod common;
+
+use axum::body::Body;
+use axum::http::{header, Request, StatusCode};
+use common::{assay, json};
+use http_body_util::BodyExt;
+use tower::ServiceExt;
+
+async fn get(router: &axum::Router, path: &str, cookie: Option<&str>) -> (StatusCode, String, Vec<u8>) {
+    let mut r = Request::get(path);
+    if let Some(c) = cookie {
+        r = r.header(header::COOKIE, format!("assay_session={c}"));
+    }
+    let resp = router.clone().oneshot(r.body(Body::empty()).unwrap()).await.unwrap();
+    let kind = resp.headers().get(header::CONTENT_TYPE).map_or(String::new(), |v| v.to_str().unwrap().to_string());
+    (resp.status(), kind, resp.into_body().collect().await.unwrap().to_bytes().to_vec())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_share_link_opens_its_page_and_its_files_only_until_withdrawn() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("share.db");
+    json(&assay(&db, &["--json", "project", "create", "A"], &[]).await);
+    json(&assay(&db, &["--json", "corpus", "add", "A", "--sample"], &[]).await);
+    json(&assay(&db, &["--json", "graph", "build", "A"], &[]).await);
+    let args =
+        ["--json", "questions", "generate", "A", "--node", "3", "--edge", "2", "--subgraph", "1", "--min-hops", "10"];
+    let set = json(&assay(&db, &args, &[]).await)["set_id"].to_string();
+    for method in ["bm25", "lightrag"] {
+        json(&assay(&db, &["--json", "answers", "generate", "A", "--set", &set, "--method", method], &[]).await);
+    }
+    let run = [
+        "--json",
+        "eval",
+        "run",
+        "A",
+        "--set",
+        &set,
+        "--methods",
+        "bm25,lightrag",
+        "--judge",
+        "offline",
+        "--trials",
+        "2",
+    ];
+    let eval = json(&assay(&db, &run, &[]).await)["evaluation_id"].as_i64().unwrap();
+    let study = json(&assay(&db, &["--json", "study", "create", "A", "--questions", &format!("{set}:3")], &[]).await)
+        ["study_id"]
+        .as_i64()
+        .unwrap();
+    let share = |page: String| {
+        let db = db.clone();
+        async move {
+            let out = json(
+                &assay(&db, &["--json", "share", "create", "A", "--page", &page, "--base-url", "http://x.test"], &[])
+                    .await,
+            );
+            assert!(out["url"].as_str().unwrap().starts_with("http://x.test/share/"));
+            out["token"].as_str().unwrap().to_string()
+        }
+    };
+    let eval_token = share(format!("evaluation:{eval}")).await;
+    let study_token = share(format!("study:{study}")).await;
+
+    let pool = app::store::open(&db).await.unwrap();
+    let config = app::state::Config { require_login: true, ..Default::default() };
+    let options = server::web::leptos_options(dir.path(), "127.0.0.1:0".parse().unwrap());
+    let router = server::web::router(pool.clone(), config, Default::default(), options);
+
+    // The shared report renders with no account, the judge named, no links into the project.
+    let (status, _, page) = get(&router, &format!("/share/{eval_token}"), None).await;
+    assert_eq!(status, StatusCode::OK);
+    let page = String::from_utf8(page).unwrap();
+    assert!(
+        page.contains("offline rubric judge (no LLM)") && page.contains("<svg"),
+        "{}",
+        &page[..page.len().min(1500)]
+    );
+    assert!(!page.contains("/projects/1/"), "nothing of the project is linked from a shared page");
+    assert!(!page.contains("id=\"share-panel\""), "no share controls");
+    // Its own downloads, through the token.
+    let (status, kind, body) = get(&router, &format!("/api/share/{eval_token}/plots/box.png"), None).await;
+    assert_eq!((status, kind.as_str()), (StatusCode::OK, "image/png"));
+    assert!(body.starts_with(b"\x89PNG"));
+    let (status, _, body) = get(&router, &format!("/api/share/{eval_token}/tables/pairs.csv"), None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(String::from_utf8(body).unwrap().starts_with("a,b,a_name"));
+    let (status, _, body) = get(&router, &format!("/api/share/{eval_token}/report.json"), None).await;
+    assert_eq!(status, StatusCode::OK);
+    let report: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(report["evaluation"]["id"], eval);
+    // The report as one HTML file: the plots inline, the data inside, nothing fetched.
+    let (status, kind, body) = get(&router, &format!("/api/share/{eval_token}/report.html"), None).await;
+    assert_eq!((status, kind.as_str()), (StatusCode::OK, "text/html; charset=utf-8"));
+    let html = String::from_utf8(body).unwrap();
+    assert!(html.matches("<svg").count() >= 5, "box, heatmaps and the pair's bars inline");
+    assert!(html.contains("id=\"assay-data\"") && html.contains("bm25 vs lightrag"));
+    for external in ["src=", "href=", "@import", "url("] {
+        assert!(!html.contains(external), "the file needs nothing from elsewhere: {external}");
+    }
+    // A study's share opens the study's results and its files.
+    let (status, _, page) = get(&router, &format!("/share/{study_token}"), None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(String::from_utf8(page).unwrap().contains("Comprehensibility"));
+    assert_eq!(get(&router, &format!("/api/share/{study_token}/ratings.csv"), None).await.0, StatusCode::OK);
+
+    // Nothing else: not another kind's files, not owner routes, not another id.
+    assert_eq!(get(&router, &format!("/api/share/{study_token}/plots/box.svg"), None).await.0, StatusCode::NOT_FOUND);
+    for path in [format!("/api/evaluations/{eval}/report.json"), format!("/projects/1/evaluations/{eval}"), "/".into()]
+    {
+        let (status, ..) = get(&router, &path, Some(&eval_token)).await;
+        assert!(status == StatusCode::UNAUTHORIZED || status == StatusCode::SEE_OTHER, "{path}: {status}");
+    }
+    let (status, ..) = get(&router, &format!("/api/share/{}/report.json", "0".repeat(48)), None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "a guessed token opens nothing");
+
+    // Withdrawn: 404 at once, page and files.
+    json(&assay(&db, &["--json", "share", "revoke", &eval_token], &[]).await);
+    assert_eq!(get(&router, &format!("/share/{eval_token}"), None).await.0, StatusCode::NOT_FOUND);
+    assert_eq!(get(&router, &format!("/api/share/{eval_token}/report.json"), None).await.0, StatusCode::NOT_FOUND);
+    assert_eq!(
+        get(&router, &format!("/share/{study_token}"), None).await.0,
+        StatusCode::OK,
+        "the other link still works"
+    );
+}
