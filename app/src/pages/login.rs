@@ -60,7 +60,7 @@ pub fn SetupPage() -> impl IntoView {
         <Brand/>
         <main class="page narrow-page">
             <h1>"Welcome to Assay"</h1>
-            <p>"Create the owner account. The owner sets up projects and experiments; collaborators see what the owner shares, and raters use study links without an account."</p>
+            <p>"Create the owner account. The owner sets up projects and experiments; others read reports through share links and rate questions through study links, without an account."</p>
             <ActionForm action attr:class="stack-form" attr:id="setup-form">
                 <label>"Name " <input type="text" name="name" autocomplete="username" required/></label>
                 <label>"Password (at least 10 characters) " <input type="password" name="password" autocomplete="new-password" minlength="10" required/></label>
