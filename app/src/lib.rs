@@ -110,7 +110,9 @@ pub fn App() -> impl IntoView {
                 <Route path=path!("/projects/:id/studies/:study") view=StudyResultsPage/>
                 <Route path=path!("/s/:token") view=RaterPage/>
                 <Route path=path!("/login") view=LoginPage/>
-                <Route path=path!("/share/:token") view=SharePage/>
+                // Rendered whole before the response starts, so a withdrawn
+                // link's 404 status is the response's (not a streamed 200).
+                <Route path=path!("/share/:token") view=SharePage ssr=leptos_router::SsrMode::Async/>
                 <Route path=path!("/setup") view=SetupPage/>
                 <Route path=path!("/projects/:id/jobs") view=JobsPage/>
                 <Route path=path!("/projects/:id/jobs/:job") view=JobPage/>
