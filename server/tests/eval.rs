@@ -7,11 +7,9 @@
 
 mod common;
 
-use std::path::Path;
-
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
-use common::{assay, json};
+use common::{assay, json, sample_with_answers};
 use http_body_util::BodyExt;
 use serde_json::Value;
 use tower::ServiceExt;
@@ -19,21 +17,6 @@ use tower::ServiceExt;
 fn failure(out: &std::process::Output) -> String {
     assert!(!out.status.success(), "should have failed: {}", String::from_utf8_lossy(&out.stdout));
     String::from_utf8_lossy(&out.stderr).to_string()
-}
-
-/// The sample corpus, its graph, 12 graph questions, and BM25 and LightRAG
-/// answers to them; the question set's id.
-async fn sample_with_answers(db: &Path) -> String {
-    json(&assay(db, &["--json", "project", "create", "A"], &[]).await);
-    json(&assay(db, &["--json", "corpus", "add", "A", "--sample"], &[]).await);
-    json(&assay(db, &["--json", "graph", "build", "A"], &[]).await);
-    let args =
-        ["--json", "questions", "generate", "A", "--node", "5", "--edge", "5", "--subgraph", "2", "--min-hops", "10"];
-    let set = json(&assay(db, &args, &[]).await)["set_id"].to_string();
-    for method in ["bm25", "lightrag"] {
-        json(&assay(db, &["--json", "answers", "generate", "A", "--set", &set, "--method", method], &[]).await);
-    }
-    set
 }
 
 async fn scalar(pool: &sqlx::SqlitePool, sql: &str, bind: i64) -> i64 {
@@ -44,7 +27,7 @@ async fn scalar(pool: &sqlx::SqlitePool, sql: &str, bind: i64) -> i64 {
 async fn two_methods_are_judged_under_both_protocols_and_the_report_is_written_and_served() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("e.db");
-    let set = sample_with_answers(&db).await;
+    let set = sample_with_answers(&db, [5, 5, 2]).await;
     let run = [
         "--json",
         "eval",
@@ -182,7 +165,7 @@ async fn two_methods_are_judged_under_both_protocols_and_the_report_is_written_a
 async fn a_sanity_check_with_a_position_biased_judge_is_even_only_under_the_unbiased_protocol() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("s.db");
-    let set = sample_with_answers(&db).await;
+    let set = sample_with_answers(&db, [5, 5, 2]).await;
     let args = [
         "--json",
         "eval",
@@ -244,7 +227,7 @@ async fn a_sanity_check_with_a_position_biased_judge_is_even_only_under_the_unbi
 async fn bad_requests_are_refused_with_the_reason_before_any_work() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("b.db");
-    let set = sample_with_answers(&db).await;
+    let set = sample_with_answers(&db, [5, 5, 2]).await;
     let cases: [(&[&str], &str); 5] = [
         (&["--methods", "bm25"], "at least two"),
         (&["--methods", "bm25,nothing"], "no answer set \"nothing\""),
@@ -269,7 +252,7 @@ async fn bad_requests_are_refused_with_the_reason_before_any_work() {
 async fn a_cancelled_evaluation_resumes_without_judging_anything_twice() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.db");
-    let set: i64 = sample_with_answers(&db).await.parse().unwrap();
+    let set: i64 = sample_with_answers(&db, [5, 5, 2]).await.parse().unwrap();
     let pool = app::store::open(&db).await.unwrap();
     let llm = engine::llm::settings::LlmSettings::default();
     let req = |name: &str| app::evaluation::EvalRequest {

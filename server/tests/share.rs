@@ -7,7 +7,7 @@ mod common;
 
 use axum::body::Body;
 use axum::http::{header, Request, StatusCode};
-use common::{assay, json};
+use common::{assay, json, sample_with_answers};
 use http_body_util::BodyExt;
 use tower::ServiceExt;
 
@@ -25,15 +25,7 @@ async fn get(router: &axum::Router, path: &str, cookie: Option<&str>) -> (Status
 async fn a_share_link_opens_its_page_and_its_files_only_until_withdrawn() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("share.db");
-    json(&assay(&db, &["--json", "project", "create", "A"], &[]).await);
-    json(&assay(&db, &["--json", "corpus", "add", "A", "--sample"], &[]).await);
-    json(&assay(&db, &["--json", "graph", "build", "A"], &[]).await);
-    let args =
-        ["--json", "questions", "generate", "A", "--node", "3", "--edge", "2", "--subgraph", "1", "--min-hops", "10"];
-    let set = json(&assay(&db, &args, &[]).await)["set_id"].to_string();
-    for method in ["bm25", "lightrag"] {
-        json(&assay(&db, &["--json", "answers", "generate", "A", "--set", &set, "--method", method], &[]).await);
-    }
+    let set = sample_with_answers(&db, [3, 2, 1]).await;
     let run = [
         "--json",
         "eval",

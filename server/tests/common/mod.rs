@@ -38,3 +38,21 @@ pub fn json(out: &Output) -> serde_json::Value {
     assert!(out.status.success(), "failed ({:?}): {}", out.status, String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).unwrap()
 }
+
+/// Project "A": the sample corpus, its graph, graph questions (`levels`:
+/// node, edge, subgraph counts) and BM25 and LightRAG answers to them; the
+/// question set's id.
+#[allow(dead_code)] // not every test file answers questions
+pub async fn sample_with_answers(db: &Path, levels: [u32; 3]) -> String {
+    json(&assay(db, &["--json", "project", "create", "A"], &[]).await);
+    json(&assay(db, &["--json", "corpus", "add", "A", "--sample"], &[]).await);
+    json(&assay(db, &["--json", "graph", "build", "A"], &[]).await);
+    let [n, e, s] = levels.map(|x| x.to_string());
+    let args =
+        ["--json", "questions", "generate", "A", "--node", &n, "--edge", &e, "--subgraph", &s, "--min-hops", "10"];
+    let set = json(&assay(db, &args, &[]).await)["set_id"].to_string();
+    for method in ["bm25", "lightrag"] {
+        json(&assay(db, &["--json", "answers", "generate", "A", "--set", &set, "--method", method], &[]).await);
+    }
+    set
+}
