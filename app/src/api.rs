@@ -797,6 +797,7 @@ pub async fn create_study(
     target_raters: String,
     rater_links: String,
     seed: String,
+    expires_days: String,
 ) -> Result<CreatedStudy, AppError> {
     let mut parsed = Vec::new();
     for part in draws.split(',').map(str::trim).filter(|p| !p.is_empty()) {
@@ -819,6 +820,10 @@ pub async fn create_study(
         },
         rater_links: whole("per-rater links", &rater_links, 0, 1000)? as usize,
         seed: if seed.trim().is_empty() { 42 } else { whole("seed", &seed, 0, u64::MAX)? },
+        expires_days: match expires_days.trim() {
+            "" => None,
+            d => Some(whole("days until the links expire", d, 1, 3650)? as u32),
+        },
     };
     let created = crate::study::create(&app_state()?.pool, &req).await?;
     Ok(CreatedStudy {
@@ -975,8 +980,11 @@ pub async fn logout() -> Result<(), AppError> {
 /// Makes a read-only share link for a page (`kind`: evaluation or study);
 /// its path, shown once.
 #[server]
-pub async fn create_share(kind: String, page_id: i64) -> Result<String, AppError> {
-    let (_, token) = crate::share::create(&app_state()?.pool, &kind, page_id).await?;
+pub async fn create_share(kind: String, page_id: i64, expires_days: Option<u32>) -> Result<String, AppError> {
+    if expires_days == Some(0) {
+        return Err(AppError::Invalid("a link that expires lasts at least one day".into()));
+    }
+    let (_, token) = crate::share::create(&app_state()?.pool, &kind, page_id, expires_days).await?;
     Ok(format!("/share/{token}"))
 }
 

@@ -14,7 +14,13 @@ use crate::tokens::{hash, new_token};
 pub const KINDS: [&str; 2] = ["evaluation", "study"];
 
 /// Makes a share link for a page; (share id, token — shown once).
-pub async fn create(pool: &SqlitePool, kind: &str, page_id: i64) -> AppResult<(i64, String)> {
+/// With `expires_days` the link stops working that many days from now.
+pub async fn create(
+    pool: &SqlitePool,
+    kind: &str,
+    page_id: i64,
+    expires_days: Option<u32>,
+) -> AppResult<(i64, String)> {
     let project = match kind {
         "evaluation" => crate::evaluation::get(pool, page_id).await?.view.project_id,
         "study" => crate::study::view(pool, page_id).await?.project_id,
@@ -23,7 +29,7 @@ pub async fn create(pool: &SqlitePool, kind: &str, page_id: i64) -> AppResult<(i
         }
     };
     let token = new_token()?;
-    let id = store::shares::insert(pool, project, &hash(&token), kind, page_id).await?;
+    let id = store::shares::insert(pool, project, &hash(&token), kind, page_id, expires_days).await?;
     Ok((id, token))
 }
 

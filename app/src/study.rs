@@ -29,6 +29,8 @@ pub struct StudyRequest {
     /// Per-rater links to make besides the open link.
     pub rater_links: usize,
     pub seed: u64,
+    /// The links stop working this many days from now (`None`: never).
+    pub expires_days: Option<u32>,
 }
 
 /// A new study's id and its links' tokens (shown once: only hashes are kept).
@@ -118,6 +120,9 @@ pub async fn create(pool: &SqlitePool, req: &StudyRequest) -> AppResult<Created>
         target_raters: req.target_raters,
     };
     let id = store::studies::insert(pool, &new, &rows, &links).await?;
+    if let Some(days) = req.expires_days {
+        store::studies::expire_links_in(pool, id, days).await?;
+    }
     Ok(Created { study_id: id, open_token, rater_tokens })
 }
 

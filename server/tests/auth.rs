@@ -106,6 +106,7 @@ async fn only_the_logged_in_owner_reaches_anything_but_rater_links() {
             target_raters: None,
             rater_links: 1,
             seed: 1,
+            expires_days: None,
         },
     )
     .await

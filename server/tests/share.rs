@@ -120,4 +120,26 @@ async fn a_share_link_opens_its_page_and_its_files_only_until_withdrawn() {
         StatusCode::OK,
         "the other link still works"
     );
+
+    // An expiring link works until its time, then is a 404.
+    let out = json(
+        &assay(
+            &db,
+            &["--json", "share", "create", "A", "--page", &format!("study:{study}"), "--expires-days", "7"],
+            &[],
+        )
+        .await,
+    );
+    let expiring = out["token"].as_str().unwrap().to_string();
+    assert_eq!(get(&router, &format!("/share/{expiring}"), None).await.0, StatusCode::OK);
+    sqlx::query("UPDATE shares SET expires_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-1 minute') WHERE id = ?")
+        .bind(out["share_id"].as_i64().unwrap())
+        .execute(&pool)
+        .await
+        .unwrap();
+    assert_eq!(get(&router, &format!("/share/{expiring}"), None).await.0, StatusCode::NOT_FOUND);
+    assert_eq!(get(&router, &format!("/api/share/{expiring}/ratings.csv"), None).await.0, StatusCode::NOT_FOUND);
+    let refused =
+        assay(&db, &["share", "create", "A", "--page", &format!("study:{study}"), "--expires-days", "0"], &[]).await;
+    assert!(!refused.status.success());
 }

@@ -166,8 +166,23 @@ async fn an_open_link_gives_each_browser_a_rater_resumes_it_and_refuses_when_rev
     let db = dir.path().join("o.db");
     let set = sample_with_questions(&db).await;
     let created = json(
-        &assay(&db, &["--json", "study", "create", "A", "--questions", &format!("{set}:4"), "--attention", "1"], &[])
-            .await,
+        &assay(
+            &db,
+            &[
+                "--json",
+                "study",
+                "create",
+                "A",
+                "--questions",
+                &format!("{set}:4"),
+                "--attention",
+                "1",
+                "--expires-days",
+                "2",
+            ],
+            &[],
+        )
+        .await,
     );
     let study = created["study_id"].as_i64().unwrap();
     let link = created["rater_url"].as_str().unwrap().rsplit('/').next().unwrap().to_string();
@@ -213,6 +228,29 @@ async fn an_open_link_gives_each_browser_a_rater_resumes_it_and_refuses_when_rev
     assert_eq!((closed["is_open"].as_bool(), closed["items"].as_array().map(Vec::len)), (Some(false), Some(0)));
     let (status, body) = rate("3,3,3").await;
     assert!(status != 200 && body.to_string().contains("closed"), "{body}");
+    // The links expire: two days from now, and once that time has passed they open nothing.
+    let expires: String = sqlx::query_scalar("SELECT expires_at FROM study_links WHERE study_id = ? AND kind = 'open'")
+        .bind(study)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    let in_two_days: String =
+        sqlx::query_scalar("SELECT strftime('%Y-%m-%d', 'now', '+2 days')").fetch_one(&pool).await.unwrap();
+    assert!(expires.starts_with(&in_two_days), "{expires}");
+    sqlx::query(
+        "UPDATE study_links SET expires_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-1 minute') WHERE study_id = ?",
+    )
+    .bind(study)
+    .execute(&pool)
+    .await
+    .unwrap();
+    let (status, body) = session(rater.clone()).await;
+    assert!(status != 200 && body.to_string().contains("does not exist or was withdrawn"), "expired: {body}");
+    sqlx::query("UPDATE study_links SET expires_at = NULL WHERE study_id = ?")
+        .bind(study)
+        .execute(&pool)
+        .await
+        .unwrap();
     // Revoked: the link is gone, for everyone.
     app::study::set_open(&pool, study, true).await.unwrap();
     let link_id: i64 = sqlx::query_scalar("SELECT id FROM study_links WHERE study_id = ? AND kind = 'open'")

@@ -158,6 +158,7 @@ pub fn SourceText(project_id: i64, sources: Vec<SourceChunk>) -> impl IntoView {
 #[component]
 pub fn SharePanel(kind: &'static str, page_id: i64) -> impl IntoView {
     let create = ServerAction::<crate::api::CreateShare>::new();
+    let expires = RwSignal::new(None::<u32>);
     let revoke = ServerAction::<crate::api::RevokeShare>::new();
     let shares = Resource::new(
         move || (create.version().get(), revoke.version().get()),
@@ -168,7 +169,16 @@ pub fn SharePanel(kind: &'static str, page_id: i64) -> impl IntoView {
             <h2>"Share read-only"</h2>
             <p class="muted small">"A share link shows this page as it is — plots, tables, downloads — to anyone who has it, with no account, no edit controls and nothing else of the project. Withdraw it and it stops working at once."</p>
             <button type="button" id="create-share" disabled=move || create.pending().get()
-                on:click=move |_| { create.dispatch(crate::api::CreateShare { kind: kind.to_string(), page_id }); }>"Make a share link"</button>
+                on:click=move |_| { create.dispatch(crate::api::CreateShare { kind: kind.to_string(), page_id, expires_days: expires.get_untracked() }); }>"Make a share link"</button>
+            " "
+            <label class="small">"that expires "
+                <select on:change=move |ev| expires.set(event_target_value(&ev).parse().ok())>
+                    <option value="" selected>"never"</option>
+                    <option value="1">"in a day"</option>
+                    <option value="7">"in a week"</option>
+                    <option value="30">"in 30 days"</option>
+                </select>
+            </label>
             {move || create.value().get().map(|r| match r {
                 Ok(path) => view! { <p id="share-link">"Copy it now (it is shown only once): " <a class="mono" href=path.clone() target="_blank">{path.clone()}</a></p> }.into_any(),
                 Err(e) => view! { <ErrorNote error=e/> }.into_any(),

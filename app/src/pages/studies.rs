@@ -129,6 +129,7 @@ fn Designer(project_id: i64, action: ServerAction<CreateStudy>, sets: Vec<Questi
                             <label>"Target raters " <input type="number" name="target_raters" min="1" placeholder="none"/></label>
                             <label>"Per-rater links " <input type="number" name="rater_links" value="0" min="0" max="1000"/></label>
                             <label>"Seed " <input type="number" name="seed" value="42" min="0"/></label>
+                            <label>"Links expire after (days) " <input type="number" name="expires_days" min="1" placeholder="never"/></label>
                         </div>
                         <p class="muted small">"Dimensions (seed 000): Comprehensibility, Specificity and Answerability, each on a 5-point scale with a label on each end. Raters who give an attention check another score than it asks for are left out of the results (and counted)."</p>
                         <div><button type="submit" id="create-study" disabled=move || action.pending().get() || draws().is_empty()>"Create study"</button></div>

@@ -4,10 +4,20 @@ use sqlx::SqlitePool;
 
 use crate::error::{AppError, AppResult};
 
-pub async fn insert(pool: &SqlitePool, project_id: i64, token_hash: &str, kind: &str, page_id: i64) -> AppResult<i64> {
-    Ok(sqlx::query_scalar(
-        "INSERT INTO shares (project_id, token_hash, page_kind, page_id) VALUES (?, ?, ?, ?) RETURNING id",
-    )
+/// A share; with `expires_days` it stops working that many days from now.
+pub async fn insert(
+    pool: &SqlitePool,
+    project_id: i64,
+    token_hash: &str,
+    kind: &str,
+    page_id: i64,
+    expires_days: Option<u32>,
+) -> AppResult<i64> {
+    let expires =
+        expires_days.map_or("NULL".to_string(), |d| format!("strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+{d} days')"));
+    Ok(sqlx::query_scalar(&format!(
+        "INSERT INTO shares (project_id, token_hash, page_kind, page_id, expires_at) VALUES (?, ?, ?, ?, {expires}) RETURNING id"
+    ))
     .bind(project_id)
     .bind(token_hash)
     .bind(kind)

@@ -132,6 +132,17 @@ pub async fn insert_link(pool: &SqlitePool, id: i64, token_hash: &str, kind: &st
     Ok(())
 }
 
+/// Makes every link of a study expire `days` from now.
+pub async fn expire_links_in(pool: &SqlitePool, study: i64, days: u32) -> AppResult<()> {
+    sqlx::query(&format!(
+        "UPDATE study_links SET expires_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+{days} days') WHERE study_id = ?"
+    ))
+    .bind(study)
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
 pub async fn revoke_link(pool: &SqlitePool, link_id: i64) -> AppResult<()> {
     let done = sqlx::query("UPDATE study_links SET revoked = 1 WHERE id = ?").bind(link_id).execute(pool).await?;
     if done.rows_affected() == 0 {

@@ -15,6 +15,9 @@ pub enum ShareCommand {
         project: String,
         #[arg(long)]
         page: String,
+        /// The link stops working this many days from now.
+        #[arg(long)]
+        expires_days: Option<u32>,
         /// The address the URL uses.
         #[arg(long, env = "ASSAY_BASE_URL", default_value = "http://127.0.0.1:3000")]
         base_url: String,
@@ -25,7 +28,7 @@ pub enum ShareCommand {
 
 pub async fn run(pool: &SqlitePool, out: Output, cmd: ShareCommand) -> anyhow::Result<ExitCode> {
     match cmd {
-        ShareCommand::Create { project, page, base_url } => {
+        ShareCommand::Create { project, page, expires_days, base_url } => {
             let p = app::store::find_project(pool, &project).await?;
             let (kind, id) = page.split_once(':').ok_or_else(|| anyhow::anyhow!("--page {page}: expected KIND:ID"))?;
             let id: i64 = id.trim().parse().map_err(|_| anyhow::anyhow!("--page {page}: \"{id}\" is not an id"))?;
@@ -37,7 +40,10 @@ pub async fn run(pool: &SqlitePool, out: Output, cmd: ShareCommand) -> anyhow::R
             if owner != p.summary.id {
                 anyhow::bail!("{kind} {id} belongs to another project");
             }
-            let (share_id, token) = app::share::create(pool, kind, id).await?;
+            if expires_days == Some(0) {
+                anyhow::bail!("--expires-days: a link that expires lasts at least one day");
+            }
+            let (share_id, token) = app::share::create(pool, kind, id, expires_days).await?;
             let url = format!("{}/share/{token}", base_url.trim_end_matches('/'));
             out.print(json!({"share_id": share_id, "url": url, "token": token}), || {
                 format!("{url}\n(shown only now: Assay keeps its hash; `assay share revoke {token}` withdraws it)")

@@ -31,6 +31,9 @@ pub enum StudyCommand {
         intro: String,
         #[arg(long, default_value_t = 42)]
         seed: u64,
+        /// The links stop working this many days from now.
+        #[arg(long)]
+        expires_days: Option<u32>,
         /// The address the URLs use.
         #[arg(long, env = "ASSAY_BASE_URL", default_value = "http://127.0.0.1:3000")]
         base_url: String,
@@ -46,7 +49,7 @@ pub enum StudyCommand {
 
 pub async fn run(pool: &SqlitePool, out: Output, cmd: StudyCommand) -> anyhow::Result<ExitCode> {
     match cmd {
-        StudyCommand::Create { project, questions, raters, name, attention, intro, seed, base_url } => {
+        StudyCommand::Create { project, questions, raters, name, attention, intro, seed, expires_days, base_url } => {
             let p = app::store::find_project(pool, &project).await?;
             let mut draws = Vec::new();
             for q in &questions {
@@ -68,6 +71,7 @@ pub async fn run(pool: &SqlitePool, out: Output, cmd: StudyCommand) -> anyhow::R
                 target_raters: (raters > 0).then_some(raters as i64),
                 rater_links: raters,
                 seed,
+                expires_days,
             };
             let created = app::study::create(pool, &req).await?;
             let base = base_url.trim_end_matches('/');
