@@ -17,6 +17,7 @@ use serde_json::json;
 use sqlx::SqlitePool;
 
 use crate::error::{AppError, AppResult};
+use crate::format::pct;
 use crate::jobs::Phase;
 use crate::model::{
     DrillQuestionView, DrillView, EvaluationReportView, EvaluationView, JobItemView, JobView, JudgmentView, PairRowView,
@@ -315,8 +316,7 @@ fn judge_gateway(pool: &SqlitePool, llm: &LlmSettings, settings: &Settings, no_c
 async fn answers_of(pool: &SqlitePool, sets: &[i64]) -> AppResult<HashMap<i64, HashMap<i64, String>>> {
     let mut out = HashMap::new();
     for s in sets {
-        let answers = store::answers::list_answers(pool, *s, None).await?;
-        out.insert(*s, answers.into_iter().map(|a| (a.question_id, a.answer)).collect());
+        out.insert(*s, store::answers::texts(pool, *s).await?.into_iter().collect());
     }
     Ok(out)
 }
@@ -345,10 +345,15 @@ pub async fn execute(
     let parameters: serde_json::Value = serde_json::from_str(&job.parameters).unwrap_or_default();
     let no_cache = parameters["no_cache"].as_bool() == Some(true);
     let project = e.view.project_id;
-    let corpus = Arc::new(crate::answers::corpus(pool, project).await?);
     let transport = llm.transport();
     let mut methods: HashMap<i64, Box<dyn engine::rag::Method>> = HashMap::new();
-    for id in &e.answer_sets {
+    // The sets' own methods answer again (a sanity check's second run) and
+    // regenerate for length alignment; without either, no corpus is loaded.
+    let answers_again = e.settings.sanity || (e.settings.align && e.settings.protocol.unbiased());
+    let corpus = if answers_again { Some(Arc::new(crate::answers::corpus(pool, project).await?)) } else { None };
+    let built = if corpus.is_some() { e.answer_sets.as_slice() } else { &[] };
+    for id in built {
+        let corpus = corpus.clone().expect("loaded when there are methods to build");
         let s = store::answers::get_set(pool, *id).await?;
         if s.method == "imported" {
             continue;
@@ -486,7 +491,7 @@ pub async fn execute(
 }
 
 /// Everything judged so far, as the report's input.
-pub async fn inputs(pool: &SqlitePool, e: &Stored) -> AppResult<(Vec<Contender>, Vec<PairInput>, Vec<JobItemView>)> {
+pub async fn inputs(pool: &SqlitePool, e: &Stored) -> AppResult<(Vec<Contender>, Vec<PairInput>)> {
     let items = match e.view.job_id {
         Some(j) => store::jobs::job_items(pool, j).await?,
         None => Vec::new(),
@@ -541,19 +546,29 @@ pub async fn inputs(pool: &SqlitePool, e: &Stored) -> AppResult<(Vec<Contender>,
         }
         pairs.push(PairInput { a: *a, b: *b, questions: qs });
     }
-    Ok((contenders, pairs, items))
+    Ok((contenders, pairs))
 }
 
-/// The report of an evaluation (of what is judged so far while it runs).
+/// An evaluation, its judgments and their report, read and computed once
+/// for everything drawn from them (page, plots, tables, JSON, HTML).
+pub struct Snapshot {
+    pub stored: Stored,
+    pub pairs: Vec<PairInput>,
+    pub report: Report,
+}
+
+/// The snapshot of an evaluation (of what is judged so far while it runs).
+pub async fn snapshot(pool: &SqlitePool, id: i64) -> AppResult<Snapshot> {
+    let stored = get(pool, id).await?;
+    let (contenders, pairs) = inputs(pool, &stored).await?;
+    let report = eval::report(&stored.settings, &contenders, &pairs);
+    Ok(Snapshot { stored, pairs, report })
+}
+
+/// The report of an evaluation.
 pub async fn report(pool: &SqlitePool, id: i64) -> AppResult<(Stored, Report)> {
-    let e = get(pool, id).await?;
-    let (contenders, pairs, _) = inputs(pool, &e).await?;
-    let r = eval::report(&e.settings, &contenders, &pairs);
-    Ok((e, r))
-}
-
-fn pct(v: f64) -> String {
-    format!("{:.0}%", v * 100.0)
+    let s = snapshot(pool, id).await?;
+    Ok((s.stored, s.report))
 }
 
 /// The report's plots: name → SVG. Names: `box`, `heatmap`,
@@ -624,7 +639,12 @@ pub fn plots(e: &Stored, r: &Report) -> Vec<(String, String)> {
 
 /// The report as the page shows it.
 pub async fn report_view(pool: &SqlitePool, id: i64) -> AppResult<EvaluationReportView> {
-    let (e, r) = report(pool, id).await?;
+    report_view_of(pool, snapshot(pool, id).await?).await
+}
+
+/// The page's view of a snapshot.
+pub async fn report_view_of(pool: &SqlitePool, s: Snapshot) -> AppResult<EvaluationReportView> {
+    let (e, r) = (s.stored, s.report);
     let svgs: HashMap<String, String> = plots(&e, &r).into_iter().collect();
     let svg = |k: &str| svgs.get(k).cloned().unwrap_or_default();
     let pairs = r
@@ -767,7 +787,7 @@ pub async fn drill_questions(pool: &SqlitePool, id: i64, a: i64, b: i64) -> AppR
     if !e.pairs.contains(&(a, b)) {
         return Err(AppError::NotFound(format!("evaluation {id} has no pair {a}–{b}")));
     }
-    let (contenders, pairs, _) = inputs(pool, &e).await?;
+    let (contenders, pairs) = inputs(pool, &e).await?;
     let name = |s: i64| contenders.iter().find(|c| c.set_id == s).map_or(String::new(), |c| c.name.clone());
     let texts: HashMap<i64, String> = store::questions::list_questions(pool, e.view.question_set_id)
         .await?
@@ -906,8 +926,8 @@ pub async fn pair_costs(pool: &SqlitePool, e: &Stored) -> AppResult<HashMap<(i64
 
 /// The report's tables as CSV: `pairs`, `trials`, `aspects`, `levels`,
 /// `judgments` (every judgment), `alignment` (per question).
-pub async fn table_csv(pool: &SqlitePool, id: i64, table: &str) -> AppResult<String> {
-    let (e, r) = report(pool, id).await?;
+pub fn table_csv(s: &Snapshot, table: &str) -> AppResult<String> {
+    let r = &s.report;
     let mut w = csv::Writer::from_writer(Vec::new());
     // Shortest round-trip decimals: small p-values keep their digits.
     let f = |v: f64| format!("{v}");
@@ -1054,7 +1074,7 @@ pub async fn table_csv(pool: &SqlitePool, id: i64, table: &str) -> AppResult<Str
             }
         }
         "judgments" | "alignment" => {
-            let (_, pairs, _) = inputs(pool, &e).await?;
+            let pairs = s.pairs.as_slice();
             if table == "judgments" {
                 let mut head = vec![
                     "a".to_string(),
@@ -1067,7 +1087,7 @@ pub async fn table_csv(pool: &SqlitePool, id: i64, table: &str) -> AppResult<Str
                 head.extend(engine::judge::ASPECTS.iter().map(|x| format!("a_{}", x.to_lowercase())));
                 head.extend(engine::judge::ASPECTS.iter().map(|x| format!("b_{}", x.to_lowercase())));
                 w.write_record(&head).map_err(csv_err)?;
-                for p in &pairs {
+                for p in pairs {
                     for q in &p.questions {
                         for (t, js) in &q.trials {
                             for j in js {
@@ -1099,7 +1119,7 @@ pub async fn table_csv(pool: &SqlitePool, id: i64, table: &str) -> AppResult<Str
                     "legacy_winner",
                 ])
                 .map_err(csv_err)?;
-                for p in &pairs {
+                for p in pairs {
                     for q in &p.questions {
                         let how = q.alignment.map_or(String::new(), |a| match a {
                             Alignment::AsIs => "as_is".into(),
@@ -1136,7 +1156,6 @@ pub async fn table_csv(pool: &SqlitePool, id: i64, table: &str) -> AppResult<Str
 
 /// The whole report as JSON: the evaluation, its settings and judge, and
 /// every computed number.
-pub async fn report_json(pool: &SqlitePool, id: i64) -> AppResult<serde_json::Value> {
-    let (e, r) = report(pool, id).await?;
-    Ok(json!({ "evaluation": e.view, "report": r }))
+pub fn report_json(s: &Snapshot) -> serde_json::Value {
+    json!({ "evaluation": s.stored.view, "report": s.report })
 }

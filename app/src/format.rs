@@ -16,6 +16,11 @@ pub fn int(n: i64) -> String {
     out
 }
 
+/// A rate in 0–1 as a whole percentage: `0.756` → `76%`.
+pub fn pct(v: f64) -> String {
+    format!("{:.0}%", v * 100.0)
+}
+
 /// `2026-11-29T23:40:12Z` → `2026-11-29 23:40 UTC`.
 pub fn timestamp(iso: &str) -> String {
     match (iso.get(..10), iso.get(11..16)) {

@@ -6,6 +6,7 @@
 use sqlx::SqlitePool;
 
 use crate::error::{AppError, AppResult};
+use crate::format::pct;
 use crate::model::{EvaluationReportView, SharedView, StudyResultsView};
 use crate::store;
 use crate::tokens::{hash, new_token};
@@ -50,10 +51,6 @@ pub async fn view(pool: &SqlitePool, token: &str) -> AppResult<SharedView> {
 
 fn escape(text: &str) -> String {
     text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
-}
-
-fn pct(v: f64) -> String {
-    format!("{:.0}%", v * 100.0)
 }
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;color:#1d2430;max-width:72rem;margin:2rem auto;padding:0 1rem;line-height:1.5}\
@@ -190,9 +187,9 @@ pub fn study_html(r: &StudyResultsView) -> String {
 pub async fn html(pool: &SqlitePool, kind: &str, id: i64) -> AppResult<String> {
     match kind {
         "evaluation" => {
-            let view = crate::evaluation::report_view(pool, id).await?;
-            let data = crate::evaluation::report_json(pool, id).await?;
-            Ok(evaluation_html(&view, &data))
+            let snapshot = crate::evaluation::snapshot(pool, id).await?;
+            let data = crate::evaluation::report_json(&snapshot);
+            Ok(evaluation_html(&crate::evaluation::report_view_of(pool, snapshot).await?, &data))
         }
         _ => Ok(study_html(&crate::study::results_view(pool, id).await?)),
     }

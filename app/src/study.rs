@@ -225,7 +225,7 @@ pub async fn session(pool: &SqlitePool, token: &str, rater: Option<&str>) -> App
         }
         None => {
             let t = if kind == "rater" { rater_token } else { new_token()? };
-            let seed = fastrand_seed();
+            let seed = random_seed();
             store::studies::insert_rater(pool, study_id, link_id, &hash(&t), seed).await?;
             let r = rater_of(pool, study_id, link_id, &t).await?;
             (t, r)
@@ -262,7 +262,7 @@ pub async fn session(pool: &SqlitePool, token: &str, rater: Option<&str>) -> App
     })
 }
 
-fn fastrand_seed() -> i64 {
+fn random_seed() -> i64 {
     let mut b = [0u8; 8];
     let _ = getrandom::fill(&mut b);
     (u64::from_le_bytes(b) >> 1) as i64

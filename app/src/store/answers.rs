@@ -222,6 +222,15 @@ struct AnswerRow {
     query_ms: Option<f64>,
 }
 
+/// A set's answer texts by question, `(question id, answer)` — without
+/// the contexts and accounting [`list_answers`] reads.
+pub async fn texts(pool: &SqlitePool, set_id: i64) -> AppResult<Vec<(i64, String)>> {
+    Ok(sqlx::query_as("SELECT question_id, answer FROM answers WHERE answer_set_id = ?")
+        .bind(set_id)
+        .fetch_all(pool)
+        .await?)
+}
+
 /// A set's answers in question order (`question_id`: only that question's).
 pub async fn list_answers(pool: &SqlitePool, set_id: i64, question_id: Option<i64>) -> AppResult<Vec<AnswerView>> {
     let rows: Vec<AnswerRow> = sqlx::query_as(

@@ -187,7 +187,7 @@ async fn summary(
                        "failed": job.failed, "tokens": job.tokens, "cost_usd": job.cost_usd,
                        "pairs": pairs, "sanity": sanity, "bias": r.bias});
     if !out.json {
-        let pct = |v: f64| format!("{:.0}%", v * 100.0);
+        use app::format::pct;
         let mut lines = vec![job_line(job), format!("evaluation {id} ({}) judged by {}", e.view.name, e.view.judge)];
         for p in &r.pairs {
             let mut line = format!("  {} vs {}: ", p.a_name, p.b_name);
@@ -296,7 +296,7 @@ pub async fn run(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: EvalCom
         }
         EvalCommand::Report { id, out: dir } => {
             std::fs::create_dir_all(&dir).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
-            let (e, r) = app::evaluation::report(pool, id).await?;
+            let snapshot = app::evaluation::snapshot(pool, id).await?;
             let mut written = Vec::new();
             let mut write = |name: String, bytes: &[u8]| -> anyhow::Result<()> {
                 let path = dir.join(&name);
@@ -304,14 +304,14 @@ pub async fn run(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: EvalCom
                 written.push(name);
                 Ok(())
             };
-            for (name, svg) in app::evaluation::plots(&e, &r) {
+            for (name, svg) in app::evaluation::plots(&snapshot.stored, &snapshot.report) {
                 write(format!("{name}.png"), &crate::png::svg_to_png(&svg, 2.0).map_err(anyhow::Error::msg)?)?;
                 write(format!("{name}.svg"), svg.as_bytes())?;
             }
             for table in app::evaluation::TABLES {
-                write(format!("{table}.csv"), app::evaluation::table_csv(pool, id, table).await?.as_bytes())?;
+                write(format!("{table}.csv"), app::evaluation::table_csv(&snapshot, table)?.as_bytes())?;
             }
-            let report = app::evaluation::report_json(pool, id).await?;
+            let report = app::evaluation::report_json(&snapshot);
             write("report.json".into(), serde_json::to_string_pretty(&report)?.as_bytes())?;
             out.print(json!({"evaluation_id": id, "dir": dir, "files": written}), || {
                 format!("evaluation {id}: {} files written to {}", written.len(), dir.display())

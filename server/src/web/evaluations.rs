@@ -45,7 +45,7 @@ pub async fn table_of(pool: &SqlitePool, id: i64, file: &str) -> Response {
     let Some(name) = file.strip_suffix(".csv") else {
         return error(StatusCode::NOT_FOUND, format!("no table \"{file}\": ask for NAME.csv"));
     };
-    match app::evaluation::table_csv(pool, id, name).await {
+    match app::evaluation::snapshot(pool, id).await.and_then(|s| app::evaluation::table_csv(&s, name)) {
         Ok(body) => download(body, "csv", &format!("evaluation-{id}-{name}")),
         Err(e) => app_error(e),
     }
@@ -54,9 +54,9 @@ pub async fn table_of(pool: &SqlitePool, id: i64, file: &str) -> Response {
 /// `report.json` or `report.html` of evaluation `id`.
 pub async fn report_of(pool: &SqlitePool, id: i64, file: &str) -> Response {
     let result = match file {
-        "report.json" => app::evaluation::report_json(pool, id)
-            .await
-            .map(|v| ("application/json", serde_json::to_string_pretty(&v).unwrap_or_default())),
+        "report.json" => app::evaluation::snapshot(pool, id).await.map(|s| {
+            ("application/json", serde_json::to_string_pretty(&app::evaluation::report_json(&s)).unwrap_or_default())
+        }),
         "report.html" => app::share::html(pool, "evaluation", id).await.map(|h| ("text/html; charset=utf-8", h)),
         other => return error(StatusCode::NOT_FOUND, format!("no \"{other}\": report.json or report.html")),
     };
