@@ -135,6 +135,26 @@ test('generate the summary-based baseline beside the graph set', async ({ page }
   await expect(page.locator('table.questions tbody tr[data-question]')).toHaveCount(12);
 });
 
+test('a job that ends before the page first polls it still shows what it made', async ({ page }) => {
+  await openHydrated(page, questionsUrl);
+  const sets = page.locator('table.sets tbody tr');
+  const before = await sets.count();
+  // Hold every job poll for 2 s: the small offline job is done before the
+  // page sees it running (what a fast machine does by itself now and then).
+  await page.route('**/api/list_jobs*', async (route) => {
+    await new Promise((r) => setTimeout(r, 2000));
+    await route.continue();
+  });
+  await page.getByText('Generate the summary-based baseline').click();
+  const form = page.locator('#baseline-form');
+  await form.locator('input[name="users"]').fill('1');
+  await form.locator('input[name="tasks"]').fill('1');
+  await form.locator('input[name="per_task"]').fill('2');
+  await page.locator('#generate-baseline').click();
+  await expect(sets).toHaveCount(before + 1, { timeout: 20_000 });
+  await page.unroute('**/api/list_jobs*');
+});
+
 test('generate hierarchical questions with reference answers', async ({ page }) => {
   await openHydrated(page, questionsUrl);
   const sets = page.locator('table.sets tbody tr');

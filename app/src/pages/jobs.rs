@@ -78,8 +78,9 @@ pub(crate) fn ProgressBar(j: JobView) -> impl IntoView {
 
 /// A stage page's line for its latest job of `kind`, shown while it runs or
 /// when it did not end well. `live` keeps `jobs` refreshing while a job
-/// runs; `finished` ticks when a watched job stops, so the page reloads
-/// what the job made.
+/// runs; `finished` ticks when a watched job stops — or when a new job is
+/// first seen already stopped (a small offline job can end before the
+/// first poll) — so the page reloads what the job made.
 #[component]
 pub(crate) fn LatestJob(
     project_id: i64,
@@ -90,14 +91,26 @@ pub(crate) fn LatestJob(
     live: RwSignal<bool>,
     finished: RwSignal<u64>,
 ) -> impl IntoView {
+    // The latest job at the previous load (and whether it was running);
+    // `None` before the first load.
+    let seen = StoredValue::new(None::<Option<(i64, bool)>>);
     view! {
         <Transition fallback=|| ()>
             {move || Suspend::new(async move {
                 let latest: Option<JobView> = jobs.await.unwrap_or_default().into_iter().find(|j| j.kind == kind);
                 let running = latest.as_ref().is_some_and(|j| active(&j.status));
-                if live.get_untracked() && !running {
+                let now = latest.as_ref().map(|j| (j.id, running));
+                let stopped = match (seen.get_value(), now) {
+                    // A job that ran at the last load stopped, or a new
+                    // job appeared already stopped.
+                    (Some(Some((old, was_running))), Some((new, false))) => was_running || old != new,
+                    (Some(None), Some((_, false))) => true,
+                    _ => false,
+                };
+                if stopped || (live.get_untracked() && !running) {
                     finished.update(|n| *n += 1);
                 }
+                seen.set_value(Some(now));
                 live.set(running);
                 latest.filter(|j| running || j.status != "done").map(|j| view! {
                     <p class="job-line" id=dom_id>
