@@ -784,7 +784,18 @@ pub async fn list_studies(project_id: i64) -> Result<Vec<StudyView>, AppError> {
     crate::study::list(&app_state()?.pool, project_id).await
 }
 
-/// Creates a question-rating study. `draws`: `SET:N` comma-separated.
+/// The default dimensions of a question study and of an answer-validation
+/// study, as the JSON the designer edits.
+#[server]
+pub async fn default_study_dimensions() -> Result<(String, String), AppError> {
+    use engine::study::Kind;
+    let json = |k: Kind| serde_json::to_string_pretty(&k.default_dimensions()).unwrap_or_default();
+    Ok((json(Kind::Questions), json(Kind::Answers)))
+}
+
+/// Creates a study. `draws`: `SET:N` comma-separated; `kind`: questions or
+/// answers; `answers`: an answer set's id, or empty for reference answers;
+/// `dimensions`: JSON (empty: the kind's defaults).
 #[server]
 #[allow(clippy::too_many_arguments)]
 pub async fn create_study(
@@ -798,7 +809,16 @@ pub async fn create_study(
     rater_links: String,
     seed: String,
     expires_days: String,
+    #[server(default)] kind: String,
+    #[server(default)] answers: String,
+    #[server(default)] dimensions: String,
 ) -> Result<CreatedStudy, AppError> {
+    let kind = engine::study::Kind::parse(if kind.trim().is_empty() { "questions" } else { kind.trim() })
+        .map_err(AppError::Invalid)?;
+    let dimensions: Option<Vec<engine::study::Dimension>> = match dimensions.trim() {
+        "" => None,
+        d => Some(serde_json::from_str(d).map_err(|e| AppError::Invalid(format!("dimensions: {e}")))?),
+    };
     let mut parsed = Vec::new();
     for part in draws.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let (set, n) =
@@ -810,7 +830,12 @@ pub async fn create_study(
         project_id,
         name,
         draws: parsed,
-        dimensions: None,
+        dimensions,
+        kind,
+        answers: match answers.trim() {
+            "" | "reference" => None,
+            a => Some(whole("answer set", a, 1, i64::MAX as u64)? as i64),
+        },
         intro,
         corpus_summary,
         attention_checks: whole("attention checks", &attention_checks, 0, 5)? as usize,
@@ -855,6 +880,15 @@ pub async fn delete_study(id: i64) -> Result<(), AppError> {
     crate::study::delete(&app_state()?.pool, id).await
 }
 
+/// Starts the LLM rater on a study's items (a job), with the rubric the humans read.
+#[server]
+pub async fn start_study_rating(id: i64) -> Result<JobView, AppError> {
+    let state = app_state()?;
+    let job = crate::study::create_llm_rating(&state.pool, id, false).await?;
+    state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
+    Ok(job)
+}
+
 #[server]
 pub async fn get_study_results(id: i64) -> Result<StudyResultsView, AppError> {
     crate::study::results_view(&app_state()?.pool, id).await
@@ -872,7 +906,7 @@ pub async fn study_session(link: String, rater: String) -> Result<RaterSession, 
 pub async fn study_rate(link: String, rater: String, item: i64, scores: String) -> Result<(i64, i64), AppError> {
     let scores: Vec<u8> = scores
         .split(',')
-        .map(|s| s.trim().parse::<u8>().map_err(|_| AppError::Invalid(format!("\"{s}\" is not a score from 1 to 5"))))
+        .map(|s| s.trim().parse::<u8>().map_err(|_| AppError::Invalid(format!("\"{s}\" is not a score"))))
         .collect::<Result<_, _>>()?;
     crate::study::rate(&app_state()?.pool, &link, &rater, item, &scores).await
 }

@@ -349,6 +349,7 @@ async fn items(pool: &SqlitePool, job: &JobView) -> AppResult<Vec<WorkItem>> {
         }
         crate::answers::ANSWERS => crate::answers::items(pool, job).await,
         crate::evaluation::EVALUATION => crate::evaluation::items(pool, job).await,
+        crate::study::STUDY_RATING => crate::study::llm_rating_items(pool, job).await,
         MENTIONS => {
             let parameters: serde_json::Value = serde_json::from_str(&job.parameters).unwrap_or_default();
             let set = parameters["set_id"].as_i64().unwrap_or_default();
@@ -507,6 +508,7 @@ pub async fn run(
                     GRAPH => Box::pin(engine::tasks::extract::run_item(&gateway, job_id, item, &extract)),
                     RELEVANCE => Box::pin(engine::questions::relevance::run_item(&gateway, job_id, item)),
                     MENTIONS => Box::pin(engine::questions::mentions::run_item(&gateway, job_id, item)),
+                    crate::study::STUDY_RATING => Box::pin(engine::tasks::rate::run_item(&gateway, job_id, item)),
                     QUESTIONS if item.key.starts_with("h-") => {
                         Box::pin(engine::questions::hierarchy::run_item(&gateway, job_id, item, adherence))
                     }

@@ -550,14 +550,33 @@ pub struct StudyView {
     /// The links: (id, kind "open" | "rater", label, revoked).
     pub links: Vec<(i64, String, Option<String>, bool)>,
     pub created_at: String,
+    /// "questions" (Likert ratings of questions) or "answers" (answer validation).
+    pub kind: String,
+    /// An answer-validation study's answers: "reference", or "answers:ID".
+    pub answer_source: Option<String>,
 }
 
-/// A rated dimension, its definition and the five points' labels.
+/// A rated dimension, its definition and its points' labels (the first
+/// scores `min`); a `choice` dimension offers each item's own choices.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DimensionView {
     pub name: String,
     pub definition: String,
     pub labels: Vec<String>,
+    pub min: u8,
+    pub choice: bool,
+}
+
+/// One item as a rater sees it: the question, and in an answer-validation
+/// study the answer, the source passage and the categories to choose from
+/// `(path, definition)`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RaterItem {
+    pub id: i64,
+    pub text: String,
+    pub answer: Option<String>,
+    pub context: Option<String>,
+    pub choices: Vec<(String, String)>,
 }
 
 /// What a rater's browser needs: the study (never its sources), the
@@ -571,10 +590,10 @@ pub struct RaterSession {
     pub is_open: bool,
     /// The rater's own token (to keep in the browser for an open link).
     pub rater: String,
-    /// `(item id, text)` in this rater's order.
-    pub items: Vec<(i64, String)>,
-    /// Item id → its scores per dimension so far (0: not yet).
-    pub ratings: Vec<(i64, Vec<u8>)>,
+    /// The items in this rater's order.
+    pub items: Vec<RaterItem>,
+    /// Item id → its scores per dimension so far (`None`: not yet).
+    pub ratings: Vec<(i64, Vec<Option<u8>>)>,
     pub finished: bool,
 }
 
@@ -586,7 +605,42 @@ pub struct StudySummaryRow {
     pub n: usize,
     pub mean: f64,
     pub ci: Option<(f64, f64)>,
-    pub distribution: [usize; 5],
+    /// Ratings per point of the scale, lowest first.
+    pub distribution: Vec<usize>,
+}
+
+/// Category agreement with the generator's label (seed 004 §2.5).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CategoryRow {
+    pub group: String,
+    pub picks: usize,
+    pub exact: f64,
+    pub parent: f64,
+    pub exact_chance: f64,
+    pub parent_chance: f64,
+}
+
+/// The LLM rater's agreement with the humans on one dimension.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LlmAgreementRow {
+    pub dimension: String,
+    pub items: usize,
+    pub spearman: Option<f64>,
+    pub kappa: Option<f64>,
+    pub humans: usize,
+    pub exact: f64,
+}
+
+/// The latest LLM-rater job of a study and its agreement with the humans.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LlmRatingView {
+    pub job_id: i64,
+    pub status: String,
+    pub done: i64,
+    pub total: i64,
+    /// Who rated: "offline (no LLM)" or "openai · MODEL".
+    pub rater: String,
+    pub rows: Vec<LlmAgreementRow>,
 }
 
 /// A study's results.
@@ -601,6 +655,11 @@ pub struct StudyResultsView {
     /// Per dimension: Fleiss' κ (and over how many items), Krippendorff's α.
     pub agreement: Vec<(String, Option<f64>, usize, Option<f64>)>,
     pub chart_svg: String,
+    /// An answer-validation study's category picks: raters' agreement
+    /// (Fleiss' κ, items, Krippendorff's α nominal) and with the generator.
+    pub category_agreement: Option<(Option<f64>, usize, Option<f64>)>,
+    pub category: Vec<CategoryRow>,
+    pub llm: Option<LlmRatingView>,
 }
 
 /// A page shared read-only by link: one of the two.

@@ -155,8 +155,8 @@ pub fn study_html(r: &StudyResultsView) -> String {
         r.raters, r.completed, r.failed_attention, s.items
     );
     b += &format!("<figure>{}</figure>", r.chart_svg);
-    for (title, rows) in [("Per question source", &r.by_source), ("Per level", &r.by_level)] {
-        b += &format!("<h2>{title}</h2><table><tr><th>Dimension</th><th>Group</th><th>n</th><th>Mean</th><th>95% interval</th><th>1 · 2 · 3 · 4 · 5</th></tr>");
+    for (title, rows) in [("Per source", &r.by_source), ("Per level", &r.by_level)] {
+        b += &format!("<h2>{title}</h2><table><tr><th>Dimension</th><th>Group</th><th>n</th><th>Mean</th><th>95% interval</th><th>Ratings per point, lowest first</th></tr>");
         for x in rows.iter() {
             b += &format!(
                 "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.2}</td><td>{}</td><td>{}</td></tr>",
@@ -180,6 +180,41 @@ pub fn study_html(r: &StudyResultsView) -> String {
         );
     }
     b += "</table>";
+    if !r.category.is_empty() {
+        b += "<h2>Category agreement with the generator</h2><table><tr><th>Questions</th><th>Picks</th><th>Exact</th><th>Chance</th><th>Exact or parent</th><th>Chance</th></tr>";
+        for c in &r.category {
+            b += &format!(
+                "<tr><td>{}</td><td>{}</td><td>{:.1}%</td><td>{:.1}%</td><td>{:.1}%</td><td>{:.1}%</td></tr>",
+                escape(&c.group),
+                c.picks,
+                c.exact * 100.0,
+                c.exact_chance * 100.0,
+                c.parent * 100.0,
+                c.parent_chance * 100.0
+            );
+        }
+        b += "</table>";
+    }
+    if let Some(l) = &r.llm {
+        b += &format!(
+            "<h2>Humans and the LLM</h2><p>LLM rater: {} (job {}, {}/{})</p><table><tr><th>Dimension</th><th>Items</th><th>Cohen's κ</th><th>Humans</th><th>Spearman's ρ</th></tr>",
+            escape(&l.rater),
+            l.job_id,
+            l.done,
+            l.total
+        );
+        for a in &l.rows {
+            b += &format!(
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                escape(&a.dimension),
+                a.items,
+                a.kappa.map_or("—".into(), |k| format!("{k:.3}")),
+                a.humans,
+                a.spearman.map_or("—".into(), |k| format!("{k:.3}"))
+            );
+        }
+        b += "</table>";
+    }
     page(&format!("Study: {}", s.name), &b, &serde_json::to_value(r).unwrap_or_default())
 }
 

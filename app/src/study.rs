@@ -1,17 +1,28 @@
-//! Question-rating studies over the store (seed 000 §V-C): creating one (a
-//! seeded draw from question sets, attention checks, links), the rater's
-//! side at a link (a session, ratings, finishing), and the results; shared
-//! by the server functions and the CLI. Rater links need no account: their
-//! tokens are random (192 bits), stored only as SHA-256 hashes, revocable.
+//! Human studies over the store: question ratings (seed 000 §V-C) and
+//! answer validation (seed 004 §2.5). Creating one (a seeded draw from
+//! question sets, attention checks, links), the rater's side at a link (a
+//! session, ratings, finishing), the LLM rater (a job rating the same items
+//! with the same rubric) and the results; shared by the server functions
+//! and the CLI. Rater links need no account: their tokens are random (192
+//! bits), stored only as SHA-256 hashes, revocable.
 
-use engine::study::{self, Candidate, Dimension};
+use std::collections::HashMap;
+
+use engine::study::{self, Candidate, Dimension, Kind};
+use engine::tasks::rate::{Choice, RateItem};
 use serde_json::json;
 use sqlx::SqlitePool;
 
 use crate::error::{AppError, AppResult};
-use crate::model::{DimensionView, RaterSession, StudyResultsView, StudySummaryRow, StudyView};
+use crate::model::{
+    CategoryRow, DimensionView, JobView, LlmAgreementRow, LlmRatingView, RaterItem, RaterSession, StudyResultsView,
+    StudySummaryRow, StudyView,
+};
 use crate::store;
 use crate::tokens::{hash, new_token};
+
+/// The job that has the configured LLM rate a study's items.
+pub const STUDY_RATING: &str = "study_rating";
 
 /// What a new study is asked to be.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,6 +42,10 @@ pub struct StudyRequest {
     pub seed: u64,
     /// The links stop working this many days from now (`None`: never).
     pub expires_days: Option<u32>,
+    pub kind: Kind,
+    /// An answer-validation study's answers: this answer set's (over the
+    /// drawn question set), or `None` for the questions' reference answers.
+    pub answers: Option<i64>,
 }
 
 /// A new study's id and its links' tokens (shown once: only hashes are kept).
@@ -43,8 +58,127 @@ pub struct Created {
 
 fn dims_view(d: &[Dimension]) -> Vec<DimensionView> {
     d.iter()
-        .map(|d| DimensionView { name: d.name.clone(), definition: d.definition.clone(), labels: d.labels.to_vec() })
+        .map(|d| DimensionView {
+            name: d.name.clone(),
+            definition: d.definition.clone(),
+            labels: d.labels.to_vec(),
+            min: d.min,
+            choice: d.choice,
+        })
         .collect()
+}
+
+/// Checks a study's dimensions: 1 to 10, named uniquely, each scale with
+/// 2 to 11 points from 0–10 up, choices only when rating answers.
+pub fn check_dimensions(dimensions: &[Dimension], kind: Kind) -> AppResult<()> {
+    if dimensions.is_empty() || dimensions.len() > 10 {
+        return Err(AppError::Invalid("a study rates 1 to 10 dimensions".into()));
+    }
+    let mut names = std::collections::HashSet::new();
+    for d in dimensions {
+        if d.name.trim().is_empty() {
+            return Err(AppError::Invalid(format!("every dimension needs a name (\"{}\")", d.definition)));
+        }
+        if !names.insert(d.name.trim().to_lowercase()) {
+            return Err(AppError::Invalid(format!("the dimension \"{}\" is named twice", d.name)));
+        }
+        if d.choice {
+            if kind != Kind::Answers {
+                return Err(AppError::Invalid(format!(
+                    "\"{}\" is a category choice: only answer-validation studies have one",
+                    d.name
+                )));
+            }
+        } else if !(2..=11).contains(&d.labels.len()) || d.min > 10 {
+            return Err(AppError::Invalid(format!(
+                "\"{}\": a scale has 2 to 11 labelled points starting at 0 to 10",
+                d.name
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// What an answer-validation item carries besides its question.
+#[derive(Default, Clone)]
+struct Extras {
+    answer: Option<String>,
+    context: Option<String>,
+    category: Option<String>,
+    choices: Vec<Choice>,
+}
+
+/// A question's category choices: the categories at its label's level in
+/// its dimension of the set's hierarchy (`None` for no single category).
+fn choices_for(h: &engine::questions::hierarchy::Hierarchy, category: &str) -> Option<Vec<Choice>> {
+    if category.contains(" × ") {
+        return None;
+    }
+    let (code, path) = category.split_once('/')?;
+    let depth = path.matches('/').count();
+    let dim = h.get(code)?;
+    let level = engine::questions::hierarchy::at_level(dim, depth);
+    level
+        .iter()
+        .any(|(p, _)| p == path)
+        .then(|| level.iter().map(|(p, c)| Choice { path: format!("{code}/{p}"), definition: c.definition.clone() }).collect())
+}
+
+/// The candidates of one draw of an answer-validation study: the set's
+/// questions that have an answer (the reference answer, or the answer
+/// set's), with their source passage and category choices.
+async fn answer_candidates(
+    pool: &SqlitePool,
+    set: &crate::model::QuestionSetView,
+    answers: Option<i64>,
+    chunks: &HashMap<i64, String>,
+) -> AppResult<(Vec<Candidate>, HashMap<i64, Extras>)> {
+    let (source, texts): (String, Option<HashMap<i64, String>>) = match answers {
+        Some(a) => {
+            let aset = store::answers::get_set(pool, a).await?;
+            if aset.question_set_id != set.id {
+                return Err(AppError::Invalid(format!(
+                    "answer set {a} answers question set {}, not {}",
+                    aset.question_set_id, set.id
+                )));
+            }
+            (format!("answers #{a} {}", aset.method), Some(store::answers::texts(pool, a).await?.into_iter().collect()))
+        }
+        None => ("reference answers".into(), None),
+    };
+    let hierarchy: engine::questions::hierarchy::Hierarchy =
+        serde_json::from_str::<serde_json::Value>(&set.parameters)
+            .ok()
+            .and_then(|p| serde_json::from_value(p["hierarchy"].clone()).ok())
+            .unwrap_or_else(engine::questions::hierarchy::default_hierarchy);
+    let mut candidates = Vec::new();
+    let mut extras = HashMap::new();
+    for q in store::questions::list_questions(pool, set.id).await? {
+        let answer = match &texts {
+            Some(t) => t.get(&q.id).cloned(),
+            None => q.reference_answer.clone(),
+        };
+        let Some(answer) = answer.filter(|a| !a.trim().is_empty()) else { continue };
+        let context: Vec<&str> = q.source_chunk_ids.iter().filter_map(|c| chunks.get(c).map(String::as_str)).collect();
+        let choices = q.category.as_deref().and_then(|c| choices_for(&hierarchy, c));
+        let category = choices.as_ref().and(q.category.clone());
+        candidates.push(Candidate {
+            question_id: q.id,
+            text: q.question.clone(),
+            source: source.clone(),
+            level: category.as_deref().map(study::level_of).or(q.level.clone()),
+        });
+        extras.insert(
+            q.id,
+            Extras {
+                answer: Some(answer),
+                context: (!context.is_empty()).then(|| context.join("\n\n")),
+                category,
+                choices: choices.unwrap_or_default(),
+            },
+        );
+    }
+    Ok((candidates, extras))
 }
 
 pub async fn create(pool: &SqlitePool, req: &StudyRequest) -> AppResult<Created> {
@@ -52,17 +186,24 @@ pub async fn create(pool: &SqlitePool, req: &StudyRequest) -> AppResult<Created>
     if req.name.trim().is_empty() {
         return Err(AppError::Invalid("give the study a name".into()));
     }
-    let dimensions = req.dimensions.clone().unwrap_or_else(study::default_dimensions);
-    if dimensions.is_empty() || dimensions.len() > 10 {
-        return Err(AppError::Invalid("a study rates 1 to 10 dimensions".into()));
-    }
-    if let Some(d) = dimensions.iter().find(|d| d.name.trim().is_empty()) {
-        return Err(AppError::Invalid(format!("every dimension needs a name (\"{}\")", d.definition)));
-    }
+    let mut dimensions = req.dimensions.clone().unwrap_or_else(|| req.kind.default_dimensions());
+    check_dimensions(&dimensions, req.kind)?;
     if req.draws.is_empty() {
         return Err(AppError::Invalid("choose at least one question set to draw from".into()));
     }
+    if req.kind == Kind::Questions && req.answers.is_some() {
+        return Err(AppError::Invalid("answers are rated in an answer-validation study, not a question study".into()));
+    }
+    if req.kind == Kind::Answers && req.attention_checks > 0 {
+        return Err(AppError::Invalid("attention checks are for question-rating studies".into()));
+    }
+    let chunks: HashMap<i64, String> = if req.kind == Kind::Answers {
+        store::chunk_texts(pool, req.project_id).await?.into_iter().collect()
+    } else {
+        HashMap::new()
+    };
     let mut items: Vec<Candidate> = Vec::new();
+    let mut extras: HashMap<i64, Extras> = HashMap::new();
     for (i, (set_id, count)) in req.draws.iter().enumerate() {
         let set = store::questions::get_set(pool, *set_id).await?;
         if set.project_id != req.project_id {
@@ -71,32 +212,71 @@ pub async fn create(pool: &SqlitePool, req: &StudyRequest) -> AppResult<Created>
         if *count == 0 {
             return Err(AppError::Invalid(format!("draw at least one question from set {set_id}")));
         }
-        if *count > set.questions as usize {
+        let candidates: Vec<Candidate> = if req.kind == Kind::Answers {
+            let (c, e) = answer_candidates(pool, &set, req.answers, &chunks).await?;
+            extras.extend(e);
+            c
+        } else {
+            store::questions::list_questions(pool, *set_id)
+                .await?
+                .into_iter()
+                .map(|q| Candidate {
+                    question_id: q.id,
+                    text: q.question,
+                    source: format!("#{} {}", set.id, set.kind),
+                    level: q.level.or(q.category),
+                })
+                .collect()
+        };
+        if *count > candidates.len() {
+            let what = if req.kind == Kind::Answers { " with an answer" } else { "" };
             return Err(AppError::Invalid(format!(
-                "question set {set_id} has {} questions, fewer than the {count} asked for",
-                set.questions
+                "question set {set_id} has {} questions{what}, fewer than the {count} asked for",
+                candidates.len()
             )));
         }
-        let candidates: Vec<Candidate> = store::questions::list_questions(pool, *set_id)
-            .await?
-            .into_iter()
-            .map(|q| Candidate {
-                question_id: q.id,
-                text: q.question,
-                source: format!("#{} {}", set.id, set.kind),
-                level: q.level.or(q.category),
-            })
-            .collect();
         items.extend(study::draw(&candidates, *count, req.seed.wrapping_add(i as u64)));
+    }
+    // A category pick needs every item to have a single category.
+    if req.kind == Kind::Answers {
+        if let Some(q) = items.iter().find(|q| extras.get(&q.question_id).is_none_or(|e| e.choices.is_empty())) {
+            if req.dimensions.as_ref().is_some_and(|d| d.iter().any(|d| d.choice)) {
+                return Err(AppError::Invalid(format!(
+                    "a category choice needs questions with one hierarchical category each; question {} has none",
+                    q.question_id
+                )));
+            }
+            dimensions.retain(|d| !d.choice);
+        }
     }
     if req.attention_checks > 5 {
         return Err(AppError::Invalid("at most 5 attention checks".into()));
     }
-    let mut rows: Vec<store::studies::NewItem> =
-        items.iter().map(|q| (Some(q.question_id), q.text.clone(), q.source.clone(), q.level.clone(), None)).collect();
+    let mut rows: Vec<store::studies::NewItem> = items
+        .iter()
+        .map(|q| {
+            let e = extras.remove(&q.question_id).unwrap_or_default();
+            store::studies::NewItem {
+                question_id: Some(q.question_id),
+                text: q.text.clone(),
+                source: q.source.clone(),
+                level: q.level.clone(),
+                attention: None,
+                answer: e.answer,
+                context: e.context,
+                category: e.category,
+                choices: (!e.choices.is_empty()).then(|| serde_json::to_string(&e.choices).unwrap_or_default()),
+            }
+        })
+        .collect();
     for n in 0..req.attention_checks {
         let (text, expected) = study::attention_check(n);
-        rows.push((None, text, "attention check".into(), None, Some(expected as i64)));
+        rows.push(store::studies::NewItem {
+            text,
+            source: "attention check".into(),
+            attention: Some(expected as i64),
+            ..Default::default()
+        });
     }
     let open_token = new_token()?;
     let mut links = vec![(hash(&open_token), "open", "open link".to_string())];
@@ -109,6 +289,8 @@ pub async fn create(pool: &SqlitePool, req: &StudyRequest) -> AppResult<Created>
     let dims_json = serde_json::to_string(&dimensions).unwrap_or_default();
     let draws_json =
         json!(req.draws.iter().map(|(s, c)| json!({"set_id": s, "count": c})).collect::<Vec<_>>()).to_string();
+    let answer_source = (req.kind == Kind::Answers)
+        .then(|| req.answers.map_or("reference".to_string(), |a| format!("answers:{a}")));
     let new = store::studies::NewStudy {
         project_id: req.project_id,
         name: req.name.trim(),
@@ -118,6 +300,8 @@ pub async fn create(pool: &SqlitePool, req: &StudyRequest) -> AppResult<Created>
         draws: &draws_json,
         seed: req.seed as i64,
         target_raters: req.target_raters,
+        kind: req.kind.as_str(),
+        answer_source: answer_source.as_deref(),
     };
     let id = store::studies::insert(pool, &new, &rows, &links).await?;
     if let Some(days) = req.expires_days {
@@ -132,7 +316,7 @@ async fn dimensions_of(pool: &SqlitePool, id: i64) -> AppResult<Vec<Dimension>> 
 }
 
 pub async fn view(pool: &SqlitePool, id: i64) -> AppResult<StudyView> {
-    let (id, project_id, name, intro, corpus_summary, dimensions, target_raters, is_open, created_at) =
+    let (id, project_id, name, intro, corpus_summary, dimensions, target_raters, is_open, created_at, kind, answer_source) =
         store::studies::get(pool, id).await?;
     let dimensions: Vec<Dimension> = serde_json::from_str(&dimensions).unwrap_or_default();
     let (items, attention, raters, completed) = store::studies::counts(pool, id).await?;
@@ -151,6 +335,8 @@ pub async fn view(pool: &SqlitePool, id: i64) -> AppResult<StudyView> {
         is_open,
         links: store::studies::links(pool, id).await?,
         created_at,
+        kind,
+        answer_source,
     })
 }
 
@@ -231,22 +417,22 @@ pub async fn session(pool: &SqlitePool, token: &str, rater: Option<&str>) -> App
             (t, r)
         }
     };
-    let items = store::studies::items(pool, study_id).await?;
+    let items = rater_items(pool, study_id).await?;
     let order = study::order_for(seed as u64, items.len());
-    let items: Vec<(i64, String)> = order.into_iter().map(|i| items[i].clone()).collect();
+    let items: Vec<RaterItem> = order.into_iter().map(|i| items[i].clone()).collect();
     let rows = store::studies::ratings_of(pool, rater_id).await?;
     let dims = s.dimensions.len();
-    let mut ratings: Vec<(i64, Vec<u8>)> = Vec::new();
+    let mut ratings: Vec<(i64, Vec<Option<u8>>)> = Vec::new();
     for (item, d, score) in rows {
         let at = match ratings.iter().position(|(i, _)| *i == item) {
             Some(p) => p,
             None => {
-                ratings.push((item, vec![0; dims]));
+                ratings.push((item, vec![None; dims]));
                 ratings.len() - 1
             }
         };
         if let Some(slot) = ratings[at].1.get_mut(d as usize) {
-            *slot = score as u8;
+            *slot = Some(score as u8);
         }
     }
     Ok(RaterSession {
@@ -262,13 +448,32 @@ pub async fn session(pool: &SqlitePool, token: &str, rater: Option<&str>) -> App
     })
 }
 
+fn parse_choices(json: Option<&str>) -> Vec<Choice> {
+    json.and_then(|j| serde_json::from_str(j).ok()).unwrap_or_default()
+}
+
+/// A study's items as raters read them, in stored order.
+async fn rater_items(pool: &SqlitePool, study_id: i64) -> AppResult<Vec<RaterItem>> {
+    Ok(store::studies::items(pool, study_id)
+        .await?
+        .into_iter()
+        .map(|(id, text, answer, context, choices)| RaterItem {
+            id,
+            text,
+            answer,
+            context,
+            choices: parse_choices(choices.as_deref()).into_iter().map(|c| (c.path, c.definition)).collect(),
+        })
+        .collect())
+}
+
 fn random_seed() -> i64 {
     let mut b = [0u8; 8];
     let _ = getrandom::fill(&mut b);
     (u64::from_le_bytes(b) >> 1) as i64
 }
 
-async fn open_rater(pool: &SqlitePool, token: &str, rater: &str) -> AppResult<(i64, i64, usize)> {
+async fn open_rater(pool: &SqlitePool, token: &str, rater: &str) -> AppResult<(i64, i64, Vec<Dimension>)> {
     let (link_id, study_id, kind) = link(pool, token).await?;
     let rater = if kind == "rater" { token } else { rater };
     let (rater_id, finished, _) = rater_of(pool, study_id, link_id, rater).await?;
@@ -279,19 +484,27 @@ async fn open_rater(pool: &SqlitePool, token: &str, rater: &str) -> AppResult<(i
     if finished {
         return Err(AppError::Conflict("you have already submitted this study: thank you".into()));
     }
-    Ok((study_id, rater_id, dimensions_of(pool, study_id).await?.len()))
+    Ok((study_id, rater_id, dimensions_of(pool, study_id).await?))
 }
 
-/// Records a rater's scores for one item (one per dimension, 1–5),
-/// replacing earlier ones for it. Returns how many items the rater has
-/// rated, and of how many.
+/// Records a rater's scores for one item (one per dimension, each a point
+/// of its scale, or a choice's index), replacing earlier ones for it.
+/// Returns how many items the rater has rated, and of how many.
 pub async fn rate(pool: &SqlitePool, token: &str, rater: &str, item: i64, scores: &[u8]) -> AppResult<(i64, i64)> {
     let (study_id, rater_id, dims) = open_rater(pool, token, rater).await?;
-    if scores.len() != dims || scores.iter().any(|s| !(1..=5).contains(s)) {
-        return Err(AppError::Invalid(format!("give {dims} scores from 1 to 5, one per dimension")));
-    }
-    if !store::studies::has_item(pool, study_id, item).await? {
+    let Some(choices) = store::studies::item_choices(pool, study_id, item).await? else {
         return Err(AppError::NotFound(format!("item {item} is not in this study")));
+    };
+    let choices = parse_choices(choices.as_deref()).len();
+    if scores.len() != dims.len() {
+        return Err(AppError::Invalid(format!("give {} scores, one per dimension", dims.len())));
+    }
+    if let Some((d, s)) = dims.iter().zip(scores).find(|(d, s)| !d.accepts(**s, choices)) {
+        return Err(AppError::Invalid(if d.choice {
+            format!("{}: {s} is not one of the {choices} choices", d.name)
+        } else {
+            format!("{}: {s} is not a score from {} to {}", d.name, d.min, d.max())
+        }));
     }
     store::studies::upsert_scores(pool, rater_id, item, scores).await?;
     progress(pool, study_id, rater_id).await
@@ -312,26 +525,129 @@ pub async fn finish(pool: &SqlitePool, token: &str, rater: &str) -> AppResult<()
     store::studies::finish(pool, rater_id).await
 }
 
+/// A study's items as the results read them.
+async fn result_items(pool: &SqlitePool, id: i64) -> AppResult<Vec<study::Item>> {
+    Ok(store::studies::result_items(pool, id)
+        .await?
+        .into_iter()
+        .map(|(id, source, level, attention, category, choices)| study::Item {
+            id,
+            source,
+            level,
+            attention: attention.map(|a| a as u8),
+            category,
+            choices: parse_choices(choices.as_deref()).into_iter().map(|c| c.path).collect(),
+        })
+        .collect())
+}
+
 /// The results of a study.
 pub async fn results(pool: &SqlitePool, id: i64) -> AppResult<(StudyView, study::Results)> {
     let v = view(pool, id).await?;
-    let items: Vec<study::Item> = store::studies::result_items(pool, id)
-        .await?
-        .into_iter()
-        .map(|(id, source, level, attention)| study::Item { id, source, level, attention: attention.map(|a| a as u8) })
-        .collect();
-    let ratings: Vec<study::Rating> = store::studies::all_ratings(pool, id)
+    let items = result_items(pool, id).await?;
+    let ratings = human_ratings(pool, id).await?;
+    let r = study::results(&items, &dimensions_of(pool, id).await?, &ratings);
+    Ok((v, r))
+}
+
+async fn human_ratings(pool: &SqlitePool, id: i64) -> AppResult<Vec<study::Rating>> {
+    Ok(store::studies::all_ratings(pool, id)
         .await?
         .into_iter()
         .map(|(rater, item, d, s)| study::Rating { rater, item, dimension: d as usize, score: s as u8 })
+        .collect())
+}
+
+/// Creates (does not run) the job that has the configured LLM rate every
+/// item of a study (attention checks aside) with the rubric the humans
+/// read: one item per study item.
+pub async fn create_llm_rating(pool: &SqlitePool, id: i64, no_cache: bool) -> AppResult<JobView> {
+    let v = view(pool, id).await?;
+    if v.items == 0 {
+        return Err(AppError::Invalid(format!("study {id} has no items to rate")));
+    }
+    let parameters = json!({ "no_cache": no_cache, "study_id": id });
+    let job = store::jobs::create_job(pool, v.project_id, STUDY_RATING, &parameters, v.items).await?;
+    store::jobs::get_job(pool, job).await
+}
+
+/// The LLM-rating job's items: what a human rater reads of each item (for
+/// a question study, the corpus summary stands as the passage — the humans
+/// read it, not the chunks).
+pub async fn llm_rating_items(pool: &SqlitePool, job: &JobView) -> AppResult<Vec<engine::jobs::WorkItem>> {
+    let parameters: serde_json::Value = serde_json::from_str(&job.parameters).unwrap_or_default();
+    let id = parameters["study_id"].as_i64().ok_or_else(|| AppError::Invalid(format!("job {} names no study", job.id)))?;
+    let v = view(pool, id).await?;
+    let dimensions = dimensions_of(pool, id).await?;
+    let attention: std::collections::HashSet<i64> =
+        result_items(pool, id).await?.into_iter().filter(|i| i.attention.is_some()).map(|i| i.id).collect();
+    Ok(store::studies::items(pool, id)
+        .await?
+        .into_iter()
+        .filter(|(item, ..)| !attention.contains(item))
+        .map(|(item, text, answer, context, choices)| {
+            let passage = if v.kind == "questions" {
+                (!v.corpus_summary.is_empty()).then(|| v.corpus_summary.clone())
+            } else {
+                context
+            };
+            let rate = RateItem { item_id: item, question: text, answer, passage, choices: parse_choices(choices.as_deref()) };
+            engine::jobs::WorkItem {
+                key: format!("s-{item}"),
+                payload: json!({ "dimensions": dimensions, "item": rate }),
+            }
+        })
+        .collect())
+}
+
+/// The latest LLM-rating job of a study and its agreement with the humans.
+async fn llm_view(pool: &SqlitePool, id: i64, items: &[study::Item], dims: &[Dimension]) -> AppResult<Option<LlmRatingView>> {
+    let Some(job_id) = store::jobs::latest_for_study(pool, STUDY_RATING, id).await? else { return Ok(None) };
+    let job = store::jobs::get_job(pool, job_id).await?;
+    let llm = llm_ratings(pool, job_id).await?;
+    let humans = human_ratings(pool, id).await?;
+    let rows = study::llm_agreement(items, dims, &humans, &llm)
+        .into_iter()
+        .map(|a| LlmAgreementRow {
+            dimension: a.dimension,
+            items: a.items,
+            spearman: a.spearman,
+            kappa: a.kappa,
+            humans: a.humans,
+            exact: a.exact,
+        })
         .collect();
-    let names: Vec<String> = v.dimensions.iter().map(|d| d.name.clone()).collect();
-    let r = study::results(&items, names.len(), &ratings, &names);
-    Ok((v, r))
+    Ok(Some(LlmRatingView {
+        job_id,
+        status: job.status,
+        done: job.done,
+        total: job.total,
+        rater: store::jobs::made_by(pool, job_id).await?.unwrap_or_else(|| "no calls yet".into()),
+        rows,
+    }))
+}
+
+/// The LLM rater's scores from its job's finished items.
+pub async fn llm_ratings(pool: &SqlitePool, job_id: i64) -> AppResult<Vec<study::Rating>> {
+    let mut out = Vec::new();
+    for i in store::jobs::job_items(pool, job_id).await?.into_iter().filter(|i| i.status == "done") {
+        let Some(v) = i.result.as_deref().and_then(|r| serde_json::from_str::<serde_json::Value>(r).ok()) else {
+            continue;
+        };
+        let item = v["item_id"].as_i64().unwrap_or_default();
+        for (d, score) in v["scores"].as_array().into_iter().flatten().enumerate() {
+            if let Some(score) = score.as_u64() {
+                out.push(study::Rating { rater: 0, item, dimension: d, score: score as u8 });
+            }
+        }
+    }
+    Ok(out)
 }
 
 pub async fn results_view(pool: &SqlitePool, id: i64) -> AppResult<StudyResultsView> {
     let (v, r) = results(pool, id).await?;
+    let dims = dimensions_of(pool, id).await?;
+    let items = result_items(pool, id).await?;
     let rows = |pick: fn(&study::DimensionResults) -> &Vec<study::Summary>| -> Vec<StudySummaryRow> {
         r.dimensions
             .iter()
@@ -342,11 +658,12 @@ pub async fn results_view(pool: &SqlitePool, id: i64) -> AppResult<StudyResultsV
                     n: s.n,
                     mean: s.mean,
                     ci: s.ci,
-                    distribution: s.distribution,
+                    distribution: s.distribution.clone(),
                 })
             })
             .collect()
     };
+    let what = if v.kind == "answers" { "answer source" } else { "question source" };
     Ok(StudyResultsView {
         by_source: rows(|d| &d.by_source),
         by_level: rows(|d| &d.by_level),
@@ -362,10 +679,28 @@ pub async fn results_view(pool: &SqlitePool, id: i64) -> AppResult<StudyResultsV
                 )
             })
             .collect(),
-        chart_svg: study::chart_svg(&format!("{} — mean score per dimension and question source", v.name), &r),
+        chart_svg: study::chart_svg(&format!("{} — mean score per dimension and {what}", v.name), &dims, &r),
         raters: r.raters,
         completed: r.completed,
         failed_attention: r.failed_attention,
+        category_agreement: r
+            .category
+            .as_ref()
+            .map(|(a, _)| (a.fleiss_kappa, a.fleiss_items, a.krippendorff_alpha)),
+        category: r
+            .category
+            .iter()
+            .flat_map(|(_, rows)| rows)
+            .map(|c| CategoryRow {
+                group: c.group.clone(),
+                picks: c.picks,
+                exact: c.exact,
+                parent: c.parent,
+                exact_chance: c.exact_chance,
+                parent_chance: c.parent_chance,
+            })
+            .collect(),
+        llm: llm_view(pool, id, &items, &dims).await?,
         study: v,
     })
 }
@@ -388,8 +723,16 @@ pub async fn ratings_csv(pool: &SqlitePool, id: i64) -> AppResult<String> {
         "rated_at",
     ])
     .map_err(err)?;
-    for (rater, item, q, source, level, attention, d, score, at) in rows {
-        let dim = v.dimensions.get(d as usize).map_or(d.to_string(), |x| x.name.clone());
+    for (rater, item, q, source, level, attention, d, score, at, choices) in rows {
+        let dimension = v.dimensions.get(d as usize);
+        let dim = dimension.map_or(d.to_string(), |x| x.name.clone());
+        // A category pick is written as the category's path.
+        let score = match dimension {
+            Some(x) if x.choice => parse_choices(choices.as_deref())
+                .get(score as usize)
+                .map_or(score.to_string(), |c| c.path.clone()),
+            _ => score.to_string(),
+        };
         w.write_record([
             rater.to_string(),
             item.to_string(),
@@ -398,7 +741,7 @@ pub async fn ratings_csv(pool: &SqlitePool, id: i64) -> AppResult<String> {
             level.unwrap_or_default(),
             attention.map_or(String::new(), |a| a.to_string()),
             dim,
-            score.to_string(),
+            score,
             at,
         ])
         .map_err(err)?;

@@ -13,32 +13,145 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 use crate::agreement::{fleiss_kappa, krippendorff_alpha, Level};
 
 /// One rated dimension: its name, the definition raters read, and a label
-/// for each point of the 5-point scale.
+/// for each point of its scale — points score `min`, `min + 1`, … (seed
+/// 000's Likert scales run 1–5; seed 004's answer ratings 0–3 and 0–2). A
+/// `choice` dimension has no scale: the rater picks one of the item's own
+/// choices (the category a question belongs to), scored by its position.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Dimension {
     pub name: String,
     pub definition: String,
-    pub labels: [String; 5],
+    #[serde(default)]
+    pub labels: Vec<String>,
+    #[serde(default = "one")]
+    pub min: u8,
+    #[serde(default)]
+    pub choice: bool,
+}
+
+fn one() -> u8 {
+    1
+}
+
+impl Dimension {
+    /// A scale dimension whose points score `min`, `min + 1`, ….
+    pub fn scale(name: &str, definition: &str, min: u8, labels: &[&str]) -> Dimension {
+        Dimension {
+            name: name.into(),
+            definition: definition.into(),
+            labels: labels.iter().map(|l| l.to_string()).collect(),
+            min,
+            choice: false,
+        }
+    }
+
+    /// The highest score (for a choice dimension: the last choice's index).
+    pub fn max(&self) -> u8 {
+        self.min + self.labels.len().saturating_sub(1) as u8
+    }
+
+    /// Whether `score` is a point of this dimension (a choice dimension:
+    /// an index into the item's `choices` of length `choices`).
+    pub fn accepts(&self, score: u8, choices: usize) -> bool {
+        if self.choice {
+            (score as usize) < choices
+        } else {
+            (self.min..=self.max()).contains(&score)
+        }
+    }
+}
+
+/// What a study asks raters to rate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// Generated questions on Likert dimensions (seed 000 §V-C).
+    Questions,
+    /// Question–answer pairs: correctness, hallucination, answerability,
+    /// and the question's category (seed 004 §2.5).
+    Answers,
+}
+
+impl Kind {
+    pub fn parse(s: &str) -> Result<Kind, String> {
+        match s {
+            "questions" => Ok(Kind::Questions),
+            "answers" => Ok(Kind::Answers),
+            other => Err(format!("a study rates \"questions\" or \"answers\", not \"{other}\"")),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Questions => "questions",
+            Kind::Answers => "answers",
+        }
+    }
+
+    pub fn default_dimensions(self) -> Vec<Dimension> {
+        match self {
+            Kind::Questions => default_dimensions(),
+            Kind::Answers => answer_dimensions(),
+        }
+    }
 }
 
 /// Seed 000 §V-C's three dimensions, with its definitions.
 pub fn default_dimensions() -> Vec<Dimension> {
-    let labels = |l: [&str; 5]| l.map(String::from);
     vec![
+        Dimension::scale(
+            "Comprehensibility",
+            "Question grammar and clarity. Low: severe grammatical errors or ambiguity; high: fluent, well-structured and easy to understand.",
+            1,
+            &["incomprehensible", "hard to follow", "understandable", "clear", "perfectly clear"],
+        ),
+        Dimension::scale(
+            "Specificity",
+            "How clearly the question defines its scope, target and requirements. Low: vague or missing key elements; high: clear boundaries and precise wording.",
+            1,
+            &["vague", "loose", "somewhat specific", "specific", "precise"],
+        ),
+        Dimension::scale(
+            "Answerability",
+            "Whether the question can be fully answered from the source text alone. Low: not supported by the text or needs outside knowledge; high: directly and sufficiently answered by the text.",
+            1,
+            &["not from the text", "barely", "partly", "mostly", "fully from the text"],
+        ),
+    ]
+}
+
+/// The name of the category-pick dimension of an answer-validation study.
+pub const CATEGORY: &str = "Category";
+
+/// Seed 004 §2.5's annotation: answer correctness 0–3, hallucination
+/// severity 0–2, question answerability 0–3, and the category the rater
+/// thinks the question belongs to.
+pub fn answer_dimensions() -> Vec<Dimension> {
+    vec![
+        Dimension::scale(
+            "Correctness",
+            "Is the answer correct, judged against the source passage? 2 or more is acceptable.",
+            0,
+            &["wrong", "partly correct", "mostly correct", "fully correct"],
+        ),
+        Dimension::scale(
+            "Hallucination",
+            "Does the answer state things the source passage does not support? 0 is hallucination-free.",
+            0,
+            &["none", "minor", "severe"],
+        ),
+        Dimension::scale(
+            "Answerability",
+            "Can the question be answered from the source passage alone?",
+            0,
+            &["not answerable", "barely", "mostly", "fully"],
+        ),
         Dimension {
-            name: "Comprehensibility".into(),
-            definition: "Question grammar and clarity. Low: severe grammatical errors or ambiguity; high: fluent, well-structured and easy to understand.".into(),
-            labels: labels(["incomprehensible", "hard to follow", "understandable", "clear", "perfectly clear"]),
-        },
-        Dimension {
-            name: "Specificity".into(),
-            definition: "How clearly the question defines its scope, target and requirements. Low: vague or missing key elements; high: clear boundaries and precise wording.".into(),
-            labels: labels(["vague", "loose", "somewhat specific", "specific", "precise"]),
-        },
-        Dimension {
-            name: "Answerability".into(),
-            definition: "Whether the question can be fully answered from the source text alone. Low: not supported by the text or needs outside knowledge; high: directly and sufficiently answered by the text.".into(),
-            labels: labels(["not from the text", "barely", "partly", "mostly", "fully from the text"]),
+            name: CATEGORY.into(),
+            definition: "Which category does the question belong to? Pick the one whose definition fits it best.".into(),
+            labels: Vec::new(),
+            min: 0,
+            choice: true,
         },
     ]
 }
@@ -105,9 +218,17 @@ pub struct Item {
     pub level: Option<String>,
     /// An attention check's expected score (`None` for a real question).
     pub attention: Option<u8>,
+    /// The generator's category path (`QC/simple/factual_lookup`), for
+    /// the category agreement of an answer-validation study.
+    #[serde(default)]
+    pub category: Option<String>,
+    /// The category paths a choice dimension offers for this item.
+    #[serde(default)]
+    pub choices: Vec<String>,
 }
 
-/// One rating: rater, item, dimension index, score 1–5.
+/// One rating: rater, item, dimension index, score (a choice
+/// dimension's: the index of the choice).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Rating {
     pub rater: i64,
@@ -124,11 +245,11 @@ pub struct Summary {
     pub mean: f64,
     /// mean ± t(0.975, n − 1) · s / √n over the ratings (`None` for n < 2).
     pub ci: Option<(f64, f64)>,
-    /// How many ratings gave 1, 2, 3, 4, 5.
-    pub distribution: [usize; 5],
+    /// How many ratings gave each point of the scale, lowest first.
+    pub distribution: Vec<usize>,
 }
 
-fn summary(group: &str, scores: &[u8]) -> Option<Summary> {
+fn summary(group: &str, scores: &[u8], d: &Dimension) -> Option<Summary> {
     if scores.is_empty() {
         return None;
     }
@@ -140,10 +261,10 @@ fn summary(group: &str, scores: &[u8]) -> Option<Summary> {
         let half = t * sd / (n as f64).sqrt();
         (mean - half, mean + half)
     });
-    let mut distribution = [0; 5];
+    let mut distribution = vec![0; d.labels.len()];
     for s in scores {
-        if (1..=5).contains(s) {
-            distribution[*s as usize - 1] += 1;
+        if let Some(slot) = s.checked_sub(d.min).and_then(|i| distribution.get_mut(i as usize)) {
+            *slot += 1;
         }
     }
     Some(Summary { group: group.to_string(), n, mean, ci, distribution })
@@ -156,7 +277,8 @@ pub struct Agreement {
     /// (it needs equal numbers), and how many items that is.
     pub fleiss_kappa: Option<f64>,
     pub fleiss_items: usize,
-    /// Krippendorff's α, ordinal, over every item with two or more ratings.
+    /// Krippendorff's α, ordinal, over every item with two or more ratings
+    /// (nominal for a choice dimension).
     pub krippendorff_alpha: Option<f64>,
 }
 
@@ -169,6 +291,26 @@ pub struct DimensionResults {
     pub agreement: Agreement,
 }
 
+/// How often raters picked the generator's category (seed 004 §2.5),
+/// overall and per granularity level.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CategoryAgreement {
+    /// "all", or a level such as "QC 8 categories".
+    pub group: String,
+    /// Picks of items with a generator label.
+    pub picks: usize,
+    /// Share of picks equal to the generator's category.
+    pub exact: f64,
+    /// Share of picks equal to it or a sibling under the same parent
+    /// category (at the coarse level, where the parent is the dimension
+    /// itself, only the exact category counts).
+    pub parent: f64,
+    /// What picking at random would give: the mean of 1 / choices, and of
+    /// (choices under the label's parent) / choices.
+    pub exact_chance: f64,
+    pub parent_chance: f64,
+}
+
 /// A study's results.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Results {
@@ -177,72 +319,260 @@ pub struct Results {
     pub completed: usize,
     /// Raters left out for missing an attention check.
     pub failed_attention: usize,
+    /// The scale dimensions' results.
     pub dimensions: Vec<DimensionResults>,
+    /// A choice dimension's agreement among raters (Fleiss' κ over the
+    /// categories picked) and with the generator.
+    #[serde(default)]
+    pub category: Option<(Agreement, Vec<CategoryAgreement>)>,
 }
 
-/// The results of a study from its items and ratings. Raters who gave an
-/// attention check another score than it asked for are left out of
-/// everything (and counted).
-pub fn results(items: &[Item], dimensions: usize, ratings: &[Rating], names: &[String]) -> Results {
-    let by_id: BTreeMap<i64, &Item> = items.iter().map(|i| (i.id, i)).collect();
-    let raters: std::collections::BTreeSet<i64> = ratings.iter().map(|r| r.rater).collect();
+/// The parent of a category path (`QC/simple/x` → `QC/simple`); a coarse
+/// category (`QC/simple`) is its own.
+fn parent(path: &str) -> &str {
+    match path.rsplit_once('/') {
+        Some((p, _)) if p.contains('/') => p,
+        _ => path,
+    }
+}
+
+/// The granularity level of a category path: `QC 2 categories` for
+/// `QC/simple`, 4 one level down, 8 at the finest.
+pub fn level_of(path: &str) -> String {
+    let depth = path.matches('/').count();
+    let dim = path.split('/').next().unwrap_or("");
+    format!("{dim} {} categories", 1usize << depth.min(6))
+}
+
+fn agreement_of(per_item: &BTreeMap<i64, Vec<i64>>, domain: &[i64], level: Level) -> Agreement {
+    let mut sizes: BTreeMap<usize, usize> = BTreeMap::new();
+    for v in per_item.values().filter(|v| v.len() >= 2) {
+        *sizes.entry(v.len()).or_default() += 1;
+    }
+    let modal = sizes.iter().max_by_key(|(size, count)| (**count, **size)).map(|(s, _)| *s);
+    let fleiss_rows: Vec<Vec<u32>> = per_item
+        .values()
+        .filter(|v| Some(v.len()) == modal)
+        .map(|v| domain.iter().map(|s| v.iter().filter(|x| *x == s).count() as u32).collect())
+        .collect();
+    let units: Vec<Vec<f64>> = per_item.values().map(|v| v.iter().map(|s| *s as f64).collect()).collect();
+    let domain_f: Vec<f64> = domain.iter().map(|d| *d as f64).collect();
+    Agreement {
+        fleiss_kappa: fleiss_kappa(&fleiss_rows),
+        fleiss_items: fleiss_rows.len(),
+        krippendorff_alpha: krippendorff_alpha(&units, level, Some(&domain_f)),
+    }
+}
+
+/// Ratings by raters who passed every attention check, of real items.
+fn kept<'a>(items: &BTreeMap<i64, &Item>, ratings: &'a [Rating]) -> (Vec<&'a Rating>, usize) {
     let failed: std::collections::BTreeSet<i64> = ratings
         .iter()
-        .filter(|r| by_id.get(&r.item).and_then(|i| i.attention).is_some_and(|e| e != r.score))
+        .filter(|r| items.get(&r.item).and_then(|i| i.attention).is_some_and(|e| e != r.score))
         .map(|r| r.rater)
         .collect();
+    let kept = ratings
+        .iter()
+        .filter(|r| !failed.contains(&r.rater) && items.get(&r.item).is_some_and(|i| i.attention.is_none()))
+        .collect();
+    (kept, failed.len())
+}
+
+/// The results of a study from its items, dimensions and ratings. Raters
+/// who gave an attention check another score than it asked for are left
+/// out of everything (and counted).
+pub fn results(items: &[Item], dimensions: &[Dimension], ratings: &[Rating]) -> Results {
+    let by_id: BTreeMap<i64, &Item> = items.iter().map(|i| (i.id, i)).collect();
+    let raters: std::collections::BTreeSet<i64> = ratings.iter().map(|r| r.rater).collect();
     let mut rated: BTreeMap<i64, std::collections::BTreeSet<i64>> = BTreeMap::new();
     for r in ratings {
         rated.entry(r.rater).or_default().insert(r.item);
     }
     let completed = rated.values().filter(|s| s.len() == items.len()).count();
-    let kept: Vec<&Rating> = ratings
-        .iter()
-        .filter(|r| !failed.contains(&r.rater) && by_id.get(&r.item).is_some_and(|i| i.attention.is_none()))
-        .collect();
-    let dimension_results = (0..dimensions)
-        .map(|d| {
-            let of_d: Vec<&&Rating> = kept.iter().filter(|r| r.dimension == d).collect();
-            let mut sources: BTreeMap<String, Vec<u8>> = BTreeMap::new();
-            let mut levels: BTreeMap<String, Vec<u8>> = BTreeMap::new();
-            let mut per_item: BTreeMap<i64, Vec<u8>> = BTreeMap::new();
-            for r in &of_d {
-                let item = by_id[&r.item];
-                sources.entry(item.source.clone()).or_default().push(r.score);
-                levels.entry(item.level.clone().unwrap_or_else(|| "(none)".into())).or_default().push(r.score);
-                per_item.entry(r.item).or_default().push(r.score);
+    let (kept, failed) = kept(&by_id, ratings);
+    let mut dimension_results = Vec::new();
+    let mut category = None;
+    for (d, dim) in dimensions.iter().enumerate() {
+        let of_d: Vec<&&Rating> = kept.iter().filter(|r| r.dimension == d).collect();
+        if dim.choice {
+            category = Some(category_results(&by_id, &of_d));
+            continue;
+        }
+        let mut sources: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+        let mut levels: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+        let mut per_item: BTreeMap<i64, Vec<i64>> = BTreeMap::new();
+        for r in &of_d {
+            let item = by_id[&r.item];
+            sources.entry(item.source.clone()).or_default().push(r.score);
+            levels.entry(item.level.clone().unwrap_or_else(|| "(none)".into())).or_default().push(r.score);
+            per_item.entry(r.item).or_default().push(r.score as i64);
+        }
+        let domain: Vec<i64> = (dim.min..=dim.max()).map(i64::from).collect();
+        dimension_results.push(DimensionResults {
+            dimension: dim.name.clone(),
+            by_source: sources.iter().filter_map(|(g, s)| summary(g, s, dim)).collect(),
+            by_level: levels.iter().filter_map(|(g, s)| summary(g, s, dim)).collect(),
+            agreement: agreement_of(&per_item, &domain, Level::Ordinal),
+        });
+    }
+    Results { raters: raters.len(), completed, failed_attention: failed, dimensions: dimension_results, category }
+}
+
+/// Every category any item offers, sorted: a pick's label is its position here.
+fn category_names<'a>(items: impl IntoIterator<Item = &'a Item>) -> Vec<String> {
+    let mut names: Vec<String> = items.into_iter().flat_map(|i| i.choices.iter().cloned()).collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+fn category_results(items: &BTreeMap<i64, &Item>, ratings: &[&&Rating]) -> (Agreement, Vec<CategoryAgreement>) {
+    // Raters' agreement: the categories picked, as labels.
+    let names = category_names(items.values().copied());
+    let code = |item: &Item, score: u8| -> Option<i64> {
+        let picked = item.choices.get(score as usize)?;
+        names.binary_search(picked).ok().map(|i| i as i64)
+    };
+    let mut per_item: BTreeMap<i64, Vec<i64>> = BTreeMap::new();
+    let mut groups: BTreeMap<String, [f64; 5]> = BTreeMap::new();
+    for r in ratings {
+        let item = items[&r.item];
+        if let Some(c) = code(item, r.score) {
+            per_item.entry(r.item).or_default().push(c);
+        }
+        let (Some(label), Some(picked)) = (item.category.as_deref(), item.choices.get(r.score as usize)) else {
+            continue;
+        };
+        let k = item.choices.len().max(1) as f64;
+        let siblings = if parent(label) == label {
+            1
+        } else {
+            item.choices.iter().filter(|c| parent(c) == parent(label)).count().max(1)
+        };
+        let row = [
+            1.0,
+            (picked == label) as u8 as f64,
+            (picked == label || (parent(label) != label && parent(picked) == parent(label))) as u8 as f64,
+            1.0 / k,
+            siblings as f64 / k,
+        ];
+        for g in ["all".to_string(), level_of(label)] {
+            let acc = groups.entry(g).or_default();
+            for (a, x) in acc.iter_mut().zip(row) {
+                *a += x;
             }
-            // Fleiss: the items with the most common number of ratings.
-            let mut sizes: BTreeMap<usize, usize> = BTreeMap::new();
-            for v in per_item.values().filter(|v| v.len() >= 2) {
-                *sizes.entry(v.len()).or_default() += 1;
-            }
-            let modal = sizes.iter().max_by_key(|(size, count)| (**count, **size)).map(|(s, _)| *s);
-            let fleiss_rows: Vec<Vec<u32>> = per_item
-                .values()
-                .filter(|v| Some(v.len()) == modal)
-                .map(|v| (1..=5u8).map(|s| v.iter().filter(|x| **x == s).count() as u32).collect())
-                .collect();
-            let units: Vec<Vec<f64>> = per_item.values().map(|v| v.iter().map(|s| *s as f64).collect()).collect();
-            DimensionResults {
-                dimension: names.get(d).cloned().unwrap_or_else(|| format!("dimension {d}")),
-                by_source: sources.iter().filter_map(|(g, s)| summary(g, s)).collect(),
-                by_level: levels.iter().filter_map(|(g, s)| summary(g, s)).collect(),
-                agreement: Agreement {
-                    fleiss_kappa: fleiss_kappa(&fleiss_rows),
-                    fleiss_items: fleiss_rows.len(),
-                    krippendorff_alpha: krippendorff_alpha(&units, Level::Ordinal, Some(&[1.0, 2.0, 3.0, 4.0, 5.0])),
-                },
-            }
+        }
+    }
+    let domain: Vec<i64> = (0..names.len() as i64).collect();
+    let agreement = agreement_of(&per_item, &domain, Level::Nominal);
+    let mut rows: Vec<CategoryAgreement> = groups
+        .into_iter()
+        .map(|(group, [n, exact, parent, ec, pc])| CategoryAgreement {
+            group,
+            picks: n as usize,
+            exact: exact / n,
+            parent: parent / n,
+            exact_chance: ec / n,
+            parent_chance: pc / n,
         })
         .collect();
-    Results { raters: raters.len(), completed, failed_attention: failed.len(), dimensions: dimension_results }
+    // "all" first, then the levels in order.
+    rows.sort_by_key(|r| (r.group != "all", r.group.clone()));
+    (agreement, rows)
+}
+
+/// How an LLM rater's scores agree with the humans' on one dimension.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LlmAgreement {
+    pub dimension: String,
+    /// Items both the LLM and at least one (kept) human rated.
+    pub items: usize,
+    /// Spearman's ρ between the LLM's score and the humans' mean score per
+    /// item (`None` for a choice dimension or fewer than 3 items).
+    pub spearman: Option<f64>,
+    /// Cohen's κ between the LLM and each human over the items both rated
+    /// (quadratic weights on a scale, none on a choice), averaged over the
+    /// humans, and how many humans that is.
+    pub kappa: Option<f64>,
+    pub humans: usize,
+    /// Share of items where the LLM gave the humans' most common score.
+    pub exact: f64,
+}
+
+/// The LLM rater's agreement with the human raters, per dimension; `llm`
+/// holds the LLM's ratings (its `rater` field is ignored).
+pub fn llm_agreement(items: &[Item], dimensions: &[Dimension], humans: &[Rating], llm: &[Rating]) -> Vec<LlmAgreement> {
+    use crate::agreement::{cohen_kappa, spearman, Weights};
+    let by_id: BTreeMap<i64, &Item> = items.iter().map(|i| (i.id, i)).collect();
+    let (kept, _) = kept(&by_id, humans);
+    let names = category_names(items);
+    dimensions
+        .iter()
+        .enumerate()
+        .map(|(d, dim)| {
+            // For a choice, compare the categories picked, not positions.
+            let value = |r: &Rating| -> Option<i64> {
+                let item = by_id.get(&r.item)?;
+                if dim.choice {
+                    let picked = item.choices.get(r.score as usize)?;
+                    names.binary_search(picked).ok().map(|i| i as i64)
+                } else {
+                    Some(r.score as i64)
+                }
+            };
+            let machine: BTreeMap<i64, i64> = llm
+                .iter()
+                .filter(|r| r.dimension == d && by_id.get(&r.item).is_some_and(|i| i.attention.is_none()))
+                .filter_map(|r| Some((r.item, value(r)?)))
+                .collect();
+            let mut per_item: BTreeMap<i64, Vec<i64>> = BTreeMap::new();
+            let mut per_human: BTreeMap<i64, Vec<(i64, i64)>> = BTreeMap::new();
+            for r in kept.iter().filter(|r| r.dimension == d) {
+                let (Some(v), Some(m)) = (value(r), machine.get(&r.item)) else { continue };
+                per_item.entry(r.item).or_default().push(v);
+                per_human.entry(r.rater).or_default().push((*m, v));
+            }
+            let (mut xs, mut ys, mut same) = (Vec::new(), Vec::new(), 0usize);
+            for (item, v) in &per_item {
+                let m = machine[item];
+                xs.push(m as f64);
+                ys.push(v.iter().sum::<i64>() as f64 / v.len() as f64);
+                let mut counts: BTreeMap<i64, usize> = BTreeMap::new();
+                for x in v {
+                    *counts.entry(*x).or_default() += 1;
+                }
+                let top = counts.values().copied().max().unwrap_or(0);
+                same += counts.get(&m).is_some_and(|c| *c == top) as usize;
+            }
+            let weights = if dim.choice { Weights::None } else { Weights::Quadratic };
+            let kappas: Vec<f64> = per_human
+                .values()
+                .filter(|pairs| pairs.len() >= 2)
+                .filter_map(|pairs| {
+                    let (a, b): (Vec<i64>, Vec<i64>) = pairs.iter().copied().unzip();
+                    cohen_kappa(&a, &b, weights)
+                })
+                .collect();
+            LlmAgreement {
+                dimension: dim.name.clone(),
+                items: per_item.len(),
+                spearman: if dim.choice { None } else { spearman(&xs, &ys).map(|(rho, _)| rho) },
+                kappa: (!kappas.is_empty()).then(|| kappas.iter().sum::<f64>() / kappas.len() as f64),
+                humans: kappas.len(),
+                exact: if per_item.is_empty() { 0.0 } else { same as f64 / per_item.len() as f64 },
+            }
+        })
+        .collect()
 }
 
 /// Seed 000 Fig. 11 as SVG: per dimension, a bar per question source with
-/// its mean score (1–5 axis) and 95% interval, the value written above.
-pub fn chart_svg(title: &str, results: &Results) -> String {
+/// its mean score and 95% interval, the value written above; the axis runs
+/// over the dimensions' scales (1–5 for Likert, 0–3 for answer ratings).
+pub fn chart_svg(title: &str, dimensions: &[Dimension], results: &Results) -> String {
     use plotters::prelude::*;
+    let scales: Vec<&Dimension> = dimensions.iter().filter(|d| !d.choice).collect();
+    let lo = scales.iter().map(|d| d.min).min().unwrap_or(1) as f64;
+    let hi = (scales.iter().map(|d| d.max()).max().unwrap_or(5) as f64).max(lo + 1.0);
     let sources: Vec<String> = {
         let mut s: Vec<String> =
             results.dimensions.iter().flat_map(|d| d.by_source.iter().map(|x| x.group.clone())).collect();
@@ -271,8 +601,8 @@ pub fn chart_svg(title: &str, results: &Results) -> String {
             let _ = root.draw(&Text::new(s.clone(), (x + 16, 34), font(11)));
             x += 28 + 7 * s.chars().count() as i32;
         }
-        let y_of = |v: f64| top + plot_h - (((v - 1.0) / 4.0).clamp(0.0, 1.0) * plot_h as f64).round() as i32;
-        for tick in 1..=5 {
+        let y_of = |v: f64| top + plot_h - (((v - lo) / (hi - lo)).clamp(0.0, 1.0) * plot_h as f64).round() as i32;
+        for tick in lo as i32..=hi as i32 {
             let y = y_of(tick as f64);
             let _ = root.draw(&PathElement::new(vec![(left, y), (width - 10, y)], RGBColor(0xdd, 0xdd, 0xdd)));
             let _ = root.draw(&Text::new(tick.to_string(), (left - 16, y - 6), font(10)));
@@ -287,7 +617,7 @@ pub fn chart_svg(title: &str, results: &Results) -> String {
                 let Some(sum) = d.by_source.iter().find(|x| &x.group == s) else { continue };
                 let bx = x0 + k as i32 * 46;
                 let _ = root.draw(&Rectangle::new(
-                    [(bx, y_of(sum.mean)), (bx + 36, y_of(1.0))],
+                    [(bx, y_of(sum.mean)), (bx + 36, y_of(lo))],
                     palette[k % palette.len()].filled(),
                 ));
                 if let Some((lo, hi)) = sum.ci {
@@ -368,10 +698,10 @@ mod tests {
     #[test]
     fn results_average_per_source_with_a_t_interval_and_leave_out_failed_attention() {
         let items = vec![
-            Item { id: 1, source: "graph".into(), level: Some("node".into()), attention: None },
-            Item { id: 2, source: "graph".into(), level: Some("edge".into()), attention: None },
-            Item { id: 3, source: "summary".into(), level: Some("summary".into()), attention: None },
-            Item { id: 4, source: "check".into(), level: None, attention: Some(2) },
+            Item { id: 1, source: "graph".into(), level: Some("node".into()), attention: None, category: None, choices: vec![] },
+            Item { id: 2, source: "graph".into(), level: Some("edge".into()), attention: None, category: None, choices: vec![] },
+            Item { id: 3, source: "summary".into(), level: Some("summary".into()), attention: None, category: None, choices: vec![] },
+            Item { id: 4, source: "check".into(), level: None, attention: Some(2), category: None, choices: vec![] },
         ];
         let r = |rater, item, score| Rating { rater, item, dimension: 0, score };
         let ratings = vec![
@@ -393,7 +723,8 @@ mod tests {
             r(4, 3, 5),
             r(4, 4, 5),
         ];
-        let res = results(&items, 1, &ratings, &["Comprehensibility".into()]);
+        let dims = &default_dimensions()[..1];
+        let res = results(&items, dims, &ratings);
         assert_eq!((res.raters, res.completed, res.failed_attention), (4, 4, 1));
         let d = &res.dimensions[0];
         let graph = &d.by_source[0];
@@ -403,6 +734,7 @@ mod tests {
         let (lo, hi) = graph.ci.unwrap();
         assert!((lo - 4.124740432502177).abs() < 1e-9 && (hi - 5.208592900831157).abs() < 1e-9, "{lo} {hi}");
         assert_eq!(graph.distribution, [0, 0, 0, 2, 4]);
+        assert!(res.category.is_none());
         assert_eq!(d.by_source[1].group, "summary");
         assert_eq!(d.by_level.iter().map(|s| s.group.as_str()).collect::<Vec<_>>(), ["edge", "node", "summary"]);
         // Agreement over the three kept raters on three items.
@@ -410,9 +742,79 @@ mod tests {
         let counts = vec![vec![0, 0, 0, 0, 3], vec![0, 0, 0, 2, 1], vec![0, 2, 1, 0, 0]];
         assert_eq!(d.agreement.fleiss_kappa, fleiss_kappa(&counts));
         assert!(d.agreement.krippendorff_alpha.unwrap() > 0.8);
-        let svg = chart_svg("Study", &res);
+        let svg = chart_svg("Study", dims, &res);
         for text in ["Comprehensibility", "graph", "summary", "4.67", "2.33"] {
             assert!(svg.contains(text), "{text}");
         }
+    }
+
+    fn item(id: i64, category: &str, choices: &[&str]) -> Item {
+        Item {
+            id,
+            source: "reference".into(),
+            level: Some(level_of(category)),
+            attention: None,
+            category: Some(category.into()),
+            choices: choices.iter().map(|c| c.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn category_picks_agree_exactly_or_by_parent_against_chance() {
+        let fine = ["QC/simple/a", "QC/simple/b", "QC/complex/c", "QC/complex/d"];
+        let items = vec![item(1, "QC/simple/a", &fine), item(2, "QC/simple", &["QC/simple", "QC/complex"])];
+        let dims = answer_dimensions();
+        let pick = |rater, item, score| Rating { rater, item, dimension: 3, score };
+        let mut ratings = vec![pick(1, 1, 0), pick(2, 1, 1), pick(3, 1, 2), pick(1, 2, 0), pick(2, 2, 1), pick(3, 2, 0)];
+        for r in 1..=3 {
+            ratings.push(Rating { rater: r, item: 1, dimension: 0, score: 3 });
+        }
+        let res = results(&items, &dims, &ratings);
+        assert_eq!(res.dimensions.len(), 3, "the scale dimensions only");
+        let corr = &res.dimensions[0];
+        assert_eq!(corr.by_source[0].distribution, vec![0, 0, 0, 3], "0–3: four points");
+        let (agreement, rows) = res.category.unwrap();
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
+        // all: 6 picks; exact a, simple, simple → 3; parent adds b → 4.
+        let all = &rows[0];
+        assert_eq!((all.group.as_str(), all.picks), ("all", 6));
+        assert!(close(all.exact, 0.5) && close(all.parent, 4.0 / 6.0), "{all:?}");
+        assert!(close(all.exact_chance, 0.375) && close(all.parent_chance, 0.5), "{all:?}");
+        let fine_row = rows.iter().find(|r| r.group == "QC 4 categories").unwrap();
+        assert!(close(fine_row.exact, 1.0 / 3.0) && close(fine_row.parent, 2.0 / 3.0));
+        let coarse = rows.iter().find(|r| r.group == "QC 2 categories").unwrap();
+        assert!(close(coarse.exact, 2.0 / 3.0) && close(coarse.parent, coarse.exact), "coarse: exact only");
+        assert_eq!(agreement.fleiss_items, 2);
+        assert!(agreement.fleiss_kappa.is_some());
+    }
+
+    #[test]
+    fn an_llm_rater_is_compared_with_each_human() {
+        let items: Vec<Item> = (1..=5).map(|i| item(i, "QC/simple", &["QC/simple", "QC/complex"])).collect();
+        let dims = answer_dimensions();
+        let (l, a, b) = ([3u8, 2, 1, 1, 2], [3u8, 2, 0, 1, 3], [3u8, 1, 0, 2, 2]);
+        let mut humans = Vec::new();
+        let mut llm = Vec::new();
+        for i in 0..5 {
+            let item = i as i64 + 1;
+            humans.push(Rating { rater: 1, item, dimension: 0, score: a[i] });
+            humans.push(Rating { rater: 2, item, dimension: 0, score: b[i] });
+            llm.push(Rating { rater: 0, item, dimension: 0, score: l[i] });
+            // Category: humans pick simple; the LLM agrees on three of five.
+            humans.push(Rating { rater: 1, item, dimension: 3, score: 0 });
+            llm.push(Rating { rater: 0, item, dimension: 3, score: (i >= 3) as u8 });
+        }
+        let out = llm_agreement(&items, &dims, &humans, &llm);
+        let c = &out[0];
+        assert_eq!((c.items, c.humans), (5, 2));
+        // scripts/refs/agreement_refs.py: scipy spearmanr, sklearn cohen_kappa_score(weights="quadratic").
+        assert!((c.spearman.unwrap() - 0.8651809126974003).abs() < 1e-12, "{c:?}");
+        assert!((c.kappa.unwrap() - 0.7129065040650406).abs() < 1e-12, "{c:?}");
+        // Humans' most common score per item: 3, {2,1}, 0, {1,2}, {3,2} → the LLM matches on 1, 2, 4, 5.
+        assert!((c.exact - 0.8).abs() < 1e-12);
+        let cat = &out[3];
+        assert_eq!((cat.items, cat.spearman), (5, None));
+        assert!((cat.exact - 0.6).abs() < 1e-12);
+        assert!(out[1].items == 0 && out[1].kappa.is_none(), "nothing rated on hallucination");
     }
 }

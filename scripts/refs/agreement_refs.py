@@ -29,3 +29,10 @@ print("cohen_linear", repr(cohen_kappa_score(a, b, weights="linear")))
 print("cohen_quadratic", repr(cohen_kappa_score(a, b, weights="quadratic")))
 r = spearmanr(a, b)
 print("spearman", repr(r.statistic), repr(r.pvalue))
+
+# engine::study::llm_agreement: an LLM rater beside two humans on a 0-3 scale
+# (five items): Spearman of the LLM against the humans' mean per item, and
+# the mean of the quadratic-weighted Cohen's kappa of the LLM with each human.
+L = [3, 2, 1, 1, 2]; A = [3, 2, 0, 1, 3]; B = [3, 1, 0, 2, 2]
+print("llm_spearman", repr(spearmanr(L, [(x + y) / 2 for x, y in zip(A, B)])[0]))
+print("llm_kappa", repr((cohen_kappa_score(L, A, weights="quadratic") + cohen_kappa_score(L, B, weights="quadratic")) / 2))

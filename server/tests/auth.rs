@@ -107,6 +107,8 @@ async fn only_the_logged_in_owner_reaches_anything_but_rater_links() {
             rater_links: 1,
             seed: 1,
             expires_days: None,
+            kind: engine::study::Kind::Questions,
+            answers: None,
         },
     )
     .await

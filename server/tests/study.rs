@@ -100,7 +100,7 @@ async fn two_hundred_raters_at_once_store_exactly_their_six_thousand_ratings() {
                 call(&client, &base, "study/session", &[("link", link.clone()), ("rater", String::new())]).await;
             assert_eq!(status, 200, "{session}");
             let rater = session["rater"].as_str().unwrap().to_string();
-            let items: Vec<i64> = session["items"].as_array().unwrap().iter().map(|i| i[0].as_i64().unwrap()).collect();
+            let items: Vec<i64> = session["items"].as_array().unwrap().iter().map(|i| i["id"].as_i64().unwrap()).collect();
             assert_eq!(items.len(), 10);
             assert!(session.to_string().find("graph").is_none(), "the source is hidden from raters");
             for (k, item) in items.iter().enumerate() {
@@ -140,7 +140,7 @@ async fn two_hundred_raters_at_once_store_exactly_their_six_thousand_ratings() {
     let (status, session) =
         call(&client, &base, "study/session", &[("link", links[0].clone()), ("rater", String::new())]).await;
     assert_eq!((status, session["finished"].as_bool()), (200, Some(true)));
-    let item = session["items"][0][0].as_i64().unwrap();
+    let item = session["items"][0]["id"].as_i64().unwrap();
     let rater = session["rater"].as_str().unwrap().to_string();
     let form =
         [("link", links[0].clone()), ("rater", rater), ("item", item.to_string()), ("scores", "1,1,1".to_string())];
@@ -197,7 +197,7 @@ async fn an_open_link_gives_each_browser_a_rater_resumes_it_and_refuses_when_rev
     let rater = first["rater"].as_str().unwrap().to_string();
     assert_ne!(Some(rater.as_str()), second["rater"].as_str(), "two browsers, two raters");
     assert_eq!(first["items"].as_array().unwrap().len(), 5, "4 questions and the attention check");
-    let item = first["items"][0][0].as_i64().unwrap();
+    let item = first["items"][0]["id"].as_i64().unwrap();
     let rate = |scores: &str| {
         let form = [
             ("link", link.clone()),

@@ -1,10 +1,12 @@
 //! `/s/:token`: a rater's side of a study, with no account. The intro and
-//! the corpus summary, then one question per screen with a 5-point scale
-//! per dimension (mouse, touch, or keys 1–5; ← and → or Enter to move), a
-//! progress bar, back and next, and a thank-you page. Each item's scores
-//! are saved when the rater moves on, so a reload resumes at the first
-//! unrated item; at an open link the browser keeps its rater token in
-//! local storage. Where the questions came from is never shown.
+//! the corpus summary, then one item per screen — a question (and, when
+//! validating answers, the answer and its source passage) — with a scale per
+//! dimension (mouse, touch, or number keys; ← and → or Enter to move) and,
+//! when validating answers, the categories to pick from; a progress bar,
+//! back and next, and a thank-you page. Each item's scores are saved when
+//! the rater moves on, so a reload resumes at the first unrated item; at an
+//! open link the browser keeps its rater token in local storage. Where the
+//! questions or answers came from is never shown.
 
 use leptos::prelude::*;
 use leptos_meta::Title;
@@ -12,7 +14,7 @@ use leptos_router::hooks::use_params_map;
 
 use crate::api::*;
 use crate::error::AppError;
-use crate::model::RaterSession;
+use crate::model::{DimensionView, RaterItem, RaterSession};
 
 #[derive(Clone, Copy, PartialEq)]
 enum Stage {
@@ -36,8 +38,8 @@ pub fn RaterPage() -> impl IntoView {
     let link = Memo::new(move |_| params.read().get("token").unwrap_or_default());
     let session = RwSignal::new(None::<Result<RaterSession, AppError>>);
     let stage = RwSignal::new(Stage::Intro);
-    // Item id → scores per dimension (0: not chosen yet).
-    let scores = RwSignal::new(std::collections::HashMap::<i64, Vec<u8>>::new());
+    // Item id → scores per dimension (None: not chosen yet).
+    let scores = RwSignal::new(std::collections::HashMap::<i64, Vec<Option<u8>>>::new());
     let focus = RwSignal::new(0usize);
     let error = RwSignal::new(None::<String>);
     let busy = RwSignal::new(false);
@@ -61,7 +63,7 @@ pub fn RaterPage() -> impl IntoView {
                         let first_open = s
                             .items
                             .iter()
-                            .position(|(id, _)| !s.ratings.iter().any(|(r, v)| r == id && v.iter().all(|x| *x > 0)))
+                            .position(|it| !s.ratings.iter().any(|(r, v)| *r == it.id && v.iter().all(Option::is_some)))
                             .unwrap_or(s.items.len().saturating_sub(1));
                         stage.set(Stage::Item(first_open));
                     }
@@ -73,26 +75,31 @@ pub fn RaterPage() -> impl IntoView {
         let _ = (link, storage_key(""));
     });
 
+    #[cfg(feature = "hydrate")]
+    let dimensions = move || {
+        session.with(|s| s.as_ref().and_then(|r| r.as_ref().ok()).map(|s| s.dimensions.clone()).unwrap_or_default())
+    };
     let dims = move || session.with(|s| s.as_ref().and_then(|r| r.as_ref().ok()).map_or(0, |s| s.dimensions.len()));
     let items =
         move || session.with(|s| s.as_ref().and_then(|r| r.as_ref().ok()).map(|s| s.items.clone()).unwrap_or_default());
     let item_at = move |i: usize| items().get(i).cloned();
     let complete =
-        move |id: i64| scores.with(|m| m.get(&id).is_some_and(|v| v.len() == dims() && v.iter().all(|x| *x > 0)));
+        move |id: i64| scores.with(|m| m.get(&id).is_some_and(|v| v.len() == dims() && v.iter().all(Option::is_some)));
     let set_score = move |id: i64, d: usize, v: u8| {
         let n = dims();
         scores.update(|m| {
-            let e = m.entry(id).or_insert_with(|| vec![0; n]);
+            let e = m.entry(id).or_insert_with(|| vec![None; n]);
             if e.len() < n {
-                e.resize(n, 0);
+                e.resize(n, None);
             }
-            e[d] = v;
+            e[d] = Some(v);
         });
     };
+    let chosen = move |id: i64, d: usize| scores.with(|m| m.get(&id).and_then(|x| x.get(d)).copied().flatten());
     // Saves the current item, then moves to `to` (or submits at the end).
     let go = move |to: Option<usize>| {
         let Stage::Item(i) = stage.get_untracked() else { return };
-        let Some((id, _)) = item_at(i) else { return };
+        let Some(RaterItem { id, .. }) = item_at(i) else { return };
         if to.is_some_and(|t| t < i) && !complete(id) {
             stage.set(Stage::Item(to.unwrap_or(0)));
             focus.set(0);
@@ -111,7 +118,7 @@ pub fn RaterPage() -> impl IntoView {
         let values = scores.with_untracked(|m| m.get(&id).cloned().unwrap_or_default());
         busy.set(true);
         leptos::task::spawn_local(async move {
-            let csv = values.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(",");
+            let csv = values.iter().map(|v| v.map_or(String::new(), |v| v.to_string())).collect::<Vec<_>>().join(",");
             let saved = study_rate(link.clone(), rater.clone(), id, csv).await;
             let result = match (saved, to) {
                 (Err(e), _) => Err(e),
@@ -127,19 +134,31 @@ pub fn RaterPage() -> impl IntoView {
         });
     };
 
-    // Keys: 1–5 score the focused dimension and move focus on; ← back; → or Enter next.
+    // Keys: a number scores the focused dimension (a scale's point with that
+    // value; a category by its position, from 1) and moves focus on; ←
+    // back; → or Enter next.
     #[cfg(feature = "hydrate")]
     {
         let handle = window_event_listener(leptos::ev::keydown, move |ev: web_sys::KeyboardEvent| {
             let Stage::Item(i) = stage.get_untracked() else { return };
-            let Some((id, _)) = item_at(i) else { return };
+            let Some(item) = item_at(i) else { return };
+            let id = item.id;
             let key = ev.key();
             let n = items().len();
             match key.as_str() {
-                "1" | "2" | "3" | "4" | "5" => {
+                k if k.len() == 1 && k.as_bytes()[0].is_ascii_digit() => {
                     let d = focus.get_untracked().min(dims().saturating_sub(1));
-                    set_score(id, d, key.parse().unwrap_or(1));
-                    focus.set((d + 1).min(dims().saturating_sub(1)));
+                    let Some(dim) = dimensions().get(d).cloned() else { return };
+                    let digit: u8 = k.parse().unwrap_or(0);
+                    let value = if dim.choice {
+                        digit.checked_sub(1).filter(|v| (*v as usize) < item.choices.len())
+                    } else {
+                        Some(digit).filter(|v| *v >= dim.min && (*v as usize) < dim.min as usize + dim.labels.len())
+                    };
+                    if let Some(v) = value {
+                        set_score(id, d, v);
+                        focus.set((d + 1).min(dims().saturating_sub(1)));
+                    }
                 }
                 "ArrowLeft" if i > 0 => go(Some(i - 1)),
                 "ArrowRight" | "Enter" => go(if i + 1 < n { Some(i + 1) } else { None }),
@@ -152,7 +171,7 @@ pub fn RaterPage() -> impl IntoView {
     }
 
     view! {
-        <Title text="Rate questions"/>
+        <Title text="Rate"/>
         <main class="page rater" id="rater">
             {move || match session.get() {
                 None => view! { <p class="muted" id="rater-loading">"Loading the study…"</p> }.into_any(),
@@ -163,6 +182,7 @@ pub fn RaterPage() -> impl IntoView {
                 }.into_any(),
                 Some(Ok(s)) => {
                     let total = s.items.len();
+                    let answers = s.items.iter().any(|i| i.answer.is_some());
                     match stage.get() {
                         Stage::Intro => view! {
                             <h1>{s.study.clone()}</h1>
@@ -170,11 +190,17 @@ pub fn RaterPage() -> impl IntoView {
                             {(!s.corpus_summary.is_empty()).then(|| view! {
                                 <h2>"About the source text"</h2><p class="corpus-summary">{s.corpus_summary.clone()}</p>
                             })}
-                            <p>{format!("You will read {total} questions, one at a time, and score each on {} dimensions from 1 (worst) to 5 (best):", s.dimensions.len())}</p>
+                            <p>{if answers {
+                                format!("You will read {total} questions, each with an answer and the passage it should rest on, one at a time, and rate each on {} dimensions:", s.dimensions.len())
+                            } else {
+                                format!("You will read {total} questions, one at a time, and score each on {} dimensions:", s.dimensions.len())
+                            }}</p>
                             <dl class="dimensions">
-                                {s.dimensions.iter().map(|d| view! { <dt>{d.name.clone()}</dt><dd>{d.definition.clone()}</dd> }).collect_view()}
+                                {s.dimensions.iter().map(|d| view! {
+                                    <dt>{d.name.clone()} <span class="muted small">{scale_text(d)}</span></dt><dd>{d.definition.clone()}</dd>
+                                }).collect_view()}
                             </dl>
-                            <p class="muted small">"Click or tap a score, or press 1–5 on the keyboard (it fills the dimensions in turn); → or Enter goes on, ← goes back. Your answers are saved as you go: you can close the page and come back."</p>
+                            <p class="muted small">"Click or tap a score, or press its number on the keyboard (it fills the dimensions in turn; a category by its position); → or Enter goes on, ← goes back. Your answers are saved as you go: you can close the page and come back."</p>
                             <button type="button" id="start-rating" on:click=move |_| stage.set(Stage::Item(0))>"Start"</button>
                         }.into_any(),
                         Stage::Thanks => view! {
@@ -182,7 +208,8 @@ pub fn RaterPage() -> impl IntoView {
                             <p id="thanks">"Your ratings are submitted. You can close this page."</p>
                         }.into_any(),
                         Stage::Item(i) => {
-                            let (id, text) = s.items.get(i).cloned().unwrap_or_default();
+                            let item = s.items.get(i).cloned().unwrap_or_default();
+                            let id = item.id;
                             let dims = s.dimensions.clone();
                             let last = i + 1 == total;
                             view! {
@@ -191,25 +218,39 @@ pub fn RaterPage() -> impl IntoView {
                                     <span class="small" id="rater-position">{format!("{} of {total}", i + 1)}</span>
                                 </div>
                                 <article class="rate-item" data-item=id>
-                                    <p class="question" id="rated-question">{text}</p>
+                                    <p class="question" id="rated-question">{item.text.clone()}</p>
+                                    {item.answer.clone().map(|a| view! {
+                                        <div class="rated-answer"><h3 class="small">"Answer"</h3><p id="rated-answer">{a}</p></div>
+                                    })}
+                                    {item.context.clone().map(|c| view! {
+                                        <details class="rated-passage" open=true><summary class="small">"Source passage"</summary>
+                                            <p class="passage small" id="rated-passage">{c}</p></details>
+                                    })}
                                     {dims.into_iter().enumerate().map(|(d, dim)| {
-                                        let labels = dim.labels.clone();
+                                        let points: Vec<(u8, String, Option<String>)> = if dim.choice {
+                                            item.choices.iter().enumerate().map(|(k, (path, definition))| {
+                                                let name = path.rsplit('/').next().unwrap_or(path).replace('_', " ");
+                                                (k as u8, format!("{} · {name}", k + 1), Some(definition.clone()))
+                                            }).collect()
+                                        } else {
+                                            dim.labels.iter().enumerate().map(|(k, l)| (dim.min + k as u8, l.clone(), None)).collect()
+                                        };
+                                        let choice = dim.choice;
                                         view! {
-                                            <fieldset class="scale" class:focused=move || focus.get() == d data-dimension=d>
+                                            <fieldset class="scale" class:choices-scale=choice class:focused=move || focus.get() == d data-dimension=d>
                                                 <legend><strong>{dim.name.clone()}</strong></legend>
                                                 <p class="muted small definition">{dim.definition.clone()}</p>
                                                 <div class="points">
-                                                    {(1..=5u8).map(|v| {
-                                                        let label = labels.get(v as usize - 1).cloned().unwrap_or_else(|| v.to_string());
-                                                        view! {
-                                                            <button type="button" class="point"
-                                                                class:chosen=move || scores.with(|m| m.get(&id).and_then(|x| x.get(d)).copied() == Some(v))
-                                                                aria-pressed=move || (scores.with(|m| m.get(&id).and_then(|x| x.get(d)).copied() == Some(v))).to_string()
-                                                                on:click=move |_| { set_score(id, d, v); focus.set(d + 1); }>
-                                                                <span class="value">{v}</span>
-                                                                <span class="label">{label}</span>
-                                                            </button>
-                                                        }
+                                                    {points.into_iter().map(|(v, label, about)| view! {
+                                                        <button type="button" class="point"
+                                                            class:chosen=move || chosen(id, d) == Some(v)
+                                                            aria-pressed=move || (chosen(id, d) == Some(v)).to_string()
+                                                            data-value=v
+                                                            on:click=move |_| { set_score(id, d, v); focus.set(d + 1); }>
+                                                            {(!choice).then(|| view! { <span class="value">{v}</span> })}
+                                                            <span class="label">{label}</span>
+                                                            {about.map(|a| view! { <span class="about small muted">{a}</span> })}
+                                                        </button>
                                                     }).collect_view()}
                                                 </div>
                                             </fieldset>
@@ -230,5 +271,14 @@ pub fn RaterPage() -> impl IntoView {
                 }
             }}
         </main>
+    }
+}
+
+/// "(1–5)", "(0–3)", or "(pick one)" after a dimension's name.
+fn scale_text(d: &DimensionView) -> String {
+    if d.choice {
+        "(pick one)".into()
+    } else {
+        format!("({}–{})", d.min, d.min as usize + d.labels.len().saturating_sub(1))
     }
 }

@@ -1,16 +1,20 @@
-//! `/projects/:id/studies`: design a question-rating study (seed 000 §V-C:
-//! how many questions from which sets, the dimensions, intro and corpus
-//! summary, attention checks, rater links), the studies with their links,
-//! open/closed, and `/projects/:id/studies/:study`: the results — means with
-//! 95% intervals per dimension and question source (Fig. 11), per level,
-//! distributions, Fleiss' κ and Krippendorff's α, raw ratings as CSV.
+//! `/projects/:id/studies`: design a study — question ratings (seed 000
+//! §V-C: how many questions from which sets, the dimensions, intro and
+//! corpus summary, attention checks, rater links) or answer validation
+//! (seed 004 §2.5: questions with reference or generated answers, rated for
+//! correctness, hallucination and answerability, and their category picked)
+//! — the studies with their links, open/closed, and
+//! `/projects/:id/studies/:study`: the results — means with 95% intervals
+//! per dimension and source (Fig. 11), per level, distributions, Fleiss' κ
+//! and Krippendorff's α, category agreement with the generator, the LLM
+//! rater's agreement with the humans, raw ratings as CSV.
 
 use leptos::prelude::*;
 use leptos_meta::Title;
 
 use crate::api::*;
 use crate::components::{ActionError, ConfirmDelete, ErrorNote, ProjectBar};
-use crate::model::{QuestionSetView, StudyResultsView, StudySummaryRow, StudyView};
+use crate::model::{AnswerSetView, QuestionSetView, StudyResultsView, StudySummaryRow, StudyView};
 use crate::pages::corpus::route_id;
 
 #[component]
@@ -23,6 +27,8 @@ pub fn StudiesPage() -> impl IntoView {
     let revoke = ServerAction::<RevokeStudyLink>::new();
     let delete = ServerAction::<DeleteStudy>::new();
     let question_sets = Resource::new(move || id.get(), list_question_sets);
+    let answer_sets = Resource::new(move || id.get(), list_answer_sets);
+    let defaults = Resource::new(|| (), |_| default_study_dimensions());
     let studies = Resource::new(
         move || {
             (
@@ -41,11 +47,13 @@ pub fn StudiesPage() -> impl IntoView {
         <ProjectBar project_id=id.get_untracked() project active="studies"/>
         <main class="page wide">
             <h1>"Studies"</h1>
-            <p class="muted">"People rate generated questions on a 5-point scale per dimension, at a link, with no account (seed 000 §V-C). Which set a question came from is never shown to raters; each rater sees the questions in an order of their own."</p>
+            <p class="muted">"People rate generated questions on a 5-point scale per dimension (seed 000 §V-C), or validate answers — correctness, hallucination, answerability and the question's category (seed 004 §2.5) — at a link, with no account. Where a question or answer came from is never shown to raters; each rater sees the items in an order of their own."</p>
             <Suspense fallback=|| ()>
                 {move || Suspend::new(async move {
                     let sets = question_sets.await.unwrap_or_default();
-                    view! { <Designer project_id=id.get_untracked() action=create sets/> }
+                    let answers = answer_sets.await.unwrap_or_default();
+                    let defaults = defaults.await.unwrap_or_default();
+                    view! { <Designer project_id=id.get_untracked() action=create sets answers defaults/> }
                 })}
             </Suspense>
             <ActionError action=create/>
@@ -81,24 +89,58 @@ pub fn StudiesPage() -> impl IntoView {
     }
 }
 
+/// The designer. `defaults`: the question study's and the answer study's
+/// default dimensions as JSON, which the dimensions box starts from.
 #[component]
-fn Designer(project_id: i64, action: ServerAction<CreateStudy>, sets: Vec<QuestionSetView>) -> impl IntoView {
+fn Designer(
+    project_id: i64,
+    action: ServerAction<CreateStudy>,
+    sets: Vec<QuestionSetView>,
+    answers: Vec<AnswerSetView>,
+    defaults: (String, String),
+) -> impl IntoView {
     // The paper's draw: 15 from each set (draws are spread evenly over a
     // set's levels: 5 node, 5 edge, 5 subgraph from a graph set).
     let counts = RwSignal::new(sets.iter().map(|s| (s.id, 15.min(s.questions))).collect::<Vec<(i64, i64)>>());
     let draws = move || {
         counts.get().iter().filter(|(_, n)| *n > 0).map(|(s, n)| format!("{s}:{n}")).collect::<Vec<_>>().join(",")
     };
+    let kind = RwSignal::new("questions".to_string());
+    let validating = move || kind.get() == "answers";
+    let dims = RwSignal::new(defaults.0.clone());
+    let name = RwSignal::new("Question quality".to_string());
+    let answer_options: Vec<(i64, String)> = answers
+        .iter()
+        .map(|a| (a.id, format!("#{} {} (answers question set #{})", a.id, a.name, a.question_set_id)))
+        .collect();
     view! {
         <details class="panel build-panel" open=true>
-            <summary>"New question-rating study"</summary>
+            <summary>"New study"</summary>
             {if sets.is_empty() {
                 view! { <p class="muted">"Make or import a question set first (Questions)."</p> }.into_any()
             } else {
                 view! {
                     <ActionForm action attr:class="stack-form" attr:id="study-form">
                         <input type="hidden" name="project_id" value=project_id.to_string()/>
-                        <label>"Name " <input type="text" name="name" value="Question quality" required/></label>
+                        <label>"What raters do "
+                            <select name="kind" id="study-kind" on:change=move |ev| {
+                                let k = event_target_value(&ev);
+                                dims.set(if k == "answers" { defaults.1.clone() } else { defaults.0.clone() });
+                                name.set(if k == "answers" { "Answer validation" } else { "Question quality" }.into());
+                                kind.set(k);
+                            }>
+                                <option value="questions" selected=true>"Rate questions (Likert, seed 000 §V-C)"</option>
+                                <option value="answers">"Validate answers and categories (seed 004 §2.5)"</option>
+                            </select>
+                        </label>
+                        <label>"Name " <input type="text" name="name" prop:value=move || name.get()
+                            on:input=move |ev| name.set(event_target_value(&ev)) required/></label>
+                        <label class:hidden=move || !validating()>"Answers to validate "
+                            <select name="answers" id="study-answers">
+                                <option value="reference">"The questions' reference answers (hierarchical sets)"</option>
+                                {answer_options.into_iter().map(|(id, label)| view! { <option value=id.to_string()>{label}</option> }).collect_view()}
+                            </select>
+                        </label>
                         <fieldset class="choices">
                             <legend>"Questions to draw from each set (0: none)"</legend>
                             {sets.iter().rev().map(|s| {
@@ -124,14 +166,24 @@ fn Designer(project_id: i64, action: ServerAction<CreateStudy>, sets: Vec<Questi
                         <label>"Summary of the source text (raters read it first) "
                             <textarea name="corpus_summary" rows="3" placeholder="A few sentences about the corpus, so raters can judge answerability."></textarea>
                         </label>
+                        <label>"Dimensions (JSON: name, definition, the label of each point, the first point's score as min; a category pick has \"choice\": true) "
+                            <textarea name="dimensions" id="study-dimensions" rows="8" class="mono small" prop:value=move || dims.get()
+                                on:input=move |ev| dims.set(event_target_value(&ev))></textarea>
+                        </label>
                         <div class="row-fields">
-                            <label>"Attention checks " <input type="number" name="attention_checks" value="1" min="0" max="5"/></label>
+                            <label>"Attention checks " <input type="number" name="attention_checks" min="0" max="5"
+                                prop:value=move || if validating() { "0" } else { "1" } disabled=validating/></label>
+                            {move || validating().then(|| view! { <input type="hidden" name="attention_checks" value="0"/> })}
                             <label>"Target raters " <input type="number" name="target_raters" min="1" placeholder="none"/></label>
                             <label>"Per-rater links " <input type="number" name="rater_links" value="0" min="0" max="1000"/></label>
                             <label>"Seed " <input type="number" name="seed" value="42" min="0"/></label>
                             <label>"Links expire after (days) " <input type="number" name="expires_days" min="1" placeholder="never"/></label>
                         </div>
-                        <p class="muted small">"Dimensions (seed 000): Comprehensibility, Specificity and Answerability, each on a 5-point scale with a label on each end. Raters who give an attention check another score than it asks for are left out of the results (and counted)."</p>
+                        <p class="muted small">{move || if validating() {
+                            "Seed 004's annotation: correctness 0–3, hallucination 0–2, answerability 0–3, and the category the rater thinks the question belongs to, among its level's categories (kept only when every drawn question has one hierarchical category). Raters see the source passage of each question."
+                        } else {
+                            "Seed 000's dimensions: Comprehensibility, Specificity and Answerability, each on a 5-point scale with a label on each point. Raters who give an attention check another score than it asks for are left out of the results (and counted)."
+                        }}</p>
                         <div><button type="submit" id="create-study" disabled=move || action.pending().get() || draws().is_empty()>"Create study"</button></div>
                     </ActionForm>
                 }.into_any()
@@ -155,7 +207,9 @@ fn StudyCard(
         <section class="panel study" data-study=sid>
             <h3><a href=format!("/projects/{project_id}/studies/{sid}")>{format!("#{sid} {}", s.name)}</a> " "
                 <span class=if open { "badge status-running" } else { "badge status-cancelled" }>{if open { "open" } else { "closed" }}</span></h3>
-            <p class="small">{format!("{} questions{} · {} raters, {} completed{}", s.items,
+            <p class="small">{format!("{} · {} {}{} · {} raters, {} completed{}",
+                if s.kind == "answers" { "answer validation" } else { "question ratings" },
+                s.items, if s.kind == "answers" { "question–answer pairs" } else { "questions" },
                 if s.attention_checks > 0 { format!(" + {} attention checks", s.attention_checks) } else { String::new() },
                 s.raters, s.completed, s.target_raters.map_or(String::new(), |t| format!(" of {t} wanted")))}</p>
             <div class="actions-row">
@@ -185,7 +239,10 @@ pub fn StudyResultsPage() -> impl IntoView {
     let id = route_id("id");
     let study = route_id("study");
     let project = Resource::new(move || id.get(), get_project);
-    let results = Resource::new(move || study.get(), get_study_results);
+    let rate = ServerAction::<StartStudyRating>::new();
+    let live = RwSignal::new(false);
+    let tick = crate::pages::jobs::ticker(live);
+    let results = Resource::new(move || (study.get(), rate.version().get(), tick.get()), |(s, _, _)| get_study_results(s));
     view! {
         <Title text="Study results"/>
         <ProjectBar project_id=id.get_untracked() project active="studies"/>
@@ -195,10 +252,14 @@ pub fn StudyResultsPage() -> impl IntoView {
                 {move || Suspend::new(async move {
                     match results.await {
                         Err(e) => view! { <ErrorNote error=e/> }.into_any(),
-                        Ok(r) => view! { <Results r/> }.into_any(),
+                        Ok(r) => {
+                            live.set(r.llm.as_ref().is_some_and(|l| crate::pages::jobs::active(&l.status)));
+                            view! { <Results r rate/> }.into_any()
+                        }
                     }
                 })}
             </Suspense>
+            <ActionError action=rate/>
         </main>
     }
 }
@@ -206,7 +267,7 @@ pub fn StudyResultsPage() -> impl IntoView {
 fn rows_table(rows: Vec<StudySummaryRow>, group: &'static str) -> impl IntoView {
     view! {
         <table class="grid study-table">
-            <thead><tr><th>"Dimension"</th><th>{group}</th><th class="num">"Ratings"</th><th class="num">"Mean"</th><th>"95% interval"</th><th>"1 · 2 · 3 · 4 · 5"</th></tr></thead>
+            <thead><tr><th>"Dimension"</th><th>{group}</th><th class="num">"Ratings"</th><th class="num">"Mean"</th><th>"95% interval"</th><th>"Ratings per point, lowest first"</th></tr></thead>
             <tbody>
                 {rows.into_iter().map(|r| view! {
                     <tr><td>{r.dimension}</td><td>{r.group}</td><td class="num">{r.n}</td><td class="num mean">{format!("{:.2}", r.mean)}</td>
@@ -218,12 +279,27 @@ fn rows_table(rows: Vec<StudySummaryRow>, group: &'static str) -> impl IntoView 
     }
 }
 
-/// The results; with `share` (a share token) read-only, downloads through it.
+/// A share to one decimal: chance rates like 12.5% need it.
+fn pct1(x: f64) -> String {
+    format!("{:.1}%", x * 100.0)
+}
+
+fn opt3(x: Option<f64>) -> String {
+    x.map_or("—".into(), |x| format!("{x:.3}"))
+}
+
+/// The results; with `share` (a share token) read-only, downloads through
+/// it; with `rate`, a button that starts the LLM rater.
 #[component]
-pub(crate) fn Results(r: StudyResultsView, #[prop(optional)] share: Option<String>) -> impl IntoView {
+pub(crate) fn Results(
+    r: StudyResultsView,
+    #[prop(optional)] share: Option<String>,
+    #[prop(optional)] rate: Option<ServerAction<StartStudyRating>>,
+) -> impl IntoView {
     let s = r.study.clone();
     let sid = s.id;
     let shared = share.is_some();
+    let answers = s.kind == "answers";
     let base = share.as_ref().map_or(format!("/api/studies/{sid}"), |t| format!("/api/share/{t}"));
     view! {
         <h1>{format!("Study #{sid} · {}", s.name)}</h1>
@@ -231,8 +307,12 @@ pub(crate) fn Results(r: StudyResultsView, #[prop(optional)] share: Option<Strin
             <div><dt>"Raters"</dt><dd id="study-raters">{r.raters}</dd></div>
             <div><dt>"Completed"</dt><dd>{r.completed}</dd></div>
             <div><dt>"Left out (attention)"</dt><dd>{r.failed_attention}</dd></div>
-            <div><dt>"Questions"</dt><dd>{s.items}</dd></div>
+            <div><dt>{if answers { "Question–answer pairs" } else { "Questions" }}</dt><dd>{s.items}</dd></div>
         </dl>
+        {answers.then(|| view! { <p class="small" id="answer-source">{format!("Answers: {}", match s.answer_source.as_deref() {
+            Some("reference") | None => "the questions' reference answers".to_string(),
+            Some(a) => format!("answer set #{}", a.trim_start_matches("answers:")),
+        })}</p> })}
         <figure class="plot" data-plot="study">
             <div class="svg" role="img" aria-label="Mean score per dimension and question source" inner_html=r.chart_svg.clone()></div>
             <figcaption class="small"><a href=format!("{base}/chart.svg") download="">"SVG"</a> " · "
@@ -240,7 +320,7 @@ pub(crate) fn Results(r: StudyResultsView, #[prop(optional)] share: Option<Strin
                 <a href=format!("{base}/ratings.csv") download="">"All ratings (CSV)"</a> " · "
                 <a href=format!("{base}/report.html") download="">"One HTML file"</a></figcaption>
         </figure>
-        <h2>"Per question source"</h2>
+        <h2>{if answers { "Per answer source" } else { "Per question source" }}</h2>
         {rows_table(r.by_source.clone(), "Source")}
         <p class="muted small">"The interval is mean ± t(0.975, n − 1) · s / √n over the ratings (each rater's rating of each question counts once; raters who missed an attention check are left out)."</p>
         <h2>"Per level"</h2>
@@ -256,6 +336,51 @@ pub(crate) fn Results(r: StudyResultsView, #[prop(optional)] share: Option<Strin
             </tbody>
         </table>
         <p class="muted small">"Fleiss' κ needs every item rated by the same number of raters: it is computed over the items with the most common number. Krippendorff's α takes any number per item (two or more)."</p>
+        {(!r.category.is_empty()).then(|| view! {
+            <h2>"Category agreement with the generator"</h2>
+            <table class="grid" id="category-agreement">
+                <thead><tr><th>"Questions"</th><th class="num">"Picks"</th><th class="num">"Exact"</th><th class="num">"Chance (exact)"</th>
+                    <th class="num">"Exact or parent"</th><th class="num">"Chance (exact or parent)"</th></tr></thead>
+                <tbody>
+                    {r.category.iter().map(|c| view! {
+                        <tr><td>{c.group.clone()}</td><td class="num">{c.picks}</td><td class="num">{pct1(c.exact)}</td>
+                            <td class="num muted">{pct1(c.exact_chance)}</td><td class="num">{pct1(c.parent)}</td>
+                            <td class="num muted">{pct1(c.parent_chance)}</td></tr>
+                    }).collect_view()}
+                </tbody>
+            </table>
+            {r.category_agreement.map(|(k, n, a)| view! {
+                <p class="small">{format!("Between raters: Fleiss' κ {} over {n} items, Krippendorff's α (nominal) {}.", opt3(k), opt3(a))}</p>
+            })}
+            <p class="muted small">"Seed 004 §2.5: a pick agrees exactly when it is the generator's category, and by parent when it shares the generator's parent category (at the coarse level only the exact category counts). Chance is what picking uniformly among the offered categories would give."</p>
+        })}
+        <h2>"Humans and the LLM"</h2>
+        {match r.llm.clone() {
+            None => view! { <p class="muted" id="no-llm-rating">"No LLM has rated these items yet."</p> }.into_any(),
+            Some(l) => {
+                let offline = l.rater.starts_with("offline");
+                view! {
+                    <p class="small" id="llm-rating">{format!("LLM rater: job #{} ({}, {}/{}) — {}", l.job_id, l.status, l.done, l.total, l.rater)}</p>
+                    {offline.then(|| view! { <p class="banner offline small">"These scores come from the offline provider's transparent rules, not from a language model."</p> })}
+                    <table class="grid" id="llm-agreement">
+                        <thead><tr><th>"Dimension"</th><th class="num">"Items"</th><th class="num">"Cohen's κ (mean over humans)"</th><th class="num">"Humans"</th>
+                            <th class="num">"Spearman's ρ (vs. human mean)"</th><th class="num">"Same as the humans' most common"</th></tr></thead>
+                        <tbody>
+                            {l.rows.iter().map(|a| view! {
+                                <tr><td>{a.dimension.clone()}</td><td class="num">{a.items}</td><td class="num">{opt3(a.kappa)}</td>
+                                    <td class="num">{a.humans}</td><td class="num">{opt3(a.spearman)}</td><td class="num">{pct1(a.exact)}</td></tr>
+                            }).collect_view()}
+                        </tbody>
+                    </table>
+                    <p class="muted small">"κ is quadratic-weighted on a scale and unweighted on a category pick, between the LLM and each human over the items both rated; ρ compares the LLM's score with the humans' mean score per item."</p>
+                }.into_any()
+            }
+        }}
+        {rate.filter(|_| !shared).map(|rate| view! {
+            <p><button type="button" id="rate-with-llm" disabled=move || rate.pending().get()
+                on:click=move |_| { rate.dispatch(StartStudyRating { id: sid }); }>"Rate these items with the LLM"</button>
+                <span class="muted small">" The configured LLM reads each item with the rubric the humans read (a job; its calls are logged)."</span></p>
+        })}
         {(!shared).then(|| view! { <crate::components::SharePanel kind="study" page_id=sid/> })}
     }
 }

@@ -392,11 +392,21 @@ pub async fn made_by(pool: &SqlitePool, job_id: i64) -> AppResult<Option<String>
 
 /// The latest job of `kind` over a question set (`parameters.set_id`).
 pub async fn latest_for_set(pool: &SqlitePool, kind: &str, set_id: i64) -> AppResult<Option<i64>> {
+    latest_where(pool, kind, "$.set_id", set_id).await
+}
+
+/// The latest job of `kind` over a study (`parameters.study_id`).
+pub async fn latest_for_study(pool: &SqlitePool, kind: &str, study_id: i64) -> AppResult<Option<i64>> {
+    latest_where(pool, kind, "$.study_id", study_id).await
+}
+
+async fn latest_where(pool: &SqlitePool, kind: &str, path: &str, id: i64) -> AppResult<Option<i64>> {
     Ok(sqlx::query_scalar(
-        "SELECT id FROM jobs WHERE kind = ? AND json_extract(parameters, '$.set_id') = ? ORDER BY id DESC LIMIT 1",
+        "SELECT id FROM jobs WHERE kind = ? AND json_extract(parameters, ?) = ? ORDER BY id DESC LIMIT 1",
     )
     .bind(kind)
-    .bind(set_id)
+    .bind(path)
+    .bind(id)
     .fetch_optional(pool)
     .await?)
 }

@@ -6,8 +6,8 @@ use sqlx::SqlitePool;
 use crate::error::{AppError, AppResult};
 
 /// A study's row: id, project, name, intro, corpus summary, dimensions
-/// JSON, target raters, open, created.
-pub type StudyRow = (i64, i64, String, String, String, String, Option<i64>, bool, String);
+/// JSON, target raters, open, created, kind, answer source.
+pub type StudyRow = (i64, i64, String, String, String, String, Option<i64>, bool, String, String, Option<String>);
 
 /// What a new study row holds.
 pub struct NewStudy<'a> {
@@ -19,10 +19,26 @@ pub struct NewStudy<'a> {
     pub draws: &'a str,
     pub seed: i64,
     pub target_raters: Option<i64>,
+    pub kind: &'a str,
+    pub answer_source: Option<&'a str>,
 }
 
-/// An item: question id (none for an attention check), text, source, level, attention score.
-pub type NewItem = (Option<i64>, String, String, Option<String>, Option<i64>);
+/// A study item as stored.
+#[derive(Debug, Clone, Default)]
+pub struct NewItem {
+    /// None for an attention check.
+    pub question_id: Option<i64>,
+    pub text: String,
+    pub source: String,
+    pub level: Option<String>,
+    /// An attention check's expected score.
+    pub attention: Option<i64>,
+    pub answer: Option<String>,
+    pub context: Option<String>,
+    pub category: Option<String>,
+    /// JSON `[{"path", "definition"}]`.
+    pub choices: Option<String>,
+}
 
 /// Inserts a study with its items (in order) and links `(token hash, kind, label)`, in one transaction.
 pub async fn insert(
@@ -33,8 +49,8 @@ pub async fn insert(
 ) -> AppResult<i64> {
     let mut tx = pool.begin().await?;
     let id: i64 = sqlx::query_scalar(
-        "INSERT INTO studies (project_id, name, intro, corpus_summary, dimensions, draws, seed, target_raters)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        "INSERT INTO studies (project_id, name, intro, corpus_summary, dimensions, draws, seed, target_raters, kind, answer_source)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
     )
     .bind(s.project_id)
     .bind(s.name)
@@ -44,19 +60,26 @@ pub async fn insert(
     .bind(s.draws)
     .bind(s.seed)
     .bind(s.target_raters)
+    .bind(s.kind)
+    .bind(s.answer_source)
     .fetch_one(&mut *tx)
     .await?;
-    for (idx, (question, text, source, level, attention)) in items.iter().enumerate() {
+    for (idx, i) in items.iter().enumerate() {
         sqlx::query(
-            "INSERT INTO study_items (study_id, idx, question_id, text, source, level, attention) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO study_items (study_id, idx, question_id, text, source, level, attention, answer, context, category, choices)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         )
         .bind(id)
         .bind(idx as i64)
-        .bind(question)
-        .bind(text)
-        .bind(source)
-        .bind(level)
-        .bind(attention)
+        .bind(i.question_id)
+        .bind(&i.text)
+        .bind(&i.source)
+        .bind(&i.level)
+        .bind(i.attention)
+        .bind(&i.answer)
+        .bind(&i.context)
+        .bind(&i.category)
+        .bind(&i.choices)
         .execute(&mut *tx)
         .await?;
     }
@@ -75,7 +98,8 @@ pub async fn insert(
 
 pub async fn get(pool: &SqlitePool, id: i64) -> AppResult<StudyRow> {
     let row: Option<StudyRow> = sqlx::query_as(
-        "SELECT id, project_id, name, intro, corpus_summary, dimensions, target_raters, is_open, created_at FROM studies WHERE id = ?",
+        "SELECT id, project_id, name, intro, corpus_summary, dimensions, target_raters, is_open, created_at, kind, answer_source
+           FROM studies WHERE id = ?",
     )
     .bind(id)
     .fetch_optional(pool)
@@ -201,9 +225,13 @@ pub async fn insert_rater(pool: &SqlitePool, study: i64, link: i64, token_hash: 
     Ok(())
 }
 
-/// A study's items `(id, text)` in their stored order.
-pub async fn items(pool: &SqlitePool, study: i64) -> AppResult<Vec<(i64, String)>> {
-    Ok(sqlx::query_as("SELECT id, text FROM study_items WHERE study_id = ? ORDER BY idx")
+/// What a rater (or the LLM rater) reads of an item: id, text, answer,
+/// source passage, choices JSON.
+pub type RaterItemRow = (i64, String, Option<String>, Option<String>, Option<String>);
+
+/// A study's items in their stored order.
+pub async fn items(pool: &SqlitePool, study: i64) -> AppResult<Vec<RaterItemRow>> {
+    Ok(sqlx::query_as("SELECT id, text, answer, context, choices FROM study_items WHERE study_id = ? ORDER BY idx")
         .bind(study)
         .fetch_all(pool)
         .await?)
@@ -217,13 +245,14 @@ pub async fn ratings_of(pool: &SqlitePool, rater: i64) -> AppResult<Vec<(i64, i6
         .await?)
 }
 
-pub async fn has_item(pool: &SqlitePool, study: i64, item: i64) -> AppResult<bool> {
-    let found: Option<i64> = sqlx::query_scalar("SELECT id FROM study_items WHERE id = ? AND study_id = ?")
+/// An item of the study: `Some(its choices JSON)`, or `None` when the
+/// study has no such item.
+pub async fn item_choices(pool: &SqlitePool, study: i64, item: i64) -> AppResult<Option<Option<String>>> {
+    Ok(sqlx::query_scalar("SELECT choices FROM study_items WHERE id = ? AND study_id = ?")
         .bind(item)
         .bind(study)
         .fetch_optional(pool)
-        .await?;
-    Ok(found.is_some())
+        .await?)
 }
 
 /// A rater's scores for an item (one per dimension), replacing earlier ones, in one transaction.
@@ -267,9 +296,12 @@ pub async fn finish(pool: &SqlitePool, rater: i64) -> AppResult<()> {
     Ok(())
 }
 
-/// Items for the results: (id, source, level, attention score).
-pub async fn result_items(pool: &SqlitePool, study: i64) -> AppResult<Vec<(i64, String, Option<String>, Option<i64>)>> {
-    Ok(sqlx::query_as("SELECT id, source, level, attention FROM study_items WHERE study_id = ?")
+/// An item as the results read it: id, source, level, attention score,
+/// category, choices JSON.
+pub type ResultItemRow = (i64, String, Option<String>, Option<i64>, Option<String>, Option<String>);
+
+pub async fn result_items(pool: &SqlitePool, study: i64) -> AppResult<Vec<ResultItemRow>> {
+    Ok(sqlx::query_as("SELECT id, source, level, attention, category, choices FROM study_items WHERE study_id = ?")
         .bind(study)
         .fetch_all(pool)
         .await?)
@@ -285,12 +317,12 @@ pub async fn all_ratings(pool: &SqlitePool, study: i64) -> AppResult<Vec<(i64, i
     .await?)
 }
 
-/// A rating as the CSV lists it.
-pub type CsvRow = (i64, i64, Option<i64>, String, Option<String>, Option<i64>, i64, i64, String);
+/// A rating as the CSV lists it (with the item's choices JSON last).
+pub type CsvRow = (i64, i64, Option<i64>, String, Option<String>, Option<i64>, i64, i64, String, Option<String>);
 
 pub async fn csv_rows(pool: &SqlitePool, study: i64) -> AppResult<Vec<CsvRow>> {
     Ok(sqlx::query_as(
-        "SELECT r.rater_id, r.item_id, i.question_id, i.source, i.level, i.attention, r.dimension, r.score, r.rated_at
+        "SELECT r.rater_id, r.item_id, i.question_id, i.source, i.level, i.attention, r.dimension, r.score, r.rated_at, i.choices
            FROM ratings r JOIN study_items i ON i.id = r.item_id WHERE i.study_id = ? ORDER BY r.rater_id, i.idx, r.dimension",
     )
     .bind(study)

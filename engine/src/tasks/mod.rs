@@ -4,6 +4,7 @@
 
 pub mod describe;
 pub mod extract;
+pub mod rate;
 pub mod summarise;
 
 use sha2::{Digest, Sha256};
@@ -42,6 +43,7 @@ pub fn register_offline(provider: &mut OfflineProvider) {
     provider.register(legacy::PURPOSE, legacy::offline);
     use crate::judge::align;
     provider.register(align::APPEND_PURPOSE, align::offline_append);
+    provider.register(rate::PURPOSE, rate::offline);
 }
 
 /// A job item that is one call: sends `req` (made from the prompt file

@@ -1,4 +1,5 @@
-//! `assay study …`: question-rating studies made headless, and their results.
+//! `assay study …`: studies made headless (question ratings, answer
+//! validation), the LLM rater run on one, and their results.
 
 use std::process::ExitCode;
 
@@ -6,15 +7,29 @@ use clap::Subcommand;
 use serde_json::json;
 use sqlx::SqlitePool;
 
-use super::{write_stdout, Output};
+use engine::llm::settings::LlmSettings;
+
+use super::{execute_job, job_line, write_stdout, Output};
 
 #[derive(Subcommand, Debug)]
 pub enum StudyCommand {
-    /// Create a question-rating study: draw questions from sets, make an
-    /// open link (a rater per browser) and per-rater links. Prints the
-    /// owner's results URL and the rater links (tokens shown only now).
+    /// Create a study: draw questions from sets, make an open link (a rater
+    /// per browser) and per-rater links. Prints the owner's results URL and
+    /// the rater links (tokens shown only now).
     Create {
         project: String,
+        /// `questions`: raters score questions on Likert dimensions (seed
+        /// 000 §V-C); `answers`: raters validate answers — correctness 0–3,
+        /// hallucination 0–2, answerability 0–3, category (seed 004 §2.5).
+        #[arg(long, value_parser = ["questions", "answers"], default_value = "questions")]
+        kind: String,
+        /// With `--kind answers`: an answer set over the drawn question set
+        /// (default: the questions' reference answers).
+        #[arg(long)]
+        answers: Option<i64>,
+        /// A JSON file of dimensions (default: the kind's own).
+        #[arg(long)]
+        dimensions: Option<std::path::PathBuf>,
         /// `SET:N[,SET:N...]`: draw N questions from each question set.
         #[arg(long, value_delimiter = ',', required = true)]
         questions: Vec<String>,
@@ -38,8 +53,12 @@ pub enum StudyCommand {
         #[arg(long, env = "ASSAY_BASE_URL", default_value = "http://127.0.0.1:3000")]
         base_url: String,
     },
+    /// Have the configured LLM rate a study's items with the rubric the
+    /// humans read (a job), for the human-vs-LLM agreement in the results.
+    Rate { id: i64 },
     /// A study's results: means and 95% intervals per dimension and source,
-    /// per level, agreement; or every rating as CSV.
+    /// per level, agreement, category agreement, the LLM rater's agreement
+    /// with the humans; or every rating as CSV.
     Results {
         id: i64,
         #[arg(long, value_parser = ["json", "csv"], default_value = "json")]
@@ -47,9 +66,34 @@ pub enum StudyCommand {
     },
 }
 
-pub async fn run(pool: &SqlitePool, out: Output, cmd: StudyCommand) -> anyhow::Result<ExitCode> {
+pub async fn run(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: StudyCommand) -> anyhow::Result<ExitCode> {
     match cmd {
-        StudyCommand::Create { project, questions, raters, name, attention, intro, seed, expires_days, base_url } => {
+        StudyCommand::Create {
+            project,
+            kind,
+            answers,
+            dimensions,
+            questions,
+            raters,
+            name,
+            attention,
+            intro,
+            seed,
+            expires_days,
+            base_url,
+        } => {
+            let kind = engine::study::Kind::parse(&kind).map_err(anyhow::Error::msg)?;
+            let dimensions = match dimensions {
+                Some(path) => {
+                    let text = std::fs::read_to_string(&path)
+                        .map_err(|e| anyhow::anyhow!("--dimensions {}: {e}", path.display()))?;
+                    Some(
+                        serde_json::from_str(&text)
+                            .map_err(|e| anyhow::anyhow!("--dimensions {}: {e}", path.display()))?,
+                    )
+                }
+                None => None,
+            };
             let p = app::store::find_project(pool, &project).await?;
             let mut draws = Vec::new();
             for q in &questions {
@@ -62,9 +106,13 @@ pub async fn run(pool: &SqlitePool, out: Output, cmd: StudyCommand) -> anyhow::R
             }
             let req = app::study::StudyRequest {
                 project_id: p.summary.id,
-                name: name.unwrap_or_else(|| "Question rating".into()),
+                name: name.unwrap_or_else(|| {
+                    if kind == engine::study::Kind::Answers { "Answer validation" } else { "Question rating" }.into()
+                }),
                 draws,
-                dimensions: None,
+                dimensions,
+                kind,
+                answers,
                 intro,
                 corpus_summary: String::new(),
                 attention_checks: attention,
@@ -93,12 +141,33 @@ pub async fn run(pool: &SqlitePool, out: Output, cmd: StudyCommand) -> anyhow::R
             );
             Ok(ExitCode::SUCCESS)
         }
+        StudyCommand::Rate { id } => {
+            let job = app::study::create_llm_rating(pool, id, false).await?;
+            let (code, after) = execute_job(pool, out, llm, job.id, false).await?;
+            let results = app::study::results_view(pool, id).await?;
+            out.print(json!({"job": after, "llm": results.llm}), || {
+                let mut lines = vec![job_line(&after)];
+                for a in results.llm.iter().flat_map(|l| &l.rows) {
+                    lines.push(format!(
+                        "{}: {} items, κ {} over {} humans, ρ {}",
+                        a.dimension,
+                        a.items,
+                        a.kappa.map_or("—".into(), |k| format!("{k:.3}")),
+                        a.humans,
+                        a.spearman.map_or("—".into(), |r| format!("{r:.3}"))
+                    ));
+                }
+                lines.join("\n")
+            });
+            Ok(code)
+        }
         StudyCommand::Results { id, format } => {
             if format == "csv" {
                 return write_stdout(&app::study::ratings_csv(pool, id).await?);
             }
             let (v, r) = app::study::results(pool, id).await?;
-            let value = json!({"study": v, "results": r});
+            let llm = app::study::results_view(pool, id).await?.llm;
+            let value = json!({"study": v, "results": r, "llm": llm});
             println!("{}", serde_json::to_string_pretty(&value)?);
             Ok(ExitCode::SUCCESS)
         }
