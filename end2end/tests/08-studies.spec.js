@@ -89,3 +89,58 @@ test('design a study, rate it on a phone with keys, read the results', async ({ 
   await openHydrated(other, raterPath);
   await expect(other.locator('#study-closed')).toBeVisible();
 });
+
+test('validate answers: pick the kind, rate answers and categories by tapping, compare with the LLM rater', async ({ page, browser }) => {
+  const project = cli('project', 'create', 'Answer study').id;
+  cli('corpus', 'add', String(project), '--sample');
+  cli('questions', 'generate', String(project), '--kind', 'hierarchical', '--per-category', '1', '--levels', '2,4', '--dimensions', 'QC');
+
+  await openHydrated(page, `/projects/${project}/studies`);
+  const form = page.locator('#study-form');
+  await expect(form.locator('#study-answers')).toBeHidden();
+  await form.locator('#study-kind').selectOption('answers');
+  await expect(form.locator('input[name="name"]')).toHaveValue('Answer validation');
+  await expect(form.locator('#study-answers')).toBeVisible();
+  await expect(form.locator('#study-dimensions')).toHaveValue(/"name": "Hallucination"/);
+  await expect(form.locator('input[type="number"][name="attention_checks"]')).toBeDisabled();
+  await form.locator('input[data-set]').first().fill('2');
+  await page.locator('#create-study').click();
+  const created = page.locator('#created-links');
+  await expect(created).toContainText('Study #');
+  const raterPath = await created.locator('a.mono').first().getAttribute('href');
+  await expect(page.locator('section.study').first()).toContainText('answer validation · 2 question–answer pairs');
+
+  const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+  const rater = await phone.newPage();
+  await openHydrated(rater, raterPath);
+  await expect(rater.locator('dl.dimensions')).toContainText('Hallucination (0–2)');
+  await rater.locator('#start-rating').tap();
+  for (let i = 0; i < 2; i++) {
+    await expect(rater.locator('#rated-answer')).not.toBeEmpty();
+    await expect(rater.locator('#rated-passage')).toBeVisible();
+    const scales = rater.locator('fieldset.scale');
+    await expect(scales).toHaveCount(4);
+    await scales.nth(0).locator('button.point[data-value="3"]').tap();
+    await scales.nth(1).locator('button.point[data-value="0"]').tap();
+    await scales.nth(2).locator('button.point[data-value="2"]').tap();
+    // The category: its choices carry their definitions; pick the first.
+    const choices = scales.nth(3).locator('button.point');
+    expect(await choices.count()).toBeGreaterThanOrEqual(2);
+    await expect(choices.first().locator('.about')).not.toBeEmpty();
+    await choices.first().tap();
+    await rater.locator('#rate-next').tap();
+  }
+  await expect(rater.locator('#thanks')).toBeVisible();
+
+  await page.locator('section.study a', { hasText: 'Results' }).first().click();
+  await expect(page.locator('#answer-source')).toContainText('reference answers');
+  const means = page.locator('table.study-table').first().locator('td.mean');
+  await expect(means).toHaveText(['3.00', '0.00', '2.00']);
+  await expect(page.locator('#category-agreement tbody tr').first()).toContainText('all');
+  await expect(page.locator('#no-llm-rating')).toBeVisible();
+  await page.locator('#rate-with-llm').click();
+  await expect(page.locator('#llm-rating')).toContainText('(done, 2/2)', { timeout: 30_000 });
+  await expect(page.locator('#llm-rating')).toContainText('offline (no LLM)');
+  await expect(page.locator('#llm-agreement tbody tr')).toHaveCount(4);
+  await expect(page.locator('.banner.offline')).toContainText('not from a language model');
+});

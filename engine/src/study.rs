@@ -144,7 +144,7 @@ pub fn answer_dimensions() -> Vec<Dimension> {
             "Answerability",
             "Can the question be answered from the source passage alone?",
             0,
-            &["not answerable", "barely", "mostly", "fully"],
+            &["not at all", "barely", "mostly", "fully"],
         ),
         Dimension {
             name: CATEGORY.into(),

@@ -197,7 +197,7 @@ pub fn RaterPage() -> impl IntoView {
                             }}</p>
                             <dl class="dimensions">
                                 {s.dimensions.iter().map(|d| view! {
-                                    <dt>{d.name.clone()} <span class="muted small">{scale_text(d)}</span></dt><dd>{d.definition.clone()}</dd>
+                                    <dt>{d.name.clone()} " " <span class="muted small">{scale_text(d)}</span></dt><dd>{d.definition.clone()}</dd>
                                 }).collect_view()}
                             </dl>
                             <p class="muted small">"Click or tap a score, or press its number on the keyboard (it fills the dimensions in turn; a category by its position); → or Enter goes on, ← goes back. Your answers are saved as you go: you can close the page and come back."</p>
