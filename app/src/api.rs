@@ -288,6 +288,31 @@ pub async fn get_graph_view(project_id: i64, limit: u32) -> Result<GraphView, Ap
     store::graph::view(&app_state()?.pool, project_id, limit as usize).await
 }
 
+/// A shared graph's view, read through its share token (no account).
+#[server(endpoint = "share/graph")]
+pub async fn get_shared_graph_view(token: String, limit: u32) -> Result<GraphView, AppError> {
+    let pool = &app_state()?.pool;
+    let project = crate::share::graph_project(pool, &token).await?;
+    if limit == 0 {
+        return Err(AppError::Invalid("the node limit must be at least 1".into()));
+    }
+    store::graph::view(pool, project, limit as usize).await
+}
+
+/// A node of a shared graph; only nodes of the shared project.
+#[server(endpoint = "share/graph_node")]
+pub async fn get_shared_graph_node(token: String, node_id: i64) -> Result<NodeDetail, AppError> {
+    let pool = &app_state()?.pool;
+    store::graph::node_detail(pool, crate::share::graph_project(pool, &token).await?, node_id).await
+}
+
+/// An edge of a shared graph; only edges of the shared project.
+#[server(endpoint = "share/graph_edge")]
+pub async fn get_shared_graph_edge(token: String, source: i64, target: i64) -> Result<EdgeDetail, AppError> {
+    let pool = &app_state()?.pool;
+    store::graph::edge_detail(pool, crate::share::graph_project(pool, &token).await?, source, target).await
+}
+
 #[server]
 pub async fn get_graph_node(project_id: i64, node_id: i64) -> Result<NodeDetail, AppError> {
     store::graph::node_detail(&app_state()?.pool, project_id, node_id).await

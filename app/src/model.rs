@@ -662,9 +662,25 @@ pub struct StudyResultsView {
     pub llm: Option<LlmRatingView>,
 }
 
-/// A page shared read-only by link: one of the two.
+/// A question set shared read-only: the set, its questions with their
+/// provenance fields, and its diagnostics (entities the questions mention,
+/// as the graph's names matched; relevance of retrieved context, when a
+/// relevance job scored it) with their charts inline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SharedQuestions {
+    pub set: QuestionSetView,
+    pub questions: Vec<QuestionView>,
+    pub entities: Option<(EntityStats, String)>,
+    pub relevance: Option<(RelevanceStats, String)>,
+}
+
+/// A page shared read-only by link: one of these.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SharedView {
     pub evaluation: Option<EvaluationReportView>,
     pub study: Option<StudyResultsView>,
+    pub questions: Option<SharedQuestions>,
+    /// The graph explorer of a project: its overview (the explorer reads
+    /// the graph through the share token).
+    pub graph: Option<GraphOverview>,
 }

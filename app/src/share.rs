@@ -1,5 +1,6 @@
 //! Read-only share links to a report page (an evaluation's report, a
-//! study's results), and the report as one self-contained HTML file.
+//! study's results, a question set with its diagnostics, a project's graph
+//! explorer), and the report as one self-contained HTML file.
 //! A share token opens exactly its page: nothing else of the project, no
 //! edit controls, no settings or keys; withdrawing it makes it 404 at once.
 
@@ -7,12 +8,35 @@ use sqlx::SqlitePool;
 
 use crate::error::{AppError, AppResult};
 use crate::format::pct;
-use crate::model::{EvaluationReportView, SharedView, StudyResultsView};
+use crate::model::{EvaluationReportView, SharedQuestions, SharedView, StudyResultsView};
 use crate::store;
 use crate::tokens::{hash, new_token};
 
-/// The pages that can be shared.
-pub const KINDS: [&str; 2] = ["evaluation", "study"];
+/// The pages that can be shared: an evaluation (its id), a study (its id),
+/// a question set (its id), a project's graph explorer (the project's id).
+pub const KINDS: [&str; 4] = ["evaluation", "study", "questions", "graph"];
+
+/// The project a shareable page belongs to (refused for a kind that
+/// cannot be shared, or a graph not built yet).
+pub async fn project_of(pool: &SqlitePool, kind: &str, page_id: i64) -> AppResult<i64> {
+    Ok(match kind {
+        "evaluation" => crate::evaluation::get(pool, page_id).await?.view.project_id,
+        "study" => crate::study::view(pool, page_id).await?.project_id,
+        "questions" => store::questions::get_set(pool, page_id).await?.project_id,
+        "graph" => {
+            store::get_project(pool, page_id).await?;
+            if store::graph::overview(pool, page_id).await?.is_none() {
+                return Err(AppError::Invalid(format!("project {page_id} has no graph to share yet")));
+            }
+            page_id
+        }
+        other => {
+            return Err(AppError::Invalid(format!(
+                "a share link is for an evaluation, a study, a question set (questions) or a graph, not \"{other}\""
+            )))
+        }
+    })
+}
 
 /// Makes a share link for a page; (share id, token — shown once).
 /// With `expires_days` the link stops working that many days from now.
@@ -22,13 +46,7 @@ pub async fn create(
     page_id: i64,
     expires_days: Option<u32>,
 ) -> AppResult<(i64, String)> {
-    let project = match kind {
-        "evaluation" => crate::evaluation::get(pool, page_id).await?.view.project_id,
-        "study" => crate::study::view(pool, page_id).await?.project_id,
-        other => {
-            return Err(AppError::Invalid(format!("a share link is for an evaluation or a study, not \"{other}\"")))
-        }
-    };
+    let project = project_of(pool, kind, page_id).await?;
     let token = new_token()?;
     let id = store::shares::insert(pool, project, &hash(&token), kind, page_id, expires_days).await?;
     Ok((id, token))
@@ -44,9 +62,35 @@ pub async fn open(pool: &SqlitePool, token: &str) -> AppResult<(String, i64)> {
 pub async fn view(pool: &SqlitePool, token: &str) -> AppResult<SharedView> {
     let (kind, id) = open(pool, token).await?;
     Ok(match kind.as_str() {
-        "evaluation" => SharedView { evaluation: Some(crate::evaluation::report_view(pool, id).await?), study: None },
-        _ => SharedView { evaluation: None, study: Some(crate::study::results_view(pool, id).await?) },
+        "evaluation" => SharedView { evaluation: Some(crate::evaluation::report_view(pool, id).await?), ..Default::default() },
+        "study" => SharedView { study: Some(crate::study::results_view(pool, id).await?), ..Default::default() },
+        "questions" => SharedView { questions: Some(questions(pool, id).await?), ..Default::default() },
+        _ => SharedView { graph: store::graph::overview(pool, id).await?, ..Default::default() },
     })
+}
+
+/// A question set as shared: its questions and diagnostics.
+pub async fn questions(pool: &SqlitePool, set_id: i64) -> AppResult<SharedQuestions> {
+    use crate::diagnostics::{relevance_stats, relevance_svg, set_entities, set_relevance, EntitySource};
+    let set = store::questions::get_set(pool, set_id).await?;
+    // Entities need the graph; a set shared before its project has one has none.
+    let entities = set_entities(pool, set_id, EntitySource::Graph).await.ok().flatten().map(|e| (e.stats(), e.svg()));
+    let relevance = match set_relevance(pool, set_id).await? {
+        Some((job, scores)) if !scores.is_empty() => Some((
+            relevance_stats(pool, set_id, job, &scores, set.questions).await?,
+            relevance_svg(&set, &scores),
+        )),
+        _ => None,
+    };
+    Ok(SharedQuestions { questions: store::questions::list_questions(pool, set_id).await?, set, entities, relevance })
+}
+
+/// The project whose graph a token shares; any other token is "not found".
+pub async fn graph_project(pool: &SqlitePool, token: &str) -> AppResult<i64> {
+    match open(pool, token).await? {
+        (kind, id) if kind == "graph" => Ok(id),
+        _ => Err(AppError::NotFound("this shared page does not exist or was withdrawn".into())),
+    }
 }
 
 fn escape(text: &str) -> String {
@@ -219,6 +263,48 @@ pub fn study_html(r: &StudyResultsView) -> String {
 }
 
 /// The self-contained HTML of a shared page.
+/// A question set as one HTML file: its diagnostics' charts and every
+/// question with its level or category and reference answer.
+pub fn questions_html(q: &SharedQuestions) -> String {
+    let mut b = format!("<h1>Question set: {}</h1>", escape(&q.set.name));
+    b += &format!(
+        "<p class=\"muted\">{} questions · {} · {} · exported by Assay</p>",
+        q.set.questions,
+        escape(&q.set.kind),
+        escape(&q.set.counts.iter().map(|(k, n)| format!("{n} {k}")).collect::<Vec<_>>().join(", "))
+    );
+    if let Some((e, svg)) = &q.entities {
+        b += &format!(
+            "<h2>Entities the questions mention</h2><p>{} distinct in {} questions; {} with an entity; the most mentioned takes {}.</p><figure>{svg}</figure>",
+            e.distinct,
+            e.covered,
+            e.with_entity,
+            pct(e.top_share)
+        );
+    }
+    if let Some((r, svg)) = &q.relevance {
+        b += &format!(
+            "<h2>Relevance of retrieved context</h2><p>{} of {} questions scored, mean {:.2} (0–5){}.</p><figure>{svg}</figure>",
+            r.scored,
+            r.questions,
+            r.mean,
+            r.made_by.as_ref().map_or(String::new(), |m| format!(", by {}", escape(m)))
+        );
+    }
+    b += "<h2>Questions</h2><table><tr><th>#</th><th>Question</th><th>Level or category</th><th>Reference answer</th></tr>";
+    for (i, x) in q.questions.iter().enumerate() {
+        b += &format!(
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            i + 1,
+            escape(&x.question),
+            escape(x.level.as_deref().or(x.category.as_deref()).unwrap_or("")),
+            escape(x.reference_answer.as_deref().unwrap_or(""))
+        );
+    }
+    b += "</table>";
+    page(&format!("Question set: {}", q.set.name), &b, &serde_json::to_value(q).unwrap_or_default())
+}
+
 pub async fn html(pool: &SqlitePool, kind: &str, id: i64) -> AppResult<String> {
     match kind {
         "evaluation" => {
@@ -226,7 +312,9 @@ pub async fn html(pool: &SqlitePool, kind: &str, id: i64) -> AppResult<String> {
             let data = crate::evaluation::report_json(&snapshot);
             Ok(evaluation_html(&crate::evaluation::report_view_of(pool, snapshot).await?, &data))
         }
-        _ => Ok(study_html(&crate::study::results_view(pool, id).await?)),
+        "questions" => Ok(questions_html(&questions(pool, id).await?)),
+        "study" => Ok(study_html(&crate::study::results_view(pool, id).await?)),
+        other => Err(AppError::NotFound(format!("a {other} page has no HTML export"))),
     }
 }
 

@@ -108,6 +108,37 @@ test('build the sample graph offline, find an entity, click it, read its source'
 
 });
 
+test('share the graph explorer read-only: it works through the link, links nowhere else, and 404s when withdrawn', async ({ page, browser }) => {
+  await openHydrated(page, graphUrl);
+  await page.locator('#create-share').click();
+  const link = page.locator('#share-link a');
+  await expect(link).toHaveAttribute('href', /^\/share\/[0-9a-f]{48}$/);
+  const sharePath = await link.getAttribute('href');
+
+  const guest = await (await browser.newContext({ storageState: { cookies: [], origins: [] } })).newPage();
+  await openHydrated(guest, sharePath);
+  await expect(guest.locator('#graph-stats')).toBeVisible();
+  await expect(canvas(guest)).toHaveAttribute('data-frames', /\d+/);
+  await guest.locator('#graph-search').fill('Salt Guild');
+  await guest.locator('.suggestion').first().click();
+  const panel = guest.locator('#graph-detail');
+  await expect(panel.locator('.detail-title')).toHaveText('Salt Guild');
+  await expect(panel.locator('.source-chunk mark').first()).toHaveText(/salt guild/i);
+  // The source text names its document but links to nothing of the project.
+  await expect(panel.locator('.source-chunk figcaption a')).toHaveCount(0);
+  await expect(guest.locator('a[href*="/projects/"]')).toHaveCount(0);
+  await expect(guest.locator('#build-graph')).toHaveCount(0);
+  // A top entity opens the shared explorer on it.
+  await guest.locator('#top-entities a').first().click();
+  await expect(guest).toHaveURL(/\/share\/[0-9a-f]{48}\?node=\d+$/);
+  await expect(panel.locator('.detail-title')).not.toBeEmpty();
+
+  await page.locator('#share-panel button', { hasText: 'Withdraw' }).click();
+  await expect(page.locator('#share-panel')).toContainText('withdrawn');
+  const gone = await guest.goto(sharePath);
+  expect(gone.status()).toBe(404);
+});
+
 test('the URL highlights nodes and selects one', async ({ page }) => {
   await openHydrated(page, graphUrl);
   await page.locator('#graph-search').fill('Saltmere');

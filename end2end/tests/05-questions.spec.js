@@ -105,7 +105,7 @@ test('edit, delete and add questions; export and import a set', async ({ page, r
   await page.locator('#import-form').getByRole('button', { name: 'Import' }).click();
   await expect(page).toHaveURL(/\/questions\?set=\d+$/);
   await expect(page.locator('table.sets tbody tr')).toHaveCount(2);
-  await expect(page.locator('#set-view h2')).toHaveText('Imported from round.jsonl');
+  await expect(page.locator('#set-view > h2')).toHaveText('Imported from round.jsonl');
   await expect(page.locator('table.questions tbody tr[data-question]')).toHaveCount(9);
 
   const bad = path.join(dir, 'bad.jsonl');
@@ -175,6 +175,23 @@ test('generate hierarchical questions with reference answers', async ({ page }) 
   await expect(page.locator('.provenance .reference-answer')).toContainText('Reference answer:');
   await expect(page.locator('.provenance')).toContainText(/Category: QC\/(simple|complex) · for a (novice|expert) user/);
   await expect(page.locator('.provenance .source-chunk')).toHaveCount(1);
+});
+
+test('share a question set read-only with its diagnostics; withdrawn, it is a 404', async ({ page, browser }) => {
+  await openHydrated(page, questionsUrl);
+  const rows = await page.locator('table.questions tbody tr[data-question]').count();
+  await page.locator('#set-view #create-share').click();
+  const sharePath = await page.locator('#share-link a').getAttribute('href');
+  const guest = await (await browser.newContext({ storageState: { cookies: [], origins: [] } })).newPage();
+  await openHydrated(guest, sharePath);
+  await expect(guest.locator('#shared-question-table tbody tr')).toHaveCount(rows);
+  await expect(guest.locator('#shared-entities')).toContainText('distinct entities');
+  await expect(guest.locator('a[href*="/projects/"]')).toHaveCount(0);
+  const jsonl = await guest.request.get(await guest.locator('a', { hasText: 'JSONL' }).getAttribute('href'));
+  expect((await jsonl.text()).trim().split('\n').length).toBe(rows);
+  await page.locator('#share-panel button', { hasText: 'Withdraw' }).click();
+  await expect(page.locator('#share-panel')).toContainText('withdrawn');
+  expect((await guest.goto(sharePath)).status()).toBe(404);
 });
 
 test('compare two sets by the entities their questions mention', async ({ page, request }) => {

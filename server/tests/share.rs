@@ -143,3 +143,90 @@ async fn a_share_link_opens_its_page_and_its_files_only_until_withdrawn() {
         assay(&db, &["share", "create", "A", "--page", &format!("study:{study}"), "--expires-days", "0"], &[]).await;
     assert!(!refused.status.success());
 }
+
+/// A server function call through the router; (status, JSON).
+async fn post(router: &axum::Router, path: &str, form: &str) -> (StatusCode, serde_json::Value) {
+    let r = Request::post(path).header(header::CONTENT_TYPE, "application/x-www-form-urlencoded").body(Body::from(form.to_string()));
+    let resp = router.clone().oneshot(r.unwrap()).await.unwrap();
+    let status = resp.status();
+    let body = resp.into_body().collect().await.unwrap().to_bytes();
+    (status, serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_set_and_a_graph_explorer_are_shared_and_reach_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("share2.db");
+    let set = sample_with_answers(&db, [3, 2, 1]).await;
+    // A second project with its own graph: a share of A must not reach it.
+    json(&assay(&db, &["--json", "project", "create", "B"], &[]).await);
+    json(&assay(&db, &["--json", "corpus", "add", "B", "--sample"], &[]).await);
+    json(&assay(&db, &["--json", "graph", "build", "B"], &[]).await);
+    json(&assay(&db, &["--json", "questions", "relevance", "A", "--set", &set], &[]).await);
+    let share = |page: &str| {
+        let (db, page) = (db.clone(), page.to_string());
+        async move {
+            json(&assay(&db, &["--json", "share", "create", "A", "--page", &page], &[]).await)["token"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        }
+    };
+    let set_token = share(&format!("questions:{set}")).await;
+    let graph_token = share("graph:1").await;
+    let refused = assay(&db, &["share", "create", "A", "--page", "graph:2"], &[]).await;
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("belongs to another project"));
+
+    let pool = app::store::open(&db).await.unwrap();
+    let config = app::state::Config { require_login: true, ..Default::default() };
+    let options = server::web::leptos_options(dir.path(), "127.0.0.1:0".parse().unwrap());
+    let router = server::web::router(pool.clone(), config, Default::default(), options);
+
+    // The question set: its questions, its diagnostics' charts, its files.
+    let (status, _, page) = get(&router, &format!("/share/{set_token}"), None).await;
+    assert_eq!(status, StatusCode::OK);
+    let page = String::from_utf8(page).unwrap();
+    let questions = app::store::questions::list_questions(&pool, set.parse().unwrap()).await.unwrap();
+    assert_eq!(questions.len(), 6);
+    for q in &questions {
+        let escaped = q.question.replace('&', "&amp;").replace('"', "&quot;").replace('<', "&lt;");
+        assert!(page.contains(&escaped) || page.contains(&q.question), "{}", q.question);
+    }
+    assert!(page.contains("Entities the questions mention") && page.contains("Relevance of retrieved context"));
+    assert!(!page.contains("/projects/1/") && !page.contains("id=\"share-panel\""), "read-only, nothing else linked");
+    let (status, _, body) = get(&router, &format!("/api/share/{set_token}/questions.jsonl"), None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(String::from_utf8(body).unwrap().lines().count(), 6);
+    let (status, _, body) = get(&router, &format!("/api/share/{set_token}/report.html"), None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(String::from_utf8(body).unwrap().matches("<svg").count() >= 2, "both charts inline");
+    assert_eq!(get(&router, &format!("/api/share/{set_token}/ratings.csv"), None).await.0, StatusCode::NOT_FOUND);
+
+    // The graph: the page, and the explorer's data through the token only.
+    let (status, _, page) = get(&router, &format!("/share/{graph_token}"), None).await;
+    assert_eq!(status, StatusCode::OK);
+    let page = String::from_utf8(page).unwrap();
+    assert!(page.contains("id=\"graph-stats\"") && page.contains(&format!("/share/{graph_token}?node=")));
+    assert!(!page.contains("/projects/1/"));
+    let (status, view) = post(&router, "/api/share/graph", &format!("token={graph_token}&limit=100")).await;
+    assert_eq!(status, StatusCode::OK, "{view}");
+    let node = view["nodes"][0]["id"].as_i64().unwrap();
+    let (status, detail) = post(&router, "/api/share/graph_node", &format!("token={graph_token}&node_id={node}")).await;
+    assert_eq!(status, StatusCode::OK, "{detail}");
+    assert!(detail["sources"].as_array().is_some_and(|s| !s.is_empty()));
+    // Another project's node, by changing the id: not found.
+    let other: i64 = sqlx::query_scalar("SELECT id FROM graph_nodes WHERE project_id = 2 LIMIT 1")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    let (status, body) = post(&router, "/api/share/graph_node", &format!("token={graph_token}&node_id={other}")).await;
+    assert_ne!(status, StatusCode::OK);
+    assert!(body.to_string().contains("not in this project's graph"), "{body}");
+    // The question set's token does not open the graph.
+    let (status, _) = post(&router, "/api/share/graph", &format!("token={set_token}&limit=100")).await;
+    assert_ne!(status, StatusCode::OK);
+    // Withdrawn: the explorer's data stops at once.
+    json(&assay(&db, &["--json", "share", "revoke", &graph_token], &[]).await);
+    assert_ne!(post(&router, "/api/share/graph", &format!("token={graph_token}&limit=100")).await.0, StatusCode::OK);
+    assert_eq!(get(&router, &format!("/share/{graph_token}"), None).await.0, StatusCode::NOT_FOUND);
+}

@@ -140,7 +140,11 @@ pub fn SourceText(project_id: i64, sources: Vec<SourceChunk>) -> impl IntoView {
         .map(|c| {
             view! {
                 <figure class="source-chunk" data-chunk=c.chunk_id>
-                    <figcaption><a href=format!("/projects/{project_id}/documents/{}", c.document_id)>{c.document_title}</a>
+                    <figcaption>{if project_id > 0 {
+                            view! { <a href=format!("/projects/{project_id}/documents/{}", c.document_id)>{c.document_title}</a> }.into_any()
+                        } else {
+                            view! { <span class="doc-title">{c.document_title}</span> }.into_any()
+                        }}
                         <span class="muted">{format!(" · chunk {}", c.chunk_id)}</span></figcaption>
                     <p>{c.segments.into_iter().map(|(text, mark)| if mark {
                         view! { <mark>{text}</mark> }.into_any()

@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 
 use crate::api::*;
-use crate::components::explorer::GraphExplorer;
+use crate::components::explorer::{GraphExplorer, GraphSource};
 use crate::components::{ActionError, ErrorNote, NoCacheBox, ProjectBar};
 use crate::format;
 use crate::model::GraphOverview;
@@ -46,11 +46,12 @@ pub fn GraphPage() -> impl IntoView {
                         Ok(Some(o)) => view! {
                             <Stats o=o.clone()/>
                             <BuildForm project_id=id.get_untracked() action=build open=false llm=info.map(|l| (l.provider, l.label))/>
-                            <GraphExplorer project_id=id.get_untracked() reload=finished/>
+                            <GraphExplorer source=GraphSource::Project(id.get_untracked()) reload=finished/>
                             <div class="graph-facts">
                                 <DegreeChart histogram=o.degree_histogram.clone()/>
-                                <TopEntities o=o.clone() project_id=id.get_untracked()/>
+                                <TopEntities o=o.clone() base=format!("/projects/{}/graph", id.get_untracked())/>
                             </div>
+                            <crate::components::SharePanel kind="graph" page_id=id.get_untracked()/>
                         }.into_any(),
                     }
                 })}
@@ -61,7 +62,7 @@ pub fn GraphPage() -> impl IntoView {
 }
 
 #[component]
-fn Stats(o: GraphOverview) -> impl IntoView {
+pub(crate) fn Stats(o: GraphOverview) -> impl IntoView {
     let by = match o.provider.as_str() {
         "offline" => view! {
             <span class="provider-offline">"the offline provider"</span>
@@ -118,7 +119,7 @@ fn BuildForm(
 /// Degrees in bins (1, 2, 3–4, 5–8, …) as horizontal bars: a few hubs and
 /// many leaves is the usual shape of an extracted graph.
 #[component]
-fn DegreeChart(histogram: Vec<(i64, i64)>) -> impl IntoView {
+pub(crate) fn DegreeChart(histogram: Vec<(i64, i64)>) -> impl IntoView {
     let mut bins: Vec<(String, i64)> = Vec::new();
     let zero = histogram.iter().find(|(d, _)| *d == 0).map_or(0, |(_, n)| *n);
     if zero > 0 {
@@ -155,14 +156,16 @@ fn DegreeChart(histogram: Vec<(i64, i64)>) -> impl IntoView {
     }
 }
 
+/// The most connected entities (each opens the explorer on it: `base` is
+/// the explorer's page) and the entity types.
 #[component]
-fn TopEntities(o: GraphOverview, project_id: i64) -> impl IntoView {
+pub(crate) fn TopEntities(o: GraphOverview, base: String) -> impl IntoView {
     view! {
         <div class="top-entities">
             <h2>"Top entities by degree"</h2>
             <ol id="top-entities">
                 {o.top.into_iter().map(|n| view! {
-                    <li><a href=format!("/projects/{project_id}/graph?node={}", n.id) rel="external">{n.name}</a>
+                    <li><a href=format!("{base}?node={}", n.id) rel="external">{n.name}</a>
                         <span class="muted small">{format!(" {} · {}", n.kind, n.degree)}</span></li>
                 }).collect_view()}
             </ol>

@@ -1,13 +1,17 @@
-//! `/share/:token`: a report page shared read-only by link — an
-//! evaluation's report or a study's results, with no account, no edit
-//! controls and nothing else of the project. A withdrawn link is a 404.
+//! `/share/:token`: a page shared read-only by link — an evaluation's
+//! report, a study's results, a question set with its diagnostics, or a
+//! project's graph explorer — with no account, no edit controls and nothing
+//! else of the project. A withdrawn link is a 404.
 
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_params_map;
 
 use crate::api::get_shared;
+use crate::components::explorer::{GraphExplorer, GraphSource};
 use crate::components::ErrorNote;
+use crate::format;
+use crate::model::{GraphOverview, SharedQuestions};
 
 #[component]
 pub fn SharePage() -> impl IntoView {
@@ -29,14 +33,81 @@ pub fn SharePage() -> impl IntoView {
                             }
                             view! { <h1>"Not found"</h1><ErrorNote error=e/> }.into_any()
                         }
-                        Ok(v) => match (v.evaluation, v.study) {
-                            (Some(r), _) => view! { <crate::pages::evaluations::Report project_id=0 r share=t/> }.into_any(),
-                            (_, Some(r)) => view! { <crate::pages::studies::Results r share=t/> }.into_any(),
-                            _ => ().into_any(),
-                        },
+                        Ok(v) => {
+                            if let Some(r) = v.evaluation {
+                                view! { <crate::pages::evaluations::Report project_id=0 r share=t/> }.into_any()
+                            } else if let Some(r) = v.study {
+                                view! { <crate::pages::studies::Results r share=t/> }.into_any()
+                            } else if let Some(q) = v.questions {
+                                view! { <SharedSet q token=t/> }.into_any()
+                            } else if let Some(o) = v.graph {
+                                view! { <SharedGraph o token=t/> }.into_any()
+                            } else {
+                                ().into_any()
+                            }
+                        }
                     }
                 })}
             </Suspense>
         </main>
+    }
+}
+
+/// A question set, read-only: its diagnostics and questions, and downloads.
+#[component]
+fn SharedSet(q: SharedQuestions, token: String) -> impl IntoView {
+    let base = format!("/api/share/{token}");
+    let counts = q.set.counts.iter().map(|(k, n)| format!("{n} {k}")).collect::<Vec<_>>().join(" · ");
+    view! {
+        <h1>{format!("Question set · {}", q.set.name)}</h1>
+        <dl class="totals">
+            <div><dt>"Questions"</dt><dd id="shared-questions">{format::int(q.set.questions)}</dd></div>
+            <div><dt>"Kind"</dt><dd>{q.set.kind.clone()}</dd></div>
+            <div><dt>"Made by"</dt><dd class="small">{q.set.provider.clone().map_or("imported".into(), |p| {
+                if p == "offline" { "the offline provider (templates, not a language model)".to_string() } else { format!("{p}, {}", q.set.model.clone().unwrap_or_default()) }
+            })}</dd></div>
+        </dl>
+        <p class="small">{counts}</p>
+        <p class="small"><a href=format!("{base}/questions.jsonl") download="">"JSONL"</a> " · "
+            <a href=format!("{base}/questions.csv") download="">"CSV"</a> " · "
+            <a href=format!("{base}/report.html") download="">"One HTML file"</a></p>
+        {q.entities.map(|(e, svg)| view! {
+            <h2>"Entities the questions mention"</h2>
+            <p class="small" id="shared-entities">{format!("{} distinct entities in {} questions; {} questions name one; the most mentioned takes {} of all mentions (the graph's names matched).",
+                e.distinct, e.covered, e.with_entity, format::pct(e.top_share))}</p>
+            <figure class="plot"><div class="svg" role="img" aria-label="Top entities" inner_html=svg></div></figure>
+        })}
+        {q.relevance.map(|(r, svg)| view! {
+            <h2>"Relevance of retrieved context"</h2>
+            <p class="small">{format!("{} of {} questions scored 0–5, mean {:.2}{}.", r.scored, r.questions, r.mean,
+                r.made_by.map_or(String::new(), |m| format!(", by {m}")))}</p>
+            <figure class="plot"><div class="svg" role="img" aria-label="Relevance histogram" inner_html=svg></div></figure>
+        })}
+        <h2>"Questions"</h2>
+        <table class="grid questions" id="shared-question-table">
+            <thead><tr><th class="num">"#"</th><th>"Level or category"</th><th>"Question"</th><th>"Reference answer"</th></tr></thead>
+            <tbody>
+                {q.questions.into_iter().enumerate().map(|(i, x)| view! {
+                    <tr><td class="num">{i + 1}</td><td class="small">{x.level.clone().or(x.category.clone()).unwrap_or_default()}</td>
+                        <td>{x.question}</td><td class="small">{x.reference_answer.unwrap_or_default()}</td></tr>
+                }).collect_view()}
+            </tbody>
+        </table>
+    }
+}
+
+/// A project's graph, read-only: its statistics and the explorer (which
+/// reads the graph through the token).
+#[component]
+fn SharedGraph(o: GraphOverview, token: String) -> impl IntoView {
+    let source = GraphSource::Share(token.as_str().into());
+    view! {
+        <h1>"Knowledge graph"</h1>
+        <crate::pages::graph::Stats o=o.clone()/>
+        <GraphExplorer source reload=Signal::derive(|| 0u64)/>
+        <div class="graph-facts">
+            <crate::pages::graph::DegreeChart histogram=o.degree_histogram.clone()/>
+            <crate::pages::graph::TopEntities o=o.clone() base=format!("/share/{token}")/>
+        </div>
     }
 }

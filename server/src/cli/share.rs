@@ -10,7 +10,9 @@ use super::Output;
 
 #[derive(Subcommand, Debug)]
 pub enum ShareCommand {
-    /// Make a read-only link to a page: `evaluation:ID` or `study:ID`.
+    /// Make a read-only link to a page: `evaluation:ID`, `study:ID`,
+    /// `questions:SET` (a question set with its diagnostics) or
+    /// `graph:PROJECT` (the graph explorer).
     Create {
         project: String,
         #[arg(long)]
@@ -32,11 +34,7 @@ pub async fn run(pool: &SqlitePool, out: Output, cmd: ShareCommand) -> anyhow::R
             let p = app::store::find_project(pool, &project).await?;
             let (kind, id) = page.split_once(':').ok_or_else(|| anyhow::anyhow!("--page {page}: expected KIND:ID"))?;
             let id: i64 = id.trim().parse().map_err(|_| anyhow::anyhow!("--page {page}: \"{id}\" is not an id"))?;
-            let owner = match kind {
-                "evaluation" => app::evaluation::get(pool, id).await?.view.project_id,
-                "study" => app::study::view(pool, id).await?.project_id,
-                other => anyhow::bail!("--page: a share is of an evaluation or a study, not \"{other}\""),
-            };
+            let owner = app::share::project_of(pool, kind, id).await?;
             if owner != p.summary.id {
                 anyhow::bail!("{kind} {id} belongs to another project");
             }

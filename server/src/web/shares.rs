@@ -11,8 +11,37 @@ use super::app_error;
 pub async fn file(State(state): State<AppState>, Path((token, file)): Path<(String, String)>) -> Response {
     match app::share::open(&state.pool, &token).await {
         Ok((kind, id)) if kind == "evaluation" => super::evaluations::report_of(&state.pool, id, &file).await,
-        Ok((_, id)) => super::studies::file_of(&state.pool, id, &file).await,
+        Ok((kind, id)) if kind == "study" => super::studies::file_of(&state.pool, id, &file).await,
+        Ok((kind, id)) if kind == "questions" => questions_file(&state.pool, id, &file).await,
+        Ok(_) => app_error(app::error::AppError::NotFound(format!("this shared page has no {file}"))),
         Err(e) => app_error(e),
+    }
+}
+
+/// `questions.jsonl`, `questions.csv` or `report.html` of a shared question set.
+async fn questions_file(pool: &sqlx::SqlitePool, set: i64, file: &str) -> Response {
+    use axum::response::IntoResponse;
+    let questions = match app::store::questions::list_questions(pool, set).await {
+        Ok(q) => q,
+        Err(e) => return app_error(e),
+    };
+    match file {
+        "questions.jsonl" => super::download(app::questions_io::to_jsonl(&questions), "jsonl", &format!("questions-set-{set}")),
+        "questions.csv" => super::download(app::questions_io::to_csv(&questions), "csv", &format!("questions-set-{set}")),
+        "report.html" => match app::share::html(pool, "questions", set).await {
+            Ok(h) => (
+                [
+                    (axum::http::header::CONTENT_TYPE, "text/html; charset=utf-8".to_string()),
+                    (axum::http::header::CONTENT_DISPOSITION, format!("attachment; filename=\"questions-set-{set}.html\"")),
+                ],
+                h,
+            )
+                .into_response(),
+            Err(e) => app_error(e),
+        },
+        other => app_error(app::error::AppError::NotFound(format!(
+            "no \"{other}\": questions.jsonl, questions.csv or report.html"
+        ))),
     }
 }
 

@@ -17,7 +17,8 @@ use serde::{Deserialize, Serialize};
 use crate::api::*;
 use crate::components::{ErrorNote, SourceText};
 use crate::format;
-use crate::model::{EdgeDetail, NodeBrief, NodeDetail, SourceChunk};
+use crate::error::AppError;
+use crate::model::{EdgeDetail, GraphView, NodeBrief, NodeDetail, SourceChunk};
 use scene::PALETTE;
 
 /// Nodes drawn at most by default (`?limit=N` changes it, up to
@@ -42,6 +43,46 @@ fn parse_ids(s: &str) -> Vec<i64> {
     s.split(',').filter_map(|x| x.trim().parse().ok()).collect()
 }
 
+/// Where the explorer reads the graph: a project (the owner), or a share
+/// token (a read-only link: the server finds the project from the token,
+/// and the source texts link to nothing else of the project).
+#[derive(Debug, Clone, PartialEq)]
+pub enum GraphSource {
+    Project(i64),
+    Share(std::sync::Arc<str>),
+}
+
+impl GraphSource {
+    async fn view(self, limit: u32) -> Result<GraphView, AppError> {
+        match self {
+            GraphSource::Project(id) => get_graph_view(id, limit).await,
+            GraphSource::Share(t) => get_shared_graph_view(t.to_string(), limit).await,
+        }
+    }
+
+    async fn node(self, id: i64) -> Result<NodeDetail, AppError> {
+        match self {
+            GraphSource::Project(p) => get_graph_node(p, id).await,
+            GraphSource::Share(t) => get_shared_graph_node(t.to_string(), id).await,
+        }
+    }
+
+    async fn edge(self, a: i64, b: i64) -> Result<EdgeDetail, AppError> {
+        match self {
+            GraphSource::Project(p) => get_graph_edge(p, a, b).await,
+            GraphSource::Share(t) => get_shared_graph_edge(t.to_string(), a, b).await,
+        }
+    }
+
+    /// The project whose pages the source texts may link to (none when shared).
+    fn project(&self) -> i64 {
+        match self {
+            GraphSource::Project(p) => *p,
+            GraphSource::Share(_) => 0,
+        }
+    }
+}
+
 /// Selects a node and brings it to the middle of the view.
 fn go_to(selection: RwSignal<Option<Selection>>, id: i64) {
     selection.set(Some(Selection::Node(id)));
@@ -58,7 +99,7 @@ fn go_to(selection: RwSignal<Option<Selection>>, id: i64) {
 }
 
 #[component]
-pub fn GraphExplorer(project_id: i64, #[prop(into)] reload: Signal<u64>) -> impl IntoView {
+pub fn GraphExplorer(source: GraphSource, #[prop(into)] reload: Signal<u64>) -> impl IntoView {
     let query = use_query_map();
     #[cfg(feature = "hydrate")]
     let highlight = Memo::new(move |_| query.read().get("highlight").map(|s| parse_ids(&s)).unwrap_or_default());
@@ -73,9 +114,10 @@ pub fn GraphExplorer(project_id: i64, #[prop(into)] reload: Signal<u64>) -> impl
     let limit = Memo::new(move |_| {
         query.read().get("limit").and_then(|l| l.parse().ok()).unwrap_or(NODE_LIMIT).clamp(1, MAX_NODE_LIMIT)
     });
+    let from = source.clone();
     let data = LocalResource::new(move || {
         reload.get();
-        get_graph_view(project_id, limit.get())
+        from.clone().view(limit.get())
     });
     let canvas_ref = NodeRef::<leptos::html::Canvas>::new();
     // What the controls need of the data, kept apart from the scene.
@@ -256,7 +298,7 @@ pub fn GraphExplorer(project_id: i64, #[prop(into)] reload: Signal<u64>) -> impl
                         view! { <p class="canvas-caption muted" id="graph-shown">{text}</p> }
                     })}
                 </div>
-                <DetailPanel project_id selection focus hops/>
+                <DetailPanel source=source.clone() selection focus hops/>
             </div>
         </section>
     }
@@ -264,18 +306,22 @@ pub fn GraphExplorer(project_id: i64, #[prop(into)] reload: Signal<u64>) -> impl
 
 #[component]
 fn DetailPanel(
-    project_id: i64,
+    source: GraphSource,
     selection: RwSignal<Option<Selection>>,
     focus: RwSignal<Option<(i64, u32)>>,
     hops: RwSignal<u32>,
 ) -> impl IntoView {
+    let project_id = source.project();
     let detail = Resource::new(
         move || selection.get(),
-        move |sel| async move {
-            match sel {
-                None => Ok(None),
-                Some(Selection::Node(id)) => get_graph_node(project_id, id).await.map(|d| Some(Detail::Node(d))),
-                Some(Selection::Edge(a, b)) => get_graph_edge(project_id, a, b).await.map(|d| Some(Detail::Edge(d))),
+        move |sel| {
+            let source = source.clone();
+            async move {
+                match sel {
+                    None => Ok(None),
+                    Some(Selection::Node(id)) => source.node(id).await.map(|d| Some(Detail::Node(d))),
+                    Some(Selection::Edge(a, b)) => source.edge(a, b).await.map(|d| Some(Detail::Edge(d))),
+                }
             }
         },
     );
