@@ -17,6 +17,9 @@ pub enum AppError {
     NotFound(String),
     #[error("{0}")]
     Conflict(String),
+    /// The caller may not do this (a collaborator without the rights).
+    #[error("{0}")]
+    Forbidden(String),
     #[error("something went wrong on the server; the details are in its log")]
     Internal,
     /// Transport or encoding trouble between browser and server.

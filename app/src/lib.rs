@@ -16,6 +16,8 @@
 #![recursion_limit = "256"]
 
 #[cfg(feature = "ssr")]
+pub mod access;
+#[cfg(feature = "ssr")]
 pub mod answers;
 #[cfg(feature = "ssr")]
 pub mod answers_io;
@@ -61,6 +63,7 @@ use pages::rater::RaterPage;
 use pages::settings::SettingsPage;
 use pages::share::SharePage;
 use pages::studies::{StudiesPage, StudyResultsPage};
+use pages::users::UsersPage;
 use pages::{corpus::CorpusPage, document::DocumentPage, home::HomePage, NotFound};
 
 /// The HTML document around every page.
@@ -114,6 +117,7 @@ pub fn App() -> impl IntoView {
                 // link's 404 status is the response's (not a streamed 200).
                 <Route path=path!("/share/:token") view=SharePage ssr=leptos_router::SsrMode::Async/>
                 <Route path=path!("/setup") view=SetupPage/>
+                <Route path=path!("/users") view=UsersPage/>
                 <Route path=path!("/projects/:id/jobs") view=JobsPage/>
                 <Route path=path!("/projects/:id/jobs/:job") view=JobPage/>
                 <Route path=path!("/projects/:id/settings") view=SettingsPage/>

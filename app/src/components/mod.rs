@@ -16,7 +16,7 @@ pub fn Brand(#[prop(optional)] account: bool) -> impl IntoView {
     view! {
         <header class="topbar">
             <a class="brand" href="/">"Assay"</a>
-            {account.then(|| view! { <span class="tabs"><LogOut/></span> })}
+            {account.then(|| view! { <span class="tabs"><a href="/users" id="accounts-link">"Accounts"</a><LogOut/></span> })}
         </header>
     }
 }

@@ -13,6 +13,7 @@ pub mod rater;
 pub mod settings;
 pub mod share;
 pub mod studies;
+pub mod users;
 
 use leptos::prelude::*;
 use leptos_meta::Title;

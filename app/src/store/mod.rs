@@ -5,6 +5,7 @@
 //! stores all of its accepted documents with their chunks or nothing, so a
 //! failure part-way never leaves a half-written corpus.
 
+pub mod access;
 pub mod answers;
 pub mod calls;
 pub mod evaluations;

@@ -1,4 +1,5 @@
-//! `assay user …`: the owner account from the command line.
+//! `assay user …`: the owner's and collaborators' accounts from the command
+//! line, and collaborators' rights per project.
 
 use std::io::BufRead;
 use std::process::ExitCode;
@@ -11,16 +12,27 @@ use super::Output;
 
 #[derive(Subcommand, Debug)]
 pub enum UserCommand {
-    /// Create the owner account (or a collaborator). The password comes from
-    /// the first line of standard input with --password-stdin, else from
-    /// ASSAY_PASSWORD; at least 10 characters.
+    /// Create the owner account (or a collaborator: `--role member`, who
+    /// sees only the projects granted with `assay user grant`). The password
+    /// comes from the first line of standard input with --password-stdin,
+    /// else from ASSAY_PASSWORD; at least 10 characters.
     Create {
         name: String,
         #[arg(long)]
         password_stdin: bool,
-        #[arg(long, value_parser = ["owner", "collaborator"], default_value = "owner")]
+        #[arg(long, value_parser = ["owner", "member", "collaborator"], default_value = "owner")]
         role: String,
     },
+    /// Give a collaborator `read` or `edit` rights on a project, or take
+    /// them away (`none`).
+    Grant {
+        name: String,
+        project: String,
+        #[arg(long, value_parser = ["read", "edit", "none"])]
+        access: String,
+    },
+    /// Every account and its rights.
+    List,
     /// Start a login session for a user and print its token, for scripts
     /// that call the API (send it as the `assay_session` cookie).
     Session { name: String },
@@ -29,6 +41,7 @@ pub enum UserCommand {
 pub async fn run(pool: &SqlitePool, out: Output, cmd: UserCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         UserCommand::Create { name, password_stdin, role } => {
+            let role = if role == "collaborator" { "member".to_string() } else { role };
             let password = if password_stdin {
                 let mut line = String::new();
                 std::io::stdin().lock().read_line(&mut line)?;
@@ -41,6 +54,35 @@ pub async fn run(pool: &SqlitePool, out: Output, cmd: UserCommand) -> anyhow::Re
             let id = app::auth::create_user(pool, &name, &password, &role).await?;
             out.print(json!({"user_id": id, "name": name.trim(), "role": role}), || {
                 format!("{role} \"{}\" created", name.trim())
+            });
+            Ok(ExitCode::SUCCESS)
+        }
+        UserCommand::Grant { name, project, access } => {
+            let (user, _) = app::store::access::user_by_name(pool, name.trim()).await?;
+            let p = app::store::find_project(pool, &project).await?;
+            app::access::set_access(pool, user, p.summary.id, &access).await?;
+            out.print(json!({"user_id": user, "project_id": p.summary.id, "access": access}), || {
+                format!("\"{}\" now has {access} access to project {}", name.trim(), p.summary.id)
+            });
+            Ok(ExitCode::SUCCESS)
+        }
+        UserCommand::List => {
+            let users = app::store::access::users(pool).await?;
+            let rows: Vec<serde_json::Value> = users
+                .iter()
+                .map(|((id, name, role, created), projects)| {
+                    json!({"id": id, "name": name, "role": role, "created_at": created, "projects": projects})
+                })
+                .collect();
+            out.print(json!(rows), || {
+                users
+                    .iter()
+                    .map(|((id, name, role, _), projects)| {
+                        let rights: Vec<String> = projects.iter().map(|(p, a)| format!("{p}:{a}")).collect();
+                        format!("{id}\t{name}\t{role}\t{}", rights.join(" "))
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n")
             });
             Ok(ExitCode::SUCCESS)
         }

@@ -298,6 +298,7 @@ fn app_error(e: AppError) -> Response {
         AppError::Invalid(_) => StatusCode::BAD_REQUEST,
         AppError::NotFound(_) => StatusCode::NOT_FOUND,
         AppError::Conflict(_) => StatusCode::CONFLICT,
+        AppError::Forbidden(_) => StatusCode::FORBIDDEN,
         AppError::Internal | AppError::Transport(_) => StatusCode::INTERNAL_SERVER_ERROR,
     };
     error(status, e.to_string())

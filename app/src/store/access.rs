@@ -1,0 +1,122 @@
+//! Who may reach what: project memberships of collaborators, the accounts,
+//! and the project each kind of object belongs to.
+
+use sqlx::SqlitePool;
+
+use crate::error::{AppError, AppResult};
+
+/// Something a request names, to find its project.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Obj {
+    Project(i64),
+    Document(i64),
+    Job(i64),
+    QuestionSet(i64),
+    Question(i64),
+    AnswerSet(i64),
+    Evaluation(i64),
+    Study(i64),
+    StudyLink(i64),
+    Share(i64),
+}
+
+/// The project an object belongs to; a missing object is "not found".
+pub async fn project_of(pool: &SqlitePool, obj: Obj) -> AppResult<i64> {
+    let (sql, id, what) = match obj {
+        Obj::Project(id) => ("SELECT id FROM projects WHERE id = ?", id, "project"),
+        Obj::Document(id) => ("SELECT project_id FROM documents WHERE id = ?", id, "document"),
+        Obj::Job(id) => ("SELECT project_id FROM jobs WHERE id = ?", id, "job"),
+        Obj::QuestionSet(id) => ("SELECT project_id FROM question_sets WHERE id = ?", id, "question set"),
+        Obj::Question(id) => (
+            "SELECT s.project_id FROM questions q JOIN question_sets s ON s.id = q.set_id WHERE q.id = ?",
+            id,
+            "question",
+        ),
+        Obj::AnswerSet(id) => ("SELECT project_id FROM answer_sets WHERE id = ?", id, "answer set"),
+        Obj::Evaluation(id) => ("SELECT project_id FROM evaluations WHERE id = ?", id, "evaluation"),
+        Obj::Study(id) => ("SELECT project_id FROM studies WHERE id = ?", id, "study"),
+        Obj::StudyLink(id) => (
+            "SELECT s.project_id FROM study_links l JOIN studies s ON s.id = l.study_id WHERE l.id = ?",
+            id,
+            "study link",
+        ),
+        Obj::Share(id) => ("SELECT project_id FROM shares WHERE id = ?", id, "share link"),
+    };
+    let project: Option<Option<i64>> = sqlx::query_scalar(sql).bind(id).fetch_optional(pool).await?;
+    project.flatten().ok_or_else(|| AppError::NotFound(format!("{what} {id} does not exist")))
+}
+
+/// A collaborator's rights on a project: `Some("read" | "edit")`, or none.
+pub async fn membership(pool: &SqlitePool, user: i64, project: i64) -> AppResult<Option<String>> {
+    Ok(sqlx::query_scalar("SELECT access FROM project_members WHERE user_id = ? AND project_id = ?")
+        .bind(user)
+        .bind(project)
+        .fetch_optional(pool)
+        .await?)
+}
+
+/// The projects a collaborator may see.
+pub async fn member_projects(pool: &SqlitePool, user: i64) -> AppResult<Vec<i64>> {
+    Ok(sqlx::query_scalar("SELECT project_id FROM project_members WHERE user_id = ?").bind(user).fetch_all(pool).await?)
+}
+
+/// Gives a collaborator `access` ("read" or "edit") to a project, or takes
+/// it away (`None`).
+pub async fn set_membership(pool: &SqlitePool, user: i64, project: i64, access: Option<&str>) -> AppResult<()> {
+    match access {
+        Some(a) => {
+            sqlx::query(
+                "INSERT INTO project_members (user_id, project_id, access) VALUES (?, ?, ?)
+                 ON CONFLICT(user_id, project_id) DO UPDATE SET access = excluded.access",
+            )
+            .bind(user)
+            .bind(project)
+            .bind(a)
+            .execute(pool)
+            .await?;
+        }
+        None => {
+            sqlx::query("DELETE FROM project_members WHERE user_id = ? AND project_id = ?")
+                .bind(user)
+                .bind(project)
+                .execute(pool)
+                .await?;
+        }
+    }
+    Ok(())
+}
+
+/// Every account: (id, name, role, created), and each one's memberships
+/// `(project id, access)`.
+pub type UserRow = (i64, String, String, String);
+
+pub async fn users(pool: &SqlitePool) -> AppResult<Vec<(UserRow, Vec<(i64, String)>)>> {
+    let rows: Vec<UserRow> =
+        sqlx::query_as("SELECT id, name, role, created_at FROM users ORDER BY id").fetch_all(pool).await?;
+    let mut out = Vec::new();
+    for u in rows {
+        let m: Vec<(i64, String)> =
+            sqlx::query_as("SELECT project_id, access FROM project_members WHERE user_id = ? ORDER BY project_id")
+                .bind(u.0)
+                .fetch_all(pool)
+                .await?;
+        out.push((u, m));
+    }
+    Ok(out)
+}
+
+/// Deletes a collaborator's account (its sessions and memberships go with it).
+pub async fn delete_member(pool: &SqlitePool, user: i64) -> AppResult<()> {
+    let done = sqlx::query("DELETE FROM users WHERE id = ? AND role = 'member'").bind(user).execute(pool).await?;
+    if done.rows_affected() == 0 {
+        return Err(AppError::NotFound(format!("no collaborator {user} (the owner's account stays)")));
+    }
+    Ok(())
+}
+
+/// An account's id and role by name.
+pub async fn user_by_name(pool: &SqlitePool, name: &str) -> AppResult<(i64, String)> {
+    let row: Option<(i64, String)> =
+        sqlx::query_as("SELECT id, role FROM users WHERE name = ?").bind(name).fetch_optional(pool).await?;
+    row.ok_or_else(|| AppError::NotFound(format!("there is no user \"{name}\"")))
+}

@@ -1,0 +1,189 @@
+//! Collaborators through the real router over a real SQLite file: the owner
+//! makes accounts and grants read or edit rights per project (through the
+//! server functions); a collaborator without rights is refused by every
+//! server function that touches a project's data, and by its pages and
+//! routes; read rights read but change nothing; edit rights change their
+//! project only; accounts, projects and the LLM settings stay the owner's.
+
+mod common;
+
+use axum::body::Body;
+use axum::http::{header, Request, StatusCode};
+use common::{assay, json, sample_with_answers};
+use http_body_util::BodyExt;
+use tower::ServiceExt;
+
+struct Reply {
+    status: StatusCode,
+    body: String,
+}
+
+async fn send(router: &axum::Router, req: Request<Body>) -> Reply {
+    let resp = router.clone().oneshot(req).await.unwrap();
+    let status = resp.status();
+    let body = String::from_utf8_lossy(&resp.into_body().collect().await.unwrap().to_bytes()).to_string();
+    Reply { status, body }
+}
+
+fn get(path: &str, cookie: &str) -> Request<Body> {
+    Request::get(path).header(header::COOKIE, format!("assay_session={cookie}")).body(Body::empty()).unwrap()
+}
+
+fn post(path: &str, form: &str, cookie: &str) -> Request<Body> {
+    Request::post(path)
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .header(header::COOKIE, format!("assay_session={cookie}"))
+        .body(Body::from(form.to_string()))
+        .unwrap()
+}
+
+fn path_of<T: leptos::server_fn::ServerFn>() -> &'static str {
+    T::PATH
+}
+
+/// One form every server function can read: each argument any of them
+/// takes, naming object 1 (which exists, in project 1) where it is an id.
+const EVERY_ARGUMENT: &str = "id=1&project_id=1&set_id=1&question_id=1&job_id=1&answer_set_id=1&question_set_id=1\
+&link_id=1&user_id=1&page_id=1&node_id=1&source=1&target=1&a=1&b=1&question=1&item=1&limit=10&k=3\
+&open=true&retry_failed=false&kind=questions&name=x&text=x&password=x&confirm=x&json=x&params=x&method=bm25\
+&judge=offline&draws=1:1&intro=x&corpus_summary=x&attention_checks=0&target_raters=1&rater_links=0&seed=1\
+&expires_days=1&chunk_tokens=512&chunk_overlap=0&tokenizer=x&gleaning=0&entity_types=x&summary_budget=100\
+&node=1&edge=1&subgraph=1&min_hops=1&users=1&tasks=1&per_task=1&head=1&tail=1&per_category=1&levels=2\
+&dimensions=QC&factorial=0&level=x&reference_answer=x&answer_sets=1&pairs=x&protocol=x&trials=1&repeats=1\
+&tolerance=1&adjustments=1&target_words=1&provider=offline&base_url=x&model=x&api_key=x&concurrency=1\
+&timeout_secs=1&price=x&access=read&answers=&position_bias=0&length_bias=0&noise=0";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn collaborators_reach_only_what_the_owner_granted() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("access.db");
+    // Project 1 with one of everything (id 1 each), and project 2.
+    let set = sample_with_answers(&db, [2, 1, 1]).await;
+    assert_eq!(set, "1");
+    let run = ["--json", "eval", "run", "A", "--set", "1", "--methods", "bm25,lightrag", "--judge", "offline", "--trials", "1"];
+    json(&assay(&db, &run, &[]).await);
+    json(&assay(&db, &["--json", "study", "create", "A", "--questions", "1:2"], &[]).await);
+    json(&assay(&db, &["--json", "share", "create", "A", "--page", "study:1"], &[]).await);
+    json(&assay(&db, &["--json", "project", "create", "B"], &[]).await);
+    let env = [("ASSAY_PASSWORD", "correct horse battery")];
+    json(&assay(&db, &["--json", "user", "create", "owner"], &env).await);
+    let session = |name: &'static str| {
+        let db = db.clone();
+        async move { json(&assay(&db, &["--json", "user", "session", name], &[]).await)["token"].as_str().unwrap().to_string() }
+    };
+    let owner = session("owner").await;
+
+    let pool = app::store::open(&db).await.unwrap();
+    let config = app::state::Config { require_login: true, ..Default::default() };
+    let options = server::web::leptos_options(dir.path(), "127.0.0.1:0".parse().unwrap());
+    let router = server::web::router(pool.clone(), config, Default::default(), options);
+
+    // The owner makes three collaborators and grants rights, in the browser's way.
+    let create = path_of::<app::api::CreateMember>();
+    let grant = path_of::<app::api::SetMemberAccess>();
+    let mut ids = Vec::new();
+    for name in ["ana", "ben", "cy"] {
+        let r = send(&router, post(create, &format!("name={name}&password=correct+horse+battery"), &owner)).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+        ids.push(r.body.parse::<i64>().unwrap());
+    }
+    for (user, project, access) in [(ids[0], 1, "read"), (ids[1], 1, "edit"), (ids[1], 2, "read")] {
+        let r = send(&router, post(grant, &format!("user_id={user}&project_id={project}&access={access}"), &owner)).await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    }
+    let r = send(&router, post(path_of::<app::api::ListUsers>(), "", &owner)).await;
+    assert!(r.body.contains("\"ben\"") && r.body.contains("[1,\"edit\"]"), "{}", r.body);
+    let (ana, ben, cy) = (session("ana").await, session("ben").await, session("cy").await);
+
+    // cy has no rights: every server function touching a project refuses.
+    let no_project = [
+        path_of::<app::api::ListProjects>(),
+        path_of::<app::api::GetUploadLimits>(),
+        path_of::<app::api::GetLlmInfo>(),
+        path_of::<app::api::AnswerMethods>(),
+        path_of::<app::api::DefaultStudyDimensions>(),
+    ];
+    let mut refused = 0;
+    for (path, _) in leptos::server_fn::axum::server_fn_paths() {
+        if path.starts_with("/api/study/") || path.starts_with("/api/auth/") || path.starts_with("/api/share/") {
+            continue;
+        }
+        let r = send(&router, post(path, EVERY_ARGUMENT, &cy)).await;
+        if no_project.contains(&path) {
+            assert_eq!(r.status, StatusCode::OK, "{path}: {}", r.body);
+            continue;
+        }
+        assert_eq!(r.status, StatusCode::FORBIDDEN, "{path}: {}", r.body);
+        assert!(
+            r.body.contains("no access to project 1") || r.body.contains("only the owner can"),
+            "{path}: {}",
+            r.body
+        );
+        refused += 1;
+    }
+    assert!(refused > 60, "{refused} server functions checked");
+    let r = send(&router, post(path_of::<app::api::ListProjects>(), "", &cy)).await;
+    assert_eq!(r.body, "[]", "cy sees no project");
+    for path in ["/projects/1/corpus", "/api/projects/1/questions/1/export?format=jsonl", "/api/evaluations/1/report.json", "/api/studies/1/ratings.csv", "/users"] {
+        assert_eq!(send(&router, get(path, &cy)).await.status, StatusCode::FORBIDDEN, "{path}");
+    }
+
+    // ana reads project 1 and changes nothing.
+    let r = send(&router, post(path_of::<app::api::ListProjects>(), "", &ana)).await;
+    assert!(r.body.contains("\"A\"") && !r.body.contains("\"B\""), "{}", r.body);
+    for (fun, form) in [
+        (path_of::<app::api::GetProject>(), "id=1"),
+        (path_of::<app::api::ListSetQuestions>(), "set_id=1"),
+        (path_of::<app::api::GetEvaluationReport>(), "id=1"),
+        (path_of::<app::api::GetStudyResults>(), "id=1"),
+        (path_of::<app::api::GetGraphView>(), "project_id=1&limit=10"),
+    ] {
+        assert_eq!(send(&router, post(fun, form, &ana)).await.status, StatusCode::OK, "{fun}");
+    }
+    for (fun, form) in [
+        (path_of::<app::api::RenameProject>(), "id=1&name=Mine"),
+        (path_of::<app::api::DeleteQuestion>(), "question_id=1"),
+        (path_of::<app::api::StartSummaries>(), "project_id=1"),
+        (path_of::<app::api::RevokeShare>(), "id=1"),
+        (path_of::<app::api::DeleteStudy>(), "id=1"),
+    ] {
+        let r = send(&router, post(fun, form, &ana)).await;
+        assert_eq!(r.status, StatusCode::FORBIDDEN, "{fun}");
+        assert!(r.body.contains("may read project 1 but not change it"), "{fun}: {}", r.body);
+    }
+    assert_eq!(send(&router, get("/projects/1/corpus", &ana)).await.status, StatusCode::OK);
+    assert_eq!(send(&router, get("/projects/2/corpus", &ana)).await.status, StatusCode::FORBIDDEN);
+    assert_eq!(send(&router, get("/api/projects/1/questions/1/export?format=jsonl", &ana)).await.status, StatusCode::OK);
+    assert_eq!(send(&router, get("/api/evaluations/1/report.json", &ana)).await.status, StatusCode::OK);
+    assert_eq!(send(&router, post("/api/projects/1/upload", "", &ana)).await.status, StatusCode::FORBIDDEN);
+
+    // ben edits project 1, only reads project 2, and is no owner.
+    let r = send(&router, post(path_of::<app::api::RenameProject>(), "id=1&name=Renamed+by+ben", &ben)).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let r = send(&router, post(path_of::<app::api::RenameProject>(), "id=2&name=Nope", &ben)).await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN);
+    for (fun, form) in [
+        (path_of::<app::api::CreateProject>(), "name=Another"),
+        (path_of::<app::api::DeleteProject>(), "id=1"),
+        (path_of::<app::api::SaveLlmSettings>(), EVERY_ARGUMENT),
+        (path_of::<app::api::CreateMember>(), "name=dee&password=correct+horse+battery"),
+        (path_of::<app::api::SetMemberAccess>(), &format!("user_id={}&project_id=2&access=edit", ids[1])),
+    ] {
+        let r = send(&router, post(fun, form, &ben)).await;
+        assert_eq!(r.status, StatusCode::FORBIDDEN, "{fun}: {}", r.body);
+        assert!(r.body.contains("only the owner can"), "{fun}: {}", r.body);
+    }
+    let name: String = sqlx::query_scalar("SELECT name FROM projects WHERE id = 2").fetch_one(&pool).await.unwrap();
+    assert_eq!(name, "B");
+
+    // Taking rights away works at once; a deleted collaborator's session ends.
+    send(&router, post(grant, &format!("user_id={}&project_id=1&access=none", ids[0]), &owner)).await;
+    assert_eq!(send(&router, get("/projects/1/corpus", &ana)).await.status, StatusCode::FORBIDDEN);
+    let r = send(&router, post(path_of::<app::api::DeleteMember>(), &format!("user_id={}", ids[1]), &owner)).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(send(&router, post(path_of::<app::api::ListProjects>(), "", &ben)).await.status, StatusCode::UNAUTHORIZED);
+    // The CLI grants too.
+    let out = json(&assay(&db, &["--json", "user", "grant", "cy", "B", "--access", "edit"], &[]).await);
+    assert_eq!(out["access"], "edit");
+    assert_eq!(send(&router, get("/projects/2/corpus", &cy)).await.status, StatusCode::OK);
+}
