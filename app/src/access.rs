@@ -98,9 +98,7 @@ pub async fn require_owner(what: &str) -> AppResult<Caller> {
 /// Gives a collaborator `read` or `edit` rights on a project, or takes
 /// them away (`none`); the owner's account has every right already.
 pub async fn set_access(pool: &SqlitePool, user: i64, project: i64, access: &str) -> AppResult<()> {
-    let role: Option<String> =
-        sqlx::query_scalar("SELECT role FROM users WHERE id = ?").bind(user).fetch_optional(pool).await?;
-    match role.as_deref() {
+    match access::user_role(pool, user).await?.as_deref() {
         None => return Err(AppError::NotFound(format!("there is no user {user}"))),
         Some("owner") => return Err(AppError::Invalid("the owner has every right already".into())),
         _ => {}

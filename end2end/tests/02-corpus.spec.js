@@ -102,7 +102,7 @@ test('delete a document, then the project, with confirmation', async ({ page }) 
   await expect(page.locator('tr[data-project="Alice and Mix"]')).toHaveCount(0);
   // Its pages are gone too.
   await page.goto('/projects/2/corpus');
-  await expect(page.getByRole('alert')).toContainText('no project with id 2');
+  await expect(page.getByRole('alert').first()).toContainText('no project with id 2');
 });
 
 test('a large upload shows a progress bar while it travels', async ({ page }) => {

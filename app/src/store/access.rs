@@ -43,7 +43,14 @@ pub async fn project_of(pool: &SqlitePool, obj: Obj) -> AppResult<i64> {
         Obj::Share(id) => ("SELECT project_id FROM shares WHERE id = ?", id, "share link"),
     };
     let project: Option<Option<i64>> = sqlx::query_scalar(sql).bind(id).fetch_optional(pool).await?;
-    project.flatten().ok_or_else(|| AppError::NotFound(format!("{what} {id} does not exist")))
+    project.flatten().ok_or_else(|| {
+        // The same words as the store's own lookups.
+        AppError::NotFound(if what == "project" {
+            format!("no project with id {id}")
+        } else {
+            format!("{what} {id} does not exist")
+        })
+    })
 }
 
 /// A collaborator's rights on a project: `Some("read" | "edit")`, or none.
@@ -119,4 +126,9 @@ pub async fn user_by_name(pool: &SqlitePool, name: &str) -> AppResult<(i64, Stri
     let row: Option<(i64, String)> =
         sqlx::query_as("SELECT id, role FROM users WHERE name = ?").bind(name).fetch_optional(pool).await?;
     row.ok_or_else(|| AppError::NotFound(format!("there is no user \"{name}\"")))
+}
+
+/// An account's role by id (`None`: no such account).
+pub async fn user_role(pool: &SqlitePool, user: i64) -> AppResult<Option<String>> {
+    Ok(sqlx::query_scalar("SELECT role FROM users WHERE id = ?").bind(user).fetch_optional(pool).await?)
 }
