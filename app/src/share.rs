@@ -62,7 +62,9 @@ pub async fn open(pool: &SqlitePool, token: &str) -> AppResult<(String, i64)> {
 pub async fn view(pool: &SqlitePool, token: &str) -> AppResult<SharedView> {
     let (kind, id) = open(pool, token).await?;
     Ok(match kind.as_str() {
-        "evaluation" => SharedView { evaluation: Some(crate::evaluation::report_view(pool, id).await?), ..Default::default() },
+        "evaluation" => {
+            SharedView { evaluation: Some(crate::evaluation::report_view(pool, id).await?), ..Default::default() }
+        }
         "study" => SharedView { study: Some(crate::study::results_view(pool, id).await?), ..Default::default() },
         "questions" => SharedView { questions: Some(questions(pool, id).await?), ..Default::default() },
         _ => SharedView { graph: store::graph::overview(pool, id).await?, ..Default::default() },
@@ -76,10 +78,9 @@ pub async fn questions(pool: &SqlitePool, set_id: i64) -> AppResult<SharedQuesti
     // Entities need the graph; a set shared before its project has one has none.
     let entities = set_entities(pool, set_id, EntitySource::Graph).await.ok().flatten().map(|e| (e.stats(), e.svg()));
     let relevance = match set_relevance(pool, set_id).await? {
-        Some((job, scores)) if !scores.is_empty() => Some((
-            relevance_stats(pool, set_id, job, &scores, set.questions).await?,
-            relevance_svg(&set, &scores),
-        )),
+        Some((job, scores)) if !scores.is_empty() => {
+            Some((relevance_stats(pool, set_id, job, &scores, set.questions).await?, relevance_svg(&set, &scores)))
+        }
         _ => None,
     };
     Ok(SharedQuestions { questions: store::questions::list_questions(pool, set_id).await?, set, entities, relevance })

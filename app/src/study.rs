@@ -118,10 +118,9 @@ fn choices_for(h: &engine::questions::hierarchy::Hierarchy, category: &str) -> O
     let depth = path.matches('/').count();
     let dim = h.get(code)?;
     let level = engine::questions::hierarchy::at_level(dim, depth);
-    level
-        .iter()
-        .any(|(p, _)| p == path)
-        .then(|| level.iter().map(|(p, c)| Choice { path: format!("{code}/{p}"), definition: c.definition.clone() }).collect())
+    level.iter().any(|(p, _)| p == path).then(|| {
+        level.iter().map(|(p, c)| Choice { path: format!("{code}/{p}"), definition: c.definition.clone() }).collect()
+    })
 }
 
 /// The candidates of one draw of an answer-validation study: the set's
@@ -146,11 +145,10 @@ async fn answer_candidates(
         }
         None => ("reference answers".into(), None),
     };
-    let hierarchy: engine::questions::hierarchy::Hierarchy =
-        serde_json::from_str::<serde_json::Value>(&set.parameters)
-            .ok()
-            .and_then(|p| serde_json::from_value(p["hierarchy"].clone()).ok())
-            .unwrap_or_else(engine::questions::hierarchy::default_hierarchy);
+    let hierarchy: engine::questions::hierarchy::Hierarchy = serde_json::from_str::<serde_json::Value>(&set.parameters)
+        .ok()
+        .and_then(|p| serde_json::from_value(p["hierarchy"].clone()).ok())
+        .unwrap_or_else(engine::questions::hierarchy::default_hierarchy);
     let mut candidates = Vec::new();
     let mut extras = HashMap::new();
     for q in store::questions::list_questions(pool, set.id).await? {
@@ -289,8 +287,8 @@ pub async fn create(pool: &SqlitePool, req: &StudyRequest) -> AppResult<Created>
     let dims_json = serde_json::to_string(&dimensions).unwrap_or_default();
     let draws_json =
         json!(req.draws.iter().map(|(s, c)| json!({"set_id": s, "count": c})).collect::<Vec<_>>()).to_string();
-    let answer_source = (req.kind == Kind::Answers)
-        .then(|| req.answers.map_or("reference".to_string(), |a| format!("answers:{a}")));
+    let answer_source =
+        (req.kind == Kind::Answers).then(|| req.answers.map_or("reference".to_string(), |a| format!("answers:{a}")));
     let new = store::studies::NewStudy {
         project_id: req.project_id,
         name: req.name.trim(),
@@ -316,8 +314,19 @@ async fn dimensions_of(pool: &SqlitePool, id: i64) -> AppResult<Vec<Dimension>> 
 }
 
 pub async fn view(pool: &SqlitePool, id: i64) -> AppResult<StudyView> {
-    let (id, project_id, name, intro, corpus_summary, dimensions, target_raters, is_open, created_at, kind, answer_source) =
-        store::studies::get(pool, id).await?;
+    let (
+        id,
+        project_id,
+        name,
+        intro,
+        corpus_summary,
+        dimensions,
+        target_raters,
+        is_open,
+        created_at,
+        kind,
+        answer_source,
+    ) = store::studies::get(pool, id).await?;
     let dimensions: Vec<Dimension> = serde_json::from_str(&dimensions).unwrap_or_default();
     let (items, attention, raters, completed) = store::studies::counts(pool, id).await?;
     Ok(StudyView {
@@ -576,7 +585,8 @@ pub async fn create_llm_rating(pool: &SqlitePool, id: i64, no_cache: bool) -> Ap
 /// read it, not the chunks).
 pub async fn llm_rating_items(pool: &SqlitePool, job: &JobView) -> AppResult<Vec<engine::jobs::WorkItem>> {
     let parameters: serde_json::Value = serde_json::from_str(&job.parameters).unwrap_or_default();
-    let id = parameters["study_id"].as_i64().ok_or_else(|| AppError::Invalid(format!("job {} names no study", job.id)))?;
+    let id =
+        parameters["study_id"].as_i64().ok_or_else(|| AppError::Invalid(format!("job {} names no study", job.id)))?;
     let v = view(pool, id).await?;
     let dimensions = dimensions_of(pool, id).await?;
     let attention: std::collections::HashSet<i64> =
@@ -591,7 +601,8 @@ pub async fn llm_rating_items(pool: &SqlitePool, job: &JobView) -> AppResult<Vec
             } else {
                 context
             };
-            let rate = RateItem { item_id: item, question: text, answer, passage, choices: parse_choices(choices.as_deref()) };
+            let rate =
+                RateItem { item_id: item, question: text, answer, passage, choices: parse_choices(choices.as_deref()) };
             engine::jobs::WorkItem {
                 key: format!("s-{item}"),
                 payload: json!({ "dimensions": dimensions, "item": rate }),
@@ -601,7 +612,12 @@ pub async fn llm_rating_items(pool: &SqlitePool, job: &JobView) -> AppResult<Vec
 }
 
 /// The latest LLM-rating job of a study and its agreement with the humans.
-async fn llm_view(pool: &SqlitePool, id: i64, items: &[study::Item], dims: &[Dimension]) -> AppResult<Option<LlmRatingView>> {
+async fn llm_view(
+    pool: &SqlitePool,
+    id: i64,
+    items: &[study::Item],
+    dims: &[Dimension],
+) -> AppResult<Option<LlmRatingView>> {
     let Some(job_id) = store::jobs::latest_for_study(pool, STUDY_RATING, id).await? else { return Ok(None) };
     let job = store::jobs::get_job(pool, job_id).await?;
     let llm = llm_ratings(pool, job_id).await?;
@@ -683,10 +699,7 @@ pub async fn results_view(pool: &SqlitePool, id: i64) -> AppResult<StudyResultsV
         raters: r.raters,
         completed: r.completed,
         failed_attention: r.failed_attention,
-        category_agreement: r
-            .category
-            .as_ref()
-            .map(|(a, _)| (a.fleiss_kappa, a.fleiss_items, a.krippendorff_alpha)),
+        category_agreement: r.category.as_ref().map(|(a, _)| (a.fleiss_kappa, a.fleiss_items, a.krippendorff_alpha)),
         category: r
             .category
             .iter()
@@ -728,9 +741,9 @@ pub async fn ratings_csv(pool: &SqlitePool, id: i64) -> AppResult<String> {
         let dim = dimension.map_or(d.to_string(), |x| x.name.clone());
         // A category pick is written as the category's path.
         let score = match dimension {
-            Some(x) if x.choice => parse_choices(choices.as_deref())
-                .get(score as usize)
-                .map_or(score.to_string(), |c| c.path.clone()),
+            Some(x) if x.choice => {
+                parse_choices(choices.as_deref()).get(score as usize).map_or(score.to_string(), |c| c.path.clone())
+            }
             _ => score.to_string(),
         };
         w.write_record([

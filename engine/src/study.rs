@@ -148,7 +148,8 @@ pub fn answer_dimensions() -> Vec<Dimension> {
         ),
         Dimension {
             name: CATEGORY.into(),
-            definition: "Which category does the question belong to? Pick the one whose definition fits it best.".into(),
+            definition: "Which category does the question belong to? Pick the one whose definition fits it best."
+                .into(),
             labels: Vec::new(),
             min: 0,
             choice: true,
@@ -698,9 +699,30 @@ mod tests {
     #[test]
     fn results_average_per_source_with_a_t_interval_and_leave_out_failed_attention() {
         let items = vec![
-            Item { id: 1, source: "graph".into(), level: Some("node".into()), attention: None, category: None, choices: vec![] },
-            Item { id: 2, source: "graph".into(), level: Some("edge".into()), attention: None, category: None, choices: vec![] },
-            Item { id: 3, source: "summary".into(), level: Some("summary".into()), attention: None, category: None, choices: vec![] },
+            Item {
+                id: 1,
+                source: "graph".into(),
+                level: Some("node".into()),
+                attention: None,
+                category: None,
+                choices: vec![],
+            },
+            Item {
+                id: 2,
+                source: "graph".into(),
+                level: Some("edge".into()),
+                attention: None,
+                category: None,
+                choices: vec![],
+            },
+            Item {
+                id: 3,
+                source: "summary".into(),
+                level: Some("summary".into()),
+                attention: None,
+                category: None,
+                choices: vec![],
+            },
             Item { id: 4, source: "check".into(), level: None, attention: Some(2), category: None, choices: vec![] },
         ];
         let r = |rater, item, score| Rating { rater, item, dimension: 0, score };
@@ -765,7 +787,8 @@ mod tests {
         let items = vec![item(1, "QC/simple/a", &fine), item(2, "QC/simple", &["QC/simple", "QC/complex"])];
         let dims = answer_dimensions();
         let pick = |rater, item, score| Rating { rater, item, dimension: 3, score };
-        let mut ratings = vec![pick(1, 1, 0), pick(2, 1, 1), pick(3, 1, 2), pick(1, 2, 0), pick(2, 2, 1), pick(3, 2, 0)];
+        let mut ratings =
+            vec![pick(1, 1, 0), pick(2, 1, 1), pick(3, 1, 2), pick(1, 2, 0), pick(2, 2, 1), pick(3, 2, 0)];
         for r in 1..=3 {
             ratings.push(Rating { rater: r, item: 1, dimension: 0, score: 3 });
         }

@@ -60,7 +60,20 @@ async fn collaborators_reach_only_what_the_owner_granted() {
     // Project 1 with one of everything (id 1 each), and project 2.
     let set = sample_with_answers(&db, [2, 1, 1]).await;
     assert_eq!(set, "1");
-    let run = ["--json", "eval", "run", "A", "--set", "1", "--methods", "bm25,lightrag", "--judge", "offline", "--trials", "1"];
+    let run = [
+        "--json",
+        "eval",
+        "run",
+        "A",
+        "--set",
+        "1",
+        "--methods",
+        "bm25,lightrag",
+        "--judge",
+        "offline",
+        "--trials",
+        "1",
+    ];
     json(&assay(&db, &run, &[]).await);
     json(&assay(&db, &["--json", "study", "create", "A", "--questions", "1:2"], &[]).await);
     json(&assay(&db, &["--json", "share", "create", "A", "--page", "study:1"], &[]).await);
@@ -69,7 +82,9 @@ async fn collaborators_reach_only_what_the_owner_granted() {
     json(&assay(&db, &["--json", "user", "create", "owner"], &env).await);
     let session = |name: &'static str| {
         let db = db.clone();
-        async move { json(&assay(&db, &["--json", "user", "session", name], &[]).await)["token"].as_str().unwrap().to_string() }
+        async move {
+            json(&assay(&db, &["--json", "user", "session", name], &[]).await)["token"].as_str().unwrap().to_string()
+        }
     };
     let owner = session("owner").await;
 
@@ -88,7 +103,8 @@ async fn collaborators_reach_only_what_the_owner_granted() {
         ids.push(r.body.parse::<i64>().unwrap());
     }
     for (user, project, access) in [(ids[0], 1, "read"), (ids[1], 1, "edit"), (ids[1], 2, "read")] {
-        let r = send(&router, post(grant, &format!("user_id={user}&project_id={project}&access={access}"), &owner)).await;
+        let r =
+            send(&router, post(grant, &format!("user_id={user}&project_id={project}&access={access}"), &owner)).await;
         assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     }
     let r = send(&router, post(path_of::<app::api::ListUsers>(), "", &owner)).await;
@@ -124,7 +140,13 @@ async fn collaborators_reach_only_what_the_owner_granted() {
     assert!(refused > 60, "{refused} server functions checked");
     let r = send(&router, post(path_of::<app::api::ListProjects>(), "", &cy)).await;
     assert_eq!(r.body, "[]", "cy sees no project");
-    for path in ["/projects/1/corpus", "/api/projects/1/questions/1/export?format=jsonl", "/api/evaluations/1/report.json", "/api/studies/1/ratings.csv", "/users"] {
+    for path in [
+        "/projects/1/corpus",
+        "/api/projects/1/questions/1/export?format=jsonl",
+        "/api/evaluations/1/report.json",
+        "/api/studies/1/ratings.csv",
+        "/users",
+    ] {
         assert_eq!(send(&router, get(path, &cy)).await.status, StatusCode::FORBIDDEN, "{path}");
     }
 
@@ -153,7 +175,10 @@ async fn collaborators_reach_only_what_the_owner_granted() {
     }
     assert_eq!(send(&router, get("/projects/1/corpus", &ana)).await.status, StatusCode::OK);
     assert_eq!(send(&router, get("/projects/2/corpus", &ana)).await.status, StatusCode::FORBIDDEN);
-    assert_eq!(send(&router, get("/api/projects/1/questions/1/export?format=jsonl", &ana)).await.status, StatusCode::OK);
+    assert_eq!(
+        send(&router, get("/api/projects/1/questions/1/export?format=jsonl", &ana)).await.status,
+        StatusCode::OK
+    );
     assert_eq!(send(&router, get("/api/evaluations/1/report.json", &ana)).await.status, StatusCode::OK);
     assert_eq!(send(&router, post("/api/projects/1/upload", "", &ana)).await.status, StatusCode::FORBIDDEN);
 
@@ -181,7 +206,10 @@ async fn collaborators_reach_only_what_the_owner_granted() {
     assert_eq!(send(&router, get("/projects/1/corpus", &ana)).await.status, StatusCode::FORBIDDEN);
     let r = send(&router, post(path_of::<app::api::DeleteMember>(), &format!("user_id={}", ids[1]), &owner)).await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
-    assert_eq!(send(&router, post(path_of::<app::api::ListProjects>(), "", &ben)).await.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        send(&router, post(path_of::<app::api::ListProjects>(), "", &ben)).await.status,
+        StatusCode::UNAUTHORIZED
+    );
     // The CLI grants too.
     let out = json(&assay(&db, &["--json", "user", "grant", "cy", "B", "--access", "edit"], &[]).await);
     assert_eq!(out["access"], "edit");

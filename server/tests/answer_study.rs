@@ -10,32 +10,8 @@
 
 mod common;
 
-use std::path::Path;
-
-use common::{assay, json};
+use common::{assay, call, json, start_server as start};
 use serde_json::Value;
-
-async fn start(db: &Path, dir: &Path) -> String {
-    let pool = app::store::open(db).await.unwrap();
-    let config = app::state::Config {
-        max_upload_bytes: 1 << 20,
-        import: engine::corpus::ImportLimits { max_file_bytes: 1 << 20, max_documents: 10 },
-        llm_base: Default::default(),
-        require_login: true,
-    };
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let options = server::web::leptos_options(dir, addr);
-    let router = server::web::router(pool, config, Default::default(), options);
-    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
-    format!("http://{addr}")
-}
-
-async fn call(client: &reqwest::Client, base: &str, path: &str, form: &[(&str, String)]) -> (u16, Value) {
-    let resp = client.post(format!("{base}/api/{path}")).form(form).send().await.unwrap();
-    let status = resp.status().as_u16();
-    (status, resp.json().await.unwrap_or(Value::Null))
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn raters_validate_answers_and_categories_and_the_llm_rater_is_compared_with_them() {
@@ -60,7 +36,8 @@ async fn raters_validate_answers_and_categories_and_the_llm_rater_is_compared_wi
     let set = json(&assay(&db, &args, &[]).await)["set_id"].to_string();
 
     // Wrong combinations are refused before anything is made.
-    let refused = assay(&db, &["study", "create", "A", "--questions", &format!("{set}:4"), "--answers", "1"], &[]).await;
+    let refused =
+        assay(&db, &["study", "create", "A", "--questions", &format!("{set}:4"), "--answers", "1"], &[]).await;
     assert!(!refused.status.success());
     assert!(String::from_utf8_lossy(&refused.stderr).contains("answer-validation study"));
     let refused = assay(
@@ -75,7 +52,18 @@ async fn raters_validate_answers_and_categories_and_the_llm_rater_is_compared_wi
     let created = json(
         &assay(
             &db,
-            &["--json", "study", "create", "A", "--kind", "answers", "--questions", &format!("{set}:6"), "--raters", "3"],
+            &[
+                "--json",
+                "study",
+                "create",
+                "A",
+                "--kind",
+                "answers",
+                "--questions",
+                &format!("{set}:6"),
+                "--raters",
+                "3",
+            ],
             &[],
         )
         .await,
@@ -102,7 +90,8 @@ async fn raters_validate_answers_and_categories_and_the_llm_rater_is_compared_wi
     let (status, session) =
         call(&client, &base, "study/session", &[("link", links[0].clone()), ("rater", String::new())]).await;
     assert_eq!(status, 200, "{session}");
-    let dims: Vec<&str> = session["dimensions"].as_array().unwrap().iter().map(|d| d["name"].as_str().unwrap()).collect();
+    let dims: Vec<&str> =
+        session["dimensions"].as_array().unwrap().iter().map(|d| d["name"].as_str().unwrap()).collect();
     assert_eq!(dims, ["Correctness", "Hallucination", "Answerability", "Category"]);
     assert_eq!(session["dimensions"][1]["labels"].as_array().unwrap().len(), 3, "hallucination 0–2");
     assert_eq!(session["dimensions"][0]["min"], 0);
@@ -117,7 +106,8 @@ async fn raters_validate_answers_and_categories_and_the_llm_rater_is_compared_wi
     let item = first["id"].as_i64().unwrap();
     let rate = |link: &str, item: i64, scores: String| {
         let (client, base) = (client.clone(), base.clone());
-        let form = vec![("link", link.to_string()), ("rater", String::new()), ("item", item.to_string()), ("scores", scores)];
+        let form =
+            vec![("link", link.to_string()), ("rater", String::new()), ("item", item.to_string()), ("scores", scores)];
         async move { call(&client, &base, "study/rate", &form).await }
     };
     let (status, body) = rate(&links[0], item, "3,3,3,0".into()).await;
@@ -131,7 +121,8 @@ async fn raters_validate_answers_and_categories_and_the_llm_rater_is_compared_wi
     // category under the other parent.
     let mut expected_parent = 0usize;
     for (r, link) in links.iter().enumerate() {
-        let (status, _) = call(&client, &base, "study/session", &[("link", link.clone()), ("rater", String::new())]).await;
+        let (status, _) =
+            call(&client, &base, "study/session", &[("link", link.clone()), ("rater", String::new())]).await;
         assert_eq!(status, 200);
         for (n, (id, category, choices)) in rows.iter().enumerate() {
             let choices: Vec<Value> = serde_json::from_str(choices).unwrap();
@@ -184,8 +175,7 @@ async fn raters_validate_answers_and_categories_and_the_llm_rater_is_compared_wi
     assert_eq!((all["group"].as_str(), all["picks"].as_i64()), (Some("all"), Some(18)), "{all}");
     assert!((all["exact"].as_f64().unwrap() - 1.0 / 3.0).abs() < 1e-12, "{all}");
     assert!((all["parent"].as_f64().unwrap() - expected_parent as f64 / 18.0).abs() < 1e-12, "{all}");
-    let levels: Vec<&str> =
-        r["category"][1].as_array().unwrap().iter().map(|c| c["group"].as_str().unwrap()).collect();
+    let levels: Vec<&str> = r["category"][1].as_array().unwrap().iter().map(|c| c["group"].as_str().unwrap()).collect();
     assert_eq!(levels, ["all", "QC 2 categories", "QC 4 categories"]);
     assert!(results["llm"]["rows"].is_array());
 

@@ -146,7 +146,9 @@ async fn a_share_link_opens_its_page_and_its_files_only_until_withdrawn() {
 
 /// A server function call through the router; (status, JSON).
 async fn post(router: &axum::Router, path: &str, form: &str) -> (StatusCode, serde_json::Value) {
-    let r = Request::post(path).header(header::CONTENT_TYPE, "application/x-www-form-urlencoded").body(Body::from(form.to_string()));
+    let r = Request::post(path)
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .body(Body::from(form.to_string()));
     let resp = router.clone().oneshot(r.unwrap()).await.unwrap();
     let status = resp.status();
     let body = resp.into_body().collect().await.unwrap().to_bytes();
@@ -215,10 +217,8 @@ async fn a_question_set_and_a_graph_explorer_are_shared_and_reach_nothing_else()
     assert_eq!(status, StatusCode::OK, "{detail}");
     assert!(detail["sources"].as_array().is_some_and(|s| !s.is_empty()));
     // Another project's node, by changing the id: not found.
-    let other: i64 = sqlx::query_scalar("SELECT id FROM graph_nodes WHERE project_id = 2 LIMIT 1")
-        .fetch_one(&pool)
-        .await
-        .unwrap();
+    let other: i64 =
+        sqlx::query_scalar("SELECT id FROM graph_nodes WHERE project_id = 2 LIMIT 1").fetch_one(&pool).await.unwrap();
     let (status, body) = post(&router, "/api/share/graph_node", &format!("token={graph_token}&node_id={other}")).await;
     assert_ne!(status, StatusCode::OK);
     assert!(body.to_string().contains("not in this project's graph"), "{body}");

@@ -8,8 +8,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{assay, json};
-use serde_json::Value;
+use common::{assay, call, json, start_server as start};
 
 /// The sample corpus with 10 graph questions; the set's id.
 async fn sample_with_questions(db: &Path) -> String {
@@ -19,31 +18,6 @@ async fn sample_with_questions(db: &Path) -> String {
     let args =
         ["--json", "questions", "generate", "A", "--node", "4", "--edge", "4", "--subgraph", "2", "--min-hops", "10"];
     json(&assay(db, &args, &[]).await)["set_id"].to_string()
-}
-
-/// The server on 127.0.0.1:0 over the database; its base URL.
-async fn start(db: &Path, dir: &Path) -> String {
-    let pool = app::store::open(db).await.unwrap();
-    let config = app::state::Config {
-        max_upload_bytes: 1 << 20,
-        import: engine::corpus::ImportLimits { max_file_bytes: 1 << 20, max_documents: 10 },
-        llm_base: Default::default(),
-        // Login required, and no owner yet: rater links need neither.
-        require_login: true,
-    };
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let options = server::web::leptos_options(dir, addr);
-    let router = server::web::router(pool, config, Default::default(), options);
-    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
-    format!("http://{addr}")
-}
-
-/// A server function call; (status, JSON).
-async fn call(client: &reqwest::Client, base: &str, path: &str, form: &[(&str, String)]) -> (u16, Value) {
-    let resp = client.post(format!("{base}/api/{path}")).form(form).send().await.unwrap();
-    let status = resp.status().as_u16();
-    (status, resp.json().await.unwrap_or(Value::Null))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -100,7 +74,8 @@ async fn two_hundred_raters_at_once_store_exactly_their_six_thousand_ratings() {
                 call(&client, &base, "study/session", &[("link", link.clone()), ("rater", String::new())]).await;
             assert_eq!(status, 200, "{session}");
             let rater = session["rater"].as_str().unwrap().to_string();
-            let items: Vec<i64> = session["items"].as_array().unwrap().iter().map(|i| i["id"].as_i64().unwrap()).collect();
+            let items: Vec<i64> =
+                session["items"].as_array().unwrap().iter().map(|i| i["id"].as_i64().unwrap()).collect();
             assert_eq!(items.len(), 10);
             assert!(session.to_string().find("graph").is_none(), "the source is hidden from raters");
             for (k, item) in items.iter().enumerate() {

@@ -242,7 +242,8 @@ pub fn StudyResultsPage() -> impl IntoView {
     let rate = ServerAction::<StartStudyRating>::new();
     let live = RwSignal::new(false);
     let tick = crate::pages::jobs::ticker(live);
-    let results = Resource::new(move || (study.get(), rate.version().get(), tick.get()), |(s, _, _)| get_study_results(s));
+    let results =
+        Resource::new(move || (study.get(), rate.version().get(), tick.get()), |(s, _, _)| get_study_results(s));
     view! {
         <Title text="Study results"/>
         <ProjectBar project_id=id.get_untracked() project active="studies"/>

@@ -64,7 +64,10 @@ pub async fn membership(pool: &SqlitePool, user: i64, project: i64) -> AppResult
 
 /// The projects a collaborator may see.
 pub async fn member_projects(pool: &SqlitePool, user: i64) -> AppResult<Vec<i64>> {
-    Ok(sqlx::query_scalar("SELECT project_id FROM project_members WHERE user_id = ?").bind(user).fetch_all(pool).await?)
+    Ok(sqlx::query_scalar("SELECT project_id FROM project_members WHERE user_id = ?")
+        .bind(user)
+        .fetch_all(pool)
+        .await?)
 }
 
 /// Gives a collaborator `access` ("read" or "edit") to a project, or takes

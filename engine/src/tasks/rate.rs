@@ -172,21 +172,13 @@ pub fn offline(req: &ChatRequest) -> Result<String, String> {
                 for w in question.split_whitespace() {
                     *counts.entry(w.to_lowercase()).or_default() += 1;
                 }
-                let penalties = [
-                    !question.trim_end().ends_with('?'),
-                    n < 5,
-                    n > 30,
-                    counts.values().any(|c| *c >= 3),
-                ];
+                let penalties = [!question.trim_end().ends_with('?'), n < 5, n > 30, counts.values().any(|c| *c >= 3)];
                 let lost = penalties.iter().filter(|p| **p).count() as f64;
                 (hi - lost, format!("{lost} of 4 penalties (no '?', under 5 words, over 30, a repeated word)"))
             }
             "specificity" => {
-                let names = question
-                    .split_whitespace()
-                    .skip(1)
-                    .filter(|w| w.starts_with(|c: char| c.is_uppercase()))
-                    .count();
+                let names =
+                    question.split_whitespace().skip(1).filter(|w| w.starts_with(|c: char| c.is_uppercase())).count();
                 let content = words(question).count();
                 let s = lo + names as f64 + (content / 4) as f64;
                 (s, format!("{names} proper names and {content} content words"))

@@ -26,13 +26,20 @@ async fn questions_file(pool: &sqlx::SqlitePool, set: i64, file: &str) -> Respon
         Err(e) => return app_error(e),
     };
     match file {
-        "questions.jsonl" => super::download(app::questions_io::to_jsonl(&questions), "jsonl", &format!("questions-set-{set}")),
-        "questions.csv" => super::download(app::questions_io::to_csv(&questions), "csv", &format!("questions-set-{set}")),
+        "questions.jsonl" => {
+            super::download(app::questions_io::to_jsonl(&questions), "jsonl", &format!("questions-set-{set}"))
+        }
+        "questions.csv" => {
+            super::download(app::questions_io::to_csv(&questions), "csv", &format!("questions-set-{set}"))
+        }
         "report.html" => match app::share::html(pool, "questions", set).await {
             Ok(h) => (
                 [
                     (axum::http::header::CONTENT_TYPE, "text/html; charset=utf-8".to_string()),
-                    (axum::http::header::CONTENT_DISPOSITION, format!("attachment; filename=\"questions-set-{set}.html\"")),
+                    (
+                        axum::http::header::CONTENT_DISPOSITION,
+                        format!("attachment; filename=\"questions-set-{set}.html\""),
+                    ),
                 ],
                 h,
             )

@@ -56,3 +56,35 @@ pub async fn sample_with_answers(db: &Path, levels: [u32; 3]) -> String {
     }
     set
 }
+
+/// The server on 127.0.0.1:0 over the database (login required, so only
+/// public links work without a session); its base URL.
+#[allow(dead_code)] // only the tests that talk HTTP start one
+pub async fn start_server(db: &Path, dir: &Path) -> String {
+    let pool = app::store::open(db).await.unwrap();
+    let config = app::state::Config {
+        max_upload_bytes: 1 << 20,
+        import: engine::corpus::ImportLimits { max_file_bytes: 1 << 20, max_documents: 10 },
+        llm_base: Default::default(),
+        require_login: true,
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let options = server::web::leptos_options(dir, addr);
+    let router = server::web::router(pool, config, Default::default(), options);
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    format!("http://{addr}")
+}
+
+/// A server function call over HTTP; (status, JSON).
+#[allow(dead_code)]
+pub async fn call(
+    client: &reqwest::Client,
+    base: &str,
+    path: &str,
+    form: &[(&str, String)],
+) -> (u16, serde_json::Value) {
+    let resp = client.post(format!("{base}/api/{path}")).form(form).send().await.unwrap();
+    let status = resp.status().as_u16();
+    (status, resp.json().await.unwrap_or(serde_json::Value::Null))
+}

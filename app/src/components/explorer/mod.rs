@@ -16,8 +16,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::api::*;
 use crate::components::{ErrorNote, SourceText};
-use crate::format;
 use crate::error::AppError;
+use crate::format;
 use crate::model::{EdgeDetail, GraphView, NodeBrief, NodeDetail, SourceChunk};
 use scene::PALETTE;
 
