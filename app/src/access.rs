@@ -58,41 +58,57 @@ pub fn owner(caller: &Caller, what: &str) -> AppResult<()> {
     }
 }
 
-/// The caller of the current server-function request.
-pub async fn caller() -> AppResult<Caller> {
-    let found: Option<axum::Extension<Caller>> = leptos_axum::extract().await.ok();
-    found.map(|e| e.0).ok_or_else(|| AppError::Forbidden("log in first".into()))
+/// What a server function knows of its request: the state, the caller and
+/// the response, read at its first poll — after an `.await` the reactive
+/// context is not there in every case (server-side rendering), so a server
+/// function reads it once, at the top, and uses this afterwards.
+pub struct Request {
+    pub state: crate::state::AppState,
+    pub caller: Caller,
+    response: Option<leptos_axum::ResponseOptions>,
 }
 
-fn forbidden_status(e: &AppError) {
-    if matches!(e, AppError::Forbidden(_)) {
-        if let Some(resp) = leptos::prelude::use_context::<leptos_axum::ResponseOptions>() {
-            resp.set_status(axum::http::StatusCode::FORBIDDEN);
+impl Request {
+    /// The current request (its caller set by the login guard).
+    pub fn now() -> AppResult<Request> {
+        use leptos::prelude::use_context;
+        let state = crate::state::app_state()?;
+        let response = use_context::<leptos_axum::ResponseOptions>();
+        let caller = use_context::<axum::http::request::Parts>().and_then(|p| p.extensions.get::<Caller>().cloned());
+        match caller {
+            Some(caller) => Ok(Request { state, caller, response }),
+            None => {
+                let e = AppError::Forbidden("log in first".into());
+                forbidden_status(&response, &e);
+                Err(e)
+            }
         }
     }
+
+    /// Refused (403) unless the caller may `need` the project of `obj`; the
+    /// project's id if so.
+    pub async fn require(&self, obj: Obj, need: Need) -> AppResult<i64> {
+        let result = check(&self.state.pool, &self.caller, obj, need).await;
+        if let Err(e) = &result {
+            forbidden_status(&self.response, e);
+        }
+        result
+    }
+
+    /// Refused (403) unless the caller is the owner.
+    pub fn require_owner(&self, what: &str) -> AppResult<()> {
+        let result = owner(&self.caller, what);
+        if let Err(e) = &result {
+            forbidden_status(&self.response, e);
+        }
+        result
+    }
 }
 
-/// In a server function: refused (403) unless the caller may `need` the
-/// project of `obj`; the project's id if so.
-pub async fn require(obj: Obj, need: Need) -> AppResult<i64> {
-    let pool = crate::state::app_state()?.pool;
-    let result = match caller().await {
-        Ok(c) => check(&pool, &c, obj, need).await,
-        Err(e) => Err(e),
-    };
-    if let Err(e) = &result {
-        forbidden_status(e);
+fn forbidden_status(response: &Option<leptos_axum::ResponseOptions>, e: &AppError) {
+    if let (Some(resp), AppError::Forbidden(_)) = (response, e) {
+        resp.set_status(axum::http::StatusCode::FORBIDDEN);
     }
-    result
-}
-
-/// In a server function: refused (403) unless the caller is the owner.
-pub async fn require_owner(what: &str) -> AppResult<Caller> {
-    let result = caller().await.and_then(|c| owner(&c, what).map(|_| c));
-    if let Err(e) = &result {
-        forbidden_status(e);
-    }
-    result
 }
 
 /// Gives a collaborator `read` or `edit` rights on a project, or takes

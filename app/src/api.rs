@@ -8,7 +8,7 @@ use crate::error::AppError;
 use crate::model::*;
 
 #[cfg(feature = "ssr")]
-use crate::access::{require, require_owner, Need};
+use crate::access::{Need, Request};
 #[cfg(feature = "ssr")]
 use crate::store::access::Obj;
 #[cfg(feature = "ssr")]
@@ -26,11 +26,11 @@ fn whole(field: &str, value: &str, min: u64, max: u64) -> Result<u64, AppError> 
 /// The projects the caller may see: all for the owner, a collaborator's own.
 #[server]
 pub async fn list_projects() -> Result<Vec<ProjectSummary>, AppError> {
-    let pool = &app_state()?.pool;
-    let caller = crate::access::caller().await?;
+    let call = Request::now()?;
+    let pool = &call.state.pool;
     let mut all = store::list_projects(pool).await?;
-    if !caller.owner {
-        let mine = store::access::member_projects(pool, caller.user_id).await?;
+    if !call.caller.owner {
+        let mine = store::access::member_projects(pool, call.caller.user_id).await?;
         all.retain(|p| mine.contains(&p.id));
     }
     Ok(all)
@@ -38,35 +38,40 @@ pub async fn list_projects() -> Result<Vec<ProjectSummary>, AppError> {
 
 #[server]
 pub async fn get_project(id: i64) -> Result<ProjectView, AppError> {
-    require(Obj::Project(id), Need::Read).await?;
-    store::get_project(&app_state()?.pool, id).await
+    let call = Request::now()?;
+    call.require(Obj::Project(id), Need::Read).await?;
+    store::get_project(&call.state.pool, id).await
 }
 
 #[server]
 pub async fn create_project(name: String) -> Result<ProjectSummary, AppError> {
-    require_owner("create projects").await?;
+    let call = Request::now()?;
+    call.require_owner("create projects")?;
     let settings = engine::chunk::ChunkSettings::default();
-    Ok(store::create_project(&app_state()?.pool, &name, &settings).await?.summary)
+    Ok(store::create_project(&call.state.pool, &name, &settings).await?.summary)
 }
 
 #[server]
 pub async fn rename_project(id: i64, name: String) -> Result<ProjectSummary, AppError> {
-    require(Obj::Project(id), Need::Edit).await?;
-    Ok(store::rename_project(&app_state()?.pool, id, &name).await?.summary)
+    let call = Request::now()?;
+    call.require(Obj::Project(id), Need::Edit).await?;
+    Ok(store::rename_project(&call.state.pool, id, &name).await?.summary)
 }
 
 #[server]
 pub async fn delete_project(id: i64) -> Result<(), AppError> {
-    require_owner("delete projects").await?;
-    store::delete_project(&app_state()?.pool, id).await
+    let call = Request::now()?;
+    call.require_owner("delete projects")?;
+    store::delete_project(&call.state.pool, id).await
 }
 
 /// Creates a project holding the sample corpus, named "Saltmere sample"
 /// (or "Saltmere sample 2", … if that name is taken).
 #[server]
 pub async fn create_sample_project() -> Result<ProjectSummary, AppError> {
-    require_owner("create projects").await?;
-    let state = app_state()?;
+    let call = Request::now()?;
+    call.require_owner("create projects")?;
+    let state = call.state.clone();
     let settings = engine::chunk::ChunkSettings::default();
     let mut n = 1;
     let project = loop {
@@ -83,8 +88,9 @@ pub async fn create_sample_project() -> Result<ProjectSummary, AppError> {
 /// Adds the sample corpus to an existing project.
 #[server]
 pub async fn load_sample(project_id: i64) -> Result<UploadReport, AppError> {
-    require(Obj::Project(project_id), Need::Edit).await?;
-    add_sample(&app_state()?, project_id).await
+    let call = Request::now()?;
+    call.require(Obj::Project(project_id), Need::Edit).await?;
+    add_sample(&call.state.clone(), project_id).await
 }
 
 #[cfg(feature = "ssr")]
@@ -101,20 +107,23 @@ pub async fn get_upload_limits() -> Result<UploadLimits, AppError> {
 
 #[server]
 pub async fn list_documents(project_id: i64) -> Result<Vec<DocumentSummary>, AppError> {
-    require(Obj::Project(project_id), Need::Read).await?;
-    store::list_documents(&app_state()?.pool, project_id).await
+    let call = Request::now()?;
+    call.require(Obj::Project(project_id), Need::Read).await?;
+    store::list_documents(&call.state.pool, project_id).await
 }
 
 #[server]
 pub async fn get_document(id: i64) -> Result<DocumentView, AppError> {
-    require(Obj::Document(id), Need::Read).await?;
-    store::get_document(&app_state()?.pool, id).await
+    let call = Request::now()?;
+    call.require(Obj::Document(id), Need::Read).await?;
+    store::get_document(&call.state.pool, id).await
 }
 
 #[server]
 pub async fn delete_document(id: i64) -> Result<(), AppError> {
-    require(Obj::Document(id), Need::Edit).await?;
-    store::delete_document(&app_state()?.pool, id).await.map(|_| ())
+    let call = Request::now()?;
+    call.require(Obj::Document(id), Need::Edit).await?;
+    store::delete_document(&call.state.pool, id).await.map(|_| ())
 }
 
 #[server]
@@ -124,7 +133,8 @@ pub async fn set_chunking(
     chunk_overlap: String,
     tokenizer: String,
 ) -> Result<ProjectView, AppError> {
-    require(Obj::Project(project_id), Need::Edit).await?;
+    let call = Request::now()?;
+    call.require(Obj::Project(project_id), Need::Edit).await?;
     let number = |field: &str, value: &str| {
         value
             .trim()
@@ -137,7 +147,7 @@ pub async fn set_chunking(
         tokenizer: engine::chunk::Tokenizer::parse(&tokenizer)
             .ok_or_else(|| AppError::Invalid(format!("unknown tokenizer \"{tokenizer}\"")))?,
     };
-    store::set_chunk_settings(&app_state()?.pool, project_id, settings).await
+    store::set_chunk_settings(&call.state.pool, project_id, settings).await
 }
 
 #[cfg(feature = "ssr")]
@@ -175,9 +185,10 @@ pub async fn save_llm_settings(
     api_key: String,
     clear_key: Option<String>,
 ) -> Result<LlmInfo, AppError> {
-    require_owner("change the LLM settings").await?;
+    let call = Request::now()?;
+    call.require_owner("change the LLM settings")?;
     use crate::store::settings::{save_llm, StoredLlm};
-    let state = app_state()?;
+    let state = call.state.clone();
     let invalid =
         |e: engine::llm::LlmError| AppError::Invalid(e.to_string().trim_start_matches("configuration: ").to_string());
     let kind = engine::llm::settings::ProviderKind::parse(&provider).map_err(invalid)?;
@@ -220,9 +231,10 @@ pub async fn save_llm_settings(
 /// reply, or the exact error.
 #[server]
 pub async fn test_connection() -> Result<String, AppError> {
-    require_owner("test the LLM connection").await?;
+    let call = Request::now()?;
+    call.require_owner("test the LLM connection")?;
     use engine::llm::{CallContext, ChatRequest, Gateway, Message};
-    let state = app_state()?;
+    let state = call.state.clone();
     let settings = engine::llm::settings::LlmSettings { max_attempts: 2, ..(*state.llm()).clone() };
     let provider = settings.build_provider().map_err(|e| AppError::Invalid(e.to_string()))?;
     let store = std::sync::Arc::new(crate::store::calls::SqliteCallStore::new(state.pool.clone()));
@@ -246,14 +258,16 @@ pub async fn test_connection() -> Result<String, AppError> {
 
 #[server]
 pub async fn list_jobs(project_id: i64) -> Result<Vec<JobView>, AppError> {
-    require(Obj::Project(project_id), Need::Read).await?;
-    store::jobs::list_jobs(&app_state()?.pool, project_id).await
+    let call = Request::now()?;
+    call.require(Obj::Project(project_id), Need::Read).await?;
+    store::jobs::list_jobs(&call.state.pool, project_id).await
 }
 
 #[server]
 pub async fn get_job_detail(id: i64) -> Result<JobDetail, AppError> {
-    require(Obj::Job(id), Need::Read).await?;
-    let state = app_state()?;
+    let call = Request::now()?;
+    call.require(Obj::Job(id), Need::Read).await?;
+    let state = call.state.clone();
     Ok(JobDetail {
         job: store::jobs::get_job(&state.pool, id).await?,
         items: store::jobs::job_items(&state.pool, id).await?,
@@ -262,15 +276,17 @@ pub async fn get_job_detail(id: i64) -> Result<JobDetail, AppError> {
 
 #[server]
 pub async fn get_item_calls(job_id: i64, item: String) -> Result<Vec<CallView>, AppError> {
-    require(Obj::Job(job_id), Need::Read).await?;
-    store::jobs::item_calls(&app_state()?.pool, job_id, &item).await
+    let call = Request::now()?;
+    call.require(Obj::Job(job_id), Need::Read).await?;
+    store::jobs::item_calls(&call.state.pool, job_id, &item).await
 }
 
 /// Starts a job summarising every chunk of the project; returns at once.
 #[server]
 pub async fn start_summaries(project_id: i64, no_cache: Option<String>) -> Result<JobView, AppError> {
-    require(Obj::Project(project_id), Need::Edit).await?;
-    let state = app_state()?;
+    let call = Request::now()?;
+    call.require(Obj::Project(project_id), Need::Edit).await?;
+    let state = call.state.clone();
     let job = crate::jobs::create_summaries(&state.pool, project_id, no_cache.is_some()).await?;
     state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
     Ok(job)
@@ -278,8 +294,9 @@ pub async fn start_summaries(project_id: i64, no_cache: Option<String>) -> Resul
 
 #[server]
 pub async fn resume_job(id: i64, retry_failed: bool) -> Result<(), AppError> {
-    require(Obj::Job(id), Need::Edit).await?;
-    let state = app_state()?;
+    let call = Request::now()?;
+    call.require(Obj::Job(id), Need::Edit).await?;
+    let state = call.state.clone();
     let job = store::jobs::get_job(&state.pool, id).await?;
     if job.status == "running" {
         return Err(AppError::Conflict(format!("job {id} is already running")));
@@ -292,8 +309,9 @@ pub async fn resume_job(id: i64, retry_failed: bool) -> Result<(), AppError> {
 
 #[server]
 pub async fn cancel_job(id: i64) -> Result<(), AppError> {
-    require(Obj::Job(id), Need::Edit).await?;
-    let state = app_state()?;
+    let call = Request::now()?;
+    call.require(Obj::Job(id), Need::Edit).await?;
+    let state = call.state.clone();
     if state.jobs.cancel(id) {
         Ok(())
     } else {
@@ -304,8 +322,9 @@ pub async fn cancel_job(id: i64) -> Result<(), AppError> {
 /// The graph's statistics; `None` when the project has no graph yet.
 #[server]
 pub async fn get_graph_overview(project_id: i64) -> Result<Option<GraphOverview>, AppError> {
-    require(Obj::Project(project_id), Need::Read).await?;
-    let pool = &app_state()?.pool;
+    let call = Request::now()?;
+    call.require(Obj::Project(project_id), Need::Read).await?;
+    let pool = &call.state.pool;
     store::get_project(pool, project_id).await?;
     store::graph::overview(pool, project_id).await
 }
@@ -313,11 +332,12 @@ pub async fn get_graph_overview(project_id: i64) -> Result<Option<GraphOverview>
 /// What the explorer draws: at most `limit` nodes, the highest-degree ones.
 #[server]
 pub async fn get_graph_view(project_id: i64, limit: u32) -> Result<GraphView, AppError> {
-    require(Obj::Project(project_id), Need::Read).await?;
+    let call = Request::now()?;
+    call.require(Obj::Project(project_id), Need::Read).await?;
     if limit == 0 {
         return Err(AppError::Invalid("the node limit must be at least 1".into()));
     }
-    store::graph::view(&app_state()?.pool, project_id, limit as usize).await
+    store::graph::view(&call.state.pool, project_id, limit as usize).await
 }
 
 /// A shared graph's view, read through its share token (no account).
@@ -347,14 +367,16 @@ pub async fn get_shared_graph_edge(token: String, source: i64, target: i64) -> R
 
 #[server]
 pub async fn get_graph_node(project_id: i64, node_id: i64) -> Result<NodeDetail, AppError> {
-    require(Obj::Project(project_id), Need::Read).await?;
-    store::graph::node_detail(&app_state()?.pool, project_id, node_id).await
+    let call = Request::now()?;
+    call.require(Obj::Project(project_id), Need::Read).await?;
+    store::graph::node_detail(&call.state.pool, project_id, node_id).await
 }
 
 #[server]
 pub async fn get_graph_edge(project_id: i64, source: i64, target: i64) -> Result<EdgeDetail, AppError> {
-    require(Obj::Project(project_id), Need::Read).await?;
-    store::graph::edge_detail(&app_state()?.pool, project_id, source, target).await
+    let call = Request::now()?;
+    call.require(Obj::Project(project_id), Need::Read).await?;
+    store::graph::edge_detail(&call.state.pool, project_id, source, target).await
 }
 
 /// Starts building the project's graph (a job); returns at once.
@@ -366,7 +388,8 @@ pub async fn start_graph_build(
     summary_budget: String,
     no_cache: Option<String>,
 ) -> Result<JobView, AppError> {
-    require(Obj::Project(project_id), Need::Edit).await?;
+    let call = Request::now()?;
+    call.require(Obj::Project(project_id), Need::Edit).await?;
     let gleaning = whole("gleaning", &gleaning, 0, u64::MAX)?;
     if gleaning > 5 {
         return Err(AppError::Invalid(format!("gleaning is at most 5 turns, not {gleaning}")));
@@ -381,7 +404,7 @@ pub async fn start_graph_build(
         entity_types: types,
         summary_budget: whole("summary budget", &summary_budget, 50, u64::MAX)? as usize,
     };
-    let state = app_state()?;
+    let state = call.state.clone();
     let job = crate::jobs::create_graph(&state.pool, project_id, &settings, no_cache.is_some()).await?;
     state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
     Ok(job)
@@ -389,23 +412,26 @@ pub async fn start_graph_build(
 
 #[server]
 pub async fn list_question_sets(project_id: i64) -> Result<Vec<QuestionSetView>, AppError> {
-    require(Obj::Project(project_id), Need::Read).await?;
-    let pool = &app_state()?.pool;
+    let call = Request::now()?;
+    call.require(Obj::Project(project_id), Need::Read).await?;
+    let pool = &call.state.pool;
     store::get_project(pool, project_id).await?;
     store::questions::list_sets(pool, project_id).await
 }
 
 #[server]
 pub async fn list_set_questions(set_id: i64) -> Result<Vec<QuestionView>, AppError> {
-    require(Obj::QuestionSet(set_id), Need::Read).await?;
-    store::questions::list_questions(&app_state()?.pool, set_id).await
+    let call = Request::now()?;
+    call.require(Obj::QuestionSet(set_id), Need::Read).await?;
+    store::questions::list_questions(&call.state.pool, set_id).await
 }
 
 /// A question's sampled structure in the current graph and its source texts.
 #[server]
 pub async fn get_question_provenance(question_id: i64) -> Result<QuestionProvenance, AppError> {
-    require(Obj::Question(question_id), Need::Read).await?;
-    let pool = &app_state()?.pool;
+    let call = Request::now()?;
+    call.require(Obj::Question(question_id), Need::Read).await?;
+    let pool = &call.state.pool;
     let (project, question) = store::questions::get_question(pool, question_id).await?;
     let (nodes, missing) = store::graph::nodes_by_key(pool, project, &question.nodes).await?;
     let names: Vec<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
@@ -425,7 +451,8 @@ pub async fn start_graph_questions(
     degree_weighted: Option<String>,
     no_cache: Option<String>,
 ) -> Result<JobView, AppError> {
-    require(Obj::Project(project_id), Need::Edit).await?;
+    let call = Request::now()?;
+    call.require(Obj::Project(project_id), Need::Edit).await?;
     let settings = engine::questions::graph::GraphQuestionSettings {
         node: whole("node questions", &node, 0, 10_000)? as usize,
         edge: whole("edge questions", &edge, 0, 10_000)? as usize,
@@ -437,7 +464,7 @@ pub async fn start_graph_questions(
     if settings.node + settings.edge + settings.subgraph == 0 {
         return Err(AppError::Invalid("ask for at least one question".into()));
     }
-    let state = app_state()?;
+    let state = call.state.clone();
     let (job, _) = crate::jobs::create_graph_questions(&state.pool, project_id, &settings, no_cache.is_some()).await?;
     state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
     Ok(job)
@@ -445,14 +472,16 @@ pub async fn start_graph_questions(
 
 #[server]
 pub async fn edit_question(question_id: i64, text: String) -> Result<(), AppError> {
-    require(Obj::Question(question_id), Need::Edit).await?;
-    store::questions::update_question(&app_state()?.pool, question_id, &text).await
+    let call = Request::now()?;
+    call.require(Obj::Question(question_id), Need::Edit).await?;
+    store::questions::update_question(&call.state.pool, question_id, &text).await
 }
 
 #[server]
 pub async fn delete_question(question_id: i64) -> Result<(), AppError> {
-    require(Obj::Question(question_id), Need::Edit).await?;
-    store::questions::delete_question(&app_state()?.pool, question_id).await.map(|_| ())
+    let call = Request::now()?;
+    call.require(Obj::Question(question_id), Need::Edit).await?;
+    store::questions::delete_question(&call.state.pool, question_id).await.map(|_| ())
 }
 
 #[server]
@@ -462,14 +491,16 @@ pub async fn add_question(
     level: String,
     reference_answer: String,
 ) -> Result<i64, AppError> {
-    require(Obj::QuestionSet(set_id), Need::Edit).await?;
-    store::questions::add_question(&app_state()?.pool, set_id, &question, Some(&level), Some(&reference_answer)).await
+    let call = Request::now()?;
+    call.require(Obj::QuestionSet(set_id), Need::Edit).await?;
+    store::questions::add_question(&call.state.pool, set_id, &question, Some(&level), Some(&reference_answer)).await
 }
 
 #[server]
 pub async fn delete_question_set(set_id: i64) -> Result<(), AppError> {
-    require(Obj::QuestionSet(set_id), Need::Edit).await?;
-    store::questions::delete_set(&app_state()?.pool, set_id).await
+    let call = Request::now()?;
+    call.require(Obj::QuestionSet(set_id), Need::Edit).await?;
+    store::questions::delete_set(&call.state.pool, set_id).await
 }
 
 /// Starts generating the summary-based baseline set (a job); returns at once.
@@ -484,7 +515,8 @@ pub async fn start_summary_questions(
     replicate_lightrag: Option<String>,
     no_cache: Option<String>,
 ) -> Result<JobView, AppError> {
-    require(Obj::Project(project_id), Need::Edit).await?;
+    let call = Request::now()?;
+    call.require(Obj::Project(project_id), Need::Edit).await?;
     let settings = engine::questions::summary::SummarySettings {
         users: whole("users", &users, 1, 20)? as usize,
         tasks: whole("tasks", &tasks, 1, 20)? as usize,
@@ -493,7 +525,7 @@ pub async fn start_summary_questions(
         tail: whole("tail tokens", &tail, 0, 100_000)? as usize,
         replicate_lightrag: replicate_lightrag.is_some(),
     };
-    let state = app_state()?;
+    let state = call.state.clone();
     let (job, _) =
         crate::jobs::create_summary_questions(&state.pool, project_id, &settings, no_cache.is_some()).await?;
     state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
@@ -513,7 +545,8 @@ pub async fn start_hierarchical_questions(
     adherence_check: Option<String>,
     no_cache: Option<String>,
 ) -> Result<JobView, AppError> {
-    require(Obj::Project(project_id), Need::Edit).await?;
+    let call = Request::now()?;
+    call.require(Obj::Project(project_id), Need::Edit).await?;
     let levels = levels
         .split(',')
         .map(|l| l.trim().parse::<usize>().map_err(|_| AppError::Invalid(format!("levels: \"{l}\" is not a number"))))
@@ -526,7 +559,7 @@ pub async fn start_hierarchical_questions(
         adherence_check: adherence_check.is_some(),
         seed: whole("seed", &seed, 0, u64::MAX)?,
     };
-    let state = app_state()?;
+    let state = call.state.clone();
     let (job, _) =
         crate::jobs::create_hierarchical_questions(&state.pool, project_id, &settings, None, no_cache.is_some())
             .await?;
@@ -538,16 +571,18 @@ pub async fn start_hierarchical_questions(
 /// names matched) or `llm` (listed by the LLM; `None` until a job has).
 #[server]
 pub async fn question_set_entities(set_id: i64, source: String) -> Result<Option<EntityStats>, AppError> {
-    require(Obj::QuestionSet(set_id), Need::Read).await?;
+    let call = Request::now()?;
+    call.require(Obj::QuestionSet(set_id), Need::Read).await?;
     let source = crate::diagnostics::EntitySource::parse(&source)?;
-    Ok(crate::diagnostics::set_entities(&app_state()?.pool, set_id, source).await?.map(|e| e.stats()))
+    Ok(crate::diagnostics::set_entities(&call.state.pool, set_id, source).await?.map(|e| e.stats()))
 }
 
 /// Starts having the LLM list the entities each question of a set names (a job).
 #[server]
 pub async fn start_mentions(set_id: i64) -> Result<JobView, AppError> {
-    require(Obj::QuestionSet(set_id), Need::Edit).await?;
-    let state = app_state()?;
+    let call = Request::now()?;
+    call.require(Obj::QuestionSet(set_id), Need::Edit).await?;
+    let state = call.state.clone();
     let job = crate::jobs::create_mentions(&state.pool, set_id, false).await?;
     state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
     Ok(job)
@@ -556,8 +591,9 @@ pub async fn start_mentions(set_id: i64) -> Result<JobView, AppError> {
 /// The latest relevance scores of a set, if it was scored.
 #[server]
 pub async fn question_set_relevance(set_id: i64) -> Result<Option<RelevanceStats>, AppError> {
-    require(Obj::QuestionSet(set_id), Need::Read).await?;
-    let pool = &app_state()?.pool;
+    let call = Request::now()?;
+    call.require(Obj::QuestionSet(set_id), Need::Read).await?;
+    let pool = &call.state.pool;
     let set = store::questions::get_set(pool, set_id).await?;
     match crate::diagnostics::set_relevance(pool, set_id).await? {
         Some((job, scores)) => {
@@ -570,8 +606,9 @@ pub async fn question_set_relevance(set_id: i64) -> Result<Option<RelevanceStats
 /// Starts scoring the relevance of BM25 context to a set's questions (a job).
 #[server]
 pub async fn start_relevance(set_id: i64, k: u32) -> Result<JobView, AppError> {
-    require(Obj::QuestionSet(set_id), Need::Edit).await?;
-    let state = app_state()?;
+    let call = Request::now()?;
+    call.require(Obj::QuestionSet(set_id), Need::Edit).await?;
+    let state = call.state.clone();
     let job = crate::jobs::create_relevance(&state.pool, set_id, k as usize, false).await?;
     state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
     Ok(job)
@@ -581,8 +618,9 @@ pub async fn start_relevance(set_id: i64, k: u32) -> Result<JobView, AppError> {
 /// project's own (otherwise the shipped default).
 #[server]
 pub async fn get_question_hierarchy(project_id: i64) -> Result<(String, bool), AppError> {
-    require(Obj::Project(project_id), Need::Read).await?;
-    let pool = &app_state()?.pool;
+    let call = Request::now()?;
+    call.require(Obj::Project(project_id), Need::Read).await?;
+    let pool = &call.state.pool;
     Ok(match store::questions::project_hierarchy(pool, project_id).await? {
         Some(h) => (serde_json::to_string_pretty(&h).unwrap_or_default(), true),
         None => (
@@ -595,8 +633,9 @@ pub async fn get_question_hierarchy(project_id: i64) -> Result<(String, bool), A
 /// Saves the project's own hierarchy (checked), or with `reset`, goes back to the default.
 #[server]
 pub async fn save_question_hierarchy(project_id: i64, json: String, reset: Option<String>) -> Result<(), AppError> {
-    require(Obj::Project(project_id), Need::Edit).await?;
-    let pool = &app_state()?.pool;
+    let call = Request::now()?;
+    call.require(Obj::Project(project_id), Need::Edit).await?;
+    let pool = &call.state.pool;
     let value = if reset.is_some() { None } else { Some(json.as_str()) };
     store::questions::set_project_hierarchy(pool, project_id, value).await
 }
@@ -625,27 +664,31 @@ pub async fn answer_methods() -> Result<Vec<MethodInfo>, AppError> {
 
 #[server]
 pub async fn list_answer_sets(project_id: i64) -> Result<Vec<AnswerSetView>, AppError> {
-    require(Obj::Project(project_id), Need::Read).await?;
-    store::answers::list_sets(&app_state()?.pool, project_id).await
+    let call = Request::now()?;
+    call.require(Obj::Project(project_id), Need::Read).await?;
+    store::answers::list_sets(&call.state.pool, project_id).await
 }
 
 /// The cost table (seed 000 Table II) of a project's answer sets.
 #[server]
 pub async fn get_cost_table(project_id: i64) -> Result<Vec<CostRow>, AppError> {
-    require(Obj::Project(project_id), Need::Read).await?;
-    store::answers::cost_table(&app_state()?.pool, project_id).await
+    let call = Request::now()?;
+    call.require(Obj::Project(project_id), Need::Read).await?;
+    store::answers::cost_table(&call.state.pool, project_id).await
 }
 
 #[server]
 pub async fn get_answers(answer_set_id: i64) -> Result<Vec<AnswerView>, AppError> {
-    require(Obj::AnswerSet(answer_set_id), Need::Read).await?;
-    store::answers::list_answers(&app_state()?.pool, answer_set_id, None).await
+    let call = Request::now()?;
+    call.require(Obj::AnswerSet(answer_set_id), Need::Read).await?;
+    store::answers::list_answers(&call.state.pool, answer_set_id, None).await
 }
 
 #[server]
 pub async fn delete_answer_set(answer_set_id: i64) -> Result<(), AppError> {
-    require(Obj::AnswerSet(answer_set_id), Need::Edit).await?;
-    store::answers::delete_set(&app_state()?.pool, answer_set_id).await
+    let call = Request::now()?;
+    call.require(Obj::AnswerSet(answer_set_id), Need::Edit).await?;
+    store::answers::delete_set(&call.state.pool, answer_set_id).await
 }
 
 /// Starts answering a question set with a built-in method (a job).
@@ -660,7 +703,8 @@ pub async fn start_answers(
     target_words: String,
     no_cache: Option<String>,
 ) -> Result<JobView, AppError> {
-    require(Obj::QuestionSet(question_set_id), Need::Edit).await?;
+    let call = Request::now()?;
+    call.require(Obj::QuestionSet(question_set_id), Need::Edit).await?;
     let params: serde_json::Value = if params.trim().is_empty() {
         serde_json::Value::Null
     } else {
@@ -678,7 +722,7 @@ pub async fn start_answers(
         target_words,
         no_cache: no_cache.is_some(),
     };
-    let state = app_state()?;
+    let state = call.state.clone();
     let (job, _) = crate::answers::create(&state.pool, &req).await?;
     state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
     Ok(job)
@@ -686,8 +730,9 @@ pub async fn start_answers(
 
 #[server]
 pub async fn list_evaluations(project_id: i64) -> Result<Vec<EvaluationView>, AppError> {
-    require(Obj::Project(project_id), Need::Read).await?;
-    crate::evaluation::list(&app_state()?.pool, project_id).await
+    let call = Request::now()?;
+    call.require(Obj::Project(project_id), Need::Read).await?;
+    crate::evaluation::list(&call.state.pool, project_id).await
 }
 
 /// A number from a form field within `min..=max`, or the reason it is not.
@@ -764,7 +809,8 @@ pub async fn start_evaluation(
     sanity_first: Option<String>,
     no_cache: Option<String>,
 ) -> Result<EvaluationView, AppError> {
-    require(Obj::QuestionSet(question_set_id), Need::Edit).await?;
+    let call = Request::now()?;
+    call.require(Obj::QuestionSet(question_set_id), Need::Edit).await?;
     let ids = |text: &str, what: &str| -> Result<Vec<i64>, AppError> {
         text.split([',', ':'])
             .filter(|t| !t.trim().is_empty())
@@ -796,7 +842,7 @@ pub async fn start_evaluation(
         &length_bias,
         &noise,
     )?;
-    let state = app_state()?;
+    let state = call.state.clone();
     let llm = state.llm();
     let req = crate::evaluation::EvalRequest {
         question_set_id,
@@ -821,12 +867,13 @@ pub async fn start_evaluation(
 /// defaults and the chosen judge.
 #[server]
 pub async fn start_sanity(answer_set_id: i64, judge: String) -> Result<EvaluationView, AppError> {
-    require(Obj::AnswerSet(answer_set_id), Need::Edit).await?;
+    let call = Request::now()?;
+    call.require(Obj::AnswerSet(answer_set_id), Need::Edit).await?;
     let settings = engine::judge::eval::Settings {
         judge: engine::judge::eval::JudgeKind::parse(&judge).map_err(AppError::Invalid)?,
         ..Default::default()
     };
-    let state = app_state()?;
+    let state = call.state.clone();
     let llm = state.llm();
     let (job, id) = crate::evaluation::create_sanity(&state.pool, &llm, answer_set_id, settings).await?;
     state.jobs.spawn(state.pool.clone(), llm, job.id, false)?;
@@ -835,26 +882,30 @@ pub async fn start_sanity(answer_set_id: i64, judge: String) -> Result<Evaluatio
 
 #[server]
 pub async fn delete_evaluation(id: i64) -> Result<(), AppError> {
-    require(Obj::Evaluation(id), Need::Edit).await?;
-    crate::evaluation::delete(&app_state()?.pool, id).await
+    let call = Request::now()?;
+    call.require(Obj::Evaluation(id), Need::Edit).await?;
+    crate::evaluation::delete(&call.state.pool, id).await
 }
 
 #[server]
 pub async fn get_evaluation_report(id: i64) -> Result<EvaluationReportView, AppError> {
-    require(Obj::Evaluation(id), Need::Read).await?;
-    crate::evaluation::report_view(&app_state()?.pool, id).await
+    let call = Request::now()?;
+    call.require(Obj::Evaluation(id), Need::Read).await?;
+    crate::evaluation::report_view(&call.state.pool, id).await
 }
 
 #[server]
 pub async fn get_drill_questions(id: i64, a: i64, b: i64) -> Result<Vec<DrillQuestionView>, AppError> {
-    require(Obj::Evaluation(id), Need::Read).await?;
-    crate::evaluation::drill_questions(&app_state()?.pool, id, a, b).await
+    let call = Request::now()?;
+    call.require(Obj::Evaluation(id), Need::Read).await?;
+    crate::evaluation::drill_questions(&call.state.pool, id, a, b).await
 }
 
 #[server]
 pub async fn get_drill(id: i64, a: i64, b: i64, question: i64) -> Result<DrillView, AppError> {
-    require(Obj::Evaluation(id), Need::Read).await?;
-    crate::evaluation::drill(&app_state()?.pool, id, a, b, question).await
+    let call = Request::now()?;
+    call.require(Obj::Evaluation(id), Need::Read).await?;
+    crate::evaluation::drill(&call.state.pool, id, a, b, question).await
 }
 
 /// A new study's links (each token shown only now: only its hash is kept).
@@ -869,8 +920,9 @@ pub struct CreatedStudy {
 
 #[server]
 pub async fn list_studies(project_id: i64) -> Result<Vec<StudyView>, AppError> {
-    require(Obj::Project(project_id), Need::Read).await?;
-    crate::study::list(&app_state()?.pool, project_id).await
+    let call = Request::now()?;
+    call.require(Obj::Project(project_id), Need::Read).await?;
+    crate::study::list(&call.state.pool, project_id).await
 }
 
 /// The default dimensions of a question study and of an answer-validation
@@ -902,7 +954,8 @@ pub async fn create_study(
     #[server(default)] answers: String,
     #[server(default)] dimensions: String,
 ) -> Result<CreatedStudy, AppError> {
-    require(Obj::Project(project_id), Need::Edit).await?;
+    let call = Request::now()?;
+    call.require(Obj::Project(project_id), Need::Edit).await?;
     let kind = engine::study::Kind::parse(if kind.trim().is_empty() { "questions" } else { kind.trim() })
         .map_err(AppError::Invalid)?;
     let dimensions: Option<Vec<engine::study::Dimension>> = match dimensions.trim() {
@@ -940,7 +993,7 @@ pub async fn create_study(
             d => Some(whole("days until the links expire", d, 1, 3650)? as u32),
         },
     };
-    let created = crate::study::create(&app_state()?.pool, &req).await?;
+    let created = crate::study::create(&call.state.pool, &req).await?;
     Ok(CreatedStudy {
         study_id: created.study_id,
         open_path: format!("/s/{}", created.open_token),
@@ -950,35 +1003,40 @@ pub async fn create_study(
 
 #[server]
 pub async fn set_study_open(id: i64, open: bool) -> Result<(), AppError> {
-    require(Obj::Study(id), Need::Edit).await?;
-    crate::study::set_open(&app_state()?.pool, id, open).await
+    let call = Request::now()?;
+    call.require(Obj::Study(id), Need::Edit).await?;
+    crate::study::set_open(&call.state.pool, id, open).await
 }
 
 /// A new link for a study (`kind`: open or rater); its path, shown once.
 #[server]
 pub async fn add_study_link(id: i64, kind: String) -> Result<String, AppError> {
-    require(Obj::Study(id), Need::Edit).await?;
+    let call = Request::now()?;
+    call.require(Obj::Study(id), Need::Edit).await?;
     let label = if kind == "open" { "open link" } else { "rater link" };
-    Ok(format!("/s/{}", crate::study::add_link(&app_state()?.pool, id, &kind, label).await?))
+    Ok(format!("/s/{}", crate::study::add_link(&call.state.pool, id, &kind, label).await?))
 }
 
 #[server]
 pub async fn revoke_study_link(link_id: i64) -> Result<(), AppError> {
-    require(Obj::StudyLink(link_id), Need::Edit).await?;
-    crate::study::revoke_link(&app_state()?.pool, link_id).await
+    let call = Request::now()?;
+    call.require(Obj::StudyLink(link_id), Need::Edit).await?;
+    crate::study::revoke_link(&call.state.pool, link_id).await
 }
 
 #[server]
 pub async fn delete_study(id: i64) -> Result<(), AppError> {
-    require(Obj::Study(id), Need::Edit).await?;
-    crate::study::delete(&app_state()?.pool, id).await
+    let call = Request::now()?;
+    call.require(Obj::Study(id), Need::Edit).await?;
+    crate::study::delete(&call.state.pool, id).await
 }
 
 /// Starts the LLM rater on a study's items (a job), with the rubric the humans read.
 #[server]
 pub async fn start_study_rating(id: i64) -> Result<JobView, AppError> {
-    require(Obj::Study(id), Need::Edit).await?;
-    let state = app_state()?;
+    let call = Request::now()?;
+    call.require(Obj::Study(id), Need::Edit).await?;
+    let state = call.state.clone();
     let job = crate::study::create_llm_rating(&state.pool, id, false).await?;
     state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
     Ok(job)
@@ -986,8 +1044,9 @@ pub async fn start_study_rating(id: i64) -> Result<JobView, AppError> {
 
 #[server]
 pub async fn get_study_results(id: i64) -> Result<StudyResultsView, AppError> {
-    require(Obj::Study(id), Need::Read).await?;
-    crate::study::results_view(&app_state()?.pool, id).await
+    let call = Request::now()?;
+    call.require(Obj::Study(id), Need::Read).await?;
+    crate::study::results_view(&call.state.pool, id).await
 }
 
 /// A rater's session at a study link (no account; `rater`: the browser's
@@ -1111,25 +1170,28 @@ pub async fn logout() -> Result<(), AppError> {
 /// its path, shown once.
 #[server]
 pub async fn create_share(kind: String, page_id: i64, expires_days: Option<u32>) -> Result<String, AppError> {
-    require(Obj::Project(crate::share::project_of(&app_state()?.pool, &kind, page_id).await?), Need::Edit).await?;
+    let call = Request::now()?;
+    call.require(Obj::Project(crate::share::project_of(&call.state.pool, &kind, page_id).await?), Need::Edit).await?;
     if expires_days == Some(0) {
         return Err(AppError::Invalid("a link that expires lasts at least one day".into()));
     }
-    let (_, token) = crate::share::create(&app_state()?.pool, &kind, page_id, expires_days).await?;
+    let (_, token) = crate::share::create(&call.state.pool, &kind, page_id, expires_days).await?;
     Ok(format!("/share/{token}"))
 }
 
 /// A page's share links: (id, created, withdrawn).
 #[server]
 pub async fn list_shares(kind: String, page_id: i64) -> Result<Vec<(i64, String, bool)>, AppError> {
-    require(Obj::Project(crate::share::project_of(&app_state()?.pool, &kind, page_id).await?), Need::Read).await?;
-    crate::store::shares::of_page(&app_state()?.pool, &kind, page_id).await
+    let call = Request::now()?;
+    call.require(Obj::Project(crate::share::project_of(&call.state.pool, &kind, page_id).await?), Need::Read).await?;
+    crate::store::shares::of_page(&call.state.pool, &kind, page_id).await
 }
 
 #[server]
 pub async fn revoke_share(id: i64) -> Result<(), AppError> {
-    require(Obj::Share(id), Need::Edit).await?;
-    crate::store::shares::revoke(&app_state()?.pool, id).await
+    let call = Request::now()?;
+    call.require(Obj::Share(id), Need::Edit).await?;
+    crate::store::shares::revoke(&call.state.pool, id).await
 }
 
 /// The page a share link opens, read-only (no account).
@@ -1147,8 +1209,9 @@ pub async fn get_shared(token: String) -> Result<SharedView, AppError> {
 /// Every account with its project rights (the owner only).
 #[server]
 pub async fn list_users() -> Result<Vec<UserView>, AppError> {
-    require_owner("manage accounts").await?;
-    Ok(store::access::users(&app_state()?.pool)
+    let call = Request::now()?;
+    call.require_owner("manage accounts")?;
+    Ok(store::access::users(&call.state.pool)
         .await?
         .into_iter()
         .map(|((id, name, role, created_at), projects)| UserView { id, name, role, created_at, projects })
@@ -1158,22 +1221,25 @@ pub async fn list_users() -> Result<Vec<UserView>, AppError> {
 /// A collaborator's account (the owner only). Their rights start empty.
 #[server]
 pub async fn create_member(name: String, password: String) -> Result<i64, AppError> {
-    require_owner("manage accounts").await?;
-    crate::auth::create_user(&app_state()?.pool, &name, &password, "member").await
+    let call = Request::now()?;
+    call.require_owner("manage accounts")?;
+    crate::auth::create_user(&call.state.pool, &name, &password, "member").await
 }
 
 /// Deletes a collaborator's account (the owner only).
 #[server]
 pub async fn delete_member(user_id: i64) -> Result<(), AppError> {
-    require_owner("manage accounts").await?;
-    store::access::delete_member(&app_state()?.pool, user_id).await
+    let call = Request::now()?;
+    call.require_owner("manage accounts")?;
+    store::access::delete_member(&call.state.pool, user_id).await
 }
 
 /// Sets a collaborator's rights on a project: `read`, `edit` or `none`
 /// (the owner only).
 #[server]
 pub async fn set_member_access(user_id: i64, project_id: i64, access: String) -> Result<(), AppError> {
-    require_owner("manage accounts").await?;
-    let pool = &app_state()?.pool;
+    let call = Request::now()?;
+    call.require_owner("manage accounts")?;
+    let pool = &call.state.pool;
     crate::access::set_access(pool, user_id, project_id, &access).await
 }
