@@ -22,6 +22,8 @@
 //! - [`embed`]: text embeddings (MiniLM in process, or an endpoint).
 //! - [`judge`]: pairwise judging: the verdict rules of the unbiased and legacy protocols.
 //! - [`stats`]: quartiles, box plots, relative win rate, Wilcoxon, sign test, Holm.
+//! - [`metrics`]: reference-based metrics (MAP, nDCG, recall, ROUGE-1, BLEU)
+//!   and the granularity analysis of a category hierarchy.
 
 pub mod agreement;
 pub mod chunk;
@@ -31,6 +33,7 @@ pub mod graph;
 pub mod jobs;
 pub mod judge;
 pub mod llm;
+pub mod metrics;
 pub mod questions;
 pub mod rag;
 pub mod sample;

@@ -1,0 +1,279 @@
+//! How fine a question hierarchy should be (seed 004 §2.4): per dimension
+//! and granularity level (2, 4, 8 categories), the mean score per category,
+//! the **discriminative power** (standard deviation of the per-category
+//! means — the population one, numpy's default), the **normalised mutual
+//! information** between category and performance bin (scikit-learn's
+//! arithmetic normalisation; bins are quantile bins of the scores, numpy's
+//! linear quantiles), and per split (a parent and its children) the
+//! **Coherence Ratio** ρ = σ_sib / (δ_vert + ε), ε = 0.001: σ_sib the
+//! standard deviation of the children's means, δ_vert the absolute
+//! difference between the parent's mean and the mean of the children's
+//! means; ρ > 2 well-structured, ρ < 1 poor.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// The Coherence Ratio's ε (seed 004, footnote 3).
+pub const EPSILON: f64 = 0.001;
+
+/// The population standard deviation (0 for fewer than one value).
+pub fn population_std(values: &[f64]) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    let n = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n).sqrt()
+}
+
+/// numpy's `quantile(values, q)` with its default linear interpolation.
+pub fn quantile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let pos = q.clamp(0.0, 1.0) * (sorted.len() - 1) as f64;
+    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+    sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
+}
+
+/// Each value's quantile bin of `bins`: the number of the inner edges
+/// (quantiles 1/bins … (bins−1)/bins) at or below it — numpy's
+/// `searchsorted(quantile(v, arange(1, bins) / bins), v, side="right")`.
+pub fn quantile_bins(values: &[f64], bins: usize) -> Vec<usize> {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let edges: Vec<f64> = (1..bins.max(1)).map(|i| quantile(&sorted, i as f64 / bins as f64)).collect();
+    values.iter().map(|v| edges.iter().filter(|e| **e <= *v).count()).collect()
+}
+
+fn entropy(counts: impl Iterator<Item = usize>, n: f64) -> f64 {
+    counts.filter(|c| *c > 0).map(|c| c as f64 / n).map(|p| -p * p.ln()).sum()
+}
+
+/// scikit-learn's `normalized_mutual_info_score(a, b)` (arithmetic mean of
+/// the entropies; 1 when both labelings are one cluster; 0 when the mutual
+/// information is 0).
+pub fn nmi<A: Ord + Clone, B: Ord + Clone>(a: &[A], b: &[B]) -> f64 {
+    let n = a.len().min(b.len());
+    if n == 0 {
+        return 1.0;
+    }
+    let mut ca: BTreeMap<A, usize> = BTreeMap::new();
+    let mut cb: BTreeMap<B, usize> = BTreeMap::new();
+    let mut joint: BTreeMap<(A, B), usize> = BTreeMap::new();
+    for (x, y) in a.iter().zip(b).take(n) {
+        *ca.entry(x.clone()).or_default() += 1;
+        *cb.entry(y.clone()).or_default() += 1;
+        *joint.entry((x.clone(), y.clone())).or_default() += 1;
+    }
+    if ca.len() == 1 && cb.len() == 1 {
+        return 1.0;
+    }
+    let nf = n as f64;
+    let mi: f64 = joint
+        .iter()
+        .map(|((x, y), c)| {
+            let p = *c as f64 / nf;
+            p * (p / ((ca[x] as f64 / nf) * (cb[y] as f64 / nf))).ln()
+        })
+        .sum::<f64>()
+        .max(0.0);
+    if mi == 0.0 {
+        return 0.0;
+    }
+    let (ha, hb) = (entropy(ca.values().copied(), nf), entropy(cb.values().copied(), nf));
+    mi / ((ha + hb) / 2.0)
+}
+
+/// One scored question: its category path below the dimension code
+/// (`QC/simple/factual_lookup`: depth 1 coarse, 2 medium, 3 fine) and its
+/// score (cosine similarity of its answer to the reference).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Scored {
+    pub category: String,
+    pub score: f64,
+}
+
+/// A category's questions and mean score.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CategoryMean {
+    pub category: String,
+    pub n: usize,
+    pub mean: f64,
+}
+
+/// One dimension at one granularity level.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LevelStats {
+    pub dimension: String,
+    /// Categories at this level: 2, 4, 8.
+    pub categories: usize,
+    pub questions: usize,
+    pub means: Vec<CategoryMean>,
+    pub discriminative_power: f64,
+    /// Discriminative power minus the coarser level's.
+    pub change: Option<f64>,
+    pub nmi: f64,
+}
+
+/// A parent category and its children.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Split {
+    pub parent: String,
+    pub children: Vec<String>,
+    pub sigma_sib: f64,
+    pub delta_vert: f64,
+    pub rho: f64,
+}
+
+impl Split {
+    /// "well-structured" (ρ > 2), "poor" (ρ < 1) or "moderate".
+    pub fn verdict(&self) -> &'static str {
+        if self.rho > 2.0 {
+            "well-structured"
+        } else if self.rho < 1.0 {
+            "poor"
+        } else {
+            "moderate"
+        }
+    }
+}
+
+/// A dimension's analysis and its verdict.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DimensionAnalysis {
+    pub dimension: String,
+    pub levels: Vec<LevelStats>,
+    pub splits: Vec<Split>,
+    /// The level (categories) with the highest discriminative power.
+    pub optimal: Option<usize>,
+}
+
+fn depth(path: &str) -> usize {
+    path.matches('/').count()
+}
+
+/// The analysis of scored questions, per dimension; `bins` quantile bins
+/// for the mutual information.
+pub fn analyse(items: &[Scored], bins: usize) -> Vec<DimensionAnalysis> {
+    let mut by_dim: BTreeMap<String, Vec<&Scored>> = BTreeMap::new();
+    for s in items.iter().filter(|s| depth(&s.category) >= 1 && !s.category.contains(" × ")) {
+        by_dim.entry(s.category.split('/').next().unwrap_or("").to_string()).or_default().push(s);
+    }
+    by_dim
+        .into_iter()
+        .map(|(dimension, scored)| {
+            // Per category: its questions' scores.
+            let mut cats: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+            for s in &scored {
+                cats.entry(s.category.clone()).or_default().push(s.score);
+            }
+            let mean_of = |c: &str| cats.get(c).map(|v| v.iter().sum::<f64>() / v.len() as f64);
+            let mut levels: Vec<LevelStats> = Vec::new();
+            for d in 1..=3 {
+                let at: Vec<&Scored> = scored.iter().copied().filter(|s| depth(&s.category) == d).collect();
+                if at.is_empty() {
+                    continue;
+                }
+                let means: Vec<CategoryMean> = cats
+                    .iter()
+                    .filter(|(c, _)| depth(c) == d)
+                    .map(|(c, v)| CategoryMean {
+                        category: c.clone(),
+                        n: v.len(),
+                        mean: v.iter().sum::<f64>() / v.len() as f64,
+                    })
+                    .collect();
+                let power = population_std(&means.iter().map(|m| m.mean).collect::<Vec<_>>());
+                let scores: Vec<f64> = at.iter().map(|s| s.score).collect();
+                let labels: Vec<&str> = at.iter().map(|s| s.category.as_str()).collect();
+                let binned = quantile_bins(&scores, bins);
+                let change =
+                    levels.last().filter(|l| l.categories == 1 << (d - 1)).map(|l| power - l.discriminative_power);
+                levels.push(LevelStats {
+                    dimension: dimension.clone(),
+                    categories: 1 << d,
+                    questions: at.len(),
+                    means,
+                    discriminative_power: power,
+                    change,
+                    nmi: nmi(&labels, &binned),
+                });
+            }
+            // Splits: each category with questions of its own and children with questions.
+            let mut splits = Vec::new();
+            for parent in cats.keys().filter(|c| depth(c) < 3) {
+                let children: Vec<&String> = cats
+                    .keys()
+                    .filter(|c| depth(c) == depth(parent) + 1 && c.starts_with(&format!("{parent}/")))
+                    .collect();
+                let (Some(pm), false) = (mean_of(parent), children.is_empty()) else { continue };
+                let child_means: Vec<f64> = children.iter().filter_map(|c| mean_of(c)).collect();
+                let sigma = population_std(&child_means);
+                let delta = (pm - child_means.iter().sum::<f64>() / child_means.len() as f64).abs();
+                splits.push(Split {
+                    parent: parent.clone(),
+                    children: children.into_iter().cloned().collect(),
+                    sigma_sib: sigma,
+                    delta_vert: delta,
+                    rho: sigma / (delta + EPSILON),
+                });
+            }
+            let optimal = levels
+                .iter()
+                .max_by(|a, b| a.discriminative_power.total_cmp(&b.discriminative_power))
+                .map(|l| l.categories);
+            DimensionAnalysis { dimension, levels, splits, optimal }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantile_bins_and_nmi_equal_numpy_and_scikit_learn() {
+        // scripts/refs/metrics_refs.py (numpy, scikit-learn 1.9.1).
+        let scores = [0.61, 0.72, 0.55, 0.80, 0.66, 0.59, 0.91, 0.47, 0.70, 0.73, 0.52, 0.88];
+        let bins = quantile_bins(&scores, 4);
+        assert_eq!(bins, [1, 2, 0, 3, 1, 1, 3, 0, 2, 2, 0, 3]);
+        let cats = ["a", "a", "a", "b", "b", "b", "c", "c", "c", "d", "d", "d"];
+        assert!((nmi(&cats, &bins) - 0.29085208297275505).abs() < 1e-9);
+        assert_eq!(nmi(&["x", "x"], &[0, 0]), 1.0, "one cluster each: a perfect match");
+        assert_eq!(nmi(&["x", "y"], &[0, 0]), 0.0);
+        assert!((nmi(&["x", "y", "x"], &[5, 6, 5]) - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn discriminative_power_and_coherence_on_a_hand_made_hierarchy() {
+        let s = |c: &str, v: f64| Scored { category: c.into(), score: v };
+        let items = [
+            s("QC/s", 0.6),
+            s("QC/s", 0.6),
+            s("QC/c", 0.8),
+            s("QC/s/a", 0.5),
+            s("QC/s/b", 0.7),
+            s("QC/c/d", 0.9),
+            s("QC/c/e", 0.9),
+            s("LV/x × QC/s", 0.1), // a factorial cell: not a level of either
+        ];
+        let a = analyse(&items, 2);
+        assert_eq!(a.len(), 1);
+        let qc = &a[0];
+        assert_eq!(qc.levels.iter().map(|l| l.categories).collect::<Vec<_>>(), [2, 4]);
+        // Means .6 and .8: σ = 0.1. Means .5, .7, .9, .9: σ = √0.0275.
+        assert!((qc.levels[0].discriminative_power - 0.1).abs() < 1e-12);
+        assert!((qc.levels[1].discriminative_power - 0.0275f64.sqrt()).abs() < 1e-12);
+        assert!((qc.levels[1].change.unwrap() - (0.0275f64.sqrt() - 0.1)).abs() < 1e-12);
+        assert_eq!(qc.optimal, Some(4));
+        // QC/s: children .5 and .7 (σ .1) around the parent's .6 (δ 0): ρ = 100.
+        let s = qc.splits.iter().find(|x| x.parent == "QC/s").unwrap();
+        assert!((s.rho - 100.0).abs() < 1e-9 && s.verdict() == "well-structured", "{s:?}");
+        // QC/c: equal children (σ 0) away from the parent (δ .1): ρ = 0.
+        let c = qc.splits.iter().find(|x| x.parent == "QC/c").unwrap();
+        assert!(c.rho.abs() < 1e-12 && (c.delta_vert - 0.1).abs() < 1e-12 && c.verdict() == "poor");
+        assert_eq!(population_std(&[]), 0.0);
+    }
+}
