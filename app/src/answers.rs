@@ -218,18 +218,21 @@ pub async fn build_method(
 /// The loaded in-process MiniLM, shared by every job (loaded on first use).
 static MINILM: std::sync::Mutex<Option<Arc<engine::embed::minilm::MiniLm>>> = std::sync::Mutex::new(None);
 
+/// The in-process MiniLM, loaded on first use.
+pub(crate) fn minilm() -> Result<Arc<engine::embed::minilm::MiniLm>, String> {
+    let mut loaded = MINILM.lock().unwrap_or_else(|e| e.into_inner());
+    if loaded.is_none() {
+        let dir = engine::embed::minilm::default_dir();
+        *loaded = Some(Arc::new(engine::embed::minilm::MiniLm::load(&dir).map_err(|e| e.to_string())?));
+    }
+    Ok(loaded.clone().expect("loaded above"))
+}
+
 /// The embedder a NaiveRAG configuration asks for.
 fn embedder(params: &serde_json::Value) -> Result<engine::embed::Embedder, String> {
     match params["embedder"].as_str().unwrap_or("minilm") {
         "endpoint" => Ok(engine::embed::Embedder::Endpoint),
-        "minilm" => {
-            let mut loaded = MINILM.lock().unwrap_or_else(|e| e.into_inner());
-            if loaded.is_none() {
-                let dir = engine::embed::minilm::default_dir();
-                *loaded = Some(Arc::new(engine::embed::minilm::MiniLm::load(&dir).map_err(|e| e.to_string())?));
-            }
-            Ok(engine::embed::Embedder::MiniLm(loaded.clone().expect("loaded above")))
-        }
+        "minilm" => Ok(engine::embed::Embedder::MiniLm(minilm()?)),
         other => Err(format!("naive: embedder must be minilm or endpoint, not \"{other}\"")),
     }
 }

@@ -33,6 +33,8 @@ pub mod evaluation;
 pub mod format;
 #[cfg(feature = "ssr")]
 pub mod jobs;
+#[cfg(feature = "ssr")]
+pub mod metrics;
 pub mod model;
 pub mod pages;
 #[cfg(feature = "ssr")]

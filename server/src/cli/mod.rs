@@ -7,6 +7,7 @@
 
 mod answers;
 mod eval;
+mod metrics;
 mod share;
 mod study;
 mod user;
@@ -125,7 +126,11 @@ enum Command {
     /// one), sanity-check a method against itself, write reports.
     #[command(subcommand)]
     Eval(eval::EvalCommand),
-    /// Question-rating studies: create one with rater links, read its results.
+    /// Reference-based metrics of answer sets (seed 004): MAP, nDCG, Recall,
+    /// cosine similarity, ROUGE-1, BLEU, and the granularity analysis.
+    #[command(subcommand)]
+    Metrics(metrics::MetricsCommand),
+    /// Human studies: create one with rater links, have the LLM rate it, read its results.
     #[command(subcommand)]
     Study(study::StudyCommand),
     /// Read-only share links to report pages.
@@ -438,6 +443,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Answers(cmd) => answers::run(&pool, out, &llm, cmd).await,
         Command::Eval(cmd) => eval::run(&pool, out, &llm, cmd).await,
         Command::Study(cmd) => study::run(&pool, out, &llm, cmd).await,
+        Command::Metrics(cmd) => metrics::run(&pool, out, cmd).await,
         Command::User(cmd) => user::run(&pool, out, cmd).await,
         Command::Share(cmd) => share::run(&pool, out, cmd).await,
     }
