@@ -1243,3 +1243,19 @@ pub async fn set_member_access(user_id: i64, project_id: i64, access: String) ->
     let pool = &call.state.pool;
     crate::access::set_access(pool, user_id, project_id, &access).await
 }
+
+/// Reference-based metrics of answer sets over a question set (seed 004):
+/// `answer_sets` comma-separated ids. Reading only: computed on request.
+#[server]
+pub async fn compute_metrics(set_id: i64, answer_sets: String, k: u32, bins: u32) -> Result<MetricsView, AppError> {
+    let call = Request::now()?;
+    call.require(Obj::QuestionSet(set_id), Need::Read).await?;
+    let ids: Vec<i64> = answer_sets
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse::<i64>().map_err(|_| AppError::Invalid(format!("\"{s}\" is not an answer set id"))))
+        .collect::<Result<_, _>>()?;
+    let report = crate::metrics::run(&call.state.pool, set_id, &ids, k as usize, bins as usize).await?;
+    Ok(crate::metrics::view(&report))
+}

@@ -206,3 +206,99 @@ pub async fn run(pool: &SqlitePool, set_id: i64, answer_sets: &[i64], k: usize, 
     }
     Ok(Report { question_set_id: set_id, k, bins, embedding_model: "all-MiniLM-L6-v2 (in process)".into(), sets })
 }
+
+fn means_view(m: &Means) -> crate::model::MetricsMeansView {
+    crate::model::MetricsMeansView {
+        group: m.group.clone(),
+        n: m.n,
+        map: m.map,
+        ndcg: m.ndcg,
+        recall: m.recall,
+        cs: m.cs,
+        rouge1: m.rouge1,
+        bleu: m.bleu,
+    }
+}
+
+/// The report as the Metrics page shows it, with its charts.
+pub fn view(r: &Report) -> crate::model::MetricsView {
+    use crate::model::{GranularityRow, SetMetricsView, SplitRow};
+    crate::model::MetricsView {
+        question_set_id: r.question_set_id,
+        k: r.k,
+        bins: r.bins,
+        embedding_model: r.embedding_model.clone(),
+        sets: r
+            .sets
+            .iter()
+            .map(|s| SetMetricsView {
+                answer_set_id: s.answer_set_id,
+                name: s.name.clone(),
+                method: s.method.clone(),
+                overall: means_view(&s.overall),
+                corpus_bleu: s.corpus_bleu,
+                per_category: s.per_category.iter().map(means_view).collect(),
+                granularity: s
+                    .granularity
+                    .iter()
+                    .flat_map(|d| {
+                        d.levels.iter().map(|l| GranularityRow {
+                            dimension: d.dimension.clone(),
+                            categories: l.categories,
+                            questions: l.questions,
+                            power: l.discriminative_power,
+                            change: l.change,
+                            nmi: l.nmi,
+                            optimal: d.optimal == Some(l.categories),
+                        })
+                    })
+                    .collect(),
+                splits: s
+                    .granularity
+                    .iter()
+                    .flat_map(|d| {
+                        d.splits.iter().map(|x| SplitRow {
+                            dimension: d.dimension.clone(),
+                            parent: x.parent.clone(),
+                            children: x.children.clone(),
+                            sigma_sib: x.sigma_sib,
+                            delta_vert: x.delta_vert,
+                            rho: x.rho,
+                            verdict: x.verdict().into(),
+                        })
+                    })
+                    .collect(),
+                factorial: s.factorial.iter().map(|c| (c.lv.clone(), c.qc.clone(), means_view(&c.means))).collect(),
+                power_svg: granularity::power_chart_svg(
+                    &format!("{} — discriminative power by level", s.name),
+                    &s.granularity,
+                ),
+                trees: s.granularity.iter().map(|d| (d.dimension.clone(), granularity::tree_svg(d))).collect(),
+            })
+            .collect(),
+    }
+}
+
+/// Every question's metrics as CSV: answer set, question, category, AP,
+/// nDCG, recall, CS, ROUGE-1, BLEU.
+pub fn questions_csv(r: &Report) -> String {
+    let mut out = String::from("answer_set,question_id,category,ap,ndcg,recall,cs,rouge1,bleu\n");
+    let num = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v}"));
+    for s in &r.sets {
+        for q in &s.questions {
+            let category = q.category.clone().unwrap_or_default().replace('"', "\"\"");
+            out += &format!(
+                "{},{},\"{category}\",{},{},{},{},{},{}\n",
+                s.answer_set_id,
+                q.question_id,
+                num(q.ap),
+                num(q.ndcg),
+                num(q.recall),
+                q.cs,
+                q.rouge1,
+                q.bleu
+            );
+        }
+    }
+    out
+}

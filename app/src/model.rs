@@ -695,3 +695,70 @@ pub struct UserView {
     pub created_at: String,
     pub projects: Vec<(i64, String)>,
 }
+
+/// Means of a group of questions on the reference-based metrics (retrieval
+/// `None` when the method recorded no chunks).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricsMeansView {
+    pub group: String,
+    pub n: usize,
+    pub map: Option<f64>,
+    pub ndcg: Option<f64>,
+    pub recall: Option<f64>,
+    pub cs: f64,
+    pub rouge1: f64,
+    pub bleu: f64,
+}
+
+/// One dimension at one level of the granularity analysis (seed 004 Table 2).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GranularityRow {
+    pub dimension: String,
+    pub categories: usize,
+    pub questions: usize,
+    pub power: f64,
+    pub change: Option<f64>,
+    pub nmi: f64,
+    /// The level with the highest discriminative power in its dimension.
+    pub optimal: bool,
+}
+
+/// A split and its Coherence Ratio.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SplitRow {
+    pub dimension: String,
+    pub parent: String,
+    pub children: Vec<String>,
+    pub sigma_sib: f64,
+    pub delta_vert: f64,
+    pub rho: f64,
+    pub verdict: String,
+}
+
+/// An answer set's metrics as the Metrics page shows them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SetMetricsView {
+    pub answer_set_id: i64,
+    pub name: String,
+    pub method: String,
+    pub overall: MetricsMeansView,
+    pub corpus_bleu: f64,
+    pub per_category: Vec<MetricsMeansView>,
+    pub granularity: Vec<GranularityRow>,
+    pub splits: Vec<SplitRow>,
+    /// LV × QC cells (seed 004 Table 4): `(LV, QC, means)`.
+    pub factorial: Vec<(String, String, MetricsMeansView)>,
+    pub power_svg: String,
+    /// One hierarchy drawing per dimension: `(dimension, SVG)`.
+    pub trees: Vec<(String, String)>,
+}
+
+/// A metrics run: the question set, its settings, each answer set's metrics.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricsView {
+    pub question_set_id: i64,
+    pub k: usize,
+    pub bins: usize,
+    pub embedding_model: String,
+    pub sets: Vec<SetMetricsView>,
+}

@@ -48,6 +48,7 @@ const SECTIONS: &[(&str, Option<&str>)] = &[
     ("Questions", Some("questions")),
     ("Answers", Some("answers")),
     ("Evaluations", Some("evaluations")),
+    ("Metrics", Some("metrics")),
     ("Studies", Some("studies")),
     ("Jobs", Some("jobs")),
     ("Settings", Some("settings")),

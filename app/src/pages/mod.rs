@@ -8,6 +8,7 @@ pub mod graph;
 pub mod home;
 pub mod jobs;
 pub mod login;
+pub mod metrics;
 pub mod questions;
 pub mod rater;
 pub mod settings;

@@ -229,6 +229,135 @@ pub fn analyse(items: &[Scored], bins: usize) -> Vec<DimensionAnalysis> {
         .collect()
 }
 
+/// Seed 004's granularity figure as SVG: discriminative power by level (2,
+/// 4, 8 categories), a line per dimension, the value at each point.
+pub fn power_chart_svg(title: &str, analyses: &[DimensionAnalysis]) -> String {
+    use plotters::prelude::*;
+    let palette = [
+        RGBColor(0x4e, 0x79, 0xa7),
+        RGBColor(0xf2, 0x8e, 0x2b),
+        RGBColor(0x59, 0xa1, 0x4f),
+        RGBColor(0xb0, 0x7a, 0xa1),
+    ];
+    let top =
+        analyses.iter().flat_map(|a| a.levels.iter().map(|l| l.discriminative_power)).fold(0.0f64, f64::max).max(0.01)
+            * 1.25;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (560, 340)).into_drawing_area();
+        let _ = root.fill(&WHITE);
+        if let Ok(mut chart) = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 15))
+            .margin(12)
+            .x_label_area_size(34)
+            .y_label_area_size(52)
+            .build_cartesian_2d(0.5f64..3.5f64, 0f64..top)
+        {
+            let _ = chart
+                .configure_mesh()
+                .disable_x_mesh()
+                .x_labels(3)
+                .x_label_formatter(&|x| match x.round() as i32 {
+                    1 => "2".into(),
+                    2 => "4".into(),
+                    3 => "8".into(),
+                    _ => String::new(),
+                })
+                .x_desc("categories at the level")
+                .y_desc("discriminative power (σ of category mean CS)")
+                .axis_desc_style(("sans-serif", 12))
+                .draw();
+            for (k, a) in analyses.iter().enumerate() {
+                let colour = palette[k % palette.len()];
+                let points: Vec<(f64, f64)> =
+                    a.levels.iter().map(|l| ((l.categories as f64).log2(), l.discriminative_power)).collect();
+                if let Ok(series) =
+                    chart.draw_series(std::iter::once(PathElement::new(points.clone(), colour.stroke_width(2))))
+                {
+                    series
+                        .label(a.dimension.clone())
+                        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], colour.stroke_width(2)));
+                }
+                let _ = chart.draw_series(points.iter().map(|p| Circle::new(*p, 4, colour.filled())));
+                let _ = chart.draw_series(points.iter().map(|(x, y)| {
+                    Text::new(format!("{y:.3}"), (*x + 0.05, *y + top * 0.03), ("sans-serif", 11).into_font())
+                }));
+            }
+            let _ = chart.configure_series_labels().border_style(BLACK).background_style(WHITE).draw();
+        }
+        let _ = root.present();
+    }
+    svg
+}
+
+/// A dimension's hierarchy as SVG: every category with its questions' mean
+/// CS, each split's parent coloured by its Coherence Ratio (green ρ > 2,
+/// amber 1–2, red ρ < 1; grey without a split) with ρ written under it.
+pub fn tree_svg(a: &DimensionAnalysis) -> String {
+    use plotters::prelude::*;
+    let means: BTreeMap<&str, (usize, f64)> =
+        a.levels.iter().flat_map(|l| l.means.iter().map(|m| (m.category.as_str(), (m.n, m.mean)))).collect();
+    // Leaves (the deepest categories) spread across; parents centred above.
+    let mut cats: Vec<&str> = means.keys().copied().collect();
+    cats.sort();
+    let deepest = cats.iter().map(|c| depth(c)).max().unwrap_or(1);
+    let leaves: Vec<&str> = cats.iter().copied().filter(|c| depth(c) == deepest).collect();
+    let (col, row) = (150i32, 92i32);
+    let width = (leaves.len().max(1) as i32 * col + 40).max(420);
+    let height = 98 + (deepest as i32 - 1) * row;
+    let x_of = |c: &str| -> i32 {
+        let under: Vec<usize> = leaves
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| **l == c || l.starts_with(&format!("{c}/")))
+            .map(|(i, _)| i)
+            .collect();
+        let mid = if under.is_empty() { 0.0 } else { under.iter().sum::<usize>() as f64 / under.len() as f64 };
+        20 + (mid * col as f64) as i32 + col / 2
+    };
+    let y_of = |c: &str| 40 + (depth(c) as i32 - 1) * row + 20;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (width as u32, height as u32)).into_drawing_area();
+        let _ = root.fill(&WHITE);
+        let font = |size: u32| ("sans-serif", size).into_font().color(&BLACK);
+        let _ = root.draw(&Text::new(
+            format!("{}: mean CS per category; splits coloured by ρ (green > 2, amber 1–2, red < 1)", a.dimension),
+            (10, 8),
+            font(13),
+        ));
+        for c in &cats {
+            if let Some(parent) = c.rsplit_once('/').map(|p| p.0).filter(|p| means.contains_key(p)) {
+                let _ = root.draw(&PathElement::new(
+                    vec![(x_of(parent), y_of(parent) + 22), (x_of(c), y_of(c) - 4)],
+                    RGBColor(0xbb, 0xbb, 0xbb),
+                ));
+            }
+        }
+        for c in &cats {
+            let (x, y) = (x_of(c), y_of(c));
+            let split = a.splits.iter().find(|s| s.parent == *c);
+            let fill = match split.map(|s| s.rho) {
+                Some(r) if r > 2.0 => RGBColor(0xc8, 0xe6, 0xc9),
+                Some(r) if r < 1.0 => RGBColor(0xf8, 0xc9, 0xc4),
+                Some(_) => RGBColor(0xff, 0xe0, 0xa3),
+                None => RGBColor(0xee, 0xee, 0xee),
+            };
+            let _ = root.draw(&Rectangle::new([(x - col / 2 + 6, y - 4), (x + col / 2 - 6, y + 22)], fill.filled()));
+            let name = c.rsplit('/').next().unwrap_or(c).replace('_', " ");
+            let short: String = name.chars().take(20).collect();
+            let (n, mean) = means[c];
+            let _ = root.draw(&Text::new(short, (x - col / 2 + 10, y - 1), font(10)));
+            let _ = root.draw(&Text::new(format!("CS {mean:.3} · n {n}"), (x - col / 2 + 10, y + 10), font(9)));
+            if let Some(s) = split {
+                let _ = root.draw(&Text::new(format!("ρ {:.2}", s.rho), (x - 18, y + 26), font(10)));
+            }
+        }
+        let _ = root.present();
+    }
+    svg
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -275,5 +404,14 @@ mod tests {
         let c = qc.splits.iter().find(|x| x.parent == "QC/c").unwrap();
         assert!(c.rho.abs() < 1e-12 && (c.delta_vert - 0.1).abs() < 1e-12 && c.verdict() == "poor");
         assert_eq!(population_std(&[]), 0.0);
+        let chart = power_chart_svg("QC", &a);
+        assert!(
+            chart.starts_with("<svg") && chart.contains("0.100") && chart.contains("0.166"),
+            "the values at the points"
+        );
+        let tree = tree_svg(qc);
+        for text in ["ρ 100.00", "ρ 0.00", "CS 0.600 · n 2", "CS 0.900 · n 1"] {
+            assert!(tree.contains(text), "{text}");
+        }
     }
 }
