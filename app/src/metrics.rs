@@ -32,18 +32,8 @@ pub struct QuestionMetrics {
     pub bleu: f64,
 }
 
-/// Means of a group of questions.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Means {
-    pub group: String,
-    pub n: usize,
-    pub map: Option<f64>,
-    pub ndcg: Option<f64>,
-    pub recall: Option<f64>,
-    pub cs: f64,
-    pub rouge1: f64,
-    pub bleu: f64,
-}
+/// Means of a group of questions (the page's own type: nothing to convert).
+pub type Means = crate::model::MetricsMeansView;
 
 /// One cell of the LV × QC table: (LV, QC, means).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -207,19 +197,6 @@ pub async fn run(pool: &SqlitePool, set_id: i64, answer_sets: &[i64], k: usize, 
     Ok(Report { question_set_id: set_id, k, bins, embedding_model: "all-MiniLM-L6-v2 (in process)".into(), sets })
 }
 
-fn means_view(m: &Means) -> crate::model::MetricsMeansView {
-    crate::model::MetricsMeansView {
-        group: m.group.clone(),
-        n: m.n,
-        map: m.map,
-        ndcg: m.ndcg,
-        recall: m.recall,
-        cs: m.cs,
-        rouge1: m.rouge1,
-        bleu: m.bleu,
-    }
-}
-
 /// The report as the Metrics page shows it, with its charts.
 pub fn view(r: &Report) -> crate::model::MetricsView {
     use crate::model::{GranularityRow, SetMetricsView, SplitRow};
@@ -235,9 +212,9 @@ pub fn view(r: &Report) -> crate::model::MetricsView {
                 answer_set_id: s.answer_set_id,
                 name: s.name.clone(),
                 method: s.method.clone(),
-                overall: means_view(&s.overall),
+                overall: s.overall.clone(),
                 corpus_bleu: s.corpus_bleu,
-                per_category: s.per_category.iter().map(means_view).collect(),
+                per_category: s.per_category.clone(),
                 granularity: s
                     .granularity
                     .iter()
@@ -268,7 +245,7 @@ pub fn view(r: &Report) -> crate::model::MetricsView {
                         })
                     })
                     .collect(),
-                factorial: s.factorial.iter().map(|c| (c.lv.clone(), c.qc.clone(), means_view(&c.means))).collect(),
+                factorial: s.factorial.iter().map(|c| (c.lv.clone(), c.qc.clone(), c.means.clone())).collect(),
                 power_svg: granularity::power_chart_svg(
                     &format!("{} — discriminative power by level", s.name),
                     &s.granularity,

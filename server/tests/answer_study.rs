@@ -17,23 +17,7 @@ use serde_json::Value;
 async fn raters_validate_answers_and_categories_and_the_llm_rater_is_compared_with_them() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("a.db");
-    json(&assay(&db, &["--json", "project", "create", "A"], &[]).await);
-    json(&assay(&db, &["--json", "corpus", "add", "A", "--sample"], &[]).await);
-    let args = [
-        "--json",
-        "questions",
-        "generate",
-        "A",
-        "--kind",
-        "hierarchical",
-        "--per-category",
-        "1",
-        "--levels",
-        "2,4",
-        "--dimensions",
-        "QC",
-    ];
-    let set = json(&assay(&db, &args, &[]).await)["set_id"].to_string();
+    let set = common::sample_hierarchical(&db, "QC", 0).await;
 
     // Wrong combinations are refused before anything is made.
     let refused =

@@ -14,25 +14,7 @@ use common::{assay, json};
 async fn answer_sets_are_scored_against_the_references() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("m.db");
-    json(&assay(&db, &["--json", "project", "create", "A"], &[]).await);
-    json(&assay(&db, &["--json", "corpus", "add", "A", "--sample"], &[]).await);
-    let args = [
-        "--json",
-        "questions",
-        "generate",
-        "A",
-        "--kind",
-        "hierarchical",
-        "--per-category",
-        "1",
-        "--levels",
-        "2,4",
-        "--dimensions",
-        "QC,LV",
-        "--factorial",
-        "1",
-    ];
-    let set = json(&assay(&db, &args, &[]).await)["set_id"].to_string();
+    let set = common::sample_hierarchical(&db, "QC,LV", 1).await;
     json(&assay(&db, &["--json", "answers", "generate", "A", "--set", &set, "--method", "bm25"], &[]).await);
     // An answer set that repeats every reference answer.
     let pool = app::store::open(&db).await.unwrap();

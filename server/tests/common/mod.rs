@@ -88,3 +88,30 @@ pub async fn call(
     let status = resp.status().as_u16();
     (status, resp.json().await.unwrap_or(serde_json::Value::Null))
 }
+
+/// Project "A": the sample corpus and a hierarchical question set (one
+/// question per category at 2 and 4 categories of `dimensions`, and
+/// `factorial` per LV × QC cell), generated offline; the set's id.
+#[allow(dead_code)]
+pub async fn sample_hierarchical(db: &Path, dimensions: &str, factorial: u32) -> String {
+    json(&assay(db, &["--json", "project", "create", "A"], &[]).await);
+    json(&assay(db, &["--json", "corpus", "add", "A", "--sample"], &[]).await);
+    let factorial = factorial.to_string();
+    let args = [
+        "--json",
+        "questions",
+        "generate",
+        "A",
+        "--kind",
+        "hierarchical",
+        "--per-category",
+        "1",
+        "--levels",
+        "2,4",
+        "--dimensions",
+        dimensions,
+        "--factorial",
+        &factorial,
+    ];
+    json(&assay(db, &args, &[]).await)["set_id"].to_string()
+}
