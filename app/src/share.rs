@@ -12,12 +12,9 @@ use crate::model::{EvaluationReportView, SharedQuestions, SharedView, StudyResul
 use crate::store;
 use crate::tokens::{hash, new_token};
 
-/// The pages that can be shared: an evaluation (its id), a study (its id),
-/// a question set (its id), a project's graph explorer (the project's id).
-pub const KINDS: [&str; 4] = ["evaluation", "study", "questions", "graph"];
-
-/// The project a shareable page belongs to (refused for a kind that
-/// cannot be shared, or a graph not built yet).
+/// The project a shareable page belongs to: an evaluation (its id), a
+/// study (its id), a question set (its id), a project's graph explorer (the
+/// project's id); refused for any other kind, or a graph not built yet.
 pub async fn project_of(pool: &SqlitePool, kind: &str, page_id: i64) -> AppResult<i64> {
     Ok(match kind {
         "evaluation" => crate::evaluation::get(pool, page_id).await?.view.project_id,

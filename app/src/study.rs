@@ -550,13 +550,25 @@ async fn result_items(pool: &SqlitePool, id: i64) -> AppResult<Vec<study::Item>>
         .collect())
 }
 
+/// A study's results, computed from its rows read once: the study, its
+/// dimensions, the results, and the latest LLM rater's agreement with the
+/// humans.
+pub struct Computed {
+    pub view: StudyView,
+    pub dimensions: Vec<Dimension>,
+    pub results: study::Results,
+    pub llm: Option<LlmRatingView>,
+}
+
 /// The results of a study.
-pub async fn results(pool: &SqlitePool, id: i64) -> AppResult<(StudyView, study::Results)> {
-    let v = view(pool, id).await?;
+pub async fn results(pool: &SqlitePool, id: i64) -> AppResult<Computed> {
+    let view = view(pool, id).await?;
+    let dimensions = dimensions_of(pool, id).await?;
     let items = result_items(pool, id).await?;
     let ratings = human_ratings(pool, id).await?;
-    let r = study::results(&items, &dimensions_of(pool, id).await?, &ratings);
-    Ok((v, r))
+    let results = study::results(&items, &dimensions, &ratings);
+    let llm = llm_view(pool, id, &items, &dimensions, &ratings).await?;
+    Ok(Computed { view, dimensions, results, llm })
 }
 
 async fn human_ratings(pool: &SqlitePool, id: i64) -> AppResult<Vec<study::Rating>> {
@@ -617,12 +629,12 @@ async fn llm_view(
     id: i64,
     items: &[study::Item],
     dims: &[Dimension],
+    humans: &[study::Rating],
 ) -> AppResult<Option<LlmRatingView>> {
     let Some(job_id) = store::jobs::latest_for_study(pool, STUDY_RATING, id).await? else { return Ok(None) };
     let job = store::jobs::get_job(pool, job_id).await?;
     let llm = llm_ratings(pool, job_id).await?;
-    let humans = human_ratings(pool, id).await?;
-    let rows = study::llm_agreement(items, dims, &humans, &llm)
+    let rows = study::llm_agreement(items, dims, humans, &llm)
         .into_iter()
         .map(|a| LlmAgreementRow {
             dimension: a.dimension,
@@ -661,9 +673,7 @@ pub async fn llm_ratings(pool: &SqlitePool, job_id: i64) -> AppResult<Vec<study:
 }
 
 pub async fn results_view(pool: &SqlitePool, id: i64) -> AppResult<StudyResultsView> {
-    let (v, r) = results(pool, id).await?;
-    let dims = dimensions_of(pool, id).await?;
-    let items = result_items(pool, id).await?;
+    let Computed { view: v, dimensions: dims, results: r, llm } = results(pool, id).await?;
     let rows = |pick: fn(&study::DimensionResults) -> &Vec<study::Summary>| -> Vec<StudySummaryRow> {
         r.dimensions
             .iter()
@@ -713,7 +723,7 @@ pub async fn results_view(pool: &SqlitePool, id: i64) -> AppResult<StudyResultsV
                 parent_chance: c.parent_chance,
             })
             .collect(),
-        llm: llm_view(pool, id, &items, &dims).await?,
+        llm,
         study: v,
     })
 }

@@ -144,7 +144,7 @@ pub async fn run(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: StudyCo
         StudyCommand::Rate { id } => {
             let job = app::study::create_llm_rating(pool, id, false).await?;
             let (code, after) = execute_job(pool, out, llm, job.id, false).await?;
-            let results = app::study::results_view(pool, id).await?;
+            let results = app::study::results(pool, id).await?;
             out.print(json!({"job": after, "llm": results.llm}), || {
                 let mut lines = vec![job_line(&after)];
                 for a in results.llm.iter().flat_map(|l| &l.rows) {
@@ -165,9 +165,8 @@ pub async fn run(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: StudyCo
             if format == "csv" {
                 return write_stdout(&app::study::ratings_csv(pool, id).await?);
             }
-            let (v, r) = app::study::results(pool, id).await?;
-            let llm = app::study::results_view(pool, id).await?.llm;
-            let value = json!({"study": v, "results": r, "llm": llm});
+            let c = app::study::results(pool, id).await?;
+            let value = json!({"study": c.view, "results": c.results, "llm": c.llm});
             println!("{}", serde_json::to_string_pretty(&value)?);
             Ok(ExitCode::SUCCESS)
         }
