@@ -1244,18 +1244,48 @@ pub async fn set_member_access(user_id: i64, project_id: i64, access: String) ->
     crate::access::set_access(pool, user_id, project_id, &access).await
 }
 
-/// Reference-based metrics of answer sets over a question set (seed 004):
-/// `answer_sets` comma-separated ids. Reading only: computed on request.
+/// Starts a metrics run (seed 004) of answer sets over a question set:
+/// `answer_sets` comma-separated ids. Returns the run's id; its page
+/// follows the job.
 #[server]
-pub async fn compute_metrics(set_id: i64, answer_sets: String, k: u32, bins: u32) -> Result<MetricsView, AppError> {
+pub async fn start_metrics(set_id: i64, answer_sets: String, k: u32, bins: u32) -> Result<i64, AppError> {
     let call = Request::now()?;
-    call.require(Obj::QuestionSet(set_id), Need::Read).await?;
+    call.require(Obj::QuestionSet(set_id), Need::Edit).await?;
     let ids: Vec<i64> = answer_sets
         .split(',')
         .map(str::trim)
         .filter(|s| !s.is_empty())
         .map(|s| s.parse::<i64>().map_err(|_| AppError::Invalid(format!("\"{s}\" is not an answer set id"))))
         .collect::<Result<_, _>>()?;
-    let report = crate::metrics::run(&call.state.pool, set_id, &ids, k as usize, bins as usize).await?;
-    Ok(crate::metrics::view(&report))
+    let state = call.state.clone();
+    let (run, job) = crate::metrics::create(&state.pool, set_id, &ids, k as usize, bins as usize).await?;
+    state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
+    Ok(run)
+}
+
+/// A project's metrics runs, newest first.
+#[server]
+pub async fn list_metrics_runs(project_id: i64) -> Result<Vec<MetricsRunView>, AppError> {
+    let call = Request::now()?;
+    call.require(Obj::Project(project_id), Need::Read).await?;
+    let mut out = Vec::new();
+    for row in crate::store::metrics::list(&call.state.pool, project_id).await? {
+        out.push(crate::metrics::run_view(&call.state.pool, &row).await?);
+    }
+    Ok(out)
+}
+
+/// A metrics run and, once finished, its report.
+#[server]
+pub async fn get_metrics_run(run_id: i64) -> Result<MetricsRunPage, AppError> {
+    let call = Request::now()?;
+    call.require(Obj::MetricsRun(run_id), Need::Read).await?;
+    crate::metrics::page(&call.state.pool, run_id).await
+}
+
+#[server]
+pub async fn delete_metrics_run(run_id: i64) -> Result<(), AppError> {
+    let call = Request::now()?;
+    call.require(Obj::MetricsRun(run_id), Need::Edit).await?;
+    crate::store::metrics::delete(&call.state.pool, run_id).await
 }

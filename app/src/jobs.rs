@@ -350,6 +350,7 @@ async fn items(pool: &SqlitePool, job: &JobView) -> AppResult<Vec<WorkItem>> {
         crate::answers::ANSWERS => crate::answers::items(pool, job).await,
         crate::evaluation::EVALUATION => crate::evaluation::items(pool, job).await,
         crate::study::STUDY_RATING => crate::study::llm_rating_items(pool, job).await,
+        crate::metrics::METRICS => crate::metrics::items(pool, job).await,
         MENTIONS => {
             let parameters: serde_json::Value = serde_json::from_str(&job.parameters).unwrap_or_default();
             let set = parameters["set_id"].as_i64().unwrap_or_default();
@@ -501,6 +502,10 @@ pub async fn run(
         crate::evaluation::execute(pool, &gateway, llm, &job, items, &phase)
             .await
             .unwrap_or_else(|e| Err(e.to_string()))
+    } else if job.kind == crate::metrics::METRICS {
+        // In-process embedding uses every core already: one batch at a time.
+        let k = parameters["k"].as_u64().unwrap_or(10) as usize;
+        phase.run(items, 1, |item| crate::metrics::run_item(pool, item, k)).await
     } else {
         phase
             .run(items, llm.concurrency, |item| {
@@ -544,6 +549,11 @@ pub async fn run(
         }
         .await;
         result = second.unwrap_or_else(|e| Err(e.to_string()));
+    }
+    if matches!(result, Ok(RunEnd::Finished)) && job.kind == crate::metrics::METRICS {
+        if let Err(e) = crate::metrics::finish(pool, &store::jobs::get_job(pool, job_id).await?).await {
+            result = Err(e.to_string());
+        }
     }
     if matches!(result, Ok(RunEnd::Finished)) && job.kind == QUESTIONS {
         if let Err(e) = store_questions(pool, &job, &parameters).await {

@@ -60,7 +60,7 @@ use pages::evaluations::{EvaluationPage, EvaluationsPage};
 use pages::graph::GraphPage;
 use pages::jobs::{JobPage, JobsPage};
 use pages::login::{LoginPage, SetupPage};
-use pages::metrics::MetricsPage;
+use pages::metrics::{MetricsPage, MetricsRunPage};
 use pages::questions::QuestionsPage;
 use pages::rater::RaterPage;
 use pages::settings::SettingsPage;
@@ -113,6 +113,7 @@ pub fn App() -> impl IntoView {
                 <Route path=path!("/projects/:id/evaluations") view=EvaluationsPage/>
                 <Route path=path!("/projects/:id/evaluations/:eval") view=EvaluationPage/>
                 <Route path=path!("/projects/:id/metrics") view=MetricsPage/>
+                <Route path=path!("/projects/:id/metrics/:run") view=MetricsRunPage/>
                 <Route path=path!("/projects/:id/studies") view=StudiesPage/>
                 <Route path=path!("/projects/:id/studies/:study") view=StudyResultsPage/>
                 <Route path=path!("/s/:token") view=RaterPage/>

@@ -1,22 +1,40 @@
 //! Reference-based metrics of answer sets over a question set with
-//! reference answers (seed 004 §2.3–2.4), for the CLI and (later) the
-//! Metrics page: per answer set and question, retrieval against the
-//! question's source chunks (AP, nDCG@k, Recall@k — for methods that
-//! record the chunks they retrieved) and the answer against the reference
-//! (cosine similarity of all-MiniLM-L6-v2 embeddings, ROUGE-1 F1, sentence
-//! BLEU), their means overall and per category, corpus BLEU, the
-//! granularity analysis of the cosine similarities, and seed 004's LV × QC
-//! factorial table. Each text is embedded once per run.
+//! reference answers (seed 004 §2.3–2.4): per answer set and question,
+//! retrieval against the question's source chunks (AP, nDCG@k, Recall@k —
+//! for methods that record the chunks they retrieved) and the answer
+//! against the reference (cosine similarity of all-MiniLM-L6-v2
+//! embeddings, ROUGE-1 F1, sentence BLEU), their means overall and per
+//! category, corpus BLEU, the granularity analysis of the cosine
+//! similarities, and seed 004's LV × QC factorial table.
+//!
+//! A run is a job (kind `metrics`): one item per batch of [`BATCH`]
+//! questions of one answer set, so it shows progress, can be cancelled and
+//! resumed; each text is embedded once ever (`text_vectors`) and reused by
+//! every later run. When the job is done the report is computed from its
+//! items and stored with the run (`metrics_runs`), for the page, its
+//! downloads and share links.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 
+use engine::jobs::{ItemOutcome, WorkItem};
+use engine::metrics::factorial::{self, Observation};
 use engine::metrics::granularity::{self, DimensionAnalysis, Scored};
-use engine::metrics::{self as m, text};
+use engine::metrics::score::{self, EmbeddingCache, Pair};
+use engine::metrics::text;
 use serde::{Deserialize, Serialize};
+use serde_json::json;
 use sqlx::SqlitePool;
 
 use crate::error::{AppError, AppResult};
+use crate::model::{JobView, MetricsRunPage, MetricsRunView};
 use crate::store;
+
+/// The job kind.
+pub const METRICS: &str = "metrics";
+/// Questions per job item.
+pub const BATCH: usize = 32;
+/// The model vectors are stored under.
+const MODEL: &str = "all-MiniLM-L6-v2";
 
 /// One question's metrics for one answer set.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -35,14 +53,6 @@ pub struct QuestionMetrics {
 /// Means of a group of questions (the page's own type: nothing to convert).
 pub type Means = crate::model::MetricsMeansView;
 
-/// One cell of the LV × QC table: (LV, QC, means).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Cell {
-    pub lv: String,
-    pub qc: String,
-    pub means: Means,
-}
-
 /// One answer set's metrics.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SetMetrics {
@@ -53,13 +63,15 @@ pub struct SetMetrics {
     pub corpus_bleu: f64,
     pub per_category: Vec<Means>,
     pub granularity: Vec<DimensionAnalysis>,
-    pub factorial: Vec<Cell>,
+    /// Seed 004 Table 4, when the set has LV × QC questions.
+    pub factorial: Option<factorial::Factorial>,
     pub questions: Vec<QuestionMetrics>,
 }
 
 /// The report of a metrics run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Report {
+    pub run_id: i64,
     pub question_set_id: i64,
     pub k: usize,
     pub bins: usize,
@@ -94,13 +106,19 @@ fn means(group: &str, qs: &[&QuestionMetrics]) -> Means {
     }
 }
 
-/// Metrics of `answer_sets` over their question set's reference answers.
-pub async fn run(pool: &SqlitePool, set_id: i64, answer_sets: &[i64], k: usize, bins: usize) -> AppResult<Report> {
+/// One question to score: its id, category and pair.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Planned {
+    question_id: i64,
+    category: Option<String>,
+    pair: Pair,
+}
+
+/// Each answer set's questions to score (those with a reference and an
+/// answer), after checking the request.
+async fn plan(pool: &SqlitePool, set_id: i64, answer_sets: &[i64]) -> AppResult<Vec<(i64, Vec<Planned>)>> {
     if answer_sets.is_empty() {
         return Err(AppError::Invalid("choose at least one answer set".into()));
-    }
-    if k == 0 || bins < 2 {
-        return Err(AppError::Invalid("k must be at least 1 and bins at least 2".into()));
     }
     let questions = store::questions::list_questions(pool, set_id).await?;
     let with_reference: Vec<_> =
@@ -110,9 +128,7 @@ pub async fn run(pool: &SqlitePool, set_id: i64, answer_sets: &[i64], k: usize, 
             "question set {set_id} has no reference answers: generate hierarchical questions, or import a set with them"
         )));
     }
-    let model = crate::answers::minilm().map_err(AppError::Invalid)?;
-    let mut vectors: HashMap<String, Vec<f32>> = HashMap::new();
-    let mut sets = Vec::new();
+    let mut out = Vec::new();
     for &a in answer_sets {
         let aset = store::answers::get_set(pool, a).await?;
         if aset.question_set_id != set_id {
@@ -123,84 +139,312 @@ pub async fn run(pool: &SqlitePool, set_id: i64, answer_sets: &[i64], k: usize, 
         }
         let answers: HashMap<i64, crate::model::AnswerView> =
             store::answers::list_answers(pool, a, None).await?.into_iter().map(|x| (x.question_id, x)).collect();
-        // Embed each text not seen yet in this run, in batches.
-        let texts: Vec<&str> = with_reference
+        let planned: Vec<Planned> = with_reference
             .iter()
-            .filter_map(|q| answers.get(&q.id).map(|x| (q, x)))
-            .flat_map(|(q, x)| [q.reference_answer.as_deref().unwrap_or(""), x.answer.as_str()])
-            .filter(|t| !vectors.contains_key(*t))
-            .collect::<HashSet<_>>()
-            .into_iter()
+            .filter_map(|q| {
+                let x = answers.get(&q.id)?;
+                Some(Planned {
+                    question_id: q.id,
+                    category: q.category.clone(),
+                    pair: Pair {
+                        reference: q.reference_answer.clone().unwrap_or_default(),
+                        answer: x.answer.clone(),
+                        ranked: x
+                            .contexts
+                            .iter()
+                            .filter(|c| c.kind == "chunk")
+                            .filter_map(|c| c.id.parse().ok())
+                            .collect(),
+                        relevant: q.source_chunk_ids.clone(),
+                    },
+                })
+            })
             .collect();
-        for batch in texts.chunks(32) {
-            let out = model.embed(batch).map_err(|e| AppError::Invalid(e.to_string()))?;
-            for (t, v) in batch.iter().zip(out) {
-                vectors.insert(t.to_string(), v);
-            }
-        }
-        let mut per_question = Vec::new();
-        for q in &with_reference {
-            let Some(x) = answers.get(&q.id) else { continue };
-            let reference = q.reference_answer.as_deref().unwrap_or("");
-            let ranked: Vec<i64> =
-                x.contexts.iter().filter(|c| c.kind == "chunk").filter_map(|c| c.id.parse().ok()).collect();
-            let relevant: HashSet<i64> = q.source_chunk_ids.iter().copied().collect();
-            let retrieval = !ranked.is_empty() && !relevant.is_empty();
-            per_question.push(QuestionMetrics {
-                question_id: q.id,
-                category: q.category.clone(),
-                ap: retrieval.then(|| m::average_precision(&ranked, &relevant)),
-                ndcg: retrieval.then(|| m::ndcg_at(&ranked, &relevant, k)),
-                recall: retrieval.then(|| m::recall_at(&ranked, &relevant, k)),
-                cs: m::cosine(&vectors[reference], &vectors[x.answer.as_str()]),
-                rouge1: text::rouge1(reference, &x.answer).f1,
-                bleu: text::sentence_bleu(&x.answer, reference),
-            });
-        }
-        if per_question.is_empty() {
+        if planned.is_empty() {
             return Err(AppError::Invalid(format!("answer set {a} answers none of the questions with a reference")));
         }
-        let all: Vec<&QuestionMetrics> = per_question.iter().collect();
-        let mut by_category: BTreeMap<String, Vec<&QuestionMetrics>> = BTreeMap::new();
-        for q in &per_question {
-            by_category.entry(q.category.clone().unwrap_or_else(|| "(none)".into())).or_default().push(q);
+        out.push((a, planned));
+    }
+    Ok(out)
+}
+
+/// Checks a request and creates its run and job (not started); (run id, job).
+pub async fn create(
+    pool: &SqlitePool,
+    set_id: i64,
+    answer_sets: &[i64],
+    k: usize,
+    bins: usize,
+) -> AppResult<(i64, JobView)> {
+    if k == 0 || bins < 2 {
+        return Err(AppError::Invalid("k must be at least 1 and bins at least 2".into()));
+    }
+    let set = store::questions::get_set(pool, set_id).await?;
+    let planned = plan(pool, set_id, answer_sets).await?;
+    let total: usize = planned.iter().map(|(_, p)| p.len().div_ceil(BATCH)).sum();
+    let job = store::jobs::create_job(
+        pool,
+        set.project_id,
+        METRICS,
+        &json!({ "set_id": set_id, "answer_sets": answer_sets, "k": k, "bins": bins }),
+        total as i64,
+    )
+    .await?;
+    let run = store::metrics::insert(pool, set.project_id, set_id, job, answer_sets, k, bins).await?;
+    Ok((run, store::jobs::get_job(pool, job).await?))
+}
+
+/// The job's items: per answer set, its questions in batches of [`BATCH`].
+pub async fn items(pool: &SqlitePool, job: &JobView) -> AppResult<Vec<WorkItem>> {
+    let p: serde_json::Value = serde_json::from_str(&job.parameters).unwrap_or_default();
+    let set = p["set_id"].as_i64().unwrap_or_default();
+    let sets: Vec<i64> = serde_json::from_value(p["answer_sets"].clone()).unwrap_or_default();
+    Ok(plan(pool, set, &sets)
+        .await?
+        .into_iter()
+        .flat_map(|(a, planned)| {
+            planned
+                .chunks(BATCH)
+                .enumerate()
+                .map(|(i, batch)| WorkItem {
+                    key: format!("ms-{a}-{i:05}"),
+                    payload: json!({ "answer_set_id": a, "questions": batch }),
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect())
+}
+
+/// Scores one batch: texts with a stored vector are not embedded again;
+/// new vectors are stored. The result is the batch's [`QuestionMetrics`].
+pub async fn run_item(pool: &SqlitePool, item: WorkItem, k: usize) -> ItemOutcome {
+    let outcome: Result<String, String> = async {
+        let planned: Vec<Planned> =
+            serde_json::from_value(item.payload["questions"].clone()).map_err(|e| format!("unreadable item: {e}"))?;
+        let texts: Vec<&str> =
+            planned.iter().flat_map(|p| [p.pair.reference.as_str(), p.pair.answer.as_str()]).collect();
+        let mut cache = EmbeddingCache::new();
+        for (t, v) in store::vectors::texts(pool, MODEL, &texts).await.map_err(|e| e.to_string())? {
+            cache.insert(t, v);
         }
-        let scored: Vec<Scored> =
-            per_question.iter().filter_map(|q| Some(Scored { category: q.category.clone()?, score: q.cs })).collect();
-        // LV × QC cells: questions whose category names one of each.
-        let mut cells: BTreeMap<(String, String), Vec<&QuestionMetrics>> = BTreeMap::new();
-        for q in &per_question {
-            let Some(c) = q.category.as_deref().filter(|c| c.contains(" × ")) else { continue };
-            let parts: Vec<&str> = c.split(" × ").collect();
-            let find = |d: &str| parts.iter().find(|p| p.starts_with(&format!("{d}/"))).map(|p| p.to_string());
-            if let (Some(lv), Some(qc)) = (find("LV"), find("QC")) {
-                cells.entry((lv, qc)).or_default().push(q);
+        let model = crate::answers::minilm()?;
+        let owned: Vec<String> = texts.iter().map(|t| t.to_string()).collect();
+        let (cache, embedded) = tokio::task::spawn_blocking(move || {
+            let embedded = cache.fill(&model, owned.iter().map(String::as_str));
+            (cache, embedded)
+        })
+        .await
+        .map_err(|e| e.to_string())?;
+        let embedded = embedded?;
+        let new: Vec<(&str, &[f32])> = embedded.iter().filter_map(|t| cache.get(t).map(|v| (t.as_str(), v))).collect();
+        store::vectors::save_texts(pool, MODEL, &new).await.map_err(|e| e.to_string())?;
+        let scored: Vec<QuestionMetrics> = planned
+            .iter()
+            .map(|p| {
+                let s = score::score(&p.pair, &cache, k);
+                QuestionMetrics {
+                    question_id: p.question_id,
+                    category: p.category.clone(),
+                    ap: s.ap,
+                    ndcg: s.ndcg,
+                    recall: s.recall,
+                    cs: s.cs,
+                    rouge1: s.rouge1,
+                    bleu: s.bleu,
+                }
+            })
+            .collect();
+        serde_json::to_string(&json!({ "embedded": embedded.len(), "questions": scored })).map_err(|e| e.to_string())
+    }
+    .await;
+    match outcome {
+        Ok(result) => ItemOutcome::Done { result, tokens: 0, cost_usd: 0.0 },
+        Err(error) => ItemOutcome::Failed { error, tokens: 0, cost_usd: 0.0 },
+    }
+}
+
+/// The levels of a dimension's coarsest categories in the hierarchy's
+/// order (the project's own, or the default).
+async fn coarse_order(pool: &SqlitePool, project_id: i64, dimension: &str) -> Vec<String> {
+    let h = store::questions::project_hierarchy(pool, project_id)
+        .await
+        .ok()
+        .flatten()
+        .unwrap_or_else(engine::questions::hierarchy::default_hierarchy);
+    h.get(dimension).map(|d| d.categories.iter().map(|c| c.name.clone()).collect()).unwrap_or_default()
+}
+
+/// Computes a finished job's report from its items and stores it with its run.
+pub async fn finish(pool: &SqlitePool, job: &JobView) -> AppResult<()> {
+    let p: serde_json::Value = serde_json::from_str(&job.parameters).unwrap_or_default();
+    let run_id = p["run_id"].as_i64().ok_or_else(|| AppError::Invalid(format!("job {} has no run", job.id)))?;
+    let run = store::metrics::get(pool, run_id).await?;
+    let mut by_set: BTreeMap<i64, Vec<QuestionMetrics>> = BTreeMap::new();
+    for item in store::jobs::job_items(pool, job.id).await? {
+        let Some(a) = item.key.strip_prefix("ms-").and_then(|k| k.split('-').next()).and_then(|a| a.parse().ok())
+        else {
+            continue;
+        };
+        let result: serde_json::Value =
+            serde_json::from_str(item.result.as_deref().unwrap_or("{}")).unwrap_or_default();
+        let qs: Vec<QuestionMetrics> = serde_json::from_value(result["questions"].clone()).unwrap_or_default();
+        by_set.entry(a).or_default().extend(qs);
+    }
+    let references: HashMap<i64, String> = store::questions::list_questions(pool, run.question_set_id)
+        .await?
+        .into_iter()
+        .filter_map(|q| Some((q.id, q.reference_answer?)))
+        .collect();
+    let lv_order = coarse_order(pool, run.project_id, "LV").await;
+    let qc_order = coarse_order(pool, run.project_id, "QC").await;
+    let mut sets = Vec::new();
+    for a in run.answer_set_ids() {
+        let aset = store::answers::get_set(pool, a).await?;
+        let mut per_question = by_set.remove(&a).unwrap_or_default();
+        per_question.sort_by_key(|q| q.question_id);
+        let answers: HashMap<i64, String> = store::answers::texts(pool, a).await?.into_iter().collect();
+        sets.push(aggregate(&aset, per_question, &answers, &references, run.bins as usize, &lv_order, &qc_order));
+    }
+    let report = Report {
+        run_id,
+        question_set_id: run.question_set_id,
+        k: run.k as usize,
+        bins: run.bins as usize,
+        embedding_model: format!("{MODEL} (in process)"),
+        sets,
+    };
+    store::metrics::save_report(pool, run_id, &serde_json::to_string(&report).map_err(|_| AppError::Internal)?).await
+}
+
+/// One answer set's means, granularity analysis and factorial table.
+fn aggregate(
+    aset: &crate::model::AnswerSetView,
+    per_question: Vec<QuestionMetrics>,
+    answers: &HashMap<i64, String>,
+    references: &HashMap<i64, String>,
+    bins: usize,
+    lv_order: &[String],
+    qc_order: &[String],
+) -> SetMetrics {
+    let all: Vec<&QuestionMetrics> = per_question.iter().collect();
+    let mut by_category: BTreeMap<String, Vec<&QuestionMetrics>> = BTreeMap::new();
+    for q in &per_question {
+        by_category.entry(q.category.clone().unwrap_or_else(|| "(none)".into())).or_default().push(q);
+    }
+    let scored: Vec<Scored> =
+        per_question.iter().filter_map(|q| Some(Scored { category: q.category.clone()?, score: q.cs })).collect();
+    // LV × QC questions: a category naming one of each ("LV/similar × QC/simple").
+    let observations: Vec<Observation> = per_question
+        .iter()
+        .filter_map(|q| {
+            let c = q.category.as_deref().filter(|c| c.contains(" × "))?;
+            let level = |d: &str| {
+                c.split(" × ")
+                    .find_map(|p| p.strip_prefix(&format!("{d}/")))
+                    .map(|p| p.split('/').next().unwrap_or(p).to_string())
+            };
+            Some(Observation { lv: level("LV")?, qc: level("QC")?, ap: q.ap, cs: q.cs })
+        })
+        .collect();
+    SetMetrics {
+        answer_set_id: aset.id,
+        name: aset.name.clone(),
+        method: aset.method.clone(),
+        overall: means("all", &all),
+        corpus_bleu: text::corpus_bleu(
+            per_question.iter().filter_map(|q| {
+                Some((answers.get(&q.question_id)?.as_str(), references.get(&q.question_id)?.as_str()))
+            }),
+        ),
+        per_category: by_category.iter().map(|(c, qs)| means(c, qs)).collect(),
+        granularity: granularity::analyse(&scored, bins),
+        factorial: (!observations.is_empty()).then(|| factorial::table(&observations, lv_order, qc_order)),
+        questions: per_question,
+    }
+}
+
+/// A run's stored report; refused while its job has not finished.
+pub async fn report(pool: &SqlitePool, run_id: i64) -> AppResult<Report> {
+    let run = store::metrics::get(pool, run_id).await?;
+    let Some(text) = run.report else {
+        let state = match run.job_id {
+            Some(j) => {
+                let job = store::jobs::get_job(pool, j).await?;
+                format!("its job {j} is {} ({}/{})", job.status, job.done, job.total)
+            }
+            None => "its job was deleted".into(),
+        };
+        return Err(AppError::Conflict(format!("metrics run {run_id} has no report yet: {state}")));
+    };
+    serde_json::from_str(&text).map_err(|e| AppError::Invalid(format!("metrics run {run_id}: unreadable report: {e}")))
+}
+
+/// A run as its list shows it.
+pub async fn run_view(pool: &SqlitePool, row: &store::metrics::Row) -> AppResult<MetricsRunView> {
+    let mut answer_sets = Vec::new();
+    for a in row.answer_set_ids() {
+        let label = match store::answers::get_set(pool, a).await {
+            Ok(s) => format!("{} ({})", s.name, s.method),
+            Err(_) => "(deleted)".into(),
+        };
+        answer_sets.push((a, label));
+    }
+    let job = match row.job_id {
+        Some(j) => store::jobs::get_job(pool, j).await.ok(),
+        None => None,
+    };
+    Ok(MetricsRunView {
+        id: row.id,
+        project_id: row.project_id,
+        question_set_id: row.question_set_id,
+        question_set: row.question_set.clone(),
+        answer_sets,
+        k: row.k as usize,
+        bins: row.bins as usize,
+        job,
+        finished: row.report.is_some(),
+        created_at: row.created_at.clone(),
+    })
+}
+
+/// A run's page: the run and, once finished, its report as the page shows it.
+pub async fn page(pool: &SqlitePool, run_id: i64) -> AppResult<MetricsRunPage> {
+    let row = store::metrics::get(pool, run_id).await?;
+    let view = if row.report.is_some() { Some(view(&report(pool, run_id).await?)) } else { None };
+    Ok(MetricsRunPage { run: run_view(pool, &row).await?, view })
+}
+
+/// Every chart of a report: (file name without extension, SVG).
+pub fn charts(r: &Report) -> Vec<(String, String)> {
+    let v = view(r);
+    v.sets
+        .into_iter()
+        .flat_map(|s| {
+            let id = s.answer_set_id;
+            std::iter::once((format!("power-{id}"), s.power_svg))
+                .chain(s.trees.into_iter().map(move |(d, svg)| (format!("tree-{id}-{d}"), svg)))
+        })
+        .collect()
+}
+
+/// The whole report as JSON (without every question's scores: those are the CSV).
+pub fn report_json(r: &Report) -> serde_json::Value {
+    let mut v = serde_json::to_value(r).unwrap_or_default();
+    if let Some(sets) = v["sets"].as_array_mut() {
+        for s in sets {
+            if let Some(o) = s.as_object_mut() {
+                o.remove("questions");
             }
         }
-        sets.push(SetMetrics {
-            answer_set_id: a,
-            name: aset.name.clone(),
-            method: aset.method.clone(),
-            overall: means("all", &all),
-            corpus_bleu: text::corpus_bleu(with_reference.iter().filter_map(|q| {
-                answers.get(&q.id).map(|x| (x.answer.as_str(), q.reference_answer.as_deref().unwrap_or("")))
-            })),
-            per_category: by_category.iter().map(|(c, qs)| means(c, qs)).collect(),
-            granularity: granularity::analyse(&scored, bins),
-            factorial: cells
-                .into_iter()
-                .map(|((lv, qc), qs)| Cell { means: means(&format!("{lv} × {qc}"), &qs), lv, qc })
-                .collect(),
-            questions: per_question,
-        });
     }
-    Ok(Report { question_set_id: set_id, k, bins, embedding_model: "all-MiniLM-L6-v2 (in process)".into(), sets })
+    v
 }
 
 /// The report as the Metrics page shows it, with its charts.
 pub fn view(r: &Report) -> crate::model::MetricsView {
     use crate::model::{GranularityRow, SetMetricsView, SplitRow};
     crate::model::MetricsView {
+        run_id: r.run_id,
         question_set_id: r.question_set_id,
         k: r.k,
         bins: r.bins,
@@ -245,7 +489,7 @@ pub fn view(r: &Report) -> crate::model::MetricsView {
                         })
                     })
                     .collect(),
-                factorial: s.factorial.iter().map(|c| (c.lv.clone(), c.qc.clone(), c.means.clone())).collect(),
+                factorial: s.factorial.as_ref().map(factorial_view),
                 power_svg: granularity::power_chart_svg(
                     &format!("{} — discriminative power by level", s.name),
                     &s.granularity,
@@ -253,6 +497,23 @@ pub fn view(r: &Report) -> crate::model::MetricsView {
                 trees: s.granularity.iter().map(|d| (d.dimension.clone(), granularity::tree_svg(d))).collect(),
             })
             .collect(),
+    }
+}
+
+fn factorial_view(f: &factorial::Factorial) -> crate::model::FactorialView {
+    let row = |g: &factorial::Group| crate::model::FactorialRow {
+        lv: g.lv.clone(),
+        qc: g.qc.clone(),
+        n: g.n,
+        map: g.map,
+        cs: g.cs,
+        gap: g.gap,
+    };
+    crate::model::FactorialView {
+        cells: f.cells.iter().map(row).collect(),
+        pooled: f.lv_pooled.iter().chain(&f.qc_pooled).map(row).collect(),
+        lv_effect: f.lv_effect,
+        qc_effect: f.qc_effect,
     }
 }
 

@@ -683,6 +683,7 @@ pub struct SharedView {
     /// The graph explorer of a project: its overview (the explorer reads
     /// the graph through the share token).
     pub graph: Option<GraphOverview>,
+    pub metrics: Option<MetricsView>,
 }
 
 /// An account as the owner's Users page shows it: role `owner` or
@@ -746,16 +747,63 @@ pub struct SetMetricsView {
     pub per_category: Vec<MetricsMeansView>,
     pub granularity: Vec<GranularityRow>,
     pub splits: Vec<SplitRow>,
-    /// LV × QC cells (seed 004 Table 4): `(LV, QC, means)`.
-    pub factorial: Vec<(String, String, MetricsMeansView)>,
+    /// The LV × QC table (seed 004 Table 4), when the set has factorial questions.
+    pub factorial: Option<FactorialView>,
     pub power_svg: String,
     /// One hierarchy drawing per dimension: `(dimension, SVG)`.
     pub trees: Vec<(String, String)>,
 }
 
+/// A row of the LV × QC table: a cell (both levels) or a level pooled
+/// over the other factor (one level); `gap` is its CS minus the first
+/// level's (simple → complex within an LV level; between pooled levels).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FactorialRow {
+    pub lv: Option<String>,
+    pub qc: Option<String>,
+    pub n: usize,
+    pub map: Option<f64>,
+    pub cs: f64,
+    pub gap: Option<f64>,
+}
+
+/// Seed 004 Table 4: the cells, the main effects (each level pooled), and
+/// each factor's effect Δ (largest minus smallest pooled CS).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FactorialView {
+    pub cells: Vec<FactorialRow>,
+    pub pooled: Vec<FactorialRow>,
+    pub lv_effect: Option<f64>,
+    pub qc_effect: Option<f64>,
+}
+
+/// A metrics run as its list shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricsRunView {
+    pub id: i64,
+    pub project_id: i64,
+    pub question_set_id: i64,
+    pub question_set: String,
+    /// `(id, "name (method)")` of each answer set scored.
+    pub answer_sets: Vec<(i64, String)>,
+    pub k: usize,
+    pub bins: usize,
+    pub job: Option<JobView>,
+    pub finished: bool,
+    pub created_at: String,
+}
+
+/// A metrics run and, once finished, its report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricsRunPage {
+    pub run: MetricsRunView,
+    pub view: Option<MetricsView>,
+}
+
 /// A metrics run: the question set, its settings, each answer set's metrics.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MetricsView {
+    pub run_id: i64,
     pub question_set_id: i64,
     pub k: usize,
     pub bins: usize,

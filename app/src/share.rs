@@ -1,6 +1,6 @@
 //! Read-only share links to a report page (an evaluation's report, a
-//! study's results, a question set with its diagnostics, a project's graph
-//! explorer), and the report as one self-contained HTML file.
+//! study's results, a question set with its diagnostics, a metrics run, a
+//! project's graph explorer), and the report as one self-contained HTML file.
 //! A share token opens exactly its page: nothing else of the project, no
 //! edit controls, no settings or keys; withdrawing it makes it 404 at once.
 
@@ -8,7 +8,7 @@ use sqlx::SqlitePool;
 
 use crate::error::{AppError, AppResult};
 use crate::format::pct;
-use crate::model::{EvaluationReportView, SharedQuestions, SharedView, StudyResultsView};
+use crate::model::{EvaluationReportView, MetricsView, SharedQuestions, SharedView, StudyResultsView};
 use crate::store;
 use crate::tokens::{hash, new_token};
 
@@ -20,6 +20,13 @@ pub async fn project_of(pool: &SqlitePool, kind: &str, page_id: i64) -> AppResul
         "evaluation" => crate::evaluation::get(pool, page_id).await?.view.project_id,
         "study" => crate::study::view(pool, page_id).await?.project_id,
         "questions" => store::questions::get_set(pool, page_id).await?.project_id,
+        "metrics" => {
+            let run = store::metrics::get(pool, page_id).await?;
+            if run.report.is_none() {
+                return Err(AppError::Invalid(format!("metrics run {page_id} has not finished: nothing to share yet")));
+            }
+            run.project_id
+        }
         "graph" => {
             store::get_project(pool, page_id).await?;
             if store::graph::overview(pool, page_id).await?.is_none() {
@@ -29,7 +36,7 @@ pub async fn project_of(pool: &SqlitePool, kind: &str, page_id: i64) -> AppResul
         }
         other => {
             return Err(AppError::Invalid(format!(
-                "a share link is for an evaluation, a study, a question set (questions) or a graph, not \"{other}\""
+                "a share link is for an evaluation, a study, a question set (questions), a metrics run (metrics) or a graph, not \"{other}\""
             )))
         }
     })
@@ -64,6 +71,10 @@ pub async fn view(pool: &SqlitePool, token: &str) -> AppResult<SharedView> {
         }
         "study" => SharedView { study: Some(crate::study::results_view(pool, id).await?), ..Default::default() },
         "questions" => SharedView { questions: Some(questions(pool, id).await?), ..Default::default() },
+        "metrics" => SharedView {
+            metrics: Some(crate::metrics::view(&crate::metrics::report(pool, id).await?)),
+            ..Default::default()
+        },
         _ => SharedView { graph: store::graph::overview(pool, id).await?, ..Default::default() },
     })
 }
@@ -260,6 +271,107 @@ pub fn study_html(r: &StudyResultsView) -> String {
     page(&format!("Study: {}", s.name), &b, &serde_json::to_value(r).unwrap_or_default())
 }
 
+fn opt3(x: Option<f64>) -> String {
+    x.map_or("—".into(), |v| format!("{v:.3}"))
+}
+
+/// A metrics run as one HTML file: seed 004's tables, the charts inline,
+/// and the report (without per-question rows) as JSON.
+pub fn metrics_html(v: &MetricsView, data: &serde_json::Value) -> String {
+    let k = v.k;
+    let mut b = format!("<h1>Metrics run {}</h1>", v.run_id);
+    b += &format!(
+        "<p class=\"muted\">Question set {} · embeddings: {} · k = {k} · NMI over {} quantile bins of CS · BLEU as sacrebleu (13a, exp smoothing), ROUGE-1 F1 as rouge-score · exported by Assay</p>",
+        v.question_set_id,
+        escape(&v.embedding_model),
+        v.bins
+    );
+    let means = |m: &crate::model::MetricsMeansView| {
+        format!(
+            "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3}</td><td>{:.3}</td><td>{:.2}</td>",
+            m.n,
+            opt3(m.map),
+            opt3(m.ndcg),
+            opt3(m.recall),
+            m.cs,
+            m.rouge1,
+            m.bleu
+        )
+    };
+    let head =
+        format!("<th>n</th><th>MAP</th><th>nDCG@{k}</th><th>Recall@{k}</th><th>CS</th><th>ROUGE-1</th><th>BLEU</th>");
+    b += &format!("<h2>Overall (seed 004 Table 1)</h2><table><tr><th>Answer set</th>{head}<th>corpus BLEU</th></tr>");
+    for s in &v.sets {
+        b += &format!(
+            "<tr><td>#{} {} ({})</td>{}<td>{:.2}</td></tr>",
+            s.answer_set_id,
+            escape(&s.name),
+            escape(&s.method),
+            means(&s.overall),
+            s.corpus_bleu
+        );
+    }
+    b += "</table>";
+    for s in &v.sets {
+        b += &format!("<h2>#{} {}</h2><h3>Granularity (seed 004 Table 2)</h3>", s.answer_set_id, escape(&s.name));
+        b += "<table><tr><th>Dimension</th><th>Categories</th><th>Questions</th><th>Discriminative power</th><th>Change</th><th>NMI</th><th></th></tr>";
+        for g in &s.granularity {
+            b += &format!(
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.4}</td><td>{}</td><td>{:.4}</td><td>{}</td></tr>",
+                escape(&g.dimension),
+                g.categories,
+                g.questions,
+                g.power,
+                g.change.map_or("—".into(), |c| format!("{c:+.4}")),
+                g.nmi,
+                if g.optimal { "optimal" } else { "" }
+            );
+        }
+        b += &format!("</table><figure>{}</figure>", s.power_svg);
+        b += "<h3>Splits: Coherence Ratio</h3><table><tr><th>Parent</th><th>Children</th><th>σ sib</th><th>δ vert</th><th>ρ</th><th></th></tr>";
+        for x in &s.splits {
+            b += &format!(
+                "<tr><td>{}</td><td>{}</td><td>{:.4}</td><td>{:.4}</td><td>{:.2}</td><td>{}</td></tr>",
+                escape(&x.parent),
+                escape(&x.children.join(", ")),
+                x.sigma_sib,
+                x.delta_vert,
+                x.rho,
+                escape(&x.verdict)
+            );
+        }
+        b += "</table>";
+        for (_, svg) in &s.trees {
+            b += &format!("<figure>{svg}</figure>");
+        }
+        if let Some(f) = &s.factorial {
+            b += "<h3>LV × QC (seed 004 Table 4)</h3><table><tr><th>LV</th><th>QC</th><th>n</th><th>MAP</th><th>CS</th><th>Gap</th></tr>";
+            for r in f.cells.iter().chain(&f.pooled) {
+                b += &format!(
+                    "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.3}</td><td>{}</td></tr>",
+                    escape(r.lv.as_deref().unwrap_or("(pooled)")),
+                    escape(r.qc.as_deref().unwrap_or("(pooled)")),
+                    r.n,
+                    opt3(r.map),
+                    r.cs,
+                    r.gap.map_or("—".into(), |g| format!("{g:+.3}"))
+                );
+            }
+            b += &format!(
+                "</table><p>Main effects on CS: LV Δ = {}, QC Δ = {}</p>",
+                opt3(f.lv_effect),
+                opt3(f.qc_effect)
+            );
+        }
+        b += &format!("<h3>Per category</h3><table><tr><th>Category</th>{head}</tr>");
+        for c in &s.per_category {
+            b += &format!("<tr><td>{}</td>{}</tr>", escape(&c.group), means(c));
+        }
+        b += "</table>";
+    }
+    page(&format!("Metrics run {}", v.run_id), &b, data)
+}
+
 /// The self-contained HTML of a shared page.
 /// A question set as one HTML file: its diagnostics' charts and every
 /// question with its level or category and reference answer.
@@ -312,6 +424,10 @@ pub async fn html(pool: &SqlitePool, kind: &str, id: i64) -> AppResult<String> {
         }
         "questions" => Ok(questions_html(&questions(pool, id).await?)),
         "study" => Ok(study_html(&crate::study::results_view(pool, id).await?)),
+        "metrics" => {
+            let r = crate::metrics::report(pool, id).await?;
+            Ok(metrics_html(&crate::metrics::view(&r), &crate::metrics::report_json(&r)))
+        }
         other => Err(AppError::NotFound(format!("a {other} page has no HTML export"))),
     }
 }

@@ -1,8 +1,10 @@
 // The Metrics page: an offline hierarchical question set with reference
-// answers and BM25's answers; computing the seed-004 metrics shows the
-// overall table, the granularity table and chart, the splits with their
-// Coherence Ratio and the hierarchy drawn, the LV × QC table, and the
-// per-question CSV.
+// answers and BM25's answers; "Compute" starts a run and opens its page,
+// which follows the job to the seed-004 report: the overall table, the
+// granularity table and chart, the splits with their Coherence Ratio and
+// the hierarchy drawn, the LV × QC table with its main effects; the
+// per-question CSV and a chart's PNG download; the run is listed; a share
+// link opens the report with no session.
 const { test, expect } = require('@playwright/test');
 const { execFileSync } = require('child_process');
 const path = require('path');
@@ -24,6 +26,8 @@ test('compute MAP, nDCG, Recall, CS, ROUGE-1 and BLEU with the granularity analy
   await expect(page.locator('#metrics-set')).toHaveValue(String(set));
   await expect(page.locator(`#metrics-answers input[data-answers="${answers}"]`)).toBeChecked();
   await page.locator('#compute-metrics').click();
+  await expect(page).toHaveURL(new RegExp(`/projects/${project}/metrics/\\d+$`), { timeout: 15_000 });
+  await expect(page.locator('#run-job')).toBeVisible();
   const overall = page.locator(`#metrics-overall tr[data-answers="${answers}"]`);
   await expect(overall).toContainText('bm25', { timeout: 60_000 });
   const cells = overall.locator('td.num');
@@ -33,10 +37,31 @@ test('compute MAP, nDCG, Recall, CS, ROUGE-1 and BLEU with the granularity analy
   await expect(detail.locator('table.granularity tbody tr')).toHaveCount(4);
   await expect(detail.locator('table.granularity')).toContainText('optimal');
   await expect(detail.locator('table.splits tbody tr')).toHaveCount(4);
-  await expect(detail.locator('figure.tree')).toHaveCount(2);
-  await expect(detail.locator('figure.tree').first().locator('svg')).toContainText('ρ');
-  await expect(detail.locator('table.factorial tbody tr')).toHaveCount(4);
+  await expect(detail.locator('.tree figure')).toHaveCount(2);
+  await expect(detail.locator('.tree figure').first().locator('svg')).toContainText('ρ');
+  // 4 cells, the "Main effects" line, 2 LV and 2 QC pooled levels.
+  await expect(detail.locator('table.factorial tbody tr')).toHaveCount(4 + 1 + 4);
+  await expect(detail.locator('#main-effects')).toContainText(/LV Δ = \d\.\d{3} · QC Δ = \d\.\d{3}/);
   const csv = await page.request.get(await page.locator('a', { hasText: "Every question's metrics (CSV)" }).getAttribute('href'));
   expect(csv.status()).toBe(200);
   expect((await csv.text()).trim().split('\n').length).toBe(1 + 16);
+  const png = await page.request.get(await detail.locator('figure[data-chart^="power-"] a', { hasText: 'PNG' }).getAttribute('href'));
+  expect(png.status()).toBe(200);
+  expect(png.headers()['content-type']).toBe('image/png');
+
+  // Listed on the Metrics page.
+  const run = page.url().split('/').pop();
+  await openHydrated(page, `/projects/${project}/metrics`);
+  await expect(page.locator(`#metrics-runs tr[data-run="${run}"]`)).toContainText('done');
+
+  // Shared: the report opens from the link with no session.
+  const share = cli('share', 'create', String(project), '--page', `metrics:${run}`);
+  const anonymous = await page.context().browser().newContext();
+  const shared = await anonymous.newPage();
+  await shared.goto(`${new URL(page.url()).origin}/share/${share.token}`);
+  await expect(shared.locator(`#metrics-overall tr[data-answers="${answers}"]`)).toContainText('bm25');
+  const html = await shared.request.get(await shared.locator('a', { hasText: 'One HTML file' }).getAttribute('href'));
+  expect(html.status()).toBe(200);
+  expect(await html.text()).toContain('LV × QC (seed 004 Table 4)');
+  await anonymous.close();
 });

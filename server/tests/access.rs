@@ -51,7 +51,7 @@ const EVERY_ARGUMENT: &str = "id=1&project_id=1&set_id=1&question_id=1&job_id=1&
 &node=1&edge=1&subgraph=1&min_hops=1&users=1&tasks=1&per_task=1&head=1&tail=1&per_category=1&levels=2\
 &dimensions=QC&factorial=0&level=x&reference_answer=x&answer_sets=1&pairs=x&protocol=x&trials=1&repeats=1\
 &tolerance=1&adjustments=1&target_words=1&provider=offline&base_url=x&model=x&api_key=x&concurrency=1\
-&timeout_secs=1&price=x&access=read&answers=&bins=4&position_bias=0&length_bias=0&noise=0";
+&timeout_secs=1&price=x&access=read&answers=&bins=4&position_bias=0&length_bias=0&noise=0&run_id=1";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn collaborators_reach_only_what_the_owner_granted() {
@@ -89,6 +89,14 @@ async fn collaborators_reach_only_what_the_owner_granted() {
     let owner = session("owner").await;
 
     let pool = app::store::open(&db).await.unwrap();
+    // A metrics run (id 1; graph questions have no references to score, so
+    // the row alone: the checks need only its project).
+    sqlx::query(
+        "INSERT INTO metrics_runs (project_id, question_set_id, answer_sets, k, bins) VALUES (1, 1, '[1]', 10, 4)",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
     let config = app::state::Config { require_login: true, ..Default::default() };
     let options = server::web::leptos_options(dir.path(), "127.0.0.1:0".parse().unwrap());
     let router = server::web::router(pool.clone(), config, Default::default(), options);
@@ -145,6 +153,8 @@ async fn collaborators_reach_only_what_the_owner_granted() {
         "/api/projects/1/questions/1/export?format=jsonl",
         "/api/evaluations/1/report.json",
         "/api/studies/1/ratings.csv",
+        "/api/metrics/1/report.json",
+        "/projects/1/metrics/1",
         "/users",
     ] {
         assert_eq!(send(&router, get(path, &cy)).await.status, StatusCode::FORBIDDEN, "{path}");

@@ -4,7 +4,11 @@
 //! references word for word — which must score cosine 1, ROUGE-1 1 and
 //! BLEU 100, with no retrieval metrics (it recorded no chunks) — and BM25's
 //! retrieval metrics, per-category rows, granularity levels and the LV × QC
-//! cells; wrong inputs are refused by name.
+//! table; the run is stored with its report and files, and a second run
+//! over the same texts embeds nothing; wrong inputs are refused by name.
+//! And seed 004's configuration — BM25, k = 10, over 512-token chunks of a
+//! real novel — scored against retrieval metrics recomputed here from each
+//! answer's recorded chunks.
 
 mod common;
 
@@ -68,7 +72,67 @@ async fn answer_sets_are_scored_against_the_references() {
         [2, 4]
     );
     assert_eq!(qc["splits"].as_array().unwrap().len(), 2, "each coarse QC category and its two children");
-    assert_eq!(bm25["factorial"].as_array().unwrap().len(), 4);
+    // Table 4: the four cells in the hierarchy's order, gaps, pooled levels.
+    let f = &bm25["factorial"];
+    let cells: Vec<(String, String)> = f["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["lv"].as_str().unwrap().to_string(), c["qc"].as_str().unwrap().to_string()))
+        .collect();
+    assert_eq!(
+        cells,
+        [("similar", "simple"), ("similar", "complex"), ("distant", "simple"), ("distant", "complex")]
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+    );
+    let cs = |v: &serde_json::Value| v["cs"].as_f64().unwrap();
+    assert!(f["cells"][0]["gap"].is_null());
+    assert!((f["cells"][1]["gap"].as_f64().unwrap() - (cs(&f["cells"][1]) - cs(&f["cells"][0]))).abs() < 1e-12);
+    let pooled_similar = (cs(&f["cells"][0]) + cs(&f["cells"][1])) / 2.0; // one question per cell
+    assert!((cs(&f["lv_pooled"][0]) - pooled_similar).abs() < 1e-12, "{f}");
+    assert!((f["lv_effect"].as_f64().unwrap() - (cs(&f["lv_pooled"][0]) - cs(&f["lv_pooled"][1])).abs()).abs() < 1e-12);
+
+    // The run is stored: listed, its files written; the report equals the run's.
+    let run_id = out["run_id"].as_i64().unwrap();
+    let listed = json(&assay(&db, &["--json", "metrics", "list", "A"], &[]).await);
+    assert_eq!(listed[0]["id"], run_id);
+    assert_eq!(listed[0]["finished"], true);
+    let files = dir.path().join("files");
+    let written = json(
+        &assay(&db, &["--json", "metrics", "report", &run_id.to_string(), "--out", files.to_str().unwrap()], &[]).await,
+    );
+    let names: Vec<&str> = written["files"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
+    for name in ["questions.csv", "report.json", "report.html", "power-1.svg", "power-1.png", "tree-1-QC.png"] {
+        assert!(names.contains(&name), "{name} in {names:?}");
+    }
+    let csv = std::fs::read_to_string(files.join("questions.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 2 * questions.len());
+    let html = std::fs::read_to_string(files.join("report.html")).unwrap();
+    assert!(
+        html.contains("LV × QC (seed 004 Table 4)") && html.contains("<svg"),
+        "the HTML holds its tables and charts"
+    );
+    assert!(std::fs::read(files.join("power-1.png")).unwrap().starts_with(b"\x89PNG"));
+
+    // Every text was embedded once: a second run embeds nothing and scores the same.
+    let vectors: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM text_vectors").fetch_one(&pool).await.unwrap();
+    assert!(vectors >= questions.len() as i64, "references and BM25's answers: {vectors}");
+    let again = json(&assay(&db, &["--json", "metrics", "run", "A", "--set", &set, "--answers", "1"], &[]).await);
+    assert_ne!(again["run_id"], out["run_id"]);
+    assert_eq!(again["sets"][0]["overall"], bm25["overall"]);
+    let embedded: Vec<String> = sqlx::query_scalar(
+        "SELECT i.result FROM job_items i JOIN metrics_runs m ON m.job_id = i.job_id WHERE m.id = ?",
+    )
+    .bind(again["run_id"].as_i64().unwrap())
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    assert!(!embedded.is_empty());
+    for r in &embedded {
+        assert_eq!(serde_json::from_str::<serde_json::Value>(r).unwrap()["embedded"], 0, "{r}");
+    }
+    let after: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM text_vectors").fetch_one(&pool).await.unwrap();
+    assert_eq!(after, vectors);
 
     // Refused by name.
     let graph_set = assay(&db, &["metrics", "run", "A", "--set", "99", "--answers", "1"], &[]).await;
@@ -76,4 +140,72 @@ async fn answer_sets_are_scored_against_the_references() {
     json(&assay(&db, &["--json", "project", "create", "B"], &[]).await);
     let other = assay(&db, &["metrics", "run", "B", "--set", &set, "--answers", "1"], &[]).await;
     assert!(String::from_utf8_lossy(&other.stderr).contains("belongs to another project"));
+}
+
+/// Seed 004's retrieval configuration on a real novel: 512-token chunks,
+/// BM25 with k = 10. Every answer records its chunks (10, or fewer when
+/// fewer share a term with the question), and each
+/// question's AP, nDCG@10 and Recall@10 equal those recomputed here from
+/// that ranking and the question's source chunks (trec_eval's AP, binary
+/// nDCG with log2 discounts).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bm25_top_10_over_512_token_chunks() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("m.db");
+    let novel = format!("{}/../../shared/corpora/christmas_carol_stave1.txt", env!("CARGO_MANIFEST_DIR"));
+    json(
+        &assay(&db, &["--json", "project", "create", "C", "--chunk-tokens", "512", "--chunk-overlap", "50"], &[]).await,
+    );
+    let added = json(&assay(&db, &["--json", "corpus", "add", "C", &novel], &[]).await);
+    assert!(added.to_string().contains("chunks"), "{added}");
+    let args = [
+        "--json",
+        "questions",
+        "generate",
+        "C",
+        "--kind",
+        "hierarchical",
+        "--per-category",
+        "1",
+        "--levels",
+        "2,4",
+        "--dimensions",
+        "QC,LV",
+    ];
+    let set = json(&assay(&db, &args, &[]).await)["set_id"].to_string();
+    json(
+        &assay(&db, &["--json", "answers", "generate", "C", "--set", &set, "--method", "bm25", "--param", "k=10"], &[])
+            .await,
+    );
+    let pool = app::store::open(&db).await.unwrap();
+    let chunks: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM chunks").fetch_one(&pool).await.unwrap();
+    assert!(chunks > 10, "the stave makes more than 10 chunks of 512 tokens: {chunks}");
+    let out = json(&assay(&db, &["--json", "metrics", "run", "C", "--set", &set, "--answers", "1"], &[]).await);
+    let questions = app::store::questions::list_questions(&pool, set.parse().unwrap()).await.unwrap();
+    let answers = app::store::answers::list_answers(&pool, 1, None).await.unwrap();
+    let scored = out["sets"][0]["questions"].as_array().unwrap();
+    assert_eq!(scored.len(), questions.len());
+    let mut full = 0;
+    for q in scored {
+        let id = q["question_id"].as_i64().unwrap();
+        let question = questions.iter().find(|x| x.id == id).unwrap();
+        let answer = answers.iter().find(|a| a.question_id == id).unwrap();
+        let ranked: Vec<i64> =
+            answer.contexts.iter().filter(|c| c.kind == "chunk").map(|c| c.id.parse().unwrap()).collect();
+        // BM25 ranks the chunks that share a term with the question: at most 10.
+        assert!((1..=10).contains(&ranked.len()), "{ranked:?}");
+        full += usize::from(ranked.len() == 10);
+        let relevant = &question.source_chunk_ids;
+        assert!(!relevant.is_empty());
+        let hits: Vec<usize> = (0..ranked.len()).filter(|i| relevant.contains(&ranked[*i])).collect();
+        let ap =
+            hits.iter().enumerate().map(|(n, i)| (n + 1) as f64 / (i + 1) as f64).sum::<f64>() / relevant.len() as f64;
+        let dcg: f64 = hits.iter().map(|i| 1.0 / ((i + 2) as f64).log2()).sum();
+        let ideal: f64 = (0..relevant.len().min(10)).map(|i| 1.0 / ((i + 2) as f64).log2()).sum();
+        let close = |v: &serde_json::Value, x: f64| (v.as_f64().unwrap() - x).abs() < 1e-12;
+        assert!(close(&q["ap"], ap), "{q} vs AP {ap}");
+        assert!(close(&q["ndcg"], dcg / ideal), "{q}");
+        assert!(close(&q["recall"], hits.len() as f64 / relevant.len() as f64), "{q}");
+    }
+    assert!(full * 2 > scored.len(), "most questions get all 10: {full} of {}", scored.len());
 }

@@ -4,35 +4,22 @@
 //! Recall@k, CS, ROUGE-1, BLEU), per category, the granularity analysis
 //! (Table 2: discriminative power and NMI by level, with its chart), each
 //! split's Coherence Ratio and the hierarchy drawn with it, and the LV × QC
-//! table (Table 4); per-question metrics as CSV, charts as SVG.
+//! table (Table 4) with its gaps and main effects. A run is a job: the
+//! page lists the runs, and `/projects/:id/metrics/:run` follows one to its
+//! report — every question's scores as CSV, the report as JSON or one HTML
+//! file, each chart as SVG or PNG, and a share link.
 
 use leptos::prelude::*;
 use leptos_meta::Title;
 
 use crate::api::*;
-use crate::components::{ErrorNote, ProjectBar};
-use crate::model::{MetricsMeansView, MetricsView, SetMetricsView};
+use crate::components::{ConfirmDelete, ErrorNote, ProjectBar, SharePanel};
+use crate::model::{FactorialRow, MetricsMeansView, MetricsRunView, MetricsView, SetMetricsView};
 use crate::pages::corpus::route_id;
+use crate::pages::jobs::{ticker, ProgressBar, StatusBadge};
 
 fn f3(x: Option<f64>) -> String {
     x.map_or("—".into(), |v| format!("{v:.3}"))
-}
-
-/// An SVG as a download link (a data URI: nothing to fetch again).
-fn svg_link(svg: &str, file: String) -> impl IntoView {
-    let href = format!("data:image/svg+xml;charset=utf-8,{}", js_escape(svg));
-    view! { <a href=href download=file>"SVG"</a> }
-}
-
-fn js_escape(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b' ' | b'=' | b':' | b'/' | b',' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }
 
 #[component]
@@ -41,7 +28,20 @@ pub fn MetricsPage() -> impl IntoView {
     let project = Resource::new(move || id.get(), get_project);
     let question_sets = Resource::new(move || id.get(), list_question_sets);
     let answer_sets = Resource::new(move || id.get(), list_answer_sets);
-    let compute = ServerAction::<ComputeMetrics>::new();
+    let compute = ServerAction::<StartMetrics>::new();
+    let delete = ServerAction::<DeleteMetricsRun>::new();
+    let runs = Resource::new(
+        move || (id.get(), compute.version().get(), delete.version().get()),
+        |(p, ..)| list_metrics_runs(p),
+    );
+    Effect::new(move |_| {
+        if let Some(Ok(run)) = compute.value().get() {
+            leptos_router::hooks::use_navigate()(
+                &format!("/projects/{}/metrics/{run}", id.get_untracked()),
+                Default::default(),
+            );
+        }
+    });
     let chosen = RwSignal::new(None::<i64>);
     let picked = RwSignal::new(Vec::<i64>::new());
     let k = RwSignal::new(10u32);
@@ -79,9 +79,9 @@ pub fn MetricsPage() -> impl IntoView {
                                         }).collect_view()}
                                     </select>
                                 </label>
-                                <label>"k " <input type="number" class="narrow" min="1" max="100" prop:value=move || k.get().to_string()
+                                <label>"k " <input type="number" class="narrow" min="1" max="100" id="metrics-k" value=k.get_untracked().to_string() prop:value=move || k.get().to_string()
                                     on:input=move |ev| k.set(event_target_value(&ev).parse().unwrap_or(10))/></label>
-                                <label>"bins " <input type="number" class="narrow" min="2" max="20" prop:value=move || bins.get().to_string()
+                                <label>"bins " <input type="number" class="narrow" min="2" max="20" id="metrics-bins" value=bins.get_untracked().to_string() prop:value=move || bins.get().to_string()
                                     on:input=move |ev| bins.set(event_target_value(&ev).parse().unwrap_or(4))/></label>
                             </div>
                             <fieldset class="choices" id="metrics-answers">
@@ -95,6 +95,7 @@ pub fn MetricsPage() -> impl IntoView {
                                         let aid = a.id;
                                         view! {
                                             <label class="choice"><input type="checkbox" data-answers=aid
+                                                checked=picked.get_untracked().contains(&aid)
                                                 prop:checked=move || picked.get().contains(&aid)
                                                 on:change=move |ev| {
                                                     let on = event_target_checked(&ev);
@@ -109,22 +110,98 @@ pub fn MetricsPage() -> impl IntoView {
                                 on:click=move |_| {
                                     let mut ids = picked.get_untracked();
                                     ids.sort_unstable();
-                                    compute.dispatch(ComputeMetrics {
+                                    compute.dispatch(StartMetrics {
                                         set_id: chosen.get_untracked().unwrap_or_default(),
                                         answer_sets: ids.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(","),
                                         k: k.get_untracked(),
                                         bins: bins.get_untracked(),
                                     });
                                 }>"Compute"</button>
-                            {move || compute.pending().get().then(|| view! { <span class="muted small">" Embedding the answers and references…"</span> })}
+                            <p class="muted small">"Each answer and reference is embedded once and kept: a later run over the same texts embeds nothing."</p>
                         </section>
                     }.into_any()
                 })}
             </Suspense>
-            {move || compute.value().get().map(|r| match r {
-                Err(e) => view! { <ErrorNote error=e/> }.into_any(),
-                Ok(v) => view! { <Results project_id=id.get_untracked() v/> }.into_any(),
-            })}
+            {move || compute.value().get().and_then(|r| r.err()).map(|e| view! { <ErrorNote error=e/> })}
+            <h2>"Runs"</h2>
+            <Suspense fallback=|| ()>
+                {move || Suspend::new(async move {
+                    let list = runs.await.unwrap_or_default();
+                    if list.is_empty() {
+                        return view! { <p class="muted" id="no-runs">"No metrics runs yet."</p> }.into_any();
+                    }
+                    view! {
+                        <table class="grid" id="metrics-runs">
+                            <thead><tr><th>"Run"</th><th>"Question set"</th><th>"Answer sets"</th><th class="num">"k"</th><th class="num">"bins"</th><th>"Status"</th><th>"Created"</th><th></th></tr></thead>
+                            <tbody>{list.into_iter().map(|r| run_row(id.get_untracked(), r, delete)).collect_view()}</tbody>
+                        </table>
+                    }.into_any()
+                })}
+            </Suspense>
+        </main>
+    }
+}
+
+fn run_row(project_id: i64, r: MetricsRunView, delete: ServerAction<DeleteMetricsRun>) -> impl IntoView {
+    let run_id = r.id;
+    let status =
+        if r.finished { "done".to_string() } else { r.job.as_ref().map_or("no job".into(), |j| j.status.clone()) };
+    view! {
+        <tr data-run=r.id>
+            <td><a href=format!("/projects/{project_id}/metrics/{}", r.id)>{format!("#{}", r.id)}</a></td>
+            <td>{format!("#{} {}", r.question_set_id, r.question_set)}</td>
+            <td class="small">{r.answer_sets.iter().map(|(a, l)| format!("#{a} {l}")).collect::<Vec<_>>().join(", ")}</td>
+            <td class="num">{r.k}</td><td class="num">{r.bins}</td>
+            <td><StatusBadge status/></td><td class="small">{r.created_at.clone()}</td>
+            <td class="actions"><ConfirmDelete prompt=format!("Delete metrics run #{run_id}? Its share links stop working; the embeddings stay for the next run.")
+                on_confirm=move |_| { delete.dispatch(DeleteMetricsRun { run_id }); }/></td>
+        </tr>
+    }
+}
+
+/// `/projects/:id/metrics/:run`: the run's job while it runs, then its report.
+#[component]
+pub fn MetricsRunPage() -> impl IntoView {
+    let id = route_id("id");
+    let run_id = route_id("run");
+    let project = Resource::new(move || id.get(), get_project);
+    let live = RwSignal::new(false);
+    let tick = ticker(live);
+    let page = Resource::new(move || (run_id.get(), tick.get()), |(r, _)| get_metrics_run(r));
+    view! {
+        <Title text="Metrics run"/>
+        <ProjectBar project_id=id.get_untracked() project active="metrics"/>
+        <main class="page wide">
+            <p class="small"><a href=format!("/projects/{}/metrics", id.get_untracked())>"← Metrics"</a></p>
+            <Transition fallback=|| view! { <p class="muted">"Loading the run…"</p> }>
+                {move || Suspend::new(async move {
+                    match page.await {
+                        Err(e) => view! { <ErrorNote error=e/> }.into_any(),
+                        Ok(p) => {
+                            let running = p.run.job.as_ref().is_some_and(|j| matches!(j.status.as_str(), "queued" | "running"));
+                            live.set(!p.run.finished && running);
+                            let r = p.run.clone();
+                            view! {
+                                <h1>{format!("Metrics run #{}", r.id)}</h1>
+                                <p class="small muted">{format!("Question set #{} {} · answer sets {} · k = {} · {} bins", r.question_set_id, r.question_set,
+                                    r.answer_sets.iter().map(|(a, l)| format!("#{a} {l}")).collect::<Vec<_>>().join(", "), r.k, r.bins)}</p>
+                                {r.job.clone().map(|j| view! {
+                                    <p class="small" id="run-job">"Job " <a href=format!("/projects/{}/jobs/{}", r.project_id, j.id)>{format!("#{}", j.id)}</a> " "
+                                        <StatusBadge status=j.status.clone()/> " " <ProgressBar j=j.clone()/>
+                                        {j.error.clone().map(|e| view! { <span class="error">{format!(" {e}")}</span> })}</p>
+                                })}
+                                {match p.view {
+                                    Some(v) => view! {
+                                        <SharePanel kind="metrics" page_id=r.id/>
+                                        <Results v/>
+                                    }.into_any(),
+                                    None => view! { <p class="muted" id="run-pending">"The report appears when every batch is scored."</p> }.into_any(),
+                                }}
+                            }.into_any()
+                        }
+                    }
+                })}
+            </Transition>
         </main>
     }
 }
@@ -136,19 +213,26 @@ fn means_cells(m: &MetricsMeansView) -> impl IntoView {
     }
 }
 
+/// A chart drawn on the server, inline, with its SVG and PNG downloads.
+fn chart(base: &str, name: String, svg: String, alt: String) -> impl IntoView {
+    view! {
+        <figure class="plot" data-chart=name.clone()><div class="svg" role="img" aria-label=alt inner_html=svg></div>
+            <figcaption class="small"><a href=format!("{base}/{name}.svg") download="">"SVG"</a> " · "
+                <a href=format!("{base}/{name}.png") download="">"PNG"</a></figcaption></figure>
+    }
+}
+
+/// A run's report; with `share` (a share token) its downloads go through
+/// the share link.
 #[component]
-fn Results(project_id: i64, v: MetricsView) -> impl IntoView {
-    let ids = v.sets.iter().map(|s| s.answer_set_id.to_string()).collect::<Vec<_>>().join(",");
-    let csv = format!(
-        "/api/projects/{project_id}/metrics/{}/questions.csv?answers={ids}&k={}&bins={}",
-        v.question_set_id, v.k, v.bins
-    );
+pub(crate) fn Results(v: MetricsView, #[prop(optional)] share: Option<String>) -> impl IntoView {
+    let base = share.map_or(format!("/api/metrics/{}", v.run_id), |t| format!("/api/share/{t}"));
     let k = v.k;
     view! {
         <section id="metrics-results">
             <h2>"Overall (seed 004 Table 1)"</h2>
             <table class="grid" id="metrics-overall">
-                <thead><tr><th>"Answer set"</th><th class="num">"n"</th><th class="num">"MAP"</th><th class="num">{format!("nDCG@{k}")}</th>
+                <thead><tr><th>"Answer set"</th><th class="num">"n"</th><th class="num">"MAP"</th><th class="num symbol">{format!("nDCG@{k}")}</th>
                     <th class="num">{format!("Recall@{k}")}</th><th class="num">"CS"</th><th class="num">"ROUGE-1"</th><th class="num">"BLEU"</th><th class="num">"corpus BLEU"</th></tr></thead>
                 <tbody>
                     {v.sets.iter().map(|s| view! {
@@ -157,15 +241,25 @@ fn Results(project_id: i64, v: MetricsView) -> impl IntoView {
                     }).collect_view()}
                 </tbody>
             </table>
-            <p class="small"><a href=csv download="">"Every question's metrics (CSV)"</a>
+            <p class="small" id="metrics-downloads"><a href=format!("{base}/questions.csv") download="">"Every question's metrics (CSV)"</a> " · "
+                <a href=format!("{base}/report.json") download="">"Report (JSON)"</a> " · "
+                <a href=format!("{base}/report.html") download="">"One HTML file"</a>
                 <span class="muted">{format!(" · embeddings: {} · NMI over {} quantile bins of CS · retrieval — where a method recorded no chunks", v.embedding_model, v.bins)}</span></p>
-            {v.sets.into_iter().map(|s| view! { <SetDetail s k/> }).collect_view()}
+            {v.sets.into_iter().map(|s| view! { <SetDetail s k base=base.clone()/> }).collect_view()}
         </section>
     }
 }
 
+fn factorial_row(r: &FactorialRow) -> impl IntoView {
+    view! {
+        <tr><td>{r.lv.clone().unwrap_or_else(|| "(pooled)".into())}</td><td>{r.qc.clone().unwrap_or_else(|| "(pooled)".into())}</td>
+            <td class="num">{r.n}</td><td class="num">{f3(r.map)}</td><td class="num">{format!("{:.3}", r.cs)}</td>
+            <td class="num">{r.gap.map_or("—".into(), |g| format!("{g:+.3}"))}</td></tr>
+    }
+}
+
 #[component]
-fn SetDetail(s: SetMetricsView, k: usize) -> impl IntoView {
+fn SetDetail(s: SetMetricsView, k: usize, base: String) -> impl IntoView {
     let sid = s.answer_set_id;
     view! {
         <section class="panel metrics-set" data-answers=sid>
@@ -182,11 +276,10 @@ fn SetDetail(s: SetMetricsView, k: usize) -> impl IntoView {
                     }).collect_view()}
                 </tbody>
             </table>
-            <figure class="plot"><div class="svg" role="img" aria-label="Discriminative power by level" inner_html=s.power_svg.clone()></div>
-                <figcaption class="small">{svg_link(&s.power_svg, format!("metrics-{sid}-power.svg"))}</figcaption></figure>
+            {chart(&base, format!("power-{sid}"), s.power_svg.clone(), "Discriminative power by level".into())}
             <h3>"Splits: Coherence Ratio"</h3>
             <table class="grid splits">
-                <thead><tr><th>"Parent"</th><th>"Children"</th><th class="num">"σ sib"</th><th class="num">"δ vert"</th><th class="num">"ρ"</th><th></th></tr></thead>
+                <thead><tr><th>"Parent"</th><th>"Children"</th><th class="num symbol">"σ sib"</th><th class="num symbol">"δ vert"</th><th class="num symbol">"ρ"</th><th></th></tr></thead>
                 <tbody>
                     {s.splits.iter().map(|x| view! {
                         <tr class=format!("rho-{}", x.verdict.replace(' ', "-"))><td>{x.parent.clone()}</td><td class="small">{x.children.join(", ")}</td>
@@ -197,23 +290,23 @@ fn SetDetail(s: SetMetricsView, k: usize) -> impl IntoView {
             </table>
             <p class="muted small">"ρ = σ of the children's mean CS / (|parent's mean CS − mean of the children's| + 0.001); above 2 the children discriminate and stay aligned with their parent, below 1 the split is poor."</p>
             {s.trees.iter().map(|(d, svg)| view! {
-                <figure class="plot tree" data-dimension=d.clone()><div class="svg" role="img" aria-label=format!("The {d} hierarchy") inner_html=svg.clone()></div>
-                    <figcaption class="small">{svg_link(svg, format!("metrics-{sid}-{d}-tree.svg"))}</figcaption></figure>
+                <div class="tree" data-dimension=d.clone()>{chart(&base, format!("tree-{sid}-{d}"), svg.clone(), format!("The {d} hierarchy"))}</div>
             }).collect_view()}
-            {(!s.factorial.is_empty()).then(|| view! {
+            {s.factorial.clone().map(|f| view! {
                 <h3>"LV × QC (seed 004 Table 4)"</h3>
                 <table class="grid factorial">
-                    <thead><tr><th>"LV"</th><th>"QC"</th><th class="num">"n"</th><th class="num">"MAP"</th><th class="num">"CS"</th></tr></thead>
+                    <thead><tr><th>"LV"</th><th>"QC"</th><th class="num">"n"</th><th class="num">"MAP"</th><th class="num">"CS"</th><th class="num">"Gap"</th></tr></thead>
                     <tbody>
-                        {s.factorial.iter().map(|(lv, qc, m)| view! {
-                            <tr><td>{lv.clone()}</td><td>{qc.clone()}</td><td class="num">{m.n}</td><td class="num">{f3(m.map)}</td><td class="num">{format!("{:.3}", m.cs)}</td></tr>
-                        }).collect_view()}
+                        {f.cells.iter().map(factorial_row).collect_view()}
+                        <tr class="section"><td colspan="6">"Main effects"</td></tr>
+                        {f.pooled.iter().map(factorial_row).collect_view()}
                     </tbody>
                 </table>
+                <p class="small" id="main-effects">{format!("Main effects on CS: LV Δ = {} · QC Δ = {} (largest minus smallest pooled mean). A cell's gap is its CS minus the first QC level's in its LV level; a pooled level's, minus the first level's.", f3(f.lv_effect), f3(f.qc_effect))}</p>
             })}
             <h3>"Per category"</h3>
             <table class="grid per-category">
-                <thead><tr><th>"Category"</th><th class="num">"n"</th><th class="num">"MAP"</th><th class="num">{format!("nDCG@{k}")}</th>
+                <thead><tr><th>"Category"</th><th class="num">"n"</th><th class="num">"MAP"</th><th class="num symbol">{format!("nDCG@{k}")}</th>
                     <th class="num">{format!("Recall@{k}")}</th><th class="num">"CS"</th><th class="num">"ROUGE-1"</th><th class="num">"BLEU"</th></tr></thead>
                 <tbody>
                     {s.per_category.iter().map(|c| view! { <tr><td class="small">{c.group.clone()}</td>{means_cells(c)}</tr> }).collect_view()}

@@ -1,5 +1,5 @@
 //! `/share/:token`: a page shared read-only by link — an evaluation's
-//! report, a study's results, a question set with its diagnostics, or a
+//! report, a study's results, a question set with its diagnostics, a metrics run, or a
 //! project's graph explorer — with no account, no edit controls and nothing
 //! else of the project. A withdrawn link is a 404.
 
@@ -40,6 +40,8 @@ pub fn SharePage() -> impl IntoView {
                                 view! { <crate::pages::studies::Results r share=t/> }.into_any()
                             } else if let Some(q) = v.questions {
                                 view! { <SharedSet q token=t/> }.into_any()
+                            } else if let Some(v) = v.metrics {
+                                view! { <h1>{format!("Metrics run #{}", v.run_id)}</h1><crate::pages::metrics::Results v share=t/> }.into_any()
                             } else if let Some(o) = v.graph {
                                 view! { <SharedGraph o token=t/> }.into_any()
                             } else {

@@ -328,7 +328,7 @@ pub(crate) fn Results(
         {rows_table(r.by_level.clone(), "Level")}
         <h2>"Agreement between raters"</h2>
         <table class="grid" id="study-agreement">
-            <thead><tr><th>"Dimension"</th><th class="num">"Fleiss' κ"</th><th class="num">"Items (κ)"</th><th class="num">"Krippendorff's α (ordinal)"</th></tr></thead>
+            <thead><tr><th>"Dimension"</th><th class="num symbol">"Fleiss' κ"</th><th class="num symbol">"Items (κ)"</th><th class="num symbol">"Krippendorff's α (ordinal)"</th></tr></thead>
             <tbody>
                 {r.agreement.iter().map(|(d, k, n, a)| view! {
                     <tr><td>{d.clone()}</td><td class="num">{k.map_or("—".into(), |k| format!("{k:.3}"))}</td><td class="num">{*n}</td>
@@ -364,8 +364,8 @@ pub(crate) fn Results(
                     <p class="small" id="llm-rating">{format!("LLM rater: job #{} ({}, {}/{}) — {}", l.job_id, l.status, l.done, l.total, l.rater)}</p>
                     {offline.then(|| view! { <p class="banner offline small">"These scores come from the offline provider's transparent rules, not from a language model."</p> })}
                     <table class="grid" id="llm-agreement">
-                        <thead><tr><th>"Dimension"</th><th class="num">"Items"</th><th class="num">"Cohen's κ (mean over humans)"</th><th class="num">"Humans"</th>
-                            <th class="num">"Spearman's ρ (vs. human mean)"</th><th class="num">"Same as the humans' most common"</th></tr></thead>
+                        <thead><tr><th>"Dimension"</th><th class="num">"Items"</th><th class="num symbol">"Cohen's κ (mean over humans)"</th><th class="num">"Humans"</th>
+                            <th class="num symbol">"Spearman's ρ (vs. human mean)"</th><th class="num">"Same as the humans' most common"</th></tr></thead>
                         <tbody>
                             {l.rows.iter().map(|a| view! {
                                 <tr><td>{a.dimension.clone()}</td><td class="num">{a.items}</td><td class="num">{opt3(a.kappa)}</td>

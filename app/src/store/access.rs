@@ -15,6 +15,7 @@ pub enum Obj {
     Question(i64),
     AnswerSet(i64),
     Evaluation(i64),
+    MetricsRun(i64),
     Study(i64),
     StudyLink(i64),
     Share(i64),
@@ -34,6 +35,7 @@ pub async fn project_of(pool: &SqlitePool, obj: Obj) -> AppResult<i64> {
         ),
         Obj::AnswerSet(id) => ("SELECT project_id FROM answer_sets WHERE id = ?", id, "answer set"),
         Obj::Evaluation(id) => ("SELECT project_id FROM evaluations WHERE id = ?", id, "evaluation"),
+        Obj::MetricsRun(id) => ("SELECT project_id FROM metrics_runs WHERE id = ?", id, "metrics run"),
         Obj::Study(id) => ("SELECT project_id FROM studies WHERE id = ?", id, "study"),
         Obj::StudyLink(id) => (
             "SELECT s.project_id FROM study_links l JOIN studies s ON s.id = l.study_id WHERE l.id = ?",

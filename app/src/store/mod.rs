@@ -11,6 +11,7 @@ pub mod calls;
 pub mod evaluations;
 pub mod graph;
 pub mod jobs;
+pub mod metrics;
 pub mod questions;
 pub mod settings;
 pub mod shares;

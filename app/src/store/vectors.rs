@@ -1,4 +1,5 @@
-//! Chunk embeddings (NaiveRAG), stored once per chunk and model.
+//! Chunk embeddings (NaiveRAG), stored once per chunk and model; and the
+//! embeddings of scored texts (metrics), once per text and model.
 
 use sqlx::SqlitePool;
 
@@ -45,6 +46,41 @@ pub async fn save(pool: &SqlitePool, model: &str, vectors: &[(i64, Vec<f32>)]) -
         sqlx::query("INSERT OR REPLACE INTO chunk_vectors (chunk_id, model, vector) VALUES (?, ?, ?)")
             .bind(chunk)
             .bind(model)
+            .bind(to_blob(v))
+            .execute(&mut *tx)
+            .await?;
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
+/// The stored vectors of those `texts` that have one for `model`, by text.
+pub async fn texts(
+    pool: &SqlitePool,
+    model: &str,
+    texts: &[&str],
+) -> AppResult<std::collections::HashMap<String, Vec<f32>>> {
+    let mut out = std::collections::HashMap::new();
+    for t in texts {
+        let v: Option<Vec<u8>> = sqlx::query_scalar("SELECT vector FROM text_vectors WHERE model = ? AND hash = ?")
+            .bind(model)
+            .bind(crate::tokens::hash(t))
+            .fetch_optional(pool)
+            .await?;
+        if let Some(v) = v {
+            out.insert(t.to_string(), from_blob(&v));
+        }
+    }
+    Ok(out)
+}
+
+/// Stores texts' vectors for `model`, in one transaction.
+pub async fn save_texts(pool: &SqlitePool, model: &str, vectors: &[(&str, &[f32])]) -> AppResult<()> {
+    let mut tx = pool.begin().await?;
+    for (text, v) in vectors {
+        sqlx::query("INSERT OR REPLACE INTO text_vectors (model, hash, vector) VALUES (?, ?, ?)")
+            .bind(model)
+            .bind(crate::tokens::hash(text))
             .bind(to_blob(v))
             .execute(&mut *tx)
             .await?;

@@ -230,7 +230,8 @@ pub fn analyse(items: &[Scored], bins: usize) -> Vec<DimensionAnalysis> {
 }
 
 /// Seed 004's granularity figure as SVG: discriminative power by level (2,
-/// 4, 8 categories), a line per dimension, the value at each point.
+/// 4, 8 categories), a line per dimension, the value at each point (labels
+/// of close values pushed apart), the legend beside the plot.
 pub fn power_chart_svg(title: &str, analyses: &[DimensionAnalysis]) -> String {
     use plotters::prelude::*;
     let palette = [
@@ -244,9 +245,39 @@ pub fn power_chart_svg(title: &str, analyses: &[DimensionAnalysis]) -> String {
             * 1.25;
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (560, 340)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, (600, 340)).into_drawing_area();
         let _ = root.fill(&WHITE);
-        if let Ok(mut chart) = ChartBuilder::on(&root)
+        let (plot, legend) = root.split_horizontally(510);
+        for (k, a) in analyses.iter().enumerate() {
+            let colour = palette[k % palette.len()];
+            let y = 60 + 22 * k as i32;
+            let _ = legend.draw(&PathElement::new(vec![(4, y), (24, y)], colour.stroke_width(2)));
+            let _ = legend.draw(&Circle::new((14, y), 4, colour.filled()));
+            let _ = legend.draw(&Text::new(a.dimension.clone(), (30, y - 7), ("sans-serif", 13).into_font()));
+        }
+        // Value labels: per level, lowest first, each at least `gap` above the last.
+        let gap = top * 0.055;
+        let mut labels: Vec<(f64, f64, f64)> = Vec::new(); // (x, y, label y)
+        let mut xs: Vec<f64> =
+            analyses.iter().flat_map(|a| a.levels.iter().map(|l| (l.categories as f64).log2())).collect();
+        xs.sort_by(f64::total_cmp);
+        xs.dedup();
+        for x in xs {
+            let mut ys: Vec<f64> = analyses
+                .iter()
+                .flat_map(|a| a.levels.iter())
+                .filter(|l| (l.categories as f64).log2() == x)
+                .map(|l| l.discriminative_power)
+                .collect();
+            ys.sort_by(f64::total_cmp);
+            let mut last = f64::NEG_INFINITY;
+            for y in ys {
+                let at = (y + top * 0.03).max(last + gap);
+                labels.push((x, y, at));
+                last = at;
+            }
+        }
+        if let Ok(mut chart) = ChartBuilder::on(&plot)
             .caption(title, ("sans-serif", 15))
             .margin(12)
             .x_label_area_size(34)
@@ -271,19 +302,13 @@ pub fn power_chart_svg(title: &str, analyses: &[DimensionAnalysis]) -> String {
                 let colour = palette[k % palette.len()];
                 let points: Vec<(f64, f64)> =
                     a.levels.iter().map(|l| ((l.categories as f64).log2(), l.discriminative_power)).collect();
-                if let Ok(series) =
-                    chart.draw_series(std::iter::once(PathElement::new(points.clone(), colour.stroke_width(2))))
-                {
-                    series
-                        .label(a.dimension.clone())
-                        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], colour.stroke_width(2)));
-                }
+                let _ = chart.draw_series(std::iter::once(PathElement::new(points.clone(), colour.stroke_width(2))));
                 let _ = chart.draw_series(points.iter().map(|p| Circle::new(*p, 4, colour.filled())));
-                let _ = chart.draw_series(points.iter().map(|(x, y)| {
-                    Text::new(format!("{y:.3}"), (*x + 0.05, *y + top * 0.03), ("sans-serif", 11).into_font())
+                let _ = chart.draw_series(points.iter().filter_map(|(x, y)| {
+                    let (_, _, at) = labels.iter().find(|(lx, ly, _)| lx == x && ly == y)?;
+                    Some(Text::new(format!("{y:.3}"), (*x + 0.06, *at), ("sans-serif", 11).into_font().color(&colour)))
                 }));
             }
-            let _ = chart.configure_series_labels().border_style(BLACK).background_style(WHITE).draw();
         }
         let _ = root.present();
     }

@@ -7,7 +7,9 @@
 //! computed once with scikit-learn, sacrebleu and rouge-score
 //! (`scripts/refs/metrics_refs.py`).
 
+pub mod factorial;
 pub mod granularity;
+pub mod score;
 pub mod text;
 
 use std::collections::HashSet;

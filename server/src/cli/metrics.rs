@@ -1,8 +1,13 @@
 //! `assay metrics …`: reference-based metrics of answer sets (seed 004):
 //! MAP, nDCG@k, Recall@k, cosine similarity, ROUGE-1 and BLEU, overall and
-//! per category, the granularity analysis and the LV × QC table.
+//! per category, the granularity analysis and the LV × QC table. A run is
+//! a job (progress on stderr; Ctrl-C cancels, `assay jobs resume` goes on)
+//! stored with its report; `--out DIR` writes its files.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
+
+use engine::llm::settings::LlmSettings;
 
 use clap::Subcommand;
 use sqlx::SqlitePool;
@@ -26,23 +31,117 @@ pub enum MetricsCommand {
         /// Quantile bins of the cosine similarity for the mutual information.
         #[arg(long, default_value_t = 4)]
         bins: usize,
+        /// Also write every question's scores (CSV), the report (JSON,
+        /// HTML) and the charts (SVG, PNG) into this folder.
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
+    /// A project's metrics runs.
+    List { project: String },
+    /// Writes a finished run's files into a folder.
+    Report {
+        id: i64,
+        #[arg(long)]
+        out: PathBuf,
+    },
+}
+
+/// Writes a report's files into `dir`; their names.
+fn write_files(report: &app::metrics::Report, dir: &std::path::Path) -> anyhow::Result<Vec<String>> {
+    std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
+    let mut files: Vec<(String, Vec<u8>)> = vec![
+        ("questions.csv".into(), app::metrics::questions_csv(report).into_bytes()),
+        ("report.json".into(), serde_json::to_vec_pretty(&app::metrics::report_json(report))?),
+        (
+            "report.html".into(),
+            app::share::metrics_html(&app::metrics::view(report), &app::metrics::report_json(report)).into_bytes(),
+        ),
+    ];
+    for (name, svg) in app::metrics::charts(report) {
+        files.push((format!("{name}.png"), crate::png::svg_to_png(&svg, 2.0).map_err(anyhow::Error::msg)?));
+        files.push((format!("{name}.svg"), svg.into_bytes()));
+    }
+    let mut written = Vec::new();
+    for (name, bytes) in files {
+        let path = dir.join(&name);
+        std::fs::write(&path, bytes).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+        written.push(name);
+    }
+    Ok(written)
 }
 
 fn opt(x: Option<f64>) -> String {
     x.map_or("—".into(), |v| format!("{v:.3}"))
 }
 
-pub async fn run(pool: &SqlitePool, out: Output, cmd: MetricsCommand) -> anyhow::Result<ExitCode> {
-    let MetricsCommand::Run { project, set, answers, k, bins } = cmd;
+pub async fn run(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: MetricsCommand) -> anyhow::Result<ExitCode> {
+    let (project, set, answers, k, bins, dir) = match cmd {
+        MetricsCommand::Run { project, set, answers, k, bins, out } => (project, set, answers, k, bins, out),
+        MetricsCommand::List { project } => {
+            let p = app::store::find_project(pool, &project).await?;
+            let mut runs = Vec::new();
+            for row in app::store::metrics::list(pool, p.summary.id).await? {
+                runs.push(app::metrics::run_view(pool, &row).await?);
+            }
+            out.print(serde_json::to_value(&runs)?, || {
+                runs.iter()
+                    .map(|r| {
+                        format!(
+                            "run {} · question set {} ({}) · answer sets {} · k {} · {} bins · {} · {}",
+                            r.id,
+                            r.question_set_id,
+                            r.question_set,
+                            r.answer_sets.iter().map(|(id, _)| id.to_string()).collect::<Vec<_>>().join(","),
+                            r.k,
+                            r.bins,
+                            if r.finished {
+                                "done".to_string()
+                            } else {
+                                r.job.as_ref().map_or("no job".into(), |j| j.status.clone())
+                            },
+                            r.created_at
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            });
+            return Ok(ExitCode::SUCCESS);
+        }
+        MetricsCommand::Report { id, out: dir } => {
+            let written = write_files(&app::metrics::report(pool, id).await?, &dir)?;
+            out.print(serde_json::json!({ "dir": dir, "files": written }), || {
+                format!("{} files in {}: {}", written.len(), dir.display(), written.join(", "))
+            });
+            return Ok(ExitCode::SUCCESS);
+        }
+    };
     let p = app::store::find_project(pool, &project).await?;
     if app::store::questions::get_set(pool, set).await?.project_id != p.summary.id {
         anyhow::bail!("question set {set} belongs to another project");
     }
-    let report = app::metrics::run(pool, set, &answers, k, bins).await?;
+    let (run_id, job) = app::metrics::create(pool, set, &answers, k, bins).await?;
+    let (_, after) = super::execute_job(pool, out, llm, job.id, false).await?;
+    if after.status != "done" {
+        anyhow::bail!(
+            "metrics run {run_id}: job {} {} at {}/{}{} — `assay jobs resume {}` goes on",
+            job.id,
+            after.status,
+            after.done,
+            after.total,
+            after.error.as_deref().map_or(String::new(), |e| format!(" ({e})")),
+            job.id
+        );
+    }
+    let report = app::metrics::report(pool, run_id).await?;
+    if let Some(dir) = &dir {
+        let written = write_files(&report, dir)?;
+        if !out.json {
+            eprintln!("{} files in {}", written.len(), dir.display());
+        }
+    }
     out.print(serde_json::to_value(&report)?, || {
         let mut lines = vec![format!(
-            "question set {set} · embeddings: {} · k = {k} · {bins} quantile bins",
+            "metrics run {run_id} · question set {set} · embeddings: {} · k = {k} · {bins} quantile bins",
             report.embedding_model
         )];
         for s in &report.sets {
@@ -74,8 +173,20 @@ pub async fn run(pool: &SqlitePool, out: Output, cmd: MetricsCommand) -> anyhow:
                     lines.push(format!("    split {}: ρ {:.2} ({})", sp.parent, sp.rho, sp.verdict()));
                 }
             }
-            for c in &s.factorial {
-                lines.push(format!("  {} × {}: n {} · MAP {} · CS {:.3}", c.lv, c.qc, c.means.n, opt(c.means.map), c.means.cs));
+            if let Some(f) = &s.factorial {
+                lines.push(format!("  {:<12} {:<12} {:>4} {:>6} {:>6} {:>7}", "LV", "QC", "n", "MAP", "CS", "gap"));
+                for g in f.cells.iter().chain(&f.lv_pooled).chain(&f.qc_pooled) {
+                    lines.push(format!(
+                        "  {:<12} {:<12} {:>4} {:>6} {:>6.3} {:>7}",
+                        g.lv.as_deref().unwrap_or("(pooled)"),
+                        g.qc.as_deref().unwrap_or("(pooled)"),
+                        g.n,
+                        opt(g.map),
+                        g.cs,
+                        g.gap.map_or("—".into(), |x| format!("{x:+.3}"))
+                    ));
+                }
+                lines.push(format!("  main effects on CS: LV Δ {} · QC Δ {}", opt(f.lv_effect), opt(f.qc_effect)));
             }
         }
         lines.join("\n")

@@ -443,7 +443,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Answers(cmd) => answers::run(&pool, out, &llm, cmd).await,
         Command::Eval(cmd) => eval::run(&pool, out, &llm, cmd).await,
         Command::Study(cmd) => study::run(&pool, out, &llm, cmd).await,
-        Command::Metrics(cmd) => metrics::run(&pool, out, cmd).await,
+        Command::Metrics(cmd) => metrics::run(&pool, out, &llm, cmd).await,
         Command::User(cmd) => user::run(&pool, out, cmd).await,
         Command::Share(cmd) => share::run(&pool, out, cmd).await,
     }

@@ -11,8 +11,8 @@ use super::Output;
 #[derive(Subcommand, Debug)]
 pub enum ShareCommand {
     /// Make a read-only link to a page: `evaluation:ID`, `study:ID`,
-    /// `questions:SET` (a question set with its diagnostics) or
-    /// `graph:PROJECT` (the graph explorer).
+    /// `questions:SET` (a question set with its diagnostics), `metrics:RUN`
+    /// (a finished metrics run) or `graph:PROJECT` (the graph explorer).
     Create {
         project: String,
         #[arg(long)]

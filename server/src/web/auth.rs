@@ -49,9 +49,10 @@ fn same_site(req: &Request) -> bool {
 
 /// What a plain route or page of a project needs, from its path:
 /// `/projects/{id}/…` and `/api/projects/{id}/…` name the project (reading
-/// for GET, changing otherwise), `/api/evaluations/{id}/…` and
-/// `/api/studies/{id}/…` their object (downloads: reading); the accounts
-/// page is the owner's. Server functions check for themselves.
+/// for GET, changing otherwise), `/api/evaluations/{id}/…`,
+/// `/api/studies/{id}/…` and `/api/metrics/{id}/…` their object
+/// (downloads: reading); the accounts page is the owner's. Server functions
+/// check for themselves.
 fn needs(path: &str, changes: bool) -> Option<Result<(Obj, Need), ()>> {
     let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
     let id = |i: usize| parts.get(i).and_then(|x| x.parse::<i64>().ok());
@@ -62,6 +63,7 @@ fn needs(path: &str, changes: bool) -> Option<Result<(Obj, Need), ()>> {
         ["api", "projects", _, ..] => id(2).map(|p| Ok((Obj::Project(p), need))),
         ["api", "evaluations", _, ..] => id(2).map(|e| Ok((Obj::Evaluation(e), Need::Read))),
         ["api", "studies", _, ..] => id(2).map(|s| Ok((Obj::Study(s), Need::Read))),
+        ["api", "metrics", _, ..] => id(2).map(|m| Ok((Obj::MetricsRun(m), Need::Read))),
         _ => None,
     }
 }
@@ -150,6 +152,11 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_metrics_run_s_files_need_reading_its_project() {
+        assert!(matches!(needs("/api/metrics/3/report.json", false), Some(Ok((Obj::MetricsRun(3), Need::Read)))));
+    }
+
+    #[test]
     fn rater_links_login_and_static_files_are_public_and_nothing_else() {
         for p in [
             "/login",
@@ -170,6 +177,7 @@ mod tests {
             "/api/list_projects123",
             "/api/evaluations/1/report.json",
             "/api/studies/1/chart.svg",
+            "/api/metrics/1/report.html",
         ] {
             assert!(!public(p), "{p}");
         }

@@ -4,6 +4,7 @@
 mod answers;
 mod auth;
 mod evaluations;
+mod metrics;
 mod shares;
 mod studies;
 
@@ -77,7 +78,7 @@ pub fn router(
         .route("/api/projects/{id}/answers/import", post(answers::import))
         .route("/api/projects/{id}/answers/{set}/export", get(answers::export))
         .route("/api/projects/{id}/answers/cost.svg", get(answers::cost_svg))
-        .route("/api/projects/{id}/metrics/{set}/questions.csv", get(metrics_csv))
+        .route("/api/metrics/{id}/{file}", get(metrics::file))
         .route("/api/evaluations/{id}/plots/{file}", get(evaluations::plot))
         .route("/api/evaluations/{id}/tables/{file}", get(evaluations::table))
         .route("/api/evaluations/{id}/{file}", get(evaluations::report))
@@ -150,30 +151,6 @@ impl ExportQuery {
             f @ ("jsonl" | "csv") => Ok(f.to_string()),
             other => Err(error(StatusCode::BAD_REQUEST, format!("unknown format \"{other}\": jsonl or csv"))),
         }
-    }
-}
-
-/// `GET /api/projects/{id}/metrics/{set}/questions.csv?answers=1,2&k=10&bins=4`:
-/// every question's reference-based metrics for those answer sets.
-async fn metrics_csv(
-    State(state): State<AppState>,
-    Path((id, set)): Path<(i64, i64)>,
-    Query(q): Query<HashMap<String, String>>,
-) -> Response {
-    match app::store::questions::get_set(&state.pool, set).await {
-        Ok(v) if v.project_id == id => {}
-        Ok(_) => return error(StatusCode::NOT_FOUND, format!("question set {set} is not in project {id}")),
-        Err(e) => return app_error(e),
-    }
-    let ids: Result<Vec<i64>, _> =
-        q.get("answers").map_or("", String::as_str).split(',').filter(|s| !s.is_empty()).map(str::parse).collect();
-    let Ok(ids) = ids else {
-        return error(StatusCode::BAD_REQUEST, "answers: comma-separated answer set ids".into());
-    };
-    let num = |key: &str, default: usize| q.get(key).and_then(|v| v.parse().ok()).unwrap_or(default);
-    match app::metrics::run(&state.pool, set, &ids, num("k", 10), num("bins", 4)).await {
-        Ok(report) => download(app::metrics::questions_csv(&report), "csv", &format!("metrics-set-{set}")),
-        Err(e) => app_error(e),
     }
 }
 

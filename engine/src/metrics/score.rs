@@ -1,0 +1,151 @@
+//! Scoring question–answer pairs against their references in bulk: every
+//! metric of [`super`] for each pair, with each distinct text embedded once
+//! (batches of [`BATCH`] through all-MiniLM-L6-v2) and its vector kept in
+//! an [`EmbeddingCache`] the caller may fill from storage beforehand and
+//! save afterwards, so a second run over the same texts embeds nothing.
+
+use std::collections::{HashMap, HashSet};
+
+use serde::{Deserialize, Serialize};
+
+use super::{average_precision, cosine, ndcg_at, recall_at, text};
+use crate::embed::minilm::MiniLm;
+
+/// Texts per embedding batch.
+pub const BATCH: usize = 32;
+
+/// One answer to score: the reference it is held against, and for
+/// retrieval the chunk ids the method ranked (best first) and the
+/// question's source chunk ids.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Pair {
+    pub reference: String,
+    pub answer: String,
+    #[serde(default)]
+    pub ranked: Vec<i64>,
+    #[serde(default)]
+    pub relevant: Vec<i64>,
+}
+
+/// The metrics of one pair. Retrieval metrics are `None` when the method
+/// recorded no ranking or the question no source chunks.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PairScores {
+    pub ap: Option<f64>,
+    pub ndcg: Option<f64>,
+    pub recall: Option<f64>,
+    /// Cosine similarity of the answer's and the reference's embeddings.
+    pub cs: f64,
+    /// ROUGE-1 F1 (rouge-score's tokenizer, no stemming).
+    pub rouge1: f64,
+    /// Sentence BLEU (sacrebleu's defaults: 13a, exp smoothing).
+    pub bleu: f64,
+}
+
+/// Vectors by text (the exact text: a changed answer is a new text).
+#[derive(Debug, Default, Clone)]
+pub struct EmbeddingCache {
+    vectors: HashMap<String, Vec<f32>>,
+    /// Texts embedded by this cache (not loaded into it).
+    pub embedded: usize,
+}
+
+impl EmbeddingCache {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds known vectors (from storage).
+    pub fn insert(&mut self, text: String, vector: Vec<f32>) {
+        self.vectors.insert(text, vector);
+    }
+
+    pub fn get(&self, text: &str) -> Option<&[f32]> {
+        self.vectors.get(text).map(Vec::as_slice)
+    }
+
+    pub fn len(&self) -> usize {
+        self.vectors.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.vectors.is_empty()
+    }
+
+    /// Embeds every text of `texts` not in the cache yet, [`BATCH`] at a
+    /// time; returns the texts embedded now (for the caller to store).
+    pub fn fill<'a>(
+        &mut self,
+        model: &MiniLm,
+        texts: impl IntoIterator<Item = &'a str>,
+    ) -> Result<Vec<String>, String> {
+        let mut seen = HashSet::new();
+        let mut missing: Vec<&str> =
+            texts.into_iter().filter(|t| !self.vectors.contains_key(*t) && seen.insert(*t)).collect();
+        // A batch is padded to its longest text: batching texts of like
+        // length wastes the least work.
+        missing.sort_by_key(|t| t.len());
+        for batch in missing.chunks(BATCH) {
+            let out = model.embed(batch).map_err(|e| e.to_string())?;
+            for (t, v) in batch.iter().zip(out) {
+                self.vectors.insert(t.to_string(), v);
+            }
+        }
+        self.embedded += missing.len();
+        Ok(missing.into_iter().map(str::to_string).collect())
+    }
+}
+
+/// The metrics of one pair whose two texts are in `cache` (nDCG and recall
+/// at `k`). Panics if a text was never embedded: call
+/// [`EmbeddingCache::fill`] first.
+pub fn score(pair: &Pair, cache: &EmbeddingCache, k: usize) -> PairScores {
+    let relevant: HashSet<i64> = pair.relevant.iter().copied().collect();
+    let retrieval = !pair.ranked.is_empty() && !relevant.is_empty();
+    let vector = |t: &str| cache.get(t).unwrap_or_else(|| panic!("no embedding for {t:?}: fill the cache first"));
+    PairScores {
+        ap: retrieval.then(|| average_precision(&pair.ranked, &relevant)),
+        ndcg: retrieval.then(|| ndcg_at(&pair.ranked, &relevant, k)),
+        recall: retrieval.then(|| recall_at(&pair.ranked, &relevant, k)),
+        cs: cosine(vector(&pair.reference), vector(&pair.answer)),
+        rouge1: text::rouge1(&pair.reference, &pair.answer).f1,
+        bleu: text::sentence_bleu(&pair.answer, &pair.reference),
+    }
+}
+
+/// Every pair's metrics: embeds the texts `cache` lacks, then scores.
+pub fn score_all(
+    pairs: &[Pair],
+    model: &MiniLm,
+    cache: &mut EmbeddingCache,
+    k: usize,
+) -> Result<Vec<PairScores>, String> {
+    cache.fill(model, pairs.iter().flat_map(|p| [p.reference.as_str(), p.answer.as_str()]))?;
+    Ok(pairs.iter().map(|p| score(p, cache, k)).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scores_from_cached_vectors() {
+        let mut cache = EmbeddingCache::new();
+        cache.insert("the cat sat on the mat".into(), vec![1.0, 0.0, 0.0]);
+        cache.insert("a cat sat".into(), vec![1.0, 1.0, 0.0]);
+        let pair = Pair {
+            reference: "the cat sat on the mat".into(),
+            answer: "a cat sat".into(),
+            ranked: vec![4, 9, 2],
+            relevant: vec![2, 4],
+        };
+        let s = score(&pair, &cache, 10);
+        assert!((s.cs - std::f64::consts::FRAC_1_SQRT_2).abs() < 1e-12);
+        assert!((s.ap.unwrap() - (1.0 + 2.0 / 3.0) / 2.0).abs() < 1e-12);
+        assert_eq!(s.recall, Some(1.0));
+        // ROUGE-1: 2 of the answer's 3 tokens, 2 of the reference's 6.
+        assert!((s.rouge1 - 2.0 * (2.0 / 3.0) * (2.0 / 6.0) / (2.0 / 3.0 + 2.0 / 6.0)).abs() < 1e-12);
+        let none = score(&Pair { ranked: vec![], ..pair }, &cache, 10);
+        assert_eq!((none.ap, none.ndcg, none.recall), (None, None, None));
+    }
+}
