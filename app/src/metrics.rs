@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, HashMap};
 use engine::jobs::{ItemOutcome, WorkItem};
 use engine::metrics::factorial::{self, Observation};
 use engine::metrics::granularity::{self, DimensionAnalysis, Scored};
-use engine::metrics::score::{self, EmbeddingCache, Pair};
+use engine::metrics::score::{self, EmbeddingCache, Pair, PairScores};
 use engine::metrics::text;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -36,18 +36,14 @@ pub const BATCH: usize = 32;
 /// The model vectors are stored under.
 const MODEL: &str = "all-MiniLM-L6-v2";
 
-/// One question's metrics for one answer set.
+/// One question's metrics for one answer set (the scores flattened into
+/// the same object: `ap`, `ndcg`, `recall`, `cs`, `rouge1`, `bleu`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct QuestionMetrics {
     pub question_id: i64,
     pub category: Option<String>,
-    /// `None` when the method recorded no retrieved chunks.
-    pub ap: Option<f64>,
-    pub ndcg: Option<f64>,
-    pub recall: Option<f64>,
-    pub cs: f64,
-    pub rouge1: f64,
-    pub bleu: f64,
+    #[serde(flatten)]
+    pub scores: PairScores,
 }
 
 /// Means of a group of questions (the page's own type: nothing to convert).
@@ -97,12 +93,12 @@ fn means(group: &str, qs: &[&QuestionMetrics]) -> Means {
     Means {
         group: group.to_string(),
         n: qs.len(),
-        map: mean_opt(&qs.iter().map(|q| q.ap).collect::<Vec<_>>()),
-        ndcg: mean_opt(&qs.iter().map(|q| q.ndcg).collect::<Vec<_>>()),
-        recall: mean_opt(&qs.iter().map(|q| q.recall).collect::<Vec<_>>()),
-        cs: mean(qs.iter().map(|q| q.cs)),
-        rouge1: mean(qs.iter().map(|q| q.rouge1)),
-        bleu: mean(qs.iter().map(|q| q.bleu)),
+        map: mean_opt(&qs.iter().map(|q| q.scores.ap).collect::<Vec<_>>()),
+        ndcg: mean_opt(&qs.iter().map(|q| q.scores.ndcg).collect::<Vec<_>>()),
+        recall: mean_opt(&qs.iter().map(|q| q.scores.recall).collect::<Vec<_>>()),
+        cs: mean(qs.iter().map(|q| q.scores.cs)),
+        rouge1: mean(qs.iter().map(|q| q.scores.rouge1)),
+        bleu: mean(qs.iter().map(|q| q.scores.bleu)),
     }
 }
 
@@ -194,7 +190,8 @@ pub async fn create(
     Ok((run, store::jobs::get_job(pool, job).await?))
 }
 
-/// The job's items: per answer set, its questions in batches of [`BATCH`].
+/// The job's items: per answer set, its questions in batches of [`BATCH`]
+/// (by answer length; the order is the same on every resume).
 pub async fn items(pool: &SqlitePool, job: &JobView) -> AppResult<Vec<WorkItem>> {
     let p: serde_json::Value = serde_json::from_str(&job.parameters).unwrap_or_default();
     let set = p["set_id"].as_i64().unwrap_or_default();
@@ -202,7 +199,10 @@ pub async fn items(pool: &SqlitePool, job: &JobView) -> AppResult<Vec<WorkItem>>
     Ok(plan(pool, set, &sets)
         .await?
         .into_iter()
-        .flat_map(|(a, planned)| {
+        .flat_map(|(a, mut planned)| {
+            // Batches of answers of like length: an embedding batch is
+            // padded to its longest text (the report orders by question).
+            planned.sort_by_key(|p| (p.pair.answer.len(), p.question_id));
             planned
                 .chunks(BATCH)
                 .enumerate()
@@ -240,18 +240,10 @@ pub async fn run_item(pool: &SqlitePool, item: WorkItem, k: usize) -> ItemOutcom
         store::vectors::save_texts(pool, MODEL, &new).await.map_err(|e| e.to_string())?;
         let scored: Vec<QuestionMetrics> = planned
             .iter()
-            .map(|p| {
-                let s = score::score(&p.pair, &cache, k);
-                QuestionMetrics {
-                    question_id: p.question_id,
-                    category: p.category.clone(),
-                    ap: s.ap,
-                    ndcg: s.ndcg,
-                    recall: s.recall,
-                    cs: s.cs,
-                    rouge1: s.rouge1,
-                    bleu: s.bleu,
-                }
+            .map(|p| QuestionMetrics {
+                question_id: p.question_id,
+                category: p.category.clone(),
+                scores: score::score(&p.pair, &cache, k),
             })
             .collect();
         serde_json::to_string(&json!({ "embedded": embedded.len(), "questions": scored })).map_err(|e| e.to_string())
@@ -279,8 +271,19 @@ pub async fn finish(pool: &SqlitePool, job: &JobView) -> AppResult<()> {
     let p: serde_json::Value = serde_json::from_str(&job.parameters).unwrap_or_default();
     let run_id = p["run_id"].as_i64().ok_or_else(|| AppError::Invalid(format!("job {} has no run", job.id)))?;
     let run = store::metrics::get(pool, run_id).await?;
+    let items = store::jobs::job_items(pool, job.id).await?;
+    // A report over some of the questions would not say so: none until every batch is scored.
+    if let Some(failed) = items.iter().find(|i| i.status == "failed") {
+        let n = items.iter().filter(|i| i.status == "failed").count();
+        return Err(AppError::Invalid(format!(
+            "{n} of {} batches failed ({}: {}); retry the failed items to finish the report",
+            items.len(),
+            failed.key,
+            failed.error.as_deref().unwrap_or("no error recorded")
+        )));
+    }
     let mut by_set: BTreeMap<i64, Vec<QuestionMetrics>> = BTreeMap::new();
-    for item in store::jobs::job_items(pool, job.id).await? {
+    for item in items {
         let Some(a) = item.key.strip_prefix("ms-").and_then(|k| k.split('-').next()).and_then(|a| a.parse().ok())
         else {
             continue;
@@ -331,8 +334,10 @@ fn aggregate(
     for q in &per_question {
         by_category.entry(q.category.clone().unwrap_or_else(|| "(none)".into())).or_default().push(q);
     }
-    let scored: Vec<Scored> =
-        per_question.iter().filter_map(|q| Some(Scored { category: q.category.clone()?, score: q.cs })).collect();
+    let scored: Vec<Scored> = per_question
+        .iter()
+        .filter_map(|q| Some(Scored { category: q.category.clone()?, score: q.scores.cs }))
+        .collect();
     // LV × QC questions: a category naming one of each ("LV/similar × QC/simple").
     let observations: Vec<Observation> = per_question
         .iter()
@@ -343,7 +348,7 @@ fn aggregate(
                     .find_map(|p| p.strip_prefix(&format!("{d}/")))
                     .map(|p| p.split('/').next().unwrap_or(p).to_string())
             };
-            Some(Observation { lv: level("LV")?, qc: level("QC")?, ap: q.ap, cs: q.cs })
+            Some(Observation { lv: level("LV")?, qc: level("QC")?, ap: q.scores.ap, cs: q.scores.cs })
         })
         .collect();
     SetMetrics {
@@ -471,6 +476,9 @@ pub fn view(r: &Report) -> crate::model::MetricsView {
                             change: l.change,
                             nmi: l.nmi,
                             optimal: d.optimal == Some(l.categories),
+                            splits_in: granularity::splits_into(d, l.categories)
+                                .map(|x| (x.rho, x.verdict().to_string()))
+                                .collect(),
                         })
                     })
                     .collect(),
@@ -529,12 +537,12 @@ pub fn questions_csv(r: &Report) -> String {
                 "{},{},\"{category}\",{},{},{},{},{},{}\n",
                 s.answer_set_id,
                 q.question_id,
-                num(q.ap),
-                num(q.ndcg),
-                num(q.recall),
-                q.cs,
-                q.rouge1,
-                q.bleu
+                num(q.scores.ap),
+                num(q.scores.ndcg),
+                num(q.scores.recall),
+                q.scores.cs,
+                q.scores.rouge1,
+                q.scores.bleu
             );
         }
     }

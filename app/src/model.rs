@@ -722,6 +722,9 @@ pub struct GranularityRow {
     pub nmi: f64,
     /// The level with the highest discriminative power in its dimension.
     pub optimal: bool,
+    /// The Coherence Ratio of each split into this level (a parent one
+    /// level up and its children here): `(ρ, verdict)`.
+    pub splits_in: Vec<(f64, String)>,
 }
 
 /// A split and its Coherence Ratio.

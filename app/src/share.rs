@@ -314,17 +314,18 @@ pub fn metrics_html(v: &MetricsView, data: &serde_json::Value) -> String {
     b += "</table>";
     for s in &v.sets {
         b += &format!("<h2>#{} {}</h2><h3>Granularity (seed 004 Table 2)</h3>", s.answer_set_id, escape(&s.name));
-        b += "<table><tr><th>Dimension</th><th>Categories</th><th>Questions</th><th>Discriminative power</th><th>Change</th><th>NMI</th><th></th></tr>";
+        b += "<table><tr><th>Dimension</th><th>Categories</th><th>Questions</th><th>Discriminative power</th><th>Change</th><th>NMI</th><th></th><th>Splits into it: ρ</th></tr>";
         for g in &s.granularity {
             b += &format!(
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.4}</td><td>{}</td><td>{:.4}</td><td>{}</td></tr>",
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.4}</td><td>{}</td><td>{:.4}</td><td>{}</td><td>{}</td></tr>",
                 escape(&g.dimension),
                 g.categories,
                 g.questions,
                 g.power,
                 g.change.map_or("—".into(), |c| format!("{c:+.4}")),
                 g.nmi,
-                if g.optimal { "optimal" } else { "" }
+                if g.optimal { "optimal" } else { "" },
+                g.splits_in.iter().map(|(r, v)| format!("{r:.2} ({v})")).collect::<Vec<_>>().join(", ")
             );
         }
         b += &format!("</table><figure>{}</figure>", s.power_svg);

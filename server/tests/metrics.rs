@@ -209,3 +209,29 @@ async fn bm25_top_10_over_512_token_chunks() {
     }
     assert!(full * 2 > scored.len(), "most questions get all 10: {full} of {}", scored.len());
 }
+
+/// Without the embedding model every batch fails: the run ends with no
+/// report and says why (no partial report), its page says so too; with the
+/// model back, retrying the failed batches finishes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_without_its_model_fails_whole_and_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("m.db");
+    let set = common::sample_hierarchical(&db, "QC", 0).await;
+    json(&assay(&db, &["--json", "answers", "generate", "A", "--set", &set, "--method", "bm25"], &[]).await);
+    let missing = dir.path().join("no-model");
+    let env = [("ASSAY_MINILM_DIR", missing.to_str().unwrap())];
+    let failed = assay(&db, &["metrics", "run", "A", "--set", &set, "--answers", "1"], &env).await;
+    assert!(!failed.status.success());
+    let stderr = String::from_utf8_lossy(&failed.stderr);
+    assert!(stderr.contains("batches failed") && stderr.contains("no-model"), "{stderr}");
+    let pool = app::store::open(&db).await.unwrap();
+    let run = app::store::metrics::list(&pool, 1).await.unwrap().remove(0);
+    assert!(run.report.is_none(), "no partial report");
+    let refused = app::metrics::report(&pool, run.id).await.unwrap_err().to_string();
+    assert!(refused.contains("has no report yet") && refused.contains("failed"), "{refused}");
+    let job = run.job_id.unwrap().to_string();
+    json(&assay(&db, &["--json", "job", "resume", &job, "--retry-failed"], &[]).await);
+    let report = app::metrics::report(&pool, run.id).await.unwrap();
+    assert_eq!(report.sets[0].overall.n, 6, "QC at 2 and 4 categories, one question each");
+}

@@ -267,12 +267,15 @@ fn SetDetail(s: SetMetricsView, k: usize, base: String) -> impl IntoView {
             <h3>"Granularity (seed 004 Table 2)"</h3>
             <table class="grid granularity">
                 <thead><tr><th>"Dimension"</th><th class="num">"Categories"</th><th class="num">"Questions"</th><th class="num">"Discriminative power"</th>
-                    <th class="num">"Change"</th><th class="num">"NMI"</th><th></th></tr></thead>
+                    <th class="num">"Change"</th><th class="num">"NMI"</th><th></th><th class="symbol">"Splits into it: ρ"</th></tr></thead>
                 <tbody>
                     {s.granularity.iter().map(|g| view! {
                         <tr><td>{g.dimension.clone()}</td><td class="num">{g.categories}</td><td class="num">{g.questions}</td>
                             <td class="num">{format!("{:.4}", g.power)}</td><td class="num">{g.change.map_or("—".into(), |c| format!("{c:+.4}"))}</td>
-                            <td class="num">{format!("{:.4}", g.nmi)}</td><td>{g.optimal.then_some("optimal")}</td></tr>
+                            <td class="num">{format!("{:.4}", g.nmi)}</td><td>{g.optimal.then_some("optimal")}</td>
+                            <td class="small">{g.splits_in.iter().map(|(rho, verdict)| view! {
+                                <span class=format!("rho rho-{}", verdict.replace(' ', "-"))>{format!("{rho:.2}")}</span>
+                            }).collect_view()}</td></tr>
                     }).collect_view()}
                 </tbody>
             </table>
@@ -288,6 +291,7 @@ fn SetDetail(s: SetMetricsView, k: usize, base: String) -> impl IntoView {
                     }).collect_view()}
                 </tbody>
             </table>
+            <p class="muted small">"The optimal level has the highest discriminative power; beside each level, the Coherence Ratio of the splits that make it (green above 2, red below 1)."</p>
             <p class="muted small">"ρ = σ of the children's mean CS / (|parent's mean CS − mean of the children's| + 0.001); above 2 the children discriminate and stay aligned with their parent, below 1 the split is poor."</p>
             {s.trees.iter().map(|(d, svg)| view! {
                 <div class="tree" data-dimension=d.clone()>{chart(&base, format!("tree-{sid}-{d}"), svg.clone(), format!("The {d} hierarchy"))}</div>

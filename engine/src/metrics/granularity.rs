@@ -154,6 +154,13 @@ fn depth(path: &str) -> usize {
     path.matches('/').count()
 }
 
+/// The splits into the level of `categories` (2, 4, 8): those whose parent
+/// is one level coarser — the coherence of the children that level adds.
+pub fn splits_into(a: &DimensionAnalysis, categories: usize) -> impl Iterator<Item = &Split> {
+    let d = categories.max(1).trailing_zeros() as usize;
+    a.splits.iter().filter(move |s| d >= 2 && depth(&s.parent) == d - 1)
+}
+
 /// The analysis of scored questions, per dimension; `bins` quantile bins
 /// for the mutual information.
 pub fn analyse(items: &[Scored], bins: usize) -> Vec<DimensionAnalysis> {
@@ -428,6 +435,9 @@ mod tests {
         // QC/c: equal children (σ 0) away from the parent (δ .1): ρ = 0.
         let c = qc.splits.iter().find(|x| x.parent == "QC/c").unwrap();
         assert!(c.rho.abs() < 1e-12 && (c.delta_vert - 0.1).abs() < 1e-12 && c.verdict() == "poor");
+        // Both splits make the 4-category level; none makes the coarsest.
+        assert_eq!(splits_into(qc, 4).count(), 2);
+        assert_eq!(splits_into(qc, 2).count(), 0);
         assert_eq!(population_std(&[]), 0.0);
         let chart = power_chart_svg("QC", &a);
         assert!(

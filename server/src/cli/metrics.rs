@@ -1,7 +1,7 @@
 //! `assay metrics …`: reference-based metrics of answer sets (seed 004):
 //! MAP, nDCG@k, Recall@k, cosine similarity, ROUGE-1 and BLEU, overall and
 //! per category, the granularity analysis and the LV × QC table. A run is
-//! a job (progress on stderr; Ctrl-C cancels, `assay jobs resume` goes on)
+//! a job (progress on stderr; Ctrl-C cancels, `assay job resume` goes on)
 //! stored with its report; `--out DIR` writes its files.
 
 use std::path::PathBuf;
@@ -120,10 +120,12 @@ pub async fn run(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: Metrics
         anyhow::bail!("question set {set} belongs to another project");
     }
     let (run_id, job) = app::metrics::create(pool, set, &answers, k, bins).await?;
-    let (_, after) = super::execute_job(pool, out, llm, job.id, false).await?;
+    // A failed job is reported below with its error and how to go on.
+    let _ = super::execute_job(pool, out, llm, job.id, false).await;
+    let after = app::store::jobs::get_job(pool, job.id).await?;
     if after.status != "done" {
         anyhow::bail!(
-            "metrics run {run_id}: job {} {} at {}/{}{} — `assay jobs resume {}` goes on",
+            "metrics run {run_id}: job {} {} at {}/{}{} — `assay job resume {} [--retry-failed]` goes on",
             job.id,
             after.status,
             after.done,
@@ -158,7 +160,20 @@ pub async fn run(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: Metrics
                 ));
             }
             for d in &s.granularity {
-                lines.push(format!("  {} granularity (optimal: {} categories)", d.dimension, d.optimal.unwrap_or(0)));
+                let coherence: Vec<String> = d
+                    .optimal
+                    .map(|o| {
+                        engine::metrics::granularity::splits_into(d, o)
+                            .map(|x| format!("{} ρ {:.2} ({})", x.parent, x.rho, x.verdict()))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                lines.push(format!(
+                    "  {} granularity (optimal: {} categories{})",
+                    d.dimension,
+                    d.optimal.unwrap_or(0),
+                    if coherence.is_empty() { String::new() } else { format!("; its splits: {}", coherence.join(", ")) }
+                ));
                 for l in &d.levels {
                     lines.push(format!(
                         "    {} categories: discriminative power {:.4}{} · NMI {:.4} · {} questions",
