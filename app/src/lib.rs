@@ -30,6 +30,8 @@ pub mod diagnostics;
 pub mod error;
 #[cfg(feature = "ssr")]
 pub mod evaluation;
+#[cfg(feature = "ssr")]
+pub mod experiment;
 pub mod format;
 #[cfg(feature = "ssr")]
 pub mod jobs;

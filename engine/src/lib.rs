@@ -29,6 +29,7 @@ pub mod agreement;
 pub mod chunk;
 pub mod corpus;
 pub mod embed;
+pub mod experiment;
 pub mod graph;
 pub mod jobs;
 pub mod judge;

@@ -295,28 +295,35 @@ pub async fn run(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: EvalCom
             Ok(ExitCode::SUCCESS)
         }
         EvalCommand::Report { id, out: dir } => {
-            std::fs::create_dir_all(&dir).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
-            let snapshot = app::evaluation::snapshot(pool, id).await?;
-            let mut written = Vec::new();
-            let mut write = |name: String, bytes: &[u8]| -> anyhow::Result<()> {
-                let path = dir.join(&name);
-                std::fs::write(&path, bytes).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
-                written.push(name);
-                Ok(())
-            };
-            for (name, svg) in app::evaluation::plots(&snapshot.stored, &snapshot.report) {
-                write(format!("{name}.png"), &crate::png::svg_to_png(&svg, 2.0).map_err(anyhow::Error::msg)?)?;
-                write(format!("{name}.svg"), svg.as_bytes())?;
-            }
-            for table in app::evaluation::TABLES {
-                write(format!("{table}.csv"), app::evaluation::table_csv(&snapshot, table)?.as_bytes())?;
-            }
-            let report = app::evaluation::report_json(&snapshot);
-            write("report.json".into(), serde_json::to_string_pretty(&report)?.as_bytes())?;
+            let written = write_report(pool, id, &dir).await?;
             out.print(json!({"evaluation_id": id, "dir": dir, "files": written}), || {
                 format!("evaluation {id}: {} files written to {}", written.len(), dir.display())
             });
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// Writes evaluation `id`'s report into `dir`: every plot as SVG and PNG,
+/// every table as CSV, report.json. Returns the files' names.
+pub(super) async fn write_report(pool: &SqlitePool, id: i64, dir: &std::path::Path) -> anyhow::Result<Vec<String>> {
+    std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
+    let snapshot = app::evaluation::snapshot(pool, id).await?;
+    let mut written = Vec::new();
+    let mut write = |name: String, bytes: &[u8]| -> anyhow::Result<()> {
+        let path = dir.join(&name);
+        std::fs::write(&path, bytes).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+        written.push(name);
+        Ok(())
+    };
+    for (name, svg) in app::evaluation::plots(&snapshot.stored, &snapshot.report) {
+        write(format!("{name}.png"), &crate::png::svg_to_png(&svg, 2.0).map_err(anyhow::Error::msg)?)?;
+        write(format!("{name}.svg"), svg.as_bytes())?;
+    }
+    for table in app::evaluation::TABLES {
+        write(format!("{table}.csv"), app::evaluation::table_csv(&snapshot, table)?.as_bytes())?;
+    }
+    let report = app::evaluation::report_json(&snapshot);
+    write("report.json".into(), serde_json::to_string_pretty(&report)?.as_bytes())?;
+    Ok(written)
 }

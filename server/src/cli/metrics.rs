@@ -47,7 +47,7 @@ pub enum MetricsCommand {
 }
 
 /// Writes a report's files into `dir`; their names.
-fn write_files(report: &app::metrics::Report, dir: &std::path::Path) -> anyhow::Result<Vec<String>> {
+pub(super) fn write_files(report: &app::metrics::Report, dir: &std::path::Path) -> anyhow::Result<Vec<String>> {
     std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
     let mut files: Vec<(String, Vec<u8>)> = vec![
         ("questions.csv".into(), app::metrics::questions_csv(report).into_bytes()),

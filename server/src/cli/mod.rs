@@ -7,6 +7,7 @@
 
 mod answers;
 mod eval;
+mod experiment;
 mod metrics;
 mod share;
 mod study;
@@ -130,6 +131,9 @@ enum Command {
     /// cosine similarity, ROUGE-1, BLEU, and the granularity analysis.
     #[command(subcommand)]
     Metrics(metrics::MetricsCommand),
+    /// Run an experiment manifest end to end (examples/experiment.toml):
+    /// every stage as a job, reusing what identical settings computed.
+    Run(experiment::RunArgs),
     /// Human studies: create one with rater links, have the LLM rate it, read its results.
     #[command(subcommand)]
     Study(study::StudyCommand),
@@ -428,6 +432,11 @@ fn init_tracing(serving: bool) {
 }
 
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    // A manifest is checked before the database is opened or created.
+    let manifest = match &cli.command {
+        Command::Run(args) => Some(experiment::load(args)?),
+        _ => None,
+    };
     let db = cli.db.clone().unwrap_or_else(crate::default_db_path);
     let pool = app::store::open(&db).await.with_context(|| format!("{}", db.display()))?;
     let out = Output { json: cli.json };
@@ -446,6 +455,10 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Metrics(cmd) => metrics::run(&pool, out, &llm, cmd).await,
         Command::User(cmd) => user::run(&pool, out, cmd).await,
         Command::Share(cmd) => share::run(&pool, out, cmd).await,
+        Command::Run(args) => {
+            let m = manifest.ok_or_else(|| anyhow::anyhow!("the manifest was not read"))?;
+            experiment::run(&pool, out, &llm, m, args).await
+        }
     }
 }
 

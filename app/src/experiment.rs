@@ -1,0 +1,396 @@
+//! Running an experiment manifest (`engine::experiment`): every stage in
+//! order — project and corpus, graph, question sets, answers, evaluations
+//! (with sanity checks), metrics — each as the same job the pages and CLI
+//! commands create, run through the caller's job runner (the CLI's shows a
+//! progress bar per stage).
+//!
+//! **Reuse.** Each stage has a fingerprint: its kind, its settings and the
+//! ids of what it takes in. `experiment_stages` maps a project's
+//! fingerprints to the object made and its job; a stage whose fingerprint
+//! is known, whose object still exists and whose job finished is not run
+//! again, so a finished manifest re-runs with no job and no LLM call. (A
+//! stage that does run still finds earlier identical calls in the LLM
+//! cache: those count as cached calls.)
+
+use std::path::Path;
+
+use engine::experiment::{Generator, Manifest, QuestionsSection};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use sqlx::SqlitePool;
+
+use crate::error::{AppError, AppResult};
+use crate::model::JobView;
+use crate::store;
+
+/// One stage as run (or reused).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Stage {
+    /// corpus, graph, questions, answers, sanity, evaluation, metrics.
+    pub kind: String,
+    pub label: String,
+    /// What it made: a question set, answer set, evaluation or metrics run id
+    /// (the project's for corpus and graph).
+    pub object_id: i64,
+    pub job_id: Option<i64>,
+    /// Reused from an earlier run: no job ran.
+    pub reused: bool,
+    /// LLM calls this run made (not answered from the cache).
+    pub new_calls: i64,
+    pub cached_calls: i64,
+    pub seconds: f64,
+}
+
+/// What a run made.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Outcome {
+    pub project_id: i64,
+    pub stages: Vec<Stage>,
+    /// Per `[[questions]]` entry: its set id.
+    pub question_sets: Vec<i64>,
+    /// Per question set (same order): its answer sets, in `[[methods]]` order.
+    pub answer_sets: Vec<Vec<i64>>,
+    pub evaluations: Vec<i64>,
+    pub sanity_checks: Vec<i64>,
+    pub metrics_runs: Vec<i64>,
+    pub new_calls: i64,
+    pub cached_calls: i64,
+}
+
+/// A stage's fingerprint: canonical JSON of what determines its result.
+fn fingerprint(kind: &str, what: serde_json::Value) -> String {
+    json!({ "stage": kind, "with": what }).to_string()
+}
+
+/// `(new, cached)` LLM calls logged for a job.
+async fn calls(pool: &SqlitePool, job_id: i64) -> AppResult<(i64, i64)> {
+    let (new, cached): (i64, i64) = sqlx::query_as(
+        "SELECT COALESCE(SUM(cached = 0), 0), COALESCE(SUM(cached = 1), 0) FROM llm_calls WHERE job_id = ?",
+    )
+    .bind(job_id)
+    .fetch_one(pool)
+    .await?;
+    Ok((new, cached))
+}
+
+/// Whether an object a stage made is still there.
+async fn exists(pool: &SqlitePool, kind: &str, id: i64) -> AppResult<bool> {
+    let table = match kind {
+        "questions" => "question_sets",
+        "answers" => "answer_sets",
+        "evaluation" | "sanity" => "evaluations",
+        "metrics" => "metrics_runs",
+        _ => "projects",
+    };
+    let found: Option<i64> =
+        sqlx::query_scalar(&format!("SELECT id FROM {table} WHERE id = ?")).bind(id).fetch_optional(pool).await?;
+    Ok(found.is_some())
+}
+
+struct Runner<'a, F> {
+    pool: &'a SqlitePool,
+    project_id: i64,
+    run_job: F,
+    stages: Vec<Stage>,
+}
+
+impl<F, Fut> Runner<'_, F>
+where
+    F: Fn(i64, String) -> Fut,
+    Fut: std::future::Future<Output = AppResult<JobView>>,
+{
+    /// The object of a known, finished stage with this fingerprint.
+    async fn known(&self, kind: &str, print: &str) -> AppResult<Option<(i64, Option<i64>)>> {
+        let row: Option<(i64, Option<i64>)> =
+            sqlx::query_as("SELECT object_id, job_id FROM experiment_stages WHERE project_id = ? AND fingerprint = ?")
+                .bind(self.project_id)
+                .bind(print)
+                .fetch_optional(self.pool)
+                .await?;
+        let Some((object, job)) = row else { return Ok(None) };
+        if !exists(self.pool, kind, object).await? {
+            return Ok(None);
+        }
+        if let Some(j) = job {
+            match store::jobs::get_job(self.pool, j).await {
+                Ok(job) if job.status == "done" => {}
+                _ => return Ok(None),
+            }
+        }
+        Ok(Some((object, job)))
+    }
+
+    async fn remember(&self, print: &str, object: i64, job: Option<i64>) -> AppResult<()> {
+        sqlx::query(
+            "INSERT OR REPLACE INTO experiment_stages (project_id, fingerprint, object_id, job_id) VALUES (?, ?, ?, ?)",
+        )
+        .bind(self.project_id)
+        .bind(print)
+        .bind(object)
+        .bind(job)
+        .execute(self.pool)
+        .await?;
+        Ok(())
+    }
+
+    /// Reuses the stage's object, or creates its job with `create` (→ job,
+    /// object) and runs it; a job that does not finish stops the run.
+    async fn stage<C>(&mut self, kind: &str, label: String, what: serde_json::Value, create: C) -> AppResult<i64>
+    where
+        C: std::future::Future<Output = AppResult<(JobView, i64)>>,
+    {
+        let print = fingerprint(kind, what);
+        let started = std::time::Instant::now();
+        if let Some((object, job)) = self.known(kind, &print).await? {
+            self.stages.push(Stage {
+                kind: kind.into(),
+                label,
+                object_id: object,
+                job_id: job,
+                reused: true,
+                new_calls: 0,
+                cached_calls: 0,
+                seconds: started.elapsed().as_secs_f64(),
+            });
+            return Ok(object);
+        }
+        let (job, object) = create.await?;
+        let after = (self.run_job)(job.id, label.clone()).await?;
+        if after.status != "done" {
+            return Err(AppError::Invalid(format!(
+                "{label}: job {} ended {}{} — run the manifest again to go on",
+                after.id,
+                after.status,
+                after.error.map_or(String::new(), |e| format!(" ({e})"))
+            )));
+        }
+        let (new_calls, cached_calls) = calls(self.pool, job.id).await?;
+        self.remember(&print, object, Some(job.id)).await?;
+        self.stages.push(Stage {
+            kind: kind.into(),
+            label,
+            object_id: object,
+            job_id: Some(job.id),
+            reused: false,
+            new_calls,
+            cached_calls,
+            seconds: started.elapsed().as_secs_f64(),
+        });
+        Ok(object)
+    }
+}
+
+/// The project of the manifest: found by name (its chunking must match) or created.
+async fn project(pool: &SqlitePool, m: &Manifest) -> AppResult<i64> {
+    let tokenizer = engine::chunk::Tokenizer::parse(&m.corpus.tokenizer)
+        .ok_or_else(|| AppError::Invalid(format!("corpus.tokenizer: unknown \"{}\"", m.corpus.tokenizer)))?;
+    let settings = engine::chunk::ChunkSettings {
+        chunk_tokens: m.corpus.chunk_tokens,
+        overlap_tokens: m.corpus.chunk_overlap,
+        tokenizer,
+    };
+    match store::find_project(pool, &m.name).await {
+        Ok(p) => {
+            if (p.chunk_tokens as usize, p.chunk_overlap as usize, p.tokenizer.as_str())
+                != (m.corpus.chunk_tokens, m.corpus.chunk_overlap, m.corpus.tokenizer.as_str())
+            {
+                return Err(AppError::Invalid(format!(
+                    "corpus: project \"{}\" exists with chunks of {} tokens, overlap {}, {}: name the experiment differently or use its chunking",
+                    m.name, p.chunk_tokens, p.chunk_overlap, p.tokenizer
+                )));
+            }
+            Ok(p.summary.id)
+        }
+        Err(AppError::NotFound(_)) => Ok(store::create_project(pool, &m.name, &settings).await?.summary.id),
+        Err(e) => Err(e),
+    }
+}
+
+/// Runs every stage of `m` (corpus files resolved against `base`);
+/// `run_job(job, stage label)` runs a job to its end and returns it (the
+/// CLI: in the foreground with a progress bar).
+pub async fn run<F, Fut>(
+    pool: &SqlitePool,
+    llm: &engine::llm::settings::LlmSettings,
+    m: &Manifest,
+    base: &Path,
+    run_job: F,
+) -> AppResult<Outcome>
+where
+    F: Fn(i64, String) -> Fut,
+    Fut: std::future::Future<Output = AppResult<JobView>>,
+{
+    let project_id = project(pool, m).await?;
+    let mut r = Runner { pool, project_id, run_job, stages: Vec::new() };
+
+    // Corpus: the files' contents decide; a project holds one corpus.
+    let started = std::time::Instant::now();
+    let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+    for (i, path) in m.corpus_paths(base).into_iter().enumerate() {
+        match path {
+            None => files.extend(engine::sample::sample_files().map(|(n, b)| (n.to_string(), b.to_vec()))),
+            Some(p) => {
+                let bytes = std::fs::read(&p)
+                    .map_err(|e| AppError::Invalid(format!("corpus.files[{i}]: cannot read {}: {e}", p.display())))?;
+                let name = p.file_name().map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into_owned());
+                files.push((name, bytes));
+            }
+        }
+    }
+    let hashes: Vec<String> =
+        files.iter().map(|(n, b)| format!("{n}:{}", crate::tokens::hash(&String::from_utf8_lossy(b)))).collect();
+    let print = fingerprint("corpus", json!(hashes));
+    if r.known("corpus", &print).await?.is_none() {
+        let project = store::get_project(pool, project_id).await?;
+        if project.summary.documents > 0 {
+            return Err(AppError::Invalid(format!(
+                "corpus: project \"{}\" already holds other documents: name the experiment differently",
+                m.name
+            )));
+        }
+        let limits = engine::corpus::ImportLimits { max_file_bytes: 1 << 30, max_documents: 100_000 };
+        let report = store::add_files(pool, project_id, &files, &limits).await?;
+        if let Some(s) = report.skipped.first() {
+            return Err(AppError::Invalid(format!("corpus.files: {} was refused: {}", s.file, s.reason)));
+        }
+        r.remember(&print, project_id, None).await?;
+        r.stages.push(Stage {
+            kind: "corpus".into(),
+            label: format!("corpus: {} files", files.len()),
+            object_id: project_id,
+            job_id: None,
+            reused: false,
+            new_calls: 0,
+            cached_calls: 0,
+            seconds: started.elapsed().as_secs_f64(),
+        });
+    } else {
+        r.stages.push(Stage {
+            kind: "corpus".into(),
+            label: format!("corpus: {} files", files.len()),
+            object_id: project_id,
+            job_id: None,
+            reused: true,
+            new_calls: 0,
+            cached_calls: 0,
+            seconds: started.elapsed().as_secs_f64(),
+        });
+    }
+    // Everything after the corpus depends on it.
+    let corpus = print;
+
+    if m.needs_graph() {
+        let settings = m.graph.settings();
+        r.stage("graph", "graph".into(), json!({ "corpus": corpus, "settings": settings }), async {
+            Ok((crate::jobs::create_graph(pool, project_id, &settings, false).await?, project_id))
+        })
+        .await?;
+    }
+
+    let mut question_sets = Vec::new();
+    for (i, q) in m.questions.iter().enumerate() {
+        let label = format!("questions {}: {}", i + 1, q.kind());
+        let what = json!({ "corpus": corpus, "graph": m.needs_graph().then(|| m.graph.settings()), "questions": q });
+        let set = r
+            .stage("questions", label, what, async {
+                match q.generator() {
+                    Generator::Graph(s) => crate::jobs::create_graph_questions(pool, project_id, &s, false).await,
+                    Generator::Summary(s) => crate::jobs::create_summary_questions(pool, project_id, &s, false).await,
+                    Generator::Hierarchical(s) => {
+                        crate::jobs::create_hierarchical_questions(pool, project_id, &s, None, false).await
+                    }
+                }
+            })
+            .await?;
+        question_sets.push(set);
+    }
+
+    let mut answer_sets = Vec::new();
+    for (i, &set) in question_sets.iter().enumerate() {
+        let mut of_set = Vec::new();
+        for method in &m.methods {
+            let params =
+                engine::rag::method::resolve(&method.name, &method.params_json()).map_err(AppError::Invalid)?;
+            let label = format!("answers: {} on questions {}", method.name, i + 1);
+            let what =
+                json!({ "set": set, "method": method.name, "params": params, "target_words": method.target_words });
+            let req = crate::answers::AnswerRequest {
+                question_set_id: set,
+                method: method.name.clone(),
+                params: method.params_json(),
+                name: None,
+                target_words: method.target_words,
+                no_cache: false,
+            };
+            of_set.push(r.stage("answers", label, what, crate::answers::create(pool, &req)).await?);
+        }
+        answer_sets.push(of_set);
+    }
+
+    let mut evaluations = Vec::new();
+    let mut sanity_checks = Vec::new();
+    if let Some(e) = &m.evaluation {
+        let settings = e.settings().map_err(AppError::Invalid)?;
+        let chosen: Vec<usize> = if e.sets.is_empty() { (1..=question_sets.len()).collect() } else { e.sets.clone() };
+        for (n, position) in chosen.iter().enumerate() {
+            let set = question_sets[position - 1];
+            let sets = &answer_sets[position - 1];
+            // Sanity checks on the first evaluated set: each method against itself.
+            if e.sanity && n == 0 {
+                for (a, method) in sets.iter().zip(&m.methods) {
+                    let label = format!("sanity: {} against itself", method.name);
+                    let what = json!({ "answer_set": a, "settings": settings });
+                    let id = r
+                        .stage("sanity", label, what, async {
+                            crate::evaluation::create_sanity(pool, llm, *a, settings.clone()).await
+                        })
+                        .await?;
+                    sanity_checks.push(id);
+                }
+            }
+            let label = format!("evaluation: questions {position}, {} methods", sets.len());
+            let what = json!({ "set": set, "answer_sets": sets, "settings": settings });
+            let req = crate::evaluation::EvalRequest {
+                question_set_id: set,
+                answer_sets: sets.clone(),
+                pairs: Vec::new(),
+                settings: settings.clone(),
+                name: Some(format!("{} — questions {position}", m.name)),
+                no_cache: false,
+            };
+            evaluations.push(r.stage("evaluation", label, what, crate::evaluation::create(pool, llm, &req)).await?);
+        }
+    }
+
+    let mut metrics_runs = Vec::new();
+    if let Some(mx) = &m.metrics {
+        for (i, q) in m.questions.iter().enumerate() {
+            if !matches!(q, QuestionsSection::Hierarchical { .. }) {
+                continue;
+            }
+            let (set, sets) = (question_sets[i], answer_sets[i].clone());
+            let label = format!("metrics: questions {}", i + 1);
+            let what = json!({ "set": set, "answer_sets": sets, "k": mx.k, "bins": mx.bins });
+            let run = r
+                .stage("metrics", label, what, async {
+                    let (run, job) = crate::metrics::create(pool, set, &sets, mx.k, mx.bins).await?;
+                    Ok((job, run))
+                })
+                .await?;
+            metrics_runs.push(run);
+        }
+    }
+
+    let (new_calls, cached_calls) = r.stages.iter().fold((0, 0), |(n, c), s| (n + s.new_calls, c + s.cached_calls));
+    Ok(Outcome {
+        project_id,
+        stages: r.stages,
+        question_sets,
+        answer_sets,
+        evaluations,
+        sanity_checks,
+        metrics_runs,
+        new_calls,
+        cached_calls,
+    })
+}

@@ -1,0 +1,553 @@
+//! An experiment manifest (TOML): one file that names every stage of an
+//! experiment — the corpus and its chunking, the graph extraction, the
+//! question generators and their counts, the RAG methods and their
+//! parameters, the evaluation protocol and judge, the metrics, and the LLM
+//! provider — so that `assay run MANIFEST` (and the browser's wizard)
+//! reproduce it. `examples/experiment.toml` is a commented example.
+//!
+//! [`Manifest::parse`] reads and checks a manifest before any work starts:
+//! an unknown key, a wrong type or a negative count is refused by TOML
+//! decoding with the key's line and name; the checks here name the key of
+//! anything else that cannot run (an unknown method, a missing file, an
+//! evaluation with fewer than two methods, …).
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::judge::eval::{JudgeKind, Protocol, Settings};
+use crate::judge::simulated::Biases;
+use crate::questions::graph::GraphQuestionSettings;
+use crate::questions::hierarchy::HierarchicalSettings;
+use crate::questions::summary::SummarySettings;
+use crate::tasks::extract::ExtractSettings;
+
+/// The whole manifest.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    /// The experiment's name, also its project's.
+    pub name: String,
+    #[serde(default)]
+    pub llm: LlmSection,
+    pub corpus: CorpusSection,
+    #[serde(default)]
+    pub graph: GraphSection,
+    #[serde(default)]
+    pub questions: Vec<QuestionsSection>,
+    #[serde(default)]
+    pub methods: Vec<MethodSection>,
+    pub evaluation: Option<EvaluationSection>,
+    pub metrics: Option<MetricsSection>,
+}
+
+/// Who answers the LLM calls. The API key is never in the manifest: it is
+/// read from the environment variable `api_key_env` names.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LlmSection {
+    /// `offline` (no model; the default) or `openai` (any OpenAI-compatible endpoint).
+    pub provider: String,
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    pub api_key_env: Option<String>,
+    pub concurrency: Option<usize>,
+}
+
+impl Default for LlmSection {
+    fn default() -> Self {
+        LlmSection { provider: "offline".into(), base_url: None, model: None, api_key_env: None, concurrency: None }
+    }
+}
+
+/// The documents and how they are chunked.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CorpusSection {
+    /// Files (relative to the manifest's folder), or `"sample"` for the
+    /// built-in sample corpus.
+    pub files: Vec<String>,
+    #[serde(default = "default_chunk_tokens")]
+    pub chunk_tokens: usize,
+    #[serde(default = "default_chunk_overlap")]
+    pub chunk_overlap: usize,
+    #[serde(default = "default_tokenizer")]
+    pub tokenizer: String,
+}
+
+fn default_chunk_tokens() -> usize {
+    1200
+}
+fn default_chunk_overlap() -> usize {
+    100
+}
+fn default_tokenizer() -> String {
+    "cl100k_base".into()
+}
+
+/// Graph extraction (built when a question generator or a method needs it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct GraphSection {
+    pub gleaning: u32,
+    pub entity_types: Vec<String>,
+    pub summary_budget: usize,
+}
+
+impl Default for GraphSection {
+    fn default() -> Self {
+        let d = ExtractSettings::default();
+        GraphSection { gleaning: d.gleaning, entity_types: d.entity_types, summary_budget: d.summary_budget }
+    }
+}
+
+impl GraphSection {
+    pub fn settings(&self) -> ExtractSettings {
+        ExtractSettings {
+            gleaning: self.gleaning,
+            entity_types: self.entity_types.iter().map(|t| t.trim().to_lowercase()).collect(),
+            summary_budget: self.summary_budget,
+        }
+    }
+}
+
+/// One question set to generate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum QuestionsSection {
+    /// Seed 000's graph-grounded questions: counts per level.
+    Graph {
+        #[serde(default = "fifty")]
+        node: usize,
+        #[serde(default = "fifty")]
+        edge: usize,
+        #[serde(default = "fifty")]
+        subgraph: usize,
+        #[serde(default = "default_min_hops")]
+        min_hops: usize,
+        #[serde(default)]
+        degree_weighted: bool,
+        #[serde(default = "default_seed")]
+        seed: u64,
+    },
+    /// Seed 000's summary questions (LightRAG's users × tasks × questions).
+    Summary {
+        #[serde(default = "five")]
+        users: usize,
+        #[serde(default = "five")]
+        tasks: usize,
+        #[serde(default = "five")]
+        per_task: usize,
+        #[serde(default = "thousand")]
+        head: usize,
+        #[serde(default = "thousand")]
+        tail: usize,
+        #[serde(default)]
+        replicate_lightrag: bool,
+    },
+    /// Seed 004's hierarchical questions with reference answers.
+    Hierarchical {
+        #[serde(default = "default_dimensions")]
+        dimensions: Vec<String>,
+        #[serde(default = "default_levels")]
+        levels: Vec<usize>,
+        #[serde(default = "ten")]
+        per_category: usize,
+        #[serde(default)]
+        factorial: usize,
+        #[serde(default)]
+        adherence_check: bool,
+        #[serde(default = "default_seed")]
+        seed: u64,
+    },
+}
+
+fn fifty() -> usize {
+    50
+}
+fn five() -> usize {
+    5
+}
+fn ten() -> usize {
+    10
+}
+fn thousand() -> usize {
+    1000
+}
+fn default_seed() -> u64 {
+    42
+}
+fn default_min_hops() -> usize {
+    crate::questions::walk::DEFAULT_MIN_HOPS
+}
+fn default_dimensions() -> Vec<String> {
+    HierarchicalSettings::default().dimensions
+}
+fn default_levels() -> Vec<usize> {
+    HierarchicalSettings::default().levels
+}
+
+/// A question set's generator settings, as the engine takes them.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Generator {
+    Graph(GraphQuestionSettings),
+    Summary(SummarySettings),
+    Hierarchical(HierarchicalSettings),
+}
+
+impl QuestionsSection {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            QuestionsSection::Graph { .. } => "graph",
+            QuestionsSection::Summary { .. } => "summary",
+            QuestionsSection::Hierarchical { .. } => "hierarchical",
+        }
+    }
+
+    /// How many questions it asks for (summary: users × tasks × per task;
+    /// hierarchical: an estimate without the factorial cells' count known).
+    pub fn planned(&self) -> usize {
+        match self {
+            QuestionsSection::Graph { node, edge, subgraph, .. } => node + edge + subgraph,
+            QuestionsSection::Summary { users, tasks, per_task, .. } => users * tasks * per_task,
+            QuestionsSection::Hierarchical { dimensions, levels, per_category, factorial, .. } => {
+                dimensions.len() * levels.iter().sum::<usize>() * per_category + 4 * factorial
+            }
+        }
+    }
+
+    pub fn generator(&self) -> Generator {
+        match self.clone() {
+            QuestionsSection::Graph { node, edge, subgraph, min_hops, degree_weighted, seed } => {
+                Generator::Graph(GraphQuestionSettings { node, edge, subgraph, min_hops, degree_weighted, seed })
+            }
+            QuestionsSection::Summary { users, tasks, per_task, head, tail, replicate_lightrag } => {
+                Generator::Summary(SummarySettings {
+                    head,
+                    tail,
+                    users,
+                    tasks,
+                    questions: per_task,
+                    replicate_lightrag,
+                })
+            }
+            QuestionsSection::Hierarchical { dimensions, levels, per_category, factorial, adherence_check, seed } => {
+                Generator::Hierarchical(HierarchicalSettings {
+                    dimensions: dimensions.iter().map(|d| d.trim().to_uppercase()).collect(),
+                    levels,
+                    per_category,
+                    factorial_per_cell: factorial,
+                    adherence_check,
+                    seed,
+                })
+            }
+        }
+    }
+}
+
+/// A built-in RAG method and its parameters (missing ones take the
+/// method's defaults).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MethodSection {
+    pub name: String,
+    #[serde(default)]
+    pub params: toml::Table,
+    /// Ask every answer for about this many words.
+    pub target_words: Option<usize>,
+}
+
+impl MethodSection {
+    /// The parameters as JSON.
+    pub fn params_json(&self) -> serde_json::Value {
+        serde_json::to_value(&self.params).unwrap_or_default()
+    }
+}
+
+/// The evaluation of every question set (or those `sets` names) over every
+/// pair of methods; seed 000's defaults.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EvaluationSection {
+    /// Positions (from 1) in `[[questions]]` of the sets to evaluate; empty: all.
+    pub sets: Vec<usize>,
+    pub protocol: String,
+    pub trials: u32,
+    pub repeats: u32,
+    pub tolerance: usize,
+    pub adjustments: u32,
+    pub align: bool,
+    pub exchange: bool,
+    /// `llm` (the manifest's provider), `offline` (the rubric judge) or `simulated`.
+    pub judge: String,
+    pub position_bias: f64,
+    pub length_bias: f64,
+    pub noise: f64,
+    pub seed: u64,
+    /// Sanity-check each method against itself first.
+    pub sanity: bool,
+}
+
+impl Default for EvaluationSection {
+    fn default() -> Self {
+        let d = Settings::default();
+        EvaluationSection {
+            sets: Vec::new(),
+            protocol: "both".into(),
+            trials: d.trials,
+            repeats: d.repeats,
+            tolerance: d.tolerance,
+            adjustments: d.max_adjustments,
+            align: true,
+            exchange: true,
+            judge: "llm".into(),
+            position_bias: d.biases.position,
+            length_bias: d.biases.length_per_10_words,
+            noise: d.biases.noise,
+            seed: 0,
+            sanity: true,
+        }
+    }
+}
+
+impl EvaluationSection {
+    /// The judge's settings, or what is wrong, naming the key.
+    pub fn settings(&self) -> Result<Settings, String> {
+        let s = Settings {
+            protocol: Protocol::parse(&self.protocol).map_err(|e| format!("evaluation.protocol: {e}"))?,
+            trials: self.trials,
+            repeats: self.repeats,
+            tolerance: self.tolerance,
+            max_adjustments: self.adjustments,
+            align: self.align,
+            exchange: self.exchange,
+            judge: JudgeKind::parse(&self.judge).map_err(|e| format!("evaluation.judge: {e}"))?,
+            biases: Biases {
+                position: self.position_bias,
+                length_per_10_words: self.length_bias,
+                noise: self.noise,
+                seed: self.seed,
+            },
+            sanity: false,
+        };
+        s.validate().map_err(|e| format!("evaluation: {e}"))?;
+        Ok(s)
+    }
+}
+
+/// Reference-based metrics (seed 004) of every set with reference answers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MetricsSection {
+    pub k: usize,
+    pub bins: usize,
+}
+
+impl Default for MetricsSection {
+    fn default() -> Self {
+        MetricsSection { k: 10, bins: 4 }
+    }
+}
+
+/// A manifest file's text could not be used: the message names the key.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ManifestError(pub String);
+
+impl std::fmt::Display for ManifestError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ManifestError {}
+
+impl Manifest {
+    /// Reads and checks a manifest; relative corpus paths are resolved
+    /// against `base` (the manifest's folder) and must exist.
+    pub fn parse(text: &str, base: &Path) -> Result<Manifest, ManifestError> {
+        let raw: toml::Table = toml::from_str(text).map_err(|e| ManifestError(format!("invalid manifest: {e}")))?;
+        // Every whole number in a manifest is a count, size or seed: a
+        // negative one is named by its key before the typed reading (whose
+        // message would name only the table it is in).
+        if let Some((key, v)) = negative(&toml::Value::Table(raw), "") {
+            return Err(ManifestError(format!("{key}: {v} is negative; counts, sizes and seeds are 0 or more")));
+        }
+        let m: Manifest = toml::from_str(text).map_err(|e| ManifestError(format!("invalid manifest: {e}")))?;
+        m.check(base).map_err(ManifestError)?;
+        Ok(m)
+    }
+
+    /// Reads the file at `path` and parses it.
+    pub fn load(path: &Path) -> Result<Manifest, ManifestError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ManifestError(format!("cannot read the manifest {}: {e}", path.display())))?;
+        Manifest::parse(&text, path.parent().unwrap_or(Path::new(".")))
+    }
+
+    /// The manifest as TOML (what the wizard exports).
+    pub fn to_toml(&self) -> String {
+        toml::to_string_pretty(self).unwrap_or_default()
+    }
+
+    /// The corpus files to read, resolved against `base`; `None` for the sample.
+    pub fn corpus_paths(&self, base: &Path) -> Vec<Option<PathBuf>> {
+        self.corpus
+            .files
+            .iter()
+            .map(|f| (f != "sample").then(|| if Path::new(f).is_absolute() { PathBuf::from(f) } else { base.join(f) }))
+            .collect()
+    }
+
+    /// Whether any stage needs the knowledge graph.
+    pub fn needs_graph(&self) -> bool {
+        self.questions.iter().any(|q| matches!(q, QuestionsSection::Graph { .. }))
+            || self.methods.iter().any(|m| crate::rag::method::needs_graph(&m.name))
+    }
+
+    fn check(&self, base: &Path) -> Result<(), String> {
+        if self.name.trim().is_empty() {
+            return Err("name: give the experiment a name".into());
+        }
+        if !matches!(self.llm.provider.as_str(), "offline" | "openai") {
+            return Err(format!("llm.provider: offline or openai, not \"{}\"", self.llm.provider));
+        }
+        if self.llm.provider == "openai" && self.llm.model.as_deref().is_none_or(|m| m.trim().is_empty()) {
+            return Err("llm.model: name the model the openai provider asks for".into());
+        }
+        if self.llm.concurrency == Some(0) {
+            return Err("llm.concurrency: at least 1".into());
+        }
+        if self.corpus.files.is_empty() {
+            return Err("corpus.files: name at least one file, or \"sample\"".into());
+        }
+        for (i, path) in self.corpus_paths(base).iter().enumerate() {
+            if let Some(p) = path {
+                if !p.is_file() {
+                    return Err(format!("corpus.files[{i}]: no file {}", p.display()));
+                }
+            }
+        }
+        if self.corpus.chunk_tokens < 16 || self.corpus.chunk_overlap >= self.corpus.chunk_tokens {
+            return Err(format!(
+                "corpus.chunk_tokens / chunk_overlap: chunks of at least 16 tokens with a smaller overlap, not {} / {}",
+                self.corpus.chunk_tokens, self.corpus.chunk_overlap
+            ));
+        }
+        if !matches!(self.corpus.tokenizer.as_str(), "cl100k_base" | "o200k_base") {
+            return Err(format!("corpus.tokenizer: cl100k_base or o200k_base, not \"{}\"", self.corpus.tokenizer));
+        }
+        for (i, q) in self.questions.iter().enumerate() {
+            if q.planned() == 0 {
+                return Err(format!("questions[{i}]: a {} set of 0 questions", q.kind()));
+            }
+            if let QuestionsSection::Hierarchical { levels, dimensions, .. } = q {
+                if let Some(l) = levels.iter().find(|l| !matches!(l, 2 | 4 | 8)) {
+                    return Err(format!("questions[{i}].levels: 2, 4 or 8 categories, not {l}"));
+                }
+                if dimensions.is_empty() {
+                    return Err(format!("questions[{i}].dimensions: name at least one (QC, AT, LV)"));
+                }
+            }
+        }
+        for (i, m) in self.methods.iter().enumerate() {
+            crate::rag::method::resolve(&m.name, &m.params_json()).map_err(|e| format!("methods[{i}]: {e}"))?;
+        }
+        if let Some(e) = &self.evaluation {
+            e.settings()?;
+            if self.methods.len() < 2 {
+                return Err("evaluation: compare at least two [[methods]]".into());
+            }
+            if self.questions.is_empty() {
+                return Err("evaluation: there are no [[questions]] to evaluate on".into());
+            }
+            if let Some(s) = e.sets.iter().find(|s| **s == 0 || **s > self.questions.len()) {
+                return Err(format!(
+                    "evaluation.sets: {s} is not a position in [[questions]] (1 to {})",
+                    self.questions.len()
+                ));
+            }
+        }
+        if let Some(m) = &self.metrics {
+            if m.k == 0 || m.bins < 2 {
+                return Err(format!("metrics: k at least 1 and bins at least 2, not {} and {}", m.k, m.bins));
+            }
+            if !self.questions.iter().any(|q| matches!(q, QuestionsSection::Hierarchical { .. })) {
+                return Err("metrics: they need reference answers: add a hierarchical [[questions]] set".into());
+            }
+            if self.methods.is_empty() {
+                return Err("metrics: there are no [[methods]] to score".into());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The first negative integer in `v` and its key path (`questions[0].node`).
+fn negative(v: &toml::Value, path: &str) -> Option<(String, i64)> {
+    match v {
+        toml::Value::Integer(i) if *i < 0 => Some((path.to_string(), *i)),
+        toml::Value::Table(t) => {
+            t.iter().find_map(|(k, v)| negative(v, &if path.is_empty() { k.clone() } else { format!("{path}.{k}") }))
+        }
+        toml::Value::Array(a) => a.iter().enumerate().find_map(|(i, v)| negative(v, &format!("{path}[{i}]"))),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const EXAMPLE: &str = include_str!("../../examples/experiment.toml");
+
+    fn here() -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples")
+    }
+
+    #[test]
+    fn the_example_parses_with_its_defaults() {
+        let m = Manifest::parse(EXAMPLE, &here()).unwrap();
+        assert_eq!(m.llm.provider, "offline");
+        assert_eq!(m.corpus.files, ["sample"]);
+        assert!(m.needs_graph());
+        assert_eq!(m.methods.len(), 4);
+        let e = m.evaluation.as_ref().unwrap().settings().unwrap();
+        assert_eq!((e.repeats, e.protocol), (2, Protocol::Both));
+        // The TOML it exports reads back the same.
+        assert_eq!(Manifest::parse(&m.to_toml(), &here()).unwrap(), m);
+    }
+
+    fn error(text: &str) -> String {
+        Manifest::parse(text, &here()).unwrap_err().0
+    }
+
+    #[test]
+    fn bad_manifests_are_refused_naming_the_key() {
+        let base = "name = \"x\"\n[corpus]\nfiles = [\"sample\"]\n";
+        let with = |extra: &str| format!("{base}{extra}");
+        let e = error(&with("[[questions]]\nkind = \"graph\"\nnode = -5\n"));
+        assert!(e.starts_with("questions[0].node: -5 is negative"), "{e}");
+        let e = error(&with("[[methods]]\nname = \"bm26\"\n"));
+        assert!(e.contains("methods[0]") && e.contains("unknown method \"bm26\""), "{e}");
+        let e = error(&with("[[methods]]\nname = \"bm25\"\nparams = { kk = 3 }\n"));
+        assert!(e.contains("methods[0]") && e.contains("kk"), "{e}");
+        let e = error("name = \"x\"\n[corpus]\nfiles = [\"no-such-novel.txt\"]\n");
+        assert!(e.contains("corpus.files[0]") && e.contains("no-such-novel.txt"), "{e}");
+        let e = error(&with("[grpah]\ngleaning = 0\n"));
+        assert!(e.contains("unknown field") && e.contains("grpah"), "{e}");
+        let e = error(&with("[[questions]]\nkind = \"graph\"\nnodes = 3\n"));
+        assert!(e.contains("nodes"), "{e}");
+        let e = error(&with(
+            "[[questions]]\nkind = \"graph\"\n[[methods]]\nname = \"bm25\"\n[evaluation]\njudge = \"gpt\"\n",
+        ));
+        assert!(e.contains("evaluation.judge"), "{e}");
+        let e = error(&with("[[questions]]\nkind = \"graph\"\n[[methods]]\nname = \"bm25\"\n[evaluation]\n"));
+        assert!(e.contains("at least two [[methods]]"), "{e}");
+        let e = error(&with("[[questions]]\nkind = \"graph\"\nnode = 0\nedge = 0\nsubgraph = 0\n"));
+        assert!(e.contains("questions[0]") && e.contains("0 questions"), "{e}");
+        let e = error(&with("[[questions]]\nkind = \"graph\"\n[[methods]]\nname = \"bm25\"\n[metrics]\n"));
+        assert!(e.contains("metrics") && e.contains("hierarchical"), "{e}");
+        let e = error("[corpus]\nfiles = [\"sample\"]\n");
+        assert!(e.contains("name"), "{e}");
+    }
+}

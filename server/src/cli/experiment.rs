@@ -1,0 +1,147 @@
+//! `assay run MANIFEST`: an experiment manifest (`examples/experiment.toml`)
+//! run stage by stage as jobs (a progress bar each), reusing every stage
+//! already computed with identical settings, then its report written to
+//! `--out DIR`: per evaluation and sanity check its plots (SVG, PNG),
+//! tables (CSV) and report.json, per metrics run its files, and
+//! experiment.json with every stage's calls.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Args;
+use engine::experiment::Manifest;
+use engine::llm::settings::{LlmSettings, ProviderKind};
+use serde_json::json;
+use sqlx::SqlitePool;
+
+use super::Output;
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// The experiment manifest (TOML).
+    pub manifest: PathBuf,
+    /// Write the report into this folder.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+/// The manifest's LLM over the command line's (prices, timeouts, retries
+/// stay the command line's; the key comes from `llm.api_key_env`).
+pub fn llm_settings(m: &Manifest, base: &LlmSettings) -> anyhow::Result<LlmSettings> {
+    let mut llm = base.clone();
+    match m.llm.provider.as_str() {
+        "openai" => {
+            llm.provider = ProviderKind::OpenAi;
+            if let Some(url) = &m.llm.base_url {
+                llm.base_url = url.clone();
+            }
+            if let Some(model) = &m.llm.model {
+                llm.model = model.clone();
+            }
+            let var = m.llm.api_key_env.as_deref().unwrap_or("OPENAI_API_KEY");
+            llm.api_key = std::env::var(var).ok().and_then(engine::llm::ApiKey::new);
+        }
+        _ => llm.provider = ProviderKind::Offline,
+    }
+    if let Some(c) = m.llm.concurrency {
+        llm.concurrency = c;
+    }
+    Ok(llm)
+}
+
+/// Reads and checks the manifest (before the database is opened: a bad
+/// manifest leaves nothing behind).
+pub fn load(args: &RunArgs) -> anyhow::Result<Manifest> {
+    Ok(Manifest::load(&args.manifest)?)
+}
+
+pub async fn run(
+    pool: &SqlitePool,
+    out: Output,
+    base_llm: &LlmSettings,
+    m: Manifest,
+    args: RunArgs,
+) -> anyhow::Result<ExitCode> {
+    let llm = llm_settings(&m, base_llm)?;
+    let base = args.manifest.parent().map(Path::to_path_buf).unwrap_or_default();
+    let started = std::time::Instant::now();
+    let outcome = app::experiment::run(pool, &llm, &m, &base, |job, label| {
+        let llm = llm.clone();
+        async move {
+            if !out.json {
+                eprintln!("\n== {label}");
+            }
+            super::execute_job(pool, out, &llm, job, false)
+                .await
+                .map(|(_, after)| after)
+                .map_err(|e| app::error::AppError::Invalid(format!("{label}: {e:#}")))
+        }
+    })
+    .await?;
+    let mut files = Vec::new();
+    if let Some(dir) = &args.out {
+        std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
+        for (kind, ids) in [("evaluation", &outcome.evaluations), ("sanity", &outcome.sanity_checks)] {
+            for id in ids {
+                let sub = format!("{kind}-{id}");
+                for f in super::eval::write_report(pool, *id, &dir.join(&sub)).await? {
+                    files.push(format!("{sub}/{f}"));
+                }
+            }
+        }
+        for run in &outcome.metrics_runs {
+            let sub = format!("metrics-{run}");
+            for f in super::metrics::write_files(&app::metrics::report(pool, *run).await?, &dir.join(&sub))? {
+                files.push(format!("{sub}/{f}"));
+            }
+        }
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let summary = json!({
+        "experiment": m.name,
+        "project_id": outcome.project_id,
+        "llm": super::describe(&llm),
+        "stages": outcome.stages,
+        "question_sets": outcome.question_sets,
+        "answer_sets": outcome.answer_sets,
+        "evaluations": outcome.evaluations,
+        "sanity_checks": outcome.sanity_checks,
+        "metrics_runs": outcome.metrics_runs,
+        "new_calls": outcome.new_calls,
+        "cached_calls": outcome.cached_calls,
+        "seconds": seconds,
+        "files": files,
+    });
+    if let Some(dir) = &args.out {
+        let path = dir.join("experiment.json");
+        std::fs::write(&path, serde_json::to_string_pretty(&summary)?)
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+    }
+    out.print(summary, || {
+        let mut lines =
+            vec![format!("experiment \"{}\" (project {}) with {}", m.name, outcome.project_id, super::describe(&llm))];
+        lines.push(format!(
+            "  {:<44} {:>7} {:>6} {:>9} {:>7} {:>8}",
+            "stage", "", "job", "new calls", "cached", "seconds"
+        ));
+        for s in &outcome.stages {
+            lines.push(format!(
+                "  {:<44} {:>7} {:>6} {:>9} {:>7} {:>8.1}",
+                s.label,
+                if s.reused { "reused" } else { "ran" },
+                s.job_id.map_or("—".into(), |j| j.to_string()),
+                s.new_calls,
+                s.cached_calls,
+                s.seconds
+            ));
+        }
+        lines.push(format!(
+            "  total: {} new calls, {} cached, {seconds:.1} s{}",
+            outcome.new_calls,
+            outcome.cached_calls,
+            args.out.as_ref().map_or(String::new(), |d| format!("; report in {}", d.display()))
+        ));
+        lines.join("\n")
+    });
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,165 @@
+//! `assay run MANIFEST` end to end, offline, on a real text (the first
+//! stave of *A Christmas Carol*) with small counts: every stage runs as a
+//! job and every artifact of the report is written; a second run reuses
+//! every stage, makes no LLM call and writes the same report. Invalid
+//! manifests fail before any work starts (not even the database is
+//! created), with a message that names the key.
+
+mod common;
+
+use common::{assay, json};
+
+fn manifest(novel: &str) -> String {
+    format!(
+        r#"
+name = "Carol"
+[llm]
+provider = "offline"
+[corpus]
+files = ["{novel}"]
+chunk_tokens = 600
+chunk_overlap = 50
+[graph]
+gleaning = 0
+[[questions]]
+kind = "graph"
+node = 2
+edge = 2
+subgraph = 2
+[[questions]]
+kind = "hierarchical"
+dimensions = ["QC", "LV"]
+levels = [2]
+per_category = 1
+factorial = 1
+[[methods]]
+name = "bm25"
+[[methods]]
+name = "lightrag"
+[evaluation]
+sets = [1]
+trials = 2
+judge = "offline"
+sanity = true
+[metrics]
+k = 10
+bins = 2
+"#
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_manifest_runs_every_stage_and_a_second_run_makes_no_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("e.db");
+    let novel = format!("{}/../../shared/corpora/christmas_carol_stave1.txt", env!("CARGO_MANIFEST_DIR"));
+    let file = dir.path().join("carol.toml");
+    std::fs::write(&file, manifest(&novel)).unwrap();
+    let out = dir.path().join("report");
+    let first =
+        json(&assay(&db, &["--json", "run", file.to_str().unwrap(), "--out", out.to_str().unwrap()], &[]).await);
+    let stages = first["stages"].as_array().unwrap();
+    let kinds: Vec<&str> = stages.iter().map(|s| s["kind"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "corpus",
+            "graph",
+            "questions",
+            "questions",
+            "answers",
+            "answers",
+            "answers",
+            "answers",
+            "sanity",
+            "sanity",
+            "evaluation",
+            "metrics"
+        ]
+    );
+    assert!(stages.iter().all(|s| s["reused"] == false));
+    assert!(first["new_calls"].as_i64().unwrap() > 100, "{}", first["new_calls"]);
+    let total: i64 = stages.iter().map(|s| s["new_calls"].as_i64().unwrap()).sum();
+    assert_eq!(total, first["new_calls"].as_i64().unwrap());
+    // Every artifact: the evaluation's and sanity checks' plots, tables and
+    // reports; the metrics run's files; the experiment's summary.
+    let eval = out.join(format!("evaluation-{}", first["evaluations"][0]));
+    for f in [
+        "report.json",
+        "pairs.csv",
+        "trials.csv",
+        "judgments.csv",
+        "box.svg",
+        "box.png",
+        "heatmap.svg",
+        "legacy-heatmap.png",
+    ] {
+        assert!(eval.join(f).is_file(), "{f} in {}", eval.display());
+    }
+    for id in first["sanity_checks"].as_array().unwrap() {
+        assert!(out.join(format!("sanity-{id}/report.json")).is_file());
+    }
+    let metrics = out.join(format!("metrics-{}", first["metrics_runs"][0]));
+    let power = format!("power-{}.png", first["answer_sets"][1][0]);
+    for f in ["questions.csv", "report.json", "report.html", power.as_str()] {
+        assert!(metrics.join(f).is_file(), "{f} in {}", metrics.display());
+    }
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("experiment.json")).unwrap()).unwrap();
+    assert_eq!(summary["new_calls"], first["new_calls"]);
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(eval.join("report.json")).unwrap()).unwrap();
+
+    // Again: every stage reused, no call at all, the same report.
+    let out2 = dir.path().join("again");
+    let second =
+        json(&assay(&db, &["--json", "run", file.to_str().unwrap(), "--out", out2.to_str().unwrap()], &[]).await);
+    assert!(second["stages"].as_array().unwrap().iter().all(|s| s["reused"] == true), "{second}");
+    assert_eq!((second["new_calls"].as_i64(), second["cached_calls"].as_i64()), (Some(0), Some(0)));
+    assert_eq!(second["evaluations"], first["evaluations"]);
+    let again: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out2.join(format!("evaluation-{}/report.json", first["evaluations"][0]))).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(again, report);
+    let pool = app::store::open(&db).await.unwrap();
+    let jobs: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM jobs").fetch_one(&pool).await.unwrap();
+    assert_eq!(jobs as usize, stages.len() - 1, "one job per stage but the corpus, none the second time");
+
+    // A changed stage runs again, and only what depends on it.
+    std::fs::write(&file, manifest(&novel).replace("trials = 2", "trials = 3")).unwrap();
+    let third = json(&assay(&db, &["--json", "run", file.to_str().unwrap()], &[]).await);
+    let ran: Vec<&str> = third["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["reused"] == false)
+        .map(|s| s["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(ran, ["sanity", "sanity", "evaluation"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn invalid_manifests_fail_before_any_work_naming_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("never.db");
+    let novel = format!("{}/../../shared/corpora/christmas_carol_stave1.txt", env!("CARGO_MANIFEST_DIR"));
+    let good = manifest(&novel);
+    for (bad, key) in [
+        (good.replace("name = \"lightrag\"", "name = \"lightrag2\""), "methods[1]: unknown method \"lightrag2\""),
+        (good.replace("node = 2", "node = -2"), "questions[0].node: -2 is negative"),
+        (good.replace(&novel, "/no/such/novel.txt"), "corpus.files[0]: no file /no/such/novel.txt"),
+        (good.replace("judge = \"offline\"", "judge = \"gpt\""), "evaluation.judge"),
+        (good.replace("[graph]", "[grahp]"), "unknown field `grahp`"),
+    ] {
+        let file = dir.path().join("bad.toml");
+        std::fs::write(&file, bad).unwrap();
+        let out = assay(&db, &["run", file.to_str().unwrap()], &[]).await;
+        assert!(!out.status.success());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(key), "{key}: {stderr}");
+        assert!(!db.exists(), "nothing was started: no database");
+    }
+    let missing = assay(&db, &["run", "/no/such/manifest.toml"], &[]).await;
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("cannot read the manifest"));
+}
