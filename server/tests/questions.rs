@@ -174,11 +174,13 @@ async fn the_summary_baseline_describes_heads_and_tails_and_its_lightrag_replica
         let pool = pool.clone();
         let job = job["job"].as_i64().unwrap();
         async move {
-            let messages: String = sqlx::query_scalar("SELECT messages FROM llm_calls WHERE job_id = ?")
-                .bind(job)
-                .fetch_one(&pool)
-                .await
-                .unwrap();
+            let messages: String = sqlx::query_scalar(
+                "SELECT m.messages FROM llm_calls c JOIN llm_messages m ON m.hash = c.messages_hash WHERE c.job_id = ?",
+            )
+            .bind(job)
+            .fetch_one(&pool)
+            .await
+            .unwrap();
             messages
         }
     };
@@ -319,11 +321,13 @@ async fn a_projects_own_hierarchy_is_used_and_a_malformed_one_refused() {
     ];
     let made = json(&assay(&db, &args, &[]).await);
     assert_eq!(made["questions"], 2);
-    let prompts: Vec<String> = sqlx::query_scalar("SELECT messages FROM llm_calls WHERE job_id = ?")
-        .bind(made["job"].as_i64().unwrap())
-        .fetch_all(&pool)
-        .await
-        .unwrap();
+    let prompts: Vec<String> = sqlx::query_scalar(
+        "SELECT m.messages FROM llm_calls c JOIN llm_messages m ON m.hash = c.messages_hash WHERE c.job_id = ?",
+    )
+    .bind(made["job"].as_i64().unwrap())
+    .fetch_all(&pool)
+    .await
+    .unwrap();
     assert!(prompts.iter().any(|m| m.contains("CUSTOM simple")), "the project's definitions reach the prompt");
 }
 

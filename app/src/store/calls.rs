@@ -55,10 +55,20 @@ impl CallStore for SqliteCallStore {
                 .await
                 .map_err(store_error)?;
             }
+            // The prompt once per distinct text (judging repeats it per trial).
+            let messages = serde_json::to_string(&call.messages).unwrap_or_default();
+            let hash = crate::tokens::hash(&messages);
+            sqlx::query("INSERT OR IGNORE INTO llm_messages (hash, messages) VALUES (?, ?)")
+                .bind(&hash)
+                .bind(&messages)
+                .execute(&mut *tx)
+                .await
+                .map_err(store_error)?;
             sqlx::query(
                 "INSERT INTO llm_calls (job_id, item, purpose, provider, base_url, model, sample, cache_key, prompt_hash,
-                    messages, reply, error, prompt_tokens, completion_tokens, cost_usd, latency_ms, attempts, cached)
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    messages, messages_hash, reply, error, prompt_tokens, completion_tokens, cost_usd, latency_ms,
+                    attempts, cached)
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             )
             .bind(call.context.job_id)
             .bind(&call.context.item)
@@ -69,7 +79,7 @@ impl CallStore for SqliteCallStore {
             .bind(call.sample as i64)
             .bind(&call.key)
             .bind(&call.context.prompt_hash)
-            .bind(serde_json::to_string(&call.messages).unwrap_or_default())
+            .bind(&hash)
             .bind(&call.reply)
             .bind(&call.error)
             .bind(call.prompt_tokens as i64)

@@ -194,9 +194,11 @@ pub async fn job_items(pool: &SqlitePool, job_id: i64) -> AppResult<Vec<JobItemV
 /// The call log of one item of a job.
 pub async fn item_calls(pool: &SqlitePool, job_id: i64, item: &str) -> AppResult<Vec<CallView>> {
     let rows: Vec<CallRow> = sqlx::query_as(
-        "SELECT id, purpose, provider, model, sample, messages, reply, error, prompt_tokens, completion_tokens, cost_usd,
-                latency_ms, attempts, cached, prompt_hash, created_at
-           FROM llm_calls WHERE job_id = ? AND item = ? ORDER BY id",
+        "SELECT c.id, c.purpose, c.provider, c.model, c.sample, COALESCE(m.messages, c.messages) AS messages, c.reply,
+                c.error, c.prompt_tokens, c.completion_tokens, c.cost_usd, c.latency_ms, c.attempts, c.cached,
+                c.prompt_hash, c.created_at
+           FROM llm_calls c LEFT JOIN llm_messages m ON m.hash = c.messages_hash
+          WHERE c.job_id = ? AND c.item = ? ORDER BY c.id",
     )
     .bind(job_id)
     .bind(item)
