@@ -350,7 +350,35 @@ pub fn cache_key(provider: &str, base_url: &str, model: &str, req: &ChatRequest)
 /// costs its content plus 3 tokens of framing, and 3 more prime the reply
 /// (OpenAI's cookbook formula for the gpt-3.5/4 family).
 pub fn count_prompt_tokens(messages: &[Message]) -> u64 {
-    messages.iter().map(|m| Tokenizer::Cl100kBase.count(&m.content) as u64 + 3).sum::<u64>() + 3
+    messages.iter().map(|m| content_tokens(&m.content) + 3).sum::<u64>() + 3
+}
+
+/// A text's cl100k tokens, remembered for long texts: judging sends the
+/// same prompt once per trial and repeat (50 times at the paper's
+/// settings), and counting a 1,500-token prompt costs far more than
+/// hashing it. At most 4,096 texts are remembered (then forgotten at once).
+fn content_tokens(text: &str) -> u64 {
+    use std::collections::HashMap;
+    use std::hash::{Hash, Hasher};
+    use std::sync::{Mutex, OnceLock};
+    static SEEN: OnceLock<Mutex<HashMap<u64, u64>>> = OnceLock::new();
+    if text.len() < 512 {
+        return Tokenizer::Cl100kBase.count(text) as u64;
+    }
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut h);
+    let key = h.finish();
+    let seen = SEEN.get_or_init(|| Mutex::new(HashMap::new()));
+    if let Some(n) = seen.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return *n;
+    }
+    let n = Tokenizer::Cl100kBase.count(text) as u64;
+    let mut map = seen.lock().unwrap_or_else(|e| e.into_inner());
+    if map.len() >= 4096 {
+        map.clear();
+    }
+    map.insert(key, n);
+    n
 }
 
 /// The gateway: cache, provider, accounting, call log.
@@ -559,6 +587,12 @@ mod tests {
     fn prompt_tokens_follow_the_cookbook_formula() {
         // "hello world" is 2 tokens; one message adds 3, the reply primer 3.
         assert_eq!(count_prompt_tokens(&[Message::user("hello world")]), 8);
+        // A long text counts the same remembered as counted afresh.
+        let long = "The Salt Guild fixed the price of salt in Saltmere. ".repeat(40);
+        let fresh = Tokenizer::Cl100kBase.count(&long) as u64;
+        for _ in 0..2 {
+            assert_eq!(count_prompt_tokens(&[Message::user(long.clone())]), fresh + 6);
+        }
     }
 
     #[test]
