@@ -240,7 +240,8 @@ where
     let hashes: Vec<String> =
         files.iter().map(|(n, b)| format!("{n}:{}", crate::tokens::hash(&String::from_utf8_lossy(b)))).collect();
     let print = fingerprint("corpus", json!(hashes));
-    if r.known("corpus", &print).await?.is_none() {
+    let reused = r.known("corpus", &print).await?.is_some();
+    if !reused {
         let project = store::get_project(pool, project_id).await?;
         if project.summary.documents > 0 {
             return Err(AppError::Invalid(format!(
@@ -254,28 +255,17 @@ where
             return Err(AppError::Invalid(format!("corpus.files: {} was refused: {}", s.file, s.reason)));
         }
         r.remember(&print, project_id, None).await?;
-        r.stages.push(Stage {
-            kind: "corpus".into(),
-            label: format!("corpus: {} files", files.len()),
-            object_id: project_id,
-            job_id: None,
-            reused: false,
-            new_calls: 0,
-            cached_calls: 0,
-            seconds: started.elapsed().as_secs_f64(),
-        });
-    } else {
-        r.stages.push(Stage {
-            kind: "corpus".into(),
-            label: format!("corpus: {} files", files.len()),
-            object_id: project_id,
-            job_id: None,
-            reused: true,
-            new_calls: 0,
-            cached_calls: 0,
-            seconds: started.elapsed().as_secs_f64(),
-        });
     }
+    r.stages.push(Stage {
+        kind: "corpus".into(),
+        label: format!("corpus: {} files", files.len()),
+        object_id: project_id,
+        job_id: None,
+        reused,
+        new_calls: 0,
+        cached_calls: 0,
+        seconds: started.elapsed().as_secs_f64(),
+    });
     // Everything after the corpus depends on it.
     let corpus = print;
 
