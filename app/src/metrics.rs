@@ -381,7 +381,11 @@ pub async fn report(pool: &SqlitePool, run_id: i64) -> AppResult<Report> {
         };
         return Err(AppError::Conflict(format!("metrics run {run_id} has no report yet: {state}")));
     };
-    serde_json::from_str(&text).map_err(|e| AppError::Invalid(format!("metrics run {run_id}: unreadable report: {e}")))
+    parse(run_id, &text)
+}
+
+fn parse(run_id: i64, text: &str) -> AppResult<Report> {
+    serde_json::from_str(text).map_err(|e| AppError::Invalid(format!("metrics run {run_id}: unreadable report: {e}")))
 }
 
 /// A run as its list shows it.
@@ -415,7 +419,8 @@ pub async fn run_view(pool: &SqlitePool, row: &store::metrics::Row) -> AppResult
 /// A run's page: the run and, once finished, its report as the page shows it.
 pub async fn page(pool: &SqlitePool, run_id: i64) -> AppResult<MetricsRunPage> {
     let row = store::metrics::get(pool, run_id).await?;
-    let view = if row.report.is_some() { Some(view(&report(pool, run_id).await?)) } else { None };
+    // The row holds the report: read once, not again through `report`.
+    let view = row.report.as_deref().map(|text| parse(run_id, text)).transpose()?.map(|r| view(&r));
     Ok(MetricsRunPage { run: run_view(pool, &row).await?, view })
 }
 
