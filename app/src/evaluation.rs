@@ -23,7 +23,6 @@ use crate::model::{
     DrillQuestionView, DrillView, EvaluationReportView, EvaluationView, JobItemView, JobView, JudgmentView, PairRowView,
 };
 use crate::store;
-use crate::store::calls::SqliteCallStore;
 
 /// The job kind.
 pub const EVALUATION: &str = "evaluation";
@@ -302,13 +301,13 @@ pub async fn items(pool: &SqlitePool, job: &JobView) -> AppResult<Vec<WorkItem>>
 
 /// The judge's gateway: the job's own for the configured LLM, else the
 /// offline rubric or the simulated judge over the same call log.
-fn judge_gateway(pool: &SqlitePool, llm: &LlmSettings, settings: &Settings, no_cache: bool) -> Option<Gateway> {
+fn judge_gateway(gateway: &Gateway, llm: &LlmSettings, settings: &Settings, no_cache: bool) -> Option<Gateway> {
     let provider: Arc<dyn engine::llm::Provider> = match settings.judge {
         JudgeKind::Llm => return None,
         JudgeKind::Offline => Arc::new(engine::llm::offline::OfflineProvider::default()),
         JudgeKind::Simulated => Arc::new(engine::judge::simulated::SimulatedJudge::new(settings.biases)),
     };
-    let g = Gateway::new(provider, Arc::new(SqliteCallStore::new(pool.clone())), llm.prices.clone());
+    let g = Gateway::new(provider, gateway.store(), llm.prices.clone());
     Some(if no_cache { g.without_cache() } else { g })
 }
 
@@ -377,7 +376,7 @@ pub async fn execute(
         let second = e.answer_sets[1];
         let fresh = Gateway::new(
             llm.build_provider().map_err(|err| AppError::Invalid(err.to_string()))?,
-            Arc::new(SqliteCallStore::new(pool.clone())),
+            gateway.store(),
             llm.prices.clone(),
         )
         .with_embed_model(&llm.embed_model)
@@ -402,7 +401,7 @@ pub async fn execute(
         Some((answers.get(&a)?.get(&q)?, answers.get(&b)?.get(&q)?))
     };
     let s = &e.settings;
-    let judge = judge_gateway(pool, llm, s, no_cache);
+    let judge = judge_gateway(gateway, llm, s, no_cache);
     let judge = judge.as_ref().unwrap_or(gateway);
 
     // Alignment.

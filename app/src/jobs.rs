@@ -465,8 +465,9 @@ pub async fn run(
     let items = items(pool, &job).await?;
     store::jobs::set_total(pool, job_id, items.len() as i64).await?;
     let provider = llm.build_provider().map_err(|e| AppError::Invalid(e.to_string()))?;
-    let mut gateway = Gateway::new(provider, Arc::new(SqliteCallStore::new(pool.clone())), llm.prices.clone())
-        .with_embed_model(&llm.embed_model);
+    // The job's calls are written with the items that made them.
+    let calls = Arc::new(SqliteCallStore::buffered(pool.clone()));
+    let mut gateway = Gateway::new(provider, calls.clone(), llm.prices.clone()).with_embed_model(&llm.embed_model);
     let parameters: serde_json::Value = serde_json::from_str(&job.parameters).unwrap_or_default();
     if parameters["no_cache"].as_bool() == Some(true) {
         gateway = gateway.without_cache();
@@ -488,7 +489,7 @@ pub async fn run(
             .as_u64()
             .map_or(engine::tasks::describe::DEFAULT_BUDGET, |b| b as usize),
     };
-    let job_store = SqliteJobStore::new(pool.clone());
+    let job_store = SqliteJobStore::new(pool.clone()).with_calls(calls.clone());
     let adherence = parameters["settings"]["adherence_check"].as_bool() == Some(true);
     let graph_job = job.kind == GRAPH;
     let chunk_count = items.len();
@@ -561,6 +562,12 @@ pub async fn run(
         }
     }
     heartbeat.abort();
+    // Calls made outside any item (or by items cancelled in flight).
+    if let Err(e) = calls.flush().await {
+        if result.is_ok() {
+            result = Err(e);
+        }
+    }
     match result {
         Ok(RunEnd::Finished) => store::jobs::mark_ended(pool, job_id, "done", None).await?,
         Ok(RunEnd::Cancelled) => store::jobs::mark_ended(pool, job_id, "cancelled", None).await?,

@@ -34,6 +34,7 @@ pub mod graph;
 pub mod jobs;
 pub mod judge;
 pub mod llm;
+pub mod memo;
 pub mod metrics;
 pub mod questions;
 pub mod rag;

@@ -173,3 +173,47 @@ async fn job_counters_follow_each_items_latest_outcome() {
     let shown = app::store::jobs::get_job(&pool, job).await.unwrap();
     assert_eq!((shown.done, shown.failed, shown.tokens), (2, 0, 30));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_jobs_calls_are_written_with_the_item_that_made_them() {
+    use engine::jobs::{ItemOutcome, JobStore};
+    use engine::llm::{CallContext, ChatRequest, Gateway, Message, PriceTable};
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let pool = app::store::open(&dir.path().join("b.db")).await.unwrap();
+    let project = app::store::create_project(&pool, "B", &Default::default()).await.unwrap().summary.id;
+    let job = app::store::jobs::create_job(&pool, project, "summaries", &serde_json::json!({}), 2).await.unwrap();
+    let calls = Arc::new(app::store::calls::SqliteCallStore::buffered(pool.clone()));
+    let store = app::store::jobs::SqliteJobStore::new(pool.clone()).with_calls(calls.clone());
+    let gateway =
+        Gateway::new(Arc::new(engine::llm::offline::OfflineProvider::default()), calls.clone(), PriceTable::default());
+    let logged = || async {
+        let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM llm_calls").fetch_one(&pool).await.unwrap();
+        let cached: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM llm_cache").fetch_one(&pool).await.unwrap();
+        (n, cached)
+    };
+    let ping = |text: &str| ChatRequest::new("ping", vec![Message::user(text.to_string())]);
+    let ctx = |item: &str| CallContext { job_id: Some(job), item: Some(item.into()), prompt_hash: None };
+
+    let first = gateway.chat(&ping("hello"), &ctx("a")).await.unwrap();
+    assert!(!first.cached);
+    // Waiting to be written, the reply already answers the same request.
+    let again = gateway.chat(&ping("hello"), &ctx("a")).await.unwrap();
+    assert!(again.cached && again.text == first.text);
+    assert_eq!(logged().await, (0, 0), "nothing written before the item is recorded");
+
+    store.record(job, "a", &ItemOutcome::Done { result: "ok".into(), tokens: 1, cost_usd: 0.0 }).await.unwrap();
+    assert_eq!(logged().await, (2, 1), "the item's two calls and one cached reply, with the item");
+    let items = app::store::jobs::item_calls(&pool, job, "a").await.unwrap();
+    assert_eq!(items.len(), 2);
+    assert_eq!(items.iter().filter(|c| c.cached).count(), 1);
+    assert!(items.iter().all(|c| c.prompt.contains("hello")), "each call's prompt is read back");
+
+    // A call outside any item is written by the flush at the job's end.
+    gateway.chat(&ping("bye"), &ctx("b")).await.unwrap();
+    assert_eq!(logged().await, (2, 1));
+    calls.flush().await.unwrap();
+    assert_eq!(logged().await, (3, 2));
+    // From the database now: the same request is a cache hit.
+    assert!(gateway.chat(&ping("bye"), &ctx("b")).await.unwrap().cached);
+}

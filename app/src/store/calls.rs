@@ -1,27 +1,208 @@
 //! The LLM cache and call log in SQLite: `engine::llm::CallStore` for the
 //! server and the CLI.
+//!
+//! A job's store is *buffered*: calls are kept in memory and written with
+//! the outcome of the next item the job records, in that item's transaction
+//! (`SqliteJobStore::with_calls`), as multi-row inserts. An item recorded
+//! as done therefore always has its calls in the log, and judging's 50
+//! calls per item cost one transaction instead of 50. Replies waiting to be
+//! written answer cache lookups from memory.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
 
 use engine::llm::{BoxFuture, CachedReply, CallRecord, CallStore};
-use sqlx::SqlitePool;
+use sqlx::{QueryBuilder, Sqlite, SqliteConnection, SqlitePool};
+
+/// Calls waiting to be written, at most this many (then written at once).
+const MAX_PENDING: usize = 512;
+/// Rows per INSERT statement (llm_calls binds 18 values per row; SQLite
+/// takes at most 32,766 per statement).
+const ROWS_PER_INSERT: usize = 400;
 
 pub struct SqliteCallStore {
     pool: SqlitePool,
+    /// `None`: every call is written as it is recorded.
+    pending: Option<Mutex<Pending>>,
+}
+
+#[derive(Default)]
+struct Pending {
+    records: Vec<CallRecord>,
+    /// Replies of pending (or being written) uncached calls, by cache key.
+    replies: HashMap<String, CachedReply>,
 }
 
 impl SqliteCallStore {
+    /// A store that writes each call as it is recorded.
     pub fn new(pool: SqlitePool) -> SqliteCallStore {
-        SqliteCallStore { pool }
+        SqliteCallStore { pool, pending: None }
+    }
+
+    /// A store that keeps calls until [`take`](Self::take)n with a job
+    /// item, [`flush`](Self::flush)ed, or 512 are waiting.
+    pub fn buffered(pool: SqlitePool) -> SqliteCallStore {
+        SqliteCallStore { pool, pending: Some(Mutex::new(Pending::default())) }
+    }
+
+    fn lock(&self) -> Option<std::sync::MutexGuard<'_, Pending>> {
+        self.pending.as_ref().map(|p| p.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// The calls waiting to be written (their replies still answer lookups
+    /// until [`written`](Self::written)).
+    pub fn take(&self) -> Vec<CallRecord> {
+        self.lock().map(|mut p| std::mem::take(&mut p.records)).unwrap_or_default()
+    }
+
+    /// Keeps `call` to be written later; `None` if this store writes at
+    /// once, else whether the buffer is full.
+    fn keep(&self, call: &CallRecord) -> Option<bool> {
+        let mut p = self.lock()?;
+        if let (Some(reply), false) = (&call.reply, call.cached) {
+            p.replies.insert(
+                call.key.clone(),
+                CachedReply {
+                    text: reply.clone(),
+                    model: call.model.clone(),
+                    prompt_tokens: call.prompt_tokens,
+                    completion_tokens: call.completion_tokens,
+                },
+            );
+        }
+        p.records.push(call.clone());
+        Some(p.records.len() >= MAX_PENDING)
+    }
+
+    /// `records` are in the database: their replies are read from there now.
+    pub fn written(&self, records: &[CallRecord]) {
+        if let Some(mut p) = self.lock() {
+            for r in records {
+                p.replies.remove(&r.key);
+            }
+        }
+    }
+
+    /// `records` could not be written: they wait for the next write.
+    pub fn restore(&self, mut records: Vec<CallRecord>) {
+        if let Some(mut p) = self.lock() {
+            records.append(&mut p.records);
+            p.records = records;
+        }
+    }
+
+    /// Writes every waiting call.
+    pub async fn flush(&self) -> Result<(), String> {
+        let records = self.take();
+        if records.is_empty() {
+            return Ok(());
+        }
+        let written = async {
+            let mut tx = self.pool.begin().await?;
+            write(&mut tx, &records).await?;
+            tx.commit().await
+        }
+        .await;
+        match written {
+            Ok(()) => {
+                self.written(&records);
+                Ok(())
+            }
+            Err(e) => {
+                self.restore(records);
+                Err(store_error(e))
+            }
+        }
     }
 }
 
-fn store_error(e: sqlx::Error) -> String {
+pub(crate) fn store_error(e: sqlx::Error) -> String {
     tracing::error!(error = %e, "LLM call store");
     "the call log could not be written".to_string()
+}
+
+/// Writes calls to the log (and uncached replies to the cache), each
+/// distinct prompt once, in the caller's transaction.
+pub(crate) async fn write(conn: &mut SqliteConnection, records: &[CallRecord]) -> Result<(), sqlx::Error> {
+    if records.is_empty() {
+        return Ok(());
+    }
+    // Judging repeats a prompt per trial and repeat: each text is kept once.
+    let prompts: Vec<(String, String)> = records
+        .iter()
+        .map(|call| {
+            let messages = serde_json::to_string(&call.messages).unwrap_or_default();
+            (crate::tokens::hash(&messages), messages)
+        })
+        .collect();
+    let mut distinct: Vec<&(String, String)> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for p in &prompts {
+        if seen.insert(p.0.as_str()) {
+            distinct.push(p);
+        }
+    }
+    let fresh: Vec<&CallRecord> = records.iter().filter(|c| c.reply.is_some() && !c.cached).collect();
+    for rows in fresh.chunks(ROWS_PER_INSERT) {
+        let mut q = QueryBuilder::<Sqlite>::new(
+            "INSERT OR REPLACE INTO llm_cache (key, provider, model, reply, prompt_tokens, completion_tokens) ",
+        );
+        q.push_values(rows, |mut b, call| {
+            b.push_bind(&call.key)
+                .push_bind(&call.provider)
+                .push_bind(&call.model)
+                .push_bind(call.reply.as_deref())
+                .push_bind(call.prompt_tokens as i64)
+                .push_bind(call.completion_tokens as i64);
+        });
+        q.build().execute(&mut *conn).await?;
+    }
+    for rows in distinct.chunks(ROWS_PER_INSERT) {
+        let mut q = QueryBuilder::<Sqlite>::new("INSERT OR IGNORE INTO llm_messages (hash, messages) ");
+        q.push_values(rows, |mut b, (hash, messages)| {
+            b.push_bind(hash).push_bind(messages);
+        });
+        q.build().execute(&mut *conn).await?;
+    }
+    let logged: Vec<(&CallRecord, &String)> = records.iter().zip(prompts.iter().map(|p| &p.0)).collect();
+    for rows in logged.chunks(ROWS_PER_INSERT) {
+        let mut q = QueryBuilder::<Sqlite>::new(
+            "INSERT INTO llm_calls (job_id, item, purpose, provider, base_url, model, sample, cache_key, prompt_hash,
+                messages, messages_hash, reply, error, prompt_tokens, completion_tokens, cost_usd, latency_ms,
+                attempts, cached) ",
+        );
+        q.push_values(rows, |mut b, (call, hash)| {
+            b.push_bind(call.context.job_id)
+                .push_bind(call.context.item.as_deref())
+                .push_bind(&call.purpose)
+                .push_bind(&call.provider)
+                .push_bind(&call.base_url)
+                .push_bind(&call.model)
+                .push_bind(call.sample as i64)
+                .push_bind(&call.key)
+                .push_bind(call.context.prompt_hash.as_deref())
+                .push_bind("")
+                .push_bind(*hash)
+                .push_bind(call.reply.as_deref())
+                .push_bind(call.error.as_deref())
+                .push_bind(call.prompt_tokens as i64)
+                .push_bind(call.completion_tokens as i64)
+                .push_bind(call.cost_usd)
+                .push_bind(call.latency_ms as i64)
+                .push_bind(call.attempts as i64)
+                .push_bind(call.cached);
+        });
+        q.build().execute(&mut *conn).await?;
+    }
+    Ok(())
 }
 
 impl CallStore for SqliteCallStore {
     fn cached<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<CachedReply>, String>> {
         Box::pin(async move {
+            if let Some(hit) = self.lock().and_then(|p| p.replies.get(key).cloned()) {
+                return Ok(Some(hit));
+            }
             let row: Option<(String, String, i64, i64)> =
                 sqlx::query_as("SELECT reply, model, prompt_tokens, completion_tokens FROM llm_cache WHERE key = ?")
                     .bind(key)
@@ -39,59 +220,15 @@ impl CallStore for SqliteCallStore {
 
     fn record<'a>(&'a self, call: &'a CallRecord) -> BoxFuture<'a, Result<(), String>> {
         Box::pin(async move {
-            let mut tx = self.pool.begin().await.map_err(store_error)?;
-            if let (Some(reply), false) = (&call.reply, call.cached) {
-                sqlx::query(
-                    "INSERT OR REPLACE INTO llm_cache (key, provider, model, reply, prompt_tokens, completion_tokens)
-                     VALUES (?, ?, ?, ?, ?, ?)",
-                )
-                .bind(&call.key)
-                .bind(&call.provider)
-                .bind(&call.model)
-                .bind(reply)
-                .bind(call.prompt_tokens as i64)
-                .bind(call.completion_tokens as i64)
-                .execute(&mut *tx)
-                .await
-                .map_err(store_error)?;
+            let Some(full) = self.keep(call) else {
+                let mut tx = self.pool.begin().await.map_err(store_error)?;
+                write(&mut tx, std::slice::from_ref(call)).await.map_err(store_error)?;
+                return tx.commit().await.map_err(store_error);
+            };
+            if full {
+                self.flush().await?;
             }
-            // The prompt once per distinct text (judging repeats it per trial).
-            let messages = serde_json::to_string(&call.messages).unwrap_or_default();
-            let hash = crate::tokens::hash(&messages);
-            sqlx::query("INSERT OR IGNORE INTO llm_messages (hash, messages) VALUES (?, ?)")
-                .bind(&hash)
-                .bind(&messages)
-                .execute(&mut *tx)
-                .await
-                .map_err(store_error)?;
-            sqlx::query(
-                "INSERT INTO llm_calls (job_id, item, purpose, provider, base_url, model, sample, cache_key, prompt_hash,
-                    messages, messages_hash, reply, error, prompt_tokens, completion_tokens, cost_usd, latency_ms,
-                    attempts, cached)
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            )
-            .bind(call.context.job_id)
-            .bind(&call.context.item)
-            .bind(&call.purpose)
-            .bind(&call.provider)
-            .bind(&call.base_url)
-            .bind(&call.model)
-            .bind(call.sample as i64)
-            .bind(&call.key)
-            .bind(&call.context.prompt_hash)
-            .bind(&hash)
-            .bind(&call.reply)
-            .bind(&call.error)
-            .bind(call.prompt_tokens as i64)
-            .bind(call.completion_tokens as i64)
-            .bind(call.cost_usd)
-            .bind(call.latency_ms as i64)
-            .bind(call.attempts as i64)
-            .bind(call.cached)
-            .execute(&mut *tx)
-            .await
-            .map_err(store_error)?;
-            tx.commit().await.map_err(store_error)
+            Ok(())
         })
     }
 }

@@ -266,11 +266,19 @@ fn role_name(role: engine::llm::Role) -> &'static str {
 /// `engine::jobs::JobStore` over SQLite.
 pub struct SqliteJobStore {
     pool: SqlitePool,
+    calls: Option<std::sync::Arc<crate::store::calls::SqliteCallStore>>,
 }
 
 impl SqliteJobStore {
     pub fn new(pool: SqlitePool) -> SqliteJobStore {
-        SqliteJobStore { pool }
+        SqliteJobStore { pool, calls: None }
+    }
+
+    /// Writes the calls `calls` holds with each item it records, in the
+    /// item's transaction: an item recorded has its calls in the log.
+    pub fn with_calls(mut self, calls: std::sync::Arc<crate::store::calls::SqliteCallStore>) -> SqliteJobStore {
+        self.calls = Some(calls);
+        self
     }
 }
 
@@ -300,11 +308,34 @@ impl JobStore for SqliteJobStore {
         outcome: &'a ItemOutcome,
     ) -> BoxFuture<'a, Result<Progress, String>> {
         Box::pin(async move {
+            let calls = self.calls.as_ref().map(|c| c.take()).unwrap_or_default();
+            let written = self.write(job_id, key, outcome, &calls).await;
+            if let Some(store) = &self.calls {
+                match &written {
+                    Ok(_) => store.written(&calls),
+                    Err(_) => store.restore(calls),
+                }
+            }
+            written
+        })
+    }
+}
+
+impl SqliteJobStore {
+    async fn write(
+        &self,
+        job_id: i64,
+        key: &str,
+        outcome: &ItemOutcome,
+        calls: &[engine::llm::CallRecord],
+    ) -> Result<Progress, String> {
+        {
             let (status, result, error) = match outcome {
                 ItemOutcome::Done { result, .. } => ("done", Some(result.as_str()), None),
                 ItemOutcome::Failed { error, .. } => ("failed", None, Some(error.as_str())),
             };
             let mut tx = self.pool.begin().await.map_err(store_error)?;
+            crate::store::calls::write(&mut tx, calls).await.map_err(crate::store::calls::store_error)?;
             // Counters move by deltas against the item's previous outcome (a
             // retried item replaces its failure), so recording stays O(1) per
             // item however large the job. The UPDATE comes first: the
@@ -355,7 +386,7 @@ impl JobStore for SqliteJobStore {
                 tokens: tokens as u64,
                 cost_usd: cost,
             })
-        })
+        }
     }
 }
 

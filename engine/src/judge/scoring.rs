@@ -72,6 +72,12 @@ pub fn parse(reply: &str, order: Order, repeat: u32) -> Result<(Judgment, String
 /// - Directness: the share of the question's content words in the answer's
 ///   first sentence, × 5.
 pub fn rubric(question: &str, answer: &str) -> [u8; 4] {
+    // Each answer is scored once per trial and repeat, against each method.
+    static SCORED: std::sync::OnceLock<crate::memo::Memo<[u8; 4]>> = std::sync::OnceLock::new();
+    SCORED.get_or_init(|| crate::memo::Memo::new(16_384)).get_or(&[question, answer], || score(question, answer))
+}
+
+fn score(question: &str, answer: &str) -> [u8; 4] {
     use std::collections::HashSet;
 
     use crate::tasks::summarise::words;

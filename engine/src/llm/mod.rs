@@ -356,29 +356,13 @@ pub fn count_prompt_tokens(messages: &[Message]) -> u64 {
 /// A text's cl100k tokens, remembered for long texts: judging sends the
 /// same prompt once per trial and repeat (50 times at the paper's
 /// settings), and counting a 1,500-token prompt costs far more than
-/// hashing it. At most 4,096 texts are remembered (then forgotten at once).
+/// hashing it.
 fn content_tokens(text: &str) -> u64 {
-    use std::collections::HashMap;
-    use std::hash::{Hash, Hasher};
-    use std::sync::{Mutex, OnceLock};
-    static SEEN: OnceLock<Mutex<HashMap<u64, u64>>> = OnceLock::new();
+    static SEEN: std::sync::OnceLock<crate::memo::Memo<u64>> = std::sync::OnceLock::new();
     if text.len() < 512 {
         return Tokenizer::Cl100kBase.count(text) as u64;
     }
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    text.hash(&mut h);
-    let key = h.finish();
-    let seen = SEEN.get_or_init(|| Mutex::new(HashMap::new()));
-    if let Some(n) = seen.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-        return *n;
-    }
-    let n = Tokenizer::Cl100kBase.count(text) as u64;
-    let mut map = seen.lock().unwrap_or_else(|e| e.into_inner());
-    if map.len() >= 4096 {
-        map.clear();
-    }
-    map.insert(key, n);
-    n
+    SEEN.get_or_init(|| crate::memo::Memo::new(4096)).get_or(&[text], || Tokenizer::Cl100kBase.count(text) as u64)
 }
 
 /// The gateway: cache, provider, accounting, call log.
@@ -491,6 +475,12 @@ impl Gateway {
     pub fn without_cache(mut self) -> Gateway {
         self.use_cache = false;
         self
+    }
+
+    /// The cache and call log this gateway writes to (another gateway of
+    /// the same job shares it).
+    pub fn store(&self) -> Arc<dyn CallStore> {
+        self.store.clone()
     }
 
     pub fn provider(&self) -> &dyn Provider {
