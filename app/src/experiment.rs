@@ -14,10 +14,12 @@
 
 use std::path::Path;
 
-use engine::experiment::{Generator, Manifest, QuestionsSection};
+use engine::experiment::{label, Generator, Manifest, QuestionsSection};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use sqlx::SqlitePool;
+
+use engine::llm::settings::{LlmSettings, ProviderKind};
 
 use crate::error::{AppError, AppResult};
 use crate::model::JobView;
@@ -63,7 +65,7 @@ fn fingerprint(kind: &str, what: serde_json::Value) -> String {
 }
 
 /// `(new, cached)` LLM calls logged for a job.
-async fn calls(pool: &SqlitePool, job_id: i64) -> AppResult<(i64, i64)> {
+pub(crate) async fn calls(pool: &SqlitePool, job_id: i64) -> AppResult<(i64, i64)> {
     let (new, cached): (i64, i64) = sqlx::query_as(
         "SELECT COALESCE(SUM(cached = 0), 0), COALESCE(SUM(cached = 1), 0) FROM llm_calls WHERE job_id = ?",
     )
@@ -181,7 +183,7 @@ where
 }
 
 /// The project of the manifest: found by name (its chunking must match) or created.
-async fn project(pool: &SqlitePool, m: &Manifest) -> AppResult<i64> {
+pub async fn project(pool: &SqlitePool, m: &Manifest) -> AppResult<i64> {
     let tokenizer = engine::chunk::Tokenizer::parse(&m.corpus.tokenizer)
         .ok_or_else(|| AppError::Invalid(format!("corpus.tokenizer: unknown \"{}\"", m.corpus.tokenizer)))?;
     let settings = engine::chunk::ChunkSettings {
@@ -206,6 +208,79 @@ async fn project(pool: &SqlitePool, m: &Manifest) -> AppResult<i64> {
     }
 }
 
+/// The documents of another project, as files to add (`corpus.project`).
+async fn documents_of(pool: &SqlitePool, name: &str) -> AppResult<Vec<(String, Vec<u8>)>> {
+    let project = match store::find_project(pool, name).await {
+        Ok(p) => p,
+        Err(AppError::NotFound(_)) => {
+            return Err(AppError::Invalid(format!("corpus.project: no project named \"{name}\"")))
+        }
+        Err(e) => return Err(e),
+    };
+    let docs: Vec<(String, String)> =
+        sqlx::query_as("SELECT title, body FROM documents WHERE project_id = ? ORDER BY id")
+            .bind(project.summary.id)
+            .fetch_all(pool)
+            .await?;
+    if docs.is_empty() {
+        return Err(AppError::Invalid(format!("corpus.project: project \"{name}\" has no documents")));
+    }
+    // Their text as extracted; the title keeps the document's name.
+    Ok(docs.into_iter().map(|(title, body)| (format!("{title}.txt"), body.into_bytes())).collect())
+}
+
+/// The corpus' documents' sizes in tokens, for the estimate: the
+/// sample's, the files' or the named project's.
+pub async fn document_tokens(pool: &SqlitePool, m: &Manifest, base: &Path) -> AppResult<Vec<u64>> {
+    let tokenizer =
+        engine::chunk::Tokenizer::parse(&m.corpus.tokenizer).unwrap_or(engine::chunk::Tokenizer::Cl100kBase);
+    let count = |b: &[u8]| tokenizer.count(&String::from_utf8_lossy(b)) as u64;
+    if let Some(name) = &m.corpus.project {
+        return Ok(documents_of(pool, name).await?.iter().map(|(_, b)| count(b)).collect());
+    }
+    let mut sizes = Vec::new();
+    for (i, path) in m.corpus_paths(base).into_iter().enumerate() {
+        match path {
+            None => sizes.extend(engine::sample::sample_files().map(|(_, b)| count(b))),
+            Some(p) => {
+                let bytes = std::fs::read(&p)
+                    .map_err(|e| AppError::Invalid(format!("corpus.files[{i}]: cannot read {}: {e}", p.display())))?;
+                sizes.push(count(&bytes));
+            }
+        }
+    }
+    Ok(sizes)
+}
+
+/// The manifest's LLM over `base` (prices, timeouts and retries stay
+/// `base`'s). The key: from the environment variable `llm.api_key_env`
+/// names when it names one, else `base`'s own (the server's settings), else
+/// `OPENAI_API_KEY`.
+pub fn llm_settings(m: &Manifest, base: &LlmSettings) -> LlmSettings {
+    let mut llm = base.clone();
+    match m.llm.provider.as_str() {
+        "openai" => {
+            llm.provider = ProviderKind::OpenAi;
+            if let Some(url) = &m.llm.base_url {
+                llm.base_url = url.clone();
+            }
+            if let Some(model) = &m.llm.model {
+                llm.model = model.clone();
+            }
+            let from_env = |var: &str| std::env::var(var).ok().and_then(engine::llm::ApiKey::new);
+            llm.api_key = match &m.llm.api_key_env {
+                Some(var) => from_env(var),
+                None => base.api_key.clone().or_else(|| from_env("OPENAI_API_KEY")),
+            };
+        }
+        _ => llm.provider = ProviderKind::Offline,
+    }
+    if let Some(c) = m.llm.concurrency {
+        llm.concurrency = c;
+    }
+    llm
+}
+
 /// Runs every stage of `m` (corpus files resolved against `base`);
 /// `run_job(job, stage label)` runs a job to its end and returns it (the
 /// CLI: in the foreground with a progress bar).
@@ -225,7 +300,10 @@ where
 
     // Corpus: the files' contents decide; a project holds one corpus.
     let started = std::time::Instant::now();
-    let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut files: Vec<(String, Vec<u8>)> = match &m.corpus.project {
+        Some(name) => documents_of(pool, name).await?,
+        None => Vec::new(),
+    };
     for (i, path) in m.corpus_paths(base).into_iter().enumerate() {
         match path {
             None => files.extend(engine::sample::sample_files().map(|(n, b)| (n.to_string(), b.to_vec()))),
@@ -258,7 +336,7 @@ where
     }
     r.stages.push(Stage {
         kind: "corpus".into(),
-        label: format!("corpus: {} files", files.len()),
+        label: label::CORPUS.into(),
         object_id: project_id,
         job_id: None,
         reused,
@@ -271,7 +349,7 @@ where
 
     if m.needs_graph() {
         let settings = m.graph.settings();
-        r.stage("graph", "graph".into(), json!({ "corpus": corpus, "settings": settings }), async {
+        r.stage("graph", label::GRAPH.into(), json!({ "corpus": corpus, "settings": settings }), async {
             Ok((crate::jobs::create_graph(pool, project_id, &settings, false).await?, project_id))
         })
         .await?;
@@ -279,7 +357,7 @@ where
 
     let mut question_sets = Vec::new();
     for (i, q) in m.questions.iter().enumerate() {
-        let label = format!("questions {}: {}", i + 1, q.kind());
+        let label = label::questions(i, q);
         let what = json!({ "corpus": corpus, "graph": m.needs_graph().then(|| m.graph.settings()), "questions": q });
         let set = r
             .stage("questions", label, what, async {
@@ -301,7 +379,7 @@ where
         for method in &m.methods {
             let params =
                 engine::rag::method::resolve(&method.name, &method.params_json()).map_err(AppError::Invalid)?;
-            let label = format!("answers: {} on questions {}", method.name, i + 1);
+            let label = label::answers(&method.name, i);
             let what =
                 json!({ "set": set, "method": method.name, "params": params, "target_words": method.target_words });
             let req = crate::answers::AnswerRequest {
@@ -328,7 +406,7 @@ where
             // Sanity checks on the first evaluated set: each method against itself.
             if e.sanity && n == 0 {
                 for (a, method) in sets.iter().zip(&m.methods) {
-                    let label = format!("sanity: {} against itself", method.name);
+                    let label = label::sanity(&method.name);
                     let what = json!({ "answer_set": a, "settings": settings });
                     let id = r
                         .stage("sanity", label, what, async {
@@ -338,7 +416,7 @@ where
                     sanity_checks.push(id);
                 }
             }
-            let label = format!("evaluation: questions {position}, {} methods", sets.len());
+            let label = label::evaluation(*position, sets.len());
             let what = json!({ "set": set, "answer_sets": sets, "settings": settings });
             let req = crate::evaluation::EvalRequest {
                 question_set_id: set,
@@ -359,7 +437,7 @@ where
                 continue;
             }
             let (set, sets) = (question_sets[i], answer_sets[i].clone());
-            let label = format!("metrics: questions {}", i + 1);
+            let label = label::metrics(i);
             let what = json!({ "set": set, "answer_sets": sets, "k": mx.k, "bins": mx.bins });
             let run = r
                 .stage("metrics", label, what, async {

@@ -614,6 +614,25 @@ impl JobManager {
         Ok(())
     }
 
+    /// Runs a job here to its end (cancellable from its page like any
+    /// other) and returns it as it ended.
+    pub async fn run_to_end(&self, pool: SqlitePool, llm: Arc<LlmSettings>, job_id: i64) -> AppResult<JobView> {
+        let token = CancellationToken::new();
+        {
+            let mut running = self.running.lock().unwrap();
+            if running.contains_key(&job_id) {
+                return Err(AppError::Conflict(format!("job {job_id} is already running")));
+            }
+            running.insert(job_id, token.clone());
+        }
+        let result = run(&pool, &llm, job_id, false, token, &|_| {}).await;
+        self.running.lock().unwrap().remove(&job_id);
+        if let Err(e) = &result {
+            let _ = store::jobs::fail_queued(&pool, job_id, &e.to_string()).await;
+        }
+        store::jobs::get_job(&pool, job_id).await
+    }
+
     /// Asks a running job to stop; returns whether it was running here.
     pub fn cancel(&self, job_id: i64) -> bool {
         match self.running.lock().unwrap().get(&job_id) {

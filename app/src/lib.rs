@@ -32,6 +32,8 @@ pub mod error;
 pub mod evaluation;
 #[cfg(feature = "ssr")]
 pub mod experiment;
+#[cfg(feature = "ssr")]
+pub mod experiments;
 pub mod format;
 #[cfg(feature = "ssr")]
 pub mod jobs;
@@ -59,6 +61,7 @@ use leptos_router::path;
 
 use pages::answers::AnswersPage;
 use pages::evaluations::{EvaluationPage, EvaluationsPage};
+use pages::experiments::{ExperimentPage, NewExperimentPage};
 use pages::graph::GraphPage;
 use pages::jobs::{JobPage, JobsPage};
 use pages::login::{LoginPage, SetupPage};
@@ -117,6 +120,8 @@ pub fn App() -> impl IntoView {
                 <Route path=path!("/projects/:id/metrics") view=MetricsPage/>
                 <Route path=path!("/projects/:id/metrics/:run") view=MetricsRunPage/>
                 <Route path=path!("/projects/:id/studies") view=StudiesPage/>
+                <Route path=path!("/projects/:id/experiments/:exp") view=ExperimentPage/>
+                <Route path=path!("/experiments/new") view=NewExperimentPage/>
                 <Route path=path!("/projects/:id/studies/:study") view=StudyResultsPage/>
                 <Route path=path!("/s/:token") view=RaterPage/>
                 <Route path=path!("/login") view=LoginPage/>

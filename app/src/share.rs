@@ -27,6 +27,15 @@ pub async fn project_of(pool: &SqlitePool, kind: &str, page_id: i64) -> AppResul
             }
             run.project_id
         }
+        "experiment" => {
+            let v = crate::experiments::view(pool, page_id).await?;
+            if v.status != "done" {
+                return Err(AppError::Invalid(format!(
+                    "experiment {page_id} has not finished: nothing to share yet"
+                )));
+            }
+            v.project_id
+        }
         "graph" => {
             store::get_project(pool, page_id).await?;
             if store::graph::overview(pool, page_id).await?.is_none() {
@@ -36,7 +45,7 @@ pub async fn project_of(pool: &SqlitePool, kind: &str, page_id: i64) -> AppResul
         }
         other => {
             return Err(AppError::Invalid(format!(
-                "a share link is for an evaluation, a study, a question set (questions), a metrics run (metrics) or a graph, not \"{other}\""
+                "a share link is for an evaluation, a study, a question set (questions), a metrics run (metrics), an experiment or a graph, not \"{other}\""
             )))
         }
     })
@@ -75,6 +84,9 @@ pub async fn view(pool: &SqlitePool, token: &str) -> AppResult<SharedView> {
             metrics: Some(crate::metrics::view(&crate::metrics::report(pool, id).await?)),
             ..Default::default()
         },
+        "experiment" => {
+            SharedView { experiment: Some(Box::new(crate::experiments::report(pool, id).await?)), ..Default::default() }
+        }
         _ => SharedView { graph: store::graph::overview(pool, id).await?, ..Default::default() },
     })
 }

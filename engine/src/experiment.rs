@@ -66,7 +66,11 @@ impl Default for LlmSection {
 pub struct CorpusSection {
     /// Files (relative to the manifest's folder), or `"sample"` for the
     /// built-in sample corpus.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<String>,
+    /// Or: the documents of this project (as uploaded in the browser).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
     #[serde(default = "default_chunk_tokens")]
     pub chunk_tokens: usize,
     #[serde(default = "default_chunk_overlap")]
@@ -349,6 +353,203 @@ impl Default for MetricsSection {
     }
 }
 
+/// Stage labels, the same in a run's progress, its plan and its estimate.
+pub mod label {
+    use super::QuestionsSection;
+
+    pub const CORPUS: &str = "corpus";
+    pub const GRAPH: &str = "graph";
+
+    /// The `i`-th (from 0) `[[questions]]` entry.
+    pub fn questions(i: usize, q: &QuestionsSection) -> String {
+        format!("questions {}: {}", i + 1, q.kind())
+    }
+    pub fn answers(method: &str, i: usize) -> String {
+        format!("answers: {method} on questions {}", i + 1)
+    }
+    pub fn sanity(method: &str) -> String {
+        format!("sanity: {method} against itself")
+    }
+    /// `position` from 1, as in `evaluation.sets`.
+    pub fn evaluation(position: usize, methods: usize) -> String {
+        format!("evaluation: questions {position}, {methods} methods")
+    }
+    pub fn metrics(i: usize) -> String {
+        format!("metrics: questions {}", i + 1)
+    }
+}
+
+/// A stage's expected LLM work before it runs, by formula from the
+/// manifest and the corpus' size (`how` says which). Real counts differ:
+/// length alignment's regenerations, graph descriptions long enough to be
+/// summarised and community reports depend on what earlier stages make.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StageEstimate {
+    pub kind: String,
+    pub label: String,
+    pub calls: u64,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub how: String,
+}
+
+/// Prompt-template tokens around a task's own text (instructions, format).
+const TEMPLATE_TOKENS: u64 = 400;
+/// An answer's tokens when a method gives no target length (~150 words).
+const ANSWER_TOKENS: u64 = 200;
+/// Retrieved context a method puts in its prompt.
+const CONTEXT_TOKENS: u64 = 2_000;
+/// A judge's reply: four scores per answer and a sentence of reasons.
+const VERDICT_TOKENS: u64 = 120;
+
+impl Manifest {
+    /// Every stage in the order a run takes them, with its expected calls
+    /// and tokens; `documents` are the corpus' documents' sizes in tokens
+    /// (each is chunked on its own).
+    pub fn estimate(&self, documents: &[u64]) -> Vec<StageEstimate> {
+        let mut out = Vec::new();
+        let mut push = |kind: &str, label: String, calls: u64, prompt: u64, completion: u64, how: String| {
+            out.push(StageEstimate {
+                kind: kind.into(),
+                label,
+                calls,
+                prompt_tokens: calls * prompt,
+                completion_tokens: calls * completion,
+                how,
+            })
+        };
+        let (size, overlap) = (self.corpus.chunk_tokens as u64, self.corpus.chunk_overlap as u64);
+        let chunks: u64 = documents
+            .iter()
+            .map(|t| t.saturating_sub(overlap).div_ceil(size.saturating_sub(overlap).max(1)).max(1))
+            .sum();
+        let corpus_tokens: u64 = documents.iter().sum();
+        push(
+            "corpus",
+            label::CORPUS.into(),
+            0,
+            0,
+            0,
+            format!("{} documents, {corpus_tokens} tokens: about {chunks} chunks", documents.len()),
+        );
+        if self.needs_graph() {
+            let passes = 1 + self.graph.gleaning as u64;
+            push(
+                "graph",
+                label::GRAPH.into(),
+                chunks * passes,
+                size + TEMPLATE_TOKENS,
+                size / 3,
+                format!("{chunks} chunks × {passes} extraction passes (1 + gleaning); long descriptions add summaries"),
+            );
+        }
+        for (i, q) in self.questions.iter().enumerate() {
+            let (calls, prompt, how) = match q {
+                QuestionsSection::Graph { .. } => (
+                    q.planned() as u64,
+                    800,
+                    "one call per question (its node, edge or subgraph with their text)".to_string(),
+                ),
+                QuestionsSection::Summary { users, tasks, head, tail, .. } => (
+                    1 + (users * tasks) as u64,
+                    (head + tail) as u64 + TEMPLATE_TOKENS,
+                    format!("1 call for the {users} users' tasks + {} (one per user and task)", users * tasks),
+                ),
+                QuestionsSection::Hierarchical { .. } => {
+                    (q.planned() as u64, size + TEMPLATE_TOKENS, "one call per question, over its chunk".to_string())
+                }
+            };
+            push("questions", label::questions(i, q), calls, prompt, 60, how);
+        }
+        let answer_tokens = |m: &MethodSection| m.target_words.map_or(ANSWER_TOKENS, |w| (w as u64 * 4).div_ceil(3));
+        let per_answer = |name: &str| match name {
+            "lightrag" => 2,
+            "http" => 0,
+            _ => 1,
+        };
+        for (i, q) in self.questions.iter().enumerate() {
+            let n = q.planned() as u64;
+            for m in &self.methods {
+                let calls = n * per_answer(&m.name);
+                let how = match m.name.as_str() {
+                    "lightrag" => format!("{n} questions × 2 (keywords, answer)"),
+                    "http" => "answered by your service: no LLM call from Assay".into(),
+                    "graphrag-local" | "graphrag-global" => {
+                        format!("{n} questions × 1, + a report per graph community (known once the graph exists)")
+                    }
+                    _ => format!("{n} questions × 1"),
+                };
+                push(
+                    "answers",
+                    label::answers(&m.name, i),
+                    calls,
+                    CONTEXT_TOKENS + TEMPLATE_TOKENS,
+                    answer_tokens(m),
+                    how,
+                );
+            }
+        }
+        if let Some(e) = &self.evaluation {
+            let orders = if e.exchange { 2 } else { 1 };
+            let unbiased = matches!(e.protocol.as_str(), "unbiased" | "both");
+            let legacy = matches!(e.protocol.as_str(), "legacy" | "both");
+            let per_question = if unbiased { (e.trials * e.repeats * orders) as u64 } else { 0 } + legacy as u64;
+            let judge_prompt = |a: u64| 2 * a + TEMPLATE_TOKENS + 40;
+            let sets: Vec<usize> =
+                if e.sets.is_empty() { (1..=self.questions.len()).collect() } else { e.sets.clone() };
+            let avg_answer = if self.methods.is_empty() {
+                ANSWER_TOKENS
+            } else {
+                self.methods.iter().map(answer_tokens).sum::<u64>() / self.methods.len() as u64
+            };
+            for (k, &position) in sets.iter().enumerate() {
+                let Some(q) = self.questions.get(position - 1) else { continue };
+                let n = q.planned() as u64;
+                if e.sanity && k == 0 {
+                    for m in &self.methods {
+                        let calls = n * (per_answer(&m.name) + per_question);
+                        push(
+                            "sanity",
+                            label::sanity(&m.name),
+                            calls,
+                            judge_prompt(answer_tokens(m)),
+                            VERDICT_TOKENS,
+                            format!("{n} questions × ({} answer again + {per_question} verdicts)", per_answer(&m.name)),
+                        );
+                    }
+                }
+                let methods = self.methods.len() as u64;
+                let pairs = methods * methods.saturating_sub(1) / 2;
+                let how = format!(
+                    "{pairs} pairs × {n} questions × {per_question} verdicts ({}{}); length alignment adds regenerations",
+                    if unbiased {
+                        format!("{} trials × {} repeats × {orders} orders", e.trials, e.repeats)
+                    } else {
+                        String::new()
+                    },
+                    if legacy { " + 1 legacy" } else { "" }
+                );
+                push(
+                    "evaluation",
+                    label::evaluation(position, self.methods.len()),
+                    pairs * n * per_question,
+                    judge_prompt(avg_answer),
+                    VERDICT_TOKENS,
+                    how,
+                );
+            }
+        }
+        if self.metrics.is_some() {
+            for (i, q) in self.questions.iter().enumerate() {
+                if matches!(q, QuestionsSection::Hierarchical { .. }) {
+                    push("metrics", label::metrics(i), 0, 0, 0, "embeddings in process (MiniLM): no LLM call".into());
+                }
+            }
+        }
+        out
+    }
+}
+
 /// A manifest file's text could not be used: the message names the key.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ManifestError(pub String);
@@ -375,6 +576,23 @@ impl Manifest {
         let m: Manifest = toml::from_str(text).map_err(|e| ManifestError(format!("invalid manifest: {e}")))?;
         m.check(base).map_err(ManifestError)?;
         Ok(m)
+    }
+
+    /// Parses a manifest given in the browser: its corpus is the sample or
+    /// a project's documents (a server's files are not the browser's to name).
+    pub fn parse_uploaded(text: &str) -> Result<Manifest, ManifestError> {
+        let files: Option<Vec<String>> = toml::from_str::<toml::Table>(text).ok().and_then(|t| {
+            t.get("corpus")?
+                .get("files")?
+                .as_array()
+                .map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect())
+        });
+        if let Some((i, f)) = files.iter().flatten().enumerate().find(|(_, f)| *f != "sample") {
+            return Err(ManifestError(format!(
+                "corpus.files[{i}]: \"{f}\" — in the browser a corpus is \"sample\" or corpus.project (a project's uploaded documents); files on disk are for `assay run`"
+            )));
+        }
+        Manifest::parse(text, Path::new("."))
     }
 
     /// Reads the file at `path` and parses it.
@@ -417,8 +635,20 @@ impl Manifest {
         if self.llm.concurrency == Some(0) {
             return Err("llm.concurrency: at least 1".into());
         }
-        if self.corpus.files.is_empty() {
-            return Err("corpus.files: name at least one file, or \"sample\"".into());
+        match (&self.corpus.project, self.corpus.files.is_empty()) {
+            (None, true) => {
+                return Err(
+                    "corpus.files: name at least one file, or \"sample\" (or corpus.project: a project's documents)"
+                        .into(),
+                )
+            }
+            (Some(_), false) => return Err("corpus.project: either files or a project's documents, not both".into()),
+            (Some(p), true) if p.trim() == self.name.trim() => {
+                return Err(
+                    "corpus.project: the experiment's own project; name another project whose documents to use".into()
+                )
+            }
+            _ => {}
         }
         for (i, path) in self.corpus_paths(base).iter().enumerate() {
             if let Some(p) = path {
@@ -519,6 +749,31 @@ mod tests {
 
     fn error(text: &str) -> String {
         Manifest::parse(text, &here()).unwrap_err().0
+    }
+
+    #[test]
+    fn the_estimate_counts_seed_000s_calls_by_its_formula() {
+        let m = Manifest::parse(
+            "name = \"s\"\n[corpus]\nfiles = [\"sample\"]\n[graph]\ngleaning = 1\n\
+             [[questions]]\nkind = \"graph\"\n[[questions]]\nkind = \"summary\"\n\
+             [[methods]]\nname = \"bm25\"\n[[methods]]\nname = \"lightrag\"\n\
+             [[methods]]\nname = \"fastgraphrag\"\n[[methods]]\nname = \"graphrag-local\"\n\
+             [evaluation]\nprotocol = \"unbiased\"\ntrials = 25\nrepeats = 2\nsanity = false\n",
+            &here(),
+        )
+        .unwrap();
+        // Two documents of 2,500 and 500 tokens, chunks of 1,200 overlapping 100: 3 + 1 chunks.
+        let e = m.estimate(&[2500, 500]);
+        let calls = |label: &str| e.iter().find(|s| s.label == label).map(|s| s.calls).unwrap();
+        assert_eq!(calls("graph"), 4 * 2, "4 chunks × (1 + gleaning)");
+        assert_eq!(calls("questions 1: graph"), 150);
+        assert_eq!(calls("questions 2: summary"), 1 + 25);
+        assert_eq!(calls("answers: lightrag on questions 2"), 125 * 2);
+        // Seed 000 §VI: 6 pairs × 150 questions × 25 trials × 2 repeats × 2 orders.
+        assert_eq!(calls("evaluation: questions 1, 4 methods"), 90_000);
+        assert_eq!(calls("evaluation: questions 2, 4 methods"), 75_000);
+        assert_eq!(e.len(), 1 + 1 + 2 + 8 + 2, "the stages in a run's order");
+        assert_eq!(e[0].label, label::CORPUS);
     }
 
     #[test]

@@ -51,7 +51,8 @@ const EVERY_ARGUMENT: &str = "id=1&project_id=1&set_id=1&question_id=1&job_id=1&
 &node=1&edge=1&subgraph=1&min_hops=1&users=1&tasks=1&per_task=1&head=1&tail=1&per_category=1&levels=2\
 &dimensions=QC&factorial=0&level=x&reference_answer=x&answer_sets=1&pairs=x&protocol=x&trials=1&repeats=1\
 &tolerance=1&adjustments=1&target_words=1&provider=offline&base_url=x&model=x&api_key=x&concurrency=1\
-&timeout_secs=1&price=x&access=read&answers=&bins=4&position_bias=0&length_bias=0&noise=0&run_id=1";
+&timeout_secs=1&price=x&access=read&answers=&bins=4&position_bias=0&length_bias=0&noise=0&run_id=1\
+&fields=x&manifest=x&experiment_id=1";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn collaborators_reach_only_what_the_owner_granted() {
@@ -93,6 +94,13 @@ async fn collaborators_reach_only_what_the_owner_granted() {
     // the row alone: the checks need only its project).
     sqlx::query(
         "INSERT INTO metrics_runs (project_id, question_set_id, answer_sets, k, bins) VALUES (1, 1, '[1]', 10, 4)",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    // An experiment (id 1) of project 1, the row alone likewise.
+    sqlx::query(
+        "INSERT INTO experiments (project_id, name, manifest, plan, llm, offline, status) VALUES (1, 'x', '', '[]', 'offline (no LLM)', 1, 'done')",
     )
     .execute(&pool)
     .await

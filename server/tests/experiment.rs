@@ -163,3 +163,62 @@ async fn invalid_manifests_fail_before_any_work_naming_the_key() {
     let missing = assay(&db, &["run", "/no/such/manifest.toml"], &[]).await;
     assert!(String::from_utf8_lossy(&missing.stderr).contains("cannot read the manifest"));
 }
+
+/// The browser's corpus: another project's uploaded documents
+/// (`corpus.project`), copied into the experiment's project; and the
+/// wizard's choices turned into a manifest and read back unchanged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_manifest_takes_a_projects_documents_and_the_wizards_choices_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("p.db");
+    let novel = format!("{}/../../shared/corpora/christmas_carol_stave1.txt", env!("CARGO_MANIFEST_DIR"));
+    json(&assay(&db, &["--json", "project", "create", "Uploaded"], &[]).await);
+    json(&assay(&db, &["--json", "corpus", "add", "Uploaded", &novel], &[]).await);
+    let file = dir.path().join("m.toml");
+    std::fs::write(
+        &file,
+        "name = \"From a project\"\n[corpus]\nproject = \"Uploaded\"\n\
+         [[questions]]\nkind = \"summary\"\nusers = 1\ntasks = 1\nper_task = 2\n[[methods]]\nname = \"bm25\"\n",
+    )
+    .unwrap();
+    let run = json(&assay(&db, &["--json", "run", file.to_str().unwrap()], &[]).await);
+    let stages = run["stages"].as_array().unwrap();
+    assert_eq!(stages.len(), 3, "corpus, questions, answers: {run}");
+    let pool = app::store::open(&db).await.unwrap();
+    let source = app::store::find_project(&pool, "Uploaded").await.unwrap().summary;
+    let copy = app::store::find_project(&pool, "From a project").await.unwrap().summary;
+    assert_eq!((copy.documents, copy.tokens), (source.documents, source.tokens), "the same text, copied");
+
+    // The estimate sees that project's documents (one, of its tokens).
+    let m = engine::experiment::Manifest::parse(&std::fs::read_to_string(&file).unwrap(), dir.path()).unwrap();
+    let sizes = app::experiment::document_tokens(&pool, &m, dir.path()).await.unwrap();
+    assert_eq!(sizes, vec![source.tokens as u64]);
+    // A missing project is named by its key.
+    let missing = engine::experiment::Manifest {
+        corpus: engine::experiment::CorpusSection { project: Some("Nope".into()), ..m.corpus.clone() },
+        ..m.clone()
+    };
+    let err = app::experiment::document_tokens(&pool, &missing, dir.path()).await.unwrap_err().to_string();
+    assert!(err.contains("corpus.project: no project named \"Nope\""), "{err}");
+
+    // The wizard: its defaults as a manifest, read back into the same fields.
+    let llm = engine::llm::settings::LlmSettings::default();
+    let start = app::experiments::wizard_start(&pool, &llm).await.unwrap();
+    assert!(start.projects.iter().any(|(n, d, _)| n == "Uploaded" && *d == 1));
+    let text = app::experiments::manifest_of(&start.fields, &llm).unwrap();
+    let back = engine::experiment::Manifest::parse_uploaded(&text).unwrap();
+    let read = app::experiments::fields_of(&back, &start.fields);
+    assert_eq!(read.fields, start.fields);
+    assert!(read.not_shown.is_empty(), "{:?}", read.not_shown);
+    let draft = app::experiments::draft(&pool, &llm, &text).await;
+    assert_eq!(draft.error, None);
+    assert!(draft.offline && draft.cost_usd == 0.0);
+    assert_eq!(draft.calls, draft.stages.iter().map(|s| s.calls).sum::<u64>());
+    // What the form cannot show is named.
+    let with_params = text.replace("name = \"bm25\"", "name = \"bm25\"\ntarget_words = 120");
+    let read = app::experiments::fields_of(
+        &engine::experiment::Manifest::parse_uploaded(&with_params).unwrap(),
+        &start.fields,
+    );
+    assert_eq!(read.not_shown, vec!["methods[0] (bm25): its parameters".to_string()]);
+}

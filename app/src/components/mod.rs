@@ -16,7 +16,7 @@ pub fn Brand(#[prop(optional)] account: bool) -> impl IntoView {
     view! {
         <header class="topbar">
             <a class="brand" href="/">"Assay"</a>
-            {account.then(|| view! { <span class="tabs"><a href="/users" id="accounts-link">"Accounts"</a><LogOut/></span> })}
+            {account.then(|| view! { <span class="tabs"><a class="tab" href="/experiments/new" id="new-experiment-link">"New experiment"</a><a class="tab" href="/users" id="accounts-link">"Accounts"</a><LogOut/></span> })}
         </header>
     }
 }

@@ -429,7 +429,7 @@ fn p_value(v: Option<(f64, f64)>) -> String {
 }
 
 #[component]
-fn PairTable(rows: Vec<PairRowView>) -> impl IntoView {
+pub(crate) fn PairTable(rows: Vec<PairRowView>) -> impl IntoView {
     view! {
         <table class="grid pair-table" id="pair-table">
             <thead><tr>

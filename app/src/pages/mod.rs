@@ -4,6 +4,7 @@ pub mod answers;
 pub mod corpus;
 pub mod document;
 pub mod evaluations;
+pub mod experiments;
 pub mod graph;
 pub mod home;
 pub mod jobs;

@@ -42,6 +42,8 @@ pub fn SharePage() -> impl IntoView {
                                 view! { <SharedSet q token=t/> }.into_any()
                             } else if let Some(v) = v.metrics {
                                 view! { <h1>{format!("Metrics run #{}", v.run_id)}</h1><crate::pages::metrics::Results v share=t/> }.into_any()
+                            } else if let Some(r) = v.experiment {
+                                view! { <crate::pages::experiments::ExperimentReport r=*r share=t/> }.into_any()
                             } else if let Some(o) = v.graph {
                                 view! { <SharedGraph o token=t/> }.into_any()
                             } else {

@@ -16,6 +16,7 @@ pub enum Obj {
     AnswerSet(i64),
     Evaluation(i64),
     MetricsRun(i64),
+    Experiment(i64),
     Study(i64),
     StudyLink(i64),
     Share(i64),
@@ -36,6 +37,7 @@ pub async fn project_of(pool: &SqlitePool, obj: Obj) -> AppResult<i64> {
         Obj::AnswerSet(id) => ("SELECT project_id FROM answer_sets WHERE id = ?", id, "answer set"),
         Obj::Evaluation(id) => ("SELECT project_id FROM evaluations WHERE id = ?", id, "evaluation"),
         Obj::MetricsRun(id) => ("SELECT project_id FROM metrics_runs WHERE id = ?", id, "metrics run"),
+        Obj::Experiment(id) => ("SELECT project_id FROM experiments WHERE id = ?", id, "experiment"),
         Obj::Study(id) => ("SELECT project_id FROM studies WHERE id = ?", id, "study"),
         Obj::StudyLink(id) => (
             "SELECT s.project_id FROM study_links l JOIN studies s ON s.id = l.study_id WHERE l.id = ?",

@@ -404,6 +404,13 @@ pub async fn interrupt_orphans(pool: &SqlitePool) -> AppResult<u64> {
     .bind(std::process::id() as i64)
     .execute(pool)
     .await?;
+    // An experiment runs inside the server that started it.
+    sqlx::query(
+        "UPDATE experiments SET status = 'interrupted', error = 'the server stopped while it ran: start it again (finished stages are reused)'
+          WHERE status = 'running'",
+    )
+    .execute(pool)
+    .await?;
     Ok(done.rows_affected())
 }
 

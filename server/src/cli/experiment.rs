@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use engine::experiment::Manifest;
-use engine::llm::settings::{LlmSettings, ProviderKind};
+use engine::llm::settings::LlmSettings;
 use serde_json::json;
 use sqlx::SqlitePool;
 
@@ -23,30 +23,6 @@ pub struct RunArgs {
     /// Write the report into this folder.
     #[arg(long)]
     pub out: Option<PathBuf>,
-}
-
-/// The manifest's LLM over the command line's (prices, timeouts, retries
-/// stay the command line's; the key comes from `llm.api_key_env`).
-pub fn llm_settings(m: &Manifest, base: &LlmSettings) -> anyhow::Result<LlmSettings> {
-    let mut llm = base.clone();
-    match m.llm.provider.as_str() {
-        "openai" => {
-            llm.provider = ProviderKind::OpenAi;
-            if let Some(url) = &m.llm.base_url {
-                llm.base_url = url.clone();
-            }
-            if let Some(model) = &m.llm.model {
-                llm.model = model.clone();
-            }
-            let var = m.llm.api_key_env.as_deref().unwrap_or("OPENAI_API_KEY");
-            llm.api_key = std::env::var(var).ok().and_then(engine::llm::ApiKey::new);
-        }
-        _ => llm.provider = ProviderKind::Offline,
-    }
-    if let Some(c) = m.llm.concurrency {
-        llm.concurrency = c;
-    }
-    Ok(llm)
 }
 
 /// Reads and checks the manifest (before the database is opened: a bad
@@ -62,7 +38,7 @@ pub async fn run(
     m: Manifest,
     args: RunArgs,
 ) -> anyhow::Result<ExitCode> {
-    let llm = llm_settings(&m, base_llm)?;
+    let llm = app::experiment::llm_settings(&m, base_llm);
     let base = args.manifest.parent().map(Path::to_path_buf).unwrap_or_default();
     let started = std::time::Instant::now();
     let outcome = app::experiment::run(pool, &llm, &m, &base, |job, label| {

@@ -50,7 +50,7 @@ fn same_site(req: &Request) -> bool {
 /// What a plain route or page of a project needs, from its path:
 /// `/projects/{id}/…` and `/api/projects/{id}/…` name the project (reading
 /// for GET, changing otherwise), `/api/evaluations/{id}/…`,
-/// `/api/studies/{id}/…` and `/api/metrics/{id}/…` their object
+/// `/api/studies/{id}/…`, `/api/metrics/{id}/…` and `/api/experiments/{id}/…` their object
 /// (downloads: reading); the accounts page is the owner's. Server functions
 /// check for themselves.
 fn needs(path: &str, changes: bool) -> Option<Result<(Obj, Need), ()>> {
@@ -64,6 +64,7 @@ fn needs(path: &str, changes: bool) -> Option<Result<(Obj, Need), ()>> {
         ["api", "evaluations", _, ..] => id(2).map(|e| Ok((Obj::Evaluation(e), Need::Read))),
         ["api", "studies", _, ..] => id(2).map(|s| Ok((Obj::Study(s), Need::Read))),
         ["api", "metrics", _, ..] => id(2).map(|m| Ok((Obj::MetricsRun(m), Need::Read))),
+        ["api", "experiments", _, ..] => id(2).map(|x| Ok((Obj::Experiment(x), Need::Read))),
         _ => None,
     }
 }

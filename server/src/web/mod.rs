@@ -4,6 +4,7 @@
 mod answers;
 mod auth;
 mod evaluations;
+mod experiments;
 mod metrics;
 mod shares;
 mod studies;
@@ -79,6 +80,7 @@ pub fn router(
         .route("/api/projects/{id}/answers/{set}/export", get(answers::export))
         .route("/api/projects/{id}/answers/cost.svg", get(answers::cost_svg))
         .route("/api/metrics/{id}/{file}", get(metrics::file))
+        .route("/api/experiments/{id}/{file}", get(experiments::file))
         .route("/api/evaluations/{id}/plots/{file}", get(evaluations::plot))
         .route("/api/evaluations/{id}/tables/{file}", get(evaluations::table))
         .route("/api/evaluations/{id}/{file}", get(evaluations::report))

@@ -1,0 +1,574 @@
+//! Experiments in the browser: the "New experiment" wizard's choices as a
+//! manifest (and back, for an imported one), its estimate before it runs,
+//! the run itself in the background (`app::experiment::run`, every stage's
+//! job through the server's job manager, so each job's page can follow or
+//! cancel it), and the experiment's page: one progress view for all stages,
+//! then the report gathering every stage's.
+
+use engine::experiment::{EvaluationSection, Manifest, MethodSection, MetricsSection, QuestionsSection};
+use engine::llm::settings::{LlmSettings, ProviderKind};
+use sqlx::SqlitePool;
+
+use crate::error::{AppError, AppResult};
+use crate::model::{
+    ExperimentDraft, ExperimentReportView, ExperimentStageView, ExperimentView, ImportedManifest, JobView,
+    MethodCostView, StageEstimateView, WizardFields, WizardStart,
+};
+use crate::state::AppState;
+use crate::store;
+
+/// How the LLM is named on pages: plainly not a model when offline.
+pub fn describe(llm: &LlmSettings) -> String {
+    match llm.provider {
+        ProviderKind::Offline => "offline (no LLM)".into(),
+        ProviderKind::OpenAi => format!("{} at {}", llm.model, llm.base_url),
+    }
+}
+
+/// The wizard's defaults: the papers' (seed 000's experiment on the sample).
+pub async fn wizard_start(pool: &SqlitePool, llm: &LlmSettings) -> AppResult<WizardStart> {
+    let eval = EvaluationSection::default();
+    let corpus = engine::chunk::ChunkSettings::default();
+    let graph = engine::experiment::GraphSection::default();
+    let fields = WizardFields {
+        name: "Experiment".into(),
+        llm: if llm.provider == ProviderKind::Offline { "offline".into() } else { "settings".into() },
+        corpus: "sample".into(),
+        corpus_project: String::new(),
+        chunk_tokens: corpus.chunk_tokens as u32,
+        chunk_overlap: corpus.overlap_tokens as u32,
+        gleaning: graph.gleaning,
+        graph_questions: true,
+        node: 50,
+        edge: 50,
+        subgraph: 50,
+        summary_questions: true,
+        users: 5,
+        tasks: 5,
+        per_task: 5,
+        hierarchical_questions: false,
+        dimensions: "QC, AT, LV".into(),
+        levels: "2, 4, 8".into(),
+        per_category: 10,
+        methods: ["bm25", "lightrag", "fastgraphrag", "graphrag-local"].map(String::from).to_vec(),
+        evaluate: true,
+        protocol: "unbiased".into(),
+        trials: eval.trials,
+        repeats: eval.repeats,
+        align: eval.align,
+        exchange: eval.exchange,
+        judge: "llm".into(),
+        sanity: true,
+        metrics: false,
+    };
+    let projects = store::list_projects(pool)
+        .await?
+        .into_iter()
+        .filter(|p| p.documents > 0)
+        .map(|p| (p.name, p.documents, p.tokens))
+        .collect();
+    Ok(WizardStart {
+        fields,
+        projects,
+        methods: engine::rag::method::METHODS
+            .iter()
+            .filter(|(n, _)| *n != "http")
+            .map(|(n, d)| (n.to_string(), d.to_string()))
+            .collect(),
+        configured_llm: describe(llm),
+        configured_is_offline: llm.provider == ProviderKind::Offline,
+    })
+}
+
+fn list(text: &str) -> Vec<String> {
+    text.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect()
+}
+
+/// The wizard's choices as a manifest's text (checked as `assay run` checks it).
+pub fn manifest_of(f: &WizardFields, configured: &LlmSettings) -> Result<String, String> {
+    let mut llm = engine::experiment::LlmSection::default();
+    if f.llm == "settings" && configured.provider == ProviderKind::OpenAi {
+        llm.provider = "openai".into();
+        llm.base_url = Some(configured.base_url.clone());
+        llm.model = Some(configured.model.clone());
+    }
+    let mut questions = Vec::new();
+    if f.graph_questions {
+        questions.push(QuestionsSection::Graph {
+            node: f.node as usize,
+            edge: f.edge as usize,
+            subgraph: f.subgraph as usize,
+            min_hops: engine::questions::walk::DEFAULT_MIN_HOPS,
+            degree_weighted: false,
+            seed: 42,
+        });
+    }
+    if f.summary_questions {
+        questions.push(QuestionsSection::Summary {
+            users: f.users as usize,
+            tasks: f.tasks as usize,
+            per_task: f.per_task as usize,
+            head: 1000,
+            tail: 1000,
+            replicate_lightrag: false,
+        });
+    }
+    if f.hierarchical_questions {
+        let mut levels = Vec::new();
+        for l in list(&f.levels) {
+            levels.push(l.parse::<usize>().map_err(|_| format!("levels: \"{l}\" is not a number of categories"))?);
+        }
+        questions.push(QuestionsSection::Hierarchical {
+            dimensions: list(&f.dimensions),
+            levels,
+            per_category: f.per_category as usize,
+            factorial: 0,
+            adherence_check: false,
+            seed: 42,
+        });
+    }
+    let m = Manifest {
+        name: f.name.trim().to_string(),
+        llm,
+        corpus: engine::experiment::CorpusSection {
+            files: if f.corpus == "project" { Vec::new() } else { vec!["sample".into()] },
+            project: (f.corpus == "project").then(|| f.corpus_project.clone()),
+            chunk_tokens: f.chunk_tokens as usize,
+            chunk_overlap: f.chunk_overlap as usize,
+            tokenizer: "cl100k_base".into(),
+        },
+        graph: engine::experiment::GraphSection { gleaning: f.gleaning, ..Default::default() },
+        questions,
+        methods: f
+            .methods
+            .iter()
+            .map(|name| MethodSection { name: name.clone(), params: Default::default(), target_words: None })
+            .collect(),
+        evaluation: f.evaluate.then(|| EvaluationSection {
+            protocol: f.protocol.clone(),
+            trials: f.trials,
+            repeats: f.repeats,
+            align: f.align,
+            exchange: f.exchange,
+            judge: f.judge.clone(),
+            sanity: f.sanity,
+            ..Default::default()
+        }),
+        metrics: f.metrics.then(MetricsSection::default),
+    };
+    let text = format!(
+        "# Exported from Assay's \"New experiment\" wizard. Run it with:\n#   assay run THIS_FILE --out report/\n\n{}",
+        m.to_toml()
+    );
+    Manifest::parse_uploaded(&text).map_err(|e| e.0)?;
+    Ok(text)
+}
+
+/// A manifest in the wizard's fields, naming what the form cannot show.
+pub fn fields_of(m: &Manifest, defaults: &WizardFields) -> ImportedManifest {
+    let mut f = defaults.clone();
+    let mut not_shown = Vec::new();
+    f.name = m.name.clone();
+    f.llm = if m.llm.provider == "openai" { "settings".into() } else { "offline".into() };
+    if m.llm.provider == "openai" {
+        not_shown.push(format!(
+            "llm: {} at {} (runs with that model; the form shows the configured LLM)",
+            m.llm.model.clone().unwrap_or_default(),
+            m.llm.base_url.clone().unwrap_or_default()
+        ));
+    }
+    match &m.corpus.project {
+        Some(p) => {
+            f.corpus = "project".into();
+            f.corpus_project = p.clone();
+        }
+        None => f.corpus = "sample".into(),
+    }
+    f.chunk_tokens = m.corpus.chunk_tokens as u32;
+    f.chunk_overlap = m.corpus.chunk_overlap as u32;
+    f.gleaning = m.graph.gleaning;
+    if m.graph != (engine::experiment::GraphSection { gleaning: m.graph.gleaning, ..Default::default() }) {
+        not_shown.push("graph: entity types and summary budget".into());
+    }
+    f.graph_questions = false;
+    f.summary_questions = false;
+    f.hierarchical_questions = false;
+    for (i, q) in m.questions.iter().enumerate() {
+        match q {
+            QuestionsSection::Graph { node, edge, subgraph, .. } if !f.graph_questions => {
+                f.graph_questions = true;
+                (f.node, f.edge, f.subgraph) = (*node as u32, *edge as u32, *subgraph as u32);
+            }
+            QuestionsSection::Summary { users, tasks, per_task, .. } if !f.summary_questions => {
+                f.summary_questions = true;
+                (f.users, f.tasks, f.per_task) = (*users as u32, *tasks as u32, *per_task as u32);
+            }
+            QuestionsSection::Hierarchical { dimensions, levels, per_category, factorial, .. }
+                if !f.hierarchical_questions =>
+            {
+                f.hierarchical_questions = true;
+                f.dimensions = dimensions.join(", ");
+                f.levels = levels.iter().map(usize::to_string).collect::<Vec<_>>().join(", ");
+                f.per_category = *per_category as u32;
+                if *factorial > 0 {
+                    not_shown.push(format!("questions[{i}].factorial = {factorial}"));
+                }
+            }
+            other => not_shown.push(format!("questions[{i}]: a second {} set", other.kind())),
+        }
+    }
+    f.methods = m.methods.iter().map(|x| x.name.clone()).collect();
+    for (i, x) in m.methods.iter().enumerate() {
+        if !x.params.is_empty() || x.target_words.is_some() {
+            not_shown.push(format!("methods[{i}] ({}): its parameters", x.name));
+        }
+    }
+    f.evaluate = m.evaluation.is_some();
+    if let Some(e) = &m.evaluation {
+        f.protocol = e.protocol.clone();
+        (f.trials, f.repeats, f.align, f.exchange) = (e.trials, e.repeats, e.align, e.exchange);
+        f.judge = e.judge.clone();
+        f.sanity = e.sanity;
+        if !e.sets.is_empty() {
+            not_shown.push(format!("evaluation.sets = {:?}", e.sets));
+        }
+        if e.judge == "simulated" {
+            not_shown.push("evaluation: the simulated judge's biases".into());
+        }
+    }
+    f.metrics = m.metrics.is_some();
+    ImportedManifest { fields: f, not_shown }
+}
+
+/// A manifest's estimate before it runs (or what is wrong with it).
+pub async fn draft(pool: &SqlitePool, configured: &LlmSettings, text: &str) -> ExperimentDraft {
+    let mut d = ExperimentDraft {
+        manifest: text.to_string(),
+        error: None,
+        stages: Vec::new(),
+        calls: 0,
+        tokens: 0,
+        cost_usd: 0.0,
+        llm: String::new(),
+        offline: true,
+        priced: false,
+    };
+    let m = match Manifest::parse_uploaded(text) {
+        Ok(m) => m,
+        Err(e) => {
+            d.error = Some(e.0);
+            return d;
+        }
+    };
+    let llm = crate::experiment::llm_settings(&m, configured);
+    d.llm = describe(&llm);
+    d.offline = llm.provider == ProviderKind::Offline;
+    d.priced = !d.offline && llm.prices.0.contains_key(&llm.model);
+    let documents = match crate::experiment::document_tokens(pool, &m, std::path::Path::new(".")).await {
+        Ok(t) => t,
+        Err(e) => {
+            d.error = Some(e.to_string());
+            return d;
+        }
+    };
+    for s in m.estimate(&documents) {
+        // The offline provider and the rubric judge cost nothing.
+        let judged_offline = matches!(s.kind.as_str(), "evaluation" | "sanity")
+            && m.evaluation.as_ref().is_some_and(|e| e.judge != "llm");
+        let cost = if d.offline || judged_offline {
+            0.0
+        } else {
+            llm.prices.cost(&llm.model, s.prompt_tokens, s.completion_tokens)
+        };
+        d.calls += s.calls;
+        d.tokens += s.prompt_tokens + s.completion_tokens;
+        d.cost_usd += cost;
+        d.stages.push(StageEstimateView {
+            kind: s.kind,
+            label: s.label,
+            calls: s.calls,
+            prompt_tokens: s.prompt_tokens,
+            completion_tokens: s.completion_tokens,
+            cost_usd: cost,
+            how: s.how,
+        });
+    }
+    d
+}
+
+/// Starts a manifest in the background: creates (or finds) its project
+/// and the experiment's row at once; returns (project id, experiment id).
+pub async fn start(state: &AppState, text: &str) -> AppResult<(i64, i64)> {
+    let m = Manifest::parse_uploaded(text).map_err(|e| AppError::Invalid(e.0))?;
+    let pool = state.pool.clone();
+    let llm = crate::experiment::llm_settings(&m, &state.llm());
+    let d = draft(&pool, &state.llm(), text).await;
+    if let Some(e) = d.error {
+        return Err(AppError::Invalid(e));
+    }
+    let project_id = crate::experiment::project(&pool, &m).await?;
+    let id: i64 = sqlx::query_scalar(
+        "INSERT INTO experiments (project_id, name, manifest, plan, llm, offline) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+    )
+    .bind(project_id)
+    .bind(&m.name)
+    .bind(text)
+    .bind(serde_json::to_string(&d.stages).unwrap_or_default())
+    .bind(&d.llm)
+    .bind(d.offline)
+    .fetch_one(&pool)
+    .await?;
+    let jobs = state.jobs.clone();
+    tokio::spawn(async move {
+        let llm = std::sync::Arc::new(llm);
+        let result = crate::experiment::run(&pool, &llm, &m, std::path::Path::new("."), |job, label| {
+            let (pool, llm, jobs) = (pool.clone(), llm.clone(), jobs.clone());
+            async move {
+                sqlx::query("UPDATE experiments SET stage = ?, job_id = ? WHERE id = ?")
+                    .bind(&label)
+                    .bind(job)
+                    .bind(id)
+                    .execute(&pool)
+                    .await?;
+                let after = jobs.run_to_end(pool.clone(), llm, job).await?;
+                // Its calls and cost show at once, before the run's outcome.
+                sqlx::query("UPDATE experiments SET jobs = json_set(jobs, '$.\"' || ? || '\"', ?) WHERE id = ?")
+                    .bind(&label)
+                    .bind(job)
+                    .bind(id)
+                    .execute(&pool)
+                    .await?;
+                Ok(after)
+            }
+        })
+        .await;
+        let (status, outcome, error) = match result {
+            Ok(o) => ("done", serde_json::to_string(&o).ok(), None),
+            Err(e) => ("failed", None, Some(e.to_string())),
+        };
+        let _ = sqlx::query(
+            "UPDATE experiments SET status = ?, outcome = ?, error = ?, stage = NULL,
+                finished_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now') WHERE id = ?",
+        )
+        .bind(status)
+        .bind(outcome)
+        .bind(error)
+        .bind(id)
+        .execute(&pool)
+        .await;
+    });
+    Ok((project_id, id))
+}
+
+#[derive(sqlx::FromRow)]
+struct Row {
+    id: i64,
+    project_id: i64,
+    name: String,
+    manifest: String,
+    plan: String,
+    llm: String,
+    offline: bool,
+    status: String,
+    stage: Option<String>,
+    job_id: Option<i64>,
+    /// Stage label → its finished job, as the run goes.
+    jobs: String,
+    outcome: Option<String>,
+    error: Option<String>,
+    created_at: String,
+    finished_at: Option<String>,
+}
+
+async fn row(pool: &SqlitePool, id: i64) -> AppResult<Row> {
+    sqlx::query_as("SELECT * FROM experiments WHERE id = ?")
+        .bind(id)
+        .fetch_optional(pool)
+        .await?
+        .ok_or_else(|| AppError::NotFound(format!("experiment {id} does not exist")))
+}
+
+/// The project an experiment belongs to.
+pub async fn project_of(pool: &SqlitePool, id: i64) -> AppResult<i64> {
+    Ok(row(pool, id).await?.project_id)
+}
+
+/// An experiment's stages: the plan, with what ran (or runs) filled in.
+pub async fn view(pool: &SqlitePool, id: i64) -> AppResult<ExperimentView> {
+    let r = row(pool, id).await?;
+    let plan: Vec<StageEstimateView> = serde_json::from_str(&r.plan).unwrap_or_default();
+    let outcome: Option<crate::experiment::Outcome> = r.outcome.as_deref().and_then(|o| serde_json::from_str(o).ok());
+    let current = r.stage.as_deref().and_then(|s| plan.iter().position(|p| p.label == s));
+    let finished: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&r.jobs).unwrap_or_default();
+    let mut stages = Vec::new();
+    for (i, p) in plan.iter().enumerate() {
+        let ran = outcome.as_ref().and_then(|o| o.stages.iter().find(|s| s.label == p.label));
+        let mut v = ExperimentStageView {
+            kind: p.kind.clone(),
+            label: p.label.clone(),
+            state: "waiting".into(),
+            planned_calls: p.calls,
+            how: p.how.clone(),
+            job: None,
+            new_calls: 0,
+            cached_calls: 0,
+            tokens: 0,
+            cost_usd: 0.0,
+            seconds: 0.0,
+            object_id: None,
+        };
+        if let Some(s) = ran {
+            v.state = if s.reused { "reused".into() } else { "done".into() };
+            (v.new_calls, v.cached_calls, v.seconds, v.object_id) =
+                (s.new_calls, s.cached_calls, s.seconds, Some(s.object_id));
+            if let Some(j) = s.job_id {
+                let job = store::jobs::get_job(pool, j).await.ok();
+                if let Some(job) = &job {
+                    if !s.reused {
+                        (v.tokens, v.cost_usd) = (job.tokens, job.cost_usd);
+                    }
+                }
+                v.job = job;
+            }
+        } else if let Some(j) = finished.get(&p.label).and_then(|j| j.as_i64()) {
+            v.state = "done".into();
+            (v.new_calls, v.cached_calls) = crate::experiment::calls(pool, j).await?;
+            if let Ok(job) = store::jobs::get_job(pool, j).await {
+                (v.tokens, v.cost_usd, v.seconds) = (job.tokens, job.cost_usd, job.elapsed_secs);
+                v.job = Some(job);
+            }
+        } else if outcome.is_none() {
+            v.state = match current {
+                Some(c) if i < c => "done".into(),
+                Some(c) if i == c => {
+                    if r.status == "running" {
+                        "running".into()
+                    } else {
+                        "failed".into()
+                    }
+                }
+                _ => "waiting".into(),
+            };
+            if Some(i) == current {
+                v.job = match r.job_id {
+                    Some(j) => store::jobs::get_job(pool, j).await.ok(),
+                    None => None,
+                };
+            }
+        }
+        stages.push(v);
+    }
+    let totals = |f: fn(&ExperimentStageView) -> i64| stages.iter().map(f).sum::<i64>();
+    Ok(ExperimentView {
+        id: r.id,
+        project_id: r.project_id,
+        name: r.name,
+        status: r.status,
+        error: r.error,
+        llm: r.llm,
+        offline: r.offline,
+        created_at: r.created_at,
+        finished_at: r.finished_at,
+        new_calls: totals(|s| s.new_calls),
+        cached_calls: totals(|s| s.cached_calls),
+        tokens: totals(|s| s.tokens),
+        cost_usd: stages.iter().map(|s| s.cost_usd).sum(),
+        stages,
+        manifest: r.manifest,
+    })
+}
+
+/// Every experiment, newest first: (id, project id, name, status, created).
+pub async fn list_all(pool: &SqlitePool) -> AppResult<Vec<(i64, i64, String, String, String)>> {
+    Ok(sqlx::query_as("SELECT id, project_id, name, status, created_at FROM experiments ORDER BY id DESC LIMIT 50")
+        .fetch_all(pool)
+        .await?)
+}
+
+/// The report: the stages' reports gathered (what has finished so far).
+pub async fn report(pool: &SqlitePool, id: i64) -> AppResult<ExperimentReportView> {
+    let experiment = view(pool, id).await?;
+    let r = row(pool, id).await?;
+    let outcome: Option<crate::experiment::Outcome> = r.outcome.as_deref().and_then(|o| serde_json::from_str(o).ok());
+    let corpus = store::get_project(pool, experiment.project_id).await?.summary;
+    let graph = store::graph::overview(pool, experiment.project_id).await?;
+    let mut question_sets = Vec::new();
+    let mut methods: Vec<MethodCostView> = Vec::new();
+    let mut evaluations = Vec::new();
+    let mut sanity = Vec::new();
+    let mut metrics = Vec::new();
+    if let Some(o) = &outcome {
+        for s in &o.question_sets {
+            question_sets.push(store::questions::get_set(pool, *s).await?);
+        }
+        for sets in &o.answer_sets {
+            for a in sets {
+                let set = store::answers::get_set(pool, *a).await?;
+                let stage = experiment.stages.iter().find(|s| s.kind == "answers" && s.object_id == Some(*a));
+                let job: Option<&JobView> = stage.and_then(|s| s.job.as_ref());
+                let calls = match job {
+                    Some(j) => store::jobs::item_call_count(pool, j.id).await?,
+                    None => 0,
+                };
+                let entry = match methods.iter_mut().find(|m| m.method == set.method) {
+                    Some(e) => e,
+                    None => {
+                        methods.push(MethodCostView {
+                            method: set.method.clone(),
+                            answers: 0,
+                            calls: 0,
+                            tokens: 0,
+                            cost_usd: 0.0,
+                            seconds: 0.0,
+                        });
+                        methods.last_mut().expect("just pushed")
+                    }
+                };
+                entry.answers += set.answers;
+                entry.calls += calls;
+                if let Some(j) = job {
+                    entry.tokens += j.tokens;
+                    entry.cost_usd += j.cost_usd;
+                    entry.seconds += j.elapsed_secs;
+                }
+            }
+        }
+        for e in &o.evaluations {
+            evaluations.push(crate::evaluation::report_view(pool, *e).await?);
+        }
+        for s in &o.sanity_checks {
+            let v = crate::evaluation::report_view(pool, *s).await?;
+            if let Some((text, even)) = v.sanity {
+                sanity.push((v.evaluation.name.clone(), text, even));
+            }
+        }
+        for m in &o.metrics_runs {
+            metrics.push(crate::metrics::view(&crate::metrics::report(pool, *m).await?));
+        }
+    }
+    Ok(ExperimentReportView { experiment, corpus, graph, question_sets, methods, evaluations, sanity, metrics })
+}
+
+/// The outcome as JSON (what `assay run --json` prints, less timings of files).
+pub async fn outcome_json(pool: &SqlitePool, id: i64) -> AppResult<serde_json::Value> {
+    let v = view(pool, id).await?;
+    let r = row(pool, id).await?;
+    Ok(serde_json::json!({
+        "experiment": v.name,
+        "id": v.id,
+        "project_id": v.project_id,
+        "status": v.status,
+        "llm": v.llm,
+        "stages": v.stages,
+        "outcome": r.outcome.as_deref().and_then(|o| serde_json::from_str::<serde_json::Value>(o).ok()),
+        "new_calls": v.new_calls,
+        "cached_calls": v.cached_calls,
+        "tokens": v.tokens,
+        "cost_usd": v.cost_usd,
+    }))
+}
+
+/// The manifest as it was run.
+pub async fn manifest(pool: &SqlitePool, id: i64) -> AppResult<String> {
+    Ok(row(pool, id).await?.manifest)
+}

@@ -1,0 +1,550 @@
+//! `/experiments/new`: the "New experiment" wizard — every choice of an
+//! experiment manifest with the papers' defaults, the estimate of LLM calls,
+//! tokens and cost before anything runs, the manifest itself (export,
+//! import, edit) — and `/projects/:id/experiments/:exp`: one progress view
+//! for all stages while it runs, then the report gathering every stage's
+//! (corpus and graph, question sets, cost per stage and per method, the
+//! evaluations' box plots and heatmaps, the sanity checks, metrics), with a
+//! share link.
+
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::hooks::use_navigate;
+
+use crate::api::*;
+use crate::components::{Brand, ErrorNote, SharePanel};
+use crate::format;
+use crate::model::{
+    ExperimentDraft, ExperimentReportView, ExperimentStageView, ImportedManifest, WizardFields, WizardStart,
+};
+use crate::pages::corpus::route_id;
+use crate::pages::jobs::{ticker, ProgressBar, StatusBadge};
+
+/// The form's state: its fields, and whether the manifest to run is the
+/// text as imported or edited (until a field changes) rather than the fields'.
+#[derive(Clone, Copy)]
+struct Wiz {
+    fields: RwSignal<WizardFields>,
+    from_text: RwSignal<bool>,
+}
+
+impl Wiz {
+    fn edit(&self, f: impl FnOnce(&mut WizardFields)) {
+        self.fields.update(f);
+        self.from_text.set(false);
+    }
+}
+
+fn number(
+    w: Wiz,
+    id: &'static str,
+    label: &'static str,
+    get: fn(&WizardFields) -> u32,
+    set: fn(&mut WizardFields, u32),
+) -> impl IntoView {
+    view! {
+        <label class="field" for=id><span>{label}</span>
+            <input id=id type="number" min="0" prop:value=move || w.fields.with(|f| get(f).to_string())
+                on:change=move |ev| if let Ok(v) = event_target_value(&ev).trim().parse() { w.edit(|f| set(f, v)) }/>
+        </label>
+    }
+}
+
+fn text(
+    w: Wiz,
+    id: &'static str,
+    label: &'static str,
+    get: fn(&WizardFields) -> String,
+    set: fn(&mut WizardFields, String),
+) -> impl IntoView {
+    view! {
+        <label class="field" for=id><span>{label}</span>
+            <input id=id type="text" prop:value=move || w.fields.with(get)
+                on:change=move |ev| { let v = event_target_value(&ev); w.edit(|f| set(f, v)) }/>
+        </label>
+    }
+}
+
+fn check(
+    w: Wiz,
+    id: &'static str,
+    label: &'static str,
+    get: fn(&WizardFields) -> bool,
+    set: fn(&mut WizardFields, bool),
+) -> impl IntoView {
+    view! {
+        <label class="check" for=id>
+            <input id=id type="checkbox" prop:checked=move || w.fields.with(get)
+                on:change=move |ev| { let v = event_target_checked(&ev); w.edit(|f| set(f, v)) }/>
+            " " {label}
+        </label>
+    }
+}
+
+fn choice(
+    w: Wiz,
+    id: &'static str,
+    label: &'static str,
+    options: Vec<(String, String)>,
+    get: fn(&WizardFields) -> String,
+    set: fn(&mut WizardFields, String),
+) -> impl IntoView {
+    view! {
+        <label class="field" for=id><span>{label}</span>
+            <select id=id on:change=move |ev| { let v = event_target_value(&ev); w.edit(|f| set(f, v)) }>
+                {options.into_iter().map(|(value, shown)| {
+                    let v = value.clone();
+                    view! { <option value=value selected=move || w.fields.with(get) == v>{shown}</option> }
+                }).collect_view()}
+            </select>
+        </label>
+    }
+}
+
+fn options(list: &[(&str, &str)]) -> Vec<(String, String)> {
+    list.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
+}
+
+/// A manifest's text as a `data:` address (for the export link).
+fn data_url(text: &str) -> String {
+    let mut out = String::from("data:application/toml;charset=utf-8,");
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Reads the file chosen in a file input as text.
+#[cfg(feature = "hydrate")]
+fn read_file(ev: &leptos::ev::Event, done: impl FnOnce(String) + 'static) {
+    use wasm_bindgen::{closure::Closure, JsCast};
+    let Some(input) = ev.target().and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok()) else { return };
+    let Some(file) = input.files().and_then(|l| l.get(0)) else { return };
+    let Ok(reader) = web_sys::FileReader::new() else { return };
+    let r = reader.clone();
+    let onload = Closure::once(move |_: web_sys::ProgressEvent| {
+        if let Some(s) = r.result().ok().and_then(|v| v.as_string()) {
+            done(s);
+        }
+    });
+    reader.set_onload(Some(onload.as_ref().unchecked_ref()));
+    onload.forget();
+    let _ = reader.read_as_text(&file);
+}
+
+#[cfg(not(feature = "hydrate"))]
+fn read_file(_: &leptos::ev::Event, _: impl FnOnce(String) + 'static) {}
+
+#[component]
+pub fn NewExperimentPage() -> impl IntoView {
+    let start = Resource::new(|| (), |_| experiment_wizard());
+    let recent = Resource::new(|| (), |_| list_experiments());
+    view! {
+        <Title text="New experiment"/>
+        <Brand account=true/>
+        <main class="page wide" id="wizard">
+            <p class="small"><a href="/">"← Projects"</a></p>
+            <h1>"New experiment"</h1>
+            <p class="lede">"One experiment, end to end: a corpus, its knowledge graph, questions grounded in it, answers from RAG methods, and their comparison under the unbiased protocol — every stage a job, reused when its settings are unchanged. The defaults are seed 000's (§VI)."</p>
+            <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
+                {move || Suspend::new(async move {
+                    match start.await {
+                        Err(e) => view! { <ErrorNote error=e/> }.into_any(),
+                        Ok(s) => view! { <Wizard s/> }.into_any(),
+                    }
+                })}
+            </Suspense>
+            <Suspense fallback=|| ()>
+                {move || Suspend::new(async move {
+                    let list = recent.await.unwrap_or_default();
+                    (!list.is_empty()).then(|| view! {
+                        <h2>"Experiments"</h2>
+                        <table class="grid" id="experiments"><tbody>
+                            {list.into_iter().map(|(id, project, name, status, created)| view! {
+                                <tr><td><a href=format!("/projects/{project}/experiments/{id}")>{format!("#{id} {name}")}</a></td>
+                                    <td><StatusBadge status/></td><td class="small muted">{format::timestamp(&created)}</td></tr>
+                            }).collect_view()}
+                        </tbody></table>
+                    })
+                })}
+            </Suspense>
+        </main>
+    }
+}
+
+#[component]
+fn Wizard(s: WizardStart) -> impl IntoView {
+    let w = Wiz { fields: RwSignal::new(s.fields.clone()), from_text: RwSignal::new(false) };
+    let manifest = RwSignal::new(String::new());
+    let checked = RwSignal::new(0u32);
+    let not_shown = RwSignal::new(Vec::<String>::new());
+    let import_error = RwSignal::new(None::<String>);
+    let draft: Resource<Result<ExperimentDraft, crate::error::AppError>> = Resource::new(
+        move || (w.fields.get(), w.from_text.get(), checked.get()),
+        move |(f, from_text, _)| async move {
+            if from_text {
+                draft_manifest(manifest.get_untracked()).await
+            } else {
+                draft_experiment(serde_json::to_string(&f).unwrap_or_default()).await
+            }
+        },
+    );
+    // The fields' manifest replaces the text (an imported one stays until a field changes).
+    Effect::new(move |_| {
+        if let Some(Ok(d)) = draft.get() {
+            if !w.from_text.get_untracked() {
+                manifest.set(d.manifest);
+                not_shown.set(Vec::new());
+            }
+        }
+    });
+    let import = Action::new(move |text: &String| {
+        let text = text.clone();
+        async move {
+            match import_manifest(text.clone()).await {
+                Ok(ImportedManifest { fields, not_shown: hidden }) => {
+                    manifest.set(text);
+                    w.fields.set(fields);
+                    w.from_text.set(true);
+                    not_shown.set(hidden);
+                    import_error.set(None);
+                    checked.update(|c| *c += 1);
+                }
+                Err(e) => import_error.set(Some(e.to_string())),
+            }
+        }
+    });
+    let run = ServerAction::<StartExperiment>::new();
+    let navigate = use_navigate();
+    Effect::new(move |_| {
+        if let Some(Ok((project, id))) = run.value().get() {
+            navigate(&format!("/projects/{project}/experiments/{id}"), Default::default());
+        }
+    });
+    let project_options: Vec<(String, String)> = std::iter::once((String::new(), "— choose —".to_string()))
+        .chain(
+            s.projects.iter().map(|(n, d, t)| (n.clone(), format!("{n} ({d} documents, {} tokens)", format::int(*t)))),
+        )
+        .collect();
+    let llm_options = vec![
+        ("offline".to_string(), "Offline provider (no LLM: classical-NLP stand-ins)".to_string()),
+        ("settings".to_string(), format!("The configured LLM: {}", s.configured_llm)),
+    ];
+    let methods = s.methods.clone();
+    view! {
+        <form class="wizard" on:submit=|ev| ev.prevent_default()>
+            <fieldset><legend>"1 · Experiment"</legend>
+                {text(w, "x-name", "Name (also its project's)", |f| f.name.clone(), |f, v| f.name = v)}
+                {choice(w, "x-llm", "Who answers the LLM calls", llm_options, |f| f.llm.clone(), |f, v| f.llm = v)}
+                {s.configured_is_offline.then(|| view! { <p class="small muted">"No LLM is configured (Settings): the experiment runs offline — its verdicts come from a transparent rubric, not a language model."</p> })}
+            </fieldset>
+            <fieldset><legend>"2 · Corpus and graph"</legend>
+                {choice(w, "x-corpus", "Corpus", options(&[("sample", "The sample corpus (5 documents, ~2,300 words)"), ("project", "A project's uploaded documents")]), |f| f.corpus.clone(), |f, v| f.corpus = v)}
+                {move || (w.fields.with(|f| f.corpus == "project")).then(|| choice(w, "x-corpus-project", "Project", project_options.clone(), |f| f.corpus_project.clone(), |f, v| f.corpus_project = v))}
+                {number(w, "x-chunk", "Chunk tokens", |f| f.chunk_tokens, |f, v| f.chunk_tokens = v)}
+                {number(w, "x-overlap", "Overlap tokens", |f| f.chunk_overlap, |f, v| f.chunk_overlap = v)}
+                {number(w, "x-gleaning", "Gleaning passes", |f| f.gleaning, |f, v| f.gleaning = v)}
+            </fieldset>
+            <fieldset><legend>"3 · Questions"</legend>
+                <div class="row">
+                    {check(w, "x-graph-q", "Graph-grounded (seed 000)", |f| f.graph_questions, |f, v| f.graph_questions = v)}
+                    {number(w, "x-node", "Node", |f| f.node, |f, v| f.node = v)}
+                    {number(w, "x-edge", "Edge", |f| f.edge, |f, v| f.edge = v)}
+                    {number(w, "x-subgraph", "Subgraph", |f| f.subgraph, |f, v| f.subgraph = v)}
+                </div>
+                <div class="row">
+                    {check(w, "x-summary-q", "Summary (LightRAG)", |f| f.summary_questions, |f, v| f.summary_questions = v)}
+                    {number(w, "x-users", "Users", |f| f.users, |f, v| f.users = v)}
+                    {number(w, "x-tasks", "Tasks each", |f| f.tasks, |f, v| f.tasks = v)}
+                    {number(w, "x-per-task", "Questions each", |f| f.per_task, |f, v| f.per_task = v)}
+                </div>
+                <div class="row">
+                    {check(w, "x-hier-q", "Hierarchical (seed 004)", |f| f.hierarchical_questions, |f, v| f.hierarchical_questions = v)}
+                    {text(w, "x-dims", "Dimensions", |f| f.dimensions.clone(), |f, v| f.dimensions = v)}
+                    {text(w, "x-levels", "Levels", |f| f.levels.clone(), |f, v| f.levels = v)}
+                    {number(w, "x-per-cat", "Per category", |f| f.per_category, |f, v| f.per_category = v)}
+                </div>
+            </fieldset>
+            <fieldset><legend>"4 · Methods"</legend>
+                <div class="methods">
+                    {methods.into_iter().map(|(name, about)| {
+                        let (n1, n2) = (name.clone(), name.clone());
+                        let (id, for_id) = (format!("x-method-{name}"), format!("x-method-{name}"));
+                        view! {
+                            <label class="check" for=for_id title=about>
+                                <input id=id type="checkbox" prop:checked=move || w.fields.with(|f| f.methods.contains(&n1))
+                                    on:change=move |ev| {
+                                        let on = event_target_checked(&ev);
+                                        let n = n2.clone();
+                                        w.edit(|f| { f.methods.retain(|m| *m != n); if on { f.methods.push(n) } })
+                                    }/>
+                                " " {name}
+                            </label>
+                        }
+                    }).collect_view()}
+                </div>
+            </fieldset>
+            <fieldset><legend>"5 · Evaluation"</legend>
+                <div class="row">
+                    {check(w, "x-evaluate", "Compare every pair", |f| f.evaluate, |f, v| f.evaluate = v)}
+                    {choice(w, "x-protocol", "Protocol", options(&[("unbiased", "unbiased"), ("both", "unbiased and legacy"), ("legacy", "legacy only")]), |f| f.protocol.clone(), |f, v| f.protocol = v)}
+                    {choice(w, "x-judge", "Judge", options(&[("llm", "the experiment's LLM"), ("offline", "offline rubric"), ("simulated", "simulated (biased)")]), |f| f.judge.clone(), |f, v| f.judge = v)}
+                </div>
+                <div class="row">
+                    {number(w, "x-trials", "Trials M", |f| f.trials, |f, v| f.trials = v)}
+                    {number(w, "x-repeats", "Repeats N per order", |f| f.repeats, |f, v| f.repeats = v)}
+                    {check(w, "x-align", "Length alignment", |f| f.align, |f, v| f.align = v)}
+                    {check(w, "x-exchange", "Position exchange", |f| f.exchange, |f, v| f.exchange = v)}
+                    {check(w, "x-sanity", "Sanity check (each method against itself)", |f| f.sanity, |f, v| f.sanity = v)}
+                </div>
+                {check(w, "x-metrics", "Reference-based metrics (seed 004; needs hierarchical questions)", |f| f.metrics, |f, v| f.metrics = v)}
+            </fieldset>
+        </form>
+        <section class="panel" id="estimate">
+            <h2>"Before it runs: the estimate"</h2>
+            <Transition fallback=|| view! { <p class="muted">"Estimating…"</p> }>
+                {move || Suspend::new(async move {
+                    match draft.await {
+                        Err(e) => view! { <ErrorNote error=e/> }.into_any(),
+                        Ok(d) => view! { <Estimate d/> }.into_any(),
+                    }
+                })}
+            </Transition>
+            {move || (!not_shown.get().is_empty()).then(|| view! {
+                <p class="small" id="not-shown">"From the imported manifest, not shown in the form (kept while no field changes): " {not_shown.get().join("; ")}</p>
+            })}
+            <p>
+                <button type="button" class="primary" id="start-experiment" disabled=move || run.pending().get()
+                    on:click=move |_| { run.dispatch(StartExperiment { manifest: manifest.get_untracked() }); }>
+                    {move || if run.pending().get() { "Starting…" } else { "Start the experiment" }}</button>
+            </p>
+            {move || run.value().get().and_then(|r| r.err()).map(|e| view! { <ErrorNote error=e/> })}
+        </section>
+        <details class="panel" id="manifest-panel">
+            <summary>"The manifest (TOML): export, import, edit"</summary>
+            <p class="small muted">"What runs: " <code>"assay run experiment.toml --out report/"</code> " runs the same headless. Edit it here and check it, or import one (its corpus must be the sample or a project's documents)."</p>
+            <textarea id="manifest-text" rows="18" spellcheck="false" prop:value=move || manifest.get()
+                on:input=move |ev| manifest.set(event_target_value(&ev))></textarea>
+            <p class="small">
+                <a id="export-manifest" download="experiment.toml" href=move || data_url(&manifest.get())>"Export the manifest"</a> " · "
+                <button type="button" class="link" id="check-manifest" on:click=move |_| { w.from_text.set(true); checked.update(|c| *c += 1); }>"Estimate this text"</button> " · "
+                <button type="button" class="link" id="import-text" on:click=move |_| { import.dispatch(manifest.get_untracked()); }>"Fill the form from this text"</button> " · "
+                <label class="small" for="import-file">"Import a file: "</label>
+                <input id="import-file" type="file" accept=".toml,text/plain"
+                    on:change=move |ev| read_file(&ev, move |t| { import.dispatch(t); })/>
+            </p>
+            {move || import_error.get().map(|e| view! { <p class="error" id="import-error">{e}</p> })}
+        </details>
+    }
+}
+
+#[component]
+fn Estimate(d: ExperimentDraft) -> impl IntoView {
+    if let Some(e) = d.error.clone() {
+        return view! { <p class="error" id="manifest-error">{e}</p> }.into_any();
+    }
+    let cost = move |c: f64| {
+        if d.offline {
+            "$0 (offline)".to_string()
+        } else if !d.priced {
+            "unpriced".to_string()
+        } else {
+            format!("${c:.4}")
+        }
+    };
+    view! {
+        <p id="estimate-total"><strong>{format!("{} LLM calls", format::int(d.calls as i64))}</strong>
+            {format!(" · {} tokens · {}", format::int(d.tokens as i64), cost(d.cost_usd))}
+            <span class="muted">{format!(" — answered by {}", d.llm)}</span></p>
+        {d.offline.then(|| view! { <p class="small muted">"Offline: no language model is called — extraction, questions, answers and verdicts come from Assay's deterministic stand-ins, and the report says so."</p> })}
+        {(!d.offline && !d.priced).then(|| view! { <p class="small muted">"No price is set for this model (Settings): cost shows as unpriced."</p> })}
+        <table class="grid small" id="estimate-stages">
+            <thead><tr><th>"Stage"</th><th class="num">"Calls"</th><th class="num">"Prompt tokens"</th><th class="num">"Completion tokens"</th><th class="num">"Cost"</th><th>"How it is counted"</th></tr></thead>
+            <tbody>
+                {d.stages.iter().map(|s| view! {
+                    <tr><td>{s.label.clone()}</td><td class="num">{format::int(s.calls as i64)}</td>
+                        <td class="num">{format::int(s.prompt_tokens as i64)}</td><td class="num">{format::int(s.completion_tokens as i64)}</td>
+                        <td class="num">{cost(s.cost_usd)}</td><td class="small muted">{s.how.clone()}</td></tr>
+                }).collect_view()}
+            </tbody>
+        </table>
+        <p class="small muted">"An estimate by formula, before anything runs (prompt sizes are typical, not measured); the experiment's page shows the calls each stage actually made."</p>
+    }
+    .into_any()
+}
+
+/// `/projects/:id/experiments/:exp`: the stages while they run, then the report.
+#[component]
+pub fn ExperimentPage() -> impl IntoView {
+    let exp = route_id("exp");
+    let live = RwSignal::new(false);
+    let tick = ticker(live);
+    let page = Resource::new(move || (exp.get(), tick.get()), |(x, _)| get_experiment(x));
+    view! {
+        <Title text="Experiment"/>
+        <Brand account=true/>
+        <main class="page wide evaluation-report" id="experiment">
+            <Transition fallback=|| view! { <p class="muted">"Loading the experiment…"</p> }>
+                {move || Suspend::new(async move {
+                    match page.await {
+                        Err(e) => view! { <ErrorNote error=e/> }.into_any(),
+                        Ok(r) => {
+                            live.set(r.experiment.status == "running");
+                            view! { <ExperimentReport r/> }.into_any()
+                        }
+                    }
+                })}
+            </Transition>
+        </main>
+    }
+}
+
+fn stage_row(s: &ExperimentStageView, project: i64, shared: bool) -> impl IntoView {
+    let state = s.state.clone();
+    let job = s.job.clone();
+    view! {
+        <tr class=format!("stage stage-{state}") data-kind=s.kind.clone()>
+            <td>{s.label.clone()}</td>
+            <td><StatusBadge status=state.clone()/></td>
+            <td>{job.clone().map(|j| {
+                let link = (!shared).then(|| view! { <a href=format!("/projects/{project}/jobs/{}", j.id)>{format!("job #{}", j.id)}</a> " " });
+                view! { {link} {(state == "running").then(|| view! { <ProgressBar j=j.clone()/> })} }
+            })}</td>
+            <td class="num">{format::int(s.planned_calls as i64)}</td>
+            <td class="num">{format::int(s.new_calls)}</td>
+            <td class="num">{format::int(s.cached_calls)}</td>
+            <td class="num">{format::int(s.tokens)}</td>
+            <td class="num">{format!("${:.4}", s.cost_usd)}</td>
+            <td class="num">{format!("{:.1}", s.seconds)}</td>
+        </tr>
+    }
+}
+
+/// The experiment's page body; with `share` read-only (no links into the project).
+#[component]
+pub(crate) fn ExperimentReport(r: ExperimentReportView, #[prop(optional)] share: Option<String>) -> impl IntoView {
+    let e = r.experiment.clone();
+    let shared = share.is_some();
+    let project = e.project_id;
+    let base = share.as_ref().map_or(format!("/api/experiments/{}", e.id), |t| format!("/api/share/{t}"));
+    let done = e.status == "done";
+    view! {
+        <h1>{format!("Experiment #{} · {}", e.id, e.name)}</h1>
+        <p class=if e.offline { "judge-offline" } else { "" } id="experiment-llm">"LLM calls answered by " <strong>{e.llm.clone()}</strong>
+            {e.offline.then(|| view! { <span class="muted">". Nothing here is a language model's output: offline stand-ins made the graph, questions, answers and verdicts."</span> })}</p>
+        <p class="small">
+            <StatusBadge status=e.status.clone()/>
+            {format!(" started {}", format::timestamp(&e.created_at))}
+            {e.finished_at.clone().map(|f| format!(", finished {}", format::timestamp(&f)))}
+            {(!shared).then(|| view! { " · " <a href=format!("/projects/{project}/corpus")>"its project"</a> })}
+        </p>
+        {e.error.clone().map(|err| view! { <p class="error" id="experiment-error">{err}</p> })}
+        <h2>"Stages"</h2>
+        <table class="grid small" id="stages">
+            <thead><tr><th>"Stage"</th><th>"State"</th><th>"Job"</th><th class="num">"Estimated calls"</th><th class="num">"New calls"</th><th class="num">"From cache"</th><th class="num">"Tokens"</th><th class="num">"Cost"</th><th class="num">"Seconds"</th></tr></thead>
+            <tbody>
+                {e.stages.iter().map(|s| stage_row(s, project, shared)).collect_view()}
+                <tr class="total"><td>"Total"</td><td></td><td></td><td></td>
+                    <td class="num" id="total-new">{format::int(e.new_calls)}</td><td class="num" id="total-cached">{format::int(e.cached_calls)}</td>
+                    <td class="num">{format::int(e.tokens)}</td><td class="num">{format!("${:.4}", e.cost_usd)}</td><td></td></tr>
+            </tbody>
+        </table>
+        {done.then(|| view! { <Gathered r=r.clone() project shared/> })}
+        <h2>"Downloads"</h2>
+        <p class="downloads"><a href=format!("{base}/experiment.json") download="">"Every stage, its job, calls and cost (JSON)"</a> " · "
+            <a href=format!("{base}/manifest.toml") download="">"The manifest it ran (TOML)"</a></p>
+        {(!shared && done).then(|| view! { <SharePanel kind="experiment" page_id=e.id/> })}
+    }
+}
+
+#[component]
+fn Gathered(r: ExperimentReportView, project: i64, shared: bool) -> impl IntoView {
+    let c = r.corpus.clone();
+    view! {
+        <h2>"Corpus and graph"</h2>
+        <dl class="totals" id="corpus-stats">
+            <div><dt>"Documents"</dt><dd>{format::int(c.documents)}</dd></div>
+            <div><dt>"Tokens"</dt><dd>{format::int(c.tokens)}</dd></div>
+            <div><dt>"Chunks"</dt><dd>{format::int(c.chunks)}</dd></div>
+            {r.graph.clone().map(|g| view! {
+                <div><dt>"Entities"</dt><dd id="graph-nodes">{format::int(g.nodes)}</dd></div>
+                <div><dt>"Relations"</dt><dd>{format::int(g.edges)}</dd></div>
+                <div><dt>"Communities"</dt><dd>{format::int(g.communities)}</dd></div>
+                <div><dt>"Largest component"</dt><dd>{format::int(g.largest_component)}</dd></div>
+            })}
+        </dl>
+        <h2>"Question sets"</h2>
+        <table class="grid small" id="question-sets">
+            <thead><tr><th>"Set"</th><th>"Kind"</th><th class="num">"Questions"</th><th>"By level or category"</th></tr></thead>
+            <tbody>
+                {r.question_sets.iter().map(|q| {
+                    let name = format!("#{} {}", q.id, q.name);
+                    view! {
+                        <tr><td>{if shared { view! { <span>{name}</span> }.into_any() } else {
+                                view! { <a href=format!("/projects/{project}/questions?set={}", q.id)>{name}</a> }.into_any() }}</td>
+                            <td>{q.kind.clone()}</td><td class="num">{format::int(q.questions)}</td>
+                            <td class="small">{q.counts.iter().map(|(l, n)| format!("{l} {n}")).collect::<Vec<_>>().join(" · ")}</td></tr>
+                    }
+                }).collect_view()}
+            </tbody>
+        </table>
+        <h2>"Cost per method"</h2>
+        <table class="grid small" id="method-costs">
+            <thead><tr><th>"Method"</th><th class="num">"Answers"</th><th class="num">"Calls"</th><th class="num">"Tokens"</th><th class="num">"Cost"</th><th class="num">"Seconds"</th></tr></thead>
+            <tbody>
+                {r.methods.iter().map(|m| view! {
+                    <tr><td>{m.method.clone()}</td><td class="num">{format::int(m.answers)}</td><td class="num">{format::int(m.calls)}</td>
+                        <td class="num">{format::int(m.tokens)}</td><td class="num">{format!("${:.4}", m.cost_usd)}</td><td class="num">{format!("{:.1}", m.seconds)}</td></tr>
+                }).collect_view()}
+            </tbody>
+        </table>
+        {(!r.sanity.is_empty()).then(|| view! {
+            <h2>"Sanity checks"</h2>
+            <ul id="sanity-checks">
+                {r.sanity.iter().map(|(name, text, even)| {
+                    let class = match even { Some(true) => "verdict even", Some(false) => "verdict uneven", None => "verdict" };
+                    view! { <li class=class><strong>{name.clone()}</strong>": " {text.clone()}</li> }
+                }).collect_view()}
+            </ul>
+        })}
+        {r.evaluations.iter().map(|ev| {
+            let id = ev.evaluation.id;
+            view! {
+                <section class="experiment-evaluation" data-evaluation=id>
+                    <h2>{format!("Evaluation #{id} · {}", ev.evaluation.name)}</h2>
+                    <p class="small muted">{format!("Judged by {} · {} protocol · M = {} · N = {} · {} calls ({} from cache)",
+                        ev.evaluation.judge, ev.evaluation.protocol, ev.evaluation.trials, ev.evaluation.repeats, format::int(ev.calls), format::int(ev.cached_calls))}
+                        {(!shared).then(|| view! { " · " <a href=format!("/projects/{project}/evaluations/{id}")>"its full report"</a> })}</p>
+                    <figure class="plot"><div class="svg" role="img" aria-label="Box plots of win and tie rates over trials" inner_html=ev.box_svg.clone()></div></figure>
+                    <crate::pages::evaluations::PairTable rows=ev.pairs.clone()/>
+                    <div class="plots-row">
+                        <figure class="plot"><div class="svg" role="img" aria-label="Relative win rate heatmap" inner_html=ev.heatmap_svg.clone()></div></figure>
+                        {ev.legacy_heatmap_svg.clone().map(|svg| view! { <figure class="plot"><div class="svg" role="img" aria-label="Relative win rate heatmap, legacy" inner_html=svg></div></figure> })}
+                    </div>
+                </section>
+            }
+        }).collect_view()}
+        {(!r.metrics.is_empty()).then(|| view! {
+            <h2>"Reference-based metrics"</h2>
+            {r.metrics.iter().map(|m| view! {
+                <table class="grid small metrics-table1" data-run=m.run_id>
+                    <thead><tr><th>"Answer set"</th><th class="num">"MAP"</th><th class="num">{format!("nDCG@{}", m.k)}</th><th class="num">{format!("Recall@{}", m.k)}</th>
+                        <th class="num">"CS"</th><th class="num">"ROUGE-1"</th><th class="num">"BLEU"</th></tr></thead>
+                    <tbody>
+                        {m.sets.iter().map(|s| {
+                            let o = &s.overall;
+                            let f = |x: Option<f64>| x.map_or("—".to_string(), |v| format!("{v:.3}"));
+                            view! { <tr><td>{s.name.clone()}</td><td class="num">{f(o.map)}</td><td class="num">{f(o.ndcg)}</td><td class="num">{f(o.recall)}</td>
+                                <td class="num">{format!("{:.3}", o.cs)}</td><td class="num">{format!("{:.3}", o.rouge1)}</td><td class="num">{format!("{:.2}", o.bleu)}</td></tr> }
+                        }).collect_view()}
+                    </tbody>
+                </table>
+                {(!shared).then(|| view! { <p class="small"><a href=format!("/projects/{project}/metrics/{}", m.run_id)>"The full metrics report (granularity, splits, Table 4)"</a></p> })}
+            }).collect_view()}
+        })}
+    }
+}

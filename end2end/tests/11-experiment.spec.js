@@ -1,0 +1,106 @@
+// The "New experiment" wizard: the papers' defaults pre-filled, an
+// estimate of calls before anything runs that follows the choices, a bad
+// choice refused naming the key, the manifest exported and imported back;
+// a small offline experiment started from it runs every stage in one
+// progress view to its report (corpus and graph, question sets, cost per
+// stage and method, sanity checks, the evaluation's box plots and heatmap),
+// and a share link opens the report with no session.
+const { test, expect } = require('@playwright/test');
+const { openHydrated, int } = require('./helpers');
+
+test('the wizard runs a small offline experiment to its report and shares it', async ({ page, browser }) => {
+  test.setTimeout(240_000);
+  await openHydrated(page, '/');
+  await page.locator('#new-experiment-link').click();
+  await expect(page).toHaveURL(/\/experiments\/new$/);
+  await expect(page.locator('body[data-hydrated="true"]')).toBeAttached();
+
+  // Seed 000's defaults, and their estimate: 6 pairs × 150 graph questions × 25 × 2 × 2 verdicts.
+  await expect(page.locator('#x-node')).toHaveValue('50');
+  await expect(page.locator('#x-trials')).toHaveValue('25');
+  await expect(page.locator('#x-repeats')).toHaveValue('2');
+  await expect(page.locator('#x-method-bm25')).toBeChecked();
+  const stages = page.locator('#estimate-stages tbody tr');
+  await expect(stages.filter({ hasText: 'evaluation: questions 1, 4 methods' }).locator('td').nth(1)).toHaveText('90,000');
+  await expect(page.locator('#estimate-total')).toContainText('offline');
+
+  // A small experiment: 6 graph questions, 2 methods, 2 trials of 1 repeat.
+  await page.locator('#x-name').fill('Wizard demo');
+  await page.locator('#x-name').dispatchEvent('change');
+  for (const [id, v] of [['#x-node', '2'], ['#x-edge', '2'], ['#x-subgraph', '2'], ['#x-trials', '2'], ['#x-repeats', '1']]) {
+    await page.locator(id).fill(v);
+    await page.locator(id).dispatchEvent('change');
+  }
+  await page.locator('#x-summary-q').uncheck();
+  await page.locator('#x-method-fastgraphrag').uncheck();
+  await page.locator('#x-method-graphrag-local').uncheck();
+  // 1 pair × 6 questions × 2 trials × 1 repeat × 2 orders.
+  await expect(stages.filter({ hasText: 'evaluation: questions 1, 2 methods' }).locator('td').nth(1)).toHaveText('24');
+  await expect(stages.filter({ hasText: 'sanity: bm25 against itself' })).toHaveCount(1);
+
+  // A choice that cannot run is refused naming the key, before anything starts.
+  await page.locator('#x-method-lightrag').uncheck();
+  await expect(page.locator('#manifest-error')).toContainText('evaluation: compare at least two [[methods]]');
+  await page.locator('#x-method-lightrag').check();
+  await expect(page.locator('#manifest-error')).toHaveCount(0);
+
+  // The manifest: exported as a file, and imported back into the form.
+  await page.locator('#manifest-panel summary').click();
+  const [download] = await Promise.all([page.waitForEvent('download'), page.locator('#export-manifest').click()]);
+  const fs = require('fs');
+  const exported = fs.readFileSync(await download.path(), 'utf8');
+  expect(exported).toContain('name = "Wizard demo"');
+  expect(exported).toContain('trials = 2');
+  await page.locator('#x-node').fill('9');
+  await page.locator('#x-node').dispatchEvent('change');
+  await page.locator('#import-file').setInputFiles({ name: 'experiment.toml', mimeType: 'text/plain', buffer: Buffer.from(exported) });
+  await expect(page.locator('#x-node')).toHaveValue('2');
+  await expect(page.locator('#manifest-text')).toHaveValue(exported);
+  // A manifest naming a file on the server is refused in the browser, by its key.
+  await page.locator('#manifest-text').fill(exported.replace('files = ["sample"]', 'files = ["/etc/passwd"]'));
+  await page.locator('#check-manifest').click();
+  await expect(page.locator('#manifest-error')).toContainText('corpus.files[0]');
+  await page.locator('#import-file').setInputFiles({ name: 'experiment.toml', mimeType: 'text/plain', buffer: Buffer.from(exported) });
+  await expect(page.locator('#manifest-error')).toHaveCount(0);
+
+  // Start: one progress view for all stages, then the report.
+  await page.locator('#start-experiment').click();
+  await expect(page).toHaveURL(/\/projects\/\d+\/experiments\/\d+$/, { timeout: 15_000 });
+  await expect(page.locator('#stages tbody tr.stage')).toHaveCount(1 + 1 + 1 + 2 + 2 + 1);
+  await expect(page.locator('#experiment-llm')).toContainText('offline (no LLM)');
+  await expect(page.locator('#stages tbody tr.stage').first()).toContainText('corpus');
+  await expect(page.locator('#corpus-stats')).toBeVisible({ timeout: 180_000 });
+  await expect(page.locator('#stages tr.stage-done')).toHaveCount(8);
+  expect(int(await page.locator('#total-new').textContent())).toBeGreaterThan(0);
+  await expect(page.locator('#corpus-stats')).toContainText('Documents');
+  expect(int(await page.locator('#graph-nodes').textContent())).toBeGreaterThan(0);
+  await expect(page.locator('#question-sets tbody tr')).toHaveCount(1);
+  await expect(page.locator('#method-costs tbody tr')).toHaveCount(2);
+  await expect(page.locator('#sanity-checks li')).toHaveCount(2);
+  const evaluation = page.locator('section.experiment-evaluation');
+  await expect(evaluation).toHaveCount(1);
+  await expect(evaluation.locator('svg').first()).toBeVisible();
+  await expect(evaluation.locator('table')).toContainText('bm25');
+  const json = await page.request.get(await page.locator('a', { hasText: 'Every stage, its job' }).getAttribute('href'));
+  expect(json.status()).toBe(200);
+  const outcome = await json.json();
+  expect(outcome.stages.length).toBe(8);
+  expect(outcome.new_calls).toBe(int(await page.locator('#total-new').textContent()));
+
+  // Share: the report opens read-only from the link, with no session.
+  await page.locator('#create-share').click();
+  const link = page.locator('#share-link a');
+  await expect(link).toHaveAttribute('href', /^\/share\/[0-9a-f]{48}$/);
+  const sharePath = await link.getAttribute('href');
+  const anonymous = await browser.newContext();
+  const stranger = await anonymous.newPage();
+  await openHydrated(stranger, sharePath);
+  await expect(stranger.locator('h1')).toContainText('Wizard demo');
+  await expect(stranger.locator('section.experiment-evaluation svg').first()).toBeVisible();
+  await expect(stranger.locator('#share-panel')).toHaveCount(0);
+  await expect(stranger.locator('a[href^="/projects/"]')).toHaveCount(0);
+  const manifest = await stranger.request.get(await stranger.locator('a', { hasText: 'The manifest it ran' }).getAttribute('href'));
+  expect(manifest.status()).toBe(200);
+  expect(await manifest.text()).toContain('name = "Wizard demo"');
+  await anonymous.close();
+});
