@@ -466,7 +466,7 @@ pub async fn run(
     store::jobs::set_total(pool, job_id, items.len() as i64).await?;
     let provider = llm.build_provider().map_err(|e| AppError::Invalid(e.to_string()))?;
     // The job's calls are written with the items that made them.
-    let calls = Arc::new(SqliteCallStore::buffered(pool.clone()));
+    let calls = Arc::new(SqliteCallStore::buffered(pool.clone()).await?);
     let mut gateway = Gateway::new(provider, calls.clone(), llm.prices.clone()).with_embed_model(&llm.embed_model);
     let parameters: serde_json::Value = serde_json::from_str(&job.parameters).unwrap_or_default();
     if parameters["no_cache"].as_bool() == Some(true) {

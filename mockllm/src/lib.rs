@@ -86,8 +86,12 @@ pub struct MockConfig {
     /// Leave `usage` out of replies (the client must count tokens itself).
     pub omit_usage: bool,
     pub seed: u64,
-    /// Replaces the echo reply of chat completions.
+    /// Replaces the echo reply of chat completions. It sees the request's
+    /// body with the `X-Assay-Purpose` header's task in `x_assay_purpose`.
     pub responder: Option<Responder>,
+    /// Keep no per-body counts (`answered`, `answered_prompts`): a long
+    /// benchmark's distinct prompts would fill the memory.
+    pub lean: bool,
 }
 
 impl Default for MockConfig {
@@ -99,6 +103,7 @@ impl Default for MockConfig {
             hang: Duration::from_secs(30),
             api_key: None,
             omit_usage: false,
+            lean: false,
             seed: 7,
             responder: None,
         }
@@ -119,6 +124,9 @@ pub struct Stats {
     pub answered_prompts: HashMap<String, u64>,
     /// `Authorization` headers that did not match the configured key.
     pub unauthorized: u64,
+    /// Time spent composing chat replies (the responder included; the
+    /// configured latency and faults not): the mock's own time.
+    pub busy: Duration,
 }
 
 struct Shared {
@@ -331,6 +339,7 @@ async fn chat(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Strin
         Ok(c) => c,
         Err(r) => return r,
     };
+    let composing = std::time::Instant::now();
     let Ok(req) = serde_json::from_str::<Value>(&body) else {
         return (StatusCode::BAD_REQUEST, Json(json!({"error": {"message": "request body is not JSON"}})))
             .into_response();
@@ -343,6 +352,10 @@ async fn chat(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Strin
         messages.iter().filter_map(|m| m.get("content").and_then(Value::as_str)).collect::<Vec<_>>().join("\n");
     let last = messages.last().and_then(|m| m.get("content")).and_then(Value::as_str).unwrap_or("");
     let text = if let Some(Responder(respond)) = &config.responder {
+        let mut req = req.clone();
+        if let Some(p) = headers.get("x-assay-purpose").and_then(|v| v.to_str().ok()) {
+            req["x_assay_purpose"] = json!(p);
+        }
         respond(&req)
     } else if req.pointer("/response_format/type").and_then(Value::as_str) == Some("json_object") {
         json!({"echo": last.chars().take(60).collect::<String>()}).to_string()
@@ -352,8 +365,10 @@ async fn chat(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Strin
     {
         let mut stats = shared.stats.lock().unwrap();
         stats.ok += 1;
-        *stats.answered.entry(body.clone()).or_default() += 1;
-        *stats.answered_prompts.entry(last.to_string()).or_default() += 1;
+        if !config.lean {
+            *stats.answered.entry(body.clone()).or_default() += 1;
+            *stats.answered_prompts.entry(last.to_string()).or_default() += 1;
+        }
     }
     let model = req.get("model").and_then(Value::as_str).unwrap_or("mock-model");
     let mut reply = json!({
@@ -367,7 +382,9 @@ async fn chat(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Strin
         let (p, c) = (rough_tokens(&prompt), rough_tokens(&text));
         reply["usage"] = json!({"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c});
     }
-    Json(reply).into_response()
+    let response = Json(reply).into_response();
+    shared.stats.lock().unwrap().busy += composing.elapsed();
+    response
 }
 
 async fn embeddings(State(shared): State<Arc<Shared>>, headers: HeaderMap, Json(req): Json<Value>) -> Response {

@@ -183,7 +183,7 @@ async fn a_jobs_calls_are_written_with_the_item_that_made_them() {
     let pool = app::store::open(&dir.path().join("b.db")).await.unwrap();
     let project = app::store::create_project(&pool, "B", &Default::default()).await.unwrap().summary.id;
     let job = app::store::jobs::create_job(&pool, project, "summaries", &serde_json::json!({}), 2).await.unwrap();
-    let calls = Arc::new(app::store::calls::SqliteCallStore::buffered(pool.clone()));
+    let calls = Arc::new(app::store::calls::SqliteCallStore::buffered(pool.clone()).await.unwrap());
     let store = app::store::jobs::SqliteJobStore::new(pool.clone()).with_calls(calls.clone());
     let gateway =
         Gateway::new(Arc::new(engine::llm::offline::OfflineProvider::default()), calls.clone(), PriceTable::default());

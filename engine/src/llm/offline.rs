@@ -47,6 +47,13 @@ impl OfflineProvider {
         self.tasks.insert(purpose.to_string(), Arc::new(task));
     }
 
+    /// The reply text to `req`, as `chat` gives it (without accounting).
+    pub fn answer(&self, req: &ChatRequest) -> Result<String, String> {
+        let task =
+            self.tasks.get(&req.purpose).ok_or_else(|| LlmError::Unsupported(req.purpose.clone()).to_string())?;
+        task(req)
+    }
+
     pub fn purposes(&self) -> Vec<&str> {
         let mut p: Vec<&str> = self.tasks.keys().map(String::as_str).collect();
         p.sort();

@@ -89,10 +89,25 @@ impl OpenAiProvider {
 
     /// One attempt: the body of a 2xx reply, or an error and the server's `Retry-After`.
     async fn post(&self, path: &str, body: &serde_json::Value) -> Result<String, (LlmError, Option<Duration>)> {
+        self.post_for(path, body, None).await
+    }
+
+    /// POSTs `body`; with `purpose`, the request says which task it is in
+    /// an `X-Assay-Purpose` header (for a proxy's logs, or the mock server
+    /// answering each task as the offline provider does).
+    async fn post_for(
+        &self,
+        path: &str,
+        body: &serde_json::Value,
+        purpose: Option<&str>,
+    ) -> Result<String, (LlmError, Option<Duration>)> {
         let _permit = self.permits.acquire().await.map_err(|_| (LlmError::Cancelled, None))?;
         let url =
             if path.is_empty() { self.config.base_url.clone() } else { format!("{}/{path}", self.config.base_url) };
         let mut request = self.client.post(url).timeout(self.config.timeout).json(body);
+        if let Some(p) = purpose {
+            request = request.header("x-assay-purpose", p);
+        }
         if let Some(key) = &self.config.api_key {
             request = request.bearer_auth(key.expose());
         }
@@ -321,7 +336,7 @@ impl Provider for OpenAiProvider {
             }
             let (mut reply, attempts) = self
                 .retrying(&req.purpose, || async {
-                    let text = self.post("chat/completions", &body).await?;
+                    let text = self.post_for("chat/completions", &body, Some(&req.purpose)).await?;
                     parse_reply(&text, &body).map_err(|e| (e, None))
                 })
                 .await?;

@@ -1,0 +1,79 @@
+// Browser benchmark of an experiment's report page: a small offline
+// experiment is started from the wizard (4 methods, 20 questions, 5 trials)
+// and, once done, its report page is opened 5 times in a fresh context
+// (nothing cached): time to first contentful paint (the server-rendered
+// report) and to hydration (the WASM has taken over: body[data-hydrated]),
+// with the page's and the WASM's transfer sizes.
+// Usage: node end2end/bench/report-page.js ASSAY_BIN
+const { chromium } = require('playwright-core');
+const { spawn } = require('child_process');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+
+(async () => {
+  const bin = process.argv[2];
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'assay-report-bench-'));
+  const base = 'http://127.0.0.1:3392';
+  const server = spawn(bin, ['--db', path.join(dir, 'r.db'), 'serve', '--no-login', '--addr', '127.0.0.1:3392'],
+    { env: { ...process.env, ASSAY_LLM_PROVIDER: '' }, stdio: 'ignore' });
+  try {
+    for (let i = 0; i < 100; i++) {
+      try { if ((await fetch(base + '/')).ok) break; } catch (_) { /* not up yet */ }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const browser = await chromium.launch({
+      executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking'],
+    });
+    const setup = await browser.newPage();
+    await setup.goto(`${base}/experiments/new`);
+    await setup.waitForSelector('body[data-hydrated="true"]');
+    for (const [id, v] of [['#x-node', '4'], ['#x-edge', '4'], ['#x-subgraph', '4'], ['#x-users', '2'], ['#x-tasks', '2'],
+      ['#x-per-task', '2'], ['#x-trials', '5'], ['#x-repeats', '1']]) {
+      await setup.fill(id, v);
+      await setup.dispatchEvent(id, 'change');
+    }
+    await setup.waitForTimeout(1000);
+    await setup.click('#start-experiment');
+    await setup.waitForURL(/\/experiments\/\d+$/);
+    await setup.waitForSelector('#corpus-stats', { timeout: 600_000 });
+    const url = setup.url();
+    const runs = [];
+    for (let i = 0; i < 5; i++) {
+      const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+      const page = await context.newPage();
+      await page.addInitScript(() => {
+        new MutationObserver((_, observer) => {
+          if (document.body && document.body.dataset.hydrated === 'true') {
+            window.__hydrated = performance.now();
+            observer.disconnect();
+          }
+        }).observe(document, { attributes: true, subtree: true, attributeFilter: ['data-hydrated'] });
+      });
+      await page.goto(url);
+      await page.waitForFunction(() => window.__hydrated !== undefined, null, { timeout: 60_000 });
+      runs.push(await page.evaluate(() => {
+        const paint = performance.getEntriesByName('first-contentful-paint')[0];
+        const nav = performance.getEntriesByType('navigation')[0];
+        const wasm = performance.getEntriesByType('resource').find((r) => r.name.endsWith('.wasm'));
+        return {
+          fcp: paint ? paint.startTime : NaN,
+          hydrated: window.__hydrated,
+          html: nav.transferSize,
+          htmlBody: nav.decodedBodySize,
+          wasm: wasm ? wasm.transferSize : NaN,
+          wasmBody: wasm ? wasm.decodedBodySize : NaN,
+        };
+      }));
+      await context.close();
+    }
+    const median = (k) => runs.map((r) => r[k]).sort((a, b) => a - b)[Math.floor(runs.length / 2)];
+    console.log(`experiment report page (${url}), 5 cold loads, medians:`);
+    console.log(`  first contentful paint ${median('fcp').toFixed(0)} ms; hydrated ${median('hydrated').toFixed(0)} ms`);
+    console.log(`  HTML ${(median('htmlBody') / 1024).toFixed(0)} KB (${(median('html') / 1024).toFixed(0)} KB sent); WASM ${(median('wasmBody') / 1024).toFixed(0)} KB (${(median('wasm') / 1024).toFixed(0)} KB sent)`);
+    await browser.close();
+  } finally {
+    server.kill();
+  }
+})();
