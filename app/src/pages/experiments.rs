@@ -493,6 +493,7 @@ fn Gathered(r: ExperimentReportView, project: i64, shared: bool) -> impl IntoVie
             </tbody>
         </table>
         <h2>"Cost per method"</h2>
+        <p class="small muted">"Each method's answer sets: their jobs' calls, tokens, cost and time when the answers were made (a reused stage's too); judging is in the stages above."</p>
         <table class="grid small" id="method-costs">
             <thead><tr><th>"Method"</th><th class="num">"Answers"</th><th class="num">"Calls"</th><th class="num">"Tokens"</th><th class="num">"Cost"</th><th class="num">"Seconds"</th></tr></thead>
             <tbody>
