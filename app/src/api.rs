@@ -1310,11 +1310,7 @@ pub async fn draft_experiment(fields: String) -> Result<ExperimentDraft, AppErro
     let llm = call.state.llm();
     match crate::experiments::manifest_of(&f, &llm) {
         Ok(text) => Ok(crate::experiments::draft(&call.state.pool, &llm, &text).await),
-        Err(e) => {
-            let mut d = crate::experiments::draft(&call.state.pool, &llm, "").await;
-            d.error = Some(e);
-            Ok(d)
-        }
+        Err(e) => Ok(crate::experiments::refused("", e)),
     }
 }
 

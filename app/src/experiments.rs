@@ -240,9 +240,13 @@ pub fn fields_of(m: &Manifest, defaults: &WizardFields) -> ImportedManifest {
     ImportedManifest { fields: f, not_shown }
 }
 
-/// A manifest's estimate before it runs (or what is wrong with it).
-pub async fn draft(pool: &SqlitePool, configured: &LlmSettings, text: &str) -> ExperimentDraft {
-    let mut d = ExperimentDraft {
+/// A draft that cannot run, saying why.
+pub fn refused(text: &str, error: String) -> ExperimentDraft {
+    ExperimentDraft { error: Some(error), ..blank(text) }
+}
+
+fn blank(text: &str) -> ExperimentDraft {
+    ExperimentDraft {
         manifest: text.to_string(),
         error: None,
         stages: Vec::new(),
@@ -252,13 +256,15 @@ pub async fn draft(pool: &SqlitePool, configured: &LlmSettings, text: &str) -> E
         llm: String::new(),
         offline: true,
         priced: false,
-    };
+    }
+}
+
+/// A manifest's estimate before it runs (or what is wrong with it).
+pub async fn draft(pool: &SqlitePool, configured: &LlmSettings, text: &str) -> ExperimentDraft {
+    let mut d = blank(text);
     let m = match Manifest::parse_uploaded(text) {
         Ok(m) => m,
-        Err(e) => {
-            d.error = Some(e.0);
-            return d;
-        }
+        Err(e) => return refused(text, e.0),
     };
     let llm = crate::experiment::llm_settings(&m, configured);
     d.llm = describe(&llm);
@@ -266,10 +272,7 @@ pub async fn draft(pool: &SqlitePool, configured: &LlmSettings, text: &str) -> E
     d.priced = !d.offline && llm.prices.0.contains_key(&llm.model);
     let documents = match crate::experiment::document_tokens(pool, &m, std::path::Path::new(".")).await {
         Ok(t) => t,
-        Err(e) => {
-            d.error = Some(e.to_string());
-            return d;
-        }
+        Err(e) => return ExperimentDraft { error: Some(e.to_string()), ..d },
     };
     for s in m.estimate(&documents) {
         // The offline provider and the rubric judge cost nothing.
