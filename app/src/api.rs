@@ -156,7 +156,7 @@ fn llm_info(llm: &engine::llm::settings::LlmSettings) -> LlmInfo {
     let offline = llm.provider == ProviderKind::Offline;
     LlmInfo {
         provider: llm.provider.name().to_string(),
-        label: if offline { "offline (no LLM)".into() } else { format!("openai, {} at {}", llm.model, llm.base_url) },
+        label: llm.describe(),
         base_url: llm.base_url.clone(),
         model: llm.model.clone(),
         concurrency: llm.concurrency as i64,

@@ -17,14 +17,6 @@ use crate::model::{
 use crate::state::AppState;
 use crate::store;
 
-/// How the LLM is named on pages: plainly not a model when offline.
-pub fn describe(llm: &LlmSettings) -> String {
-    match llm.provider {
-        ProviderKind::Offline => "offline (no LLM)".into(),
-        ProviderKind::OpenAi => format!("{} at {}", llm.model, llm.base_url),
-    }
-}
-
 /// The wizard's defaults: the papers' (seed 000's experiment on the sample).
 pub async fn wizard_start(pool: &SqlitePool, llm: &LlmSettings) -> AppResult<WizardStart> {
     let eval = EvaluationSection::default();
@@ -75,7 +67,7 @@ pub async fn wizard_start(pool: &SqlitePool, llm: &LlmSettings) -> AppResult<Wiz
             .filter(|(n, _)| *n != "http")
             .map(|(n, d)| (n.to_string(), d.to_string()))
             .collect(),
-        configured_llm: describe(llm),
+        configured_llm: llm.describe(),
         configured_is_offline: llm.provider == ProviderKind::Offline,
     })
 }
@@ -261,16 +253,20 @@ fn blank(text: &str) -> ExperimentDraft {
 
 /// A manifest's estimate before it runs (or what is wrong with it).
 pub async fn draft(pool: &SqlitePool, configured: &LlmSettings, text: &str) -> ExperimentDraft {
+    match Manifest::parse_uploaded(text) {
+        Ok(m) => estimate(pool, configured, text, &m).await,
+        Err(e) => refused(text, e.0),
+    }
+}
+
+/// The estimate of `m` (parsed from `text`).
+async fn estimate(pool: &SqlitePool, configured: &LlmSettings, text: &str, m: &Manifest) -> ExperimentDraft {
     let mut d = blank(text);
-    let m = match Manifest::parse_uploaded(text) {
-        Ok(m) => m,
-        Err(e) => return refused(text, e.0),
-    };
-    let llm = crate::experiment::llm_settings(&m, configured);
-    d.llm = describe(&llm);
+    let llm = crate::experiment::llm_settings(m, configured);
+    d.llm = llm.describe();
     d.offline = llm.provider == ProviderKind::Offline;
     d.priced = !d.offline && llm.prices.0.contains_key(&llm.model);
-    let documents = match crate::experiment::document_tokens(pool, &m, std::path::Path::new(".")).await {
+    let documents = match crate::experiment::document_tokens(pool, m, std::path::Path::new(".")).await {
         Ok(t) => t,
         Err(e) => return ExperimentDraft { error: Some(e.to_string()), ..d },
     };
@@ -304,8 +300,9 @@ pub async fn draft(pool: &SqlitePool, configured: &LlmSettings, text: &str) -> E
 pub async fn start(state: &AppState, text: &str) -> AppResult<(i64, i64)> {
     let m = Manifest::parse_uploaded(text).map_err(|e| AppError::Invalid(e.0))?;
     let pool = state.pool.clone();
-    let llm = crate::experiment::llm_settings(&m, &state.llm());
-    let d = draft(&pool, &state.llm(), text).await;
+    let configured = state.llm();
+    let llm = crate::experiment::llm_settings(&m, &configured);
+    let d = estimate(&pool, &configured, text, &m).await;
     if let Some(e) = d.error {
         return Err(AppError::Invalid(e));
     }
@@ -398,7 +395,10 @@ pub async fn project_of(pool: &SqlitePool, id: i64) -> AppResult<i64> {
 
 /// An experiment's stages: the plan, with what ran (or runs) filled in.
 pub async fn view(pool: &SqlitePool, id: i64) -> AppResult<ExperimentView> {
-    let r = row(pool, id).await?;
+    view_of(pool, row(pool, id).await?).await
+}
+
+async fn view_of(pool: &SqlitePool, r: Row) -> AppResult<ExperimentView> {
     let plan: Vec<StageEstimateView> = serde_json::from_str(&r.plan).unwrap_or_default();
     let outcome: Option<crate::experiment::Outcome> = r.outcome.as_deref().and_then(|o| serde_json::from_str(o).ok());
     let current = r.stage.as_deref().and_then(|s| plan.iter().position(|p| p.label == s));
@@ -490,9 +490,9 @@ pub async fn list_all(pool: &SqlitePool) -> AppResult<Vec<(i64, i64, String, Str
 
 /// The report: the stages' reports gathered (what has finished so far).
 pub async fn report(pool: &SqlitePool, id: i64) -> AppResult<ExperimentReportView> {
-    let experiment = view(pool, id).await?;
     let r = row(pool, id).await?;
     let outcome: Option<crate::experiment::Outcome> = r.outcome.as_deref().and_then(|o| serde_json::from_str(o).ok());
+    let experiment = view_of(pool, r).await?;
     let corpus = store::get_project(pool, experiment.project_id).await?.summary;
     let graph = store::graph::overview(pool, experiment.project_id).await?;
     let mut question_sets = Vec::new();
@@ -554,8 +554,9 @@ pub async fn report(pool: &SqlitePool, id: i64) -> AppResult<ExperimentReportVie
 
 /// The outcome as JSON (what `assay run --json` prints, less timings of files).
 pub async fn outcome_json(pool: &SqlitePool, id: i64) -> AppResult<serde_json::Value> {
-    let v = view(pool, id).await?;
     let r = row(pool, id).await?;
+    let outcome = r.outcome.as_deref().and_then(|o| serde_json::from_str::<serde_json::Value>(o).ok());
+    let v = view_of(pool, r).await?;
     Ok(serde_json::json!({
         "experiment": v.name,
         "id": v.id,
@@ -563,7 +564,7 @@ pub async fn outcome_json(pool: &SqlitePool, id: i64) -> AppResult<serde_json::V
         "status": v.status,
         "llm": v.llm,
         "stages": v.stages,
-        "outcome": r.outcome.as_deref().and_then(|o| serde_json::from_str::<serde_json::Value>(o).ok()),
+        "outcome": outcome,
         "new_calls": v.new_calls,
         "cached_calls": v.cached_calls,
         "tokens": v.tokens,

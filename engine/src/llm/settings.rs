@@ -78,6 +78,14 @@ pub fn default_prices() -> PriceTable {
 }
 
 impl LlmSettings {
+    /// How pages and the CLI name who answers: plainly not a model when offline.
+    pub fn describe(&self) -> String {
+        match self.provider {
+            ProviderKind::Offline => "offline (no LLM)".into(),
+            ProviderKind::OpenAi => format!("openai, {} at {}", self.model, self.base_url),
+        }
+    }
+
     /// The provider these settings describe.
     /// The endpoint settings model calls use (concurrency, timeout,
     /// attempts), without the key: also what other HTTP services Assay

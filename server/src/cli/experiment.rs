@@ -76,7 +76,7 @@ pub async fn run(
     let summary = json!({
         "experiment": m.name,
         "project_id": outcome.project_id,
-        "llm": super::describe(&llm),
+        "llm": llm.describe(),
         "stages": outcome.stages,
         "question_sets": outcome.question_sets,
         "answer_sets": outcome.answer_sets,
@@ -95,7 +95,7 @@ pub async fn run(
     }
     out.print(summary, || {
         let mut lines =
-            vec![format!("experiment \"{}\" (project {}) with {}", m.name, outcome.project_id, super::describe(&llm))];
+            vec![format!("experiment \"{}\" (project {}) with {}", m.name, outcome.project_id, llm.describe())];
         lines.push(format!(
             "  {:<44} {:>7} {:>6} {:>9} {:>7} {:>8}",
             "stage", "", "job", "new calls", "cached", "seconds"

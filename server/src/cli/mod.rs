@@ -860,7 +860,7 @@ async fn execute_job(
     use std::io::IsTerminal;
     let before = app::store::jobs::get_job(pool, id).await?;
     if !out.json {
-        eprintln!("job {} ({}) with {}", id, before.kind, describe(llm));
+        eprintln!("job {} ({}) with {}", id, before.kind, llm.describe());
     }
     let cancel = tokio_util::sync::CancellationToken::new();
     let on_ctrl_c = cancel.clone();
@@ -899,13 +899,6 @@ async fn execute_job(
 }
 
 /// "offline (no LLM)", or the model and where it runs.
-fn describe(llm: &LlmSettings) -> String {
-    match llm.provider {
-        ProviderKind::Offline => "offline (no LLM)".into(),
-        ProviderKind::OpenAi => format!("openai, {} at {}", llm.model, llm.base_url),
-    }
-}
-
 async fn ping(pool: SqlitePool, out: Output, llm: &LlmSettings, message: String) -> anyhow::Result<ExitCode> {
     // A connection test reports the exact error quickly: one retry at most.
     let provider = LlmSettings { max_attempts: 2, ..llm.clone() }.build_provider()?;
@@ -921,7 +914,7 @@ async fn ping(pool: SqlitePool, out: Output, llm: &LlmSettings, message: String)
         || {
             format!(
                 "{}\nreply: {}\n{} prompt + {} completion tokens, {} ms, {} attempt{}, ${:.6}",
-                describe(llm),
+                llm.describe(),
                 reply.text,
                 reply.prompt_tokens,
                 reply.completion_tokens,
@@ -962,7 +955,7 @@ async fn serve(pool: SqlitePool, db: &std::path::Path, llm: &LlmSettings, args: 
         Some(saved) => saved.apply(llm),
         None => llm.clone(),
     };
-    println!("LLM provider: {}", describe(&in_force));
+    println!("LLM provider: {}", in_force.describe());
     let router = crate::web::router(pool, config, in_force, options);
     println!("Assay is running at http://{addr}  (database: {})", db.display());
     crate::web::serve(listener, router).await?;
