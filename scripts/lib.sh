@@ -27,6 +27,20 @@ ensure_wasm_bindgen() {
   fi
 }
 
+# wasm-split-cli cuts the browser's WASM into the main module and one chunk
+# per lazily loaded page (plus the chunks of code pages share); Leptos'
+# #[lazy_route] pages only link once it has. The version speaks the
+# protocol of the wasm_split_helpers crate in Cargo.lock (0.2).
+WASM_SPLIT_VERSION=0.2.4
+ensure_wasm_split() {
+  local have
+  have="$(cargo install --list 2>/dev/null | awk '/^wasm_split_cli_support v/ {sub(/^v/, "", $2); sub(/:$/, "", $2); print $2}')"
+  if [ "$have" != "$WASM_SPLIT_VERSION" ] || ! command -v wasm-split-cli >/dev/null; then
+    say "installing wasm-split-cli $WASM_SPLIT_VERSION (found: ${have:-none}); this takes a minute once"
+    cargo install wasm_split_cli_support --version "$WASM_SPLIT_VERSION" --features build-binary --locked --force
+  fi
+}
+
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 apt_updated=0

@@ -57,6 +57,7 @@ pub mod tokens;
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
 use leptos_router::components::{Route, Router, Routes};
+use leptos_router::Lazy;
 use leptos_router::path;
 
 use pages::answers::AnswersPage;
@@ -73,6 +74,51 @@ use pages::share::SharePage;
 use pages::studies::{StudiesPage, StudyResultsPage};
 use pages::users::UsersPage;
 use pages::{corpus::CorpusPage, document::DocumentPage, home::HomePage, NotFound};
+
+/// A route whose page is loaded when it is first shown: the browser's build
+/// is split (scripts/build, wasm-split-cli) so each page's code is its own
+/// WASM chunk, fetched when the page is opened (and preloaded with the
+/// server-rendered HTML of that page), instead of every page in one bundle.
+macro_rules! lazy_page {
+    ($route:ident, $page:ident) => {
+        #[derive(Debug)]
+        pub struct $route;
+
+        #[leptos_router::lazy_route]
+        impl leptos_router::LazyRoute for $route {
+            fn data() -> Self {
+                $route
+            }
+
+            fn view(_this: Self) -> AnyView {
+                view! { <$page/> }.into_any()
+            }
+        }
+    };
+}
+
+lazy_page!(HomePageRoute, HomePage);
+lazy_page!(CorpusPageRoute, CorpusPage);
+lazy_page!(DocumentPageRoute, DocumentPage);
+lazy_page!(GraphPageRoute, GraphPage);
+lazy_page!(QuestionsPageRoute, QuestionsPage);
+lazy_page!(AnswersPageRoute, AnswersPage);
+lazy_page!(EvaluationsPageRoute, EvaluationsPage);
+lazy_page!(EvaluationPageRoute, EvaluationPage);
+lazy_page!(MetricsPageRoute, MetricsPage);
+lazy_page!(MetricsRunPageRoute, MetricsRunPage);
+lazy_page!(StudiesPageRoute, StudiesPage);
+lazy_page!(ExperimentPageRoute, ExperimentPage);
+lazy_page!(NewExperimentPageRoute, NewExperimentPage);
+lazy_page!(StudyResultsPageRoute, StudyResultsPage);
+lazy_page!(RaterPageRoute, RaterPage);
+lazy_page!(LoginPageRoute, LoginPage);
+lazy_page!(SharePageRoute, SharePage);
+lazy_page!(SetupPageRoute, SetupPage);
+lazy_page!(UsersPageRoute, UsersPage);
+lazy_page!(JobsPageRoute, JobsPage);
+lazy_page!(JobPageRoute, JobPage);
+lazy_page!(SettingsPageRoute, SettingsPage);
 
 /// The HTML document around every page.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
@@ -96,43 +142,36 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 #[component]
 pub fn App() -> impl IntoView {
     provide_meta_context();
-    // Only runs in the browser, once the WASM has taken over the page:
-    // tests (and curious users) can tell a hydrated page by this attribute.
-    Effect::new(move |_| {
-        if let Some(body) = document().body() {
-            let _ = body.set_attribute("data-hydrated", "true");
-        }
-    });
     view! {
         <Stylesheet id="assay-css" href="/pkg/assay.css"/>
         <Title formatter=|page: String| if page.is_empty() { "Assay".to_string() } else { format!("{page} · Assay") }/>
         <Router>
             <Routes fallback=NotFound>
-                <Route path=path!("/") view=HomePage/>
-                <Route path=path!("/projects/:id") view=CorpusPage/>
-                <Route path=path!("/projects/:id/corpus") view=CorpusPage/>
-                <Route path=path!("/projects/:id/documents/:doc") view=DocumentPage/>
-                <Route path=path!("/projects/:id/graph") view=GraphPage/>
-                <Route path=path!("/projects/:id/questions") view=QuestionsPage/>
-                <Route path=path!("/projects/:id/answers") view=AnswersPage/>
-                <Route path=path!("/projects/:id/evaluations") view=EvaluationsPage/>
-                <Route path=path!("/projects/:id/evaluations/:eval") view=EvaluationPage/>
-                <Route path=path!("/projects/:id/metrics") view=MetricsPage/>
-                <Route path=path!("/projects/:id/metrics/:run") view=MetricsRunPage/>
-                <Route path=path!("/projects/:id/studies") view=StudiesPage/>
-                <Route path=path!("/projects/:id/experiments/:exp") view=ExperimentPage/>
-                <Route path=path!("/experiments/new") view=NewExperimentPage/>
-                <Route path=path!("/projects/:id/studies/:study") view=StudyResultsPage/>
-                <Route path=path!("/s/:token") view=RaterPage/>
-                <Route path=path!("/login") view=LoginPage/>
+                <Route path=path!("/") view={Lazy::<HomePageRoute>::new()}/>
+                <Route path=path!("/projects/:id") view={Lazy::<CorpusPageRoute>::new()}/>
+                <Route path=path!("/projects/:id/corpus") view={Lazy::<CorpusPageRoute>::new()}/>
+                <Route path=path!("/projects/:id/documents/:doc") view={Lazy::<DocumentPageRoute>::new()}/>
+                <Route path=path!("/projects/:id/graph") view={Lazy::<GraphPageRoute>::new()}/>
+                <Route path=path!("/projects/:id/questions") view={Lazy::<QuestionsPageRoute>::new()}/>
+                <Route path=path!("/projects/:id/answers") view={Lazy::<AnswersPageRoute>::new()}/>
+                <Route path=path!("/projects/:id/evaluations") view={Lazy::<EvaluationsPageRoute>::new()}/>
+                <Route path=path!("/projects/:id/evaluations/:eval") view={Lazy::<EvaluationPageRoute>::new()}/>
+                <Route path=path!("/projects/:id/metrics") view={Lazy::<MetricsPageRoute>::new()}/>
+                <Route path=path!("/projects/:id/metrics/:run") view={Lazy::<MetricsRunPageRoute>::new()}/>
+                <Route path=path!("/projects/:id/studies") view={Lazy::<StudiesPageRoute>::new()}/>
+                <Route path=path!("/projects/:id/experiments/:exp") view={Lazy::<ExperimentPageRoute>::new()}/>
+                <Route path=path!("/experiments/new") view={Lazy::<NewExperimentPageRoute>::new()}/>
+                <Route path=path!("/projects/:id/studies/:study") view={Lazy::<StudyResultsPageRoute>::new()}/>
+                <Route path=path!("/s/:token") view={Lazy::<RaterPageRoute>::new()}/>
+                <Route path=path!("/login") view={Lazy::<LoginPageRoute>::new()}/>
                 // Rendered whole before the response starts, so a withdrawn
                 // link's 404 status is the response's (not a streamed 200).
-                <Route path=path!("/share/:token") view=SharePage ssr=leptos_router::SsrMode::Async/>
-                <Route path=path!("/setup") view=SetupPage/>
-                <Route path=path!("/users") view=UsersPage/>
-                <Route path=path!("/projects/:id/jobs") view=JobsPage/>
-                <Route path=path!("/projects/:id/jobs/:job") view=JobPage/>
-                <Route path=path!("/projects/:id/settings") view=SettingsPage/>
+                <Route path=path!("/share/:token") view={Lazy::<SharePageRoute>::new()} ssr=leptos_router::SsrMode::Async/>
+                <Route path=path!("/setup") view={Lazy::<SetupPageRoute>::new()}/>
+                <Route path=path!("/users") view={Lazy::<UsersPageRoute>::new()}/>
+                <Route path=path!("/projects/:id/jobs") view={Lazy::<JobsPageRoute>::new()}/>
+                <Route path=path!("/projects/:id/jobs/:job") view={Lazy::<JobPageRoute>::new()}/>
+                <Route path=path!("/projects/:id/settings") view={Lazy::<SettingsPageRoute>::new()}/>
             </Routes>
         </Router>
     }

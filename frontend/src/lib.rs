@@ -1,11 +1,28 @@
 //! The browser entry point: the WASM module's `hydrate` export, which the
 //! server-rendered page calls once the module has loaded. It takes over the
 //! HTML the server rendered rather than drawing it again.
+//!
+//! Pages are lazy routes (their code is a separate WASM module, see
+//! scripts/build), so hydration is asynchronous: the page's module is
+//! fetched, then the page is hydrated. Only then is `<body>` marked
+//! `data-hydrated="true"` — tests (and curious users) can tell a page that
+//! answers clicks by this attribute.
 
 #![recursion_limit = "256"]
+
+use leptos::prelude::document;
+use any_spawner::Executor;
+use leptos::task::spawn_local;
 
 #[wasm_bindgen::prelude::wasm_bindgen]
 pub fn hydrate() {
     console_error_panic_hook::set_once();
-    leptos::mount::hydrate_body(app::App);
+    // An Err only means the executor is already running.
+    let _ = Executor::init_wasm_bindgen();
+    spawn_local(async {
+        let Some(body) = document().body() else { return };
+        let owner = leptos::mount::hydrate_from_async(body.clone(), app::App).await;
+        owner.forget();
+        let _ = body.set_attribute("data-hydrated", "true");
+    });
 }

@@ -66,7 +66,7 @@ pub fn AnswersPage() -> impl IntoView {
         <main class="page wide">
             <h1>"Answers"</h1>
             <LatestJob project_id=id.get_untracked() kind="answers" label="Answers" dom_id="answers-job" jobs live finished/>
-            <Suspense fallback=|| ()>
+            <Transition fallback=|| ()>
                 {move || Suspend::new(async move {
                     let info = llm.await.ok();
                     let qs = question_sets.await.unwrap_or_default();
@@ -78,7 +78,7 @@ pub fn AnswersPage() -> impl IntoView {
                         <ImportForm project_id=id.get_untracked() question_sets=qs import_error/>
                     }
                 })}
-            </Suspense>
+            </Transition>
             <ActionError action=start/>
             <h2>"Cost per question"</h2>
             <Transition fallback=|| view! { <p class="muted">"Loading…"</p> }>
@@ -296,7 +296,7 @@ fn SideBySide(
                     }).collect_view().into_any()
                 }}
             </p>
-            <Suspense fallback=|| view! { <p class="muted">"Loading answers…"</p> }>
+            <Transition fallback=|| view! { <p class="muted">"Loading answers…"</p> }>
                 {move || {
                     let b_name = b_name.clone();
                     let a_name = a_name.clone();
@@ -308,7 +308,7 @@ fn SideBySide(
                         }
                     })
                 }}
-            </Suspense>
+            </Transition>
         </section>
     }
     .into_any()

@@ -31,7 +31,7 @@ pub fn GraphPage() -> impl IntoView {
         <main class="page wide">
             <h1>"Knowledge graph"</h1>
             <LatestJob project_id=id.get_untracked() kind="graph" label="Graph" dom_id="graph-job" jobs live finished/>
-            <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
+            <Transition fallback=|| view! { <p class="muted">"Loading…"</p> }>
                 {move || Suspend::new(async move {
                     let info = llm.await.ok();
                     match overview.await {
@@ -55,7 +55,7 @@ pub fn GraphPage() -> impl IntoView {
                         }.into_any(),
                     }
                 })}
-            </Suspense>
+            </Transition>
             <ActionError action=build/>
         </main>
     }

@@ -92,26 +92,34 @@ pub(crate) fn LatestJob(
     finished: RwSignal<u64>,
 ) -> impl IntoView {
     // The latest job at the previous load (and whether it was running);
-    // `None` before the first load.
+    // `None` before the first load. Followed in an effect, not in the view's
+    // future: ticking `finished` reloads what the page shows, which must not
+    // happen while this view is being rebuilt.
     let seen = StoredValue::new(None::<Option<(i64, bool)>>);
+    let latest_of = move |list: Vec<JobView>| list.into_iter().find(|j| j.kind == kind);
+    Effect::new(move |_| {
+        let Some(Ok(list)) = jobs.get() else { return };
+        let latest = latest_of(list);
+        let running = latest.as_ref().is_some_and(|j| active(&j.status));
+        let now = latest.as_ref().map(|j| (j.id, running));
+        let stopped = match (seen.get_value(), now) {
+            // A job that ran at the last load stopped, or a new
+            // job appeared already stopped.
+            (Some(Some((old, was_running))), Some((new, false))) => was_running || old != new,
+            (Some(None), Some((_, false))) => true,
+            _ => false,
+        };
+        if stopped || (live.get_untracked() && !running) {
+            finished.update(|n| *n += 1);
+        }
+        seen.set_value(Some(now));
+        live.set(running);
+    });
     view! {
         <Transition fallback=|| ()>
             {move || Suspend::new(async move {
-                let latest: Option<JobView> = jobs.await.unwrap_or_default().into_iter().find(|j| j.kind == kind);
+                let latest = latest_of(jobs.await.unwrap_or_default());
                 let running = latest.as_ref().is_some_and(|j| active(&j.status));
-                let now = latest.as_ref().map(|j| (j.id, running));
-                let stopped = match (seen.get_value(), now) {
-                    // A job that ran at the last load stopped, or a new
-                    // job appeared already stopped.
-                    (Some(Some((old, was_running))), Some((new, false))) => was_running || old != new,
-                    (Some(None), Some((_, false))) => true,
-                    _ => false,
-                };
-                if stopped || (live.get_untracked() && !running) {
-                    finished.update(|n| *n += 1);
-                }
-                seen.set_value(Some(now));
-                live.set(running);
                 latest.filter(|j| running || j.status != "done").map(|j| view! {
                     <p class="job-line" id=dom_id>
                         <a href=format!("/projects/{project_id}/jobs/{}", j.id)>{format!("{label} job #{}", j.id)}</a> " "

@@ -59,13 +59,13 @@ pub fn QuestionsPage() -> impl IntoView {
         <main class="page wide">
             <h1>"Questions"</h1>
             <LatestJob project_id=id.get_untracked() kind="questions" label="Questions" dom_id="questions-job" jobs live finished/>
-            <Suspense fallback=|| ()>
+            <Transition fallback=|| ()>
                 {move || Suspend::new(async move {
                     let info = llm.await.ok();
                     let none_yet = sets.await.map(|s| s.is_empty()).unwrap_or(false);
                     view! { <GenerateForm project_id=id.get_untracked() action=generate open=none_yet llm=info.map(|l| (l.provider, l.label))/> }
                 })}
-            </Suspense>
+            </Transition>
             <ActionError action=generate/>
             <BaselineForm project_id=id.get_untracked() action=baseline/>
             <ActionError action=baseline/>
@@ -375,7 +375,7 @@ fn HierarchyEditor(project_id: i64) -> impl IntoView {
     view! {
         <details class="hierarchy-editor">
             <summary>"Edit the category hierarchy (JSON)"</summary>
-            <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
+            <Transition fallback=|| view! { <p class="muted">"Loading…"</p> }>
                 {move || Suspend::new(async move {
                     match current.await {
                         Err(e) => view! { <ErrorNote error=e/> }.into_any(),
@@ -392,7 +392,7 @@ fn HierarchyEditor(project_id: i64) -> impl IntoView {
                         }.into_any(),
                     }
                 })}
-            </Suspense>
+            </Transition>
             {move || match save.value().get() {
                 Some(Ok(())) => Some(view! { <p class="ok-note" role="status">"Saved."</p> }.into_any()),
                 Some(Err(e)) => Some(view! { <ErrorNote error=e/> }.into_any()),
@@ -516,7 +516,7 @@ fn QuestionRow(
 fn Provenance(project_id: i64, question_id: i64) -> impl IntoView {
     let p = Resource::new(move || question_id, get_question_provenance);
     view! {
-        <Suspense fallback=|| view! { <p class="muted">"Loading provenance…"</p> }>
+        <Transition fallback=|| view! { <p class="muted">"Loading provenance…"</p> }>
             {move || Suspend::new(async move {
                 let p = match p.await {
                     Ok(p) => p,
@@ -556,6 +556,6 @@ fn Provenance(project_id: i64, question_id: i64) -> impl IntoView {
                     </div>
                 }.into_any()
             })}
-        </Suspense>
+        </Transition>
     }
 }
