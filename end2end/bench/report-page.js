@@ -3,7 +3,7 @@
 // and, once done, its report page is opened 5 times in a fresh context
 // (nothing cached): time to first contentful paint (the server-rendered
 // report) and to hydration (the WASM has taken over: body[data-hydrated]),
-// with the page's and the WASM's transfer sizes.
+// with the page's, the WASM modules' and the JS's transfer sizes.
 // Usage: node end2end/bench/report-page.js ASSAY_BIN
 const { chromium } = require('playwright-core');
 const { spawn } = require('child_process');
@@ -56,14 +56,27 @@ const path = require('path');
       runs.push(await page.evaluate(() => {
         const paint = performance.getEntriesByName('first-contentful-paint')[0];
         const nav = performance.getEntriesByType('navigation')[0];
-        const wasm = performance.getEntriesByType('resource').find((r) => r.name.endsWith('.wasm'));
+        // The main module and the page's lazily loaded modules (scripts/build
+        // splits the WASM per page), and the JS that loads them.
+        const all = performance.getEntriesByType('resource');
+        const sum = (list, k) => list.reduce((s, r) => s + r[k], 0);
+        const wasm = all.filter((r) => r.name.endsWith('.wasm'));
+        const js = all.filter((r) => r.name.endsWith('.js'));
         return {
           fcp: paint ? paint.startTime : NaN,
           hydrated: window.__hydrated,
           html: nav.transferSize,
           htmlBody: nav.decodedBodySize,
-          wasm: wasm ? wasm.transferSize : NaN,
-          wasmBody: wasm ? wasm.decodedBodySize : NaN,
+          wasmFiles: wasm.length,
+          wasm: sum(wasm, 'transferSize'),
+          wasmBody: sum(wasm, 'decodedBodySize'),
+          js: sum(js, 'transferSize'),
+          jsBody: sum(js, 'decodedBodySize'),
+          // When the main module had arrived, when the page's modules were
+          // first asked for, and when the last of them had arrived.
+          mainEnd: Math.max(...wasm.filter((r) => r.name.endsWith('/assay_bg.wasm')).map((r) => r.responseEnd)),
+          pageStart: Math.min(...wasm.filter((r) => !r.name.endsWith('/assay_bg.wasm')).map((r) => r.startTime)),
+          pageEnd: Math.max(...wasm.map((r) => r.responseEnd)),
         };
       }));
       await context.close();
@@ -71,7 +84,9 @@ const path = require('path');
     const median = (k) => runs.map((r) => r[k]).sort((a, b) => a - b)[Math.floor(runs.length / 2)];
     console.log(`experiment report page (${url}), 5 cold loads, medians:`);
     console.log(`  first contentful paint ${median('fcp').toFixed(0)} ms; hydrated ${median('hydrated').toFixed(0)} ms`);
-    console.log(`  HTML ${(median('htmlBody') / 1024).toFixed(0)} KB (${(median('html') / 1024).toFixed(0)} KB sent); WASM ${(median('wasmBody') / 1024).toFixed(0)} KB (${(median('wasm') / 1024).toFixed(0)} KB sent)`);
+    console.log(`  main module arrived ${median('mainEnd').toFixed(0)} ms; page's modules asked for ${median('pageStart').toFixed(0)} ms, arrived ${median('pageEnd').toFixed(0)} ms`);
+    const kb = (k) => (median(k) / 1024).toFixed(0);
+    console.log(`  HTML ${kb('htmlBody')} KB (${kb('html')} KB sent); WASM ${median('wasmFiles')} files, ${kb('wasmBody')} KB (${kb('wasm')} KB sent); JS ${kb('jsBody')} KB (${kb('js')} KB sent)`);
     await browser.close();
   } finally {
     server.kill();
