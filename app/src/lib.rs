@@ -75,50 +75,83 @@ use pages::studies::{StudiesPage, StudyResultsPage};
 use pages::users::UsersPage;
 use pages::{corpus::CorpusPage, document::DocumentPage, home::HomePage, NotFound};
 
-/// A route whose page is loaded when it is first shown: the browser's build
-/// is split (scripts/build, wasm-split-cli) so each page's code is its own
-/// WASM chunk, fetched when the page is opened (and preloaded with the
-/// server-rendered HTML of that page), instead of every page in one bundle.
-macro_rules! lazy_page {
-    ($route:ident, $page:ident) => {
-        #[derive(Debug)]
-        pub struct $route;
+/// The pages are loaded in a few groups rather than all in one WASM module:
+/// scripts/build splits the browser's build (wasm-split-cli) at each group's
+/// `#[lazy]` function, so a page fetches the main module (router, reactive
+/// runtime) and its group's module, plus the chunks of code its group shares
+/// with other groups. Few groups keep that to a few dozen files (wasm-split
+/// makes a chunk for every set of split points that share code: one split
+/// per page made ~600 modules and a report page fetched ~250 of them); the
+/// groups put the reports, which collaborators open from links, apart from
+/// the workbench.
+macro_rules! page_group {
+    ($group:ident, $kind:ident { $($page:ident),* $(,)? }) => {
+        #[derive(Clone, Copy, Debug)]
+        pub enum $kind { $($page),* }
 
-        #[leptos_router::lazy_route]
-        impl leptos_router::LazyRoute for $route {
-            fn data() -> Self {
-                $route
-            }
-
-            fn view(_this: Self) -> AnyView {
-                view! { <$page/> }.into_any()
+        #[leptos::lazy]
+        fn $group(page: $kind) -> AnyView {
+            match page {
+                $($kind::$page => view! { <$page/> }.into_any(),)*
             }
         }
     };
 }
 
-lazy_page!(HomePageRoute, HomePage);
-lazy_page!(CorpusPageRoute, CorpusPage);
-lazy_page!(DocumentPageRoute, DocumentPage);
-lazy_page!(GraphPageRoute, GraphPage);
-lazy_page!(QuestionsPageRoute, QuestionsPage);
-lazy_page!(AnswersPageRoute, AnswersPage);
-lazy_page!(EvaluationsPageRoute, EvaluationsPage);
-lazy_page!(EvaluationPageRoute, EvaluationPage);
-lazy_page!(MetricsPageRoute, MetricsPage);
-lazy_page!(MetricsRunPageRoute, MetricsRunPage);
-lazy_page!(StudiesPageRoute, StudiesPage);
-lazy_page!(ExperimentPageRoute, ExperimentPage);
-lazy_page!(NewExperimentPageRoute, NewExperimentPage);
-lazy_page!(StudyResultsPageRoute, StudyResultsPage);
-lazy_page!(RaterPageRoute, RaterPage);
-lazy_page!(LoginPageRoute, LoginPage);
-lazy_page!(SharePageRoute, SharePage);
-lazy_page!(SetupPageRoute, SetupPage);
-lazy_page!(UsersPageRoute, UsersPage);
-lazy_page!(JobsPageRoute, JobsPage);
-lazy_page!(JobPageRoute, JobPage);
-lazy_page!(SettingsPageRoute, SettingsPage);
+page_group!(experiment_pages, ExperimentPages { ExperimentPage });
+page_group!(report_pages, ReportPages { EvaluationPage, MetricsRunPage, StudyResultsPage, SharePage });
+page_group!(corpus_pages, CorpusPages { HomePage, CorpusPage, DocumentPage, GraphPage, JobsPage, JobPage, SettingsPage, UsersPage });
+page_group!(question_pages, QuestionPages { QuestionsPage, AnswersPage });
+page_group!(evaluation_pages, EvaluationPages { EvaluationsPage, MetricsPage, StudiesPage, NewExperimentPage });
+page_group!(rater_pages, RaterPages { RaterPage, LoginPage, SetupPage });
+
+/// A route whose page is in a group. The router preloads the route (the
+/// group's module is fetched and linked) before it renders or hydrates the
+/// page, so the page's view is ready when hydration reaches it.
+macro_rules! lazy_page {
+    ($route:ident, $group:ident, $preload:ident, $kind:ident :: $page:ident) => {
+        #[derive(Debug)]
+        pub struct $route;
+
+        impl leptos_router::LazyRoute for $route {
+            fn data() -> Self {
+                $route
+            }
+
+            async fn view(_this: Self) -> AnyView {
+                $group($kind::$page).await
+            }
+
+            async fn preload() {
+                #[cfg(target_arch = "wasm32")]
+                $preload().await;
+            }
+        }
+    };
+}
+
+lazy_page!(ExperimentPageRoute, experiment_pages, __preload_experiment_pages, ExperimentPages::ExperimentPage);
+lazy_page!(EvaluationPageRoute, report_pages, __preload_report_pages, ReportPages::EvaluationPage);
+lazy_page!(MetricsRunPageRoute, report_pages, __preload_report_pages, ReportPages::MetricsRunPage);
+lazy_page!(StudyResultsPageRoute, report_pages, __preload_report_pages, ReportPages::StudyResultsPage);
+lazy_page!(SharePageRoute, report_pages, __preload_report_pages, ReportPages::SharePage);
+lazy_page!(HomePageRoute, corpus_pages, __preload_corpus_pages, CorpusPages::HomePage);
+lazy_page!(CorpusPageRoute, corpus_pages, __preload_corpus_pages, CorpusPages::CorpusPage);
+lazy_page!(DocumentPageRoute, corpus_pages, __preload_corpus_pages, CorpusPages::DocumentPage);
+lazy_page!(GraphPageRoute, corpus_pages, __preload_corpus_pages, CorpusPages::GraphPage);
+lazy_page!(JobsPageRoute, corpus_pages, __preload_corpus_pages, CorpusPages::JobsPage);
+lazy_page!(JobPageRoute, corpus_pages, __preload_corpus_pages, CorpusPages::JobPage);
+lazy_page!(SettingsPageRoute, corpus_pages, __preload_corpus_pages, CorpusPages::SettingsPage);
+lazy_page!(UsersPageRoute, corpus_pages, __preload_corpus_pages, CorpusPages::UsersPage);
+lazy_page!(QuestionsPageRoute, question_pages, __preload_question_pages, QuestionPages::QuestionsPage);
+lazy_page!(AnswersPageRoute, question_pages, __preload_question_pages, QuestionPages::AnswersPage);
+lazy_page!(EvaluationsPageRoute, evaluation_pages, __preload_evaluation_pages, EvaluationPages::EvaluationsPage);
+lazy_page!(MetricsPageRoute, evaluation_pages, __preload_evaluation_pages, EvaluationPages::MetricsPage);
+lazy_page!(StudiesPageRoute, evaluation_pages, __preload_evaluation_pages, EvaluationPages::StudiesPage);
+lazy_page!(NewExperimentPageRoute, evaluation_pages, __preload_evaluation_pages, EvaluationPages::NewExperimentPage);
+lazy_page!(RaterPageRoute, rater_pages, __preload_rater_pages, RaterPages::RaterPage);
+lazy_page!(LoginPageRoute, rater_pages, __preload_rater_pages, RaterPages::LoginPage);
+lazy_page!(SetupPageRoute, rater_pages, __preload_rater_pages, RaterPages::SetupPage);
 
 /// The HTML document around every page.
 pub fn shell(options: LeptosOptions) -> impl IntoView {

@@ -2,11 +2,11 @@
 //! server-rendered page calls once the module has loaded. It takes over the
 //! HTML the server rendered rather than drawing it again.
 //!
-//! Pages are lazy routes (their code is a separate WASM module, see
-//! scripts/build), so hydration is asynchronous: the page's module is
-//! fetched, then the page is hydrated. Only then is `<body>` marked
-//! `data-hydrated="true"` — tests (and curious users) can tell a page that
-//! answers clicks by this attribute.
+//! Pages are lazy routes (their group's code is a WASM module of its own,
+//! see app/src/lib.rs and scripts/build), so hydration is asynchronous: the
+//! page's modules are fetched, then the page is hydrated. Only then is
+//! `<body>` marked `data-hydrated="true"` — tests (and curious users) can
+//! tell a page that answers clicks by this attribute.
 
 #![recursion_limit = "256"]
 
