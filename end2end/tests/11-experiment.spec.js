@@ -87,6 +87,17 @@ test('the wizard runs a small offline experiment to its report and shares it', a
   expect(outcome.stages.length).toBe(8);
   expect(outcome.new_calls).toBe(int(await page.locator('#total-new').textContent()));
 
+  // The report, opened afresh, loads the main module and its own group of
+  // the split WASM (app/src/lib.rs), none of the workbench's.
+  const report = await page.context().newPage();
+  await openHydrated(report, page.url());
+  const modules = await report.evaluate(() => performance.getEntriesByType('resource')
+    .map((r) => r.name.split('/').pop()).filter((n) => n.endsWith('.wasm')));
+  expect(modules).toContain('assay_bg.wasm');
+  expect(modules.filter((m) => m.startsWith('split_'))).toEqual([expect.stringMatching(/^split_experiment_pages_\d+\.wasm$/)]);
+  await expect(report.locator('section.experiment-evaluation svg').first()).toBeVisible();
+  await report.close();
+
   // Share: the report opens read-only from the link, with no session.
   await page.locator('#create-share').click();
   const link = page.locator('#share-link a');
