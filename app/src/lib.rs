@@ -85,7 +85,7 @@ use pages::{corpus::CorpusPage, document::DocumentPage, home::HomePage, NotFound
 /// groups put the reports, which collaborators open from links, apart from
 /// the workbench.
 macro_rules! page_group {
-    ($group:ident, $kind:ident { $($page:ident),* $(,)? }) => {
+    ($group:ident, $preload:ident, $kind:ident { $($page:ident => $route:ident),* $(,)? }) => {
         #[derive(Clone, Copy, Debug)]
         pub enum $kind { $($page),* }
 
@@ -95,63 +95,39 @@ macro_rules! page_group {
                 $($kind::$page => view! { <$page/> }.into_any(),)*
             }
         }
+
+        // Each page's route. The router preloads the route (the group's
+        // module is fetched and linked) before it renders or hydrates the
+        // page, so the page's view is ready when hydration reaches it.
+        $(
+            #[derive(Debug)]
+            pub struct $route;
+
+            impl leptos_router::LazyRoute for $route {
+                fn data() -> Self {
+                    $route
+                }
+
+                async fn view(_this: Self) -> AnyView {
+                    $group($kind::$page).await
+                }
+
+                async fn preload() {
+                    #[cfg(target_arch = "wasm32")]
+                    $preload().await;
+                }
+            }
+        )*
     };
 }
 
-page_group!(experiment_pages, ExperimentPages { ExperimentPage });
-page_group!(report_pages, ReportPages { EvaluationPage, MetricsRunPage, StudyResultsPage, SharePage });
-page_group!(corpus_pages, CorpusPages { HomePage, CorpusPage, DocumentPage, GraphPage, JobsPage, JobPage, SettingsPage, UsersPage });
-page_group!(question_pages, QuestionPages { QuestionsPage, AnswersPage });
-page_group!(evaluation_pages, EvaluationPages { EvaluationsPage, MetricsPage, StudiesPage, NewExperimentPage });
-page_group!(rater_pages, RaterPages { RaterPage, LoginPage, SetupPage });
-
-/// A route whose page is in a group. The router preloads the route (the
-/// group's module is fetched and linked) before it renders or hydrates the
-/// page, so the page's view is ready when hydration reaches it.
-macro_rules! lazy_page {
-    ($route:ident, $group:ident, $preload:ident, $kind:ident :: $page:ident) => {
-        #[derive(Debug)]
-        pub struct $route;
-
-        impl leptos_router::LazyRoute for $route {
-            fn data() -> Self {
-                $route
-            }
-
-            async fn view(_this: Self) -> AnyView {
-                $group($kind::$page).await
-            }
-
-            async fn preload() {
-                #[cfg(target_arch = "wasm32")]
-                $preload().await;
-            }
-        }
-    };
-}
-
-lazy_page!(ExperimentPageRoute, experiment_pages, __preload_experiment_pages, ExperimentPages::ExperimentPage);
-lazy_page!(EvaluationPageRoute, report_pages, __preload_report_pages, ReportPages::EvaluationPage);
-lazy_page!(MetricsRunPageRoute, report_pages, __preload_report_pages, ReportPages::MetricsRunPage);
-lazy_page!(StudyResultsPageRoute, report_pages, __preload_report_pages, ReportPages::StudyResultsPage);
-lazy_page!(SharePageRoute, report_pages, __preload_report_pages, ReportPages::SharePage);
-lazy_page!(HomePageRoute, corpus_pages, __preload_corpus_pages, CorpusPages::HomePage);
-lazy_page!(CorpusPageRoute, corpus_pages, __preload_corpus_pages, CorpusPages::CorpusPage);
-lazy_page!(DocumentPageRoute, corpus_pages, __preload_corpus_pages, CorpusPages::DocumentPage);
-lazy_page!(GraphPageRoute, corpus_pages, __preload_corpus_pages, CorpusPages::GraphPage);
-lazy_page!(JobsPageRoute, corpus_pages, __preload_corpus_pages, CorpusPages::JobsPage);
-lazy_page!(JobPageRoute, corpus_pages, __preload_corpus_pages, CorpusPages::JobPage);
-lazy_page!(SettingsPageRoute, corpus_pages, __preload_corpus_pages, CorpusPages::SettingsPage);
-lazy_page!(UsersPageRoute, corpus_pages, __preload_corpus_pages, CorpusPages::UsersPage);
-lazy_page!(QuestionsPageRoute, question_pages, __preload_question_pages, QuestionPages::QuestionsPage);
-lazy_page!(AnswersPageRoute, question_pages, __preload_question_pages, QuestionPages::AnswersPage);
-lazy_page!(EvaluationsPageRoute, evaluation_pages, __preload_evaluation_pages, EvaluationPages::EvaluationsPage);
-lazy_page!(MetricsPageRoute, evaluation_pages, __preload_evaluation_pages, EvaluationPages::MetricsPage);
-lazy_page!(StudiesPageRoute, evaluation_pages, __preload_evaluation_pages, EvaluationPages::StudiesPage);
-lazy_page!(NewExperimentPageRoute, evaluation_pages, __preload_evaluation_pages, EvaluationPages::NewExperimentPage);
-lazy_page!(RaterPageRoute, rater_pages, __preload_rater_pages, RaterPages::RaterPage);
-lazy_page!(LoginPageRoute, rater_pages, __preload_rater_pages, RaterPages::LoginPage);
-lazy_page!(SetupPageRoute, rater_pages, __preload_rater_pages, RaterPages::SetupPage);
+// `__preload_<group>` is made by `#[lazy]` on the group's function.
+page_group!(experiment_pages, __preload_experiment_pages, ExperimentPages { ExperimentPage => ExperimentPageRoute });
+page_group!(report_pages, __preload_report_pages, ReportPages { EvaluationPage => EvaluationPageRoute, MetricsRunPage => MetricsRunPageRoute, StudyResultsPage => StudyResultsPageRoute, SharePage => SharePageRoute });
+page_group!(corpus_pages, __preload_corpus_pages, CorpusPages { HomePage => HomePageRoute, CorpusPage => CorpusPageRoute, DocumentPage => DocumentPageRoute, GraphPage => GraphPageRoute, JobsPage => JobsPageRoute, JobPage => JobPageRoute, SettingsPage => SettingsPageRoute, UsersPage => UsersPageRoute });
+page_group!(question_pages, __preload_question_pages, QuestionPages { QuestionsPage => QuestionsPageRoute, AnswersPage => AnswersPageRoute });
+page_group!(evaluation_pages, __preload_evaluation_pages, EvaluationPages { EvaluationsPage => EvaluationsPageRoute, MetricsPage => MetricsPageRoute, StudiesPage => StudiesPageRoute, NewExperimentPage => NewExperimentPageRoute });
+page_group!(rater_pages, __preload_rater_pages, RaterPages { RaterPage => RaterPageRoute, LoginPage => LoginPageRoute, SetupPage => SetupPageRoute });
 
 /// The HTML document around every page.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
