@@ -24,7 +24,7 @@ fn whole(field: &str, value: &str, min: u64, max: u64) -> Result<u64, AppError> 
 }
 
 /// The projects the caller may see: all for the owner, a collaborator's own.
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn list_projects() -> Result<Vec<ProjectSummary>, AppError> {
     let call = Request::now()?;
     let pool = &call.state.pool;
@@ -36,14 +36,14 @@ pub async fn list_projects() -> Result<Vec<ProjectSummary>, AppError> {
     Ok(all)
 }
 
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn get_project(id: i64) -> Result<ProjectView, AppError> {
     let call = Request::now()?;
     call.require(Obj::Project(id), Need::Read).await?;
     store::get_project(&call.state.pool, id).await
 }
 
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn create_project(name: String) -> Result<ProjectSummary, AppError> {
     let call = Request::now()?;
     call.require_owner("create projects")?;
@@ -51,14 +51,14 @@ pub async fn create_project(name: String) -> Result<ProjectSummary, AppError> {
     Ok(store::create_project(&call.state.pool, &name, &settings).await?.summary)
 }
 
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn rename_project(id: i64, name: String) -> Result<ProjectSummary, AppError> {
     let call = Request::now()?;
     call.require(Obj::Project(id), Need::Edit).await?;
     Ok(store::rename_project(&call.state.pool, id, &name).await?.summary)
 }
 
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn delete_project(id: i64) -> Result<(), AppError> {
     let call = Request::now()?;
     call.require_owner("delete projects")?;
@@ -67,7 +67,7 @@ pub async fn delete_project(id: i64) -> Result<(), AppError> {
 
 /// Creates a project holding the sample corpus, named "Saltmere sample"
 /// (or "Saltmere sample 2", … if that name is taken).
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn create_sample_project() -> Result<ProjectSummary, AppError> {
     let call = Request::now()?;
     call.require_owner("create projects")?;
@@ -86,7 +86,7 @@ pub async fn create_sample_project() -> Result<ProjectSummary, AppError> {
 }
 
 /// Adds the sample corpus to an existing project.
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn load_sample(project_id: i64) -> Result<UploadReport, AppError> {
     let call = Request::now()?;
     call.require(Obj::Project(project_id), Need::Edit).await?;
@@ -100,33 +100,33 @@ async fn add_sample(state: &crate::state::AppState, project_id: i64) -> Result<U
     store::add_files(&state.pool, project_id, &files, &state.config.import).await
 }
 
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn get_upload_limits() -> Result<UploadLimits, AppError> {
     Ok(app_state()?.config.upload_limits())
 }
 
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn list_documents(project_id: i64) -> Result<Vec<DocumentSummary>, AppError> {
     let call = Request::now()?;
     call.require(Obj::Project(project_id), Need::Read).await?;
     store::list_documents(&call.state.pool, project_id).await
 }
 
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn get_document(id: i64) -> Result<DocumentView, AppError> {
     let call = Request::now()?;
     call.require(Obj::Document(id), Need::Read).await?;
     store::get_document(&call.state.pool, id).await
 }
 
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn delete_document(id: i64) -> Result<(), AppError> {
     let call = Request::now()?;
     call.require(Obj::Document(id), Need::Edit).await?;
     store::delete_document(&call.state.pool, id).await.map(|_| ())
 }
 
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn set_chunking(
     project_id: i64,
     chunk_tokens: String,
@@ -166,7 +166,7 @@ fn llm_info(llm: &engine::llm::settings::LlmSettings) -> LlmInfo {
     }
 }
 
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn get_llm_info() -> Result<LlmInfo, AppError> {
     Ok(llm_info(&app_state()?.llm()))
 }
@@ -174,7 +174,7 @@ pub async fn get_llm_info() -> Result<LlmInfo, AppError> {
 /// Saves the LLM settings (server-side) and puts them in force at once.
 /// `api_key` empty keeps the current key; `clear_key` removes a stored one.
 /// The key is never sent back.
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn save_llm_settings(
     provider: String,
     base_url: String,
@@ -229,7 +229,7 @@ pub async fn save_llm_settings(
 
 /// Sends one tiny request through the gateway (never cached) and returns the
 /// reply, or the exact error.
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn test_connection() -> Result<String, AppError> {
     let call = Request::now()?;
     call.require_owner("test the LLM connection")?;
@@ -256,14 +256,14 @@ pub async fn test_connection() -> Result<String, AppError> {
     }
 }
 
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn list_jobs(project_id: i64) -> Result<Vec<JobView>, AppError> {
     let call = Request::now()?;
     call.require(Obj::Project(project_id), Need::Read).await?;
     store::jobs::list_jobs(&call.state.pool, project_id).await
 }
 
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn get_job_detail(id: i64) -> Result<JobDetail, AppError> {
     let call = Request::now()?;
     call.require(Obj::Job(id), Need::Read).await?;
@@ -274,7 +274,7 @@ pub async fn get_job_detail(id: i64) -> Result<JobDetail, AppError> {
     })
 }
 
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn get_item_calls(job_id: i64, item: String) -> Result<Vec<CallView>, AppError> {
     let call = Request::now()?;
     call.require(Obj::Job(job_id), Need::Read).await?;
@@ -282,7 +282,7 @@ pub async fn get_item_calls(job_id: i64, item: String) -> Result<Vec<CallView>, 
 }
 
 /// Starts a job summarising every chunk of the project; returns at once.
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn start_summaries(project_id: i64, no_cache: Option<String>) -> Result<JobView, AppError> {
     let call = Request::now()?;
     call.require(Obj::Project(project_id), Need::Edit).await?;
@@ -292,7 +292,7 @@ pub async fn start_summaries(project_id: i64, no_cache: Option<String>) -> Resul
     Ok(job)
 }
 
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn resume_job(id: i64, retry_failed: bool) -> Result<(), AppError> {
     let call = Request::now()?;
     call.require(Obj::Job(id), Need::Edit).await?;
@@ -307,7 +307,7 @@ pub async fn resume_job(id: i64, retry_failed: bool) -> Result<(), AppError> {
     state.jobs.spawn(state.pool.clone(), state.llm(), id, retry_failed)
 }
 
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn cancel_job(id: i64) -> Result<(), AppError> {
     let call = Request::now()?;
     call.require(Obj::Job(id), Need::Edit).await?;
@@ -320,7 +320,7 @@ pub async fn cancel_job(id: i64) -> Result<(), AppError> {
 }
 
 /// The graph's statistics; `None` when the project has no graph yet.
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn get_graph_overview(project_id: i64) -> Result<Option<GraphOverview>, AppError> {
     let call = Request::now()?;
     call.require(Obj::Project(project_id), Need::Read).await?;
@@ -330,7 +330,7 @@ pub async fn get_graph_overview(project_id: i64) -> Result<Option<GraphOverview>
 }
 
 /// What the explorer draws: at most `limit` nodes, the highest-degree ones.
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn get_graph_view(project_id: i64, limit: u32) -> Result<GraphView, AppError> {
     let call = Request::now()?;
     call.require(Obj::Project(project_id), Need::Read).await?;
@@ -341,7 +341,7 @@ pub async fn get_graph_view(project_id: i64, limit: u32) -> Result<GraphView, Ap
 }
 
 /// A shared graph's view, read through its share token (no account).
-#[server(endpoint = "share/graph")]
+#[server(endpoint = "share/graph", output = crate::codec::Json)]
 pub async fn get_shared_graph_view(token: String, limit: u32) -> Result<GraphView, AppError> {
     let pool = &app_state()?.pool;
     let project = crate::share::graph_project(pool, &token).await?;
@@ -352,27 +352,27 @@ pub async fn get_shared_graph_view(token: String, limit: u32) -> Result<GraphVie
 }
 
 /// A node of a shared graph; only nodes of the shared project.
-#[server(endpoint = "share/graph_node")]
+#[server(endpoint = "share/graph_node", output = crate::codec::Json)]
 pub async fn get_shared_graph_node(token: String, node_id: i64) -> Result<NodeDetail, AppError> {
     let pool = &app_state()?.pool;
     store::graph::node_detail(pool, crate::share::graph_project(pool, &token).await?, node_id).await
 }
 
 /// An edge of a shared graph; only edges of the shared project.
-#[server(endpoint = "share/graph_edge")]
+#[server(endpoint = "share/graph_edge", output = crate::codec::Json)]
 pub async fn get_shared_graph_edge(token: String, source: i64, target: i64) -> Result<EdgeDetail, AppError> {
     let pool = &app_state()?.pool;
     store::graph::edge_detail(pool, crate::share::graph_project(pool, &token).await?, source, target).await
 }
 
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn get_graph_node(project_id: i64, node_id: i64) -> Result<NodeDetail, AppError> {
     let call = Request::now()?;
     call.require(Obj::Project(project_id), Need::Read).await?;
     store::graph::node_detail(&call.state.pool, project_id, node_id).await
 }
 
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn get_graph_edge(project_id: i64, source: i64, target: i64) -> Result<EdgeDetail, AppError> {
     let call = Request::now()?;
     call.require(Obj::Project(project_id), Need::Read).await?;
@@ -380,7 +380,7 @@ pub async fn get_graph_edge(project_id: i64, source: i64, target: i64) -> Result
 }
 
 /// Starts building the project's graph (a job); returns at once.
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn start_graph_build(
     project_id: i64,
     gleaning: String,
@@ -410,7 +410,7 @@ pub async fn start_graph_build(
     Ok(job)
 }
 
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn list_question_sets(project_id: i64) -> Result<Vec<QuestionSetView>, AppError> {
     let call = Request::now()?;
     call.require(Obj::Project(project_id), Need::Read).await?;
@@ -419,7 +419,7 @@ pub async fn list_question_sets(project_id: i64) -> Result<Vec<QuestionSetView>,
     store::questions::list_sets(pool, project_id).await
 }
 
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn list_set_questions(set_id: i64) -> Result<Vec<QuestionView>, AppError> {
     let call = Request::now()?;
     call.require(Obj::QuestionSet(set_id), Need::Read).await?;
@@ -427,7 +427,7 @@ pub async fn list_set_questions(set_id: i64) -> Result<Vec<QuestionView>, AppErr
 }
 
 /// A question's sampled structure in the current graph and its source texts.
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn get_question_provenance(question_id: i64) -> Result<QuestionProvenance, AppError> {
     let call = Request::now()?;
     call.require(Obj::Question(question_id), Need::Read).await?;
@@ -440,7 +440,7 @@ pub async fn get_question_provenance(question_id: i64) -> Result<QuestionProvena
 }
 
 /// Starts generating graph-text-grounded questions (a job); returns at once.
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn start_graph_questions(
     project_id: i64,
     node: String,
@@ -470,21 +470,21 @@ pub async fn start_graph_questions(
     Ok(job)
 }
 
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn edit_question(question_id: i64, text: String) -> Result<(), AppError> {
     let call = Request::now()?;
     call.require(Obj::Question(question_id), Need::Edit).await?;
     store::questions::update_question(&call.state.pool, question_id, &text).await
 }
 
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn delete_question(question_id: i64) -> Result<(), AppError> {
     let call = Request::now()?;
     call.require(Obj::Question(question_id), Need::Edit).await?;
     store::questions::delete_question(&call.state.pool, question_id).await.map(|_| ())
 }
 
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn add_question(
     set_id: i64,
     question: String,
@@ -496,7 +496,7 @@ pub async fn add_question(
     store::questions::add_question(&call.state.pool, set_id, &question, Some(&level), Some(&reference_answer)).await
 }
 
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn delete_question_set(set_id: i64) -> Result<(), AppError> {
     let call = Request::now()?;
     call.require(Obj::QuestionSet(set_id), Need::Edit).await?;
@@ -504,7 +504,7 @@ pub async fn delete_question_set(set_id: i64) -> Result<(), AppError> {
 }
 
 /// Starts generating the summary-based baseline set (a job); returns at once.
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn start_summary_questions(
     project_id: i64,
     users: String,
@@ -534,7 +534,7 @@ pub async fn start_summary_questions(
 
 /// Starts writing questions with reference answers in hierarchical
 /// categories (a job); returns at once.
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn start_hierarchical_questions(
     project_id: i64,
     per_category: String,
@@ -569,7 +569,7 @@ pub async fn start_hierarchical_questions(
 
 /// The entities a set's questions mention: `source` `graph` (the graph's
 /// names matched) or `llm` (listed by the LLM; `None` until a job has).
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn question_set_entities(set_id: i64, source: String) -> Result<Option<EntityStats>, AppError> {
     let call = Request::now()?;
     call.require(Obj::QuestionSet(set_id), Need::Read).await?;
@@ -578,7 +578,7 @@ pub async fn question_set_entities(set_id: i64, source: String) -> Result<Option
 }
 
 /// Starts having the LLM list the entities each question of a set names (a job).
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn start_mentions(set_id: i64) -> Result<JobView, AppError> {
     let call = Request::now()?;
     call.require(Obj::QuestionSet(set_id), Need::Edit).await?;
@@ -589,7 +589,7 @@ pub async fn start_mentions(set_id: i64) -> Result<JobView, AppError> {
 }
 
 /// The latest relevance scores of a set, if it was scored.
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn question_set_relevance(set_id: i64) -> Result<Option<RelevanceStats>, AppError> {
     let call = Request::now()?;
     call.require(Obj::QuestionSet(set_id), Need::Read).await?;
@@ -604,7 +604,7 @@ pub async fn question_set_relevance(set_id: i64) -> Result<Option<RelevanceStats
 }
 
 /// Starts scoring the relevance of BM25 context to a set's questions (a job).
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn start_relevance(set_id: i64, k: u32) -> Result<JobView, AppError> {
     let call = Request::now()?;
     call.require(Obj::QuestionSet(set_id), Need::Edit).await?;
@@ -616,7 +616,7 @@ pub async fn start_relevance(set_id: i64, k: u32) -> Result<JobView, AppError> {
 
 /// The project's question-category hierarchy as JSON, and whether it is the
 /// project's own (otherwise the shipped default).
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn get_question_hierarchy(project_id: i64) -> Result<(String, bool), AppError> {
     let call = Request::now()?;
     call.require(Obj::Project(project_id), Need::Read).await?;
@@ -631,7 +631,7 @@ pub async fn get_question_hierarchy(project_id: i64) -> Result<(String, bool), A
 }
 
 /// Saves the project's own hierarchy (checked), or with `reset`, goes back to the default.
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn save_question_hierarchy(project_id: i64, json: String, reset: Option<String>) -> Result<(), AppError> {
     let call = Request::now()?;
     call.require(Obj::Project(project_id), Need::Edit).await?;
@@ -649,7 +649,7 @@ pub struct MethodInfo {
     pub defaults: String,
 }
 
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn answer_methods() -> Result<Vec<MethodInfo>, AppError> {
     Ok(engine::rag::method::METHODS
         .iter()
@@ -662,7 +662,7 @@ pub async fn answer_methods() -> Result<Vec<MethodInfo>, AppError> {
         .collect())
 }
 
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn list_answer_sets(project_id: i64) -> Result<Vec<AnswerSetView>, AppError> {
     let call = Request::now()?;
     call.require(Obj::Project(project_id), Need::Read).await?;
@@ -670,21 +670,21 @@ pub async fn list_answer_sets(project_id: i64) -> Result<Vec<AnswerSetView>, App
 }
 
 /// The cost table (seed 000 Table II) of a project's answer sets.
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn get_cost_table(project_id: i64) -> Result<Vec<CostRow>, AppError> {
     let call = Request::now()?;
     call.require(Obj::Project(project_id), Need::Read).await?;
     store::answers::cost_table(&call.state.pool, project_id).await
 }
 
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn get_answers(answer_set_id: i64) -> Result<Vec<AnswerView>, AppError> {
     let call = Request::now()?;
     call.require(Obj::AnswerSet(answer_set_id), Need::Read).await?;
     store::answers::list_answers(&call.state.pool, answer_set_id, None).await
 }
 
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn delete_answer_set(answer_set_id: i64) -> Result<(), AppError> {
     let call = Request::now()?;
     call.require(Obj::AnswerSet(answer_set_id), Need::Edit).await?;
@@ -694,7 +694,7 @@ pub async fn delete_answer_set(answer_set_id: i64) -> Result<(), AppError> {
 /// Starts answering a question set with a built-in method (a job).
 /// `params`: a JSON object of parameters (missing ones take the defaults);
 /// `target_words`: empty for none.
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn start_answers(
     question_set_id: i64,
     method: String,
@@ -728,7 +728,7 @@ pub async fn start_answers(
     Ok(job)
 }
 
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn list_evaluations(project_id: i64) -> Result<Vec<EvaluationView>, AppError> {
     let call = Request::now()?;
     call.require(Obj::Project(project_id), Need::Read).await?;
@@ -788,7 +788,7 @@ fn eval_settings(
 /// `pairs`: empty for every pair, else `A:B` comma-separated. With
 /// `sanity_first`, each compared method never sanity-checked in the
 /// project gets its sanity check too (a job of its own).
-#[server]
+#[server(output = crate::codec::Json)]
 #[allow(clippy::too_many_arguments)]
 pub async fn start_evaluation(
     question_set_id: i64,
@@ -865,7 +865,7 @@ pub async fn start_evaluation(
 
 /// One click: a sanity check of an answer set's method with the paper's
 /// defaults and the chosen judge.
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn start_sanity(answer_set_id: i64, judge: String) -> Result<EvaluationView, AppError> {
     let call = Request::now()?;
     call.require(Obj::AnswerSet(answer_set_id), Need::Edit).await?;
@@ -880,28 +880,28 @@ pub async fn start_sanity(answer_set_id: i64, judge: String) -> Result<Evaluatio
     Ok(crate::evaluation::get(&state.pool, id).await?.view)
 }
 
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn delete_evaluation(id: i64) -> Result<(), AppError> {
     let call = Request::now()?;
     call.require(Obj::Evaluation(id), Need::Edit).await?;
     crate::evaluation::delete(&call.state.pool, id).await
 }
 
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn get_evaluation_report(id: i64) -> Result<EvaluationReportView, AppError> {
     let call = Request::now()?;
     call.require(Obj::Evaluation(id), Need::Read).await?;
     crate::evaluation::report_view(&call.state.pool, id).await
 }
 
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn get_drill_questions(id: i64, a: i64, b: i64) -> Result<Vec<DrillQuestionView>, AppError> {
     let call = Request::now()?;
     call.require(Obj::Evaluation(id), Need::Read).await?;
     crate::evaluation::drill_questions(&call.state.pool, id, a, b).await
 }
 
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn get_drill(id: i64, a: i64, b: i64, question: i64) -> Result<DrillView, AppError> {
     let call = Request::now()?;
     call.require(Obj::Evaluation(id), Need::Read).await?;
@@ -918,7 +918,7 @@ pub struct CreatedStudy {
     pub rater_paths: Vec<String>,
 }
 
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn list_studies(project_id: i64) -> Result<Vec<StudyView>, AppError> {
     let call = Request::now()?;
     call.require(Obj::Project(project_id), Need::Read).await?;
@@ -927,7 +927,7 @@ pub async fn list_studies(project_id: i64) -> Result<Vec<StudyView>, AppError> {
 
 /// The default dimensions of a question study and of an answer-validation
 /// study, as the JSON the designer edits.
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn default_study_dimensions() -> Result<(String, String), AppError> {
     use engine::study::Kind;
     let json = |k: Kind| serde_json::to_string_pretty(&k.default_dimensions()).unwrap_or_default();
@@ -937,7 +937,7 @@ pub async fn default_study_dimensions() -> Result<(String, String), AppError> {
 /// Creates a study. `draws`: `SET:N` comma-separated; `kind`: questions or
 /// answers; `answers`: an answer set's id, or empty for reference answers;
 /// `dimensions`: JSON (empty: the kind's defaults).
-#[server]
+#[server(output = crate::codec::Json)]
 #[allow(clippy::too_many_arguments)]
 pub async fn create_study(
     project_id: i64,
@@ -1001,7 +1001,7 @@ pub async fn create_study(
     })
 }
 
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn set_study_open(id: i64, open: bool) -> Result<(), AppError> {
     let call = Request::now()?;
     call.require(Obj::Study(id), Need::Edit).await?;
@@ -1009,7 +1009,7 @@ pub async fn set_study_open(id: i64, open: bool) -> Result<(), AppError> {
 }
 
 /// A new link for a study (`kind`: open or rater); its path, shown once.
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn add_study_link(id: i64, kind: String) -> Result<String, AppError> {
     let call = Request::now()?;
     call.require(Obj::Study(id), Need::Edit).await?;
@@ -1017,14 +1017,14 @@ pub async fn add_study_link(id: i64, kind: String) -> Result<String, AppError> {
     Ok(format!("/s/{}", crate::study::add_link(&call.state.pool, id, &kind, label).await?))
 }
 
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn revoke_study_link(link_id: i64) -> Result<(), AppError> {
     let call = Request::now()?;
     call.require(Obj::StudyLink(link_id), Need::Edit).await?;
     crate::study::revoke_link(&call.state.pool, link_id).await
 }
 
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn delete_study(id: i64) -> Result<(), AppError> {
     let call = Request::now()?;
     call.require(Obj::Study(id), Need::Edit).await?;
@@ -1032,7 +1032,7 @@ pub async fn delete_study(id: i64) -> Result<(), AppError> {
 }
 
 /// Starts the LLM rater on a study's items (a job), with the rubric the humans read.
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn start_study_rating(id: i64) -> Result<JobView, AppError> {
     let call = Request::now()?;
     call.require(Obj::Study(id), Need::Edit).await?;
@@ -1042,7 +1042,7 @@ pub async fn start_study_rating(id: i64) -> Result<JobView, AppError> {
     Ok(job)
 }
 
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn get_study_results(id: i64) -> Result<StudyResultsView, AppError> {
     let call = Request::now()?;
     call.require(Obj::Study(id), Need::Read).await?;
@@ -1051,13 +1051,13 @@ pub async fn get_study_results(id: i64) -> Result<StudyResultsView, AppError> {
 
 /// A rater's session at a study link (no account; `rater`: the browser's
 /// own token at an open link, or empty).
-#[server(endpoint = "study/session")]
+#[server(endpoint = "study/session", output = crate::codec::Json)]
 pub async fn study_session(link: String, rater: String) -> Result<RaterSession, AppError> {
     crate::study::session(&app_state()?.pool, &link, Some(rater.as_str()).filter(|r| !r.is_empty())).await
 }
 
 /// A rater's scores for one item: `scores` comma-separated, one per dimension.
-#[server(endpoint = "study/rate")]
+#[server(endpoint = "study/rate", output = crate::codec::Json)]
 pub async fn study_rate(link: String, rater: String, item: i64, scores: String) -> Result<(i64, i64), AppError> {
     let scores: Vec<u8> = scores
         .split(',')
@@ -1066,13 +1066,13 @@ pub async fn study_rate(link: String, rater: String, item: i64, scores: String) 
     crate::study::rate(&app_state()?.pool, &link, &rater, item, &scores).await
 }
 
-#[server(endpoint = "study/finish")]
+#[server(endpoint = "study/finish", output = crate::codec::Json)]
 pub async fn study_finish(link: String, rater: String) -> Result<(), AppError> {
     crate::study::finish(&app_state()?.pool, &link, &rater).await
 }
 
 /// Who is logged in (`None`: nobody), and whether an owner exists yet.
-#[server(endpoint = "auth/whoami")]
+#[server(endpoint = "auth/whoami", output = crate::codec::Json)]
 pub async fn whoami() -> Result<(Option<String>, bool), AppError> {
     let state = app_state()?;
     let owner = crate::auth::has_owner(&state.pool).await?;
@@ -1102,7 +1102,7 @@ fn send_cookie(token: Option<&str>) {
 
 /// First run: creates the owner account and logs it in. Refused once an
 /// owner exists.
-#[server(endpoint = "auth/setup")]
+#[server(endpoint = "auth/setup", output = crate::codec::Json)]
 pub async fn setup_owner(name: String, password: String, confirm: String) -> Result<(), AppError> {
     let state = app_state()?;
     if crate::auth::has_owner(&state.pool).await? {
@@ -1117,7 +1117,7 @@ pub async fn setup_owner(name: String, password: String, confirm: String) -> Res
 }
 
 /// Logs in; failed attempts are slowed per name and per address.
-#[server(endpoint = "auth/login")]
+#[server(endpoint = "auth/login", output = crate::codec::Json)]
 pub async fn login(name: String, password: String) -> Result<(), AppError> {
     let state = app_state()?;
     let addr: Option<axum::extract::ConnectInfo<std::net::SocketAddr>> = leptos_axum::extract().await.ok();
@@ -1150,7 +1150,7 @@ pub async fn login(name: String, password: String) -> Result<(), AppError> {
     }
 }
 
-#[server(endpoint = "auth/logout")]
+#[server(endpoint = "auth/logout", output = crate::codec::Json)]
 pub async fn logout() -> Result<(), AppError> {
     let state = app_state()?;
     let headers: Option<axum::http::HeaderMap> = leptos_axum::extract().await.ok();
@@ -1168,7 +1168,7 @@ pub async fn logout() -> Result<(), AppError> {
 
 /// Makes a read-only share link for a page (`kind`: evaluation or study);
 /// its path, shown once.
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn create_share(kind: String, page_id: i64, expires_days: Option<u32>) -> Result<String, AppError> {
     let call = Request::now()?;
     call.require(Obj::Project(crate::share::project_of(&call.state.pool, &kind, page_id).await?), Need::Edit).await?;
@@ -1180,24 +1180,51 @@ pub async fn create_share(kind: String, page_id: i64, expires_days: Option<u32>)
 }
 
 /// A page's share links: (id, created, withdrawn).
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn list_shares(kind: String, page_id: i64) -> Result<Vec<(i64, String, bool)>, AppError> {
     let call = Request::now()?;
     call.require(Obj::Project(crate::share::project_of(&call.state.pool, &kind, page_id).await?), Need::Read).await?;
     crate::store::shares::of_page(&call.state.pool, &kind, page_id).await
 }
 
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn revoke_share(id: i64) -> Result<(), AppError> {
     let call = Request::now()?;
     call.require(Obj::Share(id), Need::Edit).await?;
     crate::store::shares::revoke(&call.state.pool, id).await
 }
 
-/// The page a share link opens, read-only (no account).
-#[server(endpoint = "share/get")]
+/// What a share link opens: "evaluation", "study", "questions", "metrics",
+/// "experiment" or "graph" (no account). An unknown, withdrawn or expired
+/// link is a 404, and so is the page showing it.
+#[server(endpoint = "share/kind", output = crate::codec::Json)]
+pub async fn get_shared_kind(token: String) -> Result<String, AppError> {
+    shared(crate::share::open(&app_state()?.pool, &token).await.map(|(kind, _)| kind))
+}
+
+/// The report a share link opens (an evaluation's, a study's results, a
+/// question set, a metrics run), read-only (no account).
+#[server(endpoint = "share/get", output = crate::codec::Json)]
 pub async fn get_shared(token: String) -> Result<SharedView, AppError> {
-    let r = crate::share::view(&app_state()?.pool, &token).await;
+    shared(crate::share::view(&app_state()?.pool, &token).await)
+}
+
+/// The experiment's report a share link opens, read-only (no account).
+#[server(endpoint = "share/experiment", output = crate::codec::Json)]
+pub async fn get_shared_experiment(token: String) -> Result<ExperimentReportView, AppError> {
+    shared(crate::share::experiment(&app_state()?.pool, &token).await)
+}
+
+/// The overview of the graph a share link opens (no account); the explorer
+/// reads the graph itself through `get_shared_graph_view`.
+#[server(endpoint = "share/graph_overview", output = crate::codec::Json)]
+pub async fn get_shared_graph(token: String) -> Result<Option<GraphOverview>, AppError> {
+    shared(crate::share::graph(&app_state()?.pool, &token).await)
+}
+
+/// A shared page's reply: "not found" is the response's 404.
+#[cfg(feature = "ssr")]
+fn shared<T>(r: Result<T, AppError>) -> Result<T, AppError> {
     if matches!(r, Err(AppError::NotFound(_))) {
         if let Some(resp) = use_context::<leptos_axum::ResponseOptions>() {
             resp.set_status(axum::http::StatusCode::NOT_FOUND);
@@ -1207,7 +1234,7 @@ pub async fn get_shared(token: String) -> Result<SharedView, AppError> {
 }
 
 /// Every account with its project rights (the owner only).
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn list_users() -> Result<Vec<UserView>, AppError> {
     let call = Request::now()?;
     call.require_owner("manage accounts")?;
@@ -1219,7 +1246,7 @@ pub async fn list_users() -> Result<Vec<UserView>, AppError> {
 }
 
 /// A collaborator's account (the owner only). Their rights start empty.
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn create_member(name: String, password: String) -> Result<i64, AppError> {
     let call = Request::now()?;
     call.require_owner("manage accounts")?;
@@ -1227,7 +1254,7 @@ pub async fn create_member(name: String, password: String) -> Result<i64, AppErr
 }
 
 /// Deletes a collaborator's account (the owner only).
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn delete_member(user_id: i64) -> Result<(), AppError> {
     let call = Request::now()?;
     call.require_owner("manage accounts")?;
@@ -1236,7 +1263,7 @@ pub async fn delete_member(user_id: i64) -> Result<(), AppError> {
 
 /// Sets a collaborator's rights on a project: `read`, `edit` or `none`
 /// (the owner only).
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn set_member_access(user_id: i64, project_id: i64, access: String) -> Result<(), AppError> {
     let call = Request::now()?;
     call.require_owner("manage accounts")?;
@@ -1247,7 +1274,7 @@ pub async fn set_member_access(user_id: i64, project_id: i64, access: String) ->
 /// Starts a metrics run (seed 004) of answer sets over a question set:
 /// `answer_sets` comma-separated ids. Returns the run's id; its page
 /// follows the job.
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn start_metrics(set_id: i64, answer_sets: String, k: u32, bins: u32) -> Result<i64, AppError> {
     let call = Request::now()?;
     call.require(Obj::QuestionSet(set_id), Need::Edit).await?;
@@ -1264,7 +1291,7 @@ pub async fn start_metrics(set_id: i64, answer_sets: String, k: u32, bins: u32) 
 }
 
 /// A project's metrics runs, newest first.
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn list_metrics_runs(project_id: i64) -> Result<Vec<MetricsRunView>, AppError> {
     let call = Request::now()?;
     call.require(Obj::Project(project_id), Need::Read).await?;
@@ -1276,14 +1303,14 @@ pub async fn list_metrics_runs(project_id: i64) -> Result<Vec<MetricsRunView>, A
 }
 
 /// A metrics run and, once finished, its report.
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn get_metrics_run(run_id: i64) -> Result<MetricsRunPage, AppError> {
     let call = Request::now()?;
     call.require(Obj::MetricsRun(run_id), Need::Read).await?;
     crate::metrics::page(&call.state.pool, run_id).await
 }
 
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn delete_metrics_run(run_id: i64) -> Result<(), AppError> {
     let call = Request::now()?;
     call.require(Obj::MetricsRun(run_id), Need::Edit).await?;
@@ -1292,7 +1319,7 @@ pub async fn delete_metrics_run(run_id: i64) -> Result<(), AppError> {
 
 /// The "New experiment" wizard's defaults (the papers'), the projects whose
 /// documents an experiment may use, the built-in methods and the LLM.
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn experiment_wizard() -> Result<WizardStart, AppError> {
     let call = Request::now()?;
     call.require_owner("run experiments")?;
@@ -1301,7 +1328,7 @@ pub async fn experiment_wizard() -> Result<WizardStart, AppError> {
 
 /// The wizard's choices (`fields`: `WizardFields` as JSON) as a manifest,
 /// with its estimate of calls, tokens and cost, or what is wrong.
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn draft_experiment(fields: String) -> Result<ExperimentDraft, AppError> {
     let call = Request::now()?;
     call.require_owner("run experiments")?;
@@ -1315,7 +1342,7 @@ pub async fn draft_experiment(fields: String) -> Result<ExperimentDraft, AppErro
 }
 
 /// A manifest's estimate (an imported or edited manifest), or what is wrong.
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn draft_manifest(manifest: String) -> Result<ExperimentDraft, AppError> {
     let call = Request::now()?;
     call.require_owner("run experiments")?;
@@ -1323,7 +1350,7 @@ pub async fn draft_manifest(manifest: String) -> Result<ExperimentDraft, AppErro
 }
 
 /// An imported manifest in the wizard's fields, naming what they cannot show.
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn import_manifest(manifest: String) -> Result<ImportedManifest, AppError> {
     let call = Request::now()?;
     call.require_owner("run experiments")?;
@@ -1333,7 +1360,7 @@ pub async fn import_manifest(manifest: String) -> Result<ImportedManifest, AppEr
 }
 
 /// Starts an experiment from its manifest; returns (project id, experiment id).
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn start_experiment(manifest: String) -> Result<(i64, i64), AppError> {
     let call = Request::now()?;
     call.require_owner("run experiments")?;
@@ -1342,7 +1369,7 @@ pub async fn start_experiment(manifest: String) -> Result<(i64, i64), AppError> 
 
 /// An experiment: its stages (planned, running, done) and, as they finish,
 /// the report gathering theirs.
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn get_experiment(experiment_id: i64) -> Result<ExperimentReportView, AppError> {
     let call = Request::now()?;
     call.require(Obj::Experiment(experiment_id), Need::Read).await?;
@@ -1350,7 +1377,7 @@ pub async fn get_experiment(experiment_id: i64) -> Result<ExperimentReportView, 
 }
 
 /// Experiments started in the browser, newest first: (id, project, name, status, started).
-#[server]
+#[server(output = crate::codec::Json)]
 pub async fn list_experiments() -> Result<Vec<(i64, i64, String, String, String)>, AppError> {
     let call = Request::now()?;
     call.require_owner("run experiments")?;

@@ -22,6 +22,7 @@ pub mod answers;
 #[cfg(feature = "ssr")]
 pub mod answers_io;
 pub mod api;
+pub mod codec;
 #[cfg(feature = "ssr")]
 pub mod auth;
 pub mod components;
@@ -70,7 +71,7 @@ use pages::metrics::{MetricsPage, MetricsRunPage};
 use pages::questions::QuestionsPage;
 use pages::rater::RaterPage;
 use pages::settings::SettingsPage;
-use pages::share::SharePage;
+use pages::share::{SharePage, SharedExperiment, SharedGraph, SharedReport};
 use pages::studies::{StudiesPage, StudyResultsPage};
 use pages::users::UsersPage;
 use pages::{corpus::CorpusPage, document::DocumentPage, home::HomePage, NotFound};
@@ -85,7 +86,7 @@ use pages::{corpus::CorpusPage, document::DocumentPage, home::HomePage, NotFound
 /// groups put the reports, which collaborators open from links, apart from
 /// the workbench.
 macro_rules! page_group {
-    ($group:ident, $preload:ident, $kind:ident { $($page:ident => $route:ident),* $(,)? }) => {
+    ($group:ident, $preload:ident, $kind:ident { $($page:ident $(=> $route:ident)?),* $(,)? }) => {
         #[derive(Clone, Copy, Debug)]
         pub enum $kind { $($page),* }
 
@@ -96,10 +97,12 @@ macro_rules! page_group {
             }
         }
 
-        // Each page's route. The router preloads the route (the group's
-        // module is fetched and linked) before it renders or hydrates the
-        // page, so the page's view is ready when hydration reaches it.
-        $(
+        // Each page's route (a page without one is drawn inside another:
+        // the shared-link page draws its body with one). The router
+        // preloads the route (the group's module is fetched and linked)
+        // before it renders or hydrates the page, so the page's view is
+        // ready when hydration reaches it.
+        $($(
             #[derive(Debug)]
             pub struct $route;
 
@@ -117,17 +120,51 @@ macro_rules! page_group {
                     $preload().await;
                 }
             }
-        )*
+        )?)*
     };
 }
 
 // `__preload_<group>` is made by `#[lazy]` on the group's function.
-page_group!(experiment_pages, __preload_experiment_pages, ExperimentPages { ExperimentPage => ExperimentPageRoute });
-page_group!(report_pages, __preload_report_pages, ReportPages { EvaluationPage => EvaluationPageRoute, MetricsRunPage => MetricsRunPageRoute, StudyResultsPage => StudyResultsPageRoute, SharePage => SharePageRoute });
-page_group!(corpus_pages, __preload_corpus_pages, CorpusPages { HomePage => HomePageRoute, CorpusPage => CorpusPageRoute, DocumentPage => DocumentPageRoute, GraphPage => GraphPageRoute, JobsPage => JobsPageRoute, JobPage => JobPageRoute, SettingsPage => SettingsPageRoute, UsersPage => UsersPageRoute });
-page_group!(question_pages, __preload_question_pages, QuestionPages { QuestionsPage => QuestionsPageRoute, AnswersPage => AnswersPageRoute });
-page_group!(evaluation_pages, __preload_evaluation_pages, EvaluationPages { EvaluationsPage => EvaluationsPageRoute, MetricsPage => MetricsPageRoute, StudiesPage => StudiesPageRoute, NewExperimentPage => NewExperimentPageRoute });
+page_group!(experiment_pages, __preload_experiment_pages, ExperimentPages { ExperimentPage => ExperimentPageRoute, SharedExperiment });
+page_group!(report_pages, __preload_report_pages, ReportPages { EvaluationPage => EvaluationPageRoute, MetricsRunPage => MetricsRunPageRoute, StudyResultsPage => StudyResultsPageRoute, SharedReport });
+page_group!(graph_pages, __preload_graph_pages, GraphPages { GraphPage => GraphPageRoute, SharedGraph });
+page_group!(corpus_pages, __preload_corpus_pages, CorpusPages { HomePage => HomePageRoute, CorpusPage => CorpusPageRoute, DocumentPage => DocumentPageRoute, JobsPage => JobsPageRoute, JobPage => JobPageRoute, SettingsPage => SettingsPageRoute, UsersPage => UsersPageRoute });
+page_group!(question_pages, __preload_question_pages, QuestionPages { QuestionsPage => QuestionsPageRoute });
+page_group!(answer_pages, __preload_answer_pages, AnswerPages { AnswersPage => AnswersPageRoute, NewExperimentPage => NewExperimentPageRoute });
+page_group!(evaluation_pages, __preload_evaluation_pages, EvaluationPages { EvaluationsPage => EvaluationsPageRoute, MetricsPage => MetricsPageRoute, StudiesPage => StudiesPageRoute });
 page_group!(rater_pages, __preload_rater_pages, RaterPages { RaterPage => RaterPageRoute, LoginPage => LoginPageRoute, SetupPage => SetupPageRoute });
+page_group!(share_pages, __preload_share_pages, SharePages { SharePage });
+
+/// The shared-link page: its frame is a group of its own, its body in the
+/// group of the page it shares (`SharePage`). Hydrating it, the router first
+/// loads both, the body's group by the kind the server wrote into the page.
+#[derive(Debug)]
+pub struct SharePageRoute;
+
+impl leptos_router::LazyRoute for SharePageRoute {
+    fn data() -> Self {
+        SharePageRoute
+    }
+
+    async fn view(_this: Self) -> AnyView {
+        share_pages(SharePages::SharePage).await
+    }
+
+    async fn preload() {
+        #[cfg(target_arch = "wasm32")]
+        {
+            let body = async {
+                match pages::share::kind_in_page().as_deref() {
+                    None => {}
+                    Some("experiment") => __preload_experiment_pages().await,
+                    Some("graph") => __preload_graph_pages().await,
+                    Some(_) => __preload_report_pages().await,
+                }
+            };
+            futures_util::future::join(__preload_share_pages(), body).await;
+        }
+    }
+}
 
 /// The HTML document around every page.
 pub fn shell(options: LeptosOptions) -> impl IntoView {

@@ -674,17 +674,15 @@ pub struct SharedQuestions {
     pub relevance: Option<(RelevanceStats, String)>,
 }
 
-/// A page shared read-only by link: one of these.
+/// A report shared read-only by link: one of these. (A shared experiment
+/// and a shared graph are read through their own server functions, so the
+/// browser's code for those pages is not loaded with these.)
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SharedView {
     pub evaluation: Option<EvaluationReportView>,
     pub study: Option<StudyResultsView>,
     pub questions: Option<SharedQuestions>,
-    /// The graph explorer of a project: its overview (the explorer reads
-    /// the graph through the share token).
-    pub graph: Option<GraphOverview>,
     pub metrics: Option<MetricsView>,
-    pub experiment: Option<Box<ExperimentReportView>>,
 }
 
 /// An account as the owner's Users page shows it: role `owner` or

@@ -8,7 +8,9 @@ use sqlx::SqlitePool;
 
 use crate::error::{AppError, AppResult};
 use crate::format::pct;
-use crate::model::{EvaluationReportView, MetricsView, SharedQuestions, SharedView, StudyResultsView};
+use crate::model::{
+    EvaluationReportView, ExperimentReportView, GraphOverview, MetricsView, SharedQuestions, SharedView, StudyResultsView,
+};
 use crate::store;
 use crate::tokens::{hash, new_token};
 
@@ -69,7 +71,7 @@ pub async fn create(
 pub async fn open(pool: &SqlitePool, token: &str) -> AppResult<(String, i64)> {
     store::shares::live(pool, &hash(token.trim()))
         .await?
-        .ok_or_else(|| AppError::NotFound("this shared page does not exist or was withdrawn".into()))
+        .ok_or_else(not_found)
 }
 
 pub async fn view(pool: &SqlitePool, token: &str) -> AppResult<SharedView> {
@@ -84,11 +86,18 @@ pub async fn view(pool: &SqlitePool, token: &str) -> AppResult<SharedView> {
             metrics: Some(crate::metrics::view(&crate::metrics::report(pool, id).await?)),
             ..Default::default()
         },
-        "experiment" => {
-            SharedView { experiment: Some(Box::new(crate::experiments::report(pool, id).await?)), ..Default::default() }
-        }
-        _ => SharedView { graph: store::graph::overview(pool, id).await?, ..Default::default() },
+        _ => return Err(not_found()),
     })
+}
+
+/// The experiment a token shares; any other token is "not found".
+pub async fn experiment(pool: &SqlitePool, token: &str) -> AppResult<ExperimentReportView> {
+    crate::experiments::report(pool, opened(pool, token, "experiment").await?).await
+}
+
+/// The overview of the graph a token shares; any other token is "not found".
+pub async fn graph(pool: &SqlitePool, token: &str) -> AppResult<Option<GraphOverview>> {
+    store::graph::overview(pool, graph_project(pool, token).await?).await
 }
 
 /// A question set as shared: its questions and diagnostics.
@@ -108,10 +117,20 @@ pub async fn questions(pool: &SqlitePool, set_id: i64) -> AppResult<SharedQuesti
 
 /// The project whose graph a token shares; any other token is "not found".
 pub async fn graph_project(pool: &SqlitePool, token: &str) -> AppResult<i64> {
+    opened(pool, token, "graph").await
+}
+
+/// The id of the page of kind `kind` a token opens; a token of any other
+/// kind is "not found", like a withdrawn one.
+async fn opened(pool: &SqlitePool, token: &str, kind: &str) -> AppResult<i64> {
     match open(pool, token).await? {
-        (kind, id) if kind == "graph" => Ok(id),
-        _ => Err(AppError::NotFound("this shared page does not exist or was withdrawn".into())),
+        (k, id) if k == kind => Ok(id),
+        _ => Err(not_found()),
     }
+}
+
+fn not_found() -> AppError {
+    AppError::NotFound("this shared page does not exist or was withdrawn".into())
 }
 
 fn escape(text: &str) -> String {

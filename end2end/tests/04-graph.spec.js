@@ -7,7 +7,7 @@ const { execFileSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { createProject, openHydrated, int } = require('./helpers');
+const { createProject, openHydrated, int, wasmGroups } = require('./helpers');
 const { syntheticGraph } = require('../fixtures/synthetic-graph');
 
 test.describe.configure({ mode: 'serial' });
@@ -118,6 +118,8 @@ test('share the graph explorer read-only: it works through the link, links nowhe
   const guest = await (await browser.newContext({ storageState: { cookies: [], origins: [] } })).newPage();
   await openHydrated(guest, sharePath);
   await expect(guest.locator('#graph-stats')).toBeVisible();
+  // The shared page's frame and the graph's group of the WASM, no report's.
+  expect(await wasmGroups(guest)).toEqual(['graph', 'share']);
   await expect(canvas(guest)).toHaveAttribute('data-frames', /\d+/);
   await guest.locator('#graph-search').fill('Salt Guild');
   await guest.locator('.suggestion').first().click();

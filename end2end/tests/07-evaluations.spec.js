@@ -6,7 +6,7 @@
 const { test, expect } = require('@playwright/test');
 const { execFileSync } = require('child_process');
 const path = require('path');
-const { openHydrated } = require('./helpers');
+const { openHydrated, wasmGroups } = require('./helpers');
 
 const bin = process.env.ASSAY_BIN || path.resolve(__dirname, '../../target/debug/assay');
 const cli = (...args) => JSON.parse(execFileSync(bin, ['--json', ...args, '--db', process.env.ASSAY_E2E_DB], {
@@ -88,6 +88,9 @@ test('an offline evaluation of two methods: report, heatmap, drill-down, a read-
   const stranger = await (await browser.newContext()).newPage();
   await openHydrated(stranger, sharePath);
   await expect(stranger.locator('#judge-line')).toContainText('offline rubric judge (no LLM)');
+  // The shared page's frame and the reports' group of the WASM: not the
+  // graph explorer's.
+  expect(await wasmGroups(stranger)).toEqual(['report', 'share']);
   await expect(stranger.locator('.plot[data-plot="box"] svg')).toBeVisible();
   await expect(stranger.locator('#share-panel')).toHaveCount(0);
   await expect(stranger.locator('a[href^="/projects/"]')).toHaveCount(0);

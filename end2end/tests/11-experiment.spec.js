@@ -6,7 +6,7 @@
 // stage and method, sanity checks, the evaluation's box plots and heatmap),
 // and a share link opens the report with no session.
 const { test, expect } = require('@playwright/test');
-const { openHydrated, int } = require('./helpers');
+const { openHydrated, int, wasmGroups } = require('./helpers');
 
 test('the wizard runs a small offline experiment to its report and shares it', async ({ page, browser }) => {
   test.setTimeout(240_000);
@@ -94,7 +94,7 @@ test('the wizard runs a small offline experiment to its report and shares it', a
   const modules = await report.evaluate(() => performance.getEntriesByType('resource')
     .map((r) => r.name.split('/').pop()).filter((n) => n.endsWith('.wasm')));
   expect(modules).toContain('assay_bg.wasm');
-  expect(modules.filter((m) => m.startsWith('split_'))).toEqual([expect.stringMatching(/^split_experiment_pages_\d+\.wasm$/)]);
+  expect(await wasmGroups(report)).toEqual(['experiment']);
   await expect(report.locator('section.experiment-evaluation svg').first()).toBeVisible();
   await report.close();
 
@@ -107,6 +107,8 @@ test('the wizard runs a small offline experiment to its report and shares it', a
   const stranger = await anonymous.newPage();
   await openHydrated(stranger, sharePath);
   await expect(stranger.locator('h1')).toContainText('Wizard demo');
+  // The shared page's frame and the experiment's group, nothing else.
+  expect(await wasmGroups(stranger)).toEqual(['experiment', 'share']);
   await expect(stranger.locator('section.experiment-evaluation svg').first()).toBeVisible();
   await expect(stranger.locator('#share-panel')).toHaveCount(0);
   await expect(stranger.locator('a[href^="/projects/"]')).toHaveCount(0);

@@ -31,4 +31,12 @@ async function upload(page, files) {
 
 const int = (s) => Number(String(s).replace(/,/g, ''));
 
-module.exports = { corpus, openHydrated, createProject, upload, int };
+// The groups of pages whose WASM modules a page fetched, sorted
+// (scripts/build splits the WASM into one module per group: app/src/lib.rs).
+async function wasmGroups(page) {
+  const names = await page.evaluate(() => performance.getEntriesByType('resource')
+    .map((r) => r.name.split('/').pop()));
+  return names.map((n) => /^split_(\w+?)_pages_\d+\.wasm$/.exec(n)).filter(Boolean).map((m) => m[1]).sort();
+}
+
+module.exports = { corpus, openHydrated, createProject, upload, int, wasmGroups };

@@ -225,6 +225,26 @@ async fn a_question_set_and_a_graph_explorer_are_shared_and_reach_nothing_else()
     // The question set's token does not open the graph.
     let (status, _) = post(&router, "/api/share/graph", &format!("token={set_token}&limit=100")).await;
     assert_ne!(status, StatusCode::OK);
+
+    // Each kind's page is read through its own server function (the browser
+    // loads only that kind's code): the page names its kind for hydration,
+    // and a token of another kind opens nothing through the others.
+    assert!(page.contains("data-share-kind=\"graph\""));
+    let (status, kind) = post(&router, "/api/share/kind", &format!("token={set_token}")).await;
+    assert_eq!((status, kind), (StatusCode::OK, serde_json::json!("questions")));
+    let (status, overview) = post(&router, "/api/share/graph_overview", &format!("token={graph_token}")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(overview["nodes"].as_u64().is_some_and(|n| n > 0), "{overview}");
+    for (path, token) in [
+        ("/api/share/graph_overview", &set_token),
+        ("/api/share/experiment", &graph_token),
+        ("/api/share/get", &graph_token),
+    ] {
+        let (status, body) = post(&router, path, &format!("token={token}")).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{path}: {body}");
+    }
+    let (status, _) = post(&router, "/api/share/kind", &format!("token={}", "0".repeat(48))).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
     // Withdrawn: the explorer's data stops at once.
     json(&assay(&db, &["--json", "share", "revoke", &graph_token], &[]).await);
     assert_ne!(post(&router, "/api/share/graph", &format!("token={graph_token}&limit=100")).await.0, StatusCode::OK);

@@ -7,25 +7,29 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_params_map;
 
-use crate::api::get_shared;
+use crate::api::{get_shared, get_shared_experiment, get_shared_graph, get_shared_kind};
 use crate::components::explorer::{GraphExplorer, GraphSource};
 use crate::components::ErrorNote;
 use crate::format;
 use crate::model::{GraphOverview, SharedQuestions};
+use crate::{ExperimentPages, GraphPages, ReportPages};
 
+/// The shared page's frame. What the link opens is drawn by a page of the
+/// group that draws it elsewhere (the report group, the experiment's, the
+/// graph's), so a shared report does not load the graph explorer's code and
+/// the other way round. Its kind is written into the page
+/// (`data-share-kind`): hydration reads it to load that group's module first.
 #[component]
 pub fn SharePage() -> impl IntoView {
-    let params = use_params_map();
-    let token = Memo::new(move |_| params.read().get("token").unwrap_or_default());
-    let shared = Resource::new(move || token.get(), get_shared);
+    let token = token();
+    let kind = Resource::new(move || token.get(), get_shared_kind);
     view! {
         <Title text="Shared report"/>
         <header class="topbar"><span class="brand">"Assay"</span><span class="muted small">"a report shared read-only"</span></header>
         <main class="page wide evaluation-report" id="shared">
             <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
                 {move || Suspend::new(async move {
-                    let t = token.get_untracked();
-                    match shared.await {
+                    match kind.await {
                         Err(e) => {
                             #[cfg(feature = "ssr")]
                             if let Some(resp) = use_context::<leptos_axum::ResponseOptions>() {
@@ -33,27 +37,99 @@ pub fn SharePage() -> impl IntoView {
                             }
                             view! { <h1>"Not found"</h1><ErrorNote error=e/> }.into_any()
                         }
-                        Ok(v) => {
-                            if let Some(r) = v.evaluation {
-                                view! { <crate::pages::evaluations::Report project_id=0 r share=t/> }.into_any()
-                            } else if let Some(r) = v.study {
-                                view! { <crate::pages::studies::Results r share=t/> }.into_any()
-                            } else if let Some(q) = v.questions {
-                                view! { <SharedSet q token=t/> }.into_any()
-                            } else if let Some(v) = v.metrics {
-                                view! { <h1>{format!("Metrics run #{}", v.run_id)}</h1><crate::pages::metrics::Results v share=t/> }.into_any()
-                            } else if let Some(r) = v.experiment {
-                                view! { <crate::pages::experiments::ExperimentReport r=*r share=t/> }.into_any()
-                            } else if let Some(o) = v.graph {
-                                view! { <SharedGraph o token=t/> }.into_any()
-                            } else {
-                                ().into_any()
-                            }
+                        Ok(kind) => {
+                            let body = match kind.as_str() {
+                                "experiment" => crate::experiment_pages(ExperimentPages::SharedExperiment).await,
+                                "graph" => crate::graph_pages(GraphPages::SharedGraph).await,
+                                _ => crate::report_pages(ReportPages::SharedReport).await,
+                            };
+                            view! { <div class="shared-body" data-share-kind=kind>{body}</div> }.into_any()
                         }
                     }
                 })}
             </Suspense>
         </main>
+    }
+}
+
+/// The kind of shared page the server rendered (`data-share-kind`), when
+/// this page was rendered by the server and is being hydrated.
+#[cfg(target_arch = "wasm32")]
+pub fn kind_in_page() -> Option<String> {
+    leptos::prelude::document().query_selector("[data-share-kind]").ok()??.get_attribute("data-share-kind")
+}
+
+fn token() -> Memo<String> {
+    let params = use_params_map();
+    Memo::new(move |_| params.read().get("token").unwrap_or_default())
+}
+
+/// A shared report: an evaluation's, a study's results, a question set or
+/// a metrics run.
+#[component]
+pub fn SharedReport() -> impl IntoView {
+    let token = token();
+    let shared = Resource::new(move || token.get(), get_shared);
+    view! {
+        <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                let t = token.get_untracked();
+                match shared.await {
+                    Err(e) => view! { <ErrorNote error=e/> }.into_any(),
+                    Ok(v) => {
+                        if let Some(r) = v.evaluation {
+                            view! { <crate::pages::evaluations::Report project_id=0 r share=t/> }.into_any()
+                        } else if let Some(r) = v.study {
+                            view! { <crate::pages::studies::Results r share=t/> }.into_any()
+                        } else if let Some(q) = v.questions {
+                            view! { <SharedSet q token=t/> }.into_any()
+                        } else if let Some(v) = v.metrics {
+                            view! { <h1>{format!("Metrics run #{}", v.run_id)}</h1><crate::pages::metrics::Results v share=t/> }.into_any()
+                        } else {
+                            ().into_any()
+                        }
+                    }
+                }
+            })}
+        </Suspense>
+    }
+}
+
+/// A shared experiment's report.
+#[component]
+pub fn SharedExperiment() -> impl IntoView {
+    let token = token();
+    let shared = Resource::new(move || token.get(), get_shared_experiment);
+    view! {
+        <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                let t = token.get_untracked();
+                match shared.await {
+                    Err(e) => view! { <ErrorNote error=e/> }.into_any(),
+                    Ok(r) => view! { <crate::pages::experiments::ExperimentReport r share=t/> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+/// A project's graph, read-only: its statistics and the explorer (which
+/// reads the graph through the token).
+#[component]
+pub fn SharedGraph() -> impl IntoView {
+    let token = token();
+    let shared = Resource::new(move || token.get(), get_shared_graph);
+    view! {
+        <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                let t = token.get_untracked();
+                match shared.await {
+                    Err(e) => view! { <ErrorNote error=e/> }.into_any(),
+                    Ok(None) => view! { <h1>"Knowledge graph"</h1><p class="muted">"This project has no graph."</p> }.into_any(),
+                    Ok(Some(o)) => view! { <GraphBody o token=t/> }.into_any(),
+                }
+            })}
+        </Suspense>
     }
 }
 
@@ -100,10 +176,9 @@ fn SharedSet(q: SharedQuestions, token: String) -> impl IntoView {
     }
 }
 
-/// A project's graph, read-only: its statistics and the explorer (which
-/// reads the graph through the token).
+/// The shared graph's statistics and explorer.
 #[component]
-fn SharedGraph(o: GraphOverview, token: String) -> impl IntoView {
+fn GraphBody(o: GraphOverview, token: String) -> impl IntoView {
     let source = GraphSource::Share(token.as_str().into());
     view! {
         <h1>"Knowledge graph"</h1>
