@@ -43,6 +43,8 @@ pub mod metrics;
 pub mod model;
 pub mod pages;
 #[cfg(feature = "ssr")]
+pub mod preload;
+#[cfg(feature = "ssr")]
 pub mod questions_io;
 #[cfg(feature = "ssr")]
 pub mod share;
@@ -76,15 +78,17 @@ use pages::studies::{StudiesPage, StudyResultsPage};
 use pages::users::UsersPage;
 use pages::{corpus::CorpusPage, document::DocumentPage, home::HomePage, NotFound};
 
-/// The pages are loaded in a few groups rather than all in one WASM module:
+/// The pages are loaded in groups rather than all in one WASM module:
 /// scripts/build splits the browser's build (wasm-split-cli) at each group's
 /// `#[lazy]` function, so a page fetches the main module (router, reactive
 /// runtime) and its group's module, plus the chunks of code its group shares
-/// with other groups. Few groups keep that to a few dozen files (wasm-split
-/// makes a chunk for every set of split points that share code: one split
-/// per page made ~600 modules and a report page fetched ~250 of them); the
-/// groups put the reports, which collaborators open from links, apart from
-/// the workbench.
+/// with other groups. wasm-split makes a chunk for every set of split points
+/// that share code, so each group costs files on every page (one split per
+/// page made ~600 modules and a report page fetched ~250 of them); the
+/// groups are cut so that each page stays under 600 KB gzipped
+/// (`scripts/wasm-size`) and the reports collaborators open from links are
+/// apart from the workbench. A page may be in a group without a route of
+/// its own: the shared-link page draws what it shares with one.
 macro_rules! page_group {
     ($group:ident, $preload:ident, $kind:ident { $($page:ident $(=> $route:ident)?),* $(,)? }) => {
         #[derive(Clone, Copy, Debug)]
@@ -112,6 +116,8 @@ macro_rules! page_group {
                 }
 
                 async fn view(_this: Self) -> AnyView {
+                    #[cfg(feature = "ssr")]
+                    preload::hint(stringify!($group), None);
                     $group($kind::$page).await
                 }
 
@@ -147,6 +153,8 @@ impl leptos_router::LazyRoute for SharePageRoute {
     }
 
     async fn view(_this: Self) -> AnyView {
+        #[cfg(feature = "ssr")]
+        preload::hint("share_pages", None);
         share_pages(SharePages::SharePage).await
     }
 
@@ -154,10 +162,10 @@ impl leptos_router::LazyRoute for SharePageRoute {
         #[cfg(target_arch = "wasm32")]
         {
             let body = async {
-                match pages::share::kind_in_page().as_deref() {
+                match pages::share::kind_in_page().as_deref().map(pages::share::group_of) {
                     None => {}
-                    Some("experiment") => __preload_experiment_pages().await,
-                    Some("graph") => __preload_graph_pages().await,
+                    Some("experiment_pages") => __preload_experiment_pages().await,
+                    Some("graph_pages") => __preload_graph_pages().await,
                     Some(_) => __preload_report_pages().await,
                 }
             };
@@ -168,6 +176,8 @@ impl leptos_router::LazyRoute for SharePageRoute {
 
 /// The HTML document around every page.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
+    // The routes read the site's layout from it (preload::hint).
+    provide_context(options.clone());
     view! {
         <!DOCTYPE html>
         <html lang="en">

@@ -7,7 +7,7 @@ const { execFileSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { createProject, openHydrated, int, wasmGroups } = require('./helpers');
+const { createProject, openHydrated, int, wasmGroups, wasmInitiators } = require('./helpers');
 const { syntheticGraph } = require('../fixtures/synthetic-graph');
 
 test.describe.configure({ mode: 'serial' });
@@ -120,6 +120,10 @@ test('share the graph explorer read-only: it works through the link, links nowhe
   await expect(guest.locator('#graph-stats')).toBeVisible();
   // The shared page's frame and the graph's group of the WASM, no report's.
   expect(await wasmGroups(guest)).toEqual(['graph', 'share']);
+  // The server named both groups' modules in the page, the graph's once it
+  // knew what the link shares.
+  expect(await wasmInitiators(guest, 'graph')).toEqual(['link']);
+  expect(await wasmInitiators(guest, 'share')).toEqual(['link']);
   await expect(canvas(guest)).toHaveAttribute('data-frames', /\d+/);
   await guest.locator('#graph-search').fill('Salt Guild');
   await guest.locator('.suggestion').first().click();

@@ -6,7 +6,7 @@
 // stage and method, sanity checks, the evaluation's box plots and heatmap),
 // and a share link opens the report with no session.
 const { test, expect } = require('@playwright/test');
-const { openHydrated, int, wasmGroups } = require('./helpers');
+const { openHydrated, int, wasmGroups, wasmInitiators } = require('./helpers');
 
 test('the wizard runs a small offline experiment to its report and shares it', async ({ page, browser }) => {
   test.setTimeout(240_000);
@@ -95,6 +95,8 @@ test('the wizard runs a small offline experiment to its report and shares it', a
     .map((r) => r.name.split('/').pop()).filter((n) => n.endsWith('.wasm')));
   expect(modules).toContain('assay_bg.wasm');
   expect(await wasmGroups(report)).toEqual(['experiment']);
+  // Named in the page's HTML, so fetched alongside the main module, once.
+  expect(await wasmInitiators(report, 'experiment')).toEqual(['link']);
   await expect(report.locator('section.experiment-evaluation svg').first()).toBeVisible();
   await report.close();
 

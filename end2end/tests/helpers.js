@@ -39,4 +39,12 @@ async function wasmGroups(page) {
   return names.map((n) => /^split_(\w+?)_pages_\d+\.wasm$/.exec(n)).filter(Boolean).map((m) => m[1]).sort();
 }
 
-module.exports = { corpus, openHydrated, createProject, upload, int, wasmGroups };
+// How the browser came to fetch a group's module: ['link'] when the page's
+// HTML named it for preloading (app/src/preload.rs) and the loader's fetch
+// reused that download; a second entry would be a second download.
+async function wasmInitiators(page, group) {
+  return page.evaluate((g) => performance.getEntriesByType('resource')
+    .filter((r) => new RegExp(`/split_${g}_pages_\\d+\\.wasm$`).test(r.name)).map((r) => r.initiatorType), group);
+}
+
+module.exports = { corpus, openHydrated, createProject, upload, int, wasmGroups, wasmInitiators };

@@ -6,10 +6,12 @@
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_params_map;
+use serde::{de::DeserializeOwned, Serialize};
 
 use crate::api::{get_shared, get_shared_experiment, get_shared_graph, get_shared_kind};
 use crate::components::explorer::{GraphExplorer, GraphSource};
 use crate::components::ErrorNote;
+use crate::error::AppError;
 use crate::format;
 use crate::model::{GraphOverview, SharedQuestions};
 use crate::{ExperimentPages, GraphPages, ReportPages};
@@ -38,9 +40,12 @@ pub fn SharePage() -> impl IntoView {
                             view! { <h1>"Not found"</h1><ErrorNote error=e/> }.into_any()
                         }
                         Ok(kind) => {
-                            let body = match kind.as_str() {
-                                "experiment" => crate::experiment_pages(ExperimentPages::SharedExperiment).await,
-                                "graph" => crate::graph_pages(GraphPages::SharedGraph).await,
+                            let group = group_of(&kind);
+                            #[cfg(feature = "ssr")]
+                            crate::preload::hint(group, Some("share_pages"));
+                            let body = match group {
+                                "experiment_pages" => crate::experiment_pages(ExperimentPages::SharedExperiment).await,
+                                "graph_pages" => crate::graph_pages(GraphPages::SharedGraph).await,
                                 _ => crate::report_pages(ReportPages::SharedReport).await,
                             };
                             view! { <div class="shared-body" data-share-kind=kind>{body}</div> }.into_any()
@@ -49,6 +54,16 @@ pub fn SharePage() -> impl IntoView {
                 })}
             </Suspense>
         </main>
+    }
+}
+
+/// The group of pages (app/src/lib.rs) whose page draws a shared page of
+/// kind `kind`.
+pub fn group_of(kind: &str) -> &'static str {
+    match kind {
+        "experiment" => "experiment_pages",
+        "graph" => "graph_pages",
+        _ => "report_pages",
     }
 }
 
@@ -64,73 +79,61 @@ fn token() -> Memo<String> {
     Memo::new(move |_| params.read().get("token").unwrap_or_default())
 }
 
-/// A shared report: an evaluation's, a study's results, a question set or
-/// a metrics run.
-#[component]
-pub fn SharedReport() -> impl IntoView {
+/// A shared page's body: `fetch` reads it through the link's token, `draw`
+/// draws it (with the token, for its downloads).
+fn shared_body<T, F>(fetch: fn(String) -> F, draw: fn(T, String) -> AnyView) -> AnyView
+where
+    T: Clone + Send + Sync + Serialize + DeserializeOwned + 'static,
+    F: std::future::Future<Output = Result<T, AppError>> + Send + 'static,
+{
     let token = token();
-    let shared = Resource::new(move || token.get(), get_shared);
+    let shared = Resource::new(move || token.get(), fetch);
     view! {
         <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
             {move || Suspend::new(async move {
-                let t = token.get_untracked();
                 match shared.await {
                     Err(e) => view! { <ErrorNote error=e/> }.into_any(),
-                    Ok(v) => {
-                        if let Some(r) = v.evaluation {
-                            view! { <crate::pages::evaluations::Report project_id=0 r share=t/> }.into_any()
-                        } else if let Some(r) = v.study {
-                            view! { <crate::pages::studies::Results r share=t/> }.into_any()
-                        } else if let Some(q) = v.questions {
-                            view! { <SharedSet q token=t/> }.into_any()
-                        } else if let Some(v) = v.metrics {
-                            view! { <h1>{format!("Metrics run #{}", v.run_id)}</h1><crate::pages::metrics::Results v share=t/> }.into_any()
-                        } else {
-                            ().into_any()
-                        }
-                    }
+                    Ok(v) => draw(v, token.get_untracked()),
                 }
             })}
         </Suspense>
     }
+    .into_any()
+}
+
+/// A shared report: an evaluation's, a study's results, a question set or
+/// a metrics run.
+#[component]
+pub fn SharedReport() -> impl IntoView {
+    shared_body(get_shared, |v, t| {
+        if let Some(r) = v.evaluation {
+            view! { <crate::pages::evaluations::Report project_id=0 r share=t/> }.into_any()
+        } else if let Some(r) = v.study {
+            view! { <crate::pages::studies::Results r share=t/> }.into_any()
+        } else if let Some(q) = v.questions {
+            view! { <SharedSet q token=t/> }.into_any()
+        } else if let Some(v) = v.metrics {
+            view! { <h1>{format!("Metrics run #{}", v.run_id)}</h1><crate::pages::metrics::Results v share=t/> }.into_any()
+        } else {
+            ().into_any()
+        }
+    })
 }
 
 /// A shared experiment's report.
 #[component]
 pub fn SharedExperiment() -> impl IntoView {
-    let token = token();
-    let shared = Resource::new(move || token.get(), get_shared_experiment);
-    view! {
-        <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
-            {move || Suspend::new(async move {
-                let t = token.get_untracked();
-                match shared.await {
-                    Err(e) => view! { <ErrorNote error=e/> }.into_any(),
-                    Ok(r) => view! { <crate::pages::experiments::ExperimentReport r share=t/> }.into_any(),
-                }
-            })}
-        </Suspense>
-    }
+    shared_body(get_shared_experiment, |r, t| view! { <crate::pages::experiments::ExperimentReport r share=t/> }.into_any())
 }
 
 /// A project's graph, read-only: its statistics and the explorer (which
 /// reads the graph through the token).
 #[component]
 pub fn SharedGraph() -> impl IntoView {
-    let token = token();
-    let shared = Resource::new(move || token.get(), get_shared_graph);
-    view! {
-        <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
-            {move || Suspend::new(async move {
-                let t = token.get_untracked();
-                match shared.await {
-                    Err(e) => view! { <ErrorNote error=e/> }.into_any(),
-                    Ok(None) => view! { <h1>"Knowledge graph"</h1><p class="muted">"This project has no graph."</p> }.into_any(),
-                    Ok(Some(o)) => view! { <GraphBody o token=t/> }.into_any(),
-                }
-            })}
-        </Suspense>
-    }
+    shared_body(get_shared_graph, |o, t| match o {
+        None => view! { <h1>"Knowledge graph"</h1><p class="muted">"This project has no graph."</p> }.into_any(),
+        Some(o) => view! { <GraphBody o token=t/> }.into_any(),
+    })
 }
 
 /// A question set, read-only: its diagnostics and questions, and downloads.
