@@ -162,14 +162,40 @@ impl leptos_router::LazyRoute for SharePageRoute {
         #[cfg(target_arch = "wasm32")]
         {
             let body = async {
-                match pages::share::kind_in_page().as_deref().map(pages::share::group_of) {
-                    None => {}
-                    Some("experiment_pages") => __preload_experiment_pages().await,
-                    Some("graph_pages") => __preload_graph_pages().await,
-                    Some(_) => __preload_report_pages().await,
+                if let Some(kind) = pages::share::kind_in_page() {
+                    pages::share::SharedBody::of(&kind).preload().await;
                 }
             };
             futures_util::future::join(__preload_share_pages(), body).await;
+        }
+    }
+}
+
+impl pages::share::SharedBody {
+    /// The name of its group (as in pkg/wasm-groups.json).
+    #[cfg(feature = "ssr")]
+    fn group(self) -> &'static str {
+        match self {
+            Self::Report => "report_pages",
+            Self::Experiment => "experiment_pages",
+            Self::Graph => "graph_pages",
+        }
+    }
+
+    async fn view(self) -> AnyView {
+        match self {
+            Self::Report => report_pages(ReportPages::SharedReport).await,
+            Self::Experiment => experiment_pages(ExperimentPages::SharedExperiment).await,
+            Self::Graph => graph_pages(GraphPages::SharedGraph).await,
+        }
+    }
+
+    #[cfg(target_arch = "wasm32")]
+    async fn preload(self) {
+        match self {
+            Self::Report => __preload_report_pages().await,
+            Self::Experiment => __preload_experiment_pages().await,
+            Self::Graph => __preload_graph_pages().await,
         }
     }
 }

@@ -14,7 +14,6 @@ use crate::components::ErrorNote;
 use crate::error::AppError;
 use crate::format;
 use crate::model::{GraphOverview, SharedQuestions};
-use crate::{ExperimentPages, GraphPages, ReportPages};
 
 /// The shared page's frame. What the link opens is drawn by a page of the
 /// group that draws it elsewhere (the report group, the experiment's, the
@@ -40,14 +39,10 @@ pub fn SharePage() -> impl IntoView {
                             view! { <h1>"Not found"</h1><ErrorNote error=e/> }.into_any()
                         }
                         Ok(kind) => {
-                            let group = group_of(&kind);
+                            let body = SharedBody::of(&kind);
                             #[cfg(feature = "ssr")]
-                            crate::preload::hint(group, Some("share_pages"));
-                            let body = match group {
-                                "experiment_pages" => crate::experiment_pages(ExperimentPages::SharedExperiment).await,
-                                "graph_pages" => crate::graph_pages(GraphPages::SharedGraph).await,
-                                _ => crate::report_pages(ReportPages::SharedReport).await,
-                            };
+                            crate::preload::hint(body.group(), Some("share_pages"));
+                            let body = body.view().await;
                             view! { <div class="shared-body" data-share-kind=kind>{body}</div> }.into_any()
                         }
                     }
@@ -57,13 +52,24 @@ pub fn SharePage() -> impl IntoView {
     }
 }
 
-/// The group of pages (app/src/lib.rs) whose page draws a shared page of
-/// kind `kind`.
-pub fn group_of(kind: &str) -> &'static str {
-    match kind {
-        "experiment" => "experiment_pages",
-        "graph" => "graph_pages",
-        _ => "report_pages",
+/// Which page draws a shared page, by its kind: each is in the group of
+/// pages that draws that kind elsewhere (its group's name, view and preload
+/// are in app/src/lib.rs, next to the groups).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SharedBody {
+    /// An evaluation's report, a study's results, a question set, a metrics run.
+    Report,
+    Experiment,
+    Graph,
+}
+
+impl SharedBody {
+    pub fn of(kind: &str) -> Self {
+        match kind {
+            "experiment" => SharedBody::Experiment,
+            "graph" => SharedBody::Graph,
+            _ => SharedBody::Report,
+        }
     }
 }
 
