@@ -95,6 +95,25 @@ impl Request {
         result
     }
 
+    /// Refused (404) unless each of `children` belongs to `project` (which
+    /// [`Request::require`] allowed): the check of a child's id named next
+    /// to its parent's.
+    pub fn require_in(
+        &self,
+        project: i64,
+        children: impl IntoIterator<Item = Obj>,
+    ) -> impl std::future::Future<Output = AppResult<()>> + Send + '_ {
+        // Collected before the future: an iterator with a borrowing closure
+        // inside a server function's future is not `Send` for every lifetime.
+        let children: Vec<Obj> = children.into_iter().collect();
+        async move {
+            for child in children {
+                access::require_in(&self.state.pool, project, child).await?;
+            }
+            Ok(())
+        }
+    }
+
     /// Refused (403) unless the caller is the owner.
     pub fn require_owner(&self, what: &str) -> AppResult<()> {
         let result = owner(&self.caller, what);

@@ -163,12 +163,24 @@ fn llm_info(llm: &engine::llm::settings::LlmSettings) -> LlmInfo {
         timeout_secs: llm.timeout.as_secs() as i64,
         key_set: llm.api_key.is_some(),
         price: if offline { None } else { llm.prices.0.get(&llm.model).map(|p| (p.input_per_m, p.output_per_m)) },
+        allow_private_urls: llm.allow_private_urls,
     }
 }
 
 #[server(output = crate::codec::Json)]
 pub async fn get_llm_info() -> Result<LlmInfo, AppError> {
-    Ok(llm_info(&app_state()?.llm()))
+    let call = Request::now()?;
+    let info = llm_info(&call.state.llm());
+    if call.caller.owner {
+        return Ok(info);
+    }
+    // Members see which provider and model produce their results (the
+    // pages say when it is offline), not where the server sends requests.
+    let label = match info.provider.as_str() {
+        "offline" => info.label,
+        _ => format!("{}, {}", info.provider, info.model),
+    };
+    Ok(LlmInfo { label, base_url: String::new(), key_set: false, allow_private_urls: false, ..info })
 }
 
 /// Saves the LLM settings (server-side) and puts them in force at once.
@@ -184,6 +196,7 @@ pub async fn save_llm_settings(
     price: String,
     api_key: String,
     clear_key: Option<String>,
+    allow_private_urls: Option<String>,
 ) -> Result<LlmInfo, AppError> {
     let call = Request::now()?;
     call.require_owner("change the LLM settings")?;
@@ -207,6 +220,7 @@ pub async fn save_llm_settings(
         timeout_secs: number("timeout", &timeout_secs)?,
         price: None,
         api_key: if clear_key.is_some() { None } else { previous.and_then(|p| p.api_key) },
+        allow_private_urls: allow_private_urls.is_some(),
     };
     if !api_key.trim().is_empty() {
         stored.api_key = Some(api_key.trim().to_string());
@@ -810,7 +824,7 @@ pub async fn start_evaluation(
     no_cache: Option<String>,
 ) -> Result<EvaluationView, AppError> {
     let call = Request::now()?;
-    call.require(Obj::QuestionSet(question_set_id), Need::Edit).await?;
+    let project = call.require(Obj::QuestionSet(question_set_id), Need::Edit).await?;
     let ids = |text: &str, what: &str| -> Result<Vec<i64>, AppError> {
         text.split([',', ':'])
             .filter(|t| !t.trim().is_empty())
@@ -822,6 +836,7 @@ pub async fn start_evaluation(
             .collect()
     };
     let sets = ids(&answer_sets, "answer sets")?;
+    call.require_in(project, sets.iter().map(|s| Obj::AnswerSet(*s))).await?;
     let mut chosen = Vec::new();
     for pair in pairs.split(',').filter(|p| !p.trim().is_empty()) {
         match ids(pair, "pairs")?.as_slice() {
@@ -897,14 +912,16 @@ pub async fn get_evaluation_report(id: i64) -> Result<EvaluationReportView, AppE
 #[server(output = crate::codec::Json)]
 pub async fn get_drill_questions(id: i64, a: i64, b: i64) -> Result<Vec<DrillQuestionView>, AppError> {
     let call = Request::now()?;
-    call.require(Obj::Evaluation(id), Need::Read).await?;
+    let project = call.require(Obj::Evaluation(id), Need::Read).await?;
+    call.require_in(project, [Obj::AnswerSet(a), Obj::AnswerSet(b)]).await?;
     crate::evaluation::drill_questions(&call.state.pool, id, a, b).await
 }
 
 #[server(output = crate::codec::Json)]
 pub async fn get_drill(id: i64, a: i64, b: i64, question: i64) -> Result<DrillView, AppError> {
     let call = Request::now()?;
-    call.require(Obj::Evaluation(id), Need::Read).await?;
+    let project = call.require(Obj::Evaluation(id), Need::Read).await?;
+    call.require_in(project, [Obj::AnswerSet(a), Obj::AnswerSet(b), Obj::Question(question)]).await?;
     crate::evaluation::drill(&call.state.pool, id, a, b, question).await
 }
 
@@ -969,6 +986,7 @@ pub async fn create_study(
         let set = whole("question set", set, 1, i64::MAX as u64)? as i64;
         parsed.push((set, whole("questions to draw", n, 1, 10_000)? as usize));
     }
+    call.require_in(project_id, parsed.iter().map(|(s, _)| Obj::QuestionSet(*s))).await?;
     let req = crate::study::StudyRequest {
         project_id,
         name,
@@ -993,6 +1011,7 @@ pub async fn create_study(
             d => Some(whole("days until the links expire", d, 1, 3650)? as u32),
         },
     };
+    call.require_in(project_id, req.answers.map(Obj::AnswerSet)).await?;
     let created = crate::study::create(&call.state.pool, &req).await?;
     Ok(CreatedStudy {
         study_id: created.study_id,
@@ -1090,12 +1109,29 @@ pub async fn whoami() -> Result<(Option<String>, bool), AppError> {
     Ok((user, owner))
 }
 
-/// Sets the session cookie on the response.
+/// How to set the session cookie on this request's response, read at the
+/// server function's first poll (the context is not there after an await).
 #[cfg(feature = "ssr")]
-fn send_cookie(token: Option<&str>) {
-    if let Some(resp) = use_context::<leptos_axum::ResponseOptions>() {
-        if let Ok(v) = axum::http::HeaderValue::from_str(&crate::auth::set_cookie(token)) {
-            resp.append_header(axum::http::header::SET_COOKIE, v);
+struct CookieOptions {
+    response: Option<leptos_axum::ResponseOptions>,
+    secure: bool,
+}
+
+#[cfg(feature = "ssr")]
+impl CookieOptions {
+    fn now() -> CookieOptions {
+        let over_https = use_context::<axum::http::request::Parts>()
+            .is_some_and(|p| crate::auth::came_over_https(&p.headers, &p.uri));
+        let forced = app_state().is_ok_and(|s| s.config.secure_cookies);
+        CookieOptions { response: use_context::<leptos_axum::ResponseOptions>(), secure: over_https || forced }
+    }
+
+    /// Sets the session cookie (`None`: clears it).
+    fn send(&self, token: Option<&str>) {
+        if let Some(resp) = &self.response {
+            if let Ok(v) = axum::http::HeaderValue::from_str(&crate::auth::set_cookie_secure(token, self.secure)) {
+                resp.append_header(axum::http::header::SET_COOKIE, v);
+            }
         }
     }
 }
@@ -1105,14 +1141,17 @@ fn send_cookie(token: Option<&str>) {
 #[server(endpoint = "auth/setup", output = crate::codec::Json)]
 pub async fn setup_owner(name: String, password: String, confirm: String) -> Result<(), AppError> {
     let state = app_state()?;
+    let cookie = CookieOptions::now();
     if crate::auth::has_owner(&state.pool).await? {
         return Err(AppError::Conflict("this Assay already has an owner: log in instead".into()));
     }
     if password != confirm {
         return Err(AppError::Invalid("the two passwords differ".into()));
     }
+    // The database allows one owner only: of concurrent first-run setups,
+    // one creates it and the others get this same conflict.
     let id = crate::auth::create_user(&state.pool, &name, &password, "owner").await?;
-    send_cookie(Some(&crate::auth::new_session(&state.pool, id).await?));
+    cookie.send(Some(&crate::auth::new_session(&state.pool, id).await?));
     Ok(())
 }
 
@@ -1120,28 +1159,26 @@ pub async fn setup_owner(name: String, password: String, confirm: String) -> Res
 #[server(endpoint = "auth/login", output = crate::codec::Json)]
 pub async fn login(name: String, password: String) -> Result<(), AppError> {
     let state = app_state()?;
+    let cookie = CookieOptions::now();
     let addr: Option<axum::extract::ConnectInfo<std::net::SocketAddr>> = leptos_axum::extract().await.ok();
-    let keys = [
-        format!("name:{}", name.trim().to_lowercase()),
-        format!("addr:{}", addr.map_or("?".into(), |a| a.0.ip().to_string())),
-    ];
-    if let Some(wait) = keys.iter().filter_map(|k| state.throttle.wait(k)).max() {
-        if let Some(resp) = use_context::<leptos_axum::ResponseOptions>() {
-            resp.set_status(axum::http::StatusCode::TOO_MANY_REQUESTS);
+    let addr = addr.map_or("?".into(), |a| a.0.ip().to_string());
+    let attempt = match state.throttle.begin(&name, &addr) {
+        Ok(a) => a,
+        Err(wait) => {
+            return Err(AppError::TooMany(format!(
+                "too many failed logins from this address: try again in {} s",
+                wait.as_secs_f64().ceil() as u64
+            )))
         }
-        return Err(AppError::Conflict(format!(
-            "too many failed logins: try again in {} s",
-            wait.as_secs_f64().ceil() as u64
-        )));
-    }
+    };
+    attempt.pace().await;
     match crate::auth::verify(&state.pool, &name, &password).await? {
         Some(id) => {
-            keys.iter().for_each(|k| state.throttle.succeeded(k));
-            send_cookie(Some(&crate::auth::new_session(&state.pool, id).await?));
+            state.throttle.succeeded(&name, &addr);
+            cookie.send(Some(&crate::auth::new_session(&state.pool, id).await?));
             Ok(())
         }
         None => {
-            keys.iter().for_each(|k| state.throttle.failed(k));
             if let Some(resp) = use_context::<leptos_axum::ResponseOptions>() {
                 resp.set_status(axum::http::StatusCode::UNAUTHORIZED);
             }
@@ -1153,6 +1190,7 @@ pub async fn login(name: String, password: String) -> Result<(), AppError> {
 #[server(endpoint = "auth/logout", output = crate::codec::Json)]
 pub async fn logout() -> Result<(), AppError> {
     let state = app_state()?;
+    let cookie = CookieOptions::now();
     let headers: Option<axum::http::HeaderMap> = leptos_axum::extract().await.ok();
     if let Some(t) = headers
         .as_ref()
@@ -1162,7 +1200,7 @@ pub async fn logout() -> Result<(), AppError> {
     {
         crate::auth::end_session(&state.pool, t).await?;
     }
-    send_cookie(None);
+    cookie.send(None);
     Ok(())
 }
 
@@ -1277,13 +1315,14 @@ pub async fn set_member_access(user_id: i64, project_id: i64, access: String) ->
 #[server(output = crate::codec::Json)]
 pub async fn start_metrics(set_id: i64, answer_sets: String, k: u32, bins: u32) -> Result<i64, AppError> {
     let call = Request::now()?;
-    call.require(Obj::QuestionSet(set_id), Need::Edit).await?;
+    let project = call.require(Obj::QuestionSet(set_id), Need::Edit).await?;
     let ids: Vec<i64> = answer_sets
         .split(',')
         .map(str::trim)
         .filter(|s| !s.is_empty())
         .map(|s| s.parse::<i64>().map_err(|_| AppError::Invalid(format!("\"{s}\" is not an answer set id"))))
         .collect::<Result<_, _>>()?;
+    call.require_in(project, ids.iter().map(|s| Obj::AnswerSet(*s))).await?;
     let state = call.state.clone();
     let (run, job) = crate::metrics::create(&state.pool, set_id, &ids, k as usize, bins as usize).await?;
     state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;

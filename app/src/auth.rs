@@ -82,47 +82,117 @@ pub fn token_in(cookie_header: &str) -> Option<&str> {
 
 /// The `Set-Cookie` value for a session (`None`: clear it).
 pub fn set_cookie(token: Option<&str>) -> String {
+    set_cookie_secure(token, false)
+}
+
+/// [`set_cookie`], with `Secure` when the browser reached Assay over HTTPS
+/// (the cookie then never travels over plain HTTP).
+pub fn set_cookie_secure(token: Option<&str>, secure: bool) -> String {
+    let secure = if secure { "; Secure" } else { "" };
     match token {
-        Some(t) => format!("{COOKIE}={t}; Path=/; HttpOnly; SameSite=Strict; Max-Age={}", SESSION_DAYS * 86_400),
-        None => format!("{COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0"),
+        Some(t) => {
+            format!("{COOKIE}={t}; Path=/; HttpOnly; SameSite=Strict; Max-Age={}{secure}", SESSION_DAYS * 86_400)
+        }
+        None => format!("{COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0{secure}"),
     }
 }
 
-/// Failed logins per key (an account name, a client address): after
-/// `FREE` failures within the window, each further attempt must wait
-/// twice as long as the last (1 s, 2 s, 4 s … up to 5 minutes).
+/// Whether a request came over HTTPS: its URI's scheme, or a reverse
+/// proxy's `X-Forwarded-Proto: https` / `Forwarded: proto=https`.
+pub fn came_over_https(headers: &axum::http::HeaderMap, uri: &axum::http::Uri) -> bool {
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or("").to_ascii_lowercase();
+    uri.scheme_str() == Some("https")
+        || header("x-forwarded-proto").split(',').next().map(str::trim) == Some("https")
+        || header("forwarded").split([';', ',']).any(|p| p.trim() == "proto=https")
+}
+
+/// Failed logins. Two limits, so that guessing is slow and the right
+/// password is never locked out:
+///
+/// - per (account name, client address): `FREE` attempts, then each
+///   further attempt must wait twice as long as the last (1 s, 2 s, 4 s …
+///   up to 15 minutes), refused with 429 meanwhile. One address guessing
+///   cannot lock out the owner logging in from another.
+/// - per account name, over every address: past `NAME_FREE` failures in the
+///   window, attempts for that name are taken one at a time, `NAME_PACE`
+///   apart (slowed, never refused), which bounds guessing from many
+///   addresses to one per `NAME_PACE` without refusing anyone.
+///
+/// An attempt is counted when it starts ([`Throttle::begin`]), not when
+/// its password check ends, so a burst of concurrent guesses gets exactly
+/// `FREE` checked; a success takes its own attempt back.
 #[derive(Default)]
 pub struct Throttle {
-    failures: Mutex<HashMap<String, (u32, Instant)>>,
+    pairs: Mutex<HashMap<(String, String), (u32, Instant)>>,
+    names: Mutex<HashMap<String, (u32, Instant, std::sync::Arc<tokio::sync::Mutex<()>>)>>,
+}
+
+/// An attempt [`Throttle::begin`] let through: wait on [`Attempt::pace`]
+/// before checking the password.
+pub struct Attempt {
+    pace: Option<std::sync::Arc<tokio::sync::Mutex<()>>>,
+}
+
+impl Attempt {
+    /// Waits for this name's turn when it is being guessed from many
+    /// addresses (at most one check per `NAME_PACE`).
+    pub async fn pace(&self) {
+        if let Some(turn) = &self.pace {
+            let _turn = turn.lock().await;
+            tokio::time::sleep(Throttle::NAME_PACE).await;
+        }
+    }
 }
 
 impl Throttle {
     pub const FREE: u32 = 5;
+    pub const NAME_FREE: u32 = 20;
+    pub const NAME_PACE: Duration = Duration::from_secs(1);
     const WINDOW: Duration = Duration::from_secs(15 * 60);
+    const MAX_WAIT: Duration = Duration::from_secs(15 * 60);
 
-    /// How long `key` must still wait before another attempt, if at all.
-    pub fn wait(&self, key: &str) -> Option<Duration> {
-        let map = self.failures.lock().unwrap_or_else(|e| e.into_inner());
-        let (n, last) = *map.get(key)?;
-        if n < Self::FREE || last.elapsed() > Self::WINDOW {
-            return None;
-        }
-        let delay = Duration::from_secs((1u64 << (n - Self::FREE).min(8)).min(300));
-        delay.checked_sub(last.elapsed())
+    fn key(name: &str, addr: &str) -> (String, String) {
+        (name.trim().to_lowercase(), addr.to_string())
     }
 
-    pub fn failed(&self, key: &str) {
-        let mut map = self.failures.lock().unwrap_or_else(|e| e.into_inner());
-        let e = map.entry(key.to_string()).or_insert((0, Instant::now()));
+    /// Starts an attempt to log in as `name` from `addr`: `Err(wait)` while
+    /// this pair must wait; otherwise the attempt is counted (as a failure,
+    /// until [`Throttle::succeeded`]).
+    pub fn begin(&self, name: &str, addr: &str) -> Result<Attempt, Duration> {
+        let key = Self::key(name, addr);
+        {
+            let mut pairs = self.pairs.lock().unwrap_or_else(|e| e.into_inner());
+            let e = pairs.entry(key.clone()).or_insert((0, Instant::now()));
+            if e.1.elapsed() > Self::WINDOW {
+                e.0 = 0;
+            }
+            if e.0 >= Self::FREE {
+                let delay = Duration::from_secs(1u64 << (e.0 - Self::FREE).min(20)).min(Self::MAX_WAIT);
+                if let Some(left) = delay.checked_sub(e.1.elapsed()).filter(|d| !d.is_zero()) {
+                    return Err(left);
+                }
+            }
+            e.0 += 1;
+            e.1 = Instant::now();
+        }
+        let mut names = self.names.lock().unwrap_or_else(|e| e.into_inner());
+        let e = names.entry(key.0).or_insert_with(|| (0, Instant::now(), Default::default()));
         if e.1.elapsed() > Self::WINDOW {
             e.0 = 0;
         }
         e.0 += 1;
         e.1 = Instant::now();
+        Ok(Attempt { pace: (e.0 > Self::NAME_FREE).then(|| e.2.clone()) })
     }
 
-    pub fn succeeded(&self, key: &str) {
-        self.failures.lock().unwrap_or_else(|e| e.into_inner()).remove(key);
+    /// The password was right: this pair starts afresh, and the name's
+    /// count gets this attempt back.
+    pub fn succeeded(&self, name: &str, addr: &str) {
+        let key = Self::key(name, addr);
+        self.pairs.lock().unwrap_or_else(|e| e.into_inner()).remove(&key);
+        if let Some(e) = self.names.lock().unwrap_or_else(|e| e.into_inner()).get_mut(&key.0) {
+            e.0 = e.0.saturating_sub(1);
+        }
     }
 }
 
@@ -131,20 +201,31 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_throttle_frees_five_failures_then_doubles_the_wait() {
+    fn the_throttle_is_per_name_and_address_and_doubles_the_wait() {
         let t = Throttle::default();
-        for _ in 0..Throttle::FREE - 1 {
-            t.failed("owner");
+        for _ in 0..Throttle::FREE {
+            assert!(t.begin("owner", "10.0.0.9").is_ok());
         }
-        assert_eq!(t.wait("owner"), None);
-        t.failed("owner");
-        let first = t.wait("owner").unwrap();
-        assert!(first <= Duration::from_secs(1) && first > Duration::from_millis(900));
-        t.failed("owner");
-        assert!(t.wait("owner").unwrap() > Duration::from_millis(1900));
-        assert_eq!(t.wait("someone else"), None);
-        t.succeeded("owner");
-        assert_eq!(t.wait("owner"), None);
+        let first = t.begin("Owner", "10.0.0.9").unwrap_err();
+        assert!(first <= Duration::from_secs(1) && first > Duration::from_millis(900), "{first:?}");
+        // Another address, another name: not held up.
+        assert!(t.begin("owner", "192.0.2.1").is_ok());
+        assert!(t.begin("ana", "10.0.0.9").is_ok());
+        t.succeeded("owner", "10.0.0.9");
+        assert!(t.begin("owner", "10.0.0.9").is_ok());
+    }
+
+    #[tokio::test]
+    async fn a_name_guessed_from_many_addresses_is_paced_never_refused() {
+        let t = Throttle::default();
+        for i in 0..Throttle::NAME_FREE {
+            assert!(t.begin("owner", &format!("198.51.100.{i}")).unwrap().pace.is_none());
+        }
+        let paced = t.begin("owner", "203.0.113.7").expect("never refused");
+        let started = Instant::now();
+        paced.pace().await;
+        assert!(started.elapsed() >= Throttle::NAME_PACE);
+        assert!(t.begin("ana", "203.0.113.7").unwrap().pace.is_none());
     }
 
     #[test]

@@ -20,11 +20,38 @@ pub enum AppError {
     /// The caller may not do this (a collaborator without the rights).
     #[error("{0}")]
     Forbidden(String),
+    /// The request is larger than a limit allows.
+    #[error("{0}")]
+    TooLarge(String),
+    /// Too many requests or attempts: wait, then try again.
+    #[error("{0}")]
+    TooMany(String),
+    /// The server cannot store anything now (its disk is full): nothing
+    /// was saved, and trying again later may work.
+    #[error("{0}")]
+    Unavailable(String),
     #[error("something went wrong on the server; the details are in its log")]
     Internal,
     /// Transport or encoding trouble between browser and server.
     #[error("the server could not be reached: {0}")]
     Transport(String),
+}
+
+impl AppError {
+    /// The HTTP status that carries this error: the user's mistakes are
+    /// 4xx, never 500.
+    pub fn status(&self) -> u16 {
+        match self {
+            AppError::Invalid(_) => 400,
+            AppError::Forbidden(_) => 403,
+            AppError::NotFound(_) => 404,
+            AppError::Conflict(_) => 409,
+            AppError::TooLarge(_) => 413,
+            AppError::TooMany(_) => 429,
+            AppError::Unavailable(_) => 503,
+            AppError::Internal | AppError::Transport(_) => 500,
+        }
+    }
 }
 
 impl FromServerFnError for AppError {
@@ -39,6 +66,14 @@ impl FromServerFnError for AppError {
 impl From<sqlx::Error> for AppError {
     fn from(e: sqlx::Error) -> Self {
         tracing::error!(error = %e, "database error");
+        // SQLITE_FULL (13), also with its extended codes.
+        let full = matches!(&e, sqlx::Error::Database(d)
+            if d.code().and_then(|c| c.parse::<i32>().ok()).is_some_and(|c| c & 0xff == 13));
+        if full {
+            return AppError::Unavailable(
+                "the server's disk is full: nothing was saved; free some space, then try again".into(),
+            );
+        }
         AppError::Internal
     }
 }

@@ -823,6 +823,9 @@ pub async fn drill(pool: &SqlitePool, id: i64, a: i64, b: i64, question: i64) ->
         return Err(AppError::NotFound(format!("evaluation {id} has no pair {a}–{b}")));
     }
     let (_, q) = store::questions::get_question(pool, question).await?;
+    if store::questions::owner(pool, question).await?.0 != e.view.question_set_id {
+        return Err(AppError::NotFound(format!("question {question} is not in evaluation {id}'s question set")));
+    }
     let items = match e.view.job_id {
         Some(j) => store::jobs::job_items(pool, j).await?,
         None => Vec::new(),

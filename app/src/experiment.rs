@@ -327,7 +327,7 @@ where
                 m.name
             )));
         }
-        let limits = engine::corpus::ImportLimits { max_file_bytes: 1 << 30, max_documents: 100_000 };
+        let limits = engine::corpus::ImportLimits::new(1 << 30, 100_000);
         let report = store::add_files(pool, project_id, &files, &limits).await?;
         if let Some(s) = report.skipped.first() {
             return Err(AppError::Invalid(format!("corpus.files: {} was refused: {}", s.file, s.reason)));

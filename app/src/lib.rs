@@ -18,6 +18,8 @@
 #[cfg(feature = "ssr")]
 pub mod access;
 #[cfg(feature = "ssr")]
+pub mod csp;
+#[cfg(feature = "ssr")]
 pub mod answers;
 #[cfg(feature = "ssr")]
 pub mod answers_io;
@@ -204,6 +206,8 @@ impl pages::share::SharedBody {
 pub fn shell(options: LeptosOptions) -> impl IntoView {
     // The routes read the site's layout from it (preload::hint).
     provide_context(options.clone());
+    #[cfg(feature = "ssr")]
+    csp::set_page_policy();
     view! {
         <!DOCTYPE html>
         <html lang="en">

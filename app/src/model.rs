@@ -150,6 +150,8 @@ pub struct LlmInfo {
     pub key_set: bool,
     /// USD per 1M input/output tokens of the model, when known.
     pub price: Option<(f64, f64)>,
+    /// The "HTTP endpoint" method may call private addresses.
+    pub allow_private_urls: bool,
 }
 
 /// A job with the items that failed.

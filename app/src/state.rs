@@ -20,12 +20,21 @@ pub struct Config {
     /// Everything but rater links needs the owner logged in (off only with
     /// `assay serve --no-login`, for a machine no one else reaches).
     pub require_login: bool,
+    /// Mark cookies `Secure` even when the request does not show it came
+    /// over HTTPS (a proxy that terminates TLS without `X-Forwarded-Proto`).
+    pub secure_cookies: bool,
 }
 
 impl Default for Config {
     fn default() -> Self {
         let import = ImportLimits::default();
-        Config { max_upload_bytes: import.max_file_bytes, import, llm_base: Default::default(), require_login: true }
+        Config {
+            max_upload_bytes: import.max_file_bytes,
+            import,
+            llm_base: Default::default(),
+            require_login: true,
+            secure_cookies: false,
+        }
     }
 }
 

@@ -29,11 +29,30 @@ pub struct ImportLimits {
     pub max_file_bytes: u64,
     /// Most documents one project may hold.
     pub max_documents: usize,
+    /// Most bytes one archive may unpack to, all members together.
+    pub max_archive_bytes: u64,
+    /// Most members one archive may hold.
+    pub max_members: usize,
+    /// Largest ratio of a member's unpacked to its packed size, once it has
+    /// unpacked [`RATIO_GRACE`] bytes: text compresses 3–10×, a zip bomb
+    /// a thousandfold.
+    pub max_ratio: u64,
+}
+
+/// Bytes a member may unpack to before its compression ratio is checked.
+pub const RATIO_GRACE: u64 = 1 << 20;
+
+impl ImportLimits {
+    /// The limits of an upload of at most `max_file_bytes`: no file or
+    /// archive may unpack to more than that either.
+    pub fn new(max_file_bytes: u64, max_documents: usize) -> ImportLimits {
+        ImportLimits { max_file_bytes, max_documents, max_archive_bytes: max_file_bytes, max_members: 10_000, max_ratio: 100 }
+    }
 }
 
 impl Default for ImportLimits {
     fn default() -> Self {
-        ImportLimits { max_file_bytes: 200 * 1024 * 1024, max_documents: 100_000 }
+        ImportLimits::new(200 * 1024 * 1024, 100_000)
     }
 }
 
@@ -255,12 +274,29 @@ fn parse_json(name: &str, text: &str) -> Result<Vec<NewDocument>, String> {
     Ok(docs)
 }
 
+/// Unpacks an archive's members and imports each. Nothing in the archive is
+/// trusted: members whose stored bytes overlap (the trick of the
+/// non-recursive zip bomb, one member's data read again and again) refuse
+/// the whole archive before anything is unpacked; the member count, each
+/// member's size, its compression ratio and the archive's total are counted
+/// on the bytes actually unpacked, as they are unpacked, never taken from
+/// the headers.
 fn import_zip(out: &mut ImportOutcome, name: &str, bytes: &[u8], limits: &ImportLimits) {
     let mut archive = match zip::ZipArchive::new(std::io::Cursor::new(bytes)) {
         Ok(a) => a,
         Err(e) => return out.reject(name, format!("not a readable zip archive: {e}")),
     };
+    if archive.len() > limits.max_members {
+        return out.reject(
+            name,
+            format!("refused: {} members, more than the limit of {} per archive", archive.len(), limits.max_members),
+        );
+    }
+    if let Some(reason) = overlapping_members(&mut archive) {
+        return out.reject(name, reason);
+    }
     let mut members = 0;
+    let mut unpacked = 0u64;
     for i in 0..archive.len() {
         let mut entry = match archive.by_index(i) {
             Ok(e) => e,
@@ -283,18 +319,81 @@ fn import_zip(out: &mut ImportOutcome, name: &str, bytes: &[u8], limits: &Import
             out.reject(&label, too_large(entry.size(), limits.max_file_bytes));
             continue;
         }
-        let mut data = Vec::with_capacity(entry.size() as usize);
-        // Read one byte past the limit so a lying header cannot inflate past it.
-        if let Err(e) = (&mut entry).take(limits.max_file_bytes + 1).read_to_end(&mut data) {
-            out.reject(&label, format!("unreadable: {e}"));
-            continue;
-        }
+        let packed = entry.compressed_size();
+        let data = match unpack(&mut entry, packed, limits, limits.max_archive_bytes.saturating_sub(unpacked)) {
+            Ok(d) => d,
+            Err(Unpack::Archive(reason)) => {
+                out.reject(&label, reason.clone());
+                return out.reject(name, format!("{reason}; the members after {member} were not read"));
+            }
+            Err(Unpack::Member(reason)) => {
+                out.reject(&label, reason);
+                continue;
+            }
+        };
+        unpacked += data.len() as u64;
         drop(entry);
         import_one(out, &label, &data, limits, false);
     }
     if members == 0 {
         out.reject(name, "empty: the archive holds no files");
     }
+}
+
+/// Why unpacking a member stopped: the member alone, or the whole archive.
+enum Unpack {
+    Member(String),
+    Archive(String),
+}
+
+/// A member's bytes, read in slices and counted as they come: at most the
+/// per-file limit, at most `room` (what the archive's total has left), and
+/// past [`RATIO_GRACE`] no more than `max_ratio` times its packed size.
+fn unpack(entry: &mut impl Read, packed: u64, limits: &ImportLimits, room: u64) -> Result<Vec<u8>, Unpack> {
+    let mut data = Vec::new();
+    let mut buf = [0u8; 64 * 1024];
+    loop {
+        let n = match entry.read(&mut buf) {
+            Ok(0) => return Ok(data),
+            Ok(n) => n,
+            Err(e) => return Err(Unpack::Member(format!("unreadable: {e}"))),
+        };
+        data.extend_from_slice(&buf[..n]);
+        let read = data.len() as u64;
+        if read > limits.max_file_bytes {
+            return Err(Unpack::Member(too_large(read, limits.max_file_bytes)));
+        }
+        if read > room {
+            return Err(Unpack::Archive(format!(
+                "refused: the archive unpacks to more than the limit of {}",
+                human_bytes(limits.max_archive_bytes)
+            )));
+        }
+        if read > RATIO_GRACE && read > packed.saturating_mul(limits.max_ratio) {
+            return Err(Unpack::Archive(format!(
+                "refused: a member unpacks to more than {}× its packed size of {} (a zip bomb?)",
+                limits.max_ratio,
+                human_bytes(packed)
+            )));
+        }
+    }
+}
+
+/// Whether two members' stored bytes overlap, which no archiver writes.
+fn overlapping_members<R: Read + std::io::Seek>(archive: &mut zip::ZipArchive<R>) -> Option<String> {
+    let mut spans = Vec::with_capacity(archive.len());
+    for i in 0..archive.len() {
+        let Ok(e) = archive.by_index_raw(i) else { continue };
+        spans.push((e.header_start(), e.data_start().saturating_add(e.compressed_size()), i));
+    }
+    spans.sort_unstable();
+    spans.windows(2).find(|w| w[1].0 < w[0].1).map(|w| {
+        format!(
+            "refused: members {} and {} share their stored bytes (a zip bomb); no archiver writes that",
+            w[0].2 + 1,
+            w[1].2 + 1
+        )
+    })
 }
 
 fn dedup(out: &mut ImportOutcome) {
@@ -428,7 +527,7 @@ mod tests {
 
     #[test]
     fn every_rejection_names_file_and_reason() {
-        let limits = ImportLimits { max_file_bytes: 10, max_documents: 10 };
+        let limits = ImportLimits::new(10, 10);
         let out = import_files(
             [
                 ("latin1.txt", &b"caf\xe9"[..]),
@@ -474,6 +573,79 @@ mod tests {
         );
         let broken = import(&[("broken.zip", b"not a zip")]);
         assert!(broken.rejected[0].reason.starts_with("not a readable zip archive"));
+    }
+
+    /// The archive of the report: one deflated member of `size` zero bytes,
+    /// and a central directory of `copies` entries that all point at it.
+    fn overlapping_bomb(size: usize, copies: usize) -> Vec<u8> {
+        let single = zip_of(&[("bomb.txt", &vec![b'0'; size])]);
+        let cd = single.windows(4).position(|w| w == [0x50, 0x4b, 0x01, 0x02]).unwrap();
+        let name_len = u16::from_le_bytes([single[cd + 28], single[cd + 29]]) as usize;
+        let extra_len = u16::from_le_bytes([single[cd + 30], single[cd + 31]]) as usize;
+        let entry = &single[cd..cd + 46 + name_len + extra_len];
+        let mut out = single[..cd].to_vec();
+        let mut dir = Vec::new();
+        for i in 0..copies {
+            let mut e = entry.to_vec();
+            e[46..46 + 8].copy_from_slice(format!("b{i:03}.txt").as_bytes());
+            dir.extend_from_slice(&e);
+        }
+        out.extend_from_slice(&dir);
+        out.extend_from_slice(&[0x50, 0x4b, 0x05, 0x06, 0, 0, 0, 0]);
+        out.extend_from_slice(&(copies as u16).to_le_bytes());
+        out.extend_from_slice(&(copies as u16).to_le_bytes());
+        out.extend_from_slice(&(dir.len() as u32).to_le_bytes());
+        out.extend_from_slice(&(cd as u32).to_le_bytes());
+        out.extend_from_slice(&[0, 0]);
+        out
+    }
+
+    #[test]
+    fn overlapping_zip_bomb_is_refused_before_unpacking() {
+        let bomb = overlapping_bomb(10 << 20, 220);
+        assert!(bomb.len() < 60_000, "the bomb is {} bytes", bomb.len());
+        let out = import(&[("bomb.zip", &bomb)]);
+        assert!(out.documents.is_empty());
+        assert_eq!(out.rejected.len(), 1, "{:?}", out.rejected);
+        assert_eq!(out.rejected[0].file, "bomb.zip");
+        assert!(out.rejected[0].reason.contains("share their stored bytes"), "{}", out.rejected[0].reason);
+    }
+
+    #[test]
+    fn highly_compressed_member_is_refused_by_ratio() {
+        let z = zip_of(&[("ok.txt", b"fine text"), ("zeros.txt", &vec![b'0'; 3 << 20]), ("late.txt", b"never read")]);
+        let out = import(&[("r.zip", &z)]);
+        let files: Vec<_> = out.documents.iter().map(|d| d.source.as_str()).collect();
+        assert_eq!(files, ["r.zip/ok.txt"]);
+        assert_eq!(out.rejected[0].file, "r.zip/zeros.txt");
+        assert!(out.rejected[0].reason.contains("100× its packed size"), "{}", out.rejected[0].reason);
+        assert!(out.rejected[1].reason.contains("members after zeros.txt were not read"), "{}", out.rejected[1].reason);
+    }
+
+    #[test]
+    fn archive_total_and_member_count_are_bounded() {
+        // Incompressible-ish text, so the ratio limit stays out of the way.
+        let member = |seed: u64| -> Vec<u8> {
+            let mut x = seed;
+            (0..400_000)
+                .map(|_| {
+                    x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    b'a' + ((x >> 59) % 26) as u8
+                })
+                .collect()
+        };
+        let (a, b, c) = (member(1), member(2), member(3));
+        let z = zip_of(&[("a.txt", &a), ("b.txt", &b), ("c.txt", &c)]);
+        let mut limits = ImportLimits::new(1 << 20, 10);
+        let out = import_files([("t.zip", &z[..])], &limits);
+        assert_eq!(out.documents.len(), 2, "{:?}", out.rejected);
+        assert_eq!(out.rejected[0].file, "t.zip/c.txt");
+        assert_eq!(out.rejected[0].reason, "refused: the archive unpacks to more than the limit of 1.0 MB");
+        limits.max_archive_bytes = 10 << 20;
+        limits.max_members = 2;
+        let out = import_files([("t.zip", &z[..])], &limits);
+        assert!(out.documents.is_empty());
+        assert_eq!(out.rejected[0].reason, "refused: 3 members, more than the limit of 2 per archive");
     }
 
     #[test]

@@ -188,3 +188,118 @@ async fn guessing_the_password_is_slowed_after_five_failures() {
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     assert!(r.set_cookie.is_some());
 }
+
+/// A login request from `addr` (what `ConnectInfo` gives the server).
+fn login_from(addr: &str, password: &str) -> Request<Body> {
+    let mut r = post("/api/auth/login", &format!("name=owner&password={password}"), None, None);
+    let addr: std::net::SocketAddr = format!("{addr}:40000").parse().unwrap();
+    r.extensions_mut().insert(axum::extract::ConnectInfo(addr));
+    r
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_of_guesses_gets_five_checked_and_the_owner_still_gets_in_elsewhere() {
+    let h = harness().await;
+    app::auth::create_user(&h.pool, "owner", "correct horse battery", "owner").await.unwrap();
+    // 40 concurrent guesses from one address: 5 are checked, 35 wait.
+    let mut burst = tokio::task::JoinSet::new();
+    for _ in 0..40 {
+        let router = h.router.clone();
+        burst.spawn(async move { router.oneshot(login_from("198.51.100.7", "wrong+guess")).await.unwrap().status() });
+    }
+    let mut statuses = Vec::new();
+    while let Some(s) = burst.join_next().await {
+        statuses.push(s.unwrap());
+    }
+    let checked = statuses.iter().filter(|s| **s == StatusCode::UNAUTHORIZED).count();
+    let waited = statuses.iter().filter(|s| **s == StatusCode::TOO_MANY_REQUESTS).count();
+    assert_eq!((checked, waited), (5, 35), "{statuses:?}");
+    // Seven more wrong guesses from there change nothing for the owner at
+    // another address: the right password gets in at once.
+    for _ in 0..7 {
+        send(&h, login_from("198.51.100.7", "wrong+guess")).await;
+    }
+    let r = send(&h, login_from("203.0.113.9", "correct+horse+battery")).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_first_run_setups_make_one_owner() {
+    let h = harness().await;
+    let mut setups = tokio::task::JoinSet::new();
+    for i in 0..10 {
+        let router = h.router.clone();
+        setups.spawn(async move {
+            let form = format!("name=owner{i}&password=correct+horse+battery&confirm=correct+horse+battery");
+            router.oneshot(post("/api/auth/setup", &form, None, Some("http://assay.test"))).await.unwrap().status()
+        });
+    }
+    let mut ok = 0;
+    while let Some(s) = setups.join_next().await {
+        let s = s.unwrap();
+        assert!(s == StatusCode::OK || s == StatusCode::CONFLICT, "{s}");
+        ok += (s == StatusCode::OK) as usize;
+    }
+    let owners: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM users WHERE role = 'owner'").fetch_one(&h.pool).await.unwrap();
+    assert_eq!((ok, owners), (1, 1));
+    let e = app::auth::create_user(&h.pool, "second", "correct horse battery", "owner").await.unwrap_err();
+    assert_eq!(e.status(), 409, "{e}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_response_carries_the_security_headers_and_pages_a_nonce() {
+    let h = harness().await;
+    for path in ["/setup", "/api/projects/1/questions/1/export", "/api/share/nope/report.json"] {
+        let resp = h.router.clone().oneshot(get(path, None)).await.unwrap();
+        let hd = resp.headers();
+        assert_eq!(hd["x-content-type-options"], "nosniff", "{path}");
+        assert_eq!(hd["x-frame-options"], "DENY", "{path}");
+        assert_eq!(hd["referrer-policy"], "no-referrer", "{path}");
+        let csp = hd["content-security-policy"].to_str().unwrap().to_string();
+        assert!(csp.contains("frame-ancestors 'none'"), "{path}: {csp}");
+        if path == "/setup" {
+            let nonce = csp.split("'nonce-").nth(1).and_then(|r| r.split('\'').next()).expect("a nonce").to_string();
+            assert!(csp.contains("script-src 'self' 'wasm-unsafe-eval'"), "{csp}");
+            let body = String::from_utf8_lossy(&resp.into_body().collect().await.unwrap().to_bytes()).to_string();
+            // Every inline script of the page carries the nonce.
+            let scripts = body.matches("<script").count();
+            assert!(scripts > 0);
+            assert_eq!(body.matches(&format!("nonce=\"{nonce}\"")).count(), scripts, "{body}");
+        } else {
+            assert!(csp.starts_with("default-src 'none'"), "{path}: {csp}");
+        }
+    }
+    // Over HTTPS (a proxy says so) the session cookie is Secure.
+    let mut r = post(
+        "/api/auth/setup",
+        "name=owner&password=correct+horse+battery&confirm=correct+horse+battery",
+        None,
+        Some("http://assay.test"),
+    );
+    r.headers_mut().insert("x-forwarded-proto", "https".parse().unwrap());
+    let r = send(&h, r).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert!(r.set_cookie.unwrap().contains("; Secure"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_login_only_loopback_host_names_are_served() {
+    let dir = tempfile::tempdir().unwrap();
+    let pool = app::store::open(&dir.path().join("open.db")).await.unwrap();
+    let config = app::state::Config { require_login: false, ..Default::default() };
+    let options = server::web::leptos_options(dir.path(), "127.0.0.1:0".parse().unwrap());
+    let router = server::web::router(pool, config, Default::default(), options);
+    for (host, expected) in [
+        ("127.0.0.1:3000", StatusCode::OK),
+        ("localhost:3000", StatusCode::OK),
+        ("[::1]:3000", StatusCode::OK),
+        ("rebound.attacker.example", StatusCode::FORBIDDEN),
+        ("192.168.1.20:3000", StatusCode::FORBIDDEN),
+    ] {
+        use leptos::server_fn::ServerFn;
+        let req = Request::post(app::api::ListProjects::PATH).header(header::HOST, host).body(Body::empty()).unwrap();
+        let resp = router.clone().oneshot(req).await.unwrap();
+        assert_eq!(resp.status(), expected, "{host}");
+    }
+}

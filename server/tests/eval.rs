@@ -123,9 +123,10 @@ async fn two_methods_are_judged_under_both_protocols_and_the_report_is_written_a
     // The same downloads from the web server.
     let config = app::state::Config {
         max_upload_bytes: 1 << 20,
-        import: engine::corpus::ImportLimits { max_file_bytes: 1 << 20, max_documents: 10 },
+        import: engine::corpus::ImportLimits::new(1 << 20, 10),
         llm_base: Default::default(),
         require_login: false,
+        secure_cookies: false,
     };
     let options = server::web::leptos_options(dir.path(), "127.0.0.1:0".parse().unwrap());
     let router = server::web::router(pool.clone(), config, Default::default(), options);

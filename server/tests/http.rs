@@ -20,9 +20,10 @@ async fn harness(max_upload_bytes: u64) -> Harness {
     let pool = app::store::open(&dir.path().join("http.db")).await.unwrap();
     let config = app::state::Config {
         max_upload_bytes,
-        import: engine::corpus::ImportLimits { max_file_bytes: max_upload_bytes, max_documents: 1000 },
+        import: engine::corpus::ImportLimits::new(max_upload_bytes, 1000),
         llm_base: Default::default(),
         require_login: false,
+        secure_cookies: false,
     };
     let options = server::web::leptos_options(dir.path(), "127.0.0.1:0".parse().unwrap());
     let router = server::web::router(pool.clone(), config, Default::default(), options);

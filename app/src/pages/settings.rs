@@ -75,6 +75,10 @@ fn LlmForm(l: LlmInfo, save: ServerAction<SaveLlmSettings>) -> impl IntoView {
             <label>"Price (USD per 1M input,output tokens)" <input type="text" name="price" value=price placeholder="e.g. 0.15,0.60; empty: built-in list"/></label>
             <label>"API key" <input type="password" name="api_key" autocomplete="off" placeholder=key_note/></label>
             <label class="check"><input type="checkbox" name="clear_key" value="on"/>" remove the key saved here"</label>
+            <label class="check">
+                <input type="checkbox" name="allow_private_urls" value="on" checked=l.allow_private_urls/>
+                " The HTTP method may call private addresses (loopback, LAN, link-local). Members with edit rights choose its URL: allow only if you trust them."
+            </label>
             <div><button type="submit" disabled=move || save.pending().get()>"Save"</button></div>
         </ActionForm>
     }

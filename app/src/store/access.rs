@@ -22,30 +22,54 @@ pub enum Obj {
     Share(i64),
 }
 
+impl Obj {
+    /// What it is, in words, and its id.
+    fn parts(self) -> (&'static str, i64) {
+        match self {
+            Obj::Project(id) => ("project", id),
+            Obj::Document(id) => ("document", id),
+            Obj::Job(id) => ("job", id),
+            Obj::QuestionSet(id) => ("question set", id),
+            Obj::Question(id) => ("question", id),
+            Obj::AnswerSet(id) => ("answer set", id),
+            Obj::Evaluation(id) => ("evaluation", id),
+            Obj::MetricsRun(id) => ("metrics run", id),
+            Obj::Experiment(id) => ("experiment", id),
+            Obj::Study(id) => ("study", id),
+            Obj::StudyLink(id) => ("study link", id),
+            Obj::Share(id) => ("share link", id),
+        }
+    }
+}
+
+impl std::fmt::Display for Obj {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (what, id) = self.parts();
+        write!(f, "{what} {id}")
+    }
+}
+
 /// The project an object belongs to; a missing object is "not found".
 pub async fn project_of(pool: &SqlitePool, obj: Obj) -> AppResult<i64> {
-    let (sql, id, what) = match obj {
-        Obj::Project(id) => ("SELECT id FROM projects WHERE id = ?", id, "project"),
-        Obj::Document(id) => ("SELECT project_id FROM documents WHERE id = ?", id, "document"),
-        Obj::Job(id) => ("SELECT project_id FROM jobs WHERE id = ?", id, "job"),
-        Obj::QuestionSet(id) => ("SELECT project_id FROM question_sets WHERE id = ?", id, "question set"),
-        Obj::Question(id) => (
-            "SELECT s.project_id FROM questions q JOIN question_sets s ON s.id = q.set_id WHERE q.id = ?",
-            id,
-            "question",
-        ),
-        Obj::AnswerSet(id) => ("SELECT project_id FROM answer_sets WHERE id = ?", id, "answer set"),
-        Obj::Evaluation(id) => ("SELECT project_id FROM evaluations WHERE id = ?", id, "evaluation"),
-        Obj::MetricsRun(id) => ("SELECT project_id FROM metrics_runs WHERE id = ?", id, "metrics run"),
-        Obj::Experiment(id) => ("SELECT project_id FROM experiments WHERE id = ?", id, "experiment"),
-        Obj::Study(id) => ("SELECT project_id FROM studies WHERE id = ?", id, "study"),
-        Obj::StudyLink(id) => (
-            "SELECT s.project_id FROM study_links l JOIN studies s ON s.id = l.study_id WHERE l.id = ?",
-            id,
-            "study link",
-        ),
-        Obj::Share(id) => ("SELECT project_id FROM shares WHERE id = ?", id, "share link"),
+    let sql = match obj {
+        Obj::Project(_) => "SELECT id FROM projects WHERE id = ?",
+        Obj::Document(_) => "SELECT project_id FROM documents WHERE id = ?",
+        Obj::Job(_) => "SELECT project_id FROM jobs WHERE id = ?",
+        Obj::QuestionSet(_) => "SELECT project_id FROM question_sets WHERE id = ?",
+        Obj::Question(_) => {
+            "SELECT s.project_id FROM questions q JOIN question_sets s ON s.id = q.set_id WHERE q.id = ?"
+        }
+        Obj::AnswerSet(_) => "SELECT project_id FROM answer_sets WHERE id = ?",
+        Obj::Evaluation(_) => "SELECT project_id FROM evaluations WHERE id = ?",
+        Obj::MetricsRun(_) => "SELECT project_id FROM metrics_runs WHERE id = ?",
+        Obj::Experiment(_) => "SELECT project_id FROM experiments WHERE id = ?",
+        Obj::Study(_) => "SELECT project_id FROM studies WHERE id = ?",
+        Obj::StudyLink(_) => {
+            "SELECT s.project_id FROM study_links l JOIN studies s ON s.id = l.study_id WHERE l.id = ?"
+        }
+        Obj::Share(_) => "SELECT project_id FROM shares WHERE id = ?",
     };
+    let (what, id) = obj.parts();
     let project: Option<Option<i64>> = sqlx::query_scalar(sql).bind(id).fetch_optional(pool).await?;
     project.flatten().ok_or_else(|| {
         // The same words as the store's own lookups.
@@ -55,6 +79,18 @@ pub async fn project_of(pool: &SqlitePool, obj: Obj) -> AppResult<i64> {
             format!("{what} {id} does not exist")
         })
     })
+}
+
+/// Refused as "not found" unless `child` belongs to `project`: a function
+/// that takes a child's id beside its parent's checks the parent's rights,
+/// then that the child is the parent's (else it could read any project's
+/// child through a parent it may read).
+pub async fn require_in(pool: &SqlitePool, project: i64, child: Obj) -> AppResult<()> {
+    if project_of(pool, child).await? == project {
+        Ok(())
+    } else {
+        Err(AppError::NotFound(format!("{child} is not in project {project}")))
+    }
 }
 
 /// A collaborator's rights on a project: `Some("read" | "edit")`, or none.

@@ -72,7 +72,7 @@ pub async fn create_set(
 
 /// Replaces a set's answers with `answers`, in one transaction.
 pub async fn replace_answers(pool: &SqlitePool, set_id: i64, answers: &[NewAnswer]) -> AppResult<()> {
-    let mut tx = pool.begin().await?;
+    let mut tx = super::begin(pool).await?;
     sqlx::query("DELETE FROM answers WHERE answer_set_id = ?").bind(set_id).execute(&mut *tx).await?;
     insert_answers(&mut tx, set_id, answers).await?;
     tx.commit().await?;
@@ -117,7 +117,7 @@ pub async fn import_set(
     parameters: &serde_json::Value,
     answers: &[NewAnswer],
 ) -> AppResult<i64> {
-    let mut tx = pool.begin().await?;
+    let mut tx = super::begin(pool).await?;
     let id: i64 = sqlx::query_scalar(
         "INSERT INTO answer_sets (project_id, question_set_id, name, method, parameters)
          VALUES (?, ?, ?, 'imported', ?) RETURNING id",

@@ -1,11 +1,15 @@
 //! The LLM cache and call log in SQLite: `engine::llm::CallStore` for the
 //! server and the CLI.
 //!
-//! A job's store is *buffered*: calls are kept in memory and written with
-//! the outcome of the next item the job records, in that item's transaction
-//! (`SqliteJobStore::with_calls`), as multi-row inserts. An item recorded
-//! as done therefore always has its calls in the log, and judging's 50
-//! calls per item cost one transaction instead of 50. Replies waiting to be
+//! A job's store is *buffered* for free calls (offline, simulated): they
+//! are kept in memory and written with the outcome of the next item the job
+//! records, in that item's transaction (`SqliteJobStore::with_calls`), as
+//! multi-row inserts, so judging's 50 offline calls per item cost one
+//! transaction instead of 50. A *paid* reply (from an endpoint) is written
+//! in its own transaction the moment it arrives, before anything else is
+//! done with it: a process killed after that pays for it once only; only
+//! the calls in flight at the kill (at most the configured concurrency)
+//! are lost and paid again on resume. Replies waiting to be
 //! written answer cache lookups from memory, and a lookup of a key the
 //! cache does not hold (the store knows its keys' hashes) does not reach
 //! SQLite at all.
@@ -115,7 +119,7 @@ impl SqliteCallStore {
             return Ok(());
         }
         let written = async {
-            let mut tx = self.pool.begin().await?;
+            let mut tx = super::begin(&self.pool).await?;
             write(&mut tx, &records).await?;
             tx.commit().await
         }
@@ -240,14 +244,35 @@ impl CallStore for SqliteCallStore {
         })
     }
 
+    /// A paid reply is written at once, in its own transaction: a job
+    /// killed mid-item then pays again only for the calls in flight (at
+    /// most its concurrency), never for those its unfinished items had
+    /// already made. Free replies (offline, simulated) wait in the buffer
+    /// for their item's transaction, as do paid ones that could not be
+    /// written now.
     fn record<'a>(&'a self, call: &'a CallRecord) -> BoxFuture<'a, Result<(), String>> {
         Box::pin(async move {
-            let Some(full) = self.keep(call) else {
-                let mut tx = self.pool.begin().await.map_err(store_error)?;
-                write(&mut tx, std::slice::from_ref(call)).await.map_err(store_error)?;
-                return tx.commit().await.map_err(store_error);
-            };
-            if full {
+            if self.pending.is_none() || call.paid() {
+                let written = async {
+                    let mut tx = super::begin(&self.pool).await?;
+                    write(&mut tx, std::slice::from_ref(call)).await?;
+                    tx.commit().await
+                }
+                .await;
+                match written {
+                    Ok(()) => {
+                        if let Some(mut p) = self.lock() {
+                            p.keys.insert(key_hash(&call.key));
+                        }
+                        return Ok(());
+                    }
+                    Err(e) if self.pending.is_none() => return Err(store_error(e)),
+                    Err(e) => {
+                        store_error(e);
+                    }
+                }
+            }
+            if self.keep(call) == Some(true) {
                 self.flush().await?;
             }
             Ok(())

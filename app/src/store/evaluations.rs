@@ -27,7 +27,7 @@ pub struct NewEvaluation<'a> {
 
 /// Inserts an evaluation and records its id in its job's parameters.
 pub async fn insert(pool: &SqlitePool, e: &NewEvaluation<'_>) -> AppResult<i64> {
-    let mut tx = pool.begin().await?;
+    let mut tx = super::begin(pool).await?;
     let id: i64 = sqlx::query_scalar(
         "INSERT INTO evaluations (project_id, question_set_id, job_id, name, settings, answer_sets, pairs, judge)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",

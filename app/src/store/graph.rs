@@ -18,7 +18,7 @@ pub const COMMUNITY_SEED: u64 = 42;
 pub async fn replace(pool: &SqlitePool, project_id: i64, job_id: Option<i64>, graph: &KnowledgeGraph) -> AppResult<()> {
     let communities = graph.communities(COMMUNITY_SEED);
     let positions = graph.positions(COMMUNITY_SEED);
-    let mut tx = pool.begin().await?;
+    let mut tx = super::begin(pool).await?;
     sqlx::query("DELETE FROM graph_nodes WHERE project_id = ?").bind(project_id).execute(&mut *tx).await?;
     // Reports describe the old graph's communities.
     sqlx::query("DELETE FROM community_reports WHERE project_id = ?").bind(project_id).execute(&mut *tx).await?;
@@ -183,7 +183,7 @@ pub async fn save_reports(
     job_id: i64,
     reports: &[engine::rag::CommunityReport],
 ) -> AppResult<()> {
-    let mut tx = pool.begin().await?;
+    let mut tx = super::begin(pool).await?;
     for r in reports {
         sqlx::query(
             "INSERT OR REPLACE INTO community_reports (project_id, community, job_id, title, summary, rating)

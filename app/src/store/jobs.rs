@@ -334,7 +334,7 @@ impl SqliteJobStore {
                 ItemOutcome::Done { result, .. } => ("done", Some(result.as_str()), None),
                 ItemOutcome::Failed { error, .. } => ("failed", None, Some(error.as_str())),
             };
-            let mut tx = self.pool.begin().await.map_err(store_error)?;
+            let mut tx = super::begin(&self.pool).await.map_err(store_error)?;
             crate::store::calls::write(&mut tx, calls).await.map_err(crate::store::calls::store_error)?;
             // Counters move by deltas against the item's previous outcome (a
             // retried item replaces its failure), so recording stays O(1) per

@@ -39,7 +39,7 @@ pub async fn insert(
     k: usize,
     bins: usize,
 ) -> AppResult<i64> {
-    let mut tx = pool.begin().await?;
+    let mut tx = super::begin(pool).await?;
     let id: i64 = sqlx::query_scalar(
         "INSERT INTO metrics_runs (project_id, question_set_id, job_id, answer_sets, k, bins)
          VALUES (?, ?, ?, ?, ?, ?) RETURNING id",

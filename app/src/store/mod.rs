@@ -30,22 +30,70 @@ use sqlx::{FromRow, SqlitePool};
 use crate::error::{AppError, AppResult};
 use crate::model::*;
 
+/// How long a statement waits for another connection's write lock before
+/// SQLite answers "database is locked".
+pub const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// Opens (creating if needed) the SQLite file at `path` and applies the
 /// migrations. The parent directory is created too.
 pub async fn open(path: &Path) -> Result<SqlitePool, OpenError> {
+    open_with(path, None).await
+}
+
+/// [`open`], with every connection limited to `max_pages` pages of the
+/// database (`PRAGMA max_page_count`): a full disk, made to order, for the
+/// tests that prove nothing acknowledged is lost when writes fail.
+pub async fn open_with(path: &Path, max_pages: Option<u64>) -> Result<SqlitePool, OpenError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| OpenError::Dir(dir.display().to_string(), e))?;
     }
-    let options = SqliteConnectOptions::from_str("sqlite:")?
+    let mut options = SqliteConnectOptions::from_str("sqlite:")?
         .filename(path)
         .create_if_missing(true)
         .foreign_keys(true)
         .journal_mode(SqliteJournalMode::Wal)
         .synchronous(SqliteSynchronous::Normal)
-        .busy_timeout(std::time::Duration::from_secs(10));
-    let pool = SqlitePoolOptions::new().max_connections(8).connect_with(options).await?;
+        .busy_timeout(BUSY_TIMEOUT);
+    if let Some(pages) = max_pages {
+        options = options.pragma("max_page_count", pages.to_string());
+    }
+    let pool = SqlitePoolOptions::new()
+        .max_connections(8)
+        .after_release(|conn, _| Box::pin(async move { clean(conn).await }))
+        .connect_with(options)
+        .await?;
     sqlx::migrate!("../migrations").run(&pool).await?;
     Ok(pool)
+}
+
+/// Whether a connection may go back to the pool: only outside any
+/// transaction. A failed statement, COMMIT or ROLLBACK (a full disk, an
+/// I/O error) can leave SQLite inside a transaction, or sqlx counting one
+/// SQLite already rolled back; the next user of such a connection would
+/// write into a transaction nobody commits (and see rows nobody else
+/// does). Such a connection is closed and the pool opens a fresh one.
+async fn clean(conn: &mut sqlx::SqliteConnection) -> Result<bool, sqlx::Error> {
+    use sqlx::TransactionManager;
+    let depth = sqlx::sqlite::SqliteTransactionManager::get_transaction_depth(conn);
+    let mut handle = conn.lock_handle().await?;
+    // SAFETY: the handle is locked for us, so no other thread uses the
+    // connection; sqlite3_get_autocommit only reads its state.
+    let autocommit = unsafe { libsqlite3_sys::sqlite3_get_autocommit(handle.as_raw_handle().as_ptr()) } != 0;
+    if depth != 0 || !autocommit {
+        tracing::warn!(depth, autocommit, "a connection left inside a transaction is closed, not reused");
+        return Ok(false);
+    }
+    Ok(true)
+}
+
+/// A write transaction. `BEGIN IMMEDIATE` takes SQLite's write lock at the
+/// start, waiting up to [`BUSY_TIMEOUT`] for another writer: a deferred
+/// transaction that has read cannot wait for the lock when it first
+/// writes (SQLite answers SQLITE_BUSY at once, whatever the timeout),
+/// which is how a long job used to fail with "database is locked" on an
+/// idle machine. Every write transaction of the store begins here.
+pub async fn begin(pool: &SqlitePool) -> Result<sqlx::Transaction<'static, sqlx::Sqlite>, sqlx::Error> {
+    pool.begin_with("BEGIN IMMEDIATE").await
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -340,7 +388,7 @@ pub async fn add_files(
         AppError::Internal
     })?;
 
-    let mut tx = pool.begin().await?;
+    let mut tx = begin(pool).await?;
     for p in &prepared {
         insert_document(&mut tx, project_id, p).await?;
     }
@@ -418,7 +466,7 @@ pub async fn set_chunk_settings(pool: &SqlitePool, project_id: i64, settings: Ch
         tracing::error!(error = %e, "re-chunking task failed");
         AppError::Internal
     })?;
-    let mut tx = pool.begin().await?;
+    let mut tx = begin(pool).await?;
     sqlx::query("UPDATE projects SET chunk_tokens = ?, chunk_overlap = ?, tokenizer = ? WHERE id = ?")
         .bind(settings.chunk_tokens as i64)
         .bind(settings.overlap_tokens as i64)

@@ -44,7 +44,7 @@ pub async fn create_set(
 
 /// Replaces a set's questions with `questions` (in order), in one transaction.
 pub async fn replace_questions(pool: &SqlitePool, set_id: i64, questions: &[NewQuestion]) -> AppResult<()> {
-    let mut tx = pool.begin().await?;
+    let mut tx = super::begin(pool).await?;
     sqlx::query("DELETE FROM questions WHERE set_id = ?").bind(set_id).execute(&mut *tx).await?;
     insert_questions(&mut tx, set_id, questions).await?;
     tx.commit().await?;
@@ -59,7 +59,7 @@ pub async fn import_set(
     file_name: &str,
     questions: &[NewQuestion],
 ) -> AppResult<i64> {
-    let mut tx = pool.begin().await?;
+    let mut tx = super::begin(pool).await?;
     let set: i64 = sqlx::query_scalar(
         "INSERT INTO question_sets (project_id, kind, name, parameters) VALUES (?, 'imported', ?, ?) RETURNING id",
     )
@@ -232,7 +232,7 @@ pub async fn list_questions(pool: &SqlitePool, set_id: i64) -> AppResult<Vec<Que
 }
 
 /// The set a question belongs to, and the set's project.
-async fn owner(pool: &SqlitePool, question_id: i64) -> AppResult<(i64, i64)> {
+pub async fn owner(pool: &SqlitePool, question_id: i64) -> AppResult<(i64, i64)> {
     sqlx::query_as("SELECT s.id, s.project_id FROM questions q JOIN question_sets s ON s.id = q.set_id WHERE q.id = ?")
         .bind(question_id)
         .fetch_optional(pool)

@@ -17,6 +17,10 @@ pub struct StoredLlm {
     pub timeout_secs: u64,
     pub price: Option<(f64, f64)>,
     pub api_key: Option<String>,
+    /// The HTTP method may call private addresses (added later: absent in
+    /// older saves, which did not allow it).
+    #[serde(default)]
+    pub allow_private_urls: bool,
 }
 
 impl StoredLlm {
@@ -29,6 +33,7 @@ impl StoredLlm {
             concurrency: self.concurrency.max(1),
             timeout: std::time::Duration::from_secs(self.timeout_secs.max(1)),
             api_key: self.api_key.clone().and_then(ApiKey::new).or_else(|| base.api_key.clone()),
+            allow_private_urls: self.allow_private_urls || base.allow_private_urls,
             ..base.clone()
         };
         if let Some((i, o)) = self.price {

@@ -47,7 +47,7 @@ pub async fn insert(
     items: &[NewItem],
     links: &[(String, &str, String)],
 ) -> AppResult<i64> {
-    let mut tx = pool.begin().await?;
+    let mut tx = super::begin(pool).await?;
     let id: i64 = sqlx::query_scalar(
         "INSERT INTO studies (project_id, name, intro, corpus_summary, dimensions, draws, seed, target_raters, kind, answer_source)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
@@ -257,7 +257,7 @@ pub async fn item_choices(pool: &SqlitePool, study: i64, item: i64) -> AppResult
 
 /// A rater's scores for an item (one per dimension), replacing earlier ones, in one transaction.
 pub async fn upsert_scores(pool: &SqlitePool, rater: i64, item: i64, scores: &[u8]) -> AppResult<()> {
-    let mut tx = pool.begin().await?;
+    let mut tx = super::begin(pool).await?;
     for (d, s) in scores.iter().enumerate() {
         sqlx::query(
             "INSERT INTO ratings (rater_id, item_id, dimension, score) VALUES (?, ?, ?, ?)

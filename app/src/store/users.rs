@@ -18,6 +18,11 @@ pub async fn insert(pool: &SqlitePool, name: &str, password_hash: &str, role: &s
         .fetch_one(pool)
         .await
         .map_err(|e| match e {
+            // The partial unique index `users_one_owner`: a second owner,
+            // e.g. from concurrent first-run setups.
+            sqlx::Error::Database(d) if d.is_unique_violation() && d.message().contains("users.role") => {
+                AppError::Conflict("this Assay already has an owner: log in instead".into())
+            }
             sqlx::Error::Database(d) if d.is_unique_violation() => {
                 AppError::Conflict(format!("there is already a user \"{name}\""))
             }

@@ -41,7 +41,7 @@ pub async fn load(pool: &SqlitePool, project_id: i64, model: &str) -> AppResult<
 
 /// Stores vectors (replacing any for the same chunk and model), in one transaction.
 pub async fn save(pool: &SqlitePool, model: &str, vectors: &[(i64, Vec<f32>)]) -> AppResult<()> {
-    let mut tx = pool.begin().await?;
+    let mut tx = super::begin(pool).await?;
     for (chunk, v) in vectors {
         sqlx::query("INSERT OR REPLACE INTO chunk_vectors (chunk_id, model, vector) VALUES (?, ?, ?)")
             .bind(chunk)
@@ -76,7 +76,7 @@ pub async fn texts(
 
 /// Stores texts' vectors for `model`, in one transaction.
 pub async fn save_texts(pool: &SqlitePool, model: &str, vectors: &[(&str, &[f32])]) -> AppResult<()> {
-    let mut tx = pool.begin().await?;
+    let mut tx = super::begin(pool).await?;
     for (text, v) in vectors {
         sqlx::query("INSERT OR REPLACE INTO text_vectors (model, hash, vector) VALUES (?, ?, ?)")
             .bind(model)

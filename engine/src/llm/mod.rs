@@ -27,6 +27,7 @@
 
 pub mod offline;
 pub mod openai;
+pub mod outbound;
 pub mod settings;
 
 use std::collections::HashMap;
@@ -274,6 +275,16 @@ pub struct CallRecord {
     pub latency_ms: u64,
     pub attempts: u32,
     pub cached: bool,
+}
+
+impl CallRecord {
+    /// A reply someone paid for (a model's, not the offline stand-ins' or
+    /// the simulated judge's, and not from the cache): storage writes it
+    /// before anything else, so a process killed mid-item pays again only
+    /// for the calls in flight.
+    pub fn paid(&self) -> bool {
+        self.reply.is_some() && !self.cached && !matches!(self.provider.as_str(), "offline" | "simulated")
+    }
 }
 
 /// A reply kept in the cache.

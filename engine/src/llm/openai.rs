@@ -38,6 +38,9 @@ pub struct OpenAiConfig {
     pub max_attempts: u32,
     pub base_backoff: Duration,
     pub max_backoff: Duration,
+    /// Refuse loopback, private and link-local addresses, and follow no
+    /// redirect (for URLs a member chose; see [`super::outbound`]).
+    pub public_only: bool,
 }
 
 impl OpenAiConfig {
@@ -51,6 +54,7 @@ impl OpenAiConfig {
             max_attempts: 6,
             base_backoff: Duration::from_millis(500),
             max_backoff: Duration::from_secs(60),
+            public_only: false,
         }
     }
 }
@@ -75,10 +79,17 @@ impl OpenAiProvider {
                 config.base_url
             )));
         }
-        let client = reqwest::Client::builder()
-            .pool_max_idle_per_host(config.concurrency)
-            .build()
-            .map_err(|e| LlmError::Config(e.to_string()))?;
+        let mut builder = reqwest::Client::builder().pool_max_idle_per_host(config.concurrency);
+        if config.public_only {
+            super::outbound::check_url(&config.base_url).map_err(LlmError::Config)?;
+            // Names resolve to checked addresses only; no redirect or proxy
+            // may take the request somewhere that was not checked.
+            builder = builder
+                .dns_resolver(Arc::new(super::outbound::GuardedResolver))
+                .redirect(reqwest::redirect::Policy::none())
+                .no_proxy();
+        }
+        let client = builder.build().map_err(|e| LlmError::Config(e.to_string()))?;
         let permits = Arc::new(Semaphore::new(config.concurrency));
         Ok(OpenAiProvider { config, client, permits })
     }
@@ -172,6 +183,9 @@ impl OpenAiProvider {
     fn transport_error(&self, e: reqwest::Error) -> LlmError {
         if e.is_timeout() {
             LlmError::Timeout(self.config.timeout.as_secs())
+        } else if let Some(refusal) = super::outbound::refusal_in(&e) {
+            // Not retried: the address will not become public.
+            LlmError::Config(refusal)
         } else {
             // Connect errors, resets, early closes, truncated bodies. The
             // chain is walked for the cause; the URL never carries a key.
@@ -243,17 +257,14 @@ fn parse_reply(text: &str, body: &serde_json::Value) -> Result<ProviderReply, Ll
 fn error_message(body: &str) -> String {
     serde_json::from_str::<serde_json::Value>(body)
         .ok()
-        .and_then(|v| v.pointer("/error/message").and_then(|m| m.as_str()).map(str::to_string))
+        .and_then(|v| v.pointer("/error/message").and_then(|m| m.as_str()).map(preview))
         .unwrap_or_else(|| preview(body))
 }
 
+/// A remote body in an error: at most 200 characters, escaped (it may be
+/// anything, and it ends up in pages and logs).
 fn preview(text: &str) -> String {
-    let short: String = text.chars().take(200).collect();
-    if short.len() < text.len() {
-        format!("\"{short}…\"")
-    } else {
-        format!("\"{short}\"")
-    }
+    super::outbound::excerpt(text, 200)
 }
 
 #[derive(Deserialize)]

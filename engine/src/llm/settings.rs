@@ -46,6 +46,12 @@ pub struct LlmSettings {
     pub max_attempts: u32,
     pub embed_model: String,
     pub prices: PriceTable,
+    /// Whether the "HTTP endpoint" RAG method, whose URL any member with
+    /// edit rights sets, may call loopback, private and link-local
+    /// addresses (see [`super::outbound`]). The owner's choice: a setting
+    /// and `assay serve --allow-private-urls`; the LLM base URL itself is
+    /// the owner's and may be any address.
+    pub allow_private_urls: bool,
 }
 
 impl Default for LlmSettings {
@@ -60,6 +66,7 @@ impl Default for LlmSettings {
             max_attempts: 6,
             embed_model: "text-embedding-3-small".into(),
             prices: default_prices(),
+            allow_private_urls: false,
         }
     }
 }
@@ -95,6 +102,7 @@ impl LlmSettings {
         c.concurrency = self.concurrency;
         c.timeout = self.timeout;
         c.max_attempts = self.max_attempts;
+        c.public_only = !self.allow_private_urls;
         c
     }
 
@@ -104,6 +112,7 @@ impl LlmSettings {
             ProviderKind::OpenAi => {
                 let mut c = self.transport();
                 c.api_key = self.api_key.clone();
+                c.public_only = false;
                 Arc::new(OpenAiProvider::new(c)?)
             }
         })

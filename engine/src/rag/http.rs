@@ -133,6 +133,7 @@ impl HttpMethod {
         config.max_attempts = transport.max_attempts;
         config.base_backoff = transport.base_backoff;
         config.max_backoff = transport.max_backoff;
+        config.public_only = transport.public_only;
         let client = OpenAiProvider::new(config).map_err(|e| format!("http: {e}"))?;
         Ok(HttpMethod { settings, client })
     }

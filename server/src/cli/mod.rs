@@ -88,6 +88,8 @@ impl LlmArgs {
             concurrency: self.llm_concurrency,
             timeout: std::time::Duration::from_secs(self.llm_timeout),
             embed_model: self.embed_model.clone(),
+            // Commands run by the machine's operator: any address.
+            allow_private_urls: true,
             ..LlmSettings::default()
         };
         if let Some(price) = &self.llm_price {
@@ -321,6 +323,16 @@ struct ServeArgs {
     /// change everything. Only for a machine no one else can reach.
     #[arg(long)]
     no_login: bool,
+    /// Let the "HTTP endpoint" RAG method (whose URL project members set)
+    /// call loopback, private and link-local addresses, e.g. a RAG
+    /// service on this machine. Off by default; also a Settings option.
+    #[arg(long, env = "ASSAY_ALLOW_PRIVATE_URLS")]
+    allow_private_urls: bool,
+    /// Mark cookies Secure on every response. Without it they are Secure
+    /// when the request came over HTTPS (`X-Forwarded-Proto: https` from a
+    /// reverse proxy counts).
+    #[arg(long, env = "ASSAY_SECURE_COOKIES")]
+    secure_cookies: bool,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -338,9 +350,10 @@ impl LimitArgs {
         let bytes = self.max_upload_mb * 1024 * 1024;
         Config {
             max_upload_bytes: bytes,
-            import: engine::corpus::ImportLimits { max_file_bytes: bytes, max_documents: self.max_documents },
+            import: engine::corpus::ImportLimits::new(bytes, self.max_documents),
             llm_base: LlmSettings::default(),
             require_login: true,
+            secure_cookies: false,
         }
     }
 }
@@ -942,8 +955,14 @@ async fn serve(pool: SqlitePool, db: &std::path::Path, llm: &LlmSettings, args: 
         tracing::info!(orphans, "jobs left running by an earlier process are marked interrupted");
     }
     let mut config = args.limits.config();
+    let mut llm = llm.clone();
+    // The shell's other commands run as the operator, who may call any
+    // address; the web server serves members, who may not unless allowed.
+    llm.allow_private_urls = args.allow_private_urls;
+    let llm = &llm;
     config.llm_base = llm.clone();
     config.require_login = !args.no_login;
+    config.secure_cookies = args.secure_cookies;
     if args.no_login {
         println!("Owner login is OFF (--no-login): anyone who reaches {addr} can change everything.");
     } else if !app::auth::has_owner(&pool).await? {

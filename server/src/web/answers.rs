@@ -4,15 +4,15 @@
 use app::error::AppError;
 use app::state::AppState;
 use axum::extract::{Multipart, Path, Query, State};
-use axum::http::StatusCode;
 use axum::response::Response;
 
-use super::{app_error, download, error, read_form, redirect, svg, ExportQuery};
+use super::{app_error, download, read_form, redirect, svg, ExportQuery, Granted};
 
 /// `POST /api/projects/{id}/answers/import`: a multipart form with a `file`
 /// (.jsonl or .csv), the question set `set` and a `name`. Redirects to the
 /// Answers page showing the new set, or the reason it was refused.
-pub async fn import(State(state): State<AppState>, Path(id): Path<i64>, multipart: Multipart) -> Response {
+pub async fn import(State(state): State<AppState>, granted: Granted, multipart: Multipart) -> Response {
+    let id = granted.project;
     let page = |query: &[(&str, &str)]| redirect(&format!("/projects/{id}/answers"), query);
     let (file, fields) = match read_form(multipart).await {
         Ok(f) => f,
@@ -41,18 +41,14 @@ pub async fn import(State(state): State<AppState>, Path(id): Path<i64>, multipar
 /// `GET /api/projects/{id}/answers/{set}/export?format=jsonl|csv`.
 pub async fn export(
     State(state): State<AppState>,
-    Path((id, set)): Path<(i64, i64)>,
+    _: Granted,
+    Path((_, set)): Path<(i64, i64)>,
     Query(q): Query<ExportQuery>,
 ) -> Response {
     let format = match q.format() {
         Ok(f) => f,
         Err(response) => return response,
     };
-    match app::store::answers::get_set(&state.pool, set).await {
-        Ok(v) if v.project_id == id => {}
-        Ok(_) => return error(StatusCode::NOT_FOUND, format!("answer set {set} is not in project {id}")),
-        Err(e) => return app_error(e),
-    }
     match app::store::answers::list_answers(&state.pool, set, None).await {
         Ok(list) => {
             let body = if format == "csv" { app::answers_io::to_csv(&list) } else { app::answers_io::to_jsonl(&list) };
@@ -64,8 +60,8 @@ pub async fn export(
 
 /// `GET /api/projects/{id}/answers/cost.svg`: tokens and query time per
 /// question for every answer set (seed 000 Table II as a chart).
-pub async fn cost_svg(State(state): State<AppState>, Path(id): Path<i64>) -> Response {
-    match app::store::answers::cost_table(&state.pool, id).await {
+pub async fn cost_svg(State(state): State<AppState>, granted: Granted) -> Response {
+    match app::store::answers::cost_table(&state.pool, granted.project).await {
         Ok(rows) => {
             let bars: Vec<engine::rag::cost::CostBar> = rows
                 .iter()

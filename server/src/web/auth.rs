@@ -47,26 +47,41 @@ fn same_site(req: &Request) -> bool {
     }
 }
 
-/// What a plain route or page of a project needs, from its path:
-/// `/projects/{id}/…` and `/api/projects/{id}/…` name the project (reading
-/// for GET, changing otherwise), `/api/evaluations/{id}/…`,
-/// `/api/studies/{id}/…`, `/api/metrics/{id}/…` and `/api/experiments/{id}/…` their object
-/// (downloads: reading); the accounts page is the owner's. Server functions
-/// check for themselves.
-fn needs(path: &str, changes: bool) -> Option<Result<(Obj, Need), ()>> {
-    let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
-    let id = |i: usize| parts.get(i).and_then(|x| x.parse::<i64>().ok());
+/// What a page needs, from its path once percent-decoded (as the page's
+/// router decodes it): `/projects/{id}/…` names the project (reading for
+/// GET, changing otherwise); the accounts page is the owner's. The data on
+/// a page comes from server functions, which check for themselves, and the
+/// plain `/api/` routes are checked by `granted` on the ids the router
+/// decoded: this is the early, friendly refusal of a page. A segment that
+/// is still encoded after decoding (`%2532`) is refused outright.
+fn needs(path: &str, changes: bool) -> Page {
+    let Ok(decoded) = percent_encoding::percent_decode_str(path).decode_utf8() else {
+        return Page::Malformed;
+    };
+    let parts: Vec<&str> = decoded.trim_start_matches('/').split('/').collect();
     let need = if changes { Need::Edit } else { Need::Read };
     match parts.as_slice() {
-        ["users", ..] => Some(Err(())),
-        ["projects", _, ..] => id(1).map(|p| Ok((Obj::Project(p), need))),
-        ["api", "projects", _, ..] => id(2).map(|p| Ok((Obj::Project(p), need))),
-        ["api", "evaluations", _, ..] => id(2).map(|e| Ok((Obj::Evaluation(e), Need::Read))),
-        ["api", "studies", _, ..] => id(2).map(|s| Ok((Obj::Study(s), Need::Read))),
-        ["api", "metrics", _, ..] => id(2).map(|m| Ok((Obj::MetricsRun(m), Need::Read))),
-        ["api", "experiments", _, ..] => id(2).map(|x| Ok((Obj::Experiment(x), Need::Read))),
-        _ => None,
+        ["users", ..] => Page::Owners,
+        ["projects", id, ..] => match id.parse::<i64>() {
+            Ok(p) => Page::Project(Obj::Project(p), need),
+            Err(_) if id.contains('%') => Page::Malformed,
+            Err(_) => Page::Open,
+        },
+        _ => Page::Open,
     }
+}
+
+/// What a path needs of its caller.
+#[derive(Debug, PartialEq)]
+enum Page {
+    /// Nothing the guard checks (server functions and routes check their own).
+    Open,
+    /// The owner's alone (the accounts page).
+    Owners,
+    /// A project's page.
+    Project(Obj, Need),
+    /// Not valid UTF-8 once decoded, or encoded twice: refused for everyone.
+    Malformed,
 }
 
 /// A refusal: JSON for the API, a short page for a browser's page request.
@@ -74,16 +89,17 @@ fn refuse(path: &str, e: app::error::AppError) -> Response {
     if path.starts_with("/api/") {
         return super::app_error(e);
     }
-    let status = match e {
-        app::error::AppError::NotFound(_) => StatusCode::NOT_FOUND,
-        _ => StatusCode::FORBIDDEN,
-    };
+    let status = super::status_of(&e);
     let text = e.to_string().replace('&', "&amp;").replace('<', "&lt;");
     let html = format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Assay</title>\
          <link rel=\"stylesheet\" href=\"/pkg/assay.css\"></head><body><main class=\"page\"><h1>{}</h1>\
          <p>{text}.</p><p><a href=\"/\">Back to your projects</a></p></main></body></html>",
-        if status == StatusCode::NOT_FOUND { "Not found" } else { "Not for you" }
+        match status {
+            StatusCode::NOT_FOUND => "Not found",
+            StatusCode::BAD_REQUEST => "Not a valid address",
+            _ => "Not for you",
+        }
     );
     (status, [(header::CONTENT_TYPE, "text/html; charset=utf-8")], html).into_response()
 }
@@ -93,11 +109,14 @@ async fn admit(state: &AppState, caller: Caller, mut req: Request, next: Next) -
     let changes = !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS);
     let path = req.uri().path().to_string();
     match needs(&path, changes) {
-        Some(Err(())) if !caller.owner => {
+        Page::Malformed => {
+            return refuse(&path, app::error::AppError::Invalid("this address is not a valid path".into()));
+        }
+        Page::Owners if !caller.owner => {
             return refuse(&path, app::error::AppError::Forbidden("only the owner can manage accounts".into()));
         }
         // The owner may do everything: a missing project is the page's to say.
-        Some(Ok((obj, need))) if !caller.owner => {
+        Page::Project(obj, need) if !caller.owner => {
             if let Err(e) = app::access::check(&state.pool, &caller, obj, need).await {
                 return refuse(&path, e);
             }
@@ -115,6 +134,17 @@ pub async fn guard(State(state): State<AppState>, req: Request, next: Next) -> R
     }
     let path = req.uri().path().to_string();
     if !state.config.require_login {
+        // Without a login, a page on another site could still drive this
+        // server from the user's browser by pointing its own name at
+        // 127.0.0.1 (DNS rebinding); such requests carry that name as Host.
+        if !loopback_host(&req) {
+            return error(
+                StatusCode::FORBIDDEN,
+                "this Assay runs without login (--no-login) and answers only requests addressed to localhost, \
+                 127.0.0.1 or [::1]; to serve other names, run it with the owner login"
+                    .into(),
+            );
+        }
         return admit(&state, Caller::open_server(), req, next).await;
     }
     if public(&path) {
@@ -148,13 +178,59 @@ pub async fn guard(State(state): State<AppState>, req: Request, next: Next) -> R
     (StatusCode::SEE_OTHER, [(header::LOCATION, to)]).into_response()
 }
 
+/// Whether the request names a loopback host (`Host`, or the URI's
+/// authority over HTTP/2). No host at all (HTTP/1.0) is taken as local:
+/// every browser sends one.
+fn loopback_host(req: &Request) -> bool {
+    let host = match req.uri().host() {
+        Some(h) => h.to_string(),
+        None => match req.headers().get(header::HOST).map(|v| v.to_str()) {
+            None => return true,
+            Some(Err(_)) => return false,
+            Some(Ok(h)) => h.to_string(),
+        },
+    };
+    is_loopback_name(&host)
+}
+
+/// `localhost`, a loopback IP literal, with or without a port.
+fn is_loopback_name(host: &str) -> bool {
+    let name = if let Some(rest) = host.strip_prefix('[') {
+        rest.split(']').next().unwrap_or("")
+    } else if host.matches(':').count() == 1 {
+        host.split(':').next().unwrap_or("")
+    } else {
+        host
+    };
+    let name = name.trim_end_matches('.');
+    name.eq_ignore_ascii_case("localhost")
+        || name.to_ascii_lowercase().ends_with(".localhost")
+        || name.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn a_metrics_run_s_files_need_reading_its_project() {
-        assert!(matches!(needs("/api/metrics/3/report.json", false), Some(Ok((Obj::MetricsRun(3), Need::Read)))));
+    fn only_loopback_names_pass_without_login() {
+        for h in ["localhost", "localhost:3000", "LOCALHOST.", "127.0.0.1:3000", "127.1.2.3", "[::1]:3000", "[::1]", "app.localhost"]
+        {
+            assert!(is_loopback_name(h), "{h}");
+        }
+        for h in ["evil.example", "evil.example:3000", "127.0.0.1.evil.example", "192.168.1.5:3000", "[::2]", "localhost.evil.example", ""] {
+            assert!(!is_loopback_name(h), "{h}");
+        }
+    }
+
+    #[test]
+    fn a_page_s_project_is_read_from_its_decoded_path() {
+        for p in ["/projects/2/corpus", "/projects/%32/corpus", "/projects/02/corpus", "/projects/+2/corpus"] {
+            assert_eq!(needs(p, false), Page::Project(Obj::Project(2), Need::Read), "{p}");
+        }
+        assert_eq!(needs("/projects/%2532/corpus", true), Page::Malformed);
+        assert_eq!(needs("/%75sers", false), Page::Owners);
+        assert_eq!(needs("/api/metrics/3/report.json", false), Page::Open);
     }
 
     #[test]

@@ -72,16 +72,16 @@ pub async fn report_of(pool: &SqlitePool, id: i64, file: &str) -> Response {
 }
 
 /// `GET /api/evaluations/{id}/plots/{name}.svg|.png`.
-pub async fn plot(State(state): State<AppState>, Path((id, file)): Path<(i64, String)>) -> Response {
+pub async fn plot(State(state): State<AppState>, _: super::Granted, Path((id, file)): Path<(i64, String)>) -> Response {
     plot_of(&state.pool, id, &file).await
 }
 
 /// `GET /api/evaluations/{id}/tables/{name}.csv`.
-pub async fn table(State(state): State<AppState>, Path((id, file)): Path<(i64, String)>) -> Response {
+pub async fn table(State(state): State<AppState>, _: super::Granted, Path((id, file)): Path<(i64, String)>) -> Response {
     table_of(&state.pool, id, &file).await
 }
 
 /// `GET /api/evaluations/{id}/report.json|.html`.
-pub async fn report(State(state): State<AppState>, Path((id, file)): Path<(i64, String)>) -> Response {
+pub async fn report(State(state): State<AppState>, _: super::Granted, Path((id, file)): Path<(i64, String)>) -> Response {
     report_of(&state.pool, id, &file).await
 }

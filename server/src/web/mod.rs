@@ -5,6 +5,7 @@ mod answers;
 mod auth;
 mod evaluations;
 mod experiments;
+pub mod granted;
 mod metrics;
 mod shares;
 mod studies;
@@ -18,10 +19,12 @@ use app::error::AppError;
 use app::model::UploadReport;
 use app::state::{AppState, Config};
 use axum::extract::{DefaultBodyLimit, Multipart, Path, Query, State};
-use axum::http::{header, StatusCode};
+use axum::handler::Handler;
+use axum::http::{header, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{get, on, MethodFilter, MethodRouter};
 use axum::{Json, Router};
+use granted::Granted;
 use leptos::prelude::*;
 use leptos_axum::{generate_route_list, LeptosRoutes};
 use sqlx::SqlitePool;
@@ -66,34 +69,90 @@ pub fn router(
     };
     let routes = generate_route_list(app::App);
     let shell_options = state.leptos_options.clone();
-    Router::new()
-        .route(
-            "/api/projects/{id}/upload",
-            // Multipart framing adds a little to the files' own size.
-            post(upload).layer(DefaultBodyLimit::max(max_upload as usize + 64 * 1024)),
-        )
-        .route("/api/projects/{id}/questions/{set}/export", get(export_questions))
-        .route("/api/projects/{id}/questions/import", post(import_questions))
-        .route("/api/projects/{id}/questions/{set}/entities.svg", get(entities_svg))
-        .route("/api/projects/{id}/questions/{set}/relevance.svg", get(relevance_svg))
-        .route("/api/projects/{id}/answers/import", post(answers::import))
-        .route("/api/projects/{id}/answers/{set}/export", get(answers::export))
-        .route("/api/projects/{id}/answers/cost.svg", get(answers::cost_svg))
-        .route("/api/metrics/{id}/{file}", get(metrics::file))
-        .route("/api/experiments/{id}/{file}", get(experiments::file))
-        .route("/api/evaluations/{id}/plots/{file}", get(evaluations::plot))
-        .route("/api/evaluations/{id}/tables/{file}", get(evaluations::table))
-        .route("/api/evaluations/{id}/{file}", get(evaluations::report))
-        .route("/api/studies/{id}/{file}", get(studies::file))
+    // The plain routes of a project's objects, each behind the check of
+    // the ids the router decoded (`granted`).
+    let plain = plain_routes(max_upload)
+        .into_iter()
+        .fold(Router::new(), |r, (_, path, handler)| r.route(path, handler))
+        .route_layer(axum::middleware::from_fn_with_state(state.clone(), granted::authorize));
+    let pages = Router::new()
         .route("/api/share/{token}/{file}", get(shares::file))
         .route("/api/share/{token}/{part}/{file}", get(shares::part))
-        .leptos_routes_with_context(&state, routes, || (), move || app::shell(shell_options.clone()))
+        // A fresh nonce per page for Leptos's inline scripts (see app::csp).
+        .leptos_routes_with_context(&state, routes, leptos::nonce::provide_nonce, move || {
+            app::shell(shell_options.clone())
+        })
+        // Server functions take forms and small JSON; files go through the
+        // plain routes, under the upload limit. Larger bodies get 413.
+        .layer(tower_http::limit::RequestBodyLimitLayer::new(SERVER_FN_BODY_LIMIT));
+    Router::new()
+        .merge(plain)
+        .merge(pages)
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(app::shell))
+        .layer(axum::middleware::from_fn(error_status))
         .layer(axum::middleware::from_fn_with_state(state.clone(), auth::guard))
+        .layer(axum::middleware::from_fn(security_headers))
         // Pages, the WASM bundle (4.8 MB → 1.7 MB) and JSON go out gzipped
         // to browsers that ask; images are left as they are.
         .layer(tower_http::compression::CompressionLayer::new())
         .with_state(state)
+}
+
+/// Headers on every response: no framing (clickjacking), no MIME sniffing,
+/// no `Referer` (share and study tokens are in URLs), and a
+/// Content-Security-Policy — pages set their own, with the request's
+/// nonce; anything else gets the policy under which nothing runs.
+async fn security_headers(req: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let mut resp = next.run(req).await;
+    let h = resp.headers_mut();
+    h.insert(header::X_CONTENT_TYPE_OPTIONS, header::HeaderValue::from_static("nosniff"));
+    h.insert(header::X_FRAME_OPTIONS, header::HeaderValue::from_static("DENY"));
+    h.insert(header::REFERRER_POLICY, header::HeaderValue::from_static("no-referrer"));
+    if !h.contains_key(header::CONTENT_SECURITY_POLICY) {
+        h.insert(header::CONTENT_SECURITY_POLICY, header::HeaderValue::from_static(app::csp::OTHER));
+    }
+    resp
+}
+
+/// The largest body a server function or page request may send.
+pub const SERVER_FN_BODY_LIMIT: usize = 8 * 1024 * 1024;
+
+/// A plain route: its method, path and handler.
+type PlainRoute = (Method, &'static str, MethodRouter<AppState>);
+
+fn route<H: Handler<T, AppState>, T: 'static>(method: Method, path: &'static str, handler: H) -> PlainRoute {
+    let filter = MethodFilter::try_from(method.clone()).expect("plain routes use GET or POST");
+    (method, path, on(filter, handler))
+}
+
+/// Every plain route behind the login. The router is made from this list
+/// alone, and each path parameter's name says what it names, which
+/// `granted::authorize` checks before the handler runs (handlers take its
+/// [`Granted`]); the access test walks the list.
+fn plain_routes(max_upload: u64) -> Vec<PlainRoute> {
+    let (m, p, upload) = route(Method::POST, "/api/projects/{project}/upload", upload);
+    vec![
+        // Multipart framing adds a little to the files' own size.
+        (m, p, upload.layer(DefaultBodyLimit::max(max_upload as usize + 64 * 1024))),
+        route(Method::GET, "/api/projects/{project}/questions/{question_set}/export", export_questions),
+        route(Method::POST, "/api/projects/{project}/questions/import", import_questions),
+        route(Method::GET, "/api/projects/{project}/questions/{question_set}/entities.svg", entities_svg),
+        route(Method::GET, "/api/projects/{project}/questions/{question_set}/relevance.svg", relevance_svg),
+        route(Method::POST, "/api/projects/{project}/answers/import", answers::import),
+        route(Method::GET, "/api/projects/{project}/answers/{answer_set}/export", answers::export),
+        route(Method::GET, "/api/projects/{project}/answers/cost.svg", answers::cost_svg),
+        route(Method::GET, "/api/metrics/{metrics_run}/{file}", metrics::file),
+        route(Method::GET, "/api/experiments/{experiment}/{file}", experiments::file),
+        route(Method::GET, "/api/evaluations/{evaluation}/plots/{file}", evaluations::plot),
+        route(Method::GET, "/api/evaluations/{evaluation}/tables/{file}", evaluations::table),
+        route(Method::GET, "/api/evaluations/{evaluation}/{file}", evaluations::report),
+        route(Method::GET, "/api/studies/{study}/{file}", studies::file),
+    ]
+}
+
+/// The plain routes behind the login: (method, path template).
+pub fn plain_paths() -> Vec<(Method, &'static str)> {
+    plain_routes(0).into_iter().map(|(m, p, _)| (m, p)).collect()
 }
 
 /// Serves until Ctrl-C or SIGTERM.
@@ -120,7 +179,7 @@ async fn shutdown_signal() {
 
 /// `POST /api/projects/{id}/upload`: multipart, one part per file (field
 /// name `files`). Answers an [`UploadReport`], or `{"error": "..."}`.
-async fn upload(State(state): State<AppState>, Path(id): Path<i64>, mut multipart: Multipart) -> Response {
+async fn upload(State(state): State<AppState>, granted: Granted, mut multipart: Multipart) -> Response {
     let mut files: Vec<(String, Vec<u8>)> = Vec::new();
     loop {
         match multipart.next_field().await {
@@ -138,7 +197,7 @@ async fn upload(State(state): State<AppState>, Path(id): Path<i64>, mut multipar
     if files.is_empty() {
         return error(StatusCode::BAD_REQUEST, "The upload held no files.".into());
     }
-    match app::store::add_files(&state.pool, id, &files, &state.config.import).await {
+    match app::store::add_files(&state.pool, granted.project, &files, &state.config.import).await {
         Ok(report) => Json::<UploadReport>(report).into_response(),
         Err(e) => app_error(e),
     }
@@ -163,19 +222,15 @@ impl ExportQuery {
 /// set as a file to download.
 async fn export_questions(
     State(state): State<AppState>,
-    Path((id, set)): Path<(i64, i64)>,
+    _: Granted,
+    Path((_, set)): Path<(i64, i64)>,
     Query(q): Query<ExportQuery>,
 ) -> Response {
     let format = match q.format() {
         Ok(f) => f,
         Err(response) => return response,
     };
-    let view = match app::store::questions::get_set(&state.pool, set).await {
-        Ok(v) if v.project_id == id => v,
-        Ok(_) => return error(StatusCode::NOT_FOUND, format!("question set {set} is not in project {id}")),
-        Err(e) => return app_error(e),
-    };
-    let questions = match app::store::questions::list_questions(&state.pool, view.id).await {
+    let questions = match app::store::questions::list_questions(&state.pool, set).await {
         Ok(q) => q,
         Err(e) => return app_error(e),
     };
@@ -188,7 +243,8 @@ async fn export_questions(
 /// the set's top-10 entity pie chart.
 async fn entities_svg(
     State(state): State<AppState>,
-    Path((id, set)): Path<(i64, i64)>,
+    _: Granted,
+    Path((_, set)): Path<(i64, i64)>,
     Query(query): Query<HashMap<String, String>>,
 ) -> Response {
     let source = match app::diagnostics::EntitySource::parse(query.get("source").map_or("", String::as_str)) {
@@ -196,8 +252,7 @@ async fn entities_svg(
         Err(e) => return app_error(e),
     };
     match app::diagnostics::set_entities(&state.pool, set, source).await {
-        Ok(Some(e)) if e.set.project_id == id => svg(e.svg()),
-        Ok(Some(_)) => error(StatusCode::NOT_FOUND, format!("question set {set} is not in project {id}")),
+        Ok(Some(e)) => svg(e.svg()),
         Ok(None) => error(StatusCode::NOT_FOUND, format!("no LLM has listed the entities of question set {set} yet")),
         Err(e) => app_error(e),
     }
@@ -205,10 +260,9 @@ async fn entities_svg(
 
 /// `GET /api/projects/{id}/questions/{set}/relevance.svg`: the histogram
 /// of the set's latest relevance scores.
-async fn relevance_svg(State(state): State<AppState>, Path((id, set)): Path<(i64, i64)>) -> Response {
+async fn relevance_svg(State(state): State<AppState>, _: Granted, Path((_, set)): Path<(i64, i64)>) -> Response {
     let view = match app::store::questions::get_set(&state.pool, set).await {
-        Ok(v) if v.project_id == id => v,
-        Ok(_) => return error(StatusCode::NOT_FOUND, format!("question set {set} is not in project {id}")),
+        Ok(v) => v,
         Err(e) => return app_error(e),
     };
     match app::diagnostics::set_relevance(&state.pool, set).await {
@@ -222,7 +276,8 @@ async fn relevance_svg(State(state): State<AppState>, Path((id, set)): Path<(i64
 /// `file` (.jsonl or .csv) and an optional `name`. Answers with a redirect
 /// to the Questions page showing the new set, or the reason it was refused
 /// (a plain form: it works without the WASM).
-async fn import_questions(State(state): State<AppState>, Path(id): Path<i64>, multipart: Multipart) -> Response {
+async fn import_questions(State(state): State<AppState>, granted: Granted, multipart: Multipart) -> Response {
+    let id = granted.project;
     let page = |query: &[(&str, &str)]| redirect(&format!("/projects/{id}/questions"), query);
     let (file, fields) = match read_form(multipart).await {
         Ok(f) => f,
@@ -231,7 +286,6 @@ async fn import_questions(State(state): State<AppState>, Path(id): Path<i64>, mu
     let Some((file_name, bytes)) = file else { return page(&[("import_error", "choose a .jsonl or .csv file")]) };
     let name = fields.get("name").cloned().unwrap_or_default();
     let result = async {
-        app::store::get_project(&state.pool, id).await?;
         let questions = app::questions_io::parse(&file_name, &bytes)?;
         let name = if name.is_empty() { format!("Imported from {file_name}") } else { name };
         let set = app::store::questions::import_set(&state.pool, id, &name, &file_name, &questions).await?;
@@ -300,15 +354,31 @@ fn multipart_error(e: axum::extract::multipart::MultipartError, config: &Config)
     error(e.status(), format!("The upload could not be read: {}", e.body_text()))
 }
 
+/// Leptos answers a server function's error with 500 unless the function
+/// set a status; this gives each [`AppError`] its own (a user's mistake is
+/// 400, 404, 409, 413 or 429, never 500). The error's JSON is unchanged.
+async fn error_status(req: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let resp = next.run(req).await;
+    if resp.status() != StatusCode::INTERNAL_SERVER_ERROR
+        || !resp.headers().contains_key(leptos::server_fn::error::SERVER_FN_ERROR_HEADER)
+    {
+        return resp;
+    }
+    let (mut parts, body) = resp.into_parts();
+    let bytes = axum::body::to_bytes(body, 1 << 20).await.unwrap_or_default();
+    if let Ok(e) = serde_json::from_slice::<AppError>(&bytes) {
+        parts.status = status_of(&e);
+    }
+    Response::from_parts(parts, axum::body::Body::from(bytes))
+}
+
 fn app_error(e: AppError) -> Response {
-    let status = match e {
-        AppError::Invalid(_) => StatusCode::BAD_REQUEST,
-        AppError::NotFound(_) => StatusCode::NOT_FOUND,
-        AppError::Conflict(_) => StatusCode::CONFLICT,
-        AppError::Forbidden(_) => StatusCode::FORBIDDEN,
-        AppError::Internal | AppError::Transport(_) => StatusCode::INTERNAL_SERVER_ERROR,
-    };
-    error(status, e.to_string())
+    error(status_of(&e), e.to_string())
+}
+
+/// The HTTP status of an error.
+fn status_of(e: &AppError) -> StatusCode {
+    StatusCode::from_u16(e.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
 }
 
 fn error(status: StatusCode, message: String) -> Response {

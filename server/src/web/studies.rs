@@ -45,6 +45,6 @@ pub async fn file_of(pool: &SqlitePool, id: i64, file: &str) -> Response {
 }
 
 /// `GET /api/studies/{id}/{file}`.
-pub async fn file(State(state): State<AppState>, Path((id, file)): Path<(i64, String)>) -> Response {
+pub async fn file(State(state): State<AppState>, _: super::Granted, Path((id, file)): Path<(i64, String)>) -> Response {
     file_of(&state.pool, id, &file).await
 }

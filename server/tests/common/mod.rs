@@ -64,9 +64,10 @@ pub async fn start_server(db: &Path, dir: &Path) -> String {
     let pool = app::store::open(db).await.unwrap();
     let config = app::state::Config {
         max_upload_bytes: 1 << 20,
-        import: engine::corpus::ImportLimits { max_file_bytes: 1 << 20, max_documents: 10 },
+        import: engine::corpus::ImportLimits::new(1 << 20, 10),
         llm_base: Default::default(),
         require_login: true,
+        secure_cookies: false,
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();

@@ -1,0 +1,129 @@
+//! Storage that cannot lie: a full disk, made deterministic with SQLite's
+//! `PRAGMA max_page_count`, through the real upload route over a real
+//! SQLite file. Uploads are answered "added" or refused (503, "disk is
+//! full"); no pooled connection keeps a transaction open after a failed
+//! commit; once space is freed the next uploads succeed; and after a clean
+//! shutdown and a reopen every acknowledged document is there and no
+//! refused one is.
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use http_body_util::BodyExt;
+use serde_json::Value;
+use tower::ServiceExt;
+
+const BOUNDARY: &str = "assay-storage-boundary";
+
+/// Text of about 12 KB that compresses poorly and differs per `seed`.
+fn text(seed: u64) -> String {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut out = format!("Document {seed}.\n");
+    while out.len() < 12_000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let word: String = (0..3 + (x % 6)).map(|i| (b'a' + ((x >> (i * 5)) % 26) as u8) as char).collect();
+        out.push_str(&word);
+        out.push(if x % 11 == 0 { '\n' } else { ' ' });
+    }
+    out
+}
+
+async fn upload(router: &axum::Router, project: i64, i: u64) -> (StatusCode, Value) {
+    let mut body = format!(
+        "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"files\"; filename=\"doc_{i}.txt\"\r\nContent-Type: text/plain\r\n\r\n"
+    )
+    .into_bytes();
+    body.extend_from_slice(text(i).as_bytes());
+    body.extend_from_slice(format!("\r\n--{BOUNDARY}--\r\n").as_bytes());
+    let req = Request::post(format!("/api/projects/{project}/upload"))
+        .header("content-type", format!("multipart/form-data; boundary={BOUNDARY}"))
+        .body(Body::from(body))
+        .unwrap();
+    let resp = router.clone().oneshot(req).await.unwrap();
+    let status = resp.status();
+    let bytes = resp.into_body().collect().await.unwrap().to_bytes();
+    (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_disk_loses_nothing_acknowledged() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("full.db");
+    // The project, and ballast that fills most of the room.
+    let (project, ballast, pages) = {
+        let pool = app::store::open(&db).await.unwrap();
+        let project = app::store::create_project(&pool, "P", &Default::default()).await.unwrap().summary.id;
+        let ballast = app::store::create_project(&pool, "ballast", &Default::default()).await.unwrap().summary.id;
+        let files: Vec<(String, Vec<u8>)> =
+            (1000..1030).map(|i| (format!("b{i}.txt"), text(i).into_bytes())).collect();
+        app::store::add_files(&pool, ballast, &files, &Default::default()).await.unwrap();
+        let pages: i64 = sqlx::query_scalar("PRAGMA page_count").fetch_one(&pool).await.unwrap();
+        pool.close().await;
+        (project, ballast, pages as u64)
+    };
+    // Room for a few more documents, then the disk is "full".
+    let pool = app::store::open_with(&db, Some(pages + 60)).await.unwrap();
+    let config = app::state::Config { require_login: false, ..Default::default() };
+    let options = server::web::leptos_options(dir.path(), "127.0.0.1:0".parse().unwrap());
+    let router = server::web::router(pool.clone(), config, Default::default(), options);
+
+    let (mut acknowledged, mut refused) = (Vec::new(), Vec::new());
+    let mut i = 0;
+    while refused.len() < 6 {
+        i += 1;
+        assert!(i < 200, "the disk never filled");
+        let (status, body) = upload(&router, project, i).await;
+        match status {
+            StatusCode::OK => {
+                assert_eq!(body["added"], 1, "{body}");
+                acknowledged.push(i);
+            }
+            StatusCode::SERVICE_UNAVAILABLE => {
+                assert!(body["error"].as_str().unwrap_or("").contains("disk is full"), "{body}");
+                refused.push(i);
+            }
+            other => panic!("upload {i}: {other} {body}"),
+        }
+        // Every pooled connection sees exactly what was acknowledged: none
+        // is left inside a transaction holding rows nobody committed.
+        for _ in 0..10 {
+            let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM documents WHERE project_id = ?")
+                .bind(project)
+                .fetch_one(&pool)
+                .await
+                .unwrap();
+            assert_eq!(n as usize, acknowledged.len(), "after upload {i}");
+        }
+    }
+    assert!(!acknowledged.is_empty(), "nothing fitted before the disk was full");
+
+    // Space is freed: the next uploads all succeed.
+    app::store::delete_project(&pool, ballast).await.unwrap();
+    for _ in 0..6 {
+        i += 1;
+        let (status, body) = upload(&router, project, i).await;
+        assert_eq!(status, StatusCode::OK, "upload {i} after space was freed: {body}");
+        acknowledged.push(i);
+    }
+    drop(router);
+    pool.close().await;
+
+    // After a clean shutdown: exactly the acknowledged documents.
+    let pool = app::store::open(&db).await.unwrap();
+    let titles: Vec<String> = sqlx::query_scalar("SELECT title FROM documents WHERE project_id = ? ORDER BY id")
+        .bind(project)
+        .fetch_all(&pool)
+        .await
+        .unwrap();
+    let expected: Vec<String> = acknowledged.iter().map(|i| format!("doc {i}")).collect();
+    assert_eq!(titles, expected);
+    for r in &refused {
+        assert!(!titles.contains(&format!("doc {r}")));
+    }
+    println!(
+        "disk-full: {} acknowledged, all present after restart; {} refused, none present",
+        acknowledged.len(),
+        refused.len()
+    );
+}
