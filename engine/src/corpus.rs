@@ -452,6 +452,45 @@ pub fn human_bytes(n: u64) -> String {
     }
 }
 
+/// Hostile archives, for the tests and the zip-bomb benchmark.
+#[doc(hidden)]
+pub mod fixtures {
+    use std::io::Write;
+
+    /// The archive of issue 20: one deflated member of `size` zero bytes,
+    /// and a central directory of `copies` (at most 1,000) entries that
+    /// all point at it — 42 KB packed for 220 × 10 MB.
+    pub fn overlapping_bomb(size: usize, copies: usize) -> Vec<u8> {
+        let mut buf = std::io::Cursor::new(Vec::new());
+        {
+            let mut w = zip::ZipWriter::new(&mut buf);
+            w.start_file("bomb.txt", zip::write::SimpleFileOptions::default()).expect("in memory");
+            w.write_all(&vec![b'0'; size]).expect("in memory");
+            w.finish().expect("in memory");
+        }
+        let single = buf.into_inner();
+        let cd = single.windows(4).position(|w| w == [0x50, 0x4b, 0x01, 0x02]).expect("a central directory");
+        let name_len = u16::from_le_bytes([single[cd + 28], single[cd + 29]]) as usize;
+        let extra_len = u16::from_le_bytes([single[cd + 30], single[cd + 31]]) as usize;
+        let entry = &single[cd..cd + 46 + name_len + extra_len];
+        let mut out = single[..cd].to_vec();
+        let mut dir = Vec::new();
+        for i in 0..copies {
+            let mut e = entry.to_vec();
+            e[46..46 + 8].copy_from_slice(format!("b{i:03}.txt").as_bytes());
+            dir.extend_from_slice(&e);
+        }
+        out.extend_from_slice(&dir);
+        out.extend_from_slice(&[0x50, 0x4b, 0x05, 0x06, 0, 0, 0, 0]);
+        out.extend_from_slice(&(copies as u16).to_le_bytes());
+        out.extend_from_slice(&(copies as u16).to_le_bytes());
+        out.extend_from_slice(&(dir.len() as u32).to_le_bytes());
+        out.extend_from_slice(&(cd as u32).to_le_bytes());
+        out.extend_from_slice(&[0, 0]);
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -575,34 +614,9 @@ mod tests {
         assert!(broken.rejected[0].reason.starts_with("not a readable zip archive"));
     }
 
-    /// The archive of the report: one deflated member of `size` zero bytes,
-    /// and a central directory of `copies` entries that all point at it.
-    fn overlapping_bomb(size: usize, copies: usize) -> Vec<u8> {
-        let single = zip_of(&[("bomb.txt", &vec![b'0'; size])]);
-        let cd = single.windows(4).position(|w| w == [0x50, 0x4b, 0x01, 0x02]).unwrap();
-        let name_len = u16::from_le_bytes([single[cd + 28], single[cd + 29]]) as usize;
-        let extra_len = u16::from_le_bytes([single[cd + 30], single[cd + 31]]) as usize;
-        let entry = &single[cd..cd + 46 + name_len + extra_len];
-        let mut out = single[..cd].to_vec();
-        let mut dir = Vec::new();
-        for i in 0..copies {
-            let mut e = entry.to_vec();
-            e[46..46 + 8].copy_from_slice(format!("b{i:03}.txt").as_bytes());
-            dir.extend_from_slice(&e);
-        }
-        out.extend_from_slice(&dir);
-        out.extend_from_slice(&[0x50, 0x4b, 0x05, 0x06, 0, 0, 0, 0]);
-        out.extend_from_slice(&(copies as u16).to_le_bytes());
-        out.extend_from_slice(&(copies as u16).to_le_bytes());
-        out.extend_from_slice(&(dir.len() as u32).to_le_bytes());
-        out.extend_from_slice(&(cd as u32).to_le_bytes());
-        out.extend_from_slice(&[0, 0]);
-        out
-    }
-
     #[test]
     fn overlapping_zip_bomb_is_refused_before_unpacking() {
-        let bomb = overlapping_bomb(10 << 20, 220);
+        let bomb = fixtures::overlapping_bomb(10 << 20, 220);
         assert!(bomb.len() < 60_000, "the bomb is {} bytes", bomb.len());
         let out = import(&[("bomb.zip", &bomb)]);
         assert!(out.documents.is_empty());

@@ -7,45 +7,8 @@
 //!     cargo bench -p server --bench zip_bomb            (release)
 //!     cargo bench -p server --bench zip_bomb --profile dev
 
-use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn zip_of(name: &str, data: &[u8]) -> Vec<u8> {
-    let mut buf = std::io::Cursor::new(Vec::new());
-    {
-        let mut w = zip::ZipWriter::new(&mut buf);
-        w.start_file(name, zip::write::SimpleFileOptions::default()).unwrap();
-        w.write_all(data).unwrap();
-        w.finish().unwrap();
-    }
-    buf.into_inner()
-}
-
-/// One deflated member of `size` bytes, and `copies` directory entries
-/// that all point at it.
-fn bomb(size: usize, copies: usize) -> Vec<u8> {
-    let single = zip_of("bomb.txt", &vec![b'0'; size]);
-    let cd = single.windows(4).position(|w| w == [0x50, 0x4b, 0x01, 0x02]).unwrap();
-    let name_len = u16::from_le_bytes([single[cd + 28], single[cd + 29]]) as usize;
-    let extra_len = u16::from_le_bytes([single[cd + 30], single[cd + 31]]) as usize;
-    let entry = &single[cd..cd + 46 + name_len + extra_len];
-    let mut out = single[..cd].to_vec();
-    let mut dir = Vec::new();
-    for i in 0..copies {
-        let mut e = entry.to_vec();
-        e[46..54].copy_from_slice(format!("b{i:03}.txt").as_bytes());
-        dir.extend_from_slice(&e);
-    }
-    out.extend_from_slice(&dir);
-    out.extend_from_slice(&[0x50, 0x4b, 0x05, 0x06, 0, 0, 0, 0]);
-    out.extend_from_slice(&(copies as u16).to_le_bytes());
-    out.extend_from_slice(&(copies as u16).to_le_bytes());
-    out.extend_from_slice(&(dir.len() as u32).to_le_bytes());
-    out.extend_from_slice(&(cd as u32).to_le_bytes());
-    out.extend_from_slice(&[0, 0]);
-    out
-}
 
 fn status_kb(pid: u32, field: &str) -> u64 {
     let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
@@ -91,7 +54,7 @@ async fn main() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let pid = server.id();
-    let bomb = bomb(10 << 20, 220);
+    let bomb = engine::corpus::fixtures::overlapping_bomb(10 << 20, 220);
     let text: Vec<u8> = (0..10 << 20).map(|i| b"abcdefghij klmnopqrstuvwxyz\n"[i % 28]).collect();
     println!("zip bomb: {} bytes packed, {} entries × 10 MB = 2.2 GB if unpacked", bomb.len(), 220);
     for (what, name, data) in [("zip bomb", "bomb.zip", &bomb), ("zip bomb again", "bomb.zip", &bomb), ("10 MB text", "big.txt", &text)] {
