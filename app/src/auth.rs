@@ -129,6 +129,7 @@ pub struct Throttle {
 
 /// An attempt [`Throttle::begin`] let through: wait on [`Attempt::pace`]
 /// before checking the password.
+#[derive(Debug)]
 pub struct Attempt {
     pace: Option<std::sync::Arc<tokio::sync::Mutex<()>>>,
 }

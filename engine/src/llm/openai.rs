@@ -257,7 +257,8 @@ fn parse_reply(text: &str, body: &serde_json::Value) -> Result<ProviderReply, Ll
 fn error_message(body: &str) -> String {
     serde_json::from_str::<serde_json::Value>(body)
         .ok()
-        .and_then(|v| v.pointer("/error/message").and_then(|m| m.as_str()).map(preview))
+        // The service's own message, as it wrote it (at most 200 characters).
+        .and_then(|v| v.pointer("/error/message").and_then(|m| m.as_str()).map(|m| m.chars().take(200).collect()))
         .unwrap_or_else(|| preview(body))
 }
 

@@ -35,13 +35,17 @@ fn public(path: &str) -> bool {
 /// Whether a state-changing request comes from this site.
 fn same_site(req: &Request) -> bool {
     let headers = req.headers();
-    if let Some(origin) = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()) {
+    // `Origin: null` is what a browser sends for a form POST from a page
+    // with `Referrer-Policy: no-referrer` (ours): Sec-Fetch-Site decides.
+    if let Some(origin) = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()).filter(|o| *o != "null") {
         let host = headers.get(header::HOST).and_then(|v| v.to_str().ok()).unwrap_or("");
         let origin_host = origin.split("://").nth(1).unwrap_or("");
         return !host.is_empty() && origin_host == host;
     }
     match headers.get("sec-fetch-site").and_then(|v| v.to_str().ok()) {
         Some(site) => site == "same-origin" || site == "none",
+        // `Origin: null` alone: an opaque origin (a sandboxed frame); refused.
+        None if headers.contains_key(header::ORIGIN) => false,
         // Neither header: not a browser's cross-site request (curl, scripts).
         None => true,
     }
