@@ -970,6 +970,7 @@ pub async fn create_study(
     #[server(default)] kind: String,
     #[server(default)] answers: String,
     #[server(default)] dimensions: String,
+    #[server(default)] per_rater_only: String,
 ) -> Result<CreatedStudy, AppError> {
     let call = Request::now()?;
     call.require(Obj::Project(project_id), Need::Edit).await?;
@@ -1005,6 +1006,7 @@ pub async fn create_study(
             t => Some(whole("target raters", t, 1, 100_000)? as i64),
         },
         rater_links: whole("per-rater links", &rater_links, 0, 1000)? as usize,
+        open_link: per_rater_only.trim().is_empty(),
         seed: if seed.trim().is_empty() { 42 } else { whole("seed", &seed, 0, u64::MAX)? },
         expires_days: match expires_days.trim() {
             "" => None,
@@ -1015,7 +1017,7 @@ pub async fn create_study(
     let created = crate::study::create(&call.state.pool, &req).await?;
     Ok(CreatedStudy {
         study_id: created.study_id,
-        open_path: format!("/s/{}", created.open_token),
+        open_path: if created.open_token.is_empty() { String::new() } else { format!("/s/{}", created.open_token) },
         rater_paths: created.rater_tokens.iter().map(|t| format!("/s/{t}")).collect(),
     })
 }
@@ -1072,7 +1074,36 @@ pub async fn get_study_results(id: i64) -> Result<StudyResultsView, AppError> {
 /// own token at an open link, or empty).
 #[server(endpoint = "study/session", output = crate::codec::Json)]
 pub async fn study_session(link: String, rater: String) -> Result<RaterSession, AppError> {
-    crate::study::session(&app_state()?.pool, &link, Some(rater.as_str()).filter(|r| !r.is_empty())).await
+    let state = app_state()?;
+    let cookie = CookieOptions::now();
+    let parts = use_context::<axum::http::request::Parts>();
+    // The browser's rater at this link: the page's own token, else the
+    // HttpOnly cookie (which survives the page's storage being cleared).
+    let name = rater_cookie_name(&link);
+    let from_cookie = parts
+        .as_ref()
+        .and_then(|p| p.headers.get(axum::http::header::COOKIE))
+        .and_then(|v| v.to_str().ok())
+        .and_then(|c| c.split(';').filter_map(|c| c.trim().split_once('=')).find(|(k, _)| *k == name).map(|(_, v)| v.to_string()));
+    let rater = Some(rater.trim().to_string()).filter(|r| !r.is_empty()).or(from_cookie);
+    let addr = parts
+        .as_ref()
+        .and_then(|p| p.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>())
+        .map_or("?".to_string(), |a| a.0.ip().to_string());
+    let session =
+        crate::study::session(&state.pool, &link, rater.as_deref(), |link_id| state.raters.admit(link_id, &addr))
+            .await?;
+    if !session.rater.is_empty() {
+        cookie.send_named(&name, &session.rater, 180 * 86_400, "/");
+    }
+    Ok(session)
+}
+
+/// The rater cookie's name for a study link: a fingerprint of the link,
+/// so each link keeps its own rater and the name gives the link away not.
+#[cfg(feature = "ssr")]
+fn rater_cookie_name(link: &str) -> String {
+    format!("assay_rater_{}", &crate::tokens::hash(link.trim())[..16])
 }
 
 /// A rater's scores for one item: `scores` comma-separated, one per dimension.
@@ -1124,6 +1155,15 @@ impl CookieOptions {
             .is_some_and(|p| crate::auth::came_over_https(&p.headers, &p.uri));
         let forced = app_state().is_ok_and(|s| s.config.secure_cookies);
         CookieOptions { response: use_context::<leptos_axum::ResponseOptions>(), secure: over_https || forced }
+    }
+
+    /// Sets another HttpOnly cookie (a rater's token), for `path`.
+    fn send_named(&self, name: &str, value: &str, max_age: i64, path: &str) {
+        let secure = if self.secure { "; Secure" } else { "" };
+        let c = format!("{name}={value}; Path={path}; HttpOnly; SameSite=Lax; Max-Age={max_age}{secure}");
+        if let (Some(resp), Ok(v)) = (&self.response, axum::http::HeaderValue::from_str(&c)) {
+            resp.append_header(axum::http::header::SET_COOKIE, v);
+        }
     }
 
     /// Sets the session cookie (`None`: clears it).

@@ -650,6 +650,8 @@ pub struct LlmRatingView {
 pub struct StudyResultsView {
     pub study: StudyView,
     pub raters: usize,
+    /// Raters who rated at least one item through an open link.
+    pub open_link_raters: i64,
     pub completed: usize,
     pub failed_attention: usize,
     pub by_source: Vec<StudySummaryRow>,

@@ -54,6 +54,8 @@ pub struct AppState {
     pub jobs: std::sync::Arc<crate::jobs::JobManager>,
     /// Failed logins, for slowing down guessing.
     pub throttle: std::sync::Arc<crate::auth::Throttle>,
+    /// New raters per address at open study links.
+    pub raters: std::sync::Arc<crate::study::RaterLimit>,
 }
 
 impl AppState {

@@ -39,6 +39,9 @@ pub struct StudyRequest {
     pub target_raters: Option<i64>,
     /// Per-rater links to make besides the open link.
     pub rater_links: usize,
+    /// Make an open link (one rater per browser). Without one, only the
+    /// per-rater links rate: no one can rate twice by clearing a browser.
+    pub open_link: bool,
     pub seed: u64,
     /// The links stop working this many days from now (`None`: never).
     pub expires_days: Option<u32>,
@@ -52,6 +55,7 @@ pub struct StudyRequest {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Created {
     pub study_id: i64,
+    /// Empty when the study has no open link.
     pub open_token: String,
     pub rater_tokens: Vec<String>,
 }
@@ -276,8 +280,16 @@ pub async fn create(pool: &SqlitePool, req: &StudyRequest) -> AppResult<Created>
             ..Default::default()
         });
     }
-    let open_token = new_token()?;
-    let mut links = vec![(hash(&open_token), "open", "open link".to_string())];
+    if !req.open_link && req.rater_links == 0 {
+        return Err(AppError::Invalid(
+            "a study without an open link needs at least one per-rater link".into(),
+        ));
+    }
+    let open_token = if req.open_link { new_token()? } else { String::new() };
+    let mut links = Vec::new();
+    if req.open_link {
+        links.push((hash(&open_token), "open", "open link".to_string()));
+    }
     let mut rater_tokens = Vec::new();
     for n in 0..req.rater_links {
         let t = new_token()?;
@@ -395,10 +407,47 @@ async fn rater_of(pool: &SqlitePool, study: i64, link_id: i64, rater: &str) -> A
         .ok_or_else(|| AppError::NotFound("this rater is not known at this link".into()))
 }
 
+/// New raters one address may start at one open link per hour: enough for
+/// a lab behind one NAT, few enough that one person cannot pose as a crowd.
+pub const NEW_RATERS_PER_ADDRESS: u32 = 30;
+
+/// How many new raters each address started at each open link this hour.
+#[derive(Default)]
+pub struct RaterLimit {
+    started: std::sync::Mutex<HashMap<(i64, String), (u32, std::time::Instant)>>,
+}
+
+impl RaterLimit {
+    const WINDOW: std::time::Duration = std::time::Duration::from_secs(3600);
+
+    /// Counts a new rater from `addr` at `link`; refused past the limit.
+    pub fn admit(&self, link: i64, addr: &str) -> AppResult<()> {
+        let mut m = self.started.lock().unwrap_or_else(|e| e.into_inner());
+        let e = m.entry((link, addr.to_string())).or_insert((0, std::time::Instant::now()));
+        if e.1.elapsed() > Self::WINDOW {
+            *e = (0, std::time::Instant::now());
+        }
+        if e.0 >= NEW_RATERS_PER_ADDRESS {
+            return Err(AppError::TooMany(format!(
+                "{NEW_RATERS_PER_ADDRESS} raters already started at this link from your address within the hour; \
+                 ask the study's owner for a per-rater link"
+            )));
+        }
+        e.0 += 1;
+        Ok(())
+    }
+}
+
 /// Opens (or resumes) a rater's session at a link. A per-rater link is its
-/// own rater; at an open link the browser's `rater` token resumes its
-/// session, and a browser without one gets a new rater.
-pub async fn session(pool: &SqlitePool, token: &str, rater: Option<&str>) -> AppResult<RaterSession> {
+/// own rater; at an open link the browser's `rater` token (kept by the
+/// page and in an HttpOnly cookie) resumes its session, and a browser
+/// without one gets a new rater, if `new_rater` admits it.
+pub async fn session(
+    pool: &SqlitePool,
+    token: &str,
+    rater: Option<&str>,
+    new_rater: impl FnOnce(i64) -> AppResult<()>,
+) -> AppResult<RaterSession> {
     let (link_id, study_id, kind) = link(pool, token).await?;
     let s = view(pool, study_id).await?;
     let rater_token = if kind == "rater" { token.trim().to_string() } else { rater.unwrap_or("").trim().to_string() };
@@ -419,6 +468,9 @@ pub async fn session(pool: &SqlitePool, token: &str, rater: Option<&str>) -> App
             })
         }
         None => {
+            if kind != "rater" {
+                new_rater(link_id)?;
+            }
             let t = if kind == "rater" { rater_token } else { new_token()? };
             let seed = random_seed();
             store::studies::insert_rater(pool, study_id, link_id, &hash(&t), seed).await?;
@@ -707,6 +759,7 @@ pub async fn results_view(pool: &SqlitePool, id: i64) -> AppResult<StudyResultsV
             .collect(),
         chart_svg: study::chart_svg(&format!("{} — mean score per dimension and {what}", v.name), &dims, &r),
         raters: r.raters,
+        open_link_raters: store::studies::open_link_raters(pool, id).await?,
         completed: r.completed,
         failed_attention: r.failed_attention,
         category_agreement: r.category.as_ref().map(|(a, _)| (a.fleiss_kappa, a.fleiss_items, a.krippendorff_alpha)),

@@ -105,6 +105,7 @@ async fn only_the_logged_in_owner_reaches_anything_but_rater_links() {
             attention_checks: 0,
             target_raters: None,
             rater_links: 1,
+            open_link: true,
             seed: 1,
             expires_days: None,
             kind: engine::study::Kind::Questions,

@@ -217,3 +217,49 @@ async fn a_jobs_calls_are_written_with_the_item_that_made_them() {
     // From the database now: the same request is a cache hit.
     assert!(gateway.chat(&ping("bye"), &ctx("b")).await.unwrap().cached);
 }
+
+/// Items of several calls each (graph extraction with a gleaning round):
+/// every paid reply is written as it arrives, so after a kill only the
+/// calls in flight (at most the concurrency, 2) are paid for again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_multi_call_job_pays_again_only_for_calls_in_flight() {
+    let mock = MockServer::start(MockConfig { latency: Duration::from_millis(200), ..Default::default() }).await;
+    let base = mock.base_url();
+    let env = [
+        ("ASSAY_LLM_PROVIDER", "openai"),
+        ("ASSAY_LLM_BASE_URL", base.as_str()),
+        ("ASSAY_LLM_MODEL", "mock-model"),
+        ("ASSAY_LLM_CONCURRENCY", "2"),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("g.db");
+    project_with(&db, &[]).await;
+    let pool = app::store::open(&db).await.unwrap();
+    let mut child = command(&db, &["graph", "build", "P", "--gleaning", "1"], &env)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    loop {
+        let finished: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM job_items").fetch_one(&pool).await.unwrap();
+        if finished >= 3 {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(60), "the job made no progress");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Mid-item: let a first call of the next items come back, then kill.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let before = mock.stats().answered_prompts.values().sum::<u64>();
+
+    let job: i64 = sqlx::query_scalar("SELECT MAX(id) FROM jobs").fetch_one(&pool).await.unwrap();
+    let resumed = json(&run(&db, &["--json", "job", "resume", &job.to_string()], &env).await);
+    assert_eq!(resumed["status"], "done", "{resumed}");
+    let stats = mock.stats();
+    let repeated: u64 = stats.answered_prompts.values().map(|&n| n.saturating_sub(1)).sum();
+    println!("graph build killed after {before} calls; {repeated} calls paid twice on resume");
+    assert!(repeated <= 2, "{repeated} calls were paid for twice (at most the 2 in flight may be)");
+}

@@ -61,7 +61,11 @@ pub fn StudiesPage() -> impl IntoView {
                 <div class="panel created-links" id="created-links">
                     <p><strong>{format!("Study #{} created.", c.study_id)}</strong>
                         " Copy its links now: Assay keeps only their fingerprints, so they cannot be shown again (you can make new ones below)."</p>
-                    <p>"Open link (one rater per browser): " <a class="mono" href=c.open_path.clone() target="_blank">{c.open_path.clone()}</a></p>
+                    {if c.open_path.is_empty() {
+                        view! { <p>"No open link: only the per-rater links below rate."</p> }.into_any()
+                    } else {
+                        view! { <p>"Open link (one rater per browser): " <a class="mono" href=c.open_path.clone() target="_blank">{c.open_path.clone()}</a></p> }.into_any()
+                    }}
                     {(!c.rater_paths.is_empty()).then(|| view! {
                         <details><summary>{format!("{} per-rater links", c.rater_paths.len())}</summary>
                             <ol>{c.rater_paths.iter().map(|p| view! { <li><a class="mono" href=p.clone() target="_blank">{p.clone()}</a></li> }).collect_view()}</ol>
@@ -176,6 +180,7 @@ fn Designer(
                             {move || validating().then(|| view! { <input type="hidden" name="attention_checks" value="0"/> })}
                             <label>"Target raters " <input type="number" name="target_raters" min="1" placeholder="none"/></label>
                             <label>"Per-rater links " <input type="number" name="rater_links" value="0" min="0" max="1000"/></label>
+                            <label class="check"><input type="checkbox" name="per_rater_only" value="on"/>" Per-rater links only (no open link)"</label>
                             <label>"Seed " <input type="number" name="seed" value="42" min="0"/></label>
                             <label>"Links expire after (days) " <input type="number" name="expires_days" min="1" placeholder="never"/></label>
                         </div>
@@ -306,6 +311,7 @@ pub(crate) fn Results(
         <h1>{format!("Study #{sid} · {}", s.name)}</h1>
         <dl class="totals">
             <div><dt>"Raters"</dt><dd id="study-raters">{r.raters}</dd></div>
+            <div><dt>"Through the open link"</dt><dd id="study-open-raters">{r.open_link_raters}</dd></div>
             <div><dt>"Completed"</dt><dd>{r.completed}</dd></div>
             <div><dt>"Left out (attention)"</dt><dd>{r.failed_attention}</dd></div>
             <div><dt>{if answers { "Question–answer pairs" } else { "Questions" }}</dt><dd>{s.items}</dd></div>

@@ -212,6 +212,17 @@ pub async fn rater(
 }
 
 /// Adds a rater (or finds the one a concurrent request just added).
+/// Raters of a study who came through an open link and rated something.
+pub async fn open_link_raters(pool: &SqlitePool, study: i64) -> AppResult<i64> {
+    Ok(sqlx::query_scalar(
+        "SELECT COUNT(*) FROM raters r JOIN study_links l ON l.id = r.link_id
+          WHERE r.study_id = ? AND l.kind = 'open' AND EXISTS (SELECT 1 FROM ratings x WHERE x.rater_id = r.id)",
+    )
+    .bind(study)
+    .fetch_one(pool)
+    .await?)
+}
+
 pub async fn insert_rater(pool: &SqlitePool, study: i64, link: i64, token_hash: &str, seed: i64) -> AppResult<()> {
     sqlx::query(
         "INSERT INTO raters (study_id, link_id, token_hash, order_seed) VALUES (?, ?, ?, ?) ON CONFLICT(token_hash) DO NOTHING",

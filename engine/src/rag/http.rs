@@ -198,6 +198,43 @@ mod tests {
         assert_eq!(fill(&json!("{{target_words}}"), "q", &json!(1), None), Value::Null);
     }
 
+    #[tokio::test]
+    async fn a_member_chosen_url_reaches_no_private_address_unless_the_owner_allows_it() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use std::sync::Arc;
+        // A service on loopback that counts the connections it gets.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let connections = Arc::new(AtomicUsize::new(0));
+        let seen = connections.clone();
+        tokio::spawn(async move {
+            while let Ok((_socket, _)) = listener.accept().await {
+                seen.fetch_add(1, Ordering::SeqCst);
+            }
+        });
+        let settings = |host: &str| HttpSettings { url: format!("http://{host}:{port}/query"), ..Default::default() };
+        // The web server's transport: members' URLs may not be private.
+        let transport = crate::llm::settings::LlmSettings::default().transport();
+        let literal = HttpMethod::new(settings("127.0.0.1"), &transport).err().unwrap();
+        assert!(literal.contains("loopback") && literal.contains("--allow-private-urls"), "{literal}");
+        let hex = HttpMethod::new(settings("0x7f.0.0.1"), &transport).err().unwrap();
+        assert!(hex.contains("127.0.0.1 is a loopback address"), "{hex}");
+        // A name is checked where it resolves, and the refusal is not retried.
+        let named = HttpMethod::new(settings("localhost"), &transport).unwrap();
+        let gateway = Gateway::new(
+            Arc::new(crate::llm::offline::OfflineProvider::default()),
+            Arc::new(crate::llm::MemoryStore::default()),
+            Default::default(),
+        );
+        let err = named.answer(&gateway, &CallContext::default(), "Why?", None).await.err().unwrap();
+        assert!(err.contains("localhost (") && err.contains("loopback") && err.contains("(after 1 attempts)"), "{err}");
+        assert_eq!(connections.load(Ordering::SeqCst), 0, "nothing reached the private service");
+        // Allowed by the owner: the same URL is used.
+        let allowed =
+            crate::llm::settings::LlmSettings { allow_private_urls: true, ..Default::default() }.transport();
+        assert!(HttpMethod::new(settings("127.0.0.1"), &allowed).is_ok());
+    }
+
     #[test]
     fn replies_are_read_by_pointer_and_a_missing_answer_is_not_retried() {
         let s = HttpSettings {

@@ -36,6 +36,9 @@ pub enum StudyCommand {
         /// Per-rater links to make (besides the open link).
         #[arg(long, default_value_t = 0)]
         raters: usize,
+        /// Make no open link: only the per-rater links rate (needs --raters).
+        #[arg(long)]
+        no_open_link: bool,
         #[arg(long)]
         name: Option<String>,
         /// Attention-check items (0–5).
@@ -75,6 +78,7 @@ pub async fn run(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: StudyCo
             dimensions,
             questions,
             raters,
+            no_open_link,
             name,
             attention,
             intro,
@@ -118,13 +122,15 @@ pub async fn run(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: StudyCo
                 attention_checks: attention,
                 target_raters: (raters > 0).then_some(raters as i64),
                 rater_links: raters,
+                open_link: !no_open_link,
                 seed,
                 expires_days,
             };
             let created = app::study::create(pool, &req).await?;
             let base = base_url.trim_end_matches('/');
             let owner_url = format!("{base}/projects/{}/studies/{}", p.summary.id, created.study_id);
-            let rater_url = format!("{base}/s/{}", created.open_token);
+            let rater_url =
+                if created.open_token.is_empty() { String::new() } else { format!("{base}/s/{}", created.open_token) };
             let rater_urls: Vec<String> = created.rater_tokens.iter().map(|t| format!("{base}/s/{t}")).collect();
             out.print(
                 json!({"study_id": created.study_id, "owner_url": owner_url, "rater_url": rater_url, "rater_urls": rater_urls}),
@@ -132,7 +138,11 @@ pub async fn run(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: StudyCo
                     let mut lines = vec![
                         format!("study {} created", created.study_id),
                         format!("results (owner): {owner_url}"),
-                        format!("open rater link: {rater_url}"),
+                        if rater_url.is_empty() {
+                            "no open link: per-rater links only".to_string()
+                        } else {
+                            format!("open rater link: {rater_url}")
+                        },
                     ];
                     lines.extend(rater_urls.iter().enumerate().map(|(i, u)| format!("rater {}: {u}", i + 1)));
                     lines.push("(links are shown only now: Assay keeps their hashes)".into());

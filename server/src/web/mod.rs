@@ -66,6 +66,7 @@ pub fn router(
         llm: Arc::new(std::sync::RwLock::new(Arc::new(llm))),
         jobs: Arc::new(app::jobs::JobManager::default()),
         throttle: Arc::new(app::auth::Throttle::default()),
+        raters: Arc::new(app::study::RaterLimit::default()),
     };
     let routes = generate_route_list(app::App);
     let shell_options = state.leptos_options.clone();
