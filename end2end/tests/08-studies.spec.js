@@ -69,11 +69,17 @@ test('design a study, rate it on a phone with keys, read the results', async ({ 
   await expect(rater.locator('#thanks')).toBeVisible();
   await rater.reload();
   await expect(rater.locator('#thanks')).toBeVisible();
+  // Clearing the page's storage makes no second rater: the HttpOnly cookie
+  // brings this browser's rater back.
+  await rater.evaluate(() => localStorage.clear());
+  await rater.reload();
+  await expect(rater.locator('#thanks')).toBeVisible();
 
   // The owner: results with the chart and the means.
   await page.locator('section.study a', { hasText: 'Results' }).click();
   await expect(page).toHaveURL(/\/studies\/\d+$/);
   await expect(page.locator('#study-raters')).toHaveText('1');
+  await expect(page.locator('#study-open-raters')).toHaveText('1');
   await expect(page.locator('.plot[data-plot="study"] svg')).toContainText('Comprehensibility');
   const means = page.locator('table.study-table').first().locator('td.mean');
   await expect(means).toHaveText(['4.00', '5.00', '3.00']);
@@ -88,6 +94,15 @@ test('design a study, rate it on a phone with keys, read the results', async ({ 
   const other = await (await browser.newContext()).newPage();
   await openHydrated(other, raterPath);
   await expect(other.locator('#study-closed')).toBeVisible();
+
+  // Per-rater links only: no open link is made.
+  await form.locator('input[name="name"]').fill('Invited raters');
+  await form.locator('input[data-set]').first().fill('2');
+  await form.locator('input[name="rater_links"]').fill('2');
+  await form.locator('input[name="per_rater_only"]').check();
+  await page.locator('#create-study').click();
+  await expect(created).toContainText('No open link');
+  await expect(created.locator('details li')).toHaveCount(2);
 });
 
 test('validate answers: pick the kind, rate answers and categories by tapping, compare with the LLM rater', async ({ page, browser }) => {
