@@ -90,6 +90,24 @@ async fn the_offline_summaries_job_runs_to_the_end_and_logs_every_call() {
     assert_eq!((fresh["done"].as_i64(), cached), (Some(45), 0));
 }
 
+/// Runs `assay ARGS` and kills it (SIGKILL) `grace` after `items` of its
+/// job's items have finished.
+async fn kill_after(db: &Path, pool: &sqlx::SqlitePool, args: &[&str], env: &[(&str, &str)], items: i64, grace: Duration) {
+    let mut child = command(db, args, env).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let started = Instant::now();
+    loop {
+        let finished: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM job_items").fetch_one(pool).await.unwrap();
+        if finished >= items {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(60), "the job made no progress");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    tokio::time::sleep(grace).await;
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_job_shows_interrupted_and_resumes_without_repeating_finished_calls() {
     let mock = MockServer::start(MockConfig { latency: Duration::from_millis(250), ..Default::default() }).await;
@@ -108,19 +126,7 @@ async fn a_killed_job_shows_interrupted_and_resumes_without_repeating_finished_c
     let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM chunks").fetch_one(&pool).await.unwrap();
     assert!(total >= 15, "{total} chunks");
 
-    let mut child =
-        command(&db, &["corpus", "summarise", "P"], &env).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
-    let started = Instant::now();
-    loop {
-        let finished: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM job_items").fetch_one(&pool).await.unwrap();
-        if finished >= 4 {
-            break;
-        }
-        assert!(started.elapsed() < Duration::from_secs(30), "the job made no progress");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
+    kill_after(&db, &pool, &["corpus", "summarise", "P"], &env, 4, Duration::ZERO).await;
 
     let shown = json(&run(&db, &["--json", "job", "show", "1"], &env).await);
     assert_eq!(shown["status"], "interrupted");
@@ -218,12 +224,24 @@ async fn a_jobs_calls_are_written_with_the_item_that_made_them() {
     assert!(gateway.chat(&ping("bye"), &ctx("b")).await.unwrap().cached);
 }
 
-/// Items of several calls each (graph extraction with a gleaning round):
+/// Items of several calls each (graph extraction with two gleaning rounds):
 /// every paid reply is written as it arrives, so after a kill only the
 /// calls in flight (at most the concurrency, 2) are paid for again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_multi_call_job_pays_again_only_for_calls_in_flight() {
-    let mock = MockServer::start(MockConfig { latency: Duration::from_millis(200), ..Default::default() }).await;
+    // Extraction replies as the offline extractor's, gleaning turns empty.
+    let extract = |req: &Value| -> String {
+        let last = req["messages"].as_array().and_then(|m| m.last()).and_then(|m| m["content"].as_str()).unwrap_or("");
+        let chat = engine::llm::ChatRequest::new("extract", vec![engine::llm::Message::user(last)]);
+        engine::tasks::extract::offline(&chat)
+            .unwrap_or_else(|_| serde_json::to_string(&engine::graph::offline::extract("")).unwrap())
+    };
+    let config = MockConfig {
+        latency: Duration::from_millis(200),
+        responder: Some(mockllm::Responder(std::sync::Arc::new(extract))),
+        ..Default::default()
+    };
+    let mock = MockServer::start(config).await;
     let base = mock.base_url();
     let env = [
         ("ASSAY_LLM_PROVIDER", "openai"),
@@ -233,33 +251,30 @@ async fn a_killed_multi_call_job_pays_again_only_for_calls_in_flight() {
     ];
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("g.db");
-    project_with(&db, &[]).await;
+    let mix = corpora().join("ultradomain_mix_slice5.jsonl");
+    project_with(&db, &[mix.to_str().unwrap()]).await;
     let pool = app::store::open(&db).await.unwrap();
-    let mut child = command(&db, &["graph", "build", "P", "--gleaning", "1"], &env)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let started = Instant::now();
-    loop {
-        let finished: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM job_items").fetch_one(&pool).await.unwrap();
-        if finished >= 3 {
-            break;
-        }
-        assert!(started.elapsed() < Duration::from_secs(60), "the job made no progress");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
     // Mid-item: let a first call of the next items come back, then kill.
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    child.kill().unwrap();
-    child.wait().unwrap();
-    let before = mock.stats().answered_prompts.values().sum::<u64>();
+    let args = ["graph", "build", "P", "--gleaning", "2"];
+    kill_after(&db, &pool, &args, &env, 2, Duration::from_millis(500)).await;
+    let before = mock.stats().ok;
 
     let job: i64 = sqlx::query_scalar("SELECT MAX(id) FROM jobs").fetch_one(&pool).await.unwrap();
     let resumed = json(&run(&db, &["--json", "job", "resume", &job.to_string()], &env).await);
     assert_eq!(resumed["status"], "done", "{resumed}");
     let stats = mock.stats();
-    let repeated: u64 = stats.answered_prompts.values().map(|&n| n.saturating_sub(1)).sum();
-    println!("graph build killed after {before} calls; {repeated} calls paid twice on resume");
+    // Each call's body is unique (a gleaning turn carries its chunk's
+    // conversation): a body answered twice was paid for twice.
+    let repeated: u64 = stats.answered.values().map(|&n| n.saturating_sub(1)).sum();
+    let done: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM job_items WHERE job_id = ? AND status = 'done'")
+        .bind(job)
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    println!(
+        "graph build (3 calls per chunk) killed after {before} calls; resumed to {} calls, {done} items done; {repeated} calls paid twice",
+        stats.ok
+    );
+    assert!(before >= 6 && stats.ok > before, "the kill came mid-job ({before} of {} calls)", stats.ok);
     assert!(repeated <= 2, "{repeated} calls were paid for twice (at most the 2 in flight may be)");
 }
