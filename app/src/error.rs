@@ -58,7 +58,13 @@ impl FromServerFnError for AppError {
     type Encoder = JsonEncoding;
 
     fn from_server_fn_error(value: ServerFnErrorErr) -> Self {
-        AppError::Transport(value.to_string())
+        match value {
+            // The caller sent arguments the function cannot read (a word
+            // where a number belongs, a missing field): their mistake, 400.
+            ServerFnErrorErr::Args(e) => AppError::Invalid(format!("the request's arguments could not be read: {e}")),
+            ServerFnErrorErr::MissingArg(a) => AppError::Invalid(format!("the request lacks the argument \"{a}\"")),
+            other => AppError::Transport(other.to_string()),
+        }
     }
 }
 

@@ -156,6 +156,11 @@ async fn collaborators_reach_only_what_the_owner_granted() {
     assert!(refused > 60, "{refused} server functions checked");
     let r = send(&router, post(path_of::<app::api::ListProjects>(), "", &cy)).await;
     assert_eq!(r.body, "[]", "cy sees no project");
+    // Where the server sends its LLM requests is the owner's to read.
+    let info = path_of::<app::api::GetLlmInfo>();
+    let r = send(&router, post(info, "", &cy)).await;
+    assert!(r.body.contains("\"provider\":\"offline\"") && !r.body.contains("api.openai.com"), "{}", r.body);
+    assert!(send(&router, post(info, "", &owner)).await.body.contains("api.openai.com"));
     for path in [
         "/projects/1/corpus",
         "/api/projects/1/questions/1/export?format=jsonl",

@@ -304,3 +304,34 @@ async fn without_login_only_loopback_host_names_are_served() {
         assert_eq!(resp.status(), expected, "{host}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_users_mistake_is_never_a_500() {
+    use leptos::server_fn::ServerFn;
+    let h = harness().await;
+    let id = app::auth::create_user(&h.pool, "owner", "correct horse battery", "owner").await.unwrap();
+    let owner = app::auth::new_session(&h.pool, id).await.unwrap();
+    let create = app::api::CreateProject::PATH;
+    let get = app::api::GetProject::PATH;
+    for (path, form, expected) in [
+        (create, "name=", StatusCode::BAD_REQUEST),
+        (create, "name=Twice", StatusCode::OK),
+        (create, "name=Twice", StatusCode::CONFLICT),
+        (get, "id=999", StatusCode::NOT_FOUND),
+        (get, "id=abc", StatusCode::BAD_REQUEST),
+    ] {
+        let r = send(&h, post(path, form, Some(&owner), None)).await;
+        assert_eq!(r.status, expected, "{path} {form}: {}", r.body);
+    }
+    // A body over the server functions' limit: 413, not read.
+    let big = format!("name={}", "x".repeat(server::web::SERVER_FN_BODY_LIMIT + 1));
+    let r = send(&h, post(create, &big, Some(&owner), None)).await;
+    assert_eq!(r.status, StatusCode::PAYLOAD_TOO_LARGE, "streamed: {}", r.body);
+    let mut declared = post(create, &big, Some(&owner), None);
+    declared.headers_mut().insert(header::CONTENT_LENGTH, big.len().into());
+    let r = send(&h, declared).await;
+    assert_eq!(r.status, StatusCode::PAYLOAD_TOO_LARGE, "declared: {}", r.body);
+    // Nothing of either was stored.
+    let names: Vec<String> = sqlx::query_scalar("SELECT name FROM projects").fetch_all(&h.pool).await.unwrap();
+    assert_eq!(names, vec!["Twice".to_string()]);
+}

@@ -90,6 +90,16 @@ async fn the_offline_summaries_job_runs_to_the_end_and_logs_every_call() {
     assert_eq!((fresh["done"].as_i64(), cached), (Some(45), 0));
 }
 
+/// The environment that points `assay` at the mock, two calls at a time.
+fn mock_env(base: &str) -> [(&'static str, &str); 4] {
+    [
+        ("ASSAY_LLM_PROVIDER", "openai"),
+        ("ASSAY_LLM_BASE_URL", base),
+        ("ASSAY_LLM_MODEL", "mock-model"),
+        ("ASSAY_LLM_CONCURRENCY", "2"),
+    ]
+}
+
 /// Runs `assay ARGS` and kills it (SIGKILL) `grace` after `items` of its
 /// job's items have finished.
 async fn kill_after(db: &Path, pool: &sqlx::SqlitePool, args: &[&str], env: &[(&str, &str)], items: i64, grace: Duration) {
@@ -112,12 +122,7 @@ async fn kill_after(db: &Path, pool: &sqlx::SqlitePool, args: &[&str], env: &[(&
 async fn a_killed_job_shows_interrupted_and_resumes_without_repeating_finished_calls() {
     let mock = MockServer::start(MockConfig { latency: Duration::from_millis(250), ..Default::default() }).await;
     let base = mock.base_url();
-    let env = [
-        ("ASSAY_LLM_PROVIDER", "openai"),
-        ("ASSAY_LLM_BASE_URL", base.as_str()),
-        ("ASSAY_LLM_MODEL", "mock-model"),
-        ("ASSAY_LLM_CONCURRENCY", "2"),
-    ];
+    let env = mock_env(&base);
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("k.db");
     let mix = corpora().join("ultradomain_mix_slice5.jsonl");
@@ -243,12 +248,7 @@ async fn a_killed_multi_call_job_pays_again_only_for_calls_in_flight() {
     };
     let mock = MockServer::start(config).await;
     let base = mock.base_url();
-    let env = [
-        ("ASSAY_LLM_PROVIDER", "openai"),
-        ("ASSAY_LLM_BASE_URL", base.as_str()),
-        ("ASSAY_LLM_MODEL", "mock-model"),
-        ("ASSAY_LLM_CONCURRENCY", "2"),
-    ];
+    let env = mock_env(&base);
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("g.db");
     let mix = corpora().join("ultradomain_mix_slice5.jsonl");

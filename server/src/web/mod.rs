@@ -85,7 +85,7 @@ pub fn router(
         })
         // Server functions take forms and small JSON; files go through the
         // plain routes, under the upload limit. Larger bodies get 413.
-        .layer(tower_http::limit::RequestBodyLimitLayer::new(SERVER_FN_BODY_LIMIT));
+        .layer(axum::middleware::from_fn(limit_body));
     Router::new()
         .merge(plain)
         .merge(pages)
@@ -117,6 +117,35 @@ async fn security_headers(req: axum::extract::Request, next: axum::middleware::N
 
 /// The largest body a server function or page request may send.
 pub const SERVER_FN_BODY_LIMIT: usize = 8 * 1024 * 1024;
+
+/// Bodies over [`SERVER_FN_BODY_LIMIT`] get 413 whether or not they declare
+/// their length: a declared length over the limit is refused unread, a
+/// chunked body is read up to the limit and refused there (a server
+/// function would otherwise see a cut body and answer 500).
+async fn limit_body(req: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let too_large = || {
+        error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("The request is larger than {} bytes.", SERVER_FN_BODY_LIMIT),
+        )
+    };
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    match declared {
+        Some(n) if n > SERVER_FN_BODY_LIMIT as u64 => too_large(),
+        Some(_) => next.run(req).await,
+        None => {
+            let (parts, body) = req.into_parts();
+            match axum::body::to_bytes(body, SERVER_FN_BODY_LIMIT).await {
+                Ok(bytes) => next.run(axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes))).await,
+                Err(_) => too_large(),
+            }
+        }
+    }
+}
 
 /// A plain route: its method, path and handler.
 type PlainRoute = (Method, &'static str, MethodRouter<AppState>);
