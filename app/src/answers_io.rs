@@ -234,6 +234,7 @@ mod tests {
                 expertise: None,
                 reference_answer: None,
                 source_chunk_ids: vec![],
+                context_chunk_ids: None,
                 nodes: vec![],
                 edges: vec![],
                 walk: vec![],

@@ -449,7 +449,10 @@ pub async fn get_question_provenance(question_id: i64) -> Result<QuestionProvena
     let (project, question) = store::questions::get_question(pool, question_id).await?;
     let (nodes, missing) = store::graph::nodes_by_key(pool, project, &question.nodes).await?;
     let names: Vec<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
-    let sources = store::graph::sources(pool, &question.source_chunk_ids, &names, 30).await?;
+    // The passages the question's LLM was given when recorded; else the
+    // first of its sources.
+    let shown = question.context_chunk_ids.clone().unwrap_or_else(|| question.source_chunk_ids.clone());
+    let sources = store::graph::sources(pool, &shown, &names, 30).await?;
     Ok(QuestionProvenance { question, nodes, missing, sources })
 }
 
@@ -528,9 +531,14 @@ pub async fn start_summary_questions(
     tail: String,
     replicate_lightrag: Option<String>,
     no_cache: Option<String>,
+    #[server(default)] count: Option<String>,
 ) -> Result<JobView, AppError> {
     let call = Request::now()?;
     call.require(Obj::Project(project_id), Need::Edit).await?;
+    let count = match count.as_deref().map(str::trim).filter(|c| !c.is_empty()) {
+        Some(c) => Some(whole("exact number of questions", c, 1, 2000)? as usize),
+        None => None,
+    };
     let settings = engine::questions::summary::SummarySettings {
         users: whole("users", &users, 1, 20)? as usize,
         tasks: whole("tasks", &tasks, 1, 20)? as usize,
@@ -538,6 +546,7 @@ pub async fn start_summary_questions(
         head: whole("head tokens", &head, 0, 100_000)? as usize,
         tail: whole("tail tokens", &tail, 0, 100_000)? as usize,
         replicate_lightrag: replicate_lightrag.is_some(),
+        count,
     };
     let state = call.state.clone();
     let (job, _) =
@@ -775,6 +784,7 @@ fn eval_settings(
     position_bias: &str,
     length_bias: &str,
     noise: &str,
+    judge_prompt: Option<&str>,
 ) -> Result<engine::judge::eval::Settings, AppError> {
     use engine::judge::eval::{JudgeKind, Protocol, Settings};
     let s = Settings {
@@ -793,6 +803,10 @@ fn eval_settings(
             seed: 0,
         },
         sanity: false,
+        judge_prompt: match judge_prompt.filter(|p| !p.is_empty()) {
+            Some(p) => engine::judge::scoring::JudgePrompt::parse(p).map_err(AppError::Invalid)?,
+            None => engine::judge::scoring::JudgePrompt::Paper,
+        },
     };
     s.validate().map_err(AppError::Invalid)?;
     Ok(s)
@@ -822,6 +836,7 @@ pub async fn start_evaluation(
     name: String,
     sanity_first: Option<String>,
     no_cache: Option<String>,
+    #[server(default)] judge_prompt: Option<String>,
 ) -> Result<EvaluationView, AppError> {
     let call = Request::now()?;
     let project = call.require(Obj::QuestionSet(question_set_id), Need::Edit).await?;
@@ -856,6 +871,7 @@ pub async fn start_evaluation(
         &position_bias,
         &length_bias,
         &noise,
+        judge_prompt.as_deref(),
     )?;
     let state = call.state.clone();
     let llm = state.llm();
@@ -1353,7 +1369,13 @@ pub async fn set_member_access(user_id: i64, project_id: i64, access: String) ->
 /// `answer_sets` comma-separated ids. Returns the run's id; its page
 /// follows the job.
 #[server(output = crate::codec::Json)]
-pub async fn start_metrics(set_id: i64, answer_sets: String, k: u32, bins: u32) -> Result<i64, AppError> {
+pub async fn start_metrics(
+    set_id: i64,
+    answer_sets: String,
+    k: u32,
+    bins: u32,
+    #[server(default)] unit: Option<String>,
+) -> Result<i64, AppError> {
     let call = Request::now()?;
     let project = call.require(Obj::QuestionSet(set_id), Need::Edit).await?;
     let ids: Vec<i64> = answer_sets
@@ -1364,7 +1386,11 @@ pub async fn start_metrics(set_id: i64, answer_sets: String, k: u32, bins: u32) 
         .collect::<Result<_, _>>()?;
     call.require_in(project, ids.iter().map(|s| Obj::AnswerSet(*s))).await?;
     let state = call.state.clone();
-    let (run, job) = crate::metrics::create(&state.pool, set_id, &ids, k as usize, bins as usize).await?;
+    let unit = match unit.as_deref().filter(|u| !u.is_empty()) {
+        Some(u) => engine::metrics::RelevanceUnit::parse(u).map_err(AppError::Invalid)?,
+        None => engine::metrics::RelevanceUnit::Document,
+    };
+    let (run, job) = crate::metrics::create(&state.pool, set_id, &ids, k as usize, bins as usize, unit).await?;
     state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
     Ok(run)
 }

@@ -244,6 +244,8 @@ async fn stored_of(pool: &SqlitePool, row: store::evaluations::Row) -> AppResult
         align: settings.align,
         exchange: settings.exchange,
         sanity: settings.sanity,
+        judge_prompt: settings.judge_prompt.name().to_string(),
+        judge_prompt_hash: settings.judge_prompt.hash()[..12].to_string(),
         biases: biases_label(&settings),
         contenders,
         pairs: pairs.len(),
@@ -463,7 +465,7 @@ pub async fn execute(
                     for t in 0..s.trials {
                         judging.push(WorkItem {
                             key: Key::Unbiased { a: *a, b: *b, question: q.id, trial: t }.to_string(),
-                            payload: protocol::unbiased_payload(&q.question, &ja, &jb, t, s.repeats, s.exchange),
+                            payload: protocol::unbiased_payload(s.judge_prompt, &q.question, &ja, &jb, t, s.repeats, s.exchange),
                         });
                     }
                 }
@@ -616,13 +618,13 @@ pub fn plots(e: &Stored, r: &Report) -> Vec<(String, String)> {
             side.push((
                 "unbiased (mean of trials)".to_string(),
                 engine::judge::Rates { a_win: mean(|r| r.a_win), tie: mean(|r| r.tie), b_win: mean(|r| r.b_win) },
-                format!("rel. {:+.2}", u.relative.median),
+                format!("rel. {}", crate::format::signed(u.headline_relative, 2)),
             ));
         }
         if let Some(l) = &p.legacy {
             side.insert(
                 0,
-                ("legacy (A first, forced)".to_string(), l.overall.rates, format!("rel. {:+.2}", l.overall.relative)),
+                ("legacy (A first, forced)".to_string(), l.overall.rates, format!("rel. {}", crate::format::signed(l.overall.relative, 2))),
             );
             for b in &l.aspects {
                 aspects.push((format!("{} (legacy)", b.label), b.rates, format!("n = {}", b.n)));
@@ -652,7 +654,6 @@ pub async fn report_view_of(pool: &SqlitePool, s: Snapshot) -> AppResult<Evaluat
         .map(|p| {
             let u = p.unbiased.as_ref();
             let tag = format!("{}-{}", p.a, p.b);
-            let triple = |b: &engine::stats::BoxStats| (b.median, b.q1, b.q3);
             PairRowView {
                 a: p.a,
                 b: p.b,
@@ -662,13 +663,11 @@ pub async fn report_view_of(pool: &SqlitePool, s: Snapshot) -> AppResult<Evaluat
                 aligned: (p.alignment.as_is, p.alignment.regenerated, p.alignment.forced, p.alignment.discarded),
                 alignment_success: p.alignment.success_rate,
                 trials: u.map_or(0, |u| u.trials.len()),
-                a_win: u.map(|u| triple(&u.a_win)),
-                tie: u.map(|u| triple(&u.tie)),
-                b_win: u.map(|u| triple(&u.b_win)),
-                relative: u.map(|u| u.relative.median),
-                a_win_ci: u.map(|u| u.a_win_ci),
-                tie_ci: u.map(|u| u.tie_ci),
-                b_win_ci: u.map(|u| u.b_win_ci),
+                median_trial: u.map(|u| u.median_trial),
+                a_win: u.map(|u| (u.headline.a_win, u.a_win_ci)),
+                tie: u.map(|u| (u.headline.tie, u.tie_ci)),
+                b_win: u.map(|u| (u.headline.b_win, u.b_win_ci)),
+                relative: u.map(|u| (u.headline_relative, u.relative_ci)),
                 mean_difference: u.map(|u| u.mean_difference),
                 wilcoxon: u.and_then(|u| u.wilcoxon.as_ref()).map(|t| (t.p_value, t.p_holm)),
                 sign: u.and_then(|u| u.sign.as_ref()).map(|t| (t.p_value, t.p_holm)),
@@ -680,17 +679,7 @@ pub async fn report_view_of(pool: &SqlitePool, s: Snapshot) -> AppResult<Evaluat
         })
         .collect();
     let sanity = r.sanity.as_ref().map(|s| {
-        let unbiased = match (s.median_relative, s.even) {
-            (Some(m), Some(true)) => format!(
-                "The unbiased protocol judged the method even with itself: median relative win rate {m:+.3} (|·| ≤ {}).",
-                eval::EVEN
-            ),
-            (Some(m), _) => format!(
-                "The unbiased protocol did NOT judge the method even with itself: median relative win rate {m:+.3} (|·| > {}).",
-                eval::EVEN
-            ),
-            _ => "No unbiased judgments yet.".to_string(),
-        };
+        let unbiased = s.sentence();
         let legacy = match (s.legacy_a_win, s.legacy_b_win) {
             (Some(a), Some(b)) => format!(
                 " The legacy protocol on the same pair: first run {} / second run {} (the paper saw 90% / 10%).",
@@ -932,7 +921,7 @@ pub fn table_csv(s: &Snapshot, table: &str) -> AppResult<String> {
     let r = &s.report;
     let mut w = csv::Writer::from_writer(Vec::new());
     // Shortest round-trip decimals: small p-values keep their digits.
-    let f = |v: f64| format!("{v}");
+    let f = crate::format::csv_number;
     let o = |v: Option<f64>| v.map_or(String::new(), f);
     let csv_err = |e: csv::Error| AppError::Invalid(e.to_string());
     match table {
@@ -954,12 +943,19 @@ pub fn table_csv(s: &Snapshot, table: &str) -> AppResult<String> {
                 "b_win_q1",
                 "b_win_q3",
                 "relative_median",
+                "median_trial",
+                "a_win",
                 "a_win_ci_low",
                 "a_win_ci_high",
+                "tie",
                 "tie_ci_low",
                 "tie_ci_high",
+                "b_win",
                 "b_win_ci_low",
                 "b_win_ci_high",
+                "relative",
+                "relative_ci_low",
+                "relative_ci_high",
                 "mean_total_difference",
                 "wilcoxon_p",
                 "wilcoxon_p_holm",
@@ -981,10 +977,15 @@ pub fn table_csv(s: &Snapshot, table: &str) -> AppResult<String> {
                     u.map(g).map_or([String::new(), String::new(), String::new()], |b| [f(b.median), f(b.q1), f(b.q3)])
                 };
                 let (aw, tw, bw) = (bx(|u| &u.a_win), bx(|u| &u.tie), bx(|u| &u.b_win));
-                let ci = |g: fn(&eval::UnbiasedSummary) -> (f64, f64)| {
-                    u.map(g).map_or([String::new(), String::new()], |(l, h)| [f(l), f(h)])
+                let ci = |g: fn(&eval::UnbiasedSummary) -> (f64, (f64, f64))| {
+                    u.map(g).map_or([String::new(), String::new(), String::new()], |(v, (l, h))| [f(v), f(l), f(h)])
                 };
-                let (ac, tc, bc) = (ci(|u| u.a_win_ci), ci(|u| u.tie_ci), ci(|u| u.b_win_ci));
+                let (ac, tc, bc, rc) = (
+                    ci(|u| (u.headline.a_win, u.a_win_ci)),
+                    ci(|u| (u.headline.tie, u.tie_ci)),
+                    ci(|u| (u.headline.b_win, u.b_win_ci)),
+                    ci(|u| (u.headline_relative, u.relative_ci)),
+                );
                 let test = |t: Option<&eval::PairedTest>| {
                     t.map_or([String::new(), String::new()], |t| [f(t.p_value), f(t.p_holm)])
                 };
@@ -1002,9 +1003,11 @@ pub fn table_csv(s: &Snapshot, table: &str) -> AppResult<String> {
                 row.extend(tw);
                 row.extend(bw);
                 row.push(o(u.map(|u| u.relative.median)));
+                row.push(u.map_or(String::new(), |u| u.median_trial.to_string()));
                 row.extend(ac);
                 row.extend(tc);
                 row.extend(bc);
+                row.extend(rc);
                 row.push(o(u.map(|u| u.mean_difference)));
                 row.extend(wt);
                 row.extend(st);

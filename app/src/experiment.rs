@@ -438,10 +438,12 @@ where
             }
             let (set, sets) = (question_sets[i], answer_sets[i].clone());
             let label = label::metrics(i);
-            let what = json!({ "set": set, "answer_sets": sets, "k": mx.k, "bins": mx.bins });
+            let what = json!({ "set": set, "answer_sets": sets, "k": mx.k, "bins": mx.bins, "unit": mx.unit });
+            let unit = engine::metrics::RelevanceUnit::parse(&mx.unit)
+                .map_err(|e| AppError::Invalid(format!("metrics.unit: {e}")))?;
             let run = r
                 .stage("metrics", label, what, async {
-                    let (run, job) = crate::metrics::create(pool, set, &sets, mx.k, mx.bins).await?;
+                    let (run, job) = crate::metrics::create(pool, set, &sets, mx.k, mx.bins, unit).await?;
                     Ok((job, run))
                 })
                 .await?;

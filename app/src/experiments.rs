@@ -103,6 +103,7 @@ pub fn manifest_of(f: &WizardFields, configured: &LlmSettings) -> Result<String,
             head: 1000,
             tail: 1000,
             replicate_lightrag: false,
+            count: None,
         });
     }
     if f.hierarchical_questions {

@@ -238,6 +238,7 @@ async fn store_questions(pool: &SqlitePool, job: &JobView, parameters: &serde_js
                 Some(store::questions::NewQuestion {
                     question: r["question"].as_str()?.to_string(),
                     level: Some(plan.level.name().to_string()),
+                    context_chunk_ids: Some(plan.given_chunk_ids()),
                     source_chunk_ids: plan.source_chunk_ids,
                     nodes: plan.nodes,
                     edges: plan.edges,

@@ -21,6 +21,7 @@ use engine::metrics::factorial::{self, Observation};
 use engine::metrics::granularity::{self, DimensionAnalysis, Scored};
 use engine::metrics::score::{self, EmbeddingCache, Pair, PairScores};
 use engine::metrics::text;
+use engine::metrics::RelevanceUnit;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use sqlx::SqlitePool;
@@ -71,8 +72,22 @@ pub struct Report {
     pub question_set_id: i64,
     pub k: usize,
     pub bins: usize,
+    /// What a retrieved chunk had to match to count as relevant (runs
+    /// before issue #21 used the source chunk).
+    #[serde(default = "chunk_unit")]
+    pub relevance_unit: RelevanceUnit,
     pub embedding_model: String,
     pub sets: Vec<SetMetrics>,
+}
+
+fn chunk_unit() -> RelevanceUnit {
+    RelevanceUnit::Chunk
+}
+
+/// A job's relevance unit: its parameters' `unit`, or the source chunk for
+/// jobs made before the choice existed.
+fn unit_of(parameters: &serde_json::Value) -> RelevanceUnit {
+    parameters["unit"].as_str().and_then(|u| RelevanceUnit::parse(u).ok()).unwrap_or(RelevanceUnit::Chunk)
 }
 
 fn mean(v: impl Iterator<Item = f64>) -> f64 {
@@ -112,7 +127,12 @@ struct Planned {
 
 /// Each answer set's questions to score (those with a reference and an
 /// answer), after checking the request.
-async fn plan(pool: &SqlitePool, set_id: i64, answer_sets: &[i64]) -> AppResult<Vec<(i64, Vec<Planned>)>> {
+async fn plan(
+    pool: &SqlitePool,
+    set_id: i64,
+    answer_sets: &[i64],
+    unit: RelevanceUnit,
+) -> AppResult<Vec<(i64, Vec<Planned>)>> {
     if answer_sets.is_empty() {
         return Err(AppError::Invalid("choose at least one answer set".into()));
     }
@@ -124,6 +144,7 @@ async fn plan(pool: &SqlitePool, set_id: i64, answer_sets: &[i64]) -> AppResult<
             "question set {set_id} has no reference answers: generate hierarchical questions, or import a set with them"
         )));
     }
+    let spans = store::chunk_spans(pool, store::questions::get_set(pool, set_id).await?.project_id).await?;
     let mut out = Vec::new();
     for &a in answer_sets {
         let aset = store::answers::get_set(pool, a).await?;
@@ -139,19 +160,19 @@ async fn plan(pool: &SqlitePool, set_id: i64, answer_sets: &[i64]) -> AppResult<
             .iter()
             .filter_map(|q| {
                 let x = answers.get(&q.id)?;
+                let chunks: Vec<i64> =
+                    x.contexts.iter().filter(|c| c.kind == "chunk").filter_map(|c| c.id.parse().ok()).collect();
+                let (ranked, relevant) = engine::metrics::at_unit(unit, &chunks, &q.source_chunk_ids, &spans);
+                let mut relevant: Vec<i64> = relevant.into_iter().collect();
+                relevant.sort_unstable();
                 Some(Planned {
                     question_id: q.id,
                     category: q.category.clone(),
                     pair: Pair {
                         reference: q.reference_answer.clone().unwrap_or_default(),
                         answer: x.answer.clone(),
-                        ranked: x
-                            .contexts
-                            .iter()
-                            .filter(|c| c.kind == "chunk")
-                            .filter_map(|c| c.id.parse().ok())
-                            .collect(),
-                        relevant: q.source_chunk_ids.clone(),
+                        ranked: ranked.clone(),
+                        relevant,
                     },
                 })
             })
@@ -171,18 +192,19 @@ pub async fn create(
     answer_sets: &[i64],
     k: usize,
     bins: usize,
+    unit: RelevanceUnit,
 ) -> AppResult<(i64, JobView)> {
     if k == 0 || bins < 2 {
         return Err(AppError::Invalid("k must be at least 1 and bins at least 2".into()));
     }
     let set = store::questions::get_set(pool, set_id).await?;
-    let planned = plan(pool, set_id, answer_sets).await?;
+    let planned = plan(pool, set_id, answer_sets, unit).await?;
     let total: usize = planned.iter().map(|(_, p)| p.len().div_ceil(BATCH)).sum();
     let job = store::jobs::create_job(
         pool,
         set.project_id,
         METRICS,
-        &json!({ "set_id": set_id, "answer_sets": answer_sets, "k": k, "bins": bins }),
+        &json!({ "set_id": set_id, "answer_sets": answer_sets, "k": k, "bins": bins, "unit": unit.name() }),
         total as i64,
     )
     .await?;
@@ -196,7 +218,7 @@ pub async fn items(pool: &SqlitePool, job: &JobView) -> AppResult<Vec<WorkItem>>
     let p: serde_json::Value = serde_json::from_str(&job.parameters).unwrap_or_default();
     let set = p["set_id"].as_i64().unwrap_or_default();
     let sets: Vec<i64> = serde_json::from_value(p["answer_sets"].clone()).unwrap_or_default();
-    Ok(plan(pool, set, &sets)
+    Ok(plan(pool, set, &sets, unit_of(&p))
         .await?
         .into_iter()
         .flat_map(|(a, mut planned)| {
@@ -313,6 +335,7 @@ pub async fn finish(pool: &SqlitePool, job: &JobView) -> AppResult<()> {
         question_set_id: run.question_set_id,
         k: run.k as usize,
         bins: run.bins as usize,
+        relevance_unit: unit_of(&p),
         embedding_model: format!("{MODEL} (in process)"),
         sets,
     };
@@ -410,6 +433,11 @@ pub async fn run_view(pool: &SqlitePool, row: &store::metrics::Row) -> AppResult
         answer_sets,
         k: row.k as usize,
         bins: row.bins as usize,
+        relevance_unit: job
+            .as_ref()
+            .map_or(RelevanceUnit::Chunk, |j| unit_of(&serde_json::from_str(&j.parameters).unwrap_or_default()))
+            .name()
+            .to_string(),
         job,
         finished: row.report.is_some(),
         created_at: row.created_at.clone(),
@@ -458,6 +486,7 @@ pub fn view(r: &Report) -> crate::model::MetricsView {
         question_set_id: r.question_set_id,
         k: r.k,
         bins: r.bins,
+        relevance_unit: r.relevance_unit.name().to_string(),
         embedding_model: r.embedding_model.clone(),
         sets: r
             .sets

@@ -272,6 +272,9 @@ pub struct QuestionView {
     pub expertise: Option<String>,
     pub reference_answer: Option<String>,
     pub source_chunk_ids: Vec<i64>,
+    /// The chunks given to the LLM that wrote the question (`None`: not recorded).
+    #[serde(default)]
+    pub context_chunk_ids: Option<Vec<i64>>,
     /// Node keys of the sampled structure.
     pub nodes: Vec<String>,
     pub edges: Vec<(String, String)>,
@@ -414,6 +417,10 @@ pub struct EvaluationView {
     pub align: bool,
     pub exchange: bool,
     pub sanity: bool,
+    /// The unbiased protocol's scoring prompt ("paper" or "content-only")
+    /// and the first 12 hex digits of its SHA-256 (as in the call log).
+    pub judge_prompt: String,
+    pub judge_prompt_hash: String,
     /// The simulated judge's biases, when it judged: "position +0.3, …".
     pub biases: Option<String>,
     /// The compared answer sets' names, in order.
@@ -440,16 +447,15 @@ pub struct PairRowView {
     /// As is, regenerated, forced, discarded; success rate (`None`: alignment off).
     pub aligned: (usize, usize, usize, usize),
     pub alignment_success: Option<f64>,
-    /// Unbiased: trials, median (q1–q3) of A's win, tie and B's win rates, median relative.
+    /// Unbiased: trials; the median trial (by relative win rate) and its
+    /// A-win, tie and B-win rates and relative win rate, each with its 95%
+    /// bootstrap interval over questions (see `engine::judge::eval::UnbiasedSummary`).
     pub trials: usize,
-    pub a_win: Option<(f64, f64, f64)>,
-    pub tie: Option<(f64, f64, f64)>,
-    pub b_win: Option<(f64, f64, f64)>,
-    pub relative: Option<f64>,
-    /// 95% bootstrap intervals over questions.
-    pub a_win_ci: Option<(f64, f64)>,
-    pub tie_ci: Option<(f64, f64)>,
-    pub b_win_ci: Option<(f64, f64)>,
+    pub median_trial: Option<u32>,
+    pub a_win: Option<(f64, (f64, f64))>,
+    pub tie: Option<(f64, (f64, f64))>,
+    pub b_win: Option<(f64, (f64, f64))>,
+    pub relative: Option<(f64, (f64, f64))>,
     /// Mean total-score difference A − B; Wilcoxon and sign test p (raw, Holm).
     pub mean_difference: Option<f64>,
     pub wilcoxon: Option<(f64, f64)>,
@@ -794,6 +800,8 @@ pub struct MetricsRunView {
     pub answer_sets: Vec<(i64, String)>,
     pub k: usize,
     pub bins: usize,
+    /// `document`, `passage` or `chunk` (see `engine::metrics::RelevanceUnit`).
+    pub relevance_unit: String,
     pub job: Option<JobView>,
     pub finished: bool,
     pub created_at: String,
@@ -813,6 +821,7 @@ pub struct MetricsView {
     pub question_set_id: i64,
     pub k: usize,
     pub bins: usize,
+    pub relevance_unit: String,
     pub embedding_model: String,
     pub sets: Vec<SetMetricsView>,
 }

@@ -10,7 +10,7 @@ use crate::error::{AppError, AppResult};
 use crate::model::QuestionView;
 use crate::store::questions::NewQuestion;
 
-pub const CSV_COLUMNS: [&str; 13] = [
+pub const CSV_COLUMNS: [&str; 14] = [
     "id",
     "question",
     "level",
@@ -24,6 +24,7 @@ pub const CSV_COLUMNS: [&str; 13] = [
     "generator",
     "prompt_hash",
     "seed",
+    "context_chunk_ids",
 ];
 
 pub fn to_jsonl(qs: &[QuestionView]) -> String {
@@ -48,6 +49,7 @@ pub fn to_csv(qs: &[QuestionView]) -> String {
             q.generator.clone(),
             q.prompt_hash.clone().unwrap_or_default(),
             q.seed.map(|s| s.to_string()).unwrap_or_default(),
+            q.context_chunk_ids.as_ref().map_or(String::new(), |c| c.iter().map(i64::to_string).collect::<Vec<_>>().join(" ")),
         ]);
     }
     String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
@@ -79,6 +81,8 @@ struct Record {
     prompt_hash: Option<String>,
     #[serde(default)]
     seed: Option<i64>,
+    #[serde(default)]
+    context_chunk_ids: Option<Vec<i64>>,
 }
 
 impl Record {
@@ -95,6 +99,7 @@ impl Record {
             expertise: some(self.expertise),
             reference_answer: some(self.reference_answer),
             source_chunk_ids: self.source_chunk_ids,
+            context_chunk_ids: self.context_chunk_ids,
             nodes: self.nodes,
             edges: self.edges,
             walk: self.walk,
@@ -170,6 +175,13 @@ fn parse_csv(text: &str) -> AppResult<Vec<NewQuestion>> {
             generator: opt("generator"),
             prompt_hash: opt("prompt_hash"),
             seed: opt("seed").map(|s| s.parse().map_err(|e| invalid("seed", &e))).transpose()?,
+            context_chunk_ids: opt("context_chunk_ids")
+                .map(|c| {
+                    c.split_whitespace()
+                        .map(|s| s.parse::<i64>().map_err(|e| invalid("context_chunk_ids", &e)))
+                        .collect::<AppResult<Vec<i64>>>()
+                })
+                .transpose()?,
         };
         out.push(record.into_new(line)?);
     }
@@ -190,6 +202,7 @@ mod tests {
                 expertise: None,
                 reference_answer: None,
                 source_chunk_ids: vec![3, 12],
+                context_chunk_ids: Some(vec![12]),
                 nodes: vec!["ada".into(), "bo marsh".into()],
                 edges: vec![("ada".into(), "bo marsh".into())],
                 walk: vec![],
@@ -205,6 +218,7 @@ mod tests {
                 expertise: Some("novice".into()),
                 reference_answer: Some("A mineral, à la française.".into()),
                 source_chunk_ids: vec![],
+                context_chunk_ids: None,
                 nodes: vec![],
                 edges: vec![],
                 walk: vec!["a".into(), "b".into(), "a".into()],
@@ -227,6 +241,7 @@ mod tests {
                 expertise: q.expertise,
                 reference_answer: q.reference_answer,
                 source_chunk_ids: q.source_chunk_ids,
+                context_chunk_ids: q.context_chunk_ids,
                 nodes: q.nodes,
                 edges: q.edges,
                 walk: q.walk,

@@ -164,7 +164,7 @@ pub fn evaluation_html(r: &EvaluationReportView, data: &serde_json::Value) -> St
         e.biases.as_ref().map_or(String::new(), |x| format!(" — biases: {}", escape(x)))
     );
     b += &format!(
-        "<p class=\"muted\">Question set {}: {} · {} protocol · M = {} trials · N = {} per order · length alignment {} · position exchange {} · {} tokens · ${:.4} · exported by Assay</p>",
+        "<p class=\"muted\">Question set {}: {} · {} protocol · M = {} trials · N = {} per order · length alignment {} · position exchange {} · scoring prompt {} (sha256 {}) · {} tokens · ${:.4} · exported by Assay</p>",
         e.question_set_id,
         escape(&e.question_set),
         escape(&e.protocol),
@@ -172,6 +172,8 @@ pub fn evaluation_html(r: &EvaluationReportView, data: &serde_json::Value) -> St
         e.repeats,
         if e.align { "on" } else { "off" },
         if e.exchange { "on" } else { "off" },
+        escape(&e.judge_prompt),
+        escape(&e.judge_prompt_hash),
         e.tokens,
         e.cost_usd
     );
@@ -179,26 +181,20 @@ pub fn evaluation_html(r: &EvaluationReportView, data: &serde_json::Value) -> St
         b += &format!("<p><strong>{}</strong></p>", escape(text));
     }
     b += &format!("<h2>Win and tie rates over trials</h2><figure>{}</figure>", r.box_svg);
-    b += "<table><tr><th>A vs B</th><th>Questions</th><th>A wins</th><th>Tie</th><th>B wins</th><th>Relative</th><th>95% CI A · B</th><th>Wilcoxon p (Holm)</th><th>Legacy A / B</th><th>Aligned</th></tr>";
-    let range = |v: Option<(f64, f64, f64)>| {
-        v.map_or("—".into(), |(m, q1, q3)| format!("{} [{}–{}]", pct(m), pct(q1), pct(q3)))
-    };
+    b += "<table><tr><th>A vs B</th><th>Questions</th><th>A wins [95% CI]</th><th>Tie</th><th>B wins</th><th>Relative [95% CI]</th><th>Wilcoxon p (Holm)</th><th>Legacy A / B</th><th>Aligned</th></tr>";
+    let rate = |v: Option<(f64, (f64, f64))>| v.map_or("—".into(), |(m, ci)| crate::format::pct_ci(m, ci));
     for p in &r.pairs {
         b += &format!(
-            "<tr><td>{} vs {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{} vs {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             escape(&p.a_name),
             escape(&p.b_name),
             p.questions,
-            range(p.a_win),
-            range(p.tie),
-            range(p.b_win),
-            p.relative.map_or("—".into(), |x| format!("{x:+.2}")),
-            match (p.a_win_ci, p.b_win_ci) {
-                (Some(a), Some(bb)) => format!("{}–{} · {}–{}", pct(a.0), pct(a.1), pct(bb.0), pct(bb.1)),
-                _ => "—".into(),
-            },
+            rate(p.a_win),
+            rate(p.tie),
+            rate(p.b_win),
+            p.relative.map_or("—".into(), |(x, ci)| crate::format::signed_ci(x, ci)),
             p.wilcoxon.map_or("—".into(), |(x, h)| format!("{x:.3e} ({h:.3e})")),
-            p.legacy.map_or("—".into(), |(a, bb, rel)| format!("{} / {} ({rel:+.2})", pct(a), pct(bb))),
+            p.legacy.map_or("—".into(), |(a, bb, rel)| format!("{} / {} ({})", pct(a), pct(bb), crate::format::signed(rel, 2))),
             p.alignment_success.map_or("off".into(), pct),
         );
     }
@@ -386,7 +382,7 @@ pub fn metrics_html(v: &MetricsView, data: &serde_json::Value) -> String {
                     r.n,
                     opt3(r.map),
                     r.cs,
-                    r.gap.map_or("—".into(), |g| format!("{g:+.3}"))
+                    r.gap.map_or("—".into(), |g| crate::format::signed(g, 3))
                 );
             }
             b += &format!(

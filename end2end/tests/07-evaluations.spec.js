@@ -57,7 +57,11 @@ test('an offline evaluation of two methods: report, heatmap, drill-down, a read-
   const pair = page.locator('#pair-table tbody tr');
   await expect(pair).toHaveCount(1);
   await expect(pair.locator('td').nth(1)).toHaveText('6');
-  await expect(pair.locator('td.relative')).toHaveText(/^[+-]\d\.\d\d$/);
+  // One summary per pair, the median trial's, each number with its interval; never "-0.00".
+  const signed = '(0\\.00|[+-]\\d\\.\\d\\d)';
+  await expect(pair.locator('td.relative')).toHaveText(new RegExp(`^${signed} \\[${signed}, ${signed}\\]$`));
+  await expect(pair.locator('td').nth(2)).toHaveText(/^\d+% \[\d+–\d+%\]$/);
+  await expect(page.locator('main')).toContainText('scoring prompt paper (sha256 ');
   await expect(page.locator('#bias-audit')).toContainText('Verdict flips when the order swaps');
   // Downloads are real files.
   const png = await page.request.get(await page.locator('.plot[data-plot="box"] a', { hasText: 'PNG' }).getAttribute('href'));

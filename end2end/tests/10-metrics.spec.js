@@ -30,6 +30,8 @@ test('compute MAP, nDCG, Recall, CS, ROUGE-1 and BLEU with the granularity analy
   await expect(page.locator('#run-job')).toBeVisible();
   const overall = page.locator(`#metrics-overall tr[data-answers="${answers}"]`);
   await expect(overall).toContainText('bm25', { timeout: 60_000 });
+  // Relevance at seed 004's unit by default, said on the report.
+  await expect(page.locator('#relevance-unit')).toContainText('source document (seed 004');
   const cells = overall.locator('td.num');
   await expect(cells.nth(0)).toHaveText('16');
   for (let i = 1; i <= 5; i++) await expect(cells.nth(i)).toHaveText(/^[01]\.\d{3}$/);

@@ -148,6 +148,9 @@ pub enum QuestionsSection {
         tail: usize,
         #[serde(default)]
         replicate_lightrag: bool,
+        /// Exactly this many questions (seed 000 compared 150 with 150).
+        #[serde(default)]
+        count: Option<usize>,
     },
     /// Seed 004's hierarchical questions with reference answers.
     Hierarchical {
@@ -213,6 +216,7 @@ impl QuestionsSection {
     pub fn planned(&self) -> usize {
         match self {
             QuestionsSection::Graph { node, edge, subgraph, .. } => node + edge + subgraph,
+            QuestionsSection::Summary { count: Some(n), .. } => *n,
             QuestionsSection::Summary { users, tasks, per_task, .. } => users * tasks * per_task,
             QuestionsSection::Hierarchical { dimensions, levels, per_category, factorial, .. } => {
                 dimensions.len() * levels.iter().sum::<usize>() * per_category + 4 * factorial
@@ -225,7 +229,7 @@ impl QuestionsSection {
             QuestionsSection::Graph { node, edge, subgraph, min_hops, degree_weighted, seed } => {
                 Generator::Graph(GraphQuestionSettings { node, edge, subgraph, min_hops, degree_weighted, seed })
             }
-            QuestionsSection::Summary { users, tasks, per_task, head, tail, replicate_lightrag } => {
+            QuestionsSection::Summary { users, tasks, per_task, head, tail, replicate_lightrag, count } => {
                 Generator::Summary(SummarySettings {
                     head,
                     tail,
@@ -233,6 +237,7 @@ impl QuestionsSection {
                     tasks,
                     questions: per_task,
                     replicate_lightrag,
+                    count,
                 })
             }
             QuestionsSection::Hierarchical { dimensions, levels, per_category, factorial, adherence_check, seed } => {
@@ -290,6 +295,9 @@ pub struct EvaluationSection {
     pub seed: u64,
     /// Sanity-check each method against itself first.
     pub sanity: bool,
+    /// The scoring prompt: `paper` (seed 000's rubric; default) or
+    /// `content-only` (adds "order and length are not merits").
+    pub judge_prompt: String,
 }
 
 impl Default for EvaluationSection {
@@ -310,6 +318,7 @@ impl Default for EvaluationSection {
             noise: d.biases.noise,
             seed: 0,
             sanity: true,
+            judge_prompt: "paper".into(),
         }
     }
 }
@@ -333,6 +342,8 @@ impl EvaluationSection {
                 seed: self.seed,
             },
             sanity: false,
+            judge_prompt: crate::judge::scoring::JudgePrompt::parse(&self.judge_prompt)
+                .map_err(|e| format!("evaluation.judge_prompt: {e}"))?,
         };
         s.validate().map_err(|e| format!("evaluation: {e}"))?;
         Ok(s)
@@ -345,11 +356,14 @@ impl EvaluationSection {
 pub struct MetricsSection {
     pub k: usize,
     pub bins: usize,
+    /// `document` (seed 004's; default), `passage` or `chunk`: what a
+    /// retrieved chunk must match to count as relevant.
+    pub unit: String,
 }
 
 impl Default for MetricsSection {
     fn default() -> Self {
-        MetricsSection { k: 10, bins: 4 }
+        MetricsSection { k: 10, bins: 4, unit: "document".into() }
     }
 }
 
@@ -744,6 +758,20 @@ mod tests {
         let e = m.evaluation.as_ref().unwrap().settings().unwrap();
         assert_eq!((e.repeats, e.protocol), (2, Protocol::Both));
         // The TOML it exports reads back the same.
+        assert_eq!(Manifest::parse(&m.to_toml(), &here()).unwrap(), m);
+    }
+
+    /// Seed 004's configuration as a preset: 512-token chunks, BM25 top
+    /// 10, 38 questions per category, relevance at the document unit.
+    #[test]
+    fn the_seed_004_preset_is_the_papers_configuration() {
+        let m = Manifest::parse(include_str!("../../examples/seed004-ultradomain.toml"), &here()).unwrap();
+        assert_eq!((m.corpus.chunk_tokens, m.corpus.chunk_overlap), (512, 0));
+        assert_eq!(m.methods.len(), 1);
+        assert_eq!((m.methods[0].name.as_str(), m.methods[0].params_json()["k"].as_u64()), ("bm25", Some(10)));
+        let metrics = m.metrics.as_ref().unwrap();
+        assert_eq!((metrics.k, metrics.unit.as_str()), (10, "document"));
+        assert!(matches!(m.questions[0], QuestionsSection::Hierarchical { per_category: 38, .. }));
         assert_eq!(Manifest::parse(&m.to_toml(), &here()).unwrap(), m);
     }
 

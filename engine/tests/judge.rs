@@ -287,7 +287,7 @@ async fn with_a_length_preference_length_alignment_is_what_keeps_the_verdict_eve
             .flat_map(|t| {
                 pairs.iter().enumerate().map(move |(i, (q, a, b))| WorkItem {
                     key: format!("u-{t}-{i}"),
-                    payload: unbiased_payload(q, a, b, t, 2, true),
+                    payload: unbiased_payload(engine::judge::scoring::JudgePrompt::Paper, q, a, b, t, 2, true),
                 })
             })
             .collect()

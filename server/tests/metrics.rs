@@ -6,9 +6,9 @@
 //! retrieval metrics, per-category rows, granularity levels and the LV × QC
 //! table; the run is stored with its report and files, and a second run
 //! over the same texts embeds nothing; wrong inputs are refused by name.
-//! And seed 004's configuration — BM25, k = 10, over 512-token chunks of a
-//! real novel — scored against retrieval metrics recomputed here from each
-//! answer's recorded chunks.
+//! And seed 004's configuration — BM25, k = 10, over 512-token chunks of
+//! real text — scored at each relevance unit against retrieval metrics
+//! recomputed here from each answer's recorded chunks.
 
 mod common;
 
@@ -142,22 +142,25 @@ async fn answer_sets_are_scored_against_the_references() {
     assert!(String::from_utf8_lossy(&other.stderr).contains("belongs to another project"));
 }
 
-/// Seed 004's retrieval configuration on a real novel: 512-token chunks,
-/// BM25 with k = 10. Every answer records its chunks (10, or fewer when
-/// fewer share a term with the question), and each
-/// question's AP, nDCG@10 and Recall@10 equal those recomputed here from
-/// that ranking and the question's source chunks (trec_eval's AP, binary
-/// nDCG with log2 discounts).
+/// Seed 004's retrieval configuration on real text: 512-token chunks (50
+/// overlapping), BM25 with k = 10, over the UltraDomain slice and a
+/// Christmas Carol (six documents). Every answer records its chunks (10, or
+/// fewer when fewer share a term with the question), and each question's
+/// AP, nDCG@10 and Recall@10 equal those recomputed here from that ranking
+/// at each relevance unit: the source chunk, a chunk overlapping it (the
+/// passage), or any chunk of its document (seed 004's unit, the default).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn bm25_top_10_over_512_token_chunks() {
+async fn bm25_top_10_over_512_token_chunks_at_each_relevance_unit() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("m.db");
-    let novel = format!("{}/../../shared/corpora/christmas_carol_stave1.txt", env!("CARGO_MANIFEST_DIR"));
+    let corpora = format!("{}/../../shared/corpora", env!("CARGO_MANIFEST_DIR"));
     json(
         &assay(&db, &["--json", "project", "create", "C", "--chunk-tokens", "512", "--chunk-overlap", "50"], &[]).await,
     );
-    let added = json(&assay(&db, &["--json", "corpus", "add", "C", &novel], &[]).await);
-    assert!(added.to_string().contains("chunks"), "{added}");
+    for file in ["christmas_carol_stave1.txt", "ultradomain_mix_slice5.jsonl"] {
+        let added = json(&assay(&db, &["--json", "corpus", "add", "C", &format!("{corpora}/{file}")], &[]).await);
+        assert!(added.to_string().contains("chunks"), "{added}");
+    }
     let args = [
         "--json",
         "questions",
@@ -166,7 +169,7 @@ async fn bm25_top_10_over_512_token_chunks() {
         "--kind",
         "hierarchical",
         "--per-category",
-        "1",
+        "2",
         "--levels",
         "2,4",
         "--dimensions",
@@ -178,36 +181,73 @@ async fn bm25_top_10_over_512_token_chunks() {
             .await,
     );
     let pool = app::store::open(&db).await.unwrap();
-    let chunks: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM chunks").fetch_one(&pool).await.unwrap();
-    assert!(chunks > 10, "the stave makes more than 10 chunks of 512 tokens: {chunks}");
-    let out = json(&assay(&db, &["--json", "metrics", "run", "C", "--set", &set, "--answers", "1"], &[]).await);
+    let spans: std::collections::HashMap<i64, (i64, i64, i64)> =
+        sqlx::query_as::<_, (i64, i64, i64, i64)>("SELECT id, document_id, start_byte, end_byte FROM chunks")
+            .fetch_all(&pool)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|(id, d, s, e)| (id, (d, s, e)))
+            .collect();
+    let documents: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM documents").fetch_one(&pool).await.unwrap();
+    assert_eq!(documents, 6);
+    assert!(spans.len() > 30, "more than 30 chunks of 512 tokens: {}", spans.len());
     let questions = app::store::questions::list_questions(&pool, set.parse().unwrap()).await.unwrap();
     let answers = app::store::answers::list_answers(&pool, 1, None).await.unwrap();
-    let scored = out["sets"][0]["questions"].as_array().unwrap();
-    assert_eq!(scored.len(), questions.len());
-    let mut full = 0;
-    for q in scored {
-        let id = q["question_id"].as_i64().unwrap();
-        let question = questions.iter().find(|x| x.id == id).unwrap();
-        let answer = answers.iter().find(|a| a.question_id == id).unwrap();
-        let ranked: Vec<i64> =
-            answer.contexts.iter().filter(|c| c.kind == "chunk").map(|c| c.id.parse().unwrap()).collect();
-        // BM25 ranks the chunks that share a term with the question: at most 10.
-        assert!((1..=10).contains(&ranked.len()), "{ranked:?}");
-        full += usize::from(ranked.len() == 10);
-        let relevant = &question.source_chunk_ids;
-        assert!(!relevant.is_empty());
-        let hits: Vec<usize> = (0..ranked.len()).filter(|i| relevant.contains(&ranked[*i])).collect();
-        let ap =
-            hits.iter().enumerate().map(|(n, i)| (n + 1) as f64 / (i + 1) as f64).sum::<f64>() / relevant.len() as f64;
-        let dcg: f64 = hits.iter().map(|i| 1.0 / ((i + 2) as f64).log2()).sum();
-        let ideal: f64 = (0..relevant.len().min(10)).map(|i| 1.0 / ((i + 2) as f64).log2()).sum();
-        let close = |v: &serde_json::Value, x: f64| (v.as_f64().unwrap() - x).abs() < 1e-12;
-        assert!(close(&q["ap"], ap), "{q} vs AP {ap}");
-        assert!(close(&q["ndcg"], dcg / ideal), "{q}");
-        assert!(close(&q["recall"], hits.len() as f64 / relevant.len() as f64), "{q}");
+    let mut maps = Vec::new();
+    let mut per_unit: Vec<std::collections::HashMap<i64, f64>> = Vec::new();
+    for unit in ["chunk", "passage", "document"] {
+        let mut run = vec!["--json", "metrics", "run", "C", "--set", &set, "--answers", "1"];
+        if unit != "document" {
+            run.extend(["--unit", unit]);
+        }
+        let out = json(&assay(&db, &run, &[]).await);
+        assert_eq!(out["relevance_unit"], unit, "the report states its unit");
+        let scored = out["sets"][0]["questions"].as_array().unwrap();
+        assert_eq!(scored.len(), questions.len());
+        let mut full = 0;
+        let mut aps = std::collections::HashMap::new();
+        for q in scored {
+            let id = q["question_id"].as_i64().unwrap();
+            let question = questions.iter().find(|x| x.id == id).unwrap();
+            let answer = answers.iter().find(|a| a.question_id == id).unwrap();
+            let ranked: Vec<i64> =
+                answer.contexts.iter().filter(|c| c.kind == "chunk").map(|c| c.id.parse().unwrap()).collect();
+            assert!((1..=10).contains(&ranked.len()), "{ranked:?}");
+            full += usize::from(ranked.len() == 10);
+            let source = &question.source_chunk_ids;
+            assert_eq!(source.len(), 1, "a hierarchical question comes from one chunk");
+            let (sd, ss, se) = spans[&source[0]];
+            // Whether the chunk at each rank matches the source, at this unit.
+            let matches = |c: i64| {
+                let (d, s, e) = spans[&c];
+                match unit {
+                    "chunk" => c == source[0],
+                    "passage" => d == sd && s < se && ss < e,
+                    _ => d == sd,
+                }
+            };
+            // One relevant unit: the first matching rank is the hit.
+            let first = ranked.iter().position(|c| matches(*c));
+            let ap = first.map_or(0.0, |i| 1.0 / (i + 1) as f64);
+            let ndcg = first.map_or(0.0, |i| 1.0 / ((i + 2) as f64).log2());
+            let close = |v: &serde_json::Value, x: f64| (v.as_f64().unwrap() - x).abs() < 1e-12;
+            assert!(close(&q["ap"], ap), "{unit}: {q} vs AP {ap}");
+            assert!(close(&q["ndcg"], ndcg), "{unit}: {q}");
+            assert!(close(&q["recall"], f64::from(u8::from(first.is_some()))), "{unit}: {q}");
+            aps.insert(id, ap);
+        }
+        assert!(full * 2 > scored.len(), "most questions get all 10: {full} of {}", scored.len());
+        maps.push(out["sets"][0]["overall"]["map"].as_f64().unwrap());
+        per_unit.push(aps);
     }
-    assert!(full * 2 > scored.len(), "most questions get all 10: {full} of {}", scored.len());
+    // A coarser unit never scores a question lower; over this corpus it
+    // scores the set higher.
+    for (id, ap) in &per_unit[0] {
+        assert!(per_unit[1][id] >= *ap && per_unit[2][id] >= per_unit[1][id], "question {id}");
+    }
+    println!("MAP at the chunk, passage and document units: {maps:?}");
+    assert!(maps[2] > maps[0], "{maps:?}");
 }
 
 /// Without the embedding model every batch fails: the run ends with no

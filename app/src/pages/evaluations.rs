@@ -213,13 +213,19 @@ fn NewEvaluation(
                                     <option value="simulated">"simulated judge — bias lab (no LLM)"</option>
                                 </select>
                             </label>
+                            <label>"Scoring prompt "
+                                <select name="judge_prompt" id="judge-prompt-select">
+                                    <option value="paper" selected>"the paper's rubric"</option>
+                                    <option value="content-only">"rubric + \"order and length are not merits\""</option>
+                                </select>
+                            </label>
                             <span class="bias-fields" class:hidden=move || judge.get() != "simulated">
                                 <label>"Position bias " <input type="number" name="position_bias" value="0.3" step="0.1"/></label>
                                 <label>"Length bias / 10 words " <input type="number" name="length_bias" value="0.1" step="0.05"/></label>
                                 <label>"Noise (sd) " <input type="number" name="noise" value="0.5" step="0.1" min="0"/></label>
                             </span>
                         </div>
-                        <p class="muted small">"The paper's defaults: N = 2 judgments per order, M = 25 trials, tolerance 10 words, 3 adjustments. The simulated judge scores with the offline rubric as its hidden true quality, plus the biases you set: with it you can watch what each correction removes."</p>
+                        <p class="muted small">"The paper's defaults: N = 2 judgments per order, M = 25 trials, tolerance 10 words, 3 adjustments, and its scoring rubric alone as the prompt. The content-only prompt adds a sentence the paper does not have; it can make a judge look less biased than the paper's procedure is. The simulated judge scores with the offline rubric as its hidden true quality, plus the biases you set: with it you can watch what each correction removes."</p>
                         <NoCacheBox/>
                         <div><button type="submit" id="start-evaluation" disabled=move || action.pending().get() || chosen.get().len() < 2>"Start evaluation"</button></div>
                     </ActionForm>
@@ -323,13 +329,15 @@ pub(crate) fn Report(
     let base = share.as_ref().map_or(format!("/api/evaluations/{eid}"), |t| format!("/api/share/{t}"));
     let running = matches!(e.status.as_str(), "queued" | "running");
     let settings = format!(
-        "{} protocol · M = {} trials · N = {} per order · {} · {} · tolerance {} words",
+        "{} protocol · M = {} trials · N = {} per order · {} · {} · tolerance {} words · scoring prompt {} (sha256 {})",
         e.protocol,
         e.trials,
         e.repeats,
         if e.align { "length alignment on" } else { "length alignment OFF" },
         if e.exchange { "position exchange on" } else { "position exchange OFF" },
-        e.tolerance
+        e.tolerance,
+        e.judge_prompt,
+        e.judge_prompt_hash
     );
     let job_progress = crate::model::JobView {
         id: e.job_id.unwrap_or_default(),
@@ -415,12 +423,8 @@ pub(crate) fn Report(
     }
 }
 
-fn range(v: Option<(f64, f64, f64)>) -> String {
-    v.map_or("—".into(), |(m, q1, q3)| format!("{} [{}–{}]", pct(m), pct(q1), pct(q3)))
-}
-
-fn interval(v: Option<(f64, f64)>) -> String {
-    v.map_or("—".into(), |(l, h)| format!("{}–{}", pct(l), pct(h)))
+fn rate(v: Option<(f64, (f64, f64))>) -> String {
+    v.map_or("—".into(), |(m, ci)| format::pct_ci(m, ci))
 }
 
 fn p_value(v: Option<(f64, f64)>) -> String {
@@ -433,8 +437,8 @@ pub(crate) fn PairTable(rows: Vec<PairRowView>) -> impl IntoView {
     view! {
         <table class="grid pair-table" id="pair-table">
             <thead><tr>
-                <th>"A vs B"</th><th class="num">"Questions"</th><th>"A wins (median [IQR])"</th><th>"Tie"</th><th>"B wins"</th>
-                <th class="num">"Relative"</th><th>"95% CI A wins · B wins"</th><th>"Wilcoxon p"</th><th>"Sign test p"</th>
+                <th>"A vs B"</th><th class="num">"Questions"</th><th>"A wins [95% CI]"</th><th>"Tie"</th><th>"B wins"</th>
+                <th class="num">"Relative [95% CI]"</th><th>"Wilcoxon p"</th><th>"Sign test p"</th>
                 <th>"Legacy A / B"</th><th>"Length alignment"</th>
             </tr></thead>
             <tbody>
@@ -446,21 +450,20 @@ pub(crate) fn PairTable(rows: Vec<PairRowView>) -> impl IntoView {
                         <tr data-pair=format!("{}-{}", p.a, p.b)>
                             <td>{format!("{} vs {}", p.a_name, p.b_name)}</td>
                             <td class="num">{p.questions}</td>
-                            <td>{range(p.a_win)}</td>
-                            <td>{range(p.tie)}</td>
-                            <td>{range(p.b_win)}</td>
-                            <td class="num relative">{p.relative.map_or("—".into(), |r| format!("{r:+.2}"))}</td>
-                            <td class="small">{format!("{} · {}", interval(p.a_win_ci), interval(p.b_win_ci))}</td>
+                            <td>{rate(p.a_win)}</td>
+                            <td>{rate(p.tie)}</td>
+                            <td>{rate(p.b_win)}</td>
+                            <td class="num relative">{p.relative.map_or("—".into(), |(r, ci)| format::signed_ci(r, ci))}</td>
                             <td class="small">{p_value(p.wilcoxon)}</td>
                             <td class="small">{p_value(p.sign)}</td>
-                            <td>{p.legacy.map_or("—".into(), |(a, b, r)| format!("{} / {} ({r:+.2})", pct(a), pct(b)))}</td>
+                            <td>{p.legacy.map_or("—".into(), |(a, b, r)| format!("{} / {} ({})", pct(a), pct(b), format::signed(r, 2)))}</td>
                             <td class="small">{alignment}</td>
                         </tr>
                     }
                 }).collect_view()}
             </tbody>
         </table>
-        <p class="muted small">"Rates are over the questions of each trial; median and interquartile range over the trials. The 95% interval is a bootstrap over questions (10,000 resamples) of each question's rate averaged over trials. Wilcoxon signed-rank and exact sign tests over questions on A's total score minus B's, Holm-corrected across the pairs. Relative win rate = (A wins − B wins) / (A wins + B wins + ties)."</p>
+        <p class="muted small">"Rates of the median trial (the trials ordered by relative win rate, the middle one; the lower middle for an even number): its A wins, ties and B wins add up to 100% and its relative win rate is A wins − B wins. Intervals: 95% percentile bootstrap over questions (2,000 resamples, the median trial taken again in each). The box plots show the spread over the trials. Wilcoxon signed-rank and exact sign tests over questions on A's total score minus B's, Holm-corrected across the pairs. Relative win rate = (A wins − B wins) / (A wins + B wins + ties)."</p>
     }
 }
 

@@ -46,6 +46,7 @@ pub fn MetricsPage() -> impl IntoView {
     let picked = RwSignal::new(Vec::<i64>::new());
     let k = RwSignal::new(10u32);
     let bins = RwSignal::new(4u32);
+    let unit = RwSignal::new("document".to_string());
     view! {
         <Title text="Metrics"/>
         <ProjectBar project_id=id.get_untracked() project active="metrics"/>
@@ -83,6 +84,13 @@ pub fn MetricsPage() -> impl IntoView {
                                     on:input=move |ev| k.set(event_target_value(&ev).parse().unwrap_or(10))/></label>
                                 <label>"bins " <input type="number" class="narrow" min="2" max="20" id="metrics-bins" value=bins.get_untracked().to_string() prop:value=move || bins.get().to_string()
                                     on:input=move |ev| bins.set(event_target_value(&ev).parse().unwrap_or(4))/></label>
+                                <label>"relevant when it matches the question's "
+                                    <select id="metrics-unit" on:change=move |ev| unit.set(event_target_value(&ev))>
+                                        <option value="document" selected>"source document (seed 004)"</option>
+                                        <option value="passage">"source passage (overlapping chunk)"</option>
+                                        <option value="chunk">"source chunk only"</option>
+                                    </select>
+                                </label>
                             </div>
                             <fieldset class="choices" id="metrics-answers">
                                 <legend>"Answer sets"</legend>
@@ -115,6 +123,7 @@ pub fn MetricsPage() -> impl IntoView {
                                         answer_sets: ids.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(","),
                                         k: k.get_untracked(),
                                         bins: bins.get_untracked(),
+                                        unit: Some(unit.get_untracked()),
                                     });
                                 }>"Compute"</button>
                             <p class="muted small">"Each answer and reference is embedded once and kept: a later run over the same texts embeds nothing."</p>
@@ -183,8 +192,8 @@ pub fn MetricsRunPage() -> impl IntoView {
                             let r = p.run.clone();
                             view! {
                                 <h1>{format!("Metrics run #{}", r.id)}</h1>
-                                <p class="small muted">{format!("Question set #{} {} · answer sets {} · k = {} · {} bins", r.question_set_id, r.question_set,
-                                    r.answer_sets.iter().map(|(a, l)| format!("#{a} {l}")).collect::<Vec<_>>().join(", "), r.k, r.bins)}</p>
+                                <p class="small muted">{format!("Question set #{} {} · answer sets {} · k = {} · {} bins · relevance at the {} unit", r.question_set_id, r.question_set,
+                                    r.answer_sets.iter().map(|(a, l)| format!("#{a} {l}")).collect::<Vec<_>>().join(", "), r.k, r.bins, r.relevance_unit)}</p>
                                 {r.job.clone().map(|j| view! {
                                     <p class="small" id="run-job">"Job " <a href=format!("/projects/{}/jobs/{}", r.project_id, j.id)>{format!("#{}", j.id)}</a> " "
                                         <StatusBadge status=j.status.clone()/> " " <ProgressBar j=j.clone()/>
@@ -231,6 +240,11 @@ pub(crate) fn Results(v: MetricsView, #[prop(optional)] share: Option<String>) -
     view! {
         <section id="metrics-results">
             <h2>"Overall (seed 004 Table 1)"</h2>
+            <p class="small muted" id="relevance-unit">{format!("A retrieved chunk counts as relevant when it matches the question's source {}.", match v.relevance_unit.as_str() {
+                "document" => "document (seed 004's unit)",
+                "passage" => "passage (the chunk overlaps the source chunk's span)",
+                _ => "chunk (only the source chunk itself; stricter than seed 004)",
+            })}</p>
             <table class="grid" id="metrics-overall">
                 <thead><tr><th>"Answer set"</th><th class="num">"n"</th><th class="num">"MAP"</th><th class="num symbol">{format!("nDCG@{k}")}</th>
                     <th class="num">{format!("Recall@{k}")}</th><th class="num">"CS"</th><th class="num">"ROUGE-1"</th><th class="num">"BLEU"</th><th class="num">"corpus BLEU"</th></tr></thead>
@@ -254,7 +268,7 @@ fn factorial_row(r: &FactorialRow) -> impl IntoView {
     view! {
         <tr><td>{r.lv.clone().unwrap_or_else(|| "(pooled)".into())}</td><td>{r.qc.clone().unwrap_or_else(|| "(pooled)".into())}</td>
             <td class="num">{r.n}</td><td class="num">{f3(r.map)}</td><td class="num">{format!("{:.3}", r.cs)}</td>
-            <td class="num">{r.gap.map_or("—".into(), |g| format!("{g:+.3}"))}</td></tr>
+            <td class="num">{r.gap.map_or("—".into(), |g| crate::format::signed(g, 3))}</td></tr>
     }
 }
 

@@ -332,7 +332,9 @@ fn BaselineForm(project_id: i64, action: ServerAction<StartSummaryQuestions>) ->
                     <label>"Questions per task " <input type="number" name="per_task" value="5" min="1" max="20"/></label>
                     <label>"Head tokens " <input type="number" name="head" value="1000" min="0"/></label>
                     <label>"Tail tokens " <input type="number" name="tail" value="1000" min="0"/></label>
+                    <label>"Exactly " <input type="number" name="count" value="" min="1" max="2000" placeholder="users × tasks × questions" id="baseline-count"/>" questions"</label>
                 </div>
+                <p class="muted small">"With an exact count (the paper compared 150 with 150), enough are asked per task to reach it and the count is kept, taken in turn from every user's tasks."</p>
                 <label class="muted"><input type="checkbox" name="replicate_lightrag" value="on"/>
                     " replicate LightRAG exactly, including its slicing bug (issue #1203: documents of 3,000+ tokens lose their tail)"</label>
                 <NoCacheBox/>
@@ -552,6 +554,17 @@ fn Provenance(project_id: i64, question_id: i64) -> impl IntoView {
                                 {q.expertise.clone().map(|e| format!(" · for a {e} user"))}</p>
                         })}
                         {q.reference_answer.clone().map(|a| view! { <p class="reference-answer"><strong>"Reference answer: "</strong>{a}</p> })}
+                        <p class="small muted context-note">{match &q.context_chunk_ids {
+                            Some(c) => format!(
+                                "Passages given to the LLM: {} of the {} source chunk{} (chunks {}), drawn across all of them.",
+                                c.len(),
+                                q.source_chunk_ids.len(),
+                                if q.source_chunk_ids.len() == 1 { "" } else { "s" },
+                                c.iter().take(20).map(i64::to_string).collect::<Vec<_>>().join(", ")
+                                    + if c.len() > 20 { ", …" } else { "" }
+                            ),
+                            None => format!("Source chunks: {} (which were given to the LLM was not recorded).", q.source_chunk_ids.len()),
+                        }}</p>
                         <SourceText project_id sources=p.sources/>
                     </div>
                 }.into_any()

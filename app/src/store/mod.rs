@@ -495,6 +495,20 @@ pub async fn chunk_texts(pool: &SqlitePool, project_id: i64) -> AppResult<Vec<(i
         .await?)
 }
 
+/// Where each chunk of a project lies (its document and byte span), for
+/// relevance at the document or passage unit.
+pub async fn chunk_spans(
+    pool: &SqlitePool,
+    project_id: i64,
+) -> AppResult<std::collections::HashMap<i64, engine::metrics::Span>> {
+    let rows: Vec<(i64, i64, i64, i64)> =
+        sqlx::query_as("SELECT id, document_id, start_byte, end_byte FROM chunks WHERE project_id = ?")
+            .bind(project_id)
+            .fetch_all(pool)
+            .await?;
+    Ok(rows.into_iter().map(|(id, document, start, end)| (id, engine::metrics::Span { document, start, end })).collect())
+}
+
 /// The text of every document of a project, in the order they were added.
 pub async fn document_texts(pool: &SqlitePool, project_id: i64) -> AppResult<Vec<String>> {
     Ok(sqlx::query_scalar("SELECT body FROM documents WHERE project_id = ? ORDER BY id")

@@ -14,6 +14,9 @@ pub struct NewQuestion {
     pub expertise: Option<String>,
     pub reference_answer: Option<String>,
     pub source_chunk_ids: Vec<i64>,
+    /// The chunks given to the LLM that wrote the question (`None`: not
+    /// recorded — imported, or from before this was kept).
+    pub context_chunk_ids: Option<Vec<i64>>,
     pub nodes: Vec<String>,
     pub edges: Vec<(String, String)>,
     pub walk: Vec<String>,
@@ -81,8 +84,9 @@ async fn insert_questions(
     for (idx, q) in questions.iter().enumerate() {
         sqlx::query(
             "INSERT INTO questions (set_id, idx, question, level, category, expertise, reference_answer,
-                                    source_chunk_ids, nodes, edges, walk, generator, prompt_hash, seed)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                    source_chunk_ids, nodes, edges, walk, generator, prompt_hash, seed,
+                                    context_chunk_ids)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         )
         .bind(set_id)
         .bind(idx as i64)
@@ -98,6 +102,7 @@ async fn insert_questions(
         .bind(&q.generator)
         .bind(&q.prompt_hash)
         .bind(q.seed)
+        .bind(q.context_chunk_ids.as_ref().map(json))
         .execute(&mut **tx)
         .await?;
     }
@@ -184,10 +189,11 @@ type QuestionRow = (
     String,
     Option<String>,
     Option<i64>,
+    Option<String>,
 );
 
 const QUESTION_COLUMNS: &str = "id, question, level, category, expertise, reference_answer, source_chunk_ids, nodes,
-     edges, walk, generator, prompt_hash, seed";
+     edges, walk, generator, prompt_hash, seed, context_chunk_ids";
 
 fn view(row: QuestionRow) -> QuestionView {
     let (
@@ -204,6 +210,7 @@ fn view(row: QuestionRow) -> QuestionView {
         generator,
         prompt_hash,
         seed,
+        context,
     ) = row;
     QuestionView {
         id,
@@ -213,6 +220,7 @@ fn view(row: QuestionRow) -> QuestionView {
         expertise,
         reference_answer,
         source_chunk_ids: serde_json::from_str(&src).unwrap_or_default(),
+        context_chunk_ids: context.and_then(|c| serde_json::from_str(&c).ok()),
         nodes: serde_json::from_str(&nodes).unwrap_or_default(),
         edges: serde_json::from_str(&edges).unwrap_or_default(),
         walk: serde_json::from_str(&walk).unwrap_or_default(),

@@ -86,6 +86,11 @@ pub struct Settings {
     pub biases: Biases,
     /// A sanity check: a method against a second answer set of itself.
     pub sanity: bool,
+    /// The unbiased protocol's scoring prompt: the paper's by default.
+    /// Evaluations stored before the choice existed read back as the
+    /// content-only prompt they ran.
+    #[serde(default = "super::scoring::JudgePrompt::before_choice")]
+    pub judge_prompt: super::scoring::JudgePrompt,
 }
 
 impl Default for Settings {
@@ -101,6 +106,7 @@ impl Default for Settings {
             judge: JudgeKind::Llm,
             biases: Biases { position: 0.3, length_per_10_words: 0.1, noise: 0.5, seed: 0 },
             sanity: false,
+            judge_prompt: super::scoring::JudgePrompt::Paper,
         }
     }
 }
@@ -252,11 +258,24 @@ pub struct UnbiasedSummary {
     pub tie: BoxStats,
     pub b_win: BoxStats,
     pub relative: BoxStats,
-    /// 95% bootstrap interval over questions of each mean rate (questions'
-    /// rates averaged over trials; 10,000 resamples, seed fixed per pair).
+    /// The pair's headline — one consistent summary (issue #21): the rates
+    /// of the **median trial**, the trials ordered by relative win rate
+    /// (then by number) and the middle one taken (the lower middle for an
+    /// even count). Its A wins + ties + B wins = 1 and its relative win
+    /// rate is A wins − B wins; with an odd number of trials (the paper's
+    /// M = 25) it equals the box plot's median relative win rate.
+    pub median_trial: u32,
+    pub headline: Rates,
+    pub headline_relative: f64,
+    /// 95% percentile-bootstrap intervals of the headline's A wins, ties,
+    /// B wins and relative win rate: questions resampled with replacement
+    /// ([`HEADLINE_RESAMPLES`], seed fixed per pair), the median trial
+    /// taken again in each resample. Each contains its estimate (an
+    /// interval the resampling left beside it is widened to reach it).
     pub a_win_ci: (f64, f64),
     pub tie_ci: (f64, f64),
     pub b_win_ci: (f64, f64),
+    pub relative_ci: (f64, f64),
     /// Mean over questions of A's total minus B's (each averaged over trials).
     pub mean_difference: f64,
     pub wilcoxon: Option<PairedTest>,
@@ -288,18 +307,149 @@ pub struct PairReport {
 }
 
 /// The sanity check's verdict: a method against itself should come out even.
+///
+/// A statistical statement, not a threshold on one number: the 95%
+/// bootstrap interval of the median relative win rate (the median over
+/// trials, questions resampled with replacement) is compared with the band
+/// ±[`EVEN`]. Inside it: even; entirely outside: biased; overlapping it:
+/// inconclusive, with the number of questions that would about decide
+/// (the interval's half-width shrinks as 1/√n).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Sanity {
     pub median_relative: Option<f64>,
-    /// |median relative win rate| ≤ 0.05 (`None` without the unbiased protocol).
+    /// The 95% bootstrap interval of `median_relative`.
+    #[serde(default)]
+    pub interval: Option<(f64, f64)>,
+    /// Questions judged under the unbiased protocol.
+    #[serde(default)]
+    pub questions: usize,
+    #[serde(default)]
+    pub verdict: Option<SanityVerdict>,
+    /// Inconclusive: about how many questions would decide.
+    #[serde(default)]
+    pub questions_needed: Option<usize>,
+    /// `Some(true)` even, `Some(false)` biased, `None` inconclusive or not judged.
     pub even: Option<bool>,
     pub legacy_a_win: Option<f64>,
     pub legacy_b_win: Option<f64>,
     pub legacy_relative: Option<f64>,
 }
 
-/// The sanity check's threshold on the median relative win rate.
+/// What the sanity check's interval says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SanityVerdict {
+    /// The interval lies inside ±[`EVEN`].
+    Even,
+    /// The interval lies entirely outside ±[`EVEN`].
+    Biased,
+    /// The interval overlaps the band's edge: too few questions to tell.
+    Inconclusive,
+}
+
+/// The sanity check's band on the median relative win rate.
 pub const EVEN: f64 = 0.05;
+
+impl Sanity {
+    /// The unbiased protocol's verdict in one sentence, n stated.
+    pub fn sentence(&self) -> String {
+        let (Some(m), Some((lo, hi)), Some(v)) = (self.median_relative, self.interval, self.verdict) else {
+            return "No unbiased judgments yet.".to_string();
+        };
+        let n = self.questions;
+        let stats = format!(
+            "median relative win rate {}, 95% interval {} to {} over n = {n} question{}",
+            signed(m),
+            signed(lo),
+            signed(hi),
+            if n == 1 { "" } else { "s" }
+        );
+        match v {
+            SanityVerdict::Even => {
+                format!("The unbiased protocol judged the method even with itself: {stats}, inside ±{EVEN}.")
+            }
+            SanityVerdict::Biased => format!(
+                "The unbiased protocol did NOT judge the method even with itself: {stats}, entirely outside ±{EVEN}."
+            ),
+            SanityVerdict::Inconclusive => format!(
+                "Inconclusive: {stats}, which overlaps the edge of ±{EVEN}; {n} question{} {} too few to tell{}.",
+                if n == 1 { "" } else { "s" },
+                if n == 1 { "is" } else { "are" },
+                self.questions_needed.map_or(String::new(), |k| format!(", about {k} would be needed"))
+            ),
+        }
+    }
+}
+
+/// A rate difference with its sign to `decimals` places, never "-0.000".
+pub fn signed_to(x: f64, decimals: usize) -> String {
+    let scale = 10f64.powi(decimals as i32);
+    let r = (x * scale).round() / scale;
+    if r == 0.0 {
+        format!("{:.*}", decimals, 0.0)
+    } else {
+        format!("{r:+.decimals$}")
+    }
+}
+
+/// [`signed_to`] 3 decimals.
+pub fn signed(x: f64) -> String {
+    signed_to(x, 3)
+}
+
+/// The sanity check of the first pair: its median relative win rate over
+/// trials (the headline's), that median's bootstrap interval over
+/// questions ([`UnbiasedSummary::relative_ci`]), and the verdict.
+fn sanity_of(pair: Option<(&PairInput, &PairReport)>) -> Sanity {
+    let mut s = Sanity {
+        median_relative: None,
+        interval: None,
+        questions: 0,
+        verdict: None,
+        questions_needed: None,
+        even: None,
+        legacy_a_win: None,
+        legacy_b_win: None,
+        legacy_relative: None,
+    };
+    let Some((input, report)) = pair else { return s };
+    if let Some(l) = &report.legacy {
+        (s.legacy_a_win, s.legacy_b_win, s.legacy_relative) =
+            (Some(l.overall.rates.a_win), Some(l.overall.rates.b_win), Some(l.overall.relative));
+    }
+    let Some(u) = &report.unbiased else { return s };
+    let m = u.headline_relative;
+    let (lo, hi) = u.relative_ci;
+    s.median_relative = Some(m);
+    s.questions = input.questions.iter().filter(|q| !q.trials.is_empty()).count();
+    let n = s.questions;
+    s.interval = Some((lo, hi));
+    let eps = 1e-12;
+    let verdict = if lo >= -EVEN - eps && hi <= EVEN + eps {
+        SanityVerdict::Even
+    } else if hi < -EVEN - eps || lo > EVEN + eps {
+        SanityVerdict::Biased
+    } else {
+        SanityVerdict::Inconclusive
+    };
+    s.verdict = Some(verdict);
+    s.even = match verdict {
+        SanityVerdict::Even => Some(true),
+        SanityVerdict::Biased => Some(false),
+        SanityVerdict::Inconclusive => None,
+    };
+    if verdict == SanityVerdict::Inconclusive {
+        // The half-width that would decide: the distance from the estimate
+        // to the band's edge; half-widths shrink as 1/√n.
+        let half = (hi - lo) / 2.0;
+        let target = (m.abs() - EVEN).abs();
+        if target > 0.005 && half > 0.0 {
+            let k = (n as f64 * (half / target).powi(2)).ceil();
+            s.questions_needed = (k.is_finite() && k > n as f64).then_some(k as usize);
+        }
+    }
+    s
+}
 
 /// How the judge behaved, from the judgments already made.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -341,6 +491,72 @@ pub struct Report {
 
 /// Bootstrap resamples for the intervals.
 pub const RESAMPLES: usize = 10_000;
+/// Bootstrap resamples for the headline's intervals (each resample picks
+/// the median trial again: questions × trials work per resample).
+pub const HEADLINE_RESAMPLES: usize = 2_000;
+
+/// Per question, its verdict in each trial it was judged in.
+type Verdicts = Vec<BTreeMap<u32, Outcome>>;
+
+/// The median trial of `verdicts` restricted to the questions `pick`
+/// yields (with repetition): (trial, its rates). Trials ordered by
+/// relative win rate, then by number; the lower middle for an even count.
+fn median_trial(verdicts: &Verdicts, trials: &[u32], pick: impl Iterator<Item = usize>) -> Option<(u32, Rates)> {
+    let mut counts = vec![[0u32; 3]; trials.len()];
+    for q in pick {
+        for (t, o) in &verdicts[q] {
+            let k = trials.partition_point(|x| x < t);
+            counts[k][match o {
+                Outcome::A => 0,
+                Outcome::Tie => 1,
+                Outcome::B => 2,
+            }] += 1;
+        }
+    }
+    let mut judged: Vec<(f64, u32, Rates)> = counts
+        .iter()
+        .zip(trials)
+        .filter(|(c, _)| c.iter().sum::<u32>() > 0)
+        .map(|(c, t)| {
+            let n = c.iter().sum::<u32>() as f64;
+            let r = Rates { a_win: c[0] as f64 / n, tie: c[1] as f64 / n, b_win: c[2] as f64 / n };
+            (r.relative(), *t, r)
+        })
+        .collect();
+    if judged.is_empty() {
+        return None;
+    }
+    judged.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
+    let (_, t, r) = judged[(judged.len() - 1) / 2];
+    Some((t, r))
+}
+
+/// The headline and its intervals (see [`UnbiasedSummary::median_trial`]).
+fn headline(verdicts: &Verdicts, seed: u64) -> Option<(u32, Rates, [(f64, f64); 4])> {
+    let trials: Vec<u32> =
+        verdicts.iter().flat_map(|q| q.keys().copied()).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+    let n = verdicts.len();
+    let (t, rates) = median_trial(verdicts, &trials, 0..n)?;
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let mut draws: [Vec<f64>; 4] = Default::default();
+    let mut pick = vec![0usize; n];
+    for _ in 0..HEADLINE_RESAMPLES {
+        pick.iter_mut().for_each(|p| *p = rng.usize(..n));
+        if let Some((_, r)) = median_trial(verdicts, &trials, pick.iter().copied()) {
+            for (d, v) in draws.iter_mut().zip([r.a_win, r.tie, r.b_win, r.relative()]) {
+                d.push(v);
+            }
+        }
+    }
+    let estimate = [rates.a_win, rates.tie, rates.b_win, rates.relative()];
+    let mut out = [(0.0, 0.0); 4];
+    for k in 0..4 {
+        let lo = stats::quantile(&draws[k], 0.025).unwrap_or(estimate[k]);
+        let hi = stats::quantile(&draws[k], 0.975).unwrap_or(estimate[k]);
+        out[k] = (lo.min(estimate[k]), hi.max(estimate[k]));
+    }
+    Some((t, rates, out))
+}
 
 fn judgment_outcome(j: &Judgment) -> Outcome {
     let (a, b): (u32, u32) = (j.a.iter().map(|x| *x as u32).sum(), j.b.iter().map(|x| *x as u32).sum());
@@ -373,18 +589,14 @@ fn unbiased_summary(pair: &PairInput, seed: u64) -> Option<UnbiasedSummary> {
     let column = |f: fn(&Rates) -> f64| trials.iter().map(f).collect::<Vec<f64>>();
     let (a_wins, ties, b_wins) = (column(|r| r.a_win), column(|r| r.tie), column(|r| r.b_win));
     let relatives = column(Rates::relative);
-    // Per question, over its trials: rates and the mean total difference.
-    let mut per_q = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    // Per question, over its trials: the mean total difference.
+    let mut mean_differences = Vec::new();
     let mut aspect_outcomes: Vec<Vec<Outcome>> = vec![Vec::new(); ASPECTS.len()];
     let mut levels: BTreeMap<String, Vec<Outcome>> = BTreeMap::new();
     for q in &judged {
         let verdicts: Vec<super::Verdict> = q.trials.values().filter_map(|js| verdict(js)).collect();
         let n = verdicts.len() as f64;
-        let share = |o: Outcome| verdicts.iter().filter(|v| v.outcome == o).count() as f64 / n;
-        per_q.0.push(share(Outcome::A));
-        per_q.1.push(share(Outcome::Tie));
-        per_q.2.push(share(Outcome::B));
-        per_q.3.push(verdicts.iter().map(|v| v.a_total - v.b_total).sum::<f64>() / n);
+        mean_differences.push(verdicts.iter().map(|v| v.a_total - v.b_total).sum::<f64>() / n);
         for v in &verdicts {
             for (k, o) in v.aspect_outcomes.iter().enumerate() {
                 aspect_outcomes[k].push(*o);
@@ -392,13 +604,15 @@ fn unbiased_summary(pair: &PairInput, seed: u64) -> Option<UnbiasedSummary> {
             levels.entry(q.level.clone().unwrap_or_else(|| "(none)".into())).or_default().push(v.outcome);
         }
     }
-    let ci = |values: &[f64], salt: u64| {
-        stats::bootstrap_mean_ci(values, 0.95, RESAMPLES, seed.wrapping_mul(31).wrapping_add(salt))
-            .unwrap_or((f64::NAN, f64::NAN))
-    };
+    let verdicts: Verdicts = judged
+        .iter()
+        .map(|q| q.trials.iter().filter_map(|(t, js)| Some((*t, verdict(js)?.outcome))).collect())
+        .collect();
+    let (median_trial, headline_rates, [a_win_ci, tie_ci, b_win_ci, relative_ci]) =
+        headline(&verdicts, seed.wrapping_mul(31))?;
     // Differences of means of whole-number sums: round off float noise so
     // zero differences are exactly zero for the tests.
-    let differences: Vec<f64> = per_q.3.iter().map(|d| (d * 1e9).round() / 1e9).collect();
+    let differences: Vec<f64> = mean_differences.iter().map(|d| (d * 1e9).round() / 1e9).collect();
     let positive = differences.iter().filter(|d| **d > 0.0).count() as u64;
     let nonzero = differences.iter().filter(|d| **d != 0.0).count() as u64;
     let test =
@@ -410,9 +624,13 @@ fn unbiased_summary(pair: &PairInput, seed: u64) -> Option<UnbiasedSummary> {
         relative: BoxStats::of(&relatives)?,
         trial_std: std_dev(&a_wins),
         trials,
-        a_win_ci: ci(&per_q.0, 1),
-        tie_ci: ci(&per_q.1, 2),
-        b_win_ci: ci(&per_q.2, 3),
+        median_trial,
+        headline_relative: headline_rates.relative(),
+        headline: headline_rates,
+        a_win_ci,
+        tie_ci,
+        b_win_ci,
+        relative_ci,
         mean_difference: differences.iter().sum::<f64>() / differences.len().max(1) as f64,
         wilcoxon: stats::wilcoxon(&differences).map(test),
         sign: stats::sign_test(positive, nonzero).map(test),
@@ -547,8 +765,8 @@ pub fn report(settings: &Settings, contenders: &[Contender], pairs: &[PairInput]
     for r in &reports {
         if let (Some(i), Some(j)) = (index(r.a), index(r.b)) {
             if let Some(u) = &r.unbiased {
-                matrix[i][j] = Some(u.relative.median);
-                matrix[j][i] = Some(-u.relative.median);
+                matrix[i][j] = Some(u.headline_relative);
+                matrix[j][i] = Some(-u.headline_relative);
             }
             if let Some(l) = &r.legacy {
                 legacy_matrix[i][j] = Some(l.overall.relative);
@@ -557,16 +775,7 @@ pub fn report(settings: &Settings, contenders: &[Contender], pairs: &[PairInput]
         }
     }
     let sanity = settings.sanity.then(|| {
-        let r = reports.first();
-        let median = r.and_then(|r| Some(r.unbiased.as_ref()?.relative.median));
-        let legacy = r.and_then(|r| r.legacy.as_ref());
-        Sanity {
-            median_relative: median,
-            even: median.map(|m| m.abs() <= EVEN),
-            legacy_a_win: legacy.map(|l| l.overall.rates.a_win),
-            legacy_b_win: legacy.map(|l| l.overall.rates.b_win),
-            legacy_relative: legacy.map(|l| l.overall.relative),
-        }
+        sanity_of(pairs.first().zip(reports.first()))
     });
     let bias = audit(pairs, &reports);
     Report {
@@ -713,6 +922,90 @@ mod tests {
         assert_eq!((b.legacy_length_decided, b.legacy_longer_wins), (1, Some(1.0)));
         assert_eq!(b.legacy_first_wins, Some(0.5));
         assert!(r.sanity.is_none());
+    }
+
+    /// Questions whose verdict in each of `trials` trials is A with
+    /// probability `p_a`, B with `p_b`, a tie otherwise (seeded).
+    fn drawn(n: i64, trials: u32, p_a: f64, p_b: f64, seed: u64) -> PairInput {
+        let mut rng = fastrand::Rng::with_seed(seed);
+        let one = |o: Outcome| {
+            let (a, b) = match o {
+                Outcome::A => ([4; 4], [3; 4]),
+                Outcome::B => ([3; 4], [4; 4]),
+                Outcome::Tie => ([3; 4], [3; 4]),
+            };
+            vec![j(Order::AFirst, 0, a, b), j(Order::BFirst, 0, a, b)]
+        };
+        let questions = (1..=n)
+            .map(|id| QuestionInput {
+                id,
+                trials: (0..trials)
+                    .map(|t| {
+                        let x = rng.f64();
+                        (t, one(if x < p_a { Outcome::A } else if x < p_a + p_b { Outcome::B } else { Outcome::Tie }))
+                    })
+                    .collect(),
+                ..Default::default()
+            })
+            .collect();
+        PairInput { a: 1, b: 2, questions }
+    }
+
+    /// Issue #21: one consistent summary per pair. The headline is the
+    /// median trial's rates: they add up to 1, the relative win rate is
+    /// A − B, every interval contains its estimate, and with an odd number
+    /// of trials the headline relative equals the box plot's median.
+    #[test]
+    fn the_headline_is_one_trial_and_every_interval_holds_its_estimate() {
+        for (n, trials, seed) in [(9, 5, 1), (40, 25, 2), (12, 4, 3), (3, 1, 4)] {
+            let settings = Settings { trials, ..Settings::default() };
+            let r = report(&settings, &[], &[drawn(n, trials, 0.35, 0.3, seed)]);
+            let u = r.pairs[0].unbiased.as_ref().unwrap();
+            let h = u.headline;
+            assert!((h.a_win + h.tie + h.b_win - 1.0).abs() < 1e-12);
+            assert!((u.headline_relative - (h.a_win - h.b_win)).abs() < 1e-12);
+            assert_eq!(u.trials[u.median_trial as usize], h, "the headline is a trial's rates");
+            for (v, (lo, hi)) in
+                [(h.a_win, u.a_win_ci), (h.tie, u.tie_ci), (h.b_win, u.b_win_ci), (u.headline_relative, u.relative_ci)]
+            {
+                assert!(lo <= v && v <= hi, "{v} outside [{lo}, {hi}] (n = {n}, trials = {trials})");
+            }
+            if trials % 2 == 1 {
+                assert!((u.headline_relative - u.relative.median).abs() < 1e-12);
+            }
+            assert_eq!(r.matrix.len(), 0, "no contenders named");
+        }
+    }
+
+    /// Issue #21: "biased" only when the interval of the median relative
+    /// win rate (over trials; bootstrap over questions) excludes the ±0.05
+    /// band, "even" when it lies inside, otherwise inconclusive with the
+    /// number of questions that would decide.
+    #[test]
+    fn the_sanity_verdict_weighs_the_interval_not_the_point() {
+        let settings = Settings { sanity: true, trials: 5, ..Settings::default() };
+        let check = |pair: PairInput| report(&settings, &[], &[pair]).sanity.unwrap();
+        // 9 questions, a fair coin: the point may leave ±0.05, the interval cannot exclude it.
+        let small = check(drawn(9, 5, 0.4, 0.4, 7));
+        assert_eq!(small.verdict, Some(SanityVerdict::Inconclusive), "{}", small.sentence());
+        assert_eq!(small.even, None);
+        let needed = small.questions_needed.expect("a number of questions to aim for");
+        assert!(needed > 9, "{needed}");
+        assert!(small.sentence().contains("n = 9 questions") && small.sentence().contains("too few to tell"));
+        // 2,000 fair questions: the interval is inside ±0.05.
+        let large = check(drawn(2000, 5, 0.4, 0.4, 8));
+        assert_eq!(large.verdict, Some(SanityVerdict::Even), "{}", large.sentence());
+        let (lo, hi) = large.interval.unwrap();
+        assert!(lo <= large.median_relative.unwrap() && large.median_relative.unwrap() <= hi);
+        assert!(hi - lo < 0.06, "{lo} {hi}");
+        // 300 questions, the first run favoured 55% to 25%: biased.
+        let biased = check(drawn(300, 5, 0.55, 0.25, 9));
+        assert_eq!(biased.verdict, Some(SanityVerdict::Biased), "{}", biased.sentence());
+        assert_eq!(biased.even, Some(false));
+        assert!(biased.interval.unwrap().0 > EVEN);
+        println!("small: {}\nlarge: {}\nbiased: {}", small.sentence(), large.sentence(), biased.sentence());
+        assert_eq!(signed(-0.0001), "0.000");
+        assert_eq!(signed(0.0375), "+0.038");
     }
 
     #[test]

@@ -18,19 +18,30 @@ pub fn request(question: &str, a: &str, b: &str, sample: u32) -> ChatRequest {
     super::scoring::pair_request(PURPOSE, PROMPT, question, a, b, sample, 600)
 }
 
+/// The answer a reply names as the winner of `key`. A reply that names
+/// neither answer, or both ("Both", "tie", "Answer 1 and Answer 2", an
+/// empty string) is unreadable under a protocol without ties: the item
+/// fails rather than counting as a win for Answer 1 — forcing it to the
+/// first answer would add exactly the position bias the paper measures.
 fn winner(v: &Value, key: &str) -> Result<Outcome, String> {
     let w = v[key]["Winner"].as_str().or_else(|| v[key].as_str()).ok_or_else(|| format!("no winner for {key}"))?;
-    let w = w.to_lowercase();
-    Ok(if w.contains('1') {
-        Outcome::A
-    } else if w.contains('2') {
-        Outcome::B
-    } else {
-        Outcome::Tie
-    })
+    let lower = w.to_lowercase();
+    let words: Vec<&str> = lower.split(|c: char| !c.is_alphanumeric()).filter(|t| !t.is_empty()).collect();
+    let has = |names: &[&str]| words.iter().any(|t| names.contains(t));
+    // The digit decides when there is one ("Answer 2 is the better one");
+    // the words only when no digit is given ("the first answer").
+    let (one, two) = match (has(&["1"]), has(&["2"])) {
+        (false, false) => (has(&["one", "first"]), has(&["two", "second"])),
+        digits => digits,
+    };
+    match (one, two) {
+        (true, false) => Ok(Outcome::A),
+        (false, true) => Ok(Outcome::B),
+        _ => Err(format!("unreadable verdict: the winner for {key} is {w:?}, not Answer 1 or Answer 2")),
+    }
 }
 
-/// The winners in a reply, forced as the protocol has no ties.
+/// The winners in a reply (the protocol has no ties; see [`winner`]).
 pub fn parse(reply: &str) -> Result<LegacyJudgment, String> {
     let v = crate::tasks::json_object(reply, "verdict")?;
     let aspects = [winner(&v, LEGACY_ASPECTS[0])?, winner(&v, LEGACY_ASPECTS[1])?, winner(&v, LEGACY_ASPECTS[2])?];
@@ -58,13 +69,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn winners_are_read_and_a_tie_is_forced_to_the_first_answer() {
-        let reply = r#"{"Comprehensiveness": {"Winner": "Answer 2", "Explanation": "."},
-            "Diversity": {"Winner": "Answer 1", "Explanation": "."}, "Empowerment": {"Winner": "Both", "Explanation": "."},
-            "Overall Winner": {"Winner": "Answer 2", "Explanation": "."}}"#;
-        let j = parse(reply).unwrap();
+    fn winners_are_read_and_an_unreadable_winner_fails_the_item() {
+        let reply = |empowerment: &str| {
+            format!(
+                r#"{{"Comprehensiveness": {{"Winner": "Answer 2", "Explanation": "."}},
+            "Diversity": {{"Winner": "answer one", "Explanation": "."}}, "Empowerment": {{"Winner": "{empowerment}", "Explanation": "."}},
+            "Overall Winner": "Answer 2"}}"#
+            )
+        };
+        let j = parse(&reply("Answer 1")).unwrap();
         assert_eq!(j.aspects, [Outcome::B, Outcome::A, Outcome::A]);
+        assert_eq!(parse(&reply("Answer 2 is the better one")).unwrap().aspects[2], Outcome::B);
         assert_eq!(j.overall, Outcome::B);
+        // Not a win for Answer 1: a failed judgment, with the reply's words.
+        for unreadable in ["Both", "", "Tie", "Answer 1 and Answer 2", "neither"] {
+            let e = parse(&reply(unreadable)).unwrap_err();
+            assert!(e.contains("unreadable verdict") && e.contains("Empowerment"), "{unreadable}: {e}");
+        }
         assert!(parse(r#"{"Diversity": {}}"#).unwrap_err().contains("no winner for Comprehensiveness"));
     }
 

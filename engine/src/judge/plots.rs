@@ -52,7 +52,7 @@ pub fn box_plots_svg(title: &str, subtitle: &str, pairs: &[PairReport]) -> Strin
             let _ =
                 root.draw(&Text::new(format!("{} vs {}", cut(&p.a_name, 16), cut(&p.b_name, 16)), (x0, y0), font(13)));
             let _ = root.draw(&Text::new(
-                format!("{} trials, median relative {:+.2}", u.trials.len(), u.relative.median),
+                format!("{} trials, median relative {}", u.trials.len(), super::eval::signed_to(u.relative.median, 2)),
                 (x0, y0 + 17),
                 font(11),
             ));
@@ -136,7 +136,7 @@ pub fn heatmap_svg(title: &str, subtitle: &str, contenders: &[Contender], matrix
                 let fill = value.map_or(RGBColor(0xf4, 0xf4, 0xf4), diverging);
                 let _ = root.draw(&Rectangle::new([(x, y), (x + cell - 2, y + cell - 2)], fill.filled()));
                 let text = match value {
-                    Some(v) => format!("{v:+.2}"),
+                    Some(v) => super::eval::signed_to(v, 2),
                     None if i == j => "—".to_string(),
                     None => String::new(),
                 };
@@ -212,6 +212,10 @@ mod tests {
                 tie: b(0.1),
                 b_win: b(0.3),
                 relative: b(0.3),
+                median_trial: 0,
+                headline: crate::judge::Rates { a_win: 0.6, tie: 0.1, b_win: 0.3 },
+                headline_relative: 0.3,
+                relative_ci: (0.2, 0.4),
                 a_win_ci: (0.5, 0.7),
                 tie_ci: (0.0, 0.2),
                 b_win_ci: (0.2, 0.4),

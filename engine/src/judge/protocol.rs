@@ -5,20 +5,23 @@
 
 use serde_json::json;
 
+use super::scoring::JudgePrompt;
 use super::{legacy, scoring, verdict, Judgment, Order};
 use crate::jobs::{ItemOutcome, WorkItem};
 use crate::llm::{CallContext, Gateway};
 use crate::rag::Meter;
 
-/// The payload of a judging item (both orders judged).
+/// The payload of a judging item (both orders judged, the paper's prompt).
 pub fn payload(question: &str, a: &str, b: &str, trial: u32, repeats: u32) -> serde_json::Value {
-    unbiased_payload(question, a, b, trial, repeats, true)
+    unbiased_payload(JudgePrompt::Paper, question, a, b, trial, repeats, true)
 }
 
-/// The payload of an unbiased judging item; without `exchange` only the
-/// A-first order is judged (position exchange switched off, to show what
-/// it removes).
+/// The payload of an unbiased judging item with its scoring prompt; without
+/// `exchange` only the A-first order is judged (position exchange switched
+/// off, to show what it removes). Items stored without a prompt were
+/// planned before the choice existed ([`JudgePrompt::before_choice`]).
 pub fn unbiased_payload(
+    prompt: JudgePrompt,
     question: &str,
     a: &str,
     b: &str,
@@ -26,7 +29,10 @@ pub fn unbiased_payload(
     repeats: u32,
     exchange: bool,
 ) -> serde_json::Value {
-    json!({ "question": question, "a": a, "b": b, "trial": trial, "repeats": repeats, "exchange": exchange })
+    json!({
+        "question": question, "a": a, "b": b, "trial": trial, "repeats": repeats, "exchange": exchange,
+        "prompt": prompt.name(),
+    })
 }
 
 fn fields(item: &WorkItem) -> (&str, &str, &str, u32, u32) {
@@ -41,6 +47,10 @@ pub async fn run_unbiased_item(gateway: &Gateway, job_id: i64, item: WorkItem) -
     let (question, a, b, trial, repeats) = fields(&item);
     let orders: &[Order] =
         if item.payload["exchange"] == json!(false) { &[Order::AFirst] } else { &[Order::AFirst, Order::BFirst] };
+    let prompt = item.payload["prompt"]
+        .as_str()
+        .map_or(Ok(JudgePrompt::before_choice()), JudgePrompt::parse)
+        .unwrap_or(JudgePrompt::Paper);
     let ctx = CallContext { job_id: Some(job_id), item: Some(item.key.clone()), prompt_hash: None };
     let mut meter = Meter::default();
     let mut judgments: Vec<Judgment> = Vec::new();
@@ -51,8 +61,8 @@ pub async fn run_unbiased_item(gateway: &Gateway, job_id: i64, item: WorkItem) -
             // Each draw its own sample, the order included: between identical
             // answers (a method against itself) AB and BA are the same text.
             let draw = (trial * repeats + repeat) * 2 + u32::from(order == Order::BFirst);
-            let req = scoring::request(question, first, second, draw);
-            let judged = match meter.chat(gateway, &ctx, scoring::PROMPT, &req).await {
+            let req = scoring::request_with(prompt, question, first, second, draw);
+            let judged = match meter.chat(gateway, &ctx, prompt.text(), &req).await {
                 Ok(reply) => scoring::parse(&reply, order, repeat),
                 Err(e) => Err(e),
             };
@@ -160,5 +170,55 @@ pub async fn run_align_item(
             cost_usd: m.cost_usd,
         },
         Err(error) => ItemOutcome::Failed { error, tokens, cost_usd: m.cost_usd },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::llm::offline::OfflineProvider;
+    use crate::llm::{MemoryStore, PriceTable};
+
+    /// Seed 000 §IV-C asks the LLM "to give a score to an answer in each
+    /// evaluation aspect" with "detailed text instructions" (Table I): the
+    /// paper's prompt is the rubric alone, and it is the default. The
+    /// content-only variant is a choice, and items say which one they ran.
+    #[tokio::test]
+    async fn the_paper_prompt_is_the_default_and_items_run_the_prompt_they_name() {
+        assert_eq!(super::super::eval::Settings::default().judge_prompt, JudgePrompt::Paper);
+        assert!(!scoring::PROMPT.contains("not merits"));
+        assert!(scoring::PROMPT_CONTENT_ONLY.contains("their order and their length are not merits"));
+        assert_eq!(
+            scoring::PROMPT_CONTENT_ONLY.replace(
+                " Judge only the answers' content; their order and their length are not merits in themselves.",
+                ""
+            ),
+            scoring::PROMPT,
+            "the variant differs by that one sentence"
+        );
+        // Settings stored before the choice existed ran the content-only prompt.
+        let old: super::super::eval::Settings = serde_json::from_str(r#"{"trials": 3}"#).unwrap();
+        assert_eq!(old.judge_prompt, JudgePrompt::ContentOnly);
+
+        let store = Arc::new(MemoryStore::default());
+        let gw = Gateway::new(Arc::new(OfflineProvider::default()), store.clone(), PriceTable::default());
+        let (q, a, b) = ("Who mended the nets?", "Ada Pell mended them in 1790.", "Someone did.");
+        let mut plain = unbiased_payload(JudgePrompt::Paper, q, a, b, 0, 2, true);
+        plain.as_object_mut().unwrap().remove("prompt");
+        for (payload, want) in [
+            (unbiased_payload(JudgePrompt::Paper, q, a, b, 0, 2, true), JudgePrompt::Paper),
+            (unbiased_payload(JudgePrompt::ContentOnly, q, a, b, 0, 2, true), JudgePrompt::ContentOnly),
+            (plain, JudgePrompt::ContentOnly),
+        ] {
+            let before = store.log().len();
+            let out = run_unbiased_item(&gw, 1, WorkItem { key: "u-1-2-3-000".into(), payload }).await;
+            assert!(matches!(out, ItemOutcome::Done { .. }), "{out:?}");
+            let calls = &store.log()[before..];
+            assert_eq!(calls.len(), 4, "2 orders × 2 repeats");
+            assert!(calls.iter().all(|c| c.context.prompt_hash.as_deref() == Some(want.hash().as_str())), "{want:?}");
+        }
+        assert_ne!(JudgePrompt::Paper.hash(), JudgePrompt::ContentOnly.hash());
     }
 }

@@ -4,11 +4,72 @@
 //! one order of a pair; `sample` tells repeats and trials apart so the cache
 //! keeps them as independent draws.
 
+use serde::{Deserialize, Serialize};
+
 use super::{Judgment, Order, ASPECTS};
 use crate::llm::{ChatRequest, Message};
 
 pub const PURPOSE: &str = "judge_scores";
+/// The paper's procedure (seed 000 §IV-C, "we ask the LLM to give a score
+/// to an answer in each evaluation aspect and provide detailed text
+/// instructions to the LLM for scoring", Table I's rubric): the rubric and
+/// nothing else.
 pub const PROMPT: &str = include_str!("../../prompts/judge_scores.txt");
+/// The same rubric plus one sentence the paper does not have: "Judge only
+/// the answers' content; their order and their length are not merits in
+/// themselves." It may lower position and length bias by instruction; the
+/// protocol's own measures (exchange, alignment, trials) are what the paper
+/// evaluates, so this is a named variant, never the default.
+pub const PROMPT_CONTENT_ONLY: &str = include_str!("../../prompts/judge_scores_content_only.txt");
+
+/// Which scoring prompt an evaluation uses (recorded with it; the report
+/// names it and its hash).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum JudgePrompt {
+    /// Seed 000's prompt: the 0–5 rubric per aspect ([`PROMPT`]). Default.
+    #[default]
+    Paper,
+    /// The rubric plus "order and length are not merits" ([`PROMPT_CONTENT_ONLY`]).
+    ContentOnly,
+}
+
+impl JudgePrompt {
+    pub const ALL: [JudgePrompt; 2] = [JudgePrompt::Paper, JudgePrompt::ContentOnly];
+
+    pub fn parse(s: &str) -> Result<JudgePrompt, String> {
+        match s {
+            "paper" => Ok(JudgePrompt::Paper),
+            "content-only" => Ok(JudgePrompt::ContentOnly),
+            other => Err(format!("the judge prompt must be paper or content-only, not \"{other}\"")),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            JudgePrompt::Paper => "paper",
+            JudgePrompt::ContentOnly => "content-only",
+        }
+    }
+
+    pub fn text(self) -> &'static str {
+        match self {
+            JudgePrompt::Paper => PROMPT,
+            JudgePrompt::ContentOnly => PROMPT_CONTENT_ONLY,
+        }
+    }
+
+    /// SHA-256 of the prompt's text, as every call of the log records it.
+    pub fn hash(self) -> String {
+        crate::tasks::prompt_hash(self.text())
+    }
+
+    /// Evaluations stored before the choice existed ran the content-only
+    /// prompt; their settings read back as such.
+    pub fn before_choice() -> JudgePrompt {
+        JudgePrompt::ContentOnly
+    }
+}
 
 /// A judging request of either protocol: the question and two answers as
 /// Answer 1 and Answer 2 ([`parts`] reads them back). Repeats and trials are
@@ -32,9 +93,15 @@ pub fn pair_request(
     req
 }
 
-/// The request judging `first` and `second` (as Answer 1 and Answer 2).
+/// The request judging `first` and `second` (as Answer 1 and Answer 2)
+/// with the paper's prompt.
 pub fn request(question: &str, first: &str, second: &str, sample: u32) -> ChatRequest {
-    pair_request(PURPOSE, PROMPT, question, first, second, sample, 400)
+    request_with(JudgePrompt::Paper, question, first, second, sample)
+}
+
+/// The request judging `first` and `second` with the chosen prompt.
+pub fn request_with(prompt: JudgePrompt, question: &str, first: &str, second: &str, sample: u32) -> ChatRequest {
+    pair_request(PURPOSE, prompt.text(), question, first, second, sample, 400)
 }
 
 /// The scores in a reply, mapped back to A and B by the order they were

@@ -5,6 +5,13 @@
 //! **main effects**: each level of each factor pooled over the other, with
 //! its CS minus the first level's (the seed's "Distant (pooled) … −.077"),
 //! and the effect size Δ of each factor (largest minus smallest pooled CS).
+//!
+//! A pooled level is the **unweighted mean of its cell means** (n is the
+//! cells' sum). That is how Table 4's own numbers come out: "Distant
+//! (pooled) – 483 .201 .578" is (.237 + .164) / 2 = .2005 (weighted by n it
+//! would be .204), and "complexity shows a weak effect (Δ=0.018)" is
+//! (.672 + .578) / 2 − (.637 + .578) / 2 = .0175 (weighted: .023). The test
+//! `table_4_of_seed_004_from_its_cells` pins this.
 
 use serde::{Deserialize, Serialize};
 
@@ -59,6 +66,24 @@ fn group(lv: Option<&str>, qc: Option<&str>, obs: &[&Observation]) -> Option<Gro
     })
 }
 
+/// A level pooled over the other factor: the unweighted mean of its cells'
+/// MAP (over the cells that have one) and CS, n summed (see the module).
+fn pooled<'a>(lv: Option<&str>, qc: Option<&str>, cells: impl Iterator<Item = &'a Group>) -> Option<Group> {
+    let cells: Vec<&Group> = cells.collect();
+    if cells.is_empty() {
+        return None;
+    }
+    let maps: Vec<f64> = cells.iter().filter_map(|c| c.map).collect();
+    Some(Group {
+        lv: lv.map(str::to_string),
+        qc: qc.map(str::to_string),
+        n: cells.iter().map(|c| c.n).sum(),
+        map: (!maps.is_empty()).then(|| maps.iter().sum::<f64>() / maps.len() as f64),
+        cs: cells.iter().map(|c| c.cs).sum::<f64>() / cells.len() as f64,
+        gap: None,
+    })
+}
+
 /// Levels in the order given (the hierarchy's), then any others by name.
 fn levels<'a>(seen: impl Iterator<Item = &'a str>, order: &[String]) -> Vec<String> {
     let mut rest: Vec<String> = seen.map(str::to_string).collect();
@@ -102,8 +127,11 @@ pub fn table(obs: &[Observation], lv_order: &[String], qc_order: &[String]) -> F
             qcs.iter().filter_map(|qc| group(Some(lv), Some(qc), &select(Some(lv), Some(qc)))).collect();
         cells.extend(with_gaps(row));
     }
-    let lv_pooled = with_gaps(lvs.iter().filter_map(|lv| group(Some(lv), None, &select(Some(lv), None))).collect());
-    let qc_pooled = with_gaps(qcs.iter().filter_map(|qc| group(None, Some(qc), &select(None, Some(qc)))).collect());
+    let cell = |lv: &str, qc: &str| cells.iter().find(|c| c.lv.as_deref() == Some(lv) && c.qc.as_deref() == Some(qc));
+    let lv_pooled =
+        with_gaps(lvs.iter().filter_map(|lv| pooled(Some(lv), None, qcs.iter().filter_map(|qc| cell(lv, qc)))).collect());
+    let qc_pooled =
+        with_gaps(qcs.iter().filter_map(|qc| pooled(None, Some(qc), lvs.iter().filter_map(|lv| cell(lv, qc)))).collect());
     Factorial { lv_effect: effect(&lv_pooled), qc_effect: effect(&qc_pooled), cells, lv_pooled, qc_pooled }
 }
 
@@ -143,18 +171,54 @@ mod tests {
         assert_eq!(t.cells[1].map, None, "no AP in that cell");
         assert!(close(t.cells[3].gap.unwrap(), 0.0));
         assert!(close(t.cells[3].map.unwrap(), 0.2));
-        // Pooled: similar (0.6+0.7+0.7)/3, distant 0.5.
+        // Pooled = mean of cell means: similar (0.65 + 0.7) / 2, distant 0.5.
         assert_eq!(t.lv_pooled[0].n, 3);
-        assert!(close(t.lv_pooled[0].cs, 2.0 / 3.0));
-        assert!(close(t.lv_pooled[1].gap.unwrap(), 0.5 - 2.0 / 3.0));
-        assert!(close(t.lv_pooled[0].map.unwrap(), 0.6));
-        // QC pooled: simple (0.6+0.7+0.5)/3 = 0.6, complex (0.7+0.5+0.5)/3.
-        assert!(close(t.qc_pooled[0].cs, 0.6));
-        assert!(close(t.qc_effect.unwrap(), (0.6f64 - 1.7 / 3.0).abs()));
-        assert!(close(t.lv_effect.unwrap(), 2.0 / 3.0 - 0.5));
+        assert!(close(t.lv_pooled[0].cs, 0.675));
+        assert!(close(t.lv_pooled[1].gap.unwrap(), 0.5 - 0.675));
+        assert!(close(t.lv_pooled[0].map.unwrap(), 0.6), "only the simple cell has a MAP");
+        // QC pooled: simple (0.65 + 0.5) / 2, complex (0.7 + 0.5) / 2.
+        assert!(close(t.qc_pooled[0].cs, 0.575));
+        assert!(close(t.qc_effect.unwrap(), 0.025));
+        assert!(close(t.lv_effect.unwrap(), 0.175));
         // An order naming no level falls back to names.
         let t = table(&data, &[], &[]);
         assert_eq!(t.lv_pooled[0].lv.as_deref(), Some("distant"));
         assert!(table(&[], &[], &[]).lv_effect.is_none());
+    }
+
+    /// Seed 004, Table 4 ("RQ3: LV×QC interaction"), rebuilt from its four
+    /// cells (n, MAP, CS): the pooled rows and both Δ must come out as the
+    /// paper prints them, to its three decimals (tolerance 5e-4 + 1e-9: the
+    /// paper's cells are themselves rounded).
+    #[test]
+    fn table_4_of_seed_004_from_its_cells() {
+        let cells = [
+            ("Similar", "Simple", 252, 0.547, 0.637),
+            ("Similar", "Complex", 265, 0.566, 0.672),
+            ("Distant", "Simple", 265, 0.237, 0.578),
+            ("Distant", "Complex", 218, 0.164, 0.578),
+        ];
+        let data: Vec<Observation> = cells
+            .iter()
+            .flat_map(|(lv, qc, n, map, cs)| (0..*n).map(move |_| obs(lv, qc, Some(*map), *cs)))
+            .collect();
+        let order = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let t = table(&data, &order(&["Similar", "Distant"]), &order(&["Simple", "Complex"]));
+        let near = |a: f64, paper: f64| (a - paper).abs() <= 5e-4 + 1e-9;
+        // Gaps: "+.035" and "+.000".
+        assert!(near(t.cells[1].gap.unwrap(), 0.035) && near(t.cells[3].gap.unwrap(), 0.0));
+        // "Similar (pooled) – 517 .557 .655" and "Distant (pooled) – 483 .201 .578 –.077".
+        let (sim, dis) = (&t.lv_pooled[0], &t.lv_pooled[1]);
+        assert_eq!((sim.n, dis.n), (517, 483));
+        assert!(near(sim.map.unwrap(), 0.557) && near(sim.cs, 0.655), "{sim:?}");
+        assert!(near(dis.map.unwrap(), 0.201) && near(dis.cs, 0.578), "{dis:?}");
+        assert!(near(dis.gap.unwrap(), -0.077));
+        // "LV shows a strong main effect (Δ=0.076 …), while complexity shows
+        // a weak effect (Δ=0.018)" — .0765 and .0175 before rounding.
+        assert!(near(t.lv_effect.unwrap(), 0.076) && near(t.lv_effect.unwrap(), 0.077));
+        assert!(near(t.qc_effect.unwrap(), 0.018), "{:?}", t.qc_effect);
+        // Weighted by n the distant MAP would be .204 and QC Δ .023: not the paper's.
+        let weighted = (265.0 * 0.237 + 218.0 * 0.164) / 483.0;
+        assert!(!near(weighted, 0.201));
     }
 }

@@ -12,7 +12,101 @@ pub mod granularity;
 pub mod score;
 pub mod text;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+
+use serde::{Deserialize, Serialize};
+
+/// What a retrieved chunk must match to count as relevant.
+///
+/// Seed 004 judges retrieval against each question's source **document**:
+/// "Each question includes a DataMorgana-generated reference answer and
+/// source document ID to evaluate retrieval and generation quality", and
+/// "MAP …, nDCG@10, and Recall@10 measure whether ground-truth documents
+/// appear in top-10 results". So that is the default. `passage` counts a chunk that overlaps the source chunk's span
+/// (a neighbour cut with overlap carries the same passage); `chunk` counts
+/// only the source chunk itself (stricter than the paper; Assay's only
+/// unit before issue #21).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RelevanceUnit {
+    #[default]
+    Document,
+    Passage,
+    Chunk,
+}
+
+impl RelevanceUnit {
+    pub fn parse(s: &str) -> Result<RelevanceUnit, String> {
+        match s {
+            "document" => Ok(RelevanceUnit::Document),
+            "passage" => Ok(RelevanceUnit::Passage),
+            "chunk" => Ok(RelevanceUnit::Chunk),
+            other => Err(format!("the relevance unit must be document, passage or chunk, not \"{other}\"")),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            RelevanceUnit::Document => "document",
+            RelevanceUnit::Passage => "passage",
+            RelevanceUnit::Chunk => "chunk",
+        }
+    }
+}
+
+/// Where a chunk lies: its document and its byte span there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    pub document: i64,
+    pub start: i64,
+    pub end: i64,
+}
+
+/// A ranking of chunk ids and the relevant chunk ids, restated at `unit`
+/// for [`average_precision`], [`ndcg_at`] and [`recall_at`]:
+/// - chunk: as given;
+/// - document: every chunk becomes its document; the relevant documents
+///   are those of the relevant chunks (a second chunk of a found document
+///   is a miss at its rank, as the metrics count each id once);
+/// - passage: a retrieved chunk overlapping a relevant chunk's span in the
+///   same document becomes that relevant chunk (each found once).
+///
+/// Chunks without a known span keep an id no relevant unit has.
+pub fn at_unit(
+    unit: RelevanceUnit,
+    ranked: &[i64],
+    relevant: &[i64],
+    spans: &HashMap<i64, Span>,
+) -> (Vec<i64>, HashSet<i64>) {
+    let unknown = |i: usize| -(i as i64) - 1;
+    match unit {
+        RelevanceUnit::Chunk => (ranked.to_vec(), relevant.iter().copied().collect()),
+        RelevanceUnit::Document => {
+            let docs: HashSet<i64> = relevant.iter().filter_map(|c| spans.get(c).map(|s| s.document)).collect();
+            let ranked =
+                ranked.iter().enumerate().map(|(i, c)| spans.get(c).map_or(unknown(i), |s| s.document)).collect();
+            (ranked, docs)
+        }
+        RelevanceUnit::Passage => {
+            let sources: Vec<(i64, Span)> = relevant.iter().filter_map(|c| Some((*c, *spans.get(c)?))).collect();
+            let ranked = ranked
+                .iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    if relevant.contains(c) {
+                        return *c;
+                    }
+                    let Some(s) = spans.get(c) else { return unknown(i) };
+                    sources
+                        .iter()
+                        .find(|(_, r)| r.document == s.document && s.start < r.end && r.start < s.end)
+                        .map_or(*c, |(id, _)| *id)
+                })
+                .collect();
+            (ranked, relevant.iter().copied().collect())
+        }
+    }
+}
 
 /// Average precision of one ranked retrieval against the relevant ids, as
 /// trec_eval's `map` counts it: the mean, over **all** relevant ids, of the
@@ -91,6 +185,39 @@ mod tests {
 
     fn relevant() -> HashSet<i64> {
         [3, 7, 11, 40].into_iter().collect()
+    }
+
+    /// A hand-made corpus: document 10 cut into chunks 1 [0,100), 2
+    /// [80,180), 3 [160,260) (20 bytes of overlap), document 20 into chunks
+    /// 4 [0,100) and 5 [80,180). The question came from chunk 3; the
+    /// ranking is 4, 1, 2, 5, 3.
+    #[test]
+    fn relevance_at_the_document_passage_and_chunk_units() {
+        let spans: HashMap<i64, Span> = [(1, 10, 0, 100), (2, 10, 80, 180), (3, 10, 160, 260), (4, 20, 0, 100), (5, 20, 80, 180)]
+            .into_iter()
+            .map(|(id, document, start, end)| (id, Span { document, start, end }))
+            .collect();
+        let ranked = [4, 1, 2, 5, 3];
+        let ap = |unit| {
+            let (r, rel) = at_unit(unit, &ranked, &[3], &spans);
+            (average_precision(&r, &rel), recall_at(&r, &rel, 2), ndcg_at(&r, &rel, 10))
+        };
+        // Chunk: only chunk 3, at rank 5.
+        assert_eq!(ap(RelevanceUnit::Chunk), (0.2, 0.0, 1.0 / 6f64.log2()));
+        // Passage: chunk 2 overlaps chunk 3's span (160–180): a hit at rank 3;
+        // chunk 1 does not overlap it; chunk 3 itself later is the same passage.
+        let (r, rel) = at_unit(RelevanceUnit::Passage, &ranked, &[3], &spans);
+        assert_eq!((r, rel), (vec![4, 1, 3, 5, 3], HashSet::from([3])));
+        assert_eq!(ap(RelevanceUnit::Passage), (1.0 / 3.0, 0.0, 1.0 / 4f64.log2()));
+        // Document: chunk 1 is of the source document: a hit at rank 2.
+        let (r, rel) = at_unit(RelevanceUnit::Document, &ranked, &[3], &spans);
+        assert_eq!((r, rel), (vec![20, 10, 10, 20, 10], HashSet::from([10])));
+        assert_eq!(ap(RelevanceUnit::Document), (0.5, 1.0, 1.0 / 3f64.log2()));
+        // A chunk of unknown span never matches.
+        let (r, _) = at_unit(RelevanceUnit::Document, &[99], &[3], &spans);
+        assert!(r[0] < 0);
+        assert_eq!(RelevanceUnit::default(), RelevanceUnit::Document);
+        assert_eq!(RelevanceUnit::parse("passage"), Ok(RelevanceUnit::Passage));
     }
 
     #[test]

@@ -120,6 +120,11 @@ pub fn bleu_stats(hypothesis: &str, reference: &str) -> BleuStats {
 
 /// BLEU from statistics (sacrebleu's `compute_bleu` with `exp` smoothing).
 pub fn bleu_from(s: &BleuStats, effective_order: bool) -> f64 {
+    // sacrebleu 2.x: "Early stop if there are no matches (#141)" — with no
+    // matching n-gram of any order the score is 0, not a smoothed value.
+    if s.correct.iter().all(|c| *c == 0) {
+        return 0.0;
+    }
     let mut precisions = [0.0f64; 4];
     let mut smooth = 1.0;
     let mut order = 4;
@@ -229,6 +234,22 @@ mod tests {
         assert_eq!(tokenize_13a("1849-1911 well-known"), ["1849", "-", "1911", "well-known"]);
         assert!(tokenize_13a("  ").is_empty());
         assert_eq!(sentence_bleu("", "a reference"), 0.0);
+    }
+
+    /// sacrebleu 2.5.1 returns 0 when no n-gram of any order matches (its
+    /// "early stop if there are no matches", #141) and smooths otherwise;
+    /// values from `sacrebleu.sentence_bleu(h, [r]).score`.
+    #[test]
+    fn sentence_bleu_without_a_matching_token_is_zero_as_sacrebleu() {
+        for (h, r, want) in [
+            ("blue green", "red yellow orange", 0.0),
+            ("Nobody knows.", "The wardens met every September in Saltmere.", 5.197112497172873),
+            ("Saltmere", "The wardens met in Saltmere.", 0.673794699908547),
+        ] {
+            let got = sentence_bleu(h, r);
+            assert!((got - want).abs() < 1e-9, "{h}: {got} vs {want}");
+        }
+        assert_eq!(corpus_bleu([("blue green", "red yellow orange")]), 0.0);
         assert_eq!(rouge1("", "").f1, 0.0);
     }
 }

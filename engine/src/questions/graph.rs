@@ -34,10 +34,20 @@ pub const NODE_PROMPT: &str = include_str!("../../prompts/question_node.txt");
 pub const EDGE_PROMPT: &str = include_str!("../../prompts/question_edge.txt");
 pub const SUBGRAPH_PROMPT: &str = include_str!("../../prompts/question_subgraph.txt");
 
-/// Source chunks given with a node or edge question, at most.
+/// Source chunks given with a node or edge question, at most: drawn at
+/// random (seeded) from all of the entity's or relation's source chunks, so
+/// a character present throughout a novel is asked about from across it,
+/// not from its opening pages (the early-document skew the paper blames on
+/// the summary baseline). Three chunks of the default 1,200 tokens keep the
+/// prompt within about 4,000 tokens.
 pub const CHUNKS_PER_ITEM: usize = 3;
-/// Chunks summarised for a subgraph question, at most.
-pub const CHUNKS_PER_SUBGRAPH: usize = 30;
+/// Seed 000 §III-A: "we will first generate summaries of the text chunks
+/// corresponding to all entities and relations within the subgraph". Every
+/// chunk is summarised; when their summaries exceed this many words they
+/// are summarised again in batches (map–reduce) until they fit.
+pub const SUMMARY_BUDGET_WORDS: usize = 1_500;
+/// The most words of summaries one reduce step summarises at once.
+const REDUCE_BATCH_WORDS: usize = 600;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -92,7 +102,39 @@ pub struct Plan {
     /// The walk's path (subgraph level only).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub walk: Vec<String>,
+    /// Every chunk the structure was extracted from, in corpus order.
     pub source_chunk_ids: Vec<i64>,
+    /// The chunks given to the LLM with the question: for a node or edge
+    /// [`CHUNKS_PER_ITEM`] drawn from all of `source_chunk_ids`; for a
+    /// subgraph all of them (each summarised). Plans made before this was
+    /// recorded have none (their context was the first chunks).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub context_chunk_ids: Vec<i64>,
+}
+
+impl Plan {
+    /// The chunks the question's LLM call is given: `context_chunk_ids`, or
+    /// for plans made before those were recorded, what was given then (the
+    /// first 3 chunks of a node or edge, the first 30 of a subgraph).
+    pub fn given_chunk_ids(&self) -> Vec<i64> {
+        if self.context_chunk_ids.is_empty() {
+            let cap = if self.level == Level::Subgraph { 30 } else { CHUNKS_PER_ITEM };
+            self.source_chunk_ids.iter().copied().take(cap).collect()
+        } else {
+            self.context_chunk_ids.clone()
+        }
+    }
+}
+
+/// [`CHUNKS_PER_ITEM`] of `sources` drawn without replacement by a
+/// generator seeded from the plan's seed and the structure's place, in
+/// corpus order (ids grow with position).
+fn context_of(sources: &[i64], seed: u64, place: u64) -> Vec<i64> {
+    let mut rng = fastrand::Rng::with_seed(seed ^ place.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let mut picked: Vec<i64> =
+        draw(sources.len(), CHUNKS_PER_ITEM.min(sources.len()), None, &mut rng).into_iter().map(|i| sources[i]).collect();
+    picked.sort_unstable();
+    picked
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -138,23 +180,27 @@ pub fn plan(graph: &KnowledgeGraph, s: &GraphQuestionSettings) -> Result<Vec<Pla
     let mut out = Vec::new();
     for i in draw(keys.len(), s.node, s.degree_weighted.then_some(&weights[..]), &mut rng) {
         let node = &graph.nodes[keys[i]];
+        let sources: Vec<i64> = node.source_chunks.iter().copied().collect();
         out.push(Plan {
             level: Level::Node,
             nodes: vec![node.key.clone()],
             edges: vec![],
             walk: vec![],
-            source_chunk_ids: node.source_chunks.iter().copied().collect(),
+            context_chunk_ids: context_of(&sources, s.seed, out.len() as u64),
+            source_chunk_ids: sources,
         });
     }
     let edges: Vec<&(String, String)> = graph.edges.keys().collect();
     for i in draw(edges.len(), s.edge, None, &mut rng) {
         let edge = &graph.edges[edges[i]];
+        let sources: Vec<i64> = edge.source_chunks.iter().copied().collect();
         out.push(Plan {
             level: Level::Edge,
             nodes: vec![edge.source.clone(), edge.target.clone()],
             edges: vec![edges[i].clone()],
             walk: vec![],
-            source_chunk_ids: edge.source_chunks.iter().copied().collect(),
+            context_chunk_ids: context_of(&sources, s.seed, out.len() as u64),
+            source_chunk_ids: sources,
         });
     }
     if s.subgraph > 0 {
@@ -167,12 +213,14 @@ pub fn plan(graph: &KnowledgeGraph, s: &GraphQuestionSettings) -> Result<Vec<Pla
             for e in &walk.edges {
                 chunks.extend(&graph.edges[e].source_chunks);
             }
+            let sources: Vec<i64> = chunks.into_iter().collect();
             out.push(Plan {
                 level: Level::Subgraph,
                 nodes,
                 edges: walk.edges.into_iter().collect(),
                 walk: walk.path,
-                source_chunk_ids: chunks.into_iter().collect(),
+                context_chunk_ids: sources.clone(),
+                source_chunk_ids: sources,
             });
         }
     }
@@ -180,7 +228,7 @@ pub fn plan(graph: &KnowledgeGraph, s: &GraphQuestionSettings) -> Result<Vec<Pla
 }
 
 /// A plan's work item: the structure's names, types and descriptions and
-/// the texts of its source chunks (`chunks`: chunk id → text), capped.
+/// the texts of its context chunks (`chunks`: chunk id → text).
 pub fn payload(graph: &KnowledgeGraph, plan: &Plan, chunks: &HashMap<i64, String>) -> Value {
     let degree: HashMap<String, usize> = graph.by_degree().into_iter().collect();
     let mut nodes: Vec<&String> = plan.nodes.iter().collect();
@@ -191,7 +239,7 @@ pub fn payload(graph: &KnowledgeGraph, plan: &Plan, chunks: &HashMap<i64, String
         json!({ "name": n.name, "type": n.kind, "description": n.descriptions.join(" ") })
     };
     let name = |k: &String| graph.nodes.get(k).map_or(k.clone(), |n| n.name.clone());
-    let cap = if plan.level == Level::Subgraph { CHUNKS_PER_SUBGRAPH } else { CHUNKS_PER_ITEM };
+    let given = plan.given_chunk_ids();
     json!({
         "plan": plan,
         "nodes": nodes.into_iter().map(node).collect::<Vec<_>>(),
@@ -200,7 +248,7 @@ pub fn payload(graph: &KnowledgeGraph, plan: &Plan, chunks: &HashMap<i64, String
             "target": name(b),
             "description": graph.edges.get(&(a.clone(), b.clone())).map(|e| e.descriptions.join(" ")).unwrap_or_default(),
         })).collect::<Vec<_>>(),
-        "chunks": plan.source_chunk_ids.iter().filter_map(|id| chunks.get(id)).take(cap).collect::<Vec<_>>(),
+        "chunks": given.iter().filter_map(|id| chunks.get(id)).collect::<Vec<_>>(),
     })
 }
 
@@ -304,6 +352,34 @@ pub async fn run_item(gateway: &Gateway, job_id: i64, item: WorkItem) -> ItemOut
                 Err(e) => return ItemOutcome::Failed { error: format!("summary: {e}"), tokens, cost_usd: cost },
             }
         }
+        // Map–reduce: summaries over the budget are summarised again in
+        // batches until they fit (each round shrinks them ~10×).
+        for _round in 0..8 {
+            if summaries.iter().map(|s| words(s)).sum::<usize>() <= SUMMARY_BUDGET_WORDS {
+                break;
+            }
+            let mut reduced = Vec::new();
+            for batch in batches(&summaries) {
+                if batch.len() == 1 {
+                    reduced.push(batch[0].clone());
+                    continue;
+                }
+                match gateway.chat(&summarise::request(&batch.join("\n")), &ctx(summarise::PROMPT)).await {
+                    Ok(r) => {
+                        tokens += r.prompt_tokens + r.completion_tokens;
+                        cost += r.cost_usd;
+                        reduced.push(r.text.trim().to_string());
+                    }
+                    Err(e) => {
+                        return ItemOutcome::Failed { error: format!("summary of summaries: {e}"), tokens, cost_usd: cost }
+                    }
+                }
+            }
+            if reduced.len() == summaries.len() {
+                break;
+            }
+            summaries = reduced;
+        }
     }
     let req = request(p, &summaries);
     let template = match level {
@@ -326,6 +402,31 @@ pub async fn run_item(gateway: &Gateway, job_id: i64, item: WorkItem) -> ItemOut
         },
         Err(error) => ItemOutcome::Failed { error, tokens, cost_usd: cost },
     }
+}
+
+fn words(s: &str) -> usize {
+    s.split_whitespace().count()
+}
+
+/// Consecutive summaries grouped into batches of at most
+/// `REDUCE_BATCH_WORDS` words (a longer summary is a batch of its own).
+fn batches(summaries: &[String]) -> Vec<Vec<String>> {
+    let mut out: Vec<Vec<String>> = Vec::new();
+    let mut size = 0;
+    for s in summaries {
+        let n = words(s);
+        match out.last_mut() {
+            Some(b) if size + n <= REDUCE_BATCH_WORDS => {
+                b.push(s.clone());
+                size += n;
+            }
+            _ => {
+                out.push(vec![s.clone()]);
+                size = n;
+            }
+        }
+    }
+    out
 }
 
 fn header<'a>(req: &'a ChatRequest, label: &str) -> Option<&'a str> {
@@ -415,6 +516,84 @@ mod tests {
         let too_many = GraphQuestionSettings { subgraph: 1, min_hops: 50, ..s };
         assert!(matches!(plan(&g, &too_many), Err(PlanError::Walk(WalkError::TooSmall { .. }))));
         assert_eq!(plan(&KnowledgeGraph::default(), &s), Err(PlanError::NoGraph));
+    }
+
+    /// Issue #21: "an entity mentioned across a long document gets context
+    /// drawn from across it (the chunks' positions spread over the
+    /// document, not the first three)".
+    #[test]
+    fn node_context_is_drawn_across_all_sources_not_the_first_three() {
+        let mut g = KnowledgeGraph::default();
+        let ada = Entity { name: "Ada".into(), kind: "person".into(), description: "Ada mends nets.".into() };
+        for chunk in 1..=300 {
+            g.merge(chunk, &Extraction { entities: vec![ada.clone()], relations: vec![] });
+        }
+        let mut positions = Vec::new();
+        for seed in 0..100 {
+            let s = GraphQuestionSettings { node: 1, edge: 0, subgraph: 0, seed, ..Default::default() };
+            let p = &plan(&g, &s).unwrap()[0];
+            assert_eq!(p.source_chunk_ids.len(), 300, "all of the entity's sources are kept");
+            assert_eq!(p.context_chunk_ids.len(), CHUNKS_PER_ITEM);
+            assert!(p.context_chunk_ids.windows(2).all(|w| w[0] < w[1]), "distinct, in corpus order");
+            assert_eq!(p.given_chunk_ids(), p.context_chunk_ids);
+            positions.extend(p.context_chunk_ids.iter().map(|c| *c as f64));
+        }
+        // Uniform over 1..=300: mean 150.5; 300 draws put it within ±20.
+        let mean = positions.iter().sum::<f64>() / positions.len() as f64;
+        assert!((mean - 150.5).abs() < 20.0, "mean position {mean}");
+        let late = positions.iter().filter(|p| **p > 200.0).count();
+        assert!(late > 60, "a third of the draws from the last third: {late} of 300");
+        // The payload carries exactly those chunks' texts.
+        let chunks: HashMap<i64, String> = (1..=300).map(|i| (i, format!("Chunk {i}."))).collect();
+        let s = GraphQuestionSettings { node: 1, edge: 0, subgraph: 0, seed: 5, ..Default::default() };
+        let p = &plan(&g, &s).unwrap()[0];
+        let texts: Vec<String> = serde_json::from_value(payload(&g, p, &chunks)["chunks"].clone()).unwrap();
+        assert_eq!(texts, p.context_chunk_ids.iter().map(|c| format!("Chunk {c}.")).collect::<Vec<_>>());
+        // A plan stored before context chunks were recorded was given its first three.
+        let old: Plan = serde_json::from_value(json!({"level": "node", "nodes": ["ada"], "edges": [],
+            "source_chunk_ids": [4, 9, 12, 40]})).unwrap();
+        assert_eq!(old.given_chunk_ids(), vec![4, 9, 12]);
+    }
+
+    /// Seed 000 §III-A summarises "the text chunks corresponding to all
+    /// entities and relations within the subgraph": every chunk is
+    /// summarised, and summaries beyond the budget are reduced in batches.
+    #[tokio::test]
+    async fn a_subgraph_summarises_every_chunk_and_reduces_what_exceeds_the_budget() {
+        use std::sync::Arc;
+
+        use crate::llm::offline::OfflineProvider;
+        use crate::llm::{MemoryStore, PriceTable};
+        let g = sample_graph();
+        let s = GraphQuestionSettings { node: 0, edge: 0, subgraph: 1, min_hops: 3, ..Default::default() };
+        let mut p = plan(&g, &s).unwrap().remove(0);
+        assert_eq!(p.context_chunk_ids, p.source_chunk_ids, "a subgraph is given every source chunk");
+        // 120 chunks, each summarised to about 30 words: 3,600 words > the budget.
+        p.source_chunk_ids = (1..=120).collect();
+        p.context_chunk_ids = p.source_chunk_ids.clone();
+        let chunks: HashMap<i64, String> = (1..=120)
+            .map(|i| {
+                let sentence = format!(
+                    "In the year {i} the wardens of Saltmere met Ada Pell and Bo Marsh at the harbour to mend the nets of the fleet before the storm of winter came down from the northern hills."
+                );
+                (i, format!("{sentence} {sentence}"))
+            })
+            .collect();
+        let store = Arc::new(MemoryStore::default());
+        let gw = Gateway::new(Arc::new(OfflineProvider::default()), store.clone(), PriceTable::default());
+        let item = WorkItem { key: "q-0".into(), payload: payload(&g, &p, &chunks) };
+        let out = run_item(&gw, 1, item).await;
+        assert!(matches!(out, ItemOutcome::Done { .. }), "{out:?}");
+        let summaries = store.log().iter().filter(|c| c.purpose == summarise::PURPOSE).count();
+        assert!(summaries > 120, "every chunk summarised, then reduced: {summaries} summary calls");
+        let question = store.log().into_iter().find(|c| c.purpose == SUBGRAPH_PURPOSE).unwrap();
+        assert!(question.reply.is_some());
+        let given = crate::tasks::delimited(&question.messages.last().unwrap().content).unwrap().to_string();
+        assert!(words(&given) <= SUMMARY_BUDGET_WORDS + 50, "the question's summaries fit: {} words", words(&given));
+        let lines = summaries - 120;
+        assert!(lines <= 20, "a few reduce calls, not one per summary: {lines}");
+        let reduced = batches(&vec!["word ".repeat(30); 120]);
+        assert!(reduced.iter().all(|b| b.len() == 20), "600-word batches of 30-word summaries");
     }
 
     #[test]

@@ -38,12 +38,53 @@ pub struct SummarySettings {
     pub tasks: usize,
     pub questions: usize,
     pub replicate_lightrag: bool,
+    /// An exact number of questions for the set (seed 000 compared 150
+    /// graph questions with 150 summary questions). The LLM is asked for
+    /// enough per task to reach it (users × tasks × ⌈count / (users ×
+    /// tasks)⌉), and `count` are kept, taken in turn from each user's tasks
+    /// so no user or task is favoured. `None`: users × tasks × questions.
+    #[serde(default)]
+    pub count: Option<usize>,
 }
 
 impl Default for SummarySettings {
     fn default() -> Self {
-        SummarySettings { head: 1000, tail: 1000, users: 5, tasks: 5, questions: 5, replicate_lightrag: false }
+        SummarySettings { head: 1000, tail: 1000, users: 5, tasks: 5, questions: 5, replicate_lightrag: false, count: None }
     }
+}
+
+impl SummarySettings {
+    /// Questions asked per task: enough to reach `count` when it is set.
+    pub fn per_task(&self) -> usize {
+        match self.count {
+            Some(n) => n.div_ceil((self.users * self.tasks).max(1)).max(1),
+            None => self.questions,
+        }
+    }
+}
+
+/// `count` questions taken in turn from each (user, task) group, in the
+/// reply's order: round-robin, so a cut spreads over every user and task.
+pub fn select(questions: Vec<SummaryQuestion>, count: Option<usize>) -> Vec<SummaryQuestion> {
+    let Some(count) = count else { return questions };
+    let mut groups: Vec<((usize, usize), std::collections::VecDeque<SummaryQuestion>)> = Vec::new();
+    for q in questions {
+        match groups.iter_mut().find(|(k, _)| *k == (q.user, q.task)) {
+            Some((_, g)) => g.push_back(q),
+            None => groups.push(((q.user, q.task), std::collections::VecDeque::from([q]))),
+        }
+    }
+    let mut out = Vec::new();
+    while out.len() < count && groups.iter().any(|(_, g)| !g.is_empty()) {
+        for (_, g) in groups.iter_mut() {
+            if out.len() < count {
+                if let Some(q) = g.pop_front() {
+                    out.push(q);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// `tokens[start:stop]` with Python's rules: negative indices count from the
@@ -96,9 +137,9 @@ pub fn request(description: &str, s: &SummarySettings) -> ChatRequest {
         .replace("{description}", &format!("<<<\n{description}\n>>>"))
         .replace("{users}", &s.users.to_string())
         .replace("{tasks}", &s.tasks.to_string())
-        .replace("{questions}", &s.questions.to_string());
+        .replace("{questions}", &s.per_task().to_string());
     let mut req = ChatRequest::new(PURPOSE, vec![Message::user(prompt)]);
-    req.max_tokens = Some((s.users * s.tasks * s.questions * 40 + 1000) as u32);
+    req.max_tokens = Some((s.users * s.tasks * s.per_task() * 40 + 1000) as u32);
     req
 }
 
@@ -167,7 +208,7 @@ pub async fn run_item(gateway: &Gateway, job_id: i64, item: WorkItem) -> ItemOut
     match gateway.chat(&request(description, &settings), &ctx).await {
         Ok(reply) => {
             let tokens = reply.prompt_tokens + reply.completion_tokens;
-            match parse(&reply.text) {
+            match parse(&reply.text).map(|q| select(q, settings.count)) {
                 Ok(questions) => ItemOutcome::Done {
                     result: json!({ "questions": questions, "prompt_hash": prompt_hash(PROMPT) }).to_string(),
                     tokens,
@@ -205,7 +246,9 @@ pub fn offline(req: &ChatRequest) -> Result<String, String> {
         message.split(label).nth(1).and_then(|r| r.split_whitespace().next()?.parse().ok()).unwrap_or(5)
     };
     let (users, tasks, questions) = (count("identify "), count("list "), count("generate "));
-    let topics = topics(description, 12);
+    // Enough topics that every (topic, template) pair is asked once:
+    // the k-th question takes topic k mod T and template (k / T) mod 5.
+    let topics = topics(description, (users * tasks * questions).div_ceil(5).max(12));
     let mut out = String::new();
     let mut k = 0;
     for u in 0..users {
@@ -214,8 +257,9 @@ pub fn offline(req: &ChatRequest) -> Result<String, String> {
             out.push_str(&format!("    - Task {}: {}\n", t + 1, TASKS[t % TASKS.len()]));
             for q in 0..questions {
                 let topic = topics.get(k % topics.len().max(1)).map_or("the dataset", String::as_str);
+                let template = k / topics.len().max(1);
                 k += 1;
-                let question = match (t + q) % 5 {
+                let question = match template % 5 {
                     0 => format!("What role does {topic} play in the dataset as a whole?"),
                     1 => format!("How does the treatment of {topic} change from the beginning to the end?"),
                     2 => format!("What broader themes does {topic} connect to?"),
@@ -317,5 +361,29 @@ mod tests {
         let qs = parse(&offline(&req).unwrap()).unwrap();
         assert_eq!(qs.len(), 3 * 2 * 4);
         assert!(qs.iter().any(|q| q.question.contains("Hollin") || q.question.contains("Ann")), "{qs:?}");
+    }
+
+    /// Issue #21: a set can be asked for an exact count, spread over every
+    /// user and task; and the offline stand-in asks every question once.
+    #[test]
+    fn an_exact_count_is_spread_over_users_and_tasks_and_offline_questions_are_distinct() {
+        let s = SummarySettings { count: Some(150), ..Default::default() };
+        assert_eq!(s.per_task(), 6, "5 × 5 × 6 = 150");
+        let novel = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpora/sherlock_holmes.txt"))
+            .expect("the shared corpora");
+        let description = describe_dataset(&[&novel], &SummarySettings::default());
+        let req = request(&description, &s);
+        assert!(req.messages[0].content.contains("generate 6 "), "the prompt asks for enough");
+        let all = parse(&offline(&req).unwrap()).unwrap();
+        assert_eq!(all.len(), 150);
+        let distinct: std::collections::HashSet<&str> = all.iter().map(|q| q.question.as_str()).collect();
+        assert_eq!(distinct.len(), 150, "no question asked twice");
+        // 7 of 2 users × 2 tasks × 2: every group gives one before any gives two.
+        let s = SummarySettings { users: 2, tasks: 2, count: Some(7), ..Default::default() };
+        let got = select(parse(&offline(&request(&description, &s)).unwrap()).unwrap(), s.count);
+        assert_eq!(got.len(), 7);
+        let groups: Vec<(usize, usize)> = got.iter().map(|q| (q.user, q.task)).collect();
+        assert_eq!(&groups[..4], &[(1, 1), (1, 2), (2, 1), (2, 2)]);
+        assert_eq!(select(got.clone(), None).len(), 7, "no count: all kept");
     }
 }

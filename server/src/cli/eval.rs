@@ -50,6 +50,10 @@ pub struct JudgeArgs {
     /// Switch position exchange off: A is always shown first.
     #[arg(long)]
     no_exchange: bool,
+    /// The scoring prompt: `paper` (seed 000's rubric, the default) or
+    /// `content-only` (adds "order and length are not merits").
+    #[arg(long, default_value = "paper")]
+    judge_prompt: String,
 }
 
 impl JudgeArgs {
@@ -70,6 +74,7 @@ impl JudgeArgs {
                 seed: self.seed,
             },
             sanity: false,
+            judge_prompt: engine::judge::scoring::JudgePrompt::parse(&self.judge_prompt).map_err(anyhow::Error::msg)?,
         };
         s.validate().map_err(anyhow::Error::msg)?;
         Ok(s)
@@ -169,8 +174,12 @@ async fn summary(
                 "a": p.a, "b": p.b, "a_name": p.a_name, "b_name": p.b_name, "questions": p.questions,
                 "trials": u.map(|u| u.trials.len()),
                 "a_win": u.map(|u| triple(&u.a_win)), "tie": u.map(|u| triple(&u.tie)), "b_win": u.map(|u| triple(&u.b_win)),
-                "relative_win_rate": u.map(|u| u.relative.median),
-                "a_win_ci": u.map(|u| u.a_win_ci), "b_win_ci": u.map(|u| u.b_win_ci),
+                "relative_win_rate": u.map(|u| u.headline_relative),
+                "median_trial": u.map(|u| u.median_trial),
+                "headline": u.map(|u| json!({"a_win": u.headline.a_win, "tie": u.headline.tie, "b_win": u.headline.b_win,
+                    "relative": u.headline_relative})),
+                "a_win_ci": u.map(|u| u.a_win_ci), "tie_ci": u.map(|u| u.tie_ci), "b_win_ci": u.map(|u| u.b_win_ci),
+                "relative_ci": u.map(|u| u.relative_ci),
                 "wilcoxon_p_holm": u.and_then(|u| u.wilcoxon.as_ref()).map(|t| t.p_holm),
                 "legacy": p.legacy.as_ref().map(|l| json!({"a_win": l.overall.rates.a_win, "b_win": l.overall.rates.b_win,
                     "relative_win_rate": l.overall.relative})),
@@ -180,7 +189,9 @@ async fn summary(
         })
         .collect();
     let sanity = r.sanity.as_ref().map(|s| {
-        json!({"even": s.even, "median_relative_win_rate": s.median_relative, "legacy_a_win": s.legacy_a_win,
+        json!({"even": s.even, "verdict": s.verdict, "median_relative_win_rate": s.median_relative,
+               "interval": s.interval, "questions": s.questions, "questions_needed": s.questions_needed,
+               "sentence": s.sentence(), "legacy_a_win": s.legacy_a_win,
                "legacy_b_win": s.legacy_b_win, "legacy_relative_win_rate": s.legacy_relative})
     });
     let value = json!({"evaluation_id": id, "job": job.id, "status": job.status, "judge": e.view.judge,
@@ -193,25 +204,24 @@ async fn summary(
             let mut line = format!("  {} vs {}: ", p.a_name, p.b_name);
             if let Some(u) = &p.unbiased {
                 line += &format!(
-                    "unbiased over {} trials: {} wins {} [{}–{}], tie {}, {} wins {}; relative {:+.2}",
+                    "unbiased over {} trials, median trial {}: {} wins {}, tie {}, {} wins {}; relative {}",
                     u.trials.len(),
+                    u.median_trial,
                     p.a_name,
-                    pct(u.a_win.median),
-                    pct(u.a_win.q1),
-                    pct(u.a_win.q3),
-                    pct(u.tie.median),
+                    app::format::pct_ci(u.headline.a_win, u.a_win_ci),
+                    app::format::pct_ci(u.headline.tie, u.tie_ci),
                     p.b_name,
-                    pct(u.b_win.median),
-                    u.relative.median
+                    app::format::pct_ci(u.headline.b_win, u.b_win_ci),
+                    app::format::signed_ci(u.headline_relative, u.relative_ci)
                 );
             }
             if let Some(l) = &p.legacy {
                 line += &format!(
-                    "{}legacy: {} / {} (relative {:+.2})",
+                    "{}legacy: {} / {} (relative {})",
                     if p.unbiased.is_some() { "; " } else { "" },
                     pct(l.overall.rates.a_win),
                     pct(l.overall.rates.b_win),
-                    l.overall.relative
+                    app::format::signed(l.overall.relative, 2)
                 );
             }
             if let Some(s) = p.alignment.success_rate {
@@ -220,11 +230,7 @@ async fn summary(
             lines.push(line);
         }
         if let Some(s) = &r.sanity {
-            lines.push(match (s.even, s.median_relative) {
-                (Some(true), Some(m)) => format!("sanity: even (median relative {m:+.3})"),
-                (_, Some(m)) => format!("sanity: NOT even (median relative {m:+.3})"),
-                _ => "sanity: no unbiased judgments".into(),
-            });
+            lines.push(format!("sanity: {}", s.sentence()));
         }
         println!("{}", lines.join("\n"));
     } else {

@@ -31,6 +31,12 @@ pub enum MetricsCommand {
         /// Quantile bins of the cosine similarity for the mutual information.
         #[arg(long, default_value_t = 4)]
         bins: usize,
+        /// What a retrieved chunk must match to count as relevant:
+        /// `document` (seed 004's: the question's source document),
+        /// `passage` (a chunk overlapping the source chunk) or `chunk`
+        /// (the source chunk itself).
+        #[arg(long, default_value = "document")]
+        unit: String,
         /// Also write every question's scores (CSV), the report (JSON,
         /// HTML) and the charts (SVG, PNG) into this folder.
         #[arg(long)]
@@ -75,8 +81,8 @@ fn opt(x: Option<f64>) -> String {
 }
 
 pub async fn run(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: MetricsCommand) -> anyhow::Result<ExitCode> {
-    let (project, set, answers, k, bins, dir) = match cmd {
-        MetricsCommand::Run { project, set, answers, k, bins, out } => (project, set, answers, k, bins, out),
+    let (project, set, answers, k, bins, unit, dir) = match cmd {
+        MetricsCommand::Run { project, set, answers, k, bins, unit, out } => (project, set, answers, k, bins, unit, out),
         MetricsCommand::List { project } => {
             let p = app::store::find_project(pool, &project).await?;
             let mut runs = Vec::new();
@@ -119,7 +125,8 @@ pub async fn run(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: Metrics
     if app::store::questions::get_set(pool, set).await?.project_id != p.summary.id {
         anyhow::bail!("question set {set} belongs to another project");
     }
-    let (run_id, job) = app::metrics::create(pool, set, &answers, k, bins).await?;
+    let unit = engine::metrics::RelevanceUnit::parse(&unit).map_err(anyhow::Error::msg)?;
+    let (run_id, job) = app::metrics::create(pool, set, &answers, k, bins, unit).await?;
     // A failed job is reported below with its error and how to go on.
     let _ = super::execute_job(pool, out, llm, job.id, false).await;
     let after = app::store::jobs::get_job(pool, job.id).await?;
@@ -143,8 +150,9 @@ pub async fn run(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: Metrics
     }
     out.print(serde_json::to_value(&report)?, || {
         let mut lines = vec![format!(
-            "metrics run {run_id} · question set {set} · embeddings: {} · k = {k} · {bins} quantile bins",
-            report.embedding_model
+            "metrics run {run_id} · question set {set} · embeddings: {} · k = {k} · {bins} quantile bins · relevance at the {} unit",
+            report.embedding_model,
+            report.relevance_unit.name()
         )];
         for s in &report.sets {
             let o = &s.overall;
@@ -198,7 +206,7 @@ pub async fn run(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: Metrics
                         g.n,
                         opt(g.map),
                         g.cs,
-                        g.gap.map_or("—".into(), |x| format!("{x:+.3}"))
+                        g.gap.map_or("—".into(), |x| app::format::signed(x, 3))
                     ));
                 }
                 lines.push(format!("  main effects on CS: LV Δ {} · QC Δ {}", opt(f.lv_effect), opt(f.qc_effect)));

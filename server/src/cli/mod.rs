@@ -185,6 +185,10 @@ enum QuestionsCommand {
         /// Summary kind: questions per (user, task).
         #[arg(long, default_value_t = 5)]
         per_task: usize,
+        /// Summary kind: exactly this many questions (enough are asked per
+        /// task, then kept in turn from every user's tasks).
+        #[arg(long)]
+        count: Option<usize>,
         /// Summary kind: GPT-2 tokens from the start of each document.
         #[arg(long, default_value_t = 1000)]
         head: usize,
@@ -625,6 +629,7 @@ async fn questions(
             users,
             tasks,
             per_task,
+            count,
             head,
             tail,
             replicate_lightrag,
@@ -672,6 +677,7 @@ async fn questions(
                     tasks,
                     questions: per_task,
                     replicate_lightrag,
+                    count,
                 };
                 app::jobs::create_summary_questions(pool, p.summary.id, &settings, no_cache).await?
             } else {
