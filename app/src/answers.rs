@@ -181,6 +181,12 @@ pub async fn execute(
         Ok(m) => m,
         Err(e) => return Ok(Err(e)),
     };
+    // The method's answer temperature, when its parameters set one.
+    let gateway = &match method::answer_temperature(&parameters["params"]) {
+        Ok(Some(t)) => gateway.clone().with_temperature(engine::rag::answer::PURPOSE, Some(t)),
+        Ok(None) => gateway.clone(),
+        Err(e) => return Ok(Err(e)),
+    };
     let end =
         phase.run(answers, phase.concurrency, |item| engine::rag::run_item(m.as_ref(), gateway, job.id, item)).await;
     if matches!(end, Ok(RunEnd::Finished)) {

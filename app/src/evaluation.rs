@@ -204,6 +204,14 @@ pub async fn never_checked(pool: &SqlitePool, sets: &[i64]) -> AppResult<Vec<i64
     Ok(out.into_iter().map(|o| o.2).collect())
 }
 
+/// The temperature of a sanity check's second run from its answer set's
+/// parameters: the method's own when above 0, else the model's default.
+fn second_run_temperature(parameters: &str) -> Option<f32> {
+    let described: serde_json::Value = serde_json::from_str(parameters).unwrap_or_default();
+    let params = if described["params"].is_object() { &described["params"] } else { &described };
+    engine::rag::method::answer_temperature(params).ok().flatten().filter(|t| *t > 0.0)
+}
+
 /// An evaluation's stored row.
 #[derive(Debug, Clone)]
 pub struct Stored {
@@ -382,7 +390,11 @@ pub async fn execute(
             llm.prices.clone(),
         )
         .with_embed_model(&llm.embed_model)
-        .without_cache();
+        .without_cache()
+        // The second run samples, as a user's second run would: the
+        // method's temperature when it sets one above 0, else the model's
+        // default (seed 000 ran the same method twice and got two sets).
+        .with_temperature(engine::rag::answer::PURPOSE, second_run_temperature(&store::answers::get_set(pool, second).await?.parameters));
         let Some(method) = methods.get(&second) else {
             return Ok(Err(format!("answer set {second} has no method to answer with")));
         };

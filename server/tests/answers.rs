@@ -404,3 +404,71 @@ async fn the_http_method_posts_each_question_to_the_users_service() {
     .unwrap();
     assert_eq!(failed, 12, "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// Answers go out at the model's default temperature (no `temperature` in
+/// the request) unless the method's parameters set one, which is kept with
+/// the answer set; a sanity check's second run samples: at the method's
+/// temperature when above 0, else at the model's default.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_answer_temperature_is_a_method_setting_and_the_second_run_samples() {
+    let mock = mockllm::MockServer::start(mockllm::MockConfig::default()).await;
+    let base = mock.base_url();
+    let env =
+        [("ASSAY_LLM_PROVIDER", "openai"), ("ASSAY_LLM_BASE_URL", base.as_str()), ("ASSAY_LLM_MODEL", "mock-model")];
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let set = sample_with_questions(&db).await;
+    // The answer requests the mock answered since its last reset.
+    let answer_bodies = |mock: &mockllm::MockServer| -> Vec<Value> {
+        let bodies = mock.stats().answered.into_keys().map(|b| serde_json::from_str::<Value>(&b).unwrap());
+        bodies.filter(|b| b["messages"].to_string().contains("Context:")).collect()
+    };
+    let generate = |extra: &'static [&'static str]| {
+        let (db, set, env) = (db.clone(), set.clone(), env.clone());
+        async move {
+            let mut args = vec!["--json", "answers", "generate", "A", "--set", &set, "--method", "bm25"];
+            args.extend(extra);
+            json(&assay(&db, &args, &env).await)
+        }
+    };
+    let temperatures = |bodies: &[Value]| -> Vec<Option<f64>> {
+        let mut t: Vec<Option<f64>> = bodies.iter().map(|b| b.get("temperature").and_then(Value::as_f64)).collect();
+        t.dedup();
+        t
+    };
+    let default = generate(&[]).await;
+    assert_eq!(default["status"], "done", "{default}");
+    let bodies = answer_bodies(&mock);
+    assert_eq!(bodies.len(), 12);
+    assert_eq!(temperatures(&bodies), [None], "the model's default: not sent");
+    for (param, sent, second) in [("temperature=0", Some(0.0), None), ("temperature=0.7", Some(0.7), Some(0.7))] {
+        mock.reset_stats();
+        let made = match param {
+            "temperature=0" => generate(&["--param", "temperature=0"]).await,
+            _ => generate(&["--param", "temperature=0.7"]).await,
+        };
+        assert_eq!(made["status"], "done", "{made}");
+        let bodies = answer_bodies(&mock);
+        assert_eq!(bodies.len(), 12);
+        assert_eq!(temperatures(&bodies), [sent], "{param}");
+        let pool = app::store::open(&db).await.unwrap();
+        let stored = app::store::answers::get_set(&pool, made["answers_id"].as_i64().unwrap()).await.unwrap();
+        assert!(stored.parameters.contains("\"temperature\""), "{}", stored.parameters);
+        // Its sanity check's second run (alignment off: no regenerations).
+        mock.reset_stats();
+        let id = made["answers_id"].to_string();
+        let args = [
+            "--json", "eval", "sanity", "A", "--set", &set, "--method", &id, "--judge", "offline", "--trials", "1",
+            "--no-align",
+        ];
+        let sanity = json(&assay(&db, &args, &env).await);
+        assert_eq!(sanity["status"], "done", "{sanity}");
+        let bodies = answer_bodies(&mock);
+        assert_eq!(bodies.len(), 12, "the second run's answers, not from the cache");
+        assert_eq!(temperatures(&bodies), [second], "{param}: the second run samples");
+    }
+    // A temperature out of range is refused by name.
+    let bad = assay(&db, &["answers", "generate", "A", "--set", &set, "--method", "bm25", "--param", "temperature=5"], &env)
+        .await;
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("temperature must be a number from 0 to 2"));
+}

@@ -165,6 +165,7 @@ fn GenerateForm(
                             <textarea name="params" rows="6" class="code" prop:value=move || params.get()
                                 on:input=move |ev| params.set(event_target_value(&ev))></textarea>
                         </label>
+                        <p class="muted small">"Answers are sampled at the model's default temperature (OpenAI's is 1). Add \"temperature\": 0 to 2 to the parameters to set another; it is kept with the set. A sanity check's second run samples too: at the set's temperature when above 0, else at the model's default."</p>
                         <NoCacheBox/>
                         <div><button type="submit" id="generate-answers" disabled=move || action.pending().get()>"Generate answers"</button></div>
                     </ActionForm>

@@ -89,7 +89,7 @@ pub fn pair_request(
     req.json = true;
     req.max_tokens = Some(max_tokens);
     req.sample = sample;
-    req.temperature = 1.0;
+    req.temperature = Some(1.0);
     req
 }
 

@@ -76,7 +76,8 @@ pub struct ChatRequest {
     pub messages: Vec<Message>,
     /// `None`: the provider's configured model.
     pub model: Option<String>,
-    pub temperature: f32,
+    /// `None`: not sent, the model's own default (OpenAI's is 1).
+    pub temperature: Option<f32>,
     pub max_tokens: Option<u32>,
     /// Ask for a JSON object (`response_format: {"type": "json_object"}`).
     pub json: bool,
@@ -92,7 +93,7 @@ impl ChatRequest {
         ChatRequest {
             messages,
             model: None,
-            temperature: 0.0,
+            temperature: Some(0.0),
             max_tokens: None,
             json: false,
             sample: 0,
@@ -377,17 +378,28 @@ fn content_tokens(text: &str) -> u64 {
 }
 
 /// The gateway: cache, provider, accounting, call log.
+#[derive(Clone)]
 pub struct Gateway {
     provider: Arc<dyn Provider>,
     store: Arc<dyn CallStore>,
     prices: PriceTable,
     use_cache: bool,
     embed_model: String,
+    /// Temperatures set for a purpose (e.g. a method's answers), replacing
+    /// what the request carries.
+    temperatures: Vec<(String, Option<f32>)>,
 }
 
 impl Gateway {
     pub fn new(provider: Arc<dyn Provider>, store: Arc<dyn CallStore>, prices: PriceTable) -> Gateway {
-        Gateway { provider, store, prices, use_cache: true, embed_model: "text-embedding-3-small".into() }
+        Gateway {
+            provider,
+            store,
+            prices,
+            use_cache: true,
+            embed_model: "text-embedding-3-small".into(),
+            temperatures: Vec::new(),
+        }
     }
 
     /// The model `embed` uses.
@@ -483,6 +495,14 @@ impl Gateway {
     }
 
     /// Bypass the cache for reads (replies are still recorded and cached).
+    /// Requests of `purpose` go out at `temperature` (`None`: the model's
+    /// default), whatever they carry; the cache key follows.
+    pub fn with_temperature(mut self, purpose: &str, temperature: Option<f32>) -> Gateway {
+        self.temperatures.retain(|(p, _)| p != purpose);
+        self.temperatures.push((purpose.to_string(), temperature));
+        self
+    }
+
     pub fn without_cache(mut self) -> Gateway {
         self.use_cache = false;
         self
@@ -500,6 +520,14 @@ impl Gateway {
 
     /// Sends one request through the cache and the provider, and logs it.
     pub async fn chat(&self, req: &ChatRequest, ctx: &CallContext) -> Result<ChatReply, LlmError> {
+        let set;
+        let req = match self.temperatures.iter().find(|(p, _)| *p == req.purpose) {
+            Some((_, t)) if *t != req.temperature => {
+                set = ChatRequest { temperature: *t, ..req.clone() };
+                &set
+            }
+            _ => req,
+        };
         let provider = self.provider.name().to_string();
         let model = req.model.clone().unwrap_or_else(|| self.provider.default_model().to_string());
         let key = cache_key(&provider, self.provider.base_url(), &model, req);
@@ -567,7 +595,7 @@ mod tests {
         other.sample = 1;
         assert_ne!(base, cache_key("openai", "http://x/v1", "m", &other), "a new sample is a new draw");
         other = req.clone();
-        other.temperature = 0.7;
+        other.temperature = Some(0.7);
         assert_ne!(base, cache_key("openai", "http://x/v1", "m", &other));
         assert_ne!(base, cache_key("openai", "http://x/v1", "m2", &req));
         assert_ne!(base, cache_key("openai", "http://y/v1", "m", &req));
@@ -575,6 +603,31 @@ mod tests {
         other = req.clone();
         other.purpose = "ping".into();
         assert_eq!(base, cache_key("openai", "http://x/v1", "m", &other));
+        // A request stored before temperatures were optional keys as before.
+        let old = serde_json::json!({"provider": "openai", "base_url": "http://x/v1", "model": "m",
+            "messages": req.messages, "temperature": 0.0, "max_tokens": null, "json": false, "sample": 0});
+        let digest = Sha256::digest(old.to_string().as_bytes());
+        assert_eq!(base, digest.iter().map(|b| format!("{b:02x}")).collect::<String>());
+        other = req.clone();
+        other.temperature = None;
+        assert_ne!(base, cache_key("openai", "http://x/v1", "m", &other), "the model's default is another draw");
+    }
+
+    /// A method's answer temperature: the gateway sends its purpose's
+    /// requests at the temperature set, and caches them apart.
+    #[tokio::test]
+    async fn a_purposes_temperature_replaces_the_requests() {
+        let store = Arc::new(MemoryStore::default());
+        let gw = Gateway::new(Arc::new(offline::OfflineProvider::default()), store.clone(), PriceTable::default());
+        let req = ChatRequest::new("ping", vec![Message::user("hello")]);
+        gw.chat(&req, &CallContext::default()).await.unwrap();
+        let warm = gw.clone().with_temperature("ping", Some(0.9));
+        assert!(!warm.chat(&req, &CallContext::default()).await.unwrap().cached, "another temperature, another draw");
+        assert!(warm.chat(&req, &CallContext::default()).await.unwrap().cached);
+        let other = gw.with_temperature("judge_scores", Some(0.9));
+        assert!(other.chat(&req, &CallContext::default()).await.unwrap().cached, "other purposes keep theirs");
+        let keys: std::collections::HashSet<String> = store.log().iter().map(|c| c.key.clone()).collect();
+        assert_eq!(keys.len(), 2);
     }
 
     #[test]

@@ -338,8 +338,11 @@ impl Provider for OpenAiProvider {
             let mut body = json!({
                 "model": req.model.as_deref().unwrap_or(&self.config.model),
                 "messages": req.messages,
-                "temperature": req.temperature,
             });
+            if let Some(t) = req.temperature {
+                // As written (0.7), not widened from f32 (0.699999988…).
+                body["temperature"] = json!(t.to_string().parse::<f64>().unwrap_or(f64::from(t)));
+            }
             if let Some(max) = req.max_tokens {
                 body["max_tokens"] = json!(max);
             }

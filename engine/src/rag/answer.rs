@@ -103,6 +103,10 @@ pub fn request(question: &str, context: &str, target_words: Option<usize>) -> Ch
     let user = format!("Question: {question}\n{}\nContext:\n<<<\n{context}\n>>>", length_instruction(target_words));
     let mut req = ChatRequest::new(PURPOSE, vec![Message::system(PROMPT.trim()), Message::user(user)]);
     req.max_tokens = Some(target_words.map_or(1024, |n| (n as u32 * 2).max(256)));
+    // The model's own default temperature (seed 000's methods answered as
+    // their systems do; a method's `temperature` parameter sets another,
+    // see `rag::method::answer_temperature`).
+    req.temperature = None;
     req
 }
 

@@ -98,7 +98,12 @@ pub fn resolve(name: &str, params: &Value) -> Result<Value, String> {
         Value::Object(m) => m,
         other => return Err(format!("parameters must be a JSON object, not {other}")),
     };
-    for (k, v) in given {
+    // Every method takes `temperature`: the answers' sampling temperature.
+    if let Some(t) = given.get("temperature") {
+        answer_temperature(params)?;
+        full["temperature"] = t.clone();
+    }
+    for (k, v) in given.iter().filter(|(k, _)| *k != "temperature") {
         match full.get_mut(k) {
             Some(slot) => *slot = v.clone(),
             None => {
@@ -122,8 +127,23 @@ fn settings<T: DeserializeOwned>(name: &str, params: &Value) -> Result<T, String
 }
 
 /// A method from its name and (resolved or partial) parameters.
+/// The answers' temperature a method's parameters set (`temperature`, 0 to
+/// 2); `None` when they set none: the model's default (OpenAI's is 1).
+pub fn answer_temperature(params: &Value) -> Result<Option<f32>, String> {
+    match params.get("temperature") {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => match v.as_f64() {
+            Some(t) if (0.0..=2.0).contains(&t) => Ok(Some(t as f32)),
+            _ => Err(format!("temperature must be a number from 0 to 2, not {v}")),
+        },
+    }
+}
+
 pub fn build(name: &str, params: &Value, corpus: Arc<Corpus>, extras: Extras) -> Result<Box<dyn Method>, String> {
-    let params = resolve(name, params)?;
+    let mut params = resolve(name, params)?;
+    if let Some(m) = params.as_object_mut() {
+        m.remove("temperature");
+    }
     if needs_graph(name) && corpus.graph.nodes.is_empty() {
         return Err(format!("{name} needs the knowledge graph: build it first"));
     }
@@ -173,8 +193,16 @@ mod tests {
             "lightrag needs the knowledge graph: build it first"
         );
         assert_eq!(
-            build("naive", &json!({}), corpus, Extras::default()).err().unwrap(),
+            build("naive", &json!({}), corpus.clone(), Extras::default()).err().unwrap(),
             "naive needs the chunks' vectors"
         );
+        // Every method takes the answers' temperature; it is kept with the
+        // parameters and checked.
+        let warm = resolve("bm25", &json!({"k": 5, "temperature": 0.7})).unwrap();
+        assert_eq!(warm, json!({"k": 5, "temperature": 0.7}));
+        assert_eq!(answer_temperature(&warm), Ok(Some(0.7)));
+        assert_eq!(answer_temperature(&json!({"k": 5})), Ok(None), "the model's default");
+        assert!(resolve("bm25", &json!({"temperature": 3})).unwrap_err().contains("from 0 to 2"));
+        assert!(build("bm25", &warm, corpus, Extras::default()).is_ok());
     }
 }
