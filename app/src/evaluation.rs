@@ -625,11 +625,10 @@ pub fn plots(e: &Stored, r: &Report) -> Vec<(String, String)> {
             for b in &u.levels {
                 levels.push((b.label.clone(), b.rates, format!("n = {}", b.n)));
             }
-            let n = u.trials.len() as f64;
-            let mean = |f: fn(&engine::judge::Rates) -> f64| u.trials.iter().map(f).sum::<f64>() / n;
+            // The pair's headline: the median trial's rates (as the table).
             side.push((
-                "unbiased (mean of trials)".to_string(),
-                engine::judge::Rates { a_win: mean(|r| r.a_win), tie: mean(|r| r.tie), b_win: mean(|r| r.b_win) },
+                "unbiased (median trial)".to_string(),
+                u.headline,
                 format!("rel. {}", crate::format::signed(u.headline_relative, 2)),
             ));
         }

@@ -502,13 +502,19 @@ pub fn view(r: &Report) -> crate::model::MetricsView {
                     .granularity
                     .iter()
                     .flat_map(|d| {
-                        d.levels.iter().map(|l| GranularityRow {
+                        d.levels.iter().enumerate().map(|(i, l)| GranularityRow {
                             dimension: d.dimension.clone(),
                             categories: l.categories,
                             questions: l.questions,
                             power: l.discriminative_power,
                             change: l.change,
                             nmi: l.nmi,
+                            power_ci: l.power_ci,
+                            power_floor: l.power_floor,
+                            nmi_ci: l.nmi_ci,
+                            nmi_floor: l.nmi_floor,
+                            warning: l.warning(),
+                            mean_rho: if i == 0 { d.mean_rho } else { None },
                             optimal: d.optimal == Some(l.categories),
                             splits_in: granularity::splits_into(d, l.categories)
                                 .map(|x| (x.rho, x.verdict().to_string()))
@@ -527,6 +533,7 @@ pub fn view(r: &Report) -> crate::model::MetricsView {
                             sigma_sib: x.sigma_sib,
                             delta_vert: x.delta_vert,
                             rho: x.rho,
+                            rho_ci: x.rho_ci,
                             verdict: x.verdict().into(),
                         })
                     })

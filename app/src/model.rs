@@ -729,6 +729,16 @@ pub struct GranularityRow {
     pub power: f64,
     pub change: Option<f64>,
     pub nmi: f64,
+    /// 95% bootstrap intervals and noise floors (labels permuted; see
+    /// `engine::metrics::granularity::LevelStats`).
+    pub power_ci: Option<(f64, f64)>,
+    pub power_floor: Option<f64>,
+    pub nmi_ci: Option<(f64, f64)>,
+    pub nmi_floor: Option<f64>,
+    /// Too few questions per category to compare levels, said why.
+    pub warning: Option<String>,
+    /// The dimension's mean Coherence Ratio (on its first level's row).
+    pub mean_rho: Option<f64>,
     /// The level with the highest discriminative power in its dimension.
     pub optimal: bool,
     /// The Coherence Ratio of each split into this level (a parent one
@@ -745,6 +755,7 @@ pub struct SplitRow {
     pub sigma_sib: f64,
     pub delta_vert: f64,
     pub rho: f64,
+    pub rho_ci: Option<(f64, f64)>,
     pub verdict: String,
 }
 

@@ -341,16 +341,23 @@ pub fn metrics_html(v: &MetricsView, data: &serde_json::Value) -> String {
     b += "</table>";
     for s in &v.sets {
         b += &format!("<h2>#{} {}</h2><h3>Granularity (seed 004 Table 2)</h3>", s.answer_set_id, escape(&s.name));
-        b += "<table><tr><th>Dimension</th><th>Categories</th><th>Questions</th><th>Discriminative power</th><th>Change</th><th>NMI</th><th></th><th>Splits into it: ρ</th></tr>";
+        b += "<table><tr><th>Dimension</th><th>Categories</th><th>Questions</th><th>Discriminative power [95% CI]</th><th>noise floor</th><th>Change</th><th>NMI [95% CI]</th><th>noise floor</th><th></th><th>Splits into it: ρ</th></tr>";
+        let ci = |v: Option<(f64, f64)>| v.map_or(String::new(), |(l, h)| format!(" [{l:.4}, {h:.4}]"));
+        let floor = |v: Option<f64>| v.map_or("—".to_string(), |f| format!("{f:.4}"));
         for g in &s.granularity {
             b += &format!(
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.4}</td><td>{}</td><td>{:.4}</td><td>{}</td><td>{}</td></tr>",
+                "<tr><td>{}</td><td>{}</td><td>{}{}</td><td>{:.4}{}</td><td>{}</td><td>{}</td><td>{:.4}{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                 escape(&g.dimension),
                 g.categories,
                 g.questions,
+                g.warning.as_ref().map_or(String::new(), |w| format!(" ⚠ {}", escape(w))),
                 g.power,
-                g.change.map_or("—".into(), |c| format!("{c:+.4}")),
+                ci(g.power_ci),
+                floor(g.power_floor),
+                g.change.map_or("—".into(), |c| crate::format::signed(c, 4)),
                 g.nmi,
+                ci(g.nmi_ci),
+                floor(g.nmi_floor),
                 if g.optimal { "optimal" } else { "" },
                 g.splits_in.iter().map(|(r, v)| format!("{r:.2} ({v})")).collect::<Vec<_>>().join(", ")
             );

@@ -38,6 +38,9 @@ test('compute MAP, nDCG, Recall, CS, ROUGE-1 and BLEU with the granularity analy
   const detail = page.locator(`section.metrics-set[data-answers="${answers}"]`);
   await expect(detail.locator('table.granularity tbody tr')).toHaveCount(4);
   await expect(detail.locator('table.granularity')).toContainText('optimal');
+  // Few questions per category: the numbers come with intervals, a noise floor and a warning.
+  await expect(detail.locator('table.granularity tbody tr').first()).toContainText('[');
+  await expect(detail.locator('.granularity-warning')).toContainText("fewer than seed 004's 38");
   await expect(detail.locator('table.splits tbody tr')).toHaveCount(4);
   await expect(detail.locator('.tree figure')).toHaveCount(2);
   await expect(detail.locator('.tree figure').first().locator('svg')).toContainText('ρ');

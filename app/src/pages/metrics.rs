@@ -280,13 +280,20 @@ fn SetDetail(s: SetMetricsView, k: usize, base: String) -> impl IntoView {
             <h2>{format!("#{} {}", sid, s.name)}</h2>
             <h3>"Granularity (seed 004 Table 2)"</h3>
             <table class="grid granularity">
-                <thead><tr><th>"Dimension"</th><th class="num">"Categories"</th><th class="num">"Questions"</th><th class="num">"Discriminative power"</th>
-                    <th class="num">"Change"</th><th class="num">"NMI"</th><th></th><th class="symbol">"Splits into it: ρ"</th></tr></thead>
+                <thead><tr><th>"Dimension"</th><th class="num">"Categories"</th><th class="num">"Questions"</th><th class="num">"Discriminative power [95% CI]"</th>
+                    <th class="num">"noise floor"</th><th class="num">"Change"</th><th class="num">"NMI [95% CI]"</th><th class="num">"noise floor"</th><th></th><th class="symbol">"Splits into it: ρ"</th></tr></thead>
                 <tbody>
                     {s.granularity.iter().map(|g| view! {
-                        <tr><td>{g.dimension.clone()}</td><td class="num">{g.categories}</td><td class="num">{g.questions}</td>
-                            <td class="num">{format!("{:.4}", g.power)}</td><td class="num">{g.change.map_or("—".into(), |c| format!("{c:+.4}"))}</td>
-                            <td class="num">{format!("{:.4}", g.nmi)}</td><td>{g.optimal.then_some("optimal")}</td>
+                        <tr class:below-floor=g.power_floor.is_some_and(|f| g.power <= f)><td>{g.dimension.clone()}
+                                {g.mean_rho.map(|r| view! { <span class="small muted">{format!(" (mean ρ {r:.2})")}</span> })}</td>
+                            <td class="num">{g.categories}</td>
+                            <td class="num">{g.questions}{g.warning.clone().map(|w| view! { <span class="warn" title=w.clone()>" ⚠"</span> })}</td>
+                            <td class="num">{format!("{:.4}", g.power)}{g.power_ci.map(|(l, h)| format!(" [{l:.4}, {h:.4}]"))}</td>
+                            <td class="num">{g.power_floor.map_or("—".into(), |f| format!("{f:.4}"))}</td>
+                            <td class="num">{g.change.map_or("—".into(), |c| crate::format::signed(c, 4))}</td>
+                            <td class="num">{format!("{:.4}", g.nmi)}{g.nmi_ci.map(|(l, h)| format!(" [{l:.4}, {h:.4}]"))}</td>
+                            <td class="num">{g.nmi_floor.map_or("—".into(), |f| format!("{f:.4}"))}</td>
+                            <td>{g.optimal.then_some("optimal")}</td>
                             <td class="small">{g.splits_in.iter().map(|(rho, verdict)| view! {
                                 <span class=format!("rho rho-{}", verdict.replace(' ', "-"))>{format!("{rho:.2}")}</span>
                             }).collect_view()}</td></tr>
@@ -301,11 +308,12 @@ fn SetDetail(s: SetMetricsView, k: usize, base: String) -> impl IntoView {
                     {s.splits.iter().map(|x| view! {
                         <tr class=format!("rho-{}", x.verdict.replace(' ', "-"))><td>{x.parent.clone()}</td><td class="small">{x.children.join(", ")}</td>
                             <td class="num">{format!("{:.4}", x.sigma_sib)}</td><td class="num">{format!("{:.4}", x.delta_vert)}</td>
-                            <td class="num">{format!("{:.2}", x.rho)}</td><td>{x.verdict.clone()}</td></tr>
+                            <td class="num">{format!("{:.2}", x.rho)}{x.rho_ci.map(|(l, h)| format!(" [{l:.2}, {h:.2}]"))}</td><td>{x.verdict.clone()}</td></tr>
                     }).collect_view()}
                 </tbody>
             </table>
-            <p class="muted small">"The optimal level has the highest discriminative power; beside each level, the Coherence Ratio of the splits that make it (green above 2, red below 1)."</p>
+            <p class="muted small">"The optimal level has the highest discriminative power; beside each level, the Coherence Ratio of the splits that make it (green above 2, red below 1). Intervals: 95% bootstrap, questions resampled within their category (500 resamples). Noise floor: the 95th percentile of the same number with the category labels shuffled among the level's questions — a level at or below it (greyed) is not distinguishable from categories that make no difference; the floor grows with the number of categories, so the finest level can look best on noise alone."</p>
+            {s.granularity.iter().find_map(|g| g.warning.clone()).map(|w| view! { <p class="note small granularity-warning">{format!("⚠ {w}. Seed 004 used at least 38 per category; generate more questions per category to compare levels (the seed 004 preset does).")}</p> })}
             <p class="muted small">"ρ = σ of the children's mean CS / (|parent's mean CS − mean of the children's| + 0.001); above 2 the children discriminate and stay aligned with their parent, below 1 the split is poor."</p>
             {s.trees.iter().map(|(d, svg)| view! {
                 <div class="tree" data-dimension=d.clone()>{chart(&base, format!("tree-{sid}-{d}"), svg.clone(), format!("The {d} hierarchy"))}</div>

@@ -17,6 +17,15 @@ use serde::{Deserialize, Serialize};
 /// The Coherence Ratio's ε (seed 004, footnote 3).
 pub const EPSILON: f64 = 0.001;
 
+/// Questions per category below which a level's numbers carry a warning:
+/// the smallest cell of seed 004's Table 2. At 10 per category the noise of
+/// a category mean (≈0.03–0.05 in CS) exceeds most of the paper's DiscPow
+/// values (0.007–0.053).
+pub const MIN_PER_CATEGORY: usize = 38;
+/// Bootstrap resamples (questions resampled within each category) for the
+/// intervals of DiscPow, NMI and ρ, and label permutations for the noise floor.
+pub const RESAMPLES: usize = 500;
+
 /// The population standard deviation (0 for fewer than one value).
 pub fn population_std(values: &[f64]) -> f64 {
     if values.is_empty() {
@@ -115,6 +124,40 @@ pub struct LevelStats {
     /// Discriminative power minus the coarser level's.
     pub change: Option<f64>,
     pub nmi: f64,
+    /// 95% bootstrap intervals (questions resampled within their category;
+    /// each contains its estimate).
+    #[serde(default)]
+    pub power_ci: Option<(f64, f64)>,
+    #[serde(default)]
+    pub nmi_ci: Option<(f64, f64)>,
+    /// The noise floor: the 95th percentile of the same statistics with
+    /// the category labels permuted among the level's questions (what
+    /// categories with no effect at all would show with these sizes).
+    #[serde(default)]
+    pub power_floor: Option<f64>,
+    #[serde(default)]
+    pub nmi_floor: Option<f64>,
+    /// The fewest questions in one of the level's categories.
+    #[serde(default)]
+    pub min_per_category: usize,
+}
+
+impl LevelStats {
+    /// Whether the discriminative power stands above its noise floor.
+    pub fn above_floor(&self) -> Option<bool> {
+        self.power_floor.map(|f| self.discriminative_power > f)
+    }
+
+    /// A warning when categories are too small to compare levels.
+    pub fn warning(&self) -> Option<String> {
+        (self.min_per_category < MIN_PER_CATEGORY).then(|| {
+            format!(
+                "{} question{} in the smallest category (fewer than seed 004's {MIN_PER_CATEGORY}): the category means' noise can exceed the differences between levels",
+                self.min_per_category,
+                if self.min_per_category == 1 { "" } else { "s" }
+            )
+        })
+    }
 }
 
 /// A parent category and its children.
@@ -125,6 +168,9 @@ pub struct Split {
     pub sigma_sib: f64,
     pub delta_vert: f64,
     pub rho: f64,
+    /// 95% bootstrap interval of ρ (see [`LevelStats::power_ci`]).
+    #[serde(default)]
+    pub rho_ci: Option<(f64, f64)>,
 }
 
 impl Split {
@@ -148,6 +194,10 @@ pub struct DimensionAnalysis {
     pub splits: Vec<Split>,
     /// The level (categories) with the highest discriminative power.
     pub optimal: Option<usize>,
+    /// The mean Coherence Ratio of the dimension's splits (seed 004
+    /// reports it per dimension, e.g. "QC mean: 0.40").
+    #[serde(default)]
+    pub mean_rho: Option<f64>,
 }
 
 fn depth(path: &str) -> usize {
@@ -162,8 +212,106 @@ pub fn splits_into(a: &DimensionAnalysis, categories: usize) -> impl Iterator<It
 }
 
 /// The analysis of scored questions, per dimension; `bins` quantile bins
-/// for the mutual information.
+/// for the mutual information. Each number comes with its bootstrap
+/// interval and each level with its noise floor (seeded: the same scores
+/// give the same intervals).
 pub fn analyse(items: &[Scored], bins: usize) -> Vec<DimensionAnalysis> {
+    let mut out = point(items, bins);
+    uncertainty(&mut out, items, bins, RESAMPLES, 0x5eed_0004);
+    out
+}
+
+/// (DiscPow, NMI) of one level's questions: (category, score) pairs.
+fn level_numbers(at: &[(&str, f64)], bins: usize) -> (f64, f64) {
+    let mut cats: BTreeMap<&str, (f64, usize)> = BTreeMap::new();
+    for (c, s) in at {
+        let e = cats.entry(c).or_default();
+        e.0 += s;
+        e.1 += 1;
+    }
+    let means: Vec<f64> = cats.values().map(|(s, n)| s / *n as f64).collect();
+    let scores: Vec<f64> = at.iter().map(|(_, s)| *s).collect();
+    let labels: Vec<&str> = at.iter().map(|(c, _)| *c).collect();
+    (population_std(&means), nmi(&labels, &quantile_bins(&scores, bins)))
+}
+
+/// The percentile interval of `draws` widened to hold `estimate`.
+fn interval(draws: &mut [f64], estimate: f64) -> Option<(f64, f64)> {
+    if draws.is_empty() {
+        return None;
+    }
+    draws.sort_by(f64::total_cmp);
+    Some((quantile(draws, 0.025).min(estimate), quantile(draws, 0.975).max(estimate)))
+}
+
+/// Bootstrap intervals (questions resampled within their category, so
+/// every category keeps its size), noise floors (labels permuted among a
+/// level's questions) and per-category minimums, filled into `out`.
+fn uncertainty(out: &mut [DimensionAnalysis], items: &[Scored], bins: usize, resamples: usize, seed: u64) {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let mut by_cat: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+    for s in items {
+        by_cat.entry(s.category.as_str()).or_default().push(s.score);
+    }
+    // Bootstrap: the whole analysis again on each resample.
+    let mut power: BTreeMap<(String, usize), Vec<f64>> = BTreeMap::new();
+    let mut info: BTreeMap<(String, usize), Vec<f64>> = BTreeMap::new();
+    let mut rho: BTreeMap<(String, String), Vec<f64>> = BTreeMap::new();
+    for _ in 0..resamples {
+        let resample: Vec<Scored> = by_cat
+            .iter()
+            .flat_map(|(c, scores)| {
+                (0..scores.len())
+                    .map(|_| Scored { category: c.to_string(), score: scores[rng.usize(..scores.len())] })
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        for d in point(&resample, bins) {
+            for l in &d.levels {
+                power.entry((d.dimension.clone(), l.categories)).or_default().push(l.discriminative_power);
+                info.entry((d.dimension.clone(), l.categories)).or_default().push(l.nmi);
+            }
+            for s in &d.splits {
+                rho.entry((d.dimension.clone(), s.parent.clone())).or_default().push(s.rho);
+            }
+        }
+    }
+    for d in out.iter_mut() {
+        for l in d.levels.iter_mut() {
+            let key = (d.dimension.clone(), l.categories);
+            l.power_ci = power.get_mut(&key).and_then(|v| interval(v, l.discriminative_power));
+            l.nmi_ci = info.get_mut(&key).and_then(|v| interval(v, l.nmi));
+            l.min_per_category = l.means.iter().map(|m| m.n).min().unwrap_or(0);
+            // The noise floor: labels permuted among the level's questions.
+            let depth_of = l.categories.trailing_zeros() as usize;
+            let at: Vec<(&str, f64)> = items
+                .iter()
+                .filter(|s| s.category.starts_with(&format!("{}/", d.dimension)) && depth(&s.category) == depth_of)
+                .filter(|s| !s.category.contains(" × "))
+                .map(|s| (s.category.as_str(), s.score))
+                .collect();
+            let mut labels: Vec<&str> = at.iter().map(|(c, _)| *c).collect();
+            let (mut p, mut i) = (Vec::with_capacity(resamples), Vec::with_capacity(resamples));
+            for _ in 0..resamples {
+                rng.shuffle(&mut labels);
+                let permuted: Vec<(&str, f64)> = labels.iter().zip(&at).map(|(c, (_, s))| (*c, *s)).collect();
+                let (pw, mi) = level_numbers(&permuted, bins);
+                p.push(pw);
+                i.push(mi);
+            }
+            p.sort_by(f64::total_cmp);
+            i.sort_by(f64::total_cmp);
+            l.power_floor = (!p.is_empty()).then(|| quantile(&p, 0.95));
+            l.nmi_floor = (!i.is_empty()).then(|| quantile(&i, 0.95));
+        }
+        for s in d.splits.iter_mut() {
+            s.rho_ci = rho.get_mut(&(d.dimension.clone(), s.parent.clone())).and_then(|v| interval(v, s.rho));
+        }
+    }
+}
+
+/// The point estimates of [`analyse`].
+fn point(items: &[Scored], bins: usize) -> Vec<DimensionAnalysis> {
     let mut by_dim: BTreeMap<String, Vec<&Scored>> = BTreeMap::new();
     for s in items.iter().filter(|s| depth(&s.category) >= 1 && !s.category.contains(" × ")) {
         by_dim.entry(s.category.split('/').next().unwrap_or("").to_string()).or_default().push(s);
@@ -206,6 +354,11 @@ pub fn analyse(items: &[Scored], bins: usize) -> Vec<DimensionAnalysis> {
                     discriminative_power: power,
                     change,
                     nmi: nmi(&labels, &binned),
+                    power_ci: None,
+                    nmi_ci: None,
+                    power_floor: None,
+                    nmi_floor: None,
+                    min_per_category: 0,
                 });
             }
             // Splits: each category with questions of its own and children with questions.
@@ -225,13 +378,15 @@ pub fn analyse(items: &[Scored], bins: usize) -> Vec<DimensionAnalysis> {
                     sigma_sib: sigma,
                     delta_vert: delta,
                     rho: sigma / (delta + EPSILON),
+                    rho_ci: None,
                 });
             }
             let optimal = levels
                 .iter()
                 .max_by(|a, b| a.discriminative_power.total_cmp(&b.discriminative_power))
                 .map(|l| l.categories);
-            DimensionAnalysis { dimension, levels, splits, optimal }
+            let mean_rho = (!splits.is_empty()).then(|| splits.iter().map(|s| s.rho).sum::<f64>() / splits.len() as f64);
+            DimensionAnalysis { dimension, levels, splits, optimal, mean_rho }
         })
         .collect()
 }
@@ -393,6 +548,65 @@ pub fn tree_svg(a: &DimensionAnalysis) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Scores for a QC hierarchy (2 coarse, 4 medium, 8 fine categories)
+    /// with `per` questions in each category of each level: fine category
+    /// k has mean `base + effect · k / 7`, plus uniform noise ±`noise`.
+    fn hierarchy(per: usize, effect: f64, noise: f64, seed: u64) -> Vec<Scored> {
+        let mut rng = fastrand::Rng::with_seed(seed);
+        let mut out = Vec::new();
+        for k in 0..8usize {
+            let (coarse, medium) = (k / 4, k / 2);
+            let paths = [format!("QC/c{coarse}"), format!("QC/c{coarse}/m{medium}"), format!("QC/c{coarse}/m{medium}/f{k}")];
+            for path in paths.iter().skip(0) {
+                // Each level gets its own questions; coarse and medium ones
+                // are shared out over their fine categories.
+                let share = match path.matches('/').count() {
+                    1 => per.div_ceil(4),
+                    2 => per.div_ceil(2),
+                    _ => per,
+                };
+                for _ in 0..share {
+                    let mean = 0.5 + effect * k as f64 / 7.0;
+                    out.push(Scored { category: path.clone(), score: mean + noise * (2.0 * rng.f64() - 1.0) });
+                }
+            }
+        }
+        out
+    }
+
+    /// Issue #21: DiscPow, NMI and ρ with bootstrap intervals and a noise
+    /// floor; a warning below seed 004's 38 questions per category.
+    #[test]
+    fn granularity_numbers_carry_intervals_a_noise_floor_and_a_warning() {
+        // A real effect at the paper's scale: above the floor, no warning.
+        let real = analyse(&hierarchy(40, 0.2, 0.05, 1), 4);
+        let qc = &real[0];
+        for l in &qc.levels {
+            let (lo, hi) = l.power_ci.unwrap();
+            assert!(lo <= l.discriminative_power && l.discriminative_power <= hi);
+            let (lo, hi) = l.nmi_ci.unwrap();
+            assert!(lo <= l.nmi && l.nmi <= hi);
+            assert_eq!(l.above_floor(), Some(true), "{} categories: {} vs floor {:?}", l.categories, l.discriminative_power, l.power_floor);
+            assert!(l.min_per_category >= 40 && l.warning().is_none());
+        }
+        for sp in &qc.splits {
+            let (lo, hi) = sp.rho_ci.unwrap();
+            assert!(lo <= sp.rho && sp.rho <= hi);
+        }
+        let mean = qc.splits.iter().map(|s| s.rho).sum::<f64>() / qc.splits.len() as f64;
+        assert!((qc.mean_rho.unwrap() - mean).abs() < 1e-12);
+        // No effect at all, 10 per category: the powers are noise. The
+        // floor grows with the number of categories — which is why the
+        // finest level "wins" on noise alone — and a warning says so.
+        let null = analyse(&hierarchy(10, 0.0, 0.2, 2), 4);
+        let levels = &null[0].levels;
+        assert!(levels.iter().all(|l| l.warning().is_some_and(|w| w.contains("fewer than seed 004's 38"))));
+        assert!(levels[2].power_floor.unwrap() > levels[0].power_floor.unwrap(), "{levels:?}");
+        assert!(levels.iter().filter(|l| l.above_floor() == Some(true)).count() <= 1, "{levels:?}");
+        // Seeded: the same scores give the same intervals.
+        assert_eq!(analyse(&hierarchy(10, 0.0, 0.2, 2), 4), null);
+    }
 
     #[test]
     fn quantile_bins_and_nmi_equal_numpy_and_scikit_learn() {

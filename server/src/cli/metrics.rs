@@ -183,13 +183,18 @@ pub async fn run(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: Metrics
                     if coherence.is_empty() { String::new() } else { format!("; its splits: {}", coherence.join(", ")) }
                 ));
                 for l in &d.levels {
+                    let ci = |v: Option<(f64, f64)>| v.map_or(String::new(), |(a, b)| format!(" [{a:.4}, {b:.4}]"));
                     lines.push(format!(
-                        "    {} categories: discriminative power {:.4}{} · NMI {:.4} · {} questions",
+                        "    {} categories: discriminative power {:.4}{}{} (noise floor {}) · NMI {:.4}{} · {} questions{}",
                         l.categories,
                         l.discriminative_power,
-                        l.change.map_or(String::new(), |c| format!(" ({c:+.4})")),
+                        ci(l.power_ci),
+                        l.change.map_or(String::new(), |c| format!(" ({})", app::format::signed(c, 4))),
+                        l.power_floor.map_or("—".into(), |f| format!("{f:.4}")),
                         l.nmi,
-                        l.questions
+                        ci(l.nmi_ci),
+                        l.questions,
+                        l.warning().map_or(String::new(), |w| format!(" — {w}"))
                     ));
                 }
                 for sp in &d.splits {
