@@ -283,10 +283,15 @@ fn extracted_graph(items: &[JobItemView]) -> engine::graph::KnowledgeGraph {
         .filter_map(|i| Some((i.key.strip_prefix("chunk-")?.parse().ok()?, i.result.as_deref()?)))
         .collect();
     extractions.sort_unstable_by_key(|(chunk, _)| *chunk);
+    let mut offline = false;
     for (chunk, result) in extractions {
         if let Ok(x) = serde_json::from_str::<engine::tasks::extract::ChunkExtraction>(result) {
             graph.merge(chunk, &x.extraction);
+            offline |= x.offline;
         }
+    }
+    if offline {
+        engine::graph::offline::resolve_aliases(&mut graph);
     }
     graph
 }

@@ -2,6 +2,13 @@
 
 /// Sentences: split after `.`, `!` or `?` (and closing quotes) followed by
 /// whitespace, and at blank lines.
+/// Whether `before` ends with a title written with a full stop ("Mr",
+/// "Mrs", "Dr", "St", "Ms", "Messrs", "Prof"): "Mr. Holmes" is one sentence.
+fn after_title(before: &str) -> bool {
+    let last = before.rsplit(|c: char| !c.is_alphabetic()).next().unwrap_or("");
+    matches!(last, "Mr" | "Mrs" | "Ms" | "Dr" | "St" | "Messrs" | "Prof")
+}
+
 pub fn sentences(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut start = 0;
@@ -9,7 +16,8 @@ pub fn sentences(text: &str) -> Vec<&str> {
     for (i, &(pos, ch)) in chars.iter().enumerate() {
         let next = chars.get(i + 1).map(|&(_, c)| c);
         let end_mark = matches!(ch, '.' | '!' | '?')
-            && next.is_none_or(|c| c.is_whitespace() || c == '"' || c == '\'' || c == '”');
+            && next.is_none_or(|c| c.is_whitespace() || c == '"' || c == '\'' || c == '”')
+            && !(ch == '.' && after_title(&text[start..pos]));
         let blank_line = ch == '\n' && next == Some('\n');
         if end_mark || blank_line {
             let mut end = pos + ch.len_utf8();
@@ -39,6 +47,12 @@ mod tests {
     fn sentences_split_on_end_marks_and_blank_lines() {
         let s = sentences("Alice sat down. \"Who are you?\" said the Caterpillar.\n\nChapter Two\nShe ran");
         assert_eq!(s, ["Alice sat down.", "\"Who are you?\"", "said the Caterpillar.", "Chapter Two\nShe ran"]);
+        // A title's full stop ends no sentence.
+        assert_eq!(sentences("Mr. Holmes rang. Dr. Watson came, and Mrs. Hudson. The end."), [
+            "Mr. Holmes rang.",
+            "Dr. Watson came, and Mrs. Hudson.",
+            "The end."
+        ]);
     }
 }
 

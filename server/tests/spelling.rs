@@ -118,7 +118,7 @@ async fn no_spelling_of_a_path_reaches_another_project() {
         json(&assay(&db, &args, &[]).await);
     }
     let set = json(
-        &assay(&db, &["--json", "questions", "generate", "B", "--node", "2", "--edge", "1", "--subgraph", "0"], &[])
+        &assay(&db, &["--json", "questions", "generate", "B", "--node", "20", "--edge", "1", "--subgraph", "0", "--degree-weighted"], &[])
             .await,
     )["set_id"]
         .to_string();

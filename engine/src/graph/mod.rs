@@ -144,6 +144,54 @@ impl KnowledgeGraph {
         }
     }
 
+    /// Folds node `from` into node `into`: its chunks, descriptions and
+    /// type votes (not its names: `into` keeps its own), and its relations,
+    /// which join `into`'s (a relation between the two is dropped).
+    pub fn absorb(&mut self, from: &str, into: &str) {
+        if from == into || !self.nodes.contains_key(into) {
+            return;
+        }
+        let Some(gone) = self.nodes.remove(from) else { return };
+        let node = self.nodes.get_mut(into).expect("checked above");
+        node.source_chunks.extend(gone.source_chunks);
+        for d in &gone.descriptions {
+            push_distinct(&mut node.descriptions, d);
+        }
+        for (kind, n) in gone.kinds {
+            *node.kinds.entry(kind).or_default() += n;
+        }
+        node.kind = most_common(&node.kinds);
+        let moved: Vec<(String, String)> = self.edges.keys().filter(|(a, b)| a == from || b == from).cloned().collect();
+        for pair in moved {
+            let old = self.edges.remove(&pair).expect("listed above");
+            let other = if pair.0 == from { &pair.1 } else { &pair.0 };
+            if other == into {
+                continue;
+            }
+            let edge = self.edge_between(into, other);
+            for d in &old.descriptions {
+                push_distinct(&mut edge.descriptions, d);
+            }
+            edge.keywords.extend(old.keywords);
+            edge.weight += old.weight;
+            edge.source_chunks.extend(old.source_chunks);
+        }
+    }
+
+    /// Each node's type chosen among its votes other than `fallback` when it
+    /// has any: for an extractor whose `fallback` type means "no cue" (the
+    /// offline one's `concept`), one chunk that says "person" outweighs
+    /// many that said nothing.
+    pub fn settle_kinds(&mut self, fallback: &str) {
+        for node in self.nodes.values_mut() {
+            let cued: HashMap<String, usize> =
+                node.kinds.iter().filter(|(k, _)| k.as_str() != fallback).map(|(k, n)| (k.clone(), *n)).collect();
+            if !cued.is_empty() {
+                node.kind = most_common(&cued);
+            }
+        }
+    }
+
     /// The edge between two node keys (either order), created empty if new.
     pub fn edge_between(&mut self, a: &str, b: &str) -> &mut Edge {
         let pair = if a < b { (a.to_string(), b.to_string()) } else { (b.to_string(), a.to_string()) };

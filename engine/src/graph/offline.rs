@@ -183,6 +183,10 @@ const NOT_NAMES: &[&str] = &[
     "sunday",
     "mr",
     "mrs",
+    "ms",
+    "dr",
+    "messrs",
+    "prof",
     "miss",
     "sir",
     "madam",
@@ -319,17 +323,26 @@ fn tokens(sentence: &str) -> Vec<Token> {
 
 fn line_tokens(line: &str, out: &mut Vec<Token>) {
     let mut after_break = true;
+    // A dash written "--" (or an em or en dash) between two words is
+    // punctuation, not part of either: "Holmes--and" is "Holmes — and".
+    let line = line.replace("--", " — ").replace(['—', '–'], " — ");
     for raw in line.split_whitespace() {
         let opens_quote = raw.starts_with(['"', '\'', '“', '‘', '(', '[']);
-        let word = raw.trim_matches(|c: char| !c.is_alphanumeric()).to_string();
-        let trailing = raw.trim_end_matches(|c: char| c.is_alphanumeric());
-        let breaks = !trailing.is_empty() && trailing != raw && !trailing.ends_with("'s");
+        let bare = raw.trim_matches(|c: char| !c.is_alphanumeric());
+        // The possessive is not part of the name: "Mwihaki's" is Mwihaki.
+        let word = bare.strip_suffix("'s").or_else(|| bare.strip_suffix("’s")).unwrap_or(bare).to_string();
+        // Punctuation after the word ("Jacob,'"), or a possessive
+        // ("Scrooge's Nephew"), ends any run of names.
+        let after = raw.rfind(|c: char| c.is_alphanumeric()).map_or("", |i| &raw[i..]).chars().skip(1).count();
+        let breaks = after > 0 || word.len() < bare.len();
         if word.is_empty() {
             after_break = true;
             continue;
         }
+        // "Mr." ends no sentence: the name after a title is not initial.
+        let title = matches!(word.to_lowercase().as_str(), "mr" | "mrs" | "ms" | "dr" | "st" | "messrs" | "prof");
         out.push(Token { word, initial: after_break || opens_quote, breaks });
-        after_break = raw.ends_with(['.', '!', '?', ':', ';', '"', '“', '”', '-', '—'])
+        after_break = !title && raw.ends_with(['.', '!', '?', ':', ';', '"', '“', '”', '-', '—'])
             || raw.ends_with("'") && !raw.ends_with("s'");
     }
     if let Some(last) = out.last_mut() {
@@ -353,8 +366,13 @@ fn capital_runs(toks: &[Token]) -> Vec<(String, bool)> {
         }
         let start = i;
         let mut end = i; // inclusive
-        while !toks[end].breaks && end + 1 < toks.len() {
+        // "St." continues a name across its full stop: "Lord St. Simon".
+        while (!toks[end].breaks || toks[end].word == "St") && end + 1 < toks.len() {
             let next = &toks[end + 1];
+            // A repeated word ("Scrooge Scrooge") is two mentions, not one name.
+            if next.word == toks[end].word {
+                break;
+            }
             if is_capitalised(&next.word) && !not_name(&next.word) {
                 end += 1;
             } else if matches!(next.word.as_str(), "of" | "the")
@@ -373,8 +391,10 @@ fn capital_runs(toks: &[Token]) -> Vec<(String, bool)> {
     runs
 }
 
-/// The entity's type from cues in its name and its sentences.
-fn guess_type(name: &str, sentences_of: &[&str], lower_noun: bool) -> &'static str {
+/// The entity's type from cues in its name and its sentences; `aliases`
+/// are the shorter names it goes by in the chunk ("Scrooge" for "Ebenezer
+/// Scrooge"), whose cues count too.
+fn guess_type(name: &str, aliases: &[String], sentences_of: &[&str], lower_noun: bool) -> &'static str {
     if lower_noun {
         return "object";
     }
@@ -392,14 +412,32 @@ fn guess_type(name: &str, sentences_of: &[&str], lower_noun: bool) -> &'static s
     if words.first().is_some_and(|w| PERSON_TITLES.contains(&w.as_str())) {
         return "person";
     }
+    // "Old Marley", "Poor Bob": a descriptor of people before a name.
+    const PERSON_DESCRIPTORS: [&str; 5] = ["old", "young", "poor", "dear", "late"];
+    let described = |n: &str| {
+        let n = n.to_lowercase();
+        n.split(' ').count() >= 2 && PERSON_DESCRIPTORS.iter().any(|d| n.starts_with(&format!("{d} ")))
+    };
+    if described(name) || aliases.iter().any(|a| described(a)) {
+        return "person";
+    }
+    let names: Vec<String> = std::iter::once(name.to_lowercase()).chain(aliases.iter().map(|a| a.to_lowercase())).collect();
     let spoken = sentences_of.iter().any(|s| {
         let s = s.to_lowercase();
-        let n = name.to_lowercase();
-        SPEECH_VERBS.iter().any(|v| {
-            s.contains(&format!("{v} {n}")) || s.contains(&format!("{v} the {n}")) || s.contains(&format!("{n} {v}"))
+        names.iter().any(|n| {
+            SPEECH_VERBS.iter().any(|v| {
+                s.contains(&format!("{v} {n}")) || s.contains(&format!("{v} the {n}")) || s.contains(&format!("{n} {v}"))
+            })
         })
     });
-    if spoken {
+    // A title before the name: "Mr. Holmes", "Mrs Hudson", "Uncle Scrooge".
+    let titled = sentences_of.iter().any(|s| {
+        let s = s.to_lowercase();
+        names.iter().any(|n| {
+            PERSON_TITLES.iter().any(|t| s.contains(&format!("{t} {n}")) || s.contains(&format!("{t}. {n}")))
+        })
+    });
+    if spoken || titled {
         return "person";
     }
     "concept"
@@ -477,6 +515,25 @@ pub fn extract(text: &str) -> Extraction {
         mentions.push(here);
     }
 
+    // Aliases: a one-word name that is the first or last word of exactly one
+    // longer name in the chunk ("Marley" of "Jacob Marley") is that entity.
+    let aliases = aliases_of(&forms, &objects);
+    let mut alias_forms: HashMap<String, Vec<String>> = HashMap::new();
+    for (short, full) in &aliases {
+        if let Some(surface) = forms.remove(short) {
+            alias_forms.entry(full.clone()).or_default().extend(surface.into_keys());
+        }
+    }
+    for here in mentions.iter_mut() {
+        for k in here.iter_mut() {
+            if let Some(full) = aliases.get(k) {
+                k.clone_from(full);
+            }
+        }
+        let mut seen = HashSet::new();
+        here.retain(|k| seen.insert(k.clone()));
+    }
+
     let mut entities = Vec::new();
     for (key, surface) in &forms {
         let name = surface
@@ -492,7 +549,8 @@ pub fn extract(text: &str) -> Extraction {
             .map(|s| s.split_whitespace().collect::<Vec<_>>().join(" "))
             .collect::<Vec<_>>()
             .join(" ");
-        let kind = guess_type(&name, &mentioned_in, objects.contains(key));
+        let kind =
+            guess_type(&name, alias_forms.get(key).map_or(&[][..], |a| &a[..]), &mentioned_in, objects.contains(key));
         entities.push(Entity { name, kind: kind.to_string(), description: truncate(&description, 400) });
     }
     entities.sort_by(|a, b| a.name.cmp(&b.name));
@@ -519,6 +577,92 @@ pub fn extract(text: &str) -> Extraction {
         })
         .collect();
     Extraction { entities, relations }
+}
+
+/// Words that describe a person before the name ("Old Marley", "Poor Bob")
+/// without being part of it.
+const DESCRIPTORS: &[&str] = &["old", "young", "poor", "little", "dear", "good", "great", "late", "mister"];
+
+/// A key's words without leading descriptors and inner `of`/`the`.
+fn core(key: &str) -> Vec<&str> {
+    let words: Vec<&str> = key.split(' ').filter(|w| !matches!(*w, "of" | "the")).collect();
+    let skip = words.iter().take_while(|w| DESCRIPTORS.contains(w)).count().min(words.len().saturating_sub(1));
+    words[skip..].to_vec()
+}
+
+/// Keys that name one word of a person ("marley", "old marley") and that
+/// word is the first or last of exactly one longer name in the chunk
+/// ("jacob marley"): short key → long key. Objects are never aliases.
+fn aliases_of(forms: &HashMap<String, HashMap<String, usize>>, objects: &HashSet<String>) -> HashMap<String, String> {
+    let long: Vec<&String> = forms.keys().filter(|k| core(k).len() >= 2).collect();
+    let mut out = HashMap::new();
+    for short in forms.keys().filter(|k| core(k).len() == 1 && !objects.contains(*k)) {
+        let w = core(short)[0];
+        let mut candidates = long.iter().filter(|l| {
+            let c = core(l);
+            c.first() == Some(&w) || c.last() == Some(&w)
+        });
+        if let (Some(full), None) = (candidates.next(), candidates.next()) {
+            out.insert(short.clone(), (*full).clone());
+        }
+    }
+    out
+}
+
+/// Short names resolved across a whole offline graph: a node named by one
+/// word ("scrooge", "old marley") folds into the longer name whose first or
+/// last word it is ("ebenezer scrooge", "jacob marley") — the only such
+/// name, or one with at least twice the chunks of the next. Objects stay.
+/// What a language model does when it names a character the same way
+/// throughout; the offline extractor sees one chunk at a time. Returns the
+/// number of nodes folded.
+pub fn resolve_aliases(graph: &mut super::KnowledgeGraph) -> usize {
+    // Longer names that differ only by a descriptor ("old jacob marley",
+    // "jacob marley") are one: the one in most chunks keeps the others.
+    let mut by_core: BTreeMap<String, Vec<(usize, String)>> = BTreeMap::new();
+    for n in graph.nodes.values().filter(|n| core(&n.key).len() >= 2 && n.kind != "object") {
+        by_core.entry(core(&n.key).join(" ")).or_default().push((n.source_chunks.len(), n.key.clone()));
+    }
+    let mut folded = 0;
+    for mut same in by_core.into_values().filter(|v| v.len() > 1) {
+        same.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.len().cmp(&b.1.len())).then(a.1.cmp(&b.1)));
+        for (_, from) in &same[1..] {
+            graph.absorb(from, &same[0].1);
+            folded += 1;
+        }
+    }
+    let long: Vec<(String, usize)> = graph
+        .nodes
+        .values()
+        .filter(|n| core(&n.key).len() >= 2 && n.kind != "object")
+        .map(|n| (n.key.clone(), n.source_chunks.len()))
+        .collect();
+    let mut folds: Vec<(String, String)> = Vec::new();
+    for n in graph.nodes.values().filter(|n| core(&n.key).len() == 1 && n.kind != "object") {
+        let w = core(&n.key)[0];
+        let mut candidates: Vec<&(String, usize)> = long
+            .iter()
+            .filter(|(k, _)| {
+                let c = core(k);
+                c.first() == Some(&w) || c.last() == Some(&w)
+            })
+            .collect();
+        candidates.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        let chosen = match candidates.as_slice() {
+            [only] => Some(only),
+            [first, second, ..] if first.1 >= 2 * second.1 => Some(first),
+            _ => None,
+        };
+        if let Some((into, _)) = chosen {
+            folds.push((n.key.clone(), into.clone()));
+        }
+    }
+    for (from, into) in &folds {
+        graph.absorb(from, into);
+    }
+    // `concept` is the extractor's "no cue": a chunk's cue decides.
+    graph.settle_kinds("concept");
+    folded + folds.len()
 }
 
 fn truncate(text: &str, max_chars: usize) -> String {
@@ -554,6 +698,58 @@ mod tests {
         let guild_inn = x.relations.iter().find(|r| r.source == "Anchor Inn" && r.target == "Salt Guild").unwrap();
         assert_eq!(guild_inn.description, "The Salt Guild met at the Anchor Inn.");
         assert_eq!(guild_inn.strength, 1.0);
+    }
+
+    /// Issue #21: texts that write a dash as "--" gave entities like
+    /// "Holmes--and"; a character's full and short names made two nodes;
+    /// main characters were typed "concept".
+    #[test]
+    fn dashes_possessives_and_short_names_make_one_person() {
+        let text = "Ebenezer Scrooge sat alone in his counting-house. Scrooge signed it--and Scrooge's name was good \
+                    upon 'Change. \"Bah,\" said Scrooge. Jacob Marley was dead. Old Marley was as dead as a door-nail. \
+                    Scrooge knew Marley was dead--Marley's name stood there. Mr. Fezziwig danced. Fezziwig laughed.";
+        let x = extract(text);
+        let kinds: BTreeMap<&str, &str> = x.entities.iter().map(|e| (e.name.as_str(), e.kind.as_str())).collect();
+        assert!(kinds.keys().all(|n| !n.contains("--") && !n.contains('—') && !n.ends_with("'s")), "{kinds:?}");
+        assert_eq!(kinds.get("Ebenezer Scrooge"), Some(&"person"), "'said Scrooge' makes the full name a person: {kinds:?}");
+        assert!(!kinds.contains_key("Scrooge") && !kinds.contains_key("Scrooge Scrooge"), "{kinds:?}");
+        assert!(kinds.contains_key("Jacob Marley") && !kinds.contains_key("Marley"), "{kinds:?}");
+        assert_eq!(kinds.get("Fezziwig"), Some(&"person"), "a title before the name");
+        // The alias's sentences relate the full name.
+        assert!(x.relations.iter().any(|r| {
+            (r.source == "Ebenezer Scrooge" && r.target == "Jacob Marley") || (r.source == "Jacob Marley" && r.target == "Ebenezer Scrooge")
+        }), "{:?}", x.relations);
+        // Two longer names ending alike leave the short one alone.
+        let two = extract("Jacob Marley came. Jacob Scrooge went. Then Jacob stayed, said Jacob Marley.");
+        assert!(two.entities.iter().any(|e| e.name == "Jacob"), "{:?}", two.entities);
+    }
+
+    /// Across a real text (A Christmas Carol, stave one, 1,200-token
+    /// chunks): one node per character, typed person; no name glued to a
+    /// dash or a possessive.
+    #[test]
+    fn a_christmas_carol_has_one_scrooge_and_one_marley() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpora/christmas_carol_stave1.txt");
+        let text = std::fs::read_to_string(path).unwrap().replace("\r\n", "\n");
+        let mut graph = KnowledgeGraph::default();
+        for c in chunk_text(&text, &ChunkSettings::default()).unwrap() {
+            graph.merge(c.index as i64, &extract(&text[c.start..c.end]));
+        }
+        let chunks = graph.nodes.values().map(|n| n.source_chunks.len()).max().unwrap();
+        let scrooges_before = graph.nodes.keys().filter(|k| k.split(' ').any(|w| w == "scrooge")).count();
+        let folded = resolve_aliases(&mut graph);
+        assert!(folded > 0);
+        let scrooges: Vec<&String> = graph.nodes.keys().filter(|k| k.split(' ').any(|w| w == "scrooge")).collect();
+        println!("Scrooge nodes before resolving aliases: {scrooges_before}; folded {folded}");
+        assert_eq!(scrooges, ["ebenezer scrooge"], "was {scrooges_before} nodes");
+        let scrooge = &graph.nodes["ebenezer scrooge"];
+        assert_eq!(scrooge.kind, "person");
+        assert!(scrooge.source_chunks.len() >= chunks - 1, "Scrooge is in nearly every chunk: {}", scrooge.source_chunks.len());
+        let marleys: Vec<&String> = graph.nodes.keys().filter(|k| k.split(' ').any(|w| w == "marley")).collect();
+        assert_eq!(marleys, ["jacob marley"]);
+        assert_eq!(graph.nodes["jacob marley"].kind, "person", "'Old Marley' says Marley is a person");
+        assert!(graph.nodes.keys().all(|k| !k.contains("--") && !k.ends_with("'s")));
+        assert!(graph.edges.keys().all(|(a, b)| a != b && graph.nodes.contains_key(a) && graph.nodes.contains_key(b)));
     }
 
     #[test]

@@ -134,14 +134,40 @@ pub fn target_of(message: &str) -> Option<usize> {
 
 /// The extractive answer (see the module docs).
 pub fn extractive(question: &str, context: &str, target_words: Option<usize>) -> String {
-    let lines: Vec<&str> = context.lines().filter(|l| !l.starts_with("-----")).map(|l| strip_tag(l)).collect();
-    // Each sentence once: an entity's description often repeats its chunk's words.
-    let mut seen = HashSet::new();
-    let candidates: Vec<&str> = lines
+    // The context's items: a tagged line ("[entity …]", "[chunk 12] …")
+    // starts one, the untagged lines after it (a chunk's wrapped text)
+    // continue it, so a sentence broken across lines stays whole.
+    let mut items: Vec<String> = Vec::new();
+    for line in context.lines() {
+        if line.starts_with("-----") {
+            items.push(String::new());
+        } else if line.starts_with('[') || items.is_empty() {
+            items.push(strip_tag(line).to_string());
+        } else if let Some(last) = items.last_mut() {
+            last.push(' ');
+            last.push_str(line.trim());
+        }
+    }
+    // Each sentence once: an entity's description often repeats its chunk's
+    // words, whole or cut short ("…"); a sentence contained in one already
+    // taken (or containing it) is the same sentence.
+    let mut kept: Vec<String> = Vec::new();
+    let candidates: Vec<&str> = items
         .iter()
         .flat_map(|l| sentences(l))
         .filter(|s| s.split_whitespace().count() >= 3)
-        .filter(|s| seen.insert(s.to_lowercase()))
+        .filter(|s| {
+            let key = format!(" {} ", comparable(s));
+            let same = |a: &str, b: &str| {
+                let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+                short == long || short.split_whitespace().count() >= 6 && long.contains(short)
+            };
+            if kept.iter().any(|k| same(k, &key)) {
+                return false;
+            }
+            kept.push(key);
+            true
+        })
         .collect();
     if candidates.is_empty() {
         return "The retrieved context holds nothing to answer this question from.".into();
@@ -190,6 +216,18 @@ pub fn extractive(question: &str, context: &str, target_words: Option<usize>) ->
 /// A context line's text: without its `[kind id]` tag, and for entities
 /// and relations without the `NAME (type): ` or `A — B: ` head, so their
 /// descriptions read (and compare) like the source sentences they repeat.
+/// A sentence as compared for repeats: lower-case words, no punctuation,
+/// no trailing "…" of a cut description.
+fn comparable(sentence: &str) -> String {
+    sentence
+        .trim_end_matches('…')
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn strip_tag(line: &str) -> &str {
     let Some(rest) = line.strip_prefix('[') else { return line };
     let Some(end) = rest.find("] ") else { return line };
@@ -234,6 +272,30 @@ mod tests {
             "no more than the context has (8 + 5 + 4 + 8 words)"
         );
         assert!(extractive("anything", "", Some(10)).starts_with("The retrieved context holds nothing"));
+    }
+
+    /// Issue #21: offline LightRAG answers repeated a sentence (19 of 84 on
+    /// the UltraDomain slice and a Christmas Carol): a chunk's sentence
+    /// wrapped over lines, and a description holding it whole or cut short.
+    #[test]
+    fn a_sentence_wrapped_over_lines_or_cut_short_is_answered_once() {
+        let context = "-----Entities-----\n\
+            [entity scrooge] Scrooge (person): Scrooge never painted out Old Marley's name over the warehouse door, years afterwards…\n\
+            -----Relations-----\n\
+            [relation scrooge — marley] Scrooge never painted out Old Marley's name over the warehouse door.\n\
+            -----Sources-----\n\
+            [chunk 3] Scrooge never painted out Old Marley's name. There it stood, years\n\
+            afterwards, above the warehouse door: Scrooge and Marley. The firm was\n\
+            known as Scrooge and Marley.\n";
+        let answer = extractive("Whose name stood over the warehouse door?", context, Some(500));
+        let said: Vec<String> = sentences(&answer).iter().map(|s| comparable(s)).collect();
+        for (i, a) in said.iter().enumerate() {
+            for b in &said[i + 1..] {
+                assert!(!a.contains(b.as_str()) && !b.contains(a.as_str()), "repeated: {a:?} / {b:?} in {answer:?}");
+            }
+        }
+        assert!(answer.contains("There it stood, years afterwards, above the warehouse door: Scrooge and Marley."), "{answer}");
+        assert!(answer.contains("The firm was known as Scrooge and Marley."), "one sentence across two lines: {answer}");
     }
 
     #[test]

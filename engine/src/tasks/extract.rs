@@ -70,6 +70,11 @@ pub struct ChunkExtraction {
     pub extraction: Extraction,
     /// Gleaning turns whose reply could not be read.
     pub unreadable_gleanings: u32,
+    /// Made by the offline extractor: the graph's short names are then
+    /// resolved across chunks ([`crate::graph::offline::resolve_aliases`]),
+    /// as a language model would name one character one way.
+    #[serde(default)]
+    pub offline: bool,
 }
 
 /// Extracts one chunk item (`payload.text`) through the gateway.
@@ -86,7 +91,7 @@ pub async fn run_item(gateway: &Gateway, job_id: i64, item: WorkItem, settings: 
     tokens += reply.prompt_tokens + reply.completion_tokens;
     cost += reply.cost_usd;
     let mut combined = match parse_extraction(&reply.text) {
-        Ok(x) => ChunkExtraction { extraction: x, unreadable_gleanings: 0 },
+        Ok(x) => ChunkExtraction { extraction: x, unreadable_gleanings: 0, offline: reply.provider == "offline" },
         Err(reason) => {
             return ItemOutcome::Failed { error: format!("unreadable extraction: {reason}"), tokens, cost_usd: cost }
         }
