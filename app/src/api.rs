@@ -626,13 +626,19 @@ pub async fn question_set_relevance(set_id: i64) -> Result<Option<RelevanceStats
     }
 }
 
-/// Starts scoring the relevance of BM25 context to a set's questions (a job).
+/// Starts scoring how relevant a retriever's context (FastGraphRAG by default, as seed 000 Fig. 10) is to a set's questions (a job).
 #[server(output = crate::codec::Json)]
-pub async fn start_relevance(set_id: i64, k: u32) -> Result<JobView, AppError> {
+pub async fn start_relevance(
+    set_id: i64,
+    k: u32,
+    #[server(default)] retriever: Option<String>,
+) -> Result<JobView, AppError> {
     let call = Request::now()?;
     call.require(Obj::QuestionSet(set_id), Need::Edit).await?;
     let state = call.state.clone();
-    let job = crate::jobs::create_relevance(&state.pool, set_id, k as usize, false).await?;
+    let retriever = retriever.filter(|r| !r.is_empty());
+    let retriever = retriever.as_deref().unwrap_or(engine::questions::relevance::DEFAULT_RETRIEVER);
+    let job = crate::jobs::create_relevance(&state.pool, set_id, k as usize, retriever, false).await?;
     state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
     Ok(job)
 }

@@ -133,6 +133,13 @@ pub async fn set_relevance(pool: &SqlitePool, set_id: i64) -> AppResult<Option<(
     Ok(Some((job, scores)))
 }
 
+/// The retriever a relevance job scored (jobs before the choice: BM25).
+pub async fn retriever_of(pool: &SqlitePool, job_id: i64) -> AppResult<String> {
+    let job = store::jobs::get_job(pool, job_id).await?;
+    let parameters: serde_json::Value = serde_json::from_str(&job.parameters).unwrap_or_default();
+    Ok(parameters["retriever"].as_str().unwrap_or("bm25").to_string())
+}
+
 pub async fn relevance_stats(
     pool: &SqlitePool,
     set_id: i64,
@@ -144,6 +151,7 @@ pub async fn relevance_stats(
     Ok(RelevanceStats {
         set_id,
         job_id,
+        retriever: retriever_of(pool, job_id).await?,
         made_by: store::jobs::made_by(pool, job_id).await?,
         scored: scores.len() as i64,
         questions,
@@ -152,9 +160,9 @@ pub async fn relevance_stats(
     })
 }
 
-pub fn relevance_svg(set: &QuestionSetView, scores: &[u8]) -> String {
+pub fn relevance_svg(set: &QuestionSetView, retriever: &str, scores: &[u8]) -> String {
     engine::questions::relevance::histogram_svg(
-        &format!("Set {}: relevance of BM25 context, {} questions", set.id, scores.len()),
+        &format!("Set {}: relevance of the {retriever} context, {} questions", set.id, scores.len()),
         &engine::questions::relevance::histogram(scores),
     )
 }

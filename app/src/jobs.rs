@@ -43,9 +43,16 @@ pub async fn create_mentions(pool: &SqlitePool, set_id: i64, no_cache: bool) -> 
     store::jobs::get_job(pool, id).await
 }
 
-/// Creates (does not run) the job that scores how relevant the BM25 context
-/// (top `k` chunks) is to each question of a set.
-pub async fn create_relevance(pool: &SqlitePool, set_id: i64, k: usize, no_cache: bool) -> AppResult<JobView> {
+/// Creates (does not run) the job that scores how relevant the context
+/// `retriever` finds (a built-in method's retrieval; `bm25`: the top `k`
+/// chunks) is to each question of a set.
+pub async fn create_relevance(
+    pool: &SqlitePool,
+    set_id: i64,
+    k: usize,
+    retriever: &str,
+    no_cache: bool,
+) -> AppResult<JobView> {
     let set = store::questions::get_set(pool, set_id).await?;
     if set.questions == 0 {
         return Err(AppError::Invalid(format!("question set {set_id} has no questions")));
@@ -53,7 +60,17 @@ pub async fn create_relevance(pool: &SqlitePool, set_id: i64, k: usize, no_cache
     if k == 0 {
         return Err(AppError::Invalid("retrieve at least one chunk per question".into()));
     }
-    let parameters = json!({ "no_cache": no_cache, "set_id": set_id, "k": k, "retriever": "bm25" });
+    if retriever == "http" || engine::rag::method::defaults(retriever).is_err() {
+        return Err(AppError::Invalid(format!(
+            "the retriever must be a built-in method (fastgraphrag, lightrag, naive, bm25, graphrag-local, …), not \"{retriever}\""
+        )));
+    }
+    if engine::rag::method::needs_graph(retriever) && store::graph::load(pool, set.project_id).await?.nodes.is_empty() {
+        return Err(AppError::Invalid(format!(
+            "{retriever} retrieves from the knowledge graph: build the graph first, or choose bm25"
+        )));
+    }
+    let parameters = json!({ "no_cache": no_cache, "set_id": set_id, "k": k, "retriever": retriever });
     let id = store::jobs::create_job(pool, set.project_id, RELEVANCE, &parameters, set.questions).await?;
     store::jobs::get_job(pool, id).await
 }
@@ -332,6 +349,17 @@ async fn items(pool: &SqlitePool, job: &JobView) -> AppResult<Vec<WorkItem>> {
             let parameters: serde_json::Value = serde_json::from_str(&job.parameters).unwrap_or_default();
             let set = parameters["set_id"].as_i64().unwrap_or_default();
             let k = parameters["k"].as_u64().unwrap_or(engine::questions::relevance::DEFAULT_K as u64) as usize;
+            if parameters["retriever"].as_str().is_some_and(|r| r != "bm25") {
+                // A method retrieves when the item runs (it may call the LLM).
+                return Ok(store::questions::list_questions(pool, set)
+                    .await?
+                    .into_iter()
+                    .map(|q| WorkItem {
+                        key: format!("r-{}", q.id),
+                        payload: json!({ "question_id": q.id, "question": q.question }),
+                    })
+                    .collect());
+            }
             let chunks = store::chunk_texts(pool, project).await?;
             let index = engine::rag::bm25::Bm25Index::new(chunks.iter().map(|(id, t)| (*id, t.as_str())));
             let text: std::collections::HashMap<i64, &str> = chunks.iter().map(|(id, t)| (*id, t.as_str())).collect();
@@ -509,6 +537,30 @@ pub async fn run(
         crate::evaluation::execute(pool, &gateway, llm, &job, items, &phase)
             .await
             .unwrap_or_else(|e| Err(e.to_string()))
+    } else if job.kind == RELEVANCE && parameters["retriever"].as_str().is_some_and(|r| r != "bm25") {
+        let retriever = parameters["retriever"].as_str().unwrap_or(engine::questions::relevance::DEFAULT_RETRIEVER);
+        let project = job.project_id.unwrap_or_default();
+        let corpus = std::sync::Arc::new(crate::answers::corpus(pool, project).await?);
+        let built = crate::answers::build_method(
+            pool,
+            &gateway,
+            &llm.transport(),
+            project,
+            corpus,
+            retriever,
+            &serde_json::Value::Null,
+        )
+        .await?;
+        match built {
+            Ok(method) => {
+                phase
+                    .run(items, llm.concurrency, |item| {
+                        engine::questions::relevance::run_item_retrieving(method.as_ref(), &gateway, job_id, item)
+                    })
+                    .await
+            }
+            Err(e) => Err(e),
+        }
     } else if job.kind == crate::metrics::METRICS {
         // In-process embedding uses every core already: one batch at a time.
         let k = parameters["k"].as_u64().unwrap_or(10) as usize;

@@ -325,6 +325,8 @@ pub struct EntityStats {
 pub struct RelevanceStats {
     pub set_id: i64,
     pub job_id: i64,
+    /// The method whose retrieval was scored (`fastgraphrag`, the paper's; `bm25`, …).
+    pub retriever: String,
     /// Who scored: "offline (no LLM)" or "openai · MODEL".
     pub made_by: Option<String>,
     pub scored: i64,

@@ -108,7 +108,9 @@ pub async fn questions(pool: &SqlitePool, set_id: i64) -> AppResult<SharedQuesti
     let entities = set_entities(pool, set_id, EntitySource::Graph).await.ok().flatten().map(|e| (e.stats(), e.svg()));
     let relevance = match set_relevance(pool, set_id).await? {
         Some((job, scores)) if !scores.is_empty() => {
-            Some((relevance_stats(pool, set_id, job, &scores, set.questions).await?, relevance_svg(&set, &scores)))
+            let stats = relevance_stats(pool, set_id, job, &scores, set.questions).await?;
+            let svg = relevance_svg(&set, &stats.retriever, &scores);
+            Some((stats, svg))
         }
         _ => None,
     };

@@ -248,6 +248,7 @@ fn EntityPanel(project_id: i64, set_id: i64, source: String) -> impl IntoView {
 #[component]
 fn Relevance(project_id: i64, set_id: i64) -> impl IntoView {
     let start = ServerAction::<StartRelevance>::new();
+    let retriever = RwSignal::new("fastgraphrag".to_string());
     let live = RwSignal::new(false);
     let tick = ticker(live);
     let stats = Resource::new(move || (tick.get(), start.version().get()), move |_| question_set_relevance(set_id));
@@ -260,17 +261,26 @@ fn Relevance(project_id: i64, set_id: i64) -> impl IntoView {
                         Ok(None) => {
                             live.set(start.pending().get_untracked() || start.value().get_untracked().is_some_and(|r| r.is_ok()));
                             view! {
+                                <label class="small">"Retrieval by "
+                                    <select class="relevance-retriever" on:change=move |ev| retriever.set(event_target_value(&ev))>
+                                        <option value="fastgraphrag" selected>"FastGraphRAG (the paper's)"</option>
+                                        <option value="lightrag">"LightRAG"</option>
+                                        <option value="graphrag-local">"GraphRAG local"</option>
+                                        <option value="bm25">"BM25, 5 chunks"</option>
+                                    </select>
+                                </label>
+                                " "
                                 <button type="button" class="score-relevance" disabled=move || start.pending().get()
-                                    on:click=move |_| { start.dispatch(StartRelevance { set_id, k: 5 }); }>
-                                    "Score question–retrieval relevance (BM25, 5 chunks)"</button>
+                                    on:click=move |_| { start.dispatch(StartRelevance { set_id, k: 5, retriever: Some(retriever.get_untracked()) }); }>
+                                    "Score question–retrieval relevance"</button>
                             }.into_any()
                         }
                         Ok(Some(r)) => {
                             live.set(r.scored < r.questions);
                             let svg = format!("/api/projects/{project_id}/questions/{set_id}/relevance.svg?n={}", r.scored);
                             view! {
-                                <p class="relevance-stats">{format!("Relevance of the BM25 context: mean {:.2} of 5 over {} of {} questions",
-                                    r.mean, r.scored, r.questions)}
+                                <p class="relevance-stats">{format!("Relevance of the {} context: mean {:.2} of 5 over {} of {} questions",
+                                    r.retriever, r.mean, r.scored, r.questions)}
                                     {r.made_by.clone().map(|w| format!(" · scored by {w}"))}" · "
                                     <a href=format!("/projects/{project_id}/jobs/{}", r.job_id)>{format!("job #{}", r.job_id)}</a></p>
                                 <img src=svg.clone() alt="Relevance scores" width="100%"/>

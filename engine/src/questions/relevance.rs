@@ -1,5 +1,7 @@
 //! Question–retrieval relevance (seed 000 §V-B, Fig. 10): retrieve context
-//! for each question of a set (BM25, top k chunks), and have the LLM rate
+//! for each question of a set — with FastGraphRAG by default, as the paper
+//! ("We used FGRAG to retrieve contexts"), or any built-in method's
+//! retrieval, or BM25's top k chunks — and have the LLM rate
 //! 0–5 how relevant the context is to answering it; the scores' histogram
 //! per set shows whether a set's questions can be answered from the corpus
 //! at all. The rubric is in `engine/prompts/relevance.txt`.
@@ -19,8 +21,49 @@ use crate::tasks::{delimited, one_call};
 
 pub const PURPOSE: &str = "question_relevance";
 pub const PROMPT: &str = include_str!("../../prompts/relevance.txt");
-/// Chunks retrieved per question by default.
+/// Chunks retrieved per question by default (BM25).
 pub const DEFAULT_K: usize = 5;
+/// The paper's retriever for Fig. 10.
+pub const DEFAULT_RETRIEVER: &str = "fastgraphrag";
+
+/// Retrieves with `method`, then rates the context: one question's item
+/// (`payload`: `question`, `question_id`). The retrieval's calls (a
+/// method's keyword or entity listing) count with the item.
+pub async fn run_item_retrieving(
+    method: &dyn crate::rag::Method,
+    gateway: &Gateway,
+    job_id: i64,
+    item: WorkItem,
+) -> ItemOutcome {
+    let p = &item.payload;
+    let question = p["question"].as_str().unwrap_or("");
+    let ctx = crate::llm::CallContext { job_id: Some(job_id), item: Some(item.key.clone()), prompt_hash: None };
+    let mut meter = crate::rag::Meter::default();
+    let sections = match method.retrieve(gateway, &ctx, &mut meter, question).await {
+        Ok(s) => s,
+        Err(e) => {
+            let tokens = meter.prompt_tokens + meter.completion_tokens;
+            return ItemOutcome::Failed { error: format!("retrieval: {e}"), tokens, cost_usd: meter.cost_usd };
+        }
+    };
+    let context = crate::rag::format_context(&sections);
+    let judged = meter.chat(gateway, &ctx, PROMPT, &request(question, &context)).await.and_then(|r| parse_score(&r));
+    let tokens = meter.prompt_tokens + meter.completion_tokens;
+    match judged {
+        Ok(score) => ItemOutcome::Done {
+            result: json!({
+                "score": score,
+                "chunk_ids": crate::rag::chunk_ids(&sections),
+                "question_id": p["question_id"],
+                "retriever": method.name(),
+            })
+            .to_string(),
+            tokens,
+            cost_usd: meter.cost_usd,
+        },
+        Err(error) => ItemOutcome::Failed { error, tokens, cost_usd: meter.cost_usd },
+    }
+}
 
 pub fn request(question: &str, context: &str) -> ChatRequest {
     let user = format!("Question: {question}\nContext:\n<<<\n{context}\n>>>");

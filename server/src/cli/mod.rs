@@ -232,8 +232,13 @@ enum QuestionsCommand {
         project: String,
         #[arg(long)]
         set: i64,
+        /// BM25's chunks per question (with `--retriever bm25`).
         #[arg(long, default_value_t = engine::questions::relevance::DEFAULT_K)]
         k: usize,
+        /// Whose retrieval is scored: a built-in method (`fastgraphrag`, the
+        /// paper's; `lightrag`, `naive`, `graphrag-local`, …) or `bm25`.
+        #[arg(long, default_value = engine::questions::relevance::DEFAULT_RETRIEVER)]
+        retriever: String,
         /// Write the histogram as SVG to this file.
         #[arg(long)]
         svg: Option<std::path::PathBuf>,
@@ -798,24 +803,25 @@ async fn questions(
             });
             Ok(code)
         }
-        QuestionsCommand::Relevance { project, set, k, svg } => {
+        QuestionsCommand::Relevance { project, set, k, retriever, svg } => {
             let p = app::store::find_project(pool, &project).await?;
             let view = app::store::questions::get_set(pool, set).await?;
             if view.project_id != p.summary.id {
                 anyhow::bail!("question set {set} belongs to another project");
             }
-            let job = app::jobs::create_relevance(pool, set, k, false).await?;
+            let job = app::jobs::create_relevance(pool, set, k, &retriever, false).await?;
             let (code, after) = execute_job(pool, out, llm, job.id, false).await?;
             let (_, scores) = app::diagnostics::set_relevance(pool, set).await?.unwrap_or((after.id, Vec::new()));
             let stats = app::diagnostics::relevance_stats(pool, set, after.id, &scores, view.questions).await?;
             if let Some(path) = &svg {
-                std::fs::write(path, app::diagnostics::relevance_svg(&view, &scores))
+                std::fs::write(path, app::diagnostics::relevance_svg(&view, &stats.retriever, &scores))
                     .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
             }
             out.print(json!(stats), || {
                 format!(
-                    "{}\nrelevance of BM25 context (k = {k}): mean {:.2} over {} questions; per score 0–5: {:?}",
+                    "{}\nrelevance of the {} context: mean {:.2} over {} questions; per score 0–5: {:?}",
                     job_line(&after),
+                    if stats.retriever == "bm25" { format!("BM25 (k = {k})") } else { stats.retriever.clone() },
                     stats.mean,
                     stats.scored,
                     stats.histogram

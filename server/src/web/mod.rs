@@ -296,7 +296,10 @@ async fn relevance_svg(State(state): State<AppState>, _: Granted, Path((_, set))
         Err(e) => return app_error(e),
     };
     match app::diagnostics::set_relevance(&state.pool, set).await {
-        Ok(Some((_, scores))) => svg(app::diagnostics::relevance_svg(&view, &scores)),
+        Ok(Some((job, scores))) => match app::diagnostics::retriever_of(&state.pool, job).await {
+            Ok(retriever) => svg(app::diagnostics::relevance_svg(&view, &retriever, &scores)),
+            Err(e) => app_error(e),
+        },
         Ok(None) => error(StatusCode::NOT_FOUND, format!("question set {set} has not been scored for relevance")),
         Err(e) => app_error(e),
     }
