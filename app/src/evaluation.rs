@@ -356,6 +356,8 @@ pub async fn execute(
     let project = e.view.project_id;
     let transport = llm.transport();
     let mut methods: HashMap<i64, Box<dyn engine::rag::Method>> = HashMap::new();
+    // A set whose method sets its answers' temperature regenerates at it.
+    let mut gateways: HashMap<i64, Gateway> = HashMap::new();
     // The sets' own methods answer again (a sanity check's second run) and
     // regenerate for length alignment; without either, no corpus is loaded.
     let answers_again = e.settings.sanity || (e.settings.align && e.settings.protocol.unbiased());
@@ -374,6 +376,9 @@ pub async fn execute(
         {
             Ok(m) => {
                 methods.insert(*id, m);
+                if let Ok(Some(t)) = engine::rag::method::answer_temperature(&params) {
+                    gateways.insert(*id, gateway.clone().with_temperature(engine::rag::answer::PURPOSE, Some(t)));
+                }
             }
             // Regeneration needs it; a sanity check cannot go without it.
             Err(err) if e.settings.sanity => return Ok(Err(err)),
@@ -446,7 +451,7 @@ pub async fn execute(
             .run(align_items.clone(), phase.concurrency, |item| {
                 let key = Key::parse(&item.key);
                 let (a, b) = key.map_or((0, 0), |k| k.pair());
-                let pick = |id: i64| methods.get(&id).map(|m| m.as_ref());
+                let pick = |id: i64| Some((methods.get(&id)?.as_ref(), gateways.get(&id).unwrap_or(gateway)));
                 protocol::run_align_item(gateway, job.id, item, [pick(a), pick(b)])
             })
             .await;

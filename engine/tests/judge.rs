@@ -181,7 +181,7 @@ async fn length_alignment_leaves_regenerates_forces_or_discards_through_the_open
     let mut questions = Vec::new();
     for (i, (q, wa, wb, regenerable)) in cases.iter().enumerate() {
         let item = WorkItem { key: format!("al-1-2-{i}"), payload: align_payload(q, &text(*wa), &text(*wb), 10, 3) };
-        let methods = [regenerable.then_some(bm25.as_ref()), None];
+        let methods = [regenerable.then_some((bm25.as_ref(), &gw)), None];
         let result: Value = match run_align_item(&gw, 1, item, methods).await {
             ItemOutcome::Done { result, .. } => serde_json::from_str(&result).unwrap(),
             ItemOutcome::Failed { error, .. } => panic!("{q}: {error}"),

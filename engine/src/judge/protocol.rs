@@ -125,7 +125,7 @@ pub async fn run_align_item(
     gateway: &Gateway,
     job_id: i64,
     item: WorkItem,
-    methods: [Option<&dyn crate::rag::Method>; 2],
+    methods: [Option<(&dyn crate::rag::Method, &Gateway)>; 2],
 ) -> ItemOutcome {
     let p = &item.payload;
     let text = |k: &str| p[k].as_str().unwrap_or("").to_string();
@@ -138,7 +138,8 @@ pub async fn run_align_item(
     let regenerate = |side: usize, target: usize| {
         let (question, ctx, meter) = (&question, &ctx, &meter);
         async move {
-            let Some(method) = methods[side] else { return Ok(None) };
+            // Each side regenerates through its own gateway (its answers' temperature).
+            let Some((method, gateway)) = methods[side] else { return Ok(None) };
             let answer = method.answer(gateway, ctx, question, Some(target)).await?;
             meter.lock().unwrap_or_else(|e| e.into_inner()).absorb(&answer.meter);
             Ok(Some(answer.answer))

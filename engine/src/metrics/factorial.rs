@@ -52,16 +52,21 @@ pub struct Factorial {
 }
 
 fn group(lv: Option<&str>, qc: Option<&str>, obs: &[&Observation]) -> Option<Group> {
-    if obs.is_empty() {
-        return None;
-    }
     let aps: Vec<f64> = obs.iter().filter_map(|o| o.ap).collect();
-    Some(Group {
+    let cs: Vec<f64> = obs.iter().map(|o| o.cs).collect();
+    summary(lv, qc, obs.len(), &aps, &cs)
+}
+
+/// A group of `n` questions from its MAP values (the mean of those given)
+/// and CS values (their mean); `None` without any CS.
+fn summary(lv: Option<&str>, qc: Option<&str>, n: usize, maps: &[f64], cs: &[f64]) -> Option<Group> {
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    (!cs.is_empty()).then(|| Group {
         lv: lv.map(str::to_string),
         qc: qc.map(str::to_string),
-        n: obs.len(),
-        map: (!aps.is_empty()).then(|| aps.iter().sum::<f64>() / aps.len() as f64),
-        cs: obs.iter().map(|o| o.cs).sum::<f64>() / obs.len() as f64,
+        n,
+        map: (!maps.is_empty()).then(|| mean(maps)),
+        cs: mean(cs),
         gap: None,
     })
 }
@@ -70,18 +75,9 @@ fn group(lv: Option<&str>, qc: Option<&str>, obs: &[&Observation]) -> Option<Gro
 /// MAP (over the cells that have one) and CS, n summed (see the module).
 fn pooled<'a>(lv: Option<&str>, qc: Option<&str>, cells: impl Iterator<Item = &'a Group>) -> Option<Group> {
     let cells: Vec<&Group> = cells.collect();
-    if cells.is_empty() {
-        return None;
-    }
     let maps: Vec<f64> = cells.iter().filter_map(|c| c.map).collect();
-    Some(Group {
-        lv: lv.map(str::to_string),
-        qc: qc.map(str::to_string),
-        n: cells.iter().map(|c| c.n).sum(),
-        map: (!maps.is_empty()).then(|| maps.iter().sum::<f64>() / maps.len() as f64),
-        cs: cells.iter().map(|c| c.cs).sum::<f64>() / cells.len() as f64,
-        gap: None,
-    })
+    let cs: Vec<f64> = cells.iter().map(|c| c.cs).collect();
+    summary(lv, qc, cells.iter().map(|c| c.n).sum(), &maps, &cs)
 }
 
 /// Levels in the order given (the hierarchy's), then any others by name.
