@@ -448,7 +448,17 @@ pub async fn run_view(pool: &SqlitePool, row: &store::metrics::Row) -> AppResult
 pub async fn page(pool: &SqlitePool, run_id: i64) -> AppResult<MetricsRunPage> {
     let row = store::metrics::get(pool, run_id).await?;
     // The row holds the report: read once, not again through `report`.
-    let view = row.report.as_deref().map(|text| parse(run_id, text)).transpose()?.map(|r| view(&r));
+    let report = row.report.as_deref().map(|text| parse(run_id, text)).transpose()?;
+    let mut view = report.as_ref().map(view);
+    // ρ against human category agreement, when a validation study exists.
+    if let (Some(r), Some(v)) = (&report, view.as_mut()) {
+        if let Some((study, picks)) = crate::study::category_picks(pool, row.project_id, row.question_set_id).await? {
+            for (s, sv) in r.sets.iter().zip(v.sets.iter_mut()) {
+                sv.rho_agreement =
+                    granularity::rho_agreement(&s.granularity, &picks).map(|c| (study, c.r, c.p, c.n));
+            }
+        }
+    }
     Ok(MetricsRunPage { run: run_view(pool, &row).await?, view })
 }
 
@@ -544,6 +554,7 @@ pub fn view(r: &Report) -> crate::model::MetricsView {
                     &s.granularity,
                 ),
                 trees: s.granularity.iter().map(|d| (d.dimension.clone(), granularity::tree_svg(d))).collect(),
+                rho_agreement: None,
             })
             .collect(),
     }

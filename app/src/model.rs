@@ -777,6 +777,11 @@ pub struct SetMetricsView {
     pub power_svg: String,
     /// One hierarchy drawing per dimension: `(dimension, SVG)`.
     pub trees: Vec<(String, String)>,
+    /// The point-biserial correlation of ρ with human category agreement
+    /// (seed 004 §4), when a validation study was drawn from the set:
+    /// `(study, r_pb, p, n)`.
+    #[serde(default)]
+    pub rho_agreement: Option<(i64, f64, f64, usize)>,
 }
 
 /// A row of the LV × QC table: a cell (both levels) or a level pooled

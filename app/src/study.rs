@@ -602,6 +602,36 @@ async fn result_items(pool: &SqlitePool, id: i64) -> AppResult<Vec<study::Item>>
         .collect())
 }
 
+/// The category picks of the newest study drawn from question set
+/// `set_id` that asks raters for the category: (study, [(the generator's
+/// category, whether the rater picked it)]), attention checks aside.
+pub async fn category_picks(
+    pool: &SqlitePool,
+    project_id: i64,
+    set_id: i64,
+) -> AppResult<Option<(i64, Vec<(String, bool)>)>> {
+    for id in store::studies::drawn_from(pool, project_id, set_id).await? {
+        let Some(choice) = dimensions_of(pool, id).await?.iter().position(|d| d.choice) else { continue };
+        let items: HashMap<i64, study::Item> =
+            result_items(pool, id).await?.into_iter().map(|i| (i.id, i)).collect();
+        let picks: Vec<(String, bool)> = human_ratings(pool, id)
+            .await?
+            .iter()
+            .filter(|r| r.dimension == choice)
+            .filter_map(|r| {
+                let item = items.get(&r.item).filter(|i| i.attention.is_none())?;
+                let category = item.category.clone()?;
+                let picked = item.choices.get(r.score as usize)?;
+                Some((category.clone(), *picked == category))
+            })
+            .collect();
+        if !picks.is_empty() {
+            return Ok(Some((id, picks)));
+        }
+    }
+    Ok(None)
+}
+
 /// A study's results, computed from its rows read once: the study, its
 /// dimensions, the results, and the latest LLM rater's agreement with the
 /// humans.

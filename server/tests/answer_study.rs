@@ -167,4 +167,40 @@ async fn raters_validate_answers_and_categories_and_the_llm_rater_is_compared_wi
     let csv = String::from_utf8_lossy(&csv.stdout).to_string();
     assert_eq!(csv.lines().count(), 1 + 3 * 6 * 4);
     assert!(csv.lines().any(|l| l.contains(",Category,QC/")), "picks are written as category paths");
+
+    // Seed 004 §4: ρ against human category agreement on the metrics page.
+    // Each pick of a medium category (4 items × 3 raters) is paired with
+    // the ρ of the split that made it; coarse picks have no split.
+    json(&assay(&db, &["--json", "answers", "generate", "A", "--set", &set, "--method", "bm25"], &[]).await);
+    let answers: i64 = sqlx::query_scalar("SELECT MAX(id) FROM answer_sets").fetch_one(&pool).await.unwrap();
+    let run = json(&assay(&db, &["--json", "metrics", "run", "A", "--set", &set, "--answers", &answers.to_string()], &[]).await);
+    let run_id = run["run_id"].as_i64().unwrap();
+    let page = app::metrics::page(&pool, run_id).await.unwrap();
+    let (from, r, p, n) = page.view.as_ref().unwrap().sets[0].rho_agreement.expect("a validation study was drawn from the set");
+    assert_eq!((from, n), (study, 12));
+    let report = app::metrics::report(&pool, run_id).await.unwrap();
+    let splits = &report.sets[0].granularity[0].splits;
+    let (mut flags, mut rhos) = (Vec::new(), Vec::new());
+    for (_, category, choices) in rows.iter().filter(|(_, c, _)| c.matches('/').count() == 2) {
+        let choices: Vec<Value> = serde_json::from_str(choices).unwrap();
+        let rho = splits.iter().find(|s| s.children.contains(category)).unwrap().rho;
+        let picked: Vec<i64> = sqlx::query_scalar(
+            "SELECT r.score FROM ratings r JOIN study_items i ON i.id = r.item_id WHERE i.study_id = ? AND i.category = ? AND r.dimension = 3",
+        )
+        .bind(study)
+        .bind(category)
+        .fetch_all(&pool)
+        .await
+        .unwrap();
+        for pick in picked {
+            flags.push(choices[pick as usize]["path"] == category.as_str());
+            rhos.push(rho);
+        }
+    }
+    let want = engine::metrics::granularity::point_biserial(&flags, &rhos).unwrap();
+    assert_eq!(n, want.n);
+    assert!((r - want.r).abs() < 1e-12 && (p - want.p).abs() < 1e-12, "{r} {p} vs {want:?}");
+    // Each medium category was picked by 1 rater of 3: agreement does not
+    // follow ρ here, and the page says r = 0 rather than inventing one.
+    assert!(r.abs() < 1e-12, "{r}");
 }

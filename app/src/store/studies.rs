@@ -137,6 +137,19 @@ pub async fn ids(pool: &SqlitePool, project_id: i64) -> AppResult<Vec<i64>> {
         .await?)
 }
 
+/// A project's studies that drew items from question set `set_id`, newest first.
+pub async fn drawn_from(pool: &SqlitePool, project_id: i64, set_id: i64) -> AppResult<Vec<i64>> {
+    Ok(sqlx::query_scalar(
+        "SELECT s.id FROM studies s WHERE s.project_id = ?
+           AND EXISTS (SELECT 1 FROM json_each(s.draws) d WHERE json_extract(d.value, '$.set_id') = ?)
+         ORDER BY s.id DESC",
+    )
+    .bind(project_id)
+    .bind(set_id)
+    .fetch_all(pool)
+    .await?)
+}
+
 pub async fn set_open(pool: &SqlitePool, id: i64, open: bool) -> AppResult<()> {
     let done = sqlx::query("UPDATE studies SET is_open = ? WHERE id = ?").bind(open).bind(id).execute(pool).await?;
     if done.rows_affected() == 0 {
