@@ -139,7 +139,7 @@ impl SqliteCallStore {
 
 pub(crate) fn store_error(e: sqlx::Error) -> String {
     tracing::error!(error = %e, "LLM call store");
-    "the call log could not be written".to_string()
+    format!("the call log could not be written ({})", crate::store::db_reason(&e))
 }
 
 /// Writes calls to the log (and uncached replies to the cache), each

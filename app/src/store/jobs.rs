@@ -284,7 +284,9 @@ impl SqliteJobStore {
 
 fn store_error(e: sqlx::Error) -> String {
     tracing::error!(error = %e, "job store");
-    "the job's progress could not be written".to_string()
+    // The database's own words go with it: "database is locked", "disk is
+    // full" tell the user what to do; nothing in them is secret.
+    format!("the job's progress could not be written ({})", crate::store::db_reason(&e))
 }
 
 impl JobStore for SqliteJobStore {

@@ -86,6 +86,18 @@ async fn clean(conn: &mut sqlx::SqliteConnection) -> Result<bool, sqlx::Error> {
     Ok(true)
 }
 
+/// What the database said, for a message: SQLite's own text for a
+/// database error ("database is locked", "database or disk is full"),
+/// else the kind of failure (a pool timeout, a closed pool).
+pub fn db_reason(e: &sqlx::Error) -> String {
+    match e {
+        sqlx::Error::Database(d) => d.message().to_string(),
+        sqlx::Error::PoolTimedOut => "no database connection became free in time".into(),
+        sqlx::Error::PoolClosed => "the database was closed".into(),
+        other => other.to_string(),
+    }
+}
+
 /// A write transaction. `BEGIN IMMEDIATE` takes SQLite's write lock at the
 /// start, waiting up to [`BUSY_TIMEOUT`] for another writer: a deferred
 /// transaction that has read cannot wait for the lock when it first

@@ -397,6 +397,24 @@ pub fn signed(x: f64) -> String {
     signed_to(x, 3)
 }
 
+/// About how many questions would decide an inconclusive sanity check:
+/// how much the interval `(lo, hi)` around `m` must shrink (each side's
+/// distance from the estimate, as measured) to decide toward the verdict
+/// the estimate points to — inside the band when |m| < 0.05, outside it
+/// beyond — with intervals shrinking as 1/√n, so n grows by the factor².
+pub fn questions_needed(m: f64, (lo, hi): (f64, f64), n: usize) -> Option<usize> {
+    let factor = if m.abs() < EVEN {
+        ((hi - m) / (EVEN - m)).max((m - lo) / (m + EVEN))
+    } else if m > EVEN {
+        (m - lo) / (m - EVEN)
+    } else {
+        (hi - m) / (-EVEN - m)
+    };
+    // Float noise (0.07 / 0.05 = 1.4000000000000001) must not add one.
+    let k = (n as f64 * factor * factor - 1e-9).ceil();
+    (factor.is_finite() && factor > 1.0 && k < 1e9).then_some(k as usize)
+}
+
 /// The sanity check of the first pair: its median relative win rate over
 /// trials (the headline's), that median's bootstrap interval over
 /// questions ([`UnbiasedSummary::relative_ci`]), and the verdict.
@@ -439,14 +457,7 @@ fn sanity_of(pair: Option<(&PairInput, &PairReport)>) -> Sanity {
         SanityVerdict::Inconclusive => None,
     };
     if verdict == SanityVerdict::Inconclusive {
-        // The half-width that would decide: the distance from the estimate
-        // to the band's edge; half-widths shrink as 1/√n.
-        let half = (hi - lo) / 2.0;
-        let target = (m.abs() - EVEN).abs();
-        if target > 0.005 && half > 0.0 {
-            let k = (n as f64 * (half / target).powi(2)).ceil();
-            s.questions_needed = (k.is_finite() && k > n as f64).then_some(k as usize);
-        }
+        s.questions_needed = questions_needed(m, (lo, hi), n);
     }
     s
 }
@@ -1004,6 +1015,13 @@ mod tests {
         assert_eq!(biased.even, Some(false));
         assert!(biased.interval.unwrap().0 > EVEN);
         println!("small: {}\nlarge: {}\nbiased: {}", small.sentence(), large.sentence(), biased.sentence());
+        // The questions needed, by hand: m = 0 in [−0.03, +0.07] over 100
+        // questions must shrink by 0.07 / 0.05 = 1.4: 100 × 1.96 = 196.
+        assert_eq!(questions_needed(0.0, (-0.03, 0.07), 100), Some(196));
+        // m = +0.10 in [+0.02, +0.18] over 50: (0.10 − 0.02) / (0.10 − 0.05) = 1.6 → 128.
+        assert_eq!(questions_needed(0.10, (0.02, 0.18), 50), Some(128));
+        assert_eq!(questions_needed(-0.10, (-0.18, -0.02), 50), Some(128));
+        assert_eq!(questions_needed(0.05, (0.0, 0.1), 50), None, "on the edge nothing decides");
         assert_eq!(signed(-0.0001), "0.000");
         assert_eq!(signed(0.0375), "+0.038");
     }
