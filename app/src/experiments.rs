@@ -41,7 +41,7 @@ pub async fn wizard_start(pool: &SqlitePool, llm: &LlmSettings) -> AppResult<Wiz
         hierarchical_questions: false,
         dimensions: "QC, AT, LV".into(),
         levels: "2, 4, 8".into(),
-        per_category: 10,
+        per_category: engine::metrics::granularity::MIN_PER_CATEGORY as u32,
         methods: ["bm25", "lightrag", "fastgraphrag", "graphrag-local"].map(String::from).to_vec(),
         evaluate: true,
         protocol: "unbiased".into(),
@@ -114,7 +114,7 @@ pub fn manifest_of(f: &WizardFields, configured: &LlmSettings) -> Result<String,
         questions.push(QuestionsSection::Hierarchical {
             dimensions: list(&f.dimensions),
             levels,
-            per_category: f.per_category as usize,
+            per_category: Some(f.per_category as usize),
             factorial: 0,
             adherence_check: false,
             seed: 42,
@@ -202,7 +202,7 @@ pub fn fields_of(m: &Manifest, defaults: &WizardFields) -> ImportedManifest {
                 f.hierarchical_questions = true;
                 f.dimensions = dimensions.join(", ");
                 f.levels = levels.iter().map(usize::to_string).collect::<Vec<_>>().join(", ");
-                f.per_category = *per_category as u32;
+                f.per_category = per_category.unwrap_or_else(|| engine::experiment::default_per_category(levels)) as u32;
                 if *factorial > 0 {
                     not_shown.push(format!("questions[{i}].factorial = {factorial}"));
                 }

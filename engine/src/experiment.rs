@@ -158,8 +158,9 @@ pub enum QuestionsSection {
         dimensions: Vec<String>,
         #[serde(default = "default_levels")]
         levels: Vec<usize>,
-        #[serde(default = "ten")]
-        per_category: usize,
+        /// Questions per category; unset: [`default_per_category`] of the levels.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        per_category: Option<usize>,
         #[serde(default)]
         factorial: usize,
         #[serde(default)]
@@ -169,14 +170,22 @@ pub enum QuestionsSection {
     },
 }
 
+/// Questions per category when a set does not say: seed 004's scale
+/// (38, its smallest cell) when levels are compared — more than one level,
+/// whose discriminative power is meaningless below it — else 10 for a pilot.
+pub fn default_per_category(levels: &[usize]) -> usize {
+    if levels.len() > 1 {
+        crate::metrics::granularity::MIN_PER_CATEGORY
+    } else {
+        10
+    }
+}
+
 fn fifty() -> usize {
     50
 }
 fn five() -> usize {
     5
-}
-fn ten() -> usize {
-    10
 }
 fn thousand() -> usize {
     1000
@@ -219,7 +228,10 @@ impl QuestionsSection {
             QuestionsSection::Summary { count: Some(n), .. } => *n,
             QuestionsSection::Summary { users, tasks, per_task, .. } => users * tasks * per_task,
             QuestionsSection::Hierarchical { dimensions, levels, per_category, factorial, .. } => {
-                dimensions.len() * levels.iter().sum::<usize>() * per_category + 4 * factorial
+                dimensions.len()
+                    * levels.iter().sum::<usize>()
+                    * per_category.unwrap_or_else(|| default_per_category(levels))
+                    + 4 * factorial
             }
         }
     }
@@ -243,8 +255,8 @@ impl QuestionsSection {
             QuestionsSection::Hierarchical { dimensions, levels, per_category, factorial, adherence_check, seed } => {
                 Generator::Hierarchical(HierarchicalSettings {
                     dimensions: dimensions.iter().map(|d| d.trim().to_uppercase()).collect(),
+                    per_category: per_category.unwrap_or_else(|| default_per_category(&levels)),
                     levels,
-                    per_category,
                     factorial_per_cell: factorial,
                     adherence_check,
                     seed,
@@ -771,7 +783,9 @@ mod tests {
         assert_eq!((m.methods[0].name.as_str(), m.methods[0].params_json()["k"].as_u64()), ("bm25", Some(10)));
         let metrics = m.metrics.as_ref().unwrap();
         assert_eq!((metrics.k, metrics.unit.as_str()), (10, "document"));
-        assert!(matches!(m.questions[0], QuestionsSection::Hierarchical { per_category: 38, .. }));
+        assert!(matches!(m.questions[0], QuestionsSection::Hierarchical { per_category: Some(38), .. }));
+        // Unset, comparing levels takes the paper's scale; one level, a pilot's 10.
+        assert_eq!((default_per_category(&[2, 4, 8]), default_per_category(&[4])), (38, 10));
         assert_eq!(Manifest::parse(&m.to_toml(), &here()).unwrap(), m);
     }
 

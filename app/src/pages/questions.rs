@@ -363,7 +363,7 @@ fn HierarchicalForm(project_id: i64, action: ServerAction<StartHierarchicalQuest
             <ActionForm action attr:class="stack-form" attr:id="hierarchical-form">
                 <input type="hidden" name="project_id" value=project_id/>
                 <div class="row-fields">
-                    <label>"Per category " <input type="number" name="per_category" value="10" min="0"/></label>
+                    <label>"Per category " <input type="number" name="per_category" value="38" min="0" title="38: seed 004's scale, needed to compare levels; fewer for a pilot"/></label>
                     <label>"Levels " <input type="text" name="levels" value="2,4,8" size="8"/></label>
                     <label>"Dimensions " <input type="text" name="dimensions" value="QC,AT,LV" size="10"/></label>
                     <label>"LV × QC factorial, per cell " <input type="number" name="factorial" value="0" min="0"/></label>

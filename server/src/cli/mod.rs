@@ -198,9 +198,10 @@ enum QuestionsCommand {
         /// Summary kind: LightRAG's exact slices, with its bug (issue #1203).
         #[arg(long)]
         replicate_lightrag: bool,
-        /// Hierarchical kind: questions per category.
-        #[arg(long, default_value_t = 10)]
-        per_category: usize,
+        /// Hierarchical kind: questions per category (unset: 38, seed 004's
+        /// scale, when more than one level is asked for; else 10).
+        #[arg(long)]
+        per_category: Option<usize>,
         /// Hierarchical kind: granularity levels (categories per level), comma-separated.
         #[arg(long, default_value = "2,4,8")]
         levels: String,
@@ -667,8 +668,8 @@ async fn questions(
                 };
                 let settings = engine::questions::hierarchy::HierarchicalSettings {
                     dimensions: comma_list(&dimensions, str::to_uppercase),
+                    per_category: per_category.unwrap_or_else(|| engine::experiment::default_per_category(&levels)),
                     levels,
-                    per_category,
                     factorial_per_cell: factorial,
                     adherence_check,
                     seed,
