@@ -609,6 +609,28 @@ fn aliases_of(forms: &HashMap<String, HashMap<String, usize>>, objects: &HashSet
     out
 }
 
+/// Common English diminutives and their given names: "Bob" and "Robert"
+/// are one person's first name.
+const DIMINUTIVES: &[(&str, &str)] = &[
+    ("bob", "robert"), ("bobby", "robert"), ("rob", "robert"), ("robin", "robert"),
+    ("bill", "william"), ("billy", "william"), ("will", "william"), ("willie", "william"),
+    ("tom", "thomas"), ("tommy", "thomas"), ("jim", "james"), ("jimmy", "james"), ("jamie", "james"),
+    ("jack", "john"), ("johnny", "john"), ("dick", "richard"), ("rick", "richard"),
+    ("ned", "edward"), ("ted", "edward"), ("eddie", "edward"), ("harry", "henry"), ("hal", "henry"),
+    ("charlie", "charles"), ("chuck", "charles"), ("fred", "frederick"), ("freddie", "frederick"),
+    ("sam", "samuel"), ("joe", "joseph"), ("ben", "benjamin"), ("nick", "nicholas"), ("tony", "anthony"),
+    ("dan", "daniel"), ("danny", "daniel"), ("mike", "michael"), ("tim", "timothy"), ("timmy", "timothy"),
+    ("kate", "katherine"), ("kitty", "katherine"), ("katie", "katherine"), ("peggy", "margaret"),
+    ("meg", "margaret"), ("maggie", "margaret"), ("bess", "elizabeth"), ("betsy", "elizabeth"),
+    ("beth", "elizabeth"), ("liz", "elizabeth"), ("lizzie", "elizabeth"), ("sally", "sarah"),
+    ("polly", "mary"), ("molly", "mary"), ("jenny", "jane"), ("fanny", "frances"), ("annie", "ann"),
+];
+
+/// The given name a diminutive stands for ("bob" → "robert"); others as they are.
+fn formal(word: &str) -> &str {
+    DIMINUTIVES.iter().find(|(d, _)| *d == word).map_or(word, |(_, f)| f)
+}
+
 /// Short names resolved across a whole offline graph: a node named by one
 /// word ("scrooge", "old marley") folds into the longer name whose first or
 /// last word it is ("ebenezer scrooge", "jacob marley") — the only such
@@ -619,9 +641,11 @@ fn aliases_of(forms: &HashMap<String, HashMap<String, usize>>, objects: &HashSet
 pub fn resolve_aliases(graph: &mut super::KnowledgeGraph) -> usize {
     // Longer names that differ only by a descriptor ("old jacob marley",
     // "jacob marley") are one: the one in most chunks keeps the others.
+    // So are a given name and its diminutive ("bob cratchit", "robert cratchit").
     let mut by_core: BTreeMap<String, Vec<(usize, String)>> = BTreeMap::new();
     for n in graph.nodes.values().filter(|n| core(&n.key).len() >= 2 && n.kind != "object") {
-        by_core.entry(core(&n.key).join(" ")).or_default().push((n.source_chunks.len(), n.key.clone()));
+        let words: Vec<&str> = core(&n.key).iter().enumerate().map(|(i, w)| if i == 0 { formal(w) } else { w }).collect();
+        by_core.entry(words.join(" ")).or_default().push((n.source_chunks.len(), n.key.clone()));
     }
     let mut folded = 0;
     for mut same in by_core.into_values().filter(|v| v.len() > 1) {
@@ -644,7 +668,7 @@ pub fn resolve_aliases(graph: &mut super::KnowledgeGraph) -> usize {
             .iter()
             .filter(|(k, _)| {
                 let c = core(k);
-                c.first() == Some(&w) || c.last() == Some(&w)
+                c.first().is_some_and(|f| formal(f) == formal(w)) || c.last() == Some(&w)
             })
             .collect();
         candidates.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
@@ -750,6 +774,30 @@ mod tests {
         assert_eq!(graph.nodes["jacob marley"].kind, "person", "'Old Marley' says Marley is a person");
         assert!(graph.nodes.keys().all(|k| !k.contains("--") && !k.ends_with("'s")));
         assert!(graph.edges.keys().all(|(a, b)| a != b && graph.nodes.contains_key(a) && graph.nodes.contains_key(b)));
+    }
+
+    /// A diminutive and its given name, alone or with the surname, are one
+    /// person: "Robert Cratchit", "Bob Cratchit", "Bob" and "Cratchit".
+    #[test]
+    fn a_diminutive_is_the_same_person() {
+        let mut graph = KnowledgeGraph::default();
+        let chunks = [
+            "Mr. Robert Cratchit kept the books. Robert Cratchit said nothing.",
+            "Bob Cratchit warmed his hands. 'Yes,' said Bob Cratchit.",
+            "Then Bob went home. Then Bob ran.",
+            "Then Cratchit laughed. Then Cratchit sang, said Cratchit.",
+            "Then Bob Cratchit sang again.",
+        ];
+        for (i, c) in chunks.iter().enumerate() {
+            graph.merge(i as i64, &extract(c));
+        }
+        resolve_aliases(&mut graph);
+        let people: Vec<&String> = graph.nodes.keys().filter(|k| k.contains("cratchit") || *k == "bob" || *k == "robert").collect();
+        assert_eq!(people.len(), 1, "{:?}", graph.nodes.keys().collect::<Vec<_>>());
+        assert_eq!(graph.nodes[people[0]].source_chunks.len(), 5);
+        assert_eq!(graph.nodes[people[0]].kind, "person");
+        assert_eq!(formal("bob"), "robert");
+        assert_eq!(formal("alice"), "alice");
     }
 
     #[test]
