@@ -204,14 +204,6 @@ pub async fn never_checked(pool: &SqlitePool, sets: &[i64]) -> AppResult<Vec<i64
     Ok(out.into_iter().map(|o| o.2).collect())
 }
 
-/// The temperature of a sanity check's second run from its answer set's
-/// parameters: the method's own when above 0, else the model's default.
-fn second_run_temperature(parameters: &str) -> Option<f32> {
-    let described: serde_json::Value = serde_json::from_str(parameters).unwrap_or_default();
-    let params = if described["params"].is_object() { &described["params"] } else { &described };
-    engine::rag::method::answer_temperature(params).ok().flatten().filter(|t| *t > 0.0)
-}
-
 /// An evaluation's stored row.
 #[derive(Debug, Clone)]
 pub struct Stored {
@@ -357,6 +349,7 @@ pub async fn execute(
     let transport = llm.transport();
     let mut methods: HashMap<i64, Box<dyn engine::rag::Method>> = HashMap::new();
     // A set whose method sets its answers' temperature regenerates at it.
+    let mut temperatures: HashMap<i64, f32> = HashMap::new();
     let mut gateways: HashMap<i64, Gateway> = HashMap::new();
     // The sets' own methods answer again (a sanity check's second run) and
     // regenerate for length alignment; without either, no corpus is loaded.
@@ -377,6 +370,7 @@ pub async fn execute(
             Ok(m) => {
                 methods.insert(*id, m);
                 if let Ok(Some(t)) = engine::rag::method::answer_temperature(&params) {
+                    temperatures.insert(*id, t);
                     gateways.insert(*id, gateway.clone().with_temperature(engine::rag::answer::PURPOSE, Some(t)));
                 }
             }
@@ -399,7 +393,10 @@ pub async fn execute(
         // The second run samples, as a user's second run would: the
         // method's temperature when it sets one above 0, else the model's
         // default (seed 000 ran the same method twice and got two sets).
-        .with_temperature(engine::rag::answer::PURPOSE, second_run_temperature(&store::answers::get_set(pool, second).await?.parameters));
+        .with_temperature(
+            engine::rag::answer::PURPOSE,
+            temperatures.get(&second).copied().filter(|t| *t > 0.0),
+        );
         let Some(method) = methods.get(&second) else {
             return Ok(Err(format!("answer set {second} has no method to answer with")));
         };

@@ -314,7 +314,7 @@ pub struct PairReport {
 /// ±[`EVEN`]. Inside it: even; entirely outside: biased; overlapping it:
 /// inconclusive, with the number of questions that would about decide
 /// (the interval's half-width shrinks as 1/√n).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Sanity {
     pub median_relative: Option<f64>,
     /// The 95% bootstrap interval of `median_relative`.
@@ -419,17 +419,7 @@ pub fn questions_needed(m: f64, (lo, hi): (f64, f64), n: usize) -> Option<usize>
 /// trials (the headline's), that median's bootstrap interval over
 /// questions ([`UnbiasedSummary::relative_ci`]), and the verdict.
 fn sanity_of(pair: Option<(&PairInput, &PairReport)>) -> Sanity {
-    let mut s = Sanity {
-        median_relative: None,
-        interval: None,
-        questions: 0,
-        verdict: None,
-        questions_needed: None,
-        even: None,
-        legacy_a_win: None,
-        legacy_b_win: None,
-        legacy_relative: None,
-    };
+    let mut s = Sanity::default();
     let Some((input, report)) = pair else { return s };
     if let Some(l) = &report.legacy {
         (s.legacy_a_win, s.legacy_b_win, s.legacy_relative) =
@@ -500,8 +490,6 @@ pub struct Report {
     pub bias: BiasAudit,
 }
 
-/// Bootstrap resamples for the intervals.
-pub const RESAMPLES: usize = 10_000;
 /// Bootstrap resamples for the headline's intervals (each resample picks
 /// the median trial again: questions × trials work per resample).
 pub const HEADLINE_RESAMPLES: usize = 2_000;
