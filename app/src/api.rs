@@ -164,6 +164,7 @@ fn llm_info(llm: &engine::llm::settings::LlmSettings) -> LlmInfo {
         key_set: llm.api_key.is_some(),
         price: if offline { None } else { llm.prices.0.get(&llm.model).map(|p| (p.input_per_m, p.output_per_m)) },
         allow_private_urls: llm.allow_private_urls,
+        context: llm.context,
     }
 }
 
@@ -197,6 +198,7 @@ pub async fn save_llm_settings(
     api_key: String,
     clear_key: Option<String>,
     allow_private_urls: Option<String>,
+    #[server(default)] context: Option<String>,
 ) -> Result<LlmInfo, AppError> {
     let call = Request::now()?;
     call.require_owner("change the LLM settings")?;
@@ -221,6 +223,12 @@ pub async fn save_llm_settings(
         price: None,
         api_key: if clear_key.is_some() { None } else { previous.and_then(|p| p.api_key) },
         allow_private_urls: allow_private_urls.is_some(),
+        context: match context.as_deref().map(str::trim).filter(|c| !c.is_empty()) {
+            None => None,
+            Some(c) => Some(c.parse::<u64>().ok().filter(|n| *n >= 512).ok_or_else(|| {
+                AppError::Invalid(format!("the context window must be a whole number of at least 512 tokens, not \"{c}\""))
+            })?),
+        },
     };
     if !api_key.trim().is_empty() {
         stored.api_key = Some(api_key.trim().to_string());
@@ -247,25 +255,37 @@ pub async fn save_llm_settings(
 pub async fn test_connection() -> Result<String, AppError> {
     let call = Request::now()?;
     call.require_owner("test the LLM connection")?;
-    use engine::llm::{CallContext, ChatRequest, Gateway, Message};
+    use engine::llm::{CallContext, ChatRequest, Message};
     let state = call.state.clone();
     let settings = engine::llm::settings::LlmSettings { max_attempts: 2, ..(*state.llm()).clone() };
-    let provider = settings.build_provider().map_err(|e| AppError::Invalid(e.to_string()))?;
     let store = std::sync::Arc::new(crate::store::calls::SqliteCallStore::new(state.pool.clone()));
-    let gateway = Gateway::new(provider, store, settings.prices.clone()).without_cache();
+    let gateway = settings.gateway(store).map_err(|e| AppError::Invalid(e.to_string()))?.without_cache();
     let mut req = ChatRequest::new("ping", vec![Message::user("Reply with the single word: pong")]);
     req.max_tokens = Some(16);
     match gateway.chat(&req, &CallContext::default()).await {
-        Ok(r) => Ok(format!(
-            "{} replied \"{}\" ({} prompt + {} completion tokens, {} ms, {} attempt{})",
-            r.model,
-            r.text,
-            r.prompt_tokens,
-            r.completion_tokens,
-            r.latency_ms,
-            r.attempts,
-            if r.attempts == 1 { "" } else { "s" }
-        )),
+        Ok(r) => {
+            let mut said = format!(
+                "{} replied \"{}\" ({} prompt + {} completion tokens, {} ms, {} attempt{})",
+                r.model,
+                r.text,
+                r.prompt_tokens,
+                r.completion_tokens,
+                r.latency_ms,
+                r.attempts,
+                if r.attempts == 1 { "" } else { "s" }
+            );
+            if let Some(c) = gateway.provider().context_window().await {
+                said.push_str(&format!(". Context window: {c} tokens"));
+            }
+            // A server on this machine or network: does it answer one request at a time?
+            if settings.is_local() {
+                let serial = engine::llm::settings::answers_one_at_a_time(&gateway).await;
+                if let Some(advice) = serial.ok().and_then(|s| settings.serial_advice(s)) {
+                    said.push_str(&format!(". {advice}"));
+                }
+            }
+            Ok(said)
+        }
         Err(e) => Err(AppError::Invalid(format!("the call failed: {e}"))),
     }
 }
@@ -285,6 +305,7 @@ pub async fn get_job_detail(id: i64) -> Result<JobDetail, AppError> {
     Ok(JobDetail {
         job: store::jobs::get_job(&state.pool, id).await?,
         items: store::jobs::job_items(&state.pool, id).await?,
+        outcome: store::jobs::outcome(&state.pool, id).await?,
     })
 }
 

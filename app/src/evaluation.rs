@@ -383,13 +383,10 @@ pub async fn execute(
     if !first.is_empty() {
         // A sanity check's second run: the same method, fresh calls.
         let second = e.answer_sets[1];
-        let fresh = Gateway::new(
-            llm.build_provider().map_err(|err| AppError::Invalid(err.to_string()))?,
-            gateway.store(),
-            llm.prices.clone(),
-        )
-        .with_embed_model(&llm.embed_model)
-        .without_cache()
+        let fresh = llm
+            .gateway(gateway.store())
+            .map_err(|err| AppError::Invalid(err.to_string()))?
+            .without_cache()
         // The second run samples, as a user's second run would: the
         // method's temperature when it sets one above 0, else the model's
         // default (seed 000 ran the same method twice and got two sets).
@@ -750,6 +747,10 @@ pub async fn report_view_of(pool: &SqlitePool, s: Snapshot) -> AppResult<Evaluat
         Some(j) => store::evaluations::call_counts(pool, j).await?,
         None => (0, 0),
     };
+    let judge_reading = match (e.settings.judge, e.view.job_id) {
+        (JudgeKind::Llm, Some(j)) => judge_reading(&store::jobs::outcome(pool, j).await?, b.flip_rate, b.exchanged_draws),
+        _ => None,
+    };
     Ok(EvaluationReportView {
         box_svg: svg("box"),
         heatmap_svg: svg("heatmap"),
@@ -760,7 +761,37 @@ pub async fn report_view_of(pool: &SqlitePool, s: Snapshot) -> AppResult<Evaluat
         bias,
         calls,
         cached_calls,
+        judge_reading,
     })
+}
+
+/// How well an LLM judge could be read, in words, and whether the report's
+/// rates are in doubt (most items failed, or none was read).
+pub fn judge_reading(o: &crate::model::JobOutcome, flip_rate: Option<f64>, exchanged: usize) -> Option<(String, bool)> {
+    let model = o.model.clone()?;
+    if o.items == 0 {
+        return None;
+    }
+    let read = o.items - o.failed;
+    let mut said = format!("The judge, {model}: {read} of {} items read ({}).", o.items, pct(read as f64 / o.items as f64));
+    if let Some(more) = o.sentence() {
+        said.push(' ');
+        said.push_str(&more);
+    }
+    if let Some(f) = flip_rate {
+        said.push_str(&format!(
+            " Position consistency: the verdict stays the same when the order swaps in {} of {exchanged} draws.",
+            pct(1.0 - f)
+        ));
+    }
+    let poor = read * 2 < o.items;
+    if poor {
+        said.push_str(
+            " Most verdicts could not be used, so the rates below rest on few judgments (or none): a more capable judge model, \
+             a larger reply budget (--llm-max-tokens judge_scores=N) or the other JSON mode (--llm-json-mode) may help.",
+        );
+    }
+    Some((said, poor))
 }
 
 fn outcome_name(o: Outcome, a: &str, b: &str) -> String {

@@ -57,6 +57,10 @@ pub struct Outcome {
     pub metrics_runs: Vec<i64>,
     pub new_calls: i64,
     pub cached_calls: i64,
+    /// Why the run stopped before its end (the stage, its reasons and the
+    /// next step); `None` when every stage finished.
+    #[serde(default)]
+    pub stopped: Option<String>,
 }
 
 /// A stage's fingerprint: canonical JSON of what determines its result.
@@ -160,10 +164,14 @@ where
         let after = (self.run_job)(job.id, label.clone()).await?;
         if after.status != "done" {
             return Err(AppError::Invalid(format!(
-                "{label}: job {} ended {}{} — run the manifest again to go on",
+                "stage \"{label}\" stopped: job {} ended {}{}. Next: see the job's items (`assay job show {}`), \
+                 change what failed them (a more capable model, --llm-max-tokens, --llm-context), and run the \
+                 manifest again: finished stages are reused, and `assay job resume {} --retry-failed` retries only its failed items",
                 after.id,
                 after.status,
-                after.error.map_or(String::new(), |e| format!(" ({e})"))
+                after.error.map_or(String::new(), |e| format!(" ({e})")),
+                after.id,
+                after.id,
             )));
         }
         let (new_calls, cached_calls) = calls(self.pool, job.id).await?;
@@ -347,110 +355,117 @@ where
     // Everything after the corpus depends on it.
     let corpus = print;
 
-    if m.needs_graph() {
-        let settings = m.graph.settings();
-        r.stage("graph", label::GRAPH.into(), json!({ "corpus": corpus, "settings": settings }), async {
-            Ok((crate::jobs::create_graph(pool, project_id, &settings, false).await?, project_id))
-        })
-        .await?;
-    }
-
-    let mut question_sets = Vec::new();
-    for (i, q) in m.questions.iter().enumerate() {
-        let label = label::questions(i, q);
-        let what = json!({ "corpus": corpus, "graph": m.needs_graph().then(|| m.graph.settings()), "questions": q });
-        let set = r
-            .stage("questions", label, what, async {
-                match q.generator() {
-                    Generator::Graph(s) => crate::jobs::create_graph_questions(pool, project_id, &s, false).await,
-                    Generator::Summary(s) => crate::jobs::create_summary_questions(pool, project_id, &s, false).await,
-                    Generator::Hierarchical(s) => {
-                        crate::jobs::create_hierarchical_questions(pool, project_id, &s, None, false).await
-                    }
-                }
+    // A stage that fails stops the run; what ran is still reported, with
+    // the stage, the reason and what to do next.
+    let mut made = Made::default();
+    let result: AppResult<()> = async {
+        if m.needs_graph() {
+            let settings = m.graph.settings();
+            r.stage("graph", label::GRAPH.into(), json!({ "corpus": corpus, "settings": settings }), async {
+                Ok((crate::jobs::create_graph(pool, project_id, &settings, false).await?, project_id))
             })
             .await?;
-        question_sets.push(set);
-    }
-
-    let mut answer_sets = Vec::new();
-    for (i, &set) in question_sets.iter().enumerate() {
-        let mut of_set = Vec::new();
-        for method in &m.methods {
-            let params =
-                engine::rag::method::resolve(&method.name, &method.params_json()).map_err(AppError::Invalid)?;
-            let label = label::answers(&method.name, i);
-            let what =
-                json!({ "set": set, "method": method.name, "params": params, "target_words": method.target_words });
-            let req = crate::answers::AnswerRequest {
-                question_set_id: set,
-                method: method.name.clone(),
-                params: method.params_json(),
-                name: None,
-                target_words: method.target_words,
-                no_cache: false,
-            };
-            of_set.push(r.stage("answers", label, what, crate::answers::create(pool, &req)).await?);
         }
-        answer_sets.push(of_set);
-    }
 
-    let mut evaluations = Vec::new();
-    let mut sanity_checks = Vec::new();
-    if let Some(e) = &m.evaluation {
-        let settings = e.settings().map_err(AppError::Invalid)?;
-        let chosen: Vec<usize> = if e.sets.is_empty() { (1..=question_sets.len()).collect() } else { e.sets.clone() };
-        for (n, position) in chosen.iter().enumerate() {
-            let set = question_sets[position - 1];
-            let sets = &answer_sets[position - 1];
-            // Sanity checks on the first evaluated set: each method against itself.
-            if e.sanity && n == 0 {
-                for (a, method) in sets.iter().zip(&m.methods) {
-                    let label = label::sanity(&method.name);
-                    let what = json!({ "answer_set": a, "settings": settings });
-                    let id = r
-                        .stage("sanity", label, what, async {
-                            crate::evaluation::create_sanity(pool, llm, *a, settings.clone()).await
-                        })
-                        .await?;
-                    sanity_checks.push(id);
-                }
-            }
-            let label = label::evaluation(*position, sets.len());
-            let what = json!({ "set": set, "answer_sets": sets, "settings": settings });
-            let req = crate::evaluation::EvalRequest {
-                question_set_id: set,
-                answer_sets: sets.clone(),
-                pairs: Vec::new(),
-                settings: settings.clone(),
-                name: Some(format!("{} — questions {position}", m.name)),
-                no_cache: false,
-            };
-            evaluations.push(r.stage("evaluation", label, what, crate::evaluation::create(pool, llm, &req)).await?);
-        }
-    }
-
-    let mut metrics_runs = Vec::new();
-    if let Some(mx) = &m.metrics {
         for (i, q) in m.questions.iter().enumerate() {
-            if !matches!(q, QuestionsSection::Hierarchical { .. }) {
-                continue;
-            }
-            let (set, sets) = (question_sets[i], answer_sets[i].clone());
-            let label = label::metrics(i);
-            let what = json!({ "set": set, "answer_sets": sets, "k": mx.k, "bins": mx.bins, "unit": mx.unit });
-            let unit = engine::metrics::RelevanceUnit::parse(&mx.unit)
-                .map_err(|e| AppError::Invalid(format!("metrics.unit: {e}")))?;
-            let run = r
-                .stage("metrics", label, what, async {
-                    let (run, job) = crate::metrics::create(pool, set, &sets, mx.k, mx.bins, unit).await?;
-                    Ok((job, run))
+            let label = label::questions(i, q);
+            let what = json!({ "corpus": corpus, "graph": m.needs_graph().then(|| m.graph.settings()), "questions": q });
+            let set = r
+                .stage("questions", label, what, async {
+                    match q.generator() {
+                        Generator::Graph(s) => crate::jobs::create_graph_questions(pool, project_id, &s, false).await,
+                        Generator::Summary(s) => crate::jobs::create_summary_questions(pool, project_id, &s, false).await,
+                        Generator::Hierarchical(s) => {
+                            crate::jobs::create_hierarchical_questions(pool, project_id, &s, None, false).await
+                        }
+                    }
                 })
                 .await?;
-            metrics_runs.push(run);
+            made.question_sets.push(set);
         }
-    }
 
+        for (i, &set) in made.question_sets.iter().enumerate() {
+            let mut of_set = Vec::new();
+            for method in &m.methods {
+                let params =
+                    engine::rag::method::resolve(&method.name, &method.params_json()).map_err(AppError::Invalid)?;
+                let label = label::answers(&method.name, i);
+                let what =
+                    json!({ "set": set, "method": method.name, "params": params, "target_words": method.target_words });
+                let req = crate::answers::AnswerRequest {
+                    question_set_id: set,
+                    method: method.name.clone(),
+                    params: method.params_json(),
+                    name: None,
+                    target_words: method.target_words,
+                    no_cache: false,
+                };
+                of_set.push(r.stage("answers", label, what, crate::answers::create(pool, &req)).await?);
+            }
+            made.answer_sets.push(of_set);
+        }
+
+        if let Some(e) = &m.evaluation {
+            let settings = e.settings().map_err(AppError::Invalid)?;
+            let chosen: Vec<usize> = if e.sets.is_empty() { (1..=made.question_sets.len()).collect() } else { e.sets.clone() };
+            for (n, position) in chosen.iter().enumerate() {
+                let set = made.question_sets[position - 1];
+                let sets = &made.answer_sets[position - 1];
+                // Sanity checks on the first evaluated set: each method against itself.
+                if e.sanity && n == 0 {
+                    for (a, method) in sets.iter().zip(&m.methods) {
+                        let label = label::sanity(&method.name);
+                        let what = json!({ "answer_set": a, "settings": settings });
+                        let id = r
+                            .stage("sanity", label, what, async {
+                                crate::evaluation::create_sanity(pool, llm, *a, settings.clone()).await
+                            })
+                            .await?;
+                        made.sanity_checks.push(id);
+                    }
+                }
+                let label = label::evaluation(*position, sets.len());
+                let what = json!({ "set": set, "made.answer_sets": sets, "settings": settings });
+                let req = crate::evaluation::EvalRequest {
+                    question_set_id: set,
+                    answer_sets: sets.clone(),
+                    pairs: Vec::new(),
+                    settings: settings.clone(),
+                    name: Some(format!("{} — questions {position}", m.name)),
+                    no_cache: false,
+                };
+                made.evaluations.push(r.stage("evaluation", label, what, crate::evaluation::create(pool, llm, &req)).await?);
+            }
+        }
+
+        if let Some(mx) = &m.metrics {
+            for (i, q) in m.questions.iter().enumerate() {
+                if !matches!(q, QuestionsSection::Hierarchical { .. }) {
+                    continue;
+                }
+                let (set, sets) = (made.question_sets[i], made.answer_sets[i].clone());
+                let label = label::metrics(i);
+                let what = json!({ "set": set, "made.answer_sets": sets, "k": mx.k, "bins": mx.bins, "unit": mx.unit });
+                let unit = engine::metrics::RelevanceUnit::parse(&mx.unit)
+                    .map_err(|e| AppError::Invalid(format!("metrics.unit: {e}")))?;
+                let run = r
+                    .stage("metrics", label, what, async {
+                        let (run, job) = crate::metrics::create(pool, set, &sets, mx.k, mx.bins, unit).await?;
+                        Ok((job, run))
+                    })
+                    .await?;
+                made.metrics_runs.push(run);
+            }
+        }
+
+        Ok(())
+    }
+    .await;
+    let stopped = match result {
+        Ok(()) => None,
+        Err(e) => Some(e.to_string()),
+    };
+    let Made { question_sets, answer_sets, evaluations, sanity_checks, metrics_runs } = made;
     let (new_calls, cached_calls) = r.stages.iter().fold((0, 0), |(n, c), s| (n + s.new_calls, c + s.cached_calls));
     Ok(Outcome {
         project_id,
@@ -462,5 +477,16 @@ where
         metrics_runs,
         new_calls,
         cached_calls,
+        stopped,
     })
+}
+
+/// What the stages made so far.
+#[derive(Default)]
+struct Made {
+    question_sets: Vec<i64>,
+    answer_sets: Vec<Vec<i64>>,
+    evaluations: Vec<i64>,
+    sanity_checks: Vec<i64>,
+    metrics_runs: Vec<i64>,
 }

@@ -344,6 +344,7 @@ pub async fn start(state: &AppState, text: &str) -> AppResult<(i64, i64)> {
         })
         .await;
         let (status, outcome, error) = match result {
+            Ok(o) if o.stopped.is_some() => ("failed", serde_json::to_string(&o).ok(), o.stopped.clone()),
             Ok(o) => ("done", serde_json::to_string(&o).ok(), None),
             Err(e) => ("failed", None, Some(e.to_string())),
         };

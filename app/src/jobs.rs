@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use engine::jobs::{Progress, RunEnd, WorkItem};
 use engine::llm::settings::LlmSettings;
-use engine::llm::Gateway;
 use serde_json::json;
 use sqlx::SqlitePool;
 use tokio_util::sync::CancellationToken;
@@ -268,6 +267,14 @@ async fn store_questions(pool: &SqlitePool, job: &JobView, parameters: &serde_js
             })
             .collect()
     };
+    if questions.is_empty() {
+        // (Every adherence check failing, or a summary reply with no questions.)
+        return Err(AppError::Invalid(format!(
+            "no question came out of {} finished item{}: nothing was stored in the set",
+            items.len(),
+            if items.len() == 1 { "" } else { "s" }
+        )));
+    }
     store::questions::replace_questions(pool, set, &questions).await
 }
 
@@ -498,10 +505,9 @@ pub async fn run(
     }
     let items = items(pool, &job).await?;
     store::jobs::set_total(pool, job_id, items.len() as i64).await?;
-    let provider = llm.build_provider().map_err(|e| AppError::Invalid(e.to_string()))?;
     // The job's calls are written with the items that made them.
     let calls = Arc::new(SqliteCallStore::buffered(pool.clone()).await?);
-    let mut gateway = Gateway::new(provider, calls.clone(), llm.prices.clone()).with_embed_model(&llm.embed_model);
+    let mut gateway = llm.gateway(calls.clone()).map_err(|e| AppError::Invalid(e.to_string()))?;
     let parameters: serde_json::Value = serde_json::from_str(&job.parameters).unwrap_or_default();
     if parameters["no_cache"].as_bool() == Some(true) {
         gateway = gateway.without_cache();
@@ -586,6 +592,13 @@ pub async fn run(
             })
             .await
     };
+    // A stage whose every item failed has nothing to give the next one:
+    // the job fails, saying why (its items stay, to be retried).
+    if matches!(result, Ok(RunEnd::Finished)) {
+        if let Some(why) = every_item_failed(pool, job_id).await? {
+            result = Err(why);
+        }
+    }
     if matches!(result, Ok(RunEnd::Finished)) && graph_job {
         // Second phase: summarise merged descriptions over the budget. The
         // items follow from the extractions alone (never from a graph with
@@ -635,6 +648,18 @@ pub async fn run(
         }
     }
     result.map_err(|_| AppError::Internal)
+}
+
+/// "every one of its 7 items failed: the reply is not a question (7)", when
+/// a job's items all failed.
+async fn every_item_failed(pool: &SqlitePool, job_id: i64) -> AppResult<Option<String>> {
+    let outcome = store::jobs::outcome(pool, job_id).await?;
+    if outcome.items == 0 || outcome.failed < outcome.items {
+        return Ok(None);
+    }
+    let reasons: Vec<String> = outcome.reasons.iter().map(|(r, n)| format!("{r} ({n})")).collect();
+    let items = if outcome.items == 1 { "its one item".to_string() } else { format!("every one of its {} items", outcome.items) };
+    Ok(Some(format!("{items} failed: {}", reasons.join("; "))))
 }
 
 /// Jobs the web server runs in the background, and how to cancel them.

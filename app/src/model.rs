@@ -152,6 +152,10 @@ pub struct LlmInfo {
     pub price: Option<(f64, f64)>,
     /// The "HTTP endpoint" method may call private addresses.
     pub allow_private_urls: bool,
+    /// The model's context window when set here or by `--llm-context`
+    /// (else the endpoint's word or a default, see `llm ping`).
+    #[serde(default)]
+    pub context: Option<u64>,
 }
 
 /// A job with the items that failed.
@@ -159,11 +163,50 @@ pub struct LlmInfo {
 pub struct JobDetail {
     pub job: JobView,
     pub items: Vec<JobItemView>,
+    pub outcome: JobOutcome,
+}
+
+/// What a job's model did, from its items and its call log: items that
+/// failed, whose replies were cut by `max_tokens`, or that needed a repair
+/// turn, with the commonest reasons for failing.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct JobOutcome {
+    /// Who answered ("openai · MODEL", "offline (no LLM)"), if anyone did.
+    pub model: Option<String>,
+    pub items: i64,
+    pub failed: i64,
+    pub truncated: i64,
+    pub repaired: i64,
+    /// Failure reasons, commonest first, with their counts (at most five).
+    pub reasons: Vec<(String, i64)>,
+}
+
+impl JobOutcome {
+    /// "2 of 8 items failed (the verdict has no Relevance score for Answer 1: 2); 3 cut at max_tokens; 1 repaired",
+    /// or `None` when nothing went wrong.
+    pub fn sentence(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        if self.failed > 0 {
+            let reasons: Vec<String> = self.reasons.iter().map(|(r, n)| format!("{r} ({n})")).collect();
+            parts.push(format!("{} of {} items failed: {}", self.failed, self.items, reasons.join("; ")));
+        }
+        if self.truncated > 0 {
+            parts.push(format!("{} of {} items had replies cut at max_tokens", self.truncated, self.items));
+        }
+        if self.repaired > 0 {
+            parts.push(format!("{} of {} items needed a repair turn for JSON of the wrong shape", self.repaired, self.items));
+        }
+        (!parts.is_empty()).then(|| parts.join(". ") + ".")
+    }
 }
 
 /// A project's graph at a glance: the Graph page's statistics.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GraphOverview {
+    /// What the model's extraction replies were like, when something went
+    /// wrong (failed, empty, cut or repaired chunks; types left out).
+    #[serde(default)]
+    pub extraction_note: Option<String>,
     pub nodes: i64,
     pub edges: i64,
     pub components: i64,
@@ -482,6 +525,12 @@ pub struct EvaluationReportView {
     pub sanity: Option<(String, Option<bool>)>,
     /// The bias audit: (what, value, how many it counts).
     pub bias: Vec<(String, String, String)>,
+    /// How well a language-model judge could be read (its items that
+    /// failed, were cut or repaired, and its position consistency), and
+    /// whether that is poor enough to doubt the rates; `None` for the
+    /// offline and simulated judges.
+    #[serde(default)]
+    pub judge_reading: Option<(String, bool)>,
     /// Calls of the evaluation itself: made, answered from the cache.
     pub calls: i64,
     pub cached_calls: i64,

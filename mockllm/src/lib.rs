@@ -7,6 +7,13 @@
 //! connection. Faults are drawn from a seeded generator per request, so a
 //! run is reproducible.
 //!
+//! Two modes play a model that misbehaves in its replies rather than its
+//! transport: **rambling** ignores `max_tokens` and never closes its JSON
+//! (the reply goes on until the server's own limit, `finish_reason:
+//! length`), and a **small context** refuses (400, OpenAI's
+//! `context_length_exceeded`) any request whose prompt and `max_tokens`
+//! exceed it, optionally saying its size in `GET /v1/models` as vLLM does.
+//!
 //! It counts what it sees: requests, successful replies, requests in flight
 //! (and the most at once), and how often each distinct request body was
 //! answered successfully — which lets a test prove that a resumed job paid
@@ -92,6 +99,14 @@ pub struct MockConfig {
     /// Keep no per-body counts (`answered`, `answered_prompts`): a long
     /// benchmark's distinct prompts would fill the memory.
     pub lean: bool,
+    /// Ignore `max_tokens` and never close a JSON reply (see the crate docs).
+    pub rambling: bool,
+    /// Refuse requests whose prompt words plus `max_tokens` exceed this.
+    pub context: Option<u64>,
+    /// Say the context in `GET /v1/models` (`max_model_len`).
+    pub advertise_context: bool,
+    /// Refuse `response_format` (400), as endpoints without JSON mode do.
+    pub refuse_json_mode: bool,
 }
 
 impl Default for MockConfig {
@@ -106,6 +121,10 @@ impl Default for MockConfig {
             lean: false,
             seed: 7,
             responder: None,
+            rambling: false,
+            context: None,
+            advertise_context: false,
+            refuse_json_mode: false,
         }
     }
 }
@@ -127,6 +146,13 @@ pub struct Stats {
     /// Time spent composing chat replies (the responder included; the
     /// configured latency and faults not): the mock's own time.
     pub busy: Duration,
+    /// Requests refused for exceeding the context.
+    pub over_context: u64,
+    /// Requests that carried `response_format`.
+    pub with_json_mode: u64,
+    /// The largest `max_tokens` seen, and requests that sent none.
+    pub max_tokens_seen: u64,
+    pub without_max_tokens: u64,
 }
 
 struct Shared {
@@ -167,6 +193,7 @@ impl MockServer {
             stats: Mutex::new(Stats::default()),
         });
         let app = Router::new()
+            .route("/v1/models", axum::routing::get(models))
             .route("/v1/chat/completions", post(chat))
             .route("/v1/embeddings", post(embeddings))
             .with_state(shared.clone());
@@ -195,6 +222,36 @@ impl MockServer {
 
     pub fn set_latency(&self, latency: Duration) {
         self.shared.config.lock().unwrap().latency = latency;
+    }
+
+    pub fn set_rambling(&self, rambling: bool) {
+        self.shared.config.lock().unwrap().rambling = rambling;
+    }
+}
+
+/// `GET /v1/models`: the one model, with its context when advertised.
+async fn models(State(shared): State<Arc<Shared>>) -> Response {
+    let config = shared.config.lock().unwrap().clone();
+    let mut model = json!({"id": "mock-model", "object": "model", "owned_by": "mockllm"});
+    if let (Some(c), true) = (config.context, config.advertise_context) {
+        model["max_model_len"] = json!(c);
+    }
+    Json(json!({"object": "list", "data": [model]})).into_response()
+}
+
+/// Words a rambling model adds: far past any sensible `max_tokens`.
+const RAMBLE_WORDS: usize = 3000;
+
+/// The reply `text` as a rambling model writes it: a JSON reply loses its
+/// closing brace and runs on in an unclosed string; prose repeats itself.
+fn ramble(text: &str) -> String {
+    let trimmed = text.trim_end();
+    match trimmed.strip_suffix('}') {
+        Some(open) if trimmed.starts_with('{') => {
+            let sep = if open.trim_end().ends_with('{') { "" } else { ", " };
+            format!("{open}{sep}\"notes\": \"{}", "and moreover the passage says ".repeat(RAMBLE_WORDS / 5))
+        }
+        _ => format!("{text} {}", "And so it went on. ".repeat(RAMBLE_WORDS / 5)),
     }
 }
 
@@ -350,6 +407,41 @@ async fn chat(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Strin
     };
     let prompt: String =
         messages.iter().filter_map(|m| m.get("content").and_then(Value::as_str)).collect::<Vec<_>>().join("\n");
+    let max_tokens = req.get("max_tokens").and_then(Value::as_u64);
+    let json_mode = req.get("response_format").is_some();
+    if json_mode {
+        shared.stats.lock().unwrap().with_json_mode += 1;
+        if config.refuse_json_mode {
+            return (
+                StatusCode::BAD_REQUEST,
+                Json(json!({"error": {"message": "Unsupported parameter: 'response_format' is not supported with this model.", "type": "invalid_request_error"}})),
+            )
+                .into_response();
+        }
+    }
+    {
+        let mut stats = shared.stats.lock().unwrap();
+        match max_tokens {
+            Some(m) => stats.max_tokens_seen = stats.max_tokens_seen.max(m),
+            None => stats.without_max_tokens += 1,
+        }
+    }
+    if let Some(limit) = config.context {
+        let asked = rough_tokens(&prompt) + max_tokens.unwrap_or(0);
+        if asked > limit {
+            shared.stats.lock().unwrap().over_context += 1;
+            let message = format!(
+                "This model's maximum context length is {limit} tokens. However, you requested {asked} tokens ({} in the messages, {} in the completion). Please reduce the length of the messages or completion.",
+                rough_tokens(&prompt),
+                max_tokens.unwrap_or(0)
+            );
+            return (
+                StatusCode::BAD_REQUEST,
+                Json(json!({"error": {"message": message, "type": "invalid_request_error", "code": "context_length_exceeded"}})),
+            )
+                .into_response();
+        }
+    }
     let last = messages.last().and_then(|m| m.get("content")).and_then(Value::as_str).unwrap_or("");
     let text = if let Some(Responder(respond)) = &config.responder {
         let mut req = req.clone();
@@ -361,6 +453,17 @@ async fn chat(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Strin
         json!({"echo": last.chars().take(60).collect::<String>()}).to_string()
     } else {
         format!("Mock reply to: {}", last.chars().take(60).collect::<String>())
+    };
+    let (text, finish_reason) = if config.rambling {
+        (ramble(&text), "length")
+    } else {
+        // A reply longer than `max_tokens` is cut there, as a model's is.
+        match max_tokens {
+            Some(m) if rough_tokens(&text) > m => {
+                (text.split_whitespace().take(m as usize).collect::<Vec<_>>().join(" "), "length")
+            }
+            _ => (text, "stop"),
+        }
     };
     {
         let mut stats = shared.stats.lock().unwrap();
@@ -376,7 +479,7 @@ async fn chat(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Strin
         "object": "chat.completion",
         "created": 0,
         "model": model,
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish_reason}],
     });
     if !config.omit_usage {
         let (p, c) = (rough_tokens(&prompt), rough_tokens(&text));

@@ -1,5 +1,7 @@
-//! `mockllm ADDR [LATENCY_MS] [FAULT_RATE]`: the mock server as a process,
-//! for browser tests (Playwright starts it beside `assay serve`).
+//! `mockllm ADDR [LATENCY_MS] [FAULT_RATE] [MODE]`: the mock server as a
+//! process, for browser tests (Playwright starts it beside `assay serve`).
+//! MODE: `rambling`, or `context=N` (a small context, advertised in
+//! `/v1/models`), or `context=N,hidden` (not advertised).
 
 use std::time::Duration;
 
@@ -9,11 +11,21 @@ async fn main() {
     let addr = args.next().unwrap_or_else(|| "127.0.0.1:3189".into()).parse().expect("ADDR like 127.0.0.1:3189");
     let latency: u64 = args.next().map(|v| v.parse().expect("LATENCY_MS")).unwrap_or(0);
     let faults: f64 = args.next().map(|v| v.parse().expect("FAULT_RATE")).unwrap_or(0.0);
-    let config = mockllm::MockConfig {
+    let mut config = mockllm::MockConfig {
         latency: Duration::from_millis(latency),
         faults: mockllm::Faults::spread(faults),
         ..Default::default()
     };
+    match args.next().as_deref() {
+        None | Some("") => {}
+        Some("rambling") => config.rambling = true,
+        Some(mode) => {
+            let spec = mode.strip_prefix("context=").expect("MODE: rambling, context=N or context=N,hidden");
+            let (n, hidden) = spec.split_once(',').map_or((spec, false), |(n, h)| (n, h == "hidden"));
+            config.context = Some(n.parse().expect("context=N"));
+            config.advertise_context = !hidden;
+        }
+    }
     let server = mockllm::MockServer::start_on(addr, config).await;
     println!("mockllm at {} (latency {latency} ms, faults {faults})", server.base_url());
     tokio::signal::ctrl_c().await.ok();

@@ -75,6 +75,7 @@ pub(crate) fn Stats(o: GraphOverview) -> impl IntoView {
     view! {
         <p class="llm-line" id="graph-provenance">"Built by "
             {o.job_id.map(|j| format!("job #{j} with "))} {by}</p>
+        {o.extraction_note.clone().map(|n| view! { <p class="notice" id="graph-extraction-note">{n}</p> })}
         <dl class="totals" id="graph-stats">
             <div><dt>"Nodes"</dt><dd>{format::int(o.nodes)}</dd></div>
             <div><dt>"Edges"</dt><dd>{format::int(o.edges)}</dd></div>

@@ -254,6 +254,14 @@ pub fn JobPage() -> impl IntoView {
                     let can_resume = matches!(j.status.as_str(), "interrupted" | "cancelled" | "failed");
                     let can_retry = !active(&j.status) && j.failed > 0;
                     let failures: Vec<JobItemView> = d.items.iter().filter(|i| i.status == "failed").cloned().collect();
+                    // What the model did, in words: failed, cut and repaired items with their reasons.
+                    let outcome = d.outcome.clone();
+                    let said = (outcome.items > 0).then(|| {
+                        let who = outcome.model.clone().map(|m| format!("Answered by {m}. ")).unwrap_or_default();
+                        let what = outcome.sentence().unwrap_or_else(|| "No item failed, no reply was cut at max_tokens and none needed a repair turn.".into());
+                        let class = if outcome.failed + outcome.truncated > 0 { "notice" } else { "muted" };
+                        view! { <p id="job-outcome" class=class>{who}{what}</p> }
+                    });
                     view! {
                         <h1>{format!("Job #{} · {}", j.id, j.kind)} " " <StatusBadge status=j.status.clone()/></h1>
                         <dl class="totals job-totals">
@@ -264,6 +272,7 @@ pub fn JobPage() -> impl IntoView {
                             <div><dt>"Rate · ETA"</dt><dd class="small">{format!("{rate} · {eta}")}<br/><span class="muted">{format!("{:.1} s elapsed", j.elapsed_secs)}</span></dd></div>
                         </dl>
                         {j.error.clone().map(|e| view! { <p class="error">{e}</p> })}
+                        {said}
                         <div class="actions-row">
                             {active(&j.status).then(|| view! {
                                 <button type="button" class="danger" on:click=move |_| { cancel.dispatch(CancelJob { id }); }>"Cancel"</button>

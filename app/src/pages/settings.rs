@@ -72,6 +72,7 @@ fn LlmForm(l: LlmInfo, save: ServerAction<SaveLlmSettings>) -> impl IntoView {
             <label>"Model" <input type="text" name="model" value=l.model.clone()/></label>
             <label>"Concurrency" <input type="number" name="concurrency" min="1" value=l.concurrency/></label>
             <label>"Timeout (s)" <input type="number" name="timeout_secs" min="1" value=l.timeout_secs/></label>
+            <label>"Context window (tokens)" <input type="number" name="context" min="512" value=l.context.map(|c| c.to_string()).unwrap_or_default() placeholder="empty: what the endpoint says, else 8192"/></label>
             <label>"Price (USD per 1M input,output tokens)" <input type="text" name="price" value=price placeholder="e.g. 0.15,0.60; empty: built-in list"/></label>
             <label>"API key" <input type="password" name="api_key" autocomplete="off" placeholder=key_note/></label>
             <label class="check"><input type="checkbox" name="clear_key" value="on"/>" remove the key saved here"</label>

@@ -22,7 +22,7 @@ use sqlx::{QueryBuilder, Sqlite, SqliteConnection, SqlitePool};
 
 /// Calls waiting to be written, at most this many (then written at once).
 const MAX_PENDING: usize = 512;
-/// Rows per INSERT statement (llm_calls binds 18 values per row; SQLite
+/// Rows per INSERT statement (llm_calls binds 20 values per row; SQLite
 /// takes at most 32,766 per statement).
 const ROWS_PER_INSERT: usize = 400;
 
@@ -88,6 +88,7 @@ impl SqliteCallStore {
                     model: call.model.clone(),
                     prompt_tokens: call.prompt_tokens,
                     completion_tokens: call.completion_tokens,
+                    truncated: call.truncated,
                 },
             );
         }
@@ -166,7 +167,7 @@ pub(crate) async fn write(conn: &mut SqliteConnection, records: &[CallRecord]) -
     let fresh: Vec<&CallRecord> = records.iter().filter(|c| c.reply.is_some() && !c.cached).collect();
     for rows in fresh.chunks(ROWS_PER_INSERT) {
         let mut q = QueryBuilder::<Sqlite>::new(
-            "INSERT OR REPLACE INTO llm_cache (key, provider, model, reply, prompt_tokens, completion_tokens) ",
+            "INSERT OR REPLACE INTO llm_cache (key, provider, model, reply, prompt_tokens, completion_tokens, truncated) ",
         );
         q.push_values(rows, |mut b, call| {
             b.push_bind(&call.key)
@@ -174,7 +175,8 @@ pub(crate) async fn write(conn: &mut SqliteConnection, records: &[CallRecord]) -
                 .push_bind(&call.model)
                 .push_bind(call.reply.as_deref())
                 .push_bind(call.prompt_tokens as i64)
-                .push_bind(call.completion_tokens as i64);
+                .push_bind(call.completion_tokens as i64)
+                .push_bind(call.truncated);
         });
         q.build().execute(&mut *conn).await?;
     }
@@ -190,7 +192,7 @@ pub(crate) async fn write(conn: &mut SqliteConnection, records: &[CallRecord]) -
         let mut q = QueryBuilder::<Sqlite>::new(
             "INSERT INTO llm_calls (job_id, item, purpose, provider, base_url, model, sample, cache_key, prompt_hash,
                 messages, messages_hash, reply, error, prompt_tokens, completion_tokens, cost_usd, latency_ms,
-                attempts, cached) ",
+                attempts, cached, truncated) ",
         );
         q.push_values(rows, |mut b, (call, hash)| {
             b.push_bind(call.context.job_id)
@@ -211,7 +213,8 @@ pub(crate) async fn write(conn: &mut SqliteConnection, records: &[CallRecord]) -
                 .push_bind(call.cost_usd)
                 .push_bind(call.latency_ms as i64)
                 .push_bind(call.attempts as i64)
-                .push_bind(call.cached);
+                .push_bind(call.cached)
+                .push_bind(call.truncated);
         });
         q.build().execute(&mut *conn).await?;
     }
@@ -229,17 +232,19 @@ impl CallStore for SqliteCallStore {
                     return Ok(None);
                 }
             }
-            let row: Option<(String, String, i64, i64)> =
-                sqlx::query_as("SELECT reply, model, prompt_tokens, completion_tokens FROM llm_cache WHERE key = ?")
+            let row: Option<(String, String, i64, i64, bool)> = sqlx::query_as(
+                "SELECT reply, model, prompt_tokens, completion_tokens, truncated FROM llm_cache WHERE key = ?",
+            )
                     .bind(key)
                     .fetch_optional(&self.pool)
                     .await
                     .map_err(store_error)?;
-            Ok(row.map(|(text, model, p, c)| CachedReply {
+            Ok(row.map(|(text, model, p, c, truncated)| CachedReply {
                 text,
                 model,
                 prompt_tokens: p as u64,
                 completion_tokens: c as u64,
+                truncated,
             }))
         })
     }

@@ -282,7 +282,12 @@ pub async fn overview(pool: &SqlitePool, project_id: i64) -> AppResult<Option<Gr
         }
         None => ("imported".into(), String::new()),
     };
+    let extraction_note = match job_id {
+        Some(job) => extraction_note(pool, job).await?,
+        None => None,
+    };
     Ok(Some(GraphOverview {
+        extraction_note,
         nodes: rows.len() as i64,
         edges: edges.len() as i64,
         components: component_sizes.len() as i64,
@@ -473,4 +478,66 @@ pub async fn nodes_by_key(
         .collect();
     let missing = keys.iter().filter(|k| !found.contains_key(*k)).cloned().collect();
     Ok((keys.iter().filter_map(|k| found.remove(k)).collect(), missing))
+}
+
+/// What the model's extraction replies were like, in one paragraph ("12 of
+/// 19 chunks gave no usable entities: replies were not readable JSON (7),
+/// cut at max_tokens (5). …"), from the graph job's chunk items; `None`
+/// when every chunk gave entities and nothing was cut or dropped.
+pub async fn extraction_note(pool: &SqlitePool, job_id: i64) -> AppResult<Option<String>> {
+    let items: Vec<(String, Option<String>, Option<String>)> =
+        sqlx::query_as("SELECT status, result, error FROM job_items WHERE job_id = ? AND key LIKE 'chunk-%'")
+            .bind(job_id)
+            .fetch_all(pool)
+            .await?;
+    let mut reasons: HashMap<String, i64> = HashMap::new();
+    let (mut unusable, mut cut, mut repaired) = (0i64, 0i64, 0i64);
+    let mut dropped: std::collections::BTreeMap<String, i64> = Default::default();
+    for (status, result, error) in &items {
+        if status == "failed" {
+            unusable += 1;
+            let e = error.as_deref().unwrap_or("");
+            let reason = if e.contains("cut at max_tokens") {
+                "cut at max_tokens before any entry was complete".to_string()
+            } else if e.starts_with("unreadable extraction") {
+                "replies were not readable JSON".to_string()
+            } else {
+                crate::store::jobs::reason_of(e)
+            };
+            *reasons.entry(reason).or_default() += 1;
+            continue;
+        }
+        let Some(x) = result.as_deref().and_then(|r| serde_json::from_str::<engine::tasks::extract::ChunkExtraction>(r).ok())
+        else {
+            continue;
+        };
+        if x.extraction.entities.is_empty() {
+            unusable += 1;
+            *reasons.entry("replies named no entity of the requested types".into()).or_default() += 1;
+        }
+        cut += i64::from(x.truncated_replies > 0);
+        repaired += i64::from(x.repaired);
+        for (kind, n) in x.dropped_types {
+            *dropped.entry(kind).or_default() += i64::from(n);
+        }
+    }
+    let mut parts = Vec::new();
+    if unusable > 0 {
+        let mut reasons: Vec<(String, i64)> = reasons.into_iter().collect();
+        reasons.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        let listed: Vec<String> = reasons.iter().map(|(r, n)| format!("{r} ({n})")).collect();
+        parts.push(format!("{unusable} of {} chunks gave no usable entities: {}", items.len(), listed.join(", ")));
+    }
+    if cut > 0 {
+        parts.push(format!("{cut} chunks had replies cut at max_tokens (their complete entries were kept)"));
+    }
+    if repaired > 0 {
+        parts.push(format!("{repaired} chunks needed a repair turn for JSON of the wrong shape"));
+    }
+    if !dropped.is_empty() {
+        let total: i64 = dropped.values().sum();
+        let listed: Vec<String> = dropped.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        parts.push(format!("{total} entities of types not asked for were left out ({})", listed.join(", ")));
+    }
+    Ok((!parts.is_empty()).then(|| parts.join(". ") + "."))
 }

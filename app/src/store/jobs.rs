@@ -432,6 +432,48 @@ pub async fn made_by(pool: &SqlitePool, job_id: i64) -> AppResult<Option<String>
     Ok(row.map(|(p, m)| crate::model::provider_label(&p, &m)))
 }
 
+/// A failure reason as it is counted: the parser's positions ("at line 1
+/// column 523") and long tails dropped, so one cause is one reason.
+pub fn reason_of(error: &str) -> String {
+    let cut = error.find(" at line ").unwrap_or(error.len());
+    let reason = error[..cut].trim();
+    match reason.char_indices().nth(160) {
+        Some((i, _)) => format!("{}…", &reason[..i]),
+        None => reason.to_string(),
+    }
+}
+
+/// What a job's model did ([`JobOutcome`]).
+pub async fn outcome(pool: &SqlitePool, job_id: i64) -> AppResult<crate::model::JobOutcome> {
+    let (items, failed): (i64, i64) = sqlx::query_as(
+        "SELECT COUNT(*), COALESCE(SUM(status = 'failed'), 0) FROM job_items WHERE job_id = ?",
+    )
+    .bind(job_id)
+    .fetch_one(pool)
+    .await?;
+    let errors: Vec<(String,)> =
+        sqlx::query_as("SELECT COALESCE(error, '') FROM job_items WHERE job_id = ? AND status = 'failed'")
+            .bind(job_id)
+            .fetch_all(pool)
+            .await?;
+    let mut counts: std::collections::HashMap<String, i64> = std::collections::HashMap::new();
+    for (e,) in errors {
+        *counts.entry(reason_of(&e)).or_default() += 1;
+    }
+    let mut reasons: Vec<(String, i64)> = counts.into_iter().collect();
+    reasons.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    reasons.truncate(5);
+    let (truncated, repaired): (i64, i64) = sqlx::query_as(
+        "SELECT COUNT(DISTINCT CASE WHEN truncated THEN item END),
+                COUNT(DISTINCT CASE WHEN purpose LIKE '%\\_repair' ESCAPE '\\' THEN item END)
+           FROM llm_calls WHERE job_id = ? AND item IS NOT NULL",
+    )
+    .bind(job_id)
+    .fetch_one(pool)
+    .await?;
+    Ok(crate::model::JobOutcome { model: made_by(pool, job_id).await?, items, failed, truncated, repaired, reasons })
+}
+
 /// The latest job of `kind` over a question set (`parameters.set_id`).
 pub async fn latest_for_set(pool: &SqlitePool, kind: &str, set_id: i64) -> AppResult<Option<i64>> {
     latest_where(pool, kind, "$.set_id", set_id).await

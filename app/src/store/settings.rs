@@ -21,6 +21,9 @@ pub struct StoredLlm {
     /// older saves, which did not allow it).
     #[serde(default)]
     pub allow_private_urls: bool,
+    /// The model's context window (absent: the endpoint's word or the default).
+    #[serde(default)]
+    pub context: Option<u64>,
 }
 
 impl StoredLlm {
@@ -34,6 +37,7 @@ impl StoredLlm {
             timeout: std::time::Duration::from_secs(self.timeout_secs.max(1)),
             api_key: self.api_key.clone().and_then(ApiKey::new).or_else(|| base.api_key.clone()),
             allow_private_urls: self.allow_private_urls || base.allow_private_urls,
+            context: self.context.or(base.context),
             ..base.clone()
         };
         if let Some((i, o)) = self.price {

@@ -19,23 +19,33 @@
 use serde_json::Value;
 
 use super::{Entity, Extraction, Relation};
+use crate::llm::json::Read;
 
 /// Parses an extraction reply in either layout.
 pub fn parse_extraction(reply: &str) -> Result<Extraction, String> {
+    parse_extraction_read(reply).map(|(x, _)| x)
+}
+
+/// Parses an extraction reply in either layout, and says whether a JSON
+/// reply had to be cut back to its last complete element (a reply cut by
+/// `max_tokens`, or one that never closed its object): what was complete
+/// before the cut is kept.
+pub fn parse_extraction_read(reply: &str) -> Result<(Extraction, Read), String> {
     let trimmed = reply.trim();
     if trimmed.is_empty() {
         return Err("the reply is empty".into());
     }
     if trimmed.contains("<|>") || trimmed.contains("<|#|>") {
-        return parse_tuples(trimmed);
+        return parse_tuples(trimmed).map(|x| (x, Read::Whole));
     }
     parse_json(trimmed)
 }
 
-fn parse_json(reply: &str) -> Result<Extraction, String> {
-    let start = reply.find('{').ok_or("no JSON object and no delimited records in the reply")?;
-    let end = reply.rfind('}').filter(|e| *e > start).ok_or("the JSON object is not closed (truncated reply?)")?;
-    let value: Value = serde_json::from_str(&reply[start..=end]).map_err(|e| format!("malformed JSON: {e}"))?;
+fn parse_json(reply: &str) -> Result<(Extraction, Read), String> {
+    if !reply.contains('{') {
+        return Err("no JSON object and no delimited records in the reply".into());
+    }
+    let (value, read) = crate::llm::json::object(reply, "extraction")?;
     let entities = value.get("entities").and_then(Value::as_array).cloned().unwrap_or_default();
     let relations = value
         .get("relations")
@@ -50,14 +60,15 @@ fn parse_json(reply: &str) -> Result<Extraction, String> {
     let mut out = Extraction::default();
     for e in &entities {
         let name = text(e, "name");
-        if name.is_empty() {
+        // Empty, or the prompt's own placeholder ("...") copied back.
+        if !name.chars().any(char::is_alphanumeric) {
             continue;
         }
         out.entities.push(Entity { name, kind: text(e, "type").to_lowercase(), description: text(e, "description") });
     }
     for r in &relations {
         let (source, target) = (text(r, "source"), text(r, "target"));
-        if source.is_empty() || target.is_empty() {
+        if !source.chars().any(char::is_alphanumeric) || !target.chars().any(char::is_alphanumeric) {
             continue;
         }
         let keywords = match r.get("keywords") {
@@ -72,7 +83,7 @@ fn parse_json(reply: &str) -> Result<Extraction, String> {
         };
         out.relations.push(Relation { source, target, description: text(r, "description"), keywords, strength });
     }
-    Ok(out)
+    Ok((out, read))
 }
 
 fn split_keywords(s: &str) -> Vec<String> {
@@ -159,7 +170,8 @@ mod tests {
             "entity<|#|>Scrooge<|#|>person<|#|>A miser.\nentity<|#|>Marley<|#|>person<|#|>His dead partner.\nrelation<|#|>Scrooge<|#|>Marley<|#|>partnership<|#|>They were partners.\n<|COMPLETE|>",
             Ok((2, 1)),
         ),
-        ("truncated JSON", r#"{"entities": [{"name": "Alice", "type": "person", "descr"#, Err("the JSON object is not closed")),
+        ("JSON cut by max_tokens: the complete entities kept", r#"{"entities": [{"name": "Alice", "type": "person"}, {"name": "Bob", "ty"#, Ok((1, 0))),
+        ("JSON cut before anything completed", r#"{"entities": [{"name": "Ali"#, Err("unreadable extraction: the object is not closed")),
         ("garbage", "I'm sorry, I cannot help with that.", Err("no JSON object and no delimited records")),
         ("empty", "   ", Err("the reply is empty")),
         ("JSON of another shape", r#"{"answer": 42}"#, Err("the JSON has neither")),

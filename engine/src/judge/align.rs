@@ -117,7 +117,8 @@ where
     }
     let (shorter, missing) =
         if words(&a) < words(&b) { (0, words(&b) - words(&a)) } else { (1, words(&a) - words(&b)) };
-    let forced = append(shorter, if shorter == 0 { a.clone() } else { b.clone() }, missing).await?;
+    let original = if shorter == 0 { a.clone() } else { b.clone() };
+    let forced = kept_append(&original, &append(shorter, original.clone(), missing).await?, missing);
     if shorter == 0 {
         a = forced
     } else {
@@ -127,9 +128,39 @@ where
     Ok((a, b, how))
 }
 
+/// The answer with what the append step added, at most `missing` words of
+/// it: the step is asked for the missing difference, and a model that
+/// writes far more (or rewrites the answer) must not make the shorter
+/// answer the longer one. The addition is the reply's text after the
+/// original answer when the reply starts with it (as asked), else the
+/// whole reply.
+pub fn kept_append(original: &str, reply: &str, missing: usize) -> String {
+    let before: Vec<&str> = original.split_whitespace().collect();
+    let after: Vec<&str> = reply.split_whitespace().collect();
+    let added = if after.starts_with(&before) { &after[before.len()..] } else { &after[..] };
+    let added = &added[..added.len().min(missing)];
+    if added.is_empty() {
+        return original.to_string();
+    }
+    format!("{} {}", original.trim_end(), added.join(" "))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A model asked for 40 more words that writes 1,000 (or rewrites the
+    /// answer) adds 40 words, not 1,000.
+    #[test]
+    fn the_forced_append_adds_at_most_the_missing_words() {
+        let original = "Scrooge was a miser.";
+        let rambled = format!("{original} {}", text(1000));
+        assert_eq!(words(&kept_append(original, &rambled, 40)), 4 + 40);
+        assert!(kept_append(original, &rambled, 40).starts_with(original));
+        let rewritten = format!("Scrooge, a miser, {}", text(10));
+        assert_eq!(kept_append(original, &rewritten, 40), format!("{original} Scrooge, a miser, {}", text(10)));
+        assert_eq!(kept_append(original, original, 40), original, "nothing added");
+    }
 
     fn text(n: usize) -> String {
         vec!["word"; n].join(" ")

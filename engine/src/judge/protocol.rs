@@ -62,10 +62,9 @@ pub async fn run_unbiased_item(gateway: &Gateway, job_id: i64, item: WorkItem) -
             // answers (a method against itself) AB and BA are the same text.
             let draw = (trial * repeats + repeat) * 2 + u32::from(order == Order::BFirst);
             let req = scoring::request_with(prompt, question, first, second, draw);
-            let judged = match meter.chat(gateway, &ctx, prompt.text(), &req).await {
-                Ok(reply) => scoring::parse(&reply, order, repeat),
-                Err(e) => Err(e),
-            };
+            let judged = meter
+                .chat_parsed(gateway, &ctx, prompt.text(), &req, |reply| scoring::parse(reply, order, repeat))
+                .await;
             match judged {
                 Ok((j, why)) => {
                     judgments.push(j);
@@ -94,10 +93,8 @@ pub async fn run_legacy_item(gateway: &Gateway, job_id: i64, item: WorkItem) -> 
     let (question, a, b, trial, _) = fields(&item);
     let ctx = CallContext { job_id: Some(job_id), item: Some(item.key.clone()), prompt_hash: None };
     let mut meter = Meter::default();
-    let judged = match meter.chat(gateway, &ctx, legacy::PROMPT, &legacy::request(question, a, b, trial)).await {
-        Ok(reply) => legacy::parse(&reply),
-        Err(e) => Err(e),
-    };
+    let judged =
+        meter.chat_parsed(gateway, &ctx, legacy::PROMPT, &legacy::request(question, a, b, trial), legacy::parse).await;
     let tokens = meter.prompt_tokens + meter.completion_tokens;
     match judged {
         Ok(j) => ItemOutcome::Done {

@@ -103,6 +103,7 @@ impl Provider for SimulatedJudge {
                     text,
                     model: "bias-lab".into(),
                     attempts: 1,
+                    finish_reason: Some("stop".into()),
                 });
             }
             let aspects = |s: [u8; 4]| serde_json::json!({"Comprehensiveness": s[0], "Relevance": s[1], "Empowerment": s[2], "Directness": s[3]});
@@ -115,6 +116,7 @@ impl Provider for SimulatedJudge {
                 text,
                 model: "bias-lab".into(),
                 attempts: 1,
+                finish_reason: Some("stop".into()),
             })
         })
     }

@@ -25,6 +25,7 @@
 //! therefore carries its own `sample` index (0, 1, 2, …): the same index is
 //! the same draw (cached, resumable), a different index is a fresh draw.
 
+pub mod json;
 pub mod offline;
 pub mod openai;
 pub mod outbound;
@@ -111,6 +112,9 @@ pub struct ProviderReply {
     pub completion_tokens: u64,
     /// Attempts it took (1 = first try).
     pub attempts: u32,
+    /// Why the model stopped, as the endpoint says (`stop`, `length`, …).
+    #[serde(default)]
+    pub finish_reason: Option<String>,
 }
 
 /// What the gateway answers: the reply with its accounting.
@@ -126,6 +130,8 @@ pub struct ChatReply {
     pub latency_ms: u64,
     pub attempts: u32,
     pub cached: bool,
+    /// The reply was cut by `max_tokens` (`finish_reason: length`).
+    pub truncated: bool,
 }
 
 /// Why a call failed, after all its attempts.
@@ -147,6 +153,13 @@ pub enum LlmError {
     Cancelled,
     #[error("call store: {0}")]
     Store(String),
+    /// Refused before sending: the prompt and the reply's tokens would not
+    /// fit the model's context window.
+    #[error("prompt of {prompt} tokens does not fit the model's context of {context} (with {reply} tokens for the reply)")]
+    ContextOverflow { prompt: u64, reply: u64, context: u64 },
+    /// The endpoint said the request exceeds its context window.
+    #[error("the model's context window was exceeded: {0}")]
+    ContextExceeded(String),
 }
 
 impl LlmError {
@@ -179,6 +192,12 @@ pub struct Failure {
 
 /// A model endpoint, or a stand-in for one.
 pub trait Provider: Send + Sync {
+    /// The model's context window in tokens, when there is one (the
+    /// endpoint's word, else the configured or a safe default); `None`: no
+    /// limit (the offline stand-ins).
+    fn context_window(&self) -> BoxFuture<'_, Option<u64>> {
+        Box::pin(async { None })
+    }
     /// `openai` or `offline`.
     fn name(&self) -> &str;
     /// Where requests go (empty for offline); part of the cache key.
@@ -276,6 +295,9 @@ pub struct CallRecord {
     pub latency_ms: u64,
     pub attempts: u32,
     pub cached: bool,
+    /// The reply was cut by `max_tokens`.
+    #[serde(default)]
+    pub truncated: bool,
 }
 
 impl CallRecord {
@@ -295,6 +317,8 @@ pub struct CachedReply {
     pub model: String,
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
+    #[serde(default)]
+    pub truncated: bool,
 }
 
 /// Storage for the cache and the call log. The engine defines it; the web
@@ -333,6 +357,7 @@ impl CallStore for MemoryStore {
                         model: call.model.clone(),
                         prompt_tokens: call.prompt_tokens,
                         completion_tokens: call.completion_tokens,
+                        truncated: call.truncated,
                     },
                 );
             }
@@ -388,7 +413,23 @@ pub struct Gateway {
     /// Temperatures set for a purpose (e.g. a method's answers), replacing
     /// what the request carries.
     temperatures: Vec<(String, Option<f32>)>,
+    /// Reply budgets set for a purpose (`--llm-max-tokens`), replacing the task's.
+    max_tokens: Vec<(String, u32)>,
+    /// The endpoint's prompt tokens per cl100k token, as its replies'
+    /// `usage` showed (the model's tokenizer is not cl100k): the most seen.
+    token_ratio: Arc<Mutex<Option<f64>>>,
 }
+
+/// Tokens kept free beyond the estimate of a prompt (chat templates add a
+/// few per message, and some a default system prompt, that no client can
+/// count: SmolLM2's adds 24).
+const CONTEXT_MARGIN: u64 = 64;
+/// The prompt-token ratio assumed before an endpoint's first `usage`:
+/// small models' tokenizers cut English finer than cl100k.
+const FIRST_RATIO: f64 = 1.3;
+/// A reply may be given fewer tokens than its task asked for, to fit the
+/// context, but never fewer than this (or than asked, if less).
+const MIN_REPLY_TOKENS: u32 = 256;
 
 impl Gateway {
     pub fn new(provider: Arc<dyn Provider>, store: Arc<dyn CallStore>, prices: PriceTable) -> Gateway {
@@ -399,7 +440,52 @@ impl Gateway {
             use_cache: true,
             embed_model: "text-embedding-3-small".into(),
             temperatures: Vec::new(),
+            max_tokens: Vec::new(),
+            token_ratio: Arc::new(Mutex::new(None)),
         }
+    }
+
+    /// Requests of `purpose` may produce at most `max_tokens` tokens,
+    /// whatever their task asks for (`--llm-max-tokens PURPOSE=N`).
+    pub fn with_max_tokens(mut self, purpose: &str, max_tokens: u32) -> Gateway {
+        self.max_tokens.retain(|(p, _)| p != purpose);
+        self.max_tokens.push((purpose.to_string(), max_tokens));
+        self
+    }
+
+    /// The cl100k tokens a prompt may have so that it and a reply of
+    /// `max_tokens` fit the model's context; `None` when there is no limit.
+    /// Tasks whose prompt can shrink (an answer's context) fit it to this.
+    pub async fn prompt_room(&self, purpose: &str, max_tokens: u32) -> Option<usize> {
+        let context = self.provider.context_window().await?;
+        let reply = self.max_tokens.iter().find(|(p, _)| p == purpose).map_or(max_tokens, |(_, m)| *m);
+        let free = context.saturating_sub(u64::from(reply) + CONTEXT_MARGIN);
+        Some((free as f64 / self.ratio()) as usize)
+    }
+
+    fn ratio(&self) -> f64 {
+        self.token_ratio.lock().unwrap().map_or(FIRST_RATIO, |r| r * 1.05)
+    }
+
+    /// Fits `req` to the model's context window: the reply's budget is
+    /// lowered when the prompt leaves less room (never below
+    /// [`MIN_REPLY_TOKENS`]), and a prompt that does not fit is refused
+    /// before any call. Returns the request to send and the prompt's cl100k
+    /// count (to learn the endpoint's ratio from its `usage`).
+    async fn fit(&self, req: &ChatRequest) -> Result<(Option<ChatRequest>, Option<u64>), LlmError> {
+        let Some(context) = self.provider.context_window().await else { return Ok((None, None)) };
+        let counted = count_prompt_tokens(&req.messages);
+        let prompt = (counted as f64 * self.ratio()).ceil() as u64 + CONTEXT_MARGIN;
+        let reply = req.max_tokens.map_or(0, u64::from);
+        if prompt + reply <= context {
+            return Ok((None, Some(counted)));
+        }
+        let room = context.saturating_sub(prompt);
+        let least = u64::from(req.max_tokens.unwrap_or(MIN_REPLY_TOKENS).min(MIN_REPLY_TOKENS)).max(1);
+        if room < least {
+            return Err(LlmError::ContextOverflow { prompt, reply: reply.max(least), context });
+        }
+        Ok((Some(ChatRequest { max_tokens: Some(room as u32), ..req.clone() }), Some(counted)))
     }
 
     /// The model `embed` uses.
@@ -471,6 +557,7 @@ impl Gateway {
             latency_ms: 0,
             attempts: 0,
             cached: false,
+            truncated: false,
         }
     }
 
@@ -482,6 +569,7 @@ impl Gateway {
         record.completion_tokens = hit.completion_tokens;
         record.latency_ms = started.elapsed().as_millis() as u64;
         record.cached = true;
+        record.truncated = hit.truncated;
         self.store.record(&record).await.map_err(LlmError::Store)?;
         Ok(record.latency_ms)
     }
@@ -521,12 +609,19 @@ impl Gateway {
     /// Sends one request through the cache and the provider, and logs it.
     pub async fn chat(&self, req: &ChatRequest, ctx: &CallContext) -> Result<ChatReply, LlmError> {
         let set;
-        let req = match self.temperatures.iter().find(|(p, _)| *p == req.purpose) {
-            Some((_, t)) if *t != req.temperature => {
-                set = ChatRequest { temperature: *t, ..req.clone() };
-                &set
-            }
-            _ => req,
+        let temperature = self.temperatures.iter().find(|(p, _)| *p == req.purpose).map(|(_, t)| *t);
+        let max_tokens = self.max_tokens.iter().find(|(p, _)| *p == req.purpose).map(|(_, m)| Some(*m));
+        let req = if temperature.is_some_and(|t| t != req.temperature)
+            || max_tokens.is_some_and(|m| m != req.max_tokens)
+        {
+            set = ChatRequest {
+                temperature: temperature.unwrap_or(req.temperature),
+                max_tokens: max_tokens.unwrap_or(req.max_tokens),
+                ..req.clone()
+            };
+            &set
+        } else {
+            req
         };
         let provider = self.provider.name().to_string();
         let model = req.model.clone().unwrap_or_else(|| self.provider.default_model().to_string());
@@ -547,16 +642,33 @@ impl Gateway {
                     latency_ms,
                     attempts: 0,
                     cached: true,
+                    truncated: hit.truncated,
                 });
             }
         }
 
-        let mut sent = req.clone();
+        // The cache key is the request as its task made it; fitting it to
+        // the context changes only what is sent.
+        let (fitted, counted) = match self.fit(req).await {
+            Ok(f) => f,
+            Err(e) => return Err(self.record_failure(record, Failure { error: e, attempts: 0 }).await?),
+        };
+        let mut sent = fitted.unwrap_or_else(|| req.clone());
         sent.model = Some(model.clone());
         let result = self.provider.chat(&sent).await;
         record.latency_ms = started.elapsed().as_millis() as u64;
         match result {
             Ok(reply) => {
+                // (A count equal to ours is ours: the endpoint sent no
+                // `usage`. Short prompts say more of the chat template's
+                // fixed tokens than of the tokenizer: the margin covers those.)
+                if let Some(counted) = counted.filter(|c| *c >= 256 && *c != reply.prompt_tokens) {
+                    let observed = reply.prompt_tokens as f64 / counted as f64;
+                    let mut ratio = self.token_ratio.lock().unwrap();
+                    *ratio = Some(ratio.map_or(observed, |r| r.max(observed)));
+                }
+                let truncated = reply.finish_reason.as_deref() == Some("length");
+                record.truncated = truncated;
                 let cost = self.prices.cost(&reply.model, reply.prompt_tokens, reply.completion_tokens);
                 record.reply = Some(reply.text.clone());
                 record.model = reply.model.clone();
@@ -575,9 +687,66 @@ impl Gateway {
                     latency_ms: record.latency_ms,
                     attempts: reply.attempts,
                     cached: false,
+                    truncated,
                 })
             }
             Err(failure) => Err(self.record_failure(record, failure).await?),
+        }
+    }
+}
+
+/// Suffix of the purpose of a repair turn (`judge_scores_repair`): the
+/// call log tells repaired items by it.
+pub const REPAIR_SUFFIX: &str = "_repair";
+
+/// What [`Gateway::chat_parsed`] read, and the calls it took.
+#[derive(Debug, Clone)]
+pub struct Parsed<T> {
+    /// The value, or why the reply could not be used.
+    pub value: Result<T, String>,
+    /// Every reply, the repair turn's included (for tokens and cost).
+    pub replies: Vec<ChatReply>,
+    /// A repair turn was asked for.
+    pub repaired: bool,
+}
+
+impl Gateway {
+    /// Sends `req` and reads its reply with `parse`. A reply to a JSON
+    /// request that holds a readable JSON object of the wrong shape (no
+    /// `scores`, a missing aspect) gets one repair turn — the reply shown
+    /// back with the parser's reason, "reply again with only the JSON
+    /// object" — before the value fails with the parser's reason. A reply
+    /// cut by `max_tokens` is not repaired (the limit, not the model, cut
+    /// it). A call that fails is `Err` (nothing to parse).
+    pub async fn chat_parsed<T>(
+        &self,
+        req: &ChatRequest,
+        ctx: &CallContext,
+        parse: impl Fn(&str) -> Result<T, String>,
+    ) -> Result<Parsed<T>, (LlmError, Vec<ChatReply>)> {
+        let first = self.chat(req, ctx).await.map_err(|e| (e, Vec::new()))?;
+        let reason = match parse(&first.text) {
+            Ok(v) => return Ok(Parsed { value: Ok(v), replies: vec![first], repaired: false }),
+            Err(reason) => reason,
+        };
+        let shaped_wrong = req.json && !first.truncated && json::object(&first.text, "reply").is_ok();
+        if !shaped_wrong {
+            return Ok(Parsed { value: Err(reason), replies: vec![first], repaired: false });
+        }
+        let mut repair = req.clone();
+        repair.purpose = format!("{}{REPAIR_SUFFIX}", req.purpose);
+        repair.messages.push(Message::assistant(first.text.clone()));
+        repair.messages.push(Message::user(format!(
+            "Your reply could not be used: {reason}. Reply again with only the JSON object the instructions ask for, complete."
+        )));
+        let mut replies = vec![first];
+        match self.chat(&repair, ctx).await {
+            Ok(second) => {
+                let value = parse(&second.text).map_err(|again| format!("{again} (also after a repair turn)"));
+                replies.push(second);
+                Ok(Parsed { value, replies, repaired: true })
+            }
+            Err(e) => Ok(Parsed { value: Err(format!("{reason}; the repair turn failed: {e}")), replies, repaired: true }),
         }
     }
 }

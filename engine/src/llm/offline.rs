@@ -87,6 +87,7 @@ impl Provider for OfflineProvider {
                 text,
                 model: OFFLINE_MODEL.to_string(),
                 attempts: 1,
+                finish_reason: Some("stop".into()),
             })
         })
     }

@@ -13,7 +13,16 @@
 //!   server asked for.
 //! - Token counts come from the reply's `usage`; when a server sends none,
 //!   they are counted with tiktoken (`cl100k_base`).
+//! - The model's context window: the configured one (`--llm-context`), else
+//!   what `GET /models` says (vLLM's `max_model_len`, llama.cpp's `n_ctx`,
+//!   `context_length`), else 128k for OpenAI's own models and
+//!   [`DEFAULT_CONTEXT`] for any other. A server's "context exceeded" error
+//!   is [`LlmError::ContextExceeded`], never retried.
+//! - JSON mode (`response_format: json_object`) is sent when a task asks
+//!   for JSON ([`JsonMode::Auto`]); an endpoint that refuses the field is
+//!   asked again without it, and from then on never with it.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -41,6 +50,37 @@ pub struct OpenAiConfig {
     /// Refuse loopback, private and link-local addresses, and follow no
     /// redirect (for URLs a member chose; see [`super::outbound`]).
     pub public_only: bool,
+    /// The model's context window in tokens; `None`: ask the endpoint.
+    pub context: Option<u64>,
+    pub json_mode: JsonMode,
+}
+
+/// The context window assumed when neither the settings nor the endpoint
+/// say: what llama.cpp servers and most current open models offer, and
+/// below every model OpenAI serves.
+pub const DEFAULT_CONTEXT: u64 = 8192;
+
+/// Whether requests that want JSON carry `response_format: json_object`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum JsonMode {
+    /// Sent, unless the endpoint refuses it once (then never again).
+    #[default]
+    Auto,
+    /// Always sent.
+    On,
+    /// Never sent; the prompt's instructions alone ask for JSON.
+    Off,
+}
+
+impl JsonMode {
+    pub fn parse(s: &str) -> Result<JsonMode, LlmError> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "auto" | "" => Ok(JsonMode::Auto),
+            "on" => Ok(JsonMode::On),
+            "off" => Ok(JsonMode::Off),
+            other => Err(LlmError::Config(format!("JSON mode must be auto, on or off, not \"{other}\""))),
+        }
+    }
 }
 
 impl OpenAiConfig {
@@ -55,6 +95,8 @@ impl OpenAiConfig {
             base_backoff: Duration::from_millis(500),
             max_backoff: Duration::from_secs(60),
             public_only: false,
+            context: None,
+            json_mode: JsonMode::Auto,
         }
     }
 }
@@ -63,6 +105,10 @@ pub struct OpenAiProvider {
     config: OpenAiConfig,
     client: reqwest::Client,
     permits: Arc<Semaphore>,
+    /// The context window, once known.
+    context: tokio::sync::OnceCell<u64>,
+    /// The endpoint refused `response_format` once.
+    json_refused: AtomicBool,
 }
 
 impl OpenAiProvider {
@@ -91,7 +137,47 @@ impl OpenAiProvider {
         }
         let client = builder.build().map_err(|e| LlmError::Config(e.to_string()))?;
         let permits = Arc::new(Semaphore::new(config.concurrency));
-        Ok(OpenAiProvider { config, client, permits })
+        Ok(OpenAiProvider {
+            config,
+            client,
+            permits,
+            context: tokio::sync::OnceCell::new(),
+            json_refused: AtomicBool::new(false),
+        })
+    }
+
+    /// What `GET /models` says of the model's context, if anything.
+    async fn probe_context(&self) -> Option<u64> {
+        let mut request =
+            self.client.get(format!("{}/models", self.config.base_url)).timeout(Duration::from_secs(10));
+        if let Some(key) = &self.config.api_key {
+            request = request.bearer_auth(key.expose());
+        }
+        let response = request.send().await.ok()?;
+        if !response.status().is_success() {
+            return None;
+        }
+        let list: serde_json::Value = response.json().await.ok()?;
+        let models = list["data"].as_array()?;
+        let entry = models
+            .iter()
+            .find(|m| m["id"].as_str() == Some(self.config.model.as_str()))
+            .or_else(|| (models.len() == 1).then(|| &models[0]))?;
+        ["/max_model_len", "/context_length", "/context_window", "/meta/n_ctx", "/meta/n_ctx_train"]
+            .iter()
+            .find_map(|p| entry.pointer(p).and_then(serde_json::Value::as_u64))
+            .filter(|n| *n > 0)
+    }
+
+    /// The context window when nothing says otherwise.
+    fn assumed_context(&self) -> u64 {
+        let m = self.config.model.as_str();
+        let openai = self.config.base_url.starts_with("https://api.openai.com/");
+        if openai && ["gpt-4o", "gpt-4.1", "gpt-4-turbo", "gpt-5", "o1", "o3", "o4"].iter().any(|p| m.starts_with(p)) {
+            128_000
+        } else {
+            DEFAULT_CONTEXT
+        }
     }
 
     pub fn config(&self) -> &OpenAiConfig {
@@ -133,7 +219,11 @@ impl OpenAiProvider {
             .map(Duration::from_secs_f64);
         let text = response.text().await.map_err(|e| (self.transport_error(e), None))?;
         if !status.is_success() {
-            return Err((LlmError::Http { status: status.as_u16(), message: error_message(&text) }, retry_after));
+            let message = error_message(&text);
+            if mentions_context_overflow(&text) {
+                return Err((LlmError::ContextExceeded(message), None));
+            }
+            return Err((LlmError::Http { status: status.as_u16(), message }, retry_after));
         }
         Ok(text)
     }
@@ -220,6 +310,8 @@ struct Completion {
 #[derive(Deserialize)]
 struct Choice {
     message: ChoiceMessage,
+    #[serde(default)]
+    finish_reason: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -236,10 +328,9 @@ struct Usage {
 fn parse_reply(text: &str, body: &serde_json::Value) -> Result<ProviderReply, LlmError> {
     let completion: Completion =
         serde_json::from_str(text).map_err(|e| LlmError::Parse(format!("{e} in {}", preview(text))))?;
-    let content = completion
-        .choices
-        .into_iter()
-        .next()
+    let choice = completion.choices.into_iter().next();
+    let finish_reason = choice.as_ref().and_then(|c| c.finish_reason.clone());
+    let content = choice
         .and_then(|c| c.message.content)
         .ok_or_else(|| LlmError::Parse("the reply has no choices[0].message.content".into()))?;
     let model = completion.model.unwrap_or_else(|| body["model"].as_str().unwrap_or_default().to_string());
@@ -250,7 +341,25 @@ fn parse_reply(text: &str, body: &serde_json::Value) -> Result<ProviderReply, Ll
             (count_prompt_tokens(&messages), Tokenizer::Cl100kBase.count(&content) as u64)
         }
     };
-    Ok(ProviderReply { text: content, model, prompt_tokens, completion_tokens, attempts: 1 })
+    Ok(ProviderReply { text: content, model, prompt_tokens, completion_tokens, attempts: 1, finish_reason })
+}
+
+/// Whether an error body says the request exceeds the model's context
+/// (OpenAI's and vLLM's `context_length_exceeded`, llama.cpp's "exceed
+/// context window", Ollama's and others' wordings).
+fn mentions_context_overflow(body: &str) -> bool {
+    let b = body.to_ascii_lowercase();
+    b.contains("context_length_exceeded")
+        || b.contains("maximum context length")
+        || b.contains("exceed context window")
+        || b.contains("exceeds the context")
+        || b.contains("context window")
+        || b.contains("context length")
+}
+
+/// Whether a 400 says the endpoint does not take `response_format`.
+fn refuses_json_mode(error: &LlmError) -> bool {
+    matches!(error, LlmError::Http { status: 400 | 422, message } if message.to_ascii_lowercase().contains("response_format"))
 }
 
 /// The `error.message` of an OpenAI-style error body, or the start of the body.
@@ -333,6 +442,15 @@ impl Provider for OpenAiProvider {
         &self.config.model
     }
 
+    fn context_window(&self) -> BoxFuture<'_, Option<u64>> {
+        Box::pin(async move {
+            if let Some(c) = self.config.context {
+                return Some(c);
+            }
+            Some(*self.context.get_or_init(|| async { self.probe_context().await.unwrap_or(self.assumed_context()) }).await)
+        })
+    }
+
     fn chat<'a>(&'a self, req: &'a ChatRequest) -> BoxFuture<'a, Result<ProviderReply, Failure>> {
         Box::pin(async move {
             let mut body = json!({
@@ -346,15 +464,32 @@ impl Provider for OpenAiProvider {
             if let Some(max) = req.max_tokens {
                 body["max_tokens"] = json!(max);
             }
-            if req.json {
+            let json_mode = match self.config.json_mode {
+                JsonMode::On => true,
+                JsonMode::Off => false,
+                JsonMode::Auto => !self.json_refused.load(Ordering::Relaxed),
+            };
+            if req.json && json_mode {
                 body["response_format"] = json!({"type": "json_object"});
             }
-            let (mut reply, attempts) = self
-                .retrying(&req.purpose, || async {
+            let send = |body: serde_json::Value| async move {
+                self.retrying(&req.purpose, || async {
                     let text = self.post_for("chat/completions", &body, Some(&req.purpose)).await?;
                     parse_reply(&text, &body).map_err(|e| (e, None))
                 })
-                .await?;
+                .await
+            };
+            let with_format = body.get("response_format").is_some();
+            let (mut reply, attempts) = match send(body.clone()).await {
+                Err(f) if with_format && self.config.json_mode == JsonMode::Auto && refuses_json_mode(&f.error) => {
+                    tracing::info!(model = %self.config.model, error = %f.error, "the endpoint refuses JSON mode; asking without it");
+                    self.json_refused.store(true, Ordering::Relaxed);
+                    body.as_object_mut().map(|o| o.remove("response_format"));
+                    let (reply, more) = send(body).await.map_err(|g| Failure { attempts: g.attempts + f.attempts, ..g })?;
+                    (reply, more + f.attempts)
+                }
+                other => other?,
+            };
             reply.attempts = attempts;
             Ok(reply)
         })

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::offline::OfflineProvider;
-use super::openai::{OpenAiConfig, OpenAiProvider};
-use super::{ApiKey, LlmError, PriceTable, Provider};
+use super::openai::{JsonMode, OpenAiConfig, OpenAiProvider};
+use super::{ApiKey, CallStore, Gateway, LlmError, PriceTable, Provider};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ProviderKind {
@@ -52,6 +52,13 @@ pub struct LlmSettings {
     /// and `assay serve --allow-private-urls`; the LLM base URL itself is
     /// the owner's and may be any address.
     pub allow_private_urls: bool,
+    /// The model's context window (`--llm-context`); `None`: the
+    /// endpoint's word, else a safe default (see [`super::openai`]).
+    pub context: Option<u64>,
+    /// Reply budgets per task purpose (`--llm-max-tokens extract_graph=1500,…`),
+    /// replacing the tasks' own.
+    pub max_tokens: Vec<(String, u32)>,
+    pub json_mode: JsonMode,
 }
 
 impl Default for LlmSettings {
@@ -67,6 +74,9 @@ impl Default for LlmSettings {
             embed_model: "text-embedding-3-small".into(),
             prices: default_prices(),
             allow_private_urls: false,
+            context: None,
+            max_tokens: Vec::new(),
+            json_mode: JsonMode::Auto,
         }
     }
 }
@@ -103,7 +113,65 @@ impl LlmSettings {
         c.timeout = self.timeout;
         c.max_attempts = self.max_attempts;
         c.public_only = !self.allow_private_urls;
+        c.context = self.context;
+        c.json_mode = self.json_mode;
         c
+    }
+
+    /// A gateway over these settings' provider, writing to `store`, with
+    /// their prices, embedding model and reply budgets.
+    pub fn gateway(&self, store: std::sync::Arc<dyn CallStore>) -> Result<Gateway, LlmError> {
+        let mut g = Gateway::new(self.build_provider()?, store, self.prices.clone()).with_embed_model(&self.embed_model);
+        for (purpose, n) in &self.max_tokens {
+            g = g.with_max_tokens(purpose, *n);
+        }
+        Ok(g)
+    }
+
+    /// Whether the endpoint runs on this machine or the local network
+    /// (a llama.cpp server, Ollama, vLLM on a lab box).
+    pub fn is_local(&self) -> bool {
+        let named_local = reqwest::Url::parse(&self.base_url)
+            .ok()
+            .and_then(|u| u.host_str().map(|h| h == "localhost" || h.ends_with(".local") || h.ends_with(".localhost")))
+            .unwrap_or(false);
+        self.provider == ProviderKind::OpenAi && (named_local || super::outbound::check_url(&self.base_url).is_err())
+    }
+
+    /// Advice for an endpoint that answers one request at a time (`serial`,
+    /// as [`answers_one_at_a_time`] measured): requests queued inside the
+    /// server count against each one's timeout, and a queue of them only
+    /// makes each wait longer.
+    pub fn serial_advice(&self, serial: bool) -> Option<String> {
+        if !serial || (self.concurrency <= 1 && self.timeout.as_secs() >= 300) {
+            return None;
+        }
+        Some(format!(
+            "This endpoint answers one request at a time: use concurrency 1 (now {}) and a timeout of at least 300 s \
+             (now {} s), e.g. ASSAY_LLM_CONCURRENCY=1 ASSAY_LLM_TIMEOUT=300; otherwise requests wait inside the server \
+             and time out while waiting.",
+            self.concurrency,
+            self.timeout.as_secs()
+        ))
+    }
+
+    /// Parses `PURPOSE=N,PURPOSE=N` (e.g. `extract_graph=1500,judge_scores=400`)
+    /// into the reply budgets.
+    pub fn set_max_tokens(&mut self, spec: &str) -> Result<(), LlmError> {
+        for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let parsed = part.split_once('=').and_then(|(p, n)| {
+                let n = n.trim().parse::<u32>().ok().filter(|n| *n > 0)?;
+                Some((p.trim().to_string(), n)).filter(|(p, _)| !p.is_empty())
+            });
+            let Some((purpose, n)) = parsed else {
+                return Err(LlmError::Config(format!(
+                    "max tokens must be PURPOSE=N, e.g. extract_graph=1500,judge_scores=400 (not \"{part}\")"
+                )));
+            };
+            self.max_tokens.retain(|(p, _)| *p != purpose);
+            self.max_tokens.push((purpose, n));
+        }
+        Ok(())
     }
 
     pub fn build_provider(&self) -> Result<Arc<dyn Provider>, LlmError> {
@@ -136,6 +204,29 @@ impl LlmSettings {
             ))),
         }
     }
+}
+
+/// Whether the endpoint behind `gateway` answers one request at a time:
+/// one request's latency against two sent together (a server that queues
+/// takes about twice as long for the two). Three uncached pings.
+pub async fn answers_one_at_a_time(gateway: &Gateway) -> Result<bool, LlmError> {
+    use super::{CallContext, ChatRequest, Message};
+    let ping = |n: u32| {
+        let mut req = ChatRequest::new("ping", vec![Message::user(format!("Reply with the single word: pong ({n})"))]);
+        req.max_tokens = Some(16);
+        req
+    };
+    let ctx = CallContext::default();
+    let gateway = gateway.clone().without_cache();
+    let started = std::time::Instant::now();
+    gateway.chat(&ping(1), &ctx).await?;
+    let one = started.elapsed();
+    let started = std::time::Instant::now();
+    let (two, three) = (ping(2), ping(3));
+    let (a, b) = tokio::join!(gateway.chat(&two, &ctx), gateway.chat(&three, &ctx));
+    a?;
+    b?;
+    Ok(started.elapsed().as_secs_f64() > 1.6 * one.as_secs_f64())
 }
 
 #[cfg(test)]

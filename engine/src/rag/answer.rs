@@ -14,7 +14,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use super::Section;
-use crate::llm::{CallContext, ChatReply, ChatRequest, Gateway, Message};
+use crate::llm::{count_prompt_tokens, CallContext, ChatReply, ChatRequest, Gateway, Message};
 use crate::tasks::summarise::words;
 use crate::tasks::{delimited, prompt_hash};
 use crate::text::sentences;
@@ -33,6 +33,19 @@ pub struct Meter {
     pub llm_calls: u32,
     /// Of those, answered from the cache.
     pub cached_calls: u32,
+    /// Replies cut by `max_tokens`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub truncated_calls: u32,
+    /// Replies of the wrong shape that were given a repair turn.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub repaired_calls: u32,
+    /// Prompts whose context was cut to fit the model's context window.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub context_cut_calls: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl Meter {
@@ -42,6 +55,7 @@ impl Meter {
         self.cost_usd += reply.cost_usd;
         self.llm_calls += 1;
         self.cached_calls += u32::from(reply.cached);
+        self.truncated_calls += u32::from(reply.truncated);
     }
 
     /// Adds another meter's calls to this one.
@@ -51,6 +65,9 @@ impl Meter {
         self.cost_usd += other.cost_usd;
         self.llm_calls += other.llm_calls;
         self.cached_calls += other.cached_calls;
+        self.truncated_calls += other.truncated_calls;
+        self.repaired_calls += other.repaired_calls;
+        self.context_cut_calls += other.context_cut_calls;
     }
 
     /// Sends `req` (from the prompt file `template`) and counts it.
@@ -65,6 +82,30 @@ impl Meter {
         let reply = gateway.chat(req, &ctx).await.map_err(|e| e.to_string())?;
         self.add(&reply);
         Ok(reply.text)
+    }
+
+    /// Sends `req` and reads the reply with `parse`, with one repair turn
+    /// for JSON of the wrong shape ([`Gateway::chat_parsed`]); counts every call.
+    pub async fn chat_parsed<T>(
+        &mut self,
+        gateway: &Gateway,
+        ctx: &CallContext,
+        template: &str,
+        req: &ChatRequest,
+        parse: impl Fn(&str) -> Result<T, String>,
+    ) -> Result<T, String> {
+        let ctx = CallContext { prompt_hash: Some(prompt_hash(template)), ..ctx.clone() };
+        match gateway.chat_parsed(req, &ctx, parse).await {
+            Ok(parsed) => {
+                parsed.replies.iter().for_each(|r| self.add(r));
+                self.repaired_calls += u32::from(parsed.repaired);
+                parsed.value
+            }
+            Err((e, replies)) => {
+                replies.iter().for_each(|r| self.add(r));
+                Err(e.to_string())
+            }
+        }
     }
 }
 
@@ -119,7 +160,31 @@ pub async fn generate(
     context: &str,
     target_words: Option<usize>,
 ) -> Result<String, String> {
-    let text = meter.chat(gateway, ctx, PROMPT, &request(question, context, target_words)).await?;
+    let mut req = request(question, context, target_words);
+    if let Some(room) = gateway.prompt_room(PURPOSE, req.max_tokens.unwrap_or(0)).await {
+        let fits = |c: &str| count_prompt_tokens(&request(question, c, target_words).messages) as usize <= room;
+        if !fits(context) {
+            // The context's items come best first: the last ones go.
+            let lines: Vec<&str> = context.lines().collect();
+            let (mut lo, mut hi) = (0, lines.len());
+            while lo < hi {
+                let mid = (lo + hi).div_ceil(2);
+                if fits(&lines[..mid].join("\n")) {
+                    lo = mid;
+                } else {
+                    hi = mid - 1;
+                }
+            }
+            if lo == 0 {
+                return Err(format!(
+                    "the question and instructions alone leave no room for context in the model's window ({room} tokens for the prompt)"
+                ));
+            }
+            req = request(question, &lines[..lo].join("\n"), target_words);
+            meter.context_cut_calls += 1;
+        }
+    }
+    let text = meter.chat(gateway, ctx, PROMPT, &req).await?;
     match text.trim() {
         "" => Err("the model returned an empty answer".into()),
         t => Ok(t.to_string()),

@@ -59,7 +59,9 @@ impl Default for LightRagSettings {
 /// A question's keywords.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Keywords {
+    #[serde(default)]
     pub high_level_keywords: Vec<String>,
+    #[serde(default)]
     pub low_level_keywords: Vec<String>,
 }
 
@@ -73,9 +75,23 @@ pub fn request(question: &str) -> ChatRequest {
     req
 }
 
+/// The keywords of a reply. One list may be missing (a model that found
+/// no high-level theme); a list may come as one comma-separated string;
+/// placeholders ("...") are dropped. A reply with neither list fails.
 pub fn parse_keywords(reply: &str) -> Result<Keywords, String> {
     let v = crate::tasks::json_object(reply, "keyword reply")?;
-    serde_json::from_value::<Keywords>(v).map_err(|e| format!("unreadable keywords: {e}"))
+    let list = |key: &str| -> Option<Vec<String>> {
+        let items: Vec<String> = match v.get(key)? {
+            serde_json::Value::Array(items) => items.iter().filter_map(|i| i.as_str().map(str::to_string)).collect(),
+            serde_json::Value::String(s) => s.split(',').map(str::to_string).collect(),
+            _ => return None,
+        };
+        Some(items.into_iter().map(|k| k.trim().to_string()).filter(|k| k.chars().any(char::is_alphanumeric)).collect())
+    };
+    match (list("high_level_keywords"), list("low_level_keywords")) {
+        (None, None) => Err("the keyword reply has neither high_level_keywords nor low_level_keywords".into()),
+        (high, low) => Ok(Keywords { high_level_keywords: high.unwrap_or_default(), low_level_keywords: low.unwrap_or_default() }),
+    }
 }
 
 /// The offline keywords (see the module docs).
@@ -176,8 +192,7 @@ impl Method for LightRag {
         question: &'a str,
     ) -> BoxFuture<'a, Result<Vec<Section>, String>> {
         Box::pin(async move {
-            let reply = meter.chat(gateway, ctx, PROMPT, &request(question)).await?;
-            let mut keywords = parse_keywords(&reply)?;
+            let mut keywords = meter.chat_parsed(gateway, ctx, PROMPT, &request(question), parse_keywords).await?;
             // Keys, not spellings: "the Queen" and "Queen" match alike.
             keywords.low_level_keywords.retain(|k| !normalise_name(k).is_empty());
             Ok(self.context(&keywords))

@@ -11,7 +11,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{delimited, prompt_hash};
-use crate::graph::parse::parse_extraction;
+use crate::graph::parse::{parse_extraction, parse_extraction_read};
 use crate::graph::{Extraction, DEFAULT_ENTITY_TYPES};
 use crate::jobs::{ItemOutcome, WorkItem};
 use crate::llm::{CallContext, ChatRequest, Gateway, Message};
@@ -20,6 +20,11 @@ pub const PURPOSE: &str = "extract_graph";
 pub const GLEAN_PURPOSE: &str = "glean_graph";
 pub const PROMPT: &str = include_str!("../../prompts/extract_graph.txt");
 pub const GLEAN_PROMPT: &str = include_str!("../../prompts/glean_graph.txt");
+/// Reply budgets: a chunk of ~1,200 tokens names a few dozen entities and
+/// relations (≈40 tokens each); a gleaning turn adds fewer. A reply cut at
+/// the budget keeps its complete entries (see [`crate::llm::json`]).
+pub const MAX_TOKENS: u32 = 2000;
+pub const GLEAN_MAX_TOKENS: u32 = 1000;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExtractSettings {
@@ -52,6 +57,7 @@ pub fn request(text: &str, settings: &ExtractSettings) -> ChatRequest {
     let mut req =
         ChatRequest::new(PURPOSE, vec![Message::system(system), Message::user(format!("Passage:\n<<<\n{text}\n>>>"))]);
     req.json = true;
+    req.max_tokens = Some(MAX_TOKENS);
     req
 }
 
@@ -61,7 +67,55 @@ pub fn glean_request(previous: &ChatRequest, reply: &str) -> ChatRequest {
     req.purpose = GLEAN_PURPOSE.to_string();
     req.messages.push(Message::assistant(reply));
     req.messages.push(Message::user(GLEAN_PROMPT.trim()));
+    req.max_tokens = Some(GLEAN_MAX_TOKENS);
     req
+}
+
+/// Types a model often uses for one of Assay's (a "character" is a person).
+const TYPE_SYNONYMS: &[(&str, &[&str])] = &[
+    ("person", &["character", "people", "human", "individual", "man", "woman", "persons"]),
+    ("organization", &["organisation", "company", "group", "institution", "agency", "org", "organizations"]),
+    ("location", &["place", "city", "country", "region", "geo", "building", "area", "locations"]),
+    ("event", &["occasion", "incident", "events"]),
+    ("concept", &["idea", "theme", "topic", "concepts"]),
+    ("object", &["item", "thing", "artifact", "artefact", "objects"]),
+];
+
+/// Keeps the entities of the requested `types` (a synonym counts as its
+/// type: "character" is "person" when "person" was asked for) and drops
+/// the rest with the relations that name them; returns the dropped
+/// entities' types with their counts.
+pub fn settle_types(x: &mut Extraction, types: &[String]) -> std::collections::BTreeMap<String, u32> {
+    let wanted: std::collections::HashSet<String> = types.iter().map(|t| t.trim().to_lowercase()).collect();
+    let mut dropped_names = std::collections::HashSet::new();
+    let mut dropped = std::collections::BTreeMap::new();
+    x.entities.retain_mut(|e| {
+        let kind = e.kind.trim().to_lowercase();
+        let settled = if wanted.contains(&kind) {
+            Some(kind.clone())
+        } else {
+            TYPE_SYNONYMS
+                .iter()
+                .find(|(t, others)| wanted.contains(*t) && others.contains(&kind.as_str()))
+                .map(|(t, _)| t.to_string())
+        };
+        match settled {
+            Some(k) => {
+                e.kind = k;
+                true
+            }
+            None => {
+                *dropped.entry(if kind.is_empty() { "(none)".to_string() } else { kind }).or_insert(0) += 1;
+                dropped_names.insert(crate::graph::normalise_name(&e.name));
+                false
+            }
+        }
+    });
+    x.relations.retain(|r| {
+        !dropped_names.contains(&crate::graph::normalise_name(&r.source))
+            && !dropped_names.contains(&crate::graph::normalise_name(&r.target))
+    });
+    dropped
 }
 
 /// What an extraction item stores: the chunk's combined extraction.
@@ -75,6 +129,19 @@ pub struct ChunkExtraction {
     /// as a language model would name one character one way.
     #[serde(default)]
     pub offline: bool,
+    /// Replies cut by `max_tokens` (their complete entries were kept).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub truncated_replies: u32,
+    /// Entities dropped for a type that was not asked for, by type.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub dropped_types: std::collections::BTreeMap<String, u32>,
+    /// The first reply was JSON of the wrong shape and was given a repair turn.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub repaired: bool,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// Extracts one chunk item (`payload.text`) through the gateway.
@@ -84,16 +151,26 @@ pub async fn run_item(gateway: &Gateway, job_id: i64, item: WorkItem, settings: 
         CallContext { job_id: Some(job_id), item: Some(item.key.clone()), prompt_hash: Some(prompt_hash(PROMPT)) };
     let (mut tokens, mut cost) = (0, 0.0);
     let mut req = request(text, settings);
-    let reply = match gateway.chat(&req, &ctx).await {
-        Ok(r) => r,
-        Err(e) => return ItemOutcome::Failed { error: e.to_string(), tokens, cost_usd: cost },
+    let first = match gateway.chat_parsed(&req, &ctx, parse_extraction_read).await {
+        Ok(p) => p,
+        Err((e, _)) => return ItemOutcome::Failed { error: e.to_string(), tokens, cost_usd: cost },
     };
-    tokens += reply.prompt_tokens + reply.completion_tokens;
-    cost += reply.cost_usd;
-    let mut combined = match parse_extraction(&reply.text) {
-        Ok(x) => ChunkExtraction { extraction: x, unreadable_gleanings: 0, offline: reply.provider == "offline" },
+    for r in &first.replies {
+        tokens += r.prompt_tokens + r.completion_tokens;
+        cost += r.cost_usd;
+    }
+    let reply = first.replies.last().expect("a parsed call has a reply").clone();
+    let mut combined = match first.value {
+        Ok((x, _)) => ChunkExtraction {
+            extraction: x,
+            offline: reply.provider == "offline",
+            truncated_replies: u32::from(reply.truncated),
+            repaired: first.repaired,
+            ..Default::default()
+        },
         Err(reason) => {
-            return ItemOutcome::Failed { error: format!("unreadable extraction: {reason}"), tokens, cost_usd: cost }
+            let cut = if reply.truncated { " (the reply was cut at max_tokens)" } else { "" };
+            return ItemOutcome::Failed { error: format!("unreadable extraction: {reason}{cut}"), tokens, cost_usd: cost };
         }
     };
     let mut last = reply.text;
@@ -106,6 +183,7 @@ pub async fn run_item(gateway: &Gateway, job_id: i64, item: WorkItem, settings: 
         };
         tokens += reply.prompt_tokens + reply.completion_tokens;
         cost += reply.cost_usd;
+        combined.truncated_replies += u32::from(reply.truncated);
         match parse_extraction(&reply.text) {
             Ok(x) => {
                 combined.extraction.entities.extend(x.entities);
@@ -114,6 +192,9 @@ pub async fn run_item(gateway: &Gateway, job_id: i64, item: WorkItem, settings: 
             Err(_) => combined.unreadable_gleanings += 1,
         }
         last = reply.text;
+    }
+    if !combined.offline {
+        combined.dropped_types = settle_types(&mut combined.extraction, &settings.entity_types);
     }
     ItemOutcome::Done { result: serde_json::to_string(&combined).unwrap_or_default(), tokens, cost_usd: cost }
 }
@@ -163,5 +244,22 @@ mod tests {
         assert_eq!(names, ["Alice", "White Rabbit"]);
         assert_eq!(x.relations.len(), 1);
         assert_eq!(x.relations[0].strength, 2.0);
+    }
+
+    #[test]
+    fn types_outside_the_list_are_settled_or_dropped() {
+        let mut x = parse_extraction(
+            r#"{"entities": [{"name": "Scrooge", "type": "Character"}, {"name": "London", "type": "location"},
+                {"name": "Fog", "type": "weather"}, {"name": "Gruel", "type": "food"}, {"name": "Ebenezer", "type": "person"}],
+               "relations": [{"source": "Scrooge", "target": "London", "description": "lives in"},
+                {"source": "Fog", "target": "London", "description": "covers"}]}"#,
+        )
+        .unwrap();
+        let dropped = settle_types(&mut x, &["person".into(), "location".into()]);
+        let kept: Vec<(&str, &str)> = x.entities.iter().map(|e| (e.name.as_str(), e.kind.as_str())).collect();
+        assert_eq!(kept, [("Scrooge", "person"), ("London", "location"), ("Ebenezer", "person")]);
+        assert_eq!(dropped.into_iter().collect::<Vec<_>>(), [("food".to_string(), 1), ("weather".to_string(), 1)]);
+        assert_eq!(x.relations.len(), 1, "the relation naming a dropped entity goes with it");
+        assert_eq!(x.relations[0].target, "London");
     }
 }

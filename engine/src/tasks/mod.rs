@@ -56,29 +56,29 @@ pub async fn one_call(
     item: &WorkItem,
     template: &str,
     req: &ChatRequest,
-    parse: impl FnOnce(&str) -> Result<String, String>,
+    parse: impl Fn(&str) -> Result<String, String>,
 ) -> ItemOutcome {
     let ctx =
         CallContext { job_id: Some(job_id), item: Some(item.key.clone()), prompt_hash: Some(prompt_hash(template)) };
-    match gateway.chat(req, &ctx).await {
-        Ok(reply) => {
-            let tokens = reply.prompt_tokens + reply.completion_tokens;
-            match parse(&reply.text) {
-                Ok(result) => ItemOutcome::Done { result, tokens, cost_usd: reply.cost_usd },
-                Err(error) => ItemOutcome::Failed { error, tokens, cost_usd: reply.cost_usd },
+    match gateway.chat_parsed(req, &ctx, parse).await {
+        Ok(parsed) => {
+            let tokens = parsed.replies.iter().map(|r| r.prompt_tokens + r.completion_tokens).sum();
+            let cost_usd = parsed.replies.iter().map(|r| r.cost_usd).sum();
+            match parsed.value {
+                Ok(result) => ItemOutcome::Done { result, tokens, cost_usd },
+                Err(error) => ItemOutcome::Failed { error, tokens, cost_usd },
             }
         }
-        Err(e) => ItemOutcome::Failed { error: e.to_string(), tokens: 0, cost_usd: 0.0 },
+        Err((e, _)) => ItemOutcome::Failed { error: e.to_string(), tokens: 0, cost_usd: 0.0 },
     }
 }
 
-/// The JSON object in a reply (code fences and prose around it tolerated:
-/// from the first `{` to the last `}`); `what` names it in the errors
-/// ("no JSON object in the verdict", "unreadable verdict: …").
+/// The JSON object in a reply (code fences and prose around it tolerated;
+/// a reply cut mid-object keeps its complete elements, see
+/// [`crate::llm::json`]); `what` names it in the errors ("no JSON object in
+/// the verdict", "unreadable verdict: …").
 pub fn json_object(reply: &str, what: &str) -> Result<serde_json::Value, String> {
-    let start = reply.find('{').ok_or_else(|| format!("no JSON object in the {what}"))?;
-    let end = reply.rfind('}').filter(|e| *e > start).ok_or_else(|| format!("no JSON object in the {what}"))?;
-    serde_json::from_str(&reply[start..=end]).map_err(|e| format!("unreadable {what}: {e}"))
+    crate::llm::json::object(reply, what).map(|(v, _)| v)
 }
 
 /// Hex SHA-256 of a prompt template, stored with each call made from it.

@@ -194,9 +194,17 @@ async fn summary(
                "sentence": s.sentence(), "legacy_a_win": s.legacy_a_win,
                "legacy_b_win": s.legacy_b_win, "legacy_relative_win_rate": s.legacy_relative})
     });
+    let outcome = app::store::jobs::outcome(pool, job.id).await?;
+    let reading = match e.settings.judge {
+        engine::judge::eval::JudgeKind::Llm => {
+            app::evaluation::judge_reading(&outcome, r.bias.flip_rate, r.bias.exchanged_draws)
+        }
+        _ => None,
+    };
     let value = json!({"evaluation_id": id, "job": job.id, "status": job.status, "judge": e.view.judge,
                        "failed": job.failed, "tokens": job.tokens, "cost_usd": job.cost_usd,
-                       "pairs": pairs, "sanity": sanity, "bias": r.bias});
+                       "pairs": pairs, "sanity": sanity, "bias": r.bias, "outcome": outcome,
+                       "judge_reading": reading.as_ref().map(|(s, poor)| json!({"sentence": s, "rates_in_doubt": poor}))});
     if !out.json {
         use app::format::pct;
         let mut lines = vec![job_line(job), format!("evaluation {id} ({}) judged by {}", e.view.name, e.view.judge)];
@@ -224,10 +232,16 @@ async fn summary(
                     app::format::signed(l.overall.relative, 2)
                 );
             }
+            if p.unbiased.is_none() && p.legacy.is_none() {
+                line += "no verdict could be read for this pair";
+            }
             if let Some(s) = p.alignment.success_rate {
                 line += &format!("; aligned {} ({} discarded)", pct(s), p.alignment.discarded);
             }
             lines.push(line);
+        }
+        if let Some((said, _)) = &reading {
+            lines.push(said.clone());
         }
         if let Some(s) = &r.sanity {
             lines.push(format!("sanity: {}", s.sentence()));

@@ -87,6 +87,7 @@ pub async fn run(
         "cached_calls": outcome.cached_calls,
         "seconds": seconds,
         "files": files,
+        "stopped": outcome.stopped,
     });
     if let Some(dir) = &args.out {
         let path = dir.join("experiment.json");
@@ -117,7 +118,17 @@ pub async fn run(
             outcome.cached_calls,
             args.out.as_ref().map_or(String::new(), |d| format!("; report in {}", d.display()))
         ));
+        if let Some(why) = &outcome.stopped {
+            lines.push(format!("stopped: {why}"));
+        }
         lines.join("\n")
     });
+    if let Some(why) = &outcome.stopped {
+        if out.json {
+            eprintln!("stopped: {why}");
+        }
+        // 3, as a job that did not finish.
+        return Ok(ExitCode::from(3));
+    }
     Ok(ExitCode::SUCCESS)
 }

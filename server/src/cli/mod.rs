@@ -23,7 +23,7 @@ use app::state::Config;
 use clap::{Args, Parser, Subcommand};
 use engine::chunk::{ChunkSettings, Tokenizer};
 use engine::llm::settings::{LlmSettings, ProviderKind};
-use engine::llm::{ApiKey, CallContext, ChatRequest, Gateway, Message};
+use engine::llm::{ApiKey, CallContext, ChatRequest, Message};
 use serde_json::json;
 use sqlx::SqlitePool;
 
@@ -72,6 +72,19 @@ struct LlmArgs {
     /// Embedding model for /v1/embeddings.
     #[arg(long = "embed-model", global = true, env = "ASSAY_EMBED_MODEL", default_value = "text-embedding-3-small")]
     embed_model: String,
+    /// The model's context window in tokens (default: what the endpoint's
+    /// /models says, else 8192; 128k for OpenAI's models). Prompts and
+    /// reply budgets are fitted to it; what cannot fit is refused before
+    /// any call.
+    #[arg(long = "llm-context", global = true, env = "ASSAY_LLM_CONTEXT")]
+    llm_context: Option<u64>,
+    /// Reply budgets per task, replacing the built-in ones: PURPOSE=N,…
+    /// (e.g. extract_graph=1500,judge_scores=400; README lists the tasks).
+    #[arg(long = "llm-max-tokens", global = true, env = "ASSAY_LLM_MAX_TOKENS")]
+    llm_max_tokens: Option<String>,
+    /// JSON mode (response_format): auto (sent, dropped if the endpoint refuses it), on, or off.
+    #[arg(long = "llm-json-mode", global = true, env = "ASSAY_LLM_JSON_MODE", default_value = "auto")]
+    llm_json_mode: String,
 }
 
 impl LlmArgs {
@@ -95,6 +108,14 @@ impl LlmArgs {
         if let Some(price) = &self.llm_price {
             settings.set_price(price)?;
         }
+        if let Some(spec) = &self.llm_max_tokens {
+            settings.set_max_tokens(spec)?;
+        }
+        if let Some(c) = self.llm_context {
+            anyhow::ensure!(c >= 512, "--llm-context must be at least 512 tokens (not {c})");
+            settings.context = Some(c);
+        }
+        settings.json_mode = engine::llm::openai::JsonMode::parse(&self.llm_json_mode)?;
         Ok(settings)
     }
 }
@@ -432,6 +453,16 @@ enum JobCommand {
 
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    if !matches!(cli.command, Command::Serve(_)) {
+        // `assay job list | head -1`: a closed pipe ends a command quietly,
+        // as it ends any Unix tool, instead of a panic in `println!` (Rust
+        // ignores SIGPIPE by default). The web server keeps that default.
+        // SAFETY: setting a signal's disposition before any thread starts.
+        #[cfg(unix)]
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        }
+    }
     init_tracing(matches!(cli.command, Command::Serve(_)));
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("tokio runtime");
     match runtime.block_on(run(cli)) {
@@ -522,13 +553,21 @@ async fn job(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: JobCommand)
             let j = app::store::jobs::get_job(pool, id).await?;
             let items = app::store::jobs::job_items(pool, id).await?;
             let failures: Vec<_> = items.iter().filter(|i| i.status == "failed").collect();
+            let outcome = app::store::jobs::outcome(pool, id).await?;
             let mut value = job_json(&j);
             value["failures"] =
                 json!(failures.iter().map(|i| json!({"item": i.key, "error": i.error})).collect::<Vec<_>>());
+            value["outcome"] = json!(outcome);
             out.print(value, || {
                 let mut s = job_line(&j);
                 if let Some(e) = &j.error {
                     s.push_str(&format!("\nerror: {e}"));
+                }
+                if let Some(m) = &outcome.model {
+                    s.push_str(&format!("\nanswered by {m}"));
+                }
+                if let Some(said) = outcome.sentence() {
+                    s.push_str(&format!("\n{said}"));
                 }
                 for f in &failures {
                     s.push_str(&format!("\n  failed {}: {}", f.key, f.error.as_deref().unwrap_or("")));
@@ -869,7 +908,9 @@ async fn run_job(
     retry_failed: bool,
 ) -> anyhow::Result<ExitCode> {
     let (code, after) = execute_job(pool, out, llm, id, retry_failed).await?;
-    out.print(job_json(&after), || job_line(&after));
+    let mut value = job_json(&after);
+    value["outcome"] = json!(app::store::jobs::outcome(pool, id).await?);
+    out.print(value, || job_line(&after));
     Ok(code)
 }
 
@@ -918,6 +959,12 @@ async fn execute_job(
     };
     let result = app::jobs::run(pool, llm, id, retry_failed, cancel, &report).await;
     ctrl_c.abort();
+    // What the model did, said before anything else ends the command.
+    if !out.json {
+        if let Some(said) = app::store::jobs::outcome(pool, id).await.ok().and_then(|o| o.sentence()) {
+            eprintln!("{said}");
+        }
+    }
     result?;
     let after = app::store::jobs::get_job(pool, id).await?;
     let code = if after.status == "done" { ExitCode::SUCCESS } else { ExitCode::from(3) };
@@ -927,18 +974,25 @@ async fn execute_job(
 /// "offline (no LLM)", or the model and where it runs.
 async fn ping(pool: SqlitePool, out: Output, llm: &LlmSettings, message: String) -> anyhow::Result<ExitCode> {
     // A connection test reports the exact error quickly: one retry at most.
-    let provider = LlmSettings { max_attempts: 2, ..llm.clone() }.build_provider()?;
     let store = std::sync::Arc::new(app::store::calls::SqliteCallStore::new(pool));
-    let gateway = Gateway::new(provider, store, llm.prices.clone()).without_cache();
+    let gateway = LlmSettings { max_attempts: 2, ..llm.clone() }.gateway(store)?.without_cache();
     let mut req = ChatRequest::new("ping", vec![Message::user(message)]);
     req.max_tokens = Some(16);
     let reply = gateway.chat(&req, &CallContext::default()).await.context("LLM call failed")?;
+    // A local server: does it answer one request at a time?
+    let advice = if llm.is_local() {
+        engine::llm::settings::answers_one_at_a_time(&gateway).await.ok().and_then(|serial| llm.serial_advice(serial))
+    } else {
+        None
+    };
+    let context = gateway.provider().context_window().await;
     out.print(
         json!({"provider": reply.provider, "base_url": gateway.provider().base_url(), "model": reply.model, "reply": reply.text,
                "prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
-               "latency_ms": reply.latency_ms, "attempts": reply.attempts, "cost_usd": reply.cost_usd}),
+               "latency_ms": reply.latency_ms, "attempts": reply.attempts, "cost_usd": reply.cost_usd,
+               "context_window": context, "advice": advice}),
         || {
-            format!(
+            let mut s = format!(
                 "{}\nreply: {}\n{} prompt + {} completion tokens, {} ms, {} attempt{}, ${:.6}",
                 llm.describe(),
                 reply.text,
@@ -948,7 +1002,14 @@ async fn ping(pool: SqlitePool, out: Output, llm: &LlmSettings, message: String)
                 reply.attempts,
                 if reply.attempts == 1 { "" } else { "s" },
                 reply.cost_usd
-            )
+            );
+            if let Some(c) = context {
+                s.push_str(&format!("\ncontext window: {c} tokens (prompts and reply budgets are fitted to it)"));
+            }
+            if let Some(a) = &advice {
+                s.push_str(&format!("\nadvice: {a}"));
+            }
+            s
         },
     );
     Ok(ExitCode::SUCCESS)

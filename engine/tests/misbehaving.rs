@@ -1,0 +1,178 @@
+//! Replies a real model gives on a bad day, from the mock server's
+//! misbehaving modes, through the real `openai` client and the gateway:
+//! a model that rambles past `max_tokens` and never closes its JSON, a
+//! small context window (said in `/v1/models`, or only in a 400), an
+//! endpoint without JSON mode, and JSON of the wrong shape.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use engine::jobs::{ItemOutcome, WorkItem};
+use engine::llm::offline::OfflineProvider;
+use engine::llm::openai::{OpenAiConfig, OpenAiProvider};
+use engine::llm::{CallContext, ChatRequest, Gateway, LlmError, MemoryStore, Message, PriceTable};
+use mockllm::{MockConfig, MockServer, Responder};
+use serde_json::Value;
+
+fn gateway(mock: &MockServer, store: Arc<MemoryStore>) -> Gateway {
+    let mut c = OpenAiConfig::new(mock.base_url(), "mock-model");
+    c.base_backoff = Duration::from_millis(2);
+    c.max_backoff = Duration::from_millis(20);
+    c.timeout = Duration::from_secs(5);
+    Gateway::new(Arc::new(OpenAiProvider::new(c).unwrap()), store, PriceTable::default())
+}
+
+/// The mock answers each task as the offline provider does.
+fn offline_responder() -> Responder {
+    let offline = OfflineProvider::default();
+    Responder(Arc::new(move |body: &Value| {
+        let purpose = body["x_assay_purpose"].as_str().unwrap_or("").to_string();
+        let messages: Vec<Message> = serde_json::from_value(body["messages"].clone()).unwrap_or_default();
+        offline.answer(&ChatRequest::new(purpose, messages)).unwrap_or_else(|e| format!("offline: {e}"))
+    }))
+}
+
+const PASSAGE: &str = "Ebenezer Scrooge kept the counting-house in London. Bob Cratchit worked for Scrooge in London. \
+    Jacob Marley, the partner of Scrooge, had died seven years before. Scrooge met the Ghost of Christmas Past.";
+
+#[tokio::test]
+async fn a_rambling_model_is_cut_and_what_it_finished_is_kept() {
+    let mock =
+        MockServer::start(MockConfig { rambling: true, responder: Some(offline_responder()), ..Default::default() })
+            .await;
+    let store = Arc::new(MemoryStore::default());
+    let gw = gateway(&mock, store.clone());
+
+    // Extraction: the reply never closes; the entities before the cut stay.
+    let settings = engine::tasks::extract::ExtractSettings { gleaning: 0, ..Default::default() };
+    let item = WorkItem { key: "chunk-1".into(), payload: serde_json::json!({ "text": PASSAGE }) };
+    let outcome = engine::tasks::extract::run_item(&gw, 1, item, &settings).await;
+    let ItemOutcome::Done { result, .. } = outcome else { panic!("extraction failed: {outcome:?}") };
+    let x: engine::tasks::extract::ChunkExtraction = serde_json::from_str(&result).unwrap();
+    let names: Vec<&str> = x.extraction.entities.iter().map(|e| e.name.as_str()).collect();
+    assert!(names.contains(&"Scrooge") || names.contains(&"Ebenezer Scrooge"), "{names:?}");
+    assert_eq!(x.truncated_replies, 1, "the reply is recorded as cut");
+    let log = store.log();
+    assert!(log[0].truncated, "the call log says the reply was cut");
+    assert_eq!(mock.stats().without_max_tokens, 0, "every request carries max_tokens");
+    assert_eq!(mock.stats().max_tokens_seen, u64::from(engine::tasks::extract::MAX_TOKENS));
+
+    // The judge: its verdict is complete before the ramble, and reads.
+    let req = engine::judge::scoring::request("Who is Scrooge?", "A miser in London.", "Scrooge.", 0);
+    let reply = gw.chat(&req, &CallContext::default()).await.unwrap();
+    assert!(reply.truncated);
+    let (j, _) = engine::judge::scoring::parse(&reply.text, engine::judge::Order::AFirst, 0).unwrap();
+    assert_eq!(j.a, engine::judge::scoring::rubric("Who is Scrooge?", "A miser in London."));
+
+    // A cached cut reply stays flagged.
+    let again = gw.chat(&req, &CallContext::default()).await.unwrap();
+    assert!(again.cached && again.truncated);
+}
+
+fn long_prompt(words: usize) -> ChatRequest {
+    let mut req = ChatRequest::new("answer", vec![Message::user("word ".repeat(words))]);
+    req.max_tokens = Some(300);
+    req
+}
+
+#[tokio::test]
+async fn an_advertised_small_context_is_respected_before_any_call() {
+    let mock = MockServer::start(MockConfig { context: Some(1000), advertise_context: true, ..Default::default() }).await;
+    let store = Arc::new(MemoryStore::default());
+    let gw = gateway(&mock, store.clone());
+
+    // Fits as asked.
+    // (Long enough to teach the gateway the endpoint's tokens per cl100k token.)
+    gw.chat(&long_prompt(300), &CallContext::default()).await.unwrap();
+    assert_eq!(mock.stats().max_tokens_seen, 300);
+    // Leaves less room than asked: the reply's budget shrinks to fit.
+    let reply = gw.chat(&long_prompt(650), &CallContext::default()).await.unwrap();
+    assert!(!reply.text.is_empty());
+    let stats = mock.stats();
+    assert_eq!(stats.over_context, 0, "nothing sent beyond the context");
+    let sent: Vec<Value> = stats.answered.keys().map(|b| serde_json::from_str(b).unwrap()).collect();
+    let budget = sent
+        .iter()
+        .find(|b| b["messages"][0]["content"].as_str().unwrap().len() > 3000)
+        .map(|b| b["max_tokens"].as_u64().unwrap())
+        .unwrap();
+    assert!((256..300).contains(&budget), "the reply's budget shrank to what is left: {budget}");
+    // Does not fit at all: refused here, with the sizes, and never sent.
+    let requests = mock.stats().requests;
+    let err = gw.chat(&long_prompt(2000), &CallContext::default()).await.unwrap_err();
+    let LlmError::ContextOverflow { prompt, context, .. } = err.clone() else { panic!("{err:?}") };
+    assert_eq!(context, 1000);
+    assert!(prompt > 2000, "the estimate counts at least the words: {prompt}");
+    assert!(err.to_string().starts_with(&format!("prompt of {prompt} tokens does not fit the model's context of 1000")));
+    assert_eq!(mock.stats().requests, requests, "a prompt that cannot fit is never sent");
+    assert_eq!(store.log().last().unwrap().error.as_deref(), Some(err.to_string().as_str()), "the refusal is logged");
+}
+
+#[tokio::test]
+async fn a_servers_context_error_is_reported_as_such_and_not_retried() {
+    // The context is not advertised: the default window (8192) lets the
+    // request go, and the server refuses it.
+    let mock = MockServer::start(MockConfig { context: Some(500), ..Default::default() }).await;
+    let gw = gateway(&mock, Arc::new(MemoryStore::default()));
+    let err = gw.chat(&long_prompt(1000), &CallContext::default()).await.unwrap_err();
+    assert!(matches!(err, LlmError::ContextExceeded(_)), "{err:?}");
+    assert!(err.to_string().contains("maximum context length is 500 tokens"), "{err}");
+    assert_eq!(mock.stats().requests, 1, "not retried");
+}
+
+#[tokio::test]
+async fn an_endpoint_without_json_mode_is_asked_without_it_from_then_on() {
+    let mock = MockServer::start(MockConfig { refuse_json_mode: true, ..Default::default() }).await;
+    let gw = gateway(&mock, Arc::new(MemoryStore::default()));
+    let mut req = ChatRequest::new("t", vec![Message::user("Reply in JSON.")]);
+    req.json = true;
+    req.max_tokens = Some(50);
+    let reply = gw.chat(&req, &CallContext::default()).await.unwrap();
+    assert_eq!(reply.text, "Mock reply to: Reply in JSON.", "asked again without response_format");
+    req.sample = 1;
+    gw.chat(&req, &CallContext::default()).await.unwrap();
+    let stats = mock.stats();
+    assert_eq!(stats.with_json_mode, 1, "refused once, never sent again");
+    assert_eq!(stats.requests, 3);
+}
+
+#[tokio::test]
+async fn json_of_the_wrong_shape_gets_one_repair_turn() {
+    // The judge forgets an aspect the first time; the repair turn's reply is whole.
+    let responder = Responder(Arc::new(|body: &Value| {
+        let repair = body["x_assay_purpose"].as_str().unwrap_or("").ends_with("_repair");
+        let scores = serde_json::json!({"Comprehensiveness": 4, "Relevance": 3, "Empowerment": 2, "Directness": 5});
+        let mut verdict = serde_json::json!({"Answer 1": scores, "Answer 2": scores, "reasoning": "r"});
+        if !repair {
+            verdict["Answer 2"].as_object_mut().unwrap().remove("Relevance");
+        }
+        verdict.to_string()
+    }));
+    let mock = MockServer::start(MockConfig { responder: Some(responder), ..Default::default() }).await;
+    let store = Arc::new(MemoryStore::default());
+    let gw = gateway(&mock, store.clone());
+    let item = WorkItem {
+        key: "q1-t0".into(),
+        payload: engine::judge::protocol::payload("Who is Scrooge?", "A miser.", "A man.", 0, 1),
+    };
+    let outcome = engine::judge::protocol::run_unbiased_item(&gw, 1, item).await;
+    assert!(matches!(outcome, ItemOutcome::Done { .. }), "{outcome:?}");
+    let purposes: Vec<String> = store.log().iter().map(|c| c.purpose.clone()).collect();
+    assert_eq!(purposes, ["judge_scores", "judge_scores_repair", "judge_scores", "judge_scores_repair"]);
+    // The repair turn shows the model its reply and the parser's reason.
+    let repair = &store.log()[1].messages;
+    assert_eq!(repair.len(), 4);
+    assert!(repair[3].content.contains("the verdict has no Relevance score for Answer 2"), "{}", repair[3].content);
+
+    // Still wrong after the repair: the item fails with the parser's reason.
+    let always_wrong = Responder(Arc::new(|_: &Value| r#"{"Answer 1": {}, "Answer 2": {}}"#.to_string()));
+    let mock = MockServer::start(MockConfig { responder: Some(always_wrong), ..Default::default() }).await;
+    let gw = gateway(&mock, Arc::new(MemoryStore::default()));
+    let item =
+        WorkItem { key: "q1-t0".into(), payload: engine::judge::protocol::payload("Q?", "A.", "B.", 0, 1) };
+    let ItemOutcome::Failed { error, .. } = engine::judge::protocol::run_unbiased_item(&gw, 1, item).await else {
+        panic!("a verdict without scores cannot be used")
+    };
+    assert_eq!(error, "the verdict has no Comprehensiveness score for Answer 1 (also after a repair turn)");
+    assert_eq!(mock.stats().requests, 2, "one repair turn, no more");
+}
