@@ -258,6 +258,7 @@ mod tests {
             llm_calls: None,
             retrieval_ms: None,
             query_ms: n.query_ms,
+            truncated: false,
         }
     }
 

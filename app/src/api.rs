@@ -279,7 +279,8 @@ pub async fn test_connection() -> Result<String, AppError> {
             }
             // A server on this machine or network: does it answer one request at a time?
             if settings.is_local() {
-                let serial = engine::llm::settings::answers_one_at_a_time(&gateway).await;
+                let one = std::time::Duration::from_millis(r.latency_ms);
+                let serial = engine::llm::settings::answers_one_at_a_time(&gateway, one).await;
                 if let Some(advice) = serial.ok().and_then(|s| settings.serial_advice(s)) {
                     said.push_str(&format!(". {advice}"));
                 }

@@ -420,6 +420,9 @@ pub struct AnswerView {
     pub llm_calls: Option<i64>,
     pub retrieval_ms: Option<f64>,
     pub query_ms: Option<f64>,
+    /// The model's reply was cut at its `max_tokens`.
+    #[serde(default)]
+    pub truncated: bool,
 }
 
 /// One row of the cost table (seed 000 Table II): averages per answered

@@ -21,6 +21,9 @@ test('start a summaries job, watch it finish, open an item\'s call log', async (
   await expect(page.locator('h1 .badge')).toHaveText('done');
   await expect(page.locator('#job-failed')).toHaveText('0');
   await expect(page.locator('table.items tbody tr[data-item]')).toHaveCount(5);
+  // What the model did, in words (issue #22): here, nothing went wrong.
+  await expect(page.locator('#job-outcome')).toHaveText(
+    'Answered by offline (no LLM). No item failed, no reply was cut at max_tokens and none needed a repair turn.');
 
   const row = page.locator('tr[data-item]').first();
   await row.getByRole('button', { name: 'Calls' }).click();

@@ -283,3 +283,52 @@ async fn embeddings_come_back_in_order_cached_and_retried() {
     assert_eq!(log[0].purpose, "embed");
     assert_eq!(log[0].model, "mock-embed");
 }
+
+/// A local server that answers one request at a time: the time a request
+/// waits for its turn in the client's queue is not counted against its
+/// timeout (each attempt's clock starts when it is sent).
+#[tokio::test]
+async fn the_timeout_counts_from_sending_not_from_queueing() {
+    let mock = MockServer::start(MockConfig { latency: Duration::from_millis(300), ..Default::default() }).await;
+    let mut c = config(&mock);
+    c.concurrency = 1;
+    c.timeout = Duration::from_millis(500);
+    c.max_attempts = 1;
+    let gw = gateway(c, Arc::new(MemoryStore::default()));
+    let started = Instant::now();
+    let (a, b, d) = tokio::join!(
+        gw.chat(&item(1), &CallContext::default()),
+        gw.chat(&item(2), &CallContext::default()),
+        gw.chat(&item(3), &CallContext::default())
+    );
+    // The third waited ~600 ms in the queue, more than its 500 ms timeout.
+    assert!(started.elapsed() >= Duration::from_millis(900));
+    for r in [a, b, d] {
+        assert_eq!(r.unwrap().attempts, 1);
+    }
+    assert_eq!(mock.stats().max_in_flight, 1);
+}
+
+/// A timed-out request closes its connection: the server sees the client
+/// go and can stop working for it (the mock's handler is dropped), rather
+/// than answering into the void while retries queue behind it.
+#[tokio::test]
+async fn a_timed_out_request_closes_its_connection() {
+    let mock = MockServer::start(MockConfig {
+        faults: Faults { timeout: 1.0, ..Default::default() },
+        hang: Duration::from_secs(10),
+        ..Default::default()
+    })
+    .await;
+    let mut c = config(&mock);
+    c.timeout = Duration::from_millis(200);
+    c.max_attempts = 1;
+    let gw = gateway(c, Arc::new(MemoryStore::default()));
+    let err = gw.chat(&item(1), &CallContext::default()).await.unwrap_err();
+    assert!(matches!(err, LlmError::Timeout(_)), "{err:?}");
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while mock.in_flight() > 0 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(mock.in_flight(), 0, "the server still works for a request its client gave up");
+}

@@ -107,6 +107,9 @@ pub struct MockConfig {
     pub advertise_context: bool,
     /// Refuse `response_format` (400), as endpoints without JSON mode do.
     pub refuse_json_mode: bool,
+    /// Answer chat requests one at a time, as a llama.cpp server does: the
+    /// others wait (their latency included) for their turn.
+    pub one_at_a_time: bool,
 }
 
 impl Default for MockConfig {
@@ -125,6 +128,7 @@ impl Default for MockConfig {
             context: None,
             advertise_context: false,
             refuse_json_mode: false,
+            one_at_a_time: false,
         }
     }
 }
@@ -156,6 +160,8 @@ pub struct Stats {
 }
 
 struct Shared {
+    /// Held while a chat request is answered, when they go one at a time.
+    turn: tokio::sync::Mutex<()>,
     config: Mutex<MockConfig>,
     counter: AtomicU64,
     in_flight: AtomicU64,
@@ -187,6 +193,7 @@ impl MockServer {
         let listener = tokio::net::TcpListener::bind(addr).await.expect("bind the mock's address");
         let addr = listener.local_addr().unwrap();
         let shared = Arc::new(Shared {
+            turn: tokio::sync::Mutex::new(()),
             config: Mutex::new(config),
             counter: AtomicU64::new(0),
             in_flight: AtomicU64::new(0),
@@ -222,6 +229,12 @@ impl MockServer {
 
     pub fn set_latency(&self, latency: Duration) {
         self.shared.config.lock().unwrap().latency = latency;
+    }
+
+    /// Requests being answered now (a request whose client hung up is no
+    /// longer counted once the server notices).
+    pub fn in_flight(&self) -> u64 {
+        self.shared.in_flight.load(Ordering::SeqCst)
     }
 
     pub fn set_rambling(&self, rambling: bool) {
@@ -392,6 +405,8 @@ fn rough_tokens(text: &str) -> u64 {
 
 async fn chat(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: String) -> Response {
     let _guard = enter(&shared);
+    let serial = shared.config.lock().unwrap().one_at_a_time;
+    let _turn = if serial { Some(shared.turn.lock().await) } else { None };
     let config = match misbehave(&shared, &headers).await {
         Ok(c) => c,
         Err(r) => return r,

@@ -4,6 +4,7 @@
 
 use std::path::Path;
 use std::process::Output;
+use std::time::Duration;
 
 mod common;
 
@@ -119,4 +120,39 @@ async fn bad_llm_settings_are_one_line_errors() {
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.starts_with("error: LLM call failed: connection failed:"), "{err}");
     assert_eq!(err.lines().count(), 1);
+}
+
+/// `llm ping` against a local server that answers one request at a time
+/// (llama.cpp's): it says so, and what to set; with those set it says
+/// nothing more. It also names the context window the prompts are fitted to.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ping_advises_concurrency_one_for_a_server_that_answers_one_request_at_a_time() {
+    let mock = MockServer::start(MockConfig {
+        latency: Duration::from_millis(150),
+        one_at_a_time: true,
+        context: Some(4096),
+        advertise_context: true,
+        ..Default::default()
+    })
+    .await;
+    let base = mock.base_url();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("p.db");
+    let env = [("ASSAY_LLM_PROVIDER", "openai"), ("ASSAY_LLM_BASE_URL", base.as_str()), ("ASSAY_LLM_MODEL", "mock-model")];
+    let v = json(&assay(&db, &["--json", "llm", "ping"], &env).await);
+    assert_eq!(v["context_window"], 4096, "the endpoint's /v1/models says so");
+    let advice = v["advice"].as_str().expect("advice for a serial server");
+    assert!(advice.starts_with("This endpoint answers one request at a time: use concurrency 1 (now 8)"), "{advice}");
+    let settled: Vec<(&str, &str)> =
+        env.iter().copied().chain([("ASSAY_LLM_CONCURRENCY", "1"), ("ASSAY_LLM_TIMEOUT", "300")]).collect();
+    let v = json(&assay(&db, &["--json", "llm", "ping"], &settled).await);
+    assert_eq!(v["advice"], Value::Null);
+
+    // A server that answers requests side by side gets no advice.
+    let parallel = MockServer::start(MockConfig { latency: Duration::from_millis(150), ..Default::default() }).await;
+    let base = parallel.base_url();
+    let env = [("ASSAY_LLM_PROVIDER", "openai"), ("ASSAY_LLM_BASE_URL", base.as_str()), ("ASSAY_LLM_MODEL", "mock-model")];
+    let v = json(&assay(&db, &["--json", "llm", "ping"], &env).await);
+    assert_eq!(v["advice"], Value::Null);
+    assert_eq!(v["context_window"], 8192, "nothing said: the default");
 }

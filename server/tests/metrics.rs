@@ -264,7 +264,7 @@ async fn a_run_without_its_model_fails_whole_and_resumes() {
     let failed = assay(&db, &["metrics", "run", "A", "--set", &set, "--answers", "1"], &env).await;
     assert!(!failed.status.success());
     let stderr = String::from_utf8_lossy(&failed.stderr);
-    assert!(stderr.contains("batches failed") && stderr.contains("no-model"), "{stderr}");
+    assert!(stderr.contains("its one item failed") && stderr.contains("no-model"), "{stderr}");
     let pool = app::store::open(&db).await.unwrap();
     let run = app::store::metrics::list(&pool, 1).await.unwrap().remove(0);
     assert!(run.report.is_none(), "no partial report");

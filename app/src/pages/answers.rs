@@ -358,7 +358,8 @@ fn AnswerCell(a: Option<AnswerView>) -> impl IntoView {
     view! {
         <div class="answer">
             <p class="answer-text">{a.answer.clone()}</p>
-            <p class="muted small">{meta}</p>
+            <p class="muted small">{meta}
+                {a.truncated.then(|| view! { " · " <span class="warn cut" title="The model's reply reached its max_tokens budget and was cut there">"cut at max_tokens"</span> })}</p>
             <details class="contexts">
                 <summary>{format!("Context ({contexts})")}</summary>
                 <ol>

@@ -20,6 +20,8 @@ pub struct NewAnswer {
     pub retrieval_ms: Option<f64>,
     pub query_ms: Option<f64>,
     pub target_words: Option<i64>,
+    /// The reply was cut at its `max_tokens`.
+    pub truncated: bool,
 }
 
 impl From<&engine::rag::Section> for ContextView {
@@ -43,6 +45,7 @@ impl NewAnswer {
             retrieval_ms: Some(a.retrieval_ms),
             query_ms: Some(a.query_ms),
             target_words: target_words.map(|t| t as i64),
+            truncated: a.meter.answer_cut,
         }
     }
 }
@@ -87,8 +90,8 @@ async fn insert_answers(
     for a in answers {
         sqlx::query(
             "INSERT INTO answers (answer_set_id, question_id, answer, contexts, prompt_tokens, completion_tokens,
-                 cost_usd, llm_calls, cached_calls, retrieval_ms, query_ms, target_words)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                 cost_usd, llm_calls, cached_calls, retrieval_ms, query_ms, target_words, truncated)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         )
         .bind(set_id)
         .bind(a.question_id)
@@ -102,6 +105,7 @@ async fn insert_answers(
         .bind(a.retrieval_ms)
         .bind(a.query_ms)
         .bind(a.target_words)
+        .bind(a.truncated)
         .execute(&mut **tx)
         .await?;
     }
@@ -220,6 +224,7 @@ struct AnswerRow {
     llm_calls: Option<i64>,
     retrieval_ms: Option<f64>,
     query_ms: Option<f64>,
+    truncated: bool,
 }
 
 /// A set's answer texts by question, `(question id, answer)` — without
@@ -235,7 +240,7 @@ pub async fn texts(pool: &SqlitePool, set_id: i64) -> AppResult<Vec<(i64, String
 pub async fn list_answers(pool: &SqlitePool, set_id: i64, question_id: Option<i64>) -> AppResult<Vec<AnswerView>> {
     let rows: Vec<AnswerRow> = sqlx::query_as(
         "SELECT a.id, a.question_id, q.question, a.answer, a.contexts, a.prompt_tokens, a.completion_tokens,
-                a.cost_usd, a.llm_calls, a.retrieval_ms, a.query_ms
+                a.cost_usd, a.llm_calls, a.retrieval_ms, a.query_ms, a.truncated
          FROM answers a JOIN questions q ON q.id = a.question_id
          WHERE a.answer_set_id = ? AND (? IS NULL OR a.question_id = ?) ORDER BY q.idx, q.id",
     )
@@ -258,6 +263,7 @@ pub async fn list_answers(pool: &SqlitePool, set_id: i64, question_id: Option<i6
             llm_calls: r.llm_calls,
             retrieval_ms: r.retrieval_ms,
             query_ms: r.query_ms,
+            truncated: r.truncated,
         })
         .collect())
 }

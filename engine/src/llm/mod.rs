@@ -655,6 +655,8 @@ impl Gateway {
         };
         let mut sent = fitted.unwrap_or_else(|| req.clone());
         sent.model = Some(model.clone());
+        // The call's latency is the provider's (not the context lookup's).
+        let started = Instant::now();
         let result = self.provider.chat(&sent).await;
         record.latency_ms = started.elapsed().as_millis() as u64;
         match result {

@@ -42,6 +42,9 @@ pub struct Meter {
     /// Prompts whose context was cut to fit the model's context window.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub context_cut_calls: u32,
+    /// The answer itself (not a keyword or map call) was cut at its budget.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub answer_cut: bool,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -184,7 +187,11 @@ pub async fn generate(
             meter.context_cut_calls += 1;
         }
     }
-    let text = meter.chat(gateway, ctx, PROMPT, &req).await?;
+    let ctx = CallContext { prompt_hash: Some(prompt_hash(PROMPT)), ..ctx.clone() };
+    let reply = gateway.chat(&req, &ctx).await.map_err(|e| e.to_string())?;
+    meter.add(&reply);
+    meter.answer_cut |= reply.truncated;
+    let text = reply.text;
     match text.trim() {
         "" => Err("the model returned an empty answer".into()),
         t => Ok(t.to_string()),

@@ -47,10 +47,15 @@ pub async fn run(
             if !out.json {
                 eprintln!("\n== {label}");
             }
-            super::execute_job(pool, out, &llm, job, false)
-                .await
-                .map(|(_, after)| after)
-                .map_err(|e| app::error::AppError::Invalid(format!("{label}: {e:#}")))
+            match super::execute_job(pool, out, &llm, job, false).await {
+                Ok((_, after)) => Ok(after),
+                // A job that ended failed is the run's to report (the stage,
+                // its reasons, the next step); one that never ran is an error.
+                Err(e) => match app::store::jobs::get_job(pool, job).await {
+                    Ok(after) if after.status == "failed" => Ok(after),
+                    _ => Err(app::error::AppError::Invalid(format!("{label}: {e:#}"))),
+                },
+            }
         }
     })
     .await?;

@@ -981,7 +981,8 @@ async fn ping(pool: SqlitePool, out: Output, llm: &LlmSettings, message: String)
     let reply = gateway.chat(&req, &CallContext::default()).await.context("LLM call failed")?;
     // A local server: does it answer one request at a time?
     let advice = if llm.is_local() {
-        engine::llm::settings::answers_one_at_a_time(&gateway).await.ok().and_then(|serial| llm.serial_advice(serial))
+        let one = std::time::Duration::from_millis(reply.latency_ms);
+        engine::llm::settings::answers_one_at_a_time(&gateway, one).await.ok().and_then(|serial| llm.serial_advice(serial))
     } else {
         None
     };

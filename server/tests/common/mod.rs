@@ -16,6 +16,10 @@ pub fn assay_command(db: &Path, args: &[&str], env: &[(&str, &str)]) -> Command 
         "OPENAI_API_KEY",
         "ASSAY_LLM_PRICE",
         "ASSAY_LLM_CONCURRENCY",
+        "ASSAY_LLM_TIMEOUT",
+        "ASSAY_LLM_CONTEXT",
+        "ASSAY_LLM_MAX_TOKENS",
+        "ASSAY_LLM_JSON_MODE",
     ] {
         cmd.env_remove(var);
     }

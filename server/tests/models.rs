@@ -1,0 +1,133 @@
+//! Models that misbehave, through the `assay` binary as a user runs it
+//! (issue #22): a model that rambles past `max_tokens`, one whose every
+//! reply is unusable for a stage, and a closed pipe on the CLI's output.
+//! The mock server plays the model; the SQLite file is real.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::{assay, json};
+use engine::llm::offline::OfflineProvider;
+use engine::llm::{ChatRequest, Message};
+use mockllm::{MockConfig, MockServer, Responder};
+use serde_json::Value;
+
+/// The mock answers each task as the offline provider would, except the
+/// purposes `unusable` names, which get a reply no parser accepts.
+fn responder(unusable: &'static [&'static str]) -> Responder {
+    let offline = OfflineProvider::default();
+    Responder(Arc::new(move |body: &Value| {
+        let purpose = body["x_assay_purpose"].as_str().unwrap_or("").to_string();
+        if unusable.iter().any(|p| purpose.starts_with(p)) {
+            return "I am a helpful assistant. The Salt Guild is interesting".to_string();
+        }
+        let messages: Vec<Message> = serde_json::from_value(body["messages"].clone()).unwrap_or_default();
+        offline.answer(&ChatRequest::new(purpose, messages)).unwrap_or_else(|e| format!("offline: {e}"))
+    }))
+}
+
+fn env(base: &str) -> [(&'static str, &str); 4] {
+    [
+        ("ASSAY_LLM_PROVIDER", "openai"),
+        ("ASSAY_LLM_BASE_URL", base),
+        ("ASSAY_LLM_MODEL", "mock-model"),
+        ("ASSAY_LLM_CONCURRENCY", "2"),
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rambling_model_builds_a_graph_and_the_job_says_its_replies_were_cut() {
+    let mock =
+        MockServer::start(MockConfig { rambling: true, responder: Some(responder(&[])), ..Default::default() }).await;
+    let base = mock.base_url();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("r.db");
+    json(&assay(&db, &["--json", "project", "create", "P"], &[]).await);
+    json(&assay(&db, &["--json", "corpus", "add", "P", "--sample"], &[]).await);
+    let built = json(&assay(&db, &["--json", "graph", "build", "P", "--gleaning", "0"], &env(&base)).await);
+    assert!(built["nodes"].as_i64().unwrap() > 10, "what the model finished before rambling is kept: {built}");
+    let job = built["job"].as_i64().expect("the job's id");
+    let shown = json(&assay(&db, &["--json", "job", "show", &job.to_string()], &[]).await);
+    let outcome = &shown["outcome"];
+    assert_eq!(outcome["items"], 5);
+    assert_eq!(outcome["failed"], 0);
+    assert_eq!(outcome["truncated"], 5, "every reply was cut at max_tokens: {outcome}");
+    assert_eq!(outcome["model"], "openai · mock-model");
+    let stats = mock.stats();
+    assert_eq!(stats.without_max_tokens, 0, "every request carried max_tokens");
+    // The Graph page's note says so.
+    let pool = app::store::open(&db).await.unwrap();
+    let note = app::store::graph::extraction_note(&pool, job).await.unwrap().unwrap();
+    assert_eq!(note, "5 chunks had replies cut at max_tokens (their complete entries were kept).");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stage_whose_every_item_failed_fails_and_the_run_stops_there_saying_why() {
+    let mock = MockServer::start(MockConfig { responder: Some(responder(&["question_"])), ..Default::default() }).await;
+    let base = mock.base_url();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("q.db");
+    json(&assay(&db, &["--json", "project", "create", "P"], &[]).await);
+    json(&assay(&db, &["--json", "corpus", "add", "P", "--sample"], &[]).await);
+    json(&assay(&db, &["--json", "graph", "build", "P"], &env(&base)).await);
+
+    // Every question reply is prose: the job fails, naming the reason.
+    let out = assay(&db, &["questions", "generate", "P", "--node", "3", "--edge", "0", "--subgraph", "0"], &env(&base)).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "a stage with nothing usable exits non-zero");
+    assert!(stderr.contains("every one of its 3 items failed: the reply is not a question"), "{stderr}");
+    let pool = app::store::open(&db).await.unwrap();
+    let (status, error): (String, Option<String>) =
+        sqlx::query_as("SELECT status, error FROM jobs WHERE kind = 'questions'").fetch_one(&pool).await.unwrap();
+    assert_eq!(status, "failed");
+    let error = error.unwrap();
+    assert!(error.starts_with("every one of its 3 items failed: the reply is not a question"), "{error}");
+    assert!(error.ends_with("(3)"), "one reason, counted: {error}");
+
+    // The same as an experiment: it stops at the questions, says which
+    // stage, why and what next, exits 3, and still writes its report.
+    let manifest = dir.path().join("m.toml");
+    std::fs::write(
+        &manifest,
+        format!(
+            "name = \"Stops\"\n[llm]\nprovider = \"openai\"\nbase_url = \"{base}\"\nmodel = \"mock-model\"\n\
+             [corpus]\nfiles = [\"sample\"]\n[[questions]]\nkind = \"graph\"\nnode = 3\nedge = 0\nsubgraph = 0\n\
+             [[methods]]\nname = \"bm25\"\n"
+        ),
+    )
+    .unwrap();
+    let report = dir.path().join("report");
+    let args = ["--json", "run", manifest.to_str().unwrap(), "--out", report.to_str().unwrap()];
+    let out = assay(&db, &args, &env(&base)).await;
+    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+    let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let why = summary["stopped"].as_str().unwrap();
+    assert!(why.starts_with("stage \"questions 1: graph\" stopped: job"), "{why}");
+    assert!(why.contains("every one of its 3 items failed: the reply is not a question"), "{why}");
+    assert!(why.contains("Next: see the job's items (`assay job show"), "{why}");
+    let labels: Vec<&str> = summary["stages"].as_array().unwrap().iter().map(|s| s["label"].as_str().unwrap()).collect();
+    assert_eq!(labels.len(), 2, "the corpus and the graph ran: {labels:?}");
+    let written: Value = serde_json::from_str(&std::fs::read_to_string(report.join("experiment.json")).unwrap()).unwrap();
+    assert_eq!(written["stopped"], summary["stopped"]);
+}
+
+/// `assay job list P | head -1`: the reader goes away; the command ends
+/// without a panic.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closed_pipe_ends_a_command_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("p.db");
+    json(&assay(&db, &["--json", "project", "create", "P"], &[]).await);
+    json(&assay(&db, &["--json", "corpus", "add", "P", "--sample"], &[]).await);
+    for _ in 0..3 {
+        json(&assay(&db, &["--json", "corpus", "summarise", "P"], &[]).await);
+    }
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let mut cmd = common::assay_command(&db, &["job", "list", "P"], &[]);
+    let out = cmd.stdout(writer).stderr(std::process::Stdio::piped()).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(!stderr.contains("Broken pipe"), "{stderr}");
+}
