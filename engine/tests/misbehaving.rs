@@ -176,3 +176,73 @@ async fn json_of_the_wrong_shape_gets_one_repair_turn() {
     assert_eq!(error, "the verdict has no Comprehensiveness score for Answer 1 (also after a repair turn)");
     assert_eq!(mock.stats().requests, 2, "one repair turn, no more");
 }
+
+fn streaming(mock: &MockServer, concurrency: usize, timeout: Duration) -> Gateway {
+    let mut c = OpenAiConfig::new(mock.base_url(), "mock-model");
+    c.stream = true;
+    c.concurrency = concurrency;
+    c.timeout = timeout;
+    c.max_attempts = 1;
+    Gateway::new(Arc::new(OpenAiProvider::new(c).unwrap()), Arc::new(MemoryStore::default()), PriceTable::default())
+}
+
+/// A streamed reply is the reply: the same text, its finish reason and the
+/// usage the server sent with the stream.
+#[tokio::test]
+async fn a_streamed_reply_reads_as_the_whole_one() {
+    let mock = MockServer::start(MockConfig { responder: Some(offline_responder()), ..Default::default() }).await;
+    let req = engine::judge::scoring::request("Who is Scrooge?", "A miser in London.", "Scrooge.", 0);
+    let whole = gateway(&mock, Arc::new(MemoryStore::default())).chat(&req, &CallContext::default()).await.unwrap();
+    let streamed = streaming(&mock, 2, Duration::from_secs(5)).chat(&req, &CallContext::default()).await.unwrap();
+    assert_eq!(streamed.text, whole.text);
+    assert_eq!((streamed.prompt_tokens, streamed.completion_tokens), (whole.prompt_tokens, whole.completion_tokens));
+    assert!(!streamed.truncated);
+}
+
+/// A server that ignores `max_tokens` and never stops: the client cuts the
+/// stream a little past the budget, marks the reply cut, and closes the
+/// connection, which ends the server's work for it.
+#[tokio::test]
+async fn an_endless_stream_is_cut_past_max_tokens_and_its_connection_closed() {
+    let mock = MockServer::start(MockConfig { rambling: true, ..Default::default() }).await;
+    let gw = streaming(&mock, 1, Duration::from_secs(5));
+    let mut req = ChatRequest::new("t", vec![Message::user("Tell me everything.")]);
+    req.max_tokens = Some(50);
+    let reply = gw.chat(&req, &CallContext::default()).await.unwrap();
+    assert!(reply.truncated, "cut at the budget");
+    let words = reply.text.split_whitespace().count();
+    assert!((50..=70).contains(&words), "cut a little past 50 tokens: {words}");
+    let deadline = std::time::Instant::now() + Duration::from_secs(2);
+    while mock.in_flight() > 0 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(mock.in_flight(), 0, "the server still streams to a client that left");
+}
+
+/// A server that answers one request at a time, three requests at once,
+/// each taking 300 ms to generate, a timeout of 450 ms: streamed, the time
+/// the third waits inside the server (600 ms) is not counted and all three
+/// succeed; not streamed, the server's queue counts and the third times out.
+#[tokio::test]
+async fn streamed_the_timeout_counts_from_the_first_token_not_the_servers_queue() {
+    let mock = MockServer::start(MockConfig {
+        latency: Duration::from_millis(300),
+        one_at_a_time: true,
+        ..Default::default()
+    })
+    .await;
+    let ask = |gw: Gateway| async move {
+        let reqs = ["one", "two", "three"].map(|t| ChatRequest::new("t", vec![Message::user(t)]));
+        let ctx = CallContext::default();
+        let (a, b, c) = tokio::join!(gw.chat(&reqs[0], &ctx), gw.chat(&reqs[1], &ctx), gw.chat(&reqs[2], &ctx));
+        [a, b, c].into_iter().filter(|r| matches!(r, Err(LlmError::Timeout(_)))).count()
+    };
+    assert_eq!(ask(streaming(&mock, 3, Duration::from_millis(450))).await, 0, "streamed: none timed out");
+    let mut c = OpenAiConfig::new(mock.base_url(), "mock-model");
+    c.concurrency = 3;
+    c.timeout = Duration::from_millis(450);
+    c.max_attempts = 1;
+    let whole =
+        Gateway::new(Arc::new(OpenAiProvider::new(c).unwrap()), Arc::new(MemoryStore::default()), PriceTable::default());
+    assert!(ask(whole).await >= 1, "not streamed, the server's queue counts against the timeout");
+}

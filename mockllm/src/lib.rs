@@ -338,7 +338,7 @@ fn draw(f: &Faults, u: f64) -> Option<Fault> {
 }
 
 /// Runs the checks and faults common to both endpoints. `Ok` means answer normally.
-async fn misbehave(shared: &Shared, headers: &HeaderMap) -> Result<MockConfig, Response> {
+async fn misbehave(shared: &Shared, headers: &HeaderMap, wait: bool) -> Result<MockConfig, Response> {
     let config = shared.config.lock().unwrap().clone();
     if let Some(key) = &config.api_key {
         let sent = headers.get("authorization").and_then(|v| v.to_str().ok());
@@ -351,7 +351,7 @@ async fn misbehave(shared: &Shared, headers: &HeaderMap) -> Result<MockConfig, R
                 .into_response());
         }
     }
-    if !config.latency.is_zero() {
+    if wait && !config.latency.is_zero() {
         tokio::time::sleep(config.latency).await;
     }
     let n = shared.counter.fetch_add(1, Ordering::SeqCst);
@@ -405,9 +405,13 @@ fn rough_tokens(text: &str) -> u64 {
 
 async fn chat(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: String) -> Response {
     let _guard = enter(&shared);
+    // A streamed reply waits for its turn and its latency inside the stream,
+    // after the headers, as llama.cpp's server does (keep-alive comments
+    // meanwhile).
+    let streamed = serde_json::from_str::<Value>(&body).ok().and_then(|b| b["stream"].as_bool()).unwrap_or(false);
     let serial = shared.config.lock().unwrap().one_at_a_time;
-    let _turn = if serial { Some(shared.turn.lock().await) } else { None };
-    let config = match misbehave(&shared, &headers).await {
+    let _turn = if serial && !streamed { Some(shared.turn.lock().await) } else { None };
+    let config = match misbehave(&shared, &headers, !streamed).await {
         Ok(c) => c,
         Err(r) => return r,
     };
@@ -500,14 +504,105 @@ async fn chat(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Strin
         let (p, c) = (rough_tokens(&prompt), rough_tokens(&text));
         reply["usage"] = json!({"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c});
     }
-    let response = Json(reply).into_response();
     shared.stats.lock().unwrap().busy += composing.elapsed();
-    response
+    if streamed {
+        let usage = (!config.omit_usage && req.pointer("/stream_options/include_usage") == Some(&json!(true)))
+            .then(|| reply["usage"].clone());
+        return stream_reply(shared.clone(), config, model.to_string(), text, finish_reason, usage, serial);
+    }
+    Json(reply).into_response()
+}
+
+/// Counts a stream as in flight until its body is dropped (sent, or its
+/// client gone).
+struct StreamGuard(Arc<Shared>);
+
+impl Drop for StreamGuard {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// The reply as server-sent events, one word per chunk: keep-alive
+/// comments while it waits for its turn, then its latency, the words, the
+/// finish reason, the usage when asked for, `[DONE]`. Rambling, the words
+/// never end (until the client goes).
+fn stream_reply(
+    shared: Arc<Shared>,
+    config: MockConfig,
+    model: String,
+    text: String,
+    finish_reason: &'static str,
+    usage: Option<Value>,
+    serial: bool,
+) -> Response {
+    shared.in_flight.fetch_add(1, Ordering::SeqCst);
+    let guard = StreamGuard(shared.clone());
+    let chunk = move |delta: Value, finish: Option<&str>| {
+        let c = json!({"object": "chat.completion.chunk", "model": model,
+                       "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]});
+        format!("data: {c}\n\n")
+    };
+    let (tx, rx) = tokio::sync::mpsc::channel::<Result<String, std::io::Error>>(16);
+    tokio::spawn(async move {
+        let _guard = guard;
+        let _turn = if serial {
+            let mut waiting = std::pin::pin!(shared.turn.lock());
+            loop {
+                tokio::select! {
+                    turn = &mut waiting => break Some(turn),
+                    _ = tokio::time::sleep(Duration::from_millis(100)) => {
+                        if tx.send(Ok(": ping\n\n".into())).await.is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+        } else {
+            None
+        };
+        tokio::time::sleep(config.latency).await;
+        let words: Vec<String> = text.split_inclusive(' ').map(str::to_string).collect();
+        let endless = config.rambling;
+        let mut i = 0usize;
+        loop {
+            let word = if i < words.len() {
+                words[i].clone()
+            } else if endless && i < 1_000_000 {
+                "and on ".to_string()
+            } else {
+                break;
+            };
+            if tx.send(Ok(chunk(json!({"content": word}), None))).await.is_err() {
+                return; // the client went away
+            }
+            i += 1;
+            if endless {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+        }
+        let mut tail = vec![chunk(json!({}), Some(finish_reason))];
+        if let Some(u) = usage {
+            tail.push(format!("data: {}\n\n", json!({"object": "chat.completion.chunk", "choices": [], "usage": u})));
+        }
+        tail.push("data: [DONE]\n\n".into());
+        for t in tail {
+            if tx.send(Ok(t)).await.is_err() {
+                return;
+            }
+        }
+    });
+    let body = futures_util::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|item| (item, rx)) });
+    Response::builder()
+        .status(StatusCode::OK)
+        .header("content-type", "text/event-stream")
+        .body(Body::from_stream(body))
+        .unwrap()
 }
 
 async fn embeddings(State(shared): State<Arc<Shared>>, headers: HeaderMap, Json(req): Json<Value>) -> Response {
     let _guard = enter(&shared);
-    if let Err(r) = misbehave(&shared, &headers).await {
+    if let Err(r) = misbehave(&shared, &headers, true).await {
         return r;
     }
     let inputs: Vec<String> = match req.get("input") {

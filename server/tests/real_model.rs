@@ -55,6 +55,7 @@ fn assay(db: &Path, e: &Endpoint, args: &[&str]) -> (i32, String, String, Durati
         .env("ASSAY_LLM_MODEL", &e.model)
         .env("ASSAY_LLM_CONCURRENCY", "1")
         .env("ASSAY_LLM_TIMEOUT", "300")
+        .env("ASSAY_LLM_STREAM", "on")
         // Small reply budgets keep a 135M model's rambles short on 2 cores
         // (and exercise the per-task budgets and the cuts they make).
         .env(

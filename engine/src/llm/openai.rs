@@ -21,6 +21,14 @@
 //! - JSON mode (`response_format: json_object`) is sent when a task asks
 //!   for JSON ([`JsonMode::Auto`]); an endpoint that refuses the field is
 //!   asked again without it, and from then on never with it.
+//! - Streaming (`stream`, for local servers such as llama.cpp's): the reply
+//!   is read as it is generated. The attempt's timeout then counts from the
+//!   first token, not from when the request was queued inside a server that
+//!   answers one request at a time (its keep-alive comments are not
+//!   tokens; a request that never starts still fails, after ten timeouts);
+//!   a reply running far past `max_tokens` (a server that ignores the
+//!   field) is cut here; and a request given up closes its connection
+//!   while the model generates, so the server stops generating for it.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -53,6 +61,8 @@ pub struct OpenAiConfig {
     /// The model's context window in tokens; `None`: ask the endpoint.
     pub context: Option<u64>,
     pub json_mode: JsonMode,
+    /// Read replies as a stream (see the module docs).
+    pub stream: bool,
 }
 
 /// The context window assumed when neither the settings nor the endpoint
@@ -97,6 +107,7 @@ impl OpenAiConfig {
             public_only: false,
             context: None,
             json_mode: JsonMode::Auto,
+            stream: false,
         }
     }
 }
@@ -228,6 +239,105 @@ impl OpenAiProvider {
         Ok(text)
     }
 
+    /// One streamed attempt at `chat/completions`: the reply assembled from
+    /// its chunks (see the module docs for the timing and the cut).
+    async fn post_stream(
+        &self,
+        body: &serde_json::Value,
+        purpose: &str,
+        max_tokens: Option<u32>,
+    ) -> Result<ProviderReply, (LlmError, Option<Duration>)> {
+        let _permit = self.permits.acquire().await.map_err(|_| (LlmError::Cancelled, None))?;
+        let timeout = self.config.timeout;
+        let queued_until = tokio::time::Instant::now() + timeout.saturating_mul(10);
+        let mut request = self
+            .client
+            .post(format!("{}/chat/completions", self.config.base_url))
+            .header("x-assay-purpose", purpose)
+            .json(body);
+        if let Some(key) = &self.config.api_key {
+            request = request.bearer_auth(key.expose());
+        }
+        let timed_out = || (LlmError::Timeout(timeout.as_secs()), None);
+        let mut response = match tokio::time::timeout_at(queued_until, request.send()).await {
+            Err(_) => return Err(timed_out()),
+            Ok(r) => r.map_err(|e| (self.transport_error(e), None))?,
+        };
+        let status = response.status();
+        if !status.is_success() {
+            let retry_after = response
+                .headers()
+                .get(reqwest::header::RETRY_AFTER)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse::<f64>().ok())
+                .filter(|s| s.is_finite() && *s >= 0.0)
+                .map(Duration::from_secs_f64);
+            let text = match tokio::time::timeout_at(queued_until, response.text()).await {
+                Err(_) => return Err(timed_out()),
+                Ok(t) => t.map_err(|e| (self.transport_error(e), None))?,
+            };
+            let message = error_message(&text);
+            if mentions_context_overflow(&text) {
+                return Err((LlmError::ContextExceeded(message), None));
+            }
+            return Err((LlmError::Http { status: status.as_u16(), message }, retry_after));
+        }
+        // A server that ignores max_tokens is cut a little past it.
+        let cap = max_tokens.map(|m| m as usize + m as usize / 10 + 8);
+        let mut reply = Streamed::default();
+        let mut pending: Vec<u8> = Vec::new();
+        let mut deadline = queued_until;
+        loop {
+            let chunk = match tokio::time::timeout_at(deadline, response.chunk()).await {
+                Err(_) => return Err(timed_out()),
+                Ok(c) => c.map_err(|e| (self.transport_error(e), None))?,
+            };
+            let Some(chunk) = chunk else { break };
+            pending.extend_from_slice(&chunk);
+            while let Some(end) = pending.iter().position(|b| *b == b'\n') {
+                let line: Vec<u8> = pending.drain(..=end).collect();
+                let line = String::from_utf8_lossy(&line);
+                let Some(data) = line.trim().strip_prefix("data:") else { continue };
+                let data = data.trim();
+                if data == "[DONE]" {
+                    reply.done = true;
+                    continue;
+                }
+                let waiting = !reply.started;
+                reply.read(data).map_err(|e| (e, None))?;
+                if waiting && reply.started {
+                    // The model is working on it: from now on, the timeout.
+                    deadline = tokio::time::Instant::now() + timeout;
+                }
+            }
+            if reply.done {
+                break;
+            }
+            if cap.is_some_and(|c| reply.chunks > c) {
+                // Dropping the response closes the connection: the server stops.
+                reply.finish_reason = Some("length".into());
+                break;
+            }
+        }
+        if !reply.done && reply.finish_reason.is_none() {
+            return Err((LlmError::Connection("the stream ended before the reply did".into()), None));
+        }
+        let messages: Vec<super::Message> = serde_json::from_value(body["messages"].clone()).unwrap_or_default();
+        let (prompt_tokens, completion_tokens) = match reply.usage {
+            Some((p, c)) => (p, c),
+            // llama.cpp sends one chunk per token.
+            None => (count_prompt_tokens(&messages), reply.chunks as u64),
+        };
+        Ok(ProviderReply {
+            text: reply.text,
+            model: reply.model.unwrap_or_else(|| body["model"].as_str().unwrap_or_default().to_string()),
+            prompt_tokens,
+            completion_tokens,
+            attempts: 1,
+            finish_reason: reply.finish_reason,
+        })
+    }
+
     /// POSTs `body` to the base URL itself (any JSON service, e.g. a user's
     /// own RAG endpoint) with the same permits, timeout, retries and
     /// back-off as model calls; `parse` reads a 2xx reply (its error is
@@ -297,6 +407,50 @@ impl OpenAiProvider {
             Some(wait) => wait.max(jitter),
             None => jitter,
         }
+    }
+}
+
+/// A streamed reply as its chunks arrive.
+#[derive(Default)]
+struct Streamed {
+    text: String,
+    model: Option<String>,
+    /// Chunks that carried content (one token each, for llama.cpp).
+    chunks: usize,
+    /// A first chunk arrived: generation has begun.
+    started: bool,
+    finish_reason: Option<String>,
+    usage: Option<(u64, u64)>,
+    done: bool,
+}
+
+impl Streamed {
+    /// Reads one `data:` payload.
+    fn read(&mut self, data: &str) -> Result<(), LlmError> {
+        let v: serde_json::Value =
+            serde_json::from_str(data).map_err(|e| LlmError::Parse(format!("{e} in a streamed chunk: {}", preview(data))))?;
+        if let Some(message) = v.pointer("/error/message").and_then(|m| m.as_str()) {
+            return Err(LlmError::Connection(format!("the stream reported an error: {}", preview(message))));
+        }
+        self.started = true;
+        if let Some(m) = v["model"].as_str() {
+            self.model.get_or_insert_with(|| m.to_string());
+        }
+        if let Some(choice) = v["choices"].get(0) {
+            if let Some(piece) = choice.pointer("/delta/content").and_then(|c| c.as_str()) {
+                self.text.push_str(piece);
+                self.chunks += 1;
+            }
+            if let Some(r) = choice["finish_reason"].as_str() {
+                self.finish_reason = Some(r.to_string());
+            }
+        }
+        if let (Some(p), Some(c)) = (v.pointer("/usage/prompt_tokens"), v.pointer("/usage/completion_tokens")) {
+            if let (Some(p), Some(c)) = (p.as_u64(), c.as_u64()) {
+                self.usage = Some((p, c));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -472,8 +626,15 @@ impl Provider for OpenAiProvider {
             if req.json && json_mode {
                 body["response_format"] = json!({"type": "json_object"});
             }
+            if self.config.stream {
+                body["stream"] = json!(true);
+                body["stream_options"] = json!({"include_usage": true});
+            }
             let send = |body: serde_json::Value| async move {
                 self.retrying(&req.purpose, || async {
+                    if self.config.stream {
+                        return self.post_stream(&body, &req.purpose, req.max_tokens).await;
+                    }
                     let text = self.post_for("chat/completions", &body, Some(&req.purpose)).await?;
                     parse_reply(&text, &body).map_err(|e| (e, None))
                 })

@@ -59,6 +59,8 @@ pub struct LlmSettings {
     /// replacing the tasks' own.
     pub max_tokens: Vec<(String, u32)>,
     pub json_mode: JsonMode,
+    /// Read replies as streams (`--llm-stream`; see [`super::openai`]).
+    pub stream: bool,
 }
 
 impl Default for LlmSettings {
@@ -77,6 +79,7 @@ impl Default for LlmSettings {
             context: None,
             max_tokens: Vec::new(),
             json_mode: JsonMode::Auto,
+            stream: false,
         }
     }
 }
@@ -115,6 +118,7 @@ impl LlmSettings {
         c.public_only = !self.allow_private_urls;
         c.context = self.context;
         c.json_mode = self.json_mode;
+        c.stream = self.stream;
         c
     }
 

@@ -85,6 +85,11 @@ struct LlmArgs {
     /// JSON mode (response_format): auto (sent, dropped if the endpoint refuses it), on, or off.
     #[arg(long = "llm-json-mode", global = true, env = "ASSAY_LLM_JSON_MODE", default_value = "auto")]
     llm_json_mode: String,
+    /// Read replies as streams: for a local server that answers one request
+    /// at a time (llama.cpp), the timeout then counts from the first token,
+    /// and a request given up stops the server generating for it.
+    #[arg(long = "llm-stream", global = true, env = "ASSAY_LLM_STREAM", default_value = "off", value_parser = ["on", "off"])]
+    llm_stream: String,
 }
 
 impl LlmArgs {
@@ -116,6 +121,7 @@ impl LlmArgs {
             settings.context = Some(c);
         }
         settings.json_mode = engine::llm::openai::JsonMode::parse(&self.llm_json_mode)?;
+        settings.stream = self.llm_stream == "on";
         Ok(settings)
     }
 }

@@ -20,6 +20,7 @@ pub fn assay_command(db: &Path, args: &[&str], env: &[(&str, &str)]) -> Command 
         "ASSAY_LLM_CONTEXT",
         "ASSAY_LLM_MAX_TOKENS",
         "ASSAY_LLM_JSON_MODE",
+        "ASSAY_LLM_STREAM",
     ] {
         cmd.env_remove(var);
     }
