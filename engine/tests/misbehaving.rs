@@ -246,3 +246,22 @@ async fn streamed_the_timeout_counts_from_the_first_token_not_the_servers_queue(
         Gateway::new(Arc::new(OpenAiProvider::new(c).unwrap()), Arc::new(MemoryStore::default()), PriceTable::default());
     assert!(ask(whole).await >= 1, "not streamed, the server's queue counts against the timeout");
 }
+
+/// An answer's context larger than a small model's window: its least
+/// relevant end is cut so the prompt fits, and the answer says so.
+#[tokio::test]
+async fn an_answers_context_is_cut_to_the_window() {
+    let mock = MockServer::start(MockConfig { context: Some(1500), advertise_context: true, ..Default::default() }).await;
+    let gw = gateway(&mock, Arc::new(MemoryStore::default()));
+    let context: String =
+        (1..=200).map(|i| format!("[chunk {i}] Scrooge counted coins in the counting-house, number {i}.\n")).collect();
+    let mut meter = engine::rag::answer::Meter::default();
+    let answer =
+        engine::rag::answer::generate(&gw, &CallContext::default(), &mut meter, "Who counted?", &context, None).await;
+    assert!(answer.is_ok(), "{answer:?}");
+    assert_eq!(meter.context_cut_calls, 1);
+    assert_eq!(mock.stats().over_context, 0, "the prompt sent fits");
+    let sent: Vec<Value> = mock.stats().answered.keys().map(|b| serde_json::from_str(b).unwrap()).collect();
+    let prompt = sent[0]["messages"][1]["content"].as_str().unwrap();
+    assert!(prompt.contains("[chunk 1] ") && !prompt.contains("[chunk 200] "), "the first chunks are kept");
+}

@@ -697,6 +697,22 @@ impl Gateway {
     }
 }
 
+/// The largest `k` in `0..=n` for which `fits(k)` holds, for a `fits`
+/// that holds up to some `k` and not beyond (a prompt built from the first
+/// `k` items of a list, best first): how much of a list a context holds.
+pub fn most_that_fit(n: usize, fits: impl Fn(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (0, n);
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        if fits(mid) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    lo
+}
+
 /// Suffix of the purpose of a repair turn (`judge_scores_repair`): the
 /// call log tells repaired items by it.
 pub const REPAIR_SUFFIX: &str = "_repair";
@@ -799,6 +815,15 @@ mod tests {
         assert!(other.chat(&req, &CallContext::default()).await.unwrap().cached, "other purposes keep theirs");
         let keys: std::collections::HashSet<String> = store.log().iter().map(|c| c.key.clone()).collect();
         assert_eq!(keys.len(), 2);
+    }
+
+    #[test]
+    fn most_that_fit_finds_the_longest_prefix() {
+        for limit in 0..=7 {
+            assert_eq!(most_that_fit(7, |k| k <= limit), limit);
+        }
+        assert_eq!(most_that_fit(0, |_| false), 0);
+        assert_eq!(most_that_fit(1000, |k| k * 3 <= 1000), 333);
     }
 
     #[test]

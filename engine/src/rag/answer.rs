@@ -169,15 +169,7 @@ pub async fn generate(
         if !fits(context) {
             // The context's items come best first: the last ones go.
             let lines: Vec<&str> = context.lines().collect();
-            let (mut lo, mut hi) = (0, lines.len());
-            while lo < hi {
-                let mid = (lo + hi).div_ceil(2);
-                if fits(&lines[..mid].join("\n")) {
-                    lo = mid;
-                } else {
-                    hi = mid - 1;
-                }
-            }
+            let lo = crate::llm::most_that_fit(lines.len(), |k| fits(&lines[..k].join("\n")));
             if lo == 0 {
                 return Err(format!(
                     "the question and instructions alone leave no room for context in the model's window ({room} tokens for the prompt)"

@@ -93,7 +93,26 @@ pub async fn run_item(gateway: &Gateway, job_id: i64, item: WorkItem) -> ItemOut
     let p = &item.payload;
     let descriptions: Vec<String> = serde_json::from_value(p["descriptions"].clone()).unwrap_or_default();
     let budget = p["budget"].as_u64().unwrap_or(DEFAULT_BUDGET as u64) as usize;
-    let req = request(p["what"].as_str().unwrap_or("entity"), p["name"].as_str().unwrap_or(""), &descriptions, budget);
+    let (what, name) = (p["what"].as_str().unwrap_or("entity"), p["name"].as_str().unwrap_or(""));
+    let mut req = request(what, name, &descriptions, budget);
+    // A much-mentioned entity's descriptions may not fit a small model's
+    // context: the earliest ones are kept, as many as fit.
+    if let Some(room) = gateway.prompt_room(PURPOSE, req.max_tokens.unwrap_or(0)).await {
+        let fits = |n: usize| {
+            crate::llm::count_prompt_tokens(&request(what, name, &descriptions[..n], budget).messages) as usize <= room
+        };
+        if !fits(descriptions.len()) {
+            let lo = crate::llm::most_that_fit(descriptions.len(), fits);
+            if lo == 0 {
+                return ItemOutcome::Failed {
+                    error: format!("not one description fits the model's context ({room} tokens for the prompt)"),
+                    tokens: 0,
+                    cost_usd: 0.0,
+                };
+            }
+            req = request(what, name, &descriptions[..lo], budget);
+        }
+    }
     one_call(gateway, job_id, &item, PROMPT, &req, |reply| match reply.trim() {
         "" => Err("the model returned an empty description".into()),
         text => Ok(text.to_string()),
