@@ -747,10 +747,16 @@ pub async fn report_view_of(pool: &SqlitePool, s: Snapshot) -> AppResult<Evaluat
         Some(j) => store::evaluations::call_counts(pool, j).await?,
         None => (0, 0),
     };
-    let judge_reading = match (e.settings.judge, e.view.job_id) {
-        (JudgeKind::Llm, Some(j)) => judge_reading(&store::jobs::outcome(pool, j).await?, b.flip_rate, b.exchanged_draws),
+    // The judging items (`u-…`, `l-…`), not the alignment's (`al-…`).
+    let judging = match e.view.job_id {
+        Some(j) => Some(store::jobs::outcome_of(pool, j, "_-%").await?),
+        None => None,
+    };
+    let judge_reading = match (e.settings.judge, &judging) {
+        (JudgeKind::Llm, Some(o)) => judge_reading(o, b.flip_rate, b.exchanged_draws),
         _ => None,
     };
+    let no_verdict = no_verdict(&e, &r, judging.as_ref());
     Ok(EvaluationReportView {
         box_svg: svg("box"),
         heatmap_svg: svg("heatmap"),
@@ -762,6 +768,31 @@ pub async fn report_view_of(pool: &SqlitePool, s: Snapshot) -> AppResult<Evaluat
         calls,
         cached_calls,
         judge_reading,
+        no_verdict,
+    })
+}
+
+/// Why a finished evaluation has no rates at all, when it has none: every
+/// question discarded by length alignment, or no verdict readable.
+pub fn no_verdict(e: &Stored, r: &Report, judging: Option<&crate::model::JobOutcome>) -> Option<String> {
+    let finished = matches!(e.view.status.as_str(), "done" | "failed");
+    if !finished || r.pairs.iter().any(|p| p.unbiased.is_some() || p.legacy.is_some()) {
+        return None;
+    }
+    let questions: usize = r.pairs.iter().map(|p| p.questions).sum();
+    let discarded: usize = r.pairs.iter().map(|p| p.alignment.discarded).sum();
+    let judged = judging.map_or(0, |o| o.items);
+    Some(if judged == 0 && discarded > 0 {
+        format!(
+            "No question was judged: length alignment discarded {discarded} of {questions} (their answers stayed more than \
+             {} words apart after regeneration and the forced append). A model that follows the length instruction, a larger \
+             tolerance, or alignment off (to see what it removes) would let them be judged.",
+            e.settings.tolerance
+        )
+    } else if judged > 0 && judging.is_some_and(|o| o.failed == o.items) {
+        format!("No verdict could be read: every one of the {judged} judging items failed (see the judge's line above).")
+    } else {
+        "No verdict: nothing was judged.".to_string()
     })
 }
 

@@ -534,6 +534,9 @@ pub struct EvaluationReportView {
     /// offline and simulated judges.
     #[serde(default)]
     pub judge_reading: Option<(String, bool)>,
+    /// Why the report has no rates at all, when it has none.
+    #[serde(default)]
+    pub no_verdict: Option<String>,
     /// Calls of the evaluation itself: made, answered from the cache.
     pub calls: i64,
     pub cached_calls: i64,

@@ -131,3 +131,39 @@ async fn a_closed_pipe_ends_a_command_quietly() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert!(!stderr.contains("Broken pipe"), "{stderr}");
 }
+
+/// A model whose forced append adds nothing: every question is discarded
+/// by length alignment, and the report says that this is why it has no
+/// rates (not an empty table and nothing else).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_report_without_verdicts_says_why() {
+    let stubborn = Responder(Arc::new(|body: &Value| {
+        // judge_append: the answer back, nothing added.
+        let last = body["messages"].as_array().and_then(|m| m.last()).and_then(|m| m["content"].as_str()).unwrap_or("");
+        last.split("<<<\n").nth(1).and_then(|r| r.split("\n>>>").next()).unwrap_or("").to_string()
+    }));
+    let mock = MockServer::start(MockConfig { responder: Some(stubborn), ..Default::default() }).await;
+    let base = mock.base_url();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("v.db");
+    let set = common::sample_with_answers(&db, [2, 0, 0]).await;
+    let pool = app::store::open(&db).await.unwrap();
+    let ids: Vec<i64> = sqlx::query_scalar("SELECT id FROM questions WHERE set_id = ? ORDER BY idx")
+        .bind(set.parse::<i64>().unwrap())
+        .fetch_all(&pool)
+        .await
+        .unwrap();
+    let lines = |words: usize| -> String {
+        ids.iter().map(|id| format!("{}\n", serde_json::json!({"question_id": id, "answer": "salt ".repeat(words)}))).collect()
+    };
+    for (name, words) in [("Short", 5), ("Long", 80)] {
+        let file = dir.path().join(format!("{name}.jsonl"));
+        std::fs::write(&file, lines(words)).unwrap();
+        json(&assay(&db, &["--json", "answers", "import", "A", "--set", &set, "--name", name, file.to_str().unwrap()], &[]).await);
+    }
+    let args = ["--json", "eval", "run", "A", "--set", &set, "--methods", "Short,Long", "--trials", "2", "--repeats", "1", "--protocol", "unbiased"];
+    let v = json(&assay(&db, &args, &env(&base)).await);
+    let said = v["no_verdict"].as_str().expect("a reason");
+    assert!(said.starts_with("No question was judged: length alignment discarded 2 of 2"), "{said}");
+    assert_eq!(v["judge_reading"], Value::Null, "no judging item: nothing to say of the judge");
+}

@@ -363,6 +363,7 @@ pub(crate) fn Report(
             {e.judge.contains("no LLM").then(|| view! { <span class="muted">". These verdicts are not an LLM's."</span> })}
         </p>
         {r.judge_reading.clone().map(|(said, poor)| view! { <p id="judge-reading" class=if poor { "notice" } else { "small muted" }>{said}</p> })}
+        {r.no_verdict.clone().map(|said| view! { <p id="no-verdict" class="notice">{said}</p> })}
         <p class="small muted">{format!("Question set #{} {} · ", e.question_set_id, e.question_set)}{settings}</p>
         {(!shared).then(|| view! {
             <p class="small">"Job " {e.job_id.map(|j| view! { <a href=format!("/projects/{project_id}/jobs/{j}")>{format!("#{j}")}</a> })} " "

@@ -445,17 +445,26 @@ pub fn reason_of(error: &str) -> String {
 
 /// What a job's model did ([`JobOutcome`]).
 pub async fn outcome(pool: &SqlitePool, job_id: i64) -> AppResult<crate::model::JobOutcome> {
+    outcome_of(pool, job_id, "%").await
+}
+
+/// What a job's model did in the items whose keys are `LIKE` `keys` (an
+/// evaluation's judging items, `u-%`, apart from its alignment items).
+pub async fn outcome_of(pool: &SqlitePool, job_id: i64, keys: &str) -> AppResult<crate::model::JobOutcome> {
     let (items, failed): (i64, i64) = sqlx::query_as(
-        "SELECT COUNT(*), COALESCE(SUM(status = 'failed'), 0) FROM job_items WHERE job_id = ?",
+        "SELECT COUNT(*), COALESCE(SUM(status = 'failed'), 0) FROM job_items WHERE job_id = ? AND key LIKE ?",
     )
     .bind(job_id)
+    .bind(keys)
     .fetch_one(pool)
     .await?;
-    let errors: Vec<(String,)> =
-        sqlx::query_as("SELECT COALESCE(error, '') FROM job_items WHERE job_id = ? AND status = 'failed'")
-            .bind(job_id)
-            .fetch_all(pool)
-            .await?;
+    let errors: Vec<(String,)> = sqlx::query_as(
+        "SELECT COALESCE(error, '') FROM job_items WHERE job_id = ? AND status = 'failed' AND key LIKE ?",
+    )
+    .bind(job_id)
+    .bind(keys)
+    .fetch_all(pool)
+    .await?;
     let mut counts: std::collections::HashMap<String, i64> = std::collections::HashMap::new();
     for (e,) in errors {
         *counts.entry(reason_of(&e)).or_default() += 1;
@@ -466,9 +475,10 @@ pub async fn outcome(pool: &SqlitePool, job_id: i64) -> AppResult<crate::model::
     let (truncated, repaired): (i64, i64) = sqlx::query_as(
         "SELECT COUNT(DISTINCT CASE WHEN truncated THEN item END),
                 COUNT(DISTINCT CASE WHEN purpose LIKE '%\\_repair' ESCAPE '\\' THEN item END)
-           FROM llm_calls WHERE job_id = ? AND item IS NOT NULL",
+           FROM llm_calls WHERE job_id = ? AND item IS NOT NULL AND item LIKE ?",
     )
     .bind(job_id)
+    .bind(keys)
     .fetch_one(pool)
     .await?;
     Ok(crate::model::JobOutcome { model: made_by(pool, job_id).await?, items, failed, truncated, repaired, reasons })

@@ -195,16 +195,20 @@ async fn summary(
                "legacy_b_win": s.legacy_b_win, "legacy_relative_win_rate": s.legacy_relative})
     });
     let outcome = app::store::jobs::outcome(pool, job.id).await?;
+    // The judging items' (not the alignment's).
+    let judging = app::store::jobs::outcome_of(pool, job.id, "_-%").await?;
     let reading = match e.settings.judge {
         engine::judge::eval::JudgeKind::Llm => {
-            app::evaluation::judge_reading(&outcome, r.bias.flip_rate, r.bias.exchanged_draws)
+            app::evaluation::judge_reading(&judging, r.bias.flip_rate, r.bias.exchanged_draws)
         }
         _ => None,
     };
+    let no_verdict = app::evaluation::no_verdict(&e, &r, Some(&judging));
     let value = json!({"evaluation_id": id, "job": job.id, "status": job.status, "judge": e.view.judge,
                        "failed": job.failed, "tokens": job.tokens, "cost_usd": job.cost_usd,
                        "pairs": pairs, "sanity": sanity, "bias": r.bias, "outcome": outcome,
-                       "judge_reading": reading.as_ref().map(|(s, poor)| json!({"sentence": s, "rates_in_doubt": poor}))});
+                       "judge_reading": reading.as_ref().map(|(s, poor)| json!({"sentence": s, "rates_in_doubt": poor})),
+                       "no_verdict": no_verdict});
     if !out.json {
         use app::format::pct;
         let mut lines = vec![job_line(job), format!("evaluation {id} ({}) judged by {}", e.view.name, e.view.judge)];
@@ -241,6 +245,9 @@ async fn summary(
             lines.push(line);
         }
         if let Some((said, _)) = &reading {
+            lines.push(said.clone());
+        }
+        if let Some(said) = &no_verdict {
             lines.push(said.clone());
         }
         if let Some(s) = &r.sanity {
