@@ -296,11 +296,9 @@ async fn the_timeout_counts_from_sending_not_from_queueing() {
     c.max_attempts = 1;
     let gw = gateway(c, Arc::new(MemoryStore::default()));
     let started = Instant::now();
-    let (a, b, d) = tokio::join!(
-        gw.chat(&item(1), &CallContext::default()),
-        gw.chat(&item(2), &CallContext::default()),
-        gw.chat(&item(3), &CallContext::default())
-    );
+    let (one, two, three) = (item(1), item(2), item(3));
+    let ctx = CallContext::default();
+    let (a, b, d) = tokio::join!(gw.chat(&one, &ctx), gw.chat(&two, &ctx), gw.chat(&three, &ctx));
     // The third waited ~600 ms in the queue, more than its 500 ms timeout.
     assert!(started.elapsed() >= Duration::from_millis(900));
     for r in [a, b, d] {
