@@ -595,7 +595,7 @@ pub async fn run(
     // A stage whose every item failed has nothing to give the next one:
     // the job fails, saying why (its items stay, to be retried).
     if matches!(result, Ok(RunEnd::Finished)) {
-        if let Some(why) = every_item_failed(pool, job_id).await? {
+        if let Some(why) = every_item_failed(pool, job_id, &job.kind).await? {
             result = Err(why);
         }
     }
@@ -651,14 +651,27 @@ pub async fn run(
 }
 
 /// "every one of its 7 items failed: the reply is not a question (7)", when
-/// a job's items all failed.
-async fn every_item_failed(pool: &SqlitePool, job_id: i64) -> AppResult<Option<String>> {
-    let outcome = store::jobs::outcome(pool, job_id).await?;
+/// a job's items all failed. An evaluation is judged by its judging items
+/// (`u-…`, `l-…`): aligned answers with no verdict are no evaluation.
+async fn every_item_failed(pool: &SqlitePool, job_id: i64, kind: &str) -> AppResult<Option<String>> {
+    let mut outcome = store::jobs::outcome(pool, job_id).await?;
+    let mut what = "items";
+    if kind == crate::evaluation::EVALUATION {
+        let judging = store::jobs::outcome_of(pool, job_id, "_-%").await?;
+        if judging.items > 0 {
+            outcome = judging;
+            what = "judging items";
+        }
+    }
     if outcome.items == 0 || outcome.failed < outcome.items {
         return Ok(None);
     }
     let reasons: Vec<String> = outcome.reasons.iter().map(|(r, n)| format!("{r} ({n})")).collect();
-    let items = if outcome.items == 1 { "its one item".to_string() } else { format!("every one of its {} items", outcome.items) };
+    let items = if outcome.items == 1 {
+        format!("its one {}", what.trim_end_matches('s'))
+    } else {
+        format!("every one of its {} {what}", outcome.items)
+    };
     Ok(Some(format!("{items} failed: {}", reasons.join("; "))))
 }
 

@@ -167,3 +167,21 @@ async fn a_report_without_verdicts_says_why() {
     assert!(said.starts_with("No question was judged: length alignment discarded 2 of 2"), "{said}");
     assert_eq!(v["judge_reading"], Value::Null, "no judging item: nothing to say of the judge");
 }
+
+/// A judge none of whose verdicts can be read: the evaluation fails (not
+/// "done" with empty rates), exiting non-zero with the reasons.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_evaluation_without_one_readable_verdict_fails_with_the_reasons() {
+    let prose = Responder(Arc::new(|_: &Value| "Both answers are fine, I think.".to_string()));
+    let mock = MockServer::start(MockConfig { responder: Some(prose), ..Default::default() }).await;
+    let base = mock.base_url();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("j.db");
+    let set = common::sample_with_answers(&db, [2, 0, 0]).await;
+    let args = ["eval", "run", "A", "--set", &set, "--methods", "bm25,lightrag", "--trials", "1", "--repeats", "1",
+                "--protocol", "unbiased", "--no-align"];
+    let out = assay(&db, &args, &env(&base)).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("every one of its 2 judging items failed: no JSON object in the verdict (2)"), "{stderr}");
+}
