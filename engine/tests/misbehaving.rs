@@ -265,3 +265,44 @@ async fn an_answers_context_is_cut_to_the_window() {
     let prompt = sent[0]["messages"][1]["content"].as_str().unwrap();
     assert!(prompt.contains("[chunk 1] ") && !prompt.contains("[chunk 200] "), "the first chunks are kept");
 }
+
+/// The forced append of a long answer into a small window: the model is
+/// shown the answer's longest ending that fits (the append re-writes what
+/// it is shown), and the words before it are put back in front.
+#[tokio::test]
+async fn the_forced_append_shows_the_answers_ending_when_all_of_it_does_not_fit() {
+    let appender = Responder(Arc::new(|body: &Value| {
+        let last = body["messages"].as_array().and_then(|m| m.last()).and_then(|m| m["content"].as_str()).unwrap_or("");
+        let missing: usize = last
+            .lines()
+            .find_map(|l| l.strip_prefix("Words to add: "))
+            .and_then(|n| n.trim().parse().ok())
+            .unwrap_or(0);
+        let shown = last.split("<<<\n").nth(1).and_then(|r| r.split("\n>>>").next()).unwrap_or("");
+        format!("{shown} {}", "more ".repeat(missing).trim_end())
+    }));
+    let mock = MockServer::start(MockConfig {
+        responder: Some(appender),
+        context: Some(1200),
+        advertise_context: true,
+        ..Default::default()
+    })
+    .await;
+    let gw = gateway(&mock, Arc::new(MemoryStore::default()));
+    let a: String = (0..300).map(|i| format!("w{i}")).collect::<Vec<_>>().join(" ");
+    let b = "long ".repeat(500).trim_end().to_string();
+    let payload = engine::judge::protocol::align_payload("What happened?", &a, &b, 10, 0);
+    let item = WorkItem { key: "al-1-2-1".into(), payload };
+    let outcome = engine::judge::protocol::run_align_item(&gw, 1, item, [None, None]).await;
+    let ItemOutcome::Done { result, .. } = outcome else { panic!("{outcome:?}") };
+    let r: Value = serde_json::from_str(&result).unwrap();
+    let aligned = r["a"].as_str().unwrap();
+    assert!(aligned.starts_with(&a), "the answer stays whole, in front");
+    assert_eq!(aligned.split_whitespace().count(), 500, "lengthened by the missing words");
+    assert_eq!(r["alignment"], serde_json::json!({"Forced": 0}));
+    let stats = mock.stats();
+    assert_eq!(stats.over_context, 0, "nothing sent beyond the window");
+    let sent: Vec<Value> = stats.answered.keys().map(|b| serde_json::from_str(b).unwrap()).collect();
+    let shown = sent[0]["messages"][1]["content"].as_str().unwrap();
+    assert!(!shown.contains("w0 ") && shown.contains("w299"), "only the answer's ending was shown");
+}

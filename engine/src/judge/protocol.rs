@@ -113,6 +113,40 @@ pub fn align_payload(question: &str, a: &str, b: &str, tolerance: usize, max_adj
     json!({ "question": question, "a": a, "b": b, "tolerance": tolerance, "max_adjustments": max_adjustments })
 }
 
+/// The part of `answer` the forced append shows the model: all of it, or,
+/// when the append's prompt and reply (the answer re-written plus the
+/// missing words) would not fit the model's context, its longest ending
+/// that does — the words before it are returned apart, to be put back in
+/// front of the reply. `(words not shown, words shown)`.
+async fn append_excerpt(
+    gateway: &Gateway,
+    question: &str,
+    answer: &str,
+    missing: usize,
+) -> Result<(String, String), String> {
+    if gateway.fits(&super::align::append_request(question, answer, missing)).await {
+        return Ok((String::new(), answer.to_string()));
+    }
+    let words: Vec<&str> = answer.split_whitespace().collect();
+    let ending = |k: usize| words[words.len() - k..].join(" ");
+    // The longest ending that fits, by halving (each test is one count).
+    let (mut lo, mut hi) = (0, words.len());
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        if gateway.fits(&super::align::append_request(question, &ending(mid), missing)).await {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    if lo == 0 {
+        return Err(format!(
+            "the forced append of {missing} words does not fit the model's context even with one word of the answer shown"
+        ));
+    }
+    Ok((words[..words.len() - lo].join(" "), ending(lo)))
+}
+
 /// Aligns one question's pair (seed 000 §IV-B, [`super::align`]):
 /// regeneration by each side's own method where given (`methods[0]` for A,
 /// `[1]` for B; each regeneration's calls counted), then the forced append.
@@ -146,10 +180,12 @@ pub async fn run_align_item(
         let (question, ctx, meter) = (&question, &ctx, &meter);
         async move {
             let mut local = Meter::default();
-            let req = super::align::append_request(question, &answer, missing);
+            let (head, shown) = append_excerpt(gateway, question, &answer, missing).await?;
+            let req = super::align::append_request(question, &shown, missing);
             let out = local.chat(gateway, ctx, super::align::APPEND_PROMPT, &req).await;
             meter.lock().unwrap_or_else(|e| e.into_inner()).absorb(&local);
-            out
+            // The words not shown go back in front of the lengthened end.
+            out.map(|reply| if head.is_empty() { reply } else { format!("{head} {reply}") })
         }
     };
     let aligned = super::align::align(a, b, tolerance, max_adjustments, regenerate, append).await;

@@ -463,6 +463,16 @@ impl Gateway {
         Some((free as f64 / self.ratio()) as usize)
     }
 
+    /// Whether `req` (its prompt and its whole reply budget, after this
+    /// gateway's budget for its purpose) fits the model's context as it is;
+    /// always, when there is no limit.
+    pub async fn fits(&self, req: &ChatRequest) -> bool {
+        let Some(context) = self.provider.context_window().await else { return true };
+        let reply = self.max_tokens.iter().find(|(p, _)| *p == req.purpose).map_or(req.max_tokens, |(_, m)| Some(*m));
+        let prompt = (count_prompt_tokens(&req.messages) as f64 * self.ratio()).ceil() as u64 + CONTEXT_MARGIN;
+        prompt + u64::from(reply.unwrap_or(0)) <= context
+    }
+
     fn ratio(&self) -> f64 {
         self.token_ratio.lock().unwrap().map_or(FIRST_RATIO, |r| r * 1.05)
     }
