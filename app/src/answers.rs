@@ -287,7 +287,7 @@ async fn embed_chunks(
                 let texts: Vec<String> = serde_json::from_value(item.payload["texts"].clone()).unwrap_or_default();
                 let ctx =
                     engine::llm::CallContext { job_id: Some(job.id), item: Some(item.key.clone()), prompt_hash: None };
-                let mut meter = engine::rag::Meter::default();
+                let mut meter = engine::llm::Meter::default();
                 let vectors = match embedder {
                     // CPU-bound: off the async threads.
                     engine::embed::Embedder::MiniLm(m) => {

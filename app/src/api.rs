@@ -226,7 +226,9 @@ pub async fn save_llm_settings(
         context: match context.as_deref().map(str::trim).filter(|c| !c.is_empty()) {
             None => None,
             Some(c) => Some(c.parse::<u64>().ok().filter(|n| *n >= 512).ok_or_else(|| {
-                AppError::Invalid(format!("the context window must be a whole number of at least 512 tokens, not \"{c}\""))
+                AppError::Invalid(format!(
+                    "the context window must be a whole number of at least 512 tokens, not \"{c}\""
+                ))
             })?),
         },
     };
@@ -242,7 +244,7 @@ pub async fn save_llm_settings(
         applied.set_price(&price).map_err(invalid)?;
         stored.price = applied.prices.0.get(&applied.model).map(|p| (p.input_per_m, p.output_per_m));
     }
-    applied.build_provider().map_err(invalid)?;
+    applied.build_provider(engine::offline::provider).map_err(invalid)?;
     save_llm(&state.pool, &stored).await?;
     *state.llm.write().map_err(|_| AppError::Internal)? = std::sync::Arc::new(applied);
     tracing::info!(provider = %stored.provider, model = %stored.model, "LLM settings saved");
@@ -259,7 +261,10 @@ pub async fn test_connection() -> Result<String, AppError> {
     let state = call.state.clone();
     let settings = engine::llm::settings::LlmSettings { max_attempts: 2, ..(*state.llm()).clone() };
     let store = std::sync::Arc::new(crate::store::calls::SqliteCallStore::new(state.pool.clone()));
-    let gateway = settings.gateway(store).map_err(|e| AppError::Invalid(e.to_string()))?.without_cache();
+    let gateway = settings
+        .gateway(store, engine::offline::provider)
+        .map_err(|e| AppError::Invalid(e.to_string()))?
+        .without_cache();
     let mut req = ChatRequest::new("ping", vec![Message::user("Reply with the single word: pong")]);
     req.max_tokens = Some(16);
     match gateway.chat(&req, &CallContext::default()).await {
@@ -435,7 +440,7 @@ pub async fn start_graph_build(
     if types.is_empty() {
         return Err(AppError::Invalid("name at least one entity type".into()));
     }
-    let settings = engine::tasks::extract::ExtractSettings {
+    let settings = engine::graph::extract::ExtractSettings {
         gleaning: gleaning as u32,
         entity_types: types,
         summary_budget: whole("summary budget", &summary_budget, 50, u64::MAX)? as usize,
@@ -1128,7 +1133,9 @@ pub async fn study_session(link: String, rater: String) -> Result<RaterSession, 
         .as_ref()
         .and_then(|p| p.headers.get(axum::http::header::COOKIE))
         .and_then(|v| v.to_str().ok())
-        .and_then(|c| c.split(';').filter_map(|c| c.trim().split_once('=')).find(|(k, _)| *k == name).map(|(_, v)| v.to_string()));
+        .and_then(|c| {
+            c.split(';').filter_map(|c| c.trim().split_once('=')).find(|(k, _)| *k == name).map(|(_, v)| v.to_string())
+        });
     let rater = Some(rater.trim().to_string()).filter(|r| !r.is_empty()).or(from_cookie);
     let addr = parts
         .as_ref()

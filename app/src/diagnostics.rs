@@ -83,7 +83,7 @@ pub async fn set_entities(pool: &SqlitePool, set_id: i64, source: EntitySource) 
                 .into_iter()
                 .map(|r| serde_json::from_value(r["entities"].clone()).unwrap_or_default())
                 .collect();
-            let distribution = engine::questions::mentions::distribution(&per_question, &refs);
+            let distribution = engine::questions::diagnostics::mention_distribution(&per_question, &refs);
             let made_by = store::jobs::made_by(pool, job).await?;
             Ok(Some(SetEntities { set, source, distribution, job: Some((job, made_by)) }))
         }

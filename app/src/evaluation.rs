@@ -306,7 +306,7 @@ pub async fn items(pool: &SqlitePool, job: &JobView) -> AppResult<Vec<WorkItem>>
 fn judge_gateway(gateway: &Gateway, llm: &LlmSettings, settings: &Settings, no_cache: bool) -> Option<Gateway> {
     let provider: Arc<dyn engine::llm::Provider> = match settings.judge {
         JudgeKind::Llm => return None,
-        JudgeKind::Offline => Arc::new(engine::llm::offline::OfflineProvider::default()),
+        JudgeKind::Offline => Arc::new(engine::offline::provider()),
         JudgeKind::Simulated => Arc::new(engine::judge::simulated::SimulatedJudge::new(settings.biases)),
     };
     let g = Gateway::new(provider, gateway.store(), llm.prices.clone());
@@ -384,16 +384,13 @@ pub async fn execute(
         // A sanity check's second run: the same method, fresh calls.
         let second = e.answer_sets[1];
         let fresh = llm
-            .gateway(gateway.store())
+            .gateway(gateway.store(), engine::offline::provider)
             .map_err(|err| AppError::Invalid(err.to_string()))?
             .without_cache()
-        // The second run samples, as a user's second run would: the
-        // method's temperature when it sets one above 0, else the model's
-        // default (seed 000 ran the same method twice and got two sets).
-        .with_temperature(
-            engine::rag::answer::PURPOSE,
-            temperatures.get(&second).copied().filter(|t| *t > 0.0),
-        );
+            // The second run samples, as a user's second run would: the
+            // method's temperature when it sets one above 0, else the model's
+            // default (seed 000 ran the same method twice and got two sets).
+            .with_temperature(engine::rag::answer::PURPOSE, temperatures.get(&second).copied().filter(|t| *t > 0.0));
         let Some(method) = methods.get(&second) else {
             return Ok(Err(format!("answer set {second} has no method to answer with")));
         };
@@ -476,7 +473,15 @@ pub async fn execute(
                     for t in 0..s.trials {
                         judging.push(WorkItem {
                             key: Key::Unbiased { a: *a, b: *b, question: q.id, trial: t }.to_string(),
-                            payload: protocol::unbiased_payload(s.judge_prompt, &q.question, &ja, &jb, t, s.repeats, s.exchange),
+                            payload: protocol::unbiased_payload(
+                                s.judge_prompt,
+                                &q.question,
+                                &ja,
+                                &jb,
+                                t,
+                                s.repeats,
+                                s.exchange,
+                            ),
                         });
                     }
                 }
@@ -634,7 +639,11 @@ pub fn plots(e: &Stored, r: &Report) -> Vec<(String, String)> {
         if let Some(l) = &p.legacy {
             side.insert(
                 0,
-                ("legacy (A first, forced)".to_string(), l.overall.rates, format!("rel. {}", crate::format::signed(l.overall.relative, 2))),
+                (
+                    "legacy (A first, forced)".to_string(),
+                    l.overall.rates,
+                    format!("rel. {}", crate::format::signed(l.overall.relative, 2)),
+                ),
             );
             for b in &l.aspects {
                 aspects.push((format!("{} (legacy)", b.label), b.rates, format!("n = {}", b.n)));
@@ -790,7 +799,9 @@ pub fn no_verdict(e: &Stored, r: &Report, judging: Option<&crate::model::JobOutc
             e.settings.tolerance
         )
     } else if judged > 0 && judging.is_some_and(|o| o.failed == o.items) {
-        format!("No verdict could be read: every one of the {judged} judging items failed (see the judge's line above).")
+        format!(
+            "No verdict could be read: every one of the {judged} judging items failed (see the judge's line above)."
+        )
     } else {
         "No verdict: nothing was judged.".to_string()
     })
@@ -804,7 +815,8 @@ pub fn judge_reading(o: &crate::model::JobOutcome, flip_rate: Option<f64>, excha
         return None;
     }
     let read = o.items - o.failed;
-    let mut said = format!("The judge, {model}: {read} of {} items read ({}).", o.items, pct(read as f64 / o.items as f64));
+    let mut said =
+        format!("The judge, {model}: {read} of {} items read ({}).", o.items, pct(read as f64 / o.items as f64));
     if let Some(more) = o.sentence() {
         said.push(' ');
         said.push_str(&more);

@@ -369,12 +369,15 @@ where
 
         for (i, q) in m.questions.iter().enumerate() {
             let label = label::questions(i, q);
-            let what = json!({ "corpus": corpus, "graph": m.needs_graph().then(|| m.graph.settings()), "questions": q });
+            let what =
+                json!({ "corpus": corpus, "graph": m.needs_graph().then(|| m.graph.settings()), "questions": q });
             let set = r
                 .stage("questions", label, what, async {
                     match q.generator() {
                         Generator::Graph(s) => crate::jobs::create_graph_questions(pool, project_id, &s, false).await,
-                        Generator::Summary(s) => crate::jobs::create_summary_questions(pool, project_id, &s, false).await,
+                        Generator::Summary(s) => {
+                            crate::jobs::create_summary_questions(pool, project_id, &s, false).await
+                        }
                         Generator::Hierarchical(s) => {
                             crate::jobs::create_hierarchical_questions(pool, project_id, &s, None, false).await
                         }
@@ -407,7 +410,8 @@ where
 
         if let Some(e) = &m.evaluation {
             let settings = e.settings().map_err(AppError::Invalid)?;
-            let chosen: Vec<usize> = if e.sets.is_empty() { (1..=made.question_sets.len()).collect() } else { e.sets.clone() };
+            let chosen: Vec<usize> =
+                if e.sets.is_empty() { (1..=made.question_sets.len()).collect() } else { e.sets.clone() };
             for (n, position) in chosen.iter().enumerate() {
                 let set = made.question_sets[position - 1];
                 let sets = &made.answer_sets[position - 1];
@@ -434,7 +438,8 @@ where
                     name: Some(format!("{} — questions {position}", m.name)),
                     no_cache: false,
                 };
-                made.evaluations.push(r.stage("evaluation", label, what, crate::evaluation::create(pool, llm, &req)).await?);
+                made.evaluations
+                    .push(r.stage("evaluation", label, what, crate::evaluation::create(pool, llm, &req)).await?);
             }
         }
 

@@ -202,7 +202,8 @@ pub fn fields_of(m: &Manifest, defaults: &WizardFields) -> ImportedManifest {
                 f.hierarchical_questions = true;
                 f.dimensions = dimensions.join(", ");
                 f.levels = levels.iter().map(usize::to_string).collect::<Vec<_>>().join(", ");
-                f.per_category = per_category.unwrap_or_else(|| engine::experiment::default_per_category(levels)) as u32;
+                f.per_category =
+                    per_category.unwrap_or_else(|| engine::experiment::default_per_category(levels)) as u32;
                 if *factorial > 0 {
                     not_shown.push(format!("questions[{i}].factorial = {factorial}"));
                 }

@@ -282,7 +282,7 @@ async fn store_questions(pool: &SqlitePool, job: &JobView, parameters: &serde_js
 pub async fn create_graph(
     pool: &SqlitePool,
     project_id: i64,
-    settings: &engine::tasks::extract::ExtractSettings,
+    settings: &engine::graph::extract::ExtractSettings,
     no_cache: bool,
 ) -> AppResult<JobView> {
     store::get_project(pool, project_id).await?;
@@ -309,7 +309,7 @@ fn extracted_graph(items: &[JobItemView]) -> engine::graph::KnowledgeGraph {
     extractions.sort_unstable_by_key(|(chunk, _)| *chunk);
     let mut offline = false;
     for (chunk, result) in extractions {
-        if let Ok(x) = serde_json::from_str::<engine::tasks::extract::ChunkExtraction>(result) {
+        if let Ok(x) = serde_json::from_str::<engine::graph::extract::ChunkExtraction>(result) {
             graph.merge(chunk, &x.extraction);
             offline |= x.offline;
         }
@@ -323,7 +323,7 @@ fn extracted_graph(items: &[JobItemView]) -> engine::graph::KnowledgeGraph {
 /// Puts a graph job's finished description summaries in place.
 fn apply_summaries(graph: &mut engine::graph::KnowledgeGraph, items: &[JobItemView]) {
     for item in items.iter().filter(|i| i.status == "done" && !i.key.starts_with("chunk-")) {
-        engine::tasks::describe::apply(graph, &item.key, item.result.as_deref().unwrap_or(""));
+        engine::graph::describe::apply(graph, &item.key, item.result.as_deref().unwrap_or(""));
     }
 }
 
@@ -507,7 +507,8 @@ pub async fn run(
     store::jobs::set_total(pool, job_id, items.len() as i64).await?;
     // The job's calls are written with the items that made them.
     let calls = Arc::new(SqliteCallStore::buffered(pool.clone()).await?);
-    let mut gateway = llm.gateway(calls.clone()).map_err(|e| AppError::Invalid(e.to_string()))?;
+    let mut gateway =
+        llm.gateway(calls.clone(), engine::offline::provider).map_err(|e| AppError::Invalid(e.to_string()))?;
     let parameters: serde_json::Value = serde_json::from_str(&job.parameters).unwrap_or_default();
     if parameters["no_cache"].as_bool() == Some(true) {
         gateway = gateway.without_cache();
@@ -521,13 +522,13 @@ pub async fn run(
             let _ = store::jobs::heartbeat(&beat_pool, job_id).await;
         }
     });
-    let extract = engine::tasks::extract::ExtractSettings {
+    let extract = engine::graph::extract::ExtractSettings {
         gleaning: parameters["gleaning"].as_u64().unwrap_or(1) as u32,
         entity_types: serde_json::from_value(parameters["entity_types"].clone())
-            .unwrap_or_else(|_| engine::tasks::extract::ExtractSettings::default().entity_types),
+            .unwrap_or_else(|_| engine::graph::extract::ExtractSettings::default().entity_types),
         summary_budget: parameters["summary_budget"]
             .as_u64()
-            .map_or(engine::tasks::describe::DEFAULT_BUDGET, |b| b as usize),
+            .map_or(engine::graph::describe::DEFAULT_BUDGET, |b| b as usize),
     };
     let job_store = SqliteJobStore::new(pool.clone()).with_calls(calls.clone());
     let adherence = parameters["settings"]["adherence_check"].as_bool() == Some(true);
@@ -575,10 +576,10 @@ pub async fn run(
         phase
             .run(items, llm.concurrency, |item| {
                 let work: engine::llm::BoxFuture<'_, engine::jobs::ItemOutcome> = match job.kind.as_str() {
-                    GRAPH => Box::pin(engine::tasks::extract::run_item(&gateway, job_id, item, &extract)),
+                    GRAPH => Box::pin(engine::graph::extract::run_item(&gateway, job_id, item, &extract)),
                     RELEVANCE => Box::pin(engine::questions::relevance::run_item(&gateway, job_id, item)),
-                    MENTIONS => Box::pin(engine::questions::mentions::run_item(&gateway, job_id, item)),
-                    crate::study::STUDY_RATING => Box::pin(engine::tasks::rate::run_item(&gateway, job_id, item)),
+                    MENTIONS => Box::pin(engine::graph::mentions::run_item(&gateway, job_id, item)),
+                    crate::study::STUDY_RATING => Box::pin(engine::study::rate::run_item(&gateway, job_id, item)),
                     QUESTIONS if item.key.starts_with("h-") => {
                         Box::pin(engine::questions::hierarchy::run_item(&gateway, job_id, item, adherence))
                     }
@@ -586,7 +587,7 @@ pub async fn run(
                         Box::pin(engine::questions::summary::run_item(&gateway, job_id, item))
                     }
                     QUESTIONS => Box::pin(engine::questions::graph::run_item(&gateway, job_id, item)),
-                    _ => Box::pin(engine::tasks::summarise::run_item(&gateway, job_id, item)),
+                    _ => Box::pin(engine::graph::summarise::run_item(&gateway, job_id, item)),
                 };
                 work
             })
@@ -606,10 +607,10 @@ pub async fn run(
         // skips those already done, and its total stays right.
         let second: AppResult<Result<RunEnd, String>> = async {
             let mut graph = extracted_graph(&store::jobs::job_items(pool, job_id).await?);
-            let targets = engine::tasks::describe::items(&graph, extract.summary_budget);
+            let targets = engine::graph::describe::items(&graph, extract.summary_budget);
             store::jobs::set_total(pool, job_id, (chunk_count + targets.len()) as i64).await?;
             let end = phase
-                .run(targets, llm.concurrency, |item| engine::tasks::describe::run_item(&gateway, job_id, item))
+                .run(targets, llm.concurrency, |item| engine::graph::describe::run_item(&gateway, job_id, item))
                 .await;
             if matches!(end, Ok(RunEnd::Finished)) {
                 let project =

@@ -18,16 +18,16 @@
 #[cfg(feature = "ssr")]
 pub mod access;
 #[cfg(feature = "ssr")]
-pub mod csp;
-#[cfg(feature = "ssr")]
 pub mod answers;
 #[cfg(feature = "ssr")]
 pub mod answers_io;
 pub mod api;
-pub mod codec;
 #[cfg(feature = "ssr")]
 pub mod auth;
+pub mod codec;
 pub mod components;
+#[cfg(feature = "ssr")]
+pub mod csp;
 #[cfg(feature = "ssr")]
 pub mod diagnostics;
 pub mod error;
@@ -62,8 +62,8 @@ pub mod tokens;
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
 use leptos_router::components::{Route, Router, Routes};
-use leptos_router::Lazy;
 use leptos_router::path;
+use leptos_router::Lazy;
 
 use pages::answers::AnswersPage;
 use pages::evaluations::{EvaluationPage, EvaluationsPage};

@@ -454,8 +454,7 @@ pub async fn page(pool: &SqlitePool, run_id: i64) -> AppResult<MetricsRunPage> {
     if let (Some(r), Some(v)) = (&report, view.as_mut()) {
         if let Some((study, picks)) = crate::study::category_picks(pool, row.project_id, row.question_set_id).await? {
             for (s, sv) in r.sets.iter().zip(v.sets.iter_mut()) {
-                sv.rho_agreement =
-                    granularity::rho_agreement(&s.granularity, &picks).map(|c| (study, c.r, c.p, c.n));
+                sv.rho_agreement = granularity::rho_agreement(&s.granularity, &picks).map(|c| (study, c.r, c.p, c.n));
             }
         }
     }

@@ -194,7 +194,10 @@ impl JobOutcome {
             parts.push(format!("{} of {} items had replies cut at max_tokens", self.truncated, self.items));
         }
         if self.repaired > 0 {
-            parts.push(format!("{} of {} items needed a repair turn for JSON of the wrong shape", self.repaired, self.items));
+            parts.push(format!(
+                "{} of {} items needed a repair turn for JSON of the wrong shape",
+                self.repaired, self.items
+            ));
         }
         (!parts.is_empty()).then(|| parts.join(". ") + ".")
     }

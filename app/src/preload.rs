@@ -42,7 +42,7 @@ pub fn hint(group: &str, except: Option<&str>) {
         let href = format!("/{}/{file}", options.site_pkg_dir);
         // Rendered for its effect: a leptos_meta tag on the server sends
         // its HTML to the page's <head> and writes nothing where it stands.
-        let _ = view! { <Link rel="preload" href as_="fetch" type_="application/wasm" crossorigin="anonymous"/> }
-            .to_html();
+        let _ =
+            view! { <Link rel="preload" href as_="fetch" type_="application/wasm" crossorigin="anonymous"/> }.to_html();
     }
 }

@@ -49,7 +49,9 @@ pub fn to_csv(qs: &[QuestionView]) -> String {
             q.generator.clone(),
             q.prompt_hash.clone().unwrap_or_default(),
             q.seed.map(|s| s.to_string()).unwrap_or_default(),
-            q.context_chunk_ids.as_ref().map_or(String::new(), |c| c.iter().map(i64::to_string).collect::<Vec<_>>().join(" ")),
+            q.context_chunk_ids
+                .as_ref()
+                .map_or(String::new(), |c| c.iter().map(i64::to_string).collect::<Vec<_>>().join(" ")),
         ]);
     }
     String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()

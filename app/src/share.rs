@@ -9,7 +9,8 @@ use sqlx::SqlitePool;
 use crate::error::{AppError, AppResult};
 use crate::format::pct;
 use crate::model::{
-    EvaluationReportView, ExperimentReportView, GraphOverview, MetricsView, SharedQuestions, SharedView, StudyResultsView,
+    EvaluationReportView, ExperimentReportView, GraphOverview, MetricsView, SharedQuestions, SharedView,
+    StudyResultsView,
 };
 use crate::store;
 use crate::tokens::{hash, new_token};
@@ -69,9 +70,7 @@ pub async fn create(
 
 /// The page a token opens: (kind, id). Unknown, withdrawn and expired are all 404.
 pub async fn open(pool: &SqlitePool, token: &str) -> AppResult<(String, i64)> {
-    store::shares::live(pool, &hash(token.trim()))
-        .await?
-        .ok_or_else(not_found)
+    store::shares::live(pool, &hash(token.trim())).await?.ok_or_else(not_found)
 }
 
 pub async fn view(pool: &SqlitePool, token: &str) -> AppResult<SharedView> {

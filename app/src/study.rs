@@ -8,8 +8,8 @@
 
 use std::collections::HashMap;
 
+use engine::study::rate::{Choice, RateItem};
 use engine::study::{self, Candidate, Dimension, Kind};
-use engine::tasks::rate::{Choice, RateItem};
 use serde_json::json;
 use sqlx::SqlitePool;
 
@@ -281,9 +281,7 @@ pub async fn create(pool: &SqlitePool, req: &StudyRequest) -> AppResult<Created>
         });
     }
     if !req.open_link && req.rater_links == 0 {
-        return Err(AppError::Invalid(
-            "a study without an open link needs at least one per-rater link".into(),
-        ));
+        return Err(AppError::Invalid("a study without an open link needs at least one per-rater link".into()));
     }
     let open_token = if req.open_link { new_token()? } else { String::new() };
     let mut links = Vec::new();
@@ -612,8 +610,7 @@ pub async fn category_picks(
 ) -> AppResult<Option<(i64, Vec<(String, bool)>)>> {
     for id in store::studies::drawn_from(pool, project_id, set_id).await? {
         let Some(choice) = dimensions_of(pool, id).await?.iter().position(|d| d.choice) else { continue };
-        let items: HashMap<i64, study::Item> =
-            result_items(pool, id).await?.into_iter().map(|i| (i.id, i)).collect();
+        let items: HashMap<i64, study::Item> = result_items(pool, id).await?.into_iter().map(|i| (i.id, i)).collect();
         let picks: Vec<(String, bool)> = human_ratings(pool, id)
             .await?
             .iter()

@@ -14,11 +14,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use engine::chunk::{chunk_text, ChunkSettings};
+use engine::graph::extract::{run_item, ChunkExtraction, ExtractSettings};
 use engine::graph::KnowledgeGraph;
 use engine::jobs::{run, ItemOutcome, MemoryJobStore, WorkItem};
 use engine::llm::openai::{OpenAiConfig, OpenAiProvider};
 use engine::llm::{Gateway, MemoryStore, PriceTable};
-use engine::tasks::extract::{run_item, ChunkExtraction, ExtractSettings};
 use mockllm::{MockConfig, MockServer, Responder};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -62,7 +62,7 @@ fn realistic(req: &Value) -> String {
     if last.starts_with("Some entities") {
         return r#"{"entities": [], "relations": []}"#.into();
     }
-    let passage = engine::tasks::delimited(last).unwrap_or("");
+    let passage = engine::llm::prompt::delimited(last).unwrap_or("");
     serde_json::to_string(&engine::graph::offline::extract(passage)).unwrap()
 }
 

@@ -46,7 +46,13 @@ impl ImportLimits {
     /// The limits of an upload of at most `max_file_bytes`: no file or
     /// archive may unpack to more than that either.
     pub fn new(max_file_bytes: u64, max_documents: usize) -> ImportLimits {
-        ImportLimits { max_file_bytes, max_documents, max_archive_bytes: max_file_bytes, max_members: 10_000, max_ratio: 100 }
+        ImportLimits {
+            max_file_bytes,
+            max_documents,
+            max_archive_bytes: max_file_bytes,
+            max_members: 10_000,
+            max_ratio: 100,
+        }
     }
 }
 

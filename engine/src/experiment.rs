@@ -15,12 +15,12 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::graph::extract::ExtractSettings;
 use crate::judge::eval::{JudgeKind, Protocol, Settings};
 use crate::judge::simulated::Biases;
 use crate::questions::graph::GraphQuestionSettings;
 use crate::questions::hierarchy::HierarchicalSettings;
 use crate::questions::summary::SummarySettings;
-use crate::tasks::extract::ExtractSettings;
 
 /// The whole manifest.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -20,7 +20,8 @@ use futures_util::stream::{self, StreamExt};
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-use crate::llm::BoxFuture;
+use crate::llm::prompt::prompt_hash;
+use crate::llm::{BoxFuture, CallContext, ChatRequest, Gateway};
 
 /// One unit of work: a stable key (unique in its job) and what the work needs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -182,6 +183,33 @@ impl JobStore for MemoryJobStore {
             }
             Ok(p)
         })
+    }
+}
+
+/// A job item that is one call: sends `req` (made from the prompt file
+/// `template`, whose hash is logged) and turns the reply into the item's
+/// result with `parse`, whose error fails the item; tokens and cost are
+/// kept either way.
+pub async fn one_call(
+    gateway: &Gateway,
+    job_id: i64,
+    item: &WorkItem,
+    template: &str,
+    req: &ChatRequest,
+    parse: impl Fn(&str) -> Result<String, String>,
+) -> ItemOutcome {
+    let ctx =
+        CallContext { job_id: Some(job_id), item: Some(item.key.clone()), prompt_hash: Some(prompt_hash(template)) };
+    match gateway.chat_parsed(req, &ctx, parse).await {
+        Ok(parsed) => {
+            let tokens = parsed.replies.iter().map(|r| r.prompt_tokens + r.completion_tokens).sum();
+            let cost_usd = parsed.replies.iter().map(|r| r.cost_usd).sum();
+            match parsed.value {
+                Ok(result) => ItemOutcome::Done { result, tokens, cost_usd },
+                Err(error) => ItemOutcome::Failed { error, tokens, cost_usd },
+            }
+        }
+        Err((e, _)) => ItemOutcome::Failed { error: e.to_string(), tokens: 0, cost_usd: 0.0 },
     }
 }
 

@@ -39,6 +39,23 @@ pub fn sentences(text: &str) -> Vec<&str> {
     out
 }
 
+const STOPWORDS: &[&str] = &[
+    "a", "about", "after", "all", "also", "an", "and", "any", "are", "as", "at", "be", "been", "but", "by", "can",
+    "could", "did", "do", "for", "from", "had", "has", "have", "he", "her", "him", "his", "how", "i", "if", "in",
+    "into", "is", "it", "its", "me", "my", "no", "not", "of", "on", "one", "or", "our", "out", "said", "she", "so",
+    "some", "than", "that", "the", "their", "them", "then", "there", "they", "this", "to", "up", "very", "was", "we",
+    "were", "what", "when", "which", "who", "will", "with", "would", "you", "your",
+];
+
+/// The content words of a text, lower-cased: split at anything but letters,
+/// digits and apostrophes; one-letter words and common English stop words
+/// dropped. Shared by the offline implementations and the lexical retrievers.
+pub fn words(s: &str) -> impl Iterator<Item = String> + '_ {
+    s.split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .map(|w| w.trim_matches('\'').to_lowercase())
+        .filter(|w| w.chars().count() > 1 && !STOPWORDS.contains(&w.as_str()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -48,11 +65,10 @@ mod tests {
         let s = sentences("Alice sat down. \"Who are you?\" said the Caterpillar.\n\nChapter Two\nShe ran");
         assert_eq!(s, ["Alice sat down.", "\"Who are you?\"", "said the Caterpillar.", "Chapter Two\nShe ran"]);
         // A title's full stop ends no sentence.
-        assert_eq!(sentences("Mr. Holmes rang. Dr. Watson came, and Mrs. Hudson. The end."), [
-            "Mr. Holmes rang.",
-            "Dr. Watson came, and Mrs. Hudson.",
-            "The end."
-        ]);
+        assert_eq!(
+            sentences("Mr. Holmes rang. Dr. Watson came, and Mrs. Hudson. The end."),
+            ["Mr. Holmes rang.", "Dr. Watson came, and Mrs. Hudson.", "The end."]
+        );
     }
 }
 

@@ -15,7 +15,6 @@ use std::sync::Arc;
 
 use engine::embed::minilm::{cosine, MiniLm, DIMENSION};
 use engine::embed::Embedder;
-use engine::llm::offline::OfflineProvider;
 use engine::llm::{CallContext, Gateway, MemoryStore, PriceTable};
 use engine::rag::naive::NaiveRag;
 use engine::rag::{Corpus, Method};
@@ -73,7 +72,7 @@ async fn naive_rag_retrieves_the_nearest_chunks() {
     let corpus = Arc::new(Corpus::new(chunks, Default::default(), Default::default()));
     let naive = NaiveRag::new(corpus, vectors, Embedder::MiniLm(m), 2);
     let gw =
-        Gateway::new(Arc::new(OfflineProvider::default()), Arc::new(MemoryStore::default()), PriceTable::default());
+        Gateway::new(Arc::new(engine::offline::provider()), Arc::new(MemoryStore::default()), PriceTable::default());
     let a = naive
         .answer(&gw, &CallContext::default(), "Why was a lighthouse built after the shipwreck?", Some(8))
         .await

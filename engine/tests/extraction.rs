@@ -3,12 +3,12 @@
 
 use std::sync::Arc;
 
+use engine::graph::describe;
+use engine::graph::extract::{run_item, ChunkExtraction, ExtractSettings};
 use engine::graph::KnowledgeGraph;
 use engine::jobs::{run, ItemOutcome, MemoryJobStore, WorkItem};
 use engine::llm::openai::{OpenAiConfig, OpenAiProvider};
 use engine::llm::{Gateway, MemoryStore, PriceTable};
-use engine::tasks::describe;
-use engine::tasks::extract::{run_item, ChunkExtraction, ExtractSettings};
 use mockllm::{MockConfig, MockServer, Responder};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;

@@ -145,7 +145,7 @@ async fn length_alignment_leaves_regenerates_forces_or_discards_through_the_open
         let user = req["messages"][1]["content"].as_str().unwrap_or("");
         let question = user.lines().find_map(|l| l.strip_prefix("Question: ")).unwrap_or("");
         if let Some(missing) = user.lines().find_map(|l| l.strip_prefix("Words to add: ")) {
-            let answer = engine::tasks::delimited(user).unwrap_or("");
+            let answer = engine::llm::prompt::delimited(user).unwrap_or("");
             let n: usize = if question.contains("Q4") { 5 } else { missing.trim().parse().unwrap() };
             return format!("{answer} {}", text(n));
         }

@@ -8,7 +8,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use engine::jobs::{ItemOutcome, WorkItem};
-use engine::llm::offline::OfflineProvider;
 use engine::llm::openai::{OpenAiConfig, OpenAiProvider};
 use engine::llm::{CallContext, ChatRequest, Gateway, LlmError, MemoryStore, Message, PriceTable};
 use mockllm::{MockConfig, MockServer, Responder};
@@ -24,7 +23,7 @@ fn gateway(mock: &MockServer, store: Arc<MemoryStore>) -> Gateway {
 
 /// The mock answers each task as the offline provider does.
 fn offline_responder() -> Responder {
-    let offline = OfflineProvider::default();
+    let offline = engine::offline::provider();
     Responder(Arc::new(move |body: &Value| {
         let purpose = body["x_assay_purpose"].as_str().unwrap_or("").to_string();
         let messages: Vec<Message> = serde_json::from_value(body["messages"].clone()).unwrap_or_default();
@@ -44,18 +43,18 @@ async fn a_rambling_model_is_cut_and_what_it_finished_is_kept() {
     let gw = gateway(&mock, store.clone());
 
     // Extraction: the reply never closes; the entities before the cut stay.
-    let settings = engine::tasks::extract::ExtractSettings { gleaning: 0, ..Default::default() };
+    let settings = engine::graph::extract::ExtractSettings { gleaning: 0, ..Default::default() };
     let item = WorkItem { key: "chunk-1".into(), payload: serde_json::json!({ "text": PASSAGE }) };
-    let outcome = engine::tasks::extract::run_item(&gw, 1, item, &settings).await;
+    let outcome = engine::graph::extract::run_item(&gw, 1, item, &settings).await;
     let ItemOutcome::Done { result, .. } = outcome else { panic!("extraction failed: {outcome:?}") };
-    let x: engine::tasks::extract::ChunkExtraction = serde_json::from_str(&result).unwrap();
+    let x: engine::graph::extract::ChunkExtraction = serde_json::from_str(&result).unwrap();
     let names: Vec<&str> = x.extraction.entities.iter().map(|e| e.name.as_str()).collect();
     assert!(names.contains(&"Scrooge") || names.contains(&"Ebenezer Scrooge"), "{names:?}");
     assert_eq!(x.truncated_replies, 1, "the reply is recorded as cut");
     let log = store.log();
     assert!(log[0].truncated, "the call log says the reply was cut");
     assert_eq!(mock.stats().without_max_tokens, 0, "every request carries max_tokens");
-    assert_eq!(mock.stats().max_tokens_seen, u64::from(engine::tasks::extract::MAX_TOKENS));
+    assert_eq!(mock.stats().max_tokens_seen, u64::from(engine::graph::extract::MAX_TOKENS));
 
     // The judge: its verdict is complete before the ramble, and reads.
     let req = engine::judge::scoring::request("Who is Scrooge?", "A miser in London.", "Scrooge.", 0);
@@ -77,7 +76,8 @@ fn long_prompt(words: usize) -> ChatRequest {
 
 #[tokio::test]
 async fn an_advertised_small_context_is_respected_before_any_call() {
-    let mock = MockServer::start(MockConfig { context: Some(1000), advertise_context: true, ..Default::default() }).await;
+    let mock =
+        MockServer::start(MockConfig { context: Some(1000), advertise_context: true, ..Default::default() }).await;
     let store = Arc::new(MemoryStore::default());
     let gw = gateway(&mock, store.clone());
 
@@ -103,7 +103,9 @@ async fn an_advertised_small_context_is_respected_before_any_call() {
     let LlmError::ContextOverflow { prompt, context, .. } = err.clone() else { panic!("{err:?}") };
     assert_eq!(context, 1000);
     assert!(prompt > 2000, "the estimate counts at least the words: {prompt}");
-    assert!(err.to_string().starts_with(&format!("prompt of {prompt} tokens does not fit the model's context of 1000")));
+    assert!(err
+        .to_string()
+        .starts_with(&format!("prompt of {prompt} tokens does not fit the model's context of 1000")));
     assert_eq!(mock.stats().requests, requests, "a prompt that cannot fit is never sent");
     assert_eq!(store.log().last().unwrap().error.as_deref(), Some(err.to_string().as_str()), "the refusal is logged");
 }
@@ -168,8 +170,7 @@ async fn json_of_the_wrong_shape_gets_one_repair_turn() {
     let always_wrong = Responder(Arc::new(|_: &Value| r#"{"Answer 1": {}, "Answer 2": {}}"#.to_string()));
     let mock = MockServer::start(MockConfig { responder: Some(always_wrong), ..Default::default() }).await;
     let gw = gateway(&mock, Arc::new(MemoryStore::default()));
-    let item =
-        WorkItem { key: "q1-t0".into(), payload: engine::judge::protocol::payload("Q?", "A.", "B.", 0, 1) };
+    let item = WorkItem { key: "q1-t0".into(), payload: engine::judge::protocol::payload("Q?", "A.", "B.", 0, 1) };
     let ItemOutcome::Failed { error, .. } = engine::judge::protocol::run_unbiased_item(&gw, 1, item).await else {
         panic!("a verdict without scores cannot be used")
     };
@@ -242,8 +243,11 @@ async fn streamed_the_timeout_counts_from_the_first_token_not_the_servers_queue(
     c.concurrency = 3;
     c.timeout = Duration::from_millis(450);
     c.max_attempts = 1;
-    let whole =
-        Gateway::new(Arc::new(OpenAiProvider::new(c).unwrap()), Arc::new(MemoryStore::default()), PriceTable::default());
+    let whole = Gateway::new(
+        Arc::new(OpenAiProvider::new(c).unwrap()),
+        Arc::new(MemoryStore::default()),
+        PriceTable::default(),
+    );
     assert!(ask(whole).await >= 1, "not streamed, the server's queue counts against the timeout");
 }
 
@@ -251,11 +255,12 @@ async fn streamed_the_timeout_counts_from_the_first_token_not_the_servers_queue(
 /// relevant end is cut so the prompt fits, and the answer says so.
 #[tokio::test]
 async fn an_answers_context_is_cut_to_the_window() {
-    let mock = MockServer::start(MockConfig { context: Some(1500), advertise_context: true, ..Default::default() }).await;
+    let mock =
+        MockServer::start(MockConfig { context: Some(1500), advertise_context: true, ..Default::default() }).await;
     let gw = gateway(&mock, Arc::new(MemoryStore::default()));
     let context: String =
         (1..=200).map(|i| format!("[chunk {i}] Scrooge counted coins in the counting-house, number {i}.\n")).collect();
-    let mut meter = engine::rag::answer::Meter::default();
+    let mut meter = engine::llm::Meter::default();
     let answer =
         engine::rag::answer::generate(&gw, &CallContext::default(), &mut meter, "Who counted?", &context, None).await;
     assert!(answer.is_ok(), "{answer:?}");

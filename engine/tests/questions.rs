@@ -157,7 +157,7 @@ async fn a_reply_that_is_not_a_question_fails_the_item() {
 /// result, and a reply with no list fails the item with the reason.
 #[tokio::test]
 async fn the_llm_lists_each_questions_entities_and_a_reply_without_a_list_fails() {
-    use engine::questions::mentions;
+    use engine::graph::mentions;
     let reply = |req: &Value| {
         let prompt = req["messages"][1]["content"].as_str().unwrap();
         if prompt.contains("Saltmere") {

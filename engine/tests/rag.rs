@@ -10,7 +10,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use engine::graph::{Entity, Extraction, KnowledgeGraph, Relation};
-use engine::llm::offline::OfflineProvider;
 use engine::llm::openai::{OpenAiConfig, OpenAiProvider};
 use engine::llm::{CallContext, Gateway, MemoryStore, PriceTable};
 use engine::rag::fastgraphrag::{FastGraphRag, FastGraphRagSettings};
@@ -64,7 +63,7 @@ fn corpus() -> Corpus {
 }
 
 fn offline() -> Gateway {
-    Gateway::new(Arc::new(OfflineProvider::default()), Arc::new(MemoryStore::default()), PriceTable::default())
+    Gateway::new(Arc::new(engine::offline::provider()), Arc::new(MemoryStore::default()), PriceTable::default())
 }
 
 fn keys(sections: &[engine::rag::Section], kind: &str) -> BTreeSet<String> {

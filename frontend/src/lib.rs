@@ -10,8 +10,8 @@
 
 #![recursion_limit = "256"]
 
-use leptos::prelude::document;
 use any_spawner::Executor;
+use leptos::prelude::document;
 use leptos::task::spawn_local;
 
 #[wasm_bindgen::prelude::wasm_bindgen]

@@ -14,7 +14,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use engine::llm::offline::OfflineProvider;
 use engine::llm::{ChatRequest, Message};
 use mockllm::{MockConfig, MockServer, Responder};
 
@@ -28,7 +27,7 @@ fn main() {
         std::env::var_os("ASSAY_CORPORA").map(PathBuf::from).unwrap_or_else(|| root.join("../shared/corpora"));
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     rt.block_on(async {
-        let offline = Arc::new(OfflineProvider::default());
+        let offline = Arc::new(engine::offline::provider());
         let respond = move |req: &serde_json::Value| {
             let purpose = req["x_assay_purpose"].as_str().unwrap_or("");
             let messages: Vec<Message> = serde_json::from_value(req["messages"].clone()).unwrap_or_default();

@@ -57,7 +57,9 @@ async fn main() {
     let bomb = engine::corpus::fixtures::overlapping_bomb(10 << 20, 220);
     let text: Vec<u8> = (0..10 << 20).map(|i| b"abcdefghij klmnopqrstuvwxyz\n"[i % 28]).collect();
     println!("zip bomb: {} bytes packed, {} entries × 10 MB = 2.2 GB if unpacked", bomb.len(), 220);
-    for (what, name, data) in [("zip bomb", "bomb.zip", &bomb), ("zip bomb again", "bomb.zip", &bomb), ("10 MB text", "big.txt", &text)] {
+    for (what, name, data) in
+        [("zip bomb", "bomb.zip", &bomb), ("zip bomb again", "bomb.zip", &bomb), ("10 MB text", "big.txt", &text)]
+    {
         let before = status_kb(pid, "VmRSS:");
         let started = Instant::now();
         let resp = client

@@ -173,10 +173,13 @@ async fn raters_validate_answers_and_categories_and_the_llm_rater_is_compared_wi
     // the ρ of the split that made it; coarse picks have no split.
     json(&assay(&db, &["--json", "answers", "generate", "A", "--set", &set, "--method", "bm25"], &[]).await);
     let answers: i64 = sqlx::query_scalar("SELECT MAX(id) FROM answer_sets").fetch_one(&pool).await.unwrap();
-    let run = json(&assay(&db, &["--json", "metrics", "run", "A", "--set", &set, "--answers", &answers.to_string()], &[]).await);
+    let run = json(
+        &assay(&db, &["--json", "metrics", "run", "A", "--set", &set, "--answers", &answers.to_string()], &[]).await,
+    );
     let run_id = run["run_id"].as_i64().unwrap();
     let page = app::metrics::page(&pool, run_id).await.unwrap();
-    let (from, r, p, n) = page.view.as_ref().unwrap().sets[0].rho_agreement.expect("a validation study was drawn from the set");
+    let (from, r, p, n) =
+        page.view.as_ref().unwrap().sets[0].rho_agreement.expect("a validation study was drawn from the set");
     assert_eq!((from, n), (study, 12));
     let report = app::metrics::report(&pool, run_id).await.unwrap();
     let splits = &report.sets[0].granularity[0].splits;

@@ -458,7 +458,18 @@ async fn the_answer_temperature_is_a_method_setting_and_the_second_run_samples()
         mock.reset_stats();
         let id = made["answers_id"].to_string();
         let args = [
-            "--json", "eval", "sanity", "A", "--set", &set, "--method", &id, "--judge", "offline", "--trials", "1",
+            "--json",
+            "eval",
+            "sanity",
+            "A",
+            "--set",
+            &set,
+            "--method",
+            &id,
+            "--judge",
+            "offline",
+            "--trials",
+            "1",
             "--no-align",
         ];
         let sanity = json(&assay(&db, &args, &env).await);
@@ -468,7 +479,8 @@ async fn the_answer_temperature_is_a_method_setting_and_the_second_run_samples()
         assert_eq!(temperatures(&bodies), [second], "{param}: the second run samples");
     }
     // A temperature out of range is refused by name.
-    let bad = assay(&db, &["answers", "generate", "A", "--set", &set, "--method", "bm25", "--param", "temperature=5"], &env)
-        .await;
+    let bad =
+        assay(&db, &["answers", "generate", "A", "--set", &set, "--method", "bm25", "--param", "temperature=5"], &env)
+            .await;
     assert!(String::from_utf8_lossy(&bad.stderr).contains("temperature must be a number from 0 to 2"));
 }

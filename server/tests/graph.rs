@@ -50,7 +50,7 @@ async fn the_offline_graph_of_alice_is_built_stored_and_exported() {
     }
     let top = degree.iter().max_by_key(|(_, d)| **d).unwrap();
     assert_eq!(*top.0, "Alice");
-    let budget = engine::tasks::describe::DEFAULT_BUDGET;
+    let budget = engine::graph::describe::DEFAULT_BUDGET;
     for n in nodes {
         let tokens = engine::chunk::Tokenizer::Cl100kBase.count(n["description"].as_str().unwrap());
         assert!(tokens <= budget + 10, "{} has {tokens} tokens of description", n["name"]);

@@ -63,7 +63,7 @@ async fn the_offline_summaries_job_runs_to_the_end_and_logs_every_call() {
     assert_eq!(calls[0].purpose, "summarise_chunk");
     assert_eq!(
         calls[0].prompt_hash.as_deref(),
-        Some(engine::tasks::prompt_hash(engine::tasks::summarise::PROMPT).as_str())
+        Some(engine::llm::prompt::prompt_hash(engine::graph::summarise::PROMPT).as_str())
     );
     assert!(calls[0].prompt.starts_with("[system]\nYou summarise passages"), "{}", calls[0].prompt);
     assert_eq!(calls[0].reply.as_deref(), Some(summary));
@@ -102,7 +102,14 @@ fn mock_env(base: &str) -> [(&'static str, &str); 4] {
 
 /// Runs `assay ARGS` and kills it (SIGKILL) `grace` after `items` of its
 /// job's items have finished.
-async fn kill_after(db: &Path, pool: &sqlx::SqlitePool, args: &[&str], env: &[(&str, &str)], items: i64, grace: Duration) {
+async fn kill_after(
+    db: &Path,
+    pool: &sqlx::SqlitePool,
+    args: &[&str],
+    env: &[(&str, &str)],
+    items: i64,
+    grace: Duration,
+) {
     let mut child = command(db, args, env).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
     let started = Instant::now();
     loop {
@@ -196,8 +203,7 @@ async fn a_jobs_calls_are_written_with_the_item_that_made_them() {
     let job = app::store::jobs::create_job(&pool, project, "summaries", &serde_json::json!({}), 2).await.unwrap();
     let calls = Arc::new(app::store::calls::SqliteCallStore::buffered(pool.clone()).await.unwrap());
     let store = app::store::jobs::SqliteJobStore::new(pool.clone()).with_calls(calls.clone());
-    let gateway =
-        Gateway::new(Arc::new(engine::llm::offline::OfflineProvider::default()), calls.clone(), PriceTable::default());
+    let gateway = Gateway::new(Arc::new(engine::offline::provider()), calls.clone(), PriceTable::default());
     let logged = || async {
         let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM llm_calls").fetch_one(&pool).await.unwrap();
         let cached: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM llm_cache").fetch_one(&pool).await.unwrap();
@@ -238,7 +244,7 @@ async fn a_killed_multi_call_job_pays_again_only_for_calls_in_flight() {
     let extract = |req: &Value| -> String {
         let last = req["messages"].as_array().and_then(|m| m.last()).and_then(|m| m["content"].as_str()).unwrap_or("");
         let chat = engine::llm::ChatRequest::new("extract", vec![engine::llm::Message::user(last)]);
-        engine::tasks::extract::offline(&chat)
+        engine::graph::extract::offline(&chat)
             .unwrap_or_else(|_| serde_json::to_string(&engine::graph::offline::extract("")).unwrap())
     };
     let config = MockConfig {

@@ -138,7 +138,8 @@ async fn ping_advises_concurrency_one_for_a_server_that_answers_one_request_at_a
     let base = mock.base_url();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("p.db");
-    let env = [("ASSAY_LLM_PROVIDER", "openai"), ("ASSAY_LLM_BASE_URL", base.as_str()), ("ASSAY_LLM_MODEL", "mock-model")];
+    let env =
+        [("ASSAY_LLM_PROVIDER", "openai"), ("ASSAY_LLM_BASE_URL", base.as_str()), ("ASSAY_LLM_MODEL", "mock-model")];
     let v = json(&assay(&db, &["--json", "llm", "ping"], &env).await);
     assert_eq!(v["context_window"], 4096, "the endpoint's /v1/models says so");
     let advice = v["advice"].as_str().expect("advice for a serial server");
@@ -151,7 +152,8 @@ async fn ping_advises_concurrency_one_for_a_server_that_answers_one_request_at_a
     // A server that answers requests side by side gets no advice.
     let parallel = MockServer::start(MockConfig { latency: Duration::from_millis(150), ..Default::default() }).await;
     let base = parallel.base_url();
-    let env = [("ASSAY_LLM_PROVIDER", "openai"), ("ASSAY_LLM_BASE_URL", base.as_str()), ("ASSAY_LLM_MODEL", "mock-model")];
+    let env =
+        [("ASSAY_LLM_PROVIDER", "openai"), ("ASSAY_LLM_BASE_URL", base.as_str()), ("ASSAY_LLM_MODEL", "mock-model")];
     let v = json(&assay(&db, &["--json", "llm", "ping"], &env).await);
     assert_eq!(v["advice"], Value::Null);
     assert_eq!(v["context_window"], 8192, "nothing said: the default");

@@ -8,7 +8,6 @@ mod common;
 use std::sync::Arc;
 
 use common::{assay, json};
-use engine::llm::offline::OfflineProvider;
 use engine::llm::{ChatRequest, Message};
 use mockllm::{MockConfig, MockServer, Responder};
 use serde_json::Value;
@@ -16,7 +15,7 @@ use serde_json::Value;
 /// The mock answers each task as the offline provider would, except the
 /// purposes `unusable` names, which get a reply no parser accepts.
 fn responder(unusable: &'static [&'static str]) -> Responder {
-    let offline = OfflineProvider::default();
+    let offline = engine::offline::provider();
     Responder(Arc::new(move |body: &Value| {
         let purpose = body["x_assay_purpose"].as_str().unwrap_or("").to_string();
         if unusable.iter().any(|p| purpose.starts_with(p)) {
@@ -73,7 +72,8 @@ async fn a_stage_whose_every_item_failed_fails_and_the_run_stops_there_saying_wh
     json(&assay(&db, &["--json", "graph", "build", "P"], &env(&base)).await);
 
     // Every question reply is prose: the job fails, naming the reason.
-    let out = assay(&db, &["questions", "generate", "P", "--node", "3", "--edge", "0", "--subgraph", "0"], &env(&base)).await;
+    let out =
+        assay(&db, &["questions", "generate", "P", "--node", "3", "--edge", "0", "--subgraph", "0"], &env(&base)).await;
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "a stage with nothing usable exits non-zero");
     assert!(stderr.contains("every one of its 3 items failed: the reply is not a question"), "{stderr}");
@@ -106,9 +106,11 @@ async fn a_stage_whose_every_item_failed_fails_and_the_run_stops_there_saying_wh
     assert!(why.starts_with("stage \"questions 1: graph\" stopped: job"), "{why}");
     assert!(why.contains("every one of its 3 items failed: the reply is not a question"), "{why}");
     assert!(why.contains("Next: see the job's items (`assay job show"), "{why}");
-    let labels: Vec<&str> = summary["stages"].as_array().unwrap().iter().map(|s| s["label"].as_str().unwrap()).collect();
+    let labels: Vec<&str> =
+        summary["stages"].as_array().unwrap().iter().map(|s| s["label"].as_str().unwrap()).collect();
     assert_eq!(labels.len(), 2, "the corpus and the graph ran: {labels:?}");
-    let written: Value = serde_json::from_str(&std::fs::read_to_string(report.join("experiment.json")).unwrap()).unwrap();
+    let written: Value =
+        serde_json::from_str(&std::fs::read_to_string(report.join("experiment.json")).unwrap()).unwrap();
     assert_eq!(written["stopped"], summary["stopped"]);
 }
 
@@ -154,14 +156,38 @@ async fn a_report_without_verdicts_says_why() {
         .await
         .unwrap();
     let lines = |words: usize| -> String {
-        ids.iter().map(|id| format!("{}\n", serde_json::json!({"question_id": id, "answer": "salt ".repeat(words)}))).collect()
+        ids.iter()
+            .map(|id| format!("{}\n", serde_json::json!({"question_id": id, "answer": "salt ".repeat(words)})))
+            .collect()
     };
     for (name, words) in [("Short", 5), ("Long", 80)] {
         let file = dir.path().join(format!("{name}.jsonl"));
         std::fs::write(&file, lines(words)).unwrap();
-        json(&assay(&db, &["--json", "answers", "import", "A", "--set", &set, "--name", name, file.to_str().unwrap()], &[]).await);
+        json(
+            &assay(
+                &db,
+                &["--json", "answers", "import", "A", "--set", &set, "--name", name, file.to_str().unwrap()],
+                &[],
+            )
+            .await,
+        );
     }
-    let args = ["--json", "eval", "run", "A", "--set", &set, "--methods", "Short,Long", "--trials", "2", "--repeats", "1", "--protocol", "unbiased"];
+    let args = [
+        "--json",
+        "eval",
+        "run",
+        "A",
+        "--set",
+        &set,
+        "--methods",
+        "Short,Long",
+        "--trials",
+        "2",
+        "--repeats",
+        "1",
+        "--protocol",
+        "unbiased",
+    ];
     let v = json(&assay(&db, &args, &env(&base)).await);
     let said = v["no_verdict"].as_str().expect("a reason");
     assert!(said.starts_with("No question was judged: length alignment discarded 2 of 2"), "{said}");
@@ -178,8 +204,22 @@ async fn an_evaluation_without_one_readable_verdict_fails_with_the_reasons() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("j.db");
     let set = common::sample_with_answers(&db, [2, 0, 0]).await;
-    let args = ["eval", "run", "A", "--set", &set, "--methods", "bm25,lightrag", "--trials", "1", "--repeats", "1",
-                "--protocol", "unbiased", "--no-align"];
+    let args = [
+        "eval",
+        "run",
+        "A",
+        "--set",
+        &set,
+        "--methods",
+        "bm25,lightrag",
+        "--trials",
+        "1",
+        "--repeats",
+        "1",
+        "--protocol",
+        "unbiased",
+        "--no-align",
+    ];
     let out = assay(&db, &args, &env(&base)).await;
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{stderr}");

@@ -269,7 +269,18 @@ async fn relevance_of_bm25_context_is_scored_per_question_and_favours_graph_ques
     let mut means = Vec::new();
     for set in [&graph, &summary] {
         let id = set["set_id"].to_string();
-        let args = ["--json", "questions", "relevance", "Q", "--set", &id, "--retriever", "bm25", "--svg", svg.to_str().unwrap()];
+        let args = [
+            "--json",
+            "questions",
+            "relevance",
+            "Q",
+            "--set",
+            &id,
+            "--retriever",
+            "bm25",
+            "--svg",
+            svg.to_str().unwrap(),
+        ];
         let r = json(&assay(&db, &args, &[]).await);
         assert_eq!(r["scored"], set["questions"]);
         assert_eq!(r["retriever"], "bm25");
@@ -289,22 +300,39 @@ async fn relevance_of_bm25_context_is_scored_per_question_and_favours_graph_ques
     // is an LLM call of its own, counted with the item; the chunks it
     // returned are kept with each score.
     let id = graph["set_id"].to_string();
-    let r = json(&assay(&db, &["--json", "questions", "relevance", "Q", "--set", &id, "--svg", svg.to_str().unwrap()], &[]).await);
+    let r = json(
+        &assay(&db, &["--json", "questions", "relevance", "Q", "--set", &id, "--svg", svg.to_str().unwrap()], &[])
+            .await,
+    );
     assert_eq!((r["retriever"].as_str(), &r["scored"]), (Some("fastgraphrag"), &graph["questions"]), "{r}");
     assert!(std::fs::read_to_string(&svg).unwrap().contains("fastgraphrag context"));
     let pool = app::store::open(&db).await.unwrap();
     let job = r["job_id"].as_i64().unwrap();
-    let purposes: Vec<String> = sqlx::query_scalar("SELECT DISTINCT purpose FROM llm_calls WHERE job_id = ? ORDER BY purpose")
-        .bind(job)
-        .fetch_all(&pool)
-        .await
-        .unwrap();
+    let purposes: Vec<String> =
+        sqlx::query_scalar("SELECT DISTINCT purpose FROM llm_calls WHERE job_id = ? ORDER BY purpose")
+            .bind(job)
+            .fetch_all(&pool)
+            .await
+            .unwrap();
     assert_eq!(purposes.len(), 2, "the retriever's entity listing and the rating: {purposes:?}");
     assert!(purposes.contains(&engine::questions::relevance::PURPOSE.to_string()));
     // A graph retriever without a graph is refused with the way out.
     json(&assay(&db, &["--json", "project", "create", "Empty"], &[]).await);
     json(&assay(&db, &["--json", "corpus", "add", "Empty", "--sample"], &[]).await);
-    let args = ["--json", "questions", "generate", "Empty", "--kind", "summary", "--users", "1", "--tasks", "1", "--per-task", "2"];
+    let args = [
+        "--json",
+        "questions",
+        "generate",
+        "Empty",
+        "--kind",
+        "summary",
+        "--users",
+        "1",
+        "--tasks",
+        "1",
+        "--per-task",
+        "2",
+    ];
     let none = json(&assay(&db, &args, &[]).await)["set_id"].to_string();
     let refused = assay(&db, &["questions", "relevance", "Empty", "--set", &none], &[]).await;
     assert!(String::from_utf8_lossy(&refused.stderr).contains("build the graph first, or choose bm25"));

@@ -31,8 +31,7 @@ async fn call(router: &axum::Router, path: &str, form: &str, addr: &str, cookie:
     req.extensions_mut().insert(axum::extract::ConnectInfo(addr));
     let resp = router.clone().oneshot(req).await.unwrap();
     let status = resp.status();
-    let cookies =
-        resp.headers().get_all(header::SET_COOKIE).iter().map(|v| v.to_str().unwrap().to_string()).collect();
+    let cookies = resp.headers().get_all(header::SET_COOKIE).iter().map(|v| v.to_str().unwrap().to_string()).collect();
     let bytes = resp.into_body().collect().await.unwrap().to_bytes();
     Reply { status, cookies, json: serde_json::from_slice(&bytes).unwrap_or(Value::Null) }
 }
@@ -61,9 +60,8 @@ async fn open_link_raters_are_one_per_browser_limited_per_address_and_all_stored
     let dir = tempfile::tempdir().unwrap();
     let pool = app::store::open(&dir.path().join("raters.db")).await.unwrap();
     let project = app::store::create_project(&pool, "P", &Default::default()).await.unwrap().summary.id;
-    let set = app::store::questions::create_set(&pool, project, None, "imported", "Q", &serde_json::json!({}))
-        .await
-        .unwrap();
+    let set =
+        app::store::questions::create_set(&pool, project, None, "imported", "Q", &serde_json::json!({})).await.unwrap();
     for q in ["What is the Salt Guild?", "Who built the lighthouse?", "Where does the Oll run?"] {
         app::store::questions::add_question(&pool, set, q, None, None).await.unwrap();
     }
@@ -123,13 +121,12 @@ async fn open_link_raters_are_one_per_browser_limited_per_address_and_all_stored
     while let Some(d) = tasks.join_next().await {
         dims = d.unwrap();
     }
-    let stored: i64 = sqlx::query_scalar(
-        "SELECT COUNT(*) FROM ratings WHERE rater_id IN (SELECT id FROM raters WHERE study_id = ?)",
-    )
-    .bind(study.study_id)
-    .fetch_one(&pool)
-    .await
-    .unwrap();
+    let stored: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM ratings WHERE rater_id IN (SELECT id FROM raters WHERE study_id = ?)")
+            .bind(study.study_id)
+            .fetch_one(&pool)
+            .await
+            .unwrap();
     assert_eq!(stored as usize, 200 * 3 * dims, "every rating of 200 concurrent raters");
     let results = app::study::results_view(&pool, study.study_id).await.unwrap();
     assert_eq!(results.open_link_raters, 200);

@@ -90,7 +90,8 @@ fn assay(db: &Path, e: &Endpoint, args: &[&str]) -> (i32, String, String, Durati
 
 /// Every job ended, and every failed item says why.
 async fn every_job_ended_with_reasons(pool: &SqlitePool) -> usize {
-    let jobs: Vec<(i64, String, String)> = sqlx::query_as("SELECT id, kind, status FROM jobs").fetch_all(pool).await.unwrap();
+    let jobs: Vec<(i64, String, String)> =
+        sqlx::query_as("SELECT id, kind, status FROM jobs").fetch_all(pool).await.unwrap();
     for (id, kind, status) in &jobs {
         assert!(matches!(status.as_str(), "done" | "failed"), "job {id} ({kind}) ended {status}");
         let unexplained: i64 = sqlx::query_scalar(
@@ -159,7 +160,12 @@ async fn the_pipeline_runs_on_a_real_model() {
     eprintln!("first run: exit {code} in {:.1} s\n{stderr}", took.as_secs_f64());
     let summary: Value = serde_json::from_str(&stdout).unwrap_or_else(|err| panic!("{err}: {stdout}\n{stderr}"));
     for s in summary["stages"].as_array().unwrap() {
-        eprintln!("  {:<40} {:>6.1} s  {:>4} new calls", s["label"].as_str().unwrap(), s["seconds"].as_f64().unwrap(), s["new_calls"]);
+        eprintln!(
+            "  {:<40} {:>6.1} s  {:>4} new calls",
+            s["label"].as_str().unwrap(),
+            s["seconds"].as_f64().unwrap(),
+            s["new_calls"]
+        );
     }
     let pool = app::store::open(&db).await.unwrap();
     let jobs = every_job_ended_with_reasons(&pool).await;
@@ -192,11 +198,8 @@ async fn the_pipeline_runs_on_a_real_model() {
 
     // A two-item LLM rating of a study over the first question set.
     let set = summary["question_sets"][0].as_i64().unwrap();
-    let questions: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM questions WHERE set_id = ?")
-        .bind(set)
-        .fetch_one(&pool)
-        .await
-        .unwrap();
+    let questions: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM questions WHERE set_id = ?").bind(set).fetch_one(&pool).await.unwrap();
     let mut study_jobs = Vec::new();
     if questions > 0 {
         let project = summary["project_id"].as_i64().unwrap().to_string();

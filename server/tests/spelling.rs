@@ -118,13 +118,30 @@ async fn no_spelling_of_a_path_reaches_another_project() {
         json(&assay(&db, &args, &[]).await);
     }
     let set = json(
-        &assay(&db, &["--json", "questions", "generate", "B", "--node", "20", "--edge", "1", "--subgraph", "0", "--degree-weighted"], &[])
-            .await,
+        &assay(
+            &db,
+            &[
+                "--json",
+                "questions",
+                "generate",
+                "B",
+                "--node",
+                "20",
+                "--edge",
+                "1",
+                "--subgraph",
+                "0",
+                "--degree-weighted",
+            ],
+            &[],
+        )
+        .await,
     )["set_id"]
         .to_string();
     let mut answer_sets = Vec::new();
     for method in ["bm25", "lightrag"] {
-        let out = json(&assay(&db, &["--json", "answers", "generate", "B", "--set", &set, "--method", method], &[]).await);
+        let out =
+            json(&assay(&db, &["--json", "answers", "generate", "B", "--set", &set, "--method", method], &[]).await);
         answer_sets.push(out["answers_id"].as_i64().unwrap());
     }
     let methods = "bm25,lightrag";
@@ -137,7 +154,8 @@ async fn no_spelling_of_a_path_reaches_another_project() {
         .await,
     );
     let study = json(
-        &assay(&db, &["--json", "study", "create", "B", "--questions", &format!("{set}:2"), "--raters", "1"], &[]).await,
+        &assay(&db, &["--json", "study", "create", "B", "--questions", &format!("{set}:2"), "--raters", "1"], &[])
+            .await,
     );
     let page = format!("study:{}", study["study_id"]);
     let share = json(&assay(&db, &["--json", "share", "create", "B", "--page", &page], &[]).await);
@@ -153,19 +171,22 @@ async fn no_spelling_of_a_path_reaches_another_project() {
     }
     let mut sessions = std::collections::HashMap::new();
     for name in ["owner", "ana", "ben", "cy"] {
-        let t = json(&assay(&db, &["--json", "user", "session", name], &[]).await)["token"].as_str().unwrap().to_string();
+        let t =
+            json(&assay(&db, &["--json", "user", "session", name], &[]).await)["token"].as_str().unwrap().to_string();
         sessions.insert(name, t);
     }
 
     let pool = app::store::open(&db).await.unwrap();
     for (project, answers) in [(1, 1), (2, answer_sets[0])] {
-        sqlx::query("INSERT INTO metrics_runs (project_id, question_set_id, answer_sets, k, bins) VALUES (?, ?, ?, 10, 4)")
-            .bind(project)
-            .bind(project)
-            .bind(format!("[{answers}]"))
-            .execute(&pool)
-            .await
-            .unwrap();
+        sqlx::query(
+            "INSERT INTO metrics_runs (project_id, question_set_id, answer_sets, k, bins) VALUES (?, ?, ?, 10, 4)",
+        )
+        .bind(project)
+        .bind(project)
+        .bind(format!("[{answers}]"))
+        .execute(&pool)
+        .await
+        .unwrap();
         sqlx::query(
             "INSERT INTO experiments (project_id, name, manifest, plan, llm, offline, status) VALUES (?, 'x', '', '[]', 'offline (no LLM)', 1, 'done')",
         )
@@ -226,8 +247,7 @@ async fn no_spelling_of_a_path_reaches_another_project() {
     let mut owner_saw_marker = 0;
     for (method, template) in &routes {
         let canonical = fill(template, &ids, 2, &|n| n.to_string());
-        let (owner_status, owner_body) =
-            send(&router, request(method, &canonical, Some(&sessions["owner"]))).await;
+        let (owner_status, owner_body) = send(&router, request(method, &canonical, Some(&sessions["owner"]))).await;
         if *method == Method::GET {
             // Served, or missing only because that step was not run for B.
             let not_run = matches!(owner_status, StatusCode::NOT_FOUND | StatusCode::CONFLICT)
@@ -317,7 +337,11 @@ async fn no_spelling_of_a_path_reaches_another_project() {
             }
             let (status, body) = send(&router, req.body(Body::from(form.clone())).unwrap()).await;
             functions += 1;
-            assert!(!body.contains(MARKER), "{caller} {path} returned B's text ({status}): {}", &body[..body.len().min(300)]);
+            assert!(
+                !body.contains(MARKER),
+                "{caller} {path} returned B's text ({status}): {}",
+                &body[..body.len().min(300)]
+            );
         }
     }
     assert_eq!(one(b_rows).await, b_before, "B changed");

@@ -55,8 +55,7 @@ async fn a_full_disk_loses_nothing_acknowledged() {
         let pool = app::store::open(&db).await.unwrap();
         let project = app::store::create_project(&pool, "P", &Default::default()).await.unwrap().summary.id;
         let ballast = app::store::create_project(&pool, "ballast", &Default::default()).await.unwrap().summary.id;
-        let files: Vec<(String, Vec<u8>)> =
-            (1000..1030).map(|i| (format!("b{i}.txt"), text(i).into_bytes())).collect();
+        let files: Vec<(String, Vec<u8>)> = (1000..1030).map(|i| (format!("b{i}.txt"), text(i).into_bytes())).collect();
         app::store::add_files(&pool, ballast, &files, &Default::default()).await.unwrap();
         let pages: i64 = sqlx::query_scalar("PRAGMA page_count").fetch_one(&pool).await.unwrap();
         pool.close().await;
@@ -174,11 +173,8 @@ async fn concurrent_writers_from_two_pools_never_see_database_is_locked() {
         r.unwrap().unwrap();
     }
     for job in jobs {
-        let (done, tokens): (i64, i64) = sqlx::query_as("SELECT done, tokens FROM jobs WHERE id = ?")
-            .bind(job)
-            .fetch_one(&server)
-            .await
-            .unwrap();
+        let (done, tokens): (i64, i64) =
+            sqlx::query_as("SELECT done, tokens FROM jobs WHERE id = ?").bind(job).fetch_one(&server).await.unwrap();
         assert_eq!((done, tokens), (400, 1200));
     }
     let docs: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM documents").fetch_one(&cli).await.unwrap();

@@ -119,7 +119,8 @@ pub fn SharedReport() -> impl IntoView {
         } else if let Some(q) = v.questions {
             view! { <SharedSet q token=t/> }.into_any()
         } else if let Some(v) = v.metrics {
-            view! { <h1>{format!("Metrics run #{}", v.run_id)}</h1><crate::pages::metrics::Results v share=t/> }.into_any()
+            view! { <h1>{format!("Metrics run #{}", v.run_id)}</h1><crate::pages::metrics::Results v share=t/> }
+                .into_any()
         } else {
             ().into_any()
         }
@@ -129,7 +130,9 @@ pub fn SharedReport() -> impl IntoView {
 /// A shared experiment's report.
 #[component]
 pub fn SharedExperiment() -> impl IntoView {
-    shared_body(get_shared_experiment, |r, t| view! { <crate::pages::experiments::ExperimentReport r share=t/> }.into_any())
+    shared_body(get_shared_experiment, |r, t| {
+        view! { <crate::pages::experiments::ExperimentReport r share=t/> }.into_any()
+    })
 }
 
 /// A project's graph, read-only: its statistics and the explorer (which

@@ -235,10 +235,10 @@ impl CallStore for SqliteCallStore {
             let row: Option<(String, String, i64, i64, bool)> = sqlx::query_as(
                 "SELECT reply, model, prompt_tokens, completion_tokens, truncated FROM llm_cache WHERE key = ?",
             )
-                    .bind(key)
-                    .fetch_optional(&self.pool)
-                    .await
-                    .map_err(store_error)?;
+            .bind(key)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(store_error)?;
             Ok(row.map(|(text, model, p, c, truncated)| CachedReply {
                 text,
                 model,

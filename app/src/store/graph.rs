@@ -507,7 +507,8 @@ pub async fn extraction_note(pool: &SqlitePool, job_id: i64) -> AppResult<Option
             *reasons.entry(reason).or_default() += 1;
             continue;
         }
-        let Some(x) = result.as_deref().and_then(|r| serde_json::from_str::<engine::tasks::extract::ChunkExtraction>(r).ok())
+        let Some(x) =
+            result.as_deref().and_then(|r| serde_json::from_str::<engine::graph::extract::ChunkExtraction>(r).ok())
         else {
             continue;
         };

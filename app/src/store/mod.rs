@@ -518,7 +518,10 @@ pub async fn chunk_spans(
             .bind(project_id)
             .fetch_all(pool)
             .await?;
-    Ok(rows.into_iter().map(|(id, document, start, end)| (id, engine::metrics::Span { document, start, end })).collect())
+    Ok(rows
+        .into_iter()
+        .map(|(id, document, start, end)| (id, engine::metrics::Span { document, start, end }))
+        .collect())
 }
 
 /// The text of every document of a project, in the order they were added.

@@ -7,8 +7,8 @@ pub mod minilm;
 
 use std::sync::Arc;
 
+use crate::llm::Meter;
 use crate::llm::{CallContext, Gateway};
-use crate::rag::Meter;
 
 /// Where embeddings come from.
 #[derive(Clone)]

@@ -13,10 +13,14 @@
 //! - [`offline`]: the offline provider's extractor (classical NLP).
 //! - [`parse`]: reading LLM extraction replies (JSON or LightRAG tuples).
 
+pub mod describe;
 pub mod export;
+pub mod extract;
 pub mod layout;
+pub mod mentions;
 pub mod offline;
 pub mod parse;
+pub mod summarise;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -363,6 +367,16 @@ fn push_distinct(list: &mut Vec<String>, text: &str) {
 /// result does not depend on arrival order.
 fn most_common(counts: &HashMap<String, usize>) -> String {
     counts.iter().max_by(|a, b| a.1.cmp(b.1).then_with(|| b.0.cmp(a.0))).map(|(k, _)| k.clone()).unwrap_or_default()
+}
+
+/// Registers the graph stage's offline tasks: chunk summaries, extraction
+/// (and its gleaning turn), entity descriptions and question mentions.
+pub fn register_offline(p: &mut crate::llm::offline::OfflineProvider) {
+    p.register(summarise::PURPOSE, summarise::offline);
+    p.register(extract::PURPOSE, extract::offline);
+    p.register(extract::GLEAN_PURPOSE, extract::offline_glean);
+    p.register(describe::PURPOSE, describe::offline);
+    p.register(mentions::PURPOSE, mentions::offline);
 }
 
 #[cfg(test)]

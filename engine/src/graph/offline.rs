@@ -366,7 +366,7 @@ fn capital_runs(toks: &[Token]) -> Vec<(String, bool)> {
         }
         let start = i;
         let mut end = i; // inclusive
-        // "St." continues a name across its full stop: "Lord St. Simon".
+                         // "St." continues a name across its full stop: "Lord St. Simon".
         while (!toks[end].breaks || toks[end].word == "St") && end + 1 < toks.len() {
             let next = &toks[end + 1];
             // A repeated word ("Scrooge Scrooge") is two mentions, not one name.
@@ -421,21 +421,24 @@ fn guess_type(name: &str, aliases: &[String], sentences_of: &[&str], lower_noun:
     if described(name) || aliases.iter().any(|a| described(a)) {
         return "person";
     }
-    let names: Vec<String> = std::iter::once(name.to_lowercase()).chain(aliases.iter().map(|a| a.to_lowercase())).collect();
+    let names: Vec<String> =
+        std::iter::once(name.to_lowercase()).chain(aliases.iter().map(|a| a.to_lowercase())).collect();
     let spoken = sentences_of.iter().any(|s| {
         let s = s.to_lowercase();
         names.iter().any(|n| {
             SPEECH_VERBS.iter().any(|v| {
-                s.contains(&format!("{v} {n}")) || s.contains(&format!("{v} the {n}")) || s.contains(&format!("{n} {v}"))
+                s.contains(&format!("{v} {n}"))
+                    || s.contains(&format!("{v} the {n}"))
+                    || s.contains(&format!("{n} {v}"))
             })
         })
     });
     // A title before the name: "Mr. Holmes", "Mrs Hudson", "Uncle Scrooge".
     let titled = sentences_of.iter().any(|s| {
         let s = s.to_lowercase();
-        names.iter().any(|n| {
-            PERSON_TITLES.iter().any(|t| s.contains(&format!("{t} {n}")) || s.contains(&format!("{t}. {n}")))
-        })
+        names
+            .iter()
+            .any(|n| PERSON_TITLES.iter().any(|t| s.contains(&format!("{t} {n}")) || s.contains(&format!("{t}. {n}"))))
     });
     if spoken || titled {
         return "person";
@@ -612,18 +615,59 @@ fn aliases_of(forms: &HashMap<String, HashMap<String, usize>>, objects: &HashSet
 /// Common English diminutives and their given names: "Bob" and "Robert"
 /// are one person's first name.
 const DIMINUTIVES: &[(&str, &str)] = &[
-    ("bob", "robert"), ("bobby", "robert"), ("rob", "robert"), ("robin", "robert"),
-    ("bill", "william"), ("billy", "william"), ("will", "william"), ("willie", "william"),
-    ("tom", "thomas"), ("tommy", "thomas"), ("jim", "james"), ("jimmy", "james"), ("jamie", "james"),
-    ("jack", "john"), ("johnny", "john"), ("dick", "richard"), ("rick", "richard"),
-    ("ned", "edward"), ("ted", "edward"), ("eddie", "edward"), ("harry", "henry"), ("hal", "henry"),
-    ("charlie", "charles"), ("chuck", "charles"), ("fred", "frederick"), ("freddie", "frederick"),
-    ("sam", "samuel"), ("joe", "joseph"), ("ben", "benjamin"), ("nick", "nicholas"), ("tony", "anthony"),
-    ("dan", "daniel"), ("danny", "daniel"), ("mike", "michael"), ("tim", "timothy"), ("timmy", "timothy"),
-    ("kate", "katherine"), ("kitty", "katherine"), ("katie", "katherine"), ("peggy", "margaret"),
-    ("meg", "margaret"), ("maggie", "margaret"), ("bess", "elizabeth"), ("betsy", "elizabeth"),
-    ("beth", "elizabeth"), ("liz", "elizabeth"), ("lizzie", "elizabeth"), ("sally", "sarah"),
-    ("polly", "mary"), ("molly", "mary"), ("jenny", "jane"), ("fanny", "frances"), ("annie", "ann"),
+    ("bob", "robert"),
+    ("bobby", "robert"),
+    ("rob", "robert"),
+    ("robin", "robert"),
+    ("bill", "william"),
+    ("billy", "william"),
+    ("will", "william"),
+    ("willie", "william"),
+    ("tom", "thomas"),
+    ("tommy", "thomas"),
+    ("jim", "james"),
+    ("jimmy", "james"),
+    ("jamie", "james"),
+    ("jack", "john"),
+    ("johnny", "john"),
+    ("dick", "richard"),
+    ("rick", "richard"),
+    ("ned", "edward"),
+    ("ted", "edward"),
+    ("eddie", "edward"),
+    ("harry", "henry"),
+    ("hal", "henry"),
+    ("charlie", "charles"),
+    ("chuck", "charles"),
+    ("fred", "frederick"),
+    ("freddie", "frederick"),
+    ("sam", "samuel"),
+    ("joe", "joseph"),
+    ("ben", "benjamin"),
+    ("nick", "nicholas"),
+    ("tony", "anthony"),
+    ("dan", "daniel"),
+    ("danny", "daniel"),
+    ("mike", "michael"),
+    ("tim", "timothy"),
+    ("timmy", "timothy"),
+    ("kate", "katherine"),
+    ("kitty", "katherine"),
+    ("katie", "katherine"),
+    ("peggy", "margaret"),
+    ("meg", "margaret"),
+    ("maggie", "margaret"),
+    ("bess", "elizabeth"),
+    ("betsy", "elizabeth"),
+    ("beth", "elizabeth"),
+    ("liz", "elizabeth"),
+    ("lizzie", "elizabeth"),
+    ("sally", "sarah"),
+    ("polly", "mary"),
+    ("molly", "mary"),
+    ("jenny", "jane"),
+    ("fanny", "frances"),
+    ("annie", "ann"),
 ];
 
 /// The given name a diminutive stands for ("bob" → "robert"); others as they are.
@@ -644,7 +688,8 @@ pub fn resolve_aliases(graph: &mut super::KnowledgeGraph) -> usize {
     // So are a given name and its diminutive ("bob cratchit", "robert cratchit").
     let mut by_core: BTreeMap<String, Vec<(usize, String)>> = BTreeMap::new();
     for n in graph.nodes.values().filter(|n| core(&n.key).len() >= 2 && n.kind != "object") {
-        let words: Vec<&str> = core(&n.key).iter().enumerate().map(|(i, w)| if i == 0 { formal(w) } else { w }).collect();
+        let words: Vec<&str> =
+            core(&n.key).iter().enumerate().map(|(i, w)| if i == 0 { formal(w) } else { w }).collect();
         by_core.entry(words.join(" ")).or_default().push((n.source_chunks.len(), n.key.clone()));
     }
     let mut folded = 0;
@@ -735,14 +780,23 @@ mod tests {
         let x = extract(text);
         let kinds: BTreeMap<&str, &str> = x.entities.iter().map(|e| (e.name.as_str(), e.kind.as_str())).collect();
         assert!(kinds.keys().all(|n| !n.contains("--") && !n.contains('—') && !n.ends_with("'s")), "{kinds:?}");
-        assert_eq!(kinds.get("Ebenezer Scrooge"), Some(&"person"), "'said Scrooge' makes the full name a person: {kinds:?}");
+        assert_eq!(
+            kinds.get("Ebenezer Scrooge"),
+            Some(&"person"),
+            "'said Scrooge' makes the full name a person: {kinds:?}"
+        );
         assert!(!kinds.contains_key("Scrooge") && !kinds.contains_key("Scrooge Scrooge"), "{kinds:?}");
         assert!(kinds.contains_key("Jacob Marley") && !kinds.contains_key("Marley"), "{kinds:?}");
         assert_eq!(kinds.get("Fezziwig"), Some(&"person"), "a title before the name");
         // The alias's sentences relate the full name.
-        assert!(x.relations.iter().any(|r| {
-            (r.source == "Ebenezer Scrooge" && r.target == "Jacob Marley") || (r.source == "Jacob Marley" && r.target == "Ebenezer Scrooge")
-        }), "{:?}", x.relations);
+        assert!(
+            x.relations.iter().any(|r| {
+                (r.source == "Ebenezer Scrooge" && r.target == "Jacob Marley")
+                    || (r.source == "Jacob Marley" && r.target == "Ebenezer Scrooge")
+            }),
+            "{:?}",
+            x.relations
+        );
         // Two longer names ending alike leave the short one alone.
         let two = extract("Jacob Marley came. Jacob Scrooge went. Then Jacob stayed, said Jacob Marley.");
         assert!(two.entities.iter().any(|e| e.name == "Jacob"), "{:?}", two.entities);
@@ -768,7 +822,11 @@ mod tests {
         assert_eq!(scrooges, ["ebenezer scrooge"], "was {scrooges_before} nodes");
         let scrooge = &graph.nodes["ebenezer scrooge"];
         assert_eq!(scrooge.kind, "person");
-        assert!(scrooge.source_chunks.len() >= chunks - 1, "Scrooge is in nearly every chunk: {}", scrooge.source_chunks.len());
+        assert!(
+            scrooge.source_chunks.len() >= chunks - 1,
+            "Scrooge is in nearly every chunk: {}",
+            scrooge.source_chunks.len()
+        );
         let marleys: Vec<&String> = graph.nodes.keys().filter(|k| k.split(' ').any(|w| w == "marley")).collect();
         assert_eq!(marleys, ["jacob marley"]);
         assert_eq!(graph.nodes["jacob marley"].kind, "person", "'Old Marley' says Marley is a person");
@@ -792,7 +850,8 @@ mod tests {
             graph.merge(i as i64, &extract(c));
         }
         resolve_aliases(&mut graph);
-        let people: Vec<&String> = graph.nodes.keys().filter(|k| k.contains("cratchit") || *k == "bob" || *k == "robert").collect();
+        let people: Vec<&String> =
+            graph.nodes.keys().filter(|k| k.contains("cratchit") || *k == "bob" || *k == "robert").collect();
         assert_eq!(people.len(), 1, "{:?}", graph.nodes.keys().collect::<Vec<_>>());
         assert_eq!(graph.nodes[people[0]].source_chunks.len(), 5);
         assert_eq!(graph.nodes[people[0]].kind, "person");

@@ -54,7 +54,7 @@ pub fn offline_append(req: &ChatRequest) -> Result<String, String> {
     let message = req.messages.last().map(|m| m.content.as_str()).unwrap_or("");
     let missing: usize =
         message.lines().find_map(|l| l.strip_prefix("Words to add: ")).and_then(|n| n.trim().parse().ok()).unwrap_or(0);
-    let answer = crate::tasks::delimited(message).unwrap_or("").trim();
+    let answer = crate::llm::prompt::delimited(message).unwrap_or("").trim();
     let source: Vec<&str> = answer.split_whitespace().collect();
     if source.is_empty() {
         return Err("there is no answer to lengthen".into());

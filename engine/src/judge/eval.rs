@@ -532,8 +532,12 @@ fn median_trial(verdicts: &Verdicts, trials: &[u32], pick: impl Iterator<Item = 
 
 /// The headline and its intervals (see [`UnbiasedSummary::median_trial`]).
 fn headline(verdicts: &Verdicts, seed: u64) -> Option<(u32, Rates, [(f64, f64); 4])> {
-    let trials: Vec<u32> =
-        verdicts.iter().flat_map(|q| q.keys().copied()).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+    let trials: Vec<u32> = verdicts
+        .iter()
+        .flat_map(|q| q.keys().copied())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
     let n = verdicts.len();
     let (t, rates) = median_trial(verdicts, &trials, 0..n)?;
     let mut rng = fastrand::Rng::with_seed(seed);
@@ -773,9 +777,7 @@ pub fn report(settings: &Settings, contenders: &[Contender], pairs: &[PairInput]
             }
         }
     }
-    let sanity = settings.sanity.then(|| {
-        sanity_of(pairs.first().zip(reports.first()))
-    });
+    let sanity = settings.sanity.then(|| sanity_of(pairs.first().zip(reports.first())));
     let bias = audit(pairs, &reports);
     Report {
         settings: settings.clone(),
@@ -941,7 +943,16 @@ mod tests {
                 trials: (0..trials)
                     .map(|t| {
                         let x = rng.f64();
-                        (t, one(if x < p_a { Outcome::A } else if x < p_a + p_b { Outcome::B } else { Outcome::Tie }))
+                        (
+                            t,
+                            one(if x < p_a {
+                                Outcome::A
+                            } else if x < p_a + p_b {
+                                Outcome::B
+                            } else {
+                                Outcome::Tie
+                            }),
+                        )
                     })
                     .collect(),
                 ..Default::default()

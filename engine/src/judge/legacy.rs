@@ -43,7 +43,7 @@ fn winner(v: &Value, key: &str) -> Result<Outcome, String> {
 
 /// The winners in a reply (the protocol has no ties; see [`winner`]).
 pub fn parse(reply: &str) -> Result<LegacyJudgment, String> {
-    let v = crate::tasks::json_object(reply, "verdict")?;
+    let v = crate::llm::prompt::json_object(reply, "verdict")?;
     let aspects = [winner(&v, LEGACY_ASPECTS[0])?, winner(&v, LEGACY_ASPECTS[1])?, winner(&v, LEGACY_ASPECTS[2])?];
     Ok(LegacyJudgment::forced(aspects, winner(&v, "Overall Winner")?))
 }

@@ -140,6 +140,14 @@ impl LegacyJudgment {
     }
 }
 
+/// Registers the judge's offline tasks: aspect scores, the legacy verdict
+/// and the length-alignment append.
+pub fn register_offline(p: &mut crate::llm::offline::OfflineProvider) {
+    p.register(scoring::PURPOSE, scoring::offline);
+    p.register(legacy::PURPOSE, legacy::offline);
+    p.register(align::APPEND_PURPOSE, align::offline_append);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,8 +8,8 @@ use serde_json::json;
 use super::scoring::JudgePrompt;
 use super::{legacy, scoring, verdict, Judgment, Order};
 use crate::jobs::{ItemOutcome, WorkItem};
+use crate::llm::Meter;
 use crate::llm::{CallContext, Gateway};
-use crate::rag::Meter;
 
 /// The payload of a judging item (both orders judged, the paper's prompt).
 pub fn payload(question: &str, a: &str, b: &str, trial: u32, repeats: u32) -> serde_json::Value {
@@ -212,7 +212,6 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::llm::offline::OfflineProvider;
     use crate::llm::{MemoryStore, PriceTable};
 
     /// Seed 000 §IV-C asks the LLM "to give a score to an answer in each
@@ -237,7 +236,7 @@ mod tests {
         assert_eq!(old.judge_prompt, JudgePrompt::ContentOnly);
 
         let store = Arc::new(MemoryStore::default());
-        let gw = Gateway::new(Arc::new(OfflineProvider::default()), store.clone(), PriceTable::default());
+        let gw = Gateway::new(Arc::new(crate::offline::provider()), store.clone(), PriceTable::default());
         let (q, a, b) = ("Who mended the nets?", "Ada Pell mended them in 1790.", "Someone did.");
         let mut plain = unbiased_payload(JudgePrompt::Paper, q, a, b, 0, 2, true);
         plain.as_object_mut().unwrap().remove("prompt");

@@ -61,7 +61,7 @@ impl JudgePrompt {
 
     /// SHA-256 of the prompt's text, as every call of the log records it.
     pub fn hash(self) -> String {
-        crate::tasks::prompt_hash(self.text())
+        crate::llm::prompt::prompt_hash(self.text())
     }
 
     /// Evaluations stored before the choice existed ran the content-only
@@ -107,7 +107,7 @@ pub fn request_with(prompt: JudgePrompt, question: &str, first: &str, second: &s
 /// The scores in a reply, mapped back to A and B by the order they were
 /// shown in, and the judge's reasoning.
 pub fn parse(reply: &str, order: Order, repeat: u32) -> Result<(Judgment, String), String> {
-    let v = crate::tasks::json_object(reply, "verdict")?;
+    let v = crate::llm::prompt::json_object(reply, "verdict")?;
     let scores = |answer: &str| -> Result<[u8; 4], String> {
         let mut out = [0u8; 4];
         for (k, aspect) in ASPECTS.iter().enumerate() {
@@ -147,7 +147,7 @@ pub fn rubric(question: &str, answer: &str) -> [u8; 4] {
 fn score(question: &str, answer: &str) -> [u8; 4] {
     use std::collections::HashSet;
 
-    use crate::tasks::summarise::words;
+    use crate::text::words;
     let asked: HashSet<String> = words(question).collect();
     let used: HashSet<String> = words(answer).collect();
     let share = |present: &HashSet<String>| {

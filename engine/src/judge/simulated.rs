@@ -40,7 +40,11 @@ impl SimulatedJudge {
             "simulated://position={},length={},noise={},seed={}",
             biases.position, biases.length_per_10_words, biases.noise, biases.seed
         );
-        SimulatedJudge { biases, address, inner: OfflineProvider::default() }
+        // Every other judging call (the length-alignment append, a ping)
+        // goes to the judge's offline tasks.
+        let mut inner = OfflineProvider::new();
+        super::register_offline(&mut inner);
+        SimulatedJudge { biases, address, inner }
     }
 
     /// The two answers' scores (Answer 1, Answer 2) for a scoring request.

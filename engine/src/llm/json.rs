@@ -129,7 +129,10 @@ mod tests {
     #[test]
     fn nothing_usable_is_an_error_with_the_reason() {
         assert_eq!(object("I cannot do that.", "verdict").unwrap_err(), "no JSON object in the verdict");
-        assert_eq!(object("{\"Answer 1\": {\"Rel", "verdict").unwrap_err(), "unreadable verdict: the object is not closed");
+        assert_eq!(
+            object("{\"Answer 1\": {\"Rel", "verdict").unwrap_err(),
+            "unreadable verdict: the object is not closed"
+        );
         assert!(object("{ not json }", "verdict").unwrap_err().starts_with("unreadable verdict: key must be a string"));
     }
 }

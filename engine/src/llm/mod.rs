@@ -26,9 +26,11 @@
 //! the same draw (cached, resumable), a different index is a fresh draw.
 
 pub mod json;
+mod meter;
 pub mod offline;
 pub mod openai;
 pub mod outbound;
+pub mod prompt;
 pub mod settings;
 
 use std::collections::HashMap;
@@ -42,6 +44,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::chunk::Tokenizer;
+pub use meter::Meter;
 
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
@@ -155,7 +158,9 @@ pub enum LlmError {
     Store(String),
     /// Refused before sending: the prompt and the reply's tokens would not
     /// fit the model's context window.
-    #[error("prompt of {prompt} tokens does not fit the model's context of {context} (with {reply} tokens for the reply)")]
+    #[error(
+        "prompt of {prompt} tokens does not fit the model's context of {context} (with {reply} tokens for the reply)"
+    )]
     ContextOverflow { prompt: u64, reply: u64, context: u64 },
     /// The endpoint said the request exceeds its context window.
     #[error("the model's context window was exceeded: {0}")]
@@ -621,18 +626,17 @@ impl Gateway {
         let set;
         let temperature = self.temperatures.iter().find(|(p, _)| *p == req.purpose).map(|(_, t)| *t);
         let max_tokens = self.max_tokens.iter().find(|(p, _)| *p == req.purpose).map(|(_, m)| Some(*m));
-        let req = if temperature.is_some_and(|t| t != req.temperature)
-            || max_tokens.is_some_and(|m| m != req.max_tokens)
-        {
-            set = ChatRequest {
-                temperature: temperature.unwrap_or(req.temperature),
-                max_tokens: max_tokens.unwrap_or(req.max_tokens),
-                ..req.clone()
+        let req =
+            if temperature.is_some_and(|t| t != req.temperature) || max_tokens.is_some_and(|m| m != req.max_tokens) {
+                set = ChatRequest {
+                    temperature: temperature.unwrap_or(req.temperature),
+                    max_tokens: max_tokens.unwrap_or(req.max_tokens),
+                    ..req.clone()
+                };
+                &set
+            } else {
+                req
             };
-            &set
-        } else {
-            req
-        };
         let provider = self.provider.name().to_string();
         let model = req.model.clone().unwrap_or_else(|| self.provider.default_model().to_string());
         let key = cache_key(&provider, self.provider.base_url(), &model, req);
@@ -774,7 +778,9 @@ impl Gateway {
                 replies.push(second);
                 Ok(Parsed { value, replies, repaired: true })
             }
-            Err(e) => Ok(Parsed { value: Err(format!("{reason}; the repair turn failed: {e}")), replies, repaired: true }),
+            Err(e) => {
+                Ok(Parsed { value: Err(format!("{reason}; the repair turn failed: {e}")), replies, repaired: true })
+            }
         }
     }
 }
@@ -815,7 +821,7 @@ mod tests {
     #[tokio::test]
     async fn a_purposes_temperature_replaces_the_requests() {
         let store = Arc::new(MemoryStore::default());
-        let gw = Gateway::new(Arc::new(offline::OfflineProvider::default()), store.clone(), PriceTable::default());
+        let gw = Gateway::new(Arc::new(offline::OfflineProvider::new()), store.clone(), PriceTable::default());
         let req = ChatRequest::new("ping", vec![Message::user("hello")]);
         gw.chat(&req, &CallContext::default()).await.unwrap();
         let warm = gw.clone().with_temperature("ping", Some(0.9));

@@ -1,8 +1,10 @@
 //! The `offline` provider: deterministic classical-NLP stand-ins for each
 //! LLM task, so Assay works out of the box with no model.
 //!
-//! Each task (extraction, question generation, answering, judging — added by
-//! the stages that need them) registers a function under its `purpose`. A
+//! Each task (extraction, question generation, answering, judging) registers
+//! a function under its `purpose`: each stage's `register_offline` adds its
+//! own, and `crate::offline::provider` gathers them all, so this layer names
+//! no stage. A
 //! request is answered by the function registered for its purpose, or
 //! refused with [`LlmError::Unsupported`]. Accounting is the same as for a
 //! real model (tokens counted with `cl100k_base` as if the prompt had been
@@ -26,19 +28,20 @@ pub struct OfflineProvider {
     tasks: HashMap<String, OfflineTask>,
 }
 
-impl Default for OfflineProvider {
-    fn default() -> Self {
+impl OfflineProvider {
+    /// A provider that knows only `ping` (the connection test); the stages
+    /// register the rest. (No `Default`: a default that silently knew no
+    /// task would be a trap.)
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Self {
         let mut p = OfflineProvider { tasks: HashMap::new() };
         p.register("ping", |req| {
             let asked = req.messages.last().map(|m| m.content.as_str()).unwrap_or("");
             Ok(format!("pong (offline provider, no LLM): received {} characters", asked.chars().count()))
         });
-        crate::tasks::register_offline(&mut p);
         p
     }
-}
 
-impl OfflineProvider {
     pub fn register(
         &mut self,
         purpose: &str,
@@ -101,7 +104,7 @@ mod tests {
     #[tokio::test]
     async fn offline_calls_are_accounted_and_cached_like_real_ones() {
         let store = Arc::new(MemoryStore::default());
-        let gw = Gateway::new(Arc::new(OfflineProvider::default()), store.clone(), PriceTable::default());
+        let gw = Gateway::new(Arc::new(OfflineProvider::new()), store.clone(), PriceTable::default());
         let req = ChatRequest::new("ping", vec![Message::user("hello world")]);
         let first = gw.chat(&req, &CallContext::default()).await.unwrap();
         assert_eq!(first.provider, "offline");

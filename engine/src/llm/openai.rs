@@ -159,8 +159,7 @@ impl OpenAiProvider {
 
     /// What `GET /models` says of the model's context, if anything.
     async fn probe_context(&self) -> Option<u64> {
-        let mut request =
-            self.client.get(format!("{}/models", self.config.base_url)).timeout(Duration::from_secs(10));
+        let mut request = self.client.get(format!("{}/models", self.config.base_url)).timeout(Duration::from_secs(10));
         if let Some(key) = &self.config.api_key {
             request = request.bearer_auth(key.expose());
         }
@@ -427,8 +426,8 @@ struct Streamed {
 impl Streamed {
     /// Reads one `data:` payload.
     fn read(&mut self, data: &str) -> Result<(), LlmError> {
-        let v: serde_json::Value =
-            serde_json::from_str(data).map_err(|e| LlmError::Parse(format!("{e} in a streamed chunk: {}", preview(data))))?;
+        let v: serde_json::Value = serde_json::from_str(data)
+            .map_err(|e| LlmError::Parse(format!("{e} in a streamed chunk: {}", preview(data))))?;
         if let Some(message) = v.pointer("/error/message").and_then(|m| m.as_str()) {
             return Err(LlmError::Connection(format!("the stream reported an error: {}", preview(message))));
         }
@@ -601,7 +600,12 @@ impl Provider for OpenAiProvider {
             if let Some(c) = self.config.context {
                 return Some(c);
             }
-            Some(*self.context.get_or_init(|| async { self.probe_context().await.unwrap_or(self.assumed_context()) }).await)
+            Some(
+                *self
+                    .context
+                    .get_or_init(|| async { self.probe_context().await.unwrap_or(self.assumed_context()) })
+                    .await,
+            )
         })
     }
 
@@ -646,7 +650,8 @@ impl Provider for OpenAiProvider {
                     tracing::info!(model = %self.config.model, error = %f.error, "the endpoint refuses JSON mode; asking without it");
                     self.json_refused.store(true, Ordering::Relaxed);
                     body.as_object_mut().map(|o| o.remove("response_format"));
-                    let (reply, more) = send(body).await.map_err(|g| Failure { attempts: g.attempts + f.attempts, ..g })?;
+                    let (reply, more) =
+                        send(body).await.map_err(|g| Failure { attempts: g.attempts + f.attempts, ..g })?;
                     (reply, more + f.attempts)
                 }
                 other => other?,

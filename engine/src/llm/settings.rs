@@ -123,9 +123,16 @@ impl LlmSettings {
     }
 
     /// A gateway over these settings' provider, writing to `store`, with
-    /// their prices, embedding model and reply budgets.
-    pub fn gateway(&self, store: std::sync::Arc<dyn CallStore>) -> Result<Gateway, LlmError> {
-        let mut g = Gateway::new(self.build_provider()?, store, self.prices.clone()).with_embed_model(&self.embed_model);
+    /// their prices, embedding model and reply budgets. `offline` makes the
+    /// offline provider with the tasks it should know (`crate::offline::provider`
+    /// has every stage's); the LLM layer names no stage.
+    pub fn gateway(
+        &self,
+        store: std::sync::Arc<dyn CallStore>,
+        offline: fn() -> OfflineProvider,
+    ) -> Result<Gateway, LlmError> {
+        let mut g =
+            Gateway::new(self.build_provider(offline)?, store, self.prices.clone()).with_embed_model(&self.embed_model);
         for (purpose, n) in &self.max_tokens {
             g = g.with_max_tokens(purpose, *n);
         }
@@ -178,9 +185,10 @@ impl LlmSettings {
         Ok(())
     }
 
-    pub fn build_provider(&self) -> Result<Arc<dyn Provider>, LlmError> {
+    /// The provider these settings name (`offline` as [`Self::gateway`] says).
+    pub fn build_provider(&self, offline: fn() -> OfflineProvider) -> Result<Arc<dyn Provider>, LlmError> {
         Ok(match self.provider {
-            ProviderKind::Offline => Arc::new(OfflineProvider::default()),
+            ProviderKind::Offline => Arc::new(offline()),
             ProviderKind::OpenAi => {
                 let mut c = self.transport();
                 c.api_key = self.api_key.clone();
@@ -253,6 +261,6 @@ mod tests {
         assert!(s.set_price("1,2,3").is_err());
         let bad_url =
             LlmSettings { provider: ProviderKind::OpenAi, base_url: "localhost:8000".into(), ..Default::default() };
-        assert!(bad_url.build_provider().is_err());
+        assert!(bad_url.build_provider(OfflineProvider::new).is_err());
     }
 }

@@ -124,10 +124,12 @@ pub fn table(obs: &[Observation], lv_order: &[String], qc_order: &[String]) -> F
         cells.extend(with_gaps(row));
     }
     let cell = |lv: &str, qc: &str| cells.iter().find(|c| c.lv.as_deref() == Some(lv) && c.qc.as_deref() == Some(qc));
-    let lv_pooled =
-        with_gaps(lvs.iter().filter_map(|lv| pooled(Some(lv), None, qcs.iter().filter_map(|qc| cell(lv, qc)))).collect());
-    let qc_pooled =
-        with_gaps(qcs.iter().filter_map(|qc| pooled(None, Some(qc), lvs.iter().filter_map(|lv| cell(lv, qc)))).collect());
+    let lv_pooled = with_gaps(
+        lvs.iter().filter_map(|lv| pooled(Some(lv), None, qcs.iter().filter_map(|qc| cell(lv, qc)))).collect(),
+    );
+    let qc_pooled = with_gaps(
+        qcs.iter().filter_map(|qc| pooled(None, Some(qc), lvs.iter().filter_map(|lv| cell(lv, qc)))).collect(),
+    );
     Factorial { lv_effect: effect(&lv_pooled), qc_effect: effect(&qc_pooled), cells, lv_pooled, qc_pooled }
 }
 
@@ -194,10 +196,8 @@ mod tests {
             ("Distant", "Simple", 265, 0.237, 0.578),
             ("Distant", "Complex", 218, 0.164, 0.578),
         ];
-        let data: Vec<Observation> = cells
-            .iter()
-            .flat_map(|(lv, qc, n, map, cs)| (0..*n).map(move |_| obs(lv, qc, Some(*map), *cs)))
-            .collect();
+        let data: Vec<Observation> =
+            cells.iter().flat_map(|(lv, qc, n, map, cs)| (0..*n).map(move |_| obs(lv, qc, Some(*map), *cs))).collect();
         let order = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         let t = table(&data, &order(&["Similar", "Distant"]), &order(&["Simple", "Complex"]));
         let near = |a: f64, paper: f64| (a - paper).abs() <= 5e-4 + 1e-9;

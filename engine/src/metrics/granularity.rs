@@ -385,7 +385,8 @@ fn point(items: &[Scored], bins: usize) -> Vec<DimensionAnalysis> {
                 .iter()
                 .max_by(|a, b| a.discriminative_power.total_cmp(&b.discriminative_power))
                 .map(|l| l.categories);
-            let mean_rho = (!splits.is_empty()).then(|| splits.iter().map(|s| s.rho).sum::<f64>() / splits.len() as f64);
+            let mean_rho =
+                (!splits.is_empty()).then(|| splits.iter().map(|s| s.rho).sum::<f64>() / splits.len() as f64);
             DimensionAnalysis { dimension, levels, splits, optimal, mean_rho }
         })
         .collect()
@@ -611,7 +612,8 @@ mod tests {
         let mut out = Vec::new();
         for k in 0..8usize {
             let (coarse, medium) = (k / 4, k / 2);
-            let paths = [format!("QC/c{coarse}"), format!("QC/c{coarse}/m{medium}"), format!("QC/c{coarse}/m{medium}/f{k}")];
+            let paths =
+                [format!("QC/c{coarse}"), format!("QC/c{coarse}/m{medium}"), format!("QC/c{coarse}/m{medium}/f{k}")];
             for path in paths.iter().skip(0) {
                 // Each level gets its own questions; coarse and medium ones
                 // are shared out over their fine categories.
@@ -641,7 +643,14 @@ mod tests {
             assert!(lo <= l.discriminative_power && l.discriminative_power <= hi);
             let (lo, hi) = l.nmi_ci.unwrap();
             assert!(lo <= l.nmi && l.nmi <= hi);
-            assert_eq!(l.above_floor(), Some(true), "{} categories: {} vs floor {:?}", l.categories, l.discriminative_power, l.power_floor);
+            assert_eq!(
+                l.above_floor(),
+                Some(true),
+                "{} categories: {} vs floor {:?}",
+                l.categories,
+                l.discriminative_power,
+                l.power_floor
+            );
             assert!(l.min_per_category >= 40 && l.warning().is_none());
         }
         for sp in &qc.splits {

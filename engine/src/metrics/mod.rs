@@ -193,10 +193,11 @@ mod tests {
     /// ranking is 4, 1, 2, 5, 3.
     #[test]
     fn relevance_at_the_document_passage_and_chunk_units() {
-        let spans: HashMap<i64, Span> = [(1, 10, 0, 100), (2, 10, 80, 180), (3, 10, 160, 260), (4, 20, 0, 100), (5, 20, 80, 180)]
-            .into_iter()
-            .map(|(id, document, start, end)| (id, Span { document, start, end }))
-            .collect();
+        let spans: HashMap<i64, Span> =
+            [(1, 10, 0, 100), (2, 10, 80, 180), (3, 10, 160, 260), (4, 20, 0, 100), (5, 20, 80, 180)]
+                .into_iter()
+                .map(|(id, document, start, end)| (id, Span { document, start, end }))
+                .collect();
         let ranked = [4, 1, 2, 5, 3];
         let ap = |unit| {
             let (r, rel) = at_unit(unit, &ranked, &[3], &spans);

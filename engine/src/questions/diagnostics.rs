@@ -133,9 +133,68 @@ pub fn pie_svg(title: &str, slices: &[(String, usize)]) -> String {
     svg
 }
 
+/// The distribution of the entities an LLM found in each question
+/// ([`crate::graph::mentions`]) over a set: `per_question` holds
+/// each question's list. Names are grouped by their normalised key (case,
+/// articles, plurals as [`normalise_name`] folds them), each counted once
+/// per question; a group is labelled with the graph's name for that key
+/// when `graph_names` has one, else with its most frequent spelling.
+pub fn mention_distribution(per_question: &[Vec<String>], graph_names: &[&str]) -> EntityDistribution {
+    let graph: HashMap<String, &str> = graph_names.iter().map(|n| (normalise_name(n), *n)).collect();
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    let mut spellings: HashMap<String, BTreeMap<String, usize>> = HashMap::new();
+    let mut with_entity = 0;
+    for names in per_question {
+        let mut keys: Vec<String> = Vec::new();
+        for name in names {
+            let key = normalise_name(name);
+            if !key.is_empty() {
+                *spellings.entry(key.clone()).or_default().entry(name.trim().to_string()).or_default() += 1;
+                keys.push(key);
+            }
+        }
+        keys.sort_unstable();
+        keys.dedup();
+        with_entity += usize::from(!keys.is_empty());
+        for key in keys {
+            *counts.entry(key).or_default() += 1;
+        }
+    }
+    let label = |key: &str| -> String {
+        if let Some(name) = graph.get(key) {
+            return name.to_string();
+        }
+        // Most frequent spelling; ties to the alphabetically first.
+        let forms = &spellings[key];
+        let top = forms.values().max().copied().unwrap_or(0);
+        forms.iter().find(|(_, n)| **n == top).map(|(f, _)| f.clone()).unwrap_or_else(|| key.to_string())
+    };
+    let in_graph = counts.keys().filter(|k| graph.contains_key(*k)).count();
+    let mut counts: Vec<(String, usize)> = counts.iter().map(|(k, c)| (label(k), *c)).collect();
+    counts.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    EntityDistribution { questions: per_question.len(), with_entity, distinct: counts.len(), in_graph, counts }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_are_grouped_by_key_labelled_by_the_graph_else_the_usual_spelling() {
+        let per_question = vec![
+            vec!["the Queen".to_string(), "Alice".into(), "alice".into()],
+            vec!["Queen".into(), "Cheshire cat".into()],
+            vec!["Cheshire Cat".into(), "Cheshire Cat".into()],
+            vec![],
+        ];
+        let d = mention_distribution(&per_question, &["Alice", "Queen", "Hatter"]);
+        assert_eq!((d.questions, d.with_entity, d.distinct, d.in_graph), (4, 3, 3, 2));
+        assert_eq!(
+            d.counts,
+            [("Cheshire Cat".to_string(), 2), ("Queen".into(), 2), ("Alice".into(), 1)],
+            "Alice once though named twice; the cat under its usual spelling; the Queen under the graph's"
+        );
+    }
 
     #[test]
     fn mentions_are_whole_words_counted_once_per_question_longest_name_first() {

@@ -22,10 +22,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use super::walk::{sample_walks, WalkError, DEFAULT_MIN_HOPS};
+use crate::graph::summarise;
 use crate::graph::KnowledgeGraph;
 use crate::jobs::{ItemOutcome, WorkItem};
+use crate::llm::prompt::prompt_hash;
 use crate::llm::{CallContext, ChatRequest, Gateway, Message};
-use crate::tasks::{prompt_hash, summarise};
 
 pub const NODE_PURPOSE: &str = "question_node";
 pub const EDGE_PURPOSE: &str = "question_edge";
@@ -131,8 +132,10 @@ impl Plan {
 /// corpus order (ids grow with position).
 fn context_of(sources: &[i64], seed: u64, place: u64) -> Vec<i64> {
     let mut rng = fastrand::Rng::with_seed(seed ^ place.wrapping_mul(0x9E37_79B9_7F4A_7C15));
-    let mut picked: Vec<i64> =
-        draw(sources.len(), CHUNKS_PER_ITEM.min(sources.len()), None, &mut rng).into_iter().map(|i| sources[i]).collect();
+    let mut picked: Vec<i64> = draw(sources.len(), CHUNKS_PER_ITEM.min(sources.len()), None, &mut rng)
+        .into_iter()
+        .map(|i| sources[i])
+        .collect();
     picked.sort_unstable();
     picked
 }
@@ -371,7 +374,11 @@ pub async fn run_item(gateway: &Gateway, job_id: i64, item: WorkItem) -> ItemOut
                         reduced.push(r.text.trim().to_string());
                     }
                     Err(e) => {
-                        return ItemOutcome::Failed { error: format!("summary of summaries: {e}"), tokens, cost_usd: cost }
+                        return ItemOutcome::Failed {
+                            error: format!("summary of summaries: {e}"),
+                            tokens,
+                            cost_usd: cost,
+                        }
                     }
                 }
             }
@@ -551,7 +558,8 @@ mod tests {
         assert_eq!(texts, p.context_chunk_ids.iter().map(|c| format!("Chunk {c}.")).collect::<Vec<_>>());
         // A plan stored before context chunks were recorded was given its first three.
         let old: Plan = serde_json::from_value(json!({"level": "node", "nodes": ["ada"], "edges": [],
-            "source_chunk_ids": [4, 9, 12, 40]})).unwrap();
+            "source_chunk_ids": [4, 9, 12, 40]}))
+        .unwrap();
         assert_eq!(old.given_chunk_ids(), vec![4, 9, 12]);
     }
 
@@ -562,7 +570,6 @@ mod tests {
     async fn a_subgraph_summarises_every_chunk_and_reduces_what_exceeds_the_budget() {
         use std::sync::Arc;
 
-        use crate::llm::offline::OfflineProvider;
         use crate::llm::{MemoryStore, PriceTable};
         let g = sample_graph();
         let s = GraphQuestionSettings { node: 0, edge: 0, subgraph: 1, min_hops: 3, ..Default::default() };
@@ -580,7 +587,7 @@ mod tests {
             })
             .collect();
         let store = Arc::new(MemoryStore::default());
-        let gw = Gateway::new(Arc::new(OfflineProvider::default()), store.clone(), PriceTable::default());
+        let gw = Gateway::new(Arc::new(crate::offline::provider()), store.clone(), PriceTable::default());
         let item = WorkItem { key: "q-0".into(), payload: payload(&g, &p, &chunks) };
         let out = run_item(&gw, 1, item).await;
         assert!(matches!(out, ItemOutcome::Done { .. }), "{out:?}");
@@ -588,7 +595,7 @@ mod tests {
         assert!(summaries > 120, "every chunk summarised, then reduced: {summaries} summary calls");
         let question = store.log().into_iter().find(|c| c.purpose == SUBGRAPH_PURPOSE).unwrap();
         assert!(question.reply.is_some());
-        let given = crate::tasks::delimited(&question.messages.last().unwrap().content).unwrap().to_string();
+        let given = crate::llm::prompt::delimited(&question.messages.last().unwrap().content).unwrap().to_string();
         assert!(words(&given) <= SUMMARY_BUDGET_WORDS + 50, "the question's summaries fit: {} words", words(&given));
         let lines = summaries - 120;
         assert!(lines <= 20, "a few reduce calls, not one per summary: {lines}");

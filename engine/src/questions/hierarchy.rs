@@ -25,10 +25,11 @@ use std::collections::{BTreeMap, HashSet};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use crate::graph::summarise::extractive;
 use crate::jobs::{ItemOutcome, WorkItem};
+use crate::llm::prompt::{delimited, prompt_hash};
 use crate::llm::{CallContext, ChatRequest, Gateway, Message};
-use crate::tasks::summarise::{extractive, words};
-use crate::tasks::{delimited, prompt_hash};
+use crate::text::words;
 
 pub const PURPOSE: &str = "question_hierarchical";
 pub const CHECK_PURPOSE: &str = "adherence_check";
@@ -248,7 +249,7 @@ pub fn check_request(payload: &Value, question: &str, answer: &str) -> ChatReque
 
 /// The JSON object in a reply, if it has one.
 fn json_object(reply: &str) -> Option<Value> {
-    crate::tasks::json_object(reply, "reply").ok()
+    crate::llm::prompt::json_object(reply, "reply").ok()
 }
 
 pub async fn run_item(gateway: &Gateway, job_id: i64, item: WorkItem, adherence: bool) -> ItemOutcome {

@@ -12,7 +12,17 @@
 pub mod diagnostics;
 pub mod graph;
 pub mod hierarchy;
-pub mod mentions;
 pub mod relevance;
 pub mod summary;
 pub mod walk;
+
+/// Registers question generation's offline tasks.
+pub fn register_offline(p: &mut crate::llm::offline::OfflineProvider) {
+    p.register(graph::NODE_PURPOSE, graph::offline_node);
+    p.register(graph::EDGE_PURPOSE, graph::offline_edge);
+    p.register(graph::SUBGRAPH_PURPOSE, graph::offline_subgraph);
+    p.register(summary::PURPOSE, summary::offline);
+    p.register(hierarchy::PURPOSE, hierarchy::offline);
+    p.register(hierarchy::CHECK_PURPOSE, hierarchy::offline_check);
+    p.register(relevance::PURPOSE, relevance::offline);
+}

@@ -14,10 +14,11 @@ use std::collections::HashSet;
 use plotters::prelude::*;
 use serde_json::json;
 
+use crate::jobs::one_call;
 use crate::jobs::{ItemOutcome, WorkItem};
+use crate::llm::prompt::delimited;
 use crate::llm::{ChatRequest, Gateway, Message};
-use crate::tasks::summarise::words;
-use crate::tasks::{delimited, one_call};
+use crate::text::words;
 
 pub const PURPOSE: &str = "question_relevance";
 pub const PROMPT: &str = include_str!("../../prompts/relevance.txt");
@@ -38,7 +39,7 @@ pub async fn run_item_retrieving(
     let p = &item.payload;
     let question = p["question"].as_str().unwrap_or("");
     let ctx = crate::llm::CallContext { job_id: Some(job_id), item: Some(item.key.clone()), prompt_hash: None };
-    let mut meter = crate::rag::Meter::default();
+    let mut meter = crate::llm::Meter::default();
     let sections = match method.retrieve(gateway, &ctx, &mut meter, question).await {
         Ok(s) => s,
         Err(e) => {
@@ -75,7 +76,7 @@ pub fn request(question: &str, context: &str) -> ChatRequest {
 
 /// The score in a reply: `{"score": n}` (0–5), tolerating prose around it.
 pub fn parse_score(reply: &str) -> Result<u8, String> {
-    let v = crate::tasks::json_object(reply, "verdict")?;
+    let v = crate::llm::prompt::json_object(reply, "verdict")?;
     let score = v["score"].as_f64().ok_or("the verdict has no numeric score")?;
     if !(0.0..=5.0).contains(&score) || score.fract() != 0.0 {
         return Err(format!("the score {score} is not a whole number from 0 to 5"));

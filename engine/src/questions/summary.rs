@@ -24,8 +24,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::jobs::{ItemOutcome, WorkItem};
+use crate::llm::prompt::{delimited, prompt_hash};
 use crate::llm::{CallContext, ChatRequest, Gateway, Message};
-use crate::tasks::{delimited, prompt_hash};
 
 pub const PURPOSE: &str = "question_summary";
 pub const PROMPT: &str = include_str!("../../prompts/question_summary.txt");
@@ -49,7 +49,15 @@ pub struct SummarySettings {
 
 impl Default for SummarySettings {
     fn default() -> Self {
-        SummarySettings { head: 1000, tail: 1000, users: 5, tasks: 5, questions: 5, replicate_lightrag: false, count: None }
+        SummarySettings {
+            head: 1000,
+            tail: 1000,
+            users: 5,
+            tasks: 5,
+            questions: 5,
+            replicate_lightrag: false,
+            count: None,
+        }
     }
 }
 
@@ -369,8 +377,9 @@ mod tests {
     fn an_exact_count_is_spread_over_users_and_tasks_and_offline_questions_are_distinct() {
         let s = SummarySettings { count: Some(150), ..Default::default() };
         assert_eq!(s.per_task(), 6, "5 × 5 × 6 = 150");
-        let novel = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpora/sherlock_holmes.txt"))
-            .expect("the shared corpora");
+        let novel =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpora/sherlock_holmes.txt"))
+                .expect("the shared corpora");
         let description = describe_dataset(&[&novel], &SummarySettings::default());
         let req = request(&description, &s);
         assert!(req.messages[0].content.contains("generate 6 "), "the prompt asks for enough");

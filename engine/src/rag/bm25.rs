@@ -13,7 +13,7 @@
 
 use std::collections::HashMap;
 
-use crate::tasks::summarise::words;
+use crate::text::words;
 
 pub const K1: f64 = 1.2;
 pub const B: f64 = 0.75;

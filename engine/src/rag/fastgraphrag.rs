@@ -18,9 +18,9 @@ use super::ppr::Adjacency;
 use super::{
     cited_chunks, entity_section, relation_section, within_budget, Corpus, GraphIndex, Meter, Method, Section,
 };
+use crate::graph::mentions;
 use crate::graph::normalise_name;
 use crate::llm::{BoxFuture, CallContext, Gateway};
-use crate::questions::mentions;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]

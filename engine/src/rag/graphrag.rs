@@ -33,11 +33,12 @@ use super::{
 };
 use crate::chunk::Tokenizer;
 use crate::graph::KnowledgeGraph;
+use crate::jobs::one_call;
 use crate::jobs::{ItemOutcome, WorkItem};
+use crate::llm::prompt::delimited;
 use crate::llm::{BoxFuture, CallContext, ChatRequest, Gateway, Message};
-use crate::tasks::summarise::words;
-use crate::tasks::{delimited, one_call};
 use crate::text::sentences;
+use crate::text::words;
 
 pub const REPORT_PURPOSE: &str = "community_report";
 pub const REPORT_PROMPT: &str = include_str!("../../prompts/community_report.txt");
@@ -83,7 +84,7 @@ pub fn report_request(graph: &KnowledgeGraph, community: usize, members: &[Strin
 
 /// A report from a reply.
 pub fn parse_report(community: usize, reply: &str) -> Result<CommunityReport, String> {
-    let v = crate::tasks::json_object(reply, "report")?;
+    let v = crate::llm::prompt::json_object(reply, "report")?;
     let title = v["title"].as_str().filter(|t| !t.trim().is_empty()).ok_or("the report has no title")?;
     let mut summary = v["summary"].as_str().unwrap_or("").trim().to_string();
     for f in v["findings"].as_array().into_iter().flatten() {
@@ -268,7 +269,7 @@ pub fn map_request(question: &str, reports: &[&CommunityReport]) -> ChatRequest 
 
 /// Points `(description, score)` from a map reply.
 pub fn parse_points(reply: &str) -> Result<Vec<(String, f64)>, String> {
-    let v = crate::tasks::json_object(reply, "map reply")?;
+    let v = crate::llm::prompt::json_object(reply, "map reply")?;
     let points = v["points"].as_array().ok_or("the map reply has no \"points\" list")?;
     Ok(points
         .iter()

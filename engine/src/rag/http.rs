@@ -15,8 +15,9 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::{Answer, Meter, Method, Section};
+use super::{Answer, Method, Section};
 use crate::llm::openai::{OpenAiConfig, OpenAiProvider};
+use crate::llm::Meter;
 use crate::llm::{ApiKey, BoxFuture, CallContext, Gateway, LlmError};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -222,7 +223,7 @@ mod tests {
         // A name is checked where it resolves, and the refusal is not retried.
         let named = HttpMethod::new(settings("localhost"), &transport).unwrap();
         let gateway = Gateway::new(
-            Arc::new(crate::llm::offline::OfflineProvider::default()),
+            Arc::new(crate::offline::provider()),
             Arc::new(crate::llm::MemoryStore::default()),
             Default::default(),
         );
@@ -230,8 +231,7 @@ mod tests {
         assert!(err.contains("localhost (") && err.contains("loopback") && err.contains("(after 1 attempts)"), "{err}");
         assert_eq!(connections.load(Ordering::SeqCst), 0, "nothing reached the private service");
         // Allowed by the owner: the same URL is used.
-        let allowed =
-            crate::llm::settings::LlmSettings { allow_private_urls: true, ..Default::default() }.transport();
+        let allowed = crate::llm::settings::LlmSettings { allow_private_urls: true, ..Default::default() }.transport();
         assert!(HttpMethod::new(settings("127.0.0.1"), &allowed).is_ok());
     }
 

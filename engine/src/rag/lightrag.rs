@@ -27,7 +27,7 @@ use super::{
 };
 use crate::graph::normalise_name;
 use crate::llm::{BoxFuture, CallContext, ChatRequest, Gateway, Message};
-use crate::tasks::summarise::words;
+use crate::text::words;
 
 pub const PURPOSE: &str = "rag_keywords";
 pub const PROMPT: &str = include_str!("../../prompts/rag_keywords.txt");
@@ -79,7 +79,7 @@ pub fn request(question: &str) -> ChatRequest {
 /// no high-level theme); a list may come as one comma-separated string;
 /// placeholders ("...") are dropped. A reply with neither list fails.
 pub fn parse_keywords(reply: &str) -> Result<Keywords, String> {
-    let v = crate::tasks::json_object(reply, "keyword reply")?;
+    let v = crate::llm::prompt::json_object(reply, "keyword reply")?;
     let list = |key: &str| -> Option<Vec<String>> {
         let items: Vec<String> = match v.get(key)? {
             serde_json::Value::Array(items) => items.iter().filter_map(|i| i.as_str().map(str::to_string)).collect(),
@@ -90,14 +90,16 @@ pub fn parse_keywords(reply: &str) -> Result<Keywords, String> {
     };
     match (list("high_level_keywords"), list("low_level_keywords")) {
         (None, None) => Err("the keyword reply has neither high_level_keywords nor low_level_keywords".into()),
-        (high, low) => Ok(Keywords { high_level_keywords: high.unwrap_or_default(), low_level_keywords: low.unwrap_or_default() }),
+        (high, low) => {
+            Ok(Keywords { high_level_keywords: high.unwrap_or_default(), low_level_keywords: low.unwrap_or_default() })
+        }
     }
 }
 
 /// The offline keywords (see the module docs).
 pub fn offline(req: &ChatRequest) -> Result<String, String> {
     let message = req.messages.last().map(|m| m.content.as_str()).unwrap_or("");
-    let question = crate::tasks::delimited(message).unwrap_or("");
+    let question = crate::llm::prompt::delimited(message).unwrap_or("");
     let names = crate::graph::offline::names_in(question);
     let in_names: BTreeSet<String> = names.iter().flat_map(|n| words(n).collect::<Vec<_>>()).collect();
     let content: Vec<String> = words(question).collect();

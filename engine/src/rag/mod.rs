@@ -12,7 +12,7 @@
 //!
 //! # Layout
 //! - [`answer`]: the answer prompt, its offline (extractive) version, and
-//!   the token accounting ([`Meter`]).
+//!   the token accounting ([`crate::llm::Meter`]).
 //! - [`naive`]: NaiveRAG, dense retrieval by embedding similarity.
 //! - [`bm25`]: the BM25 index and the BM25 method.
 //! - [`lightrag`]: dual-level keywords → entities and relations → context.
@@ -40,9 +40,10 @@ use serde::{Deserialize, Serialize};
 use crate::chunk::Tokenizer;
 use crate::graph::KnowledgeGraph;
 use crate::jobs::{ItemOutcome, WorkItem};
+use crate::llm::Meter;
 use crate::llm::{BoxFuture, CallContext, Gateway};
 
-pub use answer::{Answer, Meter};
+pub use answer::Answer;
 
 /// One piece of retrieved context.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -270,6 +271,15 @@ pub async fn run_item(method: &dyn Method, gateway: &Gateway, job_id: i64, item:
         }
         Err(error) => ItemOutcome::Failed { error, tokens: 0, cost_usd: 0.0 },
     }
+}
+
+/// Registers the RAG methods' offline tasks: the shared answer prompt,
+/// LightRAG's keywords and GraphRAG's community reports and map step.
+pub fn register_offline(p: &mut crate::llm::offline::OfflineProvider) {
+    p.register(answer::PURPOSE, answer::offline);
+    p.register(lightrag::PURPOSE, lightrag::offline);
+    p.register(graphrag::REPORT_PURPOSE, graphrag::offline_report);
+    p.register(graphrag::MAP_PURPOSE, graphrag::offline_map);
 }
 
 #[cfg(test)]

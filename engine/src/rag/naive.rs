@@ -7,9 +7,10 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Corpus, Meter, Method, Section};
+use super::{Corpus, Method, Section};
 use crate::embed::minilm::cosine;
 use crate::embed::Embedder;
+use crate::llm::Meter;
 use crate::llm::{BoxFuture, CallContext, Gateway};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

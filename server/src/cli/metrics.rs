@@ -82,7 +82,9 @@ fn opt(x: Option<f64>) -> String {
 
 pub async fn run(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: MetricsCommand) -> anyhow::Result<ExitCode> {
     let (project, set, answers, k, bins, unit, dir) = match cmd {
-        MetricsCommand::Run { project, set, answers, k, bins, unit, out } => (project, set, answers, k, bins, unit, out),
+        MetricsCommand::Run { project, set, answers, k, bins, unit, out } => {
+            (project, set, answers, k, bins, unit, out)
+        }
         MetricsCommand::List { project } => {
             let p = app::store::find_project(pool, &project).await?;
             let mut runs = Vec::new();

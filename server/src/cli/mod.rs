@@ -320,7 +320,7 @@ enum GraphCommand {
         #[arg(long, default_value = "person,organization,location,event,concept,object")]
         entity_types: String,
         /// Merged descriptions longer than this many tokens are summarised by the LLM.
-        #[arg(long, default_value_t = engine::tasks::describe::DEFAULT_BUDGET)]
+        #[arg(long, default_value_t = engine::graph::describe::DEFAULT_BUDGET)]
         summary_budget: usize,
         /// Send every call to the provider, even where a cached reply exists.
         #[arg(long)]
@@ -593,7 +593,7 @@ async fn graph(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: GraphComm
     match cmd {
         GraphCommand::Build { project, gleaning, entity_types, summary_budget, no_cache } => {
             let p = app::store::find_project(pool, &project).await?;
-            let settings = engine::tasks::extract::ExtractSettings {
+            let settings = engine::graph::extract::ExtractSettings {
                 gleaning,
                 entity_types: comma_list(&entity_types, str::to_lowercase),
                 summary_budget,
@@ -981,14 +981,18 @@ async fn execute_job(
 async fn ping(pool: SqlitePool, out: Output, llm: &LlmSettings, message: String) -> anyhow::Result<ExitCode> {
     // A connection test reports the exact error quickly: one retry at most.
     let store = std::sync::Arc::new(app::store::calls::SqliteCallStore::new(pool));
-    let gateway = LlmSettings { max_attempts: 2, ..llm.clone() }.gateway(store)?.without_cache();
+    let gateway =
+        LlmSettings { max_attempts: 2, ..llm.clone() }.gateway(store, engine::offline::provider)?.without_cache();
     let mut req = ChatRequest::new("ping", vec![Message::user(message)]);
     req.max_tokens = Some(16);
     let reply = gateway.chat(&req, &CallContext::default()).await.context("LLM call failed")?;
     // A local server: does it answer one request at a time?
     let advice = if llm.is_local() {
         let one = std::time::Duration::from_millis(reply.latency_ms);
-        engine::llm::settings::answers_one_at_a_time(&gateway, one).await.ok().and_then(|serial| llm.serial_advice(serial))
+        engine::llm::settings::answers_one_at_a_time(&gateway, one)
+            .await
+            .ok()
+            .and_then(|serial| llm.serial_advice(serial))
     } else {
         None
     };

@@ -218,11 +218,27 @@ mod tests {
 
     #[test]
     fn only_loopback_names_pass_without_login() {
-        for h in ["localhost", "localhost:3000", "LOCALHOST.", "127.0.0.1:3000", "127.1.2.3", "[::1]:3000", "[::1]", "app.localhost"]
-        {
+        for h in [
+            "localhost",
+            "localhost:3000",
+            "LOCALHOST.",
+            "127.0.0.1:3000",
+            "127.1.2.3",
+            "[::1]:3000",
+            "[::1]",
+            "app.localhost",
+        ] {
             assert!(is_loopback_name(h), "{h}");
         }
-        for h in ["evil.example", "evil.example:3000", "127.0.0.1.evil.example", "192.168.1.5:3000", "[::2]", "localhost.evil.example", ""] {
+        for h in [
+            "evil.example",
+            "evil.example:3000",
+            "127.0.0.1.evil.example",
+            "192.168.1.5:3000",
+            "[::2]",
+            "localhost.evil.example",
+            "",
+        ] {
             assert!(!is_loopback_name(h), "{h}");
         }
     }

@@ -77,11 +77,19 @@ pub async fn plot(State(state): State<AppState>, _: super::Granted, Path((id, fi
 }
 
 /// `GET /api/evaluations/{id}/tables/{name}.csv`.
-pub async fn table(State(state): State<AppState>, _: super::Granted, Path((id, file)): Path<(i64, String)>) -> Response {
+pub async fn table(
+    State(state): State<AppState>,
+    _: super::Granted,
+    Path((id, file)): Path<(i64, String)>,
+) -> Response {
     table_of(&state.pool, id, &file).await
 }
 
 /// `GET /api/evaluations/{id}/report.json|.html`.
-pub async fn report(State(state): State<AppState>, _: super::Granted, Path((id, file)): Path<(i64, String)>) -> Response {
+pub async fn report(
+    State(state): State<AppState>,
+    _: super::Granted,
+    Path((id, file)): Path<(i64, String)>,
+) -> Response {
     report_of(&state.pool, id, &file).await
 }

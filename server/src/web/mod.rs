@@ -123,17 +123,10 @@ pub const SERVER_FN_BODY_LIMIT: usize = 8 * 1024 * 1024;
 /// chunked body is read up to the limit and refused there (a server
 /// function would otherwise see a cut body and answer 500).
 async fn limit_body(req: axum::extract::Request, next: axum::middleware::Next) -> Response {
-    let too_large = || {
-        error(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!("The request is larger than {} bytes.", SERVER_FN_BODY_LIMIT),
-        )
-    };
-    let declared = req
-        .headers()
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
+    let too_large =
+        || error(StatusCode::PAYLOAD_TOO_LARGE, format!("The request is larger than {} bytes.", SERVER_FN_BODY_LIMIT));
+    let declared =
+        req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
     match declared {
         Some(n) if n > SERVER_FN_BODY_LIMIT as u64 => too_large(),
         Some(_) => next.run(req).await,

@@ -13,12 +13,13 @@ use std::collections::HashMap;
 
 use serde_json::json;
 
-use super::summarise::words;
-use super::{delimited, one_call};
 use crate::chunk::Tokenizer;
 use crate::graph::KnowledgeGraph;
+use crate::jobs::one_call;
 use crate::jobs::{ItemOutcome, WorkItem};
+use crate::llm::prompt::delimited;
 use crate::llm::{ChatRequest, Gateway, Message};
+use crate::text::words;
 
 pub const PURPOSE: &str = "summarise_descriptions";
 pub const PROMPT: &str = include_str!("../../prompts/summarise_descriptions.txt");

@@ -21,11 +21,12 @@ use std::collections::{HashMap, HashSet};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use crate::jobs::one_call;
 use crate::jobs::{ItemOutcome, WorkItem};
+use crate::llm::prompt::delimited;
 use crate::llm::{ChatRequest, Message};
 use crate::study::Dimension;
-use crate::tasks::summarise::words;
-use crate::tasks::{delimited, one_call};
+use crate::text::words;
 
 pub const PURPOSE: &str = "study_rate";
 pub const PROMPT: &str = include_str!("../../prompts/study_rate.txt");
@@ -89,7 +90,7 @@ pub fn request(dimensions: &[Dimension], item: &RateItem) -> ChatRequest {
 /// 0-based index), and the reason; a missing or off-scale score is an error
 /// that names the dimension.
 pub fn parse(reply: &str, dimensions: &[Dimension], choices: usize) -> Result<(Vec<u8>, String), String> {
-    let v = crate::tasks::json_object(reply, "rating")?;
+    let v = crate::llm::prompt::json_object(reply, "rating")?;
     let scores = v["scores"].as_object().ok_or("the rating has no \"scores\" object")?;
     let lower: HashMap<String, &Value> = scores.iter().map(|(k, v)| (k.trim().to_lowercase(), v)).collect();
     let mut out = Vec::new();

@@ -10,10 +10,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{delimited, prompt_hash};
 use crate::graph::parse::{parse_extraction, parse_extraction_read};
 use crate::graph::{Extraction, DEFAULT_ENTITY_TYPES};
 use crate::jobs::{ItemOutcome, WorkItem};
+use crate::llm::prompt::{delimited, prompt_hash};
 use crate::llm::{CallContext, ChatRequest, Gateway, Message};
 
 pub const PURPOSE: &str = "extract_graph";
@@ -170,7 +170,11 @@ pub async fn run_item(gateway: &Gateway, job_id: i64, item: WorkItem, settings: 
         },
         Err(reason) => {
             let cut = if reply.truncated { " (the reply was cut at max_tokens)" } else { "" };
-            return ItemOutcome::Failed { error: format!("unreadable extraction: {reason}{cut}"), tokens, cost_usd: cost };
+            return ItemOutcome::Failed {
+                error: format!("unreadable extraction: {reason}{cut}"),
+                tokens,
+                cost_usd: cost,
+            };
         }
     };
     let mut last = reply.text;

@@ -9,10 +9,10 @@
 
 use std::collections::HashMap;
 
-use super::{delimited, one_call};
-use crate::jobs::{ItemOutcome, WorkItem};
+use crate::jobs::{one_call, ItemOutcome, WorkItem};
+use crate::llm::prompt::delimited;
 use crate::llm::{ChatRequest, Gateway, Message};
-use crate::text::sentences;
+use crate::text::{sentences, words};
 
 pub const PURPOSE: &str = "summarise_chunk";
 pub const PROMPT: &str = include_str!("../../prompts/summarise_chunk.txt");
@@ -30,20 +30,6 @@ pub fn request(text: &str) -> ChatRequest {
 pub async fn run_item(gateway: &Gateway, job_id: i64, item: WorkItem) -> ItemOutcome {
     let text = item.payload.get("text").and_then(|t| t.as_str()).unwrap_or_default();
     one_call(gateway, job_id, &item, PROMPT, &request(text), |reply| Ok(reply.trim().to_string())).await
-}
-
-const STOPWORDS: &[&str] = &[
-    "a", "about", "after", "all", "also", "an", "and", "any", "are", "as", "at", "be", "been", "but", "by", "can",
-    "could", "did", "do", "for", "from", "had", "has", "have", "he", "her", "him", "his", "how", "i", "if", "in",
-    "into", "is", "it", "its", "me", "my", "no", "not", "of", "on", "one", "or", "our", "out", "said", "she", "so",
-    "some", "than", "that", "the", "their", "them", "then", "there", "they", "this", "to", "up", "very", "was", "we",
-    "were", "what", "when", "which", "who", "will", "with", "would", "you", "your",
-];
-
-pub(crate) fn words(s: &str) -> impl Iterator<Item = String> + '_ {
-    s.split(|c: char| !c.is_alphanumeric() && c != '\'')
-        .map(|w| w.trim_matches('\'').to_lowercase())
-        .filter(|w| w.chars().count() > 1 && !STOPWORDS.contains(&w.as_str()))
 }
 
 /// The extractive summary of a text (see the module docs).

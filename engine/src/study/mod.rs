@@ -5,6 +5,8 @@
 //! score distributions, and agreement (Fleiss' κ and Krippendorff's α for
 //! ordinal data) per dimension.
 
+pub mod rate;
+
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -641,6 +643,11 @@ pub fn chart_svg(title: &str, dimensions: &[Dimension], results: &Results) -> St
         let _ = root.present();
     }
     svg
+}
+
+/// Registers the study's offline task: the LLM rater.
+pub fn register_offline(p: &mut crate::llm::offline::OfflineProvider) {
+    p.register(rate::PURPOSE, rate::offline);
 }
 
 #[cfg(test)]
