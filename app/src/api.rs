@@ -8,11 +8,13 @@ use crate::error::AppError;
 use crate::model::*;
 
 #[cfg(feature = "ssr")]
-use crate::access::{Need, Request};
+use crate::ssr::access::{Need, Request};
 #[cfg(feature = "ssr")]
-use crate::store::access::Obj;
+use crate::ssr::state::app_state;
 #[cfg(feature = "ssr")]
-use crate::{state::app_state, store};
+use crate::ssr::store;
+#[cfg(feature = "ssr")]
+use crate::ssr::store::access::Obj;
 
 /// A whole number from a form field, within `min..=max`, or the reason it is not.
 #[cfg(feature = "ssr")]
@@ -94,7 +96,7 @@ pub async fn load_sample(project_id: i64) -> Result<UploadReport, AppError> {
 }
 
 #[cfg(feature = "ssr")]
-async fn add_sample(state: &crate::state::AppState, project_id: i64) -> Result<UploadReport, AppError> {
+async fn add_sample(state: &crate::ssr::state::AppState, project_id: i64) -> Result<UploadReport, AppError> {
     let files: Vec<(String, Vec<u8>)> =
         engine::sample::sample_files().map(|(n, b)| (n.to_string(), b.to_vec())).collect();
     store::add_files(&state.pool, project_id, &files, &state.config.import).await
@@ -202,7 +204,7 @@ pub async fn save_llm_settings(
 ) -> Result<LlmInfo, AppError> {
     let call = Request::now()?;
     call.require_owner("change the LLM settings")?;
-    use crate::store::settings::{save_llm, StoredLlm};
+    use crate::ssr::store::settings::{save_llm, StoredLlm};
     let state = call.state.clone();
     let invalid =
         |e: engine::llm::LlmError| AppError::Invalid(e.to_string().trim_start_matches("configuration: ").to_string());
@@ -213,7 +215,7 @@ pub async fn save_llm_settings(
                 AppError::Invalid(format!("{field} must be a whole number of at least 1, not \"{value}\""))
             })
         };
-    let previous = crate::store::settings::load_llm(&state.pool).await?;
+    let previous = crate::ssr::store::settings::load_llm(&state.pool).await?;
     let mut stored = StoredLlm {
         provider: kind.name().to_string(),
         base_url: base_url.trim().trim_end_matches('/').to_string(),
@@ -260,7 +262,7 @@ pub async fn test_connection() -> Result<String, AppError> {
     use engine::llm::{CallContext, ChatRequest, Message};
     let state = call.state.clone();
     let settings = engine::llm::settings::LlmSettings { max_attempts: 2, ..(*state.llm()).clone() };
-    let store = std::sync::Arc::new(crate::store::calls::SqliteCallStore::new(state.pool.clone()));
+    let store = std::sync::Arc::new(crate::ssr::store::calls::SqliteCallStore::new(state.pool.clone()));
     let gateway = settings
         .gateway(store, engine::offline::provider)
         .map_err(|e| AppError::Invalid(e.to_string()))?
@@ -328,7 +330,7 @@ pub async fn start_summaries(project_id: i64, no_cache: Option<String>) -> Resul
     let call = Request::now()?;
     call.require(Obj::Project(project_id), Need::Edit).await?;
     let state = call.state.clone();
-    let job = crate::jobs::create_summaries(&state.pool, project_id, no_cache.is_some()).await?;
+    let job = crate::ssr::jobs::create_summaries(&state.pool, project_id, no_cache.is_some()).await?;
     state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
     Ok(job)
 }
@@ -385,7 +387,7 @@ pub async fn get_graph_view(project_id: i64, limit: u32) -> Result<GraphView, Ap
 #[server(endpoint = "share/graph", output = crate::codec::Json)]
 pub async fn get_shared_graph_view(token: String, limit: u32) -> Result<GraphView, AppError> {
     let pool = &app_state()?.pool;
-    let project = crate::share::graph_project(pool, &token).await?;
+    let project = crate::ssr::share::graph_project(pool, &token).await?;
     if limit == 0 {
         return Err(AppError::Invalid("the node limit must be at least 1".into()));
     }
@@ -396,14 +398,14 @@ pub async fn get_shared_graph_view(token: String, limit: u32) -> Result<GraphVie
 #[server(endpoint = "share/graph_node", output = crate::codec::Json)]
 pub async fn get_shared_graph_node(token: String, node_id: i64) -> Result<NodeDetail, AppError> {
     let pool = &app_state()?.pool;
-    store::graph::node_detail(pool, crate::share::graph_project(pool, &token).await?, node_id).await
+    store::graph::node_detail(pool, crate::ssr::share::graph_project(pool, &token).await?, node_id).await
 }
 
 /// An edge of a shared graph; only edges of the shared project.
 #[server(endpoint = "share/graph_edge", output = crate::codec::Json)]
 pub async fn get_shared_graph_edge(token: String, source: i64, target: i64) -> Result<EdgeDetail, AppError> {
     let pool = &app_state()?.pool;
-    store::graph::edge_detail(pool, crate::share::graph_project(pool, &token).await?, source, target).await
+    store::graph::edge_detail(pool, crate::ssr::share::graph_project(pool, &token).await?, source, target).await
 }
 
 #[server(output = crate::codec::Json)]
@@ -446,7 +448,7 @@ pub async fn start_graph_build(
         summary_budget: whole("summary budget", &summary_budget, 50, u64::MAX)? as usize,
     };
     let state = call.state.clone();
-    let job = crate::jobs::create_graph(&state.pool, project_id, &settings, no_cache.is_some()).await?;
+    let job = crate::ssr::jobs::create_graph(&state.pool, project_id, &settings, no_cache.is_some()).await?;
     state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
     Ok(job)
 }
@@ -509,7 +511,8 @@ pub async fn start_graph_questions(
         return Err(AppError::Invalid("ask for at least one question".into()));
     }
     let state = call.state.clone();
-    let (job, _) = crate::jobs::create_graph_questions(&state.pool, project_id, &settings, no_cache.is_some()).await?;
+    let (job, _) =
+        crate::ssr::jobs::create_graph_questions(&state.pool, project_id, &settings, no_cache.is_some()).await?;
     state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
     Ok(job)
 }
@@ -577,7 +580,7 @@ pub async fn start_summary_questions(
     };
     let state = call.state.clone();
     let (job, _) =
-        crate::jobs::create_summary_questions(&state.pool, project_id, &settings, no_cache.is_some()).await?;
+        crate::ssr::jobs::create_summary_questions(&state.pool, project_id, &settings, no_cache.is_some()).await?;
     state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
     Ok(job)
 }
@@ -611,7 +614,7 @@ pub async fn start_hierarchical_questions(
     };
     let state = call.state.clone();
     let (job, _) =
-        crate::jobs::create_hierarchical_questions(&state.pool, project_id, &settings, None, no_cache.is_some())
+        crate::ssr::jobs::create_hierarchical_questions(&state.pool, project_id, &settings, None, no_cache.is_some())
             .await?;
     state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
     Ok(job)
@@ -623,8 +626,8 @@ pub async fn start_hierarchical_questions(
 pub async fn question_set_entities(set_id: i64, source: String) -> Result<Option<EntityStats>, AppError> {
     let call = Request::now()?;
     call.require(Obj::QuestionSet(set_id), Need::Read).await?;
-    let source = crate::diagnostics::EntitySource::parse(&source)?;
-    Ok(crate::diagnostics::set_entities(&call.state.pool, set_id, source).await?.map(|e| e.stats()))
+    let source = crate::ssr::questions::diagnostics::EntitySource::parse(&source)?;
+    Ok(crate::ssr::questions::diagnostics::set_entities(&call.state.pool, set_id, source).await?.map(|e| e.stats()))
 }
 
 /// Starts having the LLM list the entities each question of a set names (a job).
@@ -633,7 +636,7 @@ pub async fn start_mentions(set_id: i64) -> Result<JobView, AppError> {
     let call = Request::now()?;
     call.require(Obj::QuestionSet(set_id), Need::Edit).await?;
     let state = call.state.clone();
-    let job = crate::jobs::create_mentions(&state.pool, set_id, false).await?;
+    let job = crate::ssr::jobs::create_mentions(&state.pool, set_id, false).await?;
     state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
     Ok(job)
 }
@@ -645,10 +648,10 @@ pub async fn question_set_relevance(set_id: i64) -> Result<Option<RelevanceStats
     call.require(Obj::QuestionSet(set_id), Need::Read).await?;
     let pool = &call.state.pool;
     let set = store::questions::get_set(pool, set_id).await?;
-    match crate::diagnostics::set_relevance(pool, set_id).await? {
-        Some((job, scores)) => {
-            Ok(Some(crate::diagnostics::relevance_stats(pool, set_id, job, &scores, set.questions).await?))
-        }
+    match crate::ssr::questions::diagnostics::set_relevance(pool, set_id).await? {
+        Some((job, scores)) => Ok(Some(
+            crate::ssr::questions::diagnostics::relevance_stats(pool, set_id, job, &scores, set.questions).await?,
+        )),
         None => Ok(None),
     }
 }
@@ -665,7 +668,7 @@ pub async fn start_relevance(
     let state = call.state.clone();
     let retriever = retriever.filter(|r| !r.is_empty());
     let retriever = retriever.as_deref().unwrap_or(engine::questions::relevance::DEFAULT_RETRIEVER);
-    let job = crate::jobs::create_relevance(&state.pool, set_id, k as usize, retriever, false).await?;
+    let job = crate::ssr::jobs::create_relevance(&state.pool, set_id, k as usize, retriever, false).await?;
     state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
     Ok(job)
 }
@@ -770,7 +773,7 @@ pub async fn start_answers(
         "" => None,
         t => Some(whole("target length in words", t, 1, 10_000)? as usize),
     };
-    let req = crate::answers::AnswerRequest {
+    let req = crate::ssr::answers::AnswerRequest {
         question_set_id,
         method,
         params,
@@ -779,7 +782,7 @@ pub async fn start_answers(
         no_cache: no_cache.is_some(),
     };
     let state = call.state.clone();
-    let (job, _) = crate::answers::create(&state.pool, &req).await?;
+    let (job, _) = crate::ssr::answers::create(&state.pool, &req).await?;
     state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
     Ok(job)
 }
@@ -788,7 +791,7 @@ pub async fn start_answers(
 pub async fn list_evaluations(project_id: i64) -> Result<Vec<EvaluationView>, AppError> {
     let call = Request::now()?;
     call.require(Obj::Project(project_id), Need::Read).await?;
-    crate::evaluation::list(&call.state.pool, project_id).await
+    crate::ssr::evaluation::list(&call.state.pool, project_id).await
 }
 
 /// A number from a form field within `min..=max`, or the reason it is not.
@@ -908,7 +911,7 @@ pub async fn start_evaluation(
     )?;
     let state = call.state.clone();
     let llm = state.llm();
-    let req = crate::evaluation::EvalRequest {
+    let req = crate::ssr::evaluation::EvalRequest {
         question_set_id,
         answer_sets: sets.clone(),
         pairs: chosen,
@@ -916,15 +919,15 @@ pub async fn start_evaluation(
         name: Some(name).filter(|n| !n.trim().is_empty()),
         no_cache: no_cache.is_some(),
     };
-    let (job, id) = crate::evaluation::create(&state.pool, &llm, &req).await?;
+    let (job, id) = crate::ssr::evaluation::create(&state.pool, &llm, &req).await?;
     state.jobs.spawn(state.pool.clone(), llm.clone(), job.id, false)?;
     if sanity_first.is_some() {
-        for set in crate::evaluation::never_checked(&state.pool, &sets).await? {
-            let (job, _) = crate::evaluation::create_sanity(&state.pool, &llm, set, settings.clone()).await?;
+        for set in crate::ssr::evaluation::never_checked(&state.pool, &sets).await? {
+            let (job, _) = crate::ssr::evaluation::create_sanity(&state.pool, &llm, set, settings.clone()).await?;
             state.jobs.spawn(state.pool.clone(), llm.clone(), job.id, false)?;
         }
     }
-    Ok(crate::evaluation::get(&state.pool, id).await?.view)
+    Ok(crate::ssr::evaluation::get(&state.pool, id).await?.view)
 }
 
 /// One click: a sanity check of an answer set's method with the paper's
@@ -939,23 +942,23 @@ pub async fn start_sanity(answer_set_id: i64, judge: String) -> Result<Evaluatio
     };
     let state = call.state.clone();
     let llm = state.llm();
-    let (job, id) = crate::evaluation::create_sanity(&state.pool, &llm, answer_set_id, settings).await?;
+    let (job, id) = crate::ssr::evaluation::create_sanity(&state.pool, &llm, answer_set_id, settings).await?;
     state.jobs.spawn(state.pool.clone(), llm, job.id, false)?;
-    Ok(crate::evaluation::get(&state.pool, id).await?.view)
+    Ok(crate::ssr::evaluation::get(&state.pool, id).await?.view)
 }
 
 #[server(output = crate::codec::Json)]
 pub async fn delete_evaluation(id: i64) -> Result<(), AppError> {
     let call = Request::now()?;
     call.require(Obj::Evaluation(id), Need::Edit).await?;
-    crate::evaluation::delete(&call.state.pool, id).await
+    crate::ssr::evaluation::delete(&call.state.pool, id).await
 }
 
 #[server(output = crate::codec::Json)]
 pub async fn get_evaluation_report(id: i64) -> Result<EvaluationReportView, AppError> {
     let call = Request::now()?;
     call.require(Obj::Evaluation(id), Need::Read).await?;
-    crate::evaluation::report_view(&call.state.pool, id).await
+    crate::ssr::evaluation::report_view(&call.state.pool, id).await
 }
 
 #[server(output = crate::codec::Json)]
@@ -963,7 +966,7 @@ pub async fn get_drill_questions(id: i64, a: i64, b: i64) -> Result<Vec<DrillQue
     let call = Request::now()?;
     let project = call.require(Obj::Evaluation(id), Need::Read).await?;
     call.require_in(project, [Obj::AnswerSet(a), Obj::AnswerSet(b)]).await?;
-    crate::evaluation::drill_questions(&call.state.pool, id, a, b).await
+    crate::ssr::evaluation::drill_questions(&call.state.pool, id, a, b).await
 }
 
 #[server(output = crate::codec::Json)]
@@ -971,7 +974,7 @@ pub async fn get_drill(id: i64, a: i64, b: i64, question: i64) -> Result<DrillVi
     let call = Request::now()?;
     let project = call.require(Obj::Evaluation(id), Need::Read).await?;
     call.require_in(project, [Obj::AnswerSet(a), Obj::AnswerSet(b), Obj::Question(question)]).await?;
-    crate::evaluation::drill(&call.state.pool, id, a, b, question).await
+    crate::ssr::evaluation::drill(&call.state.pool, id, a, b, question).await
 }
 
 /// A new study's links (each token shown only now: only its hash is kept).
@@ -988,7 +991,7 @@ pub struct CreatedStudy {
 pub async fn list_studies(project_id: i64) -> Result<Vec<StudyView>, AppError> {
     let call = Request::now()?;
     call.require(Obj::Project(project_id), Need::Read).await?;
-    crate::study::list(&call.state.pool, project_id).await
+    crate::ssr::study::list(&call.state.pool, project_id).await
 }
 
 /// The default dimensions of a question study and of an answer-validation
@@ -1037,7 +1040,7 @@ pub async fn create_study(
         parsed.push((set, whole("questions to draw", n, 1, 10_000)? as usize));
     }
     call.require_in(project_id, parsed.iter().map(|(s, _)| Obj::QuestionSet(*s))).await?;
-    let req = crate::study::StudyRequest {
+    let req = crate::ssr::study::StudyRequest {
         project_id,
         name,
         draws: parsed,
@@ -1063,7 +1066,7 @@ pub async fn create_study(
         },
     };
     call.require_in(project_id, req.answers.map(Obj::AnswerSet)).await?;
-    let created = crate::study::create(&call.state.pool, &req).await?;
+    let created = crate::ssr::study::create(&call.state.pool, &req).await?;
     Ok(CreatedStudy {
         study_id: created.study_id,
         open_path: if created.open_token.is_empty() { String::new() } else { format!("/s/{}", created.open_token) },
@@ -1075,7 +1078,7 @@ pub async fn create_study(
 pub async fn set_study_open(id: i64, open: bool) -> Result<(), AppError> {
     let call = Request::now()?;
     call.require(Obj::Study(id), Need::Edit).await?;
-    crate::study::set_open(&call.state.pool, id, open).await
+    crate::ssr::study::set_open(&call.state.pool, id, open).await
 }
 
 /// A new link for a study (`kind`: open or rater); its path, shown once.
@@ -1084,21 +1087,21 @@ pub async fn add_study_link(id: i64, kind: String) -> Result<String, AppError> {
     let call = Request::now()?;
     call.require(Obj::Study(id), Need::Edit).await?;
     let label = if kind == "open" { "open link" } else { "rater link" };
-    Ok(format!("/s/{}", crate::study::add_link(&call.state.pool, id, &kind, label).await?))
+    Ok(format!("/s/{}", crate::ssr::study::add_link(&call.state.pool, id, &kind, label).await?))
 }
 
 #[server(output = crate::codec::Json)]
 pub async fn revoke_study_link(link_id: i64) -> Result<(), AppError> {
     let call = Request::now()?;
     call.require(Obj::StudyLink(link_id), Need::Edit).await?;
-    crate::study::revoke_link(&call.state.pool, link_id).await
+    crate::ssr::study::revoke_link(&call.state.pool, link_id).await
 }
 
 #[server(output = crate::codec::Json)]
 pub async fn delete_study(id: i64) -> Result<(), AppError> {
     let call = Request::now()?;
     call.require(Obj::Study(id), Need::Edit).await?;
-    crate::study::delete(&call.state.pool, id).await
+    crate::ssr::study::delete(&call.state.pool, id).await
 }
 
 /// Starts the LLM rater on a study's items (a job), with the rubric the humans read.
@@ -1107,7 +1110,7 @@ pub async fn start_study_rating(id: i64) -> Result<JobView, AppError> {
     let call = Request::now()?;
     call.require(Obj::Study(id), Need::Edit).await?;
     let state = call.state.clone();
-    let job = crate::study::create_llm_rating(&state.pool, id, false).await?;
+    let job = crate::ssr::study::create_llm_rating(&state.pool, id, false).await?;
     state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
     Ok(job)
 }
@@ -1116,7 +1119,7 @@ pub async fn start_study_rating(id: i64) -> Result<JobView, AppError> {
 pub async fn get_study_results(id: i64) -> Result<StudyResultsView, AppError> {
     let call = Request::now()?;
     call.require(Obj::Study(id), Need::Read).await?;
-    crate::study::results_view(&call.state.pool, id).await
+    crate::ssr::study::results_view(&call.state.pool, id).await
 }
 
 /// A rater's session at a study link (no account; `rater`: the browser's
@@ -1142,7 +1145,7 @@ pub async fn study_session(link: String, rater: String) -> Result<RaterSession, 
         .and_then(|p| p.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>())
         .map_or("?".to_string(), |a| a.0.ip().to_string());
     let session =
-        crate::study::session(&state.pool, &link, rater.as_deref(), |link_id| state.raters.admit(link_id, &addr))
+        crate::ssr::study::session(&state.pool, &link, rater.as_deref(), |link_id| state.raters.admit(link_id, &addr))
             .await?;
     if !session.rater.is_empty() {
         cookie.send_named(&name, &session.rater, 180 * 86_400, "/");
@@ -1154,7 +1157,7 @@ pub async fn study_session(link: String, rater: String) -> Result<RaterSession, 
 /// so each link keeps its own rater and the name gives the link away not.
 #[cfg(feature = "ssr")]
 fn rater_cookie_name(link: &str) -> String {
-    format!("assay_rater_{}", &crate::tokens::hash(link.trim())[..16])
+    format!("assay_rater_{}", &crate::ssr::tokens::hash(link.trim())[..16])
 }
 
 /// A rater's scores for one item: `scores` comma-separated, one per dimension.
@@ -1164,28 +1167,28 @@ pub async fn study_rate(link: String, rater: String, item: i64, scores: String) 
         .split(',')
         .map(|s| s.trim().parse::<u8>().map_err(|_| AppError::Invalid(format!("\"{s}\" is not a score"))))
         .collect::<Result<_, _>>()?;
-    crate::study::rate(&app_state()?.pool, &link, &rater, item, &scores).await
+    crate::ssr::study::rate(&app_state()?.pool, &link, &rater, item, &scores).await
 }
 
 #[server(endpoint = "study/finish", output = crate::codec::Json)]
 pub async fn study_finish(link: String, rater: String) -> Result<(), AppError> {
-    crate::study::finish(&app_state()?.pool, &link, &rater).await
+    crate::ssr::study::finish(&app_state()?.pool, &link, &rater).await
 }
 
 /// Who is logged in (`None`: nobody), and whether an owner exists yet.
 #[server(endpoint = "auth/whoami", output = crate::codec::Json)]
 pub async fn whoami() -> Result<(Option<String>, bool), AppError> {
     let state = app_state()?;
-    let owner = crate::auth::has_owner(&state.pool).await?;
+    let owner = crate::ssr::auth::has_owner(&state.pool).await?;
     let headers: Option<axum::http::HeaderMap> = leptos_axum::extract().await.ok();
     let token = headers
         .as_ref()
         .and_then(|h| h.get(axum::http::header::COOKIE))
         .and_then(|v| v.to_str().ok())
-        .and_then(crate::auth::token_in)
+        .and_then(crate::ssr::auth::token_in)
         .map(str::to_string);
     let user = match token {
-        Some(t) => crate::auth::session_user(&state.pool, &t).await?.map(|u| u.1),
+        Some(t) => crate::ssr::auth::session_user(&state.pool, &t).await?.map(|u| u.1),
         None => None,
     };
     Ok((user, owner))
@@ -1203,7 +1206,7 @@ struct CookieOptions {
 impl CookieOptions {
     fn now() -> CookieOptions {
         let over_https = use_context::<axum::http::request::Parts>()
-            .is_some_and(|p| crate::auth::came_over_https(&p.headers, &p.uri));
+            .is_some_and(|p| crate::ssr::auth::came_over_https(&p.headers, &p.uri));
         let forced = app_state().is_ok_and(|s| s.config.secure_cookies);
         CookieOptions { response: use_context::<leptos_axum::ResponseOptions>(), secure: over_https || forced }
     }
@@ -1220,7 +1223,7 @@ impl CookieOptions {
     /// Sets the session cookie (`None`: clears it).
     fn send(&self, token: Option<&str>) {
         if let Some(resp) = &self.response {
-            if let Ok(v) = axum::http::HeaderValue::from_str(&crate::auth::set_cookie_secure(token, self.secure)) {
+            if let Ok(v) = axum::http::HeaderValue::from_str(&crate::ssr::auth::set_cookie_secure(token, self.secure)) {
                 resp.append_header(axum::http::header::SET_COOKIE, v);
             }
         }
@@ -1233,7 +1236,7 @@ impl CookieOptions {
 pub async fn setup_owner(name: String, password: String, confirm: String) -> Result<(), AppError> {
     let state = app_state()?;
     let cookie = CookieOptions::now();
-    if crate::auth::has_owner(&state.pool).await? {
+    if crate::ssr::auth::has_owner(&state.pool).await? {
         return Err(AppError::Conflict("this Assay already has an owner: log in instead".into()));
     }
     if password != confirm {
@@ -1241,8 +1244,8 @@ pub async fn setup_owner(name: String, password: String, confirm: String) -> Res
     }
     // The database allows one owner only: of concurrent first-run setups,
     // one creates it and the others get this same conflict.
-    let id = crate::auth::create_user(&state.pool, &name, &password, "owner").await?;
-    cookie.send(Some(&crate::auth::new_session(&state.pool, id).await?));
+    let id = crate::ssr::auth::create_user(&state.pool, &name, &password, "owner").await?;
+    cookie.send(Some(&crate::ssr::auth::new_session(&state.pool, id).await?));
     Ok(())
 }
 
@@ -1263,10 +1266,10 @@ pub async fn login(name: String, password: String) -> Result<(), AppError> {
         }
     };
     attempt.pace().await;
-    match crate::auth::verify(&state.pool, &name, &password).await? {
+    match crate::ssr::auth::verify(&state.pool, &name, &password).await? {
         Some(id) => {
             state.throttle.succeeded(&name, &addr);
-            cookie.send(Some(&crate::auth::new_session(&state.pool, id).await?));
+            cookie.send(Some(&crate::ssr::auth::new_session(&state.pool, id).await?));
             Ok(())
         }
         None => {
@@ -1287,9 +1290,9 @@ pub async fn logout() -> Result<(), AppError> {
         .as_ref()
         .and_then(|h| h.get(axum::http::header::COOKIE))
         .and_then(|v| v.to_str().ok())
-        .and_then(crate::auth::token_in)
+        .and_then(crate::ssr::auth::token_in)
     {
-        crate::auth::end_session(&state.pool, t).await?;
+        crate::ssr::auth::end_session(&state.pool, t).await?;
     }
     cookie.send(None);
     Ok(())
@@ -1300,11 +1303,12 @@ pub async fn logout() -> Result<(), AppError> {
 #[server(output = crate::codec::Json)]
 pub async fn create_share(kind: String, page_id: i64, expires_days: Option<u32>) -> Result<String, AppError> {
     let call = Request::now()?;
-    call.require(Obj::Project(crate::share::project_of(&call.state.pool, &kind, page_id).await?), Need::Edit).await?;
+    call.require(Obj::Project(crate::ssr::share::project_of(&call.state.pool, &kind, page_id).await?), Need::Edit)
+        .await?;
     if expires_days == Some(0) {
         return Err(AppError::Invalid("a link that expires lasts at least one day".into()));
     }
-    let (_, token) = crate::share::create(&call.state.pool, &kind, page_id, expires_days).await?;
+    let (_, token) = crate::ssr::share::create(&call.state.pool, &kind, page_id, expires_days).await?;
     Ok(format!("/share/{token}"))
 }
 
@@ -1312,15 +1316,16 @@ pub async fn create_share(kind: String, page_id: i64, expires_days: Option<u32>)
 #[server(output = crate::codec::Json)]
 pub async fn list_shares(kind: String, page_id: i64) -> Result<Vec<(i64, String, bool)>, AppError> {
     let call = Request::now()?;
-    call.require(Obj::Project(crate::share::project_of(&call.state.pool, &kind, page_id).await?), Need::Read).await?;
-    crate::store::shares::of_page(&call.state.pool, &kind, page_id).await
+    call.require(Obj::Project(crate::ssr::share::project_of(&call.state.pool, &kind, page_id).await?), Need::Read)
+        .await?;
+    crate::ssr::store::shares::of_page(&call.state.pool, &kind, page_id).await
 }
 
 #[server(output = crate::codec::Json)]
 pub async fn revoke_share(id: i64) -> Result<(), AppError> {
     let call = Request::now()?;
     call.require(Obj::Share(id), Need::Edit).await?;
-    crate::store::shares::revoke(&call.state.pool, id).await
+    crate::ssr::store::shares::revoke(&call.state.pool, id).await
 }
 
 /// What a share link opens: "evaluation", "study", "questions", "metrics",
@@ -1328,27 +1333,27 @@ pub async fn revoke_share(id: i64) -> Result<(), AppError> {
 /// link is a 404, and so is the page showing it.
 #[server(endpoint = "share/kind", output = crate::codec::Json)]
 pub async fn get_shared_kind(token: String) -> Result<String, AppError> {
-    shared(crate::share::open(&app_state()?.pool, &token).await.map(|(kind, _)| kind))
+    shared(crate::ssr::share::open(&app_state()?.pool, &token).await.map(|(kind, _)| kind))
 }
 
 /// The report a share link opens (an evaluation's, a study's results, a
 /// question set, a metrics run), read-only (no account).
 #[server(endpoint = "share/get", output = crate::codec::Json)]
 pub async fn get_shared(token: String) -> Result<SharedView, AppError> {
-    shared(crate::share::view(&app_state()?.pool, &token).await)
+    shared(crate::ssr::share::view(&app_state()?.pool, &token).await)
 }
 
 /// The experiment's report a share link opens, read-only (no account).
 #[server(endpoint = "share/experiment", output = crate::codec::Json)]
 pub async fn get_shared_experiment(token: String) -> Result<ExperimentReportView, AppError> {
-    shared(crate::share::experiment(&app_state()?.pool, &token).await)
+    shared(crate::ssr::share::experiment(&app_state()?.pool, &token).await)
 }
 
 /// The overview of the graph a share link opens (no account); the explorer
 /// reads the graph itself through `get_shared_graph_view`.
 #[server(endpoint = "share/graph_overview", output = crate::codec::Json)]
 pub async fn get_shared_graph(token: String) -> Result<Option<GraphOverview>, AppError> {
-    shared(crate::share::graph(&app_state()?.pool, &token).await)
+    shared(crate::ssr::share::graph(&app_state()?.pool, &token).await)
 }
 
 /// A shared page's reply: "not found" is the response's 404.
@@ -1379,7 +1384,7 @@ pub async fn list_users() -> Result<Vec<UserView>, AppError> {
 pub async fn create_member(name: String, password: String) -> Result<i64, AppError> {
     let call = Request::now()?;
     call.require_owner("manage accounts")?;
-    crate::auth::create_user(&call.state.pool, &name, &password, "member").await
+    crate::ssr::auth::create_user(&call.state.pool, &name, &password, "member").await
 }
 
 /// Deletes a collaborator's account (the owner only).
@@ -1397,7 +1402,7 @@ pub async fn set_member_access(user_id: i64, project_id: i64, access: String) ->
     let call = Request::now()?;
     call.require_owner("manage accounts")?;
     let pool = &call.state.pool;
-    crate::access::set_access(pool, user_id, project_id, &access).await
+    crate::ssr::access::set_access(pool, user_id, project_id, &access).await
 }
 
 /// Starts a metrics run (seed 004) of answer sets over a question set:
@@ -1425,7 +1430,7 @@ pub async fn start_metrics(
         Some(u) => engine::metrics::RelevanceUnit::parse(u).map_err(AppError::Invalid)?,
         None => engine::metrics::RelevanceUnit::Document,
     };
-    let (run, job) = crate::metrics::create(&state.pool, set_id, &ids, k as usize, bins as usize, unit).await?;
+    let (run, job) = crate::ssr::metrics::create(&state.pool, set_id, &ids, k as usize, bins as usize, unit).await?;
     state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
     Ok(run)
 }
@@ -1436,8 +1441,8 @@ pub async fn list_metrics_runs(project_id: i64) -> Result<Vec<MetricsRunView>, A
     let call = Request::now()?;
     call.require(Obj::Project(project_id), Need::Read).await?;
     let mut out = Vec::new();
-    for row in crate::store::metrics::list(&call.state.pool, project_id).await? {
-        out.push(crate::metrics::run_view(&call.state.pool, &row).await?);
+    for row in crate::ssr::store::metrics::list(&call.state.pool, project_id).await? {
+        out.push(crate::ssr::metrics::run_view(&call.state.pool, &row).await?);
     }
     Ok(out)
 }
@@ -1447,14 +1452,14 @@ pub async fn list_metrics_runs(project_id: i64) -> Result<Vec<MetricsRunView>, A
 pub async fn get_metrics_run(run_id: i64) -> Result<MetricsRunPage, AppError> {
     let call = Request::now()?;
     call.require(Obj::MetricsRun(run_id), Need::Read).await?;
-    crate::metrics::page(&call.state.pool, run_id).await
+    crate::ssr::metrics::page(&call.state.pool, run_id).await
 }
 
 #[server(output = crate::codec::Json)]
 pub async fn delete_metrics_run(run_id: i64) -> Result<(), AppError> {
     let call = Request::now()?;
     call.require(Obj::MetricsRun(run_id), Need::Edit).await?;
-    crate::store::metrics::delete(&call.state.pool, run_id).await
+    crate::ssr::store::metrics::delete(&call.state.pool, run_id).await
 }
 
 /// The "New experiment" wizard's defaults (the papers'), the projects whose
@@ -1463,7 +1468,7 @@ pub async fn delete_metrics_run(run_id: i64) -> Result<(), AppError> {
 pub async fn experiment_wizard() -> Result<WizardStart, AppError> {
     let call = Request::now()?;
     call.require_owner("run experiments")?;
-    crate::experiments::wizard_start(&call.state.pool, &call.state.llm()).await
+    crate::ssr::experiments::wizard::wizard_start(&call.state.pool, &call.state.llm()).await
 }
 
 /// The wizard's choices (`fields`: `WizardFields` as JSON) as a manifest,
@@ -1475,9 +1480,9 @@ pub async fn draft_experiment(fields: String) -> Result<ExperimentDraft, AppErro
     let f: WizardFields =
         serde_json::from_str(&fields).map_err(|e| AppError::Invalid(format!("the wizard's choices: {e}")))?;
     let llm = call.state.llm();
-    match crate::experiments::manifest_of(&f, &llm) {
-        Ok(text) => Ok(crate::experiments::draft(&call.state.pool, &llm, &text).await),
-        Err(e) => Ok(crate::experiments::refused("", e)),
+    match crate::ssr::experiments::wizard::manifest_of(&f, &llm) {
+        Ok(text) => Ok(crate::ssr::experiments::wizard::draft(&call.state.pool, &llm, &text).await),
+        Err(e) => Ok(crate::ssr::experiments::wizard::refused("", e)),
     }
 }
 
@@ -1486,7 +1491,7 @@ pub async fn draft_experiment(fields: String) -> Result<ExperimentDraft, AppErro
 pub async fn draft_manifest(manifest: String) -> Result<ExperimentDraft, AppError> {
     let call = Request::now()?;
     call.require_owner("run experiments")?;
-    Ok(crate::experiments::draft(&call.state.pool, &call.state.llm(), &manifest).await)
+    Ok(crate::ssr::experiments::wizard::draft(&call.state.pool, &call.state.llm(), &manifest).await)
 }
 
 /// An imported manifest in the wizard's fields, naming what they cannot show.
@@ -1495,8 +1500,8 @@ pub async fn import_manifest(manifest: String) -> Result<ImportedManifest, AppEr
     let call = Request::now()?;
     call.require_owner("run experiments")?;
     let m = engine::experiment::Manifest::parse_uploaded(&manifest).map_err(|e| AppError::Invalid(e.0))?;
-    let start = crate::experiments::wizard_start(&call.state.pool, &call.state.llm()).await?;
-    Ok(crate::experiments::fields_of(&m, &start.fields))
+    let start = crate::ssr::experiments::wizard::wizard_start(&call.state.pool, &call.state.llm()).await?;
+    Ok(crate::ssr::experiments::wizard::fields_of(&m, &start.fields))
 }
 
 /// Starts an experiment from its manifest; returns (project id, experiment id).
@@ -1504,7 +1509,7 @@ pub async fn import_manifest(manifest: String) -> Result<ImportedManifest, AppEr
 pub async fn start_experiment(manifest: String) -> Result<(i64, i64), AppError> {
     let call = Request::now()?;
     call.require_owner("run experiments")?;
-    crate::experiments::start(&call.state, &manifest).await
+    crate::ssr::experiments::wizard::start(&call.state, &manifest).await
 }
 
 /// An experiment: its stages (planned, running, done) and, as they finish,
@@ -1513,7 +1518,7 @@ pub async fn start_experiment(manifest: String) -> Result<(i64, i64), AppError> 
 pub async fn get_experiment(experiment_id: i64) -> Result<ExperimentReportView, AppError> {
     let call = Request::now()?;
     call.require(Obj::Experiment(experiment_id), Need::Read).await?;
-    crate::experiments::report(&call.state.pool, experiment_id).await
+    crate::ssr::experiments::wizard::report(&call.state.pool, experiment_id).await
 }
 
 /// Experiments started in the browser, newest first: (id, project, name, status, started).
@@ -1521,5 +1526,5 @@ pub async fn get_experiment(experiment_id: i64) -> Result<ExperimentReportView, 
 pub async fn list_experiments() -> Result<Vec<(i64, i64, String, String, String)>, AppError> {
     let call = Request::now()?;
     call.require_owner("run experiments")?;
-    crate::experiments::list_all(&call.state.pool).await
+    crate::ssr::experiments::wizard::list_all(&call.state.pool).await
 }

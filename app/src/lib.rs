@@ -15,49 +15,15 @@
 
 #![recursion_limit = "256"]
 
-#[cfg(feature = "ssr")]
-pub mod access;
-#[cfg(feature = "ssr")]
-pub mod answers;
-#[cfg(feature = "ssr")]
-pub mod answers_io;
 pub mod api;
-#[cfg(feature = "ssr")]
-pub mod auth;
 pub mod codec;
 pub mod components;
-#[cfg(feature = "ssr")]
-pub mod csp;
-#[cfg(feature = "ssr")]
-pub mod diagnostics;
 pub mod error;
-#[cfg(feature = "ssr")]
-pub mod evaluation;
-#[cfg(feature = "ssr")]
-pub mod experiment;
-#[cfg(feature = "ssr")]
-pub mod experiments;
 pub mod format;
-#[cfg(feature = "ssr")]
-pub mod jobs;
-#[cfg(feature = "ssr")]
-pub mod metrics;
 pub mod model;
 pub mod pages;
 #[cfg(feature = "ssr")]
-pub mod preload;
-#[cfg(feature = "ssr")]
-pub mod questions_io;
-#[cfg(feature = "ssr")]
-pub mod share;
-#[cfg(feature = "ssr")]
-pub mod state;
-#[cfg(feature = "ssr")]
-pub mod store;
-#[cfg(feature = "ssr")]
-pub mod study;
-#[cfg(feature = "ssr")]
-pub mod tokens;
+pub mod ssr;
 
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
@@ -119,7 +85,7 @@ macro_rules! page_group {
 
                 async fn view(_this: Self) -> AnyView {
                     #[cfg(feature = "ssr")]
-                    preload::hint(stringify!($group), None);
+                    crate::ssr::preload::hint(stringify!($group), None);
                     $group($kind::$page).await
                 }
 
@@ -156,7 +122,7 @@ impl leptos_router::LazyRoute for SharePageRoute {
 
     async fn view(_this: Self) -> AnyView {
         #[cfg(feature = "ssr")]
-        preload::hint("share_pages", None);
+        crate::ssr::preload::hint("share_pages", None);
         share_pages(SharePages::SharePage).await
     }
 
@@ -204,10 +170,10 @@ impl pages::share::SharedBody {
 
 /// The HTML document around every page.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
-    // The routes read the site's layout from it (preload::hint).
+    // The routes read the site's layout from it (ssr::preload::hint).
     provide_context(options.clone());
     #[cfg(feature = "ssr")]
-    csp::set_page_policy();
+    ssr::csp::set_page_policy();
     view! {
         <!DOCTYPE html>
         <html lang="en">

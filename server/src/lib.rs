@@ -1,6 +1,6 @@
 //! The `assay` binary's library: the axum web server ([`web`]) and the
 //! command-line interface ([`cli`]) that runs the same operations headless.
-//! Both call `app::store` and `engine`; neither holds domain logic.
+//! Both call `app::ssr::store` and `engine`; neither holds domain logic.
 
 pub mod cli;
 pub mod png;

@@ -89,7 +89,7 @@ async fn collaborators_reach_only_what_the_owner_granted() {
     };
     let owner = session("owner").await;
 
-    let pool = app::store::open(&db).await.unwrap();
+    let pool = app::ssr::store::open(&db).await.unwrap();
     // A metrics run (id 1; graph questions have no references to score, so
     // the row alone: the checks need only its project).
     sqlx::query(
@@ -105,7 +105,7 @@ async fn collaborators_reach_only_what_the_owner_granted() {
     .execute(&pool)
     .await
     .unwrap();
-    let config = app::state::Config { require_login: true, ..Default::default() };
+    let config = app::ssr::state::Config { require_login: true, ..Default::default() };
     let options = server::web::leptos_options(dir.path(), "127.0.0.1:0".parse().unwrap());
     let router = server::web::router(pool.clone(), config, Default::default(), options);
 

@@ -59,7 +59,7 @@ async fn raters_validate_answers_and_categories_and_the_llm_rater_is_compared_wi
         .iter()
         .map(|u| u.as_str().unwrap().rsplit('/').next().unwrap().to_string())
         .collect();
-    let pool = app::store::open(&db).await.unwrap();
+    let pool = app::ssr::store::open(&db).await.unwrap();
     // The generator's labels and the choices offered, by item.
     let rows: Vec<(i64, String, String)> =
         sqlx::query_as("SELECT id, category, choices FROM study_items WHERE study_id = ? ORDER BY idx")
@@ -177,11 +177,11 @@ async fn raters_validate_answers_and_categories_and_the_llm_rater_is_compared_wi
         &assay(&db, &["--json", "metrics", "run", "A", "--set", &set, "--answers", &answers.to_string()], &[]).await,
     );
     let run_id = run["run_id"].as_i64().unwrap();
-    let page = app::metrics::page(&pool, run_id).await.unwrap();
+    let page = app::ssr::metrics::page(&pool, run_id).await.unwrap();
     let (from, r, p, n) =
         page.view.as_ref().unwrap().sets[0].rho_agreement.expect("a validation study was drawn from the set");
     assert_eq!((from, n), (study, 12));
-    let report = app::metrics::report(&pool, run_id).await.unwrap();
+    let report = app::ssr::metrics::report(&pool, run_id).await.unwrap();
     let splits = &report.sets[0].granularity[0].splits;
     let (mut flags, mut rhos) = (Vec::new(), Vec::new());
     for (_, category, choices) in rows.iter().filter(|(_, c, _)| c.matches('/').count() == 2) {

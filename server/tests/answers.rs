@@ -32,7 +32,7 @@ async fn every_method_answers_and_the_cost_table_is_their_accounting() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("a.db");
     let set = sample_with_questions(&db).await;
-    let pool = app::store::open(&db).await.unwrap();
+    let pool = app::ssr::store::open(&db).await.unwrap();
     for method in ["bm25", "lightrag", "fastgraphrag", "graphrag-local", "graphrag-global"] {
         let made = json(
             &assay(
@@ -49,7 +49,7 @@ async fn every_method_answers_and_the_cost_table_is_their_accounting() {
         // The table's average is the answers' own: tokens of the job's calls per question.
         let job_tokens: i64 = count(&pool, "SELECT SUM(prompt_tokens + completion_tokens) FROM llm_calls WHERE job_id = ? AND purpose != 'community_report'", made["job"].as_i64().unwrap()).await;
         assert!((made["avg_tokens"].as_f64().unwrap() - job_tokens as f64 / 12.0).abs() < 1e-6, "{method}");
-        let answers = app::store::answers::list_answers(&pool, id, None).await.unwrap();
+        let answers = app::ssr::store::answers::list_answers(&pool, id, None).await.unwrap();
         assert!(answers.iter().all(|a| a.answer.split_whitespace().count() <= 30), "{method}: the target length");
         // Global search keeps no point when no report bears on the question.
         let with_context = answers.iter().filter(|a| !a.contexts.is_empty()).count();
@@ -190,7 +190,7 @@ async fn naive_rag_embeds_the_chunks_once_and_reuses_them() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("n.db");
     let set = sample_with_questions(&db).await;
-    let pool = app::store::open(&db).await.unwrap();
+    let pool = app::ssr::store::open(&db).await.unwrap();
     let chunks: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM chunks").fetch_one(&pool).await.unwrap();
     let first = json(
         &assay(&db, &["--json", "answers", "generate", "A", "--set", &set, "--method", "naive", "--param", "k=2"], &[])
@@ -211,7 +211,8 @@ async fn naive_rag_embeds_the_chunks_once_and_reuses_them() {
     )
     .await;
     assert_eq!(embed_items, 1, "five chunks, one batch");
-    let answers = app::store::answers::list_answers(&pool, first["answers_id"].as_i64().unwrap(), None).await.unwrap();
+    let answers =
+        app::ssr::store::answers::list_answers(&pool, first["answers_id"].as_i64().unwrap(), None).await.unwrap();
     assert!(answers.iter().all(|a| a.contexts.len() == 2 && a.contexts[0].score >= a.contexts[1].score));
 
     let second =
@@ -277,7 +278,7 @@ async fn naive_rag_with_endpoint_embeddings_counts_the_embedding_call() {
     assert_eq!(made["status"], "done", "{made}");
     assert_eq!(made["made_by"], "openai · mock-model");
     assert_eq!(made["avg_llm_calls"], 2.0, "the question's embedding and the answer");
-    let pool = app::store::open(&db).await.unwrap();
+    let pool = app::ssr::store::open(&db).await.unwrap();
     let (n, len): (i64, i64) =
         sqlx::query_as("SELECT COUNT(*), MIN(LENGTH(vector)) FROM chunk_vectors WHERE model = 'openai:mock-embed'")
             .fetch_one(&pool)
@@ -364,8 +365,9 @@ async fn the_http_method_posts_each_question_to_the_users_service() {
     let made = json(&assay(&db, &args, &[]).await);
     assert_eq!((made["status"].as_str(), made["count"].as_i64()), (Some("done"), Some(12)), "{made}");
     assert_eq!(made["avg_tokens"], 107.0);
-    let pool = app::store::open(&db).await.unwrap();
-    let answers = app::store::answers::list_answers(&pool, made["answers_id"].as_i64().unwrap(), None).await.unwrap();
+    let pool = app::ssr::store::open(&db).await.unwrap();
+    let answers =
+        app::ssr::store::answers::list_answers(&pool, made["answers_id"].as_i64().unwrap(), None).await.unwrap();
     for a in &answers {
         assert_eq!(a.answer, format!("Echo: {}", a.question));
         assert_eq!(a.contexts.iter().map(|c| c.text.as_str()).collect::<Vec<_>>(), ["doc a", "doc b"]);
@@ -451,8 +453,8 @@ async fn the_answer_temperature_is_a_method_setting_and_the_second_run_samples()
         let bodies = answer_bodies(&mock);
         assert_eq!(bodies.len(), 12);
         assert_eq!(temperatures(&bodies), [sent], "{param}");
-        let pool = app::store::open(&db).await.unwrap();
-        let stored = app::store::answers::get_set(&pool, made["answers_id"].as_i64().unwrap()).await.unwrap();
+        let pool = app::ssr::store::open(&db).await.unwrap();
+        let stored = app::ssr::store::answers::get_set(&pool, made["answers_id"].as_i64().unwrap()).await.unwrap();
         assert!(stored.parameters.contains("\"temperature\""), "{}", stored.parameters);
         // Its sanity check's second run (alignment off: no regenerations).
         mock.reset_stats();

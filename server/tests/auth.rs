@@ -18,8 +18,8 @@ struct Harness {
 
 async fn harness() -> Harness {
     let dir = tempfile::tempdir().unwrap();
-    let pool = app::store::open(&dir.path().join("auth.db")).await.unwrap();
-    let config = app::state::Config { require_login: true, ..Default::default() };
+    let pool = app::ssr::store::open(&dir.path().join("auth.db")).await.unwrap();
+    let config = app::ssr::state::Config { require_login: true, ..Default::default() };
     let options = server::web::leptos_options(dir.path(), "127.0.0.1:0".parse().unwrap());
     let router = server::web::router(pool.clone(), config, Default::default(), options);
     Harness { _dir: dir, pool, router }
@@ -87,15 +87,21 @@ async fn only_the_logged_in_owner_reaches_anything_but_rater_links() {
     assert_eq!(r.location.as_deref(), Some("/login?next=%2Fprojects%2F1%2Fcorpus%3Fx%3D1"));
 
     // A study link's token is no session.
-    let project = app::store::create_project(&h.pool, "P", &Default::default()).await.unwrap();
-    let set_id =
-        app::store::questions::create_set(&h.pool, project.summary.id, None, "imported", "Q", &serde_json::json!({}))
-            .await
-            .unwrap();
-    app::store::questions::add_question(&h.pool, set_id, "What is the Salt Guild?", None, None).await.unwrap();
-    let study = app::study::create(
+    let project = app::ssr::store::create_project(&h.pool, "P", &Default::default()).await.unwrap();
+    let set_id = app::ssr::store::questions::create_set(
         &h.pool,
-        &app::study::StudyRequest {
+        project.summary.id,
+        None,
+        "imported",
+        "Q",
+        &serde_json::json!({}),
+    )
+    .await
+    .unwrap();
+    app::ssr::store::questions::add_question(&h.pool, set_id, "What is the Salt Guild?", None, None).await.unwrap();
+    let study = app::ssr::study::create(
+        &h.pool,
+        &app::ssr::study::StudyRequest {
             project_id: project.summary.id,
             name: "S".into(),
             draws: vec![(set_id, 1)],
@@ -171,7 +177,7 @@ async fn only_the_logged_in_owner_reaches_anything_but_rater_links() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn guessing_the_password_is_slowed_after_five_failures() {
     let h = harness().await;
-    app::auth::create_user(&h.pool, "owner", "correct horse battery", "owner").await.unwrap();
+    app::ssr::auth::create_user(&h.pool, "owner", "correct horse battery", "owner").await.unwrap();
     let login = |password: &str| post("/api/auth/login", &format!("name=owner&password={password}"), None, None);
     for i in 0..5 {
         let r = send(&h, login("wrong+guess")).await;
@@ -201,7 +207,7 @@ fn login_from(addr: &str, password: &str) -> Request<Body> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_burst_of_guesses_gets_five_checked_and_the_owner_still_gets_in_elsewhere() {
     let h = harness().await;
-    app::auth::create_user(&h.pool, "owner", "correct horse battery", "owner").await.unwrap();
+    app::ssr::auth::create_user(&h.pool, "owner", "correct horse battery", "owner").await.unwrap();
     // 40 concurrent guesses from one address: 5 are checked, 35 wait.
     let mut burst = tokio::task::JoinSet::new();
     for _ in 0..40 {
@@ -244,7 +250,7 @@ async fn concurrent_first_run_setups_make_one_owner() {
     let owners: i64 =
         sqlx::query_scalar("SELECT COUNT(*) FROM users WHERE role = 'owner'").fetch_one(&h.pool).await.unwrap();
     assert_eq!((ok, owners), (1, 1));
-    let e = app::auth::create_user(&h.pool, "second", "correct horse battery", "owner").await.unwrap_err();
+    let e = app::ssr::auth::create_user(&h.pool, "second", "correct horse battery", "owner").await.unwrap_err();
     assert_eq!(e.status(), 409, "{e}");
 }
 
@@ -287,8 +293,8 @@ async fn every_response_carries_the_security_headers_and_pages_a_nonce() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_login_only_loopback_host_names_are_served() {
     let dir = tempfile::tempdir().unwrap();
-    let pool = app::store::open(&dir.path().join("open.db")).await.unwrap();
-    let config = app::state::Config { require_login: false, ..Default::default() };
+    let pool = app::ssr::store::open(&dir.path().join("open.db")).await.unwrap();
+    let config = app::ssr::state::Config { require_login: false, ..Default::default() };
     let options = server::web::leptos_options(dir.path(), "127.0.0.1:0".parse().unwrap());
     let router = server::web::router(pool, config, Default::default(), options);
     for (host, expected) in [
@@ -309,8 +315,8 @@ async fn without_login_only_loopback_host_names_are_served() {
 async fn a_users_mistake_is_never_a_500() {
     use leptos::server_fn::ServerFn;
     let h = harness().await;
-    let id = app::auth::create_user(&h.pool, "owner", "correct horse battery", "owner").await.unwrap();
-    let owner = app::auth::new_session(&h.pool, id).await.unwrap();
+    let id = app::ssr::auth::create_user(&h.pool, "owner", "correct horse battery", "owner").await.unwrap();
+    let owner = app::ssr::auth::new_session(&h.pool, id).await.unwrap();
     let create = app::api::CreateProject::PATH;
     let get = app::api::GetProject::PATH;
     for (path, form, expected) in [

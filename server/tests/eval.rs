@@ -68,7 +68,7 @@ async fn two_methods_are_judged_under_both_protocols_and_the_report_is_written_a
 
     // Every draw was a call: 2 orders × 2 repeats × 3 trials per aligned
     // question, one legacy call per question, none from the cache.
-    let pool = app::store::open(&db).await.unwrap();
+    let pool = app::ssr::store::open(&db).await.unwrap();
     let job = out["job"].as_i64().unwrap();
     let judged = 12 - discarded;
     let count = |purpose: &str| {
@@ -121,7 +121,7 @@ async fn two_methods_are_judged_under_both_protocols_and_the_report_is_written_a
     assert_eq!(report["report"]["pairs"][0]["unbiased"]["relative"]["median"], pair["relative_win_rate"]);
 
     // The same downloads from the web server.
-    let config = app::state::Config {
+    let config = app::ssr::state::Config {
         max_upload_bytes: 1 << 20,
         import: engine::corpus::ImportLimits::new(1 << 20, 10),
         llm_base: Default::default(),
@@ -199,13 +199,13 @@ async fn a_sanity_check_with_a_position_biased_judge_is_even_only_under_the_unbi
     assert!(s["legacy_relative_win_rate"].as_f64().unwrap() >= 0.7, "{out}");
     assert_eq!(out["pairs"][0]["b_name"], "bm25 (second run)");
     // The second run is an answer set of its own, made by the evaluation's job.
-    let pool = app::store::open(&db).await.unwrap();
+    let pool = app::ssr::store::open(&db).await.unwrap();
     let second = out["pairs"][0]["b"].as_i64().unwrap();
-    let view = app::store::answers::get_set(&pool, second).await.unwrap();
+    let view = app::ssr::store::answers::get_set(&pool, second).await.unwrap();
     assert_eq!((view.method.as_str(), view.answers, view.job_id), ("bm25", 12, out["job"].as_i64()));
     // A sanity check of an imported set is refused: there is no method to answer again with.
     let file = dir.path().join("mine.jsonl");
-    let answers = app::store::answers::list_answers(&pool, second, None).await.unwrap();
+    let answers = app::ssr::store::answers::list_answers(&pool, second, None).await.unwrap();
     let lines: Vec<String> = answers
         .iter()
         .map(|a| serde_json::json!({"question_id": a.question_id, "answer": a.answer}).to_string())
@@ -242,7 +242,7 @@ async fn bad_requests_are_refused_with_the_reason_before_any_work() {
         let err = failure(&assay(&db, &args, &[]).await);
         assert!(err.contains(reason), "{extra:?}: {err}");
     }
-    let pool = app::store::open(&db).await.unwrap();
+    let pool = app::ssr::store::open(&db).await.unwrap();
     assert_eq!(scalar(&pool, "SELECT COUNT(*) FROM evaluations WHERE project_id = ?", 1).await, 0);
     assert_eq!(scalar(&pool, "SELECT COUNT(*) FROM jobs WHERE kind = 'evaluation' AND project_id = ?", 1).await, 0);
 }
@@ -254,9 +254,9 @@ async fn a_cancelled_evaluation_resumes_without_judging_anything_twice() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.db");
     let set: i64 = sample_with_answers(&db, [5, 5, 2]).await.parse().unwrap();
-    let pool = app::store::open(&db).await.unwrap();
+    let pool = app::ssr::store::open(&db).await.unwrap();
     let llm = engine::llm::settings::LlmSettings::default();
-    let req = |name: &str| app::evaluation::EvalRequest {
+    let req = |name: &str| app::ssr::evaluation::EvalRequest {
         question_set_id: set,
         answer_sets: vec![1, 2],
         pairs: vec![],
@@ -268,10 +268,10 @@ async fn a_cancelled_evaluation_resumes_without_judging_anything_twice() {
         name: Some(name.into()),
         no_cache: false,
     };
-    let (job, id) = app::evaluation::create(&pool, &llm, &req("stopped")).await.unwrap();
+    let (job, id) = app::ssr::evaluation::create(&pool, &llm, &req("stopped")).await.unwrap();
     let cancel = tokio_util::sync::CancellationToken::new();
     let stop = cancel.clone();
-    let end = app::jobs::run(&pool, &llm, job.id, false, cancel, &move |p| {
+    let end = app::ssr::jobs::run(&pool, &llm, job.id, false, cancel, &move |p| {
         if p.done >= 20 {
             stop.cancel();
         }
@@ -279,11 +279,11 @@ async fn a_cancelled_evaluation_resumes_without_judging_anything_twice() {
     .await
     .unwrap();
     assert_eq!(end, engine::jobs::RunEnd::Cancelled);
-    let partial = app::store::jobs::get_job(&pool, job.id).await.unwrap();
+    let partial = app::ssr::store::jobs::get_job(&pool, job.id).await.unwrap();
     assert!(partial.done >= 20 && partial.done < partial.total, "{partial:?}");
-    let end = app::jobs::run(&pool, &llm, job.id, false, Default::default(), &|_| {}).await.unwrap();
+    let end = app::ssr::jobs::run(&pool, &llm, job.id, false, Default::default(), &|_| {}).await.unwrap();
     assert_eq!(end, engine::jobs::RunEnd::Finished);
-    let after = app::store::jobs::get_job(&pool, job.id).await.unwrap();
+    let after = app::ssr::store::jobs::get_job(&pool, job.id).await.unwrap();
     assert_eq!((after.status.as_str(), after.done, after.failed), ("done", after.total, 0));
     // Every judging draw went to the provider exactly once: an item cut
     // off by the cancel is judged again on resume, its finished draws
@@ -302,9 +302,9 @@ async fn a_cancelled_evaluation_resumes_without_judging_anything_twice() {
         draws.iter().find(|d| d.1 > 1)
     );
     // The same evaluation run straight through reports the same numbers.
-    let (job2, id2) = app::evaluation::create(&pool, &llm, &req("straight")).await.unwrap();
-    app::jobs::run(&pool, &llm, job2.id, false, Default::default(), &|_| {}).await.unwrap();
-    let (_, resumed) = app::evaluation::report(&pool, id).await.unwrap();
-    let (_, straight) = app::evaluation::report(&pool, id2).await.unwrap();
+    let (job2, id2) = app::ssr::evaluation::create(&pool, &llm, &req("straight")).await.unwrap();
+    app::ssr::jobs::run(&pool, &llm, job2.id, false, Default::default(), &|_| {}).await.unwrap();
+    let (_, resumed) = app::ssr::evaluation::report(&pool, id).await.unwrap();
+    let (_, straight) = app::ssr::evaluation::report(&pool, id2).await.unwrap();
     assert_eq!(resumed.pairs, straight.pairs);
 }

@@ -122,7 +122,7 @@ async fn a_manifest_runs_every_stage_and_a_second_run_makes_no_calls() {
     )
     .unwrap();
     assert_eq!(again, report);
-    let pool = app::store::open(&db).await.unwrap();
+    let pool = app::ssr::store::open(&db).await.unwrap();
     let jobs: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM jobs").fetch_one(&pool).await.unwrap();
     assert_eq!(jobs as usize, stages.len() - 1, "one job per stage but the corpus, none the second time");
 
@@ -184,39 +184,39 @@ async fn a_manifest_takes_a_projects_documents_and_the_wizards_choices_round_tri
     let run = json(&assay(&db, &["--json", "run", file.to_str().unwrap()], &[]).await);
     let stages = run["stages"].as_array().unwrap();
     assert_eq!(stages.len(), 3, "corpus, questions, answers: {run}");
-    let pool = app::store::open(&db).await.unwrap();
-    let source = app::store::find_project(&pool, "Uploaded").await.unwrap().summary;
-    let copy = app::store::find_project(&pool, "From a project").await.unwrap().summary;
+    let pool = app::ssr::store::open(&db).await.unwrap();
+    let source = app::ssr::store::find_project(&pool, "Uploaded").await.unwrap().summary;
+    let copy = app::ssr::store::find_project(&pool, "From a project").await.unwrap().summary;
     assert_eq!((copy.documents, copy.tokens), (source.documents, source.tokens), "the same text, copied");
 
     // The estimate sees that project's documents (one, of its tokens).
     let m = engine::experiment::Manifest::parse(&std::fs::read_to_string(&file).unwrap(), dir.path()).unwrap();
-    let sizes = app::experiment::document_tokens(&pool, &m, dir.path()).await.unwrap();
+    let sizes = app::ssr::experiments::run::document_tokens(&pool, &m, dir.path()).await.unwrap();
     assert_eq!(sizes, vec![source.tokens as u64]);
     // A missing project is named by its key.
     let missing = engine::experiment::Manifest {
         corpus: engine::experiment::CorpusSection { project: Some("Nope".into()), ..m.corpus.clone() },
         ..m.clone()
     };
-    let err = app::experiment::document_tokens(&pool, &missing, dir.path()).await.unwrap_err().to_string();
+    let err = app::ssr::experiments::run::document_tokens(&pool, &missing, dir.path()).await.unwrap_err().to_string();
     assert!(err.contains("corpus.project: no project named \"Nope\""), "{err}");
 
     // The wizard: its defaults as a manifest, read back into the same fields.
     let llm = engine::llm::settings::LlmSettings::default();
-    let start = app::experiments::wizard_start(&pool, &llm).await.unwrap();
+    let start = app::ssr::experiments::wizard::wizard_start(&pool, &llm).await.unwrap();
     assert!(start.projects.iter().any(|(n, d, _)| n == "Uploaded" && *d == 1));
-    let text = app::experiments::manifest_of(&start.fields, &llm).unwrap();
+    let text = app::ssr::experiments::wizard::manifest_of(&start.fields, &llm).unwrap();
     let back = engine::experiment::Manifest::parse_uploaded(&text).unwrap();
-    let read = app::experiments::fields_of(&back, &start.fields);
+    let read = app::ssr::experiments::wizard::fields_of(&back, &start.fields);
     assert_eq!(read.fields, start.fields);
     assert!(read.not_shown.is_empty(), "{:?}", read.not_shown);
-    let draft = app::experiments::draft(&pool, &llm, &text).await;
+    let draft = app::ssr::experiments::wizard::draft(&pool, &llm, &text).await;
     assert_eq!(draft.error, None);
     assert!(draft.offline && draft.cost_usd == 0.0);
     assert_eq!(draft.calls, draft.stages.iter().map(|s| s.calls).sum::<u64>());
     // What the form cannot show is named.
     let with_params = text.replace("name = \"bm25\"", "name = \"bm25\"\ntarget_words = 120");
-    let read = app::experiments::fields_of(
+    let read = app::ssr::experiments::wizard::fields_of(
         &engine::experiment::Manifest::parse_uploaded(&with_params).unwrap(),
         &start.fields,
     );

@@ -70,7 +70,7 @@ async fn the_offline_graph_of_alice_is_built_stored_and_exported() {
     // A second build is answered from the cache and gives the same graph.
     let again = json(&assay(&db, &["--json", "graph", "build", "Alice"], &[]).await);
     assert_eq!((again["nodes"].clone(), again["edges"].clone()), (built["nodes"].clone(), built["edges"].clone()));
-    let pool = app::store::open(&db).await.unwrap();
+    let pool = app::ssr::store::open(&db).await.unwrap();
     let fresh: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM llm_calls WHERE job_id = ? AND cached = 0")
         .bind(again["job"].as_i64().unwrap())
         .fetch_one(&pool)

@@ -17,8 +17,8 @@ struct Harness {
 
 async fn harness(max_upload_bytes: u64) -> Harness {
     let dir = tempfile::tempdir().unwrap();
-    let pool = app::store::open(&dir.path().join("http.db")).await.unwrap();
-    let config = app::state::Config {
+    let pool = app::ssr::store::open(&dir.path().join("http.db")).await.unwrap();
+    let config = app::ssr::state::Config {
         max_upload_bytes,
         import: engine::corpus::ImportLimits::new(max_upload_bytes, 1000),
         llm_base: Default::default(),
@@ -61,7 +61,7 @@ async fn upload(h: &Harness, project: i64, files: &[(&str, &[u8])]) -> (StatusCo
 }
 
 async fn project(h: &Harness, name: &str) -> i64 {
-    app::store::create_project(&h.pool, name, &Default::default()).await.unwrap().summary.id
+    app::ssr::store::create_project(&h.pool, name, &Default::default()).await.unwrap().summary.id
 }
 
 #[tokio::test]
@@ -89,7 +89,7 @@ async fn upload_stores_good_files_and_names_bad_ones() {
     assert_eq!(report["documents"], 1);
     assert_eq!(report["skipped"][0]["file"], "b.jsonl");
     assert_eq!(report["skipped"][0]["reason"], "malformed line 1: \"context\" must be a string, found a number");
-    let docs = app::store::list_documents(&h.pool, id).await.unwrap();
+    let docs = app::ssr::store::list_documents(&h.pool, id).await.unwrap();
     assert_eq!(docs.len(), 1);
     assert_eq!(docs[0].title, "a");
     assert_eq!(docs[0].chunks, 1);
@@ -106,7 +106,7 @@ async fn an_upload_over_the_limit_is_refused_whole_and_stores_nothing() {
         body["error"],
         "The upload is larger than the limit of 64.0 KB per upload; upload the files in smaller groups."
     );
-    assert!(app::store::list_documents(&h.pool, id).await.unwrap().is_empty());
+    assert!(app::ssr::store::list_documents(&h.pool, id).await.unwrap().is_empty());
 }
 
 #[tokio::test]
@@ -128,7 +128,7 @@ async fn deleting_a_project_deletes_everything_it_owns() {
     let gone = project(&h, "Gone").await;
     upload(&h, keep, &[("k.txt", b"kept text")]).await;
     upload(&h, gone, &[("g1.txt", b"gone one"), ("g2.txt", b"gone two")]).await;
-    app::store::delete_project(&h.pool, gone).await.unwrap();
+    app::ssr::store::delete_project(&h.pool, gone).await.unwrap();
     let counts: (i64, i64) = sqlx::query_as("SELECT (SELECT COUNT(*) FROM documents), (SELECT COUNT(*) FROM chunks)")
         .fetch_one(&h.pool)
         .await
@@ -151,7 +151,7 @@ async fn rechunking_replaces_every_chunk_in_one_go() {
         overlap_tokens: 50,
         tokenizer: engine::chunk::Tokenizer::Cl100kBase,
     };
-    let view = app::store::set_chunk_settings(&h.pool, id, settings).await.unwrap();
+    let view = app::ssr::store::set_chunk_settings(&h.pool, id, settings).await.unwrap();
     assert_eq!(view.chunk_tokens, 512);
     assert!(view.summary.chunks > 72, "36,780 tokens in chunks of at most 512: {}", view.summary.chunks);
     let max: i64 = sqlx::query_scalar("SELECT MAX(tokens) FROM chunks WHERE project_id = ?")
@@ -161,5 +161,8 @@ async fn rechunking_replaces_every_chunk_in_one_go() {
         .unwrap();
     assert!(max <= 512);
     let bad = engine::chunk::ChunkSettings { chunk_tokens: 8, ..settings };
-    assert!(matches!(app::store::set_chunk_settings(&h.pool, id, bad).await, Err(app::error::AppError::Invalid(_))));
+    assert!(matches!(
+        app::ssr::store::set_chunk_settings(&h.pool, id, bad).await,
+        Err(app::error::AppError::Invalid(_))
+    ));
 }

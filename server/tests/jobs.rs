@@ -44,8 +44,8 @@ async fn the_offline_summaries_job_runs_to_the_end_and_logs_every_call() {
     assert_eq!(job["cost_usd"], 0.0);
     let id = job["id"].as_i64().unwrap();
 
-    let pool = app::store::open(&db).await.unwrap();
-    let items = app::store::jobs::job_items(&pool, id).await.unwrap();
+    let pool = app::ssr::store::open(&db).await.unwrap();
+    let items = app::ssr::store::jobs::job_items(&pool, id).await.unwrap();
     assert_eq!(items.len(), 45);
     let first = &items.iter().find(|i| i.key == "chunk-1").unwrap();
     assert_eq!(first.status, "done");
@@ -57,7 +57,7 @@ async fn the_offline_summaries_job_runs_to_the_end_and_logs_every_call() {
         "an extractive summary is a sentence of its chunk: {summary}"
     );
 
-    let calls = app::store::jobs::item_calls(&pool, id, "chunk-1").await.unwrap();
+    let calls = app::ssr::store::jobs::item_calls(&pool, id, "chunk-1").await.unwrap();
     assert_eq!(calls.len(), 1);
     assert_eq!(calls[0].provider, "offline");
     assert_eq!(calls[0].purpose, "summarise_chunk");
@@ -134,7 +134,7 @@ async fn a_killed_job_shows_interrupted_and_resumes_without_repeating_finished_c
     let db = dir.path().join("k.db");
     let mix = corpora().join("ultradomain_mix_slice5.jsonl");
     project_with(&db, &[mix.to_str().unwrap()]).await;
-    let pool = app::store::open(&db).await.unwrap();
+    let pool = app::ssr::store::open(&db).await.unwrap();
     let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM chunks").fetch_one(&pool).await.unwrap();
     assert!(total >= 15, "{total} chunks");
 
@@ -174,10 +174,10 @@ async fn a_killed_job_shows_interrupted_and_resumes_without_repeating_finished_c
 async fn job_counters_follow_each_items_latest_outcome() {
     use engine::jobs::{ItemOutcome, JobStore};
     let dir = tempfile::tempdir().unwrap();
-    let pool = app::store::open(&dir.path().join("c.db")).await.unwrap();
-    let project = app::store::create_project(&pool, "C", &Default::default()).await.unwrap().summary.id;
-    let job = app::store::jobs::create_job(&pool, project, "summaries", &serde_json::json!({}), 3).await.unwrap();
-    let store = app::store::jobs::SqliteJobStore::new(pool.clone());
+    let pool = app::ssr::store::open(&dir.path().join("c.db")).await.unwrap();
+    let project = app::ssr::store::create_project(&pool, "C", &Default::default()).await.unwrap().summary.id;
+    let job = app::ssr::store::jobs::create_job(&pool, project, "summaries", &serde_json::json!({}), 3).await.unwrap();
+    let store = app::ssr::store::jobs::SqliteJobStore::new(pool.clone());
     let done = |tokens| ItemOutcome::Done { result: "ok".into(), tokens, cost_usd: 0.5 };
     let failed = ItemOutcome::Failed { error: "timeout".into(), tokens: 7, cost_usd: 0.25 };
     store.record(job, "a", &done(10)).await.unwrap();
@@ -188,7 +188,7 @@ async fn job_counters_follow_each_items_latest_outcome() {
     let p = store.record(job, "b", &done(20)).await.unwrap();
     assert_eq!((p.done, p.failed, p.tokens), (2, 0, 30));
     assert!((p.cost_usd - 1.0).abs() < 1e-12);
-    let shown = app::store::jobs::get_job(&pool, job).await.unwrap();
+    let shown = app::ssr::store::jobs::get_job(&pool, job).await.unwrap();
     assert_eq!((shown.done, shown.failed, shown.tokens), (2, 0, 30));
 }
 
@@ -198,11 +198,11 @@ async fn a_jobs_calls_are_written_with_the_item_that_made_them() {
     use engine::llm::{CallContext, ChatRequest, Gateway, Message, PriceTable};
     use std::sync::Arc;
     let dir = tempfile::tempdir().unwrap();
-    let pool = app::store::open(&dir.path().join("b.db")).await.unwrap();
-    let project = app::store::create_project(&pool, "B", &Default::default()).await.unwrap().summary.id;
-    let job = app::store::jobs::create_job(&pool, project, "summaries", &serde_json::json!({}), 2).await.unwrap();
-    let calls = Arc::new(app::store::calls::SqliteCallStore::buffered(pool.clone()).await.unwrap());
-    let store = app::store::jobs::SqliteJobStore::new(pool.clone()).with_calls(calls.clone());
+    let pool = app::ssr::store::open(&dir.path().join("b.db")).await.unwrap();
+    let project = app::ssr::store::create_project(&pool, "B", &Default::default()).await.unwrap().summary.id;
+    let job = app::ssr::store::jobs::create_job(&pool, project, "summaries", &serde_json::json!({}), 2).await.unwrap();
+    let calls = Arc::new(app::ssr::store::calls::SqliteCallStore::buffered(pool.clone()).await.unwrap());
+    let store = app::ssr::store::jobs::SqliteJobStore::new(pool.clone()).with_calls(calls.clone());
     let gateway = Gateway::new(Arc::new(engine::offline::provider()), calls.clone(), PriceTable::default());
     let logged = || async {
         let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM llm_calls").fetch_one(&pool).await.unwrap();
@@ -221,7 +221,7 @@ async fn a_jobs_calls_are_written_with_the_item_that_made_them() {
 
     store.record(job, "a", &ItemOutcome::Done { result: "ok".into(), tokens: 1, cost_usd: 0.0 }).await.unwrap();
     assert_eq!(logged().await, (2, 1), "the item's two calls and one cached reply, with the item");
-    let items = app::store::jobs::item_calls(&pool, job, "a").await.unwrap();
+    let items = app::ssr::store::jobs::item_calls(&pool, job, "a").await.unwrap();
     assert_eq!(items.len(), 2);
     assert_eq!(items.iter().filter(|c| c.cached).count(), 1);
     assert!(items.iter().all(|c| c.prompt.contains("hello")), "each call's prompt is read back");
@@ -259,7 +259,7 @@ async fn a_killed_multi_call_job_pays_again_only_for_calls_in_flight() {
     let db = dir.path().join("g.db");
     let mix = corpora().join("ultradomain_mix_slice5.jsonl");
     project_with(&db, &[mix.to_str().unwrap()]).await;
-    let pool = app::store::open(&db).await.unwrap();
+    let pool = app::ssr::store::open(&db).await.unwrap();
     // Mid-item: let a first call of the next items come back, then kill.
     let args = ["graph", "build", "P", "--gleaning", "2"];
     kill_after(&db, &pool, &args, &env, 2, Duration::from_millis(500)).await;

@@ -41,7 +41,7 @@ async fn ping_is_offline_by_default_and_says_so() {
     let text = String::from_utf8(human.stdout).unwrap();
     assert!(text.starts_with("offline (no LLM)\nreply: pong"), "{text}");
 
-    let pool = app::store::open(&db).await.unwrap();
+    let pool = app::ssr::store::open(&db).await.unwrap();
     let logged: Vec<(String, String, i64)> =
         sqlx::query_as("SELECT provider, purpose, cached FROM llm_calls ORDER BY id").fetch_all(&pool).await.unwrap();
     assert_eq!(

@@ -21,8 +21,8 @@ async fn answer_sets_are_scored_against_the_references() {
     let set = common::sample_hierarchical(&db, "QC,LV", 1).await;
     json(&assay(&db, &["--json", "answers", "generate", "A", "--set", &set, "--method", "bm25"], &[]).await);
     // An answer set that repeats every reference answer.
-    let pool = app::store::open(&db).await.unwrap();
-    let questions = app::store::questions::list_questions(&pool, set.parse().unwrap()).await.unwrap();
+    let pool = app::ssr::store::open(&db).await.unwrap();
+    let questions = app::ssr::store::questions::list_questions(&pool, set.parse().unwrap()).await.unwrap();
     assert_eq!(questions.len(), 2 * (2 + 4) + 4, "QC and LV at 2 and 4 categories, and 4 factorial cells");
     let lines: Vec<String> = questions
         .iter()
@@ -180,7 +180,7 @@ async fn bm25_top_10_over_512_token_chunks_at_each_relevance_unit() {
         &assay(&db, &["--json", "answers", "generate", "C", "--set", &set, "--method", "bm25", "--param", "k=10"], &[])
             .await,
     );
-    let pool = app::store::open(&db).await.unwrap();
+    let pool = app::ssr::store::open(&db).await.unwrap();
     let spans: std::collections::HashMap<i64, (i64, i64, i64)> =
         sqlx::query_as::<_, (i64, i64, i64, i64)>("SELECT id, document_id, start_byte, end_byte FROM chunks")
             .fetch_all(&pool)
@@ -192,8 +192,8 @@ async fn bm25_top_10_over_512_token_chunks_at_each_relevance_unit() {
     let documents: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM documents").fetch_one(&pool).await.unwrap();
     assert_eq!(documents, 6);
     assert!(spans.len() > 30, "more than 30 chunks of 512 tokens: {}", spans.len());
-    let questions = app::store::questions::list_questions(&pool, set.parse().unwrap()).await.unwrap();
-    let answers = app::store::answers::list_answers(&pool, 1, None).await.unwrap();
+    let questions = app::ssr::store::questions::list_questions(&pool, set.parse().unwrap()).await.unwrap();
+    let answers = app::ssr::store::answers::list_answers(&pool, 1, None).await.unwrap();
     let mut maps = Vec::new();
     let mut per_unit: Vec<std::collections::HashMap<i64, f64>> = Vec::new();
     for unit in ["chunk", "passage", "document"] {
@@ -265,13 +265,13 @@ async fn a_run_without_its_model_fails_whole_and_resumes() {
     assert!(!failed.status.success());
     let stderr = String::from_utf8_lossy(&failed.stderr);
     assert!(stderr.contains("its one item failed") && stderr.contains("no-model"), "{stderr}");
-    let pool = app::store::open(&db).await.unwrap();
-    let run = app::store::metrics::list(&pool, 1).await.unwrap().remove(0);
+    let pool = app::ssr::store::open(&db).await.unwrap();
+    let run = app::ssr::store::metrics::list(&pool, 1).await.unwrap().remove(0);
     assert!(run.report.is_none(), "no partial report");
-    let refused = app::metrics::report(&pool, run.id).await.unwrap_err().to_string();
+    let refused = app::ssr::metrics::report(&pool, run.id).await.unwrap_err().to_string();
     assert!(refused.contains("has no report yet") && refused.contains("failed"), "{refused}");
     let job = run.job_id.unwrap().to_string();
     json(&assay(&db, &["--json", "job", "resume", &job, "--retry-failed"], &[]).await);
-    let report = app::metrics::report(&pool, run.id).await.unwrap();
+    let report = app::ssr::metrics::report(&pool, run.id).await.unwrap();
     assert_eq!(report.sets[0].overall.n, 6, "QC at 2 and 4 categories, one question each");
 }

@@ -56,8 +56,8 @@ async fn a_rambling_model_builds_a_graph_and_the_job_says_its_replies_were_cut()
     let stats = mock.stats();
     assert_eq!(stats.without_max_tokens, 0, "every request carried max_tokens");
     // The Graph page's note says so.
-    let pool = app::store::open(&db).await.unwrap();
-    let note = app::store::graph::extraction_note(&pool, job).await.unwrap().unwrap();
+    let pool = app::ssr::store::open(&db).await.unwrap();
+    let note = app::ssr::store::graph::extraction_note(&pool, job).await.unwrap().unwrap();
     assert_eq!(note, "5 chunks had replies cut at max_tokens (their complete entries were kept).");
 }
 
@@ -77,7 +77,7 @@ async fn a_stage_whose_every_item_failed_fails_and_the_run_stops_there_saying_wh
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "a stage with nothing usable exits non-zero");
     assert!(stderr.contains("every one of its 3 items failed: the reply is not a question"), "{stderr}");
-    let pool = app::store::open(&db).await.unwrap();
+    let pool = app::ssr::store::open(&db).await.unwrap();
     let (status, error): (String, Option<String>) =
         sqlx::query_as("SELECT status, error FROM jobs WHERE kind = 'questions'").fetch_one(&pool).await.unwrap();
     assert_eq!(status, "failed");
@@ -149,7 +149,7 @@ async fn a_report_without_verdicts_says_why() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("v.db");
     let set = common::sample_with_answers(&db, [2, 0, 0]).await;
-    let pool = app::store::open(&db).await.unwrap();
+    let pool = app::ssr::store::open(&db).await.unwrap();
     let ids: Vec<i64> = sqlx::query_scalar("SELECT id FROM questions WHERE set_id = ? ORDER BY idx")
         .bind(set.parse::<i64>().unwrap())
         .fetch_all(&pool)

@@ -76,7 +76,7 @@ async fn graph_questions_at_every_level_keep_their_provenance_and_reproduce() {
     let lines2: Vec<Value> =
         String::from_utf8(export2.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(lines.iter().map(strip).collect::<Vec<_>>(), lines2.iter().map(strip).collect::<Vec<_>>());
-    let pool = app::store::open(&db).await.unwrap();
+    let pool = app::ssr::store::open(&db).await.unwrap();
     let fresh: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM llm_calls WHERE job_id = ? AND cached = 0")
         .bind(again["job"].as_i64().unwrap())
         .fetch_one(&pool)
@@ -169,7 +169,7 @@ async fn the_summary_baseline_describes_heads_and_tails_and_its_lightrag_replica
     let replica = json(&assay(&db, &replica_args, &[]).await);
     assert_eq!(replica["questions"], 2);
 
-    let pool = app::store::open(&db).await.unwrap();
+    let pool = app::ssr::store::open(&db).await.unwrap();
     let prompt = |job: &Value| {
         let pool = pool.clone();
         let job = job["job"].as_i64().unwrap();
@@ -306,7 +306,7 @@ async fn relevance_of_bm25_context_is_scored_per_question_and_favours_graph_ques
     );
     assert_eq!((r["retriever"].as_str(), &r["scored"]), (Some("fastgraphrag"), &graph["questions"]), "{r}");
     assert!(std::fs::read_to_string(&svg).unwrap().contains("fastgraphrag context"));
-    let pool = app::store::open(&db).await.unwrap();
+    let pool = app::ssr::store::open(&db).await.unwrap();
     let job = r["job_id"].as_i64().unwrap();
     let purposes: Vec<String> =
         sqlx::query_scalar("SELECT DISTINCT purpose FROM llm_calls WHERE job_id = ? ORDER BY purpose")
@@ -344,16 +344,19 @@ async fn a_projects_own_hierarchy_is_used_and_a_malformed_one_refused() {
     let db = dir.path().join("o.db");
     let project = json(&assay(&db, &["--json", "project", "create", "O"], &[]).await);
     json(&assay(&db, &["--json", "corpus", "add", "O", "--sample"], &[]).await);
-    let pool = app::store::open(&db).await.unwrap();
+    let pool = app::ssr::store::open(&db).await.unwrap();
     let id = project["id"].as_i64().unwrap();
     let mut h = engine::questions::hierarchy::default_hierarchy();
     h.get_mut("QC").unwrap().categories[0].definition = "CUSTOM simple".into();
-    app::store::questions::set_project_hierarchy(&pool, id, Some(&serde_json::to_string(&h).unwrap())).await.unwrap();
+    app::ssr::store::questions::set_project_hierarchy(&pool, id, Some(&serde_json::to_string(&h).unwrap()))
+        .await
+        .unwrap();
     let mut broken = h.clone();
     broken.get_mut("AT").unwrap().categories.pop();
-    let err = app::store::questions::set_project_hierarchy(&pool, id, Some(&serde_json::to_string(&broken).unwrap()))
-        .await
-        .unwrap_err();
+    let err =
+        app::ssr::store::questions::set_project_hierarchy(&pool, id, Some(&serde_json::to_string(&broken).unwrap()))
+            .await
+            .unwrap_err();
     assert_eq!(err.to_string(), "AT: level 1 has 1 categories, not 2");
 
     let args = [
@@ -440,7 +443,7 @@ async fn entities_named_by_two_sets_are_counted_from_the_graph_or_listed_per_que
     assert!(svg.contains("listed by offline (no LLM)"), "the chart says how its entities were found");
 
     // The same listing again is answered from the cache.
-    let pool = app::store::open(&db).await.unwrap();
+    let pool = app::ssr::store::open(&db).await.unwrap();
     let calls = |pool: sqlx::SqlitePool| async move {
         sqlx::query_scalar::<_, i64>(
             "SELECT COUNT(*) FROM llm_calls WHERE purpose = 'question_entities' AND cached = 0",

@@ -36,8 +36,8 @@ async fn call(router: &axum::Router, path: &str, form: &str, addr: &str, cookie:
     Reply { status, cookies, json: serde_json::from_slice(&bytes).unwrap_or(Value::Null) }
 }
 
-fn request(project: i64, set: i64, open_link: bool, rater_links: usize) -> app::study::StudyRequest {
-    app::study::StudyRequest {
+fn request(project: i64, set: i64, open_link: bool, rater_links: usize) -> app::ssr::study::StudyRequest {
+    app::ssr::study::StudyRequest {
         project_id: project,
         name: "S".into(),
         draws: vec![(set, 3)],
@@ -58,16 +58,17 @@ fn request(project: i64, set: i64, open_link: bool, rater_links: usize) -> app::
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn open_link_raters_are_one_per_browser_limited_per_address_and_all_stored() {
     let dir = tempfile::tempdir().unwrap();
-    let pool = app::store::open(&dir.path().join("raters.db")).await.unwrap();
-    let project = app::store::create_project(&pool, "P", &Default::default()).await.unwrap().summary.id;
-    let set =
-        app::store::questions::create_set(&pool, project, None, "imported", "Q", &serde_json::json!({})).await.unwrap();
+    let pool = app::ssr::store::open(&dir.path().join("raters.db")).await.unwrap();
+    let project = app::ssr::store::create_project(&pool, "P", &Default::default()).await.unwrap().summary.id;
+    let set = app::ssr::store::questions::create_set(&pool, project, None, "imported", "Q", &serde_json::json!({}))
+        .await
+        .unwrap();
     for q in ["What is the Salt Guild?", "Who built the lighthouse?", "Where does the Oll run?"] {
-        app::store::questions::add_question(&pool, set, q, None, None).await.unwrap();
+        app::ssr::store::questions::add_question(&pool, set, q, None, None).await.unwrap();
     }
-    let study = app::study::create(&pool, &request(project, set, true, 0)).await.unwrap();
+    let study = app::ssr::study::create(&pool, &request(project, set, true, 0)).await.unwrap();
     let link = study.open_token.clone();
-    let config = app::state::Config { require_login: true, ..Default::default() };
+    let config = app::ssr::state::Config { require_login: true, ..Default::default() };
     let options = server::web::leptos_options(dir.path(), "127.0.0.1:0".parse().unwrap());
     let router = server::web::router(pool.clone(), config, Default::default(), options);
     let session = |addr: &'static str, cookie: Option<String>| {
@@ -87,7 +88,7 @@ async fn open_link_raters_are_one_per_browser_limited_per_address_and_all_stored
     assert_eq!(again.json["rater"].as_str(), Some(rater.as_str()));
 
     // One address starts at most NEW_RATERS_PER_ADDRESS raters per hour.
-    for _ in 1..app::study::NEW_RATERS_PER_ADDRESS {
+    for _ in 1..app::ssr::study::NEW_RATERS_PER_ADDRESS {
         assert_eq!(session("198.51.100.1", None).await.status, StatusCode::OK);
     }
     let refused = session("198.51.100.1", None).await;
@@ -128,12 +129,12 @@ async fn open_link_raters_are_one_per_browser_limited_per_address_and_all_stored
             .await
             .unwrap();
     assert_eq!(stored as usize, 200 * 3 * dims, "every rating of 200 concurrent raters");
-    let results = app::study::results_view(&pool, study.study_id).await.unwrap();
+    let results = app::ssr::study::results_view(&pool, study.study_id).await.unwrap();
     assert_eq!(results.open_link_raters, 200);
     println!("200 concurrent raters: {stored} ratings stored ({dims} dimensions × 3 items each)");
 
     // Per-rater links only: no open link, and none without a rater link.
-    let only = app::study::create(&pool, &request(project, set, false, 2)).await.unwrap();
+    let only = app::ssr::study::create(&pool, &request(project, set, false, 2)).await.unwrap();
     assert!(only.open_token.is_empty());
     assert_eq!(only.rater_tokens.len(), 2);
     let links: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM study_links WHERE study_id = ? AND kind = 'open'")
@@ -142,6 +143,6 @@ async fn open_link_raters_are_one_per_browser_limited_per_address_and_all_stored
         .await
         .unwrap();
     assert_eq!(links, 0);
-    let e = app::study::create(&pool, &request(project, set, false, 0)).await.unwrap_err();
+    let e = app::ssr::study::create(&pool, &request(project, set, false, 0)).await.unwrap_err();
     assert_eq!(e.status(), 400, "{e}");
 }

@@ -167,7 +167,7 @@ async fn the_pipeline_runs_on_a_real_model() {
             s["new_calls"]
         );
     }
-    let pool = app::store::open(&db).await.unwrap();
+    let pool = app::ssr::store::open(&db).await.unwrap();
     let jobs = every_job_ended_with_reasons(&pool).await;
     assert!(jobs >= 1, "the run made jobs");
     let stopped = summary["stopped"].as_str().map(str::to_string);

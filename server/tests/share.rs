@@ -59,8 +59,8 @@ async fn a_share_link_opens_its_page_and_its_files_only_until_withdrawn() {
     let eval_token = share(format!("evaluation:{eval}")).await;
     let study_token = share(format!("study:{study}")).await;
 
-    let pool = app::store::open(&db).await.unwrap();
-    let config = app::state::Config { require_login: true, ..Default::default() };
+    let pool = app::ssr::store::open(&db).await.unwrap();
+    let config = app::ssr::state::Config { require_login: true, ..Default::default() };
     let options = server::web::leptos_options(dir.path(), "127.0.0.1:0".parse().unwrap());
     let router = server::web::router(pool.clone(), config, Default::default(), options);
 
@@ -179,8 +179,8 @@ async fn a_question_set_and_a_graph_explorer_are_shared_and_reach_nothing_else()
     let refused = assay(&db, &["share", "create", "A", "--page", "graph:2"], &[]).await;
     assert!(String::from_utf8_lossy(&refused.stderr).contains("belongs to another project"));
 
-    let pool = app::store::open(&db).await.unwrap();
-    let config = app::state::Config { require_login: true, ..Default::default() };
+    let pool = app::ssr::store::open(&db).await.unwrap();
+    let config = app::ssr::state::Config { require_login: true, ..Default::default() };
     let options = server::web::leptos_options(dir.path(), "127.0.0.1:0".parse().unwrap());
     let router = server::web::router(pool.clone(), config, Default::default(), options);
 
@@ -188,7 +188,7 @@ async fn a_question_set_and_a_graph_explorer_are_shared_and_reach_nothing_else()
     let (status, _, page) = get(&router, &format!("/share/{set_token}"), None).await;
     assert_eq!(status, StatusCode::OK);
     let page = String::from_utf8(page).unwrap();
-    let questions = app::store::questions::list_questions(&pool, set.parse().unwrap()).await.unwrap();
+    let questions = app::ssr::store::questions::list_questions(&pool, set.parse().unwrap()).await.unwrap();
     assert_eq!(questions.len(), 6);
     for q in &questions {
         let escaped = q.question.replace('&', "&amp;").replace('"', "&quot;").replace('<', "&lt;");

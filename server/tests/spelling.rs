@@ -176,7 +176,7 @@ async fn no_spelling_of_a_path_reaches_another_project() {
         sessions.insert(name, t);
     }
 
-    let pool = app::store::open(&db).await.unwrap();
+    let pool = app::ssr::store::open(&db).await.unwrap();
     for (project, answers) in [(1, 1), (2, answer_sets[0])] {
         sqlx::query(
             "INSERT INTO metrics_runs (project_id, question_set_id, answer_sets, k, bins) VALUES (?, ?, ?, 10, 4)",
@@ -213,7 +213,7 @@ async fn no_spelling_of_a_path_reaches_another_project() {
                   + (SELECT COUNT(*) FROM answer_sets WHERE project_id = 2)";
     let b_before = one(b_rows).await;
 
-    let config = app::state::Config { require_login: true, ..Default::default() };
+    let config = app::ssr::state::Config { require_login: true, ..Default::default() };
     let options = server::web::leptos_options(dir.path(), "127.0.0.1:0".parse().unwrap());
     let router = server::web::router(pool.clone(), config, Default::default(), options);
 

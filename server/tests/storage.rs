@@ -52,18 +52,18 @@ async fn a_full_disk_loses_nothing_acknowledged() {
     let db = dir.path().join("full.db");
     // The project, and ballast that fills most of the room.
     let (project, ballast, pages) = {
-        let pool = app::store::open(&db).await.unwrap();
-        let project = app::store::create_project(&pool, "P", &Default::default()).await.unwrap().summary.id;
-        let ballast = app::store::create_project(&pool, "ballast", &Default::default()).await.unwrap().summary.id;
+        let pool = app::ssr::store::open(&db).await.unwrap();
+        let project = app::ssr::store::create_project(&pool, "P", &Default::default()).await.unwrap().summary.id;
+        let ballast = app::ssr::store::create_project(&pool, "ballast", &Default::default()).await.unwrap().summary.id;
         let files: Vec<(String, Vec<u8>)> = (1000..1030).map(|i| (format!("b{i}.txt"), text(i).into_bytes())).collect();
-        app::store::add_files(&pool, ballast, &files, &Default::default()).await.unwrap();
+        app::ssr::store::add_files(&pool, ballast, &files, &Default::default()).await.unwrap();
         let pages: i64 = sqlx::query_scalar("PRAGMA page_count").fetch_one(&pool).await.unwrap();
         pool.close().await;
         (project, ballast, pages as u64)
     };
     // Room for a few more documents, then the disk is "full".
-    let pool = app::store::open_with(&db, Some(pages + 60)).await.unwrap();
-    let config = app::state::Config { require_login: false, ..Default::default() };
+    let pool = app::ssr::store::open_with(&db, Some(pages + 60)).await.unwrap();
+    let config = app::ssr::state::Config { require_login: false, ..Default::default() };
     let options = server::web::leptos_options(dir.path(), "127.0.0.1:0".parse().unwrap());
     let router = server::web::router(pool.clone(), config, Default::default(), options);
 
@@ -98,7 +98,7 @@ async fn a_full_disk_loses_nothing_acknowledged() {
     assert!(!acknowledged.is_empty(), "nothing fitted before the disk was full");
 
     // Space is freed: the next uploads all succeed.
-    app::store::delete_project(&pool, ballast).await.unwrap();
+    app::ssr::store::delete_project(&pool, ballast).await.unwrap();
     for _ in 0..6 {
         i += 1;
         let (status, body) = upload(&router, project, i).await;
@@ -109,7 +109,7 @@ async fn a_full_disk_loses_nothing_acknowledged() {
     pool.close().await;
 
     // After a clean shutdown: exactly the acknowledged documents.
-    let pool = app::store::open(&db).await.unwrap();
+    let pool = app::ssr::store::open(&db).await.unwrap();
     let titles: Vec<String> = sqlx::query_scalar("SELECT title FROM documents WHERE project_id = ? ORDER BY id")
         .bind(project)
         .fetch_all(&pool)
@@ -137,19 +137,19 @@ async fn concurrent_writers_from_two_pools_never_see_database_is_locked() {
     use engine::jobs::{ItemOutcome, JobStore};
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("busy.db");
-    let server = app::store::open(&db).await.unwrap();
-    let cli = app::store::open(&db).await.unwrap();
-    let project = app::store::create_project(&server, "P", &Default::default()).await.unwrap().summary.id;
+    let server = app::ssr::store::open(&db).await.unwrap();
+    let cli = app::ssr::store::open(&db).await.unwrap();
+    let project = app::ssr::store::create_project(&server, "P", &Default::default()).await.unwrap().summary.id;
     let jobs = [
-        app::store::jobs::create_job(&server, project, "summaries", &serde_json::json!({}), 400).await.unwrap(),
-        app::store::jobs::create_job(&cli, project, "summaries", &serde_json::json!({}), 400).await.unwrap(),
+        app::ssr::store::jobs::create_job(&server, project, "summaries", &serde_json::json!({}), 400).await.unwrap(),
+        app::ssr::store::jobs::create_job(&cli, project, "summaries", &serde_json::json!({}), 400).await.unwrap(),
     ];
     let mut tasks = tokio::task::JoinSet::new();
     for t in 0..16u32 {
         let pool = if t % 2 == 0 { server.clone() } else { cli.clone() };
         let job = jobs[(t % 2) as usize];
         tasks.spawn(async move {
-            let store = app::store::jobs::SqliteJobStore::new(pool);
+            let store = app::ssr::store::jobs::SqliteJobStore::new(pool);
             for i in 0..50 {
                 let outcome = ItemOutcome::Done { result: "ok".into(), tokens: 3, cost_usd: 0.0 };
                 store.record(job, &format!("t{t}-i{i}"), &outcome).await.map_err(|e| format!("record: {e}"))?;
@@ -162,7 +162,7 @@ async fn concurrent_writers_from_two_pools_never_see_database_is_locked() {
         tasks.spawn(async move {
             for i in 0..10 {
                 let files = vec![(format!("d{t}_{i}.txt"), text(100 + t * 10 + i).into_bytes())];
-                app::store::add_files(&pool, project, &files, &Default::default())
+                app::ssr::store::add_files(&pool, project, &files, &Default::default())
                     .await
                     .map_err(|e| format!("upload: {e}"))?;
             }

@@ -56,7 +56,7 @@ async fn two_hundred_raters_at_once_store_exactly_their_six_thousand_ratings() {
     assert_eq!(links.len(), 200);
     assert!(links.iter().all(|t| t.len() == 48), "192-bit tokens");
     // Only hashes are stored.
-    let pool = app::store::open(&db).await.unwrap();
+    let pool = app::ssr::store::open(&db).await.unwrap();
     let stored: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM study_links WHERE token_hash = ?")
         .bind(&links[0])
         .fetch_one(&pool)
@@ -197,8 +197,8 @@ async fn an_open_link_gives_each_browser_a_rater_resumes_it_and_refuses_when_rev
         call(&client, &base, "study/finish", &[("link", link.clone()), ("rater", rater.clone())]).await;
     assert!(status != 200 && body.to_string().contains("4 of 5 items are not rated yet"), "{body}");
     // Closed: the session says so, ratings are refused.
-    let pool = app::store::open(&db).await.unwrap();
-    app::study::set_open(&pool, study, false).await.unwrap();
+    let pool = app::ssr::store::open(&db).await.unwrap();
+    app::ssr::study::set_open(&pool, study, false).await.unwrap();
     let (_, closed) = session(String::new()).await;
     assert_eq!((closed["is_open"].as_bool(), closed["items"].as_array().map(Vec::len)), (Some(false), Some(0)));
     let (status, body) = rate("3,3,3").await;
@@ -227,13 +227,13 @@ async fn an_open_link_gives_each_browser_a_rater_resumes_it_and_refuses_when_rev
         .await
         .unwrap();
     // Revoked: the link is gone, for everyone.
-    app::study::set_open(&pool, study, true).await.unwrap();
+    app::ssr::study::set_open(&pool, study, true).await.unwrap();
     let link_id: i64 = sqlx::query_scalar("SELECT id FROM study_links WHERE study_id = ? AND kind = 'open'")
         .bind(study)
         .fetch_one(&pool)
         .await
         .unwrap();
-    app::study::revoke_link(&pool, link_id).await.unwrap();
+    app::ssr::study::revoke_link(&pool, link_id).await.unwrap();
     let (status, body) = session(rater.clone()).await;
     assert!(status != 200 && body.to_string().contains("does not exist or was withdrawn"), "{body}");
     let (status, _) =

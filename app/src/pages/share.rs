@@ -41,7 +41,7 @@ pub fn SharePage() -> impl IntoView {
                         Ok(kind) => {
                             let body = SharedBody::of(&kind);
                             #[cfg(feature = "ssr")]
-                            crate::preload::hint(body.group(), Some("share_pages"));
+                            crate::ssr::preload::hint(body.group(), Some("share_pages"));
                             let body = body.view().await;
                             view! { <div class="shared-body" data-share-kind=kind>{body}</div> }.into_any()
                         }

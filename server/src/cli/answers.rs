@@ -82,12 +82,12 @@ fn ms(v: Option<f64>) -> String {
 pub async fn run(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: AnswersCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         AnswersCommand::Generate { project, set, method, params, name, target_words, no_cache } => {
-            let p = app::store::find_project(pool, &project).await?;
-            let questions = app::store::questions::get_set(pool, set).await?;
+            let p = app::ssr::store::find_project(pool, &project).await?;
+            let questions = app::ssr::store::questions::get_set(pool, set).await?;
             if questions.project_id != p.summary.id {
                 anyhow::bail!("question set {set} belongs to another project");
             }
-            let req = app::answers::AnswerRequest {
+            let req = app::ssr::answers::AnswerRequest {
                 question_set_id: set,
                 method,
                 params: params_object(&params)?,
@@ -95,10 +95,10 @@ pub async fn run(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: Answers
                 target_words,
                 no_cache,
             };
-            let (job, answers) = app::answers::create(pool, &req).await?;
+            let (job, answers) = app::ssr::answers::create(pool, &req).await?;
             let (code, after) = execute_job(pool, out, llm, job.id, false).await?;
-            let view = app::store::answers::get_set(pool, answers).await?;
-            let cost = app::store::answers::cost_of(pool, answers).await?;
+            let view = app::ssr::store::answers::get_set(pool, answers).await?;
+            let cost = app::ssr::store::answers::cost_of(pool, answers).await?;
             out.print(
                 json!({"answers_id": answers, "job": after.id, "status": after.status, "count": view.answers,
                        "failed": after.failed, "avg_tokens": cost.avg_tokens,
@@ -140,8 +140,8 @@ pub async fn run(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: Answers
             Ok(ExitCode::SUCCESS)
         }
         AnswersCommand::List { project } => {
-            let p = app::store::find_project(pool, &project).await?;
-            let rows = app::store::answers::cost_table(pool, p.summary.id).await?;
+            let p = app::ssr::store::find_project(pool, &project).await?;
+            let rows = app::ssr::store::answers::cost_table(pool, p.summary.id).await?;
             out.print(json!(rows), || {
                 let mut lines = vec![format!(
                     "{:>5}  {:<32} {:>7} {:>12} {:>10} {:>9}  {}",
@@ -164,28 +164,32 @@ pub async fn run(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: Answers
             Ok(ExitCode::SUCCESS)
         }
         AnswersCommand::Import { project, set, name, file } => {
-            let p = app::store::find_project(pool, &project).await?;
-            let questions = app::store::questions::get_set(pool, set).await?;
+            let p = app::ssr::store::find_project(pool, &project).await?;
+            let questions = app::ssr::store::questions::get_set(pool, set).await?;
             if questions.project_id != p.summary.id {
                 anyhow::bail!("question set {set} belongs to another project");
             }
             let bytes = std::fs::read(&file).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", file.display()))?;
             let file_name = file.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
-            let id = app::answers::import(pool, set, &name, &file_name, &bytes).await?;
-            let view = app::store::answers::get_set(pool, id).await?;
+            let id = app::ssr::answers::import(pool, set, &name, &file_name, &bytes).await?;
+            let view = app::ssr::store::answers::get_set(pool, id).await?;
             out.print(json!({"answers_id": id, "count": view.answers}), || {
                 format!("answer set {id} ({}): {} answers imported", view.name, view.answers)
             });
             Ok(ExitCode::SUCCESS)
         }
         AnswersCommand::Export { project, answers, format } => {
-            let p = app::store::find_project(pool, &project).await?;
-            let view = app::store::answers::get_set(pool, answers).await?;
+            let p = app::ssr::store::find_project(pool, &project).await?;
+            let view = app::ssr::store::answers::get_set(pool, answers).await?;
             if view.project_id != p.summary.id {
                 anyhow::bail!("answer set {answers} belongs to another project");
             }
-            let list = app::store::answers::list_answers(pool, answers, None).await?;
-            let text = if format == "csv" { app::answers_io::to_csv(&list) } else { app::answers_io::to_jsonl(&list) };
+            let list = app::ssr::store::answers::list_answers(pool, answers, None).await?;
+            let text = if format == "csv" {
+                app::ssr::answers::io::to_csv(&list)
+            } else {
+                app::ssr::answers::io::to_jsonl(&list)
+            };
             write_stdout(&text)
         }
     }

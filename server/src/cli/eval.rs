@@ -131,8 +131,11 @@ pub enum EvalCommand {
 /// The answer sets of `set` named by `token`: an id, a set's name, or a
 /// method (its latest set).
 async fn resolve_set(pool: &SqlitePool, project: i64, set: i64, token: &str) -> anyhow::Result<i64> {
-    let sets: Vec<app::model::AnswerSetView> =
-        app::store::answers::list_sets(pool, project).await?.into_iter().filter(|s| s.question_set_id == set).collect();
+    let sets: Vec<app::model::AnswerSetView> = app::ssr::store::answers::list_sets(pool, project)
+        .await?
+        .into_iter()
+        .filter(|s| s.question_set_id == set)
+        .collect();
     let token = token.trim();
     if let Ok(id) = token.parse::<i64>() {
         if sets.iter().any(|s| s.id == id) {
@@ -162,8 +165,8 @@ async fn summary(
     id: i64,
     job: &app::model::JobView,
 ) -> anyhow::Result<serde_json::Value> {
-    let (e, r) = app::evaluation::report(pool, id).await?;
-    let costs = app::evaluation::pair_costs(pool, &e).await?;
+    let (e, r) = app::ssr::evaluation::report(pool, id).await?;
+    let costs = app::ssr::evaluation::pair_costs(pool, &e).await?;
     let pairs: Vec<serde_json::Value> = r
         .pairs
         .iter()
@@ -194,16 +197,16 @@ async fn summary(
                "sentence": s.sentence(), "legacy_a_win": s.legacy_a_win,
                "legacy_b_win": s.legacy_b_win, "legacy_relative_win_rate": s.legacy_relative})
     });
-    let outcome = app::store::jobs::outcome(pool, job.id).await?;
+    let outcome = app::ssr::store::jobs::outcome(pool, job.id).await?;
     // The judging items' (not the alignment's).
-    let judging = app::store::jobs::outcome_of(pool, job.id, "_-%").await?;
+    let judging = app::ssr::store::jobs::outcome_of(pool, job.id, "_-%").await?;
     let reading = match e.settings.judge {
         engine::judge::eval::JudgeKind::Llm => {
-            app::evaluation::judge_reading(&judging, r.bias.flip_rate, r.bias.exchanged_draws)
+            app::ssr::evaluation::judge_reading(&judging, r.bias.flip_rate, r.bias.exchanged_draws)
         }
         _ => None,
     };
-    let no_verdict = app::evaluation::no_verdict(&e, &r, Some(&judging));
+    let no_verdict = app::ssr::evaluation::no_verdict(&e, &r, Some(&judging));
     let value = json!({"evaluation_id": id, "job": job.id, "status": job.status, "judge": e.view.judge,
                        "failed": job.failed, "tokens": job.tokens, "cost_usd": job.cost_usd,
                        "pairs": pairs, "sanity": sanity, "bias": r.bias, "outcome": outcome,
@@ -263,8 +266,8 @@ async fn summary(
 pub async fn run(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: EvalCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         EvalCommand::Run { project, set, methods, pairs, protocol, judge, name, no_cache } => {
-            let p = app::store::find_project(pool, &project).await?;
-            let questions = app::store::questions::get_set(pool, set).await?;
+            let p = app::ssr::store::find_project(pool, &project).await?;
+            let questions = app::ssr::store::questions::get_set(pool, set).await?;
             if questions.project_id != p.summary.id {
                 anyhow::bail!("question set {set} belongs to another project");
             }
@@ -280,7 +283,7 @@ pub async fn run(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: EvalCom
                     resolve_set(pool, p.summary.id, set, b).await?,
                 ));
             }
-            let req = app::evaluation::EvalRequest {
+            let req = app::ssr::evaluation::EvalRequest {
                 question_set_id: set,
                 answer_sets,
                 pairs: chosen,
@@ -288,22 +291,23 @@ pub async fn run(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: EvalCom
                 name,
                 no_cache,
             };
-            let (job, id) = app::evaluation::create(pool, llm, &req).await?;
+            let (job, id) = app::ssr::evaluation::create(pool, llm, &req).await?;
             let (code, after) = execute_job(pool, out, llm, job.id, false).await?;
             summary(pool, out, id, &after).await?;
             Ok(code)
         }
         EvalCommand::Sanity { project, set, method, judge } => {
-            let p = app::store::find_project(pool, &project).await?;
+            let p = app::ssr::store::find_project(pool, &project).await?;
             let first = resolve_set(pool, p.summary.id, set, &method).await?;
-            let (job, id) = app::evaluation::create_sanity(pool, llm, first, judge.settings(Protocol::Both)?).await?;
+            let (job, id) =
+                app::ssr::evaluation::create_sanity(pool, llm, first, judge.settings(Protocol::Both)?).await?;
             let (code, after) = execute_job(pool, out, llm, job.id, false).await?;
             summary(pool, out, id, &after).await?;
             Ok(code)
         }
         EvalCommand::List { project } => {
-            let p = app::store::find_project(pool, &project).await?;
-            let list = app::evaluation::list(pool, p.summary.id).await?;
+            let p = app::ssr::store::find_project(pool, &project).await?;
+            let list = app::ssr::evaluation::list(pool, p.summary.id).await?;
             out.print(json!(list), || {
                 let mut lines =
                     vec![format!("{:>5}  {:<40} {:<9} {:>11}  {}", "id", "evaluation", "status", "progress", "judge")];
@@ -335,7 +339,7 @@ pub async fn run(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: EvalCom
 /// every table as CSV, report.json. Returns the files' names.
 pub(super) async fn write_report(pool: &SqlitePool, id: i64, dir: &std::path::Path) -> anyhow::Result<Vec<String>> {
     std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
-    let snapshot = app::evaluation::snapshot(pool, id).await?;
+    let snapshot = app::ssr::evaluation::snapshot(pool, id).await?;
     let mut written = Vec::new();
     let mut write = |name: String, bytes: &[u8]| -> anyhow::Result<()> {
         let path = dir.join(&name);
@@ -343,14 +347,14 @@ pub(super) async fn write_report(pool: &SqlitePool, id: i64, dir: &std::path::Pa
         written.push(name);
         Ok(())
     };
-    for (name, svg) in app::evaluation::plots(&snapshot.stored, &snapshot.report) {
+    for (name, svg) in app::ssr::evaluation::plots(&snapshot.stored, &snapshot.report) {
         write(format!("{name}.png"), &crate::png::svg_to_png(&svg, 2.0).map_err(anyhow::Error::msg)?)?;
         write(format!("{name}.svg"), svg.as_bytes())?;
     }
-    for table in app::evaluation::TABLES {
-        write(format!("{table}.csv"), app::evaluation::table_csv(&snapshot, table)?.as_bytes())?;
+    for table in app::ssr::evaluation::TABLES {
+        write(format!("{table}.csv"), app::ssr::evaluation::table_csv(&snapshot, table)?.as_bytes())?;
     }
-    let report = app::evaluation::report_json(&snapshot);
+    let report = app::ssr::evaluation::report_json(&snapshot);
     write("report.json".into(), serde_json::to_string_pretty(&report)?.as_bytes())?;
     Ok(written)
 }

@@ -38,10 +38,10 @@ pub async fn run(
     m: Manifest,
     args: RunArgs,
 ) -> anyhow::Result<ExitCode> {
-    let llm = app::experiment::llm_settings(&m, base_llm);
+    let llm = app::ssr::experiments::run::llm_settings(&m, base_llm);
     let base = args.manifest.parent().map(Path::to_path_buf).unwrap_or_default();
     let started = std::time::Instant::now();
-    let outcome = app::experiment::run(pool, &llm, &m, &base, |job, label| {
+    let outcome = app::ssr::experiments::run::run(pool, &llm, &m, &base, |job, label| {
         let llm = llm.clone();
         async move {
             if !out.json {
@@ -51,7 +51,7 @@ pub async fn run(
                 Ok((_, after)) => Ok(after),
                 // A job that ended failed is the run's to report (the stage,
                 // its reasons, the next step); one that never ran is an error.
-                Err(e) => match app::store::jobs::get_job(pool, job).await {
+                Err(e) => match app::ssr::store::jobs::get_job(pool, job).await {
                     Ok(after) if after.status == "failed" => Ok(after),
                     _ => Err(app::error::AppError::Invalid(format!("{label}: {e:#}"))),
                 },
@@ -72,7 +72,7 @@ pub async fn run(
         }
         for run in &outcome.metrics_runs {
             let sub = format!("metrics-{run}");
-            for f in super::metrics::write_files(&app::metrics::report(pool, *run).await?, &dir.join(&sub))? {
+            for f in super::metrics::write_files(&app::ssr::metrics::report(pool, *run).await?, &dir.join(&sub))? {
                 files.push(format!("{sub}/{f}"));
             }
         }

@@ -53,17 +53,18 @@ pub enum MetricsCommand {
 }
 
 /// Writes a report's files into `dir`; their names.
-pub(super) fn write_files(report: &app::metrics::Report, dir: &std::path::Path) -> anyhow::Result<Vec<String>> {
+pub(super) fn write_files(report: &app::ssr::metrics::Report, dir: &std::path::Path) -> anyhow::Result<Vec<String>> {
     std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
     let mut files: Vec<(String, Vec<u8>)> = vec![
-        ("questions.csv".into(), app::metrics::questions_csv(report).into_bytes()),
-        ("report.json".into(), serde_json::to_vec_pretty(&app::metrics::report_json(report))?),
+        ("questions.csv".into(), app::ssr::metrics::questions_csv(report).into_bytes()),
+        ("report.json".into(), serde_json::to_vec_pretty(&app::ssr::metrics::report_json(report))?),
         (
             "report.html".into(),
-            app::share::metrics_html(&app::metrics::view(report), &app::metrics::report_json(report)).into_bytes(),
+            app::ssr::share::metrics_html(&app::ssr::metrics::view(report), &app::ssr::metrics::report_json(report))
+                .into_bytes(),
         ),
     ];
-    for (name, svg) in app::metrics::charts(report) {
+    for (name, svg) in app::ssr::metrics::charts(report) {
         files.push((format!("{name}.png"), crate::png::svg_to_png(&svg, 2.0).map_err(anyhow::Error::msg)?));
         files.push((format!("{name}.svg"), svg.into_bytes()));
     }
@@ -86,10 +87,10 @@ pub async fn run(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: Metrics
             (project, set, answers, k, bins, unit, out)
         }
         MetricsCommand::List { project } => {
-            let p = app::store::find_project(pool, &project).await?;
+            let p = app::ssr::store::find_project(pool, &project).await?;
             let mut runs = Vec::new();
-            for row in app::store::metrics::list(pool, p.summary.id).await? {
-                runs.push(app::metrics::run_view(pool, &row).await?);
+            for row in app::ssr::store::metrics::list(pool, p.summary.id).await? {
+                runs.push(app::ssr::metrics::run_view(pool, &row).await?);
             }
             out.print(serde_json::to_value(&runs)?, || {
                 runs.iter()
@@ -116,22 +117,22 @@ pub async fn run(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: Metrics
             return Ok(ExitCode::SUCCESS);
         }
         MetricsCommand::Report { id, out: dir } => {
-            let written = write_files(&app::metrics::report(pool, id).await?, &dir)?;
+            let written = write_files(&app::ssr::metrics::report(pool, id).await?, &dir)?;
             out.print(serde_json::json!({ "dir": dir, "files": written }), || {
                 format!("{} files in {}: {}", written.len(), dir.display(), written.join(", "))
             });
             return Ok(ExitCode::SUCCESS);
         }
     };
-    let p = app::store::find_project(pool, &project).await?;
-    if app::store::questions::get_set(pool, set).await?.project_id != p.summary.id {
+    let p = app::ssr::store::find_project(pool, &project).await?;
+    if app::ssr::store::questions::get_set(pool, set).await?.project_id != p.summary.id {
         anyhow::bail!("question set {set} belongs to another project");
     }
     let unit = engine::metrics::RelevanceUnit::parse(&unit).map_err(anyhow::Error::msg)?;
-    let (run_id, job) = app::metrics::create(pool, set, &answers, k, bins, unit).await?;
+    let (run_id, job) = app::ssr::metrics::create(pool, set, &answers, k, bins, unit).await?;
     // A failed job is reported below with its error and how to go on.
     let _ = super::execute_job(pool, out, llm, job.id, false).await;
-    let after = app::store::jobs::get_job(pool, job.id).await?;
+    let after = app::ssr::store::jobs::get_job(pool, job.id).await?;
     if after.status != "done" {
         anyhow::bail!(
             "metrics run {run_id}: job {} {} at {}/{}{} — `assay job resume {} [--retry-failed]` goes on",
@@ -143,7 +144,7 @@ pub async fn run(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: Metrics
             job.id
         );
     }
-    let report = app::metrics::report(pool, run_id).await?;
+    let report = app::ssr::metrics::report(pool, run_id).await?;
     if let Some(dir) = &dir {
         let written = write_files(&report, dir)?;
         if !out.json {

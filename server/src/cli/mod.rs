@@ -19,7 +19,7 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context};
 use app::model::{JobView, ProjectView, Skipped, UploadReport};
-use app::state::Config;
+use app::ssr::state::Config;
 use clap::{Args, Parser, Subcommand};
 use engine::chunk::{ChunkSettings, Tokenizer};
 use engine::llm::settings::{LlmSettings, ProviderKind};
@@ -498,7 +498,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         _ => None,
     };
     let db = cli.db.clone().unwrap_or_else(crate::default_db_path);
-    let pool = app::store::open(&db).await.with_context(|| format!("{}", db.display()))?;
+    let pool = app::ssr::store::open(&db).await.with_context(|| format!("{}", db.display()))?;
     let out = Output { json: cli.json };
     let llm = cli.llm.settings()?;
     match cli.command {
@@ -544,8 +544,8 @@ fn job_line(j: &JobView) -> String {
 async fn job(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: JobCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         JobCommand::List { project } => {
-            let p = app::store::find_project(pool, &project).await?;
-            let jobs = app::store::jobs::list_jobs(pool, p.summary.id).await?;
+            let p = app::ssr::store::find_project(pool, &project).await?;
+            let jobs = app::ssr::store::jobs::list_jobs(pool, p.summary.id).await?;
             out.print(json!(jobs.iter().map(job_json).collect::<Vec<_>>()), || {
                 if jobs.is_empty() {
                     format!("{} has no jobs", p.summary.name)
@@ -556,10 +556,10 @@ async fn job(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: JobCommand)
             Ok(ExitCode::SUCCESS)
         }
         JobCommand::Show { id } => {
-            let j = app::store::jobs::get_job(pool, id).await?;
-            let items = app::store::jobs::job_items(pool, id).await?;
+            let j = app::ssr::store::jobs::get_job(pool, id).await?;
+            let items = app::ssr::store::jobs::job_items(pool, id).await?;
             let failures: Vec<_> = items.iter().filter(|i| i.status == "failed").collect();
-            let outcome = app::store::jobs::outcome(pool, id).await?;
+            let outcome = app::ssr::store::jobs::outcome(pool, id).await?;
             let mut value = job_json(&j);
             value["failures"] =
                 json!(failures.iter().map(|i| json!({"item": i.key, "error": i.error})).collect::<Vec<_>>());
@@ -592,20 +592,20 @@ async fn job(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: JobCommand)
 async fn graph(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: GraphCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         GraphCommand::Build { project, gleaning, entity_types, summary_budget, no_cache } => {
-            let p = app::store::find_project(pool, &project).await?;
+            let p = app::ssr::store::find_project(pool, &project).await?;
             let settings = engine::graph::extract::ExtractSettings {
                 gleaning,
                 entity_types: comma_list(&entity_types, str::to_lowercase),
                 summary_budget,
             };
-            let job = app::jobs::create_graph(pool, p.summary.id, &settings, no_cache).await?;
+            let job = app::ssr::jobs::create_graph(pool, p.summary.id, &settings, no_cache).await?;
             let (code, after) = execute_job(pool, out, llm, job.id, false).await?;
-            let graph = app::store::graph::load(pool, p.summary.id).await?;
+            let graph = app::ssr::store::graph::load(pool, p.summary.id).await?;
             let components = graph.components();
-            let calls: i64 = app::store::jobs::item_call_count(pool, after.id).await?;
+            let calls: i64 = app::ssr::store::jobs::item_call_count(pool, after.id).await?;
             let largest = components.first().map_or(0, Vec::len);
-            let communities = app::store::graph::community_count(pool, p.summary.id).await?;
-            let summaries = app::store::jobs::job_items(pool, after.id)
+            let communities = app::ssr::store::graph::community_count(pool, p.summary.id).await?;
+            let summaries = app::ssr::store::jobs::job_items(pool, after.id)
                 .await?
                 .iter()
                 .filter(|i| !i.key.starts_with("chunk-") && i.status == "done")
@@ -627,14 +627,14 @@ async fn graph(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: GraphComm
             Ok(code)
         }
         GraphCommand::Import { project, file } => {
-            let p = app::store::find_project(pool, &project).await?;
+            let p = app::ssr::store::find_project(pool, &project).await?;
             let text =
                 std::fs::read_to_string(&file).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", file.display()))?;
             let export: engine::graph::export::GraphExport = serde_json::from_str(&text)
                 .map_err(|e| anyhow::anyhow!("{} is not a graph in the export layout: {e}", file.display()))?;
             let graph = export.to_graph().map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
-            app::store::graph::replace(pool, p.summary.id, None, &graph).await?;
-            let communities = app::store::graph::community_count(pool, p.summary.id).await?;
+            app::ssr::store::graph::replace(pool, p.summary.id, None, &graph).await?;
+            let communities = app::ssr::store::graph::community_count(pool, p.summary.id).await?;
             out.print(
                 json!({"nodes": graph.nodes.len(), "edges": graph.edges.len(), "communities": communities}),
                 || {
@@ -649,8 +649,8 @@ async fn graph(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: GraphComm
             Ok(ExitCode::SUCCESS)
         }
         GraphCommand::Export { project, format } => {
-            let p = app::store::find_project(pool, &project).await?;
-            let export = app::store::graph::export(pool, p.summary.id).await?;
+            let p = app::ssr::store::find_project(pool, &project).await?;
+            let export = app::ssr::store::graph::export(pool, p.summary.id).await?;
             let text = if format == "graphml" {
                 export.to_graphml()
             } else {
@@ -692,7 +692,7 @@ async fn questions(
             hierarchy,
             no_cache,
         } => {
-            let p = app::store::find_project(pool, &project).await?;
+            let p = app::ssr::store::find_project(pool, &project).await?;
             let (job, set) = if kind == "hierarchical" {
                 let levels = levels
                     .split(',')
@@ -719,7 +719,8 @@ async fn questions(
                     adherence_check,
                     seed,
                 };
-                app::jobs::create_hierarchical_questions(pool, p.summary.id, &settings, hierarchy, no_cache).await?
+                app::ssr::jobs::create_hierarchical_questions(pool, p.summary.id, &settings, hierarchy, no_cache)
+                    .await?
             } else if kind == "summary" {
                 let settings = engine::questions::summary::SummarySettings {
                     head,
@@ -730,7 +731,7 @@ async fn questions(
                     replicate_lightrag,
                     count,
                 };
-                app::jobs::create_summary_questions(pool, p.summary.id, &settings, no_cache).await?
+                app::ssr::jobs::create_summary_questions(pool, p.summary.id, &settings, no_cache).await?
             } else {
                 let settings = engine::questions::graph::GraphQuestionSettings {
                     node,
@@ -740,11 +741,11 @@ async fn questions(
                     degree_weighted,
                     seed,
                 };
-                app::jobs::create_graph_questions(pool, p.summary.id, &settings, no_cache).await?
+                app::ssr::jobs::create_graph_questions(pool, p.summary.id, &settings, no_cache).await?
             };
             let (code, after) = execute_job(pool, out, llm, job.id, false).await?;
-            let view = app::store::questions::get_set(pool, set).await?;
-            let calls = app::store::jobs::item_call_count(pool, after.id).await?;
+            let view = app::ssr::store::questions::get_set(pool, set).await?;
+            let calls = app::ssr::store::jobs::item_call_count(pool, after.id).await?;
             let counts: serde_json::Map<String, serde_json::Value> =
                 view.counts.iter().map(|(k, n)| (k.clone(), json!(n))).collect();
             out.print(
@@ -764,10 +765,10 @@ async fn questions(
             Ok(code)
         }
         QuestionsCommand::List { project, set } => {
-            let p = app::store::find_project(pool, &project).await?;
+            let p = app::ssr::store::find_project(pool, &project).await?;
             match set {
                 None => {
-                    let sets = app::store::questions::list_sets(pool, p.summary.id).await?;
+                    let sets = app::ssr::store::questions::list_sets(pool, p.summary.id).await?;
                     out.print(json!(sets), || {
                         if sets.is_empty() {
                             return format!("{} has no question sets", p.summary.name);
@@ -801,23 +802,23 @@ async fn questions(
             Ok(ExitCode::SUCCESS)
         }
         QuestionsCommand::Entities { project, sets, source, svg_dir, no_cache } => {
-            let p = app::store::find_project(pool, &project).await?;
-            let source = app::diagnostics::EntitySource::parse(&source)?;
+            let p = app::ssr::store::find_project(pool, &project).await?;
+            let source = app::ssr::questions::diagnostics::EntitySource::parse(&source)?;
             let mut code = ExitCode::SUCCESS;
             let mut found = Vec::new();
             for set in sets {
-                let view = app::store::questions::get_set(pool, set).await?;
+                let view = app::ssr::store::questions::get_set(pool, set).await?;
                 if view.project_id != p.summary.id {
                     anyhow::bail!("question set {set} belongs to another project");
                 }
-                if source == app::diagnostics::EntitySource::Llm {
-                    let job = app::jobs::create_mentions(pool, set, no_cache).await?;
+                if source == app::ssr::questions::diagnostics::EntitySource::Llm {
+                    let job = app::ssr::jobs::create_mentions(pool, set, no_cache).await?;
                     let (c, _) = execute_job(pool, out, llm, job.id, false).await?;
                     if c != ExitCode::SUCCESS {
                         code = c;
                     }
                 }
-                let entities = app::diagnostics::set_entities(pool, set, source)
+                let entities = app::ssr::questions::diagnostics::set_entities(pool, set, source)
                     .await?
                     .ok_or_else(|| anyhow::anyhow!("no entities were listed for set {set}"))?;
                 if let Some(dir) = &svg_dir {
@@ -850,17 +851,19 @@ async fn questions(
             Ok(code)
         }
         QuestionsCommand::Relevance { project, set, k, retriever, svg } => {
-            let p = app::store::find_project(pool, &project).await?;
-            let view = app::store::questions::get_set(pool, set).await?;
+            let p = app::ssr::store::find_project(pool, &project).await?;
+            let view = app::ssr::store::questions::get_set(pool, set).await?;
             if view.project_id != p.summary.id {
                 anyhow::bail!("question set {set} belongs to another project");
             }
-            let job = app::jobs::create_relevance(pool, set, k, &retriever, false).await?;
+            let job = app::ssr::jobs::create_relevance(pool, set, k, &retriever, false).await?;
             let (code, after) = execute_job(pool, out, llm, job.id, false).await?;
-            let (_, scores) = app::diagnostics::set_relevance(pool, set).await?.unwrap_or((after.id, Vec::new()));
-            let stats = app::diagnostics::relevance_stats(pool, set, after.id, &scores, view.questions).await?;
+            let (_, scores) =
+                app::ssr::questions::diagnostics::set_relevance(pool, set).await?.unwrap_or((after.id, Vec::new()));
+            let stats =
+                app::ssr::questions::diagnostics::relevance_stats(pool, set, after.id, &scores, view.questions).await?;
             if let Some(path) = &svg {
-                std::fs::write(path, app::diagnostics::relevance_svg(&view, &stats.retriever, &scores))
+                std::fs::write(path, app::ssr::questions::diagnostics::relevance_svg(&view, &stats.retriever, &scores))
                     .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
             }
             out.print(json!(stats), || {
@@ -876,21 +879,25 @@ async fn questions(
             Ok(code)
         }
         QuestionsCommand::Import { project, file, name } => {
-            let p = app::store::find_project(pool, &project).await?;
+            let p = app::ssr::store::find_project(pool, &project).await?;
             let bytes = std::fs::read(&file).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", file.display()))?;
             let file_name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            let questions = app::questions_io::parse(&file_name, &bytes)?;
+            let questions = app::ssr::questions::io::parse(&file_name, &bytes)?;
             let name = name.unwrap_or_else(|| format!("Imported from {file_name}"));
-            let set = app::store::questions::import_set(pool, p.summary.id, &name, &file_name, &questions).await?;
+            let set = app::ssr::store::questions::import_set(pool, p.summary.id, &name, &file_name, &questions).await?;
             out.print(json!({"set_id": set, "questions": questions.len()}), || {
                 format!("set {set}: {} questions imported into {}", questions.len(), p.summary.name)
             });
             Ok(ExitCode::SUCCESS)
         }
         QuestionsCommand::Export { project, set, format } => {
-            let p = app::store::find_project(pool, &project).await?;
+            let p = app::ssr::store::find_project(pool, &project).await?;
             let qs = set_questions(pool, p.summary.id, set).await?;
-            let text = if format == "csv" { app::questions_io::to_csv(&qs) } else { app::questions_io::to_jsonl(&qs) };
+            let text = if format == "csv" {
+                app::ssr::questions::io::to_csv(&qs)
+            } else {
+                app::ssr::questions::io::to_jsonl(&qs)
+            };
             write_stdout(&text)
         }
     }
@@ -898,11 +905,11 @@ async fn questions(
 
 /// A set's questions, after checking the set belongs to the project.
 async fn set_questions(pool: &SqlitePool, project_id: i64, set: i64) -> anyhow::Result<Vec<app::model::QuestionView>> {
-    let view = app::store::questions::get_set(pool, set).await?;
+    let view = app::ssr::store::questions::get_set(pool, set).await?;
     if view.project_id != project_id {
         anyhow::bail!("question set {set} belongs to another project");
     }
-    Ok(app::store::questions::list_questions(pool, set).await?)
+    Ok(app::ssr::store::questions::list_questions(pool, set).await?)
 }
 
 /// Runs a job in the foreground and prints the job.
@@ -915,7 +922,7 @@ async fn run_job(
 ) -> anyhow::Result<ExitCode> {
     let (code, after) = execute_job(pool, out, llm, id, retry_failed).await?;
     let mut value = job_json(&after);
-    value["outcome"] = json!(app::store::jobs::outcome(pool, id).await?);
+    value["outcome"] = json!(app::ssr::store::jobs::outcome(pool, id).await?);
     out.print(value, || job_line(&after));
     Ok(code)
 }
@@ -931,7 +938,7 @@ async fn execute_job(
     retry_failed: bool,
 ) -> anyhow::Result<(ExitCode, JobView)> {
     use std::io::IsTerminal;
-    let before = app::store::jobs::get_job(pool, id).await?;
+    let before = app::ssr::store::jobs::get_job(pool, id).await?;
     if !out.json {
         eprintln!("job {} ({}) with {}", id, before.kind, llm.describe());
     }
@@ -963,16 +970,16 @@ async fn execute_job(
             eprintln!("{finished}/{} done, {} failed, {} tokens, ${:.4}", p.total, p.failed, p.tokens, p.cost_usd);
         }
     };
-    let result = app::jobs::run(pool, llm, id, retry_failed, cancel, &report).await;
+    let result = app::ssr::jobs::run(pool, llm, id, retry_failed, cancel, &report).await;
     ctrl_c.abort();
     // What the model did, said before anything else ends the command.
     if !out.json {
-        if let Some(said) = app::store::jobs::outcome(pool, id).await.ok().and_then(|o| o.sentence()) {
+        if let Some(said) = app::ssr::store::jobs::outcome(pool, id).await.ok().and_then(|o| o.sentence()) {
             eprintln!("{said}");
         }
     }
     result?;
-    let after = app::store::jobs::get_job(pool, id).await?;
+    let after = app::ssr::store::jobs::get_job(pool, id).await?;
     let code = if after.status == "done" { ExitCode::SUCCESS } else { ExitCode::from(3) };
     Ok((code, after))
 }
@@ -980,7 +987,7 @@ async fn execute_job(
 /// "offline (no LLM)", or the model and where it runs.
 async fn ping(pool: SqlitePool, out: Output, llm: &LlmSettings, message: String) -> anyhow::Result<ExitCode> {
     // A connection test reports the exact error quickly: one retry at most.
-    let store = std::sync::Arc::new(app::store::calls::SqliteCallStore::new(pool));
+    let store = std::sync::Arc::new(app::ssr::store::calls::SqliteCallStore::new(pool));
     let gateway =
         LlmSettings { max_attempts: 2, ..llm.clone() }.gateway(store, engine::offline::provider)?.without_cache();
     let mut req = ChatRequest::new("ping", vec![Message::user(message)]);
@@ -1035,7 +1042,7 @@ async fn serve(pool: SqlitePool, db: &std::path::Path, llm: &LlmSettings, args: 
         tokio::net::TcpListener::bind(args.addr).await.with_context(|| format!("cannot listen on {}", args.addr))?;
     let addr = listener.local_addr()?;
     let options = crate::web::leptos_options(&site, addr);
-    let orphans = app::store::jobs::interrupt_orphans(&pool).await?;
+    let orphans = app::ssr::store::jobs::interrupt_orphans(&pool).await?;
     if orphans > 0 {
         tracing::info!(orphans, "jobs left running by an earlier process are marked interrupted");
     }
@@ -1050,12 +1057,12 @@ async fn serve(pool: SqlitePool, db: &std::path::Path, llm: &LlmSettings, args: 
     config.secure_cookies = args.secure_cookies;
     if args.no_login {
         println!("Owner login is OFF (--no-login): anyone who reaches {addr} can change everything.");
-    } else if !app::auth::has_owner(&pool).await? {
+    } else if !app::ssr::auth::has_owner(&pool).await? {
         println!(
             "No owner yet: open http://{addr}/setup to create the owner account (or run `assay user create NAME`)."
         );
     }
-    let in_force = match app::store::settings::load_llm(&pool).await? {
+    let in_force = match app::ssr::store::settings::load_llm(&pool).await? {
         Some(saved) => saved.apply(llm),
         None => llm.clone(),
     };
@@ -1117,11 +1124,11 @@ async fn project(pool: &SqlitePool, out: Output, cmd: ProjectCommand) -> anyhow:
                 bail!("unknown tokenizer \"{tokenizer}\" (use cl100k_base or o200k_base)");
             };
             let settings = ChunkSettings { chunk_tokens, overlap_tokens: chunk_overlap, tokenizer };
-            let p = app::store::create_project(pool, &name, &settings).await?;
+            let p = app::ssr::store::create_project(pool, &name, &settings).await?;
             out.print(project_json(&p), || format!("Created project {} (id {})", p.summary.name, p.summary.id));
         }
         ProjectCommand::List => {
-            let list = app::store::list_projects(pool).await?;
+            let list = app::ssr::store::list_projects(pool).await?;
             let value = json!(list
                 .iter()
                 .map(|p| json!({"id": p.id, "name": p.name, "created_at": p.created_at, "documents": p.documents, "tokens": p.tokens, "chunks": p.chunks}))
@@ -1149,13 +1156,13 @@ async fn project(pool: &SqlitePool, out: Output, cmd: ProjectCommand) -> anyhow:
             });
         }
         ProjectCommand::Rename { project, new_name } => {
-            let p = app::store::find_project(pool, &project).await?;
-            let renamed = app::store::rename_project(pool, p.summary.id, &new_name).await?;
+            let p = app::ssr::store::find_project(pool, &project).await?;
+            let renamed = app::ssr::store::rename_project(pool, p.summary.id, &new_name).await?;
             out.print(project_json(&renamed), || format!("Renamed {} to {}", p.summary.name, renamed.summary.name));
         }
         ProjectCommand::Delete { project } => {
-            let p = app::store::find_project(pool, &project).await?;
-            app::store::delete_project(pool, p.summary.id).await?;
+            let p = app::ssr::store::find_project(pool, &project).await?;
+            app::ssr::store::delete_project(pool, p.summary.id).await?;
             out.print(json!({"deleted": p.summary.id, "name": p.summary.name}), || {
                 format!("Deleted project {} and its {} documents", p.summary.name, p.summary.documents)
             });
@@ -1167,15 +1174,15 @@ async fn project(pool: &SqlitePool, out: Output, cmd: ProjectCommand) -> anyhow:
 async fn corpus(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: CorpusCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         CorpusCommand::Summarise { project, no_cache } => {
-            let p = app::store::find_project(pool, &project).await?;
-            let job = app::jobs::create_summaries(pool, p.summary.id, no_cache).await?;
+            let p = app::ssr::store::find_project(pool, &project).await?;
+            let job = app::ssr::jobs::create_summaries(pool, p.summary.id, no_cache).await?;
             return run_job(pool, out, llm, job.id, false).await;
         }
         CorpusCommand::Add { project, files, sample, limits } => {
             if files.is_empty() && !sample {
                 bail!("name the files to add, or --sample for the sample corpus");
             }
-            let p = app::store::find_project(pool, &project).await?;
+            let p = app::ssr::store::find_project(pool, &project).await?;
             let mut loaded: Vec<(String, Vec<u8>)> = Vec::new();
             let mut unreadable = Vec::new();
             for path in &files {
@@ -1192,7 +1199,7 @@ async fn corpus(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: CorpusCo
             if sample {
                 loaded.extend(engine::sample::sample_files().map(|(n, b)| (n.to_string(), b.to_vec())));
             }
-            let mut report = app::store::add_files(pool, p.summary.id, &loaded, &limits.config().import).await?;
+            let mut report = app::ssr::store::add_files(pool, p.summary.id, &loaded, &limits.config().import).await?;
             report.skipped.splice(0..0, unreadable);
             print_report(out, &p.summary.name, &report);
             // Every file refused and nothing added: a script should notice.
@@ -1201,7 +1208,7 @@ async fn corpus(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: CorpusCo
             }
         }
         CorpusCommand::Stats { project } => {
-            let p = app::store::find_project(pool, &project).await?;
+            let p = app::ssr::store::find_project(pool, &project).await?;
             out.print(
                 json!({"project": p.summary.name, "documents": p.summary.documents, "tokens": p.summary.tokens,
                        "chunks": p.summary.chunks, "chunk_tokens": p.chunk_tokens, "chunk_overlap": p.chunk_overlap, "tokenizer": p.tokenizer}),

@@ -31,17 +31,17 @@ pub enum ShareCommand {
 pub async fn run(pool: &SqlitePool, out: Output, cmd: ShareCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         ShareCommand::Create { project, page, expires_days, base_url } => {
-            let p = app::store::find_project(pool, &project).await?;
+            let p = app::ssr::store::find_project(pool, &project).await?;
             let (kind, id) = page.split_once(':').ok_or_else(|| anyhow::anyhow!("--page {page}: expected KIND:ID"))?;
             let id: i64 = id.trim().parse().map_err(|_| anyhow::anyhow!("--page {page}: \"{id}\" is not an id"))?;
-            let owner = app::share::project_of(pool, kind, id).await?;
+            let owner = app::ssr::share::project_of(pool, kind, id).await?;
             if owner != p.summary.id {
                 anyhow::bail!("{kind} {id} belongs to another project");
             }
             if expires_days == Some(0) {
                 anyhow::bail!("--expires-days: a link that expires lasts at least one day");
             }
-            let (share_id, token) = app::share::create(pool, kind, id, expires_days).await?;
+            let (share_id, token) = app::ssr::share::create(pool, kind, id, expires_days).await?;
             let url = format!("{}/share/{token}", base_url.trim_end_matches('/'));
             out.print(json!({"share_id": share_id, "url": url, "token": token}), || {
                 format!("{url}\n(shown only now: Assay keeps its hash; `assay share revoke {token}` withdraws it)")
@@ -49,7 +49,7 @@ pub async fn run(pool: &SqlitePool, out: Output, cmd: ShareCommand) -> anyhow::R
             Ok(ExitCode::SUCCESS)
         }
         ShareCommand::Revoke { token } => {
-            app::store::shares::revoke_by_hash(pool, &app::tokens::hash(token.trim())).await?;
+            app::ssr::store::shares::revoke_by_hash(pool, &app::ssr::tokens::hash(token.trim())).await?;
             out.print(json!({"revoked": true}), || "withdrawn".to_string());
             Ok(ExitCode::SUCCESS)
         }

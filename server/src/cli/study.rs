@@ -98,7 +98,7 @@ pub async fn run(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: StudyCo
                 }
                 None => None,
             };
-            let p = app::store::find_project(pool, &project).await?;
+            let p = app::ssr::store::find_project(pool, &project).await?;
             let mut draws = Vec::new();
             for q in &questions {
                 let (set, n) = q.split_once(':').ok_or_else(|| anyhow::anyhow!("--questions {q}: expected SET:N"))?;
@@ -108,7 +108,7 @@ pub async fn run(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: StudyCo
                     n.trim().parse().map_err(|_| anyhow::anyhow!("--questions {q}: \"{n}\" is not a count"))?;
                 draws.push((set, n));
             }
-            let req = app::study::StudyRequest {
+            let req = app::ssr::study::StudyRequest {
                 project_id: p.summary.id,
                 name: name.unwrap_or_else(|| {
                     if kind == engine::study::Kind::Answers { "Answer validation" } else { "Question rating" }.into()
@@ -126,7 +126,7 @@ pub async fn run(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: StudyCo
                 seed,
                 expires_days,
             };
-            let created = app::study::create(pool, &req).await?;
+            let created = app::ssr::study::create(pool, &req).await?;
             let base = base_url.trim_end_matches('/');
             let owner_url = format!("{base}/projects/{}/studies/{}", p.summary.id, created.study_id);
             let rater_url =
@@ -152,9 +152,9 @@ pub async fn run(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: StudyCo
             Ok(ExitCode::SUCCESS)
         }
         StudyCommand::Rate { id } => {
-            let job = app::study::create_llm_rating(pool, id, false).await?;
+            let job = app::ssr::study::create_llm_rating(pool, id, false).await?;
             let (code, after) = execute_job(pool, out, llm, job.id, false).await?;
-            let results = app::study::results(pool, id).await?;
+            let results = app::ssr::study::results(pool, id).await?;
             out.print(json!({"job": after, "llm": results.llm}), || {
                 let mut lines = vec![job_line(&after)];
                 for a in results.llm.iter().flat_map(|l| &l.rows) {
@@ -173,9 +173,9 @@ pub async fn run(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: StudyCo
         }
         StudyCommand::Results { id, format } => {
             if format == "csv" {
-                return write_stdout(&app::study::ratings_csv(pool, id).await?);
+                return write_stdout(&app::ssr::study::ratings_csv(pool, id).await?);
             }
-            let c = app::study::results(pool, id).await?;
+            let c = app::ssr::study::results(pool, id).await?;
             let value = json!({"study": c.view, "results": c.results, "llm": c.llm});
             println!("{}", serde_json::to_string_pretty(&value)?);
             Ok(ExitCode::SUCCESS)

@@ -51,23 +51,23 @@ pub async fn run(pool: &SqlitePool, out: Output, cmd: UserCommand) -> anyhow::Re
                     anyhow::anyhow!("give the password on standard input (--password-stdin) or in ASSAY_PASSWORD")
                 })?
             };
-            let id = app::auth::create_user(pool, &name, &password, &role).await?;
+            let id = app::ssr::auth::create_user(pool, &name, &password, &role).await?;
             out.print(json!({"user_id": id, "name": name.trim(), "role": role}), || {
                 format!("{role} \"{}\" created", name.trim())
             });
             Ok(ExitCode::SUCCESS)
         }
         UserCommand::Grant { name, project, access } => {
-            let (user, _) = app::store::access::user_by_name(pool, name.trim()).await?;
-            let p = app::store::find_project(pool, &project).await?;
-            app::access::set_access(pool, user, p.summary.id, &access).await?;
+            let (user, _) = app::ssr::store::access::user_by_name(pool, name.trim()).await?;
+            let p = app::ssr::store::find_project(pool, &project).await?;
+            app::ssr::access::set_access(pool, user, p.summary.id, &access).await?;
             out.print(json!({"user_id": user, "project_id": p.summary.id, "access": access}), || {
                 format!("\"{}\" now has {access} access to project {}", name.trim(), p.summary.id)
             });
             Ok(ExitCode::SUCCESS)
         }
         UserCommand::List => {
-            let users = app::store::access::users(pool).await?;
+            let users = app::ssr::store::access::users(pool).await?;
             let rows: Vec<serde_json::Value> = users
                 .iter()
                 .map(|((id, name, role, created), projects)| {
@@ -92,8 +92,8 @@ pub async fn run(pool: &SqlitePool, out: Output, cmd: UserCommand) -> anyhow::Re
                 .fetch_optional(pool)
                 .await?;
             let id = id.ok_or_else(|| anyhow::anyhow!("no user \"{}\"", name.trim()))?;
-            let token = app::auth::new_session(pool, id).await?;
-            out.print(json!({"cookie": app::auth::COOKIE, "token": token}), || token.clone());
+            let token = app::ssr::auth::new_session(pool, id).await?;
+            out.print(json!({"cookie": app::ssr::auth::COOKIE, "token": token}), || token.clone());
             Ok(ExitCode::SUCCESS)
         }
     }

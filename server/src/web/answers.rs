@@ -2,7 +2,7 @@
 //! an answer set, and the cost chart.
 
 use app::error::AppError;
-use app::state::AppState;
+use app::ssr::state::AppState;
 use axum::extract::{Multipart, Path, Query, State};
 use axum::response::Response;
 
@@ -24,12 +24,12 @@ pub async fn import(State(state): State<AppState>, granted: Granted, multipart: 
             .get("set")
             .and_then(|s| s.parse().ok())
             .ok_or_else(|| AppError::Invalid("choose the question set the answers are for".into()))?;
-        let questions = app::store::questions::get_set(&state.pool, set).await?;
+        let questions = app::ssr::store::questions::get_set(&state.pool, set).await?;
         if questions.project_id != id {
             return Err(AppError::NotFound(format!("question set {set} is not in project {id}")));
         }
         let name = fields.get("name").cloned().unwrap_or_default();
-        app::answers::import(&state.pool, set, &name, &file_name, &bytes).await
+        app::ssr::answers::import(&state.pool, set, &name, &file_name, &bytes).await
     }
     .await;
     match result {
@@ -49,9 +49,13 @@ pub async fn export(
         Ok(f) => f,
         Err(response) => return response,
     };
-    match app::store::answers::list_answers(&state.pool, set, None).await {
+    match app::ssr::store::answers::list_answers(&state.pool, set, None).await {
         Ok(list) => {
-            let body = if format == "csv" { app::answers_io::to_csv(&list) } else { app::answers_io::to_jsonl(&list) };
+            let body = if format == "csv" {
+                app::ssr::answers::io::to_csv(&list)
+            } else {
+                app::ssr::answers::io::to_jsonl(&list)
+            };
             download(body, &format, &format!("answers-set-{set}"))
         }
         Err(e) => app_error(e),
@@ -61,7 +65,7 @@ pub async fn export(
 /// `GET /api/projects/{id}/answers/cost.svg`: tokens and query time per
 /// question for every answer set (seed 000 Table II as a chart).
 pub async fn cost_svg(State(state): State<AppState>, granted: Granted) -> Response {
-    match app::store::answers::cost_table(&state.pool, granted.project).await {
+    match app::ssr::store::answers::cost_table(&state.pool, granted.project).await {
         Ok(rows) => {
             let bars: Vec<engine::rag::cost::CostBar> = rows
                 .iter()

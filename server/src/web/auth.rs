@@ -4,14 +4,14 @@
 //! (or, before an owner exists, the first-run) page; API calls get 401.
 //! Signed in, the request carries its [`Caller`]; a collaborator's pages and
 //! plain routes of a project need their rights on it (server functions
-//! check for themselves: `app::access`).
+//! check for themselves: `app::ssr::access`).
 //! State-changing requests must come from Assay's own pages: a cross-site
 //! `Origin` (or `Sec-Fetch-Site`) is refused with 403 — with the SameSite=Strict
 //! cookie, the CSRF defence.
 
-use app::access::{Caller, Need};
-use app::state::AppState;
-use app::store::access::Obj;
+use app::ssr::access::{Caller, Need};
+use app::ssr::state::AppState;
+use app::ssr::store::access::Obj;
 use axum::extract::{Request, State};
 use axum::http::{header, Method, StatusCode};
 use axum::middleware::Next;
@@ -121,7 +121,7 @@ async fn admit(state: &AppState, caller: Caller, mut req: Request, next: Next) -
         }
         // The owner may do everything: a missing project is the page's to say.
         Page::Project(obj, need) if !caller.owner => {
-            if let Err(e) = app::access::check(&state.pool, &caller, obj, need).await {
+            if let Err(e) = app::ssr::access::check(&state.pool, &caller, obj, need).await {
                 return refuse(&path, e);
             }
         }
@@ -158,10 +158,10 @@ pub async fn guard(State(state): State<AppState>, req: Request, next: Next) -> R
         .headers()
         .get(header::COOKIE)
         .and_then(|v| v.to_str().ok())
-        .and_then(app::auth::token_in)
+        .and_then(app::ssr::auth::token_in)
         .map(str::to_string);
     if let Some(t) = token {
-        match app::auth::session_user(&state.pool, &t).await {
+        match app::ssr::auth::session_user(&state.pool, &t).await {
             Ok(Some((user_id, name, role))) => {
                 return admit(&state, Caller { user_id, name, owner: role == "owner" }, req, next).await
             }
@@ -172,7 +172,7 @@ pub async fn guard(State(state): State<AppState>, req: Request, next: Next) -> R
     if path.starts_with("/api/") {
         return error(StatusCode::UNAUTHORIZED, "log in as the owner first".into());
     }
-    let owner = app::auth::has_owner(&state.pool).await.unwrap_or(true);
+    let owner = app::ssr::auth::has_owner(&state.pool).await.unwrap_or(true);
     let to = if owner {
         let query = req.uri().query().map(|q| format!("{path}?{q}")).unwrap_or(path);
         format!("/login?next={}", form_urlencoded::byte_serialize(query.as_bytes()).collect::<String>())

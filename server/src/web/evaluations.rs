@@ -2,7 +2,7 @@
 //! CSV, the whole report as JSON or as one self-contained HTML file. The
 //! same answers reach a share link's holder through `web::shares`.
 
-use app::state::AppState;
+use app::ssr::state::AppState;
 use axum::extract::{Path, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -15,11 +15,11 @@ pub async fn plot_of(pool: &SqlitePool, id: i64, file: &str) -> Response {
     let Some((name, ext)) = file.rsplit_once('.').filter(|(_, e)| matches!(*e, "svg" | "png")) else {
         return error(StatusCode::NOT_FOUND, format!("no plot \"{file}\": ask for NAME.svg or NAME.png"));
     };
-    let (e, r) = match app::evaluation::report(pool, id).await {
+    let (e, r) = match app::ssr::evaluation::report(pool, id).await {
         Ok(x) => x,
         Err(e) => return app_error(e),
     };
-    let Some((_, body)) = app::evaluation::plots(&e, &r).into_iter().find(|(n, _)| n == name) else {
+    let Some((_, body)) = app::ssr::evaluation::plots(&e, &r).into_iter().find(|(n, _)| n == name) else {
         return error(StatusCode::NOT_FOUND, format!("evaluation {id} has no plot \"{name}\""));
     };
     let disposition = format!("attachment; filename=\"evaluation-{id}-{name}.{ext}\"");
@@ -45,7 +45,7 @@ pub async fn table_of(pool: &SqlitePool, id: i64, file: &str) -> Response {
     let Some(name) = file.strip_suffix(".csv") else {
         return error(StatusCode::NOT_FOUND, format!("no table \"{file}\": ask for NAME.csv"));
     };
-    match app::evaluation::snapshot(pool, id).await.and_then(|s| app::evaluation::table_csv(&s, name)) {
+    match app::ssr::evaluation::snapshot(pool, id).await.and_then(|s| app::ssr::evaluation::table_csv(&s, name)) {
         Ok(body) => download(body, "csv", &format!("evaluation-{id}-{name}")),
         Err(e) => app_error(e),
     }
@@ -54,10 +54,13 @@ pub async fn table_of(pool: &SqlitePool, id: i64, file: &str) -> Response {
 /// `report.json` or `report.html` of evaluation `id`.
 pub async fn report_of(pool: &SqlitePool, id: i64, file: &str) -> Response {
     let result = match file {
-        "report.json" => app::evaluation::snapshot(pool, id).await.map(|s| {
-            ("application/json", serde_json::to_string_pretty(&app::evaluation::report_json(&s)).unwrap_or_default())
+        "report.json" => app::ssr::evaluation::snapshot(pool, id).await.map(|s| {
+            (
+                "application/json",
+                serde_json::to_string_pretty(&app::ssr::evaluation::report_json(&s)).unwrap_or_default(),
+            )
         }),
-        "report.html" => app::share::html(pool, "evaluation", id).await.map(|h| ("text/html; charset=utf-8", h)),
+        "report.html" => app::ssr::share::html(pool, "evaluation", id).await.map(|h| ("text/html; charset=utf-8", h)),
         other => return error(StatusCode::NOT_FOUND, format!("no \"{other}\": report.json or report.html")),
     };
     match result {

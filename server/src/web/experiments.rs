@@ -2,7 +2,7 @@
 //! tokens, cost) as JSON and the manifest it ran. The same reach a share
 //! link's holder through `web::shares`.
 
-use app::state::AppState;
+use app::ssr::state::AppState;
 use axum::extract::{Path, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
@@ -14,7 +14,7 @@ use super::app_error;
 pub async fn file_of(pool: &SqlitePool, id: i64, file: &str) -> Response {
     let attachment = |ext: &str| format!("attachment; filename=\"experiment-{id}.{ext}\"");
     match file {
-        "experiment.json" => match app::experiments::outcome_json(pool, id).await {
+        "experiment.json" => match app::ssr::experiments::wizard::outcome_json(pool, id).await {
             Ok(v) => (
                 [
                     (header::CONTENT_TYPE, "application/json".to_string()),
@@ -25,7 +25,7 @@ pub async fn file_of(pool: &SqlitePool, id: i64, file: &str) -> Response {
                 .into_response(),
             Err(e) => app_error(e),
         },
-        "manifest.toml" => match app::experiments::manifest(pool, id).await {
+        "manifest.toml" => match app::ssr::experiments::wizard::manifest(pool, id).await {
             Ok(text) => (
                 [
                     (header::CONTENT_TYPE, "application/toml; charset=utf-8".to_string()),

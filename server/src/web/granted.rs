@@ -14,10 +14,10 @@
 //! or change (anything else). Handlers take the outcome as [`Granted`],
 //! which only this layer makes: a handler mounted without it answers 500.
 
-use app::access::{Caller, Need};
 use app::error::AppError;
-use app::state::AppState;
-use app::store::access::Obj;
+use app::ssr::access::{Caller, Need};
+use app::ssr::state::AppState;
+use app::ssr::store::access::Obj;
 use axum::extract::{FromRequestParts, RawPathParams, Request, State};
 use axum::http::request::Parts;
 use axum::http::{Method, StatusCode};
@@ -72,7 +72,7 @@ pub async fn authorize(State(state): State<AppState>, params: RawPathParams, mut
     };
     let need = if matches!(*req.method(), Method::GET | Method::HEAD) { Need::Read } else { Need::Edit };
     match project_of_params(&state, &params).await {
-        Ok(project) => match app::access::check(&state.pool, &caller, Obj::Project(project), need).await {
+        Ok(project) => match app::ssr::access::check(&state.pool, &caller, Obj::Project(project), need).await {
             Ok(_) => {
                 req.extensions_mut().insert(Granted { project, caller, need });
                 next.run(req).await
@@ -95,7 +95,7 @@ async fn project_of_params(state: &AppState, params: &RawPathParams) -> Result<i
         // The same parse as the handler's `Path<i64>`.
         let id: i64 = value.parse().map_err(|_| AppError::Invalid(format!("\"{value}\" is not an id")))?;
         let obj = kind(id);
-        let p = app::store::access::project_of(&state.pool, obj).await?;
+        let p = app::ssr::store::access::project_of(&state.pool, obj).await?;
         match project {
             None => project = Some((p, obj)),
             Some((q, parent)) if q != p => {

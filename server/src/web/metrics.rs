@@ -2,7 +2,7 @@
 //! JSON or one self-contained HTML file, each chart as SVG or PNG. The same
 //! answers reach a share link's holder through `web::shares`.
 
-use app::state::AppState;
+use app::ssr::state::AppState;
 use axum::extract::{Path, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -13,16 +13,18 @@ use super::{app_error, download, error, svg};
 /// `questions.csv`, `report.json`, `report.html`, or a chart `NAME.svg|png`
 /// (`power-SET`, `tree-SET-DIMENSION`) of metrics run `id`.
 pub async fn file_of(pool: &SqlitePool, id: i64, file: &str) -> Response {
-    let report = match app::metrics::report(pool, id).await {
+    let report = match app::ssr::metrics::report(pool, id).await {
         Ok(r) => r,
         Err(e) => return app_error(e),
     };
     let attachment = |ext: &str| format!("attachment; filename=\"metrics-{id}.{ext}\"");
     match file {
-        "questions.csv" => download(app::metrics::questions_csv(&report), "csv", &format!("metrics-{id}-questions")),
+        "questions.csv" => {
+            download(app::ssr::metrics::questions_csv(&report), "csv", &format!("metrics-{id}-questions"))
+        }
         "report.json" => (
             [(header::CONTENT_TYPE, "application/json".to_string()), (header::CONTENT_DISPOSITION, attachment("json"))],
-            serde_json::to_string_pretty(&app::metrics::report_json(&report)).unwrap_or_default(),
+            serde_json::to_string_pretty(&app::ssr::metrics::report_json(&report)).unwrap_or_default(),
         )
             .into_response(),
         "report.html" => (
@@ -30,7 +32,7 @@ pub async fn file_of(pool: &SqlitePool, id: i64, file: &str) -> Response {
                 (header::CONTENT_TYPE, "text/html; charset=utf-8".to_string()),
                 (header::CONTENT_DISPOSITION, attachment("html")),
             ],
-            app::share::metrics_html(&app::metrics::view(&report), &app::metrics::report_json(&report)),
+            app::ssr::share::metrics_html(&app::ssr::metrics::view(&report), &app::ssr::metrics::report_json(&report)),
         )
             .into_response(),
         chart => {
@@ -40,7 +42,7 @@ pub async fn file_of(pool: &SqlitePool, id: i64, file: &str) -> Response {
                     format!("no \"{chart}\": questions.csv, report.json, report.html or a chart NAME.svg|png"),
                 );
             };
-            let Some((_, body)) = app::metrics::charts(&report).into_iter().find(|(n, _)| n == name) else {
+            let Some((_, body)) = app::ssr::metrics::charts(&report).into_iter().find(|(n, _)| n == name) else {
                 return error(StatusCode::NOT_FOUND, format!("metrics run {id} has no chart \"{name}\""));
             };
             let disposition = format!("attachment; filename=\"metrics-{id}-{name}.{ext}\"");

@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use app::error::AppError;
 use app::model::UploadReport;
-use app::state::{AppState, Config};
+use app::ssr::state::{AppState, Config};
 use axum::extract::{DefaultBodyLimit, Multipart, Path, Query, State};
 use axum::handler::Handler;
 use axum::http::{header, Method, StatusCode};
@@ -64,9 +64,9 @@ pub fn router(
         pool,
         config: Arc::new(config),
         llm: Arc::new(std::sync::RwLock::new(Arc::new(llm))),
-        jobs: Arc::new(app::jobs::JobManager::default()),
-        throttle: Arc::new(app::auth::Throttle::default()),
-        raters: Arc::new(app::study::RaterLimit::default()),
+        jobs: Arc::new(app::ssr::jobs::JobManager::default()),
+        throttle: Arc::new(app::ssr::auth::Throttle::default()),
+        raters: Arc::new(app::ssr::study::RaterLimit::default()),
     };
     let routes = generate_route_list(app::App);
     let shell_options = state.leptos_options.clone();
@@ -79,7 +79,7 @@ pub fn router(
     let pages = Router::new()
         .route("/api/share/{token}/{file}", get(shares::file))
         .route("/api/share/{token}/{part}/{file}", get(shares::part))
-        // A fresh nonce per page for Leptos's inline scripts (see app::csp).
+        // A fresh nonce per page for Leptos's inline scripts (see app::ssr::csp).
         .leptos_routes_with_context(&state, routes, leptos::nonce::provide_nonce, move || {
             app::shell(shell_options.clone())
         })
@@ -110,7 +110,7 @@ async fn security_headers(req: axum::extract::Request, next: axum::middleware::N
     h.insert(header::X_FRAME_OPTIONS, header::HeaderValue::from_static("DENY"));
     h.insert(header::REFERRER_POLICY, header::HeaderValue::from_static("no-referrer"));
     if !h.contains_key(header::CONTENT_SECURITY_POLICY) {
-        h.insert(header::CONTENT_SECURITY_POLICY, header::HeaderValue::from_static(app::csp::OTHER));
+        h.insert(header::CONTENT_SECURITY_POLICY, header::HeaderValue::from_static(app::ssr::csp::OTHER));
     }
     resp
 }
@@ -220,7 +220,7 @@ async fn upload(State(state): State<AppState>, granted: Granted, mut multipart: 
     if files.is_empty() {
         return error(StatusCode::BAD_REQUEST, "The upload held no files.".into());
     }
-    match app::store::add_files(&state.pool, granted.project, &files, &state.config.import).await {
+    match app::ssr::store::add_files(&state.pool, granted.project, &files, &state.config.import).await {
         Ok(report) => Json::<UploadReport>(report).into_response(),
         Err(e) => app_error(e),
     }
@@ -253,12 +253,15 @@ async fn export_questions(
         Ok(f) => f,
         Err(response) => return response,
     };
-    let questions = match app::store::questions::list_questions(&state.pool, set).await {
+    let questions = match app::ssr::store::questions::list_questions(&state.pool, set).await {
         Ok(q) => q,
         Err(e) => return app_error(e),
     };
-    let body =
-        if format == "csv" { app::questions_io::to_csv(&questions) } else { app::questions_io::to_jsonl(&questions) };
+    let body = if format == "csv" {
+        app::ssr::questions::io::to_csv(&questions)
+    } else {
+        app::ssr::questions::io::to_jsonl(&questions)
+    };
     download(body, &format, &format!("questions-set-{set}"))
 }
 
@@ -270,11 +273,12 @@ async fn entities_svg(
     Path((_, set)): Path<(i64, i64)>,
     Query(query): Query<HashMap<String, String>>,
 ) -> Response {
-    let source = match app::diagnostics::EntitySource::parse(query.get("source").map_or("", String::as_str)) {
-        Ok(s) => s,
-        Err(e) => return app_error(e),
-    };
-    match app::diagnostics::set_entities(&state.pool, set, source).await {
+    let source =
+        match app::ssr::questions::diagnostics::EntitySource::parse(query.get("source").map_or("", String::as_str)) {
+            Ok(s) => s,
+            Err(e) => return app_error(e),
+        };
+    match app::ssr::questions::diagnostics::set_entities(&state.pool, set, source).await {
         Ok(Some(e)) => svg(e.svg()),
         Ok(None) => error(StatusCode::NOT_FOUND, format!("no LLM has listed the entities of question set {set} yet")),
         Err(e) => app_error(e),
@@ -284,13 +288,13 @@ async fn entities_svg(
 /// `GET /api/projects/{id}/questions/{set}/relevance.svg`: the histogram
 /// of the set's latest relevance scores.
 async fn relevance_svg(State(state): State<AppState>, _: Granted, Path((_, set)): Path<(i64, i64)>) -> Response {
-    let view = match app::store::questions::get_set(&state.pool, set).await {
+    let view = match app::ssr::store::questions::get_set(&state.pool, set).await {
         Ok(v) => v,
         Err(e) => return app_error(e),
     };
-    match app::diagnostics::set_relevance(&state.pool, set).await {
-        Ok(Some((job, scores))) => match app::diagnostics::retriever_of(&state.pool, job).await {
-            Ok(retriever) => svg(app::diagnostics::relevance_svg(&view, &retriever, &scores)),
+    match app::ssr::questions::diagnostics::set_relevance(&state.pool, set).await {
+        Ok(Some((job, scores))) => match app::ssr::questions::diagnostics::retriever_of(&state.pool, job).await {
+            Ok(retriever) => svg(app::ssr::questions::diagnostics::relevance_svg(&view, &retriever, &scores)),
             Err(e) => app_error(e),
         },
         Ok(None) => error(StatusCode::NOT_FOUND, format!("question set {set} has not been scored for relevance")),
@@ -312,9 +316,9 @@ async fn import_questions(State(state): State<AppState>, granted: Granted, multi
     let Some((file_name, bytes)) = file else { return page(&[("import_error", "choose a .jsonl or .csv file")]) };
     let name = fields.get("name").cloned().unwrap_or_default();
     let result = async {
-        let questions = app::questions_io::parse(&file_name, &bytes)?;
+        let questions = app::ssr::questions::io::parse(&file_name, &bytes)?;
         let name = if name.is_empty() { format!("Imported from {file_name}") } else { name };
-        let set = app::store::questions::import_set(&state.pool, id, &name, &file_name, &questions).await?;
+        let set = app::ssr::store::questions::import_set(&state.pool, id, &name, &file_name, &questions).await?;
         Ok::<i64, AppError>(set)
     }
     .await;

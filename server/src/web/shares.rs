@@ -1,7 +1,7 @@
 //! What a share link's holder may download: exactly the shared page's own
 //! files, found through the token (no id in the address to change).
 
-use app::state::AppState;
+use app::ssr::state::AppState;
 use axum::extract::{Path, State};
 use axum::response::Response;
 
@@ -9,7 +9,7 @@ use super::app_error;
 
 /// `GET /api/share/{token}/{file}` (report.json, report.html, chart.svg …).
 pub async fn file(State(state): State<AppState>, Path((token, file)): Path<(String, String)>) -> Response {
-    match app::share::open(&state.pool, &token).await {
+    match app::ssr::share::open(&state.pool, &token).await {
         Ok((kind, id)) if kind == "evaluation" => super::evaluations::report_of(&state.pool, id, &file).await,
         Ok((kind, id)) if kind == "study" => super::studies::file_of(&state.pool, id, &file).await,
         Ok((kind, id)) if kind == "questions" => questions_file(&state.pool, id, &file).await,
@@ -23,18 +23,18 @@ pub async fn file(State(state): State<AppState>, Path((token, file)): Path<(Stri
 /// `questions.jsonl`, `questions.csv` or `report.html` of a shared question set.
 async fn questions_file(pool: &sqlx::SqlitePool, set: i64, file: &str) -> Response {
     use axum::response::IntoResponse;
-    let questions = match app::store::questions::list_questions(pool, set).await {
+    let questions = match app::ssr::store::questions::list_questions(pool, set).await {
         Ok(q) => q,
         Err(e) => return app_error(e),
     };
     match file {
         "questions.jsonl" => {
-            super::download(app::questions_io::to_jsonl(&questions), "jsonl", &format!("questions-set-{set}"))
+            super::download(app::ssr::questions::io::to_jsonl(&questions), "jsonl", &format!("questions-set-{set}"))
         }
         "questions.csv" => {
-            super::download(app::questions_io::to_csv(&questions), "csv", &format!("questions-set-{set}"))
+            super::download(app::ssr::questions::io::to_csv(&questions), "csv", &format!("questions-set-{set}"))
         }
-        "report.html" => match app::share::html(pool, "questions", set).await {
+        "report.html" => match app::ssr::share::html(pool, "questions", set).await {
             Ok(h) => (
                 [
                     (axum::http::header::CONTENT_TYPE, "text/html; charset=utf-8".to_string()),
@@ -59,7 +59,7 @@ pub async fn part(
     State(state): State<AppState>,
     Path((token, part, file)): Path<(String, String, String)>,
 ) -> Response {
-    match app::share::open(&state.pool, &token).await {
+    match app::ssr::share::open(&state.pool, &token).await {
         Ok((kind, id)) if kind == "evaluation" && part == "plots" => {
             super::evaluations::plot_of(&state.pool, id, &file).await
         }

@@ -1,7 +1,7 @@
 //! A study's downloads: every rating as CSV, the results chart as SVG or
 //! PNG, the results as one HTML file. (Also reached through share links.)
 
-use app::state::AppState;
+use app::ssr::state::AppState;
 use axum::extract::{Path, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -12,11 +12,11 @@ use super::{app_error, download, error, svg};
 /// `chart.svg`, `chart.png`, `ratings.csv` or `report.html` of study `id`.
 pub async fn file_of(pool: &SqlitePool, id: i64, file: &str) -> Response {
     match file {
-        "ratings.csv" => match app::study::ratings_csv(pool, id).await {
+        "ratings.csv" => match app::ssr::study::ratings_csv(pool, id).await {
             Ok(body) => download(body, "csv", &format!("study-{id}-ratings")),
             Err(e) => app_error(e),
         },
-        "report.html" => match app::share::html(pool, "study", id).await {
+        "report.html" => match app::ssr::share::html(pool, "study", id).await {
             Ok(h) => (
                 [
                     (header::CONTENT_TYPE, "text/html; charset=utf-8".to_string()),
@@ -28,7 +28,7 @@ pub async fn file_of(pool: &SqlitePool, id: i64, file: &str) -> Response {
             Err(e) => app_error(e),
         },
         "chart.svg" | "chart.png" => {
-            let body = match app::study::results_view(pool, id).await {
+            let body = match app::ssr::study::results_view(pool, id).await {
                 Ok(v) => v.chart_svg,
                 Err(e) => return app_error(e),
             };

@@ -66,8 +66,8 @@ pub async fn sample_with_answers(db: &Path, levels: [u32; 3]) -> String {
 /// public links work without a session); its base URL.
 #[allow(dead_code)] // only the tests that talk HTTP start one
 pub async fn start_server(db: &Path, dir: &Path) -> String {
-    let pool = app::store::open(db).await.unwrap();
-    let config = app::state::Config {
+    let pool = app::ssr::store::open(db).await.unwrap();
+    let config = app::ssr::state::Config {
         max_upload_bytes: 1 << 20,
         import: engine::corpus::ImportLimits::new(1 << 20, 10),
         llm_base: Default::default(),

@@ -8,7 +8,7 @@ use serde::Deserialize;
 
 use crate::error::{AppError, AppResult};
 use crate::model::QuestionView;
-use crate::store::questions::NewQuestion;
+use crate::ssr::store::questions::NewQuestion;
 
 pub const CSV_COLUMNS: [&str; 14] = [
     "id",

@@ -23,7 +23,7 @@ use engine::llm::settings::{LlmSettings, ProviderKind};
 
 use crate::error::{AppError, AppResult};
 use crate::model::JobView;
-use crate::store;
+use crate::ssr::store;
 
 /// One stage as run (or reused).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -324,7 +324,7 @@ where
         }
     }
     let hashes: Vec<String> =
-        files.iter().map(|(n, b)| format!("{n}:{}", crate::tokens::hash(&String::from_utf8_lossy(b)))).collect();
+        files.iter().map(|(n, b)| format!("{n}:{}", crate::ssr::tokens::hash(&String::from_utf8_lossy(b)))).collect();
     let print = fingerprint("corpus", json!(hashes));
     let reused = r.known("corpus", &print).await?.is_some();
     if !reused {
@@ -362,7 +362,7 @@ where
         if m.needs_graph() {
             let settings = m.graph.settings();
             r.stage("graph", label::GRAPH.into(), json!({ "corpus": corpus, "settings": settings }), async {
-                Ok((crate::jobs::create_graph(pool, project_id, &settings, false).await?, project_id))
+                Ok((crate::ssr::jobs::create_graph(pool, project_id, &settings, false).await?, project_id))
             })
             .await?;
         }
@@ -374,12 +374,14 @@ where
             let set = r
                 .stage("questions", label, what, async {
                     match q.generator() {
-                        Generator::Graph(s) => crate::jobs::create_graph_questions(pool, project_id, &s, false).await,
+                        Generator::Graph(s) => {
+                            crate::ssr::jobs::create_graph_questions(pool, project_id, &s, false).await
+                        }
                         Generator::Summary(s) => {
-                            crate::jobs::create_summary_questions(pool, project_id, &s, false).await
+                            crate::ssr::jobs::create_summary_questions(pool, project_id, &s, false).await
                         }
                         Generator::Hierarchical(s) => {
-                            crate::jobs::create_hierarchical_questions(pool, project_id, &s, None, false).await
+                            crate::ssr::jobs::create_hierarchical_questions(pool, project_id, &s, None, false).await
                         }
                     }
                 })
@@ -395,7 +397,7 @@ where
                 let label = label::answers(&method.name, i);
                 let what =
                     json!({ "set": set, "method": method.name, "params": params, "target_words": method.target_words });
-                let req = crate::answers::AnswerRequest {
+                let req = crate::ssr::answers::AnswerRequest {
                     question_set_id: set,
                     method: method.name.clone(),
                     params: method.params_json(),
@@ -403,7 +405,7 @@ where
                     target_words: method.target_words,
                     no_cache: false,
                 };
-                of_set.push(r.stage("answers", label, what, crate::answers::create(pool, &req)).await?);
+                of_set.push(r.stage("answers", label, what, crate::ssr::answers::create(pool, &req)).await?);
             }
             made.answer_sets.push(of_set);
         }
@@ -422,7 +424,7 @@ where
                         let what = json!({ "answer_set": a, "settings": settings });
                         let id = r
                             .stage("sanity", label, what, async {
-                                crate::evaluation::create_sanity(pool, llm, *a, settings.clone()).await
+                                crate::ssr::evaluation::create_sanity(pool, llm, *a, settings.clone()).await
                             })
                             .await?;
                         made.sanity_checks.push(id);
@@ -430,7 +432,7 @@ where
                 }
                 let label = label::evaluation(*position, sets.len());
                 let what = json!({ "set": set, "made.answer_sets": sets, "settings": settings });
-                let req = crate::evaluation::EvalRequest {
+                let req = crate::ssr::evaluation::EvalRequest {
                     question_set_id: set,
                     answer_sets: sets.clone(),
                     pairs: Vec::new(),
@@ -439,7 +441,7 @@ where
                     no_cache: false,
                 };
                 made.evaluations
-                    .push(r.stage("evaluation", label, what, crate::evaluation::create(pool, llm, &req)).await?);
+                    .push(r.stage("evaluation", label, what, crate::ssr::evaluation::create(pool, llm, &req)).await?);
             }
         }
 
@@ -455,7 +457,7 @@ where
                     .map_err(|e| AppError::Invalid(format!("metrics.unit: {e}")))?;
                 let run = r
                     .stage("metrics", label, what, async {
-                        let (run, job) = crate::metrics::create(pool, set, &sets, mx.k, mx.bins, unit).await?;
+                        let (run, job) = crate::ssr::metrics::create(pool, set, &sets, mx.k, mx.bins, unit).await?;
                         Ok((job, run))
                     })
                     .await?;

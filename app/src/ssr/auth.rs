@@ -13,7 +13,7 @@ use argon2::Argon2;
 use sqlx::SqlitePool;
 
 use crate::error::{AppError, AppResult};
-use crate::tokens::{hash, new_token};
+use crate::ssr::tokens::{hash, new_token};
 
 /// The session cookie's name.
 pub const COOKIE: &str = "assay_session";
@@ -23,7 +23,7 @@ pub const SESSION_DAYS: i64 = 30;
 pub const MIN_PASSWORD: usize = 10;
 
 pub async fn has_owner(pool: &SqlitePool) -> AppResult<bool> {
-    crate::store::users::has_owner(pool).await
+    crate::ssr::store::users::has_owner(pool).await
 }
 
 fn hash_password(password: &str) -> AppResult<String> {
@@ -45,12 +45,12 @@ pub async fn create_user(pool: &SqlitePool, name: &str, password: &str, role: &s
     if password.chars().count() < MIN_PASSWORD {
         return Err(AppError::Invalid(format!("the password must be at least {MIN_PASSWORD} characters")));
     }
-    crate::store::users::insert(pool, name, &hash_password(password)?, role).await
+    crate::ssr::store::users::insert(pool, name, &hash_password(password)?, role).await
 }
 
 /// Checks a name and password; `Some(user id)` when they match.
 pub async fn verify(pool: &SqlitePool, name: &str, password: &str) -> AppResult<Option<i64>> {
-    let Some((id, stored)) = crate::store::users::by_name(pool, name.trim()).await? else {
+    let Some((id, stored)) = crate::ssr::store::users::by_name(pool, name.trim()).await? else {
         // The same work as a real check, so timing does not tell names apart.
         let _ = hash_password(password);
         return Ok(None);
@@ -62,17 +62,17 @@ pub async fn verify(pool: &SqlitePool, name: &str, password: &str) -> AppResult<
 /// A new session for a user; its token (for the cookie).
 pub async fn new_session(pool: &SqlitePool, user_id: i64) -> AppResult<String> {
     let token = new_token()?;
-    crate::store::users::insert_session(pool, &hash(&token), user_id, SESSION_DAYS).await?;
+    crate::ssr::store::users::insert_session(pool, &hash(&token), user_id, SESSION_DAYS).await?;
     Ok(token)
 }
 
 /// The user a session token belongs to, while it is valid: (id, name, role).
 pub async fn session_user(pool: &SqlitePool, token: &str) -> AppResult<Option<(i64, String, String)>> {
-    crate::store::users::session_user(pool, &hash(token)).await
+    crate::ssr::store::users::session_user(pool, &hash(token)).await
 }
 
 pub async fn end_session(pool: &SqlitePool, token: &str) -> AppResult<()> {
-    crate::store::users::delete_session(pool, &hash(token)).await
+    crate::ssr::store::users::delete_session(pool, &hash(token)).await
 }
 
 /// The session token in a `Cookie` header, if any.

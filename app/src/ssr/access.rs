@@ -10,7 +10,7 @@
 use sqlx::SqlitePool;
 
 use crate::error::{AppError, AppResult};
-use crate::store::access::{self, Obj};
+use crate::ssr::store::access::{self, Obj};
 
 /// Who sent a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,7 +63,7 @@ pub fn owner(caller: &Caller, what: &str) -> AppResult<()> {
 /// context is not there in every case (server-side rendering), so a server
 /// function reads it once, at the top, and uses this afterwards.
 pub struct Request {
-    pub state: crate::state::AppState,
+    pub state: crate::ssr::state::AppState,
     pub caller: Caller,
     response: Option<leptos_axum::ResponseOptions>,
 }
@@ -72,7 +72,7 @@ impl Request {
     /// The current request (its caller set by the login guard).
     pub fn now() -> AppResult<Request> {
         use leptos::prelude::use_context;
-        let state = crate::state::app_state()?;
+        let state = crate::ssr::state::app_state()?;
         let response = use_context::<leptos_axum::ResponseOptions>();
         let caller = use_context::<axum::http::request::Parts>().and_then(|p| p.extensions.get::<Caller>().cloned());
         match caller {

@@ -28,7 +28,7 @@ use sqlx::SqlitePool;
 
 use crate::error::{AppError, AppResult};
 use crate::model::{JobView, MetricsRunPage, MetricsRunView};
-use crate::store;
+use crate::ssr::store;
 
 /// The job kind.
 pub const METRICS: &str = "metrics";
@@ -249,7 +249,7 @@ pub async fn run_item(pool: &SqlitePool, item: WorkItem, k: usize) -> ItemOutcom
         for (t, v) in store::vectors::texts(pool, MODEL, &texts).await.map_err(|e| e.to_string())? {
             cache.insert(t, v);
         }
-        let model = crate::answers::minilm()?;
+        let model = crate::ssr::answers::minilm()?;
         let owned: Vec<String> = texts.iter().map(|t| t.to_string()).collect();
         let (cache, embedded) = tokio::task::spawn_blocking(move || {
             let embedded = cache.fill(&model, owned.iter().map(String::as_str));
@@ -452,7 +452,9 @@ pub async fn page(pool: &SqlitePool, run_id: i64) -> AppResult<MetricsRunPage> {
     let mut view = report.as_ref().map(view);
     // ρ against human category agreement, when a validation study exists.
     if let (Some(r), Some(v)) = (&report, view.as_mut()) {
-        if let Some((study, picks)) = crate::study::category_picks(pool, row.project_id, row.question_set_id).await? {
+        if let Some((study, picks)) =
+            crate::ssr::study::category_picks(pool, row.project_id, row.question_set_id).await?
+        {
             for (s, sv) in r.sets.iter().zip(v.sets.iter_mut()) {
                 sv.rho_agreement = granularity::rho_agreement(&s.granularity, &picks).map(|c| (study, c.r, c.p, c.n));
             }

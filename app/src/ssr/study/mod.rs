@@ -18,8 +18,8 @@ use crate::model::{
     CategoryRow, DimensionView, JobView, LlmAgreementRow, LlmRatingView, RaterItem, RaterSession, StudyResultsView,
     StudySummaryRow, StudyView,
 };
-use crate::store;
-use crate::tokens::{hash, new_token};
+use crate::ssr::store;
+use crate::ssr::tokens::{hash, new_token};
 
 /// The job that has the configured LLM rate a study's items.
 pub const STUDY_RATING: &str = "study_rating";

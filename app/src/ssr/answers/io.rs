@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{AppError, AppResult};
 use crate::model::{AnswerView, ContextView, QuestionView};
-use crate::store::answers::NewAnswer;
+use crate::ssr::store::answers::NewAnswer;
 
 pub const CSV_COLUMNS: [&str; 7] =
     ["question_id", "question", "answer", "contexts", "prompt_tokens", "completion_tokens", "latency_ms"];

@@ -64,7 +64,7 @@ pub async fn texts(
     for t in texts {
         let v: Option<Vec<u8>> = sqlx::query_scalar("SELECT vector FROM text_vectors WHERE model = ? AND hash = ?")
             .bind(model)
-            .bind(crate::tokens::hash(t))
+            .bind(crate::ssr::tokens::hash(t))
             .fetch_optional(pool)
             .await?;
         if let Some(v) = v {
@@ -80,7 +80,7 @@ pub async fn save_texts(pool: &SqlitePool, model: &str, vectors: &[(&str, &[f32]
     for (text, v) in vectors {
         sqlx::query("INSERT OR REPLACE INTO text_vectors (model, hash, vector) VALUES (?, ?, ?)")
             .bind(model)
-            .bind(crate::tokens::hash(text))
+            .bind(crate::ssr::tokens::hash(text))
             .bind(to_blob(v))
             .execute(&mut *tx)
             .await?;

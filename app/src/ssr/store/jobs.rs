@@ -266,7 +266,7 @@ fn role_name(role: engine::llm::Role) -> &'static str {
 /// `engine::jobs::JobStore` over SQLite.
 pub struct SqliteJobStore {
     pool: SqlitePool,
-    calls: Option<std::sync::Arc<crate::store::calls::SqliteCallStore>>,
+    calls: Option<std::sync::Arc<crate::ssr::store::calls::SqliteCallStore>>,
 }
 
 impl SqliteJobStore {
@@ -276,7 +276,7 @@ impl SqliteJobStore {
 
     /// Writes the calls `calls` holds with each item it records, in the
     /// item's transaction: an item recorded has its calls in the log.
-    pub fn with_calls(mut self, calls: std::sync::Arc<crate::store::calls::SqliteCallStore>) -> SqliteJobStore {
+    pub fn with_calls(mut self, calls: std::sync::Arc<crate::ssr::store::calls::SqliteCallStore>) -> SqliteJobStore {
         self.calls = Some(calls);
         self
     }
@@ -286,7 +286,7 @@ fn store_error(e: sqlx::Error) -> String {
     tracing::error!(error = %e, "job store");
     // The database's own words go with it: "database is locked", "disk is
     // full" tell the user what to do; nothing in them is secret.
-    format!("the job's progress could not be written ({})", crate::store::db_reason(&e))
+    format!("the job's progress could not be written ({})", crate::ssr::store::db_reason(&e))
 }
 
 impl JobStore for SqliteJobStore {
@@ -337,7 +337,7 @@ impl SqliteJobStore {
                 ItemOutcome::Failed { error, .. } => ("failed", None, Some(error.as_str())),
             };
             let mut tx = super::begin(&self.pool).await.map_err(store_error)?;
-            crate::store::calls::write(&mut tx, calls).await.map_err(crate::store::calls::store_error)?;
+            crate::ssr::store::calls::write(&mut tx, calls).await.map_err(crate::ssr::store::calls::store_error)?;
             // Counters move by deltas against the item's previous outcome (a
             // retried item replaces its failure), so recording stays O(1) per
             // item however large the job. The UPDATE comes first: the

@@ -502,7 +502,7 @@ pub async fn extraction_note(pool: &SqlitePool, job_id: i64) -> AppResult<Option
             } else if e.starts_with("unreadable extraction") {
                 "replies were not readable JSON".to_string()
             } else {
-                crate::store::jobs::reason_of(e)
+                crate::ssr::store::jobs::reason_of(e)
             };
             *reasons.entry(reason).or_default() += 1;
             continue;

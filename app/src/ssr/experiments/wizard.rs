@@ -1,6 +1,6 @@
 //! Experiments in the browser: the "New experiment" wizard's choices as a
 //! manifest (and back, for an imported one), its estimate before it runs,
-//! the run itself in the background (`app::experiment::run`, every stage's
+//! the run itself in the background ([`super::run`], every stage's
 //! job through the server's job manager, so each job's page can follow or
 //! cancel it), and the experiment's page: one progress view for all stages,
 //! then the report gathering every stage's.
@@ -14,8 +14,8 @@ use crate::model::{
     ExperimentDraft, ExperimentReportView, ExperimentStageView, ExperimentView, ImportedManifest, JobView,
     MethodCostView, StageEstimateView, WizardFields, WizardStart,
 };
-use crate::state::AppState;
-use crate::store;
+use crate::ssr::state::AppState;
+use crate::ssr::store;
 
 /// The wizard's defaults: the papers' (seed 000's experiment on the sample).
 pub async fn wizard_start(pool: &SqlitePool, llm: &LlmSettings) -> AppResult<WizardStart> {
@@ -264,11 +264,11 @@ pub async fn draft(pool: &SqlitePool, configured: &LlmSettings, text: &str) -> E
 /// The estimate of `m` (parsed from `text`).
 async fn estimate(pool: &SqlitePool, configured: &LlmSettings, text: &str, m: &Manifest) -> ExperimentDraft {
     let mut d = blank(text);
-    let llm = crate::experiment::llm_settings(m, configured);
+    let llm = crate::ssr::experiments::run::llm_settings(m, configured);
     d.llm = llm.describe();
     d.offline = llm.provider == ProviderKind::Offline;
     d.priced = !d.offline && llm.prices.0.contains_key(&llm.model);
-    let documents = match crate::experiment::document_tokens(pool, m, std::path::Path::new(".")).await {
+    let documents = match crate::ssr::experiments::run::document_tokens(pool, m, std::path::Path::new(".")).await {
         Ok(t) => t,
         Err(e) => return ExperimentDraft { error: Some(e.to_string()), ..d },
     };
@@ -303,12 +303,12 @@ pub async fn start(state: &AppState, text: &str) -> AppResult<(i64, i64)> {
     let m = Manifest::parse_uploaded(text).map_err(|e| AppError::Invalid(e.0))?;
     let pool = state.pool.clone();
     let configured = state.llm();
-    let llm = crate::experiment::llm_settings(&m, &configured);
+    let llm = crate::ssr::experiments::run::llm_settings(&m, &configured);
     let d = estimate(&pool, &configured, text, &m).await;
     if let Some(e) = d.error {
         return Err(AppError::Invalid(e));
     }
-    let project_id = crate::experiment::project(&pool, &m).await?;
+    let project_id = crate::ssr::experiments::run::project(&pool, &m).await?;
     let id: i64 = sqlx::query_scalar(
         "INSERT INTO experiments (project_id, name, manifest, plan, llm, offline) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
     )
@@ -323,7 +323,7 @@ pub async fn start(state: &AppState, text: &str) -> AppResult<(i64, i64)> {
     let jobs = state.jobs.clone();
     tokio::spawn(async move {
         let llm = std::sync::Arc::new(llm);
-        let result = crate::experiment::run(&pool, &llm, &m, std::path::Path::new("."), |job, label| {
+        let result = crate::ssr::experiments::run::run(&pool, &llm, &m, std::path::Path::new("."), |job, label| {
             let (pool, llm, jobs) = (pool.clone(), llm.clone(), jobs.clone());
             async move {
                 sqlx::query("UPDATE experiments SET stage = ?, job_id = ? WHERE id = ?")
@@ -403,7 +403,8 @@ pub async fn view(pool: &SqlitePool, id: i64) -> AppResult<ExperimentView> {
 
 async fn view_of(pool: &SqlitePool, r: Row) -> AppResult<ExperimentView> {
     let plan: Vec<StageEstimateView> = serde_json::from_str(&r.plan).unwrap_or_default();
-    let outcome: Option<crate::experiment::Outcome> = r.outcome.as_deref().and_then(|o| serde_json::from_str(o).ok());
+    let outcome: Option<crate::ssr::experiments::run::Outcome> =
+        r.outcome.as_deref().and_then(|o| serde_json::from_str(o).ok());
     let current = r.stage.as_deref().and_then(|s| plan.iter().position(|p| p.label == s));
     let finished: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&r.jobs).unwrap_or_default();
     let mut stages = Vec::new();
@@ -438,7 +439,7 @@ async fn view_of(pool: &SqlitePool, r: Row) -> AppResult<ExperimentView> {
             }
         } else if let Some(j) = finished.get(&p.label).and_then(|j| j.as_i64()) {
             v.state = "done".into();
-            (v.new_calls, v.cached_calls) = crate::experiment::calls(pool, j).await?;
+            (v.new_calls, v.cached_calls) = crate::ssr::experiments::run::calls(pool, j).await?;
             if let Ok(job) = store::jobs::get_job(pool, j).await {
                 (v.tokens, v.cost_usd, v.seconds) = (job.tokens, job.cost_usd, job.elapsed_secs);
                 v.job = Some(job);
@@ -494,7 +495,8 @@ pub async fn list_all(pool: &SqlitePool) -> AppResult<Vec<(i64, i64, String, Str
 /// The report: the stages' reports gathered (what has finished so far).
 pub async fn report(pool: &SqlitePool, id: i64) -> AppResult<ExperimentReportView> {
     let r = row(pool, id).await?;
-    let outcome: Option<crate::experiment::Outcome> = r.outcome.as_deref().and_then(|o| serde_json::from_str(o).ok());
+    let outcome: Option<crate::ssr::experiments::run::Outcome> =
+        r.outcome.as_deref().and_then(|o| serde_json::from_str(o).ok());
     let experiment = view_of(pool, r).await?;
     let corpus = store::get_project(pool, experiment.project_id).await?.summary;
     let graph = store::graph::overview(pool, experiment.project_id).await?;
@@ -540,16 +542,16 @@ pub async fn report(pool: &SqlitePool, id: i64) -> AppResult<ExperimentReportVie
             }
         }
         for e in &o.evaluations {
-            evaluations.push(crate::evaluation::report_view(pool, *e).await?);
+            evaluations.push(crate::ssr::evaluation::report_view(pool, *e).await?);
         }
         for s in &o.sanity_checks {
-            let v = crate::evaluation::report_view(pool, *s).await?;
+            let v = crate::ssr::evaluation::report_view(pool, *s).await?;
             if let Some((text, even)) = v.sanity {
                 sanity.push((v.evaluation.name.clone(), text, even));
             }
         }
         for m in &o.metrics_runs {
-            metrics.push(crate::metrics::view(&crate::metrics::report(pool, *m).await?));
+            metrics.push(crate::ssr::metrics::view(&crate::ssr::metrics::report(pool, *m).await?));
         }
     }
     Ok(ExperimentReportView { experiment, corpus, graph, question_sets, methods, evaluations, sanity, metrics })

@@ -18,11 +18,11 @@ use sqlx::SqlitePool;
 
 use crate::error::{AppError, AppResult};
 use crate::format::pct;
-use crate::jobs::Phase;
 use crate::model::{
     DrillQuestionView, DrillView, EvaluationReportView, EvaluationView, JobItemView, JobView, JudgmentView, PairRowView,
 };
-use crate::store;
+use crate::ssr::jobs::Phase;
+use crate::ssr::store;
 
 /// The job kind.
 pub const EVALUATION: &str = "evaluation";
@@ -354,7 +354,7 @@ pub async fn execute(
     // The sets' own methods answer again (a sanity check's second run) and
     // regenerate for length alignment; without either, no corpus is loaded.
     let answers_again = e.settings.sanity || (e.settings.align && e.settings.protocol.unbiased());
-    let corpus = if answers_again { Some(Arc::new(crate::answers::corpus(pool, project).await?)) } else { None };
+    let corpus = if answers_again { Some(Arc::new(crate::ssr::answers::corpus(pool, project).await?)) } else { None };
     let built = if corpus.is_some() { e.answer_sets.as_slice() } else { &[] };
     for id in built {
         let corpus = corpus.clone().expect("loaded when there are methods to build");
@@ -364,7 +364,7 @@ pub async fn execute(
         }
         let described: serde_json::Value = serde_json::from_str(&s.parameters).unwrap_or_default();
         let params = if described["params"].is_object() { described["params"].clone() } else { described };
-        match crate::answers::build_method(pool, gateway, &transport, project, corpus.clone(), &s.method, &params)
+        match crate::ssr::answers::build_method(pool, gateway, &transport, project, corpus.clone(), &s.method, &params)
             .await?
         {
             Ok(m) => {
@@ -402,7 +402,7 @@ pub async fn execute(
         if !matches!(end, Ok(RunEnd::Finished)) {
             return Ok(end);
         }
-        crate::answers::store_answers(pool, job.id, "again-", None).await?;
+        crate::ssr::answers::store_answers(pool, job.id, "again-", None).await?;
     }
 
     let questions = store::questions::list_questions(pool, e.view.question_set_id).await?;

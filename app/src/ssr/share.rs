@@ -12,16 +12,16 @@ use crate::model::{
     EvaluationReportView, ExperimentReportView, GraphOverview, MetricsView, SharedQuestions, SharedView,
     StudyResultsView,
 };
-use crate::store;
-use crate::tokens::{hash, new_token};
+use crate::ssr::store;
+use crate::ssr::tokens::{hash, new_token};
 
 /// The project a shareable page belongs to: an evaluation (its id), a
 /// study (its id), a question set (its id), a project's graph explorer (the
 /// project's id); refused for any other kind, or a graph not built yet.
 pub async fn project_of(pool: &SqlitePool, kind: &str, page_id: i64) -> AppResult<i64> {
     Ok(match kind {
-        "evaluation" => crate::evaluation::get(pool, page_id).await?.view.project_id,
-        "study" => crate::study::view(pool, page_id).await?.project_id,
+        "evaluation" => crate::ssr::evaluation::get(pool, page_id).await?.view.project_id,
+        "study" => crate::ssr::study::view(pool, page_id).await?.project_id,
         "questions" => store::questions::get_set(pool, page_id).await?.project_id,
         "metrics" => {
             let run = store::metrics::get(pool, page_id).await?;
@@ -31,7 +31,7 @@ pub async fn project_of(pool: &SqlitePool, kind: &str, page_id: i64) -> AppResul
             run.project_id
         }
         "experiment" => {
-            let v = crate::experiments::view(pool, page_id).await?;
+            let v = crate::ssr::experiments::wizard::view(pool, page_id).await?;
             if v.status != "done" {
                 return Err(AppError::Invalid(format!(
                     "experiment {page_id} has not finished: nothing to share yet"
@@ -77,12 +77,12 @@ pub async fn view(pool: &SqlitePool, token: &str) -> AppResult<SharedView> {
     let (kind, id) = open(pool, token).await?;
     Ok(match kind.as_str() {
         "evaluation" => {
-            SharedView { evaluation: Some(crate::evaluation::report_view(pool, id).await?), ..Default::default() }
+            SharedView { evaluation: Some(crate::ssr::evaluation::report_view(pool, id).await?), ..Default::default() }
         }
-        "study" => SharedView { study: Some(crate::study::results_view(pool, id).await?), ..Default::default() },
+        "study" => SharedView { study: Some(crate::ssr::study::results_view(pool, id).await?), ..Default::default() },
         "questions" => SharedView { questions: Some(questions(pool, id).await?), ..Default::default() },
         "metrics" => SharedView {
-            metrics: Some(crate::metrics::view(&crate::metrics::report(pool, id).await?)),
+            metrics: Some(crate::ssr::metrics::view(&crate::ssr::metrics::report(pool, id).await?)),
             ..Default::default()
         },
         _ => return Err(not_found()),
@@ -91,7 +91,7 @@ pub async fn view(pool: &SqlitePool, token: &str) -> AppResult<SharedView> {
 
 /// The experiment a token shares; any other token is "not found".
 pub async fn experiment(pool: &SqlitePool, token: &str) -> AppResult<ExperimentReportView> {
-    crate::experiments::report(pool, opened(pool, token, "experiment").await?).await
+    crate::ssr::experiments::wizard::report(pool, opened(pool, token, "experiment").await?).await
 }
 
 /// The overview of the graph a token shares; any other token is "not found".
@@ -101,7 +101,9 @@ pub async fn graph(pool: &SqlitePool, token: &str) -> AppResult<Option<GraphOver
 
 /// A question set as shared: its questions and diagnostics.
 pub async fn questions(pool: &SqlitePool, set_id: i64) -> AppResult<SharedQuestions> {
-    use crate::diagnostics::{relevance_stats, relevance_svg, set_entities, set_relevance, EntitySource};
+    use crate::ssr::questions::diagnostics::{
+        relevance_stats, relevance_svg, set_entities, set_relevance, EntitySource,
+    };
     let set = store::questions::get_set(pool, set_id).await?;
     // Entities need the graph; a set shared before its project has one has none.
     let entities = set_entities(pool, set_id, EntitySource::Graph).await.ok().flatten().map(|e| (e.stats(), e.svg()));
@@ -454,15 +456,15 @@ pub fn questions_html(q: &SharedQuestions) -> String {
 pub async fn html(pool: &SqlitePool, kind: &str, id: i64) -> AppResult<String> {
     match kind {
         "evaluation" => {
-            let snapshot = crate::evaluation::snapshot(pool, id).await?;
-            let data = crate::evaluation::report_json(&snapshot);
-            Ok(evaluation_html(&crate::evaluation::report_view_of(pool, snapshot).await?, &data))
+            let snapshot = crate::ssr::evaluation::snapshot(pool, id).await?;
+            let data = crate::ssr::evaluation::report_json(&snapshot);
+            Ok(evaluation_html(&crate::ssr::evaluation::report_view_of(pool, snapshot).await?, &data))
         }
         "questions" => Ok(questions_html(&questions(pool, id).await?)),
-        "study" => Ok(study_html(&crate::study::results_view(pool, id).await?)),
+        "study" => Ok(study_html(&crate::ssr::study::results_view(pool, id).await?)),
         "metrics" => {
-            let r = crate::metrics::report(pool, id).await?;
-            Ok(metrics_html(&crate::metrics::view(&r), &crate::metrics::report_json(&r)))
+            let r = crate::ssr::metrics::report(pool, id).await?;
+            Ok(metrics_html(&crate::ssr::metrics::view(&r), &crate::ssr::metrics::report_json(&r)))
         }
         other => Err(AppError::NotFound(format!("a {other} page has no HTML export"))),
     }

@@ -9,7 +9,7 @@ use sqlx::SqlitePool;
 
 use crate::error::{AppError, AppResult};
 use crate::model::{EntityStats, QuestionSetView, RelevanceStats};
-use crate::store;
+use crate::ssr::store;
 
 /// How the entities a set's questions mention are found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,7 +75,7 @@ pub async fn set_entities(pool: &SqlitePool, set_id: i64, source: EntitySource) 
             Ok(Some(SetEntities { set, source, distribution, job: None }))
         }
         EntitySource::Llm => {
-            let Some(job) = store::jobs::latest_for_set(pool, crate::jobs::MENTIONS, set_id).await? else {
+            let Some(job) = store::jobs::latest_for_set(pool, crate::ssr::jobs::MENTIONS, set_id).await? else {
                 return Ok(None);
             };
             let per_question: Vec<Vec<String>> = done_results(pool, job)
@@ -128,7 +128,9 @@ impl SetEntities {
 /// Relevance scores of a set from its latest relevance job (the job and
 /// the scores of the questions it finished), if it has one.
 pub async fn set_relevance(pool: &SqlitePool, set_id: i64) -> AppResult<Option<(i64, Vec<u8>)>> {
-    let Some(job) = store::jobs::latest_for_set(pool, crate::jobs::RELEVANCE, set_id).await? else { return Ok(None) };
+    let Some(job) = store::jobs::latest_for_set(pool, crate::ssr::jobs::RELEVANCE, set_id).await? else {
+        return Ok(None);
+    };
     let scores = done_results(pool, job).await?.iter().filter_map(|r| r["score"].as_u64()).map(|s| s as u8).collect();
     Ok(Some((job, scores)))
 }

@@ -1,7 +1,10 @@
 //! The answers stage over the store: creating the job that answers a
 //! question set with a built-in method, running it (GraphRAG-style methods
 //! first write any missing community reports), and storing its answers;
-//! shared by the server functions and the CLI.
+//! shared by the server functions and the CLI. [`io`]: importing answers
+//! from the user's own system and exporting them.
+
+pub mod io;
 
 use std::sync::Arc;
 
@@ -12,10 +15,10 @@ use serde_json::json;
 use sqlx::SqlitePool;
 
 use crate::error::{AppError, AppResult};
-use crate::jobs::Phase;
 use crate::model::JobView;
-use crate::store;
-use crate::store::answers::NewAnswer;
+use crate::ssr::jobs::Phase;
+use crate::ssr::store;
+use crate::ssr::store::answers::NewAnswer;
 
 /// The job kind.
 pub const ANSWERS: &str = "answers";
@@ -366,7 +369,7 @@ pub async fn import(
         return Err(AppError::Invalid("give the imported answers a name (the system that wrote them)".into()));
     }
     let questions = store::questions::list_questions(pool, set.id).await?;
-    let answers = crate::answers_io::parse(file_name, bytes, &questions)?;
+    let answers = crate::ssr::answers::io::parse(file_name, bytes, &questions)?;
     let parameters = json!({ "file": file_name });
     store::answers::import_set(pool, set.project_id, set.id, name.trim(), &parameters, &answers).await
 }

@@ -51,11 +51,11 @@ pub struct AppState {
     pub config: std::sync::Arc<Config>,
     /// The LLM settings in force; replaced when saved from the Settings page.
     pub llm: std::sync::Arc<std::sync::RwLock<std::sync::Arc<engine::llm::settings::LlmSettings>>>,
-    pub jobs: std::sync::Arc<crate::jobs::JobManager>,
+    pub jobs: std::sync::Arc<crate::ssr::jobs::JobManager>,
     /// Failed logins, for slowing down guessing.
-    pub throttle: std::sync::Arc<crate::auth::Throttle>,
+    pub throttle: std::sync::Arc<crate::ssr::auth::Throttle>,
     /// New raters per address at open study links.
-    pub raters: std::sync::Arc<crate::study::RaterLimit>,
+    pub raters: std::sync::Arc<crate::ssr::study::RaterLimit>,
 }
 
 impl AppState {

@@ -140,7 +140,7 @@ impl SqliteCallStore {
 
 pub(crate) fn store_error(e: sqlx::Error) -> String {
     tracing::error!(error = %e, "LLM call store");
-    format!("the call log could not be written ({})", crate::store::db_reason(&e))
+    format!("the call log could not be written ({})", crate::ssr::store::db_reason(&e))
 }
 
 /// Writes calls to the log (and uncached replies to the cache), each
@@ -154,7 +154,7 @@ pub(crate) async fn write(conn: &mut SqliteConnection, records: &[CallRecord]) -
         .iter()
         .map(|call| {
             let messages = serde_json::to_string(&call.messages).unwrap_or_default();
-            (crate::tokens::hash(&messages), messages)
+            (crate::ssr::tokens::hash(&messages), messages)
         })
         .collect();
     let mut distinct: Vec<&(String, String)> = Vec::new();

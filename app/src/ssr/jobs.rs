@@ -13,9 +13,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::{AppError, AppResult};
 use crate::model::{JobItemView, JobView};
-use crate::store;
-use crate::store::calls::SqliteCallStore;
-use crate::store::jobs::SqliteJobStore;
+use crate::ssr::store;
+use crate::ssr::store::calls::SqliteCallStore;
+use crate::ssr::store::jobs::SqliteJobStore;
 
 /// One-sentence summaries of every chunk of a project.
 pub const SUMMARIES: &str = "summaries";
@@ -388,10 +388,10 @@ async fn items(pool: &SqlitePool, job: &JobView) -> AppResult<Vec<WorkItem>> {
                 })
                 .collect())
         }
-        crate::answers::ANSWERS => crate::answers::items(pool, job).await,
-        crate::evaluation::EVALUATION => crate::evaluation::items(pool, job).await,
-        crate::study::STUDY_RATING => crate::study::llm_rating_items(pool, job).await,
-        crate::metrics::METRICS => crate::metrics::items(pool, job).await,
+        crate::ssr::answers::ANSWERS => crate::ssr::answers::items(pool, job).await,
+        crate::ssr::evaluation::EVALUATION => crate::ssr::evaluation::items(pool, job).await,
+        crate::ssr::study::STUDY_RATING => crate::ssr::study::llm_rating_items(pool, job).await,
+        crate::ssr::metrics::METRICS => crate::ssr::metrics::items(pool, job).await,
         MENTIONS => {
             let parameters: serde_json::Value = serde_json::from_str(&job.parameters).unwrap_or_default();
             let set = parameters["set_id"].as_i64().unwrap_or_default();
@@ -536,19 +536,19 @@ pub async fn run(
     let chunk_count = items.len();
     let phase =
         Phase { job_id, store: &job_store, concurrency: llm.concurrency, retry_failed, cancel: &cancel, on_progress };
-    let mut result = if job.kind == crate::answers::ANSWERS {
-        crate::answers::execute(pool, &gateway, &llm.transport(), &job, items, &phase)
+    let mut result = if job.kind == crate::ssr::answers::ANSWERS {
+        crate::ssr::answers::execute(pool, &gateway, &llm.transport(), &job, items, &phase)
             .await
             .unwrap_or_else(|e| Err(e.to_string()))
-    } else if job.kind == crate::evaluation::EVALUATION {
-        crate::evaluation::execute(pool, &gateway, llm, &job, items, &phase)
+    } else if job.kind == crate::ssr::evaluation::EVALUATION {
+        crate::ssr::evaluation::execute(pool, &gateway, llm, &job, items, &phase)
             .await
             .unwrap_or_else(|e| Err(e.to_string()))
     } else if job.kind == RELEVANCE && parameters["retriever"].as_str().is_some_and(|r| r != "bm25") {
         let retriever = parameters["retriever"].as_str().unwrap_or(engine::questions::relevance::DEFAULT_RETRIEVER);
         let project = job.project_id.unwrap_or_default();
-        let corpus = std::sync::Arc::new(crate::answers::corpus(pool, project).await?);
-        let built = crate::answers::build_method(
+        let corpus = std::sync::Arc::new(crate::ssr::answers::corpus(pool, project).await?);
+        let built = crate::ssr::answers::build_method(
             pool,
             &gateway,
             &llm.transport(),
@@ -568,10 +568,10 @@ pub async fn run(
             }
             Err(e) => Err(e),
         }
-    } else if job.kind == crate::metrics::METRICS {
+    } else if job.kind == crate::ssr::metrics::METRICS {
         // In-process embedding uses every core already: one batch at a time.
         let k = parameters["k"].as_u64().unwrap_or(10) as usize;
-        phase.run(items, 1, |item| crate::metrics::run_item(pool, item, k)).await
+        phase.run(items, 1, |item| crate::ssr::metrics::run_item(pool, item, k)).await
     } else {
         phase
             .run(items, llm.concurrency, |item| {
@@ -579,7 +579,7 @@ pub async fn run(
                     GRAPH => Box::pin(engine::graph::extract::run_item(&gateway, job_id, item, &extract)),
                     RELEVANCE => Box::pin(engine::questions::relevance::run_item(&gateway, job_id, item)),
                     MENTIONS => Box::pin(engine::graph::mentions::run_item(&gateway, job_id, item)),
-                    crate::study::STUDY_RATING => Box::pin(engine::study::rate::run_item(&gateway, job_id, item)),
+                    crate::ssr::study::STUDY_RATING => Box::pin(engine::study::rate::run_item(&gateway, job_id, item)),
                     QUESTIONS if item.key.starts_with("h-") => {
                         Box::pin(engine::questions::hierarchy::run_item(&gateway, job_id, item, adherence))
                     }
@@ -623,8 +623,8 @@ pub async fn run(
         .await;
         result = second.unwrap_or_else(|e| Err(e.to_string()));
     }
-    if matches!(result, Ok(RunEnd::Finished)) && job.kind == crate::metrics::METRICS {
-        if let Err(e) = crate::metrics::finish(pool, &store::jobs::get_job(pool, job_id).await?).await {
+    if matches!(result, Ok(RunEnd::Finished)) && job.kind == crate::ssr::metrics::METRICS {
+        if let Err(e) = crate::ssr::metrics::finish(pool, &store::jobs::get_job(pool, job_id).await?).await {
             result = Err(e.to_string());
         }
     }
@@ -657,7 +657,7 @@ pub async fn run(
 async fn every_item_failed(pool: &SqlitePool, job_id: i64, kind: &str) -> AppResult<Option<String>> {
     let mut outcome = store::jobs::outcome(pool, job_id).await?;
     let mut what = "items";
-    if kind == crate::evaluation::EVALUATION {
+    if kind == crate::ssr::evaluation::EVALUATION {
         let judging = store::jobs::outcome_of(pool, job_id, "_-%").await?;
         if judging.items > 0 {
             outcome = judging;
