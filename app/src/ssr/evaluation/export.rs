@@ -1,0 +1,292 @@
+//! An evaluation's downloads: the report's tables as CSV, the whole report
+//! as JSON, and what each pair's judging cost.
+
+use std::collections::HashMap;
+
+use engine::judge::align::Alignment;
+use engine::judge::eval::{self, Key};
+use engine::judge::Order;
+use serde_json::json;
+use sqlx::SqlitePool;
+
+use super::*;
+use crate::error::{AppError, AppResult};
+use crate::ssr::store;
+/// The report's tables.
+pub const TABLES: [&str; 6] = crate::model::EVAL_TABLES;
+
+/// What judging (and aligning) one pair cost.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct PairCost {
+    pub calls: i64,
+    pub cached: i64,
+    pub tokens: i64,
+    pub cost_usd: f64,
+}
+
+/// Per pair, the calls of its items (from the call log) and their tokens and cost.
+pub async fn pair_costs(pool: &SqlitePool, e: &Stored) -> AppResult<HashMap<(i64, i64), PairCost>> {
+    let Some(job) = e.view.job_id else { return Ok(HashMap::new()) };
+    let rows = store::evaluations::item_costs(pool, job).await?;
+    let mut out: HashMap<(i64, i64), PairCost> = HashMap::new();
+    for (item, calls, cached, tokens, cost) in rows {
+        if let Some(k) = Key::parse(&item) {
+            let c = out.entry(k.pair()).or_default();
+            c.calls += calls;
+            c.cached += cached;
+            c.tokens += tokens;
+            c.cost_usd += cost;
+        }
+    }
+    Ok(out)
+}
+
+/// The report's tables as CSV: `pairs`, `trials`, `aspects`, `levels`,
+/// `judgments` (every judgment), `alignment` (per question).
+pub fn table_csv(s: &Snapshot, table: &str) -> AppResult<String> {
+    let r = &s.report;
+    let mut w = csv::Writer::from_writer(Vec::new());
+    // Shortest round-trip decimals: small p-values keep their digits.
+    let f = crate::format::csv_number;
+    let o = |v: Option<f64>| v.map_or(String::new(), f);
+    let csv_err = |e: csv::Error| AppError::Invalid(e.to_string());
+    match table {
+        "pairs" => {
+            w.write_record([
+                "a",
+                "b",
+                "a_name",
+                "b_name",
+                "questions",
+                "trials",
+                "a_win_median",
+                "a_win_q1",
+                "a_win_q3",
+                "tie_median",
+                "tie_q1",
+                "tie_q3",
+                "b_win_median",
+                "b_win_q1",
+                "b_win_q3",
+                "relative_median",
+                "median_trial",
+                "a_win",
+                "a_win_ci_low",
+                "a_win_ci_high",
+                "tie",
+                "tie_ci_low",
+                "tie_ci_high",
+                "b_win",
+                "b_win_ci_low",
+                "b_win_ci_high",
+                "relative",
+                "relative_ci_low",
+                "relative_ci_high",
+                "mean_total_difference",
+                "wilcoxon_p",
+                "wilcoxon_p_holm",
+                "sign_p",
+                "sign_p_holm",
+                "legacy_a_win",
+                "legacy_b_win",
+                "legacy_relative",
+                "as_is",
+                "regenerated",
+                "forced",
+                "discarded",
+                "alignment_success",
+            ])
+            .map_err(csv_err)?;
+            for p in &r.pairs {
+                let u = p.unbiased.as_ref();
+                let bx = |g: fn(&eval::UnbiasedSummary) -> &engine::stats::BoxStats| {
+                    u.map(g).map_or([String::new(), String::new(), String::new()], |b| [f(b.median), f(b.q1), f(b.q3)])
+                };
+                let (aw, tw, bw) = (bx(|u| &u.a_win), bx(|u| &u.tie), bx(|u| &u.b_win));
+                let ci = |g: fn(&eval::UnbiasedSummary) -> (f64, (f64, f64))| {
+                    u.map(g).map_or([String::new(), String::new(), String::new()], |(v, (l, h))| [f(v), f(l), f(h)])
+                };
+                let (ac, tc, bc, rc) = (
+                    ci(|u| (u.headline.a_win, u.a_win_ci)),
+                    ci(|u| (u.headline.tie, u.tie_ci)),
+                    ci(|u| (u.headline.b_win, u.b_win_ci)),
+                    ci(|u| (u.headline_relative, u.relative_ci)),
+                );
+                let test = |t: Option<&eval::PairedTest>| {
+                    t.map_or([String::new(), String::new()], |t| [f(t.p_value), f(t.p_holm)])
+                };
+                let (wt, st) = (test(u.and_then(|u| u.wilcoxon.as_ref())), test(u.and_then(|u| u.sign.as_ref())));
+                let l = p.legacy.as_ref();
+                let mut row = vec![
+                    p.a.to_string(),
+                    p.b.to_string(),
+                    p.a_name.clone(),
+                    p.b_name.clone(),
+                    p.questions.to_string(),
+                    u.map_or(0, |u| u.trials.len()).to_string(),
+                ];
+                row.extend(aw);
+                row.extend(tw);
+                row.extend(bw);
+                row.push(o(u.map(|u| u.relative.median)));
+                row.push(u.map_or(String::new(), |u| u.median_trial.to_string()));
+                row.extend(ac);
+                row.extend(tc);
+                row.extend(bc);
+                row.extend(rc);
+                row.push(o(u.map(|u| u.mean_difference)));
+                row.extend(wt);
+                row.extend(st);
+                row.push(o(l.map(|l| l.overall.rates.a_win)));
+                row.push(o(l.map(|l| l.overall.rates.b_win)));
+                row.push(o(l.map(|l| l.overall.relative)));
+                let al = &p.alignment;
+                row.extend([al.as_is, al.regenerated, al.forced, al.discarded].map(|n| n.to_string()));
+                row.push(o(al.success_rate));
+                w.write_record(&row).map_err(csv_err)?;
+            }
+        }
+        "trials" => {
+            w.write_record(["a", "b", "trial", "a_win", "tie", "b_win", "relative"]).map_err(csv_err)?;
+            for p in &r.pairs {
+                for (t, rates) in p.unbiased.iter().flat_map(|u| u.trials.iter().enumerate()) {
+                    w.write_record([
+                        p.a.to_string(),
+                        p.b.to_string(),
+                        t.to_string(),
+                        f(rates.a_win),
+                        f(rates.tie),
+                        f(rates.b_win),
+                        f(rates.relative()),
+                    ])
+                    .map_err(csv_err)?;
+                }
+            }
+        }
+        "aspects" | "levels" => {
+            w.write_record([
+                "a",
+                "b",
+                "protocol",
+                if table == "aspects" { "aspect" } else { "level" },
+                "n",
+                "a_win",
+                "tie",
+                "b_win",
+                "relative",
+            ])
+            .map_err(csv_err)?;
+            for p in &r.pairs {
+                let mut rows: Vec<(&str, &eval::Breakdown)> = Vec::new();
+                if let Some(u) = &p.unbiased {
+                    rows.extend(
+                        (if table == "aspects" { &u.aspects } else { &u.levels }).iter().map(|b| ("unbiased", b)),
+                    );
+                }
+                if table == "aspects" {
+                    if let Some(l) = &p.legacy {
+                        rows.extend(l.aspects.iter().chain([&l.overall]).map(|b| ("legacy", b)));
+                    }
+                }
+                for (protocol, b) in rows {
+                    w.write_record([
+                        p.a.to_string(),
+                        p.b.to_string(),
+                        protocol.to_string(),
+                        b.label.clone(),
+                        b.n.to_string(),
+                        f(b.rates.a_win),
+                        f(b.rates.tie),
+                        f(b.rates.b_win),
+                        f(b.relative),
+                    ])
+                    .map_err(csv_err)?;
+                }
+            }
+        }
+        "judgments" | "alignment" => {
+            let pairs = s.pairs.as_slice();
+            if table == "judgments" {
+                let mut head = vec![
+                    "a".to_string(),
+                    "b".into(),
+                    "question_id".into(),
+                    "trial".into(),
+                    "repeat".into(),
+                    "order".into(),
+                ];
+                head.extend(engine::judge::ASPECTS.iter().map(|x| format!("a_{}", x.to_lowercase())));
+                head.extend(engine::judge::ASPECTS.iter().map(|x| format!("b_{}", x.to_lowercase())));
+                w.write_record(&head).map_err(csv_err)?;
+                for p in pairs {
+                    for q in &p.questions {
+                        for (t, js) in &q.trials {
+                            for j in js {
+                                let mut row = vec![
+                                    p.a.to_string(),
+                                    p.b.to_string(),
+                                    q.id.to_string(),
+                                    t.to_string(),
+                                    j.repeat.to_string(),
+                                    if j.order == Order::AFirst { "AB".into() } else { "BA".into() },
+                                ];
+                                row.extend(j.a.iter().chain(&j.b).map(|s| s.to_string()));
+                                w.write_record(&row).map_err(csv_err)?;
+                            }
+                        }
+                    }
+                }
+            } else {
+                w.write_record([
+                    "a",
+                    "b",
+                    "question_id",
+                    "level",
+                    "a_words_generated",
+                    "b_words_generated",
+                    "a_words_judged",
+                    "b_words_judged",
+                    "alignment",
+                    "legacy_winner",
+                ])
+                .map_err(csv_err)?;
+                for p in pairs {
+                    for q in &p.questions {
+                        let how = q.alignment.map_or(String::new(), |a| match a {
+                            Alignment::AsIs => "as_is".into(),
+                            Alignment::Regenerated(n) => format!("regenerated_{n}"),
+                            Alignment::Forced(n) => format!("forced_after_{n}"),
+                            Alignment::Discarded => "discarded".into(),
+                        });
+                        let legacy = q.legacy.as_ref().map_or(String::new(), |l| format!("{:?}", l.overall));
+                        w.write_record([
+                            p.a.to_string(),
+                            p.b.to_string(),
+                            q.id.to_string(),
+                            q.level.clone().unwrap_or_default(),
+                            q.raw_words.0.to_string(),
+                            q.raw_words.1.to_string(),
+                            q.words.0.to_string(),
+                            q.words.1.to_string(),
+                            how,
+                            legacy,
+                        ])
+                        .map_err(csv_err)?;
+                    }
+                }
+            }
+        }
+        other => {
+            return Err(AppError::NotFound(format!(
+                "no table \"{other}\": pairs, trials, aspects, levels, judgments or alignment"
+            )))
+        }
+    }
+    String::from_utf8(w.into_inner().map_err(|e| AppError::Invalid(e.to_string()))?).map_err(|_| AppError::Internal)
+}
+
+/// The whole report as JSON: the evaluation, its settings and judge, and
+/// every computed number.
+pub fn report_json(s: &Snapshot) -> serde_json::Value {
+    json!({ "evaluation": s.stored.view, "report": s.report })
+}

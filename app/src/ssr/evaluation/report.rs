@@ -1,0 +1,480 @@
+//! An evaluation's report, computed once from its items (a snapshot), as
+//! the page, the plots and the drill-down show it.
+
+use std::collections::{BTreeMap, HashMap};
+
+use engine::judge::align::Alignment;
+use engine::judge::eval::{self, Contender, JudgeKind, Key, PairInput, QuestionInput, Report};
+use engine::judge::{Judgment, LegacyJudgment, Order, Outcome};
+use sqlx::SqlitePool;
+
+use super::*;
+use crate::error::{AppError, AppResult};
+use crate::format::pct;
+use crate::model::{DrillQuestionView, DrillView, EvaluationReportView, JudgmentView, PairRowView};
+use crate::ssr::store;
+/// Everything judged so far, as the report's input.
+pub async fn inputs(pool: &SqlitePool, e: &Stored) -> AppResult<(Vec<Contender>, Vec<PairInput>)> {
+    let items = match e.view.job_id {
+        Some(j) => store::jobs::job_items(pool, j).await?,
+        None => Vec::new(),
+    };
+    let results = done_results(&items);
+    let questions = store::questions::list_questions(pool, e.view.question_set_id).await?;
+    let answers = answers_of(pool, &e.answer_sets).await?;
+    let mut contenders = Vec::new();
+    for id in &e.answer_sets {
+        let (name, method) = match store::answers::get_set(pool, *id).await {
+            Ok(s) => (s.name, s.method),
+            Err(_) => (format!("set {id} (deleted)"), String::new()),
+        };
+        contenders.push(Contender { set_id: *id, name, method });
+    }
+    let words = |t: &str| engine::judge::align::words(t);
+    let mut pairs = Vec::new();
+    for (a, b) in &e.pairs {
+        let mut qs = Vec::new();
+        for q in &questions {
+            let (Some(x), Some(y)) =
+                (answers.get(a).and_then(|m| m.get(&q.id)), answers.get(b).and_then(|m| m.get(&q.id)))
+            else {
+                continue;
+            };
+            let aligned = results.get(&Key::Align { a: *a, b: *b, question: q.id });
+            let alignment: Option<Alignment> =
+                aligned.and_then(|r| serde_json::from_value(r["alignment"].clone()).ok());
+            let judged_words = aligned
+                .and_then(|r| Some((r["words"][0].as_u64()? as usize, r["words"][1].as_u64()? as usize)))
+                .unwrap_or((words(x), words(y)));
+            let mut trials = BTreeMap::new();
+            for t in 0..e.settings.trials {
+                if let Some(r) = results.get(&Key::Unbiased { a: *a, b: *b, question: q.id, trial: t }) {
+                    if let Ok(js) = serde_json::from_value::<Vec<Judgment>>(r["judgments"].clone()) {
+                        trials.insert(t, js);
+                    }
+                }
+            }
+            let legacy: Option<LegacyJudgment> = results
+                .get(&Key::Legacy { a: *a, b: *b, question: q.id })
+                .and_then(|r| serde_json::from_value(r["legacy"].clone()).ok());
+            qs.push(QuestionInput {
+                id: q.id,
+                level: q.level.clone().or_else(|| q.category.clone()),
+                alignment,
+                raw_words: (words(x), words(y)),
+                words: judged_words,
+                trials,
+                legacy,
+            });
+        }
+        pairs.push(PairInput { a: *a, b: *b, questions: qs });
+    }
+    Ok((contenders, pairs))
+}
+
+/// An evaluation, its judgments and their report, read and computed once
+/// for everything drawn from them (page, plots, tables, JSON, HTML).
+pub struct Snapshot {
+    pub stored: Stored,
+    pub pairs: Vec<PairInput>,
+    pub report: Report,
+}
+
+/// The snapshot of an evaluation (of what is judged so far while it runs).
+pub async fn snapshot(pool: &SqlitePool, id: i64) -> AppResult<Snapshot> {
+    let stored = get(pool, id).await?;
+    let (contenders, pairs) = inputs(pool, &stored).await?;
+    let report = eval::report(&stored.settings, &contenders, &pairs);
+    Ok(Snapshot { stored, pairs, report })
+}
+
+/// The report of an evaluation.
+pub async fn report(pool: &SqlitePool, id: i64) -> AppResult<(Stored, Report)> {
+    let s = snapshot(pool, id).await?;
+    Ok((s.stored, s.report))
+}
+
+/// The report's plots: name → SVG. Names: `box`, `heatmap`,
+/// `legacy-heatmap`, and per pair `aspects-A-B`, `levels-A-B`, `legacy-A-B`.
+pub fn plots(e: &Stored, r: &Report) -> Vec<(String, String)> {
+    use engine::judge::plots;
+    let by = format!("judged by {}", e.view.judge);
+    let mut out = vec![
+        ("box".to_string(), plots::box_plots_svg("Win and tie rates over trials (unbiased protocol)", &by, &r.pairs)),
+        (
+            "heatmap".to_string(),
+            plots::heatmap_svg(
+                "Relative win rate, unbiased protocol (median over trials)",
+                &by,
+                &r.contenders,
+                &r.matrix,
+            ),
+        ),
+    ];
+    if e.settings.protocol.legacy() {
+        out.push((
+            "legacy-heatmap".into(),
+            plots::heatmap_svg(
+                "Relative win rate, legacy protocol (A shown first, a winner forced)",
+                &by,
+                &r.contenders,
+                &r.legacy_matrix,
+            ),
+        ));
+    }
+    for p in &r.pairs {
+        let legend = (p.a_name.as_str(), p.b_name.as_str());
+        let tag = format!("{}-{}", p.a, p.b);
+        let mut aspects = Vec::new();
+        let mut levels = Vec::new();
+        let mut side = Vec::new();
+        if let Some(u) = &p.unbiased {
+            for b in &u.aspects {
+                aspects.push((b.label.clone(), b.rates, format!("n = {}", b.n)));
+            }
+            for b in &u.levels {
+                levels.push((b.label.clone(), b.rates, format!("n = {}", b.n)));
+            }
+            // The pair's headline: the median trial's rates (as the table).
+            side.push((
+                "unbiased (median trial)".to_string(),
+                u.headline,
+                format!("rel. {}", crate::format::signed(u.headline_relative, 2)),
+            ));
+        }
+        if let Some(l) = &p.legacy {
+            side.insert(
+                0,
+                (
+                    "legacy (A first, forced)".to_string(),
+                    l.overall.rates,
+                    format!("rel. {}", crate::format::signed(l.overall.relative, 2)),
+                ),
+            );
+            for b in &l.aspects {
+                aspects.push((format!("{} (legacy)", b.label), b.rates, format!("n = {}", b.n)));
+            }
+        }
+        let title = |what: &str| format!("{what}: {} vs {}", p.a_name, p.b_name);
+        out.push((format!("aspects-{tag}"), plots::stacked_svg(&title("Per aspect"), legend, &aspects)));
+        out.push((format!("levels-{tag}"), plots::stacked_svg(&title("Per question level"), legend, &levels)));
+        out.push((format!("legacy-{tag}"), plots::stacked_svg(&title("Legacy vs unbiased"), legend, &side)));
+    }
+    out
+}
+
+/// The report as the page shows it.
+pub async fn report_view(pool: &SqlitePool, id: i64) -> AppResult<EvaluationReportView> {
+    report_view_of(pool, snapshot(pool, id).await?).await
+}
+
+/// The page's view of a snapshot.
+pub async fn report_view_of(pool: &SqlitePool, s: Snapshot) -> AppResult<EvaluationReportView> {
+    let (e, r) = (s.stored, s.report);
+    let svgs: HashMap<String, String> = plots(&e, &r).into_iter().collect();
+    let svg = |k: &str| svgs.get(k).cloned().unwrap_or_default();
+    let pairs = r
+        .pairs
+        .iter()
+        .map(|p| {
+            let u = p.unbiased.as_ref();
+            let tag = format!("{}-{}", p.a, p.b);
+            PairRowView {
+                a: p.a,
+                b: p.b,
+                a_name: p.a_name.clone(),
+                b_name: p.b_name.clone(),
+                questions: p.questions,
+                aligned: (p.alignment.as_is, p.alignment.regenerated, p.alignment.forced, p.alignment.discarded),
+                alignment_success: p.alignment.success_rate,
+                trials: u.map_or(0, |u| u.trials.len()),
+                median_trial: u.map(|u| u.median_trial),
+                a_win: u.map(|u| (u.headline.a_win, u.a_win_ci)),
+                tie: u.map(|u| (u.headline.tie, u.tie_ci)),
+                b_win: u.map(|u| (u.headline.b_win, u.b_win_ci)),
+                relative: u.map(|u| (u.headline_relative, u.relative_ci)),
+                mean_difference: u.map(|u| u.mean_difference),
+                wilcoxon: u.and_then(|u| u.wilcoxon.as_ref()).map(|t| (t.p_value, t.p_holm)),
+                sign: u.and_then(|u| u.sign.as_ref()).map(|t| (t.p_value, t.p_holm)),
+                legacy: p.legacy.as_ref().map(|l| (l.overall.rates.a_win, l.overall.rates.b_win, l.overall.relative)),
+                aspects_svg: svg(&format!("aspects-{tag}")),
+                levels_svg: svg(&format!("levels-{tag}")),
+                legacy_svg: svg(&format!("legacy-{tag}")),
+            }
+        })
+        .collect();
+    let sanity = r.sanity.as_ref().map(|s| {
+        let unbiased = s.sentence();
+        let legacy = match (s.legacy_a_win, s.legacy_b_win) {
+            (Some(a), Some(b)) => format!(
+                " The legacy protocol on the same pair: first run {} / second run {} (the paper saw 90% / 10%).",
+                pct(a),
+                pct(b)
+            ),
+            _ => String::new(),
+        };
+        let test = r
+            .pairs
+            .first()
+            .and_then(|p| p.unbiased.as_ref()?.wilcoxon.as_ref())
+            .map(|t| {
+                format!(
+                    " Over questions, Wilcoxon p = {:.3}: the difference between the two runs is {}significant at 0.05.",
+                    t.p_value,
+                    if t.p_value < 0.05 { "" } else { "not " }
+                )
+            })
+            .unwrap_or_default();
+        (format!("{unbiased}{legacy}{test}"), s.even)
+    });
+    let b = &r.bias;
+    let rate = |v: Option<f64>| v.map_or("—".to_string(), pct);
+    let bias = vec![
+        (
+            "Verdict flips when the order swaps".into(),
+            rate(b.flip_rate),
+            format!("{} draws judged in both orders", b.exchanged_draws),
+        ),
+        (
+            "The answer shown first wins".into(),
+            rate(b.first_shown_wins),
+            format!("{} judgments with a winner", b.decided_judgments),
+        ),
+        (
+            "The longer answer wins (as judged)".into(),
+            rate(b.longer_wins),
+            format!("{} judgments between unequal lengths", b.length_decided),
+        ),
+        ("Legacy: the first-shown answer wins".into(), rate(b.legacy_first_wins), "one verdict per question".into()),
+        (
+            "Legacy: the longer answer wins".into(),
+            rate(b.legacy_longer_wins),
+            format!("{} verdicts between unequal lengths", b.legacy_length_decided),
+        ),
+        (
+            "Spread of a pair's win rate across trials (std)".into(),
+            b.trial_std_mean
+                .map_or("—".into(), |m| format!("{m:.3} mean, {:.3} largest", b.trial_std_max.unwrap_or(m))),
+            format!("{} pairs", r.pairs.len()),
+        ),
+    ];
+    let (calls, cached_calls): (i64, i64) = match e.view.job_id {
+        Some(j) => store::evaluations::call_counts(pool, j).await?,
+        None => (0, 0),
+    };
+    // The judging items (`u-…`, `l-…`), not the alignment's (`al-…`).
+    let judging = match e.view.job_id {
+        Some(j) => Some(store::jobs::outcome_of(pool, j, "_-%").await?),
+        None => None,
+    };
+    let judge_reading = match (e.settings.judge, &judging) {
+        (JudgeKind::Llm, Some(o)) => judge_reading(o, b.flip_rate, b.exchanged_draws),
+        _ => None,
+    };
+    let no_verdict = no_verdict(&e, &r, judging.as_ref());
+    Ok(EvaluationReportView {
+        box_svg: svg("box"),
+        heatmap_svg: svg("heatmap"),
+        legacy_heatmap_svg: svgs.get("legacy-heatmap").cloned(),
+        evaluation: e.view,
+        pairs,
+        sanity,
+        bias,
+        calls,
+        cached_calls,
+        judge_reading,
+        no_verdict,
+    })
+}
+
+/// Why a finished evaluation has no rates at all, when it has none: every
+/// question discarded by length alignment, or no verdict readable.
+pub fn no_verdict(e: &Stored, r: &Report, judging: Option<&crate::model::JobOutcome>) -> Option<String> {
+    let finished = matches!(e.view.status.as_str(), "done" | "failed");
+    if !finished || r.pairs.iter().any(|p| p.unbiased.is_some() || p.legacy.is_some()) {
+        return None;
+    }
+    let questions: usize = r.pairs.iter().map(|p| p.questions).sum();
+    let discarded: usize = r.pairs.iter().map(|p| p.alignment.discarded).sum();
+    let judged = judging.map_or(0, |o| o.items);
+    Some(if judged == 0 && discarded > 0 {
+        format!(
+            "No question was judged: length alignment discarded {discarded} of {questions} (their answers stayed more than \
+             {} words apart after regeneration and the forced append). A model that follows the length instruction, a larger \
+             tolerance, or alignment off (to see what it removes) would let them be judged.",
+            e.settings.tolerance
+        )
+    } else if judged > 0 && judging.is_some_and(|o| o.failed == o.items) {
+        format!(
+            "No verdict could be read: every one of the {judged} judging items failed (see the judge's line above)."
+        )
+    } else {
+        "No verdict: nothing was judged.".to_string()
+    })
+}
+
+/// How well an LLM judge could be read, in words, and whether the report's
+/// rates are in doubt (most items failed, or none was read).
+pub fn judge_reading(o: &crate::model::JobOutcome, flip_rate: Option<f64>, exchanged: usize) -> Option<(String, bool)> {
+    let model = o.model.clone()?;
+    if o.items == 0 {
+        return None;
+    }
+    let read = o.items - o.failed;
+    let mut said =
+        format!("The judge, {model}: {read} of {} items read ({}).", o.items, pct(read as f64 / o.items as f64));
+    if let Some(more) = o.sentence() {
+        said.push(' ');
+        said.push_str(&more);
+    }
+    if let Some(f) = flip_rate {
+        said.push_str(&format!(
+            " Position consistency: the verdict stays the same when the order swaps in {} of {exchanged} draws.",
+            pct(1.0 - f)
+        ));
+    }
+    let poor = read * 2 < o.items;
+    if poor {
+        said.push_str(
+            " Most verdicts could not be used, so the rates below rest on few judgments (or none): a more capable judge model, \
+             a larger reply budget (--llm-max-tokens judge_scores=N) or the other JSON mode (--llm-json-mode) may help.",
+        );
+    }
+    Some((said, poor))
+}
+
+fn outcome_name(o: Outcome, a: &str, b: &str) -> String {
+    match o {
+        Outcome::A => a.to_string(),
+        Outcome::B => b.to_string(),
+        Outcome::Tie => "tie".to_string(),
+    }
+}
+
+fn alignment_name(a: Option<Alignment>, on: bool) -> String {
+    match a {
+        None if !on => "alignment off".into(),
+        None => "not aligned yet".into(),
+        Some(Alignment::AsIs) => "within tolerance as generated".into(),
+        Some(Alignment::Regenerated(n)) => format!("regenerated ({n}×)"),
+        Some(Alignment::Forced(n)) => format!("forced append (after {n} regenerations)"),
+        Some(Alignment::Discarded) => "discarded: still outside the tolerance".into(),
+    }
+}
+
+/// A pair's questions for the drill-down list.
+pub async fn drill_questions(pool: &SqlitePool, id: i64, a: i64, b: i64) -> AppResult<Vec<DrillQuestionView>> {
+    let e = get(pool, id).await?;
+    if !e.pairs.contains(&(a, b)) {
+        return Err(AppError::NotFound(format!("evaluation {id} has no pair {a}–{b}")));
+    }
+    let (contenders, pairs) = inputs(pool, &e).await?;
+    let name = |s: i64| contenders.iter().find(|c| c.set_id == s).map_or(String::new(), |c| c.name.clone());
+    let texts: HashMap<i64, String> = store::questions::list_questions(pool, e.view.question_set_id)
+        .await?
+        .into_iter()
+        .map(|q| (q.id, q.question))
+        .collect();
+    let pair = pairs.into_iter().find(|p| (p.a, p.b) == (a, b)).map(|p| p.questions).unwrap_or_default();
+    Ok(pair
+        .into_iter()
+        .map(|q| {
+            let outcomes: Vec<Outcome> =
+                q.trials.values().filter_map(|js| Some(engine::judge::verdict(js)?.outcome)).collect();
+            let count = |o: Outcome| outcomes.iter().filter(|x| **x == o).count();
+            DrillQuestionView {
+                id: q.id,
+                question: texts.get(&q.id).cloned().unwrap_or_default(),
+                level: q.level,
+                a_wins: count(Outcome::A),
+                ties: count(Outcome::Tie),
+                b_wins: count(Outcome::B),
+                alignment: alignment_name(q.alignment, e.settings.align),
+                legacy: q.legacy.map(|l| outcome_name(l.overall, &name(a), &name(b))),
+            }
+        })
+        .collect())
+}
+
+/// One question of a pair: both answers as generated and as judged, every
+/// judgment in both orders with its scores and reasoning, each trial's
+/// verdict and the legacy verdict.
+pub async fn drill(pool: &SqlitePool, id: i64, a: i64, b: i64, question: i64) -> AppResult<DrillView> {
+    let e = get(pool, id).await?;
+    if !e.pairs.contains(&(a, b)) {
+        return Err(AppError::NotFound(format!("evaluation {id} has no pair {a}–{b}")));
+    }
+    let (_, q) = store::questions::get_question(pool, question).await?;
+    if store::questions::owner(pool, question).await?.0 != e.view.question_set_id {
+        return Err(AppError::NotFound(format!("question {question} is not in evaluation {id}'s question set")));
+    }
+    let items = match e.view.job_id {
+        Some(j) => store::jobs::job_items(pool, j).await?,
+        None => Vec::new(),
+    };
+    let results = done_results(&items);
+    let answer = |set: i64| async move {
+        store::answers::list_answers(pool, set, Some(question))
+            .await
+            .ok()
+            .and_then(|v| v.into_iter().next())
+            .map(|a| a.answer)
+    };
+    let (a_raw, b_raw) = (answer(a).await.unwrap_or_default(), answer(b).await.unwrap_or_default());
+    let aligned = results.get(&Key::Align { a, b, question });
+    let text =
+        |k: &str, raw: &str| aligned.and_then(|r| r[k].as_str().map(String::from)).unwrap_or_else(|| raw.to_string());
+    let set_name =
+        |s: i64| async move { store::answers::get_set(pool, s).await.map_or(format!("set {s}"), |s| s.name) };
+    let (a_name, b_name) = (set_name(a).await, set_name(b).await);
+    let mut judgments = Vec::new();
+    let mut verdicts = Vec::new();
+    for t in 0..e.settings.trials {
+        let key = Key::Unbiased { a, b, question, trial: t };
+        let Some(r) = results.get(&key) else { continue };
+        let js: Vec<Judgment> = serde_json::from_value(r["judgments"].clone()).unwrap_or_default();
+        let reasons: Vec<String> = serde_json::from_value(r["reasoning"].clone()).unwrap_or_default();
+        if let Some(v) = engine::judge::verdict(&js) {
+            verdicts.push((t, v.a_total, v.b_total, outcome_name(v.outcome, &a_name, &b_name)));
+        }
+        for (i, j) in js.into_iter().enumerate() {
+            judgments.push(JudgmentView {
+                trial: t,
+                repeat: j.repeat,
+                order: if j.order == Order::AFirst { "A first".into() } else { "B first".into() },
+                a: j.a,
+                b: j.b,
+                reasoning: reasons.get(i).cloned().unwrap_or_default(),
+                item: key.to_string(),
+            });
+        }
+    }
+    let legacy = results.get(&Key::Legacy { a, b, question }).and_then(|r| {
+        let l: LegacyJudgment = serde_json::from_value(r["legacy"].clone()).ok()?;
+        Some((
+            outcome_name(l.overall, &a_name, &b_name),
+            engine::judge::LEGACY_ASPECTS
+                .iter()
+                .zip(l.aspects)
+                .map(|(n, o)| (n.to_string(), outcome_name(o, &a_name, &b_name)))
+                .collect(),
+        ))
+    });
+    let alignment: Option<Alignment> = aligned.and_then(|r| serde_json::from_value(r["alignment"].clone()).ok());
+    Ok(DrillView {
+        question_id: question,
+        question: q.question,
+        level: q.level.or(q.category),
+        a_judged: text("a", &a_raw),
+        b_judged: text("b", &b_raw),
+        a_raw,
+        b_raw,
+        a_name,
+        b_name,
+        alignment: alignment_name(alignment, e.settings.align),
+        judgments,
+        verdicts,
+        legacy,
+        job_id: e.view.job_id,
+    })
+}

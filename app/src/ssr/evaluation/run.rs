@@ -1,0 +1,398 @@
+//! Creating and running an evaluation job.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use engine::jobs::{RunEnd, WorkItem};
+use engine::judge::eval::{self, JudgeKind, Key, Settings};
+use engine::judge::protocol;
+use engine::llm::settings::LlmSettings;
+use engine::llm::Gateway;
+use serde_json::json;
+use sqlx::SqlitePool;
+
+use super::*;
+use crate::error::{AppError, AppResult};
+use crate::model::JobView;
+use crate::ssr::jobs::Phase;
+use crate::ssr::store;
+/// The job kind.
+pub const EVALUATION: &str = "evaluation";
+
+/// What an evaluation is asked to do.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EvalRequest {
+    pub question_set_id: i64,
+    /// The compared answer sets (two or more).
+    pub answer_sets: Vec<i64>,
+    /// The pairs to judge, `(A, B)`; empty: every pair, in the given order.
+    pub pairs: Vec<(i64, i64)>,
+    pub settings: Settings,
+    pub name: Option<String>,
+    pub no_cache: bool,
+}
+
+/// Who judges, as the report states it.
+pub fn judge_label(settings: &Settings, llm: &LlmSettings) -> String {
+    match settings.judge {
+        JudgeKind::Offline => "offline rubric judge (no LLM)".into(),
+        JudgeKind::Simulated => "simulated judge (bias lab, no LLM)".into(),
+        JudgeKind::Llm => match llm.provider {
+            engine::llm::settings::ProviderKind::Offline => "offline rubric judge (no LLM configured)".into(),
+            _ => format!("{} · {}", llm.base_url, llm.model),
+        },
+    }
+}
+
+/// Creates (does not run) an evaluation's job and the evaluation. Returns
+/// the job and the evaluation's id.
+pub async fn create(pool: &SqlitePool, llm: &LlmSettings, req: &EvalRequest) -> AppResult<(JobView, i64)> {
+    req.settings.validate().map_err(AppError::Invalid)?;
+    let set = store::questions::get_set(pool, req.question_set_id).await?;
+    let mut sets = Vec::new();
+    for id in &req.answer_sets {
+        if sets.iter().any(|s: &crate::model::AnswerSetView| s.id == *id) {
+            return Err(AppError::Invalid(format!("answer set {id} is listed twice")));
+        }
+        let s = store::answers::get_set(pool, *id).await?;
+        if s.question_set_id != set.id {
+            return Err(AppError::Invalid(format!(
+                "answer set {id} ({}) answers another question set, not {}",
+                s.name, set.id
+            )));
+        }
+        if s.answers == 0 && !req.settings.sanity {
+            return Err(AppError::Invalid(format!("answer set {id} ({}) has no answers yet", s.name)));
+        }
+        sets.push(s);
+    }
+    if sets.len() < 2 {
+        return Err(AppError::Invalid("an evaluation compares at least two answer sets".into()));
+    }
+    let pairs: Vec<(i64, i64)> = if req.pairs.is_empty() {
+        let ids: Vec<i64> = sets.iter().map(|s| s.id).collect();
+        ids.iter().enumerate().flat_map(|(i, a)| ids[i + 1..].iter().map(move |b| (*a, *b))).collect()
+    } else {
+        for (a, b) in &req.pairs {
+            if a == b || !req.answer_sets.contains(a) || !req.answer_sets.contains(b) {
+                return Err(AppError::Invalid(format!(
+                    "pair {a}–{b}: a pair joins two different answer sets of the evaluation"
+                )));
+            }
+        }
+        req.pairs.clone()
+    };
+    let parameters = json!({ "no_cache": req.no_cache, "set_id": set.id });
+    let per_pair =
+        set.questions as u64 * (u64::from(req.settings.align) + 1 + u64::from(req.settings.protocol.legacy()));
+    let job =
+        store::jobs::create_job(pool, set.project_id, EVALUATION, &parameters, (per_pair * pairs.len() as u64) as i64)
+            .await?;
+    let name = req.name.clone().filter(|n| !n.trim().is_empty()).unwrap_or_else(|| {
+        let names: Vec<&str> = sets.iter().map(|s| s.name.as_str()).collect();
+        if req.settings.sanity {
+            format!("Sanity check: {}", names[0])
+        } else {
+            names.join(" vs ")
+        }
+    });
+    let id = store::evaluations::insert(
+        pool,
+        &store::evaluations::NewEvaluation {
+            project_id: set.project_id,
+            question_set_id: set.id,
+            job_id: job,
+            name: name.trim(),
+            settings: &serde_json::to_value(&req.settings).unwrap_or_default(),
+            answer_sets: &req.answer_sets,
+            pairs: &pairs,
+            judge: &judge_label(&req.settings, llm),
+        },
+    )
+    .await?;
+    Ok((store::jobs::get_job(pool, job).await?, id))
+}
+
+/// Creates (does not run) a sanity check of an answer set's method: the
+/// evaluation job first answers the questions again with the same method
+/// and parameters (a second answer set, without the cache), then judges
+/// the two under both protocols.
+pub async fn create_sanity(
+    pool: &SqlitePool,
+    llm: &LlmSettings,
+    answer_set_id: i64,
+    mut settings: Settings,
+) -> AppResult<(JobView, i64)> {
+    let first = store::answers::get_set(pool, answer_set_id).await?;
+    if first.method == "imported" {
+        return Err(AppError::Invalid(format!(
+            "answer set {answer_set_id} ({}) was imported: a sanity check answers the questions again with the set's method, and an imported set has none here",
+            first.name
+        )));
+    }
+    if first.answers == 0 {
+        return Err(AppError::Invalid(format!("answer set {answer_set_id} ({}) has no answers yet", first.name)));
+    }
+    settings.sanity = true;
+    settings.protocol = eval::Protocol::Both;
+    let parameters: serde_json::Value = serde_json::from_str(&first.parameters).unwrap_or_default();
+    let second = store::answers::create_set(
+        pool,
+        first.project_id,
+        first.question_set_id,
+        None,
+        &format!("{} (second run)", first.name),
+        &first.method,
+        &parameters,
+    )
+    .await?;
+    let req = EvalRequest {
+        question_set_id: first.question_set_id,
+        answer_sets: vec![first.id, second],
+        pairs: vec![],
+        settings,
+        name: None,
+        no_cache: false,
+    };
+    let created = create(pool, llm, &req).await;
+    match created {
+        Ok((job, id)) => {
+            store::answers::set_job(pool, second, job.id).await?;
+            Ok((job, id))
+        }
+        Err(e) => {
+            store::answers::delete_set(pool, second).await?;
+            Err(e)
+        }
+    }
+}
+
+/// Of `sets`, those whose method (name and parameters) has never been
+/// sanity-checked in their project — the ones an evaluation checks first
+/// by default. Imported sets have no method to check.
+pub async fn never_checked(pool: &SqlitePool, sets: &[i64]) -> AppResult<Vec<i64>> {
+    let mut out = Vec::new();
+    for id in sets {
+        let s = store::answers::get_set(pool, *id).await?;
+        if s.method == "imported" || s.answers == 0 {
+            continue;
+        }
+        let checked = store::evaluations::sanity_checked(pool, s.project_id).await?;
+        let already = checked.iter().any(|(m, p)| *m == s.method && *p == s.parameters);
+        if !already && !out.iter().any(|o: &(String, String, i64)| o.0 == s.method && o.1 == s.parameters) {
+            out.push((s.method.clone(), s.parameters.clone(), s.id));
+        }
+    }
+    Ok(out.into_iter().map(|o| o.2).collect())
+}
+
+/// The first phase's items: a sanity check's second answers (`again-QID`)
+/// while its second set is empty; the rest are planned by [`execute`] as
+/// each phase's results come in.
+pub async fn items(pool: &SqlitePool, job: &JobView) -> AppResult<Vec<WorkItem>> {
+    let e = of_job(pool, job.id).await?;
+    if !e.settings.sanity {
+        return Ok(Vec::new());
+    }
+    let second = e.answer_sets.get(1).copied().unwrap_or_default();
+    if store::answers::get_set(pool, second).await?.answers > 0 {
+        return Ok(Vec::new());
+    }
+    Ok(store::questions::list_questions(pool, e.view.question_set_id)
+        .await?
+        .into_iter()
+        .map(|q| WorkItem {
+            key: format!("again-{}", q.id),
+            payload: json!({ "question_id": q.id, "question": q.question }),
+        })
+        .collect())
+}
+
+/// The judge's gateway: the job's own for the configured LLM, else the
+/// offline rubric or the simulated judge over the same call log.
+fn judge_gateway(gateway: &Gateway, llm: &LlmSettings, settings: &Settings, no_cache: bool) -> Option<Gateway> {
+    let provider: Arc<dyn engine::llm::Provider> = match settings.judge {
+        JudgeKind::Llm => return None,
+        JudgeKind::Offline => Arc::new(engine::offline::provider()),
+        JudgeKind::Simulated => Arc::new(engine::judge::simulated::SimulatedJudge::new(settings.biases)),
+    };
+    let g = Gateway::new(provider, gateway.store(), llm.prices.clone());
+    Some(if no_cache { g.without_cache() } else { g })
+}
+
+/// Runs an evaluation job: the sanity check's second answers (stored in
+/// its second set), then per pair and question the length alignment, the
+/// unbiased trials over the aligned answers (discarded pairs are not
+/// judged) and the legacy verdict over the answers as generated.
+pub async fn execute(
+    pool: &SqlitePool,
+    gateway: &Gateway,
+    llm: &LlmSettings,
+    job: &JobView,
+    first: Vec<WorkItem>,
+    phase: &Phase<'_>,
+) -> AppResult<Result<RunEnd, String>> {
+    let e = of_job(pool, job.id).await?;
+    let parameters: serde_json::Value = serde_json::from_str(&job.parameters).unwrap_or_default();
+    let no_cache = parameters["no_cache"].as_bool() == Some(true);
+    let project = e.view.project_id;
+    let transport = llm.transport();
+    let mut methods: HashMap<i64, Box<dyn engine::rag::Method>> = HashMap::new();
+    // A set whose method sets its answers' temperature regenerates at it.
+    let mut temperatures: HashMap<i64, f32> = HashMap::new();
+    let mut gateways: HashMap<i64, Gateway> = HashMap::new();
+    // The sets' own methods answer again (a sanity check's second run) and
+    // regenerate for length alignment; without either, no corpus is loaded.
+    let answers_again = e.settings.sanity || (e.settings.align && e.settings.protocol.unbiased());
+    let corpus = if answers_again { Some(Arc::new(crate::ssr::answers::corpus(pool, project).await?)) } else { None };
+    let built = if corpus.is_some() { e.answer_sets.as_slice() } else { &[] };
+    for id in built {
+        let corpus = corpus.clone().expect("loaded when there are methods to build");
+        let s = store::answers::get_set(pool, *id).await?;
+        if s.method == "imported" {
+            continue;
+        }
+        let described: serde_json::Value = serde_json::from_str(&s.parameters).unwrap_or_default();
+        let params = if described["params"].is_object() { described["params"].clone() } else { described };
+        match crate::ssr::answers::build_method(pool, gateway, &transport, project, corpus.clone(), &s.method, &params)
+            .await?
+        {
+            Ok(m) => {
+                methods.insert(*id, m);
+                if let Ok(Some(t)) = engine::rag::method::answer_temperature(&params) {
+                    temperatures.insert(*id, t);
+                    gateways.insert(*id, gateway.clone().with_temperature(engine::rag::answer::PURPOSE, Some(t)));
+                }
+            }
+            // Regeneration needs it; a sanity check cannot go without it.
+            Err(err) if e.settings.sanity => return Ok(Err(err)),
+            Err(_) => {}
+        }
+    }
+    let mut total = store::jobs::job_items(pool, job.id).await?.iter().filter(|i| i.key.starts_with("again-")).count();
+    if !first.is_empty() {
+        // A sanity check's second run: the same method, fresh calls.
+        let second = e.answer_sets[1];
+        let fresh = llm
+            .gateway(gateway.store(), engine::offline::provider)
+            .map_err(|err| AppError::Invalid(err.to_string()))?
+            .without_cache()
+            // The second run samples, as a user's second run would: the
+            // method's temperature when it sets one above 0, else the model's
+            // default (seed 000 ran the same method twice and got two sets).
+            .with_temperature(engine::rag::answer::PURPOSE, temperatures.get(&second).copied().filter(|t| *t > 0.0));
+        let Some(method) = methods.get(&second) else {
+            return Ok(Err(format!("answer set {second} has no method to answer with")));
+        };
+        total = first.len();
+        store::jobs::set_total(pool, job.id, total as i64).await?;
+        let end = phase
+            .run(first, phase.concurrency, |item| engine::rag::run_item(method.as_ref(), &fresh, job.id, item))
+            .await;
+        if !matches!(end, Ok(RunEnd::Finished)) {
+            return Ok(end);
+        }
+        crate::ssr::answers::store_answers(pool, job.id, "again-", None).await?;
+    }
+
+    let questions = store::questions::list_questions(pool, e.view.question_set_id).await?;
+    let answers = answers_of(pool, &e.answer_sets).await?;
+    let both = |a: i64, b: i64, q: i64| -> Option<(&String, &String)> {
+        Some((answers.get(&a)?.get(&q)?, answers.get(&b)?.get(&q)?))
+    };
+    let s = &e.settings;
+    let judge = judge_gateway(gateway, llm, s, no_cache);
+    let judge = judge.as_ref().unwrap_or(gateway);
+
+    // Alignment.
+    let mut align_items = Vec::new();
+    if s.align && s.protocol.unbiased() {
+        for (a, b) in &e.pairs {
+            for q in &questions {
+                if let Some((x, y)) = both(*a, *b, q.id) {
+                    align_items.push(WorkItem {
+                        key: Key::Align { a: *a, b: *b, question: q.id }.to_string(),
+                        payload: protocol::align_payload(&q.question, x, y, s.tolerance, s.max_adjustments),
+                    });
+                }
+            }
+        }
+    }
+    let judged_pairs: usize =
+        e.pairs.iter().map(|(a, b)| questions.iter().filter(|q| both(*a, *b, q.id).is_some()).count()).sum();
+    let planned = |aligned: usize| {
+        total
+            + align_items.len()
+            + if s.protocol.unbiased() { aligned * s.trials as usize } else { 0 }
+            + if s.protocol.legacy() { judged_pairs } else { 0 }
+    };
+    store::jobs::set_total(pool, job.id, planned(judged_pairs) as i64).await?;
+    if !align_items.is_empty() {
+        let end = phase
+            .run(align_items.clone(), phase.concurrency, |item| {
+                let key = Key::parse(&item.key);
+                let (a, b) = key.map_or((0, 0), |k| k.pair());
+                let pick = |id: i64| Some((methods.get(&id)?.as_ref(), gateways.get(&id).unwrap_or(gateway)));
+                protocol::run_align_item(gateway, job.id, item, [pick(a), pick(b)])
+            })
+            .await;
+        if !matches!(end, Ok(RunEnd::Finished)) {
+            return Ok(end);
+        }
+    }
+    let results = done_results(&store::jobs::job_items(pool, job.id).await?);
+
+    // The judging items.
+    let mut judging = Vec::new();
+    let mut aligned_count = 0;
+    for (a, b) in &e.pairs {
+        for q in &questions {
+            let Some((x, y)) = both(*a, *b, q.id) else { continue };
+            if s.protocol.unbiased() {
+                let judged: Option<(String, String)> = if s.align {
+                    // A failed alignment (its item says why) is not judged either.
+                    results
+                        .get(&Key::Align { a: *a, b: *b, question: q.id })
+                        .filter(|r| r["alignment"] != json!("Discarded"))
+                        .map(|r| (r["a"].as_str().unwrap_or("").to_string(), r["b"].as_str().unwrap_or("").to_string()))
+                } else {
+                    Some((x.clone(), y.clone()))
+                };
+                if let Some((ja, jb)) = judged {
+                    aligned_count += 1;
+                    for t in 0..s.trials {
+                        judging.push(WorkItem {
+                            key: Key::Unbiased { a: *a, b: *b, question: q.id, trial: t }.to_string(),
+                            payload: protocol::unbiased_payload(
+                                s.judge_prompt,
+                                &q.question,
+                                &ja,
+                                &jb,
+                                t,
+                                s.repeats,
+                                s.exchange,
+                            ),
+                        });
+                    }
+                }
+            }
+            if s.protocol.legacy() {
+                judging.push(WorkItem {
+                    key: Key::Legacy { a: *a, b: *b, question: q.id }.to_string(),
+                    payload: protocol::payload(&q.question, x, y, 0, 1),
+                });
+            }
+        }
+    }
+    store::jobs::set_total(pool, job.id, planned(aligned_count) as i64).await?;
+    Ok(phase
+        .run(judging, phase.concurrency, |item| {
+            let work: engine::llm::BoxFuture<'_, engine::jobs::ItemOutcome> = if item.key.starts_with("l-") {
+                Box::pin(protocol::run_legacy_item(judge, job.id, item))
+            } else {
+                Box::pin(protocol::run_unbiased_item(judge, job.id, item))
+            };
+            work
+        })
+        .await)
+}

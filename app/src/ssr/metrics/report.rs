@@ -1,0 +1,184 @@
+//! A metrics run's stored report as the Metrics page and its charts show it.
+
+use engine::metrics::factorial::{self};
+use engine::metrics::granularity::{self};
+use engine::metrics::RelevanceUnit;
+use sqlx::SqlitePool;
+
+use super::*;
+use crate::error::{AppError, AppResult};
+use crate::model::{MetricsRunPage, MetricsRunView};
+use crate::ssr::store;
+/// A run's stored report; refused while its job has not finished.
+pub async fn report(pool: &SqlitePool, run_id: i64) -> AppResult<Report> {
+    let run = store::metrics::get(pool, run_id).await?;
+    let Some(text) = run.report else {
+        let state = match run.job_id {
+            Some(j) => {
+                let job = store::jobs::get_job(pool, j).await?;
+                format!("its job {j} is {} ({}/{})", job.status, job.done, job.total)
+            }
+            None => "its job was deleted".into(),
+        };
+        return Err(AppError::Conflict(format!("metrics run {run_id} has no report yet: {state}")));
+    };
+    parse(run_id, &text)
+}
+
+fn parse(run_id: i64, text: &str) -> AppResult<Report> {
+    serde_json::from_str(text).map_err(|e| AppError::Invalid(format!("metrics run {run_id}: unreadable report: {e}")))
+}
+
+/// A run as its list shows it.
+pub async fn run_view(pool: &SqlitePool, row: &store::metrics::Row) -> AppResult<MetricsRunView> {
+    let mut answer_sets = Vec::new();
+    for a in row.answer_set_ids() {
+        let label = match store::answers::get_set(pool, a).await {
+            Ok(s) => format!("{} ({})", s.name, s.method),
+            Err(_) => "(deleted)".into(),
+        };
+        answer_sets.push((a, label));
+    }
+    let job = match row.job_id {
+        Some(j) => store::jobs::get_job(pool, j).await.ok(),
+        None => None,
+    };
+    Ok(MetricsRunView {
+        id: row.id,
+        project_id: row.project_id,
+        question_set_id: row.question_set_id,
+        question_set: row.question_set.clone(),
+        answer_sets,
+        k: row.k as usize,
+        bins: row.bins as usize,
+        relevance_unit: job
+            .as_ref()
+            .map_or(RelevanceUnit::Chunk, |j| unit_of(&serde_json::from_str(&j.parameters).unwrap_or_default()))
+            .name()
+            .to_string(),
+        job,
+        finished: row.report.is_some(),
+        created_at: row.created_at.clone(),
+    })
+}
+
+/// A run's page: the run and, once finished, its report as the page shows it.
+pub async fn page(pool: &SqlitePool, run_id: i64) -> AppResult<MetricsRunPage> {
+    let row = store::metrics::get(pool, run_id).await?;
+    // The row holds the report: read once, not again through `report`.
+    let report = row.report.as_deref().map(|text| parse(run_id, text)).transpose()?;
+    let mut view = report.as_ref().map(view);
+    // ρ against human category agreement, when a validation study exists.
+    if let (Some(r), Some(v)) = (&report, view.as_mut()) {
+        if let Some((study, picks)) =
+            crate::ssr::study::category_picks(pool, row.project_id, row.question_set_id).await?
+        {
+            for (s, sv) in r.sets.iter().zip(v.sets.iter_mut()) {
+                sv.rho_agreement = granularity::rho_agreement(&s.granularity, &picks).map(|c| (study, c.r, c.p, c.n));
+            }
+        }
+    }
+    Ok(MetricsRunPage { run: run_view(pool, &row).await?, view })
+}
+
+/// Every chart of a report: (file name without extension, SVG).
+pub fn charts(r: &Report) -> Vec<(String, String)> {
+    let v = view(r);
+    v.sets
+        .into_iter()
+        .flat_map(|s| {
+            let id = s.answer_set_id;
+            std::iter::once((format!("power-{id}"), s.power_svg))
+                .chain(s.trees.into_iter().map(move |(d, svg)| (format!("tree-{id}-{d}"), svg)))
+        })
+        .collect()
+}
+
+/// The report as the Metrics page shows it, with its charts.
+pub fn view(r: &Report) -> crate::model::MetricsView {
+    use crate::model::{GranularityRow, SetMetricsView, SplitRow};
+    crate::model::MetricsView {
+        run_id: r.run_id,
+        question_set_id: r.question_set_id,
+        k: r.k,
+        bins: r.bins,
+        relevance_unit: r.relevance_unit.name().to_string(),
+        embedding_model: r.embedding_model.clone(),
+        sets: r
+            .sets
+            .iter()
+            .map(|s| SetMetricsView {
+                answer_set_id: s.answer_set_id,
+                name: s.name.clone(),
+                method: s.method.clone(),
+                overall: s.overall.clone(),
+                corpus_bleu: s.corpus_bleu,
+                per_category: s.per_category.clone(),
+                granularity: s
+                    .granularity
+                    .iter()
+                    .flat_map(|d| {
+                        d.levels.iter().enumerate().map(|(i, l)| GranularityRow {
+                            dimension: d.dimension.clone(),
+                            categories: l.categories,
+                            questions: l.questions,
+                            power: l.discriminative_power,
+                            change: l.change,
+                            nmi: l.nmi,
+                            power_ci: l.power_ci,
+                            power_floor: l.power_floor,
+                            nmi_ci: l.nmi_ci,
+                            nmi_floor: l.nmi_floor,
+                            warning: l.warning(),
+                            mean_rho: if i == 0 { d.mean_rho } else { None },
+                            optimal: d.optimal == Some(l.categories),
+                            splits_in: granularity::splits_into(d, l.categories)
+                                .map(|x| (x.rho, x.verdict().to_string()))
+                                .collect(),
+                        })
+                    })
+                    .collect(),
+                splits: s
+                    .granularity
+                    .iter()
+                    .flat_map(|d| {
+                        d.splits.iter().map(|x| SplitRow {
+                            dimension: d.dimension.clone(),
+                            parent: x.parent.clone(),
+                            children: x.children.clone(),
+                            sigma_sib: x.sigma_sib,
+                            delta_vert: x.delta_vert,
+                            rho: x.rho,
+                            rho_ci: x.rho_ci,
+                            verdict: x.verdict().into(),
+                        })
+                    })
+                    .collect(),
+                factorial: s.factorial.as_ref().map(factorial_view),
+                power_svg: granularity::power_chart_svg(
+                    &format!("{} — discriminative power by level", s.name),
+                    &s.granularity,
+                ),
+                trees: s.granularity.iter().map(|d| (d.dimension.clone(), granularity::tree_svg(d))).collect(),
+                rho_agreement: None,
+            })
+            .collect(),
+    }
+}
+
+fn factorial_view(f: &factorial::Factorial) -> crate::model::FactorialView {
+    let row = |g: &factorial::Group| crate::model::FactorialRow {
+        lv: g.lv.clone(),
+        qc: g.qc.clone(),
+        n: g.n,
+        map: g.map,
+        cs: g.cs,
+        gap: g.gap,
+    };
+    crate::model::FactorialView {
+        cells: f.cells.iter().map(row).collect(),
+        pooled: f.lv_pooled.iter().chain(&f.qc_pooled).map(row).collect(),
+        lv_effect: f.lv_effect,
+        qc_effect: f.qc_effect,
+    }
+}

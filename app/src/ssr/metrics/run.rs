@@ -1,0 +1,291 @@
+//! Creating and running a metrics job, and computing its report when it ends.
+
+use std::collections::{BTreeMap, HashMap};
+
+use engine::jobs::{ItemOutcome, WorkItem};
+use engine::metrics::factorial::{self, Observation};
+use engine::metrics::granularity::{self, Scored};
+use engine::metrics::score::{self, EmbeddingCache, Pair};
+use engine::metrics::text;
+use engine::metrics::RelevanceUnit;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use sqlx::SqlitePool;
+
+use super::*;
+use crate::error::{AppError, AppResult};
+use crate::model::JobView;
+use crate::ssr::store;
+/// One question to score: its id, category and pair.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Planned {
+    question_id: i64,
+    category: Option<String>,
+    pair: Pair,
+}
+
+/// Each answer set's questions to score (those with a reference and an
+/// answer), after checking the request.
+async fn plan(
+    pool: &SqlitePool,
+    set_id: i64,
+    answer_sets: &[i64],
+    unit: RelevanceUnit,
+) -> AppResult<Vec<(i64, Vec<Planned>)>> {
+    if answer_sets.is_empty() {
+        return Err(AppError::Invalid("choose at least one answer set".into()));
+    }
+    let questions = store::questions::list_questions(pool, set_id).await?;
+    let with_reference: Vec<_> =
+        questions.iter().filter(|q| q.reference_answer.as_deref().is_some_and(|r| !r.trim().is_empty())).collect();
+    if with_reference.is_empty() {
+        return Err(AppError::Invalid(format!(
+            "question set {set_id} has no reference answers: generate hierarchical questions, or import a set with them"
+        )));
+    }
+    let spans = store::chunk_spans(pool, store::questions::get_set(pool, set_id).await?.project_id).await?;
+    let mut out = Vec::new();
+    for &a in answer_sets {
+        let aset = store::answers::get_set(pool, a).await?;
+        if aset.question_set_id != set_id {
+            return Err(AppError::Invalid(format!(
+                "answer set {a} answers question set {}, not {set_id}",
+                aset.question_set_id
+            )));
+        }
+        let answers: HashMap<i64, crate::model::AnswerView> =
+            store::answers::list_answers(pool, a, None).await?.into_iter().map(|x| (x.question_id, x)).collect();
+        let planned: Vec<Planned> = with_reference
+            .iter()
+            .filter_map(|q| {
+                let x = answers.get(&q.id)?;
+                let chunks: Vec<i64> =
+                    x.contexts.iter().filter(|c| c.kind == "chunk").filter_map(|c| c.id.parse().ok()).collect();
+                let (ranked, relevant) = engine::metrics::at_unit(unit, &chunks, &q.source_chunk_ids, &spans);
+                let mut relevant: Vec<i64> = relevant.into_iter().collect();
+                relevant.sort_unstable();
+                Some(Planned {
+                    question_id: q.id,
+                    category: q.category.clone(),
+                    pair: Pair {
+                        reference: q.reference_answer.clone().unwrap_or_default(),
+                        answer: x.answer.clone(),
+                        ranked: ranked.clone(),
+                        relevant,
+                    },
+                })
+            })
+            .collect();
+        if planned.is_empty() {
+            return Err(AppError::Invalid(format!("answer set {a} answers none of the questions with a reference")));
+        }
+        out.push((a, planned));
+    }
+    Ok(out)
+}
+
+/// Checks a request and creates its run and job (not started); (run id, job).
+pub async fn create(
+    pool: &SqlitePool,
+    set_id: i64,
+    answer_sets: &[i64],
+    k: usize,
+    bins: usize,
+    unit: RelevanceUnit,
+) -> AppResult<(i64, JobView)> {
+    if k == 0 || bins < 2 {
+        return Err(AppError::Invalid("k must be at least 1 and bins at least 2".into()));
+    }
+    let set = store::questions::get_set(pool, set_id).await?;
+    let planned = plan(pool, set_id, answer_sets, unit).await?;
+    let total: usize = planned.iter().map(|(_, p)| p.len().div_ceil(BATCH)).sum();
+    let job = store::jobs::create_job(
+        pool,
+        set.project_id,
+        METRICS,
+        &json!({ "set_id": set_id, "answer_sets": answer_sets, "k": k, "bins": bins, "unit": unit.name() }),
+        total as i64,
+    )
+    .await?;
+    let run = store::metrics::insert(pool, set.project_id, set_id, job, answer_sets, k, bins).await?;
+    Ok((run, store::jobs::get_job(pool, job).await?))
+}
+
+/// The job's items: per answer set, its questions in batches of [`BATCH`]
+/// (by answer length; the order is the same on every resume).
+pub async fn items(pool: &SqlitePool, job: &JobView) -> AppResult<Vec<WorkItem>> {
+    let p: serde_json::Value = serde_json::from_str(&job.parameters).unwrap_or_default();
+    let set = p["set_id"].as_i64().unwrap_or_default();
+    let sets: Vec<i64> = serde_json::from_value(p["answer_sets"].clone()).unwrap_or_default();
+    Ok(plan(pool, set, &sets, unit_of(&p))
+        .await?
+        .into_iter()
+        .flat_map(|(a, mut planned)| {
+            // Batches of answers of like length: an embedding batch is
+            // padded to its longest text (the report orders by question).
+            planned.sort_by_key(|p| (p.pair.answer.len(), p.question_id));
+            planned
+                .chunks(BATCH)
+                .enumerate()
+                .map(|(i, batch)| WorkItem {
+                    key: format!("ms-{a}-{i:05}"),
+                    payload: json!({ "answer_set_id": a, "questions": batch }),
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect())
+}
+
+/// Scores one batch: texts with a stored vector are not embedded again;
+/// new vectors are stored. The result is the batch's [`QuestionMetrics`].
+pub async fn run_item(pool: &SqlitePool, item: WorkItem, k: usize) -> ItemOutcome {
+    let outcome: Result<String, String> = async {
+        let planned: Vec<Planned> =
+            serde_json::from_value(item.payload["questions"].clone()).map_err(|e| format!("unreadable item: {e}"))?;
+        let texts: Vec<&str> =
+            planned.iter().flat_map(|p| [p.pair.reference.as_str(), p.pair.answer.as_str()]).collect();
+        let mut cache = EmbeddingCache::new();
+        for (t, v) in store::vectors::texts(pool, MODEL, &texts).await.map_err(|e| e.to_string())? {
+            cache.insert(t, v);
+        }
+        let model = crate::ssr::answers::minilm()?;
+        let owned: Vec<String> = texts.iter().map(|t| t.to_string()).collect();
+        let (cache, embedded) = tokio::task::spawn_blocking(move || {
+            let embedded = cache.fill(&model, owned.iter().map(String::as_str));
+            (cache, embedded)
+        })
+        .await
+        .map_err(|e| e.to_string())?;
+        let embedded = embedded?;
+        let new: Vec<(&str, &[f32])> = embedded.iter().filter_map(|t| cache.get(t).map(|v| (t.as_str(), v))).collect();
+        store::vectors::save_texts(pool, MODEL, &new).await.map_err(|e| e.to_string())?;
+        let scored: Vec<QuestionMetrics> = planned
+            .iter()
+            .map(|p| QuestionMetrics {
+                question_id: p.question_id,
+                category: p.category.clone(),
+                scores: score::score(&p.pair, &cache, k),
+            })
+            .collect();
+        serde_json::to_string(&json!({ "embedded": embedded.len(), "questions": scored })).map_err(|e| e.to_string())
+    }
+    .await;
+    match outcome {
+        Ok(result) => ItemOutcome::Done { result, tokens: 0, cost_usd: 0.0 },
+        Err(error) => ItemOutcome::Failed { error, tokens: 0, cost_usd: 0.0 },
+    }
+}
+
+/// The levels of a dimension's coarsest categories in the hierarchy's
+/// order (the project's own, or the default).
+async fn coarse_order(pool: &SqlitePool, project_id: i64, dimension: &str) -> Vec<String> {
+    let h = store::questions::project_hierarchy(pool, project_id)
+        .await
+        .ok()
+        .flatten()
+        .unwrap_or_else(engine::questions::hierarchy::default_hierarchy);
+    h.get(dimension).map(|d| d.categories.iter().map(|c| c.name.clone()).collect()).unwrap_or_default()
+}
+
+/// Computes a finished job's report from its items and stores it with its run.
+pub async fn finish(pool: &SqlitePool, job: &JobView) -> AppResult<()> {
+    let p: serde_json::Value = serde_json::from_str(&job.parameters).unwrap_or_default();
+    let run_id = p["run_id"].as_i64().ok_or_else(|| AppError::Invalid(format!("job {} has no run", job.id)))?;
+    let run = store::metrics::get(pool, run_id).await?;
+    let items = store::jobs::job_items(pool, job.id).await?;
+    // A report over some of the questions would not say so: none until every batch is scored.
+    if let Some(failed) = items.iter().find(|i| i.status == "failed") {
+        let n = items.iter().filter(|i| i.status == "failed").count();
+        return Err(AppError::Invalid(format!(
+            "{n} of {} batches failed ({}: {}); retry the failed items to finish the report",
+            items.len(),
+            failed.key,
+            failed.error.as_deref().unwrap_or("no error recorded")
+        )));
+    }
+    let mut by_set: BTreeMap<i64, Vec<QuestionMetrics>> = BTreeMap::new();
+    for item in items {
+        let Some(a) = item.key.strip_prefix("ms-").and_then(|k| k.split('-').next()).and_then(|a| a.parse().ok())
+        else {
+            continue;
+        };
+        let result: serde_json::Value =
+            serde_json::from_str(item.result.as_deref().unwrap_or("{}")).unwrap_or_default();
+        let qs: Vec<QuestionMetrics> = serde_json::from_value(result["questions"].clone()).unwrap_or_default();
+        by_set.entry(a).or_default().extend(qs);
+    }
+    let references: HashMap<i64, String> = store::questions::list_questions(pool, run.question_set_id)
+        .await?
+        .into_iter()
+        .filter_map(|q| Some((q.id, q.reference_answer?)))
+        .collect();
+    let lv_order = coarse_order(pool, run.project_id, "LV").await;
+    let qc_order = coarse_order(pool, run.project_id, "QC").await;
+    let mut sets = Vec::new();
+    for a in run.answer_set_ids() {
+        let aset = store::answers::get_set(pool, a).await?;
+        let mut per_question = by_set.remove(&a).unwrap_or_default();
+        per_question.sort_by_key(|q| q.question_id);
+        let answers: HashMap<i64, String> = store::answers::texts(pool, a).await?.into_iter().collect();
+        sets.push(aggregate(&aset, per_question, &answers, &references, run.bins as usize, &lv_order, &qc_order));
+    }
+    let report = Report {
+        run_id,
+        question_set_id: run.question_set_id,
+        k: run.k as usize,
+        bins: run.bins as usize,
+        relevance_unit: unit_of(&p),
+        embedding_model: format!("{MODEL} (in process)"),
+        sets,
+    };
+    store::metrics::save_report(pool, run_id, &serde_json::to_string(&report).map_err(|_| AppError::Internal)?).await
+}
+
+/// One answer set's means, granularity analysis and factorial table.
+fn aggregate(
+    aset: &crate::model::AnswerSetView,
+    per_question: Vec<QuestionMetrics>,
+    answers: &HashMap<i64, String>,
+    references: &HashMap<i64, String>,
+    bins: usize,
+    lv_order: &[String],
+    qc_order: &[String],
+) -> SetMetrics {
+    let all: Vec<&QuestionMetrics> = per_question.iter().collect();
+    let mut by_category: BTreeMap<String, Vec<&QuestionMetrics>> = BTreeMap::new();
+    for q in &per_question {
+        by_category.entry(q.category.clone().unwrap_or_else(|| "(none)".into())).or_default().push(q);
+    }
+    let scored: Vec<Scored> = per_question
+        .iter()
+        .filter_map(|q| Some(Scored { category: q.category.clone()?, score: q.scores.cs }))
+        .collect();
+    // LV × QC questions: a category naming one of each ("LV/similar × QC/simple").
+    let observations: Vec<Observation> = per_question
+        .iter()
+        .filter_map(|q| {
+            let c = q.category.as_deref().filter(|c| c.contains(" × "))?;
+            let level = |d: &str| {
+                c.split(" × ")
+                    .find_map(|p| p.strip_prefix(&format!("{d}/")))
+                    .map(|p| p.split('/').next().unwrap_or(p).to_string())
+            };
+            Some(Observation { lv: level("LV")?, qc: level("QC")?, ap: q.scores.ap, cs: q.scores.cs })
+        })
+        .collect();
+    SetMetrics {
+        answer_set_id: aset.id,
+        name: aset.name.clone(),
+        method: aset.method.clone(),
+        overall: means("all", &all),
+        corpus_bleu: text::corpus_bleu(
+            per_question.iter().filter_map(|q| {
+                Some((answers.get(&q.question_id)?.as_str(), references.get(&q.question_id)?.as_str()))
+            }),
+        ),
+        per_category: by_category.iter().map(|(c, qs)| means(c, qs)).collect(),
+        granularity: granularity::analyse(&scored, bins),
+        factorial: (!observations.is_empty()).then(|| factorial::table(&observations, lv_order, qc_order)),
+        questions: per_question,
+    }
+}

@@ -1,0 +1,50 @@
+//! A study's ratings as CSV.
+
+use sqlx::SqlitePool;
+
+use super::*;
+use crate::error::{AppError, AppResult};
+use crate::ssr::store;
+/// Every rating as CSV: rater, item, question id, source, level, dimension, score.
+pub async fn ratings_csv(pool: &SqlitePool, id: i64) -> AppResult<String> {
+    let v = view(pool, id).await?;
+    let rows = store::studies::csv_rows(pool, id).await?;
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let err = |e: csv::Error| AppError::Invalid(e.to_string());
+    w.write_record([
+        "rater",
+        "item",
+        "question_id",
+        "source",
+        "level",
+        "attention_check",
+        "dimension",
+        "score",
+        "rated_at",
+    ])
+    .map_err(err)?;
+    for (rater, item, q, source, level, attention, d, score, at, choices) in rows {
+        let dimension = v.dimensions.get(d as usize);
+        let dim = dimension.map_or(d.to_string(), |x| x.name.clone());
+        // A category pick is written as the category's path.
+        let score = match dimension {
+            Some(x) if x.choice => {
+                parse_choices(choices.as_deref()).get(score as usize).map_or(score.to_string(), |c| c.path.clone())
+            }
+            _ => score.to_string(),
+        };
+        w.write_record([
+            rater.to_string(),
+            item.to_string(),
+            q.map_or(String::new(), |q| q.to_string()),
+            source,
+            level.unwrap_or_default(),
+            attention.map_or(String::new(), |a| a.to_string()),
+            dim,
+            score,
+            at,
+        ])
+        .map_err(err)?;
+    }
+    String::from_utf8(w.into_inner().map_err(|e| AppError::Invalid(e.to_string()))?).map_err(|_| AppError::Internal)
+}

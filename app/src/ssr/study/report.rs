@@ -1,0 +1,191 @@
+//! A study's results: per dimension and source the means with intervals,
+//! distributions and agreement, and the LLM rater's agreement with the humans.
+
+use std::collections::HashMap;
+
+use engine::study::{self, Dimension};
+use sqlx::SqlitePool;
+
+use super::*;
+use crate::error::AppResult;
+use crate::model::{CategoryRow, LlmAgreementRow, LlmRatingView, StudyResultsView, StudySummaryRow, StudyView};
+use crate::ssr::store;
+/// A study's items as the results read them.
+pub(super) async fn result_items(pool: &SqlitePool, id: i64) -> AppResult<Vec<study::Item>> {
+    Ok(store::studies::result_items(pool, id)
+        .await?
+        .into_iter()
+        .map(|(id, source, level, attention, category, choices)| study::Item {
+            id,
+            source,
+            level,
+            attention: attention.map(|a| a as u8),
+            category,
+            choices: parse_choices(choices.as_deref()).into_iter().map(|c| c.path).collect(),
+        })
+        .collect())
+}
+
+/// The category picks of the newest study drawn from question set
+/// `set_id` that asks raters for the category: (study, [(the generator's
+/// category, whether the rater picked it)]), attention checks aside.
+pub async fn category_picks(
+    pool: &SqlitePool,
+    project_id: i64,
+    set_id: i64,
+) -> AppResult<Option<(i64, Vec<(String, bool)>)>> {
+    for id in store::studies::drawn_from(pool, project_id, set_id).await? {
+        let Some(choice) = dimensions_of(pool, id).await?.iter().position(|d| d.choice) else { continue };
+        let items: HashMap<i64, study::Item> = result_items(pool, id).await?.into_iter().map(|i| (i.id, i)).collect();
+        let picks: Vec<(String, bool)> = human_ratings(pool, id)
+            .await?
+            .iter()
+            .filter(|r| r.dimension == choice)
+            .filter_map(|r| {
+                let item = items.get(&r.item).filter(|i| i.attention.is_none())?;
+                let category = item.category.clone()?;
+                let picked = item.choices.get(r.score as usize)?;
+                Some((category.clone(), *picked == category))
+            })
+            .collect();
+        if !picks.is_empty() {
+            return Ok(Some((id, picks)));
+        }
+    }
+    Ok(None)
+}
+
+/// A study's results, computed from its rows read once: the study, its
+/// dimensions, the results, and the latest LLM rater's agreement with the
+/// humans.
+pub struct Computed {
+    pub view: StudyView,
+    pub dimensions: Vec<Dimension>,
+    pub results: study::Results,
+    pub llm: Option<LlmRatingView>,
+}
+
+/// The results of a study.
+pub async fn results(pool: &SqlitePool, id: i64) -> AppResult<Computed> {
+    let view = view(pool, id).await?;
+    let dimensions = dimensions_of(pool, id).await?;
+    let items = result_items(pool, id).await?;
+    let ratings = human_ratings(pool, id).await?;
+    let results = study::results(&items, &dimensions, &ratings);
+    let llm = llm_view(pool, id, &items, &dimensions, &ratings).await?;
+    Ok(Computed { view, dimensions, results, llm })
+}
+
+async fn human_ratings(pool: &SqlitePool, id: i64) -> AppResult<Vec<study::Rating>> {
+    Ok(store::studies::all_ratings(pool, id)
+        .await?
+        .into_iter()
+        .map(|(rater, item, d, s)| study::Rating { rater, item, dimension: d as usize, score: s as u8 })
+        .collect())
+}
+
+/// The latest LLM-rating job of a study and its agreement with the humans.
+async fn llm_view(
+    pool: &SqlitePool,
+    id: i64,
+    items: &[study::Item],
+    dims: &[Dimension],
+    humans: &[study::Rating],
+) -> AppResult<Option<LlmRatingView>> {
+    let Some(job_id) = store::jobs::latest_for_study(pool, STUDY_RATING, id).await? else { return Ok(None) };
+    let job = store::jobs::get_job(pool, job_id).await?;
+    let llm = llm_ratings(pool, job_id).await?;
+    let rows = study::llm_agreement(items, dims, humans, &llm)
+        .into_iter()
+        .map(|a| LlmAgreementRow {
+            dimension: a.dimension,
+            items: a.items,
+            spearman: a.spearman,
+            kappa: a.kappa,
+            humans: a.humans,
+            exact: a.exact,
+        })
+        .collect();
+    Ok(Some(LlmRatingView {
+        job_id,
+        status: job.status,
+        done: job.done,
+        total: job.total,
+        rater: store::jobs::made_by(pool, job_id).await?.unwrap_or_else(|| "no calls yet".into()),
+        rows,
+    }))
+}
+
+/// The LLM rater's scores from its job's finished items.
+pub async fn llm_ratings(pool: &SqlitePool, job_id: i64) -> AppResult<Vec<study::Rating>> {
+    let mut out = Vec::new();
+    for i in store::jobs::job_items(pool, job_id).await?.into_iter().filter(|i| i.status == "done") {
+        let Some(v) = i.result.as_deref().and_then(|r| serde_json::from_str::<serde_json::Value>(r).ok()) else {
+            continue;
+        };
+        let item = v["item_id"].as_i64().unwrap_or_default();
+        for (d, score) in v["scores"].as_array().into_iter().flatten().enumerate() {
+            if let Some(score) = score.as_u64() {
+                out.push(study::Rating { rater: 0, item, dimension: d, score: score as u8 });
+            }
+        }
+    }
+    Ok(out)
+}
+
+pub async fn results_view(pool: &SqlitePool, id: i64) -> AppResult<StudyResultsView> {
+    let Computed { view: v, dimensions: dims, results: r, llm } = results(pool, id).await?;
+    let rows = |pick: fn(&study::DimensionResults) -> &Vec<study::Summary>| -> Vec<StudySummaryRow> {
+        r.dimensions
+            .iter()
+            .flat_map(|d| {
+                pick(d).iter().map(|s| StudySummaryRow {
+                    dimension: d.dimension.clone(),
+                    group: s.group.clone(),
+                    n: s.n,
+                    mean: s.mean,
+                    ci: s.ci,
+                    distribution: s.distribution.clone(),
+                })
+            })
+            .collect()
+    };
+    let what = if v.kind == "answers" { "answer source" } else { "question source" };
+    Ok(StudyResultsView {
+        by_source: rows(|d| &d.by_source),
+        by_level: rows(|d| &d.by_level),
+        agreement: r
+            .dimensions
+            .iter()
+            .map(|d| {
+                (
+                    d.dimension.clone(),
+                    d.agreement.fleiss_kappa,
+                    d.agreement.fleiss_items,
+                    d.agreement.krippendorff_alpha,
+                )
+            })
+            .collect(),
+        chart_svg: study::chart_svg(&format!("{} — mean score per dimension and {what}", v.name), &dims, &r),
+        raters: r.raters,
+        open_link_raters: store::studies::open_link_raters(pool, id).await?,
+        completed: r.completed,
+        failed_attention: r.failed_attention,
+        category_agreement: r.category.as_ref().map(|(a, _)| (a.fleiss_kappa, a.fleiss_items, a.krippendorff_alpha)),
+        category: r
+            .category
+            .iter()
+            .flat_map(|(_, rows)| rows)
+            .map(|c| CategoryRow {
+                group: c.group.clone(),
+                picks: c.picks,
+                exact: c.exact,
+                parent: c.parent,
+                exact_chance: c.exact_chance,
+                parent_chance: c.parent_chance,
+            })
+            .collect(),
+        llm,
+        study: v,
+    })
+}
