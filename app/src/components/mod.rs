@@ -1,13 +1,22 @@
 //! Pieces shared by several pages.
 
 pub mod explorer;
+pub mod jobs;
 pub mod upload;
 
 use leptos::prelude::*;
 use leptos_router::components::A;
+use leptos_router::hooks::use_params_map;
 
 use crate::error::AppError;
 use crate::model::{ProjectView, SourceChunk};
+
+/// The route parameter `key` (`:id`, `:job`, …) as a number (0 when absent
+/// or not a number).
+pub fn route_id(key: &'static str) -> Memo<i64> {
+    let params = use_params_map();
+    Memo::new(move |_| params.read().get(key).and_then(|s| s.parse().ok()).unwrap_or(0))
+}
 
 /// The top bar outside a project: the brand (and, with `account`, the
 /// logout button).

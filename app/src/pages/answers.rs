@@ -8,11 +8,11 @@ use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 
 use crate::api::*;
+use crate::components::jobs::{ticker, LatestJob};
+use crate::components::route_id;
 use crate::components::{ActionError, ConfirmDelete, ErrorNote, NoCacheBox, ProjectBar};
 use crate::format;
 use crate::model::{AnswerSetView, AnswerView, CostRow, QuestionSetView};
-use crate::pages::corpus::route_id;
-use crate::pages::jobs::{ticker, LatestJob};
 
 fn seconds(ms: Option<f64>) -> String {
     ms.map_or("—".into(), |ms| format!("{:.2}", ms / 1000.0))

@@ -2,19 +2,12 @@
 
 use leptos::prelude::*;
 use leptos_meta::Title;
-use leptos_router::hooks::use_params_map;
 
 use crate::api::*;
 use crate::components::upload::UploadZone;
-use crate::components::{ActionError, ConfirmDelete, ErrorNote, ProjectBar};
+use crate::components::{route_id, ActionError, ConfirmDelete, ErrorNote, ProjectBar};
 use crate::format;
 use crate::model::{DocumentSummary, ProjectView};
-
-/// The `:id` of the current route.
-pub fn route_id(key: &'static str) -> Memo<i64> {
-    let params = use_params_map();
-    Memo::new(move |_| params.read().get(key).and_then(|s| s.parse().ok()).unwrap_or(0))
-}
 
 #[component]
 pub fn CorpusPage() -> impl IntoView {

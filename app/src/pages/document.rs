@@ -5,9 +5,9 @@ use leptos_meta::Title;
 use leptos_router::hooks::use_navigate;
 
 use crate::api::*;
+use crate::components::route_id;
 use crate::components::{ActionError, ConfirmDelete, ErrorNote, ProjectBar};
 use crate::format;
-use crate::pages::corpus::route_id;
 
 #[component]
 pub fn DocumentPage() -> impl IntoView {

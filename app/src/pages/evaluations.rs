@@ -11,12 +11,12 @@ use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 
 use crate::api::*;
+use crate::components::jobs::{ticker, ItemCalls, LatestJob, ProgressBar, StatusBadge};
+use crate::components::route_id;
 use crate::components::{ActionError, ConfirmDelete, ErrorNote, NoCacheBox, ProjectBar, SharePanel};
 use crate::format;
 use crate::format::pct;
 use crate::model::{AnswerSetView, DrillView, EvaluationReportView, EvaluationView, PairRowView, QuestionSetView};
-use crate::pages::corpus::route_id;
-use crate::pages::jobs::{ticker, ItemCalls, LatestJob, ProgressBar, StatusBadge};
 
 fn judge_class(judge: &str) -> &'static str {
     if judge.contains("no LLM") {

@@ -12,13 +12,13 @@ use leptos_meta::Title;
 use leptos_router::hooks::use_navigate;
 
 use crate::api::*;
+use crate::components::jobs::{ticker, ProgressBar, StatusBadge};
+use crate::components::route_id;
 use crate::components::{Brand, ErrorNote, SharePanel};
 use crate::format;
 use crate::model::{
     ExperimentDraft, ExperimentReportView, ExperimentStageView, ImportedManifest, WizardFields, WizardStart,
 };
-use crate::pages::corpus::route_id;
-use crate::pages::jobs::{ticker, ProgressBar, StatusBadge};
 
 /// The form's state: its fields, and whether the manifest to run is the
 /// text as imported or edited (until a field changes) rather than the fields'.

@@ -6,11 +6,11 @@ use leptos_meta::Title;
 
 use crate::api::*;
 use crate::components::explorer::{GraphExplorer, GraphSource};
+use crate::components::jobs::{ticker, LatestJob};
+use crate::components::route_id;
 use crate::components::{ActionError, ErrorNote, NoCacheBox, ProjectBar};
 use crate::format;
 use crate::model::GraphOverview;
-use crate::pages::corpus::route_id;
-use crate::pages::jobs::{ticker, LatestJob};
 
 #[component]
 pub fn GraphPage() -> impl IntoView {

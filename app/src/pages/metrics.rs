@@ -13,10 +13,10 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 
 use crate::api::*;
+use crate::components::jobs::{ticker, ProgressBar, StatusBadge};
+use crate::components::route_id;
 use crate::components::{ConfirmDelete, ErrorNote, ProjectBar, SharePanel};
 use crate::model::{FactorialRow, MetricsMeansView, MetricsRunView, MetricsView, SetMetricsView};
-use crate::pages::corpus::route_id;
-use crate::pages::jobs::{ticker, ProgressBar, StatusBadge};
 
 fn f3(x: Option<f64>) -> String {
     x.map_or("—".into(), |v| format!("{v:.3}"))

@@ -8,11 +8,11 @@ use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 
 use crate::api::*;
+use crate::components::jobs::{ticker, LatestJob};
+use crate::components::route_id;
 use crate::components::{ActionError, ConfirmDelete, ErrorNote, NoCacheBox, ProjectBar, SourceText};
 use crate::format;
 use crate::model::{QuestionSetView, QuestionView};
-use crate::pages::corpus::route_id;
-use crate::pages::jobs::{ticker, LatestJob};
 
 fn counts_text(s: &QuestionSetView) -> String {
     s.counts.iter().map(|(k, n)| format!("{n} {k}")).collect::<Vec<_>>().join(" · ")

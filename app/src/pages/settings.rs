@@ -6,9 +6,9 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 
 use crate::api::*;
+use crate::components::route_id;
 use crate::components::{ActionError, ErrorNote, ProjectBar};
 use crate::model::LlmInfo;
-use crate::pages::corpus::route_id;
 
 #[component]
 pub fn SettingsPage() -> impl IntoView {

@@ -13,9 +13,9 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 
 use crate::api::*;
+use crate::components::route_id;
 use crate::components::{ActionError, ConfirmDelete, ErrorNote, ProjectBar};
 use crate::model::{AnswerSetView, QuestionSetView, StudyResultsView, StudySummaryRow, StudyView};
-use crate::pages::corpus::route_id;
 
 #[component]
 pub fn StudiesPage() -> impl IntoView {
@@ -246,7 +246,7 @@ pub fn StudyResultsPage() -> impl IntoView {
     let project = Resource::new(move || id.get(), get_project);
     let rate = ServerAction::<StartStudyRating>::new();
     let live = RwSignal::new(false);
-    let tick = crate::pages::jobs::ticker(live);
+    let tick = crate::components::jobs::ticker(live);
     let results =
         Resource::new(move || (study.get(), rate.version().get(), tick.get()), |(s, _, _)| get_study_results(s));
     view! {
@@ -259,7 +259,7 @@ pub fn StudyResultsPage() -> impl IntoView {
                     match results.await {
                         Err(e) => view! { <ErrorNote error=e/> }.into_any(),
                         Ok(r) => {
-                            live.set(r.llm.as_ref().is_some_and(|l| crate::pages::jobs::active(&l.status)));
+                            live.set(r.llm.as_ref().is_some_and(|l| crate::components::jobs::active(&l.status)));
                             view! { <Results r rate/> }.into_any()
                         }
                     }

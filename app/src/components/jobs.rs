@@ -1,0 +1,185 @@
+//! The widgets of background jobs that stage pages share: live progress,
+//! the latest job's line, status badges and an item's call log.
+
+use leptos::prelude::*;
+
+use crate::api::*;
+use crate::components::ErrorNote;
+use crate::error::AppError;
+use crate::format;
+use crate::model::{CallView, JobView};
+
+pub fn active(status: &str) -> bool {
+    matches!(status, "running" | "queued")
+}
+
+/// A signal that ticks every second while `live` is true: resources keyed
+/// on it refresh without a reload. (The interval only runs in the browser.)
+pub fn ticker(live: RwSignal<bool>) -> RwSignal<u64> {
+    let tick = RwSignal::new(0u64);
+    Effect::new(move |_| {
+        let handle = set_interval_with_handle(
+            move || {
+                if live.get_untracked() {
+                    tick.update(|t| *t += 1);
+                }
+            },
+            std::time::Duration::from_millis(1000),
+        )
+        .ok();
+        on_cleanup(move || {
+            if let Some(h) = handle {
+                h.clear();
+            }
+        });
+    });
+    tick
+}
+
+#[component]
+pub fn StatusBadge(status: String) -> impl IntoView {
+    let class = format!("badge status-{status}");
+    view! { <span class=class>{status}</span> }
+}
+
+#[component]
+pub fn ProgressBar(j: JobView) -> impl IntoView {
+    let finished = j.done + j.failed;
+    let pct = if j.total > 0 { (finished as f64 / j.total as f64 * 100.0).round() } else { 0.0 };
+    view! {
+        <span class="job-progress">
+            <progress max="100" value=pct></progress>
+            <span class="progress-text">{format!("{}/{} · {pct:.0}%", format::int(finished), format::int(j.total))}</span>
+        </span>
+    }
+}
+
+/// A stage page's line for its latest job of `kind`, shown while it runs or
+/// when it did not end well. `live` keeps `jobs` refreshing while a job
+/// runs; `finished` ticks when a watched job stops — or when a new job is
+/// first seen already stopped (a small offline job can end before the
+/// first poll) — so the page reloads what the job made.
+#[component]
+pub fn LatestJob(
+    project_id: i64,
+    kind: &'static str,
+    label: &'static str,
+    dom_id: &'static str,
+    jobs: Resource<Result<Vec<JobView>, AppError>>,
+    live: RwSignal<bool>,
+    finished: RwSignal<u64>,
+) -> impl IntoView {
+    // The latest job at the previous load (and whether it was running);
+    // `None` before the first load. Followed in an effect, not in the view's
+    // future: ticking `finished` reloads what the page shows, which must not
+    // happen while this view is being rebuilt.
+    let seen = StoredValue::new(None::<Option<(i64, bool)>>);
+    let latest_of = move |list: Vec<JobView>| list.into_iter().find(|j| j.kind == kind);
+    Effect::new(move |_| {
+        let Some(Ok(list)) = jobs.get() else { return };
+        let latest = latest_of(list);
+        let running = latest.as_ref().is_some_and(|j| active(&j.status));
+        let now = latest.as_ref().map(|j| (j.id, running));
+        let stopped = match (seen.get_value(), now) {
+            // A job that ran at the last load stopped, or a new
+            // job appeared already stopped.
+            (Some(Some((old, was_running))), Some((new, false))) => was_running || old != new,
+            (Some(None), Some((_, false))) => true,
+            _ => false,
+        };
+        if stopped || (live.get_untracked() && !running) {
+            finished.update(|n| *n += 1);
+        }
+        seen.set_value(Some(now));
+        live.set(running);
+    });
+    view! {
+        <Transition fallback=|| ()>
+            {move || Suspend::new(async move {
+                let latest = latest_of(jobs.await.unwrap_or_default());
+                let running = latest.as_ref().is_some_and(|j| active(&j.status));
+                latest.filter(|j| running || j.status != "done").map(|j| view! {
+                    <p class="job-line" id=dom_id>
+                        <a href=format!("/projects/{project_id}/jobs/{}", j.id)>{format!("{label} job #{}", j.id)}</a> " "
+                        <StatusBadge status=j.status.clone()/> " " <ProgressBar j=j.clone()/>
+                        {j.error.clone().map(|e| view! { <span class="error">{e}</span> })}
+                    </p>
+                })
+            })}
+        </Transition>
+    }
+}
+
+#[component]
+pub fn CallsToggle(open: RwSignal<bool>) -> impl IntoView {
+    view! {
+        <button type="button" class="link" on:click=move |_| open.update(|o| *o = !*o)>
+            {move || if open.get() { "Hide calls" } else { "Calls" }}
+        </button>
+    }
+}
+
+/// One job item's call log, loaded when `open`.
+#[component]
+pub fn ItemCallLog(job_id: i64, item: String, open: RwSignal<bool>) -> impl IntoView {
+    let calls = Resource::new(
+        move || open.get(),
+        move |open| {
+            let item = item.clone();
+            async move {
+                if open {
+                    get_item_calls(job_id, item).await.map(Some)
+                } else {
+                    Ok(None)
+                }
+            }
+        },
+    );
+    view! {
+        <Suspense fallback=|| view! { <p class="muted">"Loading calls…"</p> }>
+            {move || Suspend::new(async move {
+                match calls.await {
+                    Err(e) => view! { <ErrorNote error=e/> }.into_any(),
+                    Ok(None) => ().into_any(),
+                    Ok(Some(list)) => view! { <CallLog calls=list/> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+/// A toggle that shows one job item's call log in place.
+#[component]
+pub fn ItemCalls(job_id: i64, item: String) -> impl IntoView {
+    let open = RwSignal::new(false);
+    view! {
+        <CallsToggle open/>
+        <Show when=move || open.get()>
+            <ItemCallLog job_id item=item.clone() open/>
+        </Show>
+    }
+}
+
+#[component]
+fn CallLog(calls: Vec<CallView>) -> impl IntoView {
+    view! {
+        <div class="call-log">
+            {calls.into_iter().map(|c| {
+                let who = crate::model::provider_label(&c.provider, &c.model);
+                view! {
+                    <article class="call">
+                        <p class="meta">
+                            {format!("#{} · {} · {} · sample {} · {} + {} tokens · {} ms · {} attempt{} · ${:.6}{}",
+                                c.id, who, c.purpose, c.sample, c.prompt_tokens, c.completion_tokens, c.latency_ms, c.attempts,
+                                if c.attempts == 1 { "" } else { "s" }, c.cost_usd, if c.cached { " · from cache" } else { "" })}
+                        </p>
+                        <h4>"Prompt"</h4>
+                        <pre class="prompt">{c.prompt}</pre>
+                        <h4>{if c.error.is_some() { "Error" } else { "Reply" }}</h4>
+                        <pre class="reply">{c.reply.or(c.error).unwrap_or_default()}</pre>
+                    </article>
+                }
+            }).collect_view()}
+        </div>
+    }
+}
