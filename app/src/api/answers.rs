@@ -1,0 +1,104 @@
+//! Answer sets: the built-in methods, answering (a job), the cost table.
+
+use leptos::prelude::*;
+
+use crate::error::AppError;
+
+#[cfg(feature = "ssr")]
+use super::form::whole;
+use crate::model::*;
+
+#[cfg(feature = "ssr")]
+use crate::ssr::access::{Need, Request};
+#[cfg(feature = "ssr")]
+use crate::ssr::store;
+#[cfg(feature = "ssr")]
+use crate::ssr::store::access::Obj;
+
+/// A built-in RAG method for the Answers page.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct MethodInfo {
+    pub name: String,
+    pub about: String,
+    /// Default parameters as pretty JSON.
+    pub defaults: String,
+}
+
+#[server(output = crate::codec::Json)]
+pub async fn answer_methods() -> Result<Vec<MethodInfo>, AppError> {
+    Ok(engine::rag::method::METHODS
+        .iter()
+        .map(|(name, about)| MethodInfo {
+            name: name.to_string(),
+            about: about.to_string(),
+            defaults: serde_json::to_string_pretty(&engine::rag::method::defaults(name).unwrap_or_default())
+                .unwrap_or_default(),
+        })
+        .collect())
+}
+
+#[server(output = crate::codec::Json)]
+pub async fn list_answer_sets(project_id: i64) -> Result<Vec<AnswerSetView>, AppError> {
+    let call = Request::now()?;
+    call.require(Obj::Project(project_id), Need::Read).await?;
+    store::answers::list_sets(&call.state.pool, project_id).await
+}
+
+/// The cost table (seed 000 Table II) of a project's answer sets.
+#[server(output = crate::codec::Json)]
+pub async fn get_cost_table(project_id: i64) -> Result<Vec<CostRow>, AppError> {
+    let call = Request::now()?;
+    call.require(Obj::Project(project_id), Need::Read).await?;
+    store::answers::cost_table(&call.state.pool, project_id).await
+}
+
+#[server(output = crate::codec::Json)]
+pub async fn get_answers(answer_set_id: i64) -> Result<Vec<AnswerView>, AppError> {
+    let call = Request::now()?;
+    call.require(Obj::AnswerSet(answer_set_id), Need::Read).await?;
+    store::answers::list_answers(&call.state.pool, answer_set_id, None).await
+}
+
+#[server(output = crate::codec::Json)]
+pub async fn delete_answer_set(answer_set_id: i64) -> Result<(), AppError> {
+    let call = Request::now()?;
+    call.require(Obj::AnswerSet(answer_set_id), Need::Edit).await?;
+    store::answers::delete_set(&call.state.pool, answer_set_id).await
+}
+
+/// Starts answering a question set with a built-in method (a job).
+/// `params`: a JSON object of parameters (missing ones take the defaults);
+/// `target_words`: empty for none.
+#[server(output = crate::codec::Json)]
+pub async fn start_answers(
+    question_set_id: i64,
+    method: String,
+    params: String,
+    name: String,
+    target_words: String,
+    no_cache: Option<String>,
+) -> Result<JobView, AppError> {
+    let call = Request::now()?;
+    call.require(Obj::QuestionSet(question_set_id), Need::Edit).await?;
+    let params: serde_json::Value = if params.trim().is_empty() {
+        serde_json::Value::Null
+    } else {
+        serde_json::from_str(&params).map_err(|e| AppError::Invalid(format!("the parameters are not JSON: {e}")))?
+    };
+    let target_words = match target_words.trim() {
+        "" => None,
+        t => Some(whole("target length in words", t, 1, 10_000)? as usize),
+    };
+    let req = crate::ssr::answers::AnswerRequest {
+        question_set_id,
+        method,
+        params,
+        name: Some(name).filter(|n| !n.trim().is_empty()),
+        target_words,
+        no_cache: no_cache.is_some(),
+    };
+    let state = call.state.clone();
+    let (job, _) = crate::ssr::answers::create(&state.pool, &req).await?;
+    state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
+    Ok(job)
+}

@@ -1,0 +1,66 @@
+//! A project's documents: upload limits, listing, reading, deleting, chunking.
+
+use leptos::prelude::*;
+
+use crate::error::AppError;
+
+use crate::model::*;
+
+#[cfg(feature = "ssr")]
+use crate::ssr::access::{Need, Request};
+#[cfg(feature = "ssr")]
+use crate::ssr::state::app_state;
+#[cfg(feature = "ssr")]
+use crate::ssr::store;
+#[cfg(feature = "ssr")]
+use crate::ssr::store::access::Obj;
+
+#[server(output = crate::codec::Json)]
+pub async fn get_upload_limits() -> Result<UploadLimits, AppError> {
+    Ok(app_state()?.config.upload_limits())
+}
+
+#[server(output = crate::codec::Json)]
+pub async fn list_documents(project_id: i64) -> Result<Vec<DocumentSummary>, AppError> {
+    let call = Request::now()?;
+    call.require(Obj::Project(project_id), Need::Read).await?;
+    store::list_documents(&call.state.pool, project_id).await
+}
+
+#[server(output = crate::codec::Json)]
+pub async fn get_document(id: i64) -> Result<DocumentView, AppError> {
+    let call = Request::now()?;
+    call.require(Obj::Document(id), Need::Read).await?;
+    store::get_document(&call.state.pool, id).await
+}
+
+#[server(output = crate::codec::Json)]
+pub async fn delete_document(id: i64) -> Result<(), AppError> {
+    let call = Request::now()?;
+    call.require(Obj::Document(id), Need::Edit).await?;
+    store::delete_document(&call.state.pool, id).await.map(|_| ())
+}
+
+#[server(output = crate::codec::Json)]
+pub async fn set_chunking(
+    project_id: i64,
+    chunk_tokens: String,
+    chunk_overlap: String,
+    tokenizer: String,
+) -> Result<ProjectView, AppError> {
+    let call = Request::now()?;
+    call.require(Obj::Project(project_id), Need::Edit).await?;
+    let number = |field: &str, value: &str| {
+        value
+            .trim()
+            .parse::<usize>()
+            .map_err(|_| AppError::Invalid(format!("{field} must be a whole number, not \"{value}\"")))
+    };
+    let settings = engine::chunk::ChunkSettings {
+        chunk_tokens: number("chunk size", &chunk_tokens)?,
+        overlap_tokens: number("overlap", &chunk_overlap)?,
+        tokenizer: engine::chunk::Tokenizer::parse(&tokenizer)
+            .ok_or_else(|| AppError::Invalid(format!("unknown tokenizer \"{tokenizer}\"")))?,
+    };
+    store::set_chunk_settings(&call.state.pool, project_id, settings).await
+}

@@ -1,0 +1,193 @@
+//! Evaluations: starting (and the sanity check), the report and its drill-down.
+
+use leptos::prelude::*;
+
+use crate::error::AppError;
+
+#[cfg(feature = "ssr")]
+use super::form::{number, whole};
+use crate::model::*;
+
+#[cfg(feature = "ssr")]
+use crate::ssr::access::{Need, Request};
+#[cfg(feature = "ssr")]
+use crate::ssr::store::access::Obj;
+
+#[server(output = crate::codec::Json)]
+pub async fn list_evaluations(project_id: i64) -> Result<Vec<EvaluationView>, AppError> {
+    let call = Request::now()?;
+    call.require(Obj::Project(project_id), Need::Read).await?;
+    crate::ssr::evaluation::list(&call.state.pool, project_id).await
+}
+
+/// Reads the evaluation form's judging settings.
+#[cfg(feature = "ssr")]
+#[allow(clippy::too_many_arguments)]
+fn eval_settings(
+    protocol: &str,
+    trials: &str,
+    repeats: &str,
+    tolerance: &str,
+    adjustments: &str,
+    align: bool,
+    exchange: bool,
+    judge: &str,
+    position_bias: &str,
+    length_bias: &str,
+    noise: &str,
+    judge_prompt: Option<&str>,
+) -> Result<engine::judge::eval::Settings, AppError> {
+    use engine::judge::eval::{JudgeKind, Protocol, Settings};
+    let s = Settings {
+        protocol: Protocol::parse(protocol).map_err(AppError::Invalid)?,
+        trials: whole("trials", trials, 1, 1000)? as u32,
+        repeats: whole("repeats per order", repeats, 1, 20)? as u32,
+        tolerance: whole("tolerance (words)", tolerance, 0, 10_000)? as usize,
+        max_adjustments: whole("adjustments", adjustments, 0, 10)? as u32,
+        align,
+        exchange,
+        judge: JudgeKind::parse(judge).map_err(AppError::Invalid)?,
+        biases: engine::judge::simulated::Biases {
+            position: number("position bias", position_bias, -5.0, 5.0)?,
+            length_per_10_words: number("length bias", length_bias, -5.0, 5.0)?,
+            noise: number("noise", noise, 0.0, 5.0)?,
+            seed: 0,
+        },
+        sanity: false,
+        judge_prompt: match judge_prompt.filter(|p| !p.is_empty()) {
+            Some(p) => engine::judge::scoring::JudgePrompt::parse(p).map_err(AppError::Invalid)?,
+            None => engine::judge::scoring::JudgePrompt::Paper,
+        },
+    };
+    s.validate().map_err(AppError::Invalid)?;
+    Ok(s)
+}
+
+/// Starts an evaluation (a job). `answer_sets`: comma-separated ids;
+/// `pairs`: empty for every pair, else `A:B` comma-separated. With
+/// `sanity_first`, each compared method never sanity-checked in the
+/// project gets its sanity check too (a job of its own).
+#[server(output = crate::codec::Json)]
+#[allow(clippy::too_many_arguments)]
+pub async fn start_evaluation(
+    question_set_id: i64,
+    answer_sets: String,
+    pairs: String,
+    protocol: String,
+    trials: String,
+    repeats: String,
+    tolerance: String,
+    adjustments: String,
+    align: Option<String>,
+    exchange: Option<String>,
+    judge: String,
+    position_bias: String,
+    length_bias: String,
+    noise: String,
+    name: String,
+    sanity_first: Option<String>,
+    no_cache: Option<String>,
+    #[server(default)] judge_prompt: Option<String>,
+) -> Result<EvaluationView, AppError> {
+    let call = Request::now()?;
+    let project = call.require(Obj::QuestionSet(question_set_id), Need::Edit).await?;
+    let ids = |text: &str, what: &str| -> Result<Vec<i64>, AppError> {
+        text.split([',', ':'])
+            .filter(|t| !t.trim().is_empty())
+            .map(|t| {
+                t.trim()
+                    .parse::<i64>()
+                    .map_err(|_| AppError::Invalid(format!("{what}: \"{t}\" is not an answer set id")))
+            })
+            .collect()
+    };
+    let sets = ids(&answer_sets, "answer sets")?;
+    call.require_in(project, sets.iter().map(|s| Obj::AnswerSet(*s))).await?;
+    let mut chosen = Vec::new();
+    for pair in pairs.split(',').filter(|p| !p.trim().is_empty()) {
+        match ids(pair, "pairs")?.as_slice() {
+            [a, b] => chosen.push((*a, *b)),
+            _ => return Err(AppError::Invalid(format!("pairs: \"{pair}\" is not A:B"))),
+        }
+    }
+    let settings = eval_settings(
+        &protocol,
+        &trials,
+        &repeats,
+        &tolerance,
+        &adjustments,
+        align.is_some(),
+        exchange.is_some(),
+        &judge,
+        &position_bias,
+        &length_bias,
+        &noise,
+        judge_prompt.as_deref(),
+    )?;
+    let state = call.state.clone();
+    let llm = state.llm();
+    let req = crate::ssr::evaluation::EvalRequest {
+        question_set_id,
+        answer_sets: sets.clone(),
+        pairs: chosen,
+        settings: settings.clone(),
+        name: Some(name).filter(|n| !n.trim().is_empty()),
+        no_cache: no_cache.is_some(),
+    };
+    let (job, id) = crate::ssr::evaluation::create(&state.pool, &llm, &req).await?;
+    state.jobs.spawn(state.pool.clone(), llm.clone(), job.id, false)?;
+    if sanity_first.is_some() {
+        for set in crate::ssr::evaluation::never_checked(&state.pool, &sets).await? {
+            let (job, _) = crate::ssr::evaluation::create_sanity(&state.pool, &llm, set, settings.clone()).await?;
+            state.jobs.spawn(state.pool.clone(), llm.clone(), job.id, false)?;
+        }
+    }
+    Ok(crate::ssr::evaluation::get(&state.pool, id).await?.view)
+}
+
+/// One click: a sanity check of an answer set's method with the paper's
+/// defaults and the chosen judge.
+#[server(output = crate::codec::Json)]
+pub async fn start_sanity(answer_set_id: i64, judge: String) -> Result<EvaluationView, AppError> {
+    let call = Request::now()?;
+    call.require(Obj::AnswerSet(answer_set_id), Need::Edit).await?;
+    let settings = engine::judge::eval::Settings {
+        judge: engine::judge::eval::JudgeKind::parse(&judge).map_err(AppError::Invalid)?,
+        ..Default::default()
+    };
+    let state = call.state.clone();
+    let llm = state.llm();
+    let (job, id) = crate::ssr::evaluation::create_sanity(&state.pool, &llm, answer_set_id, settings).await?;
+    state.jobs.spawn(state.pool.clone(), llm, job.id, false)?;
+    Ok(crate::ssr::evaluation::get(&state.pool, id).await?.view)
+}
+
+#[server(output = crate::codec::Json)]
+pub async fn delete_evaluation(id: i64) -> Result<(), AppError> {
+    let call = Request::now()?;
+    call.require(Obj::Evaluation(id), Need::Edit).await?;
+    crate::ssr::evaluation::delete(&call.state.pool, id).await
+}
+
+#[server(output = crate::codec::Json)]
+pub async fn get_evaluation_report(id: i64) -> Result<EvaluationReportView, AppError> {
+    let call = Request::now()?;
+    call.require(Obj::Evaluation(id), Need::Read).await?;
+    crate::ssr::evaluation::report_view(&call.state.pool, id).await
+}
+
+#[server(output = crate::codec::Json)]
+pub async fn get_drill_questions(id: i64, a: i64, b: i64) -> Result<Vec<DrillQuestionView>, AppError> {
+    let call = Request::now()?;
+    let project = call.require(Obj::Evaluation(id), Need::Read).await?;
+    call.require_in(project, [Obj::AnswerSet(a), Obj::AnswerSet(b)]).await?;
+    crate::ssr::evaluation::drill_questions(&call.state.pool, id, a, b).await
+}
+
+#[server(output = crate::codec::Json)]
+pub async fn get_drill(id: i64, a: i64, b: i64, question: i64) -> Result<DrillView, AppError> {
+    let call = Request::now()?;
+    let project = call.require(Obj::Evaluation(id), Need::Read).await?;
+    call.require_in(project, [Obj::AnswerSet(a), Obj::AnswerSet(b), Obj::Question(question)]).await?;
+    crate::ssr::evaluation::drill(&call.state.pool, id, a, b, question).await
+}

@@ -1,0 +1,78 @@
+//! Experiments: the wizard's defaults, drafts and imports of manifests, starting one, and its page.
+
+use leptos::prelude::*;
+
+use crate::error::AppError;
+use crate::model::*;
+
+#[cfg(feature = "ssr")]
+use crate::ssr::access::{Need, Request};
+#[cfg(feature = "ssr")]
+use crate::ssr::store::access::Obj;
+
+/// The "New experiment" wizard's defaults (the papers'), the projects whose
+/// documents an experiment may use, the built-in methods and the LLM.
+#[server(output = crate::codec::Json)]
+pub async fn experiment_wizard() -> Result<WizardStart, AppError> {
+    let call = Request::now()?;
+    call.require_owner("run experiments")?;
+    crate::ssr::experiments::wizard::wizard_start(&call.state.pool, &call.state.llm()).await
+}
+
+/// The wizard's choices (`fields`: `WizardFields` as JSON) as a manifest,
+/// with its estimate of calls, tokens and cost, or what is wrong.
+#[server(output = crate::codec::Json)]
+pub async fn draft_experiment(fields: String) -> Result<ExperimentDraft, AppError> {
+    let call = Request::now()?;
+    call.require_owner("run experiments")?;
+    let f: WizardFields =
+        serde_json::from_str(&fields).map_err(|e| AppError::Invalid(format!("the wizard's choices: {e}")))?;
+    let llm = call.state.llm();
+    match crate::ssr::experiments::wizard::manifest_of(&f, &llm) {
+        Ok(text) => Ok(crate::ssr::experiments::wizard::draft(&call.state.pool, &llm, &text).await),
+        Err(e) => Ok(crate::ssr::experiments::wizard::refused("", e)),
+    }
+}
+
+/// A manifest's estimate (an imported or edited manifest), or what is wrong.
+#[server(output = crate::codec::Json)]
+pub async fn draft_manifest(manifest: String) -> Result<ExperimentDraft, AppError> {
+    let call = Request::now()?;
+    call.require_owner("run experiments")?;
+    Ok(crate::ssr::experiments::wizard::draft(&call.state.pool, &call.state.llm(), &manifest).await)
+}
+
+/// An imported manifest in the wizard's fields, naming what they cannot show.
+#[server(output = crate::codec::Json)]
+pub async fn import_manifest(manifest: String) -> Result<ImportedManifest, AppError> {
+    let call = Request::now()?;
+    call.require_owner("run experiments")?;
+    let m = engine::experiment::Manifest::parse_uploaded(&manifest).map_err(|e| AppError::Invalid(e.0))?;
+    let start = crate::ssr::experiments::wizard::wizard_start(&call.state.pool, &call.state.llm()).await?;
+    Ok(crate::ssr::experiments::wizard::fields_of(&m, &start.fields))
+}
+
+/// Starts an experiment from its manifest; returns (project id, experiment id).
+#[server(output = crate::codec::Json)]
+pub async fn start_experiment(manifest: String) -> Result<(i64, i64), AppError> {
+    let call = Request::now()?;
+    call.require_owner("run experiments")?;
+    crate::ssr::experiments::wizard::start(&call.state, &manifest).await
+}
+
+/// An experiment: its stages (planned, running, done) and, as they finish,
+/// the report gathering theirs.
+#[server(output = crate::codec::Json)]
+pub async fn get_experiment(experiment_id: i64) -> Result<ExperimentReportView, AppError> {
+    let call = Request::now()?;
+    call.require(Obj::Experiment(experiment_id), Need::Read).await?;
+    crate::ssr::experiments::wizard::report(&call.state.pool, experiment_id).await
+}
+
+/// Experiments started in the browser, newest first: (id, project, name, status, started).
+#[server(output = crate::codec::Json)]
+pub async fn list_experiments() -> Result<Vec<(i64, i64, String, String, String)>, AppError> {
+    let call = Request::now()?;
+    call.require_owner("run experiments")?;
+    crate::ssr::experiments::wizard::list_all(&call.state.pool).await
+}

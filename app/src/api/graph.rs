@@ -1,0 +1,109 @@
+//! The knowledge graph: overview, explorer view, nodes and edges (also through a share link), and building it.
+
+use leptos::prelude::*;
+
+use crate::error::AppError;
+
+#[cfg(feature = "ssr")]
+use super::form::whole;
+use crate::model::*;
+
+#[cfg(feature = "ssr")]
+use crate::ssr::access::{Need, Request};
+#[cfg(feature = "ssr")]
+use crate::ssr::state::app_state;
+#[cfg(feature = "ssr")]
+use crate::ssr::store;
+#[cfg(feature = "ssr")]
+use crate::ssr::store::access::Obj;
+
+/// The graph's statistics; `None` when the project has no graph yet.
+#[server(output = crate::codec::Json)]
+pub async fn get_graph_overview(project_id: i64) -> Result<Option<GraphOverview>, AppError> {
+    let call = Request::now()?;
+    call.require(Obj::Project(project_id), Need::Read).await?;
+    let pool = &call.state.pool;
+    store::get_project(pool, project_id).await?;
+    store::graph::overview(pool, project_id).await
+}
+
+/// What the explorer draws: at most `limit` nodes, the highest-degree ones.
+#[server(output = crate::codec::Json)]
+pub async fn get_graph_view(project_id: i64, limit: u32) -> Result<GraphView, AppError> {
+    let call = Request::now()?;
+    call.require(Obj::Project(project_id), Need::Read).await?;
+    if limit == 0 {
+        return Err(AppError::Invalid("the node limit must be at least 1".into()));
+    }
+    store::graph::view(&call.state.pool, project_id, limit as usize).await
+}
+
+/// A shared graph's view, read through its share token (no account).
+#[server(endpoint = "share/graph", output = crate::codec::Json)]
+pub async fn get_shared_graph_view(token: String, limit: u32) -> Result<GraphView, AppError> {
+    let pool = &app_state()?.pool;
+    let project = crate::ssr::share::graph_project(pool, &token).await?;
+    if limit == 0 {
+        return Err(AppError::Invalid("the node limit must be at least 1".into()));
+    }
+    store::graph::view(pool, project, limit as usize).await
+}
+
+/// A node of a shared graph; only nodes of the shared project.
+#[server(endpoint = "share/graph_node", output = crate::codec::Json)]
+pub async fn get_shared_graph_node(token: String, node_id: i64) -> Result<NodeDetail, AppError> {
+    let pool = &app_state()?.pool;
+    store::graph::node_detail(pool, crate::ssr::share::graph_project(pool, &token).await?, node_id).await
+}
+
+/// An edge of a shared graph; only edges of the shared project.
+#[server(endpoint = "share/graph_edge", output = crate::codec::Json)]
+pub async fn get_shared_graph_edge(token: String, source: i64, target: i64) -> Result<EdgeDetail, AppError> {
+    let pool = &app_state()?.pool;
+    store::graph::edge_detail(pool, crate::ssr::share::graph_project(pool, &token).await?, source, target).await
+}
+
+#[server(output = crate::codec::Json)]
+pub async fn get_graph_node(project_id: i64, node_id: i64) -> Result<NodeDetail, AppError> {
+    let call = Request::now()?;
+    call.require(Obj::Project(project_id), Need::Read).await?;
+    store::graph::node_detail(&call.state.pool, project_id, node_id).await
+}
+
+#[server(output = crate::codec::Json)]
+pub async fn get_graph_edge(project_id: i64, source: i64, target: i64) -> Result<EdgeDetail, AppError> {
+    let call = Request::now()?;
+    call.require(Obj::Project(project_id), Need::Read).await?;
+    store::graph::edge_detail(&call.state.pool, project_id, source, target).await
+}
+
+/// Starts building the project's graph (a job); returns at once.
+#[server(output = crate::codec::Json)]
+pub async fn start_graph_build(
+    project_id: i64,
+    gleaning: String,
+    entity_types: String,
+    summary_budget: String,
+    no_cache: Option<String>,
+) -> Result<JobView, AppError> {
+    let call = Request::now()?;
+    call.require(Obj::Project(project_id), Need::Edit).await?;
+    let gleaning = whole("gleaning", &gleaning, 0, u64::MAX)?;
+    if gleaning > 5 {
+        return Err(AppError::Invalid(format!("gleaning is at most 5 turns, not {gleaning}")));
+    }
+    let types: Vec<String> =
+        entity_types.split(',').map(|t| t.trim().to_lowercase()).filter(|t| !t.is_empty()).collect();
+    if types.is_empty() {
+        return Err(AppError::Invalid("name at least one entity type".into()));
+    }
+    let settings = engine::graph::extract::ExtractSettings {
+        gleaning: gleaning as u32,
+        entity_types: types,
+        summary_budget: whole("summary budget", &summary_budget, 50, u64::MAX)? as usize,
+    };
+    let state = call.state.clone();
+    let job = crate::ssr::jobs::create_graph(&state.pool, project_id, &settings, no_cache.is_some()).await?;
+    state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
+    Ok(job)
+}

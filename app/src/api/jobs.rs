@@ -1,0 +1,77 @@
+//! Background jobs: listing, detail and call logs, resume, cancel, and the chunk-summaries job.
+
+use leptos::prelude::*;
+
+use crate::error::AppError;
+use crate::model::*;
+
+#[cfg(feature = "ssr")]
+use crate::ssr::access::{Need, Request};
+#[cfg(feature = "ssr")]
+use crate::ssr::store;
+#[cfg(feature = "ssr")]
+use crate::ssr::store::access::Obj;
+
+#[server(output = crate::codec::Json)]
+pub async fn list_jobs(project_id: i64) -> Result<Vec<JobView>, AppError> {
+    let call = Request::now()?;
+    call.require(Obj::Project(project_id), Need::Read).await?;
+    store::jobs::list_jobs(&call.state.pool, project_id).await
+}
+
+#[server(output = crate::codec::Json)]
+pub async fn get_job_detail(id: i64) -> Result<JobDetail, AppError> {
+    let call = Request::now()?;
+    call.require(Obj::Job(id), Need::Read).await?;
+    let state = call.state.clone();
+    Ok(JobDetail {
+        job: store::jobs::get_job(&state.pool, id).await?,
+        items: store::jobs::job_items(&state.pool, id).await?,
+        outcome: store::jobs::outcome(&state.pool, id).await?,
+    })
+}
+
+#[server(output = crate::codec::Json)]
+pub async fn get_item_calls(job_id: i64, item: String) -> Result<Vec<CallView>, AppError> {
+    let call = Request::now()?;
+    call.require(Obj::Job(job_id), Need::Read).await?;
+    store::jobs::item_calls(&call.state.pool, job_id, &item).await
+}
+
+/// Starts a job summarising every chunk of the project; returns at once.
+#[server(output = crate::codec::Json)]
+pub async fn start_summaries(project_id: i64, no_cache: Option<String>) -> Result<JobView, AppError> {
+    let call = Request::now()?;
+    call.require(Obj::Project(project_id), Need::Edit).await?;
+    let state = call.state.clone();
+    let job = crate::ssr::jobs::create_summaries(&state.pool, project_id, no_cache.is_some()).await?;
+    state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
+    Ok(job)
+}
+
+#[server(output = crate::codec::Json)]
+pub async fn resume_job(id: i64, retry_failed: bool) -> Result<(), AppError> {
+    let call = Request::now()?;
+    call.require(Obj::Job(id), Need::Edit).await?;
+    let state = call.state.clone();
+    let job = store::jobs::get_job(&state.pool, id).await?;
+    if job.status == "running" {
+        return Err(AppError::Conflict(format!("job {id} is already running")));
+    }
+    // Queued before the answer: the page's next look must see it as live
+    // (the runner marks it running a moment later, on another task).
+    store::jobs::mark_queued(&state.pool, id).await?;
+    state.jobs.spawn(state.pool.clone(), state.llm(), id, retry_failed)
+}
+
+#[server(output = crate::codec::Json)]
+pub async fn cancel_job(id: i64) -> Result<(), AppError> {
+    let call = Request::now()?;
+    call.require(Obj::Job(id), Need::Edit).await?;
+    let state = call.state.clone();
+    if state.jobs.cancel(id) {
+        Ok(())
+    } else {
+        Err(AppError::Conflict(format!("job {id} is not running in this server")))
+    }
+}
