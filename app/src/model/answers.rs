@@ -1,0 +1,71 @@
+//! Answer sets, answers with their contexts, the cost table.
+
+use serde::{Deserialize, Serialize};
+
+/// One method instance's answers to a question set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AnswerSetView {
+    pub id: i64,
+    pub project_id: i64,
+    pub question_set_id: i64,
+    pub job_id: Option<i64>,
+    pub name: String,
+    /// A built-in method's name, or `imported`.
+    pub method: String,
+    /// The method's full parameters as JSON.
+    pub parameters: String,
+    pub created_at: String,
+    pub answers: i64,
+    /// Who answered: "offline (no LLM)", "openai · MODEL", or none (imported).
+    pub made_by: Option<String>,
+}
+
+/// A retrieved piece of context (see `engine::rag::Section`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContextView {
+    pub kind: String,
+    pub id: String,
+    pub score: f64,
+    pub text: String,
+}
+
+/// One answer with its context and accounting.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AnswerView {
+    pub id: i64,
+    pub question_id: i64,
+    pub question: String,
+    pub answer: String,
+    pub contexts: Vec<ContextView>,
+    pub prompt_tokens: Option<i64>,
+    pub completion_tokens: Option<i64>,
+    pub cost_usd: Option<f64>,
+    pub llm_calls: Option<i64>,
+    pub retrieval_ms: Option<f64>,
+    pub query_ms: Option<f64>,
+    /// The model's reply was cut at its `max_tokens`.
+    #[serde(default)]
+    pub truncated: bool,
+}
+
+/// One row of the cost table (seed 000 Table II): averages per answered
+/// question of an answer set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CostRow {
+    pub answer_set_id: i64,
+    pub name: String,
+    pub method: String,
+    /// The set's parameters as JSON.
+    pub parameters: String,
+    pub answers: i64,
+    /// Answers whose accounting is known (imported ones may not say).
+    pub measured: i64,
+    pub avg_tokens: Option<f64>,
+    pub avg_prompt_tokens: Option<f64>,
+    pub avg_completion_tokens: Option<f64>,
+    pub avg_llm_calls: Option<f64>,
+    pub avg_query_ms: Option<f64>,
+    pub avg_retrieval_ms: Option<f64>,
+    pub avg_cost_usd: Option<f64>,
+    pub made_by: Option<String>,
+}

@@ -1,0 +1,68 @@
+//! Projects and their documents.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProjectSummary {
+    pub id: i64,
+    pub name: String,
+    /// ISO 8601, UTC.
+    pub created_at: String,
+    pub documents: i64,
+    pub tokens: i64,
+    pub chunks: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProjectView {
+    pub summary: ProjectSummary,
+    pub chunk_tokens: i64,
+    pub chunk_overlap: i64,
+    pub tokenizer: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DocumentSummary {
+    pub id: i64,
+    pub title: String,
+    pub source: String,
+    pub chars: i64,
+    pub tokens: i64,
+    pub chunks: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DocumentView {
+    pub summary: DocumentSummary,
+    pub project_id: i64,
+    pub text: String,
+    /// The record's other JSON fields, pretty-printed; `None` when there are none.
+    pub metadata: Option<String>,
+    pub created_at: String,
+}
+
+/// A file or record that was not stored, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Skipped {
+    pub file: String,
+    pub reason: String,
+}
+
+/// The answer to an upload: what was added and skipped, and the corpus
+/// totals after it (the shape of `assay corpus add --json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UploadReport {
+    pub added: i64,
+    pub skipped: Vec<Skipped>,
+    pub documents: i64,
+    pub tokens: i64,
+    pub chunks: i64,
+}
+
+/// Limits the upload form enforces before sending, so a user hears about a
+/// too-large file before waiting for it to upload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UploadLimits {
+    pub max_upload_bytes: u64,
+    pub max_file_bytes: u64,
+}

@@ -1,0 +1,154 @@
+//! Evaluations: the report, its rows and the drill-down.
+
+use serde::{Deserialize, Serialize};
+
+/// An evaluation as lists and headers show it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EvaluationView {
+    pub id: i64,
+    pub project_id: i64,
+    pub question_set_id: i64,
+    pub question_set: String,
+    pub job_id: Option<i64>,
+    pub name: String,
+    /// Who judged, as the report states it.
+    pub judge: String,
+    pub protocol: String,
+    pub trials: u32,
+    pub repeats: u32,
+    pub tolerance: u32,
+    pub align: bool,
+    pub exchange: bool,
+    pub sanity: bool,
+    /// The unbiased protocol's scoring prompt ("paper" or "content-only")
+    /// and the first 12 hex digits of its SHA-256 (as in the call log).
+    pub judge_prompt: String,
+    pub judge_prompt_hash: String,
+    /// The simulated judge's biases, when it judged: "position +0.3, …".
+    pub biases: Option<String>,
+    /// The compared answer sets' names, in order.
+    pub contenders: Vec<String>,
+    pub pairs: usize,
+    /// The job's status and progress.
+    pub status: String,
+    pub done: i64,
+    pub total: i64,
+    pub tokens: i64,
+    pub cost_usd: f64,
+    pub created_at: String,
+}
+
+/// One pair's row of an evaluation report, numbers as computed (rates in
+/// 0–1); the page formats them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PairRowView {
+    pub a: i64,
+    pub b: i64,
+    pub a_name: String,
+    pub b_name: String,
+    pub questions: usize,
+    /// As is, regenerated, forced, discarded; success rate (`None`: alignment off).
+    pub aligned: (usize, usize, usize, usize),
+    pub alignment_success: Option<f64>,
+    /// Unbiased: trials; the median trial (by relative win rate) and its
+    /// A-win, tie and B-win rates and relative win rate, each with its 95%
+    /// bootstrap interval over questions (see `engine::judge::eval::UnbiasedSummary`).
+    pub trials: usize,
+    pub median_trial: Option<u32>,
+    pub a_win: Option<(f64, (f64, f64))>,
+    pub tie: Option<(f64, (f64, f64))>,
+    pub b_win: Option<(f64, (f64, f64))>,
+    pub relative: Option<(f64, (f64, f64))>,
+    /// Mean total-score difference A − B; Wilcoxon and sign test p (raw, Holm).
+    pub mean_difference: Option<f64>,
+    pub wilcoxon: Option<(f64, f64)>,
+    pub sign: Option<(f64, f64)>,
+    /// Legacy: A's and B's win rates, relative.
+    pub legacy: Option<(f64, f64, f64)>,
+    /// Stacked-bar SVGs: per aspect, per level, legacy beside unbiased.
+    pub aspects_svg: String,
+    pub levels_svg: String,
+    pub legacy_svg: String,
+}
+
+/// An evaluation's report as the page shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EvaluationReportView {
+    pub evaluation: EvaluationView,
+    pub box_svg: String,
+    pub heatmap_svg: String,
+    pub legacy_heatmap_svg: Option<String>,
+    pub pairs: Vec<PairRowView>,
+    /// The sanity check's sentence, and whether it came out even.
+    pub sanity: Option<(String, Option<bool>)>,
+    /// The bias audit: (what, value, how many it counts).
+    pub bias: Vec<(String, String, String)>,
+    /// How well a language-model judge could be read (its items that
+    /// failed, were cut or repaired, and its position consistency), and
+    /// whether that is poor enough to doubt the rates; `None` for the
+    /// offline and simulated judges.
+    #[serde(default)]
+    pub judge_reading: Option<(String, bool)>,
+    /// Why the report has no rates at all, when it has none.
+    #[serde(default)]
+    pub no_verdict: Option<String>,
+    /// Calls of the evaluation itself: made, answered from the cache.
+    pub calls: i64,
+    pub cached_calls: i64,
+}
+
+/// One question of a pair in the drill-down list.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DrillQuestionView {
+    pub id: i64,
+    pub question: String,
+    pub level: Option<String>,
+    /// Over the trials: A wins, ties, B wins; "discarded" etc. when not judged.
+    pub a_wins: usize,
+    pub ties: usize,
+    pub b_wins: usize,
+    pub alignment: String,
+    pub legacy: Option<String>,
+}
+
+/// One judgment in the drill-down.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JudgmentView {
+    pub trial: u32,
+    pub repeat: u32,
+    /// "A first" or "B first".
+    pub order: String,
+    pub a: [u8; 4],
+    pub b: [u8; 4],
+    pub reasoning: String,
+    /// The job item whose call log holds it.
+    pub item: String,
+}
+
+/// One question of a pair, everything judged about it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DrillView {
+    pub question_id: i64,
+    pub question: String,
+    pub level: Option<String>,
+    pub a_name: String,
+    pub b_name: String,
+    /// As generated, and as judged (after alignment).
+    pub a_raw: String,
+    pub b_raw: String,
+    pub a_judged: String,
+    pub b_judged: String,
+    pub alignment: String,
+    pub judgments: Vec<JudgmentView>,
+    /// Per trial: (trial, A's total, B's total, outcome).
+    pub verdicts: Vec<(u32, f64, f64, String)>,
+    /// The legacy verdict: overall, and per aspect.
+    pub legacy: Option<(String, Vec<(String, String)>)>,
+    pub job_id: Option<i64>,
+}
+
+/// An evaluation report's CSV tables.
+pub const EVAL_TABLES: [&str; 6] = ["pairs", "trials", "aspects", "levels", "judgments", "alignment"];
+
+/// The unbiased protocol's aspects (as `engine::judge::ASPECTS`, for the browser).
+pub const ASPECT_NAMES: [&str; 4] = ["Comprehensiveness", "Relevance", "Empowerment", "Directness"];

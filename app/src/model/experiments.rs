@@ -1,0 +1,160 @@
+//! Experiments: the wizard, drafts, stages and the report.
+
+use serde::{Deserialize, Serialize};
+
+use super::{EvaluationReportView, GraphOverview, JobView, MetricsView, ProjectSummary, QuestionSetView};
+
+/// The "New experiment" wizard's choices: the manifest's common settings
+/// (`engine::experiment::Manifest`), flat for a form. The server fills the
+/// defaults (the papers') and turns them into a manifest.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WizardFields {
+    pub name: String,
+    /// `offline`, or `settings` (the LLM configured on the Settings page).
+    pub llm: String,
+    /// `sample`, or `project` (the documents of `corpus_project`).
+    pub corpus: String,
+    pub corpus_project: String,
+    pub chunk_tokens: u32,
+    pub chunk_overlap: u32,
+    pub gleaning: u32,
+    pub graph_questions: bool,
+    pub node: u32,
+    pub edge: u32,
+    pub subgraph: u32,
+    pub summary_questions: bool,
+    pub users: u32,
+    pub tasks: u32,
+    pub per_task: u32,
+    pub hierarchical_questions: bool,
+    /// Comma-separated, e.g. "QC, AT, LV".
+    pub dimensions: String,
+    /// Comma-separated category counts, e.g. "2, 4, 8".
+    pub levels: String,
+    pub per_category: u32,
+    pub methods: Vec<String>,
+    pub evaluate: bool,
+    /// `unbiased`, `legacy` or `both`.
+    pub protocol: String,
+    pub trials: u32,
+    pub repeats: u32,
+    pub align: bool,
+    pub exchange: bool,
+    /// `llm` (the experiment's LLM), `offline` (the rubric) or `simulated`.
+    pub judge: String,
+    pub sanity: bool,
+    pub metrics: bool,
+}
+
+/// What the wizard starts from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WizardStart {
+    pub fields: WizardFields,
+    /// Projects with documents, whose corpus an experiment may use: (name, documents, tokens).
+    pub projects: Vec<(String, i64, i64)>,
+    /// Built-in methods: (name, description).
+    pub methods: Vec<(String, String)>,
+    /// The LLM configured on the Settings page, described.
+    pub configured_llm: String,
+    pub configured_is_offline: bool,
+}
+
+/// A stage's expected work, before the run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StageEstimateView {
+    pub kind: String,
+    pub label: String,
+    pub calls: u64,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub cost_usd: f64,
+    pub how: String,
+}
+
+/// The wizard's choices as a manifest, with its estimate (or what is wrong).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExperimentDraft {
+    pub manifest: String,
+    pub error: Option<String>,
+    pub stages: Vec<StageEstimateView>,
+    pub calls: u64,
+    pub tokens: u64,
+    pub cost_usd: f64,
+    /// Who would answer: "offline (no LLM)" or the model.
+    pub llm: String,
+    pub offline: bool,
+    /// Prices known for the model (else cost shows as unknown).
+    pub priced: bool,
+}
+
+/// An imported manifest in the wizard's fields; what the form cannot show
+/// is named (the manifest itself is run as imported until a field changes).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ImportedManifest {
+    pub fields: WizardFields,
+    pub not_shown: Vec<String>,
+}
+
+/// One stage of an experiment: planned, running, done or reused.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExperimentStageView {
+    pub kind: String,
+    pub label: String,
+    /// waiting, running, done, reused, failed.
+    pub state: String,
+    pub planned_calls: u64,
+    pub how: String,
+    pub job: Option<JobView>,
+    pub new_calls: i64,
+    pub cached_calls: i64,
+    pub tokens: i64,
+    pub cost_usd: f64,
+    pub seconds: f64,
+    /// The object the stage made (question set, answer set, evaluation, metrics run).
+    pub object_id: Option<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExperimentView {
+    pub id: i64,
+    pub project_id: i64,
+    pub name: String,
+    /// running, done, failed, interrupted.
+    pub status: String,
+    pub error: Option<String>,
+    pub llm: String,
+    pub offline: bool,
+    pub created_at: String,
+    pub finished_at: Option<String>,
+    pub stages: Vec<ExperimentStageView>,
+    pub new_calls: i64,
+    pub cached_calls: i64,
+    pub tokens: i64,
+    pub cost_usd: f64,
+    pub manifest: String,
+}
+
+/// Cost per method (seed 000's cost table): its answer sets' and the judge's share.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MethodCostView {
+    pub method: String,
+    pub answers: i64,
+    pub calls: i64,
+    pub tokens: i64,
+    pub cost_usd: f64,
+    pub seconds: f64,
+}
+
+/// An experiment's report: every stage's report gathered.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExperimentReportView {
+    pub experiment: ExperimentView,
+    pub corpus: ProjectSummary,
+    pub graph: Option<GraphOverview>,
+    pub question_sets: Vec<QuestionSetView>,
+    pub methods: Vec<MethodCostView>,
+    pub evaluations: Vec<EvaluationReportView>,
+    /// Each sanity check: (method, its sentence, even?).
+    pub sanity: Vec<(String, String, Option<bool>)>,
+    pub metrics: Vec<MetricsView>,
+}

@@ -1,0 +1,114 @@
+//! Background jobs, their items and call logs.
+
+use serde::{Deserialize, Serialize};
+
+/// A job, with its status as the user should see it (`interrupted` when the
+/// process running it died).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobView {
+    pub id: i64,
+    pub project_id: Option<i64>,
+    pub kind: String,
+    pub parameters: String,
+    pub status: String,
+    pub total: i64,
+    pub done: i64,
+    pub failed: i64,
+    pub tokens: i64,
+    pub cost_usd: f64,
+    pub error: Option<String>,
+    pub created_at: String,
+    pub started_at: Option<String>,
+    pub finished_at: Option<String>,
+    /// Seconds from start to finish (or to now, while running).
+    pub elapsed_secs: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobItemView {
+    pub key: String,
+    pub status: String,
+    pub result: Option<String>,
+    pub error: Option<String>,
+    pub tokens: i64,
+    pub cost_usd: f64,
+    pub finished_at: String,
+}
+
+/// One logged LLM call, prompt and reply as text.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CallView {
+    pub id: i64,
+    pub purpose: String,
+    pub provider: String,
+    pub model: String,
+    pub sample: i64,
+    pub prompt: String,
+    pub reply: Option<String>,
+    pub error: Option<String>,
+    pub prompt_tokens: i64,
+    pub completion_tokens: i64,
+    pub cost_usd: f64,
+    pub latency_ms: i64,
+    pub attempts: i64,
+    pub cached: bool,
+    pub prompt_hash: Option<String>,
+    pub created_at: String,
+}
+
+/// How a call's provider is named on pages: the offline provider plainly
+/// as not a language model.
+pub fn provider_label(provider: &str, model: &str) -> String {
+    if provider == "offline" {
+        "offline (no LLM)".to_string()
+    } else if provider == "simulated" {
+        "simulated judge (bias lab, no LLM)".to_string()
+    } else {
+        format!("{provider} · {model}")
+    }
+}
+
+/// A job with the items that failed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobDetail {
+    pub job: JobView,
+    pub items: Vec<JobItemView>,
+    pub outcome: JobOutcome,
+}
+
+/// What a job's model did, from its items and its call log: items that
+/// failed, whose replies were cut by `max_tokens`, or that needed a repair
+/// turn, with the commonest reasons for failing.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct JobOutcome {
+    /// Who answered ("openai · MODEL", "offline (no LLM)"), if anyone did.
+    pub model: Option<String>,
+    pub items: i64,
+    pub failed: i64,
+    pub truncated: i64,
+    pub repaired: i64,
+    /// Failure reasons, commonest first, with their counts (at most five).
+    pub reasons: Vec<(String, i64)>,
+}
+
+impl JobOutcome {
+    /// "2 of 8 items failed (the verdict has no Relevance score for Answer 1: 2); 3 cut at max_tokens; 1 repaired",
+    /// or `None` when nothing went wrong.
+    pub fn sentence(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        if self.failed > 0 {
+            let reasons: Vec<String> = self.reasons.iter().map(|(r, n)| format!("{r} ({n})")).collect();
+            parts.push(format!("{} of {} items failed: {}", self.failed, self.items, reasons.join("; ")));
+        }
+        if self.truncated > 0 {
+            parts.push(format!("{} of {} items had replies cut at max_tokens", self.truncated, self.items));
+        }
+        if self.repaired > 0 {
+            parts.push(format!(
+                "{} of {} items needed a repair turn for JSON of the wrong shape",
+                self.repaired, self.items
+            ));
+        }
+        (!parts.is_empty()).then(|| parts.join(". ") + ".")
+    }
+}

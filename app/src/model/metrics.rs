@@ -1,0 +1,141 @@
+//! Reference-based metrics runs and their report.
+
+use serde::{Deserialize, Serialize};
+
+use super::JobView;
+
+/// Means of a group of questions on the reference-based metrics (retrieval
+/// `None` when the method recorded no chunks).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricsMeansView {
+    pub group: String,
+    pub n: usize,
+    pub map: Option<f64>,
+    pub ndcg: Option<f64>,
+    pub recall: Option<f64>,
+    pub cs: f64,
+    pub rouge1: f64,
+    pub bleu: f64,
+}
+
+/// One dimension at one level of the granularity analysis (seed 004 Table 2).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GranularityRow {
+    pub dimension: String,
+    pub categories: usize,
+    pub questions: usize,
+    pub power: f64,
+    pub change: Option<f64>,
+    pub nmi: f64,
+    /// 95% bootstrap intervals and noise floors (labels permuted; see
+    /// `engine::metrics::granularity::LevelStats`).
+    pub power_ci: Option<(f64, f64)>,
+    pub power_floor: Option<f64>,
+    pub nmi_ci: Option<(f64, f64)>,
+    pub nmi_floor: Option<f64>,
+    /// Too few questions per category to compare levels, said why.
+    pub warning: Option<String>,
+    /// The dimension's mean Coherence Ratio (on its first level's row).
+    pub mean_rho: Option<f64>,
+    /// The level with the highest discriminative power in its dimension.
+    pub optimal: bool,
+    /// The Coherence Ratio of each split into this level (a parent one
+    /// level up and its children here): `(ρ, verdict)`.
+    pub splits_in: Vec<(f64, String)>,
+}
+
+/// A split and its Coherence Ratio.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SplitRow {
+    pub dimension: String,
+    pub parent: String,
+    pub children: Vec<String>,
+    pub sigma_sib: f64,
+    pub delta_vert: f64,
+    pub rho: f64,
+    pub rho_ci: Option<(f64, f64)>,
+    pub verdict: String,
+}
+
+/// An answer set's metrics as the Metrics page shows them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SetMetricsView {
+    pub answer_set_id: i64,
+    pub name: String,
+    pub method: String,
+    pub overall: MetricsMeansView,
+    pub corpus_bleu: f64,
+    pub per_category: Vec<MetricsMeansView>,
+    pub granularity: Vec<GranularityRow>,
+    pub splits: Vec<SplitRow>,
+    /// The LV × QC table (seed 004 Table 4), when the set has factorial questions.
+    pub factorial: Option<FactorialView>,
+    pub power_svg: String,
+    /// One hierarchy drawing per dimension: `(dimension, SVG)`.
+    pub trees: Vec<(String, String)>,
+    /// The point-biserial correlation of ρ with human category agreement
+    /// (seed 004 §4), when a validation study was drawn from the set:
+    /// `(study, r_pb, p, n)`.
+    #[serde(default)]
+    pub rho_agreement: Option<(i64, f64, f64, usize)>,
+}
+
+/// A row of the LV × QC table: a cell (both levels) or a level pooled
+/// over the other factor (one level); `gap` is its CS minus the first
+/// level's (simple → complex within an LV level; between pooled levels).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FactorialRow {
+    pub lv: Option<String>,
+    pub qc: Option<String>,
+    pub n: usize,
+    pub map: Option<f64>,
+    pub cs: f64,
+    pub gap: Option<f64>,
+}
+
+/// Seed 004 Table 4: the cells, the main effects (each level pooled), and
+/// each factor's effect Δ (largest minus smallest pooled CS).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FactorialView {
+    pub cells: Vec<FactorialRow>,
+    pub pooled: Vec<FactorialRow>,
+    pub lv_effect: Option<f64>,
+    pub qc_effect: Option<f64>,
+}
+
+/// A metrics run as its list shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricsRunView {
+    pub id: i64,
+    pub project_id: i64,
+    pub question_set_id: i64,
+    pub question_set: String,
+    /// `(id, "name (method)")` of each answer set scored.
+    pub answer_sets: Vec<(i64, String)>,
+    pub k: usize,
+    pub bins: usize,
+    /// `document`, `passage` or `chunk` (see `engine::metrics::RelevanceUnit`).
+    pub relevance_unit: String,
+    pub job: Option<JobView>,
+    pub finished: bool,
+    pub created_at: String,
+}
+
+/// A metrics run and, once finished, its report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricsRunPage {
+    pub run: MetricsRunView,
+    pub view: Option<MetricsView>,
+}
+
+/// A metrics run: the question set, its settings, each answer set's metrics.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricsView {
+    pub run_id: i64,
+    pub question_set_id: i64,
+    pub k: usize,
+    pub bins: usize,
+    pub relevance_unit: String,
+    pub embedding_model: String,
+    pub sets: Vec<SetMetricsView>,
+}

@@ -1,0 +1,31 @@
+//! Data the browser sees: the DTOs server functions return, one module per
+//! feature, re-exported here (`crate::model::JobView`). Row types of the
+//! store are separate (`ssr::store`), so the schema can change without
+//! changing what crosses the wire. These mirror engine types the WASM build
+//! cannot compile (the engine never compiles to WASM).
+
+mod answers;
+mod corpus;
+mod evaluation;
+mod experiments;
+mod graph;
+mod jobs;
+mod metrics;
+mod questions;
+mod settings;
+mod share;
+mod study;
+mod users;
+
+pub use answers::*;
+pub use corpus::*;
+pub use evaluation::*;
+pub use experiments::*;
+pub use graph::*;
+pub use jobs::*;
+pub use metrics::*;
+pub use questions::*;
+pub use settings::*;
+pub use share::*;
+pub use study::*;
+pub use users::*;

@@ -1,0 +1,30 @@
+//! What share links open.
+
+use serde::{Deserialize, Serialize};
+
+use super::{
+    EntityStats, EvaluationReportView, MetricsView, QuestionSetView, QuestionView, RelevanceStats, StudyResultsView,
+};
+
+/// A question set shared read-only: the set, its questions with their
+/// provenance fields, and its diagnostics (entities the questions mention,
+/// as the graph's names matched; relevance of retrieved context, when a
+/// relevance job scored it) with their charts inline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SharedQuestions {
+    pub set: QuestionSetView,
+    pub questions: Vec<QuestionView>,
+    pub entities: Option<(EntityStats, String)>,
+    pub relevance: Option<(RelevanceStats, String)>,
+}
+
+/// A report shared read-only by link: one of these. (A shared experiment
+/// and a shared graph are read through their own server functions, so the
+/// browser's code for those pages is not loaded with these.)
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SharedView {
+    pub evaluation: Option<EvaluationReportView>,
+    pub study: Option<StudyResultsView>,
+    pub questions: Option<SharedQuestions>,
+    pub metrics: Option<MetricsView>,
+}

@@ -1,0 +1,135 @@
+//! Human studies: setup, the rater's session, results.
+
+use serde::{Deserialize, Serialize};
+
+/// A study as the owner sees it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StudyView {
+    pub id: i64,
+    pub project_id: i64,
+    pub name: String,
+    pub intro: String,
+    pub corpus_summary: String,
+    pub dimensions: Vec<DimensionView>,
+    pub items: i64,
+    pub attention_checks: i64,
+    pub target_raters: Option<i64>,
+    pub raters: i64,
+    pub completed: i64,
+    pub is_open: bool,
+    /// The links: (id, kind "open" | "rater", label, revoked).
+    pub links: Vec<(i64, String, Option<String>, bool)>,
+    pub created_at: String,
+    /// "questions" (Likert ratings of questions) or "answers" (answer validation).
+    pub kind: String,
+    /// An answer-validation study's answers: "reference", or "answers:ID".
+    pub answer_source: Option<String>,
+}
+
+/// A rated dimension, its definition and its points' labels (the first
+/// scores `min`); a `choice` dimension offers each item's own choices.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DimensionView {
+    pub name: String,
+    pub definition: String,
+    pub labels: Vec<String>,
+    pub min: u8,
+    pub choice: bool,
+}
+
+/// One item as a rater sees it: the question, and in an answer-validation
+/// study the answer, the source passage and the categories to choose from
+/// `(path, definition)`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RaterItem {
+    pub id: i64,
+    pub text: String,
+    pub answer: Option<String>,
+    pub context: Option<String>,
+    pub choices: Vec<(String, String)>,
+}
+
+/// What a rater's browser needs: the study (never its sources), the
+/// items in this rater's order, the ratings given so far.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RaterSession {
+    pub study: String,
+    pub intro: String,
+    pub corpus_summary: String,
+    pub dimensions: Vec<DimensionView>,
+    pub is_open: bool,
+    /// The rater's own token (to keep in the browser for an open link).
+    pub rater: String,
+    /// The items in this rater's order.
+    pub items: Vec<RaterItem>,
+    /// Item id → its scores per dimension so far (`None`: not yet).
+    pub ratings: Vec<(i64, Vec<Option<u8>>)>,
+    pub finished: bool,
+}
+
+/// One group's mean, 95% interval and distribution for the results page.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StudySummaryRow {
+    pub dimension: String,
+    pub group: String,
+    pub n: usize,
+    pub mean: f64,
+    pub ci: Option<(f64, f64)>,
+    /// Ratings per point of the scale, lowest first.
+    pub distribution: Vec<usize>,
+}
+
+/// Category agreement with the generator's label (seed 004 §2.5).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CategoryRow {
+    pub group: String,
+    pub picks: usize,
+    pub exact: f64,
+    pub parent: f64,
+    pub exact_chance: f64,
+    pub parent_chance: f64,
+}
+
+/// The LLM rater's agreement with the humans on one dimension.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LlmAgreementRow {
+    pub dimension: String,
+    pub items: usize,
+    pub spearman: Option<f64>,
+    pub kappa: Option<f64>,
+    pub humans: usize,
+    pub exact: f64,
+}
+
+/// The latest LLM-rater job of a study and its agreement with the humans.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LlmRatingView {
+    pub job_id: i64,
+    pub status: String,
+    pub done: i64,
+    pub total: i64,
+    /// Who rated: "offline (no LLM)" or "openai · MODEL".
+    pub rater: String,
+    pub rows: Vec<LlmAgreementRow>,
+}
+
+/// A study's results.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StudyResultsView {
+    pub study: StudyView,
+    pub raters: usize,
+    /// Raters who rated at least one item through an open link.
+    pub open_link_raters: i64,
+    pub completed: usize,
+    pub failed_attention: usize,
+    pub by_source: Vec<StudySummaryRow>,
+    pub by_level: Vec<StudySummaryRow>,
+    /// Per dimension: Fleiss' κ (and over how many items), Krippendorff's α.
+    pub agreement: Vec<(String, Option<f64>, usize, Option<f64>)>,
+    pub chart_svg: String,
+    /// An answer-validation study's category picks: raters' agreement
+    /// (Fleiss' κ, items, Krippendorff's α nominal) and with the generator.
+    pub category_agreement: Option<(Option<f64>, usize, Option<f64>)>,
+    pub category: Vec<CategoryRow>,
+    pub llm: Option<LlmRatingView>,
+}
