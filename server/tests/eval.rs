@@ -271,7 +271,7 @@ async fn a_cancelled_evaluation_resumes_without_judging_anything_twice() {
     let (job, id) = app::ssr::evaluation::create(&pool, &llm, &req("stopped")).await.unwrap();
     let cancel = tokio_util::sync::CancellationToken::new();
     let stop = cancel.clone();
-    let end = app::ssr::jobs::run(&pool, &llm, job.id, false, cancel, &move |p| {
+    let end = app::ssr::jobs::run(&pool, &llm, app::ssr::stages::stage, job.id, false, cancel, &move |p| {
         if p.done >= 20 {
             stop.cancel();
         }
@@ -281,7 +281,9 @@ async fn a_cancelled_evaluation_resumes_without_judging_anything_twice() {
     assert_eq!(end, engine::jobs::RunEnd::Cancelled);
     let partial = app::ssr::store::jobs::get_job(&pool, job.id).await.unwrap();
     assert!(partial.done >= 20 && partial.done < partial.total, "{partial:?}");
-    let end = app::ssr::jobs::run(&pool, &llm, job.id, false, Default::default(), &|_| {}).await.unwrap();
+    let end = app::ssr::jobs::run(&pool, &llm, app::ssr::stages::stage, job.id, false, Default::default(), &|_| {})
+        .await
+        .unwrap();
     assert_eq!(end, engine::jobs::RunEnd::Finished);
     let after = app::ssr::store::jobs::get_job(&pool, job.id).await.unwrap();
     assert_eq!((after.status.as_str(), after.done, after.failed), ("done", after.total, 0));
@@ -303,7 +305,9 @@ async fn a_cancelled_evaluation_resumes_without_judging_anything_twice() {
     );
     // The same evaluation run straight through reports the same numbers.
     let (job2, id2) = app::ssr::evaluation::create(&pool, &llm, &req("straight")).await.unwrap();
-    app::ssr::jobs::run(&pool, &llm, job2.id, false, Default::default(), &|_| {}).await.unwrap();
+    app::ssr::jobs::run(&pool, &llm, app::ssr::stages::stage, job2.id, false, Default::default(), &|_| {})
+        .await
+        .unwrap();
     let (_, resumed) = app::ssr::evaluation::report(&pool, id).await.unwrap();
     let (_, straight) = app::ssr::evaluation::report(&pool, id2).await.unwrap();
     assert_eq!(resumed.pairs, straight.pairs);

@@ -48,7 +48,7 @@ async fn the_offline_summaries_job_runs_to_the_end_and_logs_every_call() {
     let items = app::ssr::store::jobs::job_items(&pool, id).await.unwrap();
     assert_eq!(items.len(), 45);
     let first = &items.iter().find(|i| i.key == "chunk-1").unwrap();
-    assert_eq!(first.status, "done");
+    assert_eq!(first.status.as_str(), "done");
     let summary = first.result.as_deref().unwrap();
     let chunk: String = sqlx::query_scalar("SELECT body FROM chunks WHERE id = 1").fetch_one(&pool).await.unwrap();
     let flat = chunk.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -176,7 +176,10 @@ async fn job_counters_follow_each_items_latest_outcome() {
     let dir = tempfile::tempdir().unwrap();
     let pool = app::ssr::store::open(&dir.path().join("c.db")).await.unwrap();
     let project = app::ssr::store::create_project(&pool, "C", &Default::default()).await.unwrap().summary.id;
-    let job = app::ssr::store::jobs::create_job(&pool, project, "summaries", &serde_json::json!({}), 3).await.unwrap();
+    let job =
+        app::ssr::store::jobs::create_job(&pool, project, app::model::JobKind::Summaries, &serde_json::json!({}), 3)
+            .await
+            .unwrap();
     let store = app::ssr::store::jobs::SqliteJobStore::new(pool.clone());
     let done = |tokens| ItemOutcome::Done { result: "ok".into(), tokens, cost_usd: 0.5 };
     let failed = ItemOutcome::Failed { error: "timeout".into(), tokens: 7, cost_usd: 0.25 };
@@ -200,7 +203,10 @@ async fn a_jobs_calls_are_written_with_the_item_that_made_them() {
     let dir = tempfile::tempdir().unwrap();
     let pool = app::ssr::store::open(&dir.path().join("b.db")).await.unwrap();
     let project = app::ssr::store::create_project(&pool, "B", &Default::default()).await.unwrap().summary.id;
-    let job = app::ssr::store::jobs::create_job(&pool, project, "summaries", &serde_json::json!({}), 2).await.unwrap();
+    let job =
+        app::ssr::store::jobs::create_job(&pool, project, app::model::JobKind::Summaries, &serde_json::json!({}), 2)
+            .await
+            .unwrap();
     let calls = Arc::new(app::ssr::store::calls::SqliteCallStore::buffered(pool.clone()).await.unwrap());
     let store = app::ssr::store::jobs::SqliteJobStore::new(pool.clone()).with_calls(calls.clone());
     let gateway = Gateway::new(Arc::new(engine::offline::provider()), calls.clone(), PriceTable::default());

@@ -141,8 +141,18 @@ async fn concurrent_writers_from_two_pools_never_see_database_is_locked() {
     let cli = app::ssr::store::open(&db).await.unwrap();
     let project = app::ssr::store::create_project(&server, "P", &Default::default()).await.unwrap().summary.id;
     let jobs = [
-        app::ssr::store::jobs::create_job(&server, project, "summaries", &serde_json::json!({}), 400).await.unwrap(),
-        app::ssr::store::jobs::create_job(&cli, project, "summaries", &serde_json::json!({}), 400).await.unwrap(),
+        app::ssr::store::jobs::create_job(
+            &server,
+            project,
+            app::model::JobKind::Summaries,
+            &serde_json::json!({}),
+            400,
+        )
+        .await
+        .unwrap(),
+        app::ssr::store::jobs::create_job(&cli, project, app::model::JobKind::Summaries, &serde_json::json!({}), 400)
+            .await
+            .unwrap(),
     ];
     let mut tasks = tokio::task::JoinSet::new();
     for t in 0..16u32 {

@@ -103,7 +103,7 @@ pub async fn start_graph_build(
         summary_budget: whole("summary budget", &summary_budget, 50, u64::MAX)? as usize,
     };
     let state = call.state.clone();
-    let job = crate::ssr::jobs::create_graph(&state.pool, project_id, &settings, no_cache.is_some()).await?;
+    let job = crate::ssr::graph::create_graph(&state.pool, project_id, &settings, no_cache.is_some()).await?;
     state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
     Ok(job)
 }

@@ -44,7 +44,7 @@ pub async fn start_summaries(project_id: i64, no_cache: Option<String>) -> Resul
     let call = Request::now()?;
     call.require(Obj::Project(project_id), Need::Edit).await?;
     let state = call.state.clone();
-    let job = crate::ssr::jobs::create_summaries(&state.pool, project_id, no_cache.is_some()).await?;
+    let job = crate::ssr::graph::create_summaries(&state.pool, project_id, no_cache.is_some()).await?;
     state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
     Ok(job)
 }
@@ -55,7 +55,7 @@ pub async fn resume_job(id: i64, retry_failed: bool) -> Result<(), AppError> {
     call.require(Obj::Job(id), Need::Edit).await?;
     let state = call.state.clone();
     let job = store::jobs::get_job(&state.pool, id).await?;
-    if job.status == "running" {
+    if job.status == crate::model::JobStatus::Running {
         return Err(AppError::Conflict(format!("job {id} is already running")));
     }
     // Queued before the answer: the page's next look must see it as live

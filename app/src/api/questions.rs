@@ -74,7 +74,8 @@ pub async fn start_graph_questions(
     }
     let state = call.state.clone();
     let (job, _) =
-        crate::ssr::jobs::create_graph_questions(&state.pool, project_id, &settings, no_cache.is_some()).await?;
+        crate::ssr::questions::run::create_graph_questions(&state.pool, project_id, &settings, no_cache.is_some())
+            .await?;
     state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
     Ok(job)
 }
@@ -142,7 +143,8 @@ pub async fn start_summary_questions(
     };
     let state = call.state.clone();
     let (job, _) =
-        crate::ssr::jobs::create_summary_questions(&state.pool, project_id, &settings, no_cache.is_some()).await?;
+        crate::ssr::questions::run::create_summary_questions(&state.pool, project_id, &settings, no_cache.is_some())
+            .await?;
     state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
     Ok(job)
 }
@@ -175,9 +177,14 @@ pub async fn start_hierarchical_questions(
         seed: whole("seed", &seed, 0, u64::MAX)?,
     };
     let state = call.state.clone();
-    let (job, _) =
-        crate::ssr::jobs::create_hierarchical_questions(&state.pool, project_id, &settings, None, no_cache.is_some())
-            .await?;
+    let (job, _) = crate::ssr::questions::run::create_hierarchical_questions(
+        &state.pool,
+        project_id,
+        &settings,
+        None,
+        no_cache.is_some(),
+    )
+    .await?;
     state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
     Ok(job)
 }
@@ -198,7 +205,7 @@ pub async fn start_mentions(set_id: i64) -> Result<JobView, AppError> {
     let call = Request::now()?;
     call.require(Obj::QuestionSet(set_id), Need::Edit).await?;
     let state = call.state.clone();
-    let job = crate::ssr::jobs::create_mentions(&state.pool, set_id, false).await?;
+    let job = crate::ssr::questions::run::create_mentions(&state.pool, set_id, false).await?;
     state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
     Ok(job)
 }
@@ -230,7 +237,7 @@ pub async fn start_relevance(
     let state = call.state.clone();
     let retriever = retriever.filter(|r| !r.is_empty());
     let retriever = retriever.as_deref().unwrap_or(engine::questions::relevance::DEFAULT_RETRIEVER);
-    let job = crate::ssr::jobs::create_relevance(&state.pool, set_id, k as usize, retriever, false).await?;
+    let job = crate::ssr::questions::run::create_relevance(&state.pool, set_id, k as usize, retriever, false).await?;
     state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
     Ok(job)
 }

@@ -7,11 +7,7 @@ use crate::api::*;
 use crate::components::ErrorNote;
 use crate::error::AppError;
 use crate::format;
-use crate::model::{CallView, JobView};
-
-pub fn active(status: &str) -> bool {
-    matches!(status, "running" | "queued")
-}
+use crate::model::{CallView, JobKind, JobStatus, JobView};
 
 /// A signal that ticks every second while `live` is true: resources keyed
 /// on it refresh without a reload. (The interval only runs in the browser.)
@@ -62,7 +58,7 @@ pub fn ProgressBar(j: JobView) -> impl IntoView {
 #[component]
 pub fn LatestJob(
     project_id: i64,
-    kind: &'static str,
+    kind: JobKind,
     label: &'static str,
     dom_id: &'static str,
     jobs: Resource<Result<Vec<JobView>, AppError>>,
@@ -78,7 +74,7 @@ pub fn LatestJob(
     Effect::new(move |_| {
         let Some(Ok(list)) = jobs.get() else { return };
         let latest = latest_of(list);
-        let running = latest.as_ref().is_some_and(|j| active(&j.status));
+        let running = latest.as_ref().is_some_and(|j| j.status.is_active());
         let now = latest.as_ref().map(|j| (j.id, running));
         let stopped = match (seen.get_value(), now) {
             // A job that ran at the last load stopped, or a new
@@ -97,11 +93,11 @@ pub fn LatestJob(
         <Transition fallback=|| ()>
             {move || Suspend::new(async move {
                 let latest = latest_of(jobs.await.unwrap_or_default());
-                let running = latest.as_ref().is_some_and(|j| active(&j.status));
-                latest.filter(|j| running || j.status != "done").map(|j| view! {
+                let running = latest.as_ref().is_some_and(|j| j.status.is_active());
+                latest.filter(|j| running || j.status != JobStatus::Done).map(|j| view! {
                     <p class="job-line" id=dom_id>
                         <a href=format!("/projects/{project_id}/jobs/{}", j.id)>{format!("{label} job #{}", j.id)}</a> " "
-                        <StatusBadge status=j.status.clone()/> " " <ProgressBar j=j.clone()/>
+                        <StatusBadge status=j.status.to_string()/> " " <ProgressBar j=j.clone()/>
                         {j.error.clone().map(|e| view! { <span class="error">{e}</span> })}
                     </p>
                 })

@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::JobStatus;
+
 /// An evaluation as lists and headers show it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EvaluationView {
@@ -29,8 +31,8 @@ pub struct EvaluationView {
     /// The compared answer sets' names, in order.
     pub contenders: Vec<String>,
     pub pairs: usize,
-    /// The job's status and progress.
-    pub status: String,
+    /// The job's status (`None`: its job is gone) and progress.
+    pub status: Option<JobStatus>,
     pub done: i64,
     pub total: i64,
     pub tokens: i64,

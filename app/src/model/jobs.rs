@@ -2,15 +2,159 @@
 
 use serde::{Deserialize, Serialize};
 
+/// What a job does; stored as its snake_case name (`study_rating`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JobKind {
+    /// One-sentence summaries of every chunk of a project.
+    Summaries,
+    /// The knowledge graph of a project: extraction per chunk, then merging.
+    Graph,
+    /// A question set: one item per planned question.
+    Questions,
+    /// Question–retrieval relevance of a set: one item per question.
+    Relevance,
+    /// The entities each question of a set names: one item per question.
+    Mentions,
+    /// A method's answers to a question set.
+    Answers,
+    /// Judging answer sets in pairs.
+    Evaluation,
+    /// The LLM rater over a study's items.
+    StudyRating,
+    /// Reference-based metrics of answer sets.
+    Metrics,
+}
+
+impl JobKind {
+    pub const ALL: [JobKind; 9] = [
+        JobKind::Summaries,
+        JobKind::Graph,
+        JobKind::Questions,
+        JobKind::Relevance,
+        JobKind::Mentions,
+        JobKind::Answers,
+        JobKind::Evaluation,
+        JobKind::StudyRating,
+        JobKind::Metrics,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobKind::Summaries => "summaries",
+            JobKind::Graph => "graph",
+            JobKind::Questions => "questions",
+            JobKind::Relevance => "relevance",
+            JobKind::Mentions => "mentions",
+            JobKind::Answers => "answers",
+            JobKind::Evaluation => "evaluation",
+            JobKind::StudyRating => "study_rating",
+            JobKind::Metrics => "metrics",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<JobKind> {
+        JobKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+}
+
+impl std::fmt::Display for JobKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where a job is; stored as its snake_case name. `Interrupted` is never
+/// stored by a runner: it is how a `running` job whose process died reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JobStatus {
+    Queued,
+    Running,
+    Done,
+    Failed,
+    Cancelled,
+    Interrupted,
+}
+
+impl JobStatus {
+    pub const ALL: [JobStatus; 6] = [
+        JobStatus::Queued,
+        JobStatus::Running,
+        JobStatus::Done,
+        JobStatus::Failed,
+        JobStatus::Cancelled,
+        JobStatus::Interrupted,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobStatus::Queued => "queued",
+            JobStatus::Running => "running",
+            JobStatus::Done => "done",
+            JobStatus::Failed => "failed",
+            JobStatus::Cancelled => "cancelled",
+            JobStatus::Interrupted => "interrupted",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<JobStatus> {
+        JobStatus::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+
+    /// Queued or running: the job's page keeps refreshing.
+    pub fn is_active(self) -> bool {
+        matches!(self, JobStatus::Queued | JobStatus::Running)
+    }
+
+    /// Stopped before its end (interrupted, cancelled or failed): it can be resumed.
+    pub fn can_resume(self) -> bool {
+        matches!(self, JobStatus::Interrupted | JobStatus::Cancelled | JobStatus::Failed)
+    }
+}
+
+impl std::fmt::Display for JobStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How a job item ended; stored as `done` or `failed`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ItemStatus {
+    Done,
+    Failed,
+}
+
+impl ItemStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ItemStatus::Done => "done",
+            ItemStatus::Failed => "failed",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<ItemStatus> {
+        [ItemStatus::Done, ItemStatus::Failed].into_iter().find(|k| k.as_str() == s)
+    }
+}
+
+impl std::fmt::Display for ItemStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A job, with its status as the user should see it (`interrupted` when the
 /// process running it died).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JobView {
     pub id: i64,
     pub project_id: Option<i64>,
-    pub kind: String,
+    pub kind: JobKind,
     pub parameters: String,
-    pub status: String,
+    pub status: JobStatus,
     pub total: i64,
     pub done: i64,
     pub failed: i64,
@@ -27,7 +171,7 @@ pub struct JobView {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JobItemView {
     pub key: String,
-    pub status: String,
+    pub status: ItemStatus,
     pub result: Option<String>,
     pub error: Option<String>,
     pub tokens: i64,

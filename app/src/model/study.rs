@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::JobStatus;
+
 /// A study as the owner sees it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StudyView {
@@ -105,7 +107,7 @@ pub struct LlmAgreementRow {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LlmRatingView {
     pub job_id: i64,
-    pub status: String,
+    pub status: JobStatus,
     pub done: i64,
     pub total: i64,
     /// Who rated: "offline (no LLM)" or "openai · MODEL".

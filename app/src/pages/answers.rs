@@ -65,7 +65,7 @@ pub fn AnswersPage() -> impl IntoView {
         <ProjectBar project_id=id.get_untracked() project active="answers"/>
         <main class="page wide">
             <h1>"Answers"</h1>
-            <LatestJob project_id=id.get_untracked() kind="answers" label="Answers" dom_id="answers-job" jobs live finished/>
+            <LatestJob project_id=id.get_untracked() kind=crate::model::JobKind::Answers label="Answers" dom_id="answers-job" jobs live finished/>
             <Transition fallback=|| ()>
                 {move || Suspend::new(async move {
                     let info = llm.await.ok();

@@ -53,7 +53,7 @@ pub fn EvaluationsPage() -> impl IntoView {
         <main class="page wide">
             <h1>"Evaluations"</h1>
             <p class="muted">"Answer sets of one question set judged in pairs. The unbiased protocol (seed 000 §IV) aligns the answers' lengths, judges each pair in both orders, scores four aspects 0–5 with ties, and repeats the whole judgment over trials; the legacy protocol (LightRAG, GraphRAG) shows A first and forces a winner. Both run on the same answers so their verdicts can be compared."</p>
-            <LatestJob project_id=id.get_untracked() kind="evaluation" label="Evaluation" dom_id="evaluation-job" jobs live finished/>
+            <LatestJob project_id=id.get_untracked() kind=crate::model::JobKind::Evaluation label="Evaluation" dom_id="evaluation-job" jobs live finished/>
             <Suspense fallback=|| ()>
                 {move || Suspend::new(async move {
                     let info = llm.await.ok();
@@ -101,7 +101,7 @@ fn EvaluationList(project_id: i64, list: Vec<EvaluationView>, delete: ServerActi
                             <td class="small">{format!("{} · {} trials × {} repeats{}{}", e.protocol, e.trials, e.repeats,
                                 if e.align { "" } else { " · no alignment" }, if e.exchange { "" } else { " · no exchange" })}</td>
                             <td class="small">{e.judge.clone()}</td>
-                            <td><StatusBadge status=e.status.clone()/> <span class="small muted">{format!(" {}/{}", e.done, e.total)}</span></td>
+                            <td><StatusBadge status=e.status.map_or("unknown".to_string(), |s| s.to_string())/> <span class="small muted">{format!(" {}/{}", e.done, e.total)}</span></td>
                             <td class="num">{format::int(e.tokens)}</td>
                             <td class="actions">
                                 <ConfirmDelete prompt=format!("Delete evaluation #{eid}? Its judgments stay in the job's log.")
@@ -290,7 +290,7 @@ pub fn EvaluationPage() -> impl IntoView {
                     match report.await {
                         Err(e) => view! { <ErrorNote error=e/> }.into_any(),
                         Ok(r) => {
-                            live.set(matches!(r.evaluation.status.as_str(), "queued" | "running"));
+                            live.set(r.evaluation.status.is_some_and(|s| s.is_active()));
                             view! { <Report project_id=id.get_untracked() r/> }.into_any()
                         }
                     }
@@ -327,7 +327,7 @@ pub(crate) fn Report(
     let eid = e.id;
     let shared = share.is_some();
     let base = share.as_ref().map_or(format!("/api/evaluations/{eid}"), |t| format!("/api/share/{t}"));
-    let running = matches!(e.status.as_str(), "queued" | "running");
+    let running = e.status.is_some_and(|s| s.is_active());
     let settings = format!(
         "{} protocol · M = {} trials · N = {} per order · {} · {} · tolerance {} words · scoring prompt {} (sha256 {})",
         e.protocol,
@@ -342,9 +342,9 @@ pub(crate) fn Report(
     let job_progress = crate::model::JobView {
         id: e.job_id.unwrap_or_default(),
         project_id: Some(project_id),
-        kind: "evaluation".into(),
+        kind: crate::model::JobKind::Evaluation,
         parameters: String::new(),
-        status: e.status.clone(),
+        status: e.status.unwrap_or(crate::model::JobStatus::Interrupted),
         total: e.total,
         done: e.done,
         failed: 0,
@@ -367,7 +367,7 @@ pub(crate) fn Report(
         <p class="small muted">{format!("Question set #{} {} · ", e.question_set_id, e.question_set)}{settings}</p>
         {(!shared).then(|| view! {
             <p class="small">"Job " {e.job_id.map(|j| view! { <a href=format!("/projects/{project_id}/jobs/{j}")>{format!("#{j}")}</a> })} " "
-                <StatusBadge status=e.status.clone()/> " " <ProgressBar j=job_progress/>
+                <StatusBadge status=e.status.map_or("unknown".to_string(), |s| s.to_string())/> " " <ProgressBar j=job_progress/>
                 {running.then(|| view! { <span class="muted">" — the report fills in as judgments arrive"</span> })}</p>
         })}
         <dl class="totals">

@@ -30,7 +30,7 @@ pub fn GraphPage() -> impl IntoView {
         <ProjectBar project_id=id.get_untracked() project active="graph"/>
         <main class="page wide">
             <h1>"Knowledge graph"</h1>
-            <LatestJob project_id=id.get_untracked() kind="graph" label="Graph" dom_id="graph-job" jobs live finished/>
+            <LatestJob project_id=id.get_untracked() kind=crate::model::JobKind::Graph label="Graph" dom_id="graph-job" jobs live finished/>
             <Transition fallback=|| view! { <p class="muted">"Loading…"</p> }>
                 {move || Suspend::new(async move {
                     let info = llm.await.ok();

@@ -6,7 +6,7 @@ use leptos_meta::Title;
 use leptos_router::hooks::use_navigate;
 
 use crate::api::*;
-use crate::components::jobs::{active, ticker, CallsToggle, ItemCallLog, ProgressBar, StatusBadge};
+use crate::components::jobs::{ticker, CallsToggle, ItemCallLog, ProgressBar, StatusBadge};
 use crate::components::route_id;
 use crate::components::{ActionError, ErrorNote, NoCacheBox, ProjectBar};
 use crate::format;
@@ -18,7 +18,7 @@ fn rate_and_eta(j: &JobView) -> (String, String) {
         return ("–".into(), "–".into());
     }
     let rate = finished / j.elapsed_secs;
-    let eta = if active(&j.status) && rate > 0.0 {
+    let eta = if j.status.is_active() && rate > 0.0 {
         let secs = ((j.total as f64 - finished) / rate).max(0.0);
         if secs < 90.0 {
             format!("{secs:.0} s")
@@ -76,7 +76,7 @@ pub fn JobsPage() -> impl IntoView {
                     match jobs.await {
                         Err(e) => view! { <ErrorNote error=e/> }.into_any(),
                         Ok(list) => {
-                            live.set(list.iter().any(|j| active(&j.status)));
+                            live.set(list.iter().any(|j| j.status.is_active()));
                             if list.is_empty() {
                                 return view! { <p class="muted">"No jobs yet."</p> }.into_any();
                             }
@@ -93,7 +93,7 @@ pub fn JobsPage() -> impl IntoView {
                                             view! {
                                                 <tr data-job=j.id>
                                                     <td><a href=format!("/projects/{project_id}/jobs/{}", j.id)>{format!("#{} {}", j.id, j.kind)}</a></td>
-                                                    <td><StatusBadge status=j.status.clone()/></td>
+                                                    <td><StatusBadge status=j.status.to_string()/></td>
                                                     <td><ProgressBar j=j.clone()/></td>
                                                     <td class="num">{rate}</td>
                                                     <td class="num">{eta}</td>
@@ -147,12 +147,12 @@ pub fn JobPage() -> impl IntoView {
                         Err(e) => return view! { <ErrorNote error=e/> }.into_any(),
                     };
                     let j = d.job.clone();
-                    live.set(active(&j.status));
+                    live.set(j.status.is_active());
                     let (rate, eta) = rate_and_eta(&j);
                     let id = j.id;
-                    let can_resume = matches!(j.status.as_str(), "interrupted" | "cancelled" | "failed");
-                    let can_retry = !active(&j.status) && j.failed > 0;
-                    let failures: Vec<JobItemView> = d.items.iter().filter(|i| i.status == "failed").cloned().collect();
+                    let can_resume = j.status.can_resume();
+                    let can_retry = !j.status.is_active() && j.failed > 0;
+                    let failures: Vec<JobItemView> = d.items.iter().filter(|i| i.status == crate::model::ItemStatus::Failed).cloned().collect();
                     // What the model did, in words: failed, cut and repaired items with their reasons.
                     let outcome = d.outcome.clone();
                     let said = (outcome.items > 0).then(|| {
@@ -162,7 +162,7 @@ pub fn JobPage() -> impl IntoView {
                         view! { <p id="job-outcome" class=class>{who}{what}</p> }
                     });
                     view! {
-                        <h1>{format!("Job #{} · {}", j.id, j.kind)} " " <StatusBadge status=j.status.clone()/></h1>
+                        <h1>{format!("Job #{} · {}", j.id, j.kind)} " " <StatusBadge status=j.status.to_string()/></h1>
                         <dl class="totals job-totals">
                             <div><dt>"Progress"</dt><dd id="job-progress"><ProgressBar j=j.clone()/></dd></div>
                             <div><dt>"Failed"</dt><dd id="job-failed">{format::int(j.failed)}</dd></div>
@@ -173,7 +173,7 @@ pub fn JobPage() -> impl IntoView {
                         {j.error.clone().map(|e| view! { <p class="error">{e}</p> })}
                         {said}
                         <div class="actions-row">
-                            {active(&j.status).then(|| view! {
+                            {j.status.is_active().then(|| view! {
                                 <button type="button" class="danger" on:click=move |_| { cancel.dispatch(CancelJob { id }); }>"Cancel"</button>
                             })}
                             {can_resume.then(|| view! {
@@ -212,7 +212,7 @@ fn ItemRow(job_id: i64, item: JobItemView) -> impl IntoView {
     view! {
         <tr data-item=item.key.clone()>
             <td class="mono">{item.key.clone()}</td>
-            <td><StatusBadge status=item.status.clone()/></td>
+            <td><StatusBadge status=item.status.to_string()/></td>
             <td class="result">{text}</td>
             <td class="num">{format::int(item.tokens)}</td>
             <td class="actions"><CallsToggle open/></td>

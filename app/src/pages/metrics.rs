@@ -154,7 +154,7 @@ pub fn MetricsPage() -> impl IntoView {
 fn run_row(project_id: i64, r: MetricsRunView, delete: ServerAction<DeleteMetricsRun>) -> impl IntoView {
     let run_id = r.id;
     let status =
-        if r.finished { "done".to_string() } else { r.job.as_ref().map_or("no job".into(), |j| j.status.clone()) };
+        if r.finished { "done".to_string() } else { r.job.as_ref().map_or("no job".into(), |j| j.status.to_string()) };
     view! {
         <tr data-run=r.id>
             <td><a href=format!("/projects/{project_id}/metrics/{}", r.id)>{format!("#{}", r.id)}</a></td>
@@ -187,7 +187,7 @@ pub fn MetricsRunPage() -> impl IntoView {
                     match page.await {
                         Err(e) => view! { <ErrorNote error=e/> }.into_any(),
                         Ok(p) => {
-                            let running = p.run.job.as_ref().is_some_and(|j| matches!(j.status.as_str(), "queued" | "running"));
+                            let running = p.run.job.as_ref().is_some_and(|j| j.status.is_active());
                             live.set(!p.run.finished && running);
                             let r = p.run.clone();
                             view! {
@@ -196,7 +196,7 @@ pub fn MetricsRunPage() -> impl IntoView {
                                     r.answer_sets.iter().map(|(a, l)| format!("#{a} {l}")).collect::<Vec<_>>().join(", "), r.k, r.bins, r.relevance_unit)}</p>
                                 {r.job.clone().map(|j| view! {
                                     <p class="small" id="run-job">"Job " <a href=format!("/projects/{}/jobs/{}", r.project_id, j.id)>{format!("#{}", j.id)}</a> " "
-                                        <StatusBadge status=j.status.clone()/> " " <ProgressBar j=j.clone()/>
+                                        <StatusBadge status=j.status.to_string()/> " " <ProgressBar j=j.clone()/>
                                         {j.error.clone().map(|e| view! { <span class="error">{format!(" {e}")}</span> })}</p>
                                 })}
                                 {match p.view {

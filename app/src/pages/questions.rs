@@ -58,7 +58,7 @@ pub fn QuestionsPage() -> impl IntoView {
         <ProjectBar project_id=id.get_untracked() project active="questions"/>
         <main class="page wide">
             <h1>"Questions"</h1>
-            <LatestJob project_id=id.get_untracked() kind="questions" label="Questions" dom_id="questions-job" jobs live finished/>
+            <LatestJob project_id=id.get_untracked() kind=crate::model::JobKind::Questions label="Questions" dom_id="questions-job" jobs live finished/>
             <Transition fallback=|| ()>
                 {move || Suspend::new(async move {
                     let info = llm.await.ok();

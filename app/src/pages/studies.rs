@@ -259,7 +259,7 @@ pub fn StudyResultsPage() -> impl IntoView {
                     match results.await {
                         Err(e) => view! { <ErrorNote error=e/> }.into_any(),
                         Ok(r) => {
-                            live.set(r.llm.as_ref().is_some_and(|l| crate::components::jobs::active(&l.status)));
+                            live.set(r.llm.as_ref().is_some_and(|l| l.status.is_active()));
                             view! { <Results r rate/> }.into_any()
                         }
                     }

@@ -9,10 +9,11 @@
 //!   change which project, and the secrets behind study and share links.
 //! - [`store`]: all SQL.
 //! - [`jobs`]: the background-job runner (resumable, cancellable, with live
-//!   progress) and the stages' job code it runs.
+//!   progress), typed job settings, and the [`jobs::Stage`] each stage
+//!   implements; [`stages`] maps each job kind to its stage.
 //! - One module per stage, each with its job code, reports and exports:
-//!   [`answers`], [`questions`], [`evaluation`], [`metrics`], [`study`],
-//!   [`experiments`].
+//!   [`graph`], [`questions`], [`answers`], [`evaluation`], [`metrics`],
+//!   [`study`], [`experiments`].
 //! - [`share`]: read-only share links and the self-contained report files.
 //! - [`csp`], [`preload`]: response headers of the HTML shell.
 
@@ -22,11 +23,13 @@ pub mod auth;
 pub mod csp;
 pub mod evaluation;
 pub mod experiments;
+pub mod graph;
 pub mod jobs;
 pub mod metrics;
 pub mod preload;
 pub mod questions;
 pub mod share;
+pub mod stages;
 pub mod state;
 pub mod store;
 pub mod study;

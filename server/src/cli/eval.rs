@@ -316,7 +316,7 @@ pub async fn run(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: EvalCom
                         "{:>5}  {:<40} {:<9} {:>11}  {}",
                         e.id,
                         e.name.chars().take(40).collect::<String>(),
-                        e.status,
+                        e.status.map_or("unknown".to_string(), |s| s.to_string()),
                         format!("{}/{}", e.done, e.total),
                         e.judge
                     ));

@@ -52,7 +52,7 @@ pub async fn run(
                 // A job that ended failed is the run's to report (the stage,
                 // its reasons, the next step); one that never ran is an error.
                 Err(e) => match app::ssr::store::jobs::get_job(pool, job).await {
-                    Ok(after) if after.status == "failed" => Ok(after),
+                    Ok(after) if after.status == app::model::JobStatus::Failed => Ok(after),
                     _ => Err(app::error::AppError::Invalid(format!("{label}: {e:#}"))),
                 },
             }

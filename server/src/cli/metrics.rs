@@ -106,7 +106,7 @@ pub async fn run(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: Metrics
                             if r.finished {
                                 "done".to_string()
                             } else {
-                                r.job.as_ref().map_or("no job".into(), |j| j.status.clone())
+                                r.job.as_ref().map_or("no job".into(), |j| j.status.to_string())
                             },
                             r.created_at
                         )
@@ -133,7 +133,7 @@ pub async fn run(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: Metrics
     // A failed job is reported below with its error and how to go on.
     let _ = super::execute_job(pool, out, llm, job.id, false).await;
     let after = app::ssr::store::jobs::get_job(pool, job.id).await?;
-    if after.status != "done" {
+    if after.status != app::model::JobStatus::Done {
         anyhow::bail!(
             "metrics run {run_id}: job {} {} at {}/{}{} — `assay job resume {} [--retry-failed]` goes on",
             job.id,

@@ -558,7 +558,7 @@ async fn job(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: JobCommand)
         JobCommand::Show { id } => {
             let j = app::ssr::store::jobs::get_job(pool, id).await?;
             let items = app::ssr::store::jobs::job_items(pool, id).await?;
-            let failures: Vec<_> = items.iter().filter(|i| i.status == "failed").collect();
+            let failures: Vec<_> = items.iter().filter(|i| i.status == app::model::ItemStatus::Failed).collect();
             let outcome = app::ssr::store::jobs::outcome(pool, id).await?;
             let mut value = job_json(&j);
             value["failures"] =
@@ -578,7 +578,7 @@ async fn job(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: JobCommand)
                 for f in &failures {
                     s.push_str(&format!("\n  failed {}: {}", f.key, f.error.as_deref().unwrap_or("")));
                 }
-                if j.status == "interrupted" || j.status == "cancelled" {
+                if matches!(j.status, app::model::JobStatus::Interrupted | app::model::JobStatus::Cancelled) {
                     s.push_str(&format!("\nresume with: assay job resume {}", j.id));
                 }
                 s
@@ -598,7 +598,7 @@ async fn graph(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: GraphComm
                 entity_types: comma_list(&entity_types, str::to_lowercase),
                 summary_budget,
             };
-            let job = app::ssr::jobs::create_graph(pool, p.summary.id, &settings, no_cache).await?;
+            let job = app::ssr::graph::create_graph(pool, p.summary.id, &settings, no_cache).await?;
             let (code, after) = execute_job(pool, out, llm, job.id, false).await?;
             let graph = app::ssr::store::graph::load(pool, p.summary.id).await?;
             let components = graph.components();
@@ -608,7 +608,7 @@ async fn graph(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: GraphComm
             let summaries = app::ssr::store::jobs::job_items(pool, after.id)
                 .await?
                 .iter()
-                .filter(|i| !i.key.starts_with("chunk-") && i.status == "done")
+                .filter(|i| !i.key.starts_with("chunk-") && i.status == app::model::ItemStatus::Done)
                 .count();
             out.print(
                 json!({"job": after.id, "description_summaries": summaries, "status": after.status, "nodes": graph.nodes.len(), "edges": graph.edges.len(),
@@ -719,8 +719,14 @@ async fn questions(
                     adherence_check,
                     seed,
                 };
-                app::ssr::jobs::create_hierarchical_questions(pool, p.summary.id, &settings, hierarchy, no_cache)
-                    .await?
+                app::ssr::questions::run::create_hierarchical_questions(
+                    pool,
+                    p.summary.id,
+                    &settings,
+                    hierarchy,
+                    no_cache,
+                )
+                .await?
             } else if kind == "summary" {
                 let settings = engine::questions::summary::SummarySettings {
                     head,
@@ -731,7 +737,7 @@ async fn questions(
                     replicate_lightrag,
                     count,
                 };
-                app::ssr::jobs::create_summary_questions(pool, p.summary.id, &settings, no_cache).await?
+                app::ssr::questions::run::create_summary_questions(pool, p.summary.id, &settings, no_cache).await?
             } else {
                 let settings = engine::questions::graph::GraphQuestionSettings {
                     node,
@@ -741,7 +747,7 @@ async fn questions(
                     degree_weighted,
                     seed,
                 };
-                app::ssr::jobs::create_graph_questions(pool, p.summary.id, &settings, no_cache).await?
+                app::ssr::questions::run::create_graph_questions(pool, p.summary.id, &settings, no_cache).await?
             };
             let (code, after) = execute_job(pool, out, llm, job.id, false).await?;
             let view = app::ssr::store::questions::get_set(pool, set).await?;
@@ -812,7 +818,7 @@ async fn questions(
                     anyhow::bail!("question set {set} belongs to another project");
                 }
                 if source == app::ssr::questions::diagnostics::EntitySource::Llm {
-                    let job = app::ssr::jobs::create_mentions(pool, set, no_cache).await?;
+                    let job = app::ssr::questions::run::create_mentions(pool, set, no_cache).await?;
                     let (c, _) = execute_job(pool, out, llm, job.id, false).await?;
                     if c != ExitCode::SUCCESS {
                         code = c;
@@ -856,7 +862,7 @@ async fn questions(
             if view.project_id != p.summary.id {
                 anyhow::bail!("question set {set} belongs to another project");
             }
-            let job = app::ssr::jobs::create_relevance(pool, set, k, &retriever, false).await?;
+            let job = app::ssr::questions::run::create_relevance(pool, set, k, &retriever, false).await?;
             let (code, after) = execute_job(pool, out, llm, job.id, false).await?;
             let (_, scores) =
                 app::ssr::questions::diagnostics::set_relevance(pool, set).await?.unwrap_or((after.id, Vec::new()));
@@ -970,7 +976,7 @@ async fn execute_job(
             eprintln!("{finished}/{} done, {} failed, {} tokens, ${:.4}", p.total, p.failed, p.tokens, p.cost_usd);
         }
     };
-    let result = app::ssr::jobs::run(pool, llm, id, retry_failed, cancel, &report).await;
+    let result = app::ssr::jobs::run(pool, llm, app::ssr::stages::stage, id, retry_failed, cancel, &report).await;
     ctrl_c.abort();
     // What the model did, said before anything else ends the command.
     if !out.json {
@@ -980,7 +986,7 @@ async fn execute_job(
     }
     result?;
     let after = app::ssr::store::jobs::get_job(pool, id).await?;
-    let code = if after.status == "done" { ExitCode::SUCCESS } else { ExitCode::from(3) };
+    let code = if after.status == app::model::JobStatus::Done { ExitCode::SUCCESS } else { ExitCode::from(3) };
     Ok((code, after))
 }
 
@@ -1175,7 +1181,7 @@ async fn corpus(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: CorpusCo
     match cmd {
         CorpusCommand::Summarise { project, no_cache } => {
             let p = app::ssr::store::find_project(pool, &project).await?;
-            let job = app::ssr::jobs::create_summaries(pool, p.summary.id, no_cache).await?;
+            let job = app::ssr::graph::create_summaries(pool, p.summary.id, no_cache).await?;
             return run_job(pool, out, llm, job.id, false).await;
         }
         CorpusCommand::Add { project, files, sample, limits } => {

@@ -64,7 +64,7 @@ pub fn router(
         pool,
         config: Arc::new(config),
         llm: Arc::new(std::sync::RwLock::new(Arc::new(llm))),
-        jobs: Arc::new(app::ssr::jobs::JobManager::default()),
+        jobs: Arc::new(app::ssr::jobs::JobManager::new(app::ssr::stages::stage)),
         throttle: Arc::new(app::ssr::auth::Throttle::default()),
         raters: Arc::new(app::ssr::study::RaterLimit::default()),
     };

@@ -15,13 +15,12 @@ use serde_json::json;
 use sqlx::SqlitePool;
 
 use crate::error::{AppError, AppResult};
+use crate::model::ItemStatus;
 use crate::model::JobView;
-use crate::ssr::jobs::Phase;
+use crate::ssr::jobs::params::AnswersParams;
+use crate::ssr::jobs::{self, project_of, JobParams, Phase, Run, Stage};
 use crate::ssr::store;
 use crate::ssr::store::answers::NewAnswer;
-
-/// The job kind.
-pub const ANSWERS: &str = "answers";
 
 /// What an answers job is asked to do.
 #[derive(Debug, Clone, PartialEq)]
@@ -75,14 +74,14 @@ pub async fn create(pool: &SqlitePool, req: &AnswerRequest) -> AppResult<(JobVie
     if req.target_words == Some(0) {
         return Err(AppError::Invalid("the target length must be at least one word".into()));
     }
-    let parameters = json!({
-        "no_cache": req.no_cache,
-        "set_id": set.id,
-        "method": req.method,
-        "params": params,
-        "target_words": req.target_words,
+    let job = JobParams::Answers(AnswersParams {
+        no_cache: req.no_cache,
+        set_id: set.id,
+        method: req.method.clone(),
+        params: params.clone(),
+        target_words: req.target_words,
     });
-    let id = store::jobs::create_job(pool, set.project_id, ANSWERS, &parameters, set.questions).await?;
+    let id = jobs::create(pool, set.project_id, &job, set.questions).await?;
     let name = req.name.clone().filter(|n| !n.trim().is_empty()).unwrap_or_else(|| set_name(&req.method, &params));
     let described = json!({ "params": params, "target_words": req.target_words });
     let answer_set =
@@ -102,12 +101,10 @@ pub async fn corpus(pool: &SqlitePool, project_id: i64) -> AppResult<Corpus> {
 
 /// The job's items: first the community reports still missing (for
 /// GraphRAG-style methods), `report-N`; then one per question, `a-QID`.
-pub async fn items(pool: &SqlitePool, job: &JobView) -> AppResult<Vec<WorkItem>> {
-    let parameters: serde_json::Value = serde_json::from_str(&job.parameters).unwrap_or_default();
-    let set = parameters["set_id"].as_i64().unwrap_or_default();
-    let project = job.project_id.ok_or_else(|| AppError::Invalid(format!("job {} has no project", job.id)))?;
+async fn items(pool: &SqlitePool, job: &JobView, p: &AnswersParams) -> AppResult<Vec<WorkItem>> {
+    let project = project_of(job)?;
     let mut items = Vec::new();
-    if method::needs_reports(parameters["method"].as_str().unwrap_or("")) {
+    if method::needs_reports(&p.method) {
         let graph = store::graph::load(pool, project).await?;
         let communities = store::graph::communities(pool, project).await?;
         let written: std::collections::HashSet<usize> =
@@ -121,10 +118,10 @@ pub async fn items(pool: &SqlitePool, job: &JobView) -> AppResult<Vec<WorkItem>>
             }
         }
     }
-    for q in store::questions::list_questions(pool, set).await? {
+    for q in store::questions::list_questions(pool, p.set_id).await? {
         items.push(WorkItem {
             key: format!("a-{}", q.id),
-            payload: json!({ "question_id": q.id, "question": q.question, "target_words": parameters["target_words"] }),
+            payload: json!({ "question_id": q.id, "question": q.question, "target_words": p.target_words }),
         });
     }
     Ok(items)
@@ -134,16 +131,10 @@ pub async fn items(pool: &SqlitePool, job: &JobView) -> AppResult<Vec<WorkItem>>
 /// all done) or the chunk vectors the method needs, then the answers with
 /// the method built over the corpus, then stores the answers in the job's
 /// set.
-pub async fn execute(
-    pool: &SqlitePool,
-    gateway: &Gateway,
-    transport: &engine::llm::openai::OpenAiConfig,
-    job: &JobView,
-    items: Vec<WorkItem>,
-    phase: &Phase<'_>,
-) -> AppResult<Result<RunEnd, String>> {
-    let parameters: serde_json::Value = serde_json::from_str(&job.parameters).unwrap_or_default();
-    let project = job.project_id.ok_or_else(|| AppError::Invalid(format!("job {} has no project", job.id)))?;
+async fn execute(run: &Run<'_>, p: &AnswersParams, items: Vec<WorkItem>) -> AppResult<Result<RunEnd, String>> {
+    let (pool, gateway, job, phase) = (run.pool, run.gateway, run.job, &run.phase);
+    let transport = &run.llm.transport();
+    let project = project_of(job)?;
     let planned = items.len();
     let (reports, answers): (Vec<WorkItem>, Vec<WorkItem>) =
         items.into_iter().partition(|i| i.key.starts_with("report-"));
@@ -162,15 +153,15 @@ pub async fn execute(
         let written: Vec<engine::rag::CommunityReport> = store::jobs::job_items(pool, job.id)
             .await?
             .into_iter()
-            .filter(|i| i.key.starts_with("report-") && i.status == "done")
+            .filter(|i| i.key.starts_with("report-") && i.status == ItemStatus::Done)
             .filter_map(|i| serde_json::from_str(i.result.as_deref()?).ok())
             .collect();
         store::graph::save_reports(pool, project, job.id, &written).await?;
         corpus = corpus.with_reports(store::graph::reports(pool, project).await?);
     }
-    let name = parameters["method"].as_str().unwrap_or("");
+    let name = p.method.as_str();
     if method::needs_vectors(name) {
-        let embedder = match embedder(&parameters["params"]) {
+        let embedder = match embedder(&p.params) {
             Ok(e) => e,
             Err(e) => return Ok(Err(e)),
         };
@@ -179,13 +170,12 @@ pub async fn execute(
             return Ok(end);
         }
     }
-    let m = match build_method(pool, gateway, transport, project, Arc::new(corpus), name, &parameters["params"]).await?
-    {
+    let m = match build_method(pool, gateway, transport, project, Arc::new(corpus), name, &p.params).await? {
         Ok(m) => m,
         Err(e) => return Ok(Err(e)),
     };
     // The method's answer temperature, when its parameters set one.
-    let gateway = &match method::answer_temperature(&parameters["params"]) {
+    let gateway = &match method::answer_temperature(&p.params) {
         Ok(Some(t)) => gateway.clone().with_temperature(engine::rag::answer::PURPOSE, Some(t)),
         Ok(None) => gateway.clone(),
         Err(e) => return Ok(Err(e)),
@@ -193,7 +183,7 @@ pub async fn execute(
     let end =
         phase.run(answers, phase.concurrency, |item| engine::rag::run_item(m.as_ref(), gateway, job.id, item)).await;
     if matches!(end, Ok(RunEnd::Finished)) {
-        store_answers(pool, job.id, "a-", parameters["target_words"].as_u64().map(|t| t as usize)).await?;
+        store_answers(pool, job.id, "a-", p.target_words).await?;
     }
     Ok(end)
 }
@@ -346,7 +336,7 @@ pub(crate) async fn store_answers(
     let answers: Vec<NewAnswer> = store::jobs::job_items(pool, job_id)
         .await?
         .into_iter()
-        .filter(|i| i.key.starts_with(prefix) && i.status == "done")
+        .filter(|i| i.key.starts_with(prefix) && i.status == ItemStatus::Done)
         .filter_map(|i| {
             let v: serde_json::Value = serde_json::from_str(i.result.as_deref()?).ok()?;
             let a: engine::rag::Answer = serde_json::from_value(v.clone()).ok()?;
@@ -372,4 +362,26 @@ pub async fn import(
     let answers = crate::ssr::answers::io::parse(file_name, bytes, &questions)?;
     let parameters = json!({ "file": file_name });
     store::answers::import_set(pool, set.project_id, set.id, name.trim(), &parameters, &answers).await
+}
+
+/// The answers job.
+pub struct AnswersStage;
+
+impl Stage for AnswersStage {
+    fn items<'a>(
+        &'a self,
+        pool: &'a SqlitePool,
+        job: &'a JobView,
+        params: &'a JobParams,
+    ) -> engine::llm::BoxFuture<'a, AppResult<Vec<WorkItem>>> {
+        Box::pin(async move { items(pool, job, params.answers(job.id)?).await })
+    }
+
+    fn execute<'a>(
+        &'a self,
+        run: &'a Run<'a>,
+        items: Vec<WorkItem>,
+    ) -> engine::llm::BoxFuture<'a, AppResult<Result<RunEnd, String>>> {
+        Box::pin(async move { execute(run, run.params.answers(run.job.id)?, items).await })
+    }
 }

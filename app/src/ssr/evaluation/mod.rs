@@ -68,7 +68,7 @@ async fn stored_of(pool: &SqlitePool, row: store::evaluations::Row) -> AppResult
         biases: biases_label(&settings),
         contenders,
         pairs: pairs.len(),
-        status: job.as_ref().map_or("unknown".into(), |j| j.status.clone()),
+        status: job.as_ref().map(|j| j.status),
         done: job.as_ref().map_or(0, |j| j.done),
         total: job.as_ref().map_or(0, |j| j.total),
         tokens: job.as_ref().map_or(0, |j| j.tokens),
@@ -120,7 +120,7 @@ pub(super) async fn answers_of(pool: &SqlitePool, sets: &[i64]) -> AppResult<Has
 pub(super) fn done_results(items: &[JobItemView]) -> HashMap<Key, serde_json::Value> {
     items
         .iter()
-        .filter(|i| i.status == "done")
+        .filter(|i| i.status == crate::model::ItemStatus::Done)
         .filter_map(|i| Some((Key::parse(&i.key)?, serde_json::from_str(i.result.as_deref()?).ok()?)))
         .collect()
 }

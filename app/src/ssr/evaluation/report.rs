@@ -11,6 +11,7 @@ use sqlx::SqlitePool;
 use super::*;
 use crate::error::{AppError, AppResult};
 use crate::format::pct;
+use crate::model::JobStatus;
 use crate::model::{DrillQuestionView, DrillView, EvaluationReportView, JudgmentView, PairRowView};
 use crate::ssr::store;
 /// Everything judged so far, as the report's input.
@@ -290,7 +291,7 @@ pub async fn report_view_of(pool: &SqlitePool, s: Snapshot) -> AppResult<Evaluat
 /// Why a finished evaluation has no rates at all, when it has none: every
 /// question discarded by length alignment, or no verdict readable.
 pub fn no_verdict(e: &Stored, r: &Report, judging: Option<&crate::model::JobOutcome>) -> Option<String> {
-    let finished = matches!(e.view.status.as_str(), "done" | "failed");
+    let finished = matches!(e.view.status, Some(JobStatus::Done | JobStatus::Failed));
     if !finished || r.pairs.iter().any(|p| p.unbiased.is_some() || p.legacy.is_some()) {
         return None;
     }

@@ -14,10 +14,9 @@ use sqlx::SqlitePool;
 use super::*;
 use crate::error::{AppError, AppResult};
 use crate::model::JobView;
-use crate::ssr::jobs::Phase;
+use crate::ssr::jobs::params::EvaluationParams;
+use crate::ssr::jobs::{self, JobParams, Run, Stage};
 use crate::ssr::store;
-/// The job kind.
-pub const EVALUATION: &str = "evaluation";
 
 /// What an evaluation is asked to do.
 #[derive(Debug, Clone, PartialEq)]
@@ -82,12 +81,10 @@ pub async fn create(pool: &SqlitePool, llm: &LlmSettings, req: &EvalRequest) -> 
         }
         req.pairs.clone()
     };
-    let parameters = json!({ "no_cache": req.no_cache, "set_id": set.id });
+    let params = JobParams::Evaluation(EvaluationParams { no_cache: req.no_cache, set_id: set.id });
     let per_pair =
         set.questions as u64 * (u64::from(req.settings.align) + 1 + u64::from(req.settings.protocol.legacy()));
-    let job =
-        store::jobs::create_job(pool, set.project_id, EVALUATION, &parameters, (per_pair * pairs.len() as u64) as i64)
-            .await?;
+    let job = jobs::create(pool, set.project_id, &params, (per_pair * pairs.len() as u64) as i64).await?;
     let name = req.name.clone().filter(|n| !n.trim().is_empty()).unwrap_or_else(|| {
         let names: Vec<&str> = sets.iter().map(|s| s.name.as_str()).collect();
         if req.settings.sanity {
@@ -189,7 +186,7 @@ pub async fn never_checked(pool: &SqlitePool, sets: &[i64]) -> AppResult<Vec<i64
 /// The first phase's items: a sanity check's second answers (`again-QID`)
 /// while its second set is empty; the rest are planned by [`execute`] as
 /// each phase's results come in.
-pub async fn items(pool: &SqlitePool, job: &JobView) -> AppResult<Vec<WorkItem>> {
+async fn items(pool: &SqlitePool, job: &JobView) -> AppResult<Vec<WorkItem>> {
     let e = of_job(pool, job.id).await?;
     if !e.settings.sanity {
         return Ok(Vec::new());
@@ -224,17 +221,10 @@ fn judge_gateway(gateway: &Gateway, llm: &LlmSettings, settings: &Settings, no_c
 /// its second set), then per pair and question the length alignment, the
 /// unbiased trials over the aligned answers (discarded pairs are not
 /// judged) and the legacy verdict over the answers as generated.
-pub async fn execute(
-    pool: &SqlitePool,
-    gateway: &Gateway,
-    llm: &LlmSettings,
-    job: &JobView,
-    first: Vec<WorkItem>,
-    phase: &Phase<'_>,
-) -> AppResult<Result<RunEnd, String>> {
+async fn execute(run: &Run<'_>, first: Vec<WorkItem>) -> AppResult<Result<RunEnd, String>> {
+    let (pool, gateway, llm, job, phase) = (run.pool, run.gateway, run.llm, run.job, &run.phase);
     let e = of_job(pool, job.id).await?;
-    let parameters: serde_json::Value = serde_json::from_str(&job.parameters).unwrap_or_default();
-    let no_cache = parameters["no_cache"].as_bool() == Some(true);
+    let no_cache = run.params.evaluation(job.id)?.no_cache;
     let project = e.view.project_id;
     let transport = llm.transport();
     let mut methods: HashMap<i64, Box<dyn engine::rag::Method>> = HashMap::new();
@@ -395,4 +385,31 @@ pub async fn execute(
             work
         })
         .await)
+}
+
+/// The evaluation job. Whether it judged anything is decided by its judging
+/// items (`u-…`, `l-…`): aligned answers with no verdict are no evaluation.
+pub struct EvaluationStage;
+
+impl Stage for EvaluationStage {
+    fn items<'a>(
+        &'a self,
+        pool: &'a SqlitePool,
+        job: &'a JobView,
+        _: &'a JobParams,
+    ) -> engine::llm::BoxFuture<'a, AppResult<Vec<WorkItem>>> {
+        Box::pin(items(pool, job))
+    }
+
+    fn execute<'a>(
+        &'a self,
+        run: &'a Run<'a>,
+        items: Vec<WorkItem>,
+    ) -> engine::llm::BoxFuture<'a, AppResult<Result<RunEnd, String>>> {
+        Box::pin(execute(run, items))
+    }
+
+    fn decisive_items(&self) -> Option<(&'static str, &'static str)> {
+        Some(("_-%", "judging items"))
+    }
 }

@@ -22,7 +22,7 @@ use sqlx::SqlitePool;
 use engine::llm::settings::{LlmSettings, ProviderKind};
 
 use crate::error::{AppError, AppResult};
-use crate::model::JobView;
+use crate::model::{JobStatus, JobView};
 use crate::ssr::store;
 
 /// One stage as run (or reused).
@@ -119,7 +119,7 @@ where
         }
         if let Some(j) = job {
             match store::jobs::get_job(self.pool, j).await {
-                Ok(job) if job.status == "done" => {}
+                Ok(job) if job.status == JobStatus::Done => {}
                 _ => return Ok(None),
             }
         }
@@ -162,7 +162,7 @@ where
         }
         let (job, object) = create.await?;
         let after = (self.run_job)(job.id, label.clone()).await?;
-        if after.status != "done" {
+        if after.status != JobStatus::Done {
             return Err(AppError::Invalid(format!(
                 "stage \"{label}\" stopped: job {} ended {}{}. Next: see the job's items (`assay job show {}`), \
                  change what failed them (a more capable model, --llm-max-tokens, --llm-context), and run the \
@@ -362,7 +362,7 @@ where
         if m.needs_graph() {
             let settings = m.graph.settings();
             r.stage("graph", label::GRAPH.into(), json!({ "corpus": corpus, "settings": settings }), async {
-                Ok((crate::ssr::jobs::create_graph(pool, project_id, &settings, false).await?, project_id))
+                Ok((crate::ssr::graph::create_graph(pool, project_id, &settings, false).await?, project_id))
             })
             .await?;
         }
@@ -375,13 +375,14 @@ where
                 .stage("questions", label, what, async {
                     match q.generator() {
                         Generator::Graph(s) => {
-                            crate::ssr::jobs::create_graph_questions(pool, project_id, &s, false).await
+                            crate::ssr::questions::run::create_graph_questions(pool, project_id, &s, false).await
                         }
                         Generator::Summary(s) => {
-                            crate::ssr::jobs::create_summary_questions(pool, project_id, &s, false).await
+                            crate::ssr::questions::run::create_summary_questions(pool, project_id, &s, false).await
                         }
                         Generator::Hierarchical(s) => {
-                            crate::ssr::jobs::create_hierarchical_questions(pool, project_id, &s, None, false).await
+                            crate::ssr::questions::run::create_hierarchical_questions(pool, project_id, &s, None, false)
+                                .await
                         }
                     }
                 })

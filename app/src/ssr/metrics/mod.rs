@@ -28,8 +28,6 @@ use engine::metrics::score::PairScores;
 use engine::metrics::RelevanceUnit;
 use serde::{Deserialize, Serialize};
 
-/// The job kind.
-pub const METRICS: &str = "metrics";
 /// Questions per job item.
 pub const BATCH: usize = 32;
 /// The model vectors are stored under.
@@ -82,10 +80,13 @@ fn chunk_unit() -> RelevanceUnit {
     RelevanceUnit::Chunk
 }
 
-/// A job's relevance unit: its parameters' `unit`, or the source chunk for
-/// jobs made before the choice existed.
-fn unit_of(parameters: &serde_json::Value) -> RelevanceUnit {
-    parameters["unit"].as_str().and_then(|u| RelevanceUnit::parse(u).ok()).unwrap_or(RelevanceUnit::Chunk)
+/// A job's relevance unit (the source chunk for jobs made before the
+/// choice existed, or whose settings do not read).
+fn unit_of(job: &crate::model::JobView) -> RelevanceUnit {
+    crate::ssr::jobs::JobParams::of(job)
+        .ok()
+        .and_then(|p| p.metrics(job.id).ok().and_then(|m| RelevanceUnit::parse(&m.unit).ok()))
+        .unwrap_or(RelevanceUnit::Chunk)
 }
 
 fn mean(v: impl Iterator<Item = f64>) -> f64 {

@@ -51,11 +51,7 @@ pub async fn run_view(pool: &SqlitePool, row: &store::metrics::Row) -> AppResult
         answer_sets,
         k: row.k as usize,
         bins: row.bins as usize,
-        relevance_unit: job
-            .as_ref()
-            .map_or(RelevanceUnit::Chunk, |j| unit_of(&serde_json::from_str(&j.parameters).unwrap_or_default()))
-            .name()
-            .to_string(),
+        relevance_unit: job.as_ref().map_or(RelevanceUnit::Chunk, unit_of).name().to_string(),
         job,
         finished: row.report.is_some(),
         created_at: row.created_at.clone(),

@@ -15,6 +15,8 @@ use sqlx::SqlitePool;
 use super::*;
 use crate::error::{AppError, AppResult};
 use crate::model::JobView;
+use crate::ssr::jobs::params::MetricsParams;
+use crate::ssr::jobs::{self, JobParams, Run, Stage};
 use crate::ssr::store;
 /// One question to score: its id, category and pair.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -99,25 +101,24 @@ pub async fn create(
     let set = store::questions::get_set(pool, set_id).await?;
     let planned = plan(pool, set_id, answer_sets, unit).await?;
     let total: usize = planned.iter().map(|(_, p)| p.len().div_ceil(BATCH)).sum();
-    let job = store::jobs::create_job(
-        pool,
-        set.project_id,
-        METRICS,
-        &json!({ "set_id": set_id, "answer_sets": answer_sets, "k": k, "bins": bins, "unit": unit.name() }),
-        total as i64,
-    )
-    .await?;
+    let params = JobParams::Metrics(MetricsParams {
+        set_id,
+        answer_sets: answer_sets.to_vec(),
+        k,
+        bins,
+        unit: unit.name().to_string(),
+        run_id: None,
+    });
+    let job = jobs::create(pool, set.project_id, &params, total as i64).await?;
     let run = store::metrics::insert(pool, set.project_id, set_id, job, answer_sets, k, bins).await?;
     Ok((run, store::jobs::get_job(pool, job).await?))
 }
 
 /// The job's items: per answer set, its questions in batches of [`BATCH`]
 /// (by answer length; the order is the same on every resume).
-pub async fn items(pool: &SqlitePool, job: &JobView) -> AppResult<Vec<WorkItem>> {
-    let p: serde_json::Value = serde_json::from_str(&job.parameters).unwrap_or_default();
-    let set = p["set_id"].as_i64().unwrap_or_default();
-    let sets: Vec<i64> = serde_json::from_value(p["answer_sets"].clone()).unwrap_or_default();
-    Ok(plan(pool, set, &sets, unit_of(&p))
+async fn items(pool: &SqlitePool, job: &JobView, p: &MetricsParams) -> AppResult<Vec<WorkItem>> {
+    let unit = RelevanceUnit::parse(&p.unit).map_err(|e| AppError::Invalid(format!("job {}: {e}", job.id)))?;
+    Ok(plan(pool, p.set_id, &p.answer_sets, unit)
         .await?
         .into_iter()
         .flat_map(|(a, mut planned)| {
@@ -138,7 +139,7 @@ pub async fn items(pool: &SqlitePool, job: &JobView) -> AppResult<Vec<WorkItem>>
 
 /// Scores one batch: texts with a stored vector are not embedded again;
 /// new vectors are stored. The result is the batch's [`QuestionMetrics`].
-pub async fn run_item(pool: &SqlitePool, item: WorkItem, k: usize) -> ItemOutcome {
+async fn run_item(pool: &SqlitePool, item: WorkItem, k: usize) -> ItemOutcome {
     let outcome: Result<String, String> = async {
         let planned: Vec<Planned> =
             serde_json::from_value(item.payload["questions"].clone()).map_err(|e| format!("unreadable item: {e}"))?;
@@ -188,14 +189,16 @@ async fn coarse_order(pool: &SqlitePool, project_id: i64, dimension: &str) -> Ve
 }
 
 /// Computes a finished job's report from its items and stores it with its run.
-pub async fn finish(pool: &SqlitePool, job: &JobView) -> AppResult<()> {
-    let p: serde_json::Value = serde_json::from_str(&job.parameters).unwrap_or_default();
-    let run_id = p["run_id"].as_i64().ok_or_else(|| AppError::Invalid(format!("job {} has no run", job.id)))?;
+async fn finish(pool: &SqlitePool, job: &JobView) -> AppResult<()> {
+    // The run's id was recorded after the job was made: read it afresh.
+    let job = &store::jobs::get_job(pool, job.id).await?;
+    let p = JobParams::of(job)?;
+    let run_id = p.metrics(job.id)?.run_id.ok_or_else(|| AppError::Invalid(format!("job {} has no run", job.id)))?;
     let run = store::metrics::get(pool, run_id).await?;
     let items = store::jobs::job_items(pool, job.id).await?;
     // A report over some of the questions would not say so: none until every batch is scored.
-    if let Some(failed) = items.iter().find(|i| i.status == "failed") {
-        let n = items.iter().filter(|i| i.status == "failed").count();
+    if let Some(failed) = items.iter().find(|i| i.status == crate::model::ItemStatus::Failed) {
+        let n = items.iter().filter(|i| i.status == crate::model::ItemStatus::Failed).count();
         return Err(AppError::Invalid(format!(
             "{n} of {} batches failed ({}: {}); retry the failed items to finish the report",
             items.len(),
@@ -234,7 +237,7 @@ pub async fn finish(pool: &SqlitePool, job: &JobView) -> AppResult<()> {
         question_set_id: run.question_set_id,
         k: run.k as usize,
         bins: run.bins as usize,
-        relevance_unit: unit_of(&p),
+        relevance_unit: unit_of(job),
         embedding_model: format!("{MODEL} (in process)"),
         sets,
     };
@@ -287,5 +290,35 @@ fn aggregate(
         granularity: granularity::analyse(&scored, bins),
         factorial: (!observations.is_empty()).then(|| factorial::table(&observations, lv_order, qc_order)),
         questions: per_question,
+    }
+}
+
+/// The metrics job: embedding in process uses every core already, so its
+/// batches run one at a time; the report is computed and stored at the end.
+pub struct MetricsStage;
+
+impl Stage for MetricsStage {
+    fn items<'a>(
+        &'a self,
+        pool: &'a SqlitePool,
+        job: &'a JobView,
+        params: &'a JobParams,
+    ) -> engine::llm::BoxFuture<'a, AppResult<Vec<WorkItem>>> {
+        Box::pin(async move { items(pool, job, params.metrics(job.id)?).await })
+    }
+
+    fn execute<'a>(
+        &'a self,
+        run: &'a Run<'a>,
+        items: Vec<WorkItem>,
+    ) -> engine::llm::BoxFuture<'a, AppResult<Result<engine::jobs::RunEnd, String>>> {
+        Box::pin(async move {
+            let k = run.params.metrics(run.job.id)?.k;
+            Ok(run.phase.run(items, 1, |item| run_item(run.pool, item, k)).await)
+        })
+    }
+
+    fn finish<'a>(&'a self, run: &'a Run<'a>) -> engine::llm::BoxFuture<'a, AppResult<()>> {
+        Box::pin(finish(run.pool, run.job))
     }
 }

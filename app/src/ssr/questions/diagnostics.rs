@@ -51,7 +51,7 @@ async fn done_results(pool: &SqlitePool, job_id: i64) -> AppResult<Vec<serde_jso
     Ok(store::jobs::job_items(pool, job_id)
         .await?
         .into_iter()
-        .filter(|i| i.status == "done")
+        .filter(|i| i.status == crate::model::ItemStatus::Done)
         .filter_map(|i| serde_json::from_str(i.result.as_deref()?).ok())
         .collect())
 }
@@ -75,7 +75,7 @@ pub async fn set_entities(pool: &SqlitePool, set_id: i64, source: EntitySource) 
             Ok(Some(SetEntities { set, source, distribution, job: None }))
         }
         EntitySource::Llm => {
-            let Some(job) = store::jobs::latest_for_set(pool, crate::ssr::jobs::MENTIONS, set_id).await? else {
+            let Some(job) = store::jobs::latest_for_set(pool, crate::model::JobKind::Mentions, set_id).await? else {
                 return Ok(None);
             };
             let per_question: Vec<Vec<String>> = done_results(pool, job)
@@ -128,7 +128,7 @@ impl SetEntities {
 /// Relevance scores of a set from its latest relevance job (the job and
 /// the scores of the questions it finished), if it has one.
 pub async fn set_relevance(pool: &SqlitePool, set_id: i64) -> AppResult<Option<(i64, Vec<u8>)>> {
-    let Some(job) = store::jobs::latest_for_set(pool, crate::ssr::jobs::RELEVANCE, set_id).await? else {
+    let Some(job) = store::jobs::latest_for_set(pool, crate::model::JobKind::Relevance, set_id).await? else {
         return Ok(None);
     };
     let scores = done_results(pool, job).await?.iter().filter_map(|r| r["score"].as_u64()).map(|s| s as u8).collect();

@@ -7,21 +7,22 @@ use engine::llm::BoxFuture;
 use sqlx::{FromRow, SqlitePool};
 
 use crate::error::{AppError, AppResult};
-use crate::model::{CallView, JobItemView, JobView};
+use crate::model::{CallView, ItemStatus, JobItemView, JobKind, JobStatus, JobView};
 
 /// A running job whose heartbeat is older than this is shown as interrupted.
 pub const STALE_AFTER_SECS: i64 = 30;
 
+/// Creates a queued job (`crate::ssr::jobs::create` writes a kind's typed settings).
 pub async fn create_job(
     pool: &SqlitePool,
     project_id: i64,
-    kind: &str,
+    kind: JobKind,
     parameters: &serde_json::Value,
     total: i64,
 ) -> AppResult<i64> {
     Ok(sqlx::query_scalar("INSERT INTO jobs (project_id, kind, parameters, total) VALUES (?, ?, ?, ?) RETURNING id")
         .bind(project_id)
-        .bind(kind)
+        .bind(kind.as_str())
         .bind(parameters.to_string())
         .bind(total)
         .fetch_one(pool)
@@ -77,12 +78,12 @@ pub async fn heartbeat(pool: &SqlitePool, job_id: i64) -> AppResult<()> {
 }
 
 /// Ends a run: `done`, `failed` (with the error) or `cancelled`.
-pub async fn mark_ended(pool: &SqlitePool, job_id: i64, status: &str, error: Option<&str>) -> AppResult<()> {
+pub async fn mark_ended(pool: &SqlitePool, job_id: i64, status: JobStatus, error: Option<&str>) -> AppResult<()> {
     sqlx::query(
         "UPDATE jobs SET status = ?, error = ?, runner_pid = NULL,
                 finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?",
     )
-    .bind(status)
+    .bind(status.as_str())
     .bind(error)
     .bind(job_id)
     .execute(pool)
@@ -128,18 +129,21 @@ fn runner_alive(pid: Option<i64>) -> bool {
 }
 
 impl JobRow {
-    fn view(self) -> JobView {
-        let status = if self.status == "running"
+    fn view(self) -> AppResult<JobView> {
+        let unknown = |what: &str, value: &str| {
+            AppError::Invalid(format!("job {} has an unknown {what} \"{value}\" (written by a newer Assay?)", self.id))
+        };
+        let kind = JobKind::parse(&self.kind).ok_or_else(|| unknown("kind", &self.kind))?;
+        let mut status = JobStatus::parse(&self.status).ok_or_else(|| unknown("status", &self.status))?;
+        if status == JobStatus::Running
             && (!runner_alive(self.runner_pid) || self.stale_secs.unwrap_or(0.0) > STALE_AFTER_SECS as f64)
         {
-            "interrupted".to_string()
-        } else {
-            self.status
-        };
-        JobView {
+            status = JobStatus::Interrupted;
+        }
+        Ok(JobView {
             id: self.id,
             project_id: self.project_id,
-            kind: self.kind,
+            kind,
             parameters: self.parameters,
             status,
             total: self.total,
@@ -152,14 +156,14 @@ impl JobRow {
             started_at: self.started_at,
             finished_at: self.finished_at,
             elapsed_secs: self.elapsed_secs.unwrap_or(0.0).max(0.0),
-        }
+        })
     }
 }
 
 pub async fn get_job(pool: &SqlitePool, id: i64) -> AppResult<JobView> {
     let row: Option<JobRow> =
         sqlx::query_as(&format!("{JOB_SELECT} WHERE id = ?")).bind(id).fetch_optional(pool).await?;
-    row.map(JobRow::view).ok_or_else(|| AppError::NotFound(format!("no job with id {id}")))
+    row.map(JobRow::view).transpose()?.ok_or_else(|| AppError::NotFound(format!("no job with id {id}")))
 }
 
 pub async fn list_jobs(pool: &SqlitePool, project_id: i64) -> AppResult<Vec<JobView>> {
@@ -167,7 +171,7 @@ pub async fn list_jobs(pool: &SqlitePool, project_id: i64) -> AppResult<Vec<JobV
         .bind(project_id)
         .fetch_all(pool)
         .await?;
-    Ok(rows.into_iter().map(JobRow::view).collect())
+    rows.into_iter().map(JobRow::view).collect()
 }
 
 pub async fn job_items(pool: &SqlitePool, job_id: i64) -> AppResult<Vec<JobItemView>> {
@@ -180,8 +184,8 @@ pub async fn job_items(pool: &SqlitePool, job_id: i64) -> AppResult<Vec<JobItemV
     Ok(rows
         .into_iter()
         .map(|(key, status, result, error, tokens, cost_usd, finished_at)| JobItemView {
+            status: ItemStatus::parse(&status).unwrap_or(ItemStatus::Failed),
             key,
-            status,
             result,
             error,
             tokens,
@@ -485,20 +489,20 @@ pub async fn outcome_of(pool: &SqlitePool, job_id: i64, keys: &str) -> AppResult
 }
 
 /// The latest job of `kind` over a question set (`parameters.set_id`).
-pub async fn latest_for_set(pool: &SqlitePool, kind: &str, set_id: i64) -> AppResult<Option<i64>> {
+pub async fn latest_for_set(pool: &SqlitePool, kind: JobKind, set_id: i64) -> AppResult<Option<i64>> {
     latest_where(pool, kind, "$.set_id", set_id).await
 }
 
 /// The latest job of `kind` over a study (`parameters.study_id`).
-pub async fn latest_for_study(pool: &SqlitePool, kind: &str, study_id: i64) -> AppResult<Option<i64>> {
+pub async fn latest_for_study(pool: &SqlitePool, kind: JobKind, study_id: i64) -> AppResult<Option<i64>> {
     latest_where(pool, kind, "$.study_id", study_id).await
 }
 
-async fn latest_where(pool: &SqlitePool, kind: &str, path: &str, id: i64) -> AppResult<Option<i64>> {
+async fn latest_where(pool: &SqlitePool, kind: JobKind, path: &str, id: i64) -> AppResult<Option<i64>> {
     Ok(sqlx::query_scalar(
         "SELECT id FROM jobs WHERE kind = ? AND json_extract(parameters, ?) = ? ORDER BY id DESC LIMIT 1",
     )
-    .bind(kind)
+    .bind(kind.as_str())
     .bind(path)
     .bind(id)
     .fetch_optional(pool)

@@ -92,7 +92,9 @@ async fn llm_view(
     dims: &[Dimension],
     humans: &[study::Rating],
 ) -> AppResult<Option<LlmRatingView>> {
-    let Some(job_id) = store::jobs::latest_for_study(pool, STUDY_RATING, id).await? else { return Ok(None) };
+    let Some(job_id) = store::jobs::latest_for_study(pool, crate::model::JobKind::StudyRating, id).await? else {
+        return Ok(None);
+    };
     let job = store::jobs::get_job(pool, job_id).await?;
     let llm = llm_ratings(pool, job_id).await?;
     let rows = study::llm_agreement(items, dims, humans, &llm)
@@ -119,7 +121,9 @@ async fn llm_view(
 /// The LLM rater's scores from its job's finished items.
 pub async fn llm_ratings(pool: &SqlitePool, job_id: i64) -> AppResult<Vec<study::Rating>> {
     let mut out = Vec::new();
-    for i in store::jobs::job_items(pool, job_id).await?.into_iter().filter(|i| i.status == "done") {
+    for i in
+        store::jobs::job_items(pool, job_id).await?.into_iter().filter(|i| i.status == crate::model::ItemStatus::Done)
+    {
         let Some(v) = i.result.as_deref().and_then(|r| serde_json::from_str::<serde_json::Value>(r).ok()) else {
             continue;
         };

@@ -11,10 +11,10 @@ use sqlx::SqlitePool;
 use super::*;
 use crate::error::{AppError, AppResult};
 use crate::model::{DimensionView, JobView, RaterItem, RaterSession, StudyView};
+use crate::ssr::jobs::params::StudyRatingParams;
+use crate::ssr::jobs::{self, JobParams, Run, Stage};
 use crate::ssr::store;
 use crate::ssr::tokens::{hash, new_token};
-/// The job that has the configured LLM rate a study's items.
-pub const STUDY_RATING: &str = "study_rating";
 
 /// What a new study is asked to be.
 #[derive(Debug, Clone, PartialEq)]
@@ -584,18 +584,16 @@ pub async fn create_llm_rating(pool: &SqlitePool, id: i64, no_cache: bool) -> Ap
     if v.items == 0 {
         return Err(AppError::Invalid(format!("study {id} has no items to rate")));
     }
-    let parameters = json!({ "no_cache": no_cache, "study_id": id });
-    let job = store::jobs::create_job(pool, v.project_id, STUDY_RATING, &parameters, v.items).await?;
+    let params = JobParams::StudyRating(StudyRatingParams { no_cache, study_id: id });
+    let job = jobs::create(pool, v.project_id, &params, v.items).await?;
     store::jobs::get_job(pool, job).await
 }
 
 /// The LLM-rating job's items: what a human rater reads of each item (for
 /// a question study, the corpus summary stands as the passage — the humans
 /// read it, not the chunks).
-pub async fn llm_rating_items(pool: &SqlitePool, job: &JobView) -> AppResult<Vec<engine::jobs::WorkItem>> {
-    let parameters: serde_json::Value = serde_json::from_str(&job.parameters).unwrap_or_default();
-    let id =
-        parameters["study_id"].as_i64().ok_or_else(|| AppError::Invalid(format!("job {} names no study", job.id)))?;
+async fn llm_rating_items(pool: &SqlitePool, p: &StudyRatingParams) -> AppResult<Vec<engine::jobs::WorkItem>> {
+    let id = p.study_id;
     let v = view(pool, id).await?;
     let dimensions = dimensions_of(pool, id).await?;
     let attention: std::collections::HashSet<i64> =
@@ -618,4 +616,32 @@ pub async fn llm_rating_items(pool: &SqlitePool, job: &JobView) -> AppResult<Vec
             }
         })
         .collect())
+}
+
+/// The LLM rater's job.
+pub struct StudyRatingStage;
+
+impl Stage for StudyRatingStage {
+    fn items<'a>(
+        &'a self,
+        pool: &'a SqlitePool,
+        job: &'a JobView,
+        params: &'a JobParams,
+    ) -> engine::llm::BoxFuture<'a, AppResult<Vec<engine::jobs::WorkItem>>> {
+        Box::pin(async move { llm_rating_items(pool, params.study_rating(job.id)?).await })
+    }
+
+    fn execute<'a>(
+        &'a self,
+        run: &'a Run<'a>,
+        items: Vec<engine::jobs::WorkItem>,
+    ) -> engine::llm::BoxFuture<'a, AppResult<Result<engine::jobs::RunEnd, String>>> {
+        Box::pin(async move {
+            let (gateway, job_id) = (run.gateway, run.job.id);
+            Ok(run
+                .phase
+                .run(items, run.phase.concurrency, |item| engine::study::rate::run_item(gateway, job_id, item))
+                .await)
+        })
+    }
 }

@@ -1,0 +1,172 @@
+//! The graph stage's jobs: the knowledge graph of a project (extraction
+//! per chunk, merged; then the merged descriptions over the budget
+//! summarised) and one-sentence summaries of every chunk.
+
+use engine::jobs::{RunEnd, WorkItem};
+use engine::llm::BoxFuture;
+use serde_json::json;
+use sqlx::SqlitePool;
+
+use crate::error::{AppError, AppResult};
+use crate::model::{ItemStatus, JobItemView, JobView};
+use crate::ssr::jobs::params::{GraphParams, SummariesParams};
+use crate::ssr::jobs::{self, project_of, JobParams, Run, Stage};
+use crate::ssr::store;
+
+/// Creates (does not run) a graph job for a project.
+pub async fn create_graph(
+    pool: &SqlitePool,
+    project_id: i64,
+    settings: &engine::graph::extract::ExtractSettings,
+    no_cache: bool,
+) -> AppResult<JobView> {
+    store::get_project(pool, project_id).await?;
+    let chunks = store::chunk_texts(pool, project_id).await?;
+    if chunks.is_empty() {
+        return Err(AppError::Invalid("the project has no chunks yet: add documents to its corpus first".into()));
+    }
+    let params = JobParams::Graph(GraphParams {
+        no_cache,
+        gleaning: settings.gleaning,
+        entity_types: settings.entity_types.clone(),
+        summary_budget: settings.summary_budget,
+    });
+    let id = jobs::create(pool, project_id, &params, chunks.len() as i64).await?;
+    store::jobs::get_job(pool, id).await
+}
+
+/// Merges a graph job's finished extraction items into one graph, as
+/// extracted (no description summaries applied).
+fn extracted_graph(items: &[JobItemView]) -> engine::graph::KnowledgeGraph {
+    let mut graph = engine::graph::KnowledgeGraph::default();
+    // In chunk order, not the order items finished in: descriptions are
+    // combined in arrival order, and the summaries' cache keys depend on it.
+    let mut extractions: Vec<(i64, &str)> = items
+        .iter()
+        .filter_map(|i| Some((i.key.strip_prefix("chunk-")?.parse().ok()?, i.result.as_deref()?)))
+        .collect();
+    extractions.sort_unstable_by_key(|(chunk, _)| *chunk);
+    let mut offline = false;
+    for (chunk, result) in extractions {
+        if let Ok(x) = serde_json::from_str::<engine::graph::extract::ChunkExtraction>(result) {
+            graph.merge(chunk, &x.extraction);
+            offline |= x.offline;
+        }
+    }
+    if offline {
+        engine::graph::offline::resolve_aliases(&mut graph);
+    }
+    graph
+}
+
+/// Puts a graph job's finished description summaries in place.
+fn apply_summaries(graph: &mut engine::graph::KnowledgeGraph, items: &[JobItemView]) {
+    for item in items.iter().filter(|i| i.status == ItemStatus::Done && !i.key.starts_with("chunk-")) {
+        engine::graph::describe::apply(graph, &item.key, item.result.as_deref().unwrap_or(""));
+    }
+}
+
+/// Creates (does not run) a summaries job for a project. With `no_cache`,
+/// every call goes to the provider even when a cached reply exists.
+pub async fn create_summaries(pool: &SqlitePool, project_id: i64, no_cache: bool) -> AppResult<JobView> {
+    store::get_project(pool, project_id).await?;
+    let chunks = store::chunk_texts(pool, project_id).await?;
+    if chunks.is_empty() {
+        return Err(AppError::Invalid("the project has no chunks yet: add documents to its corpus first".into()));
+    }
+    let params = JobParams::Summaries(SummariesParams { no_cache });
+    let id = jobs::create(pool, project_id, &params, chunks.len() as i64).await?;
+    store::jobs::get_job(pool, id).await
+}
+
+/// One item per chunk of the project, `chunk-ID`.
+async fn chunk_items(pool: &SqlitePool, job: &JobView) -> AppResult<Vec<WorkItem>> {
+    Ok(store::chunk_texts(pool, project_of(job)?)
+        .await?
+        .into_iter()
+        .map(|(id, text)| WorkItem { key: format!("chunk-{id}"), payload: json!({ "text": text }) })
+        .collect())
+}
+
+/// The knowledge-graph job.
+pub struct GraphStage;
+
+impl Stage for GraphStage {
+    fn items<'a>(
+        &'a self,
+        pool: &'a SqlitePool,
+        job: &'a JobView,
+        _: &'a JobParams,
+    ) -> BoxFuture<'a, AppResult<Vec<WorkItem>>> {
+        Box::pin(chunk_items(pool, job))
+    }
+
+    fn execute<'a>(
+        &'a self,
+        run: &'a Run<'a>,
+        items: Vec<WorkItem>,
+    ) -> BoxFuture<'a, AppResult<Result<RunEnd, String>>> {
+        Box::pin(async move {
+            let extract = run.params.graph(run.job.id)?.extract();
+            let (pool, job_id, gateway) = (run.pool, run.job.id, run.gateway);
+            let chunk_count = items.len();
+            let end = run
+                .phase
+                .run(items, run.phase.concurrency, |item| {
+                    engine::graph::extract::run_item(gateway, job_id, item, &extract)
+                })
+                .await;
+            if !matches!(end, Ok(RunEnd::Finished)) {
+                return Ok(end);
+            }
+            // With no extraction there is nothing to describe or store.
+            if let Some(why) = jobs::every_item_failed(pool, job_id, None).await? {
+                return Ok(Err(why));
+            }
+            // Second phase: summarise merged descriptions over the budget. The
+            // items follow from the extractions alone (never from a graph with
+            // some summaries applied), so a resumed job finds the same ones,
+            // skips those already done, and its total stays right.
+            let mut graph = extracted_graph(&store::jobs::job_items(pool, job_id).await?);
+            let targets = engine::graph::describe::items(&graph, extract.summary_budget);
+            store::jobs::set_total(pool, job_id, (chunk_count + targets.len()) as i64).await?;
+            let end = run
+                .phase
+                .run(targets, run.phase.concurrency, |item| engine::graph::describe::run_item(gateway, job_id, item))
+                .await;
+            if matches!(end, Ok(RunEnd::Finished)) {
+                apply_summaries(&mut graph, &store::jobs::job_items(pool, job_id).await?);
+                store::graph::replace(pool, project_of(run.job)?, Some(job_id), &graph).await?;
+            }
+            Ok(end)
+        })
+    }
+}
+
+/// The chunk-summaries job.
+pub struct SummariesStage;
+
+impl Stage for SummariesStage {
+    fn items<'a>(
+        &'a self,
+        pool: &'a SqlitePool,
+        job: &'a JobView,
+        _: &'a JobParams,
+    ) -> BoxFuture<'a, AppResult<Vec<WorkItem>>> {
+        Box::pin(chunk_items(pool, job))
+    }
+
+    fn execute<'a>(
+        &'a self,
+        run: &'a Run<'a>,
+        items: Vec<WorkItem>,
+    ) -> BoxFuture<'a, AppResult<Result<RunEnd, String>>> {
+        Box::pin(async move {
+            let (job_id, gateway) = (run.job.id, run.gateway);
+            Ok(run
+                .phase
+                .run(items, run.phase.concurrency, |item| engine::graph::summarise::run_item(gateway, job_id, item))
+                .await)
+        })
+    }
+}

@@ -1,0 +1,286 @@
+//! The job runner: the glue between the store and `engine::jobs`, shared
+//! by the web server and the CLI so both run a job the same way (same
+//! items, same gateway, same records).
+//!
+//! The runner knows no kind of job. Each stage implements [`Stage`] beside
+//! its own code (its items, how they run, what is stored at the end), and
+//! [`crate::ssr::stages`] maps each [`JobKind`] to its stage; callers hand
+//! that map ([`Stages`]) to [`run`] and [`JobManager::new`]. A job's
+//! settings are read once, typed ([`JobParams`]).
+
+pub mod params;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use engine::jobs::{Progress, RunEnd, WorkItem};
+use engine::llm::settings::LlmSettings;
+use engine::llm::{BoxFuture, Gateway};
+use sqlx::SqlitePool;
+use tokio_util::sync::CancellationToken;
+
+pub use params::JobParams;
+
+use crate::error::{AppError, AppResult};
+use crate::model::{JobKind, JobStatus, JobView};
+use crate::ssr::store;
+use crate::ssr::store::calls::SqliteCallStore;
+use crate::ssr::store::jobs::SqliteJobStore;
+
+/// One stage's job code, as the runner calls it.
+pub trait Stage: Send + Sync {
+    /// The job's items (on a resume, the same ones: the runner skips those done).
+    fn items<'a>(
+        &'a self,
+        pool: &'a SqlitePool,
+        job: &'a JobView,
+        params: &'a JobParams,
+    ) -> BoxFuture<'a, AppResult<Vec<WorkItem>>>;
+
+    /// Runs `items` (and any later phase of the job).
+    fn execute<'a>(
+        &'a self,
+        run: &'a Run<'a>,
+        items: Vec<WorkItem>,
+    ) -> BoxFuture<'a, AppResult<Result<RunEnd, String>>>;
+
+    /// Which items say whether the job made anything, when not all of them:
+    /// a `LIKE` pattern of their keys and their name ("judging items").
+    fn decisive_items(&self) -> Option<(&'static str, &'static str)> {
+        None
+    }
+
+    /// After every item finished: stores what the job made.
+    fn finish<'a>(&'a self, _run: &'a Run<'a>) -> BoxFuture<'a, AppResult<()>> {
+        Box::pin(async { Ok(()) })
+    }
+}
+
+/// Each job kind's stage.
+pub type Stages = fn(JobKind) -> &'static dyn Stage;
+
+/// A job as it runs: what its stage's code needs.
+pub struct Run<'a> {
+    pub pool: &'a SqlitePool,
+    pub llm: &'a LlmSettings,
+    /// The job's gateway (its calls are written with its items; without the
+    /// cache when the job asked for none).
+    pub gateway: &'a Gateway,
+    pub job: &'a JobView,
+    pub params: &'a JobParams,
+    pub phase: Phase<'a>,
+}
+
+/// Creates (does not run) a job of `params`' kind with its settings; returns its id.
+pub async fn create(pool: &SqlitePool, project_id: i64, params: &JobParams, total: i64) -> AppResult<i64> {
+    store::jobs::create_job(pool, project_id, params.kind(), &params.to_json(), total).await
+}
+
+/// The project of a job that must have one.
+pub fn project_of(job: &JobView) -> AppResult<i64> {
+    job.project_id.ok_or_else(|| AppError::Invalid(format!("job {} has no project", job.id)))
+}
+
+/// How one run of a job runs its items: everything `engine::jobs::run`
+/// needs besides the items and the work, so a job with several phases (the
+/// graph's descriptions, the answers' reports or embeddings) passes one value.
+pub struct Phase<'a> {
+    pub job_id: i64,
+    pub store: &'a dyn engine::jobs::JobStore,
+    pub concurrency: usize,
+    pub retry_failed: bool,
+    pub cancel: &'a CancellationToken,
+    pub on_progress: &'a (dyn Fn(Progress) + Send + Sync),
+}
+
+impl Phase<'_> {
+    /// Runs `items` (those not yet done) with `work`, `concurrency` at a time.
+    pub async fn run<W, Fut>(&self, items: Vec<WorkItem>, concurrency: usize, work: W) -> Result<RunEnd, String>
+    where
+        W: Fn(WorkItem) -> Fut,
+        Fut: std::future::Future<Output = engine::jobs::ItemOutcome>,
+    {
+        engine::jobs::run(
+            self.job_id,
+            items,
+            self.store,
+            concurrency,
+            self.retry_failed,
+            self.cancel,
+            self.on_progress,
+            work,
+        )
+        .await
+    }
+}
+
+/// Runs a job's unfinished items (all of them the first time; on resume,
+/// those not yet done, and failed ones too when `retry_failed`). Returns
+/// when the job finishes or `cancel` fires; the job's row says which.
+pub async fn run(
+    pool: &SqlitePool,
+    llm: &LlmSettings,
+    stages: Stages,
+    job_id: i64,
+    retry_failed: bool,
+    cancel: CancellationToken,
+    on_progress: &(dyn Fn(Progress) + Send + Sync),
+) -> AppResult<RunEnd> {
+    let job = store::jobs::get_job(pool, job_id).await?;
+    if job.status == JobStatus::Running {
+        return Err(AppError::Conflict(format!("job {job_id} is already running")));
+    }
+    let params = JobParams::of(&job)?;
+    let stage = stages(job.kind);
+    let items = stage.items(pool, &job, &params).await?;
+    store::jobs::set_total(pool, job_id, items.len() as i64).await?;
+    // The job's calls are written with the items that made them.
+    let calls = Arc::new(SqliteCallStore::buffered(pool.clone()).await?);
+    let mut gateway =
+        llm.gateway(calls.clone(), engine::offline::provider).map_err(|e| AppError::Invalid(e.to_string()))?;
+    if params.no_cache() {
+        gateway = gateway.without_cache();
+    }
+    store::jobs::mark_running(pool, job_id).await?;
+
+    let beat_pool = pool.clone();
+    let heartbeat = tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            let _ = store::jobs::heartbeat(&beat_pool, job_id).await;
+        }
+    });
+    let job_store = SqliteJobStore::new(pool.clone()).with_calls(calls.clone());
+    let phase =
+        Phase { job_id, store: &job_store, concurrency: llm.concurrency, retry_failed, cancel: &cancel, on_progress };
+    let run = Run { pool, llm, gateway: &gateway, job: &job, params: &params, phase };
+    let mut result = stage.execute(&run, items).await.unwrap_or_else(|e| Err(e.to_string()));
+    // A stage whose every item failed has nothing to give the next one:
+    // the job fails, saying why (its items stay, to be retried).
+    if matches!(result, Ok(RunEnd::Finished)) {
+        if let Some(why) = every_item_failed(pool, job_id, stage.decisive_items()).await? {
+            result = Err(why);
+        }
+    }
+    if matches!(result, Ok(RunEnd::Finished)) {
+        if let Err(e) = stage.finish(&run).await {
+            result = Err(e.to_string());
+        }
+    }
+    heartbeat.abort();
+    // Calls made outside any item (or by items cancelled in flight).
+    if let Err(e) = calls.flush().await {
+        if result.is_ok() {
+            result = Err(e);
+        }
+    }
+    match result {
+        Ok(RunEnd::Finished) => store::jobs::mark_ended(pool, job_id, JobStatus::Done, None).await?,
+        Ok(RunEnd::Cancelled) => store::jobs::mark_ended(pool, job_id, JobStatus::Cancelled, None).await?,
+        Err(e) => {
+            store::jobs::mark_ended(pool, job_id, JobStatus::Failed, Some(&e)).await?;
+            return Err(AppError::Invalid(format!("job {job_id} failed: {e}")));
+        }
+    }
+    result.map_err(|_| AppError::Internal)
+}
+
+/// "every one of its 7 items failed: the reply is not a question (7)", when
+/// a job's items all failed; `decisive` (a key pattern and its name) counts
+/// only those items (an evaluation's judging items: aligned answers with no
+/// verdict are no evaluation).
+pub async fn every_item_failed(
+    pool: &SqlitePool,
+    job_id: i64,
+    decisive: Option<(&str, &str)>,
+) -> AppResult<Option<String>> {
+    let mut outcome = store::jobs::outcome(pool, job_id).await?;
+    let mut what = "items";
+    if let Some((pattern, name)) = decisive {
+        let judging = store::jobs::outcome_of(pool, job_id, pattern).await?;
+        if judging.items > 0 {
+            outcome = judging;
+            what = name;
+        }
+    }
+    if outcome.items == 0 || outcome.failed < outcome.items {
+        return Ok(None);
+    }
+    let reasons: Vec<String> = outcome.reasons.iter().map(|(r, n)| format!("{r} ({n})")).collect();
+    let items = if outcome.items == 1 {
+        format!("its one {}", what.trim_end_matches('s'))
+    } else {
+        format!("every one of its {} {what}", outcome.items)
+    };
+    Ok(Some(format!("{items} failed: {}", reasons.join("; "))))
+}
+
+/// Jobs the web server runs in the background, and how to cancel them.
+pub struct JobManager {
+    stages: Stages,
+    running: std::sync::Mutex<std::collections::HashMap<i64, CancellationToken>>,
+}
+
+impl JobManager {
+    pub fn new(stages: Stages) -> JobManager {
+        JobManager { stages, running: Default::default() }
+    }
+
+    /// Starts (or resumes) a job in the background and returns at once.
+    pub fn spawn(
+        self: &Arc<Self>,
+        pool: SqlitePool,
+        llm: Arc<LlmSettings>,
+        job_id: i64,
+        retry_failed: bool,
+    ) -> AppResult<()> {
+        let token = CancellationToken::new();
+        {
+            let mut running = self.running.lock().unwrap();
+            if running.contains_key(&job_id) {
+                return Err(AppError::Conflict(format!("job {job_id} is already running")));
+            }
+            running.insert(job_id, token.clone());
+        }
+        let manager = self.clone();
+        tokio::spawn(async move {
+            if let Err(e) = run(&pool, &llm, manager.stages, job_id, retry_failed, token, &|_| {}).await {
+                tracing::warn!(job_id, error = %e, "job ended with an error");
+                // A run that never started leaves its job queued: say why instead.
+                let _ = store::jobs::fail_queued(&pool, job_id, &e.to_string()).await;
+            }
+            manager.running.lock().unwrap().remove(&job_id);
+        });
+        Ok(())
+    }
+
+    /// Runs a job here to its end (cancellable from its page like any
+    /// other) and returns it as it ended.
+    pub async fn run_to_end(&self, pool: SqlitePool, llm: Arc<LlmSettings>, job_id: i64) -> AppResult<JobView> {
+        let token = CancellationToken::new();
+        {
+            let mut running = self.running.lock().unwrap();
+            if running.contains_key(&job_id) {
+                return Err(AppError::Conflict(format!("job {job_id} is already running")));
+            }
+            running.insert(job_id, token.clone());
+        }
+        let result = run(&pool, &llm, self.stages, job_id, false, token, &|_| {}).await;
+        self.running.lock().unwrap().remove(&job_id);
+        if let Err(e) = &result {
+            let _ = store::jobs::fail_queued(&pool, job_id, &e.to_string()).await;
+        }
+        store::jobs::get_job(&pool, job_id).await
+    }
+
+    /// Asks a running job to stop; returns whether it was running here.
+    pub fn cancel(&self, job_id: i64) -> bool {
+        match self.running.lock().unwrap().get(&job_id) {
+            Some(token) => {
+                token.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+}

@@ -1,0 +1,492 @@
+//! The questions stage's jobs: generating a question set (graph-grounded,
+//! the summary baseline or hierarchical), the LLM's list of the entities
+//! each question names, and the relevance of retrieved context.
+
+use std::collections::HashMap;
+
+use engine::jobs::{RunEnd, WorkItem};
+use engine::llm::BoxFuture;
+use serde_json::json;
+use sqlx::SqlitePool;
+
+use crate::error::{AppError, AppResult};
+use crate::model::{ItemStatus, JobView};
+use crate::ssr::jobs::params::{Generator, MentionsParams, QuestionsParams, RelevanceParams};
+use crate::ssr::jobs::{self, project_of, JobParams, Run, Stage};
+use crate::ssr::store;
+
+/// Creates (does not run) the job that has the LLM list the entities each
+/// question of a set names.
+pub async fn create_mentions(pool: &SqlitePool, set_id: i64, no_cache: bool) -> AppResult<JobView> {
+    let set = store::questions::get_set(pool, set_id).await?;
+    if set.questions == 0 {
+        return Err(AppError::Invalid(format!("question set {set_id} has no questions")));
+    }
+    let params = JobParams::Mentions(MentionsParams { no_cache, set_id });
+    let id = jobs::create(pool, set.project_id, &params, set.questions).await?;
+    store::jobs::get_job(pool, id).await
+}
+
+/// Creates (does not run) the job that scores how relevant the context
+/// `retriever` finds (a built-in method's retrieval; `bm25`: the top `k`
+/// chunks) is to each question of a set.
+pub async fn create_relevance(
+    pool: &SqlitePool,
+    set_id: i64,
+    k: usize,
+    retriever: &str,
+    no_cache: bool,
+) -> AppResult<JobView> {
+    let set = store::questions::get_set(pool, set_id).await?;
+    if set.questions == 0 {
+        return Err(AppError::Invalid(format!("question set {set_id} has no questions")));
+    }
+    if k == 0 {
+        return Err(AppError::Invalid("retrieve at least one chunk per question".into()));
+    }
+    if retriever == "http" || engine::rag::method::defaults(retriever).is_err() {
+        return Err(AppError::Invalid(format!(
+            "the retriever must be a built-in method (fastgraphrag, lightrag, naive, bm25, graphrag-local, …), not \"{retriever}\""
+        )));
+    }
+    if engine::rag::method::needs_graph(retriever) && store::graph::load(pool, set.project_id).await?.nodes.is_empty() {
+        return Err(AppError::Invalid(format!(
+            "{retriever} retrieves from the knowledge graph: build the graph first, or choose bm25"
+        )));
+    }
+    let params = JobParams::Relevance(RelevanceParams { no_cache, set_id, k, retriever: retriever.to_string() });
+    let id = jobs::create(pool, set.project_id, &params, set.questions).await?;
+    store::jobs::get_job(pool, id).await
+}
+
+/// Plans graph-text-grounded questions from the project's stored graph and
+/// creates (does not run) the job that asks for them, with the empty set it
+/// fills. Returns the job and the set's id.
+pub async fn create_graph_questions(
+    pool: &SqlitePool,
+    project_id: i64,
+    settings: &engine::questions::graph::GraphQuestionSettings,
+    no_cache: bool,
+) -> AppResult<(JobView, i64)> {
+    store::get_project(pool, project_id).await?;
+    let graph = store::graph::load(pool, project_id).await?;
+    let plans = engine::questions::graph::plan(&graph, settings).map_err(|e| AppError::Invalid(e.to_string()))?;
+    let described = json!({ "generator": "graph", "settings": settings });
+    let total = plans.len() as i64;
+    let params = JobParams::Questions(QuestionsParams {
+        no_cache,
+        generator: Generator::Graph { settings: settings.clone(), plans },
+    });
+    let id = jobs::create(pool, project_id, &params, total).await?;
+    let name = format!(
+        "Graph questions: {} node, {} edge, {} subgraph (seed {})",
+        settings.node, settings.edge, settings.subgraph, settings.seed
+    );
+    let set = store::questions::create_set(pool, project_id, Some(id), "graph", &name, &described).await?;
+    Ok((store::jobs::get_job(pool, id).await?, set))
+}
+
+/// Creates (does not run) the job that asks for summary-based questions
+/// (the LightRAG baseline), with the empty set it fills.
+pub async fn create_summary_questions(
+    pool: &SqlitePool,
+    project_id: i64,
+    settings: &engine::questions::summary::SummarySettings,
+    no_cache: bool,
+) -> AppResult<(JobView, i64)> {
+    store::get_project(pool, project_id).await?;
+    if store::document_texts(pool, project_id).await?.is_empty() {
+        return Err(AppError::Invalid("the project has no documents yet: add a corpus first".into()));
+    }
+    if settings.users * settings.tasks * settings.questions == 0 {
+        return Err(AppError::Invalid("users, tasks and questions per task must each be at least 1".into()));
+    }
+    let described = json!({ "generator": "summary", "settings": settings });
+    let params = JobParams::Questions(QuestionsParams {
+        no_cache,
+        generator: Generator::Summary { settings: settings.clone() },
+    });
+    let id = jobs::create(pool, project_id, &params, 1).await?;
+    let name = format!(
+        "Summary-based questions: {} users × {} tasks × {}{}",
+        settings.users,
+        settings.tasks,
+        settings.questions,
+        if settings.replicate_lightrag { " (LightRAG replica)" } else { "" }
+    );
+    let set = store::questions::create_set(pool, project_id, Some(id), "summary", &name, &described).await?;
+    Ok((store::jobs::get_job(pool, id).await?, set))
+}
+
+/// Creates (does not run) the job that writes questions with reference
+/// answers in hierarchical categories (seed 004), with the empty set it
+/// fills. `hierarchy`: given (from a file), else the project's own, else
+/// the shipped default.
+pub async fn create_hierarchical_questions(
+    pool: &SqlitePool,
+    project_id: i64,
+    settings: &engine::questions::hierarchy::HierarchicalSettings,
+    hierarchy: Option<engine::questions::hierarchy::Hierarchy>,
+    no_cache: bool,
+) -> AppResult<(JobView, i64)> {
+    store::get_project(pool, project_id).await?;
+    // The given one (a file), else the project's own, else the shipped one.
+    let hierarchy = match hierarchy {
+        Some(h) => h,
+        None => store::questions::project_hierarchy(pool, project_id)
+            .await?
+            .unwrap_or_else(engine::questions::hierarchy::default_hierarchy),
+    };
+    let chunk_ids: Vec<i64> = store::chunk_texts(pool, project_id).await?.into_iter().map(|(id, _)| id).collect();
+    let plans = engine::questions::hierarchy::plan(&hierarchy, settings, &chunk_ids).map_err(AppError::Invalid)?;
+    if plans.is_empty() {
+        return Err(AppError::Invalid("the settings ask for no questions".into()));
+    }
+    let described = json!({ "generator": "hierarchical", "settings": settings, "hierarchy": hierarchy });
+    let total = plans.len() as i64;
+    let params = JobParams::Questions(QuestionsParams {
+        no_cache,
+        generator: Generator::Hierarchical { settings: settings.clone(), hierarchy, plans },
+    });
+    let id = jobs::create(pool, project_id, &params, total).await?;
+    let name = format!(
+        "Hierarchical questions: {} × levels {:?}, {} per category{} (seed {})",
+        settings.dimensions.join("/"),
+        settings.levels,
+        settings.per_category,
+        if settings.factorial_per_cell > 0 {
+            format!(", LV × QC factorial {} per cell", settings.factorial_per_cell)
+        } else {
+            String::new()
+        },
+        settings.seed
+    );
+    let set = store::questions::create_set(pool, project_id, Some(id), "hierarchical", &name, &described).await?;
+    Ok((store::jobs::get_job(pool, id).await?, set))
+}
+
+/// A planned question's item key: in plan order when sorted.
+fn question_key(index: usize) -> String {
+    format!("q-{index:05}")
+}
+
+/// Writes a finished questions job's questions into its set, in plan order.
+async fn store_questions(pool: &SqlitePool, job: &JobView, params: &QuestionsParams) -> AppResult<()> {
+    let parameters = JobParams::Questions(params.clone()).to_json();
+    let set = store::questions::set_of_job(pool, job.id).await?;
+    let mut items = store::jobs::job_items(pool, job.id).await?;
+    items.retain(|i| i.status == ItemStatus::Done);
+    items.sort_by(|a, b| a.key.cmp(&b.key));
+    let results: Vec<serde_json::Value> =
+        items.iter().filter_map(|i| serde_json::from_str(i.result.as_deref()?).ok()).collect();
+    let questions: Vec<store::questions::NewQuestion> =
+        if let Generator::Hierarchical { settings, .. } = &params.generator {
+            let seed = Some(settings.seed as i64);
+            let kept: Vec<&serde_json::Value> = results.iter().filter(|r| r["dropped"] != json!(true)).collect();
+            let mut described = parameters.clone();
+            if let Some(o) = described.as_object_mut() {
+                o.remove("no_cache");
+                o.remove("plans");
+            }
+            described["dropped_by_adherence_check"] = json!(results.len() - kept.len());
+            store::questions::set_parameters(pool, set, &described).await?;
+            kept.into_iter()
+                .filter_map(|r| {
+                    let planned: engine::questions::hierarchy::Planned =
+                        serde_json::from_value(r["planned"].clone()).ok()?;
+                    // "QC 8" (a dimension at a granularity) or "LV × QC" (a factorial cell).
+                    let level = if planned.categories.len() > 1 {
+                        planned.categories.iter().filter_map(|c| c.split('/').next()).collect::<Vec<_>>().join(" × ")
+                    } else {
+                        let c = &planned.categories[0];
+                        format!("{} {}", c.split('/').next().unwrap_or(""), 1 << c.matches('/').count())
+                    };
+                    Some(store::questions::NewQuestion {
+                        question: r["question"].as_str()?.to_string(),
+                        level: Some(level),
+                        category: Some(planned.categories.join(" × ")),
+                        expertise: Some(planned.expertise),
+                        reference_answer: r["answer"].as_str().map(str::to_string),
+                        source_chunk_ids: vec![planned.chunk_id],
+                        generator: "hierarchical".into(),
+                        prompt_hash: r["prompt_hash"].as_str().map(str::to_string),
+                        seed,
+                        ..Default::default()
+                    })
+                })
+                .collect()
+        } else if let Generator::Summary { .. } = &params.generator {
+            let r = results.first().cloned().unwrap_or_default();
+            let asked: Vec<engine::questions::summary::SummaryQuestion> =
+                serde_json::from_value(r["questions"].clone()).unwrap_or_default();
+            // The users' and tasks' descriptions go with the set.
+            let mut described = parameters.clone();
+            described.as_object_mut().map(|o| o.remove("no_cache"));
+            described["users"] = json!(asked
+                .iter()
+                .map(|q| (q.user.to_string(), q.user_description.clone()))
+                .collect::<std::collections::BTreeMap<_, _>>());
+            described["tasks"] = json!(asked
+                .iter()
+                .map(|q| (format!("{}/{}", q.user, q.task), q.task_description.clone()))
+                .collect::<std::collections::BTreeMap<_, _>>());
+            store::questions::set_parameters(pool, set, &described).await?;
+            asked
+                .into_iter()
+                .map(|q| store::questions::NewQuestion {
+                    question: q.question,
+                    level: Some("summary".into()),
+                    category: Some(format!("user {} / task {}", q.user, q.task)),
+                    generator: "summary".into(),
+                    prompt_hash: r["prompt_hash"].as_str().map(str::to_string),
+                    ..Default::default()
+                })
+                .collect()
+        } else if let Generator::Graph { settings, .. } = &params.generator {
+            let seed = Some(settings.seed as i64);
+            results
+                .iter()
+                .filter_map(|r| {
+                    let plan: engine::questions::graph::Plan = serde_json::from_value(r["plan"].clone()).ok()?;
+                    Some(store::questions::NewQuestion {
+                        question: r["question"].as_str()?.to_string(),
+                        level: Some(plan.level.name().to_string()),
+                        context_chunk_ids: Some(plan.given_chunk_ids()),
+                        source_chunk_ids: plan.source_chunk_ids,
+                        nodes: plan.nodes,
+                        edges: plan.edges,
+                        walk: plan.walk,
+                        generator: "graph".into(),
+                        prompt_hash: r["prompt_hash"].as_str().map(str::to_string),
+                        seed,
+                        ..Default::default()
+                    })
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+    if questions.is_empty() {
+        // (Every adherence check failing, or a summary reply with no questions.)
+        return Err(AppError::Invalid(format!(
+            "no question came out of {} finished item{}: nothing was stored in the set",
+            items.len(),
+            if items.len() == 1 { "" } else { "s" }
+        )));
+    }
+    store::questions::replace_questions(pool, set, &questions).await
+}
+
+/// The question-set job: one item per planned question (`q-…` graph,
+/// `h-…` hierarchical), or the one `summary` item.
+pub struct QuestionsStage;
+
+impl Stage for QuestionsStage {
+    fn items<'a>(
+        &'a self,
+        pool: &'a SqlitePool,
+        job: &'a JobView,
+        params: &'a JobParams,
+    ) -> BoxFuture<'a, AppResult<Vec<WorkItem>>> {
+        Box::pin(async move {
+            let project = project_of(job)?;
+            Ok(match &params.questions(job.id)?.generator {
+                Generator::Hierarchical { hierarchy, plans, .. } => {
+                    let chunks: HashMap<i64, String> = store::chunk_texts(pool, project).await?.into_iter().collect();
+                    plans
+                        .iter()
+                        .enumerate()
+                        .map(|(i, p)| WorkItem {
+                            key: format!("h-{i:05}"),
+                            payload: engine::questions::hierarchy::payload(
+                                hierarchy,
+                                p,
+                                chunks.get(&p.chunk_id).map_or("", String::as_str),
+                            ),
+                        })
+                        .collect()
+                }
+                Generator::Summary { settings } => {
+                    let documents = store::document_texts(pool, project).await?;
+                    let texts: Vec<&str> = documents.iter().map(String::as_str).collect();
+                    let description = engine::questions::summary::describe_dataset(&texts, settings);
+                    vec![engine::questions::summary::item(&description, settings)]
+                }
+                Generator::Graph { plans, .. } => {
+                    let graph = store::graph::load(pool, project).await?;
+                    let chunks: HashMap<i64, String> = store::chunk_texts(pool, project).await?.into_iter().collect();
+                    plans
+                        .iter()
+                        .enumerate()
+                        .map(|(i, plan)| WorkItem {
+                            key: question_key(i),
+                            payload: engine::questions::graph::payload(&graph, plan, &chunks),
+                        })
+                        .collect()
+                }
+            })
+        })
+    }
+
+    fn execute<'a>(
+        &'a self,
+        run: &'a Run<'a>,
+        items: Vec<WorkItem>,
+    ) -> BoxFuture<'a, AppResult<Result<RunEnd, String>>> {
+        Box::pin(async move {
+            let (gateway, job_id) = (run.gateway, run.job.id);
+            let generator = &run.params.questions(job_id)?.generator;
+            let adherence = match generator {
+                Generator::Hierarchical { settings, .. } => settings.adherence_check,
+                _ => false,
+            };
+            Ok(run
+                .phase
+                .run(items, run.phase.concurrency, |item| {
+                    let work: BoxFuture<'_, engine::jobs::ItemOutcome> = match generator {
+                        Generator::Hierarchical { .. } => {
+                            Box::pin(engine::questions::hierarchy::run_item(gateway, job_id, item, adherence))
+                        }
+                        Generator::Summary { .. } => {
+                            Box::pin(engine::questions::summary::run_item(gateway, job_id, item))
+                        }
+                        Generator::Graph { .. } => Box::pin(engine::questions::graph::run_item(gateway, job_id, item)),
+                    };
+                    work
+                })
+                .await)
+        })
+    }
+
+    fn finish<'a>(&'a self, run: &'a Run<'a>) -> BoxFuture<'a, AppResult<()>> {
+        Box::pin(async move { store_questions(run.pool, run.job, run.params.questions(run.job.id)?).await })
+    }
+}
+
+/// The job listing the entities each question of a set names: one item per question, `m-QID`.
+pub struct MentionsStage;
+
+impl Stage for MentionsStage {
+    fn items<'a>(
+        &'a self,
+        pool: &'a SqlitePool,
+        job: &'a JobView,
+        params: &'a JobParams,
+    ) -> BoxFuture<'a, AppResult<Vec<WorkItem>>> {
+        Box::pin(async move {
+            let set = params.mentions(job.id)?.set_id;
+            Ok(store::questions::list_questions(pool, set)
+                .await?
+                .into_iter()
+                .map(|q| WorkItem {
+                    key: format!("m-{}", q.id),
+                    payload: json!({ "question_id": q.id, "question": q.question }),
+                })
+                .collect())
+        })
+    }
+
+    fn execute<'a>(
+        &'a self,
+        run: &'a Run<'a>,
+        items: Vec<WorkItem>,
+    ) -> BoxFuture<'a, AppResult<Result<RunEnd, String>>> {
+        Box::pin(async move {
+            let (gateway, job_id) = (run.gateway, run.job.id);
+            Ok(run
+                .phase
+                .run(items, run.phase.concurrency, |item| engine::graph::mentions::run_item(gateway, job_id, item))
+                .await)
+        })
+    }
+}
+
+/// The job scoring the relevance of retrieved context to each question of
+/// a set: one item per question, `r-QID`. BM25's top chunks are found when
+/// the items are made; a built-in method retrieves when each item runs (it
+/// may call the LLM).
+pub struct RelevanceStage;
+
+impl Stage for RelevanceStage {
+    fn items<'a>(
+        &'a self,
+        pool: &'a SqlitePool,
+        job: &'a JobView,
+        params: &'a JobParams,
+    ) -> BoxFuture<'a, AppResult<Vec<WorkItem>>> {
+        Box::pin(async move {
+            let project = project_of(job)?;
+            let p = params.relevance(job.id)?;
+            let questions = store::questions::list_questions(pool, p.set_id).await?;
+            if p.retriever != "bm25" {
+                return Ok(questions
+                    .into_iter()
+                    .map(|q| WorkItem {
+                        key: format!("r-{}", q.id),
+                        payload: json!({ "question_id": q.id, "question": q.question }),
+                    })
+                    .collect());
+            }
+            let chunks = store::chunk_texts(pool, project).await?;
+            let index = engine::rag::bm25::Bm25Index::new(chunks.iter().map(|(id, t)| (*id, t.as_str())));
+            let text: HashMap<i64, &str> = chunks.iter().map(|(id, t)| (*id, t.as_str())).collect();
+            Ok(questions
+                .into_iter()
+                .map(|q| {
+                    let hits = index.search(&q.question, p.k);
+                    let context: Vec<&str> = hits.iter().filter_map(|(id, _)| text.get(id).copied()).collect();
+                    WorkItem {
+                        key: format!("r-{}", q.id),
+                        payload: json!({
+                            "question_id": q.id,
+                            "question": q.question,
+                            "context": context.join("\n\n"),
+                            "chunk_ids": hits.iter().map(|h| h.0).collect::<Vec<_>>(),
+                        }),
+                    }
+                })
+                .collect())
+        })
+    }
+
+    fn execute<'a>(
+        &'a self,
+        run: &'a Run<'a>,
+        items: Vec<WorkItem>,
+    ) -> BoxFuture<'a, AppResult<Result<RunEnd, String>>> {
+        Box::pin(async move {
+            let (gateway, job_id) = (run.gateway, run.job.id);
+            let p = run.params.relevance(job_id)?;
+            if p.retriever == "bm25" {
+                return Ok(run
+                    .phase
+                    .run(items, run.phase.concurrency, |item| {
+                        engine::questions::relevance::run_item(gateway, job_id, item)
+                    })
+                    .await);
+            }
+            let project = project_of(run.job)?;
+            let corpus = std::sync::Arc::new(crate::ssr::answers::corpus(run.pool, project).await?);
+            let built = crate::ssr::answers::build_method(
+                run.pool,
+                gateway,
+                &run.llm.transport(),
+                project,
+                corpus,
+                &p.retriever,
+                &serde_json::Value::Null,
+            )
+            .await?;
+            Ok(match built {
+                Ok(method) => {
+                    run.phase
+                        .run(items, run.phase.concurrency, |item| {
+                            engine::questions::relevance::run_item_retrieving(method.as_ref(), gateway, job_id, item)
+                        })
+                        .await
+                }
+                Err(e) => Err(e),
+            })
+        })
+    }
+}
