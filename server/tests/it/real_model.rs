@@ -13,7 +13,7 @@
 //! names its stage, its reasons and the next step; the report renders and
 //! names the model; running it all again makes no new call.
 //!
-//! `#[ignore]`d: it needs the model. `cargo test -p server --test
+//! `#[ignore]`d: it needs the model. `cargo test -p server --test it
 //! real_model -- --ignored` with the variables set runs it; without them it
 //! fails, saying so.
 

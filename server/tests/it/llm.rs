@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::Output;
 use std::time::Duration;
 
-mod common;
+use crate::common;
 
 use common::assay;
 use mockllm::{MockConfig, MockServer};

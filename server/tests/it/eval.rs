@@ -5,7 +5,7 @@
 //! written to a directory and served as downloads, and bad requests refused
 //! with the reason before any work starts.
 
-mod common;
+use crate::common;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};

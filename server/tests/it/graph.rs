@@ -1,19 +1,13 @@
 //! `assay graph build` and `assay graph export` on a real SQLite file with
 //! the offline provider, on Alice's Adventures in Wonderland.
 
-mod common;
+use crate::common;
+use crate::common::corpora;
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
 
 use common::{assay, json};
 use serde_json::json;
-
-fn corpora() -> PathBuf {
-    std::env::var_os("ASSAY_CORPORA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpora"))
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_offline_graph_of_alice_is_built_stored_and_exported() {

@@ -10,7 +10,7 @@
 //! real text — scored at each relevance unit against retrieval metrics
 //! recomputed here from each answer's recorded chunks.
 
-mod common;
+use crate::common;
 
 use common::{assay, json};
 

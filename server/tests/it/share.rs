@@ -3,7 +3,7 @@
 //! report as one self-contained HTML file, nothing else — no other page,
 //! no owner route, no other kind's files; withdrawn, it is a 404 at once.
 
-mod common;
+use crate::common;
 
 use axum::body::Body;
 use axum::http::{header, Request, StatusCode};

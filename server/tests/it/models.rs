@@ -3,7 +3,7 @@
 //! reply is unusable for a stage, and a closed pipe on the CLI's output.
 //! The mock server plays the model; the SQLite file is real.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -5,7 +5,7 @@
 //! manifests fail before any work starts (not even the database is
 //! created), with a message that names the key.
 
-mod common;
+use crate::common;
 
 use common::{assay, json};
 

@@ -3,7 +3,7 @@
 //! reproducible from the seed and the cache, exported as JSONL and CSV, and
 //! a clear error when no subgraph can be large enough.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::Path;

@@ -1,6 +1,6 @@
-//! Helpers shared by the CLI integration tests.
+//! Helpers shared by the server integration tests.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// `assay ARGS --db DB` with the LLM environment cleared, then `env` set:
@@ -120,4 +120,12 @@ pub async fn sample_hierarchical(db: &Path, dimensions: &str, factorial: u32) ->
         &factorial,
     ];
     json(&assay(db, &args, &[]).await)["set_id"].to_string()
+}
+
+/// The real corpora (`../shared/corpora`, or `ASSAY_CORPORA`).
+#[allow(dead_code)]
+pub fn corpora() -> PathBuf {
+    std::env::var_os("ASSAY_CORPORA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpora"))
 }

@@ -8,7 +8,7 @@
 //! category agreement (exact and parent) and the LLM's agreement with the
 //! humans; the CSV names the picked categories.
 
-mod common;
+use crate::common;
 
 use common::{assay, call, json, start_server as start};
 use serde_json::Value;

@@ -2,21 +2,16 @@
 //! to end, and a job whose process is killed mid-way, resumed against the
 //! mock server without paying twice for any finished item.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
-mod common;
+use crate::common;
+use crate::common::corpora;
 
 use common::{assay as run, assay_command as command};
 use mockllm::{MockConfig, MockServer};
 use serde_json::Value;
-
-fn corpora() -> PathBuf {
-    std::env::var_os("ASSAY_CORPORA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpora"))
-}
 
 fn json(out: &Output) -> Value {
     assert!(out.status.success(), "failed ({:?}): {}", out.status, String::from_utf8_lossy(&out.stderr));

@@ -4,7 +4,7 @@
 //! ratings each, every one stored exactly once; one submission per rater;
 //! revoked links and closed studies refuse; results and CSV.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

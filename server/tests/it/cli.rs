@@ -1,17 +1,12 @@
 //! The `assay` CLI, run as a user runs it: the real binary, a real SQLite
 //! file in a temporary directory, `--json` output parsed and checked.
 
+use crate::common::corpora;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::Value;
-
-fn corpora() -> PathBuf {
-    std::env::var_os("ASSAY_CORPORA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpora"))
-}
 
 struct Env {
     dir: tempfile::TempDir,

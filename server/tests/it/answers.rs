@@ -5,7 +5,7 @@
 //! another system are imported (bad lines named, nothing half-imported)
 //! and exported losslessly.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

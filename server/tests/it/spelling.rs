@@ -12,7 +12,7 @@
 //! is called by a member who edits A only, with A's project id next to B's
 //! child ids: none returns B's text or changes B.
 
-mod common;
+use crate::common;
 
 use axum::body::Body;
 use axum::http::{header, Method, Request, StatusCode};

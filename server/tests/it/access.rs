@@ -5,7 +5,7 @@
 //! routes; read rights read but change nothing; edit rights change their
 //! project only; accounts, projects and the LLM settings stay the owner's.
 
-mod common;
+use crate::common;
 
 use axum::body::Body;
 use axum::http::{header, Request, StatusCode};
