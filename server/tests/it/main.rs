@@ -15,6 +15,7 @@ mod experiment;
 mod graph;
 mod http;
 mod jobs;
+mod layout;
 mod llm;
 mod metrics;
 mod models;

@@ -1,0 +1,287 @@
+//! The architecture's import rules, checked on the source: within each
+//! crate, no module imports (through `use` or a `crate::`/`super::` path)
+//! a module that imports it back, directly or through others. Edges into a
+//! module's own ancestors (a child using its parent's types) do not count:
+//! the parent owns the child. Test modules (`#[cfg(test)] mod tests`) are
+//! left out: they may use anything.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+type Module = Vec<String>;
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// `a/b/mod.rs` and `a/b.rs` are module `a::b`; `lib.rs` and `main.rs` the root.
+fn module_of(src: &Path, file: &Path) -> Module {
+    let rel = file.strip_prefix(src).unwrap().with_extension("");
+    let mut parts: Module = rel.iter().map(|p| p.to_string_lossy().into_owned()).collect();
+    if matches!(parts.last().map(String::as_str), Some("mod" | "lib" | "main")) {
+        parts.pop();
+    }
+    parts
+}
+
+/// The source without comments, string literals' contents and test modules.
+fn code_of(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if text[i..].starts_with("//") {
+            i += text[i..].find('\n').unwrap_or(text.len() - i);
+        } else if text[i..].starts_with("/*") {
+            i += text[i..].find("*/").map_or(text.len() - i, |e| e + 2);
+        } else if text[i..].starts_with("r#\"") || text[i..].starts_with("r\"") {
+            // A raw string: to its closing quote and hashes.
+            let hashes = text[i + 1..].find('"').unwrap();
+            let close = format!("\"{}", "#".repeat(hashes));
+            i += 2 + hashes;
+            i += text[i..].find(close.as_str()).map_or(text.len() - i, |e| e + close.len());
+            out.push_str("\"\"");
+        } else if bytes[i] == b'\'' {
+            // A char literal ('x', '\n', '\'') is skipped; a lifetime ('a) kept.
+            let rest = &text[i + 1..];
+            let len = if rest.starts_with('\\') {
+                rest[2..].find('\'').map(|e| e + 3)
+            } else {
+                rest.chars().next().filter(|c| rest[c.len_utf8()..].starts_with('\'')).map(|c| c.len_utf8() + 1)
+            };
+            match len {
+                Some(n) => {
+                    i += 1 + n;
+                    out.push_str("' '");
+                }
+                None => {
+                    out.push('\'');
+                    i += 1;
+                }
+            }
+        } else if bytes[i] == b'"' {
+            // Skip a string literal (escapes included).
+            i += 1;
+            while i < bytes.len() && bytes[i] != b'"' {
+                i += if bytes[i] == b'\\' { 2 } else { 1 };
+            }
+            i += 1;
+            out.push_str("\"\"");
+        } else {
+            let ch = text[i..].chars().next().unwrap();
+            out.push(ch);
+            i += ch.len_utf8();
+        }
+    }
+    // Drop `#[cfg(test)] mod NAME { … }` blocks by brace matching.
+    while let Some(start) = out.find("#[cfg(test)]") {
+        let rest = &out[start..];
+        let Some(open) = rest.find('{') else { break };
+        let header = &rest[..open];
+        if !header.contains("mod ") {
+            out.replace_range(start..start + "#[cfg(test)]".len(), "");
+            continue;
+        }
+        let mut depth = 0;
+        let mut end = start + open;
+        for (k, c) in out[start + open..].char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = start + open + k + 1;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        out.replace_range(start..end, "");
+    }
+    out
+}
+
+/// Every path a file names that starts at `crate` or `super`, `use` trees expanded.
+fn paths_in(code: &str) -> Vec<String> {
+    fn expand(prefix: &str, tree: &str, out: &mut Vec<String>) {
+        let tree = tree.trim();
+        if let Some(open) = tree.find('{') {
+            let head = tree[..open].trim_end_matches("::");
+            let inner = &tree[open + 1..tree.rfind('}').unwrap_or(tree.len())];
+            let base = if prefix.is_empty() { head.to_string() } else { format!("{prefix}::{head}") };
+            let (mut depth, mut last) = (0, 0);
+            for (k, c) in inner.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => {
+                        expand(&base, &inner[last..k], out);
+                        last = k + 1;
+                    }
+                    _ => {}
+                }
+            }
+            expand(&base, &inner[last..], out);
+        } else if !tree.is_empty() {
+            let leaf = tree.split(" as ").next().unwrap().trim();
+            out.push(match (prefix.is_empty(), leaf) {
+                (true, _) => leaf.to_string(),
+                (false, "self") => prefix.to_string(),
+                (false, _) => format!("{prefix}::{leaf}"),
+            });
+        }
+    }
+    let mut out = Vec::new();
+    let compact: String = code.split_whitespace().collect::<Vec<_>>().join(" ");
+    for stmt in compact.split(';') {
+        if let Some(at) = stmt.find("use ") {
+            let tree = stmt[at + 4..].trim();
+            if tree.starts_with("crate::") || tree.starts_with("super::") || tree.starts_with("self::") {
+                expand("", &tree.replace(' ', ""), &mut out);
+            }
+        }
+    }
+    // Paths used in place (`crate::ssr::store::jobs::get_job(…)`).
+    let chars: Vec<char> = code.chars().collect();
+    let text: String = chars.iter().collect();
+    for start in ["crate::", "super::"] {
+        let mut from = 0;
+        while let Some(pos) = text[from..].find(start) {
+            let at = from + pos;
+            let before = text[..at].chars().last();
+            from = at + start.len();
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
+                continue;
+            }
+            let end = text[at..]
+                .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+                .map_or(text.len(), |e| at + e);
+            out.push(text[at..end].trim_end_matches(':').to_string());
+        }
+    }
+    out
+}
+
+/// The module a path names, resolved against `me`, cut to a known module.
+fn target(me: &Module, path: &str, known: &BTreeSet<Module>) -> Option<Module> {
+    let mut segs = path.split("::").filter(|s| !s.is_empty());
+    let mut base: Module = match segs.next()? {
+        "crate" => Vec::new(),
+        "super" => me[..me.len().saturating_sub(1)].to_vec(),
+        "self" => me.clone(),
+        _ => return None,
+    };
+    for s in segs {
+        if s == "super" {
+            base.pop();
+        } else {
+            base.push(s.to_string());
+        }
+    }
+    while !base.is_empty() && !known.contains(&base) {
+        base.pop();
+    }
+    (!base.is_empty()).then_some(base)
+}
+
+/// The import cycles of the crate under `src`, as "a -> b -> a".
+fn cycles(src: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let known: BTreeSet<Module> = files.iter().map(|f| module_of(src, f)).collect();
+    let mut edges: BTreeMap<Module, BTreeSet<Module>> = BTreeMap::new();
+    for file in &files {
+        let me = module_of(src, file);
+        let code = code_of(&std::fs::read_to_string(file).unwrap());
+        for path in paths_in(&code) {
+            let Some(to) = target(&me, &path, &known) else { continue };
+            // Not into itself, a descendant of itself (it owns those), or an ancestor.
+            if to == me || to.starts_with(&me) || me.starts_with(&to) {
+                continue;
+            }
+            edges.entry(me.clone()).or_default().insert(to);
+        }
+    }
+    // Checked at every depth: modules cut to their first `depth` segments
+    // (so `a -> b -> a::inner` is a cycle between `a` and `b`).
+    let deepest = known.iter().map(Vec::len).max().unwrap_or(1);
+    let mut found = BTreeSet::new();
+    for depth in 1..=deepest {
+        let cut = |m: &Module| m[..m.len().min(depth)].to_vec();
+        let mut graph: BTreeMap<Module, BTreeSet<Module>> = BTreeMap::new();
+        for (from, tos) in &edges {
+            for to in tos {
+                let (a, b) = (cut(from), cut(to));
+                if !(a.starts_with(&b) || b.starts_with(&a)) {
+                    graph.entry(a).or_default().insert(b);
+                }
+            }
+        }
+        found.extend(cycles_of(&graph));
+    }
+    found.into_iter().collect()
+}
+
+/// Each cycle of `graph` once, from its smallest module: "a -> b -> a".
+fn cycles_of(graph: &BTreeMap<Module, BTreeSet<Module>>) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    for start in graph.keys() {
+        let mut stack = vec![(start.clone(), vec![start.clone()])];
+        let mut seen = BTreeSet::new();
+        while let Some((at, trail)) = stack.pop() {
+            for next in graph.get(&at).into_iter().flatten() {
+                if next == start {
+                    if trail.iter().all(|m| m >= start) {
+                        let names: Vec<String> = trail.iter().chain([start]).map(|m| m.join("::")).collect();
+                        found.insert(names.join(" -> "));
+                    }
+                } else if next > start && seen.insert(next.clone()) {
+                    let mut t = trail.clone();
+                    t.push(next.clone());
+                    stack.push((next.clone(), t));
+                }
+            }
+        }
+    }
+    found
+}
+
+fn crate_src(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(name).join("src")
+}
+
+#[test]
+fn no_crate_has_an_import_cycle_between_its_modules() {
+    for name in ["engine", "app", "server"] {
+        let found = cycles(&crate_src(name));
+        assert!(found.is_empty(), "{name} has import cycles:\n{}", found.join("\n"));
+    }
+}
+
+#[test]
+fn the_checker_finds_a_cycle_when_there_is_one() {
+    let dir = std::env::temp_dir().join(format!("assay-layout-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("a")).unwrap();
+    std::fs::write(dir.join("lib.rs"), "pub mod a;\npub mod b;\n").unwrap();
+    std::fs::write(dir.join("a/mod.rs"), "pub mod inner;\nuse crate::b::thing;\n").unwrap();
+    // The child's use of its parent does not count; the use of `b` does.
+    std::fs::write(dir.join("a/inner.rs"), "use super::Thing;\n/* crate::b */\n").unwrap();
+    std::fs::write(
+        dir.join("b.rs"),
+        "pub fn f() { crate::a::inner::g(); }\n#[cfg(test)]\nmod tests { use crate::a; }\n",
+    )
+    .unwrap();
+    let found = cycles(&dir);
+    assert_eq!(found, ["a -> b -> a"]);
+    std::fs::write(dir.join("b.rs"), "pub fn f() {}\n#[cfg(test)]\nmod tests { use crate::a; }\n").unwrap();
+    assert!(cycles(&dir).is_empty(), "a test module's use is not an edge");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
