@@ -29,7 +29,9 @@ pub async fn draft_experiment(fields: String) -> Result<ExperimentDraft, AppErro
         serde_json::from_str(&fields).map_err(|e| AppError::Invalid(format!("the wizard's choices: {e}")))?;
     let llm = call.state.llm();
     match crate::ssr::experiments::wizard::manifest_of(&f, &llm) {
-        Ok(text) => Ok(crate::ssr::experiments::wizard::draft(&call.state.pool, &llm, &text).await),
+        Ok(text) => {
+            Ok(crate::ssr::experiments::wizard::draft(&call.state.pool, &llm, call.state.config.env, &text).await)
+        }
         Err(e) => Ok(crate::ssr::experiments::wizard::refused("", e)),
     }
 }
@@ -39,7 +41,8 @@ pub async fn draft_experiment(fields: String) -> Result<ExperimentDraft, AppErro
 pub async fn draft_manifest(manifest: String) -> Result<ExperimentDraft, AppError> {
     let call = Request::now()?;
     call.require_owner("run experiments")?;
-    Ok(crate::ssr::experiments::wizard::draft(&call.state.pool, &call.state.llm(), &manifest).await)
+    Ok(crate::ssr::experiments::wizard::draft(&call.state.pool, &call.state.llm(), call.state.config.env, &manifest)
+        .await)
 }
 
 /// An imported manifest in the wizard's fields, naming what they cannot show.

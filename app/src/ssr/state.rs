@@ -23,6 +23,10 @@ pub struct Config {
     /// Mark cookies `Secure` even when the request does not show it came
     /// over HTTPS (a proxy that terminates TLS without `X-Forwarded-Proto`).
     pub secure_cookies: bool,
+    /// How a variable the configuration names is read (a manifest's
+    /// `llm.api_key_env`): the binary passes the process environment; by
+    /// default nothing is found. The layers below never read it themselves.
+    pub env: fn(&str) -> Option<String>,
 }
 
 impl Default for Config {
@@ -34,6 +38,7 @@ impl Default for Config {
             llm_base: Default::default(),
             require_login: true,
             secure_cookies: false,
+            env: |_| None,
         }
     }
 }

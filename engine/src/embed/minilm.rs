@@ -69,13 +69,11 @@ pub struct MiniLm {
     device: Device,
 }
 
-/// Where the model is: `ASSAY_MINILM_DIR`; else `data/models/all-MiniLM-L6-v2`
+/// Where the model is when the configuration names no place (the server's
+/// `--minilm-dir`, `ASSAY_MINILM_DIR`): `data/models/all-MiniLM-L6-v2`
 /// under the working directory, or under the checkout the running binary
 /// was built in (`target/<profile>/assay` → `../../data/…`), whichever has it.
 pub fn default_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("ASSAY_MINILM_DIR") {
-        return PathBuf::from(dir);
-    }
     let relative = PathBuf::from("data/models/all-MiniLM-L6-v2");
     let beside_build =
         std::env::current_exe().ok().and_then(|exe| Some(exe.parent()?.parent()?.parent()?.join(&relative)));

@@ -38,7 +38,7 @@ pub async fn run(
     m: Manifest,
     args: RunArgs,
 ) -> anyhow::Result<ExitCode> {
-    let llm = app::ssr::experiments::run::llm_settings(&m, base_llm);
+    let llm = app::ssr::experiments::run::llm_settings(&m, base_llm, crate::cli::process_env);
     let base = args.manifest.parent().map(Path::to_path_buf).unwrap_or_default();
     let started = std::time::Instant::now();
     let outcome = app::ssr::experiments::run::run(pool, &llm, &m, &base, |job, label| {

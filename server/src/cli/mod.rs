@@ -72,6 +72,10 @@ struct LlmArgs {
     /// Embedding model for /v1/embeddings.
     #[arg(long = "embed-model", global = true, env = "ASSAY_EMBED_MODEL", default_value = "text-embedding-3-small")]
     embed_model: String,
+    /// Where the in-process MiniLM (all-MiniLM-L6-v2) is (default:
+    /// data/models/all-MiniLM-L6-v2; scripts/fetch-minilm puts it there).
+    #[arg(long = "minilm-dir", global = true, env = "ASSAY_MINILM_DIR", value_name = "DIR")]
+    minilm_dir: Option<std::path::PathBuf>,
     /// The model's context window in tokens (default: what the endpoint's
     /// /models says, else 8192; 128k for OpenAI's models). Prompts and
     /// reply budgets are fitted to it; what cannot fit is refused before
@@ -391,8 +395,14 @@ impl LimitArgs {
             llm_base: LlmSettings::default(),
             require_login: true,
             secure_cookies: false,
+            env: process_env,
         }
     }
+}
+
+/// The process environment, as the configuration hands it down.
+pub(crate) fn process_env(var: &str) -> Option<String> {
+    std::env::var(var).ok()
 }
 
 #[derive(Subcommand, Debug)]
@@ -492,6 +502,9 @@ fn init_tracing(serving: bool) {
 }
 
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    if let Some(dir) = &cli.llm.minilm_dir {
+        app::ssr::answers::set_minilm_dir(dir.clone());
+    }
     // A manifest is checked before the database is opened or created.
     let manifest = match &cli.command {
         Command::Run(args) => Some(experiment::load(args)?),

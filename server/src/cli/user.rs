@@ -87,10 +87,7 @@ pub async fn run(pool: &SqlitePool, out: Output, cmd: UserCommand) -> anyhow::Re
             Ok(ExitCode::SUCCESS)
         }
         UserCommand::Session { name } => {
-            let id: Option<i64> = sqlx::query_scalar("SELECT id FROM users WHERE name = ?")
-                .bind(name.trim())
-                .fetch_optional(pool)
-                .await?;
+            let id = app::ssr::store::users::by_name(pool, name.trim()).await?.map(|(id, _)| id);
             let id = id.ok_or_else(|| anyhow::anyhow!("no user \"{}\"", name.trim()))?;
             let token = app::ssr::auth::new_session(pool, id).await?;
             out.print(json!({"cookie": app::ssr::auth::COOKIE, "token": token}), || token.clone());

@@ -73,6 +73,7 @@ pub async fn start_server(db: &Path, dir: &Path) -> String {
         llm_base: Default::default(),
         require_login: true,
         secure_cookies: false,
+        ..Default::default()
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();

@@ -127,6 +127,7 @@ async fn two_methods_are_judged_under_both_protocols_and_the_report_is_written_a
         llm_base: Default::default(),
         require_login: false,
         secure_cookies: false,
+        ..Default::default()
     };
     let options = server::web::leptos_options(dir.path(), "127.0.0.1:0".parse().unwrap());
     let router = server::web::router(pool.clone(), config, Default::default(), options);

@@ -210,7 +210,7 @@ async fn a_manifest_takes_a_projects_documents_and_the_wizards_choices_round_tri
     let read = app::ssr::experiments::wizard::fields_of(&back, &start.fields);
     assert_eq!(read.fields, start.fields);
     assert!(read.not_shown.is_empty(), "{:?}", read.not_shown);
-    let draft = app::ssr::experiments::wizard::draft(&pool, &llm, &text).await;
+    let draft = app::ssr::experiments::wizard::draft(&pool, &llm, |_| None, &text).await;
     assert_eq!(draft.error, None);
     assert!(draft.offline && draft.cost_usd == 0.0);
     assert_eq!(draft.calls, draft.stages.iter().map(|s| s.calls).sum::<u64>());

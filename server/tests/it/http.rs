@@ -24,6 +24,7 @@ async fn harness(max_upload_bytes: u64) -> Harness {
         llm_base: Default::default(),
         require_login: false,
         secure_cookies: false,
+        ..Default::default()
     };
     let options = server::web::leptos_options(dir.path(), "127.0.0.1:0".parse().unwrap());
     let router = server::web::router(pool.clone(), config, Default::default(), options);

@@ -66,7 +66,7 @@ pub async fn create(pool: &SqlitePool, req: &AnswerRequest) -> AppResult<(JobVie
         return Err(AppError::Invalid(format!("{} needs the knowledge graph: build it first", req.method)));
     }
     if method::needs_vectors(&req.method) && params["embedder"] == "minilm" {
-        let dir = engine::embed::minilm::default_dir();
+        let dir = minilm_dir();
         if !dir.join("model.safetensors").is_file() {
             return Err(AppError::Invalid(engine::embed::minilm::MiniLmError::Missing(dir).to_string()));
         }
@@ -214,6 +214,20 @@ pub async fn build_method(
     Ok(method::build(name, params, corpus, extras))
 }
 
+/// Where the in-process MiniLM is, as configured (the server sets it from
+/// `--minilm-dir` / `ASSAY_MINILM_DIR` at start).
+static MINILM_DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+
+/// Sets where the in-process MiniLM is (once, at start; later calls are ignored).
+pub fn set_minilm_dir(dir: std::path::PathBuf) {
+    let _ = MINILM_DIR.set(dir);
+}
+
+/// Where the in-process MiniLM is: as configured, else the engine's default place.
+pub fn minilm_dir() -> std::path::PathBuf {
+    MINILM_DIR.get().cloned().unwrap_or_else(engine::embed::minilm::default_dir)
+}
+
 /// The loaded in-process MiniLM, shared by every job (loaded on first use).
 static MINILM: std::sync::Mutex<Option<Arc<engine::embed::minilm::MiniLm>>> = std::sync::Mutex::new(None);
 
@@ -221,7 +235,7 @@ static MINILM: std::sync::Mutex<Option<Arc<engine::embed::minilm::MiniLm>>> = st
 pub(crate) fn minilm() -> Result<Arc<engine::embed::minilm::MiniLm>, String> {
     let mut loaded = MINILM.lock().unwrap_or_else(|e| e.into_inner());
     if loaded.is_none() {
-        let dir = engine::embed::minilm::default_dir();
+        let dir = minilm_dir();
         *loaded = Some(Arc::new(engine::embed::minilm::MiniLm::load(&dir).map_err(|e| e.to_string())?));
     }
     Ok(loaded.clone().expect("loaded above"))

@@ -70,27 +70,7 @@ fn fingerprint(kind: &str, what: serde_json::Value) -> String {
 
 /// `(new, cached)` LLM calls logged for a job.
 pub(crate) async fn calls(pool: &SqlitePool, job_id: i64) -> AppResult<(i64, i64)> {
-    let (new, cached): (i64, i64) = sqlx::query_as(
-        "SELECT COALESCE(SUM(cached = 0), 0), COALESCE(SUM(cached = 1), 0) FROM llm_calls WHERE job_id = ?",
-    )
-    .bind(job_id)
-    .fetch_one(pool)
-    .await?;
-    Ok((new, cached))
-}
-
-/// Whether an object a stage made is still there.
-async fn exists(pool: &SqlitePool, kind: &str, id: i64) -> AppResult<bool> {
-    let table = match kind {
-        "questions" => "question_sets",
-        "answers" => "answer_sets",
-        "evaluation" | "sanity" => "evaluations",
-        "metrics" => "metrics_runs",
-        _ => "projects",
-    };
-    let found: Option<i64> =
-        sqlx::query_scalar(&format!("SELECT id FROM {table} WHERE id = ?")).bind(id).fetch_optional(pool).await?;
-    Ok(found.is_some())
+    store::calls::counts_of_job(pool, job_id).await
 }
 
 struct Runner<'a, F> {
@@ -107,14 +87,9 @@ where
 {
     /// The object of a known, finished stage with this fingerprint.
     async fn known(&self, kind: &str, print: &str) -> AppResult<Option<(i64, Option<i64>)>> {
-        let row: Option<(i64, Option<i64>)> =
-            sqlx::query_as("SELECT object_id, job_id FROM experiment_stages WHERE project_id = ? AND fingerprint = ?")
-                .bind(self.project_id)
-                .bind(print)
-                .fetch_optional(self.pool)
-                .await?;
+        let row = store::experiments::known_stage(self.pool, self.project_id, print).await?;
         let Some((object, job)) = row else { return Ok(None) };
-        if !exists(self.pool, kind, object).await? {
+        if !store::experiments::object_exists(self.pool, kind, object).await? {
             return Ok(None);
         }
         if let Some(j) = job {
@@ -127,16 +102,7 @@ where
     }
 
     async fn remember(&self, print: &str, object: i64, job: Option<i64>) -> AppResult<()> {
-        sqlx::query(
-            "INSERT OR REPLACE INTO experiment_stages (project_id, fingerprint, object_id, job_id) VALUES (?, ?, ?, ?)",
-        )
-        .bind(self.project_id)
-        .bind(print)
-        .bind(object)
-        .bind(job)
-        .execute(self.pool)
-        .await?;
-        Ok(())
+        store::experiments::remember_stage(self.pool, self.project_id, print, object, job).await
     }
 
     /// Reuses the stage's object, or creates its job with `create` (→ job,
@@ -225,11 +191,7 @@ async fn documents_of(pool: &SqlitePool, name: &str) -> AppResult<Vec<(String, V
         }
         Err(e) => return Err(e),
     };
-    let docs: Vec<(String, String)> =
-        sqlx::query_as("SELECT title, body FROM documents WHERE project_id = ? ORDER BY id")
-            .bind(project.summary.id)
-            .fetch_all(pool)
-            .await?;
+    let docs = store::document_titles_and_texts(pool, project.summary.id).await?;
     if docs.is_empty() {
         return Err(AppError::Invalid(format!("corpus.project: project \"{name}\" has no documents")));
     }
@@ -263,8 +225,8 @@ pub async fn document_tokens(pool: &SqlitePool, m: &Manifest, base: &Path) -> Ap
 /// The manifest's LLM over `base` (prices, timeouts and retries stay
 /// `base`'s). The key: from the environment variable `llm.api_key_env`
 /// names when it names one, else `base`'s own (the server's settings), else
-/// `OPENAI_API_KEY`.
-pub fn llm_settings(m: &Manifest, base: &LlmSettings) -> LlmSettings {
+/// `OPENAI_API_KEY`, each read with `env` (the configuration's reader).
+pub fn llm_settings(m: &Manifest, base: &LlmSettings, env: fn(&str) -> Option<String>) -> LlmSettings {
     let mut llm = base.clone();
     match m.llm.provider.as_str() {
         "openai" => {
@@ -275,7 +237,7 @@ pub fn llm_settings(m: &Manifest, base: &LlmSettings) -> LlmSettings {
             if let Some(model) = &m.llm.model {
                 llm.model = model.clone();
             }
-            let from_env = |var: &str| std::env::var(var).ok().and_then(engine::llm::ApiKey::new);
+            let from_env = |var: &str| env(var).and_then(engine::llm::ApiKey::new);
             llm.api_key = match &m.llm.api_key_env {
                 Some(var) => from_env(var),
                 None => base.api_key.clone().or_else(|| from_env("OPENAI_API_KEY")),

@@ -254,17 +254,28 @@ fn blank(text: &str) -> ExperimentDraft {
 }
 
 /// A manifest's estimate before it runs (or what is wrong with it).
-pub async fn draft(pool: &SqlitePool, configured: &LlmSettings, text: &str) -> ExperimentDraft {
+pub async fn draft(
+    pool: &SqlitePool,
+    configured: &LlmSettings,
+    env: fn(&str) -> Option<String>,
+    text: &str,
+) -> ExperimentDraft {
     match Manifest::parse_uploaded(text) {
-        Ok(m) => estimate(pool, configured, text, &m).await,
+        Ok(m) => estimate(pool, configured, env, text, &m).await,
         Err(e) => refused(text, e.0),
     }
 }
 
 /// The estimate of `m` (parsed from `text`).
-async fn estimate(pool: &SqlitePool, configured: &LlmSettings, text: &str, m: &Manifest) -> ExperimentDraft {
+async fn estimate(
+    pool: &SqlitePool,
+    configured: &LlmSettings,
+    env: fn(&str) -> Option<String>,
+    text: &str,
+    m: &Manifest,
+) -> ExperimentDraft {
     let mut d = blank(text);
-    let llm = crate::ssr::experiments::run::llm_settings(m, configured);
+    let llm = crate::ssr::experiments::run::llm_settings(m, configured, env);
     d.llm = llm.describe();
     d.offline = llm.provider == ProviderKind::Offline;
     d.priced = !d.offline && llm.prices.0.contains_key(&llm.model);
@@ -303,43 +314,24 @@ pub async fn start(state: &AppState, text: &str) -> AppResult<(i64, i64)> {
     let m = Manifest::parse_uploaded(text).map_err(|e| AppError::Invalid(e.0))?;
     let pool = state.pool.clone();
     let configured = state.llm();
-    let llm = crate::ssr::experiments::run::llm_settings(&m, &configured);
-    let d = estimate(&pool, &configured, text, &m).await;
+    let llm = crate::ssr::experiments::run::llm_settings(&m, &configured, state.config.env);
+    let d = estimate(&pool, &configured, state.config.env, text, &m).await;
     if let Some(e) = d.error {
         return Err(AppError::Invalid(e));
     }
     let project_id = crate::ssr::experiments::run::project(&pool, &m).await?;
-    let id: i64 = sqlx::query_scalar(
-        "INSERT INTO experiments (project_id, name, manifest, plan, llm, offline) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
-    )
-    .bind(project_id)
-    .bind(&m.name)
-    .bind(text)
-    .bind(serde_json::to_string(&d.stages).unwrap_or_default())
-    .bind(&d.llm)
-    .bind(d.offline)
-    .fetch_one(&pool)
-    .await?;
+    let plan = serde_json::to_string(&d.stages).unwrap_or_default();
+    let id = store::experiments::insert(&pool, project_id, &m.name, text, &plan, &d.llm, d.offline).await?;
     let jobs = state.jobs.clone();
     tokio::spawn(async move {
         let llm = std::sync::Arc::new(llm);
         let result = crate::ssr::experiments::run::run(&pool, &llm, &m, std::path::Path::new("."), |job, label| {
             let (pool, llm, jobs) = (pool.clone(), llm.clone(), jobs.clone());
             async move {
-                sqlx::query("UPDATE experiments SET stage = ?, job_id = ? WHERE id = ?")
-                    .bind(&label)
-                    .bind(job)
-                    .bind(id)
-                    .execute(&pool)
-                    .await?;
+                store::experiments::set_stage(&pool, id, &label, job).await?;
                 let after = jobs.run_to_end(pool.clone(), llm, job).await?;
                 // Its calls and cost show at once, before the run's outcome.
-                sqlx::query("UPDATE experiments SET jobs = json_set(jobs, '$.\"' || ? || '\"', ?) WHERE id = ?")
-                    .bind(&label)
-                    .bind(job)
-                    .bind(id)
-                    .execute(&pool)
-                    .await?;
+                store::experiments::record_job(&pool, id, &label, job).await?;
                 Ok(after)
             }
         })
@@ -349,46 +341,15 @@ pub async fn start(state: &AppState, text: &str) -> AppResult<(i64, i64)> {
             Ok(o) => ("done", serde_json::to_string(&o).ok(), None),
             Err(e) => ("failed", None, Some(e.to_string())),
         };
-        let _ = sqlx::query(
-            "UPDATE experiments SET status = ?, outcome = ?, error = ?, stage = NULL,
-                finished_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now') WHERE id = ?",
-        )
-        .bind(status)
-        .bind(outcome)
-        .bind(error)
-        .bind(id)
-        .execute(&pool)
-        .await;
+        let _ = store::experiments::finish(&pool, id, status, outcome.as_deref(), error.as_deref()).await;
     });
     Ok((project_id, id))
 }
 
-#[derive(sqlx::FromRow)]
-struct Row {
-    id: i64,
-    project_id: i64,
-    name: String,
-    manifest: String,
-    plan: String,
-    llm: String,
-    offline: bool,
-    status: String,
-    stage: Option<String>,
-    job_id: Option<i64>,
-    /// Stage label → its finished job, as the run goes.
-    jobs: String,
-    outcome: Option<String>,
-    error: Option<String>,
-    created_at: String,
-    finished_at: Option<String>,
-}
+use store::experiments::Row;
 
 async fn row(pool: &SqlitePool, id: i64) -> AppResult<Row> {
-    sqlx::query_as("SELECT * FROM experiments WHERE id = ?")
-        .bind(id)
-        .fetch_optional(pool)
-        .await?
-        .ok_or_else(|| AppError::NotFound(format!("experiment {id} does not exist")))
+    store::experiments::get(pool, id).await
 }
 
 /// The project an experiment belongs to.
@@ -487,9 +448,7 @@ async fn view_of(pool: &SqlitePool, r: Row) -> AppResult<ExperimentView> {
 
 /// Every experiment, newest first: (id, project id, name, status, created).
 pub async fn list_all(pool: &SqlitePool) -> AppResult<Vec<(i64, i64, String, String, String)>> {
-    Ok(sqlx::query_as("SELECT id, project_id, name, status, created_at FROM experiments ORDER BY id DESC LIMIT 50")
-        .fetch_all(pool)
-        .await?)
+    store::experiments::list_all(pool).await
 }
 
 /// The report: the stages' reports gathered (what has finished so far).

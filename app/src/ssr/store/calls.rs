@@ -284,3 +284,13 @@ impl CallStore for SqliteCallStore {
         })
     }
 }
+
+/// `(new, cached)` LLM calls logged for a job.
+pub async fn counts_of_job(pool: &SqlitePool, job_id: i64) -> crate::error::AppResult<(i64, i64)> {
+    Ok(sqlx::query_as(
+        "SELECT COALESCE(SUM(cached = 0), 0), COALESCE(SUM(cached = 1), 0) FROM llm_calls WHERE job_id = ?",
+    )
+    .bind(job_id)
+    .fetch_one(pool)
+    .await?)
+}

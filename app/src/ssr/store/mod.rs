@@ -9,6 +9,7 @@ pub mod access;
 pub mod answers;
 pub mod calls;
 pub mod evaluations;
+pub mod experiments;
 pub mod graph;
 pub mod jobs;
 pub mod metrics;
@@ -525,6 +526,14 @@ pub async fn chunk_spans(
 }
 
 /// The text of every document of a project, in the order they were added.
+/// A project's documents as (title, text), in upload order.
+pub async fn document_titles_and_texts(pool: &SqlitePool, project_id: i64) -> AppResult<Vec<(String, String)>> {
+    Ok(sqlx::query_as("SELECT title, body FROM documents WHERE project_id = ? ORDER BY id")
+        .bind(project_id)
+        .fetch_all(pool)
+        .await?)
+}
+
 pub async fn document_texts(pool: &SqlitePool, project_id: i64) -> AppResult<Vec<String>> {
     Ok(sqlx::query_scalar("SELECT body FROM documents WHERE project_id = ? ORDER BY id")
         .bind(project_id)
