@@ -30,6 +30,10 @@ pub enum AppError {
     /// was saved, and trying again later may work.
     #[error("{0}")]
     Unavailable(String),
+    /// A job, or the LLM endpoint behind it, failed: not the caller's
+    /// mistake, and not a bug either; the reasons are the job's.
+    #[error("{0}")]
+    Failed(String),
     #[error("something went wrong on the server; the details are in its log")]
     Internal,
     /// Transport or encoding trouble between browser and server.
@@ -48,6 +52,7 @@ impl AppError {
             AppError::Conflict(_) => 409,
             AppError::TooLarge(_) => 413,
             AppError::TooMany(_) => 429,
+            AppError::Failed(_) => 502,
             AppError::Unavailable(_) => 503,
             AppError::Internal | AppError::Transport(_) => 500,
         }
@@ -85,3 +90,11 @@ impl From<sqlx::Error> for AppError {
 }
 
 pub type AppResult<T> = Result<T, AppError>;
+
+/// An unexpected failure while `doing` something: logged with its detail,
+/// [`AppError::Internal`] to the caller.
+#[cfg(feature = "ssr")]
+pub fn internal(doing: &str, e: impl std::fmt::Display) -> AppError {
+    tracing::error!(error = %e, "{doing}");
+    AppError::Internal
+}

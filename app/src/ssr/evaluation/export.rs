@@ -10,6 +10,7 @@ use serde_json::json;
 use sqlx::SqlitePool;
 
 use super::*;
+use crate::error::internal;
 use crate::error::{AppError, AppResult};
 use crate::ssr::store;
 /// The report's tables.
@@ -49,7 +50,7 @@ pub fn table_csv(s: &Snapshot, table: &str) -> AppResult<String> {
     // Shortest round-trip decimals: small p-values keep their digits.
     let f = crate::format::csv_number;
     let o = |v: Option<f64>| v.map_or(String::new(), f);
-    let csv_err = |e: csv::Error| AppError::Invalid(e.to_string());
+    let csv_err = |e: csv::Error| internal("writing a CSV table", e);
     match table {
         "pairs" => {
             w.write_record([
@@ -282,7 +283,7 @@ pub fn table_csv(s: &Snapshot, table: &str) -> AppResult<String> {
             )))
         }
     }
-    String::from_utf8(w.into_inner().map_err(|e| AppError::Invalid(e.to_string()))?).map_err(|_| AppError::Internal)
+    String::from_utf8(w.into_inner().map_err(|e| internal("writing a CSV table", e))?).map_err(|_| AppError::Internal)
 }
 
 /// The whole report as JSON: the evaluation, its settings and judge, and

@@ -179,7 +179,7 @@ pub async fn run(
         Ok(RunEnd::Cancelled) => store::jobs::mark_ended(pool, job_id, JobStatus::Cancelled, None).await?,
         Err(e) => {
             store::jobs::mark_ended(pool, job_id, JobStatus::Failed, Some(&e)).await?;
-            return Err(AppError::Invalid(format!("job {job_id} failed: {e}")));
+            return Err(AppError::Failed(format!("job {job_id} failed: {e}")));
         }
     }
     result.map_err(|_| AppError::Internal)

@@ -3,6 +3,7 @@
 use sqlx::SqlitePool;
 
 use super::*;
+use crate::error::internal;
 use crate::error::{AppError, AppResult};
 use crate::ssr::store;
 /// Every rating as CSV: rater, item, question id, source, level, dimension, score.
@@ -10,7 +11,7 @@ pub async fn ratings_csv(pool: &SqlitePool, id: i64) -> AppResult<String> {
     let v = view(pool, id).await?;
     let rows = store::studies::csv_rows(pool, id).await?;
     let mut w = csv::Writer::from_writer(Vec::new());
-    let err = |e: csv::Error| AppError::Invalid(e.to_string());
+    let err = |e: csv::Error| internal("writing a CSV table", e);
     w.write_record([
         "rater",
         "item",
@@ -46,5 +47,5 @@ pub async fn ratings_csv(pool: &SqlitePool, id: i64) -> AppResult<String> {
         ])
         .map_err(err)?;
     }
-    String::from_utf8(w.into_inner().map_err(|e| AppError::Invalid(e.to_string()))?).map_err(|_| AppError::Internal)
+    String::from_utf8(w.into_inner().map_err(|e| internal("writing a CSV table", e))?).map_err(|_| AppError::Internal)
 }
