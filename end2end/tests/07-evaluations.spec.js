@@ -17,7 +17,7 @@ test('an offline evaluation of two methods: report, heatmap, drill-down, a read-
   const project = cli('project', 'create', 'Evaluation demo').id;
   cli('corpus', 'add', String(project), '--sample');
   cli('graph', 'build', String(project));
-  const set = cli('questions', 'generate', String(project), '--node', '3', '--edge', '2', '--subgraph', '1', '--min-hops', '10').set_id;
+  const set = cli('questions', 'generate', 'graph', String(project), '--node', '3', '--edge', '2', '--subgraph', '1', '--min-hops', '10').set_id;
   for (const method of ['bm25', 'lightrag']) {
     cli('answers', 'generate', String(project), '--set', String(set), '--method', method);
   }

@@ -16,7 +16,7 @@ test('design a study, rate it on a phone with keys, read the results', async ({ 
   const project = cli('project', 'create', 'Study demo').id;
   cli('corpus', 'add', String(project), '--sample');
   cli('graph', 'build', String(project));
-  cli('questions', 'generate', String(project), '--node', '2', '--edge', '1', '--subgraph', '1', '--min-hops', '10');
+  cli('questions', 'generate', 'graph', String(project), '--node', '2', '--edge', '1', '--subgraph', '1', '--min-hops', '10');
 
   await openHydrated(page, `/projects/${project}/studies`);
   await expect(page.locator('#no-studies')).toBeVisible();
@@ -108,7 +108,7 @@ test('design a study, rate it on a phone with keys, read the results', async ({ 
 test('validate answers: pick the kind, rate answers and categories by tapping, compare with the LLM rater', async ({ page, browser }) => {
   const project = cli('project', 'create', 'Answer study').id;
   cli('corpus', 'add', String(project), '--sample');
-  cli('questions', 'generate', String(project), '--kind', 'hierarchical', '--per-category', '1', '--levels', '2,4', '--dimensions', 'QC');
+  cli('questions', 'generate', 'hierarchical', String(project), '--per-category', '1', '--levels', '2,4', '--dimensions', 'QC');
 
   await openHydrated(page, `/projects/${project}/studies`);
   const form = page.locator('#study-form');

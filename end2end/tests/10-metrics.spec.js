@@ -18,7 +18,7 @@ const cli = (...args) => JSON.parse(execFileSync(bin, ['--json', ...args, '--db'
 test('compute MAP, nDCG, Recall, CS, ROUGE-1 and BLEU with the granularity analysis', async ({ page }) => {
   const project = cli('project', 'create', 'Metrics demo').id;
   cli('corpus', 'add', String(project), '--sample');
-  const set = cli('questions', 'generate', String(project), '--kind', 'hierarchical', '--per-category', '1',
+  const set = cli('questions', 'generate', 'hierarchical', String(project), '--per-category', '1',
     '--levels', '2,4', '--dimensions', 'QC,LV', '--factorial', '1').set_id;
   const answers = cli('answers', 'generate', String(project), '--set', String(set), '--method', 'bm25').answers_id;
 

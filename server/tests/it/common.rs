@@ -53,8 +53,21 @@ pub async fn sample_with_answers(db: &Path, levels: [u32; 3]) -> String {
     json(&assay(db, &["--json", "corpus", "add", "A", "--sample"], &[]).await);
     json(&assay(db, &["--json", "graph", "build", "A"], &[]).await);
     let [n, e, s] = levels.map(|x| x.to_string());
-    let args =
-        ["--json", "questions", "generate", "A", "--node", &n, "--edge", &e, "--subgraph", &s, "--min-hops", "10"];
+    let args = [
+        "--json",
+        "questions",
+        "generate",
+        "graph",
+        "A",
+        "--node",
+        &n,
+        "--edge",
+        &e,
+        "--subgraph",
+        &s,
+        "--min-hops",
+        "10",
+    ];
     let set = json(&assay(db, &args, &[]).await)["set_id"].to_string();
     for method in ["bm25", "lightrag"] {
         json(&assay(db, &["--json", "answers", "generate", "A", "--set", &set, "--method", method], &[]).await);
@@ -108,9 +121,8 @@ pub async fn sample_hierarchical(db: &Path, dimensions: &str, factorial: u32) ->
         "--json",
         "questions",
         "generate",
-        "A",
-        "--kind",
         "hierarchical",
+        "A",
         "--per-category",
         "1",
         "--levels",

@@ -72,8 +72,12 @@ async fn a_stage_whose_every_item_failed_fails_and_the_run_stops_there_saying_wh
     json(&assay(&db, &["--json", "graph", "build", "P"], &env(&base)).await);
 
     // Every question reply is prose: the job fails, naming the reason.
-    let out =
-        assay(&db, &["questions", "generate", "P", "--node", "3", "--edge", "0", "--subgraph", "0"], &env(&base)).await;
+    let out = assay(
+        &db,
+        &["questions", "generate", "graph", "P", "--node", "3", "--edge", "0", "--subgraph", "0"],
+        &env(&base),
+    )
+    .await;
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "a stage with nothing usable exits non-zero");
     assert!(stderr.contains("every one of its 3 items failed: the reply is not a question"), "{stderr}");

@@ -22,8 +22,21 @@ async fn graph_questions_at_every_level_keep_their_provenance_and_reproduce() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("q.db");
     sample_with_graph(&db).await;
-    let args =
-        ["--json", "questions", "generate", "Q", "--node", "6", "--edge", "5", "--subgraph", "3", "--min-hops", "20"];
+    let args = [
+        "--json",
+        "questions",
+        "generate",
+        "graph",
+        "Q",
+        "--node",
+        "6",
+        "--edge",
+        "5",
+        "--subgraph",
+        "3",
+        "--min-hops",
+        "20",
+    ];
     let made = json(&assay(&db, &args, &[]).await);
     assert_eq!(made["status"], "done");
     assert_eq!(made["questions"], 14);
@@ -121,7 +134,8 @@ async fn a_minimum_no_component_can_reach_is_refused_with_the_reason_and_makes_n
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("q.db");
     sample_with_graph(&db).await;
-    let out = assay(&db, &["questions", "generate", "Q", "--subgraph", "1", "--min-hops", "100000"], &[]).await;
+    let out =
+        assay(&db, &["questions", "generate", "graph", "Q", "--subgraph", "1", "--min-hops", "100000"], &[]).await;
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("no connected component of the graph has 100000 edges (the largest has"), "{stderr}");
@@ -130,7 +144,7 @@ async fn a_minimum_no_component_can_reach_is_refused_with_the_reason_and_makes_n
 
     // Without a graph: say so.
     json(&assay(&db, &["--json", "project", "create", "Empty"], &[]).await);
-    let out = assay(&db, &["questions", "generate", "Empty"], &[]).await;
+    let out = assay(&db, &["questions", "generate", "graph", "Empty"], &[]).await;
     assert!(String::from_utf8_lossy(&out.stderr).contains("the project has no graph yet: build it first"));
 }
 
@@ -145,24 +159,12 @@ async fn the_summary_baseline_describes_heads_and_tails_and_its_lightrag_replica
         .join("alice_in_wonderland.txt");
     json(&assay(&db, &["--json", "corpus", "add", "Alice", alice.to_str().unwrap()], &[]).await);
 
-    let made = json(&assay(&db, &["--json", "questions", "generate", "Alice", "--kind", "summary"], &[]).await);
+    let made = json(&assay(&db, &["--json", "questions", "generate", "summary", "Alice"], &[]).await);
     assert_eq!(made["questions"], 125, "5 users × 5 tasks × 5 questions");
     assert_eq!(made["counts"], serde_json::json!({"summary": 125}));
     assert_eq!(made["llm_calls"], 1);
-    let small = [
-        "--json",
-        "questions",
-        "generate",
-        "Alice",
-        "--kind",
-        "summary",
-        "--users",
-        "1",
-        "--tasks",
-        "1",
-        "--per-task",
-        "2",
-    ];
+    let small =
+        ["--json", "questions", "generate", "summary", "Alice", "--users", "1", "--tasks", "1", "--per-task", "2"];
     let correct = json(&assay(&db, &small, &[]).await);
     let mut replica_args = small.to_vec();
     replica_args.push("--replicate-lightrag");
@@ -199,8 +201,7 @@ async fn hierarchical_questions_carry_reference_answers_per_category_and_the_che
     let db = dir.path().join("h.db");
     json(&assay(&db, &["--json", "project", "create", "H"], &[]).await);
     json(&assay(&db, &["--json", "corpus", "add", "H", "--sample"], &[]).await);
-    let args =
-        ["--json", "questions", "generate", "H", "--kind", "hierarchical", "--per-category", "2", "--factorial", "2"];
+    let args = ["--json", "questions", "generate", "hierarchical", "H", "--per-category", "2", "--factorial", "2"];
     let made = json(&assay(&db, &args, &[]).await);
     assert_eq!(made["questions"], 2 * 3 * (2 + 4 + 8) + 2 * 4);
     for (level, n) in [("QC 2", 4), ("QC 4", 8), ("QC 8", 16), ("AT 8", 16), ("LV 4", 8), ("LV × QC", 8)] {
@@ -241,26 +242,17 @@ async fn relevance_of_bm25_context_is_scored_per_question_and_favours_graph_ques
     let db = dir.path().join("r.db");
     sample_with_graph(&db).await;
     let graph = json(
-        &assay(&db, &["--json", "questions", "generate", "Q", "--node", "10", "--edge", "10", "--subgraph", "0"], &[])
-            .await,
+        &assay(
+            &db,
+            &["--json", "questions", "generate", "graph", "Q", "--node", "10", "--edge", "10", "--subgraph", "0"],
+            &[],
+        )
+        .await,
     );
     let summary = json(
         &assay(
             &db,
-            &[
-                "--json",
-                "questions",
-                "generate",
-                "Q",
-                "--kind",
-                "summary",
-                "--users",
-                "2",
-                "--tasks",
-                "2",
-                "--per-task",
-                "5",
-            ],
+            &["--json", "questions", "generate", "summary", "Q", "--users", "2", "--tasks", "2", "--per-task", "5"],
             &[],
         )
         .await,
@@ -319,20 +311,8 @@ async fn relevance_of_bm25_context_is_scored_per_question_and_favours_graph_ques
     // A graph retriever without a graph is refused with the way out.
     json(&assay(&db, &["--json", "project", "create", "Empty"], &[]).await);
     json(&assay(&db, &["--json", "corpus", "add", "Empty", "--sample"], &[]).await);
-    let args = [
-        "--json",
-        "questions",
-        "generate",
-        "Empty",
-        "--kind",
-        "summary",
-        "--users",
-        "1",
-        "--tasks",
-        "1",
-        "--per-task",
-        "2",
-    ];
+    let args =
+        ["--json", "questions", "generate", "summary", "Empty", "--users", "1", "--tasks", "1", "--per-task", "2"];
     let none = json(&assay(&db, &args, &[]).await)["set_id"].to_string();
     let refused = assay(&db, &["questions", "relevance", "Empty", "--set", &none], &[]).await;
     assert!(String::from_utf8_lossy(&refused.stderr).contains("build the graph first, or choose bm25"));
@@ -363,9 +343,8 @@ async fn a_projects_own_hierarchy_is_used_and_a_malformed_one_refused() {
         "--json",
         "questions",
         "generate",
-        "O",
-        "--kind",
         "hierarchical",
+        "O",
         "--per-category",
         "1",
         "--levels",
@@ -395,9 +374,9 @@ async fn entities_named_by_two_sets_are_counted_from_the_graph_or_listed_per_que
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("e.db");
     sample_with_graph(&db).await;
-    let args = ["--json", "questions", "generate", "Q", "--node", "10", "--edge", "10", "--subgraph", "0"];
+    let args = ["--json", "questions", "generate", "graph", "Q", "--node", "10", "--edge", "10", "--subgraph", "0"];
     let graph = json(&assay(&db, &args, &[]).await)["set_id"].to_string();
-    let args = ["--json", "questions", "generate", "Q", "--kind", "summary", "--users", "2", "--tasks", "2"];
+    let args = ["--json", "questions", "generate", "summary", "Q", "--users", "2", "--tasks", "2"];
     let summary = json(&assay(&db, &args, &[]).await)["set_id"].to_string();
     let svgs = dir.path().join("svg");
     std::fs::create_dir(&svgs).unwrap();

@@ -124,6 +124,7 @@ async fn no_spelling_of_a_path_reaches_another_project() {
                 "--json",
                 "questions",
                 "generate",
+                "graph",
                 "B",
                 "--node",
                 "20",

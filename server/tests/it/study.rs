@@ -15,8 +15,21 @@ async fn sample_with_questions(db: &Path) -> String {
     json(&assay(db, &["--json", "project", "create", "A"], &[]).await);
     json(&assay(db, &["--json", "corpus", "add", "A", "--sample"], &[]).await);
     json(&assay(db, &["--json", "graph", "build", "A"], &[]).await);
-    let args =
-        ["--json", "questions", "generate", "A", "--node", "4", "--edge", "4", "--subgraph", "2", "--min-hops", "10"];
+    let args = [
+        "--json",
+        "questions",
+        "generate",
+        "graph",
+        "A",
+        "--node",
+        "4",
+        "--edge",
+        "4",
+        "--subgraph",
+        "2",
+        "--min-hops",
+        "10",
+    ];
     json(&assay(db, &args, &[]).await)["set_id"].to_string()
 }
 

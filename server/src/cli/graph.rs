@@ -1,0 +1,115 @@
+//! `assay graph`: build and export the knowledge graph.
+
+use clap::Subcommand;
+use engine::llm::settings::LlmSettings;
+use serde_json::json;
+use sqlx::SqlitePool;
+use std::process::ExitCode;
+
+use super::*;
+
+#[derive(Subcommand, Debug)]
+pub(super) enum GraphCommand {
+    /// Extract entities and relations from every chunk and merge them (a job; resumable).
+    Build {
+        project: String,
+        /// Follow-up turns asking the model for missed entities.
+        #[arg(long, default_value_t = 1)]
+        gleaning: u32,
+        /// Entity types, comma-separated.
+        #[arg(long, default_value = "person,organization,location,event,concept,object")]
+        entity_types: String,
+        /// Merged descriptions longer than this many tokens are summarised by the LLM.
+        #[arg(long, default_value_t = engine::graph::describe::DEFAULT_BUDGET)]
+        summary_budget: usize,
+        /// Send every call to the provider, even where a cached reply exists.
+        #[arg(long)]
+        no_cache: bool,
+    },
+    /// Replace the project's graph with one from a file in the export's JSON layout
+    /// (node names are normalised into keys; communities and layout are computed).
+    Import { project: String, file: std::path::PathBuf },
+    /// Print the graph to stdout.
+    Export {
+        project: String,
+        #[arg(long, value_parser = ["json", "graphml"], default_value = "json")]
+        format: String,
+    },
+}
+
+pub(super) async fn graph(
+    pool: &SqlitePool,
+    out: Output,
+    llm: &LlmSettings,
+    cmd: GraphCommand,
+) -> anyhow::Result<ExitCode> {
+    match cmd {
+        GraphCommand::Build { project, gleaning, entity_types, summary_budget, no_cache } => {
+            let p = app::ssr::store::find_project(pool, &project).await?;
+            let settings = engine::graph::extract::ExtractSettings {
+                gleaning,
+                entity_types: comma_list(&entity_types, str::to_lowercase),
+                summary_budget,
+            };
+            let job = app::ssr::graph::create_graph(pool, p.summary.id, &settings, no_cache).await?;
+            let (code, after) = execute_job(pool, out, llm, job.id, false).await?;
+            let graph = app::ssr::store::graph::load(pool, p.summary.id).await?;
+            let components = graph.components();
+            let calls: i64 = app::ssr::store::jobs::item_call_count(pool, after.id).await?;
+            let largest = components.first().map_or(0, Vec::len);
+            let communities = app::ssr::store::graph::community_count(pool, p.summary.id).await?;
+            let summaries = app::ssr::store::jobs::job_items(pool, after.id)
+                .await?
+                .iter()
+                .filter(|i| !i.key.starts_with("chunk-") && i.status == app::model::ItemStatus::Done)
+                .count();
+            out.print(
+                json!({"job": after.id, "description_summaries": summaries, "status": after.status, "nodes": graph.nodes.len(), "edges": graph.edges.len(),
+                       "components": components.len(), "largest_component": largest, "communities": communities,
+                       "llm_calls": calls, "tokens": after.tokens, "cost_usd": after.cost_usd, "failed_chunks": after.failed}),
+                || {
+                    format!(
+                        "{}\ngraph: {} nodes, {} edges, {} components (largest {largest}), {communities} communities, {summaries} descriptions summarised, {calls} LLM calls",
+                        job_line(&after),
+                        graph.nodes.len(),
+                        graph.edges.len(),
+                        components.len()
+                    )
+                },
+            );
+            Ok(code)
+        }
+        GraphCommand::Import { project, file } => {
+            let p = app::ssr::store::find_project(pool, &project).await?;
+            let text =
+                std::fs::read_to_string(&file).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", file.display()))?;
+            let export: engine::graph::export::GraphExport = serde_json::from_str(&text)
+                .map_err(|e| anyhow::anyhow!("{} is not a graph in the export layout: {e}", file.display()))?;
+            let graph = export.to_graph().map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+            app::ssr::store::graph::replace(pool, p.summary.id, None, &graph).await?;
+            let communities = app::ssr::store::graph::community_count(pool, p.summary.id).await?;
+            out.print(
+                json!({"nodes": graph.nodes.len(), "edges": graph.edges.len(), "communities": communities}),
+                || {
+                    format!(
+                        "imported {} nodes, {} edges into {} ({communities} communities)",
+                        graph.nodes.len(),
+                        graph.edges.len(),
+                        p.summary.name
+                    )
+                },
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        GraphCommand::Export { project, format } => {
+            let p = app::ssr::store::find_project(pool, &project).await?;
+            let export = app::ssr::store::graph::export(pool, p.summary.id).await?;
+            let text = if format == "graphml" {
+                export.to_graphml()
+            } else {
+                format!("{}\n", serde_json::to_string(&export)?)
+            };
+            write_stdout(&text)
+        }
+    }
+}
