@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 
-use crate::api::*;
+use crate::api::jobs::get_item_calls;
 use crate::components::ErrorNote;
 use crate::error::AppError;
 use crate::format;

@@ -7,7 +7,13 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 
-use crate::api::*;
+use crate::api::answers::{
+    answer_methods, get_answers, get_cost_table, list_answer_sets, DeleteAnswerSet, MethodInfo, StartAnswers,
+};
+use crate::api::jobs::list_jobs;
+use crate::api::projects::get_project;
+use crate::api::questions::list_question_sets;
+use crate::api::settings::get_llm_info;
 use crate::components::jobs::{ticker, LatestJob};
 use crate::components::route_id;
 use crate::components::{ActionError, ConfirmDelete, ErrorNote, NoCacheBox, ProjectBar};

@@ -3,7 +3,8 @@
 use leptos::prelude::*;
 use leptos_meta::Title;
 
-use crate::api::*;
+use crate::api::corpus::{get_upload_limits, list_documents, DeleteDocument, SetChunking};
+use crate::api::projects::{get_project, LoadSample};
 use crate::components::upload::UploadZone;
 use crate::components::{route_id, ActionError, ConfirmDelete, ErrorNote, ProjectBar};
 use crate::format;

@@ -4,7 +4,8 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_navigate;
 
-use crate::api::*;
+use crate::api::corpus::{get_document, DeleteDocument};
+use crate::api::projects::get_project;
 use crate::components::route_id;
 use crate::components::{ActionError, ConfirmDelete, ErrorNote, ProjectBar};
 use crate::format;

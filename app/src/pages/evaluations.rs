@@ -10,7 +10,15 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 
-use crate::api::*;
+use crate::api::answers::list_answer_sets;
+use crate::api::evaluations::{
+    get_drill, get_drill_questions, get_evaluation_report, list_evaluations, DeleteEvaluation, StartEvaluation,
+    StartSanity,
+};
+use crate::api::jobs::list_jobs;
+use crate::api::projects::get_project;
+use crate::api::questions::list_question_sets;
+use crate::api::settings::get_llm_info;
 use crate::components::jobs::{ticker, ItemCalls, LatestJob, ProgressBar, StatusBadge};
 use crate::components::route_id;
 use crate::components::{ActionError, ConfirmDelete, ErrorNote, NoCacheBox, ProjectBar, SharePanel};

@@ -11,7 +11,10 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_navigate;
 
-use crate::api::*;
+use crate::api::experiments::{
+    draft_experiment, draft_manifest, experiment_wizard, get_experiment, import_manifest, list_experiments,
+    StartExperiment,
+};
 use crate::components::jobs::{ticker, ProgressBar, StatusBadge};
 use crate::components::route_id;
 use crate::components::{Brand, ErrorNote, SharePanel};

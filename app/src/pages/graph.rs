@@ -4,7 +4,10 @@
 use leptos::prelude::*;
 use leptos_meta::Title;
 
-use crate::api::*;
+use crate::api::graph::{get_graph_overview, StartGraphBuild};
+use crate::api::jobs::list_jobs;
+use crate::api::projects::get_project;
+use crate::api::settings::get_llm_info;
 use crate::components::explorer::{GraphExplorer, GraphSource};
 use crate::components::jobs::{ticker, LatestJob};
 use crate::components::route_id;

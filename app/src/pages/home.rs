@@ -4,7 +4,7 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_navigate;
 
-use crate::api::*;
+use crate::api::projects::{list_projects, CreateProject, CreateSampleProject, DeleteProject, RenameProject};
 use crate::components::{ActionError, Brand, ConfirmDelete, ErrorNote};
 use crate::format;
 use crate::model::ProjectSummary;

@@ -5,7 +5,9 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_navigate;
 
-use crate::api::*;
+use crate::api::jobs::{get_job_detail, list_jobs, CancelJob, ResumeJob, StartSummaries};
+use crate::api::projects::get_project;
+use crate::api::settings::get_llm_info;
 use crate::components::jobs::{ticker, CallsToggle, ItemCallLog, ProgressBar, StatusBadge};
 use crate::components::route_id;
 use crate::components::{ActionError, ErrorNote, NoCacheBox, ProjectBar};

@@ -12,7 +12,10 @@
 use leptos::prelude::*;
 use leptos_meta::Title;
 
-use crate::api::*;
+use crate::api::answers::list_answer_sets;
+use crate::api::metrics::{get_metrics_run, list_metrics_runs, DeleteMetricsRun, StartMetrics};
+use crate::api::projects::get_project;
+use crate::api::questions::list_question_sets;
 use crate::components::jobs::{ticker, ProgressBar, StatusBadge};
 use crate::components::route_id;
 use crate::components::{ConfirmDelete, ErrorNote, ProjectBar, SharePanel};

@@ -7,7 +7,14 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 
-use crate::api::*;
+use crate::api::jobs::list_jobs;
+use crate::api::projects::get_project;
+use crate::api::questions::{
+    get_question_hierarchy, get_question_provenance, list_question_sets, list_set_questions, question_set_entities,
+    question_set_relevance, AddQuestion, DeleteQuestion, DeleteQuestionSet, EditQuestion, SaveQuestionHierarchy,
+    StartGraphQuestions, StartHierarchicalQuestions, StartMentions, StartRelevance, StartSummaryQuestions,
+};
+use crate::api::settings::get_llm_info;
 use crate::components::jobs::{ticker, LatestJob};
 use crate::components::route_id;
 use crate::components::{ActionError, ConfirmDelete, ErrorNote, NoCacheBox, ProjectBar, SourceText};

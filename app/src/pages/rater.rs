@@ -12,7 +12,9 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_params_map;
 
-use crate::api::*;
+#[cfg(feature = "hydrate")]
+use crate::api::studies::study_session;
+use crate::api::studies::{study_finish, study_rate};
 use crate::error::AppError;
 use crate::model::{DimensionView, RaterItem, RaterSession};
 

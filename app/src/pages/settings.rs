@@ -5,7 +5,8 @@
 use leptos::prelude::*;
 use leptos_meta::Title;
 
-use crate::api::*;
+use crate::api::projects::get_project;
+use crate::api::settings::{get_llm_info, SaveLlmSettings, TestConnection};
 use crate::components::route_id;
 use crate::components::{ActionError, ErrorNote, ProjectBar};
 use crate::model::LlmInfo;

@@ -12,7 +12,13 @@
 use leptos::prelude::*;
 use leptos_meta::Title;
 
-use crate::api::*;
+use crate::api::answers::list_answer_sets;
+use crate::api::projects::get_project;
+use crate::api::questions::list_question_sets;
+use crate::api::studies::{
+    default_study_dimensions, get_study_results, list_studies, AddStudyLink, CreateStudy, DeleteStudy, RevokeStudyLink,
+    SetStudyOpen, StartStudyRating,
+};
 use crate::components::route_id;
 use crate::components::{ActionError, ConfirmDelete, ErrorNote, ProjectBar};
 use crate::model::{AnswerSetView, QuestionSetView, StudyResultsView, StudySummaryRow, StudyView};

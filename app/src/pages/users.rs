@@ -5,7 +5,8 @@
 use leptos::prelude::*;
 use leptos_meta::Title;
 
-use crate::api::*;
+use crate::api::projects::list_projects;
+use crate::api::users::{list_users, CreateMember, DeleteMember, SetMemberAccess};
 use crate::components::{ActionError, Brand, ConfirmDelete, ErrorNote};
 use crate::model::ProjectSummary;
 

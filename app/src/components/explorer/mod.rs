@@ -14,7 +14,9 @@ use leptos::prelude::*;
 use leptos_router::hooks::use_query_map;
 use serde::{Deserialize, Serialize};
 
-use crate::api::*;
+use crate::api::graph::{
+    get_graph_edge, get_graph_node, get_graph_view, get_shared_graph_edge, get_shared_graph_node, get_shared_graph_view,
+};
 use crate::components::{ErrorNote, SourceText};
 use crate::error::AppError;
 use crate::format;
