@@ -3,12 +3,15 @@
 //! call.
 //!
 //! # Layout
-//! - [`api`]: the server functions. Thin: check input, call [`store`] or
-//!   `engine`, map errors to [`error::AppError`].
-//! - [`model`]: the types that cross the wire.
+//! - [`api`]: the server functions, one module per feature. Thin: check the
+//!   caller and the input, call [`ssr`] or `engine`, map errors to
+//!   [`error::AppError`].
+//! - [`model`]: the types that cross the wire, one module per feature.
 //! - [`pages`] and [`components`]: the UI, laid out like the page tree.
-//! - [`store`] (server only): all SQL.
-//! - [`state`] (server only): configuration and the state server functions reach.
+//! - [`error`], [`codec`], [`format`]: the error type, the reply codec,
+//!   number and date formatting.
+//! - `ssr` (server only): state, access, the store (all SQL), the job
+//!   runner and each stage's server code.
 //!
 //! Server-only crates (sqlx, axum, engine, tokio) are optional dependencies
 //! switched on by the `ssr` feature; the `hydrate` build never sees them.

@@ -1,9 +1,9 @@
 //! Assay's domain library: everything Assay knows about corpora, knowledge
 //! graphs, questions, RAG methods, judging and statistics.
 //!
-//! Architecture invariant: this crate knows nothing of Leptos, axum or SQL.
-//! It is driven by the web server, the CLI and tests alike; storage is the
-//! caller's business.
+//! Architecture Invariant: this crate knows nothing of Leptos, axum or SQL
+//! (it uses tokio's timers and synchronisation, and reqwest). It is driven
+//! by the web server, the CLI and tests alike; storage is the caller's.
 //!
 //! # Layout
 //! - [`corpus`]: turning uploaded files (`.txt`, `.md`, `.jsonl`, `.json`,
@@ -11,19 +11,26 @@
 //! - [`chunk`]: token counting (OpenAI-compatible BPE) and token-based
 //!   chunking with overlap that never cuts a word.
 //! - [`sample`]: the small corpus Assay ships for its demo.
-//! - [`graph`]: the knowledge graph: extractions, merging with provenance,
-//!   the offline extractor.
-//! - [`jobs`]: running many items resumably, with failures as data.
+//! - [`text`]: sentences, content words and highlighting, for the offline tasks.
+//! - [`memo`]: a bounded memo of a pure function of texts.
 //! - [`llm`]: the LLM gateway (every model call goes through it): providers
-//!   (`openai`, `offline`), cache, accounting and call log.
-//! - [`tasks`]: each LLM task's prompt, request and offline implementation.
-//! - [`questions`]: question generation and its diagnostics.
+//!   (`openai`, `offline`), cache, accounting, call log, prompt helpers.
+//! - [`jobs`]: running many items resumably, with failures as data.
+//! - [`graph`]: the knowledge graph: extraction (and its LLM tasks),
+//!   merging with provenance, communities, layout, the offline extractor.
+//! - [`questions`]: question generation (graph, summary, hierarchical) and
+//!   its diagnostics.
 //! - [`rag`]: the built-in RAG methods, their answers and accounting.
 //! - [`embed`]: text embeddings (MiniLM in process, or an endpoint).
-//! - [`judge`]: pairwise judging: the verdict rules of the unbiased and legacy protocols.
+//! - [`judge`]: pairwise judging: both protocols, alignment, the report.
 //! - [`stats`]: quartiles, box plots, relative win rate, Wilcoxon, sign test, Holm.
+//! - [`agreement`]: inter-rater agreement (Fleiss' κ, Krippendorff's α,
+//!   Cohen's κ, Spearman's ρ).
 //! - [`metrics`]: reference-based metrics (MAP, nDCG, recall, ROUGE-1, BLEU)
 //!   and the granularity analysis of a category hierarchy.
+//! - [`study`]: human studies' draws, orders and results, and the LLM rater.
+//! - [`experiment`]: experiment manifests, their checks and estimates.
+//! - [`offline`]: the offline provider with every stage's task registered.
 
 pub mod agreement;
 pub mod chunk;
