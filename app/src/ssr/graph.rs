@@ -3,14 +3,13 @@
 //! summarised) and one-sentence summaries of every chunk.
 
 use engine::jobs::{RunEnd, WorkItem};
-use engine::llm::BoxFuture;
 use serde_json::json;
 use sqlx::SqlitePool;
 
 use crate::error::{AppError, AppResult};
 use crate::model::{ItemStatus, JobItemView, JobView};
 use crate::ssr::jobs::params::{GraphParams, SummariesParams};
-use crate::ssr::jobs::{self, project_of, JobParams, Run, Stage};
+use crate::ssr::jobs::{self, project_of, Ended, Items, JobParams, Run, Stage};
 use crate::ssr::store;
 
 /// Creates (does not run) a graph job for a project.
@@ -92,20 +91,11 @@ async fn chunk_items(pool: &SqlitePool, job: &JobView) -> AppResult<Vec<WorkItem
 pub struct GraphStage;
 
 impl Stage for GraphStage {
-    fn items<'a>(
-        &'a self,
-        pool: &'a SqlitePool,
-        job: &'a JobView,
-        _: &'a JobParams,
-    ) -> BoxFuture<'a, AppResult<Vec<WorkItem>>> {
+    fn items<'a>(&'a self, pool: &'a SqlitePool, job: &'a JobView, _: &'a JobParams) -> Items<'a> {
         Box::pin(chunk_items(pool, job))
     }
 
-    fn execute<'a>(
-        &'a self,
-        run: &'a Run<'a>,
-        items: Vec<WorkItem>,
-    ) -> BoxFuture<'a, AppResult<Result<RunEnd, String>>> {
+    fn execute<'a>(&'a self, run: &'a Run<'a>, items: Vec<WorkItem>) -> Ended<'a> {
         Box::pin(async move {
             let extract = run.params.graph(run.job.id)?.extract();
             let (pool, job_id, gateway) = (run.pool, run.job.id, run.gateway);
@@ -147,26 +137,14 @@ impl Stage for GraphStage {
 pub struct SummariesStage;
 
 impl Stage for SummariesStage {
-    fn items<'a>(
-        &'a self,
-        pool: &'a SqlitePool,
-        job: &'a JobView,
-        _: &'a JobParams,
-    ) -> BoxFuture<'a, AppResult<Vec<WorkItem>>> {
+    fn items<'a>(&'a self, pool: &'a SqlitePool, job: &'a JobView, _: &'a JobParams) -> Items<'a> {
         Box::pin(chunk_items(pool, job))
     }
 
-    fn execute<'a>(
-        &'a self,
-        run: &'a Run<'a>,
-        items: Vec<WorkItem>,
-    ) -> BoxFuture<'a, AppResult<Result<RunEnd, String>>> {
+    fn execute<'a>(&'a self, run: &'a Run<'a>, items: Vec<WorkItem>) -> Ended<'a> {
         Box::pin(async move {
             let (job_id, gateway) = (run.job.id, run.gateway);
-            Ok(run
-                .phase
-                .run(items, run.phase.concurrency, |item| engine::graph::summarise::run_item(gateway, job_id, item))
-                .await)
+            run.each(items, |item| engine::graph::summarise::run_item(gateway, job_id, item)).await
         })
     }
 }

@@ -18,7 +18,7 @@ use crate::error::{AppError, AppResult};
 use crate::model::ItemStatus;
 use crate::model::JobView;
 use crate::ssr::jobs::params::AnswersParams;
-use crate::ssr::jobs::{self, project_of, JobParams, Phase, Run, Stage};
+use crate::ssr::jobs::{self, project_of, Ended, Items, JobParams, Phase, Run, Stage};
 use crate::ssr::store;
 use crate::ssr::store::answers::NewAnswer;
 
@@ -382,20 +382,11 @@ pub async fn import(
 pub struct AnswersStage;
 
 impl Stage for AnswersStage {
-    fn items<'a>(
-        &'a self,
-        pool: &'a SqlitePool,
-        job: &'a JobView,
-        params: &'a JobParams,
-    ) -> engine::llm::BoxFuture<'a, AppResult<Vec<WorkItem>>> {
+    fn items<'a>(&'a self, pool: &'a SqlitePool, job: &'a JobView, params: &'a JobParams) -> Items<'a> {
         Box::pin(async move { items(pool, job, params.answers(job.id)?).await })
     }
 
-    fn execute<'a>(
-        &'a self,
-        run: &'a Run<'a>,
-        items: Vec<WorkItem>,
-    ) -> engine::llm::BoxFuture<'a, AppResult<Result<RunEnd, String>>> {
+    fn execute<'a>(&'a self, run: &'a Run<'a>, items: Vec<WorkItem>) -> Ended<'a> {
         Box::pin(async move { execute(run, run.params.answers(run.job.id)?, items).await })
     }
 }

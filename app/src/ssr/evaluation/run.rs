@@ -15,7 +15,7 @@ use super::*;
 use crate::error::{AppError, AppResult};
 use crate::model::JobView;
 use crate::ssr::jobs::params::EvaluationParams;
-use crate::ssr::jobs::{self, JobParams, Run, Stage};
+use crate::ssr::jobs::{self, Ended, Items, JobParams, Run, Stage};
 use crate::ssr::store;
 
 /// What an evaluation is asked to do.
@@ -392,20 +392,11 @@ async fn execute(run: &Run<'_>, first: Vec<WorkItem>) -> AppResult<Result<RunEnd
 pub struct EvaluationStage;
 
 impl Stage for EvaluationStage {
-    fn items<'a>(
-        &'a self,
-        pool: &'a SqlitePool,
-        job: &'a JobView,
-        _: &'a JobParams,
-    ) -> engine::llm::BoxFuture<'a, AppResult<Vec<WorkItem>>> {
+    fn items<'a>(&'a self, pool: &'a SqlitePool, job: &'a JobView, _: &'a JobParams) -> Items<'a> {
         Box::pin(items(pool, job))
     }
 
-    fn execute<'a>(
-        &'a self,
-        run: &'a Run<'a>,
-        items: Vec<WorkItem>,
-    ) -> engine::llm::BoxFuture<'a, AppResult<Result<RunEnd, String>>> {
+    fn execute<'a>(&'a self, run: &'a Run<'a>, items: Vec<WorkItem>) -> Ended<'a> {
         Box::pin(execute(run, items))
     }
 

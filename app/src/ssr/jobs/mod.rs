@@ -27,22 +27,18 @@ use crate::ssr::store;
 use crate::ssr::store::calls::SqliteCallStore;
 use crate::ssr::store::jobs::SqliteJobStore;
 
+/// A stage's items, to come.
+pub type Items<'a> = BoxFuture<'a, AppResult<Vec<WorkItem>>>;
+/// How a stage's run ended (`Err`: the job failed, with the reason), to come.
+pub type Ended<'a> = BoxFuture<'a, AppResult<Result<RunEnd, String>>>;
+
 /// One stage's job code, as the runner calls it.
 pub trait Stage: Send + Sync {
     /// The job's items (on a resume, the same ones: the runner skips those done).
-    fn items<'a>(
-        &'a self,
-        pool: &'a SqlitePool,
-        job: &'a JobView,
-        params: &'a JobParams,
-    ) -> BoxFuture<'a, AppResult<Vec<WorkItem>>>;
+    fn items<'a>(&'a self, pool: &'a SqlitePool, job: &'a JobView, params: &'a JobParams) -> Items<'a>;
 
     /// Runs `items` (and any later phase of the job).
-    fn execute<'a>(
-        &'a self,
-        run: &'a Run<'a>,
-        items: Vec<WorkItem>,
-    ) -> BoxFuture<'a, AppResult<Result<RunEnd, String>>>;
+    fn execute<'a>(&'a self, run: &'a Run<'a>, items: Vec<WorkItem>) -> Ended<'a>;
 
     /// Which items say whether the job made anything, when not all of them:
     /// a `LIKE` pattern of their keys and their name ("judging items").
@@ -74,6 +70,18 @@ pub struct Run<'a> {
 /// Creates (does not run) a job of `params`' kind with its settings; returns its id.
 pub async fn create(pool: &SqlitePool, project_id: i64, params: &JobParams, total: i64) -> AppResult<i64> {
     store::jobs::create_job(pool, project_id, params.kind(), &params.to_json(), total).await
+}
+
+impl Run<'_> {
+    /// Runs every item with `work`, the configured concurrency at a time:
+    /// the whole of most stages' runs.
+    pub async fn each<W, Fut>(&self, items: Vec<WorkItem>, work: W) -> AppResult<Result<RunEnd, String>>
+    where
+        W: Fn(WorkItem) -> Fut,
+        Fut: std::future::Future<Output = engine::jobs::ItemOutcome>,
+    {
+        Ok(self.phase.run(items, self.phase.concurrency, work).await)
+    }
 }
 
 /// The project of a job that must have one.

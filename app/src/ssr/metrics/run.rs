@@ -16,7 +16,7 @@ use super::*;
 use crate::error::{AppError, AppResult};
 use crate::model::JobView;
 use crate::ssr::jobs::params::MetricsParams;
-use crate::ssr::jobs::{self, JobParams, Run, Stage};
+use crate::ssr::jobs::{self, Ended, Items, JobParams, Run, Stage};
 use crate::ssr::store;
 /// One question to score: its id, category and pair.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -298,20 +298,11 @@ fn aggregate(
 pub struct MetricsStage;
 
 impl Stage for MetricsStage {
-    fn items<'a>(
-        &'a self,
-        pool: &'a SqlitePool,
-        job: &'a JobView,
-        params: &'a JobParams,
-    ) -> engine::llm::BoxFuture<'a, AppResult<Vec<WorkItem>>> {
+    fn items<'a>(&'a self, pool: &'a SqlitePool, job: &'a JobView, params: &'a JobParams) -> Items<'a> {
         Box::pin(async move { items(pool, job, params.metrics(job.id)?).await })
     }
 
-    fn execute<'a>(
-        &'a self,
-        run: &'a Run<'a>,
-        items: Vec<WorkItem>,
-    ) -> engine::llm::BoxFuture<'a, AppResult<Result<engine::jobs::RunEnd, String>>> {
+    fn execute<'a>(&'a self, run: &'a Run<'a>, items: Vec<WorkItem>) -> Ended<'a> {
         Box::pin(async move {
             let k = run.params.metrics(run.job.id)?.k;
             Ok(run.phase.run(items, 1, |item| run_item(run.pool, item, k)).await)

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use engine::jobs::{RunEnd, WorkItem};
+use engine::jobs::WorkItem;
 use engine::llm::BoxFuture;
 use serde_json::json;
 use sqlx::SqlitePool;
@@ -12,7 +12,7 @@ use sqlx::SqlitePool;
 use crate::error::{AppError, AppResult};
 use crate::model::{ItemStatus, JobView};
 use crate::ssr::jobs::params::{Generator, MentionsParams, QuestionsParams, RelevanceParams};
-use crate::ssr::jobs::{self, project_of, JobParams, Run, Stage};
+use crate::ssr::jobs::{self, project_of, Ended, Items, JobParams, Run, Stage};
 use crate::ssr::store;
 
 /// Creates (does not run) the job that has the LLM list the entities each
@@ -282,12 +282,7 @@ async fn store_questions(pool: &SqlitePool, job: &JobView, params: &QuestionsPar
 pub struct QuestionsStage;
 
 impl Stage for QuestionsStage {
-    fn items<'a>(
-        &'a self,
-        pool: &'a SqlitePool,
-        job: &'a JobView,
-        params: &'a JobParams,
-    ) -> BoxFuture<'a, AppResult<Vec<WorkItem>>> {
+    fn items<'a>(&'a self, pool: &'a SqlitePool, job: &'a JobView, params: &'a JobParams) -> Items<'a> {
         Box::pin(async move {
             let project = project_of(job)?;
             Ok(match &params.questions(job.id)?.generator {
@@ -328,11 +323,7 @@ impl Stage for QuestionsStage {
         })
     }
 
-    fn execute<'a>(
-        &'a self,
-        run: &'a Run<'a>,
-        items: Vec<WorkItem>,
-    ) -> BoxFuture<'a, AppResult<Result<RunEnd, String>>> {
+    fn execute<'a>(&'a self, run: &'a Run<'a>, items: Vec<WorkItem>) -> Ended<'a> {
         Box::pin(async move {
             let (gateway, job_id) = (run.gateway, run.job.id);
             let generator = &run.params.questions(job_id)?.generator;
@@ -340,21 +331,17 @@ impl Stage for QuestionsStage {
                 Generator::Hierarchical { settings, .. } => settings.adherence_check,
                 _ => false,
             };
-            Ok(run
-                .phase
-                .run(items, run.phase.concurrency, |item| {
-                    let work: BoxFuture<'_, engine::jobs::ItemOutcome> = match generator {
-                        Generator::Hierarchical { .. } => {
-                            Box::pin(engine::questions::hierarchy::run_item(gateway, job_id, item, adherence))
-                        }
-                        Generator::Summary { .. } => {
-                            Box::pin(engine::questions::summary::run_item(gateway, job_id, item))
-                        }
-                        Generator::Graph { .. } => Box::pin(engine::questions::graph::run_item(gateway, job_id, item)),
-                    };
-                    work
-                })
-                .await)
+            run.each(items, |item| {
+                let work: BoxFuture<'_, engine::jobs::ItemOutcome> = match generator {
+                    Generator::Hierarchical { .. } => {
+                        Box::pin(engine::questions::hierarchy::run_item(gateway, job_id, item, adherence))
+                    }
+                    Generator::Summary { .. } => Box::pin(engine::questions::summary::run_item(gateway, job_id, item)),
+                    Generator::Graph { .. } => Box::pin(engine::questions::graph::run_item(gateway, job_id, item)),
+                };
+                work
+            })
+            .await
         })
     }
 
@@ -367,12 +354,7 @@ impl Stage for QuestionsStage {
 pub struct MentionsStage;
 
 impl Stage for MentionsStage {
-    fn items<'a>(
-        &'a self,
-        pool: &'a SqlitePool,
-        job: &'a JobView,
-        params: &'a JobParams,
-    ) -> BoxFuture<'a, AppResult<Vec<WorkItem>>> {
+    fn items<'a>(&'a self, pool: &'a SqlitePool, job: &'a JobView, params: &'a JobParams) -> Items<'a> {
         Box::pin(async move {
             let set = params.mentions(job.id)?.set_id;
             Ok(store::questions::list_questions(pool, set)
@@ -386,17 +368,10 @@ impl Stage for MentionsStage {
         })
     }
 
-    fn execute<'a>(
-        &'a self,
-        run: &'a Run<'a>,
-        items: Vec<WorkItem>,
-    ) -> BoxFuture<'a, AppResult<Result<RunEnd, String>>> {
+    fn execute<'a>(&'a self, run: &'a Run<'a>, items: Vec<WorkItem>) -> Ended<'a> {
         Box::pin(async move {
             let (gateway, job_id) = (run.gateway, run.job.id);
-            Ok(run
-                .phase
-                .run(items, run.phase.concurrency, |item| engine::graph::mentions::run_item(gateway, job_id, item))
-                .await)
+            run.each(items, |item| engine::graph::mentions::run_item(gateway, job_id, item)).await
         })
     }
 }
@@ -408,12 +383,7 @@ impl Stage for MentionsStage {
 pub struct RelevanceStage;
 
 impl Stage for RelevanceStage {
-    fn items<'a>(
-        &'a self,
-        pool: &'a SqlitePool,
-        job: &'a JobView,
-        params: &'a JobParams,
-    ) -> BoxFuture<'a, AppResult<Vec<WorkItem>>> {
+    fn items<'a>(&'a self, pool: &'a SqlitePool, job: &'a JobView, params: &'a JobParams) -> Items<'a> {
         Box::pin(async move {
             let project = project_of(job)?;
             let p = params.relevance(job.id)?;
@@ -449,21 +419,12 @@ impl Stage for RelevanceStage {
         })
     }
 
-    fn execute<'a>(
-        &'a self,
-        run: &'a Run<'a>,
-        items: Vec<WorkItem>,
-    ) -> BoxFuture<'a, AppResult<Result<RunEnd, String>>> {
+    fn execute<'a>(&'a self, run: &'a Run<'a>, items: Vec<WorkItem>) -> Ended<'a> {
         Box::pin(async move {
             let (gateway, job_id) = (run.gateway, run.job.id);
             let p = run.params.relevance(job_id)?;
             if p.retriever == "bm25" {
-                return Ok(run
-                    .phase
-                    .run(items, run.phase.concurrency, |item| {
-                        engine::questions::relevance::run_item(gateway, job_id, item)
-                    })
-                    .await);
+                return run.each(items, |item| engine::questions::relevance::run_item(gateway, job_id, item)).await;
             }
             let project = project_of(run.job)?;
             let corpus = std::sync::Arc::new(crate::ssr::answers::corpus(run.pool, project).await?);
@@ -479,11 +440,10 @@ impl Stage for RelevanceStage {
             .await?;
             Ok(match built {
                 Ok(method) => {
-                    run.phase
-                        .run(items, run.phase.concurrency, |item| {
-                            engine::questions::relevance::run_item_retrieving(method.as_ref(), gateway, job_id, item)
-                        })
-                        .await
+                    run.each(items, |item| {
+                        engine::questions::relevance::run_item_retrieving(method.as_ref(), gateway, job_id, item)
+                    })
+                    .await?
                 }
                 Err(e) => Err(e),
             })

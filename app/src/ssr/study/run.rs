@@ -12,9 +12,10 @@ use super::*;
 use crate::error::{AppError, AppResult};
 use crate::model::{DimensionView, JobView, RaterItem, RaterSession, StudyView};
 use crate::ssr::jobs::params::StudyRatingParams;
-use crate::ssr::jobs::{self, JobParams, Run, Stage};
+use crate::ssr::jobs::{self, Ended, Items, JobParams, Run, Stage};
 use crate::ssr::store;
 use crate::ssr::tokens::{hash, new_token};
+use engine::jobs::WorkItem;
 
 /// What a new study is asked to be.
 #[derive(Debug, Clone, PartialEq)]
@@ -622,26 +623,14 @@ async fn llm_rating_items(pool: &SqlitePool, p: &StudyRatingParams) -> AppResult
 pub struct StudyRatingStage;
 
 impl Stage for StudyRatingStage {
-    fn items<'a>(
-        &'a self,
-        pool: &'a SqlitePool,
-        job: &'a JobView,
-        params: &'a JobParams,
-    ) -> engine::llm::BoxFuture<'a, AppResult<Vec<engine::jobs::WorkItem>>> {
+    fn items<'a>(&'a self, pool: &'a SqlitePool, job: &'a JobView, params: &'a JobParams) -> Items<'a> {
         Box::pin(async move { llm_rating_items(pool, params.study_rating(job.id)?).await })
     }
 
-    fn execute<'a>(
-        &'a self,
-        run: &'a Run<'a>,
-        items: Vec<engine::jobs::WorkItem>,
-    ) -> engine::llm::BoxFuture<'a, AppResult<Result<engine::jobs::RunEnd, String>>> {
+    fn execute<'a>(&'a self, run: &'a Run<'a>, items: Vec<WorkItem>) -> Ended<'a> {
         Box::pin(async move {
             let (gateway, job_id) = (run.gateway, run.job.id);
-            Ok(run
-                .phase
-                .run(items, run.phase.concurrency, |item| engine::study::rate::run_item(gateway, job_id, item))
-                .await)
+            run.each(items, |item| engine::study::rate::run_item(gateway, job_id, item)).await
         })
     }
 }
