@@ -51,23 +51,17 @@ pub async fn insert(
 
 /// The stage running now and its job.
 pub async fn set_stage(pool: &SqlitePool, id: i64, label: &str, job_id: i64) -> AppResult<()> {
-    sqlx::query("UPDATE experiments SET stage = ?, job_id = ? WHERE id = ?")
-        .bind(label)
-        .bind(job_id)
-        .bind(id)
-        .execute(pool)
-        .await?;
-    Ok(())
+    stage_update(pool, "UPDATE experiments SET stage = ?, job_id = ? WHERE id = ?", id, label, job_id).await
 }
 
 /// Records a stage's finished job (its calls and cost show at once).
 pub async fn record_job(pool: &SqlitePool, id: i64, label: &str, job_id: i64) -> AppResult<()> {
-    sqlx::query("UPDATE experiments SET jobs = json_set(jobs, '$.\"' || ? || '\"', ?) WHERE id = ?")
-        .bind(label)
-        .bind(job_id)
-        .bind(id)
-        .execute(pool)
-        .await?;
+    let sql = "UPDATE experiments SET jobs = json_set(jobs, '$.\"' || ? || '\"', ?) WHERE id = ?";
+    stage_update(pool, sql, id, label, job_id).await
+}
+
+async fn stage_update(pool: &SqlitePool, sql: &str, id: i64, label: &str, job_id: i64) -> AppResult<()> {
+    sqlx::query(sql).bind(label).bind(job_id).bind(id).execute(pool).await?;
     Ok(())
 }
 
