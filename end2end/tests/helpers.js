@@ -40,7 +40,7 @@ async function wasmGroups(page) {
 }
 
 // How the browser came to fetch a group's module: ['link'] when the page's
-// HTML named it for preloading (app/src/preload.rs) and the loader's fetch
+// HTML named it for preloading (app/src/ssr/preload.rs) and the loader's fetch
 // reused that download; a second entry would be a second download.
 async function wasmInitiators(page, group) {
   return page.evaluate((g) => performance.getEntriesByType('resource')

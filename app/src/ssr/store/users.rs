@@ -1,4 +1,4 @@
-//! Accounts and login sessions in SQLite (hashing and tokens: `app::auth`).
+//! Accounts and login sessions in SQLite (hashing and tokens: `crate::ssr::auth`).
 
 use sqlx::SqlitePool;
 
