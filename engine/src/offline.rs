@@ -33,6 +33,6 @@ mod tests {
         ] {
             assert!(purposes.iter().any(|q| q == p), "{p} missing from {purposes:?}");
         }
-        assert_eq!(purposes.len(), 22, "{purposes:?}");
+        assert_eq!(purposes.len(), 21, "{purposes:?}");
     }
 }
