@@ -309,32 +309,44 @@ pub fn EvaluationPage() -> impl IntoView {
     }
 }
 
-/// An SVG drawn on the server, inline, with its downloads.
+/// An SVG drawn on the server, inline, with its downloads (none in a
+/// standalone file: `base` is empty).
 #[component]
 fn Plot(base: String, name: String, svg: String, #[prop(into)] alt: String) -> impl IntoView {
-    view! {
-        <figure class="plot" data-plot=name.clone()>
-            <div class="svg" role="img" aria-label=alt inner_html=svg></div>
+    let downloads = (!base.is_empty()).then(|| {
+        view! {
             <figcaption class="small">
                 <a href=format!("{base}/plots/{name}.svg") download="">"SVG"</a> " · "
                 <a href=format!("{base}/plots/{name}.png") download="">"PNG"</a>
             </figcaption>
+        }
+    });
+    view! {
+        <figure class="plot" data-plot=name.clone()>
+            <div class="svg" role="img" aria-label=alt inner_html=svg></div>
+            {downloads}
         </figure>
     }
 }
 
 /// The report; with `share` (a share token) read-only: no links into the
-/// project, downloads through the share link.
+/// project, downloads through the share link; `standalone`: the one-file
+/// export (`server::report_html`), read-only with no link at all.
 #[component]
-pub(crate) fn Report(
+pub fn Report(
     project_id: i64,
     r: EvaluationReportView,
     #[prop(optional)] share: Option<String>,
+    #[prop(optional)] standalone: bool,
 ) -> impl IntoView {
     let e = r.evaluation.clone();
     let eid = e.id;
-    let shared = share.is_some();
-    let base = share.as_ref().map_or(format!("/api/evaluations/{eid}"), |t| format!("/api/share/{t}"));
+    let shared = share.is_some() || standalone;
+    let base = match (&share, standalone) {
+        (_, true) => String::new(),
+        (Some(t), false) => format!("/api/share/{t}"),
+        (None, false) => format!("/api/evaluations/{eid}"),
+    };
     let running = e.status.is_some_and(|s| s.is_active());
     let settings = format!(
         "{} protocol · M = {} trials · N = {} per order · {} · {} · tolerance {} words · scoring prompt {} (sha256 {})",
@@ -421,14 +433,16 @@ pub(crate) fn Report(
                 }).collect_view()}
             </tbody>
         </table>
-        <h2>"Downloads"</h2>
-        <p class="downloads">
-            <a href=format!("{base}/report.html") download="">"One HTML file (plots and data inside)"</a> " · "
-            <a href=format!("{base}/report.json") download="">"Whole report (JSON)"</a>
-            {crate::model::EVAL_TABLES.iter().map(|t| view! {
-                " · " <a href=format!("{base}/tables/{t}.csv") download="">{format!("{t}.csv")}</a>
-            }).collect_view()}
-        </p>
+        {(!standalone).then(|| view! {
+            <h2>"Downloads"</h2>
+            <p class="downloads">
+                <a href=format!("{base}/report.html") download="">"One HTML file (plots and data inside)"</a> " · "
+                <a href=format!("{base}/report.json") download="">"Whole report (JSON)"</a>
+                {crate::model::EVAL_TABLES.iter().map(|t| view! {
+                    " · " <a href=format!("{base}/tables/{t}.csv") download="">{format!("{t}.csv")}</a>
+                }).collect_view()}
+            </p>
+        })}
         {(!shared).then(|| view! { <SharePanel kind="evaluation" page_id=eid/> })}
     }
 }

@@ -226,19 +226,33 @@ fn means_cells(m: &MetricsMeansView) -> impl IntoView {
 }
 
 /// A chart drawn on the server, inline, with its SVG and PNG downloads.
+/// A chart inline, with its downloads (none in a standalone file: `base` is empty).
 fn chart(base: &str, name: String, svg: String, alt: String) -> impl IntoView {
+    let downloads = (!base.is_empty()).then(|| {
+        view! {
+            <figcaption class="small"><a href=format!("{base}/{name}.svg") download="">"SVG"</a> " · "
+                <a href=format!("{base}/{name}.png") download="">"PNG"</a></figcaption>
+        }
+    });
     view! {
         <figure class="plot" data-chart=name.clone()><div class="svg" role="img" aria-label=alt inner_html=svg></div>
-            <figcaption class="small"><a href=format!("{base}/{name}.svg") download="">"SVG"</a> " · "
-                <a href=format!("{base}/{name}.png") download="">"PNG"</a></figcaption></figure>
+            {downloads}</figure>
     }
 }
 
 /// A run's report; with `share` (a share token) its downloads go through
-/// the share link.
+/// the share link; `standalone`: the one-file export, with no link.
 #[component]
-pub(crate) fn Results(v: MetricsView, #[prop(optional)] share: Option<String>) -> impl IntoView {
-    let base = share.map_or(format!("/api/metrics/{}", v.run_id), |t| format!("/api/share/{t}"));
+pub fn Results(
+    v: MetricsView,
+    #[prop(optional)] share: Option<String>,
+    #[prop(optional)] standalone: bool,
+) -> impl IntoView {
+    let base = match (share, standalone) {
+        (_, true) => String::new(),
+        (Some(t), false) => format!("/api/share/{t}"),
+        (None, false) => format!("/api/metrics/{}", v.run_id),
+    };
     let k = v.k;
     view! {
         <section id="metrics-results">
@@ -258,9 +272,12 @@ pub(crate) fn Results(v: MetricsView, #[prop(optional)] share: Option<String>) -
                     }).collect_view()}
                 </tbody>
             </table>
-            <p class="small" id="metrics-downloads"><a href=format!("{base}/questions.csv") download="">"Every question's metrics (CSV)"</a> " · "
-                <a href=format!("{base}/report.json") download="">"Report (JSON)"</a> " · "
-                <a href=format!("{base}/report.html") download="">"One HTML file"</a>
+            <p class="small" id="metrics-downloads">
+                {(!standalone).then(|| view! {
+                    <a href=format!("{base}/questions.csv") download="">"Every question's metrics (CSV)"</a> " · "
+                    <a href=format!("{base}/report.json") download="">"Report (JSON)"</a> " · "
+                    <a href=format!("{base}/report.html") download="">"One HTML file"</a>
+                })}
                 <span class="muted">{format!(" · embeddings: {} · NMI over {} quantile bins of CS · retrieval — where a method recorded no chunks", v.embedding_model, v.bins)}</span></p>
             {v.sets.into_iter().map(|s| view! { <SetDetail s k base=base.clone()/> }).collect_view()}
         </section>

@@ -145,9 +145,10 @@ pub fn SharedGraph() -> impl IntoView {
     })
 }
 
-/// A question set, read-only: its diagnostics and questions, and downloads.
+/// A question set, read-only: its diagnostics and questions, and downloads
+/// (none in the one-file export: `standalone`).
 #[component]
-fn SharedSet(q: SharedQuestions, token: String) -> impl IntoView {
+pub fn SharedSet(q: SharedQuestions, token: String, #[prop(optional)] standalone: bool) -> impl IntoView {
     let base = format!("/api/share/{token}");
     let counts = q.set.counts.iter().map(|(k, n)| format!("{n} {k}")).collect::<Vec<_>>().join(" · ");
     view! {
@@ -160,9 +161,11 @@ fn SharedSet(q: SharedQuestions, token: String) -> impl IntoView {
             })}</dd></div>
         </dl>
         <p class="small">{counts}</p>
-        <p class="small"><a href=format!("{base}/questions.jsonl") download="">"JSONL"</a> " · "
-            <a href=format!("{base}/questions.csv") download="">"CSV"</a> " · "
-            <a href=format!("{base}/report.html") download="">"One HTML file"</a></p>
+        {(!standalone).then(|| view! {
+            <p class="small"><a href=format!("{base}/questions.jsonl") download="">"JSONL"</a> " · "
+                <a href=format!("{base}/questions.csv") download="">"CSV"</a> " · "
+                <a href=format!("{base}/report.html") download="">"One HTML file"</a></p>
+        })}
         {q.entities.map(|(e, svg)| view! {
             <h2>"Entities the questions mention"</h2>
             <p class="small" id="shared-entities">{format!("{} distinct entities in {} questions; {} questions name one; the most mentioned takes {} of all mentions (the graph's names matched).",

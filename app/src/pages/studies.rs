@@ -303,14 +303,15 @@ fn opt3(x: Option<f64>) -> String {
 /// The results; with `share` (a share token) read-only, downloads through
 /// it; with `rate`, a button that starts the LLM rater.
 #[component]
-pub(crate) fn Results(
+pub fn Results(
     r: StudyResultsView,
     #[prop(optional)] share: Option<String>,
     #[prop(optional)] rate: Option<ServerAction<StartStudyRating>>,
+    #[prop(optional)] standalone: bool,
 ) -> impl IntoView {
     let s = r.study.clone();
     let sid = s.id;
-    let shared = share.is_some();
+    let shared = share.is_some() || standalone;
     let answers = s.kind == "answers";
     let base = share.as_ref().map_or(format!("/api/studies/{sid}"), |t| format!("/api/share/{t}"));
     view! {
@@ -328,10 +329,12 @@ pub(crate) fn Results(
         })}</p> })}
         <figure class="plot" data-plot="study">
             <div class="svg" role="img" aria-label="Mean score per dimension and question source" inner_html=r.chart_svg.clone()></div>
-            <figcaption class="small"><a href=format!("{base}/chart.svg") download="">"SVG"</a> " · "
-                <a href=format!("{base}/chart.png") download="">"PNG"</a> " · "
-                <a href=format!("{base}/ratings.csv") download="">"All ratings (CSV)"</a> " · "
-                <a href=format!("{base}/report.html") download="">"One HTML file"</a></figcaption>
+            {(!standalone).then(|| view! {
+                <figcaption class="small"><a href=format!("{base}/chart.svg") download="">"SVG"</a> " · "
+                    <a href=format!("{base}/chart.png") download="">"PNG"</a> " · "
+                    <a href=format!("{base}/ratings.csv") download="">"All ratings (CSV)"</a> " · "
+                    <a href=format!("{base}/report.html") download="">"One HTML file"</a></figcaption>
+            })}
         </figure>
         <h2>{if answers { "Per answer source" } else { "Per question source" }}</h2>
         {rows_table(r.by_source.clone(), "Source")}

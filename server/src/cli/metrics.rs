@@ -60,7 +60,7 @@ pub(super) fn write_files(report: &app::ssr::metrics::Report, dir: &std::path::P
         ("report.json".into(), serde_json::to_vec_pretty(&app::ssr::metrics::report_json(report))?),
         (
             "report.html".into(),
-            app::ssr::share::metrics_html(&app::ssr::metrics::view(report), &app::ssr::metrics::report_json(report))
+            crate::report_html::metrics_html(&app::ssr::metrics::view(report), &app::ssr::metrics::report_json(report))
                 .into_bytes(),
         ),
     ];

@@ -60,7 +60,9 @@ pub async fn report_of(pool: &SqlitePool, id: i64, file: &str) -> Response {
                 serde_json::to_string_pretty(&app::ssr::evaluation::report_json(&s)).unwrap_or_default(),
             )
         }),
-        "report.html" => app::ssr::share::html(pool, "evaluation", id).await.map(|h| ("text/html; charset=utf-8", h)),
+        "report.html" => {
+            crate::report_html::html(pool, "evaluation", id).await.map(|h| ("text/html; charset=utf-8", h))
+        }
         other => return error(StatusCode::NOT_FOUND, format!("no \"{other}\": report.json or report.html")),
     };
     match result {

@@ -32,7 +32,10 @@ pub async fn file_of(pool: &SqlitePool, id: i64, file: &str) -> Response {
                 (header::CONTENT_TYPE, "text/html; charset=utf-8".to_string()),
                 (header::CONTENT_DISPOSITION, attachment("html")),
             ],
-            app::ssr::share::metrics_html(&app::ssr::metrics::view(&report), &app::ssr::metrics::report_json(&report)),
+            crate::report_html::metrics_html(
+                &app::ssr::metrics::view(&report),
+                &app::ssr::metrics::report_json(&report),
+            ),
         )
             .into_response(),
         chart => {

@@ -34,7 +34,7 @@ async fn questions_file(pool: &sqlx::SqlitePool, set: i64, file: &str) -> Respon
         "questions.csv" => {
             super::download(app::ssr::questions::io::to_csv(&questions), "csv", &format!("questions-set-{set}"))
         }
-        "report.html" => match app::ssr::share::html(pool, "questions", set).await {
+        "report.html" => match crate::report_html::html(pool, "questions", set).await {
             Ok(h) => (
                 [
                     (axum::http::header::CONTENT_TYPE, "text/html; charset=utf-8".to_string()),
