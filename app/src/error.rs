@@ -73,6 +73,14 @@ impl FromServerFnError for AppError {
     }
 }
 
+/// The engine refused the request: the caller's mistake, with its reason.
+#[cfg(feature = "ssr")]
+impl From<engine::Invalid> for AppError {
+    fn from(e: engine::Invalid) -> Self {
+        AppError::Invalid(e.0)
+    }
+}
+
 #[cfg(feature = "ssr")]
 impl From<sqlx::Error> for AppError {
     fn from(e: sqlx::Error) -> Self {

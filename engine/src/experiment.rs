@@ -337,7 +337,7 @@ impl Default for EvaluationSection {
 
 impl EvaluationSection {
     /// The judge's settings, or what is wrong, naming the key.
-    pub fn settings(&self) -> Result<Settings, String> {
+    pub fn settings(&self) -> Result<Settings, crate::Invalid> {
         let s = Settings {
             protocol: Protocol::parse(&self.protocol).map_err(|e| format!("evaluation.protocol: {e}"))?,
             trials: self.trials,

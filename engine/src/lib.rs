@@ -50,3 +50,50 @@ pub mod sample;
 pub mod stats;
 pub mod study;
 pub mod text;
+
+/// A request the engine refuses — a setting, a name, a file that is not
+/// valid — with the reason, for the user who sent it. What crosses into the
+/// app as this is the caller's mistake (HTTP 400); replies of a model that
+/// cannot be read stay `String` errors of the stage that reads them.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Invalid(pub String);
+
+impl From<String> for Invalid {
+    fn from(s: String) -> Self {
+        Invalid(s)
+    }
+}
+
+impl From<&str> for Invalid {
+    fn from(s: &str) -> Self {
+        Invalid(s.to_string())
+    }
+}
+
+impl From<Invalid> for String {
+    fn from(e: Invalid) -> Self {
+        e.0
+    }
+}
+
+/// The reason, as text (`err.contains("…")` in a test, `&err` where a `&str` goes).
+impl std::ops::Deref for Invalid {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl PartialEq<&str> for Invalid {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
+}
+
+impl PartialEq<str> for Invalid {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}

@@ -39,14 +39,14 @@ fn eval_settings(
 ) -> Result<engine::judge::eval::Settings, AppError> {
     use engine::judge::eval::{JudgeKind, Protocol, Settings};
     let s = Settings {
-        protocol: Protocol::parse(protocol).map_err(AppError::Invalid)?,
+        protocol: Protocol::parse(protocol).map_err(AppError::from)?,
         trials: whole("trials", trials, 1, 1000)? as u32,
         repeats: whole("repeats per order", repeats, 1, 20)? as u32,
         tolerance: whole("tolerance (words)", tolerance, 0, 10_000)? as usize,
         max_adjustments: whole("adjustments", adjustments, 0, 10)? as u32,
         align,
         exchange,
-        judge: JudgeKind::parse(judge).map_err(AppError::Invalid)?,
+        judge: JudgeKind::parse(judge).map_err(AppError::from)?,
         biases: engine::judge::simulated::Biases {
             position: number("position bias", position_bias, -5.0, 5.0)?,
             length_per_10_words: number("length bias", length_bias, -5.0, 5.0)?,
@@ -55,11 +55,11 @@ fn eval_settings(
         },
         sanity: false,
         judge_prompt: match judge_prompt.filter(|p| !p.is_empty()) {
-            Some(p) => engine::judge::scoring::JudgePrompt::parse(p).map_err(AppError::Invalid)?,
+            Some(p) => engine::judge::scoring::JudgePrompt::parse(p).map_err(AppError::from)?,
             None => engine::judge::scoring::JudgePrompt::Paper,
         },
     };
-    s.validate().map_err(AppError::Invalid)?;
+    s.validate().map_err(AppError::from)?;
     Ok(s)
 }
 
@@ -152,7 +152,7 @@ pub async fn start_sanity(answer_set_id: i64, judge: String) -> Result<Evaluatio
     let call = Request::now()?;
     call.require(Obj::AnswerSet(answer_set_id), Need::Edit).await?;
     let settings = engine::judge::eval::Settings {
-        judge: engine::judge::eval::JudgeKind::parse(&judge).map_err(AppError::Invalid)?,
+        judge: engine::judge::eval::JudgeKind::parse(&judge).map_err(AppError::from)?,
         ..Default::default()
     };
     let state = call.state.clone();

@@ -32,7 +32,7 @@ pub async fn start_metrics(
     call.require_in(project, ids.iter().map(|s| Obj::AnswerSet(*s))).await?;
     let state = call.state.clone();
     let unit = match unit.as_deref().filter(|u| !u.is_empty()) {
-        Some(u) => engine::metrics::RelevanceUnit::parse(u).map_err(AppError::Invalid)?,
+        Some(u) => engine::metrics::RelevanceUnit::parse(u).map_err(AppError::from)?,
         None => engine::metrics::RelevanceUnit::Document,
     };
     let (run, job) = crate::ssr::metrics::create(&state.pool, set_id, &ids, k as usize, bins as usize, unit).await?;

@@ -68,7 +68,7 @@ pub async fn create_study(
     let call = Request::now()?;
     call.require(Obj::Project(project_id), Need::Edit).await?;
     let kind = engine::study::Kind::parse(if kind.trim().is_empty() { "questions" } else { kind.trim() })
-        .map_err(AppError::Invalid)?;
+        .map_err(AppError::from)?;
     let dimensions: Option<Vec<engine::study::Dimension>> = match dimensions.trim() {
         "" => None,
         d => Some(serde_json::from_str(d).map_err(|e| AppError::Invalid(format!("dimensions: {e}")))?),

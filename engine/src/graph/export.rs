@@ -54,16 +54,16 @@ impl GraphExport {
     /// A graph in the export layout, read back as the engine's graph (for
     /// `assay graph import`): node names are normalised into keys as in
     /// extraction, so two nodes whose names normalise alike become one.
-    pub fn to_graph(&self) -> Result<KnowledgeGraph, String> {
+    pub fn to_graph(&self) -> Result<KnowledgeGraph, crate::Invalid> {
         let mut graph = KnowledgeGraph::default();
         let mut keys: HashMap<i64, String> = HashMap::new();
         for n in &self.nodes {
             let key = normalise_name(&n.name);
             if key.is_empty() {
-                return Err(format!("node {} has an empty name", n.id));
+                return Err(crate::Invalid::from(format!("node {} has an empty name", n.id)));
             }
             if keys.insert(n.id, key.clone()).is_some() {
-                return Err(format!("node id {} appears twice", n.id));
+                return Err(crate::Invalid::from(format!("node id {} appears twice", n.id)));
             }
             let descriptions: Vec<String> =
                 n.description.lines().map(str::trim).filter(|l| !l.is_empty()).map(str::to_string).collect();
@@ -81,12 +81,12 @@ impl GraphExport {
         }
         for (i, e) in self.edges.iter().enumerate() {
             let (Some(a), Some(b)) = (keys.get(&e.source), keys.get(&e.target)) else {
-                return Err(format!(
+                return Err(crate::Invalid::from(format!(
                     "edge {} refers to node {} or {}, which is not among the nodes",
                     i + 1,
                     e.source,
                     e.target
-                ));
+                )));
             };
             if a == b {
                 continue;

@@ -28,12 +28,12 @@ pub enum Protocol {
 }
 
 impl Protocol {
-    pub fn parse(s: &str) -> Result<Protocol, String> {
+    pub fn parse(s: &str) -> Result<Protocol, crate::Invalid> {
         match s {
             "unbiased" => Ok(Protocol::Unbiased),
             "legacy" => Ok(Protocol::Legacy),
             "both" => Ok(Protocol::Both),
-            other => Err(format!("protocol must be unbiased, legacy or both, not \"{other}\"")),
+            other => Err(crate::Invalid::from(format!("protocol must be unbiased, legacy or both, not \"{other}\""))),
         }
     }
     pub fn unbiased(self) -> bool {
@@ -57,12 +57,12 @@ pub enum JudgeKind {
 }
 
 impl JudgeKind {
-    pub fn parse(s: &str) -> Result<JudgeKind, String> {
+    pub fn parse(s: &str) -> Result<JudgeKind, crate::Invalid> {
         match s {
             "llm" => Ok(JudgeKind::Llm),
             "offline" => Ok(JudgeKind::Offline),
             "simulated" => Ok(JudgeKind::Simulated),
-            other => Err(format!("judge must be llm, offline or simulated, not \"{other}\"")),
+            other => Err(crate::Invalid::from(format!("judge must be llm, offline or simulated, not \"{other}\""))),
         }
     }
 }
@@ -113,24 +113,24 @@ impl Default for Settings {
 
 impl Settings {
     /// Refuses settings that cannot run, naming the field.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), crate::Invalid> {
         if self.protocol.unbiased() && !(1..=1000).contains(&self.trials) {
-            return Err(format!("trials must be between 1 and 1000, not {}", self.trials));
+            return Err(crate::Invalid::from(format!("trials must be between 1 and 1000, not {}", self.trials)));
         }
         if self.protocol.unbiased() && !(1..=20).contains(&self.repeats) {
-            return Err(format!("repeats must be between 1 and 20, not {}", self.repeats));
+            return Err(crate::Invalid::from(format!("repeats must be between 1 and 20, not {}", self.repeats)));
         }
         if self.max_adjustments > 10 {
-            return Err(format!("adjustments must be at most 10, not {}", self.max_adjustments));
+            return Err(crate::Invalid::from(format!("adjustments must be at most 10, not {}", self.max_adjustments)));
         }
         let b = self.biases;
         for (name, v) in [("position bias", b.position), ("length bias", b.length_per_10_words), ("noise", b.noise)] {
             if !v.is_finite() || v.abs() > 5.0 {
-                return Err(format!("{name} must be a number between -5 and 5, not {v}"));
+                return Err(crate::Invalid::from(format!("{name} must be a number between -5 and 5, not {v}")));
             }
         }
         if b.noise < 0.0 {
-            return Err("noise must not be negative".into());
+            return Err(crate::Invalid::from("noise must not be negative"));
         }
         Ok(())
     }

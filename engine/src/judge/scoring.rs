@@ -37,11 +37,13 @@ pub enum JudgePrompt {
 impl JudgePrompt {
     pub const ALL: [JudgePrompt; 2] = [JudgePrompt::Paper, JudgePrompt::ContentOnly];
 
-    pub fn parse(s: &str) -> Result<JudgePrompt, String> {
+    pub fn parse(s: &str) -> Result<JudgePrompt, crate::Invalid> {
         match s {
             "paper" => Ok(JudgePrompt::Paper),
             "content-only" => Ok(JudgePrompt::ContentOnly),
-            other => Err(format!("the judge prompt must be paper or content-only, not \"{other}\"")),
+            other => {
+                Err(crate::Invalid::from(format!("the judge prompt must be paper or content-only, not \"{other}\"")))
+            }
         }
     }
 

@@ -36,12 +36,14 @@ pub enum RelevanceUnit {
 }
 
 impl RelevanceUnit {
-    pub fn parse(s: &str) -> Result<RelevanceUnit, String> {
+    pub fn parse(s: &str) -> Result<RelevanceUnit, crate::Invalid> {
         match s {
             "document" => Ok(RelevanceUnit::Document),
             "passage" => Ok(RelevanceUnit::Passage),
             "chunk" => Ok(RelevanceUnit::Chunk),
-            other => Err(format!("the relevance unit must be document, passage or chunk, not \"{other}\"")),
+            other => Err(crate::Invalid::from(format!(
+                "the relevance unit must be document, passage or chunk, not \"{other}\""
+            ))),
         }
     }
 

@@ -66,26 +66,36 @@ pub fn default_hierarchy() -> Hierarchy {
 /// Checks the shape: every dimension has 2 coarse categories, each with 2
 /// children, each with 2 children (2, 4, 8); names are unique within a
 /// dimension and no definition is empty.
-pub fn validate(h: &Hierarchy) -> Result<(), String> {
+pub fn validate(h: &Hierarchy) -> Result<(), crate::Invalid> {
     if h.is_empty() {
-        return Err("the hierarchy has no dimensions".into());
+        return Err(crate::Invalid::from("the hierarchy has no dimensions"));
     }
     for (code, d) in h {
         let mut names = HashSet::new();
         for (level, want) in LEVELS.iter().enumerate() {
             let cats = at_level(d, level);
             if cats.len() != *want {
-                return Err(format!("{code}: level {} has {} categories, not {want}", level + 1, cats.len()));
+                return Err(crate::Invalid::from(format!(
+                    "{code}: level {} has {} categories, not {want}",
+                    level + 1,
+                    cats.len()
+                )));
             }
             for (path, c) in cats {
                 if c.definition.trim().is_empty() {
-                    return Err(format!("{code}/{path}: the definition is empty"));
+                    return Err(crate::Invalid::from(format!("{code}/{path}: the definition is empty")));
                 }
                 if !names.insert(c.name.clone()) {
-                    return Err(format!("{code}: the category name \"{}\" is used twice", c.name));
+                    return Err(crate::Invalid::from(format!(
+                        "{code}: the category name \"{}\" is used twice",
+                        c.name
+                    )));
                 }
                 if level < 2 && c.children.len() != 2 {
-                    return Err(format!("{code}/{path} has {} child categories, not 2", c.children.len()));
+                    return Err(crate::Invalid::from(format!(
+                        "{code}/{path} has {} child categories, not 2",
+                        c.children.len()
+                    )));
                 }
             }
         }
@@ -156,10 +166,10 @@ pub struct Planned {
 /// The set's questions, seeded: per dimension, level and category
 /// `per_category` questions, then the factorial cells; chunks drawn
 /// uniformly; expertise novice for a random half, expert for the rest.
-pub fn plan(h: &Hierarchy, s: &HierarchicalSettings, chunk_ids: &[i64]) -> Result<Vec<Planned>, String> {
+pub fn plan(h: &Hierarchy, s: &HierarchicalSettings, chunk_ids: &[i64]) -> Result<Vec<Planned>, crate::Invalid> {
     validate(h)?;
     if chunk_ids.is_empty() {
-        return Err("the project has no chunks yet: add documents to its corpus first".into());
+        return Err(crate::Invalid::from("the project has no chunks yet: add documents to its corpus first"));
     }
     let mut cells: Vec<Vec<String>> = Vec::new();
     for code in &s.dimensions {

@@ -71,7 +71,7 @@ pub struct Extras {
 }
 
 /// A method's default parameters.
-pub fn defaults(name: &str) -> Result<Value, String> {
+pub fn defaults(name: &str) -> Result<Value, crate::Invalid> {
     Ok(match name {
         "naive" => json!(NaiveSettings::default()),
         "bm25" => json!(Bm25Settings::default()),
@@ -80,7 +80,7 @@ pub fn defaults(name: &str) -> Result<Value, String> {
         "graphrag-local" => json!(GraphRagSettings::default()),
         "graphrag-global" => json!(GraphRagSettings { mode: "global".into(), ..Default::default() }),
         "http" => json!(HttpSettings::default()),
-        other => return Err(unknown(other)),
+        other => return Err(crate::Invalid::from(unknown(other))),
     })
 }
 
@@ -91,12 +91,12 @@ fn unknown(name: &str) -> String {
 
 /// `params` over the method's defaults: the full parameters, or the first
 /// unknown or mistyped one named.
-pub fn resolve(name: &str, params: &Value) -> Result<Value, String> {
+pub fn resolve(name: &str, params: &Value) -> Result<Value, crate::Invalid> {
     let mut full = defaults(name)?;
     let given = match params {
         Value::Null => return Ok(full),
         Value::Object(m) => m,
-        other => return Err(format!("parameters must be a JSON object, not {other}")),
+        other => return Err(crate::Invalid::from(format!("parameters must be a JSON object, not {other}"))),
     };
     // Every method takes `temperature`: the answers' sampling temperature.
     if let Some(t) = given.get("temperature") {
@@ -108,10 +108,10 @@ pub fn resolve(name: &str, params: &Value) -> Result<Value, String> {
             Some(slot) => *slot = v.clone(),
             None => {
                 let known: Vec<&String> = full.as_object().map(|m| m.keys().collect()).unwrap_or_default();
-                return Err(format!(
+                return Err(crate::Invalid::from(format!(
                     "{name} has no parameter \"{k}\" (it has {})",
                     known.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
-                ));
+                )));
             }
         }
     }
@@ -129,29 +129,34 @@ fn settings<T: DeserializeOwned>(name: &str, params: &Value) -> Result<T, String
 /// A method from its name and (resolved or partial) parameters.
 /// The answers' temperature a method's parameters set (`temperature`, 0 to
 /// 2); `None` when they set none: the model's default (OpenAI's is 1).
-pub fn answer_temperature(params: &Value) -> Result<Option<f32>, String> {
+pub fn answer_temperature(params: &Value) -> Result<Option<f32>, crate::Invalid> {
     match params.get("temperature") {
         None | Some(Value::Null) => Ok(None),
         Some(v) => match v.as_f64() {
             Some(t) if (0.0..=2.0).contains(&t) => Ok(Some(t as f32)),
-            _ => Err(format!("temperature must be a number from 0 to 2, not {v}")),
+            _ => Err(crate::Invalid::from(format!("temperature must be a number from 0 to 2, not {v}"))),
         },
     }
 }
 
-pub fn build(name: &str, params: &Value, corpus: Arc<Corpus>, extras: Extras) -> Result<Box<dyn Method>, String> {
+pub fn build(
+    name: &str,
+    params: &Value,
+    corpus: Arc<Corpus>,
+    extras: Extras,
+) -> Result<Box<dyn Method>, crate::Invalid> {
     let mut params = resolve(name, params)?;
     if let Some(m) = params.as_object_mut() {
         m.remove("temperature");
     }
     if needs_graph(name) && corpus.graph.nodes.is_empty() {
-        return Err(format!("{name} needs the knowledge graph: build it first"));
+        return Err(crate::Invalid::from(format!("{name} needs the knowledge graph: build it first")));
     }
     Ok(match name {
         "naive" => {
             let s: NaiveSettings = settings(name, &params)?;
             if s.k == 0 {
-                return Err("naive: k must be at least 1".into());
+                return Err(crate::Invalid::from("naive: k must be at least 1"));
             }
             let dense = extras.dense.ok_or("naive needs the chunks' vectors")?;
             Box::new(NaiveRag::new(corpus, dense.vectors, dense.embedder, s.k))
@@ -159,7 +164,7 @@ pub fn build(name: &str, params: &Value, corpus: Arc<Corpus>, extras: Extras) ->
         "bm25" => {
             let s: Bm25Settings = settings(name, &params)?;
             if s.k == 0 {
-                return Err("bm25: k must be at least 1".into());
+                return Err(crate::Invalid::from("bm25: k must be at least 1"));
             }
             Box::new(Bm25Method::new(corpus, s.k))
         }

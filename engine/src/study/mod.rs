@@ -75,11 +75,11 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub fn parse(s: &str) -> Result<Kind, String> {
+    pub fn parse(s: &str) -> Result<Kind, crate::Invalid> {
         match s {
             "questions" => Ok(Kind::Questions),
             "answers" => Ok(Kind::Answers),
-            other => Err(format!("a study rates \"questions\" or \"answers\", not \"{other}\"")),
+            other => Err(crate::Invalid::from(format!("a study rates \"questions\" or \"answers\", not \"{other}\""))),
         }
     }
 

@@ -61,7 +61,7 @@ pub async fn create(pool: &SqlitePool, req: &AnswerRequest) -> AppResult<(JobVie
     if set.questions == 0 {
         return Err(AppError::Invalid(format!("question set {} has no questions", set.id)));
     }
-    let params = method::resolve(&req.method, &req.params).map_err(AppError::Invalid)?;
+    let params = method::resolve(&req.method, &req.params).map_err(AppError::from)?;
     if method::needs_graph(&req.method) && store::graph::overview(pool, set.project_id).await?.is_none() {
         return Err(AppError::Invalid(format!("{} needs the knowledge graph: build it first", req.method)));
     }
@@ -178,7 +178,7 @@ async fn execute(run: &Run<'_>, p: &AnswersParams, items: Vec<WorkItem>) -> AppR
     let gateway = &match method::answer_temperature(&p.params) {
         Ok(Some(t)) => gateway.clone().with_temperature(engine::rag::answer::PURPOSE, Some(t)),
         Ok(None) => gateway.clone(),
-        Err(e) => return Ok(Err(e)),
+        Err(e) => return Ok(Err(e.into())),
     };
     let end =
         phase.run(answers, phase.concurrency, |item| engine::rag::run_item(m.as_ref(), gateway, job.id, item)).await;
@@ -211,7 +211,7 @@ pub async fn build_method(
         None
     };
     let extras = method::Extras { dense, transport: Some(transport.clone()) };
-    Ok(method::build(name, params, corpus, extras))
+    Ok(method::build(name, params, corpus, extras).map_err(String::from))
 }
 
 /// Where the in-process MiniLM is, as configured (the server sets it from

@@ -46,7 +46,7 @@ pub fn judge_label(settings: &Settings, llm: &LlmSettings) -> String {
 /// Creates (does not run) an evaluation's job and the evaluation. Returns
 /// the job and the evaluation's id.
 pub async fn create(pool: &SqlitePool, llm: &LlmSettings, req: &EvalRequest) -> AppResult<(JobView, i64)> {
-    req.settings.validate().map_err(AppError::Invalid)?;
+    req.settings.validate().map_err(AppError::from)?;
     let set = store::questions::get_set(pool, req.question_set_id).await?;
     let mut sets = Vec::new();
     for id in &req.answer_sets {

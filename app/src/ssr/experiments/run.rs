@@ -356,7 +356,7 @@ where
             let mut of_set = Vec::new();
             for method in &m.methods {
                 let params =
-                    engine::rag::method::resolve(&method.name, &method.params_json()).map_err(AppError::Invalid)?;
+                    engine::rag::method::resolve(&method.name, &method.params_json()).map_err(AppError::from)?;
                 let label = label::answers(&method.name, i);
                 let what =
                     json!({ "set": set, "method": method.name, "params": params, "target_words": method.target_words });
@@ -374,7 +374,7 @@ where
         }
 
         if let Some(e) = &m.evaluation {
-            let settings = e.settings().map_err(AppError::Invalid)?;
+            let settings = e.settings().map_err(AppError::from)?;
             let chosen: Vec<usize> =
                 if e.sets.is_empty() { (1..=made.question_sets.len()).collect() } else { e.sets.clone() };
             for (n, position) in chosen.iter().enumerate() {

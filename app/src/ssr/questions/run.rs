@@ -138,7 +138,7 @@ pub async fn create_hierarchical_questions(
             .unwrap_or_else(engine::questions::hierarchy::default_hierarchy),
     };
     let chunk_ids: Vec<i64> = store::chunk_texts(pool, project_id).await?.into_iter().map(|(id, _)| id).collect();
-    let plans = engine::questions::hierarchy::plan(&hierarchy, settings, &chunk_ids).map_err(AppError::Invalid)?;
+    let plans = engine::questions::hierarchy::plan(&hierarchy, settings, &chunk_ids).map_err(AppError::from)?;
     if plans.is_empty() {
         return Err(AppError::Invalid("the settings ask for no questions".into()));
     }

@@ -357,7 +357,7 @@ pub async fn set_project_hierarchy(pool: &SqlitePool, project_id: i64, json: Opt
             let h: engine::questions::hierarchy::Hierarchy = serde_json::from_str(text).map_err(|e| {
                 AppError::Invalid(format!("the hierarchy is not valid JSON in the expected layout: {e}"))
             })?;
-            engine::questions::hierarchy::validate(&h).map_err(AppError::Invalid)?;
+            engine::questions::hierarchy::validate(&h).map_err(AppError::from)?;
             Some(serde_json::to_string_pretty(&h).unwrap_or_default())
         }
         None => None,
