@@ -85,3 +85,15 @@ pub async fn html(pool: &SqlitePool, kind: &str, id: i64) -> AppResult<String> {
         other => Err(AppError::NotFound(format!("a {other} page has no HTML export"))),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_embedded_data_cannot_close_its_script_and_text_is_escaped() {
+        let html = page("a <b>", "<p>x</p>", &serde_json::json!({"s": "</script><script>alert(1)</script>"}));
+        assert!(html.contains("<title>a &lt;b&gt;</title>"));
+        assert_eq!(html.matches("</script>").count(), 1, "{html}");
+    }
+}
