@@ -59,11 +59,50 @@ pub fn csv_number(v: f64) -> String {
     }
 }
 
-/// `2026-11-29T23:40:12Z` → `2026-11-29 23:40 UTC`.
+/// Money in US dollars with cents and thousands separators: `$0.00`,
+/// `$1.27`, `$12,345.60`. An amount under a cent (a question's cost on a
+/// cheap model) keeps two significant digits, `$0.00042`, rather than
+/// reading as nothing; never `-$0.00`.
+pub fn usd(v: f64) -> String {
+    if !v.is_finite() {
+        return "—".to_string();
+    }
+    // Only a nonzero amount is shown, so the sign is never on `$0.00`.
+    let sign = if v < 0.0 { "-" } else { "" };
+    let a = v.abs();
+    if a > 0.0 && a < 0.005 {
+        // Two significant digits: 0.000421 → 0.00042.
+        let digits = (-a.log10().floor()) as usize + 1;
+        return format!("{sign}${a:.digits$}");
+    }
+    let cents = (a * 100.0).round() as i64;
+    format!("{sign}${}.{:02}", int(cents / 100), cents % 100)
+}
+
+/// A stored UTC time for people: `2026-12-01T10:04:12Z` → `1 Dec 2026,
+/// 10:04 UTC` (what is not such a time is shown as it is).
 pub fn timestamp(iso: &str) -> String {
-    match (iso.get(..10), iso.get(11..16)) {
-        (Some(date), Some(time)) => format!("{date} {time} UTC"),
+    const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+    let parts = (iso.get(0..4), iso.get(5..7).and_then(|m| m.parse::<usize>().ok()), iso.get(8..10), iso.get(11..16));
+    match parts {
+        (Some(year), Some(month @ 1..=12), Some(day), Some(time)) if iso.as_bytes().get(4) == Some(&b'-') => {
+            format!("{} {} {year}, {time} UTC", day.trim_start_matches('0'), MONTHS[month - 1])
+        }
         _ => iso.to_string(),
+    }
+}
+
+/// A duration for people: `42 s`, `3 min 20 s`, `2 h 05 min`.
+pub fn duration(seconds: f64) -> String {
+    let s = seconds.max(0.0).round() as u64;
+    if seconds < 1.0 {
+        "under a second".to_string()
+    } else if s < 60 {
+        format!("{s} s")
+    } else if s < 3600 {
+        format!("{} min {:02} s", s / 60, s % 60)
+    } else {
+        format!("{} h {:02} min", s / 3600, (s % 3600) / 60)
     }
 }
 
@@ -94,8 +133,34 @@ mod tests {
     }
 
     #[test]
+    fn durations() {
+        use super::duration;
+        assert_eq!(duration(0.2), "under a second");
+        assert_eq!(duration(42.4), "42 s");
+        assert_eq!(duration(200.0), "3 min 20 s");
+        assert_eq!(duration(7500.0), "2 h 05 min");
+    }
+
+    #[test]
+    fn money_has_cents() {
+        use super::usd;
+        assert_eq!(usd(0.0), "$0.00");
+        assert_eq!(usd(-0.0), "$0.00");
+        assert_eq!(usd(1.2749), "$1.27");
+        assert_eq!(usd(0.005), "$0.01");
+        assert_eq!(usd(12345.6), "$12,345.60");
+        assert_eq!(usd(0.000421), "$0.00042");
+        assert_eq!(usd(0.0042), "$0.0042");
+        assert_eq!(usd(-0.001), "-$0.0010");
+        assert_eq!(usd(-2.5), "-$2.50");
+    }
+
+    #[test]
     fn timestamps_and_sizes() {
-        assert_eq!(super::timestamp("2026-11-29T23:40:12Z"), "2026-11-29 23:40 UTC");
+        assert_eq!(super::timestamp("2026-11-29T23:40:12Z"), "29 Nov 2026, 23:40 UTC");
+        assert_eq!(super::timestamp("2026-12-01T10:04:59.123Z"), "1 Dec 2026, 10:04 UTC");
+        assert_eq!(super::timestamp("2026-12-01 10:04:59"), "1 Dec 2026, 10:04 UTC");
+        assert_eq!(super::timestamp("soon"), "soon");
         assert_eq!(super::bytes(200 * 1024 * 1024), "200.0 MB");
         assert_eq!(super::bytes(13), "13 bytes");
     }

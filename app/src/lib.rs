@@ -226,6 +226,7 @@ pub fn App() -> impl IntoView {
                 <Route path=path!("/users") view={Lazy::<UsersPageRoute>::new()}/>
                 <Route path=path!("/projects/:id/jobs") view={Lazy::<JobsPageRoute>::new()}/>
                 <Route path=path!("/projects/:id/jobs/:job") view={Lazy::<JobPageRoute>::new()}/>
+                <Route path=path!("/settings") view={Lazy::<SettingsPageRoute>::new()}/>
                 <Route path=path!("/projects/:id/settings") view={Lazy::<SettingsPageRoute>::new()}/>
             </Routes>
         </Router>

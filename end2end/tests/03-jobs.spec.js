@@ -31,8 +31,13 @@ test('start a summaries job, watch it finish, open an item\'s call log', async (
   await expect(call.locator('.meta')).toContainText('offline (no LLM) · summarise_chunk · sample 0');
   await expect(call.locator('pre.prompt')).toContainText('[system]\nYou summarise passages of a document');
   await expect(call.locator('pre.prompt')).toContainText('Passage:\n<<<');
-  const result = (await row.locator('td.result').textContent()).trim();
+  // The result is summarised in a line; the whole of it loads on demand.
+  await expect(row.locator('td.result')).toContainText(/words\)|"/);
+  await row.locator('button.whole-result').click();
+  const result = (await row.locator('pre.whole-result').textContent()).trim();
   await expect(call.locator('pre.reply')).toHaveText(result);
+  // The results in words and numbers.
+  await expect(page.locator('#job-summary')).toContainText('5 (5 done, 0 failed)');
 
   // The list shows the finished job with its totals.
   await page.getByRole('link', { name: '← Jobs' }).click();
@@ -48,17 +53,30 @@ test('settings: switch provider, see the exact error, and the key never comes ba
 
   await openHydrated(page, '/');
   await page.getByRole('link', { name: 'Jobs demo' }).click();
+  const projectUrl = page.url();
+  // Settings are the server's, not a project's: in the top bar, not the tabs (#24).
+  await expect(page.locator('nav.tabs')).not.toContainText('Settings');
   await page.getByRole('link', { name: 'Settings' }).click();
+  await expect(page).toHaveURL(/\/settings$/);
   await expect(page.locator('body[data-hydrated="true"]')).toBeAttached();
   await expect(page.locator('#llm-provider')).toHaveText('offline (no LLM)');
   await page.getByRole('button', { name: 'Test connection' }).click();
   await expect(page.locator('#test-result')).toContainText('offline replied "pong (offline provider, no LLM)');
 
-  // An endpoint where nothing listens: the test shows the exact error.
+  // A new choice of provider clears the last test's result (it was for the other).
   await page.getByLabel('Provider').selectOption('openai');
+  await expect(page.locator('#test-result')).toHaveCount(0);
+  // `openai` with no key warns before it saves; the provider in force stays.
   await page.getByLabel('Base URL').fill('http://127.0.0.1:9/v1');
   await page.getByLabel('Model').fill('llama3.1');
+  await page.getByRole('button', { name: 'Save' }).click();
+  await expect(page.locator('#no-key-warning')).toContainText('No API key');
+  await expect(page.getByRole('button', { name: 'Save without a key' })).toBeVisible();
+  await expect(page.locator('#llm-provider')).toHaveText('offline (no LLM)');
+
+  // An endpoint where nothing listens: the test shows the exact error.
   await page.getByLabel('API key').fill(secret);
+  await expect(page.locator('#no-key-warning')).toHaveCount(0);
   await page.getByRole('button', { name: 'Save' }).click();
   await expect(page.getByRole('status').filter({ hasText: 'Saved.' })).toBeVisible();
   await expect(page.locator('#llm-provider')).toHaveText('openai, llama3.1 at http://127.0.0.1:9/v1');
@@ -69,7 +87,7 @@ test('settings: switch provider, see the exact error, and the key never comes ba
   await openHydrated(page, page.url());
   await expect(page.getByLabel('API key')).toHaveValue('');
   await expect(page.getByLabel('API key')).toHaveAttribute('placeholder', 'set; never shown. Leave empty to keep it.');
-  const jobs = await page.request.get(page.url().replace('/settings', '/jobs'));
+  const jobs = await page.request.get(projectUrl.replace(/\/corpus$/, '/jobs'));
   bodies.push(await jobs.text());
 
   // A bad value is refused by the server with a reason; nothing changes.
@@ -96,16 +114,19 @@ test('against a slow endpoint: live progress, cancel within a second, resume to 
   await createProject(page, 'Slow endpoint');
   await upload(page, [corpus('alice_in_wonderland.txt')]);
   await expect(page.locator('#total-chunks')).toHaveText('40');
+  const projectUrl = page.url();
   await page.getByRole('link', { name: 'Settings' }).click();
   await expect(page.locator('body[data-hydrated="true"]')).toBeAttached();
   await page.getByLabel('Provider').selectOption('openai');
   await page.getByLabel('Base URL').fill(process.env.ASSAY_E2E_MOCK_URL);
   await page.getByLabel('Model').fill('mock-model');
   await page.getByLabel('Concurrency').fill('2');
+  // A local endpoint needs no key: saved after the warning.
   await page.getByRole('button', { name: 'Save' }).click();
+  await page.getByRole('button', { name: 'Save without a key' }).click();
   await expect(page.locator('#llm-provider')).toHaveText(`openai, mock-model at ${process.env.ASSAY_E2E_MOCK_URL}`);
 
-  await page.getByRole('link', { name: 'Jobs' }).click();
+  await openHydrated(page, projectUrl.replace(/\/corpus$/, '/jobs'));
   await expect(page.locator('.llm-line')).toContainText('openai, mock-model');
   await page.getByRole('button', { name: 'Summarise every chunk' }).click();
   await expect(page).toHaveURL(/\/jobs\/\d+$/);

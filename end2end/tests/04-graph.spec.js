@@ -53,6 +53,12 @@ test('build the sample graph offline, find an entity, click it, read its source'
   await expect(canvas(page)).toHaveAttribute('data-frames', /\d+/);
   const total = int(await stat('Nodes').textContent());
   await expect(canvas(page)).toHaveAttribute('data-visible', String(total));
+  // The graph downloads as JSON and GraphML, every node in each (#24).
+  const json = await page.request.get(await page.locator('#graph-downloads a', { hasText: 'JSON' }).getAttribute('href'));
+  expect(json.headers()['content-disposition']).toMatch(/attachment; filename="project-\d+-graph\.json"/);
+  expect((await json.json()).nodes).toHaveLength(total);
+  const graphml = await page.request.get(await page.locator('#graph-downloads a', { hasText: 'GraphML' }).getAttribute('href'));
+  expect((await graphml.text()).match(/<node /g)).toHaveLength(total);
 
   // Search with suggestions; choosing one selects and centres the entity.
   await page.locator('#graph-search').fill('salt gu');
@@ -112,7 +118,7 @@ test('share the graph explorer read-only: it works through the link, links nowhe
   await openHydrated(page, graphUrl);
   await page.locator('#create-share').click();
   const link = page.locator('#share-link a');
-  await expect(link).toHaveAttribute('href', /^\/share\/[0-9a-f]{48}$/);
+  await expect(link).toHaveAttribute('href', /^http:\/\/127\.0\.0\.1:\d+\/share\/[0-9a-f]{48}$/);
   const sharePath = await link.getAttribute('href');
 
   const guest = await (await browser.newContext({ storageState: { cookies: [], origins: [] } })).newPage();

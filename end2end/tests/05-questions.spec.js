@@ -58,10 +58,22 @@ test('generate graph questions offline, open a subgraph question\'s provenance a
   await expect(prov.locator('.source-chunk mark').first()).toBeVisible();
   const chips = await prov.locator('.chip').count();
   expect(chips).toBeGreaterThan(5);
+  // Each source chunk links to its place among its document's chunks (#24).
+  const chunkLink = prov.locator('.source-chunk a.chunk-link').first();
+  const chunkHref = await chunkLink.getAttribute('href');
+  const chunkId = (await chunkLink.textContent()).replace('chunk ', '');
+  expect(chunkHref).toMatch(new RegExp(`/documents/\\d+\\?view=chunks#chunk-${chunkId}$`));
   await prov.locator('a.graph-link').click();
   await expect(page).toHaveURL(/\/graph\?highlight=/);
   await expect(page.locator('#graph-canvas')).toHaveAttribute('data-emphasised', String(chips));
   await expect(page.locator('#graph-detail .detail-title')).toBeVisible();
+
+  await openHydrated(page, chunkHref);
+  const chunk = page.locator(`#chunk-${chunkId}`);
+  await expect(chunk).toBeInViewport();
+  await expect(chunk.locator('.chunk-head')).toContainText(`chunk ${chunkId}`);
+  await expect(page.locator('#show-chunks')).toHaveClass(/active/);
+  await expect(page.locator('#chunks > li')).toHaveCount(Number((await page.locator('#show-chunks').textContent()).match(/\((\d+)\)/)[1]));
 });
 
 test('edit, delete and add questions; export and import a set', async ({ page, request }) => {
@@ -135,6 +147,27 @@ test('generate the summary-based baseline beside the graph set', async ({ page }
   await expect(row).toContainText('offline provider');
   await row.getByRole('link', { name: /Summary-based/ }).click();
   await expect(page.locator('table.questions tbody tr[data-question]')).toHaveCount(12);
+});
+
+test('choosing another set switches the list in place, without a reload (#24)', async ({ page }) => {
+  await openHydrated(page, questionsUrl);
+  const sets = page.locator('table.sets tbody tr');
+  const questions = page.locator('table.questions tbody tr[data-question]');
+  // The newest set (the summary baseline, 12 questions) is shown by default.
+  await expect(questions).toHaveCount(12);
+  await page.evaluate(() => { window.__sameDocument = true; });
+  const first = sets.first();
+  const name = (await first.locator('a').first().textContent()).trim();
+  await first.locator('a').first().click();
+  await expect(page).toHaveURL(/\?set=\d+$/);
+  await expect(page.locator('#set-view > h2')).toHaveText(name);
+  await expect(first).toHaveClass(/selected/);
+  await expect(questions).toHaveCount(9);
+  await expect(questions.first()).toContainText('Who founded Saltmere, and why there?');
+  // And back: the list follows the URL both ways, in the same document.
+  await page.goBack();
+  await expect(questions).toHaveCount(12);
+  expect(await page.evaluate(() => window.__sameDocument)).toBe(true);
 });
 
 test('a job that ends before the page first polls it still shows what it made', async ({ page }) => {

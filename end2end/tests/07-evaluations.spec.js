@@ -13,6 +13,101 @@ const cli = (...args) => JSON.parse(execFileSync(bin, ['--json', ...args, '--db'
   env: { ...process.env, ASSAY_LLM_PROVIDER: '', ASSAY_LLM_BASE_URL: '' },
 }).toString());
 
+let legacyProject;
+
+test('a legacy-only report states only what was run: no trials, no unbiased charts (#24)', async ({ page }) => {
+  legacyProject = cli('project', 'create', 'Legacy demo').id;
+  cli('corpus', 'add', String(legacyProject), '--sample');
+  cli('graph', 'build', String(legacyProject));
+  const set = cli('questions', 'generate', 'graph', String(legacyProject), '--node', '3', '--edge', '2', '--subgraph', '1', '--min-hops', '10').set_id;
+  for (const method of ['bm25', 'lightrag']) {
+    cli('answers', 'generate', String(legacyProject), '--set', String(set), '--method', method);
+  }
+  cli('eval', 'run', String(legacyProject), '--set', String(set), '--methods', 'bm25,lightrag', '--protocol', 'legacy', '--judge', 'offline');
+  await openHydrated(page, `/projects/${legacyProject}/evaluations`);
+  const row = page.locator('table.evaluations tbody tr').first();
+  await expect(row).toContainText('legacy only · one verdict per question');
+  await expect(row).not.toContainText('trials');
+  await row.locator('a').first().click();
+  await expect(page.locator('body[data-hydrated="true"]')).toBeAttached();
+  const settings = page.locator('#eval-settings');
+  await expect(settings).toContainText('legacy protocol: one verdict per question, A shown first, a winner forced');
+  for (const absent of ['M = ', 'N = ', 'length alignment', 'position exchange', 'trials']) {
+    await expect(settings).not.toContainText(absent);
+  }
+  await expect(page.locator('.plot[data-plot="box"]')).toHaveCount(0);
+  await expect(page.locator('.plot[data-plot="heatmap"]')).toHaveCount(0);
+  await expect(page.locator('.plot[data-plot^="levels-"]')).toHaveCount(0);
+  await expect(page.locator('.plot[data-plot="legacy-heatmap"] svg')).toBeVisible();
+  await expect(page.locator('.plot[data-plot^="aspects-"] svg')).toBeVisible();
+  const head = page.locator('#pair-table thead');
+  await expect(head).toContainText('Legacy A / B');
+  await expect(head).not.toContainText('A wins [95% CI]');
+  await expect(head).not.toContainText('Length alignment');
+  await expect(page.locator('#pair-table tbody td').nth(2)).toHaveText(/^\d+% \/ \d+% \((0\.00|[+-]\d\.\d\d)\)$/);
+  const audit = page.locator('#bias-audit');
+  await expect(audit).toContainText('Legacy: the first-shown answer wins');
+  await expect(audit).not.toContainText('Verdict flips');
+  await expect(audit).not.toContainText('across trials');
+  await expect(page.locator('#bias-verdict')).toContainText(/Legacy protocol: A, always shown first, wins \d+% of 6 verdicts/);
+});
+
+test('a sanity check\'s second run belongs to its check: listed under it, never a default (#24)', async ({ page }) => {
+  const set = cli('questions', 'list', String(legacyProject)).at(-1).id;
+  cli('eval', 'sanity', String(legacyProject), '--set', String(set), '--method', 'lightrag', '--judge', 'offline');
+  await openHydrated(page, `/projects/${legacyProject}/answers`);
+  // The cost table and the default selection: the two sets a user made.
+  await expect(page.locator('table.cost-table tbody tr')).toHaveCount(2);
+  await expect(page.locator('table.cost-table')).not.toContainText('(second run)');
+  await expect(page.locator('#side-by-side h2')).not.toContainText('(second run)');
+  const checks = page.locator('#sanity-sets');
+  await expect(checks.locator('summary')).toHaveText("Sanity checks' second runs (1)");
+  await checks.locator('summary').click();
+  await expect(checks.locator('li')).toContainText('(second run)');
+  await expect(checks.locator('li a', { hasText: 'its sanity check' })).toHaveAttribute('href', /\/evaluations\/\d+$/);
+
+  await openHydrated(page, `/projects/${legacyProject}/evaluations`);
+  await expect(page.locator('#sanity-checks')).toBeVisible();
+  const lists = page.locator('table.evaluations');
+  await expect(lists).toHaveCount(2);
+  await expect(lists.first()).not.toContainText('sanity check');
+  await expect(lists.nth(1)).toContainText('sanity check');
+  // The new evaluation's form offers and ticks the user's two sets only.
+  const choices = page.locator('#answer-set-choices input[type="checkbox"]');
+  await expect(choices).toHaveCount(2);
+  await expect(page.locator('#answer-set-choices input[type="checkbox"]:checked')).toHaveCount(2);
+  await expect(page.locator('#answer-set-choices')).not.toContainText('(second run)');
+});
+
+test('a job page shows its items a page at a time, results summed up, calls on demand (#24)', async ({ page }) => {
+  const set = cli('questions', 'list', String(legacyProject)).at(-1).id;
+  const run = cli('eval', 'run', String(legacyProject), '--set', String(set), '--methods', 'bm25,lightrag', '--protocol', 'unbiased',
+    '--judge', 'offline', '--trials', '12', '--repeats', '1', '--name', 'many items');
+  await openHydrated(page, `/projects/${legacyProject}/jobs/${run.job}`);
+  // 6 alignment items and 6 questions × 12 trials.
+  await expect(page.locator('#items')).toHaveText('Items (78 finished)');
+  await expect(page.locator('#job-summary')).toContainText('78 (78 done, 0 failed)');
+  const rows = page.locator('#job-items tbody tr[data-item]');
+  await expect(rows).toHaveCount(50);
+  await expect(page.locator('#item-pager')).toContainText('1–50 of 78 · page 1 of 2');
+  const firstKey = await rows.first().getAttribute('data-item');
+  // The page stays a reading size: no raw dump of every answer and context.
+  expect(await page.evaluate(() => document.body.scrollHeight)).toBeLessThan(20_000);
+  await page.locator('#item-pager a[rel="next"]').click();
+  await expect(page).toHaveURL(/\?page=2$/);
+  await expect(rows).toHaveCount(28);
+  await expect(page.locator('#item-pager')).toContainText('51–78 of 78 · page 2 of 2');
+  expect(await rows.first().getAttribute('data-item')).not.toBe(firstKey);
+  // Calls answer at once after load, and load only when asked for.
+  const calls = page.waitForResponse((r) => r.url().includes('get_item_calls'));
+  await rows.first().getByRole('button', { name: 'Calls' }).click();
+  await calls;
+  await expect(page.locator('.call-log .call').first()).toContainText('judge_scores');
+  await page.locator('a.chip', { hasText: 'failed' }).click();
+  await expect(page).toHaveURL(/\?page=1&status=failed$/);
+  await expect(page.locator('#no-items')).toBeVisible();
+});
+
 test('an offline evaluation of two methods: report, heatmap, drill-down, a read-only share link', async ({ page, browser }) => {
   const project = cli('project', 'create', 'Evaluation demo').id;
   cli('corpus', 'add', String(project), '--sample');
@@ -63,6 +158,8 @@ test('an offline evaluation of two methods: report, heatmap, drill-down, a read-
   await expect(pair.locator('td').nth(2)).toHaveText(/^\d+% \[\d+–\d+%\]$/);
   await expect(page.locator('main')).toContainText('scoring prompt paper (sha256 ');
   await expect(page.locator('#bias-audit')).toContainText('Verdict flips when the order swaps');
+  // The audit's rates read as one sentence per bias (#24).
+  await expect(page.locator('#bias-verdict')).toContainText(/^Position: the answer shown first wins \d+% of \d+ decided judgments/);
   // Downloads are real files.
   const png = await page.request.get(await page.locator('.plot[data-plot="box"] a', { hasText: 'PNG' }).getAttribute('href'));
   expect(png.headers()['content-type']).toBe('image/png');
@@ -87,8 +184,15 @@ test('an offline evaluation of two methods: report, heatmap, drill-down, a read-
   // Share it read-only: a stranger (no cookie) sees the report, no controls; withdrawn, 404.
   await page.locator('#create-share').click();
   const link = page.locator('#share-link a');
-  await expect(link).toHaveAttribute('href', /^\/share\/[0-9a-f]{48}$/);
+  // An absolute URL, shown once, with a Copy button that puts it on the clipboard (#24).
+  await expect(link).toHaveAttribute('href', new RegExp(`^${page.url().split('/projects/')[0]}/share/[0-9a-f]{48}$`));
+  await expect(page.locator('#share-link')).toContainText('it is shown only once');
   const sharePath = await link.getAttribute('href');
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
+  await page.locator('#share-link button.copy').click();
+  await expect(page.locator('#share-link button.copy')).toHaveText('Copied');
+  expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(sharePath);
+  await expect(page.locator('table.shares tr').first()).toContainText(/made \d{1,2} [A-Z][a-z]{2} \d{4}, \d\d:\d\d UTC/);
   const stranger = await (await browser.newContext()).newPage();
   await openHydrated(stranger, sharePath);
   await expect(stranger.locator('#judge-line')).toContainText('offline rubric judge (no LLM)');

@@ -28,7 +28,7 @@ test('design a study, rate it on a phone with keys, read the results', async ({ 
   const created = page.locator('#created-links');
   await expect(created).toContainText('Study #');
   const raterPath = await created.locator('a.mono').first().getAttribute('href');
-  expect(raterPath).toMatch(/^\/s\/[0-9a-f]{48}$/);
+  expect(raterPath).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/s\/[0-9a-f]{48}$/);
   await expect(page.locator('section.study')).toContainText('3 questions + 1 attention checks');
 
   // The rater: a phone, no account, keys only after the start.

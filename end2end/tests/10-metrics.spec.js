@@ -30,8 +30,8 @@ test('compute MAP, nDCG, Recall, CS, ROUGE-1 and BLEU with the granularity analy
   await expect(page.locator('#run-job')).toBeVisible();
   const overall = page.locator(`#metrics-overall tr[data-answers="${answers}"]`);
   await expect(overall).toContainText('bm25', { timeout: 60_000 });
-  // Relevance at seed 004's unit by default, said on the report.
-  await expect(page.locator('#relevance-unit')).toContainText('source document (seed 004');
+  // Relevance at the HieraRAG paper's unit by default, said on the report.
+  await expect(page.locator('#relevance-unit')).toContainText("source document (the HieraRAG paper's unit)");
   const cells = overall.locator('td.num');
   await expect(cells.nth(0)).toHaveText('16');
   for (let i = 1; i <= 5; i++) await expect(cells.nth(i)).toHaveText(/^[01]\.\d{3}$/);
@@ -40,7 +40,7 @@ test('compute MAP, nDCG, Recall, CS, ROUGE-1 and BLEU with the granularity analy
   await expect(detail.locator('table.granularity')).toContainText('optimal');
   // Few questions per category: the numbers come with intervals, a noise floor and a warning.
   await expect(detail.locator('table.granularity tbody tr').first()).toContainText('[');
-  await expect(detail.locator('.granularity-warning')).toContainText("fewer than seed 004's 38");
+  await expect(detail.locator('.granularity-warning')).toContainText("fewer than the HieraRAG paper's 38");
   await expect(detail.locator('table.splits tbody tr')).toHaveCount(4);
   await expect(detail.locator('.tree figure')).toHaveCount(2);
   await expect(detail.locator('.tree figure').first().locator('svg')).toContainText('ρ');
@@ -67,6 +67,8 @@ test('compute MAP, nDCG, Recall, CS, ROUGE-1 and BLEU with the granularity analy
   await expect(shared.locator(`#metrics-overall tr[data-answers="${answers}"]`)).toContainText('bm25');
   const html = await shared.request.get(await shared.locator('a', { hasText: 'One HTML file' }).getAttribute('href'));
   expect(html.status()).toBe(200);
-  expect(await html.text()).toContain('LV × QC (seed 004 Table 4)');
+  const text = await html.text();
+  expect(text).toContain('LV × QC');
+  expect(text).toContain('href="https://arxiv.org/abs/2606.12789"');
   await anonymous.close();
 });

@@ -23,6 +23,9 @@ test('the wizard runs a small offline experiment to its report and shares it', a
   const stages = page.locator('#estimate-stages tbody tr');
   await expect(stages.filter({ hasText: 'evaluation: questions 1, 4 methods' }).locator('td').nth(1)).toHaveText('90,000');
   await expect(page.locator('#estimate-total')).toContainText('offline');
+  // Beside the calls, the time they would take from the measured latency (#24):
+  // earlier tests' offline calls are measured.
+  await expect(page.locator('#estimate-time')).toHaveText(/^(About .+|Under a second) of LLM time: [\d,]+ calls × [\d,]+ ms \(the mean of the last [\d,]+ answered calls to it\) ÷ \d+ at a time/);
 
   // A small experiment: 6 graph questions, 2 methods, 2 trials of 1 repeat.
   await page.locator('#x-name').fill('Wizard demo');
@@ -103,7 +106,7 @@ test('the wizard runs a small offline experiment to its report and shares it', a
   // Share: the report opens read-only from the link, with no session.
   await page.locator('#create-share').click();
   const link = page.locator('#share-link a');
-  await expect(link).toHaveAttribute('href', /^\/share\/[0-9a-f]{48}$/);
+  await expect(link).toHaveAttribute('href', /^http:\/\/127\.0\.0\.1:\d+\/share\/[0-9a-f]{48}$/);
   const sharePath = await link.getAttribute('href');
   const anonymous = await browser.newContext();
   const stranger = await anonymous.newPage();

@@ -34,6 +34,14 @@ pub async fn get_document(id: i64) -> Result<DocumentView, AppError> {
     store::get_document(&call.state.pool, id).await
 }
 
+/// A document's chunks, in order, with the ids provenance links name.
+#[server(output = crate::codec::Json)]
+pub async fn get_document_chunks(id: i64) -> Result<Vec<crate::model::ChunkView>, AppError> {
+    let call = Request::now()?;
+    call.require(Obj::Document(id), Need::Read).await?;
+    store::document_chunks(&call.state.pool, id).await
+}
+
 #[server(output = crate::codec::Json)]
 pub async fn delete_document(id: i64) -> Result<(), AppError> {
     let call = Request::now()?;

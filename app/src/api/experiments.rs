@@ -11,12 +11,23 @@ use crate::ssr::access::{Need, Request};
 use crate::ssr::store::access::Obj;
 
 /// The "New experiment" wizard's defaults (the papers'), the projects whose
-/// documents an experiment may use, the built-in methods and the LLM.
+/// documents an experiment may use, the built-in methods and the LLM;
+/// with `project` (opened from inside a project), that project's
+/// documents chosen as the corpus.
 #[server(output = crate::codec::Json)]
-pub async fn experiment_wizard() -> Result<WizardStart, AppError> {
+pub async fn experiment_wizard(project: Option<i64>) -> Result<WizardStart, AppError> {
     let call = Request::now()?;
     call.require_owner("run experiments")?;
-    crate::ssr::experiments::wizard::wizard_start(&call.state.pool, &call.state.llm()).await
+    let mut start = crate::ssr::experiments::wizard::wizard_start(&call.state.pool, &call.state.llm()).await?;
+    if let Some(id) = project {
+        let p = crate::ssr::store::get_project(&call.state.pool, id).await?;
+        if start.projects.iter().any(|(name, ..)| *name == p.summary.name) {
+            start.fields.corpus = "project".into();
+            start.fields.corpus_project = p.summary.name.clone();
+            start.fields.name = format!("{} experiment", p.summary.name);
+        }
+    }
+    Ok(start)
 }
 
 /// The wizard's choices (`fields`: `WizardFields` as JSON) as a manifest,

@@ -24,11 +24,37 @@ pub async fn get_job_detail(id: i64) -> Result<JobDetail, AppError> {
     let call = Request::now()?;
     call.require(Obj::Job(id), Need::Read).await?;
     let state = call.state.clone();
+    let (summary, failure_reasons) = crate::ssr::jobs::job_summary(&state.pool, id).await?;
     Ok(JobDetail {
         job: store::jobs::get_job(&state.pool, id).await?,
-        items: store::jobs::job_items(&state.pool, id).await?,
         outcome: store::jobs::outcome(&state.pool, id).await?,
+        summary,
+        failure_reasons,
     })
+}
+
+/// A page of a job's finished items, results summarised (`status`:
+/// "done" or "failed" only; `page` from 1).
+#[server(output = crate::codec::Json)]
+pub async fn get_job_items(id: i64, page: i64, status: Option<String>) -> Result<JobItemsPage, AppError> {
+    let call = Request::now()?;
+    call.require(Obj::Job(id), Need::Read).await?;
+    let status = match status.as_deref().filter(|s| !s.is_empty()) {
+        None => None,
+        Some(s) => Some(
+            crate::model::ItemStatus::parse(s)
+                .ok_or_else(|| AppError::Invalid(format!("status must be done or failed, not \"{s}\"")))?,
+        ),
+    };
+    store::jobs::job_items_page(&call.state.pool, id, status, page).await
+}
+
+/// One finished item with its whole result.
+#[server(output = crate::codec::Json)]
+pub async fn get_job_item(job_id: i64, item: String) -> Result<JobItemView, AppError> {
+    let call = Request::now()?;
+    call.require(Obj::Job(job_id), Need::Read).await?;
+    store::jobs::job_item(&call.state.pool, job_id, &item).await
 }
 
 #[server(output = crate::codec::Json)]

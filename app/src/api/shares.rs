@@ -23,7 +23,7 @@ pub async fn create_share(kind: String, page_id: i64, expires_days: Option<u32>)
         return Err(AppError::Invalid("a link that expires lasts at least one day".into()));
     }
     let (_, token) = crate::ssr::share::create(&call.state.pool, &kind, page_id, expires_days).await?;
-    Ok(format!("/share/{token}"))
+    Ok(call.absolute(&format!("/share/{token}")))
 }
 
 /// A page's share links: (id, created, withdrawn).

@@ -22,10 +22,10 @@ use super::auth::CookieOptions;
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CreatedStudy {
     pub study_id: i64,
-    /// `/s/TOKEN`: the open link (a rater per browser).
-    pub open_path: String,
-    /// `/s/TOKEN` per rater.
-    pub rater_paths: Vec<String>,
+    /// `https://HOST/s/TOKEN`: the open link (a rater per browser).
+    pub open_url: String,
+    /// `https://HOST/s/TOKEN` per rater.
+    pub rater_urls: Vec<String>,
 }
 
 #[server(output = crate::codec::Json)]
@@ -110,8 +110,12 @@ pub async fn create_study(
     let created = crate::ssr::study::create(&call.state.pool, &req).await?;
     Ok(CreatedStudy {
         study_id: created.study_id,
-        open_path: if created.open_token.is_empty() { String::new() } else { format!("/s/{}", created.open_token) },
-        rater_paths: created.rater_tokens.iter().map(|t| format!("/s/{t}")).collect(),
+        open_url: if created.open_token.is_empty() {
+            String::new()
+        } else {
+            call.absolute(&format!("/s/{}", created.open_token))
+        },
+        rater_urls: created.rater_tokens.iter().map(|t| call.absolute(&format!("/s/{t}"))).collect(),
     })
 }
 
@@ -128,7 +132,7 @@ pub async fn add_study_link(id: i64, kind: String) -> Result<String, AppError> {
     let call = Request::now()?;
     call.require(Obj::Study(id), Need::Edit).await?;
     let label = if kind == "open" { "open link" } else { "rater link" };
-    Ok(format!("/s/{}", crate::ssr::study::add_link(&call.state.pool, id, &kind, label).await?))
+    Ok(call.absolute(&format!("/s/{}", crate::ssr::study::add_link(&call.state.pool, id, &kind, label).await?)))
 }
 
 #[server(output = crate::codec::Json)]
@@ -161,6 +165,16 @@ pub async fn get_study_results(id: i64) -> Result<StudyResultsView, AppError> {
     let call = Request::now()?;
     call.require(Obj::Study(id), Need::Read).await?;
     crate::ssr::study::results_view(&call.state.pool, id).await
+}
+
+/// A token that changes whenever the study's ratings or raters do (the
+/// results page polls it while raters may be at work, and refetches the
+/// results when it moves).
+#[server(output = crate::codec::Json)]
+pub async fn study_results_version(id: i64) -> Result<String, AppError> {
+    let call = Request::now()?;
+    call.require(Obj::Study(id), Need::Read).await?;
+    crate::ssr::store::studies::ratings_version(&call.state.pool, id).await
 }
 
 /// A rater's session at a study link (no account; `rater`: the browser's

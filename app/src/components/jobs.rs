@@ -165,9 +165,10 @@ fn CallLog(calls: Vec<CallView>) -> impl IntoView {
                 view! {
                     <article class="call">
                         <p class="meta">
-                            {format!("#{} · {} · {} · sample {} · {} + {} tokens · {} ms · {} attempt{} · ${:.6}{}",
-                                c.id, who, c.purpose, c.sample, c.prompt_tokens, c.completion_tokens, c.latency_ms, c.attempts,
-                                if c.attempts == 1 { "" } else { "s" }, c.cost_usd, if c.cached { " · from cache" } else { "" })}
+                            {format!("#{} · {} · {} · sample {} · {} + {} tokens · {} ms · {} attempt{} · {}{}",
+                                c.id, who, c.purpose, c.sample, format::int(c.prompt_tokens), format::int(c.completion_tokens),
+                                format::int(c.latency_ms), c.attempts, if c.attempts == 1 { "" } else { "s" },
+                                format::usd(c.cost_usd), if c.cached { " · from cache" } else { "" })}
                         </p>
                         <h4>"Prompt"</h4>
                         <pre class="prompt">{c.prompt}</pre>

@@ -1,6 +1,7 @@
 //! Pieces shared by several pages.
 
 pub mod explorer;
+pub mod help;
 pub mod jobs;
 pub mod upload;
 
@@ -19,14 +20,31 @@ pub fn route_id(key: &'static str) -> Memo<i64> {
 }
 
 /// The top bar outside a project: the brand (and, with `account`, the
-/// logout button).
+/// server-wide links and the logout button).
 #[component]
 pub fn Brand(#[prop(optional)] account: bool) -> impl IntoView {
     view! {
         <header class="topbar">
             <a class="brand" href="/">"Assay"</a>
-            {account.then(|| view! { <span class="tabs"><a class="tab" href="/experiments/new" id="new-experiment-link">"New experiment"</a><a class="tab" href="/users" id="accounts-link">"Accounts"</a><LogOut/></span> })}
+            {account.then(|| view! { <AccountLinks project_id=None/> })}
         </header>
+    }
+}
+
+/// What is server-wide, on every page's top bar (never inside a project's
+/// tabs, so a phone never scrolls it out of sight): a new experiment (from
+/// inside a project, with its documents chosen), the LLM settings, the
+/// accounts, and logging out.
+#[component]
+pub fn AccountLinks(project_id: Option<i64>) -> impl IntoView {
+    let new_experiment = project_id.map_or("/experiments/new".to_string(), |p| format!("/experiments/new?project={p}"));
+    view! {
+        <nav class="account" aria-label="Assay">
+            <a href=new_experiment id="new-experiment-link">"New experiment"</a>
+            <a href="/settings" id="settings-link">"Settings"</a>
+            <a href="/users" id="accounts-link">"Accounts"</a>
+            <LogOut/>
+        </nav>
     }
 }
 
@@ -60,7 +78,6 @@ const SECTIONS: &[(&str, Option<&str>)] = &[
     ("Metrics", Some("metrics")),
     ("Studies", Some("studies")),
     ("Jobs", Some("jobs")),
-    ("Settings", Some("settings")),
 ];
 
 /// The top bar inside a project, with its sections and the project's name
@@ -90,7 +107,8 @@ pub fn ProjectBar(
             <a class="brand" href="/">"Assay"</a>
             <span class="crumb">"/"</span>
             <Transition fallback=|| ()><span class="project-name">{name}</span></Transition>
-            <nav class="tabs" aria-label="Project sections">{items}<LogOut/></nav>
+            <AccountLinks project_id=Some(project_id)/>
+            <nav class="tabs" aria-label="Project sections">{items}</nav>
         </header>
     }
 }
@@ -151,11 +169,11 @@ pub fn SourceText(project_id: i64, sources: Vec<SourceChunk>) -> impl IntoView {
             view! {
                 <figure class="source-chunk" data-chunk=c.chunk_id>
                     <figcaption>{if project_id > 0 {
-                            view! { <a href=format!("/projects/{project_id}/documents/{}", c.document_id)>{c.document_title}</a> }.into_any()
+                            view! { <a href=format!("/projects/{project_id}/documents/{}", c.document_id)>{c.document_title}</a>
+                                " · " <a class="chunk-link" href=format!("/projects/{project_id}/documents/{}?view=chunks#chunk-{}", c.document_id, c.chunk_id)>{format!("chunk {}", c.chunk_id)}</a> }.into_any()
                         } else {
-                            view! { <span class="doc-title">{c.document_title}</span> }.into_any()
-                        }}
-                        <span class="muted">{format!(" · chunk {}", c.chunk_id)}</span></figcaption>
+                            view! { <span class="doc-title">{c.document_title}</span> <span class="muted">{format!(" · chunk {}", c.chunk_id)}</span> }.into_any()
+                        }}</figcaption>
                     <p>{c.segments.into_iter().map(|(text, mark)| if mark {
                         view! { <mark>{text}</mark> }.into_any()
                     } else {
@@ -165,6 +183,46 @@ pub fn SourceText(project_id: i64, sources: Vec<SourceChunk>) -> impl IntoView {
             }
         })
         .collect_view()
+}
+
+/// A link shown once (a share or study link): the absolute URL, a Copy
+/// button that puts it on the clipboard, and the reminder that it will
+/// not be shown again.
+#[component]
+pub fn CopyLink(url: String, #[prop(optional, into)] id: Option<String>) -> impl IntoView {
+    let copied = RwSignal::new(None::<bool>);
+    let text = url.clone();
+    let copy = move |_| {
+        #[cfg(feature = "hydrate")]
+        {
+            let text = text.clone();
+            leptos::task::spawn_local(async move {
+                let ok = match web_sys::window() {
+                    Some(w) => {
+                        let promise = w.navigator().clipboard().write_text(&text);
+                        wasm_bindgen_futures::JsFuture::from(promise).await.is_ok()
+                    }
+                    None => false,
+                };
+                copied.set(Some(ok));
+            });
+        }
+        #[cfg(not(feature = "hydrate"))]
+        let _ = &text;
+    };
+    view! {
+        <span class="copy-link" id=id>
+            <a class="mono" href=url.clone() target="_blank">{url.clone()}</a>
+            " "
+            <button type="button" class="copy" on:click=copy>{move || match copied.get() {
+                Some(true) => "Copied",
+                _ => "Copy",
+            }}</button>
+            {move || (copied.get() == Some(false)).then(|| view! {
+                <span class="error small">" The browser refused the clipboard (it allows it on HTTPS and localhost): select the link and copy it by hand."</span>
+            })}
+        </span>
+    }
 }
 
 /// The owner's share links of a report page: make one (its address is
@@ -194,7 +252,7 @@ pub fn SharePanel(kind: &'static str, page_id: i64) -> impl IntoView {
                 </select>
             </label>
             {move || create.value().get().map(|r| match r {
-                Ok(path) => view! { <p id="share-link">"Copy it now (it is shown only once): " <a class="mono" href=path.clone() target="_blank">{path.clone()}</a></p> }.into_any(),
+                Ok(url) => view! { <p id="share-link">"Copy it now: it is shown only once. " <CopyLink url/></p> }.into_any(),
                 Err(e) => view! { <ErrorNote error=e/> }.into_any(),
             })}
             <Transition fallback=|| ()>
@@ -203,7 +261,7 @@ pub fn SharePanel(kind: &'static str, page_id: i64) -> impl IntoView {
                     (!list.is_empty()).then(|| view! {
                         <table class="grid small shares"><tbody>
                             {list.into_iter().map(|(id, created, revoked)| view! {
-                                <tr data-share=id><td>{format!("link #{id}")}</td><td>{created}</td>
+                                <tr data-share=id><td>{format!("link #{id}")}</td><td>{format!("made {}", crate::format::timestamp(&created))}</td>
                                     <td>{if revoked { view! { <span class="muted">"withdrawn"</span> }.into_any() } else {
                                         view! { <button type="button" class="link danger" on:click=move |_| { revoke.dispatch(crate::api::RevokeShare { id }); }>"Withdraw"</button> }.into_any()
                                     }}</td></tr>

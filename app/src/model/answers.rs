@@ -18,6 +18,11 @@ pub struct AnswerSetView {
     pub answers: i64,
     /// Who answered: "offline (no LLM)", "openai · MODEL", or none (imported).
     pub made_by: Option<String>,
+    /// A sanity check's second run: the evaluation (the check) that made
+    /// it. Such a set belongs to its check: lists show it under the check,
+    /// and no default choice or "every method" includes it.
+    #[serde(default)]
+    pub sanity_of: Option<i64>,
 }
 
 /// A retrieved piece of context (see `engine::rag::Section`).
@@ -68,4 +73,7 @@ pub struct CostRow {
     pub avg_retrieval_ms: Option<f64>,
     pub avg_cost_usd: Option<f64>,
     pub made_by: Option<String>,
+    /// A sanity check's second run (see [`AnswerSetView::sanity_of`]).
+    #[serde(default)]
+    pub sanity_of: Option<i64>,
 }

@@ -41,6 +41,16 @@ pub struct DocumentView {
     pub created_at: String,
 }
 
+/// One chunk of a document, as provenance links name it (`chunk ID`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChunkView {
+    pub id: i64,
+    /// Its position in the document, from 0.
+    pub idx: i64,
+    pub tokens: i64,
+    pub text: String,
+}
+
 /// A file or record that was not stored, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Skipped {

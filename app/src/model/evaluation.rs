@@ -40,6 +40,57 @@ pub struct EvaluationView {
     pub created_at: String,
 }
 
+impl EvaluationView {
+    /// Whether the unbiased protocol ran (alone or beside the legacy one).
+    pub fn unbiased(&self) -> bool {
+        self.protocol != "legacy"
+    }
+
+    /// Whether the legacy protocol ran.
+    pub fn legacy(&self) -> bool {
+        self.protocol != "unbiased"
+    }
+
+    /// The settings that were run, in words: a legacy-only evaluation has
+    /// no trials, repeats, alignment or exchange, so none are named.
+    pub fn settings_text(&self) -> String {
+        let legacy = "legacy protocol: one verdict per question, A shown first, a winner forced";
+        if !self.unbiased() {
+            return legacy.to_string();
+        }
+        let unbiased = format!(
+            "unbiased protocol: M = {} trials · N = {} per order · {} · {} · tolerance {} words · scoring prompt {} (sha256 {})",
+            self.trials,
+            self.repeats,
+            if self.align { "length alignment on" } else { "length alignment OFF" },
+            if self.exchange { "position exchange on" } else { "position exchange OFF" },
+            self.tolerance,
+            self.judge_prompt,
+            self.judge_prompt_hash
+        );
+        if self.legacy() {
+            format!("{unbiased}; and the {legacy}")
+        } else {
+            unbiased
+        }
+    }
+
+    /// The settings in a few words, for lists.
+    pub fn settings_short(&self) -> String {
+        if !self.unbiased() {
+            return "legacy only · one verdict per question".to_string();
+        }
+        format!(
+            "{} · {} trials × {} repeats{}{}",
+            if self.legacy() { "unbiased and legacy" } else { "unbiased" },
+            self.trials,
+            self.repeats,
+            if self.align { "" } else { " · no alignment" },
+            if self.exchange { "" } else { " · no exchange" }
+        )
+    }
+}
+
 /// One pair's row of an evaluation report, numbers as computed (rates in
 /// 0–1); the page formats them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -67,7 +118,9 @@ pub struct PairRowView {
     pub sign: Option<(f64, f64)>,
     /// Legacy: A's and B's win rates, relative.
     pub legacy: Option<(f64, f64, f64)>,
-    /// Stacked-bar SVGs: per aspect, per level, legacy beside unbiased.
+    /// Stacked-bar SVGs: per aspect, per level, legacy beside unbiased
+    /// (empty where the protocol that was run has none: levels are the
+    /// unbiased protocol's).
     pub aspects_svg: String,
     pub levels_svg: String,
     pub legacy_svg: String,
@@ -77,14 +130,20 @@ pub struct PairRowView {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EvaluationReportView {
     pub evaluation: EvaluationView,
-    pub box_svg: String,
-    pub heatmap_svg: String,
+    /// The unbiased protocol's plots; `None` when it was not run.
+    pub box_svg: Option<String>,
+    pub heatmap_svg: Option<String>,
+    /// The legacy protocol's heatmap; `None` when it was not run.
     pub legacy_heatmap_svg: Option<String>,
     pub pairs: Vec<PairRowView>,
     /// The sanity check's sentence, and whether it came out even.
     pub sanity: Option<(String, Option<bool>)>,
-    /// The bias audit: (what, value, how many it counts).
+    /// The bias audit: (what, value, how many it counts), the rows the
+    /// protocol that was run can fill.
     pub bias: Vec<(String, String, String)>,
+    /// What the audit's rates mean for this judge, a sentence per bias.
+    #[serde(default)]
+    pub bias_verdicts: Vec<String>,
     /// How well a language-model judge could be read (its items that
     /// failed, were cut or repaired, and its position consistency), and
     /// whether that is poor enough to doubt the rates; `None` for the

@@ -85,6 +85,20 @@ pub struct ExperimentDraft {
     pub offline: bool,
     /// Prices known for the model (else cost shows as unknown).
     pub priced: bool,
+    /// The time the calls would take: calls × the model's measured mean
+    /// latency ÷ the concurrency. `None` until a call to it was measured.
+    #[serde(default)]
+    pub time: Option<TimeEstimate>,
+}
+
+/// How long the calls of an experiment would take, and from what.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TimeEstimate {
+    pub seconds: f64,
+    /// The mean latency of the last `measured` answered, uncached calls.
+    pub latency_ms: f64,
+    pub measured: i64,
+    pub concurrency: usize,
 }
 
 /// An imported manifest in the wizard's fields; what the form cannot show

@@ -172,11 +172,31 @@ pub struct JobView {
 pub struct JobItemView {
     pub key: String,
     pub status: ItemStatus,
+    /// The whole result (JSON); `None` in a page of items, which carries
+    /// the summary instead (the result loads when asked for).
     pub result: Option<String>,
     pub error: Option<String>,
     pub tokens: i64,
     pub cost_usd: f64,
     pub finished_at: String,
+    /// The result in a line: its fields, long texts as word counts, lists
+    /// as their lengths.
+    #[serde(default)]
+    pub summary: String,
+}
+
+/// Items a job page shows at once.
+pub const ITEMS_PER_PAGE: i64 = 50;
+
+/// One page of a job's finished items (oldest first), with how many there
+/// are in all (of the status asked for, if any).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobItemsPage {
+    pub items: Vec<JobItemView>,
+    pub total: i64,
+    /// From 1.
+    pub page: i64,
+    pub pages: i64,
 }
 
 /// One logged LLM call, prompt and reply as text.
@@ -216,8 +236,13 @@ pub fn provider_label(provider: &str, model: &str) -> String {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JobDetail {
     pub job: JobView,
-    pub items: Vec<JobItemView>,
     pub outcome: JobOutcome,
+    /// The job's finished items in numbers and words (the items
+    /// themselves load a page at a time).
+    pub summary: Vec<(String, String)>,
+    /// The failures' reasons, most frequent first, with their counts (at
+    /// most 10).
+    pub failure_reasons: Vec<(String, i64)>,
 }
 
 /// What a job's model did, from its items and its call log: items that

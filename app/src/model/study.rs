@@ -74,12 +74,21 @@ pub struct RaterSession {
 pub struct StudySummaryRow {
     pub dimension: String,
     pub group: String,
+    /// Ratings, and the raters they came from.
     pub n: usize,
+    pub raters: usize,
     pub mean: f64,
+    /// The 95% interval (from 3 raters on), clipped to the scale, and
+    /// whether it was.
     pub ci: Option<(f64, f64)>,
+    pub clipped: bool,
     /// Ratings per point of the scale, lowest first.
     pub distribution: Vec<usize>,
 }
+
+/// Raters a group needs before its interval is shown (the engine's
+/// `study::MIN_RATERS_FOR_INTERVAL`, which `ssr::study` checks is the same).
+pub const MIN_RATERS_FOR_INTERVAL: usize = 3;
 
 /// Category agreement with the generator's label (seed 004 §2.5).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -14,6 +14,7 @@ use crate::api::jobs::list_jobs;
 use crate::api::projects::get_project;
 use crate::api::questions::list_question_sets;
 use crate::api::settings::get_llm_info;
+use crate::components::help::{Cite, Paper};
 use crate::components::jobs::{ticker, LatestJob};
 use crate::components::route_id;
 use crate::components::{ActionError, ConfirmDelete, ErrorNote, NoCacheBox, ProjectBar};
@@ -103,12 +104,17 @@ pub fn AnswersPage() -> impl IntoView {
                 {move || Suspend::new(async move {
                     let list = sets.await.unwrap_or_default();
                     let qs = question_sets.await.unwrap_or_default();
-                    let a = chosen.get().or(list.last().map(|s| s.id));
+                    // By default the newest set a user made (a sanity check's
+                    // second run belongs to its check: never a default).
+                    let a = chosen.get().or(list.iter().rev().find(|s| s.sanity_of.is_none()).map(|s| s.id));
                     let current = list.iter().find(|s| Some(s.id) == a).cloned();
                     current.map(|a| {
                         // By default the other set over the same questions most recently made.
                         let b = compare.get().or_else(|| {
-                            list.iter().rev().find(|s| s.id != a.id && s.question_set_id == a.question_set_id).map(|s| s.id)
+                            list.iter()
+                                .rev()
+                                .find(|s| s.id != a.id && s.question_set_id == a.question_set_id && s.sanity_of.is_none())
+                                .map(|s| s.id)
                         });
                         view! { <SideBySide project_id=id.get_untracked() sets=list.clone() question_sets=qs a=a.id b/> }
                     })
@@ -215,7 +221,10 @@ fn ImportForm(
 fn CostTable(project_id: i64, rows: Vec<CostRow>, delete_set: ServerAction<DeleteAnswerSet>) -> impl IntoView {
     // The chart's URL changes with the table, so a new set shows at once.
     let version: i64 = rows.iter().map(|r| r.answer_set_id * 31 + r.answers).sum();
+    // A sanity check's second runs are listed apart, under their checks.
+    let (checks, rows): (Vec<CostRow>, Vec<CostRow>) = rows.into_iter().partition(|r| r.sanity_of.is_some());
     view! {
+        <div class="table-scroll">
         <table class="grid cost-table">
             <thead><tr>
                 <th>"Answer set"</th><th>"Method"</th><th class="num">"Answers"</th><th class="num">"Tokens / question"</th>
@@ -235,7 +244,7 @@ fn CostTable(project_id: i64, rows: Vec<CostRow>, delete_set: ServerAction<Delet
                             <td class="num">{seconds(r.avg_query_ms)}</td>
                             <td class="num">{seconds(r.avg_retrieval_ms)}</td>
                             <td class="num">{avg(r.avg_llm_calls, 1)}</td>
-                            <td class="num">{r.avg_cost_usd.map_or("—".into(), |c| if c == 0.0 { "$0".into() } else { format!("${c:.5}") })}</td>
+                            <td class="num">{r.avg_cost_usd.map_or("—".into(), format::usd)}</td>
                             <td class="small">{r.made_by.clone().unwrap_or_else(|| "imported".into())}</td>
                             <td class="actions">
                                 <a href=format!("/api/projects/{project_id}/answers/{set_id}/export?format=jsonl") download="">"JSONL"</a> " "
@@ -248,7 +257,27 @@ fn CostTable(project_id: i64, rows: Vec<CostRow>, delete_set: ServerAction<Delet
                 }).collect_view()}
             </tbody>
         </table>
-        <p class="muted small">"Averages per answered question, as seed 000 Table II reports them: tokens of every LLM call an answer made (keywords, map steps, the answer), and the time from question to answer including the calls. Imported answers count only where their file gave the figure. Writing community reports (GraphRAG-style indexing) is not included."</p>
+        </div>
+        {(!checks.is_empty()).then(|| view! {
+            <details class="panel" id="sanity-sets">
+                <summary>{format!("Sanity checks' second runs ({})", checks.len())}</summary>
+                <p class="muted small">"A sanity check answers the questions again with a set's own method and judges the two runs against each other; its second run belongs to the check, so the table above, the chart and the default choices leave it out."</p>
+                <ul>
+                    {checks.into_iter().map(|r| {
+                        let set_id = r.answer_set_id;
+                        let check = r.sanity_of.unwrap_or_default();
+                        view! {
+                            <li data-answers=set_id>
+                                <a href=format!("/projects/{project_id}/answers?answers={set_id}")>{format!("#{set_id} {}", r.name)}</a>
+                                {format!(" · {} answers · ", format::int(r.answers))}
+                                <a href=format!("/projects/{project_id}/evaluations/{check}")>{format!("its sanity check, evaluation #{check}")}</a>
+                            </li>
+                        }
+                    }).collect_view()}
+                </ul>
+            </details>
+        })}
+        <p class="muted small">"Averages per answered question, as " <Cite paper=Paper::Unbiased at="Table II"/> " reports them: tokens of every LLM call an answer made (keywords, map steps, the answer), and the time from question to answer including the calls. Imported answers count only where their file gave the figure. Writing community reports (GraphRAG-style indexing) is not included."</p>
         <img class="cost-chart" src=format!("/api/projects/{project_id}/answers/cost.svg?v={version}") alt="Tokens and query time per question, per answer set" width="100%"/>
         <p class="small"><a href=format!("/api/projects/{project_id}/answers/cost.svg") download="cost.svg">"Download SVG"</a></p>
     }

@@ -1,10 +1,12 @@
-//! `/projects/:id/documents/:doc`: one document, as plain text.
+//! `/projects/:id/documents/:doc`: one document, as plain text, or
+//! (`?view=chunks`) as its chunks with the ids provenance links name
+//! (`#chunk-ID` scrolls to one).
 
 use leptos::prelude::*;
 use leptos_meta::Title;
-use leptos_router::hooks::use_navigate;
+use leptos_router::hooks::{use_navigate, use_query_map};
 
-use crate::api::corpus::{get_document, DeleteDocument};
+use crate::api::corpus::{get_document, get_document_chunks, DeleteDocument};
 use crate::api::projects::get_project;
 use crate::components::route_id;
 use crate::components::{ActionError, ConfirmDelete, ErrorNote, ProjectBar};
@@ -17,6 +19,13 @@ pub fn DocumentPage() -> impl IntoView {
     let project = Resource::new(move || project_id.get(), get_project);
     let document = Resource::new(move || doc_id.get(), get_document);
     let delete = ServerAction::<DeleteDocument>::new();
+    let query = use_query_map();
+    let chunked = Memo::new(move |_| query.read().get("view").as_deref() == Some("chunks"));
+    // Fetched only when the chunks are shown.
+    let chunks = Resource::new(
+        move || (doc_id.get(), chunked.get()),
+        |(d, on)| async move { if on { get_document_chunks(d).await.map(Some) } else { Ok(None) } },
+    );
 
     let navigate = use_navigate();
     Effect::new(move |_| {
@@ -49,8 +58,23 @@ pub fn DocumentPage() -> impl IntoView {
                                 {d.metadata.clone().map(|m| view! {
                                     <details class="metadata"><summary>"Metadata"</summary><pre>{m}</pre></details>
                                 })}
-                                // Text is rendered as text: Leptos escapes it, so markup in a document shows as written.
-                                <pre class="document-text">{d.text.clone()}</pre>
+                                <nav class="view-switch" aria-label="Show the document as">
+                                    <a href="?view=text" class:active=move || !chunked.get()>"Text"</a>
+                                    <a href="?view=chunks" id="show-chunks" class:active=move || chunked.get()>{format!("Chunks ({})", format::int(d.summary.chunks))}</a>
+                                </nav>
+                                {let text = d.text.clone(); move || (!chunked.get()).then(|| view! {
+                                    // Text is rendered as text: Leptos escapes it, so markup in a document shows as written.
+                                    <pre class="document-text">{text.clone()}</pre>
+                                })}
+                                <Transition fallback=|| view! { <p class="muted">"Loading chunks…"</p> }>
+                                    {move || Suspend::new(async move {
+                                        match chunks.await {
+                                            Err(e) => view! { <ErrorNote error=e/> }.into_any(),
+                                            Ok(None) => ().into_any(),
+                                            Ok(Some(list)) => view! { <Chunks list/> }.into_any(),
+                                        }
+                                    })}
+                                </Transition>
                                 <p>
                                     <ConfirmDelete
                                         prompt="Delete this document and its chunks?"
@@ -64,5 +88,30 @@ pub fn DocumentPage() -> impl IntoView {
                 })}
             </Suspense>
         </main>
+    }
+}
+
+/// The chunks, each headed by the id provenance links name; the one the
+/// address's `#chunk-ID` names is scrolled to and marked.
+#[component]
+fn Chunks(list: Vec<crate::model::ChunkView>) -> impl IntoView {
+    #[cfg(feature = "hydrate")]
+    Effect::new(move |_| {
+        let Some(w) = web_sys::window() else { return };
+        let hash = w.location().hash().unwrap_or_default();
+        if let Some(el) = hash.strip_prefix('#').and_then(|id| w.document()?.get_element_by_id(id)) {
+            el.scroll_into_view();
+        }
+    });
+    view! {
+        <ol class="chunks" id="chunks">
+            {list.into_iter().map(|c| view! {
+                <li id=format!("chunk-{}", c.id) data-chunk=c.id>
+                    <p class="chunk-head small"><strong>{format!("chunk {}", c.id)}</strong>
+                        <span class="muted">{format!(" · #{} in this document · {} tokens", c.idx + 1, format::int(c.tokens))}</span></p>
+                    <pre class="document-text chunk-text">{c.text}</pre>
+                </li>
+            }).collect_view()}
+        </ol>
     }
 }

@@ -22,6 +22,7 @@ use crate::api::settings::get_llm_info;
 use crate::components::jobs::{ticker, ItemCalls, LatestJob, ProgressBar, StatusBadge};
 use crate::components::route_id;
 use crate::components::{ActionError, ConfirmDelete, ErrorNote, NoCacheBox, ProjectBar, SharePanel};
+use crate::components::help::{text as help, Cite, Help, Paper};
 use crate::format;
 use crate::format::pct;
 use crate::model::{AnswerSetView, DrillView, EvaluationReportView, EvaluationView, PairRowView, QuestionSetView};
@@ -60,7 +61,7 @@ pub fn EvaluationsPage() -> impl IntoView {
         <ProjectBar project_id=id.get_untracked() project active="evaluations"/>
         <main class="page wide">
             <h1>"Evaluations"</h1>
-            <p class="muted">"Answer sets of one question set judged in pairs. The unbiased protocol (seed 000 §IV) aligns the answers' lengths, judges each pair in both orders, scores four aspects 0–5 with ties, and repeats the whole judgment over trials; the legacy protocol (LightRAG, GraphRAG) shows A first and forces a winner. Both run on the same answers so their verdicts can be compared."</p>
+            <p class="muted">"Answer sets of one question set judged in pairs. The unbiased protocol (" <Cite paper=Paper::Unbiased at="§IV, Unbiased Evaluation Procedure"/> ") aligns the answers' lengths, judges each pair in both orders, scores four aspects 0–5 with ties, and repeats the whole judgment over trials; the legacy protocol (LightRAG, GraphRAG) shows A first and forces a winner. Both run on the same answers so their verdicts can be compared."</p>
             <LatestJob project_id=id.get_untracked() kind=crate::model::JobKind::Evaluation label="Evaluation" dom_id="evaluation-job" jobs live finished/>
             <Suspense fallback=|| ()>
                 {move || Suspend::new(async move {
@@ -84,7 +85,23 @@ pub fn EvaluationsPage() -> impl IntoView {
                         Ok(list) if list.is_empty() => view! {
                             <p class="muted" id="no-evaluations">"No evaluations yet. Answer a question set with two or more methods (Answers), then compare them here."</p>
                         }.into_any(),
-                        Ok(list) => view! { <EvaluationList project_id=id.get_untracked() list delete/> }.into_any(),
+                        Ok(list) => {
+                            // Sanity checks apart, under their own heading:
+                            // each judged a method against its second run.
+                            let (checks, list): (Vec<_>, Vec<_>) = list.into_iter().partition(|e| e.sanity);
+                            view! {
+                                {if list.is_empty() {
+                                    view! { <p class="muted" id="no-evaluations">"No evaluations yet: only sanity checks (below). Compare two or more methods with the form above."</p> }.into_any()
+                                } else {
+                                    view! { <EvaluationList project_id=id.get_untracked() list delete/> }.into_any()
+                                }}
+                                {(!checks.is_empty()).then(|| view! {
+                                    <h2 id="sanity-checks">"Sanity checks"</h2>
+                                    <p class="muted small">"Each judged a method against a second run of itself (the “(second run)” answer set it made, which belongs to the check: answer lists, default choices and “every method” leave it out)."</p>
+                                    <EvaluationList project_id=id.get_untracked() list=checks delete/>
+                                })}
+                            }.into_any()
+                        }
                     }
                 })}
             </Transition>
@@ -106,8 +123,7 @@ fn EvaluationList(project_id: i64, list: Vec<EvaluationView>, delete: ServerActi
                             <td><a href=format!("/projects/{project_id}/evaluations/{eid}")>{format!("#{eid} {}", e.name)}</a>
                                 {e.sanity.then(|| view! { " " <span class="badge">"sanity check"</span> })}</td>
                             <td class="small">{format!("#{} {}", e.question_set_id, e.question_set)}</td>
-                            <td class="small">{format!("{} · {} trials × {} repeats{}{}", e.protocol, e.trials, e.repeats,
-                                if e.align { "" } else { " · no alignment" }, if e.exchange { "" } else { " · no exchange" })}</td>
+                            <td class="small">{e.settings_short()}</td>
                             <td class="small">{e.judge.clone()}</td>
                             <td><StatusBadge status=e.status.map_or("unknown".to_string(), |s| s.to_string())/> <span class="small muted">{format!(" {}/{}", e.done, e.total)}</span></td>
                             <td class="num">{format::int(e.tokens)}</td>
@@ -130,6 +146,9 @@ fn NewEvaluation(
     sets: Vec<AnswerSetView>,
     llm: Option<(String, String)>,
 ) -> impl IntoView {
+    // A sanity check's second run is the same method again: it belongs to
+    // its check, and is neither offered nor ticked here.
+    let sets: Vec<AnswerSetView> = sets.into_iter().filter(|s| s.sanity_of.is_none()).collect();
     let usable: Vec<QuestionSetView> = question_sets
         .into_iter()
         .filter(|q| sets.iter().filter(|s| s.question_set_id == q.id && s.answers > 0).count() >= 2)
@@ -142,10 +161,9 @@ fn NewEvaluation(
     // Every set of the chosen question set ticked by default.
     Effect::new(move |_| {
         let q = question_set.get();
-        // (A sanity check's second run is left out: it is the same method.)
         chosen.set(all_sets.with_value(|s| {
             s.iter()
-                .filter(|s| s.question_set_id == q && s.answers > 0 && !s.name.ends_with("(second run)"))
+                .filter(|s| s.question_set_id == q && s.answers > 0)
                 .map(|s| s.id)
                 .collect()
         }));
@@ -203,14 +221,14 @@ fn NewEvaluation(
                                     <option value="legacy">"legacy only"</option>
                                 </select>
                             </label>
-                            <label>"Trials (M) " <input type="number" name="trials" value="25" min="1" max="1000"/></label>
-                            <label>"Repeats per order (N) " <input type="number" name="repeats" value="2" min="1" max="20"/></label>
-                            <label>"Tolerance (words) " <input type="number" name="tolerance" value="10" min="0"/></label>
-                            <label>"Adjustments " <input type="number" name="adjustments" value="3" min="0" max="10"/></label>
+                            <label>"Trials (M) " <input type="number" name="trials" value="25" min="1" max="1000"/><Help text=help::TRIALS/></label>
+                            <label>"Repeats per order (N) " <input type="number" name="repeats" value="2" min="1" max="20"/><Help text=help::REPEATS/></label>
+                            <label>"Tolerance (words) " <input type="number" name="tolerance" value="10" min="0"/><Help text=help::TOLERANCE/></label>
+                            <label>"Adjustments " <input type="number" name="adjustments" value="3" min="0" max="10"/><Help text=help::ADJUSTMENTS/></label>
                         </div>
                         <div class="row-fields">
-                            <label class="check"><input type="checkbox" name="align" value="on" checked/>" Length alignment"</label>
-                            <label class="check"><input type="checkbox" name="exchange" value="on" checked/>" Position exchange (AB and BA)"</label>
+                            <label class="check"><input type="checkbox" name="align" value="on" checked/>" Length alignment"<Help text=help::ALIGN/></label>
+                            <label class="check"><input type="checkbox" name="exchange" value="on" checked/>" Position exchange (AB and BA)"<Help text=help::EXCHANGE/></label>
                             <label class="check"><input type="checkbox" name="sanity_first" value="on" checked/>" Sanity-check methods never checked"</label>
                         </div>
                         <div class="row-fields">
@@ -228,12 +246,12 @@ fn NewEvaluation(
                                 </select>
                             </label>
                             <span class="bias-fields" class:hidden=move || judge.get() != "simulated">
-                                <label>"Position bias " <input type="number" name="position_bias" value="0.3" step="0.1"/></label>
-                                <label>"Length bias / 10 words " <input type="number" name="length_bias" value="0.1" step="0.05"/></label>
-                                <label>"Noise (sd) " <input type="number" name="noise" value="0.5" step="0.1" min="0"/></label>
+                                <label>"Position bias " <input type="number" name="position_bias" value="0.3" step="0.1"/><Help text=help::POSITION_BIAS/></label>
+                                <label>"Length bias / 10 words " <input type="number" name="length_bias" value="0.1" step="0.05"/><Help text=help::LENGTH_BIAS/></label>
+                                <label>"Noise (sd) " <input type="number" name="noise" value="0.5" step="0.1" min="0"/><Help text=help::NOISE/></label>
                             </span>
                         </div>
-                        <p class="muted small">"The paper's defaults: N = 2 judgments per order, M = 25 trials, tolerance 10 words, 3 adjustments, and its scoring rubric alone as the prompt. The content-only prompt adds a sentence the paper does not have; it can make a judge look less biased than the paper's procedure is. The simulated judge scores with the offline rubric as its hidden true quality, plus the biases you set: with it you can watch what each correction removes."</p>
+                        <p class="muted small">"The defaults are those of " <Cite paper=Paper::Unbiased at="§IV-B"/> ": N = 2 judgments per order, M = 25 trials, tolerance 10 words, and its scoring rubric alone as the prompt; 3 adjustments is ours (the paper says “several”). The content-only prompt adds a sentence the paper does not have; it can make a judge look less biased than the paper's procedure is. The simulated judge scores with the offline rubric as its hidden true quality, plus the biases you set: with it you can watch what each correction removes."</p>
                         <NoCacheBox/>
                         <div><button type="submit" id="start-evaluation" disabled=move || action.pending().get() || chosen.get().len() < 2>"Start evaluation"</button></div>
                     </ActionForm>
@@ -247,7 +265,7 @@ fn NewEvaluation(
 fn SanityChecks(action: ServerAction<StartSanity>, sets: Vec<AnswerSetView>) -> impl IntoView {
     let checkable: Vec<AnswerSetView> = sets
         .into_iter()
-        .filter(|s| s.method != "imported" && s.answers > 0 && !s.name.ends_with("(second run)"))
+        .filter(|s| s.method != "imported" && s.answers > 0 && s.sanity_of.is_none())
         .collect();
     let judge = RwSignal::new("llm".to_string());
     view! {
@@ -348,17 +366,8 @@ pub fn Report(
         (None, false) => format!("/api/evaluations/{eid}"),
     };
     let running = e.status.is_some_and(|s| s.is_active());
-    let settings = format!(
-        "{} protocol · M = {} trials · N = {} per order · {} · {} · tolerance {} words · scoring prompt {} (sha256 {})",
-        e.protocol,
-        e.trials,
-        e.repeats,
-        if e.align { "length alignment on" } else { "length alignment OFF" },
-        if e.exchange { "position exchange on" } else { "position exchange OFF" },
-        e.tolerance,
-        e.judge_prompt,
-        e.judge_prompt_hash
-    );
+    let settings = e.settings_text();
+    let (unbiased, legacy) = (e.unbiased(), e.legacy());
     let job_progress = crate::model::JobView {
         id: e.job_id.unwrap_or_default(),
         project_id: Some(project_id),
@@ -384,7 +393,7 @@ pub fn Report(
         </p>
         {r.judge_reading.clone().map(|(said, poor)| view! { <p id="judge-reading" class=if poor { "notice" } else { "small muted" }>{said}</p> })}
         {r.no_verdict.clone().map(|said| view! { <p id="no-verdict" class="notice">{said}</p> })}
-        <p class="small muted">{format!("Question set #{} {} · ", e.question_set_id, e.question_set)}{settings}</p>
+        <p class="small muted" id="eval-settings">{format!("Question set #{} {} · ", e.question_set_id, e.question_set)}{settings}</p>
         {(!shared).then(|| view! {
             <p class="small">"Job " {e.job_id.map(|j| view! { <a href=format!("/projects/{project_id}/jobs/{j}")>{format!("#{j}")}</a> })} " "
                 <StatusBadge status=e.status.map_or("unknown".to_string(), |s| s.to_string())/> " " <ProgressBar j=job_progress/>
@@ -392,7 +401,7 @@ pub fn Report(
         })}
         <dl class="totals">
             <div><dt>"Evaluation tokens"</dt><dd id="eval-tokens">{format::int(e.tokens)}</dd></div>
-            <div><dt>"Cost"</dt><dd>{format!("${:.4}", e.cost_usd)}</dd></div>
+            <div><dt>"Cost"</dt><dd>{format::usd(e.cost_usd)}</dd></div>
             <div><dt>"Calls"</dt><dd>{format!("{} ({} from cache)", format::int(r.calls), format::int(r.cached_calls))}</dd></div>
             <div><dt>"Pairs"</dt><dd>{e.pairs}</dd></div>
         </dl>
@@ -400,32 +409,53 @@ pub fn Report(
             let class = match even { Some(true) => "verdict even", Some(false) => "verdict uneven", None => "verdict" };
             view! { <p class=class id="sanity-verdict">{text}</p> }
         })}
-        <h2>"Win and tie rates over trials"</h2>
-        <Plot base=base.clone() name="box".into() svg=r.box_svg.clone() alt="Box plots of win and tie rates over trials, one panel per pair"/>
-        <PairTable rows=r.pairs.clone()/>
+        {r.box_svg.clone().map(|svg| view! {
+            <h2>"Win and tie rates over trials"</h2>
+            <Plot base=base.clone() name="box".into() svg alt="Box plots of win and tie rates over trials, one panel per pair"/>
+        })}
+        {(!unbiased).then(|| view! { <h2>"Win rates"</h2> })}
+        <PairTable rows=r.pairs.clone() unbiased legacy/>
         <h2>"Relative win rate"</h2>
         <div class="plots-row">
-            <Plot base=base.clone() name="heatmap".into() svg=r.heatmap_svg.clone() alt="Relative win rate heatmap, unbiased protocol"/>
+            {r.heatmap_svg.clone().map(|svg| view! {
+                <Plot base=base.clone() name="heatmap".into() svg alt="Relative win rate heatmap, unbiased protocol"/>
+            })}
             {r.legacy_heatmap_svg.clone().map(|svg| view! {
                 <Plot base=base.clone() name="legacy-heatmap".into() svg alt="Relative win rate heatmap, legacy protocol"/>
             })}
         </div>
-        <h2>"Per pair: legacy beside unbiased, per aspect, per question level"</h2>
+        <h2>{match (unbiased, legacy) {
+            (true, true) => "Per pair: legacy beside unbiased, per aspect, per question level",
+            (true, false) => "Per pair: per aspect, per question level",
+            _ => "Per pair: per aspect",
+        }}</h2>
         {r.pairs.iter().map(|p| {
             let tag = format!("{}-{}", p.a, p.b);
+            let shown = |svg: &String| (!svg.is_empty()).then(|| svg.clone());
             view! {
                 <section class="pair-detail" data-pair=tag.clone()>
                     <h3>{format!("{} vs {}", p.a_name, p.b_name)}</h3>
-                    <Plot base=base.clone() name=format!("legacy-{tag}") svg=p.legacy_svg.clone() alt="Legacy and unbiased verdicts"/>
+                    {(unbiased && legacy).then(|| view! {
+                        <Plot base=base.clone() name=format!("legacy-{tag}") svg=p.legacy_svg.clone() alt="Legacy and unbiased verdicts"/>
+                    })}
                     <div class="plots-row">
-                        <Plot base=base.clone() name=format!("aspects-{tag}") svg=p.aspects_svg.clone() alt="Win, tie and loss per aspect"/>
-                        <Plot base=base.clone() name=format!("levels-{tag}") svg=p.levels_svg.clone() alt="Win, tie and loss per question level"/>
+                        {shown(&p.aspects_svg).map(|svg| view! {
+                            <Plot base=base.clone() name=format!("aspects-{tag}") svg alt="Win, tie and loss per aspect"/>
+                        })}
+                        {shown(&p.levels_svg).map(|svg| view! {
+                            <Plot base=base.clone() name=format!("levels-{tag}") svg alt="Win, tie and loss per question level"/>
+                        })}
                     </div>
                 </section>
             }
         }).collect_view()}
         <h2>"Bias audit of the judge"</h2>
         <p class="muted small">"From the judgments made. With position exchange each draw is judged in both orders: a judge without position bias flips its verdict only when the answers are close, and the first-shown answer wins about half the time; a judge without length bias lets the longer answer win about half the time."</p>
+        {(!r.bias_verdicts.is_empty()).then(|| view! {
+            <div class="verdict" id="bias-verdict">
+                {r.bias_verdicts.iter().map(|v| view! { <p>{v.clone()}</p> }).collect_view()}
+            </div>
+        })}
         <table class="grid bias-audit" id="bias-audit">
             <tbody>
                 {r.bias.iter().map(|(what, value, n)| view! {
@@ -456,14 +486,20 @@ fn p_value(v: Option<(f64, f64)>) -> String {
     v.map_or("—".into(), |(p, holm)| format!("{} (Holm {})", f(p), f(holm)))
 }
 
+/// The pairs' rates: the columns of the protocols that ran.
 #[component]
-pub(crate) fn PairTable(rows: Vec<PairRowView>) -> impl IntoView {
+pub(crate) fn PairTable(rows: Vec<PairRowView>, unbiased: bool, legacy: bool) -> impl IntoView {
     view! {
+        <div class="table-scroll">
         <table class="grid pair-table" id="pair-table">
             <thead><tr>
-                <th>"A vs B"</th><th class="num">"Questions"</th><th>"A wins [95% CI]"</th><th>"Tie"</th><th>"B wins"</th>
-                <th class="num">"Relative [95% CI]"</th><th>"Wilcoxon p"</th><th>"Sign test p"</th>
-                <th>"Legacy A / B"</th><th>"Length alignment"</th>
+                <th>"A vs B"</th><th class="num">"Questions"</th>
+                {unbiased.then(|| view! {
+                    <th>"A wins [95% CI]"</th><th>"Tie"</th><th>"B wins"</th>
+                    <th class="num">"Relative [95% CI]"<Help text=help::RELATIVE/></th><th>"Wilcoxon p"</th><th>"Sign test p"</th>
+                })}
+                {legacy.then(|| view! { <th>"Legacy A / B (relative)"</th> })}
+                {unbiased.then(|| view! { <th>"Length alignment"</th> })}
             </tr></thead>
             <tbody>
                 {rows.into_iter().map(|p| {
@@ -474,20 +510,29 @@ pub(crate) fn PairTable(rows: Vec<PairRowView>) -> impl IntoView {
                         <tr data-pair=format!("{}-{}", p.a, p.b)>
                             <td>{format!("{} vs {}", p.a_name, p.b_name)}</td>
                             <td class="num">{p.questions}</td>
-                            <td>{rate(p.a_win)}</td>
-                            <td>{rate(p.tie)}</td>
-                            <td>{rate(p.b_win)}</td>
-                            <td class="num relative">{p.relative.map_or("—".into(), |(r, ci)| format::signed_ci(r, ci))}</td>
-                            <td class="small">{p_value(p.wilcoxon)}</td>
-                            <td class="small">{p_value(p.sign)}</td>
-                            <td>{p.legacy.map_or("—".into(), |(a, b, r)| format!("{} / {} ({})", pct(a), pct(b), format::signed(r, 2)))}</td>
-                            <td class="small">{alignment}</td>
+                            {unbiased.then(|| view! {
+                                <td>{rate(p.a_win)}</td>
+                                <td>{rate(p.tie)}</td>
+                                <td>{rate(p.b_win)}</td>
+                                <td class="num relative">{p.relative.map_or("—".into(), |(r, ci)| format::signed_ci(r, ci))}</td>
+                                <td class="small">{p_value(p.wilcoxon)}</td>
+                                <td class="small">{p_value(p.sign)}</td>
+                            })}
+                            {legacy.then(|| view! {
+                                <td>{p.legacy.map_or("—".into(), |(a, b, r)| format!("{} / {} ({})", pct(a), pct(b), format::signed(r, 2)))}</td>
+                            })}
+                            {unbiased.then(|| view! { <td class="small">{alignment}</td> })}
                         </tr>
                     }
                 }).collect_view()}
             </tbody>
         </table>
-        <p class="muted small">"Rates of the median trial (the trials ordered by relative win rate, the middle one; the lower middle for an even number): its A wins, ties and B wins add up to 100% and its relative win rate is A wins − B wins. Intervals: 95% percentile bootstrap over questions (2,000 resamples, the median trial taken again in each). The box plots show the spread over the trials. Wilcoxon signed-rank and exact sign tests over questions on A's total score minus B's, Holm-corrected across the pairs. Relative win rate = (A wins − B wins) / (A wins + B wins + ties)."</p>
+        </div>
+        {if unbiased {
+            view! { <p class="muted small">"Rates of the median trial (the trials ordered by relative win rate, the middle one; the lower middle for an even number): its A wins, ties and B wins add up to 100% and its relative win rate is A wins − B wins. Intervals: 95% percentile bootstrap over questions (2,000 resamples, the median trial taken again in each). The box plots show the spread over the trials. Wilcoxon signed-rank and exact sign tests over questions on A's total score minus B's, Holm-corrected across the pairs. Relative win rate = (A wins − B wins) / (A wins + B wins + ties)."</p> }.into_any()
+        } else {
+            view! { <p class="muted small">"The legacy protocol's verdicts: one per question, A shown first, a winner forced (as the LightRAG and GraphRAG papers judge). Relative win rate = (A wins − B wins) / all verdicts. No trials, intervals or tests: one verdict per question is all it makes."</p> }.into_any()
+        }}
     }
 }
 

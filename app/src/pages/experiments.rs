@@ -15,6 +15,7 @@ use crate::api::experiments::{
     draft_experiment, draft_manifest, experiment_wizard, get_experiment, import_manifest, list_experiments,
     StartExperiment,
 };
+use crate::components::help::{Cite, Paper};
 use crate::components::jobs::{ticker, ProgressBar, StatusBadge};
 use crate::components::route_id;
 use crate::components::{Brand, ErrorNote, SharePanel};
@@ -144,7 +145,10 @@ fn read_file(_: &leptos::ev::Event, _: impl FnOnce(String) + 'static) {}
 
 #[component]
 pub fn NewExperimentPage() -> impl IntoView {
-    let start = Resource::new(|| (), |_| experiment_wizard());
+    // `?project=ID`: opened from inside a project, its documents pre-chosen.
+    let query = leptos_router::hooks::use_query_map();
+    let project = Memo::new(move |_| query.read().get("project").and_then(|p| p.parse::<i64>().ok()));
+    let start = Resource::new(move || project.get(), experiment_wizard);
     let recent = Resource::new(|| (), |_| list_experiments());
     view! {
         <Title text="New experiment"/>
@@ -152,7 +156,7 @@ pub fn NewExperimentPage() -> impl IntoView {
         <main class="page wide" id="wizard">
             <p class="small"><a href="/">"← Projects"</a></p>
             <h1>"New experiment"</h1>
-            <p class="lede">"One experiment, end to end: a corpus, its knowledge graph, questions grounded in it, answers from RAG methods, and their comparison under the unbiased protocol — every stage a job, reused when its settings are unchanged. The defaults are seed 000's (§VI)."</p>
+            <p class="lede">"One experiment, end to end: a corpus, its knowledge graph, questions grounded in it, answers from RAG methods, and their comparison under the unbiased protocol — every stage a job, reused when its settings are unchanged. The defaults are those of " <Cite paper=Paper::Unbiased at="§VI, Evaluation on Current GraphRAG Methods"/> "."</p>
             <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
                 {move || Suspend::new(async move {
                     match start.await {
@@ -254,7 +258,7 @@ fn Wizard(s: WizardStart) -> impl IntoView {
             </fieldset>
             <fieldset><legend>"3 · Questions"</legend>
                 <div class="row">
-                    {check(w, "x-graph-q", "Graph-grounded (seed 000)", |f| f.graph_questions, |f, v| f.graph_questions = v)}
+                    {check(w, "x-graph-q", "Graph-grounded (Unbiased GraphRAG Evaluation paper)", |f| f.graph_questions, |f, v| f.graph_questions = v)}
                     {number(w, "x-node", "Node", |f| f.node, |f, v| f.node = v)}
                     {number(w, "x-edge", "Edge", |f| f.edge, |f, v| f.edge = v)}
                     {number(w, "x-subgraph", "Subgraph", |f| f.subgraph, |f, v| f.subgraph = v)}
@@ -266,7 +270,7 @@ fn Wizard(s: WizardStart) -> impl IntoView {
                     {number(w, "x-per-task", "Questions each", |f| f.per_task, |f, v| f.per_task = v)}
                 </div>
                 <div class="row">
-                    {check(w, "x-hier-q", "Hierarchical (seed 004)", |f| f.hierarchical_questions, |f, v| f.hierarchical_questions = v)}
+                    {check(w, "x-hier-q", "Hierarchical (HieraRAG paper)", |f| f.hierarchical_questions, |f, v| f.hierarchical_questions = v)}
                     {text(w, "x-dims", "Dimensions", |f| f.dimensions.clone(), |f, v| f.dimensions = v)}
                     {text(w, "x-levels", "Levels", |f| f.levels.clone(), |f, v| f.levels = v)}
                     {number(w, "x-per-cat", "Per category", |f| f.per_category, |f, v| f.per_category = v)}
@@ -304,7 +308,7 @@ fn Wizard(s: WizardStart) -> impl IntoView {
                     {check(w, "x-exchange", "Position exchange", |f| f.exchange, |f, v| f.exchange = v)}
                     {check(w, "x-sanity", "Sanity check (each method against itself)", |f| f.sanity, |f, v| f.sanity = v)}
                 </div>
-                {check(w, "x-metrics", "Reference-based metrics (seed 004; needs hierarchical questions)", |f| f.metrics, |f, v| f.metrics = v)}
+                {check(w, "x-metrics", "Reference-based metrics (HieraRAG paper; needs hierarchical questions)", |f| f.metrics, |f, v| f.metrics = v)}
             </fieldset>
         </form>
         <section class="panel" id="estimate">
@@ -352,17 +356,26 @@ fn Estimate(d: ExperimentDraft) -> impl IntoView {
     }
     let cost = move |c: f64| {
         if d.offline {
-            "$0 (offline)".to_string()
+            "$0.00 (offline)".to_string()
         } else if !d.priced {
             "unpriced".to_string()
         } else {
-            format!("${c:.4}")
+            format::usd(c)
         }
     };
     view! {
         <p id="estimate-total"><strong>{format!("{} LLM calls", format::int(d.calls as i64))}</strong>
             {format!(" · {} tokens · {}", format::int(d.tokens as i64), cost(d.cost_usd))}
             <span class="muted">{format!(" — answered by {}", d.llm)}</span></p>
+        <p id="estimate-time" class="small">{match d.time.clone() {
+            Some(t) => format!(
+                "{} of LLM time: {} calls × {} ms (the mean of the last {} answered calls to it) ÷ {} at a time{}.",
+                if t.seconds < 1.0 { "Under a second".to_string() } else { format!("About {}", format::duration(t.seconds)) },
+                format::int(d.calls as i64), format::int(t.latency_ms.round() as i64),
+                format::int(t.measured), t.concurrency,
+                if d.offline { "; offline work is in-process, so the CPU, not this, bounds it" } else { "" }),
+            None => "No time estimate yet: no call to this model has been measured (Settings → Test connection measures one).".to_string(),
+        }}</p>
         {d.offline.then(|| view! { <p class="small muted">"Offline: no language model is called — extraction, questions, answers and verdicts come from Assay's deterministic stand-ins, and the report says so."</p> })}
         {(!d.offline && !d.priced).then(|| view! { <p class="small muted">"No price is set for this model (Settings): cost shows as unpriced."</p> })}
         <table class="grid small" id="estimate-stages">
@@ -421,7 +434,7 @@ fn stage_row(s: &ExperimentStageView, project: i64, shared: bool) -> impl IntoVi
             <td class="num">{format::int(s.new_calls)}</td>
             <td class="num">{format::int(s.cached_calls)}</td>
             <td class="num">{format::int(s.tokens)}</td>
-            <td class="num">{format!("${:.4}", s.cost_usd)}</td>
+            <td class="num">{format::usd(s.cost_usd)}</td>
             <td class="num">{format!("{:.1}", s.seconds)}</td>
         </tr>
     }
@@ -453,7 +466,7 @@ pub(crate) fn ExperimentReport(r: ExperimentReportView, #[prop(optional)] share:
                 {e.stages.iter().map(|s| stage_row(s, project, shared)).collect_view()}
                 <tr class="total"><td>"Total"</td><td></td><td></td><td></td>
                     <td class="num" id="total-new">{format::int(e.new_calls)}</td><td class="num" id="total-cached">{format::int(e.cached_calls)}</td>
-                    <td class="num">{format::int(e.tokens)}</td><td class="num">{format!("${:.4}", e.cost_usd)}</td><td></td></tr>
+                    <td class="num">{format::int(e.tokens)}</td><td class="num">{format::usd(e.cost_usd)}</td><td></td></tr>
             </tbody>
         </table>
         {done.then(|| view! { <Gathered r=r.clone() project shared/> })}
@@ -502,7 +515,7 @@ fn Gathered(r: ExperimentReportView, project: i64, shared: bool) -> impl IntoVie
             <tbody>
                 {r.methods.iter().map(|m| view! {
                     <tr><td>{m.method.clone()}</td><td class="num">{format::int(m.answers)}</td><td class="num">{format::int(m.calls)}</td>
-                        <td class="num">{format::int(m.tokens)}</td><td class="num">{format!("${:.4}", m.cost_usd)}</td><td class="num">{format!("{:.1}", m.seconds)}</td></tr>
+                        <td class="num">{format::int(m.tokens)}</td><td class="num">{format::usd(m.cost_usd)}</td><td class="num">{format!("{:.1}", m.seconds)}</td></tr>
                 }).collect_view()}
             </tbody>
         </table>
@@ -520,13 +533,17 @@ fn Gathered(r: ExperimentReportView, project: i64, shared: bool) -> impl IntoVie
             view! {
                 <section class="experiment-evaluation" data-evaluation=id>
                     <h2>{format!("Evaluation #{id} · {}", ev.evaluation.name)}</h2>
-                    <p class="small muted">{format!("Judged by {} · {} protocol · M = {} · N = {} · {} calls ({} from cache)",
-                        ev.evaluation.judge, ev.evaluation.protocol, ev.evaluation.trials, ev.evaluation.repeats, format::int(ev.calls), format::int(ev.cached_calls))}
+                    <p class="small muted">{format!("Judged by {} · {} · {} calls ({} from cache)",
+                        ev.evaluation.judge, ev.evaluation.settings_text(), format::int(ev.calls), format::int(ev.cached_calls))}
                         {(!shared).then(|| view! { " · " <a href=format!("/projects/{project}/evaluations/{id}")>"its full report"</a> })}</p>
-                    <figure class="plot"><div class="svg" role="img" aria-label="Box plots of win and tie rates over trials" inner_html=ev.box_svg.clone()></div></figure>
-                    <crate::pages::evaluations::PairTable rows=ev.pairs.clone()/>
+                    {ev.box_svg.clone().map(|svg| view! {
+                        <figure class="plot"><div class="svg" role="img" aria-label="Box plots of win and tie rates over trials" inner_html=svg></div></figure>
+                    })}
+                    <crate::pages::evaluations::PairTable rows=ev.pairs.clone() unbiased=ev.evaluation.unbiased() legacy=ev.evaluation.legacy()/>
                     <div class="plots-row">
-                        <figure class="plot"><div class="svg" role="img" aria-label="Relative win rate heatmap" inner_html=ev.heatmap_svg.clone()></div></figure>
+                        {ev.heatmap_svg.clone().map(|svg| view! {
+                            <figure class="plot"><div class="svg" role="img" aria-label="Relative win rate heatmap" inner_html=svg></div></figure>
+                        })}
                         {ev.legacy_heatmap_svg.clone().map(|svg| view! { <figure class="plot"><div class="svg" role="img" aria-label="Relative win rate heatmap, legacy" inner_html=svg></div></figure> })}
                     </div>
                 </section>

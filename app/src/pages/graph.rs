@@ -48,6 +48,10 @@ pub fn GraphPage() -> impl IntoView {
                         }.into_any(),
                         Ok(Some(o)) => view! {
                             <Stats o=o.clone()/>
+                            <p class="downloads small" id="graph-downloads">"Download the graph: "
+                                <a href=format!("/api/projects/{}/graph/graph.json", id.get_untracked()) download="">"JSON"</a> " · "
+                                <a href=format!("/api/projects/{}/graph/graph.graphml", id.get_untracked()) download="">"GraphML"</a>
+                                <span class="muted">" (nodes with their types, descriptions, source chunks and communities; edges with their weights; the JSON re-imports with "<code>"assay graph import"</code>")"</span></p>
                             <BuildForm project_id=id.get_untracked() action=build open=false llm=info.map(|l| (l.provider, l.label))/>
                             <GraphExplorer source=GraphSource::Project(id.get_untracked()) reload=finished/>
                             <div class="graph-facts">
@@ -169,7 +173,7 @@ pub(crate) fn TopEntities(o: GraphOverview, base: String) -> impl IntoView {
             <h2>"Top entities by degree"</h2>
             <ol id="top-entities">
                 {o.top.into_iter().map(|n| view! {
-                    <li><a href=format!("{base}?node={}", n.id) rel="external">{n.name}</a>
+                    <li><a href=format!("{base}?node={}", n.id)>{n.name}</a>
                         <span class="muted small">{format!(" {} · {}", n.kind, n.degree)}</span></li>
                 }).collect_view()}
             </ol>

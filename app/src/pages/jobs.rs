@@ -1,11 +1,14 @@
 //! `/projects/:id/jobs`: a project's jobs, with live progress, and
-//! `/projects/:id/jobs/:job`: one job, its items and their call logs.
+//! `/projects/:id/jobs/:job`: one job — its progress, its results summed
+//! up in words and numbers, its items a page at a time (`?page=N`,
+//! `?status=failed`; each result summarised in a line, whole on demand)
+//! and each item's call log when asked for.
 
 use leptos::prelude::*;
 use leptos_meta::Title;
-use leptos_router::hooks::use_navigate;
+use leptos_router::hooks::{use_navigate, use_query_map};
 
-use crate::api::jobs::{get_job_detail, list_jobs, CancelJob, ResumeJob, StartSummaries};
+use crate::api::jobs::{get_job_detail, get_job_item, get_job_items, list_jobs, CancelJob, ResumeJob, StartSummaries};
 use crate::api::projects::get_project;
 use crate::api::settings::get_llm_info;
 use crate::components::jobs::{ticker, CallsToggle, ItemCallLog, ProgressBar, StatusBadge};
@@ -101,7 +104,7 @@ pub fn JobsPage() -> impl IntoView {
                                                     <td class="num">{eta}</td>
                                                     <td class="num">{format::int(j.failed)}</td>
                                                     <td class="num">{format::int(j.tokens)}</td>
-                                                    <td class="num">{format!("${:.4}", j.cost_usd)}</td>
+                                                    <td class="num">{format::usd(j.cost_usd)}</td>
                                                     <td class="muted">{j.started_at.as_deref().map(format::timestamp).unwrap_or_default()}</td>
                                                 </tr>
                                             }
@@ -154,7 +157,6 @@ pub fn JobPage() -> impl IntoView {
                     let id = j.id;
                     let can_resume = j.status.can_resume();
                     let can_retry = !j.status.is_active() && j.failed > 0;
-                    let failures: Vec<JobItemView> = d.items.iter().filter(|i| i.status == crate::model::ItemStatus::Failed).cloned().collect();
                     // What the model did, in words: failed, cut and repaired items with their reasons.
                     let outcome = d.outcome.clone();
                     let said = (outcome.items > 0).then(|| {
@@ -169,7 +171,7 @@ pub fn JobPage() -> impl IntoView {
                             <div><dt>"Progress"</dt><dd id="job-progress"><ProgressBar j=j.clone()/></dd></div>
                             <div><dt>"Failed"</dt><dd id="job-failed">{format::int(j.failed)}</dd></div>
                             <div><dt>"Tokens"</dt><dd>{format::int(j.tokens)}</dd></div>
-                            <div><dt>"Cost"</dt><dd>{format!("${:.4}", j.cost_usd)}</dd></div>
+                            <div><dt>"Cost"</dt><dd>{format::usd(j.cost_usd)}</dd></div>
                             <div><dt>"Rate · ETA"</dt><dd class="small">{format!("{rate} · {eta}")}<br/><span class="muted">{format!("{:.1} s elapsed", j.elapsed_secs)}</span></dd></div>
                         </dl>
                         {j.error.clone().map(|e| view! { <p class="error">{e}</p> })}
@@ -187,40 +189,145 @@ pub fn JobPage() -> impl IntoView {
                         </div>
                         <ActionError action=resume/>
                         <ActionError action=cancel/>
-                        {(!failures.is_empty()).then(|| view! {
-                            <h2>"Failures"</h2>
-                            <ul class="skipped failures">
-                                {failures.into_iter().map(|f| view! { <li><strong>{f.key}</strong>": "{f.error.unwrap_or_default()}</li> }).collect_view()}
-                            </ul>
-                        })}
-                        <h2>{format!("Items ({} finished)", d.items.len())}</h2>
-                        <table class="grid items">
-                            <thead><tr><th>"Item"</th><th>"Status"</th><th>"Result"</th><th class="num">"Tokens"</th><th></th></tr></thead>
+                        <h2>"Results"</h2>
+                        <table class="grid summary-table" id="job-summary">
                             <tbody>
-                                {d.items.into_iter().map(|item| view! { <ItemRow job_id=id item/> }).collect_view()}
+                                {d.summary.into_iter().map(|(what, value)| view! { <tr><th>{what}</th><td>{value}</td></tr> }).collect_view()}
                             </tbody>
                         </table>
+                        {(!d.failure_reasons.is_empty()).then(|| view! {
+                            <h3>"Why items failed"</h3>
+                            <ul class="skipped failures" id="failure-reasons">
+                                {d.failure_reasons.into_iter().map(|(reason, n)| view! {
+                                    <li><strong>{format!("{} ×", format::int(n))}</strong>" "{reason}</li>
+                                }).collect_view()}
+                            </ul>
+                        })}
                     }.into_any()
                 })}
             </Transition>
+            <Items job_id tick live/>
         </main>
+    }
+}
+
+/// The job's finished items, a page at a time (state in the address:
+/// `?page=N&status=failed`); refreshed while the job runs.
+#[component]
+fn Items(job_id: Memo<i64>, tick: RwSignal<u64>, live: RwSignal<bool>) -> impl IntoView {
+    let query = use_query_map();
+    let page = Memo::new(move |_| query.read().get("page").and_then(|p| p.parse::<i64>().ok()).unwrap_or(1));
+    let status = Memo::new(move |_| query.read().get("status").filter(|s| s == "done" || s == "failed"));
+    // Every 3 s while the job runs; not at all once it has ended.
+    let refresh = Memo::new(move |_| if live.get() { tick.get() / 3 } else { 0 });
+    let items = Resource::new(
+        move || (job_id.get(), page.get(), status.get(), refresh.get()),
+        |(id, page, status, _)| get_job_items(id, page, status),
+    );
+    let link = move |page: i64, status: Option<String>| {
+        let mut q = vec![format!("page={page}")];
+        if let Some(s) = status {
+            q.push(format!("status={s}"));
+        }
+        format!("?{}", q.join("&"))
+    };
+    view! {
+        <Transition fallback=|| view! { <p class="muted">"Loading items…"</p> }>
+            {move || Suspend::new(async move {
+                let p = match items.await {
+                    Ok(p) => p,
+                    Err(e) => return view! { <ErrorNote error=e/> }.into_any(),
+                };
+                let id = job_id.get_untracked();
+                let shown = status.get_untracked();
+                let filter = |label: &'static str, s: Option<&'static str>| {
+                    let on = shown.as_deref() == s;
+                    view! { <a class=if on { "chip selected" } else { "chip" } href=link(1, s.map(str::to_string))>{label}</a> }
+                };
+                let first = (p.page - 1) * crate::model::ITEMS_PER_PAGE + 1;
+                let last = first + p.items.len() as i64 - 1;
+                view! {
+                    <h2 id="items">{format!("Items ({} finished{})", format::int(p.total), shown.as_deref().map(|s| format!(", {s}")).unwrap_or_default())}</h2>
+                    <p class="inline-form">"Show: " {filter("all", None)} {filter("done", Some("done"))} {filter("failed", Some("failed"))}</p>
+                    {if p.items.is_empty() {
+                        view! { <p class="muted" id="no-items">"No finished item yet: they appear here as the job finishes them."</p> }.into_any()
+                    } else {
+                        view! {
+                            <table class="grid items" id="job-items">
+                                <thead><tr><th>"Item"</th><th>"Status"</th><th>"Result"</th><th class="num">"Tokens"</th><th></th></tr></thead>
+                                <tbody>
+                                    {p.items.into_iter().map(|item| view! { <ItemRow job_id=id item/> }).collect_view()}
+                                </tbody>
+                            </table>
+                            <nav class="pager inline-form" id="item-pager" aria-label="Pages of items">
+                                {(p.page > 1).then(|| view! { <a href=link(p.page - 1, shown.clone()) rel="prev">"← Previous"</a> })}
+                                <span class="muted">{format!("{}–{} of {} · page {} of {}", format::int(first), format::int(last), format::int(p.total), format::int(p.page), format::int(p.pages))}</span>
+                                {(p.page < p.pages).then(|| view! { <a href=link(p.page + 1, shown.clone()) rel="next">"Next →"</a> })}
+                            </nav>
+                        }.into_any()
+                    }}
+                }.into_any()
+            })}
+        </Transition>
     }
 }
 
 #[component]
 fn ItemRow(job_id: i64, item: JobItemView) -> impl IntoView {
     let open = RwSignal::new(false);
-    let text = item.result.clone().or(item.error.clone()).unwrap_or_default();
+    let whole = RwSignal::new(false);
+    let key = item.key.clone();
+    // The whole result loads only when asked for.
+    let result = Resource::new(
+        move || whole.get(),
+        move |on| {
+            let key = key.clone();
+            async move {
+                if on {
+                    get_job_item(job_id, key).await.map(|i| i.result)
+                } else {
+                    Ok(None)
+                }
+            }
+        },
+    );
+    let line = if item.summary.is_empty() { item.error.clone().unwrap_or_default() } else { item.summary.clone() };
+    let failed_reason = (!item.summary.is_empty()).then(|| item.error.clone()).flatten();
     view! {
         <tr data-item=item.key.clone()>
             <td class="mono">{item.key.clone()}</td>
             <td><StatusBadge status=item.status.to_string()/></td>
-            <td class="result">{text}</td>
+            <td class="result">{line}
+                {failed_reason.map(|e| view! { <br/><span class="error-text small">{e}</span> })}
+                {(!item.summary.is_empty()).then(|| view! {
+                    " " <button type="button" class="link small whole-result" on:click=move |_| whole.update(|w| *w = !*w)>
+                        {move || if whole.get() { "Hide the result" } else { "Whole result" }}</button>
+                })}
+                <Show when=move || whole.get()>
+                    <Suspense fallback=|| view! { <p class="muted small">"Loading…"</p> }>
+                        {move || Suspend::new(async move {
+                            match result.await {
+                                Err(e) => view! { <ErrorNote error=e/> }.into_any(),
+                                Ok(r) => view! { <pre class="whole-result">{pretty(r.unwrap_or_default())}</pre> }.into_any(),
+                            }
+                        })}
+                    </Suspense>
+                </Show>
+            </td>
             <td class="num">{format::int(item.tokens)}</td>
             <td class="actions"><CallsToggle open/></td>
         </tr>
         <Show when=move || open.get()>
             <tr class="calls-row"><td colspan="5"><ItemCallLog job_id item=item.key.clone() open/></td></tr>
         </Show>
+    }
+}
+
+/// A result as indented JSON when it is JSON.
+fn pretty(text: String) -> String {
+    match serde_json::from_str::<serde_json::Value>(&text) {
+        Ok(serde_json::Value::String(s)) => s,
+        Ok(v) => serde_json::to_string_pretty(&v).unwrap_or(text),
+        Err(_) => text,
     }
 }

@@ -16,6 +16,7 @@ use crate::api::answers::list_answer_sets;
 use crate::api::metrics::{get_metrics_run, list_metrics_runs, DeleteMetricsRun, StartMetrics};
 use crate::api::projects::get_project;
 use crate::api::questions::list_question_sets;
+use crate::components::help::{text as help, Cite, Help, Paper};
 use crate::components::jobs::{ticker, ProgressBar, StatusBadge};
 use crate::components::route_id;
 use crate::components::{ConfirmDelete, ErrorNote, ProjectBar, SharePanel};
@@ -55,7 +56,7 @@ pub fn MetricsPage() -> impl IntoView {
         <ProjectBar project_id=id.get_untracked() project active="metrics"/>
         <main class="page wide">
             <h1>"Metrics"</h1>
-            <p class="muted">"Answers against reference answers and retrieval against each question's source chunks (seed 004): MAP, nDCG@k and Recall@k for methods that record the chunks they retrieved; cosine similarity of all-MiniLM-L6-v2 embeddings (in process, not an LLM), ROUGE-1 F1 (as rouge-score), BLEU (as sacrebleu: 13a tokens, exp smoothing). Then how informative the category hierarchy is: discriminative power and normalised mutual information by level, and the Coherence Ratio of each split."</p>
+            <p class="muted">"Answers against reference answers and retrieval against each question's source chunks (" <Cite paper=Paper::HieraRag at="§2.4, Evaluation Metrics"/> "): MAP, nDCG@k and Recall@k for methods that record the chunks they retrieved; cosine similarity of all-MiniLM-L6-v2 embeddings (in process, not an LLM), ROUGE-1 F1 (as rouge-score), BLEU (as sacrebleu: 13a tokens, exp smoothing). Then how informative the category hierarchy is: discriminative power and normalised mutual information by level, and the Coherence Ratio of each split."</p>
             <Suspense fallback=|| view! { <p class="muted">"Loading…"</p> }>
                 {move || Suspend::new(async move {
                     let sets = question_sets.await.unwrap_or_default();
@@ -66,7 +67,7 @@ pub fn MetricsPage() -> impl IntoView {
                     let first = sets.iter().rev().find(|s| s.kind == "hierarchical").or(sets.last()).map(|s| s.id);
                     if chosen.get_untracked().is_none() {
                         chosen.set(first);
-                        picked.set(answers.iter().filter(|a| Some(a.question_set_id) == first).map(|a| a.id).collect());
+                        picked.set(answers.iter().filter(|a| Some(a.question_set_id) == first && a.sanity_of.is_none()).map(|a| a.id).collect());
                     }
                     let all = answers.clone();
                     view! {
@@ -76,7 +77,7 @@ pub fn MetricsPage() -> impl IntoView {
                                     <select id="metrics-set" on:change=move |ev| {
                                         let s = event_target_value(&ev).parse::<i64>().ok();
                                         chosen.set(s);
-                                        picked.set(all.iter().filter(|a| Some(a.question_set_id) == s).map(|a| a.id).collect());
+                                        picked.set(all.iter().filter(|a| Some(a.question_set_id) == s && a.sanity_of.is_none()).map(|a| a.id).collect());
                                     }>
                                         {sets.iter().rev().map(|s| view! {
                                             <option value=s.id.to_string() selected=Some(s.id) == first>{format!("#{} {} ({} questions)", s.id, s.name, s.questions)}</option>
@@ -84,12 +85,12 @@ pub fn MetricsPage() -> impl IntoView {
                                     </select>
                                 </label>
                                 <label>"k " <input type="number" class="narrow" min="1" max="100" id="metrics-k" value=k.get_untracked().to_string() prop:value=move || k.get().to_string()
-                                    on:input=move |ev| k.set(event_target_value(&ev).parse().unwrap_or(10))/></label>
+                                    on:input=move |ev| k.set(event_target_value(&ev).parse().unwrap_or(10))/><Help text=help::K/></label>
                                 <label>"bins " <input type="number" class="narrow" min="2" max="20" id="metrics-bins" value=bins.get_untracked().to_string() prop:value=move || bins.get().to_string()
-                                    on:input=move |ev| bins.set(event_target_value(&ev).parse().unwrap_or(4))/></label>
+                                    on:input=move |ev| bins.set(event_target_value(&ev).parse().unwrap_or(4))/><Help text=help::BINS/></label>
                                 <label>"relevant when it matches the question's "
                                     <select id="metrics-unit" on:change=move |ev| unit.set(event_target_value(&ev))>
-                                        <option value="document" selected>"source document (seed 004)"</option>
+                                        <option value="document" selected>"source document (as the HieraRAG paper)"</option>
                                         <option value="passage">"source passage (overlapping chunk)"</option>
                                         <option value="chunk">"source chunk only"</option>
                                     </select>
@@ -256,11 +257,11 @@ pub fn Results(
     let k = v.k;
     view! {
         <section id="metrics-results">
-            <h2>"Overall (seed 004 Table 1)"</h2>
+            <h2>"Overall " <span class="small muted">"(as " <Cite paper=Paper::HieraRag at="Table 1"/> ")"</span></h2>
             <p class="small muted" id="relevance-unit">{format!("A retrieved chunk counts as relevant when it matches the question's source {}.", match v.relevance_unit.as_str() {
-                "document" => "document (seed 004's unit)",
+                "document" => "document (the HieraRAG paper's unit)",
                 "passage" => "passage (the chunk overlaps the source chunk's span)",
-                _ => "chunk (only the source chunk itself; stricter than seed 004)",
+                _ => "chunk (only the source chunk itself; stricter than the HieraRAG paper)",
             })}</p>
             <table class="grid" id="metrics-overall">
                 <thead><tr><th>"Answer set"</th><th class="num">"n"</th><th class="num">"MAP"</th><th class="num symbol">{format!("nDCG@{k}")}</th>
@@ -298,10 +299,10 @@ fn SetDetail(s: SetMetricsView, k: usize, base: String) -> impl IntoView {
     view! {
         <section class="panel metrics-set" data-answers=sid>
             <h2>{format!("#{} {}", sid, s.name)}</h2>
-            <h3>"Granularity (seed 004 Table 2)"</h3>
+            <h3>"Granularity " <span class="small muted">"(as " <Cite paper=Paper::HieraRag at="Table 2"/> ")"</span></h3>
             <table class="grid granularity">
-                <thead><tr><th>"Dimension"</th><th class="num">"Categories"</th><th class="num">"Questions"</th><th class="num">"Discriminative power [95% CI]"</th>
-                    <th class="num">"noise floor"</th><th class="num">"Change"</th><th class="num">"NMI [95% CI]"</th><th class="num">"noise floor"</th><th></th><th class="symbol">"Splits into it: ρ"</th></tr></thead>
+                <thead><tr><th>"Dimension"</th><th class="num">"Categories"</th><th class="num">"Questions"</th><th class="num">"Discriminative power [95% CI]"<Help text=help::DISCPOW/></th>
+                    <th class="num">"noise floor"</th><th class="num">"Change"</th><th class="num">"NMI [95% CI]"<Help text=help::NMI/></th><th class="num">"noise floor"</th><th></th><th class="symbol">"Splits into it: ρ"<Help text=help::RHO/></th></tr></thead>
                 <tbody>
                     {s.granularity.iter().map(|g| view! {
                         <tr class:below-floor=g.power_floor.is_some_and(|f| g.power <= f)><td>{g.dimension.clone()}
@@ -323,7 +324,7 @@ fn SetDetail(s: SetMetricsView, k: usize, base: String) -> impl IntoView {
             {chart(&base, format!("power-{sid}"), s.power_svg.clone(), "Discriminative power by level".into())}
             <h3>"Splits: Coherence Ratio"</h3>
             <table class="grid splits">
-                <thead><tr><th>"Parent"</th><th>"Children"</th><th class="num symbol">"σ sib"</th><th class="num symbol">"δ vert"</th><th class="num symbol">"ρ"</th><th></th></tr></thead>
+                <thead><tr><th>"Parent"</th><th>"Children"</th><th class="num symbol">"σ sib"</th><th class="num symbol">"δ vert"</th><th class="num symbol">"ρ"<Help text=help::RHO/></th><th></th></tr></thead>
                 <tbody>
                     {s.splits.iter().map(|x| view! {
                         <tr class=format!("rho-{}", x.verdict.replace(' ', "-"))><td>{x.parent.clone()}</td><td class="small">{x.children.join(", ")}</td>
@@ -333,11 +334,11 @@ fn SetDetail(s: SetMetricsView, k: usize, base: String) -> impl IntoView {
                 </tbody>
             </table>
             <p class="muted small">"The optimal level has the highest discriminative power; beside each level, the Coherence Ratio of the splits that make it (green above 2, red below 1). Intervals: 95% bootstrap, questions resampled within their category (500 resamples). Noise floor: the 95th percentile of the same number with the category labels shuffled among the level's questions — a level at or below it (greyed) is not distinguishable from categories that make no difference; the floor grows with the number of categories, so the finest level can look best on noise alone."</p>
-            {s.granularity.iter().find_map(|g| g.warning.clone()).map(|w| view! { <p class="note small granularity-warning">{format!("⚠ {w}. Seed 004 used at least 38 per category; generate more questions per category to compare levels (the seed 004 preset does).")}</p> })}
+            {s.granularity.iter().find_map(|g| g.warning.clone()).map(|w| view! { <p class="note small granularity-warning">{format!("⚠ {w}. The HieraRAG paper used at least 38 per category; generate more questions per category to compare levels (its preset does).")}</p> })}
             <p class="muted small">"ρ = σ of the children's mean CS / (|parent's mean CS − mean of the children's| + 0.001); above 2 the children discriminate and stay aligned with their parent, below 1 the split is poor."</p>
             <p class="small rho-agreement">{match s.rho_agreement {
                 Some((study, r, p, n)) => format!(
-                    "ρ against human category agreement (study #{study}): point-biserial r = {r:.2}, p = {p:.3}, over n = {n} category picks (seed 004 reports r = 0.24, p = 0.21, n = 60)."
+                    "ρ against human category agreement (study #{study}): point-biserial r = {r:.2}, p = {p:.3}, over n = {n} category picks (the HieraRAG paper reports r = 0.24, p = 0.21, n = 60)."
                 ),
                 None => "ρ against human category agreement: no validation study asking raters for the category has been drawn from this question set yet (Studies: validate answers).".to_string(),
             }}</p>
@@ -345,7 +346,7 @@ fn SetDetail(s: SetMetricsView, k: usize, base: String) -> impl IntoView {
                 <div class="tree" data-dimension=d.clone()>{chart(&base, format!("tree-{sid}-{d}"), svg.clone(), format!("The {d} hierarchy"))}</div>
             }).collect_view()}
             {s.factorial.clone().map(|f| view! {
-                <h3>"LV × QC (seed 004 Table 4)"</h3>
+                <h3>"LV × QC " <span class="small muted">"(as " <Cite paper=Paper::HieraRag at="Table 4"/> ")"</span></h3>
                 <table class="grid factorial">
                     <thead><tr><th>"LV"</th><th>"QC"</th><th class="num">"n"</th><th class="num">"MAP"</th><th class="num">"CS"</th><th class="num">"Gap"</th></tr></thead>
                     <tbody>

@@ -15,6 +15,7 @@ use crate::api::questions::{
     StartGraphQuestions, StartHierarchicalQuestions, StartMentions, StartRelevance, StartSummaryQuestions,
 };
 use crate::api::settings::get_llm_info;
+use crate::components::help::{Cite, Paper};
 use crate::components::jobs::{ticker, LatestJob};
 use crate::components::route_id;
 use crate::components::{ActionError, ConfirmDelete, ErrorNote, NoCacheBox, ProjectBar, SourceText};
@@ -100,7 +101,8 @@ pub fn QuestionsPage() -> impl IntoView {
                         return view! { <p class="muted" id="no-sets">"No question sets yet. Generate one from the graph, or import one."</p> }.into_any();
                     }
                     let project_id = id.get_untracked();
-                    let selected = chosen.get_untracked().or(list.last().map(|s| s.id));
+                    // Tracked: choosing another set (the URL's `?set=`) redraws the list.
+                    let selected = chosen.get().or(list.last().map(|s| s.id));
                     let current = list.iter().find(|s| Some(s.id) == selected).cloned();
                     let list_for_compare: Vec<(i64, String, String)> =
                         list.iter().map(|s| (s.id, s.name.clone(), s.kind.clone())).collect();
@@ -312,7 +314,7 @@ fn GenerateForm(
     view! {
         <details class="panel build-panel" open=open>
             <summary>"Generate graph-grounded questions"</summary>
-            <p class="muted small">"Node level: an entity with its description and source text. Edge level: a relation, for an inferential question. Subgraph level: a random walk covering at least the minimum number of distinct hops; the chunks behind it are summarised first (seed 000, §III-A)."</p>
+            <p class="muted small">"Node level: an entity with its description and source text. Edge level: a relation, for an inferential question. Subgraph level: a random walk covering at least the minimum number of distinct hops; the chunks behind it are summarised first (" <Cite paper=Paper::Unbiased at="§III-A, Question Generation"/> ")."</p>
             {llm.map(|(provider, label)| view! {
                 <p class="llm-line">"LLM: " <strong class=format!("provider-{provider}")>{label}</strong>
                     {(provider == "offline").then(|| view! { <span class="muted">" — template questions from the sampled structures; set a model in Settings for LLM-written ones"</span> })}
@@ -366,11 +368,11 @@ fn HierarchicalForm(project_id: i64, action: ServerAction<StartHierarchicalQuest
     view! {
         <details class="panel build-panel">
             <summary>"Generate questions with reference answers in hierarchical categories"</summary>
-            <p class="muted small">"Seed 004 (HieraRAG): Question Complexity, Answer Type and Linguistic Variation, each at 2, 4 and 8 categories (fine inside medium inside coarse). Each question comes from a chunk drawn at random, for a novice or an expert (50/50), with a reference answer. The optional adherence check asks whether each pair fits its category and drops misfits."</p>
+            <p class="muted small">"As " <Cite paper=Paper::HieraRag at="§2.2, Synthetic Question Generation"/> ": Question Complexity, Answer Type and Linguistic Variation, each at 2, 4 and 8 categories (fine inside medium inside coarse). Each question comes from a chunk drawn at random, for a novice or an expert (50/50), with a reference answer. The optional adherence check asks whether each pair fits its category and drops misfits."</p>
             <ActionForm action attr:class="stack-form" attr:id="hierarchical-form">
                 <input type="hidden" name="project_id" value=project_id/>
                 <div class="row-fields">
-                    <label>"Per category " <input type="number" name="per_category" value="38" min="0" title="38: seed 004's scale, needed to compare levels; fewer for a pilot"/></label>
+                    <label>"Per category " <input type="number" name="per_category" value="38" min="0" title="38: the HieraRAG paper's scale, needed to compare levels; fewer for a pilot"/></label>
                     <label>"Levels " <input type="text" name="levels" value="2,4,8" size="8"/></label>
                     <label>"Dimensions " <input type="text" name="dimensions" value="QC,AT,LV" size="10"/></label>
                     <label>"LV × QC factorial, per cell " <input type="number" name="factorial" value="0" min="0"/></label>
@@ -399,7 +401,7 @@ fn HierarchyEditor(project_id: i64) -> impl IntoView {
                     match current.await {
                         Err(e) => view! { <ErrorNote error=e/> }.into_any(),
                         Ok((json, own)) => view! {
-                            <p class="muted small" id="hierarchy-status">{if own { "This project's own hierarchy." } else { "The shipped default (seed 004's names where it gives them)." }}</p>
+                            <p class="muted small" id="hierarchy-status">{if own { "This project's own hierarchy." } else { "The shipped default (the HieraRAG paper's names where it gives them)." }}</p>
                             <ActionForm action=save attr:class="stack-form" attr:id="hierarchy-form">
                                 <input type="hidden" name="project_id" value=project_id/>
                                 <textarea name="json" rows="16" spellcheck="false" class="mono" prop:value=json.clone()>{json.clone()}</textarea>
@@ -542,12 +544,22 @@ fn Provenance(project_id: i64, question_id: i64) -> impl IntoView {
                     Err(e) => return view! { <ErrorNote error=e/> }.into_any(),
                 };
                 let ids: Vec<String> = p.nodes.iter().map(|n| n.id.to_string()).collect();
-                let first = p.nodes.first().map(|n| n.id);
+                // Selected in the graph: the question's anchor — where its
+                // walk starts, its relation's source, or its entity.
+                let q0 = &p.question;
+                let anchor_key = q0.walk.first().or(q0.edges.first().map(|e| &e.0)).or(q0.nodes.first());
+                let present: Vec<&String> = q0.nodes.iter().filter(|k| !p.missing.contains(k)).collect();
+                let anchor = anchor_key
+                    .and_then(|k| present.iter().position(|x| *x == k))
+                    .and_then(|i| p.nodes.get(i))
+                    .or(p.nodes.first())
+                    .map(|n| (n.id, n.name.clone()));
                 let graph_link = format!(
                     "/projects/{project_id}/graph?highlight={}{}",
                     ids.join(","),
-                    first.map(|f| format!("&node={f}")).unwrap_or_default()
+                    anchor.as_ref().map(|(f, _)| format!("&node={f}")).unwrap_or_default()
                 );
+                let anchor_name = anchor.map(|(_, name)| name);
                 let q = p.question.clone();
                 view! {
                     <div class="provenance" data-question=question_id>
@@ -558,10 +570,11 @@ fn Provenance(project_id: i64, question_id: i64) -> impl IntoView {
                             {q.seed.map(|s| format!(" · seed {s}"))}
                             {q.prompt_hash.clone().map(|h| view! { " · prompt " <code>{h[..12.min(h.len())].to_string()}</code> })}
                             " · "
-                            {(!ids.is_empty()).then(|| view! { <a class="graph-link" href=graph_link rel="external">"Show in the graph"</a> })}
+                            {(!ids.is_empty()).then(|| view! { <a class="graph-link" href=graph_link>"Show in the graph"</a>
+                                {anchor_name.map(|n| view! { <span class="muted small">{format!(" (selected: {n}, where the question starts)")}</span> })} })}
                         </p>
                         <p class="chips">{p.nodes.iter().map(|n| view! {
-                            <a class="chip" href=format!("/projects/{project_id}/graph?node={}", n.id) rel="external">{n.name.clone()}</a>
+                            <a class="chip" href=format!("/projects/{project_id}/graph?node={}", n.id)>{n.name.clone()}</a>
                         }).collect_view()}</p>
                         {(!p.missing.is_empty()).then(|| view! {
                             <p class="muted small">{format!("Not in the current graph (rebuilt since?): {}", p.missing.join(", "))}</p>

@@ -238,6 +238,10 @@ pub fn RaterPage() -> impl IntoView {
                                             dim.labels.iter().enumerate().map(|(k, l)| (dim.min + k as u8, l.clone(), None)).collect()
                                         };
                                         let choice = dim.choice;
+                                        // On a phone the five points stay in one row with
+                                        // their numbers only; the labels are spelled out
+                                        // whole underneath (none breaks mid-word).
+                                        let legend = (!choice).then(|| points.iter().map(|(v, l, _)| format!("{v} {l}")).collect::<Vec<_>>().join(" · "));
                                         view! {
                                             <fieldset class="scale" class:choices-scale=choice class:focused=move || focus.get() == d data-dimension=d>
                                                 <legend><strong>{dim.name.clone()}</strong></legend>
@@ -255,6 +259,7 @@ pub fn RaterPage() -> impl IntoView {
                                                         </button>
                                                     }).collect_view()}
                                                 </div>
+                                                {legend.map(|l| view! { <p class="scale-legend small muted">{l}</p> })}
                                             </fieldset>
                                         }
                                     }).collect_view()}

@@ -1,26 +1,23 @@
-//! `/projects/:id/settings`: the LLM provider in force, editable, and a
-//! connection test. The API key is write-only here: the browser can set or
-//! remove it, never read it.
+//! `/settings`: the LLM provider in force for the whole server, editable,
+//! and a connection test. The API key is write-only here: the browser can
+//! set or remove it, never read it. (`/projects/:id/settings`, where it
+//! used to live, shows the same page.)
 
 use leptos::prelude::*;
 use leptos_meta::Title;
 
-use crate::api::projects::get_project;
 use crate::api::settings::{get_llm_info, SaveLlmSettings, TestConnection};
-use crate::components::route_id;
-use crate::components::{ActionError, ErrorNote, ProjectBar};
+use crate::components::{ActionError, Brand, ErrorNote};
 use crate::model::LlmInfo;
 
 #[component]
 pub fn SettingsPage() -> impl IntoView {
-    let id = route_id("id");
-    let project = Resource::new(move || id.get(), get_project);
     let save = ServerAction::<SaveLlmSettings>::new();
     let llm = Resource::new(move || save.version().get(), |_| get_llm_info());
     let test = ServerAction::<TestConnection>::new();
     view! {
         <Title text="Settings"/>
-        <ProjectBar project_id=id.get_untracked() project active="settings"/>
+        <Brand account=true/>
         <main class="page">
             <h1>"Settings"</h1>
             <h2>"LLM provider"</h2>
@@ -34,7 +31,7 @@ pub fn SettingsPage() -> impl IntoView {
                 {move || Suspend::new(async move {
                     match llm.await {
                         Err(e) => view! { <ErrorNote error=e/> }.into_any(),
-                        Ok(l) => view! { <LlmForm l save/> }.into_any(),
+                        Ok(l) => view! { <LlmForm l save test/> }.into_any(),
                     }
                 })}
             </Transition>
@@ -56,15 +53,30 @@ pub fn SettingsPage() -> impl IntoView {
 }
 
 #[component]
-fn LlmForm(l: LlmInfo, save: ServerAction<SaveLlmSettings>) -> impl IntoView {
+fn LlmForm(l: LlmInfo, save: ServerAction<SaveLlmSettings>, test: ServerAction<TestConnection>) -> impl IntoView {
     let price = l.price.map(|(i, o)| format!("{i},{o}")).unwrap_or_default();
     let offline = l.provider == "offline";
     let key_note = if l.key_set { "set; never shown. Leave empty to keep it." } else { "not set" };
+    // Saving `openai` with no key warns once first: OpenAI refuses requests
+    // without one (a local server may not need it, so it is not refused).
+    let provider = RwSignal::new(l.provider.clone());
+    let key = RwSignal::new(String::new());
+    let clear = RwSignal::new(false);
+    let warned = RwSignal::new(false);
+    let key_set = l.key_set;
+    let keyless = move || provider.get() == "openai" && key.get().trim().is_empty() && (!key_set || clear.get());
+    // A connection test's result was for the settings it ran with: a new
+    // choice of provider, or a save, makes it stale.
+    Effect::new(move |_| {
+        provider.track();
+        save.version().track();
+        test.value().set(None);
+    });
     view! {
         <p class="llm-line">"In force: " <strong id="llm-provider" class=format!("provider-{}", l.provider)>{l.label.clone()}</strong></p>
         <ActionForm action=save attr:class="settings-form">
             <label>"Provider"
-                <select name="provider">
+                <select name="provider" on:change=move |ev| { provider.set(event_target_value(&ev)); warned.set(false); }>
                     <option value="offline" selected=offline>"offline (no LLM)"</option>
                     <option value="openai" selected=!offline>"openai (OpenAI-compatible endpoint)"</option>
                 </select>
@@ -75,13 +87,24 @@ fn LlmForm(l: LlmInfo, save: ServerAction<SaveLlmSettings>) -> impl IntoView {
             <label>"Timeout (s)" <input type="number" name="timeout_secs" min="1" value=l.timeout_secs/></label>
             <label>"Context window (tokens)" <input type="number" name="context" min="512" value=l.context.map(|c| c.to_string()).unwrap_or_default() placeholder="empty: what the endpoint says, else 8192"/></label>
             <label>"Price (USD per 1M input,output tokens)" <input type="text" name="price" value=price placeholder="e.g. 0.15,0.60; empty: built-in list"/></label>
-            <label>"API key" <input type="password" name="api_key" autocomplete="off" placeholder=key_note/></label>
-            <label class="check"><input type="checkbox" name="clear_key" value="on"/>" remove the key saved here"</label>
+            <label>"API key" <input type="password" name="api_key" autocomplete="off" placeholder=key_note
+                on:input=move |ev| { key.set(event_target_value(&ev)); warned.set(false); }/></label>
+            <label class="check"><input type="checkbox" name="clear_key" value="on"
+                on:change=move |ev| { clear.set(event_target_checked(&ev)); warned.set(false); }/>" remove the key saved here"</label>
             <label class="check">
                 <input type="checkbox" name="allow_private_urls" value="on" checked=l.allow_private_urls/>
                 " The HTTP method may call private addresses (loopback, LAN, link-local). Members with edit rights choose its URL: allow only if you trust them."
             </label>
-            <div><button type="submit" disabled=move || save.pending().get()>"Save"</button></div>
+            {move || (warned.get() && keyless()).then(|| view! {
+                <p class="notice" id="no-key-warning" role="alert">"No API key: OpenAI's own endpoint refuses requests without one. A local server (vLLM, Ollama, llama.cpp) may need none — if so, save again."</p>
+            })}
+            <div><button type="submit" id="save-llm" disabled=move || save.pending().get()
+                on:click=move |ev| {
+                    if keyless() && !warned.get_untracked() {
+                        ev.prevent_default();
+                        warned.set(true);
+                    }
+                }>{move || if warned.get() && keyless() { "Save without a key" } else { "Save" }}</button></div>
         </ActionForm>
     }
 }

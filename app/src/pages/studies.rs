@@ -16,11 +16,13 @@ use crate::api::answers::list_answer_sets;
 use crate::api::projects::get_project;
 use crate::api::questions::list_question_sets;
 use crate::api::studies::{
-    default_study_dimensions, get_study_results, list_studies, AddStudyLink, CreateStudy, DeleteStudy, RevokeStudyLink,
-    SetStudyOpen, StartStudyRating,
+    default_study_dimensions, get_study_results, list_studies, study_results_version, AddStudyLink, CreateStudy,
+    DeleteStudy, RevokeStudyLink, SetStudyOpen, StartStudyRating,
 };
+use crate::components::help::{text as help, Cite, Help, Paper};
 use crate::components::route_id;
-use crate::components::{ActionError, ConfirmDelete, ErrorNote, ProjectBar};
+use crate::format;
+use crate::components::{ActionError, ConfirmDelete, CopyLink, ErrorNote, ProjectBar};
 use crate::model::{AnswerSetView, QuestionSetView, StudyResultsView, StudySummaryRow, StudyView};
 
 #[component]
@@ -53,7 +55,7 @@ pub fn StudiesPage() -> impl IntoView {
         <ProjectBar project_id=id.get_untracked() project active="studies"/>
         <main class="page wide">
             <h1>"Studies"</h1>
-            <p class="muted">"People rate generated questions on a 5-point scale per dimension (seed 000 §V-C), or validate answers — correctness, hallucination, answerability and the question's category (seed 004 §2.5) — at a link, with no account. Where a question or answer came from is never shown to raters; each rater sees the items in an order of their own."</p>
+            <p class="muted">"People rate generated questions on a 5-point scale per dimension (" <Cite paper=Paper::Unbiased at="§V-C, User Study"/> "), or validate answers — correctness, hallucination, answerability and the question's category (" <Cite paper=Paper::HieraRag at="§2.5, Human Validation"/> ") — at a link, with no account. Where a question or answer came from is never shown to raters; each rater sees the items in an order of their own."</p>
             <Suspense fallback=|| ()>
                 {move || Suspend::new(async move {
                     let sets = question_sets.await.unwrap_or_default();
@@ -67,20 +69,20 @@ pub fn StudiesPage() -> impl IntoView {
                 <div class="panel created-links" id="created-links">
                     <p><strong>{format!("Study #{} created.", c.study_id)}</strong>
                         " Copy its links now: Assay keeps only their fingerprints, so they cannot be shown again (you can make new ones below)."</p>
-                    {if c.open_path.is_empty() {
+                    {if c.open_url.is_empty() {
                         view! { <p>"No open link: only the per-rater links below rate."</p> }.into_any()
                     } else {
-                        view! { <p>"Open link (one rater per browser): " <a class="mono" href=c.open_path.clone() target="_blank">{c.open_path.clone()}</a></p> }.into_any()
+                        view! { <p>"Open link (one rater per browser): " <CopyLink url=c.open_url.clone() id="open-link"/></p> }.into_any()
                     }}
-                    {(!c.rater_paths.is_empty()).then(|| view! {
-                        <details><summary>{format!("{} per-rater links", c.rater_paths.len())}</summary>
-                            <ol>{c.rater_paths.iter().map(|p| view! { <li><a class="mono" href=p.clone() target="_blank">{p.clone()}</a></li> }).collect_view()}</ol>
+                    {(!c.rater_urls.is_empty()).then(|| view! {
+                        <details><summary>{format!("{} per-rater links", c.rater_urls.len())}</summary>
+                            <ol>{c.rater_urls.iter().map(|p| view! { <li><CopyLink url=p.clone()/></li> }).collect_view()}</ol>
                         </details>
                     })}
                 </div>
             })}
             {move || add_link.value().get().and_then(Result::ok).map(|p| view! {
-                <p class="panel" id="new-link">"New link (copy it now): " <a class="mono" href=p.clone() target="_blank">{p.clone()}</a></p>
+                <p class="panel" id="new-link">"New link (copy it now: it is shown only once): " <CopyLink url=p/></p>
             })}
             <ActionError action=add_link/>
             <h2>"All studies"</h2>
@@ -139,8 +141,8 @@ fn Designer(
                                 name.set(if k == "answers" { "Answer validation" } else { "Question quality" }.into());
                                 kind.set(k);
                             }>
-                                <option value="questions" selected=true>"Rate questions (Likert, seed 000 §V-C)"</option>
-                                <option value="answers">"Validate answers and categories (seed 004 §2.5)"</option>
+                                <option value="questions" selected=true>"Rate questions (Likert, as the Unbiased GraphRAG Evaluation paper's user study)"</option>
+                                <option value="answers">"Validate answers and categories (as the HieraRAG paper's human validation)"</option>
                             </select>
                         </label>
                         <label>"Name " <input type="text" name="name" prop:value=move || name.get()
@@ -191,9 +193,9 @@ fn Designer(
                             <label>"Links expire after (days) " <input type="number" name="expires_days" min="1" placeholder="never"/></label>
                         </div>
                         <p class="muted small">{move || if validating() {
-                            "Seed 004's annotation: correctness 0–3, hallucination 0–2, answerability 0–3, and the category the rater thinks the question belongs to, among its level's categories (kept only when every drawn question has one hierarchical category). Raters see the source passage of each question."
+                            "The HieraRAG paper's annotation: correctness 0–3, hallucination 0–2, answerability 0–3, and the category the rater thinks the question belongs to, among its level's categories (kept only when every drawn question has one hierarchical category). Raters see the source passage of each question."
                         } else {
-                            "Seed 000's dimensions: Comprehensibility, Specificity and Answerability, each on a 5-point scale with a label on each point. Raters who give an attention check another score than it asks for are left out of the results (and counted)."
+                            "The Unbiased GraphRAG Evaluation paper's dimensions: Comprehensibility, Specificity and Answerability, each on a 5-point scale with a label on each point. Raters who give an attention check another score than it asks for are left out of the results (and counted)."
                         }}</p>
                         <div><button type="submit" id="create-study" disabled=move || action.pending().get() || draws().is_empty()>"Create study"</button></div>
                     </ActionForm>
@@ -251,26 +253,32 @@ pub fn StudyResultsPage() -> impl IntoView {
     let study = route_id("study");
     let project = Resource::new(move || id.get(), get_project);
     let rate = ServerAction::<StartStudyRating>::new();
+    // While the study is open (raters may be at work) or its LLM rater
+    // runs, the page asks every 2 s whether any rating changed, and
+    // refetches the results only when one did.
     let live = RwSignal::new(false);
     let tick = crate::components::jobs::ticker(live);
-    let results =
-        Resource::new(move || (study.get(), rate.version().get(), tick.get()), |(s, _, _)| get_study_results(s));
+    let version = Resource::new(move || (study.get(), tick.get() / 2), |(s, _)| study_results_version(s));
+    let results = Resource::new(
+        move || (study.get(), rate.version().get(), version.get().and_then(Result::ok)),
+        |(s, _, _)| get_study_results(s),
+    );
     view! {
         <Title text="Study results"/>
         <ProjectBar project_id=id.get_untracked() project active="studies"/>
         <main class="page wide">
             <p class="small"><a href=format!("/projects/{}/studies", id.get_untracked())>"← Studies"</a></p>
-            <Suspense fallback=|| view! { <p class="muted">"Loading the results…"</p> }>
+            <Transition fallback=|| view! { <p class="muted">"Loading the results…"</p> }>
                 {move || Suspend::new(async move {
                     match results.await {
                         Err(e) => view! { <ErrorNote error=e/> }.into_any(),
                         Ok(r) => {
-                            live.set(r.llm.as_ref().is_some_and(|l| l.status.is_active()));
+                            live.set(r.study.is_open || r.llm.as_ref().is_some_and(|l| l.status.is_active()));
                             view! { <Results r rate/> }.into_any()
                         }
                     }
                 })}
-            </Suspense>
+            </Transition>
             <ActionError action=rate/>
         </main>
     }
@@ -279,11 +287,16 @@ pub fn StudyResultsPage() -> impl IntoView {
 fn rows_table(rows: Vec<StudySummaryRow>, group: &'static str) -> impl IntoView {
     view! {
         <table class="grid study-table">
-            <thead><tr><th>"Dimension"</th><th>{group}</th><th class="num">"Ratings"</th><th class="num">"Mean"</th><th>"95% interval"</th><th>"Ratings per point, lowest first"</th></tr></thead>
+            <thead><tr><th>"Dimension"</th><th>{group}</th><th class="num">"Ratings (raters)"</th><th class="num">"Mean"</th><th>"95% interval"</th><th>"Ratings per point, lowest first"</th></tr></thead>
             <tbody>
                 {rows.into_iter().map(|r| view! {
-                    <tr><td>{r.dimension}</td><td>{r.group}</td><td class="num">{r.n}</td><td class="num mean">{format!("{:.2}", r.mean)}</td>
-                        <td>{r.ci.map_or("—".into(), |(l, h)| format!("{l:.2}–{h:.2}"))}</td>
+                    <tr><td>{r.dimension}</td><td>{r.group}</td>
+                        <td class="num">{format!("{} ({} {})", format::int(r.n as i64), r.raters, if r.raters == 1 { "rater" } else { "raters" })}</td>
+                        <td class="num mean">{format!("{:.2}", r.mean)}</td>
+                        <td class="ci">{match r.ci {
+                            Some((l, h)) => format!("{l:.2}–{h:.2}{}", if r.clipped { " (clipped to the scale)" } else { "" }),
+                            None => format!("— (needs {} raters)", crate::model::MIN_RATERS_FOR_INTERVAL),
+                        }}</td>
                         <td class="mono small">{r.distribution.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(" · ")}</td></tr>
                 }).collect_view()}
             </tbody>
@@ -338,12 +351,12 @@ pub fn Results(
         </figure>
         <h2>{if answers { "Per answer source" } else { "Per question source" }}</h2>
         {rows_table(r.by_source.clone(), "Source")}
-        <p class="muted small">"The interval is mean ± t(0.975, n − 1) · s / √n over the ratings (each rater's rating of each question counts once; raters who missed an attention check are left out)."</p>
+        <p class="muted small">"The interval is mean ± t(0.975, n − 1) · s / √n over the ratings (each rater's rating of each question counts once; raters who missed an attention check are left out), shown from 3 raters on and clipped to the scale: with fewer raters the spread is one or two people's habits, and a t interval over a handful of ratings runs off the scale."</p>
         <h2>"Per level"</h2>
         {rows_table(r.by_level.clone(), "Level")}
         <h2>"Agreement between raters"</h2>
         <table class="grid" id="study-agreement">
-            <thead><tr><th>"Dimension"</th><th class="num symbol">"Fleiss' κ"</th><th class="num symbol">"Items (κ)"</th><th class="num symbol">"Krippendorff's α (ordinal)"</th></tr></thead>
+            <thead><tr><th>"Dimension"</th><th class="num symbol">"Fleiss' κ"<Help text=help::KAPPA/></th><th class="num symbol">"Items (κ)"</th><th class="num symbol">"Krippendorff's α (ordinal)"<Help text=help::ALPHA/></th></tr></thead>
             <tbody>
                 {r.agreement.iter().map(|(d, k, n, a)| view! {
                     <tr><td>{d.clone()}</td><td class="num">{k.map_or("—".into(), |k| format!("{k:.3}"))}</td><td class="num">{*n}</td>
@@ -368,7 +381,7 @@ pub fn Results(
             {r.category_agreement.map(|(k, n, a)| view! {
                 <p class="small">{format!("Between raters: Fleiss' κ {} over {n} items, Krippendorff's α (nominal) {}.", opt3(k), opt3(a))}</p>
             })}
-            <p class="muted small">"Seed 004 §2.5: a pick agrees exactly when it is the generator's category, and by parent when it shares the generator's parent category (at the coarse level only the exact category counts). Chance is what picking uniformly among the offered categories would give."</p>
+            <p class="muted small">"As " <Cite paper=Paper::HieraRag at="§2.5"/> ": a pick agrees exactly when it is the generator's category, and by parent when it shares the generator's parent category (at the coarse level only the exact category counts). Chance is what picking uniformly among the offered categories would give."</p>
         })}
         <h2>"Humans and the LLM"</h2>
         {match r.llm.clone() {

@@ -85,6 +85,33 @@ impl Request {
         }
     }
 
+    /// `path` (`/share/…`, `/s/…`) as an absolute URL people can open from
+    /// elsewhere: under the configured base URL, else under the scheme and
+    /// host this request came to (a host that is not a plain host name or
+    /// address is not echoed: the path alone is returned then).
+    pub fn absolute(&self, path: &str) -> String {
+        if let Some(base) = self.state.config.base_url.as_deref().filter(|b| !b.is_empty()) {
+            return format!("{}{path}", base.trim_end_matches('/'));
+        }
+        let Some(parts) = leptos::prelude::use_context::<axum::http::request::Parts>() else {
+            return path.to_string();
+        };
+        let host = parts
+            .headers
+            .get(axum::http::header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .or_else(|| parts.uri.authority().map(|a| a.as_str()))
+            .unwrap_or("");
+        let plain = !host.is_empty()
+            && host.len() <= 255
+            && host.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']'));
+        if !plain {
+            return path.to_string();
+        }
+        let scheme = if crate::ssr::auth::came_over_https(&parts.headers, &parts.uri) { "https" } else { "http" };
+        format!("{scheme}://{host}{path}")
+    }
+
     /// Refused (403) unless the caller may `need` the project of `obj`; the
     /// project's id if so.
     pub async fn require(&self, obj: Obj, need: Need) -> AppResult<i64> {

@@ -27,6 +27,10 @@ pub struct Config {
     /// `llm.api_key_env`): the binary passes the process environment; by
     /// default nothing is found. The layers below never read it themselves.
     pub env: fn(&str) -> Option<String>,
+    /// The address people reach this server at (`--base-url`, e.g.
+    /// `https://assay.lab.example`): share and study links are shown under
+    /// it. Without it, the request's own scheme and host are used.
+    pub base_url: Option<String>,
 }
 
 impl Default for Config {
@@ -39,6 +43,7 @@ impl Default for Config {
             require_login: true,
             secure_cookies: false,
             env: |_| None,
+            base_url: None,
         }
     }
 }

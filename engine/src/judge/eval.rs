@@ -470,6 +470,8 @@ pub struct BiasAudit {
     pub legacy_length_decided: usize,
     pub legacy_longer_wins: Option<f64>,
     /// Legacy verdicts, and how often the answer shown first (always A) won.
+    #[serde(default)]
+    pub legacy_verdicts: usize,
     pub legacy_first_wins: Option<f64>,
     /// Mean and largest standard deviation of a pair's win rate across trials.
     pub trial_std_mean: Option<f64>,
@@ -673,6 +675,104 @@ fn alignment_summary(pair: &PairInput) -> AlignmentSummary {
     s
 }
 
+/// How strong a bias toward one side is: the share `rate` of `n` decided
+/// verdicts that went to that side, against the 50% of a judge without it.
+/// "none shown" when an exact two-sided binomial (sign) test cannot tell
+/// it from 50% at 0.05; else by the distance from 50%: under 10 points
+/// slight, under 20 moderate, else strong (our bands, not a paper's: seed
+/// 000 only reports that its judges prefer the first and the longer answer).
+fn strength(rate: f64, n: usize) -> Option<&'static str> {
+    let k = (rate * n as f64).round() as u64;
+    let p = crate::stats::sign_test(k, n as u64)?.p_value;
+    // In whole percentage points, so 70% is 20 points, not 19.999….
+    let d = ((rate - 0.5).abs() * 100.0).round();
+    Some(if p >= 0.05 {
+        "none shown"
+    } else if d < 10.0 {
+        "slight"
+    } else if d < 20.0 {
+        "moderate"
+    } else {
+        "strong"
+    })
+}
+
+impl BiasAudit {
+    /// What the rates mean for this judge, one sentence per bias the
+    /// evaluation could measure, and what the protocol did about it
+    /// (`align`, `exchange`: whether length alignment and position
+    /// exchange ran; `tolerance`: alignment's tolerance in words).
+    ///
+    /// Only with position exchange is "the first-shown answer wins" a
+    /// measure of position bias: each draw shows A first once and B first
+    /// once, so which answer is better cancels out. In one order (and in
+    /// the legacy protocol) a better A and a first-shown A look the same,
+    /// and the sentence says so instead of naming a bias.
+    pub fn verdicts(&self, align: bool, exchange: bool, tolerance: usize) -> Vec<String> {
+        let pct = |v: f64| format!("{:.0}%", v * 100.0);
+        let mut out = Vec::new();
+        if let (Some(r), n) = (self.first_shown_wins, self.decided_judgments) {
+            match (exchange && self.exchanged_draws > 0, strength(r, n)) {
+                (true, Some("none shown")) => out.push(format!(
+                    "Position: the answer shown first wins {} of {n} decided judgments and the verdict flips in {} of {} draws \
+                     judged in both orders: no position bias these judgments can show.",
+                    pct(r),
+                    pct(self.flip_rate.unwrap_or(0.0)),
+                    self.exchanged_draws
+                )),
+                (true, Some(s)) => out.push(format!(
+                    "Position: the answer shown first wins {} of {n} decided judgments and the verdict flips in {} of {} draws \
+                     judged in both orders: a {s} position bias toward the {} answer; position exchange judges every draw in \
+                     both orders, so it cancels out of the rates above.",
+                    pct(r),
+                    pct(self.flip_rate.unwrap_or(0.0)),
+                    self.exchanged_draws,
+                    if r >= 0.5 { "first" } else { "second" }
+                )),
+                (false, Some(_)) => out.push(format!(
+                    "Position: position exchange was off, so A was always shown first and won {} of {n} decided judgments; \
+                     in one order a better A and a first-shown A look the same, and any position bias is in the rates above.",
+                    pct(r)
+                )),
+                (_, None) => {}
+            }
+        }
+        if let (Some(r), n) = (self.longer_wins, self.length_decided) {
+            if let Some(s) = strength(r, n) {
+                let cure = if align {
+                    format!("length alignment brought each pair's answers within {tolerance} words before judging, which removes most of it")
+                } else {
+                    "length alignment was off, so it is in the rates above".to_string()
+                };
+                out.push(if s == "none shown" {
+                    format!(
+                        "Length: the longer answer wins {} of {n} decided judgments between unequal lengths: no length bias \
+                         these judgments can show.",
+                        pct(r)
+                    )
+                } else {
+                    format!(
+                        "Length: the longer answer wins {} of {n} decided judgments between unequal lengths: a {s} lean toward \
+                         the {side} answer (part of it may be that the {side} answers here are better); {cure}.",
+                        pct(r),
+                        side = if r >= 0.5 { "longer" } else { "shorter" }
+                    )
+                });
+            }
+        }
+        if let (Some(r), n) = (self.legacy_first_wins, self.legacy_verdicts) {
+            if n > 0 {
+                out.push(format!(
+                    "Legacy protocol: A, always shown first, wins {} of {n} verdicts; in one order a better A and a \
+                     first-shown A look the same, which is why the unbiased protocol exchanges positions.",
+                    pct(r)
+                ));
+            }
+        }
+        out
+    }
+}
+
 fn audit(pairs: &[PairInput], reports: &[PairReport]) -> BiasAudit {
     let mut audit = BiasAudit::default();
     let (mut flips, mut first_wins, mut longer_wins) = (0usize, 0usize, 0usize);
@@ -720,6 +820,7 @@ fn audit(pairs: &[PairInput], reports: &[PairReport]) -> BiasAudit {
     audit.flip_rate = rate(flips, audit.exchanged_draws);
     audit.first_shown_wins = rate(first_wins, audit.decided_judgments);
     audit.longer_wins = rate(longer_wins, audit.length_decided);
+    audit.legacy_verdicts = legacy_n;
     audit.legacy_first_wins = rate(legacy_first, legacy_n);
     audit.legacy_length_decided = legacy_len_n;
     audit.legacy_longer_wins = rate(legacy_longer, legacy_len_n);
@@ -796,6 +897,44 @@ mod tests {
 
     fn j(order: Order, repeat: u32, a: [u8; 4], b: [u8; 4]) -> Judgment {
         Judgment { order, repeat, a, b }
+    }
+
+    #[test]
+    fn the_bias_audit_says_what_its_rates_mean() {
+        // 84 of 120 decided judgments went to the first-shown answer (70%,
+        // exact binomial p ≈ 1.4e-5): strong; 62 of 120 is p = 0.78: none shown.
+        let audit = |first: f64, longer: f64| BiasAudit {
+            exchanged_draws: 60,
+            flip_rate: Some(0.42),
+            decided_judgments: 120,
+            first_shown_wins: Some(first),
+            length_decided: 120,
+            longer_wins: Some(longer),
+            legacy_verdicts: 20,
+            legacy_first_wins: Some(0.9),
+            ..Default::default()
+        };
+        let v = audit(0.70, 62.0 / 120.0).verdicts(true, true, 10);
+        assert_eq!(v.len(), 3, "{v:?}");
+        assert!(v[0].contains("wins 70% of 120") && v[0].contains("flips in 42% of 60"), "{}", v[0]);
+        assert!(v[0].contains("a strong position bias toward the first answer") && v[0].contains("cancels out"), "{}", v[0]);
+        assert!(v[1].contains("no length bias these judgments can show"), "{}", v[1]);
+        assert!(v[2].starts_with("Legacy protocol: A, always shown first, wins 90% of 20 verdicts"), "{}", v[2]);
+        // 45% of 120 (p = 0.32) is none shown; 85% of 120 is strong.
+        let v = audit(0.45, 0.85).verdicts(false, true, 10);
+        assert!(v[0].contains("no position bias these judgments can show"), "{}", v[0]);
+        assert!(v[1].contains("a strong lean toward the longer answer") && v[1].contains("alignment was off"), "{}", v[1]);
+        // 60% of 120 (p ≈ 0.035) is 10 points: moderate, as 66% is.
+        assert!(audit(0.60, 0.66).verdicts(true, true, 10)[0].contains("a moderate position bias"));
+        assert!(audit(0.60, 0.66).verdicts(true, true, 10)[1].contains("a moderate lean toward the longer answer"));
+        // 56% of 400 (p ≈ 0.019) is 6 points: slight.
+        let many = BiasAudit { decided_judgments: 400, ..audit(0.56, 0.5) };
+        assert!(many.verdicts(true, true, 10)[0].contains("a slight position bias"), "{:?}", many.verdicts(true, true, 10));
+        // Without exchange the first-shown answer is always A: no bias is named.
+        let v = audit(0.70, 0.5).verdicts(true, false, 10);
+        assert!(v[0].contains("a better A and a first-shown A look the same") && !v[0].contains("strong"), "{}", v[0]);
+        // Nothing decided: nothing said.
+        assert!(BiasAudit::default().verdicts(true, true, 10).is_empty());
     }
 
     #[test]

@@ -152,7 +152,7 @@ impl LevelStats {
     pub fn warning(&self) -> Option<String> {
         (self.min_per_category < MIN_PER_CATEGORY).then(|| {
             format!(
-                "{} question{} in the smallest category (fewer than seed 004's {MIN_PER_CATEGORY}): the category means' noise can exceed the differences between levels",
+                "{} question{} in the smallest category (fewer than the HieraRAG paper's {MIN_PER_CATEGORY}): the category means' noise can exceed the differences between levels",
                 self.min_per_category,
                 if self.min_per_category == 1 { "" } else { "s" }
             )
@@ -664,7 +664,7 @@ mod tests {
         // finest level "wins" on noise alone — and a warning says so.
         let null = analyse(&hierarchy(10, 0.0, 0.2, 2), 4);
         let levels = &null[0].levels;
-        assert!(levels.iter().all(|l| l.warning().is_some_and(|w| w.contains("fewer than seed 004's 38"))));
+        assert!(levels.iter().all(|l| l.warning().is_some_and(|w| w.contains("fewer than the HieraRAG paper's 38"))));
         assert!(levels[2].power_floor.unwrap() > levels[0].power_floor.unwrap(), "{levels:?}");
         assert!(levels.iter().filter(|l| l.above_floor() == Some(true)).count() <= 1, "{levels:?}");
         // Seeded: the same scores give the same intervals.

@@ -19,7 +19,7 @@ use super::{Corpus, Method};
 /// The built-in methods: `(name, what it is)`.
 pub const METHODS: &[(&str, &str)] = &[
     ("naive", "NaiveRAG: the top k chunks by embedding similarity (all-MiniLM-L6-v2 in process, or the endpoint's)"),
-    ("bm25", "BM25 over the chunks, top k (seed 004: k = 10)"),
+    ("bm25", "BM25 over the chunks, top k (the HieraRAG paper: k = 10)"),
     ("lightrag", "LightRAG-style dual-level keywords over entities and relations"),
     ("fastgraphrag", "FastGraphRAG-style personalized PageRank from the question's entities"),
     ("graphrag-local", "GraphRAG-style local search: entities, their community reports, chunks"),

@@ -240,37 +240,63 @@ pub struct Rating {
     pub score: u8,
 }
 
+/// Raters a group's ratings must come from before its interval is shown:
+/// with fewer, the spread is one or two people's habits, not the
+/// population's, and a t interval over a handful of ratings runs off the
+/// scale (two ratings of 1 and 5 give −20.4 to 26.4).
+pub const MIN_RATERS_FOR_INTERVAL: usize = 3;
+
 /// Mean and 95% interval of a group of ratings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     pub group: String,
+    /// Ratings, and the raters they came from.
     pub n: usize,
+    #[serde(default)]
+    pub raters: usize,
     pub mean: f64,
-    /// mean ± t(0.975, n − 1) · s / √n over the ratings (`None` for n < 2).
+    /// mean ± t(0.975, n − 1) · s / √n over the ratings, clipped to the
+    /// scale (a mean cannot leave it); `None` with fewer than
+    /// [`MIN_RATERS_FOR_INTERVAL`] raters or fewer than 2 ratings.
     pub ci: Option<(f64, f64)>,
+    /// Whether the interval was clipped at an end of the scale.
+    #[serde(default)]
+    pub clipped: bool,
     /// How many ratings gave each point of the scale, lowest first.
     pub distribution: Vec<usize>,
 }
 
-fn summary(group: &str, scores: &[u8], d: &Dimension) -> Option<Summary> {
-    if scores.is_empty() {
-        return None;
-    }
+/// mean ± t(0.975, n − 1) · s / √n of `scores` (`None` for fewer than 2).
+fn t_interval(scores: &[u8], mean: f64) -> Option<(f64, f64)> {
     let n = scores.len();
-    let mean = scores.iter().map(|s| *s as f64).sum::<f64>() / n as f64;
-    let ci = (n >= 2).then(|| {
+    (n >= 2).then(|| {
         let sd = (scores.iter().map(|s| (*s as f64 - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt();
         let t = StudentsT::new(0.0, 1.0, (n - 1) as f64).map_or(1.96, |d| d.inverse_cdf(0.975));
         let half = t * sd / (n as f64).sqrt();
         (mean - half, mean + half)
-    });
+    })
+}
+
+/// A group's summary from its (rater, score) ratings.
+fn summary(group: &str, ratings: &[(i64, u8)], d: &Dimension) -> Option<Summary> {
+    if ratings.is_empty() {
+        return None;
+    }
+    let scores: Vec<u8> = ratings.iter().map(|r| r.1).collect();
+    let raters = ratings.iter().map(|r| r.0).collect::<std::collections::BTreeSet<_>>().len();
+    let n = scores.len();
+    let mean = scores.iter().map(|s| *s as f64).sum::<f64>() / n as f64;
+    let (lo, hi) = (f64::from(d.min), f64::from(d.max()));
+    let raw = t_interval(&scores, mean).filter(|_| raters >= MIN_RATERS_FOR_INTERVAL);
+    let clipped = raw.is_some_and(|(l, h)| l < lo || h > hi);
+    let ci = raw.map(|(l, h)| (l.max(lo), h.min(hi)));
     let mut distribution = vec![0; d.labels.len()];
-    for s in scores {
+    for s in &scores {
         if let Some(slot) = s.checked_sub(d.min).and_then(|i| distribution.get_mut(i as usize)) {
             *slot += 1;
         }
     }
-    Some(Summary { group: group.to_string(), n, mean, ci, distribution })
+    Some(Summary { group: group.to_string(), n, raters, mean, ci, clipped, distribution })
 }
 
 /// Agreement on one dimension.
@@ -401,13 +427,13 @@ pub fn results(items: &[Item], dimensions: &[Dimension], ratings: &[Rating]) -> 
             category = Some(category_results(&by_id, &of_d));
             continue;
         }
-        let mut sources: BTreeMap<String, Vec<u8>> = BTreeMap::new();
-        let mut levels: BTreeMap<String, Vec<u8>> = BTreeMap::new();
+        let mut sources: BTreeMap<String, Vec<(i64, u8)>> = BTreeMap::new();
+        let mut levels: BTreeMap<String, Vec<(i64, u8)>> = BTreeMap::new();
         let mut per_item: BTreeMap<i64, Vec<i64>> = BTreeMap::new();
         for r in &of_d {
             let item = by_id[&r.item];
-            sources.entry(item.source.clone()).or_default().push(r.score);
-            levels.entry(item.level.clone().unwrap_or_else(|| "(none)".into())).or_default().push(r.score);
+            sources.entry(item.source.clone()).or_default().push((r.rater, r.score));
+            levels.entry(item.level.clone().unwrap_or_else(|| "(none)".into())).or_default().push((r.rater, r.score));
             per_item.entry(r.item).or_default().push(r.score as i64);
         }
         let domain: Vec<i64> = (dim.min..=dim.max()).map(i64::from).collect();
@@ -759,10 +785,12 @@ mod tests {
         let graph = &d.by_source[0];
         assert_eq!((graph.group.as_str(), graph.n), ("graph", 6));
         assert!((graph.mean - 28.0 / 6.0).abs() < 1e-12);
-        // scipy.stats.t.interval(0.95, 5, loc=x.mean(), scale=scipy.stats.sem(x)), x = [5,4,5,5,5,4].
+        // scipy.stats.t.interval(0.95, 5, loc=x.mean(), scale=scipy.stats.sem(x)), x = [5,4,5,5,5,4]:
+        // 4.124740432502177 to 5.208592900831157, its top clipped to the scale's 5.
         let (lo, hi) = graph.ci.unwrap();
-        assert!((lo - 4.124740432502177).abs() < 1e-9 && (hi - 5.208592900831157).abs() < 1e-9, "{lo} {hi}");
+        assert!((lo - 4.124740432502177).abs() < 1e-9 && hi == 5.0, "{lo} {hi}");
         assert_eq!(graph.distribution, [0, 0, 0, 2, 4]);
+        assert_eq!((graph.raters, graph.clipped), (3, true));
         assert!(res.category.is_none());
         assert_eq!(d.by_source[1].group, "summary");
         assert_eq!(d.by_level.iter().map(|s| s.group.as_str()).collect::<Vec<_>>(), ["edge", "node", "summary"]);
@@ -775,6 +803,37 @@ mod tests {
         for text in ["Comprehensibility", "graph", "summary", "4.67", "2.33"] {
             assert!(svg.contains(text), "{text}");
         }
+    }
+
+    #[test]
+    fn an_interval_needs_three_raters_and_stays_on_the_scale() {
+        let items: Vec<Item> = (1..=2)
+            .map(|id| Item {
+                id,
+                source: "graph".into(),
+                level: None,
+                attention: None,
+                category: None,
+                choices: vec![],
+            })
+            .collect();
+        let r = |rater, item, score| Rating { rater, item, dimension: 0, score };
+        let dims = &default_dimensions()[..1];
+        // Two raters, far apart: scipy's t interval of [1, 5, 1, 5] is
+        // 3 ± 3.182·2.309/2 = −0.67 to 6.67; with two raters none is shown.
+        let two = vec![r(1, 1, 1), r(1, 2, 5), r(2, 1, 1), r(2, 2, 5)];
+        let s = &results(&items, dims, &two).dimensions[0].by_source[0];
+        assert_eq!((s.n, s.raters, s.ci), (4, 2, None));
+        // A third rater: shown, clipped to 1–5 (raw 0.70 to 5.30 for
+        // [1,5,1,5,1,5], scipy.stats.t.interval(0.95, 5, 3, sem)).
+        let three = [two, vec![r(3, 1, 1), r(3, 2, 5)]].concat();
+        let s = &results(&items, dims, &three).dimensions[0].by_source[0];
+        assert_eq!((s.n, s.raters, s.ci, s.clipped), (6, 3, Some((1.0, 5.0)), true));
+        // Within the scale, nothing is clipped.
+        let near = vec![r(1, 1, 3), r(1, 2, 4), r(2, 1, 4), r(2, 2, 4), r(3, 1, 3), r(3, 2, 4)];
+        let s = &results(&items, dims, &near).dimensions[0].by_source[0];
+        let (lo, hi) = s.ci.unwrap();
+        assert!(!s.clipped && lo > 1.0 && hi < 5.0 && lo < s.mean && s.mean < hi);
     }
 
     fn item(id: i64, category: &str, choices: &[&str]) -> Item {

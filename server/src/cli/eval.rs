@@ -143,8 +143,13 @@ async fn resolve_set(pool: &SqlitePool, project: i64, set: i64, token: &str) -> 
         }
         anyhow::bail!("answer set {id} does not answer question set {set}");
     }
-    if let Some(s) =
-        sets.iter().rev().find(|s| s.name == token).or_else(|| sets.iter().rev().find(|s| s.method == token))
+    // By method, the latest set a user made: a sanity check's second run
+    // belongs to its check (by name or id it can still be named).
+    if let Some(s) = sets
+        .iter()
+        .rev()
+        .find(|s| s.name == token)
+        .or_else(|| sets.iter().rev().find(|s| s.method == token && s.sanity_of.is_none()))
     {
         return Ok(s.id);
     }

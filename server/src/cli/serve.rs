@@ -35,6 +35,11 @@ pub(super) struct ServeArgs {
     /// reverse proxy counts).
     #[arg(long, env = "ASSAY_SECURE_COOKIES")]
     secure_cookies: bool,
+    /// The address people reach Assay at (e.g. https://assay.lab.example,
+    /// behind a proxy): share and study links are shown under it. Without
+    /// it, under the scheme and host each request came to.
+    #[arg(long, env = "ASSAY_BASE_URL", value_name = "URL")]
+    base_url: Option<String>,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -57,6 +62,7 @@ impl LimitArgs {
             require_login: true,
             secure_cookies: false,
             env: process_env,
+            base_url: None,
         }
     }
 }
@@ -88,6 +94,11 @@ pub(super) async fn serve(
     config.llm_base = llm.clone();
     config.require_login = !args.no_login;
     config.secure_cookies = args.secure_cookies;
+    if let Some(base) = &args.base_url {
+        let ok = (base.starts_with("http://") || base.starts_with("https://")) && !base.contains(char::is_whitespace);
+        anyhow::ensure!(ok, "--base-url {base}: expected an http:// or https:// address");
+        config.base_url = Some(base.trim_end_matches('/').to_string());
+    }
     if args.no_login {
         println!("Owner login is OFF (--no-login): anyone who reaches {addr} can change everything.");
     } else if !app::ssr::auth::has_owner(&pool).await? {

@@ -63,12 +63,14 @@ pub async fn export(
 }
 
 /// `GET /api/projects/{id}/answers/cost.svg`: tokens and query time per
-/// question for every answer set (seed 000 Table II as a chart).
+/// question for every answer set (seed 000 Table II as a chart), but a
+/// sanity check's second runs (they belong to their check).
 pub async fn cost_svg(State(state): State<AppState>, granted: Granted) -> Response {
     match app::ssr::store::answers::cost_table(&state.pool, granted.project).await {
         Ok(rows) => {
             let bars: Vec<engine::rag::cost::CostBar> = rows
                 .iter()
+                .filter(|r| r.sanity_of.is_none())
                 .map(|r| {
                     (format!("#{} {}", r.answer_set_id, r.name), r.avg_tokens, r.avg_query_ms.map(|ms| ms / 1000.0))
                 })

@@ -164,6 +164,7 @@ fn plain_routes(max_upload: u64) -> Vec<PlainRoute> {
         route(Method::POST, "/api/projects/{project}/answers/import", answers::import),
         route(Method::GET, "/api/projects/{project}/answers/{answer_set}/export", answers::export),
         route(Method::GET, "/api/projects/{project}/answers/cost.svg", answers::cost_svg),
+        route(Method::GET, "/api/projects/{project}/graph/{file}", graph_file),
         route(Method::GET, "/api/metrics/{metrics_run}/{file}", metrics::file),
         route(Method::GET, "/api/experiments/{experiment}/{file}", experiments::file),
         route(Method::GET, "/api/evaluations/{evaluation}/plots/{file}", evaluations::plot),
@@ -363,6 +364,37 @@ fn download(body: String, format: &str, stem: &str) -> Response {
     let mime = if format == "csv" { "text/csv; charset=utf-8" } else { "application/x-ndjson; charset=utf-8" };
     let disposition = format!("attachment; filename=\"{stem}.{format}\"");
     ([(header::CONTENT_TYPE, mime.to_string()), (header::CONTENT_DISPOSITION, disposition)], body).into_response()
+}
+
+/// `GET /api/projects/{id}/graph/graph.json|graph.graphml`: the project's
+/// knowledge graph as a file (the layout `assay graph export` writes and
+/// `assay graph import` reads).
+async fn graph_file(State(state): State<AppState>, granted: Granted, Path((_, file)): Path<(i64, String)>) -> Response {
+    graph_download(&state.pool, granted.project, &file).await
+}
+
+/// A project's graph as `graph.json` or `graph.graphml` (also a shared graph's).
+pub(crate) async fn graph_download(pool: &sqlx::SqlitePool, project: i64, file: &str) -> Response {
+    let (mime, json) = match file {
+        "graph.json" => ("application/json; charset=utf-8", true),
+        "graph.graphml" => ("application/graphml+xml; charset=utf-8", false),
+        other => return error(StatusCode::NOT_FOUND, format!("no \"{other}\": graph.json or graph.graphml")),
+    };
+    match app::ssr::store::graph::export(pool, project).await {
+        Ok(export) => {
+            let body = if json {
+                match serde_json::to_string(&export) {
+                    Ok(s) => s,
+                    Err(e) => return app_error(app::error::internal("writing the graph as JSON", e)),
+                }
+            } else {
+                export.to_graphml()
+            };
+            let disposition = format!("attachment; filename=\"project-{project}-{file}\"");
+            ([(header::CONTENT_TYPE, mime.to_string()), (header::CONTENT_DISPOSITION, disposition)], body).into_response()
+        }
+        Err(e) => app_error(e),
+    }
 }
 
 /// An SVG image response.

@@ -15,6 +15,7 @@ pub async fn file(State(state): State<AppState>, Path((token, file)): Path<(Stri
         Ok((kind, id)) if kind == "questions" => questions_file(&state.pool, id, &file).await,
         Ok((kind, id)) if kind == "metrics" => super::metrics::file_of(&state.pool, id, &file).await,
         Ok((kind, id)) if kind == "experiment" => super::experiments::file_of(&state.pool, id, &file).await,
+        Ok((kind, id)) if kind == "graph" => super::graph_download(&state.pool, id, &file).await,
         Ok(_) => app_error(app::error::AppError::NotFound(format!("this shared page has no {file}"))),
         Err(e) => app_error(e),
     }

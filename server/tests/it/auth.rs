@@ -73,6 +73,16 @@ async fn only_the_logged_in_owner_reaches_anything_but_rater_links() {
     assert_eq!((r.status, r.location.as_deref()), (StatusCode::SEE_OTHER, Some("/setup")));
     assert_eq!(send(&h, get("/setup", None)).await.status, StatusCode::OK);
 
+    // A user's mistakes at setup are 4xx with their reason, and make no owner.
+    for (form, reason) in [
+        ("name=owner&password=correct+horse+battery&confirm=correct+horse+batter", "the two passwords differ"),
+        ("name=owner&password=short&confirm=short", "at least 10"),
+    ] {
+        let r = send(&h, post("/api/auth/setup", form, None, Some("http://assay.test"))).await;
+        assert_eq!(r.status, StatusCode::BAD_REQUEST, "{form}: {}", r.body);
+        assert!(r.body.contains(reason) && r.set_cookie.is_none(), "{form}: {}", r.body);
+    }
+    assert!(!app::ssr::auth::has_owner(&h.pool).await.unwrap());
     let setup = "name=owner&password=correct+horse+battery&confirm=correct+horse+battery";
     let r = send(&h, post("/api/auth/setup", setup, None, Some("http://assay.test"))).await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);

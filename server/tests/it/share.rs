@@ -250,3 +250,68 @@ async fn a_question_set_and_a_graph_explorer_are_shared_and_reach_nothing_else()
     assert_ne!(post(&router, "/api/share/graph", &format!("token={graph_token}&limit=100")).await.0, StatusCode::OK);
     assert_eq!(get(&router, &format!("/share/{graph_token}"), None).await.0, StatusCode::NOT_FOUND);
 }
+
+/// A server function call with request headers; (status, JSON).
+async fn post_with(
+    router: &axum::Router,
+    path: &str,
+    form: &str,
+    headers: &[(&str, &str)],
+) -> (StatusCode, serde_json::Value) {
+    let mut r = Request::post(path).header(header::CONTENT_TYPE, "application/x-www-form-urlencoded");
+    for (k, v) in headers {
+        r = r.header(*k, *v);
+    }
+    let resp = router.clone().oneshot(r.body(Body::from(form.to_string())).unwrap()).await.unwrap();
+    let status = resp.status();
+    let body = resp.into_body().collect().await.unwrap().to_bytes();
+    (status, serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn share_and_study_links_are_shown_as_absolute_urls() {
+    use leptos::server_fn::ServerFn;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("links.db");
+    let set = sample_with_answers(&db, [3, 2, 1]).await;
+    let study = json(&assay(&db, &["--json", "study", "create", "A", "--questions", &format!("{set}:3")], &[]).await)
+        ["study_id"]
+        .as_i64()
+        .unwrap();
+    let pool = app::ssr::store::open(&db).await.unwrap();
+    let owner = app::ssr::auth::create_user(&pool, "owner", "correct horse battery", "owner").await.unwrap();
+    let session = format!("assay_session={}", app::ssr::auth::new_session(&pool, owner).await.unwrap());
+    let options = server::web::leptos_options(dir.path(), "127.0.0.1:0".parse().unwrap());
+    let router = |base_url: Option<&str>| {
+        let config = app::ssr::state::Config { base_url: base_url.map(str::to_string), ..Default::default() };
+        server::web::router(pool.clone(), config, Default::default(), options.clone())
+    };
+    let share = app::api::CreateShare::PATH;
+    let link = app::api::AddStudyLink::PATH;
+    let share_form = "kind=questions&page_id=".to_string() + &set;
+    let link_form = format!("id={study}&kind=rater");
+    let token = |url: &str, prefix: &str| {
+        let rest = url.strip_prefix(prefix).unwrap_or_else(|| panic!("{url} does not start with {prefix}"));
+        assert_eq!(rest.len(), 48, "{url}");
+        assert!(rest.chars().all(|c| c.is_ascii_hexdigit()), "{url}");
+    };
+
+    // Under the scheme and host the request came to (a TLS proxy's header counts).
+    let direct = router(None);
+    let (status, url) = post_with(&direct, share, &share_form, &[("host", "assay.lab:8080"), ("cookie", &session)]).await;
+    assert_eq!(status, StatusCode::OK, "{url}");
+    token(url.as_str().unwrap(), "http://assay.lab:8080/share/");
+    let proxied = [("host", "assay.example"), ("x-forwarded-proto", "https"), ("cookie", &session)];
+    let (_, url) = post_with(&direct, link, &link_form, &proxied).await;
+    token(url.as_str().unwrap(), "https://assay.example/s/");
+    // A host that is not a plain name is not echoed: the path alone.
+    let (_, url) = post_with(&direct, share, &share_form, &[("host", "evil.test\"><script>"), ("cookie", &session)]).await;
+    token(url.as_str().unwrap(), "/share/");
+    // `--base-url` wins over the request's host.
+    let configured = router(Some("https://assay.lab.example/base"));
+    let (_, url) = post_with(&configured, share, &share_form, &[("host", "10.0.0.5:3000"), ("cookie", &session)]).await;
+    token(url.as_str().unwrap(), "https://assay.lab.example/base/share/");
+    // The links work: the share opens, the rater link answers.
+    let page = url.as_str().unwrap().trim_start_matches("https://assay.lab.example/base").to_string();
+    assert_eq!(get(&configured, &page, None).await.0, StatusCode::OK);
+}

@@ -166,6 +166,18 @@ pub fn GraphExplorer(source: GraphSource, #[prop(into)] reload: Signal<u64>) -> 
             }
         }
     });
+    // `?node=ID` changed while the explorer is open (a link to another
+    // entity, back and forward): select and centre it, no reload.
+    let node_in_url = Memo::new(move |_| query.read().get("node").and_then(|s| s.parse::<i64>().ok()));
+    Effect::new(move |prev: Option<Option<i64>>| {
+        let now = node_in_url.get();
+        if prev.is_some() && load.get_untracked().is_some_and(|l| l.is_ok()) {
+            if let Some(id) = now {
+                go_to(selection, id);
+            }
+        }
+        now
+    });
     #[cfg(feature = "hydrate")]
     {
         Effect::new(move |_| {

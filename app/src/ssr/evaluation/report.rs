@@ -100,9 +100,12 @@ pub async fn report(pool: &SqlitePool, id: i64) -> AppResult<(Stored, Report)> {
 pub fn plots(e: &Stored, r: &Report) -> Vec<(String, String)> {
     use engine::judge::plots;
     let by = format!("judged by {}", e.view.judge);
-    let mut out = vec![
-        ("box".to_string(), plots::box_plots_svg("Win and tie rates over trials (unbiased protocol)", &by, &r.pairs)),
-        (
+    let mut out = Vec::new();
+    // Only the plots of the protocols that ran: a legacy-only evaluation
+    // has no trials to box and no unbiased matrix.
+    if e.settings.protocol.unbiased() {
+        out.push(("box".to_string(), plots::box_plots_svg("Win and tie rates over trials (unbiased protocol)", &by, &r.pairs)));
+        out.push((
             "heatmap".to_string(),
             plots::heatmap_svg(
                 "Relative win rate, unbiased protocol (median over trials)",
@@ -110,8 +113,8 @@ pub fn plots(e: &Stored, r: &Report) -> Vec<(String, String)> {
                 &r.contenders,
                 &r.matrix,
             ),
-        ),
-    ];
+        ));
+    }
     if e.settings.protocol.legacy() {
         out.push((
             "legacy-heatmap".into(),
@@ -157,9 +160,15 @@ pub fn plots(e: &Stored, r: &Report) -> Vec<(String, String)> {
             }
         }
         let title = |what: &str| format!("{what}: {} vs {}", p.a_name, p.b_name);
-        out.push((format!("aspects-{tag}"), plots::stacked_svg(&title("Per aspect"), legend, &aspects)));
-        out.push((format!("levels-{tag}"), plots::stacked_svg(&title("Per question level"), legend, &levels)));
-        out.push((format!("legacy-{tag}"), plots::stacked_svg(&title("Legacy vs unbiased"), legend, &side)));
+        if !aspects.is_empty() {
+            out.push((format!("aspects-{tag}"), plots::stacked_svg(&title("Per aspect"), legend, &aspects)));
+        }
+        if !levels.is_empty() {
+            out.push((format!("levels-{tag}"), plots::stacked_svg(&title("Per question level"), legend, &levels)));
+        }
+        if e.settings.protocol.unbiased() && e.settings.protocol.legacy() {
+            out.push((format!("legacy-{tag}"), plots::stacked_svg(&title("Legacy vs unbiased"), legend, &side)));
+        }
     }
     out
 }
@@ -230,35 +239,48 @@ pub async fn report_view_of(pool: &SqlitePool, s: Snapshot) -> AppResult<Evaluat
     });
     let b = &r.bias;
     let rate = |v: Option<f64>| v.map_or("—".to_string(), pct);
-    let bias = vec![
-        (
-            "Verdict flips when the order swaps".into(),
-            rate(b.flip_rate),
-            format!("{} draws judged in both orders", b.exchanged_draws),
-        ),
-        (
+    let (unbiased, legacy) = (e.settings.protocol.unbiased(), e.settings.protocol.legacy());
+    let mut bias: Vec<(String, String, String)> = Vec::new();
+    if unbiased {
+        if e.settings.exchange {
+            bias.push((
+                "Verdict flips when the order swaps".into(),
+                rate(b.flip_rate),
+                format!("{} draws judged in both orders", b.exchanged_draws),
+            ));
+        }
+        bias.push((
             "The answer shown first wins".into(),
             rate(b.first_shown_wins),
             format!("{} judgments with a winner", b.decided_judgments),
-        ),
-        (
+        ));
+        bias.push((
             "The longer answer wins (as judged)".into(),
             rate(b.longer_wins),
             format!("{} judgments between unequal lengths", b.length_decided),
-        ),
-        ("Legacy: the first-shown answer wins".into(), rate(b.legacy_first_wins), "one verdict per question".into()),
-        (
+        ));
+    }
+    if legacy {
+        bias.push((
+            "Legacy: the first-shown answer wins".into(),
+            rate(b.legacy_first_wins),
+            format!("{} verdicts, one per question", b.legacy_verdicts),
+        ));
+        bias.push((
             "Legacy: the longer answer wins".into(),
             rate(b.legacy_longer_wins),
             format!("{} verdicts between unequal lengths", b.legacy_length_decided),
-        ),
-        (
+        ));
+    }
+    if unbiased {
+        bias.push((
             "Spread of a pair's win rate across trials (std)".into(),
             b.trial_std_mean
                 .map_or("—".into(), |m| format!("{m:.3} mean, {:.3} largest", b.trial_std_max.unwrap_or(m))),
             format!("{} pairs", r.pairs.len()),
-        ),
-    ];
+        ));
+    }
+    let bias_verdicts = b.verdicts(e.settings.align && unbiased, e.settings.exchange && unbiased, e.settings.tolerance);
     let (calls, cached_calls): (i64, i64) = match e.view.job_id {
         Some(j) => store::evaluations::call_counts(pool, j).await?,
         None => (0, 0),
@@ -274,13 +296,14 @@ pub async fn report_view_of(pool: &SqlitePool, s: Snapshot) -> AppResult<Evaluat
     };
     let no_verdict = no_verdict(&e, &r, judging.as_ref());
     Ok(EvaluationReportView {
-        box_svg: svg("box"),
-        heatmap_svg: svg("heatmap"),
+        box_svg: svgs.get("box").cloned(),
+        heatmap_svg: svgs.get("heatmap").cloned(),
         legacy_heatmap_svg: svgs.get("legacy-heatmap").cloned(),
         evaluation: e.view,
         pairs,
         sanity,
         bias,
+        bias_verdicts,
         calls,
         cached_calls,
         judge_reading,

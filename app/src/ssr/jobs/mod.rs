@@ -9,6 +9,7 @@
 //! settings are read once, typed ([`JobParams`]).
 
 pub mod params;
+mod summary;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,6 +21,7 @@ use sqlx::SqlitePool;
 use tokio_util::sync::CancellationToken;
 
 pub use params::JobParams;
+pub use summary::{job_summary, summarise_result};
 
 use crate::error::{AppError, AppResult};
 use crate::model::{JobKind, JobStatus, JobView};

@@ -150,6 +150,7 @@ struct SetRow {
     answers: i64,
     provider: Option<String>,
     model: Option<String>,
+    sanity_of: Option<i64>,
 }
 
 impl SetRow {
@@ -165,6 +166,7 @@ impl SetRow {
             created_at: self.created_at,
             answers: self.answers,
             made_by: self.provider.map(|p| crate::model::provider_label(&p, &self.model.unwrap_or_default())),
+            sanity_of: self.sanity_of,
         }
     }
 }
@@ -172,7 +174,9 @@ impl SetRow {
 const SET_SELECT: &str = "SELECT s.id, s.project_id, s.question_set_id, s.job_id, s.name, s.method, s.parameters,
      s.created_at, (SELECT COUNT(*) FROM answers a WHERE a.answer_set_id = s.id) AS answers,
      (SELECT provider FROM llm_calls c WHERE c.job_id = s.job_id AND c.purpose = 'answer' LIMIT 1) AS provider,
-     (SELECT model FROM llm_calls c WHERE c.job_id = s.job_id AND c.purpose = 'answer' LIMIT 1) AS model
+     (SELECT model FROM llm_calls c WHERE c.job_id = s.job_id AND c.purpose = 'answer' LIMIT 1) AS model,
+     (SELECT e.id FROM evaluations e WHERE s.job_id IS NOT NULL AND e.job_id = s.job_id
+        AND json_extract(e.settings, '$.sanity') = 1 LIMIT 1) AS sanity_of
      FROM answer_sets s";
 
 pub async fn list_sets(pool: &SqlitePool, project_id: i64) -> AppResult<Vec<AnswerSetView>> {
@@ -319,5 +323,6 @@ async fn cost_row(pool: &SqlitePool, s: AnswerSetView) -> AppResult<CostRow> {
         avg_retrieval_ms: retrieval,
         avg_cost_usd: cost,
         made_by: s.made_by,
+        sanity_of: s.sanity_of,
     })
 }

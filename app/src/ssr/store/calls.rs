@@ -294,3 +294,17 @@ pub async fn counts_of_job(pool: &SqlitePool, job_id: i64) -> crate::error::AppR
     .fetch_one(pool)
     .await?)
 }
+
+/// The mean latency (ms) of the last 500 answered, uncached calls to
+/// `provider`'s `model`, and how many that is (`None`: none yet).
+pub async fn recent_latency(pool: &SqlitePool, provider: &str, model: &str) -> crate::error::AppResult<Option<(f64, i64)>> {
+    let (mean, n): (Option<f64>, i64) = sqlx::query_as(
+        "SELECT AVG(latency_ms), COUNT(*) FROM (SELECT latency_ms FROM llm_calls
+           WHERE provider = ? AND model = ? AND cached = 0 AND error IS NULL ORDER BY id DESC LIMIT 500)",
+    )
+    .bind(provider)
+    .bind(model)
+    .fetch_one(pool)
+    .await?;
+    Ok(mean.filter(|_| n > 0).map(|m| (m, n)))
+}

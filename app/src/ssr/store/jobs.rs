@@ -191,8 +191,105 @@ pub async fn job_items(pool: &SqlitePool, job_id: i64) -> AppResult<Vec<JobItemV
             tokens,
             cost_usd,
             finished_at,
+            summary: String::new(),
         })
         .collect())
+}
+
+/// A page of a job's finished items (oldest first; `status`: only those),
+/// each with its result summarised rather than whole.
+pub async fn job_items_page(
+    pool: &SqlitePool,
+    job_id: i64,
+    status: Option<ItemStatus>,
+    page: i64,
+) -> AppResult<crate::model::JobItemsPage> {
+    use crate::model::ITEMS_PER_PAGE;
+    let status = status.map(|s| s.to_string());
+    let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM job_items WHERE job_id = ? AND (? IS NULL OR status = ?)")
+        .bind(job_id)
+        .bind(&status)
+        .bind(&status)
+        .fetch_one(pool)
+        .await?;
+    let pages = ((total + ITEMS_PER_PAGE - 1) / ITEMS_PER_PAGE).max(1);
+    let page = page.clamp(1, pages);
+    // The page's rows are picked by key alone, so the sort never carries
+    // the results (an answer with all its contexts) through it.
+    let rows: Vec<(String, String, Option<String>, Option<String>, i64, f64, String)> = sqlx::query_as(
+        "SELECT key, status, result, error, tokens, cost_usd, finished_at FROM job_items
+         WHERE job_id = ?1 AND rowid IN (
+            SELECT rowid FROM job_items WHERE job_id = ?1 AND (?2 IS NULL OR status = ?2)
+            ORDER BY finished_at, key LIMIT ?3 OFFSET ?4)
+         ORDER BY finished_at, key",
+    )
+    .bind(job_id)
+    .bind(&status)
+    .bind(ITEMS_PER_PAGE)
+    .bind((page - 1) * ITEMS_PER_PAGE)
+    .fetch_all(pool)
+    .await?;
+    let items = rows
+        .into_iter()
+        .map(|(key, status, result, error, tokens, cost_usd, finished_at)| JobItemView {
+            status: ItemStatus::parse(&status).unwrap_or(ItemStatus::Failed),
+            key,
+            summary: result.as_deref().map(crate::ssr::jobs::summarise_result).unwrap_or_default(),
+            result: None,
+            error,
+            tokens,
+            cost_usd,
+            finished_at,
+        })
+        .collect();
+    Ok(crate::model::JobItemsPage { items, total, page, pages })
+}
+
+/// One finished item, whole (its result as stored).
+pub async fn job_item(pool: &SqlitePool, job_id: i64, key: &str) -> AppResult<JobItemView> {
+    let row: Option<(String, String, Option<String>, Option<String>, i64, f64, String)> = sqlx::query_as(
+        "SELECT key, status, result, error, tokens, cost_usd, finished_at FROM job_items WHERE job_id = ? AND key = ?",
+    )
+    .bind(job_id)
+    .bind(key)
+    .fetch_optional(pool)
+    .await?;
+    let (key, status, result, error, tokens, cost_usd, finished_at) =
+        row.ok_or_else(|| AppError::NotFound(format!("job {job_id} has no finished item \"{key}\"")))?;
+    Ok(JobItemView {
+        status: ItemStatus::parse(&status).unwrap_or(ItemStatus::Failed),
+        key,
+        summary: String::new(),
+        result,
+        error,
+        tokens,
+        cost_usd,
+        finished_at,
+    })
+}
+
+/// A job's finished items in numbers: (done, failed, tokens, cost, first
+/// and last finish time), and the failures' commonest reasons.
+pub async fn item_totals(
+    pool: &SqlitePool,
+    job_id: i64,
+) -> AppResult<((i64, i64, i64, f64, Option<String>, Option<String>), Vec<(String, i64)>)> {
+    let totals: (i64, i64, i64, f64, Option<String>, Option<String>) = sqlx::query_as(
+        "SELECT COUNT(*) FILTER (WHERE status = 'done'), COUNT(*) FILTER (WHERE status = 'failed'),
+                COALESCE(SUM(tokens), 0), COALESCE(SUM(cost_usd), 0.0), MIN(finished_at), MAX(finished_at)
+         FROM job_items WHERE job_id = ?",
+    )
+    .bind(job_id)
+    .fetch_one(pool)
+    .await?;
+    let reasons: Vec<(String, i64)> = sqlx::query_as(
+        "SELECT COALESCE(error, '(no reason recorded)'), COUNT(*) AS n FROM job_items
+         WHERE job_id = ? AND status = 'failed' GROUP BY 1 ORDER BY n DESC, 1 LIMIT 10",
+    )
+    .bind(job_id)
+    .fetch_all(pool)
+    .await?;
+    Ok((totals, reasons))
 }
 
 /// The call log of one item of a job.

@@ -500,6 +500,16 @@ pub async fn set_chunk_settings(pool: &SqlitePool, project_id: i64, settings: Ch
     get_project(pool, project_id).await
 }
 
+/// A document's chunks in order: (id, index, tokens, text).
+pub async fn document_chunks(pool: &SqlitePool, document_id: i64) -> AppResult<Vec<crate::model::ChunkView>> {
+    let rows: Vec<(i64, i64, i64, String)> =
+        sqlx::query_as("SELECT id, idx, tokens, body FROM chunks WHERE document_id = ? ORDER BY idx")
+            .bind(document_id)
+            .fetch_all(pool)
+            .await?;
+    Ok(rows.into_iter().map(|(id, idx, tokens, text)| crate::model::ChunkView { id, idx, tokens, text }).collect())
+}
+
 /// `(chunk id, text)` of every chunk of a project, in order.
 pub async fn chunk_texts(pool: &SqlitePool, project_id: i64) -> AppResult<Vec<(i64, String)>> {
     Ok(sqlx::query_as("SELECT id, body FROM chunks WHERE project_id = ? ORDER BY document_id, idx")

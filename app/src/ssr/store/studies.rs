@@ -122,6 +122,19 @@ pub async fn counts(pool: &SqlitePool, id: i64) -> AppResult<(i64, i64, i64, i64
     Ok((items, attention, raters, completed))
 }
 
+/// What changes whenever a rating or a rater is added or changed: the
+/// results page refetches its results only when this does.
+pub async fn ratings_version(pool: &SqlitePool, study: i64) -> AppResult<String> {
+    let (n, last, raters): (i64, Option<String>, i64) = sqlx::query_as(
+        "SELECT COUNT(r.rater_id), MAX(r.rated_at), (SELECT COUNT(*) FROM raters WHERE study_id = ?1)
+         FROM ratings r JOIN raters ra ON ra.id = r.rater_id WHERE ra.study_id = ?1",
+    )
+    .bind(study)
+    .fetch_one(pool)
+    .await?;
+    Ok(format!("{n}:{}:{raters}", last.unwrap_or_default()))
+}
+
 /// A study's links: (id, kind, label, withdrawn).
 pub async fn links(pool: &SqlitePool, id: i64) -> AppResult<Vec<(i64, String, Option<String>, bool)>> {
     Ok(sqlx::query_as("SELECT id, kind, label, revoked FROM study_links WHERE study_id = ? ORDER BY id")

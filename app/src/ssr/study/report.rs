@@ -137,6 +137,8 @@ pub async fn llm_ratings(pool: &SqlitePool, job_id: i64) -> AppResult<Vec<study:
     Ok(out)
 }
 
+const _: () = assert!(engine::study::MIN_RATERS_FOR_INTERVAL == crate::model::MIN_RATERS_FOR_INTERVAL);
+
 pub async fn results_view(pool: &SqlitePool, id: i64) -> AppResult<StudyResultsView> {
     let Computed { view: v, dimensions: dims, results: r, llm } = results(pool, id).await?;
     let rows = |pick: fn(&study::DimensionResults) -> &Vec<study::Summary>| -> Vec<StudySummaryRow> {
@@ -147,8 +149,10 @@ pub async fn results_view(pool: &SqlitePool, id: i64) -> AppResult<StudyResultsV
                     dimension: d.dimension.clone(),
                     group: s.group.clone(),
                     n: s.n,
+                    raters: s.raters,
                     mean: s.mean,
                     ci: s.ci,
+                    clipped: s.clipped,
                     distribution: s.distribution.clone(),
                 })
             })

@@ -1,0 +1,87 @@
+//! Explanations in place: the two papers Assay implements, cited by title
+//! with their arXiv links, and a "?" beside each setting and metric that
+//! says what it is, how it is computed and where its default comes from
+//! (a tooltip on hover; a tap or click opens it inline, so it works on
+//! touch and before the page hydrates).
+
+use leptos::prelude::*;
+
+/// A paper Assay implements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Paper {
+    /// Zeng et al. 2025: graph-text-grounded questions, the unbiased judge.
+    Unbiased,
+    /// Dhole et al. 2026: HieraRAG, hierarchical question categories.
+    HieraRag,
+}
+
+impl Paper {
+    pub fn title(self) -> &'static str {
+        match self {
+            Paper::Unbiased => {
+                "How Significant Are the Real Performance Gains? An Unbiased Evaluation Framework for GraphRAG"
+            }
+            Paper::HieraRag => {
+                "How Fine-Grained Should a RAG Benchmark Be? A Hierarchical Framework for Synthetic Question Generation"
+            }
+        }
+    }
+
+    /// How the interface names it in running text.
+    pub fn short(self) -> &'static str {
+        match self {
+            Paper::Unbiased => "the Unbiased GraphRAG Evaluation paper (Zeng et al., 2025)",
+            Paper::HieraRag => "the HieraRAG paper (Dhole et al., 2026)",
+        }
+    }
+
+    pub fn url(self) -> &'static str {
+        match self {
+            Paper::Unbiased => "https://arxiv.org/abs/2506.06331",
+            Paper::HieraRag => "https://arxiv.org/abs/2606.12789",
+        }
+    }
+}
+
+/// A citation: the paper's short name linked to arXiv (its full title on
+/// hover), and where in it (`at`: a section's name, a table).
+#[component]
+pub fn Cite(paper: Paper, #[prop(optional, into)] at: Option<String>) -> impl IntoView {
+    view! {
+        <a class="cite" href=paper.url() target="_blank" rel="noopener" title=paper.title()>{paper.short()}</a>
+        {at.map(|a| format!(", {a}"))}
+    }
+}
+
+/// A "?" that explains `text` (hover: a tooltip; tap or click: inline).
+#[component]
+pub fn Help(#[prop(into)] text: String) -> impl IntoView {
+    view! {
+        <details class="help">
+            <summary title=text.clone() aria-label="What is this?">"?"</summary>
+            <span class="help-text">{text}</span>
+        </details>
+    }
+}
+
+/// The explanations, one per setting or metric: what it is, its
+/// definition, and the default's source.
+pub mod text {
+    pub const TRIALS: &str = "M, trials: the whole comparison (every question, both orders, N judgments each) is run M times; the box plots show the spread of the win rates over the trials and the headline is the median trial. Default 25, the Unbiased GraphRAG Evaluation paper's (§IV-B, trial statistics).";
+    pub const REPEATS: &str = "N, judgments per order: each order (A first, B first) is judged N times and its scores averaged, against the judge's randomness. Default 2, the Unbiased GraphRAG Evaluation paper's (§IV-B).";
+    pub const TOLERANCE: &str = "Tolerance: answers whose lengths differ by at most this many words count as aligned. Default 10 words, the Unbiased GraphRAG Evaluation paper's (§IV-B, length alignment: \"observed to have a negligible impact\").";
+    pub const ADJUSTMENTS: &str = "Adjustments: how many times the shorter answer is regenerated with the longer one's length as its target before a forced append; pairs still apart after that are discarded. Default 3 (the paper says \"several length adjustments\" without a number; 3 is ours).";
+    pub const ALIGN: &str = "Length alignment: the shorter answer of each pair is regenerated to the longer one's length (within the tolerance), so a judge that prefers longer answers cannot. The Unbiased GraphRAG Evaluation paper, §IV-B.";
+    pub const EXCHANGE: &str = "Position exchange: every draw is judged with A shown first and with B shown first, and each answer's score is its average over both, so a judge that prefers the first answer cannot. The Unbiased GraphRAG Evaluation paper, §IV-B.";
+    pub const POSITION_BIAS: &str = "Position bias (bias lab): points added to the score of the answer shown first, on the 0–5 scale of each aspect. 0 is an unbiased judge; default 0.3.";
+    pub const LENGTH_BIAS: &str = "Length bias (bias lab): points added per 10 words the answer is longer than the other. 0 is an unbiased judge; default 0.1.";
+    pub const NOISE: &str = "Noise (bias lab): the standard deviation of random points added to each score, the judge's inconsistency between calls. Default 0.5.";
+    pub const RELATIVE: &str = "Relative win rate of A over B: (A wins − B wins) / (A wins + B wins + ties), from −1 (B always wins) to +1 (A always wins); 0 is even. The Unbiased GraphRAG Evaluation paper, Fig. 16.";
+    pub const K: &str = "k: retrieval is scored on each method's top k retrieved chunks (nDCG@k, Recall@k). Default 10, the HieraRAG paper's (§2.4).";
+    pub const BINS: &str = "Bins: cosine similarity is cut into this many equal-frequency performance bins for the normalised mutual information with the categories. Default 4 (the HieraRAG paper does not give its number).";
+    pub const DISCPOW: &str = "Discriminative power (DiscPow): the standard deviation of the mean cosine similarity across the categories of a granularity level; higher means the categories tell performance apart. The HieraRAG paper, §2.4.";
+    pub const NMI: &str = "NMI: normalised mutual information between the questions' categories and their performance bins (arithmetic normalisation, as scikit-learn); 0 says the category tells nothing about performance, 1 says everything. The HieraRAG paper, §2.4.";
+    pub const RHO: &str = "ρ, the Coherence Ratio of a split: σ_sib / (δ_vert + 0.001), the spread of cosine similarity across sibling categories over the parent's distance from their mean. ρ > 2 is a discriminative but aligned split, ρ < 1 a poor one. The HieraRAG paper, §2.4, eq. 1.";
+    pub const KAPPA: &str = "Fleiss' κ: agreement between raters beyond chance over items rated by the same number of raters; 1 is perfect, 0 is chance. Over the items rated by the most common number of raters.";
+    pub const ALPHA: &str = "Krippendorff's α: agreement between raters beyond chance, ordinal (nominal for a category pick), over every item with two or more ratings; 1 is perfect, 0 is chance.";
+}

@@ -1,0 +1,128 @@
+//! A job's results in words and numbers: an item's result in one line
+//! (its fields, long texts as word counts, lists as their lengths), and
+//! the job's finished items summed up.
+
+use serde_json::Value;
+use sqlx::SqlitePool;
+
+use crate::error::AppResult;
+use crate::format;
+use crate::ssr::store;
+
+/// Fields an item's line names at most.
+const FIELDS: usize = 6;
+
+/// An item's stored result (JSON, or any text) in one line: `answer: 87
+/// words · contexts: 5 · tokens: 1,234`.
+pub fn summarise_result(result: &str) -> String {
+    match serde_json::from_str::<Value>(result) {
+        Ok(Value::Object(map)) => {
+            let mut parts: Vec<String> =
+                map.iter().take(FIELDS).map(|(k, v)| format!("{}: {}", k.replace('_', " "), value(v))).collect();
+            if map.len() > FIELDS {
+                parts.push(format!("and {} more fields", map.len() - FIELDS));
+            }
+            parts.join(" · ")
+        }
+        Ok(v) => value(&v),
+        Err(_) => text(result),
+    }
+}
+
+fn value(v: &Value) -> String {
+    match v {
+        Value::Null => "—".into(),
+        Value::Bool(b) => if *b { "yes" } else { "no" }.into(),
+        Value::Number(n) => match (n.as_i64(), n.as_f64()) {
+            (Some(i), _) => format::int(i),
+            (None, Some(f)) => format!("{f:.3}"),
+            _ => n.to_string(),
+        },
+        Value::String(s) => text(s),
+        Value::Array(a) => format!("{} item{}", format::int(a.len() as i64), if a.len() == 1 { "" } else { "s" }),
+        Value::Object(o) => format!("{{{} fields}}", o.len()),
+    }
+}
+
+/// A short text as it is; a long one as its first words and its length.
+fn text(s: &str) -> String {
+    let words = s.split_whitespace().count();
+    if words <= 12 && s.chars().count() <= 80 {
+        return format!("\"{}\"", s.trim());
+    }
+    let head: String = s.split_whitespace().take(8).collect::<Vec<_>>().join(" ");
+    format!("\"{}…\" ({} words)", head.chars().take(60).collect::<String>(), format::int(words as i64))
+}
+
+/// A job's finished items in numbers: how many, done and failed, tokens
+/// and cost in all and per item, and how fast they finished; and the
+/// failures' reasons, commonest first.
+pub async fn job_summary(pool: &SqlitePool, job_id: i64) -> AppResult<(Vec<(String, String)>, Vec<(String, i64)>)> {
+    let ((done, failed, tokens, cost, first, last), reasons) = store::jobs::item_totals(pool, job_id).await?;
+    let finished = done + failed;
+    let mut rows = vec![("Items finished".to_string(), format!("{} ({} done, {} failed)", format::int(finished), format::int(done), format::int(failed)))];
+    if finished > 0 {
+        rows.push((
+            "Tokens".into(),
+            format!("{} in all, {} per item", format::int(tokens), format::int((tokens as f64 / finished as f64).round() as i64)),
+        ));
+        rows.push(("Cost".into(), format!("{} in all, {} per item", format::usd(cost), format::usd(cost / finished as f64))));
+    }
+    if let (Some(first), Some(last), true) = (first, last, finished > 1) {
+        let seconds = seconds_between(&first, &last);
+        if let Some(s) = seconds.filter(|s| *s > 0.0) {
+            rows.push((
+                "Pace".into(),
+                format!("{} items in {} between the first and the last ({:.1} per second)", format::int(finished), format::duration(s), (finished - 1) as f64 / s),
+            ));
+        }
+    }
+    Ok((rows, reasons))
+}
+
+/// Seconds from one stored UTC time (`2026-12-01T10:04:12.345Z`) to another.
+fn seconds_between(a: &str, b: &str) -> Option<f64> {
+    let secs = |t: &str| -> Option<f64> {
+        let day = days_from_civil(t.get(0..4)?.parse().ok()?, t.get(5..7)?.parse().ok()?, t.get(8..10)?.parse().ok()?);
+        let (h, m): (f64, f64) = (t.get(11..13)?.parse().ok()?, t.get(14..16)?.parse().ok()?);
+        let s: f64 = t.get(17..)?.trim_end_matches('Z').parse().ok()?;
+        Some(day as f64 * 86_400.0 + h * 3600.0 + m * 60.0 + s)
+    };
+    Some(secs(b)? - secs(a)?)
+}
+
+/// Days since 1970-01-01 of a civil date (Howard Hinnant's algorithm).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = if y >= 0 { y } else { y - 399 } / 400;
+    let yoe = y - era * 400;
+    let doy = (153 * (m + if m > 2 { -3 } else { 9 }) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_result_reads_in_one_line() {
+        let long = "word ".repeat(87);
+        let r = serde_json::json!({"answer": long, "contexts": [1, 2, 3, 4, 5], "tokens": 1234, "score": 0.5, "ok": true});
+        assert_eq!(
+            summarise_result(&r.to_string()),
+            "answer: \"word word word word word word word word…\" (87 words) · contexts: 5 items · tokens: 1,234 · score: 0.500 · ok: yes"
+        );
+        assert_eq!(summarise_result("plain reply"), "\"plain reply\"");
+        assert_eq!(summarise_result("[1]"), "1 item");
+        let wide: serde_json::Map<String, Value> = (0..8).map(|i| (format!("f{i}"), Value::from(i))).collect();
+        assert!(summarise_result(&Value::Object(wide).to_string()).ends_with("and 2 more fields"));
+    }
+
+    #[test]
+    fn times_subtract_across_days() {
+        assert_eq!(days_from_civil(1970, 1, 1), 0);
+        assert_eq!(days_from_civil(2026, 12, 1), 20_788);
+        assert_eq!(seconds_between("2026-11-30T23:59:59.500Z", "2026-12-01T00:00:01.000Z"), Some(1.5));
+    }
+}
