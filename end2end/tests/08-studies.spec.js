@@ -85,6 +85,38 @@ test('design a study, rate it on a phone with keys, read the results', async ({ 
   await expect(means).toHaveText(['4.00', '5.00', '3.00']);
   const csv = await page.request.get(await page.locator('a', { hasText: 'All ratings (CSV)' }).getAttribute('href'));
   expect((await csv.text()).trim().split('\n').length).toBe(1 + 4 * 3);
+  // One rater: no interval, said why, with n beside the mean (#24).
+  const first = page.locator('table.study-table').first().locator('tbody tr').first();
+  await expect(first.locator('td.ci')).toHaveText('— (needs 3 raters)');
+  await expect(first.locator('td').nth(2)).toHaveText('3 (1 rater)');
+
+  // While raters work the results follow without a reload (#24): two more
+  // raters, far apart (all 1s, all 5s), and the interval appears, inside the scale.
+  const rateAll = async (key) => {
+    const ctx = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+    const r = await ctx.newPage();
+    await openHydrated(r, raterPath);
+    await r.locator('#start-rating').tap();
+    for (let i = 0; i < 4; i++) {
+      const text = await r.locator('#rated-question').textContent();
+      const asked = /please choose (\d)/.exec(text);
+      for (let d = 0; d < 3; d++) await r.keyboard.press(asked ? asked[1] : key);
+      await expect(r.locator('button.point.chosen')).toHaveCount(3);
+      await r.keyboard.press('Enter');
+    }
+    await expect(r.locator('#thanks')).toBeVisible();
+    await ctx.close();
+  };
+  await page.evaluate(() => { window.__sameDocument = true; });
+  await rateAll('1');
+  await expect(page.locator('#study-raters')).toHaveText('2', { timeout: 10_000 });
+  await rateAll('5');
+  await expect(page.locator('#study-raters')).toHaveText('3', { timeout: 10_000 });
+  expect(await page.evaluate(() => window.__sameDocument)).toBe(true);
+  await expect(first.locator('td').nth(2)).toHaveText('9 (3 raters)');
+  // [4,4,4,1,1,1,5,5,5]: 3.33 ± t(0.975, 8) · 1.803 / 3 (scipy.stats.t.interval: 1.948 to 4.719).
+  await expect(first.locator('td.mean')).toHaveText('3.33');
+  await expect(first.locator('td.ci')).toHaveText('1.95–4.72');
 
   // Closed: a new rater is told so.
   await page.goto(`/projects/${project}/studies`);

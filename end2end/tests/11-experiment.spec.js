@@ -10,6 +10,10 @@ const { openHydrated, int, wasmGroups, wasmInitiators } = require('./helpers');
 
 test('the wizard runs a small offline experiment to its report and shares it', async ({ page, browser }) => {
   test.setTimeout(240_000);
+  // One measured call (Settings → Test connection) gives the wizard a latency to estimate time from.
+  await openHydrated(page, '/settings');
+  await page.getByRole('button', { name: 'Test connection' }).click();
+  await expect(page.locator('#test-result')).toContainText('replied');
   await openHydrated(page, '/');
   await page.locator('#new-experiment-link').click();
   await expect(page).toHaveURL(/\/experiments\/new$/);
@@ -23,8 +27,7 @@ test('the wizard runs a small offline experiment to its report and shares it', a
   const stages = page.locator('#estimate-stages tbody tr');
   await expect(stages.filter({ hasText: 'evaluation: questions 1, 4 methods' }).locator('td').nth(1)).toHaveText('90,000');
   await expect(page.locator('#estimate-total')).toContainText('offline');
-  // Beside the calls, the time they would take from the measured latency (#24):
-  // earlier tests' offline calls are measured.
+  // Beside the calls, the time they would take from the measured latency (#24).
   await expect(page.locator('#estimate-time')).toHaveText(/^(About .+|Under a second) of LLM time: [\d,]+ calls × [\d,]+ ms \(the mean of the last [\d,]+ answered calls to it\) ÷ \d+ at a time/);
 
   // A small experiment: 6 graph questions, 2 methods, 2 trials of 1 repeat.

@@ -42,7 +42,11 @@ pub fn GraphPage() -> impl IntoView {
                         Ok(None) => view! {
                             <div class="empty" id="no-graph">
                                 <p><strong>"No graph yet."</strong></p>
-                                <p class="muted">"Build one from the corpus: entities and relations are extracted from every chunk and merged."</p>
+                                {if project.await.is_ok_and(|p| p.summary.documents == 0) {
+                                    view! { <p class="muted">"The corpus is empty: add documents on the " <a href=format!("/projects/{}/corpus", id.get_untracked())>"Corpus"</a> " page (or load the sample corpus), then build the graph here."</p> }.into_any()
+                                } else {
+                                    view! { <p class="muted">"Build one from the corpus: entities and relations are extracted from every chunk and merged."</p> }.into_any()
+                                }}
                             </div>
                             <BuildForm project_id=id.get_untracked() action=build open=true llm=info.map(|l| (l.provider, l.label))/>
                         }.into_any(),

@@ -83,7 +83,7 @@ pub fn JobsPage() -> impl IntoView {
                         Ok(list) => {
                             live.set(list.iter().any(|j| j.status.is_active()));
                             if list.is_empty() {
-                                return view! { <p class="muted">"No jobs yet."</p> }.into_any();
+                                return view! { <p class="muted">"No jobs yet. Every stage that calls the LLM runs as a job — building the graph, generating questions, answering, judging — and shows here with its progress; or start one above."</p> }.into_any();
                             }
                             let project_id = id.get_untracked();
                             view! {

@@ -141,7 +141,7 @@ pub fn MetricsPage() -> impl IntoView {
                 {move || Suspend::new(async move {
                     let list = runs.await.unwrap_or_default();
                     if list.is_empty() {
-                        return view! { <p class="muted" id="no-runs">"No metrics runs yet."</p> }.into_any();
+                        return view! { <p class="muted" id="no-runs">"No metrics runs yet. Choose a question set with reference answers and the answer sets to score above, then Compute."</p> }.into_any();
                     }
                     view! {
                         <table class="grid" id="metrics-runs">

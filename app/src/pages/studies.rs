@@ -90,7 +90,7 @@ pub fn StudiesPage() -> impl IntoView {
                 {move || Suspend::new(async move {
                     match studies.await {
                         Err(e) => view! { <ErrorNote error=e/> }.into_any(),
-                        Ok(list) if list.is_empty() => view! { <p class="muted" id="no-studies">"No studies yet."</p> }.into_any(),
+                        Ok(list) if list.is_empty() => view! { <p class="muted" id="no-studies">"No studies yet. Create one above: it draws questions (or question–answer pairs) and gives you links to send to raters, who need no account."</p> }.into_any(),
                         Ok(list) => list.into_iter().map(|s| view! {
                             <StudyCard project_id=id.get_untracked() s toggle add_link revoke delete/>
                         }).collect_view().into_any(),
@@ -285,6 +285,12 @@ pub fn StudyResultsPage() -> impl IntoView {
 }
 
 fn rows_table(rows: Vec<StudySummaryRow>, group: &'static str) -> impl IntoView {
+    if rows.is_empty() {
+        return view! {
+            <p class="muted empty-hint">"No ratings yet. Send raters the study's links (made when it was created, or new ones on the Studies page): results appear here as they rate, without a reload."</p>
+        }
+        .into_any();
+    }
     view! {
         <table class="grid study-table">
             <thead><tr><th>"Dimension"</th><th>{group}</th><th class="num">"Ratings (raters)"</th><th class="num">"Mean"</th><th>"95% interval"</th><th>"Ratings per point, lowest first"</th></tr></thead>
@@ -302,6 +308,7 @@ fn rows_table(rows: Vec<StudySummaryRow>, group: &'static str) -> impl IntoView 
             </tbody>
         </table>
     }
+    .into_any()
 }
 
 /// A share to one decimal: chance rates like 12.5% need it.

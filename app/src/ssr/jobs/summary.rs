@@ -35,12 +35,27 @@ fn value(v: &Value) -> String {
         Value::Bool(b) => if *b { "yes" } else { "no" }.into(),
         Value::Number(n) => match (n.as_i64(), n.as_f64()) {
             (Some(i), _) => format::int(i),
+            (None, Some(f)) if f.fract() == 0.0 && f.abs() < 1e15 => format::int(f as i64),
             (None, Some(f)) => format!("{f:.3}"),
             _ => n.to_string(),
         },
         Value::String(s) => text(s),
         Value::Array(a) => format!("{} item{}", format::int(a.len() as i64), if a.len() == 1 { "" } else { "s" }),
-        Value::Object(o) => format!("{{{} fields}}", o.len()),
+        Value::Object(o) => {
+            // A nested object by its few scalar fields (a verdict's totals
+            // and outcome), else by its size.
+            let scalars: Vec<String> = o
+                .iter()
+                .filter(|(_, v)| v.is_number() || v.is_boolean() || v.as_str().is_some_and(|s| s.chars().count() <= 24))
+                .take(3)
+                .map(|(k, v)| format!("{} {}", k.replace('_', " "), value(v)))
+                .collect();
+            if scalars.is_empty() {
+                format!("{{{} fields}}", o.len())
+            } else {
+                format!("{{{}}}", scalars.join(", "))
+            }
+        }
     }
 }
 
@@ -115,6 +130,8 @@ mod tests {
         );
         assert_eq!(summarise_result("plain reply"), "\"plain reply\"");
         assert_eq!(summarise_result("[1]"), "1 item");
+        let verdict = r#"{"trial":0,"verdict":{"a_aspects":[5.0,2.0],"a_total":12.0,"b_total":13.0,"outcome":"B","extra":1}}"#;
+        assert_eq!(summarise_result(verdict), "trial: 0 · verdict: {a total 12, b total 13, outcome \"B\"}");
         let wide: serde_json::Map<String, Value> = (0..8).map(|i| (format!("f{i}"), Value::from(i))).collect();
         assert!(summarise_result(&Value::Object(wide).to_string()).ends_with("and 2 more fields"));
     }
