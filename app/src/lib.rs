@@ -171,6 +171,20 @@ impl pages::share::SharedBody {
     }
 }
 
+/// Fetches and links, one after another, the WASM modules of a project's
+/// pages, so that a tab's first click does not wait for its code (the
+/// browser entry point calls this a moment after a project page has
+/// hydrated). Modules already loaded cost nothing.
+#[cfg(target_arch = "wasm32")]
+pub async fn prefetch_project_pages() {
+    __preload_graph_pages().await;
+    __preload_question_pages().await;
+    __preload_answer_pages().await;
+    __preload_evaluation_pages().await;
+    __preload_report_pages().await;
+    __preload_corpus_pages().await;
+}
+
 /// The HTML document around every page.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
     // The routes read the site's layout from it (ssr::preload::hint).

@@ -24,5 +24,17 @@ pub fn hydrate() {
         let owner = leptos::mount::hydrate_from_async(body.clone(), app::App).await;
         owner.forget();
         let _ = body.set_attribute("data-hydrated", "true");
+        // On a project's section page (a tab, not a report someone opened
+        // to read), the other sections' code is fetched while the user
+        // reads this one: their first click then only waits for data.
+        let path = leptos::prelude::window().location().pathname().unwrap_or_default();
+        let parts: Vec<&str> = path.trim_end_matches('/').split('/').collect();
+        let section = parts.len() <= 4 && parts.get(1) == Some(&"projects");
+        if section {
+            leptos::prelude::set_timeout(
+                || spawn_local(app::prefetch_project_pages()),
+                std::time::Duration::from_millis(600),
+            );
+        }
     });
 }

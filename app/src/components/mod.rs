@@ -102,6 +102,22 @@ pub fn ProjectBar(
             .into_any(),
         })
         .collect_view();
+    // On a phone the tabs scroll in their own row: bring the active one into it.
+    #[cfg(feature = "hydrate")]
+    Effect::new(move |_| {
+        use wasm_bindgen::JsCast;
+        let doc = document();
+        let (Some(row), Some(tab)) = (
+            doc.query_selector("nav.tabs").ok().flatten().and_then(|t| t.dyn_into::<web_sys::HtmlElement>().ok()),
+            doc.query_selector("nav.tabs .tab.active").ok().flatten().and_then(|t| t.dyn_into::<web_sys::HtmlElement>().ok()),
+        ) else {
+            return;
+        };
+        if row.scroll_width() > row.client_width() {
+            // Both offsets are from the same positioned ancestor.
+            row.set_scroll_left(tab.offset_left() - row.offset_left() - 16);
+        }
+    });
     view! {
         <header class="topbar">
             <a class="brand" href="/">"Assay"</a>
