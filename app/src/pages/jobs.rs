@@ -129,6 +129,8 @@ pub fn JobPage() -> impl IntoView {
     let cancel = ServerAction::<CancelJob>::new();
     let live = RwSignal::new(true);
     let tick = ticker(live);
+    // Items finished so far and the status: the page of items follows them.
+    let finished = RwSignal::new((0i64, crate::model::JobStatus::Queued));
     let detail = Resource::new(
         move || (job_id.get(), tick.get(), resume.version().get(), cancel.version().get()),
         |(id, _, _, _)| get_job_detail(id),
@@ -153,6 +155,7 @@ pub fn JobPage() -> impl IntoView {
                     };
                     let j = d.job.clone();
                     live.set(j.status.is_active());
+                    finished.set((j.done + j.failed, j.status));
                     let (rate, eta) = rate_and_eta(&j);
                     let id = j.id;
                     let can_resume = j.status.can_resume();
@@ -206,7 +209,7 @@ pub fn JobPage() -> impl IntoView {
                     }.into_any()
                 })}
             </Transition>
-            <Items job_id tick live/>
+            <Items job_id finished/>
         </main>
     }
 }
@@ -214,12 +217,13 @@ pub fn JobPage() -> impl IntoView {
 /// The job's finished items, a page at a time (state in the address:
 /// `?page=N&status=failed`); refreshed while the job runs.
 #[component]
-fn Items(job_id: Memo<i64>, tick: RwSignal<u64>, live: RwSignal<bool>) -> impl IntoView {
+fn Items(job_id: Memo<i64>, finished: RwSignal<(i64, crate::model::JobStatus)>) -> impl IntoView {
     let query = use_query_map();
     let page = Memo::new(move |_| query.read().get("page").and_then(|p| p.parse::<i64>().ok()).unwrap_or(1));
     let status = Memo::new(move |_| query.read().get("status").filter(|s| s == "done" || s == "failed"));
-    // Every 3 s while the job runs; not at all once it has ended.
-    let refresh = Memo::new(move |_| if live.get() { tick.get() / 3 } else { 0 });
+    // Refetched when the job finishes more items or changes status (the
+    // job's line polls every second while it runs), never otherwise.
+    let refresh = Memo::new(move |_| finished.get());
     let items = Resource::new(
         move || (job_id.get(), page.get(), status.get(), refresh.get()),
         |(id, page, status, _)| get_job_items(id, page, status),
