@@ -46,7 +46,7 @@ pub async fn get_job_items(id: i64, page: i64, status: Option<String>) -> Result
                 .ok_or_else(|| AppError::Invalid(format!("status must be done or failed, not \"{s}\"")))?,
         ),
     };
-    store::jobs::job_items_page(&call.state.pool, id, status, page).await
+    crate::ssr::jobs::items_page(&call.state.pool, id, status, page).await
 }
 
 /// One finished item with its whole result.

@@ -79,6 +79,8 @@ fn file_for(template: &str) -> &'static str {
         "pairs.csv"
     } else if template.starts_with("/api/evaluations/") {
         "report.json"
+    } else if template.ends_with("/graph/{file}") {
+        "graph.json"
     } else {
         "ratings.csv"
     }

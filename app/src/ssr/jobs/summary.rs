@@ -69,6 +69,21 @@ fn text(s: &str) -> String {
     format!("\"{}…\" ({} words)", head.chars().take(60).collect::<String>(), format::int(words as i64))
 }
 
+/// A page of a job's finished items as the job page lists them: each
+/// result summarised in a line, not sent whole.
+pub async fn items_page(
+    pool: &SqlitePool,
+    job_id: i64,
+    status: Option<crate::model::ItemStatus>,
+    page: i64,
+) -> AppResult<crate::model::JobItemsPage> {
+    let mut p = store::jobs::job_items_page(pool, job_id, status, page).await?;
+    for item in &mut p.items {
+        item.summary = item.result.take().as_deref().map(summarise_result).unwrap_or_default();
+    }
+    Ok(p)
+}
+
 /// A job's finished items in numbers: how many, done and failed, tokens
 /// and cost in all and per item, and how fast they finished; and the
 /// failures' reasons, commonest first.

@@ -197,7 +197,7 @@ pub async fn job_items(pool: &SqlitePool, job_id: i64) -> AppResult<Vec<JobItemV
 }
 
 /// A page of a job's finished items (oldest first; `status`: only those),
-/// each with its result summarised rather than whole.
+/// results whole (`ssr::jobs::items_page` summarises them for the page).
 pub async fn job_items_page(
     pool: &SqlitePool,
     job_id: i64,
@@ -234,8 +234,8 @@ pub async fn job_items_page(
         .map(|(key, status, result, error, tokens, cost_usd, finished_at)| JobItemView {
             status: ItemStatus::parse(&status).unwrap_or(ItemStatus::Failed),
             key,
-            summary: result.as_deref().map(crate::ssr::jobs::summarise_result).unwrap_or_default(),
-            result: None,
+            summary: String::new(),
+            result,
             error,
             tokens,
             cost_usd,
