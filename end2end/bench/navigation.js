@@ -11,8 +11,8 @@
 // first page hydrated, except the report's); rounds 2–5 are what a user
 // sees afterwards.
 // Usage: node end2end/bench/navigation.js ASSAY_BIN
-const { chromium } = require('playwright-core');
-const { spawn, execFileSync } = require('child_process');
+const { execFileSync } = require('child_process');
+const { serve, browser: launch } = require('./serve');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
@@ -33,17 +33,9 @@ const ROUNDS = 5;
   for (const m of ['bm25', 'lightrag']) cli('answers', 'generate', p, '--set', set, '--method', m);
   const evaluation = cli('eval', 'run', p, '--set', set, '--methods', 'bm25,lightrag', '--judge', 'offline', '--trials', '2').evaluation_id;
 
-  const base = 'http://127.0.0.1:3393';
-  const server = spawn(bin, ['--db', db, 'serve', '--no-login', '--addr', '127.0.0.1:3393'], { env, stdio: 'ignore' });
+  const { base, server } = await serve(bin, db, 3393, env);
   try {
-    for (let i = 0; i < 100; i++) {
-      try { if ((await fetch(base + '/')).ok) break; } catch (_) { /* not up yet */ }
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    const browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking'],
-    });
+    const browser = await launch();
     const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
     await page.goto(`${base}/projects/${p}/corpus`);
     await page.waitForSelector('body[data-hydrated="true"]');

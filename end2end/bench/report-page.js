@@ -5,8 +5,7 @@
 // report) and to hydration (the WASM has taken over: body[data-hydrated]),
 // with the page's, the WASM modules' and the JS's transfer sizes.
 // Usage: node end2end/bench/report-page.js ASSAY_BIN
-const { chromium } = require('playwright-core');
-const { spawn } = require('child_process');
+const { serve, browser: launch } = require('./serve');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
@@ -14,18 +13,9 @@ const path = require('path');
 (async () => {
   const bin = process.argv[2];
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'assay-report-bench-'));
-  const base = 'http://127.0.0.1:3392';
-  const server = spawn(bin, ['--db', path.join(dir, 'r.db'), 'serve', '--no-login', '--addr', '127.0.0.1:3392'],
-    { env: { ...process.env, ASSAY_LLM_PROVIDER: '' }, stdio: 'ignore' });
+  const { base, server } = await serve(bin, path.join(dir, 'r.db'), 3392);
   try {
-    for (let i = 0; i < 100; i++) {
-      try { if ((await fetch(base + '/')).ok) break; } catch (_) { /* not up yet */ }
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    const browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking'],
-    });
+    const browser = await launch();
     const setup = await browser.newPage();
     await setup.goto(`${base}/experiments/new`);
     await setup.waitForSelector('body[data-hydrated="true"]');

@@ -86,8 +86,11 @@ test('no page scrolls sideways at 390 px (#24)', async ({ page }) => {
   for (const url of all) {
     await page.goto(url);
     await expect(page.locator('main')).toBeVisible();
-    // Let the page's data arrive and draw (charts, tables).
+    // Let the page's data arrive and draw (charts, tables); open every
+    // folded panel (forms, comparisons, call logs) so what it holds counts too.
     await page.waitForLoadState('networkidle');
+    await page.evaluate(() => document.querySelectorAll('details').forEach((d) => { d.open = true; }));
+    await page.waitForTimeout(200);
     const o = await overflow(page);
     if (o.scrollWidth > o.innerWidth) failures.push(`${url}: ${o.scrollWidth} px wide; ${o.wide.join('; ')}`);
   }
@@ -102,4 +105,11 @@ test('on a phone the account links stay in sight, outside the sideways-scrolling
   }
   // The tabs scroll in their own row; the page does not.
   await expect(page.locator('nav.tabs')).toHaveCSS('overflow-x', 'auto');
+  // "New experiment" inside a project starts from the project's documents (#24).
+  const name = (await page.locator('.project-name').textContent()).trim();
+  await page.getByRole('link', { name: 'New experiment' }).click();
+  await expect(page).toHaveURL(/\/experiments\/new\?project=\d+$/);
+  await expect(page.locator('#x-corpus')).toHaveValue('project');
+  await expect(page.locator('#x-corpus-project')).toHaveValue(name);
+  await expect(page.locator('#x-name')).toHaveValue(`${name} experiment`);
 });

@@ -15,7 +15,7 @@ use crate::api::experiments::{
     draft_experiment, draft_manifest, experiment_wizard, get_experiment, import_manifest, list_experiments,
     StartExperiment,
 };
-use crate::components::help::{Cite, Paper};
+use crate::components::help::{text as help, Cite, Help, Paper};
 use crate::components::jobs::{ticker, ProgressBar, StatusBadge};
 use crate::components::route_id;
 use crate::components::{Brand, ErrorNote, SharePanel};
@@ -302,10 +302,10 @@ fn Wizard(s: WizardStart) -> impl IntoView {
                     {choice(w, "x-judge", "Judge", options(&[("llm", "the experiment's LLM"), ("offline", "offline rubric"), ("simulated", "simulated (biased)")]), |f| f.judge.clone(), |f, v| f.judge = v)}
                 </div>
                 <div class="row">
-                    {number(w, "x-trials", "Trials M", |f| f.trials, |f, v| f.trials = v)}
-                    {number(w, "x-repeats", "Repeats N per order", |f| f.repeats, |f, v| f.repeats = v)}
-                    {check(w, "x-align", "Length alignment", |f| f.align, |f, v| f.align = v)}
-                    {check(w, "x-exchange", "Position exchange", |f| f.exchange, |f, v| f.exchange = v)}
+                    {number(w, "x-trials", "Trials M", |f| f.trials, |f, v| f.trials = v)}<Help text=help::TRIALS/>
+                    {number(w, "x-repeats", "Repeats N per order", |f| f.repeats, |f, v| f.repeats = v)}<Help text=help::REPEATS/>
+                    {check(w, "x-align", "Length alignment", |f| f.align, |f, v| f.align = v)}<Help text=help::ALIGN/>
+                    {check(w, "x-exchange", "Position exchange", |f| f.exchange, |f, v| f.exchange = v)}<Help text=help::EXCHANGE/>
                     {check(w, "x-sanity", "Sanity check (each method against itself)", |f| f.sanity, |f, v| f.sanity = v)}
                 </div>
                 {check(w, "x-metrics", "Reference-based metrics (HieraRAG paper; needs hierarchical questions)", |f| f.metrics, |f, v| f.metrics = v)}

@@ -146,13 +146,7 @@ async fn a_share_link_opens_its_page_and_its_files_only_until_withdrawn() {
 
 /// A server function call through the router; (status, JSON).
 async fn post(router: &axum::Router, path: &str, form: &str) -> (StatusCode, serde_json::Value) {
-    let r = Request::post(path)
-        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
-        .body(Body::from(form.to_string()));
-    let resp = router.clone().oneshot(r.unwrap()).await.unwrap();
-    let status = resp.status();
-    let body = resp.into_body().collect().await.unwrap().to_bytes();
-    (status, serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null))
+    post_with(router, path, form, &[]).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

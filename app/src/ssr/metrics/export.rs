@@ -18,7 +18,9 @@ pub fn report_json(r: &Report) -> serde_json::Value {
 /// nDCG, recall, CS, ROUGE-1, BLEU.
 pub fn questions_csv(r: &Report) -> String {
     let mut out = String::from("answer_set,question_id,category,ap,ndcg,recall,cs,rouge1,bleu\n");
-    let num = |x: Option<f64>| x.map_or(String::new(), |v| format!("{v}"));
+    // Fixed precision (6 decimals, `crate::format::csv_number`), never 0.30000000000000004.
+    let f = crate::format::csv_number;
+    let num = |x: Option<f64>| x.map_or(String::new(), f);
     for s in &r.sets {
         for q in &s.questions {
             let category = q.category.clone().unwrap_or_default().replace('"', "\"\"");
@@ -29,9 +31,9 @@ pub fn questions_csv(r: &Report) -> String {
                 num(q.scores.ap),
                 num(q.scores.ndcg),
                 num(q.scores.recall),
-                q.scores.cs,
-                q.scores.rouge1,
-                q.scores.bleu
+                f(q.scores.cs),
+                f(q.scores.rouge1),
+                f(q.scores.bleu)
             );
         }
     }

@@ -174,26 +174,30 @@ pub async fn list_jobs(pool: &SqlitePool, project_id: i64) -> AppResult<Vec<JobV
     rows.into_iter().map(JobRow::view).collect()
 }
 
+/// A `job_items` row as read: key, status, result, error, tokens, cost, finish time.
+type ItemRow = (String, String, Option<String>, Option<String>, i64, f64, String);
+
+fn item_of((key, status, result, error, tokens, cost_usd, finished_at): ItemRow) -> JobItemView {
+    JobItemView {
+        status: ItemStatus::parse(&status).unwrap_or(ItemStatus::Failed),
+        key,
+        result,
+        error,
+        tokens,
+        cost_usd,
+        finished_at,
+        summary: String::new(),
+    }
+}
+
 pub async fn job_items(pool: &SqlitePool, job_id: i64) -> AppResult<Vec<JobItemView>> {
-    let rows: Vec<(String, String, Option<String>, Option<String>, i64, f64, String)> = sqlx::query_as(
+    let rows: Vec<ItemRow> = sqlx::query_as(
         "SELECT key, status, result, error, tokens, cost_usd, finished_at FROM job_items WHERE job_id = ? ORDER BY finished_at, key",
     )
     .bind(job_id)
     .fetch_all(pool)
     .await?;
-    Ok(rows
-        .into_iter()
-        .map(|(key, status, result, error, tokens, cost_usd, finished_at)| JobItemView {
-            status: ItemStatus::parse(&status).unwrap_or(ItemStatus::Failed),
-            key,
-            result,
-            error,
-            tokens,
-            cost_usd,
-            finished_at,
-            summary: String::new(),
-        })
-        .collect())
+    Ok(rows.into_iter().map(item_of).collect())
 }
 
 /// A page of a job's finished items (oldest first; `status`: only those),
@@ -216,7 +220,7 @@ pub async fn job_items_page(
     let page = page.clamp(1, pages);
     // The page's rows are picked by key alone, so the sort never carries
     // the results (an answer with all its contexts) through it.
-    let rows: Vec<(String, String, Option<String>, Option<String>, i64, f64, String)> = sqlx::query_as(
+    let rows: Vec<ItemRow> = sqlx::query_as(
         "SELECT key, status, result, error, tokens, cost_usd, finished_at FROM job_items
          WHERE job_id = ?1 AND rowid IN (
             SELECT rowid FROM job_items WHERE job_id = ?1 AND (?2 IS NULL OR status = ?2)
@@ -229,43 +233,20 @@ pub async fn job_items_page(
     .bind((page - 1) * ITEMS_PER_PAGE)
     .fetch_all(pool)
     .await?;
-    let items = rows
-        .into_iter()
-        .map(|(key, status, result, error, tokens, cost_usd, finished_at)| JobItemView {
-            status: ItemStatus::parse(&status).unwrap_or(ItemStatus::Failed),
-            key,
-            summary: String::new(),
-            result,
-            error,
-            tokens,
-            cost_usd,
-            finished_at,
-        })
-        .collect();
+    let items = rows.into_iter().map(item_of).collect();
     Ok(crate::model::JobItemsPage { items, total, page, pages })
 }
 
 /// One finished item, whole (its result as stored).
 pub async fn job_item(pool: &SqlitePool, job_id: i64, key: &str) -> AppResult<JobItemView> {
-    let row: Option<(String, String, Option<String>, Option<String>, i64, f64, String)> = sqlx::query_as(
+    let row: Option<ItemRow> = sqlx::query_as(
         "SELECT key, status, result, error, tokens, cost_usd, finished_at FROM job_items WHERE job_id = ? AND key = ?",
     )
     .bind(job_id)
     .bind(key)
     .fetch_optional(pool)
     .await?;
-    let (key, status, result, error, tokens, cost_usd, finished_at) =
-        row.ok_or_else(|| AppError::NotFound(format!("job {job_id} has no finished item \"{key}\"")))?;
-    Ok(JobItemView {
-        status: ItemStatus::parse(&status).unwrap_or(ItemStatus::Failed),
-        key,
-        summary: String::new(),
-        result,
-        error,
-        tokens,
-        cost_usd,
-        finished_at,
-    })
+    row.map(item_of).ok_or_else(|| AppError::NotFound(format!("job {job_id} has no finished item \"{key}\"")))
 }
 
 /// A job's finished items in numbers: (done, failed, tokens, cost, first
