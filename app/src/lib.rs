@@ -105,8 +105,7 @@ macro_rules! page_group {
 page_group!(experiment_pages, __preload_experiment_pages, ExperimentPages { ExperimentPage => ExperimentPageRoute, SharedExperiment });
 page_group!(report_pages, __preload_report_pages, ReportPages { EvaluationPage => EvaluationPageRoute, MetricsRunPage => MetricsRunPageRoute, StudyResultsPage => StudyResultsPageRoute, SharedReport });
 page_group!(graph_pages, __preload_graph_pages, GraphPages { GraphPage => GraphPageRoute, SharedGraph });
-page_group!(corpus_pages, __preload_corpus_pages, CorpusPages { HomePage => HomePageRoute, CorpusPage => CorpusPageRoute, DocumentPage => DocumentPageRoute, SettingsPage => SettingsPageRoute, UsersPage => UsersPageRoute });
-page_group!(job_pages, __preload_job_pages, JobPages { JobsPage => JobsPageRoute, JobPage => JobPageRoute });
+page_group!(corpus_pages, __preload_corpus_pages, CorpusPages { HomePage => HomePageRoute, CorpusPage => CorpusPageRoute, DocumentPage => DocumentPageRoute, JobsPage => JobsPageRoute, JobPage => JobPageRoute, SettingsPage => SettingsPageRoute, UsersPage => UsersPageRoute });
 page_group!(question_pages, __preload_question_pages, QuestionPages { QuestionsPage => QuestionsPageRoute });
 page_group!(answer_pages, __preload_answer_pages, AnswerPages { AnswersPage => AnswersPageRoute, NewExperimentPage => NewExperimentPageRoute });
 page_group!(evaluation_pages, __preload_evaluation_pages, EvaluationPages { EvaluationsPage => EvaluationsPageRoute, MetricsPage => MetricsPageRoute, StudiesPage => StudiesPageRoute });
@@ -184,7 +183,6 @@ pub async fn prefetch_project_pages() {
     __preload_evaluation_pages().await;
     __preload_report_pages().await;
     __preload_corpus_pages().await;
-    __preload_job_pages().await;
 }
 
 /// The HTML document around every page.

@@ -49,12 +49,20 @@ pub async fn get_job_items(id: i64, page: i64, status: Option<String>) -> Result
     crate::ssr::jobs::items_page(&call.state.pool, id, status, page).await
 }
 
-/// One finished item with its whole result.
+/// One finished item with its whole result, as indented JSON (a text
+/// result as it is): the browser shows it as sent, with no JSON code of
+/// its own.
 #[server(output = crate::codec::Json)]
 pub async fn get_job_item(job_id: i64, item: String) -> Result<JobItemView, AppError> {
     let call = Request::now()?;
     call.require(Obj::Job(job_id), Need::Read).await?;
-    store::jobs::job_item(&call.state.pool, job_id, &item).await
+    let mut i = store::jobs::job_item(&call.state.pool, job_id, &item).await?;
+    i.result = i.result.map(|text| match serde_json::from_str::<serde_json::Value>(&text) {
+        Ok(serde_json::Value::String(s)) => s,
+        Ok(v) => serde_json::to_string_pretty(&v).unwrap_or(text),
+        Err(_) => text,
+    });
+    Ok(i)
 }
 
 #[server(output = crate::codec::Json)]

@@ -312,7 +312,7 @@ fn ItemRow(job_id: i64, item: JobItemView) -> impl IntoView {
                         {move || Suspend::new(async move {
                             match result.await {
                                 Err(e) => view! { <ErrorNote error=e/> }.into_any(),
-                                Ok(r) => view! { <pre class="whole-result">{pretty(r.unwrap_or_default())}</pre> }.into_any(),
+                                Ok(r) => view! { <pre class="whole-result">{r.unwrap_or_default()}</pre> }.into_any(),
                             }
                         })}
                     </Suspense>
@@ -327,11 +327,3 @@ fn ItemRow(job_id: i64, item: JobItemView) -> impl IntoView {
     }
 }
 
-/// A result as indented JSON when it is JSON.
-fn pretty(text: String) -> String {
-    match serde_json::from_str::<serde_json::Value>(&text) {
-        Ok(serde_json::Value::String(s)) => s,
-        Ok(v) => serde_json::to_string_pretty(&v).unwrap_or(text),
-        Err(_) => text,
-    }
-}
