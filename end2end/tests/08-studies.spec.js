@@ -98,6 +98,8 @@ test('design a study, rate it on a phone with keys, read the results', async ({ 
     await openHydrated(r, raterPath);
     await r.locator('#start-rating').tap();
     for (let i = 0; i < 4; i++) {
+      // Read the item only once it is shown (the attention check asks for its own score).
+      await expect(r.locator('#rater-position')).toHaveText(`${i + 1} of 4`);
       const text = await r.locator('#rated-question').textContent();
       const asked = /please choose (\d)/.exec(text);
       for (let d = 0; d < 3; d++) await r.keyboard.press(asked ? asked[1] : key);
