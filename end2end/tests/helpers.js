@@ -5,10 +5,34 @@ const { expect } = require('@playwright/test');
 const corpora = process.env.ASSAY_CORPORA || path.resolve(__dirname, '../../../shared/corpora');
 const corpus = (name) => path.join(corpora, name);
 
-/** Opens a page and waits until the WASM has hydrated it. */
+/**
+ * Opens a page and waits until the WASM has hydrated it. A page that does
+ * not hydrate fails with what the browser said meanwhile (errors, failed
+ * requests), not only with the missing attribute.
+ */
 async function openHydrated(page, url) {
-  await page.goto(url);
-  await expect(page.locator('body[data-hydrated="true"]')).toBeAttached();
+  const said = [];
+  const onConsole = (m) => { if (m.type() === 'error' || m.type() === 'warning') said.push(`console ${m.type()}: ${m.text()}`); };
+  const onError = (e) => said.push(`page error: ${e.message}`);
+  const onFailed = (r) => said.push(`request failed: ${r.url()} (${r.failure()?.errorText})`);
+  page.on('console', onConsole);
+  page.on('pageerror', onError);
+  page.on('requestfailed', onFailed);
+  const started = Date.now();
+  try {
+    await page.goto(url);
+    await expect(page.locator('body[data-hydrated="true"]')).toBeAttached();
+  } catch (e) {
+    const pending = await page.evaluate(() => performance.getEntriesByType('resource')
+      .map((r) => `${r.name.split('/').pop()} ${Math.round(r.startTime)}+${Math.round(r.duration)} ms`)).catch(() => []);
+    e.message += `\n${url} not hydrated after ${Date.now() - started} ms; the browser said:\n  ${said.join('\n  ') || '(nothing)'}` +
+      `\nresources:\n  ${pending.join('\n  ')}`;
+    throw e;
+  } finally {
+    page.off('console', onConsole);
+    page.off('pageerror', onError);
+    page.off('requestfailed', onFailed);
+  }
 }
 
 /** Creates a project through the home page form; lands on its corpus page. */

@@ -375,7 +375,7 @@ pub struct MetricsSection {
 
 impl Default for MetricsSection {
     fn default() -> Self {
-        MetricsSection { k: 10, bins: 4, unit: "document".into() }
+        MetricsSection { k: crate::metrics::DEFAULT_K, bins: crate::metrics::DEFAULT_BINS, unit: "document".into() }
     }
 }
 

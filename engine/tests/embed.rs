@@ -59,6 +59,29 @@ fn vectors_agree_with_sentence_transformers_alone_and_in_a_padded_batch() {
     assert!(m.embed(&[]).unwrap().is_empty());
 }
 
+/// A call's texts are sorted by length and embedded in several passes at
+/// once (`TOKENS_PER_PASS`): 60 passages of a novel, from a few words to
+/// past the 256-token truncation, come back in their order with the
+/// vector each has alone.
+#[test]
+fn many_texts_in_several_passes_come_back_in_order_with_their_own_vectors() {
+    let m = model();
+    let dir = std::env::var("ASSAY_CORPORA")
+        .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpora").into());
+    let text = std::fs::read_to_string(format!("{dir}/alice_in_wonderland.txt")).unwrap();
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let texts: Vec<String> =
+        (0..60).map(|i| words[i * 50..i * 50 + 3 + (i * 37) % 300].join(" ")).collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let all = m.embed(&refs).unwrap();
+    assert_eq!(all.len(), texts.len());
+    for (i, t) in refs.iter().enumerate() {
+        let alone = m.embed(&[t]).unwrap();
+        let c = cosine(&alone[0], &all[i]);
+        assert!(c > 0.99999, "text {i} ({} words): cosine {c}", t.split_whitespace().count());
+    }
+}
+
 #[tokio::test]
 async fn naive_rag_retrieves_the_nearest_chunks() {
     let m = Arc::new(model());

@@ -159,10 +159,16 @@ async fn json_of_the_wrong_shape_gets_one_repair_turn() {
     };
     let outcome = engine::judge::protocol::run_unbiased_item(&gw, 1, item).await;
     assert!(matches!(outcome, ItemOutcome::Done { .. }), "{outcome:?}");
-    let purposes: Vec<String> = store.log().iter().map(|c| c.purpose.clone()).collect();
-    assert_eq!(purposes, ["judge_scores", "judge_scores_repair", "judge_scores", "judge_scores_repair"]);
+    // Each draw (both orders go out together) its call, then its repair.
+    for sample in [0, 1] {
+        let purposes: Vec<String> =
+            store.log().iter().filter(|c| c.sample == sample).map(|c| c.purpose.clone()).collect();
+        assert_eq!(purposes, ["judge_scores", "judge_scores_repair"], "draw {sample}");
+    }
+    assert_eq!(store.log().len(), 4);
     // The repair turn shows the model its reply and the parser's reason.
-    let repair = &store.log()[1].messages;
+    let log = store.log();
+    let repair = &log.iter().find(|c| c.purpose == "judge_scores_repair").unwrap().messages;
     assert_eq!(repair.len(), 4);
     assert!(repair[3].content.contains("the verdict has no Relevance score for Answer 2"), "{}", repair[3].content);
 
@@ -175,7 +181,8 @@ async fn json_of_the_wrong_shape_gets_one_repair_turn() {
         panic!("a verdict without scores cannot be used")
     };
     assert_eq!(error, "the verdict has no Comprehensiveness score for Answer 1 (also after a repair turn)");
-    assert_eq!(mock.stats().requests, 2, "one repair turn, no more");
+    // Both orders go out together: each draw its call and one repair turn, no more.
+    assert_eq!(mock.stats().requests, 4, "one repair turn per draw, no more");
 }
 
 fn streaming(mock: &MockServer, concurrency: usize, timeout: Duration) -> Gateway {

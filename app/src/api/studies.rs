@@ -174,17 +174,7 @@ pub async fn get_study_results(id: i64) -> Result<StudyResultsView, AppError> {
 pub async fn study_results_version(id: i64) -> Result<String, AppError> {
     let call = Request::now()?;
     call.require(Obj::Study(id), Need::Read).await?;
-    let pool = &call.state.pool;
-    let humans = crate::ssr::store::studies::ratings_version(pool, id).await?;
-    // The LLM rater's ratings are its job's items: its progress counts too.
-    let llm = match crate::ssr::store::jobs::latest_for_study(pool, JobKind::StudyRating, id).await? {
-        Some(job) => {
-            let j = crate::ssr::store::jobs::get_job(pool, job).await?;
-            format!("{job}:{}:{}:{}", j.status, j.done, j.failed)
-        }
-        None => String::new(),
-    };
-    Ok(format!("{humans}|{llm}"))
+    crate::ssr::store::studies::results_version(&call.state.pool, id).await
 }
 
 /// A rater's session at a study link (no account; `rater`: the browser's

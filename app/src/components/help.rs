@@ -85,3 +85,28 @@ pub mod text {
     pub const KAPPA: &str = "Fleiss' κ: agreement between raters beyond chance over items rated by the same number of raters; 1 is perfect, 0 is chance. Over the items rated by the most common number of raters.";
     pub const ALPHA: &str = "Krippendorff's α: agreement between raters beyond chance, ordinal (nominal for a category pick), over every item with two or more ratings; 1 is perfect, 0 is chance.";
 }
+
+#[cfg(test)]
+mod tests {
+    use super::text;
+    use crate::model::defaults as d;
+
+    /// Each setting's help names the default its form starts from (the
+    /// engine's, checked in `model::defaults`).
+    #[test]
+    fn every_help_text_names_its_forms_default() {
+        for (help, default) in [
+            (text::TRIALS, format!("Default {}", d::TRIALS)),
+            (text::REPEATS, format!("Default {}", d::REPEATS)),
+            (text::TOLERANCE, format!("Default {} words", d::TOLERANCE)),
+            (text::ADJUSTMENTS, format!("Default {}", d::ADJUSTMENTS)),
+            (text::POSITION_BIAS, format!("default {}", d::POSITION_BIAS)),
+            (text::LENGTH_BIAS, format!("default {}", d::LENGTH_BIAS)),
+            (text::NOISE, format!("Default {}", d::NOISE)),
+            (text::K, format!("Default {}", d::METRICS_K)),
+            (text::BINS, format!("Default {}", d::METRICS_BINS)),
+        ] {
+            assert!(help.contains(&format!("{default} ")) || help.contains(&format!("{default},")) || help.contains(&format!("{default}.")), "{help} does not say {default}");
+        }
+    }
+}

@@ -106,13 +106,75 @@ pub fn LatestJob(
     }
 }
 
+/// `source`, changing at most once per `every`: a change passes at once,
+/// further ones wait out the rest of the interval and then pass as the
+/// latest value; a change `urgent` says is one (a job that finished) passes
+/// at once whatever the wait. For lists refetched as a job progresses: one
+/// fetch per interval, however fast its items finish.
+pub fn throttle<T>(source: Memo<T>, every: std::time::Duration, urgent: fn(&T, &T) -> bool) -> RwSignal<T>
+where
+    T: Clone + PartialEq + Send + Sync + 'static,
+{
+    let out = RwSignal::new(source.get_untracked());
+    let cooling = StoredValue::new(false);
+    // After each pass, the interval's wait; its end passes what changed meanwhile.
+    fn wait<T: Clone + PartialEq + Send + Sync + 'static>(
+        source: Memo<T>,
+        out: RwSignal<T>,
+        cooling: StoredValue<bool>,
+        every: std::time::Duration,
+    ) {
+        cooling.set_value(true);
+        set_timeout(
+            move || {
+                let latest = source.get_untracked();
+                if latest != out.get_untracked() {
+                    out.set(latest);
+                    wait(source, out, cooling, every);
+                } else {
+                    cooling.set_value(false);
+                }
+            },
+            every,
+        );
+    }
+    Effect::new(move |_| {
+        let latest = source.get();
+        let shown = out.get_untracked();
+        if latest == shown {
+            return;
+        }
+        if !cooling.get_value() {
+            out.set(latest);
+            wait(source, out, cooling, every);
+        } else if urgent(&shown, &latest) {
+            out.set(latest);
+        }
+    });
+    out
+}
+
+/// A link-styled button that opens and closes something: `show` while
+/// closed, `hide` while open.
 #[component]
-pub fn CallsToggle(open: RwSignal<bool>) -> impl IntoView {
+pub fn Toggle(
+    open: RwSignal<bool>,
+    show: &'static str,
+    hide: &'static str,
+    #[prop(optional, into)] class: Option<String>,
+) -> impl IntoView {
+    let class = class.map_or("link".to_string(), |c| format!("link {c}"));
     view! {
-        <button type="button" class="link" on:click=move |_| open.update(|o| *o = !*o)>
-            {move || if open.get() { "Hide calls" } else { "Calls" }}
+        <button type="button" class=class on:click=move |_| open.update(|o| *o = !*o)>
+            {move || if open.get() { hide } else { show }}
         </button>
     }
+}
+
+/// Opens and closes an item's call log.
+#[component]
+pub fn CallsToggle(open: RwSignal<bool>) -> impl IntoView {
+    view! { <Toggle open show="Calls" hide="Hide calls"/> }
 }
 
 /// One job item's call log, loaded when `open`.

@@ -6,6 +6,7 @@
 
 mod answers;
 mod corpus;
+pub mod defaults;
 mod evaluation;
 mod experiments;
 mod graph;

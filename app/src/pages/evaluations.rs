@@ -25,7 +25,7 @@ use crate::components::{ActionError, ConfirmDelete, ErrorNote, NoCacheBox, Proje
 use crate::components::help::{text as help, Cite, Help, Paper};
 use crate::format;
 use crate::format::pct;
-use crate::model::{AnswerSetView, DrillView, EvaluationReportView, EvaluationView, PairRowView, QuestionSetView};
+use crate::model::{defaults, AnswerSetView, DrillView, EvaluationReportView, EvaluationView, PairRowView, QuestionSetView};
 
 fn judge_class(judge: &str) -> &'static str {
     if judge.contains("no LLM") {
@@ -221,10 +221,10 @@ fn NewEvaluation(
                                     <option value="legacy">"legacy only"</option>
                                 </select>
                             </label>
-                            <label>"Trials (M) " <input type="number" name="trials" value="25" min="1" max="1000"/><Help text=help::TRIALS/></label>
-                            <label>"Repeats per order (N) " <input type="number" name="repeats" value="2" min="1" max="20"/><Help text=help::REPEATS/></label>
-                            <label>"Tolerance (words) " <input type="number" name="tolerance" value="10" min="0"/><Help text=help::TOLERANCE/></label>
-                            <label>"Adjustments " <input type="number" name="adjustments" value="3" min="0" max="10"/><Help text=help::ADJUSTMENTS/></label>
+                            <label>"Trials (M) " <input type="number" name="trials" value=defaults::TRIALS.to_string() min="1" max="1000"/><Help text=help::TRIALS/></label>
+                            <label>"Repeats per order (N) " <input type="number" name="repeats" value=defaults::REPEATS.to_string() min="1" max="20"/><Help text=help::REPEATS/></label>
+                            <label>"Tolerance (words) " <input type="number" name="tolerance" value=defaults::TOLERANCE.to_string() min="0"/><Help text=help::TOLERANCE/></label>
+                            <label>"Adjustments " <input type="number" name="adjustments" value=defaults::ADJUSTMENTS.to_string() min="0" max="10"/><Help text=help::ADJUSTMENTS/></label>
                         </div>
                         <div class="row-fields">
                             <label class="check"><input type="checkbox" name="align" value="on" checked/>" Length alignment"<Help text=help::ALIGN/></label>
@@ -246,12 +246,12 @@ fn NewEvaluation(
                                 </select>
                             </label>
                             <span class="bias-fields" class:hidden=move || judge.get() != "simulated">
-                                <label>"Position bias " <input type="number" name="position_bias" value="0.3" step="0.1"/><Help text=help::POSITION_BIAS/></label>
-                                <label>"Length bias / 10 words " <input type="number" name="length_bias" value="0.1" step="0.05"/><Help text=help::LENGTH_BIAS/></label>
-                                <label>"Noise (sd) " <input type="number" name="noise" value="0.5" step="0.1" min="0"/><Help text=help::NOISE/></label>
+                                <label>"Position bias " <input type="number" name="position_bias" value=defaults::POSITION_BIAS.to_string() step="0.1"/><Help text=help::POSITION_BIAS/></label>
+                                <label>"Length bias / 10 words " <input type="number" name="length_bias" value=defaults::LENGTH_BIAS.to_string() step="0.05"/><Help text=help::LENGTH_BIAS/></label>
+                                <label>"Noise (sd) " <input type="number" name="noise" value=defaults::NOISE.to_string() step="0.1" min="0"/><Help text=help::NOISE/></label>
                             </span>
                         </div>
-                        <p class="muted small">"The defaults are those of " <Cite paper=Paper::Unbiased at="§IV-B"/> ": N = 2 judgments per order, M = 25 trials, tolerance 10 words, and its scoring rubric alone as the prompt; 3 adjustments is ours (the paper says “several”). The content-only prompt adds a sentence the paper does not have; it can make a judge look less biased than the paper's procedure is. The simulated judge scores with the offline rubric as its hidden true quality, plus the biases you set: with it you can watch what each correction removes."</p>
+                        <p class="muted small">"The defaults are those of " <Cite paper=Paper::Unbiased at="§IV-B"/> {format!(": N = {} judgments per order, M = {} trials, tolerance {} words, and its scoring rubric alone as the prompt; {} adjustments is ours (the paper says “several”). ", defaults::REPEATS, defaults::TRIALS, defaults::TOLERANCE, defaults::ADJUSTMENTS)}"The content-only prompt adds a sentence the paper does not have; it can make a judge look less biased than the paper's procedure is. The simulated judge scores with the offline rubric as its hidden true quality, plus the biases you set: with it you can watch what each correction removes."</p>
                         <NoCacheBox/>
                         <div><button type="submit" id="start-evaluation" disabled=move || action.pending().get() || chosen.get().len() < 2>"Start evaluation"</button></div>
                     </ActionForm>

@@ -11,7 +11,7 @@ use leptos_router::hooks::{use_navigate, use_query_map};
 use crate::api::jobs::{get_job_detail, get_job_item, get_job_items, list_jobs, CancelJob, ResumeJob, StartSummaries};
 use crate::api::projects::get_project;
 use crate::api::settings::get_llm_info;
-use crate::components::jobs::{ticker, CallsToggle, ItemCallLog, ProgressBar, StatusBadge};
+use crate::components::jobs::{throttle, ticker, CallsToggle, ItemCallLog, ProgressBar, StatusBadge, Toggle};
 use crate::components::route_id;
 use crate::components::{ActionError, ErrorNote, NoCacheBox, ProjectBar};
 use crate::format;
@@ -221,9 +221,10 @@ fn Items(job_id: Memo<i64>, finished: RwSignal<(i64, crate::model::JobStatus)>) 
     let query = use_query_map();
     let page = Memo::new(move |_| query.read().get("page").and_then(|p| p.parse::<i64>().ok()).unwrap_or(1));
     let status = Memo::new(move |_| query.read().get("status").filter(|s| s == "done" || s == "failed"));
-    // Refetched when the job finishes more items or changes status (the
-    // job's line polls every second while it runs), never otherwise.
-    let refresh = Memo::new(move |_| finished.get());
+    // Refetched as the job finishes more items (the job's line polls every
+    // second while it runs) but at most every 3 s, and at once when its
+    // status changes (it finished, failed, was cancelled); never otherwise.
+    let refresh = throttle(Memo::new(move |_| finished.get()), std::time::Duration::from_secs(3), |a, b| a.1 != b.1);
     let items = Resource::new(
         move || (job_id.get(), page.get(), status.get(), refresh.get()),
         |(id, page, status, _)| get_job_items(id, page, status),
@@ -304,8 +305,7 @@ fn ItemRow(job_id: i64, item: JobItemView) -> impl IntoView {
             <td class="result">{line}
                 {failed_reason.map(|e| view! { <br/><span class="error-text small">{e}</span> })}
                 {(!item.summary.is_empty()).then(|| view! {
-                    " " <button type="button" class="link small whole-result" on:click=move |_| whole.update(|w| *w = !*w)>
-                        {move || if whole.get() { "Hide the result" } else { "Whole result" }}</button>
+                    " " <Toggle open=whole show="Whole result" hide="Hide the result" class="small whole-result"/>
                 })}
                 <Show when=move || whole.get()>
                     <Suspense fallback=|| view! { <p class="muted small">"Loading…"</p> }>

@@ -20,7 +20,7 @@ use crate::components::help::{text as help, Cite, Help, Paper};
 use crate::components::jobs::{ticker, ProgressBar, StatusBadge};
 use crate::components::route_id;
 use crate::components::{ConfirmDelete, ErrorNote, ProjectBar, SharePanel};
-use crate::model::{FactorialRow, MetricsMeansView, MetricsRunView, MetricsView, SetMetricsView};
+use crate::model::{defaults, FactorialRow, MetricsMeansView, MetricsRunView, MetricsView, SetMetricsView};
 
 fn f3(x: Option<f64>) -> String {
     x.map_or("—".into(), |v| format!("{v:.3}"))
@@ -48,8 +48,8 @@ pub fn MetricsPage() -> impl IntoView {
     });
     let chosen = RwSignal::new(None::<i64>);
     let picked = RwSignal::new(Vec::<i64>::new());
-    let k = RwSignal::new(10u32);
-    let bins = RwSignal::new(4u32);
+    let k = RwSignal::new(defaults::METRICS_K as u32);
+    let bins = RwSignal::new(defaults::METRICS_BINS as u32);
     let unit = RwSignal::new("document".to_string());
     view! {
         <Title text="Metrics"/>
@@ -85,9 +85,9 @@ pub fn MetricsPage() -> impl IntoView {
                                     </select>
                                 </label>
                                 <label>"k " <input type="number" class="narrow" min="1" max="100" id="metrics-k" value=k.get_untracked().to_string() prop:value=move || k.get().to_string()
-                                    on:input=move |ev| k.set(event_target_value(&ev).parse().unwrap_or(10))/><Help text=help::K/></label>
+                                    on:input=move |ev| k.set(event_target_value(&ev).parse().unwrap_or(defaults::METRICS_K as u32))/><Help text=help::K/></label>
                                 <label>"bins " <input type="number" class="narrow" min="2" max="20" id="metrics-bins" value=bins.get_untracked().to_string() prop:value=move || bins.get().to_string()
-                                    on:input=move |ev| bins.set(event_target_value(&ev).parse().unwrap_or(4))/><Help text=help::BINS/></label>
+                                    on:input=move |ev| bins.set(event_target_value(&ev).parse().unwrap_or(defaults::METRICS_BINS as u32))/><Help text=help::BINS/></label>
                                 <label>"relevant when it matches the question's "
                                     <select id="metrics-unit" on:change=move |ev| unit.set(event_target_value(&ev))>
                                         <option value="document" selected>"source document (as the HieraRAG paper)"</option>

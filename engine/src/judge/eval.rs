@@ -67,6 +67,16 @@ impl JudgeKind {
     }
 }
 
+/// M, trials: the Unbiased GraphRAG Evaluation paper's (§IV-B).
+pub const DEFAULT_TRIALS: u32 = 25;
+/// N, judgments per order: the same paper's (§IV-B).
+pub const DEFAULT_REPEATS: u32 = 2;
+/// The bias lab's simulated judge by default: points for the answer shown
+/// first, points per 10 words longer, and the noise's standard deviation.
+pub const DEFAULT_POSITION_BIAS: f64 = 0.3;
+pub const DEFAULT_LENGTH_BIAS: f64 = 0.1;
+pub const DEFAULT_NOISE: f64 = 0.5;
+
 /// An evaluation's settings; the defaults are seed 000's (N = 2 repeats
 /// per order, M = 25 trials, tolerance 10 words, 3 adjustments).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -97,14 +107,19 @@ impl Default for Settings {
     fn default() -> Settings {
         Settings {
             protocol: Protocol::Both,
-            trials: 25,
-            repeats: 2,
+            trials: DEFAULT_TRIALS,
+            repeats: DEFAULT_REPEATS,
             tolerance: super::align::DEFAULT_TOLERANCE,
             max_adjustments: super::align::DEFAULT_ADJUSTMENTS,
             align: true,
             exchange: true,
             judge: JudgeKind::Llm,
-            biases: Biases { position: 0.3, length_per_10_words: 0.1, noise: 0.5, seed: 0 },
+            biases: Biases {
+                position: DEFAULT_POSITION_BIAS,
+                length_per_10_words: DEFAULT_LENGTH_BIAS,
+                noise: DEFAULT_NOISE,
+                seed: 0,
+            },
             sanity: false,
             judge_prompt: super::scoring::JudgePrompt::Paper,
         }

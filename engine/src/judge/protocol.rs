@@ -52,33 +52,48 @@ pub async fn run_unbiased_item(gateway: &Gateway, job_id: i64, item: WorkItem) -
         .map_or(Ok(JudgePrompt::before_choice()), JudgePrompt::parse)
         .unwrap_or(JudgePrompt::Paper);
     let ctx = CallContext { job_id: Some(job_id), item: Some(item.key.clone()), prompt_hash: None };
-    let mut meter = Meter::default();
-    let mut judgments: Vec<Judgment> = Vec::new();
-    let mut reasons: Vec<String> = Vec::new();
-    for repeat in 0..repeats {
-        for &order in orders {
+    // The item's draws go out together (the gateway's limit bounds the
+    // calls in flight across all items): one after another, an item would
+    // take 2 × repeats latencies and the judging could not reach the
+    // Little's-law bound of calls × latency ÷ concurrency (issue #25).
+    // Results keep the draws' order: repeat by repeat, A first then B first.
+    let draws = (0..repeats).flat_map(|repeat| orders.iter().map(move |&order| (repeat, order)));
+    let judged = futures_util::future::join_all(draws.map(|(repeat, order)| {
+        let ctx = &ctx;
+        async move {
             let (first, second) = if order == Order::AFirst { (a, b) } else { (b, a) };
             // Each draw its own sample, the order included: between identical
             // answers (a method against itself) AB and BA are the same text.
             let draw = (trial * repeats + repeat) * 2 + u32::from(order == Order::BFirst);
             let req = scoring::request_with(prompt, question, first, second, draw);
+            let mut meter = Meter::default();
             let judged = meter
-                .chat_parsed(gateway, &ctx, prompt.text(), &req, |reply| scoring::parse(reply, order, repeat))
+                .chat_parsed(gateway, ctx, prompt.text(), &req, |reply| scoring::parse(reply, order, repeat))
                 .await;
-            match judged {
-                Ok((j, why)) => {
-                    judgments.push(j);
-                    reasons.push(why);
-                }
-                Err(error) => {
-                    return ItemOutcome::Failed {
-                        error,
-                        tokens: meter.prompt_tokens + meter.completion_tokens,
-                        cost_usd: meter.cost_usd,
-                    }
-                }
-            }
+            (meter, judged)
         }
+    }))
+    .await;
+    let mut meter = Meter::default();
+    let mut judgments: Vec<Judgment> = Vec::new();
+    let mut reasons: Vec<String> = Vec::new();
+    let mut failure = None;
+    for (m, judged) in judged {
+        meter.absorb(&m);
+        match judged {
+            Ok((j, why)) => {
+                judgments.push(j);
+                reasons.push(why);
+            }
+            Err(error) => failure = failure.or(Some(error)),
+        }
+    }
+    if let Some(error) = failure {
+        return ItemOutcome::Failed {
+            error,
+            tokens: meter.prompt_tokens + meter.completion_tokens,
+            cost_usd: meter.cost_usd,
+        };
     }
     let v = verdict(&judgments).expect("at least one judgment when repeats > 0");
     ItemOutcome::Done {

@@ -16,6 +16,12 @@ use std::collections::{HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
+/// k of nDCG@k and Recall@k: the HieraRAG paper's ("nDCG@10, and Recall@10", §2.4).
+pub const DEFAULT_K: usize = 10;
+/// Equal-frequency bins of the cosine similarity for NMI (the paper gives
+/// no number; 4 is ours).
+pub const DEFAULT_BINS: usize = 4;
+
 /// What a retrieved chunk must match to count as relevant.
 ///
 /// Seed 004 judges retrieval against each question's source **document**:

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
-use engine::judge::eval::{JudgeKind, Protocol, Settings};
+use engine::judge::eval::{self, JudgeKind, Protocol, Settings};
 use engine::judge::simulated::Biases;
 use engine::llm::settings::LlmSettings;
 use serde_json::json;
@@ -21,28 +21,28 @@ pub struct JudgeArgs {
     #[arg(long, default_value = "llm")]
     judge: String,
     /// Simulated judge: points added to each aspect of the answer shown first.
-    #[arg(long, default_value_t = 0.3, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = eval::DEFAULT_POSITION_BIAS, allow_negative_numbers = true)]
     position_bias: f64,
     /// Simulated judge: points per 10 words the answer is longer than the other.
-    #[arg(long, default_value_t = 0.1, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = eval::DEFAULT_LENGTH_BIAS, allow_negative_numbers = true)]
     length_bias: f64,
     /// Simulated judge: standard deviation of the noise, in points.
-    #[arg(long, default_value_t = 0.5, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = eval::DEFAULT_NOISE, allow_negative_numbers = true)]
     noise: f64,
     /// Simulated judge: the noise's seed.
     #[arg(long, default_value_t = 0)]
     seed: u64,
     /// Whole judgments repeated as independent draws (M).
-    #[arg(long, default_value_t = 25)]
+    #[arg(long, default_value_t = eval::DEFAULT_TRIALS)]
     trials: u32,
     /// Judgments per order in each trial (N).
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = eval::DEFAULT_REPEATS)]
     repeats: u32,
     /// Length alignment's tolerance in words.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = engine::judge::align::DEFAULT_TOLERANCE)]
     tolerance: usize,
     /// Regenerations before the forced append.
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = engine::judge::align::DEFAULT_ADJUSTMENTS)]
     adjustments: u32,
     /// Switch length alignment off (to see what it removes).
     #[arg(long)]

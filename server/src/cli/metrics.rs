@@ -26,10 +26,10 @@ pub enum MetricsCommand {
         #[arg(long, value_delimiter = ',', required = true)]
         answers: Vec<i64>,
         /// The rank cut-off of nDCG and Recall.
-        #[arg(long, default_value_t = 10)]
+        #[arg(long, default_value_t = engine::metrics::DEFAULT_K)]
         k: usize,
         /// Quantile bins of the cosine similarity for the mutual information.
-        #[arg(long, default_value_t = 4)]
+        #[arg(long, default_value_t = engine::metrics::DEFAULT_BINS)]
         bins: usize,
         /// What a retrieved chunk must match to count as relevant:
         /// `document` (seed 004's: the question's source document),

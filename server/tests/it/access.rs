@@ -76,8 +76,10 @@ async fn collaborators_reach_only_what_the_owner_granted() {
         "1",
     ];
     json(&assay(&db, &run, &[]).await);
-    json(&assay(&db, &["--json", "study", "create", "A", "--questions", "1:2"], &[]).await);
-    json(&assay(&db, &["--json", "share", "create", "A", "--page", "study:1"], &[]).await);
+    let study = json(&assay(&db, &["--json", "study", "create", "A", "--questions", "1:2"], &[]).await);
+    let rater_token = study["rater_url"].as_str().unwrap().rsplit('/').next().unwrap().to_string();
+    let share = json(&assay(&db, &["--json", "share", "create", "A", "--page", "study:1"], &[]).await);
+    let share_token = share["token"].as_str().unwrap().to_string();
     json(&assay(&db, &["--json", "project", "create", "B"], &[]).await);
     let env = [("ASSAY_PASSWORD", "correct horse battery")];
     json(&assay(&db, &["--json", "user", "create", "owner"], &env).await);
@@ -195,6 +197,55 @@ async fn collaborators_reach_only_what_the_owner_granted() {
         let r = send(&router, post(fun, form, &ana)).await;
         assert_eq!(r.status, StatusCode::FORBIDDEN, "{fun}");
         assert!(r.body.contains("may read project 1 but not change it"), "{fun}: {}", r.body);
+    }
+    // What #24 added to read — a job's items page by page and one item
+    // whole, a document's chunks, a study's results version, the graph as
+    // a file — each caller in turn: the reader and the owner read, the
+    // member without rights is refused (403), and no session at all, a
+    // rater's link token or a share token in the cookie is no login (401).
+    let items = path_of::<app::api::GetJobItems>();
+    let r = send(&router, post(items, "id=1&page=1", &ana)).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let page: serde_json::Value = serde_json::from_str(&r.body).unwrap();
+    let key = page["items"][0]["key"].as_str().expect("job 1 has finished items").to_string();
+    let new_reads = [
+        (items, "id=1&page=1".to_string(), "\"pages\""),
+        (path_of::<app::api::GetJobItem>(), format!("job_id=1&item={key}"), "\"result\""),
+        (path_of::<app::api::GetDocumentChunks>(), "id=1".to_string(), "\"text\""),
+        (path_of::<app::api::StudyResultsVersion>(), "id=1".to_string(), "|"),
+    ];
+    for (fun, form, expect) in &new_reads {
+        for (caller, cookie, status) in [
+            ("owner", owner.as_str(), StatusCode::OK),
+            ("reader", ana.as_str(), StatusCode::OK),
+            ("no rights", cy.as_str(), StatusCode::FORBIDDEN),
+            ("rater token", rater_token.as_str(), StatusCode::UNAUTHORIZED),
+            ("share token", share_token.as_str(), StatusCode::UNAUTHORIZED),
+            ("anonymous", "", StatusCode::UNAUTHORIZED),
+        ] {
+            let r = send(&router, post(fun, form, cookie)).await;
+            assert_eq!(r.status, status, "{caller} {fun}: {}", r.body);
+            if status == StatusCode::OK {
+                assert!(r.body.contains(expect), "{caller} {fun}: {}", r.body);
+            }
+        }
+    }
+    for file in ["graph.json", "graph.graphml"] {
+        let path = format!("/api/projects/1/graph/{file}");
+        for (caller, cookie, status) in [
+            ("owner", owner.as_str(), StatusCode::OK),
+            ("reader", ana.as_str(), StatusCode::OK),
+            ("no rights", cy.as_str(), StatusCode::FORBIDDEN),
+            ("rater token", rater_token.as_str(), StatusCode::UNAUTHORIZED),
+            ("share token", share_token.as_str(), StatusCode::UNAUTHORIZED),
+            ("anonymous", "", StatusCode::UNAUTHORIZED),
+        ] {
+            let r = send(&router, get(&path, cookie)).await;
+            assert_eq!(r.status, status, "{caller} {path}: {}", &r.body[..r.body.len().min(200)]);
+            if status == StatusCode::OK {
+                assert!(r.body.contains("Salt Guild"), "{caller} {path}: the sample graph's entities");
+            }
+        }
     }
     assert_eq!(send(&router, get("/projects/1/corpus", &ana)).await.status, StatusCode::OK);
     assert_eq!(send(&router, get("/projects/2/corpus", &ana)).await.status, StatusCode::FORBIDDEN);

@@ -239,8 +239,41 @@ async fn a_question_set_and_a_graph_explorer_are_shared_and_reach_nothing_else()
     }
     let (status, _) = post(&router, "/api/share/kind", &format!("token={}", "0".repeat(48))).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
-    // Withdrawn: the explorer's data stops at once.
+    // The graph as a file through its share: project 1's nodes (by their
+    // ids; B has the same sample corpus, so the same names), none of B's;
+    // the question set's token opens no graph file.
+    let ids = |project: i64| {
+        let pool = pool.clone();
+        async move {
+            sqlx::query_scalar::<_, i64>("SELECT id FROM graph_nodes WHERE project_id = ? ORDER BY id")
+                .bind(project)
+                .fetch_all(&pool)
+                .await
+                .unwrap()
+        }
+    };
+    let (a_ids, b_ids) = (ids(1).await, ids(2).await);
+    assert!(!a_ids.is_empty() && !b_ids.is_empty());
+    for file in ["graph.json", "graph.graphml"] {
+        let (status, kind, body) = get(&router, &format!("/api/share/{graph_token}/{file}"), None).await;
+        assert_eq!(status, StatusCode::OK, "{file}");
+        assert!(kind.starts_with(if file == "graph.json" { "application/json" } else { "application/graphml+xml" }));
+        let body = String::from_utf8(body).unwrap();
+        let got: Vec<i64> = if file == "graph.json" {
+            let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+            v["nodes"].as_array().unwrap().iter().map(|n| n["id"].as_i64().unwrap()).collect()
+        } else {
+            body.match_indices("<node id=\"n").map(|(i, _)| {
+                let rest = &body[i + 11..];
+                rest[..rest.find('"').unwrap()].parse().unwrap()
+            }).collect()
+        };
+        assert_eq!(got, a_ids, "{file}: project 1's nodes, and only them");
+        assert_eq!(get(&router, &format!("/api/share/{set_token}/{file}"), None).await.0, StatusCode::NOT_FOUND);
+    }
+    // Withdrawn: the explorer's data and the files stop at once.
     json(&assay(&db, &["--json", "share", "revoke", &graph_token], &[]).await);
+    assert_eq!(get(&router, &format!("/api/share/{graph_token}/graph.json"), None).await.0, StatusCode::NOT_FOUND);
     assert_ne!(post(&router, "/api/share/graph", &format!("token={graph_token}&limit=100")).await.0, StatusCode::OK);
     assert_eq!(get(&router, &format!("/share/{graph_token}"), None).await.0, StatusCode::NOT_FOUND);
 }

@@ -21,7 +21,7 @@ use sqlx::SqlitePool;
 use tokio_util::sync::CancellationToken;
 
 pub use params::JobParams;
-pub use summary::{items_page, job_summary, summarise_result};
+pub use summary::{items_page, job_summary};
 
 use crate::error::{AppError, AppResult};
 use crate::model::{JobKind, JobStatus, JobView};

@@ -14,7 +14,7 @@ const FIELDS: usize = 6;
 
 /// An item's stored result (JSON, or any text) in one line: `answer: 87
 /// words · contexts: 5 · tokens: 1,234`.
-pub fn summarise_result(result: &str) -> String {
+fn summarise_result(result: &str) -> String {
     match serde_json::from_str::<Value>(result) {
         Ok(Value::Object(map)) => {
             let mut parts: Vec<String> =
@@ -88,7 +88,7 @@ pub async fn items_page(
 /// and cost in all and per item, and how fast they finished; and the
 /// failures' reasons, commonest first.
 pub async fn job_summary(pool: &SqlitePool, job_id: i64) -> AppResult<(Vec<(String, String)>, Vec<(String, i64)>)> {
-    let ((done, failed, tokens, cost, first, last), reasons) = store::jobs::item_totals(pool, job_id).await?;
+    let ((done, failed, tokens, cost, span), reasons) = store::jobs::item_totals(pool, job_id).await?;
     let finished = done + failed;
     let mut rows = vec![("Items finished".to_string(), format!("{} ({} done, {} failed)", format::int(finished), format::int(done), format::int(failed)))];
     if finished > 0 {
@@ -98,9 +98,8 @@ pub async fn job_summary(pool: &SqlitePool, job_id: i64) -> AppResult<(Vec<(Stri
         ));
         rows.push(("Cost".into(), format!("{} in all, {} per item", format::usd(cost), format::usd(cost / finished as f64))));
     }
-    if let (Some(first), Some(last), true) = (first, last, finished > 1) {
-        let seconds = seconds_between(&first, &last);
-        if let Some(s) = seconds.filter(|s| *s > 0.0) {
+    if finished > 1 {
+        if let Some(s) = span.filter(|s| *s > 0.0) {
             rows.push((
                 "Pace".into(),
                 format!("{} items in {} between the first and the last ({:.1} per second)", format::int(finished), format::duration(s), (finished - 1) as f64 / s),
@@ -108,27 +107,6 @@ pub async fn job_summary(pool: &SqlitePool, job_id: i64) -> AppResult<(Vec<(Stri
         }
     }
     Ok((rows, reasons))
-}
-
-/// Seconds from one stored UTC time (`2026-12-01T10:04:12.345Z`) to another.
-fn seconds_between(a: &str, b: &str) -> Option<f64> {
-    let secs = |t: &str| -> Option<f64> {
-        let day = days_from_civil(t.get(0..4)?.parse().ok()?, t.get(5..7)?.parse().ok()?, t.get(8..10)?.parse().ok()?);
-        let (h, m): (f64, f64) = (t.get(11..13)?.parse().ok()?, t.get(14..16)?.parse().ok()?);
-        let s: f64 = t.get(17..)?.trim_end_matches('Z').parse().ok()?;
-        Some(day as f64 * 86_400.0 + h * 3600.0 + m * 60.0 + s)
-    };
-    Some(secs(b)? - secs(a)?)
-}
-
-/// Days since 1970-01-01 of a civil date (Howard Hinnant's algorithm).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = if y >= 0 { y } else { y - 399 } / 400;
-    let yoe = y - era * 400;
-    let doy = (153 * (m + if m > 2 { -3 } else { 9 }) + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
 }
 
 #[cfg(test)]
@@ -149,12 +127,5 @@ mod tests {
         assert_eq!(summarise_result(verdict), "trial: 0 · verdict: {a total 12, b total 13, outcome \"B\"}");
         let wide: serde_json::Map<String, Value> = (0..8).map(|i| (format!("f{i}"), Value::from(i))).collect();
         assert!(summarise_result(&Value::Object(wide).to_string()).ends_with("and 2 more fields"));
-    }
-
-    #[test]
-    fn times_subtract_across_days() {
-        assert_eq!(days_from_civil(1970, 1, 1), 0);
-        assert_eq!(days_from_civil(2026, 12, 1), 20_788);
-        assert_eq!(seconds_between("2026-11-30T23:59:59.500Z", "2026-12-01T00:00:01.000Z"), Some(1.5));
     }
 }

@@ -251,13 +251,20 @@ pub async fn job_item(pool: &SqlitePool, job_id: i64, key: &str) -> AppResult<Jo
 
 /// A job's finished items in numbers: (done, failed, tokens, cost, first
 /// and last finish time), and the failures' commonest reasons.
+/// A job's finished items: done, failed, tokens, cost (USD), and the
+/// seconds from the first to finish to the last (none without items).
+pub type ItemTotals = (i64, i64, i64, f64, Option<f64>);
+
 pub async fn item_totals(
     pool: &SqlitePool,
     job_id: i64,
-) -> AppResult<((i64, i64, i64, f64, Option<String>, Option<String>), Vec<(String, i64)>)> {
-    let totals: (i64, i64, i64, f64, Option<String>, Option<String>) = sqlx::query_as(
+) -> AppResult<(ItemTotals, Vec<(String, i64)>)> {
+    // The span in seconds by SQLite's own date arithmetic (the times are
+    // stored as ISO 8601 UTC, `2026-12-01T10:04:12.345Z`).
+    let totals: ItemTotals = sqlx::query_as(
         "SELECT COUNT(*) FILTER (WHERE status = 'done'), COUNT(*) FILTER (WHERE status = 'failed'),
-                COALESCE(SUM(tokens), 0), COALESCE(SUM(cost_usd), 0.0), MIN(finished_at), MAX(finished_at)
+                COALESCE(SUM(tokens), 0), COALESCE(SUM(cost_usd), 0.0),
+                (julianday(MAX(finished_at)) - julianday(MIN(finished_at))) * 86400.0
          FROM job_items WHERE job_id = ?",
     )
     .bind(job_id)

@@ -122,17 +122,23 @@ pub async fn counts(pool: &SqlitePool, id: i64) -> AppResult<(i64, i64, i64, i64
     Ok((items, attention, raters, completed))
 }
 
-/// What changes whenever a rating or a rater is added or changed: the
-/// results page refetches its results only when this does.
-pub async fn ratings_version(pool: &SqlitePool, study: i64) -> AppResult<String> {
-    let (n, last, raters): (i64, Option<String>, i64) = sqlx::query_as(
-        "SELECT COUNT(r.rater_id), MAX(r.rated_at), (SELECT COUNT(*) FROM raters WHERE study_id = ?1)
+/// What a study's results are made of, as a string that changes whenever
+/// they do: its human ratings (how many, the latest, how many raters) and
+/// its latest LLM rating job's progress. One query: the results page polls
+/// it while raters may be at work.
+pub async fn results_version(pool: &SqlitePool, study: i64) -> AppResult<String> {
+    let (n, last, raters, llm): (i64, Option<String>, i64, Option<String>) = sqlx::query_as(
+        "SELECT COUNT(r.rater_id), MAX(r.rated_at),
+                (SELECT COUNT(*) FROM raters WHERE study_id = ?1),
+                (SELECT id || ':' || status || ':' || done || ':' || failed FROM jobs
+                  WHERE kind = ?2 AND json_extract(parameters, '$.study_id') = ?1 ORDER BY id DESC LIMIT 1)
          FROM ratings r JOIN raters ra ON ra.id = r.rater_id WHERE ra.study_id = ?1",
     )
     .bind(study)
+    .bind(crate::model::JobKind::StudyRating.as_str())
     .fetch_one(pool)
     .await?;
-    Ok(format!("{n}:{}:{raters}", last.unwrap_or_default()))
+    Ok(format!("{n}:{}:{raters}|{}", last.unwrap_or_default(), llm.unwrap_or_default()))
 }
 
 /// A study's links: (id, kind, label, withdrawn).
