@@ -7,12 +7,7 @@ const os = require('os');
 const path = require('path');
 const { createProject, openHydrated } = require('./helpers');
 
-// One retry (of the whole serial file): in 2 of 4 full browser runs on
-// 2026-12-02 the shared question set's page (the share test below) did not
-// hydrate within 20 s, and never when the file ran alone. Under
-// investigation (issue #24's note); the retry keeps a real failure visible
-// in the report as "flaky", not hidden.
-test.describe.configure({ mode: 'serial', retries: 1 });
+test.describe.configure({ mode: 'serial' });
 
 let questionsUrl;
 

@@ -19,14 +19,17 @@ async function openHydrated(page, url) {
   page.on('pageerror', onError);
   page.on('requestfailed', onFailed);
   const started = Date.now();
+  let response = null;
   try {
-    await page.goto(url);
+    response = await page.goto(url);
     await expect(page.locator('body[data-hydrated="true"]')).toBeAttached();
   } catch (e) {
     const pending = await page.evaluate(() => performance.getEntriesByType('resource')
       .map((r) => `${r.name.split('/').pop()} ${Math.round(r.startTime)}+${Math.round(r.duration)} ms`)).catch(() => []);
-    e.message += `\n${url} not hydrated after ${Date.now() - started} ms; the browser said:\n  ${said.join('\n  ') || '(nothing)'}` +
-      `\nresources:\n  ${pending.join('\n  ')}`;
+    const headers = response ? Object.entries(await response.allHeaders()).map(([k, v]) => `${k}: ${v.slice(0, 120)}`) : [];
+    e.message += `\n${url} not hydrated after ${Date.now() - started} ms; its response: ${response?.status()} ${response?.fromServiceWorker() ? '(service worker)' : ''}` +
+      `\n  ${headers.join('\n  ')}\nthe browser said:\n  ${said.slice(0, 12).join('\n  ') || '(nothing)'}${said.length > 12 ? `\n  … and ${said.length - 12} more` : ''}` +
+      `\nresources (${pending.length}):\n  ${pending.slice(0, 8).join('\n  ')}`;
     throw e;
   } finally {
     page.off('console', onConsole);

@@ -89,7 +89,7 @@ pub fn router(
     Router::new()
         .merge(plain)
         .merge(pages)
-        .fallback(leptos_axum::file_and_error_handler::<AppState, _>(app::shell))
+        .fallback(static_or_not_found)
         .layer(axum::middleware::from_fn(error_status))
         .layer(axum::middleware::from_fn_with_state(state.clone(), auth::guard))
         .layer(axum::middleware::from_fn(security_headers))
@@ -97,6 +97,51 @@ pub fn router(
         // to browsers that ask; images are left as they are.
         .layer(tower_http::compression::CompressionLayer::new())
         .with_state(state)
+}
+
+/// Anything no route takes: a file of the site (the WASM bundle, the
+/// stylesheet, `public/`), else the app's "not found" page with status 404.
+///
+/// Not `leptos_axum::file_and_error_handler`: it serves a file inside
+/// `Owner::new()` and applies the `ResponseOptions` it finds in context.
+/// That owner's parent is whatever reactive owner the worker thread holds
+/// as current, which can be a page still rendering on that thread: the file
+/// then took that page's headers (`mem::take`) — its Content-Security-Policy,
+/// or a Set-Cookie — and the page went out without them (seen as a shared
+/// page served under the no-script policy, 1 load in 2 of the graph share
+/// test in a debug build). A file's response here is the file's alone.
+async fn static_or_not_found(State(state): State<AppState>, req: axum::extract::Request) -> Response {
+    use tower::ServiceExt;
+    let mut file_req = axum::http::Request::builder().uri(req.uri().clone());
+    if let Some(v) = req.headers().get(header::ACCEPT_ENCODING) {
+        file_req = file_req.header(header::ACCEPT_ENCODING, v);
+    }
+    let Ok(file_req) = file_req.body(axum::body::Body::empty()) else {
+        return error(StatusCode::BAD_REQUEST, "not a valid address".into());
+    };
+    let dir = tower_http::services::ServeDir::new(&*state.leptos_options.site_root)
+        .precompressed_gzip()
+        .precompressed_br();
+    match dir.oneshot(file_req).await {
+        Ok(res) if res.status() != StatusCode::NOT_FOUND => res.map(axum::body::Body::new),
+        _ => {
+            // The app's own page for an address it does not know (its
+            // router's fallback sets the 404), rendered like every page.
+            let options = state.leptos_options.clone();
+            let render = leptos_axum::render_app_to_stream_with_context(
+                {
+                    let state = state.clone();
+                    move || leptos::prelude::provide_context(state.clone())
+                },
+                move || app::shell(options.clone()),
+            );
+            let mut res = render(req).await;
+            if res.status() == StatusCode::OK {
+                *res.status_mut() = StatusCode::NOT_FOUND;
+            }
+            res
+        }
+    }
 }
 
 /// Headers on every response: no framing (clickjacking), no MIME sniffing,

@@ -79,6 +79,43 @@ async fn home_page_is_server_rendered_with_hydration_scripts() {
     assert_eq!(status, StatusCode::NOT_FOUND);
 }
 
+/// A static file's response carries none of a page's headers, whatever
+/// reactive owner the worker thread holds as current when it is served.
+/// (leptos_axum's `file_and_error_handler` served files inside
+/// `Owner::new()`, a child of the thread's current owner, and applied the
+/// `ResponseOptions` it found there: a page still rendering on the same
+/// thread lost its Content-Security-Policy, or a login's Set-Cookie, to the
+/// file — seen as a shared page served under the no-script policy.)
+#[tokio::test]
+async fn a_static_file_never_takes_the_headers_of_a_page_rendering_beside_it() {
+    use axum::http::header;
+    use leptos::prelude::{provide_context, Owner};
+    let h = harness(1 << 20).await;
+    std::fs::write(h._dir.path().join("favicon.svg"), "<svg xmlns=\"http://www.w3.org/2000/svg\"/>").unwrap();
+    // A page's owner, current on this (the test's only) thread, with the
+    // headers it means to send.
+    let page = Owner::new_root(None);
+    let options = leptos_axum::ResponseOptions::default();
+    page.with(|| provide_context(options.clone()));
+    options.insert_header(header::SET_COOKIE, "assay_session=the-owners-session".parse().unwrap());
+    options.insert_header(header::CONTENT_SECURITY_POLICY, "default-src 'self'".parse().unwrap());
+    page.set();
+    let resp = h.router.clone().oneshot(Request::get("/favicon.svg").body(Body::empty()).unwrap()).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    assert!(resp.headers().get(header::SET_COOKIE).is_none(), "the page's cookie went out with the file");
+    let csp = resp.headers().get(header::CONTENT_SECURITY_POLICY).unwrap().to_str().unwrap().to_string();
+    assert_eq!(csp, app::ssr::csp::OTHER, "a file gets the policy under which nothing runs");
+    // The page keeps its headers for its own response.
+    let kept = options.0.read().unwrap().headers.clone();
+    assert_eq!(kept.get(header::SET_COOKIE).unwrap(), "assay_session=the-owners-session");
+    assert_eq!(kept.get(header::CONTENT_SECURITY_POLICY).unwrap(), "default-src 'self'");
+    // An address nothing serves: the app's page, 404, with a page's policy.
+    let resp = h.router.clone().oneshot(Request::get("/no/such/file.txt").body(Body::empty()).unwrap()).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::NOT_FOUND);
+    assert!(resp.headers().get(header::SET_COOKIE).is_none());
+    page.unset();
+}
+
 #[tokio::test]
 async fn upload_stores_good_files_and_names_bad_ones() {
     let h = harness(1 << 20).await;
