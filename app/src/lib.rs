@@ -189,8 +189,6 @@ pub async fn prefetch_project_pages() {
 pub fn shell(options: LeptosOptions) -> impl IntoView {
     // The routes read the site's layout from it (ssr::preload::hint).
     provide_context(options.clone());
-    #[cfg(feature = "ssr")]
-    ssr::csp::set_page_policy();
     view! {
         <!DOCTYPE html>
         <html lang="en">

@@ -3,11 +3,10 @@
 //! page), each carrying the request's nonce; everything else comes from
 //! this origin, and the WASM bundle needs `'wasm-unsafe-eval'`. Plots are
 //! inline SVG with style attributes, hence `'unsafe-inline'` for styles
-//! only. Responses that are not pages get [`OTHER`] from the server's
-//! header layer.
-
-use leptos::nonce::use_nonce;
-use leptos::prelude::use_context;
+//! only. The server's header layer writes it on each page Leptos rendered,
+//! with the nonce that page's render left in its request (`server::web`:
+//! `page_nonce`, `security_headers`); responses that are not pages get
+//! [`OTHER`].
 
 /// The policy of a page whose inline scripts carry `nonce`.
 pub fn page(nonce: &str) -> String {
@@ -22,13 +21,3 @@ pub fn page(nonce: &str) -> String {
 /// report when viewed from the server): nothing runs, nothing frames it.
 pub const OTHER: &str =
     "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'; base-uri 'none'; sandbox";
-
-/// Sets the page's policy on the response, with the nonce the server
-/// provided for this request.
-pub fn set_page_policy() {
-    if let (Some(nonce), Some(resp)) = (use_nonce(), use_context::<leptos_axum::ResponseOptions>()) {
-        if let Ok(v) = axum::http::HeaderValue::from_str(&page(&nonce)) {
-            resp.insert_header(axum::http::header::CONTENT_SECURITY_POLICY, v);
-        }
-    }
-}

@@ -80,7 +80,7 @@ pub fn router(
         .route("/api/share/{token}/{file}", get(shares::file))
         .route("/api/share/{token}/{part}/{file}", get(shares::part))
         // A fresh nonce per page for Leptos's inline scripts (see app::ssr::csp).
-        .leptos_routes_with_context(&state, routes, leptos::nonce::provide_nonce, move || {
+        .leptos_routes_with_context(&state, routes, page_nonce, move || {
             app::shell(shell_options.clone())
         })
         // Server functions take forms and small JSON; files go through the
@@ -131,7 +131,10 @@ async fn static_or_not_found(State(state): State<AppState>, req: axum::extract::
             let render = leptos_axum::render_app_to_stream_with_context(
                 {
                     let state = state.clone();
-                    move || leptos::prelude::provide_context(state.clone())
+                    move || {
+                        leptos::prelude::provide_context(state.clone());
+                        page_nonce();
+                    }
                 },
                 move || app::shell(options.clone()),
             );
@@ -144,13 +147,46 @@ async fn static_or_not_found(State(state): State<AppState>, req: axum::extract::
     }
 }
 
+/// Where a page's nonce is left for [`security_headers`] (a request
+/// extension, so it belongs to this request alone).
+#[derive(Clone, Default)]
+struct NonceSlot(Arc<std::sync::Mutex<Option<String>>>);
+
+/// The context every page renders with: a fresh nonce for Leptos's inline
+/// scripts, also left in the request's [`NonceSlot`], from which the header
+/// layer writes the page's Content-Security-Policy. The policy does not
+/// travel through Leptos's `ResponseOptions`: those were seen applied to
+/// another request's response (see [`static_or_not_found`]), and a page
+/// without its policy gets the one under which nothing runs.
+fn page_nonce() {
+    use leptos::prelude::use_context;
+    leptos::nonce::provide_nonce();
+    if let (Some(parts), Some(nonce)) =
+        (use_context::<axum::http::request::Parts>(), leptos::nonce::use_nonce())
+    {
+        if let Some(slot) = parts.extensions.get::<NonceSlot>() {
+            *slot.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(nonce.to_string());
+        }
+    }
+}
+
 /// Headers on every response: no framing (clickjacking), no MIME sniffing,
 /// no `Referer` (share and study tokens are in URLs), and a
 /// Content-Security-Policy — pages set their own, with the request's
 /// nonce; anything else gets the policy under which nothing runs.
-async fn security_headers(req: axum::extract::Request, next: axum::middleware::Next) -> Response {
+async fn security_headers(mut req: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let slot = NonceSlot::default();
+    req.extensions_mut().insert(slot.clone());
     let mut resp = next.run(req).await;
+    let nonce = slot.0.lock().unwrap_or_else(|e| e.into_inner()).take();
     let h = resp.headers_mut();
+    // A page Leptos rendered: its policy, with the nonce its scripts carry.
+    let html = h.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(|t| t.starts_with("text/html"));
+    if let (true, Some(nonce)) = (html, nonce) {
+        if let Ok(v) = header::HeaderValue::from_str(&app::ssr::csp::page(&nonce)) {
+            h.insert(header::CONTENT_SECURITY_POLICY, v);
+        }
+    }
     h.insert(header::X_CONTENT_TYPE_OPTIONS, header::HeaderValue::from_static("nosniff"));
     h.insert(header::X_FRAME_OPTIONS, header::HeaderValue::from_static("DENY"));
     h.insert(header::REFERRER_POLICY, header::HeaderValue::from_static("no-referrer"));
