@@ -113,6 +113,11 @@ async fn a_static_file_never_takes_the_headers_of_a_page_rendering_beside_it() {
     let resp = h.router.clone().oneshot(Request::get("/no/such/file.txt").body(Body::empty()).unwrap()).await.unwrap();
     assert_eq!(resp.status(), StatusCode::NOT_FOUND);
     assert!(resp.headers().get(header::SET_COOKIE).is_none());
+    let csp = resp.headers()[header::CONTENT_SECURITY_POLICY].to_str().unwrap().to_string();
+    let nonce = csp.split("'nonce-").nth(1).and_then(|r| r.split('\'').next()).expect("a page's nonce").to_string();
+    let body = String::from_utf8(resp.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap();
+    assert!(body.contains("Page not found"));
+    assert_eq!(body.matches(&format!("nonce=\"{nonce}\"")).count(), body.matches("<script").count(), "{body}");
     page.unset();
 }
 
