@@ -76,9 +76,8 @@ fn main() {
         eprintln!("{}", String::from_utf8_lossy(&out.stderr));
         return;
     }
-    let theirs: Option<f64> = said
-        .lines()
-        .find_map(|l| l.strip_prefix("passages/s ").and_then(|v| v.trim().parse().ok()));
+    let theirs: Option<f64> =
+        said.lines().find_map(|l| l.strip_prefix("passages/s ").and_then(|v| v.trim().parse().ok()));
     if let Some(theirs) = theirs {
         println!("  ratio: Assay / sentence-transformers = {:.2}×", ours / theirs);
     }

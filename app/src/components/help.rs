@@ -106,7 +106,12 @@ mod tests {
             (text::K, format!("Default {}", d::METRICS_K)),
             (text::BINS, format!("Default {}", d::METRICS_BINS)),
         ] {
-            assert!(help.contains(&format!("{default} ")) || help.contains(&format!("{default},")) || help.contains(&format!("{default}.")), "{help} does not say {default}");
+            assert!(
+                help.contains(&format!("{default} "))
+                    || help.contains(&format!("{default},"))
+                    || help.contains(&format!("{default}.")),
+                "{help} does not say {default}"
+            );
         }
     }
 }

@@ -214,15 +214,16 @@ async fn collaborators_reach_only_what_the_owner_granted() {
         (path_of::<app::api::GetDocumentChunks>(), "id=1".to_string(), "\"text\""),
         (path_of::<app::api::StudyResultsVersion>(), "id=1".to_string(), "|"),
     ];
+    let callers = [
+        ("owner", owner.as_str(), StatusCode::OK),
+        ("reader", ana.as_str(), StatusCode::OK),
+        ("no rights", cy.as_str(), StatusCode::FORBIDDEN),
+        ("rater token", rater_token.as_str(), StatusCode::UNAUTHORIZED),
+        ("share token", share_token.as_str(), StatusCode::UNAUTHORIZED),
+        ("anonymous", "", StatusCode::UNAUTHORIZED),
+    ];
     for (fun, form, expect) in &new_reads {
-        for (caller, cookie, status) in [
-            ("owner", owner.as_str(), StatusCode::OK),
-            ("reader", ana.as_str(), StatusCode::OK),
-            ("no rights", cy.as_str(), StatusCode::FORBIDDEN),
-            ("rater token", rater_token.as_str(), StatusCode::UNAUTHORIZED),
-            ("share token", share_token.as_str(), StatusCode::UNAUTHORIZED),
-            ("anonymous", "", StatusCode::UNAUTHORIZED),
-        ] {
+        for &(caller, cookie, status) in &callers {
             let r = send(&router, post(fun, form, cookie)).await;
             assert_eq!(r.status, status, "{caller} {fun}: {}", r.body);
             if status == StatusCode::OK {
@@ -232,14 +233,7 @@ async fn collaborators_reach_only_what_the_owner_granted() {
     }
     for file in ["graph.json", "graph.graphml"] {
         let path = format!("/api/projects/1/graph/{file}");
-        for (caller, cookie, status) in [
-            ("owner", owner.as_str(), StatusCode::OK),
-            ("reader", ana.as_str(), StatusCode::OK),
-            ("no rights", cy.as_str(), StatusCode::FORBIDDEN),
-            ("rater token", rater_token.as_str(), StatusCode::UNAUTHORIZED),
-            ("share token", share_token.as_str(), StatusCode::UNAUTHORIZED),
-            ("anonymous", "", StatusCode::UNAUTHORIZED),
-        ] {
+        for &(caller, cookie, status) in &callers {
             let r = send(&router, get(&path, cookie)).await;
             assert_eq!(r.status, status, "{caller} {path}: {}", &r.body[..r.body.len().min(200)]);
             if status == StatusCode::OK {

@@ -263,10 +263,12 @@ async fn a_question_set_and_a_graph_explorer_are_shared_and_reach_nothing_else()
             let v: serde_json::Value = serde_json::from_str(&body).unwrap();
             v["nodes"].as_array().unwrap().iter().map(|n| n["id"].as_i64().unwrap()).collect()
         } else {
-            body.match_indices("<node id=\"n").map(|(i, _)| {
-                let rest = &body[i + 11..];
-                rest[..rest.find('"').unwrap()].parse().unwrap()
-            }).collect()
+            body.match_indices("<node id=\"n")
+                .map(|(i, _)| {
+                    let rest = &body[i + 11..];
+                    rest[..rest.find('"').unwrap()].parse().unwrap()
+                })
+                .collect()
         };
         assert_eq!(got, a_ids, "{file}: project 1's nodes, and only them");
         assert_eq!(get(&router, &format!("/api/share/{set_token}/{file}"), None).await.0, StatusCode::NOT_FOUND);
@@ -325,14 +327,16 @@ async fn share_and_study_links_are_shown_as_absolute_urls() {
 
     // Under the scheme and host the request came to (a TLS proxy's header counts).
     let direct = router(None);
-    let (status, url) = post_with(&direct, share, &share_form, &[("host", "assay.lab:8080"), ("cookie", &session)]).await;
+    let (status, url) =
+        post_with(&direct, share, &share_form, &[("host", "assay.lab:8080"), ("cookie", &session)]).await;
     assert_eq!(status, StatusCode::OK, "{url}");
     token(url.as_str().unwrap(), "http://assay.lab:8080/share/");
     let proxied = [("host", "assay.example"), ("x-forwarded-proto", "https"), ("cookie", &session)];
     let (_, url) = post_with(&direct, link, &link_form, &proxied).await;
     token(url.as_str().unwrap(), "https://assay.example/s/");
     // A host that is not a plain name is not echoed: the path alone.
-    let (_, url) = post_with(&direct, share, &share_form, &[("host", "evil.test\"><script>"), ("cookie", &session)]).await;
+    let (_, url) =
+        post_with(&direct, share, &share_form, &[("host", "evil.test\"><script>"), ("cookie", &session)]).await;
     token(url.as_str().unwrap(), "/share/");
     // `--base-url` wins over the request's host.
     let configured = router(Some("https://assay.lab.example/base"));

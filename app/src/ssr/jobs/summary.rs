@@ -90,19 +90,34 @@ pub async fn items_page(
 pub async fn job_summary(pool: &SqlitePool, job_id: i64) -> AppResult<(Vec<(String, String)>, Vec<(String, i64)>)> {
     let ((done, failed, tokens, cost, span), reasons) = store::jobs::item_totals(pool, job_id).await?;
     let finished = done + failed;
-    let mut rows = vec![("Items finished".to_string(), format!("{} ({} done, {} failed)", format::int(finished), format::int(done), format::int(failed)))];
+    let mut rows = vec![(
+        "Items finished".to_string(),
+        format!("{} ({} done, {} failed)", format::int(finished), format::int(done), format::int(failed)),
+    )];
     if finished > 0 {
         rows.push((
             "Tokens".into(),
-            format!("{} in all, {} per item", format::int(tokens), format::int((tokens as f64 / finished as f64).round() as i64)),
+            format!(
+                "{} in all, {} per item",
+                format::int(tokens),
+                format::int((tokens as f64 / finished as f64).round() as i64)
+            ),
         ));
-        rows.push(("Cost".into(), format!("{} in all, {} per item", format::usd(cost), format::usd(cost / finished as f64))));
+        rows.push((
+            "Cost".into(),
+            format!("{} in all, {} per item", format::usd(cost), format::usd(cost / finished as f64)),
+        ));
     }
     if finished > 1 {
         if let Some(s) = span.filter(|s| *s > 0.0) {
             rows.push((
                 "Pace".into(),
-                format!("{} items in {} between the first and the last ({:.1} per second)", format::int(finished), format::duration(s), (finished - 1) as f64 / s),
+                format!(
+                    "{} items in {} between the first and the last ({:.1} per second)",
+                    format::int(finished),
+                    format::duration(s),
+                    (finished - 1) as f64 / s
+                ),
             ));
         }
     }
@@ -116,14 +131,16 @@ mod tests {
     #[test]
     fn a_result_reads_in_one_line() {
         let long = "word ".repeat(87);
-        let r = serde_json::json!({"answer": long, "contexts": [1, 2, 3, 4, 5], "tokens": 1234, "score": 0.5, "ok": true});
+        let r =
+            serde_json::json!({"answer": long, "contexts": [1, 2, 3, 4, 5], "tokens": 1234, "score": 0.5, "ok": true});
         assert_eq!(
             summarise_result(&r.to_string()),
             "answer: \"word word word word word word word word…\" (87 words) · contexts: 5 items · tokens: 1,234 · score: 0.500 · ok: yes"
         );
         assert_eq!(summarise_result("plain reply"), "\"plain reply\"");
         assert_eq!(summarise_result("[1]"), "1 item");
-        let verdict = r#"{"trial":0,"verdict":{"a_aspects":[5.0,2.0],"a_total":12.0,"b_total":13.0,"outcome":"B","extra":1}}"#;
+        let verdict =
+            r#"{"trial":0,"verdict":{"a_aspects":[5.0,2.0],"a_total":12.0,"b_total":13.0,"outcome":"B","extra":1}}"#;
         assert_eq!(summarise_result(verdict), "trial: 0 · verdict: {a total 12, b total 13, outcome \"B\"}");
         let wide: serde_json::Map<String, Value> = (0..8).map(|i| (format!("f{i}"), Value::from(i))).collect();
         assert!(summarise_result(&Value::Object(wide).to_string()).ends_with("and 2 more fields"));
