@@ -216,8 +216,13 @@ impl MiniLm {
             .broadcast_add(&self.positions.forward(&positions)?)?
             .add(&self.types.forward(&types)?)?;
         let mut x = self.embedding_norm.forward(&x)?;
-        // 0 where attended, a large negative where padded: (batch, 1, 1, len).
-        let bias = mask.ones_like()?.sub(mask)?.affine(-3.4e38, 0.0)?.reshape((batch, 1, 1, len))?;
+        // 0 where attended, a large negative where padded: (batch, 1, 1, len);
+        // none when nothing is padded.
+        let bias = if padded {
+            Some(mask.ones_like()?.sub(mask)?.affine(-3.4e38, 0.0)?.reshape((batch, 1, 1, len))?)
+        } else {
+            None
+        };
         let hidden = x.dim(2)?;
         let head = hidden / self.heads;
         let split = |t: Tensor| t.reshape((batch, len, self.heads, head))?.transpose(1, 2)?.contiguous();
@@ -231,7 +236,10 @@ impl MiniLm {
             let k = split(l.key.forward(&x)?)?;
             let v = split(l.value.forward(&x)?)?;
             let scores = q.matmul(&k.t()?)?;
-            let scores = if padded { scores.broadcast_add(&bias)? } else { scores };
+            let scores = match &bias {
+                Some(bias) => scores.broadcast_add(bias)?,
+                None => scores,
+            };
             let probs = candle_nn::ops::softmax_last_dim(&scores)?;
             let context = probs.matmul(&v)?.transpose(1, 2)?.reshape((batch * len, hidden))?;
             let attended = l.attention_norm.forward(&(l.attention_out.forward(&context)? + &x)?)?;

@@ -172,8 +172,9 @@ fn page_nonce() {
 
 /// Headers on every response: no framing (clickjacking), no MIME sniffing,
 /// no `Referer` (share and study tokens are in URLs), and a
-/// Content-Security-Policy — pages set their own, with the request's
-/// nonce; anything else gets the policy under which nothing runs.
+/// Content-Security-Policy — a page Leptos rendered gets the page policy
+/// with the nonce its render left in the request ([`NonceSlot`]); anything
+/// else gets the policy under which nothing runs.
 async fn security_headers(mut req: axum::extract::Request, next: axum::middleware::Next) -> Response {
     let slot = NonceSlot::default();
     req.extensions_mut().insert(slot.clone());

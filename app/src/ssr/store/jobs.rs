@@ -249,12 +249,12 @@ pub async fn job_item(pool: &SqlitePool, job_id: i64, key: &str) -> AppResult<Jo
     row.map(item_of).ok_or_else(|| AppError::NotFound(format!("job {job_id} has no finished item \"{key}\"")))
 }
 
-/// A job's finished items in numbers: (done, failed, tokens, cost, first
-/// and last finish time), and the failures' commonest reasons.
 /// A job's finished items: done, failed, tokens, cost (USD), and the
 /// seconds from the first to finish to the last (none without items).
 pub type ItemTotals = (i64, i64, i64, f64, Option<f64>);
 
+/// A job's finished items in numbers ([`ItemTotals`]), and the failures'
+/// commonest reasons.
 pub async fn item_totals(
     pool: &SqlitePool,
     job_id: i64,
