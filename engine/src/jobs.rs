@@ -1,15 +1,21 @@
 //! Running a job: many independent items (one chunk to summarise, one pair
 //! of answers to judge, …), each of which makes LLM calls.
 //!
-//! - Each item's outcome is written the moment it finishes, so a job killed
+//! - Each item's outcome is written as soon as it finishes, so a job killed
 //!   at any point resumes with only the unfinished items; with the gateway's
 //!   cache, repeated calls inside a half-finished item cost nothing either.
+//!   One writer writes them: the outcomes that finished while it wrote the
+//!   last batch go in the next, in one transaction ([`JobStore::record_all`]),
+//!   so a job of 40,000 quick items does not pay 40,000 commits and the
+//!   thread hand-offs of each (issue #25). A process killed between an
+//!   item's end and its batch's commit does that item again (its paid calls
+//!   are in the cache already).
 //! - A failed item is data ([`ItemOutcome::Failed`]), never a crash: the job
 //!   goes on and the failure is listed, to be retried later.
 //! - At most `concurrency` items run at once.
 //! - Cancelling stops new items at once and abandons the ones in flight
 //!   (their requests are dropped); what finished is kept.
-//! - Progress (done, failed, tokens, cost) is reported after every item.
+//! - Progress (done, failed, tokens, cost) is reported after every batch written.
 //!
 //! Storage is the caller's: [`JobStore`] (SQLite in the web app).
 
@@ -64,14 +70,27 @@ pub struct Progress {
 pub trait JobStore: Send + Sync {
     /// Keys of items already finished (done, or failed when `include_failed`).
     fn finished<'a>(&'a self, job_id: i64, include_failed: bool) -> BoxFuture<'a, Result<HashSet<String>, String>>;
-    /// Records an item's outcome and updates the job's counters, atomically.
+    /// Records items' outcomes (an item recorded before is replaced) and
+    /// updates the job's counters, atomically: all of them or none.
+    fn record_all<'a>(
+        &'a self,
+        job_id: i64,
+        outcomes: &'a [(String, ItemOutcome)],
+    ) -> BoxFuture<'a, Result<Progress, String>>;
+
+    /// Records one item's outcome ([`record_all`](Self::record_all) of one).
     fn record<'a>(
         &'a self,
         job_id: i64,
         key: &'a str,
         outcome: &'a ItemOutcome,
-    ) -> BoxFuture<'a, Result<Progress, String>>;
+    ) -> BoxFuture<'a, Result<Progress, String>> {
+        Box::pin(async move { self.record_all(job_id, &[(key.to_string(), outcome.clone())]).await })
+    }
 }
+
+/// Outcomes written in one transaction, at most.
+pub const MAX_BATCH: usize = 256;
 
 /// How a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -84,6 +103,13 @@ pub enum RunEnd {
 /// Runs the unfinished items of a job. `items` is the job's whole item list;
 /// those already recorded as done (and, unless `retry_failed`, as failed)
 /// are skipped. `work` does one item; `on_progress` hears every change.
+///
+/// On a multi-threaded runtime the items are driven from one thread per
+/// core ([`shards`]), each with its share of `concurrency`, taking the next
+/// item from one queue: an item's own work (an offline stand-in's text
+/// processing, hashing and copying prompts, parsing replies) is CPU work,
+/// and a single task would keep it on one core however many there are
+/// (issue #25). Items waiting on an endpoint cost those threads nothing.
 pub async fn run<W, Fut>(
     job_id: i64,
     items: Vec<WorkItem>,
@@ -95,37 +121,132 @@ pub async fn run<W, Fut>(
     work: W,
 ) -> Result<RunEnd, String>
 where
-    W: Fn(WorkItem) -> Fut,
+    W: Fn(WorkItem) -> Fut + Sync,
     Fut: Future<Output = ItemOutcome>,
 {
     let finished = store.finished(job_id, !retry_failed).await?;
     let pending: Vec<WorkItem> = items.into_iter().filter(|i| !finished.contains(&i.key)).collect();
-    // Each item records its own outcome inside its future. The loop below
-    // must never await anything itself: while it waits, the stream is not
-    // polled, so items in flight are suspended — possibly mid-transaction,
-    // holding the database's write lock the loop would be waiting for.
-    let mut outcomes = stream::iter(pending)
+    // The writer failing stops the items.
+    let stop = cancel.child_token();
+    let (sender, outcomes) = tokio::sync::mpsc::unbounded_channel::<(String, ItemOutcome)>();
+    let writer = write_outcomes(job_id, store, outcomes, &stop, on_progress);
+    let concurrency = concurrency.max(1);
+    let shards = shards(concurrency, pending.len());
+    let written = if shards <= 1 {
+        // One task: the items and the writer polled together, so the items
+        // go on while a batch is written (an item may itself hold the
+        // database's write lock for a moment, writing a paid reply, and
+        // must be polled to let it go).
+        let queue = Queue::new(pending);
+        let items = drive(&queue, concurrency, &work, &stop, sender);
+        let ((), written) = futures_util::join!(items, writer);
+        written
+    } else {
+        let queue = Queue::new(pending);
+        let runtime = tokio::runtime::Handle::current();
+        // This thread waits for the others: it hands its runtime duties to
+        // another first (and writes the outcomes meanwhile).
+        tokio::task::block_in_place(|| {
+            std::thread::scope(|scope| {
+                for shard in 0..shards {
+                    // Concurrency shared out: 64 over 2 cores is 32 and 32.
+                    let limit = concurrency / shards + usize::from(shard < concurrency % shards);
+                    let (queue, work, stop, sender, runtime) = (&queue, &work, &stop, sender.clone(), &runtime);
+                    std::thread::Builder::new()
+                        .name(format!("assay-job-{job_id}-{shard}"))
+                        .spawn_scoped(scope, move || runtime.block_on(drive(queue, limit, work, stop, sender)))
+                        .expect("a thread for a job's items");
+                }
+                drop(sender);
+                runtime.block_on(writer)
+            })
+        })
+    };
+    written?;
+    Ok(if cancel.is_cancelled() { RunEnd::Cancelled } else { RunEnd::Finished })
+}
+
+/// Threads to drive `pending` items over: one per core on a multi-threaded
+/// runtime, fewer when there are fewer items in flight than cores; 1 (the
+/// calling task) on a single-threaded runtime, which no thread may block.
+fn shards(concurrency: usize, pending: usize) -> usize {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    let multi = Handle::try_current().is_ok_and(|h| h.runtime_flavor() == RuntimeFlavor::MultiThread);
+    if !multi || pending < 2 {
+        return 1;
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    cores.min(concurrency).min(pending)
+}
+
+/// The items still to start, shared by the threads that run them.
+struct Queue {
+    items: std::sync::Mutex<std::vec::IntoIter<WorkItem>>,
+}
+
+impl Queue {
+    fn new(items: Vec<WorkItem>) -> Queue {
+        Queue { items: std::sync::Mutex::new(items.into_iter()) }
+    }
+
+    fn next(&self) -> Option<WorkItem> {
+        self.items.lock().unwrap_or_else(|e| e.into_inner()).next()
+    }
+}
+
+/// Runs items from `queue`, `limit` at a time, and sends each outcome to the
+/// writer; stops taking items at `stop` and abandons those in flight.
+async fn drive<W, Fut>(
+    queue: &Queue,
+    limit: usize,
+    work: &W,
+    stop: &CancellationToken,
+    sender: tokio::sync::mpsc::UnboundedSender<(String, ItemOutcome)>,
+) where
+    W: Fn(WorkItem) -> Fut,
+    Fut: Future<Output = ItemOutcome>,
+{
+    let mut finished = stream::iter(std::iter::from_fn(|| if stop.is_cancelled() { None } else { queue.next() }))
         .map(|item| {
             let key = item.key.clone();
             let fut = work(item);
             async move {
-                let outcome = tokio::select! {
+                tokio::select! {
                     biased;
-                    _ = cancel.cancelled() => return None,
-                    outcome = fut => outcome,
-                };
-                Some(store.record(job_id, &key, &outcome).await)
+                    _ = stop.cancelled() => None,
+                    outcome = fut => Some((key, outcome)),
+                }
             }
         })
-        .buffer_unordered(concurrency.max(1));
-    while let Some(next) = outcomes.next().await {
-        let Some(progress) = next else { break };
-        on_progress(progress?);
-        if cancel.is_cancelled() {
+        .buffer_unordered(limit.max(1));
+    while let Some(Some(done)) = finished.next().await {
+        if sender.send(done).is_err() || stop.is_cancelled() {
             break;
         }
     }
-    Ok(if cancel.is_cancelled() { RunEnd::Cancelled } else { RunEnd::Finished })
+}
+
+/// The one writer: records the outcomes that finished while it wrote the
+/// last batch, up to [`MAX_BATCH`] at once, until every sender is gone.
+async fn write_outcomes(
+    job_id: i64,
+    store: &dyn JobStore,
+    mut outcomes: tokio::sync::mpsc::UnboundedReceiver<(String, ItemOutcome)>,
+    stop: &CancellationToken,
+    on_progress: &(dyn Fn(Progress) + Send + Sync),
+) -> Result<(), String> {
+    let mut batch = Vec::with_capacity(MAX_BATCH);
+    while outcomes.recv_many(&mut batch, MAX_BATCH).await > 0 {
+        match store.record_all(job_id, &batch).await {
+            Ok(progress) => on_progress(progress),
+            Err(e) => {
+                stop.cancel();
+                return Err(e);
+            }
+        }
+        batch.clear();
+    }
+    Ok(())
 }
 
 /// An in-memory [`JobStore`], for tests and one-off runs.
@@ -159,15 +280,16 @@ impl JobStore for MemoryJobStore {
         })
     }
 
-    fn record<'a>(
+    fn record_all<'a>(
         &'a self,
         job_id: i64,
-        key: &'a str,
-        outcome: &'a ItemOutcome,
+        outcomes: &'a [(String, ItemOutcome)],
     ) -> BoxFuture<'a, Result<Progress, String>> {
         Box::pin(async move {
             let mut items = self.items.lock().unwrap();
-            items.insert((job_id, key.to_string()), outcome.clone());
+            for (key, outcome) in outcomes {
+                items.insert((job_id, key.clone()), outcome.clone());
+            }
             let mut p =
                 Progress { total: self.total.lock().unwrap().get(&job_id).copied().unwrap_or(0), ..Default::default() };
             for ((j, _), o) in items.iter() {
@@ -262,8 +384,7 @@ mod tests {
         let store = MemoryJobStore::default();
         let calls = AtomicUsize::new(0);
         let cancel = CancellationToken::new();
-        // Cancel after 20 items have finished.
-        let seen = AtomicUsize::new(0);
+        // Cancel once 20 items are written.
         let end = run(
             2,
             items(60),
@@ -271,8 +392,8 @@ mod tests {
             4,
             false,
             &cancel,
-            &|_| {
-                if seen.fetch_add(1, Ordering::SeqCst) + 1 == 20 {
+            &|p| {
+                if p.done + p.failed >= 20 {
                     cancel.cancel();
                 }
             },
@@ -282,7 +403,10 @@ mod tests {
         .unwrap();
         assert_eq!(end, RunEnd::Cancelled);
         let finished_first = store.finished(2, true).await.unwrap().len();
-        assert_eq!(finished_first, 20, "what finished is kept, nothing after the cancel");
+        // The batch that crossed 20 is kept whole; the items in flight at
+        // the cancel (at most 4) are abandoned, none starts after it.
+        assert!((20..20 + 2 * 4).contains(&finished_first), "{finished_first} kept");
+        assert!(calls.load(Ordering::SeqCst) <= finished_first + 4, "no item started after the cancel");
 
         let resumed_calls = AtomicUsize::new(0);
         run(2, items(60), &store, 4, false, &CancellationToken::new(), &|_| {}, |i| work(i, &resumed_calls))
@@ -294,6 +418,49 @@ mod tests {
         let retried = AtomicUsize::new(0);
         run(2, items(60), &store, 4, true, &CancellationToken::new(), &|_| {}, |i| work(i, &retried)).await.unwrap();
         assert_eq!(retried.load(Ordering::SeqCst), 9, "only the 9 failed items (0, 7, …, 56) are retried");
+    }
+
+    /// On a multi-threaded runtime the items are spread over the cores, the
+    /// concurrency limit holding across them, each item run and written once.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn items_run_on_every_core_under_one_limit() {
+        let store = MemoryJobStore::default();
+        store.set_total(4, 300);
+        let (in_flight, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        let threads = Mutex::new(std::collections::HashSet::new());
+        let runs = Mutex::new(std::collections::HashMap::<String, usize>::new());
+        let last = Mutex::new(Progress::default());
+        let end =
+            run(4, items(300), &store, 6, false, &CancellationToken::new(), &|p| *last.lock().unwrap() = p, |item| {
+                let (in_flight, most, threads, runs) = (&in_flight, &most, &threads, &runs);
+                async move {
+                    most.fetch_max(in_flight.fetch_add(1, Ordering::SeqCst) + 1, Ordering::SeqCst);
+                    *runs.lock().unwrap().entry(item.key.clone()).or_default() += 1;
+                    // Work for the CPU, then a wait (an endpoint's latency).
+                    let spin = std::time::Instant::now();
+                    while spin.elapsed() < Duration::from_micros(200) {
+                        std::hint::spin_loop();
+                    }
+                    threads.lock().unwrap().insert(std::thread::current().id());
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                    in_flight.fetch_sub(1, Ordering::SeqCst);
+                    ItemOutcome::Done { result: item.key, tokens: 1, cost_usd: 0.0 }
+                }
+            })
+            .await
+            .unwrap();
+        assert_eq!(end, RunEnd::Finished);
+        let p = *last.lock().unwrap();
+        assert_eq!((p.total, p.done, p.failed, p.tokens), (300, 300, 0, 300));
+        assert!(runs.lock().unwrap().values().all(|&n| n == 1) && runs.lock().unwrap().len() == 300);
+        assert!(most.load(Ordering::SeqCst) <= 6, "{} in flight", most.load(Ordering::SeqCst));
+        assert_eq!(
+            store.outcome(4, "item-299").unwrap(),
+            ItemOutcome::Done { result: "item-299".into(), tokens: 1, cost_usd: 0.0 }
+        );
+        if std::thread::available_parallelism().map_or(1, |n| n.get()) >= 2 {
+            assert!(threads.lock().unwrap().len() >= 2, "items ran on one thread only");
+        }
     }
 
     #[tokio::test]

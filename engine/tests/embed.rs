@@ -70,8 +70,7 @@ fn many_texts_in_several_passes_come_back_in_order_with_their_own_vectors() {
         .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpora").into());
     let text = std::fs::read_to_string(format!("{dir}/alice_in_wonderland.txt")).unwrap();
     let words: Vec<&str> = text.split_whitespace().collect();
-    let texts: Vec<String> =
-        (0..60).map(|i| words[i * 50..i * 50 + 3 + (i * 37) % 300].join(" ")).collect();
+    let texts: Vec<String> = (0..60).map(|i| words[i * 50..i * 50 + 3 + (i * 37) % 300].join(" ")).collect();
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     let all = m.embed(&refs).unwrap();
     assert_eq!(all.len(), texts.len());

@@ -109,7 +109,10 @@ pub fn ProjectBar(
         let doc = document();
         let (Some(row), Some(tab)) = (
             doc.query_selector("nav.tabs").ok().flatten().and_then(|t| t.dyn_into::<web_sys::HtmlElement>().ok()),
-            doc.query_selector("nav.tabs .tab.active").ok().flatten().and_then(|t| t.dyn_into::<web_sys::HtmlElement>().ok()),
+            doc.query_selector("nav.tabs .tab.active")
+                .ok()
+                .flatten()
+                .and_then(|t| t.dyn_into::<web_sys::HtmlElement>().ok()),
         ) else {
             return;
         };

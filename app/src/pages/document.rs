@@ -24,7 +24,13 @@ pub fn DocumentPage() -> impl IntoView {
     // Fetched only when the chunks are shown.
     let chunks = Resource::new(
         move || (doc_id.get(), chunked.get()),
-        |(d, on)| async move { if on { get_document_chunks(d).await.map(Some) } else { Ok(None) } },
+        |(d, on)| async move {
+            if on {
+                get_document_chunks(d).await.map(Some)
+            } else {
+                Ok(None)
+            }
+        },
     );
 
     let navigate = use_navigate();

@@ -19,13 +19,15 @@ use crate::api::jobs::list_jobs;
 use crate::api::projects::get_project;
 use crate::api::questions::list_question_sets;
 use crate::api::settings::get_llm_info;
+use crate::components::help::{text as help, Cite, Help, Paper};
 use crate::components::jobs::{ticker, ItemCalls, LatestJob, ProgressBar, StatusBadge};
 use crate::components::route_id;
 use crate::components::{ActionError, ConfirmDelete, ErrorNote, NoCacheBox, ProjectBar, SharePanel};
-use crate::components::help::{text as help, Cite, Help, Paper};
 use crate::format;
 use crate::format::pct;
-use crate::model::{defaults, AnswerSetView, DrillView, EvaluationReportView, EvaluationView, PairRowView, QuestionSetView};
+use crate::model::{
+    defaults, AnswerSetView, DrillView, EvaluationReportView, EvaluationView, PairRowView, QuestionSetView,
+};
 
 fn judge_class(judge: &str) -> &'static str {
     if judge.contains("no LLM") {
@@ -161,12 +163,10 @@ fn NewEvaluation(
     // Every set of the chosen question set ticked by default.
     Effect::new(move |_| {
         let q = question_set.get();
-        chosen.set(all_sets.with_value(|s| {
-            s.iter()
-                .filter(|s| s.question_set_id == q && s.answers > 0)
-                .map(|s| s.id)
-                .collect()
-        }));
+        chosen.set(
+            all_sets
+                .with_value(|s| s.iter().filter(|s| s.question_set_id == q && s.answers > 0).map(|s| s.id).collect()),
+        );
     });
     let joined = move || chosen.get().iter().map(|i| i.to_string()).collect::<Vec<_>>().join(",");
     let offline = llm.as_ref().is_some_and(|(p, _)| p == "offline");
@@ -263,10 +263,8 @@ fn NewEvaluation(
 
 #[component]
 fn SanityChecks(action: ServerAction<StartSanity>, sets: Vec<AnswerSetView>) -> impl IntoView {
-    let checkable: Vec<AnswerSetView> = sets
-        .into_iter()
-        .filter(|s| s.method != "imported" && s.answers > 0 && s.sanity_of.is_none())
-        .collect();
+    let checkable: Vec<AnswerSetView> =
+        sets.into_iter().filter(|s| s.method != "imported" && s.answers > 0 && s.sanity_of.is_none()).collect();
     let judge = RwSignal::new("llm".to_string());
     view! {
         <details class="panel" id="sanity-panel">

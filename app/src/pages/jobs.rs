@@ -326,4 +326,3 @@ fn ItemRow(job_id: i64, item: JobItemView) -> impl IntoView {
         </Show>
     }
 }
-

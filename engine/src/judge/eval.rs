@@ -932,19 +932,31 @@ mod tests {
         let v = audit(0.70, 62.0 / 120.0).verdicts(true, true, 10);
         assert_eq!(v.len(), 3, "{v:?}");
         assert!(v[0].contains("wins 70% of 120") && v[0].contains("flips in 42% of 60"), "{}", v[0]);
-        assert!(v[0].contains("a strong position bias toward the first answer") && v[0].contains("cancels out"), "{}", v[0]);
+        assert!(
+            v[0].contains("a strong position bias toward the first answer") && v[0].contains("cancels out"),
+            "{}",
+            v[0]
+        );
         assert!(v[1].contains("no length bias these judgments can show"), "{}", v[1]);
         assert!(v[2].starts_with("Legacy protocol: A, always shown first, wins 90% of 20 verdicts"), "{}", v[2]);
         // 45% of 120 (p = 0.32) is none shown; 85% of 120 is strong.
         let v = audit(0.45, 0.85).verdicts(false, true, 10);
         assert!(v[0].contains("no position bias these judgments can show"), "{}", v[0]);
-        assert!(v[1].contains("a strong lean toward the longer answer") && v[1].contains("alignment was off"), "{}", v[1]);
+        assert!(
+            v[1].contains("a strong lean toward the longer answer") && v[1].contains("alignment was off"),
+            "{}",
+            v[1]
+        );
         // 60% of 120 (p ≈ 0.035) is 10 points: moderate, as 66% is.
         assert!(audit(0.60, 0.66).verdicts(true, true, 10)[0].contains("a moderate position bias"));
         assert!(audit(0.60, 0.66).verdicts(true, true, 10)[1].contains("a moderate lean toward the longer answer"));
         // 56% of 400 (p ≈ 0.019) is 6 points: slight.
         let many = BiasAudit { decided_judgments: 400, ..audit(0.56, 0.5) };
-        assert!(many.verdicts(true, true, 10)[0].contains("a slight position bias"), "{:?}", many.verdicts(true, true, 10));
+        assert!(
+            many.verdicts(true, true, 10)[0].contains("a slight position bias"),
+            "{:?}",
+            many.verdicts(true, true, 10)
+        );
         // Without exchange the first-shown answer is always A: no bias is named.
         let v = audit(0.70, 0.5).verdicts(true, false, 10);
         assert!(v[0].contains("a better A and a first-shown A look the same") && !v[0].contains("strong"), "{}", v[0]);

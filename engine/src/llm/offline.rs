@@ -15,7 +15,6 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::{count_prompt_tokens, BoxFuture, ChatRequest, Failure, LlmError, Provider, ProviderReply};
-use crate::chunk::Tokenizer;
 
 /// A task's offline implementation: the request in, the reply text out.
 pub type OfflineTask = Arc<dyn Fn(&ChatRequest) -> Result<String, String> + Send + Sync>;
@@ -86,7 +85,7 @@ impl Provider for OfflineProvider {
             let text = task(req).map_err(|e| Failure { error: LlmError::Parse(e), attempts: 1 })?;
             Ok(ProviderReply {
                 prompt_tokens: count_prompt_tokens(&req.messages),
-                completion_tokens: Tokenizer::Cl100kBase.count(&text) as u64,
+                completion_tokens: super::content_tokens(&text),
                 text,
                 model: OFFLINE_MODEL.to_string(),
                 attempts: 1,

@@ -238,6 +238,18 @@ impl OpenAiProvider {
         Ok(text)
     }
 
+    /// `body` to `chat/completions`, with retries: the reply and the attempts it took.
+    async fn send_chat(&self, req: &ChatRequest, body: &serde_json::Value) -> Result<(ProviderReply, u32), Failure> {
+        self.retrying(&req.purpose, || async {
+            if self.config.stream {
+                return self.post_stream(body, &req.purpose, req.max_tokens).await;
+            }
+            let text = self.post_for("chat/completions", body, Some(&req.purpose)).await?;
+            parse_reply(&text, body).map_err(|e| (e, None))
+        })
+        .await
+    }
+
     /// One streamed attempt at `chat/completions`: the reply assembled from
     /// its chunks (see the module docs for the timing and the cut).
     async fn post_stream(
@@ -634,24 +646,17 @@ impl Provider for OpenAiProvider {
                 body["stream"] = json!(true);
                 body["stream_options"] = json!({"include_usage": true});
             }
-            let send = |body: serde_json::Value| async move {
-                self.retrying(&req.purpose, || async {
-                    if self.config.stream {
-                        return self.post_stream(&body, &req.purpose, req.max_tokens).await;
-                    }
-                    let text = self.post_for("chat/completions", &body, Some(&req.purpose)).await?;
-                    parse_reply(&text, &body).map_err(|e| (e, None))
-                })
-                .await
-            };
             let with_format = body.get("response_format").is_some();
-            let (mut reply, attempts) = match send(body.clone()).await {
+            let first = self.send_chat(req, &body).await;
+            let (mut reply, attempts) = match first {
                 Err(f) if with_format && self.config.json_mode == JsonMode::Auto && refuses_json_mode(&f.error) => {
                     tracing::info!(model = %self.config.model, error = %f.error, "the endpoint refuses JSON mode; asking without it");
                     self.json_refused.store(true, Ordering::Relaxed);
                     body.as_object_mut().map(|o| o.remove("response_format"));
-                    let (reply, more) =
-                        send(body).await.map_err(|g| Failure { attempts: g.attempts + f.attempts, ..g })?;
+                    let (reply, more) = self
+                        .send_chat(req, &body)
+                        .await
+                        .map_err(|g| Failure { attempts: g.attempts + f.attempts, ..g })?;
                     (reply, more + f.attempts)
                 }
                 other => other?,

@@ -37,7 +37,6 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::{Deserialize, Serialize};
 
-use crate::chunk::Tokenizer;
 use crate::graph::KnowledgeGraph;
 use crate::jobs::{ItemOutcome, WorkItem};
 use crate::llm::Meter;
@@ -97,7 +96,8 @@ pub fn within_budget(sections: Vec<Section>, budget: usize) -> Vec<Section> {
     let mut used = 0;
     let mut out = Vec::new();
     for s in sections {
-        let n = Tokenizer::Cl100kBase.count(&s.text);
+        // (Remembered: the same chunks come back for question after question.)
+        let n = crate::llm::content_tokens(&s.text) as usize;
         if used + n > budget {
             break;
         }
@@ -298,7 +298,7 @@ mod tests {
             "-----Entities-----\n[entity alice] ALICE (person): a girl.\n-----Sources-----\n[chunk 7] Chunk seven.\n[chunk 3] Chunk three.\n"
         );
         assert_eq!(chunk_ids(&sections), [7, 3]);
-        let n: Vec<usize> = sections.iter().map(|s| Tokenizer::Cl100kBase.count(&s.text)).collect();
+        let n: Vec<usize> = sections.iter().map(|s| crate::chunk::Tokenizer::Cl100kBase.count(&s.text)).collect();
         assert_eq!(within_budget(sections.clone(), n[0] + n[1]).len(), 2);
         let kept = within_budget(sections, n[0] + n[1] - 1);
         assert_eq!(kept.len(), 1, "the second does not fit, and nothing after it is taken: {kept:?}");

@@ -80,9 +80,7 @@ pub fn router(
         .route("/api/share/{token}/{file}", get(shares::file))
         .route("/api/share/{token}/{part}/{file}", get(shares::part))
         // A fresh nonce per page for Leptos's inline scripts (see app::ssr::csp).
-        .leptos_routes_with_context(&state, routes, page_nonce, move || {
-            app::shell(shell_options.clone())
-        })
+        .leptos_routes_with_context(&state, routes, page_nonce, move || app::shell(shell_options.clone()))
         // Server functions take forms and small JSON; files go through the
         // plain routes, under the upload limit. Larger bodies get 413.
         .layer(axum::middleware::from_fn(limit_body));
@@ -119,9 +117,8 @@ async fn static_or_not_found(State(state): State<AppState>, req: axum::extract::
     let Ok(file_req) = file_req.body(axum::body::Body::empty()) else {
         return error(StatusCode::BAD_REQUEST, "not a valid address".into());
     };
-    let dir = tower_http::services::ServeDir::new(&*state.leptos_options.site_root)
-        .precompressed_gzip()
-        .precompressed_br();
+    let dir =
+        tower_http::services::ServeDir::new(&*state.leptos_options.site_root).precompressed_gzip().precompressed_br();
     match dir.oneshot(file_req).await {
         Ok(res) if res.status() != StatusCode::NOT_FOUND => res.map(axum::body::Body::new),
         _ => {
@@ -161,9 +158,7 @@ struct NonceSlot(Arc<std::sync::Mutex<Option<String>>>);
 fn page_nonce() {
     use leptos::prelude::use_context;
     leptos::nonce::provide_nonce();
-    if let (Some(parts), Some(nonce)) =
-        (use_context::<axum::http::request::Parts>(), leptos::nonce::use_nonce())
-    {
+    if let (Some(parts), Some(nonce)) = (use_context::<axum::http::request::Parts>(), leptos::nonce::use_nonce()) {
         if let Some(slot) = parts.extensions.get::<NonceSlot>() {
             *slot.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(nonce.to_string());
         }
@@ -473,7 +468,8 @@ pub(crate) async fn graph_download(pool: &sqlx::SqlitePool, project: i64, file: 
                 export.to_graphml()
             };
             let disposition = format!("attachment; filename=\"project-{project}-{file}\"");
-            ([(header::CONTENT_TYPE, mime.to_string()), (header::CONTENT_DISPOSITION, disposition)], body).into_response()
+            ([(header::CONTENT_TYPE, mime.to_string()), (header::CONTENT_DISPOSITION, disposition)], body)
+                .into_response()
         }
         Err(e) => app_error(e),
     }

@@ -204,6 +204,19 @@ async fn job_counters_follow_each_items_latest_outcome() {
     assert!((p.cost_usd - 1.0).abs() < 1e-12);
     let shown = app::ssr::store::jobs::get_job(&pool, job).await.unwrap();
     assert_eq!((shown.done, shown.failed, shown.tokens), (2, 0, 30));
+    // A batch (the job runner's one writer): a new item and a replaced one,
+    // in one transaction.
+    let p = store.record_all(job, &[("c".to_string(), done(5)), ("a".to_string(), failed.clone())]).await.unwrap();
+    assert_eq!((p.done, p.failed, p.tokens), (2, 1, 30 - 10 + 7 + 5));
+    assert!((p.cost_usd - 1.25).abs() < 1e-12);
+    let statuses: Vec<(String, String)> =
+        sqlx::query_as("SELECT key, status FROM job_items WHERE job_id = ? ORDER BY key")
+            .bind(job)
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+    let want = [("a", "failed"), ("b", "done"), ("c", "done")].map(|(k, s)| (k.to_string(), s.to_string()));
+    assert_eq!(statuses, want);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -104,7 +104,10 @@ pub fn plots(e: &Stored, r: &Report) -> Vec<(String, String)> {
     // Only the plots of the protocols that ran: a legacy-only evaluation
     // has no trials to box and no unbiased matrix.
     if e.settings.protocol.unbiased() {
-        out.push(("box".to_string(), plots::box_plots_svg("Win and tie rates over trials (unbiased protocol)", &by, &r.pairs)));
+        out.push((
+            "box".to_string(),
+            plots::box_plots_svg("Win and tie rates over trials (unbiased protocol)", &by, &r.pairs),
+        ));
         out.push((
             "heatmap".to_string(),
             plots::heatmap_svg(

@@ -79,7 +79,7 @@ impl Run<'_> {
     /// the whole of most stages' runs.
     pub async fn each<W, Fut>(&self, items: Vec<WorkItem>, work: W) -> AppResult<Result<RunEnd, String>>
     where
-        W: Fn(WorkItem) -> Fut,
+        W: Fn(WorkItem) -> Fut + Sync,
         Fut: std::future::Future<Output = engine::jobs::ItemOutcome>,
     {
         Ok(self.phase.run(items, self.phase.concurrency, work).await)
@@ -107,7 +107,7 @@ impl Phase<'_> {
     /// Runs `items` (those not yet done) with `work`, `concurrency` at a time.
     pub async fn run<W, Fut>(&self, items: Vec<WorkItem>, concurrency: usize, work: W) -> Result<RunEnd, String>
     where
-        W: Fn(WorkItem) -> Fut,
+        W: Fn(WorkItem) -> Fut + Sync,
         Fut: std::future::Future<Output = engine::jobs::ItemOutcome>,
     {
         engine::jobs::run(

@@ -77,7 +77,7 @@ impl SqliteCallStore {
 
     /// Keeps `call` to be written later; `None` if this store writes at
     /// once, else whether the buffer is full.
-    fn keep(&self, call: &CallRecord) -> Option<bool> {
+    fn keep(&self, call: CallRecord) -> Option<bool> {
         let mut p = self.lock()?;
         if let (Some(reply), false) = (&call.reply, call.cached) {
             p.keys.insert(key_hash(&call.key));
@@ -92,7 +92,7 @@ impl SqliteCallStore {
                 },
             );
         }
-        p.records.push(call.clone());
+        p.records.push(call);
         Some(p.records.len() >= MAX_PENDING)
     }
 
@@ -149,21 +149,27 @@ pub(crate) async fn write(conn: &mut SqliteConnection, records: &[CallRecord]) -
     if records.is_empty() {
         return Ok(());
     }
-    // Judging repeats a prompt per trial and repeat: each text is kept once.
-    let prompts: Vec<(String, String)> = records
+    // Judging repeats a prompt per trial and repeat: each text is kept once,
+    // and serialised and hashed once per batch (a 64-bit hash of the
+    // messages finds the repeats first).
+    let mut by_messages: HashMap<u64, usize> = HashMap::new();
+    let mut distinct: Vec<(String, String)> = Vec::new();
+    let prompts: Vec<usize> = records
         .iter()
         .map(|call| {
-            let messages = serde_json::to_string(&call.messages).unwrap_or_default();
-            (crate::ssr::tokens::hash(&messages), messages)
+            let quick = {
+                use std::hash::{Hash, Hasher};
+                let mut h = std::collections::hash_map::DefaultHasher::new();
+                call.messages.hash(&mut h);
+                h.finish()
+            };
+            *by_messages.entry(quick).or_insert_with(|| {
+                let messages = serde_json::to_string(&call.messages).unwrap_or_default();
+                distinct.push((crate::ssr::tokens::hash(&messages), messages));
+                distinct.len() - 1
+            })
         })
         .collect();
-    let mut distinct: Vec<&(String, String)> = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    for p in &prompts {
-        if seen.insert(p.0.as_str()) {
-            distinct.push(p);
-        }
-    }
     let fresh: Vec<&CallRecord> = records.iter().filter(|c| c.reply.is_some() && !c.cached).collect();
     for rows in fresh.chunks(ROWS_PER_INSERT) {
         let mut q = QueryBuilder::<Sqlite>::new(
@@ -187,7 +193,7 @@ pub(crate) async fn write(conn: &mut SqliteConnection, records: &[CallRecord]) -
         });
         q.build().execute(&mut *conn).await?;
     }
-    let logged: Vec<(&CallRecord, &String)> = records.iter().zip(prompts.iter().map(|p| &p.0)).collect();
+    let logged: Vec<(&CallRecord, &String)> = records.iter().zip(prompts.iter().map(|&i| &distinct[i].0)).collect();
     for rows in logged.chunks(ROWS_PER_INSERT) {
         let mut q = QueryBuilder::<Sqlite>::new(
             "INSERT INTO llm_calls (job_id, item, purpose, provider, base_url, model, sample, cache_key, prompt_hash,
@@ -255,12 +261,12 @@ impl CallStore for SqliteCallStore {
     /// already made. Free replies (offline, simulated) wait in the buffer
     /// for their item's transaction, as do paid ones that could not be
     /// written now.
-    fn record<'a>(&'a self, call: &'a CallRecord) -> BoxFuture<'a, Result<(), String>> {
+    fn record(&self, call: CallRecord) -> BoxFuture<'_, Result<(), String>> {
         Box::pin(async move {
             if self.pending.is_none() || call.paid() {
                 let written = async {
                     let mut tx = super::begin(&self.pool).await?;
-                    write(&mut tx, std::slice::from_ref(call)).await?;
+                    write(&mut tx, std::slice::from_ref(&call)).await?;
                     tx.commit().await
                 }
                 .await;
@@ -297,7 +303,11 @@ pub async fn counts_of_job(pool: &SqlitePool, job_id: i64) -> crate::error::AppR
 
 /// The mean latency (ms) of the last 500 answered, uncached calls to
 /// `provider`'s `model`, and how many that is (`None`: none yet).
-pub async fn recent_latency(pool: &SqlitePool, provider: &str, model: &str) -> crate::error::AppResult<Option<(f64, i64)>> {
+pub async fn recent_latency(
+    pool: &SqlitePool,
+    provider: &str,
+    model: &str,
+) -> crate::error::AppResult<Option<(f64, i64)>> {
     let (mean, n): (Option<f64>, i64) = sqlx::query_as(
         "SELECT AVG(latency_ms), COUNT(*) FROM (SELECT latency_ms FROM llm_calls
            WHERE provider = ? AND model = ? AND cached = 0 AND error IS NULL ORDER BY id DESC LIMIT 500)",

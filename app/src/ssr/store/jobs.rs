@@ -210,12 +210,13 @@ pub async fn job_items_page(
 ) -> AppResult<crate::model::JobItemsPage> {
     use crate::model::ITEMS_PER_PAGE;
     let status = status.map(|s| s.to_string());
-    let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM job_items WHERE job_id = ? AND (? IS NULL OR status = ?)")
-        .bind(job_id)
-        .bind(&status)
-        .bind(&status)
-        .fetch_one(pool)
-        .await?;
+    let total: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM job_items WHERE job_id = ? AND (? IS NULL OR status = ?)")
+            .bind(job_id)
+            .bind(&status)
+            .bind(&status)
+            .fetch_one(pool)
+            .await?;
     let pages = ((total + ITEMS_PER_PAGE - 1) / ITEMS_PER_PAGE).max(1);
     let page = page.clamp(1, pages);
     // The page's rows are picked by key alone, so the sort never carries
@@ -255,10 +256,7 @@ pub type ItemTotals = (i64, i64, i64, f64, Option<f64>);
 
 /// A job's finished items in numbers ([`ItemTotals`]), and the failures'
 /// commonest reasons.
-pub async fn item_totals(
-    pool: &SqlitePool,
-    job_id: i64,
-) -> AppResult<(ItemTotals, Vec<(String, i64)>)> {
+pub async fn item_totals(pool: &SqlitePool, job_id: i64) -> AppResult<(ItemTotals, Vec<(String, i64)>)> {
     // The span in seconds by SQLite's own date arithmetic (the times are
     // stored as ISO 8601 UTC, `2026-12-01T10:04:12.345Z`).
     let totals: ItemTotals = sqlx::query_as(
@@ -392,15 +390,14 @@ impl JobStore for SqliteJobStore {
         })
     }
 
-    fn record<'a>(
+    fn record_all<'a>(
         &'a self,
         job_id: i64,
-        key: &'a str,
-        outcome: &'a ItemOutcome,
+        outcomes: &'a [(String, ItemOutcome)],
     ) -> BoxFuture<'a, Result<Progress, String>> {
         Box::pin(async move {
             let calls = self.calls.as_ref().map(|c| c.take()).unwrap_or_default();
-            let written = self.write(job_id, key, outcome, &calls).await;
+            let written = self.write(job_id, outcomes, &calls).await;
             if let Some(store) = &self.calls {
                 match &written {
                     Ok(_) => store.written(&calls),
@@ -412,72 +409,93 @@ impl JobStore for SqliteJobStore {
     }
 }
 
+/// Rows per statement of a batch (job_items binds 7 values per row).
+const ITEM_ROWS: usize = 256;
+
 impl SqliteJobStore {
+    /// One transaction: the waiting calls, the items, the job's counters.
     async fn write(
         &self,
         job_id: i64,
-        key: &str,
-        outcome: &ItemOutcome,
+        outcomes: &[(String, ItemOutcome)],
         calls: &[engine::llm::CallRecord],
     ) -> Result<Progress, String> {
-        {
-            let (status, result, error) = match outcome {
-                ItemOutcome::Done { result, .. } => ("done", Some(result.as_str()), None),
-                ItemOutcome::Failed { error, .. } => ("failed", None, Some(error.as_str())),
-            };
-            let mut tx = super::begin(&self.pool).await.map_err(store_error)?;
-            crate::ssr::store::calls::write(&mut tx, calls).await.map_err(crate::ssr::store::calls::store_error)?;
-            // Counters move by deltas against the item's previous outcome (a
-            // retried item replaces its failure), so recording stays O(1) per
-            // item however large the job. The UPDATE comes first: the
-            // transaction starts by writing and never upgrades a read lock.
-            sqlx::query(
-                "UPDATE jobs SET
-                    done = done + (?3 = 'done')
-                        - COALESCE((SELECT status = 'done' FROM job_items WHERE job_id = ?1 AND key = ?2), 0),
-                    failed = failed + (?3 = 'failed')
-                        - COALESCE((SELECT status = 'failed' FROM job_items WHERE job_id = ?1 AND key = ?2), 0),
-                    tokens = tokens + ?4 - COALESCE((SELECT tokens FROM job_items WHERE job_id = ?1 AND key = ?2), 0),
-                    cost_usd = cost_usd + ?5 - COALESCE((SELECT cost_usd FROM job_items WHERE job_id = ?1 AND key = ?2), 0),
-                    heartbeat = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
-                  WHERE id = ?1",
-            )
-            .bind(job_id)
-            .bind(key)
-            .bind(status)
-            .bind(outcome.tokens() as i64)
-            .bind(outcome.cost_usd())
-            .execute(&mut *tx)
-            .await
-            .map_err(store_error)?;
-            sqlx::query(
-                "INSERT OR REPLACE INTO job_items (job_id, key, status, result, error, tokens, cost_usd) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            )
-            .bind(job_id)
-            .bind(key)
-            .bind(status)
-            .bind(result)
-            .bind(error)
-            .bind(outcome.tokens() as i64)
-            .bind(outcome.cost_usd())
-            .execute(&mut *tx)
-            .await
-            .map_err(store_error)?;
-            let (total, done, failed, tokens, cost): (i64, i64, i64, i64, f64) =
-                sqlx::query_as("SELECT total, done, failed, tokens, cost_usd FROM jobs WHERE id = ?")
-                    .bind(job_id)
-                    .fetch_one(&mut *tx)
-                    .await
-                    .map_err(store_error)?;
-            tx.commit().await.map_err(store_error)?;
-            Ok(Progress {
-                total: total as u64,
-                done: done as u64,
-                failed: failed as u64,
-                tokens: tokens as u64,
-                cost_usd: cost,
-            })
+        let mut tx = super::begin(&self.pool).await.map_err(store_error)?;
+        crate::ssr::store::calls::write(&mut tx, calls).await.map_err(crate::ssr::store::calls::store_error)?;
+        // Counters move by deltas against each item's previous outcome (a
+        // retried item replaces its failure), so recording stays O(batch)
+        // however large the job.
+        let mut before: std::collections::HashMap<String, (bool, bool, i64, f64)> = Default::default();
+        for rows in outcomes.chunks(ITEM_ROWS) {
+            let mut q = sqlx::QueryBuilder::<sqlx::Sqlite>::new(
+                "SELECT key, status = 'done', status = 'failed', tokens, cost_usd FROM job_items WHERE job_id = ",
+            );
+            q.push_bind(job_id).push(" AND key IN (");
+            let mut keys = q.separated(", ");
+            for (key, _) in rows {
+                keys.push_bind(key);
+            }
+            q.push(")");
+            let found: Vec<(String, bool, bool, i64, f64)> =
+                q.build_query_as().fetch_all(&mut *tx).await.map_err(store_error)?;
+            before.extend(found.into_iter().map(|(k, d, f, t, c)| (k, (d, f, t, c))));
         }
+        let (mut done, mut failed, mut tokens, mut cost) = (0i64, 0i64, 0i64, 0f64);
+        for (key, outcome) in outcomes {
+            let is_done = matches!(outcome, ItemOutcome::Done { .. });
+            let now = (is_done, !is_done, outcome.tokens() as i64, outcome.cost_usd());
+            let was = before.insert(key.clone(), now).unwrap_or((false, false, 0, 0.0));
+            done += i64::from(now.0) - i64::from(was.0);
+            failed += i64::from(now.1) - i64::from(was.1);
+            tokens += now.2 - was.2;
+            cost += now.3 - was.3;
+        }
+        sqlx::query(
+            "UPDATE jobs SET done = done + ?, failed = failed + ?, tokens = tokens + ?, cost_usd = cost_usd + ?,
+                heartbeat = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+              WHERE id = ?",
+        )
+        .bind(done)
+        .bind(failed)
+        .bind(tokens)
+        .bind(cost)
+        .bind(job_id)
+        .execute(&mut *tx)
+        .await
+        .map_err(store_error)?;
+        for rows in outcomes.chunks(ITEM_ROWS) {
+            let mut q = sqlx::QueryBuilder::<sqlx::Sqlite>::new(
+                "INSERT OR REPLACE INTO job_items (job_id, key, status, result, error, tokens, cost_usd) ",
+            );
+            q.push_values(rows, |mut b, (key, outcome)| {
+                let (status, result, error) = match outcome {
+                    ItemOutcome::Done { result, .. } => ("done", Some(result.as_str()), None),
+                    ItemOutcome::Failed { error, .. } => ("failed", None, Some(error.as_str())),
+                };
+                b.push_bind(job_id)
+                    .push_bind(key)
+                    .push_bind(status)
+                    .push_bind(result)
+                    .push_bind(error)
+                    .push_bind(outcome.tokens() as i64)
+                    .push_bind(outcome.cost_usd());
+            });
+            q.build().execute(&mut *tx).await.map_err(store_error)?;
+        }
+        let (total, done, failed, tokens, cost): (i64, i64, i64, i64, f64) =
+            sqlx::query_as("SELECT total, done, failed, tokens, cost_usd FROM jobs WHERE id = ?")
+                .bind(job_id)
+                .fetch_one(&mut *tx)
+                .await
+                .map_err(store_error)?;
+        tx.commit().await.map_err(store_error)?;
+        Ok(Progress {
+            total: total as u64,
+            done: done as u64,
+            failed: failed as u64,
+            tokens: tokens as u64,
+            cost_usd: cost,
+        })
     }
 }
 
