@@ -442,7 +442,35 @@ pub fn count_prompt_tokens(messages: &[Message]) -> u64 {
 /// regex costs a hundred times more than hashing it (issue #25: counting
 /// was a fifth of an offline experiment). Seed 000's evaluation holds ≈7,000
 /// distinct texts; the memo keeps 65,536 counts (≈1.5 MB) before it forgets.
+///
+/// A long text is counted in segments, each remembered: the prompts that
+/// differ in a line only (an answer regenerated at another length for
+/// length alignment: the same question and context, a new target) then cost
+/// the new line. Cutting after a line break that a non-blank character
+/// follows changes no count: cl100k's pre-tokenizer never joins a line break
+/// to the character after it unless that is white space (its patterns that
+/// take `\n` end with it or with more white space), and BPE merges only
+/// within a pre-token.
 pub(crate) fn content_tokens(text: &str) -> u64 {
+    const SEGMENT: usize = 1024;
+    if text.len() <= SEGMENT {
+        return remembered_tokens(text);
+    }
+    let mut total = 0;
+    let mut start = 0;
+    let bytes = text.as_bytes();
+    for (i, _) in text.match_indices('\n') {
+        let cut = i + 1;
+        let next_is_blank = bytes.get(cut).is_none_or(|b| b.is_ascii_whitespace());
+        if cut - start >= SEGMENT && !next_is_blank {
+            total += remembered_tokens(&text[start..cut]);
+            start = cut;
+        }
+    }
+    total + remembered_tokens(&text[start..])
+}
+
+fn remembered_tokens(text: &str) -> u64 {
     static SEEN: std::sync::OnceLock<crate::memo::Memo<u64>> = std::sync::OnceLock::new();
     if text.len() < 16 {
         return Tokenizer::Cl100kBase.count(text) as u64;
@@ -919,6 +947,28 @@ mod tests {
         let fresh = Tokenizer::Cl100kBase.count(&long) as u64;
         for _ in 0..2 {
             assert_eq!(count_prompt_tokens(&[Message::user(long.clone())]), fresh + 6);
+        }
+    }
+
+    /// Long texts are counted in segments cut after line breaks: the sum
+    /// equals the count of the whole, on a novel and on the edge cases of
+    /// cl100k's pre-tokenizer around a line break.
+    #[test]
+    fn segmented_counts_equal_whole_counts() {
+        let novel =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpora/sherlock_holmes.txt"))
+                .expect("the shared corpora");
+        let mut texts: Vec<String> =
+            novel.as_bytes().chunks(20_000).take(12).map(|c| String::from_utf8_lossy(c).into_owned()).collect();
+        let line = "A line of words that goes on for a while, with punctuation; and numbers 1234.";
+        for join in
+            ["\n", "\r\n", "\n\n", "\n ", " \n", ".\n", "\n[", "\n7", "\n-----", "\n\u{e9}t\u{e9}", "\n'", "\n\t"]
+        {
+            texts.push((0..60).map(|i| format!("{line} {i}")).collect::<Vec<_>>().join(join));
+        }
+        for t in &texts {
+            assert!(t.len() > 1024);
+            assert_eq!(content_tokens(t), Tokenizer::Cl100kBase.count(t) as u64, "{:?}", &t[..200.min(t.len())]);
         }
     }
 

@@ -59,7 +59,7 @@ pub fn reportable(graph: &KnowledgeGraph, communities: &BTreeMap<String, usize>)
     }
     members.retain(|_, m| m.len() >= MIN_COMMUNITY);
     for m in members.values_mut() {
-        m.sort_by(|a, b| graph.degree(b).cmp(&graph.degree(a)).then(a.cmp(b)));
+        m.sort_by_cached_key(|k| (std::cmp::Reverse(graph.degree(k)), k.clone()));
     }
     members
 }
