@@ -300,6 +300,10 @@ test('edit the project\'s category hierarchy: refused with the reason, saved, re
   await page.locator('#hierarchy-form').getByRole('button', { name: 'Save' }).click();
   await expect(page.getByRole('alert')).toContainText('QC/simple has 1 child categories, not 2');
   await expect(status).toContainText('The shipped default');
+  // The refused text stays in the box, to be mended (it is not replaced by
+  // the stored hierarchy read again).
+  await page.waitForTimeout(500);
+  await expect(area).toHaveValue(JSON.stringify(broken));
 
   // A changed definition is saved and kept.
   await area.fill(original.replace('The answer is a short span copied', 'CUSTOM: a short span copied'));

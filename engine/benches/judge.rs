@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use engine::jobs::{run, ItemOutcome, MemoryJobStore, WorkItem};
 use engine::judge::protocol::{payload, run_unbiased_item};
 use engine::llm::openai::{OpenAiConfig, OpenAiProvider};
-use engine::llm::{Gateway, MemoryStore, PriceTable};
+use engine::llm::{BoxFuture, CachedReply, CallRecord, CallStore, Gateway, PriceTable};
 use mockllm::{MockConfig, MockServer, Responder};
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
@@ -42,7 +42,7 @@ fn main() {
                 .await;
         let mut config = OpenAiConfig::new(mock.base_url(), "mock-model");
         config.concurrency = concurrency;
-        let log = Arc::new(MemoryStore::default());
+        let log = Arc::new(CountingStore::default());
         let gw = Gateway::new(Arc::new(OpenAiProvider::new(config).unwrap()), log.clone(), PriceTable::default());
         let answer = |q: u32, side: &str| {
             format!("Answer {side} to question {q}: the Salt Guild of Saltmere met every spring; Ada Pell led it for {} years.", q % 40)
@@ -69,7 +69,7 @@ fn main() {
         let (cpu1, rss_kb) = cpu_and_rss();
         let judged = keys.iter().filter(|k| matches!(store.outcome(1, k), Some(ItemOutcome::Done { .. }))).count();
         assert_eq!(judged, n_items, "every item judged");
-        let fresh = log.log().iter().filter(|c| !c.cached).count();
+        let fresh = log.fresh.load(std::sync::atomic::Ordering::SeqCst);
         assert_eq!(fresh, calls, "every draw a call of its own");
         let bound = calls as f64 * latency.as_secs_f64() / concurrency as f64;
         println!(
@@ -81,4 +81,37 @@ fn main() {
         println!("  CPU per call       {:.1} µs (runner, protocol, parsing, client and mock together)", (cpu1 - cpu0).as_secs_f64() * 1e6 / calls as f64);
         println!("  peak RSS           {:.1} MB", rss_kb as f64 / 1024.0);
     });
+}
+
+/// The call log as the app keeps it in memory: the replies cache, and a
+/// count of the calls; the records themselves go to the database there (the
+/// engine's `MemoryStore` keeps every prompt, 60 MB at 15,000 calls: that
+/// would measure the test double, not judging).
+#[derive(Default)]
+struct CountingStore {
+    cache: std::sync::Mutex<std::collections::HashMap<String, CachedReply>>,
+    fresh: std::sync::atomic::AtomicUsize,
+}
+
+impl CallStore for CountingStore {
+    fn cached<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<CachedReply>, String>> {
+        Box::pin(async move { Ok(self.cache.lock().unwrap().get(key).cloned()) })
+    }
+
+    fn record(&self, call: CallRecord) -> BoxFuture<'_, Result<(), String>> {
+        Box::pin(async move {
+            if let (Some(text), false) = (call.reply, call.cached) {
+                self.fresh.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let reply = CachedReply {
+                    text,
+                    model: call.model,
+                    prompt_tokens: call.prompt_tokens,
+                    completion_tokens: call.completion_tokens,
+                    truncated: call.truncated,
+                };
+                self.cache.lock().unwrap().insert(call.key, reply);
+            }
+            Ok(())
+        })
+    }
 }

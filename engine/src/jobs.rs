@@ -132,17 +132,16 @@ where
     let writer = write_outcomes(job_id, store, outcomes, &stop, on_progress);
     let concurrency = concurrency.max(1);
     let shards = shards(concurrency, pending.len());
+    let queue = Queue::new(pending);
     let written = if shards <= 1 {
         // One task: the items and the writer polled together, so the items
         // go on while a batch is written (an item may itself hold the
         // database's write lock for a moment, writing a paid reply, and
         // must be polled to let it go).
-        let queue = Queue::new(pending);
         let items = drive(&queue, concurrency, &work, &stop, sender);
         let ((), written) = futures_util::join!(items, writer);
         written
     } else {
-        let queue = Queue::new(pending);
         let runtime = tokio::runtime::Handle::current();
         // This thread waits for the others: it hands its runtime duties to
         // another first (and writes the outcomes meanwhile).
@@ -463,8 +462,9 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn cancelling_abandons_items_in_flight_at_once() {
+    /// A job of 10 long items, 4 at a time, cancelled after 100 ms: it ends
+    /// at once, cancelled, no item started after the cancel, none recorded.
+    async fn cancelled_after_100_ms_ends_at_once(job_id: i64) {
         let store = MemoryJobStore::default();
         let cancel = CancellationToken::new();
         let started = Arc::new(AtomicUsize::new(0));
@@ -474,7 +474,7 @@ mod tests {
             c2.cancel();
         });
         let t0 = std::time::Instant::now();
-        let end = run(3, items(10), &store, 4, false, &cancel, &|_| {}, |_| {
+        let end = run(job_id, items(10), &store, 4, false, &cancel, &|_| {}, |_| {
             let started = started.clone();
             async move {
                 started.fetch_add(1, Ordering::SeqCst);
@@ -486,7 +486,19 @@ mod tests {
         .unwrap();
         assert_eq!(end, RunEnd::Cancelled);
         assert!(t0.elapsed() < Duration::from_secs(1), "cancel took {:?}", t0.elapsed());
-        assert_eq!(started.load(Ordering::SeqCst), 4, "no new item started after the cancel");
-        assert!(store.finished(3, true).await.unwrap().is_empty());
+        assert_eq!(started.load(Ordering::SeqCst), 4, "the limit of 4 filled, no new item started after the cancel");
+        assert!(store.finished(job_id, true).await.unwrap().is_empty());
+    }
+
+    /// The same on the threads of a multi-threaded runtime: each thread's
+    /// items are abandoned, and the threads end, at the cancel.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn cancelling_stops_every_thread_at_once() {
+        cancelled_after_100_ms_ends_at_once(5).await;
+    }
+
+    #[tokio::test]
+    async fn cancelling_abandons_items_in_flight_at_once() {
+        cancelled_after_100_ms_ends_at_once(3).await;
     }
 }

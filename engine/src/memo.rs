@@ -16,6 +16,15 @@ pub struct Memo<V> {
     values: Mutex<HashMap<u64, V>>,
 }
 
+/// A 64-bit hash of `value` (std's SipHash with fixed keys: the same in
+/// every process): how the memo, and the call log's batches, tell texts
+/// apart before comparing or storing them.
+pub fn quick_hash<T: Hash + ?Sized>(value: &T) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    value.hash(&mut h);
+    h.finish()
+}
+
 impl<V: Clone> Memo<V> {
     pub fn new(capacity: usize) -> Memo<V> {
         Memo { capacity, values: Mutex::new(HashMap::new()) }
@@ -23,9 +32,7 @@ impl<V: Clone> Memo<V> {
 
     /// `f()`, computed once per distinct `texts` (until forgotten).
     pub fn get_or(&self, texts: &[&str], f: impl FnOnce() -> V) -> V {
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        texts.hash(&mut h);
-        let key = h.finish();
+        let key = quick_hash(texts);
         if let Some(v) = self.values.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
             return v.clone();
         }

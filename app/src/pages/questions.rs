@@ -392,7 +392,16 @@ fn HierarchicalForm(project_id: i64, action: ServerAction<StartHierarchicalQuest
 #[component]
 fn HierarchyEditor(project_id: i64) -> impl IntoView {
     let save = ServerAction::<SaveQuestionHierarchy>::new();
-    let current = Resource::new(move || save.version().get(), move |_| get_question_hierarchy(project_id));
+    // Read again after a save that landed, not after a refused one: that
+    // would put the stored hierarchy back in the box over the text the
+    // user is mending (and over anything typed while it loaded).
+    let saved = RwSignal::new(0u32);
+    Effect::new(move |_| {
+        if matches!(save.value().get(), Some(Ok(()))) {
+            saved.update(|n| *n += 1);
+        }
+    });
+    let current = Resource::new(move || saved.get(), move |_| get_question_hierarchy(project_id));
     view! {
         <details class="hierarchy-editor">
             <summary>"Edit the category hierarchy (JSON)"</summary>

@@ -9,10 +9,10 @@ use crate::error::{AppError, AppResult};
 pub fn new_token() -> AppResult<String> {
     let mut bytes = [0u8; 24];
     getrandom::fill(&mut bytes).map_err(|_| AppError::Internal)?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    Ok(engine::llm::hex(&bytes))
 }
 
 /// How a token is stored.
 pub fn hash(token: &str) -> String {
-    Sha256::digest(token.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+    engine::llm::hex(&Sha256::digest(token.as_bytes()))
 }

@@ -231,9 +231,21 @@ impl KnowledgeGraph {
         node.source_chunks.insert(chunk_id);
     }
 
-    /// Distinct neighbours of a node.
+    /// Distinct neighbours of a node. Walks every edge: for many nodes,
+    /// take [`degrees`](Self::degrees) once.
     pub fn degree(&self, key: &str) -> usize {
         self.edges.keys().filter(|(a, b)| a == key || b == key).count()
+    }
+
+    /// Every node's count of distinct neighbours, in one walk of the edges
+    /// (nodes without edges are absent: degree 0).
+    pub fn degrees(&self) -> HashMap<&str, usize> {
+        let mut out: HashMap<&str, usize> = HashMap::with_capacity(self.nodes.len());
+        for (a, b) in self.edges.keys() {
+            *out.entry(a.as_str()).or_default() += 1;
+            *out.entry(b.as_str()).or_default() += 1;
+        }
+        out
     }
 
     /// The graph in petgraph's form for its algorithms: node `i` is the
@@ -455,6 +467,10 @@ mod tests {
         assert_eq!(edge.descriptions.len(), 2);
         assert_eq!(edge.source_chunks.iter().copied().collect::<Vec<_>>(), [1, 7]);
         assert_eq!(g.degree("salt guild"), 2);
+        let degrees = g.degrees();
+        for key in g.nodes.keys() {
+            assert_eq!(degrees.get(key.as_str()).copied().unwrap_or(0), g.degree(key), "{key}");
+        }
         assert_eq!(g.by_degree()[0], ("salt guild".to_string(), 2));
         assert_eq!(g.degree_histogram(), [0, 2, 1], "two nodes of degree 1, one of degree 2");
         assert_eq!(g.components(), vec![vec!["hollin cross".to_string(), "isobel pell".into(), "salt guild".into()]]);

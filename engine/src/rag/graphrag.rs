@@ -58,8 +58,10 @@ pub fn reportable(graph: &KnowledgeGraph, communities: &BTreeMap<String, usize>)
         }
     }
     members.retain(|_, m| m.len() >= MIN_COMMUNITY);
+    let degrees = graph.degrees();
+    let degree = |k: &str| degrees.get(k).copied().unwrap_or(0);
     for m in members.values_mut() {
-        m.sort_by_cached_key(|k| (std::cmp::Reverse(graph.degree(k)), k.clone()));
+        m.sort_by(|a, b| degree(b).cmp(&degree(a)).then_with(|| a.cmp(b)));
     }
     members
 }

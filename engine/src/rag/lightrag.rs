@@ -153,9 +153,13 @@ impl LightRag {
             }
         }
         // Matched first (by score), then the rest by degree / weight.
-        // (Each entity's degree counted once: `degree` walks every edge.)
-        let mut ranked_entities: Vec<(String, f64, usize)> =
-            entities.into_iter().map(|(k, s)| (k.clone(), s, graph.degree(&k))).collect();
+        let mut ranked_entities: Vec<(String, f64, usize)> = entities
+            .into_iter()
+            .map(|(k, s)| {
+                let d = self.index.degree(&k);
+                (k, s, d)
+            })
+            .collect();
         ranked_entities.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.2.cmp(&a.2)).then(a.0.cmp(&b.0)));
         let ranked_entities: Vec<(String, f64)> = ranked_entities.into_iter().map(|(k, s, _)| (k, s)).collect();
         let mut ranked_relations: Vec<((String, String), f64)> = relations.into_iter().collect();

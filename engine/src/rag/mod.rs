@@ -187,6 +187,8 @@ pub struct GraphIndex {
     pub entity_keys: Vec<String>,
     pub relations: bm25::Bm25Index,
     pub relation_keys: Vec<(String, String)>,
+    /// Each entity's distinct neighbours (absent: none), counted once.
+    degrees: HashMap<String, usize>,
 }
 
 impl GraphIndex {
@@ -203,7 +205,19 @@ impl GraphIndex {
         let position = |docs: &[String]| -> bm25::Bm25Index {
             bm25::Bm25Index::new(docs.iter().enumerate().map(|(i, d)| (i as i64, d.as_str())))
         };
-        GraphIndex { entities: position(&entity_docs), entity_keys, relations: position(&relation_docs), relation_keys }
+        let degrees = graph.degrees().into_iter().map(|(k, d)| (k.to_string(), d)).collect();
+        GraphIndex {
+            entities: position(&entity_docs),
+            entity_keys,
+            relations: position(&relation_docs),
+            relation_keys,
+            degrees,
+        }
+    }
+
+    /// An entity's distinct neighbours in the graph the index was built on.
+    pub fn degree(&self, key: &str) -> usize {
+        self.degrees.get(key).copied().unwrap_or(0)
     }
 
     /// The `k` entities best matching `query`, `(key, score)`.

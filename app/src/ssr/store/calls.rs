@@ -18,6 +18,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use engine::llm::{BoxFuture, CachedReply, CallRecord, CallStore};
+use engine::memo::quick_hash;
 use sqlx::{QueryBuilder, Sqlite, SqliteConnection, SqlitePool};
 
 /// Calls waiting to be written, at most this many (then written at once).
@@ -44,13 +45,6 @@ struct Pending {
     keys: std::collections::HashSet<u64>,
 }
 
-fn key_hash(key: &str) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    key.hash(&mut h);
-    h.finish()
-}
-
 impl SqliteCallStore {
     /// A store that writes each call as it is recorded.
     pub fn new(pool: SqlitePool) -> SqliteCallStore {
@@ -61,7 +55,7 @@ impl SqliteCallStore {
     /// item, [`flush`](Self::flush)ed, or 512 are waiting.
     pub async fn buffered(pool: SqlitePool) -> Result<SqliteCallStore, sqlx::Error> {
         let keys: Vec<String> = sqlx::query_scalar("SELECT key FROM llm_cache").fetch_all(&pool).await?;
-        let pending = Pending { keys: keys.iter().map(|k| key_hash(k)).collect(), ..Default::default() };
+        let pending = Pending { keys: keys.iter().map(|k| quick_hash(k.as_str())).collect(), ..Default::default() };
         Ok(SqliteCallStore { pool, pending: Some(Mutex::new(pending)) })
     }
 
@@ -80,7 +74,7 @@ impl SqliteCallStore {
     fn keep(&self, call: CallRecord) -> Option<bool> {
         let mut p = self.lock()?;
         if let (Some(reply), false) = (&call.reply, call.cached) {
-            p.keys.insert(key_hash(&call.key));
+            p.keys.insert(quick_hash(call.key.as_str()));
             p.replies.insert(
                 call.key.clone(),
                 CachedReply {
@@ -157,13 +151,7 @@ pub(crate) async fn write(conn: &mut SqliteConnection, records: &[CallRecord]) -
     let prompts: Vec<usize> = records
         .iter()
         .map(|call| {
-            let quick = {
-                use std::hash::{Hash, Hasher};
-                let mut h = std::collections::hash_map::DefaultHasher::new();
-                call.messages.hash(&mut h);
-                h.finish()
-            };
-            *by_messages.entry(quick).or_insert_with(|| {
+            *by_messages.entry(quick_hash(&call.messages)).or_insert_with(|| {
                 let messages = serde_json::to_string(&call.messages).unwrap_or_default();
                 distinct.push((crate::ssr::tokens::hash(&messages), messages));
                 distinct.len() - 1
@@ -234,7 +222,7 @@ impl CallStore for SqliteCallStore {
                 if let Some(hit) = p.replies.get(key) {
                     return Ok(Some(hit.clone()));
                 }
-                if !p.keys.contains(&key_hash(key)) {
+                if !p.keys.contains(&quick_hash(key)) {
                     return Ok(None);
                 }
             }
@@ -273,7 +261,7 @@ impl CallStore for SqliteCallStore {
                 match written {
                     Ok(()) => {
                         if let Some(mut p) = self.lock() {
-                            p.keys.insert(key_hash(&call.key));
+                            p.keys.insert(quick_hash(call.key.as_str()));
                         }
                         return Ok(());
                     }
