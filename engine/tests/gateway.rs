@@ -330,3 +330,40 @@ async fn a_timed_out_request_closes_its_connection() {
     }
     assert_eq!(mock.in_flight(), 0, "the server still works for a request its client gave up");
 }
+
+/// Identical requests at once (two items needing the same keywords): the
+/// endpoint is asked once, the others wait and read its reply from the
+/// cache (logged as cached, costing nothing); a request that differs (its
+/// own sample) is its own call. Fresh and cached counts no longer depend on
+/// which finished first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn identical_requests_in_flight_at_once_make_one_call() {
+    let mock = MockServer::start(MockConfig { latency: Duration::from_millis(150), ..Default::default() }).await;
+    let store = Arc::new(MemoryStore::default());
+    let gw = gateway(config(&mock), store.clone());
+    let mut other = item(7);
+    other.sample = 1;
+    let ctx = CallContext::default();
+    let same = item(7);
+    let replies =
+        futures_util::future::join_all((0..5).map(|_| gw.chat(&same, &ctx)).chain([gw.chat(&other, &ctx)])).await;
+    let replies: Vec<_> = replies.into_iter().map(Result::unwrap).collect();
+    assert!(replies.iter().all(|r| r.text == "Mock reply to: Question number 7?"));
+    assert_eq!(mock.stats().ok, 2, "one call for the five identical requests, one for the other sample");
+    assert_eq!(replies[..5].iter().filter(|r| !r.cached).count(), 1, "one of the five was asked");
+    assert!(replies[..5].iter().filter(|r| r.cached).all(|r| r.cost_usd == 0.0));
+    assert!(!replies[5].cached);
+    let log = store.log();
+    assert_eq!((log.len(), log.iter().filter(|c| c.cached).count()), (6, 4), "each request logged, 4 as cached");
+
+    // A failed call leaves the key to the next request: it asks again.
+    let down = MockServer::start(MockConfig { latency: Duration::from_millis(100), ..Default::default() }).await;
+    down.set_faults(Faults { server_error: 1.0, ..Faults::default() });
+    let mut c = config(&down);
+    c.max_attempts = 1;
+    let gw = gateway(c, Arc::new(MemoryStore::default()));
+    let same = item(8);
+    let (a, b) = tokio::join!(gw.chat(&same, &ctx), gw.chat(&same, &ctx));
+    assert!(a.is_err() && b.is_err());
+    assert_eq!(down.stats().faults.values().sum::<u64>(), 2, "the waiter asked after the first failed");
+}

@@ -494,6 +494,26 @@ pub struct Gateway {
     /// The endpoint's prompt tokens per cl100k token, as its replies'
     /// `usage` showed (the model's tokenizer is not cl100k): the most seen.
     token_ratio: Arc<Mutex<Option<f64>>>,
+    /// Requests being asked of the provider now, by cache key: an identical
+    /// request made meanwhile (two items needing the same keywords, say)
+    /// waits for that reply and reads it from the cache instead of paying
+    /// for it again. Shared by the gateway's clones.
+    in_flight: Arc<Mutex<HashMap<String, tokio::sync::watch::Receiver<()>>>>,
+}
+
+/// A request's claim on its cache key while the provider answers it
+/// ([`Gateway::in_flight`]): dropped, however the call ends, it leaves the
+/// map and then closes its channel, which wakes the requests waiting on it.
+struct Claim<'a> {
+    map: &'a Mutex<HashMap<String, tokio::sync::watch::Receiver<()>>>,
+    key: String,
+    _done: tokio::sync::watch::Sender<()>,
+}
+
+impl Drop for Claim<'_> {
+    fn drop(&mut self) {
+        self.map.lock().unwrap_or_else(|e| e.into_inner()).remove(&self.key);
+    }
 }
 
 /// Tokens kept free beyond the estimate of a prompt (chat templates add a
@@ -518,6 +538,7 @@ impl Gateway {
             temperatures: Vec::new(),
             max_tokens: Vec::new(),
             token_ratio: Arc::new(Mutex::new(None)),
+            in_flight: Arc::new(Mutex::new(HashMap::new())),
         }
     }
 
@@ -715,7 +736,9 @@ impl Gateway {
         let started = Instant::now();
         let mut record = self.new_record(key.clone(), ctx, &model, req);
 
-        if self.use_cache {
+        // Held until this call ends: identical requests wait for its reply.
+        let mut _claim = None;
+        while self.use_cache {
             if let Some(hit) = self.store.cached(&key).await.map_err(LlmError::Store)? {
                 let latency_ms = self.record_hit(record, &hit, started).await?;
                 return Ok(ChatReply {
@@ -731,6 +754,21 @@ impl Gateway {
                     truncated: hit.truncated,
                 });
             }
+            let mut waiting = {
+                let mut map = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
+                match map.get(&key) {
+                    Some(other) => other.clone(),
+                    None => {
+                        let (done, waiting) = tokio::sync::watch::channel(());
+                        map.insert(key.clone(), waiting);
+                        _claim = Some(Claim { map: &self.in_flight, key: key.clone(), _done: done });
+                        break;
+                    }
+                }
+            };
+            // Ends when that call does (its channel closes); then its
+            // reply is in the cache, or, had it failed, this one asks.
+            let _ = waiting.changed().await;
         }
 
         // The cache key is the request as its task made it; fitting it to
