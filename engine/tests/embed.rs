@@ -19,11 +19,14 @@ use engine::llm::{CallContext, Gateway, MemoryStore, PriceTable};
 use engine::rag::naive::NaiveRag;
 use engine::rag::{Corpus, Method};
 
-fn model() -> MiniLm {
-    let dir = std::env::var_os("ASSAY_MINILM_DIR")
+fn model_dir() -> PathBuf {
+    std::env::var_os("ASSAY_MINILM_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../data/models/all-MiniLM-L6-v2"));
-    MiniLm::load(&dir).unwrap_or_else(|e| panic!("{e}"))
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../data/models/all-MiniLM-L6-v2"))
+}
+
+fn model() -> MiniLm {
+    MiniLm::load(&model_dir()).unwrap_or_else(|e| panic!("{e}"))
 }
 
 #[derive(serde::Deserialize)]
@@ -57,6 +60,21 @@ fn vectors_agree_with_sentence_transformers_alone_and_in_a_padded_batch() {
         assert!(cosine(&alone[0], &batch[i]) > 0.99999, "sentence {i} alone");
     }
     assert!(m.embed(&[]).unwrap().is_empty());
+}
+
+/// On a CPU with AVX-512 the encoder runs on Assay's kernels; elsewhere on
+/// candle's. Both paths are checked against the reference here (the
+/// second is what a CPU without AVX-512 runs), padded batch included.
+#[test]
+fn candle_path_agrees_with_the_reference_too() {
+    let m = MiniLm::load_with(&model_dir(), false).unwrap_or_else(|e| panic!("{e}"));
+    let r = reference();
+    let refs: Vec<&str> = r.sentences.iter().map(String::as_str).collect();
+    let fast = model().embed(&refs).unwrap();
+    for (i, (got, want)) in m.embed(&refs).unwrap().iter().zip(&r.vectors).enumerate() {
+        assert!(cosine(got, want) > 0.9999, "sentence {i}: cosine {}", cosine(got, want));
+        assert!(cosine(got, &fast[i]) > 0.99999, "sentence {i}: the two paths differ");
+    }
 }
 
 /// A call's texts are sorted by length and embedded in several passes at

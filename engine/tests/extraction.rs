@@ -104,7 +104,7 @@ async fn extraction_makes_chunks_times_one_plus_gleaning_calls_and_rebuilds_from
     assert_eq!(graph.nodes.len(), 3 + 1 + 3, "an entity per chunk, Saltmere once, a gleaned entity per chunk");
     let saltmere = &graph.nodes["saltmere"];
     assert_eq!(saltmere.source_chunks.iter().copied().collect::<Vec<_>>(), [1, 2, 3], "provenance");
-    assert_eq!(graph.degree("saltmere"), 3);
+    assert_eq!(graph.degrees()["saltmere"], 3);
     assert!(graph.nodes.contains_key("gleaned chunk2 2"));
 
     // A second build is answered from the cache; a second gleaning turn costs only the new turn.

@@ -13,8 +13,12 @@
 //!   6 × 10⁻⁸ — and the model's vectors stay equal to the reference's
 //!   (`engine/benches/minilm.rs` prints the least cosine).
 //!
+//! [`gemm`]: MiniLM's dense layers with AVX-512, over weights packed once.
+//!
 //! A crate of its own so dev builds (tests, the browser suite's server)
 //! compile it optimised, like the other numeric crates.
+
+pub mod gemm;
 
 /// e^x for x in [-87, 88] (clamped beyond: 1.6 × 10⁻³⁸ … 1.65 × 10³⁸).
 #[inline(always)]

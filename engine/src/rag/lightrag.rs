@@ -153,15 +153,9 @@ impl LightRag {
             }
         }
         // Matched first (by score), then the rest by degree / weight.
-        let mut ranked_entities: Vec<(String, f64, usize)> = entities
-            .into_iter()
-            .map(|(k, s)| {
-                let d = self.index.degree(&k);
-                (k, s, d)
-            })
-            .collect();
-        ranked_entities.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.2.cmp(&a.2)).then(a.0.cmp(&b.0)));
-        let ranked_entities: Vec<(String, f64)> = ranked_entities.into_iter().map(|(k, s, _)| (k, s)).collect();
+        let mut ranked_entities: Vec<(String, f64)> = entities.into_iter().collect();
+        let degree = |k: &str| self.index.degree(k);
+        ranked_entities.sort_by(|a, b| b.1.total_cmp(&a.1).then(degree(&b.0).cmp(&degree(&a.0))).then(a.0.cmp(&b.0)));
         let mut ranked_relations: Vec<((String, String), f64)> = relations.into_iter().collect();
         ranked_relations.sort_by(|a, b| {
             b.1.total_cmp(&a.1).then(graph.edges[&b.0].weight.total_cmp(&graph.edges[&a.0].weight)).then(a.0.cmp(&b.0))

@@ -55,7 +55,7 @@ impl SqliteCallStore {
     /// item, [`flush`](Self::flush)ed, or 512 are waiting.
     pub async fn buffered(pool: SqlitePool) -> Result<SqliteCallStore, sqlx::Error> {
         let keys: Vec<String> = sqlx::query_scalar("SELECT key FROM llm_cache").fetch_all(&pool).await?;
-        let pending = Pending { keys: keys.iter().map(|k| quick_hash(k.as_str())).collect(), ..Default::default() };
+        let pending = Pending { keys: keys.iter().map(quick_hash).collect(), ..Default::default() };
         Ok(SqliteCallStore { pool, pending: Some(Mutex::new(pending)) })
     }
 
@@ -74,7 +74,7 @@ impl SqliteCallStore {
     fn keep(&self, call: CallRecord) -> Option<bool> {
         let mut p = self.lock()?;
         if let (Some(reply), false) = (&call.reply, call.cached) {
-            p.keys.insert(quick_hash(call.key.as_str()));
+            p.keys.insert(quick_hash(&call.key));
             p.replies.insert(
                 call.key.clone(),
                 CachedReply {
@@ -261,7 +261,7 @@ impl CallStore for SqliteCallStore {
                 match written {
                     Ok(()) => {
                         if let Some(mut p) = self.lock() {
-                            p.keys.insert(quick_hash(call.key.as_str()));
+                            p.keys.insert(quick_hash(&call.key));
                         }
                         return Ok(());
                     }
