@@ -352,7 +352,7 @@ async fn misbehave(shared: &Shared, headers: &HeaderMap, wait: bool) -> Result<M
         }
     }
     if wait && !config.latency.is_zero() {
-        tokio::time::sleep(config.latency).await;
+        sleep_exactly(config.latency).await;
     }
     let n = shared.counter.fetch_add(1, Ordering::SeqCst);
     let Some(fault) = draw(&config.faults, uniform(config.seed, n)) else { return Ok(config) };
@@ -561,7 +561,9 @@ fn stream_reply(
         } else {
             None
         };
-        tokio::time::sleep(config.latency).await;
+        if !config.latency.is_zero() {
+            sleep_exactly(config.latency).await;
+        }
         let words: Vec<String> = text.split_inclusive(' ').map(str::to_string).collect();
         let endless = config.rambling;
         let mut i = 0usize;
@@ -644,5 +646,80 @@ mod tests {
         let faulty = (0..n).filter(|i| draw(&f, uniform(7, *i)).is_some()).count();
         let share = faulty as f64 / n as f64;
         assert!((share - 0.2).abs() < 0.01, "{share}");
+    }
+}
+
+/// Waits `latency` to within ≈ 0.1 ms. tokio's timer has millisecond
+/// ticks and rounds a deadline up to the next one: a "100 ms" reply came
+/// after 100-101 ms, which a benchmark at the Little's-law bound (calls ×
+/// latency ÷ concurrency) would count as the client's overhead. One thread
+/// keeps the deadlines and sleeps on a condition variable until the
+/// earliest (the kernel's high-resolution timer).
+async fn sleep_exactly(latency: Duration) {
+    let deadline = std::time::Instant::now() + latency;
+    let (done, woken) = tokio::sync::oneshot::channel();
+    Alarms::get().add(deadline, done);
+    let _ = woken.await;
+}
+
+struct Alarms {
+    queue: Mutex<std::collections::BinaryHeap<Alarm>>,
+    changed: std::sync::Condvar,
+}
+
+struct Alarm {
+    deadline: std::time::Instant,
+    done: tokio::sync::oneshot::Sender<()>,
+}
+
+impl PartialEq for Alarm {
+    fn eq(&self, other: &Self) -> bool {
+        self.deadline == other.deadline
+    }
+}
+impl Eq for Alarm {}
+impl PartialOrd for Alarm {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Alarm {
+    /// The earliest deadline first out of the (max-)heap.
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        other.deadline.cmp(&self.deadline)
+    }
+}
+
+impl Alarms {
+    fn get() -> &'static Alarms {
+        static ALARMS: std::sync::OnceLock<&'static Alarms> = std::sync::OnceLock::new();
+        ALARMS.get_or_init(|| {
+            let alarms: &'static Alarms =
+                Box::leak(Box::new(Alarms { queue: Mutex::new(Default::default()), changed: Default::default() }));
+            std::thread::Builder::new()
+                .name("mockllm-alarms".into())
+                .spawn(move || alarms.ring())
+                .expect("a thread for the mock's latency");
+            alarms
+        })
+    }
+
+    fn add(&self, deadline: std::time::Instant, done: tokio::sync::oneshot::Sender<()>) {
+        self.queue.lock().unwrap().push(Alarm { deadline, done });
+        self.changed.notify_one();
+    }
+
+    fn ring(&self) {
+        let mut queue = self.queue.lock().unwrap();
+        loop {
+            let now = std::time::Instant::now();
+            while queue.peek().is_some_and(|a| a.deadline <= now) {
+                let _ = queue.pop().expect("peeked").done.send(());
+            }
+            queue = match queue.peek().map(|a| a.deadline - now) {
+                Some(wait) => self.changed.wait_timeout(queue, wait).unwrap().0,
+                None => self.changed.wait(queue).unwrap(),
+            };
+        }
     }
 }
