@@ -441,7 +441,7 @@ mod tests {
         let (m, k, n) = (5, 9, 40);
         let a = values(m * 20, 4);
         let b = values(k * 50, 5);
-        let mut panels = Panels::transposed(&[0.0; 4], 2, 2, 2); // reused below
+        let mut panels = Panels::default();
         panels.pack_rows(&b, 50, k, n);
         let mut c = vec![f32::NAN; m * 45];
         gemm(&a, 20, m, &panels, None, &mut c, 45);

@@ -693,16 +693,16 @@ impl Ord for Alarm {
 
 impl Alarms {
     fn get() -> &'static Alarms {
-        static ALARMS: std::sync::OnceLock<&'static Alarms> = std::sync::OnceLock::new();
-        ALARMS.get_or_init(|| {
-            let alarms: &'static Alarms =
-                Box::leak(Box::new(Alarms { queue: Mutex::new(Default::default()), changed: Default::default() }));
+        static ALARMS: Alarms =
+            Alarms { queue: Mutex::new(std::collections::BinaryHeap::new()), changed: std::sync::Condvar::new() };
+        static RINGER: std::sync::Once = std::sync::Once::new();
+        RINGER.call_once(|| {
             std::thread::Builder::new()
                 .name("mockllm-alarms".into())
-                .spawn(move || alarms.ring())
+                .spawn(|| ALARMS.ring())
                 .expect("a thread for the mock's latency");
-            alarms
-        })
+        });
+        &ALARMS
     }
 
     fn add(&self, deadline: std::time::Instant, done: tokio::sync::oneshot::Sender<()>) {
