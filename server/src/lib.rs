@@ -15,3 +15,20 @@ use std::path::PathBuf;
 pub fn default_db_path() -> PathBuf {
     PathBuf::from("data").join("assay.db")
 }
+
+/// The database as messages show it: a PostgreSQL URL without its
+/// password, a path as given.
+pub fn shown_db(target: &str) -> String {
+    if !app::ssr::store::is_postgres_url(target) {
+        return target.to_string();
+    }
+    match url::Url::parse(target.trim()) {
+        Ok(mut url) => {
+            if url.password().is_some() {
+                let _ = url.set_password(Some("***"));
+            }
+            url.to_string()
+        }
+        Err(_) => "a PostgreSQL URL that does not parse".to_string(),
+    }
+}

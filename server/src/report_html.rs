@@ -5,7 +5,7 @@
 
 use app::error::{AppError, AppResult};
 use app::model::{EvaluationReportView, MetricsView, SharedQuestions, StudyResultsView};
-use sqlx::SqlitePool;
+use app::ssr::store::Db;
 
 /// The app's own stylesheet, inlined into the one-file exports.
 const STYLE: &str = include_str!("../../style/assay.css");
@@ -69,7 +69,7 @@ pub fn questions_html(q: &SharedQuestions) -> String {
 }
 
 /// The one-file report of a page of `kind`.
-pub async fn html(pool: &SqlitePool, kind: &str, id: i64) -> AppResult<String> {
+pub async fn html(pool: &Db, kind: &str, id: i64) -> AppResult<String> {
     match kind {
         "evaluation" => {
             let snapshot = app::ssr::evaluation::snapshot(pool, id).await?;

@@ -7,7 +7,7 @@
 //! ([`Need`]), and [`require`] answers 403 otherwise. (A server run with
 //! `--no-login` has no accounts: every caller is the owner.)
 
-use sqlx::SqlitePool;
+use crate::ssr::store::Db;
 
 use crate::error::{AppError, AppResult};
 use crate::ssr::store::access::{self, Obj};
@@ -35,7 +35,7 @@ pub enum Need {
 }
 
 /// Whether `caller` may `need` the project `obj` belongs to; its id if so.
-pub async fn check(pool: &SqlitePool, caller: &Caller, obj: Obj, need: Need) -> AppResult<i64> {
+pub async fn check(pool: &Db, caller: &Caller, obj: Obj, need: Need) -> AppResult<i64> {
     let project = access::project_of(pool, obj).await?;
     if caller.owner {
         return Ok(project);
@@ -159,7 +159,7 @@ fn forbidden_status(response: &Option<leptos_axum::ResponseOptions>, e: &AppErro
 
 /// Gives a collaborator `read` or `edit` rights on a project, or takes
 /// them away (`none`); the owner's account has every right already.
-pub async fn set_access(pool: &SqlitePool, user: i64, project: i64, access: &str) -> AppResult<()> {
+pub async fn set_access(pool: &Db, user: i64, project: i64, access: &str) -> AppResult<()> {
     match access::user_role(pool, user).await?.as_deref() {
         None => return Err(AppError::NotFound(format!("there is no user {user}"))),
         Some("owner") => return Err(AppError::Invalid("the owner has every right already".into())),

@@ -8,9 +8,9 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use crate::ssr::store::Db;
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use argon2::Argon2;
-use sqlx::SqlitePool;
 
 use crate::error::{AppError, AppResult};
 use crate::ssr::tokens::{hash, new_token};
@@ -22,7 +22,7 @@ pub const SESSION_DAYS: i64 = 30;
 /// The shortest password accepted.
 pub const MIN_PASSWORD: usize = 10;
 
-pub async fn has_owner(pool: &SqlitePool) -> AppResult<bool> {
+pub async fn has_owner(pool: &Db) -> AppResult<bool> {
     crate::ssr::store::users::has_owner(pool).await
 }
 
@@ -37,7 +37,7 @@ fn hash_password(password: &str) -> AppResult<String> {
 }
 
 /// Creates an account (`role`: owner or collaborator).
-pub async fn create_user(pool: &SqlitePool, name: &str, password: &str, role: &str) -> AppResult<i64> {
+pub async fn create_user(pool: &Db, name: &str, password: &str, role: &str) -> AppResult<i64> {
     let name = name.trim();
     if name.is_empty() || name.len() > 100 {
         return Err(AppError::Invalid("the user name must be 1 to 100 characters".into()));
@@ -49,7 +49,7 @@ pub async fn create_user(pool: &SqlitePool, name: &str, password: &str, role: &s
 }
 
 /// Checks a name and password; `Some(user id)` when they match.
-pub async fn verify(pool: &SqlitePool, name: &str, password: &str) -> AppResult<Option<i64>> {
+pub async fn verify(pool: &Db, name: &str, password: &str) -> AppResult<Option<i64>> {
     let Some((id, stored)) = crate::ssr::store::users::by_name(pool, name.trim()).await? else {
         // The same work as a real check, so timing does not tell names apart.
         let _ = hash_password(password);
@@ -60,18 +60,18 @@ pub async fn verify(pool: &SqlitePool, name: &str, password: &str) -> AppResult<
 }
 
 /// A new session for a user; its token (for the cookie).
-pub async fn new_session(pool: &SqlitePool, user_id: i64) -> AppResult<String> {
+pub async fn new_session(pool: &Db, user_id: i64) -> AppResult<String> {
     let token = new_token()?;
     crate::ssr::store::users::insert_session(pool, &hash(&token), user_id, SESSION_DAYS).await?;
     Ok(token)
 }
 
 /// The user a session token belongs to, while it is valid: (id, name, role).
-pub async fn session_user(pool: &SqlitePool, token: &str) -> AppResult<Option<(i64, String, String)>> {
+pub async fn session_user(pool: &Db, token: &str) -> AppResult<Option<(i64, String, String)>> {
     crate::ssr::store::users::session_user(pool, &hash(token)).await
 }
 
-pub async fn end_session(pool: &SqlitePool, token: &str) -> AppResult<()> {
+pub async fn end_session(pool: &Db, token: &str) -> AppResult<()> {
     crate::ssr::store::users::delete_session(pool, &hash(token)).await
 }
 

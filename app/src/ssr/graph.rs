@@ -2,9 +2,9 @@
 //! per chunk, merged; then the merged descriptions over the budget
 //! summarised) and one-sentence summaries of every chunk.
 
+use crate::ssr::store::Db;
 use engine::jobs::{RunEnd, WorkItem};
 use serde_json::json;
-use sqlx::SqlitePool;
 
 use crate::error::{AppError, AppResult};
 use crate::model::{ItemStatus, JobItemView, JobView};
@@ -14,7 +14,7 @@ use crate::ssr::store;
 
 /// Creates (does not run) a graph job for a project.
 pub async fn create_graph(
-    pool: &SqlitePool,
+    pool: &Db,
     project_id: i64,
     settings: &engine::graph::extract::ExtractSettings,
     no_cache: bool,
@@ -67,7 +67,7 @@ fn apply_summaries(graph: &mut engine::graph::KnowledgeGraph, items: &[JobItemVi
 
 /// Creates (does not run) a summaries job for a project. With `no_cache`,
 /// every call goes to the provider even when a cached reply exists.
-pub async fn create_summaries(pool: &SqlitePool, project_id: i64, no_cache: bool) -> AppResult<JobView> {
+pub async fn create_summaries(pool: &Db, project_id: i64, no_cache: bool) -> AppResult<JobView> {
     store::get_project(pool, project_id).await?;
     let chunks = store::chunk_texts(pool, project_id).await?;
     if chunks.is_empty() {
@@ -79,7 +79,7 @@ pub async fn create_summaries(pool: &SqlitePool, project_id: i64, no_cache: bool
 }
 
 /// One item per chunk of the project, `chunk-ID`.
-async fn chunk_items(pool: &SqlitePool, job: &JobView) -> AppResult<Vec<WorkItem>> {
+async fn chunk_items(pool: &Db, job: &JobView) -> AppResult<Vec<WorkItem>> {
     Ok(store::chunk_texts(pool, project_of(job)?)
         .await?
         .into_iter()
@@ -91,7 +91,7 @@ async fn chunk_items(pool: &SqlitePool, job: &JobView) -> AppResult<Vec<WorkItem
 pub struct GraphStage;
 
 impl Stage for GraphStage {
-    fn items<'a>(&'a self, pool: &'a SqlitePool, job: &'a JobView, _: &'a JobParams) -> Items<'a> {
+    fn items<'a>(&'a self, pool: &'a Db, job: &'a JobView, _: &'a JobParams) -> Items<'a> {
         Box::pin(chunk_items(pool, job))
     }
 
@@ -137,7 +137,7 @@ impl Stage for GraphStage {
 pub struct SummariesStage;
 
 impl Stage for SummariesStage {
-    fn items<'a>(&'a self, pool: &'a SqlitePool, job: &'a JobView, _: &'a JobParams) -> Items<'a> {
+    fn items<'a>(&'a self, pool: &'a Db, job: &'a JobView, _: &'a JobParams) -> Items<'a> {
         Box::pin(chunk_items(pool, job))
     }
 

@@ -4,7 +4,7 @@
 //! A share token opens exactly its page: nothing else of the project, no
 //! edit controls, no settings or keys; withdrawing it makes it 404 at once.
 
-use sqlx::SqlitePool;
+use crate::ssr::store::Db;
 
 use crate::error::{AppError, AppResult};
 use crate::model::{ExperimentReportView, GraphOverview, SharedQuestions, SharedView};
@@ -14,7 +14,7 @@ use crate::ssr::tokens::{hash, new_token};
 /// The project a shareable page belongs to: an evaluation (its id), a
 /// study (its id), a question set (its id), a project's graph explorer (the
 /// project's id); refused for any other kind, or a graph not built yet.
-pub async fn project_of(pool: &SqlitePool, kind: &str, page_id: i64) -> AppResult<i64> {
+pub async fn project_of(pool: &Db, kind: &str, page_id: i64) -> AppResult<i64> {
     Ok(match kind {
         "evaluation" => crate::ssr::evaluation::get(pool, page_id).await?.view.project_id,
         "study" => crate::ssr::study::view(pool, page_id).await?.project_id,
@@ -52,12 +52,7 @@ pub async fn project_of(pool: &SqlitePool, kind: &str, page_id: i64) -> AppResul
 
 /// Makes a share link for a page; (share id, token — shown once).
 /// With `expires_days` the link stops working that many days from now.
-pub async fn create(
-    pool: &SqlitePool,
-    kind: &str,
-    page_id: i64,
-    expires_days: Option<u32>,
-) -> AppResult<(i64, String)> {
+pub async fn create(pool: &Db, kind: &str, page_id: i64, expires_days: Option<u32>) -> AppResult<(i64, String)> {
     let project = project_of(pool, kind, page_id).await?;
     let token = new_token()?;
     let id = store::shares::insert(pool, project, &hash(&token), kind, page_id, expires_days).await?;
@@ -65,11 +60,11 @@ pub async fn create(
 }
 
 /// The page a token opens: (kind, id). Unknown, withdrawn and expired are all 404.
-pub async fn open(pool: &SqlitePool, token: &str) -> AppResult<(String, i64)> {
+pub async fn open(pool: &Db, token: &str) -> AppResult<(String, i64)> {
     store::shares::live(pool, &hash(token.trim())).await?.ok_or_else(not_found)
 }
 
-pub async fn view(pool: &SqlitePool, token: &str) -> AppResult<SharedView> {
+pub async fn view(pool: &Db, token: &str) -> AppResult<SharedView> {
     let (kind, id) = open(pool, token).await?;
     Ok(match kind.as_str() {
         "evaluation" => {
@@ -86,17 +81,17 @@ pub async fn view(pool: &SqlitePool, token: &str) -> AppResult<SharedView> {
 }
 
 /// The experiment a token shares; any other token is "not found".
-pub async fn experiment(pool: &SqlitePool, token: &str) -> AppResult<ExperimentReportView> {
+pub async fn experiment(pool: &Db, token: &str) -> AppResult<ExperimentReportView> {
     crate::ssr::experiments::wizard::report(pool, opened(pool, token, "experiment").await?).await
 }
 
 /// The overview of the graph a token shares; any other token is "not found".
-pub async fn graph(pool: &SqlitePool, token: &str) -> AppResult<Option<GraphOverview>> {
+pub async fn graph(pool: &Db, token: &str) -> AppResult<Option<GraphOverview>> {
     store::graph::overview(pool, graph_project(pool, token).await?).await
 }
 
 /// A question set as shared: its questions and diagnostics.
-pub async fn questions(pool: &SqlitePool, set_id: i64) -> AppResult<SharedQuestions> {
+pub async fn questions(pool: &Db, set_id: i64) -> AppResult<SharedQuestions> {
     use crate::ssr::questions::diagnostics::{
         relevance_stats, relevance_svg, set_entities, set_relevance, EntitySource,
     };
@@ -115,13 +110,13 @@ pub async fn questions(pool: &SqlitePool, set_id: i64) -> AppResult<SharedQuesti
 }
 
 /// The project whose graph a token shares; any other token is "not found".
-pub async fn graph_project(pool: &SqlitePool, token: &str) -> AppResult<i64> {
+pub async fn graph_project(pool: &Db, token: &str) -> AppResult<i64> {
     opened(pool, token, "graph").await
 }
 
 /// The id of the page of kind `kind` a token opens; a token of any other
 /// kind is "not found", like a withdrawn one.
-async fn opened(pool: &SqlitePool, token: &str, kind: &str) -> AppResult<i64> {
+async fn opened(pool: &Db, token: &str, kind: &str) -> AppResult<i64> {
     match open(pool, token).await? {
         (k, id) if k == kind => Ok(id),
         _ => Err(not_found()),

@@ -1,10 +1,10 @@
 //! What the server knows at run time: configuration read once at start-up,
 //! and the state every request handler and server function reaches.
 
+use crate::ssr::store::Db;
 use axum::extract::FromRef;
 use engine::corpus::ImportLimits;
 use leptos::prelude::LeptosOptions;
-use sqlx::SqlitePool;
 
 use crate::error::{AppError, AppResult};
 use crate::model::UploadLimits;
@@ -57,7 +57,7 @@ impl Config {
 #[derive(Clone, FromRef)]
 pub struct AppState {
     pub leptos_options: LeptosOptions,
-    pub pool: SqlitePool,
+    pub pool: Db,
     pub config: std::sync::Arc<Config>,
     /// The LLM settings in force; replaced when saved from the Settings page.
     pub llm: std::sync::Arc<std::sync::RwLock<std::sync::Arc<engine::llm::settings::LlmSettings>>>,

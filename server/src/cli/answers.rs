@@ -3,10 +3,10 @@
 
 use std::process::ExitCode;
 
+use app::ssr::store::Db;
 use clap::Subcommand;
 use engine::llm::settings::LlmSettings;
 use serde_json::json;
-use sqlx::SqlitePool;
 
 use super::{execute_job, job_line, write_stdout, Output};
 
@@ -79,7 +79,7 @@ fn ms(v: Option<f64>) -> String {
     v.map_or("—".into(), |v| format!("{:.1}", v / 1000.0))
 }
 
-pub async fn run(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: AnswersCommand) -> anyhow::Result<ExitCode> {
+pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: AnswersCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         AnswersCommand::Generate { project, set, method, params, name, target_words, no_cache } => {
             let p = app::ssr::store::find_project(pool, &project).await?;

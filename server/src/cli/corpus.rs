@@ -2,10 +2,10 @@
 
 use anyhow::bail;
 use app::model::{Skipped, UploadReport};
+use app::ssr::store::Db;
 use clap::Subcommand;
 use engine::llm::settings::LlmSettings;
 use serde_json::json;
-use sqlx::SqlitePool;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -35,12 +35,7 @@ pub(super) enum CorpusCommand {
     },
 }
 
-pub(super) async fn corpus(
-    pool: &SqlitePool,
-    out: Output,
-    llm: &LlmSettings,
-    cmd: CorpusCommand,
-) -> anyhow::Result<ExitCode> {
+pub(super) async fn corpus(pool: &Db, out: Output, llm: &LlmSettings, cmd: CorpusCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         CorpusCommand::Summarise { project, no_cache } => {
             let p = app::ssr::store::find_project(pool, &project).await?;

@@ -4,12 +4,12 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use app::ssr::store::Db;
 use clap::{Args, Subcommand};
 use engine::judge::eval::{self, JudgeKind, Protocol, Settings};
 use engine::judge::simulated::Biases;
 use engine::llm::settings::LlmSettings;
 use serde_json::json;
-use sqlx::SqlitePool;
 
 use super::{execute_job, job_line, Output};
 
@@ -130,7 +130,7 @@ pub enum EvalCommand {
 
 /// The answer sets of `set` named by `token`: an id, a set's name, or a
 /// method (its latest set).
-async fn resolve_set(pool: &SqlitePool, project: i64, set: i64, token: &str) -> anyhow::Result<i64> {
+async fn resolve_set(pool: &Db, project: i64, set: i64, token: &str) -> anyhow::Result<i64> {
     let sets: Vec<app::model::AnswerSetView> = app::ssr::store::answers::list_sets(pool, project)
         .await?
         .into_iter()
@@ -164,12 +164,7 @@ fn triple(b: &engine::stats::BoxStats) -> serde_json::Value {
     json!({ "median": b.median, "q1": b.q1, "q3": b.q3 })
 }
 
-async fn summary(
-    pool: &SqlitePool,
-    out: Output,
-    id: i64,
-    job: &app::model::JobView,
-) -> anyhow::Result<serde_json::Value> {
+async fn summary(pool: &Db, out: Output, id: i64, job: &app::model::JobView) -> anyhow::Result<serde_json::Value> {
     let (e, r) = app::ssr::evaluation::report(pool, id).await?;
     let costs = app::ssr::evaluation::pair_costs(pool, &e).await?;
     let pairs: Vec<serde_json::Value> = r
@@ -268,7 +263,7 @@ async fn summary(
     Ok(value)
 }
 
-pub async fn run(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: EvalCommand) -> anyhow::Result<ExitCode> {
+pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: EvalCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         EvalCommand::Run { project, set, methods, pairs, protocol, judge, name, no_cache } => {
             let p = app::ssr::store::find_project(pool, &project).await?;
@@ -342,7 +337,7 @@ pub async fn run(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: EvalCom
 
 /// Writes evaluation `id`'s report into `dir`: every plot as SVG and PNG,
 /// every table as CSV, report.json. Returns the files' names.
-pub(super) async fn write_report(pool: &SqlitePool, id: i64, dir: &std::path::Path) -> anyhow::Result<Vec<String>> {
+pub(super) async fn write_report(pool: &Db, id: i64, dir: &std::path::Path) -> anyhow::Result<Vec<String>> {
     std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
     let snapshot = app::ssr::evaluation::snapshot(pool, id).await?;
     let mut written = Vec::new();

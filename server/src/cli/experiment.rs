@@ -8,11 +8,11 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use app::ssr::store::Db;
 use clap::Args;
 use engine::experiment::Manifest;
 use engine::llm::settings::LlmSettings;
 use serde_json::json;
-use sqlx::SqlitePool;
 
 use super::Output;
 
@@ -32,7 +32,7 @@ pub fn load(args: &RunArgs) -> anyhow::Result<Manifest> {
 }
 
 pub async fn run(
-    pool: &SqlitePool,
+    pool: &Db,
     out: Output,
     base_llm: &LlmSettings,
     m: Manifest,

@@ -1,9 +1,9 @@
 //! `assay graph`: build and export the knowledge graph.
 
+use app::ssr::store::Db;
 use clap::Subcommand;
 use engine::llm::settings::LlmSettings;
 use serde_json::json;
-use sqlx::SqlitePool;
 use std::process::ExitCode;
 
 use super::*;
@@ -37,12 +37,7 @@ pub(super) enum GraphCommand {
     },
 }
 
-pub(super) async fn graph(
-    pool: &SqlitePool,
-    out: Output,
-    llm: &LlmSettings,
-    cmd: GraphCommand,
-) -> anyhow::Result<ExitCode> {
+pub(super) async fn graph(pool: &Db, out: Output, llm: &LlmSettings, cmd: GraphCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         GraphCommand::Build { project, gleaning, entity_types, summary_budget, no_cache } => {
             let p = app::ssr::store::find_project(pool, &project).await?;

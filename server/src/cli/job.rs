@@ -1,9 +1,9 @@
 //! `assay job`: list, inspect and resume jobs.
 
+use app::ssr::store::Db;
 use clap::Subcommand;
 use engine::llm::settings::LlmSettings;
 use serde_json::json;
-use sqlx::SqlitePool;
 use std::process::ExitCode;
 
 use super::*;
@@ -23,12 +23,7 @@ pub(super) enum JobCommand {
     },
 }
 
-pub(super) async fn job(
-    pool: &SqlitePool,
-    out: Output,
-    llm: &LlmSettings,
-    cmd: JobCommand,
-) -> anyhow::Result<ExitCode> {
+pub(super) async fn job(pool: &Db, out: Output, llm: &LlmSettings, cmd: JobCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         JobCommand::List { project } => {
             let p = app::ssr::store::find_project(pool, &project).await?;

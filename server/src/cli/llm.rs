@@ -1,11 +1,11 @@
 //! `assay llm`: check the LLM configuration.
 
 use anyhow::Context;
+use app::ssr::store::Db;
 use clap::Subcommand;
 use engine::llm::settings::LlmSettings;
 use engine::llm::{CallContext, ChatRequest, Message};
 use serde_json::json;
-use sqlx::SqlitePool;
 use std::process::ExitCode;
 
 use super::*;
@@ -20,12 +20,7 @@ pub(super) enum LlmCommand {
 }
 
 /// "offline (no LLM)", or the model and where it runs.
-pub(super) async fn ping(
-    pool: SqlitePool,
-    out: Output,
-    llm: &LlmSettings,
-    message: String,
-) -> anyhow::Result<ExitCode> {
+pub(super) async fn ping(pool: Db, out: Output, llm: &LlmSettings, message: String) -> anyhow::Result<ExitCode> {
     // A connection test reports the exact error quickly: one retry at most.
     let store = std::sync::Arc::new(app::ssr::store::calls::SqliteCallStore::new(pool));
     let gateway =

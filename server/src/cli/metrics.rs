@@ -9,8 +9,8 @@ use std::process::ExitCode;
 
 use engine::llm::settings::LlmSettings;
 
+use app::ssr::store::Db;
 use clap::Subcommand;
-use sqlx::SqlitePool;
 
 use super::Output;
 
@@ -81,7 +81,7 @@ fn opt(x: Option<f64>) -> String {
     x.map_or("—".into(), |v| format!("{v:.3}"))
 }
 
-pub async fn run(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: MetricsCommand) -> anyhow::Result<ExitCode> {
+pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: MetricsCommand) -> anyhow::Result<ExitCode> {
     let (project, set, answers, k, bins, unit, dir) = match cmd {
         MetricsCommand::Run { project, set, answers, k, bins, unit, out } => {
             (project, set, answers, k, bins, unit, out)

@@ -7,6 +7,7 @@
 
 mod answers;
 mod corpus;
+mod db;
 mod eval;
 mod experiment;
 mod graph;
@@ -19,8 +20,6 @@ mod serve;
 mod share;
 mod study;
 mod user;
-
-use std::path::PathBuf;
 
 use std::process::ExitCode;
 
@@ -36,7 +35,7 @@ use engine::llm::ApiKey;
 
 use serde_json::json;
 
-use sqlx::SqlitePool;
+use app::ssr::store::Db;
 
 use corpus::{corpus, CorpusCommand};
 use graph::{graph, GraphCommand};
@@ -49,9 +48,11 @@ use serve::{serve, LimitArgs, ServeArgs};
 #[derive(Parser, Debug)]
 #[command(name = "assay", version, about = "Assay: an unbiased evaluation workbench for GraphRAG methods")]
 pub struct Cli {
-    /// SQLite database file (created if missing).
-    #[arg(long, global = true, env = "ASSAY_DB", value_name = "PATH")]
-    db: Option<PathBuf>,
+    /// The database: an SQLite file (created if missing; the default is
+    /// data/assay.db) or a PostgreSQL URL, postgres://user@host/dbname,
+    /// for a team's server with several processes (docs/deploy.md).
+    #[arg(long, global = true, env = "ASSAY_DB", value_name = "PATH|URL")]
+    db: Option<String>,
     /// Print machine-readable JSON on stdout.
     #[arg(long, global = true)]
     json: bool,
@@ -195,6 +196,9 @@ enum Command {
     /// The owner account: create it, or start a session for scripts.
     #[command(subcommand)]
     User(user::UserCommand),
+    /// Move a whole database: an SQLite file into PostgreSQL, or back.
+    #[command(subcommand)]
+    Db(db::DbCommand),
 }
 
 /// The process environment, as the configuration hands it down.
@@ -245,12 +249,17 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Run(args) => Some(experiment::load(args)?),
         _ => None,
     };
-    let db = cli.db.clone().unwrap_or_else(crate::default_db_path);
-    let pool = app::ssr::store::open(&db).await.with_context(|| format!("{}", db.display()))?;
     let out = Output { json: cli.json };
+    // `db copy` names its own two databases.
+    if let Command::Db(cmd) = cli.command {
+        return db::run(out, cmd).await;
+    }
+    let db = cli.db.clone().unwrap_or_else(|| crate::default_db_path().display().to_string());
+    let shown = crate::shown_db(&db);
+    let pool = app::ssr::store::open_target(&db).await.with_context(|| shown.clone())?;
     let llm = cli.llm.settings()?;
     match cli.command {
-        Command::Serve(args) => serve(pool, &db, &llm, args).await,
+        Command::Serve(args) => serve(pool, &shown, &llm, args).await,
         Command::Project(cmd) => project(&pool, out, cmd).await,
         Command::Corpus(cmd) => corpus(&pool, out, &llm, cmd).await,
         Command::Llm(LlmCommand::Ping { message }) => ping(pool, out, &llm, message).await,
@@ -267,6 +276,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let m = manifest.ok_or_else(|| anyhow::anyhow!("the manifest was not read"))?;
             experiment::run(&pool, out, &llm, m, args).await
         }
+        Command::Db(_) => unreachable!("handled before the database is opened"),
     }
 }
 
@@ -290,13 +300,7 @@ fn job_line(j: &JobView) -> String {
 }
 
 /// Runs a job in the foreground and prints the job.
-async fn run_job(
-    pool: &SqlitePool,
-    out: Output,
-    llm: &LlmSettings,
-    id: i64,
-    retry_failed: bool,
-) -> anyhow::Result<ExitCode> {
+async fn run_job(pool: &Db, out: Output, llm: &LlmSettings, id: i64, retry_failed: bool) -> anyhow::Result<ExitCode> {
     let (code, after) = execute_job(pool, out, llm, id, retry_failed).await?;
     let mut value = job_json(&after);
     value["outcome"] = json!(app::ssr::store::jobs::outcome(pool, id).await?);
@@ -308,7 +312,7 @@ async fn run_job(
 /// stderr is not a terminal). Ctrl-C cancels; what finished is kept.
 /// Returns the exit code and the job afterwards.
 async fn execute_job(
-    pool: &SqlitePool,
+    pool: &Db,
     out: Output,
     llm: &LlmSettings,
     id: i64,

@@ -2,10 +2,10 @@
 
 use anyhow::bail;
 use app::model::ProjectView;
+use app::ssr::store::Db;
 use clap::Subcommand;
 use engine::chunk::{ChunkSettings, Tokenizer};
 use serde_json::json;
-use sqlx::SqlitePool;
 use std::process::ExitCode;
 
 use super::*;
@@ -47,7 +47,7 @@ pub(super) fn project_json(p: &ProjectView) -> serde_json::Value {
     })
 }
 
-pub(super) async fn project(pool: &SqlitePool, out: Output, cmd: ProjectCommand) -> anyhow::Result<ExitCode> {
+pub(super) async fn project(pool: &Db, out: Output, cmd: ProjectCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         ProjectCommand::Create { name, chunk_tokens, chunk_overlap, tokenizer } => {
             let Some(tokenizer) = Tokenizer::parse(&tokenizer) else {

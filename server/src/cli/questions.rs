@@ -1,9 +1,9 @@
 //! `assay questions`: generate (graph, summary, hierarchical), list, score, import and export question sets.
 
+use app::ssr::store::Db;
 use clap::Subcommand;
 use engine::llm::settings::LlmSettings;
 use serde_json::json;
-use sqlx::SqlitePool;
 use std::process::ExitCode;
 
 use super::*;
@@ -165,7 +165,7 @@ pub(super) enum Generate {
 }
 
 pub(super) async fn questions(
-    pool: &SqlitePool,
+    pool: &Db,
     out: Output,
     llm: &LlmSettings,
     cmd: QuestionsCommand,
@@ -417,7 +417,7 @@ pub(super) async fn questions(
 
 /// A set's questions, after checking the set belongs to the project.
 pub(super) async fn set_questions(
-    pool: &SqlitePool,
+    pool: &Db,
     project_id: i64,
     set: i64,
 ) -> anyhow::Result<Vec<app::model::QuestionView>> {

@@ -2,9 +2,9 @@
 
 use anyhow::Context;
 use app::ssr::state::Config;
+use app::ssr::store::Db;
 use clap::Args;
 use engine::llm::settings::LlmSettings;
-use sqlx::SqlitePool;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -67,12 +67,7 @@ impl LimitArgs {
     }
 }
 
-pub(super) async fn serve(
-    pool: SqlitePool,
-    db: &std::path::Path,
-    llm: &LlmSettings,
-    args: ServeArgs,
-) -> anyhow::Result<ExitCode> {
+pub(super) async fn serve(pool: Db, db: &str, llm: &LlmSettings, args: ServeArgs) -> anyhow::Result<ExitCode> {
     let site = args.site.unwrap_or_else(crate::web::default_site_root);
     if !site.join("pkg").join("assay_bg.wasm").is_file() {
         tracing::warn!(site = %site.display(), "no built WASM under the site directory: pages will render but not hydrate (run scripts/build)");
@@ -115,7 +110,7 @@ pub(super) async fn serve(
     // now, beside the server, not inside the first job's calls.
     tokio::task::spawn_blocking(|| engine::chunk::Tokenizer::Cl100kBase.count("warm up"));
     let router = crate::web::router(pool, config, in_force, options);
-    println!("Assay is running at http://{addr}  (database: {})", db.display());
+    println!("Assay is running at http://{addr}  (database: {db})");
     crate::web::serve(listener, router).await?;
     Ok(ExitCode::SUCCESS)
 }

@@ -2,9 +2,9 @@
 
 use std::process::ExitCode;
 
+use app::ssr::store::Db;
 use clap::Subcommand;
 use serde_json::json;
-use sqlx::SqlitePool;
 
 use super::Output;
 
@@ -28,7 +28,7 @@ pub enum ShareCommand {
     Revoke { token: String },
 }
 
-pub async fn run(pool: &SqlitePool, out: Output, cmd: ShareCommand) -> anyhow::Result<ExitCode> {
+pub async fn run(pool: &Db, out: Output, cmd: ShareCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         ShareCommand::Create { project, page, expires_days, base_url } => {
             let p = app::ssr::store::find_project(pool, &project).await?;

@@ -3,9 +3,9 @@
 
 use std::process::ExitCode;
 
+use app::ssr::store::Db;
 use clap::Subcommand;
 use serde_json::json;
-use sqlx::SqlitePool;
 
 use engine::llm::settings::LlmSettings;
 
@@ -69,7 +69,7 @@ pub enum StudyCommand {
     },
 }
 
-pub async fn run(pool: &SqlitePool, out: Output, llm: &LlmSettings, cmd: StudyCommand) -> anyhow::Result<ExitCode> {
+pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: StudyCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         StudyCommand::Create {
             project,

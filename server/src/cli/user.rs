@@ -4,9 +4,9 @@
 use std::io::BufRead;
 use std::process::ExitCode;
 
+use app::ssr::store::Db;
 use clap::Subcommand;
 use serde_json::json;
-use sqlx::SqlitePool;
 
 use super::Output;
 
@@ -38,7 +38,7 @@ pub enum UserCommand {
     Session { name: String },
 }
 
-pub async fn run(pool: &SqlitePool, out: Output, cmd: UserCommand) -> anyhow::Result<ExitCode> {
+pub async fn run(pool: &Db, out: Output, cmd: UserCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         UserCommand::Create { name, password_stdin, role } => {
             let role = if role == "collaborator" { "member".to_string() } else { role };

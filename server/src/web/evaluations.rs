@@ -3,15 +3,15 @@
 //! same answers reach a share link's holder through `web::shares`.
 
 use app::ssr::state::AppState;
+use app::ssr::store::Db;
 use axum::extract::{Path, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
-use sqlx::SqlitePool;
 
 use super::{app_error, download, error, svg};
 
 /// A plot `NAME.svg` or `NAME.png` of evaluation `id`.
-pub async fn plot_of(pool: &SqlitePool, id: i64, file: &str) -> Response {
+pub async fn plot_of(pool: &Db, id: i64, file: &str) -> Response {
     let Some((name, ext)) = file.rsplit_once('.').filter(|(_, e)| matches!(*e, "svg" | "png")) else {
         return error(StatusCode::NOT_FOUND, format!("no plot \"{file}\": ask for NAME.svg or NAME.png"));
     };
@@ -41,7 +41,7 @@ pub fn png(body: &str, disposition: String) -> Response {
 }
 
 /// A table `NAME.csv` of evaluation `id`.
-pub async fn table_of(pool: &SqlitePool, id: i64, file: &str) -> Response {
+pub async fn table_of(pool: &Db, id: i64, file: &str) -> Response {
     let Some(name) = file.strip_suffix(".csv") else {
         return error(StatusCode::NOT_FOUND, format!("no table \"{file}\": ask for NAME.csv"));
     };
@@ -52,7 +52,7 @@ pub async fn table_of(pool: &SqlitePool, id: i64, file: &str) -> Response {
 }
 
 /// `report.json` or `report.html` of evaluation `id`.
-pub async fn report_of(pool: &SqlitePool, id: i64, file: &str) -> Response {
+pub async fn report_of(pool: &Db, id: i64, file: &str) -> Response {
     let result = match file {
         "report.json" => app::ssr::evaluation::snapshot(pool, id).await.map(|s| {
             (

@@ -3,15 +3,15 @@
 //! link's holder through `web::shares`.
 
 use app::ssr::state::AppState;
+use app::ssr::store::Db;
 use axum::extract::{Path, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
-use sqlx::SqlitePool;
 
 use super::app_error;
 
 /// `experiment.json` or `manifest.toml` of experiment `id`.
-pub async fn file_of(pool: &SqlitePool, id: i64, file: &str) -> Response {
+pub async fn file_of(pool: &Db, id: i64, file: &str) -> Response {
     let attachment = |ext: &str| format!("attachment; filename=\"experiment-{id}.{ext}\"");
     match file {
         "experiment.json" => match app::ssr::experiments::wizard::outcome_json(pool, id).await {

@@ -3,16 +3,16 @@
 //! answers reach a share link's holder through `web::shares`.
 
 use app::ssr::state::AppState;
+use app::ssr::store::Db;
 use axum::extract::{Path, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
-use sqlx::SqlitePool;
 
 use super::{app_error, download, error, svg};
 
 /// `questions.csv`, `report.json`, `report.html`, or a chart `NAME.svg|png`
 /// (`power-SET`, `tree-SET-DIMENSION`) of metrics run `id`.
-pub async fn file_of(pool: &SqlitePool, id: i64, file: &str) -> Response {
+pub async fn file_of(pool: &Db, id: i64, file: &str) -> Response {
     let report = match app::ssr::metrics::report(pool, id).await {
         Ok(r) => r,
         Err(e) => return app_error(e),

@@ -18,6 +18,7 @@ use std::sync::Arc;
 use app::error::AppError;
 use app::model::UploadReport;
 use app::ssr::state::{AppState, Config};
+use app::ssr::store::Db;
 use axum::extract::{DefaultBodyLimit, Multipart, Path, Query, State};
 use axum::handler::Handler;
 use axum::http::{header, Method, StatusCode};
@@ -27,7 +28,6 @@ use axum::{Json, Router};
 use granted::Granted;
 use leptos::prelude::*;
 use leptos_axum::{generate_route_list, LeptosRoutes};
-use sqlx::SqlitePool;
 
 /// Where the built site (`pkg/` with the WASM, JS and CSS) is looked for
 /// when `--site` and `ASSAY_SITE` are not given: `target/<profile>/assay`
@@ -52,12 +52,7 @@ pub fn leptos_options(site_root: &std::path::Path, addr: SocketAddr) -> LeptosOp
 /// The whole application as a router, ready to serve. `llm` is what is in
 /// force at start: the flags and environment (`config.llm_base`) with any
 /// settings saved from the browser applied.
-pub fn router(
-    pool: SqlitePool,
-    config: Config,
-    llm: engine::llm::settings::LlmSettings,
-    options: LeptosOptions,
-) -> Router {
+pub fn router(pool: Db, config: Config, llm: engine::llm::settings::LlmSettings, options: LeptosOptions) -> Router {
     let max_upload = config.max_upload_bytes;
     let state = AppState {
         leptos_options: options,
@@ -451,7 +446,7 @@ async fn graph_file(State(state): State<AppState>, granted: Granted, Path((_, fi
 }
 
 /// A project's graph as `graph.json` or `graph.graphml` (also a shared graph's).
-pub(crate) async fn graph_download(pool: &sqlx::SqlitePool, project: i64, file: &str) -> Response {
+pub(crate) async fn graph_download(pool: &app::ssr::store::Db, project: i64, file: &str) -> Response {
     let (mime, json) = match file {
         "graph.json" => ("application/json; charset=utf-8", true),
         "graph.graphml" => ("application/graphml+xml; charset=utf-8", false),

@@ -22,7 +22,7 @@ pub async fn file(State(state): State<AppState>, Path((token, file)): Path<(Stri
 }
 
 /// `questions.jsonl`, `questions.csv` or `report.html` of a shared question set.
-async fn questions_file(pool: &sqlx::SqlitePool, set: i64, file: &str) -> Response {
+async fn questions_file(pool: &app::ssr::store::Db, set: i64, file: &str) -> Response {
     use axum::response::IntoResponse;
     let questions = match app::ssr::store::questions::list_questions(pool, set).await {
         Ok(q) => q,

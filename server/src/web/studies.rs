@@ -2,15 +2,15 @@
 //! PNG, the results as one HTML file. (Also reached through share links.)
 
 use app::ssr::state::AppState;
+use app::ssr::store::Db;
 use axum::extract::{Path, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
-use sqlx::SqlitePool;
 
 use super::{app_error, download, error, svg};
 
 /// `chart.svg`, `chart.png`, `ratings.csv` or `report.html` of study `id`.
-pub async fn file_of(pool: &SqlitePool, id: i64, file: &str) -> Response {
+pub async fn file_of(pool: &Db, id: i64, file: &str) -> Response {
     match file {
         "ratings.csv" => match app::ssr::study::ratings_csv(pool, id).await {
             Ok(body) => download(body, "csv", &format!("study-{id}-ratings")),

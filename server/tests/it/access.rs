@@ -97,14 +97,14 @@ async fn collaborators_reach_only_what_the_owner_granted() {
     sqlx::query(
         "INSERT INTO metrics_runs (project_id, question_set_id, answer_sets, k, bins) VALUES (1, 1, '[1]', 10, 4)",
     )
-    .execute(&pool)
+    .execute(pool.sqlite().unwrap())
     .await
     .unwrap();
     // An experiment (id 1) of project 1, the row alone likewise.
     sqlx::query(
         "INSERT INTO experiments (project_id, name, manifest, plan, llm, offline, status) VALUES (1, 'x', '', '[]', 'offline (no LLM)', 1, 'done')",
     )
-    .execute(&pool)
+    .execute(pool.sqlite().unwrap())
     .await
     .unwrap();
     let config = app::ssr::state::Config { require_login: true, ..Default::default() };
@@ -266,7 +266,8 @@ async fn collaborators_reach_only_what_the_owner_granted() {
         assert_eq!(r.status, StatusCode::FORBIDDEN, "{fun}: {}", r.body);
         assert!(r.body.contains("only the owner can"), "{fun}: {}", r.body);
     }
-    let name: String = sqlx::query_scalar("SELECT name FROM projects WHERE id = 2").fetch_one(&pool).await.unwrap();
+    let name: String =
+        sqlx::query_scalar("SELECT name FROM projects WHERE id = 2").fetch_one(pool.sqlite().unwrap()).await.unwrap();
     assert_eq!(name, "B");
 
     // Taking rights away works at once; a deleted collaborator's session ends.

@@ -64,7 +64,7 @@ async fn raters_validate_answers_and_categories_and_the_llm_rater_is_compared_wi
     let rows: Vec<(i64, String, String)> =
         sqlx::query_as("SELECT id, category, choices FROM study_items WHERE study_id = ? ORDER BY idx")
             .bind(study)
-            .fetch_all(&pool)
+            .fetch_all(pool.sqlite().unwrap())
             .await
             .unwrap();
     assert_eq!(rows.len(), 6);
@@ -172,7 +172,8 @@ async fn raters_validate_answers_and_categories_and_the_llm_rater_is_compared_wi
     // Each pick of a medium category (4 items × 3 raters) is paired with
     // the ρ of the split that made it; coarse picks have no split.
     json(&assay(&db, &["--json", "answers", "generate", "A", "--set", &set, "--method", "bm25"], &[]).await);
-    let answers: i64 = sqlx::query_scalar("SELECT MAX(id) FROM answer_sets").fetch_one(&pool).await.unwrap();
+    let answers: i64 =
+        sqlx::query_scalar("SELECT MAX(id) FROM answer_sets").fetch_one(pool.sqlite().unwrap()).await.unwrap();
     let run = json(
         &assay(&db, &["--json", "metrics", "run", "A", "--set", &set, "--answers", &answers.to_string()], &[]).await,
     );
@@ -192,7 +193,7 @@ async fn raters_validate_answers_and_categories_and_the_llm_rater_is_compared_wi
         )
         .bind(study)
         .bind(category)
-        .fetch_all(&pool)
+        .fetch_all(pool.sqlite().unwrap())
         .await
         .unwrap();
         for pick in picked {

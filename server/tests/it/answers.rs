@@ -36,8 +36,8 @@ async fn sample_with_questions(db: &Path) -> String {
 }
 
 /// One number from the database file.
-async fn count(pool: &sqlx::SqlitePool, sql: &str, bind: i64) -> i64 {
-    sqlx::query_scalar(sql).bind(bind).fetch_one(pool).await.unwrap()
+async fn count(pool: &app::ssr::store::Db, sql: &str, bind: i64) -> i64 {
+    sqlx::query_scalar(sql).bind(bind).fetch_one(pool.sqlite().unwrap()).await.unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -84,11 +84,12 @@ async fn every_method_answers_and_the_cost_table_is_their_accounting() {
     // Reports were written once, by the first GraphRAG-style job.
     let report_jobs: Vec<i64> =
         sqlx::query_scalar("SELECT DISTINCT job_id FROM llm_calls WHERE purpose = 'community_report'")
-            .fetch_all(&pool)
+            .fetch_all(pool.sqlite().unwrap())
             .await
             .unwrap();
     assert_eq!(report_jobs.len(), 1);
-    let reports: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM community_reports").fetch_one(&pool).await.unwrap();
+    let reports: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM community_reports").fetch_one(pool.sqlite().unwrap()).await.unwrap();
     assert!(reports > 0);
 
     // A second run of a method is answered from the cache.
@@ -113,7 +114,8 @@ async fn every_method_answers_and_the_cost_table_is_their_accounting() {
 
     // Rebuilding the graph drops the old graph's reports.
     json(&assay(&db, &["--json", "graph", "build", "A", "--gleaning", "0"], &[]).await);
-    let reports: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM community_reports").fetch_one(&pool).await.unwrap();
+    let reports: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM community_reports").fetch_one(pool.sqlite().unwrap()).await.unwrap();
     assert_eq!(reports, 0);
 }
 
@@ -204,7 +206,8 @@ async fn naive_rag_embeds_the_chunks_once_and_reuses_them() {
     let db = dir.path().join("n.db");
     let set = sample_with_questions(&db).await;
     let pool = app::ssr::store::open(&db).await.unwrap();
-    let chunks: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM chunks").fetch_one(&pool).await.unwrap();
+    let chunks: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM chunks").fetch_one(pool.sqlite().unwrap()).await.unwrap();
     let first = json(
         &assay(&db, &["--json", "answers", "generate", "A", "--set", &set, "--method", "naive", "--param", "k=2"], &[])
             .await,
@@ -213,7 +216,7 @@ async fn naive_rag_embeds_the_chunks_once_and_reuses_them() {
     assert_eq!(first["avg_llm_calls"], 1.0, "in-process embedding is no LLM call");
     let vectors: Vec<(i64, i64)> =
         sqlx::query_as("SELECT COUNT(*), MIN(LENGTH(vector)) FROM chunk_vectors WHERE model = 'all-MiniLM-L6-v2'")
-            .fetch_all(&pool)
+            .fetch_all(pool.sqlite().unwrap())
             .await
             .unwrap();
     assert_eq!(vectors[0], (chunks, 384 * 4), "every chunk, 384 floats each");
@@ -294,7 +297,7 @@ async fn naive_rag_with_endpoint_embeddings_counts_the_embedding_call() {
     let pool = app::ssr::store::open(&db).await.unwrap();
     let (n, len): (i64, i64) =
         sqlx::query_as("SELECT COUNT(*), MIN(LENGTH(vector)) FROM chunk_vectors WHERE model = 'openai:mock-embed'")
-            .fetch_one(&pool)
+            .fetch_one(pool.sqlite().unwrap())
             .await
             .unwrap();
     assert_eq!((n, len), (5, 8 * 4), "the mock's 8-dimensional vectors for the five chunks");
@@ -414,7 +417,7 @@ async fn the_http_method_posts_each_question_to_the_users_service() {
     let failed: i64 = sqlx::query_scalar(
         "SELECT COUNT(*) FROM job_items WHERE status = 'failed' AND error LIKE '%no answer at \"/nope\"%'",
     )
-    .fetch_one(&pool)
+    .fetch_one(pool.sqlite().unwrap())
     .await
     .unwrap();
     assert_eq!(failed, 12, "{}", String::from_utf8_lossy(&out.stderr));

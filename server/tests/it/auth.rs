@@ -12,7 +12,7 @@ use tower::ServiceExt;
 
 struct Harness {
     _dir: tempfile::TempDir,
-    pool: sqlx::SqlitePool,
+    pool: app::ssr::store::Db,
     router: axum::Router,
 }
 
@@ -257,8 +257,10 @@ async fn concurrent_first_run_setups_make_one_owner() {
         assert!(s == StatusCode::OK || s == StatusCode::CONFLICT, "{s}");
         ok += (s == StatusCode::OK) as usize;
     }
-    let owners: i64 =
-        sqlx::query_scalar("SELECT COUNT(*) FROM users WHERE role = 'owner'").fetch_one(&h.pool).await.unwrap();
+    let owners: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM users WHERE role = 'owner'")
+        .fetch_one(h.pool.sqlite().unwrap())
+        .await
+        .unwrap();
     assert_eq!((ok, owners), (1, 1));
     let e = app::ssr::auth::create_user(&h.pool, "second", "correct horse battery", "owner").await.unwrap_err();
     assert_eq!(e.status(), 409, "{e}");
@@ -351,6 +353,7 @@ async fn a_users_mistake_is_never_a_500() {
     let r = send(&h, declared).await;
     assert_eq!(r.status, StatusCode::PAYLOAD_TOO_LARGE, "declared: {}", r.body);
     // Nothing of either was stored.
-    let names: Vec<String> = sqlx::query_scalar("SELECT name FROM projects").fetch_all(&h.pool).await.unwrap();
+    let names: Vec<String> =
+        sqlx::query_scalar("SELECT name FROM projects").fetch_all(h.pool.sqlite().unwrap()).await.unwrap();
     assert_eq!(names, vec!["Twice".to_string()]);
 }

@@ -4,8 +4,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// `assay ARGS --db DB` with the LLM environment cleared, then `env` set:
-/// tests never pick up the developer's own provider or key.
-pub fn assay_command(db: &Path, args: &[&str], env: &[(&str, &str)]) -> Command {
+/// tests never pick up the developer's own provider or key. `db`: an
+/// SQLite file, or a PostgreSQL URL ([`pg_database`]).
+pub fn assay_command(db: &(impl AsRef<std::ffi::OsStr> + ?Sized), args: &[&str], env: &[(&str, &str)]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_assay"));
     cmd.args(args).arg("--db").arg(db);
     for var in [
@@ -32,9 +33,58 @@ pub fn assay_command(db: &Path, args: &[&str], env: &[(&str, &str)]) -> Command 
 
 /// Runs it off the async runtime's threads, so a mock server in the same
 /// test keeps answering.
-pub async fn assay(db: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+pub async fn assay(db: &(impl AsRef<std::ffi::OsStr> + ?Sized), args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut cmd = assay_command(db, args, env);
     tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap()
+}
+
+/// The PostgreSQL server the tests use (every development machine and CI
+/// run has one: 127.0.0.1:5432, trust authentication), as an administrator.
+#[allow(dead_code)]
+pub fn pg_admin_url() -> String {
+    std::env::var("ASSAY_TEST_POSTGRES").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
+}
+
+/// A fresh, empty PostgreSQL database for one test, dropped with the value.
+#[allow(dead_code)]
+pub struct PgDatabase {
+    pub url: String,
+    name: String,
+}
+
+#[allow(dead_code)]
+pub async fn pg_database() -> PgDatabase {
+    use sqlx::Connection;
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let name = format!("assay_test_{}_{n}", std::process::id());
+    let admin = pg_admin_url();
+    let mut conn = sqlx::PgConnection::connect(&admin)
+        .await
+        .unwrap_or_else(|e| panic!("the tests need PostgreSQL at {admin} (ASSAY_TEST_POSTGRES): {e}"));
+    sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).execute(&mut conn).await.unwrap();
+    sqlx::query(&format!("CREATE DATABASE {name}")).execute(&mut conn).await.unwrap();
+    let mut url = url::Url::parse(&admin).unwrap();
+    url.set_path(&name);
+    PgDatabase { url: url.to_string(), name }
+}
+
+impl Drop for PgDatabase {
+    fn drop(&mut self) {
+        let (admin, name) = (pg_admin_url(), self.name.clone());
+        // Its own thread and runtime: Drop may run inside a test's runtime.
+        let _ = std::thread::spawn(move || {
+            use sqlx::Connection;
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            rt.block_on(async {
+                if let Ok(mut conn) = sqlx::PgConnection::connect(&admin).await {
+                    let _ =
+                        sqlx::query(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).execute(&mut conn).await;
+                }
+            });
+        })
+        .join();
+    }
 }
 
 /// The JSON a successful `assay --json …` printed.

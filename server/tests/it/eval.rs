@@ -19,8 +19,8 @@ fn failure(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).to_string()
 }
 
-async fn scalar(pool: &sqlx::SqlitePool, sql: &str, bind: i64) -> i64 {
-    sqlx::query_scalar(sql).bind(bind).fetch_one(pool).await.unwrap()
+async fn scalar(pool: &app::ssr::store::Db, sql: &str, bind: i64) -> i64 {
+    sqlx::query_scalar(sql).bind(bind).fetch_one(pool.sqlite().unwrap()).await.unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -296,7 +296,7 @@ async fn a_cancelled_evaluation_resumes_without_judging_anything_twice() {
           WHERE job_id = ? AND purpose = 'judge_scores' AND cached = 0 GROUP BY item, sample",
     )
     .bind(job.id)
-    .fetch_all(&pool)
+    .fetch_all(pool.sqlite().unwrap())
     .await
     .unwrap();
     assert!(

@@ -123,7 +123,7 @@ async fn a_manifest_runs_every_stage_and_a_second_run_makes_no_calls() {
     .unwrap();
     assert_eq!(again, report);
     let pool = app::ssr::store::open(&db).await.unwrap();
-    let jobs: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM jobs").fetch_one(&pool).await.unwrap();
+    let jobs: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM jobs").fetch_one(pool.sqlite().unwrap()).await.unwrap();
     assert_eq!(jobs as usize, stages.len() - 1, "one job per stage but the corpus, none the second time");
 
     // A changed stage runs again, and only what depends on it.
@@ -221,4 +221,44 @@ async fn a_manifest_takes_a_projects_documents_and_the_wizards_choices_round_tri
         &start.fields,
     );
     assert_eq!(read.not_shown, vec!["methods[0] (bm25): its parameters".to_string()]);
+}
+
+/// The same manifest on PostgreSQL (`--db postgres://…`) as on SQLite:
+/// every stage runs there, the evaluation's and the metrics run's reports
+/// are equal to SQLite's, and a second run reuses every stage there too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_manifest_on_postgresql_gives_the_sqlite_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let novel = format!("{}/../../shared/corpora/christmas_carol_stave1.txt", env!("CARGO_MANIFEST_DIR"));
+    let file = dir.path().join("carol.toml");
+    std::fs::write(&file, manifest(&novel)).unwrap();
+    let pg = common::pg_database().await;
+    let sqlite = dir.path().join("s.db");
+    let mut reports = Vec::new();
+    for (db, out) in [(pg.url.as_str(), "pg"), (sqlite.to_str().unwrap(), "sqlite")] {
+        let out = dir.path().join(out);
+        let run =
+            json(&assay(db, &["--json", "run", file.to_str().unwrap(), "--out", out.to_str().unwrap()], &[]).await);
+        assert!(run["stages"].as_array().unwrap().iter().all(|s| s["reused"] == false), "{run}");
+        let read = |f: String| -> serde_json::Value {
+            serde_json::from_str(&std::fs::read_to_string(out.join(&f)).unwrap_or_else(|e| panic!("{f}: {e}"))).unwrap()
+        };
+        let eval_dir = format!("evaluation-{}", run["evaluations"][0]);
+        let mut evaluation = read(format!("{eval_dir}/report.json"));
+        // When it was made is the one thing that differs.
+        evaluation["evaluation"].as_object_mut().unwrap().remove("created_at").unwrap();
+        let metrics = read(format!("metrics-{}/report.json", run["metrics_runs"][0]));
+        let tables: Vec<Vec<u8>> = ["pairs.csv", "trials.csv", "judgments.csv"]
+            .iter()
+            .map(|f| std::fs::read(out.join(&eval_dir).join(f)).unwrap())
+            .collect();
+        reports.push((run["new_calls"].clone(), evaluation, metrics, tables));
+    }
+    assert_eq!(reports[0].0, reports[1].0, "the same calls");
+    assert_eq!(reports[0].1, reports[1].1, "the same evaluation report");
+    assert_eq!(reports[0].2, reports[1].2, "the same metrics report");
+    assert!(reports[0].3 == reports[1].3, "the same pairs, trials and judgments");
+    let again = json(&assay(&pg.url, &["--json", "run", file.to_str().unwrap()], &[]).await);
+    assert!(again["stages"].as_array().unwrap().iter().all(|s| s["reused"] == true), "{again}");
+    assert_eq!(again["new_calls"].as_i64(), Some(0));
 }

@@ -67,7 +67,7 @@ async fn the_offline_graph_of_alice_is_built_stored_and_exported() {
     let pool = app::ssr::store::open(&db).await.unwrap();
     let fresh: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM llm_calls WHERE job_id = ? AND cached = 0")
         .bind(again["job"].as_i64().unwrap())
-        .fetch_one(&pool)
+        .fetch_one(pool.sqlite().unwrap())
         .await
         .unwrap();
     assert_eq!(fresh, 0);

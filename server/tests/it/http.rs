@@ -2,16 +2,16 @@
 //! over a real SQLite file: pages render on the server with the hydration
 //! scripts, and the multipart upload route stores, refuses and limits.
 
+use app::ssr::store::Db;
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
 use http_body_util::BodyExt;
 use serde_json::Value;
-use sqlx::SqlitePool;
 use tower::ServiceExt;
 
 struct Harness {
     _dir: tempfile::TempDir,
-    pool: SqlitePool,
+    pool: Db,
     router: axum::Router,
 }
 
@@ -173,7 +173,7 @@ async fn deleting_a_project_deletes_everything_it_owns() {
     upload(&h, gone, &[("g1.txt", b"gone one"), ("g2.txt", b"gone two")]).await;
     app::ssr::store::delete_project(&h.pool, gone).await.unwrap();
     let counts: (i64, i64) = sqlx::query_as("SELECT (SELECT COUNT(*) FROM documents), (SELECT COUNT(*) FROM chunks)")
-        .fetch_one(&h.pool)
+        .fetch_one(h.pool.sqlite().unwrap())
         .await
         .unwrap();
     assert_eq!(counts, (1, 1), "only Keep's document and chunk remain");
@@ -199,7 +199,7 @@ async fn rechunking_replaces_every_chunk_in_one_go() {
     assert!(view.summary.chunks > 72, "36,780 tokens in chunks of at most 512: {}", view.summary.chunks);
     let max: i64 = sqlx::query_scalar("SELECT MAX(tokens) FROM chunks WHERE project_id = ?")
         .bind(id)
-        .fetch_one(&h.pool)
+        .fetch_one(h.pool.sqlite().unwrap())
         .await
         .unwrap();
     assert!(max <= 512);

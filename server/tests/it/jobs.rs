@@ -45,7 +45,8 @@ async fn the_offline_summaries_job_runs_to_the_end_and_logs_every_call() {
     let first = &items.iter().find(|i| i.key == "chunk-1").unwrap();
     assert_eq!(first.status.as_str(), "done");
     let summary = first.result.as_deref().unwrap();
-    let chunk: String = sqlx::query_scalar("SELECT body FROM chunks WHERE id = 1").fetch_one(&pool).await.unwrap();
+    let chunk: String =
+        sqlx::query_scalar("SELECT body FROM chunks WHERE id = 1").fetch_one(pool.sqlite().unwrap()).await.unwrap();
     let flat = chunk.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
         flat.contains(summary.trim_end_matches(" …")),
@@ -60,7 +61,7 @@ async fn the_offline_summaries_job_runs_to_the_end_and_logs_every_call() {
         ("UPDATE job_items SET finished_at = ? WHERE job_id = ? AND key = 'chunk-1'", "2026-12-01T23:59:00.000Z"),
         ("UPDATE job_items SET finished_at = ? WHERE job_id = ? AND key = 'chunk-2'", "2026-12-02T00:00:30.000Z"),
     ] {
-        sqlx::query(sql).bind(at).bind(id).execute(&pool).await.unwrap();
+        sqlx::query(sql).bind(at).bind(id).execute(pool.sqlite().unwrap()).await.unwrap();
     }
     let (rows, reasons) = app::ssr::jobs::job_summary(&pool, id).await.unwrap();
     assert!(reasons.is_empty());
@@ -86,7 +87,7 @@ async fn the_offline_summaries_job_runs_to_the_end_and_logs_every_call() {
     assert_eq!(again["done"], 45);
     let cached: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM llm_calls WHERE job_id = ? AND cached = 1")
         .bind(again["id"].as_i64().unwrap())
-        .fetch_one(&pool)
+        .fetch_one(pool.sqlite().unwrap())
         .await
         .unwrap();
     assert_eq!(cached, 45);
@@ -95,7 +96,7 @@ async fn the_offline_summaries_job_runs_to_the_end_and_logs_every_call() {
     let fresh = json(&run(&db, &["--json", "corpus", "summarise", "P", "--no-cache"], &[]).await);
     let cached: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM llm_calls WHERE job_id = ? AND cached = 1")
         .bind(fresh["id"].as_i64().unwrap())
-        .fetch_one(&pool)
+        .fetch_one(pool.sqlite().unwrap())
         .await
         .unwrap();
     assert_eq!((fresh["done"].as_i64(), cached), (Some(45), 0));
@@ -115,7 +116,7 @@ fn mock_env(base: &str) -> [(&'static str, &str); 4] {
 /// job's items have finished.
 async fn kill_after(
     db: &Path,
-    pool: &sqlx::SqlitePool,
+    pool: &app::ssr::store::Db,
     args: &[&str],
     env: &[(&str, &str)],
     items: i64,
@@ -124,7 +125,8 @@ async fn kill_after(
     let mut child = command(db, args, env).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
     let started = Instant::now();
     loop {
-        let finished: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM job_items").fetch_one(pool).await.unwrap();
+        let finished: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM job_items").fetch_one(pool.sqlite().unwrap()).await.unwrap();
         if finished >= items {
             break;
         }
@@ -146,7 +148,7 @@ async fn a_killed_job_shows_interrupted_and_resumes_without_repeating_finished_c
     let mix = corpora().join("ultradomain_mix_slice5.jsonl");
     project_with(&db, &[mix.to_str().unwrap()]).await;
     let pool = app::ssr::store::open(&db).await.unwrap();
-    let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM chunks").fetch_one(&pool).await.unwrap();
+    let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM chunks").fetch_one(pool.sqlite().unwrap()).await.unwrap();
     assert!(total >= 15, "{total} chunks");
 
     kill_after(&db, &pool, &["corpus", "summarise", "P"], &env, 4, Duration::ZERO).await;
@@ -162,7 +164,7 @@ async fn a_killed_job_shows_interrupted_and_resumes_without_repeating_finished_c
     let finished_prompts: Vec<String> = sqlx::query_scalar(
         "SELECT c.body FROM job_items i JOIN chunks c ON 'chunk-' || c.id = i.key WHERE i.job_id = 1 AND i.status = 'done'",
     )
-    .fetch_all(&pool)
+    .fetch_all(pool.sqlite().unwrap())
     .await
     .unwrap();
     let finished_prompts: Vec<String> =
@@ -212,7 +214,7 @@ async fn job_counters_follow_each_items_latest_outcome() {
     let statuses: Vec<(String, String)> =
         sqlx::query_as("SELECT key, status FROM job_items WHERE job_id = ? ORDER BY key")
             .bind(job)
-            .fetch_all(&pool)
+            .fetch_all(pool.sqlite().unwrap())
             .await
             .unwrap();
     let want = [("a", "failed"), ("b", "done"), ("c", "done")].map(|(k, s)| (k.to_string(), s.to_string()));
@@ -235,8 +237,10 @@ async fn a_jobs_calls_are_written_with_the_item_that_made_them() {
     let store = app::ssr::store::jobs::SqliteJobStore::new(pool.clone()).with_calls(calls.clone());
     let gateway = Gateway::new(Arc::new(engine::offline::provider()), calls.clone(), PriceTable::default());
     let logged = || async {
-        let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM llm_calls").fetch_one(&pool).await.unwrap();
-        let cached: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM llm_cache").fetch_one(&pool).await.unwrap();
+        let n: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM llm_calls").fetch_one(pool.sqlite().unwrap()).await.unwrap();
+        let cached: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM llm_cache").fetch_one(pool.sqlite().unwrap()).await.unwrap();
         (n, cached)
     };
     let ping = |text: &str| ChatRequest::new("ping", vec![Message::user(text.to_string())]);
@@ -295,7 +299,7 @@ async fn a_killed_multi_call_job_pays_again_only_for_calls_in_flight() {
     kill_after(&db, &pool, &args, &env, 2, Duration::from_millis(500)).await;
     let before = mock.stats().ok;
 
-    let job: i64 = sqlx::query_scalar("SELECT MAX(id) FROM jobs").fetch_one(&pool).await.unwrap();
+    let job: i64 = sqlx::query_scalar("SELECT MAX(id) FROM jobs").fetch_one(pool.sqlite().unwrap()).await.unwrap();
     let resumed = json(&run(&db, &["--json", "job", "resume", &job.to_string()], &env).await);
     assert_eq!(resumed["status"], "done", "{resumed}");
     let stats = mock.stats();
@@ -304,7 +308,7 @@ async fn a_killed_multi_call_job_pays_again_only_for_calls_in_flight() {
     let repeated: u64 = stats.answered.values().map(|&n| n.saturating_sub(1)).sum();
     let done: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM job_items WHERE job_id = ? AND status = 'done'")
         .bind(job)
-        .fetch_one(&pool)
+        .fetch_one(pool.sqlite().unwrap())
         .await
         .unwrap();
     println!(

@@ -43,7 +43,10 @@ async fn ping_is_offline_by_default_and_says_so() {
 
     let pool = app::ssr::store::open(&db).await.unwrap();
     let logged: Vec<(String, String, i64)> =
-        sqlx::query_as("SELECT provider, purpose, cached FROM llm_calls ORDER BY id").fetch_all(&pool).await.unwrap();
+        sqlx::query_as("SELECT provider, purpose, cached FROM llm_calls ORDER BY id")
+            .fetch_all(pool.sqlite().unwrap())
+            .await
+            .unwrap();
     assert_eq!(
         logged,
         vec![("offline".into(), "ping".into(), 0), ("offline".into(), "ping".into(), 0)],

@@ -19,6 +19,7 @@ mod layout;
 mod llm;
 mod metrics;
 mod models;
+mod postgres;
 mod questions;
 mod raters;
 mod real_model;

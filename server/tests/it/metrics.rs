@@ -115,7 +115,8 @@ async fn answer_sets_are_scored_against_the_references() {
     assert!(std::fs::read(files.join("power-1.png")).unwrap().starts_with(b"\x89PNG"));
 
     // Every text was embedded once: a second run embeds nothing and scores the same.
-    let vectors: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM text_vectors").fetch_one(&pool).await.unwrap();
+    let vectors: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM text_vectors").fetch_one(pool.sqlite().unwrap()).await.unwrap();
     assert!(vectors >= questions.len() as i64, "references and BM25's answers: {vectors}");
     let again = json(&assay(&db, &["--json", "metrics", "run", "A", "--set", &set, "--answers", "1"], &[]).await);
     assert_ne!(again["run_id"], out["run_id"]);
@@ -124,14 +125,15 @@ async fn answer_sets_are_scored_against_the_references() {
         "SELECT i.result FROM job_items i JOIN metrics_runs m ON m.job_id = i.job_id WHERE m.id = ?",
     )
     .bind(again["run_id"].as_i64().unwrap())
-    .fetch_all(&pool)
+    .fetch_all(pool.sqlite().unwrap())
     .await
     .unwrap();
     assert!(!embedded.is_empty());
     for r in &embedded {
         assert_eq!(serde_json::from_str::<serde_json::Value>(r).unwrap()["embedded"], 0, "{r}");
     }
-    let after: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM text_vectors").fetch_one(&pool).await.unwrap();
+    let after: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM text_vectors").fetch_one(pool.sqlite().unwrap()).await.unwrap();
     assert_eq!(after, vectors);
 
     // Refused by name.
@@ -182,13 +184,14 @@ async fn bm25_top_10_over_512_token_chunks_at_each_relevance_unit() {
     let pool = app::ssr::store::open(&db).await.unwrap();
     let spans: std::collections::HashMap<i64, (i64, i64, i64)> =
         sqlx::query_as::<_, (i64, i64, i64, i64)>("SELECT id, document_id, start_byte, end_byte FROM chunks")
-            .fetch_all(&pool)
+            .fetch_all(pool.sqlite().unwrap())
             .await
             .unwrap()
             .into_iter()
             .map(|(id, d, s, e)| (id, (d, s, e)))
             .collect();
-    let documents: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM documents").fetch_one(&pool).await.unwrap();
+    let documents: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM documents").fetch_one(pool.sqlite().unwrap()).await.unwrap();
     assert_eq!(documents, 6);
     assert!(spans.len() > 30, "more than 30 chunks of 512 tokens: {}", spans.len());
     let questions = app::ssr::store::questions::list_questions(&pool, set.parse().unwrap()).await.unwrap();

@@ -83,7 +83,10 @@ async fn a_stage_whose_every_item_failed_fails_and_the_run_stops_there_saying_wh
     assert!(stderr.contains("every one of its 3 items failed: the reply is not a question"), "{stderr}");
     let pool = app::ssr::store::open(&db).await.unwrap();
     let (status, error): (String, Option<String>) =
-        sqlx::query_as("SELECT status, error FROM jobs WHERE kind = 'questions'").fetch_one(&pool).await.unwrap();
+        sqlx::query_as("SELECT status, error FROM jobs WHERE kind = 'questions'")
+            .fetch_one(pool.sqlite().unwrap())
+            .await
+            .unwrap();
     assert_eq!(status, "failed");
     let error = error.unwrap();
     assert!(error.starts_with("every one of its 3 items failed: the reply is not a question"), "{error}");
@@ -156,7 +159,7 @@ async fn a_report_without_verdicts_says_why() {
     let pool = app::ssr::store::open(&db).await.unwrap();
     let ids: Vec<i64> = sqlx::query_scalar("SELECT id FROM questions WHERE set_id = ? ORDER BY idx")
         .bind(set.parse::<i64>().unwrap())
-        .fetch_all(&pool)
+        .fetch_all(pool.sqlite().unwrap())
         .await
         .unwrap();
     let lines = |words: usize| -> String {

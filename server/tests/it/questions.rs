@@ -92,7 +92,7 @@ async fn graph_questions_at_every_level_keep_their_provenance_and_reproduce() {
     let pool = app::ssr::store::open(&db).await.unwrap();
     let fresh: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM llm_calls WHERE job_id = ? AND cached = 0")
         .bind(again["job"].as_i64().unwrap())
-        .fetch_one(&pool)
+        .fetch_one(pool.sqlite().unwrap())
         .await
         .unwrap();
     assert_eq!(fresh, 0);
@@ -180,7 +180,7 @@ async fn the_summary_baseline_describes_heads_and_tails_and_its_lightrag_replica
                 "SELECT m.messages FROM llm_calls c JOIN llm_messages m ON m.hash = c.messages_hash WHERE c.job_id = ?",
             )
             .bind(job)
-            .fetch_one(&pool)
+            .fetch_one(pool.sqlite().unwrap())
             .await
             .unwrap();
             messages
@@ -303,7 +303,7 @@ async fn relevance_of_bm25_context_is_scored_per_question_and_favours_graph_ques
     let purposes: Vec<String> =
         sqlx::query_scalar("SELECT DISTINCT purpose FROM llm_calls WHERE job_id = ? ORDER BY purpose")
             .bind(job)
-            .fetch_all(&pool)
+            .fetch_all(pool.sqlite().unwrap())
             .await
             .unwrap();
     assert_eq!(purposes.len(), 2, "the retriever's entity listing and the rating: {purposes:?}");
@@ -358,7 +358,7 @@ async fn a_projects_own_hierarchy_is_used_and_a_malformed_one_refused() {
         "SELECT m.messages FROM llm_calls c JOIN llm_messages m ON m.hash = c.messages_hash WHERE c.job_id = ?",
     )
     .bind(made["job"].as_i64().unwrap())
-    .fetch_all(&pool)
+    .fetch_all(pool.sqlite().unwrap())
     .await
     .unwrap();
     assert!(prompts.iter().any(|m| m.contains("CUSTOM simple")), "the project's definitions reach the prompt");
@@ -423,11 +423,11 @@ async fn entities_named_by_two_sets_are_counted_from_the_graph_or_listed_per_que
 
     // The same listing again is answered from the cache.
     let pool = app::ssr::store::open(&db).await.unwrap();
-    let calls = |pool: sqlx::SqlitePool| async move {
+    let calls = |pool: app::ssr::store::Db| async move {
         sqlx::query_scalar::<_, i64>(
             "SELECT COUNT(*) FROM llm_calls WHERE purpose = 'question_entities' AND cached = 0",
         )
-        .fetch_one(&pool)
+        .fetch_one(pool.sqlite().unwrap())
         .await
         .unwrap()
     };

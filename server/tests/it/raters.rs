@@ -125,7 +125,7 @@ async fn open_link_raters_are_one_per_browser_limited_per_address_and_all_stored
     let stored: i64 =
         sqlx::query_scalar("SELECT COUNT(*) FROM ratings WHERE rater_id IN (SELECT id FROM raters WHERE study_id = ?)")
             .bind(study.study_id)
-            .fetch_one(&pool)
+            .fetch_one(pool.sqlite().unwrap())
             .await
             .unwrap();
     assert_eq!(stored as usize, 200 * 3 * dims, "every rating of 200 concurrent raters");
@@ -139,7 +139,7 @@ async fn open_link_raters_are_one_per_browser_limited_per_address_and_all_stored
     assert_eq!(only.rater_tokens.len(), 2);
     let links: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM study_links WHERE study_id = ? AND kind = 'open'")
         .bind(only.study_id)
-        .fetch_one(&pool)
+        .fetch_one(pool.sqlite().unwrap())
         .await
         .unwrap();
     assert_eq!(links, 0);

@@ -21,8 +21,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use app::ssr::store::Db;
 use serde_json::Value;
-use sqlx::SqlitePool;
 
 /// Longer than any honest command on this corpus takes on a slow CPU.
 const DEADLINE: Duration = Duration::from_secs(1500);
@@ -89,22 +89,25 @@ fn assay(db: &Path, e: &Endpoint, args: &[&str]) -> (i32, String, String, Durati
 }
 
 /// Every job ended, and every failed item says why.
-async fn every_job_ended_with_reasons(pool: &SqlitePool) -> usize {
+async fn every_job_ended_with_reasons(pool: &Db) -> usize {
     let jobs: Vec<(i64, String, String)> =
-        sqlx::query_as("SELECT id, kind, status FROM jobs").fetch_all(pool).await.unwrap();
+        sqlx::query_as("SELECT id, kind, status FROM jobs").fetch_all(pool.sqlite().unwrap()).await.unwrap();
     for (id, kind, status) in &jobs {
         assert!(matches!(status.as_str(), "done" | "failed"), "job {id} ({kind}) ended {status}");
         let unexplained: i64 = sqlx::query_scalar(
             "SELECT COUNT(*) FROM job_items WHERE job_id = ? AND status = 'failed' AND TRIM(COALESCE(error, '')) = ''",
         )
         .bind(id)
-        .fetch_one(pool)
+        .fetch_one(pool.sqlite().unwrap())
         .await
         .unwrap();
         assert_eq!(unexplained, 0, "job {id} ({kind}) has failed items without a reason");
         if status == "failed" {
-            let error: Option<String> =
-                sqlx::query_scalar("SELECT error FROM jobs WHERE id = ?").bind(id).fetch_one(pool).await.unwrap();
+            let error: Option<String> = sqlx::query_scalar("SELECT error FROM jobs WHERE id = ?")
+                .bind(id)
+                .fetch_one(pool.sqlite().unwrap())
+                .await
+                .unwrap();
             assert!(error.is_some_and(|e| !e.trim().is_empty()), "failed job {id} ({kind}) says why");
         }
     }
@@ -198,8 +201,11 @@ async fn the_pipeline_runs_on_a_real_model() {
 
     // An LLM rating of a study of (at most) two questions of the first set.
     let set = summary["question_sets"][0].as_i64().unwrap();
-    let questions: i64 =
-        sqlx::query_scalar("SELECT COUNT(*) FROM questions WHERE set_id = ?").bind(set).fetch_one(&pool).await.unwrap();
+    let questions: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM questions WHERE set_id = ?")
+        .bind(set)
+        .fetch_one(pool.sqlite().unwrap())
+        .await
+        .unwrap();
     let mut study_jobs = Vec::new();
     if questions > 0 {
         let project = summary["project_id"].as_i64().unwrap().to_string();
@@ -214,9 +220,13 @@ async fn the_pipeline_runs_on_a_real_model() {
         for round in 0..2 {
             let (code, _, stderr, took) = assay(&db, &e, &["study", "rate", &id]);
             eprintln!("study rating, round {round}: exit {code} in {:.1} s\n{stderr}", took.as_secs_f64());
-            let job: i64 = sqlx::query_scalar("SELECT MAX(id) FROM jobs").fetch_one(&pool).await.unwrap();
-            let status: String =
-                sqlx::query_scalar("SELECT status FROM jobs WHERE id = ?").bind(job).fetch_one(&pool).await.unwrap();
+            let job: i64 =
+                sqlx::query_scalar("SELECT MAX(id) FROM jobs").fetch_one(pool.sqlite().unwrap()).await.unwrap();
+            let status: String = sqlx::query_scalar("SELECT status FROM jobs WHERE id = ?")
+                .bind(job)
+                .fetch_one(pool.sqlite().unwrap())
+                .await
+                .unwrap();
             // Exit 0 exactly when the job is done; a job whose every item
             // failed exits non-zero with its reasons.
             assert_eq!(code == 0, status == "done", "exit {code} for a job that ended {status}: {stderr}");
@@ -238,12 +248,12 @@ async fn the_pipeline_runs_on_a_real_model() {
     if let [first, second] = study_jobs[..] {
         let new: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM llm_calls WHERE job_id = ? AND cached = 0")
             .bind(second)
-            .fetch_one(&pool)
+            .fetch_one(pool.sqlite().unwrap())
             .await
             .unwrap();
         let made: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM llm_calls WHERE job_id = ? AND cached = 0")
             .bind(first)
-            .fetch_one(&pool)
+            .fetch_one(pool.sqlite().unwrap())
             .await
             .unwrap();
         assert!(made > 0, "the first rating asked the model");

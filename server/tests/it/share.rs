@@ -134,7 +134,7 @@ async fn a_share_link_opens_its_page_and_its_files_only_until_withdrawn() {
     assert_eq!(get(&router, &format!("/share/{expiring}"), None).await.0, StatusCode::OK);
     sqlx::query("UPDATE shares SET expires_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-1 minute') WHERE id = ?")
         .bind(out["share_id"].as_i64().unwrap())
-        .execute(&pool)
+        .execute(pool.sqlite().unwrap())
         .await
         .unwrap();
     assert_eq!(get(&router, &format!("/share/{expiring}"), None).await.0, StatusCode::NOT_FOUND);
@@ -211,8 +211,10 @@ async fn a_question_set_and_a_graph_explorer_are_shared_and_reach_nothing_else()
     assert_eq!(status, StatusCode::OK, "{detail}");
     assert!(detail["sources"].as_array().is_some_and(|s| !s.is_empty()));
     // Another project's node, by changing the id: not found.
-    let other: i64 =
-        sqlx::query_scalar("SELECT id FROM graph_nodes WHERE project_id = 2 LIMIT 1").fetch_one(&pool).await.unwrap();
+    let other: i64 = sqlx::query_scalar("SELECT id FROM graph_nodes WHERE project_id = 2 LIMIT 1")
+        .fetch_one(pool.sqlite().unwrap())
+        .await
+        .unwrap();
     let (status, body) = post(&router, "/api/share/graph_node", &format!("token={graph_token}&node_id={other}")).await;
     assert_ne!(status, StatusCode::OK);
     assert!(body.to_string().contains("not in this project's graph"), "{body}");
@@ -247,7 +249,7 @@ async fn a_question_set_and_a_graph_explorer_are_shared_and_reach_nothing_else()
         async move {
             sqlx::query_scalar::<_, i64>("SELECT id FROM graph_nodes WHERE project_id = ? ORDER BY id")
                 .bind(project)
-                .fetch_all(&pool)
+                .fetch_all(pool.sqlite().unwrap())
                 .await
                 .unwrap()
         }

@@ -187,20 +187,20 @@ async fn no_spelling_of_a_path_reaches_another_project() {
         .bind(project)
         .bind(project)
         .bind(format!("[{answers}]"))
-        .execute(&pool)
+        .execute(pool.sqlite().unwrap())
         .await
         .unwrap();
         sqlx::query(
             "INSERT INTO experiments (project_id, name, manifest, plan, llm, offline, status) VALUES (?, 'x', '', '[]', 'offline (no LLM)', 1, 'done')",
         )
         .bind(project)
-        .execute(&pool)
+        .execute(pool.sqlite().unwrap())
         .await
         .unwrap();
     }
     let one = |sql: &'static str| {
         let pool = pool.clone();
-        async move { sqlx::query_scalar::<_, i64>(sql).fetch_one(&pool).await.unwrap() }
+        async move { sqlx::query_scalar::<_, i64>(sql).fetch_one(pool.sqlite().unwrap()).await.unwrap() }
     };
     let ids = Ids {
         project: 2,

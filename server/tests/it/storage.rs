@@ -57,7 +57,7 @@ async fn a_full_disk_loses_nothing_acknowledged() {
         let ballast = app::ssr::store::create_project(&pool, "ballast", &Default::default()).await.unwrap().summary.id;
         let files: Vec<(String, Vec<u8>)> = (1000..1030).map(|i| (format!("b{i}.txt"), text(i).into_bytes())).collect();
         app::ssr::store::add_files(&pool, ballast, &files, &Default::default()).await.unwrap();
-        let pages: i64 = sqlx::query_scalar("PRAGMA page_count").fetch_one(&pool).await.unwrap();
+        let pages: i64 = sqlx::query_scalar("PRAGMA page_count").fetch_one(pool.sqlite().unwrap()).await.unwrap();
         pool.close().await;
         (project, ballast, pages as u64)
     };
@@ -89,7 +89,7 @@ async fn a_full_disk_loses_nothing_acknowledged() {
         for _ in 0..10 {
             let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM documents WHERE project_id = ?")
                 .bind(project)
-                .fetch_one(&pool)
+                .fetch_one(pool.sqlite().unwrap())
                 .await
                 .unwrap();
             assert_eq!(n as usize, acknowledged.len(), "after upload {i}");
@@ -112,7 +112,7 @@ async fn a_full_disk_loses_nothing_acknowledged() {
     let pool = app::ssr::store::open(&db).await.unwrap();
     let titles: Vec<String> = sqlx::query_scalar("SELECT title FROM documents WHERE project_id = ? ORDER BY id")
         .bind(project)
-        .fetch_all(&pool)
+        .fetch_all(pool.sqlite().unwrap())
         .await
         .unwrap();
     let expected: Vec<String> = acknowledged.iter().map(|i| format!("doc {i}")).collect();
@@ -183,10 +183,14 @@ async fn concurrent_writers_from_two_pools_never_see_database_is_locked() {
         r.unwrap().unwrap();
     }
     for job in jobs {
-        let (done, tokens): (i64, i64) =
-            sqlx::query_as("SELECT done, tokens FROM jobs WHERE id = ?").bind(job).fetch_one(&server).await.unwrap();
+        let (done, tokens): (i64, i64) = sqlx::query_as("SELECT done, tokens FROM jobs WHERE id = ?")
+            .bind(job)
+            .fetch_one(server.sqlite().unwrap())
+            .await
+            .unwrap();
         assert_eq!((done, tokens), (400, 1200));
     }
-    let docs: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM documents").fetch_one(&cli).await.unwrap();
+    let docs: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM documents").fetch_one(cli.sqlite().unwrap()).await.unwrap();
     assert_eq!(docs, 20);
 }

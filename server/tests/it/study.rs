@@ -72,7 +72,7 @@ async fn two_hundred_raters_at_once_store_exactly_their_six_thousand_ratings() {
     let pool = app::ssr::store::open(&db).await.unwrap();
     let stored: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM study_links WHERE token_hash = ?")
         .bind(&links[0])
-        .fetch_one(&pool)
+        .fetch_one(pool.sqlite().unwrap())
         .await
         .unwrap();
     assert_eq!(stored, 0, "a token is never stored as itself");
@@ -116,7 +116,7 @@ async fn two_hundred_raters_at_once_store_exactly_their_six_thousand_ratings() {
     assert!(orders.len() > 150, "orders are shuffled per rater ({} distinct)", orders.len());
     let count = |sql: &'static str| {
         let pool = pool.clone();
-        async move { sqlx::query_scalar::<_, i64>(sql).bind(study).fetch_one(&pool).await.unwrap() }
+        async move { sqlx::query_scalar::<_, i64>(sql).bind(study).fetch_one(pool.sqlite().unwrap()).await.unwrap() }
     };
     assert_eq!(
         count("SELECT COUNT(*) FROM ratings r JOIN raters ra ON ra.id = r.rater_id WHERE ra.study_id = ?").await,
@@ -219,31 +219,33 @@ async fn an_open_link_gives_each_browser_a_rater_resumes_it_and_refuses_when_rev
     // The links expire: two days from now, and once that time has passed they open nothing.
     let expires: String = sqlx::query_scalar("SELECT expires_at FROM study_links WHERE study_id = ? AND kind = 'open'")
         .bind(study)
-        .fetch_one(&pool)
+        .fetch_one(pool.sqlite().unwrap())
         .await
         .unwrap();
-    let in_two_days: String =
-        sqlx::query_scalar("SELECT strftime('%Y-%m-%d', 'now', '+2 days')").fetch_one(&pool).await.unwrap();
+    let in_two_days: String = sqlx::query_scalar("SELECT strftime('%Y-%m-%d', 'now', '+2 days')")
+        .fetch_one(pool.sqlite().unwrap())
+        .await
+        .unwrap();
     assert!(expires.starts_with(&in_two_days), "{expires}");
     sqlx::query(
         "UPDATE study_links SET expires_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-1 minute') WHERE study_id = ?",
     )
     .bind(study)
-    .execute(&pool)
+    .execute(pool.sqlite().unwrap())
     .await
     .unwrap();
     let (status, body) = session(rater.clone()).await;
     assert!(status != 200 && body.to_string().contains("does not exist or was withdrawn"), "expired: {body}");
     sqlx::query("UPDATE study_links SET expires_at = NULL WHERE study_id = ?")
         .bind(study)
-        .execute(&pool)
+        .execute(pool.sqlite().unwrap())
         .await
         .unwrap();
     // Revoked: the link is gone, for everyone.
     app::ssr::study::set_open(&pool, study, true).await.unwrap();
     let link_id: i64 = sqlx::query_scalar("SELECT id FROM study_links WHERE study_id = ? AND kind = 'open'")
         .bind(study)
-        .fetch_one(&pool)
+        .fetch_one(pool.sqlite().unwrap())
         .await
         .unwrap();
     app::ssr::study::revoke_link(&pool, link_id).await.unwrap();

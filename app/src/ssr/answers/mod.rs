@@ -8,11 +8,11 @@ pub mod io;
 
 use std::sync::Arc;
 
+use crate::ssr::store::Db;
 use engine::jobs::{RunEnd, WorkItem};
 use engine::llm::Gateway;
 use engine::rag::{method, Corpus};
 use serde_json::json;
-use sqlx::SqlitePool;
 
 use crate::error::{AppError, AppResult};
 use crate::model::ItemStatus;
@@ -56,7 +56,7 @@ fn set_name(method_name: &str, params: &serde_json::Value) -> String {
 
 /// Creates (does not run) the job answering a question set, with the empty
 /// answer set it fills. Returns the job and the set's id.
-pub async fn create(pool: &SqlitePool, req: &AnswerRequest) -> AppResult<(JobView, i64)> {
+pub async fn create(pool: &Db, req: &AnswerRequest) -> AppResult<(JobView, i64)> {
     let set = store::questions::get_set(pool, req.question_set_id).await?;
     if set.questions == 0 {
         return Err(AppError::Invalid(format!("question set {} has no questions", set.id)));
@@ -91,7 +91,7 @@ pub async fn create(pool: &SqlitePool, req: &AnswerRequest) -> AppResult<(JobVie
 }
 
 /// The project's corpus as the methods read it (reports included).
-pub async fn corpus(pool: &SqlitePool, project_id: i64) -> AppResult<Corpus> {
+pub async fn corpus(pool: &Db, project_id: i64) -> AppResult<Corpus> {
     let chunks = store::chunk_texts(pool, project_id).await?;
     let graph = store::graph::load(pool, project_id).await?;
     let communities = store::graph::communities(pool, project_id).await?;
@@ -101,7 +101,7 @@ pub async fn corpus(pool: &SqlitePool, project_id: i64) -> AppResult<Corpus> {
 
 /// The job's items: first the community reports still missing (for
 /// GraphRAG-style methods), `report-N`; then one per question, `a-QID`.
-async fn items(pool: &SqlitePool, job: &JobView, p: &AnswersParams) -> AppResult<Vec<WorkItem>> {
+async fn items(pool: &Db, job: &JobView, p: &AnswersParams) -> AppResult<Vec<WorkItem>> {
     let project = project_of(job)?;
     let mut items = Vec::new();
     if method::needs_reports(&p.method) {
@@ -192,7 +192,7 @@ async fn execute(run: &Run<'_>, p: &AnswersParams, items: Vec<WorkItem>) -> AppR
 /// vectors stored for its model (embedded by the answers job that needed
 /// them first). `Err` inside: the method cannot be built as asked.
 pub async fn build_method(
-    pool: &SqlitePool,
+    pool: &Db,
     gateway: &Gateway,
     transport: &engine::llm::openai::OpenAiConfig,
     project: i64,
@@ -258,7 +258,7 @@ const EMBED_BATCH: usize = 32;
 /// batch's vectors as it finishes: they are computed once per corpus and
 /// model, and every later answer set reuses them.
 async fn embed_chunks(
-    pool: &SqlitePool,
+    pool: &Db,
     gateway: &Gateway,
     job: &JobView,
     project: i64,
@@ -340,12 +340,7 @@ async fn embed_chunks(
 /// Writes a finished job's answers into its set.
 /// (Also a sanity check's second run: its items are `again-QID`, its set the
 /// one its evaluation job fills.)
-pub(crate) async fn store_answers(
-    pool: &SqlitePool,
-    job_id: i64,
-    prefix: &str,
-    target_words: Option<usize>,
-) -> AppResult<()> {
+pub(crate) async fn store_answers(pool: &Db, job_id: i64, prefix: &str, target_words: Option<usize>) -> AppResult<()> {
     let set = store::answers::set_of_job(pool, job_id).await?;
     let answers: Vec<NewAnswer> = store::jobs::job_items(pool, job_id)
         .await?
@@ -361,13 +356,7 @@ pub(crate) async fn store_answers(
 }
 
 /// Imports answers from a file for a question set, as a new answer set.
-pub async fn import(
-    pool: &SqlitePool,
-    question_set_id: i64,
-    name: &str,
-    file_name: &str,
-    bytes: &[u8],
-) -> AppResult<i64> {
+pub async fn import(pool: &Db, question_set_id: i64, name: &str, file_name: &str, bytes: &[u8]) -> AppResult<i64> {
     let set = store::questions::get_set(pool, question_set_id).await?;
     if name.trim().is_empty() {
         return Err(AppError::Invalid("give the imported answers a name (the system that wrote them)".into()));
@@ -382,7 +371,7 @@ pub async fn import(
 pub struct AnswersStage;
 
 impl Stage for AnswersStage {
-    fn items<'a>(&'a self, pool: &'a SqlitePool, job: &'a JobView, params: &'a JobParams) -> Items<'a> {
+    fn items<'a>(&'a self, pool: &'a Db, job: &'a JobView, params: &'a JobParams) -> Items<'a> {
         Box::pin(async move { items(pool, job, params.answers(job.id)?).await })
     }
 

@@ -3,11 +3,11 @@
 
 use std::collections::HashMap;
 
+use crate::ssr::store::Db;
 use engine::judge::align::Alignment;
 use engine::judge::eval::{self, Key};
 use engine::judge::Order;
 use serde_json::json;
-use sqlx::SqlitePool;
 
 use super::*;
 use crate::error::internal;
@@ -26,7 +26,7 @@ pub struct PairCost {
 }
 
 /// Per pair, the calls of its items (from the call log) and their tokens and cost.
-pub async fn pair_costs(pool: &SqlitePool, e: &Stored) -> AppResult<HashMap<(i64, i64), PairCost>> {
+pub async fn pair_costs(pool: &Db, e: &Stored) -> AppResult<HashMap<(i64, i64), PairCost>> {
     let Some(job) = e.view.job_id else { return Ok(HashMap::new()) };
     let rows = store::evaluations::item_costs(pool, job).await?;
     let mut out: HashMap<(i64, i64), PairCost> = HashMap::new();

@@ -16,8 +16,8 @@ pub use run::*;
 
 use std::collections::HashMap;
 
+use crate::ssr::store::Db;
 use engine::judge::eval::{JudgeKind, Key, Settings};
-use sqlx::SqlitePool;
 
 use crate::error::AppResult;
 use crate::model::{EvaluationView, JobItemView};
@@ -32,7 +32,7 @@ pub struct Stored {
     pub pairs: Vec<(i64, i64)>,
 }
 
-async fn stored_of(pool: &SqlitePool, row: store::evaluations::Row) -> AppResult<Stored> {
+async fn stored_of(pool: &Db, row: store::evaluations::Row) -> AppResult<Stored> {
     let (id, project_id, question_set_id, question_set, job_id, name, settings, sets, pairs, judge, created_at) = row;
     let settings: Settings = serde_json::from_str(&settings).unwrap_or_default();
     let answer_sets: Vec<i64> = serde_json::from_str(&sets).unwrap_or_default();
@@ -78,11 +78,11 @@ async fn stored_of(pool: &SqlitePool, row: store::evaluations::Row) -> AppResult
     Ok(Stored { view, settings, answer_sets, pairs })
 }
 
-pub async fn get(pool: &SqlitePool, id: i64) -> AppResult<Stored> {
+pub async fn get(pool: &Db, id: i64) -> AppResult<Stored> {
     stored_of(pool, store::evaluations::get(pool, id).await?).await
 }
 
-pub async fn list(pool: &SqlitePool, project_id: i64) -> AppResult<Vec<EvaluationView>> {
+pub async fn list(pool: &Db, project_id: i64) -> AppResult<Vec<EvaluationView>> {
     let mut out = Vec::new();
     for r in store::evaluations::list(pool, project_id).await? {
         out.push(stored_of(pool, r).await?.view);
@@ -90,11 +90,11 @@ pub async fn list(pool: &SqlitePool, project_id: i64) -> AppResult<Vec<Evaluatio
     Ok(out)
 }
 
-pub async fn of_job(pool: &SqlitePool, job_id: i64) -> AppResult<Stored> {
+pub async fn of_job(pool: &Db, job_id: i64) -> AppResult<Stored> {
     get(pool, store::evaluations::of_job(pool, job_id).await?).await
 }
 
-pub async fn delete(pool: &SqlitePool, id: i64) -> AppResult<()> {
+pub async fn delete(pool: &Db, id: i64) -> AppResult<()> {
     store::evaluations::delete(pool, id).await
 }
 
@@ -109,7 +109,7 @@ pub(super) fn biases_label(settings: &Settings) -> Option<String> {
 }
 
 /// Each compared set's answers by question id.
-pub(super) async fn answers_of(pool: &SqlitePool, sets: &[i64]) -> AppResult<HashMap<i64, HashMap<i64, String>>> {
+pub(super) async fn answers_of(pool: &Db, sets: &[i64]) -> AppResult<HashMap<i64, HashMap<i64, String>>> {
     let mut out = HashMap::new();
     for s in sets {
         out.insert(*s, store::answers::texts(pool, *s).await?.into_iter().collect());

@@ -3,10 +3,10 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use crate::ssr::store::Db;
 use engine::judge::align::Alignment;
 use engine::judge::eval::{self, Contender, JudgeKind, Key, PairInput, QuestionInput, Report};
 use engine::judge::{Judgment, LegacyJudgment, Order, Outcome};
-use sqlx::SqlitePool;
 
 use super::*;
 use crate::error::{AppError, AppResult};
@@ -15,7 +15,7 @@ use crate::model::JobStatus;
 use crate::model::{DrillQuestionView, DrillView, EvaluationReportView, JudgmentView, PairRowView};
 use crate::ssr::store;
 /// Everything judged so far, as the report's input.
-pub async fn inputs(pool: &SqlitePool, e: &Stored) -> AppResult<(Vec<Contender>, Vec<PairInput>)> {
+pub async fn inputs(pool: &Db, e: &Stored) -> AppResult<(Vec<Contender>, Vec<PairInput>)> {
     let items = match e.view.job_id {
         Some(j) => store::jobs::job_items(pool, j).await?,
         None => Vec::new(),
@@ -82,7 +82,7 @@ pub struct Snapshot {
 }
 
 /// The snapshot of an evaluation (of what is judged so far while it runs).
-pub async fn snapshot(pool: &SqlitePool, id: i64) -> AppResult<Snapshot> {
+pub async fn snapshot(pool: &Db, id: i64) -> AppResult<Snapshot> {
     let stored = get(pool, id).await?;
     let (contenders, pairs) = inputs(pool, &stored).await?;
     let report = eval::report(&stored.settings, &contenders, &pairs);
@@ -90,7 +90,7 @@ pub async fn snapshot(pool: &SqlitePool, id: i64) -> AppResult<Snapshot> {
 }
 
 /// The report of an evaluation.
-pub async fn report(pool: &SqlitePool, id: i64) -> AppResult<(Stored, Report)> {
+pub async fn report(pool: &Db, id: i64) -> AppResult<(Stored, Report)> {
     let s = snapshot(pool, id).await?;
     Ok((s.stored, s.report))
 }
@@ -177,12 +177,12 @@ pub fn plots(e: &Stored, r: &Report) -> Vec<(String, String)> {
 }
 
 /// The report as the page shows it.
-pub async fn report_view(pool: &SqlitePool, id: i64) -> AppResult<EvaluationReportView> {
+pub async fn report_view(pool: &Db, id: i64) -> AppResult<EvaluationReportView> {
     report_view_of(pool, snapshot(pool, id).await?).await
 }
 
 /// The page's view of a snapshot.
-pub async fn report_view_of(pool: &SqlitePool, s: Snapshot) -> AppResult<EvaluationReportView> {
+pub async fn report_view_of(pool: &Db, s: Snapshot) -> AppResult<EvaluationReportView> {
     let (e, r) = (s.stored, s.report);
     let svgs: HashMap<String, String> = plots(&e, &r).into_iter().collect();
     let svg = |k: &str| svgs.get(k).cloned().unwrap_or_default();
@@ -390,7 +390,7 @@ fn alignment_name(a: Option<Alignment>, on: bool) -> String {
 }
 
 /// A pair's questions for the drill-down list.
-pub async fn drill_questions(pool: &SqlitePool, id: i64, a: i64, b: i64) -> AppResult<Vec<DrillQuestionView>> {
+pub async fn drill_questions(pool: &Db, id: i64, a: i64, b: i64) -> AppResult<Vec<DrillQuestionView>> {
     let e = get(pool, id).await?;
     if !e.pairs.contains(&(a, b)) {
         return Err(AppError::NotFound(format!("evaluation {id} has no pair {a}–{b}")));
@@ -426,7 +426,7 @@ pub async fn drill_questions(pool: &SqlitePool, id: i64, a: i64, b: i64) -> AppR
 /// One question of a pair: both answers as generated and as judged, every
 /// judgment in both orders with its scores and reasoning, each trial's
 /// verdict and the legacy verdict.
-pub async fn drill(pool: &SqlitePool, id: i64, a: i64, b: i64, question: i64) -> AppResult<DrillView> {
+pub async fn drill(pool: &Db, id: i64, a: i64, b: i64, question: i64) -> AppResult<DrillView> {
     let e = get(pool, id).await?;
     if !e.pairs.contains(&(a, b)) {
         return Err(AppError::NotFound(format!("evaluation {id} has no pair {a}–{b}")));

@@ -3,13 +3,13 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use crate::ssr::store::Db;
 use engine::jobs::{RunEnd, WorkItem};
 use engine::judge::eval::{self, JudgeKind, Key, Settings};
 use engine::judge::protocol;
 use engine::llm::settings::LlmSettings;
 use engine::llm::Gateway;
 use serde_json::json;
-use sqlx::SqlitePool;
 
 use super::*;
 use crate::error::{AppError, AppResult};
@@ -45,7 +45,7 @@ pub fn judge_label(settings: &Settings, llm: &LlmSettings) -> String {
 
 /// Creates (does not run) an evaluation's job and the evaluation. Returns
 /// the job and the evaluation's id.
-pub async fn create(pool: &SqlitePool, llm: &LlmSettings, req: &EvalRequest) -> AppResult<(JobView, i64)> {
+pub async fn create(pool: &Db, llm: &LlmSettings, req: &EvalRequest) -> AppResult<(JobView, i64)> {
     req.settings.validate().map_err(AppError::from)?;
     let set = store::questions::get_set(pool, req.question_set_id).await?;
     let mut sets = Vec::new();
@@ -115,7 +115,7 @@ pub async fn create(pool: &SqlitePool, llm: &LlmSettings, req: &EvalRequest) -> 
 /// and parameters (a second answer set, without the cache), then judges
 /// the two under both protocols.
 pub async fn create_sanity(
-    pool: &SqlitePool,
+    pool: &Db,
     llm: &LlmSettings,
     answer_set_id: i64,
     mut settings: Settings,
@@ -167,7 +167,7 @@ pub async fn create_sanity(
 /// Of `sets`, those whose method (name and parameters) has never been
 /// sanity-checked in their project — the ones an evaluation checks first
 /// by default. Imported sets have no method to check.
-pub async fn never_checked(pool: &SqlitePool, sets: &[i64]) -> AppResult<Vec<i64>> {
+pub async fn never_checked(pool: &Db, sets: &[i64]) -> AppResult<Vec<i64>> {
     let mut out = Vec::new();
     for id in sets {
         let s = store::answers::get_set(pool, *id).await?;
@@ -186,7 +186,7 @@ pub async fn never_checked(pool: &SqlitePool, sets: &[i64]) -> AppResult<Vec<i64
 /// The first phase's items: a sanity check's second answers (`again-QID`)
 /// while its second set is empty; the rest are planned by [`execute`] as
 /// each phase's results come in.
-async fn items(pool: &SqlitePool, job: &JobView) -> AppResult<Vec<WorkItem>> {
+async fn items(pool: &Db, job: &JobView) -> AppResult<Vec<WorkItem>> {
     let e = of_job(pool, job.id).await?;
     if !e.settings.sanity {
         return Ok(Vec::new());
@@ -392,7 +392,7 @@ async fn execute(run: &Run<'_>, first: Vec<WorkItem>) -> AppResult<Result<RunEnd
 pub struct EvaluationStage;
 
 impl Stage for EvaluationStage {
-    fn items<'a>(&'a self, pool: &'a SqlitePool, job: &'a JobView, _: &'a JobParams) -> Items<'a> {
+    fn items<'a>(&'a self, pool: &'a Db, job: &'a JobView, _: &'a JobParams) -> Items<'a> {
         Box::pin(items(pool, job))
     }
 

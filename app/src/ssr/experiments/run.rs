@@ -14,10 +14,10 @@
 
 use std::path::Path;
 
+use crate::ssr::store::Db;
 use engine::experiment::{label, Generator, Manifest, QuestionsSection};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use sqlx::SqlitePool;
 
 use engine::llm::settings::{LlmSettings, ProviderKind};
 
@@ -69,12 +69,12 @@ fn fingerprint(kind: &str, what: serde_json::Value) -> String {
 }
 
 /// `(new, cached)` LLM calls logged for a job.
-pub(crate) async fn calls(pool: &SqlitePool, job_id: i64) -> AppResult<(i64, i64)> {
+pub(crate) async fn calls(pool: &Db, job_id: i64) -> AppResult<(i64, i64)> {
     store::calls::counts_of_job(pool, job_id).await
 }
 
 struct Runner<'a, F> {
-    pool: &'a SqlitePool,
+    pool: &'a Db,
     project_id: i64,
     run_job: F,
     stages: Vec<Stage>,
@@ -157,7 +157,7 @@ where
 }
 
 /// The project of the manifest: found by name (its chunking must match) or created.
-pub async fn project(pool: &SqlitePool, m: &Manifest) -> AppResult<i64> {
+pub async fn project(pool: &Db, m: &Manifest) -> AppResult<i64> {
     let tokenizer = engine::chunk::Tokenizer::parse(&m.corpus.tokenizer)
         .ok_or_else(|| AppError::Invalid(format!("corpus.tokenizer: unknown \"{}\"", m.corpus.tokenizer)))?;
     let settings = engine::chunk::ChunkSettings {
@@ -183,7 +183,7 @@ pub async fn project(pool: &SqlitePool, m: &Manifest) -> AppResult<i64> {
 }
 
 /// The documents of another project, as files to add (`corpus.project`).
-async fn documents_of(pool: &SqlitePool, name: &str) -> AppResult<Vec<(String, Vec<u8>)>> {
+async fn documents_of(pool: &Db, name: &str) -> AppResult<Vec<(String, Vec<u8>)>> {
     let project = match store::find_project(pool, name).await {
         Ok(p) => p,
         Err(AppError::NotFound(_)) => {
@@ -201,7 +201,7 @@ async fn documents_of(pool: &SqlitePool, name: &str) -> AppResult<Vec<(String, V
 
 /// The corpus' documents' sizes in tokens, for the estimate: the
 /// sample's, the files' or the named project's.
-pub async fn document_tokens(pool: &SqlitePool, m: &Manifest, base: &Path) -> AppResult<Vec<u64>> {
+pub async fn document_tokens(pool: &Db, m: &Manifest, base: &Path) -> AppResult<Vec<u64>> {
     let tokenizer =
         engine::chunk::Tokenizer::parse(&m.corpus.tokenizer).unwrap_or(engine::chunk::Tokenizer::Cl100kBase);
     let count = |b: &[u8]| tokenizer.count(&String::from_utf8_lossy(b)) as u64;
@@ -255,7 +255,7 @@ pub fn llm_settings(m: &Manifest, base: &LlmSettings, env: fn(&str) -> Option<St
 /// `run_job(job, stage label)` runs a job to its end and returns it (the
 /// CLI: in the foreground with a progress bar).
 pub async fn run<F, Fut>(
-    pool: &SqlitePool,
+    pool: &Db,
     llm: &engine::llm::settings::LlmSettings,
     m: &Manifest,
     base: &Path,

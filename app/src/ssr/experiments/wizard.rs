@@ -5,9 +5,9 @@
 //! cancel it), and the experiment's page: one progress view for all stages,
 //! then the report gathering every stage's.
 
+use crate::ssr::store::Db;
 use engine::experiment::{EvaluationSection, Manifest, MethodSection, MetricsSection, QuestionsSection};
 use engine::llm::settings::{LlmSettings, ProviderKind};
-use sqlx::SqlitePool;
 
 use crate::error::{AppError, AppResult};
 use crate::model::{
@@ -18,7 +18,7 @@ use crate::ssr::state::AppState;
 use crate::ssr::store;
 
 /// The wizard's defaults: the papers' (seed 000's experiment on the sample).
-pub async fn wizard_start(pool: &SqlitePool, llm: &LlmSettings) -> AppResult<WizardStart> {
+pub async fn wizard_start(pool: &Db, llm: &LlmSettings) -> AppResult<WizardStart> {
     let eval = EvaluationSection::default();
     let corpus = engine::chunk::ChunkSettings::default();
     let graph = engine::experiment::GraphSection::default();
@@ -256,7 +256,7 @@ fn blank(text: &str) -> ExperimentDraft {
 
 /// A manifest's estimate before it runs (or what is wrong with it).
 pub async fn draft(
-    pool: &SqlitePool,
+    pool: &Db,
     configured: &LlmSettings,
     env: fn(&str) -> Option<String>,
     text: &str,
@@ -269,7 +269,7 @@ pub async fn draft(
 
 /// The estimate of `m` (parsed from `text`).
 async fn estimate(
-    pool: &SqlitePool,
+    pool: &Db,
     configured: &LlmSettings,
     env: fn(&str) -> Option<String>,
     text: &str,
@@ -362,21 +362,21 @@ pub async fn start(state: &AppState, text: &str) -> AppResult<(i64, i64)> {
 
 use store::experiments::Row;
 
-async fn row(pool: &SqlitePool, id: i64) -> AppResult<Row> {
+async fn row(pool: &Db, id: i64) -> AppResult<Row> {
     store::experiments::get(pool, id).await
 }
 
 /// The project an experiment belongs to.
-pub async fn project_of(pool: &SqlitePool, id: i64) -> AppResult<i64> {
+pub async fn project_of(pool: &Db, id: i64) -> AppResult<i64> {
     Ok(row(pool, id).await?.project_id)
 }
 
 /// An experiment's stages: the plan, with what ran (or runs) filled in.
-pub async fn view(pool: &SqlitePool, id: i64) -> AppResult<ExperimentView> {
+pub async fn view(pool: &Db, id: i64) -> AppResult<ExperimentView> {
     view_of(pool, row(pool, id).await?).await
 }
 
-async fn view_of(pool: &SqlitePool, r: Row) -> AppResult<ExperimentView> {
+async fn view_of(pool: &Db, r: Row) -> AppResult<ExperimentView> {
     let plan: Vec<StageEstimateView> = serde_json::from_str(&r.plan).unwrap_or_default();
     let outcome: Option<crate::ssr::experiments::run::Outcome> =
         r.outcome.as_deref().and_then(|o| serde_json::from_str(o).ok());
@@ -461,12 +461,12 @@ async fn view_of(pool: &SqlitePool, r: Row) -> AppResult<ExperimentView> {
 }
 
 /// Every experiment, newest first: (id, project id, name, status, created).
-pub async fn list_all(pool: &SqlitePool) -> AppResult<Vec<(i64, i64, String, String, String)>> {
+pub async fn list_all(pool: &Db) -> AppResult<Vec<(i64, i64, String, String, String)>> {
     store::experiments::list_all(pool).await
 }
 
 /// The report: the stages' reports gathered (what has finished so far).
-pub async fn report(pool: &SqlitePool, id: i64) -> AppResult<ExperimentReportView> {
+pub async fn report(pool: &Db, id: i64) -> AppResult<ExperimentReportView> {
     let r = row(pool, id).await?;
     let outcome: Option<crate::ssr::experiments::run::Outcome> =
         r.outcome.as_deref().and_then(|o| serde_json::from_str(o).ok());
@@ -531,7 +531,7 @@ pub async fn report(pool: &SqlitePool, id: i64) -> AppResult<ExperimentReportVie
 }
 
 /// The outcome as JSON (what `assay run --json` prints, less timings of files).
-pub async fn outcome_json(pool: &SqlitePool, id: i64) -> AppResult<serde_json::Value> {
+pub async fn outcome_json(pool: &Db, id: i64) -> AppResult<serde_json::Value> {
     let r = row(pool, id).await?;
     let outcome = r.outcome.as_deref().and_then(|o| serde_json::from_str::<serde_json::Value>(o).ok());
     let v = view_of(pool, r).await?;
@@ -551,6 +551,6 @@ pub async fn outcome_json(pool: &SqlitePool, id: i64) -> AppResult<serde_json::V
 }
 
 /// The manifest as it was run.
-pub async fn manifest(pool: &SqlitePool, id: i64) -> AppResult<String> {
+pub async fn manifest(pool: &Db, id: i64) -> AppResult<String> {
     Ok(row(pool, id).await?.manifest)
 }

@@ -14,10 +14,10 @@ mod summary;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::ssr::store::Db;
 use engine::jobs::{Progress, RunEnd, WorkItem};
 use engine::llm::settings::LlmSettings;
 use engine::llm::{BoxFuture, Gateway};
-use sqlx::SqlitePool;
 use tokio_util::sync::CancellationToken;
 
 pub use params::JobParams;
@@ -37,7 +37,7 @@ pub type Ended<'a> = BoxFuture<'a, AppResult<Result<RunEnd, String>>>;
 /// One stage's job code, as the runner calls it.
 pub trait Stage: Send + Sync {
     /// The job's items (on a resume, the same ones: the runner skips those done).
-    fn items<'a>(&'a self, pool: &'a SqlitePool, job: &'a JobView, params: &'a JobParams) -> Items<'a>;
+    fn items<'a>(&'a self, pool: &'a Db, job: &'a JobView, params: &'a JobParams) -> Items<'a>;
 
     /// Runs `items` (and any later phase of the job).
     fn execute<'a>(&'a self, run: &'a Run<'a>, items: Vec<WorkItem>) -> Ended<'a>;
@@ -59,7 +59,7 @@ pub type Stages = fn(JobKind) -> &'static dyn Stage;
 
 /// A job as it runs: what its stage's code needs.
 pub struct Run<'a> {
-    pub pool: &'a SqlitePool,
+    pub pool: &'a Db,
     pub llm: &'a LlmSettings,
     /// The job's gateway (its calls are written with its items; without the
     /// cache when the job asked for none).
@@ -70,7 +70,7 @@ pub struct Run<'a> {
 }
 
 /// Creates (does not run) a job of `params`' kind with its settings; returns its id.
-pub async fn create(pool: &SqlitePool, project_id: i64, params: &JobParams, total: i64) -> AppResult<i64> {
+pub async fn create(pool: &Db, project_id: i64, params: &JobParams, total: i64) -> AppResult<i64> {
     store::jobs::create_job(pool, project_id, params.kind(), &params.to_json(), total).await
 }
 
@@ -128,7 +128,7 @@ impl Phase<'_> {
 /// those not yet done, and failed ones too when `retry_failed`). Returns
 /// when the job finishes or `cancel` fires; the job's row says which.
 pub async fn run(
-    pool: &SqlitePool,
+    pool: &Db,
     llm: &LlmSettings,
     stages: Stages,
     job_id: i64,
@@ -199,11 +199,7 @@ pub async fn run(
 /// a job's items all failed; `decisive` (a key pattern and its name) counts
 /// only those items (an evaluation's judging items: aligned answers with no
 /// verdict are no evaluation).
-pub async fn every_item_failed(
-    pool: &SqlitePool,
-    job_id: i64,
-    decisive: Option<(&str, &str)>,
-) -> AppResult<Option<String>> {
+pub async fn every_item_failed(pool: &Db, job_id: i64, decisive: Option<(&str, &str)>) -> AppResult<Option<String>> {
     let mut outcome = store::jobs::outcome(pool, job_id).await?;
     let mut what = "items";
     if let Some((pattern, name)) = decisive {
@@ -237,13 +233,7 @@ impl JobManager {
     }
 
     /// Starts (or resumes) a job in the background and returns at once.
-    pub fn spawn(
-        self: &Arc<Self>,
-        pool: SqlitePool,
-        llm: Arc<LlmSettings>,
-        job_id: i64,
-        retry_failed: bool,
-    ) -> AppResult<()> {
+    pub fn spawn(self: &Arc<Self>, pool: Db, llm: Arc<LlmSettings>, job_id: i64, retry_failed: bool) -> AppResult<()> {
         let token = CancellationToken::new();
         {
             let mut running = self.running.lock().unwrap();
@@ -266,7 +256,7 @@ impl JobManager {
 
     /// Runs a job here to its end (cancellable from its page like any
     /// other) and returns it as it ended.
-    pub async fn run_to_end(&self, pool: SqlitePool, llm: Arc<LlmSettings>, job_id: i64) -> AppResult<JobView> {
+    pub async fn run_to_end(&self, pool: Db, llm: Arc<LlmSettings>, job_id: i64) -> AppResult<JobView> {
         let token = CancellationToken::new();
         {
             let mut running = self.running.lock().unwrap();

@@ -2,8 +2,8 @@
 //! (its fields, long texts as word counts, lists as their lengths), and
 //! the job's finished items summed up.
 
+use crate::ssr::store::Db;
 use serde_json::Value;
-use sqlx::SqlitePool;
 
 use crate::error::AppResult;
 use crate::format;
@@ -72,7 +72,7 @@ fn text(s: &str) -> String {
 /// A page of a job's finished items as the job page lists them: each
 /// result summarised in a line, not sent whole.
 pub async fn items_page(
-    pool: &SqlitePool,
+    pool: &Db,
     job_id: i64,
     status: Option<crate::model::ItemStatus>,
     page: i64,
@@ -87,7 +87,7 @@ pub async fn items_page(
 /// A job's finished items in numbers: how many, done and failed, tokens
 /// and cost in all and per item, and how fast they finished; and the
 /// failures' reasons, commonest first.
-pub async fn job_summary(pool: &SqlitePool, job_id: i64) -> AppResult<(Vec<(String, String)>, Vec<(String, i64)>)> {
+pub async fn job_summary(pool: &Db, job_id: i64) -> AppResult<(Vec<(String, String)>, Vec<(String, i64)>)> {
     let ((done, failed, tokens, cost, span), reasons) = store::jobs::item_totals(pool, job_id).await?;
     let finished = done + failed;
     let mut rows = vec![(

@@ -1,16 +1,16 @@
 //! A metrics run's stored report as the Metrics page and its charts show it.
 
+use crate::ssr::store::Db;
 use engine::metrics::factorial::{self};
 use engine::metrics::granularity::{self};
 use engine::metrics::RelevanceUnit;
-use sqlx::SqlitePool;
 
 use super::*;
 use crate::error::{AppError, AppResult};
 use crate::model::{MetricsRunPage, MetricsRunView};
 use crate::ssr::store;
 /// A run's stored report; refused while its job has not finished.
-pub async fn report(pool: &SqlitePool, run_id: i64) -> AppResult<Report> {
+pub async fn report(pool: &Db, run_id: i64) -> AppResult<Report> {
     let run = store::metrics::get(pool, run_id).await?;
     let Some(text) = run.report else {
         let state = match run.job_id {
@@ -30,7 +30,7 @@ fn parse(run_id: i64, text: &str) -> AppResult<Report> {
 }
 
 /// A run as its list shows it.
-pub async fn run_view(pool: &SqlitePool, row: &store::metrics::Row) -> AppResult<MetricsRunView> {
+pub async fn run_view(pool: &Db, row: &store::metrics::Row) -> AppResult<MetricsRunView> {
     let mut answer_sets = Vec::new();
     for a in row.answer_set_ids() {
         let label = match store::answers::get_set(pool, a).await {
@@ -59,7 +59,7 @@ pub async fn run_view(pool: &SqlitePool, row: &store::metrics::Row) -> AppResult
 }
 
 /// A run's page: the run and, once finished, its report as the page shows it.
-pub async fn page(pool: &SqlitePool, run_id: i64) -> AppResult<MetricsRunPage> {
+pub async fn page(pool: &Db, run_id: i64) -> AppResult<MetricsRunPage> {
     let row = store::metrics::get(pool, run_id).await?;
     // The row holds the report: read once, not again through `report`.
     let report = row.report.as_deref().map(|text| parse(run_id, text)).transpose()?;

@@ -2,6 +2,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use crate::ssr::store::Db;
 use engine::jobs::{ItemOutcome, WorkItem};
 use engine::metrics::factorial::{self, Observation};
 use engine::metrics::granularity::{self, Scored};
@@ -10,7 +11,6 @@ use engine::metrics::text;
 use engine::metrics::RelevanceUnit;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use sqlx::SqlitePool;
 
 use super::*;
 use crate::error::{AppError, AppResult};
@@ -28,12 +28,7 @@ struct Planned {
 
 /// Each answer set's questions to score (those with a reference and an
 /// answer), after checking the request.
-async fn plan(
-    pool: &SqlitePool,
-    set_id: i64,
-    answer_sets: &[i64],
-    unit: RelevanceUnit,
-) -> AppResult<Vec<(i64, Vec<Planned>)>> {
+async fn plan(pool: &Db, set_id: i64, answer_sets: &[i64], unit: RelevanceUnit) -> AppResult<Vec<(i64, Vec<Planned>)>> {
     if answer_sets.is_empty() {
         return Err(AppError::Invalid("choose at least one answer set".into()));
     }
@@ -88,7 +83,7 @@ async fn plan(
 
 /// Checks a request and creates its run and job (not started); (run id, job).
 pub async fn create(
-    pool: &SqlitePool,
+    pool: &Db,
     set_id: i64,
     answer_sets: &[i64],
     k: usize,
@@ -116,7 +111,7 @@ pub async fn create(
 
 /// The job's items: per answer set, its questions in batches of [`BATCH`]
 /// (by answer length; the order is the same on every resume).
-async fn items(pool: &SqlitePool, job: &JobView, p: &MetricsParams) -> AppResult<Vec<WorkItem>> {
+async fn items(pool: &Db, job: &JobView, p: &MetricsParams) -> AppResult<Vec<WorkItem>> {
     let unit = RelevanceUnit::parse(&p.unit).map_err(|e| AppError::Invalid(format!("job {}: {e}", job.id)))?;
     Ok(plan(pool, p.set_id, &p.answer_sets, unit)
         .await?
@@ -139,7 +134,7 @@ async fn items(pool: &SqlitePool, job: &JobView, p: &MetricsParams) -> AppResult
 
 /// Scores one batch: texts with a stored vector are not embedded again;
 /// new vectors are stored. The result is the batch's [`QuestionMetrics`].
-async fn run_item(pool: &SqlitePool, item: WorkItem, k: usize) -> ItemOutcome {
+async fn run_item(pool: &Db, item: WorkItem, k: usize) -> ItemOutcome {
     let outcome: Result<String, String> = async {
         let planned: Vec<Planned> =
             serde_json::from_value(item.payload["questions"].clone()).map_err(|e| format!("unreadable item: {e}"))?;
@@ -179,7 +174,7 @@ async fn run_item(pool: &SqlitePool, item: WorkItem, k: usize) -> ItemOutcome {
 
 /// The levels of a dimension's coarsest categories in the hierarchy's
 /// order (the project's own, or the default).
-async fn coarse_order(pool: &SqlitePool, project_id: i64, dimension: &str) -> Vec<String> {
+async fn coarse_order(pool: &Db, project_id: i64, dimension: &str) -> Vec<String> {
     let h = store::questions::project_hierarchy(pool, project_id)
         .await
         .ok()
@@ -189,7 +184,7 @@ async fn coarse_order(pool: &SqlitePool, project_id: i64, dimension: &str) -> Ve
 }
 
 /// Computes a finished job's report from its items and stores it with its run.
-async fn finish(pool: &SqlitePool, job: &JobView) -> AppResult<()> {
+async fn finish(pool: &Db, job: &JobView) -> AppResult<()> {
     // The run's id was recorded after the job was made: read it afresh.
     let job = &store::jobs::get_job(pool, job.id).await?;
     let p = JobParams::of(job)?;
@@ -298,7 +293,7 @@ fn aggregate(
 pub struct MetricsStage;
 
 impl Stage for MetricsStage {
-    fn items<'a>(&'a self, pool: &'a SqlitePool, job: &'a JobView, params: &'a JobParams) -> Items<'a> {
+    fn items<'a>(&'a self, pool: &'a Db, job: &'a JobView, params: &'a JobParams) -> Items<'a> {
         Box::pin(async move { items(pool, job, params.metrics(job.id)?).await })
     }
 

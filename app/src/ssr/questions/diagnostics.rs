@@ -4,8 +4,8 @@
 //! retrieved context (a `relevance` job); for the server functions, the SVG
 //! routes and the CLI alike.
 
+use crate::ssr::store::Db;
 use engine::questions::diagnostics::{entity_distribution, pie_svg, EntityDistribution};
-use sqlx::SqlitePool;
 
 use crate::error::{AppError, AppResult};
 use crate::model::{EntityStats, QuestionSetView, RelevanceStats};
@@ -47,7 +47,7 @@ pub struct SetEntities {
 }
 
 /// The parsed results of a job's finished items.
-async fn done_results(pool: &SqlitePool, job_id: i64) -> AppResult<Vec<serde_json::Value>> {
+async fn done_results(pool: &Db, job_id: i64) -> AppResult<Vec<serde_json::Value>> {
     Ok(store::jobs::job_items(pool, job_id)
         .await?
         .into_iter()
@@ -58,7 +58,7 @@ async fn done_results(pool: &SqlitePool, job_id: i64) -> AppResult<Vec<serde_jso
 
 /// The entities a set's questions mention. `None` for
 /// [`EntitySource::Llm`] when no LLM has listed them yet.
-pub async fn set_entities(pool: &SqlitePool, set_id: i64, source: EntitySource) -> AppResult<Option<SetEntities>> {
+pub async fn set_entities(pool: &Db, set_id: i64, source: EntitySource) -> AppResult<Option<SetEntities>> {
     let set = store::questions::get_set(pool, set_id).await?;
     let names = store::graph::entity_names(pool, set.project_id).await?;
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
@@ -127,7 +127,7 @@ impl SetEntities {
 
 /// Relevance scores of a set from its latest relevance job (the job and
 /// the scores of the questions it finished), if it has one.
-pub async fn set_relevance(pool: &SqlitePool, set_id: i64) -> AppResult<Option<(i64, Vec<u8>)>> {
+pub async fn set_relevance(pool: &Db, set_id: i64) -> AppResult<Option<(i64, Vec<u8>)>> {
     let Some(job) = store::jobs::latest_for_set(pool, crate::model::JobKind::Relevance, set_id).await? else {
         return Ok(None);
     };
@@ -136,14 +136,14 @@ pub async fn set_relevance(pool: &SqlitePool, set_id: i64) -> AppResult<Option<(
 }
 
 /// The retriever a relevance job scored (jobs before the choice: BM25).
-pub async fn retriever_of(pool: &SqlitePool, job_id: i64) -> AppResult<String> {
+pub async fn retriever_of(pool: &Db, job_id: i64) -> AppResult<String> {
     let job = store::jobs::get_job(pool, job_id).await?;
     let parameters: serde_json::Value = serde_json::from_str(&job.parameters).unwrap_or_default();
     Ok(parameters["retriever"].as_str().unwrap_or("bm25").to_string())
 }
 
 pub async fn relevance_stats(
-    pool: &SqlitePool,
+    pool: &Db,
     set_id: i64,
     job_id: i64,
     scores: &[u8],

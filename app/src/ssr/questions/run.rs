@@ -4,10 +4,10 @@
 
 use std::collections::HashMap;
 
+use crate::ssr::store::Db;
 use engine::jobs::WorkItem;
 use engine::llm::BoxFuture;
 use serde_json::json;
-use sqlx::SqlitePool;
 
 use crate::error::{AppError, AppResult};
 use crate::model::{ItemStatus, JobView};
@@ -17,7 +17,7 @@ use crate::ssr::store;
 
 /// Creates (does not run) the job that has the LLM list the entities each
 /// question of a set names.
-pub async fn create_mentions(pool: &SqlitePool, set_id: i64, no_cache: bool) -> AppResult<JobView> {
+pub async fn create_mentions(pool: &Db, set_id: i64, no_cache: bool) -> AppResult<JobView> {
     let set = store::questions::get_set(pool, set_id).await?;
     if set.questions == 0 {
         return Err(AppError::Invalid(format!("question set {set_id} has no questions")));
@@ -30,13 +30,7 @@ pub async fn create_mentions(pool: &SqlitePool, set_id: i64, no_cache: bool) -> 
 /// Creates (does not run) the job that scores how relevant the context
 /// `retriever` finds (a built-in method's retrieval; `bm25`: the top `k`
 /// chunks) is to each question of a set.
-pub async fn create_relevance(
-    pool: &SqlitePool,
-    set_id: i64,
-    k: usize,
-    retriever: &str,
-    no_cache: bool,
-) -> AppResult<JobView> {
+pub async fn create_relevance(pool: &Db, set_id: i64, k: usize, retriever: &str, no_cache: bool) -> AppResult<JobView> {
     let set = store::questions::get_set(pool, set_id).await?;
     if set.questions == 0 {
         return Err(AppError::Invalid(format!("question set {set_id} has no questions")));
@@ -63,7 +57,7 @@ pub async fn create_relevance(
 /// creates (does not run) the job that asks for them, with the empty set it
 /// fills. Returns the job and the set's id.
 pub async fn create_graph_questions(
-    pool: &SqlitePool,
+    pool: &Db,
     project_id: i64,
     settings: &engine::questions::graph::GraphQuestionSettings,
     no_cache: bool,
@@ -89,7 +83,7 @@ pub async fn create_graph_questions(
 /// Creates (does not run) the job that asks for summary-based questions
 /// (the LightRAG baseline), with the empty set it fills.
 pub async fn create_summary_questions(
-    pool: &SqlitePool,
+    pool: &Db,
     project_id: i64,
     settings: &engine::questions::summary::SummarySettings,
     no_cache: bool,
@@ -123,7 +117,7 @@ pub async fn create_summary_questions(
 /// fills. `hierarchy`: given (from a file), else the project's own, else
 /// the shipped default.
 pub async fn create_hierarchical_questions(
-    pool: &SqlitePool,
+    pool: &Db,
     project_id: i64,
     settings: &engine::questions::hierarchy::HierarchicalSettings,
     hierarchy: Option<engine::questions::hierarchy::Hierarchy>,
@@ -171,7 +165,7 @@ fn question_key(index: usize) -> String {
 }
 
 /// Writes a finished questions job's questions into its set, in plan order.
-async fn store_questions(pool: &SqlitePool, job: &JobView, params: &QuestionsParams) -> AppResult<()> {
+async fn store_questions(pool: &Db, job: &JobView, params: &QuestionsParams) -> AppResult<()> {
     let parameters = JobParams::Questions(params.clone()).to_json();
     let set = store::questions::set_of_job(pool, job.id).await?;
     let mut items = store::jobs::job_items(pool, job.id).await?;
@@ -282,7 +276,7 @@ async fn store_questions(pool: &SqlitePool, job: &JobView, params: &QuestionsPar
 pub struct QuestionsStage;
 
 impl Stage for QuestionsStage {
-    fn items<'a>(&'a self, pool: &'a SqlitePool, job: &'a JobView, params: &'a JobParams) -> Items<'a> {
+    fn items<'a>(&'a self, pool: &'a Db, job: &'a JobView, params: &'a JobParams) -> Items<'a> {
         Box::pin(async move {
             let project = project_of(job)?;
             Ok(match &params.questions(job.id)?.generator {
@@ -354,7 +348,7 @@ impl Stage for QuestionsStage {
 pub struct MentionsStage;
 
 impl Stage for MentionsStage {
-    fn items<'a>(&'a self, pool: &'a SqlitePool, job: &'a JobView, params: &'a JobParams) -> Items<'a> {
+    fn items<'a>(&'a self, pool: &'a Db, job: &'a JobView, params: &'a JobParams) -> Items<'a> {
         Box::pin(async move {
             let set = params.mentions(job.id)?.set_id;
             Ok(store::questions::list_questions(pool, set)
@@ -383,7 +377,7 @@ impl Stage for MentionsStage {
 pub struct RelevanceStage;
 
 impl Stage for RelevanceStage {
-    fn items<'a>(&'a self, pool: &'a SqlitePool, job: &'a JobView, params: &'a JobParams) -> Items<'a> {
+    fn items<'a>(&'a self, pool: &'a Db, job: &'a JobView, params: &'a JobParams) -> Items<'a> {
         Box::pin(async move {
             let project = project_of(job)?;
             let p = params.relevance(job.id)?;

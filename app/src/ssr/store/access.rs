@@ -1,7 +1,7 @@
 //! Who may reach what: project memberships of collaborators, the accounts,
 //! and the project each kind of object belongs to.
 
-use sqlx::SqlitePool;
+use super::{on_db, Db};
 
 use crate::error::{AppError, AppResult};
 
@@ -50,33 +50,35 @@ impl std::fmt::Display for Obj {
 }
 
 /// The project an object belongs to; a missing object is "not found".
-pub async fn project_of(pool: &SqlitePool, obj: Obj) -> AppResult<i64> {
-    let sql = match obj {
-        Obj::Project(_) => "SELECT id FROM projects WHERE id = ?",
-        Obj::Document(_) => "SELECT project_id FROM documents WHERE id = ?",
-        Obj::Job(_) => "SELECT project_id FROM jobs WHERE id = ?",
-        Obj::QuestionSet(_) => "SELECT project_id FROM question_sets WHERE id = ?",
-        Obj::Question(_) => {
-            "SELECT s.project_id FROM questions q JOIN question_sets s ON s.id = q.set_id WHERE q.id = ?"
-        }
-        Obj::AnswerSet(_) => "SELECT project_id FROM answer_sets WHERE id = ?",
-        Obj::Evaluation(_) => "SELECT project_id FROM evaluations WHERE id = ?",
-        Obj::MetricsRun(_) => "SELECT project_id FROM metrics_runs WHERE id = ?",
-        Obj::Experiment(_) => "SELECT project_id FROM experiments WHERE id = ?",
-        Obj::Study(_) => "SELECT project_id FROM studies WHERE id = ?",
-        Obj::StudyLink(_) => {
-            "SELECT s.project_id FROM study_links l JOIN studies s ON s.id = l.study_id WHERE l.id = ?"
-        }
-        Obj::Share(_) => "SELECT project_id FROM shares WHERE id = ?",
-    };
-    let (what, id) = obj.parts();
-    let project: Option<Option<i64>> = sqlx::query_scalar(sql).bind(id).fetch_optional(pool).await?;
-    project.flatten().ok_or_else(|| {
-        // The same words as the store's own lookups.
-        AppError::NotFound(if what == "project" {
-            format!("no project with id {id}")
-        } else {
-            format!("{what} {id} does not exist")
+pub async fn project_of(pool: &Db, obj: Obj) -> AppResult<i64> {
+    on_db!(pool, |db| {
+        let sql = match obj {
+            Obj::Project(_) => "SELECT id FROM projects WHERE id = $1",
+            Obj::Document(_) => "SELECT project_id FROM documents WHERE id = $1",
+            Obj::Job(_) => "SELECT project_id FROM jobs WHERE id = $1",
+            Obj::QuestionSet(_) => "SELECT project_id FROM question_sets WHERE id = $1",
+            Obj::Question(_) => {
+                "SELECT s.project_id FROM questions q JOIN question_sets s ON s.id = q.set_id WHERE q.id = $1"
+            }
+            Obj::AnswerSet(_) => "SELECT project_id FROM answer_sets WHERE id = $1",
+            Obj::Evaluation(_) => "SELECT project_id FROM evaluations WHERE id = $1",
+            Obj::MetricsRun(_) => "SELECT project_id FROM metrics_runs WHERE id = $1",
+            Obj::Experiment(_) => "SELECT project_id FROM experiments WHERE id = $1",
+            Obj::Study(_) => "SELECT project_id FROM studies WHERE id = $1",
+            Obj::StudyLink(_) => {
+                "SELECT s.project_id FROM study_links l JOIN studies s ON s.id = l.study_id WHERE l.id = $1"
+            }
+            Obj::Share(_) => "SELECT project_id FROM shares WHERE id = $1",
+        };
+        let (what, id) = obj.parts();
+        let project: Option<Option<i64>> = sqlx::query_scalar(sql).bind(id).fetch_optional(db).await?;
+        project.flatten().ok_or_else(|| {
+            // The same words as the store's own lookups.
+            AppError::NotFound(if what == "project" {
+                format!("no project with id {id}")
+            } else {
+                format!("{what} {id} does not exist")
+            })
         })
     })
 }
@@ -85,7 +87,7 @@ pub async fn project_of(pool: &SqlitePool, obj: Obj) -> AppResult<i64> {
 /// that takes a child's id beside its parent's checks the parent's rights,
 /// then that the child is the parent's (else it could read any project's
 /// child through a parent it may read).
-pub async fn require_in(pool: &SqlitePool, project: i64, child: Obj) -> AppResult<()> {
+pub async fn require_in(pool: &Db, project: i64, child: Obj) -> AppResult<()> {
     if project_of(pool, child).await? == project {
         Ok(())
     } else {
@@ -94,84 +96,98 @@ pub async fn require_in(pool: &SqlitePool, project: i64, child: Obj) -> AppResul
 }
 
 /// A collaborator's rights on a project: `Some("read" | "edit")`, or none.
-pub async fn membership(pool: &SqlitePool, user: i64, project: i64) -> AppResult<Option<String>> {
-    Ok(sqlx::query_scalar("SELECT access FROM project_members WHERE user_id = ? AND project_id = ?")
-        .bind(user)
-        .bind(project)
-        .fetch_optional(pool)
-        .await?)
+pub async fn membership(pool: &Db, user: i64, project: i64) -> AppResult<Option<String>> {
+    on_db!(pool, |db| {
+        Ok(sqlx::query_scalar("SELECT access FROM project_members WHERE user_id = $1 AND project_id = $2")
+            .bind(user)
+            .bind(project)
+            .fetch_optional(db)
+            .await?)
+    })
 }
 
 /// The projects a collaborator may see.
-pub async fn member_projects(pool: &SqlitePool, user: i64) -> AppResult<Vec<i64>> {
-    Ok(sqlx::query_scalar("SELECT project_id FROM project_members WHERE user_id = ?")
-        .bind(user)
-        .fetch_all(pool)
-        .await?)
+pub async fn member_projects(pool: &Db, user: i64) -> AppResult<Vec<i64>> {
+    on_db!(pool, |db| {
+        Ok(sqlx::query_scalar("SELECT project_id FROM project_members WHERE user_id = $1")
+            .bind(user)
+            .fetch_all(db)
+            .await?)
+    })
 }
 
 /// Gives a collaborator `access` ("read" or "edit") to a project, or takes
 /// it away (`None`).
-pub async fn set_membership(pool: &SqlitePool, user: i64, project: i64, access: Option<&str>) -> AppResult<()> {
-    match access {
-        Some(a) => {
-            sqlx::query(
-                "INSERT INTO project_members (user_id, project_id, access) VALUES (?, ?, ?)
+pub async fn set_membership(pool: &Db, user: i64, project: i64, access: Option<&str>) -> AppResult<()> {
+    on_db!(pool, |db| {
+        match access {
+            Some(a) => {
+                sqlx::query(
+                    "INSERT INTO project_members (user_id, project_id, access) VALUES ($1, $2, $3)
                  ON CONFLICT(user_id, project_id) DO UPDATE SET access = excluded.access",
-            )
-            .bind(user)
-            .bind(project)
-            .bind(a)
-            .execute(pool)
-            .await?;
-        }
-        None => {
-            sqlx::query("DELETE FROM project_members WHERE user_id = ? AND project_id = ?")
+                )
                 .bind(user)
                 .bind(project)
-                .execute(pool)
+                .bind(a)
+                .execute(db)
                 .await?;
+            }
+            None => {
+                sqlx::query("DELETE FROM project_members WHERE user_id = $1 AND project_id = $2")
+                    .bind(user)
+                    .bind(project)
+                    .execute(db)
+                    .await?;
+            }
         }
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// Every account: (id, name, role, created), and each one's memberships
 /// `(project id, access)`.
 pub type UserRow = (i64, String, String, String);
 
-pub async fn users(pool: &SqlitePool) -> AppResult<Vec<(UserRow, Vec<(i64, String)>)>> {
-    let rows: Vec<UserRow> =
-        sqlx::query_as("SELECT id, name, role, created_at FROM users ORDER BY id").fetch_all(pool).await?;
-    let mut out = Vec::new();
-    for u in rows {
-        let m: Vec<(i64, String)> =
-            sqlx::query_as("SELECT project_id, access FROM project_members WHERE user_id = ? ORDER BY project_id")
-                .bind(u.0)
-                .fetch_all(pool)
-                .await?;
-        out.push((u, m));
-    }
-    Ok(out)
+pub async fn users(pool: &Db) -> AppResult<Vec<(UserRow, Vec<(i64, String)>)>> {
+    on_db!(pool, |db| {
+        let rows: Vec<UserRow> =
+            sqlx::query_as("SELECT id, name, role, created_at FROM users ORDER BY id").fetch_all(db).await?;
+        let mut out = Vec::new();
+        for u in rows {
+            let m: Vec<(i64, String)> =
+                sqlx::query_as("SELECT project_id, access FROM project_members WHERE user_id = $1 ORDER BY project_id")
+                    .bind(u.0)
+                    .fetch_all(db)
+                    .await?;
+            out.push((u, m));
+        }
+        Ok(out)
+    })
 }
 
 /// Deletes a collaborator's account (its sessions and memberships go with it).
-pub async fn delete_member(pool: &SqlitePool, user: i64) -> AppResult<()> {
-    let done = sqlx::query("DELETE FROM users WHERE id = ? AND role = 'member'").bind(user).execute(pool).await?;
-    if done.rows_affected() == 0 {
-        return Err(AppError::NotFound(format!("no collaborator {user} (the owner's account stays)")));
-    }
-    Ok(())
+pub async fn delete_member(pool: &Db, user: i64) -> AppResult<()> {
+    on_db!(pool, |db| {
+        let done = sqlx::query("DELETE FROM users WHERE id = $1 AND role = 'member'").bind(user).execute(db).await?;
+        if done.rows_affected() == 0 {
+            return Err(AppError::NotFound(format!("no collaborator {user} (the owner's account stays)")));
+        }
+        Ok(())
+    })
 }
 
 /// An account's id and role by name.
-pub async fn user_by_name(pool: &SqlitePool, name: &str) -> AppResult<(i64, String)> {
-    let row: Option<(i64, String)> =
-        sqlx::query_as("SELECT id, role FROM users WHERE name = ?").bind(name).fetch_optional(pool).await?;
-    row.ok_or_else(|| AppError::NotFound(format!("there is no user \"{name}\"")))
+pub async fn user_by_name(pool: &Db, name: &str) -> AppResult<(i64, String)> {
+    on_db!(pool, |db| {
+        let row: Option<(i64, String)> =
+            sqlx::query_as("SELECT id, role FROM users WHERE name = $1").bind(name).fetch_optional(db).await?;
+        row.ok_or_else(|| AppError::NotFound(format!("there is no user \"{name}\"")))
+    })
 }
 
 /// An account's role by id (`None`: no such account).
-pub async fn user_role(pool: &SqlitePool, user: i64) -> AppResult<Option<String>> {
-    Ok(sqlx::query_scalar("SELECT role FROM users WHERE id = ?").bind(user).fetch_optional(pool).await?)
+pub async fn user_role(pool: &Db, user: i64) -> AppResult<Option<String>> {
+    on_db!(pool, |db| {
+        Ok(sqlx::query_scalar("SELECT role FROM users WHERE id = $1").bind(user).fetch_optional(db).await?)
+    })
 }

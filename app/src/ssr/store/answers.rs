@@ -1,6 +1,8 @@
 //! Answer sets and answers in SQLite, and the cost table over them.
 
-use sqlx::{FromRow, SqlitePool};
+use sqlx::FromRow;
+
+use super::{on_db, Db};
 
 use crate::error::{AppError, AppResult};
 use crate::model::{AnswerSetView, AnswerView, ContextView, CostRow};
@@ -51,7 +53,7 @@ impl NewAnswer {
 }
 
 pub async fn create_set(
-    pool: &SqlitePool,
+    pool: &Db,
     project_id: i64,
     question_set_id: i64,
     job_id: Option<i64>,
@@ -59,31 +61,37 @@ pub async fn create_set(
     method: &str,
     parameters: &serde_json::Value,
 ) -> AppResult<i64> {
-    Ok(sqlx::query_scalar(
-        "INSERT INTO answer_sets (project_id, question_set_id, job_id, name, method, parameters)
-         VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
-    )
-    .bind(project_id)
-    .bind(question_set_id)
-    .bind(job_id)
-    .bind(name)
-    .bind(method)
-    .bind(parameters.to_string())
-    .fetch_one(pool)
-    .await?)
+    on_db!(pool, |db| {
+        Ok(sqlx::query_scalar(
+            "INSERT INTO answer_sets (project_id, question_set_id, job_id, name, method, parameters)
+         VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+        )
+        .bind(project_id)
+        .bind(question_set_id)
+        .bind(job_id)
+        .bind(name)
+        .bind(method)
+        .bind(parameters.to_string())
+        .fetch_one(db)
+        .await?)
+    })
 }
 
 /// Replaces a set's answers with `answers`, in one transaction.
-pub async fn replace_answers(pool: &SqlitePool, set_id: i64, answers: &[NewAnswer]) -> AppResult<()> {
-    let mut tx = super::begin(pool).await?;
-    sqlx::query("DELETE FROM answers WHERE answer_set_id = ?").bind(set_id).execute(&mut *tx).await?;
-    insert_answers(&mut tx, set_id, answers).await?;
-    tx.commit().await?;
-    Ok(())
+pub async fn replace_answers(pool: &Db, set_id: i64, answers: &[NewAnswer]) -> AppResult<()> {
+    on_db!(pool, |db| {
+        let mut tx = super::begin(db).await?;
+        sqlx::query("DELETE FROM answers WHERE answer_set_id = $1").bind(set_id).execute(&mut *tx).await?;
+        tx.insert_answers(set_id, answers).await?;
+        tx.commit().await?;
+        Ok(())
+    })
 }
 
-async fn insert_answers(
-    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+super::connection_steps! {
+    trait AnswerSteps {
+        async fn insert_answers(
+    &mut self,
     set_id: i64,
     answers: &[NewAnswer],
 ) -> AppResult<()> {
@@ -91,7 +99,7 @@ async fn insert_answers(
         sqlx::query(
             "INSERT INTO answers (answer_set_id, question_id, answer, contexts, prompt_tokens, completion_tokens,
                  cost_usd, llm_calls, cached_calls, retrieval_ms, query_ms, target_words, truncated)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
         )
         .bind(set_id)
         .bind(a.question_id)
@@ -106,35 +114,39 @@ async fn insert_answers(
         .bind(a.query_ms)
         .bind(a.target_words)
         .bind(a.truncated)
-        .execute(&mut **tx)
+        .execute(&mut *self)
         .await?;
     }
     Ok(())
 }
+    }
+}
 
 /// A new answer set holding `answers` (an import), in one transaction.
 pub async fn import_set(
-    pool: &SqlitePool,
+    pool: &Db,
     project_id: i64,
     question_set_id: i64,
     name: &str,
     parameters: &serde_json::Value,
     answers: &[NewAnswer],
 ) -> AppResult<i64> {
-    let mut tx = super::begin(pool).await?;
-    let id: i64 = sqlx::query_scalar(
-        "INSERT INTO answer_sets (project_id, question_set_id, name, method, parameters)
-         VALUES (?, ?, ?, 'imported', ?) RETURNING id",
-    )
-    .bind(project_id)
-    .bind(question_set_id)
-    .bind(name)
-    .bind(parameters.to_string())
-    .fetch_one(&mut *tx)
-    .await?;
-    insert_answers(&mut tx, id, answers).await?;
-    tx.commit().await?;
-    Ok(id)
+    on_db!(pool, |db| {
+        let mut tx = super::begin(db).await?;
+        let id: i64 = sqlx::query_scalar(
+            "INSERT INTO answer_sets (project_id, question_set_id, name, method, parameters)
+         VALUES ($1, $2, $3, 'imported', $4) RETURNING id",
+        )
+        .bind(project_id)
+        .bind(question_set_id)
+        .bind(name)
+        .bind(parameters.to_string())
+        .fetch_one(&mut *tx)
+        .await?;
+        tx.insert_answers(id, answers).await?;
+        tx.commit().await?;
+        Ok(id)
+    })
 }
 
 #[derive(FromRow)]
@@ -176,43 +188,53 @@ const SET_SELECT: &str = "SELECT s.id, s.project_id, s.question_set_id, s.job_id
      (SELECT provider FROM llm_calls c WHERE c.job_id = s.job_id AND c.purpose = 'answer' LIMIT 1) AS provider,
      (SELECT model FROM llm_calls c WHERE c.job_id = s.job_id AND c.purpose = 'answer' LIMIT 1) AS model,
      (SELECT e.id FROM evaluations e WHERE s.job_id IS NOT NULL AND e.job_id = s.job_id
-        AND json_extract(e.settings, '$.sanity') = 1 LIMIT 1) AS sanity_of
+        AND CAST(json_extract(e.settings, '$.sanity') AS BIGINT) = 1 ORDER BY e.id LIMIT 1) AS sanity_of
      FROM answer_sets s";
 
-pub async fn list_sets(pool: &SqlitePool, project_id: i64) -> AppResult<Vec<AnswerSetView>> {
-    let rows: Vec<SetRow> = sqlx::query_as(&format!("{SET_SELECT} WHERE s.project_id = ? ORDER BY s.id"))
-        .bind(project_id)
-        .fetch_all(pool)
-        .await?;
-    Ok(rows.into_iter().map(SetRow::view).collect())
+pub async fn list_sets(pool: &Db, project_id: i64) -> AppResult<Vec<AnswerSetView>> {
+    on_db!(pool, |db| {
+        let rows: Vec<SetRow> = sqlx::query_as(&format!("{SET_SELECT} WHERE s.project_id = $1 ORDER BY s.id"))
+            .bind(project_id)
+            .fetch_all(db)
+            .await?;
+        Ok(rows.into_iter().map(SetRow::view).collect())
+    })
 }
 
-pub async fn get_set(pool: &SqlitePool, set_id: i64) -> AppResult<AnswerSetView> {
-    let row: Option<SetRow> =
-        sqlx::query_as(&format!("{SET_SELECT} WHERE s.id = ?")).bind(set_id).fetch_optional(pool).await?;
-    row.map(SetRow::view).ok_or_else(|| AppError::NotFound(format!("answer set {set_id} does not exist")))
+pub async fn get_set(pool: &Db, set_id: i64) -> AppResult<AnswerSetView> {
+    on_db!(pool, |db| {
+        let row: Option<SetRow> =
+            sqlx::query_as(&format!("{SET_SELECT} WHERE s.id = $1")).bind(set_id).fetch_optional(db).await?;
+        row.map(SetRow::view).ok_or_else(|| AppError::NotFound(format!("answer set {set_id} does not exist")))
+    })
 }
 
-pub async fn set_of_job(pool: &SqlitePool, job_id: i64) -> AppResult<i64> {
-    sqlx::query_scalar("SELECT id FROM answer_sets WHERE job_id = ?")
-        .bind(job_id)
-        .fetch_optional(pool)
-        .await?
-        .ok_or_else(|| AppError::NotFound(format!("job {job_id} fills no answer set")))
+pub async fn set_of_job(pool: &Db, job_id: i64) -> AppResult<i64> {
+    on_db!(pool, |db| {
+        sqlx::query_scalar("SELECT id FROM answer_sets WHERE job_id = $1")
+            .bind(job_id)
+            .fetch_optional(db)
+            .await?
+            .ok_or_else(|| AppError::NotFound(format!("job {job_id} fills no answer set")))
+    })
 }
 
 /// Records the job that fills a set (a sanity check's second run).
-pub async fn set_job(pool: &SqlitePool, set_id: i64, job_id: i64) -> AppResult<()> {
-    sqlx::query("UPDATE answer_sets SET job_id = ? WHERE id = ?").bind(job_id).bind(set_id).execute(pool).await?;
-    Ok(())
+pub async fn set_job(pool: &Db, set_id: i64, job_id: i64) -> AppResult<()> {
+    on_db!(pool, |db| {
+        sqlx::query("UPDATE answer_sets SET job_id = $1 WHERE id = $2").bind(job_id).bind(set_id).execute(db).await?;
+        Ok(())
+    })
 }
 
-pub async fn delete_set(pool: &SqlitePool, set_id: i64) -> AppResult<()> {
-    let done = sqlx::query("DELETE FROM answer_sets WHERE id = ?").bind(set_id).execute(pool).await?;
-    if done.rows_affected() == 0 {
-        return Err(AppError::NotFound(format!("answer set {set_id} does not exist")));
-    }
-    Ok(())
+pub async fn delete_set(pool: &Db, set_id: i64) -> AppResult<()> {
+    on_db!(pool, |db| {
+        let done = sqlx::query("DELETE FROM answer_sets WHERE id = $1").bind(set_id).execute(db).await?;
+        if done.rows_affected() == 0 {
+            return Err(AppError::NotFound(format!("answer set {set_id} does not exist")));
+        }
+        Ok(())
+    })
 }
 
 #[derive(FromRow)]
@@ -233,49 +255,53 @@ struct AnswerRow {
 
 /// A set's answer texts by question, `(question id, answer)` — without
 /// the contexts and accounting [`list_answers`] reads.
-pub async fn texts(pool: &SqlitePool, set_id: i64) -> AppResult<Vec<(i64, String)>> {
-    Ok(sqlx::query_as("SELECT question_id, answer FROM answers WHERE answer_set_id = ?")
-        .bind(set_id)
-        .fetch_all(pool)
-        .await?)
+pub async fn texts(pool: &Db, set_id: i64) -> AppResult<Vec<(i64, String)>> {
+    on_db!(pool, |db| {
+        Ok(sqlx::query_as("SELECT question_id, answer FROM answers WHERE answer_set_id = $1")
+            .bind(set_id)
+            .fetch_all(db)
+            .await?)
+    })
 }
 
 /// A set's answers in question order (`question_id`: only that question's).
-pub async fn list_answers(pool: &SqlitePool, set_id: i64, question_id: Option<i64>) -> AppResult<Vec<AnswerView>> {
-    let rows: Vec<AnswerRow> = sqlx::query_as(
-        "SELECT a.id, a.question_id, q.question, a.answer, a.contexts, a.prompt_tokens, a.completion_tokens,
+pub async fn list_answers(pool: &Db, set_id: i64, question_id: Option<i64>) -> AppResult<Vec<AnswerView>> {
+    on_db!(pool, |db| {
+        let rows: Vec<AnswerRow> = sqlx::query_as(
+            "SELECT a.id, a.question_id, q.question, a.answer, a.contexts, a.prompt_tokens, a.completion_tokens,
                 a.cost_usd, a.llm_calls, a.retrieval_ms, a.query_ms, a.truncated
          FROM answers a JOIN questions q ON q.id = a.question_id
-         WHERE a.answer_set_id = ? AND (? IS NULL OR a.question_id = ?) ORDER BY q.idx, q.id",
-    )
-    .bind(set_id)
-    .bind(question_id)
-    .bind(question_id)
-    .fetch_all(pool)
-    .await?;
-    Ok(rows
-        .into_iter()
-        .map(|r| AnswerView {
-            id: r.id,
-            question_id: r.question_id,
-            question: r.question,
-            answer: r.answer,
-            contexts: serde_json::from_str(&r.contexts).unwrap_or_default(),
-            prompt_tokens: r.prompt_tokens,
-            completion_tokens: r.completion_tokens,
-            cost_usd: r.cost_usd,
-            llm_calls: r.llm_calls,
-            retrieval_ms: r.retrieval_ms,
-            query_ms: r.query_ms,
-            truncated: r.truncated,
-        })
-        .collect())
+         WHERE a.answer_set_id = $1 AND ($2 IS NULL OR a.question_id = $3) ORDER BY q.idx, q.id",
+        )
+        .bind(set_id)
+        .bind(question_id)
+        .bind(question_id)
+        .fetch_all(db)
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|r| AnswerView {
+                id: r.id,
+                question_id: r.question_id,
+                question: r.question,
+                answer: r.answer,
+                contexts: serde_json::from_str(&r.contexts).unwrap_or_default(),
+                prompt_tokens: r.prompt_tokens,
+                completion_tokens: r.completion_tokens,
+                cost_usd: r.cost_usd,
+                llm_calls: r.llm_calls,
+                retrieval_ms: r.retrieval_ms,
+                query_ms: r.query_ms,
+                truncated: r.truncated,
+            })
+            .collect())
+    })
 }
 
 /// The cost table (seed 000 Table II) of a project's answer sets: per set,
 /// each average over the answers that give that figure (SQL's `AVG` skips
 /// the unknown); `measured` counts those with known tokens.
-pub async fn cost_table(pool: &SqlitePool, project_id: i64) -> AppResult<Vec<CostRow>> {
+pub async fn cost_table(pool: &Db, project_id: i64) -> AppResult<Vec<CostRow>> {
     let mut rows = Vec::new();
     for s in list_sets(pool, project_id).await? {
         rows.push(cost_row(pool, s).await?);
@@ -284,45 +310,48 @@ pub async fn cost_table(pool: &SqlitePool, project_id: i64) -> AppResult<Vec<Cos
 }
 
 /// One answer set's row of the cost table.
-pub async fn cost_of(pool: &SqlitePool, set_id: i64) -> AppResult<CostRow> {
+pub async fn cost_of(pool: &Db, set_id: i64) -> AppResult<CostRow> {
     cost_row(pool, get_set(pool, set_id).await?).await
 }
 
-async fn cost_row(pool: &SqlitePool, s: AnswerSetView) -> AppResult<CostRow> {
-    #[allow(clippy::type_complexity)]
-    let (measured, tokens, prompt, completion, calls, query, retrieval, cost): (
-        i64,
-        Option<f64>,
-        Option<f64>,
-        Option<f64>,
-        Option<f64>,
-        Option<f64>,
-        Option<f64>,
-        Option<f64>,
-    ) = sqlx::query_as(
-        "SELECT COUNT(prompt_tokens + completion_tokens), AVG(prompt_tokens + completion_tokens),
-                AVG(prompt_tokens), AVG(completion_tokens), AVG(llm_calls), AVG(query_ms), AVG(retrieval_ms),
-                AVG(cost_usd)
-         FROM answers WHERE answer_set_id = ?",
-    )
-    .bind(s.id)
-    .fetch_one(pool)
-    .await?;
-    Ok(CostRow {
-        answer_set_id: s.id,
-        name: s.name,
-        method: s.method,
-        parameters: s.parameters,
-        answers: s.answers,
-        measured,
-        avg_tokens: tokens,
-        avg_prompt_tokens: prompt,
-        avg_completion_tokens: completion,
-        avg_llm_calls: calls,
-        avg_query_ms: query,
-        avg_retrieval_ms: retrieval,
-        avg_cost_usd: cost,
-        made_by: s.made_by,
-        sanity_of: s.sanity_of,
+async fn cost_row(pool: &Db, s: AnswerSetView) -> AppResult<CostRow> {
+    on_db!(pool, |db| {
+        #[allow(clippy::type_complexity)]
+        let (measured, tokens, prompt, completion, calls, query, retrieval, cost): (
+            i64,
+            Option<f64>,
+            Option<f64>,
+            Option<f64>,
+            Option<f64>,
+            Option<f64>,
+            Option<f64>,
+            Option<f64>,
+        ) = sqlx::query_as(
+            "SELECT COUNT(prompt_tokens + completion_tokens),
+                CAST(AVG(prompt_tokens + completion_tokens) AS DOUBLE PRECISION),
+                CAST(AVG(prompt_tokens) AS DOUBLE PRECISION), CAST(AVG(completion_tokens) AS DOUBLE PRECISION),
+                CAST(AVG(llm_calls) AS DOUBLE PRECISION), AVG(query_ms), AVG(retrieval_ms), AVG(cost_usd)
+         FROM answers WHERE answer_set_id = $1",
+        )
+        .bind(s.id)
+        .fetch_one(db)
+        .await?;
+        Ok(CostRow {
+            answer_set_id: s.id,
+            name: s.name,
+            method: s.method,
+            parameters: s.parameters,
+            answers: s.answers,
+            measured,
+            avg_tokens: tokens,
+            avg_prompt_tokens: prompt,
+            avg_completion_tokens: completion,
+            avg_llm_calls: calls,
+            avg_query_ms: query,
+            avg_retrieval_ms: retrieval,
+            avg_cost_usd: cost,
+            made_by: s.made_by,
+            sanity_of: s.sanity_of,
+        })
     })
 }

@@ -19,7 +19,9 @@ use std::sync::Mutex;
 
 use engine::llm::{BoxFuture, CachedReply, CallRecord, CallStore};
 use engine::memo::quick_hash;
-use sqlx::{QueryBuilder, Sqlite, SqliteConnection, SqlitePool};
+use sqlx::QueryBuilder;
+
+use super::{on_db, Db};
 
 /// Calls waiting to be written, at most this many (then written at once).
 const MAX_PENDING: usize = 512;
@@ -28,7 +30,7 @@ const MAX_PENDING: usize = 512;
 const ROWS_PER_INSERT: usize = 400;
 
 pub struct SqliteCallStore {
-    pool: SqlitePool,
+    pool: Db,
     /// `None`: every call is written as it is recorded.
     pending: Option<Mutex<Pending>>,
 }
@@ -47,14 +49,15 @@ struct Pending {
 
 impl SqliteCallStore {
     /// A store that writes each call as it is recorded.
-    pub fn new(pool: SqlitePool) -> SqliteCallStore {
+    pub fn new(pool: Db) -> SqliteCallStore {
         SqliteCallStore { pool, pending: None }
     }
 
     /// A store that keeps calls until [`take`](Self::take)n with a job
     /// item, [`flush`](Self::flush)ed, or 512 are waiting.
-    pub async fn buffered(pool: SqlitePool) -> Result<SqliteCallStore, sqlx::Error> {
-        let keys: Vec<String> = sqlx::query_scalar("SELECT key FROM llm_cache").fetch_all(&pool).await?;
+    pub async fn buffered(pool: Db) -> Result<SqliteCallStore, sqlx::Error> {
+        let keys: Vec<String> =
+            on_db!(&pool, |db| sqlx::query_scalar("SELECT key FROM llm_cache").fetch_all(db).await)?;
         let pending = Pending { keys: keys.iter().map(quick_hash).collect(), ..Default::default() };
         Ok(SqliteCallStore { pool, pending: Some(Mutex::new(pending)) })
     }
@@ -113,12 +116,12 @@ impl SqliteCallStore {
         if records.is_empty() {
             return Ok(());
         }
-        let written = async {
-            let mut tx = super::begin(&self.pool).await?;
-            write(&mut tx, &records).await?;
+        let written = on_db!(&self.pool, |db| async {
+            let mut tx = super::begin(db).await?;
+            tx.write_calls(&records).await?;
             tx.commit().await
         }
-        .await;
+        .await);
         match written {
             Ok(()) => {
                 self.written(&records);
@@ -137,9 +140,11 @@ pub(crate) fn store_error(e: sqlx::Error) -> String {
     format!("the call log could not be written ({})", crate::ssr::store::db_reason(&e))
 }
 
-/// Writes calls to the log (and uncached replies to the cache), each
-/// distinct prompt once, in the caller's transaction.
-pub(crate) async fn write(conn: &mut SqliteConnection, records: &[CallRecord]) -> Result<(), sqlx::Error> {
+super::connection_steps! {
+    pub(crate) trait CallSteps {
+        /// Writes calls to the log (and uncached replies to the cache), each
+        /// distinct prompt once, in the caller's transaction.
+async fn write_calls(&mut self, records: &[CallRecord]) -> Result<(), sqlx::Error> {
     if records.is_empty() {
         return Ok(());
     }
@@ -158,10 +163,16 @@ pub(crate) async fn write(conn: &mut SqliteConnection, records: &[CallRecord]) -
             })
         })
         .collect();
-    let fresh: Vec<&CallRecord> = records.iter().filter(|c| c.reply.is_some() && !c.cached).collect();
+    // One row per key (the last reply): an upsert may not touch a row twice.
+    let mut fresh_by_key: HashMap<&str, &CallRecord> = HashMap::new();
+    for call in records.iter().filter(|c| c.reply.is_some() && !c.cached) {
+        fresh_by_key.insert(call.key.as_str(), call);
+    }
+    let mut fresh: Vec<&CallRecord> = fresh_by_key.into_values().collect();
+    fresh.sort_by(|a, b| a.key.cmp(&b.key));
     for rows in fresh.chunks(ROWS_PER_INSERT) {
-        let mut q = QueryBuilder::<Sqlite>::new(
-            "INSERT OR REPLACE INTO llm_cache (key, provider, model, reply, prompt_tokens, completion_tokens, truncated) ",
+        let mut q = QueryBuilder::new(
+            "INSERT INTO llm_cache (key, provider, model, reply, prompt_tokens, completion_tokens, truncated) ",
         );
         q.push_values(rows, |mut b, call| {
             b.push_bind(&call.key)
@@ -172,18 +183,25 @@ pub(crate) async fn write(conn: &mut SqliteConnection, records: &[CallRecord]) -
                 .push_bind(call.completion_tokens as i64)
                 .push_bind(call.truncated);
         });
-        q.build().execute(&mut *conn).await?;
+        q.push(
+            " ON CONFLICT (key) DO UPDATE SET provider = excluded.provider, model = excluded.model,
+              reply = excluded.reply, prompt_tokens = excluded.prompt_tokens,
+              completion_tokens = excluded.completion_tokens, truncated = excluded.truncated,
+              created_at = excluded.created_at",
+        );
+        q.build().execute(&mut *self).await?;
     }
     for rows in distinct.chunks(ROWS_PER_INSERT) {
-        let mut q = QueryBuilder::<Sqlite>::new("INSERT OR IGNORE INTO llm_messages (hash, messages) ");
+        let mut q = QueryBuilder::new("INSERT INTO llm_messages (hash, messages) ");
         q.push_values(rows, |mut b, (hash, messages)| {
             b.push_bind(hash).push_bind(messages);
         });
-        q.build().execute(&mut *conn).await?;
+        q.push(" ON CONFLICT (hash) DO NOTHING");
+        q.build().execute(&mut *self).await?;
     }
     let logged: Vec<(&CallRecord, &String)> = records.iter().zip(prompts.iter().map(|&i| &distinct[i].0)).collect();
     for rows in logged.chunks(ROWS_PER_INSERT) {
-        let mut q = QueryBuilder::<Sqlite>::new(
+        let mut q = QueryBuilder::new(
             "INSERT INTO llm_calls (job_id, item, purpose, provider, base_url, model, sample, cache_key, prompt_hash,
                 messages, messages_hash, reply, error, prompt_tokens, completion_tokens, cost_usd, latency_ms,
                 attempts, cached, truncated) ",
@@ -210,9 +228,11 @@ pub(crate) async fn write(conn: &mut SqliteConnection, records: &[CallRecord]) -
                 .push_bind(call.cached)
                 .push_bind(call.truncated);
         });
-        q.build().execute(&mut *conn).await?;
+        q.build().execute(&mut *self).await?;
     }
     Ok(())
+}
+    }
 }
 
 impl CallStore for SqliteCallStore {
@@ -226,12 +246,12 @@ impl CallStore for SqliteCallStore {
                     return Ok(None);
                 }
             }
-            let row: Option<(String, String, i64, i64, bool)> = sqlx::query_as(
-                "SELECT reply, model, prompt_tokens, completion_tokens, truncated FROM llm_cache WHERE key = ?",
+            let row: Option<(String, String, i64, i64, bool)> = on_db!(&self.pool, |db| sqlx::query_as(
+                "SELECT reply, model, prompt_tokens, completion_tokens, truncated FROM llm_cache WHERE key = $1",
             )
             .bind(key)
-            .fetch_optional(&self.pool)
-            .await
+            .fetch_optional(db)
+            .await)
             .map_err(store_error)?;
             Ok(row.map(|(text, model, p, c, truncated)| CachedReply {
                 text,
@@ -252,12 +272,12 @@ impl CallStore for SqliteCallStore {
     fn record(&self, call: CallRecord) -> BoxFuture<'_, Result<(), String>> {
         Box::pin(async move {
             if self.pending.is_none() || call.paid() {
-                let written = async {
-                    let mut tx = super::begin(&self.pool).await?;
-                    write(&mut tx, std::slice::from_ref(&call)).await?;
+                let written = on_db!(&self.pool, |db| async {
+                    let mut tx = super::begin(db).await?;
+                    tx.write_calls(std::slice::from_ref(&call)).await?;
                     tx.commit().await
                 }
-                .await;
+                .await);
                 match written {
                     Ok(()) => {
                         if let Some(mut p) = self.lock() {
@@ -280,29 +300,29 @@ impl CallStore for SqliteCallStore {
 }
 
 /// `(new, cached)` LLM calls logged for a job.
-pub async fn counts_of_job(pool: &SqlitePool, job_id: i64) -> crate::error::AppResult<(i64, i64)> {
-    Ok(sqlx::query_as(
-        "SELECT COALESCE(SUM(cached = 0), 0), COALESCE(SUM(cached = 1), 0) FROM llm_calls WHERE job_id = ?",
+pub async fn counts_of_job(pool: &Db, job_id: i64) -> crate::error::AppResult<(i64, i64)> {
+    on_db!(pool, |db| {
+        Ok(sqlx::query_as(
+        "SELECT CAST(COALESCE(SUM(CASE WHEN cached THEN 0 ELSE 1 END), 0) AS BIGINT), CAST(COALESCE(SUM(CASE WHEN cached THEN 1 ELSE 0 END), 0) AS BIGINT) FROM llm_calls WHERE job_id = $1",
     )
     .bind(job_id)
-    .fetch_one(pool)
+    .fetch_one(db)
     .await?)
+    })
 }
 
 /// The mean latency (ms) of the last 500 answered, uncached calls to
 /// `provider`'s `model`, and how many that is (`None`: none yet).
-pub async fn recent_latency(
-    pool: &SqlitePool,
-    provider: &str,
-    model: &str,
-) -> crate::error::AppResult<Option<(f64, i64)>> {
-    let (mean, n): (Option<f64>, i64) = sqlx::query_as(
-        "SELECT AVG(latency_ms), COUNT(*) FROM (SELECT latency_ms FROM llm_calls
-           WHERE provider = ? AND model = ? AND cached = 0 AND error IS NULL ORDER BY id DESC LIMIT 500)",
-    )
-    .bind(provider)
-    .bind(model)
-    .fetch_one(pool)
-    .await?;
-    Ok(mean.filter(|_| n > 0).map(|m| (m, n)))
+pub async fn recent_latency(pool: &Db, provider: &str, model: &str) -> crate::error::AppResult<Option<(f64, i64)>> {
+    on_db!(pool, |db| {
+        let (mean, n): (Option<f64>, i64) = sqlx::query_as(
+            "SELECT CAST(AVG(latency_ms) AS DOUBLE PRECISION), COUNT(*) FROM (SELECT latency_ms FROM llm_calls
+           WHERE provider = $1 AND model = $2 AND NOT cached AND error IS NULL ORDER BY id DESC LIMIT 500) recent",
+        )
+        .bind(provider)
+        .bind(model)
+        .fetch_one(db)
+        .await?;
+        Ok(mean.filter(|_| n > 0).map(|m| (m, n)))
+    })
 }

@@ -1,7 +1,7 @@
 //! Evaluations in SQLite: their rows, and the call-log figures their
 //! reports show. (The judgments are the evaluation job's items.)
 
-use sqlx::SqlitePool;
+use super::{on_db, Db};
 
 use crate::error::{AppError, AppResult};
 
@@ -26,85 +26,103 @@ pub struct NewEvaluation<'a> {
 }
 
 /// Inserts an evaluation and records its id in its job's parameters.
-pub async fn insert(pool: &SqlitePool, e: &NewEvaluation<'_>) -> AppResult<i64> {
-    let mut tx = super::begin(pool).await?;
-    let id: i64 = sqlx::query_scalar(
-        "INSERT INTO evaluations (project_id, question_set_id, job_id, name, settings, answer_sets, pairs, judge)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-    )
-    .bind(e.project_id)
-    .bind(e.question_set_id)
-    .bind(e.job_id)
-    .bind(e.name)
-    .bind(e.settings.to_string())
-    .bind(serde_json::to_string(e.answer_sets).unwrap_or_default())
-    .bind(serde_json::to_string(e.pairs).unwrap_or_default())
-    .bind(e.judge)
-    .fetch_one(&mut *tx)
-    .await?;
-    sqlx::query("UPDATE jobs SET parameters = json_set(parameters, '$.evaluation_id', ?) WHERE id = ?")
-        .bind(id)
+pub async fn insert(pool: &Db, e: &NewEvaluation<'_>) -> AppResult<i64> {
+    on_db!(pool, |db| {
+        let mut tx = super::begin(db).await?;
+        let id: i64 = sqlx::query_scalar(
+            "INSERT INTO evaluations (project_id, question_set_id, job_id, name, settings, answer_sets, pairs, judge)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
+        )
+        .bind(e.project_id)
+        .bind(e.question_set_id)
         .bind(e.job_id)
-        .execute(&mut *tx)
+        .bind(e.name)
+        .bind(e.settings.to_string())
+        .bind(serde_json::to_string(e.answer_sets).unwrap_or_default())
+        .bind(serde_json::to_string(e.pairs).unwrap_or_default())
+        .bind(e.judge)
+        .fetch_one(&mut *tx)
         .await?;
-    tx.commit().await?;
-    Ok(id)
+        sqlx::query("UPDATE jobs SET parameters = json_set(parameters, '$.evaluation_id', $1) WHERE id = $2")
+            .bind(id)
+            .bind(e.job_id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(id)
+    })
 }
 
-pub async fn get(pool: &SqlitePool, id: i64) -> AppResult<Row> {
-    let row: Option<Row> = sqlx::query_as(&format!("{SELECT} WHERE e.id = ?")).bind(id).fetch_optional(pool).await?;
-    row.ok_or_else(|| AppError::NotFound(format!("evaluation {id} does not exist")))
+pub async fn get(pool: &Db, id: i64) -> AppResult<Row> {
+    on_db!(pool, |db| {
+        let row: Option<Row> = sqlx::query_as(&format!("{SELECT} WHERE e.id = $1")).bind(id).fetch_optional(db).await?;
+        row.ok_or_else(|| AppError::NotFound(format!("evaluation {id} does not exist")))
+    })
 }
 
-pub async fn list(pool: &SqlitePool, project_id: i64) -> AppResult<Vec<Row>> {
-    Ok(sqlx::query_as(&format!("{SELECT} WHERE e.project_id = ? ORDER BY e.id DESC"))
-        .bind(project_id)
-        .fetch_all(pool)
-        .await?)
+pub async fn list(pool: &Db, project_id: i64) -> AppResult<Vec<Row>> {
+    on_db!(pool, |db| {
+        Ok(sqlx::query_as(&format!("{SELECT} WHERE e.project_id = $1 ORDER BY e.id DESC"))
+            .bind(project_id)
+            .fetch_all(db)
+            .await?)
+    })
 }
 
 /// The evaluation a job runs.
-pub async fn of_job(pool: &SqlitePool, job_id: i64) -> AppResult<i64> {
-    let id: Option<i64> =
-        sqlx::query_scalar("SELECT id FROM evaluations WHERE job_id = ?").bind(job_id).fetch_optional(pool).await?;
-    id.ok_or_else(|| AppError::NotFound(format!("job {job_id} runs no evaluation")))
+pub async fn of_job(pool: &Db, job_id: i64) -> AppResult<i64> {
+    on_db!(pool, |db| {
+        let id: Option<i64> =
+            sqlx::query_scalar("SELECT id FROM evaluations WHERE job_id = $1").bind(job_id).fetch_optional(db).await?;
+        id.ok_or_else(|| AppError::NotFound(format!("job {job_id} runs no evaluation")))
+    })
 }
 
-pub async fn delete(pool: &SqlitePool, id: i64) -> AppResult<()> {
-    let done = sqlx::query("DELETE FROM evaluations WHERE id = ?").bind(id).execute(pool).await?;
-    if done.rows_affected() == 0 {
-        return Err(AppError::NotFound(format!("evaluation {id} does not exist")));
-    }
-    Ok(())
+pub async fn delete(pool: &Db, id: i64) -> AppResult<()> {
+    on_db!(pool, |db| {
+        let done = sqlx::query("DELETE FROM evaluations WHERE id = $1").bind(id).execute(db).await?;
+        if done.rows_affected() == 0 {
+            return Err(AppError::NotFound(format!("evaluation {id} does not exist")));
+        }
+        Ok(())
+    })
 }
 
 /// `(method, parameters)` of every answer set a project's sanity checks checked.
-pub async fn sanity_checked(pool: &SqlitePool, project_id: i64) -> AppResult<Vec<(String, String)>> {
-    Ok(sqlx::query_as(
-        "SELECT a.method, a.parameters FROM evaluations e JOIN answer_sets a ON a.id = json_extract(e.answer_sets, '$[0]')
-          WHERE e.project_id = ? AND json_extract(e.settings, '$.sanity') = 1",
-    )
-    .bind(project_id)
-    .fetch_all(pool)
-    .await?)
+pub async fn sanity_checked(pool: &Db, project_id: i64) -> AppResult<Vec<(String, String)>> {
+    on_db!(pool, |db| {
+        Ok(sqlx::query_as(
+            "SELECT a.method, a.parameters FROM evaluations e JOIN answer_sets a
+            ON a.id = CAST(json_extract(e.answer_sets, '$[0]') AS BIGINT)
+          WHERE e.project_id = $1 AND CAST(json_extract(e.settings, '$.sanity') AS BIGINT) = 1 ORDER BY e.id",
+        )
+        .bind(project_id)
+        .fetch_all(db)
+        .await?)
+    })
 }
 
 /// A job's calls and how many came from the cache.
-pub async fn call_counts(pool: &SqlitePool, job_id: i64) -> AppResult<(i64, i64)> {
-    Ok(sqlx::query_as("SELECT COUNT(*), COALESCE(SUM(cached), 0) FROM llm_calls WHERE job_id = ?")
+pub async fn call_counts(pool: &Db, job_id: i64) -> AppResult<(i64, i64)> {
+    on_db!(pool, |db| {
+        Ok(sqlx::query_as("SELECT COUNT(*), CAST(COALESCE(SUM(CASE WHEN cached THEN 1 ELSE 0 END), 0) AS BIGINT) FROM llm_calls WHERE job_id = $1")
         .bind(job_id)
-        .fetch_one(pool)
+        .fetch_one(db)
         .await?)
+    })
 }
 
 /// Per item of a job: calls, cached calls, tokens, cost.
-pub async fn item_costs(pool: &SqlitePool, job_id: i64) -> AppResult<Vec<(String, i64, i64, i64, f64)>> {
-    Ok(sqlx::query_as(
-        "SELECT item, COUNT(*), COALESCE(SUM(cached), 0), COALESCE(SUM(prompt_tokens + completion_tokens), 0),
+pub async fn item_costs(pool: &Db, job_id: i64) -> AppResult<Vec<(String, i64, i64, i64, f64)>> {
+    on_db!(pool, |db| {
+        Ok(sqlx::query_as(
+            "SELECT item, COUNT(*), CAST(COALESCE(SUM(CASE WHEN cached THEN 1 ELSE 0 END), 0) AS BIGINT),
+                CAST(COALESCE(SUM(prompt_tokens + completion_tokens), 0) AS BIGINT),
                 COALESCE(SUM(cost_usd), 0.0)
-           FROM llm_calls WHERE job_id = ? AND item IS NOT NULL GROUP BY item",
-    )
-    .bind(job_id)
-    .fetch_all(pool)
-    .await?)
+           FROM llm_calls WHERE job_id = $1 AND item IS NOT NULL GROUP BY item",
+        )
+        .bind(job_id)
+        .fetch_all(db)
+        .await?)
+    })
 }

@@ -1,7 +1,7 @@
 //! Experiments (a manifest's run, stage by stage) and the stages a
 //! project's experiments finished, by fingerprint, for reuse.
 
-use sqlx::SqlitePool;
+use super::{on_db, Db};
 
 use crate::error::{AppError, AppResult};
 
@@ -28,7 +28,7 @@ pub struct Row {
 
 /// A new, running experiment; its id.
 pub async fn insert(
-    pool: &SqlitePool,
+    pool: &Db,
     project_id: i64,
     name: &str,
     manifest: &str,
@@ -36,8 +36,9 @@ pub async fn insert(
     llm: &str,
     offline: bool,
 ) -> AppResult<i64> {
-    Ok(sqlx::query_scalar(
-        "INSERT INTO experiments (project_id, name, manifest, plan, llm, offline) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+    on_db!(pool, |db| {
+        Ok(sqlx::query_scalar(
+        "INSERT INTO experiments (project_id, name, manifest, plan, llm, offline) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
     )
     .bind(project_id)
     .bind(name)
@@ -45,105 +46,112 @@ pub async fn insert(
     .bind(plan)
     .bind(llm)
     .bind(offline)
-    .fetch_one(pool)
+    .fetch_one(db)
     .await?)
+    })
 }
 
 /// The stage running now and its job.
-pub async fn set_stage(pool: &SqlitePool, id: i64, label: &str, job_id: i64) -> AppResult<()> {
-    stage_update(pool, "UPDATE experiments SET stage = ?, job_id = ? WHERE id = ?", id, label, job_id).await
+pub async fn set_stage(pool: &Db, id: i64, label: &str, job_id: i64) -> AppResult<()> {
+    stage_update(pool, "UPDATE experiments SET stage = $1, job_id = $2 WHERE id = $3", id, label, job_id).await
 }
 
 /// Records a stage's finished job (its calls and cost show at once).
-pub async fn record_job(pool: &SqlitePool, id: i64, label: &str, job_id: i64) -> AppResult<()> {
-    let sql = "UPDATE experiments SET jobs = json_set(jobs, '$.\"' || ? || '\"', ?) WHERE id = ?";
+pub async fn record_job(pool: &Db, id: i64, label: &str, job_id: i64) -> AppResult<()> {
+    let sql = "UPDATE experiments SET jobs = json_set(jobs, '$.\"' || $1 || '\"', $2) WHERE id = $3";
     stage_update(pool, sql, id, label, job_id).await
 }
 
-async fn stage_update(pool: &SqlitePool, sql: &str, id: i64, label: &str, job_id: i64) -> AppResult<()> {
-    sqlx::query(sql).bind(label).bind(job_id).bind(id).execute(pool).await?;
-    Ok(())
+async fn stage_update(pool: &Db, sql: &str, id: i64, label: &str, job_id: i64) -> AppResult<()> {
+    on_db!(pool, |db| {
+        sqlx::query(sql).bind(label).bind(job_id).bind(id).execute(db).await?;
+        Ok(())
+    })
 }
 
 /// Ends a run: its status (`done`, `failed`), outcome (JSON) and error.
-pub async fn finish(
-    pool: &SqlitePool,
-    id: i64,
-    status: &str,
-    outcome: Option<&str>,
-    error: Option<&str>,
-) -> AppResult<()> {
-    sqlx::query(
-        "UPDATE experiments SET status = ?, outcome = ?, error = ?, stage = NULL,
-            finished_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now') WHERE id = ?",
-    )
-    .bind(status)
-    .bind(outcome)
-    .bind(error)
-    .bind(id)
-    .execute(pool)
-    .await?;
-    Ok(())
+pub async fn finish(pool: &Db, id: i64, status: &str, outcome: Option<&str>, error: Option<&str>) -> AppResult<()> {
+    on_db!(pool, |db| {
+        sqlx::query(
+            "UPDATE experiments SET status = $1, outcome = $2, error = $3, stage = NULL,
+            finished_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now') WHERE id = $4",
+        )
+        .bind(status)
+        .bind(outcome)
+        .bind(error)
+        .bind(id)
+        .execute(db)
+        .await?;
+        Ok(())
+    })
 }
 
-pub async fn get(pool: &SqlitePool, id: i64) -> AppResult<Row> {
-    sqlx::query_as("SELECT * FROM experiments WHERE id = ?")
-        .bind(id)
-        .fetch_optional(pool)
-        .await?
-        .ok_or_else(|| AppError::NotFound(format!("experiment {id} does not exist")))
+pub async fn get(pool: &Db, id: i64) -> AppResult<Row> {
+    on_db!(pool, |db| {
+        sqlx::query_as("SELECT * FROM experiments WHERE id = $1")
+            .bind(id)
+            .fetch_optional(db)
+            .await?
+            .ok_or_else(|| AppError::NotFound(format!("experiment {id} does not exist")))
+    })
 }
 
 /// Every experiment, newest first: (id, project id, name, status, created).
-pub async fn list_all(pool: &SqlitePool) -> AppResult<Vec<(i64, i64, String, String, String)>> {
-    Ok(sqlx::query_as("SELECT id, project_id, name, status, created_at FROM experiments ORDER BY id DESC LIMIT 50")
-        .fetch_all(pool)
-        .await?)
+pub async fn list_all(pool: &Db) -> AppResult<Vec<(i64, i64, String, String, String)>> {
+    on_db!(pool, |db| {
+        Ok(sqlx::query_as("SELECT id, project_id, name, status, created_at FROM experiments ORDER BY id DESC LIMIT 50")
+            .fetch_all(db)
+            .await?)
+    })
 }
 
 /// The object and job of a finished stage with this fingerprint in the project.
-pub async fn known_stage(
-    pool: &SqlitePool,
-    project_id: i64,
-    fingerprint: &str,
-) -> AppResult<Option<(i64, Option<i64>)>> {
-    Ok(sqlx::query_as("SELECT object_id, job_id FROM experiment_stages WHERE project_id = ? AND fingerprint = ?")
-        .bind(project_id)
-        .bind(fingerprint)
-        .fetch_optional(pool)
-        .await?)
+pub async fn known_stage(pool: &Db, project_id: i64, fingerprint: &str) -> AppResult<Option<(i64, Option<i64>)>> {
+    on_db!(pool, |db| {
+        Ok(sqlx::query_as("SELECT object_id, job_id FROM experiment_stages WHERE project_id = $1 AND fingerprint = $2")
+            .bind(project_id)
+            .bind(fingerprint)
+            .fetch_optional(db)
+            .await?)
+    })
 }
 
 /// Remembers a finished stage's object and job by its fingerprint.
 pub async fn remember_stage(
-    pool: &SqlitePool,
+    pool: &Db,
     project_id: i64,
     fingerprint: &str,
     object_id: i64,
     job_id: Option<i64>,
 ) -> AppResult<()> {
-    sqlx::query(
-        "INSERT OR REPLACE INTO experiment_stages (project_id, fingerprint, object_id, job_id) VALUES (?, ?, ?, ?)",
-    )
-    .bind(project_id)
-    .bind(fingerprint)
-    .bind(object_id)
-    .bind(job_id)
-    .execute(pool)
-    .await?;
-    Ok(())
+    on_db!(pool, |db| {
+        sqlx::query(
+            "INSERT INTO experiment_stages (project_id, fingerprint, object_id, job_id) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (project_id, fingerprint) DO UPDATE SET object_id = excluded.object_id,
+            job_id = excluded.job_id, created_at = excluded.created_at",
+        )
+        .bind(project_id)
+        .bind(fingerprint)
+        .bind(object_id)
+        .bind(job_id)
+        .execute(db)
+        .await?;
+        Ok(())
+    })
 }
 
 /// Whether the object a stage of `kind` made is still there.
-pub async fn object_exists(pool: &SqlitePool, kind: &str, id: i64) -> AppResult<bool> {
-    let table = match kind {
-        "questions" => "question_sets",
-        "answers" => "answer_sets",
-        "evaluation" | "sanity" => "evaluations",
-        "metrics" => "metrics_runs",
-        _ => "projects",
-    };
-    let found: Option<i64> =
-        sqlx::query_scalar(&format!("SELECT id FROM {table} WHERE id = ?")).bind(id).fetch_optional(pool).await?;
-    Ok(found.is_some())
+pub async fn object_exists(pool: &Db, kind: &str, id: i64) -> AppResult<bool> {
+    on_db!(pool, |db| {
+        let table = match kind {
+            "questions" => "question_sets",
+            "answers" => "answer_sets",
+            "evaluation" | "sanity" => "evaluations",
+            "metrics" => "metrics_runs",
+            _ => "projects",
+        };
+        let found: Option<i64> =
+            sqlx::query_scalar(&format!("SELECT id FROM {table} WHERE id = $1")).bind(id).fetch_optional(db).await?;
+        Ok(found.is_some())
+    })
 }

@@ -4,7 +4,9 @@ use std::collections::HashSet;
 
 use engine::jobs::{ItemOutcome, JobStore, Progress};
 use engine::llm::BoxFuture;
-use sqlx::{FromRow, SqlitePool};
+use sqlx::FromRow;
+
+use super::{on_db, Db};
 
 use crate::error::{AppError, AppResult};
 use crate::model::{CallView, ItemStatus, JobItemView, JobKind, JobStatus, JobView};
@@ -14,81 +16,95 @@ pub const STALE_AFTER_SECS: i64 = 30;
 
 /// Creates a queued job (`crate::ssr::jobs::create` writes a kind's typed settings).
 pub async fn create_job(
-    pool: &SqlitePool,
+    pool: &Db,
     project_id: i64,
     kind: JobKind,
     parameters: &serde_json::Value,
     total: i64,
 ) -> AppResult<i64> {
-    Ok(sqlx::query_scalar("INSERT INTO jobs (project_id, kind, parameters, total) VALUES (?, ?, ?, ?) RETURNING id")
+    on_db!(pool, |db| {
+        Ok(sqlx::query_scalar(
+            "INSERT INTO jobs (project_id, kind, parameters, total) VALUES ($1, $2, $3, $4) RETURNING id",
+        )
         .bind(project_id)
         .bind(kind.as_str())
         .bind(parameters.to_string())
         .bind(total)
-        .fetch_one(pool)
+        .fetch_one(db)
         .await?)
+    })
 }
 
 /// Marks a job that is about to be resumed as queued (unless it runs), so a
 /// page that asks right after the resume sees it coming, not as it was.
-pub async fn mark_queued(pool: &SqlitePool, job_id: i64) -> AppResult<()> {
-    sqlx::query("UPDATE jobs SET status = 'queued', error = NULL WHERE id = ? AND status != 'running'")
-        .bind(job_id)
-        .execute(pool)
-        .await?;
-    Ok(())
+pub async fn mark_queued(pool: &Db, job_id: i64) -> AppResult<()> {
+    on_db!(pool, |db| {
+        sqlx::query("UPDATE jobs SET status = 'queued', error = NULL WHERE id = $1 AND status != 'running'")
+            .bind(job_id)
+            .execute(db)
+            .await?;
+        Ok(())
+    })
 }
 
 /// A queued job whose run could not start: failed, with the reason.
-pub async fn fail_queued(pool: &SqlitePool, job_id: i64, error: &str) -> AppResult<()> {
-    sqlx::query(
-        "UPDATE jobs SET status = 'failed', error = ?, finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
-          WHERE id = ? AND status = 'queued'",
-    )
-    .bind(error)
-    .bind(job_id)
-    .execute(pool)
-    .await?;
-    Ok(())
+pub async fn fail_queued(pool: &Db, job_id: i64, error: &str) -> AppResult<()> {
+    on_db!(pool, |db| {
+        sqlx::query(
+            "UPDATE jobs SET status = 'failed', error = $1, finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+          WHERE id = $2 AND status = 'queued'",
+        )
+        .bind(error)
+        .bind(job_id)
+        .execute(db)
+        .await?;
+        Ok(())
+    })
 }
 
 /// Marks a job as running in this process.
-pub async fn mark_running(pool: &SqlitePool, job_id: i64) -> AppResult<()> {
-    sqlx::query(
-        "UPDATE jobs SET status = 'running', error = NULL, finished_at = NULL, runner_pid = ?,
+pub async fn mark_running(pool: &Db, job_id: i64) -> AppResult<()> {
+    on_db!(pool, |db| {
+        sqlx::query(
+            "UPDATE jobs SET status = 'running', error = NULL, finished_at = NULL, runner_pid = $1,
                 started_at = COALESCE(started_at, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
                 heartbeat = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
-          WHERE id = ?",
-    )
-    .bind(std::process::id() as i64)
-    .bind(job_id)
-    .execute(pool)
-    .await?;
-    Ok(())
+          WHERE id = $2",
+        )
+        .bind(std::process::id() as i64)
+        .bind(job_id)
+        .execute(db)
+        .await?;
+        Ok(())
+    })
 }
 
-pub async fn heartbeat(pool: &SqlitePool, job_id: i64) -> AppResult<()> {
-    sqlx::query(
-        "UPDATE jobs SET heartbeat = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ? AND status = 'running'",
-    )
-    .bind(job_id)
-    .execute(pool)
-    .await?;
-    Ok(())
+pub async fn heartbeat(pool: &Db, job_id: i64) -> AppResult<()> {
+    on_db!(pool, |db| {
+        sqlx::query(
+            "UPDATE jobs SET heartbeat = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = $1 AND status = 'running'",
+        )
+        .bind(job_id)
+        .execute(db)
+        .await?;
+        Ok(())
+    })
 }
 
 /// Ends a run: `done`, `failed` (with the error) or `cancelled`.
-pub async fn mark_ended(pool: &SqlitePool, job_id: i64, status: JobStatus, error: Option<&str>) -> AppResult<()> {
-    sqlx::query(
-        "UPDATE jobs SET status = ?, error = ?, runner_pid = NULL,
-                finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?",
-    )
-    .bind(status.as_str())
-    .bind(error)
-    .bind(job_id)
-    .execute(pool)
-    .await?;
-    Ok(())
+pub async fn mark_ended(pool: &Db, job_id: i64, status: JobStatus, error: Option<&str>) -> AppResult<()> {
+    on_db!(pool, |db| {
+        sqlx::query(
+            "UPDATE jobs SET status = $1, error = $2, runner_pid = NULL,
+                finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = $3",
+        )
+        .bind(status.as_str())
+        .bind(error)
+        .bind(job_id)
+        .execute(db)
+        .await?;
+        Ok(())
+    })
 }
 
 #[derive(FromRow)]
@@ -160,18 +176,22 @@ impl JobRow {
     }
 }
 
-pub async fn get_job(pool: &SqlitePool, id: i64) -> AppResult<JobView> {
-    let row: Option<JobRow> =
-        sqlx::query_as(&format!("{JOB_SELECT} WHERE id = ?")).bind(id).fetch_optional(pool).await?;
-    row.map(JobRow::view).transpose()?.ok_or_else(|| AppError::NotFound(format!("no job with id {id}")))
+pub async fn get_job(pool: &Db, id: i64) -> AppResult<JobView> {
+    on_db!(pool, |db| {
+        let row: Option<JobRow> =
+            sqlx::query_as(&format!("{JOB_SELECT} WHERE id = $1")).bind(id).fetch_optional(db).await?;
+        row.map(JobRow::view).transpose()?.ok_or_else(|| AppError::NotFound(format!("no job with id {id}")))
+    })
 }
 
-pub async fn list_jobs(pool: &SqlitePool, project_id: i64) -> AppResult<Vec<JobView>> {
-    let rows: Vec<JobRow> = sqlx::query_as(&format!("{JOB_SELECT} WHERE project_id = ? ORDER BY id DESC"))
-        .bind(project_id)
-        .fetch_all(pool)
-        .await?;
-    rows.into_iter().map(JobRow::view).collect()
+pub async fn list_jobs(pool: &Db, project_id: i64) -> AppResult<Vec<JobView>> {
+    on_db!(pool, |db| {
+        let rows: Vec<JobRow> = sqlx::query_as(&format!("{JOB_SELECT} WHERE project_id = $1 ORDER BY id DESC"))
+            .bind(project_id)
+            .fetch_all(db)
+            .await?;
+        rows.into_iter().map(JobRow::view).collect()
+    })
 }
 
 /// A `job_items` row as read: key, status, result, error, tokens, cost, finish time.
@@ -190,64 +210,70 @@ fn item_of((key, status, result, error, tokens, cost_usd, finished_at): ItemRow)
     }
 }
 
-pub async fn job_items(pool: &SqlitePool, job_id: i64) -> AppResult<Vec<JobItemView>> {
-    let rows: Vec<ItemRow> = sqlx::query_as(
-        "SELECT key, status, result, error, tokens, cost_usd, finished_at FROM job_items WHERE job_id = ? ORDER BY finished_at, key",
+pub async fn job_items(pool: &Db, job_id: i64) -> AppResult<Vec<JobItemView>> {
+    on_db!(pool, |db| {
+        let rows: Vec<ItemRow> = sqlx::query_as(
+        "SELECT key, status, result, error, tokens, cost_usd, finished_at FROM job_items WHERE job_id = $1 ORDER BY finished_at, key",
     )
     .bind(job_id)
-    .fetch_all(pool)
+    .fetch_all(db)
     .await?;
-    Ok(rows.into_iter().map(item_of).collect())
+        Ok(rows.into_iter().map(item_of).collect())
+    })
 }
 
 /// A page of a job's finished items (oldest first; `status`: only those),
 /// results whole (`ssr::jobs::items_page` summarises them for the page).
 pub async fn job_items_page(
-    pool: &SqlitePool,
+    pool: &Db,
     job_id: i64,
     status: Option<ItemStatus>,
     page: i64,
 ) -> AppResult<crate::model::JobItemsPage> {
-    use crate::model::ITEMS_PER_PAGE;
-    let status = status.map(|s| s.to_string());
-    let total: i64 =
-        sqlx::query_scalar("SELECT COUNT(*) FROM job_items WHERE job_id = ? AND (? IS NULL OR status = ?)")
-            .bind(job_id)
-            .bind(&status)
-            .bind(&status)
-            .fetch_one(pool)
-            .await?;
-    let pages = ((total + ITEMS_PER_PAGE - 1) / ITEMS_PER_PAGE).max(1);
-    let page = page.clamp(1, pages);
-    // The page's rows are picked by key alone, so the sort never carries
-    // the results (an answer with all its contexts) through it.
-    let rows: Vec<ItemRow> = sqlx::query_as(
-        "SELECT key, status, result, error, tokens, cost_usd, finished_at FROM job_items
-         WHERE job_id = ?1 AND rowid IN (
-            SELECT rowid FROM job_items WHERE job_id = ?1 AND (?2 IS NULL OR status = ?2)
-            ORDER BY finished_at, key LIMIT ?3 OFFSET ?4)
+    on_db!(pool, |db| {
+        use crate::model::ITEMS_PER_PAGE;
+        let status = status.map(|s| s.to_string());
+        let total: i64 =
+            sqlx::query_scalar("SELECT COUNT(*) FROM job_items WHERE job_id = $1 AND ($2 IS NULL OR status = $3)")
+                .bind(job_id)
+                .bind(&status)
+                .bind(&status)
+                .fetch_one(db)
+                .await?;
+        let pages = ((total + ITEMS_PER_PAGE - 1) / ITEMS_PER_PAGE).max(1);
+        let page = page.clamp(1, pages);
+        // The page's rows are picked by key alone, so the sort never carries
+        // the results (an answer with all its contexts) through it.
+        let rows: Vec<ItemRow> = sqlx::query_as(
+            "SELECT key, status, result, error, tokens, cost_usd, finished_at FROM job_items
+         WHERE job_id = $1 AND key IN (
+            SELECT key FROM job_items WHERE job_id = $1 AND ($2 IS NULL OR status = $2)
+            ORDER BY finished_at, key LIMIT $3 OFFSET $4)
          ORDER BY finished_at, key",
-    )
-    .bind(job_id)
-    .bind(&status)
-    .bind(ITEMS_PER_PAGE)
-    .bind((page - 1) * ITEMS_PER_PAGE)
-    .fetch_all(pool)
-    .await?;
-    let items = rows.into_iter().map(item_of).collect();
-    Ok(crate::model::JobItemsPage { items, total, page, pages })
+        )
+        .bind(job_id)
+        .bind(&status)
+        .bind(ITEMS_PER_PAGE)
+        .bind((page - 1) * ITEMS_PER_PAGE)
+        .fetch_all(db)
+        .await?;
+        let items = rows.into_iter().map(item_of).collect();
+        Ok(crate::model::JobItemsPage { items, total, page, pages })
+    })
 }
 
 /// One finished item, whole (its result as stored).
-pub async fn job_item(pool: &SqlitePool, job_id: i64, key: &str) -> AppResult<JobItemView> {
-    let row: Option<ItemRow> = sqlx::query_as(
-        "SELECT key, status, result, error, tokens, cost_usd, finished_at FROM job_items WHERE job_id = ? AND key = ?",
+pub async fn job_item(pool: &Db, job_id: i64, key: &str) -> AppResult<JobItemView> {
+    on_db!(pool, |db| {
+        let row: Option<ItemRow> = sqlx::query_as(
+        "SELECT key, status, result, error, tokens, cost_usd, finished_at FROM job_items WHERE job_id = $1 AND key = $2",
     )
     .bind(job_id)
     .bind(key)
-    .fetch_optional(pool)
+    .fetch_optional(db)
     .await?;
-    row.map(item_of).ok_or_else(|| AppError::NotFound(format!("job {job_id} has no finished item \"{key}\"")))
+        row.map(item_of).ok_or_else(|| AppError::NotFound(format!("job {job_id} has no finished item \"{key}\"")))
+    })
 }
 
 /// A job's finished items: done, failed, tokens, cost (USD), and the
@@ -256,42 +282,46 @@ pub type ItemTotals = (i64, i64, i64, f64, Option<f64>);
 
 /// A job's finished items in numbers ([`ItemTotals`]), and the failures'
 /// commonest reasons.
-pub async fn item_totals(pool: &SqlitePool, job_id: i64) -> AppResult<(ItemTotals, Vec<(String, i64)>)> {
-    // The span in seconds by SQLite's own date arithmetic (the times are
-    // stored as ISO 8601 UTC, `2026-12-01T10:04:12.345Z`).
-    let totals: ItemTotals = sqlx::query_as(
-        "SELECT COUNT(*) FILTER (WHERE status = 'done'), COUNT(*) FILTER (WHERE status = 'failed'),
-                COALESCE(SUM(tokens), 0), COALESCE(SUM(cost_usd), 0.0),
+pub async fn item_totals(pool: &Db, job_id: i64) -> AppResult<(ItemTotals, Vec<(String, i64)>)> {
+    on_db!(pool, |db| {
+        // The span in seconds by SQLite's own date arithmetic (the times are
+        // stored as ISO 8601 UTC, `2026-12-01T10:04:12.345Z`).
+        let totals: ItemTotals = sqlx::query_as(
+            "SELECT COUNT(*) FILTER (WHERE status = 'done'), COUNT(*) FILTER (WHERE status = 'failed'),
+                CAST(COALESCE(SUM(tokens), 0) AS BIGINT), COALESCE(SUM(cost_usd), 0.0),
                 (julianday(MAX(finished_at)) - julianday(MIN(finished_at))) * 86400.0
-         FROM job_items WHERE job_id = ?",
-    )
-    .bind(job_id)
-    .fetch_one(pool)
-    .await?;
-    let reasons: Vec<(String, i64)> = sqlx::query_as(
-        "SELECT COALESCE(error, '(no reason recorded)'), COUNT(*) AS n FROM job_items
-         WHERE job_id = ? AND status = 'failed' GROUP BY 1 ORDER BY n DESC, 1 LIMIT 10",
-    )
-    .bind(job_id)
-    .fetch_all(pool)
-    .await?;
-    Ok((totals, reasons))
+         FROM job_items WHERE job_id = $1",
+        )
+        .bind(job_id)
+        .fetch_one(db)
+        .await?;
+        let reasons: Vec<(String, i64)> = sqlx::query_as(
+            "SELECT COALESCE(error, '(no reason recorded)'), COUNT(*) AS n FROM job_items
+         WHERE job_id = $1 AND status = 'failed' GROUP BY 1 ORDER BY n DESC, 1 LIMIT 10",
+        )
+        .bind(job_id)
+        .fetch_all(db)
+        .await?;
+        Ok((totals, reasons))
+    })
 }
 
 /// The call log of one item of a job.
-pub async fn item_calls(pool: &SqlitePool, job_id: i64, item: &str) -> AppResult<Vec<CallView>> {
-    let rows: Vec<CallRow> = sqlx::query_as(
+pub async fn item_calls(pool: &Db, job_id: i64, item: &str) -> AppResult<Vec<CallView>> {
+    on_db!(pool, |db| {
+        let rows: Vec<CallRow> = sqlx::query_as(
         "SELECT c.id, c.purpose, c.provider, c.model, c.sample, COALESCE(m.messages, c.messages) AS messages, c.reply,
                 c.error, c.prompt_tokens, c.completion_tokens, c.cost_usd, c.latency_ms, c.attempts, c.cached,
                 c.prompt_hash, c.created_at
            FROM llm_calls c LEFT JOIN llm_messages m ON m.hash = c.messages_hash
-          WHERE c.job_id = ? AND c.item = ? ORDER BY c.id",
+          WHERE c.job_id = $1 AND c.item = $2 ORDER BY c.id",
     )
     .bind(job_id)
     .bind(item)
-    .fetch_all(pool)
+    .fetch_all(db)
     .await?;
-    Ok(rows.into_iter().map(CallRow::view).collect())
+        Ok(rows.into_iter().map(CallRow::view).collect())
+    })
 }
 
 #[derive(FromRow)]
@@ -352,12 +382,12 @@ fn role_name(role: engine::llm::Role) -> &'static str {
 
 /// `engine::jobs::JobStore` over SQLite.
 pub struct SqliteJobStore {
-    pool: SqlitePool,
+    pool: Db,
     calls: Option<std::sync::Arc<crate::ssr::store::calls::SqliteCallStore>>,
 }
 
 impl SqliteJobStore {
-    pub fn new(pool: SqlitePool) -> SqliteJobStore {
+    pub fn new(pool: Db) -> SqliteJobStore {
         SqliteJobStore { pool, calls: None }
     }
 
@@ -379,13 +409,14 @@ fn store_error(e: sqlx::Error) -> String {
 impl JobStore for SqliteJobStore {
     fn finished<'a>(&'a self, job_id: i64, include_failed: bool) -> BoxFuture<'a, Result<HashSet<String>, String>> {
         Box::pin(async move {
-            let keys: Vec<String> =
-                sqlx::query_scalar("SELECT key FROM job_items WHERE job_id = ? AND (status = 'done' OR ?)")
+            let keys: Vec<String> = on_db!(&self.pool, |db| {
+                sqlx::query_scalar("SELECT key FROM job_items WHERE job_id = $1 AND (status = 'done' OR $2)")
                     .bind(job_id)
                     .bind(include_failed)
-                    .fetch_all(&self.pool)
+                    .fetch_all(db)
                     .await
-                    .map_err(store_error)?;
+            })
+            .map_err(store_error)?;
             Ok(keys.into_iter().collect())
         })
     }
@@ -420,40 +451,42 @@ impl SqliteJobStore {
         outcomes: &[(String, ItemOutcome)],
         calls: &[engine::llm::CallRecord],
     ) -> Result<Progress, String> {
-        let mut tx = super::begin(&self.pool).await.map_err(store_error)?;
-        crate::ssr::store::calls::write(&mut tx, calls).await.map_err(crate::ssr::store::calls::store_error)?;
-        // Counters move by deltas against each item's previous outcome (a
-        // retried item replaces its failure), so recording stays O(batch)
-        // however large the job.
-        let mut before: std::collections::HashMap<String, (bool, bool, i64, f64)> = Default::default();
-        for rows in outcomes.chunks(ITEM_ROWS) {
-            let mut q = sqlx::QueryBuilder::<sqlx::Sqlite>::new(
-                "SELECT key, status = 'done', status = 'failed', tokens, cost_usd FROM job_items WHERE job_id = ",
-            );
-            q.push_bind(job_id).push(" AND key IN (");
-            let mut keys = q.separated(", ");
-            for (key, _) in rows {
-                keys.push_bind(key);
+        use crate::ssr::store::calls::CallSteps;
+        let (total, done, failed, tokens, cost) = on_db!(&self.pool, |db| async {
+            let mut tx = super::begin(db).await.map_err(store_error)?;
+            tx.write_calls(calls).await.map_err(crate::ssr::store::calls::store_error)?;
+            // Counters move by deltas against each item's previous outcome (a
+            // retried item replaces its failure), so recording stays O(batch)
+            // however large the job.
+            let mut before: std::collections::HashMap<String, (bool, bool, i64, f64)> = Default::default();
+            for rows in outcomes.chunks(ITEM_ROWS) {
+                let mut q = sqlx::QueryBuilder::new(
+                    "SELECT key, status = 'done', status = 'failed', tokens, cost_usd FROM job_items WHERE job_id = ",
+                );
+                q.push_bind(job_id).push(" AND key IN (");
+                let mut keys = q.separated(", ");
+                for (key, _) in rows {
+                    keys.push_bind(key);
+                }
+                q.push(")");
+                let found: Vec<(String, bool, bool, i64, f64)> =
+                    q.build_query_as().fetch_all(&mut *tx).await.map_err(store_error)?;
+                before.extend(found.into_iter().map(|(k, d, f, t, c)| (k, (d, f, t, c))));
             }
-            q.push(")");
-            let found: Vec<(String, bool, bool, i64, f64)> =
-                q.build_query_as().fetch_all(&mut *tx).await.map_err(store_error)?;
-            before.extend(found.into_iter().map(|(k, d, f, t, c)| (k, (d, f, t, c))));
-        }
-        let (mut done, mut failed, mut tokens, mut cost) = (0i64, 0i64, 0i64, 0f64);
-        for (key, outcome) in outcomes {
-            let is_done = matches!(outcome, ItemOutcome::Done { .. });
-            let now = (is_done, !is_done, outcome.tokens() as i64, outcome.cost_usd());
-            let was = before.insert(key.clone(), now).unwrap_or((false, false, 0, 0.0));
-            done += i64::from(now.0) - i64::from(was.0);
-            failed += i64::from(now.1) - i64::from(was.1);
-            tokens += now.2 - was.2;
-            cost += now.3 - was.3;
-        }
-        sqlx::query(
-            "UPDATE jobs SET done = done + ?, failed = failed + ?, tokens = tokens + ?, cost_usd = cost_usd + ?,
+            let (mut done, mut failed, mut tokens, mut cost) = (0i64, 0i64, 0i64, 0f64);
+            for (key, outcome) in outcomes {
+                let is_done = matches!(outcome, ItemOutcome::Done { .. });
+                let now = (is_done, !is_done, outcome.tokens() as i64, outcome.cost_usd());
+                let was = before.insert(key.clone(), now).unwrap_or((false, false, 0, 0.0));
+                done += i64::from(now.0) - i64::from(was.0);
+                failed += i64::from(now.1) - i64::from(was.1);
+                tokens += now.2 - was.2;
+                cost += now.3 - was.3;
+            }
+            sqlx::query(
+            "UPDATE jobs SET done = done + $1, failed = failed + $2, tokens = tokens + $3, cost_usd = cost_usd + $4,
                 heartbeat = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
-              WHERE id = ?",
+              WHERE id = $5",
         )
         .bind(done)
         .bind(failed)
@@ -463,32 +496,46 @@ impl SqliteJobStore {
         .execute(&mut *tx)
         .await
         .map_err(store_error)?;
-        for rows in outcomes.chunks(ITEM_ROWS) {
-            let mut q = sqlx::QueryBuilder::<sqlx::Sqlite>::new(
-                "INSERT OR REPLACE INTO job_items (job_id, key, status, result, error, tokens, cost_usd) ",
-            );
-            q.push_values(rows, |mut b, (key, outcome)| {
-                let (status, result, error) = match outcome {
-                    ItemOutcome::Done { result, .. } => ("done", Some(result.as_str()), None),
-                    ItemOutcome::Failed { error, .. } => ("failed", None, Some(error.as_str())),
-                };
-                b.push_bind(job_id)
-                    .push_bind(key)
-                    .push_bind(status)
-                    .push_bind(result)
-                    .push_bind(error)
-                    .push_bind(outcome.tokens() as i64)
-                    .push_bind(outcome.cost_usd());
-            });
-            q.build().execute(&mut *tx).await.map_err(store_error)?;
+            // An upsert may touch a row once per statement: an item recorded
+            // twice in one batch is written as its last outcome.
+            let last: std::collections::HashMap<&str, usize> =
+                outcomes.iter().enumerate().map(|(i, (key, _))| (key.as_str(), i)).collect();
+            let rows: Vec<&(String, ItemOutcome)> =
+                outcomes.iter().enumerate().filter(|(i, (key, _))| last[key.as_str()] == *i).map(|(_, o)| o).collect();
+            for rows in rows.chunks(ITEM_ROWS) {
+                let mut q = sqlx::QueryBuilder::new(
+                    "INSERT INTO job_items (job_id, key, status, result, error, tokens, cost_usd) ",
+                );
+                q.push_values(rows, |mut b, (key, outcome)| {
+                    let (status, result, error) = match outcome {
+                        ItemOutcome::Done { result, .. } => ("done", Some(result.as_str()), None),
+                        ItemOutcome::Failed { error, .. } => ("failed", None, Some(error.as_str())),
+                    };
+                    b.push_bind(job_id)
+                        .push_bind(key)
+                        .push_bind(status)
+                        .push_bind(result)
+                        .push_bind(error)
+                        .push_bind(outcome.tokens() as i64)
+                        .push_bind(outcome.cost_usd());
+                });
+                q.push(
+                    " ON CONFLICT (job_id, key) DO UPDATE SET status = excluded.status, result = excluded.result,
+                  error = excluded.error, tokens = excluded.tokens, cost_usd = excluded.cost_usd,
+                  finished_at = excluded.finished_at",
+                );
+                q.build().execute(&mut *tx).await.map_err(store_error)?;
+            }
+            let (total, done, failed, tokens, cost): (i64, i64, i64, i64, f64) =
+                sqlx::query_as("SELECT total, done, failed, tokens, cost_usd FROM jobs WHERE id = $1")
+                    .bind(job_id)
+                    .fetch_one(&mut *tx)
+                    .await
+                    .map_err(store_error)?;
+            tx.commit().await.map_err(store_error)?;
+            Ok::<_, String>((total, done, failed, tokens, cost))
         }
-        let (total, done, failed, tokens, cost): (i64, i64, i64, i64, f64) =
-            sqlx::query_as("SELECT total, done, failed, tokens, cost_usd FROM jobs WHERE id = ?")
-                .bind(job_id)
-                .fetch_one(&mut *tx)
-                .await
-                .map_err(store_error)?;
-        tx.commit().await.map_err(store_error)?;
+        .await)?;
         Ok(Progress {
             total: total as u64,
             done: done as u64,
@@ -499,44 +546,52 @@ impl SqliteJobStore {
     }
 }
 
-pub async fn set_total(pool: &SqlitePool, job_id: i64, total: i64) -> AppResult<()> {
-    sqlx::query("UPDATE jobs SET total = ? WHERE id = ?").bind(total).bind(job_id).execute(pool).await?;
-    Ok(())
+pub async fn set_total(pool: &Db, job_id: i64, total: i64) -> AppResult<()> {
+    on_db!(pool, |db| {
+        sqlx::query("UPDATE jobs SET total = $1 WHERE id = $2").bind(total).bind(job_id).execute(db).await?;
+        Ok(())
+    })
 }
 
 /// At start-up: jobs this process id claims cannot be running (the id was
 /// reused after a restart), so they are interrupted.
-pub async fn interrupt_orphans(pool: &SqlitePool) -> AppResult<u64> {
-    let done = sqlx::query(
-        "UPDATE jobs SET status = 'interrupted', runner_pid = NULL WHERE status = 'running' AND runner_pid = ?",
-    )
-    .bind(std::process::id() as i64)
-    .execute(pool)
-    .await?;
-    // An experiment runs inside the server that started it.
-    sqlx::query(
+pub async fn interrupt_orphans(pool: &Db) -> AppResult<u64> {
+    on_db!(pool, |db| {
+        let done = sqlx::query(
+            "UPDATE jobs SET status = 'interrupted', runner_pid = NULL WHERE status = 'running' AND runner_pid = $1",
+        )
+        .bind(std::process::id() as i64)
+        .execute(db)
+        .await?;
+        // An experiment runs inside the server that started it.
+        sqlx::query(
         "UPDATE experiments SET status = 'interrupted', error = 'the server stopped while it ran: start it again (finished stages are reused)'
           WHERE status = 'running'",
     )
-    .execute(pool)
+    .execute(db)
     .await?;
-    Ok(done.rows_affected())
+        Ok(done.rows_affected())
+    })
 }
 
 /// LLM calls logged for a job (cached ones included).
-pub async fn item_call_count(pool: &SqlitePool, job_id: i64) -> AppResult<i64> {
-    Ok(sqlx::query_scalar("SELECT COUNT(*) FROM llm_calls WHERE job_id = ?").bind(job_id).fetch_one(pool).await?)
+pub async fn item_call_count(pool: &Db, job_id: i64) -> AppResult<i64> {
+    on_db!(pool, |db| {
+        Ok(sqlx::query_scalar("SELECT COUNT(*) FROM llm_calls WHERE job_id = $1").bind(job_id).fetch_one(db).await?)
+    })
 }
 
 /// Who answered a job's calls, as pages name it ("offline (no LLM)" or
 /// "openai · MODEL"), if it made any.
-pub async fn made_by(pool: &SqlitePool, job_id: i64) -> AppResult<Option<String>> {
-    let row: Option<(String, String)> =
-        sqlx::query_as("SELECT provider, model FROM llm_calls WHERE job_id = ? LIMIT 1")
-            .bind(job_id)
-            .fetch_optional(pool)
-            .await?;
-    Ok(row.map(|(p, m)| crate::model::provider_label(&p, &m)))
+pub async fn made_by(pool: &Db, job_id: i64) -> AppResult<Option<String>> {
+    on_db!(pool, |db| {
+        let row: Option<(String, String)> =
+            sqlx::query_as("SELECT provider, model FROM llm_calls WHERE job_id = $1 LIMIT 1")
+                .bind(job_id)
+                .fetch_optional(db)
+                .await?;
+        Ok(row.map(|(p, m)| crate::model::provider_label(&p, &m)))
+    })
 }
 
 /// A failure reason as it is counted: the parser's positions ("at line 1
@@ -551,63 +606,74 @@ pub fn reason_of(error: &str) -> String {
 }
 
 /// What a job's model did ([`JobOutcome`]).
-pub async fn outcome(pool: &SqlitePool, job_id: i64) -> AppResult<crate::model::JobOutcome> {
+pub async fn outcome(pool: &Db, job_id: i64) -> AppResult<crate::model::JobOutcome> {
     outcome_of(pool, job_id, "%").await
 }
 
 /// What a job's model did in the items whose keys are `LIKE` `keys` (an
 /// evaluation's judging items, `u-%`, apart from its alignment items).
-pub async fn outcome_of(pool: &SqlitePool, job_id: i64, keys: &str) -> AppResult<crate::model::JobOutcome> {
-    let (items, failed): (i64, i64) = sqlx::query_as(
-        "SELECT COUNT(*), COALESCE(SUM(status = 'failed'), 0) FROM job_items WHERE job_id = ? AND key LIKE ?",
+pub async fn outcome_of(pool: &Db, job_id: i64, keys: &str) -> AppResult<crate::model::JobOutcome> {
+    on_db!(pool, |db| {
+        let (items, failed): (i64, i64) = sqlx::query_as(
+        "SELECT COUNT(*), CAST(COALESCE(SUM(CASE WHEN status = 'failed' THEN 1 ELSE 0 END), 0) AS BIGINT) FROM job_items WHERE job_id = $1 AND key LIKE $2",
     )
     .bind(job_id)
     .bind(keys)
-    .fetch_one(pool)
+    .fetch_one(db)
     .await?;
-    let errors: Vec<(String,)> = sqlx::query_as(
-        "SELECT COALESCE(error, '') FROM job_items WHERE job_id = ? AND status = 'failed' AND key LIKE ?",
-    )
-    .bind(job_id)
-    .bind(keys)
-    .fetch_all(pool)
-    .await?;
-    let mut counts: std::collections::HashMap<String, i64> = std::collections::HashMap::new();
-    for (e,) in errors {
-        *counts.entry(reason_of(&e)).or_default() += 1;
-    }
-    let mut reasons: Vec<(String, i64)> = counts.into_iter().collect();
-    reasons.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    reasons.truncate(5);
-    let (truncated, repaired): (i64, i64) = sqlx::query_as(
-        "SELECT COUNT(DISTINCT CASE WHEN truncated THEN item END),
+        let errors: Vec<(String,)> = sqlx::query_as(
+            "SELECT COALESCE(error, '') FROM job_items WHERE job_id = $1 AND status = 'failed' AND key LIKE $2",
+        )
+        .bind(job_id)
+        .bind(keys)
+        .fetch_all(db)
+        .await?;
+        let mut counts: std::collections::HashMap<String, i64> = std::collections::HashMap::new();
+        for (e,) in errors {
+            *counts.entry(reason_of(&e)).or_default() += 1;
+        }
+        let mut reasons: Vec<(String, i64)> = counts.into_iter().collect();
+        reasons.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        reasons.truncate(5);
+        let (truncated, repaired): (i64, i64) = sqlx::query_as(
+            "SELECT COUNT(DISTINCT CASE WHEN truncated THEN item END),
                 COUNT(DISTINCT CASE WHEN purpose LIKE '%\\_repair' ESCAPE '\\' THEN item END)
-           FROM llm_calls WHERE job_id = ? AND item IS NOT NULL AND item LIKE ?",
-    )
-    .bind(job_id)
-    .bind(keys)
-    .fetch_one(pool)
-    .await?;
-    Ok(crate::model::JobOutcome { model: made_by(pool, job_id).await?, items, failed, truncated, repaired, reasons })
+           FROM llm_calls WHERE job_id = $1 AND item IS NOT NULL AND item LIKE $2",
+        )
+        .bind(job_id)
+        .bind(keys)
+        .fetch_one(db)
+        .await?;
+        Ok(crate::model::JobOutcome {
+            model: made_by(pool, job_id).await?,
+            items,
+            failed,
+            truncated,
+            repaired,
+            reasons,
+        })
+    })
 }
 
 /// The latest job of `kind` over a question set (`parameters.set_id`).
-pub async fn latest_for_set(pool: &SqlitePool, kind: JobKind, set_id: i64) -> AppResult<Option<i64>> {
+pub async fn latest_for_set(pool: &Db, kind: JobKind, set_id: i64) -> AppResult<Option<i64>> {
     latest_where(pool, kind, "$.set_id", set_id).await
 }
 
 /// The latest job of `kind` over a study (`parameters.study_id`).
-pub async fn latest_for_study(pool: &SqlitePool, kind: JobKind, study_id: i64) -> AppResult<Option<i64>> {
+pub async fn latest_for_study(pool: &Db, kind: JobKind, study_id: i64) -> AppResult<Option<i64>> {
     latest_where(pool, kind, "$.study_id", study_id).await
 }
 
-async fn latest_where(pool: &SqlitePool, kind: JobKind, path: &str, id: i64) -> AppResult<Option<i64>> {
-    Ok(sqlx::query_scalar(
-        "SELECT id FROM jobs WHERE kind = ? AND json_extract(parameters, ?) = ? ORDER BY id DESC LIMIT 1",
+async fn latest_where(pool: &Db, kind: JobKind, path: &str, id: i64) -> AppResult<Option<i64>> {
+    on_db!(pool, |db| {
+        Ok(sqlx::query_scalar(
+        "SELECT id FROM jobs WHERE kind = $1 AND CAST(json_extract(parameters, $2) AS BIGINT) = $3 ORDER BY id DESC LIMIT 1",
     )
     .bind(kind.as_str())
     .bind(path)
     .bind(id)
-    .fetch_optional(pool)
+    .fetch_optional(db)
     .await?)
+    })
 }

@@ -1,7 +1,7 @@
 //! Metrics runs in SQLite: their rows and, once their job is done, their
 //! reports. (The scores per question are the run's job items.)
 
-use sqlx::SqlitePool;
+use super::{on_db, Db};
 
 use crate::error::{AppError, AppResult};
 
@@ -31,7 +31,7 @@ const SELECT: &str = "SELECT m.id, m.project_id, m.question_set_id, q.name AS qu
 
 /// Inserts a run and records its id in its job's parameters.
 pub async fn insert(
-    pool: &SqlitePool,
+    pool: &Db,
     project_id: i64,
     set_id: i64,
     job_id: i64,
@@ -39,49 +39,59 @@ pub async fn insert(
     k: usize,
     bins: usize,
 ) -> AppResult<i64> {
-    let mut tx = super::begin(pool).await?;
-    let id: i64 = sqlx::query_scalar(
-        "INSERT INTO metrics_runs (project_id, question_set_id, job_id, answer_sets, k, bins)
-         VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
-    )
-    .bind(project_id)
-    .bind(set_id)
-    .bind(job_id)
-    .bind(serde_json::to_string(answer_sets).unwrap_or_default())
-    .bind(k as i64)
-    .bind(bins as i64)
-    .fetch_one(&mut *tx)
-    .await?;
-    sqlx::query("UPDATE jobs SET parameters = json_set(parameters, '$.run_id', ?) WHERE id = ?")
-        .bind(id)
-        .bind(job_id)
-        .execute(&mut *tx)
-        .await?;
-    tx.commit().await?;
-    Ok(id)
-}
-
-pub async fn get(pool: &SqlitePool, id: i64) -> AppResult<Row> {
-    let row: Option<Row> = sqlx::query_as(&format!("{SELECT} WHERE m.id = ?")).bind(id).fetch_optional(pool).await?;
-    row.ok_or_else(|| AppError::NotFound(format!("metrics run {id} does not exist")))
-}
-
-pub async fn list(pool: &SqlitePool, project_id: i64) -> AppResult<Vec<Row>> {
-    Ok(sqlx::query_as(&format!("{SELECT} WHERE m.project_id = ? ORDER BY m.id DESC"))
+    on_db!(pool, |db| {
+        let mut tx = super::begin(db).await?;
+        let id: i64 = sqlx::query_scalar(
+            "INSERT INTO metrics_runs (project_id, question_set_id, job_id, answer_sets, k, bins)
+         VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+        )
         .bind(project_id)
-        .fetch_all(pool)
-        .await?)
+        .bind(set_id)
+        .bind(job_id)
+        .bind(serde_json::to_string(answer_sets).unwrap_or_default())
+        .bind(k as i64)
+        .bind(bins as i64)
+        .fetch_one(&mut *tx)
+        .await?;
+        sqlx::query("UPDATE jobs SET parameters = json_set(parameters, '$.run_id', $1) WHERE id = $2")
+            .bind(id)
+            .bind(job_id)
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+        Ok(id)
+    })
 }
 
-pub async fn save_report(pool: &SqlitePool, id: i64, report: &str) -> AppResult<()> {
-    sqlx::query("UPDATE metrics_runs SET report = ? WHERE id = ?").bind(report).bind(id).execute(pool).await?;
-    Ok(())
+pub async fn get(pool: &Db, id: i64) -> AppResult<Row> {
+    on_db!(pool, |db| {
+        let row: Option<Row> = sqlx::query_as(&format!("{SELECT} WHERE m.id = $1")).bind(id).fetch_optional(db).await?;
+        row.ok_or_else(|| AppError::NotFound(format!("metrics run {id} does not exist")))
+    })
 }
 
-pub async fn delete(pool: &SqlitePool, id: i64) -> AppResult<()> {
-    let done = sqlx::query("DELETE FROM metrics_runs WHERE id = ?").bind(id).execute(pool).await?;
-    if done.rows_affected() == 0 {
-        return Err(AppError::NotFound(format!("metrics run {id} does not exist")));
-    }
-    Ok(())
+pub async fn list(pool: &Db, project_id: i64) -> AppResult<Vec<Row>> {
+    on_db!(pool, |db| {
+        Ok(sqlx::query_as(&format!("{SELECT} WHERE m.project_id = $1 ORDER BY m.id DESC"))
+            .bind(project_id)
+            .fetch_all(db)
+            .await?)
+    })
+}
+
+pub async fn save_report(pool: &Db, id: i64, report: &str) -> AppResult<()> {
+    on_db!(pool, |db| {
+        sqlx::query("UPDATE metrics_runs SET report = $1 WHERE id = $2").bind(report).bind(id).execute(db).await?;
+        Ok(())
+    })
+}
+
+pub async fn delete(pool: &Db, id: i64) -> AppResult<()> {
+    on_db!(pool, |db| {
+        let done = sqlx::query("DELETE FROM metrics_runs WHERE id = $1").bind(id).execute(db).await?;
+        if done.rows_affected() == 0 {
+            return Err(AppError::NotFound(format!("metrics run {id} does not exist")));
+        }
+        Ok(())
+    })
 }

@@ -8,6 +8,7 @@
 pub mod access;
 pub mod answers;
 pub mod calls;
+pub mod copy;
 pub mod evaluations;
 pub mod experiments;
 pub mod graph;
@@ -25,26 +26,221 @@ use std::str::FromStr;
 
 use engine::chunk::{chunk_text, ChunkSettings, Tokenizer};
 use engine::corpus::{import_files, ImportLimits, NewDocument};
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{FromRow, SqlitePool};
 
 use crate::error::{AppError, AppResult};
 use crate::model::*;
 
+/// The database Assay keeps everything in: an SQLite file (the embedded
+/// default: one process, one laptop) or a PostgreSQL server (a team's:
+/// several `assay serve` and `assay worker` processes on one database).
+///
+/// Every store function takes a `&Db` and is written once: its body runs
+/// under [`on_db!`], which type-checks it against each driver, so the same
+/// statements go to SQLite and to PostgreSQL. The statements are written
+/// in the SQL both accept (`$1` parameters, `ON CONFLICT`, `RETURNING`,
+/// `CAST(SUM(..) AS BIGINT)`); PostgreSQL's schema defines `strftime` and
+/// `julianday` as SQLite has them (migrations/postgres), and the few
+/// statements that cannot be shared pick their dialect with [`pick`].
+#[derive(Clone, Debug)]
+pub enum Db {
+    Sqlite(SqlitePool),
+    Postgres(PgPool),
+}
+
+impl Db {
+    /// The SQLite pool, for code that is SQLite's alone (tests that read a
+    /// file directly, the storage-failure tests).
+    pub fn sqlite(&self) -> Option<&SqlitePool> {
+        match self {
+            Db::Sqlite(pool) => Some(pool),
+            Db::Postgres(_) => None,
+        }
+    }
+
+    pub fn postgres(&self) -> Option<&PgPool> {
+        match self {
+            Db::Postgres(pool) => Some(pool),
+            Db::Sqlite(_) => None,
+        }
+    }
+
+    pub fn is_postgres(&self) -> bool {
+        matches!(self, Db::Postgres(_))
+    }
+
+    /// "SQLite" or "PostgreSQL", for messages.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Db::Sqlite(_) => "SQLite",
+            Db::Postgres(_) => "PostgreSQL",
+        }
+    }
+
+    pub async fn close(&self) {
+        match self {
+            Db::Sqlite(pool) => pool.close().await,
+            Db::Postgres(pool) => pool.close().await,
+        }
+    }
+}
+
+impl From<SqlitePool> for Db {
+    fn from(pool: SqlitePool) -> Db {
+        Db::Sqlite(pool)
+    }
+}
+
+impl From<PgPool> for Db {
+    fn from(pool: PgPool) -> Db {
+        Db::Postgres(pool)
+    }
+}
+
+/// Runs `$body` with `$db` bound to the database's own pool: the body is
+/// compiled once per driver, so one text serves SQLite and PostgreSQL.
+/// `$pool` (a `&Db`) stays in scope for calls to other store functions.
+#[macro_export]
+macro_rules! on_db {
+    ($pool:expr, |$db:ident| $body:expr) => {
+        match $pool {
+            $crate::ssr::store::Db::Sqlite($db) => $body,
+            $crate::ssr::store::Db::Postgres($db) => $body,
+        }
+    };
+}
+pub use crate::on_db;
+
+/// What differs between the two pools that a shared body needs: the write
+/// transaction's start, and the dialect of the few statements that differ.
+pub trait Backend: Sync {
+    type Database: sqlx::Database;
+    const POSTGRES: bool;
+    fn begin_write(
+        &self,
+    ) -> impl std::future::Future<Output = Result<sqlx::Transaction<'static, Self::Database>, sqlx::Error>> + Send;
+}
+
+impl Backend for SqlitePool {
+    type Database = sqlx::Sqlite;
+    const POSTGRES: bool = false;
+    /// `BEGIN IMMEDIATE` takes SQLite's write lock at the start, waiting up
+    /// to [`BUSY_TIMEOUT`] for another writer: a deferred transaction that
+    /// has read cannot wait for the lock when it first writes (SQLite
+    /// answers SQLITE_BUSY at once, whatever the timeout), which is how a
+    /// long job used to fail with "database is locked" on an idle machine.
+    fn begin_write(
+        &self,
+    ) -> impl std::future::Future<Output = Result<sqlx::Transaction<'static, sqlx::Sqlite>, sqlx::Error>> + Send {
+        self.begin_with("BEGIN IMMEDIATE")
+    }
+}
+
+impl Backend for PgPool {
+    type Database = sqlx::Postgres;
+    const POSTGRES: bool = true;
+    /// PostgreSQL's rows lock as they are written; READ COMMITTED, its default.
+    fn begin_write(
+        &self,
+    ) -> impl std::future::Future<Output = Result<sqlx::Transaction<'static, sqlx::Postgres>, sqlx::Error>> + Send {
+        self.begin()
+    }
+}
+
+/// A write transaction. Every write transaction of the store begins here.
+pub async fn begin<P: Backend>(pool: &P) -> Result<sqlx::Transaction<'static, P::Database>, sqlx::Error> {
+    pool.begin_write().await
+}
+
+/// The statement for this pool's dialect, where SQLite's and PostgreSQL's
+/// cannot be one text (JSON functions, upserts of a whole row).
+pub fn pick<P: Backend>(_pool: &P, sqlite: &'static str, postgres: &'static str) -> &'static str {
+    if P::POSTGRES {
+        postgres
+    } else {
+        sqlite
+    }
+}
+
+/// Steps of a transaction shared by several store functions, written once
+/// and implemented for both drivers' connections: inside a transaction
+/// `tx`, `tx.insert_chunks(…)` runs the step on whichever database `tx`
+/// belongs to. (A generic function over `sqlx::Database` would need a
+/// bound per bound type, and its future is not provably `Send`.)
+macro_rules! connection_steps {
+    ($vis:vis trait $trait:ident {
+        $( $(#[$meta:meta])* async fn $name:ident(&mut $self:ident $(, $arg:ident : $ty:ty)* $(,)?) -> $ret:ty $body:block )*
+    }) => {
+        $vis trait $trait {
+            $( $(#[$meta])* fn $name(&mut $self $(, $arg: $ty)*) -> impl std::future::Future<Output = $ret> + Send; )*
+        }
+        impl $trait for sqlx::SqliteConnection {
+            $( async fn $name(&mut $self $(, $arg: $ty)*) -> $ret $body )*
+        }
+        impl $trait for sqlx::PgConnection {
+            $( async fn $name(&mut $self $(, $arg: $ty)*) -> $ret $body )*
+        }
+    };
+}
+pub(crate) use connection_steps;
+
+/// `$from, $from+1, …`: `n` numbered parameters for an `IN (…)` list.
+pub fn placeholders(from: usize, n: usize) -> String {
+    (from..from + n).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ")
+}
+
 /// How long a statement waits for another connection's write lock before
 /// SQLite answers "database is locked".
 pub const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
+/// Opens the database `target` names — a `postgres://` (or
+/// `postgresql://`) URL, else an SQLite file path (created if needed) —
+/// and applies its migrations.
+pub async fn open_target(target: &str) -> Result<Db, OpenError> {
+    if is_postgres_url(target) {
+        open_postgres(target).await
+    } else {
+        Ok(Db::Sqlite(open_sqlite(Path::new(target), None).await?))
+    }
+}
+
+pub fn is_postgres_url(target: &str) -> bool {
+    let lower = target.trim().to_ascii_lowercase();
+    lower.starts_with("postgres://") || lower.starts_with("postgresql://")
+}
+
+/// Connections per process to PostgreSQL (the server allows 100 by
+/// default: a web process and a handful of workers stay well under).
+pub const PG_CONNECTIONS: u32 = 12;
+
+/// Connects to PostgreSQL at `url` and applies its migrations.
+pub async fn open_postgres(url: &str) -> Result<Db, OpenError> {
+    let options = PgConnectOptions::from_str(url.trim())?.application_name("assay");
+    let pool = PgPoolOptions::new()
+        .max_connections(PG_CONNECTIONS)
+        .acquire_timeout(BUSY_TIMEOUT)
+        .connect_with(options)
+        .await?;
+    sqlx::migrate!("../migrations/postgres").run(&pool).await?;
+    Ok(Db::Postgres(pool))
+}
+
 /// Opens (creating if needed) the SQLite file at `path` and applies the
 /// migrations. The parent directory is created too.
-pub async fn open(path: &Path) -> Result<SqlitePool, OpenError> {
-    open_with(path, None).await
+pub async fn open(path: &Path) -> Result<Db, OpenError> {
+    Ok(Db::Sqlite(open_sqlite(path, None).await?))
 }
 
 /// [`open`], with every connection limited to `max_pages` pages of the
 /// database (`PRAGMA max_page_count`): a full disk, made to order, for the
 /// tests that prove nothing acknowledged is lost when writes fail.
-pub async fn open_with(path: &Path, max_pages: Option<u64>) -> Result<SqlitePool, OpenError> {
+pub async fn open_with(path: &Path, max_pages: Option<u64>) -> Result<Db, OpenError> {
+    Ok(Db::Sqlite(open_sqlite(path, max_pages).await?))
+}
+
+async fn open_sqlite(path: &Path, max_pages: Option<u64>) -> Result<SqlitePool, OpenError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| OpenError::Dir(dir.display().to_string(), e))?;
     }
@@ -63,7 +259,7 @@ pub async fn open_with(path: &Path, max_pages: Option<u64>) -> Result<SqlitePool
         .after_release(|conn, _| Box::pin(async move { clean(conn).await }))
         .connect_with(options)
         .await?;
-    sqlx::migrate!("../migrations").run(&pool).await?;
+    sqlx::migrate!("../migrations/sqlite").run(&pool).await?;
     Ok(pool)
 }
 
@@ -87,7 +283,7 @@ async fn clean(conn: &mut sqlx::SqliteConnection) -> Result<bool, sqlx::Error> {
     Ok(true)
 }
 
-/// What the database said, for a message: SQLite's own text for a
+/// What the database said, for a message: the database's own text for a
 /// database error ("database is locked", "database or disk is full"),
 /// else the kind of failure (a pool timeout, a closed pool).
 pub fn db_reason(e: &sqlx::Error) -> String {
@@ -97,16 +293,6 @@ pub fn db_reason(e: &sqlx::Error) -> String {
         sqlx::Error::PoolClosed => "the database was closed".into(),
         other => other.to_string(),
     }
-}
-
-/// A write transaction. `BEGIN IMMEDIATE` takes SQLite's write lock at the
-/// start, waiting up to [`BUSY_TIMEOUT`] for another writer: a deferred
-/// transaction that has read cannot wait for the lock when it first
-/// writes (SQLite answers SQLITE_BUSY at once, whatever the timeout),
-/// which is how a long job used to fail with "database is locked" on an
-/// idle machine. Every write transaction of the store begins here.
-pub async fn begin(pool: &SqlitePool) -> Result<sqlx::Transaction<'static, sqlx::Sqlite>, sqlx::Error> {
-    pool.begin_with("BEGIN IMMEDIATE").await
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -158,33 +344,40 @@ impl ProjectRow {
 
 const PROJECT_SELECT: &str = "SELECT p.id, p.name, p.created_at, p.chunk_tokens, p.chunk_overlap, p.tokenizer,
        (SELECT COUNT(*) FROM documents d WHERE d.project_id = p.id) AS documents,
-       (SELECT COALESCE(SUM(d.tokens), 0) FROM documents d WHERE d.project_id = p.id) AS tokens,
+       (SELECT CAST(COALESCE(SUM(d.tokens), 0) AS BIGINT) FROM documents d WHERE d.project_id = p.id) AS tokens,
        (SELECT COUNT(*) FROM chunks c WHERE c.project_id = p.id) AS chunks
   FROM projects p";
 
-pub async fn list_projects(pool: &SqlitePool) -> AppResult<Vec<ProjectSummary>> {
-    let rows: Vec<ProjectRow> =
-        sqlx::query_as(&format!("{PROJECT_SELECT} ORDER BY p.created_at DESC, p.id DESC")).fetch_all(pool).await?;
-    Ok(rows.iter().map(ProjectRow::summary).collect())
+pub async fn list_projects(pool: &Db) -> AppResult<Vec<ProjectSummary>> {
+    on_db!(pool, |db| {
+        let rows: Vec<ProjectRow> =
+            sqlx::query_as(&format!("{PROJECT_SELECT} ORDER BY p.created_at DESC, p.id DESC")).fetch_all(db).await?;
+        Ok(rows.iter().map(ProjectRow::summary).collect())
+    })
 }
 
-pub async fn get_project(pool: &SqlitePool, id: i64) -> AppResult<ProjectView> {
-    let row: Option<ProjectRow> =
-        sqlx::query_as(&format!("{PROJECT_SELECT} WHERE p.id = ?")).bind(id).fetch_optional(pool).await?;
-    row.map(ProjectRow::view).ok_or_else(|| AppError::NotFound(format!("no project with id {id}")))
+pub async fn get_project(pool: &Db, id: i64) -> AppResult<ProjectView> {
+    on_db!(pool, |db| {
+        let row: Option<ProjectRow> =
+            sqlx::query_as(&format!("{PROJECT_SELECT} WHERE p.id = $1")).bind(id).fetch_optional(db).await?;
+        row.map(ProjectRow::view).ok_or_else(|| AppError::NotFound(format!("no project with id {id}")))
+    })
 }
 
 /// Finds a project by id or by name (names are matched case-insensitively).
-pub async fn find_project(pool: &SqlitePool, name_or_id: &str) -> AppResult<ProjectView> {
-    let row: Option<ProjectRow> = sqlx::query_as(&format!("{PROJECT_SELECT} WHERE p.name = ? ORDER BY p.id LIMIT 1"))
-        .bind(name_or_id.trim())
-        .fetch_optional(pool)
-        .await?;
-    match (row, name_or_id.trim().parse::<i64>()) {
-        (Some(row), _) => Ok(row.view()),
-        (None, Ok(id)) => get_project(pool, id).await,
-        (None, Err(_)) => Err(AppError::NotFound(format!("no project named \"{}\"", name_or_id.trim()))),
-    }
+pub async fn find_project(pool: &Db, name_or_id: &str) -> AppResult<ProjectView> {
+    on_db!(pool, |db| {
+        let row: Option<ProjectRow> =
+            sqlx::query_as(&format!("{PROJECT_SELECT} WHERE lower(p.name) = lower($1) ORDER BY p.id LIMIT 1"))
+                .bind(name_or_id.trim())
+                .fetch_optional(db)
+                .await?;
+        match (row, name_or_id.trim().parse::<i64>()) {
+            (Some(row), _) => Ok(row.view()),
+            (None, Ok(id)) => get_project(pool, id).await,
+            (None, Err(_)) => Err(AppError::NotFound(format!("no project named \"{}\"", name_or_id.trim()))),
+        }
+    })
 }
 
 /// Project names: 1 to 100 characters, not blank, no control characters.
@@ -211,43 +404,49 @@ fn name_conflict(e: sqlx::Error, name: &str) -> AppError {
     }
 }
 
-pub async fn create_project(pool: &SqlitePool, name: &str, settings: &ChunkSettings) -> AppResult<ProjectView> {
-    let name = validate_name(name)?;
-    settings.validate().map_err(|e| AppError::Invalid(e.to_string()))?;
-    let id: i64 = sqlx::query_scalar(
-        "INSERT INTO projects (name, chunk_tokens, chunk_overlap, tokenizer) VALUES (?, ?, ?, ?) RETURNING id",
-    )
-    .bind(&name)
-    .bind(settings.chunk_tokens as i64)
-    .bind(settings.overlap_tokens as i64)
-    .bind(settings.tokenizer.name())
-    .fetch_one(pool)
-    .await
-    .map_err(|e| name_conflict(e, &name))?;
-    get_project(pool, id).await
-}
-
-pub async fn rename_project(pool: &SqlitePool, id: i64, name: &str) -> AppResult<ProjectView> {
-    let name = validate_name(name)?;
-    let done = sqlx::query("UPDATE projects SET name = ? WHERE id = ?")
+pub async fn create_project(pool: &Db, name: &str, settings: &ChunkSettings) -> AppResult<ProjectView> {
+    on_db!(pool, |db| {
+        let name = validate_name(name)?;
+        settings.validate().map_err(|e| AppError::Invalid(e.to_string()))?;
+        let id: i64 = sqlx::query_scalar(
+            "INSERT INTO projects (name, chunk_tokens, chunk_overlap, tokenizer) VALUES ($1, $2, $3, $4) RETURNING id",
+        )
         .bind(&name)
-        .bind(id)
-        .execute(pool)
+        .bind(settings.chunk_tokens as i64)
+        .bind(settings.overlap_tokens as i64)
+        .bind(settings.tokenizer.name())
+        .fetch_one(db)
         .await
         .map_err(|e| name_conflict(e, &name))?;
-    if done.rows_affected() == 0 {
-        return Err(AppError::NotFound(format!("no project with id {id}")));
-    }
-    get_project(pool, id).await
+        get_project(pool, id).await
+    })
+}
+
+pub async fn rename_project(pool: &Db, id: i64, name: &str) -> AppResult<ProjectView> {
+    on_db!(pool, |db| {
+        let name = validate_name(name)?;
+        let done = sqlx::query("UPDATE projects SET name = $1 WHERE id = $2")
+            .bind(&name)
+            .bind(id)
+            .execute(db)
+            .await
+            .map_err(|e| name_conflict(e, &name))?;
+        if done.rows_affected() == 0 {
+            return Err(AppError::NotFound(format!("no project with id {id}")));
+        }
+        get_project(pool, id).await
+    })
 }
 
 /// Deletes a project and everything it owns.
-pub async fn delete_project(pool: &SqlitePool, id: i64) -> AppResult<()> {
-    let done = sqlx::query("DELETE FROM projects WHERE id = ?").bind(id).execute(pool).await?;
-    if done.rows_affected() == 0 {
-        return Err(AppError::NotFound(format!("no project with id {id}")));
-    }
-    Ok(())
+pub async fn delete_project(pool: &Db, id: i64) -> AppResult<()> {
+    on_db!(pool, |db| {
+        let done = sqlx::query("DELETE FROM projects WHERE id = $1").bind(id).execute(db).await?;
+        if done.rows_affected() == 0 {
+            return Err(AppError::NotFound(format!("no project with id {id}")));
+        }
+        Ok(())
+    })
 }
 
 fn chunk_settings(project: &ProjectView) -> ChunkSettings {
@@ -288,51 +487,58 @@ const DOCUMENT_SELECT: &str = "SELECT d.id, d.project_id, d.title, d.source, d.c
        (SELECT COUNT(*) FROM chunks c WHERE c.document_id = d.id) AS chunks
   FROM documents d";
 
-pub async fn list_documents(pool: &SqlitePool, project_id: i64) -> AppResult<Vec<DocumentSummary>> {
-    let rows: Vec<DocumentRow> = sqlx::query_as(&format!("{DOCUMENT_SELECT} WHERE d.project_id = ? ORDER BY d.id"))
-        .bind(project_id)
-        .fetch_all(pool)
-        .await?;
-    Ok(rows.iter().map(DocumentRow::summary).collect())
-}
-
-pub async fn get_document(pool: &SqlitePool, id: i64) -> AppResult<DocumentView> {
-    #[derive(FromRow)]
-    struct Full {
-        #[sqlx(flatten)]
-        row: DocumentRow,
-        body: String,
-        metadata: String,
-        created_at: String,
-    }
-    let full: Option<Full> = sqlx::query_as(
-        "SELECT d.id, d.project_id, d.title, d.source, d.chars, d.tokens, d.body, d.metadata, d.created_at,
-                (SELECT COUNT(*) FROM chunks c WHERE c.document_id = d.id) AS chunks
-           FROM documents d WHERE d.id = ?",
-    )
-    .bind(id)
-    .fetch_optional(pool)
-    .await?;
-    let full = full.ok_or_else(|| AppError::NotFound(format!("no document with id {id}")))?;
-    let metadata = serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(&full.metadata)
-        .ok()
-        .filter(|m| !m.is_empty())
-        .and_then(|m| serde_json::to_string_pretty(&m).ok());
-    Ok(DocumentView {
-        summary: full.row.summary(),
-        project_id: full.row.project_id,
-        text: full.body,
-        metadata,
-        created_at: full.created_at,
+pub async fn list_documents(pool: &Db, project_id: i64) -> AppResult<Vec<DocumentSummary>> {
+    on_db!(pool, |db| {
+        let rows: Vec<DocumentRow> =
+            sqlx::query_as(&format!("{DOCUMENT_SELECT} WHERE d.project_id = $1 ORDER BY d.id"))
+                .bind(project_id)
+                .fetch_all(db)
+                .await?;
+        Ok(rows.iter().map(DocumentRow::summary).collect())
     })
 }
 
-pub async fn delete_document(pool: &SqlitePool, id: i64) -> AppResult<i64> {
-    let project: Option<i64> = sqlx::query_scalar("DELETE FROM documents WHERE id = ? RETURNING project_id")
+pub async fn get_document(pool: &Db, id: i64) -> AppResult<DocumentView> {
+    on_db!(pool, |db| {
+        #[derive(FromRow)]
+        struct Full {
+            #[sqlx(flatten)]
+            row: DocumentRow,
+            body: String,
+            metadata: String,
+            created_at: String,
+        }
+        let full: Option<Full> = sqlx::query_as(
+            "SELECT d.id, d.project_id, d.title, d.source, d.chars, d.tokens, d.body, d.metadata, d.created_at,
+                (SELECT COUNT(*) FROM chunks c WHERE c.document_id = d.id) AS chunks
+           FROM documents d WHERE d.id = $1",
+        )
         .bind(id)
-        .fetch_optional(pool)
+        .fetch_optional(db)
         .await?;
-    project.ok_or_else(|| AppError::NotFound(format!("no document with id {id}")))
+        let full = full.ok_or_else(|| AppError::NotFound(format!("no document with id {id}")))?;
+        let metadata = serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(&full.metadata)
+            .ok()
+            .filter(|m| !m.is_empty())
+            .and_then(|m| serde_json::to_string_pretty(&m).ok());
+        Ok(DocumentView {
+            summary: full.row.summary(),
+            project_id: full.row.project_id,
+            text: full.body,
+            metadata,
+            created_at: full.created_at,
+        })
+    })
+}
+
+pub async fn delete_document(pool: &Db, id: i64) -> AppResult<i64> {
+    on_db!(pool, |db| {
+        let project: Option<i64> = sqlx::query_scalar("DELETE FROM documents WHERE id = $1 RETURNING project_id")
+            .bind(id)
+            .fetch_optional(db)
+            .await?;
+        project.ok_or_else(|| AppError::NotFound(format!("no document with id {id}")))
+    })
 }
 
 /// A document with its chunks, computed before the transaction opens.
@@ -347,206 +553,227 @@ struct Prepared {
 /// stores them all in one transaction. Refused files come back in
 /// `skipped`; nothing already stored is touched.
 pub async fn add_files(
-    pool: &SqlitePool,
+    pool: &Db,
     project_id: i64,
     files: &[(String, Vec<u8>)],
     limits: &ImportLimits,
 ) -> AppResult<UploadReport> {
-    let project = get_project(pool, project_id).await?;
-    let settings = chunk_settings(&project);
-    let outcome = import_files(files.iter().map(|(n, b)| (n.as_str(), b.as_slice())), limits);
-    let mut skipped: Vec<Skipped> =
-        outcome.rejected.into_iter().map(|r| Skipped { file: r.file, reason: r.reason }).collect();
+    on_db!(pool, |db| {
+        let project = get_project(pool, project_id).await?;
+        let settings = chunk_settings(&project);
+        let outcome = import_files(files.iter().map(|(n, b)| (n.as_str(), b.as_slice())), limits);
+        let mut skipped: Vec<Skipped> =
+            outcome.rejected.into_iter().map(|r| Skipped { file: r.file, reason: r.reason }).collect();
 
-    let existing: Vec<(String, String)> =
-        sqlx::query_as("SELECT content_hash, title FROM documents WHERE project_id = ?")
+        let existing: Vec<(String, String)> =
+            sqlx::query_as("SELECT content_hash, title FROM documents WHERE project_id = $1")
+                .bind(project_id)
+                .fetch_all(db)
+                .await?;
+        let existing: std::collections::HashMap<String, String> = existing.into_iter().collect();
+        let mut fresh = Vec::new();
+        for doc in outcome.documents {
+            match existing.get(&doc.content_hash) {
+                Some(title) => skipped.push(Skipped {
+                    file: doc.source.clone(),
+                    reason: format!("duplicate: the project already has this text as \"{title}\""),
+                }),
+                None => fresh.push(doc),
+            }
+        }
+        let room = (limits.max_documents as i64 - project.summary.documents).max(0) as usize;
+        if fresh.len() > room {
+            for doc in fresh.drain(room..) {
+                skipped.push(Skipped {
+                    file: doc.source,
+                    reason: format!("over the limit of {} documents per project", limits.max_documents),
+                });
+            }
+        }
+
+        // Tokenising and chunking is CPU work: keep it off the async workers.
+        let prepared = tokio::task::spawn_blocking(move || {
+            fresh
+                .into_iter()
+                .map(|doc| {
+                    let tokens = settings.tokenizer.count(&doc.text);
+                    let chunks = chunk_text(&doc.text, &settings).expect("project settings are validated on write");
+                    Prepared { doc, tokens, chunks }
+                })
+                .collect::<Vec<_>>()
+        })
+        .await
+        .map_err(|e| {
+            tracing::error!(error = %e, "chunking task failed");
+            AppError::Internal
+        })?;
+
+        let mut tx = begin(db).await?;
+        for p in &prepared {
+            tx.insert_document(project_id, p).await?;
+        }
+        tx.commit().await?;
+
+        let after = get_project(pool, project_id).await?;
+        Ok(UploadReport {
+            added: prepared.len() as i64,
+            skipped,
+            documents: after.summary.documents,
+            tokens: after.summary.tokens,
+            chunks: after.summary.chunks,
+        })
+    })
+}
+
+connection_steps! {
+    trait DocumentSteps {
+        async fn insert_document(&mut self, project_id: i64, p: &Prepared) -> AppResult<()> {
+            let doc = &p.doc;
+            let id: i64 = sqlx::query_scalar(
+                "INSERT INTO documents (project_id, title, source, body, metadata, content_hash, chars, tokens)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id",
+            )
             .bind(project_id)
-            .fetch_all(pool)
+            .bind(&doc.title)
+            .bind(&doc.source)
+            .bind(&doc.text)
+            .bind(serde_json::Value::Object(doc.metadata.clone()).to_string())
+            .bind(&doc.content_hash)
+            .bind(doc.text.chars().count() as i64)
+            .bind(p.tokens as i64)
+            .fetch_one(&mut *self)
             .await?;
-    let existing: std::collections::HashMap<String, String> = existing.into_iter().collect();
-    let mut fresh = Vec::new();
-    for doc in outcome.documents {
-        match existing.get(&doc.content_hash) {
-            Some(title) => skipped.push(Skipped {
-                file: doc.source.clone(),
-                reason: format!("duplicate: the project already has this text as \"{title}\""),
-            }),
-            None => fresh.push(doc),
+            self.insert_chunks(project_id, id, &doc.text, &p.chunks).await
+        }
+
+        async fn insert_chunks(
+            &mut self,
+            project_id: i64,
+            document_id: i64,
+            text: &str,
+            chunks: &[engine::chunk::Chunk],
+        ) -> AppResult<()> {
+            for c in chunks {
+                sqlx::query(
+                    "INSERT INTO chunks (project_id, document_id, idx, start_byte, end_byte, tokens, body)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                )
+                .bind(project_id)
+                .bind(document_id)
+                .bind(c.index as i64)
+                .bind(c.start as i64)
+                .bind(c.end as i64)
+                .bind(c.tokens as i64)
+                .bind(&text[c.start..c.end])
+                .execute(&mut *self)
+                .await?;
+            }
+            Ok(())
         }
     }
-    let room = (limits.max_documents as i64 - project.summary.documents).max(0) as usize;
-    if fresh.len() > room {
-        for doc in fresh.drain(room..) {
-            skipped.push(Skipped {
-                file: doc.source,
-                reason: format!("over the limit of {} documents per project", limits.max_documents),
-            });
-        }
-    }
-
-    // Tokenising and chunking is CPU work: keep it off the async workers.
-    let prepared = tokio::task::spawn_blocking(move || {
-        fresh
-            .into_iter()
-            .map(|doc| {
-                let tokens = settings.tokenizer.count(&doc.text);
-                let chunks = chunk_text(&doc.text, &settings).expect("project settings are validated on write");
-                Prepared { doc, tokens, chunks }
-            })
-            .collect::<Vec<_>>()
-    })
-    .await
-    .map_err(|e| {
-        tracing::error!(error = %e, "chunking task failed");
-        AppError::Internal
-    })?;
-
-    let mut tx = begin(pool).await?;
-    for p in &prepared {
-        insert_document(&mut tx, project_id, p).await?;
-    }
-    tx.commit().await?;
-
-    let after = get_project(pool, project_id).await?;
-    Ok(UploadReport {
-        added: prepared.len() as i64,
-        skipped,
-        documents: after.summary.documents,
-        tokens: after.summary.tokens,
-        chunks: after.summary.chunks,
-    })
-}
-
-async fn insert_document(tx: &mut sqlx::SqliteConnection, project_id: i64, p: &Prepared) -> AppResult<()> {
-    let doc = &p.doc;
-    let id: i64 = sqlx::query_scalar(
-        "INSERT INTO documents (project_id, title, source, body, metadata, content_hash, chars, tokens)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-    )
-    .bind(project_id)
-    .bind(&doc.title)
-    .bind(&doc.source)
-    .bind(&doc.text)
-    .bind(serde_json::Value::Object(doc.metadata.clone()).to_string())
-    .bind(&doc.content_hash)
-    .bind(doc.text.chars().count() as i64)
-    .bind(p.tokens as i64)
-    .fetch_one(&mut *tx)
-    .await?;
-    insert_chunks(tx, project_id, id, &doc.text, &p.chunks).await
-}
-
-async fn insert_chunks(
-    tx: &mut sqlx::SqliteConnection,
-    project_id: i64,
-    document_id: i64,
-    text: &str,
-    chunks: &[engine::chunk::Chunk],
-) -> AppResult<()> {
-    for c in chunks {
-        sqlx::query(
-            "INSERT INTO chunks (project_id, document_id, idx, start_byte, end_byte, tokens, body) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        )
-        .bind(project_id)
-        .bind(document_id)
-        .bind(c.index as i64)
-        .bind(c.start as i64)
-        .bind(c.end as i64)
-        .bind(c.tokens as i64)
-        .bind(&text[c.start..c.end])
-        .execute(&mut *tx)
-        .await?;
-    }
-    Ok(())
 }
 
 /// Changes a project's chunking and re-chunks every document, in one transaction.
-pub async fn set_chunk_settings(pool: &SqlitePool, project_id: i64, settings: ChunkSettings) -> AppResult<ProjectView> {
-    settings.validate().map_err(|e| AppError::Invalid(e.to_string()))?;
-    get_project(pool, project_id).await?;
-    let docs: Vec<(i64, String)> =
-        sqlx::query_as("SELECT id, body FROM documents WHERE project_id = ?").bind(project_id).fetch_all(pool).await?;
-    let rechunked = tokio::task::spawn_blocking(move || {
-        docs.into_iter()
-            .map(|(id, body)| {
-                let chunks = chunk_text(&body, &settings).expect("validated above");
-                (id, body, chunks)
-            })
-            .collect::<Vec<_>>()
-    })
-    .await
-    .map_err(|e| {
-        tracing::error!(error = %e, "re-chunking task failed");
-        AppError::Internal
-    })?;
-    let mut tx = begin(pool).await?;
-    sqlx::query("UPDATE projects SET chunk_tokens = ?, chunk_overlap = ?, tokenizer = ? WHERE id = ?")
-        .bind(settings.chunk_tokens as i64)
-        .bind(settings.overlap_tokens as i64)
-        .bind(settings.tokenizer.name())
-        .bind(project_id)
-        .execute(&mut *tx)
-        .await?;
-    sqlx::query("DELETE FROM chunks WHERE project_id = ?").bind(project_id).execute(&mut *tx).await?;
-    for (id, body, chunks) in &rechunked {
-        sqlx::query("UPDATE documents SET tokens = ? WHERE id = ?")
-            .bind(settings.tokenizer.count(body) as i64)
-            .bind(id)
+pub async fn set_chunk_settings(pool: &Db, project_id: i64, settings: ChunkSettings) -> AppResult<ProjectView> {
+    on_db!(pool, |db| {
+        settings.validate().map_err(|e| AppError::Invalid(e.to_string()))?;
+        get_project(pool, project_id).await?;
+        let docs: Vec<(i64, String)> = sqlx::query_as("SELECT id, body FROM documents WHERE project_id = $1")
+            .bind(project_id)
+            .fetch_all(db)
+            .await?;
+        let rechunked = tokio::task::spawn_blocking(move || {
+            docs.into_iter()
+                .map(|(id, body)| {
+                    let chunks = chunk_text(&body, &settings).expect("validated above");
+                    (id, body, chunks)
+                })
+                .collect::<Vec<_>>()
+        })
+        .await
+        .map_err(|e| {
+            tracing::error!(error = %e, "re-chunking task failed");
+            AppError::Internal
+        })?;
+        let mut tx = begin(db).await?;
+        sqlx::query("UPDATE projects SET chunk_tokens = $1, chunk_overlap = $2, tokenizer = $3 WHERE id = $4")
+            .bind(settings.chunk_tokens as i64)
+            .bind(settings.overlap_tokens as i64)
+            .bind(settings.tokenizer.name())
+            .bind(project_id)
             .execute(&mut *tx)
             .await?;
-        insert_chunks(&mut tx, project_id, *id, body, chunks).await?;
-    }
-    tx.commit().await?;
-    get_project(pool, project_id).await
+        sqlx::query("DELETE FROM chunks WHERE project_id = $1").bind(project_id).execute(&mut *tx).await?;
+        for (id, body, chunks) in &rechunked {
+            sqlx::query("UPDATE documents SET tokens = $1 WHERE id = $2")
+                .bind(settings.tokenizer.count(body) as i64)
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+            tx.insert_chunks(project_id, *id, body, chunks).await?;
+        }
+        tx.commit().await?;
+        get_project(pool, project_id).await
+    })
 }
 
 /// A document's chunks in order: (id, index, tokens, text).
-pub async fn document_chunks(pool: &SqlitePool, document_id: i64) -> AppResult<Vec<crate::model::ChunkView>> {
-    let rows: Vec<(i64, i64, i64, String)> =
-        sqlx::query_as("SELECT id, idx, tokens, body FROM chunks WHERE document_id = ? ORDER BY idx")
-            .bind(document_id)
-            .fetch_all(pool)
-            .await?;
-    Ok(rows.into_iter().map(|(id, idx, tokens, text)| crate::model::ChunkView { id, idx, tokens, text }).collect())
+pub async fn document_chunks(pool: &Db, document_id: i64) -> AppResult<Vec<crate::model::ChunkView>> {
+    on_db!(pool, |db| {
+        let rows: Vec<(i64, i64, i64, String)> =
+            sqlx::query_as("SELECT id, idx, tokens, body FROM chunks WHERE document_id = $1 ORDER BY idx")
+                .bind(document_id)
+                .fetch_all(db)
+                .await?;
+        Ok(rows.into_iter().map(|(id, idx, tokens, text)| crate::model::ChunkView { id, idx, tokens, text }).collect())
+    })
 }
 
 /// `(chunk id, text)` of every chunk of a project, in order.
-pub async fn chunk_texts(pool: &SqlitePool, project_id: i64) -> AppResult<Vec<(i64, String)>> {
-    Ok(sqlx::query_as("SELECT id, body FROM chunks WHERE project_id = ? ORDER BY document_id, idx")
-        .bind(project_id)
-        .fetch_all(pool)
-        .await?)
+pub async fn chunk_texts(pool: &Db, project_id: i64) -> AppResult<Vec<(i64, String)>> {
+    on_db!(pool, |db| {
+        Ok(sqlx::query_as("SELECT id, body FROM chunks WHERE project_id = $1 ORDER BY document_id, idx")
+            .bind(project_id)
+            .fetch_all(db)
+            .await?)
+    })
 }
 
 /// Where each chunk of a project lies (its document and byte span), for
 /// relevance at the document or passage unit.
 pub async fn chunk_spans(
-    pool: &SqlitePool,
+    pool: &Db,
     project_id: i64,
 ) -> AppResult<std::collections::HashMap<i64, engine::metrics::Span>> {
-    let rows: Vec<(i64, i64, i64, i64)> =
-        sqlx::query_as("SELECT id, document_id, start_byte, end_byte FROM chunks WHERE project_id = ?")
-            .bind(project_id)
-            .fetch_all(pool)
-            .await?;
-    Ok(rows
-        .into_iter()
-        .map(|(id, document, start, end)| (id, engine::metrics::Span { document, start, end }))
-        .collect())
+    on_db!(pool, |db| {
+        let rows: Vec<(i64, i64, i64, i64)> =
+            sqlx::query_as("SELECT id, document_id, start_byte, end_byte FROM chunks WHERE project_id = $1")
+                .bind(project_id)
+                .fetch_all(db)
+                .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(id, document, start, end)| (id, engine::metrics::Span { document, start, end }))
+            .collect())
+    })
 }
 
 /// The text of every document of a project, in the order they were added.
 /// A project's documents as (title, text), in upload order.
-pub async fn document_titles_and_texts(pool: &SqlitePool, project_id: i64) -> AppResult<Vec<(String, String)>> {
-    Ok(sqlx::query_as("SELECT title, body FROM documents WHERE project_id = ? ORDER BY id")
-        .bind(project_id)
-        .fetch_all(pool)
-        .await?)
+pub async fn document_titles_and_texts(pool: &Db, project_id: i64) -> AppResult<Vec<(String, String)>> {
+    on_db!(pool, |db| {
+        Ok(sqlx::query_as("SELECT title, body FROM documents WHERE project_id = $1 ORDER BY id")
+            .bind(project_id)
+            .fetch_all(db)
+            .await?)
+    })
 }
 
-pub async fn document_texts(pool: &SqlitePool, project_id: i64) -> AppResult<Vec<String>> {
-    Ok(sqlx::query_scalar("SELECT body FROM documents WHERE project_id = ? ORDER BY id")
-        .bind(project_id)
-        .fetch_all(pool)
-        .await?)
+pub async fn document_texts(pool: &Db, project_id: i64) -> AppResult<Vec<String>> {
+    on_db!(pool, |db| {
+        Ok(sqlx::query_scalar("SELECT body FROM documents WHERE project_id = $1 ORDER BY id")
+            .bind(project_id)
+            .fetch_all(db)
+            .await?)
+    })
 }

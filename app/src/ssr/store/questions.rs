@@ -1,6 +1,6 @@
 //! Question sets and questions in SQLite.
 
-use sqlx::SqlitePool;
+use super::{on_db, Db};
 
 use crate::error::{AppError, AppResult};
 use crate::model::{QuestionSetView, QuestionView};
@@ -26,58 +26,66 @@ pub struct NewQuestion {
 }
 
 pub async fn create_set(
-    pool: &SqlitePool,
+    pool: &Db,
     project_id: i64,
     job_id: Option<i64>,
     kind: &str,
     name: &str,
     parameters: &serde_json::Value,
 ) -> AppResult<i64> {
-    Ok(sqlx::query_scalar(
-        "INSERT INTO question_sets (project_id, job_id, kind, name, parameters) VALUES (?, ?, ?, ?, ?) RETURNING id",
+    on_db!(pool, |db| {
+        Ok(sqlx::query_scalar(
+        "INSERT INTO question_sets (project_id, job_id, kind, name, parameters) VALUES ($1, $2, $3, $4, $5) RETURNING id",
     )
     .bind(project_id)
     .bind(job_id)
     .bind(kind)
     .bind(name)
     .bind(parameters.to_string())
-    .fetch_one(pool)
+    .fetch_one(db)
     .await?)
+    })
 }
 
 /// Replaces a set's questions with `questions` (in order), in one transaction.
-pub async fn replace_questions(pool: &SqlitePool, set_id: i64, questions: &[NewQuestion]) -> AppResult<()> {
-    let mut tx = super::begin(pool).await?;
-    sqlx::query("DELETE FROM questions WHERE set_id = ?").bind(set_id).execute(&mut *tx).await?;
-    insert_questions(&mut tx, set_id, questions).await?;
-    tx.commit().await?;
-    Ok(())
+pub async fn replace_questions(pool: &Db, set_id: i64, questions: &[NewQuestion]) -> AppResult<()> {
+    on_db!(pool, |db| {
+        let mut tx = super::begin(db).await?;
+        sqlx::query("DELETE FROM questions WHERE set_id = $1").bind(set_id).execute(&mut *tx).await?;
+        tx.insert_questions(set_id, questions).await?;
+        tx.commit().await?;
+        Ok(())
+    })
 }
 
 /// A new set of kind `imported` holding `questions`, in one transaction.
 pub async fn import_set(
-    pool: &SqlitePool,
+    pool: &Db,
     project_id: i64,
     name: &str,
     file_name: &str,
     questions: &[NewQuestion],
 ) -> AppResult<i64> {
-    let mut tx = super::begin(pool).await?;
-    let set: i64 = sqlx::query_scalar(
-        "INSERT INTO question_sets (project_id, kind, name, parameters) VALUES (?, 'imported', ?, ?) RETURNING id",
+    on_db!(pool, |db| {
+        let mut tx = super::begin(db).await?;
+        let set: i64 = sqlx::query_scalar(
+        "INSERT INTO question_sets (project_id, kind, name, parameters) VALUES ($1, 'imported', $2, $3) RETURNING id",
     )
     .bind(project_id)
     .bind(name)
     .bind(serde_json::json!({ "file": file_name }).to_string())
     .fetch_one(&mut *tx)
     .await?;
-    insert_questions(&mut tx, set, questions).await?;
-    tx.commit().await?;
-    Ok(set)
+        tx.insert_questions(set, questions).await?;
+        tx.commit().await?;
+        Ok(set)
+    })
 }
 
-async fn insert_questions(
-    tx: &mut sqlx::Transaction<'_, sqlx::Sqlite>,
+super::connection_steps! {
+    trait QuestionSteps {
+        async fn insert_questions(
+    &mut self,
     set_id: i64,
     questions: &[NewQuestion],
 ) -> AppResult<()> {
@@ -86,7 +94,7 @@ async fn insert_questions(
             "INSERT INTO questions (set_id, idx, question, level, category, expertise, reference_answer,
                                     source_chunk_ids, nodes, edges, walk, generator, prompt_hash, seed,
                                     context_chunk_ids)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
         )
         .bind(set_id)
         .bind(idx as i64)
@@ -103,10 +111,12 @@ async fn insert_questions(
         .bind(&q.prompt_hash)
         .bind(q.seed)
         .bind(q.context_chunk_ids.as_ref().map(json))
-        .execute(&mut **tx)
+        .execute(&mut *self)
         .await?;
     }
     Ok(())
+}
+    }
 }
 
 /// A list as JSON text, for binding.
@@ -121,58 +131,66 @@ const SET_COLUMNS: &str = "s.id, s.project_id, s.job_id, s.kind, s.name, s.param
      (SELECT provider FROM llm_calls c WHERE c.job_id = s.job_id LIMIT 1),
      (SELECT model FROM llm_calls c WHERE c.job_id = s.job_id LIMIT 1)";
 
-async fn set_view(pool: &SqlitePool, row: SetRow) -> AppResult<QuestionSetView> {
-    let (id, project_id, job_id, kind, name, parameters, created_at, questions, provider, model) = row;
-    let counts: Vec<(String, i64)> = sqlx::query_as(
-        "SELECT COALESCE(level, category, 'other'), COUNT(*) FROM questions WHERE set_id = ?
+async fn set_view(pool: &Db, row: SetRow) -> AppResult<QuestionSetView> {
+    on_db!(pool, |db| {
+        let (id, project_id, job_id, kind, name, parameters, created_at, questions, provider, model) = row;
+        let counts: Vec<(String, i64)> = sqlx::query_as(
+            "SELECT COALESCE(level, category, 'other'), COUNT(*) FROM questions WHERE set_id = $1
          GROUP BY 1 ORDER BY MIN(idx)",
-    )
-    .bind(id)
-    .fetch_all(pool)
-    .await?;
-    Ok(QuestionSetView {
-        id,
-        project_id,
-        job_id,
-        kind,
-        name,
-        parameters,
-        created_at,
-        questions,
-        counts,
-        provider,
-        model,
+        )
+        .bind(id)
+        .fetch_all(db)
+        .await?;
+        Ok(QuestionSetView {
+            id,
+            project_id,
+            job_id,
+            kind,
+            name,
+            parameters,
+            created_at,
+            questions,
+            counts,
+            provider,
+            model,
+        })
     })
 }
 
-pub async fn list_sets(pool: &SqlitePool, project_id: i64) -> AppResult<Vec<QuestionSetView>> {
-    let rows: Vec<SetRow> =
-        sqlx::query_as(&format!("SELECT {SET_COLUMNS} FROM question_sets s WHERE s.project_id = ? ORDER BY s.id"))
-            .bind(project_id)
-            .fetch_all(pool)
-            .await?;
-    let mut out = Vec::with_capacity(rows.len());
-    for row in rows {
-        out.push(set_view(pool, row).await?);
-    }
-    Ok(out)
+pub async fn list_sets(pool: &Db, project_id: i64) -> AppResult<Vec<QuestionSetView>> {
+    on_db!(pool, |db| {
+        let rows: Vec<SetRow> =
+            sqlx::query_as(&format!("SELECT {SET_COLUMNS} FROM question_sets s WHERE s.project_id = $1 ORDER BY s.id"))
+                .bind(project_id)
+                .fetch_all(db)
+                .await?;
+        let mut out = Vec::with_capacity(rows.len());
+        for row in rows {
+            out.push(set_view(pool, row).await?);
+        }
+        Ok(out)
+    })
 }
 
-pub async fn get_set(pool: &SqlitePool, set_id: i64) -> AppResult<QuestionSetView> {
-    let row: Option<SetRow> = sqlx::query_as(&format!("SELECT {SET_COLUMNS} FROM question_sets s WHERE s.id = ?"))
-        .bind(set_id)
-        .fetch_optional(pool)
-        .await?;
-    set_view(pool, row.ok_or_else(|| AppError::NotFound(format!("question set {set_id} does not exist")))?).await
+pub async fn get_set(pool: &Db, set_id: i64) -> AppResult<QuestionSetView> {
+    on_db!(pool, |db| {
+        let row: Option<SetRow> = sqlx::query_as(&format!("SELECT {SET_COLUMNS} FROM question_sets s WHERE s.id = $1"))
+            .bind(set_id)
+            .fetch_optional(db)
+            .await?;
+        set_view(pool, row.ok_or_else(|| AppError::NotFound(format!("question set {set_id} does not exist")))?).await
+    })
 }
 
 /// The set a job fills.
-pub async fn set_of_job(pool: &SqlitePool, job_id: i64) -> AppResult<i64> {
-    sqlx::query_scalar("SELECT id FROM question_sets WHERE job_id = ?")
-        .bind(job_id)
-        .fetch_optional(pool)
-        .await?
-        .ok_or_else(|| AppError::NotFound(format!("job {job_id} fills no question set")))
+pub async fn set_of_job(pool: &Db, job_id: i64) -> AppResult<i64> {
+    on_db!(pool, |db| {
+        sqlx::query_scalar("SELECT id FROM question_sets WHERE job_id = $1")
+            .bind(job_id)
+            .fetch_optional(db)
+            .await?
+            .ok_or_else(|| AppError::NotFound(format!("job {job_id} fills no question set")))
+    })
 }
 
 type QuestionRow = (
@@ -230,22 +248,28 @@ fn view(row: QuestionRow) -> QuestionView {
     }
 }
 
-pub async fn list_questions(pool: &SqlitePool, set_id: i64) -> AppResult<Vec<QuestionView>> {
-    let rows: Vec<QuestionRow> =
-        sqlx::query_as(&format!("SELECT {QUESTION_COLUMNS} FROM questions WHERE set_id = ? ORDER BY idx"))
-            .bind(set_id)
-            .fetch_all(pool)
-            .await?;
-    Ok(rows.into_iter().map(view).collect())
+pub async fn list_questions(pool: &Db, set_id: i64) -> AppResult<Vec<QuestionView>> {
+    on_db!(pool, |db| {
+        let rows: Vec<QuestionRow> =
+            sqlx::query_as(&format!("SELECT {QUESTION_COLUMNS} FROM questions WHERE set_id = $1 ORDER BY idx"))
+                .bind(set_id)
+                .fetch_all(db)
+                .await?;
+        Ok(rows.into_iter().map(view).collect())
+    })
 }
 
 /// The set a question belongs to, and the set's project.
-pub async fn owner(pool: &SqlitePool, question_id: i64) -> AppResult<(i64, i64)> {
-    sqlx::query_as("SELECT s.id, s.project_id FROM questions q JOIN question_sets s ON s.id = q.set_id WHERE q.id = ?")
+pub async fn owner(pool: &Db, question_id: i64) -> AppResult<(i64, i64)> {
+    on_db!(pool, |db| {
+        sqlx::query_as(
+            "SELECT s.id, s.project_id FROM questions q JOIN question_sets s ON s.id = q.set_id WHERE q.id = $1",
+        )
         .bind(question_id)
-        .fetch_optional(pool)
+        .fetch_optional(db)
         .await?
         .ok_or_else(|| AppError::NotFound(format!("question {question_id} does not exist")))
+    })
 }
 
 fn checked_text(text: &str) -> AppResult<String> {
@@ -261,114 +285,130 @@ fn checked_text(text: &str) -> AppResult<String> {
 
 /// Edits a question's text. Its provenance stays; a generated question's
 /// generator gains `+edited`, so the set says a person changed it.
-pub async fn update_question(pool: &SqlitePool, question_id: i64, text: &str) -> AppResult<()> {
-    let text = checked_text(text)?;
-    owner(pool, question_id).await?;
-    sqlx::query(
-        "UPDATE questions SET question = ?,
-            generator = CASE WHEN generator = 'manual' OR generator LIKE '%+edited' OR question = ? THEN generator
+pub async fn update_question(pool: &Db, question_id: i64, text: &str) -> AppResult<()> {
+    on_db!(pool, |db| {
+        let text = checked_text(text)?;
+        owner(pool, question_id).await?;
+        sqlx::query(
+            "UPDATE questions SET question = $1,
+            generator = CASE WHEN generator = 'manual' OR generator LIKE '%+edited' OR question = $2 THEN generator
                              ELSE generator || '+edited' END
-         WHERE id = ?",
-    )
-    .bind(&text)
-    .bind(&text)
-    .bind(question_id)
-    .execute(pool)
-    .await?;
-    Ok(())
+         WHERE id = $3",
+        )
+        .bind(&text)
+        .bind(&text)
+        .bind(question_id)
+        .execute(db)
+        .await?;
+        Ok(())
+    })
 }
 
-pub async fn delete_question(pool: &SqlitePool, question_id: i64) -> AppResult<i64> {
-    let (set, _) = owner(pool, question_id).await?;
-    sqlx::query("DELETE FROM questions WHERE id = ?").bind(question_id).execute(pool).await?;
-    Ok(set)
+pub async fn delete_question(pool: &Db, question_id: i64) -> AppResult<i64> {
+    on_db!(pool, |db| {
+        let (set, _) = owner(pool, question_id).await?;
+        sqlx::query("DELETE FROM questions WHERE id = $1").bind(question_id).execute(db).await?;
+        Ok(set)
+    })
 }
 
 /// Adds a question written by hand at the end of a set.
 pub async fn add_question(
-    pool: &SqlitePool,
+    pool: &Db,
     set_id: i64,
     text: &str,
     level: Option<&str>,
     reference_answer: Option<&str>,
 ) -> AppResult<i64> {
-    let text = checked_text(text)?;
-    get_set(pool, set_id).await?;
-    let id = sqlx::query_scalar(
-        "INSERT INTO questions (set_id, idx, question, level, reference_answer, generator)
-         VALUES (?1, (SELECT COALESCE(MAX(idx), -1) + 1 FROM questions WHERE set_id = ?1), ?2, ?3, ?4, 'manual')
+    on_db!(pool, |db| {
+        let text = checked_text(text)?;
+        get_set(pool, set_id).await?;
+        let id = sqlx::query_scalar(
+            "INSERT INTO questions (set_id, idx, question, level, reference_answer, generator)
+         VALUES ($1, (SELECT COALESCE(MAX(idx), -1) + 1 FROM questions WHERE set_id = $1), $2, $3, $4, 'manual')
          RETURNING id",
-    )
-    .bind(set_id)
-    .bind(&text)
-    .bind(level.map(str::trim).filter(|l| !l.is_empty()))
-    .bind(reference_answer.map(str::trim).filter(|a| !a.is_empty()))
-    .fetch_one(pool)
-    .await?;
-    Ok(id)
+        )
+        .bind(set_id)
+        .bind(&text)
+        .bind(level.map(str::trim).filter(|l| !l.is_empty()))
+        .bind(reference_answer.map(str::trim).filter(|a| !a.is_empty()))
+        .fetch_one(db)
+        .await?;
+        Ok(id)
+    })
 }
 
-pub async fn delete_set(pool: &SqlitePool, set_id: i64) -> AppResult<()> {
-    let done = sqlx::query("DELETE FROM question_sets WHERE id = ?").bind(set_id).execute(pool).await?;
-    if done.rows_affected() == 0 {
-        return Err(AppError::NotFound(format!("question set {set_id} does not exist")));
-    }
-    Ok(())
+pub async fn delete_set(pool: &Db, set_id: i64) -> AppResult<()> {
+    on_db!(pool, |db| {
+        let done = sqlx::query("DELETE FROM question_sets WHERE id = $1").bind(set_id).execute(db).await?;
+        if done.rows_affected() == 0 {
+            return Err(AppError::NotFound(format!("question set {set_id} does not exist")));
+        }
+        Ok(())
+    })
 }
 
 /// A question and the project it belongs to.
-pub async fn get_question(pool: &SqlitePool, question_id: i64) -> AppResult<(i64, QuestionView)> {
-    let (_, project) = owner(pool, question_id).await?;
-    let row: QuestionRow = sqlx::query_as(&format!("SELECT {QUESTION_COLUMNS} FROM questions WHERE id = ?"))
-        .bind(question_id)
-        .fetch_one(pool)
-        .await?;
-    Ok((project, view(row)))
+pub async fn get_question(pool: &Db, question_id: i64) -> AppResult<(i64, QuestionView)> {
+    on_db!(pool, |db| {
+        let (_, project) = owner(pool, question_id).await?;
+        let row: QuestionRow = sqlx::query_as(&format!("SELECT {QUESTION_COLUMNS} FROM questions WHERE id = $1"))
+            .bind(question_id)
+            .fetch_one(db)
+            .await?;
+        Ok((project, view(row)))
+    })
 }
 
 /// Replaces a set's parameters (what made it).
-pub async fn set_parameters(pool: &SqlitePool, set_id: i64, parameters: &serde_json::Value) -> AppResult<()> {
-    sqlx::query("UPDATE question_sets SET parameters = ? WHERE id = ?")
-        .bind(parameters.to_string())
-        .bind(set_id)
-        .execute(pool)
-        .await?;
-    Ok(())
+pub async fn set_parameters(pool: &Db, set_id: i64, parameters: &serde_json::Value) -> AppResult<()> {
+    on_db!(pool, |db| {
+        sqlx::query("UPDATE question_sets SET parameters = $1 WHERE id = $2")
+            .bind(parameters.to_string())
+            .bind(set_id)
+            .execute(db)
+            .await?;
+        Ok(())
+    })
 }
 
 /// The project's question-category hierarchy, if it has its own.
 pub async fn project_hierarchy(
-    pool: &SqlitePool,
+    pool: &Db,
     project_id: i64,
 ) -> AppResult<Option<engine::questions::hierarchy::Hierarchy>> {
-    let text: Option<Option<String>> = sqlx::query_scalar("SELECT question_hierarchy FROM projects WHERE id = ?")
-        .bind(project_id)
-        .fetch_optional(pool)
-        .await?;
-    let text = text.ok_or_else(|| AppError::NotFound(format!("project {project_id} does not exist")))?;
-    Ok(text.and_then(|t| serde_json::from_str(&t).ok()))
+    on_db!(pool, |db| {
+        let text: Option<Option<String>> = sqlx::query_scalar("SELECT question_hierarchy FROM projects WHERE id = $1")
+            .bind(project_id)
+            .fetch_optional(db)
+            .await?;
+        let text = text.ok_or_else(|| AppError::NotFound(format!("project {project_id} does not exist")))?;
+        Ok(text.and_then(|t| serde_json::from_str(&t).ok()))
+    })
 }
 
 /// Saves (after checking its shape) or, with `None`, removes the project's
 /// own hierarchy.
-pub async fn set_project_hierarchy(pool: &SqlitePool, project_id: i64, json: Option<&str>) -> AppResult<()> {
-    let value = match json {
-        Some(text) => {
-            let h: engine::questions::hierarchy::Hierarchy = serde_json::from_str(text).map_err(|e| {
-                AppError::Invalid(format!("the hierarchy is not valid JSON in the expected layout: {e}"))
-            })?;
-            engine::questions::hierarchy::validate(&h).map_err(AppError::from)?;
-            Some(serde_json::to_string_pretty(&h).unwrap_or_default())
+pub async fn set_project_hierarchy(pool: &Db, project_id: i64, json: Option<&str>) -> AppResult<()> {
+    on_db!(pool, |db| {
+        let value = match json {
+            Some(text) => {
+                let h: engine::questions::hierarchy::Hierarchy = serde_json::from_str(text).map_err(|e| {
+                    AppError::Invalid(format!("the hierarchy is not valid JSON in the expected layout: {e}"))
+                })?;
+                engine::questions::hierarchy::validate(&h).map_err(AppError::from)?;
+                Some(serde_json::to_string_pretty(&h).unwrap_or_default())
+            }
+            None => None,
+        };
+        let done = sqlx::query("UPDATE projects SET question_hierarchy = $1 WHERE id = $2")
+            .bind(value)
+            .bind(project_id)
+            .execute(db)
+            .await?;
+        if done.rows_affected() == 0 {
+            return Err(AppError::NotFound(format!("project {project_id} does not exist")));
         }
-        None => None,
-    };
-    let done = sqlx::query("UPDATE projects SET question_hierarchy = ? WHERE id = ?")
-        .bind(value)
-        .bind(project_id)
-        .execute(pool)
-        .await?;
-    if done.rows_affected() == 0 {
-        return Err(AppError::NotFound(format!("project {project_id} does not exist")));
-    }
-    Ok(())
+        Ok(())
+    })
 }

@@ -1,9 +1,9 @@
 //! Settings saved from the web interface.
 
+use super::{on_db, Db};
 use engine::llm::settings::{LlmSettings, ProviderKind};
 use engine::llm::ApiKey;
 use serde::{Deserialize, Serialize};
-use sqlx::SqlitePool;
 
 use crate::error::AppResult;
 
@@ -47,19 +47,23 @@ impl StoredLlm {
     }
 }
 
-pub async fn load_llm(pool: &SqlitePool) -> AppResult<Option<StoredLlm>> {
-    let value: Option<String> =
-        sqlx::query_scalar("SELECT value FROM settings WHERE key = 'llm'").fetch_optional(pool).await?;
-    Ok(value.and_then(|v| serde_json::from_str(&v).ok()))
+pub async fn load_llm(pool: &Db) -> AppResult<Option<StoredLlm>> {
+    on_db!(pool, |db| {
+        let value: Option<String> =
+            sqlx::query_scalar("SELECT value FROM settings WHERE key = 'llm'").fetch_optional(db).await?;
+        Ok(value.and_then(|v| serde_json::from_str(&v).ok()))
+    })
 }
 
-pub async fn save_llm(pool: &SqlitePool, stored: &StoredLlm) -> AppResult<()> {
-    sqlx::query(
-        "INSERT INTO settings (key, value) VALUES ('llm', ?)
+pub async fn save_llm(pool: &Db, stored: &StoredLlm) -> AppResult<()> {
+    on_db!(pool, |db| {
+        sqlx::query(
+            "INSERT INTO settings (key, value) VALUES ('llm', $1)
          ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')",
-    )
-    .bind(serde_json::to_string(stored).unwrap_or_default())
-    .execute(pool)
-    .await?;
-    Ok(())
+        )
+        .bind(serde_json::to_string(stored).unwrap_or_default())
+        .execute(db)
+        .await?;
+        Ok(())
+    })
 }

@@ -1,7 +1,7 @@
 //! Studies in SQLite: the study, its items, links, raters and ratings.
 //! (Tokens arrive here already hashed: `app::tokens`.)
 
-use sqlx::SqlitePool;
+use super::{on_db, Db};
 
 use crate::error::{AppError, AppResult};
 
@@ -42,15 +42,16 @@ pub struct NewItem {
 
 /// Inserts a study with its items (in order) and links `(token hash, kind, label)`, in one transaction.
 pub async fn insert(
-    pool: &SqlitePool,
+    pool: &Db,
     s: &NewStudy<'_>,
     items: &[NewItem],
     links: &[(String, &str, String)],
 ) -> AppResult<i64> {
-    let mut tx = super::begin(pool).await?;
-    let id: i64 = sqlx::query_scalar(
+    on_db!(pool, |db| {
+        let mut tx = super::begin(db).await?;
+        let id: i64 = sqlx::query_scalar(
         "INSERT INTO studies (project_id, name, intro, corpus_summary, dimensions, draws, seed, target_raters, kind, answer_source)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id",
     )
     .bind(s.project_id)
     .bind(s.name)
@@ -64,10 +65,10 @@ pub async fn insert(
     .bind(s.answer_source)
     .fetch_one(&mut *tx)
     .await?;
-    for (idx, i) in items.iter().enumerate() {
-        sqlx::query(
+        for (idx, i) in items.iter().enumerate() {
+            sqlx::query(
             "INSERT INTO study_items (study_id, idx, question_id, text, source, level, attention, answer, context, category, choices)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
         )
         .bind(id)
         .bind(idx as i64)
@@ -82,190 +83,221 @@ pub async fn insert(
         .bind(&i.choices)
         .execute(&mut *tx)
         .await?;
-    }
-    for (hash, kind, label) in links {
-        sqlx::query("INSERT INTO study_links (study_id, token_hash, kind, label) VALUES (?, ?, ?, ?)")
-            .bind(id)
-            .bind(hash)
-            .bind(kind)
-            .bind(label)
-            .execute(&mut *tx)
-            .await?;
-    }
-    tx.commit().await?;
-    Ok(id)
+        }
+        for (hash, kind, label) in links {
+            sqlx::query("INSERT INTO study_links (study_id, token_hash, kind, label) VALUES ($1, $2, $3, $4)")
+                .bind(id)
+                .bind(hash)
+                .bind(kind)
+                .bind(label)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(id)
+    })
 }
 
-pub async fn get(pool: &SqlitePool, id: i64) -> AppResult<StudyRow> {
-    let row: Option<StudyRow> = sqlx::query_as(
+pub async fn get(pool: &Db, id: i64) -> AppResult<StudyRow> {
+    on_db!(pool, |db| {
+        let row: Option<StudyRow> = sqlx::query_as(
         "SELECT id, project_id, name, intro, corpus_summary, dimensions, target_raters, is_open, created_at, kind, answer_source
-           FROM studies WHERE id = ?",
+           FROM studies WHERE id = $1",
     )
     .bind(id)
-    .fetch_optional(pool)
+    .fetch_optional(db)
     .await?;
-    row.ok_or_else(|| AppError::NotFound(format!("study {id} does not exist")))
+        row.ok_or_else(|| AppError::NotFound(format!("study {id} does not exist")))
+    })
 }
 
 /// Items, attention checks among them, raters, raters who finished.
-pub async fn counts(pool: &SqlitePool, id: i64) -> AppResult<(i64, i64, i64, i64)> {
-    let (items, attention): (i64, i64) =
-        sqlx::query_as("SELECT COUNT(*), COUNT(attention) FROM study_items WHERE study_id = ?")
-            .bind(id)
-            .fetch_one(pool)
-            .await?;
-    let (raters, completed): (i64, i64) =
-        sqlx::query_as("SELECT COUNT(*), COUNT(finished_at) FROM raters WHERE study_id = ?")
-            .bind(id)
-            .fetch_one(pool)
-            .await?;
-    Ok((items, attention, raters, completed))
+pub async fn counts(pool: &Db, id: i64) -> AppResult<(i64, i64, i64, i64)> {
+    on_db!(pool, |db| {
+        let (items, attention): (i64, i64) =
+            sqlx::query_as("SELECT COUNT(*), COUNT(attention) FROM study_items WHERE study_id = $1")
+                .bind(id)
+                .fetch_one(db)
+                .await?;
+        let (raters, completed): (i64, i64) =
+            sqlx::query_as("SELECT COUNT(*), COUNT(finished_at) FROM raters WHERE study_id = $1")
+                .bind(id)
+                .fetch_one(db)
+                .await?;
+        Ok((items, attention, raters, completed))
+    })
 }
 
 /// What a study's results are made of, as a string that changes whenever
 /// they do: its human ratings (how many, the latest, how many raters) and
 /// its latest LLM rating job's progress. One query: the results page polls
 /// it while raters may be at work.
-pub async fn results_version(pool: &SqlitePool, study: i64) -> AppResult<String> {
-    let (n, last, raters, llm): (i64, Option<String>, i64, Option<String>) = sqlx::query_as(
+pub async fn results_version(pool: &Db, study: i64) -> AppResult<String> {
+    on_db!(pool, |db| {
+        let (n, last, raters, llm): (i64, Option<String>, i64, Option<String>) = sqlx::query_as(
         "SELECT COUNT(r.rater_id), MAX(r.rated_at),
-                (SELECT COUNT(*) FROM raters WHERE study_id = ?1),
+                (SELECT COUNT(*) FROM raters WHERE study_id = $1),
                 (SELECT id || ':' || status || ':' || done || ':' || failed FROM jobs
-                  WHERE kind = ?2 AND json_extract(parameters, '$.study_id') = ?1 ORDER BY id DESC LIMIT 1)
-         FROM ratings r JOIN raters ra ON ra.id = r.rater_id WHERE ra.study_id = ?1",
+                  WHERE kind = $2 AND CAST(json_extract(parameters, '$.study_id') AS BIGINT) = $1 ORDER BY id DESC LIMIT 1)
+         FROM ratings r JOIN raters ra ON ra.id = r.rater_id WHERE ra.study_id = $1",
     )
     .bind(study)
     .bind(crate::model::JobKind::StudyRating.as_str())
-    .fetch_one(pool)
+    .fetch_one(db)
     .await?;
-    Ok(format!("{n}:{}:{raters}|{}", last.unwrap_or_default(), llm.unwrap_or_default()))
+        Ok(format!("{n}:{}:{raters}|{}", last.unwrap_or_default(), llm.unwrap_or_default()))
+    })
 }
 
 /// A study's links: (id, kind, label, withdrawn).
-pub async fn links(pool: &SqlitePool, id: i64) -> AppResult<Vec<(i64, String, Option<String>, bool)>> {
-    Ok(sqlx::query_as("SELECT id, kind, label, revoked FROM study_links WHERE study_id = ? ORDER BY id")
-        .bind(id)
-        .fetch_all(pool)
-        .await?)
+pub async fn links(pool: &Db, id: i64) -> AppResult<Vec<(i64, String, Option<String>, bool)>> {
+    on_db!(pool, |db| {
+        Ok(sqlx::query_as("SELECT id, kind, label, revoked FROM study_links WHERE study_id = $1 ORDER BY id")
+            .bind(id)
+            .fetch_all(db)
+            .await?)
+    })
 }
 
-pub async fn ids(pool: &SqlitePool, project_id: i64) -> AppResult<Vec<i64>> {
-    Ok(sqlx::query_scalar("SELECT id FROM studies WHERE project_id = ? ORDER BY id DESC")
-        .bind(project_id)
-        .fetch_all(pool)
-        .await?)
+pub async fn ids(pool: &Db, project_id: i64) -> AppResult<Vec<i64>> {
+    on_db!(pool, |db| {
+        Ok(sqlx::query_scalar("SELECT id FROM studies WHERE project_id = $1 ORDER BY id DESC")
+            .bind(project_id)
+            .fetch_all(db)
+            .await?)
+    })
 }
 
 /// A project's studies that drew items from question set `set_id`, newest first.
-pub async fn drawn_from(pool: &SqlitePool, project_id: i64, set_id: i64) -> AppResult<Vec<i64>> {
-    Ok(sqlx::query_scalar(
-        "SELECT s.id FROM studies s WHERE s.project_id = ?
-           AND EXISTS (SELECT 1 FROM json_each(s.draws) d WHERE json_extract(d.value, '$.set_id') = ?)
+pub async fn drawn_from(pool: &Db, project_id: i64, set_id: i64) -> AppResult<Vec<i64>> {
+    on_db!(pool, |db| {
+        Ok(sqlx::query_scalar(
+            "SELECT s.id FROM studies s WHERE s.project_id = $1
+           AND EXISTS (SELECT 1 FROM json_each(s.draws) d WHERE CAST(json_extract(d.value, '$.set_id') AS BIGINT) = $2)
          ORDER BY s.id DESC",
-    )
-    .bind(project_id)
-    .bind(set_id)
-    .fetch_all(pool)
-    .await?)
+        )
+        .bind(project_id)
+        .bind(set_id)
+        .fetch_all(db)
+        .await?)
+    })
 }
 
-pub async fn set_open(pool: &SqlitePool, id: i64, open: bool) -> AppResult<()> {
-    let done = sqlx::query("UPDATE studies SET is_open = ? WHERE id = ?").bind(open).bind(id).execute(pool).await?;
-    if done.rows_affected() == 0 {
-        return Err(AppError::NotFound(format!("study {id} does not exist")));
-    }
-    Ok(())
+pub async fn set_open(pool: &Db, id: i64, open: bool) -> AppResult<()> {
+    on_db!(pool, |db| {
+        let done = sqlx::query("UPDATE studies SET is_open = $1 WHERE id = $2").bind(open).bind(id).execute(db).await?;
+        if done.rows_affected() == 0 {
+            return Err(AppError::NotFound(format!("study {id} does not exist")));
+        }
+        Ok(())
+    })
 }
 
-pub async fn insert_link(pool: &SqlitePool, id: i64, token_hash: &str, kind: &str, label: &str) -> AppResult<()> {
-    sqlx::query("INSERT INTO study_links (study_id, token_hash, kind, label) VALUES (?, ?, ?, ?)")
-        .bind(id)
-        .bind(token_hash)
-        .bind(kind)
-        .bind(label)
-        .execute(pool)
-        .await?;
-    Ok(())
+pub async fn insert_link(pool: &Db, id: i64, token_hash: &str, kind: &str, label: &str) -> AppResult<()> {
+    on_db!(pool, |db| {
+        sqlx::query("INSERT INTO study_links (study_id, token_hash, kind, label) VALUES ($1, $2, $3, $4)")
+            .bind(id)
+            .bind(token_hash)
+            .bind(kind)
+            .bind(label)
+            .execute(db)
+            .await?;
+        Ok(())
+    })
 }
 
 /// Makes every link of a study expire `days` from now.
-pub async fn expire_links_in(pool: &SqlitePool, study: i64, days: u32) -> AppResult<()> {
-    sqlx::query(&format!(
-        "UPDATE study_links SET expires_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+{days} days') WHERE study_id = ?"
+pub async fn expire_links_in(pool: &Db, study: i64, days: u32) -> AppResult<()> {
+    on_db!(pool, |db| {
+        sqlx::query(&format!(
+        "UPDATE study_links SET expires_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+{days} days') WHERE study_id = $1"
     ))
-    .bind(study)
-    .execute(pool)
-    .await?;
-    Ok(())
+        .bind(study)
+        .execute(db)
+        .await?;
+        Ok(())
+    })
 }
 
-pub async fn revoke_link(pool: &SqlitePool, link_id: i64) -> AppResult<()> {
-    let done = sqlx::query("UPDATE study_links SET revoked = 1 WHERE id = ?").bind(link_id).execute(pool).await?;
-    if done.rows_affected() == 0 {
-        return Err(AppError::NotFound(format!("link {link_id} does not exist")));
-    }
-    Ok(())
+pub async fn revoke_link(pool: &Db, link_id: i64) -> AppResult<()> {
+    on_db!(pool, |db| {
+        let done = sqlx::query("UPDATE study_links SET revoked = TRUE WHERE id = $1").bind(link_id).execute(db).await?;
+        if done.rows_affected() == 0 {
+            return Err(AppError::NotFound(format!("link {link_id} does not exist")));
+        }
+        Ok(())
+    })
 }
 
-pub async fn delete(pool: &SqlitePool, id: i64) -> AppResult<()> {
-    let done = sqlx::query("DELETE FROM studies WHERE id = ?").bind(id).execute(pool).await?;
-    if done.rows_affected() == 0 {
-        return Err(AppError::NotFound(format!("study {id} does not exist")));
-    }
-    Ok(())
+pub async fn delete(pool: &Db, id: i64) -> AppResult<()> {
+    on_db!(pool, |db| {
+        let done = sqlx::query("DELETE FROM studies WHERE id = $1").bind(id).execute(db).await?;
+        if done.rows_affected() == 0 {
+            return Err(AppError::NotFound(format!("study {id} does not exist")));
+        }
+        Ok(())
+    })
 }
 
 /// A live link (not withdrawn, not expired): (link id, study id, kind).
-pub async fn live_link(pool: &SqlitePool, token_hash: &str) -> AppResult<Option<(i64, i64, String)>> {
-    Ok(sqlx::query_as(
+pub async fn live_link(pool: &Db, token_hash: &str) -> AppResult<Option<(i64, i64, String)>> {
+    on_db!(pool, |db| {
+        Ok(sqlx::query_as(
         "SELECT id, study_id, kind FROM study_links
-          WHERE token_hash = ? AND revoked = 0 AND (expires_at IS NULL OR expires_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
+          WHERE token_hash = $1 AND revoked = FALSE AND (expires_at IS NULL OR expires_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
     )
     .bind(token_hash)
-    .fetch_optional(pool)
+    .fetch_optional(db)
     .await?)
+    })
 }
 
 /// A rater at a link: (id, finished at, order seed).
 pub async fn rater(
-    pool: &SqlitePool,
+    pool: &Db,
     token_hash: &str,
     study: i64,
     link: i64,
 ) -> AppResult<Option<(i64, Option<String>, i64)>> {
-    Ok(sqlx::query_as(
-        "SELECT id, finished_at, order_seed FROM raters WHERE token_hash = ? AND study_id = ? AND link_id = ?",
-    )
-    .bind(token_hash)
-    .bind(study)
-    .bind(link)
-    .fetch_optional(pool)
-    .await?)
+    on_db!(pool, |db| {
+        Ok(sqlx::query_as(
+            "SELECT id, finished_at, order_seed FROM raters WHERE token_hash = $1 AND study_id = $2 AND link_id = $3",
+        )
+        .bind(token_hash)
+        .bind(study)
+        .bind(link)
+        .fetch_optional(db)
+        .await?)
+    })
 }
 
 /// Adds a rater (or finds the one a concurrent request just added).
 /// Raters of a study who came through an open link and rated something.
-pub async fn open_link_raters(pool: &SqlitePool, study: i64) -> AppResult<i64> {
-    Ok(sqlx::query_scalar(
-        "SELECT COUNT(*) FROM raters r JOIN study_links l ON l.id = r.link_id
-          WHERE r.study_id = ? AND l.kind = 'open' AND EXISTS (SELECT 1 FROM ratings x WHERE x.rater_id = r.id)",
-    )
-    .bind(study)
-    .fetch_one(pool)
-    .await?)
+pub async fn open_link_raters(pool: &Db, study: i64) -> AppResult<i64> {
+    on_db!(pool, |db| {
+        Ok(sqlx::query_scalar(
+            "SELECT COUNT(*) FROM raters r JOIN study_links l ON l.id = r.link_id
+          WHERE r.study_id = $1 AND l.kind = 'open' AND EXISTS (SELECT 1 FROM ratings x WHERE x.rater_id = r.id)",
+        )
+        .bind(study)
+        .fetch_one(db)
+        .await?)
+    })
 }
 
-pub async fn insert_rater(pool: &SqlitePool, study: i64, link: i64, token_hash: &str, seed: i64) -> AppResult<()> {
-    sqlx::query(
-        "INSERT INTO raters (study_id, link_id, token_hash, order_seed) VALUES (?, ?, ?, ?) ON CONFLICT(token_hash) DO NOTHING",
+pub async fn insert_rater(pool: &Db, study: i64, link: i64, token_hash: &str, seed: i64) -> AppResult<()> {
+    on_db!(pool, |db| {
+        sqlx::query(
+        "INSERT INTO raters (study_id, link_id, token_hash, order_seed) VALUES ($1, $2, $3, $4) ON CONFLICT(token_hash) DO NOTHING",
     )
     .bind(study)
     .bind(link)
     .bind(token_hash)
     .bind(seed)
-    .execute(pool)
+    .execute(db)
     .await?;
-    Ok(())
+        Ok(())
+    })
 }
 
 /// What a rater (or the LLM rater) reads of an item: id, text, answer,
@@ -273,37 +305,46 @@ pub async fn insert_rater(pool: &SqlitePool, study: i64, link: i64, token_hash: 
 pub type RaterItemRow = (i64, String, Option<String>, Option<String>, Option<String>);
 
 /// A study's items in their stored order.
-pub async fn items(pool: &SqlitePool, study: i64) -> AppResult<Vec<RaterItemRow>> {
-    Ok(sqlx::query_as("SELECT id, text, answer, context, choices FROM study_items WHERE study_id = ? ORDER BY idx")
+pub async fn items(pool: &Db, study: i64) -> AppResult<Vec<RaterItemRow>> {
+    on_db!(pool, |db| {
+        Ok(sqlx::query_as(
+            "SELECT id, text, answer, context, choices FROM study_items WHERE study_id = $1 ORDER BY idx",
+        )
         .bind(study)
-        .fetch_all(pool)
+        .fetch_all(db)
         .await?)
+    })
 }
 
 /// A rater's ratings: (item, dimension, score).
-pub async fn ratings_of(pool: &SqlitePool, rater: i64) -> AppResult<Vec<(i64, i64, i64)>> {
-    Ok(sqlx::query_as("SELECT item_id, dimension, score FROM ratings WHERE rater_id = ?")
-        .bind(rater)
-        .fetch_all(pool)
-        .await?)
+pub async fn ratings_of(pool: &Db, rater: i64) -> AppResult<Vec<(i64, i64, i64)>> {
+    on_db!(pool, |db| {
+        Ok(sqlx::query_as("SELECT item_id, dimension, score FROM ratings WHERE rater_id = $1")
+            .bind(rater)
+            .fetch_all(db)
+            .await?)
+    })
 }
 
 /// An item of the study: `Some(its choices JSON)`, or `None` when the
 /// study has no such item.
-pub async fn item_choices(pool: &SqlitePool, study: i64, item: i64) -> AppResult<Option<Option<String>>> {
-    Ok(sqlx::query_scalar("SELECT choices FROM study_items WHERE id = ? AND study_id = ?")
-        .bind(item)
-        .bind(study)
-        .fetch_optional(pool)
-        .await?)
+pub async fn item_choices(pool: &Db, study: i64, item: i64) -> AppResult<Option<Option<String>>> {
+    on_db!(pool, |db| {
+        Ok(sqlx::query_scalar("SELECT choices FROM study_items WHERE id = $1 AND study_id = $2")
+            .bind(item)
+            .bind(study)
+            .fetch_optional(db)
+            .await?)
+    })
 }
 
 /// A rater's scores for an item (one per dimension), replacing earlier ones, in one transaction.
-pub async fn upsert_scores(pool: &SqlitePool, rater: i64, item: i64, scores: &[u8]) -> AppResult<()> {
-    let mut tx = super::begin(pool).await?;
-    for (d, s) in scores.iter().enumerate() {
-        sqlx::query(
-            "INSERT INTO ratings (rater_id, item_id, dimension, score) VALUES (?, ?, ?, ?)
+pub async fn upsert_scores(pool: &Db, rater: i64, item: i64, scores: &[u8]) -> AppResult<()> {
+    on_db!(pool, |db| {
+        let mut tx = super::begin(db).await?;
+        for (d, s) in scores.iter().enumerate() {
+            sqlx::query(
+            "INSERT INTO ratings (rater_id, item_id, dimension, score) VALUES ($1, $2, $3, $4)
              ON CONFLICT(rater_id, item_id, dimension) DO UPDATE SET score = excluded.score, rated_at = excluded.rated_at",
         )
         .bind(rater)
@@ -312,63 +353,76 @@ pub async fn upsert_scores(pool: &SqlitePool, rater: i64, item: i64, scores: &[u
         .bind(*s as i64)
         .execute(&mut *tx)
         .await?;
-    }
-    tx.commit().await?;
-    Ok(())
+        }
+        tx.commit().await?;
+        Ok(())
+    })
 }
 
 /// Items a rater has rated, and of how many.
-pub async fn progress(pool: &SqlitePool, study: i64, rater: i64) -> AppResult<(i64, i64)> {
-    Ok(sqlx::query_as(
-        "SELECT (SELECT COUNT(DISTINCT item_id) FROM ratings WHERE rater_id = ?),
-                (SELECT COUNT(*) FROM study_items WHERE study_id = ?)",
-    )
-    .bind(rater)
-    .bind(study)
-    .fetch_one(pool)
-    .await?)
+pub async fn progress(pool: &Db, study: i64, rater: i64) -> AppResult<(i64, i64)> {
+    on_db!(pool, |db| {
+        Ok(sqlx::query_as(
+            "SELECT (SELECT COUNT(DISTINCT item_id) FROM ratings WHERE rater_id = $1),
+                (SELECT COUNT(*) FROM study_items WHERE study_id = $2)",
+        )
+        .bind(rater)
+        .bind(study)
+        .fetch_one(db)
+        .await?)
+    })
 }
 
-pub async fn finish(pool: &SqlitePool, rater: i64) -> AppResult<()> {
-    sqlx::query(
-        "UPDATE raters SET finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ? AND finished_at IS NULL",
+pub async fn finish(pool: &Db, rater: i64) -> AppResult<()> {
+    on_db!(pool, |db| {
+        sqlx::query(
+        "UPDATE raters SET finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = $1 AND finished_at IS NULL",
     )
     .bind(rater)
-    .execute(pool)
+    .execute(db)
     .await?;
-    Ok(())
+        Ok(())
+    })
 }
 
 /// An item as the results read it: id, source, level, attention score,
 /// category, choices JSON.
 pub type ResultItemRow = (i64, String, Option<String>, Option<i64>, Option<String>, Option<String>);
 
-pub async fn result_items(pool: &SqlitePool, study: i64) -> AppResult<Vec<ResultItemRow>> {
-    Ok(sqlx::query_as("SELECT id, source, level, attention, category, choices FROM study_items WHERE study_id = ?")
+pub async fn result_items(pool: &Db, study: i64) -> AppResult<Vec<ResultItemRow>> {
+    on_db!(pool, |db| {
+        Ok(sqlx::query_as(
+            "SELECT id, source, level, attention, category, choices FROM study_items WHERE study_id = $1",
+        )
         .bind(study)
-        .fetch_all(pool)
+        .fetch_all(db)
         .await?)
+    })
 }
 
 /// Every rating of a study: (rater, item, dimension, score).
-pub async fn all_ratings(pool: &SqlitePool, study: i64) -> AppResult<Vec<(i64, i64, i64, i64)>> {
-    Ok(sqlx::query_as(
-        "SELECT r.rater_id, r.item_id, r.dimension, r.score FROM ratings r JOIN raters ra ON ra.id = r.rater_id WHERE ra.study_id = ?",
+pub async fn all_ratings(pool: &Db, study: i64) -> AppResult<Vec<(i64, i64, i64, i64)>> {
+    on_db!(pool, |db| {
+        Ok(sqlx::query_as(
+        "SELECT r.rater_id, r.item_id, r.dimension, r.score FROM ratings r JOIN raters ra ON ra.id = r.rater_id WHERE ra.study_id = $1",
     )
     .bind(study)
-    .fetch_all(pool)
+    .fetch_all(db)
     .await?)
+    })
 }
 
 /// A rating as the CSV lists it (with the item's choices JSON last).
 pub type CsvRow = (i64, i64, Option<i64>, String, Option<String>, Option<i64>, i64, i64, String, Option<String>);
 
-pub async fn csv_rows(pool: &SqlitePool, study: i64) -> AppResult<Vec<CsvRow>> {
-    Ok(sqlx::query_as(
+pub async fn csv_rows(pool: &Db, study: i64) -> AppResult<Vec<CsvRow>> {
+    on_db!(pool, |db| {
+        Ok(sqlx::query_as(
         "SELECT r.rater_id, r.item_id, i.question_id, i.source, i.level, i.attention, r.dimension, r.score, r.rated_at, i.choices
-           FROM ratings r JOIN study_items i ON i.id = r.item_id WHERE i.study_id = ? ORDER BY r.rater_id, i.idx, r.dimension",
+           FROM ratings r JOIN study_items i ON i.id = r.item_id WHERE i.study_id = $1 ORDER BY r.rater_id, i.idx, r.dimension",
     )
     .bind(study)
-    .fetch_all(pool)
+    .fetch_all(db)
     .await?)
+    })
 }

@@ -1,13 +1,13 @@
 //! A study's ratings as CSV.
 
-use sqlx::SqlitePool;
+use crate::ssr::store::Db;
 
 use super::*;
 use crate::error::internal;
 use crate::error::{AppError, AppResult};
 use crate::ssr::store;
 /// Every rating as CSV: rater, item, question id, source, level, dimension, score.
-pub async fn ratings_csv(pool: &SqlitePool, id: i64) -> AppResult<String> {
+pub async fn ratings_csv(pool: &Db, id: i64) -> AppResult<String> {
     let v = view(pool, id).await?;
     let rows = store::studies::csv_rows(pool, id).await?;
     let mut w = csv::Writer::from_writer(Vec::new());

@@ -3,15 +3,15 @@
 
 use std::collections::HashMap;
 
+use crate::ssr::store::Db;
 use engine::study::{self, Dimension};
-use sqlx::SqlitePool;
 
 use super::*;
 use crate::error::AppResult;
 use crate::model::{CategoryRow, LlmAgreementRow, LlmRatingView, StudyResultsView, StudySummaryRow, StudyView};
 use crate::ssr::store;
 /// A study's items as the results read them.
-pub(super) async fn result_items(pool: &SqlitePool, id: i64) -> AppResult<Vec<study::Item>> {
+pub(super) async fn result_items(pool: &Db, id: i64) -> AppResult<Vec<study::Item>> {
     Ok(store::studies::result_items(pool, id)
         .await?
         .into_iter()
@@ -29,11 +29,7 @@ pub(super) async fn result_items(pool: &SqlitePool, id: i64) -> AppResult<Vec<st
 /// The category picks of the newest study drawn from question set
 /// `set_id` that asks raters for the category: (study, [(the generator's
 /// category, whether the rater picked it)]), attention checks aside.
-pub async fn category_picks(
-    pool: &SqlitePool,
-    project_id: i64,
-    set_id: i64,
-) -> AppResult<Option<(i64, Vec<(String, bool)>)>> {
+pub async fn category_picks(pool: &Db, project_id: i64, set_id: i64) -> AppResult<Option<(i64, Vec<(String, bool)>)>> {
     for id in store::studies::drawn_from(pool, project_id, set_id).await? {
         let Some(choice) = dimensions_of(pool, id).await?.iter().position(|d| d.choice) else { continue };
         let items: HashMap<i64, study::Item> = result_items(pool, id).await?.into_iter().map(|i| (i.id, i)).collect();
@@ -66,7 +62,7 @@ pub struct Computed {
 }
 
 /// The results of a study.
-pub async fn results(pool: &SqlitePool, id: i64) -> AppResult<Computed> {
+pub async fn results(pool: &Db, id: i64) -> AppResult<Computed> {
     let view = view(pool, id).await?;
     let dimensions = dimensions_of(pool, id).await?;
     let items = result_items(pool, id).await?;
@@ -76,7 +72,7 @@ pub async fn results(pool: &SqlitePool, id: i64) -> AppResult<Computed> {
     Ok(Computed { view, dimensions, results, llm })
 }
 
-async fn human_ratings(pool: &SqlitePool, id: i64) -> AppResult<Vec<study::Rating>> {
+async fn human_ratings(pool: &Db, id: i64) -> AppResult<Vec<study::Rating>> {
     Ok(store::studies::all_ratings(pool, id)
         .await?
         .into_iter()
@@ -86,7 +82,7 @@ async fn human_ratings(pool: &SqlitePool, id: i64) -> AppResult<Vec<study::Ratin
 
 /// The latest LLM-rating job of a study and its agreement with the humans.
 async fn llm_view(
-    pool: &SqlitePool,
+    pool: &Db,
     id: i64,
     items: &[study::Item],
     dims: &[Dimension],
@@ -119,7 +115,7 @@ async fn llm_view(
 }
 
 /// The LLM rater's scores from its job's finished items.
-pub async fn llm_ratings(pool: &SqlitePool, job_id: i64) -> AppResult<Vec<study::Rating>> {
+pub async fn llm_ratings(pool: &Db, job_id: i64) -> AppResult<Vec<study::Rating>> {
     let mut out = Vec::new();
     for i in
         store::jobs::job_items(pool, job_id).await?.into_iter().filter(|i| i.status == crate::model::ItemStatus::Done)
@@ -139,7 +135,7 @@ pub async fn llm_ratings(pool: &SqlitePool, job_id: i64) -> AppResult<Vec<study:
 
 const _: () = assert!(engine::study::MIN_RATERS_FOR_INTERVAL == crate::model::MIN_RATERS_FOR_INTERVAL);
 
-pub async fn results_view(pool: &SqlitePool, id: i64) -> AppResult<StudyResultsView> {
+pub async fn results_view(pool: &Db, id: i64) -> AppResult<StudyResultsView> {
     let Computed { view: v, dimensions: dims, results: r, llm } = results(pool, id).await?;
     let rows = |pick: fn(&study::DimensionResults) -> &Vec<study::Summary>| -> Vec<StudySummaryRow> {
         r.dimensions

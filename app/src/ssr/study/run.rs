@@ -3,10 +3,10 @@
 
 use std::collections::HashMap;
 
+use crate::ssr::store::Db;
 use engine::study::rate::{Choice, RateItem};
 use engine::study::{self, Candidate, Dimension, Kind};
 use serde_json::json;
-use sqlx::SqlitePool;
 
 use super::*;
 use crate::error::{AppError, AppResult};
@@ -124,7 +124,7 @@ fn choices_for(h: &engine::questions::hierarchy::Hierarchy, category: &str) -> O
 /// questions that have an answer (the reference answer, or the answer
 /// set's), with their source passage and category choices.
 async fn answer_candidates(
-    pool: &SqlitePool,
+    pool: &Db,
     set: &crate::model::QuestionSetView,
     answers: Option<i64>,
     chunks: &HashMap<i64, String>,
@@ -176,7 +176,7 @@ async fn answer_candidates(
     Ok((candidates, extras))
 }
 
-pub async fn create(pool: &SqlitePool, req: &StudyRequest) -> AppResult<Created> {
+pub async fn create(pool: &Db, req: &StudyRequest) -> AppResult<Created> {
     store::get_project(pool, req.project_id).await?;
     if req.name.trim().is_empty() {
         return Err(AppError::Invalid("give the study a name".into()));
@@ -311,12 +311,12 @@ pub async fn create(pool: &SqlitePool, req: &StudyRequest) -> AppResult<Created>
     Ok(Created { study_id: id, open_token, rater_tokens })
 }
 
-pub(super) async fn dimensions_of(pool: &SqlitePool, id: i64) -> AppResult<Vec<Dimension>> {
+pub(super) async fn dimensions_of(pool: &Db, id: i64) -> AppResult<Vec<Dimension>> {
     let row = store::studies::get(pool, id).await?;
     serde_json::from_str(&row.5).map_err(|_| AppError::Internal)
 }
 
-pub async fn view(pool: &SqlitePool, id: i64) -> AppResult<StudyView> {
+pub async fn view(pool: &Db, id: i64) -> AppResult<StudyView> {
     let (
         id,
         project_id,
@@ -352,7 +352,7 @@ pub async fn view(pool: &SqlitePool, id: i64) -> AppResult<StudyView> {
     })
 }
 
-pub async fn list(pool: &SqlitePool, project_id: i64) -> AppResult<Vec<StudyView>> {
+pub async fn list(pool: &Db, project_id: i64) -> AppResult<Vec<StudyView>> {
     let mut out = Vec::new();
     for id in store::studies::ids(pool, project_id).await? {
         out.push(view(pool, id).await?);
@@ -360,12 +360,12 @@ pub async fn list(pool: &SqlitePool, project_id: i64) -> AppResult<Vec<StudyView
     Ok(out)
 }
 
-pub async fn set_open(pool: &SqlitePool, id: i64, open: bool) -> AppResult<()> {
+pub async fn set_open(pool: &Db, id: i64, open: bool) -> AppResult<()> {
     store::studies::set_open(pool, id, open).await
 }
 
 /// A new per-rater link (or open link); its token, shown once.
-pub async fn add_link(pool: &SqlitePool, id: i64, kind: &str, label: &str) -> AppResult<String> {
+pub async fn add_link(pool: &Db, id: i64, kind: &str, label: &str) -> AppResult<String> {
     view(pool, id).await?;
     if kind != "open" && kind != "rater" {
         return Err(AppError::Invalid(format!("a link is open or rater, not \"{kind}\"")));
@@ -375,24 +375,24 @@ pub async fn add_link(pool: &SqlitePool, id: i64, kind: &str, label: &str) -> Ap
     Ok(t)
 }
 
-pub async fn revoke_link(pool: &SqlitePool, link_id: i64) -> AppResult<()> {
+pub async fn revoke_link(pool: &Db, link_id: i64) -> AppResult<()> {
     store::studies::revoke_link(pool, link_id).await
 }
 
-pub async fn delete(pool: &SqlitePool, id: i64) -> AppResult<()> {
+pub async fn delete(pool: &Db, id: i64) -> AppResult<()> {
     store::studies::delete(pool, id).await
 }
 
 /// The link a token opens: (link id, study id, kind). Unknown, revoked and
 /// expired links are all "not found": a guess learns nothing.
-async fn link(pool: &SqlitePool, token: &str) -> AppResult<(i64, i64, String)> {
+async fn link(pool: &Db, token: &str) -> AppResult<(i64, i64, String)> {
     store::studies::live_link(pool, &hash(token.trim()))
         .await?
         .ok_or_else(|| AppError::NotFound("this study link does not exist or was withdrawn".into()))
 }
 
 /// The rater a request speaks for: `(rater id, finished, order seed)`.
-async fn rater_of(pool: &SqlitePool, study: i64, link_id: i64, rater: &str) -> AppResult<(i64, bool, i64)> {
+async fn rater_of(pool: &Db, study: i64, link_id: i64, rater: &str) -> AppResult<(i64, bool, i64)> {
     let row = store::studies::rater(pool, &hash(rater.trim()), study, link_id).await?;
     row.map(|(id, f, seed)| (id, f.is_some(), seed))
         .ok_or_else(|| AppError::NotFound("this rater is not known at this link".into()))
@@ -434,7 +434,7 @@ impl RaterLimit {
 /// page and in an HttpOnly cookie) resumes its session, and a browser
 /// without one gets a new rater, if `new_rater` admits it.
 pub async fn session(
-    pool: &SqlitePool,
+    pool: &Db,
     token: &str,
     rater: Option<&str>,
     new_rater: impl FnOnce(i64) -> AppResult<()>,
@@ -505,7 +505,7 @@ pub(super) fn parse_choices(json: Option<&str>) -> Vec<Choice> {
 }
 
 /// A study's items as raters read them, in stored order.
-async fn rater_items(pool: &SqlitePool, study_id: i64) -> AppResult<Vec<RaterItem>> {
+async fn rater_items(pool: &Db, study_id: i64) -> AppResult<Vec<RaterItem>> {
     Ok(store::studies::items(pool, study_id)
         .await?
         .into_iter()
@@ -525,7 +525,7 @@ fn random_seed() -> i64 {
     (u64::from_le_bytes(b) >> 1) as i64
 }
 
-async fn open_rater(pool: &SqlitePool, token: &str, rater: &str) -> AppResult<(i64, i64, Vec<Dimension>)> {
+async fn open_rater(pool: &Db, token: &str, rater: &str) -> AppResult<(i64, i64, Vec<Dimension>)> {
     let (link_id, study_id, kind) = link(pool, token).await?;
     let rater = if kind == "rater" { token } else { rater };
     let (rater_id, finished, _) = rater_of(pool, study_id, link_id, rater).await?;
@@ -542,7 +542,7 @@ async fn open_rater(pool: &SqlitePool, token: &str, rater: &str) -> AppResult<(i
 /// Records a rater's scores for one item (one per dimension, each a point
 /// of its scale, or a choice's index), replacing earlier ones for it.
 /// Returns how many items the rater has rated, and of how many.
-pub async fn rate(pool: &SqlitePool, token: &str, rater: &str, item: i64, scores: &[u8]) -> AppResult<(i64, i64)> {
+pub async fn rate(pool: &Db, token: &str, rater: &str, item: i64, scores: &[u8]) -> AppResult<(i64, i64)> {
     let (study_id, rater_id, dims) = open_rater(pool, token, rater).await?;
     let Some(choices) = store::studies::item_choices(pool, study_id, item).await? else {
         return Err(AppError::NotFound(format!("item {item} is not in this study")));
@@ -562,13 +562,13 @@ pub async fn rate(pool: &SqlitePool, token: &str, rater: &str, item: i64, scores
     progress(pool, study_id, rater_id).await
 }
 
-async fn progress(pool: &SqlitePool, study_id: i64, rater_id: i64) -> AppResult<(i64, i64)> {
+async fn progress(pool: &Db, study_id: i64, rater_id: i64) -> AppResult<(i64, i64)> {
     store::studies::progress(pool, study_id, rater_id).await
 }
 
 /// Submits a rater's study: every item must be rated; afterwards nothing
 /// changes (one submission per rater).
-pub async fn finish(pool: &SqlitePool, token: &str, rater: &str) -> AppResult<()> {
+pub async fn finish(pool: &Db, token: &str, rater: &str) -> AppResult<()> {
     let (study_id, rater_id, _) = open_rater(pool, token, rater).await?;
     let (done, total) = progress(pool, study_id, rater_id).await?;
     if done < total {
@@ -580,7 +580,7 @@ pub async fn finish(pool: &SqlitePool, token: &str, rater: &str) -> AppResult<()
 /// Creates (does not run) the job that has the configured LLM rate every
 /// item of a study (attention checks aside) with the rubric the humans
 /// read: one item per study item.
-pub async fn create_llm_rating(pool: &SqlitePool, id: i64, no_cache: bool) -> AppResult<JobView> {
+pub async fn create_llm_rating(pool: &Db, id: i64, no_cache: bool) -> AppResult<JobView> {
     let v = view(pool, id).await?;
     if v.items == 0 {
         return Err(AppError::Invalid(format!("study {id} has no items to rate")));
@@ -593,7 +593,7 @@ pub async fn create_llm_rating(pool: &SqlitePool, id: i64, no_cache: bool) -> Ap
 /// The LLM-rating job's items: what a human rater reads of each item (for
 /// a question study, the corpus summary stands as the passage — the humans
 /// read it, not the chunks).
-async fn llm_rating_items(pool: &SqlitePool, p: &StudyRatingParams) -> AppResult<Vec<engine::jobs::WorkItem>> {
+async fn llm_rating_items(pool: &Db, p: &StudyRatingParams) -> AppResult<Vec<engine::jobs::WorkItem>> {
     let id = p.study_id;
     let v = view(pool, id).await?;
     let dimensions = dimensions_of(pool, id).await?;
@@ -623,7 +623,7 @@ async fn llm_rating_items(pool: &SqlitePool, p: &StudyRatingParams) -> AppResult
 pub struct StudyRatingStage;
 
 impl Stage for StudyRatingStage {
-    fn items<'a>(&'a self, pool: &'a SqlitePool, job: &'a JobView, params: &'a JobParams) -> Items<'a> {
+    fn items<'a>(&'a self, pool: &'a Db, job: &'a JobView, params: &'a JobParams) -> Items<'a> {
         Box::pin(async move { llm_rating_items(pool, params.study_rating(job.id)?).await })
     }
 

@@ -1,0 +1,109 @@
+//! PostgreSQL as the shared database (issue #26): `assay db copy` both
+//! ways, and the copy's table list against both schemas. (The experiment
+//! manifest's run on PostgreSQL is in `experiment.rs`.)
+
+use crate::common;
+
+use app::ssr::store::copy::{self, TABLES};
+use common::{assay, json, sample_with_answers};
+
+/// Project A with one of everything the CLI makes: corpus, graph, graph
+/// questions, two answer sets, an evaluation, a question study, a share
+/// link and the owner account.
+async fn one_of_everything(db: &std::path::Path) {
+    let set = sample_with_answers(db, [2, 1, 1]).await;
+    let run = ["--json", "eval", "run", "A", "--set", &set, "--methods", "bm25,lightrag", "--judge", "offline"];
+    json(&assay(db, &run, &[]).await);
+    json(&assay(db, &["--json", "study", "create", "A", "--questions", &format!("{set}:2")], &[]).await);
+    json(&assay(db, &["--json", "share", "create", "A", "--page", "evaluation:1", "--expires-days", "7"], &[]).await);
+    json(&assay(db, &["--json", "user", "create", "owner"], &[("ASSAY_PASSWORD", "correct horse battery")]).await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn db_copy_sqlite_to_postgresql_and_back_keeps_every_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = dir.path().join("first.db");
+    one_of_everything(&first).await;
+    let pg = common::pg_database().await;
+    let back = dir.path().join("back.db");
+    for (from, to) in [(first.to_str().unwrap(), pg.url.as_str()), (pg.url.as_str(), back.to_str().unwrap())] {
+        let out = json(&assay(&first, &["--json", "db", "copy", "--from", from, "--to", to], &[]).await);
+        assert!(out["rows"].as_i64().unwrap() > 100, "{out}");
+        assert_eq!(out["tables"].as_array().unwrap().len(), TABLES.len());
+    }
+    let (a, b, p) = (
+        app::ssr::store::open(&first).await.unwrap(),
+        app::ssr::store::open(&back).await.unwrap(),
+        app::ssr::store::open_target(&pg.url).await.unwrap(),
+    );
+    let mut rows = 0;
+    for table in TABLES {
+        let original = copy::rows(&a, table).await.unwrap();
+        assert_eq!(copy::rows(&b, table).await.unwrap(), original, "{} after the round trip", table.name);
+        assert_eq!(copy::rows(&p, table).await.unwrap(), original, "{} in PostgreSQL", table.name);
+        rows += original.len();
+    }
+    assert!(rows > 100);
+    // The evaluation's report, written from each: the same files.
+    for (db, out) in [(&first, "r1"), (&back, "r2")] {
+        let out = dir.path().join(out);
+        json(&assay(db, &["--json", "eval", "report", "1", "--out", out.to_str().unwrap()], &[]).await);
+    }
+    for f in ["report.json", "pairs.csv", "judgments.csv"] {
+        let read = |d: &str| std::fs::read(dir.path().join(d).join(f)).unwrap();
+        assert_eq!(read("r1"), read("r2"), "{f}");
+    }
+    // New rows in PostgreSQL after the copy take fresh ids (its sequences
+    // moved past the copied ones).
+    let made = json(&assay(&pg.url, &["--json", "project", "create", "After the copy"], &[]).await);
+    assert_eq!(made["id"].as_i64(), Some(2), "{made}");
+    // A copy never merges: a target with rows is refused, and left as it was.
+    let refused = assay(&first, &["db", "copy", "--from", first.to_str().unwrap(), "--to", &pg.url], &[]).await;
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("the target database is not empty: projects (2)"), "{stderr}");
+    let missing = assay(&first, &["db", "copy", "--from", "/no/such.db", "--to", &pg.url], &[]).await;
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("--from /no/such.db: no such SQLite file"));
+}
+
+/// `copy::TABLES` names every table and column of both schemas, with the
+/// types each stores: a migration that adds a column must add it there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_copy_covers_every_column_of_both_schemas() {
+    let dir = tempfile::tempdir().unwrap();
+    let sqlite = app::ssr::store::open(&dir.path().join("s.db")).await.unwrap();
+    let pg = common::pg_database().await;
+    let postgres = app::ssr::store::open_target(&pg.url).await.unwrap();
+    let mut listed: Vec<(String, String)> =
+        TABLES.iter().flat_map(|t| t.columns.iter().map(|(c, _)| (t.name.to_string(), c.to_string()))).collect();
+    listed.sort();
+    let lite: Vec<(String, String)> = sqlx::query_as(
+        "SELECT m.name, p.name FROM sqlite_master m JOIN pragma_table_info(m.name) p
+          WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%' AND m.name <> '_sqlx_migrations' ORDER BY 1, 2",
+    )
+    .fetch_all(sqlite.sqlite().unwrap())
+    .await
+    .unwrap();
+    let pg_columns: Vec<(String, String, String)> = sqlx::query_as(
+        "SELECT table_name::text, column_name::text, data_type::text FROM information_schema.columns
+          WHERE table_schema = 'public' AND table_name <> '_sqlx_migrations' ORDER BY 1, 2",
+    )
+    .fetch_all(postgres.postgres().unwrap())
+    .await
+    .unwrap();
+    let pg_names: Vec<(String, String)> = pg_columns.iter().map(|(t, c, _)| (t.clone(), c.clone())).collect();
+    assert_eq!(lite, listed, "SQLite's schema and copy::TABLES");
+    assert_eq!(pg_names, listed, "PostgreSQL's schema and copy::TABLES");
+    for (table, column, ty) in &pg_columns {
+        let kind =
+            TABLES.iter().find(|t| t.name == table).unwrap().columns.iter().find(|(c, _)| c == column).unwrap().1;
+        let want = match kind {
+            copy::Kind::Int => "bigint",
+            copy::Kind::Real => "double precision",
+            copy::Kind::Text => "text",
+            copy::Kind::Bool => "boolean",
+            copy::Kind::Bytes => "bytea",
+        };
+        assert_eq!(ty, want, "{table}.{column}");
+    }
+}
