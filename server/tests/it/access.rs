@@ -57,7 +57,7 @@ const EVERY_ARGUMENT: &str = "id=1&project_id=1&set_id=1&question_id=1&job_id=1&
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn collaborators_reach_only_what_the_owner_granted() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("access.db");
+    let db = common::test_db(dir.path(), "access").await;
     // Project 1 with one of everything (id 1 each), and project 2.
     let set = sample_with_answers(&db, [2, 1, 1]).await;
     assert_eq!(set, "1");
@@ -91,22 +91,22 @@ async fn collaborators_reach_only_what_the_owner_granted() {
     };
     let owner = session("owner").await;
 
-    let pool = app::ssr::store::open(&db).await.unwrap();
+    let pool = db.open().await;
     // A metrics run (id 1; graph questions have no references to score, so
     // the row alone: the checks need only its project).
-    sqlx::query(
+    common::execute(
+        &pool,
         "INSERT INTO metrics_runs (project_id, question_set_id, answer_sets, k, bins) VALUES (1, 1, '[1]', 10, 4)",
+        &[],
     )
-    .execute(pool.sqlite().unwrap())
-    .await
-    .unwrap();
+    .await;
     // An experiment (id 1) of project 1, the row alone likewise.
-    sqlx::query(
-        "INSERT INTO experiments (project_id, name, manifest, plan, llm, offline, status) VALUES (1, 'x', '', '[]', 'offline (no LLM)', 1, 'done')",
+    common::execute(
+        &pool,
+        "INSERT INTO experiments (project_id, name, manifest, plan, llm, offline, status) VALUES (1, 'x', '', '[]', 'offline (no LLM)', TRUE, 'done')",
+        &[],
     )
-    .execute(pool.sqlite().unwrap())
-    .await
-    .unwrap();
+    .await;
     let config = app::ssr::state::Config { require_login: true, ..Default::default() };
     let options = server::web::leptos_options(dir.path(), "127.0.0.1:0".parse().unwrap());
     let router = server::web::router(pool.clone(), config, Default::default(), options);
@@ -266,8 +266,7 @@ async fn collaborators_reach_only_what_the_owner_granted() {
         assert_eq!(r.status, StatusCode::FORBIDDEN, "{fun}: {}", r.body);
         assert!(r.body.contains("only the owner can"), "{fun}: {}", r.body);
     }
-    let name: String =
-        sqlx::query_scalar("SELECT name FROM projects WHERE id = 2").fetch_one(pool.sqlite().unwrap()).await.unwrap();
+    let name = common::texts(&pool, "SELECT name FROM projects WHERE id = 2", &[]).await.remove(0);
     assert_eq!(name, "B");
 
     // Taking rights away works at once; a deleted collaborator's session ends.

@@ -16,7 +16,7 @@ use serde_json::Value;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn raters_validate_answers_and_categories_and_the_llm_rater_is_compared_with_them() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("a.db");
+    let db = common::test_db(dir.path(), "a").await;
     let set = common::sample_hierarchical(&db, "QC", 0).await;
 
     // Wrong combinations are refused before anything is made.
@@ -59,14 +59,15 @@ async fn raters_validate_answers_and_categories_and_the_llm_rater_is_compared_wi
         .iter()
         .map(|u| u.as_str().unwrap().rsplit('/').next().unwrap().to_string())
         .collect();
-    let pool = app::ssr::store::open(&db).await.unwrap();
+    let pool = db.open().await;
     // The generator's labels and the choices offered, by item.
-    let rows: Vec<(i64, String, String)> =
-        sqlx::query_as("SELECT id, category, choices FROM study_items WHERE study_id = ? ORDER BY idx")
-            .bind(study)
-            .fetch_all(pool.sqlite().unwrap())
-            .await
-            .unwrap();
+    let rows: Vec<(i64, String, String)> = app::on_db!(&pool, |db| sqlx::query_as(
+        "SELECT id, category, choices FROM study_items WHERE study_id = $1 ORDER BY idx"
+    )
+    .bind(study)
+    .fetch_all(db)
+    .await)
+    .unwrap();
     assert_eq!(rows.len(), 6);
     let base = start(&db, dir.path()).await;
     let client = reqwest::Client::new();
@@ -172,8 +173,7 @@ async fn raters_validate_answers_and_categories_and_the_llm_rater_is_compared_wi
     // Each pick of a medium category (4 items × 3 raters) is paired with
     // the ρ of the split that made it; coarse picks have no split.
     json(&assay(&db, &["--json", "answers", "generate", "A", "--set", &set, "--method", "bm25"], &[]).await);
-    let answers: i64 =
-        sqlx::query_scalar("SELECT MAX(id) FROM answer_sets").fetch_one(pool.sqlite().unwrap()).await.unwrap();
+    let answers: i64 = common::scalar(&pool, "SELECT MAX(id) FROM answer_sets", &[]).await;
     let run = json(
         &assay(&db, &["--json", "metrics", "run", "A", "--set", &set, "--answers", &answers.to_string()], &[]).await,
     );
@@ -188,13 +188,13 @@ async fn raters_validate_answers_and_categories_and_the_llm_rater_is_compared_wi
     for (_, category, choices) in rows.iter().filter(|(_, c, _)| c.matches('/').count() == 2) {
         let choices: Vec<Value> = serde_json::from_str(choices).unwrap();
         let rho = splits.iter().find(|s| s.children.contains(category)).unwrap().rho;
-        let picked: Vec<i64> = sqlx::query_scalar(
-            "SELECT r.score FROM ratings r JOIN study_items i ON i.id = r.item_id WHERE i.study_id = ? AND i.category = ? AND r.dimension = 3",
+        let picked: Vec<i64> = app::on_db!(&pool, |db| sqlx::query_scalar(
+            "SELECT r.score FROM ratings r JOIN study_items i ON i.id = r.item_id WHERE i.study_id = $1 AND i.category = $2 AND r.dimension = 3",
         )
         .bind(study)
         .bind(category)
-        .fetch_all(pool.sqlite().unwrap())
-        .await
+        .fetch_all(db)
+        .await)
         .unwrap();
         for pick in picked {
             flags.push(choices[pick as usize]["path"] == category.as_str());

@@ -7,13 +7,11 @@
 
 use crate::common;
 
-use std::path::Path;
-
 use common::{assay, json};
 use serde_json::Value;
 
 /// The sample corpus with its graph and 12 graph questions; the set's id.
-async fn sample_with_questions(db: &Path) -> String {
+async fn sample_with_questions(db: &common::TestDb) -> String {
     json(&assay(db, &["--json", "project", "create", "A"], &[]).await);
     json(&assay(db, &["--json", "corpus", "add", "A", "--sample"], &[]).await);
     json(&assay(db, &["--json", "graph", "build", "A"], &[]).await);
@@ -37,15 +35,15 @@ async fn sample_with_questions(db: &Path) -> String {
 
 /// One number from the database file.
 async fn count(pool: &app::ssr::store::Db, sql: &str, bind: i64) -> i64 {
-    sqlx::query_scalar(sql).bind(bind).fetch_one(pool.sqlite().unwrap()).await.unwrap()
+    app::on_db!(&pool, |db| sqlx::query_scalar(sql).bind(bind).fetch_one(db).await).unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_method_answers_and_the_cost_table_is_their_accounting() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("a.db");
+    let db = common::test_db(dir.path(), "a").await;
     let set = sample_with_questions(&db).await;
-    let pool = app::ssr::store::open(&db).await.unwrap();
+    let pool = db.open().await;
     for method in ["bm25", "lightrag", "fastgraphrag", "graphrag-local", "graphrag-global"] {
         let made = json(
             &assay(
@@ -60,7 +58,7 @@ async fn every_method_answers_and_the_cost_table_is_their_accounting() {
         assert_eq!(made["made_by"], "offline (no LLM)");
         let id = made["answers_id"].as_i64().unwrap();
         // The table's average is the answers' own: tokens of the job's calls per question.
-        let job_tokens: i64 = count(&pool, "SELECT SUM(prompt_tokens + completion_tokens) FROM llm_calls WHERE job_id = ? AND purpose != 'community_report'", made["job"].as_i64().unwrap()).await;
+        let job_tokens: i64 = count(&pool, "SELECT CAST(SUM(prompt_tokens + completion_tokens) AS BIGINT) FROM llm_calls WHERE job_id = $1 AND purpose != 'community_report'", made["job"].as_i64().unwrap()).await;
         assert!((made["avg_tokens"].as_f64().unwrap() - job_tokens as f64 / 12.0).abs() < 1e-6, "{method}");
         let answers = app::ssr::store::answers::list_answers(&pool, id, None).await.unwrap();
         assert!(answers.iter().all(|a| a.answer.split_whitespace().count() <= 30), "{method}: the target length");
@@ -82,14 +80,16 @@ async fn every_method_answers_and_the_cost_table_is_their_accounting() {
         assert_eq!(kinds.into_iter().collect::<Vec<_>>(), expected, "{method}");
     }
     // Reports were written once, by the first GraphRAG-style job.
-    let report_jobs: Vec<i64> =
-        sqlx::query_scalar("SELECT DISTINCT job_id FROM llm_calls WHERE purpose = 'community_report'")
-            .fetch_all(pool.sqlite().unwrap())
-            .await
-            .unwrap();
+    let report_jobs: Vec<i64> = app::on_db!(&pool, |db| sqlx::query_scalar(
+        "SELECT DISTINCT job_id FROM llm_calls WHERE purpose = 'community_report'"
+    )
+    .fetch_all(db)
+    .await)
+    .unwrap();
     assert_eq!(report_jobs.len(), 1);
     let reports: i64 =
-        sqlx::query_scalar("SELECT COUNT(*) FROM community_reports").fetch_one(pool.sqlite().unwrap()).await.unwrap();
+        app::on_db!(&pool, |db| sqlx::query_scalar("SELECT COUNT(*) FROM community_reports").fetch_one(db).await)
+            .unwrap();
     assert!(reports > 0);
 
     // A second run of a method is answered from the cache.
@@ -101,9 +101,12 @@ async fn every_method_answers_and_the_cost_table_is_their_accounting() {
         )
         .await,
     );
-    let fresh: i64 =
-        count(&pool, "SELECT COUNT(*) FROM llm_calls WHERE job_id = ? AND cached = 0", again["job"].as_i64().unwrap())
-            .await;
+    let fresh: i64 = count(
+        &pool,
+        "SELECT COUNT(*) FROM llm_calls WHERE job_id = $1 AND cached = FALSE",
+        again["job"].as_i64().unwrap(),
+    )
+    .await;
     assert_eq!(fresh, 0);
 
     let table = json(&assay(&db, &["--json", "answers", "list", "A"], &[]).await);
@@ -115,14 +118,15 @@ async fn every_method_answers_and_the_cost_table_is_their_accounting() {
     // Rebuilding the graph drops the old graph's reports.
     json(&assay(&db, &["--json", "graph", "build", "A", "--gleaning", "0"], &[]).await);
     let reports: i64 =
-        sqlx::query_scalar("SELECT COUNT(*) FROM community_reports").fetch_one(pool.sqlite().unwrap()).await.unwrap();
+        app::on_db!(&pool, |db| sqlx::query_scalar("SELECT COUNT(*) FROM community_reports").fetch_one(db).await)
+            .unwrap();
     assert_eq!(reports, 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn answers_from_elsewhere_import_with_bad_lines_named_and_export_losslessly() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("i.db");
+    let db = common::test_db(dir.path(), "i").await;
     let set = sample_with_questions(&db).await;
     let export = assay(&db, &["questions", "export", "A", "--set", &set], &[]).await;
     let questions: Vec<Value> =
@@ -203,26 +207,27 @@ async fn answers_from_elsewhere_import_with_bad_lines_named_and_export_losslessl
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn naive_rag_embeds_the_chunks_once_and_reuses_them() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("n.db");
+    let db = common::test_db(dir.path(), "n").await;
     let set = sample_with_questions(&db).await;
-    let pool = app::ssr::store::open(&db).await.unwrap();
+    let pool = db.open().await;
     let chunks: i64 =
-        sqlx::query_scalar("SELECT COUNT(*) FROM chunks").fetch_one(pool.sqlite().unwrap()).await.unwrap();
+        app::on_db!(&pool, |db| sqlx::query_scalar("SELECT COUNT(*) FROM chunks").fetch_one(db).await).unwrap();
     let first = json(
         &assay(&db, &["--json", "answers", "generate", "A", "--set", &set, "--method", "naive", "--param", "k=2"], &[])
             .await,
     );
     assert_eq!((first["status"].as_str(), first["count"].as_i64()), (Some("done"), Some(12)));
     assert_eq!(first["avg_llm_calls"], 1.0, "in-process embedding is no LLM call");
-    let vectors: Vec<(i64, i64)> =
-        sqlx::query_as("SELECT COUNT(*), MIN(LENGTH(vector)) FROM chunk_vectors WHERE model = 'all-MiniLM-L6-v2'")
-            .fetch_all(pool.sqlite().unwrap())
-            .await
-            .unwrap();
+    let vectors: Vec<(i64, i64)> = app::on_db!(&pool, |db| sqlx::query_as(
+        "SELECT COUNT(*), CAST(MIN(LENGTH(vector)) AS BIGINT) FROM chunk_vectors WHERE model = 'all-MiniLM-L6-v2'"
+    )
+    .fetch_all(db)
+    .await)
+    .unwrap();
     assert_eq!(vectors[0], (chunks, 384 * 4), "every chunk, 384 floats each");
     let embed_items: i64 = count(
         &pool,
-        "SELECT COUNT(*) FROM job_items WHERE job_id = ? AND key LIKE 'embed-%'",
+        "SELECT COUNT(*) FROM job_items WHERE job_id = $1 AND key LIKE 'embed-%'",
         first["job"].as_i64().unwrap(),
     )
     .await;
@@ -235,7 +240,7 @@ async fn naive_rag_embeds_the_chunks_once_and_reuses_them() {
         json(&assay(&db, &["--json", "answers", "generate", "A", "--set", &set, "--method", "naive"], &[]).await);
     let embed_items: i64 = count(
         &pool,
-        "SELECT COUNT(*) FROM job_items WHERE job_id = ? AND key LIKE 'embed-%'",
+        "SELECT COUNT(*) FROM job_items WHERE job_id = $1 AND key LIKE 'embed-%'",
         second["job"].as_i64().unwrap(),
     )
     .await;
@@ -268,7 +273,7 @@ async fn naive_rag_with_endpoint_embeddings_counts_the_embedding_call() {
         ("ASSAY_EMBED_MODEL", "mock-embed"),
     ];
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("e.db");
+    let db = common::test_db(dir.path(), "e").await;
     let set = sample_with_questions(&db).await;
     let made = json(
         &assay(
@@ -294,16 +299,17 @@ async fn naive_rag_with_endpoint_embeddings_counts_the_embedding_call() {
     assert_eq!(made["status"], "done", "{made}");
     assert_eq!(made["made_by"], "openai · mock-model");
     assert_eq!(made["avg_llm_calls"], 2.0, "the question's embedding and the answer");
-    let pool = app::ssr::store::open(&db).await.unwrap();
-    let (n, len): (i64, i64) =
-        sqlx::query_as("SELECT COUNT(*), MIN(LENGTH(vector)) FROM chunk_vectors WHERE model = 'openai:mock-embed'")
-            .fetch_one(pool.sqlite().unwrap())
-            .await
-            .unwrap();
+    let pool = db.open().await;
+    let (n, len): (i64, i64) = app::on_db!(&pool, |db| sqlx::query_as(
+        "SELECT COUNT(*), CAST(MIN(LENGTH(vector)) AS BIGINT) FROM chunk_vectors WHERE model = 'openai:mock-embed'"
+    )
+    .fetch_one(db)
+    .await)
+    .unwrap();
     assert_eq!((n, len), (5, 8 * 4), "the mock's 8-dimensional vectors for the five chunks");
     let embed_calls: i64 = count(
         &pool,
-        "SELECT COUNT(*) FROM llm_calls WHERE job_id = ? AND purpose = 'embed'",
+        "SELECT COUNT(*) FROM llm_calls WHERE job_id = $1 AND purpose = 'embed'",
         made["job"].as_i64().unwrap(),
     )
     .await;
@@ -349,7 +355,7 @@ async fn the_http_method_posts_each_question_to_the_users_service() {
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
 
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("h.db");
+    let db = common::test_db(dir.path(), "h").await;
     let set = sample_with_questions(&db).await;
     let url_param = format!("url=\"{url}\"");
     let args = [
@@ -381,7 +387,7 @@ async fn the_http_method_posts_each_question_to_the_users_service() {
     let made = json(&assay(&db, &args, &[]).await);
     assert_eq!((made["status"].as_str(), made["count"].as_i64()), (Some("done"), Some(12)), "{made}");
     assert_eq!(made["avg_tokens"], 107.0);
-    let pool = app::ssr::store::open(&db).await.unwrap();
+    let pool = db.open().await;
     let answers =
         app::ssr::store::answers::list_answers(&pool, made["answers_id"].as_i64().unwrap(), None).await.unwrap();
     for a in &answers {
@@ -414,11 +420,11 @@ async fn the_http_method_posts_each_question_to_the_users_service() {
         "answer=/nope",
     ];
     let out = assay(&db, &bad, &[]).await;
-    let failed: i64 = sqlx::query_scalar(
+    let failed: i64 = app::on_db!(&pool, |db| sqlx::query_scalar(
         "SELECT COUNT(*) FROM job_items WHERE status = 'failed' AND error LIKE '%no answer at \"/nope\"%'",
     )
-    .fetch_one(pool.sqlite().unwrap())
-    .await
+    .fetch_one(db)
+    .await)
     .unwrap();
     assert_eq!(failed, 12, "{}", String::from_utf8_lossy(&out.stderr));
 }
@@ -434,7 +440,7 @@ async fn the_answer_temperature_is_a_method_setting_and_the_second_run_samples()
     let env =
         [("ASSAY_LLM_PROVIDER", "openai"), ("ASSAY_LLM_BASE_URL", base.as_str()), ("ASSAY_LLM_MODEL", "mock-model")];
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("t.db");
+    let db = common::test_db(dir.path(), "t").await;
     let set = sample_with_questions(&db).await;
     // The answer requests the mock answered since its last reset.
     let answer_bodies = |mock: &mockllm::MockServer| -> Vec<Value> {
@@ -469,7 +475,7 @@ async fn the_answer_temperature_is_a_method_setting_and_the_second_run_samples()
         let bodies = answer_bodies(&mock);
         assert_eq!(bodies.len(), 12);
         assert_eq!(temperatures(&bodies), [sent], "{param}");
-        let pool = app::ssr::store::open(&db).await.unwrap();
+        let pool = db.open().await;
         let stored = app::ssr::store::answers::get_set(&pool, made["answers_id"].as_i64().unwrap()).await.unwrap();
         assert!(stored.parameters.contains("\"temperature\""), "{}", stored.parameters);
         // Its sanity check's second run (alignment off: no regenerations).

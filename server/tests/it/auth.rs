@@ -5,6 +5,7 @@
 //! cross-site POST is refused even with the cookie; guessing is slowed;
 //! logging out ends the session.
 
+use crate::common;
 use axum::body::Body;
 use axum::http::{header, Request, StatusCode};
 use http_body_util::BodyExt;
@@ -12,17 +13,19 @@ use tower::ServiceExt;
 
 struct Harness {
     _dir: tempfile::TempDir,
+    _db: common::TestDb,
     pool: app::ssr::store::Db,
     router: axum::Router,
 }
 
 async fn harness() -> Harness {
     let dir = tempfile::tempdir().unwrap();
-    let pool = app::ssr::store::open(&dir.path().join("auth.db")).await.unwrap();
+    let db = common::test_db(dir.path(), "auth").await;
+    let pool = db.open().await;
     let config = app::ssr::state::Config { require_login: true, ..Default::default() };
     let options = server::web::leptos_options(dir.path(), "127.0.0.1:0".parse().unwrap());
     let router = server::web::router(pool.clone(), config, Default::default(), options);
-    Harness { _dir: dir, pool, router }
+    Harness { _dir: dir, _db: db, pool, router }
 }
 
 struct Reply {
@@ -257,10 +260,7 @@ async fn concurrent_first_run_setups_make_one_owner() {
         assert!(s == StatusCode::OK || s == StatusCode::CONFLICT, "{s}");
         ok += (s == StatusCode::OK) as usize;
     }
-    let owners: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM users WHERE role = 'owner'")
-        .fetch_one(h.pool.sqlite().unwrap())
-        .await
-        .unwrap();
+    let owners: i64 = common::scalar(&h.pool, "SELECT COUNT(*) FROM users WHERE role = 'owner'", &[]).await;
     assert_eq!((ok, owners), (1, 1));
     let e = app::ssr::auth::create_user(&h.pool, "second", "correct horse battery", "owner").await.unwrap_err();
     assert_eq!(e.status(), 409, "{e}");
@@ -308,7 +308,8 @@ async fn every_response_carries_the_security_headers_and_pages_a_nonce() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_login_only_loopback_host_names_are_served() {
     let dir = tempfile::tempdir().unwrap();
-    let pool = app::ssr::store::open(&dir.path().join("open.db")).await.unwrap();
+    let db = common::test_db(dir.path(), "open").await;
+    let pool = db.open().await;
     let config = app::ssr::state::Config { require_login: false, ..Default::default() };
     let options = server::web::leptos_options(dir.path(), "127.0.0.1:0".parse().unwrap());
     let router = server::web::router(pool, config, Default::default(), options);
@@ -353,7 +354,6 @@ async fn a_users_mistake_is_never_a_500() {
     let r = send(&h, declared).await;
     assert_eq!(r.status, StatusCode::PAYLOAD_TOO_LARGE, "declared: {}", r.body);
     // Nothing of either was stored.
-    let names: Vec<String> =
-        sqlx::query_scalar("SELECT name FROM projects").fetch_all(h.pool.sqlite().unwrap()).await.unwrap();
+    let names: Vec<String> = common::texts(&h.pool, "SELECT name FROM projects", &[]).await;
     assert_eq!(names, vec!["Twice".to_string()]);
 }

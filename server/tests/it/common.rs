@@ -87,6 +87,88 @@ impl Drop for PgDatabase {
     }
 }
 
+/// Which database the tests that can run on either use: SQLite, or
+/// PostgreSQL when `ASSAY_TEST_DB=postgres` (scripts/test's second pass).
+#[allow(dead_code)]
+pub fn on_postgres() -> bool {
+    std::env::var("ASSAY_TEST_DB").is_ok_and(|v| v == "postgres")
+}
+
+/// A test's database: the file `dir/NAME.db`, or a fresh PostgreSQL
+/// database ([`on_postgres`]). `--db` takes it as it is (`AsRef<OsStr>`).
+#[allow(dead_code)]
+#[derive(Clone)]
+pub enum TestDb {
+    Sqlite(PathBuf),
+    Postgres(std::sync::Arc<PgDatabase>, std::ffi::OsString),
+}
+
+#[allow(dead_code)]
+pub async fn test_db(dir: &Path, name: &str) -> TestDb {
+    if on_postgres() {
+        let pg = pg_database().await;
+        let url = pg.url.clone().into();
+        TestDb::Postgres(std::sync::Arc::new(pg), url)
+    } else {
+        TestDb::Sqlite(dir.join(format!("{name}.db")))
+    }
+}
+
+#[allow(dead_code)]
+impl TestDb {
+    pub async fn open(&self) -> app::ssr::store::Db {
+        match self {
+            TestDb::Sqlite(path) => app::ssr::store::open(path).await.unwrap(),
+            TestDb::Postgres(pg, _) => app::ssr::store::open_target(&pg.url).await.unwrap(),
+        }
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for TestDb {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        match self {
+            TestDb::Sqlite(path) => path.as_os_str(),
+            TestDb::Postgres(_, url) => url,
+        }
+    }
+}
+
+/// One integer from the database: `sql` with `$1…` bound to `binds`.
+#[allow(dead_code)]
+pub async fn scalar(pool: &app::ssr::store::Db, sql: &str, binds: &[i64]) -> i64 {
+    app::on_db!(pool, |db| {
+        let mut q = sqlx::query_scalar::<_, i64>(sql);
+        for b in binds {
+            q = q.bind(*b);
+        }
+        q.fetch_one(db).await.unwrap()
+    })
+}
+
+/// Runs a statement: `sql` with `$1…` bound to `binds`.
+#[allow(dead_code)]
+pub async fn execute(pool: &app::ssr::store::Db, sql: &str, binds: &[i64]) {
+    app::on_db!(pool, |db| {
+        let mut q = sqlx::query(sql);
+        for b in binds {
+            q = q.bind(*b);
+        }
+        q.execute(db).await.unwrap();
+    })
+}
+
+/// Every row's text column: `sql` with `$1…` bound to `binds`.
+#[allow(dead_code)]
+pub async fn texts(pool: &app::ssr::store::Db, sql: &str, binds: &[i64]) -> Vec<String> {
+    app::on_db!(pool, |db| {
+        let mut q = sqlx::query_scalar::<_, String>(sql);
+        for b in binds {
+            q = q.bind(*b);
+        }
+        q.fetch_all(db).await.unwrap()
+    })
+}
+
 /// The JSON a successful `assay --json …` printed.
 #[allow(dead_code)] // not every test file reads JSON
 pub fn json(out: &Output) -> serde_json::Value {
@@ -98,7 +180,7 @@ pub fn json(out: &Output) -> serde_json::Value {
 /// node, edge, subgraph counts) and BM25 and LightRAG answers to them; the
 /// question set's id.
 #[allow(dead_code)] // not every test file answers questions
-pub async fn sample_with_answers(db: &Path, levels: [u32; 3]) -> String {
+pub async fn sample_with_answers(db: &(impl AsRef<std::ffi::OsStr> + ?Sized), levels: [u32; 3]) -> String {
     json(&assay(db, &["--json", "project", "create", "A"], &[]).await);
     json(&assay(db, &["--json", "corpus", "add", "A", "--sample"], &[]).await);
     json(&assay(db, &["--json", "graph", "build", "A"], &[]).await);
@@ -128,8 +210,8 @@ pub async fn sample_with_answers(db: &Path, levels: [u32; 3]) -> String {
 /// The server on 127.0.0.1:0 over the database (login required, so only
 /// public links work without a session); its base URL.
 #[allow(dead_code)] // only the tests that talk HTTP start one
-pub async fn start_server(db: &Path, dir: &Path) -> String {
-    let pool = app::ssr::store::open(db).await.unwrap();
+pub async fn start_server(db: &TestDb, dir: &Path) -> String {
+    let pool = db.open().await;
     let config = app::ssr::state::Config {
         max_upload_bytes: 1 << 20,
         import: engine::corpus::ImportLimits::new(1 << 20, 10),
@@ -163,7 +245,11 @@ pub async fn call(
 /// question per category at 2 and 4 categories of `dimensions`, and
 /// `factorial` per LV × QC cell), generated offline; the set's id.
 #[allow(dead_code)]
-pub async fn sample_hierarchical(db: &Path, dimensions: &str, factorial: u32) -> String {
+pub async fn sample_hierarchical(
+    db: &(impl AsRef<std::ffi::OsStr> + ?Sized),
+    dimensions: &str,
+    factorial: u32,
+) -> String {
     json(&assay(db, &["--json", "project", "create", "A"], &[]).await);
     json(&assay(db, &["--json", "corpus", "add", "A", "--sample"], &[]).await);
     let factorial = factorial.to_string();

@@ -20,13 +20,13 @@ fn failure(out: &std::process::Output) -> String {
 }
 
 async fn scalar(pool: &app::ssr::store::Db, sql: &str, bind: i64) -> i64 {
-    sqlx::query_scalar(sql).bind(bind).fetch_one(pool.sqlite().unwrap()).await.unwrap()
+    app::on_db!(&pool, |db| sqlx::query_scalar(sql).bind(bind).fetch_one(db).await).unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_methods_are_judged_under_both_protocols_and_the_report_is_written_and_served() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("e.db");
+    let db = common::test_db(dir.path(), "e").await;
     let set = sample_with_answers(&db, [5, 5, 2]).await;
     let run = [
         "--json",
@@ -68,19 +68,20 @@ async fn two_methods_are_judged_under_both_protocols_and_the_report_is_written_a
 
     // Every draw was a call: 2 orders × 2 repeats × 3 trials per aligned
     // question, one legacy call per question, none from the cache.
-    let pool = app::ssr::store::open(&db).await.unwrap();
+    let pool = db.open().await;
     let job = out["job"].as_i64().unwrap();
     let judged = 12 - discarded;
     let count = |purpose: &str| {
         let pool = pool.clone();
-        let sql = format!("SELECT COUNT(*) FROM llm_calls WHERE job_id = ? AND purpose = '{purpose}' AND cached = 0");
+        let sql =
+            format!("SELECT COUNT(*) FROM llm_calls WHERE job_id = $1 AND purpose = '{purpose}' AND cached = FALSE");
         async move { scalar(&pool, &sql, job).await }
     };
     assert_eq!(count("judge_scores").await, judged * 12);
     assert_eq!(count("judge_legacy").await, 12);
     assert_eq!(
         pair["calls"].as_i64().unwrap(),
-        scalar(&pool, "SELECT COUNT(*) FROM llm_calls WHERE job_id = ?", job).await
+        scalar(&pool, "SELECT COUNT(*) FROM llm_calls WHERE job_id = $1", job).await
     );
     assert!(out["tokens"].as_i64().unwrap() > 0);
 
@@ -166,7 +167,7 @@ async fn two_methods_are_judged_under_both_protocols_and_the_report_is_written_a
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sanity_check_with_a_position_biased_judge_is_even_only_under_the_unbiased_protocol() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("s.db");
+    let db = common::test_db(dir.path(), "s").await;
     let set = sample_with_answers(&db, [5, 5, 2]).await;
     let args = [
         "--json",
@@ -200,7 +201,7 @@ async fn a_sanity_check_with_a_position_biased_judge_is_even_only_under_the_unbi
     assert!(s["legacy_relative_win_rate"].as_f64().unwrap() >= 0.7, "{out}");
     assert_eq!(out["pairs"][0]["b_name"], "bm25 (second run)");
     // The second run is an answer set of its own, made by the evaluation's job.
-    let pool = app::ssr::store::open(&db).await.unwrap();
+    let pool = db.open().await;
     let second = out["pairs"][0]["b"].as_i64().unwrap();
     let view = app::ssr::store::answers::get_set(&pool, second).await.unwrap();
     assert_eq!((view.method.as_str(), view.answers, view.job_id), ("bm25", 12, out["job"].as_i64()));
@@ -228,7 +229,7 @@ async fn a_sanity_check_with_a_position_biased_judge_is_even_only_under_the_unbi
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_requests_are_refused_with_the_reason_before_any_work() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("b.db");
+    let db = common::test_db(dir.path(), "b").await;
     let set = sample_with_answers(&db, [5, 5, 2]).await;
     let cases: [(&[&str], &str); 5] = [
         (&["--methods", "bm25"], "at least two"),
@@ -243,9 +244,9 @@ async fn bad_requests_are_refused_with_the_reason_before_any_work() {
         let err = failure(&assay(&db, &args, &[]).await);
         assert!(err.contains(reason), "{extra:?}: {err}");
     }
-    let pool = app::ssr::store::open(&db).await.unwrap();
-    assert_eq!(scalar(&pool, "SELECT COUNT(*) FROM evaluations WHERE project_id = ?", 1).await, 0);
-    assert_eq!(scalar(&pool, "SELECT COUNT(*) FROM jobs WHERE kind = 'evaluation' AND project_id = ?", 1).await, 0);
+    let pool = db.open().await;
+    assert_eq!(scalar(&pool, "SELECT COUNT(*) FROM evaluations WHERE project_id = $1", 1).await, 0);
+    assert_eq!(scalar(&pool, "SELECT COUNT(*) FROM jobs WHERE kind = 'evaluation' AND project_id = $1", 1).await, 0);
 }
 
 /// An evaluation stopped part-way resumes where it stopped: no item is
@@ -253,9 +254,9 @@ async fn bad_requests_are_refused_with_the_reason_before_any_work() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancelled_evaluation_resumes_without_judging_anything_twice() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("r.db");
+    let db = common::test_db(dir.path(), "r").await;
     let set: i64 = sample_with_answers(&db, [5, 5, 2]).await.parse().unwrap();
-    let pool = app::ssr::store::open(&db).await.unwrap();
+    let pool = db.open().await;
     let llm = engine::llm::settings::LlmSettings::default();
     let req = |name: &str| app::ssr::evaluation::EvalRequest {
         question_set_id: set,
@@ -291,13 +292,13 @@ async fn a_cancelled_evaluation_resumes_without_judging_anything_twice() {
     // Every judging draw went to the provider exactly once: an item cut
     // off by the cancel is judged again on resume, its finished draws
     // answered from the cache.
-    let draws: Vec<(String, i64)> = sqlx::query_as(
+    let draws: Vec<(String, i64)> = app::on_db!(&pool, |db| sqlx::query_as(
         "SELECT item || '#' || sample, COUNT(*) FROM llm_calls
-          WHERE job_id = ? AND purpose = 'judge_scores' AND cached = 0 GROUP BY item, sample",
+          WHERE job_id = $1 AND purpose = 'judge_scores' AND cached = FALSE GROUP BY item, sample",
     )
     .bind(job.id)
-    .fetch_all(pool.sqlite().unwrap())
-    .await
+    .fetch_all(db)
+    .await)
     .unwrap();
     assert!(
         !draws.is_empty() && draws.iter().all(|(_, n)| *n == 1),

@@ -51,7 +51,7 @@ bins = 2
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_manifest_runs_every_stage_and_a_second_run_makes_no_calls() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("e.db");
+    let db = common::test_db(dir.path(), "e").await;
     let novel = format!("{}/../../shared/corpora/christmas_carol_stave1.txt", env!("CARGO_MANIFEST_DIR"));
     let file = dir.path().join("carol.toml");
     std::fs::write(&file, manifest(&novel)).unwrap();
@@ -122,8 +122,9 @@ async fn a_manifest_runs_every_stage_and_a_second_run_makes_no_calls() {
     )
     .unwrap();
     assert_eq!(again, report);
-    let pool = app::ssr::store::open(&db).await.unwrap();
-    let jobs: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM jobs").fetch_one(pool.sqlite().unwrap()).await.unwrap();
+    let pool = db.open().await;
+    let jobs: i64 =
+        app::on_db!(&pool, |db| sqlx::query_scalar("SELECT COUNT(*) FROM jobs").fetch_one(db).await).unwrap();
     assert_eq!(jobs as usize, stages.len() - 1, "one job per stage but the corpus, none the second time");
 
     // A changed stage runs again, and only what depends on it.
@@ -170,7 +171,7 @@ async fn invalid_manifests_fail_before_any_work_naming_the_key() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_manifest_takes_a_projects_documents_and_the_wizards_choices_round_trip() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("p.db");
+    let db = common::test_db(dir.path(), "p").await;
     let novel = format!("{}/../../shared/corpora/christmas_carol_stave1.txt", env!("CARGO_MANIFEST_DIR"));
     json(&assay(&db, &["--json", "project", "create", "Uploaded"], &[]).await);
     json(&assay(&db, &["--json", "corpus", "add", "Uploaded", &novel], &[]).await);
@@ -184,7 +185,7 @@ async fn a_manifest_takes_a_projects_documents_and_the_wizards_choices_round_tri
     let run = json(&assay(&db, &["--json", "run", file.to_str().unwrap()], &[]).await);
     let stages = run["stages"].as_array().unwrap();
     assert_eq!(stages.len(), 3, "corpus, questions, answers: {run}");
-    let pool = app::ssr::store::open(&db).await.unwrap();
+    let pool = db.open().await;
     let source = app::ssr::store::find_project(&pool, "Uploaded").await.unwrap().summary;
     let copy = app::ssr::store::find_project(&pool, "From a project").await.unwrap().summary;
     assert_eq!((copy.documents, copy.tokens), (source.documents, source.tokens), "the same text, copied");

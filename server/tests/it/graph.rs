@@ -12,7 +12,7 @@ use serde_json::json;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_offline_graph_of_alice_is_built_stored_and_exported() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("g.db");
+    let db = common::test_db(dir.path(), "g").await;
     json(&assay(&db, &["--json", "project", "create", "Alice"], &[]).await);
     let alice = corpora().join("alice_in_wonderland.txt");
     json(&assay(&db, &["--json", "corpus", "add", "Alice", alice.to_str().unwrap()], &[]).await);
@@ -64,12 +64,14 @@ async fn the_offline_graph_of_alice_is_built_stored_and_exported() {
     // A second build is answered from the cache and gives the same graph.
     let again = json(&assay(&db, &["--json", "graph", "build", "Alice"], &[]).await);
     assert_eq!((again["nodes"].clone(), again["edges"].clone()), (built["nodes"].clone(), built["edges"].clone()));
-    let pool = app::ssr::store::open(&db).await.unwrap();
-    let fresh: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM llm_calls WHERE job_id = ? AND cached = 0")
-        .bind(again["job"].as_i64().unwrap())
-        .fetch_one(pool.sqlite().unwrap())
-        .await
-        .unwrap();
+    let pool = db.open().await;
+    let fresh: i64 = app::on_db!(&pool, |db| sqlx::query_scalar(
+        "SELECT COUNT(*) FROM llm_calls WHERE job_id = $1 AND cached = FALSE"
+    )
+    .bind(again["job"].as_i64().unwrap())
+    .fetch_one(db)
+    .await)
+    .unwrap();
     assert_eq!(fresh, 0);
 
     // Resuming a finished graph job redoes nothing and keeps its counts:
@@ -86,7 +88,7 @@ async fn the_offline_graph_of_alice_is_built_stored_and_exported() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_graph_is_imported_from_the_export_layout_and_bad_files_are_refused_with_the_reason() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("i.db");
+    let db = common::test_db(dir.path(), "i").await;
     json(&assay(&db, &["--json", "project", "create", "Imported"], &[]).await);
     let file = dir.path().join("g.json");
     // Two names that normalise alike ("The Salt Guild", "salt guild") become one node.

@@ -2,6 +2,7 @@
 //! over a real SQLite file: pages render on the server with the hydration
 //! scripts, and the multipart upload route stores, refuses and limits.
 
+use crate::common;
 use app::ssr::store::Db;
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
@@ -11,13 +12,15 @@ use tower::ServiceExt;
 
 struct Harness {
     _dir: tempfile::TempDir,
+    _db: common::TestDb,
     pool: Db,
     router: axum::Router,
 }
 
 async fn harness(max_upload_bytes: u64) -> Harness {
     let dir = tempfile::tempdir().unwrap();
-    let pool = app::ssr::store::open(&dir.path().join("http.db")).await.unwrap();
+    let db = common::test_db(dir.path(), "http").await;
+    let pool = db.open().await;
     let config = app::ssr::state::Config {
         max_upload_bytes,
         import: engine::corpus::ImportLimits::new(max_upload_bytes, 1000),
@@ -28,7 +31,7 @@ async fn harness(max_upload_bytes: u64) -> Harness {
     };
     let options = server::web::leptos_options(dir.path(), "127.0.0.1:0".parse().unwrap());
     let router = server::web::router(pool.clone(), config, Default::default(), options);
-    Harness { _dir: dir, pool, router }
+    Harness { _dir: dir, _db: db, pool, router }
 }
 
 const BOUNDARY: &str = "assay-test-boundary-7f3a";
@@ -172,10 +175,10 @@ async fn deleting_a_project_deletes_everything_it_owns() {
     upload(&h, keep, &[("k.txt", b"kept text")]).await;
     upload(&h, gone, &[("g1.txt", b"gone one"), ("g2.txt", b"gone two")]).await;
     app::ssr::store::delete_project(&h.pool, gone).await.unwrap();
-    let counts: (i64, i64) = sqlx::query_as("SELECT (SELECT COUNT(*) FROM documents), (SELECT COUNT(*) FROM chunks)")
-        .fetch_one(h.pool.sqlite().unwrap())
-        .await
-        .unwrap();
+    let counts: (i64, i64) = (
+        common::scalar(&h.pool, "SELECT COUNT(*) FROM documents", &[]).await,
+        common::scalar(&h.pool, "SELECT COUNT(*) FROM chunks", &[]).await,
+    );
     assert_eq!(counts, (1, 1), "only Keep's document and chunk remain");
 }
 
@@ -197,11 +200,7 @@ async fn rechunking_replaces_every_chunk_in_one_go() {
     let view = app::ssr::store::set_chunk_settings(&h.pool, id, settings).await.unwrap();
     assert_eq!(view.chunk_tokens, 512);
     assert!(view.summary.chunks > 72, "36,780 tokens in chunks of at most 512: {}", view.summary.chunks);
-    let max: i64 = sqlx::query_scalar("SELECT MAX(tokens) FROM chunks WHERE project_id = ?")
-        .bind(id)
-        .fetch_one(h.pool.sqlite().unwrap())
-        .await
-        .unwrap();
+    let max: i64 = common::scalar(&h.pool, "SELECT MAX(tokens) FROM chunks WHERE project_id = $1", &[id]).await;
     assert!(max <= 512);
     let bad = engine::chunk::ChunkSettings { chunk_tokens: 8, ..settings };
     assert!(matches!(

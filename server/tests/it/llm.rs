@@ -31,7 +31,7 @@ fn database_bytes(db: &Path) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ping_is_offline_by_default_and_says_so() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("a.db");
+    let db = common::test_db(dir.path(), "a").await;
     let out = assay(&db, &["--json", "llm", "ping"], &[]).await;
     let v = json(&out);
     assert_eq!(v["provider"], "offline");
@@ -41,15 +41,15 @@ async fn ping_is_offline_by_default_and_says_so() {
     let text = String::from_utf8(human.stdout).unwrap();
     assert!(text.starts_with("offline (no LLM)\nreply: pong"), "{text}");
 
-    let pool = app::ssr::store::open(&db).await.unwrap();
-    let logged: Vec<(String, String, i64)> =
-        sqlx::query_as("SELECT provider, purpose, cached FROM llm_calls ORDER BY id")
-            .fetch_all(pool.sqlite().unwrap())
-            .await
-            .unwrap();
+    let pool = db.open().await;
+    let logged: Vec<(String, String, bool)> =
+        app::on_db!(&pool, |db| sqlx::query_as("SELECT provider, purpose, cached FROM llm_calls ORDER BY id")
+            .fetch_all(db)
+            .await)
+        .unwrap();
     assert_eq!(
         logged,
-        vec![("offline".into(), "ping".into(), 0), ("offline".into(), "ping".into(), 0)],
+        vec![("offline".into(), "ping".into(), false), ("offline".into(), "ping".into(), false)],
         "logged, never cached"
     );
 }
@@ -59,7 +59,7 @@ async fn ping_reaches_an_openai_compatible_endpoint_with_the_key_from_the_enviro
     let key = "sk-cli-test-SECRET-9876";
     let mock = MockServer::start(MockConfig { api_key: Some(key.into()), ..Default::default() }).await;
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("b.db");
+    let db = dir.path().join("b.db"); // its bytes are read: SQLite only
     let base = mock.base_url();
     let env =
         [("ASSAY_LLM_PROVIDER", "openai"), ("ASSAY_LLM_BASE_URL", base.as_str()), ("ASSAY_LLM_MODEL", "mock-model")];
@@ -100,7 +100,7 @@ async fn ping_reaches_an_openai_compatible_endpoint_with_the_key_from_the_enviro
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_llm_settings_are_one_line_errors() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("c.db");
+    let db = common::test_db(dir.path(), "c").await;
     let out = assay(&db, &["llm", "ping", "--llm-provider", "claude"], &[]).await;
     assert_eq!(
         String::from_utf8(out.stderr).unwrap(),
@@ -140,7 +140,7 @@ async fn ping_advises_concurrency_one_for_a_server_that_answers_one_request_at_a
     .await;
     let base = mock.base_url();
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("p.db");
+    let db = common::test_db(dir.path(), "p").await;
     let env =
         [("ASSAY_LLM_PROVIDER", "openai"), ("ASSAY_LLM_BASE_URL", base.as_str()), ("ASSAY_LLM_MODEL", "mock-model")];
     let v = json(&assay(&db, &["--json", "llm", "ping"], &env).await);

@@ -17,11 +17,11 @@ use common::{assay, json};
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn answer_sets_are_scored_against_the_references() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("m.db");
+    let db = common::test_db(dir.path(), "m").await;
     let set = common::sample_hierarchical(&db, "QC,LV", 1).await;
     json(&assay(&db, &["--json", "answers", "generate", "A", "--set", &set, "--method", "bm25"], &[]).await);
     // An answer set that repeats every reference answer.
-    let pool = app::ssr::store::open(&db).await.unwrap();
+    let pool = db.open().await;
     let questions = app::ssr::store::questions::list_questions(&pool, set.parse().unwrap()).await.unwrap();
     assert_eq!(questions.len(), 2 * (2 + 4) + 4, "QC and LV at 2 and 4 categories, and 4 factorial cells");
     let lines: Vec<String> = questions
@@ -116,24 +116,24 @@ async fn answer_sets_are_scored_against_the_references() {
 
     // Every text was embedded once: a second run embeds nothing and scores the same.
     let vectors: i64 =
-        sqlx::query_scalar("SELECT COUNT(*) FROM text_vectors").fetch_one(pool.sqlite().unwrap()).await.unwrap();
+        app::on_db!(&pool, |db| sqlx::query_scalar("SELECT COUNT(*) FROM text_vectors").fetch_one(db).await).unwrap();
     assert!(vectors >= questions.len() as i64, "references and BM25's answers: {vectors}");
     let again = json(&assay(&db, &["--json", "metrics", "run", "A", "--set", &set, "--answers", "1"], &[]).await);
     assert_ne!(again["run_id"], out["run_id"]);
     assert_eq!(again["sets"][0]["overall"], bm25["overall"]);
-    let embedded: Vec<String> = sqlx::query_scalar(
-        "SELECT i.result FROM job_items i JOIN metrics_runs m ON m.job_id = i.job_id WHERE m.id = ?",
+    let embedded: Vec<String> = app::on_db!(&pool, |db| sqlx::query_scalar(
+        "SELECT i.result FROM job_items i JOIN metrics_runs m ON m.job_id = i.job_id WHERE m.id = $1",
     )
     .bind(again["run_id"].as_i64().unwrap())
-    .fetch_all(pool.sqlite().unwrap())
-    .await
+    .fetch_all(db)
+    .await)
     .unwrap();
     assert!(!embedded.is_empty());
     for r in &embedded {
         assert_eq!(serde_json::from_str::<serde_json::Value>(r).unwrap()["embedded"], 0, "{r}");
     }
     let after: i64 =
-        sqlx::query_scalar("SELECT COUNT(*) FROM text_vectors").fetch_one(pool.sqlite().unwrap()).await.unwrap();
+        app::on_db!(&pool, |db| sqlx::query_scalar("SELECT COUNT(*) FROM text_vectors").fetch_one(db).await).unwrap();
     assert_eq!(after, vectors);
 
     // Refused by name.
@@ -154,7 +154,7 @@ async fn answer_sets_are_scored_against_the_references() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bm25_top_10_over_512_token_chunks_at_each_relevance_unit() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("m.db");
+    let db = common::test_db(dir.path(), "m").await;
     let corpora = format!("{}/../../shared/corpora", env!("CARGO_MANIFEST_DIR"));
     json(
         &assay(&db, &["--json", "project", "create", "C", "--chunk-tokens", "512", "--chunk-overlap", "50"], &[]).await,
@@ -181,17 +181,19 @@ async fn bm25_top_10_over_512_token_chunks_at_each_relevance_unit() {
         &assay(&db, &["--json", "answers", "generate", "C", "--set", &set, "--method", "bm25", "--param", "k=10"], &[])
             .await,
     );
-    let pool = app::ssr::store::open(&db).await.unwrap();
+    let pool = db.open().await;
     let spans: std::collections::HashMap<i64, (i64, i64, i64)> =
-        sqlx::query_as::<_, (i64, i64, i64, i64)>("SELECT id, document_id, start_byte, end_byte FROM chunks")
-            .fetch_all(pool.sqlite().unwrap())
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|(id, d, s, e)| (id, (d, s, e)))
-            .collect();
+        app::on_db!(&pool, |db| sqlx::query_as::<_, (i64, i64, i64, i64)>(
+            "SELECT id, document_id, start_byte, end_byte FROM chunks"
+        )
+        .fetch_all(db)
+        .await)
+        .unwrap()
+        .into_iter()
+        .map(|(id, d, s, e)| (id, (d, s, e)))
+        .collect();
     let documents: i64 =
-        sqlx::query_scalar("SELECT COUNT(*) FROM documents").fetch_one(pool.sqlite().unwrap()).await.unwrap();
+        app::on_db!(&pool, |db| sqlx::query_scalar("SELECT COUNT(*) FROM documents").fetch_one(db).await).unwrap();
     assert_eq!(documents, 6);
     assert!(spans.len() > 30, "more than 30 chunks of 512 tokens: {}", spans.len());
     let questions = app::ssr::store::questions::list_questions(&pool, set.parse().unwrap()).await.unwrap();
@@ -258,7 +260,7 @@ async fn bm25_top_10_over_512_token_chunks_at_each_relevance_unit() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_without_its_model_fails_whole_and_resumes() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("m.db");
+    let db = common::test_db(dir.path(), "m").await;
     let set = common::sample_hierarchical(&db, "QC", 0).await;
     json(&assay(&db, &["--json", "answers", "generate", "A", "--set", &set, "--method", "bm25"], &[]).await);
     let missing = dir.path().join("no-model");
@@ -267,7 +269,7 @@ async fn a_run_without_its_model_fails_whole_and_resumes() {
     assert!(!failed.status.success());
     let stderr = String::from_utf8_lossy(&failed.stderr);
     assert!(stderr.contains("its one item failed") && stderr.contains("no-model"), "{stderr}");
-    let pool = app::ssr::store::open(&db).await.unwrap();
+    let pool = db.open().await;
     let run = app::ssr::store::metrics::list(&pool, 1).await.unwrap().remove(0);
     assert!(run.report.is_none(), "no partial report");
     let refused = app::ssr::metrics::report(&pool, run.id).await.unwrap_err().to_string();

@@ -41,7 +41,7 @@ async fn a_rambling_model_builds_a_graph_and_the_job_says_its_replies_were_cut()
         MockServer::start(MockConfig { rambling: true, responder: Some(responder(&[])), ..Default::default() }).await;
     let base = mock.base_url();
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("r.db");
+    let db = common::test_db(dir.path(), "r").await;
     json(&assay(&db, &["--json", "project", "create", "P"], &[]).await);
     json(&assay(&db, &["--json", "corpus", "add", "P", "--sample"], &[]).await);
     let built = json(&assay(&db, &["--json", "graph", "build", "P", "--gleaning", "0"], &env(&base)).await);
@@ -56,7 +56,7 @@ async fn a_rambling_model_builds_a_graph_and_the_job_says_its_replies_were_cut()
     let stats = mock.stats();
     assert_eq!(stats.without_max_tokens, 0, "every request carried max_tokens");
     // The Graph page's note says so.
-    let pool = app::ssr::store::open(&db).await.unwrap();
+    let pool = db.open().await;
     let note = app::ssr::store::graph::extraction_note(&pool, job).await.unwrap().unwrap();
     assert_eq!(note, "5 chunks had replies cut at max_tokens (their complete entries were kept).");
 }
@@ -66,7 +66,7 @@ async fn a_stage_whose_every_item_failed_fails_and_the_run_stops_there_saying_wh
     let mock = MockServer::start(MockConfig { responder: Some(responder(&["question_"])), ..Default::default() }).await;
     let base = mock.base_url();
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("q.db");
+    let db = common::test_db(dir.path(), "q").await;
     json(&assay(&db, &["--json", "project", "create", "P"], &[]).await);
     json(&assay(&db, &["--json", "corpus", "add", "P", "--sample"], &[]).await);
     json(&assay(&db, &["--json", "graph", "build", "P"], &env(&base)).await);
@@ -81,12 +81,12 @@ async fn a_stage_whose_every_item_failed_fails_and_the_run_stops_there_saying_wh
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "a stage with nothing usable exits non-zero");
     assert!(stderr.contains("every one of its 3 items failed: the reply is not a question"), "{stderr}");
-    let pool = app::ssr::store::open(&db).await.unwrap();
+    let pool = db.open().await;
     let (status, error): (String, Option<String>) =
-        sqlx::query_as("SELECT status, error FROM jobs WHERE kind = 'questions'")
-            .fetch_one(pool.sqlite().unwrap())
-            .await
-            .unwrap();
+        app::on_db!(&pool, |db| sqlx::query_as("SELECT status, error FROM jobs WHERE kind = 'questions'")
+            .fetch_one(db)
+            .await)
+        .unwrap();
     assert_eq!(status, "failed");
     let error = error.unwrap();
     assert!(error.starts_with("every one of its 3 items failed: the reply is not a question"), "{error}");
@@ -126,7 +126,7 @@ async fn a_stage_whose_every_item_failed_fails_and_the_run_stops_there_saying_wh
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_closed_pipe_ends_a_command_quietly() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("p.db");
+    let db = common::test_db(dir.path(), "p").await;
     json(&assay(&db, &["--json", "project", "create", "P"], &[]).await);
     json(&assay(&db, &["--json", "corpus", "add", "P", "--sample"], &[]).await);
     for _ in 0..3 {
@@ -154,13 +154,14 @@ async fn a_report_without_verdicts_says_why() {
     let mock = MockServer::start(MockConfig { responder: Some(stubborn), ..Default::default() }).await;
     let base = mock.base_url();
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("v.db");
+    let db = common::test_db(dir.path(), "v").await;
     let set = common::sample_with_answers(&db, [2, 0, 0]).await;
-    let pool = app::ssr::store::open(&db).await.unwrap();
-    let ids: Vec<i64> = sqlx::query_scalar("SELECT id FROM questions WHERE set_id = ? ORDER BY idx")
-        .bind(set.parse::<i64>().unwrap())
-        .fetch_all(pool.sqlite().unwrap())
-        .await
+    let pool = db.open().await;
+    let ids: Vec<i64> =
+        app::on_db!(&pool, |db| sqlx::query_scalar("SELECT id FROM questions WHERE set_id = $1 ORDER BY idx")
+            .bind(set.parse::<i64>().unwrap())
+            .fetch_all(db)
+            .await)
         .unwrap();
     let lines = |words: usize| -> String {
         ids.iter()
@@ -209,7 +210,7 @@ async fn an_evaluation_without_one_readable_verdict_fails_with_the_reasons() {
     let mock = MockServer::start(MockConfig { responder: Some(prose), ..Default::default() }).await;
     let base = mock.base_url();
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("j.db");
+    let db = common::test_db(dir.path(), "j").await;
     let set = common::sample_with_answers(&db, [2, 0, 0]).await;
     let args = [
         "eval",

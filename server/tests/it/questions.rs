@@ -11,7 +11,7 @@ use std::path::Path;
 use common::{assay, json};
 use serde_json::Value;
 
-async fn sample_with_graph(db: &Path) {
+async fn sample_with_graph(db: &common::TestDb) {
     json(&assay(db, &["--json", "project", "create", "Q"], &[]).await);
     json(&assay(db, &["--json", "corpus", "add", "Q", "--sample"], &[]).await);
     json(&assay(db, &["--json", "graph", "build", "Q"], &[]).await);
@@ -20,7 +20,7 @@ async fn sample_with_graph(db: &Path) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn graph_questions_at_every_level_keep_their_provenance_and_reproduce() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("q.db");
+    let db = common::test_db(dir.path(), "q").await;
     sample_with_graph(&db).await;
     let args = [
         "--json",
@@ -89,12 +89,14 @@ async fn graph_questions_at_every_level_keep_their_provenance_and_reproduce() {
     let lines2: Vec<Value> =
         String::from_utf8(export2.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(lines.iter().map(strip).collect::<Vec<_>>(), lines2.iter().map(strip).collect::<Vec<_>>());
-    let pool = app::ssr::store::open(&db).await.unwrap();
-    let fresh: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM llm_calls WHERE job_id = ? AND cached = 0")
-        .bind(again["job"].as_i64().unwrap())
-        .fetch_one(pool.sqlite().unwrap())
-        .await
-        .unwrap();
+    let pool = db.open().await;
+    let fresh: i64 = app::on_db!(&pool, |db| sqlx::query_scalar(
+        "SELECT COUNT(*) FROM llm_calls WHERE job_id = $1 AND cached = FALSE"
+    )
+    .bind(again["job"].as_i64().unwrap())
+    .fetch_one(db)
+    .await)
+    .unwrap();
     assert_eq!(fresh, 0);
 
     // Listing and CSV.
@@ -132,7 +134,7 @@ async fn graph_questions_at_every_level_keep_their_provenance_and_reproduce() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_minimum_no_component_can_reach_is_refused_with_the_reason_and_makes_no_set() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("q.db");
+    let db = common::test_db(dir.path(), "q").await;
     sample_with_graph(&db).await;
     let out =
         assay(&db, &["questions", "generate", "graph", "Q", "--subgraph", "1", "--min-hops", "100000"], &[]).await;
@@ -151,7 +153,7 @@ async fn a_minimum_no_component_can_reach_is_refused_with_the_reason_and_makes_n
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_summary_baseline_describes_heads_and_tails_and_its_lightrag_replica_drops_the_tail() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("s.db");
+    let db = common::test_db(dir.path(), "s").await;
     json(&assay(&db, &["--json", "project", "create", "Alice"], &[]).await);
     let alice = std::env::var_os("ASSAY_CORPORA")
         .map(std::path::PathBuf::from)
@@ -171,17 +173,16 @@ async fn the_summary_baseline_describes_heads_and_tails_and_its_lightrag_replica
     let replica = json(&assay(&db, &replica_args, &[]).await);
     assert_eq!(replica["questions"], 2);
 
-    let pool = app::ssr::store::open(&db).await.unwrap();
+    let pool = db.open().await;
     let prompt = |job: &Value| {
         let pool = pool.clone();
         let job = job["job"].as_i64().unwrap();
         async move {
-            let messages: String = sqlx::query_scalar(
-                "SELECT m.messages FROM llm_calls c JOIN llm_messages m ON m.hash = c.messages_hash WHERE c.job_id = ?",
+            let messages: String = app::on_db!(&pool, |db| sqlx::query_scalar(
+                "SELECT m.messages FROM llm_calls c JOIN llm_messages m ON m.hash = c.messages_hash WHERE c.job_id = $1",
             )
             .bind(job)
-            .fetch_one(pool.sqlite().unwrap())
-            .await
+            .fetch_one(db).await)
             .unwrap();
             messages
         }
@@ -198,7 +199,7 @@ async fn the_summary_baseline_describes_heads_and_tails_and_its_lightrag_replica
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hierarchical_questions_carry_reference_answers_per_category_and_the_check_drops_misfits() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("h.db");
+    let db = common::test_db(dir.path(), "h").await;
     json(&assay(&db, &["--json", "project", "create", "H"], &[]).await);
     json(&assay(&db, &["--json", "corpus", "add", "H", "--sample"], &[]).await);
     let args = ["--json", "questions", "generate", "hierarchical", "H", "--per-category", "2", "--factorial", "2"];
@@ -239,7 +240,7 @@ async fn hierarchical_questions_carry_reference_answers_per_category_and_the_che
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn relevance_of_bm25_context_is_scored_per_question_and_favours_graph_questions() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("r.db");
+    let db = common::test_db(dir.path(), "r").await;
     sample_with_graph(&db).await;
     let graph = json(
         &assay(
@@ -298,14 +299,15 @@ async fn relevance_of_bm25_context_is_scored_per_question_and_favours_graph_ques
     );
     assert_eq!((r["retriever"].as_str(), &r["scored"]), (Some("fastgraphrag"), &graph["questions"]), "{r}");
     assert!(std::fs::read_to_string(&svg).unwrap().contains("fastgraphrag context"));
-    let pool = app::ssr::store::open(&db).await.unwrap();
+    let pool = db.open().await;
     let job = r["job_id"].as_i64().unwrap();
-    let purposes: Vec<String> =
-        sqlx::query_scalar("SELECT DISTINCT purpose FROM llm_calls WHERE job_id = ? ORDER BY purpose")
-            .bind(job)
-            .fetch_all(pool.sqlite().unwrap())
-            .await
-            .unwrap();
+    let purposes: Vec<String> = app::on_db!(&pool, |db| sqlx::query_scalar(
+        "SELECT DISTINCT purpose FROM llm_calls WHERE job_id = $1 ORDER BY purpose"
+    )
+    .bind(job)
+    .fetch_all(db)
+    .await)
+    .unwrap();
     assert_eq!(purposes.len(), 2, "the retriever's entity listing and the rating: {purposes:?}");
     assert!(purposes.contains(&engine::questions::relevance::PURPOSE.to_string()));
     // A graph retriever without a graph is refused with the way out.
@@ -321,10 +323,10 @@ async fn relevance_of_bm25_context_is_scored_per_question_and_favours_graph_ques
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_projects_own_hierarchy_is_used_and_a_malformed_one_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("o.db");
+    let db = common::test_db(dir.path(), "o").await;
     let project = json(&assay(&db, &["--json", "project", "create", "O"], &[]).await);
     json(&assay(&db, &["--json", "corpus", "add", "O", "--sample"], &[]).await);
-    let pool = app::ssr::store::open(&db).await.unwrap();
+    let pool = db.open().await;
     let id = project["id"].as_i64().unwrap();
     let mut h = engine::questions::hierarchy::default_hierarchy();
     h.get_mut("QC").unwrap().categories[0].definition = "CUSTOM simple".into();
@@ -354,12 +356,12 @@ async fn a_projects_own_hierarchy_is_used_and_a_malformed_one_refused() {
     ];
     let made = json(&assay(&db, &args, &[]).await);
     assert_eq!(made["questions"], 2);
-    let prompts: Vec<String> = sqlx::query_scalar(
-        "SELECT m.messages FROM llm_calls c JOIN llm_messages m ON m.hash = c.messages_hash WHERE c.job_id = ?",
+    let prompts: Vec<String> = app::on_db!(&pool, |db| sqlx::query_scalar(
+        "SELECT m.messages FROM llm_calls c JOIN llm_messages m ON m.hash = c.messages_hash WHERE c.job_id = $1",
     )
     .bind(made["job"].as_i64().unwrap())
-    .fetch_all(pool.sqlite().unwrap())
-    .await
+    .fetch_all(db)
+    .await)
     .unwrap();
     assert!(prompts.iter().any(|m| m.contains("CUSTOM simple")), "the project's definitions reach the prompt");
 }
@@ -372,7 +374,7 @@ async fn a_projects_own_hierarchy_is_used_and_a_malformed_one_refused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn entities_named_by_two_sets_are_counted_from_the_graph_or_listed_per_question() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("e.db");
+    let db = common::test_db(dir.path(), "e").await;
     sample_with_graph(&db).await;
     let args = ["--json", "questions", "generate", "graph", "Q", "--node", "10", "--edge", "10", "--subgraph", "0"];
     let graph = json(&assay(&db, &args, &[]).await)["set_id"].to_string();
@@ -422,13 +424,13 @@ async fn entities_named_by_two_sets_are_counted_from_the_graph_or_listed_per_que
     assert!(svg.contains("listed by offline (no LLM)"), "the chart says how its entities were found");
 
     // The same listing again is answered from the cache.
-    let pool = app::ssr::store::open(&db).await.unwrap();
+    let pool = db.open().await;
     let calls = |pool: app::ssr::store::Db| async move {
-        sqlx::query_scalar::<_, i64>(
-            "SELECT COUNT(*) FROM llm_calls WHERE purpose = 'question_entities' AND cached = 0",
+        app::on_db!(&pool, |db| sqlx::query_scalar::<_, i64>(
+            "SELECT COUNT(*) FROM llm_calls WHERE purpose = 'question_entities' AND cached = FALSE",
         )
-        .fetch_one(pool.sqlite().unwrap())
-        .await
+        .fetch_one(db)
+        .await)
         .unwrap()
     };
     let before = calls(pool.clone()).await;

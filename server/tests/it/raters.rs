@@ -6,6 +6,7 @@
 //! raters who came through the open link; and a study can have per-rater
 //! links only.
 
+use crate::common;
 use axum::body::Body;
 use axum::http::{header, Request, StatusCode};
 use http_body_util::BodyExt;
@@ -58,7 +59,8 @@ fn request(project: i64, set: i64, open_link: bool, rater_links: usize) -> app::
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn open_link_raters_are_one_per_browser_limited_per_address_and_all_stored() {
     let dir = tempfile::tempdir().unwrap();
-    let pool = app::ssr::store::open(&dir.path().join("raters.db")).await.unwrap();
+    let db = common::test_db(dir.path(), "raters").await;
+    let pool = db.open().await;
     let project = app::ssr::store::create_project(&pool, "P", &Default::default()).await.unwrap().summary.id;
     let set = app::ssr::store::questions::create_set(&pool, project, None, "imported", "Q", &serde_json::json!({}))
         .await
@@ -122,12 +124,12 @@ async fn open_link_raters_are_one_per_browser_limited_per_address_and_all_stored
     while let Some(d) = tasks.join_next().await {
         dims = d.unwrap();
     }
-    let stored: i64 =
-        sqlx::query_scalar("SELECT COUNT(*) FROM ratings WHERE rater_id IN (SELECT id FROM raters WHERE study_id = ?)")
-            .bind(study.study_id)
-            .fetch_one(pool.sqlite().unwrap())
-            .await
-            .unwrap();
+    let stored: i64 = common::scalar(
+        &pool,
+        "SELECT COUNT(*) FROM ratings WHERE rater_id IN (SELECT id FROM raters WHERE study_id = $1)",
+        &[study.study_id],
+    )
+    .await;
     assert_eq!(stored as usize, 200 * 3 * dims, "every rating of 200 concurrent raters");
     let results = app::ssr::study::results_view(&pool, study.study_id).await.unwrap();
     assert_eq!(results.open_link_raters, 200);
@@ -137,11 +139,12 @@ async fn open_link_raters_are_one_per_browser_limited_per_address_and_all_stored
     let only = app::ssr::study::create(&pool, &request(project, set, false, 2)).await.unwrap();
     assert!(only.open_token.is_empty());
     assert_eq!(only.rater_tokens.len(), 2);
-    let links: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM study_links WHERE study_id = ? AND kind = 'open'")
-        .bind(only.study_id)
-        .fetch_one(pool.sqlite().unwrap())
-        .await
-        .unwrap();
+    let links: i64 = common::scalar(
+        &pool,
+        "SELECT COUNT(*) FROM study_links WHERE study_id = $1 AND kind = 'open'",
+        &[only.study_id],
+    )
+    .await;
     assert_eq!(links, 0);
     let e = app::ssr::study::create(&pool, &request(project, set, false, 0)).await.unwrap_err();
     assert_eq!(e.status(), 400, "{e}");

@@ -24,7 +24,7 @@ async fn get(router: &axum::Router, path: &str, cookie: Option<&str>) -> (Status
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_share_link_opens_its_page_and_its_files_only_until_withdrawn() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("share.db");
+    let db = common::test_db(dir.path(), "share").await;
     let set = sample_with_answers(&db, [3, 2, 1]).await;
     let run = [
         "--json",
@@ -59,7 +59,7 @@ async fn a_share_link_opens_its_page_and_its_files_only_until_withdrawn() {
     let eval_token = share(format!("evaluation:{eval}")).await;
     let study_token = share(format!("study:{study}")).await;
 
-    let pool = app::ssr::store::open(&db).await.unwrap();
+    let pool = db.open().await;
     let config = app::ssr::state::Config { require_login: true, ..Default::default() };
     let options = server::web::leptos_options(dir.path(), "127.0.0.1:0".parse().unwrap());
     let router = server::web::router(pool.clone(), config, Default::default(), options);
@@ -132,11 +132,12 @@ async fn a_share_link_opens_its_page_and_its_files_only_until_withdrawn() {
     );
     let expiring = out["token"].as_str().unwrap().to_string();
     assert_eq!(get(&router, &format!("/share/{expiring}"), None).await.0, StatusCode::OK);
-    sqlx::query("UPDATE shares SET expires_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-1 minute') WHERE id = ?")
-        .bind(out["share_id"].as_i64().unwrap())
-        .execute(pool.sqlite().unwrap())
-        .await
-        .unwrap();
+    common::execute(
+        &pool,
+        "UPDATE shares SET expires_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-1 minute') WHERE id = $1",
+        &[out["share_id"].as_i64().unwrap()],
+    )
+    .await;
     assert_eq!(get(&router, &format!("/share/{expiring}"), None).await.0, StatusCode::NOT_FOUND);
     assert_eq!(get(&router, &format!("/api/share/{expiring}/ratings.csv"), None).await.0, StatusCode::NOT_FOUND);
     let refused =
@@ -152,7 +153,7 @@ async fn post(router: &axum::Router, path: &str, form: &str) -> (StatusCode, ser
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_question_set_and_a_graph_explorer_are_shared_and_reach_nothing_else() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("share2.db");
+    let db = common::test_db(dir.path(), "share2").await;
     let set = sample_with_answers(&db, [3, 2, 1]).await;
     // A second project with its own graph: a share of A must not reach it.
     json(&assay(&db, &["--json", "project", "create", "B"], &[]).await);
@@ -173,7 +174,7 @@ async fn a_question_set_and_a_graph_explorer_are_shared_and_reach_nothing_else()
     let refused = assay(&db, &["share", "create", "A", "--page", "graph:2"], &[]).await;
     assert!(String::from_utf8_lossy(&refused.stderr).contains("belongs to another project"));
 
-    let pool = app::ssr::store::open(&db).await.unwrap();
+    let pool = db.open().await;
     let config = app::ssr::state::Config { require_login: true, ..Default::default() };
     let options = server::web::leptos_options(dir.path(), "127.0.0.1:0".parse().unwrap());
     let router = server::web::router(pool.clone(), config, Default::default(), options);
@@ -211,10 +212,8 @@ async fn a_question_set_and_a_graph_explorer_are_shared_and_reach_nothing_else()
     assert_eq!(status, StatusCode::OK, "{detail}");
     assert!(detail["sources"].as_array().is_some_and(|s| !s.is_empty()));
     // Another project's node, by changing the id: not found.
-    let other: i64 = sqlx::query_scalar("SELECT id FROM graph_nodes WHERE project_id = 2 LIMIT 1")
-        .fetch_one(pool.sqlite().unwrap())
-        .await
-        .unwrap();
+    let other: i64 =
+        common::scalar(&pool, "SELECT id FROM graph_nodes WHERE project_id = 2 ORDER BY id LIMIT 1", &[]).await;
     let (status, body) = post(&router, "/api/share/graph_node", &format!("token={graph_token}&node_id={other}")).await;
     assert_ne!(status, StatusCode::OK);
     assert!(body.to_string().contains("not in this project's graph"), "{body}");
@@ -247,11 +246,13 @@ async fn a_question_set_and_a_graph_explorer_are_shared_and_reach_nothing_else()
     let ids = |project: i64| {
         let pool = pool.clone();
         async move {
-            sqlx::query_scalar::<_, i64>("SELECT id FROM graph_nodes WHERE project_id = ? ORDER BY id")
-                .bind(project)
-                .fetch_all(pool.sqlite().unwrap())
-                .await
-                .unwrap()
+            app::on_db!(&pool, |db| sqlx::query_scalar::<_, i64>(
+                "SELECT id FROM graph_nodes WHERE project_id = $1 ORDER BY id"
+            )
+            .bind(project)
+            .fetch_all(db)
+            .await)
+            .unwrap()
         }
     };
     let (a_ids, b_ids) = (ids(1).await, ids(2).await);
@@ -303,13 +304,13 @@ async fn post_with(
 async fn share_and_study_links_are_shown_as_absolute_urls() {
     use leptos::server_fn::ServerFn;
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("links.db");
+    let db = common::test_db(dir.path(), "links").await;
     let set = sample_with_answers(&db, [3, 2, 1]).await;
     let study = json(&assay(&db, &["--json", "study", "create", "A", "--questions", &format!("{set}:3")], &[]).await)
         ["study_id"]
         .as_i64()
         .unwrap();
-    let pool = app::ssr::store::open(&db).await.unwrap();
+    let pool = db.open().await;
     let owner = app::ssr::auth::create_user(&pool, "owner", "correct horse battery", "owner").await.unwrap();
     let session = format!("assay_session={}", app::ssr::auth::new_session(&pool, owner).await.unwrap());
     let options = server::web::leptos_options(dir.path(), "127.0.0.1:0".parse().unwrap());

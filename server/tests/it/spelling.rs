@@ -109,7 +109,7 @@ fn fill(template: &str, ids: &Ids, project: i64, spell: &dyn Fn(i64) -> String) 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_spelling_of_a_path_reaches_another_project() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("spelling.db");
+    let db = common::test_db(dir.path(), "spelling").await;
     sample_with_answers(&db, [2, 1, 1]).await;
     let carol = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpora/christmas_carol_stave1.txt");
     for args in [
@@ -179,28 +179,28 @@ async fn no_spelling_of_a_path_reaches_another_project() {
         sessions.insert(name, t);
     }
 
-    let pool = app::ssr::store::open(&db).await.unwrap();
+    let pool = db.open().await;
     for (project, answers) in [(1, 1), (2, answer_sets[0])] {
-        sqlx::query(
-            "INSERT INTO metrics_runs (project_id, question_set_id, answer_sets, k, bins) VALUES (?, ?, ?, 10, 4)",
+        app::on_db!(&pool, |db| sqlx::query(
+            "INSERT INTO metrics_runs (project_id, question_set_id, answer_sets, k, bins) VALUES ($1, $2, $3, 10, 4)",
         )
         .bind(project)
         .bind(project)
         .bind(format!("[{answers}]"))
-        .execute(pool.sqlite().unwrap())
+        .execute(db)
         .await
+        .map(|_| ()))
         .unwrap();
-        sqlx::query(
-            "INSERT INTO experiments (project_id, name, manifest, plan, llm, offline, status) VALUES (?, 'x', '', '[]', 'offline (no LLM)', 1, 'done')",
+        app::on_db!(&pool, |db| sqlx::query(
+            "INSERT INTO experiments (project_id, name, manifest, plan, llm, offline, status) VALUES ($1, 'x', '', '[]', 'offline (no LLM)', TRUE, 'done')",
         )
         .bind(project)
-        .execute(pool.sqlite().unwrap())
-        .await
+        .execute(db).await.map(|_| ()))
         .unwrap();
     }
     let one = |sql: &'static str| {
         let pool = pool.clone();
-        async move { sqlx::query_scalar::<_, i64>(sql).fetch_one(pool.sqlite().unwrap()).await.unwrap() }
+        async move { app::on_db!(&pool, |db| sqlx::query_scalar::<_, i64>(sql).fetch_one(db).await).unwrap() }
     };
     let ids = Ids {
         project: 2,

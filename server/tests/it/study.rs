@@ -6,12 +6,10 @@
 
 use crate::common;
 
-use std::path::Path;
-
 use common::{assay, call, json, start_server as start};
 
 /// The sample corpus with 10 graph questions; the set's id.
-async fn sample_with_questions(db: &Path) -> String {
+async fn sample_with_questions(db: &common::TestDb) -> String {
     json(&assay(db, &["--json", "project", "create", "A"], &[]).await);
     json(&assay(db, &["--json", "corpus", "add", "A", "--sample"], &[]).await);
     json(&assay(db, &["--json", "graph", "build", "A"], &[]).await);
@@ -36,7 +34,7 @@ async fn sample_with_questions(db: &Path) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_hundred_raters_at_once_store_exactly_their_six_thousand_ratings() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("s.db");
+    let db = common::test_db(dir.path(), "s").await;
     let set = sample_with_questions(&db).await;
     let created = json(
         &assay(
@@ -69,11 +67,12 @@ async fn two_hundred_raters_at_once_store_exactly_their_six_thousand_ratings() {
     assert_eq!(links.len(), 200);
     assert!(links.iter().all(|t| t.len() == 48), "192-bit tokens");
     // Only hashes are stored.
-    let pool = app::ssr::store::open(&db).await.unwrap();
-    let stored: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM study_links WHERE token_hash = ?")
-        .bind(&links[0])
-        .fetch_one(pool.sqlite().unwrap())
-        .await
+    let pool = db.open().await;
+    let stored: i64 =
+        app::on_db!(&pool, |db| sqlx::query_scalar("SELECT COUNT(*) FROM study_links WHERE token_hash = $1")
+            .bind(&links[0])
+            .fetch_one(db)
+            .await)
         .unwrap();
     assert_eq!(stored, 0, "a token is never stored as itself");
 
@@ -116,13 +115,13 @@ async fn two_hundred_raters_at_once_store_exactly_their_six_thousand_ratings() {
     assert!(orders.len() > 150, "orders are shuffled per rater ({} distinct)", orders.len());
     let count = |sql: &'static str| {
         let pool = pool.clone();
-        async move { sqlx::query_scalar::<_, i64>(sql).bind(study).fetch_one(pool.sqlite().unwrap()).await.unwrap() }
+        async move { common::scalar(&pool, sql, &[study]).await }
     };
     assert_eq!(
-        count("SELECT COUNT(*) FROM ratings r JOIN raters ra ON ra.id = r.rater_id WHERE ra.study_id = ?").await,
+        count("SELECT COUNT(*) FROM ratings r JOIN raters ra ON ra.id = r.rater_id WHERE ra.study_id = $1").await,
         6000
     );
-    assert_eq!(count("SELECT COUNT(*) FROM raters WHERE study_id = ? AND finished_at IS NOT NULL").await, 200);
+    assert_eq!(count("SELECT COUNT(*) FROM raters WHERE study_id = $1 AND finished_at IS NOT NULL").await, 200);
 
     // One submission per rater: after finishing, nothing changes.
     let (status, session) =
@@ -151,7 +150,7 @@ async fn two_hundred_raters_at_once_store_exactly_their_six_thousand_ratings() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_open_link_gives_each_browser_a_rater_resumes_it_and_refuses_when_revoked_or_closed() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("o.db");
+    let db = common::test_db(dir.path(), "o").await;
     let set = sample_with_questions(&db).await;
     let created = json(
         &assay(
@@ -210,44 +209,35 @@ async fn an_open_link_gives_each_browser_a_rater_resumes_it_and_refuses_when_rev
         call(&client, &base, "study/finish", &[("link", link.clone()), ("rater", rater.clone())]).await;
     assert!(status != 200 && body.to_string().contains("4 of 5 items are not rated yet"), "{body}");
     // Closed: the session says so, ratings are refused.
-    let pool = app::ssr::store::open(&db).await.unwrap();
+    let pool = db.open().await;
     app::ssr::study::set_open(&pool, study, false).await.unwrap();
     let (_, closed) = session(String::new()).await;
     assert_eq!((closed["is_open"].as_bool(), closed["items"].as_array().map(Vec::len)), (Some(false), Some(0)));
     let (status, body) = rate("3,3,3").await;
     assert!(status != 200 && body.to_string().contains("closed"), "{body}");
     // The links expire: two days from now, and once that time has passed they open nothing.
-    let expires: String = sqlx::query_scalar("SELECT expires_at FROM study_links WHERE study_id = ? AND kind = 'open'")
-        .bind(study)
-        .fetch_one(pool.sqlite().unwrap())
-        .await
-        .unwrap();
-    let in_two_days: String = sqlx::query_scalar("SELECT strftime('%Y-%m-%d', 'now', '+2 days')")
-        .fetch_one(pool.sqlite().unwrap())
-        .await
-        .unwrap();
+    let expires =
+        common::texts(&pool, "SELECT expires_at FROM study_links WHERE study_id = $1 AND kind = 'open'", &[study])
+            .await
+            .remove(0);
+    let in_two_days: String =
+        common::texts(&pool, "SELECT substr(strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+2 days'), 1, 10)", &[])
+            .await
+            .remove(0);
     assert!(expires.starts_with(&in_two_days), "{expires}");
-    sqlx::query(
-        "UPDATE study_links SET expires_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-1 minute') WHERE study_id = ?",
+    common::execute(
+        &pool,
+        "UPDATE study_links SET expires_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-1 minute') WHERE study_id = $1",
+        &[study],
     )
-    .bind(study)
-    .execute(pool.sqlite().unwrap())
-    .await
-    .unwrap();
+    .await;
     let (status, body) = session(rater.clone()).await;
     assert!(status != 200 && body.to_string().contains("does not exist or was withdrawn"), "expired: {body}");
-    sqlx::query("UPDATE study_links SET expires_at = NULL WHERE study_id = ?")
-        .bind(study)
-        .execute(pool.sqlite().unwrap())
-        .await
-        .unwrap();
+    common::execute(&pool, "UPDATE study_links SET expires_at = NULL WHERE study_id = $1", &[study]).await;
     // Revoked: the link is gone, for everyone.
     app::ssr::study::set_open(&pool, study, true).await.unwrap();
-    let link_id: i64 = sqlx::query_scalar("SELECT id FROM study_links WHERE study_id = ? AND kind = 'open'")
-        .bind(study)
-        .fetch_one(pool.sqlite().unwrap())
-        .await
-        .unwrap();
+    let link_id =
+        common::scalar(&pool, "SELECT id FROM study_links WHERE study_id = $1 AND kind = 'open'", &[study]).await;
     app::ssr::study::revoke_link(&pool, link_id).await.unwrap();
     let (status, body) = session(rater.clone()).await;
     assert!(status != 200 && body.to_string().contains("does not exist or was withdrawn"), "{body}");
