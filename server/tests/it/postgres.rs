@@ -107,3 +107,99 @@ async fn the_copy_covers_every_column_of_both_schemas() {
         assert_eq!(ty, want, "{table}.{column}");
     }
 }
+
+/// A fresh database of each kind with one job: (label, database, its
+/// PostgreSQL guard, job id).
+async fn each_database_with_a_job(
+    dir: &std::path::Path,
+) -> Vec<(&'static str, app::ssr::store::Db, Option<common::PgDatabase>, i64)> {
+    let mut out = Vec::new();
+    for kind in ["SQLite", "PostgreSQL"] {
+        let (db, guard) = if kind == "SQLite" {
+            (app::ssr::store::open(&dir.join("q.db")).await.unwrap(), None)
+        } else {
+            let pg = common::pg_database().await;
+            (app::ssr::store::open_target(&pg.url).await.unwrap(), Some(pg))
+        };
+        let project = app::ssr::store::create_project(&db, "Q", &Default::default()).await.unwrap().summary.id;
+        let job =
+            app::ssr::store::jobs::create_job(&db, project, app::model::JobKind::Evaluation, &serde_json::json!({}), 0)
+                .await
+                .unwrap();
+        out.push((kind, db, guard, job));
+    }
+    out
+}
+
+/// Three claimants on one job's 5,000 queued items, in batches of 50, each
+/// completing what it claimed: every item is claimed and completed exactly
+/// once, and the queue ends empty — on SQLite and on PostgreSQL (where the
+/// claims are `FOR UPDATE SKIP LOCKED`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_claimants_take_every_queued_item_exactly_once() {
+    use app::ssr::store::queue;
+    let dir = tempfile::tempdir().unwrap();
+    for (kind, db, _guard, job) in each_database_with_a_job(dir.path()).await {
+        let keys: Vec<String> = (0..5000).map(|i| format!("item-{i:05}")).collect();
+        assert_eq!(queue::enqueue(&db, job, &keys).await.unwrap(), 5000);
+        assert_eq!(queue::enqueue(&db, job, &keys[..10]).await.unwrap(), 0, "{kind}: queued once");
+        let mut tasks = tokio::task::JoinSet::new();
+        for w in 0..3 {
+            let db = db.clone();
+            tasks.spawn(async move {
+                let worker = format!("worker-{w}");
+                let mut mine = Vec::new();
+                loop {
+                    let claimed = queue::claim(&db, job, &worker, 50, 30).await.unwrap();
+                    if claimed.is_empty() {
+                        return mine;
+                    }
+                    let done = queue::complete(&db, job, &worker, &claimed).await.unwrap();
+                    assert_eq!(done.len(), claimed.len(), "a live claim is never taken");
+                    mine.extend(done);
+                }
+            });
+        }
+        let mut all = Vec::new();
+        let mut per_worker = Vec::new();
+        while let Some(mine) = tasks.join_next().await {
+            let mine = mine.unwrap();
+            per_worker.push(mine.len());
+            all.extend(mine);
+        }
+        let claimed = all.len();
+        all.sort();
+        all.dedup();
+        assert_eq!((claimed, all.len()), (5000, 5000), "{kind}: each item once ({per_worker:?} per claimant)");
+        assert_eq!(all, keys);
+        assert_eq!(queue::remaining(&db, job).await.unwrap(), 0, "{kind}");
+    }
+}
+
+/// A claimant that dies (stops heartbeating) loses its items to another
+/// after the timeout, and cannot complete them afterwards; a claimant that
+/// heartbeats keeps them; a released claim is free at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dead_claimants_items_go_to_another_after_the_timeout() {
+    use app::ssr::store::queue;
+    let dir = tempfile::tempdir().unwrap();
+    for (kind, db, _guard, job) in each_database_with_a_job(dir.path()).await {
+        let keys: Vec<String> = (0..30).map(|i| format!("k{i:02}")).collect();
+        queue::enqueue(&db, job, &keys).await.unwrap();
+        let dead = queue::claim(&db, job, "dead", 10, 2).await.unwrap();
+        let live = queue::claim(&db, job, "live", 10, 2).await.unwrap();
+        assert_eq!((dead[0].as_str(), live[0].as_str()), ("k00", "k10"), "{kind}: in the job's order, none shared");
+        tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
+        assert_eq!(queue::heartbeat(&db, "live").await.unwrap(), 10);
+        tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
+        // 2.4 s after the claims: "dead" never beat, "live" did 1.2 s ago.
+        let taken = queue::claim(&db, job, "other", 30, 2).await.unwrap();
+        let expected: Vec<String> = keys[..10].iter().chain(&keys[20..]).cloned().collect();
+        assert_eq!(taken, expected, "{kind}: the dead claimant's items and the free ones; not the live one's");
+        assert!(queue::complete(&db, job, "dead", &dead).await.unwrap().is_empty(), "{kind}: too late");
+        assert_eq!(queue::release(&db, job, "live").await.unwrap(), 10);
+        assert_eq!(queue::claim(&db, job, "third", 30, 2).await.unwrap(), keys[10..20].to_vec(), "{kind}: released");
+        assert_eq!(queue::complete(&db, job, "other", &taken).await.unwrap().len(), 20);
+        assert_eq!(queue::remaining(&db, job).await.unwrap(), 10);
+    }
+}

@@ -154,6 +154,12 @@ pub const TABLES: &[Table] = &[
         ],
     },
     Table {
+        name: "job_queue",
+        key: &["job_id", "key"],
+        identity: false,
+        columns: &[("job_id", Int), ("key", Text), ("seq", Int), ("worker", Text), ("heartbeat", Text)],
+    },
+    Table {
         name: "llm_cache",
         key: &["key"],
         identity: false,

@@ -15,6 +15,7 @@ pub mod graph;
 pub mod jobs;
 pub mod metrics;
 pub mod questions;
+pub mod queue;
 pub mod settings;
 pub mod shares;
 pub mod studies;

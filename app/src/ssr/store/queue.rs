@@ -1,0 +1,135 @@
+//! The shared queue of a job's items, for several processes on one
+//! PostgreSQL database (issue #26): each process claims items in batches —
+//! `SELECT … FOR UPDATE SKIP LOCKED`, so two claimants never wait for or
+//! take each other's rows — heartbeats its claims while it runs them, and
+//! removes an item's row in the transaction that records its outcome, only
+//! if its claim still stands. A claim whose heartbeat is older than the
+//! timeout is free again: its process died, and another takes the item.
+//! No item is run twice while its first claimant lives (it heartbeats far
+//! more often than the timeout), and none is lost when it dies.
+//!
+//! The same functions work on SQLite (without row locks: its writers take
+//! turns), where the in-process runner does not need them.
+
+use super::{on_db, pick, Db};
+use crate::error::AppResult;
+
+/// Rows per INSERT when a job's items are queued (3 values per row).
+const ROWS_PER_INSERT: usize = 1000;
+
+/// SQLite's time modifier for "`secs` seconds ago", which PostgreSQL's
+/// `strftime` (migrations/postgres) reads as an interval.
+fn ago(secs: u64) -> String {
+    format!("-{secs} seconds")
+}
+
+/// Queues `keys` (in their order) for `job_id`; keys already queued keep
+/// their row and claim. Returns how many were added.
+pub async fn enqueue(pool: &Db, job_id: i64, keys: &[String]) -> AppResult<u64> {
+    on_db!(pool, |db| {
+        let mut tx = super::begin(db).await?;
+        let mut added = 0;
+        for (chunk_index, chunk) in keys.chunks(ROWS_PER_INSERT).enumerate() {
+            let mut q = sqlx::QueryBuilder::new("INSERT INTO job_queue (job_id, key, seq) ");
+            q.push_values(chunk.iter().enumerate(), |mut b, (i, key)| {
+                b.push_bind(job_id).push_bind(key).push_bind((chunk_index * ROWS_PER_INSERT + i) as i64);
+            });
+            q.push(" ON CONFLICT (job_id, key) DO NOTHING");
+            added += q.build().execute(&mut *tx).await?.rows_affected();
+        }
+        tx.commit().await?;
+        Ok(added)
+    })
+}
+
+/// Claims up to `n` free items of `job_id` for `worker` — unclaimed ones,
+/// or ones whose claim's heartbeat is older than `timeout_secs` — in the
+/// job's order. Returns their keys in that order.
+pub async fn claim(pool: &Db, job_id: i64, worker: &str, n: usize, timeout_secs: u64) -> AppResult<Vec<String>> {
+    on_db!(pool, |db| {
+        let sql = pick(
+            db,
+            "UPDATE job_queue SET worker = $2, heartbeat = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+              WHERE job_id = $1 AND key IN (
+                SELECT key FROM job_queue
+                 WHERE job_id = $1 AND (worker IS NULL OR heartbeat < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', $4))
+                 ORDER BY seq LIMIT $3)
+             RETURNING key, seq",
+            "UPDATE job_queue SET worker = $2, heartbeat = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+              WHERE job_id = $1 AND key IN (
+                SELECT key FROM job_queue
+                 WHERE job_id = $1 AND (worker IS NULL OR heartbeat < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', $4))
+                 ORDER BY seq LIMIT $3
+                 FOR UPDATE SKIP LOCKED)
+             RETURNING key, seq",
+        );
+        let mut claimed: Vec<(String, i64)> =
+            sqlx::query_as(sql).bind(job_id).bind(worker).bind(n as i64).bind(ago(timeout_secs)).fetch_all(db).await?;
+        claimed.sort_by_key(|(_, seq)| *seq);
+        Ok(claimed.into_iter().map(|(key, _)| key).collect())
+    })
+}
+
+/// Renews every claim `worker` holds; returns how many it holds.
+pub async fn heartbeat(pool: &Db, worker: &str) -> AppResult<u64> {
+    on_db!(pool, |db| {
+        Ok(sqlx::query("UPDATE job_queue SET heartbeat = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE worker = $1")
+            .bind(worker)
+            .execute(db)
+            .await?
+            .rows_affected())
+    })
+}
+
+/// Gives back `worker`'s claims on `job_id` (a cancel, a clean stop): others
+/// take them at once, without waiting for the timeout.
+pub async fn release(pool: &Db, job_id: i64, worker: &str) -> AppResult<u64> {
+    on_db!(pool, |db| {
+        Ok(sqlx::query("UPDATE job_queue SET worker = NULL, heartbeat = NULL WHERE job_id = $1 AND worker = $2")
+            .bind(job_id)
+            .bind(worker)
+            .execute(db)
+            .await?
+            .rows_affected())
+    })
+}
+
+/// Items of `job_id` still queued (claimed or not).
+pub async fn remaining(pool: &Db, job_id: i64) -> AppResult<i64> {
+    on_db!(pool, |db| {
+        Ok(sqlx::query_scalar("SELECT COUNT(*) FROM job_queue WHERE job_id = $1").bind(job_id).fetch_one(db).await?)
+    })
+}
+
+/// Completes items in the caller's transaction (the one that records
+/// their outcomes): removes those of `keys` whose claim `worker` still
+/// holds and returns them; an item claimed since by another process (this
+/// one's heartbeat lapsed) is not this process's to record.
+pub async fn complete(pool: &Db, job_id: i64, worker: &str, keys: &[String]) -> AppResult<Vec<String>> {
+    on_db!(pool, |db| {
+        let mut tx = super::begin(db).await?;
+        let done = tx.complete_claims(job_id, worker, keys).await?;
+        tx.commit().await?;
+        Ok(done)
+    })
+}
+
+super::connection_steps! {
+    pub(crate) trait QueueSteps {
+        async fn complete_claims(&mut self, job_id: i64, worker: &str, keys: &[String]) -> Result<Vec<String>, sqlx::Error> {
+            let mut done = Vec::with_capacity(keys.len());
+            for chunk in keys.chunks(ROWS_PER_INSERT) {
+                let mut q = sqlx::QueryBuilder::new("DELETE FROM job_queue WHERE job_id = ");
+                q.push_bind(job_id).push(" AND worker = ").push_bind(worker).push(" AND key IN (");
+                let mut list = q.separated(", ");
+                for key in chunk {
+                    list.push_bind(key);
+                }
+                q.push(") RETURNING key");
+                let removed: Vec<String> = q.build_query_scalar().fetch_all(&mut *self).await?;
+                done.extend(removed);
+            }
+            Ok(done)
+        }
+    }
+}
