@@ -203,3 +203,35 @@ async fn a_dead_claimants_items_go_to_another_after_the_timeout() {
         assert_eq!(queue::remaining(&db, job).await.unwrap(), 10);
     }
 }
+
+/// On a shared server a running job's process may be another machine's:
+/// its process id means nothing here, and only a stale heartbeat shows it
+/// interrupted (SQLite, one machine, also asks whether the process lives).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_another_machine_runs_is_not_taken_for_interrupted() {
+    use app::model::JobStatus;
+    use app::ssr::store::jobs;
+    let dir = tempfile::tempdir().unwrap();
+    for (kind, db, _guard, job) in each_database_with_a_job(dir.path()).await {
+        jobs::mark_running(&db, job).await.unwrap();
+        // A process id no process here has (above Linux's pid_max).
+        common::execute(&db, "UPDATE jobs SET runner_pid = 99999999 WHERE id = $1", &[job]).await;
+        let expected = if db.is_postgres() { JobStatus::Running } else { JobStatus::Interrupted };
+        assert_eq!(jobs::get_job(&db, job).await.unwrap().status, expected, "{kind}");
+        // Our own process id on another machine's live job: left running.
+        common::execute(&db, "UPDATE jobs SET runner_pid = $1 WHERE id = $2", &[std::process::id() as i64, job]).await;
+        let interrupted = jobs::interrupt_orphans(&db).await.unwrap();
+        assert_eq!(interrupted, u64::from(!db.is_postgres()), "{kind}");
+        if db.is_postgres() {
+            // Its heartbeat 31 s old: now it is interrupted.
+            common::execute(
+                &db,
+                "UPDATE jobs SET heartbeat = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-31 seconds') WHERE id = $1",
+                &[job],
+            )
+            .await;
+            assert_eq!(jobs::get_job(&db, job).await.unwrap().status, JobStatus::Interrupted);
+            assert_eq!(jobs::interrupt_orphans(&db).await.unwrap(), 1);
+        }
+    }
+}

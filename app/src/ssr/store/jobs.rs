@@ -145,14 +145,18 @@ fn runner_alive(pid: Option<i64>) -> bool {
 }
 
 impl JobRow {
-    fn view(self) -> AppResult<JobView> {
+    /// `same_machine`: the database is a file of this machine (SQLite), so
+    /// the runner's process id is one of its processes; on a shared server
+    /// the runner may be another machine's, and only the heartbeat decides.
+    fn view(self, same_machine: bool) -> AppResult<JobView> {
         let unknown = |what: &str, value: &str| {
             AppError::Invalid(format!("job {} has an unknown {what} \"{value}\" (written by a newer Assay?)", self.id))
         };
         let kind = JobKind::parse(&self.kind).ok_or_else(|| unknown("kind", &self.kind))?;
         let mut status = JobStatus::parse(&self.status).ok_or_else(|| unknown("status", &self.status))?;
         if status == JobStatus::Running
-            && (!runner_alive(self.runner_pid) || self.stale_secs.unwrap_or(0.0) > STALE_AFTER_SECS as f64)
+            && ((same_machine && !runner_alive(self.runner_pid))
+                || self.stale_secs.unwrap_or(0.0) > STALE_AFTER_SECS as f64)
         {
             status = JobStatus::Interrupted;
         }
@@ -180,7 +184,8 @@ pub async fn get_job(pool: &Db, id: i64) -> AppResult<JobView> {
     on_db!(pool, |db| {
         let row: Option<JobRow> =
             sqlx::query_as(&format!("{JOB_SELECT} WHERE id = $1")).bind(id).fetch_optional(db).await?;
-        row.map(JobRow::view).transpose()?.ok_or_else(|| AppError::NotFound(format!("no job with id {id}")))
+        let local = !pool.is_postgres();
+        row.map(|r| r.view(local)).transpose()?.ok_or_else(|| AppError::NotFound(format!("no job with id {id}")))
     })
 }
 
@@ -190,7 +195,8 @@ pub async fn list_jobs(pool: &Db, project_id: i64) -> AppResult<Vec<JobView>> {
             .bind(project_id)
             .fetch_all(db)
             .await?;
-        rows.into_iter().map(JobRow::view).collect()
+        let local = !pool.is_postgres();
+        rows.into_iter().map(|r| r.view(local)).collect()
     })
 }
 
@@ -557,12 +563,16 @@ pub async fn set_total(pool: &Db, job_id: i64, total: i64) -> AppResult<()> {
 /// reused after a restart), so they are interrupted.
 pub async fn interrupt_orphans(pool: &Db) -> AppResult<u64> {
     on_db!(pool, |db| {
-        let done = sqlx::query(
+        // On a shared server the process id may be another machine's
+        // running job: there only a heartbeat staler than STALE_AFTER_SECS
+        // (30 s) says a runner is gone.
+        let sql = super::pick(
+            db,
             "UPDATE jobs SET status = 'interrupted', runner_pid = NULL WHERE status = 'running' AND runner_pid = $1",
-        )
-        .bind(std::process::id() as i64)
-        .execute(db)
-        .await?;
+            "UPDATE jobs SET status = 'interrupted', runner_pid = NULL WHERE status = 'running' AND $1 = $1
+                AND (heartbeat IS NULL OR heartbeat < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-30 seconds'))",
+        );
+        let done = sqlx::query(sql).bind(std::process::id() as i64).execute(db).await?;
         // An experiment runs inside the server that started it.
         sqlx::query(
         "UPDATE experiments SET status = 'interrupted', error = 'the server stopped while it ran: start it again (finished stages are reused)'
