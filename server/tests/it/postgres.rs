@@ -235,3 +235,56 @@ async fn a_job_another_machine_runs_is_not_taken_for_interrupted() {
         }
     }
 }
+
+/// The deployment's LLM budget: three processes (three pools) leasing and
+/// giving back slots as fast as they can never hold more than the limit
+/// between them; a dead holder's leases come free at their expiry.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_processes_never_hold_more_llm_slots_than_the_limit() {
+    use app::ssr::store::slots;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let dir = tempfile::tempdir().unwrap();
+    for (kind, db, guard, _) in each_database_with_a_job(dir.path()).await {
+        const LIMIT: usize = 8;
+        slots::ensure(&db, LIMIT).await.unwrap();
+        let held = std::sync::Arc::new(AtomicUsize::new(0));
+        let most = std::sync::Arc::new(AtomicUsize::new(0));
+        let mut tasks = tokio::task::JoinSet::new();
+        for p in 0..3 {
+            // Each process its own pool, as separate processes have.
+            let pool = match &guard {
+                Some(pg) => app::ssr::store::open_target(&pg.url).await.unwrap(),
+                None => db.clone(),
+            };
+            let (held, most) = (held.clone(), most.clone());
+            tasks.spawn(async move {
+                let holder = format!("process-{p}");
+                let mut leased_total = 0;
+                for round in 0..60 {
+                    let got = slots::lease(&pool, &holder, 1 + round % 4, LIMIT, 30).await.unwrap();
+                    let now = held.fetch_add(got.len(), Ordering::SeqCst) + got.len();
+                    most.fetch_max(now, Ordering::SeqCst);
+                    leased_total += got.len();
+                    tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+                    held.fetch_sub(got.len(), Ordering::SeqCst);
+                    assert_eq!(slots::give_back(&pool, &holder, &got).await.unwrap(), got.len() as u64);
+                }
+                leased_total
+            });
+        }
+        let mut leased = 0;
+        while let Some(n) = tasks.join_next().await {
+            leased += n.unwrap();
+        }
+        let most = most.load(Ordering::SeqCst);
+        assert!(most <= LIMIT, "{kind}: {most} slots held at once, limit {LIMIT}");
+        assert!(leased > 100, "{kind}: the budget was used ({leased} leases)");
+        // A holder that dies keeps its slots until the lease expires.
+        assert_eq!(slots::lease(&db, "dead", LIMIT, LIMIT, 1).await.unwrap().len(), LIMIT);
+        assert!(slots::lease(&db, "live", 1, LIMIT, 30).await.unwrap().is_empty(), "{kind}: spent");
+        tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
+        assert_eq!(slots::lease(&db, "live", LIMIT, LIMIT, 30).await.unwrap().len(), LIMIT, "{kind}: expired");
+        assert_eq!(slots::renew(&db, "live", 30).await.unwrap(), LIMIT as u64);
+        assert_eq!(slots::give_back(&db, "dead", &[0, 1]).await.unwrap(), 0, "{kind}: not the dead one's any more");
+    }
+}

@@ -160,6 +160,12 @@ pub const TABLES: &[Table] = &[
         columns: &[("job_id", Int), ("key", Text), ("seq", Int), ("worker", Text), ("heartbeat", Text)],
     },
     Table {
+        name: "llm_slots",
+        key: &["slot"],
+        identity: false,
+        columns: &[("slot", Int), ("holder", Text), ("expires_at", Text)],
+    },
+    Table {
         name: "llm_cache",
         key: &["key"],
         identity: false,

@@ -18,6 +18,7 @@ pub mod questions;
 pub mod queue;
 pub mod settings;
 pub mod shares;
+pub mod slots;
 pub mod studies;
 pub mod users;
 pub mod vectors;
