@@ -566,13 +566,21 @@ pub async fn interrupt_orphans(pool: &Db) -> AppResult<u64> {
         // On a shared server the process id may be another machine's
         // running job: there only a heartbeat staler than STALE_AFTER_SECS
         // (30 s) says a runner is gone.
-        let sql = super::pick(
-            db,
-            "UPDATE jobs SET status = 'interrupted', runner_pid = NULL WHERE status = 'running' AND runner_pid = $1",
-            "UPDATE jobs SET status = 'interrupted', runner_pid = NULL WHERE status = 'running' AND $1 = $1
-                AND (heartbeat IS NULL OR heartbeat < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-30 seconds'))",
-        );
-        let done = sqlx::query(sql).bind(std::process::id() as i64).execute(db).await?;
+        let done = if pool.is_postgres() {
+            sqlx::query(
+                "UPDATE jobs SET status = 'interrupted', runner_pid = NULL WHERE status = 'running'
+                    AND (heartbeat IS NULL OR heartbeat < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-30 seconds'))",
+            )
+            .execute(db)
+            .await?
+        } else {
+            sqlx::query(
+                "UPDATE jobs SET status = 'interrupted', runner_pid = NULL WHERE status = 'running' AND runner_pid = $1",
+            )
+            .bind(std::process::id() as i64)
+            .execute(db)
+            .await?
+        };
         // An experiment runs inside the server that started it.
         sqlx::query(
         "UPDATE experiments SET status = 'interrupted', error = 'the server stopped while it ran: start it again (finished stages are reused)'

@@ -71,6 +71,9 @@ pub async fn renew(pool: &Db, holder: &str, lease_secs: u64) -> AppResult<u64> {
 
 /// Gives back `slots` (those `holder` still has).
 pub async fn give_back(pool: &Db, holder: &str, slots: &[i64]) -> AppResult<u64> {
+    if slots.is_empty() {
+        return Ok(0);
+    }
     on_db!(pool, |db| {
         let mut q = sqlx::QueryBuilder::new("UPDATE llm_slots SET holder = NULL, expires_at = NULL WHERE holder = ");
         q.push_bind(holder).push(" AND slot IN (");
@@ -79,9 +82,6 @@ pub async fn give_back(pool: &Db, holder: &str, slots: &[i64]) -> AppResult<u64>
             list.push_bind(*slot);
         }
         q.push(")");
-        if slots.is_empty() {
-            return Ok(0);
-        }
         Ok(q.build().execute(db).await?.rows_affected())
     })
 }
