@@ -33,11 +33,6 @@ async fn sample_with_questions(db: &common::TestDb) -> String {
     json(&assay(db, &args, &[]).await)["set_id"].to_string()
 }
 
-/// One number from the database file.
-async fn count(pool: &app::ssr::store::Db, sql: &str, bind: i64) -> i64 {
-    app::on_db!(&pool, |db| sqlx::query_scalar(sql).bind(bind).fetch_one(db).await).unwrap()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_method_answers_and_the_cost_table_is_their_accounting() {
     let dir = tempfile::tempdir().unwrap();
@@ -58,7 +53,7 @@ async fn every_method_answers_and_the_cost_table_is_their_accounting() {
         assert_eq!(made["made_by"], "offline (no LLM)");
         let id = made["answers_id"].as_i64().unwrap();
         // The table's average is the answers' own: tokens of the job's calls per question.
-        let job_tokens: i64 = count(&pool, "SELECT CAST(SUM(prompt_tokens + completion_tokens) AS BIGINT) FROM llm_calls WHERE job_id = $1 AND purpose != 'community_report'", made["job"].as_i64().unwrap()).await;
+        let job_tokens: i64 = common::scalar(&pool, "SELECT CAST(SUM(prompt_tokens + completion_tokens) AS BIGINT) FROM llm_calls WHERE job_id = $1 AND purpose != 'community_report'", &[made["job"].as_i64().unwrap()]).await;
         assert!((made["avg_tokens"].as_f64().unwrap() - job_tokens as f64 / 12.0).abs() < 1e-6, "{method}");
         let answers = app::ssr::store::answers::list_answers(&pool, id, None).await.unwrap();
         assert!(answers.iter().all(|a| a.answer.split_whitespace().count() <= 30), "{method}: the target length");
@@ -101,10 +96,10 @@ async fn every_method_answers_and_the_cost_table_is_their_accounting() {
         )
         .await,
     );
-    let fresh: i64 = count(
+    let fresh: i64 = common::scalar(
         &pool,
         "SELECT COUNT(*) FROM llm_calls WHERE job_id = $1 AND cached = FALSE",
-        again["job"].as_i64().unwrap(),
+        &[again["job"].as_i64().unwrap()],
     )
     .await;
     assert_eq!(fresh, 0);
@@ -225,10 +220,10 @@ async fn naive_rag_embeds_the_chunks_once_and_reuses_them() {
     .await)
     .unwrap();
     assert_eq!(vectors[0], (chunks, 384 * 4), "every chunk, 384 floats each");
-    let embed_items: i64 = count(
+    let embed_items: i64 = common::scalar(
         &pool,
         "SELECT COUNT(*) FROM job_items WHERE job_id = $1 AND key LIKE 'embed-%'",
-        first["job"].as_i64().unwrap(),
+        &[first["job"].as_i64().unwrap()],
     )
     .await;
     assert_eq!(embed_items, 1, "five chunks, one batch");
@@ -238,10 +233,10 @@ async fn naive_rag_embeds_the_chunks_once_and_reuses_them() {
 
     let second =
         json(&assay(&db, &["--json", "answers", "generate", "A", "--set", &set, "--method", "naive"], &[]).await);
-    let embed_items: i64 = count(
+    let embed_items: i64 = common::scalar(
         &pool,
         "SELECT COUNT(*) FROM job_items WHERE job_id = $1 AND key LIKE 'embed-%'",
-        second["job"].as_i64().unwrap(),
+        &[second["job"].as_i64().unwrap()],
     )
     .await;
     assert_eq!(embed_items, 0, "the stored vectors are reused");
@@ -307,10 +302,10 @@ async fn naive_rag_with_endpoint_embeddings_counts_the_embedding_call() {
     .await)
     .unwrap();
     assert_eq!((n, len), (5, 8 * 4), "the mock's 8-dimensional vectors for the five chunks");
-    let embed_calls: i64 = count(
+    let embed_calls: i64 = common::scalar(
         &pool,
         "SELECT COUNT(*) FROM llm_calls WHERE job_id = $1 AND purpose = 'embed'",
-        made["job"].as_i64().unwrap(),
+        &[made["job"].as_i64().unwrap()],
     )
     .await;
     assert_eq!(embed_calls, 1 + 12, "one batch of chunks, then one per question");

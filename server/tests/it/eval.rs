@@ -19,10 +19,6 @@ fn failure(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).to_string()
 }
 
-async fn scalar(pool: &app::ssr::store::Db, sql: &str, bind: i64) -> i64 {
-    app::on_db!(&pool, |db| sqlx::query_scalar(sql).bind(bind).fetch_one(db).await).unwrap()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_methods_are_judged_under_both_protocols_and_the_report_is_written_and_served() {
     let dir = tempfile::tempdir().unwrap();
@@ -75,13 +71,13 @@ async fn two_methods_are_judged_under_both_protocols_and_the_report_is_written_a
         let pool = pool.clone();
         let sql =
             format!("SELECT COUNT(*) FROM llm_calls WHERE job_id = $1 AND purpose = '{purpose}' AND cached = FALSE");
-        async move { scalar(&pool, &sql, job).await }
+        async move { common::scalar(&pool, &sql, &[job]).await }
     };
     assert_eq!(count("judge_scores").await, judged * 12);
     assert_eq!(count("judge_legacy").await, 12);
     assert_eq!(
         pair["calls"].as_i64().unwrap(),
-        scalar(&pool, "SELECT COUNT(*) FROM llm_calls WHERE job_id = $1", job).await
+        common::scalar(&pool, "SELECT COUNT(*) FROM llm_calls WHERE job_id = $1", &[job]).await
     );
     assert!(out["tokens"].as_i64().unwrap() > 0);
 
@@ -245,8 +241,11 @@ async fn bad_requests_are_refused_with_the_reason_before_any_work() {
         assert!(err.contains(reason), "{extra:?}: {err}");
     }
     let pool = db.open().await;
-    assert_eq!(scalar(&pool, "SELECT COUNT(*) FROM evaluations WHERE project_id = $1", 1).await, 0);
-    assert_eq!(scalar(&pool, "SELECT COUNT(*) FROM jobs WHERE kind = 'evaluation' AND project_id = $1", 1).await, 0);
+    assert_eq!(common::scalar(&pool, "SELECT COUNT(*) FROM evaluations WHERE project_id = $1", &[1]).await, 0);
+    assert_eq!(
+        common::scalar(&pool, "SELECT COUNT(*) FROM jobs WHERE kind = 'evaluation' AND project_id = $1", &[1]).await,
+        0
+    );
 }
 
 /// An evaluation stopped part-way resumes where it stopped: no item is

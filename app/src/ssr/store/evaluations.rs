@@ -1,6 +1,7 @@
 //! Evaluations in SQLite: their rows, and the call-log figures their
 //! reports show. (The judgments are the evaluation job's items.)
 
+use super::jobs::JobSteps;
 use super::{on_db, Db};
 
 use crate::error::{AppError, AppResult};
@@ -43,11 +44,7 @@ pub async fn insert(pool: &Db, e: &NewEvaluation<'_>) -> AppResult<i64> {
         .bind(e.judge)
         .fetch_one(&mut *tx)
         .await?;
-        sqlx::query("UPDATE jobs SET parameters = json_set(parameters, '$.evaluation_id', $1) WHERE id = $2")
-            .bind(id)
-            .bind(e.job_id)
-            .execute(&mut *tx)
-            .await?;
+        tx.name_in_job(e.job_id, "evaluation_id", id).await?;
         tx.commit().await?;
         Ok(id)
     })

@@ -386,6 +386,22 @@ fn role_name(role: engine::llm::Role) -> &'static str {
     }
 }
 
+super::connection_steps! {
+    pub(crate) trait JobSteps {
+        /// Writes what a job made into its parameters (`key`: its id), in the
+        /// transaction that makes it, so the job's page links to it.
+        async fn name_in_job(&mut self, job_id: i64, key: &str, id: i64) -> Result<(), sqlx::Error> {
+            sqlx::query("UPDATE jobs SET parameters = json_set(parameters, '$.' || $1, $2) WHERE id = $3")
+                .bind(key)
+                .bind(id)
+                .bind(job_id)
+                .execute(&mut *self)
+                .await?;
+            Ok(())
+        }
+    }
+}
+
 /// `engine::jobs::JobStore` over SQLite.
 pub struct SqliteJobStore {
     pool: Db,

@@ -1,6 +1,7 @@
 //! Metrics runs in SQLite: their rows and, once their job is done, their
 //! reports. (The scores per question are the run's job items.)
 
+use super::jobs::JobSteps;
 use super::{on_db, Db};
 
 use crate::error::{AppError, AppResult};
@@ -53,11 +54,7 @@ pub async fn insert(
         .bind(bins as i64)
         .fetch_one(&mut *tx)
         .await?;
-        sqlx::query("UPDATE jobs SET parameters = json_set(parameters, '$.run_id', $1) WHERE id = $2")
-            .bind(id)
-            .bind(job_id)
-            .execute(&mut *tx)
-            .await?;
+        tx.name_in_job(job_id, "run_id", id).await?;
         tx.commit().await?;
         Ok(id)
     })

@@ -42,27 +42,28 @@ pub async fn enqueue(pool: &Db, job_id: i64, keys: &[String]) -> AppResult<u64> 
     })
 }
 
+/// The claim, with SQLite's (no row locks: its writers take turns) or
+/// PostgreSQL's locking clause.
+macro_rules! claim_sql {
+    ($lock:literal) => {
+        concat!(
+            "UPDATE job_queue SET worker = $2, heartbeat = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+              WHERE job_id = $1 AND key IN (
+                SELECT key FROM job_queue
+                 WHERE job_id = $1 AND (worker IS NULL OR heartbeat < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', $4))
+                 ORDER BY seq LIMIT $3 ",
+            $lock,
+            ") RETURNING key, seq"
+        )
+    };
+}
+
 /// Claims up to `n` free items of `job_id` for `worker` — unclaimed ones,
 /// or ones whose claim's heartbeat is older than `timeout_secs` — in the
 /// job's order. Returns their keys in that order.
 pub async fn claim(pool: &Db, job_id: i64, worker: &str, n: usize, timeout_secs: u64) -> AppResult<Vec<String>> {
     on_db!(pool, |db| {
-        let sql = pick(
-            db,
-            "UPDATE job_queue SET worker = $2, heartbeat = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
-              WHERE job_id = $1 AND key IN (
-                SELECT key FROM job_queue
-                 WHERE job_id = $1 AND (worker IS NULL OR heartbeat < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', $4))
-                 ORDER BY seq LIMIT $3)
-             RETURNING key, seq",
-            "UPDATE job_queue SET worker = $2, heartbeat = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
-              WHERE job_id = $1 AND key IN (
-                SELECT key FROM job_queue
-                 WHERE job_id = $1 AND (worker IS NULL OR heartbeat < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', $4))
-                 ORDER BY seq LIMIT $3
-                 FOR UPDATE SKIP LOCKED)
-             RETURNING key, seq",
-        );
+        let sql = pick(db, claim_sql!(""), claim_sql!("FOR UPDATE SKIP LOCKED"));
         let mut claimed: Vec<(String, i64)> =
             sqlx::query_as(sql).bind(job_id).bind(worker).bind(n as i64).bind(ago(timeout_secs)).fetch_all(db).await?;
         claimed.sort_by_key(|(_, seq)| *seq);

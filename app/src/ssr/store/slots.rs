@@ -24,27 +24,27 @@ pub async fn ensure(pool: &Db, limit: usize) -> AppResult<()> {
     })
 }
 
+/// The lease, with SQLite's (no row locks) or PostgreSQL's locking clause.
+macro_rules! lease_sql {
+    ($lock:literal) => {
+        concat!(
+            "UPDATE llm_slots SET holder = $1, expires_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', $4)
+              WHERE slot IN (
+                SELECT slot FROM llm_slots
+                 WHERE slot < $3 AND (holder IS NULL OR expires_at < strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+                 ORDER BY slot LIMIT $2 ",
+            $lock,
+            ") RETURNING slot"
+        )
+    };
+}
+
 /// Leases up to `want` free slots below `limit` to `holder` for
 /// `lease_secs`; returns the slots leased (possibly none: the budget is
 /// spent, by this process or others).
 pub async fn lease(pool: &Db, holder: &str, want: usize, limit: usize, lease_secs: u64) -> AppResult<Vec<i64>> {
     on_db!(pool, |db| {
-        let sql = pick(
-            db,
-            "UPDATE llm_slots SET holder = $1, expires_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', $4)
-              WHERE slot IN (
-                SELECT slot FROM llm_slots
-                 WHERE slot < $3 AND (holder IS NULL OR expires_at < strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
-                 ORDER BY slot LIMIT $2)
-             RETURNING slot",
-            "UPDATE llm_slots SET holder = $1, expires_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', $4)
-              WHERE slot IN (
-                SELECT slot FROM llm_slots
-                 WHERE slot < $3 AND (holder IS NULL OR expires_at < strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
-                 ORDER BY slot LIMIT $2
-                 FOR UPDATE SKIP LOCKED)
-             RETURNING slot",
-        );
+        let sql = pick(db, lease_sql!(""), lease_sql!("FOR UPDATE SKIP LOCKED"));
         let mut slots: Vec<i64> = sqlx::query_scalar(sql)
             .bind(holder)
             .bind(want as i64)
