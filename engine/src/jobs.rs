@@ -22,7 +22,7 @@
 use std::collections::HashSet;
 use std::future::Future;
 
-use futures_util::stream::{self, StreamExt};
+use futures_util::stream::StreamExt;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
@@ -87,7 +87,49 @@ pub trait JobStore: Send + Sync {
     ) -> BoxFuture<'a, Result<Progress, String>> {
         Box::pin(async move { self.record_all(job_id, &[(key.to_string(), outcome.clone())]).await })
     }
+
+    /// The queue this store's processes share, if it has one (else the
+    /// items are this process's alone).
+    fn shared(&self) -> Option<&dyn SharedQueue> {
+        None
+    }
 }
+
+/// A queue of a job's items that several processes share (a team
+/// deployment's database, issue #26): a process runs the items it claims
+/// from it, not those of a list of its own. Every process that joins a job
+/// computes the same items for each phase (they are made from what the
+/// database holds); the first to get to a phase queues its unfinished
+/// items, and a claim stands while its process lives. The store's
+/// [`JobStore::record_all`] then records only the items this process
+/// still holds the claim of, removing them from the queue in the same
+/// transaction.
+pub trait SharedQueue: Send + Sync {
+    /// Queues `keys` as `phase` of the job, unless the phase was queued
+    /// before (by any process).
+    fn enqueue<'a>(&'a self, job_id: i64, phase: &'a str, keys: &'a [String]) -> BoxFuture<'a, Result<(), String>>;
+    /// Claims up to `n` free items of the phase; their keys, in order.
+    fn claim<'a>(&'a self, job_id: i64, phase: &'a str, n: usize) -> BoxFuture<'a, Result<Vec<String>, String>>;
+    /// Items of the phase not yet recorded (claimed or free).
+    fn remaining<'a>(&'a self, job_id: i64, phase: &'a str) -> BoxFuture<'a, Result<u64, String>>;
+}
+
+/// A phase's name in a [`SharedQueue`]: a digest of every key of its items
+/// (finished or not), so every process that computes the same phase names
+/// it alike, and phases of one job never share a name.
+pub fn phase_name(items: &[WorkItem]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hash = Sha256::new();
+    for item in items {
+        hash.update(item.key.as_bytes());
+        hash.update([0u8]);
+    }
+    hash.finalize().iter().take(12).map(|b| format!("{b:02x}")).collect()
+}
+
+/// How often a process with nothing to claim asks again whether its phase
+/// is over (its last items run elsewhere, or wait for a dead claim to lapse).
+const IDLE_POLL: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// Outcomes written in one transaction, at most.
 pub const MAX_BATCH: usize = 256;
@@ -125,14 +167,31 @@ where
     Fut: Future<Output = ItemOutcome>,
 {
     let finished = store.finished(job_id, !retry_failed).await?;
-    let pending: Vec<WorkItem> = items.into_iter().filter(|i| !finished.contains(&i.key)).collect();
+    let source = match store.shared() {
+        None => Source::Local(Queue::new(items.into_iter().filter(|i| !finished.contains(&i.key)).collect())),
+        Some(queue) => {
+            let phase = phase_name(&items);
+            let keys: Vec<String> =
+                items.iter().filter(|i| !finished.contains(&i.key)).map(|i| i.key.clone()).collect();
+            queue.enqueue(job_id, &phase, &keys).await?;
+            Source::Shared(Claims {
+                queue,
+                job_id,
+                phase,
+                items: items.into_iter().map(|i| (i.key.clone(), i)).collect(),
+                claimed: Default::default(),
+                error: Default::default(),
+            })
+        }
+    };
+    let pending = source.len_hint();
     // The writer failing stops the items.
     let stop = cancel.child_token();
     let (sender, outcomes) = tokio::sync::mpsc::unbounded_channel::<(String, ItemOutcome)>();
     let writer = write_outcomes(job_id, store, outcomes, &stop, on_progress);
     let concurrency = concurrency.max(1);
-    let shards = shards(concurrency, pending.len());
-    let queue = Queue::new(pending);
+    let shards = shards(concurrency, pending);
+    let queue = source;
     let written = if shards <= 1 {
         // One task: the items and the writer polled together, so the items
         // go on while a batch is written (an item may itself hold the
@@ -162,6 +221,11 @@ where
         })
     };
     written?;
+    if let Source::Shared(claims) = &queue {
+        if let Some(e) = claims.error.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            return Err(e);
+        }
+    }
     Ok(if cancel.is_cancelled() { RunEnd::Cancelled } else { RunEnd::Finished })
 }
 
@@ -193,10 +257,126 @@ impl Queue {
     }
 }
 
+/// Where a run's items come from: this process's list, or a shared queue.
+enum Source<'a> {
+    Local(Queue),
+    Shared(Claims<'a>),
+}
+
+/// A phase's items as claimed from a [`SharedQueue`].
+struct Claims<'a> {
+    queue: &'a dyn SharedQueue,
+    job_id: i64,
+    phase: String,
+    /// Every item of the phase, by key (a claimed key may be one this
+    /// process counted as finished: a failed item another retries).
+    items: std::collections::HashMap<String, WorkItem>,
+    /// Claimed, not yet started.
+    claimed: std::sync::Mutex<std::collections::VecDeque<String>>,
+    /// Why claiming stopped, when the queue failed.
+    error: std::sync::Mutex<Option<String>>,
+}
+
+impl Source<'_> {
+    /// Items there may be to run here (to size the threads).
+    fn len_hint(&self) -> usize {
+        match self {
+            Source::Local(q) => q.items.lock().unwrap_or_else(|e| e.into_inner()).len(),
+            Source::Shared(c) => c.items.len(),
+        }
+    }
+
+    /// The next item to run; `None` when there are no more (or at `stop`).
+    /// From a shared queue: claims `batch` at a time; with none free but
+    /// some not yet recorded (running elsewhere, or held by a claim that
+    /// will lapse), waits and asks again.
+    fn next<'s>(&'s self, batch: usize, stop: &'s CancellationToken) -> BoxFuture<'s, Option<WorkItem>> {
+        let claims = match self {
+            Source::Local(q) => {
+                let next = if stop.is_cancelled() { None } else { q.next() };
+                return Box::pin(std::future::ready(next));
+            }
+            Source::Shared(c) => c,
+        };
+        Box::pin(claims.next(batch, stop))
+    }
+}
+
+impl Claims<'_> {
+    async fn next(&self, batch: usize, stop: &CancellationToken) -> Option<WorkItem> {
+        let claims = self;
+        let fail = |e: String| {
+            *claims.error.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
+            stop.cancel();
+            None
+        };
+        loop {
+            if stop.is_cancelled() {
+                return None;
+            }
+            let next = claims.claimed.lock().unwrap_or_else(|e| e.into_inner()).pop_front();
+            if let Some(key) = next {
+                match claims.items.get(&key) {
+                    Some(item) => return Some(item.clone()),
+                    None => {
+                        return fail(format!("the shared queue gave item \"{key}\", which this phase does not have"))
+                    }
+                }
+            }
+            match claims.queue.claim(claims.job_id, &claims.phase, batch).await {
+                Ok(keys) if !keys.is_empty() => {
+                    claims.claimed.lock().unwrap_or_else(|e| e.into_inner()).extend(keys);
+                    continue;
+                }
+                Ok(_) => {}
+                Err(e) => return fail(e),
+            }
+            match claims.queue.remaining(claims.job_id, &claims.phase).await {
+                Ok(0) => return None,
+                Ok(_) => {}
+                Err(e) => return fail(e),
+            }
+            tokio::select! {
+                _ = stop.cancelled() => return None,
+                _ = tokio::time::sleep(IDLE_POLL) => {}
+            }
+        }
+    }
+}
+
+/// The items of a [`Source`] as a stream, one [`Source::next`] at a time.
+/// (A struct, not `stream::unfold` over a closure: the compiler cannot
+/// prove that closure's futures `Send` for every lifetime, as a job's
+/// boxed future must be.)
+struct ItemStream<'a> {
+    source: &'a Source<'a>,
+    batch: usize,
+    stop: &'a CancellationToken,
+    next: Option<BoxFuture<'a, Option<WorkItem>>>,
+}
+
+impl futures_util::Stream for ItemStream<'_> {
+    type Item = WorkItem;
+
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<WorkItem>> {
+        let this = &mut *self;
+        let (source, batch, stop) = (this.source, this.batch, this.stop);
+        let next = this.next.get_or_insert_with(|| source.next(batch, stop));
+        let polled = next.as_mut().poll(cx);
+        if polled.is_ready() {
+            this.next = None;
+        }
+        polled
+    }
+}
+
 /// Runs items from `queue`, `limit` at a time, and sends each outcome to the
 /// writer; stops taking items at `stop` and abandons those in flight.
 async fn drive<W, Fut>(
-    queue: &Queue,
+    queue: &Source<'_>,
     limit: usize,
     work: &W,
     stop: &CancellationToken,
@@ -205,7 +385,10 @@ async fn drive<W, Fut>(
     W: Fn(WorkItem) -> Fut,
     Fut: Future<Output = ItemOutcome>,
 {
-    let mut finished = stream::iter(std::iter::from_fn(|| if stop.is_cancelled() { None } else { queue.next() }))
+    // Claims from a shared queue come a quarter of the limit at a time: a
+    // round trip per few items, and few held here while waiting for room.
+    let batch = (limit / 4).clamp(1, 64);
+    let finished = ItemStream { source: queue, batch, stop, next: None }
         .map(|item| {
             let key = item.key.clone();
             let fut = work(item);
@@ -218,6 +401,7 @@ async fn drive<W, Fut>(
             }
         })
         .buffer_unordered(limit.max(1));
+    let mut finished = std::pin::pin!(finished);
     while let Some(Some(done)) = finished.next().await {
         if sender.send(done).is_err() || stop.is_cancelled() {
             break;

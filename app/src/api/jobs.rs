@@ -103,7 +103,12 @@ pub async fn cancel_job(id: i64) -> Result<(), AppError> {
     let call = Request::now()?;
     call.require(Obj::Job(id), Need::Edit).await?;
     let state = call.state.clone();
-    if state.jobs.cancel(id) {
+    let here = state.jobs.cancel(id);
+    // On a database several processes share, the job may run in others
+    // (`assay worker`): its row tells them to stop.
+    let elsewhere = state.pool.is_postgres()
+        && store::jobs::mark_ended_if_running(&state.pool, id, crate::model::JobStatus::Cancelled).await?;
+    if here || elsewhere {
         Ok(())
     } else {
         Err(AppError::Conflict(format!("job {id} is not running in this server")))

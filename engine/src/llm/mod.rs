@@ -739,6 +739,9 @@ impl Gateway {
         // Held until this call ends: identical requests wait for its reply.
         let mut _claim = None;
         while self.use_cache {
+            // (After the claim is taken the cache is read once more: a call
+            // that ended between this request's first lookup and its claim
+            // recorded its reply before giving its own claim up.)
             if let Some(hit) = self.store.cached(&key).await.map_err(LlmError::Store)? {
                 let latency_ms = self.record_hit(record, &hit, started).await?;
                 return Ok(ChatReply {
@@ -754,6 +757,9 @@ impl Gateway {
                     truncated: hit.truncated,
                 });
             }
+            if _claim.is_some() {
+                break;
+            }
             let mut waiting = {
                 let mut map = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
                 match map.get(&key) {
@@ -762,7 +768,7 @@ impl Gateway {
                         let (done, waiting) = tokio::sync::watch::channel(());
                         map.insert(key.clone(), waiting);
                         _claim = Some(Claim { map: &self.in_flight, key: key.clone(), _done: done });
-                        break;
+                        continue;
                     }
                 }
             };
@@ -958,6 +964,56 @@ mod tests {
         assert!(other.chat(&req, &CallContext::default()).await.unwrap().cached, "other purposes keep theirs");
         let keys: std::collections::HashSet<String> = store.log().iter().map(|c| c.key.clone()).collect();
         assert_eq!(keys.len(), 2);
+    }
+
+    /// A store whose first lookup reads the cache, then waits for `gate`
+    /// before answering what it read (a lookup overtaken by another call).
+    #[derive(Default)]
+    struct SlowFirstLookup {
+        inner: MemoryStore,
+        lookups: std::sync::atomic::AtomicUsize,
+        gate: tokio::sync::Notify,
+    }
+
+    impl CallStore for SlowFirstLookup {
+        fn cached<'a>(&'a self, key: &'a str) -> BoxFuture<'a, Result<Option<CachedReply>, String>> {
+            Box::pin(async move {
+                let read = self.inner.cached(key).await;
+                if self.lookups.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
+                    self.gate.notified().await;
+                }
+                read
+            })
+        }
+        fn record(&self, call: CallRecord) -> BoxFuture<'_, Result<(), String>> {
+            self.inner.record(call)
+        }
+    }
+
+    /// Request B misses the cache; request A (identical) then runs whole —
+    /// claim, call, record, claim given up — before B looks for a claim.
+    /// B finds none, takes its own, and must read A's reply from the cache
+    /// rather than pay for the call again.
+    #[tokio::test]
+    async fn a_request_overtaken_between_its_lookup_and_its_claim_pays_nothing() {
+        let store = Arc::new(SlowFirstLookup::default());
+        let gw = Gateway::new(Arc::new(offline::OfflineProvider::new()), store.clone(), PriceTable::default());
+        let req = ChatRequest::new("ping", vec![Message::user("hello")]);
+        let b = tokio::spawn({
+            let (gw, req) = (gw.clone(), req.clone());
+            async move { gw.chat(&req, &CallContext::default()).await }
+        });
+        while store.lookups.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+            tokio::task::yield_now().await;
+        }
+        let a = gw.chat(&req, &CallContext::default()).await.unwrap();
+        assert!(!a.cached);
+        store.gate.notify_one();
+        let b = b.await.unwrap().unwrap();
+        assert!(b.cached, "B read A's reply");
+        assert_eq!(b.text, a.text);
+        let log = store.inner.log();
+        assert_eq!((log.len(), log.iter().filter(|c| !c.cached).count()), (2, 1), "one call paid for");
     }
 
     #[test]

@@ -63,6 +63,40 @@ pub struct OpenAiConfig {
     pub json_mode: JsonMode,
     /// Read replies as a stream (see the module docs).
     pub stream: bool,
+    /// A limit on requests in flight shared with other processes (a team
+    /// deployment): each request also holds one of its slots on the wire.
+    pub shared_limit: Option<SharedLimitHandle>,
+}
+
+/// A limit on requests in flight that several processes share (issue #26:
+/// the configured concurrency is a total for the deployment, kept in its
+/// database). A request holds a slot while it is on the wire, beside its
+/// permit of this process's own semaphore, and gives it back after.
+pub trait SharedLimit: Send + Sync {
+    /// Waits for a free slot and holds it; its number.
+    fn acquire(&self) -> BoxFuture<'_, Result<i64, String>>;
+    /// Gives a slot back (at once, without waiting).
+    fn release(&self, slot: i64);
+}
+
+/// A [`SharedLimit`] in the settings.
+#[derive(Clone)]
+pub struct SharedLimitHandle(pub Arc<dyn SharedLimit>);
+
+impl std::fmt::Debug for SharedLimitHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SharedLimit")
+    }
+}
+
+/// A slot of a [`SharedLimit`], given back when dropped (however the
+/// request ends).
+struct HeldSlot<'a>(&'a dyn SharedLimit, i64);
+
+impl Drop for HeldSlot<'_> {
+    fn drop(&mut self) {
+        self.0.release(self.1);
+    }
 }
 
 /// The context window assumed when neither the settings nor the endpoint
@@ -108,6 +142,7 @@ impl OpenAiConfig {
             context: None,
             json_mode: JsonMode::Auto,
             stream: false,
+            shared_limit: None,
         }
     }
 }
@@ -194,6 +229,14 @@ impl OpenAiProvider {
         &self.config
     }
 
+    /// A slot of the deployment's shared limit, when there is one.
+    async fn shared_slot(&self) -> Result<Option<HeldSlot<'_>>, (LlmError, Option<Duration>)> {
+        let Some(SharedLimitHandle(limit)) = &self.config.shared_limit else { return Ok(None) };
+        let slot =
+            limit.acquire().await.map_err(|e| (LlmError::Config(format!("the shared LLM budget: {e}")), None))?;
+        Ok(Some(HeldSlot(limit.as_ref(), slot)))
+    }
+
     /// One attempt: the body of a 2xx reply, or an error and the server's `Retry-After`.
     async fn post(&self, path: &str, body: &serde_json::Value) -> Result<String, (LlmError, Option<Duration>)> {
         self.post_for(path, body, None).await
@@ -209,6 +252,7 @@ impl OpenAiProvider {
         purpose: Option<&str>,
     ) -> Result<String, (LlmError, Option<Duration>)> {
         let _permit = self.permits.acquire().await.map_err(|_| (LlmError::Cancelled, None))?;
+        let _slot = self.shared_slot().await?;
         let url =
             if path.is_empty() { self.config.base_url.clone() } else { format!("{}/{path}", self.config.base_url) };
         let mut request = self.client.post(url).timeout(self.config.timeout).json(body);
@@ -259,6 +303,7 @@ impl OpenAiProvider {
         max_tokens: Option<u32>,
     ) -> Result<ProviderReply, (LlmError, Option<Duration>)> {
         let _permit = self.permits.acquire().await.map_err(|_| (LlmError::Cancelled, None))?;
+        let _slot = self.shared_slot().await?;
         let timeout = self.config.timeout;
         let queued_until = tokio::time::Instant::now() + timeout.saturating_mul(10);
         let mut request = self

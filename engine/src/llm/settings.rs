@@ -61,6 +61,10 @@ pub struct LlmSettings {
     pub json_mode: JsonMode,
     /// Read replies as streams (`--llm-stream`; see [`super::openai`]).
     pub stream: bool,
+    /// The deployment's limit on model requests in flight, shared with its
+    /// other processes (set by the runner on a shared database; `None`:
+    /// `concurrency` is this process's alone).
+    pub shared_limit: Option<super::openai::SharedLimitHandle>,
 }
 
 impl Default for LlmSettings {
@@ -80,6 +84,7 @@ impl Default for LlmSettings {
             max_tokens: Vec::new(),
             json_mode: JsonMode::Auto,
             stream: false,
+            shared_limit: None,
         }
     }
 }
@@ -193,6 +198,9 @@ impl LlmSettings {
                 let mut c = self.transport();
                 c.api_key = self.api_key.clone();
                 c.public_only = false;
+                // The model's requests count against the deployment's
+                // limit (not a RAG endpoint's, which `transport` serves).
+                c.shared_limit = self.shared_limit.clone();
                 Arc::new(OpenAiProvider::new(c)?)
             }
         })

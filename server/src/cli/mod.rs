@@ -20,6 +20,7 @@ mod serve;
 mod share;
 mod study;
 mod user;
+mod worker;
 
 use std::process::ExitCode;
 
@@ -199,6 +200,10 @@ enum Command {
     /// Move a whole database: an SQLite file into PostgreSQL, or back.
     #[command(subcommand)]
     Db(db::DbCommand),
+    /// Take part in the jobs of a PostgreSQL database several processes
+    /// share: no web interface, any number of them, on any machine that
+    /// reaches the database (docs/deploy.md).
+    Worker(worker::WorkerArgs),
 }
 
 /// The process environment, as the configuration hands it down.
@@ -276,6 +281,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let m = manifest.ok_or_else(|| anyhow::anyhow!("the manifest was not read"))?;
             experiment::run(&pool, out, &llm, m, args).await
         }
+        Command::Worker(args) => worker::run(pool, &shown, &llm, args).await,
         Command::Db(_) => unreachable!("handled before the database is opened"),
     }
 }

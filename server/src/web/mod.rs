@@ -63,6 +63,15 @@ pub fn router(pool: Db, config: Config, llm: engine::llm::settings::LlmSettings,
         throttle: Arc::new(app::ssr::auth::Throttle::default()),
         raters: Arc::new(app::ssr::study::RaterLimit::default()),
     };
+    if state.pool.is_postgres() {
+        // A database several processes share: this server also takes part
+        // in jobs others started (as `assay worker` does).
+        let (jobs, pool, shared) = (state.jobs.clone(), state.pool.clone(), state.clone());
+        tokio::spawn(async move {
+            let llm = move || shared.llm();
+            jobs.work_shared_queue(pool, llm, std::time::Duration::from_secs(1), Default::default()).await;
+        });
+    }
     let routes = generate_route_list(app::App);
     let shell_options = state.leptos_options.clone();
     // The plain routes of a project's objects, each behind the check of

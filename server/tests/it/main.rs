@@ -27,3 +27,4 @@ mod share;
 mod spelling;
 mod storage;
 mod study;
+mod workers;

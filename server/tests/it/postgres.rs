@@ -141,8 +141,14 @@ async fn three_claimants_take_every_queued_item_exactly_once() {
     let dir = tempfile::tempdir().unwrap();
     for (kind, db, _guard, job) in each_database_with_a_job(dir.path()).await {
         let keys: Vec<String> = (0..5000).map(|i| format!("item-{i:05}")).collect();
-        assert_eq!(queue::enqueue(&db, job, &keys).await.unwrap(), 5000);
-        assert_eq!(queue::enqueue(&db, job, &keys[..10]).await.unwrap(), 0, "{kind}: queued once");
+        assert!(queue::enqueue(&db, job, "p1", "llm", &keys).await.unwrap());
+        assert!(!queue::enqueue(&db, job, "p1", "llm", &keys[..10]).await.unwrap(), "{kind}: queued once");
+        assert_eq!(queue::remaining(&db, job, "p1").await.unwrap(), 5000);
+        // A phase queued with one LLM is not run with another.
+        let refused = queue::enqueue(&db, job, "p1", "other llm", &keys).await.unwrap_err().to_string();
+        assert!(refused.contains("runs with llm; this process has other llm"), "{kind}: {refused}");
+        // Another phase's items are claimed by their phase's name only.
+        assert!(queue::enqueue(&db, job, "p2", "llm", &["later".to_string()]).await.unwrap());
         let mut tasks = tokio::task::JoinSet::new();
         for w in 0..3 {
             let db = db.clone();
@@ -150,7 +156,7 @@ async fn three_claimants_take_every_queued_item_exactly_once() {
                 let worker = format!("worker-{w}");
                 let mut mine = Vec::new();
                 loop {
-                    let claimed = queue::claim(&db, job, &worker, 50, 30).await.unwrap();
+                    let claimed = queue::claim(&db, job, "p1", &worker, 50, 30).await.unwrap();
                     if claimed.is_empty() {
                         return mine;
                     }
@@ -172,7 +178,11 @@ async fn three_claimants_take_every_queued_item_exactly_once() {
         all.dedup();
         assert_eq!((claimed, all.len()), (5000, 5000), "{kind}: each item once ({per_worker:?} per claimant)");
         assert_eq!(all, keys);
-        assert_eq!(queue::remaining(&db, job).await.unwrap(), 0, "{kind}");
+        assert_eq!(queue::remaining(&db, job, "p1").await.unwrap(), 0, "{kind}");
+        assert_eq!(queue::claim(&db, job, "p2", "worker-0", 50, 30).await.unwrap(), ["later"], "{kind}");
+        // A job started anew forgets its phases.
+        queue::reset(&db, job).await.unwrap();
+        assert!(queue::enqueue(&db, job, "p1", "other llm", &keys[..1]).await.unwrap(), "{kind}");
     }
 }
 
@@ -185,22 +195,26 @@ async fn a_dead_claimants_items_go_to_another_after_the_timeout() {
     let dir = tempfile::tempdir().unwrap();
     for (kind, db, _guard, job) in each_database_with_a_job(dir.path()).await {
         let keys: Vec<String> = (0..30).map(|i| format!("k{i:02}")).collect();
-        queue::enqueue(&db, job, &keys).await.unwrap();
-        let dead = queue::claim(&db, job, "dead", 10, 2).await.unwrap();
-        let live = queue::claim(&db, job, "live", 10, 2).await.unwrap();
+        queue::enqueue(&db, job, "p", "llm", &keys).await.unwrap();
+        let dead = queue::claim(&db, job, "p", "dead", 10, 2).await.unwrap();
+        let live = queue::claim(&db, job, "p", "live", 10, 2).await.unwrap();
         assert_eq!((dead[0].as_str(), live[0].as_str()), ("k00", "k10"), "{kind}: in the job's order, none shared");
         tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
         assert_eq!(queue::heartbeat(&db, "live").await.unwrap(), 10);
         tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
         // 2.4 s after the claims: "dead" never beat, "live" did 1.2 s ago.
-        let taken = queue::claim(&db, job, "other", 30, 2).await.unwrap();
+        let taken = queue::claim(&db, job, "p", "other", 30, 2).await.unwrap();
         let expected: Vec<String> = keys[..10].iter().chain(&keys[20..]).cloned().collect();
         assert_eq!(taken, expected, "{kind}: the dead claimant's items and the free ones; not the live one's");
         assert!(queue::complete(&db, job, "dead", &dead).await.unwrap().is_empty(), "{kind}: too late");
         assert_eq!(queue::release(&db, job, "live").await.unwrap(), 10);
-        assert_eq!(queue::claim(&db, job, "third", 30, 2).await.unwrap(), keys[10..20].to_vec(), "{kind}: released");
+        assert_eq!(
+            queue::claim(&db, job, "p", "third", 30, 2).await.unwrap(),
+            keys[10..20].to_vec(),
+            "{kind}: released"
+        );
         assert_eq!(queue::complete(&db, job, "other", &taken).await.unwrap().len(), 20);
-        assert_eq!(queue::remaining(&db, job).await.unwrap(), 10);
+        assert_eq!(queue::remaining(&db, job, "p").await.unwrap(), 10);
     }
 }
 

@@ -127,6 +127,10 @@ impl Phase<'_> {
 /// Runs a job's unfinished items (all of them the first time; on resume,
 /// those not yet done, and failed ones too when `retry_failed`). Returns
 /// when the job finishes or `cancel` fires; the job's row says which.
+///
+/// On PostgreSQL the job's items go through the database's queue, so
+/// other processes ([`join`]: `assay worker`, other servers) take part; a
+/// cancel here ends the job for all of them.
 pub async fn run(
     pool: &Db,
     llm: &LlmSettings,
@@ -136,14 +140,83 @@ pub async fn run(
     cancel: CancellationToken,
     on_progress: &(dyn Fn(Progress) + Send + Sync),
 ) -> AppResult<RunEnd> {
-    let job = store::jobs::get_job(pool, job_id).await?;
-    if job.status == JobStatus::Running {
-        return Err(AppError::Conflict(format!("job {job_id} is already running")));
+    run_as(pool, llm, stages, job_id, Role::Start { retry_failed }, cancel, on_progress).await
+}
+
+/// Takes part in a job another process started, on a database several
+/// share (PostgreSQL): runs the items this process claims, phase by phase,
+/// until the job ends everywhere. `cancel` stops this process only: its
+/// claims go back, and the job goes on elsewhere. Refused on SQLite.
+pub async fn join(
+    pool: &Db,
+    llm: &LlmSettings,
+    stages: Stages,
+    job_id: i64,
+    cancel: CancellationToken,
+) -> AppResult<RunEnd> {
+    if !pool.is_postgres() {
+        return Err(AppError::Invalid("only a PostgreSQL database's jobs are shared by several processes".into()));
     }
+    run_as(pool, llm, stages, job_id, Role::Join, cancel, &|_| {}).await
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Role {
+    /// Starts or resumes the job: a cancel here cancels it.
+    Start { retry_failed: bool },
+    /// Helps with a job that runs.
+    Join,
+}
+
+/// The end of a job on a shared queue: one process, whichever claims it,
+/// checks the items, stores what the job made and marks it ended.
+const END_PHASE: &str = "end";
+
+async fn run_as(
+    pool: &Db,
+    llm: &LlmSettings,
+    stages: Stages,
+    job_id: i64,
+    role: Role,
+    cancel: CancellationToken,
+    on_progress: &(dyn Fn(Progress) + Send + Sync),
+) -> AppResult<RunEnd> {
+    let job = store::jobs::get_job(pool, job_id).await?;
+    let shared = pool.is_postgres();
+    let retry_failed = match role {
+        Role::Start { retry_failed } => {
+            if job.status == JobStatus::Running {
+                return Err(AppError::Conflict(format!("job {job_id} is already running")));
+            }
+            if shared {
+                // Earlier runs' phases and claims: this run queues its own.
+                store::queue::reset(pool, job_id).await?;
+            }
+            retry_failed
+        }
+        // (A job whose every process died shows interrupted: a worker that
+        // finds its items free takes it up.)
+        Role::Join if !matches!(job.status, JobStatus::Running | JobStatus::Interrupted) => {
+            return Ok(RunEnd::Cancelled);
+        }
+        Role::Join => false,
+    };
+    // On a shared database the configured concurrency is the deployment's
+    // total: every process's model requests hold a slot of its budget.
+    let shared_llm;
+    let llm = if shared && llm.provider == engine::llm::settings::ProviderKind::OpenAi {
+        let limit = store::slots::DbLimit::of_process(pool, llm.concurrency).await?;
+        shared_llm = LlmSettings { shared_limit: Some(engine::llm::openai::SharedLimitHandle(limit)), ..llm.clone() };
+        &shared_llm
+    } else {
+        llm
+    };
     let params = JobParams::of(&job)?;
     let stage = stages(job.kind);
     let items = stage.items(pool, &job, &params).await?;
-    store::jobs::set_total(pool, job_id, items.len() as i64).await?;
+    if role != Role::Join {
+        store::jobs::set_total(pool, job_id, items.len() as i64).await?;
+    }
     // The job's calls are written with the items that made them.
     let calls = Arc::new(SqliteCallStore::buffered(pool.clone()).await?);
     let mut gateway =
@@ -151,20 +224,36 @@ pub async fn run(
     if params.no_cache() {
         gateway = gateway.without_cache();
     }
-    store::jobs::mark_running(pool, job_id).await?;
-
-    let beat_pool = pool.clone();
-    let heartbeat = tokio::spawn(async move {
-        loop {
-            tokio::time::sleep(Duration::from_secs(5)).await;
-            let _ = store::jobs::heartbeat(&beat_pool, job_id).await;
-        }
-    });
-    let job_store = SqliteJobStore::new(pool.clone()).with_calls(calls.clone());
+    if role != Role::Join {
+        store::jobs::mark_running(pool, job_id).await?;
+    }
+    let worker = store::queue::worker_id();
+    let heartbeat = tokio::spawn(heartbeat(pool.clone(), job_id, shared.then(|| (worker, cancel.clone()))));
+    let mut job_store = SqliteJobStore::new(pool.clone()).with_calls(calls.clone());
+    if shared {
+        job_store = job_store.shared(worker, &llm.describe());
+    }
     let phase =
         Phase { job_id, store: &job_store, concurrency: llm.concurrency, retry_failed, cancel: &cancel, on_progress };
     let run = Run { pool, llm, gateway: &gateway, job: &job, params: &params, phase };
     let mut result = stage.execute(&run, items).await.unwrap_or_else(|e| Err(e.to_string()));
+    if shared && matches!(result, Ok(RunEnd::Finished)) {
+        // One process ends the job; the others wait for it to be ended.
+        let ended = async {
+            calls.flush().await?;
+            engine::jobs::SharedQueue::enqueue(&job_store, job_id, END_PHASE, &[END_PHASE.to_string()]).await?;
+            claim_the_end(pool, &job_store, job_id, &cancel).await
+        };
+        match ended.await {
+            Ok(true) => {}
+            Ok(false) => {
+                heartbeat.abort();
+                store::queue::release(pool, job_id, worker).await?;
+                return Ok(if cancel.is_cancelled() { RunEnd::Cancelled } else { RunEnd::Finished });
+            }
+            Err(e) => result = Err(e),
+        }
+    }
     // A stage whose every item failed has nothing to give the next one:
     // the job fails, saying why (its items stay, to be retried).
     if matches!(result, Ok(RunEnd::Finished)) {
@@ -184,15 +273,81 @@ pub async fn run(
             result = Err(e);
         }
     }
-    match result {
-        Ok(RunEnd::Finished) => store::jobs::mark_ended(pool, job_id, JobStatus::Done, None).await?,
-        Ok(RunEnd::Cancelled) => store::jobs::mark_ended(pool, job_id, JobStatus::Cancelled, None).await?,
-        Err(e) => {
-            store::jobs::mark_ended(pool, job_id, JobStatus::Failed, Some(&e)).await?;
-            return Err(AppError::Failed(format!("job {job_id} failed: {e}")));
+    let ended = match &result {
+        Ok(RunEnd::Finished) => store::jobs::mark_ended(pool, job_id, JobStatus::Done, None).await,
+        // A process that joined leaves the job to the others.
+        Ok(RunEnd::Cancelled) if role == Role::Join => Ok(()),
+        // Nor does its failure end the job (a wrong LLM setting, a lost
+        // connection): the others go on, and its claims go back.
+        Err(e) if role == Role::Join => {
+            tracing::warn!(job_id, error = %e, "left a shared job");
+            Ok(())
+        }
+        Ok(RunEnd::Cancelled) => {
+            store::jobs::mark_ended_if_running(pool, job_id, JobStatus::Cancelled).await.map(|_| ())
+        }
+        Err(e) => store::jobs::mark_ended(pool, job_id, JobStatus::Failed, Some(e)).await,
+    };
+    if shared {
+        // The end's claim is done with; claims not run to their end (a
+        // cancel) go back at once, for the others.
+        if ended.is_ok() && matches!(result, Ok(RunEnd::Finished)) {
+            store::queue::complete(pool, job_id, worker, &[END_PHASE.to_string()]).await?;
+        }
+        store::queue::release(pool, job_id, worker).await?;
+    }
+    ended?;
+    result.map_err(|e| AppError::Failed(format!("job {job_id} failed: {e}")))
+}
+
+/// Waits for the end of a job whose items are all recorded: `true` when
+/// this process claimed it (and must end the job), `false` when another
+/// ended it (or this process was stopped).
+async fn claim_the_end(
+    pool: &Db,
+    queue: &SqliteJobStore,
+    job_id: i64,
+    cancel: &CancellationToken,
+) -> Result<bool, String> {
+    use engine::jobs::SharedQueue;
+    loop {
+        if !queue.claim(job_id, END_PHASE, 1).await?.is_empty() {
+            return Ok(true);
+        }
+        if queue.remaining(job_id, END_PHASE).await? == 0 {
+            return Ok(false);
+        }
+        // Ended meanwhile (or cancelled) by another process?
+        if store::jobs::get_job(pool, job_id).await.map_err(|e| e.to_string())?.status != JobStatus::Running {
+            return Ok(false);
+        }
+        tokio::select! {
+            _ = cancel.cancelled() => return Ok(false),
+            _ = tokio::time::sleep(Duration::from_millis(100)) => {}
         }
     }
-    result.map_err(|_| AppError::Internal)
+}
+
+/// Keeps a running job's heartbeat; on a shared queue also this process's
+/// claims', and stops this process's part (`stop`) when the job is no
+/// longer running (cancelled, failed or ended by another process).
+async fn heartbeat(pool: Db, job_id: i64, shared: Option<(&'static str, CancellationToken)>) {
+    let every = match &shared {
+        Some(_) => Duration::from_millis((store::queue::claim_timeout() * 1000 / 5).clamp(200, 5000)),
+        None => Duration::from_secs(5),
+    };
+    loop {
+        tokio::time::sleep(every).await;
+        let _ = store::jobs::heartbeat(&pool, job_id).await;
+        if let Some((worker, stop)) = &shared {
+            let _ = store::queue::heartbeat(&pool, worker).await;
+            if let Ok(job) = store::jobs::get_job(&pool, job_id).await {
+                if job.status != JobStatus::Running {
+                    stop.cancel();
+                }
+            }
+        }
+    }
 }
 
 /// "every one of its 7 items failed: the reply is not a question (7)", when
@@ -271,6 +426,64 @@ impl JobManager {
             let _ = store::jobs::fail_queued(&pool, job_id, &e.to_string()).await;
         }
         store::jobs::get_job(&pool, job_id).await
+    }
+
+    /// Joins a job another process runs on the shared database, in the
+    /// background; `false` when it already runs here.
+    pub fn spawn_join(self: &Arc<Self>, pool: Db, llm: Arc<LlmSettings>, job_id: i64) -> bool {
+        let token = CancellationToken::new();
+        {
+            let mut running = self.running.lock().unwrap();
+            if running.contains_key(&job_id) {
+                return false;
+            }
+            running.insert(job_id, token.clone());
+        }
+        let manager = self.clone();
+        tokio::spawn(async move {
+            if let Err(e) = join(&pool, &llm, manager.stages, job_id, token).await {
+                tracing::warn!(job_id, error = %e, "a shared job's part here ended with an error");
+            }
+            manager.running.lock().unwrap().remove(&job_id);
+        });
+        true
+    }
+
+    /// On a database several processes share (PostgreSQL): every
+    /// `poll`, joins the running jobs that have items free to claim (new
+    /// ones, or ones whose claimant died), with the settings `llm` gives
+    /// then. At `stop`, this process's parts stop (their claims go back;
+    /// the jobs go on elsewhere) and it returns when they have.
+    pub async fn work_shared_queue(
+        self: &Arc<Self>,
+        pool: Db,
+        llm: impl Fn() -> Arc<LlmSettings>,
+        poll: Duration,
+        stop: CancellationToken,
+    ) {
+        while !stop.is_cancelled() {
+            match store::queue::open_jobs(&pool, store::queue::claim_timeout()).await {
+                Ok(jobs) => {
+                    for job_id in jobs {
+                        if self.spawn_join(pool.clone(), llm(), job_id) {
+                            tracing::info!(job_id, "joined a shared job");
+                        }
+                    }
+                }
+                Err(e) => tracing::warn!(error = %e, "the shared queue could not be read"),
+            }
+            tokio::select! {
+                _ = stop.cancelled() => {}
+                _ = tokio::time::sleep(poll) => {}
+            }
+        }
+        let tokens: Vec<CancellationToken> = self.running.lock().unwrap().values().cloned().collect();
+        for token in tokens {
+            token.cancel();
+        }
+        while !self.running.lock().unwrap().is_empty() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 
     /// Asks a running job to stop; returns whether it was running here.

@@ -81,6 +81,15 @@ pub async fn create_set(
 pub async fn replace_answers(pool: &Db, set_id: i64, answers: &[NewAnswer]) -> AppResult<()> {
     on_db!(pool, |db| {
         let mut tx = super::begin(db).await?;
+        // Two processes of a shared job storing the same answers take
+        // turns (PostgreSQL; SQLite's writers always do): the second's
+        // delete then sees the first's rows, and the set holds one copy.
+        let lock = super::pick(
+            db,
+            "SELECT id FROM answer_sets WHERE id = $1",
+            "SELECT id FROM answer_sets WHERE id = $1 FOR UPDATE",
+        );
+        sqlx::query(lock).bind(set_id).fetch_optional(&mut *tx).await?;
         sqlx::query("DELETE FROM answers WHERE answer_set_id = $1").bind(set_id).execute(&mut *tx).await?;
         tx.insert_answers(set_id, answers).await?;
         tx.commit().await?;

@@ -42,9 +42,11 @@ struct Pending {
     replies: HashMap<String, CachedReply>,
     /// Hashes of every key in the cache (read when the store was made, then
     /// kept up to date): a key not among them is a miss without asking
-    /// SQLite — on a fresh experiment, nearly every lookup. (A reply cached
-    /// meanwhile by another process is missed: one redundant call.)
-    keys: std::collections::HashSet<u64>,
+    /// SQLite — on a fresh experiment, nearly every lookup. `None` on a
+    /// database several processes write (PostgreSQL): there a reply another
+    /// process cached meanwhile (an item whose claimant died after paying
+    /// for its calls) must be found, not paid for again.
+    keys: Option<std::collections::HashSet<u64>>,
 }
 
 impl SqliteCallStore {
@@ -56,9 +58,14 @@ impl SqliteCallStore {
     /// A store that keeps calls until [`take`](Self::take)n with a job
     /// item, [`flush`](Self::flush)ed, or 512 are waiting.
     pub async fn buffered(pool: Db) -> Result<SqliteCallStore, sqlx::Error> {
-        let keys: Vec<String> =
-            on_db!(&pool, |db| sqlx::query_scalar("SELECT key FROM llm_cache").fetch_all(db).await)?;
-        let pending = Pending { keys: keys.iter().map(quick_hash).collect(), ..Default::default() };
+        let keys = if pool.is_postgres() {
+            None
+        } else {
+            let keys: Vec<String> =
+                on_db!(&pool, |db| sqlx::query_scalar("SELECT key FROM llm_cache").fetch_all(db).await)?;
+            Some(keys.iter().map(quick_hash).collect())
+        };
+        let pending = Pending { keys, ..Default::default() };
         Ok(SqliteCallStore { pool, pending: Some(Mutex::new(pending)) })
     }
 
@@ -77,7 +84,9 @@ impl SqliteCallStore {
     fn keep(&self, call: CallRecord) -> Option<bool> {
         let mut p = self.lock()?;
         if let (Some(reply), false) = (&call.reply, call.cached) {
-            p.keys.insert(quick_hash(&call.key));
+            if let Some(keys) = &mut p.keys {
+                keys.insert(quick_hash(&call.key));
+            }
             p.replies.insert(
                 call.key.clone(),
                 CachedReply {
@@ -191,7 +200,12 @@ async fn write_calls(&mut self, records: &[CallRecord]) -> Result<(), sqlx::Erro
         );
         q.build().execute(&mut *self).await?;
     }
-    for rows in distinct.chunks(ROWS_PER_INSERT) {
+    // In one order (by hash), as the cache's rows by key: two processes
+    // writing the same rows at once then wait for each other, never on
+    // each other (PostgreSQL would abort one as a deadlock).
+    let mut inserted: Vec<&(String, String)> = distinct.iter().collect();
+    inserted.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    for rows in inserted.chunks(ROWS_PER_INSERT) {
         let mut q = QueryBuilder::new("INSERT INTO llm_messages (hash, messages) ");
         q.push_values(rows, |mut b, (hash, messages)| {
             b.push_bind(hash).push_bind(messages);
@@ -242,7 +256,7 @@ impl CallStore for SqliteCallStore {
                 if let Some(hit) = p.replies.get(key) {
                     return Ok(Some(hit.clone()));
                 }
-                if !p.keys.contains(&quick_hash(key)) {
+                if p.keys.as_ref().is_some_and(|keys| !keys.contains(&quick_hash(key))) {
                     return Ok(None);
                 }
             }
@@ -281,7 +295,9 @@ impl CallStore for SqliteCallStore {
                 match written {
                     Ok(()) => {
                         if let Some(mut p) = self.lock() {
-                            p.keys.insert(quick_hash(&call.key));
+                            if let Some(keys) = &mut p.keys {
+                                keys.insert(quick_hash(&call.key));
+                            }
                         }
                         return Ok(());
                     }

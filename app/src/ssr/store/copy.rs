@@ -157,7 +157,20 @@ pub const TABLES: &[Table] = &[
         name: "job_queue",
         key: &["job_id", "key"],
         identity: false,
-        columns: &[("job_id", Int), ("key", Text), ("seq", Int), ("worker", Text), ("heartbeat", Text)],
+        columns: &[
+            ("job_id", Int),
+            ("phase", Text),
+            ("key", Text),
+            ("seq", Int),
+            ("worker", Text),
+            ("heartbeat", Text),
+        ],
+    },
+    Table {
+        name: "job_phases",
+        key: &["job_id", "phase"],
+        identity: false,
+        columns: &[("job_id", Int), ("phase", Text), ("llm", Text)],
     },
     Table {
         name: "llm_slots",

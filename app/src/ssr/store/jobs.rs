@@ -107,6 +107,22 @@ pub async fn mark_ended(pool: &Db, job_id: i64, status: JobStatus, error: Option
     })
 }
 
+/// Ends a run that is still running (not ended meanwhile by another
+/// process of a shared deployment); returns whether it was running.
+pub async fn mark_ended_if_running(pool: &Db, job_id: i64, status: JobStatus) -> AppResult<bool> {
+    on_db!(pool, |db| {
+        let done = sqlx::query(
+            "UPDATE jobs SET status = $1, runner_pid = NULL, finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+              WHERE id = $2 AND status = 'running'",
+        )
+        .bind(status.as_str())
+        .bind(job_id)
+        .execute(db)
+        .await?;
+        Ok(done.rows_affected() == 1)
+    })
+}
+
 #[derive(FromRow)]
 struct JobRow {
     id: i64,
@@ -402,15 +418,30 @@ super::connection_steps! {
     }
 }
 
-/// `engine::jobs::JobStore` over SQLite.
+/// `engine::jobs::JobStore` over the database.
 pub struct SqliteJobStore {
     pool: Db,
     calls: Option<std::sync::Arc<crate::ssr::store::calls::SqliteCallStore>>,
+    shared: Option<Claimant>,
+}
+
+/// This process as one of several on a shared queue.
+struct Claimant {
+    worker: String,
+    /// The LLM its items are run with (`LlmSettings::fingerprint`).
+    llm: String,
 }
 
 impl SqliteJobStore {
     pub fn new(pool: Db) -> SqliteJobStore {
-        SqliteJobStore { pool, calls: None }
+        SqliteJobStore { pool, calls: None, shared: None }
+    }
+
+    /// Items are claimed from the database's queue (`store::queue`) as
+    /// `worker`, run with `llm`, and recorded only while their claim stands.
+    pub fn shared(mut self, worker: &str, llm: &str) -> SqliteJobStore {
+        self.shared = Some(Claimant { worker: worker.to_string(), llm: llm.to_string() });
+        self
     }
 
     /// Writes the calls `calls` holds with each item it records, in the
@@ -460,6 +491,34 @@ impl JobStore for SqliteJobStore {
             written
         })
     }
+
+    fn shared(&self) -> Option<&dyn engine::jobs::SharedQueue> {
+        self.shared.as_ref().map(|_| self as &dyn engine::jobs::SharedQueue)
+    }
+}
+
+impl engine::jobs::SharedQueue for SqliteJobStore {
+    fn enqueue<'a>(&'a self, job_id: i64, phase: &'a str, keys: &'a [String]) -> BoxFuture<'a, Result<(), String>> {
+        Box::pin(async move {
+            let llm = self.shared.as_ref().map_or("", |c| c.llm.as_str());
+            super::queue::enqueue(&self.pool, job_id, phase, llm, keys).await.map(|_| ()).map_err(|e| e.to_string())
+        })
+    }
+
+    fn claim<'a>(&'a self, job_id: i64, phase: &'a str, n: usize) -> BoxFuture<'a, Result<Vec<String>, String>> {
+        Box::pin(async move {
+            let worker = self.shared.as_ref().map_or("", |c| c.worker.as_str());
+            super::queue::claim(&self.pool, job_id, phase, worker, n, super::queue::claim_timeout())
+                .await
+                .map_err(|e| e.to_string())
+        })
+    }
+
+    fn remaining<'a>(&'a self, job_id: i64, phase: &'a str) -> BoxFuture<'a, Result<u64, String>> {
+        Box::pin(async move {
+            super::queue::remaining(&self.pool, job_id, phase).await.map(|n| n as u64).map_err(|e| e.to_string())
+        })
+    }
 }
 
 /// Rows per statement of a batch (job_items binds 7 values per row).
@@ -474,8 +533,23 @@ impl SqliteJobStore {
         calls: &[engine::llm::CallRecord],
     ) -> Result<Progress, String> {
         use crate::ssr::store::calls::CallSteps;
+        use crate::ssr::store::queue::QueueSteps;
         let (total, done, failed, tokens, cost) = on_db!(&self.pool, |db| async {
             let mut tx = super::begin(db).await.map_err(store_error)?;
+            // On a shared queue, only the items whose claim this process
+            // still holds are its to record (a claim that lapsed went to
+            // another process, which records the item itself).
+            let owned: Vec<(String, ItemOutcome)>;
+            let outcomes = match &self.shared {
+                None => outcomes,
+                Some(c) => {
+                    let keys: Vec<String> = outcomes.iter().map(|(k, _)| k.clone()).collect();
+                    let kept: HashSet<String> =
+                        tx.complete_claims(job_id, &c.worker, &keys).await.map_err(store_error)?.into_iter().collect();
+                    owned = outcomes.iter().filter(|(k, _)| kept.contains(k)).cloned().collect();
+                    &owned[..]
+                }
+            };
             tx.write_calls(calls).await.map_err(crate::ssr::store::calls::store_error)?;
             // Counters move by deltas against each item's previous outcome (a
             // retried item replaces its failure), so recording stays O(batch)

@@ -8,14 +8,40 @@
 //! No item is run twice while its first claimant lives (it heartbeats far
 //! more often than the timeout), and none is lost when it dies.
 //!
+//! A job runs in phases (an evaluation's alignment, then its judging): the
+//! items of each are queued once, by whichever process gets there first
+//! (`job_phases` remembers it, with that process's LLM), and claimed only
+//! with their phase's name.
+//!
 //! The same functions work on SQLite (without row locks: its writers take
 //! turns), where the in-process runner does not need them.
 
 use super::{on_db, pick, Db};
-use crate::error::AppResult;
+use crate::error::{AppError, AppResult};
 
 /// Rows per INSERT when a job's items are queued (3 values per row).
 const ROWS_PER_INSERT: usize = 1000;
+
+/// How long a claim stands without a heartbeat before another process may
+/// take its item: `ASSAY_CLAIM_TIMEOUT` seconds (at least 1), else 30.
+/// Claimants heartbeat five times as often.
+pub fn claim_timeout() -> u64 {
+    static TIMEOUT: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *TIMEOUT.get_or_init(|| {
+        std::env::var("ASSAY_CLAIM_TIMEOUT").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(30).max(1)
+    })
+}
+
+/// This process as a claimant: its host, process id and start time (a
+/// process id is reused after a restart; the pair is not).
+pub fn worker_id() -> &'static str {
+    static ID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    ID.get_or_init(|| {
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+        let started = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+        format!("{}:{}:{}", host.trim(), std::process::id(), started.as_micros())
+    })
+}
 
 /// SQLite's time modifier for "`secs` seconds ago", which PostgreSQL's
 /// `strftime` (migrations/postgres) reads as an interval.
@@ -23,22 +49,79 @@ fn ago(secs: u64) -> String {
     format!("-{secs} seconds")
 }
 
-/// Queues `keys` (in their order) for `job_id`; keys already queued keep
-/// their row and claim. Returns how many were added.
-pub async fn enqueue(pool: &Db, job_id: i64, keys: &[String]) -> AppResult<u64> {
+/// Queues `keys` (in their order) as `phase` of `job_id`, unless that
+/// phase was queued before (by this process or another): then nothing is
+/// added. `llm` names the LLM the items are run with; a phase queued with
+/// another is refused (one job's calls go to one model). Returns whether
+/// this call queued the phase.
+pub async fn enqueue(pool: &Db, job_id: i64, phase: &str, llm: &str, keys: &[String]) -> AppResult<bool> {
     on_db!(pool, |db| {
         let mut tx = super::begin(db).await?;
-        let mut added = 0;
+        // Two processes queueing one phase: the second waits here for the
+        // first's commit, then finds its row.
+        let new = sqlx::query("INSERT INTO job_phases (job_id, phase, llm) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING")
+            .bind(job_id)
+            .bind(phase)
+            .bind(llm)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected()
+            == 1;
+        if !new {
+            let theirs: String = sqlx::query_scalar("SELECT llm FROM job_phases WHERE job_id = $1 AND phase = $2")
+                .bind(job_id)
+                .bind(phase)
+                .fetch_one(&mut *tx)
+                .await?;
+            if theirs != llm {
+                return Err(AppError::Conflict(format!(
+                    "job {job_id} runs with {theirs}; this process has {llm}: give every process of a deployment the same LLM settings"
+                )));
+            }
+            return Ok(false);
+        }
         for (chunk_index, chunk) in keys.chunks(ROWS_PER_INSERT).enumerate() {
-            let mut q = sqlx::QueryBuilder::new("INSERT INTO job_queue (job_id, key, seq) ");
+            let mut q = sqlx::QueryBuilder::new("INSERT INTO job_queue (job_id, phase, key, seq) ");
             q.push_values(chunk.iter().enumerate(), |mut b, (i, key)| {
-                b.push_bind(job_id).push_bind(key).push_bind((chunk_index * ROWS_PER_INSERT + i) as i64);
+                b.push_bind(job_id)
+                    .push_bind(phase)
+                    .push_bind(key)
+                    .push_bind((chunk_index * ROWS_PER_INSERT + i) as i64);
             });
             q.push(" ON CONFLICT (job_id, key) DO NOTHING");
-            added += q.build().execute(&mut *tx).await?.rows_affected();
+            q.build().execute(&mut *tx).await?;
         }
         tx.commit().await?;
-        Ok(added)
+        Ok(true)
+    })
+}
+
+/// Forgets a job's queued phases and claims: a job started (or resumed)
+/// anew queues each phase's unfinished items again.
+pub async fn reset(pool: &Db, job_id: i64) -> AppResult<()> {
+    on_db!(pool, |db| {
+        let mut tx = super::begin(db).await?;
+        sqlx::query("DELETE FROM job_queue WHERE job_id = $1").bind(job_id).execute(&mut *tx).await?;
+        sqlx::query("DELETE FROM job_phases WHERE job_id = $1").bind(job_id).execute(&mut *tx).await?;
+        tx.commit().await?;
+        Ok(())
+    })
+}
+
+/// Running jobs with items free to claim (unclaimed, or claimed by a
+/// process whose heartbeat is older than `timeout_secs`): what a worker
+/// looking for work joins.
+pub async fn open_jobs(pool: &Db, timeout_secs: u64) -> AppResult<Vec<i64>> {
+    on_db!(pool, |db| {
+        Ok(sqlx::query_scalar(
+            "SELECT DISTINCT q.job_id FROM job_queue q JOIN jobs j ON j.id = q.job_id
+              WHERE j.status = 'running'
+                AND (q.worker IS NULL OR q.heartbeat < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', $1))
+              ORDER BY q.job_id",
+        )
+        .bind(ago(timeout_secs))
+        .fetch_all(db)
+        .await?)
     })
 }
 
@@ -50,7 +133,8 @@ macro_rules! claim_sql {
             "UPDATE job_queue SET worker = $2, heartbeat = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
               WHERE job_id = $1 AND key IN (
                 SELECT key FROM job_queue
-                 WHERE job_id = $1 AND (worker IS NULL OR heartbeat < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', $4))
+                 WHERE job_id = $1 AND phase = $5
+                   AND (worker IS NULL OR heartbeat < strftime('%Y-%m-%dT%H:%M:%fZ', 'now', $4))
                  ORDER BY seq LIMIT $3 ",
             $lock,
             ") RETURNING key, seq"
@@ -58,14 +142,27 @@ macro_rules! claim_sql {
     };
 }
 
-/// Claims up to `n` free items of `job_id` for `worker` — unclaimed ones,
-/// or ones whose claim's heartbeat is older than `timeout_secs` — in the
-/// job's order. Returns their keys in that order.
-pub async fn claim(pool: &Db, job_id: i64, worker: &str, n: usize, timeout_secs: u64) -> AppResult<Vec<String>> {
+/// Claims up to `n` free items of `job_id`'s `phase` for `worker` —
+/// unclaimed ones, or ones whose claim's heartbeat is older than
+/// `timeout_secs` — in the job's order. Returns their keys in that order.
+pub async fn claim(
+    pool: &Db,
+    job_id: i64,
+    phase: &str,
+    worker: &str,
+    n: usize,
+    timeout_secs: u64,
+) -> AppResult<Vec<String>> {
     on_db!(pool, |db| {
         let sql = pick(db, claim_sql!(""), claim_sql!("FOR UPDATE SKIP LOCKED"));
-        let mut claimed: Vec<(String, i64)> =
-            sqlx::query_as(sql).bind(job_id).bind(worker).bind(n as i64).bind(ago(timeout_secs)).fetch_all(db).await?;
+        let mut claimed: Vec<(String, i64)> = sqlx::query_as(sql)
+            .bind(job_id)
+            .bind(worker)
+            .bind(n as i64)
+            .bind(ago(timeout_secs))
+            .bind(phase)
+            .fetch_all(db)
+            .await?;
         claimed.sort_by_key(|(_, seq)| *seq);
         Ok(claimed.into_iter().map(|(key, _)| key).collect())
     })
@@ -95,10 +192,14 @@ pub async fn release(pool: &Db, job_id: i64, worker: &str) -> AppResult<u64> {
     })
 }
 
-/// Items of `job_id` still queued (claimed or not).
-pub async fn remaining(pool: &Db, job_id: i64) -> AppResult<i64> {
+/// Items of `job_id`'s `phase` still queued (claimed or not).
+pub async fn remaining(pool: &Db, job_id: i64, phase: &str) -> AppResult<i64> {
     on_db!(pool, |db| {
-        Ok(sqlx::query_scalar("SELECT COUNT(*) FROM job_queue WHERE job_id = $1").bind(job_id).fetch_one(db).await?)
+        Ok(sqlx::query_scalar("SELECT COUNT(*) FROM job_queue WHERE job_id = $1 AND phase = $2")
+            .bind(job_id)
+            .bind(phase)
+            .fetch_one(db)
+            .await?)
     })
 }
 

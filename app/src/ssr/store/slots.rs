@@ -85,3 +85,129 @@ pub async fn give_back(pool: &Db, holder: &str, slots: &[i64]) -> AppResult<u64>
         Ok(q.build().execute(db).await?.rows_affected())
     })
 }
+
+/// The deployment's LLM budget as this process holds it
+/// (`engine::llm::openai::SharedLimit`): a request takes a slot this
+/// process has leased and is not using, else leases one more, else waits
+/// (for one of its own to come back, or another process's to be given
+/// back). Slots idle for [`IDLE`] go back to the database for the other
+/// processes; the leases of those held are renewed meanwhile, so a process
+/// that dies frees its share when its leases lapse (after the claim
+/// timeout, `queue::claim_timeout`).
+pub struct DbLimit {
+    pool: Db,
+    limit: std::sync::atomic::AtomicUsize,
+    /// Leased, not in use, and since when.
+    free: std::sync::Mutex<Vec<(i64, std::time::Instant)>>,
+    returned: tokio::sync::Notify,
+}
+
+/// How long a slot may sit unused here before it goes back.
+const IDLE: std::time::Duration = std::time::Duration::from_millis(50);
+/// How often a process without a slot asks the database again.
+const RETRY: std::time::Duration = std::time::Duration::from_millis(10);
+
+impl DbLimit {
+    /// This process's budget on `pool`'s database, its total set to
+    /// `limit` (the configured concurrency; the last set is in force).
+    /// (One per database a process uses: a test process uses many.)
+    pub async fn of_process(pool: &Db, limit: usize) -> AppResult<std::sync::Arc<DbLimit>> {
+        type Budgets = std::sync::Mutex<std::collections::HashMap<String, std::sync::Arc<DbLimit>>>;
+        static BUDGETS: std::sync::OnceLock<Budgets> = std::sync::OnceLock::new();
+        let limit = limit.max(1);
+        ensure(pool, limit).await?;
+        let database = match pool {
+            Db::Postgres(pg) => {
+                let o = pg.connect_options();
+                format!("{}:{}/{}", o.get_host(), o.get_port(), o.get_database().unwrap_or(""))
+            }
+            Db::Sqlite(sqlite) => sqlite.connect_options().get_filename().display().to_string(),
+        };
+        let (this, new) = {
+            let mut budgets = BUDGETS.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+            match budgets.get(&database) {
+                Some(this) => (this.clone(), false),
+                None => {
+                    let this = std::sync::Arc::new(DbLimit {
+                        pool: pool.clone(),
+                        limit: limit.into(),
+                        free: Default::default(),
+                        returned: tokio::sync::Notify::new(),
+                    });
+                    budgets.insert(database, this.clone());
+                    (this, true)
+                }
+            }
+        };
+        this.limit.store(limit, std::sync::atomic::Ordering::Relaxed);
+        if new {
+            tokio::spawn(keep(std::sync::Arc::downgrade(&this)));
+        }
+        Ok(this)
+    }
+
+    fn lease_secs() -> u64 {
+        super::queue::claim_timeout()
+    }
+}
+
+/// Gives idle slots back and renews the leases of those held, while the
+/// budget lives.
+async fn keep(limit: std::sync::Weak<DbLimit>) {
+    let renew_every = std::time::Duration::from_millis(DbLimit::lease_secs() * 1000 / 3);
+    let mut renewed = std::time::Instant::now();
+    let holder = super::queue::worker_id();
+    loop {
+        tokio::time::sleep(IDLE).await;
+        let Some(limit) = limit.upgrade() else { return };
+        let idle: Vec<i64> = {
+            let mut free = limit.free.lock().unwrap_or_else(|e| e.into_inner());
+            let (idle, kept): (Vec<_>, Vec<_>) = free.drain(..).partition(|(_, since)| since.elapsed() >= IDLE);
+            *free = kept;
+            idle.into_iter().map(|(slot, _)| slot).collect()
+        };
+        if let Err(e) = give_back(&limit.pool, holder, &idle).await {
+            tracing::warn!(error = %e, "LLM slots could not be given back (their leases will lapse)");
+        }
+        if renewed.elapsed() >= renew_every {
+            renewed = std::time::Instant::now();
+            if let Err(e) = renew(&limit.pool, holder, DbLimit::lease_secs()).await {
+                tracing::warn!(error = %e, "LLM slots' leases could not be renewed");
+            }
+        }
+    }
+}
+
+impl engine::llm::openai::SharedLimit for DbLimit {
+    fn acquire(&self) -> engine::llm::BoxFuture<'_, Result<i64, String>> {
+        Box::pin(async move {
+            let holder = super::queue::worker_id();
+            loop {
+                let limit = self.limit.load(std::sync::atomic::Ordering::Relaxed);
+                let mine = {
+                    let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
+                    // (Slots above a lowered limit are not used again.)
+                    free.retain(|(slot, _)| (*slot as usize) < limit);
+                    free.pop()
+                };
+                if let Some((slot, _)) = mine {
+                    return Ok(slot);
+                }
+                let leased =
+                    lease(&self.pool, holder, 1, limit, DbLimit::lease_secs()).await.map_err(|e| e.to_string())?;
+                if let Some(slot) = leased.first() {
+                    return Ok(*slot);
+                }
+                tokio::select! {
+                    _ = self.returned.notified() => {}
+                    _ = tokio::time::sleep(RETRY) => {}
+                }
+            }
+        })
+    }
+
+    fn release(&self, slot: i64) {
+        self.free.lock().unwrap_or_else(|e| e.into_inner()).push((slot, std::time::Instant::now()));
+        self.returned.notify_one();
+    }
+}

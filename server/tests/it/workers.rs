@@ -1,0 +1,192 @@
+//! A team deployment (issue #26): several `assay` processes on one
+//! PostgreSQL database share a job's items through the database's queue.
+//! Always on PostgreSQL (127.0.0.1:5432, `ASSAY_TEST_POSTGRES`), whichever
+//! database the rest of the suite runs on.
+
+use std::process::{Child, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::common;
+use common::{assay, assay_command, json, sample_with_answers};
+use engine::llm::{ChatRequest, Message};
+use mockllm::{MockConfig, MockServer, Responder};
+
+/// The mock answering each task as the offline provider would (so judging
+/// through it is deterministic, and runs compare), after `latency`.
+async fn offline_mock(latency: Duration) -> MockServer {
+    let offline = Arc::new(engine::offline::provider());
+    let respond = move |req: &serde_json::Value| {
+        let purpose = req["x_assay_purpose"].as_str().unwrap_or("");
+        let messages: Vec<Message> = serde_json::from_value(req["messages"].clone()).unwrap_or_default();
+        offline.answer(&ChatRequest::new(purpose, messages)).unwrap_or_else(|e| format!("offline: {e}"))
+    };
+    MockServer::start(MockConfig { latency, responder: Some(Responder(Arc::new(respond))), ..Default::default() }).await
+}
+
+/// A child process killed (and reaped) when dropped, however the test ends.
+struct Process(Child);
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The process ids holding claims on the queue now (a claimant is named
+/// `host:pid:start`).
+async fn claimants(db: &app::ssr::store::Db) -> Vec<u32> {
+    common::texts(db, "SELECT DISTINCT worker FROM job_queue WHERE worker IS NOT NULL", &[])
+        .await
+        .iter()
+        .filter_map(|w| w.split(':').nth(1)?.parse().ok())
+        .collect()
+}
+
+/// The report of evaluation `id` as `assay eval report` writes it: the
+/// JSON without its creation time, and the pairs, trials and judgments CSVs.
+async fn report(db: &str, id: i64, out: &std::path::Path) -> (serde_json::Value, Vec<Vec<u8>>) {
+    json(&assay(db, &["--json", "eval", "report", &id.to_string(), "--out", out.to_str().unwrap()], &[]).await);
+    let mut report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    report["evaluation"].as_object_mut().unwrap().remove("created_at").unwrap();
+    let tables = ["pairs.csv", "trials.csv", "judgments.csv"].iter().map(|f| std::fs::read(out.join(f)).unwrap());
+    (report, tables.collect())
+}
+
+/// Three `assay worker`s and `assay serve` join an evaluation of 5,004
+/// items (12 questions × 417 trials, two calls each) that `assay eval run`
+/// starts on PostgreSQL, through the mock LLM server; one worker holding
+/// claims is killed with SIGKILL mid-run. Every item ends done exactly
+/// once, its claims go to the others after the timeout, no call is paid
+/// twice but those in flight at the kill, and the report equals the one a
+/// single process writes on SQLite. The configured concurrency (6) is the
+/// deployment's: the mock never has more requests in flight.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_workers_share_an_evaluation_and_one_killed_loses_nothing() {
+    const TRIALS: &str = "417";
+    const CONCURRENCY: u64 = 6;
+    let dir = tempfile::tempdir().unwrap();
+    let pg = common::pg_database().await;
+    let set = sample_with_answers(&pg.url, [5, 5, 2]).await;
+    let mock = offline_mock(Duration::from_millis(15)).await;
+    let base = mock.base_url();
+    let concurrency = CONCURRENCY.to_string();
+    let env = [
+        ("ASSAY_LLM_PROVIDER", "openai"),
+        ("ASSAY_LLM_BASE_URL", base.as_str()),
+        ("ASSAY_LLM_MODEL", "mock-model"),
+        ("ASSAY_LLM_CONCURRENCY", concurrency.as_str()),
+        ("ASSAY_CLAIM_TIMEOUT", "3"),
+    ];
+    let spawn = |args: &[&str], log: &str| {
+        let log = std::fs::File::create(dir.path().join(log)).unwrap();
+        Process(assay_command(&pg.url, args, &env).stdout(Stdio::null()).stderr(log).spawn().unwrap())
+    };
+    let mut workers: Vec<Process> =
+        (0..3).map(|w| spawn(&["worker", "--poll-ms", "100"], &format!("worker-{w}.log"))).collect();
+    let web = spawn(&["serve", "--addr", "127.0.0.1:0"], "serve.log");
+    let eval = [
+        "--json",
+        "eval",
+        "run",
+        "A",
+        "--set",
+        &set,
+        "--methods",
+        "bm25,lightrag",
+        "--judge",
+        "llm",
+        "--protocol",
+        "unbiased",
+        "--no-align",
+        "--repeats",
+        "1",
+        "--trials",
+        TRIALS,
+    ];
+    let started = Instant::now();
+    let mut starter = assay_command(&pg.url, &eval, &env);
+    let run = tokio::task::spawn_blocking(move || starter.output().unwrap());
+
+    // Who takes part, and the kill: a worker holding claims, once 1,000
+    // items are done.
+    let pool = app::ssr::store::open_target(&pg.url).await.unwrap();
+    let mut seen = std::collections::HashSet::new();
+    let mut killed = None;
+    while !run.is_finished() {
+        seen.extend(claimants(&pool).await);
+        let done = common::scalar(&pool, "SELECT COUNT(*) FROM job_items", &[]).await;
+        if killed.is_none() && done >= 1000 {
+            let holding = claimants(&pool).await;
+            if let Some(i) = workers.iter().position(|w| holding.contains(&w.0.id())) {
+                workers[i].0.kill().unwrap();
+                workers[i].0.wait().unwrap();
+                killed = Some((i, done));
+            }
+        }
+        assert!(started.elapsed() < Duration::from_secs(240), "the evaluation did not end");
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let out = json(&run.await.unwrap());
+    let shared_secs = started.elapsed().as_secs_f64();
+    let (victim, done_at_kill) = killed.expect("a worker held claims after 1,000 items");
+    assert_eq!(out["status"], "done", "{out}");
+    let mut everyone: Vec<u32> = workers.iter().map(|w| w.0.id()).collect();
+    everyone.push(web.0.id());
+    assert!(
+        everyone.iter().all(|pid| seen.contains(pid)),
+        "every worker and the server took items: {seen:?} of {everyone:?}"
+    );
+    assert_eq!(seen.len(), 5, "and the process that started the job: {seen:?}");
+    assert!(done_at_kill < 5004, "the kill came mid-run");
+
+    // Every item done, once; the counters count each once.
+    let job = out["job"].as_i64().unwrap();
+    let items = "SELECT COUNT(*) FROM job_items WHERE job_id = $1 AND status = 'done'";
+    assert_eq!(common::scalar(&pool, items, &[job]).await, 5004);
+    let shown = app::ssr::store::jobs::get_job(&pool, job).await.unwrap();
+    assert_eq!((shown.total, shown.done, shown.failed), (5004, 5004, 0));
+    assert_eq!(common::scalar(&pool, "SELECT COUNT(*) FROM job_queue", &[]).await, 0, "the queue is empty");
+
+    // No call paid twice: each paid reply is logged once, and the mock
+    // answered no more than those and the calls in flight at the kill.
+    let paid = "SELECT COUNT(*) FROM llm_calls WHERE job_id = $1 AND NOT cached AND error IS NULL";
+    let paid = common::scalar(&pool, paid, &[job]).await;
+    let twice = "SELECT COUNT(*) FROM (SELECT cache_key FROM llm_calls WHERE NOT cached AND error IS NULL
+                  GROUP BY cache_key HAVING COUNT(*) > 1) twice";
+    assert_eq!(common::scalar(&pool, twice, &[]).await, 0, "a reply paid twice");
+    assert_eq!(paid, 5004 * 2, "each item's two calls (both orders)");
+    let stats = mock.stats();
+    let answered = stats.ok as i64;
+    // The configured concurrency is the deployment's total: five processes
+    // with 6 each never had more than 6 requests at the endpoint.
+    assert!(
+        (2..=CONCURRENCY).contains(&stats.max_in_flight),
+        "{} requests in flight at once, with a limit of {CONCURRENCY}",
+        stats.max_in_flight
+    );
+    eprintln!(
+        "shared evaluation: {:.1} s for 5,004 items by 5 processes, worker {victim} killed after {done_at_kill}; \
+         {answered} calls answered, {paid} paid and logged, {} in flight at most",
+        shared_secs, stats.max_in_flight
+    );
+    assert!(
+        (paid..=paid + CONCURRENCY as i64).contains(&answered),
+        "the mock answered {answered}; {paid} logged (worker {victim} killed with at most {CONCURRENCY} in flight)"
+    );
+
+    // The report is a single process's on SQLite.
+    let sqlite = dir.path().join("one.db");
+    let one_set = sample_with_answers(&sqlite, [5, 5, 2]).await;
+    assert_eq!(one_set, set);
+    let single = json(&assay(&sqlite, &eval, &env).await);
+    assert_eq!(single["status"], "done", "{single}");
+    let shared = report(&pg.url, out["evaluation_id"].as_i64().unwrap(), &dir.path().join("shared")).await;
+    let alone =
+        report(sqlite.to_str().unwrap(), single["evaluation_id"].as_i64().unwrap(), &dir.path().join("alone")).await;
+    assert_eq!(shared.0, alone.0, "the same report");
+    assert!(shared.1 == alone.1, "the same pairs, trials and judgments");
+    drop(web);
+}
