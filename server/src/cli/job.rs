@@ -21,6 +21,11 @@ pub(super) enum JobCommand {
         #[arg(long)]
         retry_failed: bool,
     },
+    /// Stop a running job on a PostgreSQL database several processes
+    /// share: every process working on it stops within a heartbeat; what
+    /// finished is kept (resume it later). On SQLite a job runs in the
+    /// process that started it: stop that process (Ctrl-C).
+    Cancel { id: i64 },
 }
 
 pub(super) async fn job(pool: &Db, out: Output, llm: &LlmSettings, cmd: JobCommand) -> anyhow::Result<ExitCode> {
@@ -68,5 +73,24 @@ pub(super) async fn job(pool: &Db, out: Output, llm: &LlmSettings, cmd: JobComma
             Ok(ExitCode::SUCCESS)
         }
         JobCommand::Resume { id, retry_failed } => run_job(pool, out, llm, id, retry_failed).await,
+        JobCommand::Cancel { id } => {
+            anyhow::ensure!(
+                pool.is_postgres(),
+                "job {id}: on SQLite a job runs in the process that started it (the web server, or a command): stop it there"
+            );
+            let j = app::ssr::store::jobs::get_job(pool, id).await?;
+            let cancelled =
+                app::ssr::store::jobs::mark_ended_if_running(pool, id, app::model::JobStatus::Cancelled).await?;
+            anyhow::ensure!(cancelled, "job {id} is not running ({})", j.status);
+            let after = app::ssr::store::jobs::get_job(pool, id).await?;
+            out.print(job_json(&after), || {
+                format!(
+                    "{}
+resume with: assay job resume {id}",
+                    job_line(&after)
+                )
+            });
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }

@@ -154,9 +154,10 @@ async fn three_workers_share_an_evaluation_and_one_killed_loses_nothing() {
     // answered no more than those and the calls in flight at the kill.
     let paid = "SELECT COUNT(*) FROM llm_calls WHERE job_id = $1 AND NOT cached AND error IS NULL";
     let paid = common::scalar(&pool, paid, &[job]).await;
-    let twice = "SELECT COUNT(*) FROM (SELECT cache_key FROM llm_calls WHERE NOT cached AND error IS NULL
+    let twice =
+        "SELECT COUNT(*) FROM (SELECT cache_key FROM llm_calls WHERE job_id = $1 AND NOT cached AND error IS NULL
                   GROUP BY cache_key HAVING COUNT(*) > 1) twice";
-    assert_eq!(common::scalar(&pool, twice, &[]).await, 0, "a reply paid twice");
+    assert_eq!(common::scalar(&pool, twice, &[job]).await, 0, "a reply paid twice");
     assert_eq!(paid, 5004 * 2, "each item's two calls (both orders)");
     let stats = mock.stats();
     let answered = stats.ok as i64;
@@ -189,4 +190,87 @@ async fn three_workers_share_an_evaluation_and_one_killed_loses_nothing() {
     assert_eq!(shared.0, alone.0, "the same report");
     assert!(shared.1 == alone.1, "the same pairs, trials and judgments");
     drop(web);
+}
+
+/// `assay job cancel` on PostgreSQL stops a job in every process working on
+/// it: the process that started it ends (exit 3, cancelled), the worker
+/// gives its claims back and stays up for other jobs; what finished is
+/// kept, and a resume runs only the rest — with the worker's help again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancel_reaches_every_process_and_a_resume_runs_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let pg = common::pg_database().await;
+    let set = sample_with_answers(&pg.url, [5, 5, 2]).await;
+    let mock = offline_mock(Duration::from_millis(40)).await;
+    let base = mock.base_url();
+    let env = [
+        ("ASSAY_LLM_PROVIDER", "openai"),
+        ("ASSAY_LLM_BASE_URL", base.as_str()),
+        ("ASSAY_LLM_MODEL", "mock-model"),
+        ("ASSAY_LLM_CONCURRENCY", "4"),
+        ("ASSAY_CLAIM_TIMEOUT", "3"),
+    ];
+    let log = std::fs::File::create(dir.path().join("worker.log")).unwrap();
+    let mut worker = Process(
+        assay_command(&pg.url, &["worker", "--poll-ms", "100"], &env)
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .unwrap(),
+    );
+    let eval = [
+        "--json",
+        "eval",
+        "run",
+        "A",
+        "--set",
+        &set,
+        "--methods",
+        "bm25,lightrag",
+        "--judge",
+        "llm",
+        "--protocol",
+        "unbiased",
+        "--no-align",
+        "--repeats",
+        "1",
+        "--trials",
+        "100",
+    ];
+    let mut starter = assay_command(&pg.url, &eval, &env);
+    let run = tokio::task::spawn_blocking(move || starter.output().unwrap());
+    let pool = app::ssr::store::open_target(&pg.url).await.unwrap();
+    let started = Instant::now();
+    let job = loop {
+        let done = common::scalar(&pool, "SELECT COUNT(*) FROM job_items", &[]).await;
+        if done >= 100 && claimants(&pool).await.contains(&worker.0.id()) {
+            break common::scalar(&pool, "SELECT MAX(id) FROM jobs", &[]).await;
+        }
+        assert!(!run.is_finished() && started.elapsed() < Duration::from_secs(120), "no cancel point reached");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let cancelled = json(&assay(&pg.url, &["--json", "job", "cancel", &job.to_string()], &env).await);
+    assert_eq!(cancelled["status"], "cancelled");
+    let out = run.await.unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+    // Within a heartbeat (0.6 s here) every claim is given back, and no
+    // item is recorded after.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let held = "SELECT COUNT(*) FROM job_queue WHERE worker IS NOT NULL";
+    assert_eq!(common::scalar(&pool, held, &[]).await, 0, "claims given back");
+    let kept = common::scalar(&pool, "SELECT COUNT(*) FROM job_items", &[]).await;
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    assert_eq!(common::scalar(&pool, "SELECT COUNT(*) FROM job_items", &[]).await, kept, "nothing ran after");
+    assert!(kept < 1200, "{kept} of 1,200 kept");
+    assert!(worker.0.try_wait().unwrap().is_none(), "the worker stays up");
+    let refused = assay(&pg.url, &["job", "cancel", &job.to_string()], &env).await;
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("is not running (cancelled)"));
+
+    // The resume: the rest, once each, the worker taking part.
+    let resumed = json(&assay(&pg.url, &["--json", "job", "resume", &job.to_string()], &env).await);
+    assert_eq!(resumed["status"], "done", "{resumed}");
+    assert_eq!((resumed["done"].as_i64(), resumed["total"].as_i64()), (Some(1200), Some(1200)));
+    let paid = "SELECT COUNT(*) FROM llm_calls WHERE job_id = $1 AND NOT cached AND error IS NULL";
+    assert_eq!(common::scalar(&pool, paid, &[job]).await, 2400, "each call paid once");
+    assert!(mock.stats().ok <= 2400 + 4, "at most the 4 requests in flight at the cancel were abandoned");
 }

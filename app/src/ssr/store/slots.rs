@@ -100,6 +100,13 @@ pub struct DbLimit {
     /// Leased, not in use, and since when.
     free: std::sync::Mutex<Vec<(i64, std::time::Instant)>>,
     returned: tokio::sync::Notify,
+    /// Requests waiting for a slot here.
+    waiting: std::sync::atomic::AtomicUsize,
+    /// Held by the one request that asks the database for slots (for as
+    /// many as are waiting); the others wait for what it brings. (Every
+    /// waiting request asking on its own, each every few milliseconds,
+    /// kept PostgreSQL's two cores busy with leases that found nothing.)
+    leasing: tokio::sync::Mutex<()>,
 }
 
 /// How long a slot may sit unused here before it goes back.
@@ -133,6 +140,8 @@ impl DbLimit {
                         limit: limit.into(),
                         free: Default::default(),
                         returned: tokio::sync::Notify::new(),
+                        waiting: 0.into(),
+                        leasing: tokio::sync::Mutex::new(()),
                     });
                     budgets.insert(database, this.clone());
                     (this, true)
@@ -178,30 +187,59 @@ async fn keep(limit: std::sync::Weak<DbLimit>) {
     }
 }
 
+impl DbLimit {
+    /// A slot leased here and not in use (slots above a lowered limit are
+    /// not used again).
+    fn take_free(&self, limit: usize) -> Option<i64> {
+        let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
+        free.retain(|(slot, _)| (*slot as usize) < limit);
+        free.pop().map(|(slot, _)| slot)
+    }
+}
+
 impl engine::llm::openai::SharedLimit for DbLimit {
     fn acquire(&self) -> engine::llm::BoxFuture<'_, Result<i64, String>> {
+        use std::sync::atomic::Ordering::Relaxed;
+        /// Counts a request among the waiting while it is.
+        struct Waiting<'a>(&'a std::sync::atomic::AtomicUsize);
+        impl Drop for Waiting<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, Relaxed);
+            }
+        }
         Box::pin(async move {
             let holder = super::queue::worker_id();
+            self.waiting.fetch_add(1, Relaxed);
+            let _waiting = Waiting(&self.waiting);
             loop {
-                let limit = self.limit.load(std::sync::atomic::Ordering::Relaxed);
-                let mine = {
-                    let mut free = self.free.lock().unwrap_or_else(|e| e.into_inner());
-                    // (Slots above a lowered limit are not used again.)
-                    free.retain(|(slot, _)| (*slot as usize) < limit);
-                    free.pop()
-                };
-                if let Some((slot, _)) = mine {
+                let limit = self.limit.load(Relaxed);
+                if let Some(slot) = self.take_free(limit) {
                     return Ok(slot);
                 }
+                let Ok(_asking) = self.leasing.try_lock() else {
+                    tokio::select! {
+                        _ = self.returned.notified() => {}
+                        _ = tokio::time::sleep(RETRY) => {}
+                    }
+                    continue;
+                };
+                let want = self.waiting.load(Relaxed).clamp(1, limit);
                 let leased =
-                    lease(&self.pool, holder, 1, limit, DbLimit::lease_secs()).await.map_err(|e| e.to_string())?;
-                if let Some(slot) = leased.first() {
-                    return Ok(*slot);
+                    lease(&self.pool, holder, want, limit, DbLimit::lease_secs()).await.map_err(|e| e.to_string())?;
+                let Some((&mine, others)) = leased.split_first() else {
+                    // Spent: ask again in a while (or take one of ours back).
+                    tokio::select! {
+                        _ = self.returned.notified() => {}
+                        _ = tokio::time::sleep(RETRY) => {}
+                    }
+                    continue;
+                };
+                if !others.is_empty() {
+                    let now = std::time::Instant::now();
+                    self.free.lock().unwrap_or_else(|e| e.into_inner()).extend(others.iter().map(|s| (*s, now)));
+                    self.returned.notify_waiters();
                 }
-                tokio::select! {
-                    _ = self.returned.notified() => {}
-                    _ = tokio::time::sleep(RETRY) => {}
-                }
+                return Ok(mine);
             }
         })
     }
