@@ -283,15 +283,27 @@ impl CallStore for SqliteCallStore {
     /// already made. Free replies (offline, simulated) wait in the buffer
     /// for their item's transaction, as do paid ones that could not be
     /// written now.
+    ///
+    /// The write is a task of its own: an item abandoned meanwhile (a
+    /// cancel) drops its future, not the transaction half-way — that left
+    /// a connection idle in its transaction, holding row locks, on
+    /// PostgreSQL — and a reply paid for is kept either way.
     fn record(&self, call: CallRecord) -> BoxFuture<'_, Result<(), String>> {
         Box::pin(async move {
+            let mut call = call;
             if self.pending.is_none() || call.paid() {
-                let written = on_db!(&self.pool, |db| async {
-                    let mut tx = super::begin(db).await?;
-                    tx.write_calls(std::slice::from_ref(&call)).await?;
-                    tx.commit().await
-                }
-                .await);
+                let pool = self.pool.clone();
+                let task = tokio::spawn(async move {
+                    let written = on_db!(&pool, |db| async {
+                        let mut tx = super::begin(db).await?;
+                        tx.write_calls(std::slice::from_ref(&call)).await?;
+                        tx.commit().await
+                    }
+                    .await);
+                    (written, call)
+                });
+                let written;
+                (written, call) = task.await.map_err(|e| format!("the call log's writer stopped ({e})"))?;
                 match written {
                     Ok(()) => {
                         if let Some(mut p) = self.lock() {

@@ -95,6 +95,8 @@ pub async fn give_back(pool: &Db, holder: &str, slots: &[i64]) -> AppResult<u64>
 /// that dies frees its share when its leases lapse (after the claim
 /// timeout, `queue::claim_timeout`).
 pub struct DbLimit {
+    /// Itself, for the lease tasks it spawns.
+    me: std::sync::Weak<DbLimit>,
     pool: Db,
     limit: std::sync::atomic::AtomicUsize,
     /// Leased, not in use, and since when.
@@ -135,7 +137,8 @@ impl DbLimit {
             match budgets.get(&database) {
                 Some(this) => (this.clone(), false),
                 None => {
-                    let this = std::sync::Arc::new(DbLimit {
+                    let this = std::sync::Arc::new_cyclic(|me| DbLimit {
+                        me: me.clone(),
                         pool: pool.clone(),
                         limit: limit.into(),
                         free: Default::default(),
@@ -224,22 +227,27 @@ impl engine::llm::openai::SharedLimit for DbLimit {
                     continue;
                 };
                 let want = self.waiting.load(Relaxed).clamp(1, limit);
-                let leased =
-                    lease(&self.pool, holder, want, limit, DbLimit::lease_secs()).await.map_err(|e| e.to_string())?;
-                let Some((&mine, others)) = leased.split_first() else {
+                // The lease is a task of its own, which puts what it leased
+                // among the free: a request abandoned meanwhile (a cancel)
+                // loses no slot to a lease it never heard back from.
+                let Some(this) = self.me.upgrade() else { return Err("the budget is gone".into()) };
+                let leased = tokio::spawn(async move {
+                    let leased = lease(&this.pool, holder, want, limit, DbLimit::lease_secs()).await?;
+                    let now = std::time::Instant::now();
+                    this.free.lock().unwrap_or_else(|e| e.into_inner()).extend(leased.iter().map(|s| (*s, now)));
+                    this.returned.notify_waiters();
+                    AppResult::Ok(leased.len())
+                })
+                .await
+                .map_err(|e| e.to_string())?
+                .map_err(|e| e.to_string())?;
+                if leased == 0 {
                     // Spent: ask again in a while (or take one of ours back).
                     tokio::select! {
                         _ = self.returned.notified() => {}
                         _ = tokio::time::sleep(RETRY) => {}
                     }
-                    continue;
-                };
-                if !others.is_empty() {
-                    let now = std::time::Instant::now();
-                    self.free.lock().unwrap_or_else(|e| e.into_inner()).extend(others.iter().map(|s| (*s, now)));
-                    self.returned.notify_waiters();
                 }
-                return Ok(mine);
             }
         })
     }
