@@ -16,6 +16,9 @@
 //! - Cancelling stops new items at once and abandons the ones in flight
 //!   (their requests are dropped); what finished is kept.
 //! - Progress (done, failed, tokens, cost) is reported after every batch written.
+//! - Several processes may run one job (a team's database): the store then
+//!   has a [`SharedQueue`], each phase's items are claimed from it, and an
+//!   outcome is recorded only while its claim stands.
 //!
 //! Storage is the caller's: [`JobStore`] (SQLite in the web app).
 
@@ -684,5 +687,115 @@ mod tests {
     #[tokio::test]
     async fn cancelling_abandons_items_in_flight_at_once() {
         cancelled_after_100_ms_ends_at_once(3).await;
+    }
+
+    /// A job's queue shared by several runners, in memory: phases queued
+    /// once, claims by runner, outcomes kept only while claimed.
+    #[derive(Default)]
+    struct Shared {
+        jobs: MemoryJobStore,
+        /// Per phase: its keys in order, and each claimed key's claimant.
+        phases: Mutex<std::collections::HashMap<String, (Vec<String>, std::collections::HashMap<String, usize>)>>,
+    }
+
+    /// One runner's view of [`Shared`].
+    struct Runner(Arc<Shared>, usize);
+
+    impl JobStore for Runner {
+        fn finished<'a>(&'a self, job_id: i64, include_failed: bool) -> BoxFuture<'a, Result<HashSet<String>, String>> {
+            self.0.jobs.finished(job_id, include_failed)
+        }
+        fn record_all<'a>(
+            &'a self,
+            job_id: i64,
+            outcomes: &'a [(String, ItemOutcome)],
+        ) -> BoxFuture<'a, Result<Progress, String>> {
+            let mut mine = Vec::new();
+            for (keys, claims) in self.0.phases.lock().unwrap().values_mut() {
+                for (key, outcome) in outcomes {
+                    if claims.get(key) == Some(&self.1) {
+                        claims.remove(key);
+                        keys.retain(|k| k != key);
+                        mine.push((key.clone(), outcome.clone()));
+                    }
+                }
+            }
+            Box::pin(async move { self.0.jobs.record_all(job_id, &mine).await })
+        }
+        fn shared(&self) -> Option<&dyn SharedQueue> {
+            Some(self)
+        }
+    }
+
+    impl SharedQueue for Runner {
+        fn enqueue<'a>(&'a self, _: i64, phase: &'a str, keys: &'a [String]) -> BoxFuture<'a, Result<(), String>> {
+            self.0
+                .phases
+                .lock()
+                .unwrap()
+                .entry(phase.to_string())
+                .or_insert_with(|| (keys.to_vec(), Default::default()));
+            Box::pin(async { Ok(()) })
+        }
+        fn claim<'a>(&'a self, _: i64, phase: &'a str, n: usize) -> BoxFuture<'a, Result<Vec<String>, String>> {
+            let mut phases = self.0.phases.lock().unwrap();
+            let (keys, claims) = phases.get_mut(phase).expect("queued");
+            let free: Vec<String> = keys.iter().filter(|k| !claims.contains_key(*k)).take(n).cloned().collect();
+            for k in &free {
+                claims.insert(k.clone(), self.1);
+            }
+            Box::pin(async move { Ok(free) })
+        }
+        fn remaining<'a>(&'a self, _: i64, phase: &'a str) -> BoxFuture<'a, Result<u64, String>> {
+            let left = self.0.phases.lock().unwrap().get(phase).map_or(0, |(keys, _)| keys.len() as u64);
+            Box::pin(async move { Ok(left) })
+        }
+    }
+
+    /// Three runners on one shared queue: each item runs once, on one of
+    /// them, every runner takes some, and each returns only when the
+    /// phase is over everywhere — also one that joins after the others
+    /// finished it (it runs nothing).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn runners_sharing_a_queue_run_each_item_once() {
+        let shared = Arc::new(Shared::default());
+        shared.jobs.set_total(6, 200);
+        let runs = Arc::new(Mutex::new(std::collections::HashMap::<String, Vec<usize>>::new()));
+        let runner = |who: usize| {
+            let (shared, runs) = (shared.clone(), runs.clone());
+            async move {
+                let store = Runner(shared, who);
+                run(6, items(200), &store, 4, false, &CancellationToken::new(), &|_| {}, |item| {
+                    let runs = runs.clone();
+                    async move {
+                        runs.lock().unwrap().entry(item.key.clone()).or_default().push(who);
+                        tokio::time::sleep(Duration::from_millis(1)).await;
+                        ItemOutcome::Done { result: item.key, tokens: 1, cost_usd: 0.0 }
+                    }
+                })
+                .await
+            }
+        };
+        // Tasks of their own, as processes are: a run on a multi-threaded
+        // runtime blocks its task while its threads drive the items.
+        let tasks = [0, 1, 2].map(|who| tokio::spawn(runner(who)));
+        for task in tasks {
+            assert_eq!(task.await.unwrap(), Ok(RunEnd::Finished));
+        }
+        let runs = runs.lock().unwrap().clone();
+        assert_eq!(runs.len(), 200);
+        assert!(runs.values().all(|who| who.len() == 1), "an item ran twice");
+        for who in 0..3 {
+            assert!(runs.values().any(|w| w[0] == who), "runner {who} ran nothing");
+        }
+        assert_eq!(shared.jobs.finished(6, true).await.unwrap().len(), 200);
+        let late = AtomicUsize::new(0);
+        let store = Runner(shared.clone(), 3);
+        let end = run(6, items(200), &store, 4, false, &CancellationToken::new(), &|_| {}, |item| {
+            late.fetch_add(1, Ordering::SeqCst);
+            async move { ItemOutcome::Done { result: item.key, tokens: 1, cost_usd: 0.0 } }
+        })
+        .await;
+        assert_eq!((end, late.load(Ordering::SeqCst)), (Ok(RunEnd::Finished), 0));
     }
 }

@@ -54,6 +54,10 @@ pub struct Cli {
     /// for a team's server with several processes (docs/deploy.md).
     #[arg(long, global = true, env = "ASSAY_DB", value_name = "PATH|URL")]
     db: Option<String>,
+    /// PostgreSQL: connections this process opens at most (the server's
+    /// `max_connections`, 100 by default, is shared by every process).
+    #[arg(long, global = true, env = "ASSAY_DB_CONNECTIONS", default_value_t = app::ssr::store::PG_CONNECTIONS)]
+    db_connections: u32,
     /// Print machine-readable JSON on stdout.
     #[arg(long, global = true)]
     json: bool,
@@ -261,7 +265,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
     let db = cli.db.clone().unwrap_or_else(|| crate::default_db_path().display().to_string());
     let shown = crate::shown_db(&db);
-    let pool = app::ssr::store::open_target(&db).await.with_context(|| shown.clone())?;
+    let pool = app::ssr::store::open_target_with(&db, cli.db_connections).await.with_context(|| shown.clone())?;
     let llm = cli.llm.settings()?;
     match cli.command {
         Command::Serve(args) => serve(pool, &shown, &llm, args).await,

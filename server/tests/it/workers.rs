@@ -24,6 +24,38 @@ async fn offline_mock(latency: Duration) -> MockServer {
     MockServer::start(MockConfig { latency, responder: Some(Responder(Arc::new(respond))), ..Default::default() }).await
 }
 
+/// `assay eval run`'s arguments for question set `set` of project A:
+/// BM25 against LightRAG, judged by the LLM under the unbiased protocol
+/// without length alignment, one draw per order: 12 questions × `trials`
+/// items of two calls each.
+fn evaluation(set: &str, trials: &str) -> Vec<String> {
+    let args = [
+        "--json",
+        "eval",
+        "run",
+        "A",
+        "--set",
+        set,
+        "--methods",
+        "bm25,lightrag",
+        "--judge",
+        "llm",
+        "--protocol",
+        "unbiased",
+        "--no-align",
+        "--repeats",
+        "1",
+        "--trials",
+        trials,
+    ];
+    args.iter().map(|a| a.to_string()).collect()
+}
+
+/// Held by each test here for its whole run: one deployment at a time.
+/// Five `assay` processes open up to 12 connections each, and PostgreSQL
+/// takes 100 in all; two deployments beside the rest of the suite ran out.
+static ONE_DEPLOYMENT: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// A child process killed (and reaped) when dropped, however the test ends.
 struct Process(Child);
 
@@ -65,6 +97,7 @@ async fn report(db: &str, id: i64, out: &std::path::Path) -> (serde_json::Value,
 /// deployment's: the mock never has more requests in flight.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_workers_share_an_evaluation_and_one_killed_loses_nothing() {
+    let _deployment = ONE_DEPLOYMENT.lock().await;
     const TRIALS: &str = "417";
     const CONCURRENCY: u64 = 6;
     let dir = tempfile::tempdir().unwrap();
@@ -79,6 +112,7 @@ async fn three_workers_share_an_evaluation_and_one_killed_loses_nothing() {
         ("ASSAY_LLM_MODEL", "mock-model"),
         ("ASSAY_LLM_CONCURRENCY", concurrency.as_str()),
         ("ASSAY_CLAIM_TIMEOUT", "3"),
+        ("ASSAY_DB_CONNECTIONS", "6"),
     ];
     let spawn = |args: &[&str], log: &str| {
         let log = std::fs::File::create(dir.path().join(log)).unwrap();
@@ -87,25 +121,8 @@ async fn three_workers_share_an_evaluation_and_one_killed_loses_nothing() {
     let mut workers: Vec<Process> =
         (0..3).map(|w| spawn(&["worker", "--poll-ms", "100"], &format!("worker-{w}.log"))).collect();
     let web = spawn(&["serve", "--addr", "127.0.0.1:0"], "serve.log");
-    let eval = [
-        "--json",
-        "eval",
-        "run",
-        "A",
-        "--set",
-        &set,
-        "--methods",
-        "bm25,lightrag",
-        "--judge",
-        "llm",
-        "--protocol",
-        "unbiased",
-        "--no-align",
-        "--repeats",
-        "1",
-        "--trials",
-        TRIALS,
-    ];
+    let eval = evaluation(&set, TRIALS);
+    let eval: Vec<&str> = eval.iter().map(String::as_str).collect();
     let started = Instant::now();
     let mut starter = assay_command(&pg.url, &eval, &env);
     let run = tokio::task::spawn_blocking(move || starter.output().unwrap());
@@ -198,6 +215,7 @@ async fn three_workers_share_an_evaluation_and_one_killed_loses_nothing() {
 /// kept, and a resume runs only the rest — with the worker's help again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancel_reaches_every_process_and_a_resume_runs_the_rest() {
+    let _deployment = ONE_DEPLOYMENT.lock().await;
     let dir = tempfile::tempdir().unwrap();
     let pg = common::pg_database().await;
     let set = sample_with_answers(&pg.url, [5, 5, 2]).await;
@@ -209,6 +227,7 @@ async fn a_cancel_reaches_every_process_and_a_resume_runs_the_rest() {
         ("ASSAY_LLM_MODEL", "mock-model"),
         ("ASSAY_LLM_CONCURRENCY", "4"),
         ("ASSAY_CLAIM_TIMEOUT", "3"),
+        ("ASSAY_DB_CONNECTIONS", "6"),
     ];
     let log = std::fs::File::create(dir.path().join("worker.log")).unwrap();
     let mut worker = Process(
@@ -218,25 +237,8 @@ async fn a_cancel_reaches_every_process_and_a_resume_runs_the_rest() {
             .spawn()
             .unwrap(),
     );
-    let eval = [
-        "--json",
-        "eval",
-        "run",
-        "A",
-        "--set",
-        &set,
-        "--methods",
-        "bm25,lightrag",
-        "--judge",
-        "llm",
-        "--protocol",
-        "unbiased",
-        "--no-align",
-        "--repeats",
-        "1",
-        "--trials",
-        "100",
-    ];
+    let eval = evaluation(&set, "100");
+    let eval: Vec<&str> = eval.iter().map(String::as_str).collect();
     let mut starter = assay_command(&pg.url, &eval, &env);
     let run = tokio::task::spawn_blocking(move || starter.output().unwrap());
     let pool = app::ssr::store::open_target(&pg.url).await.unwrap();
@@ -264,7 +266,8 @@ async fn a_cancel_reaches_every_process_and_a_resume_runs_the_rest() {
     assert!(kept < 1200, "{kept} of 1,200 kept");
     assert!(worker.0.try_wait().unwrap().is_none(), "the worker stays up");
     let refused = assay(&pg.url, &["job", "cancel", &job.to_string()], &env).await;
-    assert!(String::from_utf8_lossy(&refused.stderr).contains("is not running (cancelled)"));
+    let refused = String::from_utf8_lossy(&refused.stderr);
+    assert!(refused.contains("is not running (cancelled)"), "{refused}");
 
     // The resume: the rest, once each, the worker taking part.
     let resumed = json(&assay(&pg.url, &["--json", "job", "resume", &job.to_string()], &env).await);

@@ -387,16 +387,21 @@ impl JobManager {
         JobManager { stages, running: Default::default() }
     }
 
+    /// Counts `job_id` as running here, with the token that cancels it;
+    /// `None` when it already runs here.
+    fn enter(&self, job_id: i64) -> Option<CancellationToken> {
+        let mut running = self.running.lock().unwrap();
+        if running.contains_key(&job_id) {
+            return None;
+        }
+        let token = CancellationToken::new();
+        running.insert(job_id, token.clone());
+        Some(token)
+    }
+
     /// Starts (or resumes) a job in the background and returns at once.
     pub fn spawn(self: &Arc<Self>, pool: Db, llm: Arc<LlmSettings>, job_id: i64, retry_failed: bool) -> AppResult<()> {
-        let token = CancellationToken::new();
-        {
-            let mut running = self.running.lock().unwrap();
-            if running.contains_key(&job_id) {
-                return Err(AppError::Conflict(format!("job {job_id} is already running")));
-            }
-            running.insert(job_id, token.clone());
-        }
+        let token = self.enter(job_id).ok_or_else(|| AppError::Conflict(format!("job {job_id} is already running")))?;
         let manager = self.clone();
         tokio::spawn(async move {
             if let Err(e) = run(&pool, &llm, manager.stages, job_id, retry_failed, token, &|_| {}).await {
@@ -412,14 +417,7 @@ impl JobManager {
     /// Runs a job here to its end (cancellable from its page like any
     /// other) and returns it as it ended.
     pub async fn run_to_end(&self, pool: Db, llm: Arc<LlmSettings>, job_id: i64) -> AppResult<JobView> {
-        let token = CancellationToken::new();
-        {
-            let mut running = self.running.lock().unwrap();
-            if running.contains_key(&job_id) {
-                return Err(AppError::Conflict(format!("job {job_id} is already running")));
-            }
-            running.insert(job_id, token.clone());
-        }
+        let token = self.enter(job_id).ok_or_else(|| AppError::Conflict(format!("job {job_id} is already running")))?;
         let result = run(&pool, &llm, self.stages, job_id, false, token, &|_| {}).await;
         self.running.lock().unwrap().remove(&job_id);
         if let Err(e) = &result {
@@ -431,14 +429,7 @@ impl JobManager {
     /// Joins a job another process runs on the shared database, in the
     /// background; `false` when it already runs here.
     pub fn spawn_join(self: &Arc<Self>, pool: Db, llm: Arc<LlmSettings>, job_id: i64) -> bool {
-        let token = CancellationToken::new();
-        {
-            let mut running = self.running.lock().unwrap();
-            if running.contains_key(&job_id) {
-                return false;
-            }
-            running.insert(job_id, token.clone());
-        }
+        let Some(token) = self.enter(job_id) else { return false };
         let manager = self.clone();
         tokio::spawn(async move {
             if let Err(e) = join(&pool, &llm, manager.stages, job_id, token).await {

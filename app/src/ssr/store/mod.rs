@@ -201,8 +201,14 @@ pub const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30)
 /// `postgresql://`) URL, else an SQLite file path (created if needed) —
 /// and applies its migrations.
 pub async fn open_target(target: &str) -> Result<Db, OpenError> {
+    open_target_with(target, PG_CONNECTIONS).await
+}
+
+/// [`open_target`], with at most `connections` to PostgreSQL (SQLite's
+/// pool is its own).
+pub async fn open_target_with(target: &str, connections: u32) -> Result<Db, OpenError> {
     if is_postgres_url(target) {
-        open_postgres(target).await
+        open_postgres(target, connections).await
     } else {
         Ok(Db::Sqlite(open_sqlite(Path::new(target), None).await?))
     }
@@ -213,15 +219,16 @@ pub fn is_postgres_url(target: &str) -> bool {
     lower.starts_with("postgres://") || lower.starts_with("postgresql://")
 }
 
-/// Connections per process to PostgreSQL (the server allows 100 by
-/// default: a web process and a handful of workers stay well under).
+/// Connections per process to PostgreSQL by default (`--db-connections`;
+/// the server allows 100 by default: a web process and six workers).
 pub const PG_CONNECTIONS: u32 = 12;
 
-/// Connects to PostgreSQL at `url` and applies its migrations.
-pub async fn open_postgres(url: &str) -> Result<Db, OpenError> {
+/// Connects to PostgreSQL at `url` with at most `connections` and applies
+/// its migrations.
+pub async fn open_postgres(url: &str, connections: u32) -> Result<Db, OpenError> {
     let options = PgConnectOptions::from_str(url.trim())?.application_name("assay");
     let pool = PgPoolOptions::new()
-        .max_connections(PG_CONNECTIONS)
+        .max_connections(connections.max(2))
         .acquire_timeout(BUSY_TIMEOUT)
         .connect_with(options)
         .await?;
