@@ -198,6 +198,28 @@ async fn collaborators_reach_only_what_the_owner_granted() {
         assert_eq!(r.status, StatusCode::FORBIDDEN, "{fun}");
         assert!(r.body.contains("may read project 1 but not change it"), "{fun}: {}", r.body);
     }
+    // Cancelling a job (#26: on PostgreSQL it also marks the job's row, so
+    // other processes running it stop): each caller in turn. Job 1 has
+    // ended, so those who may cancel are told it is not running (409).
+    let cancel = path_of::<app::api::CancelJob>();
+    for (caller, cookie, status) in [
+        ("owner", owner.as_str(), StatusCode::CONFLICT),
+        ("editor", ben.as_str(), StatusCode::CONFLICT),
+        ("reader", ana.as_str(), StatusCode::FORBIDDEN),
+        ("no rights", cy.as_str(), StatusCode::FORBIDDEN),
+        ("rater token", rater_token.as_str(), StatusCode::UNAUTHORIZED),
+        ("share token", share_token.as_str(), StatusCode::UNAUTHORIZED),
+        ("anonymous", "", StatusCode::UNAUTHORIZED),
+    ] {
+        let r = send(&router, post(cancel, "id=1", cookie)).await;
+        assert_eq!(r.status, status, "{caller}: {}", r.body);
+        if status == StatusCode::CONFLICT {
+            assert!(r.body.contains("job 1 is not running"), "{caller}: {}", r.body);
+        }
+    }
+    let job = app::ssr::store::jobs::get_job(&pool, 1).await.unwrap();
+    assert_eq!(job.status, app::model::JobStatus::Done, "no caller changed the ended job");
+
     // What #24 added to read — a job's items page by page and one item
     // whole, a document's chunks, a study's results version, the graph as
     // a file — each caller in turn: the reader and the owner read, the

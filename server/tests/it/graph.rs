@@ -65,14 +65,8 @@ async fn the_offline_graph_of_alice_is_built_stored_and_exported() {
     let again = json(&assay(&db, &["--json", "graph", "build", "Alice"], &[]).await);
     assert_eq!((again["nodes"].clone(), again["edges"].clone()), (built["nodes"].clone(), built["edges"].clone()));
     let pool = db.open().await;
-    let fresh: i64 = app::on_db!(&pool, |db| sqlx::query_scalar(
-        "SELECT COUNT(*) FROM llm_calls WHERE job_id = $1 AND cached = FALSE"
-    )
-    .bind(again["job"].as_i64().unwrap())
-    .fetch_one(db)
-    .await)
-    .unwrap();
-    assert_eq!(fresh, 0);
+    let fresh = "SELECT COUNT(*) FROM llm_calls WHERE job_id = $1 AND cached = FALSE";
+    assert_eq!(common::scalar(&pool, fresh, &[again["job"].as_i64().unwrap()]).await, 0);
 
     // Resuming a finished graph job redoes nothing and keeps its counts:
     // the summary items follow from the extractions, not from the

@@ -90,14 +90,8 @@ async fn graph_questions_at_every_level_keep_their_provenance_and_reproduce() {
         String::from_utf8(export2.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(lines.iter().map(strip).collect::<Vec<_>>(), lines2.iter().map(strip).collect::<Vec<_>>());
     let pool = db.open().await;
-    let fresh: i64 = app::on_db!(&pool, |db| sqlx::query_scalar(
-        "SELECT COUNT(*) FROM llm_calls WHERE job_id = $1 AND cached = FALSE"
-    )
-    .bind(again["job"].as_i64().unwrap())
-    .fetch_one(db)
-    .await)
-    .unwrap();
-    assert_eq!(fresh, 0);
+    let fresh = "SELECT COUNT(*) FROM llm_calls WHERE job_id = $1 AND cached = FALSE";
+    assert_eq!(common::scalar(&pool, fresh, &[again["job"].as_i64().unwrap()]).await, 0);
 
     // Listing and CSV.
     let sets = json(&assay(&db, &["--json", "questions", "list", "Q"], &[]).await);
