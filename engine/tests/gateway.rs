@@ -367,3 +367,56 @@ async fn identical_requests_in_flight_at_once_make_one_call() {
     assert!(a.is_err() && b.is_err());
     assert_eq!(down.stats().faults.values().sum::<u64>(), 2, "the waiter asked after the first failed");
 }
+
+/// The mock's two timings. By default it waits out the latency first, so a
+/// request its client gave up meanwhile is never composed, shown to the
+/// responder or counted. With `compose_first` (the judging benchmark's) it
+/// composes a reply as the request arrives and sends it when the latency is
+/// over: still no sooner, and a fault waits as long.
+#[tokio::test]
+async fn the_mock_composes_first_only_when_asked_and_never_answers_sooner() {
+    let latency = Duration::from_millis(200);
+    for compose_first in [false, true] {
+        let seen: Arc<Mutex<Vec<Instant>>> = Arc::default();
+        let responder = {
+            let seen = seen.clone();
+            mockllm::Responder(Arc::new(move |_: &serde_json::Value| {
+                seen.lock().unwrap().push(Instant::now());
+                "composed".to_string()
+            }))
+        };
+        let mock =
+            MockServer::start(MockConfig { latency, compose_first, responder: Some(responder), ..Default::default() })
+                .await;
+        let client = reqwest::Client::new();
+        let url = format!("{}/chat/completions", mock.base_url());
+        let body = serde_json::json!({"model": "mock-model", "messages": [{"role": "user", "content": "Hello?"}]});
+
+        let sent = Instant::now();
+        let reply: serde_json::Value = client.post(&url).json(&body).send().await.unwrap().json().await.unwrap();
+        let answered = sent.elapsed();
+        assert_eq!(reply["choices"][0]["message"]["content"], "composed");
+        assert!(answered >= latency, "compose_first {compose_first}: answered after {answered:?}");
+        let composed = seen.lock().unwrap()[0] - sent;
+        if compose_first {
+            assert!(composed < latency / 2, "composed {composed:?} after the request, not at its arrival");
+        } else {
+            assert!(composed >= latency, "composed {composed:?} after the request, before the latency was over");
+        }
+
+        // A request given up half-way through the latency.
+        let gave_up = tokio::time::timeout(latency / 2, client.post(&url).json(&body).send()).await;
+        assert!(gave_up.is_err(), "no reply before the latency");
+        tokio::time::sleep(latency).await;
+        let composed = seen.lock().unwrap().len();
+        assert_eq!(composed, if compose_first { 2 } else { 1 }, "compose_first {compose_first}: composed {composed}");
+        assert_eq!(mock.stats().ok, if compose_first { 2 } else { 1 });
+
+        // A fault waits out the latency too.
+        mock.set_faults(Faults { server_error: 1.0, ..Default::default() });
+        let sent = Instant::now();
+        let status = client.post(&url).json(&body).send().await.unwrap().status();
+        assert_eq!(status.as_u16(), 500);
+        assert!(sent.elapsed() >= latency, "compose_first {compose_first}: a fault after {:?}", sent.elapsed());
+    }
+}

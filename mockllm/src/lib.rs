@@ -99,6 +99,13 @@ pub struct MockConfig {
     /// Keep no per-body counts (`answered`, `answered_prompts`): a long
     /// benchmark's distinct prompts would fill the memory.
     pub lean: bool,
+    /// Compose a chat reply as its request arrives and send it when the
+    /// latency is over, as a server with a fixed latency would; by default
+    /// the latency is waited first (then a request its client dropped
+    /// meanwhile is never composed, counted or shown to the responder).
+    /// With it, a benchmark's wave of replies due at one instant is sent at
+    /// that instant, not one composition after another.
+    pub compose_first: bool,
     /// Ignore `max_tokens` and never close a JSON reply (see the crate docs).
     pub rambling: bool,
     /// Refuse requests whose prompt words plus `max_tokens` exceed this.
@@ -122,6 +129,7 @@ impl Default for MockConfig {
             api_key: None,
             omit_usage: false,
             lean: false,
+            compose_first: false,
             seed: 7,
             responder: None,
             rambling: false,
@@ -337,8 +345,27 @@ fn draw(f: &Faults, u: f64) -> Option<Fault> {
     None
 }
 
-/// Runs the checks and faults common to both endpoints. `Ok` means answer normally.
-async fn misbehave(shared: &Shared, headers: &HeaderMap, wait: bool) -> Result<MockConfig, Response> {
+/// When a reply waits out the configured latency.
+#[derive(Clone, Copy, PartialEq)]
+enum Wait {
+    /// Before anything else is done.
+    First,
+    /// Composed first, then sent when the latency since its arrival is
+    /// over ([`MockConfig::compose_first`]). A fault waits before it is
+    /// sent, too.
+    Composed,
+    /// Not here (a stream waits inside its body).
+    No,
+}
+
+/// Runs the checks and faults common to both endpoints. `Ok` means answer
+/// normally, at the instant it carries ([`Wait::Composed`]), if any.
+async fn misbehave(
+    shared: &Shared,
+    headers: &HeaderMap,
+    wait: Wait,
+) -> Result<(MockConfig, Option<std::time::Instant>), Response> {
+    let arrived = std::time::Instant::now();
     let config = shared.config.lock().unwrap().clone();
     if let Some(key) = &config.api_key {
         let sent = headers.get("authorization").and_then(|v| v.to_str().ok());
@@ -351,11 +378,17 @@ async fn misbehave(shared: &Shared, headers: &HeaderMap, wait: bool) -> Result<M
                 .into_response());
         }
     }
-    if wait && !config.latency.is_zero() {
-        sleep_exactly(config.latency).await;
+    let due = (wait != Wait::No && !config.latency.is_zero()).then(|| arrived + config.latency);
+    if let (Some(due), Wait::First) = (due, wait) {
+        sleep_until_exactly(due).await;
     }
     let n = shared.counter.fetch_add(1, Ordering::SeqCst);
-    let Some(fault) = draw(&config.faults, uniform(config.seed, n)) else { return Ok(config) };
+    let Some(fault) = draw(&config.faults, uniform(config.seed, n)) else {
+        return Ok((config, due.filter(|_| wait == Wait::Composed)));
+    };
+    if let (Some(due), Wait::Composed) = (due, wait) {
+        sleep_until_exactly(due).await;
+    }
     *shared.stats.lock().unwrap().faults.entry(fault.name()).or_default() += 1;
     Err(match fault {
         Fault::RateLimited => (
@@ -411,12 +444,33 @@ async fn chat(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Strin
     let streamed = serde_json::from_str::<Value>(&body).ok().and_then(|b| b["stream"].as_bool()).unwrap_or(false);
     let serial = shared.config.lock().unwrap().one_at_a_time;
     let _turn = if serial && !streamed { Some(shared.turn.lock().await) } else { None };
-    let config = match misbehave(&shared, &headers, !streamed).await {
+    let wait = match (streamed, shared.config.lock().unwrap().compose_first) {
+        (true, _) => Wait::No,
+        (false, true) => Wait::Composed,
+        (false, false) => Wait::First,
+    };
+    let (config, due) = match misbehave(&shared, &headers, wait).await {
         Ok(c) => c,
         Err(r) => return r,
     };
+    let response = compose(&shared, &headers, config, &body, streamed, serial);
+    if let Some(due) = due {
+        sleep_until_exactly(due).await;
+    }
+    response
+}
+
+/// A chat request's reply (or its error), as it is to be sent.
+fn compose(
+    shared: &Arc<Shared>,
+    headers: &HeaderMap,
+    config: MockConfig,
+    body: &str,
+    streamed: bool,
+    serial: bool,
+) -> Response {
     let composing = std::time::Instant::now();
-    let Ok(req) = serde_json::from_str::<Value>(&body) else {
+    let Ok(req) = serde_json::from_str::<Value>(body) else {
         return (StatusCode::BAD_REQUEST, Json(json!({"error": {"message": "request body is not JSON"}})))
             .into_response();
     };
@@ -488,7 +542,7 @@ async fn chat(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Strin
         let mut stats = shared.stats.lock().unwrap();
         stats.ok += 1;
         if !config.lean {
-            *stats.answered.entry(body.clone()).or_default() += 1;
+            *stats.answered.entry(body.to_string()).or_default() += 1;
             *stats.answered_prompts.entry(last.to_string()).or_default() += 1;
         }
     }
@@ -562,7 +616,7 @@ fn stream_reply(
             None
         };
         if !config.latency.is_zero() {
-            sleep_exactly(config.latency).await;
+            sleep_until_exactly(std::time::Instant::now() + config.latency).await;
         }
         let words: Vec<String> = text.split_inclusive(' ').map(str::to_string).collect();
         let endless = config.rambling;
@@ -604,7 +658,7 @@ fn stream_reply(
 
 async fn embeddings(State(shared): State<Arc<Shared>>, headers: HeaderMap, Json(req): Json<Value>) -> Response {
     let _guard = enter(&shared);
-    if let Err(r) = misbehave(&shared, &headers, true).await {
+    if let Err(r) = misbehave(&shared, &headers, Wait::First).await {
         return r;
     }
     let inputs: Vec<String> = match req.get("input") {
@@ -649,15 +703,14 @@ mod tests {
     }
 }
 
-/// Waits `latency`, as closely as the kernel's timers allow. tokio's timer
+/// Waits until `deadline`, as closely as the machine allows. tokio's timer
 /// has millisecond ticks and rounds a deadline up to the next one: a reply
 /// at 100 ms latency reached a keep-alive client after 102.1 ms (median; 0.22
 /// ms at latency 0), which a benchmark at the Little's-law bound (calls ×
 /// latency ÷ concurrency) would count as the client's overhead. One thread
 /// keeps the deadlines and sleeps on a condition variable until the
 /// earliest (the kernel's high-resolution timer): 100.9-101.1 ms.
-async fn sleep_exactly(latency: Duration) {
-    let deadline = std::time::Instant::now() + latency;
+async fn sleep_until_exactly(deadline: std::time::Instant) {
     let (done, woken) = tokio::sync::oneshot::channel();
     Alarms::get().add(deadline, done);
     let _ = woken.await;
