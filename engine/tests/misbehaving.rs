@@ -24,11 +24,7 @@ fn gateway(mock: &MockServer, store: Arc<MemoryStore>) -> Gateway {
 /// The mock answers each task as the offline provider does.
 fn offline_responder() -> Responder {
     let offline = engine::offline::provider();
-    Responder(Arc::new(move |body: &Value| {
-        let purpose = body["x_assay_purpose"].as_str().unwrap_or("").to_string();
-        let messages: Vec<Message> = serde_json::from_value(body["messages"].clone()).unwrap_or_default();
-        offline.answer(&ChatRequest::new(purpose, messages)).unwrap_or_else(|e| format!("offline: {e}"))
-    }))
+    Responder(Arc::new(move |body: &Value| offline.answer_body(body)))
 }
 
 const PASSAGE: &str = "Ebenezer Scrooge kept the counting-house in London. Bob Cratchit worked for Scrooge in London. \

@@ -23,7 +23,6 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
-use engine::llm::{ChatRequest, Message};
 use mockllm::{MockConfig, MockServer, Responder};
 use sqlx::Connection;
 
@@ -157,11 +156,7 @@ fn main() {
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     rt.block_on(async {
         let offline = Arc::new(engine::offline::provider());
-        let respond = move |req: &serde_json::Value| {
-            let purpose = req["x_assay_purpose"].as_str().unwrap_or("");
-            let messages: Vec<Message> = serde_json::from_value(req["messages"].clone()).unwrap_or_default();
-            offline.answer(&ChatRequest::new(purpose, messages)).unwrap_or_else(|e| format!("offline: {e}"))
-        };
+        let respond = move |req: &serde_json::Value| offline.answer_body(req);
         let mock = MockServer::start(MockConfig {
             responder: Some(Responder(Arc::new(respond))),
             lean: true,

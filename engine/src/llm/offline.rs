@@ -56,6 +56,16 @@ impl OfflineProvider {
         task(req)
     }
 
+    /// The reply text to an OpenAI-style chat request's body, as this
+    /// provider would give it, or `offline: <why not>`: what a mock server
+    /// answers when it stands in for a model (its task from
+    /// `x_assay_purpose`, where mockllm puts the `X-Assay-Purpose` header).
+    pub fn answer_body(&self, body: &serde_json::Value) -> String {
+        let purpose = body["x_assay_purpose"].as_str().unwrap_or("");
+        let messages: Vec<super::Message> = serde_json::from_value(body["messages"].clone()).unwrap_or_default();
+        self.answer(&ChatRequest::new(purpose, messages)).unwrap_or_else(|e| format!("offline: {e}"))
+    }
+
     pub fn purposes(&self) -> Vec<&str> {
         let mut p: Vec<&str> = self.tasks.keys().map(String::as_str).collect();
         p.sort();

@@ -8,7 +8,6 @@ use crate::common;
 use std::sync::Arc;
 
 use common::{assay, json};
-use engine::llm::{ChatRequest, Message};
 use mockllm::{MockConfig, MockServer, Responder};
 use serde_json::Value;
 
@@ -17,12 +16,11 @@ use serde_json::Value;
 fn responder(unusable: &'static [&'static str]) -> Responder {
     let offline = engine::offline::provider();
     Responder(Arc::new(move |body: &Value| {
-        let purpose = body["x_assay_purpose"].as_str().unwrap_or("").to_string();
+        let purpose = body["x_assay_purpose"].as_str().unwrap_or("");
         if unusable.iter().any(|p| purpose.starts_with(p)) {
             return "I am a helpful assistant. The Salt Guild is interesting".to_string();
         }
-        let messages: Vec<Message> = serde_json::from_value(body["messages"].clone()).unwrap_or_default();
-        offline.answer(&ChatRequest::new(purpose, messages)).unwrap_or_else(|e| format!("offline: {e}"))
+        offline.answer_body(body)
     }))
 }
 

@@ -9,18 +9,13 @@ use std::time::{Duration, Instant};
 
 use crate::common;
 use common::{assay, assay_command, json, sample_with_answers};
-use engine::llm::{ChatRequest, Message};
 use mockllm::{MockConfig, MockServer, Responder};
 
 /// The mock answering each task as the offline provider would (so judging
 /// through it is deterministic, and runs compare), after `latency`.
 async fn offline_mock(latency: Duration) -> MockServer {
     let offline = Arc::new(engine::offline::provider());
-    let respond = move |req: &serde_json::Value| {
-        let purpose = req["x_assay_purpose"].as_str().unwrap_or("");
-        let messages: Vec<Message> = serde_json::from_value(req["messages"].clone()).unwrap_or_default();
-        offline.answer(&ChatRequest::new(purpose, messages)).unwrap_or_else(|e| format!("offline: {e}"))
-    };
+    let respond = move |req: &serde_json::Value| offline.answer_body(req);
     MockServer::start(MockConfig { latency, responder: Some(Responder(Arc::new(respond))), ..Default::default() }).await
 }
 

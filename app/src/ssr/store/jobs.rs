@@ -93,32 +93,27 @@ pub async fn heartbeat(pool: &Db, job_id: i64) -> AppResult<()> {
 
 /// Ends a run: `done`, `failed` (with the error) or `cancelled`.
 pub async fn mark_ended(pool: &Db, job_id: i64, status: JobStatus, error: Option<&str>) -> AppResult<()> {
-    on_db!(pool, |db| {
-        sqlx::query(
-            "UPDATE jobs SET status = $1, error = $2, runner_pid = NULL,
-                finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = $3",
-        )
-        .bind(status.as_str())
-        .bind(error)
-        .bind(job_id)
-        .execute(db)
-        .await?;
-        Ok(())
-    })
+    end(pool, job_id, status, error, false).await.map(|_| ())
 }
 
 /// Ends a run that is still running (not ended meanwhile by another
 /// process of a shared deployment); returns whether it was running.
 pub async fn mark_ended_if_running(pool: &Db, job_id: i64, status: JobStatus) -> AppResult<bool> {
+    end(pool, job_id, status, None, true).await
+}
+
+/// Ends a run (only while it runs, with `only_running`); whether it did.
+/// (A running job's error is NULL: the run's start cleared it.)
+async fn end(pool: &Db, job_id: i64, status: JobStatus, error: Option<&str>, only_running: bool) -> AppResult<bool> {
+    let sql = if only_running {
+        "UPDATE jobs SET status = $1, error = $2, runner_pid = NULL,
+            finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = $3 AND status = 'running'"
+    } else {
+        "UPDATE jobs SET status = $1, error = $2, runner_pid = NULL,
+            finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = $3"
+    };
     on_db!(pool, |db| {
-        let done = sqlx::query(
-            "UPDATE jobs SET status = $1, runner_pid = NULL, finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
-              WHERE id = $2 AND status = 'running'",
-        )
-        .bind(status.as_str())
-        .bind(job_id)
-        .execute(db)
-        .await?;
+        let done = sqlx::query(sql).bind(status.as_str()).bind(error).bind(job_id).execute(db).await?;
         Ok(done.rows_affected() == 1)
     })
 }
