@@ -243,6 +243,36 @@ pub struct JobDetail {
     /// The failures' reasons, most frequent first, with their counts (at
     /// most 10).
     pub failure_reasons: Vec<(String, i64)>,
+    /// The processes running the job's items now (a team deployment's
+    /// database: `assay serve`, `assay worker`, the command that started
+    /// it), busiest first; empty on SQLite, where one process runs a job.
+    #[serde(default)]
+    pub claimants: Vec<Claimant>,
+}
+
+/// A process holding items of a running job (its claim's heartbeat is
+/// within the claim timeout).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Claimant {
+    /// The machine's host name.
+    pub host: String,
+    pub pid: u32,
+    /// Items it holds: running, or claimed and about to run.
+    pub items: i64,
+    /// Seconds since its last heartbeat.
+    pub heartbeat_secs: f64,
+}
+
+impl Claimant {
+    /// From a worker id, `host:pid:started` (as `store::queue::worker_id` makes it);
+    /// a host name never has a colon, nor does the rest.
+    pub fn from_worker(worker: &str, items: i64, heartbeat_secs: f64) -> Claimant {
+        let mut parts = worker.rsplitn(3, ':');
+        let _started = parts.next();
+        let pid = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+        let host = parts.next().unwrap_or(worker).to_string();
+        Claimant { host, pid, items, heartbeat_secs }
+    }
 }
 
 /// What a job's model did, from its items and its call log: items that

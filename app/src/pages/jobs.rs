@@ -120,6 +120,39 @@ pub fn JobsPage() -> impl IntoView {
     }
 }
 
+/// The processes running a job's items now (a team deployment's database),
+/// each with the items it holds and how long ago it last said it lives.
+#[component]
+fn Claimants(claimants: Vec<crate::model::Claimant>) -> impl IntoView {
+    (!claimants.is_empty()).then(|| {
+        let held: i64 = claimants.iter().map(|c| c.items).sum();
+        view! {
+            <section id="job-claimants">
+                <h2>"Processes running it"</h2>
+                <p class="muted small">{format!(
+                    "{} on {} process{} of this deployment; a process that stops heartbeating gives its items to the others after the claim timeout.",
+                    format::int(held) + if held == 1 { " item" } else { " items" },
+                    claimants.len(),
+                    if claimants.len() == 1 { "" } else { "es" },
+                )}</p>
+                <table class="grid">
+                    <thead><tr><th>"Host"</th><th>"Process"</th><th class="num">"Items held"</th><th class="num">"Last heartbeat"</th></tr></thead>
+                    <tbody>
+                        {claimants.into_iter().map(|c| view! {
+                            <tr>
+                                <td>{c.host}</td>
+                                <td>{c.pid}</td>
+                                <td class="num">{format::int(c.items)}</td>
+                                <td class="num">{format!("{:.0} s ago", c.heartbeat_secs)}</td>
+                            </tr>
+                        }).collect_view()}
+                    </tbody>
+                </table>
+            </section>
+        }
+    })
+}
+
 #[component]
 pub fn JobPage() -> impl IntoView {
     let project_id = route_id("id");
@@ -179,6 +212,7 @@ pub fn JobPage() -> impl IntoView {
                         </dl>
                         {j.error.clone().map(|e| view! { <p class="error">{e}</p> })}
                         {said}
+                        <Claimants claimants=d.claimants.clone()/>
                         <div class="actions-row">
                             {j.status.is_active().then(|| view! {
                                 <button type="button" class="danger" on:click=move |_| { cancel.dispatch(CancelJob { id }); }>"Cancel"</button>

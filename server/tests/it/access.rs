@@ -244,6 +244,25 @@ async fn collaborators_reach_only_what_the_owner_granted() {
         ("share token", share_token.as_str(), StatusCode::UNAUTHORIZED),
         ("anonymous", "", StatusCode::UNAUTHORIZED),
     ];
+    // Who runs a job now (#26: the processes holding its items, on the
+    // job's detail), each caller in turn: two items held by one process.
+    let beat = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')";
+    let held = format!(
+        "INSERT INTO job_queue (job_id, phase, key, seq, worker, heartbeat)
+         VALUES (1, 'p', 'k1', 1, 'host-a:4242:17', {beat}), (1, 'p', 'k2', 2, 'host-a:4242:17', {beat})"
+    );
+    common::execute(&pool, &held, &[]).await;
+    let detail = path_of::<app::api::GetJobDetail>();
+    for &(caller, cookie, status) in &callers {
+        let r = send(&router, post(detail, "id=1", cookie)).await;
+        assert_eq!(r.status, status, "{caller} {detail}: {}", r.body);
+        if status == StatusCode::OK {
+            assert!(r.body.contains(r#""claimants":[{"host":"host-a","pid":4242,"items":2,"#), "{caller}: {}", r.body);
+        } else {
+            assert!(!r.body.contains("host-a"), "{caller}: {}", r.body);
+        }
+    }
+    common::execute(&pool, "DELETE FROM job_queue", &[]).await;
     for (fun, form, expect) in &new_reads {
         for &(caller, cookie, status) in &callers {
             let r = send(&router, post(fun, form, cookie)).await;

@@ -203,9 +203,18 @@ async fn a_dead_claimants_items_go_to_another_after_the_timeout() {
         assert_eq!(queue::heartbeat(&db, "live").await.unwrap(), 10);
         tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
         // 2.4 s after the claims: "dead" never beat, "live" did 1.2 s ago.
+        let who = |c: Vec<(String, i64, f64)>| c.into_iter().map(|(w, n, _)| (w, n)).collect::<Vec<_>>();
+        let standing = queue::claimants(&db, job, 2).await.unwrap();
+        assert_eq!(who(standing.clone()), [("live".to_string(), 10)], "{kind}: the dead claimant is not shown");
+        assert!((1.0..2.0).contains(&standing[0].2), "{kind}: live's heartbeat {} s ago", standing[0].2);
         let taken = queue::claim(&db, job, "p", "other", 30, 2).await.unwrap();
         let expected: Vec<String> = keys[..10].iter().chain(&keys[20..]).cloned().collect();
         assert_eq!(taken, expected, "{kind}: the dead claimant's items and the free ones; not the live one's");
+        assert_eq!(
+            who(queue::claimants(&db, job, 2).await.unwrap()),
+            [("other".to_string(), 20), ("live".to_string(), 10)],
+            "{kind}: busiest first"
+        );
         assert!(queue::complete(&db, job, "dead", &dead).await.unwrap().is_empty(), "{kind}: too late");
         assert_eq!(queue::release(&db, job, "live").await.unwrap(), 10);
         assert_eq!(

@@ -192,6 +192,26 @@ pub async fn release(pool: &Db, job_id: i64, worker: &str) -> AppResult<u64> {
     })
 }
 
+/// The processes whose claims on `job_id` stand (a heartbeat within
+/// `timeout_secs`): each one's worker id, the items it holds and the
+/// seconds since its last heartbeat, busiest first.
+pub async fn claimants(pool: &Db, job_id: i64, timeout_secs: u64) -> AppResult<Vec<(String, i64, f64)>> {
+    on_db!(pool, |db| {
+        Ok(sqlx::query_as(
+            "SELECT worker, COUNT(*),
+                    (julianday(strftime('%Y-%m-%dT%H:%M:%fZ', 'now')) - julianday(MAX(heartbeat))) * 86400.0
+               FROM job_queue
+              WHERE job_id = $1 AND worker IS NOT NULL
+                AND heartbeat >= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', $2)
+              GROUP BY worker ORDER BY COUNT(*) DESC, worker",
+        )
+        .bind(job_id)
+        .bind(ago(timeout_secs))
+        .fetch_all(db)
+        .await?)
+    })
+}
+
 /// Items of `job_id`'s `phase` still queued (claimed or not).
 pub async fn remaining(pool: &Db, job_id: i64, phase: &str) -> AppResult<i64> {
     on_db!(pool, |db| {
