@@ -165,3 +165,17 @@ mod tests {
         assert_eq!(super::bytes(13), "13 bytes");
     }
 }
+
+/// `s` percent-encoded for a URL's query string (RFC 3986's unreserved
+/// characters kept).
+pub fn query_value(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}

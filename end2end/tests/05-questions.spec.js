@@ -62,7 +62,7 @@ test('generate graph questions offline, open a subgraph question\'s provenance a
   const chunkLink = prov.locator('.source-chunk a.chunk-link').first();
   const chunkHref = await chunkLink.getAttribute('href');
   const chunkId = (await chunkLink.textContent()).replace('chunk ', '');
-  expect(chunkHref).toMatch(new RegExp(`/documents/\\d+\\?view=chunks#chunk-${chunkId}$`));
+  expect(chunkHref).toMatch(new RegExp(`/documents/\\d+\\?view=chunks&chunk=${chunkId}#chunk-${chunkId}$`));
   await prov.locator('a.graph-link').click();
   await expect(page).toHaveURL(/\/graph\?highlight=/);
   await expect(page.locator('#graph-canvas')).toHaveAttribute('data-emphasised', String(chips));
@@ -73,7 +73,9 @@ test('generate graph questions offline, open a subgraph question\'s provenance a
   await expect(chunk).toBeInViewport();
   await expect(chunk.locator('.chunk-head')).toContainText(`chunk ${chunkId}`);
   await expect(page.locator('#show-chunks')).toHaveClass(/active/);
-  await expect(page.locator('#chunks > li')).toHaveCount(Number((await page.locator('#show-chunks').textContent()).match(/\((\d+)\)/)[1]));
+  // A page of chunks (at most 10, #39), the one holding the chunk linked to.
+  const all = Number((await page.locator('#show-chunks').textContent()).match(/\((\d+)\)/)[1]);
+  await expect(page.locator('#chunks > li')).toHaveCount(Math.min(all, 10));
 });
 
 test('edit, delete and add questions; export and import a set', async ({ page, request }) => {

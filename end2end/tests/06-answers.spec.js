@@ -72,12 +72,15 @@ test('answer a question set with two methods and compare them side by side', asy
   await expect(answerRows).toHaveCount(6);
   const first = answerRows.first();
   await expect(first.locator('td').nth(1).locator('.answer > p.small')).toHaveText(/^25 words · /);
-  // NaiveRAG with k = 3: the three nearest chunks.
-  const summary = first.locator('td').nth(2).locator('details.contexts summary');
-  await expect(summary).toHaveText('Context (3)');
-  await summary.click();
-  await expect(first.locator('td').nth(2).locator('details.contexts li')).toHaveCount(3);
-  await expect(first.locator('td').nth(2).locator('details.contexts li').first()).toContainText('chunk');
+  // NaiveRAG with k = 3: the three nearest chunks, fetched when the answer is opened (#39).
+  const naive = first.locator('td').nth(2);
+  await expect(naive.locator('.answer-actions')).toContainText('(3 pieces)');
+  await expect(naive.locator('.contexts')).toHaveCount(0);
+  await naive.getByRole('button', { name: 'Open' }).click();
+  await expect(naive.locator('.contexts li')).toHaveCount(3);
+  await expect(naive.locator('.contexts li').first()).toContainText('chunk');
+  await naive.getByRole('button', { name: 'Close' }).click();
+  await expect(naive.locator('.contexts')).toHaveCount(0);
 });
 
 test('import answers from a file: bad lines named, then a good file lands', async ({ page }) => {

@@ -74,40 +74,68 @@ mod tests {
 
 /// `text` cut into segments, `true` marking whole-word, case-insensitive
 /// (ASCII) occurrences of any of `names`; longer names win where they overlap.
-/// Concatenating the segments gives `text` back.
+/// Concatenating the segments gives `text` back. (For many texts against the
+/// same names, prepare a [`Highlighter`] once.)
 pub fn highlight(text: &str, names: &[&str]) -> Vec<(String, bool)> {
-    let lower = text.to_ascii_lowercase();
-    let mut names: Vec<String> =
-        names.iter().map(|n| n.trim().to_ascii_lowercase()).filter(|n| !n.is_empty()).collect();
-    names.sort_by_key(|n| std::cmp::Reverse(n.len()));
-    names.dedup();
-    let is_word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric());
-    let mut marks: Vec<(usize, usize)> = Vec::new();
-    for name in &names {
-        let mut from = 0;
-        while let Some(found) = lower[from..].find(name.as_str()) {
-            let (start, end) = (from + found, from + found + name.len());
-            let clear = !is_word(text[..start].chars().next_back()) && !is_word(text[end..].chars().next());
-            if clear && !marks.iter().any(|&(s, e)| start < e && s < end) {
+    Highlighter::new(names).highlight(text)
+}
+
+/// [`highlight`] with its names prepared once: one automaton finds every
+/// occurrence of every name in one pass over a text (5,040 questions
+/// against a graph's 1,356 names took seconds searched name by name).
+pub struct Highlighter {
+    automaton: Option<aho_corasick::AhoCorasick>,
+}
+
+impl Highlighter {
+    pub fn new(names: &[&str]) -> Highlighter {
+        let mut names: Vec<String> =
+            names.iter().map(|n| n.trim().to_ascii_lowercase()).filter(|n| !n.is_empty()).collect();
+        // Longest first: a name's pattern index is its rank.
+        names.sort_by_key(|n| std::cmp::Reverse(n.len()));
+        names.dedup();
+        let automaton = (!names.is_empty())
+            .then(|| aho_corasick::AhoCorasick::builder().ascii_case_insensitive(true).build(&names).ok())
+            .flatten();
+        Highlighter { automaton }
+    }
+
+    /// `text` cut into segments as [`highlight`] cuts it.
+    pub fn highlight(&self, text: &str) -> Vec<(String, bool)> {
+        let is_word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric());
+        // Every whole-word occurrence; then, longest name first and each
+        // name's occurrences left to right, kept unless it overlaps one kept
+        // before — what trying the names one after another keeps.
+        let mut found: Vec<(usize, usize, usize)> = match &self.automaton {
+            None => Vec::new(),
+            Some(a) => a
+                .find_overlapping_iter(text)
+                .map(|m| (m.pattern().as_usize(), m.start(), m.end()))
+                .filter(|&(_, s, e)| !is_word(text[..s].chars().next_back()) && !is_word(text[e..].chars().next()))
+                .collect(),
+        };
+        found.sort_unstable();
+        let mut marks: Vec<(usize, usize)> = Vec::new();
+        for (_, start, end) in found {
+            if !marks.iter().any(|&(s, e)| start < e && s < end) {
                 marks.push((start, end));
             }
-            from = start + lower[start..].chars().next().map_or(1, char::len_utf8);
         }
-    }
-    marks.sort_unstable();
-    let mut out = Vec::new();
-    let mut at = 0;
-    for (s, e) in marks {
-        if s > at {
-            out.push((text[at..s].to_string(), false));
+        marks.sort_unstable();
+        let mut out = Vec::new();
+        let mut at = 0;
+        for (s, e) in marks {
+            if s > at {
+                out.push((text[at..s].to_string(), false));
+            }
+            out.push((text[s..e].to_string(), true));
+            at = e;
         }
-        out.push((text[s..e].to_string(), true));
-        at = e;
+        if at < text.len() || out.is_empty() {
+            out.push((text[at..].to_string(), false));
+        }
+        out
     }
-    if at < text.len() || out.is_empty() {
-        out.push((text[at..].to_string(), false));
-    }
-    out
 }
 
 #[cfg(test)]
@@ -124,4 +152,60 @@ mod highlight_tests {
         assert_eq!(highlight("", &["x"]), [(String::new(), false)]);
         assert_eq!(highlight("abc", &[]), [("abc".to_string(), false)]);
     }
+
+    /// The name-by-name search the automaton replaced, as it was.
+    fn name_by_name(text: &str, names: &[&str]) -> Vec<(String, bool)> {
+        let lower = text.to_ascii_lowercase();
+        let mut names: Vec<String> =
+            names.iter().map(|n| n.trim().to_ascii_lowercase()).filter(|n| !n.is_empty()).collect();
+        names.sort_by_key(|n| std::cmp::Reverse(n.len()));
+        names.dedup();
+        let is_word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric());
+        let mut marks: Vec<(usize, usize)> = Vec::new();
+        for name in &names {
+            let mut from = 0;
+            while let Some(found) = lower[from..].find(name.as_str()) {
+                let (start, end) = (from + found, from + found + name.len());
+                let clear = !is_word(text[..start].chars().next_back()) && !is_word(text[end..].chars().next());
+                if clear && !marks.iter().any(|&(s, e)| start < e && s < end) {
+                    marks.push((start, end));
+                }
+                from = start + lower[start..].chars().next().map_or(1, char::len_utf8);
+            }
+        }
+        marks.sort_unstable();
+        let mut out = Vec::new();
+        let mut at = 0;
+        for (s, e) in marks {
+            if s > at {
+                out.push((text[at..s].to_string(), false));
+            }
+            out.push((text[s..e].to_string(), true));
+            at = e;
+        }
+        if at < text.len() || out.is_empty() {
+            out.push((text[at..].to_string(), false));
+        }
+        out
+    }
+
+    #[test]
+    fn the_automaton_marks_what_the_name_by_name_search_marked() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpora/alice_in_wonderland.txt");
+        let text = std::fs::read_to_string(path).expect("the shared corpora");
+        let names = [
+            "Alice", "Mock Turtle", "Turtle", "Mock", "Queen", "Queen of Hearts", "Hearts", "the", "Hatter",
+            "March Hare", "Hare", "White Rabbit", "Rabbit", "Cat", "Cheshire Cat", "Dormouse", "Gryphon", "King",
+            "a", "I", "said the", "the Queen",
+        ];
+        let prepared = super::Highlighter::new(&names);
+        let mut marked = 0;
+        for paragraph in text.split("\r\n\r\n") {
+            let got = prepared.highlight(paragraph);
+            assert_eq!(got, name_by_name(paragraph, &names), "{paragraph}");
+            marked += got.iter().filter(|(_, m)| *m).count();
+        }
+        assert!(marked > 3_000, "{marked} mentions marked");
+    }
 }
+

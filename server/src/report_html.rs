@@ -74,9 +74,9 @@ pub async fn html(pool: &Db, kind: &str, id: i64) -> AppResult<String> {
         "evaluation" => {
             let snapshot = app::ssr::evaluation::snapshot(pool, id).await?;
             let data = app::ssr::evaluation::report_json(&snapshot);
-            Ok(evaluation_html(&app::ssr::evaluation::report_view_of(pool, snapshot).await?, &data))
+            Ok(evaluation_html(&app::ssr::evaluation::report_view_of(pool, snapshot, true).await?, &data))
         }
-        "questions" => Ok(questions_html(&app::ssr::share::questions(pool, id).await?)),
+        "questions" => Ok(questions_html(&app::ssr::share::questions(pool, id, true).await?)),
         "study" => Ok(study_html(&app::ssr::study::results_view(pool, id).await?)),
         "metrics" => {
             let r = app::ssr::metrics::report(pool, id).await?;

@@ -52,11 +52,41 @@ pub async fn get_cost_table(project_id: i64) -> Result<Vec<CostRow>, AppError> {
     store::answers::cost_table(&call.state.pool, project_id).await
 }
 
+/// A page of an answer set's answers (without their contexts), each
+/// beside the same question's answer in `compare` — a set over the same
+/// question set. `search`: only questions containing it.
 #[server(output = crate::codec::Json)]
-pub async fn get_answers(answer_set_id: i64) -> Result<Vec<AnswerView>, AppError> {
+pub async fn get_answer_page(
+    answer_set_id: i64,
+    compare: Option<i64>,
+    page: i64,
+    search: Option<String>,
+) -> Result<AnswerPairsPage, AppError> {
     let call = Request::now()?;
     call.require(Obj::AnswerSet(answer_set_id), Need::Read).await?;
-    store::answers::list_answers(&call.state.pool, answer_set_id, None).await
+    if let Some(b) = compare {
+        call.require(Obj::AnswerSet(b), Need::Read).await?;
+        let (sa, sb) =
+            (store::answers::get_set(&call.state.pool, answer_set_id).await?, store::answers::get_set(&call.state.pool, b).await?);
+        if sa.question_set_id != sb.question_set_id {
+            return Err(AppError::Invalid(format!(
+                "answer sets {answer_set_id} and {b} answer different question sets (#{} and #{})",
+                sa.question_set_id, sb.question_set_id
+            )));
+        }
+    }
+    store::answers::answer_page(&call.state.pool, answer_set_id, compare, page, search.as_deref().unwrap_or("")).await
+}
+
+/// One answer whole: its text, the context it was given, its accounting.
+#[server(output = crate::codec::Json)]
+pub async fn get_answer(answer_set_id: i64, question_id: i64) -> Result<AnswerView, AppError> {
+    let call = Request::now()?;
+    call.require(Obj::AnswerSet(answer_set_id), Need::Read).await?;
+    store::answers::list_answers(&call.state.pool, answer_set_id, Some(question_id))
+        .await?
+        .pop()
+        .ok_or_else(|| AppError::NotFound(format!("answer set {answer_set_id} has no answer to question {question_id}")))
 }
 
 #[server(output = crate::codec::Json)]

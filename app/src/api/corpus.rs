@@ -21,25 +21,31 @@ pub async fn get_upload_limits() -> Result<UploadLimits, AppError> {
 }
 
 #[server(output = crate::codec::Json)]
-pub async fn list_documents(project_id: i64) -> Result<Vec<DocumentSummary>, AppError> {
+pub async fn list_documents(project_id: i64, page: i64) -> Result<DocumentsPage, AppError> {
     let call = Request::now()?;
     call.require(Obj::Project(project_id), Need::Read).await?;
-    store::list_documents(&call.state.pool, project_id).await
+    store::list_documents(&call.state.pool, project_id, page).await
 }
 
 #[server(output = crate::codec::Json)]
-pub async fn get_document(id: i64) -> Result<DocumentView, AppError> {
+/// A document with part `part` (from 1) of its text.
+pub async fn get_document(id: i64, part: i64) -> Result<DocumentView, AppError> {
     let call = Request::now()?;
     call.require(Obj::Document(id), Need::Read).await?;
-    store::get_document(&call.state.pool, id).await
+    store::get_document(&call.state.pool, id, part).await
 }
 
 /// A document's chunks, in order, with the ids provenance links name.
 #[server(output = crate::codec::Json)]
-pub async fn get_document_chunks(id: i64) -> Result<Vec<crate::model::ChunkView>, AppError> {
+/// A page of a document's chunks; with `chunk`, the page holding it.
+pub async fn get_document_chunks(
+    id: i64,
+    page: i64,
+    chunk: Option<i64>,
+) -> Result<crate::model::ChunksPage, AppError> {
     let call = Request::now()?;
     call.require(Obj::Document(id), Need::Read).await?;
-    store::document_chunks(&call.state.pool, id).await
+    store::document_chunks(&call.state.pool, id, page, chunk).await
 }
 
 #[server(output = crate::codec::Json)]

@@ -173,15 +173,15 @@ pub async fn delete_evaluation(id: i64) -> Result<(), AppError> {
 pub async fn get_evaluation_report(id: i64) -> Result<EvaluationReportView, AppError> {
     let call = Request::now()?;
     call.require(Obj::Evaluation(id), Need::Read).await?;
-    crate::ssr::evaluation::report_view(&call.state.pool, id).await
+    crate::ssr::evaluation::report_view(&call.state.pool, id, false).await
 }
 
 #[server(output = crate::codec::Json)]
-pub async fn get_drill_questions(id: i64, a: i64, b: i64) -> Result<Vec<DrillQuestionView>, AppError> {
+pub async fn get_drill_questions(id: i64, a: i64, b: i64, page: i64) -> Result<DrillQuestionsPage, AppError> {
     let call = Request::now()?;
     let project = call.require(Obj::Evaluation(id), Need::Read).await?;
     call.require_in(project, [Obj::AnswerSet(a), Obj::AnswerSet(b)]).await?;
-    crate::ssr::evaluation::drill_questions(&call.state.pool, id, a, b).await
+    crate::ssr::evaluation::drill_questions(&call.state.pool, id, a, b, page).await
 }
 
 #[server(output = crate::codec::Json)]

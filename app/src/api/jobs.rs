@@ -12,11 +12,33 @@ use crate::ssr::store;
 #[cfg(feature = "ssr")]
 use crate::ssr::store::access::Obj;
 
+/// A page of a project's jobs, newest first.
 #[server(output = crate::codec::Json)]
-pub async fn list_jobs(project_id: i64) -> Result<Vec<JobView>, AppError> {
+pub async fn list_jobs(project_id: i64, page: i64) -> Result<JobsPage, AppError> {
     let call = Request::now()?;
     call.require(Obj::Project(project_id), Need::Read).await?;
-    store::jobs::list_jobs(&call.state.pool, project_id).await
+    store::jobs::jobs_page(&call.state.pool, project_id, page).await
+}
+
+/// The newest job of each kind of a project (what a stage page's job line
+/// shows).
+#[server(output = crate::codec::Json)]
+pub async fn latest_jobs(project_id: i64) -> Result<Vec<JobView>, AppError> {
+    let call = Request::now()?;
+    call.require(Obj::Project(project_id), Need::Read).await?;
+    store::jobs::latest_per_kind(&call.state.pool, project_id).await
+}
+
+/// Waits for what a live view shows to change: `topic` is `project` (its
+/// jobs), `job`, `experiment` or `study`, and `id` its id; answers when
+/// its state differs from `seen`, when it is no longer active, or after
+/// 25 s (see `ssr::live`).
+#[server(output = crate::codec::Json)]
+pub async fn watch(topic: String, id: i64, seen: Option<String>) -> Result<LiveState, AppError> {
+    let call = Request::now()?;
+    let topic = crate::ssr::live::Topic::parse(&topic, id)?;
+    call.require(topic.object(), Need::Read).await?;
+    crate::ssr::live::wait(&call.state.pool, topic, seen.as_deref(), crate::ssr::live::LONG_POLL).await
 }
 
 #[server(output = crate::codec::Json)]

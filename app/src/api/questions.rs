@@ -24,11 +24,26 @@ pub async fn list_question_sets(project_id: i64) -> Result<Vec<QuestionSetView>,
     store::questions::list_sets(pool, project_id).await
 }
 
+/// A page of a set's questions: those of `level` (a level or category)
+/// whose text contains `search`, when given.
 #[server(output = crate::codec::Json)]
-pub async fn list_set_questions(set_id: i64) -> Result<Vec<QuestionView>, AppError> {
+pub async fn list_set_questions(
+    set_id: i64,
+    page: i64,
+    level: Option<String>,
+    search: Option<String>,
+) -> Result<QuestionsPage, AppError> {
     let call = Request::now()?;
     call.require(Obj::QuestionSet(set_id), Need::Read).await?;
-    store::questions::list_questions(&call.state.pool, set_id).await
+    store::questions::question_page(
+        &call.state.pool,
+        set_id,
+        page,
+        QUESTIONS_PER_PAGE,
+        level.as_deref().unwrap_or(""),
+        search.as_deref().unwrap_or(""),
+    )
+    .await
 }
 
 /// A question's sampled structure in the current graph and its source texts.

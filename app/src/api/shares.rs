@@ -57,6 +57,12 @@ pub async fn get_shared(token: String) -> Result<SharedView, AppError> {
     shared(crate::ssr::share::view(&app_state()?.pool, &token).await)
 }
 
+/// Page `page` of the questions of the set a share link opens (no account).
+#[server(endpoint = "share/questions", output = crate::codec::Json)]
+pub async fn get_shared_questions(token: String, page: i64) -> Result<QuestionsPage, AppError> {
+    shared(crate::ssr::share::question_page(&app_state()?.pool, &token, page).await)
+}
+
 /// The experiment's report a share link opens, read-only (no account).
 #[server(endpoint = "share/experiment", output = crate::codec::Json)]
 pub async fn get_shared_experiment(token: String) -> Result<ExperimentReportView, AppError> {

@@ -167,16 +167,6 @@ pub async fn get_study_results(id: i64) -> Result<StudyResultsView, AppError> {
     crate::ssr::study::results_view(&call.state.pool, id).await
 }
 
-/// A token that changes whenever the study's ratings or raters do (the
-/// results page polls it while raters may be at work, and refetches the
-/// results when it moves).
-#[server(output = crate::codec::Json)]
-pub async fn study_results_version(id: i64) -> Result<String, AppError> {
-    let call = Request::now()?;
-    call.require(Obj::Study(id), Need::Read).await?;
-    crate::ssr::store::studies::results_version(&call.state.pool, id).await
-}
-
 /// A rater's session at a study link (no account; `rater`: the browser's
 /// own token at an open link, or empty).
 #[server(endpoint = "study/session", output = crate::codec::Json)]

@@ -9,27 +9,102 @@ use crate::error::AppError;
 use crate::format;
 use crate::model::{CallView, JobKind, JobStatus, JobView};
 
-/// A signal that ticks every second while `live` is true: resources keyed
-/// on it refresh without a reload. (The interval only runs in the browser.)
-pub fn ticker(live: RwSignal<bool>) -> RwSignal<u64> {
+/// What a live view watches (see `ssr::live`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Watch {
+    /// A project's jobs.
+    Project(i64),
+    Job(i64),
+    Experiment(i64),
+    /// A study's ratings and its LLM rater.
+    Study(i64),
+}
+
+impl Watch {
+    #[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
+    fn wire(self) -> (&'static str, i64) {
+        match self {
+            Watch::Project(id) => ("project", id),
+            Watch::Job(id) => ("job", id),
+            Watch::Experiment(id) => ("experiment", id),
+            Watch::Study(id) => ("study", id),
+        }
+    }
+}
+
+/// The one mechanism behind every live view: a signal that ticks each time
+/// what `watch` names changes, while `live` is true (the page sets it from
+/// what it shows: something runs). Resources keyed on it refetch then, and
+/// only then. Underneath, one long-poll at a time (`api::jobs::watch`:
+/// the server answers on a change, or after 25 s with none); at most one
+/// refresh a second; after an error, waits of 1, 2, 4 … 30 s. When the
+/// server says the topic is no longer active the signal ticks once more
+/// (the page shows the end) and the requests stop: an open tab on
+/// something finished sends nothing.
+pub fn live_ticks(live: RwSignal<bool>, watch: impl Fn() -> Watch + Send + Sync + 'static) -> RwSignal<u64> {
     let tick = RwSignal::new(0u64);
-    Effect::new(move |_| {
-        let handle = set_interval_with_handle(
-            move || {
-                if live.get_untracked() {
-                    tick.update(|t| *t += 1);
-                }
-            },
-            std::time::Duration::from_millis(1000),
-        )
-        .ok();
-        on_cleanup(move || {
-            if let Some(h) = handle {
-                h.clear();
+    #[cfg(not(feature = "hydrate"))]
+    let _ = (live, watch);
+    #[cfg(feature = "hydrate")]
+    {
+        // Each start is a generation; a loop of an older one stops.
+        let generation = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let current = generation.clone();
+        Effect::new(move |_| {
+            let on = live.get();
+            let (topic, id) = watch().wire();
+            let me = current.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+            if !on {
+                return;
             }
+            let current = current.clone();
+            let still = move || current.load(std::sync::atomic::Ordering::SeqCst) == me;
+            leptos::task::spawn_local(async move {
+                let mut seen: Option<String> = None;
+                let mut backoff = 1_000;
+                while still() {
+                    match crate::api::jobs::watch(topic.to_string(), id, seen.clone()).await {
+                        Ok(state) => {
+                            backoff = 1_000;
+                            if !still() {
+                                break;
+                            }
+                            let changed = seen.as_ref().is_some_and(|v| *v != state.version);
+                            if changed || !state.active {
+                                tick.try_update(|t| *t += 1);
+                            }
+                            if !state.active {
+                                break;
+                            }
+                            seen = Some(state.version);
+                            if changed {
+                                sleep_ms(1_000).await;
+                            }
+                        }
+                        Err(_) => {
+                            sleep_ms(backoff).await;
+                            backoff = (backoff * 2).min(30_000);
+                        }
+                    }
+                }
+            });
         });
-    });
+        on_cleanup(move || {
+            generation.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        });
+    }
     tick
+}
+
+/// Resolves after `ms` milliseconds (the browser's timer).
+#[cfg(feature = "hydrate")]
+async fn sleep_ms(ms: i32) {
+    let promise = js_sys::Promise::new(&mut |resolve, _| {
+        if let Some(w) = web_sys::window() {
+            let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms);
+        }
+    });
+    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
 }
 
 #[component]

@@ -88,7 +88,15 @@ pub fn ProjectBar(
     project: Resource<Result<ProjectView, AppError>>,
     active: &'static str,
 ) -> impl IntoView {
-    let name = move || Suspend::new(async move { project.await.map(|p| p.summary.name).unwrap_or_default() });
+    // The name, and the whole of it as the title (shown on hover and long
+    // press where the bar cuts it).
+    let name = move || {
+        Suspend::new(async move {
+            let name = project.await.map(|p| p.summary.name).unwrap_or_default();
+            let title = name.clone();
+            view! { <span class="project-name" title=title>{name}</span> }
+        })
+    };
     let items = SECTIONS
         .iter()
         .map(|(label, slug)| match slug {
@@ -125,7 +133,7 @@ pub fn ProjectBar(
         <header class="topbar">
             <a class="brand" href="/">"Assay"</a>
             <span class="crumb">"/"</span>
-            <Transition fallback=|| ()><span class="project-name">{name}</span></Transition>
+            <Transition fallback=|| ()>{name}</Transition>
             <AccountLinks project_id=Some(project_id)/>
             <nav class="tabs" aria-label="Project sections">{items}</nav>
         </header>
@@ -189,7 +197,7 @@ pub fn SourceText(project_id: i64, sources: Vec<SourceChunk>) -> impl IntoView {
                 <figure class="source-chunk" data-chunk=c.chunk_id>
                     <figcaption>{if project_id > 0 {
                             view! { <a href=format!("/projects/{project_id}/documents/{}", c.document_id)>{c.document_title}</a>
-                                " · " <a class="chunk-link" href=format!("/projects/{project_id}/documents/{}?view=chunks#chunk-{}", c.document_id, c.chunk_id)>{format!("chunk {}", c.chunk_id)}</a> }.into_any()
+                                " · " <a class="chunk-link" href=format!("/projects/{project_id}/documents/{}?view=chunks&chunk={}#chunk-{}", c.document_id, c.chunk_id, c.chunk_id)>{format!("chunk {}", c.chunk_id)}</a> }.into_any()
                         } else {
                             view! { <span class="doc-title">{c.document_title}</span> <span class="muted">{format!(" · chunk {}", c.chunk_id)}</span> }.into_any()
                         }}</figcaption>
@@ -290,5 +298,45 @@ pub fn SharePanel(kind: &'static str, page_id: i64) -> impl IntoView {
                 })}
             </Transition>
         </section>
+    }
+}
+
+/// Where a list is in its pages, with links to the previous and next
+/// (`href(n)`: page n's address, the list's other state kept).
+#[component]
+pub fn Pager(
+    page: i64,
+    pages: i64,
+    total: i64,
+    per_page: i64,
+    /// Items on this page.
+    count: usize,
+    href: impl Fn(i64) -> String + 'static,
+    id: &'static str,
+    /// What the pages are of, for screen readers ("Pages of items").
+    label: &'static str,
+) -> impl IntoView {
+    let first = (page - 1) * per_page + 1;
+    let last = first + count as i64 - 1;
+    let text = if total == 0 {
+        "none".to_string()
+    } else if per_page == 1 {
+        format!("{} of {}", crate::format::int(page), crate::format::int(pages))
+    } else {
+        format!(
+            "{}–{} of {} · page {} of {}",
+            crate::format::int(first),
+            crate::format::int(last),
+            crate::format::int(total),
+            crate::format::int(page),
+            crate::format::int(pages)
+        )
+    };
+    view! {
+        <nav class="pager inline-form" id=id aria-label=label>
+            {(page > 1).then(|| view! { <a href=href(page - 1) rel="prev">"← Previous"</a> })}
+            <span class="muted">{text}</span>
+            {(page < pages).then(|| view! { <a href=href(page + 1) rel="next">"Next →"</a> })}
+        </nav>
     }
 }

@@ -77,3 +77,49 @@ pub struct CostRow {
     #[serde(default)]
     pub sanity_of: Option<i64>,
 }
+
+/// Answers a page of the Answers page shows at once.
+pub const ANSWERS_PER_PAGE: i64 = 20;
+
+/// Characters of an answer a page shows before "show all" (the rest, and
+/// the retrieved context, load when the answer is opened).
+pub const ANSWER_PREVIEW_CHARS: usize = 600;
+
+/// An answer as a list shows it: the first [`ANSWER_PREVIEW_CHARS`] of its
+/// text, its size and accounting; the whole text and its context load when
+/// it is opened ([`AnswerView`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AnswerBrief {
+    pub id: i64,
+    /// The answer's beginning, cut at a word; the whole answer when short.
+    pub preview: String,
+    /// Whether `preview` is the whole answer.
+    pub whole: bool,
+    pub words: i64,
+    /// Pieces of retrieved context the answer was given.
+    pub contexts: i64,
+    pub tokens: Option<i64>,
+    pub query_ms: Option<f64>,
+    pub truncated: bool,
+}
+
+/// One question of a page: its answer in the set shown, and in the set
+/// beside it when one is chosen.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AnswerPairRow {
+    pub question_id: i64,
+    pub question: String,
+    pub a: AnswerBrief,
+    pub b: Option<AnswerBrief>,
+}
+
+/// A page of an answer set's answers (question order), with the set beside
+/// it; `total` counts the answers matching the search.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AnswerPairsPage {
+    pub rows: Vec<AnswerPairRow>,
+    pub total: i64,
+    /// From 1.
+    pub page: i64,
+    pub pages: i64,
+}

@@ -35,10 +35,44 @@ pub struct DocumentSummary {
 pub struct DocumentView {
     pub summary: DocumentSummary,
     pub project_id: i64,
+    /// Part `part` of the document's text (a page shows one part; parts end
+    /// at a line's end, at most [`DOCUMENT_PART_CHARS`] characters each).
     pub text: String,
+    /// From 1.
+    pub part: i64,
+    pub parts: i64,
     /// The record's other JSON fields, pretty-printed; `None` when there are none.
     pub metadata: Option<String>,
     pub created_at: String,
+}
+
+/// Documents the corpus page lists at once.
+pub const DOCUMENTS_PER_PAGE: i64 = 50;
+
+/// A page of a project's documents, oldest first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DocumentsPage {
+    pub documents: Vec<DocumentSummary>,
+    pub total: i64,
+    /// From 1.
+    pub page: i64,
+    pub pages: i64,
+}
+
+/// Characters of a document's text one page shows at most.
+pub const DOCUMENT_PART_CHARS: usize = 30_000;
+
+/// Chunks one page of a document's chunks shows.
+pub const CHUNKS_PER_PAGE: i64 = 10;
+
+/// A page of a document's chunks, in order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChunksPage {
+    pub chunks: Vec<ChunkView>,
+    pub total: i64,
+    /// From 1.
+    pub page: i64,
+    pub pages: i64,
 }
 
 /// One chunk of a document, as provenance links name it (`chunk ID`).

@@ -118,12 +118,21 @@ pub struct PairRowView {
     pub sign: Option<(f64, f64)>,
     /// Legacy: A's and B's win rates, relative.
     pub legacy: Option<(f64, f64, f64)>,
-    /// Stacked-bar SVGs: per aspect, per level, legacy beside unbiased
-    /// (empty where the protocol that was run has none: levels are the
-    /// unbiased protocol's).
-    pub aspects_svg: String,
-    pub levels_svg: String,
-    pub legacy_svg: String,
+    /// Stacked bars: per aspect, per level, legacy beside unbiased (none
+    /// where the protocol that was run has none: levels are the unbiased
+    /// protocol's).
+    pub aspects_plot: Option<Figure>,
+    pub levels_plot: Option<Figure>,
+    pub legacy_plot: Option<Figure>,
+}
+
+/// One of a report's plots: its SVG inline (the one-file export, an
+/// experiment's report), or linked by its name — a page's browser fetches
+/// `…/plots/NAME.svg` on its own, so the page's HTML does not carry it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Figure {
+    Inline(String),
+    Linked,
 }
 
 /// An evaluation's report as the page shows it.
@@ -131,10 +140,10 @@ pub struct PairRowView {
 pub struct EvaluationReportView {
     pub evaluation: EvaluationView,
     /// The unbiased protocol's plots; `None` when it was not run.
-    pub box_svg: Option<String>,
-    pub heatmap_svg: Option<String>,
+    pub box_plot: Option<Figure>,
+    pub heatmap: Option<Figure>,
     /// The legacy protocol's heatmap; `None` when it was not run.
-    pub legacy_heatmap_svg: Option<String>,
+    pub legacy_heatmap: Option<Figure>,
     pub pairs: Vec<PairRowView>,
     /// The sanity check's sentence, and whether it came out even.
     pub sanity: Option<(String, Option<bool>)>,
@@ -170,6 +179,19 @@ pub struct DrillQuestionView {
     pub b_wins: usize,
     pub alignment: String,
     pub legacy: Option<String>,
+}
+
+/// Questions the drill-down lists at once.
+pub const DRILL_PER_PAGE: i64 = 25;
+
+/// A page of a pair's questions in the drill-down, in the set's order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DrillQuestionsPage {
+    pub questions: Vec<DrillQuestionView>,
+    pub total: i64,
+    /// From 1.
+    pub page: i64,
+    pub pages: i64,
 }
 
 /// One judgment in the drill-down.

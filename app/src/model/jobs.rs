@@ -153,6 +153,10 @@ pub struct JobView {
     pub id: i64,
     pub project_id: Option<i64>,
     pub kind: JobKind,
+    /// The job's settings as stored (JSON). Never sent to a browser: a
+    /// question job's plan names thousands of items, and a method's
+    /// parameters may hold a secret (#39, #40); the CLI prints them.
+    #[serde(skip)]
     pub parameters: String,
     pub status: JobStatus,
     pub total: i64,
@@ -183,6 +187,29 @@ pub struct JobItemView {
     /// as their lengths.
     #[serde(default)]
     pub summary: String,
+}
+
+/// Jobs the Jobs page lists at once.
+pub const JOBS_PER_PAGE: i64 = 50;
+
+/// A page of a project's jobs, newest first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobsPage {
+    pub jobs: Vec<JobView>,
+    pub total: i64,
+    /// From 1.
+    pub page: i64,
+    pub pages: i64,
+}
+
+/// What a live view watches, as the server sees it now: a fingerprint that
+/// changes whenever the view would show something new, and whether it is
+/// still going (a job runs, an experiment runs, a study takes ratings).
+/// A page stops watching once it is not.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LiveState {
+    pub version: String,
+    pub active: bool,
 }
 
 /// Items a job page shows at once.

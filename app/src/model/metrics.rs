@@ -70,9 +70,10 @@ pub struct SetMetricsView {
     pub splits: Vec<SplitRow>,
     /// The LV × QC table (seed 004 Table 4), when the set has factorial questions.
     pub factorial: Option<FactorialView>,
-    pub power_svg: String,
-    /// One hierarchy drawing per dimension: `(dimension, SVG)`.
-    pub trees: Vec<(String, String)>,
+    /// Discriminative power by level.
+    pub power: super::Figure,
+    /// One hierarchy drawing per dimension: `(dimension, drawing)`.
+    pub trees: Vec<(String, super::Figure)>,
     /// The point-biserial correlation of ρ with human category agreement
     /// (seed 004 §4), when a validation study was drawn from the set:
     /// `(study, r_pb, p, n)`.
@@ -138,4 +139,18 @@ pub struct MetricsView {
     pub relevance_unit: String,
     pub embedding_model: String,
     pub sets: Vec<SetMetricsView>,
+}
+
+impl MetricsView {
+    /// The view with its charts linked rather than inline (a page's: the
+    /// browser fetches each chart on its own).
+    pub fn linked(mut self) -> MetricsView {
+        for s in &mut self.sets {
+            s.power = super::Figure::Linked;
+            for (_, t) in &mut s.trees {
+                *t = super::Figure::Linked;
+            }
+        }
+        self
+    }
 }

@@ -96,3 +96,17 @@ pub struct RelevanceStats {
     /// Questions per score 0..=5.
     pub histogram: Vec<i64>,
 }
+
+/// Questions a page of a set shows at once.
+pub const QUESTIONS_PER_PAGE: i64 = 25;
+
+/// A page of a question set's questions (in the set's order), of those
+/// matching the level and text asked for; `total` counts those.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QuestionsPage {
+    pub questions: Vec<QuestionView>,
+    pub total: i64,
+    /// From 1.
+    pub page: i64,
+    pub pages: i64,
+}

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{
-    EntityStats, EvaluationReportView, MetricsView, QuestionSetView, QuestionView, RelevanceStats, StudyResultsView,
+    EntityStats, EvaluationReportView, MetricsView, QuestionSetView, QuestionsPage, RelevanceStats, StudyResultsView,
 };
 
 /// A question set shared read-only: the set, its questions with their
@@ -13,7 +13,9 @@ use super::{
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SharedQuestions {
     pub set: QuestionSetView,
-    pub questions: Vec<QuestionView>,
+    /// The first page of its questions (every question in the one-file
+    /// report); the page reads the others with `get_shared_questions`.
+    pub questions: QuestionsPage,
     pub entities: Option<(EntityStats, String)>,
     pub relevance: Option<(RelevanceStats, String)>,
 }

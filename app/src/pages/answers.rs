@@ -8,18 +8,19 @@ use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 
 use crate::api::answers::{
-    answer_methods, get_answers, get_cost_table, list_answer_sets, DeleteAnswerSet, MethodInfo, StartAnswers,
+    answer_methods, get_answer, get_answer_page, get_cost_table, list_answer_sets, DeleteAnswerSet, MethodInfo,
+    StartAnswers,
 };
-use crate::api::jobs::list_jobs;
+use crate::api::jobs::latest_jobs;
 use crate::api::projects::get_project;
 use crate::api::questions::list_question_sets;
 use crate::api::settings::get_llm_info;
 use crate::components::help::{Cite, Paper};
-use crate::components::jobs::{ticker, LatestJob};
+use crate::components::jobs::{live_ticks, LatestJob, Toggle, Watch};
 use crate::components::route_id;
-use crate::components::{ActionError, ConfirmDelete, ErrorNote, NoCacheBox, ProjectBar};
+use crate::components::{ActionError, ConfirmDelete, ErrorNote, NoCacheBox, Pager, ProjectBar};
 use crate::format;
-use crate::model::{AnswerSetView, AnswerView, CostRow, QuestionSetView};
+use crate::model::{AnswerBrief, AnswerPairRow, AnswerSetView, CostRow, QuestionSetView};
 
 fn seconds(ms: Option<f64>) -> String {
     ms.map_or("—".into(), |ms| format!("{:.2}", ms / 1000.0))
@@ -50,8 +51,8 @@ pub fn AnswersPage() -> impl IntoView {
     let start = ServerAction::<StartAnswers>::new();
     let delete_set = ServerAction::<DeleteAnswerSet>::new();
     let live = RwSignal::new(false);
-    let tick = ticker(live);
-    let jobs = Resource::new(move || (id.get(), tick.get(), start.version().get()), |(id, ..)| list_jobs(id));
+    let tick = live_ticks(live, move || Watch::Project(id.get()));
+    let jobs = Resource::new(move || (id.get(), tick.get(), start.version().get()), |(id, ..)| latest_jobs(id));
     let finished = RwSignal::new(0u64);
     let question_sets = Resource::new(move || id.get(), list_question_sets);
     let sets = Resource::new(
@@ -278,13 +279,16 @@ fn CostTable(project_id: i64, rows: Vec<CostRow>, delete_set: ServerAction<Delet
             </details>
         })}
         <p class="muted small">"Averages per answered question, as " <Cite paper=Paper::Unbiased at="Table II"/> " reports them: tokens of every LLM call an answer made (keywords, map steps, the answer), and the time from question to answer including the calls. Imported answers count only where their file gave the figure. Writing community reports (GraphRAG-style indexing) is not included."</p>
-        <img class="cost-chart" src=format!("/api/projects/{project_id}/answers/cost.svg?v={version}") alt="Tokens and query time per question, per answer set" width="100%"/>
+        <div class="cost-chart-box">
+            <img class="cost-chart" src=format!("/api/projects/{project_id}/answers/cost.svg?v={version}") alt="Tokens and query time per question, per answer set" width="100%"/>
+        </div>
         <p class="small"><a href=format!("/api/projects/{project_id}/answers/cost.svg") download="cost.svg">"Download SVG"</a></p>
     }
 }
 
-/// Two answer sets over the same questions, answer by answer, each with
-/// its context.
+/// Two answer sets over the same questions, a page of answers at a time
+/// (`?page=N&q=…` in the address), each answer's beginning with its size;
+/// the whole answer and its context load when it is opened.
 #[component]
 fn SideBySide(
     project_id: i64,
@@ -293,6 +297,7 @@ fn SideBySide(
     a: i64,
     b: Option<i64>,
 ) -> impl IntoView {
+    let query = use_query_map();
     let current = sets.iter().find(|s| s.id == a).cloned();
     let Some(current) = current else { return ().into_any() };
     let questions_name = question_sets
@@ -302,21 +307,30 @@ fn SideBySide(
     let peers: Vec<AnswerSetView> =
         sets.iter().filter(|s| s.question_set_id == current.question_set_id && s.id != a).cloned().collect();
     let b = b.filter(|b| peers.iter().any(|p| p.id == *b));
-    let left = Resource::new(move || a, get_answers);
-    let right = Resource::new(
-        move || b,
-        |b| async move {
-            match b {
-                Some(b) => get_answers(b).await.map(Some),
-                None => Ok(None),
-            }
-        },
+    let page = Memo::new(move |_| query.read().get("page").and_then(|p| p.parse::<i64>().ok()).unwrap_or(1));
+    let search = Memo::new(move |_| query.read().get("q").unwrap_or_default());
+    let rows = Resource::new(
+        move || (page.get(), search.get()),
+        move |(page, search)| get_answer_page(a, b, page, (!search.is_empty()).then_some(search)),
     );
     let b_name = b.and_then(|b| peers.iter().find(|p| p.id == b)).map(|p| format!("#{} {}", p.id, p.name));
     let a_name = format!("#{} {}", current.id, current.name);
+    let address = move |page: i64, search: &str| {
+        let mut q = vec![format!("answers={a}")];
+        if let Some(b) = b {
+            q.push(format!("compare={b}"));
+        }
+        if !search.is_empty() {
+            q.push(format!("q={}", crate::format::query_value(search)));
+        }
+        if page > 1 {
+            q.push(format!("page={page}"));
+        }
+        format!("/projects/{project_id}/answers?{}", q.join("&"))
+    };
     view! {
         <section class="side-by-side" id="side-by-side">
-            <h2>"Answers of " {format!("#{} {}", current.id, current.name)}</h2>
+            <h2>"Answers of " {a_name.clone()}</h2>
             <p class="muted">{format!("To {questions_name}")}
                 {current.made_by.clone().map(|w| format!(" · answered by {w}"))}
                 {current.job_id.map(|j| view! { " · " <a href=format!("/projects/{project_id}/jobs/{j}")>{format!("job #{j}")}</a> })}</p>
@@ -332,15 +346,28 @@ fn SideBySide(
                     }).collect_view().into_any()
                 }}
             </p>
+            <form method="get" action=format!("/projects/{project_id}/answers") class="inline-form" id="answer-search" role="search">
+                <input type="hidden" name="answers" value=a/>
+                {b.map(|b| view! { <input type="hidden" name="compare" value=b/> })}
+                <label>"Questions containing " <input type="search" name="q" prop:value=move || search.get()/></label>
+                <button type="submit">"Search"</button>
+            </form>
             <Transition fallback=|| view! { <p class="muted">"Loading answers…"</p> }>
                 {move || {
                     let b_name = b_name.clone();
                     let a_name = a_name.clone();
                     Suspend::new(async move {
-                        let (l, r) = (left.await, right.await);
-                        match (l, r) {
-                            (Err(e), _) | (_, Err(e)) => view! { <ErrorNote error=e/> }.into_any(),
-                            (Ok(l), Ok(r)) => view! { <AnswerRows left=l left_name=a_name right=r right_name=b_name/> }.into_any(),
+                        match rows.await {
+                            Err(e) => view! { <ErrorNote error=e/> }.into_any(),
+                            Ok(p) => {
+                                let searched = search.get_untracked();
+                                let href = move |n: i64| address(n, &searched);
+                                view! {
+                                    <AnswerRows rows=p.rows.clone() a left_name=a_name b right_name=b_name/>
+                                    <Pager page=p.page pages=p.pages total=p.total per_page=crate::model::ANSWERS_PER_PAGE
+                                        count=p.rows.len() href id="answer-pager" label="Pages of answers"/>
+                                }.into_any()
+                            }
                         }
                     })
                 }}
@@ -352,58 +379,86 @@ fn SideBySide(
 
 #[component]
 fn AnswerRows(
-    left: Vec<AnswerView>,
+    rows: Vec<AnswerPairRow>,
+    a: i64,
     left_name: String,
-    right: Option<Vec<AnswerView>>,
+    b: Option<i64>,
     right_name: Option<String>,
 ) -> impl IntoView {
-    let paired = right.is_some();
-    let by_question: std::collections::HashMap<i64, AnswerView> =
-        right.unwrap_or_default().into_iter().map(|a| (a.question_id, a)).collect();
+    if rows.is_empty() {
+        return view! { <p class="muted" id="no-matching-answers">"No answer to a question containing that."</p> }.into_any();
+    }
     view! {
         <table class="grid answers">
             <thead><tr><th>"Question"</th><th>{left_name}</th>{right_name.map(|n| view! { <th>{n}</th> })}</tr></thead>
             <tbody>
-                {left.into_iter().map(|a| {
-                    let other = by_question.get(&a.question_id).cloned();
-                    let (question_id, question) = (a.question_id, a.question.clone());
+                {rows.into_iter().map(|r| {
+                    let question_id = r.question_id;
                     view! {
                         <tr data-question=question_id>
-                            <td class="question">{question}</td>
-                            <td><AnswerCell a=Some(a)/></td>
-                            {paired.then(|| view! { <td><AnswerCell a=other/></td> })}
+                            <td class="question">{r.question}</td>
+                            <td><AnswerCell set=a question_id brief=Some(r.a)/></td>
+                            {b.map(|b| view! { <td><AnswerCell set=b question_id brief=r.b/></td> })}
                         </tr>
                     }
                 }).collect_view()}
             </tbody>
         </table>
     }
+    .into_any()
 }
 
+/// An answer's beginning and size; opened, the whole answer and its
+/// context, fetched then.
 #[component]
-fn AnswerCell(a: Option<AnswerView>) -> impl IntoView {
-    let Some(a) = a else { return view! { <span class="muted">"no answer"</span> }.into_any() };
-    let words = a.answer.split_whitespace().count();
+fn AnswerCell(set: i64, question_id: i64, brief: Option<AnswerBrief>) -> impl IntoView {
+    let Some(a) = brief else { return view! { <span class="muted">"no answer"</span> }.into_any() };
+    let open = RwSignal::new(false);
     let meta = format!(
-        "{words} words · {} tokens · {} s",
-        a.prompt_tokens.zip(a.completion_tokens).map_or("—".into(), |(p, c)| (p + c).to_string()),
+        "{} words · {} tokens · {} s",
+        format::int(a.words),
+        a.tokens.map_or("—".into(), format::int),
         seconds(a.query_ms)
     );
-    let contexts = a.contexts.len();
+    let what = if a.whole { "its context" } else { "the whole answer and its context" };
+    let pieces = format!(" {what} ({} piece{})", format::int(a.contexts), if a.contexts == 1 { "" } else { "s" });
     view! {
         <div class="answer">
-            <p class="answer-text">{a.answer.clone()}</p>
+            <Show when=move || !open.get()>
+                <p class="answer-text">{a.preview.clone()}</p>
+            </Show>
+            <Show when=move || open.get()>
+                <WholeAnswer set question_id/>
+            </Show>
             <p class="muted small">{meta}
                 {a.truncated.then(|| view! { " · " <span class="warn cut" title="The model's reply reached its max_tokens budget and was cut there">"cut at max_tokens"</span> })}</p>
-            <details class="contexts">
-                <summary>{format!("Context ({contexts})")}</summary>
-                <ol>
-                    {a.contexts.into_iter().map(|c| view! {
-                        <li><span class="badge">{format!("{} {}", c.kind, c.id)}</span> " " {c.text}</li>
-                    }).collect_view()}
-                </ol>
-            </details>
+            <div class="answer-actions small"><Toggle open show="Open" hide="Close" class="open-answer"/>{pieces}</div>
         </div>
     }
     .into_any()
+}
+
+#[component]
+fn WholeAnswer(set: i64, question_id: i64) -> impl IntoView {
+    let answer = Resource::new(|| (), move |_| get_answer(set, question_id));
+    view! {
+        <Suspense fallback=|| view! { <p class="muted">"Loading the answer…"</p> }>
+            {move || Suspend::new(async move {
+                match answer.await {
+                    Err(e) => view! { <ErrorNote error=e/> }.into_any(),
+                    Ok(a) => view! {
+                        <p class="answer-text whole">{a.answer}</p>
+                        <div class="contexts">
+                            <p class="small"><strong>{format!("Context ({})", a.contexts.len())}</strong></p>
+                            <ol>
+                                {a.contexts.into_iter().map(|c| view! {
+                                    <li><span class="badge">{format!("{} {}", c.kind, c.id)}</span> " " {c.text}</li>
+                                }).collect_view()}
+                            </ol>
+                        </div>
+                    }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
 }

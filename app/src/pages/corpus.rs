@@ -2,11 +2,12 @@
 
 use leptos::prelude::*;
 use leptos_meta::Title;
+use leptos_router::hooks::use_query_map;
 
 use crate::api::corpus::{get_upload_limits, list_documents, DeleteDocument, SetChunking};
 use crate::api::projects::{get_project, LoadSample};
 use crate::components::upload::UploadZone;
-use crate::components::{route_id, ActionError, ConfirmDelete, ErrorNote, ProjectBar};
+use crate::components::{route_id, ActionError, ConfirmDelete, ErrorNote, Pager, ProjectBar};
 use crate::format;
 use crate::model::{DocumentSummary, ProjectView};
 
@@ -19,7 +20,9 @@ pub fn CorpusPage() -> impl IntoView {
     let sample = ServerAction::<LoadSample>::new();
     let changed = move || (uploads.get(), delete_doc.version().get(), chunking.version().get(), sample.version().get());
     let project = Resource::new(move || (id.get(), changed()), |(id, _)| get_project(id));
-    let documents = Resource::new(move || (id.get(), changed()), |(id, _)| list_documents(id));
+    let query = use_query_map();
+    let page = Memo::new(move |_| query.read().get("page").and_then(|p| p.parse::<i64>().ok()).unwrap_or(1));
+    let documents = Resource::new(move || (id.get(), page.get(), changed()), |(id, page, _)| list_documents(id, page));
     let limits = Resource::new(|| (), |_| get_upload_limits());
 
     view! {
@@ -72,8 +75,15 @@ pub fn CorpusPage() -> impl IntoView {
                 {move || Suspend::new(async move {
                     match documents.await {
                         Err(e) => view! { <ErrorNote error=e/> }.into_any(),
-                        Ok(docs) if docs.is_empty() => view! { <p class="muted">"No documents yet."</p> }.into_any(),
-                        Ok(docs) => view! { <DocumentTable docs project_id=id.get_untracked() delete=delete_doc/> }.into_any(),
+                        Ok(p) if p.total == 0 => view! { <p class="muted">"No documents yet."</p> }.into_any(),
+                        Ok(p) => {
+                            let count = p.documents.len();
+                            view! {
+                                <DocumentTable docs=p.documents project_id=id.get_untracked() delete=delete_doc/>
+                                <Pager page=p.page pages=p.pages total=p.total per_page=crate::model::DOCUMENTS_PER_PAGE count
+                                    href=|n| format!("?page={n}") id="document-pager" label="Pages of documents"/>
+                            }.into_any()
+                        }
                     }
                 })}
             </Suspense>

@@ -1,6 +1,7 @@
-//! `/projects/:id/documents/:doc`: one document, as plain text, or
-//! (`?view=chunks`) as its chunks with the ids provenance links name
-//! (`#chunk-ID` scrolls to one).
+//! `/projects/:id/documents/:doc`: one document, as plain text a part at a
+//! time (`?part=N`), or (`?view=chunks`) as its chunks with the ids
+//! provenance links name, a page at a time (`&page=N`; `&chunk=ID` opens
+//! the page holding that chunk and `#chunk-ID` scrolls to it).
 
 use leptos::prelude::*;
 use leptos_meta::Title;
@@ -9,7 +10,7 @@ use leptos_router::hooks::{use_navigate, use_query_map};
 use crate::api::corpus::{get_document, get_document_chunks, DeleteDocument};
 use crate::api::projects::get_project;
 use crate::components::route_id;
-use crate::components::{ActionError, ConfirmDelete, ErrorNote, ProjectBar};
+use crate::components::{ActionError, ConfirmDelete, ErrorNote, Pager, ProjectBar};
 use crate::format;
 
 #[component]
@@ -17,16 +18,20 @@ pub fn DocumentPage() -> impl IntoView {
     let project_id = route_id("id");
     let doc_id = route_id("doc");
     let project = Resource::new(move || project_id.get(), get_project);
-    let document = Resource::new(move || doc_id.get(), get_document);
-    let delete = ServerAction::<DeleteDocument>::new();
     let query = use_query_map();
+    let number = move |key: &str| query.read().get(key).and_then(|p| p.parse::<i64>().ok());
+    let part = Memo::new(move |_| number("part").unwrap_or(1));
+    let page = Memo::new(move |_| number("page").unwrap_or(1));
+    let chunk = Memo::new(move |_| number("chunk"));
+    let document = Resource::new(move || (doc_id.get(), part.get()), |(d, part)| get_document(d, part));
+    let delete = ServerAction::<DeleteDocument>::new();
     let chunked = Memo::new(move |_| query.read().get("view").as_deref() == Some("chunks"));
     // Fetched only when the chunks are shown.
     let chunks = Resource::new(
-        move || (doc_id.get(), chunked.get()),
-        |(d, on)| async move {
+        move || (doc_id.get(), chunked.get(), page.get(), chunk.get()),
+        |(d, on, page, chunk)| async move {
             if on {
-                get_document_chunks(d).await.map(Some)
+                get_document_chunks(d, page, chunk).await.map(Some)
             } else {
                 Ok(None)
             }
@@ -68,16 +73,28 @@ pub fn DocumentPage() -> impl IntoView {
                                     <a href="?view=text" class:active=move || !chunked.get()>"Text"</a>
                                     <a href="?view=chunks" id="show-chunks" class:active=move || chunked.get()>{format!("Chunks ({})", format::int(d.summary.chunks))}</a>
                                 </nav>
-                                {let text = d.text.clone(); move || (!chunked.get()).then(|| view! {
+                                {let (text, part, parts) = (d.text.clone(), d.part, d.parts); move || (!chunked.get()).then(|| view! {
+                                    {(parts > 1).then(|| view! { <p class="muted small">{format!("Part {part} of {parts}")}</p> })}
                                     // Text is rendered as text: Leptos escapes it, so markup in a document shows as written.
                                     <pre class="document-text">{text.clone()}</pre>
+                                    {(parts > 1).then(|| view! {
+                                        <Pager page=part pages=parts total=parts per_page=1 count=1
+                                            href=|n| format!("?view=text&part={n}") id="part-pager" label="Parts of the text"/>
+                                    })}
                                 })}
                                 <Transition fallback=|| view! { <p class="muted">"Loading chunks…"</p> }>
                                     {move || Suspend::new(async move {
                                         match chunks.await {
                                             Err(e) => view! { <ErrorNote error=e/> }.into_any(),
                                             Ok(None) => ().into_any(),
-                                            Ok(Some(list)) => view! { <Chunks list/> }.into_any(),
+                                            Ok(Some(p)) => {
+                                                let count = p.chunks.len();
+                                                view! {
+                                                    <Chunks list=p.chunks/>
+                                                    <Pager page=p.page pages=p.pages total=p.total per_page=crate::model::CHUNKS_PER_PAGE count
+                                                        href=|n| format!("?view=chunks&page={n}") id="chunk-pager" label="Pages of chunks"/>
+                                                }.into_any()
+                                            }
                                         }
                                     })}
                                 </Transition>

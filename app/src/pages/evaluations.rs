@@ -15,18 +15,19 @@ use crate::api::evaluations::{
     get_drill, get_drill_questions, get_evaluation_report, list_evaluations, DeleteEvaluation, StartEvaluation,
     StartSanity,
 };
-use crate::api::jobs::list_jobs;
+use crate::api::jobs::latest_jobs;
 use crate::api::projects::get_project;
 use crate::api::questions::list_question_sets;
 use crate::api::settings::get_llm_info;
 use crate::components::help::{text as help, Cite, Help, Paper};
-use crate::components::jobs::{ticker, ItemCalls, LatestJob, ProgressBar, StatusBadge};
+use crate::components::jobs::{live_ticks, throttle, ItemCalls, LatestJob, ProgressBar, StatusBadge, Watch};
 use crate::components::route_id;
-use crate::components::{ActionError, ConfirmDelete, ErrorNote, NoCacheBox, ProjectBar, SharePanel};
+use crate::components::{ActionError, ConfirmDelete, ErrorNote, NoCacheBox, Pager, ProjectBar, SharePanel};
+use crate::error::AppError;
 use crate::format;
 use crate::format::pct;
 use crate::model::{
-    defaults, AnswerSetView, DrillView, EvaluationReportView, EvaluationView, PairRowView, QuestionSetView,
+    defaults, AnswerSetView, DrillView, EvaluationReportView, EvaluationView, Figure, PairRowView, QuestionSetView,
 };
 
 fn judge_class(judge: &str) -> &'static str {
@@ -46,10 +47,10 @@ pub fn EvaluationsPage() -> impl IntoView {
     let sanity = ServerAction::<StartSanity>::new();
     let delete = ServerAction::<DeleteEvaluation>::new();
     let live = RwSignal::new(false);
-    let tick = ticker(live);
+    let tick = live_ticks(live, move || Watch::Project(id.get()));
     let jobs = Resource::new(
         move || (id.get(), tick.get(), start.version().get(), sanity.version().get()),
-        |(id, ..)| list_jobs(id),
+        |(id, ..)| latest_jobs(id),
     );
     let finished = RwSignal::new(0u64);
     let question_sets = Resource::new(move || id.get(), list_question_sets);
@@ -300,10 +301,12 @@ pub fn EvaluationPage() -> impl IntoView {
     let eval_id = route_id("eval");
     let project = Resource::new(move || id.get(), get_project);
     let live = RwSignal::new(false);
-    let tick = ticker(live);
+    let tick = live_ticks(live, move || Watch::Project(id.get()));
     // While the evaluation runs, the report is recomputed from its judgments
-    // every 5 s (0.4 s for 9,720 judged items in a release build).
-    let report = Resource::new(move || (eval_id.get(), tick.get() / 5), |(e, _)| get_evaluation_report(e));
+    // as they arrive, at most every 5 s (0.4 s for 9,720 judged items in a
+    // release build).
+    let every = throttle(Memo::new(move |_| tick.get()), std::time::Duration::from_secs(5), |_, _| false);
+    let report = Resource::new(move || (eval_id.get(), every.get()), |(e, _)| get_evaluation_report(e));
     view! {
         <Title text="Evaluation"/>
         <ProjectBar project_id=id.get_untracked() project active="evaluations"/>
@@ -320,15 +323,17 @@ pub fn EvaluationPage() -> impl IntoView {
                     }
                 })}
             </Transition>
-            <Drill project_id=id.get_untracked() eval_id=eval_id.get_untracked()/>
+            <Drill project_id=id.get_untracked() eval_id=eval_id.get_untracked() report/>
         </main>
     }
 }
 
-/// An SVG drawn on the server, inline, with its downloads (none in a
-/// standalone file: `base` is empty).
+/// A plot drawn on the server — inline, or linked by name (fetched by the
+/// browser on its own, its text at the size it was drawn: the figure
+/// scrolls sideways on a narrow screen rather than shrink it) — with its
+/// downloads (none in a standalone file: `base` is empty).
 #[component]
-fn Plot(base: String, name: String, svg: String, #[prop(into)] alt: String) -> impl IntoView {
+pub(crate) fn Plot(base: String, name: String, figure: Figure, #[prop(into)] alt: String) -> impl IntoView {
     let downloads = (!base.is_empty()).then(|| {
         view! {
             <figcaption class="small">
@@ -337,9 +342,13 @@ fn Plot(base: String, name: String, svg: String, #[prop(into)] alt: String) -> i
             </figcaption>
         }
     });
+    let drawn = match figure {
+        Figure::Inline(svg) => view! { <div class="svg" role="img" aria-label=alt inner_html=svg></div> }.into_any(),
+        Figure::Linked => view! { <div class="svg"><img src=format!("{base}/plots/{name}.svg") alt=alt loading="lazy"/></div> }.into_any(),
+    };
     view! {
         <figure class="plot" data-plot=name.clone()>
-            <div class="svg" role="img" aria-label=alt inner_html=svg></div>
+            {drawn}
             {downloads}
         </figure>
     }
@@ -407,19 +416,19 @@ pub fn Report(
             let class = match even { Some(true) => "verdict even", Some(false) => "verdict uneven", None => "verdict" };
             view! { <p class=class id="sanity-verdict">{text}</p> }
         })}
-        {r.box_svg.clone().map(|svg| view! {
+        {r.box_plot.clone().map(|figure| view! {
             <h2>"Win and tie rates over trials"</h2>
-            <Plot base=base.clone() name="box".into() svg alt="Box plots of win and tie rates over trials, one panel per pair"/>
+            <Plot base=base.clone() name="box".into() figure alt="Box plots of win and tie rates over trials, one panel per pair"/>
         })}
         {(!unbiased).then(|| view! { <h2>"Win rates"</h2> })}
         <PairTable rows=r.pairs.clone() unbiased legacy/>
         <h2>"Relative win rate"</h2>
         <div class="plots-row">
-            {r.heatmap_svg.clone().map(|svg| view! {
-                <Plot base=base.clone() name="heatmap".into() svg alt="Relative win rate heatmap, unbiased protocol"/>
+            {r.heatmap.clone().map(|figure| view! {
+                <Plot base=base.clone() name="heatmap".into() figure alt="Relative win rate heatmap, unbiased protocol"/>
             })}
-            {r.legacy_heatmap_svg.clone().map(|svg| view! {
-                <Plot base=base.clone() name="legacy-heatmap".into() svg alt="Relative win rate heatmap, legacy protocol"/>
+            {r.legacy_heatmap.clone().map(|figure| view! {
+                <Plot base=base.clone() name="legacy-heatmap".into() figure alt="Relative win rate heatmap, legacy protocol"/>
             })}
         </div>
         <h2>{match (unbiased, legacy) {
@@ -429,19 +438,18 @@ pub fn Report(
         }}</h2>
         {r.pairs.iter().map(|p| {
             let tag = format!("{}-{}", p.a, p.b);
-            let shown = |svg: &String| (!svg.is_empty()).then(|| svg.clone());
             view! {
                 <section class="pair-detail" data-pair=tag.clone()>
                     <h3>{format!("{} vs {}", p.a_name, p.b_name)}</h3>
-                    {(unbiased && legacy).then(|| view! {
-                        <Plot base=base.clone() name=format!("legacy-{tag}") svg=p.legacy_svg.clone() alt="Legacy and unbiased verdicts"/>
+                    {p.legacy_plot.clone().filter(|_| unbiased && legacy).map(|figure| view! {
+                        <Plot base=base.clone() name=format!("legacy-{tag}") figure alt="Legacy and unbiased verdicts"/>
                     })}
                     <div class="plots-row">
-                        {shown(&p.aspects_svg).map(|svg| view! {
-                            <Plot base=base.clone() name=format!("aspects-{tag}") svg alt="Win, tie and loss per aspect"/>
+                        {p.aspects_plot.clone().map(|figure| view! {
+                            <Plot base=base.clone() name=format!("aspects-{tag}") figure alt="Win, tie and loss per aspect"/>
                         })}
-                        {shown(&p.levels_svg).map(|svg| view! {
-                            <Plot base=base.clone() name=format!("levels-{tag}") svg alt="Win, tie and loss per question level"/>
+                        {p.levels_plot.clone().map(|figure| view! {
+                            <Plot base=base.clone() name=format!("levels-{tag}") figure alt="Win, tie and loss per question level"/>
                         })}
                     </div>
                 </section>
@@ -537,7 +545,11 @@ pub(crate) fn PairTable(rows: Vec<PairRowView>, unbiased: bool, legacy: bool) ->
 /// The drill-down: a pair, its questions, and one question's judgments
 /// (state in the address: `?pair=A-B&q=ID`).
 #[component]
-fn Drill(project_id: i64, eval_id: i64) -> impl IntoView {
+fn Drill(
+    project_id: i64,
+    eval_id: i64,
+    report: Resource<Result<EvaluationReportView, AppError>>,
+) -> impl IntoView {
     let query = use_query_map();
     let pair = Memo::new(move |_| {
         query.read().get("pair").and_then(|p| {
@@ -546,13 +558,14 @@ fn Drill(project_id: i64, eval_id: i64) -> impl IntoView {
         })
     });
     let question = Memo::new(move |_| query.read().get("q").and_then(|q| q.parse::<i64>().ok()));
-    // The pairs come from the report (not refreshed: the list stays put while judgments arrive).
-    let pairs = Resource::new(move || eval_id, get_evaluation_report);
+    let page = Memo::new(move |_| query.read().get("page").and_then(|p| p.parse::<i64>().ok()).unwrap_or(1));
+    // The pairs come from the page's report.
+    let pairs = report;
     let questions = Resource::new(
-        move || pair.get(),
-        move |p| async move {
+        move || (pair.get(), page.get()),
+        move |(p, page)| async move {
             match p {
-                Some((a, b)) => get_drill_questions(eval_id, a, b).await.map(Some),
+                Some((a, b)) => get_drill_questions(eval_id, a, b, page).await.map(Some),
                 None => Ok(None),
             }
         },
@@ -597,15 +610,17 @@ fn Drill(project_id: i64, eval_id: i64) -> impl IntoView {
                         match questions.await {
                             Err(e) => view! { <ErrorNote error=e/> }.into_any(),
                             Ok(None) => view! { <p class="muted">"Choose a pair to see its questions."</p> }.into_any(),
-                            Ok(Some(list)) => {
+                            Ok(Some(p)) => {
                                 let (a, b) = pair.get_untracked().unwrap_or_default();
+                                let (count, at) = (p.questions.len(), p.page);
+                                let pages_base = base.clone();
                                 view! {
                                     <table class="grid drill-questions">
                                         <thead><tr><th>"Question"</th><th>"Level"</th><th class="num">"A wins"</th><th class="num">"Ties"</th><th class="num">"B wins"</th><th>"Alignment"</th><th>"Legacy winner"</th></tr></thead>
                                         <tbody>
-                                            {list.into_iter().map(|q| view! {
+                                            {p.questions.into_iter().map(|q| view! {
                                                 <tr data-question=q.id class:selected=move || question.get() == Some(q.id)>
-                                                    <td><a href=format!("{base}?pair={a}-{b}&q={}#drill-question", q.id)>{q.question.clone()}</a></td>
+                                                    <td><a href=format!("{base}?pair={a}-{b}&page={at}&q={}#drill-question", q.id)>{q.question.clone()}</a></td>
                                                     <td class="small">{q.level.clone().unwrap_or_default()}</td>
                                                     <td class="num">{q.a_wins}</td><td class="num">{q.ties}</td><td class="num">{q.b_wins}</td>
                                                     <td class="small">{q.alignment.clone()}</td>
@@ -614,6 +629,8 @@ fn Drill(project_id: i64, eval_id: i64) -> impl IntoView {
                                             }).collect_view()}
                                         </tbody>
                                     </table>
+                                    <Pager page=p.page pages=p.pages total=p.total per_page=crate::model::DRILL_PER_PAGE count
+                                        href=move |n| format!("{pages_base}?pair={a}-{b}&page={n}#drill") id="drill-pager" label="Pages of questions"/>
                                 }.into_any()
                             }
                         }

@@ -16,7 +16,7 @@ use crate::api::experiments::{
     StartExperiment,
 };
 use crate::components::help::{text as help, Cite, Help, Paper};
-use crate::components::jobs::{ticker, ProgressBar, StatusBadge};
+use crate::components::jobs::{live_ticks, ProgressBar, StatusBadge, Watch};
 use crate::components::route_id;
 use crate::components::{Brand, ErrorNote, SharePanel};
 use crate::format;
@@ -111,15 +111,7 @@ fn options(list: &[(&str, &str)]) -> Vec<(String, String)> {
 
 /// A manifest's text as a `data:` address (for the export link).
 fn data_url(text: &str) -> String {
-    let mut out = String::from("data:application/toml;charset=utf-8,");
-    for b in text.bytes() {
-        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    format!("data:application/toml;charset=utf-8,{}", format::query_value(text))
 }
 
 /// Reads the file chosen in a file input as text.
@@ -398,7 +390,7 @@ fn Estimate(d: ExperimentDraft) -> impl IntoView {
 pub fn ExperimentPage() -> impl IntoView {
     let exp = route_id("exp");
     let live = RwSignal::new(false);
-    let tick = ticker(live);
+    let tick = live_ticks(live, move || Watch::Experiment(exp.get()));
     let page = Resource::new(move || (exp.get(), tick.get()), |(x, _)| get_experiment(x));
     view! {
         <Title text="Experiment"/>
@@ -536,15 +528,17 @@ fn Gathered(r: ExperimentReportView, project: i64, shared: bool) -> impl IntoVie
                     <p class="small muted">{format!("Judged by {} · {} · {} calls ({} from cache)",
                         ev.evaluation.judge, ev.evaluation.settings_text(), format::int(ev.calls), format::int(ev.cached_calls))}
                         {(!shared).then(|| view! { " · " <a href=format!("/projects/{project}/evaluations/{id}")>"its full report"</a> })}</p>
-                    {ev.box_svg.clone().map(|svg| view! {
-                        <figure class="plot"><div class="svg" role="img" aria-label="Box plots of win and tie rates over trials" inner_html=svg></div></figure>
+                    {ev.box_plot.clone().map(|figure| view! {
+                        <crate::pages::evaluations::Plot base=String::new() name="box".into() figure alt="Box plots of win and tie rates over trials"/>
                     })}
                     <crate::pages::evaluations::PairTable rows=ev.pairs.clone() unbiased=ev.evaluation.unbiased() legacy=ev.evaluation.legacy()/>
                     <div class="plots-row">
-                        {ev.heatmap_svg.clone().map(|svg| view! {
-                            <figure class="plot"><div class="svg" role="img" aria-label="Relative win rate heatmap" inner_html=svg></div></figure>
+                        {ev.heatmap.clone().map(|figure| view! {
+                            <crate::pages::evaluations::Plot base=String::new() name="heatmap".into() figure alt="Relative win rate heatmap"/>
                         })}
-                        {ev.legacy_heatmap_svg.clone().map(|svg| view! { <figure class="plot"><div class="svg" role="img" aria-label="Relative win rate heatmap, legacy" inner_html=svg></div></figure> })}
+                        {ev.legacy_heatmap.clone().map(|figure| view! {
+                            <crate::pages::evaluations::Plot base=String::new() name="legacy-heatmap".into() figure alt="Relative win rate heatmap, legacy"/>
+                        })}
                     </div>
                 </section>
             }

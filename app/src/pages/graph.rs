@@ -5,11 +5,11 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 
 use crate::api::graph::{get_graph_overview, StartGraphBuild};
-use crate::api::jobs::list_jobs;
+use crate::api::jobs::latest_jobs;
 use crate::api::projects::get_project;
 use crate::api::settings::get_llm_info;
 use crate::components::explorer::{GraphExplorer, GraphSource};
-use crate::components::jobs::{ticker, LatestJob};
+use crate::components::jobs::{live_ticks, LatestJob, Watch};
 use crate::components::route_id;
 use crate::components::{ActionError, ErrorNote, NoCacheBox, ProjectBar};
 use crate::format;
@@ -22,8 +22,8 @@ pub fn GraphPage() -> impl IntoView {
     let llm = Resource::new(|| (), |_| get_llm_info());
     let build = ServerAction::<StartGraphBuild>::new();
     let live = RwSignal::new(false);
-    let tick = ticker(live);
-    let jobs = Resource::new(move || (id.get(), tick.get(), build.version().get()), |(id, _, _)| list_jobs(id));
+    let tick = live_ticks(live, move || Watch::Project(id.get()));
+    let jobs = Resource::new(move || (id.get(), tick.get(), build.version().get()), |(id, _, _)| latest_jobs(id));
     // The graph is reloaded when a graph job finishes.
     let finished = RwSignal::new(0u64);
     let overview = Resource::new(move || (id.get(), finished.get()), |(id, _)| get_graph_overview(id));

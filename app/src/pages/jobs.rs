@@ -11,9 +11,9 @@ use leptos_router::hooks::{use_navigate, use_query_map};
 use crate::api::jobs::{get_job_detail, get_job_item, get_job_items, list_jobs, CancelJob, ResumeJob, StartSummaries};
 use crate::api::projects::get_project;
 use crate::api::settings::get_llm_info;
-use crate::components::jobs::{throttle, ticker, CallsToggle, ItemCallLog, ProgressBar, StatusBadge, Toggle};
+use crate::components::jobs::{live_ticks, throttle, CallsToggle, ItemCallLog, ProgressBar, StatusBadge, Toggle, Watch};
 use crate::components::route_id;
-use crate::components::{ActionError, ErrorNote, NoCacheBox, ProjectBar};
+use crate::components::{ActionError, ErrorNote, NoCacheBox, Pager, ProjectBar};
 use crate::format;
 use crate::model::{JobItemView, JobView};
 
@@ -42,9 +42,14 @@ pub fn JobsPage() -> impl IntoView {
     let project = Resource::new(move || id.get(), get_project);
     let llm = Resource::new(|| (), |_| get_llm_info());
     let start = ServerAction::<StartSummaries>::new();
+    let query = use_query_map();
+    let page = Memo::new(move |_| query.read().get("page").and_then(|p| p.parse::<i64>().ok()).unwrap_or(1));
     let live = RwSignal::new(false);
-    let tick = ticker(live);
-    let jobs = Resource::new(move || (id.get(), tick.get(), start.version().get()), |(id, _, _)| list_jobs(id));
+    let tick = live_ticks(live, move || Watch::Project(id.get()));
+    let jobs = Resource::new(
+        move || (id.get(), page.get(), tick.get(), start.version().get()),
+        |(id, page, _, _)| list_jobs(id, page),
+    );
     let navigate = use_navigate();
     Effect::new(move |_| {
         if let Some(Ok(job)) = start.value().get() {
@@ -80,9 +85,9 @@ pub fn JobsPage() -> impl IntoView {
                 {move || Suspend::new(async move {
                     match jobs.await {
                         Err(e) => view! { <ErrorNote error=e/> }.into_any(),
-                        Ok(list) => {
-                            live.set(list.iter().any(|j| j.status.is_active()));
-                            if list.is_empty() {
+                        Ok(p) => {
+                            live.set(p.jobs.iter().any(|j| j.status.is_active()));
+                            if p.jobs.is_empty() {
                                 return view! { <p class="muted">"No jobs yet. Every stage that calls the LLM runs as a job — building the graph, generating questions, answering, judging — and shows here with its progress; or start one above."</p> }.into_any();
                             }
                             let project_id = id.get_untracked();
@@ -93,7 +98,7 @@ pub fn JobsPage() -> impl IntoView {
                                         <th class="num">"Failed"</th><th class="num">"Tokens"</th><th class="num">"Cost"</th><th>"Started"</th>
                                     </tr></thead>
                                     <tbody>
-                                        {list.into_iter().map(|j| {
+                                        {p.jobs.iter().cloned().map(|j| {
                                             let (rate, eta) = rate_and_eta(&j);
                                             view! {
                                                 <tr data-job=j.id>
@@ -111,6 +116,8 @@ pub fn JobsPage() -> impl IntoView {
                                         }).collect_view()}
                                     </tbody>
                                 </table>
+                                <Pager page=p.page pages=p.pages total=p.total per_page=crate::model::JOBS_PER_PAGE count=p.jobs.len()
+                                    href=|n| format!("?page={n}") id="job-pager" label="Pages of jobs"/>
                             }.into_any()
                         }
                     }
@@ -161,7 +168,7 @@ pub fn JobPage() -> impl IntoView {
     let resume = ServerAction::<ResumeJob>::new();
     let cancel = ServerAction::<CancelJob>::new();
     let live = RwSignal::new(true);
-    let tick = ticker(live);
+    let tick = live_ticks(live, move || Watch::Job(job_id.get()));
     // Items finished so far and the status: the page of items follows them.
     let finished = RwSignal::new((0i64, crate::model::JobStatus::Queued));
     let detail = Resource::new(
@@ -255,8 +262,8 @@ fn Items(job_id: Memo<i64>, finished: RwSignal<(i64, crate::model::JobStatus)>) 
     let query = use_query_map();
     let page = Memo::new(move |_| query.read().get("page").and_then(|p| p.parse::<i64>().ok()).unwrap_or(1));
     let status = Memo::new(move |_| query.read().get("status").filter(|s| s == "done" || s == "failed"));
-    // Refetched as the job finishes more items (the job's line polls every
-    // second while it runs) but at most every 3 s, and at once when its
+    // Refetched as the job finishes more items (the job's line follows it
+    // live) but at most every 3 s, and at once when its
     // status changes (it finished, failed, was cancelled); never otherwise.
     let refresh = throttle(Memo::new(move |_| finished.get()), std::time::Duration::from_secs(3), |a, b| a.1 != b.1);
     let items = Resource::new(
@@ -283,8 +290,6 @@ fn Items(job_id: Memo<i64>, finished: RwSignal<(i64, crate::model::JobStatus)>) 
                     let on = shown.as_deref() == s;
                     view! { <a class=if on { "chip selected" } else { "chip" } href=link(1, s.map(str::to_string))>{label}</a> }
                 };
-                let first = (p.page - 1) * crate::model::ITEMS_PER_PAGE + 1;
-                let last = first + p.items.len() as i64 - 1;
                 view! {
                     <h2 id="items">{format!("Items ({} finished{})", format::int(p.total), shown.as_deref().map(|s| format!(", {s}")).unwrap_or_default())}</h2>
                     <p class="inline-form">"Show: " {filter("all", None)} {filter("done", Some("done"))} {filter("failed", Some("failed"))}</p>
@@ -295,14 +300,11 @@ fn Items(job_id: Memo<i64>, finished: RwSignal<(i64, crate::model::JobStatus)>) 
                             <table class="grid items" id="job-items">
                                 <thead><tr><th>"Item"</th><th>"Status"</th><th>"Result"</th><th class="num">"Tokens"</th><th></th></tr></thead>
                                 <tbody>
-                                    {p.items.into_iter().map(|item| view! { <ItemRow job_id=id item/> }).collect_view()}
+                                    {p.items.iter().cloned().map(|item| view! { <ItemRow job_id=id item/> }).collect_view()}
                                 </tbody>
                             </table>
-                            <nav class="pager inline-form" id="item-pager" aria-label="Pages of items">
-                                {(p.page > 1).then(|| view! { <a href=link(p.page - 1, shown.clone()) rel="prev">"← Previous"</a> })}
-                                <span class="muted">{format!("{}–{} of {} · page {} of {}", format::int(first), format::int(last), format::int(p.total), format::int(p.page), format::int(p.pages))}</span>
-                                {(p.page < p.pages).then(|| view! { <a href=link(p.page + 1, shown.clone()) rel="next">"Next →"</a> })}
-                            </nav>
+                            <Pager page=p.page pages=p.pages total=p.total per_page=crate::model::ITEMS_PER_PAGE count=p.items.len()
+                                href={ let shown = shown.clone(); move |n| link(n, shown.clone()) } id="item-pager" label="Pages of items"/>
                         }.into_any()
                     }}
                 }.into_any()

@@ -17,7 +17,7 @@ use crate::api::metrics::{get_metrics_run, list_metrics_runs, DeleteMetricsRun, 
 use crate::api::projects::get_project;
 use crate::api::questions::list_question_sets;
 use crate::components::help::{text as help, Cite, Help, Paper};
-use crate::components::jobs::{ticker, ProgressBar, StatusBadge};
+use crate::components::jobs::{live_ticks, ProgressBar, StatusBadge, Watch};
 use crate::components::route_id;
 use crate::components::{ConfirmDelete, ErrorNote, ProjectBar, SharePanel};
 use crate::model::{defaults, FactorialRow, MetricsMeansView, MetricsRunView, MetricsView, SetMetricsView};
@@ -179,7 +179,7 @@ pub fn MetricsRunPage() -> impl IntoView {
     let run_id = route_id("run");
     let project = Resource::new(move || id.get(), get_project);
     let live = RwSignal::new(false);
-    let tick = ticker(live);
+    let tick = live_ticks(live, move || Watch::Project(id.get()));
     let page = Resource::new(move || (run_id.get(), tick.get()), |(r, _)| get_metrics_run(r));
     view! {
         <Title text="Metrics run"/>
@@ -226,18 +226,25 @@ fn means_cells(m: &MetricsMeansView) -> impl IntoView {
     }
 }
 
-/// A chart drawn on the server, inline, with its SVG and PNG downloads.
-/// A chart inline, with its downloads (none in a standalone file: `base` is empty).
-fn chart(base: &str, name: String, svg: String, alt: String) -> impl IntoView {
+/// A chart drawn on the server, inline or linked, with its SVG and PNG
+/// downloads (none in a standalone file: `base` is empty).
+fn chart(base: &str, name: String, figure: crate::model::Figure, alt: String) -> impl IntoView {
     let downloads = (!base.is_empty()).then(|| {
         view! {
             <figcaption class="small"><a href=format!("{base}/{name}.svg") download="">"SVG"</a> " · "
                 <a href=format!("{base}/{name}.png") download="">"PNG"</a></figcaption>
         }
     });
+    let drawn = match figure {
+        crate::model::Figure::Inline(svg) => {
+            view! { <div class="svg" role="img" aria-label=alt inner_html=svg></div> }.into_any()
+        }
+        crate::model::Figure::Linked => {
+            view! { <div class="svg"><img src=format!("{base}/{name}.svg") alt=alt loading="lazy"/></div> }.into_any()
+        }
+    };
     view! {
-        <figure class="plot" data-chart=name.clone()><div class="svg" role="img" aria-label=alt inner_html=svg></div>
-            {downloads}</figure>
+        <figure class="plot" data-chart=name.clone()>{drawn}{downloads}</figure>
     }
 }
 
@@ -321,7 +328,7 @@ fn SetDetail(s: SetMetricsView, k: usize, base: String) -> impl IntoView {
                     }).collect_view()}
                 </tbody>
             </table>
-            {chart(&base, format!("power-{sid}"), s.power_svg.clone(), "Discriminative power by level".into())}
+            {chart(&base, format!("power-{sid}"), s.power.clone(), "Discriminative power by level".into())}
             <h3>"Splits: Coherence Ratio"</h3>
             <table class="grid splits">
                 <thead><tr><th>"Parent"</th><th>"Children"</th><th class="num symbol">"σ sib"</th><th class="num symbol">"δ vert"</th><th class="num symbol">"ρ"<Help text=help::RHO/></th><th></th></tr></thead>

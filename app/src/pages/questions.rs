@@ -5,9 +5,9 @@
 
 use leptos::prelude::*;
 use leptos_meta::Title;
-use leptos_router::hooks::use_query_map;
+use leptos_router::hooks::{use_navigate, use_query_map};
 
-use crate::api::jobs::list_jobs;
+use crate::api::jobs::latest_jobs;
 use crate::api::projects::get_project;
 use crate::api::questions::{
     get_question_hierarchy, get_question_provenance, list_question_sets, list_set_questions, question_set_entities,
@@ -16,9 +16,9 @@ use crate::api::questions::{
 };
 use crate::api::settings::get_llm_info;
 use crate::components::help::{Cite, Paper};
-use crate::components::jobs::{ticker, LatestJob};
+use crate::components::jobs::{live_ticks, LatestJob, Watch};
 use crate::components::route_id;
-use crate::components::{ActionError, ConfirmDelete, ErrorNote, NoCacheBox, ProjectBar, SourceText};
+use crate::components::{ActionError, ConfirmDelete, ErrorNote, NoCacheBox, Pager, ProjectBar, SourceText};
 use crate::format;
 use crate::model::{QuestionSetView, QuestionView};
 
@@ -46,12 +46,12 @@ pub fn QuestionsPage() -> impl IntoView {
     let hierarchical = ServerAction::<StartHierarchicalQuestions>::new();
     let delete_set = ServerAction::<DeleteQuestionSet>::new();
     let live = RwSignal::new(false);
-    let tick = ticker(live);
+    let tick = live_ticks(live, move || Watch::Project(id.get()));
     let jobs = Resource::new(
         move || {
             (id.get(), tick.get(), generate.version().get(), baseline.version().get(), hierarchical.version().get())
         },
-        |(id, ..)| list_jobs(id),
+        |(id, ..)| latest_jobs(id),
     );
     let finished = RwSignal::new(0u64);
     let sets = Resource::new(
@@ -67,29 +67,6 @@ pub fn QuestionsPage() -> impl IntoView {
         <main class="page wide">
             <h1>"Questions"</h1>
             <LatestJob project_id=id.get_untracked() kind=crate::model::JobKind::Questions label="Questions" dom_id="questions-job" jobs live finished/>
-            <Transition fallback=|| ()>
-                {move || Suspend::new(async move {
-                    let info = llm.await.ok();
-                    let none_yet = sets.await.map(|s| s.is_empty()).unwrap_or(false);
-                    view! { <GenerateForm project_id=id.get_untracked() action=generate open=none_yet llm=info.map(|l| (l.provider, l.label))/> }
-                })}
-            </Transition>
-            <ActionError action=generate/>
-            <BaselineForm project_id=id.get_untracked() action=baseline/>
-            <ActionError action=baseline/>
-            <HierarchicalForm project_id=id.get_untracked() action=hierarchical/>
-            <ActionError action=hierarchical/>
-            <details class="panel" open=move || import_error.get().is_some()>
-                <summary>"Import a set (.jsonl or .csv)"</summary>
-                <form method="post" enctype="multipart/form-data" class="inline-form" id="import-form"
-                    action=move || format!("/api/projects/{}/questions/import", id.get())>
-                    <input type="file" name="file" accept=".jsonl,.ndjson,.csv" required/>
-                    <label>"Name " <input type="text" name="name" placeholder="(the file's name)"/></label>
-                    <button type="submit">"Import"</button>
-                    <span class="muted small">"Fields as exported; only " <code>"question"</code> " is required."</span>
-                </form>
-                {move || import_error.get().map(|e| view! { <p class="error" role="alert" id="import-error">{e}</p> })}
-            </details>
             <h2>"Question sets"</h2>
             <Transition fallback=|| view! { <p class="muted">"Loading…"</p> }>
                 {move || Suspend::new(async move {
@@ -103,9 +80,6 @@ pub fn QuestionsPage() -> impl IntoView {
                     let project_id = id.get_untracked();
                     // Tracked: choosing another set (the URL's `?set=`) redraws the list.
                     let selected = chosen.get().or(list.last().map(|s| s.id));
-                    let current = list.iter().find(|s| Some(s.id) == selected).cloned();
-                    let list_for_compare: Vec<(i64, String, String)> =
-                        list.iter().map(|s| (s.id, s.name.clone(), s.kind.clone())).collect();
                     view! {
                         <table class="grid sets">
                             <thead><tr><th>"Set"</th><th class="num">"Questions"</th><th>"By level or category"</th><th>"Made by"</th><th>"Created"</th><th></th></tr></thead>
@@ -133,12 +107,48 @@ pub fn QuestionsPage() -> impl IntoView {
                                 }).collect_view()}
                             </tbody>
                         </table>
-                        <Compare project_id sets=list_for_compare/>
-                        {current.map(|s| view! { <SetView project_id set=s/> })}
                     }.into_any()
                 })}
             </Transition>
             <ActionError action=delete_set/>
+            <h2 class="section-head">"New question set"</h2>
+            <Transition fallback=|| ()>
+                {move || Suspend::new(async move {
+                    let info = llm.await.ok();
+                    let none_yet = sets.await.map(|s| s.is_empty()).unwrap_or(false);
+                    view! { <GenerateForm project_id=id.get_untracked() action=generate open=none_yet llm=info.map(|l| (l.provider, l.label))/> }
+                })}
+            </Transition>
+            <ActionError action=generate/>
+            <BaselineForm project_id=id.get_untracked() action=baseline/>
+            <ActionError action=baseline/>
+            <HierarchicalForm project_id=id.get_untracked() action=hierarchical/>
+            <ActionError action=hierarchical/>
+            <details class="panel" open=move || import_error.get().is_some()>
+                <summary>"Import a set (.jsonl or .csv)"</summary>
+                <form method="post" enctype="multipart/form-data" class="inline-form" id="import-form"
+                    action=move || format!("/api/projects/{}/questions/import", id.get())>
+                    <input type="file" name="file" accept=".jsonl,.ndjson,.csv" required/>
+                    <label>"Name " <input type="text" name="name" placeholder="(the file's name)"/></label>
+                    <button type="submit">"Import"</button>
+                    <span class="muted small">"Fields as exported; only " <code>"question"</code> " is required."</span>
+                </form>
+                {move || import_error.get().map(|e| view! { <p class="error" role="alert" id="import-error">{e}</p> })}
+            </details>
+            <Transition fallback=|| ()>
+                {move || Suspend::new(async move {
+                    let list = sets.await.unwrap_or_default();
+                    let project_id = id.get_untracked();
+                    let selected = chosen.get().or(list.last().map(|s| s.id));
+                    let current = list.iter().find(|s| Some(s.id) == selected).cloned();
+                    let list_for_compare: Vec<(i64, String, String)> =
+                        list.iter().map(|s| (s.id, s.name.clone(), s.kind.clone())).collect();
+                    view! {
+                        <Compare project_id sets=list_for_compare/>
+                        {current.map(|s| view! { <SetView project_id set=s/> })}
+                    }
+                })}
+            </Transition>
         </main>
     }
 }
@@ -166,6 +176,8 @@ fn Compare(project_id: i64, sets: Vec<(i64, String, String)>) -> impl IntoView {
             .collect_view()
     };
     let (oa, ob) = (options(a), options(b));
+    // Counted and drawn when the panel is opened, not with every page.
+    let opened = RwSignal::new(false);
     let pick = move |value: &'static str, label: &'static str| {
         view! {
             <label><input type="radio" name="entity-source" value=value prop:checked=move || source.get() == value
@@ -174,7 +186,7 @@ fn Compare(project_id: i64, sets: Vec<(i64, String, String)>) -> impl IntoView {
     };
     view! {
         <details class="panel compare" id="compare-sets">
-            <summary>"Compare two sets: entities mentioned, retrieval relevance"</summary>
+            <summary on:click=move |_| opened.set(true)>"Compare two sets: entities mentioned, retrieval relevance"</summary>
             <div class="inline-form">
                 <label>"Set A " <select id="compare-a" on:change=move |ev| a.set(event_target_value(&ev).parse().unwrap_or(0))>{oa}</select></label>
                 <label>"Set B " <select id="compare-b" on:change=move |ev| b.set(event_target_value(&ev).parse().unwrap_or(0))>{ob}</select></label>
@@ -184,10 +196,12 @@ fn Compare(project_id: i64, sets: Vec<(i64, String, String)>) -> impl IntoView {
                 {pick("graph", "the graph's entity names, matched in the questions")}
                 {pick("llm", "listed per question by the LLM (a job)")}
             </fieldset>
-            <div class="compare-grid">
-                {move || view! { <EntityPanel project_id set_id=a.get() source=source.get()/> }}
-                {move || view! { <EntityPanel project_id set_id=b.get() source=source.get()/> }}
-            </div>
+            <Show when=move || opened.get()>
+                <div class="compare-grid">
+                    {move || view! { <EntityPanel project_id set_id=a.get() source=source.get()/> }}
+                    {move || view! { <EntityPanel project_id set_id=b.get() source=source.get()/> }}
+                </div>
+            </Show>
         </details>
     }
     .into_any()
@@ -197,7 +211,7 @@ fn Compare(project_id: i64, sets: Vec<(i64, String, String)>) -> impl IntoView {
 fn EntityPanel(project_id: i64, set_id: i64, source: String) -> impl IntoView {
     let start = ServerAction::<StartMentions>::new();
     let live = RwSignal::new(false);
-    let tick = ticker(live);
+    let tick = live_ticks(live, move || Watch::Project(project_id));
     let query = source.clone();
     let stats = Resource::new(
         move || (tick.get(), start.version().get()),
@@ -259,7 +273,7 @@ fn Relevance(project_id: i64, set_id: i64) -> impl IntoView {
     let start = ServerAction::<StartRelevance>::new();
     let retriever = RwSignal::new("fastgraphrag".to_string());
     let live = RwSignal::new(false);
-    let tick = ticker(live);
+    let tick = live_ticks(live, move || Watch::Project(project_id));
     let stats = Resource::new(move || (tick.get(), start.version().get()), move |_| question_set_relevance(set_id));
     view! {
         <div class="relevance" data-set=set_id>
@@ -432,55 +446,86 @@ fn HierarchyEditor(project_id: i64) -> impl IntoView {
     }
 }
 
-/// One set: filters, the questions, and a form to add one.
+/// One set: filters, a page of its questions (the set, page, level and
+/// search in the address: `?set=N&page=P&level=L&q=…`), and a form to add
+/// one.
 #[component]
 fn SetView(project_id: i64, set: QuestionSetView) -> impl IntoView {
     let set_id = set.id;
+    let query = use_query_map();
+    let navigate = use_navigate();
     let edit = ServerAction::<EditQuestion>::new();
     let delete = ServerAction::<DeleteQuestion>::new();
     let add = ServerAction::<AddQuestion>::new();
+    let page = Memo::new(move |_| query.read().get("page").and_then(|p| p.parse::<i64>().ok()).unwrap_or(1));
+    let level = Memo::new(move |_| query.read().get("level").unwrap_or_default());
+    let search = Memo::new(move |_| query.read().get("q").unwrap_or_default());
     let questions = Resource::new(
-        move || (edit.version().get(), delete.version().get(), add.version().get()),
-        move |_| list_set_questions(set_id),
+        move || (page.get(), level.get(), search.get(), edit.version().get(), delete.version().get(), add.version().get()),
+        move |(page, level, search, ..)| {
+            list_set_questions(set_id, page, (!level.is_empty()).then_some(level), (!search.is_empty()).then_some(search))
+        },
     );
-    let level = RwSignal::new(String::new());
-    let search = RwSignal::new(String::new());
+    let address = move |page: i64, level: &str, search: &str| {
+        let mut q = vec![format!("set={set_id}")];
+        if !level.is_empty() {
+            q.push(format!("level={}", format::query_value(level)));
+        }
+        if !search.is_empty() {
+            q.push(format!("q={}", format::query_value(search)));
+        }
+        if page > 1 {
+            q.push(format!("page={page}"));
+        }
+        format!("/projects/{project_id}/questions?{}", q.join("&"))
+    };
+    // A filter changed: its first page, the address replaced (not a new
+    // history entry per keystroke).
+    let refilter = move |level: String, search: String| {
+        let options = leptos_router::NavigateOptions { replace: true, scroll: false, ..Default::default() };
+        navigate(&address(1, &level, &search), options);
+    };
+    let on_level = refilter.clone();
     let open = RwSignal::new(None::<i64>);
     let levels: Vec<String> = set.counts.iter().map(|(k, _)| k.clone()).collect();
     view! {
         <section class="set-view" id="set-view" data-set=set.id>
             <h2>{set.name.clone()}</h2>
             <div class="inline-form filters">
-                <label>"Level " <select id="level-filter" on:change=move |ev| level.set(event_target_value(&ev))>
+                <label>"Level " <select id="level-filter" on:change=move |ev| on_level(event_target_value(&ev), search.get_untracked())>
                     <option value="">"all"</option>
-                    {levels.into_iter().map(|l| view! { <option value=l.clone()>{l.clone()}</option> }).collect_view()}
+                    {levels.into_iter().map(|l| {
+                        let value = l.clone();
+                        view! { <option value=l.clone() selected=move || level.get() == value>{l.clone()}</option> }
+                    }).collect_view()}
                 </select></label>
                 <input type="search" id="question-search" placeholder="Search the questions…" aria-label="Search the questions"
-                    on:input=move |ev| search.set(event_target_value(&ev))/>
+                    prop:value=move || search.get()
+                    on:input=move |ev| refilter(level.get_untracked(), event_target_value(&ev))/>
             </div>
             <Transition fallback=|| view! { <p class="muted">"Loading questions…"</p> }>
                 {move || Suspend::new(async move {
-                    let all = match questions.await {
+                    let p = match questions.await {
                         Ok(q) => q,
                         Err(e) => return view! { <ErrorNote error=e/> }.into_any(),
                     };
-                    let shown = move || {
-                        let (lv, q) = (level.get(), search.get().to_lowercase());
-                        all.iter()
-                            .filter(|x| lv.is_empty() || x.level.as_deref().or(x.category.as_deref()) == Some(lv.as_str()))
-                            .filter(|x| q.is_empty() || x.question.to_lowercase().contains(&q))
-                            .cloned()
-                            .collect::<Vec<_>>()
-                    };
+                    let (lv, q) = (level.get_untracked(), search.get_untracked());
+                    let count = p.questions.len();
                     view! {
-                        <table class="grid questions">
-                            <thead><tr><th class="num">"ID"</th><th>"Level"</th><th>"Question"</th><th>"Generator"</th><th></th></tr></thead>
-                            <tbody>
-                                <For each=shown key=|q| (q.id, q.question.clone()) let:q>
-                                    <QuestionRow project_id q open edit delete/>
-                                </For>
-                            </tbody>
-                        </table>
+                        {if p.questions.is_empty() {
+                            view! { <p class="muted" id="no-questions">"No question matches."</p> }.into_any()
+                        } else {
+                            view! {
+                                <table class="grid questions">
+                                    <thead><tr><th class="num">"ID"</th><th>"Level"</th><th>"Question"</th><th>"Generator"</th><th></th></tr></thead>
+                                    <tbody>
+                                        {p.questions.into_iter().map(|q| view! { <QuestionRow project_id q open edit delete/> }).collect_view()}
+                                    </tbody>
+                                </table>
+                            }.into_any()
+                        }}
+                        <Pager page=p.page pages=p.pages total=p.total per_page=crate::model::QUESTIONS_PER_PAGE count
+                            href=move |n| address(n, &lv, &q) id="question-pager" label="Pages of questions"/>
                     }.into_any()
                 })}
             </Transition>

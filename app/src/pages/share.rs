@@ -5,15 +5,15 @@
 
 use leptos::prelude::*;
 use leptos_meta::Title;
-use leptos_router::hooks::use_params_map;
+use leptos_router::hooks::{use_params_map, use_query_map};
 use serde::{de::DeserializeOwned, Serialize};
 
-use crate::api::{get_shared, get_shared_experiment, get_shared_graph, get_shared_kind};
+use crate::api::{get_shared, get_shared_experiment, get_shared_graph, get_shared_kind, get_shared_questions};
 use crate::components::explorer::{GraphExplorer, GraphSource};
-use crate::components::ErrorNote;
+use crate::components::{ErrorNote, Pager};
 use crate::error::AppError;
 use crate::format;
-use crate::model::{GraphOverview, SharedQuestions};
+use crate::model::{GraphOverview, QuestionView, QuestionsPage, SharedQuestions};
 
 /// The shared page's frame. What the link opens is drawn by a page of the
 /// group that draws it elsewhere (the report group, the experiment's, the
@@ -179,11 +179,55 @@ pub fn SharedSet(q: SharedQuestions, token: String, #[prop(optional)] standalone
             <figure class="plot"><div class="svg" role="img" aria-label="Relevance histogram" inner_html=svg></div></figure>
         })}
         <h2>"Questions"</h2>
+        {if standalone {
+            view! { <SharedQuestionTable questions=q.questions.questions.clone() first=1/> }.into_any()
+        } else {
+            view! { <SharedQuestionPages first=q.questions token/> }.into_any()
+        }}
+    }
+}
+
+/// The shared set's questions a page at a time (`?page=N`): the first
+/// came with the set, the others are read through the link.
+#[component]
+fn SharedQuestionPages(first: QuestionsPage, token: String) -> impl IntoView {
+    let query = use_query_map();
+    let page = Memo::new(move |_| query.read().get("page").and_then(|p| p.parse::<i64>().ok()).unwrap_or(1));
+    let shown = Resource::new(
+        move || page.get(),
+        move |n| {
+            let (first, token) = (first.clone(), token.clone());
+            async move { if n <= 1 { Ok(first) } else { get_shared_questions(token, n).await } }
+        },
+    );
+    view! {
+        <Transition fallback=|| view! { <p class="muted">"Loading questions…"</p> }>
+            {move || Suspend::new(async move {
+                match shown.await {
+                    Err(e) => view! { <ErrorNote error=e/> }.into_any(),
+                    Ok(p) => {
+                        let count = p.questions.len();
+                        let from = (p.page - 1) * crate::model::QUESTIONS_PER_PAGE + 1;
+                        view! {
+                            <SharedQuestionTable questions=p.questions first=from/>
+                            <Pager page=p.page pages=p.pages total=p.total per_page=crate::model::QUESTIONS_PER_PAGE count
+                                href=|n| format!("?page={n}") id="shared-question-pager" label="Pages of questions"/>
+                        }.into_any()
+                    }
+                }
+            })}
+        </Transition>
+    }
+}
+
+#[component]
+fn SharedQuestionTable(questions: Vec<QuestionView>, first: i64) -> impl IntoView {
+    view! {
         <table class="grid questions" id="shared-question-table">
             <thead><tr><th class="num">"#"</th><th>"Level or category"</th><th>"Question"</th><th>"Reference answer"</th></tr></thead>
             <tbody>
-                {q.questions.into_iter().enumerate().map(|(i, x)| view! {
-                    <tr><td class="num">{i + 1}</td><td class="small">{x.level.clone().or(x.category.clone()).unwrap_or_default()}</td>
+                {questions.into_iter().enumerate().map(|(i, x)| view! {
+                    <tr><td class="num">{format::int(first + i as i64)}</td><td class="small">{x.level.clone().or(x.category.clone()).unwrap_or_default()}</td>
                         <td>{x.question}</td><td class="small">{x.reference_answer.unwrap_or_default()}</td></tr>
                 }).collect_view()}
             </tbody>

@@ -16,7 +16,7 @@ use crate::api::answers::list_answer_sets;
 use crate::api::projects::get_project;
 use crate::api::questions::list_question_sets;
 use crate::api::studies::{
-    default_study_dimensions, get_study_results, list_studies, study_results_version, AddStudyLink, CreateStudy,
+    default_study_dimensions, get_study_results, list_studies, AddStudyLink, CreateStudy,
     DeleteStudy, RevokeStudyLink, SetStudyOpen, StartStudyRating,
 };
 use crate::components::help::{text as help, Cite, Help, Paper};
@@ -254,15 +254,11 @@ pub fn StudyResultsPage() -> impl IntoView {
     let project = Resource::new(move || id.get(), get_project);
     let rate = ServerAction::<StartStudyRating>::new();
     // While the study is open (raters may be at work) or its LLM rater
-    // runs, the page asks every 2 s whether any rating changed, and
-    // refetches the results only when one did.
+    // runs, the page waits for a rating to change (a long-poll the server
+    // answers when one did) and refetches the results then.
     let live = RwSignal::new(false);
-    let tick = crate::components::jobs::ticker(live);
-    let version = Resource::new(move || (study.get(), tick.get() / 2), |(s, _)| study_results_version(s));
-    let results = Resource::new(
-        move || (study.get(), rate.version().get(), version.get().and_then(Result::ok)),
-        |(s, _, _)| get_study_results(s),
-    );
+    let tick = crate::components::jobs::live_ticks(live, move || crate::components::jobs::Watch::Study(study.get()));
+    let results = Resource::new(move || (study.get(), rate.version().get(), tick.get()), |(s, _, _)| get_study_results(s));
     view! {
         <Title text="Study results"/>
         <ProjectBar project_id=id.get_untracked() project active="studies"/>

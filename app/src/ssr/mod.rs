@@ -25,6 +25,7 @@ pub mod evaluation;
 pub mod experiments;
 pub mod graph;
 pub mod jobs;
+pub mod live;
 pub mod metrics;
 pub mod preload;
 pub mod questions;

@@ -68,12 +68,12 @@ pub async fn view(pool: &Db, token: &str) -> AppResult<SharedView> {
     let (kind, id) = open(pool, token).await?;
     Ok(match kind.as_str() {
         "evaluation" => {
-            SharedView { evaluation: Some(crate::ssr::evaluation::report_view(pool, id).await?), ..Default::default() }
+            SharedView { evaluation: Some(crate::ssr::evaluation::report_view(pool, id, false).await?), ..Default::default() }
         }
         "study" => SharedView { study: Some(crate::ssr::study::results_view(pool, id).await?), ..Default::default() },
-        "questions" => SharedView { questions: Some(questions(pool, id).await?), ..Default::default() },
+        "questions" => SharedView { questions: Some(questions(pool, id, false).await?), ..Default::default() },
         "metrics" => SharedView {
-            metrics: Some(crate::ssr::metrics::view(&crate::ssr::metrics::report(pool, id).await?)),
+            metrics: Some(crate::ssr::metrics::view(&crate::ssr::metrics::report(pool, id).await?).linked()),
             ..Default::default()
         },
         _ => return Err(not_found()),
@@ -90,8 +90,9 @@ pub async fn graph(pool: &Db, token: &str) -> AppResult<Option<GraphOverview>> {
     store::graph::overview(pool, graph_project(pool, token).await?).await
 }
 
-/// A question set as shared: its questions and diagnostics.
-pub async fn questions(pool: &Db, set_id: i64) -> AppResult<SharedQuestions> {
+/// A question set as shared: its diagnostics and its first page of
+/// questions (`whole`: every question, for the one-file report).
+pub async fn questions(pool: &Db, set_id: i64, whole: bool) -> AppResult<SharedQuestions> {
     use crate::ssr::questions::diagnostics::{
         relevance_stats, relevance_svg, set_entities, set_relevance, EntitySource,
     };
@@ -106,7 +107,15 @@ pub async fn questions(pool: &Db, set_id: i64) -> AppResult<SharedQuestions> {
         }
         _ => None,
     };
-    Ok(SharedQuestions { questions: store::questions::list_questions(pool, set_id).await?, set, entities, relevance })
+    let per_page = if whole { set.questions.max(1) } else { crate::model::QUESTIONS_PER_PAGE };
+    let questions = store::questions::question_page(pool, set_id, 1, per_page, "", "").await?;
+    Ok(SharedQuestions { questions, set, entities, relevance })
+}
+
+/// Page `page` of the questions of the set a token shares.
+pub async fn question_page(pool: &Db, token: &str, page: i64) -> AppResult<crate::model::QuestionsPage> {
+    let set_id = opened(pool, token, "questions").await?;
+    store::questions::question_page(pool, set_id, page, crate::model::QUESTIONS_PER_PAGE, "", "").await
 }
 
 /// The project whose graph a token shares; any other token is "not found".

@@ -13,7 +13,6 @@ use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::graph::normalise_name;
-use crate::text::highlight;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EntityDistribution {
@@ -52,8 +51,10 @@ pub fn entity_distribution(questions: &[&str], names: &[&str]) -> EntityDistribu
     let by_key: HashMap<String, &str> = names.iter().map(|n| (normalise_name(n), *n)).collect();
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     let mut with_entity = 0;
+    let names = crate::text::Highlighter::new(names);
     for q in questions {
-        let mut seen: Vec<&str> = highlight(q, names)
+        let mut seen: Vec<&str> = names
+            .highlight(q)
             .into_iter()
             .filter(|(_, marked)| *marked)
             .filter_map(|(text, _)| by_key.get(&normalise_name(&text)).copied())

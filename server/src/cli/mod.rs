@@ -291,7 +291,9 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 }
 
 fn job_json(j: &JobView) -> serde_json::Value {
-    serde_json::to_value(j).unwrap_or_default()
+    let mut v = serde_json::to_value(j).unwrap_or_default();
+    v["parameters"] = j.parameters.clone().into();
+    v
 }
 
 fn job_line(j: &JobView) -> String {

@@ -52,7 +52,7 @@ const EVERY_ARGUMENT: &str = "id=1&project_id=1&set_id=1&question_id=1&job_id=1&
 &dimensions=QC&factorial=0&level=x&reference_answer=x&answer_sets=1&pairs=x&protocol=x&trials=1&repeats=1\
 &tolerance=1&adjustments=1&target_words=1&provider=offline&base_url=x&model=x&api_key=x&concurrency=1\
 &timeout_secs=1&price=x&access=read&answers=&bins=4&position_bias=0&length_bias=0&noise=0&run_id=1\
-&fields=x&manifest=x&experiment_id=1&page=1";
+&fields=x&manifest=x&experiment_id=1&page=1&part=1&topic=project";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn collaborators_reach_only_what_the_owner_granted() {
@@ -180,7 +180,7 @@ async fn collaborators_reach_only_what_the_owner_granted() {
     assert!(r.body.contains("\"A\"") && !r.body.contains("\"B\""), "{}", r.body);
     for (fun, form) in [
         (path_of::<app::api::GetProject>(), "id=1"),
-        (path_of::<app::api::ListSetQuestions>(), "set_id=1"),
+        (path_of::<app::api::ListSetQuestions>(), "set_id=1&page=1"),
         (path_of::<app::api::GetEvaluationReport>(), "id=1"),
         (path_of::<app::api::GetStudyResults>(), "id=1"),
         (path_of::<app::api::GetGraphView>(), "project_id=1&limit=10"),
@@ -230,11 +230,23 @@ async fn collaborators_reach_only_what_the_owner_granted() {
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     let page: serde_json::Value = serde_json::from_str(&r.body).unwrap();
     let key = page["items"][0]["key"].as_str().expect("job 1 has finished items").to_string();
+    // And #39's: every list a page at a time, an answer whole when opened,
+    // and the live views' long-poll on each thing it watches.
     let new_reads = [
         (items, "id=1&page=1".to_string(), "\"pages\""),
         (path_of::<app::api::GetJobItem>(), format!("job_id=1&item={key}"), "\"result\""),
-        (path_of::<app::api::GetDocumentChunks>(), "id=1".to_string(), "\"text\""),
-        (path_of::<app::api::StudyResultsVersion>(), "id=1".to_string(), "|"),
+        (path_of::<app::api::GetDocumentChunks>(), "id=1&page=1".to_string(), "\"text\""),
+        (path_of::<app::api::GetDocument>(), "id=1&part=1".to_string(), "\"parts\":1"),
+        (path_of::<app::api::ListDocuments>(), "project_id=1&page=1".to_string(), "\"documents\""),
+        (path_of::<app::api::ListJobs>(), "project_id=1&page=1".to_string(), "\"jobs\""),
+        (path_of::<app::api::LatestJobs>(), "project_id=1".to_string(), "\"kind\""),
+        (path_of::<app::api::ListSetQuestions>(), "set_id=1&page=1".to_string(), "\"questions\""),
+        (path_of::<app::api::GetAnswerPage>(), "answer_set_id=1&compare=2&page=1".to_string(), "\"preview\""),
+        (path_of::<app::api::GetAnswer>(), "answer_set_id=1&question_id=1".to_string(), "\"contexts\""),
+        (path_of::<app::api::Watch>(), "topic=project&id=1".to_string(), "\"active\":false"),
+        (path_of::<app::api::Watch>(), "topic=job&id=1".to_string(), "\"active\":false"),
+        (path_of::<app::api::Watch>(), "topic=experiment&id=1".to_string(), "\"active\":false"),
+        (path_of::<app::api::Watch>(), "topic=study&id=1".to_string(), "\"active\":true"),
     ];
     let callers = [
         ("owner", owner.as_str(), StatusCode::OK),

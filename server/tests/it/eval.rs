@@ -153,11 +153,17 @@ async fn two_methods_are_judged_under_both_protocols_and_the_report_is_written_a
     let (status, _, page) = get(format!("/projects/1/evaluations/{id}")).await;
     assert_eq!(status, StatusCode::OK);
     let page = String::from_utf8(page).unwrap();
+    // Its plots are linked, not inline (#39): the browser fetches each.
+    let box_plot = format!("/api/evaluations/{id}/plots/box.svg");
     assert!(
-        page.contains("offline rubric judge (no LLM)") && page.contains("<svg"),
+        page.contains("offline rubric judge (no LLM)") && page.contains(&format!("<img src=\"{box_plot}\"")),
         "{}",
         &page[..page.len().min(2000)]
     );
+    assert!(!page.contains("<svg"), "no plot inline in the page");
+    let (status, _, svg) = get(box_plot).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(String::from_utf8(svg).unwrap().starts_with("<svg"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

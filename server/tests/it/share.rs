@@ -68,11 +68,15 @@ async fn a_share_link_opens_its_page_and_its_files_only_until_withdrawn() {
     let (status, _, page) = get(&router, &format!("/share/{eval_token}"), None).await;
     assert_eq!(status, StatusCode::OK);
     let page = String::from_utf8(page).unwrap();
+    let box_plot = format!("/api/share/{eval_token}/plots/box.svg");
     assert!(
-        page.contains("offline rubric judge (no LLM)") && page.contains("<svg"),
+        page.contains("offline rubric judge (no LLM)") && page.contains(&format!("<img src=\"{box_plot}\"")),
         "{}",
         &page[..page.len().min(1500)]
     );
+    let (status, _, svg) = get(&router, &box_plot, None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(String::from_utf8(svg).unwrap().starts_with("<svg"), "the shared plot, with no account");
     assert!(!page.contains("/projects/1/"), "nothing of the project is linked from a shared page");
     assert!(!page.contains("id=\"share-panel\""), "no share controls");
     // Its own downloads, through the token.

@@ -12,7 +12,7 @@ use super::*;
 use crate::error::{AppError, AppResult};
 use crate::format::pct;
 use crate::model::JobStatus;
-use crate::model::{DrillQuestionView, DrillView, EvaluationReportView, JudgmentView, PairRowView};
+use crate::model::{DrillQuestionView, DrillView, EvaluationReportView, Figure, JudgmentView, PairRowView};
 use crate::ssr::store;
 /// Everything judged so far, as the report's input.
 pub async fn inputs(pool: &Db, e: &Stored) -> AppResult<(Vec<Contender>, Vec<PairInput>)> {
@@ -81,18 +81,54 @@ pub struct Snapshot {
     pub report: Report,
 }
 
-/// The snapshot of an evaluation (of what is judged so far while it runs).
-pub async fn snapshot(pool: &Db, id: i64) -> AppResult<Snapshot> {
+/// The last snapshots computed, newest first, with what they were
+/// computed from: at the papers' sizes (5,040 questions, 6 pairs, 120,000
+/// judgments) a report takes seconds to compute, and a page draws it, its
+/// plots, its drill-down and its downloads from the same one.
+static SNAPSHOTS: std::sync::Mutex<Vec<(i64, String, std::sync::Arc<Snapshot>)>> = std::sync::Mutex::new(Vec::new());
+const SNAPSHOTS_KEPT: usize = 2;
+
+/// What a snapshot is computed from, in a line: the evaluation as stored
+/// (its job's status and progress among it) and its answer sets' names and
+/// sizes. Judgments only change through its job.
+async fn snapshot_key(pool: &Db, stored: &Stored) -> AppResult<String> {
+    let mut key = format!("{:?}|{:?}|{:?}", stored.view, stored.settings, stored.pairs);
+    for id in &stored.answer_sets {
+        match store::answers::get_set(pool, *id).await {
+            Ok(s) => key.push_str(&format!("|{}:{}:{}", s.id, s.name, s.answers)),
+            Err(_) => key.push_str(&format!("|{id}:deleted")),
+        }
+    }
+    Ok(key)
+}
+
+/// The snapshot of an evaluation (of what is judged so far while it runs):
+/// the last one computed while nothing it is computed from changed, else
+/// a new one (computed off the async runtime's threads).
+pub async fn snapshot(pool: &Db, id: i64) -> AppResult<std::sync::Arc<Snapshot>> {
     let stored = get(pool, id).await?;
+    let key = snapshot_key(pool, &stored).await?;
+    if let Some(hit) = SNAPSHOTS.lock().map_err(|_| AppError::Internal)?.iter().find(|(i, k, _)| *i == id && *k == key) {
+        return Ok(hit.2.clone());
+    }
     let (contenders, pairs) = inputs(pool, &stored).await?;
-    let report = eval::report(&stored.settings, &contenders, &pairs);
-    Ok(Snapshot { stored, pairs, report })
+    let fresh = tokio::task::spawn_blocking(move || {
+        let report = eval::report(&stored.settings, &contenders, &pairs);
+        std::sync::Arc::new(Snapshot { stored, pairs, report })
+    })
+    .await
+    .map_err(|_| AppError::Internal)?;
+    let mut kept = SNAPSHOTS.lock().map_err(|_| AppError::Internal)?;
+    kept.retain(|(i, _, _)| *i != id);
+    kept.insert(0, (id, key, fresh.clone()));
+    kept.truncate(SNAPSHOTS_KEPT);
+    Ok(fresh)
 }
 
 /// The report of an evaluation.
 pub async fn report(pool: &Db, id: i64) -> AppResult<(Stored, Report)> {
     let s = snapshot(pool, id).await?;
-    Ok((s.stored, s.report))
+    Ok((s.stored.clone(), s.report.clone()))
 }
 
 /// The report's plots: name → SVG. Names: `box`, `heatmap`,
@@ -176,16 +212,21 @@ pub fn plots(e: &Stored, r: &Report) -> Vec<(String, String)> {
     out
 }
 
-/// The report as the page shows it.
-pub async fn report_view(pool: &Db, id: i64) -> AppResult<EvaluationReportView> {
-    report_view_of(pool, snapshot(pool, id).await?).await
+/// The report as the page shows it (`inline`: with its plots' SVG, for a
+/// page that cannot link to them; else linked).
+pub async fn report_view(pool: &Db, id: i64, inline: bool) -> AppResult<EvaluationReportView> {
+    report_view_of(pool, snapshot(pool, id).await?, inline).await
 }
 
 /// The page's view of a snapshot.
-pub async fn report_view_of(pool: &Db, s: Snapshot) -> AppResult<EvaluationReportView> {
-    let (e, r) = (s.stored, s.report);
-    let svgs: HashMap<String, String> = plots(&e, &r).into_iter().collect();
-    let svg = |k: &str| svgs.get(k).cloned().unwrap_or_default();
+pub async fn report_view_of(
+    pool: &Db,
+    s: std::sync::Arc<Snapshot>,
+    inline: bool,
+) -> AppResult<EvaluationReportView> {
+    let (e, r) = (s.stored.clone(), &s.report);
+    let svgs: HashMap<String, String> = plots(&e, r).into_iter().filter(|(_, svg)| !svg.is_empty()).collect();
+    let svg = |k: &str| svgs.get(k).map(|svg| if inline { Figure::Inline(svg.clone()) } else { Figure::Linked });
     let pairs = r
         .pairs
         .iter()
@@ -210,9 +251,9 @@ pub async fn report_view_of(pool: &Db, s: Snapshot) -> AppResult<EvaluationRepor
                 wilcoxon: u.and_then(|u| u.wilcoxon.as_ref()).map(|t| (t.p_value, t.p_holm)),
                 sign: u.and_then(|u| u.sign.as_ref()).map(|t| (t.p_value, t.p_holm)),
                 legacy: p.legacy.as_ref().map(|l| (l.overall.rates.a_win, l.overall.rates.b_win, l.overall.relative)),
-                aspects_svg: svg(&format!("aspects-{tag}")),
-                levels_svg: svg(&format!("levels-{tag}")),
-                legacy_svg: svg(&format!("legacy-{tag}")),
+                aspects_plot: svg(&format!("aspects-{tag}")),
+                levels_plot: svg(&format!("levels-{tag}")),
+                legacy_plot: svg(&format!("legacy-{tag}")),
             }
         })
         .collect();
@@ -299,9 +340,9 @@ pub async fn report_view_of(pool: &Db, s: Snapshot) -> AppResult<EvaluationRepor
     };
     let no_verdict = no_verdict(&e, &r, judging.as_ref());
     Ok(EvaluationReportView {
-        box_svg: svgs.get("box").cloned(),
-        heatmap_svg: svgs.get("heatmap").cloned(),
-        legacy_heatmap_svg: svgs.get("legacy-heatmap").cloned(),
+        box_plot: svg("box"),
+        heatmap: svg("heatmap"),
+        legacy_heatmap: svg("legacy-heatmap"),
         evaluation: e.view,
         pairs,
         sanity,
@@ -389,8 +430,15 @@ fn alignment_name(a: Option<Alignment>, on: bool) -> String {
     }
 }
 
-/// A pair's questions for the drill-down list.
-pub async fn drill_questions(pool: &Db, id: i64, a: i64, b: i64) -> AppResult<Vec<DrillQuestionView>> {
+/// Page `page` (from 1, clamped) of a pair's questions for the drill-down list.
+pub async fn drill_questions(
+    pool: &Db,
+    id: i64,
+    a: i64,
+    b: i64,
+    page: i64,
+) -> AppResult<crate::model::DrillQuestionsPage> {
+    use crate::model::DRILL_PER_PAGE;
     let e = get(pool, id).await?;
     if !e.pairs.contains(&(a, b)) {
         return Err(AppError::NotFound(format!("evaluation {id} has no pair {a}–{b}")));
@@ -403,8 +451,13 @@ pub async fn drill_questions(pool: &Db, id: i64, a: i64, b: i64) -> AppResult<Ve
         .map(|q| (q.id, q.question))
         .collect();
     let pair = pairs.into_iter().find(|p| (p.a, p.b) == (a, b)).map(|p| p.questions).unwrap_or_default();
-    Ok(pair
+    let total = pair.len() as i64;
+    let pages = ((total + DRILL_PER_PAGE - 1) / DRILL_PER_PAGE).max(1);
+    let page = page.clamp(1, pages);
+    let questions = pair
         .into_iter()
+        .skip(((page - 1) * DRILL_PER_PAGE) as usize)
+        .take(DRILL_PER_PAGE as usize)
         .map(|q| {
             let outcomes: Vec<Outcome> =
                 q.trials.values().filter_map(|js| Some(engine::judge::verdict(js)?.outcome)).collect();
@@ -420,7 +473,8 @@ pub async fn drill_questions(pool: &Db, id: i64, a: i64, b: i64) -> AppResult<Ve
                 legacy: q.legacy.map(|l| outcome_name(l.overall, &name(a), &name(b))),
             }
         })
-        .collect())
+        .collect();
+    Ok(crate::model::DrillQuestionsPage { questions, total, page, pages })
 }
 
 /// One question of a pair: both answers as generated and as judged, every

@@ -515,10 +515,10 @@ pub async fn report(pool: &Db, id: i64) -> AppResult<ExperimentReportView> {
             }
         }
         for e in &o.evaluations {
-            evaluations.push(crate::ssr::evaluation::report_view(pool, *e).await?);
+            evaluations.push(crate::ssr::evaluation::report_view(pool, *e, true).await?);
         }
         for s in &o.sanity_checks {
-            let v = crate::ssr::evaluation::report_view(pool, *s).await?;
+            let v = crate::ssr::evaluation::report_view(pool, *s, false).await?;
             if let Some((text, even)) = v.sanity {
                 sanity.push((v.evaluation.name.clone(), text, even));
             }

@@ -63,7 +63,7 @@ pub async fn page(pool: &Db, run_id: i64) -> AppResult<MetricsRunPage> {
     let row = store::metrics::get(pool, run_id).await?;
     // The row holds the report: read once, not again through `report`.
     let report = row.report.as_deref().map(|text| parse(run_id, text)).transpose()?;
-    let mut view = report.as_ref().map(view);
+    let mut view = report.as_ref().map(|r| view(r).linked());
     // ρ against human category agreement, when a validation study exists.
     if let (Some(r), Some(v)) = (&report, view.as_mut()) {
         if let Some((study, picks)) =
@@ -84,8 +84,12 @@ pub fn charts(r: &Report) -> Vec<(String, String)> {
         .into_iter()
         .flat_map(|s| {
             let id = s.answer_set_id;
-            std::iter::once((format!("power-{id}"), s.power_svg))
-                .chain(s.trees.into_iter().map(move |(d, svg)| (format!("tree-{id}-{d}"), svg)))
+            std::iter::once((format!("power-{id}"), s.power))
+                .chain(s.trees.into_iter().map(move |(d, figure)| (format!("tree-{id}-{d}"), figure)))
+                .filter_map(|(name, figure)| match figure {
+                    crate::model::Figure::Inline(svg) => Some((name, svg)),
+                    crate::model::Figure::Linked => None,
+                })
         })
         .collect()
 }
@@ -151,11 +155,15 @@ pub fn view(r: &Report) -> crate::model::MetricsView {
                     })
                     .collect(),
                 factorial: s.factorial.as_ref().map(factorial_view),
-                power_svg: granularity::power_chart_svg(
+                power: crate::model::Figure::Inline(granularity::power_chart_svg(
                     &format!("{} — discriminative power by level", s.name),
                     &s.granularity,
-                ),
-                trees: s.granularity.iter().map(|d| (d.dimension.clone(), granularity::tree_svg(d))).collect(),
+                )),
+                trees: s
+                    .granularity
+                    .iter()
+                    .map(|d| (d.dimension.clone(), crate::model::Figure::Inline(granularity::tree_svg(d))))
+                    .collect(),
                 rho_agreement: None,
             })
             .collect(),

@@ -5,7 +5,10 @@ use sqlx::FromRow;
 use super::{on_db, Db};
 
 use crate::error::{AppError, AppResult};
-use crate::model::{AnswerSetView, AnswerView, ContextView, CostRow};
+use crate::model::{
+    AnswerBrief, AnswerPairRow, AnswerPairsPage, AnswerSetView, AnswerView, ContextView, CostRow, ANSWERS_PER_PAGE,
+    ANSWER_PREVIEW_CHARS,
+};
 
 /// An answer about to be stored. Accounting is `None` when an imported
 /// file did not give it.
@@ -304,6 +307,93 @@ pub async fn list_answers(pool: &Db, set_id: i64, question_id: Option<i64>) -> A
                 truncated: r.truncated,
             })
             .collect())
+    })
+}
+
+/// `text`'s first `chars` characters, cut back to the last word boundary
+/// when that falls in its second half, and whether that is all of it.
+pub fn preview(text: &str, chars: usize) -> (String, bool) {
+    match text.char_indices().nth(chars) {
+        None => (text.to_string(), true),
+        Some((end, _)) => {
+            let head = &text[..end];
+            let cut = head.rfind(char::is_whitespace).filter(|&i| i > end / 2).unwrap_or(end);
+            (format!("{}…", head[..cut].trim_end()), false)
+        }
+    }
+}
+
+impl AnswerRow {
+    fn brief(&self) -> AnswerBrief {
+        let (preview, whole) = preview(&self.answer, ANSWER_PREVIEW_CHARS);
+        let contexts = serde_json::from_str::<Vec<serde::de::IgnoredAny>>(&self.contexts).map_or(0, |c| c.len());
+        AnswerBrief {
+            id: self.id,
+            preview,
+            whole,
+            words: self.answer.split_whitespace().count() as i64,
+            contexts: contexts as i64,
+            tokens: self.prompt_tokens.zip(self.completion_tokens).map(|(p, c)| p + c),
+            query_ms: self.query_ms,
+            truncated: self.truncated,
+        }
+    }
+}
+
+/// Page `page` (from 1) of set `a`'s answers in question order — those
+/// whose question contains `search`, when given — each beside its
+/// question's answer in set `b`. Answers are briefs: the text's beginning
+/// and its size, without the retrieved context ([`list_answers`] reads an
+/// answer whole).
+pub async fn answer_page(pool: &Db, a: i64, b: Option<i64>, page: i64, search: &str) -> AppResult<AnswerPairsPage> {
+    const COLUMNS: &str = "a.id, a.question_id, q.question, a.answer, a.contexts, a.prompt_tokens,
+        a.completion_tokens, a.cost_usd, a.llm_calls, a.retrieval_ms, a.query_ms, a.truncated";
+    const MATCHING: &str = "FROM answers a JOIN questions q ON q.id = a.question_id
+        WHERE a.answer_set_id = $1 AND ($2 = '' OR LOWER(q.question) LIKE $3 ESCAPE '\\')";
+    let pattern = super::like_pattern(search);
+    let search = search.trim();
+    on_db!(pool, |db| {
+        let (total,): (i64,) = sqlx::query_as(&format!("SELECT COUNT(*) {MATCHING}"))
+            .bind(a)
+            .bind(search)
+            .bind(&pattern)
+            .fetch_one(db)
+            .await?;
+        let pages = ((total + ANSWERS_PER_PAGE - 1) / ANSWERS_PER_PAGE).max(1);
+        let page = page.clamp(1, pages);
+        let window = format!("{MATCHING} ORDER BY q.idx, q.id LIMIT {ANSWERS_PER_PAGE} OFFSET {}", (page - 1) * ANSWERS_PER_PAGE);
+        let left: Vec<AnswerRow> = sqlx::query_as(&format!("SELECT {COLUMNS} {window}"))
+            .bind(a)
+            .bind(search)
+            .bind(&pattern)
+            .fetch_all(db)
+            .await?;
+        let right: Vec<AnswerRow> = match b {
+            None => Vec::new(),
+            Some(b) => {
+                sqlx::query_as(&format!(
+                    "SELECT {} FROM answers b JOIN questions q ON q.id = b.question_id
+                     WHERE b.answer_set_id = $4 AND b.question_id IN (SELECT a.question_id {window})",
+                    COLUMNS.replace("a.", "b.")
+                ))
+                .bind(a)
+                .bind(search)
+                .bind(&pattern)
+                .bind(b)
+                .fetch_all(db)
+                .await?
+            }
+        };
+        let rows = left
+            .iter()
+            .map(|l| AnswerPairRow {
+                question_id: l.question_id,
+                question: l.question.clone(),
+                a: l.brief(),
+                b: right.iter().find(|r| r.question_id == l.question_id).map(AnswerRow::brief),
+            })
+            .collect();
+        Ok(AnswerPairsPage { rows, total, page, pages })
     })
 }
 

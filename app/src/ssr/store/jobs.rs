@@ -211,6 +211,68 @@ pub async fn list_jobs(pool: &Db, project_id: i64) -> AppResult<Vec<JobView>> {
     })
 }
 
+/// Page `page` (from 1, clamped) of a project's jobs, newest first.
+pub async fn jobs_page(pool: &Db, project_id: i64, page: i64) -> AppResult<crate::model::JobsPage> {
+    use crate::model::JOBS_PER_PAGE;
+    on_db!(pool, |db| {
+        let (total,): (i64,) =
+            sqlx::query_as("SELECT COUNT(*) FROM jobs WHERE project_id = $1").bind(project_id).fetch_one(db).await?;
+        let pages = ((total + JOBS_PER_PAGE - 1) / JOBS_PER_PAGE).max(1);
+        let page = page.clamp(1, pages);
+        let rows: Vec<JobRow> = sqlx::query_as(&format!(
+            "{JOB_SELECT} WHERE project_id = $1 ORDER BY id DESC LIMIT {JOBS_PER_PAGE} OFFSET {}",
+            (page - 1) * JOBS_PER_PAGE
+        ))
+        .bind(project_id)
+        .fetch_all(db)
+        .await?;
+        let local = !pool.is_postgres();
+        let jobs = rows.into_iter().map(|r| r.view(local)).collect::<AppResult<Vec<_>>>()?;
+        Ok(crate::model::JobsPage { jobs, total, page, pages })
+    })
+}
+
+/// The newest job of each kind of a project, newest first.
+pub async fn latest_per_kind(pool: &Db, project_id: i64) -> AppResult<Vec<JobView>> {
+    on_db!(pool, |db| {
+        let rows: Vec<JobRow> = sqlx::query_as(&format!(
+            "{JOB_SELECT} WHERE id IN (SELECT MAX(id) FROM jobs WHERE project_id = $1 GROUP BY kind) ORDER BY id DESC"
+        ))
+        .bind(project_id)
+        .fetch_all(db)
+        .await?;
+        let local = !pool.is_postgres();
+        rows.into_iter().map(|r| r.view(local)).collect()
+    })
+}
+
+/// What a live view of a project's jobs would show changing, as a short
+/// fingerprint (how many jobs, the newest, the last to end, and each
+/// running job's progress), and whether any job runs.
+pub async fn project_activity(pool: &Db, project_id: i64) -> AppResult<(String, bool)> {
+    on_db!(pool, |db| {
+        let (count, newest, ended): (i64, Option<i64>, Option<String>) =
+            sqlx::query_as("SELECT COUNT(*), MAX(id), MAX(finished_at) FROM jobs WHERE project_id = $1")
+                .bind(project_id)
+                .fetch_one(db)
+                .await?;
+        let rows: Vec<JobRow> =
+            sqlx::query_as(&format!("{JOB_SELECT} WHERE project_id = $1 AND status IN ('queued', 'running')"))
+                .bind(project_id)
+                .fetch_all(db)
+                .await?;
+        let local = !pool.is_postgres();
+        let mut print = format!("{count}:{}:{}", newest.unwrap_or(0), ended.unwrap_or_default());
+        let mut active = false;
+        for j in rows.into_iter().map(|r| r.view(local)) {
+            let j = j?;
+            active |= j.status.is_active();
+            print.push_str(&format!("|{}:{}:{}:{}:{}", j.id, j.status, j.done, j.failed, j.total));
+        }
+        Ok((print, active))
+    })
+}
+
 /// A `job_items` row as read: key, status, result, error, tokens, cost, finish time.
 type ItemRow = (String, String, Option<String>, Option<String>, i64, f64, String);
 

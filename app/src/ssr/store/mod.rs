@@ -496,18 +496,57 @@ const DOCUMENT_SELECT: &str = "SELECT d.id, d.project_id, d.title, d.source, d.c
        (SELECT COUNT(*) FROM chunks c WHERE c.document_id = d.id) AS chunks
   FROM documents d";
 
-pub async fn list_documents(pool: &Db, project_id: i64) -> AppResult<Vec<DocumentSummary>> {
+/// Page `page` (from 1, clamped) of a project's documents, oldest first.
+pub async fn list_documents(pool: &Db, project_id: i64, page: i64) -> AppResult<crate::model::DocumentsPage> {
+    use crate::model::DOCUMENTS_PER_PAGE;
     on_db!(pool, |db| {
-        let rows: Vec<DocumentRow> =
-            sqlx::query_as(&format!("{DOCUMENT_SELECT} WHERE d.project_id = $1 ORDER BY d.id"))
-                .bind(project_id)
-                .fetch_all(db)
-                .await?;
-        Ok(rows.iter().map(DocumentRow::summary).collect())
+        let (total,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM documents WHERE project_id = $1")
+            .bind(project_id)
+            .fetch_one(db)
+            .await?;
+        let pages = ((total + DOCUMENTS_PER_PAGE - 1) / DOCUMENTS_PER_PAGE).max(1);
+        let page = page.clamp(1, pages);
+        let rows: Vec<DocumentRow> = sqlx::query_as(&format!(
+            "{DOCUMENT_SELECT} WHERE d.project_id = $1 ORDER BY d.id LIMIT {DOCUMENTS_PER_PAGE} OFFSET {}",
+            (page - 1) * DOCUMENTS_PER_PAGE
+        ))
+        .bind(project_id)
+        .fetch_all(db)
+        .await?;
+        Ok(crate::model::DocumentsPage { documents: rows.iter().map(DocumentRow::summary).collect(), total, page, pages })
     })
 }
 
-pub async fn get_document(pool: &Db, id: i64) -> AppResult<DocumentView> {
+/// Where a text's parts end (byte offsets): each at most `max` characters,
+/// cut after the last line break in its second half, else after the last
+/// space there, else at `max` characters.
+pub fn text_parts(text: &str, max: usize) -> Vec<usize> {
+    let mut ends = Vec::new();
+    let mut start = 0;
+    while start < text.len() {
+        let rest = &text[start..];
+        let Some((limit, _)) = rest.char_indices().nth(max) else {
+            ends.push(text.len());
+            break;
+        };
+        let window = &rest[..limit];
+        let half = limit / 2;
+        let cut = window
+            .rfind('\n')
+            .filter(|&i| i >= half)
+            .or_else(|| window.rfind(' ').filter(|&i| i >= half))
+            .map_or(limit, |i| i + 1);
+        start += cut;
+        ends.push(start);
+    }
+    if ends.is_empty() {
+        ends.push(0);
+    }
+    ends
+}
+
+/// A document with part `part` (from 1, clamped) of its text.
+pub async fn get_document(pool: &Db, id: i64, part: i64) -> AppResult<DocumentView> {
     on_db!(pool, |db| {
         #[derive(FromRow)]
         struct Full {
@@ -530,10 +569,17 @@ pub async fn get_document(pool: &Db, id: i64) -> AppResult<DocumentView> {
             .ok()
             .filter(|m| !m.is_empty())
             .and_then(|m| serde_json::to_string_pretty(&m).ok());
+        let ends = text_parts(&full.body, crate::model::DOCUMENT_PART_CHARS);
+        let parts = ends.len() as i64;
+        let part = part.clamp(1, parts);
+        let from = if part == 1 { 0 } else { ends[part as usize - 2] };
+        let text = full.body[from..ends[part as usize - 1]].to_string();
         Ok(DocumentView {
             summary: full.row.summary(),
             project_id: full.row.project_id,
-            text: full.body,
+            text,
+            part,
+            parts,
             metadata,
             created_at: full.created_at,
         })
@@ -727,14 +773,43 @@ pub async fn set_chunk_settings(pool: &Db, project_id: i64, settings: ChunkSetti
 }
 
 /// A document's chunks in order: (id, index, tokens, text).
-pub async fn document_chunks(pool: &Db, document_id: i64) -> AppResult<Vec<crate::model::ChunkView>> {
+/// Page `page` (from 1, clamped) of a document's chunks; with `chunk`, the
+/// page holding that chunk of the document instead.
+pub async fn document_chunks(
+    pool: &Db,
+    document_id: i64,
+    page: i64,
+    chunk: Option<i64>,
+) -> AppResult<crate::model::ChunksPage> {
+    use crate::model::CHUNKS_PER_PAGE;
     on_db!(pool, |db| {
-        let rows: Vec<(i64, i64, i64, String)> =
-            sqlx::query_as("SELECT id, idx, tokens, body FROM chunks WHERE document_id = $1 ORDER BY idx")
-                .bind(document_id)
-                .fetch_all(db)
-                .await?;
-        Ok(rows.into_iter().map(|(id, idx, tokens, text)| crate::model::ChunkView { id, idx, tokens, text }).collect())
+        let (total,): (i64,) = sqlx::query_as("SELECT COUNT(*) FROM chunks WHERE document_id = $1")
+            .bind(document_id)
+            .fetch_one(db)
+            .await?;
+        let pages = ((total + CHUNKS_PER_PAGE - 1) / CHUNKS_PER_PAGE).max(1);
+        let page = match chunk {
+            Some(c) => {
+                let idx: Option<i64> = sqlx::query_scalar("SELECT idx FROM chunks WHERE id = $1 AND document_id = $2")
+                    .bind(c)
+                    .bind(document_id)
+                    .fetch_optional(db)
+                    .await?;
+                idx.map_or(page, |i| i / CHUNKS_PER_PAGE + 1)
+            }
+            None => page,
+        }
+        .clamp(1, pages);
+        let rows: Vec<(i64, i64, i64, String)> = sqlx::query_as(&format!(
+            "SELECT id, idx, tokens, body FROM chunks WHERE document_id = $1 ORDER BY idx LIMIT {CHUNKS_PER_PAGE} OFFSET {}",
+            (page - 1) * CHUNKS_PER_PAGE
+        ))
+        .bind(document_id)
+        .fetch_all(db)
+        .await?;
+        let chunks =
+            rows.into_iter().map(|(id, idx, tokens, text)| crate::model::ChunkView { id, idx, tokens, text }).collect();
+        Ok(crate::model::ChunksPage { chunks, total, page, pages })
     })
 }
 
@@ -785,4 +860,17 @@ pub async fn document_texts(pool: &Db, project_id: i64) -> AppResult<Vec<String>
             .fetch_all(db)
             .await?)
     })
+}
+
+/// A search's `LIKE` pattern: case-folded, its `%`, `_` and `\` escaped.
+pub(crate) fn like_pattern(search: &str) -> String {
+    let mut p = String::from("%");
+    for c in search.trim().to_lowercase().chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            p.push('\\');
+        }
+        p.push(c);
+    }
+    p.push('%');
+    p
 }

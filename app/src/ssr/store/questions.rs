@@ -3,7 +3,7 @@
 use super::{on_db, Db};
 
 use crate::error::{AppError, AppResult};
-use crate::model::{QuestionSetView, QuestionView};
+use crate::model::{QuestionSetView, QuestionView, QuestionsPage};
 
 /// A question about to be stored.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -256,6 +256,46 @@ pub async fn list_questions(pool: &Db, set_id: i64) -> AppResult<Vec<QuestionVie
                 .fetch_all(db)
                 .await?;
         Ok(rows.into_iter().map(view).collect())
+    })
+}
+
+/// Page `page` (from 1, `per_page` at a time) of a set's questions in the
+/// set's order: those of `level` (a level, else a category; "" for all)
+/// whose text contains `search` ("" for all).
+pub async fn question_page(
+    pool: &Db,
+    set_id: i64,
+    page: i64,
+    per_page: i64,
+    level: &str,
+    search: &str,
+) -> AppResult<QuestionsPage> {
+    const MATCHING: &str = "FROM questions WHERE set_id = $1 AND ($2 = '' OR COALESCE(level, category, 'other') = $2)
+        AND ($3 = '' OR LOWER(question) LIKE $4 ESCAPE '\\')";
+    let search = search.trim();
+    let pattern = super::like_pattern(search);
+    let per_page = per_page.max(1);
+    on_db!(pool, |db| {
+        let (total,): (i64,) = sqlx::query_as(&format!("SELECT COUNT(*) {MATCHING}"))
+            .bind(set_id)
+            .bind(level)
+            .bind(search)
+            .bind(&pattern)
+            .fetch_one(db)
+            .await?;
+        let pages = ((total + per_page - 1) / per_page).max(1);
+        let page = page.clamp(1, pages);
+        let rows: Vec<QuestionRow> = sqlx::query_as(&format!(
+            "SELECT {QUESTION_COLUMNS} {MATCHING} ORDER BY idx, id LIMIT {per_page} OFFSET {}",
+            (page - 1) * per_page
+        ))
+        .bind(set_id)
+        .bind(level)
+        .bind(search)
+        .bind(&pattern)
+        .fetch_all(db)
+        .await?;
+        Ok(QuestionsPage { questions: rows.into_iter().map(view).collect(), total, page, pages })
     })
 }
 
