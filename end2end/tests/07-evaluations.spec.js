@@ -13,6 +13,20 @@ const cli = (...args) => JSON.parse(execFileSync(bin, ['--json', ...args, '--db'
   env: { ...process.env, ASSAY_LLM_PROVIDER: '', ASSAY_LLM_BASE_URL: '' },
 }).toString());
 
+/**
+ * A report's plot (its name, or a name's beginning): drawn in the page as an
+ * image the browser fetched on its own (#39: never inline in the page's
+ * HTML); resolves to the SVG's text.
+ */
+async function expectPlot(page, name) {
+  const img = page.locator(name.endsWith('-') ? `.plot[data-plot^="${name}"] img` : `.plot[data-plot="${name}"] img`).first();
+  await expect(img).toBeVisible();
+  await expect.poll(() => img.evaluate((el) => el.complete && el.naturalWidth)).toBeGreaterThan(0);
+  const svg = await (await page.request.get(await img.getAttribute('src'))).text();
+  expect(svg.startsWith('<svg')).toBe(true);
+  return svg;
+}
+
 let legacyProject;
 
 test('a legacy-only report states only what was run: no trials, no unbiased charts (#24)', async ({ page }) => {
@@ -38,8 +52,8 @@ test('a legacy-only report states only what was run: no trials, no unbiased char
   await expect(page.locator('.plot[data-plot="box"]')).toHaveCount(0);
   await expect(page.locator('.plot[data-plot="heatmap"]')).toHaveCount(0);
   await expect(page.locator('.plot[data-plot^="levels-"]')).toHaveCount(0);
-  await expect(page.locator('.plot[data-plot="legacy-heatmap"] svg')).toBeVisible();
-  await expect(page.locator('.plot[data-plot^="aspects-"] svg')).toBeVisible();
+  await expectPlot(page, 'legacy-heatmap');
+  await expectPlot(page, 'aspects-');
   const head = page.locator('#pair-table thead');
   await expect(head).toContainText('Legacy A / B');
   await expect(head).not.toContainText('A wins [95% CI]');
@@ -127,7 +141,20 @@ test('an offline evaluation of two methods: report, heatmap, drill-down, a read-
   await expect(form.locator('input[name="position_bias"]')).toBeVisible();
   await form.locator('#judge-select').selectOption('offline');
   await form.locator('input[name="trials"]').fill('3');
-  await form.locator('input[name="sanity_first"]').uncheck();
+  // The price before the run (#39), counted on the answers it would judge:
+  // 6 questions × (3 trials × 2 repeats × 2 orders + 1 legacy verdict).
+  const price = page.locator('#evaluation-price');
+  const judging = price.locator('#plan-stages tr', { hasText: 'evaluation: judging' });
+  await expect(judging.locator('td').nth(1)).toHaveText('78');
+  await expect(price.locator('#price-total')).toContainText('free');
+  await expect(price.locator('#price-who')).toContainText('nothing is sent to a model');
+  // A sanity check is a choice of its own, off by default, with its price.
+  const sanityBox = form.locator('input[name="sanity_first"]');
+  await expect(sanityBox).not.toBeChecked();
+  await sanityBox.check();
+  await expect(price.locator('#plan-stages tr', { hasText: 'sanity check of' }).first()).toBeVisible();
+  await sanityBox.uncheck();
+  await expect(price.locator('#plan-stages tr', { hasText: 'sanity check of' })).toHaveCount(0);
   await page.locator('#start-evaluation').click();
 
   const row = page.locator('table.evaluations tbody tr').first();
@@ -141,14 +168,13 @@ test('an offline evaluation of two methods: report, heatmap, drill-down, a read-
   // The report: who judged, said plainly; the plots drawn; the numbers.
   await expect(page.locator('#judge-line')).toContainText('offline rubric judge (no LLM)');
   await expect(page.locator('#judge-line')).toContainText('not an LLM');
-  const box = page.locator('.plot[data-plot="box"] svg');
-  await expect(box).toBeVisible();
-  await expect(box).toContainText('bm25 vs lightrag');
-  await expect(box).toContainText('3 trials');
-  const heatmap = page.locator('.plot[data-plot="heatmap"] svg');
-  await expect(heatmap).toContainText('bm25');
-  await expect(heatmap).toContainText('lightrag');
-  await expect(page.locator('.plot[data-plot="legacy-heatmap"] svg')).toBeVisible();
+  const box = await expectPlot(page, 'box');
+  expect(box).toContain('bm25 vs lightrag');
+  expect(box).toContain('3 trials');
+  const heatmap = await expectPlot(page, 'heatmap');
+  expect(heatmap).toContain('bm25');
+  expect(heatmap).toContain('lightrag');
+  await expectPlot(page, 'legacy-heatmap');
   const pair = page.locator('#pair-table tbody tr');
   await expect(pair).toHaveCount(1);
   await expect(pair.locator('td').nth(1)).toHaveText('6');
@@ -199,7 +225,7 @@ test('an offline evaluation of two methods: report, heatmap, drill-down, a read-
   // The shared page's frame and the reports' group of the WASM: not the
   // graph explorer's.
   expect(await wasmGroups(stranger)).toEqual(['report', 'share']);
-  await expect(stranger.locator('.plot[data-plot="box"] svg')).toBeVisible();
+  expect(await expectPlot(stranger, 'box')).toContain('bm25 vs lightrag');
   await expect(stranger.locator('#share-panel')).toHaveCount(0);
   await expect(stranger.locator('a[href^="/projects/"]')).toHaveCount(0);
   const html = await stranger.request.get(await stranger.locator('.downloads a', { hasText: 'One HTML file' }).getAttribute('href'));

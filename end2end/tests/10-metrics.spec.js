@@ -43,7 +43,10 @@ test('compute MAP, nDCG, Recall, CS, ROUGE-1 and BLEU with the granularity analy
   await expect(detail.locator('.granularity-warning')).toContainText("fewer than the HieraRAG paper's 38");
   await expect(detail.locator('table.splits tbody tr')).toHaveCount(4);
   await expect(detail.locator('.tree figure')).toHaveCount(2);
-  await expect(detail.locator('.tree figure').first().locator('svg')).toContainText('ρ');
+  // Charts are images the browser fetches on its own, not inline in the page (#39).
+  const tree = detail.locator('.tree figure').first().locator('img');
+  await expect.poll(() => tree.evaluate((el) => el.complete && el.naturalWidth)).toBeGreaterThan(0);
+  expect(await (await page.request.get(await tree.getAttribute('src'))).text()).toContain('ρ');
   // 4 cells, the "Main effects" line, 2 LV and 2 QC pooled levels.
   await expect(detail.locator('table.factorial tbody tr')).toHaveCount(4 + 1 + 4);
   await expect(detail.locator('#main-effects')).toContainText(/LV Δ = \d\.\d{3} · QC Δ = \d\.\d{3}/);

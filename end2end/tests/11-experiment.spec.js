@@ -69,7 +69,12 @@ test('the wizard runs a small offline experiment to its report and shares it', a
   await page.locator('#import-file').setInputFiles({ name: 'experiment.toml', mimeType: 'text/plain', buffer: Buffer.from(exported) });
   await expect(page.locator('#manifest-error')).toHaveCount(0);
 
-  // Start: one progress view for all stages, then the report.
+  // The corpus is chunked as the run will chunk it (#39: the chunker's count, not a formula's).
+  const corpusHow = await stages.filter({ hasText: 'as the chunker cuts them' }).locator('td').last().textContent();
+  const planned = int(corpusHow.match(/([\d,]+) chunks \(as the chunker cuts them\)/)[1]);
+
+  // Start: one progress view for all stages, then the report, shown
+  // without a reload when the run ends (#39).
   await page.locator('#start-experiment').click();
   await expect(page).toHaveURL(/\/projects\/\d+\/experiments\/\d+$/, { timeout: 15_000 });
   await expect(page.locator('#stages tbody tr.stage')).toHaveCount(1 + 1 + 1 + 2 + 2 + 1);
@@ -79,6 +84,7 @@ test('the wizard runs a small offline experiment to its report and shares it', a
   await expect(page.locator('#stages tr.stage-done')).toHaveCount(8);
   expect(int(await page.locator('#total-new').textContent())).toBeGreaterThan(0);
   await expect(page.locator('#corpus-stats')).toContainText('Documents');
+  expect(int(await page.locator('#corpus-stats div', { hasText: 'Chunks' }).locator('dd').textContent())).toBe(planned);
   expect(int(await page.locator('#graph-nodes').textContent())).toBeGreaterThan(0);
   await expect(page.locator('#question-sets tbody tr')).toHaveCount(1);
   await expect(page.locator('#method-costs tbody tr')).toHaveCount(2);

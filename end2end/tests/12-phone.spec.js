@@ -8,7 +8,7 @@
 const { test, expect } = require('@playwright/test');
 const { execFileSync } = require('child_process');
 const path = require('path');
-const { openHydrated } = require('./helpers');
+const { openHydrated, overflow } = require('./helpers');
 
 const bin = process.env.ASSAY_BIN || path.resolve(__dirname, '../../target/debug/assay');
 const cli = (...args) => JSON.parse(execFileSync(bin, ['--json', ...args, '--db', process.env.ASSAY_E2E_DB], {
@@ -17,28 +17,6 @@ const cli = (...args) => JSON.parse(execFileSync(bin, ['--json', ...args, '--db'
 
 test.describe.configure({ mode: 'serial' });
 test.use({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
-
-/** The page's elements that reach past the viewport's right edge and are not inside a box that scrolls. */
-async function overflow(page) {
-  return page.evaluate(() => {
-    const width = window.innerWidth;
-    const scrolls = (el) => {
-      for (let p = el.parentElement; p && p !== document.body; p = p.parentElement) {
-        const s = getComputedStyle(p);
-        if (['auto', 'scroll', 'hidden'].includes(s.overflowX) && p.getBoundingClientRect().right <= width + 1) return true;
-      }
-      return false;
-    };
-    const wide = [];
-    for (const el of document.body.querySelectorAll('*')) {
-      const r = el.getBoundingClientRect();
-      if (r.width > 0 && r.right > width + 1 && !scrolls(el)) {
-        wide.push(`${el.tagName.toLowerCase()}${el.id ? '#' + el.id : ''}${el.className && typeof el.className === 'string' ? '.' + el.className.trim().split(/\s+/).join('.') : ''} → ${Math.round(r.right)} px`);
-      }
-    }
-    return { scrollWidth: document.documentElement.scrollWidth, innerWidth: width, wide: wide.slice(0, 8) };
-  });
-}
 
 let urls = [];
 
@@ -87,8 +65,11 @@ test('no page scrolls sideways at 390 px (#24)', async ({ page }) => {
     await page.goto(url);
     await expect(page.locator('main')).toBeVisible();
     // Let the page's data arrive and draw (charts, tables); open every
-    // folded panel (forms, comparisons, call logs) so what it holds counts too.
-    await page.waitForLoadState('networkidle');
+    // folded panel (forms, comparisons, call logs) so what it holds counts
+    // too. (Not "network idle": a live view — an open study's results —
+    // keeps one long-poll open while it waits for ratings.)
+    await page.waitForLoadState('load');
+    await page.waitForTimeout(800);
     await page.evaluate(() => document.querySelectorAll('details').forEach((d) => { d.open = true; }));
     await page.waitForTimeout(200);
     const o = await overflow(page);

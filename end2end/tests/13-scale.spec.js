@@ -6,7 +6,7 @@
 // benchmark's: bench/scale.js prints them; a test asserts only bytes.)
 const { test, expect } = require('@playwright/test');
 const path = require('path');
-const { openHydrated } = require('./helpers');
+const { openHydrated, overflow } = require('./helpers');
 const { buildLargeProject, largeProjectUrls } = require('../fixtures/large-project');
 
 const bin = process.env.ASSAY_BIN || path.resolve(__dirname, '../../target/debug/assay');
@@ -39,4 +39,22 @@ test('every page of it is at most 200 KB of HTML (#39)', async ({ page, request 
   expect(over, `pages over ${BUDGET / 1024} KB:\n${over.join('\n')}`).toEqual([]);
   // And each still hydrates.
   for (const url of urls) await openHydrated(page, url);
+});
+
+test.describe('on a phone', () => {
+  test.use({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+
+  test('no page of it scrolls sideways at 390 px (#39)', async ({ page }) => {
+    test.setTimeout(600_000);
+    const failures = [];
+    for (const url of urls) {
+      await page.goto(url);
+      await expect(page.locator('body[data-hydrated="true"]')).toBeAttached({ timeout: 60_000 });
+      await page.evaluate(() => document.querySelectorAll('details').forEach((d) => { d.open = true; }));
+      await page.waitForTimeout(800);
+      const o = await overflow(page);
+      if (o.scrollWidth > o.innerWidth) failures.push(`${url}: ${o.scrollWidth} px wide; ${o.wide.join('; ')}`);
+    }
+    expect(failures, failures.join('\n')).toEqual([]);
+  });
 });

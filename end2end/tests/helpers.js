@@ -74,4 +74,30 @@ async function wasmInitiators(page, group) {
     .filter((r) => new RegExp(`/split_${g}_pages_\\d+\\.wasm$`).test(r.name)).map((r) => r.initiatorType), group);
 }
 
-module.exports = { corpus, openHydrated, createProject, upload, int, wasmGroups, wasmInitiators };
+/**
+ * How far the page reaches past a `width`-wide screen: the document's
+ * scroll width, and the elements past the right edge that are not inside a
+ * box that scrolls on its own. (`width`, not the window's: a phone's layout
+ * viewport widens to fit what overflows.)
+ */
+async function overflow(page, width = 390) {
+  return page.evaluate((width) => {
+    const scrolls = (el) => {
+      for (let p = el.parentElement; p && p !== document.body; p = p.parentElement) {
+        const s = getComputedStyle(p);
+        if (['auto', 'scroll', 'hidden'].includes(s.overflowX) && p.getBoundingClientRect().right <= width + 1) return true;
+      }
+      return false;
+    };
+    const wide = [];
+    for (const el of document.body.querySelectorAll('*')) {
+      const r = el.getBoundingClientRect();
+      if (r.width > 0 && r.right > width + 1 && !scrolls(el)) {
+        wide.push(`${el.tagName.toLowerCase()}${el.id ? '#' + el.id : ''}${el.className && typeof el.className === 'string' ? '.' + el.className.trim().split(/\s+/).join('.') : ''} → ${Math.round(r.right)} px`);
+      }
+    }
+    return { scrollWidth: document.documentElement.scrollWidth, innerWidth: width, wide: wide.slice(0, 8) };
+  }, width);
+}
+
+module.exports = { corpus, openHydrated, createProject, upload, int, wasmGroups, wasmInitiators, overflow };

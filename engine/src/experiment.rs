@@ -79,6 +79,48 @@ pub struct CorpusSection {
     pub tokenizer: String,
 }
 
+impl CorpusSection {
+    /// Its chunking, the tokenizer named checked.
+    pub fn chunk_settings(&self) -> Result<crate::chunk::ChunkSettings, crate::Invalid> {
+        let tokenizer = crate::chunk::Tokenizer::parse(&self.tokenizer)
+            .ok_or_else(|| crate::Invalid(format!("corpus.tokenizer: unknown \"{}\"", self.tokenizer)))?;
+        Ok(crate::chunk::ChunkSettings {
+            chunk_tokens: self.chunk_tokens,
+            overlap_tokens: self.chunk_overlap,
+            tokenizer,
+        })
+    }
+}
+
+/// A corpus' size as a run stores it: its documents, their tokens, and
+/// their chunks as the chunker cuts them (#39: the estimate's chunk count
+/// is the chunker's, not a formula's).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CorpusSize {
+    pub documents: usize,
+    pub tokens: u64,
+    pub chunks: u64,
+}
+
+impl CorpusSize {
+    /// Files as an upload reads them (refused ones left out, repeated
+    /// texts once), each document chunked with `settings`.
+    pub fn measure<'a>(
+        files: impl IntoIterator<Item = (&'a str, &'a [u8])>,
+        settings: &crate::chunk::ChunkSettings,
+    ) -> CorpusSize {
+        let limits = crate::corpus::ImportLimits::new(1 << 30, 1_000_000);
+        let read = crate::corpus::import_files(files, &limits);
+        let mut size = CorpusSize::default();
+        for doc in &read.documents {
+            size.documents += 1;
+            size.tokens += settings.tokenizer.count(&doc.text) as u64;
+            size.chunks += crate::chunk::chunk_text(&doc.text, settings).map_or(0, |c| c.len() as u64);
+        }
+        size
+    }
+}
+
 fn default_chunk_tokens() -> usize {
     1200
 }
@@ -430,9 +472,8 @@ const VERDICT_TOKENS: u64 = 120;
 
 impl Manifest {
     /// Every stage in the order a run takes them, with its expected calls
-    /// and tokens; `documents` are the corpus' documents' sizes in tokens
-    /// (each is chunked on its own).
-    pub fn estimate(&self, documents: &[u64]) -> Vec<StageEstimate> {
+    /// and tokens, for a corpus of `corpus`'s size.
+    pub fn estimate(&self, corpus: &CorpusSize) -> Vec<StageEstimate> {
         let mut out = Vec::new();
         let mut push = |kind: &str, label: String, calls: u64, prompt: u64, completion: u64, how: String| {
             out.push(StageEstimate {
@@ -444,19 +485,20 @@ impl Manifest {
                 how,
             })
         };
-        let (size, overlap) = (self.corpus.chunk_tokens as u64, self.corpus.chunk_overlap as u64);
-        let chunks: u64 = documents
-            .iter()
-            .map(|t| t.saturating_sub(overlap).div_ceil(size.saturating_sub(overlap).max(1)).max(1))
-            .sum();
-        let corpus_tokens: u64 = documents.iter().sum();
+        let size = self.corpus.chunk_tokens as u64;
+        let chunks = corpus.chunks;
         push(
             "corpus",
             label::CORPUS.into(),
             0,
             0,
             0,
-            format!("{} documents, {corpus_tokens} tokens: about {chunks} chunks", documents.len()),
+            format!(
+                "{} documents, {} tokens: {} chunks (as the chunker cuts them)",
+                thousands(corpus.documents as u64),
+                thousands(corpus.tokens),
+                thousands(chunks)
+            ),
         );
         if self.needs_graph() {
             let passes = 1 + self.graph.gleaning as u64;
@@ -804,8 +846,8 @@ mod tests {
             &here(),
         )
         .unwrap();
-        // Two documents of 2,500 and 500 tokens, chunks of 1,200 overlapping 100: 3 + 1 chunks.
-        let e = m.estimate(&[2500, 500]);
+        // Two documents of 3,000 tokens in all, cut into 4 chunks.
+        let e = m.estimate(&CorpusSize { documents: 2, tokens: 3000, chunks: 4 });
         let calls = |label: &str| e.iter().find(|s| s.label == label).map(|s| s.calls).unwrap();
         assert_eq!(calls("graph"), 4 * 2, "4 chunks × (1 + gleaning)");
         assert_eq!(calls("questions 1: graph"), 150);
@@ -847,4 +889,17 @@ mod tests {
         let e = error("[corpus]\nfiles = [\"sample\"]\n");
         assert!(e.contains("name"), "{e}");
     }
+}
+
+/// `n` with thousands separators ("198,259").
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }

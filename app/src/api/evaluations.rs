@@ -90,59 +90,163 @@ pub async fn start_evaluation(
     #[server(default)] judge_prompt: Option<String>,
 ) -> Result<EvaluationView, AppError> {
     let call = Request::now()?;
-    let project = call.require(Obj::QuestionSet(question_set_id), Need::Edit).await?;
-    let ids = |text: &str, what: &str| -> Result<Vec<i64>, AppError> {
-        text.split([',', ':'])
-            .filter(|t| !t.trim().is_empty())
-            .map(|t| {
-                t.trim()
-                    .parse::<i64>()
-                    .map_err(|_| AppError::Invalid(format!("{what}: \"{t}\" is not an answer set id")))
-            })
-            .collect()
+    let form = EvaluationForm {
+        question_set_id,
+        answer_sets,
+        pairs,
+        protocol,
+        trials,
+        repeats,
+        tolerance,
+        adjustments,
+        align,
+        exchange,
+        judge,
+        position_bias,
+        length_bias,
+        noise,
+        name,
+        no_cache,
+        judge_prompt,
     };
-    let sets = ids(&answer_sets, "answer sets")?;
-    call.require_in(project, sets.iter().map(|s| Obj::AnswerSet(*s))).await?;
-    let mut chosen = Vec::new();
-    for pair in pairs.split(',').filter(|p| !p.trim().is_empty()) {
-        match ids(pair, "pairs")?.as_slice() {
-            [a, b] => chosen.push((*a, *b)),
-            _ => return Err(AppError::Invalid(format!("pairs: \"{pair}\" is not A:B"))),
-        }
-    }
-    let settings = eval_settings(
-        &protocol,
-        &trials,
-        &repeats,
-        &tolerance,
-        &adjustments,
-        align.is_some(),
-        exchange.is_some(),
-        &judge,
-        &position_bias,
-        &length_bias,
-        &noise,
-        judge_prompt.as_deref(),
-    )?;
+    let req = form.request(&call, Need::Edit).await?;
     let state = call.state.clone();
     let llm = state.llm();
-    let req = crate::ssr::evaluation::EvalRequest {
-        question_set_id,
-        answer_sets: sets.clone(),
-        pairs: chosen,
-        settings: settings.clone(),
-        name: Some(name).filter(|n| !n.trim().is_empty()),
-        no_cache: no_cache.is_some(),
-    };
     let (job, id) = crate::ssr::evaluation::create(&state.pool, &llm, &req).await?;
     state.jobs.spawn(state.pool.clone(), llm.clone(), job.id, false)?;
     if sanity_first.is_some() {
-        for set in crate::ssr::evaluation::never_checked(&state.pool, &sets).await? {
-            let (job, _) = crate::ssr::evaluation::create_sanity(&state.pool, &llm, set, settings.clone()).await?;
+        for set in crate::ssr::evaluation::never_checked(&state.pool, &req.answer_sets).await? {
+            let (job, _) = crate::ssr::evaluation::create_sanity(&state.pool, &llm, set, req.settings.clone()).await?;
             state.jobs.spawn(state.pool.clone(), llm.clone(), job.id, false)?;
         }
     }
     Ok(crate::ssr::evaluation::get(&state.pool, id).await?.view)
+}
+
+/// The price of what the Evaluations form would start, before it does
+/// (the same fields as [`start_evaluation`]): calls, tokens and cost per
+/// stage, with the sanity checks it would add.
+#[server(output = crate::codec::Json)]
+#[allow(clippy::too_many_arguments)]
+pub async fn plan_evaluation(
+    question_set_id: i64,
+    answer_sets: String,
+    pairs: String,
+    protocol: String,
+    trials: String,
+    repeats: String,
+    tolerance: String,
+    adjustments: String,
+    align: Option<String>,
+    exchange: Option<String>,
+    judge: String,
+    position_bias: String,
+    length_bias: String,
+    noise: String,
+    name: String,
+    sanity_first: Option<String>,
+    no_cache: Option<String>,
+    #[server(default)] judge_prompt: Option<String>,
+) -> Result<RunPlan, AppError> {
+    let call = Request::now()?;
+    let form = EvaluationForm {
+        question_set_id,
+        answer_sets,
+        pairs,
+        protocol,
+        trials,
+        repeats,
+        tolerance,
+        adjustments,
+        align,
+        exchange,
+        judge,
+        position_bias,
+        length_bias,
+        noise,
+        name,
+        no_cache,
+        judge_prompt,
+    };
+    let req = form.request(&call, Need::Read).await?;
+    let state = call.state.clone();
+    let sanity = match sanity_first {
+        Some(_) => crate::ssr::evaluation::never_checked(&state.pool, &req.answer_sets).await?,
+        None => Vec::new(),
+    };
+    crate::ssr::evaluation::plan(&state.pool, &state.llm(), &req, &sanity).await
+}
+
+/// The Evaluations form's fields, as both of its server functions read them.
+#[cfg(feature = "ssr")]
+struct EvaluationForm {
+    question_set_id: i64,
+    answer_sets: String,
+    pairs: String,
+    protocol: String,
+    trials: String,
+    repeats: String,
+    tolerance: String,
+    adjustments: String,
+    align: Option<String>,
+    exchange: Option<String>,
+    judge: String,
+    position_bias: String,
+    length_bias: String,
+    noise: String,
+    name: String,
+    no_cache: Option<String>,
+    judge_prompt: Option<String>,
+}
+
+#[cfg(feature = "ssr")]
+impl EvaluationForm {
+    /// The request the form makes, its sets checked for the caller (`need`
+    /// on the question set and each answer set, of one project).
+    async fn request(self, call: &Request, need: Need) -> Result<crate::ssr::evaluation::EvalRequest, AppError> {
+        let project = call.require(Obj::QuestionSet(self.question_set_id), need).await?;
+        let ids = |text: &str, what: &str| -> Result<Vec<i64>, AppError> {
+            text.split([',', ':'])
+                .filter(|t| !t.trim().is_empty())
+                .map(|t| {
+                    t.trim()
+                        .parse::<i64>()
+                        .map_err(|_| AppError::Invalid(format!("{what}: \"{t}\" is not an answer set id")))
+                })
+                .collect()
+        };
+        let sets = ids(&self.answer_sets, "answer sets")?;
+        call.require_in(project, sets.iter().map(|s| Obj::AnswerSet(*s))).await?;
+        let mut chosen = Vec::new();
+        for pair in self.pairs.split(',').filter(|p| !p.trim().is_empty()) {
+            match ids(pair, "pairs")?.as_slice() {
+                [a, b] => chosen.push((*a, *b)),
+                _ => return Err(AppError::Invalid(format!("pairs: \"{pair}\" is not A:B"))),
+            }
+        }
+        let settings = eval_settings(
+            &self.protocol,
+            &self.trials,
+            &self.repeats,
+            &self.tolerance,
+            &self.adjustments,
+            self.align.is_some(),
+            self.exchange.is_some(),
+            &self.judge,
+            &self.position_bias,
+            &self.length_bias,
+            &self.noise,
+            self.judge_prompt.as_deref(),
+        )?;
+        Ok(crate::ssr::evaluation::EvalRequest {
+            question_set_id: self.question_set_id,
+            answer_sets: sets,
+            pairs: chosen,
+            settings,
+            name: Some(self.name).filter(|n| !n.trim().is_empty()),
+            no_cache: self.no_cache.is_some(),
+        })
+    }
 }
 
 /// One click: a sanity check of an answer set's method with the paper's

@@ -235,3 +235,53 @@ pub const EVAL_TABLES: [&str; 6] = ["pairs", "trials", "aspects", "levels", "jud
 
 /// The unbiased protocol's aspects (as `engine::judge::ASPECTS`, for the browser).
 pub const ASPECT_NAMES: [&str; 4] = ["Comprehensiveness", "Relevance", "Empowerment", "Directness"];
+
+/// One stage of a run's plan: what it will ask of the model, before
+/// anything runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlanStage {
+    pub label: String,
+    /// Calls: exactly `calls`, or between `calls` and `calls_max` where
+    /// the model's replies decide how many (length alignment).
+    pub calls: u64,
+    pub calls_max: u64,
+    pub prompt_tokens: u64,
+    /// Whether `prompt_tokens` is the count of the very prompts the run
+    /// sends (judging answers as they are), rather than an estimate.
+    pub prompt_exact: bool,
+    /// The replies' tokens expected (the mean of this model's recent
+    /// replies to the task where there are some, else a typical length).
+    pub completion_tokens: u64,
+    /// Its price; `None` where the model has no price set.
+    pub cost_usd: Option<f64>,
+    /// How it is counted, in words.
+    pub how: String,
+}
+
+/// What a run will ask of the model, stage by stage, and who answers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunPlan {
+    pub stages: Vec<PlanStage>,
+    /// Who answers and whether anyone is paid: "free: the offline
+    /// provider…", "nothing is called: the simulated judge…", or the
+    /// model with its price (or that it has none).
+    pub paid_by: String,
+    /// Whether the calls go to a model someone pays for.
+    pub paid: bool,
+    pub questions: i64,
+    /// Judging calls in all (the verdicts' draws), at least.
+    pub judgments: u64,
+}
+
+impl RunPlan {
+    pub fn calls(&self) -> (u64, u64) {
+        (self.stages.iter().map(|s| s.calls).sum(), self.stages.iter().map(|s| s.calls_max).sum())
+    }
+    pub fn tokens(&self) -> u64 {
+        self.stages.iter().map(|s| s.prompt_tokens + s.completion_tokens).sum()
+    }
+    /// The price in all; `None` when some stage has no price.
+    pub fn cost_usd(&self) -> Option<f64> {
+        self.stages.iter().map(|s| s.cost_usd).sum()
+    }
+}

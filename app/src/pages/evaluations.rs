@@ -12,8 +12,8 @@ use leptos_router::hooks::use_query_map;
 
 use crate::api::answers::list_answer_sets;
 use crate::api::evaluations::{
-    get_drill, get_drill_questions, get_evaluation_report, list_evaluations, DeleteEvaluation, StartEvaluation,
-    StartSanity,
+    get_drill, get_drill_questions, get_evaluation_report, list_evaluations, DeleteEvaluation, PlanEvaluation,
+    StartEvaluation, StartSanity,
 };
 use crate::api::jobs::latest_jobs;
 use crate::api::projects::get_project;
@@ -28,6 +28,7 @@ use crate::format;
 use crate::format::pct;
 use crate::model::{
     defaults, AnswerSetView, DrillView, EvaluationReportView, EvaluationView, Figure, PairRowView, QuestionSetView,
+    RunPlan,
 };
 
 fn judge_class(judge: &str) -> &'static str {
@@ -170,6 +171,38 @@ fn NewEvaluation(
         );
     });
     let joined = move || chosen.get().iter().map(|i| i.to_string()).collect::<Vec<_>>().join(",");
+    // The price of what the form would start, asked again (at most every
+    // 400 ms) whenever a field changes.
+    let plan = ServerAction::<PlanEvaluation>::new();
+    let form = NodeRef::<leptos::html::Form>::new();
+    let asked = StoredValue::new(0u64);
+    let replan = move || {
+        let me = asked.get_value() + 1;
+        asked.set_value(me);
+        set_timeout(
+            move || {
+                if asked.try_get_value() != Some(me) {
+                    return;
+                }
+                #[cfg(feature = "hydrate")]
+                if let Some(f) = form.get_untracked() {
+                    use leptos::form::FromFormData;
+                    if let Ok(data) = web_sys::FormData::new_with_form(&f) {
+                        if let Ok(input) = PlanEvaluation::from_form_data(&data) {
+                            plan.dispatch(input);
+                        }
+                    }
+                }
+            },
+            std::time::Duration::from_millis(400),
+        );
+    };
+    // And once the form is drawn with its defaults, and when the chosen
+    // sets change (the hidden field follows them).
+    Effect::new(move |_| {
+        chosen.track();
+        replan();
+    });
     let offline = llm.as_ref().is_some_and(|(p, _)| p == "offline");
     view! {
         <details class="panel build-panel" open=true>
@@ -183,7 +216,8 @@ fn NewEvaluation(
                 view! { <p class="muted" id="need-answers">"An evaluation needs a question set with at least two answer sets (Answers)."</p> }.into_any()
             } else {
                 view! {
-                    <ActionForm action attr:class="stack-form" attr:id="evaluation-form">
+                    <div on:input=move |_| replan() on:change=move |_| replan()>
+                    <ActionForm action node_ref=form attr:class="stack-form" attr:id="evaluation-form">
                         <div class="row-fields">
                             <label>"Question set "
                                 <select name="question_set_id" on:change=move |ev| {
@@ -230,7 +264,7 @@ fn NewEvaluation(
                         <div class="row-fields">
                             <label class="check"><input type="checkbox" name="align" value="on" checked/>" Length alignment"<Help text=help::ALIGN/></label>
                             <label class="check"><input type="checkbox" name="exchange" value="on" checked/>" Position exchange (AB and BA)"<Help text=help::EXCHANGE/></label>
-                            <label class="check"><input type="checkbox" name="sanity_first" value="on" checked/>" Sanity-check methods never checked"</label>
+                            <label class="check"><input type="checkbox" name="sanity_first" value="on"/>" Also sanity-check each method never checked (a job per method; its price is below)"<Help text=help::SANITY_FIRST/></label>
                         </div>
                         <div class="row-fields">
                             <label>"Judge "
@@ -254,11 +288,69 @@ fn NewEvaluation(
                         </div>
                         <p class="muted small">"The defaults are those of " <Cite paper=Paper::Unbiased at="§IV-B"/> {format!(": N = {} judgments per order, M = {} trials, tolerance {} words, and its scoring rubric alone as the prompt; {} adjustments is ours (the paper says “several”). ", defaults::REPEATS, defaults::TRIALS, defaults::TOLERANCE, defaults::ADJUSTMENTS)}"The content-only prompt adds a sentence the paper does not have; it can make a judge look less biased than the paper's procedure is. The simulated judge scores with the offline rubric as its hidden true quality, plus the biases you set: with it you can watch what each correction removes."</p>
                         <NoCacheBox/>
+                        <Price plan chosen=Signal::derive(move || chosen.get().len())/>
                         <div><button type="submit" id="start-evaluation" disabled=move || action.pending().get() || chosen.get().len() < 2>"Start evaluation"</button></div>
                     </ActionForm>
+                    </div>
                 }.into_any()
             }}
         </details>
+    }
+}
+
+/// The price of the run the form would start: calls, tokens and cost per
+/// stage, and who answers (#39: never a surprise bill).
+#[component]
+fn Price(plan: ServerAction<PlanEvaluation>, chosen: Signal<usize>) -> impl IntoView {
+    view! {
+        <section class="price" id="evaluation-price" aria-live="polite">
+            {move || match (chosen.get() >= 2, plan.value().get()) {
+                (false, _) => view! { <p class="muted small">"Tick two answer sets or more: the price of the run shows here."</p> }.into_any(),
+                (true, None) => view! { <p class="muted small">"Counting what this run would send…"</p> }.into_any(),
+                (true, Some(Err(e))) => view! { <ErrorNote error=e/> }.into_any(),
+                (true, Some(Ok(p))) => view! { <PlanTable plan=p/> }.into_any(),
+            }}
+        </section>
+    }
+}
+
+/// A run's plan: its totals in a sentence, then stage by stage.
+#[component]
+pub(crate) fn PlanTable(plan: RunPlan) -> impl IntoView {
+    let (calls, calls_max) = plan.calls();
+    let calls_text = if calls == calls_max {
+        format::int(calls as i64)
+    } else {
+        format!("{}–{}", format::int(calls as i64), format::int(calls_max as i64))
+    };
+    let cost = match (plan.paid, plan.cost_usd()) {
+        (false, _) => "free".to_string(),
+        (true, Some(c)) => format::usd(c),
+        (true, None) => "price unknown".to_string(),
+    };
+    view! {
+        <p class="price-total" id="price-total"><strong>{format!("{calls_text} calls")}</strong>
+            {format!(" · {} tokens · {cost}", format::int(plan.tokens() as i64))}
+            <span class="muted">{format!(" — {} questions, {} judging calls", format::int(plan.questions), format::int(plan.judgments as i64))}</span></p>
+        <p class="small muted" id="price-who">{plan.paid_by.clone()}</p>
+        <div class="table-scroll">
+        <table class="grid small plan-stages" id="plan-stages">
+            <thead><tr><th>"Stage"</th><th class="num">"Calls"</th><th class="num">"Prompt tokens"</th><th class="num">"Reply tokens (expected)"</th><th class="num">"Cost"</th><th>"How it is counted"</th></tr></thead>
+            <tbody>
+                {plan.stages.into_iter().map(|s| {
+                    let calls = if s.calls == s.calls_max { format::int(s.calls as i64) } else { format!("{}–{}", format::int(s.calls as i64), format::int(s.calls_max as i64)) };
+                    let prompt = format!("{}{}", if s.prompt_exact { "" } else { "≈ " }, format::int(s.prompt_tokens as i64));
+                    let cost = match (plan.paid, s.cost_usd) { (false, _) => "free".to_string(), (true, Some(c)) => format::usd(c), (true, None) => "—".to_string() };
+                    view! {
+                        <tr><td>{s.label}</td><td class="num">{calls}</td><td class="num">{prompt}</td>
+                            <td class="num">{format!("≈ {}", format::int(s.completion_tokens as i64))}</td><td class="num">{cost}</td>
+                            <td class="small muted">{s.how}</td></tr>
+                    }
+                }).collect_view()}
+            </tbody>
+        </table>
+        </div>
+        <p class="small muted">"Prompt tokens are counted on the prompts the judging sends (≈ where the model's replies decide: answers length alignment rewrites, a sanity check's second answers); replies are expected as long as this model's recent replies to the task. Nothing has been sent."</p>
     }
 }
 
@@ -344,7 +436,7 @@ pub(crate) fn Plot(base: String, name: String, figure: Figure, #[prop(into)] alt
     });
     let drawn = match figure {
         Figure::Inline(svg) => view! { <div class="svg" role="img" aria-label=alt inner_html=svg></div> }.into_any(),
-        Figure::Linked => view! { <div class="svg"><img src=format!("{base}/plots/{name}.svg") alt=alt loading="lazy"/></div> }.into_any(),
+        Figure::Linked => view! { <div class="svg"><img src=format!("{base}/plots/{name}.svg") alt=alt/></div> }.into_any(),
     };
     view! {
         <figure class="plot" data-plot=name.clone()>

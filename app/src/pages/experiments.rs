@@ -348,7 +348,7 @@ fn Estimate(d: ExperimentDraft) -> impl IntoView {
     }
     let cost = move |c: f64| {
         if d.offline {
-            "$0.00 (offline)".to_string()
+            "free: offline".to_string()
         } else if !d.priced {
             "unpriced".to_string()
         } else {
@@ -380,7 +380,7 @@ fn Estimate(d: ExperimentDraft) -> impl IntoView {
                 }).collect_view()}
             </tbody>
         </table>
-        <p class="small muted">"An estimate by formula, before anything runs (prompt sizes are typical, not measured); the experiment's page shows the calls each stage actually made."</p>
+        <p class="small muted">"An estimate before anything runs and before anything is sent: the corpus is chunked as the run will chunk it; calls per stage by the papers' formulas; prompt sizes typical, not measured. The experiment's page shows the calls each stage actually made."</p>
     }
     .into_any()
 }

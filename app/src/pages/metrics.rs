@@ -240,7 +240,7 @@ fn chart(base: &str, name: String, figure: crate::model::Figure, alt: String) ->
             view! { <div class="svg" role="img" aria-label=alt inner_html=svg></div> }.into_any()
         }
         crate::model::Figure::Linked => {
-            view! { <div class="svg"><img src=format!("{base}/{name}.svg") alt=alt loading="lazy"/></div> }.into_any()
+            view! { <div class="svg"><img src=format!("{base}/{name}.svg") alt=alt/></div> }.into_any()
         }
     };
     view! {

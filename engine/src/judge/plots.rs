@@ -16,7 +16,7 @@ const ORANGE: RGBColor = RGBColor(0xf2, 0x8e, 0x2b);
 const INK: RGBColor = RGBColor(0x33, 0x33, 0x33);
 
 fn font(size: u32) -> TextStyle<'static> {
-    ("sans-serif", size).into_font().color(&BLACK)
+    ("sans-serif", size.max(crate::CHART_MIN_FONT)).into_font().color(&BLACK)
 }
 
 fn cut(label: &str, n: usize) -> String {
@@ -32,7 +32,7 @@ fn cut(label: &str, n: usize) -> String {
 /// 1.5 IQR, outliers as circles), on a 0–1 axis.
 pub fn box_plots_svg(title: &str, subtitle: &str, pairs: &[PairReport]) -> String {
     let panels: Vec<&PairReport> = pairs.iter().filter(|p| p.unbiased.is_some()).collect();
-    let (panel_w, panel_h, top) = (300i32, 250i32, 56i32);
+    let (panel_w, panel_h, top) = (340i32, 250i32, 56i32);
     let columns = panels.len().clamp(1, 3) as i32;
     let rows = panels.len().div_ceil(3).max(1) as i32;
     let (width, height) = ((columns * panel_w + 20).max(620), top + rows * (panel_h + 30));
@@ -50,7 +50,7 @@ pub fn box_plots_svg(title: &str, subtitle: &str, pairs: &[PairReport]) -> Strin
             let (x0, y0) = (10 + (i as i32 % 3) * panel_w, top + (i as i32 / 3) * (panel_h + 30));
             let (plot_x, plot_y, plot_w, plot_h) = (x0 + 40, y0 + 36, panel_w - 60, panel_h - 80);
             let _ =
-                root.draw(&Text::new(format!("{} vs {}", cut(&p.a_name, 16), cut(&p.b_name, 16)), (x0, y0), font(13)));
+                root.draw(&Text::new(format!("{} vs {}", cut(&p.a_name, 20), cut(&p.b_name, 20)), (x0, y0), font(13)));
             let _ = root.draw(&Text::new(
                 format!("{} trials, median relative {}", u.trials.len(), super::eval::signed_to(u.relative.median, 2)),
                 (x0, y0 + 17),
@@ -90,7 +90,7 @@ pub fn box_plots_svg(title: &str, subtitle: &str, pairs: &[PairReport]) -> Strin
                 }
                 let _ =
                     root.draw(&Text::new(format!("{:.2}", b.median), (cx + half + 2, y_of(b.median) - 6), font(10)));
-                let _ = root.draw(&Text::new(cut(label, 12), (cx - half - 4, plot_y + plot_h + 8), font(11)));
+                let _ = root.draw(&Text::new(cut(label, 15), (cx - half - 14, plot_y + plot_h + 8), font(11)));
             }
         }
         let _ = root.present();

@@ -523,7 +523,7 @@ pub fn power_chart_svg(title: &str, analyses: &[DimensionAnalysis]) -> String {
                 let _ = chart.draw_series(points.iter().map(|p| Circle::new(*p, 4, colour.filled())));
                 let _ = chart.draw_series(points.iter().filter_map(|(x, y)| {
                     let (_, _, at) = labels.iter().find(|(lx, ly, _)| lx == x && ly == y)?;
-                    Some(Text::new(format!("{y:.3}"), (*x + 0.06, *at), ("sans-serif", 11).into_font().color(&colour)))
+                    Some(Text::new(format!("{y:.3}"), (*x + 0.06, *at), ("sans-serif", crate::CHART_MIN_FONT).into_font().color(&colour)))
                 }));
             }
         }
@@ -562,7 +562,7 @@ pub fn tree_svg(a: &DimensionAnalysis) -> String {
     {
         let root = SVGBackend::with_string(&mut svg, (width as u32, height as u32)).into_drawing_area();
         let _ = root.fill(&WHITE);
-        let font = |size: u32| ("sans-serif", size).into_font().color(&BLACK);
+        let font = |size: u32| ("sans-serif", size.max(crate::CHART_MIN_FONT)).into_font().color(&BLACK);
         let _ = root.draw(&Text::new(
             format!("{}: mean CS per category; splits coloured by ρ (green > 2, amber 1–2, red < 1)", a.dimension),
             (10, 8),

@@ -16,7 +16,7 @@ pub fn chart_svg(title: &str, bars: &[CostBar]) -> String {
     {
         let root = SVGBackend::with_string(&mut svg, (width as u32, height as u32)).into_drawing_area();
         let _ = root.fill(&WHITE);
-        let font = |size: u32| ("sans-serif", size).into_font().color(&BLACK);
+        let font = |size: u32| ("sans-serif", size.max(crate::CHART_MIN_FONT)).into_font().color(&BLACK);
         let _ = root.draw(&Text::new(title.to_string(), (12, 8), font(16)));
         let (label_w, panel_w, gap) = (190, 250, 40);
         let panels = [

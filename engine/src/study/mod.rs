@@ -622,7 +622,7 @@ pub fn chart_svg(title: &str, dimensions: &[Dimension], results: &Results) -> St
     {
         let root = SVGBackend::with_string(&mut svg, (width as u32, height as u32)).into_drawing_area();
         let _ = root.fill(&WHITE);
-        let font = |size: u32| ("sans-serif", size).into_font().color(&BLACK);
+        let font = |size: u32| ("sans-serif", size.max(crate::CHART_MIN_FONT)).into_font().color(&BLACK);
         let _ = root.draw(&Text::new(title.to_string(), (12, 8), font(15)));
         let mut x = left;
         for (k, s) in sources.iter().enumerate() {

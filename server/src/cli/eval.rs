@@ -104,6 +104,10 @@ pub enum EvalCommand {
         /// Send every call to the provider, even where a cached reply exists.
         #[arg(long)]
         no_cache: bool,
+        /// Print what the run would send — calls, tokens and price per
+        /// stage — and stop: nothing runs and nothing is sent.
+        #[arg(long)]
+        plan: bool,
     },
     /// Judge a method against a second answer set of itself under both
     /// protocols: the unbiased one should find them even.
@@ -265,7 +269,7 @@ async fn summary(pool: &Db, out: Output, id: i64, job: &app::model::JobView) -> 
 
 pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: EvalCommand) -> anyhow::Result<ExitCode> {
     match cmd {
-        EvalCommand::Run { project, set, methods, pairs, protocol, judge, name, no_cache } => {
+        EvalCommand::Run { project, set, methods, pairs, protocol, judge, name, no_cache, plan } => {
             let p = app::ssr::store::find_project(pool, &project).await?;
             let questions = app::ssr::store::questions::get_set(pool, set).await?;
             if questions.project_id != p.summary.id {
@@ -291,6 +295,11 @@ pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: EvalCommand) ->
                 name,
                 no_cache,
             };
+            if plan {
+                let p = app::ssr::evaluation::plan(pool, llm, &req, &[]).await?;
+                out.print(serde_json::to_value(&p)?, || plan_text(&p));
+                return Ok(ExitCode::SUCCESS);
+            }
             let (job, id) = app::ssr::evaluation::create(pool, llm, &req).await?;
             let (code, after) = execute_job(pool, out, llm, job.id, false).await?;
             summary(pool, out, id, &after).await?;
@@ -357,4 +366,33 @@ pub(super) async fn write_report(pool: &Db, id: i64, dir: &std::path::Path) -> a
     let report = app::ssr::evaluation::report_json(&snapshot);
     write("report.json".into(), serde_json::to_string_pretty(&report)?.as_bytes())?;
     Ok(written)
+}
+
+/// A run's plan as lines: the totals, who answers, then each stage.
+pub(super) fn plan_text(p: &app::model::RunPlan) -> String {
+    let int = |n: u64| app::format::int(n as i64);
+    let range = |a: u64, b: u64| if a == b { int(a) } else { format!("{}–{}", int(a), int(b)) };
+    let (calls, max) = p.calls();
+    let cost = |c: Option<f64>| match (p.paid, c) {
+        (false, _) => "free".to_string(),
+        (true, Some(c)) => app::format::usd(c),
+        (true, None) => "price unknown".to_string(),
+    };
+    let mut lines = vec![
+        format!("{} calls · {} tokens · {} (nothing sent)", range(calls, max), int(p.tokens()), cost(p.cost_usd())),
+        p.paid_by.clone(),
+    ];
+    for s in &p.stages {
+        lines.push(format!(
+            "  {}: {} calls, {}{} prompt + ≈ {} reply tokens, {} — {}",
+            s.label,
+            range(s.calls, s.calls_max),
+            if s.prompt_exact { "" } else { "≈ " },
+            int(s.prompt_tokens),
+            int(s.completion_tokens),
+            cost(s.cost_usd),
+            s.how
+        ));
+    }
+    lines.join("\n")
 }

@@ -23,6 +23,11 @@ pub struct RunArgs {
     /// Write the report into this folder.
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Print what the run would send — calls, tokens and price per stage,
+    /// the corpus chunked as the run would — and stop: nothing runs and
+    /// nothing is sent.
+    #[arg(long)]
+    pub plan: bool,
 }
 
 /// Reads and checks the manifest (before the database is opened: a bad
@@ -40,6 +45,9 @@ pub async fn run(
 ) -> anyhow::Result<ExitCode> {
     let llm = app::ssr::experiments::run::llm_settings(&m, base_llm, crate::cli::process_env);
     let base = args.manifest.parent().map(Path::to_path_buf).unwrap_or_default();
+    if args.plan {
+        return plan(pool, out, base_llm, &m, &args.manifest, &base).await;
+    }
     let started = std::time::Instant::now();
     let outcome = app::ssr::experiments::run::run(pool, &llm, &m, &base, |job, label| {
         let llm = llm.clone();
@@ -135,5 +143,42 @@ pub async fn run(
         // 3, as a job that did not finish.
         return Ok(ExitCode::from(3));
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `assay run --plan`: the estimate the wizard shows, printed.
+async fn plan(
+    pool: &Db,
+    out: Output,
+    base_llm: &LlmSettings,
+    m: &Manifest,
+    manifest: &Path,
+    base: &Path,
+) -> anyhow::Result<ExitCode> {
+    let text = std::fs::read_to_string(manifest).unwrap_or_default();
+    let d = app::ssr::experiments::wizard::estimate(pool, base_llm, crate::cli::process_env, &text, m, base).await;
+    if let Some(e) = &d.error {
+        anyhow::bail!("{e}");
+    }
+    let int = |n: u64| app::format::int(n as i64);
+    let price = |c: f64| if d.offline { "free (offline)".to_string() } else if d.priced { app::format::usd(c) } else { "unpriced".into() };
+    out.print(serde_json::to_value(&d)?, || {
+        let mut lines = vec![
+            format!("{} calls · {} tokens · {} (nothing sent)", int(d.calls), int(d.tokens), price(d.cost_usd)),
+            format!("answered by {}", d.llm),
+        ];
+        for s in &d.stages {
+            lines.push(format!(
+                "  {}: {} calls, {} prompt + {} reply tokens, {} — {}",
+                s.label,
+                int(s.calls),
+                int(s.prompt_tokens),
+                int(s.completion_tokens),
+                price(s.cost_usd),
+                s.how
+            ));
+        }
+        lines.join("\n")
+    });
     Ok(ExitCode::SUCCESS)
 }

@@ -247,6 +247,13 @@ async fn collaborators_reach_only_what_the_owner_granted() {
         (path_of::<app::api::Watch>(), "topic=job&id=1".to_string(), "\"active\":false"),
         (path_of::<app::api::Watch>(), "topic=experiment&id=1".to_string(), "\"active\":false"),
         (path_of::<app::api::Watch>(), "topic=study&id=1".to_string(), "\"active\":true"),
+        (
+            path_of::<app::api::PlanEvaluation>(),
+            "question_set_id=1&answer_sets=1,2&pairs=&protocol=both&trials=1&repeats=1&tolerance=10&adjustments=3\
+             &judge=offline&position_bias=0&length_bias=0&noise=0&name="
+                .to_string(),
+            "\"stages\"",
+        ),
     ];
     let callers = [
         ("owner", owner.as_str(), StatusCode::OK),

@@ -319,3 +319,75 @@ async fn a_cancelled_evaluation_resumes_without_judging_anything_twice() {
     let (_, straight) = app::ssr::evaluation::report(&pool, id2).await.unwrap();
     assert_eq!(resumed.pairs, straight.pairs);
 }
+
+/// The price before the run (#39) is the run's: `eval run --plan` sends
+/// nothing, and the run it plans then records exactly the judging calls and
+/// prompt tokens the plan said (length alignment off: its regenerations are
+/// the model's to decide); with alignment on, the calls fall in the plan's
+/// range.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_plan_of_a_run_is_what_the_run_then_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = common::test_db(dir.path(), "plan").await;
+    let set = sample_with_answers(&db, [4, 3, 1]).await;
+    let pool = db.open().await;
+    let base = ["--json", "eval", "run", "A", "--set", &set, "--methods", "bm25,lightrag", "--judge", "offline"];
+    for (extra, exact) in [(&["--trials", "3", "--repeats", "1", "--no-align"][..], true), (&["--trials", "2"][..], false)] {
+        let args: Vec<&str> = base.iter().copied().chain(extra.iter().copied()).collect();
+        let plan_args: Vec<&str> = args.iter().copied().chain(["--plan"]).collect();
+        let calls_before = common::scalar(&pool, "SELECT COUNT(*) FROM llm_calls", &[]).await;
+        let plan = json(&assay(&db, &plan_args, &[]).await);
+        assert_eq!(
+            common::scalar(&pool, "SELECT COUNT(*) FROM llm_calls", &[]).await,
+            calls_before,
+            "a plan sends nothing"
+        );
+        assert_eq!(plan["paid"], false, "{plan}");
+        assert!(plan["paid_by"].as_str().unwrap().starts_with("free"), "{plan}");
+        assert_eq!(plan["questions"], 8);
+        let stages = plan["stages"].as_array().unwrap();
+        let judging = stages.iter().find(|s| s["label"] == "evaluation: judging").unwrap();
+        // 8 questions × (trials × repeats × 2 orders + 1 legacy verdict).
+        let per_question = if exact { 3 * 2 + 1 } else { 2 * 2 * 2 + 1 };
+        assert_eq!(judging["calls"], 8 * per_question, "{plan}");
+        assert_eq!(plan["judgments"], judging["calls"]);
+
+        let run = json(&assay(&db, &args, &[]).await);
+        let job = run["job"].as_i64().unwrap();
+        let recorded = |purpose_like: &'static str| {
+            let pool = pool.clone();
+            async move {
+                let calls = common::scalar(
+                    &pool,
+                    &format!("SELECT COUNT(*) FROM llm_calls WHERE job_id = $1 AND purpose LIKE '{purpose_like}'"),
+                    &[job],
+                )
+                .await;
+                let prompt = common::scalar(
+                    &pool,
+                    &format!(
+                        "SELECT CAST(COALESCE(SUM(prompt_tokens), 0) AS BIGINT) FROM llm_calls WHERE job_id = $1 AND purpose LIKE '{purpose_like}'"
+                    ),
+                    &[job],
+                )
+                .await;
+                (calls, prompt)
+            }
+        };
+        let (calls, prompt) = recorded("judge%").await;
+        assert_eq!(calls, judging["calls"].as_i64().unwrap(), "judging calls as planned");
+        if exact {
+            assert_eq!(judging["prompt_exact"], true);
+            assert_eq!(prompt, judging["prompt_tokens"].as_i64().unwrap(), "prompt tokens as planned, to the token");
+        } else {
+            let align = stages.iter().find(|s| s["label"] == "evaluation: length alignment").unwrap();
+            let (regenerated, _) = recorded("answer%").await;
+            let (lo, hi) = (align["calls"].as_i64().unwrap(), align["calls_max"].as_i64().unwrap());
+            assert!(lo <= hi, "{align}");
+            assert!(regenerated <= hi, "alignment made {regenerated} calls, the plan said at most {hi}");
+            // The judged answers are the aligned ones: the count is close, not exact.
+            let planned = judging["prompt_tokens"].as_i64().unwrap();
+            assert!((prompt - planned).abs() * 10 < planned, "prompt tokens {prompt} vs ≈ {planned}");
+        }
+    }
+}

@@ -190,16 +190,21 @@ async fn a_manifest_takes_a_projects_documents_and_the_wizards_choices_round_tri
     let copy = app::ssr::store::find_project(&pool, "From a project").await.unwrap().summary;
     assert_eq!((copy.documents, copy.tokens), (source.documents, source.tokens), "the same text, copied");
 
-    // The estimate sees that project's documents (one, of its tokens).
+    // The estimate sees that project's documents (one, of its tokens),
+    // cut into the chunks the run then stored (#39: the chunker's count).
     let m = engine::experiment::Manifest::parse(&std::fs::read_to_string(&file).unwrap(), dir.path()).unwrap();
-    let sizes = app::ssr::experiments::run::document_tokens(&pool, &m, dir.path()).await.unwrap();
-    assert_eq!(sizes, vec![source.tokens as u64]);
+    let size = app::ssr::experiments::run::corpus_size(&pool, &m, dir.path()).await.unwrap();
+    assert_eq!(
+        (size.documents as i64, size.tokens as i64, size.chunks as i64),
+        (1, source.tokens, copy.chunks),
+        "{size:?}"
+    );
     // A missing project is named by its key.
     let missing = engine::experiment::Manifest {
         corpus: engine::experiment::CorpusSection { project: Some("Nope".into()), ..m.corpus.clone() },
         ..m.clone()
     };
-    let err = app::ssr::experiments::run::document_tokens(&pool, &missing, dir.path()).await.unwrap_err().to_string();
+    let err = app::ssr::experiments::run::corpus_size(&pool, &missing, dir.path()).await.unwrap_err().to_string();
     assert!(err.contains("corpus.project: no project named \"Nope\""), "{err}");
 
     // The wizard: its defaults as a manifest, read back into the same fields.

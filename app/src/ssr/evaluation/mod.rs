@@ -7,10 +7,12 @@
 //! stored evaluation every part reads.
 
 mod export;
+mod plan;
 mod report;
 mod run;
 
 pub use export::*;
+pub use plan::*;
 pub use report::*;
 pub use run::*;
 

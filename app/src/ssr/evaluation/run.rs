@@ -43,9 +43,13 @@ pub fn judge_label(settings: &Settings, llm: &LlmSettings) -> String {
     }
 }
 
-/// Creates (does not run) an evaluation's job and the evaluation. Returns
-/// the job and the evaluation's id.
-pub async fn create(pool: &Db, llm: &LlmSettings, req: &EvalRequest) -> AppResult<(JobView, i64)> {
+/// What an evaluation request names, checked: its question set, its answer
+/// sets (each of that question set, none twice, at least two) and its
+/// pairs (every pair when none are named).
+pub(super) async fn checked(
+    pool: &Db,
+    req: &EvalRequest,
+) -> AppResult<(crate::model::QuestionSetView, Vec<crate::model::AnswerSetView>, Vec<(i64, i64)>)> {
     req.settings.validate().map_err(AppError::from)?;
     let set = store::questions::get_set(pool, req.question_set_id).await?;
     let mut sets = Vec::new();
@@ -81,10 +85,27 @@ pub async fn create(pool: &Db, llm: &LlmSettings, req: &EvalRequest) -> AppResul
         }
         req.pairs.clone()
     };
+    Ok((set, sets, pairs))
+}
+
+/// Creates (does not run) an evaluation's job and the evaluation. Returns
+/// the job and the evaluation's id.
+pub async fn create(pool: &Db, llm: &LlmSettings, req: &EvalRequest) -> AppResult<(JobView, i64)> {
+    let (set, sets, pairs) = checked(pool, req).await?;
     let params = JobParams::Evaluation(EvaluationParams { no_cache: req.no_cache, set_id: set.id });
-    let per_pair =
-        set.questions as u64 * (u64::from(req.settings.align) + 1 + u64::from(req.settings.protocol.legacy()));
-    let job = jobs::create(pool, set.project_id, &params, (per_pair * pairs.len() as u64) as i64).await?;
+    // Its items as the run will plan them (`execute`'s `planned`): a
+    // sanity check's second answers, then per pair and question the
+    // alignment, one item per trial, the legacy verdict — so the total a
+    // page shows from the start is the one the run keeps (it shrinks only
+    // by pairs length alignment discards).
+    let st = &req.settings;
+    let unbiased = st.protocol.unbiased();
+    let per_question = u64::from(st.align && unbiased)
+        + if unbiased { u64::from(st.trials) } else { 0 }
+        + u64::from(st.protocol.legacy());
+    let again = if st.sanity { set.questions as u64 } else { 0 };
+    let total = again + set.questions as u64 * per_question * pairs.len() as u64;
+    let job = jobs::create(pool, set.project_id, &params, total as i64).await?;
     let name = req.name.clone().filter(|n| !n.trim().is_empty()).unwrap_or_else(|| {
         let names: Vec<&str> = sets.iter().map(|s| s.name.as_str()).collect();
         if req.settings.sanity {

@@ -199,27 +199,44 @@ async fn documents_of(pool: &Db, name: &str) -> AppResult<Vec<(String, Vec<u8>)>
     Ok(docs.into_iter().map(|(title, body)| (format!("{title}.txt"), body.into_bytes())).collect())
 }
 
-/// The corpus' documents' sizes in tokens, for the estimate: the
-/// sample's, the files' or the named project's.
-pub async fn document_tokens(pool: &Db, m: &Manifest, base: &Path) -> AppResult<Vec<u64>> {
-    let tokenizer =
-        engine::chunk::Tokenizer::parse(&m.corpus.tokenizer).unwrap_or(engine::chunk::Tokenizer::Cl100kBase);
-    let count = |b: &[u8]| tokenizer.count(&String::from_utf8_lossy(b)) as u64;
-    if let Some(name) = &m.corpus.project {
-        return Ok(documents_of(pool, name).await?.iter().map(|(_, b)| count(b)).collect());
-    }
-    let mut sizes = Vec::new();
+/// The corpus' size as the run would store it (its chunks counted by the
+/// chunker with the manifest's chunking), for the estimate: the sample's,
+/// the files' or the named project's documents. The last few are kept:
+/// the wizard asks again at every change of a field.
+pub async fn corpus_size(pool: &Db, m: &Manifest, base: &Path) -> AppResult<engine::experiment::CorpusSize> {
+    static SIZES: std::sync::Mutex<Vec<(String, engine::experiment::CorpusSize)>> = std::sync::Mutex::new(Vec::new());
+    let settings = m.corpus.chunk_settings().map_err(|e| AppError::Invalid(e.0))?;
+    let mut files: Vec<(String, Vec<u8>)> = match &m.corpus.project {
+        Some(name) => documents_of(pool, name).await?,
+        None => Vec::new(),
+    };
     for (i, path) in m.corpus_paths(base).into_iter().enumerate() {
         match path {
-            None => sizes.extend(engine::sample::sample_files().map(|(_, b)| count(b))),
+            None => files.extend(engine::sample::sample_files().map(|(n, b)| (n.to_string(), b.to_vec()))),
             Some(p) => {
                 let bytes = std::fs::read(&p)
                     .map_err(|e| AppError::Invalid(format!("corpus.files[{i}]: cannot read {}: {e}", p.display())))?;
-                sizes.push(count(&bytes));
+                let name = p.file_name().map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into_owned());
+                files.push((name, bytes));
             }
         }
     }
-    Ok(sizes)
+    let mut key = format!("{settings:?}");
+    for (name, bytes) in &files {
+        key.push_str(&format!("|{name}:{}", crate::ssr::tokens::hash(&String::from_utf8_lossy(bytes))));
+    }
+    if let Some((_, size)) = SIZES.lock().map_err(|_| AppError::Internal)?.iter().find(|(k, _)| *k == key) {
+        return Ok(*size);
+    }
+    let size = tokio::task::spawn_blocking(move || {
+        engine::experiment::CorpusSize::measure(files.iter().map(|(n, b)| (n.as_str(), b.as_slice())), &settings)
+    })
+    .await
+    .map_err(|_| AppError::Internal)?;
+    let mut kept = SIZES.lock().map_err(|_| AppError::Internal)?;
+    kept.insert(0, (key, size));
+    kept.truncate(4);
+    Ok(size)
 }
 
 /// The manifest's LLM over `base` (prices, timeouts and retries stay

@@ -262,29 +262,31 @@ pub async fn draft(
     text: &str,
 ) -> ExperimentDraft {
     match Manifest::parse_uploaded(text) {
-        Ok(m) => estimate(pool, configured, env, text, &m).await,
+        Ok(m) => estimate(pool, configured, env, text, &m, std::path::Path::new(".")).await,
         Err(e) => refused(text, e.0),
     }
 }
 
-/// The estimate of `m` (parsed from `text`).
-async fn estimate(
+/// The estimate of `m` (parsed from `text`; its files relative to `base`):
+/// what the wizard shows and `assay run --plan` prints.
+pub async fn estimate(
     pool: &Db,
     configured: &LlmSettings,
     env: fn(&str) -> Option<String>,
     text: &str,
     m: &Manifest,
+    base: &std::path::Path,
 ) -> ExperimentDraft {
     let mut d = blank(text);
     let llm = crate::ssr::experiments::run::llm_settings(m, configured, env);
     d.llm = llm.describe();
     d.offline = llm.provider == ProviderKind::Offline;
     d.priced = !d.offline && llm.prices.0.contains_key(&llm.model);
-    let documents = match crate::ssr::experiments::run::document_tokens(pool, m, std::path::Path::new(".")).await {
+    let corpus = match crate::ssr::experiments::run::corpus_size(pool, m, base).await {
         Ok(t) => t,
         Err(e) => return ExperimentDraft { error: Some(e.to_string()), ..d },
     };
-    for s in m.estimate(&documents) {
+    for s in m.estimate(&corpus) {
         // The offline provider and the rubric judge cost nothing.
         let judged_offline = matches!(s.kind.as_str(), "evaluation" | "sanity")
             && m.evaluation.as_ref().is_some_and(|e| e.judge != "llm");
@@ -329,7 +331,7 @@ pub async fn start(state: &AppState, text: &str) -> AppResult<(i64, i64)> {
     let pool = state.pool.clone();
     let configured = state.llm();
     let llm = crate::ssr::experiments::run::llm_settings(&m, &configured, state.config.env);
-    let d = estimate(&pool, &configured, state.config.env, text, &m).await;
+    let d = estimate(&pool, &configured, state.config.env, text, &m, std::path::Path::new(".")).await;
     if let Some(e) = d.error {
         return Err(AppError::Invalid(e));
     }

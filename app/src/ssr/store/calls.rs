@@ -354,3 +354,25 @@ pub async fn recent_latency(pool: &Db, provider: &str, model: &str) -> crate::er
         Ok(mean.filter(|_| n > 0).map(|m| (m, n)))
     })
 }
+
+/// The mean reply tokens of the last 500 answered calls for `purpose` by
+/// `provider`'s `model` (a run's plan expects its replies as long).
+pub async fn recent_completion(
+    pool: &Db,
+    provider: &str,
+    model: &str,
+    purpose: &str,
+) -> crate::error::AppResult<Option<f64>> {
+    on_db!(pool, |db| {
+        let (mean, n): (Option<f64>, i64) = sqlx::query_as(
+            "SELECT CAST(AVG(completion_tokens) AS DOUBLE PRECISION), COUNT(*) FROM (SELECT completion_tokens FROM llm_calls
+           WHERE provider = $1 AND model = $2 AND purpose = $3 AND error IS NULL ORDER BY id DESC LIMIT 500) recent",
+        )
+        .bind(provider)
+        .bind(model)
+        .bind(purpose)
+        .fetch_one(db)
+        .await?;
+        Ok(mean.filter(|_| n > 0))
+    })
+}
