@@ -56,7 +56,9 @@ test('answer a question set with two methods and compare them side by side', asy
   await expect(rows).toHaveCount(2, { timeout: 60_000 });
   const lightrag = rows.filter({ hasText: 'lightrag' });
   await expect(lightrag).toContainText('offline (no LLM)');
-  await expect(lightrag.locator('td').nth(6)).toHaveText('2.0');
+  await expect(lightrag.locator('td').nth(7)).toHaveText('2.0');
+  // Each row names the question set it answered (#39).
+  await expect(lightrag.locator('td').nth(2)).toContainText('#');
   const chart = page.locator('img.cost-chart');
   await expect.poll(() => chart.evaluate((el) => el.complete && el.naturalWidth)).toBeGreaterThan(0);
   const svg = await (await request.get(await chart.getAttribute('src'))).text();
@@ -112,7 +114,7 @@ test('import answers from a file: bad lines named, then a good file lands', asyn
   await expect(page).toHaveURL(/answers=\d+/);
   const mine = page.locator('table.cost-table tbody tr').filter({ hasText: 'My RAG' });
   await expect(mine).toContainText('imported');
-  await expect(mine.locator('td').nth(4)).toHaveText('0.25');
-  await expect(mine.locator('td').nth(3)).toHaveText('—');
+  await expect(mine.locator('td').nth(5)).toHaveText('0.25');
+  await expect(mine.locator('td').nth(4)).toHaveText('—');
   await expect(page.locator('#side-by-side h2')).toContainText('My RAG');
 });

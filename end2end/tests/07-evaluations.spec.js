@@ -181,7 +181,8 @@ test('an offline evaluation of two methods: report, heatmap, drill-down, a read-
   // One summary per pair, the median trial's, each number with its interval; never "-0.00".
   const signed = '(0\\.00|[+-]\\d\\.\\d\\d)';
   await expect(pair.locator('td.relative')).toHaveText(new RegExp(`^${signed} \\[${signed}, ${signed}\\]$`));
-  await expect(pair.locator('td').nth(2)).toHaveText(/^\d+% \[\d+–\d+%\]$/);
+  await expect(pair.locator('td').nth(2)).toHaveText(/^\d+% \[\d+–\d+%\]( †)?$/);
+  await expect(pair.locator('td.medians')).toHaveText(/^A \d+% · tie \d+% · B \d+%$/);
   await expect(page.locator('main')).toContainText('scoring prompt paper (sha256 ');
   await expect(page.locator('#bias-audit')).toContainText('Verdict flips when the order swaps');
   // The audit's rates read as one sentence per bias (#24).

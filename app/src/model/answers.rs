@@ -58,6 +58,9 @@ pub struct AnswerView {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CostRow {
     pub answer_set_id: i64,
+    /// The question set it answered.
+    #[serde(default)]
+    pub question_set_id: i64,
     pub name: String,
     pub method: String,
     /// The set's parameters as JSON.

@@ -112,6 +112,11 @@ pub struct PairRowView {
     pub tie: Option<(f64, (f64, f64))>,
     pub b_win: Option<(f64, (f64, f64))>,
     pub relative: Option<(f64, (f64, f64))>,
+    /// Each rate's own median over the trials (A wins, ties, B wins): what
+    /// the box plots' middle lines show. They need not add up to 100% nor
+    /// be one trial's; the headline above is the median trial's.
+    #[serde(default)]
+    pub medians: Option<(f64, f64, f64)>,
     /// Mean total-score difference A − B; Wilcoxon and sign test p (raw, Holm).
     pub mean_difference: Option<f64>,
     pub wilcoxon: Option<(f64, f64)>,

@@ -39,6 +39,11 @@ pub struct GranularityRow {
     pub mean_rho: Option<f64>,
     /// The level with the highest discriminative power in its dimension.
     pub optimal: bool,
+    /// What the page calls it: "optimal" when its interval is above every
+    /// other level's discriminative power, else "highest, within …'s reach"
+    /// (#39: a label that respects the interval).
+    #[serde(default)]
+    pub optimal_label: Option<String>,
     /// The Coherence Ratio of each split into this level (a parent one
     /// level up and its children here): `(ρ, verdict)`.
     pub splits_in: Vec<(f64, String)>,
@@ -139,9 +144,29 @@ pub struct MetricsView {
     pub relevance_unit: String,
     pub embedding_model: String,
     pub sets: Vec<SetMetricsView>,
+    /// The corpus' documents when the page was drawn: at the document unit
+    /// with no more documents than `k`, retrieval metrics say little.
+    #[serde(default)]
+    pub documents: Option<i64>,
 }
 
 impl MetricsView {
+    /// Why the retrieval metrics say little here, when they do: the
+    /// document unit over a corpus of no more documents than `k` (#39).
+    pub fn unit_warning(&self) -> Option<String> {
+        let n = self.documents?;
+        (self.relevance_unit == "document" && n <= self.k as i64).then(|| {
+            format!(
+                "This corpus has {n} document{}, no more than the {} chunks retrieved: at the document unit nearly \
+                 every retrieved chunk is of the right document whatever the retriever does, so MAP, nDCG@{k} and \
+                 Recall@{k} say little here. The passage or chunk unit tells retrievers apart.",
+                if n == 1 { "" } else { "s" },
+                self.k,
+                k = self.k
+            )
+        })
+    }
+
     /// The view with its charts linked rather than inline (a page's: the
     /// browser fetches each chart on its own).
     pub fn linked(mut self) -> MetricsView {

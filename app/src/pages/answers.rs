@@ -38,7 +38,11 @@ fn parameters_text(json: &str) -> String {
 }
 
 fn avg(v: Option<f64>, digits: usize) -> String {
-    v.map_or("—".into(), |v| format!("{v:.digits$}"))
+    match v {
+        None => "—".into(),
+        Some(v) if digits == 0 => format::int(v.round() as i64),
+        Some(v) => format!("{v:.digits$}"),
+    }
 }
 
 #[component]
@@ -96,7 +100,10 @@ pub fn AnswersPage() -> impl IntoView {
                         Ok(rows) if rows.is_empty() => view! {
                             <p class="muted" id="no-answers">"No answers yet. Answer a question set with a method, or import answers from your own system."</p>
                         }.into_any(),
-                        Ok(rows) => view! { <CostTable project_id=id.get_untracked() rows delete_set/> }.into_any(),
+                        Ok(rows) => {
+                            let qs = question_sets.await.unwrap_or_default();
+                            view! { <CostTable project_id=id.get_untracked() rows question_sets=qs delete_set/> }.into_any()
+                        }
                     }
                 })}
             </Transition>
@@ -219,7 +226,17 @@ fn ImportForm(
 /// Seed 000 Table II: average tokens and query time per question, per
 /// answer set, with the chart.
 #[component]
-fn CostTable(project_id: i64, rows: Vec<CostRow>, delete_set: ServerAction<DeleteAnswerSet>) -> impl IntoView {
+fn CostTable(
+    project_id: i64,
+    rows: Vec<CostRow>,
+    question_sets: Vec<QuestionSetView>,
+    delete_set: ServerAction<DeleteAnswerSet>,
+) -> impl IntoView {
+    // Each row names the question set it answered (#39: two BM25 sets of
+    // two question sets are not one method's two runs).
+    let answered = move |id: i64| {
+        question_sets.iter().find(|q| q.id == id).map_or(format!("#{id}"), |q| format!("#{} {}", q.id, q.name))
+    };
     // The chart's URL changes with the table, so a new set shows at once.
     let version: i64 = rows.iter().map(|r| r.answer_set_id * 31 + r.answers).sum();
     // A sanity check's second runs are listed apart, under their checks.
@@ -228,7 +245,7 @@ fn CostTable(project_id: i64, rows: Vec<CostRow>, delete_set: ServerAction<Delet
         <div class="table-scroll">
         <table class="grid cost-table">
             <thead><tr>
-                <th>"Answer set"</th><th>"Method"</th><th class="num">"Answers"</th><th class="num">"Tokens / question"</th>
+                <th>"Answer set"</th><th>"Method"</th><th>"Questions"</th><th class="num">"Answers"</th><th class="num">"Tokens / question"</th>
                 <th class="num">"Query time (s)"</th><th class="num">"Retrieval (s)"</th><th class="num">"LLM calls / question"</th>
                 <th class="num">"Cost / question"</th><th>"Answered by"</th><th></th>
             </tr></thead>
@@ -240,6 +257,7 @@ fn CostTable(project_id: i64, rows: Vec<CostRow>, delete_set: ServerAction<Delet
                         <tr data-answers=set_id>
                             <td><a href=format!("/projects/{project_id}/answers?answers={set_id}")>{format!("#{set_id} {}", r.name)}</a></td>
                             <td><span class="badge" title=parameters_text(&r.parameters)>{r.method.clone()}</span></td>
+                            <td class="small">{answered(r.question_set_id)}</td>
                             <td class="num">{format::int(r.answers)}</td>
                             <td class="num tokens">{avg(r.avg_tokens, 0)}{partial}</td>
                             <td class="num">{seconds(r.avg_query_ms)}</td>

@@ -129,8 +129,8 @@ fn EvaluationList(project_id: i64, list: Vec<EvaluationView>, delete: ServerActi
                             <td class="small">{format!("#{} {}", e.question_set_id, e.question_set)}</td>
                             <td class="small">{e.settings_short()}</td>
                             <td class="small">{e.judge.clone()}</td>
-                            <td><StatusBadge status=e.status.map_or("unknown".to_string(), |s| s.to_string())/> <span class="small muted">{format!(" {}/{}", e.done, e.total)}</span></td>
-                            <td class="num">{format::int(e.tokens)}</td>
+                            <td><StatusBadge status=e.status.map_or("unknown".to_string(), |s| s.to_string())/> <span class="small muted">{format!(" {}/{}", format::int(e.done), format::int(e.total))}</span></td>
+                            <td class="num">{if e.judge.contains("no LLM") && e.cost_usd == 0.0 { "— (no model)".to_string() } else { format::int(e.tokens) }}</td>
                             <td class="actions">
                                 <ConfirmDelete prompt=format!("Delete evaluation #{eid}? Its judgments stay in the job's log.")
                                     on_confirm=move |_| { delete.dispatch(DeleteEvaluation { id: eid }); }/>
@@ -465,6 +465,9 @@ pub fn Report(
         (None, false) => format!("/api/evaluations/{eid}"),
     };
     let running = e.status.is_some_and(|s| s.is_active());
+    // The offline rubric or the simulated judge, and nothing paid (an
+    // alignment's regenerations by a model would have cost something).
+    let no_model = e.judge.contains("no LLM") && e.cost_usd == 0.0;
     let settings = e.settings_text();
     let (unbiased, legacy) = (e.unbiased(), e.legacy());
     let job_progress = crate::model::JobView {
@@ -498,12 +501,26 @@ pub fn Report(
                 <StatusBadge status=e.status.map_or("unknown".to_string(), |s| s.to_string())/> " " <ProgressBar j=job_progress/>
                 {running.then(|| view! { <span class="muted">" — the report fills in as judgments arrive"</span> })}</p>
         })}
-        <dl class="totals">
-            <div><dt>"Evaluation tokens"</dt><dd id="eval-tokens">{format::int(e.tokens)}</dd></div>
-            <div><dt>"Cost"</dt><dd>{format::usd(e.cost_usd)}</dd></div>
-            <div><dt>"Calls"</dt><dd>{format!("{} ({} from cache)", format::int(r.calls), format::int(r.cached_calls))}</dd></div>
-            <div><dt>"Pairs"</dt><dd>{e.pairs}</dd></div>
-        </dl>
+        {if no_model {
+            // Nothing went to a model: no tokens or calls to show as if paid (#39).
+            view! {
+                <dl class="totals">
+                    <div><dt>"Model calls"</dt><dd id="eval-tokens">"none"</dd></div>
+                    <div><dt>"Cost"</dt><dd>"free"</dd></div>
+                    <div><dt>"Judgments made in process"</dt><dd>{format::int(r.calls)}</dd></div>
+                    <div><dt>"Pairs"</dt><dd>{e.pairs}</dd></div>
+                </dl>
+            }.into_any()
+        } else {
+            view! {
+                <dl class="totals">
+                    <div><dt>"Evaluation tokens"</dt><dd id="eval-tokens">{format::int(e.tokens)}</dd></div>
+                    <div><dt>"Cost"</dt><dd>{format::usd(e.cost_usd)}</dd></div>
+                    <div><dt>"Calls"</dt><dd>{format!("{} ({} from cache)", format::int(r.calls), format::int(r.cached_calls))}</dd></div>
+                    <div><dt>"Pairs"</dt><dd>{e.pairs}</dd></div>
+                </dl>
+            }.into_any()
+        }}
         {r.sanity.clone().map(|(text, even)| {
             let class = match even { Some(true) => "verdict even", Some(false) => "verdict uneven", None => "verdict" };
             view! { <p class=class id="sanity-verdict">{text}</p> }
@@ -575,8 +592,15 @@ pub fn Report(
     }
 }
 
+/// A rate with its interval; one on its interval's edge is marked (†,
+/// explained under the table).
 fn rate(v: Option<(f64, (f64, f64))>) -> String {
-    v.map_or("—".into(), |(m, ci)| format::pct_ci(m, ci))
+    v.map_or("—".into(), |(m, ci)| format!("{}{}", format::pct_ci(m, ci), if on_edge(m, ci) { " †" } else { "" }))
+}
+
+/// Whether `v` is (to rounding) one end of its interval.
+fn on_edge(v: f64, (lo, hi): (f64, f64)) -> bool {
+    (v - lo).abs() < 5e-4 || (hi - v).abs() < 5e-4
 }
 
 fn p_value(v: Option<(f64, f64)>) -> String {
@@ -593,7 +617,8 @@ pub(crate) fn PairTable(rows: Vec<PairRowView>, unbiased: bool, legacy: bool) ->
             <thead><tr>
                 <th>"A vs B"</th><th class="num">"Questions"</th>
                 {unbiased.then(|| view! {
-                    <th>"A wins [95% CI]"</th><th>"Tie"</th><th>"B wins"</th>
+                    <th>"A wins, median trial [95% CI]"</th><th>"Tie, median trial"</th><th>"B wins, median trial"</th>
+                    <th>"Each rate's own median (the box plots')"</th>
                     <th class="num">"Relative [95% CI]"<Help text=help::RELATIVE/></th><th>"Wilcoxon p"</th><th>"Sign test p"</th>
                 })}
                 {legacy.then(|| view! { <th>"Legacy A / B (relative)"</th> })}
@@ -607,11 +632,12 @@ pub(crate) fn PairTable(rows: Vec<PairRowView>, unbiased: bool, legacy: bool) ->
                     view! {
                         <tr data-pair=format!("{}-{}", p.a, p.b)>
                             <td>{format!("{} vs {}", p.a_name, p.b_name)}</td>
-                            <td class="num">{p.questions}</td>
+                            <td class="num">{format::int(p.questions as i64)}</td>
                             {unbiased.then(|| view! {
                                 <td>{rate(p.a_win)}</td>
                                 <td>{rate(p.tie)}</td>
                                 <td>{rate(p.b_win)}</td>
+                                <td class="small medians">{p.medians.map_or("—".into(), |(a, t, b)| format!("A {} · tie {} · B {}", pct(a), pct(t), pct(b)))}</td>
                                 <td class="num relative">{p.relative.map_or("—".into(), |(r, ci)| format::signed_ci(r, ci))}</td>
                                 <td class="small">{p_value(p.wilcoxon)}</td>
                                 <td class="small">{p_value(p.sign)}</td>
@@ -627,7 +653,7 @@ pub(crate) fn PairTable(rows: Vec<PairRowView>, unbiased: bool, legacy: bool) ->
         </table>
         </div>
         {if unbiased {
-            view! { <p class="muted small">"Rates of the median trial (the trials ordered by relative win rate, the middle one; the lower middle for an even number): its A wins, ties and B wins add up to 100% and its relative win rate is A wins − B wins. Intervals: 95% percentile bootstrap over questions (2,000 resamples, the median trial taken again in each). The box plots show the spread over the trials. Wilcoxon signed-rank and exact sign tests over questions on A's total score minus B's, Holm-corrected across the pairs. Relative win rate = (A wins − B wins) / (A wins + B wins + ties)."</p> }.into_any()
+            view! { <p class="muted small">"Two statistics, named: the median trial's rates (the trials ordered by relative win rate, the middle one; the lower middle for an even number) — its A wins, ties and B wins add up to 100% and its relative win rate is A wins − B wins — and, beside them, each rate's own median over the trials, the middle line of each box in the box plots (these need not add up to 100% nor come from one trial). Intervals: 95% percentile bootstrap over questions (2,000 resamples, the median trial taken again in each). † The estimate is an end of its interval: with few questions, or with rates that few questions move, the resamples rarely go beyond the observed trial on that side — the interval is the percentile method's, not symmetric around the estimate. Wilcoxon signed-rank and exact sign tests over questions on A's total score minus B's, Holm-corrected across the pairs. Relative win rate = (A wins − B wins) / (A wins + B wins + ties)."</p> }.into_any()
         } else {
             view! { <p class="muted small">"The legacy protocol's verdicts: one per question, A shown first, a winner forced (as the LightRAG and GraphRAG papers judge). Relative win rate = (A wins − B wins) / all verdicts. No trials, intervals or tests: one verdict per question is all it makes."</p> }.into_any()
         }}
@@ -773,7 +799,8 @@ fn DrillDetail(d: DrillView) -> impl IntoView {
                     {aspects.into_iter().map(|(a, w)| format!("{a}: {w}")).collect::<Vec<_>>().join(" · ")}</p>
             })}
             <h4>"Verdict per trial"</h4>
-            <p class="small verdicts">{d.verdicts.iter().map(|(t, a, b, o)| format!("trial {}: {a:.2} vs {b:.2} → {o}", t + 1)).collect::<Vec<_>>().join(" · ")}</p>
+            <p class="small muted">"Each answer's score in a trial: its four aspects' 0–5 scores added (out of 20), averaged over the trial's draws in both orders."</p>
+            <p class="small verdicts">{d.verdicts.iter().map(|(t, a, b, o)| format!("trial {}: {a:.2} vs {b:.2} of 20 → {o}", t + 1)).collect::<Vec<_>>().join(" · ")}</p>
             <h4>{format!("Every judgment ({})", d.judgments.len())}</h4>
             <table class="grid judgments">
                 <thead><tr><th>"Trial"</th><th>"Repeat"</th><th>"Order"</th>

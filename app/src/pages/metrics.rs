@@ -270,9 +270,10 @@ pub fn Results(
                 "passage" => "passage (the chunk overlaps the source chunk's span)",
                 _ => "chunk (only the source chunk itself; stricter than the HieraRAG paper)",
             })}</p>
+            {v.unit_warning().map(|w| view! { <p class="notice" id="unit-warning">{w}</p> })}
             <table class="grid" id="metrics-overall">
                 <thead><tr><th>"Answer set"</th><th class="num">"n"</th><th class="num">"MAP"</th><th class="num symbol">{format!("nDCG@{k}")}</th>
-                    <th class="num">{format!("Recall@{k}")}</th><th class="num">"CS"</th><th class="num">"ROUGE-1"</th><th class="num">"BLEU"</th><th class="num">"corpus BLEU"</th></tr></thead>
+                    <th class="num">{format!("Recall@{k}")}</th><th class="num">"CS"</th><th class="num">"ROUGE-1"</th><th class="num">"BLEU (0–100)"</th><th class="num">"corpus BLEU (0–100)"</th></tr></thead>
                 <tbody>
                     {v.sets.iter().map(|s| view! {
                         <tr data-answers=s.answer_set_id><td>{format!("#{} {} ({})", s.answer_set_id, s.name, s.method)}</td>
@@ -321,7 +322,7 @@ fn SetDetail(s: SetMetricsView, k: usize, base: String) -> impl IntoView {
                             <td class="num">{g.change.map_or("—".into(), |c| crate::format::signed(c, 4))}</td>
                             <td class="num">{format!("{:.4}", g.nmi)}{g.nmi_ci.map(|(l, h)| format!(" [{l:.4}, {h:.4}]"))}</td>
                             <td class="num">{g.nmi_floor.map_or("—".into(), |f| format!("{f:.4}"))}</td>
-                            <td>{g.optimal.then_some("optimal")}</td>
+                            <td>{g.optimal_label.clone()}</td>
                             <td class="small">{g.splits_in.iter().map(|(rho, verdict)| view! {
                                 <span class=format!("rho rho-{}", verdict.replace(' ', "-"))>{format!("{rho:.2}")}</span>
                             }).collect_view()}</td></tr>
@@ -367,7 +368,7 @@ fn SetDetail(s: SetMetricsView, k: usize, base: String) -> impl IntoView {
             <h3>"Per category"</h3>
             <table class="grid per-category">
                 <thead><tr><th>"Category"</th><th class="num">"n"</th><th class="num">"MAP"</th><th class="num symbol">{format!("nDCG@{k}")}</th>
-                    <th class="num">{format!("Recall@{k}")}</th><th class="num">"CS"</th><th class="num">"ROUGE-1"</th><th class="num">"BLEU"</th></tr></thead>
+                    <th class="num">{format!("Recall@{k}")}</th><th class="num">"CS"</th><th class="num">"ROUGE-1"</th><th class="num">"BLEU (0–100)"</th></tr></thead>
                 <tbody>
                     {s.per_category.iter().map(|c| view! { <tr><td class="small">{c.group.clone()}</td>{means_cells(c)}</tr> }).collect_view()}
                 </tbody>

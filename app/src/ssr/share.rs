@@ -72,10 +72,13 @@ pub async fn view(pool: &Db, token: &str) -> AppResult<SharedView> {
         }
         "study" => SharedView { study: Some(crate::ssr::study::results_view(pool, id).await?), ..Default::default() },
         "questions" => SharedView { questions: Some(questions(pool, id, false).await?), ..Default::default() },
-        "metrics" => SharedView {
-            metrics: Some(crate::ssr::metrics::view(&crate::ssr::metrics::report(pool, id).await?).linked()),
-            ..Default::default()
-        },
+        "metrics" => {
+            let report = crate::ssr::metrics::report(pool, id).await?;
+            let mut v = crate::ssr::metrics::view(&report).linked();
+            let project = store::questions::get_set(pool, report.question_set_id).await?.project_id;
+            v.documents = Some(store::get_project(pool, project).await?.summary.documents);
+            SharedView { metrics: Some(v), ..Default::default() }
+        }
         _ => return Err(not_found()),
     })
 }

@@ -174,14 +174,20 @@ pub struct Split {
 }
 
 impl Split {
-    /// "well-structured" (ρ > 2), "poor" (ρ < 1) or "moderate".
+    /// "well-structured" (ρ > 2), "poor" (ρ < 1) or "moderate" — said of
+    /// the interval where there is one (#39: a label that respects it): the
+    /// whole interval above 2, below 1 or between them; an interval across
+    /// a threshold is "uncertain".
     pub fn verdict(&self) -> &'static str {
-        if self.rho > 2.0 {
+        let (lo, hi) = self.rho_ci.unwrap_or((self.rho, self.rho));
+        if lo > 2.0 {
             "well-structured"
-        } else if self.rho < 1.0 {
+        } else if hi < 1.0 {
             "poor"
-        } else {
+        } else if lo >= 1.0 && hi <= 2.0 {
             "moderate"
+        } else {
+            "uncertain"
         }
     }
 }

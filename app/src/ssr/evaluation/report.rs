@@ -247,6 +247,7 @@ pub async fn report_view_of(
                 tie: u.map(|u| (u.headline.tie, u.tie_ci)),
                 b_win: u.map(|u| (u.headline.b_win, u.b_win_ci)),
                 relative: u.map(|u| (u.headline_relative, u.relative_ci)),
+                medians: u.map(|u| (u.a_win.median, u.tie.median, u.b_win.median)),
                 mean_difference: u.map(|u| u.mean_difference),
                 wilcoxon: u.and_then(|u| u.wilcoxon.as_ref()).map(|t| (t.p_value, t.p_holm)),
                 sign: u.and_then(|u| u.sign.as_ref()).map(|t| (t.p_value, t.p_holm)),
@@ -271,11 +272,12 @@ pub async fn report_view_of(
             .pairs
             .first()
             .and_then(|p| p.unbiased.as_ref()?.wilcoxon.as_ref())
+            // One rule per sentence (#39): the verdict is the interval's; the
+            // test is reported as what it is, not as a second verdict.
             .map(|t| {
                 format!(
-                    " Over questions, Wilcoxon p = {:.3}: the difference between the two runs is {}significant at 0.05.",
-                    t.p_value,
-                    if t.p_value < 0.05 { "" } else { "not " }
+                    " For reference, a Wilcoxon test over questions of any difference between the two runs' scores gives p = {:.3}; the verdict above rests on the interval alone.",
+                    t.p_value
                 )
             })
             .unwrap_or_default();

@@ -64,6 +64,9 @@ pub async fn page(pool: &Db, run_id: i64) -> AppResult<MetricsRunPage> {
     // The row holds the report: read once, not again through `report`.
     let report = row.report.as_deref().map(|text| parse(run_id, text)).transpose()?;
     let mut view = report.as_ref().map(|r| view(r).linked());
+    if let Some(v) = view.as_mut() {
+        v.documents = Some(store::get_project(pool, row.project_id).await?.summary.documents);
+    }
     // ρ against human category agreement, when a validation study exists.
     if let (Some(r), Some(v)) = (&report, view.as_mut()) {
         if let Some((study, picks)) =
@@ -132,6 +135,20 @@ pub fn view(r: &Report) -> crate::model::MetricsView {
                             warning: l.warning(),
                             mean_rho: if i == 0 { d.mean_rho } else { None },
                             optimal: d.optimal == Some(l.categories),
+                            optimal_label: (d.optimal == Some(l.categories)).then(|| {
+                                let lo = l.power_ci.map_or(l.discriminative_power, |c| c.0);
+                                let reached: Vec<String> = d
+                                    .levels
+                                    .iter()
+                                    .filter(|o| o.categories != l.categories && o.discriminative_power >= lo)
+                                    .map(|o| o.categories.to_string())
+                                    .collect();
+                                if reached.is_empty() {
+                                    "optimal".to_string()
+                                } else {
+                                    format!("highest, its interval reaching level {}", reached.join(", "))
+                                }
+                            }),
                             splits_in: granularity::splits_into(d, l.categories)
                                 .map(|x| (x.rho, x.verdict().to_string()))
                                 .collect(),
@@ -167,6 +184,7 @@ pub fn view(r: &Report) -> crate::model::MetricsView {
                 rho_agreement: None,
             })
             .collect(),
+        documents: None,
     }
 }
 

@@ -437,6 +437,7 @@ async fn cost_row(pool: &Db, s: AnswerSetView) -> AppResult<CostRow> {
         .await?;
         Ok(CostRow {
             answer_set_id: s.id,
+            question_set_id: s.question_set_id,
             name: s.name,
             method: s.method,
             parameters: s.parameters,
