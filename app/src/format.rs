@@ -179,3 +179,52 @@ pub fn query_value(s: &str) -> String {
     }
     out
 }
+
+/// Hard-wrapped text (a Project Gutenberg book's 70-character lines) for
+/// a pane that wraps on its own: a lone line break becomes a space, blank
+/// lines (paragraphs) stay; over `segments` (text, marked) as one text, so
+/// a paragraph break split between two segments stays one.
+pub fn soft_wrap(segments: Vec<(String, bool)>) -> Vec<(String, bool)> {
+    let whole: Vec<char> = segments.iter().flat_map(|(t, _)| t.chars()).collect();
+    let lone = |i: usize| {
+        let breaks = |c: char| c == '\n' || c == '\r';
+        breaks(whole[i])
+            && !(i > 0 && breaks(whole[i - 1]))
+            && !whole.get(i + 1).is_some_and(|c| breaks(*c) || (*c == '\n'))
+    };
+    let mut at = 0;
+    segments
+        .into_iter()
+        .map(|(text, mark)| {
+            let out: String = text
+                .chars()
+                .map(|c| {
+                    let soft = lone(at);
+                    at += 1;
+                    if soft {
+                        ' '
+                    } else {
+                        c
+                    }
+                })
+                .collect();
+            (out, mark)
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod soft_wrap_tests {
+    #[test]
+    fn lone_breaks_become_spaces_and_paragraphs_stay() {
+        let got = super::soft_wrap(vec![
+            ("It was a dark\nand stormy ".into(), false),
+            ("night".into(), true),
+            (".\n".into(), false),
+            ("\nThe end\r\nof it.".into(), false),
+        ]);
+        let text: String = got.iter().map(|(t, _)| t.as_str()).collect();
+        assert_eq!(text, "It was a dark and stormy night.\n\nThe end\r\nof it.");
+        assert_eq!(got[1], ("night".to_string(), true));
+    }
+}

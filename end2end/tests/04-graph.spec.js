@@ -81,9 +81,12 @@ test('build the sample graph offline, find an entity, click it, read its source'
   await page.mouse.click(box.x + 4, box.y + 4);
   await expect(panel).toContainText('Click a node or an edge');
   await expect(canvas(page)).toHaveAttribute('data-selected', '');
+  await expect(page).not.toHaveURL(/[?&]node=/);
   await clickCentre(page);
   await expect(panel.locator('.detail-title')).toHaveText('Salt Guild');
   await expect(canvas(page)).toHaveAttribute('data-selected', guildId);
+  // The selection is in the address, so a copied link opens on it (#39).
+  await expect(page).toHaveURL(new RegExp(`[?&]node=${guildId}(&|$)`));
   // A neighbour in the panel is one click away, and comes to the centre.
   const neighbour = (await panel.locator('button.neighbour').first().textContent()).trim();
   await panel.locator('button.neighbour').first().click();

@@ -53,7 +53,7 @@ test('generate graph questions offline, open a subgraph question\'s provenance a
   const prov = page.locator('.provenance');
   await expect(prov).toContainText('a walk of');
   // Which passages the LLM was given is recorded: a subgraph is given all of its source chunks.
-  await expect(prov.locator('.context-note')).toHaveText(/^Passages given to the LLM: (\d+) of the \1 source chunks? \(chunks [\d, …]+\), drawn across all of them\.$/);
+  await expect(prov.locator('.context-note')).toHaveText(/^Passages given to the offline templates: (\d+) of the \1 source chunks? \(chunks [\d, …]+\), drawn across all of them\.$/);
   await expect(prov.locator('.source-chunk').first()).toBeVisible();
   await expect(prov.locator('.source-chunk mark').first()).toBeVisible();
   const chips = await prov.locator('.chip').count();

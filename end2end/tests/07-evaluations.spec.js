@@ -227,6 +227,12 @@ test('an offline evaluation of two methods: report, heatmap, drill-down, a read-
   // graph explorer's.
   expect(await wasmGroups(stranger)).toEqual(['report', 'share']);
   expect(await expectPlot(stranger, 'box')).toContain('bm25 vs lightrag');
+  // The drill-down too, read through the link, without the call logs (#39).
+  await stranger.locator('#drill a.chip', { hasText: 'bm25 vs lightrag' }).click();
+  await expect(stranger.locator('table.drill-questions tbody tr')).toHaveCount(6);
+  await stranger.locator('table.drill-questions tbody tr').first().locator('a').click();
+  await expect(stranger.locator('#drill-question table.judgments tbody tr')).toHaveCount(12);
+  await expect(stranger.locator('#drill-question').getByRole('button', { name: 'Calls' })).toHaveCount(0);
   await expect(stranger.locator('#share-panel')).toHaveCount(0);
   await expect(stranger.locator('a[href^="/projects/"]')).toHaveCount(0);
   const html = await stranger.request.get(await stranger.locator('.downloads a', { hasText: 'One HTML file' }).getAttribute('href'));

@@ -63,6 +63,25 @@ pub async fn get_shared_questions(token: String, page: i64) -> Result<QuestionsP
     shared(crate::ssr::share::question_page(&app_state()?.pool, &token, page).await)
 }
 
+/// Page `page` of a pair's questions in the drill-down of the evaluation a
+/// share link opens (no account).
+#[server(endpoint = "share/drill_questions", output = crate::codec::Json)]
+pub async fn get_shared_drill_questions(
+    token: String,
+    a: i64,
+    b: i64,
+    page: i64,
+) -> Result<DrillQuestionsPage, AppError> {
+    shared(crate::ssr::share::drill_questions(&app_state()?.pool, &token, a, b, page).await)
+}
+
+/// One question's judgments in the evaluation a share link opens (no
+/// account; the call logs stay the project's).
+#[server(endpoint = "share/drill", output = crate::codec::Json)]
+pub async fn get_shared_drill(token: String, a: i64, b: i64, question: i64) -> Result<DrillView, AppError> {
+    shared(crate::ssr::share::drill(&app_state()?.pool, &token, a, b, question).await)
+}
+
 /// The experiment's report a share link opens, read-only (no account).
 #[server(endpoint = "share/experiment", output = crate::codec::Json)]
 pub async fn get_shared_experiment(token: String) -> Result<ExperimentReportView, AppError> {

@@ -67,6 +67,16 @@ pub fn Help(#[prop(into)] text: String) -> impl IntoView {
 /// The explanations, one per setting or metric: what it is, its
 /// definition, and the default's source.
 pub mod text {
+    // The glossary (#39): every term the pages use that a researcher may
+    // not know, explained once, here, and shown as a "?" beside it.
+    pub const GLEANING: &str = "Gleaning turns: after extracting a chunk's entities and relations, the model is asked this many times more for the ones it missed (\"identify the missing entities and add them\"): the Unbiased GraphRAG Evaluation paper's deeper mining (§III-A), LightRAG's entity_extract_max_gleaning. Each turn is one more call per chunk.";
+    pub const SUMMARY_BUDGET: &str = "Summary budget: an entity or relation found in many chunks gathers a description from each; when they add up to more than this many tokens, the model rewrites them as one description within it (LightRAG's summary_max_tokens, 500). Offline, the longest sentences are kept.";
+    pub const NO_CACHE: &str = "Every reply is kept in Assay's cache, keyed by the exact request: running a stage again asks the model nothing it already answered. Bypassing the cache sends every call again (and pays for it), for a fresh sample of a model's replies.";
+    pub const MENTIONS: &str = "Entity listing (a \"mentions\" job): the model lists the entities each question names, to compare question sets by what they ask about (the Unbiased GraphRAG Evaluation paper's Fig. 9).";
+    pub const STUDY_RATING: &str = "LLM rating (a \"study_rating\" job): the configured model rates a study's items with the human raters' rubric, so its agreement with the humans can be measured (Cohen's κ, Spearman's ρ).";
+    pub const SIGMA_SIB: &str = "σ_sib (sibling spread): the standard deviation of the children categories' mean cosine similarity — how differently the finer categories of one parent behave (the HieraRAG paper, §3).";
+    pub const DELTA_VERT: &str = "δ_vert (vertical drift): |the parent's mean cosine similarity − the mean of its children's| — how far splitting a category moves away from it (the HieraRAG paper, §3).";
+    pub const LEVEL: &str = "A hierarchical question's level: its dimension — QC question complexity, AT answer type, LV linguistic variation — and how many categories that dimension was cut into (2, 4 or 8): \"QC 8\" is a question among Question Complexity's 8 fine categories (the HieraRAG paper, §2.2).";
     pub const TRIALS: &str = "M, trials: the whole comparison (every question, both orders, N judgments each) is run M times; the box plots show the spread of the win rates over the trials and the headline is the median trial. Default 25, the Unbiased GraphRAG Evaluation paper's (§IV-B, trial statistics).";
     pub const REPEATS: &str = "N, judgments per order: each order (A first, B first) is judged N times and its scores averaged, against the judge's randomness. Default 2, the Unbiased GraphRAG Evaluation paper's (§IV-B).";
     pub const TOLERANCE: &str = "Tolerance: answers whose lengths differ by at most this many words count as aligned. Default 10 words, the Unbiased GraphRAG Evaluation paper's (§IV-B, length alignment: \"observed to have a negligible impact\").";

@@ -150,7 +150,10 @@ pub fn ErrorNote(error: AppError) -> impl IntoView {
 /// (the server functions read `no_cache` as present or absent).
 #[component]
 pub fn NoCacheBox() -> impl IntoView {
-    view! { <label class="muted"><input type="checkbox" name="no_cache" value="on"/>" bypass the cache (new calls even where replies are cached)"</label> }
+    view! {
+        <label class="muted"><input type="checkbox" name="no_cache" value="on"/>" bypass the cache (new calls even where replies are cached)"
+            <help::Help text=help::text::NO_CACHE/></label>
+    }
 }
 
 /// Shows the error of the last run of a server action, if it failed.
@@ -201,7 +204,7 @@ pub fn SourceText(project_id: i64, sources: Vec<SourceChunk>) -> impl IntoView {
                         } else {
                             view! { <span class="doc-title">{c.document_title}</span> <span class="muted">{format!(" · chunk {}", c.chunk_id)}</span> }.into_any()
                         }}</figcaption>
-                    <p>{c.segments.into_iter().map(|(text, mark)| if mark {
+                    <p>{crate::format::soft_wrap(c.segments).into_iter().map(|(text, mark)| if mark {
                         view! { <mark>{text}</mark> }.into_any()
                     } else {
                         text.into_any()

@@ -56,6 +56,21 @@ impl JobKind {
     pub fn parse(s: &str) -> Option<JobKind> {
         JobKind::ALL.into_iter().find(|k| k.as_str() == s)
     }
+
+    /// What the pages call it, in words (its stored name is `as_str`).
+    pub fn label(self) -> &'static str {
+        match self {
+            JobKind::Summaries => "chunk summaries",
+            JobKind::Graph => "graph",
+            JobKind::Questions => "questions",
+            JobKind::Relevance => "retrieval relevance",
+            JobKind::Mentions => "entity listing",
+            JobKind::Answers => "answers",
+            JobKind::Evaluation => "evaluation",
+            JobKind::StudyRating => "LLM rating of a study",
+            JobKind::Metrics => "metrics",
+        }
+    }
 }
 
 impl std::fmt::Display for JobKind {

@@ -23,7 +23,6 @@ use crate::components::help::{text as help, Cite, Help, Paper};
 use crate::components::jobs::{live_ticks, throttle, ItemCalls, LatestJob, ProgressBar, StatusBadge, Watch};
 use crate::components::route_id;
 use crate::components::{ActionError, ConfirmDelete, ErrorNote, NoCacheBox, Pager, ProjectBar, SharePanel};
-use crate::error::AppError;
 use crate::format;
 use crate::format::pct;
 use crate::model::{
@@ -410,12 +409,13 @@ pub fn EvaluationPage() -> impl IntoView {
                         Err(e) => view! { <ErrorNote error=e/> }.into_any(),
                         Ok(r) => {
                             live.set(r.evaluation.status.is_some_and(|s| s.is_active()));
-                            view! { <Report project_id=id.get_untracked() r/> }.into_any()
+                            let pairs = r.pairs.clone();
+                            let source = DrillSource::Project { project_id: id.get_untracked(), eval_id: eval_id.get_untracked() };
+                            view! { <Report project_id=id.get_untracked() r/> <Drill source pairs/> }.into_any()
                         }
                     }
                 })}
             </Transition>
-            <Drill project_id=id.get_untracked() eval_id=eval_id.get_untracked() report/>
         </main>
     }
 }
@@ -660,14 +660,28 @@ pub(crate) fn PairTable(rows: Vec<PairRowView>, unbiased: bool, legacy: bool) ->
     }
 }
 
+/// Where a drill-down reads from: an evaluation of a project, or the one a
+/// share link opens (read through the link; no call logs).
+#[derive(Debug, Clone, PartialEq)]
+pub enum DrillSource {
+    Project { project_id: i64, eval_id: i64 },
+    Share(String),
+}
+
+impl DrillSource {
+    fn base(&self) -> String {
+        match self {
+            DrillSource::Project { project_id, eval_id } => format!("/projects/{project_id}/evaluations/{eval_id}"),
+            DrillSource::Share(token) => format!("/share/{token}"),
+        }
+    }
+}
+
 /// The drill-down: a pair, its questions, and one question's judgments
-/// (state in the address: `?pair=A-B&q=ID`).
+/// (state in the address: `?pair=A-B&q=ID`) among the report's `pairs`.
 #[component]
-fn Drill(
-    project_id: i64,
-    eval_id: i64,
-    report: Resource<Result<EvaluationReportView, AppError>>,
-) -> impl IntoView {
+pub fn Drill(source: DrillSource, pairs: Vec<PairRowView>) -> impl IntoView {
+    let shared = matches!(source, DrillSource::Share(_));
     let query = use_query_map();
     let pair = Memo::new(move |_| {
         query.read().get("pair").and_then(|p| {
@@ -677,50 +691,56 @@ fn Drill(
     });
     let question = Memo::new(move |_| query.read().get("q").and_then(|q| q.parse::<i64>().ok()));
     let page = Memo::new(move |_| query.read().get("page").and_then(|p| p.parse::<i64>().ok()).unwrap_or(1));
-    // The pairs come from the page's report.
-    let pairs = report;
+    let from = source.clone();
     let questions = Resource::new(
         move || (pair.get(), page.get()),
-        move |(p, page)| async move {
-            match p {
-                Some((a, b)) => get_drill_questions(eval_id, a, b, page).await.map(Some),
-                None => Ok(None),
+        move |(p, page)| {
+            let from = from.clone();
+            async move {
+                match (p, from) {
+                    (Some((a, b)), DrillSource::Project { eval_id, .. }) => {
+                        get_drill_questions(eval_id, a, b, page).await.map(Some)
+                    }
+                    (Some((a, b)), DrillSource::Share(token)) => {
+                        crate::api::get_shared_drill_questions(token, a, b, page).await.map(Some)
+                    }
+                    (None, _) => Ok(None),
+                }
             }
         },
     );
+    let from = source.clone();
     let detail = Resource::new(
         move || (pair.get(), question.get()),
-        move |(p, q)| async move {
-            match (p, q) {
-                (Some((a, b)), Some(q)) => get_drill(eval_id, a, b, q).await.map(Some),
-                _ => Ok(None),
+        move |(p, q)| {
+            let from = from.clone();
+            async move {
+                match (p, q, from) {
+                    (Some((a, b)), Some(q), DrillSource::Project { eval_id, .. }) => {
+                        get_drill(eval_id, a, b, q).await.map(Some)
+                    }
+                    (Some((a, b)), Some(q), DrillSource::Share(token)) => {
+                        crate::api::get_shared_drill(token, a, b, q).await.map(Some)
+                    }
+                    _ => Ok(None),
+                }
             }
         },
     );
-    let base = format!("/projects/{project_id}/evaluations/{eval_id}");
+    let base = source.base();
     let base2 = base.clone();
     view! {
         <section class="drill" id="drill">
             <h2>"Drill-down: every judgment of a question"</h2>
-            <Suspense fallback=|| ()>
-                {move || {
-                    let base = base.clone();
-                    Suspend::new(async move {
-                        let rows = pairs.await.map(|r| r.pairs).unwrap_or_default();
-                        view! {
-                            <p class="inline-form">"Pair: "
-                                {rows.into_iter().map(|p| {
-                                    let selected = pair.get() == Some((p.a, p.b));
-                                    view! {
-                                        <a class=if selected { "chip selected" } else { "chip" }
-                                            href=format!("{base}?pair={}-{}#drill", p.a, p.b)>{format!("{} vs {}", p.a_name, p.b_name)}</a> " "
-                                    }
-                                }).collect_view()}
-                            </p>
-                        }
-                    })
-                }}
-            </Suspense>
+            <p class="inline-form">"Pair: "
+                {pairs.into_iter().map(|p| {
+                    let (a, b) = (p.a, p.b);
+                    view! {
+                        <a class=move || if pair.get() == Some((a, b)) { "chip selected" } else { "chip" }
+                            href=format!("{base}?pair={a}-{b}#drill")>{format!("{} vs {}", p.a_name, p.b_name)}</a> " "
+                    }
+                }).collect_view()}
+            </p>
             <Suspense fallback=|| view! { <p class="muted">"Loading questions…"</p> }>
                 {move || {
                     let base = base2.clone();
@@ -760,7 +780,7 @@ fn Drill(
                     match detail.await {
                         Err(e) => view! { <ErrorNote error=e/> }.into_any(),
                         Ok(None) => ().into_any(),
-                        Ok(Some(d)) => view! { <DrillDetail d/> }.into_any(),
+                        Ok(Some(d)) => view! { <DrillDetail d shared/> }.into_any(),
                     }
                 })}
             </Suspense>
@@ -769,7 +789,7 @@ fn Drill(
 }
 
 #[component]
-fn DrillDetail(d: DrillView) -> impl IntoView {
+fn DrillDetail(d: DrillView, shared: bool) -> impl IntoView {
     let words = |t: &str| t.split_whitespace().count();
     let changed = d.a_raw != d.a_judged || d.b_raw != d.b_judged;
     let job = d.job_id.unwrap_or_default();
@@ -812,7 +832,7 @@ fn DrillDetail(d: DrillView) -> impl IntoView {
                             <td class="num">{j.trial + 1}</td><td class="num">{j.repeat + 1}</td><td>{j.order.clone()}</td>
                             {(0..4).map(|k| view! { <td class="num">{format!("{} · {}", j.a[k], j.b[k])}</td> }).collect_view()}
                             <td class="small reasoning">{j.reasoning.clone()}</td>
-                            <td><ItemCalls job_id=job item=j.item.clone()/></td>
+                            <td>{(!shared).then(|| view! { <ItemCalls job_id=job item=j.item.clone()/> })}</td>
                         </tr>
                     }).collect_view()}
                 </tbody>

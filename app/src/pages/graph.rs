@@ -9,6 +9,7 @@ use crate::api::jobs::latest_jobs;
 use crate::api::projects::get_project;
 use crate::api::settings::get_llm_info;
 use crate::components::explorer::{GraphExplorer, GraphSource};
+use crate::components::help::{text as help, Help};
 use crate::components::jobs::{live_ticks, LatestJob, Watch};
 use crate::components::route_id;
 use crate::components::{ActionError, ErrorNote, NoCacheBox, ProjectBar};
@@ -116,11 +117,11 @@ fn BuildForm(
             <ActionForm action attr:class="stack-form" attr:id="graph-build-form">
                 <input type="hidden" name="project_id" value=project_id/>
                 <label>"Gleaning turns " <input type="number" name="gleaning" value="1" min="0" max="5"/>
-                    <span class="muted small">"follow-ups asking for missed entities (the paper's deeper mining)"</span></label>
+                    <span class="muted small">"follow-ups asking for missed entities (the paper's deeper mining)"</span><Help text=help::GLEANING/></label>
                 <label>"Entity types " <input type="text" name="entity_types" size="48"
                     value="person, organization, location, event, concept, object"/></label>
                 <label>"Summary budget " <input type="number" name="summary_budget" value="500" min="50"/>
-                    <span class="muted small">"tokens; merged descriptions longer than this are summarised"</span></label>
+                    <span class="muted small">"tokens; merged descriptions longer than this are summarised"</span><Help text=help::SUMMARY_BUDGET/></label>
                 <NoCacheBox/>
                 <div><button type="submit" id="build-graph" disabled=move || action.pending().get()>"Build graph"</button></div>
             </ActionForm>

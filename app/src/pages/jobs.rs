@@ -11,6 +11,7 @@ use leptos_router::hooks::{use_navigate, use_query_map};
 use crate::api::jobs::{get_job_detail, get_job_item, get_job_items, list_jobs, CancelJob, ResumeJob, StartSummaries};
 use crate::api::projects::get_project;
 use crate::api::settings::get_llm_info;
+use crate::components::help::{text as help, Help};
 use crate::components::jobs::{live_ticks, throttle, CallsToggle, ItemCallLog, ProgressBar, StatusBadge, Toggle, Watch};
 use crate::components::route_id;
 use crate::components::{ActionError, ErrorNote, NoCacheBox, Pager, ProjectBar};
@@ -102,7 +103,12 @@ pub fn JobsPage() -> impl IntoView {
                                             let (rate, eta) = rate_and_eta(&j);
                                             view! {
                                                 <tr data-job=j.id>
-                                                    <td><a href=format!("/projects/{project_id}/jobs/{}", j.id)>{format!("#{} {}", j.id, j.kind)}</a></td>
+                                                    <td><a href=format!("/projects/{project_id}/jobs/{}", j.id)>{format!("#{} {}", j.id, j.kind.label())}</a>
+                                                        {match j.kind {
+                                                            crate::model::JobKind::Mentions => Some(view! { <Help text=help::MENTIONS/> }),
+                                                            crate::model::JobKind::StudyRating => Some(view! { <Help text=help::STUDY_RATING/> }),
+                                                            _ => None,
+                                                        }}</td>
                                                     <td><StatusBadge status=j.status.to_string()/></td>
                                                     <td><ProgressBar j=j.clone()/></td>
                                                     <td class="num">{rate}</td>
@@ -209,7 +215,7 @@ pub fn JobPage() -> impl IntoView {
                         view! { <p id="job-outcome" class=class>{who}{what}</p> }
                     });
                     view! {
-                        <h1>{format!("Job #{} · {}", j.id, j.kind)} " " <StatusBadge status=j.status.to_string()/></h1>
+                        <h1>{format!("Job #{} · {}", j.id, j.kind.label())} " " <StatusBadge status=j.status.to_string()/></h1>
                         <dl class="totals job-totals">
                             <div><dt>"Progress"</dt><dd id="job-progress"><ProgressBar j=j.clone()/></dd></div>
                             <div><dt>"Failed"</dt><dd id="job-failed">{format::int(j.failed)}</dd></div>

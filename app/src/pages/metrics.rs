@@ -332,7 +332,7 @@ fn SetDetail(s: SetMetricsView, k: usize, base: String) -> impl IntoView {
             {chart(&base, format!("power-{sid}"), s.power.clone(), "Discriminative power by level".into())}
             <h3>"Splits: Coherence Ratio"</h3>
             <table class="grid splits">
-                <thead><tr><th>"Parent"</th><th>"Children"</th><th class="num symbol">"σ sib"</th><th class="num symbol">"δ vert"</th><th class="num symbol">"ρ"<Help text=help::RHO/></th><th></th></tr></thead>
+                <thead><tr><th>"Parent"</th><th>"Children"</th><th class="num symbol">"σ_sib"<Help text=help::SIGMA_SIB/></th><th class="num symbol">"δ_vert"<Help text=help::DELTA_VERT/></th><th class="num symbol">"ρ"<Help text=help::RHO/></th><th></th></tr></thead>
                 <tbody>
                     {s.splits.iter().map(|x| view! {
                         <tr class=format!("rho-{}", x.verdict.replace(' ', "-"))><td>{x.parent.clone()}</td><td class="small">{x.children.join(", ")}</td>

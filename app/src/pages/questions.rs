@@ -488,6 +488,12 @@ fn SetView(project_id: i64, set: QuestionSetView) -> impl IntoView {
     let on_level = refilter.clone();
     let open = RwSignal::new(None::<i64>);
     let levels: Vec<String> = set.counts.iter().map(|(k, _)| k.clone()).collect();
+    // Who wrote the questions from their passages, as the provenance says it.
+    let writer = match set.provider.as_deref() {
+        Some("offline") => "the offline templates",
+        Some(_) => "the LLM",
+        None => "the question writer",
+    };
     view! {
         <section class="set-view" id="set-view" data-set=set.id>
             <h2>{set.name.clone()}</h2>
@@ -519,7 +525,7 @@ fn SetView(project_id: i64, set: QuestionSetView) -> impl IntoView {
                                 <table class="grid questions">
                                     <thead><tr><th class="num">"ID"</th><th>"Level"</th><th>"Question"</th><th>"Generator"</th><th></th></tr></thead>
                                     <tbody>
-                                        {p.questions.into_iter().map(|q| view! { <QuestionRow project_id q open edit delete/> }).collect_view()}
+                                        {p.questions.into_iter().map(|q| view! { <QuestionRow project_id q open edit delete writer/> }).collect_view()}
                                     </tbody>
                                 </table>
                             }.into_any()
@@ -554,6 +560,7 @@ fn QuestionRow(
     open: RwSignal<Option<i64>>,
     edit: ServerAction<EditQuestion>,
     delete: ServerAction<DeleteQuestion>,
+    writer: &'static str,
 ) -> impl IntoView {
     let qid = q.id;
     let editing = RwSignal::new(false);
@@ -582,13 +589,13 @@ fn QuestionRow(
             </td>
         </tr>
         <Show when=is_open>
-            <tr class="provenance-row"><td colspan="5"><Provenance project_id question_id=qid/></td></tr>
+            <tr class="provenance-row"><td colspan="5"><Provenance project_id question_id=qid writer/></td></tr>
         </Show>
     }
 }
 
 #[component]
-fn Provenance(project_id: i64, question_id: i64) -> impl IntoView {
+fn Provenance(project_id: i64, question_id: i64, writer: &'static str) -> impl IntoView {
     let p = Resource::new(move || question_id, get_question_provenance);
     view! {
         <Transition fallback=|| view! { <p class="muted">"Loading provenance…"</p> }>
@@ -640,14 +647,14 @@ fn Provenance(project_id: i64, question_id: i64) -> impl IntoView {
                         {q.reference_answer.clone().map(|a| view! { <p class="reference-answer"><strong>"Reference answer: "</strong>{a}</p> })}
                         <p class="small muted context-note">{match &q.context_chunk_ids {
                             Some(c) => format!(
-                                "Passages given to the LLM: {} of the {} source chunk{} (chunks {}), drawn across all of them.",
+                                "Passages given to {writer}: {} of the {} source chunk{} (chunks {}), drawn across all of them.",
                                 c.len(),
                                 q.source_chunk_ids.len(),
                                 if q.source_chunk_ids.len() == 1 { "" } else { "s" },
                                 c.iter().take(20).map(i64::to_string).collect::<Vec<_>>().join(", ")
                                     + if c.len() > 20 { ", …" } else { "" }
                             ),
-                            None => format!("Source chunks: {} (which were given to the LLM was not recorded).", q.source_chunk_ids.len()),
+                            None => format!("Source chunks: {} (which were given to {writer} was not recorded).", q.source_chunk_ids.len()),
                         }}</p>
                         <SourceText project_id sources=p.sources/>
                     </div>

@@ -113,7 +113,14 @@ where
 pub fn SharedReport() -> impl IntoView {
     shared_body(get_shared, |v, t| {
         if let Some(r) = v.evaluation {
-            view! { <crate::pages::evaluations::Report project_id=0 r share=t/> }.into_any()
+            // The drill-down too (#39), read through the link.
+            let pairs = r.pairs.clone();
+            let source = crate::pages::evaluations::DrillSource::Share(t.clone());
+            view! {
+                <crate::pages::evaluations::Report project_id=0 r share=t/>
+                <crate::pages::evaluations::Drill source pairs/>
+            }
+            .into_any()
         } else if let Some(r) = v.study {
             view! { <crate::pages::studies::Results r share=t/> }.into_any()
         } else if let Some(q) = v.questions {

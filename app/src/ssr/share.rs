@@ -121,6 +121,27 @@ pub async fn question_page(pool: &Db, token: &str, page: i64) -> AppResult<crate
     store::questions::question_page(pool, set_id, page, crate::model::QUESTIONS_PER_PAGE, "", "").await
 }
 
+/// Page `page` of a pair's drill-down questions of the evaluation a token
+/// shares (the pair checked to be the evaluation's); any other token is
+/// "not found".
+pub async fn drill_questions(
+    pool: &Db,
+    token: &str,
+    a: i64,
+    b: i64,
+    page: i64,
+) -> AppResult<crate::model::DrillQuestionsPage> {
+    let id = opened(pool, token, "evaluation").await?;
+    crate::ssr::evaluation::drill_questions(pool, id, a, b, page).await
+}
+
+/// One question's judgments of the evaluation a token shares (the pair
+/// and the question checked to be the evaluation's).
+pub async fn drill(pool: &Db, token: &str, a: i64, b: i64, question: i64) -> AppResult<crate::model::DrillView> {
+    let id = opened(pool, token, "evaluation").await?;
+    crate::ssr::evaluation::drill(pool, id, a, b, question).await
+}
+
 /// The project whose graph a token shares; any other token is "not found".
 pub async fn graph_project(pool: &Db, token: &str) -> AppResult<i64> {
     opened(pool, token, "graph").await

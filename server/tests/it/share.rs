@@ -99,6 +99,34 @@ async fn a_share_link_opens_its_page_and_its_files_only_until_withdrawn() {
     for external in ["src=", "href=", "@import", "url("] {
         assert!(!html.contains(external), "the file needs nothing from elsewhere: {external}");
     }
+    // The drill-down through the link (#39): the pair's questions a page at
+    // a time, one question's judgments; only its own pair and questions, and
+    // nothing through another kind's link or a guessed one.
+    let pairs = &report["report"]["pairs"];
+    let (a, b) = (pairs[0]["a"].as_i64().unwrap(), pairs[0]["b"].as_i64().unwrap());
+    let (status, page1) =
+        post(&router, "/api/share/drill_questions", &format!("token={eval_token}&a={a}&b={b}&page=1")).await;
+    assert_eq!(status, StatusCode::OK, "{page1}");
+    assert_eq!(page1["total"], 6);
+    let question = page1["questions"][0]["id"].as_i64().unwrap();
+    let (status, drill) =
+        post(&router, "/api/share/drill", &format!("token={eval_token}&a={a}&b={b}&question={question}")).await;
+    assert_eq!(status, StatusCode::OK, "{drill}");
+    assert_eq!(drill["judgments"].as_array().unwrap().len(), 2 * 2 * 2, "2 trials × 2 repeats × 2 orders");
+    for (what, form) in [
+        ("a pair not judged", format!("token={eval_token}&a={b}&b={a}&question={question}")),
+        ("a question of no question set of it", format!("token={eval_token}&a={a}&b={b}&question=999999")),
+        ("another kind's link", format!("token={study_token}&a={a}&b={b}&question={question}")),
+        ("a guessed link", format!("token={}&a={a}&b={b}&question={question}", "0".repeat(48))),
+    ] {
+        let (status, body) = post(&router, "/api/share/drill", &form).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{what}: {body}");
+        assert!(!body.to_string().contains("judgments"), "{what}");
+    }
+    let (status, _) =
+        post(&router, "/api/share/drill_questions", &format!("token={study_token}&a={a}&b={b}&page=1")).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+
     // A study's share opens the study's results and its files.
     let (status, _, page) = get(&router, &format!("/share/{study_token}"), None).await;
     assert_eq!(status, StatusCode::OK);

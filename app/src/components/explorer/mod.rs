@@ -198,6 +198,29 @@ pub fn GraphExplorer(source: GraphSource, #[prop(into)] reload: Signal<u64>) -> 
                 }
             });
         });
+        // The selected node in the address (`?node=ID`), replaced in place
+        // (no history entry per click, no reload): a link copied from the
+        // address bar opens the explorer on it (#39).
+        Effect::new(move |_| {
+            let node = match selection.get() {
+                Some(Selection::Node(id)) => Some(id),
+                _ => None,
+            };
+            let Some(w) = web_sys::window() else { return };
+            let Ok(href) = w.location().href() else { return };
+            let Ok(url) = web_sys::Url::new(&href) else { return };
+            let params = url.search_params();
+            match node {
+                Some(id) => params.set("node", &id.to_string()),
+                None => params.delete("node"),
+            }
+            let next = url.href();
+            if next != href {
+                if let Ok(history) = w.history() {
+                    let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&next));
+                }
+            }
+        });
         let resize = window_event_listener_untyped("resize", |_| canvas::redraw());
         on_cleanup(move || {
             resize.remove();

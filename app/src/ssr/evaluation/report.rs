@@ -491,10 +491,21 @@ pub async fn drill(pool: &Db, id: i64, a: i64, b: i64, question: i64) -> AppResu
     if store::questions::owner(pool, question).await?.0 != e.view.question_set_id {
         return Err(AppError::NotFound(format!("question {question} is not in evaluation {id}'s question set")));
     }
-    let items = match e.view.job_id {
-        Some(j) => store::jobs::job_items(pool, j).await?,
-        None => Vec::new(),
-    };
+    // Only this question's items of the pair, each by its key (a job of
+    // 5,040 questions × 6 pairs holds 120,000).
+    let mut items = Vec::new();
+    if let Some(j) = e.view.job_id {
+        let keys = std::iter::once(Key::Align { a, b, question })
+            .chain((0..e.settings.trials).map(|trial| Key::Unbiased { a, b, question, trial }))
+            .chain(std::iter::once(Key::Legacy { a, b, question }));
+        for key in keys {
+            match store::jobs::job_item(pool, j, &key.to_string()).await {
+                Ok(item) => items.push(item),
+                Err(AppError::NotFound(_)) => {}
+                Err(err) => return Err(err),
+            }
+        }
+    }
     let results = done_results(&items);
     let answer = |set: i64| async move {
         store::answers::list_answers(pool, set, Some(question))
