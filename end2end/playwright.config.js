@@ -25,6 +25,7 @@ if (!process.env.ASSAY_E2E_SESSION) {
 
 module.exports = {
   testDir: './tests',
+  globalTeardown: './teardown.js',
   timeout: 90_000,
   expect: { timeout: 20_000 },
   workers: 1,

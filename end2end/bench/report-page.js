@@ -5,7 +5,7 @@
 // report) and to hydration (the WASM has taken over: body[data-hydrated]),
 // with the page's, the WASM modules' and the JS's transfer sizes.
 // Usage: node end2end/bench/report-page.js ASSAY_BIN
-const { serve, browser: launch } = require('./serve');
+const { serve, browser: launch, markHydration } = require('./serve');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
@@ -33,14 +33,7 @@ const path = require('path');
     for (let i = 0; i < 5; i++) {
       const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
       const page = await context.newPage();
-      await page.addInitScript(() => {
-        new MutationObserver((_, observer) => {
-          if (document.body && document.body.dataset.hydrated === 'true') {
-            window.__hydrated = performance.now();
-            observer.disconnect();
-          }
-        }).observe(document, { attributes: true, subtree: true, attributeFilter: ['data-hydrated'] });
-      });
+      await markHydration(page);
       await page.goto(url);
       await page.waitForFunction(() => window.__hydrated !== undefined, null, { timeout: 60_000 });
       runs.push(await page.evaluate(() => {

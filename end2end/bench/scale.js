@@ -9,7 +9,7 @@
 //
 // Usage: node end2end/bench/scale.js ASSAY_BIN [DB]
 //   (DB defaults to a new file under /tmp; pass one to reuse its project)
-const { serve, browser: launch } = require('./serve');
+const { serve, browser: launch, markHydration } = require('./serve');
 const { execFileSync } = require('child_process');
 const fs = require('fs');
 const os = require('os');
@@ -54,14 +54,7 @@ const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.
       for (let i = 0; i < 3; i++) {
         const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
         const page = await context.newPage();
-        await page.addInitScript(() => {
-          new MutationObserver((_, observer) => {
-            if (document.body && document.body.dataset.hydrated === 'true') {
-              window.__hydrated = performance.now();
-              observer.disconnect();
-            }
-          }).observe(document, { attributes: true, subtree: true, attributeFilter: ['data-hydrated'] });
-        });
+        await markHydration(page);
         await page.goto(base + url);
         await page.waitForFunction(() => window.__hydrated !== undefined, null, { timeout: 120_000 });
         const m = await page.evaluate(() => {

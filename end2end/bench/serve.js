@@ -22,4 +22,16 @@ function browser() {
   });
 }
 
-module.exports = { serve, browser };
+/** Records in `window.__hydrated` when the page has hydrated (body[data-hydrated]). */
+async function markHydration(page) {
+  await page.addInitScript(() => {
+    new MutationObserver((_, observer) => {
+      if (document.body && document.body.dataset.hydrated === 'true') {
+        window.__hydrated = performance.now();
+        observer.disconnect();
+      }
+    }).observe(document, { attributes: true, subtree: true, attributeFilter: ['data-hydrated'] });
+  });
+}
+
+module.exports = { serve, browser, markHydration };

@@ -121,21 +121,27 @@ impl Highlighter {
                 marks.push((start, end));
             }
         }
-        marks.sort_unstable();
-        let mut out = Vec::new();
-        let mut at = 0;
-        for (s, e) in marks {
-            if s > at {
-                out.push((text[at..s].to_string(), false));
-            }
-            out.push((text[s..e].to_string(), true));
-            at = e;
-        }
-        if at < text.len() || out.is_empty() {
-            out.push((text[at..].to_string(), false));
-        }
-        out
+        segments(text, marks)
     }
+}
+
+/// `text` cut at `marks` (byte spans, not overlapping): the marked spans
+/// and the text between them, in order; concatenated, `text` again.
+fn segments(text: &str, mut marks: Vec<(usize, usize)>) -> Vec<(String, bool)> {
+    marks.sort_unstable();
+    let mut out = Vec::new();
+    let mut at = 0;
+    for (s, e) in marks {
+        if s > at {
+            out.push((text[at..s].to_string(), false));
+        }
+        out.push((text[s..e].to_string(), true));
+        at = e;
+    }
+    if at < text.len() || out.is_empty() {
+        out.push((text[at..].to_string(), false));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -173,20 +179,7 @@ mod highlight_tests {
                 from = start + lower[start..].chars().next().map_or(1, char::len_utf8);
             }
         }
-        marks.sort_unstable();
-        let mut out = Vec::new();
-        let mut at = 0;
-        for (s, e) in marks {
-            if s > at {
-                out.push((text[at..s].to_string(), false));
-            }
-            out.push((text[s..e].to_string(), true));
-            at = e;
-        }
-        if at < text.len() || out.is_empty() {
-            out.push((text[at..].to_string(), false));
-        }
-        out
+        super::segments(text, marks)
     }
 
     #[test]

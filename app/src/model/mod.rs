@@ -30,3 +30,10 @@ pub use settings::*;
 pub use share::*;
 pub use study::*;
 pub use users::*;
+
+/// A list's page `page` (from 1) of `per_page`, clamped to the pages a
+/// list of `total` has (at least one): `(page, pages)`.
+pub fn paging(total: i64, per_page: i64, page: i64) -> (i64, i64) {
+    let pages = ((total + per_page - 1) / per_page.max(1)).max(1);
+    (page.clamp(1, pages), pages)
+}

@@ -19,8 +19,11 @@ use crate::ssr::store::{self, access::Obj, Db};
 
 /// How long a request waits for a change before it answers "no change".
 pub const LONG_POLL: Duration = Duration::from_secs(25);
-/// How often a waiting request reads its topic's fingerprint.
+/// How often a waiting request reads its topic's fingerprint: a job's
+/// progress twice a second; a study's ratings, which people make, every
+/// 2 s (an open study's page may stay open for days).
 pub const CHECK_EVERY: Duration = Duration::from_millis(500);
+pub const CHECK_STUDY_EVERY: Duration = Duration::from_secs(2);
 
 /// What a live view watches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,11 +88,12 @@ pub async fn state(pool: &Db, topic: Topic) -> AppResult<LiveState> {
 /// is no longer active, or `max` has passed; then its state.
 pub async fn wait(pool: &Db, topic: Topic, seen: Option<&str>, max: Duration) -> AppResult<LiveState> {
     let deadline = tokio::time::Instant::now() + max;
+    let every = if matches!(topic, Topic::Study(_)) { CHECK_STUDY_EVERY } else { CHECK_EVERY };
     loop {
         let now = state(pool, topic).await?;
-        if seen != Some(now.version.as_str()) || !now.active || tokio::time::Instant::now() + CHECK_EVERY > deadline {
+        if seen != Some(now.version.as_str()) || !now.active || tokio::time::Instant::now() + every > deadline {
             return Ok(now);
         }
-        tokio::time::sleep(CHECK_EVERY).await;
+        tokio::time::sleep(every).await;
     }
 }

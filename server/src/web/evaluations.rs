@@ -15,11 +15,11 @@ pub async fn plot_of(pool: &Db, id: i64, file: &str) -> Response {
     let Some((name, ext)) = file.rsplit_once('.').filter(|(_, e)| matches!(*e, "svg" | "png")) else {
         return error(StatusCode::NOT_FOUND, format!("no plot \"{file}\": ask for NAME.svg or NAME.png"));
     };
-    let (e, r) = match app::ssr::evaluation::report(pool, id).await {
+    let snapshot = match app::ssr::evaluation::snapshot(pool, id).await {
         Ok(x) => x,
         Err(e) => return app_error(e),
     };
-    let Some((_, body)) = app::ssr::evaluation::plots(&e, &r).into_iter().find(|(n, _)| n == name) else {
+    let Some((_, body)) = snapshot.plots().iter().find(|(n, _)| n == name).cloned() else {
         return error(StatusCode::NOT_FOUND, format!("evaluation {id} has no plot \"{name}\""));
     };
     let disposition = format!("attachment; filename=\"evaluation-{id}-{name}.{ext}\"");

@@ -79,6 +79,16 @@ pub struct Snapshot {
     pub stored: Stored,
     pub pairs: Vec<PairInput>,
     pub report: Report,
+    /// Its plots, drawn the first time they are asked for (a page's
+    /// images each ask; at the papers' sizes there are 20 of them).
+    drawn: std::sync::OnceLock<Vec<(String, String)>>,
+}
+
+impl Snapshot {
+    /// Its plots: name → SVG (see [`plots`]).
+    pub fn plots(&self) -> &[(String, String)] {
+        self.drawn.get_or_init(|| plots(&self.stored, &self.report))
+    }
 }
 
 /// The last snapshots computed, newest first, with what they were
@@ -114,7 +124,7 @@ pub async fn snapshot(pool: &Db, id: i64) -> AppResult<std::sync::Arc<Snapshot>>
     let (contenders, pairs) = inputs(pool, &stored).await?;
     let fresh = tokio::task::spawn_blocking(move || {
         let report = eval::report(&stored.settings, &contenders, &pairs);
-        std::sync::Arc::new(Snapshot { stored, pairs, report })
+        std::sync::Arc::new(Snapshot { stored, pairs, report, drawn: Default::default() })
     })
     .await
     .map_err(|_| AppError::Internal)?;
@@ -225,7 +235,8 @@ pub async fn report_view_of(
     inline: bool,
 ) -> AppResult<EvaluationReportView> {
     let (e, r) = (s.stored.clone(), &s.report);
-    let svgs: HashMap<String, String> = plots(&e, r).into_iter().filter(|(_, svg)| !svg.is_empty()).collect();
+    let svgs: HashMap<String, String> =
+        s.plots().iter().filter(|(_, svg)| !svg.is_empty()).map(|(n, svg)| (n.clone(), svg.clone())).collect();
     let svg = |k: &str| svgs.get(k).map(|svg| if inline { Figure::Inline(svg.clone()) } else { Figure::Linked });
     let pairs = r
         .pairs
@@ -454,8 +465,7 @@ pub async fn drill_questions(
         .collect();
     let pair = pairs.into_iter().find(|p| (p.a, p.b) == (a, b)).map(|p| p.questions).unwrap_or_default();
     let total = pair.len() as i64;
-    let pages = ((total + DRILL_PER_PAGE - 1) / DRILL_PER_PAGE).max(1);
-    let page = page.clamp(1, pages);
+    let (page, pages) = crate::model::paging(total, DRILL_PER_PAGE, page);
     let questions = pair
         .into_iter()
         .skip(((page - 1) * DRILL_PER_PAGE) as usize)

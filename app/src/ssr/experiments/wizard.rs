@@ -542,6 +542,8 @@ pub async fn outcome_json(pool: &Db, id: i64) -> AppResult<serde_json::Value> {
         "id": v.id,
         "project_id": v.project_id,
         "status": v.status,
+        "created_at": v.created_at,
+        "finished_at": v.finished_at,
         "llm": v.llm,
         "stages": v.stages,
         "outcome": outcome,

@@ -217,8 +217,7 @@ pub async fn jobs_page(pool: &Db, project_id: i64, page: i64) -> AppResult<crate
     on_db!(pool, |db| {
         let (total,): (i64,) =
             sqlx::query_as("SELECT COUNT(*) FROM jobs WHERE project_id = $1").bind(project_id).fetch_one(db).await?;
-        let pages = ((total + JOBS_PER_PAGE - 1) / JOBS_PER_PAGE).max(1);
-        let page = page.clamp(1, pages);
+        let (page, pages) = crate::model::paging(total, JOBS_PER_PAGE, page);
         let rows: Vec<JobRow> = sqlx::query_as(&format!(
             "{JOB_SELECT} WHERE project_id = $1 ORDER BY id DESC LIMIT {JOBS_PER_PAGE} OFFSET {}",
             (page - 1) * JOBS_PER_PAGE
@@ -319,8 +318,7 @@ pub async fn job_items_page(
                 .bind(&status)
                 .fetch_one(db)
                 .await?;
-        let pages = ((total + ITEMS_PER_PAGE - 1) / ITEMS_PER_PAGE).max(1);
-        let page = page.clamp(1, pages);
+        let (page, pages) = crate::model::paging(total, ITEMS_PER_PAGE, page);
         // The page's rows are picked by key alone, so the sort never carries
         // the results (an answer with all its contexts) through it.
         let rows: Vec<ItemRow> = sqlx::query_as(

@@ -504,8 +504,7 @@ pub async fn list_documents(pool: &Db, project_id: i64, page: i64) -> AppResult<
             .bind(project_id)
             .fetch_one(db)
             .await?;
-        let pages = ((total + DOCUMENTS_PER_PAGE - 1) / DOCUMENTS_PER_PAGE).max(1);
-        let page = page.clamp(1, pages);
+        let (page, pages) = crate::model::paging(total, DOCUMENTS_PER_PAGE, page);
         let rows: Vec<DocumentRow> = sqlx::query_as(&format!(
             "{DOCUMENT_SELECT} WHERE d.project_id = $1 ORDER BY d.id LIMIT {DOCUMENTS_PER_PAGE} OFFSET {}",
             (page - 1) * DOCUMENTS_PER_PAGE
@@ -787,7 +786,7 @@ pub async fn document_chunks(
             .bind(document_id)
             .fetch_one(db)
             .await?;
-        let pages = ((total + CHUNKS_PER_PAGE - 1) / CHUNKS_PER_PAGE).max(1);
+        let (_, pages) = crate::model::paging(total, CHUNKS_PER_PAGE, 1);
         let page = match chunk {
             Some(c) => {
                 let idx: Option<i64> = sqlx::query_scalar("SELECT idx FROM chunks WHERE id = $1 AND document_id = $2")

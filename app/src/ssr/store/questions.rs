@@ -283,8 +283,7 @@ pub async fn question_page(
             .bind(&pattern)
             .fetch_one(db)
             .await?;
-        let pages = ((total + per_page - 1) / per_page).max(1);
-        let page = page.clamp(1, pages);
+        let (page, pages) = crate::model::paging(total, per_page, page);
         let rows: Vec<QuestionRow> = sqlx::query_as(&format!(
             "SELECT {QUESTION_COLUMNS} {MATCHING} ORDER BY idx, id LIMIT {per_page} OFFSET {}",
             (page - 1) * per_page
