@@ -187,9 +187,28 @@ mod highlight_tests {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpora/alice_in_wonderland.txt");
         let text = std::fs::read_to_string(path).expect("the shared corpora");
         let names = [
-            "Alice", "Mock Turtle", "Turtle", "Mock", "Queen", "Queen of Hearts", "Hearts", "the", "Hatter",
-            "March Hare", "Hare", "White Rabbit", "Rabbit", "Cat", "Cheshire Cat", "Dormouse", "Gryphon", "King",
-            "a", "I", "said the", "the Queen",
+            "Alice",
+            "Mock Turtle",
+            "Turtle",
+            "Mock",
+            "Queen",
+            "Queen of Hearts",
+            "Hearts",
+            "the",
+            "Hatter",
+            "March Hare",
+            "Hare",
+            "White Rabbit",
+            "Rabbit",
+            "Cat",
+            "Cheshire Cat",
+            "Dormouse",
+            "Gryphon",
+            "King",
+            "a",
+            "I",
+            "said the",
+            "the Queen",
         ];
         let prepared = super::Highlighter::new(&names);
         let mut marked = 0;
@@ -201,4 +220,3 @@ mod highlight_tests {
         assert!(marked > 3_000, "{marked} mentions marked");
     }
 }
-

@@ -66,8 +66,10 @@ pub async fn get_answer_page(
     call.require(Obj::AnswerSet(answer_set_id), Need::Read).await?;
     if let Some(b) = compare {
         call.require(Obj::AnswerSet(b), Need::Read).await?;
-        let (sa, sb) =
-            (store::answers::get_set(&call.state.pool, answer_set_id).await?, store::answers::get_set(&call.state.pool, b).await?);
+        let (sa, sb) = (
+            store::answers::get_set(&call.state.pool, answer_set_id).await?,
+            store::answers::get_set(&call.state.pool, b).await?,
+        );
         if sa.question_set_id != sb.question_set_id {
             return Err(AppError::Invalid(format!(
                 "answer sets {answer_set_id} and {b} answer different question sets (#{} and #{})",
@@ -83,10 +85,9 @@ pub async fn get_answer_page(
 pub async fn get_answer(answer_set_id: i64, question_id: i64) -> Result<AnswerView, AppError> {
     let call = Request::now()?;
     call.require(Obj::AnswerSet(answer_set_id), Need::Read).await?;
-    store::answers::list_answers(&call.state.pool, answer_set_id, Some(question_id))
-        .await?
-        .pop()
-        .ok_or_else(|| AppError::NotFound(format!("answer set {answer_set_id} has no answer to question {question_id}")))
+    store::answers::list_answers(&call.state.pool, answer_set_id, Some(question_id)).await?.pop().ok_or_else(|| {
+        AppError::NotFound(format!("answer set {answer_set_id} has no answer to question {question_id}"))
+    })
 }
 
 #[server(output = crate::codec::Json)]

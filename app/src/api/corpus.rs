@@ -38,11 +38,7 @@ pub async fn get_document(id: i64, part: i64) -> Result<DocumentView, AppError> 
 /// A document's chunks, in order, with the ids provenance links name.
 #[server(output = crate::codec::Json)]
 /// A page of a document's chunks; with `chunk`, the page holding it.
-pub async fn get_document_chunks(
-    id: i64,
-    page: i64,
-    chunk: Option<i64>,
-) -> Result<crate::model::ChunksPage, AppError> {
+pub async fn get_document_chunks(id: i64, page: i64, chunk: Option<i64>) -> Result<crate::model::ChunksPage, AppError> {
     let call = Request::now()?;
     call.require(Obj::Document(id), Need::Read).await?;
     store::document_chunks(&call.state.pool, id, page, chunk).await

@@ -16,8 +16,9 @@ pub struct SharedQuestions {
     /// The first page of its questions (every question in the one-file
     /// report); the page reads the others with `get_shared_questions`.
     pub questions: QuestionsPage,
-    pub entities: Option<(EntityStats, String)>,
-    pub relevance: Option<(RelevanceStats, String)>,
+    /// With their charts: inline in the one-file report, linked on the page.
+    pub entities: Option<(EntityStats, super::Figure)>,
+    pub relevance: Option<(RelevanceStats, super::Figure)>,
 }
 
 /// A report shared read-only by link: one of these. (A shared experiment

@@ -404,7 +404,8 @@ fn AnswerRows(
     right_name: Option<String>,
 ) -> impl IntoView {
     if rows.is_empty() {
-        return view! { <p class="muted" id="no-matching-answers">"No answer to a question containing that."</p> }.into_any();
+        return view! { <p class="muted" id="no-matching-answers">"No answer to a question containing that."</p> }
+            .into_any();
     }
     view! {
         <table class="grid answers">

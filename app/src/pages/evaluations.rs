@@ -436,7 +436,9 @@ pub(crate) fn Plot(base: String, name: String, figure: Figure, #[prop(into)] alt
     });
     let drawn = match figure {
         Figure::Inline(svg) => view! { <div class="svg" role="img" aria-label=alt inner_html=svg></div> }.into_any(),
-        Figure::Linked => view! { <div class="svg"><img src=format!("{base}/plots/{name}.svg") alt=alt/></div> }.into_any(),
+        Figure::Linked => {
+            view! { <div class="svg"><img src=format!("{base}/plots/{name}.svg") alt=alt/></div> }.into_any()
+        }
     };
     view! {
         <figure class="plot" data-plot=name.clone()>

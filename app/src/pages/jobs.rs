@@ -12,7 +12,9 @@ use crate::api::jobs::{get_job_detail, get_job_item, get_job_items, list_jobs, C
 use crate::api::projects::get_project;
 use crate::api::settings::get_llm_info;
 use crate::components::help::{text as help, Help};
-use crate::components::jobs::{live_ticks, throttle, CallsToggle, ItemCallLog, ProgressBar, StatusBadge, Toggle, Watch};
+use crate::components::jobs::{
+    live_ticks, throttle, CallsToggle, ItemCallLog, ProgressBar, StatusBadge, Toggle, Watch,
+};
 use crate::components::route_id;
 use crate::components::{ActionError, ErrorNote, NoCacheBox, Pager, ProjectBar};
 use crate::format;

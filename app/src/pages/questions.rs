@@ -461,9 +461,16 @@ fn SetView(project_id: i64, set: QuestionSetView) -> impl IntoView {
     let level = Memo::new(move |_| query.read().get("level").unwrap_or_default());
     let search = Memo::new(move |_| query.read().get("q").unwrap_or_default());
     let questions = Resource::new(
-        move || (page.get(), level.get(), search.get(), edit.version().get(), delete.version().get(), add.version().get()),
+        move || {
+            (page.get(), level.get(), search.get(), edit.version().get(), delete.version().get(), add.version().get())
+        },
         move |(page, level, search, ..)| {
-            list_set_questions(set_id, page, (!level.is_empty()).then_some(level), (!search.is_empty()).then_some(search))
+            list_set_questions(
+                set_id,
+                page,
+                (!level.is_empty()).then_some(level),
+                (!search.is_empty()).then_some(search),
+            )
         },
     );
     let address = move |page: i64, level: &str, search: &str| {

@@ -177,13 +177,13 @@ pub fn SharedSet(q: SharedQuestions, token: String, #[prop(optional)] standalone
             <h2>"Entities the questions mention"</h2>
             <p class="small" id="shared-entities">{format!("{} distinct entities in {} questions; {} questions name one; the most mentioned takes {} of all mentions (the graph's names matched).",
                 e.distinct, e.covered, e.with_entity, format::pct(e.top_share))}</p>
-            <figure class="plot"><div class="svg" role="img" aria-label="Top entities" inner_html=svg></div></figure>
+            <crate::pages::evaluations::Plot base=if standalone { String::new() } else { base.clone() } name="entities".into() figure=svg alt="Top entities"/>
         })}
         {q.relevance.map(|(r, svg)| view! {
             <h2>"Relevance of retrieved context"</h2>
             <p class="small">{format!("{} of {} questions scored 0–5, mean {:.2}{}.", r.scored, r.questions, r.mean,
                 r.made_by.map_or(String::new(), |m| format!(", by {m}")))}</p>
-            <figure class="plot"><div class="svg" role="img" aria-label="Relevance histogram" inner_html=svg></div></figure>
+            <crate::pages::evaluations::Plot base=if standalone { String::new() } else { base.clone() } name="relevance".into() figure=svg alt="Relevance histogram"/>
         })}
         <h2>"Questions"</h2>
         {if standalone {
@@ -204,7 +204,13 @@ fn SharedQuestionPages(first: QuestionsPage, token: String) -> impl IntoView {
         move || page.get(),
         move |n| {
             let (first, token) = (first.clone(), token.clone());
-            async move { if n <= 1 { Ok(first) } else { get_shared_questions(token, n).await } }
+            async move {
+                if n <= 1 {
+                    Ok(first)
+                } else {
+                    get_shared_questions(token, n).await
+                }
+            }
         },
     );
     view! {

@@ -16,8 +16,8 @@ use crate::api::answers::list_answer_sets;
 use crate::api::projects::get_project;
 use crate::api::questions::list_question_sets;
 use crate::api::studies::{
-    default_study_dimensions, get_study_results, list_studies, AddStudyLink, CreateStudy,
-    DeleteStudy, RevokeStudyLink, SetStudyOpen, StartStudyRating,
+    default_study_dimensions, get_study_results, list_studies, AddStudyLink, CreateStudy, DeleteStudy, RevokeStudyLink,
+    SetStudyOpen, StartStudyRating,
 };
 use crate::components::help::{text as help, Cite, Help, Paper};
 use crate::components::route_id;
@@ -258,7 +258,8 @@ pub fn StudyResultsPage() -> impl IntoView {
     // answers when one did) and refetches the results then.
     let live = RwSignal::new(false);
     let tick = crate::components::jobs::live_ticks(live, move || crate::components::jobs::Watch::Study(study.get()));
-    let results = Resource::new(move || (study.get(), rate.version().get(), tick.get()), |(s, _, _)| get_study_results(s));
+    let results =
+        Resource::new(move || (study.get(), rate.version().get(), tick.get()), |(s, _, _)| get_study_results(s));
     view! {
         <Title text="Study results"/>
         <ProjectBar project_id=id.get_untracked() project active="studies"/>

@@ -77,7 +77,8 @@ pub async fn state(pool: &Db, topic: Topic) -> AppResult<LiveState> {
             let is_open = store::studies::get(pool, id).await?.7;
             let version = store::studies::results_version(pool, id).await?;
             // Its last part is the LLM rater's job: "id:status:done:failed".
-            let rating = version.rsplit('|').next().is_some_and(|job| job.contains(":running:") || job.contains(":queued:"));
+            let rating =
+                version.rsplit('|').next().is_some_and(|job| job.contains(":running:") || job.contains(":queued:"));
             (format!("{is_open}|{version}"), is_open || rating)
         }
     };

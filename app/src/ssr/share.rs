@@ -67,9 +67,10 @@ pub async fn open(pool: &Db, token: &str) -> AppResult<(String, i64)> {
 pub async fn view(pool: &Db, token: &str) -> AppResult<SharedView> {
     let (kind, id) = open(pool, token).await?;
     Ok(match kind.as_str() {
-        "evaluation" => {
-            SharedView { evaluation: Some(crate::ssr::evaluation::report_view(pool, id, false).await?), ..Default::default() }
-        }
+        "evaluation" => SharedView {
+            evaluation: Some(crate::ssr::evaluation::report_view(pool, id, false).await?),
+            ..Default::default()
+        },
         "study" => SharedView { study: Some(crate::ssr::study::results_view(pool, id).await?), ..Default::default() },
         "questions" => SharedView { questions: Some(questions(pool, id, false).await?), ..Default::default() },
         "metrics" => {
@@ -101,12 +102,15 @@ pub async fn questions(pool: &Db, set_id: i64, whole: bool) -> AppResult<SharedQ
     };
     let set = store::questions::get_set(pool, set_id).await?;
     // Entities need the graph; a set shared before its project has one has none.
-    let entities = set_entities(pool, set_id, EntitySource::Graph).await.ok().flatten().map(|e| (e.stats(), e.svg()));
+    // Charts inline in the one-file report, linked on the page (#39).
+    let figure = |svg: String| if whole { crate::model::Figure::Inline(svg) } else { crate::model::Figure::Linked };
+    let entities =
+        set_entities(pool, set_id, EntitySource::Graph).await.ok().flatten().map(|e| (e.stats(), figure(e.svg())));
     let relevance = match set_relevance(pool, set_id).await? {
         Some((job, scores)) if !scores.is_empty() => {
             let stats = relevance_stats(pool, set_id, job, &scores, set.questions).await?;
             let svg = relevance_svg(&set, &stats.retriever, &scores);
-            Some((stats, svg))
+            Some((stats, figure(svg)))
         }
         _ => None,
     };

@@ -529,7 +529,11 @@ pub fn power_chart_svg(title: &str, analyses: &[DimensionAnalysis]) -> String {
                 let _ = chart.draw_series(points.iter().map(|p| Circle::new(*p, 4, colour.filled())));
                 let _ = chart.draw_series(points.iter().filter_map(|(x, y)| {
                     let (_, _, at) = labels.iter().find(|(lx, ly, _)| lx == x && ly == y)?;
-                    Some(Text::new(format!("{y:.3}"), (*x + 0.06, *at), ("sans-serif", crate::CHART_MIN_FONT).into_font().color(&colour)))
+                    Some(Text::new(
+                        format!("{y:.3}"),
+                        (*x + 0.06, *at),
+                        ("sans-serif", crate::CHART_MIN_FONT).into_font().color(&colour),
+                    ))
                 }));
             }
         }

@@ -161,7 +161,15 @@ async fn plan(
         anyhow::bail!("{e}");
     }
     let int = |n: u64| app::format::int(n as i64);
-    let price = |c: f64| if d.offline { "free (offline)".to_string() } else if d.priced { app::format::usd(c) } else { "unpriced".into() };
+    let price = |c: f64| {
+        if d.offline {
+            "free (offline)".to_string()
+        } else if d.priced {
+            app::format::usd(c)
+        } else {
+            "unpriced".into()
+        }
+    };
     out.print(serde_json::to_value(&d)?, || {
         let mut lines = vec![
             format!("{} calls · {} tokens · {} (nothing sent)", int(d.calls), int(d.tokens), price(d.cost_usd)),

@@ -55,7 +55,8 @@ async fn questions_file(pool: &app::ssr::store::Db, set: i64, file: &str) -> Res
     }
 }
 
-/// `GET /api/share/{token}/plots/{file}` and `/tables/{file}` of a shared evaluation.
+/// `GET /api/share/{token}/plots/{file}` and `/tables/{file}` of a shared
+/// evaluation; `/plots/entities|relevance.svg|png` of a shared question set.
 pub async fn part(
     State(state): State<AppState>,
     Path((token, part, file)): Path<(String, String, String)>,
@@ -67,7 +68,36 @@ pub async fn part(
         Ok((kind, id)) if kind == "evaluation" && part == "tables" => {
             super::evaluations::table_of(&state.pool, id, &file).await
         }
+        Ok((kind, set)) if kind == "questions" && part == "plots" => question_plot(&state.pool, set, &file).await,
         Ok(_) => app_error(app::error::AppError::NotFound(format!("this shared page has no {part}/{file}"))),
         Err(e) => app_error(e),
+    }
+}
+
+/// A shared question set's chart: `entities` (the graph's names its
+/// questions mention) or `relevance` (its retrieval relevance), as SVG or PNG.
+async fn question_plot(pool: &app::ssr::store::Db, set: i64, file: &str) -> Response {
+    let shared = match app::ssr::share::questions(pool, set, true).await {
+        Ok(q) => q,
+        Err(e) => return app_error(e),
+    };
+    let (name, ext) = file.rsplit_once('.').unwrap_or((file, ""));
+    let figure = match name {
+        "entities" => shared.entities.map(|(_, f)| f),
+        "relevance" => shared.relevance.map(|(_, f)| f),
+        _ => None,
+    };
+    let Some(app::model::Figure::Inline(svg)) = figure else {
+        return app_error(app::error::AppError::NotFound(format!("this shared question set has no chart \"{file}\"")));
+    };
+    let disposition = format!("attachment; filename=\"questions-set-{set}-{name}.{ext}\"");
+    match ext {
+        "svg" => {
+            let mut response = super::svg(svg);
+            response.headers_mut().insert(axum::http::header::CONTENT_DISPOSITION, disposition.parse().expect("ASCII"));
+            response
+        }
+        "png" => super::evaluations::png(&svg, disposition),
+        _ => app_error(app::error::AppError::NotFound(format!("no \"{file}\": NAME.svg or NAME.png"))),
     }
 }

@@ -332,7 +332,9 @@ async fn the_plan_of_a_run_is_what_the_run_then_records() {
     let set = sample_with_answers(&db, [4, 3, 1]).await;
     let pool = db.open().await;
     let base = ["--json", "eval", "run", "A", "--set", &set, "--methods", "bm25,lightrag", "--judge", "offline"];
-    for (extra, exact) in [(&["--trials", "3", "--repeats", "1", "--no-align"][..], true), (&["--trials", "2"][..], false)] {
+    for (extra, exact) in
+        [(&["--trials", "3", "--repeats", "1", "--no-align"][..], true), (&["--trials", "2"][..], false)]
+    {
         let args: Vec<&str> = base.iter().copied().chain(extra.iter().copied()).collect();
         let plan_args: Vec<&str> = args.iter().copied().chain(["--plan"]).collect();
         let calls_before = common::scalar(&pool, "SELECT COUNT(*) FROM llm_calls", &[]).await;

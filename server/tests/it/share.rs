@@ -222,6 +222,21 @@ async fn a_question_set_and_a_graph_explorer_are_shared_and_reach_nothing_else()
         assert!(page.contains(&escaped) || page.contains(&q.question), "{}", q.question);
     }
     assert!(page.contains("Entities the questions mention") && page.contains("Relevance of retrieved context"));
+    // Its charts linked, fetched through the token (#39), as SVG and PNG; none of another kind's.
+    for chart in ["entities", "relevance"] {
+        let svg = format!("/api/share/{set_token}/plots/{chart}.svg");
+        assert!(page.contains(&format!("<img src=\"{svg}\"")), "{chart} linked");
+        let (status, _, body) = get(&router, &svg, None).await;
+        assert_eq!(status, StatusCode::OK, "{chart}");
+        assert!(String::from_utf8(body).unwrap().starts_with("<svg"), "{chart}");
+        let (status, kind, _) = get(&router, &format!("/api/share/{set_token}/plots/{chart}.png"), None).await;
+        assert_eq!((status, kind.as_str()), (StatusCode::OK, "image/png"), "{chart}");
+    }
+    assert_eq!(get(&router, &format!("/api/share/{set_token}/plots/box.svg"), None).await.0, StatusCode::NOT_FOUND);
+    assert_eq!(
+        get(&router, &format!("/api/share/{graph_token}/plots/entities.svg"), None).await.0,
+        StatusCode::NOT_FOUND
+    );
     assert!(!page.contains("/projects/1/") && !page.contains("id=\"share-panel\""), "read-only, nothing else linked");
     let (status, _, body) = get(&router, &format!("/api/share/{set_token}/questions.jsonl"), None).await;
     assert_eq!(status, StatusCode::OK);

@@ -204,7 +204,10 @@ fn judged_questions(
         .map(|(a, b)| {
             questions
                 .iter()
-                .filter(|(q, _)| answers.get(a).is_some_and(|m| m.contains_key(q)) && answers.get(b).is_some_and(|m| m.contains_key(q)))
+                .filter(|(q, _)| {
+                    answers.get(a).is_some_and(|m| m.contains_key(q))
+                        && answers.get(b).is_some_and(|m| m.contains_key(q))
+                })
                 .count()
         })
         .sum()
@@ -283,8 +286,7 @@ pub async fn plan(pool: &Db, llm: &LlmSettings, req: &EvalRequest, sanity: &[i64
         regen.0 += cost.avg_prompt_tokens.unwrap_or(0.0) / sets.len() as f64;
         regen.1 += cost.avg_completion_tokens.unwrap_or(0.0) / sets.len() as f64;
     }
-    let (more, judged) =
-        judging_stages("evaluation", s, &questions, &answers, &pairs, &sets, &pricing, replies, regen);
+    let (more, judged) = judging_stages("evaluation", s, &questions, &answers, &pairs, &sets, &pricing, replies, regen);
     judgments += judged;
     stages.extend(more);
     let (paid_by, paid) = match (s.judge, llm.provider) {

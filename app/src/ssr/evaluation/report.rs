@@ -118,7 +118,8 @@ async fn snapshot_key(pool: &Db, stored: &Stored) -> AppResult<String> {
 pub async fn snapshot(pool: &Db, id: i64) -> AppResult<std::sync::Arc<Snapshot>> {
     let stored = get(pool, id).await?;
     let key = snapshot_key(pool, &stored).await?;
-    if let Some(hit) = SNAPSHOTS.lock().map_err(|_| AppError::Internal)?.iter().find(|(i, k, _)| *i == id && *k == key) {
+    if let Some(hit) = SNAPSHOTS.lock().map_err(|_| AppError::Internal)?.iter().find(|(i, k, _)| *i == id && *k == key)
+    {
         return Ok(hit.2.clone());
     }
     let (contenders, pairs) = inputs(pool, &stored).await?;
@@ -229,11 +230,7 @@ pub async fn report_view(pool: &Db, id: i64, inline: bool) -> AppResult<Evaluati
 }
 
 /// The page's view of a snapshot.
-pub async fn report_view_of(
-    pool: &Db,
-    s: std::sync::Arc<Snapshot>,
-    inline: bool,
-) -> AppResult<EvaluationReportView> {
+pub async fn report_view_of(pool: &Db, s: std::sync::Arc<Snapshot>, inline: bool) -> AppResult<EvaluationReportView> {
     let (e, r) = (s.stored.clone(), &s.report);
     let svgs: HashMap<String, String> =
         s.plots().iter().filter(|(_, svg)| !svg.is_empty()).map(|(n, svg)| (n.clone(), svg.clone())).collect();

@@ -360,7 +360,10 @@ pub async fn answer_page(pool: &Db, a: i64, b: Option<i64>, page: i64, search: &
             .fetch_one(db)
             .await?;
         let (page, pages) = crate::model::paging(total, ANSWERS_PER_PAGE, page);
-        let window = format!("{MATCHING} ORDER BY q.idx, q.id LIMIT {ANSWERS_PER_PAGE} OFFSET {}", (page - 1) * ANSWERS_PER_PAGE);
+        let window = format!(
+            "{MATCHING} ORDER BY q.idx, q.id LIMIT {ANSWERS_PER_PAGE} OFFSET {}",
+            (page - 1) * ANSWERS_PER_PAGE
+        );
         let left: Vec<AnswerRow> = sqlx::query_as(&format!("SELECT {COLUMNS} {window}"))
             .bind(a)
             .bind(search)

@@ -512,7 +512,12 @@ pub async fn list_documents(pool: &Db, project_id: i64, page: i64) -> AppResult<
         .bind(project_id)
         .fetch_all(db)
         .await?;
-        Ok(crate::model::DocumentsPage { documents: rows.iter().map(DocumentRow::summary).collect(), total, page, pages })
+        Ok(crate::model::DocumentsPage {
+            documents: rows.iter().map(DocumentRow::summary).collect(),
+            total,
+            page,
+            pages,
+        })
     })
 }
 
