@@ -188,9 +188,7 @@ pub fn soft_wrap(segments: Vec<(String, bool)>) -> Vec<(String, bool)> {
     let whole: Vec<char> = segments.iter().flat_map(|(t, _)| t.chars()).collect();
     let lone = |i: usize| {
         let breaks = |c: char| c == '\n' || c == '\r';
-        breaks(whole[i])
-            && !(i > 0 && breaks(whole[i - 1]))
-            && !whole.get(i + 1).is_some_and(|c| breaks(*c) || (*c == '\n'))
+        breaks(whole[i]) && !(i > 0 && breaks(whole[i - 1])) && !whole.get(i + 1).is_some_and(|c| breaks(*c))
     };
     let mut at = 0;
     segments

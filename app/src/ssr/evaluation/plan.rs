@@ -169,7 +169,7 @@ fn judging_stages(
     let mut how = Vec::new();
     if unbiased {
         how.push(format!(
-            "{} questions × pairs × {} draws ({} trials × {} repeats × {orders} order{})",
+            "{} answer pairs (questions × pairs) × {} draws ({} trials × {} repeats × {orders} order{})",
             crate::format::int((calls / draws.max(1)) as i64),
             draws,
             settings.trials,

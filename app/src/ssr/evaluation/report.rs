@@ -232,9 +232,16 @@ pub async fn report_view(pool: &Db, id: i64, inline: bool) -> AppResult<Evaluati
 /// The page's view of a snapshot.
 pub async fn report_view_of(pool: &Db, s: std::sync::Arc<Snapshot>, inline: bool) -> AppResult<EvaluationReportView> {
     let (e, r) = (s.stored.clone(), &s.report);
-    let svgs: HashMap<String, String> =
-        s.plots().iter().filter(|(_, svg)| !svg.is_empty()).map(|(n, svg)| (n.clone(), svg.clone())).collect();
-    let svg = |k: &str| svgs.get(k).map(|svg| if inline { Figure::Inline(svg.clone()) } else { Figure::Linked });
+    // Inline, a copy of the drawn SVG; linked, only its name's presence.
+    let svg = |k: &str| {
+        s.plots().iter().find(|(name, svg)| name == k && !svg.is_empty()).map(|(_, svg)| {
+            if inline {
+                Figure::Inline(svg.clone())
+            } else {
+                Figure::Linked
+            }
+        })
+    };
     let pairs = r
         .pairs
         .iter()
