@@ -37,7 +37,8 @@ impl Watch {
 /// what it shows: something runs). Resources keyed on it refetch then, and
 /// only then. Underneath, one long-poll at a time (`api::jobs::watch`:
 /// the server answers on a change, or after 25 s with none); at most one
-/// refresh a second; after an error, waits of 1, 2, 4 … 30 s. When the
+/// refresh a second (the first answer of a loop refreshes once, so a change
+/// between the page's read and the loop's start is not missed); after an error, waits of 1, 2, 4 … 30 s. When the
 /// server says the topic is no longer active the signal ticks once more
 /// (the page shows the end) and the requests stop: an open tab on
 /// something finished sends nothing.
@@ -50,8 +51,11 @@ pub fn live_ticks(live: RwSignal<bool>, watch: impl Fn() -> Watch + Send + Sync 
         // Each start is a generation; a loop of an older one stops.
         let generation = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
         let current = generation.clone();
+        // Pages set `live` after every refetch; only a change of its value
+        // starts or stops the loop (a restart would forget `seen`).
+        let on = Memo::new(move |_| live.get());
         Effect::new(move |_| {
-            let on = live.get();
+            let on = on.get();
             let (topic, id) = watch().wire();
             let me = current.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
             if !on {
@@ -69,7 +73,9 @@ pub fn live_ticks(live: RwSignal<bool>, watch: impl Fn() -> Watch + Send + Sync 
                             if !still() {
                                 break;
                             }
-                            let changed = seen.as_ref().is_some_and(|v| *v != state.version);
+                            // The first answer ticks too: what the page shows
+                            // was read before it, and may be older.
+                            let changed = seen.as_ref().is_none_or(|v| *v != state.version);
                             if changed || !state.active {
                                 tick.try_update(|t| *t += 1);
                             }
