@@ -68,6 +68,12 @@ impl FromServerFnError for AppError {
             // where a number belongs, a missing field): their mistake, 400.
             ServerFnErrorErr::Args(e) => AppError::Invalid(format!("the request's arguments could not be read: {e}")),
             ServerFnErrorErr::MissingArg(a) => AppError::Invalid(format!("the request lacks the argument \"{a}\"")),
+            // The body could not be read on the server: over the body limit
+            // (413), or not text (invalid UTF-8 in a form: 400).
+            ServerFnErrorErr::Deserialization(e) if e.contains("length limit exceeded") => {
+                AppError::TooLarge("the request is larger than the server functions' limit of 8 MiB".into())
+            }
+            ServerFnErrorErr::Deserialization(e) => AppError::Invalid(format!("the request could not be read: {e}")),
             other => AppError::Transport(other.to_string()),
         }
     }

@@ -326,7 +326,8 @@ fn import_zip(out: &mut ImportOutcome, name: &str, bytes: &[u8], limits: &Import
             continue;
         }
         let packed = entry.compressed_size();
-        let data = match unpack(&mut entry, packed, limits, limits.max_archive_bytes.saturating_sub(unpacked)) {
+        let whole = Whole { len: bytes.len() as u64, unpacked };
+        let data = match unpack(&mut entry, packed, limits, whole) {
             Ok(d) => d,
             Err(Unpack::Archive(reason)) => {
                 out.reject(&label, reason.clone());
@@ -352,10 +353,21 @@ enum Unpack {
     Archive(String),
 }
 
+/// The archive a member is read from: its size, and what its members
+/// before this one unpacked to.
+struct Whole {
+    len: u64,
+    unpacked: u64,
+}
+
 /// A member's bytes, read in slices and counted as they come: at most the
-/// per-file limit, at most `room` (what the archive's total has left), and
-/// past [`RATIO_GRACE`] no more than `max_ratio` times its packed size.
-fn unpack(entry: &mut impl Read, packed: u64, limits: &ImportLimits, room: u64) -> Result<Vec<u8>, Unpack> {
+/// per-file limit; with the members before it, at most the archive's
+/// total limit; past [`RATIO_GRACE`] no more than `max_ratio` times its
+/// packed size; and, however small each member, the archive's members
+/// together past [`RATIO_GRACE`] no more than `max_ratio` times the
+/// archive's size (many small members of extreme ratio are a bomb too).
+fn unpack(entry: &mut impl Read, packed: u64, limits: &ImportLimits, whole: Whole) -> Result<Vec<u8>, Unpack> {
+    let room = limits.max_archive_bytes.saturating_sub(whole.unpacked);
     let mut data = Vec::new();
     let mut buf = [0u8; 64 * 1024];
     loop {
@@ -380,6 +392,14 @@ fn unpack(entry: &mut impl Read, packed: u64, limits: &ImportLimits, room: u64) 
                 "refused: a member unpacks to more than {}× its packed size of {} (a zip bomb?)",
                 limits.max_ratio,
                 human_bytes(packed)
+            )));
+        }
+        let total = whole.unpacked + read;
+        if total > RATIO_GRACE && total > whole.len.saturating_mul(limits.max_ratio) {
+            return Err(Unpack::Archive(format!(
+                "refused: the archive's members unpack to more than {}× the archive's size of {} (a zip bomb?)",
+                limits.max_ratio,
+                human_bytes(whole.len)
             )));
         }
     }
@@ -638,8 +658,27 @@ mod tests {
         let files: Vec<_> = out.documents.iter().map(|d| d.source.as_str()).collect();
         assert_eq!(files, ["r.zip/ok.txt"]);
         assert_eq!(out.rejected[0].file, "r.zip/zeros.txt");
-        assert!(out.rejected[0].reason.contains("100× its packed size"), "{}", out.rejected[0].reason);
+        // The member's own ratio or the archive's, whichever is passed first.
+        assert!(out.rejected[0].reason.contains("more than 100×"), "{}", out.rejected[0].reason);
         assert!(out.rejected[1].reason.contains("members after zeros.txt were not read"), "{}", out.rejected[1].reason);
+    }
+
+    /// Members each under the grace, each of extreme ratio: the archive's
+    /// total is held to the ratio of the archive's size.
+    #[test]
+    fn small_members_of_extreme_ratio_count_toward_the_archive_ratio() {
+        // 256 KiB each, each its own text (duplicates would be set aside).
+        let texts: Vec<Vec<u8>> = (0..8).map(|i| format!("{i}{}", "ab".repeat(128 << 10)).into_bytes()).collect();
+        let names: Vec<String> = (0..8).map(|i| format!("m{i}.txt")).collect();
+        let members: Vec<(&str, &[u8])> = names.iter().zip(&texts).map(|(n, t)| (n.as_str(), &t[..])).collect();
+        let z = zip_of(&members);
+        assert!(z.len() < 12_000, "the archive is {} bytes", z.len());
+        let out = import(&[("small.zip", &z)]);
+        // The grace is 1 MiB of the whole: the fourth member passes it.
+        assert_eq!(out.documents.len(), 3, "{:?}", out.rejected);
+        assert_eq!(out.rejected[0].file, "small.zip/m3.txt");
+        assert!(out.rejected[0].reason.contains("the archive's size"), "{}", out.rejected[0].reason);
+        assert!(out.rejected[1].reason.contains("members after m3.txt were not read"), "{}", out.rejected[1].reason);
     }
 
     #[test]

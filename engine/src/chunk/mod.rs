@@ -9,6 +9,8 @@
 //! overlaps neighbouring chunks by up to the configured number of tokens.
 //! Defaults are LightRAG's (1200 tokens, 100 overlap); HieraRAG uses 512.
 
+mod packer;
+
 use serde::{Deserialize, Serialize};
 use text_splitter::{ChunkConfig, TextSplitter};
 use tiktoken_rs::CoreBPE;
@@ -99,8 +101,16 @@ pub struct Chunk {
 
 /// Cuts `text` into chunks of at most `settings.chunk_tokens` tokens.
 /// Leading and trailing whitespace of each chunk is left out of its range.
+///
+/// Prose goes through text-splitter; a text with a "sentence" of more than
+/// four chunks' bytes (one unbroken word, a run without full stops) goes
+/// through [`packer`], which keeps the rule in time linear in the text's
+/// length, where text-splitter's grows with its square.
 pub fn chunk_text(text: &str, settings: &ChunkSettings) -> Result<Vec<Chunk>, ChunkSettingsError> {
     settings.validate()?;
+    if packer::needs_packer(text, settings) {
+        return Ok(packer::chunk(text, settings, settings.tokenizer.bpe()));
+    }
     let config = ChunkConfig::new(settings.chunk_tokens)
         .with_sizer(settings.tokenizer.bpe())
         .with_overlap(settings.overlap_tokens)
@@ -145,14 +155,30 @@ mod tests {
     fn chunks_respect_size_and_words_and_cover_the_text() {
         let text = alice();
         let settings = ChunkSettings::default();
-        let chunks = chunk_text(&text, &settings).unwrap();
-        let total = Tokenizer::Cl100kBase.count(&text);
-        // Every chunk fits 1200 tokens, and semantic packing fills them at
-        // least half on average (Alice: 36,780 tokens in 40 chunks).
-        assert!(chunks.len() >= total / 1200, "{} chunks for {total} tokens", chunks.len());
-        assert!(chunks.len() <= total / 600, "{} chunks for {total} tokens", chunks.len());
-        for c in &chunks {
-            assert!(c.tokens <= 1200, "chunk {} has {} tokens", c.index, c.tokens);
+        assert!(!packer::needs_packer(&text, &settings), "a novel goes through text-splitter");
+        assert_sound(&text, &chunk_text(&text, &settings).unwrap(), &settings);
+        // The linear packer, on the same novel, keeps the same promises.
+        let packed = packer::chunk(&text, &settings, settings.tokenizer.bpe());
+        assert_sound(&text, &packed, &settings);
+        for (c, t) in packed.iter().zip(chunks_of(&text, &packed)) {
+            assert_eq!(c.tokens, Tokenizer::Cl100kBase.count(t), "chunk {}'s count is its own text's", c.index);
+        }
+    }
+
+    fn chunks_of<'a>(text: &'a str, chunks: &[Chunk]) -> Vec<&'a str> {
+        chunks.iter().map(|c| &text[c.start..c.end]).collect()
+    }
+
+    /// Every chunk fits, semantic packing fills them at least half on
+    /// average (Alice: 36,780 tokens in 40 chunks), no word is cut, and
+    /// nothing but whitespace is left out between chunks or at the ends.
+    fn assert_sound(text: &str, chunks: &[Chunk], settings: &ChunkSettings) {
+        let max = settings.chunk_tokens;
+        let total = settings.tokenizer.count(text);
+        assert!(chunks.len() >= total / max, "{} chunks for {total} tokens", chunks.len());
+        assert!(chunks.len() <= total / (max / 2), "{} chunks for {total} tokens", chunks.len());
+        for c in chunks {
+            assert!(c.tokens <= max, "chunk {} has {} tokens", c.index, c.tokens);
             let piece = &text[c.start..c.end];
             // No word cut: each boundary touches whitespace, punctuation or the text's end.
             let before = text[..c.start].chars().next_back();
@@ -180,6 +206,73 @@ mod tests {
         }
         assert!(text[..chunks[0].start].trim().is_empty());
         assert!(text[chunks.last().unwrap().end..].trim().is_empty());
+    }
+
+    /// Texts text-splitter takes quadratic time on go through the packer,
+    /// which chunks them soundly (one unbroken word has no word boundary
+    /// to respect: only the sizes, coverage and overlap are asserted).
+    #[test]
+    fn texts_without_sentences_are_packed_soundly() {
+        let settings = ChunkSettings { chunk_tokens: 512, overlap_tokens: 50, tokenizer: Tokenizer::Cl100kBase };
+        let n = 96 << 10;
+        for (name, text) in [
+            ("abab", "ab".repeat(n / 2)),
+            ("one word", (0..n).map(|i| (b'a' + ((i * 7919 + i / 3) % 26) as u8) as char).collect::<String>()),
+            ("han", "中文字".repeat(n / 9)),
+            ("no full stop", "lorem ipsum dolor ".repeat(n / 18)),
+        ] {
+            assert!(packer::needs_packer(&text, &settings), "{name}");
+            let chunks = chunk_text(&text, &settings).unwrap();
+            assert!(chunks.len() >= settings.tokenizer.count(&text) / 512, "{name}: {} chunks", chunks.len());
+            for c in &chunks {
+                assert!(c.tokens <= 512 && c.tokens > 0, "{name}: chunk {} has {} tokens", c.index, c.tokens);
+                assert_eq!(c.tokens, settings.tokenizer.count(&text[c.start..c.end]), "{name}");
+            }
+            for p in chunks.windows(2) {
+                assert!(p[1].start > p[0].start && p[1].end > p[0].end, "{name}: chunks go forward");
+                assert!(p[1].start <= p[0].end || text[p[0].end..p[1].start].trim().is_empty(), "{name}: text lost");
+            }
+            let overlapping = chunks.windows(2).filter(|p| p[1].start < p[0].end).count();
+            assert!(overlapping * 2 > chunks.len(), "{name}: {overlapping} of {} pairs overlap", chunks.len());
+            assert_eq!((chunks[0].start, chunks.last().unwrap().end), (0, text.trim_end().len()), "{name}");
+        }
+        // Where the text has words, no chunk cuts one.
+        let text = "lorem ipsum dolor ".repeat(n / 18);
+        for c in chunk_text(&text, &settings).unwrap() {
+            assert!(c.start == 0 || text[..c.start].ends_with(' '), "chunk {} starts inside a word", c.index);
+            assert!(
+                text[c.end..].starts_with(' ') || c.end == text.trim_end().len(),
+                "chunk {} ends inside one",
+                c.index
+            );
+        }
+    }
+
+    /// Every document of the shipped corpora is prose: text-splitter's, as before.
+    #[test]
+    fn the_corpora_go_through_text_splitter() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpora");
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let Ok(text) = std::fs::read_to_string(&path) else { continue };
+            let docs: Vec<String> = if path.extension().is_some_and(|e| e == "jsonl") {
+                text.lines()
+                    .filter_map(|l| {
+                        serde_json::from_str::<serde_json::Value>(l).ok()?["context"].as_str().map(String::from)
+                    })
+                    .collect()
+            } else {
+                vec![text]
+            };
+            for d in docs {
+                for s in [
+                    ChunkSettings::default(),
+                    ChunkSettings { chunk_tokens: 512, overlap_tokens: 50, ..Default::default() },
+                ] {
+                    assert!(!packer::needs_packer(&d, &s), "{} at {} tokens", path.display(), s.chunk_tokens);
+                }
+            }
+        }
     }
 
     #[test]

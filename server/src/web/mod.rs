@@ -87,6 +87,10 @@ pub fn router(pool: Db, config: Config, llm: engine::llm::settings::LlmSettings,
         .leptos_routes_with_context(&state, routes, page_nonce, move || app::shell(shell_options.clone()))
         // Server functions take forms and small JSON; files go through the
         // plain routes, under the upload limit. Larger bodies get 413.
+        // Server functions read their bodies under axum's default limit
+        // (2 MB); it is set to the one limit stated here, so a body is
+        // either read whole or refused with 413, never cut into a 500.
+        .layer(DefaultBodyLimit::max(SERVER_FN_BODY_LIMIT))
         .layer(axum::middleware::from_fn(limit_body));
     Router::new()
         .merge(plain)

@@ -353,7 +353,19 @@ async fn a_users_mistake_is_never_a_500() {
     declared.headers_mut().insert(header::CONTENT_LENGTH, big.len().into());
     let r = send(&h, declared).await;
     assert_eq!(r.status, StatusCode::PAYLOAD_TOO_LARGE, "declared: {}", r.body);
-    // Nothing of either was stored.
+    // Under the limit, whatever its size, a body is read (axum's own 2 MB
+    // default no longer cuts it into a 500): a 3 MB name is the caller's
+    // mistake, 400.
+    let long = format!("name={}", "x".repeat(3 << 20));
+    let r = send(&h, post(create, &long, Some(&owner), None)).await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "3 MB: {}", r.body);
+    // A body that is not UTF-8: unreadable, 400.
+    let mut bad = post(create, "", Some(&owner), None);
+    *bad.body_mut() = Body::from(b"name=caf\xe9\xff".to_vec());
+    let r = send(&h, bad).await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "not UTF-8: {}", r.body);
+    assert!(r.body.contains("could not be read"), "{}", r.body);
+    // Nothing of these was stored.
     let names: Vec<String> = common::texts(&h.pool, "SELECT name FROM projects", &[]).await;
     assert_eq!(names, vec!["Twice".to_string()]);
 }

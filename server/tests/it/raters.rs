@@ -3,8 +3,8 @@
 //! storage does not make a second rater); one address cannot start more
 //! than `NEW_RATERS_PER_ADDRESS` raters at an open link within the hour;
 //! 200 raters at once all have every rating stored; the results count the
-//! raters who came through the open link; and a study can have per-rater
-//! links only.
+//! raters who came through the open link; a study can have per-rater
+//! links only; and a finish is final, even against ratings sent with it.
 
 use crate::common;
 use axum::body::Body;
@@ -148,4 +148,71 @@ async fn open_link_raters_are_one_per_browser_limited_per_address_and_all_stored
     assert_eq!(links, 0);
     let e = app::ssr::study::create(&pool, &request(project, set, false, 0)).await.unwrap_err();
     assert_eq!(e.status(), 400, "{e}");
+}
+
+/// 30 ratings and the finish sent at once (the rater had rated every item
+/// before): each rating lands before the finish or is refused with 409, and
+/// no rating row is stamped after the rater's `finished_at`; afterwards
+/// every rating is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_finish_is_final_even_against_ratings_sent_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = common::test_db(dir.path(), "finish").await;
+    let pool = db.open().await;
+    let project = app::ssr::store::create_project(&pool, "P", &Default::default()).await.unwrap().summary.id;
+    let set = app::ssr::store::questions::create_set(&pool, project, None, "imported", "Q", &serde_json::json!({}))
+        .await
+        .unwrap();
+    for q in ["What is the Salt Guild?", "Who built the lighthouse?", "Where does the Oll run?"] {
+        app::ssr::store::questions::add_question(&pool, set, q, None, None).await.unwrap();
+    }
+    let study = app::ssr::study::create(&pool, &request(project, set, false, 1)).await.unwrap();
+    let link = study.rater_tokens[0].clone();
+    let options = server::web::leptos_options(dir.path(), "127.0.0.1:0".parse().unwrap());
+    let router = server::web::router(pool.clone(), Default::default(), Default::default(), options);
+    let s = call(&router, "/api/study/session", &format!("link={link}&rater="), "198.51.100.9", None).await;
+    assert_eq!(s.status, StatusCode::OK, "{}", s.json);
+    let dims = s.json["dimensions"].as_array().unwrap().len();
+    let items: Vec<i64> = s.json["items"].as_array().unwrap().iter().map(|i| i["id"].as_i64().unwrap()).collect();
+    let rate = |item: i64, score: u8| {
+        let router = router.clone();
+        let form = format!("link={link}&rater=&item={item}&scores={}", vec![score.to_string(); dims].join(","));
+        async move { call(&router, "/api/study/rate", &form, "198.51.100.9", None).await.status }
+    };
+    for &item in &items {
+        assert_eq!(rate(item, 4).await, StatusCode::OK);
+    }
+
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..30usize {
+        let fut = rate(items[i % items.len()], (i % 5) as u8 + 1);
+        tasks.spawn(async move { (false, fut.await) });
+        if i == 15 {
+            let router = router.clone();
+            let form = format!("link={link}&rater=");
+            tasks.spawn(
+                async move { (true, call(&router, "/api/study/finish", &form, "198.51.100.9", None).await.status) },
+            );
+        }
+    }
+    let (mut landed, mut refused) = (0, 0);
+    while let Some(r) = tasks.join_next().await {
+        match r.unwrap() {
+            (true, status) => assert_eq!(status, StatusCode::OK, "the finish"),
+            (false, StatusCode::OK) => landed += 1,
+            (false, StatusCode::CONFLICT) => refused += 1,
+            (false, other) => panic!("a rating answered {other}"),
+        }
+    }
+    assert_eq!(landed + refused, 30);
+    let after: i64 = common::scalar(
+        &pool,
+        "SELECT COUNT(*) FROM ratings x JOIN raters r ON r.id = x.rater_id
+          WHERE r.study_id = $1 AND (r.finished_at IS NULL OR x.rated_at > r.finished_at)",
+        &[study.study_id],
+    )
+    .await;
+    assert_eq!(after, 0, "ratings stamped after the finish ({landed} landed, {refused} refused)");
+    assert_eq!(rate(items[0], 2).await, StatusCode::CONFLICT, "a rating after the finish");
+    println!("30 ratings with a finish: {landed} landed before it, {refused} refused after it");
 }

@@ -338,10 +338,21 @@ pub async fn item_choices(pool: &Db, study: i64, item: i64) -> AppResult<Option<
     })
 }
 
-/// A rater's scores for an item (one per dimension), replacing earlier ones, in one transaction.
+/// A rater's scores for an item (one per dimension), replacing earlier
+/// ones, in one transaction that first holds the rater's row while it is
+/// unfinished: a rating racing the rater's finish lands before it or is
+/// refused (409), never after it.
 pub async fn upsert_scores(pool: &Db, rater: i64, item: i64, scores: &[u8]) -> AppResult<()> {
     on_db!(pool, |db| {
         let mut tx = super::begin(db).await?;
+        let open = sqlx::query("UPDATE raters SET finished_at = finished_at WHERE id = $1 AND finished_at IS NULL")
+            .bind(rater)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+        if open == 0 {
+            return Err(AppError::Conflict("you have already submitted this study: thank you".into()));
+        }
         for (d, s) in scores.iter().enumerate() {
             sqlx::query(
             "INSERT INTO ratings (rater_id, item_id, dimension, score) VALUES ($1, $2, $3, $4)
@@ -373,14 +384,24 @@ pub async fn progress(pool: &Db, study: i64, rater: i64) -> AppResult<(i64, i64)
     })
 }
 
+/// Marks a rater finished. The row is held first and the time taken by a
+/// second statement, so the finish is stamped after every rating that
+/// held the row before it (PostgreSQL stamps a statement's start, which a
+/// wait for the row would otherwise precede).
 pub async fn finish(pool: &Db, rater: i64) -> AppResult<()> {
     on_db!(pool, |db| {
+        let mut tx = super::begin(db).await?;
+        sqlx::query("UPDATE raters SET finished_at = finished_at WHERE id = $1 AND finished_at IS NULL")
+            .bind(rater)
+            .execute(&mut *tx)
+            .await?;
         sqlx::query(
-        "UPDATE raters SET finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = $1 AND finished_at IS NULL",
-    )
-    .bind(rater)
-    .execute(db)
-    .await?;
+            "UPDATE raters SET finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = $1 AND finished_at IS NULL",
+        )
+        .bind(rater)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
         Ok(())
     })
 }
