@@ -47,6 +47,7 @@ pub mod offline;
 pub mod questions;
 pub mod rag;
 pub mod sample;
+pub mod secret;
 pub mod stats;
 pub mod study;
 pub mod text;

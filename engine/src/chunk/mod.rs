@@ -47,9 +47,57 @@ impl Tokenizer {
         }
     }
 
-    /// Number of tokens in `text` (special-token text counted as ordinary text).
+    /// Number of tokens in `text` (special-token text counted as ordinary
+    /// text): tiktoken's count, except that a run of more than
+    /// [`MAX_RUN`] bytes without a break (see [`segments`]) is counted in
+    /// pieces of that size.
     pub fn count(self, text: &str) -> usize {
-        self.bpe().encode_ordinary(text).len()
+        let bpe = self.bpe();
+        segments(text).map(|(_, s)| bpe.encode_ordinary(s).len()).sum()
+    }
+}
+
+/// The longest run of text (no change between whitespace and the rest)
+/// that is encoded whole. tiktoken merges one piece of n bytes in
+/// O(n log n) with a heap of n entries: one unbroken word of 8 MB took
+/// 13 s to count and chunk, much of it cache misses in that heap. Prose
+/// never has such a run (the corpora's longest is a few hundred bytes), so
+/// its counts are tiktoken's exactly; a longer run is cut at a character
+/// boundary every `MAX_RUN` bytes, which can change its count by about a
+/// token per cut.
+pub const MAX_RUN: usize = 1024;
+
+/// `text` as (offset, part) in order, cut only inside runs longer than
+/// [`MAX_RUN`]: prose is one part, the whole text.
+pub fn segments(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    let mut cuts = Vec::new();
+    let mut run_start = 0;
+    let mut run_ws = None;
+    for (i, c) in text.char_indices() {
+        let ws = c.is_whitespace();
+        if run_ws != Some(ws) {
+            run_ws = Some(ws);
+            run_start = i;
+        } else if i - run_start >= MAX_RUN {
+            cuts.push(i);
+            run_start = i;
+        }
+    }
+    cuts.push(text.len());
+    let mut from = 0;
+    cuts.into_iter().filter_map(move |to| {
+        let part = (to > from || to == 0).then(|| (from, &text[from..to]));
+        from = to;
+        part
+    })
+}
+
+/// text-splitter's sizer: tokens as [`Tokenizer::count`] counts them.
+struct Sizer(Tokenizer);
+
+impl text_splitter::ChunkSizer for Sizer {
+    fn size(&self, chunk: &str) -> usize {
+        self.0.count(chunk)
     }
 }
 
@@ -112,7 +160,7 @@ pub fn chunk_text(text: &str, settings: &ChunkSettings) -> Result<Vec<Chunk>, Ch
         return Ok(packer::chunk(text, settings, settings.tokenizer.bpe()));
     }
     let config = ChunkConfig::new(settings.chunk_tokens)
-        .with_sizer(settings.tokenizer.bpe())
+        .with_sizer(Sizer(settings.tokenizer))
         .with_overlap(settings.overlap_tokens)
         .expect("overlap validated to be below the chunk size");
     let splitter = TextSplitter::new(config);
@@ -149,6 +197,22 @@ mod tests {
         assert_eq!(Tokenizer::O200kBase.bpe().encode_ordinary("hello world"), vec![24912, 2375]);
         assert_eq!(Tokenizer::Cl100kBase.count("hello world"), 2);
         assert_eq!(Tokenizer::Cl100kBase.count(""), 0);
+    }
+
+    #[test]
+    fn prose_is_counted_whole_and_long_runs_in_pieces() {
+        let text = alice();
+        assert_eq!(segments(&text).count(), 1);
+        assert_eq!(Tokenizer::Cl100kBase.count(&text), Tokenizer::Cl100kBase.bpe().encode_ordinary(&text).len());
+        let long = format!("start {} end", "ab".repeat(1500));
+        let parts: Vec<(usize, &str)> = segments(&long).collect();
+        assert_eq!(parts.len(), 3, "{:?}", parts.iter().map(|p| (p.0, p.1.len())).collect::<Vec<_>>());
+        assert_eq!(parts.iter().map(|p| p.1).collect::<String>(), long);
+        assert!(parts.windows(2).all(|w| w[0].0 + w[0].1.len() == w[1].0));
+        // Within a token a cut: the count moves by no more than one per cut.
+        let exact = Tokenizer::Cl100kBase.bpe().encode_ordinary(&long).len();
+        assert!(Tokenizer::Cl100kBase.count(&long).abs_diff(exact) <= 2);
+        assert_eq!(segments("").count(), 1);
     }
 
     #[test]

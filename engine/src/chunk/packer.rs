@@ -68,12 +68,13 @@ fn levels(text: &str) -> Vec<u8> {
 /// last (tokens of one piece of `text` as the BPE splits it; a token that
 /// ends inside a character moves its end to the character's end).
 fn token_starts(text: &str, bpe: &CoreBPE) -> Vec<usize> {
-    let tokens = bpe.encode_ordinary(text);
-    let mut starts = Vec::with_capacity(tokens.len() + 1);
-    let mut at = 0usize;
-    for bytes in bpe._decode_native_and_split(tokens) {
-        starts.push(at);
-        at += bytes.len();
+    let mut starts = Vec::with_capacity(text.len() / 3 + 1);
+    for (offset, part) in super::segments(text) {
+        let mut at = offset;
+        for bytes in bpe._decode_native_and_split(bpe.encode_ordinary(part)) {
+            starts.push(at);
+            at += bytes.len();
+        }
     }
     starts.push(text.len());
     starts

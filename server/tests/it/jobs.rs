@@ -189,10 +189,16 @@ async fn job_counters_follow_each_items_latest_outcome() {
     let dir = tempfile::tempdir().unwrap();
     let pool = app::ssr::store::open(&dir.path().join("c.db")).await.unwrap();
     let project = app::ssr::store::create_project(&pool, "C", &Default::default()).await.unwrap().summary.id;
-    let job =
-        app::ssr::store::jobs::create_job(&pool, project, app::model::JobKind::Summaries, &serde_json::json!({}), 3)
-            .await
-            .unwrap();
+    let job = app::ssr::store::jobs::create_job(
+        &pool,
+        project,
+        app::model::JobKind::Summaries,
+        &serde_json::json!({}),
+        None,
+        3,
+    )
+    .await
+    .unwrap();
     let store = app::ssr::store::jobs::SqliteJobStore::new(pool.clone());
     let done = |tokens| ItemOutcome::Done { result: "ok".into(), tokens, cost_usd: 0.5 };
     let failed = ItemOutcome::Failed { error: "timeout".into(), tokens: 7, cost_usd: 0.25 };
@@ -229,10 +235,16 @@ async fn a_jobs_calls_are_written_with_the_item_that_made_them() {
     let dir = tempfile::tempdir().unwrap();
     let pool = app::ssr::store::open(&dir.path().join("b.db")).await.unwrap();
     let project = app::ssr::store::create_project(&pool, "B", &Default::default()).await.unwrap().summary.id;
-    let job =
-        app::ssr::store::jobs::create_job(&pool, project, app::model::JobKind::Summaries, &serde_json::json!({}), 2)
-            .await
-            .unwrap();
+    let job = app::ssr::store::jobs::create_job(
+        &pool,
+        project,
+        app::model::JobKind::Summaries,
+        &serde_json::json!({}),
+        None,
+        2,
+    )
+    .await
+    .unwrap();
     let calls = Arc::new(app::ssr::store::calls::SqliteCallStore::buffered(pool.clone()).await.unwrap());
     let store = app::ssr::store::jobs::SqliteJobStore::new(pool.clone()).with_calls(calls.clone());
     let gateway = Gateway::new(Arc::new(engine::offline::provider()), calls.clone(), PriceTable::default());

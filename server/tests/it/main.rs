@@ -23,6 +23,7 @@ mod postgres;
 mod questions;
 mod raters;
 mod real_model;
+mod secrets;
 mod share;
 mod spelling;
 mod storage;

@@ -122,10 +122,16 @@ async fn each_database_with_a_job(
             (app::ssr::store::open_target(&pg.url).await.unwrap(), Some(pg))
         };
         let project = app::ssr::store::create_project(&db, "Q", &Default::default()).await.unwrap().summary.id;
-        let job =
-            app::ssr::store::jobs::create_job(&db, project, app::model::JobKind::Evaluation, &serde_json::json!({}), 0)
-                .await
-                .unwrap();
+        let job = app::ssr::store::jobs::create_job(
+            &db,
+            project,
+            app::model::JobKind::Evaluation,
+            &serde_json::json!({}),
+            None,
+            0,
+        )
+        .await
+        .unwrap();
         out.push((kind, db, guard, job));
     }
     out

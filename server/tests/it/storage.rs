@@ -146,13 +146,21 @@ async fn concurrent_writers_from_two_pools_never_see_database_is_locked() {
             project,
             app::model::JobKind::Summaries,
             &serde_json::json!({}),
+            None,
             400,
         )
         .await
         .unwrap(),
-        app::ssr::store::jobs::create_job(&cli, project, app::model::JobKind::Summaries, &serde_json::json!({}), 400)
-            .await
-            .unwrap(),
+        app::ssr::store::jobs::create_job(
+            &cli,
+            project,
+            app::model::JobKind::Summaries,
+            &serde_json::json!({}),
+            None,
+            400,
+        )
+        .await
+        .unwrap(),
     ];
     let mut tasks = tokio::task::JoinSet::new();
     for t in 0..16u32 {

@@ -40,6 +40,8 @@ pub struct AnswerRequest {
 /// from its defaults.
 fn set_name(method_name: &str, params: &serde_json::Value) -> String {
     let defaults = method::defaults(method_name).unwrap_or_default();
+    // A secret is never part of a name, not even redacted, at any depth.
+    let params = engine::secret::without_secrets(params);
     let changed: Vec<String> = params
         .as_object()
         .into_iter()
@@ -82,12 +84,44 @@ pub async fn create(pool: &Db, req: &AnswerRequest) -> AppResult<(JobView, i64)>
         target_words: req.target_words,
     });
     let id = jobs::create(pool, set.project_id, &job, set.questions).await?;
-    let name = req.name.clone().filter(|n| !n.trim().is_empty()).unwrap_or_else(|| set_name(&req.method, &params));
-    let described = json!({ "params": params, "target_words": req.target_words });
+    // What readers of the set see: its parameters with any secret redacted
+    // (the job keeps the secrets apart, see `jobs::create`).
+    let (shown, _) = engine::secret::split(&params);
+    let name = req.name.clone().filter(|n| !n.trim().is_empty()).unwrap_or_else(|| set_name(&req.method, &shown));
+    let described = json!({ "params": shown, "target_words": req.target_words });
     let answer_set =
         store::answers::create_set(pool, set.project_id, set.id, Some(id), name.trim(), &req.method, &described)
             .await?;
     Ok((store::jobs::get_job(pool, id).await?, answer_set))
+}
+
+/// The secrets each answer set's method runs with, by set: those its
+/// answers job stored apart (`jobs::create`); a set made by no such job (a
+/// sanity check's second run) takes those of a set among `sets` with the
+/// same method and shown parameters. Sets without secrets are left out.
+pub async fn secrets_of_sets(
+    pool: &Db,
+    sets: &[crate::model::AnswerSetView],
+) -> AppResult<std::collections::HashMap<i64, engine::secret::Secrets>> {
+    let mut own = std::collections::HashMap::new();
+    for s in sets {
+        let Some(job) = s.job_id else { continue };
+        let stored = store::jobs::secrets(pool, job).await?;
+        let secrets = engine::secret::Secrets::from_stored(stored.as_deref())
+            .map_err(|e| AppError::Invalid(format!("answer set {} ({}): {e}", s.id, s.name)))?;
+        if !secrets.is_empty() {
+            own.insert(s.id, secrets);
+        }
+    }
+    let mut all = own.clone();
+    for s in sets.iter().filter(|s| !own.contains_key(&s.id)) {
+        let twin =
+            sets.iter().find(|t| own.contains_key(&t.id) && t.method == s.method && t.parameters == s.parameters);
+        if let Some(t) = twin {
+            all.insert(s.id, own[&t.id].clone());
+        }
+    }
+    Ok(all)
 }
 
 /// The project's corpus as the methods read it (reports included).

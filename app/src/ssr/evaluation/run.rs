@@ -257,14 +257,24 @@ async fn execute(run: &Run<'_>, first: Vec<WorkItem>) -> AppResult<Result<RunEnd
     let answers_again = e.settings.sanity || (e.settings.align && e.settings.protocol.unbiased());
     let corpus = if answers_again { Some(Arc::new(crate::ssr::answers::corpus(pool, project).await?)) } else { None };
     let built = if corpus.is_some() { e.answer_sets.as_slice() } else { &[] };
+    let mut sets = Vec::new();
     for id in built {
-        let corpus = corpus.clone().expect("loaded when there are methods to build");
-        let s = store::answers::get_set(pool, *id).await?;
+        sets.push(store::answers::get_set(pool, *id).await?);
+    }
+    let secrets = crate::ssr::answers::secrets_of_sets(pool, &sets).await?;
+    for s in &sets {
+        let (id, corpus) = (&s.id, corpus.clone().expect("loaded when there are methods to build"));
         if s.method == "imported" {
             continue;
         }
         let described: serde_json::Value = serde_json::from_str(&s.parameters).unwrap_or_default();
-        let params = if described["params"].is_object() { described["params"].clone() } else { described };
+        let mut params = if described["params"].is_object() { described["params"].clone() } else { described };
+        if let Some(secrets) = secrets.get(id) {
+            // The method runs with its secrets; the set shows their redactions.
+            let mut wrapped = serde_json::json!({ "params": params });
+            secrets.apply(&mut wrapped);
+            params = wrapped["params"].take();
+        }
         match crate::ssr::answers::build_method(pool, gateway, &transport, project, corpus.clone(), &s.method, &params)
             .await?
         {

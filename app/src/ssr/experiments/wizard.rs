@@ -337,7 +337,10 @@ pub async fn start(state: &AppState, text: &str) -> AppResult<(i64, i64)> {
     }
     let project_id = crate::ssr::experiments::run::project(&pool, &m).await?;
     let plan = serde_json::to_string(&d.stages).unwrap_or_default();
-    let id = store::experiments::insert(&pool, project_id, &m.name, text, &plan, &d.llm, d.offline).await?;
+    // The manifest as readers of the experiment see it: its secrets (a
+    // method's token) redacted; the run itself uses `m`, with them.
+    let shown = engine::secret::redact_toml(text);
+    let id = store::experiments::insert(&pool, project_id, &m.name, &shown, &plan, &d.llm, d.offline).await?;
     let jobs = state.jobs.clone();
     tokio::spawn(async move {
         let llm = std::sync::Arc::new(llm);

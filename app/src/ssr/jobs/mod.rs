@@ -70,8 +70,12 @@ pub struct Run<'a> {
 }
 
 /// Creates (does not run) a job of `params`' kind with its settings; returns its id.
+/// Secrets among the settings (a method's bearer token, an API key in its
+/// body template: `engine::secret`) are stored apart, redacted in the
+/// settings every reader sees, and put back only when the job runs.
 pub async fn create(pool: &Db, project_id: i64, params: &JobParams, total: i64) -> AppResult<i64> {
-    store::jobs::create_job(pool, project_id, params.kind(), &params.to_json(), total).await
+    let (shown, secrets) = engine::secret::split(&params.to_json());
+    store::jobs::create_job(pool, project_id, params.kind(), &shown, secrets.to_stored().as_deref(), total).await
 }
 
 impl Run<'_> {
@@ -211,7 +215,8 @@ async fn run_as(
     } else {
         llm
     };
-    let params = JobParams::of(&job)?;
+    let secrets = store::jobs::secrets(pool, job_id).await?;
+    let params = JobParams::with_secrets(&job, secrets.as_deref())?;
     let stage = stages(job.kind);
     let items = stage.items(pool, &job, &params).await?;
     if role != Role::Join {

@@ -64,7 +64,21 @@ impl JobParams {
         tagged.get_mut("parameters").map(serde_json::Value::take).unwrap_or_default()
     }
 
-    /// A stored job's settings.
+    /// A stored job's settings as the runner needs them: with its secrets
+    /// (stored apart, see [`crate::ssr::jobs::create`]) back in their places.
+    pub fn with_secrets(job: &JobView, secrets: Option<&str>) -> AppResult<JobParams> {
+        let secrets = engine::secret::Secrets::from_stored(secrets)
+            .map_err(|e| AppError::Invalid(format!("job {} ({}): {e}", job.id, job.kind)))?;
+        if secrets.is_empty() {
+            return JobParams::of(job);
+        }
+        let mut parameters: serde_json::Value = serde_json::from_str(&job.parameters)
+            .map_err(|e| AppError::Invalid(format!("job {} ({}) has unreadable settings: {e}", job.id, job.kind)))?;
+        secrets.apply(&mut parameters);
+        JobParams::of(&JobView { parameters: parameters.to_string(), ..job.clone() })
+    }
+
+    /// A stored job's settings as shown (secrets redacted).
     pub fn of(job: &JobView) -> AppResult<JobParams> {
         let unreadable = |e: &dyn std::fmt::Display| {
             AppError::Invalid(format!("job {} ({}) has unreadable settings: {e}", job.id, job.kind))

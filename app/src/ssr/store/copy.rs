@@ -139,6 +139,7 @@ pub const TABLES: &[Table] = &[
             ("project_id", Int),
             ("kind", Text),
             ("parameters", Text),
+            ("secrets", Text),
             ("status", Text),
             ("total", Int),
             ("done", Int),

@@ -15,23 +15,38 @@ use crate::model::{CallView, ItemStatus, JobItemView, JobKind, JobStatus, JobVie
 pub const STALE_AFTER_SECS: i64 = 30;
 
 /// Creates a queued job (`crate::ssr::jobs::create` writes a kind's typed settings).
+/// `parameters` are what anyone who reads the job sees; `secrets` (see
+/// `engine::secret`), stored apart in the same row, only the runner reads.
 pub async fn create_job(
     pool: &Db,
     project_id: i64,
     kind: JobKind,
     parameters: &serde_json::Value,
+    secrets: Option<&str>,
     total: i64,
 ) -> AppResult<i64> {
     on_db!(pool, |db| {
         Ok(sqlx::query_scalar(
-            "INSERT INTO jobs (project_id, kind, parameters, total) VALUES ($1, $2, $3, $4) RETURNING id",
+            "INSERT INTO jobs (project_id, kind, parameters, secrets, total) VALUES ($1, $2, $3, $4, $5) RETURNING id",
         )
         .bind(project_id)
         .bind(kind.as_str())
         .bind(parameters.to_string())
+        .bind(secrets)
         .bind(total)
         .fetch_one(db)
         .await?)
+    })
+}
+
+/// A job's secrets as stored (the runner's alone: no view reads them).
+pub async fn secrets(pool: &Db, job_id: i64) -> AppResult<Option<String>> {
+    on_db!(pool, |db| {
+        Ok(sqlx::query_scalar::<_, Option<String>>("SELECT secrets FROM jobs WHERE id = $1")
+            .bind(job_id)
+            .fetch_optional(db)
+            .await?
+            .flatten())
     })
 }
 
