@@ -171,11 +171,15 @@ fn decode(bytes: &[u8]) -> Result<String, String> {
     Ok(normalize_newlines(text))
 }
 
+/// Newlines as `\n`, and no U+0000 (which PostgreSQL cannot store in
+/// text, and which no document means): a document reads the same on
+/// both databases.
 fn normalize_newlines(text: &str) -> String {
+    let text = if text.contains('\0') { text.replace('\0', "") } else { text.to_string() };
     if text.contains('\r') {
         text.replace("\r\n", "\n").replace('\r', "\n")
     } else {
-        text.to_string()
+        text
     }
 }
 
@@ -537,6 +541,12 @@ mod tests {
             w.finish().unwrap();
         }
         buf.into_inner()
+    }
+
+    #[test]
+    fn nul_characters_are_dropped_from_documents() {
+        let out = import(&[("nul.txt", b"one\0 two\r\nthree")]);
+        assert_eq!(out.documents[0].text, "one two\nthree");
     }
 
     #[test]

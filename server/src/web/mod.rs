@@ -207,22 +207,48 @@ pub const SERVER_FN_BODY_LIMIT: usize = 8 * 1024 * 1024;
 /// their length: a declared length over the limit is refused unread, a
 /// chunked body is read up to the limit and refused there (a server
 /// function would otherwise see a cut body and answer 500).
+///
+/// One text model for both databases: PostgreSQL cannot store U+0000 in
+/// text, SQLite can, and a lab must be able to move between them. So a
+/// page's address or a server function's body holding a NUL (raw, or
+/// form-encoded as `%00`) is refused here with 400 and the reason, the
+/// same on both, before anything reads it.
 async fn limit_body(req: axum::extract::Request, next: axum::middleware::Next) -> Response {
     let too_large =
         || error(StatusCode::PAYLOAD_TOO_LARGE, format!("The request is larger than {} bytes.", SERVER_FN_BODY_LIMIT));
     let declared =
         req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
-    match declared {
-        Some(n) if n > SERVER_FN_BODY_LIMIT as u64 => too_large(),
-        Some(_) => next.run(req).await,
-        None => {
-            let (parts, body) = req.into_parts();
-            match axum::body::to_bytes(body, SERVER_FN_BODY_LIMIT).await {
-                Ok(bytes) => next.run(axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes))).await,
-                Err(_) => too_large(),
-            }
-        }
+    if declared.is_some_and(|n| n > SERVER_FN_BODY_LIMIT as u64) {
+        return too_large();
     }
+    if req.uri().query().is_some_and(holds_nul) || holds_nul(req.uri().path()) {
+        return nul_refused();
+    }
+    let (parts, body) = req.into_parts();
+    match axum::body::to_bytes(body, SERVER_FN_BODY_LIMIT).await {
+        Ok(bytes) if holds_nul_bytes(&bytes) => nul_refused(),
+        Ok(bytes) => next.run(axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes))).await,
+        Err(_) => too_large(),
+    }
+}
+
+/// Whether URL-encoded text holds U+0000 (`%00`).
+fn holds_nul(encoded: &str) -> bool {
+    holds_nul_bytes(encoded.as_bytes())
+}
+
+/// Whether a body holds U+0000, raw or form-encoded (`%00`; a typed "%00"
+/// is sent as `%2500`, so this is only ever a NUL).
+fn holds_nul_bytes(bytes: &[u8]) -> bool {
+    bytes.contains(&0) || bytes.windows(3).any(|w| w == b"%00")
+}
+
+fn nul_refused() -> Response {
+    error(
+        StatusCode::BAD_REQUEST,
+        "The request holds the character U+0000 (NUL), which Assay does not store (PostgreSQL cannot): remove it."
+            .into(),
+    )
 }
 
 /// A plain route: its method, path and handler.

@@ -365,6 +365,18 @@ async fn a_users_mistake_is_never_a_500() {
     let r = send(&h, bad).await;
     assert_eq!(r.status, StatusCode::BAD_REQUEST, "not UTF-8: {}", r.body);
     assert!(r.body.contains("could not be read"), "{}", r.body);
+    // U+0000, which PostgreSQL cannot store: 400 with the reason on both
+    // databases, raw or form-encoded, in a body or an address, and also
+    // for a login from nobody in particular.
+    for body in ["name=a%00b", "name=a\0b"] {
+        let r = send(&h, post(create, body, Some(&owner), None)).await;
+        assert_eq!(r.status, StatusCode::BAD_REQUEST, "{body:?}: {}", r.body);
+        assert!(r.body.contains("U+0000"), "{}", r.body);
+    }
+    let r = send(&h, post(app::api::Login::PATH, "name=own%00er&password=x", None, None)).await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "login: {}", r.body);
+    let r = send(&h, self::get("/projects/1/questions?q=%00", Some(&owner))).await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "address: {}", r.body);
     // Nothing of these was stored.
     let names: Vec<String> = common::texts(&h.pool, "SELECT name FROM projects", &[]).await;
     assert_eq!(names, vec!["Twice".to_string()]);

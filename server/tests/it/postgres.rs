@@ -317,3 +317,72 @@ async fn three_processes_never_hold_more_llm_slots_than_the_limit() {
         assert_eq!(slots::give_back(&db, "dead", &[0, 1]).await.unwrap(), 0, "{kind}: not the dead one's any more");
     }
 }
+
+/// `db copy` of a database in use (issue #40): while one task logs people
+/// in and another adds raters who rate, 20 copies in a row each succeed,
+/// each target is whole (every foreign key holds, every table's count is
+/// the snapshot's) and holds no more than the source by then. Before,
+/// copying while raters rated failed on a foreign key, and while people
+/// logged in the counts differed after the commit, leaving the target full.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_copy_of_a_database_in_use_is_a_snapshot() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let dir = tempfile::tempdir().unwrap();
+    let db = common::test_db(dir.path(), "live").await;
+    let set = sample_with_answers(&db, [2, 1, 1]).await;
+    json(&assay(&db, &["--json", "study", "create", "A", "--questions", &format!("{set}:2")], &[]).await);
+    json(&assay(&db, &["--json", "user", "create", "owner"], &[("ASSAY_PASSWORD", "correct horse battery")]).await);
+    let pool = db.open().await;
+    let link: i64 = common::scalar(&pool, "SELECT MIN(id) FROM study_links WHERE study_id = $1", &[1]).await;
+    let items: i64 = common::scalar(&pool, "SELECT COUNT(*) FROM study_items WHERE study_id = $1", &[1]).await;
+    let item: i64 = common::scalar(&pool, "SELECT MIN(id) FROM study_items WHERE study_id = $1", &[1]).await;
+    assert!(items > 0);
+    let dims = app::ssr::study::results_view(&pool, 1).await.unwrap().study.dimensions.len();
+
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let logins = {
+        let (pool, stop) = (pool.clone(), stop.clone());
+        tokio::spawn(async move {
+            let mut n = 0;
+            while !stop.load(Ordering::SeqCst) {
+                app::ssr::auth::new_session(&pool, 1).await.unwrap();
+                n += 1;
+            }
+            n
+        })
+    };
+    let raters = {
+        let (pool, stop) = (pool.clone(), stop.clone());
+        tokio::spawn(async move {
+            let mut n = 0;
+            while !stop.load(Ordering::SeqCst) {
+                let hash = format!("live-rater-{n}");
+                app::ssr::store::studies::insert_rater(&pool, 1, link, &hash, 7).await.unwrap();
+                let (rater, _, _) = app::ssr::store::studies::rater(&pool, &hash, 1, link).await.unwrap().unwrap();
+                app::ssr::store::studies::upsert_scores(&pool, rater, item, &vec![3; dims]).await.unwrap();
+                n += 1;
+            }
+            n
+        })
+    };
+    for i in 0..20 {
+        let target_path = dir.path().join(format!("copy-{i}.db"));
+        let target = app::ssr::store::open(&target_path).await.unwrap();
+        let copied = copy::copy(&pool, &target, &|_, _| {}).await.unwrap_or_else(|e| panic!("copy {i}: {e}"));
+        // Whole: the counts the copy checked are the target's, every
+        // foreign key holds, and the source has at least as much by now.
+        assert_eq!(copy::counts(&target).await.unwrap(), copied, "copy {i}");
+        let broken: i64 = common::scalar(&target, "SELECT COUNT(*) FROM pragma_foreign_key_check", &[]).await;
+        assert_eq!(broken, 0, "copy {i}: foreign keys");
+        for ((t, n), (_, now)) in copied.iter().zip(copy::counts(&pool).await.unwrap()) {
+            assert!(*n <= now, "copy {i}: {t} holds {n}, the source {now}");
+        }
+        let ratings = copied.iter().find(|(t, _)| *t == "ratings").unwrap().1;
+        let raters = copied.iter().find(|(t, _)| *t == "raters").unwrap().1;
+        assert!(ratings >= raters, "copy {i}: every copied rater's rating came with it");
+    }
+    stop.store(true, Ordering::SeqCst);
+    let (logins, raters) = (logins.await.unwrap(), raters.await.unwrap());
+    assert!(logins > 20 && raters > 20, "the source was written throughout: {logins} logins, {raters} raters");
+    println!("20 copies of a database in use: all whole ({logins} logins and {raters} raters written meanwhile)");
+}

@@ -90,8 +90,16 @@ pub async fn create(pool: &Db, req: &AnswerRequest) -> AppResult<(JobView, i64)>
     let name = req.name.clone().filter(|n| !n.trim().is_empty()).unwrap_or_else(|| set_name(&req.method, &shown));
     let described = json!({ "params": shown, "target_words": req.target_words });
     let answer_set =
-        store::answers::create_set(pool, set.project_id, set.id, Some(id), name.trim(), &req.method, &described)
-            .await?;
+        match store::answers::create_set(pool, set.project_id, set.id, Some(id), name.trim(), &req.method, &described)
+            .await
+        {
+            Ok(s) => s,
+            Err(e) => {
+                // A job whose start failed is never left queued.
+                store::jobs::fail_queued(pool, id, &format!("its answer set could not be made: {e}")).await?;
+                return Err(e);
+            }
+        };
     Ok((store::jobs::get_job(pool, id).await?, answer_set))
 }
 

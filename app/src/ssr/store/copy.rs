@@ -601,9 +601,30 @@ super::connection_steps! {
     }
 }
 
+/// Rows per table in [`TABLES`]' order, read on one connection (inside a
+/// transaction: its snapshot).
+macro_rules! counts_on {
+    ($conn:expr) => {{
+        let mut out: Vec<(&'static str, i64)> = Vec::with_capacity(TABLES.len());
+        for t in TABLES {
+            let sql = format!("SELECT COUNT(*) FROM {}", t.name);
+            let n: i64 = sqlx::query_scalar(&sql).fetch_one(&mut *$conn).await?;
+            out.push((t.name, n));
+        }
+        out
+    }};
+}
+
 /// Copies every row of `from` into `to` (which must hold none), then
 /// checks that each table holds as many rows in both; `progress` hears
 /// each table's name and rows as it is done. Returns the rows per table.
+///
+/// The source is read in one snapshot, so a database in use (raters
+/// rating, people logging in) copies as it was at one moment: SQLite in
+/// one read transaction (WAL keeps its snapshot while others write),
+/// PostgreSQL in one `REPEATABLE READ READ ONLY` transaction. The counts
+/// are compared inside both transactions, before the target's commit: on
+/// any failure the target's transaction rolls back and it stays empty.
 pub async fn copy(from: &Db, to: &Db, progress: &(dyn Fn(&str, i64) + Sync)) -> AppResult<Vec<(&'static str, i64)>> {
     let occupied: Vec<String> =
         counts(to).await?.into_iter().filter(|(_, n)| *n > 0).map(|(t, n)| format!("{t} ({n})")).collect();
@@ -614,13 +635,21 @@ pub async fn copy(from: &Db, to: &Db, progress: &(dyn Fn(&str, i64) + Sync)) -> 
         )));
     }
     on_db!(to, |target| {
-        let mut tx = super::begin(target).await?;
-        for table in TABLES {
-            let sql = select(table);
-            let mut batch: Vec<Vec<Value>> = Vec::with_capacity(BATCH);
-            let mut copied = 0i64;
-            on_db!(from, |source| {
-                let mut stream = sqlx::query(&sql).fetch(source);
+        on_db!(from, |source| {
+            let mut snapshot = source.begin().await?;
+            if from.is_postgres() {
+                sqlx::query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                    .execute(&mut *snapshot)
+                    .await?;
+            }
+            // The snapshot starts at its first read.
+            let before = counts_on!(snapshot);
+            let mut tx = super::begin(target).await?;
+            for table in TABLES {
+                let sql = select(table);
+                let mut batch: Vec<Vec<Value>> = Vec::with_capacity(BATCH);
+                let mut copied = 0i64;
+                let mut stream = sqlx::query(&sql).fetch(&mut *snapshot);
                 while let Some(row) = stream.try_next().await? {
                     batch.push(read_row!(row, table));
                     if batch.len() == BATCH {
@@ -629,33 +658,39 @@ pub async fn copy(from: &Db, to: &Db, progress: &(dyn Fn(&str, i64) + Sync)) -> 
                         batch.clear();
                     }
                 }
-            });
-            tx.insert_rows(table, &batch).await.map_err(|e| copy_error(table, e))?;
-            copied += batch.len() as i64;
-            progress(table.name, copied);
-        }
-        if to.is_postgres() {
-            for table in TABLES.iter().filter(|t| t.identity) {
-                let sql = format!(
-                    "SELECT setval(pg_get_serial_sequence('{0}', 'id'), COALESCE(MAX(id), 0) + 1, false) FROM {0}",
-                    table.name
-                );
-                sqlx::query(&sql).execute(&mut *tx).await?;
+                drop(stream);
+                tx.insert_rows(table, &batch).await.map_err(|e| copy_error(table, e))?;
+                copied += batch.len() as i64;
+                progress(table.name, copied);
             }
-        }
-        tx.commit().await?;
-    });
-    let (before, after) = (counts(from).await?, counts(to).await?);
-    let differ: Vec<String> = before
-        .iter()
-        .zip(&after)
-        .filter(|(a, b)| a.1 != b.1)
-        .map(|((t, a), (_, b))| format!("{t}: {a} in the source, {b} copied"))
-        .collect();
-    if !differ.is_empty() {
-        return Err(AppError::Failed(format!("the copy's counts differ: {}", differ.join("; "))));
-    }
-    Ok(after)
+            if to.is_postgres() {
+                for table in TABLES.iter().filter(|t| t.identity) {
+                    let sql = format!(
+                        "SELECT setval(pg_get_serial_sequence('{0}', 'id'), COALESCE(MAX(id), 0) + 1, false) FROM {0}",
+                        table.name
+                    );
+                    sqlx::query(&sql).execute(&mut *tx).await?;
+                }
+            }
+            let after = counts_on!(tx);
+            let differ: Vec<String> = before
+                .iter()
+                .zip(&after)
+                .filter(|(a, b)| a.1 != b.1)
+                .map(|((t, a), (_, b))| format!("{t}: {a} in the source, {b} copied"))
+                .collect();
+            if !differ.is_empty() {
+                // `tx` rolls back as it is dropped: the target stays empty.
+                return Err(AppError::Failed(format!(
+                    "the copy's counts differ: {}; nothing was written",
+                    differ.join("; ")
+                )));
+            }
+            tx.commit().await?;
+            snapshot.rollback().await?;
+            Ok(after)
+        })
+    })
 }
 
 fn copy_error(table: &Table, e: sqlx::Error) -> AppError {
