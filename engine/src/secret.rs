@@ -71,6 +71,46 @@ pub fn is_redacted(value: &str) -> bool {
     value.starts_with("••••")
 }
 
+/// The place (a JSON pointer) of the first redaction in `params` — a
+/// secret's value or an address as a reader was shown them (`••••1234`,
+/// `https://host/?key=••••`) — which is no secret: settings copied from
+/// what a reader sees would send the dots. `None` when there is none.
+pub fn redaction_in(params: &Value) -> Option<String> {
+    fn find(v: &Value, at: &mut String, secret: bool) -> bool {
+        match v {
+            Value::String(s) => (secret && is_redacted(s)) || (is_address(s) && s.contains("••••")),
+            Value::Object(map) => map.iter().any(|(k, child)| {
+                let len = at.len();
+                at.push('/');
+                at.push_str(&k.replace('~', "~0").replace('/', "~1"));
+                let found = find(child, at, secret || is_secret_name(k));
+                if !found {
+                    at.truncate(len);
+                }
+                found
+            }),
+            Value::Array(items) => items.iter().enumerate().any(|(i, child)| {
+                let len = at.len();
+                at.push('/');
+                at.push_str(&i.to_string());
+                let found = find(child, at, secret);
+                if !found {
+                    at.truncate(len);
+                }
+                found
+            }),
+            _ => false,
+        }
+    }
+    let mut at = String::new();
+    find(params, &mut at, false).then_some(at)
+}
+
+fn is_address(text: &str) -> bool {
+    let lower = text.get(..8).unwrap_or(text).to_ascii_lowercase();
+    lower.starts_with("http://") || lower.starts_with("https://")
+}
+
 /// The secrets taken out of a parameter object, by the JSON pointer
 /// (RFC 6901) of their place in it. Its `Debug` shows the places alone.
 #[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -131,6 +171,13 @@ fn walk(v: &mut Value, at: &mut String, secret: bool, out: &mut BTreeMap<String,
         Value::String(s) if secret && !s.is_empty() && !is_redacted(s) => {
             out.insert(at.clone(), std::mem::replace(s, redact(s)));
         }
+        // An address that carries a credential (`?key=…`, `user:pass@`):
+        // the whole address is the secret, shown with those parts redacted.
+        Value::String(s) if !secret => {
+            if let Some(shown) = redact_url(s) {
+                out.insert(at.clone(), std::mem::replace(s, shown));
+            }
+        }
         Value::Object(map) => {
             for (k, child) in map.iter_mut() {
                 let len = at.len();
@@ -155,6 +202,94 @@ fn walk(v: &mut Value, at: &mut String, secret: bool, out: &mut BTreeMap<String,
     }
 }
 
+/// An http(s) address with its credentials redacted — the password of
+/// `user:password@`, and the value of every query parameter with a secret's
+/// name (`?key=…`, `&access_token=…`) — or `None` when it carries none (or
+/// is no address, or already shows a redaction).
+pub fn redact_url(text: &str) -> Option<String> {
+    rewrite_url(text, true)
+}
+
+/// [`redact_url`], or with `redacted` false the address with those parts
+/// left out (`user@host`, no `key=`): what a name made from it may show.
+fn rewrite_url(text: &str, redacted: bool) -> Option<String> {
+    if !is_address(text) || text.contains("••••") {
+        return None;
+    }
+    let scheme_end = text.find("://")? + 3;
+    let (before_fragment, fragment) = match text.find('#') {
+        Some(i) => text.split_at(i),
+        None => (text, ""),
+    };
+    let (before_query, query) = match before_fragment.find('?') {
+        Some(i) => (&before_fragment[..i], Some(&before_fragment[i + 1..])),
+        None => (before_fragment, None),
+    };
+    let authority_end = before_query[scheme_end..].find('/').map_or(before_query.len(), |i| scheme_end + i);
+    let mut changed = false;
+    let mut out = String::with_capacity(text.len());
+    out.push_str(&text[..scheme_end]);
+    let authority = &before_query[scheme_end..authority_end];
+    match authority.rsplit_once('@') {
+        Some((userinfo, host)) => match userinfo.split_once(':') {
+            Some((user, password)) if !password.is_empty() => {
+                changed = true;
+                if redacted {
+                    out.push_str(&format!("{user}:••••@{host}"));
+                } else {
+                    out.push_str(&format!("{user}@{host}"));
+                }
+            }
+            _ => out.push_str(authority),
+        },
+        None => out.push_str(authority),
+    }
+    out.push_str(&before_query[authority_end..]);
+    if let Some(query) = query {
+        let pairs: Vec<String> = query
+            .split('&')
+            .filter_map(|pair| match pair.split_once('=') {
+                Some((name, value)) if !value.is_empty() && is_secret_name(&percent_decoded(name)) => {
+                    changed = true;
+                    redacted.then(|| format!("{name}={}", redact(value)))
+                }
+                _ => Some(pair.to_string()),
+            })
+            .collect();
+        if !pairs.is_empty() {
+            out.push('?');
+            out.push_str(&pairs.join("&"));
+        }
+    }
+    out.push_str(fragment);
+    changed.then_some(out)
+}
+
+/// A query parameter's name, `%XX` and `+` decoded (as far as it is UTF-8).
+fn percent_decoded(name: &str) -> String {
+    let bytes = name.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' if i + 2 < bytes.len() => {
+                match u8::from_str_radix(std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("zz"), 16) {
+                    Ok(b) => {
+                        out.push(b);
+                        i += 3;
+                        continue;
+                    }
+                    Err(_) => out.push(b'%'),
+                }
+            }
+            b'+' => out.push(b' '),
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 /// `params` without any secret-named field at any depth: what a name or a
 /// summary made from parameters may show.
 pub fn without_secrets(params: &Value) -> Value {
@@ -163,6 +298,7 @@ pub fn without_secrets(params: &Value) -> Value {
             map.iter().filter(|(k, _)| !is_secret_name(k)).map(|(k, v)| (k.clone(), without_secrets(v))).collect(),
         ),
         Value::Array(items) => Value::Array(items.iter().map(without_secrets).collect()),
+        Value::String(s) => Value::String(rewrite_url(s, false).unwrap_or_else(|| s.clone())),
         other => other.clone(),
     }
 }
@@ -268,6 +404,58 @@ mod tests {
             "{bare}"
         );
         assert_eq!(Secrets::from_stored(None).unwrap(), Secrets::default());
+    }
+
+    #[test]
+    fn settings_copied_from_a_readers_view_are_found_by_their_redaction() {
+        assert_eq!(
+            redaction_in(&json!({"url": "http://h/", "bearer_token": "••••cdef"})).as_deref(),
+            Some("/bearer_token")
+        );
+        assert_eq!(
+            redaction_in(&json!({"body": {"a": [1, {"api_key": "••••"}]}})).as_deref(),
+            Some("/body/a/1/api_key")
+        );
+        assert_eq!(redaction_in(&json!({"url": "https://h/v1?api_key=••••"})).as_deref(), Some("/url"));
+        // What split shows is found; what it was given is not.
+        let given = json!({"url": "https://u:pw@h/", "headers": {"Authorization": "Bearer abcdefghijklmnop"}});
+        assert_eq!(redaction_in(&given), None);
+        assert!(redaction_in(&split(&given).0).is_some());
+        // Dots in a text that is neither a secret nor an address are text.
+        assert_eq!(redaction_in(&json!({"prompt": "••••", "top_k": 5})), None);
+    }
+
+    #[test]
+    fn an_address_carrying_a_credential_is_a_secret_shown_redacted() {
+        let key = "AIzaSyD-CANARYQUERYKEY-0042";
+        let params = json!({
+            "url": format!("https://api.example.org/v1/answer?model=m&key={key}#top"),
+            "mirror": "http://alice:hunter2hunter2@10.0.0.5:8080/rag?q=1",
+            "docs": "https://example.org/api?keywords=graph&max_tokens=5",
+            "note": "key=not-a-url",
+        });
+        let (shown, secrets) = split(&params);
+        assert_eq!(shown["url"], "https://api.example.org/v1/answer?model=m&key=••••0042#top");
+        assert_eq!(shown["mirror"], "http://alice:••••@10.0.0.5:8080/rag?q=1");
+        assert_eq!(shown["docs"], params["docs"], "no credential: kept");
+        assert_eq!(shown["note"], params["note"]);
+        assert!(!shown.to_string().contains(key) && !shown.to_string().contains("hunter2"));
+        assert_eq!(secrets.places().collect::<Vec<_>>(), ["/mirror", "/url"]);
+        let mut back = shown.clone();
+        secrets.apply(&mut back);
+        assert_eq!(back, params);
+        // A name made from the parameters shows no credential either.
+        // A name made from the parameters shows no credential, not even
+        // its redaction: the parts are left out.
+        let bare = without_secrets(&params);
+        assert_eq!(bare["url"], "https://api.example.org/v1/answer?model=m#top");
+        assert_eq!(bare["mirror"], "http://alice@10.0.0.5:8080/rag?q=1");
+        assert_eq!(without_secrets(&json!("https://h/x?api_key=abc")), json!("https://h/x"));
+        assert!(!bare.to_string().contains(key) && !bare.to_string().contains("••••"));
+        // Encoded names are recognised; an address already redacted is left.
+        assert_eq!(redact_url("https://h/x?api%5Fkey=abc"), Some("https://h/x?api%5Fkey=••••".into()));
+        assert_eq!(redact_url("https://h/x?key=••••0042"), None);
+        assert_eq!(redact_url("ftp://u:p@h/"), None);
     }
 
     #[test]

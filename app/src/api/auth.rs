@@ -43,22 +43,26 @@ impl CookieOptions {
         CookieOptions { response: use_context::<leptos_axum::ResponseOptions>(), secure: over_https || forced }
     }
 
-    /// Sets another HttpOnly cookie (a rater's token), for `path`.
-    pub(super) fn send_named(&self, name: &str, value: &str, max_age: i64, path: &str) {
-        let secure = if self.secure { "; Secure" } else { "" };
-        let c = format!("{name}={value}; Path={path}; HttpOnly; SameSite=Lax; Max-Age={max_age}{secure}");
-        if let (Some(resp), Ok(v)) = (&self.response, axum::http::HeaderValue::from_str(&c)) {
+    fn append(&self, cookie: String) {
+        if let (Some(resp), Ok(v)) = (&self.response, axum::http::HeaderValue::from_str(&cookie)) {
             resp.append_header(axum::http::header::SET_COOKIE, v);
         }
     }
 
+    /// Sets another HttpOnly cookie (a rater's token), for `path`.
+    pub(super) fn send_named(&self, name: &str, value: &str, max_age: i64, path: &str) {
+        let secure = if self.secure { "; Secure" } else { "" };
+        self.append(format!("{name}={value}; Path={path}; HttpOnly; SameSite=Lax; Max-Age={max_age}{secure}"));
+    }
+
+    /// Sets the device cookie (a browser that logged in: `ssr::auth::Throttle`).
+    fn send_device(&self, token: &str) {
+        self.append(crate::ssr::auth::set_device_cookie(token, self.secure));
+    }
+
     /// Sets the session cookie (`None`: clears it).
     fn send(&self, token: Option<&str>) {
-        if let Some(resp) = &self.response {
-            if let Ok(v) = axum::http::HeaderValue::from_str(&crate::ssr::auth::set_cookie_secure(token, self.secure)) {
-                resp.append_header(axum::http::header::SET_COOKIE, v);
-            }
-        }
+        self.append(crate::ssr::auth::set_cookie_secure(token, self.secure));
     }
 }
 
@@ -81,27 +85,72 @@ pub async fn setup_owner(name: String, password: String, confirm: String) -> Res
     Ok(())
 }
 
-/// Logs in; failed attempts are slowed per name and per address.
+/// Logs in; failed attempts are limited per account, per known browser and
+/// per address (`crate::ssr::auth::Throttle`).
 #[server(endpoint = "auth/login", output = crate::codec::Json)]
 pub async fn login(name: String, password: String) -> Result<(), AppError> {
+    use crate::ssr::auth::{self as auth, LOGIN_WINDOW_SECS};
+    use crate::ssr::store::users;
     let state = app_state()?;
     let cookie = CookieOptions::now();
     let addr: Option<axum::extract::ConnectInfo<std::net::SocketAddr>> = leptos_axum::extract().await.ok();
     let addr = addr.map_or("?".into(), |a| a.0.ip().to_string());
-    let attempt = match state.throttle.begin(&name, &addr) {
-        Ok(a) => a,
-        Err(wait) => {
+    let headers: Option<axum::http::HeaderMap> = leptos_axum::extract().await.ok();
+    let device = headers
+        .as_ref()
+        .and_then(|h| h.get(axum::http::header::COOKIE))
+        .and_then(|v| v.to_str().ok())
+        .and_then(auth::device_in)
+        .map(crate::ssr::tokens::hash);
+    let account = auth::account_key(&name);
+    // A browser that logged in as this account before has checks of its
+    // own; guessing elsewhere does not take them.
+    let known = match device {
+        Some(d)
+            if users::is_device_of(&state.pool, &d, name.trim()).await?
+                && users::count_device_attempt(&state.pool, &d, auth::DEVICE_FREE, LOGIN_WINDOW_SECS).await? =>
+        {
+            Some(d)
+        }
+        _ => None,
+    };
+    if known.is_none() {
+        if let Err(wait) = state.throttle.begin(&name, &addr) {
             return Err(AppError::TooMany(format!(
                 "too many failed logins from this address: try again in {} s",
                 wait.as_secs_f64().ceil() as u64
-            )))
+            )));
         }
-    };
-    attempt.pace().await;
-    match crate::ssr::auth::verify(&state.pool, &name, &password).await? {
+        if let Err(left) =
+            users::count_untrusted_attempt(&state.pool, &account, auth::ACCOUNT_FREE, LOGIN_WINDOW_SECS).await?
+        {
+            return Err(AppError::TooMany(format!(
+                "too many failed logins to this account: try again in {left} s, or from a browser that has \
+                 logged in to it before"
+            )));
+        }
+    }
+    match auth::verify(&state.pool, &name, &password).await? {
         Some(id) => {
-            state.throttle.succeeded(&name, &addr);
-            cookie.send(Some(&crate::ssr::auth::new_session(&state.pool, id).await?));
+            let device = match known {
+                Some(d) => {
+                    users::take_back_device(&state.pool, &d).await?;
+                    None
+                }
+                None => {
+                    state.throttle.succeeded(&name, &addr);
+                    users::take_back_untrusted(&state.pool, &account).await?;
+                    // This browser is known from now on.
+                    let token = crate::ssr::tokens::new_token()?;
+                    users::remember_device(&state.pool, &crate::ssr::tokens::hash(&token), id, auth::DEVICES_KEPT)
+                        .await?;
+                    Some(token)
+                }
+            };
+            cookie.send(Some(&auth::new_session(&state.pool, id).await?));
+            if let Some(token) = device {
+                cookie.send_device(&token);
+            }
             Ok(())
         }
         None => {

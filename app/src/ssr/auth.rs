@@ -2,7 +2,8 @@
 //! argon2id (the crate's defaults: 19 MiB, 2 passes); a login makes a
 //! random session token, kept by the browser in an HttpOnly, SameSite=Strict
 //! cookie and by Assay only as a SHA-256 hash, valid for 30 days. Failed
-//! logins are throttled per account name and per client address.
+//! logins are limited per account (in the database), per known browser and
+//! per client address: see [`Throttle`].
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -106,94 +107,105 @@ pub fn came_over_https(headers: &axum::http::HeaderMap, uri: &axum::http::Uri) -
         || header("forwarded").split([';', ',']).any(|p| p.trim() == "proto=https")
 }
 
-/// Failed logins. Two limits, so that guessing is slow and the right
-/// password is never locked out:
+/// Failed logins (issue #40), in three parts, so that guessing is slow
+/// wherever it comes from and the rightful user is never locked out by it:
 ///
-/// - per (account name, client address): `FREE` attempts, then each
-///   further attempt must wait twice as long as the last (1 s, 2 s, 4 s …
-///   up to 15 minutes), refused with 429 meanwhile. One address guessing
-///   cannot lock out the owner logging in from another.
-/// - per account name, over every address: past `NAME_FREE` failures in the
-///   window, attempts for that name are taken one at a time, `NAME_PACE`
-///   apart (slowed, never refused), which bounds guessing from many
-///   addresses to one per `NAME_PACE` without refusing anyone.
+/// - per account, over every address and every process on the database: a
+///   browser the account does not know gets [`ACCOUNT_FREE`] password
+///   checks per [`LOGIN_WINDOW_SECS`] between all such browsers; past them,
+///   such attempts are refused with 429 without a check (at most 40 checks
+///   an hour, whatever the number of addresses or processes).
+/// - per known browser: a browser that logged in to the account before
+///   holds a device cookie (a random token, stored as its hash: OWASP's
+///   device-cookie scheme, with the database in place of a signature) and
+///   has [`DEVICE_FREE`] checks of its own per window, whatever the
+///   account's count; past them it is treated as unknown.
+/// - per (account, address), in this process: [`Throttle::FREE`] attempts,
+///   then each further one must wait twice as long as the last (1 s, 2 s,
+///   4 s … up to 15 minutes), refused with 429 meanwhile — one address
+///   soon stops costing password checks.
 ///
-/// An attempt is counted when it starts ([`Throttle::begin`]), not when
-/// its password check ends, so a burst of concurrent guesses gets exactly
-/// `FREE` checked; a success takes its own attempt back.
+/// An attempt is counted when it starts, not when its check ends, so a
+/// burst of concurrent guesses gets exactly the free checks; a success
+/// takes its own attempt back.
 #[derive(Default)]
 pub struct Throttle {
     pairs: Mutex<HashMap<(String, String), (u32, Instant)>>,
-    names: Mutex<HashMap<String, (u32, Instant, std::sync::Arc<tokio::sync::Mutex<()>>)>>,
 }
 
-/// An attempt [`Throttle::begin`] let through: wait on [`Attempt::pace`]
-/// before checking the password.
-#[derive(Debug)]
-pub struct Attempt {
-    pace: Option<std::sync::Arc<tokio::sync::Mutex<()>>>,
+/// Password checks per account per window from browsers it does not know.
+pub const ACCOUNT_FREE: i64 = 10;
+/// Password checks per known browser per window.
+pub const DEVICE_FREE: i64 = 5;
+/// The window of both counts.
+pub const LOGIN_WINDOW_SECS: u64 = 15 * 60;
+/// The browsers an account remembers (the newest).
+pub const DEVICES_KEPT: i64 = 20;
+/// The device cookie's name, and how long a browser is remembered.
+pub const DEVICE_COOKIE: &str = "assay_device";
+pub const DEVICE_DAYS: i64 = 365;
+
+/// An account's key in the shared count.
+pub fn account_key(name: &str) -> String {
+    name.trim().to_lowercase()
 }
 
-impl Attempt {
-    /// Waits for this name's turn when it is being guessed from many
-    /// addresses (at most one check per `NAME_PACE`).
-    pub async fn pace(&self) {
-        if let Some(turn) = &self.pace {
-            let _turn = turn.lock().await;
-            tokio::time::sleep(Throttle::NAME_PACE).await;
-        }
-    }
+/// The device token in a `Cookie` header, if any.
+pub fn device_in(cookie_header: &str) -> Option<&str> {
+    cookie_header
+        .split(';')
+        .filter_map(|c| c.trim().split_once('='))
+        .find(|(k, _)| *k == DEVICE_COOKIE)
+        .map(|(_, v)| v)
+        .filter(|v| !v.is_empty())
+}
+
+/// The `Set-Cookie` value for a device token: sent back to the login
+/// endpoints only.
+pub fn set_device_cookie(token: &str, secure: bool) -> String {
+    let secure = if secure { "; Secure" } else { "" };
+    format!(
+        "{DEVICE_COOKIE}={token}; Path=/api/auth; HttpOnly; SameSite=Strict; Max-Age={}{secure}",
+        DEVICE_DAYS * 86_400
+    )
 }
 
 impl Throttle {
     pub const FREE: u32 = 5;
-    pub const NAME_FREE: u32 = 20;
-    pub const NAME_PACE: Duration = Duration::from_secs(1);
     const WINDOW: Duration = Duration::from_secs(15 * 60);
     const MAX_WAIT: Duration = Duration::from_secs(15 * 60);
 
     fn key(name: &str, addr: &str) -> (String, String) {
-        (name.trim().to_lowercase(), addr.to_string())
+        (account_key(name), addr.to_string())
     }
 
     /// Starts an attempt to log in as `name` from `addr`: `Err(wait)` while
     /// this pair must wait; otherwise the attempt is counted (as a failure,
     /// until [`Throttle::succeeded`]).
-    pub fn begin(&self, name: &str, addr: &str) -> Result<Attempt, Duration> {
-        let key = Self::key(name, addr);
-        {
-            let mut pairs = self.pairs.lock().unwrap_or_else(|e| e.into_inner());
-            let e = pairs.entry(key.clone()).or_insert((0, Instant::now()));
-            if e.1.elapsed() > Self::WINDOW {
-                e.0 = 0;
-            }
-            if e.0 >= Self::FREE {
-                let delay = Duration::from_secs(1u64 << (e.0 - Self::FREE).min(20)).min(Self::MAX_WAIT);
-                if let Some(left) = delay.checked_sub(e.1.elapsed()).filter(|d| !d.is_zero()) {
-                    return Err(left);
-                }
-            }
-            e.0 += 1;
-            e.1 = Instant::now();
+    pub fn begin(&self, name: &str, addr: &str) -> Result<(), Duration> {
+        let mut pairs = self.pairs.lock().unwrap_or_else(|e| e.into_inner());
+        // Forget what is over (the map stays as small as the window's guessing).
+        if pairs.len() > 10_000 {
+            pairs.retain(|_, e| e.1.elapsed() <= Self::WINDOW);
         }
-        let mut names = self.names.lock().unwrap_or_else(|e| e.into_inner());
-        let e = names.entry(key.0).or_insert_with(|| (0, Instant::now(), Default::default()));
+        let e = pairs.entry(Self::key(name, addr)).or_insert((0, Instant::now()));
         if e.1.elapsed() > Self::WINDOW {
             e.0 = 0;
         }
+        if e.0 >= Self::FREE {
+            let delay = Duration::from_secs(1u64 << (e.0 - Self::FREE).min(20)).min(Self::MAX_WAIT);
+            if let Some(left) = delay.checked_sub(e.1.elapsed()).filter(|d| !d.is_zero()) {
+                return Err(left);
+            }
+        }
         e.0 += 1;
         e.1 = Instant::now();
-        Ok(Attempt { pace: (e.0 > Self::NAME_FREE).then(|| e.2.clone()) })
+        Ok(())
     }
 
-    /// The password was right: this pair starts afresh, and the name's
-    /// count gets this attempt back.
+    /// The password was right: this pair starts afresh.
     pub fn succeeded(&self, name: &str, addr: &str) {
-        let key = Self::key(name, addr);
-        self.pairs.lock().unwrap_or_else(|e| e.into_inner()).remove(&key);
-        if let Some(e) = self.names.lock().unwrap_or_else(|e| e.into_inner()).get_mut(&key.0) {
-            e.0 = e.0.saturating_sub(1);
-        }
+        self.pairs.lock().unwrap_or_else(|e| e.into_inner()).remove(&Self::key(name, addr));
     }
 }
 
@@ -216,17 +228,14 @@ mod tests {
         assert!(t.begin("owner", "10.0.0.9").is_ok());
     }
 
-    #[tokio::test]
-    async fn a_name_guessed_from_many_addresses_is_paced_never_refused() {
-        let t = Throttle::default();
-        for i in 0..Throttle::NAME_FREE {
-            assert!(t.begin("owner", &format!("198.51.100.{i}")).unwrap().pace.is_none());
-        }
-        let paced = t.begin("owner", "203.0.113.7").expect("never refused");
-        let started = Instant::now();
-        paced.pace().await;
-        assert!(started.elapsed() >= Throttle::NAME_PACE);
-        assert!(t.begin("ana", "203.0.113.7").unwrap().pace.is_none());
+    #[test]
+    fn the_device_cookie_goes_to_the_login_endpoints_only_and_is_read_back() {
+        let c = set_device_cookie("d3v", true);
+        assert!(c.starts_with("assay_device=d3v;") && c.contains("Path=/api/auth;") && c.contains("HttpOnly"));
+        assert!(c.contains("SameSite=Strict") && c.ends_with("; Secure"));
+        assert_eq!(device_in("assay_session=abc; assay_device=d3v"), Some("d3v"));
+        assert_eq!(device_in("assay_device="), None);
+        assert_eq!(device_in("assay_session=abc"), None);
     }
 
     #[test]

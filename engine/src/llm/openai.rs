@@ -444,12 +444,18 @@ impl OpenAiProvider {
             LlmError::Config(refusal)
         } else {
             // Connect errors, resets, early closes, truncated bodies. The
-            // chain is walked for the cause; the URL never carries a key.
+            // chain is walked for the cause. The URL the message names may
+            // carry a credential (an `http` method's `?key=…`): redacted.
             let mut message = e.to_string();
             let mut source = std::error::Error::source(&e);
             while let Some(s) = source {
                 message = format!("{message}: {s}");
                 source = s.source();
+            }
+            if let Some(url) = e.url().map(|u| u.as_str().to_string()) {
+                if let Some(shown) = crate::secret::redact_url(&url) {
+                    message = message.replace(&url, &shown);
+                }
             }
             LlmError::Connection(message)
         }

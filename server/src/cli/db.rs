@@ -21,12 +21,17 @@ pub(super) enum DbCommand {
         /// The target (created and migrated if needed; must hold no rows).
         #[arg(long, value_name = "PATH|URL")]
         to: String,
+        /// Remove U+0000 (NUL) characters from the rows that hold them (an
+        /// SQLite database written before they were refused may), listing
+        /// those rows; without it such a copy is refused and names them.
+        #[arg(long)]
+        strip_nul: bool,
     },
 }
 
 pub(super) async fn run(out: Output, cmd: DbCommand) -> anyhow::Result<ExitCode> {
     match cmd {
-        DbCommand::Copy { from, to } => {
+        DbCommand::Copy { from, to, strip_nul } => {
             let (shown_from, shown_to) = (crate::shown_db(&from), crate::shown_db(&to));
             anyhow::ensure!(
                 app::ssr::store::is_postgres_url(&from) || std::path::Path::new(&from).is_file(),
@@ -36,12 +41,14 @@ pub(super) async fn run(out: Output, cmd: DbCommand) -> anyhow::Result<ExitCode>
             let target = app::ssr::store::open_target(&to).await.with_context(|| shown_to.clone())?;
             let quiet = out.json;
             let started = std::time::Instant::now();
-            let copied = app::ssr::store::copy::copy(&source, &target, &|table, rows| {
+            let copied = app::ssr::store::copy::copy(&source, &target, strip_nul, &|table, rows| {
                 if !quiet {
                     eprintln!("  {table}: {rows} rows");
                 }
             })
             .await?;
+            let repaired = copied.repaired;
+            let copied = copied.tables;
             let total: i64 = copied.iter().map(|(_, n)| n).sum();
             out.print(
                 json!({
@@ -50,13 +57,22 @@ pub(super) async fn run(out: Output, cmd: DbCommand) -> anyhow::Result<ExitCode>
                     "rows": total,
                     "tables": copied.iter().map(|(t, n)| json!({"table": t, "rows": n})).collect::<Vec<_>>(),
                     "seconds": started.elapsed().as_secs_f64(),
+                    "nul_stripped": repaired,
                 }),
                 || {
-                    format!(
+                    let mut line = format!(
                         "copied {total} rows in {} tables from {shown_from} to {shown_to} in {:.1} s; every table's count checked",
                         copied.len(),
                         started.elapsed().as_secs_f64()
-                    )
+                    );
+                    if !repaired.is_empty() {
+                        line.push_str(&format!(
+                            "\nU+0000 removed from {} rows: {}",
+                            repaired.len(),
+                            app::ssr::store::copy::shown_rows(&repaired)
+                        ));
+                    }
+                    line
                 },
             );
             source.close().await;

@@ -72,7 +72,14 @@ pub fn router(pool: Db, config: Config, llm: engine::llm::settings::LlmSettings,
             jobs.work_shared_queue(pool, llm, std::time::Duration::from_secs(1), Default::default()).await;
         });
     }
-    let routes = generate_route_list(app::App);
+    // Generated once per process: generating runs the app with resource
+    // loading suppressed by a process-wide flag (leptos_server's
+    // `SuppressResourceLoad`), and a resource first polled meanwhile, by a
+    // page another router of this process is rendering, stays pending for
+    // good (leptos-rs/leptos#4773): the test processes build many routers
+    // while others serve pages.
+    static ROUTES: std::sync::OnceLock<Vec<leptos_axum::AxumRouteListing>> = std::sync::OnceLock::new();
+    let routes = ROUTES.get_or_init(|| generate_route_list(app::App)).clone();
     let shell_options = state.leptos_options.clone();
     // The plain routes of a project's objects, each behind the check of
     // the ids the router decoded (`granted`).
@@ -450,6 +457,14 @@ async fn read_form(mut multipart: Multipart) -> Result<(Option<(String, Vec<u8>)
                 let field_name = field.name().unwrap_or("").to_string();
                 let file_name = field.file_name().unwrap_or("").to_string();
                 let bytes = field.bytes().await.map_err(|_| "the file could not be read".to_string())?;
+                if let Some(at) = nul_in_upload(&bytes) {
+                    let what =
+                        if field_name == "file" { format!("{file_name} holds") } else { format!("{field_name} holds") };
+                    return Err(format!(
+                        "{what} the character U+0000 (NUL) at byte {at}, which Assay does not store (PostgreSQL \
+                         cannot): remove it"
+                    ));
+                }
                 if field_name == "file" {
                     if !file_name.is_empty() {
                         file = Some((file_name, bytes.to_vec()));
@@ -462,6 +477,25 @@ async fn read_form(mut multipart: Multipart) -> Result<(Option<(String, Vec<u8>)
             Err(e) => return Err(format!("the upload could not be read: {}", e.body_text())),
         }
     }
+}
+
+/// Where an imported file or form field holds U+0000: a raw NUL byte, or
+/// JSON's escape `\u0000` (one not itself escaped: `\\u0000` is a
+/// backslash and text). The same refusal on both databases (one text model).
+fn nul_in_upload(bytes: &[u8]) -> Option<usize> {
+    if let Some(at) = bytes.iter().position(|b| *b == 0) {
+        return Some(at);
+    }
+    let mut from = 0;
+    while let Some(i) = bytes[from..].windows(6).position(|w| w == b"\\u0000") {
+        let at = from + i;
+        let backslashes = bytes[..at].iter().rev().take_while(|b| **b == b'\\').count();
+        if backslashes % 2 == 0 {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
 }
 
 /// A 303 to a page with a query (how the plain forms answer).

@@ -368,7 +368,8 @@ async fn a_copy_of_a_database_in_use_is_a_snapshot() {
     for i in 0..20 {
         let target_path = dir.path().join(format!("copy-{i}.db"));
         let target = app::ssr::store::open(&target_path).await.unwrap();
-        let copied = copy::copy(&pool, &target, &|_, _| {}).await.unwrap_or_else(|e| panic!("copy {i}: {e}"));
+        let copied =
+            copy::copy(&pool, &target, false, &|_, _| {}).await.unwrap_or_else(|e| panic!("copy {i}: {e}")).tables;
         // Whole: the counts the copy checked are the target's, every
         // foreign key holds, and the source has at least as much by now.
         assert_eq!(copy::counts(&target).await.unwrap(), copied, "copy {i}");
@@ -385,4 +386,59 @@ async fn a_copy_of_a_database_in_use_is_a_snapshot() {
     let (logins, raters) = (logins.await.unwrap(), raters.await.unwrap());
     assert!(logins > 20 && raters > 20, "the source was written throughout: {logins} logins, {raters} raters");
     println!("20 copies of a database in use: all whole ({logins} logins and {raters} raters written meanwhile)");
+}
+
+/// An SQLite database written before U+0000 was refused (issue #40) may hold
+/// it; PostgreSQL cannot. The copy names the rows and writes nothing, or
+/// with `--strip-nul` removes those characters and lists the rows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_copy_of_rows_holding_nul_names_them_or_strips_them_by_a_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = dir.path().join("old.db");
+    json(&assay(&old, &["--json", "project", "create", "A"], &[]).await);
+    json(&assay(&old, &["--json", "corpus", "add", "A", "--sample"], &[]).await);
+    {
+        // As a database before the refusal was written: NUL in a
+        // document's title and body and in the project's name.
+        let pool = app::ssr::store::open(&old).await.unwrap();
+        common::execute(
+            &pool,
+            "UPDATE documents SET title = title || char(0) || 'x', body = char(0) || body WHERE id = $1",
+            &[1],
+        )
+        .await;
+        common::execute(&pool, "UPDATE projects SET name = 'A' || char(0) WHERE id = $1", &[1]).await;
+        pool.close().await;
+    }
+    let pg = common::pg_database().await;
+    let copy = |strip: bool| {
+        let mut args = vec!["--json", "db", "copy", "--from", old.to_str().unwrap(), "--to", pg.url.as_str()];
+        if strip {
+            args.push("--strip-nul");
+        }
+        args.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    let refused = assay(&old, &copy(false).iter().map(String::as_str).collect::<Vec<_>>(), &[]).await;
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("2 rows hold U+0000"), "{stderr}");
+    assert!(stderr.contains("projects id=1 (name)") && stderr.contains("documents id=1 (title, body)"), "{stderr}");
+    assert!(stderr.contains("--strip-nul"), "{stderr}");
+    let target = app::ssr::store::open_target(&pg.url).await.unwrap();
+    assert!(copy::counts(&target).await.unwrap().iter().all(|(_, n)| *n == 0), "the refused copy wrote nothing");
+
+    let out = json(&assay(&old, &copy(true).iter().map(String::as_str).collect::<Vec<_>>(), &[]).await);
+    let stripped: Vec<&str> = out["nul_stripped"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    assert_eq!(stripped, ["projects id=1 (name)", "documents id=1 (title, body)"], "{out}");
+    let source = app::ssr::store::open(&old).await.unwrap();
+    let (was, now) = (
+        common::texts(&source, "SELECT body FROM documents WHERE id = $1", &[1]).await,
+        common::texts(&target, "SELECT body FROM documents WHERE id = $1", &[1]).await,
+    );
+    assert_eq!(now[0], was[0].replace('\0', ""));
+    assert!(!now[0].is_empty());
+    assert_eq!(common::texts(&target, "SELECT name FROM projects WHERE id = $1", &[1]).await, ["A"]);
+    // Every other row as it was.
+    let table = TABLES.iter().find(|t| t.name == "chunks").unwrap();
+    assert_eq!(copy::rows(&target, table).await.unwrap(), copy::rows(&source, table).await.unwrap());
 }

@@ -17,14 +17,23 @@ use tower::ServiceExt;
 const WEB_TOKEN: &str = "CANARYWEB-5b2d40687f3a9c1e";
 const CLI_TOKEN: &str = "CANARYCLI-0d9e8f7a6b5c4d3e";
 const BODY_KEY: &str = "CANARYBODY-1a2b3c4d5e6f7a8b";
+/// A key in the service's address (`?api_key=…`), sent by the web path.
+const URL_KEY: &str = "CANARYURL-9e8d7c6b5a4f3e2d";
 /// What no response may hold: each secret without its last four characters.
-const SECRETS: [&str; 3] = ["CANARYWEB-5b2d40687f3a", "CANARYCLI-0d9e8f7a6b5c", "CANARYBODY-1a2b3c4d5e6f"];
+const SECRETS: [&str; 4] =
+    ["CANARYWEB-5b2d40687f3a", "CANARYCLI-0d9e8f7a6b5c", "CANARYBODY-1a2b3c4d5e6f", "CANARYURL-9e8d7c6b5a4f"];
 
 async fn send(router: &axum::Router, req: Request<Body>) -> (StatusCode, String) {
-    let resp = router.clone().oneshot(req).await.unwrap();
-    let status = resp.status();
-    let bytes = resp.into_body().collect().await.unwrap().to_bytes();
-    (status, String::from_utf8_lossy(&bytes).into_owned())
+    let what = format!("{} {}", req.method(), req.uri());
+    let answer = async {
+        let resp = router.clone().oneshot(req).await.unwrap();
+        let status = resp.status();
+        let bytes = resp.into_body().collect().await.unwrap().to_bytes();
+        (status, String::from_utf8_lossy(&bytes).into_owned())
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(60), answer)
+        .await
+        .unwrap_or_else(|_| panic!("{what} did not answer in 60 s"))
 }
 
 fn post(path: &str, form: &str, cookie: &str) -> Request<Body> {
@@ -59,21 +68,27 @@ async fn a_methods_secrets_reach_no_reader_anywhere() {
     let recorded = seen.clone();
     let service = axum::Router::new().route(
         "/rag",
-        axum::routing::post(move |headers: axum::http::HeaderMap, axum::Json(body): axum::Json<serde_json::Value>| {
-            let recorded = recorded.clone();
-            async move {
-                let auth =
-                    headers.get(header::AUTHORIZATION).map(|v| v.to_str().unwrap().to_string()).unwrap_or_default();
-                recorded.lock().unwrap().push((auth.clone(), body["key"].as_str().unwrap_or("").to_string()));
-                let ok = (auth == format!("Bearer {WEB_TOKEN}") || auth == format!("Bearer {CLI_TOKEN}"))
-                    && body["key"] == BODY_KEY;
-                if !ok {
-                    return (StatusCode::UNAUTHORIZED, axum::Json(serde_json::json!({"error": "who are you?"})));
+        axum::routing::post(
+            move |uri: axum::http::Uri,
+                  headers: axum::http::HeaderMap,
+                  axum::Json(body): axum::Json<serde_json::Value>| {
+                let recorded = recorded.clone();
+                async move {
+                    let auth =
+                        headers.get(header::AUTHORIZATION).map(|v| v.to_str().unwrap().to_string()).unwrap_or_default();
+                    recorded.lock().unwrap().push((auth.clone(), body["key"].as_str().unwrap_or("").to_string()));
+                    let query = uri.query().unwrap_or("");
+                    let ok = ((auth == format!("Bearer {WEB_TOKEN}") && query == format!("api_key={URL_KEY}"))
+                        || (auth == format!("Bearer {CLI_TOKEN}") && query.is_empty()))
+                        && body["key"] == BODY_KEY;
+                    if !ok {
+                        return (StatusCode::UNAUTHORIZED, axum::Json(serde_json::json!({"error": "who are you?"})));
+                    }
+                    let q = body["q"].as_str().unwrap_or("");
+                    (StatusCode::OK, axum::Json(serde_json::json!({"answer": format!("The service says: {q}")})))
                 }
-                let q = body["q"].as_str().unwrap_or("");
-                (StatusCode::OK, axum::Json(serde_json::json!({"answer": format!("The service says: {q}")})))
-            }
-        }),
+            },
+        ),
     );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/rag", listener.local_addr().unwrap());
@@ -108,7 +123,7 @@ async fn a_methods_secrets_reach_no_reader_anywhere() {
 
     // Through the browser's server function: the editor, no name given.
     let params = serde_json::json!({
-        "url": url, "bearer_token": WEB_TOKEN, "answer": "/answer",
+        "url": format!("{url}?api_key={URL_KEY}"), "bearer_token": WEB_TOKEN, "answer": "/answer",
         "body": {"q": "{{question}}", "key": BODY_KEY},
     });
     let form = format!(
@@ -128,6 +143,19 @@ async fn a_methods_secrets_reach_no_reader_anywhere() {
     }
     let job = app::ssr::store::jobs::get_job(&pool, web_job).await.unwrap();
     assert_eq!((job.status, job.done, job.failed), (app::model::JobStatus::Done, job.total, 0), "{:?}", job.error);
+
+    // Settings copied from what a reader is shown carry redactions: refused
+    // with the place named, no job and no answer set made, nothing sent.
+    let copied = serde_json::json!({
+        "url": url, "bearer_token": "••••NARY", "answer": "/answer", "body": {"q": "{{question}}", "key": BODY_KEY},
+    });
+    let form = format!(
+        "question_set_id={set}&method=http&params={}&name=&target_words=",
+        percent_encoding::utf8_percent_encode(&copied.to_string(), percent_encoding::NON_ALPHANUMERIC)
+    );
+    let (status, body) = send(&router, post(app::api::StartAnswers::PATH, &form, &ed)).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(body.contains("/bearer_token") && body.contains("redaction"), "{body}");
 
     // Through the CLI, a token in a parameter of its own.
     let cli_params = [

@@ -64,6 +64,14 @@ pub async fn create(pool: &Db, req: &AnswerRequest) -> AppResult<(JobView, i64)>
         return Err(AppError::Invalid(format!("question set {} has no questions", set.id)));
     }
     let params = method::resolve(&req.method, &req.params).map_err(AppError::from)?;
+    // Settings copied from what a reader is shown carry redactions, not
+    // secrets: the method would be sent the dots.
+    if let Some(at) = engine::secret::redaction_in(&params) {
+        return Err(AppError::Invalid(format!(
+            "the parameter at {at} holds a redaction (••••), as Assay shows a secret to readers, not the secret \
+             itself: give the token or key"
+        )));
+    }
     if method::needs_graph(&req.method) && store::graph::overview(pool, set.project_id).await?.is_none() {
         return Err(AppError::Invalid(format!("{} needs the knowledge graph: build it first", req.method)));
     }
@@ -87,7 +95,7 @@ pub async fn create(pool: &Db, req: &AnswerRequest) -> AppResult<(JobView, i64)>
     // What readers of the set see: its parameters with any secret redacted
     // (the job keeps the secrets apart, see `jobs::create`).
     let (shown, _) = engine::secret::split(&params);
-    let name = req.name.clone().filter(|n| !n.trim().is_empty()).unwrap_or_else(|| set_name(&req.method, &shown));
+    let name = req.name.clone().filter(|n| !n.trim().is_empty()).unwrap_or_else(|| set_name(&req.method, &params));
     let described = json!({ "params": shown, "target_words": req.target_words });
     let answer_set =
         match store::answers::create_set(pool, set.project_id, set.id, Some(id), name.trim(), &req.method, &described)

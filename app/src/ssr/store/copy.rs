@@ -81,6 +81,24 @@ pub const TABLES: &[Table] = &[
         columns: &[("token_hash", Text), ("user_id", Int), ("created_at", Text), ("expires_at", Text)],
     },
     Table {
+        name: "login_limits",
+        key: &["account"],
+        identity: false,
+        columns: &[("account", Text), ("failures", Int), ("window_start", Text)],
+    },
+    Table {
+        name: "login_devices",
+        key: &["token_hash"],
+        identity: false,
+        columns: &[
+            ("token_hash", Text),
+            ("user_id", Int),
+            ("created_at", Text),
+            ("failures", Int),
+            ("window_start", Text),
+        ],
+    },
+    Table {
         name: "settings",
         key: &["key"],
         identity: false,
@@ -625,7 +643,12 @@ macro_rules! counts_on {
 /// PostgreSQL in one `REPEATABLE READ READ ONLY` transaction. The counts
 /// are compared inside both transactions, before the target's commit: on
 /// any failure the target's transaction rolls back and it stays empty.
-pub async fn copy(from: &Db, to: &Db, progress: &(dyn Fn(&str, i64) + Sync)) -> AppResult<Vec<(&'static str, i64)>> {
+///
+/// Text PostgreSQL cannot store (U+0000, which an SQLite database written
+/// before issue #40 may hold) is found row by row: without `strip_nul` the
+/// copy is refused naming the rows (nothing is written); with it each such
+/// character is removed and the rows are listed in [`Copied::repaired`].
+pub async fn copy(from: &Db, to: &Db, strip_nul: bool, progress: &(dyn Fn(&str, i64) + Sync)) -> AppResult<Copied> {
     let occupied: Vec<String> =
         counts(to).await?.into_iter().filter(|(_, n)| *n > 0).map(|(t, n)| format!("{t} ({n})")).collect();
     if !occupied.is_empty() {
@@ -645,13 +668,25 @@ pub async fn copy(from: &Db, to: &Db, progress: &(dyn Fn(&str, i64) + Sync)) -> 
             // The snapshot starts at its first read.
             let before = counts_on!(snapshot);
             let mut tx = super::begin(target).await?;
+            let mut nul_rows: Vec<String> = Vec::new();
             for table in TABLES {
                 let sql = select(table);
                 let mut batch: Vec<Vec<Value>> = Vec::with_capacity(BATCH);
                 let mut copied = 0i64;
                 let mut stream = sqlx::query(&sql).fetch(&mut *snapshot);
                 while let Some(row) = stream.try_next().await? {
-                    batch.push(read_row!(row, table));
+                    let mut values = read_row!(row, table);
+                    let with_nul = nul_columns(&mut values, table, strip_nul);
+                    if !with_nul.is_empty() {
+                        nul_rows.push(describe_row(table, &values, &with_nul));
+                    }
+                    if !strip_nul && !nul_rows.is_empty() {
+                        // The copy is refused below: the rest is read only
+                        // to name every such row (nothing more is written,
+                        // so no row misses one it refers to).
+                        continue;
+                    }
+                    batch.push(values);
                     if batch.len() == BATCH {
                         tx.insert_rows(table, &batch).await.map_err(|e| copy_error(table, e))?;
                         copied += batch.len() as i64;
@@ -659,9 +694,21 @@ pub async fn copy(from: &Db, to: &Db, progress: &(dyn Fn(&str, i64) + Sync)) -> 
                     }
                 }
                 drop(stream);
+                if !strip_nul && !nul_rows.is_empty() {
+                    continue;
+                }
                 tx.insert_rows(table, &batch).await.map_err(|e| copy_error(table, e))?;
                 copied += batch.len() as i64;
                 progress(table.name, copied);
+            }
+            if !strip_nul && !nul_rows.is_empty() {
+                // `tx` rolls back as it is dropped: the target stays empty.
+                return Err(AppError::Invalid(format!(
+                    "{} rows hold U+0000 (a NUL character), which PostgreSQL cannot store: {}; nothing was \
+                     written. Copy again with --strip-nul to remove those characters (the rows are listed)",
+                    nul_rows.len(),
+                    shown_rows(&nul_rows)
+                )));
             }
             if to.is_postgres() {
                 for table in TABLES.iter().filter(|t| t.identity) {
@@ -688,9 +735,63 @@ pub async fn copy(from: &Db, to: &Db, progress: &(dyn Fn(&str, i64) + Sync)) -> 
             }
             tx.commit().await?;
             snapshot.rollback().await?;
-            Ok(after)
+            Ok(Copied { tables: after, repaired: nul_rows })
         })
     })
+}
+
+/// What a copy wrote.
+#[derive(Debug)]
+pub struct Copied {
+    /// Rows per table, in [`TABLES`]' order (checked against the source's).
+    pub tables: Vec<(&'static str, i64)>,
+    /// The rows whose U+0000 characters were removed (`--strip-nul`): the
+    /// table, the row's key and the columns.
+    pub repaired: Vec<String>,
+}
+
+/// The text columns of `values` that hold U+0000, each such character
+/// removed when `strip`.
+fn nul_columns(values: &mut [Value], table: &Table, strip: bool) -> Vec<&'static str> {
+    let mut found = Vec::new();
+    for (value, (column, _)) in values.iter_mut().zip(table.columns) {
+        if let Value::Text(text) = value {
+            if text.contains('\0') {
+                found.push(*column);
+                if strip {
+                    text.retain(|c| c != '\0');
+                }
+            }
+        }
+    }
+    found
+}
+
+/// "documents id=3 (text, title)": a row by its key, and the columns named.
+fn describe_row(table: &Table, values: &[Value], columns: &[&str]) -> String {
+    let key: Vec<String> = table
+        .key
+        .iter()
+        .filter_map(|k| {
+            let i = table.columns.iter().position(|(c, _)| c == k)?;
+            Some(match &values[i] {
+                Value::Int(v) => format!("{k}={v}"),
+                Value::Text(v) => format!("{k}={v:?}"),
+                other => format!("{k}={other:?}"),
+            })
+        })
+        .collect();
+    format!("{} {} ({})", table.name, key.join(" "), columns.join(", "))
+}
+
+/// The first rows of a list, and how many more.
+pub fn shown_rows(rows: &[String]) -> String {
+    const SHOWN: usize = 20;
+    let mut out = rows.iter().take(SHOWN).cloned().collect::<Vec<_>>().join("; ");
+    if rows.len() > SHOWN {
+        out.push_str(&format!("; and {} more", rows.len() - SHOWN));
+    }
+    out
 }
 
 fn copy_error(table: &Table, e: sqlx::Error) -> AppError {

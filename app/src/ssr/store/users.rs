@@ -74,3 +74,139 @@ pub async fn delete_session(pool: &Db, token_hash: &str) -> AppResult<()> {
         Ok(())
     })
 }
+
+/// The time now, as every timestamp here is written.
+const NOW: &str = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')";
+
+/// Counts one password check for `account` (a login name, lower-cased)
+/// from a browser the account does not know, unless `limit` were counted
+/// in the current window of `window_secs` (fixed windows, one row per
+/// account, updated in one statement: concurrent attempts from any number
+/// of processes never get more than `limit` checks between them).
+/// `Err(seconds until the window ends)` when the limit is reached.
+pub async fn count_untrusted_attempt(
+    pool: &Db,
+    account: &str,
+    limit: i64,
+    window_secs: u64,
+) -> AppResult<Result<(), u64>> {
+    let stale = format!("strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-{window_secs} seconds')");
+    let counted: Option<i64> = on_db!(pool, |db| {
+        // Any name may be tried, an account or not: rows of ended windows
+        // go, so the table holds one window's names at most.
+        sqlx::query(&format!("DELETE FROM login_limits WHERE window_start < {stale}")).execute(db).await?;
+        sqlx::query_scalar(&format!(
+            "INSERT INTO login_limits (account, failures, window_start) VALUES ($1, 1, {NOW})
+             ON CONFLICT (account) DO UPDATE SET
+               failures = CASE WHEN login_limits.window_start < {stale} THEN 1 ELSE login_limits.failures + 1 END,
+               window_start = CASE WHEN login_limits.window_start < {stale} THEN {NOW}
+                                   ELSE login_limits.window_start END
+             WHERE login_limits.window_start < {stale} OR login_limits.failures < $2
+             RETURNING failures"
+        ))
+        .bind(account)
+        .bind(limit)
+        .fetch_optional(db)
+        .await?
+    });
+    if counted.is_some() {
+        return Ok(Ok(()));
+    }
+    let left: Option<f64> = on_db!(pool, |db| {
+        sqlx::query_scalar(&format!(
+            "SELECT {window_secs}.0 - (julianday({NOW}) - julianday(window_start)) * 86400.0
+               FROM login_limits WHERE account = $1"
+        ))
+        .bind(account)
+        .fetch_optional(db)
+        .await?
+    });
+    Ok(Err(left.unwrap_or(1.0).ceil().max(1.0) as u64))
+}
+
+/// A check [`count_untrusted_attempt`] counted found the right password:
+/// it is not a failure.
+pub async fn take_back_untrusted(pool: &Db, account: &str) -> AppResult<()> {
+    on_db!(pool, |db| {
+        sqlx::query(
+            "UPDATE login_limits SET failures = CASE WHEN failures > 0 THEN failures - 1 ELSE 0 END WHERE account = $1",
+        )
+        .bind(account)
+        .execute(db)
+        .await?;
+        Ok(())
+    })
+}
+
+/// Whether `token_hash` is a browser that logged in as `name` before.
+pub async fn is_device_of(pool: &Db, token_hash: &str, name: &str) -> AppResult<bool> {
+    on_db!(pool, |db| {
+        let n: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM login_devices d JOIN users u ON u.id = d.user_id
+              WHERE d.token_hash = $1 AND u.name = $2",
+        )
+        .bind(token_hash)
+        .bind(name)
+        .fetch_one(db)
+        .await?;
+        Ok(n > 0)
+    })
+}
+
+/// Counts one password check from a known browser, unless `limit` were
+/// counted in its current window (then the browser is treated as unknown).
+pub async fn count_device_attempt(pool: &Db, token_hash: &str, limit: i64, window_secs: u64) -> AppResult<bool> {
+    let stale = format!("strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-{window_secs} seconds')");
+    let fresh = format!("(window_start IS NULL OR window_start < {stale})");
+    on_db!(pool, |db| {
+        let counted: Option<i64> = sqlx::query_scalar(&format!(
+            "UPDATE login_devices SET
+               failures = CASE WHEN {fresh} THEN 1 ELSE failures + 1 END,
+               window_start = CASE WHEN {fresh} THEN {NOW} ELSE window_start END
+             WHERE token_hash = $1 AND ({fresh} OR failures < $2)
+             RETURNING failures"
+        ))
+        .bind(token_hash)
+        .bind(limit)
+        .fetch_optional(db)
+        .await?;
+        Ok(counted.is_some())
+    })
+}
+
+/// A known browser's check found the right password.
+pub async fn take_back_device(pool: &Db, token_hash: &str) -> AppResult<()> {
+    on_db!(pool, |db| {
+        sqlx::query(
+            "UPDATE login_devices SET failures = CASE WHEN failures > 0 THEN failures - 1 ELSE 0 END
+              WHERE token_hash = $1",
+        )
+        .bind(token_hash)
+        .execute(db)
+        .await?;
+        Ok(())
+    })
+}
+
+/// Remembers a browser that logged in as `user_id`; an account keeps its
+/// `keep` newest browsers.
+pub async fn remember_device(pool: &Db, token_hash: &str, user_id: i64, keep: i64) -> AppResult<()> {
+    on_db!(pool, |db| {
+        sqlx::query(
+            "INSERT INTO login_devices (token_hash, user_id) VALUES ($1, $2) ON CONFLICT (token_hash) DO NOTHING",
+        )
+        .bind(token_hash)
+        .bind(user_id)
+        .execute(db)
+        .await?;
+        sqlx::query(
+            "DELETE FROM login_devices WHERE user_id = $1 AND token_hash NOT IN (
+               SELECT token_hash FROM login_devices WHERE user_id = $1 ORDER BY created_at DESC LIMIT $2)",
+        )
+        .bind(user_id)
+        .bind(keep)
+        .execute(db)
+        .await?;
+        Ok(())
+    })
+}
