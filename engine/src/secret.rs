@@ -147,6 +147,33 @@ impl Secrets {
         (!self.is_empty()).then(|| serde_json::to_string(&self.0).unwrap_or_default())
     }
 
+    /// What to replace in free text written before secrets were kept apart
+    /// (an old answer set's name, an error naming an address), longest
+    /// first: each secret and what is shown in its place — an address
+    /// whole with its redacted form, then each of its credentials alone; a
+    /// plain secret with its redaction. Texts under 4 characters are left
+    /// out: replacing them in free text would mangle ordinary words.
+    pub fn scrubs(&self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for secret in self.0.values() {
+            let mut parts = Vec::new();
+            match rewrite_url(secret, true, &mut parts) {
+                Some(shown) => {
+                    out.push((secret.clone(), shown));
+                    out.extend(parts.into_iter().map(|p| {
+                        let shown = redact(&p);
+                        (p, shown)
+                    }));
+                }
+                None => out.push((secret.clone(), redact(secret))),
+            }
+        }
+        out.retain(|(s, _)| s.chars().count() >= 4);
+        out.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.0.cmp(&b.0)));
+        out.dedup();
+        out
+    }
+
     /// Secrets as [`Secrets::to_stored`] wrote them.
     pub fn from_stored(stored: Option<&str>) -> Result<Secrets, String> {
         match stored.map(str::trim).filter(|s| !s.is_empty()) {
@@ -207,12 +234,13 @@ fn walk(v: &mut Value, at: &mut String, secret: bool, out: &mut BTreeMap<String,
 /// name (`?key=…`, `&access_token=…`) — or `None` when it carries none (or
 /// is no address, or already shows a redaction).
 pub fn redact_url(text: &str) -> Option<String> {
-    rewrite_url(text, true)
+    rewrite_url(text, true, &mut Vec::new())
 }
 
 /// [`redact_url`], or with `redacted` false the address with those parts
 /// left out (`user@host`, no `key=`): what a name made from it may show.
-fn rewrite_url(text: &str, redacted: bool) -> Option<String> {
+/// The credentials themselves are added to `found`.
+fn rewrite_url(text: &str, redacted: bool, found: &mut Vec<String>) -> Option<String> {
     if !is_address(text) || text.contains("••••") {
         return None;
     }
@@ -234,6 +262,7 @@ fn rewrite_url(text: &str, redacted: bool) -> Option<String> {
         Some((userinfo, host)) => match userinfo.split_once(':') {
             Some((user, password)) if !password.is_empty() => {
                 changed = true;
+                found.push(password.to_string());
                 if redacted {
                     out.push_str(&format!("{user}:••••@{host}"));
                 } else {
@@ -251,6 +280,7 @@ fn rewrite_url(text: &str, redacted: bool) -> Option<String> {
             .filter_map(|pair| match pair.split_once('=') {
                 Some((name, value)) if !value.is_empty() && is_secret_name(&percent_decoded(name)) => {
                     changed = true;
+                    found.push(value.to_string());
                     redacted.then(|| format!("{name}={}", redact(value)))
                 }
                 _ => Some(pair.to_string()),
@@ -298,7 +328,7 @@ pub fn without_secrets(params: &Value) -> Value {
             map.iter().filter(|(k, _)| !is_secret_name(k)).map(|(k, v)| (k.clone(), without_secrets(v))).collect(),
         ),
         Value::Array(items) => Value::Array(items.iter().map(without_secrets).collect()),
-        Value::String(s) => Value::String(rewrite_url(s, false).unwrap_or_else(|| s.clone())),
+        Value::String(s) => Value::String(rewrite_url(s, false, &mut Vec::new()).unwrap_or_else(|| s.clone())),
         other => other.clone(),
     }
 }
@@ -328,10 +358,45 @@ pub fn redact_toml(text: &str) -> String {
     }
 }
 
+/// The secrets a TOML document (an experiment's manifest) holds, found as
+/// [`split`] finds them in JSON; none when the text is not TOML.
+pub fn toml_secrets(text: &str) -> Secrets {
+    match text.parse::<toml::Table>().ok().and_then(|doc| serde_json::to_value(doc).ok()) {
+        Some(value) => split(&value).1,
+        None => Secrets::default(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn scrubs_name_each_secret_and_an_addresss_credentials_longest_first() {
+        let (_, secrets) = split(&json!({
+            "url": "https://u:hunter2hunter2@host/rag?api_key=KEY-1234567890abcdef&q=1",
+            "bearer_token": "tok-0123456789abcdef",
+            "password": "abc",
+        }));
+        let scrubs = secrets.scrubs();
+        assert_eq!(
+            scrubs,
+            vec![
+                (
+                    "https://u:hunter2hunter2@host/rag?api_key=KEY-1234567890abcdef&q=1".to_string(),
+                    "https://u:••••@host/rag?api_key=••••cdef&q=1".to_string()
+                ),
+                ("KEY-1234567890abcdef".to_string(), "••••cdef".to_string()),
+                ("tok-0123456789abcdef".to_string(), "••••cdef".to_string()),
+                ("hunter2hunter2".to_string(), "••••".to_string()),
+            ],
+            "a three-character secret is left out of free text"
+        );
+        let manifest = "[answers.http]\nurl = \"http://h/rag\"\nbearer_token = \"tok-0123456789abcdef\"\n";
+        assert_eq!(toml_secrets(manifest).scrubs(), vec![("tok-0123456789abcdef".to_string(), "••••cdef".to_string())]);
+        assert!(toml_secrets("not = [toml").is_empty());
+    }
 
     #[test]
     fn secret_names_are_recognised_in_any_spelling() {

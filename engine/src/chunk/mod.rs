@@ -70,25 +70,28 @@ pub const MAX_RUN: usize = 1024;
 /// `text` as (offset, part) in order, cut only inside runs longer than
 /// [`MAX_RUN`]: prose is one part, the whole text.
 pub fn segments(text: &str) -> impl Iterator<Item = (usize, &str)> {
-    let mut cuts = Vec::new();
-    let mut run_start = 0;
-    let mut run_ws = None;
-    for (i, c) in text.char_indices() {
-        let ws = c.is_whitespace();
-        if run_ws != Some(ws) {
-            run_ws = Some(ws);
-            run_start = i;
-        } else if i - run_start >= MAX_RUN {
-            cuts.push(i);
-            run_start = i;
+    // Lazily, with no list of cuts: token counts call this on every chunk.
+    let mut chars = text.char_indices();
+    let (mut from, mut run_start, mut run_ws, mut ended) = (0, 0, None, false);
+    std::iter::from_fn(move || {
+        if ended {
+            return None;
         }
-    }
-    cuts.push(text.len());
-    let mut from = 0;
-    cuts.into_iter().filter_map(move |to| {
-        let part = (to > from || to == 0).then(|| (from, &text[from..to]));
-        from = to;
-        part
+        for (i, c) in chars.by_ref() {
+            let ws = c.is_whitespace();
+            if run_ws != Some(ws) {
+                run_ws = Some(ws);
+                run_start = i;
+            } else if i - run_start >= MAX_RUN {
+                run_start = i;
+                let part = (from, &text[from..i]);
+                from = i;
+                return Some(part);
+            }
+        }
+        ended = true;
+        // The rest (the empty text is one empty part).
+        (text.len() > from || text.is_empty()).then(|| (from, &text[from..]))
     })
 }
 

@@ -99,11 +99,12 @@ fn special(
 fn embedded_v4(v6: Ipv6Addr) -> Option<Ipv4Addr> {
     let s = v6.segments();
     let v4 = |hi: u16, lo: u16| Some(Ipv4Addr::new((hi >> 8) as u8, hi as u8, (lo >> 8) as u8, lo as u8));
+    // IPv4-compatible (but for `::` and `::1`) and NAT64 carry it last.
+    let compatible = s[0..6] == [0; 6] && !(s[6] == 0 && s[7] <= 1);
+    let nat64 = s[0] == 0x64 && s[1] == 0xff9b && s[2..6] == [0; 4];
     if let Some(v4) = v6.to_ipv4_mapped() {
         Some(v4)
-    } else if s[0..6] == [0; 6] && !(s[6] == 0 && s[7] <= 1) {
-        v4(s[6], s[7])
-    } else if s[0] == 0x64 && s[1] == 0xff9b && s[2..6] == [0; 4] {
+    } else if compatible || nat64 {
         v4(s[6], s[7])
     } else if s[0] == 0x2002 {
         v4(s[1], s[2])
@@ -119,23 +120,21 @@ fn embedded_v4(v6: Ipv6Addr) -> Option<Ipv4Addr> {
 pub fn refused(ip: IpAddr) -> Option<&'static str> {
     match ip {
         IpAddr::V4(v4) => refused_v4(v4),
-        IpAddr::V6(v6) => {
-            if let Some(v4) = embedded_v4(v6) {
-                return refused_v4(v4);
-            }
-            match special(V6_SPECIAL.iter().copied(), u128::from(v6), 128) {
-                Some((what, false)) => Some(what),
-                _ => None,
-            }
-        }
+        IpAddr::V6(v6) => match embedded_v4(v6) {
+            Some(v4) => refused_v4(v4),
+            None => not_global(special(V6_SPECIAL.iter().copied(), u128::from(v6), 128)),
+        },
     }
 }
 
 fn refused_v4(ip: Ipv4Addr) -> Option<&'static str> {
-    match special(V4_SPECIAL.iter().map(|&(p, l, w, g)| (u128::from(p), l, w, g)), u128::from(u32::from(ip)), 32) {
-        Some((what, false)) => Some(what),
-        _ => None,
-    }
+    let entries = V4_SPECIAL.iter().map(|&(p, l, w, g)| (u128::from(p), l, w, g));
+    not_global(special(entries, u128::from(u32::from(ip)), 32))
+}
+
+/// What a registry entry is, when it is not globally reachable.
+fn not_global(entry: Option<(&'static str, bool)>) -> Option<&'static str> {
+    entry.filter(|(_, global)| !global).map(|(what, _)| what)
 }
 
 /// How to allow what was refused, for every refusal's message.

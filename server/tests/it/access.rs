@@ -10,8 +10,6 @@ use crate::common;
 use axum::body::Body;
 use axum::http::{header, Request, StatusCode};
 use common::{assay, json, sample_with_answers};
-use http_body_util::BodyExt;
-use tower::ServiceExt;
 
 struct Reply {
     status: StatusCode,
@@ -19,9 +17,7 @@ struct Reply {
 }
 
 async fn send(router: &axum::Router, req: Request<Body>) -> Reply {
-    let resp = router.clone().oneshot(req).await.unwrap();
-    let status = resp.status();
-    let body = String::from_utf8_lossy(&resp.into_body().collect().await.unwrap().to_bytes()).to_string();
+    let (status, _, body) = common::send_to(router, req).await;
     Reply { status, body }
 }
 

@@ -36,11 +36,9 @@ struct Reply {
 }
 
 async fn send(h: &Harness, req: Request<Body>) -> Reply {
-    let resp = h.router.clone().oneshot(req).await.unwrap();
-    let header = |name: header::HeaderName| resp.headers().get(name).map(|v| v.to_str().unwrap().to_string());
-    let (status, location, set_cookie) = (resp.status(), header(header::LOCATION), header(header::SET_COOKIE));
-    let body = String::from_utf8_lossy(&resp.into_body().collect().await.unwrap().to_bytes()).to_string();
-    Reply { status, location, set_cookie, body }
+    let (status, headers, body) = common::send_to(&h.router, req).await;
+    let header = |name: header::HeaderName| headers.get(name).map(|v| v.to_str().unwrap().to_string());
+    Reply { status, location: header(header::LOCATION), set_cookie: header(header::SET_COOKIE), body }
 }
 
 fn get(path: &str, cookie: Option<&str>) -> Request<Body> {
@@ -252,10 +250,8 @@ fn login_with_device(addr: &str, password: &str, device: &str) -> Request<Body> 
 
 /// The status, every `Set-Cookie` and the body of `req`.
 async fn send_all(router: &axum::Router, req: Request<Body>) -> (StatusCode, Vec<String>, String) {
-    let resp = router.clone().oneshot(req).await.unwrap();
-    let cookies = resp.headers().get_all(header::SET_COOKIE).iter().map(|v| v.to_str().unwrap().to_string()).collect();
-    let status = resp.status();
-    let body = String::from_utf8_lossy(&resp.into_body().collect().await.unwrap().to_bytes()).to_string();
+    let (status, headers, body) = common::send_to(router, req).await;
+    let cookies = headers.get_all(header::SET_COOKIE).iter().map(|v| v.to_str().unwrap().to_string()).collect();
     (status, cookies, body)
 }
 

@@ -169,6 +169,27 @@ pub async fn texts(pool: &app::ssr::store::Db, sql: &str, binds: &[i64]) -> Vec<
     })
 }
 
+/// What a router answered a request: its status, headers and body (as
+/// text); a request that takes a minute fails the test, naming itself.
+#[allow(dead_code)]
+pub async fn send_to(
+    router: &axum::Router,
+    req: axum::http::Request<axum::body::Body>,
+) -> (axum::http::StatusCode, axum::http::HeaderMap, String) {
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+    let what = format!("{} {}", req.method(), req.uri());
+    let answer = async {
+        let resp = router.clone().oneshot(req).await.unwrap();
+        let (status, headers) = (resp.status(), resp.headers().clone());
+        let bytes = resp.into_body().collect().await.unwrap().to_bytes();
+        (status, headers, String::from_utf8_lossy(&bytes).into_owned())
+    };
+    tokio::time::timeout(std::time::Duration::from_secs(60), answer)
+        .await
+        .unwrap_or_else(|_| panic!("{what} did not answer in 60 s"))
+}
+
 /// The JSON a successful `assay --json …` printed.
 #[allow(dead_code)] // not every test file reads JSON
 pub fn json(out: &Output) -> serde_json::Value {

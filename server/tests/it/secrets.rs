@@ -9,9 +9,7 @@
 use crate::common::{self, assay, json};
 use axum::body::Body;
 use axum::http::{header, Request, StatusCode};
-use http_body_util::BodyExt;
 use std::sync::{Arc, Mutex};
-use tower::ServiceExt;
 
 /// Tokens long enough that their redaction shows their last four characters.
 const WEB_TOKEN: &str = "CANARYWEB-5b2d40687f3a9c1e";
@@ -24,16 +22,8 @@ const SECRETS: [&str; 4] =
     ["CANARYWEB-5b2d40687f3a", "CANARYCLI-0d9e8f7a6b5c", "CANARYBODY-1a2b3c4d5e6f", "CANARYURL-9e8d7c6b5a4f"];
 
 async fn send(router: &axum::Router, req: Request<Body>) -> (StatusCode, String) {
-    let what = format!("{} {}", req.method(), req.uri());
-    let answer = async {
-        let resp = router.clone().oneshot(req).await.unwrap();
-        let status = resp.status();
-        let bytes = resp.into_body().collect().await.unwrap().to_bytes();
-        (status, String::from_utf8_lossy(&bytes).into_owned())
-    };
-    tokio::time::timeout(std::time::Duration::from_secs(60), answer)
-        .await
-        .unwrap_or_else(|_| panic!("{what} did not answer in 60 s"))
+    let (status, _, body) = common::send_to(router, req).await;
+    (status, body)
 }
 
 fn post(path: &str, form: &str, cookie: &str) -> Request<Body> {
@@ -289,4 +279,89 @@ async fn a_methods_secrets_reach_no_reader_anywhere() {
     let params: Vec<String> = common::texts(&pool, "SELECT parameters FROM jobs", &[]).await;
     params.iter().for_each(|p| assert_clean("jobs.parameters", p));
     println!("{scanned} responses scanned: no secret in any");
+}
+
+/// A database an earlier version wrote (before `jobs.secrets`) holds a
+/// method's token in its job's and answer set's parameters, the set's
+/// generated name, an experiment's manifest, and errors that named the
+/// address: opening it moves each secret apart, as a new run stores it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_older_databases_secrets_are_moved_apart_when_it_opens() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = common::test_db(dir.path(), "old-secrets").await;
+    let pool = db.open().await;
+    let address = format!("http://127.0.0.1:9/rag?api_key={URL_KEY}");
+    let raw = serde_json::json!({
+        "url": address, "bearer_token": WEB_TOKEN, "answer": "/answer",
+        "body": {"q": "{{question}}", "key": BODY_KEY},
+    });
+    let job_params = serde_json::json!({"set_id": 1, "method": "http", "params": raw, "no_cache": false});
+    let set_params = serde_json::json!({"params": raw, "target_words": null});
+    let name = format!("http (url={address}, bearer_token={WEB_TOKEN})");
+    let error = format!("error sending request for url ({address})");
+    let manifest =
+        format!("[project]\nname = \"A\"\n\n[[answers]]\nmethod = \"http\"\nbearer_token = \"{CLI_TOKEN}\"\n");
+    let statements: Vec<(&str, Vec<String>)> = vec![
+        ("INSERT INTO projects (name) VALUES ('A')", vec![]),
+        ("INSERT INTO question_sets (project_id, kind, name) VALUES (1, 'imported', 'q')", vec![]),
+        (
+            "INSERT INTO jobs (project_id, kind, parameters, status, error) VALUES (1, 'answers', $1, 'failed', $2)",
+            vec![job_params.to_string(), error.clone()],
+        ),
+        (
+            "INSERT INTO job_items (job_id, key, status, error, tokens, cost_usd) VALUES (1, 'q1', 'failed', $1, 0, 0)",
+            vec![error.clone()],
+        ),
+        (
+            "INSERT INTO answer_sets (project_id, question_set_id, job_id, name, method, parameters)
+             VALUES (1, 1, 1, $1, 'http', $2)",
+            vec![name.clone(), set_params.to_string()],
+        ),
+        (
+            "INSERT INTO experiments (project_id, name, manifest, plan, llm, offline, status, error)
+             VALUES (1, 'old run', $1, '{}', '{}', TRUE, 'failed', $2)",
+            vec![manifest.clone(), format!("answers failed: {error}")],
+        ),
+    ];
+    for (sql, binds) in &statements {
+        app::on_db!(&pool, |d| {
+            let mut q = sqlx::query(sql);
+            for b in binds {
+                q = q.bind(b);
+            }
+            q.execute(d).await.unwrap();
+        });
+    }
+    // As it was: the secrets in plain sight (the scan below can see them).
+    let everything =
+        "SELECT parameters FROM jobs UNION ALL SELECT error FROM jobs UNION ALL SELECT error FROM job_items \
+                      UNION ALL SELECT name FROM answer_sets UNION ALL SELECT parameters FROM answer_sets \
+                      UNION ALL SELECT manifest FROM experiments UNION ALL SELECT error FROM experiments";
+    let before = common::texts(&pool, everything, &[]).await.join("\n");
+    for s in SECRETS {
+        assert!(before.contains(s), "the old database holds {s}…");
+    }
+    drop(pool);
+
+    // Opened by this version.
+    let pool = db.open().await;
+    let after = common::texts(&pool, everything, &[]).await;
+    after.iter().for_each(|t| assert_clean("a reader's column after the backfill", t));
+    let set = app::ssr::store::answers::get_set(&pool, 1).await.unwrap();
+    assert_eq!(set.name, "http (url=http://127.0.0.1:9/rag?api_key=••••3e2d, bearer_token=••••9c1e)");
+    let jobs = app::ssr::store::jobs::list_jobs(&pool, 1).await.unwrap();
+    assert_eq!(
+        jobs[0].error.as_deref(),
+        Some("error sending request for url (http://127.0.0.1:9/rag?api_key=••••3e2d)")
+    );
+    // The runner gets the very settings back.
+    let stored = app::ssr::store::jobs::secrets(&pool, 1).await.unwrap();
+    let secrets = engine::secret::Secrets::from_stored(stored.as_deref()).unwrap();
+    let mut shown: serde_json::Value =
+        serde_json::from_str(&common::texts(&pool, "SELECT parameters FROM jobs", &[]).await[0]).unwrap();
+    secrets.apply(&mut shown);
+    assert_eq!(shown, job_params);
+    // Once is enough: the next open finds nothing to move.
+    let again = app::ssr::store::backfill::secrets(&pool).await.unwrap();
+    assert_eq!(again, app::ssr::store::backfill::Backfilled::default());
 }

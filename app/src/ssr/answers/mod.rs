@@ -91,10 +91,10 @@ pub async fn create(pool: &Db, req: &AnswerRequest) -> AppResult<(JobView, i64)>
         params: params.clone(),
         target_words: req.target_words,
     });
-    let id = jobs::create(pool, set.project_id, &job, set.questions).await?;
-    // What readers of the set see: its parameters with any secret redacted
-    // (the job keeps the secrets apart, see `jobs::create`).
-    let (shown, _) = engine::secret::split(&params);
+    // What readers of the set see: its parameters with any secret redacted,
+    // as its job shows them (the job keeps the secrets apart).
+    let (id, mut shown_job) = jobs::create_showing(pool, set.project_id, &job, set.questions).await?;
+    let shown = shown_job["params"].take();
     let name = req.name.clone().filter(|n| !n.trim().is_empty()).unwrap_or_else(|| set_name(&req.method, &params));
     let described = json!({ "params": shown, "target_words": req.target_words });
     let answer_set =

@@ -74,8 +74,20 @@ pub struct Run<'a> {
 /// body template: `engine::secret`) are stored apart, redacted in the
 /// settings every reader sees, and put back only when the job runs.
 pub async fn create(pool: &Db, project_id: i64, params: &JobParams, total: i64) -> AppResult<i64> {
+    Ok(create_showing(pool, project_id, params, total).await?.0)
+}
+
+/// [`create`], returning also the settings as every reader sees them.
+pub async fn create_showing(
+    pool: &Db,
+    project_id: i64,
+    params: &JobParams,
+    total: i64,
+) -> AppResult<(i64, serde_json::Value)> {
     let (shown, secrets) = engine::secret::split(&params.to_json());
-    store::jobs::create_job(pool, project_id, params.kind(), &shown, secrets.to_stored().as_deref(), total).await
+    let id =
+        store::jobs::create_job(pool, project_id, params.kind(), &shown, secrets.to_stored().as_deref(), total).await?;
+    Ok((id, shown))
 }
 
 impl Run<'_> {

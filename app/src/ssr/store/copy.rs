@@ -565,15 +565,26 @@ fn select(table: &Table) -> String {
     format!("SELECT {} FROM {} ORDER BY {}", columns.join(", "), table.name, table.key.join(", "))
 }
 
+/// Rows per table in [`TABLES`]' order, read on one connection (inside a
+/// transaction: its snapshot).
+macro_rules! counts_on {
+    ($conn:expr) => {{
+        let mut out: Vec<(&'static str, i64)> = Vec::with_capacity(TABLES.len());
+        for t in TABLES {
+            let sql = format!("SELECT COUNT(*) FROM {}", t.name);
+            let n: i64 = sqlx::query_scalar(&sql).fetch_one(&mut *$conn).await?;
+            out.push((t.name, n));
+        }
+        out
+    }};
+}
+
 /// Rows per table, in [`TABLES`]' order.
 pub async fn counts(pool: &Db) -> AppResult<Vec<(&'static str, i64)>> {
-    let mut out = Vec::with_capacity(TABLES.len());
-    for t in TABLES {
-        let sql = format!("SELECT COUNT(*) FROM {}", t.name);
-        let n: i64 = on_db!(pool, |db| sqlx::query_scalar(&sql).fetch_one(db).await)?;
-        out.push((t.name, n));
-    }
-    Ok(out)
+    on_db!(pool, |db| {
+        let mut conn = db.acquire().await?;
+        Ok(counts_on!(conn))
+    })
 }
 
 /// Every row of `table`, in key order (for comparing two databases).
@@ -617,20 +628,6 @@ super::connection_steps! {
             Ok(())
         }
     }
-}
-
-/// Rows per table in [`TABLES`]' order, read on one connection (inside a
-/// transaction: its snapshot).
-macro_rules! counts_on {
-    ($conn:expr) => {{
-        let mut out: Vec<(&'static str, i64)> = Vec::with_capacity(TABLES.len());
-        for t in TABLES {
-            let sql = format!("SELECT COUNT(*) FROM {}", t.name);
-            let n: i64 = sqlx::query_scalar(&sql).fetch_one(&mut *$conn).await?;
-            out.push((t.name, n));
-        }
-        out
-    }};
 }
 
 /// Copies every row of `from` into `to` (which must hold none), then

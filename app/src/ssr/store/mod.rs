@@ -7,6 +7,7 @@
 
 pub mod access;
 pub mod answers;
+pub mod backfill;
 pub mod calls;
 pub mod copy;
 pub mod evaluations;
@@ -210,8 +211,15 @@ pub async fn open_target_with(target: &str, connections: u32) -> Result<Db, Open
     if is_postgres_url(target) {
         open_postgres(target, connections).await
     } else {
-        Ok(Db::Sqlite(open_sqlite(Path::new(target), None).await?))
+        ready(Db::Sqlite(open_sqlite(Path::new(target), None).await?)).await
     }
+}
+
+/// A database just migrated, with the secrets an older version wrote where
+/// readers see them moved apart ([`backfill::secrets`]).
+async fn ready(db: Db) -> Result<Db, OpenError> {
+    backfill::secrets(&db).await.map_err(|e| OpenError::Backfill(e.to_string()))?;
+    Ok(db)
 }
 
 pub fn is_postgres_url(target: &str) -> bool {
@@ -233,20 +241,20 @@ pub async fn open_postgres(url: &str, connections: u32) -> Result<Db, OpenError>
         .connect_with(options)
         .await?;
     sqlx::migrate!("../migrations/postgres").run(&pool).await?;
-    Ok(Db::Postgres(pool))
+    ready(Db::Postgres(pool)).await
 }
 
 /// Opens (creating if needed) the SQLite file at `path` and applies the
 /// migrations. The parent directory is created too.
 pub async fn open(path: &Path) -> Result<Db, OpenError> {
-    Ok(Db::Sqlite(open_sqlite(path, None).await?))
+    ready(Db::Sqlite(open_sqlite(path, None).await?)).await
 }
 
 /// [`open`], with every connection limited to `max_pages` pages of the
 /// database (`PRAGMA max_page_count`): a full disk, made to order, for the
 /// tests that prove nothing acknowledged is lost when writes fail.
 pub async fn open_with(path: &Path, max_pages: Option<u64>) -> Result<Db, OpenError> {
-    Ok(Db::Sqlite(open_sqlite(path, max_pages).await?))
+    ready(Db::Sqlite(open_sqlite(path, max_pages).await?)).await
 }
 
 async fn open_sqlite(path: &Path, max_pages: Option<u64>) -> Result<SqlitePool, OpenError> {
@@ -312,6 +320,8 @@ pub enum OpenError {
     Sqlx(#[from] sqlx::Error),
     #[error("cannot apply database migrations: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error("cannot move the secrets an earlier version stored out of what readers see: {0}")]
+    Backfill(String),
 }
 
 // ---------------------------------------------------------------- projects

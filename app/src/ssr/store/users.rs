@@ -78,6 +78,12 @@ pub async fn delete_session(pool: &Db, token_hash: &str) -> AppResult<()> {
 /// The time now, as every timestamp here is written.
 const NOW: &str = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')";
 
+/// The SQL time `secs` seconds ago, as the login tables store times: a
+/// window that started before it has ended.
+fn window_ago(secs: u64) -> String {
+    format!("strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-{secs} seconds')")
+}
+
 /// Counts one password check for `account` (a login name, lower-cased)
 /// from a browser the account does not know, unless `limit` were counted
 /// in the current window of `window_secs` (fixed windows, one row per
@@ -90,12 +96,9 @@ pub async fn count_untrusted_attempt(
     limit: i64,
     window_secs: u64,
 ) -> AppResult<Result<(), u64>> {
-    let stale = format!("strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-{window_secs} seconds')");
+    let stale = window_ago(window_secs);
     let counted: Option<i64> = on_db!(pool, |db| {
-        // Any name may be tried, an account or not: rows of ended windows
-        // go, so the table holds one window's names at most.
-        sqlx::query(&format!("DELETE FROM login_limits WHERE window_start < {stale}")).execute(db).await?;
-        sqlx::query_scalar(&format!(
+        let counted: Option<i64> = sqlx::query_scalar(&format!(
             "INSERT INTO login_limits (account, failures, window_start) VALUES ($1, 1, {NOW})
              ON CONFLICT (account) DO UPDATE SET
                failures = CASE WHEN login_limits.window_start < {stale} THEN 1 ELSE login_limits.failures + 1 END,
@@ -107,7 +110,14 @@ pub async fn count_untrusted_attempt(
         .bind(account)
         .bind(limit)
         .fetch_optional(db)
-        .await?
+        .await?;
+        // Any name may be tried, an account or not: when a window starts,
+        // rows of ended windows go, so the table holds one window's names
+        // at most.
+        if counted == Some(1) {
+            sqlx::query(&format!("DELETE FROM login_limits WHERE window_start < {stale}")).execute(db).await?;
+        }
+        counted
     });
     if counted.is_some() {
         return Ok(Ok(()));
@@ -156,8 +166,7 @@ pub async fn is_device_of(pool: &Db, token_hash: &str, name: &str) -> AppResult<
 /// Counts one password check from a known browser, unless `limit` were
 /// counted in its current window (then the browser is treated as unknown).
 pub async fn count_device_attempt(pool: &Db, token_hash: &str, limit: i64, window_secs: u64) -> AppResult<bool> {
-    let stale = format!("strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-{window_secs} seconds')");
-    let fresh = format!("(window_start IS NULL OR window_start < {stale})");
+    let fresh = format!("(window_start IS NULL OR window_start < {})", window_ago(window_secs));
     on_db!(pool, |db| {
         let counted: Option<i64> = sqlx::query_scalar(&format!(
             "UPDATE login_devices SET
