@@ -100,6 +100,21 @@ pub struct CorpusSize {
     pub documents: usize,
     pub tokens: u64,
     pub chunks: u64,
+    /// The chunks' tokens added up (overlaps counted in each chunk): what
+    /// extraction and chunk summaries send.
+    #[serde(default)]
+    pub chunk_tokens: u64,
+}
+
+impl CorpusSize {
+    /// A chunk's mean tokens (`fallback` for a corpus measured without them).
+    fn mean_chunk(&self, fallback: u64) -> u64 {
+        if self.chunks == 0 || self.chunk_tokens == 0 {
+            fallback
+        } else {
+            self.chunk_tokens.div_ceil(self.chunks)
+        }
+    }
 }
 
 impl CorpusSize {
@@ -115,7 +130,10 @@ impl CorpusSize {
         for doc in &read.documents {
             size.documents += 1;
             size.tokens += settings.tokenizer.count(&doc.text) as u64;
-            size.chunks += crate::chunk::chunk_text(&doc.text, settings).map_or(0, |c| c.len() as u64);
+            if let Ok(chunks) = crate::chunk::chunk_text(&doc.text, settings) {
+                size.chunks += chunks.len() as u64;
+                size.chunk_tokens += chunks.iter().map(|c| c.tokens as u64).sum::<u64>();
+            }
         }
         size
     }
@@ -447,6 +465,23 @@ pub mod label {
     }
 }
 
+/// The retrieved context a method puts in an answer's prompt: the chunks
+/// it takes (BM25 and naive: `k`) or its token budgets (the graph methods),
+/// at most the whole corpus.
+fn context_tokens(m: &MethodSection, chunks: u64, chunk: u64) -> u64 {
+    let p = m.params_json();
+    let param = |name: &str, default: u64| p.get(name).and_then(serde_json::Value::as_u64).unwrap_or(default);
+    let corpus = chunks * chunk;
+    match m.name.as_str() {
+        "bm25" => param("k", 10).min(chunks) * chunk,
+        "naive" => param("k", 5).min(chunks) * chunk,
+        "lightrag" => (param("entity_tokens", 4_000) + param("relation_tokens", 4_000) + param("chunk_tokens", 4_000))
+            .min(corpus.max(1)),
+        "graphrag-local" | "graphrag-global" | "fastgraphrag" => param("context_tokens", 8_000).min(corpus.max(1)),
+        _ => CONTEXT_TOKENS.min(corpus.max(1)),
+    }
+}
+
 /// A stage's expected LLM work before it runs, by formula from the
 /// manifest and the corpus' size (`how` says which). Real counts differ:
 /// length alignment's regenerations, graph descriptions long enough to be
@@ -461,8 +496,11 @@ pub struct StageEstimate {
     pub how: String,
 }
 
-/// Prompt-template tokens around a task's own text (instructions, format).
-const TEMPLATE_TOKENS: u64 = 400;
+/// A prompt template's own tokens (its instructions and format), counted
+/// as the gateway counts a prompt.
+fn template(prompt: &str) -> u64 {
+    crate::chunk::Tokenizer::Cl100kBase.count(prompt) as u64
+}
 /// An answer's tokens when a method gives no target length (~150 words).
 const ANSWER_TOKENS: u64 = 200;
 /// Retrieved context a method puts in its prompt.
@@ -475,18 +513,21 @@ impl Manifest {
     /// and tokens, for a corpus of `corpus`'s size.
     pub fn estimate(&self, corpus: &CorpusSize) -> Vec<StageEstimate> {
         let mut out = Vec::new();
+        // Totals: calls, and the prompts' and replies' tokens of them all.
         let mut push = |kind: &str, label: String, calls: u64, prompt: u64, completion: u64, how: String| {
             out.push(StageEstimate {
                 kind: kind.into(),
                 label,
                 calls,
-                prompt_tokens: calls * prompt,
-                completion_tokens: calls * completion,
+                prompt_tokens: prompt,
+                completion_tokens: completion,
                 how,
             })
         };
         let size = self.corpus.chunk_tokens as u64;
         let chunks = corpus.chunks;
+        // A chunk's tokens as the chunker cut this corpus.
+        let chunk = corpus.mean_chunk(size);
         push(
             "corpus",
             label::CORPUS.into(),
@@ -506,28 +547,55 @@ impl Manifest {
                 "graph",
                 label::GRAPH.into(),
                 chunks * passes,
-                size + TEMPLATE_TOKENS,
-                size / 3,
+                // A gleaning pass sends the conversation so far again, with
+                // its own request.
+                chunks
+                    * (passes * (chunk + template(crate::graph::extract::PROMPT))
+                        + (passes - 1) * (size / 3 + template(crate::graph::extract::GLEAN_PROMPT))),
+                chunks * passes * (size / 3),
                 format!("{chunks} chunks × {passes} extraction passes (1 + gleaning); long descriptions add summaries"),
             );
         }
         for (i, q) in self.questions.iter().enumerate() {
-            let (calls, prompt, how) = match q {
-                QuestionsSection::Graph { .. } => (
-                    q.planned() as u64,
-                    800,
-                    "one call per question (its node, edge or subgraph with their text)".to_string(),
-                ),
-                QuestionsSection::Summary { users, tasks, head, tail, .. } => (
-                    1 + (users * tasks) as u64,
-                    (head + tail) as u64 + TEMPLATE_TOKENS,
-                    format!("1 call for the {users} users' tasks + {} (one per user and task)", users * tasks),
+            let n = q.planned() as u64;
+            let (calls, prompt, completion, how) = match q {
+                QuestionsSection::Graph { node, edge, subgraph, .. } => {
+                    // A node or edge question is given up to 3 of its
+                    // chunks; a subgraph's every chunk is summarised first
+                    // (each chunk once: later questions read the cache).
+                    let summaries = if *subgraph > 0 { chunks } else { 0 };
+                    let given = crate::questions::graph::CHUNKS_PER_ITEM as u64 * chunk;
+                    use crate::questions::graph::{EDGE_PROMPT, NODE_PROMPT, SUBGRAPH_PROMPT};
+                    let prompt = *node as u64 * (given + template(NODE_PROMPT))
+                        + *edge as u64 * (given + template(EDGE_PROMPT))
+                        + *subgraph as u64 * (2_000 + template(SUBGRAPH_PROMPT))
+                        + summaries * (chunk + template(crate::graph::summarise::PROMPT));
+                    let how = if summaries > 0 {
+                        format!(
+                            "one call per question (its node, edge or subgraph with their text), + up to {} chunk \
+                             summaries for the subgraphs (each chunk once)",
+                            thousands(summaries)
+                        )
+                    } else {
+                        "one call per question (its node or edge with its text)".to_string()
+                    };
+                    (n + summaries, prompt, n * 60 + summaries * 150, how)
+                }
+                QuestionsSection::Summary { users, tasks, per_task, head, tail, .. } => (
+                    1,
+                    corpus.tokens.min(corpus.documents as u64 * (head + tail) as u64)
+                        + template(crate::questions::summary::PROMPT),
+                    (users * tasks * per_task) as u64 * 40,
+                    format!(
+                        "1 call: the documents' heads and tails → {users} users × {tasks} tasks × {per_task} questions"
+                    ),
                 ),
                 QuestionsSection::Hierarchical { .. } => {
-                    (q.planned() as u64, size + TEMPLATE_TOKENS, "one call per question, over its chunk".to_string())
+                    let prompt = n * (chunk + template(crate::questions::hierarchy::PROMPT));
+                    (n, prompt, n * 60, "one call per question, over its chunk".to_string())
                 }
             };
-            push("questions", label::questions(i, q), calls, prompt, 60, how);
+            push("questions", label::questions(i, q), calls, prompt, completion, how);
         }
         let answer_tokens = |m: &MethodSection| m.target_words.map_or(ANSWER_TOKENS, |w| (w as u64 * 4).div_ceil(3));
         let per_answer = |name: &str| match name {
@@ -547,12 +615,19 @@ impl Manifest {
                     }
                     _ => format!("{n} questions × 1"),
                 };
+                // The answer's prompt, and LightRAG's keywords call first
+                // (the question alone in its template).
+                let answer_prompt = match m.name.as_str() {
+                    "http" => 0,
+                    _ => n * (context_tokens(m, chunks, chunk) + template(crate::rag::answer::PROMPT)),
+                };
+                let keywords = if m.name == "lightrag" { n * (template(crate::rag::lightrag::PROMPT) + 30) } else { 0 };
                 push(
                     "answers",
                     label::answers(&m.name, i),
                     calls,
-                    CONTEXT_TOKENS + TEMPLATE_TOKENS,
-                    answer_tokens(m),
+                    answer_prompt + keywords,
+                    n * answer_tokens(m) + keywords / 4,
                     how,
                 );
             }
@@ -562,7 +637,11 @@ impl Manifest {
             let unbiased = matches!(e.protocol.as_str(), "unbiased" | "both");
             let legacy = matches!(e.protocol.as_str(), "legacy" | "both");
             let per_question = if unbiased { (e.trials * e.repeats * orders) as u64 } else { 0 } + legacy as u64;
-            let judge_prompt = |a: u64| 2 * a + TEMPLATE_TOKENS + 40;
+            // Both answers and the question in the judge's template: the
+            // scoring rubric for the unbiased protocol, the legacy one's.
+            let judge_template =
+                if unbiased { template(crate::judge::scoring::PROMPT) } else { template(crate::judge::legacy::PROMPT) };
+            let judge_prompt = |a: u64| 2 * a + judge_template + 40;
             let sets: Vec<usize> =
                 if e.sets.is_empty() { (1..=self.questions.len()).collect() } else { e.sets.clone() };
             let avg_answer = if self.methods.is_empty() {
@@ -576,12 +655,16 @@ impl Manifest {
                 if e.sanity && k == 0 {
                     for m in &self.methods {
                         let calls = n * (per_answer(&m.name) + per_question);
+                        // Answered again (its context in each prompt), then judged.
+                        let again = n
+                            * per_answer(&m.name).min(1)
+                            * (context_tokens(m, chunks, chunk) + template(crate::rag::answer::PROMPT));
                         push(
                             "sanity",
                             label::sanity(&m.name),
                             calls,
-                            judge_prompt(answer_tokens(m)),
-                            VERDICT_TOKENS,
+                            again + n * per_question * judge_prompt(answer_tokens(m)),
+                            n * per_question * VERDICT_TOKENS + n * answer_tokens(m),
                             format!("{n} questions × ({} answer again + {per_question} verdicts)", per_answer(&m.name)),
                         );
                     }
@@ -597,12 +680,13 @@ impl Manifest {
                     },
                     if legacy { " + 1 legacy" } else { "" }
                 );
+                let calls = pairs * n * per_question;
                 push(
                     "evaluation",
                     label::evaluation(position, self.methods.len()),
-                    pairs * n * per_question,
-                    judge_prompt(avg_answer),
-                    VERDICT_TOKENS,
+                    calls,
+                    calls * judge_prompt(avg_answer),
+                    calls * VERDICT_TOKENS,
                     how,
                 );
             }
@@ -846,12 +930,31 @@ mod tests {
             &here(),
         )
         .unwrap();
-        // Two documents of 3,000 tokens in all, cut into 4 chunks.
-        let e = m.estimate(&CorpusSize { documents: 2, tokens: 3000, chunks: 4 });
-        let calls = |label: &str| e.iter().find(|s| s.label == label).map(|s| s.calls).unwrap();
+        // Two documents of 3,000 tokens in all, cut into 4 chunks of 3,200
+        // tokens between them (the overlaps).
+        let e = m.estimate(&CorpusSize { documents: 2, tokens: 3000, chunks: 4, chunk_tokens: 3200 });
+        let stage = |label: &str| e.iter().find(|s| s.label == label).unwrap();
+        let calls = |label: &str| stage(label).calls;
         assert_eq!(calls("graph"), 4 * 2, "4 chunks × (1 + gleaning)");
-        assert_eq!(calls("questions 1: graph"), 150);
-        assert_eq!(calls("questions 2: summary"), 1 + 25);
+        let (extract, glean) = (template(crate::graph::extract::PROMPT), template(crate::graph::extract::GLEAN_PROMPT));
+        assert!(extract > 100 && glean > 20, "{extract} {glean}");
+        assert_eq!(
+            stage("graph").prompt_tokens,
+            2 * (3200 + 4 * extract) + 4 * (1200 / 3 + glean),
+            "each pass sends every chunk; the gleaning pass the first reply and its request too"
+        );
+        assert_eq!(calls("questions 1: graph"), 150 + 4, "150 questions + each chunk summarised once for subgraphs");
+        assert_eq!(calls("questions 2: summary"), 1, "one call proposes every user, task and question");
+        assert_eq!(
+            stage("questions 2: summary").prompt_tokens,
+            3000 + template(crate::questions::summary::PROMPT),
+            "short documents: whole"
+        );
+        // BM25 takes its k = 10 chunks, of a 4-chunk corpus all 4 (800 tokens each).
+        assert_eq!(
+            stage("answers: bm25 on questions 1").prompt_tokens,
+            150 * (4 * 800 + template(crate::rag::answer::PROMPT))
+        );
         assert_eq!(calls("answers: lightrag on questions 2"), 125 * 2);
         // Seed 000 §VI: 6 pairs × 150 questions × 25 trials × 2 repeats × 2 orders.
         assert_eq!(calls("evaluation: questions 1, 4 methods"), 90_000);

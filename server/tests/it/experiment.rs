@@ -268,3 +268,60 @@ async fn a_manifest_on_postgresql_gives_the_sqlite_report() {
     assert!(again["stages"].as_array().unwrap().iter().all(|s| s["reused"] == true), "{again}");
     assert_eq!(again["new_calls"].as_i64(), Some(0));
 }
+
+/// The price before the run (#39): `assay run --plan` (the wizard's
+/// estimate) counts the calls a run then records — exactly for every stage
+/// whose calls the run does not decide as it goes (questions, answers, a
+/// sanity check, the judging), and as a bound where it does (chunk
+/// summaries read from the cache, length alignment's regenerations).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_plan_counts_the_calls_the_run_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = common::test_db(dir.path(), "plan").await;
+    let novel = format!("{}/../../shared/corpora/christmas_carol_stave1.txt", env!("CARGO_MANIFEST_DIR"));
+    let file = dir.path().join("carol.toml");
+    // The test manifest with summary questions too, answered by both methods.
+    let text = manifest(&novel).replace(
+        "[[methods]]\nname = \"bm25\"",
+        "[[questions]]\nkind = \"summary\"\nusers = 2\ntasks = 2\nper_task = 2\n[[methods]]\nname = \"bm25\"",
+    );
+    std::fs::write(&file, &text).unwrap();
+    let plan = json(&assay(&db, &["--json", "run", file.to_str().unwrap(), "--plan"], &[]).await);
+    let run = json(&assay(&db, &["--json", "run", file.to_str().unwrap()], &[]).await);
+    let pool = db.open().await;
+    let planned = |label: &str| {
+        plan["stages"].as_array().unwrap().iter().find(|s| s["label"] == label).unwrap_or_else(|| panic!("{label}"))
+            ["calls"]
+            .as_i64()
+            .unwrap()
+    };
+    let mut compared = 0;
+    for stage in run["stages"].as_array().unwrap() {
+        let label = stage["label"].as_str().unwrap();
+        let Some(job) = stage["job_id"].as_i64() else { continue };
+        let count = |filter: &'static str| {
+            let pool = pool.clone();
+            async move {
+                common::scalar(&pool, &format!("SELECT COUNT(*) FROM llm_calls WHERE job_id = $1 {filter}"), &[job])
+                    .await
+            }
+        };
+        let (all, paid) = (count("").await, count("AND NOT cached").await);
+        match stage["kind"].as_str().unwrap() {
+            // Long descriptions summarised: known once the graph is.
+            "graph" => assert!(all >= planned(label), "{label}: {all} calls, planned {}", planned(label)),
+            "questions" if label.ends_with("graph") => {
+                // Each question, and each chunk summarised once for the subgraphs.
+                assert!(paid <= planned(label), "{label}: {paid} paid calls, planned at most {}", planned(label));
+                assert_eq!(count("AND purpose LIKE 'question%'").await, 6, "{label}");
+            }
+            "evaluation" => {
+                let judged = count("AND purpose LIKE 'judge%'").await;
+                assert_eq!(judged, planned(label), "{label}: the judging calls as planned");
+            }
+            _ => assert_eq!(all, planned(label), "{label}: the calls as planned"),
+        }
+        compared += 1;
+    }
+    assert!(compared >= 10, "{compared} stages compared");
+}

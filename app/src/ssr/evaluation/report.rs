@@ -82,6 +82,11 @@ pub struct Snapshot {
     /// Its plots, drawn the first time they are asked for (a page's
     /// images each ask; at the papers' sizes there are 20 of them).
     drawn: std::sync::OnceLock<Vec<(String, String)>>,
+    /// Its job's calls (all, cached) and its judging items' outcome, read
+    /// the first time a view asks: they change only with the job's
+    /// progress, which is part of the snapshot's key (at the papers' sizes
+    /// they are 150,000 call rows to count).
+    counts: tokio::sync::OnceCell<((i64, i64), Option<crate::model::JobOutcome>)>,
 }
 
 impl Snapshot {
@@ -125,7 +130,7 @@ pub async fn snapshot(pool: &Db, id: i64) -> AppResult<std::sync::Arc<Snapshot>>
     let (contenders, pairs) = inputs(pool, &stored).await?;
     let fresh = tokio::task::spawn_blocking(move || {
         let report = eval::report(&stored.settings, &contenders, &pairs);
-        std::sync::Arc::new(Snapshot { stored, pairs, report, drawn: Default::default() })
+        std::sync::Arc::new(Snapshot { stored, pairs, report, drawn: Default::default(), counts: Default::default() })
     })
     .await
     .map_err(|_| AppError::Internal)?;
@@ -342,15 +347,20 @@ pub async fn report_view_of(pool: &Db, s: std::sync::Arc<Snapshot>, inline: bool
         ));
     }
     let bias_verdicts = b.verdicts(e.settings.align && unbiased, e.settings.exchange && unbiased, e.settings.tolerance);
-    let (calls, cached_calls): (i64, i64) = match e.view.job_id {
-        Some(j) => store::evaluations::call_counts(pool, j).await?,
-        None => (0, 0),
-    };
-    // The judging items (`u-…`, `l-…`), not the alignment's (`al-…`).
-    let judging = match e.view.job_id {
-        Some(j) => Some(store::jobs::outcome_of(pool, j, "_-%").await?),
-        None => None,
-    };
+    let ((calls, cached_calls), judging) = s
+        .counts
+        .get_or_try_init(|| async {
+            AppResult::Ok(match e.view.job_id {
+                Some(j) => (
+                    store::evaluations::call_counts(pool, j).await?,
+                    // The judging items (`u-…`, `l-…`), not the alignment's (`al-…`).
+                    Some(store::jobs::outcome_of(pool, j, "_-%").await?),
+                ),
+                None => ((0, 0), None),
+            })
+        })
+        .await?
+        .clone();
     let judge_reading = match (e.settings.judge, &judging) {
         (JudgeKind::Llm, Some(o)) => judge_reading(o, b.flip_rate, b.exchanged_draws),
         _ => None,
@@ -456,24 +466,27 @@ pub async fn drill_questions(
     page: i64,
 ) -> AppResult<crate::model::DrillQuestionsPage> {
     use crate::model::DRILL_PER_PAGE;
-    let e = get(pool, id).await?;
+    // The snapshot's inputs: reading 120,000 judgments again for each page
+    // of the list took seconds.
+    let snap = snapshot(pool, id).await?;
+    let e = &snap.stored;
     if !e.pairs.contains(&(a, b)) {
         return Err(AppError::NotFound(format!("evaluation {id} has no pair {a}–{b}")));
     }
-    let (contenders, pairs) = inputs(pool, &e).await?;
+    let contenders = &snap.report.contenders;
     let name = |s: i64| contenders.iter().find(|c| c.set_id == s).map_or(String::new(), |c| c.name.clone());
-    let texts: HashMap<i64, String> = store::questions::list_questions(pool, e.view.question_set_id)
-        .await?
-        .into_iter()
-        .map(|q| (q.id, q.question))
-        .collect();
-    let pair = pairs.into_iter().find(|p| (p.a, p.b) == (a, b)).map(|p| p.questions).unwrap_or_default();
+    let pair = snap.pairs.iter().find(|p| (p.a, p.b) == (a, b)).map_or(&[][..], |p| &p.questions[..]);
     let total = pair.len() as i64;
     let (page, pages) = crate::model::paging(total, DRILL_PER_PAGE, page);
-    let questions = pair
+    let shown: Vec<_> =
+        pair.iter().skip(((page - 1) * DRILL_PER_PAGE) as usize).take(DRILL_PER_PAGE as usize).collect();
+    // The texts of this page's questions only.
+    let mut texts: HashMap<i64, String> = HashMap::new();
+    for q in &shown {
+        texts.insert(q.id, store::questions::get_question(pool, q.id).await?.1.question);
+    }
+    let questions = shown
         .into_iter()
-        .skip(((page - 1) * DRILL_PER_PAGE) as usize)
-        .take(DRILL_PER_PAGE as usize)
         .map(|q| {
             let outcomes: Vec<Outcome> =
                 q.trials.values().filter_map(|js| Some(engine::judge::verdict(js)?.outcome)).collect();
@@ -481,12 +494,12 @@ pub async fn drill_questions(
             DrillQuestionView {
                 id: q.id,
                 question: texts.get(&q.id).cloned().unwrap_or_default(),
-                level: q.level,
+                level: q.level.clone(),
                 a_wins: count(Outcome::A),
                 ties: count(Outcome::Tie),
                 b_wins: count(Outcome::B),
                 alignment: alignment_name(q.alignment, e.settings.align),
-                legacy: q.legacy.map(|l| outcome_name(l.overall, &name(a), &name(b))),
+                legacy: q.legacy.as_ref().map(|l| outcome_name(l.overall, &name(a), &name(b))),
             }
         })
         .collect();
