@@ -38,6 +38,10 @@ test('build the sample graph offline, find an entity, click it, read its source'
   await expect(page.locator('body[data-hydrated="true"]')).toBeAttached();
   await expect(page.locator('#no-graph')).toContainText('No graph yet');
   await expect(page.locator('.build-panel .llm-line')).toContainText('offline (no LLM)');
+  // The price before the run (#39): 5 chunks × (1 + 1 gleaning pass), free offline.
+  const price = page.locator('#graph-price');
+  await expect(price.locator('.plan-stages tbody tr').first().locator('td').nth(1)).toHaveText('10');
+  await expect(price.locator('.price-total')).toContainText('free');
 
   await page.locator('#build-graph').click();
   // The job runs; the page follows it and shows the graph when it is done.

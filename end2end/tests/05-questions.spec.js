@@ -31,6 +31,10 @@ test('generate graph questions offline, open a subgraph question\'s provenance a
   await form.locator('input[name="edge"]').fill('3');
   await form.locator('input[name="subgraph"]').fill('2');
   await form.locator('input[name="min_hops"]').fill('20');
+  // The price before the run (#39): 9 questions + each of the 5 chunks
+  // summarised once for the subgraphs.
+  const price = page.locator('#graph-questions-price');
+  await expect(price.locator('.plan-stages tbody tr').first().locator('td').nth(1)).toHaveText('14');
   await page.locator('#generate-questions').click();
 
   const row = page.locator('table.sets tbody tr').first();

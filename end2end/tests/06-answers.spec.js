@@ -42,6 +42,12 @@ test('answer a question set with two methods and compare them side by side', asy
   // NaiveRAG comes first, with in-process MiniLM embeddings.
   await expect(params).toHaveValue(/"embedder": "minilm"/);
   await params.fill('{"k": 3}');
+  // The price before the run (#39): 6 questions × 1 call, free offline.
+  const price = page.locator('#answers-price');
+  const stage = price.locator('.plan-stages tbody tr').first();
+  await expect(stage.locator('td').first()).toContainText('answers: naive on');
+  await expect(stage.locator('td').nth(1)).toHaveText('6');
+  await expect(price.locator('.price-total')).toContainText('free');
   await page.locator('#generate-answers').click();
   const rows = page.locator('table.cost-table tbody tr');
   await expect(rows).toHaveCount(1, { timeout: 60_000 });
@@ -52,6 +58,8 @@ test('answer a question set with two methods and compare them side by side', asy
   await expect(params).toHaveValue(/"mode": "hybrid"/);
   await expect(form.locator('.method-about')).toContainText('dual-level');
   await form.locator('input[name="target_words"]').fill('25');
+  // LightRAG asks for keywords first: 2 calls a question.
+  await expect(stage.locator('td').nth(1)).toHaveText('12');
   await page.locator('#generate-answers').click();
   await expect(rows).toHaveCount(2, { timeout: 60_000 });
   const lightrag = rows.filter({ hasText: 'lightrag' });

@@ -144,17 +144,17 @@ test('an offline evaluation of two methods: report, heatmap, drill-down, a read-
   // The price before the run (#39), counted on the answers it would judge:
   // 6 questions × (3 trials × 2 repeats × 2 orders + 1 legacy verdict).
   const price = page.locator('#evaluation-price');
-  const judging = price.locator('#plan-stages tr', { hasText: 'evaluation: judging' });
+  const judging = price.locator('.plan-stages tr', { hasText: 'evaluation: judging' });
   await expect(judging.locator('td').nth(1)).toHaveText('78');
-  await expect(price.locator('#price-total')).toContainText('free');
-  await expect(price.locator('#price-who')).toContainText('nothing is sent to a model');
+  await expect(price.locator('.price-total')).toContainText('free');
+  await expect(price.locator('.price-who')).toContainText('nothing is sent to a model');
   // A sanity check is a choice of its own, off by default, with its price.
   const sanityBox = form.locator('input[name="sanity_first"]');
   await expect(sanityBox).not.toBeChecked();
   await sanityBox.check();
-  await expect(price.locator('#plan-stages tr', { hasText: 'sanity check of' }).first()).toBeVisible();
+  await expect(price.locator('.plan-stages tr', { hasText: 'sanity check of' }).first()).toBeVisible();
   await sanityBox.uncheck();
-  await expect(price.locator('#plan-stages tr', { hasText: 'sanity check of' })).toHaveCount(0);
+  await expect(price.locator('.plan-stages tr', { hasText: 'sanity check of' })).toHaveCount(0);
   await page.locator('#start-evaluation').click();
 
   const row = page.locator('table.evaluations tbody tr').first();

@@ -465,6 +465,137 @@ pub mod label {
     }
 }
 
+/// An answer's tokens: the method's target length, or a typical answer's.
+fn answer_tokens(m: &MethodSection) -> u64 {
+    m.target_words.map_or(ANSWER_TOKENS, |w| (w as u64 * 4).div_ceil(3))
+}
+
+/// LLM calls a method makes per answer.
+fn per_answer(m: &MethodSection) -> u64 {
+    match m.name.as_str() {
+        "lightrag" => 2,
+        "http" => 0,
+        _ => 1,
+    }
+}
+
+/// Extracting the graph of a corpus of `corpus`' size, cut into chunks of
+/// at most `chunk_tokens`, with `gleaning` follow-up passes.
+pub fn graph_estimate(corpus: &CorpusSize, chunk_tokens: usize, gleaning: u32) -> StageEstimate {
+    let (size, chunks) = (chunk_tokens as u64, corpus.chunks);
+    let chunk = corpus.mean_chunk(size);
+    let passes = 1 + gleaning as u64;
+    StageEstimate {
+        kind: "graph".into(),
+        label: label::GRAPH.into(),
+        calls: chunks * passes,
+        // A gleaning pass sends the conversation so far again, with its
+        // own request.
+        prompt_tokens: chunks
+            * (passes * (chunk + template(crate::graph::extract::PROMPT))
+                + (passes - 1) * (size / 3 + template(crate::graph::extract::GLEAN_PROMPT))),
+        completion_tokens: chunks * passes * (size / 3),
+        how: format!(
+            "{} chunks × {passes} extraction passes (1 + gleaning); long descriptions add summaries",
+            thousands(chunks)
+        ),
+    }
+}
+
+/// Generating the questions `q` asks for over a corpus of `corpus`' size.
+pub fn questions_estimate(
+    q: &QuestionsSection,
+    label: String,
+    corpus: &CorpusSize,
+    chunk_tokens: usize,
+) -> StageEstimate {
+    let chunks = corpus.chunks;
+    let chunk = corpus.mean_chunk(chunk_tokens as u64);
+    let n = q.planned() as u64;
+    let (calls, prompt, completion, how) = match q {
+        QuestionsSection::Graph { node, edge, subgraph, .. } => {
+            // A node or edge question is given up to 3 of its chunks; a
+            // subgraph's every chunk is summarised first (each chunk once:
+            // later questions read the cache).
+            let summaries = if *subgraph > 0 { chunks } else { 0 };
+            let given = crate::questions::graph::CHUNKS_PER_ITEM as u64 * chunk;
+            use crate::questions::graph::{EDGE_PROMPT, NODE_PROMPT, SUBGRAPH_PROMPT};
+            let prompt = *node as u64 * (given + template(NODE_PROMPT))
+                + *edge as u64 * (given + template(EDGE_PROMPT))
+                + *subgraph as u64 * (2_000 + template(SUBGRAPH_PROMPT))
+                + summaries * (chunk + template(crate::graph::summarise::PROMPT));
+            let how = if summaries > 0 {
+                format!(
+                    "one call per question (its node, edge or subgraph with their text), + up to {} chunk summaries \
+                     for the subgraphs (each chunk once)",
+                    thousands(summaries)
+                )
+            } else {
+                "one call per question (its node or edge with its text)".to_string()
+            };
+            (n + summaries, prompt, n * 60 + summaries * 150, how)
+        }
+        QuestionsSection::Summary { users, tasks, per_task, head, tail, .. } => (
+            1,
+            corpus.tokens.min(corpus.documents as u64 * (head + tail) as u64)
+                + template(crate::questions::summary::PROMPT),
+            (users * tasks * per_task) as u64 * 40,
+            format!("1 call: the documents' heads and tails → {users} users × {tasks} tasks × {per_task} questions"),
+        ),
+        QuestionsSection::Hierarchical { adherence_check, .. } => {
+            let prompt = n * (chunk + template(crate::questions::hierarchy::PROMPT));
+            if *adherence_check {
+                // Each question checked against its category by one more call.
+                let check = n * (template(crate::questions::hierarchy::CHECK_PROMPT) + 200);
+                (
+                    2 * n,
+                    prompt + check,
+                    n * 80,
+                    "one call per question over its chunk, + one adherence check each".into(),
+                )
+            } else {
+                (n, prompt, n * 60, "one call per question, over its chunk".to_string())
+            }
+        }
+    };
+    StageEstimate { kind: "questions".into(), label, calls, prompt_tokens: prompt, completion_tokens: completion, how }
+}
+
+/// Answering `n` questions with the method `m` over a corpus of `corpus`'
+/// size (its parameters given or defaults).
+pub fn answers_estimate(
+    m: &MethodSection,
+    n: u64,
+    label: String,
+    corpus: &CorpusSize,
+    chunk_tokens: usize,
+) -> StageEstimate {
+    let chunk = corpus.mean_chunk(chunk_tokens as u64);
+    let how = match m.name.as_str() {
+        "lightrag" => format!("{} questions × 2 (keywords, answer)", thousands(n)),
+        "http" => "answered by your service: no LLM call from Assay".into(),
+        "graphrag-local" | "graphrag-global" => {
+            format!("{} questions × 1, + a report per graph community (known once the graph exists)", thousands(n))
+        }
+        _ => format!("{} questions × 1", thousands(n)),
+    };
+    // The answer's prompt, and LightRAG's keywords call first (the question
+    // alone in its template).
+    let answer_prompt = match m.name.as_str() {
+        "http" => 0,
+        _ => n * (context_tokens(m, corpus.chunks, chunk) + template(crate::rag::answer::PROMPT)),
+    };
+    let keywords = if m.name == "lightrag" { n * (template(crate::rag::lightrag::PROMPT) + 30) } else { 0 };
+    StageEstimate {
+        kind: "answers".into(),
+        label,
+        calls: n * per_answer(m),
+        prompt_tokens: answer_prompt + keywords,
+        completion_tokens: if m.name == "http" { 0 } else { n * answer_tokens(m) + keywords / 4 },
+        how,
+    }
+}
+
 /// The retrieved context a method puts in an answer's prompt: the chunks
 /// it takes (BM25 and naive: `k`) or its token budgets (the graph methods),
 /// at most the whole corpus.
@@ -475,8 +606,11 @@ fn context_tokens(m: &MethodSection, chunks: u64, chunk: u64) -> u64 {
     match m.name.as_str() {
         "bm25" => param("k", 10).min(chunks) * chunk,
         "naive" => param("k", 5).min(chunks) * chunk,
-        "lightrag" => (param("entity_tokens", 4_000) + param("relation_tokens", 4_000) + param("chunk_tokens", 4_000))
-            .min(corpus.max(1)),
+        // Entities' and relations' descriptions are the graph's text, not
+        // the corpus': their budgets fill whatever the corpus' size.
+        "lightrag" => {
+            param("entity_tokens", 4_000) + param("relation_tokens", 4_000) + param("chunk_tokens", 4_000).min(corpus)
+        }
         "graphrag-local" | "graphrag-global" | "fastgraphrag" => param("context_tokens", 8_000).min(corpus.max(1)),
         _ => CONTEXT_TOKENS.min(corpus.max(1)),
     }
@@ -512,7 +646,35 @@ impl Manifest {
     /// Every stage in the order a run takes them, with its expected calls
     /// and tokens, for a corpus of `corpus`'s size.
     pub fn estimate(&self, corpus: &CorpusSize) -> Vec<StageEstimate> {
-        let mut out = Vec::new();
+        let size = self.corpus.chunk_tokens as u64;
+        let chunks = corpus.chunks;
+        // A chunk's tokens as the chunker cut this corpus.
+        let chunk = corpus.mean_chunk(size);
+        let mut out = vec![StageEstimate {
+            kind: "corpus".into(),
+            label: label::CORPUS.into(),
+            calls: 0,
+            prompt_tokens: 0,
+            completion_tokens: 0,
+            how: format!(
+                "{} documents, {} tokens: {} chunks (as the chunker cuts them)",
+                thousands(corpus.documents as u64),
+                thousands(corpus.tokens),
+                thousands(chunks)
+            ),
+        }];
+        if self.needs_graph() {
+            out.push(graph_estimate(corpus, self.corpus.chunk_tokens, self.graph.gleaning));
+        }
+        for (i, q) in self.questions.iter().enumerate() {
+            out.push(questions_estimate(q, label::questions(i, q), corpus, self.corpus.chunk_tokens));
+        }
+        for (i, q) in self.questions.iter().enumerate() {
+            for m in &self.methods {
+                let label = label::answers(&m.name, i);
+                out.push(answers_estimate(m, q.planned() as u64, label, corpus, self.corpus.chunk_tokens));
+            }
+        }
         // Totals: calls, and the prompts' and replies' tokens of them all.
         let mut push = |kind: &str, label: String, calls: u64, prompt: u64, completion: u64, how: String| {
             out.push(StageEstimate {
@@ -524,114 +686,6 @@ impl Manifest {
                 how,
             })
         };
-        let size = self.corpus.chunk_tokens as u64;
-        let chunks = corpus.chunks;
-        // A chunk's tokens as the chunker cut this corpus.
-        let chunk = corpus.mean_chunk(size);
-        push(
-            "corpus",
-            label::CORPUS.into(),
-            0,
-            0,
-            0,
-            format!(
-                "{} documents, {} tokens: {} chunks (as the chunker cuts them)",
-                thousands(corpus.documents as u64),
-                thousands(corpus.tokens),
-                thousands(chunks)
-            ),
-        );
-        if self.needs_graph() {
-            let passes = 1 + self.graph.gleaning as u64;
-            push(
-                "graph",
-                label::GRAPH.into(),
-                chunks * passes,
-                // A gleaning pass sends the conversation so far again, with
-                // its own request.
-                chunks
-                    * (passes * (chunk + template(crate::graph::extract::PROMPT))
-                        + (passes - 1) * (size / 3 + template(crate::graph::extract::GLEAN_PROMPT))),
-                chunks * passes * (size / 3),
-                format!("{chunks} chunks × {passes} extraction passes (1 + gleaning); long descriptions add summaries"),
-            );
-        }
-        for (i, q) in self.questions.iter().enumerate() {
-            let n = q.planned() as u64;
-            let (calls, prompt, completion, how) = match q {
-                QuestionsSection::Graph { node, edge, subgraph, .. } => {
-                    // A node or edge question is given up to 3 of its
-                    // chunks; a subgraph's every chunk is summarised first
-                    // (each chunk once: later questions read the cache).
-                    let summaries = if *subgraph > 0 { chunks } else { 0 };
-                    let given = crate::questions::graph::CHUNKS_PER_ITEM as u64 * chunk;
-                    use crate::questions::graph::{EDGE_PROMPT, NODE_PROMPT, SUBGRAPH_PROMPT};
-                    let prompt = *node as u64 * (given + template(NODE_PROMPT))
-                        + *edge as u64 * (given + template(EDGE_PROMPT))
-                        + *subgraph as u64 * (2_000 + template(SUBGRAPH_PROMPT))
-                        + summaries * (chunk + template(crate::graph::summarise::PROMPT));
-                    let how = if summaries > 0 {
-                        format!(
-                            "one call per question (its node, edge or subgraph with their text), + up to {} chunk \
-                             summaries for the subgraphs (each chunk once)",
-                            thousands(summaries)
-                        )
-                    } else {
-                        "one call per question (its node or edge with its text)".to_string()
-                    };
-                    (n + summaries, prompt, n * 60 + summaries * 150, how)
-                }
-                QuestionsSection::Summary { users, tasks, per_task, head, tail, .. } => (
-                    1,
-                    corpus.tokens.min(corpus.documents as u64 * (head + tail) as u64)
-                        + template(crate::questions::summary::PROMPT),
-                    (users * tasks * per_task) as u64 * 40,
-                    format!(
-                        "1 call: the documents' heads and tails → {users} users × {tasks} tasks × {per_task} questions"
-                    ),
-                ),
-                QuestionsSection::Hierarchical { .. } => {
-                    let prompt = n * (chunk + template(crate::questions::hierarchy::PROMPT));
-                    (n, prompt, n * 60, "one call per question, over its chunk".to_string())
-                }
-            };
-            push("questions", label::questions(i, q), calls, prompt, completion, how);
-        }
-        let answer_tokens = |m: &MethodSection| m.target_words.map_or(ANSWER_TOKENS, |w| (w as u64 * 4).div_ceil(3));
-        let per_answer = |name: &str| match name {
-            "lightrag" => 2,
-            "http" => 0,
-            _ => 1,
-        };
-        for (i, q) in self.questions.iter().enumerate() {
-            let n = q.planned() as u64;
-            for m in &self.methods {
-                let calls = n * per_answer(&m.name);
-                let how = match m.name.as_str() {
-                    "lightrag" => format!("{n} questions × 2 (keywords, answer)"),
-                    "http" => "answered by your service: no LLM call from Assay".into(),
-                    "graphrag-local" | "graphrag-global" => {
-                        format!("{n} questions × 1, + a report per graph community (known once the graph exists)")
-                    }
-                    _ => format!("{n} questions × 1"),
-                };
-                // The answer's prompt, and LightRAG's keywords call first
-                // (the question alone in its template).
-                let answer_prompt = match m.name.as_str() {
-                    "http" => 0,
-                    _ => n * (context_tokens(m, chunks, chunk) + template(crate::rag::answer::PROMPT)),
-                };
-                let keywords = if m.name == "lightrag" { n * (template(crate::rag::lightrag::PROMPT) + 30) } else { 0 };
-                push(
-                    "answers",
-                    label::answers(&m.name, i),
-                    calls,
-                    answer_prompt + keywords,
-                    n * answer_tokens(m) + keywords / 4,
-                    how,
-                );
-            }
-        }
         if let Some(e) = &self.evaluation {
             let orders = if e.exchange { 2 } else { 1 };
             let unbiased = matches!(e.protocol.as_str(), "unbiased" | "both");
@@ -654,10 +708,10 @@ impl Manifest {
                 let n = q.planned() as u64;
                 if e.sanity && k == 0 {
                     for m in &self.methods {
-                        let calls = n * (per_answer(&m.name) + per_question);
+                        let calls = n * (per_answer(m) + per_question);
                         // Answered again (its context in each prompt), then judged.
                         let again = n
-                            * per_answer(&m.name).min(1)
+                            * per_answer(m).min(1)
                             * (context_tokens(m, chunks, chunk) + template(crate::rag::answer::PROMPT));
                         push(
                             "sanity",
@@ -665,7 +719,7 @@ impl Manifest {
                             calls,
                             again + n * per_question * judge_prompt(answer_tokens(m)),
                             n * per_question * VERDICT_TOKENS + n * answer_tokens(m),
-                            format!("{n} questions × ({} answer again + {per_question} verdicts)", per_answer(&m.name)),
+                            format!("{n} questions × ({} answer again + {per_question} verdicts)", per_answer(m)),
                         );
                     }
                 }

@@ -97,6 +97,52 @@ pub async fn delete_answer_set(answer_set_id: i64) -> Result<(), AppError> {
     store::answers::delete_set(&call.state.pool, answer_set_id).await
 }
 
+/// The price of what the Answers form would start, before it does (the
+/// same fields as [`start_answers`]).
+#[server(output = crate::codec::Json)]
+pub async fn plan_answers(
+    question_set_id: i64,
+    method: String,
+    params: String,
+    name: String,
+    target_words: String,
+    no_cache: Option<String>,
+) -> Result<crate::model::RunPlan, AppError> {
+    let call = Request::now()?;
+    call.require(Obj::QuestionSet(question_set_id), Need::Read).await?;
+    let req = answer_request(question_set_id, method, params, name, target_words, no_cache)?;
+    crate::ssr::answers::plan(&call.state.pool, &call.state.llm(), &req).await
+}
+
+/// The form's fields as a request (parameters JSON, a target length).
+#[cfg(feature = "ssr")]
+fn answer_request(
+    question_set_id: i64,
+    method: String,
+    params: String,
+    name: String,
+    target_words: String,
+    no_cache: Option<String>,
+) -> Result<crate::ssr::answers::AnswerRequest, AppError> {
+    let params: serde_json::Value = if params.trim().is_empty() {
+        serde_json::Value::Null
+    } else {
+        serde_json::from_str(&params).map_err(|e| AppError::Invalid(format!("the parameters are not JSON: {e}")))?
+    };
+    let target_words = match target_words.trim() {
+        "" => None,
+        t => Some(whole("target length in words", t, 1, 10_000)? as usize),
+    };
+    Ok(crate::ssr::answers::AnswerRequest {
+        question_set_id,
+        method,
+        params,
+        name: Some(name).filter(|n| !n.trim().is_empty()),
+        target_words,
+        no_cache: no_cache.is_some(),
+    })
+}
+
 /// Starts answering a question set with a built-in method (a job).
 /// `params`: a JSON object of parameters (missing ones take the defaults);
 /// `target_words`: empty for none.
@@ -111,23 +157,7 @@ pub async fn start_answers(
 ) -> Result<JobView, AppError> {
     let call = Request::now()?;
     call.require(Obj::QuestionSet(question_set_id), Need::Edit).await?;
-    let params: serde_json::Value = if params.trim().is_empty() {
-        serde_json::Value::Null
-    } else {
-        serde_json::from_str(&params).map_err(|e| AppError::Invalid(format!("the parameters are not JSON: {e}")))?
-    };
-    let target_words = match target_words.trim() {
-        "" => None,
-        t => Some(whole("target length in words", t, 1, 10_000)? as usize),
-    };
-    let req = crate::ssr::answers::AnswerRequest {
-        question_set_id,
-        method,
-        params,
-        name: Some(name).filter(|n| !n.trim().is_empty()),
-        target_words,
-        no_cache: no_cache.is_some(),
-    };
+    let req = answer_request(question_set_id, method, params, name, target_words, no_cache)?;
     let state = call.state.clone();
     let (job, _) = crate::ssr::answers::create(&state.pool, &req).await?;
     state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;

@@ -77,6 +77,47 @@ pub async fn get_graph_edge(project_id: i64, source: i64, target: i64) -> Result
     store::graph::edge_detail(&call.state.pool, project_id, source, target).await
 }
 
+/// The form's fields as extraction settings.
+#[cfg(feature = "ssr")]
+fn extract_settings(
+    gleaning: &str,
+    entity_types: &str,
+    summary_budget: &str,
+) -> Result<engine::graph::extract::ExtractSettings, AppError> {
+    let gleaning = whole("gleaning", gleaning, 0, u64::MAX)?;
+    if gleaning > 5 {
+        return Err(AppError::Invalid(format!("gleaning is at most 5 turns, not {gleaning}")));
+    }
+    let types: Vec<String> =
+        entity_types.split(',').map(|t| t.trim().to_lowercase()).filter(|t| !t.is_empty()).collect();
+    if types.is_empty() {
+        return Err(AppError::Invalid("name at least one entity type".into()));
+    }
+    Ok(engine::graph::extract::ExtractSettings {
+        gleaning: gleaning as u32,
+        entity_types: types,
+        summary_budget: whole("summary budget", summary_budget, 50, u64::MAX)? as usize,
+    })
+}
+
+/// The price of what the graph form would start, before it does (#39).
+#[server(output = crate::codec::Json)]
+pub async fn plan_graph_build(
+    project_id: i64,
+    gleaning: String,
+    entity_types: String,
+    summary_budget: String,
+    no_cache: Option<String>,
+) -> Result<RunPlan, AppError> {
+    let call = Request::now()?;
+    call.require(Obj::Project(project_id), Need::Read).await?;
+    let _ = no_cache;
+    let settings = extract_settings(&gleaning, &entity_types, &summary_budget)?;
+    let (corpus, chunk_tokens) = crate::ssr::price::corpus(&call.state.pool, project_id).await?;
+    let e = engine::experiment::graph_estimate(&corpus, chunk_tokens, settings.gleaning);
+    Ok(crate::ssr::price::one_stage(&call.state.llm(), e, 0, false))
+}
+
 /// Starts building the project's graph (a job); returns at once.
 #[server(output = crate::codec::Json)]
 pub async fn start_graph_build(
@@ -88,20 +129,7 @@ pub async fn start_graph_build(
 ) -> Result<JobView, AppError> {
     let call = Request::now()?;
     call.require(Obj::Project(project_id), Need::Edit).await?;
-    let gleaning = whole("gleaning", &gleaning, 0, u64::MAX)?;
-    if gleaning > 5 {
-        return Err(AppError::Invalid(format!("gleaning is at most 5 turns, not {gleaning}")));
-    }
-    let types: Vec<String> =
-        entity_types.split(',').map(|t| t.trim().to_lowercase()).filter(|t| !t.is_empty()).collect();
-    if types.is_empty() {
-        return Err(AppError::Invalid("name at least one entity type".into()));
-    }
-    let settings = engine::graph::extract::ExtractSettings {
-        gleaning: gleaning as u32,
-        entity_types: types,
-        summary_budget: whole("summary budget", &summary_budget, 50, u64::MAX)? as usize,
-    };
+    let settings = extract_settings(&gleaning, &entity_types, &summary_budget)?;
     let state = call.state.clone();
     let job = crate::ssr::graph::create_graph(&state.pool, project_id, &settings, no_cache.is_some()).await?;
     state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;

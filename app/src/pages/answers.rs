@@ -9,7 +9,7 @@ use leptos_router::hooks::use_query_map;
 
 use crate::api::answers::{
     answer_methods, get_answer, get_answer_page, get_cost_table, list_answer_sets, DeleteAnswerSet, MethodInfo,
-    StartAnswers,
+    PlanAnswers, StartAnswers,
 };
 use crate::api::jobs::latest_jobs;
 use crate::api::projects::get_project;
@@ -132,6 +132,9 @@ pub fn AnswersPage() -> impl IntoView {
     }
 }
 
+/// What the Answers form's price rests on.
+const ANSWERS_PRICE_NOTE: &str = "Calls are the method's per question (GraphRAG's community reports, made once a project, come on top the first time); prompts are counted from this project's chunks, the method's context (its k or token budgets) and its prompt template; replies at the target length, or about 150 words. Nothing has been sent.";
+
 #[component]
 fn GenerateForm(
     action: ServerAction<StartAnswers>,
@@ -144,6 +147,9 @@ fn GenerateForm(
     let params = RwSignal::new(first);
     let about = RwSignal::new(methods.first().map(|m| m.about.clone()).unwrap_or_default());
     let by_name = methods.clone();
+    // The price of what the form would start, asked again whenever a field
+    // changes (#39), and once with the form's defaults.
+    let (plan, form, replan) = crate::pages::evaluations::priced::<PlanAnswers>();
     view! {
         <details class="panel build-panel" open=open>
             <summary>"Answer a question set with a built-in method"</summary>
@@ -157,7 +163,8 @@ fn GenerateForm(
                 view! { <p class="muted">"Make or import a question set first (Questions)."</p> }.into_any()
             } else {
                 view! {
-                    <ActionForm action attr:class="stack-form" attr:id="answers-form">
+                    <div on:input=move |_| replan() on:change=move |_| replan()>
+                    <ActionForm action node_ref=form attr:class="stack-form" attr:id="answers-form">
                         <div class="row-fields">
                             <label>"Question set "
                                 <select name="question_set_id">
@@ -187,8 +194,10 @@ fn GenerateForm(
                         </label>
                         <p class="muted small">"Answers are sampled at the model's default temperature (OpenAI's is 1). Add \"temperature\": 0 to 2 to the parameters to set another; it is kept with the set. A sanity check's second run samples too: at the set's temperature when above 0, else at the model's default."</p>
                         <NoCacheBox/>
+                        {crate::pages::evaluations::price_view(plan, "answers-price", ANSWERS_PRICE_NOTE)}
                         <div><button type="submit" id="generate-answers" disabled=move || action.pending().get()>"Generate answers"</button></div>
                     </ActionForm>
+                    </div>
                 }.into_any()
             }}
         </details>

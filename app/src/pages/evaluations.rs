@@ -174,28 +174,7 @@ fn NewEvaluation(
     // 400 ms) whenever a field changes.
     let plan = ServerAction::<PlanEvaluation>::new();
     let form = NodeRef::<leptos::html::Form>::new();
-    let asked = StoredValue::new(0u64);
-    let replan = move || {
-        let me = asked.get_value() + 1;
-        asked.set_value(me);
-        set_timeout(
-            move || {
-                if asked.try_get_value() != Some(me) {
-                    return;
-                }
-                #[cfg(feature = "hydrate")]
-                if let Some(f) = form.get_untracked() {
-                    use leptos::form::FromFormData;
-                    if let Ok(data) = web_sys::FormData::new_with_form(&f) {
-                        if let Ok(input) = PlanEvaluation::from_form_data(&data) {
-                            plan.dispatch(input);
-                        }
-                    }
-                }
-            },
-            std::time::Duration::from_millis(400),
-        );
-    };
+    let replan = replanner(form, plan);
     // And once the form is drawn with its defaults, and when the chosen
     // sets change (the hidden field follows them).
     Effect::new(move |_| {
@@ -297,6 +276,72 @@ fn NewEvaluation(
     }
 }
 
+/// Asks `plan` for the price of what `form` would start, 400 ms after the
+/// last call (a field changed), with the form's fields as they are then.
+pub(crate) fn replanner<S>(form: NodeRef<leptos::html::Form>, plan: ServerAction<S>) -> impl Fn() + Copy + 'static
+where
+    S: leptos::server_fn::ServerFn + leptos::form::FromFormData + Clone + Send + Sync + 'static,
+    S::Output: Send + Sync + 'static,
+    S::Error: Send + Sync + 'static,
+{
+    let asked = StoredValue::new(0u64);
+    move || {
+        let me = asked.get_value() + 1;
+        asked.set_value(me);
+        set_timeout(
+            move || {
+                if asked.try_get_value() != Some(me) {
+                    return;
+                }
+                #[cfg(feature = "hydrate")]
+                if let Some(f) = form.get_untracked() {
+                    if let Ok(data) = web_sys::FormData::new_with_form(&f) {
+                        if let Ok(input) = S::from_form_data(&data) {
+                            plan.dispatch(input);
+                        }
+                    }
+                }
+                #[cfg(not(feature = "hydrate"))]
+                let _ = (form, plan);
+            },
+            std::time::Duration::from_millis(400),
+        );
+    }
+}
+
+/// A form's price (#39): the action asking it, the form's node to read the
+/// fields from, and the call that asks again (debounced); asked once when
+/// the form is drawn with its defaults.
+pub(crate) fn priced<S>() -> (ServerAction<S>, NodeRef<leptos::html::Form>, impl Fn() + Copy + 'static)
+where
+    S: leptos::server_fn::ServerFn + leptos::form::FromFormData + Clone + Send + Sync + 'static,
+    S::Output: Send + Sync + 'static,
+    S::Error: Send + Sync + 'static,
+{
+    let plan = ServerAction::<S>::new();
+    let form = NodeRef::<leptos::html::Form>::new();
+    let replan = replanner(form, plan);
+    Effect::new(move |_| replan());
+    (plan, form, replan)
+}
+
+/// A form's price section (#39): what `plan` last answered for the form's
+/// fields, under `id`, with `note` saying what the counts rest on.
+pub(crate) fn price_view<S>(plan: ServerAction<S>, id: &'static str, note: &'static str) -> impl IntoView
+where
+    S: leptos::server_fn::ServerFn<Output = RunPlan, Error = crate::error::AppError> + Clone + Send + Sync + 'static,
+{
+    view! {
+        <section class="price" id=id aria-live="polite">
+            {move || match plan.value().get() {
+                None => view! { <p class="muted small">"Counting what this run would send…"</p> }.into_any(),
+                Some(Err(e)) => view! { <ErrorNote error=e/> }.into_any(),
+                Some(Ok(p)) => view! { <PlanTable plan=p note=note/> }.into_any(),
+            }}
+        </section>
+    }
+}
+
 /// The price of the run the form would start: calls, tokens and cost per
 /// stage, and who answers (#39: never a surprise bill).
 #[component]
@@ -315,7 +360,18 @@ fn Price(plan: ServerAction<PlanEvaluation>, chosen: Signal<usize>) -> impl Into
 
 /// A run's plan: its totals in a sentence, then stage by stage.
 #[component]
-pub(crate) fn PlanTable(plan: RunPlan) -> impl IntoView {
+pub(crate) fn PlanTable(
+    plan: RunPlan,
+    /// What the counts rest on, under the table (an evaluation's, unless given).
+    #[prop(optional)]
+    note: Option<&'static str>,
+) -> impl IntoView {
+    let judged = if plan.judgments > 0 {
+        format!(", {} judging calls", format::int(plan.judgments as i64))
+    } else {
+        String::new()
+    };
+    let note = note.unwrap_or("Prompt tokens are counted on the prompts the judging sends (≈ where the model's replies decide: answers length alignment rewrites, a sanity check's second answers); replies are expected as long as this model's recent replies to the task. Nothing has been sent.");
     let (calls, calls_max) = plan.calls();
     let calls_text = if calls == calls_max {
         format::int(calls as i64)
@@ -328,12 +384,12 @@ pub(crate) fn PlanTable(plan: RunPlan) -> impl IntoView {
         (true, None) => "price unknown".to_string(),
     };
     view! {
-        <p class="price-total" id="price-total"><strong>{format!("{calls_text} calls")}</strong>
+        <p class="price-total"><strong>{format!("{calls_text} calls")}</strong>
             {format!(" · {} tokens · {cost}", format::int(plan.tokens() as i64))}
-            <span class="muted">{format!(" — {} questions, {} judging calls", format::int(plan.questions), format::int(plan.judgments as i64))}</span></p>
-        <p class="small muted" id="price-who">{plan.paid_by.clone()}</p>
+            <span class="muted">{(plan.questions > 0).then(|| format!(" — {} questions{judged}", format::int(plan.questions)))}</span></p>
+        <p class="small muted price-who">{plan.paid_by.clone()}</p>
         <div class="table-scroll">
-        <table class="grid small plan-stages" id="plan-stages">
+        <table class="grid small plan-stages">
             <thead><tr><th>"Stage"</th><th class="num">"Calls"</th><th class="num">"Prompt tokens"</th><th class="num">"Reply tokens (expected)"</th><th class="num">"Cost"</th><th>"How it is counted"</th></tr></thead>
             <tbody>
                 {plan.stages.into_iter().map(|s| {
@@ -349,7 +405,7 @@ pub(crate) fn PlanTable(plan: RunPlan) -> impl IntoView {
             </tbody>
         </table>
         </div>
-        <p class="small muted">"Prompt tokens are counted on the prompts the judging sends (≈ where the model's replies decide: answers length alignment rewrites, a sanity check's second answers); replies are expected as long as this model's recent replies to the task. Nothing has been sent."</p>
+        <p class="small muted">{note}</p>
     }
 }
 

@@ -380,7 +380,7 @@ fn Estimate(d: ExperimentDraft) -> impl IntoView {
                 }).collect_view()}
             </tbody>
         </table>
-        <p class="small muted">"An estimate before anything runs and before anything is sent: the corpus is chunked as the run will chunk it; calls per stage by the papers' formulas; prompt sizes typical, not measured. The experiment's page shows the calls each stage actually made."</p>
+        <p class="small muted">"An estimate before anything runs and before anything is sent: the corpus is chunked as the run will chunk it; calls per stage by the papers' formulas, exact where the run decides nothing as it goes; prompts from the chunks' tokens, each method's context and each prompt template; answers' and verdicts' lengths typical, since none exists yet. What a run decides as it goes is not in the count: long descriptions summarised, GraphRAG's community reports, length alignment's regenerations. The experiment's page shows the calls each stage actually made."</p>
     }
     .into_any()
 }

@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 use leptos_meta::Title;
 
-use crate::api::graph::{get_graph_overview, StartGraphBuild};
+use crate::api::graph::{get_graph_overview, PlanGraphBuild, StartGraphBuild};
 use crate::api::jobs::latest_jobs;
 use crate::api::projects::get_project;
 use crate::api::settings::get_llm_info;
@@ -99,6 +99,9 @@ pub(crate) fn Stats(o: GraphOverview) -> impl IntoView {
     }
 }
 
+/// What the graph form's price rests on.
+const GRAPH_PRICE_NOTE: &str = "Calls: one per chunk and extraction pass, exactly; descriptions long enough to summarise add calls, known once the entities are merged. Prompts: the project's chunks and the extraction prompt (a gleaning pass sends the conversation again); replies about a third of a chunk. Nothing has been sent.";
+
 #[component]
 fn BuildForm(
     project_id: i64,
@@ -106,6 +109,7 @@ fn BuildForm(
     open: bool,
     llm: Option<(String, String)>,
 ) -> impl IntoView {
+    let (plan, form, replan) = crate::pages::evaluations::priced::<PlanGraphBuild>();
     view! {
         <details class="panel build-panel" open=open>
             <summary>{if open { "Build the graph" } else { "Rebuild the graph" }}</summary>
@@ -114,7 +118,8 @@ fn BuildForm(
                     {(provider == "offline").then(|| view! { <span class="muted">" — the offline extractor; set a model in Settings for LLM extraction"</span> })}
                 </p>
             })}
-            <ActionForm action attr:class="stack-form" attr:id="graph-build-form">
+            <div on:input=move |_| replan() on:change=move |_| replan()>
+            <ActionForm action node_ref=form attr:class="stack-form" attr:id="graph-build-form">
                 <input type="hidden" name="project_id" value=project_id/>
                 <label>"Gleaning turns " <input type="number" name="gleaning" value="1" min="0" max="5"/>
                     <span class="muted small">"follow-ups asking for missed entities (the paper's deeper mining)"</span><Help text=help::GLEANING/></label>
@@ -123,8 +128,10 @@ fn BuildForm(
                 <label>"Summary budget " <input type="number" name="summary_budget" value="500" min="50"/>
                     <span class="muted small">"tokens; merged descriptions longer than this are summarised"</span><Help text=help::SUMMARY_BUDGET/></label>
                 <NoCacheBox/>
+                {crate::pages::evaluations::price_view(plan, "graph-price", GRAPH_PRICE_NOTE)}
                 <div><button type="submit" id="build-graph" disabled=move || action.pending().get()>"Build graph"</button></div>
             </ActionForm>
+            </div>
         </details>
     }
 }

@@ -11,8 +11,9 @@ use crate::api::jobs::latest_jobs;
 use crate::api::projects::get_project;
 use crate::api::questions::{
     get_question_hierarchy, get_question_provenance, list_question_sets, list_set_questions, question_set_entities,
-    question_set_relevance, AddQuestion, DeleteQuestion, DeleteQuestionSet, EditQuestion, SaveQuestionHierarchy,
-    StartGraphQuestions, StartHierarchicalQuestions, StartMentions, StartRelevance, StartSummaryQuestions,
+    question_set_relevance, AddQuestion, DeleteQuestion, DeleteQuestionSet, EditQuestion, PlanGraphQuestions,
+    PlanHierarchicalQuestions, PlanSummaryQuestions, SaveQuestionHierarchy, StartGraphQuestions,
+    StartHierarchicalQuestions, StartMentions, StartRelevance, StartSummaryQuestions,
 };
 use crate::api::settings::get_llm_info;
 use crate::components::help::{Cite, Paper};
@@ -318,6 +319,9 @@ fn Relevance(project_id: i64, set_id: i64) -> impl IntoView {
     }
 }
 
+/// What the question forms' prices rest on.
+const QUESTIONS_PRICE_NOTE: &str = "Calls: one per question (the summary baseline: one in all); a subgraph's chunks are each summarised once, for every later question to read. Prompts: the project's chunks and each prompt template; replies of a question's length. Nothing has been sent.";
+
 #[component]
 fn GenerateForm(
     project_id: i64,
@@ -325,6 +329,7 @@ fn GenerateForm(
     open: bool,
     llm: Option<(String, String)>,
 ) -> impl IntoView {
+    let (plan, form, replan) = crate::pages::evaluations::priced::<PlanGraphQuestions>();
     view! {
         <details class="panel build-panel" open=open>
             <summary>"Generate graph-grounded questions"</summary>
@@ -334,7 +339,8 @@ fn GenerateForm(
                     {(provider == "offline").then(|| view! { <span class="muted">" — template questions from the sampled structures; set a model in Settings for LLM-written ones"</span> })}
                 </p>
             })}
-            <ActionForm action attr:class="stack-form" attr:id="generate-form">
+            <div on:input=move |_| replan() on:change=move |_| replan()>
+            <ActionForm action node_ref=form attr:class="stack-form" attr:id="generate-form">
                 <input type="hidden" name="project_id" value=project_id/>
                 <div class="row-fields">
                     <label>"Node " <input type="number" name="node" value="50" min="0"/></label>
@@ -345,19 +351,23 @@ fn GenerateForm(
                 </div>
                 <label class="muted"><input type="checkbox" name="degree_weighted" value="on"/>" sample entities by degree (default: uniformly)"</label>
                 <NoCacheBox/>
+                {crate::pages::evaluations::price_view(plan, "graph-questions-price", QUESTIONS_PRICE_NOTE)}
                 <div><button type="submit" id="generate-questions" disabled=move || action.pending().get()>"Generate"</button></div>
             </ActionForm>
+            </div>
         </details>
     }
 }
 
 #[component]
 fn BaselineForm(project_id: i64, action: ServerAction<StartSummaryQuestions>) -> impl IntoView {
+    let (plan, form, replan) = crate::pages::evaluations::priced::<PlanSummaryQuestions>();
     view! {
         <details class="panel build-panel">
             <summary>"Generate the summary-based baseline"</summary>
             <p class="muted small">"What LightRAG and MGRAG evaluated with: the first and last GPT-2 tokens of every document make a dataset description; one call proposes users × tasks × questions (LightRAG's reproduce/Step_2 prompt). For comparison with the graph-grounded sets."</p>
-            <ActionForm action attr:class="stack-form" attr:id="baseline-form">
+            <div on:input=move |_| replan() on:change=move |_| replan()>
+            <ActionForm action node_ref=form attr:class="stack-form" attr:id="baseline-form">
                 <input type="hidden" name="project_id" value=project_id/>
                 <div class="row-fields">
                     <label>"Users " <input type="number" name="users" value="5" min="1" max="20"/></label>
@@ -371,19 +381,23 @@ fn BaselineForm(project_id: i64, action: ServerAction<StartSummaryQuestions>) ->
                 <label class="muted"><input type="checkbox" name="replicate_lightrag" value="on"/>
                     " replicate LightRAG exactly, including its slicing bug (issue #1203: documents of 3,000+ tokens lose their tail)"</label>
                 <NoCacheBox/>
+                {crate::pages::evaluations::price_view(plan, "baseline-price", QUESTIONS_PRICE_NOTE)}
                 <div><button type="submit" id="generate-baseline" disabled=move || action.pending().get()>"Generate"</button></div>
             </ActionForm>
+            </div>
         </details>
     }
 }
 
 #[component]
 fn HierarchicalForm(project_id: i64, action: ServerAction<StartHierarchicalQuestions>) -> impl IntoView {
+    let (plan, form, replan) = crate::pages::evaluations::priced::<PlanHierarchicalQuestions>();
     view! {
         <details class="panel build-panel">
             <summary>"Generate questions with reference answers in hierarchical categories"</summary>
             <p class="muted small">"As " <Cite paper=Paper::HieraRag at="§2.2, Synthetic Question Generation"/> ": Question Complexity, Answer Type and Linguistic Variation, each at 2, 4 and 8 categories (fine inside medium inside coarse). Each question comes from a chunk drawn at random, for a novice or an expert (50/50), with a reference answer. The optional adherence check asks whether each pair fits its category and drops misfits."</p>
-            <ActionForm action attr:class="stack-form" attr:id="hierarchical-form">
+            <div on:input=move |_| replan() on:change=move |_| replan()>
+            <ActionForm action node_ref=form attr:class="stack-form" attr:id="hierarchical-form">
                 <input type="hidden" name="project_id" value=project_id/>
                 <div class="row-fields">
                     <label>"Per category " <input type="number" name="per_category" value="38" min="0" title="38: the HieraRAG paper's scale, needed to compare levels; fewer for a pilot"/></label>
@@ -394,8 +408,10 @@ fn HierarchicalForm(project_id: i64, action: ServerAction<StartHierarchicalQuest
                 </div>
                 <label class="muted"><input type="checkbox" name="adherence_check" value="on"/>" adherence check (one more call per question)"</label>
                 <NoCacheBox/>
+                {crate::pages::evaluations::price_view(plan, "hierarchical-price", QUESTIONS_PRICE_NOTE)}
                 <div><button type="submit" id="generate-hierarchical" disabled=move || action.pending().get()>"Generate"</button></div>
             </ActionForm>
+            </div>
             <HierarchyEditor project_id/>
         </details>
     }

@@ -28,6 +28,7 @@ pub mod jobs;
 pub mod live;
 pub mod metrics;
 pub mod preload;
+pub mod price;
 pub mod questions;
 pub mod share;
 pub mod stages;

@@ -250,6 +250,31 @@ async fn collaborators_reach_only_what_the_owner_granted() {
                 .to_string(),
             "\"stages\"",
         ),
+        (
+            path_of::<app::api::PlanAnswers>(),
+            "question_set_id=1&method=bm25&params=&name=&target_words=".to_string(),
+            "\"answers: bm25 on ",
+        ),
+        (
+            path_of::<app::api::PlanGraphBuild>(),
+            "project_id=1&gleaning=1&entity_types=person&summary_budget=500".to_string(),
+            "\"graph\"",
+        ),
+        (
+            path_of::<app::api::PlanGraphQuestions>(),
+            "project_id=1&node=2&edge=2&subgraph=1&min_hops=3&seed=42".to_string(),
+            "\"questions: graph\"",
+        ),
+        (
+            path_of::<app::api::PlanSummaryQuestions>(),
+            "project_id=1&users=2&tasks=2&per_task=2&head=100&tail=100".to_string(),
+            "\"questions: summary\"",
+        ),
+        (
+            path_of::<app::api::PlanHierarchicalQuestions>(),
+            "project_id=1&per_category=1&levels=2&dimensions=QC&factorial=0&seed=42".to_string(),
+            "\"questions: hierarchical\"",
+        ),
     ];
     let callers = [
         ("owner", owner.as_str(), StatusCode::OK),

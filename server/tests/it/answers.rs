@@ -503,3 +503,51 @@ async fn the_answer_temperature_is_a_method_setting_and_the_second_run_samples()
             .await;
     assert!(String::from_utf8_lossy(&bad.stderr).contains("temperature must be a number from 0 to 2"));
 }
+
+/// The Answers form's price (#39): the calls it plans are the calls the
+/// run records, for each method; its prompt tokens are an estimate from
+/// the project's chunks, within a factor of two of what was sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_answers_price_counts_the_calls_the_run_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = common::test_db(dir.path(), "price").await;
+    let set: i64 = common::sample_with_answers(&db, [3, 2, 1]).await.parse().unwrap();
+    let pool = db.open().await;
+    let llm = engine::llm::settings::LlmSettings::default();
+    for set_row in app::ssr::store::answers::list_sets(&pool, 1).await.unwrap() {
+        let req = app::ssr::answers::AnswerRequest {
+            question_set_id: set,
+            method: set_row.method.clone(),
+            params: serde_json::Value::Null,
+            name: None,
+            target_words: None,
+            no_cache: false,
+        };
+        let plan = app::ssr::answers::plan(&pool, &llm, &req).await.unwrap();
+        assert!(!plan.paid && plan.paid_by.starts_with("free"), "{plan:?}");
+        assert_eq!(plan.questions, 6);
+        let stage = &plan.stages[0];
+        let job = set_row.job_id.unwrap();
+        let calls = common::scalar(&pool, "SELECT COUNT(*) FROM llm_calls WHERE job_id = $1", &[job]).await;
+        assert_eq!(stage.calls as i64, calls, "{}: planned {stage:?}", set_row.method);
+        let prompt = common::scalar(
+            &pool,
+            "SELECT CAST(COALESCE(SUM(prompt_tokens), 0) AS BIGINT) FROM llm_calls WHERE job_id = $1",
+            &[job],
+        )
+        .await;
+        let planned = stage.prompt_tokens as i64;
+        assert!(planned * 2 >= prompt && prompt * 2 >= planned, "{}: {prompt} sent, {planned} planned", set_row.method);
+    }
+    // A method the form does not know is named.
+    let req = app::ssr::answers::AnswerRequest {
+        question_set_id: set,
+        method: "bm26".into(),
+        params: serde_json::Value::Null,
+        name: None,
+        target_words: None,
+        no_cache: false,
+    };
+    let err = app::ssr::answers::plan(&pool, &llm, &req).await.unwrap_err().to_string();
+    assert!(err.contains("unknown method \"bm26\""), "{err}");
+}

@@ -56,6 +56,30 @@ fn set_name(method_name: &str, params: &serde_json::Value) -> String {
     }
 }
 
+/// The price of answering a question set as `req` asks, before anything
+/// runs (#39): its calls (exact, but for GraphRAG's community reports,
+/// made once a project), the prompts' tokens from the project's chunks,
+/// the method's context and the prompt template, replies of the target
+/// length, and their cost with the configured model's price.
+pub async fn plan(
+    pool: &Db,
+    llm: &engine::llm::settings::LlmSettings,
+    req: &AnswerRequest,
+) -> AppResult<crate::model::RunPlan> {
+    let set = store::questions::get_set(pool, req.question_set_id).await?;
+    let params = method::resolve(&req.method, &req.params).map_err(AppError::from)?;
+    let (corpus, chunk_tokens) = crate::ssr::price::corpus(pool, set.project_id).await?;
+    let section = engine::experiment::MethodSection {
+        name: req.method.clone(),
+        params: serde_json::from_value(params).unwrap_or_default(),
+        target_words: req.target_words,
+    };
+    let label = format!("answers: {} on {}", req.method, set.name);
+    let n = set.questions.max(0) as u64;
+    let e = engine::experiment::answers_estimate(&section, n, label, &corpus, chunk_tokens);
+    Ok(crate::ssr::price::one_stage(llm, e, set.questions, req.method == "http"))
+}
+
 /// Creates (does not run) the job answering a question set, with the empty
 /// answer set it fills. Returns the job and the set's id.
 pub async fn create(pool: &Db, req: &AnswerRequest) -> AppResult<(JobView, i64)> {

@@ -375,6 +375,27 @@ pub async fn list_projects(pool: &Db) -> AppResult<Vec<ProjectSummary>> {
     })
 }
 
+/// A project's corpus as an estimate reads it: documents, their tokens,
+/// chunks and the chunks' tokens added up.
+pub async fn corpus_size(pool: &Db, project_id: i64) -> AppResult<engine::experiment::CorpusSize> {
+    let p = get_project(pool, project_id).await?;
+    let chunk_tokens: i64 = on_db!(pool, |db| {
+        sqlx::query_scalar::<_, i64>(
+            "SELECT CAST(COALESCE(SUM(c.tokens), 0) AS BIGINT) FROM chunks c
+               JOIN documents d ON d.id = c.document_id WHERE d.project_id = $1",
+        )
+        .bind(project_id)
+        .fetch_one(db)
+        .await?
+    });
+    Ok(engine::experiment::CorpusSize {
+        documents: p.summary.documents.max(0) as usize,
+        tokens: p.summary.tokens.max(0) as u64,
+        chunks: p.summary.chunks.max(0) as u64,
+        chunk_tokens: chunk_tokens.max(0) as u64,
+    })
+}
+
 pub async fn get_project(pool: &Db, id: i64) -> AppResult<ProjectView> {
     on_db!(pool, |db| {
         let row: Option<ProjectRow> =
