@@ -377,8 +377,8 @@ pub async fn list_projects(pool: &Db) -> AppResult<Vec<ProjectSummary>> {
 
 /// A project's corpus as an estimate reads it: documents, their tokens,
 /// chunks and the chunks' tokens added up.
-pub async fn corpus_size(pool: &Db, project_id: i64) -> AppResult<engine::experiment::CorpusSize> {
-    let p = get_project(pool, project_id).await?;
+pub async fn corpus_size(pool: &Db, p: &ProjectView) -> AppResult<engine::experiment::CorpusSize> {
+    let project_id = p.summary.id;
     let chunk_tokens: i64 = on_db!(pool, |db| {
         sqlx::query_scalar::<_, i64>(
             "SELECT CAST(COALESCE(SUM(c.tokens), 0) AS BIGINT) FROM chunks c
