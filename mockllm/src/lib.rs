@@ -22,6 +22,8 @@
 //! This crate exists only for tests and benches; nothing in Assay's shipped
 //! binary depends on it.
 
+pub mod peers;
+
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};

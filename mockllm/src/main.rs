@@ -19,8 +19,9 @@ async fn main() {
     match args.next().as_deref() {
         None | Some("") => {}
         Some("rambling") => config.rambling = true,
+        Some("peers") => config.responder = Some(mockllm::Responder(std::sync::Arc::new(mockllm::peers::respond))),
         Some(mode) => {
-            let spec = mode.strip_prefix("context=").expect("MODE: rambling, context=N or context=N,hidden");
+            let spec = mode.strip_prefix("context=").expect("MODE: rambling, peers, context=N or context=N,hidden");
             let (n, hidden) = spec.split_once(',').map_or((spec, false), |(n, h)| (n, h == "hidden"));
             config.context = Some(n.parse().expect("context=N"));
             config.advertise_context = !hidden;

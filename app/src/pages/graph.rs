@@ -28,6 +28,8 @@ pub fn GraphPage() -> impl IntoView {
     // The graph is reloaded when a graph job finishes.
     let finished = RwSignal::new(0u64);
     let overview = Resource::new(move || (id.get(), finished.get()), |(id, _)| get_graph_overview(id));
+    let query = leptos_router::hooks::use_query_map();
+    let import_error = Memo::new(move |_| query.read().get("import_error"));
 
     view! {
         <Title text="Graph"/>
@@ -50,6 +52,9 @@ pub fn GraphPage() -> impl IntoView {
                                 }}
                             </div>
                             <BuildForm project_id=id.get_untracked() action=build open=true llm=info.map(|l| (l.provider, l.label))/>
+                            {project.await.is_ok_and(|p| p.summary.documents == 0).then(|| view! {
+                                <ImportIndexForm project_id=id.get_untracked() import_error/>
+                            })}
                         }.into_any(),
                         Ok(Some(o)) => view! {
                             <Stats o=o.clone()/>
@@ -73,6 +78,32 @@ pub fn GraphPage() -> impl IntoView {
     }
 }
 
+/// Another system's index folder (a zip of it) as this empty project's
+/// corpus and graph (#41).
+#[component]
+fn ImportIndexForm(project_id: i64, import_error: Memo<Option<String>>) -> impl IntoView {
+    view! {
+        <details class="panel" id="import-index" open=move || import_error.get().is_some()>
+            <summary>"Or import a graph another system built (LightRAG, Microsoft GraphRAG, nano-graphrag)"</summary>
+            <form method="post" enctype="multipart/form-data" class="inline-form" id="import-index-form"
+                action=format!("/api/projects/{project_id}/graph-import")>
+                <label>"Written by "
+                    <select name="format">
+                        <option value="lightrag">"LightRAG (its working folder)"</option>
+                        <option value="graphrag">"Microsoft GraphRAG (its output folder)"</option>
+                        <option value="nano-graphrag">"nano-graphrag (its working folder)"</option>
+                    </select>
+                </label>
+                <label>"Community level " <input type="number" name="community_level" min="0" placeholder="coarsest" class="narrow"/></label>
+                <input type="file" name="file" accept=".zip" required/>
+                <button type="submit">"Import"</button>
+            </form>
+            <p class="muted small">"A zip of the folder. Its documents and chunks become this project's corpus (under their own ids), its entities and relations the graph, each leading back to the chunks it came from; Microsoft GraphRAG's and nano-graphrag's communities and reports become the project's. Nothing is extracted again and no LLM is called. The page then says how every entity, relation and chunk was mapped. See docs/bring-your-own-system.md."</p>
+            {move || import_error.get().map(|e| view! { <p class="error" role="alert" id="import-error">{e}</p> })}
+        </details>
+    }
+}
+
 #[component]
 pub(crate) fn Stats(o: GraphOverview) -> impl IntoView {
     let by = match o.provider.as_str() {
@@ -84,9 +115,20 @@ pub(crate) fn Stats(o: GraphOverview) -> impl IntoView {
         "imported" => view! { <span>"an imported file"</span> }.into_any(),
         _ => view! { <span>{format!("{}, {}", o.provider, o.model)}</span> }.into_any(),
     };
+    let provenance = match o.imported_from.clone() {
+        Some(from) => view! {
+            <p class="llm-line" id="graph-provenance">"Imported from " {from}
+                <span class="muted">" — how: docs/bring-your-own-system.md"</span></p>
+        }
+        .into_any(),
+        None => view! {
+            <p class="llm-line" id="graph-provenance">"Built by "
+                {o.job_id.map(|j| format!("job #{j} with "))} {by}</p>
+        }
+        .into_any(),
+    };
     view! {
-        <p class="llm-line" id="graph-provenance">"Built by "
-            {o.job_id.map(|j| format!("job #{j} with "))} {by}</p>
+        {provenance}
         {o.extraction_note.clone().map(|n| view! { <p class="notice" id="graph-extraction-note">{n}</p> })}
         <dl class="totals" id="graph-stats">
             <div><dt>"Nodes"</dt><dd>{format::int(o.nodes)}</dd></div>

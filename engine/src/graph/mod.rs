@@ -16,6 +16,7 @@
 pub mod describe;
 pub mod export;
 pub mod extract;
+pub mod foreign;
 pub mod layout;
 pub mod mentions;
 pub mod offline;

@@ -27,8 +27,22 @@ pub(super) enum GraphCommand {
         no_cache: bool,
     },
     /// Replace the project's graph with one from a file in the export's JSON layout
-    /// (node names are normalised into keys; communities and layout are computed).
-    Import { project: String, file: std::path::PathBuf },
+    /// (node names are normalised into keys; communities and layout are computed),
+    /// or, with --format, import another system's index folder (or a zip of it)
+    /// into an empty project: its documents, its chunks and its graph.
+    Import {
+        project: String,
+        /// A JSON file in the export layout; with --format, the index folder or a .zip of it.
+        path: std::path::PathBuf,
+        /// The system that wrote the folder: lightrag, graphrag (Microsoft GraphRAG's
+        /// output folder) or nano-graphrag.
+        #[arg(long, value_parser = ["lightrag", "graphrag", "nano-graphrag"])]
+        format: Option<String>,
+        /// Which of the index's community levels become the project's communities
+        /// (default: its coarsest). Microsoft GraphRAG and nano-graphrag only.
+        #[arg(long)]
+        community_level: Option<i64>,
+    },
     /// Print the graph to stdout.
     Export {
         project: String,
@@ -74,7 +88,28 @@ pub(super) async fn graph(pool: &Db, out: Output, llm: &LlmSettings, cmd: GraphC
             );
             Ok(code)
         }
-        GraphCommand::Import { project, file } => {
+        GraphCommand::Import { project, path, format: Some(format), community_level } => {
+            let p = app::ssr::store::find_project(pool, &project).await?;
+            let format = engine::graph::foreign::Format::parse(&format).expect("clap checked the value");
+            let files = if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("zip")) {
+                let bytes = std::fs::read(&path).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+                engine::graph::foreign::ForeignFiles::from_zip(&bytes, format)
+            } else {
+                engine::graph::foreign::ForeignFiles::from_dir(&path, format)
+            }
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            let index =
+                engine::graph::foreign::read(&files, format).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            let report = app::ssr::store::foreign::import(pool, p.summary.id, index, community_level).await?;
+            out.print(serde_json::to_value(&report)?, || import_summary(&report, &p.summary.name));
+            Ok(ExitCode::SUCCESS)
+        }
+        GraphCommand::Import { project, path: file, format: None, community_level } => {
+            if community_level.is_some() {
+                anyhow::bail!(
+                    "--community-level goes with --format: a graph in Assay's export layout gets communities computed"
+                );
+            }
             let p = app::ssr::store::find_project(pool, &project).await?;
             let text =
                 std::fs::read_to_string(&file).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", file.display()))?;
@@ -107,4 +142,57 @@ pub(super) async fn graph(pool: &Db, out: Output, llm: &LlmSettings, cmd: GraphC
             write_stdout(&text)
         }
     }
+}
+
+/// What an import of another system's index stored, in words: the counts
+/// against the folder's, and everything that did not map one to one.
+pub(crate) fn import_summary(r: &app::ssr::store::foreign::ImportReport, project: &str) -> String {
+    let t = &r.tally;
+    let mut lines = vec![
+        format!("imported a {} index into {project} ({})", r.program, r.version),
+        format!("read: {}", r.files_read.join(", ")),
+        format!(
+            "documents: {} ({} stored{}), chunks: {} ({} found verbatim in their document)",
+            t.documents,
+            t.documents - r.duplicate_documents,
+            if r.duplicate_documents > 0 {
+                format!(", {} with the same text as another", r.duplicate_documents)
+            } else {
+                String::new()
+            },
+            t.chunks,
+            r.chunks_located
+        ),
+        format!("entities: {} -> {} nodes; relations: {} -> {} edges", t.entities, t.nodes, t.relations, t.edges),
+    ];
+    if !t.renamed.is_empty() {
+        lines.push(format!(
+            "  {} entities kept apart under numbered keys (their names normalise like another's): {}",
+            t.renamed.len(),
+            t.renamed.join(", ")
+        ));
+    }
+    if t.implied_entities > 0 {
+        lines.push(format!("  {} nodes named only by relations (type concept)", t.implied_entities));
+    }
+    if t.relations_joined > 0 {
+        lines.push(format!(
+            "  {} relations joined another's edge (the reverse direction or the same pair)",
+            t.relations_joined
+        ));
+    }
+    if t.self_loops > 0 {
+        lines.push(format!("  {} relations from an entity to itself left out", t.self_loops));
+    }
+    if !t.unknown_chunks.is_empty() {
+        lines.push(format!("  {} chunk ids named by the graph are not in the folder's chunks", t.unknown_chunks.len()));
+    }
+    lines.push(match t.community_level {
+        Some(level) => format!(
+            "communities: {} at level {level}, {} ({} nodes outside them grouped by component)",
+            r.communities, r.communities_from, t.nodes_without_community
+        ),
+        None => format!("communities: {}, {}", r.communities, r.communities_from),
+    });
+    lines.join("\n")
 }

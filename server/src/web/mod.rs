@@ -272,6 +272,7 @@ fn route<H: Handler<T, AppState>, T: 'static>(method: Method, path: &'static str
 /// [`Granted`]); the access test walks the list.
 fn plain_routes(max_upload: u64) -> Vec<PlainRoute> {
     let (m, p, upload) = route(Method::POST, "/api/projects/{project}/upload", upload);
+    let (gm, gp, graph_import) = route(Method::POST, "/api/projects/{project}/graph-import", graph_import);
     vec![
         // Multipart framing adds a little to the files' own size.
         (m, p, upload.layer(DefaultBodyLimit::max(max_upload as usize + 64 * 1024))),
@@ -283,6 +284,7 @@ fn plain_routes(max_upload: u64) -> Vec<PlainRoute> {
         route(Method::GET, "/api/projects/{project}/answers/{answer_set}/export", answers::export),
         route(Method::GET, "/api/projects/{project}/answers/cost.svg", answers::cost_svg),
         route(Method::GET, "/api/projects/{project}/graph/{file}", graph_file),
+        (gm, gp, graph_import.layer(DefaultBodyLimit::max(max_upload as usize + 64 * 1024))),
         route(Method::GET, "/api/metrics/{metrics_run}/{file}", metrics::file),
         route(Method::GET, "/api/experiments/{experiment}/{file}", experiments::file),
         route(Method::GET, "/api/evaluations/{evaluation}/plots/{file}", evaluations::plot),
@@ -447,9 +449,60 @@ async fn import_questions(State(state): State<AppState>, granted: Granted, multi
     }
 }
 
+/// `POST /api/projects/{id}/graph-import`: a multipart form with a `file`
+/// (a zip of another system's index folder), its `format` (lightrag,
+/// graphrag, nano-graphrag) and optionally a `community_level`. Imports its
+/// documents, chunks and graph into the (empty) project and redirects to the
+/// Graph page, or back to it with the reason it was refused.
+async fn graph_import(State(state): State<AppState>, granted: Granted, multipart: Multipart) -> Response {
+    let id = granted.project;
+    let page = |query: &[(&str, &str)]| redirect(&format!("/projects/{id}/graph"), query);
+    let (file, fields) = match read_form_with(multipart, true).await {
+        Ok(f) => f,
+        Err(e) => return page(&[("import_error", &e)]),
+    };
+    let Some((_, bytes)) = file else { return page(&[("import_error", "choose a .zip of the index folder")]) };
+    let result = async {
+        let format = fields
+            .get("format")
+            .and_then(|f| engine::graph::foreign::Format::parse(f))
+            .ok_or_else(|| AppError::Invalid("choose the system that wrote the folder".into()))?;
+        let level = match fields.get("community_level").map(|l| l.trim()).filter(|l| !l.is_empty()) {
+            Some(l) => Some(
+                l.parse::<i64>()
+                    .map_err(|_| AppError::Invalid(format!("community level \"{l}\" is not a whole number")))?,
+            ),
+            None => None,
+        };
+        let index = tokio::task::spawn_blocking(move || {
+            let files = engine::graph::foreign::ForeignFiles::from_zip(&bytes, format)?;
+            engine::graph::foreign::read(&files, format)
+        })
+        .await
+        .map_err(|_| AppError::Internal)?
+        .map_err(|e| AppError::Invalid(e.to_string()))?;
+        app::ssr::store::foreign::import(&state.pool, id, index, level).await
+    }
+    .await;
+    match result {
+        Ok(_) => page(&[("imported", "1")]),
+        Err(e) => page(&[("import_error", &e.to_string())]),
+    }
+}
+
 /// A plain form's file (name and bytes, if one was chosen) and its other
 /// fields (trimmed text), or why the upload could not be read.
-async fn read_form(mut multipart: Multipart) -> Result<(Option<(String, Vec<u8>)>, HashMap<String, String>), String> {
+async fn read_form(multipart: Multipart) -> Result<(Option<(String, Vec<u8>)>, HashMap<String, String>), String> {
+    read_form_with(multipart, false).await
+}
+
+/// [`read_form`], the file a binary one (a zip) when `binary_file`: NUL
+/// bytes are refused in the other fields only (the file's texts are checked
+/// when they are read out of it).
+async fn read_form_with(
+    mut multipart: Multipart,
+    binary_file: bool,
+) -> Result<(Option<(String, Vec<u8>)>, HashMap<String, String>), String> {
     let (mut file, mut fields) = (None, HashMap::new());
     loop {
         match multipart.next_field().await {
@@ -457,7 +510,7 @@ async fn read_form(mut multipart: Multipart) -> Result<(Option<(String, Vec<u8>)
                 let field_name = field.name().unwrap_or("").to_string();
                 let file_name = field.file_name().unwrap_or("").to_string();
                 let bytes = field.bytes().await.map_err(|_| "the file could not be read".to_string())?;
-                if let Some(at) = nul_in_upload(&bytes) {
+                if let Some(at) = nul_in_upload(&bytes).filter(|_| !(binary_file && field_name == "file")) {
                     let what =
                         if field_name == "file" { format!("{file_name} holds") } else { format!("{field_name} holds") };
                     return Err(format!(

@@ -12,6 +12,7 @@ mod cli;
 mod common;
 mod eval;
 mod experiment;
+mod foreign;
 mod graph;
 mod http;
 mod jobs;

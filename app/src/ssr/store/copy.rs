@@ -140,6 +140,7 @@ pub const TABLES: &[Table] = &[
             ("end_byte", Int),
             ("tokens", Int),
             ("body", Text),
+            ("external_id", Text),
         ],
     },
     Table {
@@ -302,6 +303,12 @@ pub const TABLES: &[Table] = &[
             ("summary", Text),
             ("rating", Real),
         ],
+    },
+    Table {
+        name: "graph_imports",
+        key: &["project_id"],
+        identity: false,
+        columns: &[("project_id", Int), ("format", Text), ("version", Text), ("report", Text), ("created_at", Text)],
     },
     Table {
         name: "question_sets",

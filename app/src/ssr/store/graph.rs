@@ -16,52 +16,71 @@ pub const COMMUNITY_SEED: u64 = 42;
 /// `job_id` is the job that built it (`None` for an imported graph). The
 /// explorer's layout is computed here, once.
 pub async fn replace(pool: &Db, project_id: i64, job_id: Option<i64>, graph: &KnowledgeGraph) -> AppResult<()> {
+    let communities = graph.communities(COMMUNITY_SEED);
     on_db!(pool, |db| {
-        let communities = graph.communities(COMMUNITY_SEED);
-        let positions = graph.positions(COMMUNITY_SEED);
         let mut tx = super::begin(db).await?;
-        sqlx::query("DELETE FROM graph_nodes WHERE project_id = $1").bind(project_id).execute(&mut *tx).await?;
-        // Reports describe the old graph's communities.
-        sqlx::query("DELETE FROM community_reports WHERE project_id = $1").bind(project_id).execute(&mut *tx).await?;
-        let mut ids: HashMap<&str, i64> = HashMap::new();
-        for node in graph.nodes.values() {
-            let id: i64 = sqlx::query_scalar(
-            "INSERT INTO graph_nodes (project_id, job_id, key, name, type, description, source_chunks, community, x, y)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id",
-        )
-        .bind(project_id)
-        .bind(job_id)
-        .bind(&node.key)
-        .bind(&node.name)
-        .bind(&node.kind)
-        .bind(node.descriptions.join("\n"))
-        .bind(serde_json::to_string(&node.source_chunks).unwrap_or_default())
-        .bind(communities.get(&node.key).copied().unwrap_or(0) as i64)
-        .bind(positions.get(&node.key).map_or(0.0, |p| p[0]))
-        .bind(positions.get(&node.key).map_or(0.0, |p| p[1]))
-        .fetch_one(&mut *tx)
-        .await?;
-            ids.insert(node.key.as_str(), id);
-        }
-        for edge in graph.edges.values() {
-            let (Some(&s), Some(&t)) = (ids.get(edge.source.as_str()), ids.get(edge.target.as_str())) else { continue };
-            sqlx::query(
-            "INSERT INTO graph_edges (project_id, source_id, target_id, description, keywords, weight, source_chunks)
-             VALUES ($1, $2, $3, $4, $5, $6, $7)",
-        )
-        .bind(project_id)
-        .bind(s)
-        .bind(t)
-        .bind(edge.descriptions.join("\n"))
-        .bind(serde_json::to_string(&edge.keywords).unwrap_or_default())
-        .bind(edge.weight)
-        .bind(serde_json::to_string(&edge.source_chunks).unwrap_or_default())
-        .execute(&mut *tx)
-        .await?;
-        }
+        tx.put_graph(project_id, job_id, graph, &communities).await?;
         tx.commit().await?;
         Ok(())
     })
+}
+
+super::connection_steps! {
+    pub(crate) trait GraphSteps {
+        /// Deletes the project's graph (its reports and import record with
+        /// it) and stores `graph` with the given communities (node key →
+        /// number) and a layout computed here.
+        async fn put_graph(
+            &mut self,
+            project_id: i64,
+            job_id: Option<i64>,
+            graph: &KnowledgeGraph,
+            communities: &BTreeMap<String, usize>,
+        ) -> AppResult<()> {
+            let positions = graph.positions(COMMUNITY_SEED);
+            sqlx::query("DELETE FROM graph_nodes WHERE project_id = $1").bind(project_id).execute(&mut *self).await?;
+            // Reports describe the old graph's communities; the import record its origin.
+            sqlx::query("DELETE FROM community_reports WHERE project_id = $1").bind(project_id).execute(&mut *self).await?;
+            sqlx::query("DELETE FROM graph_imports WHERE project_id = $1").bind(project_id).execute(&mut *self).await?;
+            let mut ids: HashMap<&str, i64> = HashMap::new();
+            for node in graph.nodes.values() {
+                let id: i64 = sqlx::query_scalar(
+                    "INSERT INTO graph_nodes (project_id, job_id, key, name, type, description, source_chunks, community, x, y)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING id",
+                )
+                .bind(project_id)
+                .bind(job_id)
+                .bind(&node.key)
+                .bind(&node.name)
+                .bind(&node.kind)
+                .bind(node.descriptions.join("\n"))
+                .bind(serde_json::to_string(&node.source_chunks).unwrap_or_default())
+                .bind(communities.get(&node.key).copied().unwrap_or(0) as i64)
+                .bind(positions.get(&node.key).map_or(0.0, |p| p[0]))
+                .bind(positions.get(&node.key).map_or(0.0, |p| p[1]))
+                .fetch_one(&mut *self)
+                .await?;
+                ids.insert(node.key.as_str(), id);
+            }
+            for edge in graph.edges.values() {
+                let (Some(&s), Some(&t)) = (ids.get(edge.source.as_str()), ids.get(edge.target.as_str())) else { continue };
+                sqlx::query(
+                    "INSERT INTO graph_edges (project_id, source_id, target_id, description, keywords, weight, source_chunks)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                )
+                .bind(project_id)
+                .bind(s)
+                .bind(t)
+                .bind(edge.descriptions.join("\n"))
+                .bind(serde_json::to_string(&edge.keywords).unwrap_or_default())
+                .bind(edge.weight)
+                .bind(serde_json::to_string(&edge.source_chunks).unwrap_or_default())
+                .execute(&mut *self)
+                .await?;
+            }
+            Ok(())
+        }
+    }
 }
 
 pub async fn export(pool: &Db, project_id: i64) -> AppResult<GraphExport> {
@@ -319,7 +338,9 @@ pub async fn overview(pool: &Db, project_id: i64) -> AppResult<Option<GraphOverv
             Some(job) => extraction_note(pool, job).await?,
             None => None,
         };
+        let imported_from = super::foreign::import_record(pool, project_id).await?.map(|r| r.line());
         Ok(Some(GraphOverview {
+            imported_from,
             extraction_note,
             nodes: rows.len() as i64,
             edges: edges.len() as i64,

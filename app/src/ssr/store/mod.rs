@@ -12,6 +12,7 @@ pub mod calls;
 pub mod copy;
 pub mod evaluations;
 pub mod experiments;
+pub mod foreign;
 pub mod graph;
 pub mod jobs;
 pub mod metrics;
@@ -768,6 +769,18 @@ pub async fn set_chunk_settings(pool: &Db, project_id: i64, settings: ChunkSetti
     on_db!(pool, |db| {
         settings.validate().map_err(|e| AppError::Invalid(e.to_string()))?;
         get_project(pool, project_id).await?;
+        if let Some(import) = foreign::import_record(pool, project_id).await? {
+            return Err(AppError::Conflict(format!(
+                "this project's chunks came with an imported {} index, whose graph names them: re-chunking would cut the graph from its sources",
+                import.program
+            )));
+        }
+        if foreign::has_foreign_chunks(pool, project_id).await? {
+            return Err(AppError::Conflict(
+                "this project's chunks came with an imported index: re-chunking would cut them from that system's ids"
+                    .into(),
+            ));
+        }
         let docs: Vec<(i64, String)> = sqlx::query_as("SELECT id, body FROM documents WHERE project_id = $1")
             .bind(project_id)
             .fetch_all(db)

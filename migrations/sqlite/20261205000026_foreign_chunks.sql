@@ -1,0 +1,18 @@
+-- Chunks that came with another system's index (issue #41: `assay graph
+-- import --format lightrag|graphrag|nano-graphrag`) keep that system's id,
+-- so its graph's provenance and its server's retrieved contexts name them.
+-- NULL for Assay's own chunks.
+ALTER TABLE chunks ADD COLUMN external_id TEXT;
+CREATE INDEX chunks_external ON chunks(project_id, external_id) WHERE external_id IS NOT NULL;
+
+-- Where a project's graph came from when it was imported: the format, the
+-- version the reader recognised, the files it read and the tally that
+-- accounts for every entity, relation and chunk (engine::graph::foreign::Tally).
+-- Replacing the graph deletes the row.
+CREATE TABLE graph_imports (
+    project_id INTEGER NOT NULL PRIMARY KEY REFERENCES projects(id) ON DELETE CASCADE,
+    format     TEXT   NOT NULL,
+    version    TEXT   NOT NULL,
+    report     TEXT   NOT NULL,
+    created_at TEXT   NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))
+);
