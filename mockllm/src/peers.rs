@@ -42,10 +42,16 @@ pub fn respond(req: &Value) -> String {
     }
     // nano-graphrag's and Microsoft GraphRAG's extraction: `("entity"<|>…)##`.
     if last.contains("-Real Data-") && last.contains("Text:") && last.contains("Entity_types") {
+        let data = last.rsplit("-Real Data-").next().unwrap_or(&last);
+        let types: Vec<String> = data
+            .lines()
+            .find_map(|l| l.strip_prefix("Entity_types:"))
+            .map(|t| t.trim().trim_matches(['[', ']']).split(',').map(|t| t.trim().to_lowercase()).filter(|t| !t.is_empty()).collect())
+            .unwrap_or_default();
         let text = last.rsplit("Text:").next().unwrap_or("");
         let text = text.split("######################").next().unwrap_or(text);
-        let quoted = !last.contains("(\"entity\"{tuple_delimiter}") && last.contains("(\"entity\"<|>\"");
-        return classic_rows(text, quoted);
+        let quoted = last.contains("(\"entity\"<|>\"");
+        return classic_rows(text, quoted, &types);
     }
     if last.starts_with("MANY entities were missed") {
         return "<|COMPLETE|>".into();
@@ -230,23 +236,36 @@ fn lightrag_json(text: &str) -> String {
 
 /// nano-graphrag quotes every field (`"ALICE"`); Microsoft GraphRAG's
 /// prompt writes names bare and upper-cased.
-fn classic_rows(text: &str, quoted: bool) -> String {
+fn classic_rows(text: &str, quoted: bool, types: &[String]) -> String {
     let f = find(text);
     let q = |s: &str| if quoted { format!("\"{s}\"") } else { s.to_string() };
+    // The prompt's own types: a person as `person`, a place as `geo` or
+    // `location`, the rest as `concept`, else `event`, else the first.
+    let typed = |kind: &str| -> String {
+        let wanted: &[&str] = match kind {
+            "Person" => &["person"],
+            "Location" => &["geo", "location"],
+            _ => &["concept", "event"],
+        };
+        wanted
+            .iter()
+            .find(|w| types.iter().any(|t| t == *w))
+            .map(|w| w.to_string())
+            .or_else(|| types.first().cloned())
+            .unwrap_or_else(|| kind.to_lowercase())
+    };
     let mut rows = Vec::new();
     for (name, (kind, desc)) in &f.entities {
         rows.push(format!(
-            "({}<|>{}<|>{}<|>{})",
-            q("entity"),
+            "(\"entity\"<|>{}<|>{}<|>{})",
             q(&name.to_uppercase()),
-            q(&kind.to_uppercase()),
+            q(&typed(kind).to_uppercase()),
             q(&format!("{name} appears where the text says: {}", flat(desc)))
         ));
     }
     for (s, t, sentence) in &f.relations {
         rows.push(format!(
-            "({}<|>{}<|>{}<|>{}<|>{})",
-            q("relationship"),
+            "(\"relationship\"<|>{}<|>{}<|>{}<|>{})",
             q(&s.to_uppercase()),
             q(&t.to_uppercase()),
             q(&format!("{s} and {t} meet in: {}", flat(sentence))),
@@ -309,8 +328,10 @@ mod tests {
         let lightrag = json!({"messages": [{"role": "user", "content": "---Input Text---\n```\nThen Alice met the Queen.\n```\n---Output---"}]});
         let reply = respond(&lightrag);
         assert!(reply.contains("entity<|#|>Alice<|#|>") && reply.ends_with("<|COMPLETE|>"), "{reply}");
-        let nano = json!({"messages": [{"role": "user", "content": "-Real Data-\nEntity_types: person\nText: Then Alice met the Queen.\n######################\nOutput:\n(\"entity\"<|>\"x\""}]});
-        assert!(respond(&nano).contains("(\"entity\"<|>\"ALICE\"<|>\"CONCEPT\""), "{}", respond(&nano));
+        let nano = json!({"messages": [{"role": "user", "content": "-Real Data-\nEntity_types: person,geo\nText: Then Alice met the Queen.\n######################\nOutput:\n(\"entity\"<|>\"x\""}]});
+        assert!(respond(&nano).contains("(\"entity\"<|>\"ALICE\"<|>\"PERSON\""), "{}", respond(&nano));
+        let graphrag = json!({"messages": [{"role": "user", "content": "Format each entity as (\"entity\"<|><entity_name>\n-Real Data-\nEntity_types: organization,person,geo,event\nText: Then Alice met the Queen.\n######################\nOutput:"}]});
+        assert!(respond(&graphrag).contains("(\"entity\"<|>ALICE<|>EVENT<|>"), "{}", respond(&graphrag));
         let report =
             json!({"messages": [{"role": "user", "content": "\"findings\"\nid,entity,description\n1,ALICE,a girl\n"}]});
         let v: Value = serde_json::from_str(&respond(&report)).unwrap();

@@ -2,7 +2,7 @@
 mock OpenAI server (`mockllm ADDR 0 0 peers`), for the import fixtures
 (issue #41). Run by `scripts/peers --fixtures`; not by the tests.
 
-    python build_index.py lightrag|nano-graphrag OUT_DIR BASE_URL TEXT_FILE...
+    python build_index.py lightrag|nano-graphrag|graphrag OUT_DIR BASE_URL TEXT_FILE...
 
 Each TEXT_FILE is one document (its first CHARS characters after the
 Project Gutenberg header). The LLM and embedding calls go to BASE_URL; the
@@ -102,6 +102,31 @@ def nano(out, base_url, docs):
     rag.insert([t for _, t in docs])
 
 
+def graphrag(out, base_url, docs):
+    """Microsoft GraphRAG's own CLI (`graphrag init`, `graphrag index`) in
+    its own virtualenv (ASSAY_GRAPHRAG_BIN), its settings pointed at the mock."""
+    import subprocess
+
+    exe = os.environ["ASSAY_GRAPHRAG_BIN"]
+    root = out + ".root"
+    if os.path.exists(root):
+        shutil.rmtree(root)
+    subprocess.run([exe, "init", "--root", root, "-m", "gpt-4.1", "-e", "text-embedding-3-large", "--force"], check=True)
+    path = os.path.join(root, "settings.yaml")
+    s = open(path).read()
+    for model in ("gpt-4.1", "text-embedding-3-large"):
+        s = s.replace(f"    model: {model}\n", f"    model: {model}\n    api_base: {base_url}\n", 1)
+    s = s.replace("  size: 1200\n  overlap: 100", f"  size: {CHUNK_TOKENS}\n  overlap: {OVERLAP_TOKENS}")
+    open(path, "w").write(s)
+    open(os.path.join(root, ".env"), "w").write("GRAPHRAG_API_KEY=mock\n")
+    for name, text in docs:
+        open(os.path.join(root, "input", name), "w").write(text)
+    subprocess.run([exe, "index", "--root", root], check=True)
+    for f in os.listdir(os.path.join(root, "output")):
+        if f.endswith(".parquet") or f == "stats.json":
+            shutil.copy(os.path.join(root, "output", f), out)
+
+
 def main():
     program, out, base_url, *files = sys.argv[1:]
     if os.path.exists(out):
@@ -112,6 +137,8 @@ def main():
         asyncio.run(lightrag(out, base_url, docs))
     elif program == "nano-graphrag":
         nano(out, base_url, docs)
+    elif program == "graphrag":
+        graphrag(out, base_url, docs)
     else:
         sys.exit(f"unknown program {program}")
 

@@ -251,3 +251,67 @@ async fn an_index_folder_imports_from_a_zip_and_bad_folders_are_refused_with_the
     assert_eq!(common::scalar(&pool, "SELECT COUNT(*) FROM documents WHERE project_id = $1", &[partial_id]).await, 0);
     pool.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_microsoft_graphrag_output_folder_imports_with_its_communities_and_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = common::test_db(dir.path(), "g").await;
+    let folder = fixture("graphrag");
+    // The tables as pandas (GraphRAG's own reader) counts them, written with the fixture.
+    let own: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(folder.parent().unwrap().join("graphrag-counts.json")).unwrap(),
+    )
+    .unwrap();
+    json(&assay(&db, &["--json", "project", "create", "Microsoft"], &[]).await);
+    let report = json(
+        &assay(&db, &["--json", "graph", "import", "Microsoft", folder.to_str().unwrap(), "--format", "graphrag"], &[]).await,
+    );
+    eprintln!("graphrag: {report}");
+    let t = &report["tally"];
+    assert_eq!(t["documents"], own["documents"]);
+    assert_eq!(t["chunks"], own["text_units"]);
+    assert_eq!(t["entities"], own["entities"]);
+    assert_eq!(t["relations"], own["relationships"]);
+    assert_eq!(t["nodes"], own["entities"], "GraphRAG's titles are unique: one node each");
+    // Its relationships are directed: a pair both ways is one undirected edge.
+    let edges = t["edges"].as_u64().unwrap();
+    let joined = t["relations_joined"].as_u64().unwrap() + t["self_loops"].as_u64().unwrap();
+    assert_eq!(edges + joined, own["relationships"].as_u64().unwrap());
+    assert_eq!(t["unknown_chunks"], serde_json::json!([]));
+    assert_eq!(report["chunks_located"], own["text_units"], "each text unit lies in its document");
+    // Level 0's communities and their reports become the project's.
+    assert_eq!(t["community_level"], 0);
+    assert_eq!(report["communities"], own["communities_by_level"]["0"]);
+    let clustered = own["entities"].as_u64().unwrap() - own["entities_in_level_0"].as_u64().unwrap();
+    assert_eq!(t["nodes_without_community"].as_u64().unwrap(), clustered, "the rest grouped by component");
+
+    let pool = db.open().await;
+    let project = app::ssr::store::find_project(&pool, "Microsoft").await.unwrap().summary.id;
+    let reports = app::ssr::store::graph::reports(&pool, project).await.unwrap();
+    assert_eq!(reports.len() as u64, own["communities_by_level"]["0"].as_u64().unwrap());
+    assert!(reports.iter().all(|r| !r.title.is_empty() && !r.summary.is_empty()), "{reports:?}");
+    let overview = app::ssr::store::graph::overview(&pool, project).await.unwrap().unwrap();
+    assert!(overview.imported_from.as_deref().unwrap().starts_with("a Microsoft GraphRAG index"), "{:?}", overview.imported_from);
+    pool.close().await;
+
+    // Level 1 on request; a level the index lacks is refused with the ones it has.
+    json(&assay(&db, &["--json", "project", "create", "Level1"], &[]).await);
+    let report = json(
+        &assay(
+            &db,
+            &["--json", "graph", "import", "Level1", folder.to_str().unwrap(), "--format", "graphrag", "--community-level", "1"],
+            &[],
+        )
+        .await,
+    );
+    assert_eq!(report["communities"], own["communities_by_level"]["1"]);
+    json(&assay(&db, &["--json", "project", "create", "Level7"], &[]).await);
+    let out = assay(
+        &db,
+        &["graph", "import", "Level7", folder.to_str().unwrap(), "--format", "graphrag", "--community-level", "7"],
+        &[],
+    )
+    .await;
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(e.contains("no communities at level 7 (its levels: 0, 1)"), "{e}");
+}
