@@ -221,3 +221,51 @@ test('a 5,000-node, 20,000-edge graph renders and responds; a lower limit shows 
   await expect(page.locator('#graph-shown')).toContainText('Showing the 1,000 highest-degree nodes of 5,000');
   await expect(canvas(page)).toHaveAttribute('data-visible', '1000');
 });
+
+/** A zip of a folder of the peers' fixtures (engine/tests/fixtures/peers), made with Python's zipfile. */
+function zipFixture(name) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'index-'));
+  const out = path.join(dir, `${name}.zip`);
+  const src = path.join(__dirname, '../../engine/tests/fixtures/peers', name);
+  execFileSync('python3', ['-c', `
+import os, sys, zipfile
+src, out = sys.argv[1], sys.argv[2]
+with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+    for f in sorted(os.listdir(src)):
+        z.write(os.path.join(src, f), "rag_storage/" + f)
+`, src, out]);
+  return out;
+}
+
+test('import a LightRAG index from a zip on the Graph page: counts, provenance, source text', async ({ page }) => {
+  await createProject(page, 'Their LightRAG');
+  await page.getByRole('link', { name: 'Graph' }).click();
+  await expect(page.locator('body[data-hydrated="true"]')).toBeAttached();
+  await expect(page.locator('#no-graph')).toContainText('No graph yet');
+  await page.getByText('Or import a graph another system built').click();
+  const form = page.locator('#import-index-form');
+  // nano-graphrag's folder offered as LightRAG's: refused, saying which it is.
+  await form.locator('select[name="format"]').selectOption('lightrag');
+  await form.locator('input[type="file"]').setInputFiles(zipFixture('nano-graphrag'));
+  await form.getByRole('button', { name: 'Import' }).click();
+  await expect(page.locator('#import-error')).toContainText("looks like nano-graphrag's");
+  await expect(page.locator('#no-graph')).toBeVisible();
+
+  await expect(form).toBeVisible();
+  await form.locator('select[name="format"]').selectOption('lightrag');
+  await form.locator('input[type="file"]').setInputFiles(zipFixture('lightrag'));
+  await form.getByRole('button', { name: 'Import' }).click();
+  await expect(page).toHaveURL(/imported=1/);
+  await expect(page.locator('#graph-provenance')).toContainText('Imported from a LightRAG index');
+  await expect(page.locator('#graph-provenance')).toContainText('66 entities → 66 nodes, 60 relations → 60 edges, 29 chunks of 2 documents');
+  await expect(page.locator('#graph-stats')).toContainText('66');
+  await page.locator('#graph-search').fill('Scrooge');
+  await page.locator('.suggestion').first().click();
+  const panel = page.locator('#graph-detail');
+  await expect(panel.locator('.detail-title')).toHaveText('Scrooge');
+  await expect(panel.locator('.source-chunk mark').first()).toHaveText(/scrooge/i);
+  await expect(panel.locator('.source-chunk figcaption a').first()).toHaveAttribute('href', /\/documents\/\d+$/);
+  // The corpus came with it: their two documents, their 29 chunks.
+  await page.getByRole('link', { name: 'Corpus' }).click();
+  await expect(page.locator('#total-chunks')).toHaveText('29');
+});

@@ -71,6 +71,17 @@ pub struct CorpusSection {
     /// Or: the documents of this project (as uploaded in the browser).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub project: Option<String>,
+    /// Or: another system's index folder (or a zip of it), relative to the
+    /// manifest's folder: its documents and chunks are the corpus and its
+    /// graph the graph, nothing extracted again (issue #41).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index: Option<String>,
+    /// The system that wrote `index`: lightrag, graphrag or nano-graphrag.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index_format: Option<String>,
+    /// Which of the index's community levels become the project's (its coarsest by default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub community_level: Option<i64>,
     #[serde(default = "default_chunk_tokens")]
     pub chunk_tokens: usize,
     #[serde(default = "default_chunk_overlap")]
@@ -663,7 +674,8 @@ impl Manifest {
                 thousands(chunks)
             ),
         }];
-        if self.needs_graph() {
+        // An imported index brings its graph: nothing to extract.
+        if self.needs_graph() && self.corpus.index.is_none() {
             out.push(graph_estimate(corpus, self.corpus.chunk_tokens, self.graph.gleaning));
         }
         for (i, q) in self.questions.iter().enumerate() {
@@ -793,6 +805,14 @@ impl Manifest {
                 .as_array()
                 .map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect())
         });
+        if toml::from_str::<toml::Table>(text)
+            .ok()
+            .is_some_and(|t| t.get("corpus").and_then(|c| c.get("index")).is_some())
+        {
+            return Err(ManifestError(
+                "corpus.index: an index folder is on the server's disk; import it on the Graph page, or run this manifest with `assay run`".into(),
+            ));
+        }
         if let Some((i, f)) = files.iter().flatten().enumerate().find(|(_, f)| *f != "sample") {
             return Err(ManifestError(format!(
                 "corpus.files[{i}]: \"{f}\" — in the browser a corpus is \"sample\" or corpus.project (a project's uploaded documents); files on disk are for `assay run`"
@@ -822,6 +842,13 @@ impl Manifest {
             .collect()
     }
 
+    /// `corpus.index` resolved against `base`, with its format.
+    pub fn index_path(&self, base: &Path) -> Option<(PathBuf, crate::graph::foreign::Format)> {
+        let index = self.corpus.index.as_ref()?;
+        let format = crate::graph::foreign::Format::parse(self.corpus.index_format.as_deref()?)?;
+        Some((if Path::new(index).is_absolute() { PathBuf::from(index) } else { base.join(index) }, format))
+    }
+
     /// Whether any stage needs the knowledge graph.
     pub fn needs_graph(&self) -> bool {
         self.questions.iter().any(|q| matches!(q, QuestionsSection::Graph { .. }))
@@ -841,7 +868,27 @@ impl Manifest {
         if self.llm.concurrency == Some(0) {
             return Err("llm.concurrency: at least 1".into());
         }
+        if let Some(index) = &self.corpus.index {
+            if self.corpus.project.is_some() || !self.corpus.files.is_empty() {
+                return Err(
+                    "corpus.index: the index brings its own documents; name no files or project beside it".into()
+                );
+            }
+            let format = self.corpus.index_format.as_deref().unwrap_or("");
+            if crate::graph::foreign::Format::parse(format).is_none() {
+                return Err(format!(
+                    "corpus.index_format: lightrag, graphrag or nano-graphrag (the system that wrote {index}), not \"{format}\""
+                ));
+            }
+            let (path, _) = self.index_path(base).expect("checked above");
+            if !path.exists() {
+                return Err(format!("corpus.index: no folder or zip {}", path.display()));
+            }
+        } else if self.corpus.index_format.is_some() || self.corpus.community_level.is_some() {
+            return Err("corpus.index_format / community_level: they go with corpus.index (an index folder)".into());
+        }
         match (&self.corpus.project, self.corpus.files.is_empty()) {
+            _ if self.corpus.index.is_some() => {}
             (None, true) => {
                 return Err(
                     "corpus.files: name at least one file, or \"sample\" (or corpus.project: a project's documents)"
@@ -1045,6 +1092,24 @@ mod tests {
         assert!(e.contains("metrics") && e.contains("hierarchical"), "{e}");
         let e = error("[corpus]\nfiles = [\"sample\"]\n");
         assert!(e.contains("name"), "{e}");
+        // Another system's index: with its format, alone, and only from disk.
+        let e = error("name = \"x\"\n[corpus]\nindex = \"src\"\nindex_format = \"lightrag2\"\n");
+        assert!(e.starts_with("corpus.index_format: lightrag, graphrag or nano-graphrag"), "{e}");
+        let e = error("name = \"x\"\n[corpus]\nfiles = [\"sample\"]\nindex = \"src\"\nindex_format = \"lightrag\"\n");
+        assert!(e.contains("name no files or project beside it"), "{e}");
+        let e = error("name = \"x\"\n[corpus]\nfiles = [\"sample\"]\ncommunity_level = 1\n");
+        assert!(e.contains("they go with corpus.index"), "{e}");
+        let e = error("name = \"x\"\n[corpus]\nindex = \"no-such-index\"\nindex_format = \"graphrag\"\n");
+        assert!(e.starts_with("corpus.index: no folder or zip") && e.contains("no-such-index"), "{e}");
+        let m =
+            Manifest::parse("name = \"x\"\n[corpus]\nindex = \".\"\nindex_format = \"graphrag\"\n", &here()).unwrap();
+        assert_eq!(
+            m.index_path(&here()).map(|(p, f)| (p.is_dir(), f)),
+            Some((true, crate::graph::foreign::Format::GraphRag))
+        );
+        let e = Manifest::parse_uploaded("name = \"x\"\n[corpus]\nindex = \".\"\nindex_format = \"graphrag\"\n")
+            .unwrap_err();
+        assert!(e.to_string().contains("import it on the Graph page"), "{e}");
     }
 }
 

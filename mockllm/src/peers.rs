@@ -46,7 +46,14 @@ pub fn respond(req: &Value) -> String {
         let types: Vec<String> = data
             .lines()
             .find_map(|l| l.strip_prefix("Entity_types:"))
-            .map(|t| t.trim().trim_matches(['[', ']']).split(',').map(|t| t.trim().to_lowercase()).filter(|t| !t.is_empty()).collect())
+            .map(|t| {
+                t.trim()
+                    .trim_matches(['[', ']'])
+                    .split(',')
+                    .map(|t| t.trim().to_lowercase())
+                    .filter(|t| !t.is_empty())
+                    .collect()
+            })
             .unwrap_or_default();
         let text = last.rsplit("Text:").next().unwrap_or("");
         let text = text.split("######################").next().unwrap_or(text);

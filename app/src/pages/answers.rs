@@ -226,7 +226,7 @@ fn ImportForm(
             </form>
             <p class="muted small">"One answer per line: " <code>"question_id"</code> " (as exported from Questions) or the exact " <code>"question"</code> ", " <code>"answer"</code>
                 ", and optionally " <code>"contexts"</code> " (a list of strings), " <code>"prompt_tokens"</code> ", " <code>"completion_tokens"</code> ", " <code>"latency_ms"</code>
-                ". Every unmatched or malformed line is listed, and then nothing is imported."</p>
+                ". Every unmatched or malformed line is listed, and then nothing is imported. Worked examples for LightRAG, Microsoft GraphRAG and nano-graphrag: docs/bring-your-own-system.md."</p>
             {move || import_error.get().map(|e| view! { <p class="error" role="alert" id="import-error">{e}</p> })}
         </details>
     }

@@ -94,7 +94,8 @@ fn ImportIndexForm(project_id: i64, import_error: Memo<Option<String>>) -> impl 
                         <option value="nano-graphrag">"nano-graphrag (its working folder)"</option>
                     </select>
                 </label>
-                <label>"Community level " <input type="number" name="community_level" min="0" placeholder="coarsest" class="narrow"/></label>
+                <label>"Community level " <input type="number" name="community_level" min="0" placeholder="0" class="narrow"
+                    title="Which of the index's community levels become the project's communities (0, the coarsest, when empty)"/></label>
                 <input type="file" name="file" accept=".zip" required/>
                 <button type="submit">"Import"</button>
             </form>

@@ -33,6 +33,16 @@ fn post(path: &str, form: &str, cookie: &str) -> Request<Body> {
         .unwrap()
 }
 
+/// The Graph page's import form without a file (a real multipart body).
+fn graph_import(project: i64, cookie: &str) -> Request<Body> {
+    let body = "--b0\r\nContent-Disposition: form-data; name=\"format\"\r\n\r\nlightrag\r\n--b0--\r\n";
+    Request::post(format!("/api/projects/{project}/graph-import"))
+        .header(header::CONTENT_TYPE, "multipart/form-data; boundary=b0")
+        .header(header::COOKIE, format!("assay_session={cookie}"))
+        .body(Body::from(body))
+        .unwrap()
+}
+
 fn path_of<T: leptos::server_fn::ServerFn>() -> &'static str {
     T::PATH
 }
@@ -330,6 +340,22 @@ async fn collaborators_reach_only_what_the_owner_granted() {
     );
     assert_eq!(send(&router, get("/api/evaluations/1/report.json", &ana)).await.status, StatusCode::OK);
     assert_eq!(send(&router, post("/api/projects/1/upload", "", &ana)).await.status, StatusCode::FORBIDDEN);
+    // Importing another system's index (#41) needs the edit right on the
+    // project the path names: each caller in turn (the editor's empty form
+    // passes the check and comes back to the Graph page with the reason).
+    for (caller, cookie, status) in [
+        ("owner", owner.as_str(), StatusCode::SEE_OTHER),
+        ("editor", ben.as_str(), StatusCode::SEE_OTHER),
+        ("reader", ana.as_str(), StatusCode::FORBIDDEN),
+        ("no rights", cy.as_str(), StatusCode::FORBIDDEN),
+        ("rater token", rater_token.as_str(), StatusCode::UNAUTHORIZED),
+        ("share token", share_token.as_str(), StatusCode::UNAUTHORIZED),
+        ("anonymous", "", StatusCode::UNAUTHORIZED),
+    ] {
+        let r = send(&router, graph_import(1, cookie)).await;
+        assert_eq!(r.status, status, "{caller}: {}", &r.body[..r.body.len().min(200)]);
+    }
+    assert_eq!(send(&router, graph_import(2, &ben)).await.status, StatusCode::FORBIDDEN);
 
     // ben edits project 1, only reads project 2, and is no owner.
     let r = send(&router, post(path_of::<app::api::RenameProject>(), "id=1&name=Renamed+by+ben", &ben)).await;

@@ -258,13 +258,12 @@ async fn a_microsoft_graphrag_output_folder_imports_with_its_communities_and_rep
     let db = common::test_db(dir.path(), "g").await;
     let folder = fixture("graphrag");
     // The tables as pandas (GraphRAG's own reader) counts them, written with the fixture.
-    let own: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(folder.parent().unwrap().join("graphrag-counts.json")).unwrap(),
-    )
-    .unwrap();
+    let own: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(folder.parent().unwrap().join("graphrag-counts.json")).unwrap()).unwrap();
     json(&assay(&db, &["--json", "project", "create", "Microsoft"], &[]).await);
     let report = json(
-        &assay(&db, &["--json", "graph", "import", "Microsoft", folder.to_str().unwrap(), "--format", "graphrag"], &[]).await,
+        &assay(&db, &["--json", "graph", "import", "Microsoft", folder.to_str().unwrap(), "--format", "graphrag"], &[])
+            .await,
     );
     eprintln!("graphrag: {report}");
     let t = &report["tally"];
@@ -291,7 +290,11 @@ async fn a_microsoft_graphrag_output_folder_imports_with_its_communities_and_rep
     assert_eq!(reports.len() as u64, own["communities_by_level"]["0"].as_u64().unwrap());
     assert!(reports.iter().all(|r| !r.title.is_empty() && !r.summary.is_empty()), "{reports:?}");
     let overview = app::ssr::store::graph::overview(&pool, project).await.unwrap().unwrap();
-    assert!(overview.imported_from.as_deref().unwrap().starts_with("a Microsoft GraphRAG index"), "{:?}", overview.imported_from);
+    assert!(
+        overview.imported_from.as_deref().unwrap().starts_with("a Microsoft GraphRAG index"),
+        "{:?}",
+        overview.imported_from
+    );
     pool.close().await;
 
     // Level 1 on request; a level the index lacks is refused with the ones it has.
@@ -299,7 +302,17 @@ async fn a_microsoft_graphrag_output_folder_imports_with_its_communities_and_rep
     let report = json(
         &assay(
             &db,
-            &["--json", "graph", "import", "Level1", folder.to_str().unwrap(), "--format", "graphrag", "--community-level", "1"],
+            &[
+                "--json",
+                "graph",
+                "import",
+                "Level1",
+                folder.to_str().unwrap(),
+                "--format",
+                "graphrag",
+                "--community-level",
+                "1",
+            ],
             &[],
         )
         .await,
@@ -314,4 +327,88 @@ async fn a_microsoft_graphrag_output_folder_imports_with_its_communities_and_rep
     .await;
     let e = String::from_utf8_lossy(&out.stderr);
     assert!(e.contains("no communities at level 7 (its levels: 0, 1)"), "{e}");
+}
+
+/// `corpus.index` in a manifest: the index's documents, chunks and graph
+/// are the experiment's (no graph job, no extraction), graph questions come
+/// from its graph and methods answer over it; a second run reuses it all;
+/// a bad index or format is refused before any work, naming the key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_manifest_takes_another_systems_index_as_its_corpus_and_graph() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = common::test_db(dir.path(), "m").await;
+    let manifest = |index: &str, format: &str| {
+        format!(
+            r#"
+name = "Their index"
+[corpus]
+index = "{index}"
+index_format = "{format}"
+[[questions]]
+kind = "graph"
+node = 2
+edge = 2
+subgraph = 1
+min_hops = 4
+[[methods]]
+name = "bm25"
+[[methods]]
+name = "graphrag-global"
+[evaluation]
+sets = [1]
+trials = 1
+judge = "offline"
+sanity = false
+"#
+        )
+    };
+    let folder = fixture("nano-graphrag");
+    let file = dir.path().join("theirs.toml");
+    std::fs::write(&file, manifest(folder.to_str().unwrap(), "nano-graphrag")).unwrap();
+    let plan = json(&assay(&db, &["--json", "run", file.to_str().unwrap(), "--plan"], &[]).await);
+    let planned: Vec<&str> = plan["stages"].as_array().unwrap().iter().map(|s| s["kind"].as_str().unwrap()).collect();
+    assert!(!planned.contains(&"graph"), "an imported graph is not extracted: {planned:?}");
+    assert_eq!(plan["stages"][0]["how"].as_str().unwrap().split(',').next(), Some("2 documents"), "{plan}");
+
+    let first = json(&assay(&db, &["--json", "run", file.to_str().unwrap()], &[]).await);
+    let kinds: Vec<&str> = first["stages"].as_array().unwrap().iter().map(|s| s["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["corpus", "questions", "answers", "answers", "evaluation"], "{first}");
+    let pool = db.open().await;
+    let project = app::ssr::store::find_project(&pool, "Their index").await.unwrap().summary.id;
+    let record = app::ssr::store::foreign::import_record(&pool, project).await.unwrap().unwrap();
+    assert_eq!((record.tally.entities, record.tally.relations, record.tally.chunks), (66, 60, 29));
+    // graphrag-global answered from nano-graphrag's own reports, kept as
+    // imported (no job wrote them); it wrote reports only for the
+    // communities of the nodes nano-graphrag left unclustered.
+    let imported = common::scalar(&pool, "SELECT COUNT(*) FROM community_reports WHERE job_id IS NULL", &[]).await;
+    assert_eq!(imported as usize, record.communities);
+    let theirs: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_slice(&std::fs::read(folder.join("kv_store_community_reports.json")).unwrap()).unwrap();
+    let titles =
+        common::texts(&pool, "SELECT title FROM community_reports WHERE job_id IS NULL ORDER BY community", &[]).await;
+    for t in &titles {
+        assert!(theirs.values().any(|r| r["report_json"]["title"] == t.as_str()), "{t} is nano-graphrag's");
+    }
+    let written = common::scalar(&pool, "SELECT COUNT(*) FROM community_reports WHERE job_id IS NOT NULL", &[]).await;
+    let reports = app::ssr::store::graph::reports(&pool, project).await.unwrap();
+    assert_eq!(reports.len() as i64, imported + written);
+    assert!(reports.iter().filter(|r| r.community < record.communities).all(|r| titles.contains(&r.title)));
+    assert_eq!(common::scalar(&pool, "SELECT COUNT(*) FROM jobs WHERE kind = 'graph'", &[]).await, 0);
+    pool.close().await;
+
+    let again = json(&assay(&db, &["--json", "run", file.to_str().unwrap()], &[]).await);
+    assert!(again["stages"].as_array().unwrap().iter().all(|s| s["reused"] == true), "{again}");
+
+    for (index, format, key) in [
+        (folder.to_str().unwrap(), "lightrag2", "corpus.index_format: lightrag, graphrag or nano-graphrag"),
+        ("/no/such/rag_storage", "lightrag", "corpus.index: no folder or zip /no/such/rag_storage"),
+        (folder.to_str().unwrap(), "lightrag", "corpus.index: "),
+    ] {
+        let bad = dir.path().join("bad.toml");
+        std::fs::write(&bad, manifest(index, format).replace("Their index", "Other")).unwrap();
+        let out = assay(&db, &["run", bad.to_str().unwrap()], &[]).await;
+        assert!(!out.status.success());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(key), "{key}: {stderr}");
+    }
 }

@@ -206,6 +206,23 @@ async fn documents_of(pool: &Db, name: &str) -> AppResult<Vec<(String, Vec<u8>)>
 pub async fn corpus_size(pool: &Db, m: &Manifest, base: &Path) -> AppResult<engine::experiment::CorpusSize> {
     static SIZES: std::sync::Mutex<Vec<(String, engine::experiment::CorpusSize)>> = std::sync::Mutex::new(Vec::new());
     let settings = m.corpus.chunk_settings().map_err(|e| AppError::Invalid(e.0))?;
+    if let Some((path, format)) = m.index_path(base) {
+        // The index's own documents and chunks, as they will be stored.
+        let index = read_index(path, format).await?;
+        let tokenizer = settings.tokenizer;
+        return tokio::task::spawn_blocking(move || engine::experiment::CorpusSize {
+            documents: index.documents.len(),
+            tokens: index.documents.iter().map(|d| tokenizer.count(&d.text) as u64).sum(),
+            chunks: index.chunks.len() as u64,
+            chunk_tokens: index
+                .chunks
+                .iter()
+                .map(|c| c.tokens.unwrap_or_else(|| tokenizer.count(&c.text)) as u64)
+                .sum(),
+        })
+        .await
+        .map_err(|_| AppError::Internal);
+    }
     let mut files: Vec<(String, Vec<u8>)> = match &m.corpus.project {
         Some(name) => documents_of(pool, name).await?,
         None => Vec::new(),
@@ -268,6 +285,26 @@ pub fn llm_settings(m: &Manifest, base: &LlmSettings, env: fn(&str) -> Option<St
     llm
 }
 
+/// Another system's index (`corpus.index`): a folder or a zip of it, read.
+async fn read_index(
+    path: std::path::PathBuf,
+    format: engine::graph::foreign::Format,
+) -> AppResult<engine::graph::foreign::ForeignIndex> {
+    tokio::task::spawn_blocking(move || {
+        let files = if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("zip")) {
+            let bytes = std::fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            engine::graph::foreign::ForeignFiles::from_zip(&bytes, format)
+        } else {
+            engine::graph::foreign::ForeignFiles::from_dir(&path, format)
+        }
+        .map_err(|e| e.to_string())?;
+        engine::graph::foreign::read(&files, format).map_err(|e| e.to_string())
+    })
+    .await
+    .map_err(|_| AppError::Internal)?
+    .map_err(|e| AppError::Invalid(format!("corpus.index: {e}")))
+}
+
 /// Runs every stage of `m` (corpus files resolved against `base`);
 /// `run_job(job, stage label)` runs a job to its end and returns it (the
 /// CLI: in the foreground with a progress bar).
@@ -302,11 +339,23 @@ where
             }
         }
     }
-    let hashes: Vec<String> =
+    let index = match m.index_path(base) {
+        Some((path, format)) => Some(read_index(path, format).await?),
+        None => None,
+    };
+    let mut hashes: Vec<String> =
         files.iter().map(|(n, b)| format!("{n}:{}", crate::ssr::tokens::hash(&String::from_utf8_lossy(b)))).collect();
+    if let Some(index) = &index {
+        // The index's texts and graph decide, as files' contents do.
+        hashes.push(format!("index:{}:{}", index.format.name(), crate::ssr::tokens::hash(&format!("{index:?}"))));
+        hashes.push(format!("community_level:{:?}", m.corpus.community_level));
+    }
     let print = fingerprint("corpus", json!(hashes));
     let reused = r.known("corpus", &print).await?.is_some();
-    if !reused {
+    if let (false, Some(index)) = (reused, index) {
+        store::foreign::import(pool, project_id, index, m.corpus.community_level).await?;
+        r.remember(&print, project_id, None).await?;
+    } else if !reused {
         let project = store::get_project(pool, project_id).await?;
         if project.summary.documents > 0 {
             return Err(AppError::Invalid(format!(
@@ -338,7 +387,7 @@ where
     // the stage, the reason and what to do next.
     let mut made = Made::default();
     let result: AppResult<()> = async {
-        if m.needs_graph() {
+        if m.needs_graph() && m.corpus.index.is_none() {
             let settings = m.graph.settings();
             r.stage("graph", label::GRAPH.into(), json!({ "corpus": corpus, "settings": settings }), async {
                 Ok((crate::ssr::graph::create_graph(pool, project_id, &settings, false).await?, project_id))

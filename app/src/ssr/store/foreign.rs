@@ -40,11 +40,11 @@ impl ImportReport {
             "a {} index ({}): {} entities → {} nodes, {} relations → {} edges, {} chunks of {} documents",
             self.program, self.version, t.entities, t.nodes, t.relations, t.edges, t.chunks, t.documents
         )];
-        if t.relations_joined + t.self_loops > 0 {
-            parts.push(format!(
-                "{} relations joined another's edge, {} loops left out",
-                t.relations_joined, t.self_loops
-            ));
+        if t.relations_joined > 0 {
+            parts.push(format!("{} relations joined another's edge (a reverse direction)", t.relations_joined));
+        }
+        if t.self_loops > 0 {
+            parts.push(format!("{} relations of an entity to itself left out", t.self_loops));
         }
         if !t.renamed.is_empty() {
             parts.push(format!("{} entities kept apart under numbered names", t.renamed.len()));
@@ -52,7 +52,14 @@ impl ImportReport {
         if !t.unknown_chunks.is_empty() {
             parts.push(format!("{} chunk ids the folder does not hold", t.unknown_chunks.len()));
         }
-        parts.push(format!("communities {}", self.communities_from));
+        parts.push(match t.community_level {
+            Some(level) if t.nodes_without_community > 0 => format!(
+                "communities: {} of {}'s own (level {level}), the {} nodes it left out grouped by component",
+                self.communities, self.program, t.nodes_without_community
+            ),
+            Some(level) => format!("communities: {} of {}'s own (level {level})", self.communities, self.program),
+            None => format!("communities computed by Assay ({} has none)", self.program),
+        });
         parts.join("; ")
     }
 }
@@ -148,7 +155,7 @@ pub async fn import(pool: &Db, project_id: i64, index: ForeignIndex, level: Opti
             None => {
                 let computed = imported.graph.communities(COMMUNITY_SEED);
                 let n = computed.values().collect::<std::collections::BTreeSet<_>>().len();
-                (computed, "computed by Assay (the folder has none)".to_string(), n)
+                (computed, format!("computed by Assay ({} has none)", prepared.index.format.program()), n)
             }
         };
         tx.put_graph(project_id, None, &imported.graph, &communities).await?;

@@ -134,18 +134,18 @@ fn recognise(g: &Graphml, format: Format) -> Result<String, Refused> {
     match format {
         Format::LightRag if !keywords && (clusters || has(&g.edge_keys, "order")) && !g.edges.is_empty() => {
             Err(Refused(format!(
-            "{GRAPH} looks like nano-graphrag's (edges without keywords, {}): import it with --format nano-graphrag",
+            "{GRAPH} looks like nano-graphrag's (edges without keywords, {}): import it as nano-graphrag's (--format nano-graphrag)",
             if clusters { "nodes with clusters" } else { "edges with order" }
         )))
         }
-        Format::LightRag if entity_id => Ok("LightRAG ≥ 1.2 (names in entity_id)".into()),
-        Format::LightRag => Ok("LightRAG before 1.2 (quoted names)".into()),
+        Format::LightRag if entity_id => Ok("1.2 or later: names in entity_id".into()),
+        Format::LightRag => Ok("before 1.2: quoted names".into()),
         Format::NanoGraphRag if entity_id || keywords => Err(Refused(format!(
-            "{GRAPH} looks like LightRAG's ({}): import it with --format lightrag",
+            "{GRAPH} looks like LightRAG's ({}): import it as LightRAG's (--format lightrag)",
             if entity_id { "nodes with entity_id" } else { "edges with keywords" }
         ))),
-        Format::NanoGraphRag if clusters => Ok("nano-graphrag (with communities)".into()),
-        Format::NanoGraphRag => Ok("nano-graphrag (no communities yet)".into()),
+        Format::NanoGraphRag if clusters => Ok("with communities".into()),
+        Format::NanoGraphRag => Ok("no communities yet".into()),
         Format::GraphRag => Err(Refused("Microsoft GraphRAG's output is Parquet, not GraphML".into())),
     }
 }
@@ -343,7 +343,7 @@ mod tests {
     #[test]
     fn a_lightrag_folder_reads_with_its_provenance() {
         let index = read(&folder(LIGHTRAG_GRAPH, DOCS_JSON, CHUNKS_JSON), Format::LightRag).unwrap();
-        assert_eq!(index.version, "LightRAG ≥ 1.2 (names in entity_id)");
+        assert_eq!(index.version, "1.2 or later: names in entity_id");
         assert_eq!(index.documents[0].title, "alice.txt");
         assert_eq!(index.chunks.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(), ["chunk-1", "chunk-2"]);
         assert_eq!(index.entities[0].descriptions, ["A girl.", "Curious."]);

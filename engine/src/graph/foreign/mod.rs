@@ -256,7 +256,7 @@ pub struct ForeignCommunity {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ForeignIndex {
     pub format: Format,
-    /// What the reader recognised, e.g. "LightRAG ≥ 1.2 (entity_id on nodes)".
+    /// The version the reader recognised, e.g. "1.2 or later: names in entity_id".
     pub version: String,
     /// The files it read.
     pub files_read: Vec<String>,

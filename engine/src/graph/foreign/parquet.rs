@@ -195,9 +195,9 @@ pub fn read(files: &ForeignFiles) -> Result<ForeignIndex, Refused> {
         });
     }
     let version = format!(
-        "Microsoft GraphRAG ≥ 1.0 ({})",
+        "1.0 or later: {}",
         if units.first().is_some_and(|u| u.contains_key("document_id")) {
-            "text units with document_id, 3.x"
+            "text units with document_id (3.x)"
         } else {
             "text units with document_ids"
         }
