@@ -112,7 +112,6 @@ async fn imports_whole(program: &str, format: &str) {
             (id.parse().unwrap(), ext.to_string())
         })
         .collect();
-    let mut checked = 0;
     let mut own_sources: Vec<&BTreeSet<String>> = own.sources.values().collect();
     own_sources.sort();
     let mut ours: Vec<BTreeSet<String>> =
@@ -122,9 +121,7 @@ async fn imports_whole(program: &str, format: &str) {
     for n in export.nodes.iter().take(5) {
         let detail = app::ssr::store::graph::node_detail(&pool, project.summary.id, n.id).await.unwrap();
         assert!(!detail.sources.is_empty(), "{} leads back to its text", n.name);
-        checked += 1;
     }
-    assert_eq!(checked, 5);
 
     // Graph-grounded questions from the imported graph (offline provider).
     let set = json(

@@ -31,7 +31,13 @@ pub const FIELD_SEP: &str = "<SEP>";
 
 /// The largest index folder Assay reads (all its files together): the
 /// stores of a few thousand documents, well under it.
-pub const MAX_FOLDER_BYTES: u64 = 2 << 30;
+pub const MAX_FOLDER_BYTES: u64 = 1 << 30;
+
+/// How many times its own size a zip's index files may unpack to (JSON
+/// and GraphML compress 5–20×), beyond [`ZIP_FLOOR`]: a zip bomb stops
+/// there, whatever its headers claim.
+pub const ZIP_RATIO: u64 = 100;
+pub const ZIP_FLOOR: u64 = 64 << 20;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -135,9 +141,11 @@ impl ForeignFiles {
     }
 
     /// The format's files from a zip of the folder (at its root or in one
-    /// folder inside it). Members are read up to [`MAX_FOLDER_BYTES`] in all,
-    /// whatever their headers claim.
+    /// folder inside it). Members are read up to [`ZIP_RATIO`] times the
+    /// zip's size (at least [`ZIP_FLOOR`], at most [`MAX_FOLDER_BYTES`]) in
+    /// all, whatever their headers claim.
     pub fn from_zip(bytes: &[u8], format: Format) -> Result<ForeignFiles, Refused> {
+        let cap = (bytes.len() as u64).saturating_mul(ZIP_RATIO).max(ZIP_FLOOR).min(MAX_FOLDER_BYTES);
         let mut archive = zip::ZipArchive::new(std::io::Cursor::new(bytes))
             .map_err(|e| Refused(format!("not a readable zip archive: {e}")))?;
         let (required, optional) = format.files();
@@ -157,16 +165,18 @@ impl ForeignFiles {
                 return Err(Refused(format!("the zip holds {base} twice; zip one index folder")));
             }
             let mut data = Vec::new();
-            let room = MAX_FOLDER_BYTES - total;
+            let room = cap - total;
             (&mut member)
                 .take(room + 1)
                 .read_to_end(&mut data)
                 .map_err(|e| Refused(format!("{path} in the zip: {e}")))?;
             total += data.len() as u64;
-            if total > MAX_FOLDER_BYTES {
+            if total > cap {
                 return Err(Refused(format!(
-                    "the zip's index files unpack to more than {}",
-                    crate::corpus::human_bytes(MAX_FOLDER_BYTES)
+                    "refused: the zip's index files unpack to more than {} (at most {ZIP_RATIO}× the zip's {}, or {}: a zip bomb?); import the folder with `assay graph import` instead",
+                    crate::corpus::human_bytes(cap),
+                    crate::corpus::human_bytes(bytes.len() as u64),
+                    crate::corpus::human_bytes(ZIP_FLOOR)
                 )));
             }
             files.insert(base, data);
@@ -550,6 +560,24 @@ pub fn locate_chunks<'a>(text: &str, chunks: impl IntoIterator<Item = &'a str>) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_zip_bomb_stops_at_its_ratio() {
+        // 70 MB of one byte deflates to about 70 KB: over 100× and the 64 MB floor.
+        let mut buf = Vec::new();
+        {
+            let mut w = zip::ZipWriter::new(std::io::Cursor::new(&mut buf));
+            w.start_file("rag_storage/kv_store_full_docs.json", zip::write::SimpleFileOptions::default()).unwrap();
+            let block = vec![b' '; 1 << 20];
+            for _ in 0..70 {
+                std::io::Write::write_all(&mut w, &block).unwrap();
+            }
+            w.finish().unwrap();
+        }
+        assert!(buf.len() < 1 << 20, "{}", buf.len());
+        let e = ForeignFiles::from_zip(&buf, Format::LightRag).unwrap_err();
+        assert!(e.0.contains("zip bomb"), "{e}");
+    }
 
     #[test]
     fn fields_split_on_the_separator_dropping_repeats() {
