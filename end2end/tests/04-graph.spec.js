@@ -256,6 +256,9 @@ test('import a LightRAG index from a zip on the Graph page: counts, provenance, 
   await form.locator('input[type="file"]').setInputFiles(zipFixture('lightrag'));
   await form.getByRole('button', { name: 'Import' }).click();
   await expect(page).toHaveURL(/imported=1/);
+  // The form's answer is a new page: search once it has hydrated and drawn the graph.
+  await expect(page.locator('body[data-hydrated="true"]')).toBeAttached();
+  await expect(canvas(page)).toHaveAttribute('data-visible', '66');
   await expect(page.locator('#graph-provenance')).toContainText('Imported from a LightRAG index');
   await expect(page.locator('#graph-provenance')).toContainText('66 entities → 66 nodes, 60 relations → 60 edges, 29 chunks of 2 documents');
   await expect(page.locator('#graph-stats')).toContainText('66');

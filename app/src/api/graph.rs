@@ -24,7 +24,11 @@ pub async fn get_graph_overview(project_id: i64) -> Result<Option<GraphOverview>
     call.require(Obj::Project(project_id), Need::Read).await?;
     let pool = &call.state.pool;
     store::get_project(pool, project_id).await?;
-    store::graph::overview(pool, project_id).await
+    let mut overview = store::graph::overview(pool, project_id).await?;
+    if let Some(o) = overview.as_mut() {
+        o.imported_from = store::foreign::import_record(pool, project_id).await?.map(|r| r.line());
+    }
+    Ok(overview)
 }
 
 /// What the explorer draws: at most `limit` nodes, the highest-degree ones.

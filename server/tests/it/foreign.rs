@@ -286,12 +286,9 @@ async fn a_microsoft_graphrag_output_folder_imports_with_its_communities_and_rep
     let reports = app::ssr::store::graph::reports(&pool, project).await.unwrap();
     assert_eq!(reports.len() as u64, own["communities_by_level"]["0"].as_u64().unwrap());
     assert!(reports.iter().all(|r| !r.title.is_empty() && !r.summary.is_empty()), "{reports:?}");
-    let overview = app::ssr::store::graph::overview(&pool, project).await.unwrap().unwrap();
-    assert!(
-        overview.imported_from.as_deref().unwrap().starts_with("a Microsoft GraphRAG index"),
-        "{:?}",
-        overview.imported_from
-    );
+    let line = app::ssr::store::foreign::import_record(&pool, project).await.unwrap().unwrap().line();
+    assert!(line.starts_with("a Microsoft GraphRAG index (1.0 or later"), "{line}");
+    assert!(line.contains("4 relations joined another's edge"), "{line}");
     pool.close().await;
 
     // Level 1 on request; a level the index lacks is refused with the ones it has.

@@ -338,9 +338,10 @@ pub async fn overview(pool: &Db, project_id: i64) -> AppResult<Option<GraphOverv
             Some(job) => extraction_note(pool, job).await?,
             None => None,
         };
-        let imported_from = super::foreign::import_record(pool, project_id).await?.map(|r| r.line());
         Ok(Some(GraphOverview {
-            imported_from,
+            // Filled in by the caller from `store::foreign::import_record`
+            // (`foreign` builds on this module, not the other way round).
+            imported_from: None,
             extraction_note,
             nodes: rows.len() as i64,
             edges: edges.len() as i64,

@@ -423,7 +423,7 @@ impl ForeignIndex {
                     of_node.entry(key.clone()).or_insert(number);
                 }
             }
-            reports.push(crate::rag::CommunityReport {
+            reports.push(ImportedReport {
                 community: number,
                 title: if c.title.trim().is_empty() { format!("Community {}", c.id) } else { c.title.clone() },
                 summary: c.summary.clone(),
@@ -463,7 +463,19 @@ pub struct Imported {
 #[derive(Debug, Clone)]
 pub struct ImportedCommunities {
     pub of_node: BTreeMap<String, usize>,
-    pub reports: Vec<crate::rag::CommunityReport>,
+    pub reports: Vec<ImportedReport>,
+}
+
+/// A community's report as the system wrote it (the fields of
+/// `rag::CommunityReport`, which `graph` does not import: `rag` builds on
+/// `graph`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImportedReport {
+    pub community: usize,
+    pub title: String,
+    pub summary: String,
+    /// 0–10 (GraphRAG's `rank`, nano-graphrag's `rating`).
+    pub rating: f64,
 }
 
 /// `name`'s normalised key, numbered (`key (2)`, …) when another entity
