@@ -485,7 +485,7 @@ fn answer_tokens(m: &MethodSection) -> u64 {
 fn per_answer(m: &MethodSection) -> u64 {
     match m.name.as_str() {
         "lightrag" => 2,
-        "http" => 0,
+        name if crate::rag::presets::is_remote(name) => 0,
         _ => 1,
     }
 }
@@ -584,7 +584,7 @@ pub fn answers_estimate(
     let chunk = corpus.mean_chunk(chunk_tokens as u64);
     let how = match m.name.as_str() {
         "lightrag" => format!("{} questions × 2 (keywords, answer)", thousands(n)),
-        "http" => "answered by your service: no LLM call from Assay".into(),
+        name if crate::rag::presets::is_remote(name) => "answered by your service: no LLM call from Assay".into(),
         "graphrag-local" | "graphrag-global" => {
             format!("{} questions × 1, + a report per graph community (known once the graph exists)", thousands(n))
         }
@@ -593,7 +593,7 @@ pub fn answers_estimate(
     // The answer's prompt, and LightRAG's keywords call first (the question
     // alone in its template).
     let answer_prompt = match m.name.as_str() {
-        "http" => 0,
+        name if crate::rag::presets::is_remote(name) => 0,
         _ => n * (context_tokens(m, corpus.chunks, chunk) + template(crate::rag::answer::PROMPT)),
     };
     let keywords = if m.name == "lightrag" { n * (template(crate::rag::lightrag::PROMPT) + 30) } else { 0 };
@@ -602,7 +602,7 @@ pub fn answers_estimate(
         label,
         calls: n * per_answer(m),
         prompt_tokens: answer_prompt + keywords,
-        completion_tokens: if m.name == "http" { 0 } else { n * answer_tokens(m) + keywords / 4 },
+        completion_tokens: if crate::rag::presets::is_remote(&m.name) { 0 } else { n * answer_tokens(m) + keywords / 4 },
         how,
     }
 }

@@ -190,8 +190,8 @@ async fn every_method_answers_offline_within_its_target_length() {
     }
     let c = Arc::new(c.with_reports(reports));
     for (name, _) in method::METHODS {
-        if method::needs_vectors(name) || *name == "http" {
-            continue; // NaiveRAG: tests/embed.rs; the HTTP method: server/tests/answers.rs
+        if method::needs_vectors(name) || engine::rag::presets::is_remote(name) {
+            continue; // NaiveRAG: tests/embed.rs; the HTTP method and its presets: server/tests/it/http.rs
         }
         let m = method::build(name, &Value::Null, c.clone(), Default::default()).unwrap();
         let a = m.answer(&gw, &ctx, "Who taught Bo Marsh to mend nets?", Some(12)).await.unwrap();

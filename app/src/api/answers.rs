@@ -22,6 +22,9 @@ pub struct MethodInfo {
     pub about: String,
     /// Default parameters as pretty JSON.
     pub defaults: String,
+    /// What its parameters mean, where the form explains them (the HTTP
+    /// method and its presets): `(field, meaning)`.
+    pub fields: Vec<(String, String)>,
 }
 
 #[server(output = crate::codec::Json)]
@@ -33,6 +36,7 @@ pub async fn answer_methods() -> Result<Vec<MethodInfo>, AppError> {
             about: about.to_string(),
             defaults: serde_json::to_string_pretty(&engine::rag::method::defaults(name).unwrap_or_default())
                 .unwrap_or_default(),
+            fields: engine::rag::presets::fields(name).iter().map(|(f, m)| (f.to_string(), m.to_string())).collect(),
         })
         .collect())
 }

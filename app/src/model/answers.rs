@@ -16,7 +16,8 @@ pub struct AnswerSetView {
     pub parameters: String,
     pub created_at: String,
     pub answers: i64,
-    /// Who answered: "offline (no LLM)", "openai · MODEL", or none (imported).
+    /// Who answered: "offline (no LLM)", "openai · MODEL", "your service
+    /// (METHOD)" (the HTTP method and its presets), or none (imported).
     pub made_by: Option<String>,
     /// A sanity check's second run: the evaluation (the check) that made
     /// it. Such a set belongs to its check: lists show it under the check,

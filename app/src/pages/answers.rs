@@ -146,14 +146,18 @@ fn GenerateForm(
     let first = methods.first().map(|m| m.defaults.clone()).unwrap_or_default();
     let params = RwSignal::new(first);
     let about = RwSignal::new(methods.first().map(|m| m.about.clone()).unwrap_or_default());
+    let fields = RwSignal::new(methods.first().map(|m| m.fields.clone()).unwrap_or_default());
+    let remote = |m: &&MethodInfo| !m.fields.is_empty();
+    let built_in: Vec<MethodInfo> = methods.iter().filter(|m| !remote(m)).cloned().collect();
+    let services: Vec<MethodInfo> = methods.iter().filter(remote).cloned().collect();
     let by_name = methods.clone();
     // The price of what the form would start, asked again whenever a field
     // changes (#39), and once with the form's defaults.
     let (plan, form, replan) = crate::pages::evaluations::priced::<PlanAnswers>();
     view! {
         <details class="panel build-panel" open=open>
-            <summary>"Answer a question set with a built-in method"</summary>
-            <p class="muted small">"Each method retrieves context for every question and has the LLM answer from it; the retrieved context, every call's tokens and the query time are kept. Several configurations of one method can be compared: edit the parameters."</p>
+            <summary>"Answer a question set with a built-in method or your running system"</summary>
+            <p class="muted small">"Each built-in method retrieves context for every question and has the LLM answer from it; the retrieved context, every call's tokens and the query time are kept. Several configurations of one method can be compared: edit the parameters. A running LightRAG server, Microsoft GraphRAG or a chat endpoint answers through its preset; anything else through http: docs/bring-your-own-system.md."</p>
             {llm.map(|(provider, label)| view! {
                 <p class="llm-line">"LLM: " <strong class=format!("provider-{provider}")>{label}</strong>
                     {(provider == "offline").then(|| view! { <span class="muted">" — extractive answers (the context's best-matching sentences), not written by a language model"</span> })}
@@ -179,9 +183,15 @@ fn GenerateForm(
                                     if let Some(m) = by_name.iter().find(|m| m.name == name) {
                                         params.set(m.defaults.clone());
                                         about.set(m.about.clone());
+                                        fields.set(m.fields.clone());
                                     }
                                 }>
-                                    {methods.iter().map(|m| view! { <option value=m.name.clone()>{m.name.clone()}</option> }).collect_view()}
+                                    <optgroup label="Built in">
+                                        {built_in.iter().map(|m| view! { <option value=m.name.clone()>{m.name.clone()}</option> }).collect_view()}
+                                    </optgroup>
+                                    <optgroup label="Your running system">
+                                        {services.iter().map(|m| view! { <option value=m.name.clone()>{m.name.clone()}</option> }).collect_view()}
+                                    </optgroup>
                                 </select>
                             </label>
                             <label>"Target length (words) " <input type="number" name="target_words" min="1" placeholder="none"/></label>
@@ -192,6 +202,11 @@ fn GenerateForm(
                             <textarea name="params" rows="6" class="code" prop:value=move || params.get()
                                 on:input=move |ev| params.set(event_target_value(&ev))></textarea>
                         </label>
+                        <Show when=move || !fields.get().is_empty()>
+                            <dl class="method-fields small" id="method-fields">
+                                {move || fields.get().into_iter().map(|(f, m)| view! { <dt><code>{f}</code></dt><dd>{m}</dd> }).collect_view()}
+                            </dl>
+                        </Show>
                         <p class="muted small">"Answers are sampled at the model's default temperature (OpenAI's is 1). Add \"temperature\": 0 to 2 to the parameters to set another; it is kept with the set. A sanity check's second run samples too: at the set's temperature when above 0, else at the model's default."</p>
                         <NoCacheBox/>
                         {crate::pages::evaluations::price_view(plan, "answers-price", ANSWERS_PRICE_NOTE)}

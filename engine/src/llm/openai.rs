@@ -66,6 +66,9 @@ pub struct OpenAiConfig {
     /// A limit on requests in flight shared with other processes (a team
     /// deployment): each request also holds one of its slots on the wire.
     pub shared_limit: Option<SharedLimitHandle>,
+    /// Headers sent with every request besides the bearer key (an `http`
+    /// method's, e.g. LightRAG's `X-API-Key`); their values are kept like a key.
+    pub headers: Vec<(String, ApiKey)>,
 }
 
 /// A limit on requests in flight that several processes share (issue #26:
@@ -143,6 +146,7 @@ impl OpenAiConfig {
             json_mode: JsonMode::Auto,
             stream: false,
             shared_limit: None,
+            headers: Vec::new(),
         }
     }
 }
@@ -261,6 +265,9 @@ impl OpenAiProvider {
         }
         if let Some(key) = &self.config.api_key {
             request = request.bearer_auth(key.expose());
+        }
+        for (name, value) in &self.config.headers {
+            request = request.header(name.as_str(), value.expose());
         }
         let response = request.send().await.map_err(|e| (self.transport_error(e), None))?;
         let status = response.status();

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use super::bm25::Bm25Method;
 use super::fastgraphrag::{FastGraphRag, FastGraphRagSettings};
 use super::graphrag::{GraphRag, GraphRagSettings};
-use super::http::{HttpMethod, HttpSettings};
+use super::http::{ChunkMap, HttpMethod, HttpSettings};
 use super::lightrag::{LightRag, LightRagSettings};
 use super::naive::{NaiveRag, NaiveSettings};
 use super::{Corpus, Method};
@@ -25,6 +25,9 @@ pub const METHODS: &[(&str, &str)] = &[
     ("graphrag-local", "GraphRAG-style local search: entities, their community reports, chunks"),
     ("graphrag-global", "GraphRAG-style global search: map over community reports, reduce"),
     ("http", "Your own RAG service: each question POSTed to its URL, the answer read from its JSON reply"),
+    (super::presets::PRESETS[0].0, super::presets::PRESETS[0].1),
+    (super::presets::PRESETS[1].0, super::presets::PRESETS[1].1),
+    (super::presets::PRESETS[2].0, super::presets::PRESETS[2].1),
 ];
 
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
@@ -46,7 +49,7 @@ pub fn needs_reports(name: &str) -> bool {
 
 /// Whether a method needs the knowledge graph.
 pub fn needs_graph(name: &str) -> bool {
-    !matches!(name, "bm25" | "naive" | "http")
+    !matches!(name, "bm25" | "naive") && !super::presets::is_remote(name)
 }
 
 /// Whether a method needs chunk vectors ([`DenseIndex`]).
@@ -68,6 +71,9 @@ pub struct Extras {
     /// The HTTP method's concurrency, timeout and retries (default: the
     /// defaults of model calls).
     pub transport: Option<crate::llm::openai::OpenAiConfig>,
+    /// The chunks' ids in the system the corpus was imported from → their
+    /// ids (the HTTP method's contexts are found by them).
+    pub external_chunks: std::collections::HashMap<String, i64>,
 }
 
 /// A method's default parameters.
@@ -80,7 +86,10 @@ pub fn defaults(name: &str) -> Result<Value, crate::Invalid> {
         "graphrag-local" => json!(GraphRagSettings::default()),
         "graphrag-global" => json!(GraphRagSettings { mode: "global".into(), ..Default::default() }),
         "http" => json!(HttpSettings::default()),
-        other => return Err(crate::Invalid::from(unknown(other))),
+        other => match super::presets::defaults(other) {
+            Some(d) => d,
+            None => return Err(crate::Invalid::from(unknown(other))),
+        },
     })
 }
 
@@ -146,6 +155,7 @@ pub fn build(
     extras: Extras,
 ) -> Result<Box<dyn Method>, crate::Invalid> {
     let mut params = resolve(name, params)?;
+    let temperature = answer_temperature(&params)?;
     if let Some(m) = params.as_object_mut() {
         m.remove("temperature");
     }
@@ -168,9 +178,20 @@ pub fn build(
             }
             Box::new(Bm25Method::new(corpus, s.k))
         }
-        "http" => {
+        name if super::presets::is_remote(name) => {
             let transport = extras.transport.unwrap_or_else(|| crate::llm::openai::OpenAiConfig::new("", ""));
-            Box::new(HttpMethod::new(settings(name, &params)?, &transport)?)
+            let http: HttpSettings = if name == "http" {
+                settings(name, &params)?
+            } else {
+                super::presets::expand(name, &params, temperature)?
+            };
+            // Found among the chunks only when the service tells its contexts.
+            let chunks = if http.contexts.is_empty() {
+                ChunkMap::default()
+            } else {
+                ChunkMap::new(extras.external_chunks, &corpus.chunks)
+            };
+            Box::new(HttpMethod::new(http, &transport, chunks)?)
         }
         "lightrag" => Box::new(LightRag::new(corpus, settings(name, &params)?)?),
         "fastgraphrag" => Box::new(FastGraphRag::new(corpus, settings(name, &params)?)?),

@@ -18,7 +18,8 @@
 //! - [`lightrag`]: dual-level keywords → entities and relations → context.
 //! - [`fastgraphrag`]: question entities → personalized PageRank ([`ppr`]).
 //! - [`graphrag`]: community reports; local and global search.
-//! - [`http`]: a user's own RAG service over HTTP.
+//! - [`http`]: a user's own RAG service over HTTP; [`presets`]: LightRAG's
+//!   server, Microsoft GraphRAG and a chat endpoint as named settings of it.
 //! - [`method`]: building a method from its name and parameters.
 //! - [`cost`]: the cost chart (seed 000 Table II).
 
@@ -32,6 +33,7 @@ pub mod lightrag;
 pub mod method;
 pub mod naive;
 pub mod ppr;
+pub mod presets;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 

@@ -120,19 +120,27 @@ pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: AnswersCommand)
         AnswersCommand::Methods => {
             let methods: Vec<serde_json::Value> = engine::rag::method::METHODS
                 .iter()
-                .map(|(name, about)| json!({"method": name, "about": about, "defaults": engine::rag::method::defaults(name).unwrap_or_default()}))
+                .map(|(name, about)| {
+                    let fields: serde_json::Map<String, serde_json::Value> =
+                        engine::rag::presets::fields(name).iter().map(|(f, m)| (f.to_string(), json!(m))).collect();
+                    json!({"method": name, "about": about, "defaults": engine::rag::method::defaults(name).unwrap_or_default(), "fields": fields})
+                })
                 .collect();
             out.print(json!(methods), || {
                 methods
                     .iter()
                     .map(|m| {
-                        format!(
+                        let mut text = format!(
                             "{:<16} {}\n{:<16} {}",
                             m["method"].as_str().unwrap_or(""),
                             m["about"].as_str().unwrap_or(""),
                             "",
                             m["defaults"]
-                        )
+                        );
+                        for (field, meaning) in m["fields"].as_object().into_iter().flatten() {
+                            text.push_str(&format!("\n{:<16}   {field}: {}", "", meaning.as_str().unwrap_or("")));
+                        }
+                        text
                     })
                     .collect::<Vec<_>>()
                     .join("\n")

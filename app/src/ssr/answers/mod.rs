@@ -77,7 +77,7 @@ pub async fn plan(
     let label = format!("answers: {} on {}", req.method, set.name);
     let n = set.questions.max(0) as u64;
     let e = engine::experiment::answers_estimate(&section, n, label, &corpus, chunk_tokens);
-    Ok(crate::ssr::price::one_stage(llm, e, set.questions, req.method == "http"))
+    Ok(crate::ssr::price::one_stage(llm, e, set.questions, engine::rag::presets::is_remote(&req.method)))
 }
 
 /// Creates (does not run) the job answering a question set, with the empty
@@ -284,7 +284,12 @@ pub async fn build_method(
     } else {
         None
     };
-    let extras = method::Extras { dense, transport: Some(transport.clone()) };
+    let external_chunks = if engine::rag::presets::is_remote(name) {
+        store::foreign::external_chunk_ids(pool, project).await?
+    } else {
+        Default::default()
+    };
+    let extras = method::Extras { dense, transport: Some(transport.clone()), external_chunks };
     Ok(method::build(name, params, corpus, extras).map_err(String::from))
 }
 

@@ -64,7 +64,7 @@ pub async fn wizard_start(pool: &Db, llm: &LlmSettings) -> AppResult<WizardStart
         projects,
         methods: engine::rag::method::METHODS
             .iter()
-            .filter(|(n, _)| *n != "http")
+            .filter(|(n, _)| !engine::rag::presets::is_remote(n))
             .map(|(n, d)| (n.to_string(), d.to_string()))
             .collect(),
         configured_llm: llm.describe(),

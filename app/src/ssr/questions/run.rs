@@ -38,7 +38,7 @@ pub async fn create_relevance(pool: &Db, set_id: i64, k: usize, retriever: &str,
     if k == 0 {
         return Err(AppError::Invalid("retrieve at least one chunk per question".into()));
     }
-    if retriever == "http" || engine::rag::method::defaults(retriever).is_err() {
+    if engine::rag::presets::is_remote(retriever) || engine::rag::method::defaults(retriever).is_err() {
         return Err(AppError::Invalid(format!(
             "the retriever must be a built-in method (fastgraphrag, lightrag, naive, bm25, graphrag-local, …), not \"{retriever}\""
         )));

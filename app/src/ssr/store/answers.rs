@@ -179,6 +179,12 @@ struct SetRow {
 
 impl SetRow {
     fn view(self) -> AnswerSetView {
+        // A service's answers are its own: no call of Assay's made them.
+        let made_by = match &self.provider {
+            Some(p) => Some(crate::model::provider_label(p, &self.model.unwrap_or_default())),
+            None if engine::rag::presets::is_remote(&self.method) => Some(format!("your service ({})", self.method)),
+            None => None,
+        };
         AnswerSetView {
             id: self.id,
             project_id: self.project_id,
@@ -189,7 +195,7 @@ impl SetRow {
             parameters: self.parameters,
             created_at: self.created_at,
             answers: self.answers,
-            made_by: self.provider.map(|p| crate::model::provider_label(&p, &self.model.unwrap_or_default())),
+            made_by,
             sanity_of: self.sanity_of,
         }
     }

@@ -219,6 +219,19 @@ pub async fn has_foreign_chunks(pool: &Db, project_id: i64) -> AppResult<bool> {
     })
 }
 
+/// The project's chunks that came with an imported index: their id there →
+/// their id here (the HTTP method's contexts are found by them).
+pub async fn external_chunk_ids(pool: &Db, project_id: i64) -> AppResult<std::collections::HashMap<String, i64>> {
+    on_db!(pool, |db| {
+        let rows: Vec<(String, i64)> =
+            sqlx::query_as("SELECT external_id, id FROM chunks WHERE project_id = $1 AND external_id IS NOT NULL")
+                .bind(project_id)
+                .fetch_all(db)
+                .await?;
+        Ok(rows.into_iter().collect())
+    })
+}
+
 struct PreparedDocument {
     doc: engine::graph::foreign::ForeignDocument,
     hash: String,

@@ -1,0 +1,225 @@
+//! The real LightRAG server (lightrag-hku 1.5.7's `lightrag-server`, from
+//! the virtualenv `scripts/peers --install-only` keeps outside the clone)
+//! answering a question set through the `lightrag-server` preset (issue
+//! #41): documents inserted through its own API against mockllm's peers
+//! mode, its working folder imported as the project, hierarchical questions
+//! over those chunks, answers in two of its modes with the chunks it
+//! retrieved, and MAP, nDCG@10 and Recall@10 on them. Ignored in the plain
+//! suite; `scripts/test` runs it after installing the server, and it says
+//! why it is skipped where the server is not installed.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::common::{self, assay, json};
+
+fn peers_home() -> PathBuf {
+    std::env::var_os("ASSAY_PEERS_HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/var/tmp/assay-peers"))
+}
+
+/// The server's process, killed when the test ends (passed or not).
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// The first `chars` characters of a corpus text after its Gutenberg header.
+fn text(name: &str, chars: usize) -> String {
+    let raw = std::fs::read_to_string(common::corpora().join(name)).unwrap();
+    let body = raw.split_once("*** START OF").map_or(raw.as_str(), |(_, rest)| rest.split_once('\n').map_or(rest, |r| r.1));
+    body.trim().chars().take(chars).collect()
+}
+
+async fn get(client: &reqwest::Client, url: &str) -> Option<Value> {
+    client.get(url).send().await.ok()?.json().await.ok()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs LightRAG's server: scripts/peers --install-only (scripts/test runs it)"]
+async fn a_real_lightrag_server_answers_through_the_preset_and_its_retrieval_is_scored() {
+    let home = peers_home();
+    let bin = home.join("venv/bin/lightrag-server");
+    if !bin.exists() {
+        eprintln!("skipped: {} is not installed (scripts/peers --install-only installs it)", bin.display());
+        return;
+    }
+    let mock = mockllm::MockServer::start(mockllm::MockConfig {
+        responder: Some(mockllm::Responder(std::sync::Arc::new(mockllm::peers::respond))),
+        ..Default::default()
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let (work, input) = (dir.path().join("rag_storage"), dir.path().join("inputs"));
+    std::fs::create_dir_all(&input).unwrap();
+    let port = free_port();
+    let base = mock.base_url();
+    let log = std::fs::File::create(dir.path().join("lightrag-server.log")).unwrap();
+    let mut server = Killed(std::process::Command::new(&bin)
+        .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+        .arg("--working-dir")
+        .arg(&work)
+        .arg("--input-dir")
+        .arg(&input)
+        .current_dir(dir.path())
+        .envs([
+            ("LLM_BINDING", "openai"),
+            ("LLM_MODEL", "mock-model"),
+            ("LLM_BINDING_HOST", base.as_str()),
+            ("LLM_BINDING_API_KEY", "mock"),
+            ("EMBEDDING_BINDING", "openai"),
+            ("EMBEDDING_MODEL", "mock-embed"),
+            ("EMBEDDING_DIM", "8"),
+            ("EMBEDDING_BINDING_HOST", base.as_str()),
+            ("EMBEDDING_BINDING_API_KEY", "mock"),
+            ("EMBEDDING_USE_BASE64", "false"),
+            ("CHUNK_SIZE", "400"),
+            ("CHUNK_OVERLAP_SIZE", "40"),
+            ("TIKTOKEN_CACHE_DIR", home.join("tiktoken").to_str().unwrap()),
+            ("HF_HUB_OFFLINE", "1"),
+            ("NO_PROXY", "127.0.0.1,localhost"),
+        ])
+        .stdout(log.try_clone().unwrap())
+        .stderr(log)
+        .spawn()
+        .unwrap());
+    let url = format!("http://127.0.0.1:{port}");
+    let client = reqwest::Client::new();
+    let server_log = || std::fs::read_to_string(dir.path().join("lightrag-server.log")).unwrap_or_default();
+    let started = Instant::now();
+    while get(&client, &format!("{url}/health")).await.is_none() {
+        if let Ok(Some(status)) = server.0.try_wait() {
+            panic!("lightrag-server exited ({status}):\n{}", server_log());
+        }
+        assert!(started.elapsed() < Duration::from_secs(180), "lightrag-server did not start:\n{}", server_log());
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+
+    // Two documents through its own API, indexed against the mock.
+    let texts = [text("alice_in_wonderland.txt", 9000), text("christmas_carol_stave1.txt", 9000)];
+    let inserted = client
+        .post(format!("{url}/documents/texts"))
+        .json(&json!({"texts": texts, "file_sources": ["alice_in_wonderland.txt", "christmas_carol_stave1.txt"]}))
+        .send()
+        .await
+        .unwrap();
+    assert!(inserted.status().is_success(), "{}", inserted.text().await.unwrap());
+    loop {
+        let counts = get(&client, &format!("{url}/documents/status_counts")).await.unwrap_or_default();
+        let pipeline = get(&client, &format!("{url}/documents/pipeline_status")).await.unwrap_or_default();
+        let n = |s: &str| counts["status_counts"][s].as_u64().unwrap_or(0);
+        assert_eq!(n("failed"), 0, "{counts}\n{}", server_log());
+        if n("processed") == 2 && pipeline["busy"] == false {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(600), "indexing did not finish: {counts}\n{}", server_log());
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+
+    // Its working folder is the project: documents, chunks under LightRAG's ids, graph.
+    let db = common::test_db(dir.path(), "peers").await;
+    json(&assay(&db, &["--json", "project", "create", "Theirs"], &[]).await);
+    let report =
+        json(&assay(&db, &["--json", "graph", "import", "Theirs", work.to_str().unwrap(), "--format", "lightrag"], &[]).await);
+    eprintln!("imported: {}", report["tally"]);
+    assert_eq!(report["tally"]["documents"], 2);
+    let args = [
+        "--json",
+        "questions",
+        "generate",
+        "hierarchical",
+        "Theirs",
+        "--per-category",
+        "5",
+        "--levels",
+        "2",
+        "--dimensions",
+        "QC",
+        "--factorial",
+        "0",
+    ];
+    let set = json(&assay(&db, &args, &[]).await)["set_id"].to_string();
+    let pool = db.open().await;
+    let project = app::ssr::store::find_project(&pool, "Theirs").await.unwrap().summary.id;
+    let ours = app::ssr::store::foreign::external_chunk_ids(&pool, project).await.unwrap();
+    assert!(ours.len() >= 4, "{ours:?}");
+
+    let url_param = format!("url=\"{url}\"");
+    let mut sets = Vec::new();
+    for mode in ["naive", "hybrid"] {
+        let mode_param = format!("mode=\"{mode}\"");
+        let made = json(
+            &assay(
+                &db,
+                &[
+                    "--json",
+                    "answers",
+                    "generate",
+                    "Theirs",
+                    "--set",
+                    &set,
+                    "--method",
+                    "lightrag-server",
+                    "--param",
+                    &url_param,
+                    "--param",
+                    &mode_param,
+                    "--target-words",
+                    "40",
+                ],
+                &[],
+            )
+            .await,
+        );
+        assert_eq!(made["status"], "done", "{mode}: {made}\n{}", server_log());
+        let id = made["answers_id"].as_i64().unwrap();
+        let answers = app::ssr::store::answers::list_answers(&pool, id, None).await.unwrap();
+        let mut chunks = 0;
+        for a in &answers {
+            assert!(!a.answer.trim().is_empty(), "{mode}: {}", a.question);
+            // Every chunk LightRAG retrieved is one of its own: the project's.
+            for c in &a.contexts {
+                assert_eq!(c.kind, "chunk", "{mode}: a context not found among the chunks: {c:?}");
+                assert!(ours.values().any(|v| v.to_string() == c.id));
+                chunks += 1;
+            }
+        }
+        assert!(chunks > 0, "{mode}: LightRAG retrieved no chunk at all");
+        eprintln!("{mode}: {} answers, {chunks} chunks retrieved", answers.len());
+        sets.push(id.to_string());
+    }
+
+    let run = json(
+        &assay(&db, &["--json", "metrics", "run", "Theirs", "--set", &set, "--answers", &sets.join(",")], &[]).await,
+    );
+    let report = app::ssr::metrics::report(&pool, run["run_id"].as_i64().unwrap()).await.unwrap();
+    for s in &report.sets {
+        assert!(!s.questions.is_empty());
+        for q in &s.questions {
+            for v in [q.scores.ap, q.scores.ndcg, q.scores.recall] {
+                let v = v.expect("scored on the retrieved chunks");
+                assert!((0.0..=1.0).contains(&v));
+            }
+        }
+        let mean = |f: fn(&engine::metrics::score::PairScores) -> Option<f64>| {
+            s.questions.iter().filter_map(|q| f(&q.scores)).sum::<f64>() / s.questions.len() as f64
+        };
+        eprintln!(
+            "answer set {}: MAP {:.3}, nDCG@10 {:.3}, Recall@10 {:.3} over {} questions",
+            s.answer_set_id,
+            mean(|x| x.ap),
+            mean(|x| x.ndcg),
+            mean(|x| x.recall),
+            s.questions.len()
+        );
+    }
+}
