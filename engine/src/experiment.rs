@@ -602,7 +602,11 @@ pub fn answers_estimate(
         label,
         calls: n * per_answer(m),
         prompt_tokens: answer_prompt + keywords,
-        completion_tokens: if crate::rag::presets::is_remote(&m.name) { 0 } else { n * answer_tokens(m) + keywords / 4 },
+        completion_tokens: if crate::rag::presets::is_remote(&m.name) {
+            0
+        } else {
+            n * answer_tokens(m) + keywords / 4
+        },
         how,
     }
 }

@@ -204,11 +204,8 @@ pub struct ChunkMap {
 const RUN: usize = 8;
 
 fn runs(text: &str) -> Vec<u64> {
-    let words: Vec<String> = text
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .collect();
+    let words: Vec<String> =
+        text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect();
     words
         .windows(RUN)
         .map(|w| {
@@ -343,7 +340,10 @@ impl Method for HttpMethod {
             // request from its cache of the first's keywords).
             let from_second = match &self.contexts_client {
                 Some(c) => Some(
-                    c.post_json("http_contexts", &body, |text| read_contexts(&self.settings, text)).await.map_err(failed)?.0,
+                    c.post_json("http_contexts", &body, |text| read_contexts(&self.settings, text))
+                        .await
+                        .map_err(failed)?
+                        .0,
                 ),
                 None => None,
             };
@@ -456,7 +456,10 @@ mod tests {
         assert_eq!(contexts[0], Context { id: Some("chunk-aa".into()), text: "whatever the service keeps".into() });
         let chunks = vec![
             (7, "Chapter one. Elsewhere entirely, a long way from any sea, the story begins.".to_string()),
-            (8, "the salt ships sailed from the harbour of Liverpool every Monday at dawn laden with barrels of".into()),
+            (
+                8,
+                "the salt ships sailed from the harbour of Liverpool every Monday at dawn laden with barrels of".into(),
+            ),
         ];
         let map = ChunkMap::new(HashMap::from([("chunk-aa".to_string(), 7)]), &chunks);
         let sections = map.sections(contexts);
@@ -466,16 +469,25 @@ mod tests {
         let stray = Context { id: None, text: format!("{} {}", chunks[1].1, "word ".repeat(400)) };
         assert_eq!(map.locate(&stray), None);
         let e = read_contexts(&s, r#"{"status": "failure", "message": "no index"}"#).unwrap_err();
-        assert!(e.to_string().contains("no list of contexts at \"/data/chunks\"") && e.to_string().contains("no index"));
+        assert!(
+            e.to_string().contains("no list of contexts at \"/data/chunks\"") && e.to_string().contains("no index")
+        );
     }
 
     #[test]
     fn the_length_hint_is_a_sentence_or_nothing() {
         let t = json!({"user_prompt": "{{length_hint}}", "q": "{{question}} {{length_hint}}"});
-        assert_eq!(fill(&t, "Why?", &json!(1), Some(60)), json!({"user_prompt": "Answer in about 60 words.", "q": "Why? Answer in about 60 words."}));
+        assert_eq!(
+            fill(&t, "Why?", &json!(1), Some(60)),
+            json!({"user_prompt": "Answer in about 60 words.", "q": "Why? Answer in about 60 words."})
+        );
         assert_eq!(fill(&t, "Why?", &json!(1), None), json!({"user_prompt": null, "q": "Why?"}));
-        let bad = HttpSettings { headers: BTreeMap::from([("X Key".to_string(), "v".to_string())]), ..Default::default() };
+        let bad =
+            HttpSettings { headers: BTreeMap::from([("X Key".to_string(), "v".to_string())]), ..Default::default() };
         let transport = OpenAiConfig::new("", "");
-        assert_eq!(HttpMethod::new(bad, &transport, ChunkMap::default()).err().unwrap(), "http: \"X Key\" is not a header name");
+        assert_eq!(
+            HttpMethod::new(bad, &transport, ChunkMap::default()).err().unwrap(),
+            "http: \"X Key\" is not a header name"
+        );
     }
 }

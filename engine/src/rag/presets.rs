@@ -228,7 +228,11 @@ pub fn expand(name: &str, params: &Value, temperature: Option<f32>) -> Result<Ht
         "ms-graphrag" => {
             let s: MsGraphRag = settings(name, params)?;
             if !GRAPHRAG_METHODS.contains(&s.method.as_str()) {
-                return Err(format!("{name}: method must be one of {}, not \"{}\"", GRAPHRAG_METHODS.join(", "), s.method));
+                return Err(format!(
+                    "{name}: method must be one of {}, not \"{}\"",
+                    GRAPHRAG_METHODS.join(", "),
+                    s.method
+                ));
             }
             Ok(HttpSettings {
                 url: format!("{}/query", base(name, &s.url)?),
@@ -285,8 +289,12 @@ mod tests {
 
     #[test]
     fn presets_fill_the_generic_template() {
-        let lr = expand("lightrag-server", &json!({"url": "http://h:9621/", "mode": "hybrid", "top_k": 20, "api_key": "k-1"}), None)
-            .unwrap();
+        let lr = expand(
+            "lightrag-server",
+            &json!({"url": "http://h:9621/", "mode": "hybrid", "top_k": 20, "api_key": "k-1"}),
+            None,
+        )
+        .unwrap();
         assert_eq!(lr.url, "http://h:9621/query");
         assert_eq!(lr.contexts_url, "http://h:9621/query/data");
         assert_eq!((lr.contexts.as_str(), lr.context_id.as_str()), ("/data/chunks", "chunk_id"));
@@ -300,7 +308,9 @@ mod tests {
         // bypass retrieves nothing: no second request.
         let bypass = expand("lightrag-server", &json!({"mode": "bypass"}), None).unwrap();
         assert!(bypass.contexts_url.is_empty() && bypass.contexts.is_empty());
-        assert!(expand("lightrag-server", &json!({"mode": "deep"}), None).unwrap_err().contains("one of local, global"));
+        assert!(expand("lightrag-server", &json!({"mode": "deep"}), None)
+            .unwrap_err()
+            .contains("one of local, global"));
         assert!(expand("lightrag-server", &json!({"url": "h:9621"}), None).unwrap_err().contains("http://"));
 
         let g = expand("ms-graphrag", &json!({"method": "drift"}), None).unwrap();
@@ -308,7 +318,9 @@ mod tests {
         let body = fill(&g.body, "Why?", &json!(1), Some(80));
         assert_eq!(body["response_type"], "Multiple Paragraphs Answer in about 80 words.");
         assert_eq!(fill(&g.body, "Why?", &json!(1), None)["response_type"], "Multiple Paragraphs");
-        assert!(expand("ms-graphrag", &json!({"method": "dirft"}), None).unwrap_err().contains("local, global, drift, basic"));
+        assert!(expand("ms-graphrag", &json!({"method": "dirft"}), None)
+            .unwrap_err()
+            .contains("local, global, drift, basic"));
 
         let c = expand("chat-baseline", &json!({"model": "m", "url": "https://api.example/v1"}), Some(0.0)).unwrap();
         assert_eq!(c.url, "https://api.example/v1/chat/completions");

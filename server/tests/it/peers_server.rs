@@ -36,7 +36,8 @@ fn free_port() -> u16 {
 /// The first `chars` characters of a corpus text after its Gutenberg header.
 fn text(name: &str, chars: usize) -> String {
     let raw = std::fs::read_to_string(common::corpora().join(name)).unwrap();
-    let body = raw.split_once("*** START OF").map_or(raw.as_str(), |(_, rest)| rest.split_once('\n').map_or(rest, |r| r.1));
+    let body =
+        raw.split_once("*** START OF").map_or(raw.as_str(), |(_, rest)| rest.split_once('\n').map_or(rest, |r| r.1));
     body.trim().chars().take(chars).collect()
 }
 
@@ -64,34 +65,36 @@ async fn a_real_lightrag_server_answers_through_the_preset_and_its_retrieval_is_
     let port = free_port();
     let base = mock.base_url();
     let log = std::fs::File::create(dir.path().join("lightrag-server.log")).unwrap();
-    let mut server = Killed(std::process::Command::new(&bin)
-        .args(["--host", "127.0.0.1", "--port", &port.to_string()])
-        .arg("--working-dir")
-        .arg(&work)
-        .arg("--input-dir")
-        .arg(&input)
-        .current_dir(dir.path())
-        .envs([
-            ("LLM_BINDING", "openai"),
-            ("LLM_MODEL", "mock-model"),
-            ("LLM_BINDING_HOST", base.as_str()),
-            ("LLM_BINDING_API_KEY", "mock"),
-            ("EMBEDDING_BINDING", "openai"),
-            ("EMBEDDING_MODEL", "mock-embed"),
-            ("EMBEDDING_DIM", "8"),
-            ("EMBEDDING_BINDING_HOST", base.as_str()),
-            ("EMBEDDING_BINDING_API_KEY", "mock"),
-            ("EMBEDDING_USE_BASE64", "false"),
-            ("CHUNK_SIZE", "400"),
-            ("CHUNK_OVERLAP_SIZE", "40"),
-            ("TIKTOKEN_CACHE_DIR", home.join("tiktoken").to_str().unwrap()),
-            ("HF_HUB_OFFLINE", "1"),
-            ("NO_PROXY", "127.0.0.1,localhost"),
-        ])
-        .stdout(log.try_clone().unwrap())
-        .stderr(log)
-        .spawn()
-        .unwrap());
+    let mut server = Killed(
+        std::process::Command::new(&bin)
+            .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+            .arg("--working-dir")
+            .arg(&work)
+            .arg("--input-dir")
+            .arg(&input)
+            .current_dir(dir.path())
+            .envs([
+                ("LLM_BINDING", "openai"),
+                ("LLM_MODEL", "mock-model"),
+                ("LLM_BINDING_HOST", base.as_str()),
+                ("LLM_BINDING_API_KEY", "mock"),
+                ("EMBEDDING_BINDING", "openai"),
+                ("EMBEDDING_MODEL", "mock-embed"),
+                ("EMBEDDING_DIM", "8"),
+                ("EMBEDDING_BINDING_HOST", base.as_str()),
+                ("EMBEDDING_BINDING_API_KEY", "mock"),
+                ("EMBEDDING_USE_BASE64", "false"),
+                ("CHUNK_SIZE", "400"),
+                ("CHUNK_OVERLAP_SIZE", "40"),
+                ("TIKTOKEN_CACHE_DIR", home.join("tiktoken").to_str().unwrap()),
+                ("HF_HUB_OFFLINE", "1"),
+                ("NO_PROXY", "127.0.0.1,localhost"),
+            ])
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .unwrap(),
+    );
     let url = format!("http://127.0.0.1:{port}");
     let client = reqwest::Client::new();
     let server_log = || std::fs::read_to_string(dir.path().join("lightrag-server.log")).unwrap_or_default();
@@ -128,26 +131,13 @@ async fn a_real_lightrag_server_answers_through_the_preset_and_its_retrieval_is_
     // Its working folder is the project: documents, chunks under LightRAG's ids, graph.
     let db = common::test_db(dir.path(), "peers").await;
     json(&assay(&db, &["--json", "project", "create", "Theirs"], &[]).await);
-    let report =
-        json(&assay(&db, &["--json", "graph", "import", "Theirs", work.to_str().unwrap(), "--format", "lightrag"], &[]).await);
+    let report = json(
+        &assay(&db, &["--json", "graph", "import", "Theirs", work.to_str().unwrap(), "--format", "lightrag"], &[])
+            .await,
+    );
     eprintln!("imported: {}", report["tally"]);
     assert_eq!(report["tally"]["documents"], 2);
-    let args = [
-        "--json",
-        "questions",
-        "generate",
-        "hierarchical",
-        "Theirs",
-        "--per-category",
-        "5",
-        "--levels",
-        "2",
-        "--dimensions",
-        "QC",
-        "--factorial",
-        "0",
-    ];
-    let set = json(&assay(&db, &args, &[]).await)["set_id"].to_string();
+    let set = crate::presets::hierarchical(&db, 5).await;
     let pool = db.open().await;
     let project = app::ssr::store::find_project(&pool, "Theirs").await.unwrap().summary.id;
     let ours = app::ssr::store::foreign::external_chunk_ids(&pool, project).await.unwrap();
@@ -157,28 +147,9 @@ async fn a_real_lightrag_server_answers_through_the_preset_and_its_retrieval_is_
     let mut sets = Vec::new();
     for mode in ["naive", "hybrid"] {
         let mode_param = format!("mode=\"{mode}\"");
+        let params = [url_param.as_str(), &mode_param];
         let made = json(
-            &assay(
-                &db,
-                &[
-                    "--json",
-                    "answers",
-                    "generate",
-                    "Theirs",
-                    "--set",
-                    &set,
-                    "--method",
-                    "lightrag-server",
-                    "--param",
-                    &url_param,
-                    "--param",
-                    &mode_param,
-                    "--target-words",
-                    "40",
-                ],
-                &[],
-            )
-            .await,
+            &crate::presets::answer(&db, "Theirs", &set, "lightrag-server", &params, &["--target-words", "40"]).await,
         );
         assert_eq!(made["status"], "done", "{mode}: {made}\n{}", server_log());
         let id = made["answers_id"].as_i64().unwrap();

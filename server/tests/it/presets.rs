@@ -88,29 +88,39 @@ async fn fake_lightrag(chunks: Vec<(String, String)>, seen: Seen) -> String {
     start(router).await
 }
 
-/// Project "Theirs" imported from the LightRAG fixture and a hierarchical
-/// question set over its chunks (references and source chunks, offline);
-/// the set's id.
+/// A hierarchical question set over project "Theirs" (references and
+/// source chunks, offline): `per_category` at 2 categories; its id.
+pub(crate) async fn hierarchical(db: &common::TestDb, per_category: u32) -> String {
+    let n = per_category.to_string();
+    let args = ["--json", "questions", "generate", "hierarchical", "Theirs", "--per-category", &n, "--levels", "2"];
+    json(&assay(db, &[&args[..], &["--dimensions", "QC", "--factorial", "0"]].concat(), &[]).await)["set_id"]
+        .to_string()
+}
+
+/// `assay answers generate PROJECT --set SET --method METHOD --param …`
+/// (and more arguments); its JSON, or the failed run's output.
+pub(crate) async fn answer(
+    db: &common::TestDb,
+    project: &str,
+    set: &str,
+    method: &str,
+    params: &[&str],
+    more: &[&str],
+) -> std::process::Output {
+    let mut args = vec!["--json", "answers", "generate", project, "--set", set, "--method", method];
+    for p in params {
+        args.extend(["--param", p]);
+    }
+    args.extend(more);
+    assay(db, &args, &[]).await
+}
+
+/// Project "Theirs" imported from a fixture folder, and a hierarchical set.
 async fn imported_with_questions(db: &common::TestDb, program: &str, format: &str) -> String {
     json(&assay(db, &["--json", "project", "create", "Theirs"], &[]).await);
     let folder = fixture(program);
     json(&assay(db, &["--json", "graph", "import", "Theirs", folder.to_str().unwrap(), "--format", format], &[]).await);
-    let args = [
-        "--json",
-        "questions",
-        "generate",
-        "hierarchical",
-        "Theirs",
-        "--per-category",
-        "2",
-        "--levels",
-        "2",
-        "--dimensions",
-        "QC",
-        "--factorial",
-        "0",
-    ];
-    json(&assay(db, &args, &[]).await)["set_id"].to_string()
+    hierarchical(db, 2).await
 }
 
 fn fixture_chunks(program: &str) -> Vec<(String, String)> {
@@ -138,33 +148,8 @@ async fn a_lightrag_server_answers_and_its_retrieval_is_scored_under_its_own_chu
     let url = fake_lightrag(chunks.clone(), seen.clone()).await;
     const KEY: &str = "lightrag-key-0123456789abcdef";
     let (url_param, key_param) = (format!("url=\"{url}\""), format!("api_key=\"{KEY}\""));
-    let made = json(
-        &assay(
-            &db,
-            &[
-                "--json",
-                "answers",
-                "generate",
-                "Theirs",
-                "--set",
-                &set,
-                "--method",
-                "lightrag-server",
-                "--param",
-                &url_param,
-                "--param",
-                "mode=\"hybrid\"",
-                "--param",
-                "top_k=20",
-                "--param",
-                &key_param,
-                "--target-words",
-                "40",
-            ],
-            &[],
-        )
-        .await,
-    );
+    let params = [url_param.as_str(), "mode=\"hybrid\"", "top_k=20", &key_param];
+    let made = json(&answer(&db, "Theirs", &set, "lightrag-server", &params, &["--target-words", "40"]).await);
     let questions = made["count"].as_i64().unwrap();
     assert_eq!(made["status"], "done", "{made}");
     assert!(questions >= 4, "{made}");
@@ -204,15 +189,21 @@ async fn a_lightrag_server_answers_and_its_retrieval_is_scored_under_its_own_chu
     }
 
     // The set's parameters keep the key out of sight.
-    let sets = app::ssr::store::answers::list_sets(&pool, app::ssr::store::find_project(&pool, "Theirs").await.unwrap().summary.id)
-        .await
-        .unwrap();
+    let sets = app::ssr::store::answers::list_sets(
+        &pool,
+        app::ssr::store::find_project(&pool, "Theirs").await.unwrap().summary.id,
+    )
+    .await
+    .unwrap();
     let shown = serde_json::to_string(&sets).unwrap();
     assert!(!shown.contains(KEY), "{shown}");
 
     // MAP, nDCG@10 and Recall@10 on LightRAG's retrieval, as the metrics
     // module scores the same ranking.
-    let run = json(&assay(&db, &["--json", "metrics", "run", "Theirs", "--set", &set, "--answers", &answers_id.to_string()], &[]).await);
+    let run = json(
+        &assay(&db, &["--json", "metrics", "run", "Theirs", "--set", &set, "--answers", &answers_id.to_string()], &[])
+            .await,
+    );
     let report = app::ssr::metrics::report(&pool, run["run_id"].as_i64().unwrap()).await.unwrap();
     let project = app::ssr::store::find_project(&pool, "Theirs").await.unwrap().summary.id;
     let spans = app::ssr::store::chunk_spans(&pool, project).await.unwrap();
@@ -221,9 +212,18 @@ async fn a_lightrag_server_answers_and_its_retrieval_is_scored_under_its_own_chu
     let mut scored = 0;
     for q in &report.sets[0].questions {
         let question = questions.iter().find(|x| x.id == q.question_id).unwrap();
-        let ranked: Vec<i64> = by_id[&q.question_id].contexts.iter().filter(|c| c.kind == "chunk").map(|c| c.id.parse().unwrap()).collect();
-        let (ranked, relevant) =
-            engine::metrics::at_unit(engine::metrics::RelevanceUnit::Document, &ranked, &question.source_chunk_ids, &spans);
+        let ranked: Vec<i64> = by_id[&q.question_id]
+            .contexts
+            .iter()
+            .filter(|c| c.kind == "chunk")
+            .map(|c| c.id.parse().unwrap())
+            .collect();
+        let (ranked, relevant) = engine::metrics::at_unit(
+            engine::metrics::RelevanceUnit::Document,
+            &ranked,
+            &question.source_chunk_ids,
+            &spans,
+        );
         let ap = engine::metrics::average_precision(&ranked, &relevant);
         assert!((q.scores.ap.unwrap() - ap).abs() < 1e-12, "{} vs {ap}", q.scores.ap.unwrap());
         assert!(q.scores.ndcg.is_some() && q.scores.recall.is_some());
@@ -262,31 +262,9 @@ async fn microsoft_graphrag_answers_through_graphrag_serve_with_its_text_units()
     ))
     .await;
     let url_param = format!("url=\"{url}/\"");
-    let made = json(
-        &assay(
-            &db,
-            &[
-                "--json",
-                "answers",
-                "generate",
-                "Theirs",
-                "--set",
-                &set,
-                "--method",
-                "ms-graphrag",
-                "--param",
-                &url_param,
-                "--param",
-                "method=\"drift\"",
-                "--param",
-                "community_level=1",
-                "--param",
-                "api_key=\"graphrag-bearer-0123456789\"",
-            ],
-            &[],
-        )
-        .await,
-    );
+    let params =
+        [url_param.as_str(), "method=\"drift\"", "community_level=1", "api_key=\"graphrag-bearer-0123456789\""];
+    let made = json(&answer(&db, "Theirs", &set, "ms-graphrag", &params, &[]).await);
     assert_eq!(made["status"], "done", "{made}");
     {
         let seen = seen.lock().unwrap();
@@ -306,12 +284,7 @@ async fn microsoft_graphrag_answers_through_graphrag_serve_with_its_text_units()
     }
 
     // A method GraphRAG lacks is refused before anything is sent.
-    let out = assay(
-        &db,
-        &["answers", "generate", "Theirs", "--set", &set, "--method", "ms-graphrag", "--param", &url_param, "--param", "method=\"deep\""],
-        &[],
-    )
-    .await;
+    let out = answer(&db, "Theirs", &set, "ms-graphrag", &[&url_param, "method=\"deep\""], &[]).await;
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("method must be one of local, global, drift, basic"), "{err}");
@@ -326,29 +299,8 @@ async fn a_chat_endpoint_is_the_no_retrieval_baseline() {
     let db = common::test_db(dir.path(), "chat").await;
     let set = common::sample_hierarchical(&db, "QC", 0).await;
     let url_param = format!("url=\"{}\"", mock.base_url());
-    let made = json(
-        &assay(
-            &db,
-            &[
-                "--json",
-                "answers",
-                "generate",
-                "A",
-                "--set",
-                &set,
-                "--method",
-                "chat-baseline",
-                "--param",
-                &url_param,
-                "--param",
-                "model=\"mock-model\"",
-                "--param",
-                "temperature=0",
-            ],
-            &[],
-        )
-        .await,
-    );
+    let params = [url_param.as_str(), "model=\"mock-model\"", "temperature=0"];
+    let made = json(&answer(&db, "A", &set, "chat-baseline", &params, &[]).await);
     assert_eq!(made["status"], "done", "{made}");
     let n = made["count"].as_u64().unwrap();
     assert_eq!(mock.stats().ok, n, "one chat request a question, nothing else");
@@ -359,7 +311,11 @@ async fn a_chat_endpoint_is_the_no_retrieval_baseline() {
     assert!(answers.iter().all(|a| !a.answer.is_empty() && a.contexts.is_empty()));
 
     // Without a model the preset says so, and nothing is sent.
-    let out = assay(&db, &["answers", "generate", "A", "--set", &set, "--method", "chat-baseline", "--param", &url_param], &[]).await;
-    assert!(String::from_utf8_lossy(&out.stderr).contains("name the model"), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = answer(&db, "A", &set, "chat-baseline", &[&url_param], &[]).await;
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("name the model"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(mock.stats().ok, n);
 }
