@@ -35,6 +35,7 @@
 pub mod agreement;
 pub mod chunk;
 pub mod corpus;
+pub mod datasets;
 pub mod embed;
 pub mod experiment;
 pub mod graph;

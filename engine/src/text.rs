@@ -56,6 +56,27 @@ pub fn words(s: &str) -> impl Iterator<Item = String> + '_ {
         .filter(|w| w.chars().count() > 1 && !STOPWORDS.contains(&w.as_str()))
 }
 
+/// Hashes of every run of `n` consecutive words (lower-cased, split at
+/// anything but letters and digits): where two texts share runs, one quotes
+/// the other. A text shorter than `n` words is one run of all its words.
+pub fn word_runs(text: &str, n: usize) -> Vec<u64> {
+    use std::hash::{Hash, Hasher};
+    let words: Vec<String> =
+        text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect();
+    let n = n.max(1).min(words.len());
+    if n == 0 {
+        return Vec::new();
+    }
+    words
+        .windows(n)
+        .map(|w| {
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            w.hash(&mut h);
+            h.finish()
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

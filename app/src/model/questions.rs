@@ -36,6 +36,9 @@ pub struct QuestionView {
     /// The chunks given to the LLM that wrote the question (`None`: not recorded).
     #[serde(default)]
     pub context_chunk_ids: Option<Vec<i64>>,
+    /// Passages a benchmark file says answer it (imported; empty: none).
+    #[serde(default)]
+    pub evidence: Vec<String>,
     /// Node keys of the sampled structure.
     pub nodes: Vec<String>,
     pub edges: Vec<(String, String)>,

@@ -292,6 +292,10 @@ fn CostTable(
                             <td class="actions">
                                 <a href=format!("/api/projects/{project_id}/answers/{set_id}/export?format=jsonl") download="">"JSONL"</a> " "
                                 <a href=format!("/api/projects/{project_id}/answers/{set_id}/export?format=csv") download="">"CSV"</a> " "
+                                <a href=format!("/api/projects/{project_id}/answers/{set_id}/export?format=lightrag") download=""
+                                    title="The result list LightRAG's reproduce/ and batch_eval.py read">"LightRAG"</a> " "
+                                <a href=format!("/api/projects/{project_id}/answers/{set_id}/export?format=graphrag-bench") download=""
+                                    title="The predictions GraphRAG-Bench's evaluators read">"GraphRAG-Bench"</a> " "
                                 <ConfirmDelete prompt=format!("Delete answer set #{set_id} and its {} answers?", r.answers)
                                     on_confirm=move |_| { delete_set.dispatch(DeleteAnswerSet { answer_set_id: set_id }); }/>
                             </td>

@@ -61,6 +61,7 @@ pub fn QuestionsPage() -> impl IntoView {
     );
     let chosen = Memo::new(move |_| query.read().get("set").and_then(|s| s.parse::<i64>().ok()));
     let import_error = Memo::new(move |_| query.read().get("import_error"));
+    let imported = Memo::new(move |_| query.read().get("imported"));
 
     view! {
         <Title text="Questions"/>
@@ -100,6 +101,8 @@ pub fn QuestionsPage() -> impl IntoView {
                                             <td class="actions">
                                                 <a href=format!("/api/projects/{project_id}/questions/{}/export?format=jsonl", s.id) download="">"JSONL"</a> " "
                                                 <a href=format!("/api/projects/{project_id}/questions/{}/export?format=csv", s.id) download="">"CSV"</a> " "
+                                                <a href=format!("/api/projects/{project_id}/questions/{}/export?format=lightrag", s.id) download=""
+                                                    title="The \"- Question N: …\" lines LightRAG's reproduce/ scripts read">"LightRAG"</a> " "
                                                 <ConfirmDelete prompt=format!("Delete the set and its {} questions?", s.questions)
                                                     on_confirm=move |_| { delete_set.dispatch(DeleteQuestionSet { set_id }); }/>
                                             </td>
@@ -125,15 +128,28 @@ pub fn QuestionsPage() -> impl IntoView {
             <ActionError action=baseline/>
             <HierarchicalForm project_id=id.get_untracked() action=hierarchical/>
             <ActionError action=hierarchical/>
-            <details class="panel" open=move || import_error.get().is_some()>
-                <summary>"Import a set (.jsonl or .csv)"</summary>
-                <form method="post" enctype="multipart/form-data" class="inline-form" id="import-form"
+            <details class="panel" open=move || import_error.get().is_some() || imported.get().is_some()>
+                <summary>"Import a set or a benchmark (.jsonl, .json or .csv)"</summary>
+                <form method="post" enctype="multipart/form-data" class="inline-form import-form" id="import-form"
                     action=move || format!("/api/projects/{}/questions/import", id.get())>
-                    <input type="file" name="file" accept=".jsonl,.ndjson,.csv" required/>
+                    <label>"Format "
+                        <select name="format" id="import-format">
+                            <option value="assay">"Assay's own export"</option>
+                            {engine_formats().into_iter().map(|(value, label)| view! { <option value=value>{label}</option> }).collect_view()}
+                        </select>
+                    </label>
+                    <label>"Questions " <input type="file" name="file" accept=".jsonl,.ndjson,.json,.csv,.tsv" required/></label>
+                    <label>"Corpus " <input type="file" name="corpus" accept=".jsonl,.ndjson,.json,.csv,.tsv"/></label>
+                    <label>"Columns " <input type="text" name="columns" placeholder="question=Query,reference=Gold"/></label>
                     <label>"Name " <input type="text" name="name" placeholder="(the file's name)"/></label>
                     <button type="submit">"Import"</button>
-                    <span class="muted small">"Fields as exported; only " <code>"question"</code> " is required."</span>
+                    <p class="muted small">"Assay's export: only " <code>"question"</code> " is required. A benchmark brings its corpus: "
+                        "UltraDomain's JSONL holds both; GraphRAG-Bench and MultiHop-RAG need their corpus file; a table names its columns "
+                        "(question, answer, category, evidence, context or document). Documents the project lacks are added; "
+                        "each question's evidence, or its gold documents, become its source chunks for MAP, nDCG and Recall. "
+                        "The formats: docs/bring-your-own-system.md, \"Benchmark files\"."</p>
                 </form>
+                {move || imported.get().map(|m| view! { <p class="notice" role="status" id="import-report">{m}</p> })}
                 {move || import_error.get().map(|e| view! { <p class="error" role="alert" id="import-error">{e}</p> })}
             </details>
             <Transition fallback=|| ()>
@@ -152,6 +168,17 @@ pub fn QuestionsPage() -> impl IntoView {
             </Transition>
         </main>
     }
+}
+
+/// The benchmark formats an import reads (`engine::datasets::Format`; the
+/// page is compiled for the browser too, where the engine is absent).
+fn engine_formats() -> Vec<(&'static str, &'static str)> {
+    vec![
+        ("ultradomain", "UltraDomain JSONL (LightRAG's evaluation data)"),
+        ("graphrag-bench", "GraphRAG-Bench questions + corpus"),
+        ("multihop-rag", "MultiHop-RAG queries + corpus"),
+        ("table", "CSV or JSONL with named columns"),
+    ]
 }
 
 /// Two sets side by side: the entities their questions mention (seed 000

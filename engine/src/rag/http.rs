@@ -20,7 +20,6 @@
 //! filled-in settings of this method.
 
 use std::collections::{BTreeMap, HashMap};
-use std::hash::{Hash, Hasher};
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
@@ -204,16 +203,7 @@ pub struct ChunkMap {
 const RUN: usize = 8;
 
 fn runs(text: &str) -> Vec<u64> {
-    let words: Vec<String> =
-        text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect();
-    words
-        .windows(RUN)
-        .map(|w| {
-            let mut h = std::collections::hash_map::DefaultHasher::new();
-            w.hash(&mut h);
-            h.finish()
-        })
-        .collect()
+    crate::text::word_runs(text, RUN)
 }
 
 impl ChunkMap {

@@ -58,7 +58,10 @@ pub enum AnswersCommand {
         project: String,
         #[arg(long)]
         answers: i64,
-        #[arg(long, value_parser = ["jsonl", "csv"], default_value = "jsonl")]
+        /// jsonl, csv, lightrag (the result list LightRAG's reproduce/ and
+        /// batch_eval.py read) or graphrag-bench (the predictions its
+        /// evaluators read).
+        #[arg(long, value_parser = ["jsonl", "csv", "lightrag", "graphrag-bench"], default_value = "jsonl")]
         format: String,
     },
 }
@@ -191,6 +194,9 @@ pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: AnswersCommand)
             let view = app::ssr::store::answers::get_set(pool, answers).await?;
             if view.project_id != p.summary.id {
                 anyhow::bail!("answer set {answers} belongs to another project");
+            }
+            if format == "lightrag" || format == "graphrag-bench" {
+                return write_stdout(&app::ssr::answers::io::benchmark_file(pool, answers, &format).await?);
             }
             let list = app::ssr::store::answers::list_answers(pool, answers, None).await?;
             let text = if format == "csv" {

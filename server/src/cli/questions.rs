@@ -56,20 +56,40 @@ pub(super) enum QuestionsCommand {
         no_cache: bool,
     },
     /// Add a question set from a .jsonl or .csv file (the export's fields; only
-    /// `question` is required).
+    /// `question` is required), or a benchmark's questions with its corpus:
+    /// `--format ultradomain|graphrag-bench|multihop-rag|table` (documents the
+    /// project lacks are added; evidence and gold documents become each
+    /// question's source chunks).
     Import {
         project: String,
         file: std::path::PathBuf,
         /// The set's name (default: the file's name).
         #[arg(long)]
         name: Option<String>,
+        /// The file's layout: assay (this tool's export), ultradomain,
+        /// graphrag-bench, multihop-rag or table.
+        #[arg(long, default_value = "assay", value_parser = ["assay", "ultradomain", "graphrag-bench", "multihop-rag", "table"])]
+        format: String,
+        /// The benchmark's corpus file (graphrag-bench: Corpus/<subset>.json;
+        /// multihop-rag: corpus.json; table: a CSV/JSONL of documents).
+        #[arg(long)]
+        corpus: Option<std::path::PathBuf>,
+        /// For --format table: role=column pairs where the names differ
+        /// (question, reference, category, evidence, context, document,
+        /// doc_key, doc_title, doc_text), e.g. "question=Query,reference=Gold".
+        #[arg(long, default_value = "")]
+        columns: String,
+        #[command(flatten)]
+        limits: super::serve::LimitArgs,
     },
     /// Print a set's questions to stdout.
     Export {
         project: String,
         #[arg(long)]
         set: i64,
-        #[arg(long, value_parser = ["jsonl", "csv"], default_value = "jsonl")]
+        /// jsonl, csv, or lightrag (the "- Question N: …" lines LightRAG's
+        /// reproduce/ scripts read).
+        #[arg(long, value_parser = ["jsonl", "csv", "lightrag"], default_value = "jsonl")]
         format: String,
     },
 }
@@ -390,10 +410,44 @@ pub(super) async fn questions(
             });
             Ok(code)
         }
-        QuestionsCommand::Import { project, file, name } => {
+        QuestionsCommand::Import { project, file, name, format, corpus, columns, limits } => {
             let p = app::ssr::store::find_project(pool, &project).await?;
-            let bytes = std::fs::read(&file).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", file.display()))?;
-            let file_name = file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let read = |path: &std::path::Path| -> anyhow::Result<(String, Vec<u8>)> {
+                let bytes = std::fs::read(path).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+                Ok((path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(), bytes))
+            };
+            let (file_name, bytes) = read(&file)?;
+            if let Some(format) = engine::datasets::Format::parse(&format) {
+                let corpus = corpus.as_deref().map(read).transpose()?;
+                let columns = engine::datasets::Columns::default().with_overrides(&columns)?;
+                let data = engine::datasets::read(
+                    format,
+                    &engine::datasets::File { name: &file_name, bytes: &bytes },
+                    corpus.as_ref().map(|(n, b)| engine::datasets::File { name: n, bytes: b }).as_ref(),
+                    &columns,
+                )?;
+                let name = name.unwrap_or_else(|| format!("{} from {file_name}", format.name()));
+                let report = app::ssr::store::datasets::import(
+                    pool,
+                    p.summary.id,
+                    format,
+                    data,
+                    (&file_name, corpus.as_ref().map(|(n, _)| n.as_str())),
+                    &name,
+                    &limits.config().import,
+                )
+                .await?;
+                out.print(serde_json::to_value(&report)?, || {
+                    let set = report.set_id.map(|s| format!("set {s}: ")).unwrap_or_default();
+                    format!("{set}{} into {}", report.line(), p.summary.name)
+                });
+                return Ok(ExitCode::SUCCESS);
+            }
+            if corpus.is_some() {
+                anyhow::bail!(
+                    "--corpus goes with a benchmark --format (ultradomain, graphrag-bench, multihop-rag, table)"
+                );
+            }
             let questions = app::ssr::questions::io::parse(&file_name, &bytes)?;
             let name = name.unwrap_or_else(|| format!("Imported from {file_name}"));
             let set = app::ssr::store::questions::import_set(pool, p.summary.id, &name, &file_name, &questions).await?;
@@ -405,10 +459,10 @@ pub(super) async fn questions(
         QuestionsCommand::Export { project, set, format } => {
             let p = app::ssr::store::find_project(pool, &project).await?;
             let qs = set_questions(pool, p.summary.id, set).await?;
-            let text = if format == "csv" {
-                app::ssr::questions::io::to_csv(&qs)
-            } else {
-                app::ssr::questions::io::to_jsonl(&qs)
+            let text = match format.as_str() {
+                "csv" => app::ssr::questions::io::to_csv(&qs),
+                "lightrag" => app::ssr::questions::io::to_lightrag(&qs),
+                _ => app::ssr::questions::io::to_jsonl(&qs),
             };
             write_stdout(&text)
         }

@@ -38,17 +38,27 @@ pub async fn import(State(state): State<AppState>, granted: Granted, multipart: 
     }
 }
 
-/// `GET /api/projects/{id}/answers/{set}/export?format=jsonl|csv`.
+/// `GET /api/projects/{id}/answers/{set}/export?format=jsonl|csv|lightrag|graphrag-bench`
+/// (`lightrag`: `result-set-N.json`; `graphrag-bench`: `predictions-set-N.json`).
 pub async fn export(
     State(state): State<AppState>,
     _: Granted,
     Path((_, set)): Path<(i64, i64)>,
     Query(q): Query<ExportQuery>,
 ) -> Response {
-    let format = match q.format() {
+    let format = match q.format(&["lightrag", "graphrag-bench"]) {
         Ok(f) => f,
         Err(response) => return response,
     };
+    if format == "lightrag" || format == "graphrag-bench" {
+        return match app::ssr::answers::io::benchmark_file(&state.pool, set, &format).await {
+            Ok(body) => {
+                let stem = if format == "lightrag" { "result-set" } else { "predictions-set" };
+                download(body, "json", &format!("{stem}-{set}"))
+            }
+            Err(e) => app_error(e),
+        };
+    }
     match app::ssr::store::answers::list_answers(&state.pool, set, None).await {
         Ok(list) => {
             let body = if format == "csv" {

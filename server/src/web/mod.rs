@@ -353,24 +353,29 @@ struct ExportQuery {
 }
 
 impl ExportQuery {
-    /// `jsonl` (the default) or `csv`, else a 400 saying so.
-    fn format(self) -> Result<String, Response> {
+    /// `jsonl` (the default), `csv`, or one of `more` (another tool's
+    /// layout), else a 400 saying so.
+    fn format(self, more: &[&str]) -> Result<String, Response> {
         match self.format.as_deref().unwrap_or("jsonl") {
-            f @ ("jsonl" | "csv") => Ok(f.to_string()),
-            other => Err(error(StatusCode::BAD_REQUEST, format!("unknown format \"{other}\": jsonl or csv"))),
+            f if f == "jsonl" || f == "csv" || more.contains(&f) => Ok(f.to_string()),
+            other => {
+                let known: Vec<&str> = ["jsonl", "csv"].iter().chain(more).copied().collect();
+                Err(error(StatusCode::BAD_REQUEST, format!("unknown format \"{other}\": {}", known.join(", "))))
+            }
         }
     }
 }
 
-/// `GET /api/projects/{id}/questions/{set}/export?format=jsonl|csv`: the
-/// set as a file to download.
+/// `GET /api/projects/{id}/questions/{set}/export?format=jsonl|csv|lightrag`:
+/// the set as a file to download (`lightrag`: `queries-set-N.txt`, the lines
+/// LightRAG's `reproduce/` scripts read).
 async fn export_questions(
     State(state): State<AppState>,
     _: Granted,
     Path((_, set)): Path<(i64, i64)>,
     Query(q): Query<ExportQuery>,
 ) -> Response {
-    let format = match q.format() {
+    let format = match q.format(&["lightrag"]) {
         Ok(f) => f,
         Err(response) => return response,
     };
@@ -378,12 +383,11 @@ async fn export_questions(
         Ok(q) => q,
         Err(e) => return app_error(e),
     };
-    let body = if format == "csv" {
-        app::ssr::questions::io::to_csv(&questions)
-    } else {
-        app::ssr::questions::io::to_jsonl(&questions)
-    };
-    download(body, &format, &format!("questions-set-{set}"))
+    match format.as_str() {
+        "csv" => download(app::ssr::questions::io::to_csv(&questions), "csv", &format!("questions-set-{set}")),
+        "lightrag" => download(app::ssr::questions::io::to_lightrag(&questions), "txt", &format!("queries-set-{set}")),
+        _ => download(app::ssr::questions::io::to_jsonl(&questions), "jsonl", &format!("questions-set-{set}")),
+    }
 }
 
 /// `GET /api/projects/{id}/questions/{set}/entities.svg[?source=graph|llm]`:
@@ -424,18 +428,62 @@ async fn relevance_svg(State(state): State<AppState>, _: Granted, Path((_, set))
 }
 
 /// `POST /api/projects/{id}/questions/import`: a multipart form with a
-/// `file` (.jsonl or .csv) and an optional `name`. Answers with a redirect
-/// to the Questions page showing the new set, or the reason it was refused
-/// (a plain form: it works without the WASM).
+/// `file` (.jsonl or .csv), an optional `name`, and optionally a benchmark
+/// `format` (ultradomain, graphrag-bench, multihop-rag, table) with its
+/// `corpus` file and `columns`. Answers with a redirect to the Questions page
+/// showing the new set (and, for a benchmark, what was imported), or the
+/// reason it was refused (a plain form: it works without the WASM).
 async fn import_questions(State(state): State<AppState>, granted: Granted, multipart: Multipart) -> Response {
     let id = granted.project;
     let page = |query: &[(&str, &str)]| redirect(&format!("/projects/{id}/questions"), query);
-    let (file, fields) = match read_form(multipart).await {
+    let (mut files, fields) = match read_form_files(multipart, false).await {
         Ok(f) => f,
         Err(e) => return page(&[("import_error", &e)]),
     };
-    let Some((file_name, bytes)) = file else { return page(&[("import_error", "choose a .jsonl or .csv file")]) };
+    let Some((file_name, bytes)) = files.remove("file") else {
+        return page(&[("import_error", "choose a .jsonl or .csv file")]);
+    };
     let name = fields.get("name").cloned().unwrap_or_default();
+    let format = fields.get("format").map(String::as_str).filter(|f| !f.is_empty() && *f != "assay");
+    if let Some(format) = format {
+        let result = async {
+            let format = engine::datasets::Format::parse(format)
+                .ok_or_else(|| AppError::Invalid(format!("unknown benchmark format \"{format}\"")))?;
+            let corpus = files.remove("corpus");
+            let columns = engine::datasets::Columns::default()
+                .with_overrides(fields.get("columns").map_or("", String::as_str))
+                .map_err(|e| AppError::Invalid(e.0))?;
+            let data = engine::datasets::read(
+                format,
+                &engine::datasets::File { name: &file_name, bytes: &bytes },
+                corpus.as_ref().map(|(n, b)| engine::datasets::File { name: n, bytes: b }).as_ref(),
+                &columns,
+            )
+            .map_err(|e| AppError::Invalid(e.0))?;
+            let name = if name.is_empty() { format!("{} from {file_name}", format.name()) } else { name.clone() };
+            app::ssr::store::datasets::import(
+                &state.pool,
+                id,
+                format,
+                data,
+                (&file_name, corpus.as_ref().map(|(n, _)| n.as_str())),
+                &name,
+                &state.config.import,
+            )
+            .await
+        }
+        .await;
+        return match result {
+            Ok(report) => {
+                let line = report.line();
+                match report.set_id {
+                    Some(set) => page(&[("set", &set.to_string()), ("imported", &line)]),
+                    None => page(&[("imported", &line)]),
+                }
+            }
+            Err(e) => page(&[("import_error", &e.to_string())]),
+        };
+    }
     let result = async {
         let questions = app::ssr::questions::io::parse(&file_name, &bytes)?;
         let name = if name.is_empty() { format!("Imported from {file_name}") } else { name };
@@ -500,33 +548,45 @@ async fn read_form(multipart: Multipart) -> Result<(Option<(String, Vec<u8>)>, H
 /// bytes are refused in the other fields only (the file's texts are checked
 /// when they are read out of it).
 async fn read_form_with(
-    mut multipart: Multipart,
+    multipart: Multipart,
     binary_file: bool,
 ) -> Result<(Option<(String, Vec<u8>)>, HashMap<String, String>), String> {
-    let (mut file, mut fields) = (None, HashMap::new());
+    let (mut files, fields) = read_form_files(multipart, binary_file).await?;
+    Ok((files.remove("file"), fields))
+}
+
+/// A form's files (by field name: the file's name and bytes; a file field
+/// left empty is absent) and its other fields.
+type FormFiles = HashMap<String, (String, Vec<u8>)>;
+
+async fn read_form_files(
+    mut multipart: Multipart,
+    binary_file: bool,
+) -> Result<(FormFiles, HashMap<String, String>), String> {
+    let (mut files, mut fields) = (HashMap::new(), HashMap::new());
     loop {
         match multipart.next_field().await {
             Ok(Some(field)) => {
                 let field_name = field.name().unwrap_or("").to_string();
+                let is_file = field.file_name().is_some();
                 let file_name = field.file_name().unwrap_or("").to_string();
                 let bytes = field.bytes().await.map_err(|_| "the file could not be read".to_string())?;
                 if let Some(at) = nul_in_upload(&bytes).filter(|_| !(binary_file && field_name == "file")) {
-                    let what =
-                        if field_name == "file" { format!("{file_name} holds") } else { format!("{field_name} holds") };
+                    let what = if is_file { format!("{file_name} holds") } else { format!("{field_name} holds") };
                     return Err(format!(
                         "{what} the character U+0000 (NUL) at byte {at}, which Assay does not store (PostgreSQL \
                          cannot): remove it"
                     ));
                 }
-                if field_name == "file" {
+                if is_file || field_name == "file" {
                     if !file_name.is_empty() {
-                        file = Some((file_name, bytes.to_vec()));
+                        files.insert(field_name, (file_name, bytes.to_vec()));
                     }
                 } else {
                     fields.insert(field_name, String::from_utf8_lossy(&bytes).trim().to_string());
                 }
             }
-            Ok(None) => return Ok((file, fields)),
+            Ok(None) => return Ok((files, fields)),
             Err(e) => return Err(format!("the upload could not be read: {}", e.body_text())),
         }
     }
@@ -558,9 +618,15 @@ fn redirect(path: &str, query: &[(&str, &str)]) -> Response {
 }
 
 /// A file to download: `format` is `jsonl` or `csv`.
-fn download(body: String, format: &str, stem: &str) -> Response {
-    let mime = if format == "csv" { "text/csv; charset=utf-8" } else { "application/x-ndjson; charset=utf-8" };
-    let disposition = format!("attachment; filename=\"{stem}.{format}\"");
+/// `body` as the attachment `stem.ext`.
+fn download(body: String, ext: &str, stem: &str) -> Response {
+    let mime = match ext {
+        "csv" => "text/csv; charset=utf-8",
+        "json" => "application/json; charset=utf-8",
+        "txt" => "text/plain; charset=utf-8",
+        _ => "application/x-ndjson; charset=utf-8",
+    };
+    let disposition = format!("attachment; filename=\"{stem}.{ext}\"");
     ([(header::CONTENT_TYPE, mime.to_string()), (header::CONTENT_DISPOSITION, disposition)], body).into_response()
 }
 

@@ -43,6 +43,17 @@ fn graph_import(project: i64, cookie: &str) -> Request<Body> {
         .unwrap()
 }
 
+/// The Questions page's import form naming a benchmark format, without its
+/// file.
+fn benchmark_import(project: i64, cookie: &str) -> Request<Body> {
+    let body = "--b1\r\nContent-Disposition: form-data; name=\"format\"\r\n\r\ngraphrag-bench\r\n--b1--\r\n";
+    Request::post(format!("/api/projects/{project}/questions/import"))
+        .header(header::CONTENT_TYPE, "multipart/form-data; boundary=b1")
+        .header(header::COOKIE, format!("assay_session={cookie}"))
+        .body(Body::from(body))
+        .unwrap()
+}
+
 fn path_of<T: leptos::server_fn::ServerFn>() -> &'static str {
     T::PATH
 }
@@ -356,6 +367,46 @@ async fn collaborators_reach_only_what_the_owner_granted() {
         assert_eq!(r.status, status, "{caller}: {}", &r.body[..r.body.len().min(200)]);
     }
     assert_eq!(send(&router, graph_import(2, &ben)).await.status, StatusCode::FORBIDDEN);
+    // A benchmark's questions and corpus (#41) come through the Questions
+    // page's import form: the edit right again (a form without its file
+    // passes the check and comes back with the reason).
+    for (caller, cookie, status) in [
+        ("owner", owner.as_str(), StatusCode::SEE_OTHER),
+        ("editor", ben.as_str(), StatusCode::SEE_OTHER),
+        ("reader", ana.as_str(), StatusCode::FORBIDDEN),
+        ("no rights", cy.as_str(), StatusCode::FORBIDDEN),
+        ("rater token", rater_token.as_str(), StatusCode::UNAUTHORIZED),
+        ("share token", share_token.as_str(), StatusCode::UNAUTHORIZED),
+        ("anonymous", "", StatusCode::UNAUTHORIZED),
+    ] {
+        let r = send(&router, benchmark_import(1, cookie)).await;
+        assert_eq!(r.status, status, "{caller}: {}", &r.body[..r.body.len().min(200)]);
+    }
+    // The files other tools read are the sets' exports: the read right, on
+    // the project the path names.
+    for (caller, cookie, status) in [
+        ("owner", owner.as_str(), StatusCode::OK),
+        ("editor", ben.as_str(), StatusCode::OK),
+        ("reader", ana.as_str(), StatusCode::OK),
+        ("no rights", cy.as_str(), StatusCode::FORBIDDEN),
+        ("rater token", rater_token.as_str(), StatusCode::UNAUTHORIZED),
+        ("share token", share_token.as_str(), StatusCode::UNAUTHORIZED),
+        ("anonymous", "", StatusCode::UNAUTHORIZED),
+    ] {
+        for path in [
+            "/api/projects/1/questions/1/export?format=lightrag",
+            "/api/projects/1/answers/1/export?format=lightrag",
+            "/api/projects/1/answers/1/export?format=graphrag-bench",
+        ] {
+            let r = send(&router, get(path, cookie)).await;
+            assert_eq!(r.status, status, "{caller} {path}: {}", &r.body[..r.body.len().min(200)]);
+            if status == StatusCode::OK {
+                assert!(r.body.starts_with("- Question 1: ") || r.body.starts_with('['), "{path}: {}", r.body);
+            }
+        }
+    }
+    let r = send(&router, get("/api/projects/2/answers/1/export?format=graphrag-bench", &owner)).await;
+    assert!(r.status.is_client_error(), "another project's set under project 2's path: {}", r.status);
 
     // ben edits project 1, only reads project 2, and is no owner.
     let r = send(&router, post(path_of::<app::api::RenameProject>(), "id=1&name=Renamed+by+ben", &ben)).await;

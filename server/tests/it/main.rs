@@ -10,6 +10,7 @@ mod answers;
 mod auth;
 mod cli;
 mod common;
+mod datasets;
 mod eval;
 mod experiment;
 mod foreign;

@@ -218,6 +218,45 @@ pub fn parse(file_name: &str, bytes: &[u8], questions: &[QuestionView]) -> AppRe
     Ok(out)
 }
 
+/// An answer set as a file another tool reads: `lightrag` (the result list
+/// LightRAG's `reproduce/Step_3.py` writes and `batch_eval.py` reads) or
+/// `graphrag-bench` (the predictions GraphRAG-Bench's evaluators read, with
+/// each question's type, reference answer, evidence and gold document).
+pub async fn benchmark_file(pool: &crate::ssr::store::Db, set: i64, format: &str) -> AppResult<String> {
+    use crate::ssr::store;
+    let view = store::answers::get_set(pool, set).await?;
+    let answers = store::answers::list_answers(pool, set, None).await?;
+    match format {
+        "lightrag" => {
+            Ok(engine::datasets::lightrag_results(answers.iter().map(|a| (a.question.as_str(), a.answer.as_str()))))
+        }
+        "graphrag-bench" => {
+            let questions = store::questions::list_questions(pool, view.question_set_id).await?;
+            let by_id: HashMap<i64, &QuestionView> = questions.iter().map(|q| (q.id, q)).collect();
+            let firsts: HashSet<i64> = questions.iter().filter_map(|q| q.source_chunk_ids.first().copied()).collect();
+            let titles = store::datasets::chunk_titles(pool, view.project_id, &firsts).await?;
+            let rows: Vec<engine::datasets::Prediction> = answers
+                .iter()
+                .filter_map(|a| {
+                    let q = by_id.get(&a.question_id)?;
+                    Some(engine::datasets::Prediction {
+                        id: a.question_id.to_string(),
+                        question: &a.question,
+                        source: q.source_chunk_ids.first().and_then(|c| titles.get(c)).cloned().unwrap_or_default(),
+                        contexts: a.contexts.iter().map(|c| c.text.as_str()).collect(),
+                        evidence: &q.evidence,
+                        question_type: q.category.as_deref().or(q.level.as_deref()).unwrap_or(""),
+                        answer: &a.answer,
+                        ground_truth: q.reference_answer.as_deref().unwrap_or(""),
+                    })
+                })
+                .collect();
+            Ok(engine::datasets::graphrag_bench_predictions(&rows))
+        }
+        other => Err(AppError::Invalid(format!("unknown format \"{other}\": lightrag or graphrag-bench"))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -235,6 +274,7 @@ mod tests {
                 reference_answer: None,
                 source_chunk_ids: vec![],
                 context_chunk_ids: None,
+                evidence: Vec::new(),
                 nodes: vec![],
                 edges: vec![],
                 walk: vec![],

@@ -10,7 +10,7 @@ use crate::error::{AppError, AppResult};
 use crate::model::QuestionView;
 use crate::ssr::store::questions::NewQuestion;
 
-pub const CSV_COLUMNS: [&str; 14] = [
+pub const CSV_COLUMNS: [&str; 15] = [
     "id",
     "question",
     "level",
@@ -25,6 +25,7 @@ pub const CSV_COLUMNS: [&str; 14] = [
     "prompt_hash",
     "seed",
     "context_chunk_ids",
+    "evidence",
 ];
 
 pub fn to_jsonl(qs: &[QuestionView]) -> String {
@@ -52,9 +53,16 @@ pub fn to_csv(qs: &[QuestionView]) -> String {
             q.context_chunk_ids
                 .as_ref()
                 .map_or(String::new(), |c| c.iter().map(i64::to_string).collect::<Vec<_>>().join(" ")),
+            if q.evidence.is_empty() { String::new() } else { serde_json::to_string(&q.evidence).unwrap_or_default() },
         ]);
     }
     String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
+}
+
+/// The questions as LightRAG's `reproduce/` scripts read them
+/// (`- Question N: …`, one line each).
+pub fn to_lightrag(qs: &[QuestionView]) -> String {
+    engine::datasets::lightrag_queries(qs.iter().map(|q| q.question.as_str()))
 }
 
 /// A question as a file gives it: only `question` is required.
@@ -85,6 +93,8 @@ struct Record {
     seed: Option<i64>,
     #[serde(default)]
     context_chunk_ids: Option<Vec<i64>>,
+    #[serde(default)]
+    evidence: Vec<String>,
 }
 
 impl Record {
@@ -102,6 +112,7 @@ impl Record {
             reference_answer: some(self.reference_answer),
             source_chunk_ids: self.source_chunk_ids,
             context_chunk_ids: self.context_chunk_ids,
+            evidence: self.evidence,
             nodes: self.nodes,
             edges: self.edges,
             walk: self.walk,
@@ -184,6 +195,10 @@ fn parse_csv(text: &str) -> AppResult<Vec<NewQuestion>> {
                         .collect::<AppResult<Vec<i64>>>()
                 })
                 .transpose()?,
+            evidence: match opt("evidence") {
+                Some(e) => serde_json::from_str(&e).map_err(|e| invalid("evidence", &e))?,
+                None => Vec::new(),
+            },
         };
         out.push(record.into_new(line)?);
     }
@@ -205,6 +220,7 @@ mod tests {
                 reference_answer: None,
                 source_chunk_ids: vec![3, 12],
                 context_chunk_ids: Some(vec![12]),
+                evidence: vec![],
                 nodes: vec!["ada".into(), "bo marsh".into()],
                 edges: vec![("ada".into(), "bo marsh".into())],
                 walk: vec![],
@@ -221,6 +237,7 @@ mod tests {
                 reference_answer: Some("A mineral, à la française.".into()),
                 source_chunk_ids: vec![],
                 context_chunk_ids: None,
+                evidence: vec!["Salt is a mineral, \"halite\".".into(), "Second, passage".into()],
                 nodes: vec![],
                 edges: vec![],
                 walk: vec!["a".into(), "b".into(), "a".into()],
@@ -244,6 +261,7 @@ mod tests {
                 reference_answer: q.reference_answer,
                 source_chunk_ids: q.source_chunk_ids,
                 context_chunk_ids: q.context_chunk_ids,
+                evidence: q.evidence,
                 nodes: q.nodes,
                 edges: q.edges,
                 walk: q.walk,

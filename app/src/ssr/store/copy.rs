@@ -345,6 +345,7 @@ pub const TABLES: &[Table] = &[
             ("prompt_hash", Text),
             ("seed", Int),
             ("context_chunk_ids", Text),
+            ("evidence", Text),
         ],
     },
     Table {

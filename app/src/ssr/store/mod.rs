@@ -10,6 +10,7 @@ pub mod answers;
 pub mod backfill;
 pub mod calls;
 pub mod copy;
+pub mod datasets;
 pub mod evaluations;
 pub mod experiments;
 pub mod foreign;
@@ -718,7 +719,8 @@ pub async fn add_files(
 
 connection_steps! {
     trait DocumentSteps {
-        async fn insert_document(&mut self, project_id: i64, p: &Prepared) -> AppResult<()> {
+        /// Stores a document and its chunks; its id.
+        async fn insert_document(&mut self, project_id: i64, p: &Prepared) -> AppResult<i64> {
             let doc = &p.doc;
             let id: i64 = sqlx::query_scalar(
                 "INSERT INTO documents (project_id, title, source, body, metadata, content_hash, chars, tokens)
@@ -734,7 +736,8 @@ connection_steps! {
             .bind(p.tokens as i64)
             .fetch_one(&mut *self)
             .await?;
-            self.insert_chunks(project_id, id, &doc.text, &p.chunks).await
+            self.insert_chunks(project_id, id, &doc.text, &p.chunks).await?;
+            Ok(id)
         }
 
         async fn insert_chunks(

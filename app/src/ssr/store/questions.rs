@@ -17,6 +17,8 @@ pub struct NewQuestion {
     /// The chunks given to the LLM that wrote the question (`None`: not
     /// recorded — imported, or from before this was kept).
     pub context_chunk_ids: Option<Vec<i64>>,
+    /// Passages a benchmark file says answer it.
+    pub evidence: Vec<String>,
     pub nodes: Vec<String>,
     pub edges: Vec<(String, String)>,
     pub walk: Vec<String>,
@@ -83,7 +85,7 @@ pub async fn import_set(
 }
 
 super::connection_steps! {
-    trait QuestionSteps {
+    pub(super) trait QuestionSteps {
         async fn insert_questions(
     &mut self,
     set_id: i64,
@@ -93,8 +95,8 @@ super::connection_steps! {
         sqlx::query(
             "INSERT INTO questions (set_id, idx, question, level, category, expertise, reference_answer,
                                     source_chunk_ids, nodes, edges, walk, generator, prompt_hash, seed,
-                                    context_chunk_ids)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
+                                    context_chunk_ids, evidence)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)",
         )
         .bind(set_id)
         .bind(idx as i64)
@@ -111,6 +113,7 @@ super::connection_steps! {
         .bind(&q.prompt_hash)
         .bind(q.seed)
         .bind(q.context_chunk_ids.as_ref().map(json))
+        .bind(Some(&q.evidence).filter(|e| !e.is_empty()).map(json))
         .execute(&mut *self)
         .await?;
     }
@@ -208,10 +211,11 @@ type QuestionRow = (
     Option<String>,
     Option<i64>,
     Option<String>,
+    Option<String>,
 );
 
 const QUESTION_COLUMNS: &str = "id, question, level, category, expertise, reference_answer, source_chunk_ids, nodes,
-     edges, walk, generator, prompt_hash, seed, context_chunk_ids";
+     edges, walk, generator, prompt_hash, seed, context_chunk_ids, evidence";
 
 fn view(row: QuestionRow) -> QuestionView {
     let (
@@ -229,6 +233,7 @@ fn view(row: QuestionRow) -> QuestionView {
         prompt_hash,
         seed,
         context,
+        evidence,
     ) = row;
     QuestionView {
         id,
@@ -239,6 +244,7 @@ fn view(row: QuestionRow) -> QuestionView {
         reference_answer,
         source_chunk_ids: serde_json::from_str(&src).unwrap_or_default(),
         context_chunk_ids: context.and_then(|c| serde_json::from_str(&c).ok()),
+        evidence: evidence.and_then(|e| serde_json::from_str(&e).ok()).unwrap_or_default(),
         nodes: serde_json::from_str(&nodes).unwrap_or_default(),
         edges: serde_json::from_str(&edges).unwrap_or_default(),
         walk: serde_json::from_str(&walk).unwrap_or_default(),
