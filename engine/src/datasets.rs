@@ -544,38 +544,29 @@ pub fn lightrag_results<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>)
     serde_json::to_string_pretty(&list).unwrap_or_default()
 }
 
-/// One answered question for GraphRAG-Bench's evaluators.
+/// One answered question for GraphRAG-Bench's evaluators, under its field
+/// names.
+#[derive(serde::Serialize)]
 pub struct Prediction<'a> {
     pub id: String,
     pub question: &'a str,
     /// The gold document's name (GraphRAG-Bench's `source`).
     pub source: String,
+    #[serde(rename = "context")]
     pub contexts: Vec<&'a str>,
     pub evidence: &'a [String],
     pub question_type: &'a str,
+    #[serde(rename = "generated_answer")]
     pub answer: &'a str,
     pub ground_truth: &'a str,
 }
 
 /// The list `Examples/run_*.py` write and `Evaluation/generation_eval.py`
-/// and `retrieval_eval.py` read (grouped there by `question_type`).
+/// and `retrieval_eval.py` read (grouped there by `question_type`); compact,
+/// written straight from the rows (5,000 answers with their contexts are
+/// hundreds of MB).
 pub fn graphrag_bench_predictions(rows: &[Prediction]) -> String {
-    let list: Vec<Value> = rows
-        .iter()
-        .map(|p| {
-            json!({
-                "id": p.id,
-                "question": p.question,
-                "source": p.source,
-                "context": p.contexts,
-                "evidence": p.evidence,
-                "question_type": p.question_type,
-                "generated_answer": p.answer,
-                "ground_truth": p.ground_truth,
-            })
-        })
-        .collect();
-    serde_json::to_string_pretty(&list).unwrap_or_default()
+    serde_json::to_string(rows).unwrap_or_default()
 }
 
 #[cfg(test)]
