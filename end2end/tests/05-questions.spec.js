@@ -120,8 +120,8 @@ test('edit, delete and add questions; export and import a set', async ({ page, r
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'assay-q-'));
   const good = path.join(dir, 'round.jsonl');
   fs.writeFileSync(good, await exported.text());
-  await page.getByText('Import a set (.jsonl or .csv)').click();
-  await page.locator('#import-form input[type="file"]').setInputFiles(good);
+  await page.getByText('Import a set or a benchmark').click();
+  await page.locator('#import-form input[name="file"]').setInputFiles(good);
   await page.locator('#import-form').getByRole('button', { name: 'Import' }).click();
   await expect(page).toHaveURL(/\/questions\?set=\d+$/);
   await expect(page.locator('table.sets tbody tr')).toHaveCount(2);
@@ -130,8 +130,8 @@ test('edit, delete and add questions; export and import a set', async ({ page, r
 
   const bad = path.join(dir, 'bad.jsonl');
   fs.writeFileSync(bad, '{"question": "Why?"}\n{"level": "node"}\n');
-  await page.getByText('Import a set (.jsonl or .csv)').click();
-  await page.locator('#import-form input[type="file"]').setInputFiles(bad);
+  await page.getByText('Import a set or a benchmark').click();
+  await page.locator('#import-form input[name="file"]').setInputFiles(bad);
   await page.locator('#import-form').getByRole('button', { name: 'Import' }).click();
   await expect(page.locator('#import-error')).toContainText('line 2: missing field `question`');
   await expect(page.locator('table.sets tbody tr')).toHaveCount(2);
