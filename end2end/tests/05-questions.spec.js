@@ -325,3 +325,67 @@ test('edit the project\'s category hierarchy: refused with the reason, saved, re
   await expect(page.locator('#hierarchy-status')).toContainText('The shipped default');
   await expect(page.locator('#hierarchy-form textarea')).not.toHaveValue(/CUSTOM/);
 });
+
+test('import a GraphRAG-Bench question file with its corpus: documents added, categories kept, LightRAG export (#41)', async ({ page, request }) => {
+  await createProject(page, 'Benchmark import');
+  const projectUrl = page.url().replace(/\/corpus$/, '');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'assay-bench-'));
+  // GraphRAG-Bench's published schema: Corpus/<subset>.json and Questions/<subset>_questions.json.
+  const corpus = path.join(dir, 'novel.json');
+  fs.writeFileSync(corpus, JSON.stringify([
+    { corpus_name: 'Novel-1', context: 'Erica vagans, the Cornish heath, grows on the cliffs above the harbour. '.repeat(8) },
+    { corpus_name: 'Novel-2', context: 'The lighthouse keeper kept a log of every ship that passed the point in winter. '.repeat(8) },
+  ]));
+  const questions = path.join(dir, 'novel_questions.json');
+  fs.writeFileSync(questions, JSON.stringify([
+    { id: 'Novel-1-1', source: 'Novel-1', question: 'Which heath grows on the cliffs?', answer: 'The Cornish heath',
+      question_type: 'Fact Retrieval', evidence: ['Erica vagans, the Cornish heath, grows on the cliffs'] },
+    { id: 'Novel-2-1', source: 'Novel-2', question: 'What did the keeper log?', answer: 'Every ship that passed',
+      question_type: 'Fact Retrieval', evidence: ['kept a log of every ship that passed the point'] },
+    { id: 'Novel-2-2', source: 'Novel-2', question: 'Retell the keeper\'s winter.', answer: 'He logged ships.',
+      question_type: 'Creative Generation', evidence: null },
+  ]));
+
+  await openHydrated(page, `${projectUrl}/questions`);
+  await page.getByText('Import a set or a benchmark').click();
+  const form = page.locator('#import-form');
+  await form.locator('select[name="format"]').selectOption('graphrag-bench');
+  await form.locator('input[name="file"]').setInputFiles(questions);
+  // Without its corpus the file is refused, with the reason, and nothing is stored.
+  await form.getByRole('button', { name: 'Import' }).click();
+  await expect(page.locator('#import-error')).toContainText('give the corpus file too');
+  await expect(page.locator('table.sets')).toHaveCount(0);
+
+  // The panel stays open beside its error; the files are chosen again.
+  await expect(page.locator('details:has(#import-form)')).toHaveAttribute('open', '');
+  await form.locator('select[name="format"]').selectOption('graphrag-bench');
+  await form.locator('input[name="file"]').setInputFiles(questions);
+  await form.locator('input[name="corpus"]').setInputFiles(corpus);
+  await form.locator('input[name="name"]').fill('GraphRAG-Bench novel');
+  await form.getByRole('button', { name: 'Import' }).click();
+  await expect(page).toHaveURL(/\/questions\?set=\d+&imported=/);
+  const report = page.locator('#import-report');
+  await expect(report).toContainText('2 documents added');
+  await expect(report).toContainText('3 questions (2 Fact Retrieval, 1 Creative Generation; 3 with a reference answer)');
+  await expect(report).toContainText('evidence located for 2, not found for 0');
+  await expect(page.locator('#set-view > h2')).toHaveText('GraphRAG-Bench novel');
+  const rows = page.locator('table.questions tbody tr[data-question]');
+  await expect(rows).toHaveCount(3);
+  await expect(rows.first()).toContainText('Fact Retrieval');
+
+  // Its documents are the project's corpus now.
+  await openHydrated(page, `${projectUrl}/corpus`);
+  await expect(page.locator('table.documents tbody tr')).toHaveCount(2);
+
+  // The set as LightRAG's reproduce/ scripts read it: "- Question N: …".
+  await openHydrated(page, `${projectUrl}/questions`);
+  const href = await page.locator('table.sets tbody tr').first().getByRole('link', { name: 'LightRAG' }).getAttribute('href');
+  const exported = await request.get(href);
+  expect(exported.status()).toBe(200);
+  const lines = (await exported.text()).trim().split('\n');
+  expect(lines).toEqual([
+    '- Question 1: Which heath grows on the cliffs?',
+    '- Question 2: What did the keeper log?',
+    '- Question 3: Retell the keeper\'s winter.',
+  ]);
+});

@@ -66,6 +66,21 @@ pub fn respond(req: &Value) -> String {
     if last.contains("Answer YES | NO") || last.contains("Answer Y if there are still entities") {
         return "NO".into();
     }
+    // Microsoft GraphRAG's searches that want JSON back: DRIFT's primer and
+    // its local steps, global search's map step.
+    let all = format!("{system}\n{last}");
+    if all.contains("'intermediate_answer': str") {
+        return json!({"intermediate_answer": "# Mock primer\nWhat the community reports say.", "score": 50,
+                      "follow_up_queries": ["Who is named in the reports?"]})
+        .to_string();
+    }
+    if all.contains("'follow_up_queries': List[str]") {
+        return json!({"response": "Mock step answer [Data: Sources (0)].", "score": 50, "follow_up_queries": []})
+            .to_string();
+    }
+    if all.contains("\"points\": [") {
+        return json!({"points": [{"description": "Mock point [Data: Reports (0)]", "score": 50}]}).to_string();
+    }
     // Community reports (nano-graphrag and Microsoft GraphRAG).
     if last.contains("\"findings\"") || system.contains("\"findings\"") {
         let all = format!("{system}\n{last}");

@@ -91,13 +91,7 @@ pub(super) async fn graph(pool: &Db, out: Output, llm: &LlmSettings, cmd: GraphC
         GraphCommand::Import { project, path, format: Some(format), community_level } => {
             let p = app::ssr::store::find_project(pool, &project).await?;
             let format = engine::graph::foreign::Format::parse(&format).expect("clap checked the value");
-            let files = if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("zip")) {
-                let bytes = std::fs::read(&path).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
-                engine::graph::foreign::ForeignFiles::from_zip(&bytes, format)
-            } else {
-                engine::graph::foreign::ForeignFiles::from_dir(&path, format)
-            }
-            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            let files = engine::graph::foreign::ForeignFiles::open(&path, format).map_err(|e| anyhow::anyhow!(e.0))?;
             let index =
                 engine::graph::foreign::read(&files, format).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
             let report = app::ssr::store::foreign::import(pool, p.summary.id, index, community_level).await?;

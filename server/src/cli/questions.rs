@@ -417,23 +417,16 @@ pub(super) async fn questions(
                 Ok((path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(), bytes))
             };
             let (file_name, bytes) = read(&file)?;
-            if let Some(format) = engine::datasets::Format::parse(&format) {
+            if format != "assay" {
                 let corpus = corpus.as_deref().map(read).transpose()?;
-                let columns = engine::datasets::Columns::default().with_overrides(&columns)?;
-                let data = engine::datasets::read(
-                    format,
-                    &engine::datasets::File { name: &file_name, bytes: &bytes },
-                    corpus.as_ref().map(|(n, b)| engine::datasets::File { name: n, bytes: b }).as_ref(),
-                    &columns,
-                )?;
-                let name = name.unwrap_or_else(|| format!("{} from {file_name}", format.name()));
-                let report = app::ssr::store::datasets::import(
+                let report = app::ssr::store::datasets::import_files(
                     pool,
                     p.summary.id,
-                    format,
-                    data,
-                    (&file_name, corpus.as_ref().map(|(n, _)| n.as_str())),
-                    &name,
+                    &format,
+                    (&file_name, &bytes),
+                    corpus.as_ref().map(|(n, b)| (n.as_str(), b.as_slice())),
+                    &columns,
+                    name.as_deref().unwrap_or(""),
                     &limits.config().import,
                 )
                 .await?;

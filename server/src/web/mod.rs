@@ -446,32 +446,17 @@ async fn import_questions(State(state): State<AppState>, granted: Granted, multi
     let name = fields.get("name").cloned().unwrap_or_default();
     let format = fields.get("format").map(String::as_str).filter(|f| !f.is_empty() && *f != "assay");
     if let Some(format) = format {
-        let result = async {
-            let format = engine::datasets::Format::parse(format)
-                .ok_or_else(|| AppError::Invalid(format!("unknown benchmark format \"{format}\"")))?;
-            let corpus = files.remove("corpus");
-            let columns = engine::datasets::Columns::default()
-                .with_overrides(fields.get("columns").map_or("", String::as_str))
-                .map_err(|e| AppError::Invalid(e.0))?;
-            let data = engine::datasets::read(
-                format,
-                &engine::datasets::File { name: &file_name, bytes: &bytes },
-                corpus.as_ref().map(|(n, b)| engine::datasets::File { name: n, bytes: b }).as_ref(),
-                &columns,
-            )
-            .map_err(|e| AppError::Invalid(e.0))?;
-            let name = if name.is_empty() { format!("{} from {file_name}", format.name()) } else { name.clone() };
-            app::ssr::store::datasets::import(
-                &state.pool,
-                id,
-                format,
-                data,
-                (&file_name, corpus.as_ref().map(|(n, _)| n.as_str())),
-                &name,
-                &state.config.import,
-            )
-            .await
-        }
+        let corpus = files.remove("corpus");
+        let result = app::ssr::store::datasets::import_files(
+            &state.pool,
+            id,
+            format,
+            (&file_name, &bytes),
+            corpus.as_ref().map(|(n, b)| (n.as_str(), b.as_slice())),
+            fields.get("columns").map_or("", String::as_str),
+            &name,
+            &state.config.import,
+        )
         .await;
         return match result {
             Ok(report) => {

@@ -194,3 +194,140 @@ async fn a_real_lightrag_server_answers_through_the_preset_and_its_retrieval_is_
         );
     }
 }
+
+/// The path of a script in the repository's `scripts/`.
+fn script(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scripts").join(name)
+}
+
+/// Microsoft GraphRAG 3.3.0 (`graphrag`, from the virtualenv `scripts/peers
+/// --with-graphrag` keeps outside the clone): an index built by its own CLI
+/// against mockllm's peers mode, served by `scripts/graphrag-serve` (its
+/// query API), its output folder imported as the project, and hierarchical
+/// questions answered through the `ms-graphrag` preset by each of its four
+/// searches — the text units local, drift and basic search put in their
+/// prompts are the project's chunks, scored by MAP/nDCG/Recall; global
+/// search reads community reports only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs Microsoft GraphRAG: scripts/peers --with-graphrag (scripts/test runs it where it is installed)"]
+async fn a_real_graphrag_index_answers_through_the_ms_graphrag_preset() {
+    let home = peers_home();
+    let (graphrag, python) = (home.join("venv-graphrag/bin/graphrag"), home.join("venv-graphrag/bin/python"));
+    if !graphrag.exists() {
+        eprintln!("skipped: {} is not installed (scripts/peers --with-graphrag installs it)", graphrag.display());
+        return;
+    }
+    let mock = mockllm::MockServer::start(mockllm::MockConfig {
+        responder: Some(mockllm::Responder(std::sync::Arc::new(mockllm::peers::respond))),
+        ..Default::default()
+    })
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("index");
+    let offline = [
+        ("TIKTOKEN_CACHE_DIR", home.join("tiktoken").to_str().unwrap().to_string()),
+        ("HF_HUB_OFFLINE", "1".to_string()),
+        ("NO_PROXY", "127.0.0.1,localhost".to_string()),
+    ];
+    // Its own CLI: `graphrag init`, the settings pointed at the mock, `graphrag index`.
+    let corpora = common::corpora();
+    let built = std::process::Command::new(&python)
+        .arg(script("peers.d/build_index.py"))
+        .args(["graphrag", out.to_str().unwrap(), &format!("{}", mock.base_url())])
+        .arg(corpora.join("alice_in_wonderland.txt"))
+        .arg(corpora.join("christmas_carol_stave1.txt"))
+        .env("ASSAY_GRAPHRAG_BIN", &graphrag)
+        .envs(offline.iter().map(|(k, v)| (*k, v.as_str())))
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "graphrag index failed:\n{}\n{}",
+        String::from_utf8_lossy(&built.stdout),
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let root = dir.path().join("index.root");
+
+    let port = free_port();
+    let log = std::fs::File::create(dir.path().join("graphrag-serve.log")).unwrap();
+    let mut server = Killed(
+        std::process::Command::new(&python)
+            .arg(script("graphrag-serve"))
+            .arg("--root")
+            .arg(&root)
+            .args(["--port", &port.to_string()])
+            .envs(offline.iter().map(|(k, v)| (*k, v.as_str())))
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .unwrap(),
+    );
+    let url = format!("http://127.0.0.1:{port}");
+    let client = reqwest::Client::new();
+    let server_log = || std::fs::read_to_string(dir.path().join("graphrag-serve.log")).unwrap_or_default();
+    let started = Instant::now();
+    while get(&client, &format!("{url}/health")).await.is_none() {
+        if let Ok(Some(status)) = server.0.try_wait() {
+            panic!("graphrag-serve exited ({status}):\n{}", server_log());
+        }
+        assert!(started.elapsed() < Duration::from_secs(180), "graphrag-serve did not start:\n{}", server_log());
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+
+    // Its output folder is the project: documents, text units as chunks, graph, communities.
+    let db = common::test_db(dir.path(), "graphrag").await;
+    json(&assay(&db, &["--json", "project", "create", "Theirs"], &[]).await);
+    let report = json(
+        &assay(&db, &["--json", "graph", "import", "Theirs", out.to_str().unwrap(), "--format", "graphrag"], &[]).await,
+    );
+    eprintln!("imported: {}", report["tally"]);
+    assert_eq!(report["tally"]["documents"], 2);
+    let set = crate::presets::hierarchical(&db, 3).await;
+    let pool = db.open().await;
+    let project = app::ssr::store::find_project(&pool, "Theirs").await.unwrap().summary.id;
+    let ours = app::ssr::store::foreign::external_chunk_ids(&pool, project).await.unwrap();
+    assert!(ours.len() >= 4, "{ours:?}");
+
+    let url_param = format!("url=\"{url}\"");
+    let mut sets = Vec::new();
+    for method in ["local", "global", "drift", "basic"] {
+        let method_param = format!("method=\"{method}\"");
+        let made =
+            json(&crate::presets::answer(&db, "Theirs", &set, "ms-graphrag", &[&url_param, &method_param], &[]).await);
+        assert_eq!(made["status"], "done", "{method}: {made}\n{}", server_log());
+        let id = made["answers_id"].as_i64().unwrap();
+        let answers = app::ssr::store::answers::list_answers(&pool, id, None).await.unwrap();
+        let mut chunks = 0;
+        for a in &answers {
+            assert!(!a.answer.trim().is_empty(), "{method}: {}", a.question);
+            for c in a.contexts.iter().filter(|c| c.kind == "chunk") {
+                assert!(ours.values().any(|v| v.to_string() == c.id), "{method}: {c:?}");
+                chunks += 1;
+            }
+        }
+        eprintln!("{method}: {} answers, {chunks} text units in its prompts", answers.len());
+        if method == "global" {
+            continue; // community reports only
+        }
+        assert!(chunks > 0, "{method}: GraphRAG put no text unit in its prompt\n{}", server_log());
+        sets.push(id.to_string());
+    }
+
+    let run = json(
+        &assay(&db, &["--json", "metrics", "run", "Theirs", "--set", &set, "--answers", &sets.join(",")], &[]).await,
+    );
+    let report = app::ssr::metrics::report(&pool, run["run_id"].as_i64().unwrap()).await.unwrap();
+    for s in &report.sets {
+        let scored: Vec<_> = s.questions.iter().filter_map(|q| q.scores.ap.zip(q.scores.ndcg).zip(q.scores.recall)).collect();
+        assert!(!scored.is_empty(), "answer set {}: nothing scored", s.answer_set_id);
+        let n = scored.len() as f64;
+        eprintln!(
+            "answer set {}: MAP {:.3}, nDCG@10 {:.3}, Recall@10 {:.3} over {} questions",
+            s.answer_set_id,
+            scored.iter().map(|((ap, _), _)| ap).sum::<f64>() / n,
+            scored.iter().map(|((_, nd), _)| nd).sum::<f64>() / n,
+            scored.iter().map(|(_, r)| r).sum::<f64>() / n,
+            scored.len()
+        );
+    }
+}

@@ -291,13 +291,7 @@ async fn read_index(
     format: engine::graph::foreign::Format,
 ) -> AppResult<engine::graph::foreign::ForeignIndex> {
     tokio::task::spawn_blocking(move || {
-        let files = if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("zip")) {
-            let bytes = std::fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-            engine::graph::foreign::ForeignFiles::from_zip(&bytes, format)
-        } else {
-            engine::graph::foreign::ForeignFiles::from_dir(&path, format)
-        }
-        .map_err(|e| e.to_string())?;
+        let files = engine::graph::foreign::ForeignFiles::open(&path, format).map_err(|e| e.0)?;
         engine::graph::foreign::read(&files, format).map_err(|e| e.to_string())
     })
     .await

@@ -12,7 +12,7 @@ use engine::datasets::{Dataset, EvidenceIndex, Format};
 use serde::{Deserialize, Serialize};
 
 use super::questions::{NewQuestion, QuestionSteps};
-use super::{begin, chunk_settings, get_project, on_db, Db, DocumentSteps, Prepared};
+use super::{begin, chunk_settings, get_project, on_db, prepare_documents, Db, DocumentSteps};
 use crate::error::{AppError, AppResult};
 
 /// What an import did, every question and document accounted for.
@@ -75,6 +75,36 @@ impl DatasetReport {
     }
 }
 
+/// A benchmark's files as a user hands them over (the CLI's arguments, the
+/// Questions page's form): `format` by name, the questions file, its corpus
+/// file, column overrides (`role=col,…`) and the set's name (empty: the
+/// format and the file's name). Read, checked and stored by [`import`].
+pub async fn import_files(
+    pool: &Db,
+    project_id: i64,
+    format: &str,
+    file: (&str, &[u8]),
+    corpus: Option<(&str, &[u8])>,
+    columns: &str,
+    name: &str,
+    limits: &ImportLimits,
+) -> AppResult<DatasetReport> {
+    let format = Format::parse(format).ok_or_else(|| {
+        let known: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
+        AppError::Invalid(format!("unknown benchmark format \"{format}\" (one of {})", known.join(", ")))
+    })?;
+    let columns = engine::datasets::Columns::default().with_overrides(columns).map_err(|e| AppError::Invalid(e.0))?;
+    let data = engine::datasets::read(
+        format,
+        &engine::datasets::File { name: file.0, bytes: file.1 },
+        corpus.map(|(name, bytes)| engine::datasets::File { name, bytes }).as_ref(),
+        &columns,
+    )
+    .map_err(|e| AppError::Invalid(e.0))?;
+    let name = if name.trim().is_empty() { format!("{} from {}", format.name(), file.0) } else { name.trim().to_string() };
+    import(pool, project_id, format, data, (file.0, corpus.map(|c| c.0)), &name, limits).await
+}
+
 /// Stores `data` (read from `file`, with `corpus`) in the project; the
 /// questions become a set named `name`.
 pub async fn import(
@@ -132,22 +162,7 @@ pub async fn import(
             )));
         }
 
-        let prepared = tokio::task::spawn_blocking(move || {
-            fresh
-                .into_iter()
-                .map(|doc| {
-                    let tokens = settings.tokenizer.count(&doc.text);
-                    let chunks = engine::chunk::chunk_text(&doc.text, &settings)
-                        .expect("project settings are validated on write");
-                    Prepared { doc, tokens, chunks }
-                })
-                .collect::<Vec<_>>()
-        })
-        .await
-        .map_err(|e| {
-            tracing::error!(error = %e, "chunking task failed");
-            AppError::Internal
-        })?;
+        let prepared = prepare_documents(fresh, settings).await?;
 
         let mut tx = begin(db).await?;
         let mut chunks_added = 0;
@@ -192,17 +207,36 @@ pub async fn import(
             for (id, doc, _) in &chunks {
                 doc_chunks.entry(*doc).or_default().push(*id);
             }
+            let resolve = |key: &str| key_doc.get(key).copied().or_else(|| by_title.get(key).copied());
             let any_evidence = data.questions.iter().any(|q| !q.evidence.is_empty());
-            let index =
-                any_evidence.then(|| EvidenceIndex::new(chunks.iter().map(|(id, _, body)| (*id, body.as_str()))));
+            // Where every question with evidence names a gold document that
+            // has chunks, its evidence is sought only there: index those.
+            let evidence_docs: Option<HashSet<i64>> = data
+                .questions
+                .iter()
+                .filter(|q| !q.evidence.is_empty())
+                .map(|q| {
+                    let docs: Vec<i64> =
+                        q.gold.iter().filter_map(|k| resolve(k)).filter(|d| doc_chunks.contains_key(d)).collect();
+                    (!docs.is_empty()).then_some(docs)
+                })
+                .collect::<Option<Vec<_>>>()
+                .map(|v| v.into_iter().flatten().collect());
+            let index = any_evidence.then(|| {
+                EvidenceIndex::new(
+                    chunks
+                        .iter()
+                        .filter(|(_, doc, _)| evidence_docs.as_ref().map_or(true, |d| d.contains(doc)))
+                        .map(|(id, _, body)| (*id, body.as_str())),
+                )
+            });
 
             let mut categories: Vec<(String, i64)> = Vec::new();
             let mut questions = Vec::with_capacity(data.questions.len());
             for q in data.questions {
                 let mut gold_chunks: Vec<i64> = Vec::new();
                 for key in &q.gold {
-                    let doc = key_doc.get(key).copied().or_else(|| by_title.get(key.as_str()).copied());
-                    match doc {
+                    match resolve(key) {
                         Some(doc) => gold_chunks.extend(doc_chunks.get(&doc).into_iter().flatten()),
                         None => {
                             if report.unknown_documents.len() < 5 && !report.unknown_documents.contains(key) {
@@ -270,11 +304,19 @@ pub async fn import(
 
 /// The title of each chunk's document, for the chunks given.
 pub async fn chunk_titles(pool: &Db, project_id: i64, chunk_ids: &HashSet<i64>) -> AppResult<HashMap<i64, String>> {
+    let (Some(&low), Some(&high)) = (chunk_ids.iter().min(), chunk_ids.iter().max()) else {
+        return Ok(HashMap::new());
+    };
+    // The ids' range, not the project's every chunk (an answer set's
+    // contexts cluster: the chunks of the documents a benchmark added).
     on_db!(pool, |db| {
         let rows: Vec<(i64, String)> = sqlx::query_as(
-            "SELECT c.id, d.title FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.project_id = $1",
+            "SELECT c.id, d.title FROM chunks c JOIN documents d ON d.id = c.document_id \
+             WHERE c.project_id = $1 AND c.id BETWEEN $2 AND $3",
         )
         .bind(project_id)
+        .bind(low)
+        .bind(high)
         .fetch_all(db)
         .await?;
         Ok(rows.into_iter().filter(|(id, _)| chunk_ids.contains(id)).collect())

@@ -640,6 +640,25 @@ struct Prepared {
     chunks: Vec<engine::chunk::Chunk>,
 }
 
+/// Token counts and chunks of new documents, with the project's settings:
+/// CPU work, kept off the async workers.
+async fn prepare_documents(docs: Vec<NewDocument>, settings: ChunkSettings) -> AppResult<Vec<Prepared>> {
+    tokio::task::spawn_blocking(move || {
+        docs.into_iter()
+            .map(|doc| {
+                let tokens = settings.tokenizer.count(&doc.text);
+                let chunks = chunk_text(&doc.text, &settings).expect("project settings are validated on write");
+                Prepared { doc, tokens, chunks }
+            })
+            .collect()
+    })
+    .await
+    .map_err(|e| {
+        tracing::error!(error = %e, "chunking task failed");
+        AppError::Internal
+    })
+}
+
 /// Imports uploaded files into a project: parses them (engine), drops
 /// documents whose text the project already holds, chunks the rest and
 /// stores them all in one transaction. Refused files come back in
@@ -683,22 +702,7 @@ pub async fn add_files(
             }
         }
 
-        // Tokenising and chunking is CPU work: keep it off the async workers.
-        let prepared = tokio::task::spawn_blocking(move || {
-            fresh
-                .into_iter()
-                .map(|doc| {
-                    let tokens = settings.tokenizer.count(&doc.text);
-                    let chunks = chunk_text(&doc.text, &settings).expect("project settings are validated on write");
-                    Prepared { doc, tokens, chunks }
-                })
-                .collect::<Vec<_>>()
-        })
-        .await
-        .map_err(|e| {
-            tracing::error!(error = %e, "chunking task failed");
-            AppError::Internal
-        })?;
+        let prepared = prepare_documents(fresh, settings).await?;
 
         let mut tx = begin(db).await?;
         for p in &prepared {

@@ -114,6 +114,18 @@ impl ForeignFiles {
         ForeignFiles { files: files.into_iter().collect() }
     }
 
+    /// The format's files from `path`: a zip of the folder (by its
+    /// extension) or the folder itself. A refusal names the path.
+    pub fn open(path: &Path, format: Format) -> Result<ForeignFiles, Refused> {
+        let files = if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("zip")) {
+            let bytes = std::fs::read(path).map_err(|e| Refused(format!("cannot read {}: {e}", path.display())))?;
+            ForeignFiles::from_zip(&bytes, format)
+        } else {
+            ForeignFiles::from_dir(path, format)
+        };
+        files.map_err(|e| Refused(format!("{}: {}", path.display(), e.0)))
+    }
+
     /// The format's files from a directory.
     pub fn from_dir(dir: &Path, format: Format) -> Result<ForeignFiles, Refused> {
         if !dir.is_dir() {

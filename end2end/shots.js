@@ -1,0 +1,67 @@
+// Screenshots for review (not a test): the 5,000-question project, the
+// Questions page's benchmark import (a GraphRAG-Bench pair through the form)
+// and the Answers page's download links, at 1280 and 390 px.
+//   node shots.js BIN DB OUTDIR
+const fs = require('fs');
+const path = require('path');
+const os = require('os');
+const { serve, browser } = require('./bench/serve');
+const { buildLargeProject } = require('./fixtures/large-project');
+
+(async () => {
+  const [bin, db, out] = process.argv.slice(2);
+  let ids;
+  const idsFile = db + '.ids.json';
+  if (fs.existsSync(idsFile)) ids = JSON.parse(fs.readFileSync(idsFile));
+  else {
+    ids = buildLargeProject(bin, db, 'Papers-size project', console.log);
+    fs.writeFileSync(idsFile, JSON.stringify(ids));
+  }
+  const p = ids.project;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'shots-'));
+  const corpus = path.join(dir, 'novel.json');
+  fs.writeFileSync(corpus, JSON.stringify([
+    { corpus_name: 'Novel-1', context: 'Erica vagans, the Cornish heath, grows on the cliffs above the harbour. '.repeat(8) },
+    { corpus_name: 'Novel-2', context: 'The lighthouse keeper kept a log of every ship that passed the point in winter. '.repeat(8) },
+  ]));
+  const questions = path.join(dir, 'novel_questions.json');
+  fs.writeFileSync(questions, JSON.stringify([
+    { id: 'N-1', source: 'Novel-1', question: 'Which heath grows on the cliffs?', answer: 'The Cornish heath',
+      question_type: 'Fact Retrieval', evidence: ['Erica vagans, the Cornish heath, grows on the cliffs'] },
+    { id: 'N-2', source: 'Novel-2', question: 'What did the keeper log?', answer: 'Every ship that passed',
+      question_type: 'Fact Retrieval', evidence: ['kept a log of every ship that passed the point'] },
+    { id: 'N-3', source: 'Novel-2', question: 'Retell the keeper\'s winter.', answer: 'He logged ships.',
+      question_type: 'Creative Generation', evidence: null },
+  ]));
+  const { base, server } = await serve(bin, db, 3917);
+  const b = await browser();
+  try {
+    for (const width of [1280, 390]) {
+      const page = await b.newPage({ viewport: { width, height: 900 } });
+      await page.goto(`${base}/projects/${p}/questions`);
+      await page.waitForSelector('body[data-hydrated="true"]', { timeout: 120000 });
+      await page.getByText('Import a set or a benchmark').click();
+      const form = page.locator('#import-form');
+      await form.locator('select[name="format"]').selectOption('graphrag-bench');
+      await form.locator('input[name="file"]').setInputFiles(questions);
+      await form.locator('input[name="corpus"]').setInputFiles(corpus);
+      await page.locator('#import-form').scrollIntoViewIfNeeded();
+      await page.screenshot({ path: `${out}/questions-import-form-${width}.png` });
+      await form.getByRole('button', { name: 'Import' }).click();
+      await page.waitForSelector('#import-report', { timeout: 120000 });
+      await page.waitForSelector('body[data-hydrated="true"]', { timeout: 120000 });
+      await page.locator('#import-report').scrollIntoViewIfNeeded();
+      await page.screenshot({ path: `${out}/questions-import-report-${width}.png` });
+      await page.locator('table.sets').scrollIntoViewIfNeeded();
+      await page.screenshot({ path: `${out}/questions-sets-${width}.png` });
+      await page.goto(`${base}/projects/${p}/answers`);
+      await page.waitForSelector('body[data-hydrated="true"]', { timeout: 120000 });
+      await page.locator('table').first().scrollIntoViewIfNeeded();
+      await page.screenshot({ path: `${out}/answers-${width}.png` });
+      await page.close();
+    }
+  } finally {
+    await b.close();
+    server.kill();
+  }
+})().catch((e) => { console.error(e); process.exit(1); });
