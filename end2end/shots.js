@@ -3,10 +3,9 @@
 // and the Answers page's download links, at 1280 and 390 px.
 //   node shots.js BIN DB OUTDIR
 const fs = require('fs');
-const path = require('path');
-const os = require('os');
 const { serve, browser } = require('./bench/serve');
 const { buildLargeProject } = require('./fixtures/large-project');
+const { graphragBenchPair } = require('./fixtures/benchmark-files');
 
 (async () => {
   const [bin, db, out] = process.argv.slice(2);
@@ -18,21 +17,7 @@ const { buildLargeProject } = require('./fixtures/large-project');
     fs.writeFileSync(idsFile, JSON.stringify(ids));
   }
   const p = ids.project;
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'shots-'));
-  const corpus = path.join(dir, 'novel.json');
-  fs.writeFileSync(corpus, JSON.stringify([
-    { corpus_name: 'Novel-1', context: 'Erica vagans, the Cornish heath, grows on the cliffs above the harbour. '.repeat(8) },
-    { corpus_name: 'Novel-2', context: 'The lighthouse keeper kept a log of every ship that passed the point in winter. '.repeat(8) },
-  ]));
-  const questions = path.join(dir, 'novel_questions.json');
-  fs.writeFileSync(questions, JSON.stringify([
-    { id: 'N-1', source: 'Novel-1', question: 'Which heath grows on the cliffs?', answer: 'The Cornish heath',
-      question_type: 'Fact Retrieval', evidence: ['Erica vagans, the Cornish heath, grows on the cliffs'] },
-    { id: 'N-2', source: 'Novel-2', question: 'What did the keeper log?', answer: 'Every ship that passed',
-      question_type: 'Fact Retrieval', evidence: ['kept a log of every ship that passed the point'] },
-    { id: 'N-3', source: 'Novel-2', question: 'Retell the keeper\'s winter.', answer: 'He logged ships.',
-      question_type: 'Creative Generation', evidence: null },
-  ]));
+  const { corpus, questions } = graphragBenchPair();
   const { base, server } = await serve(bin, db, 3917);
   const b = await browser();
   try {

@@ -6,6 +6,7 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const { createProject, openHydrated } = require('./helpers');
+const { graphragBenchPair } = require('../fixtures/benchmark-files');
 
 test.describe.configure({ mode: 'serial' });
 
@@ -329,22 +330,7 @@ test('edit the project\'s category hierarchy: refused with the reason, saved, re
 test('import a GraphRAG-Bench question file with its corpus: documents added, categories kept, LightRAG export (#41)', async ({ page, request }) => {
   await createProject(page, 'Benchmark import');
   const projectUrl = page.url().replace(/\/corpus$/, '');
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'assay-bench-'));
-  // GraphRAG-Bench's published schema: Corpus/<subset>.json and Questions/<subset>_questions.json.
-  const corpus = path.join(dir, 'novel.json');
-  fs.writeFileSync(corpus, JSON.stringify([
-    { corpus_name: 'Novel-1', context: 'Erica vagans, the Cornish heath, grows on the cliffs above the harbour. '.repeat(8) },
-    { corpus_name: 'Novel-2', context: 'The lighthouse keeper kept a log of every ship that passed the point in winter. '.repeat(8) },
-  ]));
-  const questions = path.join(dir, 'novel_questions.json');
-  fs.writeFileSync(questions, JSON.stringify([
-    { id: 'Novel-1-1', source: 'Novel-1', question: 'Which heath grows on the cliffs?', answer: 'The Cornish heath',
-      question_type: 'Fact Retrieval', evidence: ['Erica vagans, the Cornish heath, grows on the cliffs'] },
-    { id: 'Novel-2-1', source: 'Novel-2', question: 'What did the keeper log?', answer: 'Every ship that passed',
-      question_type: 'Fact Retrieval', evidence: ['kept a log of every ship that passed the point'] },
-    { id: 'Novel-2-2', source: 'Novel-2', question: 'Retell the keeper\'s winter.', answer: 'He logged ships.',
-      question_type: 'Creative Generation', evidence: null },
-  ]));
+  const { corpus, questions } = graphragBenchPair();
 
   await openHydrated(page, `${projectUrl}/questions`);
   await page.getByText('Import a set or a benchmark').click();

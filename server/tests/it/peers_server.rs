@@ -45,6 +45,47 @@ async fn get(client: &reqwest::Client, url: &str) -> Option<Value> {
     client.get(url).send().await.ok()?.json().await.ok()
 }
 
+/// Waits until the service at `url` answers `/health`; fails with its log
+/// when it exits or has not answered in 3 minutes.
+async fn wait_healthy(
+    client: &reqwest::Client,
+    url: &str,
+    server: &mut Killed,
+    what: &str,
+    log: impl Fn() -> String,
+) {
+    let started = Instant::now();
+    while get(client, &format!("{url}/health")).await.is_none() {
+        if let Ok(Some(status)) = server.0.try_wait() {
+            panic!("{what} exited ({status}):\n{}", log());
+        }
+        assert!(started.elapsed() < Duration::from_secs(180), "{what} did not start:\n{}", log());
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// Project "Theirs" imported from the program's `folder` (two documents), a
+/// hierarchical set of `per_category` a category over its chunks: the
+/// pool, the set's id and the chunks under the program's own ids.
+async fn imported(
+    db: &common::TestDb,
+    folder: &std::path::Path,
+    format: &str,
+    per_category: u32,
+) -> (app::ssr::store::Db, String, std::collections::HashMap<String, i64>) {
+    json(&assay(db, &["--json", "project", "create", "Theirs"], &[]).await);
+    let args = ["--json", "graph", "import", "Theirs", folder.to_str().unwrap(), "--format", format];
+    let report = json(&assay(db, &args, &[]).await);
+    eprintln!("imported: {}", report["tally"]);
+    assert_eq!(report["tally"]["documents"], 2);
+    let set = crate::presets::hierarchical(db, per_category).await;
+    let pool = db.open().await;
+    let project = app::ssr::store::find_project(&pool, "Theirs").await.unwrap().summary.id;
+    let ours = app::ssr::store::foreign::external_chunk_ids(&pool, project).await.unwrap();
+    assert!(ours.len() >= 4, "{ours:?}");
+    (pool, set, ours)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs LightRAG's server: scripts/peers --install-only (scripts/test runs it)"]
 async fn a_real_lightrag_server_answers_through_the_preset_and_its_retrieval_is_scored() {
@@ -99,13 +140,7 @@ async fn a_real_lightrag_server_answers_through_the_preset_and_its_retrieval_is_
     let client = reqwest::Client::new();
     let server_log = || std::fs::read_to_string(dir.path().join("lightrag-server.log")).unwrap_or_default();
     let started = Instant::now();
-    while get(&client, &format!("{url}/health")).await.is_none() {
-        if let Ok(Some(status)) = server.0.try_wait() {
-            panic!("lightrag-server exited ({status}):\n{}", server_log());
-        }
-        assert!(started.elapsed() < Duration::from_secs(180), "lightrag-server did not start:\n{}", server_log());
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
+    wait_healthy(&client, &url, &mut server, "lightrag-server", server_log).await;
 
     // Two documents through its own API, indexed against the mock.
     let texts = [text("alice_in_wonderland.txt", 9000), text("christmas_carol_stave1.txt", 9000)];
@@ -130,18 +165,7 @@ async fn a_real_lightrag_server_answers_through_the_preset_and_its_retrieval_is_
 
     // Its working folder is the project: documents, chunks under LightRAG's ids, graph.
     let db = common::test_db(dir.path(), "peers").await;
-    json(&assay(&db, &["--json", "project", "create", "Theirs"], &[]).await);
-    let report = json(
-        &assay(&db, &["--json", "graph", "import", "Theirs", work.to_str().unwrap(), "--format", "lightrag"], &[])
-            .await,
-    );
-    eprintln!("imported: {}", report["tally"]);
-    assert_eq!(report["tally"]["documents"], 2);
-    let set = crate::presets::hierarchical(&db, 5).await;
-    let pool = db.open().await;
-    let project = app::ssr::store::find_project(&pool, "Theirs").await.unwrap().summary.id;
-    let ours = app::ssr::store::foreign::external_chunk_ids(&pool, project).await.unwrap();
-    assert!(ours.len() >= 4, "{ours:?}");
+    let (pool, set, ours) = imported(&db, &work, "lightrag", 5).await;
 
     let url_param = format!("url=\"{url}\"");
     let mut sets = Vec::new();
@@ -169,28 +193,45 @@ async fn a_real_lightrag_server_answers_through_the_preset_and_its_retrieval_is_
         sets.push(id.to_string());
     }
 
-    let run = json(
-        &assay(&db, &["--json", "metrics", "run", "Theirs", "--set", &set, "--answers", &sets.join(",")], &[]).await,
-    );
-    let report = app::ssr::metrics::report(&pool, run["run_id"].as_i64().unwrap()).await.unwrap();
+    retrieval_scores(&db, &pool, &set, &sets, true).await;
+}
+
+/// A metrics run of the answer sets `sets` on `set`: MAP, nDCG@10 and
+/// Recall@10 of what each system retrieved, in [0, 1], printed per set
+/// (`every_question`: each question has them, not only some).
+async fn retrieval_scores(
+    db: &common::TestDb,
+    pool: &app::ssr::store::Db,
+    set: &str,
+    sets: &[String],
+    every_question: bool,
+) {
+    let args = ["--json", "metrics", "run", "Theirs", "--set", set, "--answers", &sets.join(",")];
+    let run = json(&assay(db, &args, &[]).await);
+    let report = app::ssr::metrics::report(pool, run["run_id"].as_i64().unwrap()).await.unwrap();
+    assert_eq!(report.sets.len(), sets.len());
     for s in &report.sets {
-        assert!(!s.questions.is_empty());
-        for q in &s.questions {
-            for v in [q.scores.ap, q.scores.ndcg, q.scores.recall] {
-                let v = v.expect("scored on the retrieved chunks");
-                assert!((0.0..=1.0).contains(&v));
-            }
+        let scored: Vec<[f64; 3]> = s
+            .questions
+            .iter()
+            .filter_map(|q| {
+                let v = [q.scores.ap?, q.scores.ndcg?, q.scores.recall?];
+                assert!(v.iter().all(|x| (0.0..=1.0).contains(x)), "{v:?}");
+                Some(v)
+            })
+            .collect();
+        assert!(!scored.is_empty(), "answer set {}: nothing scored", s.answer_set_id);
+        if every_question {
+            assert_eq!(scored.len(), s.questions.len(), "answer set {}: a question without scores", s.answer_set_id);
         }
-        let mean = |f: fn(&engine::metrics::score::PairScores) -> Option<f64>| {
-            s.questions.iter().filter_map(|q| f(&q.scores)).sum::<f64>() / s.questions.len() as f64
-        };
+        let mean = |i: usize| scored.iter().map(|v| v[i]).sum::<f64>() / scored.len() as f64;
         eprintln!(
             "answer set {}: MAP {:.3}, nDCG@10 {:.3}, Recall@10 {:.3} over {} questions",
             s.answer_set_id,
-            mean(|x| x.ap),
-            mean(|x| x.ndcg),
-            mean(|x| x.recall),
-            s.questions.len()
+            mean(0),
+            mean(1),
+            mean(2),
+            scored.len()
         );
     }
 }
@@ -265,28 +306,11 @@ async fn a_real_graphrag_index_answers_through_the_ms_graphrag_preset() {
     let url = format!("http://127.0.0.1:{port}");
     let client = reqwest::Client::new();
     let server_log = || std::fs::read_to_string(dir.path().join("graphrag-serve.log")).unwrap_or_default();
-    let started = Instant::now();
-    while get(&client, &format!("{url}/health")).await.is_none() {
-        if let Ok(Some(status)) = server.0.try_wait() {
-            panic!("graphrag-serve exited ({status}):\n{}", server_log());
-        }
-        assert!(started.elapsed() < Duration::from_secs(180), "graphrag-serve did not start:\n{}", server_log());
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
+    wait_healthy(&client, &url, &mut server, "graphrag-serve", server_log).await;
 
     // Its output folder is the project: documents, text units as chunks, graph, communities.
     let db = common::test_db(dir.path(), "graphrag").await;
-    json(&assay(&db, &["--json", "project", "create", "Theirs"], &[]).await);
-    let report = json(
-        &assay(&db, &["--json", "graph", "import", "Theirs", out.to_str().unwrap(), "--format", "graphrag"], &[]).await,
-    );
-    eprintln!("imported: {}", report["tally"]);
-    assert_eq!(report["tally"]["documents"], 2);
-    let set = crate::presets::hierarchical(&db, 3).await;
-    let pool = db.open().await;
-    let project = app::ssr::store::find_project(&pool, "Theirs").await.unwrap().summary.id;
-    let ours = app::ssr::store::foreign::external_chunk_ids(&pool, project).await.unwrap();
-    assert!(ours.len() >= 4, "{ours:?}");
+    let (pool, set, ours) = imported(&db, &out, "graphrag", 3).await;
 
     let url_param = format!("url=\"{url}\"");
     let mut sets = Vec::new();
@@ -313,21 +337,5 @@ async fn a_real_graphrag_index_answers_through_the_ms_graphrag_preset() {
         sets.push(id.to_string());
     }
 
-    let run = json(
-        &assay(&db, &["--json", "metrics", "run", "Theirs", "--set", &set, "--answers", &sets.join(",")], &[]).await,
-    );
-    let report = app::ssr::metrics::report(&pool, run["run_id"].as_i64().unwrap()).await.unwrap();
-    for s in &report.sets {
-        let scored: Vec<_> = s.questions.iter().filter_map(|q| q.scores.ap.zip(q.scores.ndcg).zip(q.scores.recall)).collect();
-        assert!(!scored.is_empty(), "answer set {}: nothing scored", s.answer_set_id);
-        let n = scored.len() as f64;
-        eprintln!(
-            "answer set {}: MAP {:.3}, nDCG@10 {:.3}, Recall@10 {:.3} over {} questions",
-            s.answer_set_id,
-            scored.iter().map(|((ap, _), _)| ap).sum::<f64>() / n,
-            scored.iter().map(|((_, nd), _)| nd).sum::<f64>() / n,
-            scored.iter().map(|(_, r)| r).sum::<f64>() / n,
-            scored.len()
-        );
-    }
+    retrieval_scores(&db, &pool, &set, &sets, false).await;
 }
