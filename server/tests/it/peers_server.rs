@@ -45,6 +45,15 @@ async fn get(client: &reqwest::Client, url: &str) -> Option<Value> {
     client.get(url).send().await.ok()?.json().await.ok()
 }
 
+/// Assay's mock OpenAI server answering as the peers' LLM and embedder.
+async fn peers_mock() -> mockllm::MockServer {
+    mockllm::MockServer::start(mockllm::MockConfig {
+        responder: Some(mockllm::Responder(std::sync::Arc::new(mockllm::peers::respond))),
+        ..Default::default()
+    })
+    .await
+}
+
 /// Waits until the service at `url` answers `/health`; fails with its log
 /// when it exits or has not answered in 3 minutes.
 async fn wait_healthy(
@@ -95,11 +104,7 @@ async fn a_real_lightrag_server_answers_through_the_preset_and_its_retrieval_is_
         eprintln!("skipped: {} is not installed (scripts/peers --install-only installs it)", bin.display());
         return;
     }
-    let mock = mockllm::MockServer::start(mockllm::MockConfig {
-        responder: Some(mockllm::Responder(std::sync::Arc::new(mockllm::peers::respond))),
-        ..Default::default()
-    })
-    .await;
+    let mock = peers_mock().await;
     let dir = tempfile::tempdir().unwrap();
     let (work, input) = (dir.path().join("rag_storage"), dir.path().join("inputs"));
     std::fs::create_dir_all(&input).unwrap();
@@ -258,11 +263,7 @@ async fn a_real_graphrag_index_answers_through_the_ms_graphrag_preset() {
         eprintln!("skipped: {} is not installed (scripts/peers --with-graphrag installs it)", graphrag.display());
         return;
     }
-    let mock = mockllm::MockServer::start(mockllm::MockConfig {
-        responder: Some(mockllm::Responder(std::sync::Arc::new(mockllm::peers::respond))),
-        ..Default::default()
-    })
-    .await;
+    let mock = peers_mock().await;
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("index");
     let offline = [
