@@ -56,8 +56,27 @@ pub fn quantile_bins(values: &[f64], bins: usize) -> Vec<usize> {
     values.iter().map(|v| edges.iter().filter(|e| **e <= *v).count()).collect()
 }
 
-fn entropy(counts: impl Iterator<Item = usize>, n: f64) -> f64 {
+pub(crate) fn entropy(counts: impl Iterator<Item = usize>, n: f64) -> f64 {
     counts.filter(|c| *c > 0).map(|c| c as f64 / n).map(|p| -p * p.ln()).sum()
+}
+
+/// Mutual information in nats from the counts of two labelings and of
+/// their pairs over `n` items (scikit-learn's `mutual_info_score`; never
+/// below 0).
+pub(crate) fn mutual_information<A: Ord, B: Ord>(
+    ca: &BTreeMap<A, usize>,
+    cb: &BTreeMap<B, usize>,
+    joint: &BTreeMap<(A, B), usize>,
+    n: f64,
+) -> f64 {
+    joint
+        .iter()
+        .map(|((x, y), c)| {
+            let p = *c as f64 / n;
+            p * (p / ((ca[x] as f64 / n) * (cb[y] as f64 / n))).ln()
+        })
+        .sum::<f64>()
+        .max(0.0)
 }
 
 /// scikit-learn's `normalized_mutual_info_score(a, b)` (arithmetic mean of
@@ -80,14 +99,7 @@ pub fn nmi<A: Ord + Clone, B: Ord + Clone>(a: &[A], b: &[B]) -> f64 {
         return 1.0;
     }
     let nf = n as f64;
-    let mi: f64 = joint
-        .iter()
-        .map(|((x, y), c)| {
-            let p = *c as f64 / nf;
-            p * (p / ((ca[x] as f64 / nf) * (cb[y] as f64 / nf))).ln()
-        })
-        .sum::<f64>()
-        .max(0.0);
+    let mi = mutual_information(&ca, &cb, &joint, nf);
     if mi == 0.0 {
         return 0.0;
     }

@@ -1,0 +1,159 @@
+//! The HieraRAG authors' released code, where it computes a metric
+//! differently from its textbook definition (issue #42, "as-published"):
+//! `fensorechase/rag-diverse-benchmarks-synthetic-qa`,
+//! `rag_system/generate/complete_analysis.py` and `compute_rag_metrics.py`.
+//! Bug for bug: these exist so a number can be put beside the paper's, not
+//! because they are right. The standard definitions are in [`super`] and
+//! [`super::granularity`]; `scripts/refs/published_refs.py` runs the
+//! authors' functions, copied verbatim, on the inputs the tests use.
+
+use std::collections::{BTreeMap, HashSet};
+use std::hash::Hash;
+
+use super::granularity::{entropy, mutual_information};
+
+/// Why an as-published retrieval score can exceed 1.
+pub const ABOVE_ONE: &str = "as published, every retrieved chunk of a gold document counts as a hit (the authors' \
+     compute_retrieval_metrics): AP, nDCG@10 and Recall@10 can exceed 1 when a document has several chunks in the top 10";
+
+/// MAP, nDCG@10 and Recall@10 of one question as `compute_retrieval_metrics`
+/// computes them: `retrieved` is the document id of each retrieved chunk in
+/// rank order (repeats kept), cut at 10; a position is a hit whenever its
+/// document is gold — so a document retrieved as three chunks is three hits
+/// — and AP's sum of precisions at hits is divided by the number of gold
+/// documents. `None` without gold documents (the code skips the question);
+/// zeros when nothing was retrieved.
+pub fn retrieval<D: Eq + Hash>(retrieved: &[D], gold: &HashSet<D>) -> Option<RetrievalScores> {
+    if gold.is_empty() {
+        return None;
+    }
+    let top = &retrieved[..retrieved.len().min(10)];
+    let g = gold.len() as f64;
+    let hits: Vec<usize> = top.iter().enumerate().filter(|(_, d)| gold.contains(d)).map(|(i, _)| i + 1).collect();
+    // precisions = [len([r for r in hits if r <= pos]) / pos for pos in hits]
+    let ap = hits.iter().enumerate().map(|(j, &pos)| (j + 1) as f64 / pos as f64).sum::<f64>() / g;
+    let idcg: f64 = (0..gold.len().min(10)).map(|i| 1.0 / ((i + 2) as f64).log2()).sum();
+    let dcg: f64 = hits.iter().map(|&pos| 1.0 / ((pos + 1) as f64).log2()).sum();
+    Some(RetrievalScores { ap, ndcg: if idcg > 0.0 { dcg / idcg } else { 0.0 }, recall: hits.len() as f64 / g })
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RetrievalScores {
+    pub ap: f64,
+    pub ndcg: f64,
+    pub recall: f64,
+}
+
+/// `pd.cut(values, bins=n, labels=False)`: `n` equal-width bins over the
+/// values' range, right-closed, the lowest edge lowered by 0.1% of the range
+/// so the minimum falls in bin 0 (a range of zero widened by 0.1% of the
+/// value each way). The authors cut the cosine similarities of a whole run
+/// at once, before grouping them by dimension and level.
+pub fn equal_width_bins(values: &[f64], n: usize) -> Vec<usize> {
+    let n = n.max(1);
+    let (Some(mn), Some(mx)) = (values.iter().copied().reduce(f64::min), values.iter().copied().reduce(f64::max))
+    else {
+        return Vec::new();
+    };
+    let (lo, hi) = if mn == mx {
+        let widen = |v: f64| if v != 0.0 { 0.001 * v.abs() } else { 0.001 };
+        (mn - widen(mn), mx + widen(mx))
+    } else {
+        (mn, mx)
+    };
+    // np.linspace(lo, hi, n + 1): start + i·step, the last edge exactly hi.
+    let step = (hi - lo) / n as f64;
+    let mut edges: Vec<f64> = (0..=n).map(|i| i as f64 * step + lo).collect();
+    edges[n] = hi;
+    if mn != mx {
+        edges[0] -= (mx - mn) * 0.001;
+    }
+    // searchsorted(side="left") − 1: x in (e[i], e[i+1]] is bin i.
+    values.iter().map(|&x| edges.partition_point(|&e| e < x).saturating_sub(1).min(n - 1)).collect()
+}
+
+/// The authors' "normalized MI" of a level: scikit-learn's
+/// `mutual_info_score(category, bin)` divided by the entropy of the
+/// categories alone (scipy's `entropy` of their frequencies), 0 when that
+/// entropy is 0 — not scikit-learn's NMI, which divides by the mean of
+/// both entropies.
+pub fn mi_over_category_entropy<C: Ord + Clone>(categories: &[C], bins: &[usize]) -> f64 {
+    let n = categories.len().min(bins.len());
+    if n == 0 {
+        return 0.0;
+    }
+    let mut ca: BTreeMap<C, usize> = BTreeMap::new();
+    let mut cb: BTreeMap<usize, usize> = BTreeMap::new();
+    let mut joint: BTreeMap<(C, usize), usize> = BTreeMap::new();
+    for (c, b) in categories.iter().zip(bins).take(n) {
+        *ca.entry(c.clone()).or_default() += 1;
+        *cb.entry(*b).or_default() += 1;
+        *joint.entry((c.clone(), *b)).or_default() += 1;
+    }
+    let h = entropy(ca.values().copied(), n as f64);
+    if h > 0.0 {
+        mutual_information(&ca, &cb, &joint, n as f64) / h
+    } else {
+        0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `scripts/refs/published_refs.py`: the authors' functions on these inputs.
+    fn refs() -> serde_json::Value {
+        serde_json::from_str(include_str!("../../tests/fixtures/published_refs.json")).unwrap()
+    }
+
+    #[test]
+    fn retrieval_equals_the_authors_code_including_scores_above_one() {
+        let cases: [(&[&str], &[&str]); 6] = [
+            (&["a", "a", "b", "c", "a"], &["a"]),
+            (&["c", "a", "d", "b", "a", "e", "f", "g", "h", "i", "b", "a"], &["a", "b"]),
+            (&[], &["x"]),
+            (&["c"], &["a", "b", "c"]),
+            (&["z", "y"], &["a"]),
+            (
+                &["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k"],
+                &["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"],
+            ),
+        ];
+        let refs = refs();
+        for (i, (retrieved, gold)) in cases.iter().enumerate() {
+            let gold: HashSet<&str> = gold.iter().copied().collect();
+            let got = retrieval(retrieved, &gold).unwrap();
+            let want: Vec<f64> = refs["retrieval"][i].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+            for (g, w) in [got.ap, got.ndcg, got.recall].iter().zip(&want) {
+                assert!((g - w).abs() <= 1e-12, "case {i}: {got:?} vs {want:?}");
+            }
+        }
+        // A document retrieved as three chunks: three hits, AP 2.6 (> 1).
+        assert!(retrieval(&["a", "a", "b", "c", "a"], &HashSet::from(["a"])).unwrap().ap > 1.0);
+        assert_eq!(retrieval::<&str>(&["a"], &HashSet::new()), None);
+    }
+
+    #[test]
+    fn bins_and_mi_over_category_entropy_equal_pandas_and_the_authors_code() {
+        let refs = refs();
+        let cos: Vec<f64> = refs["cos"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+        let cats: Vec<String> = refs["cats"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().into()).collect();
+        let want_bins: Vec<usize> =
+            refs["bins"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as usize).collect();
+        let bins = equal_width_bins(&cos, 5);
+        assert_eq!(bins, want_bins, "pd.cut(bins=5, labels=False)");
+        for (group, range) in [("coarse", 0..30), ("medium", 30..60)] {
+            let (c, b) = (&cats[range.clone()], &bins[range]);
+            let got = mi_over_category_entropy(c, b);
+            let want = refs["nmi"][group].as_f64().unwrap();
+            assert!((got - want).abs() <= 1e-12, "{group}: {got} vs {want}");
+            // Not scikit-learn's NMI (arithmetic mean of both entropies).
+            let standard = crate::metrics::granularity::nmi(c, b);
+            assert!((standard - got).abs() > 1e-3, "{group}: the two definitions coincide here");
+        }
+        let flat: Vec<usize> =
+            refs["flat_bins"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as usize).collect();
+        assert_eq!(equal_width_bins(&[0.5, 0.5, 0.5], 5), flat);
+    }
+}
