@@ -9,6 +9,7 @@
 
 pub mod factorial;
 pub mod granularity;
+pub mod porter;
 pub mod published;
 pub mod score;
 pub mod text;

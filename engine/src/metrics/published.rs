@@ -98,6 +98,17 @@ pub fn mi_over_category_entropy<C: Ord + Clone>(categories: &[C], bins: &[usize]
     }
 }
 
+/// The n-grams of `tokens` with their counts (none when it is shorter).
+fn ngram_counts(tokens: &[String], n: usize) -> std::collections::HashMap<&[String], usize> {
+    let mut m = std::collections::HashMap::new();
+    if tokens.len() >= n {
+        for g in tokens.windows(n) {
+            *m.entry(g).or_default() += 1;
+        }
+    }
+    m
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -134,6 +145,51 @@ mod tests {
         assert_eq!(retrieval::<&str>(&["a"], &HashSet::new()), None);
     }
 
+    /// `scripts/refs/published_text_refs.py`: NLTK's stems and the authors'
+    /// compute_rouge / compute_bleu on sentence pairs of two novels.
+    fn text_refs() -> serde_json::Value {
+        serde_json::from_str(include_str!("../../tests/fixtures/published_text_refs.json")).unwrap()
+    }
+
+    #[test]
+    fn porter_stems_every_word_of_two_novels_as_nltk_does() {
+        let refs = text_refs();
+        let (words, stems) = (refs["words"].as_array().unwrap(), refs["stems"].as_array().unwrap());
+        assert!(words.len() > 3000);
+        let wrong: Vec<String> = words
+            .iter()
+            .zip(stems)
+            .map(|(w, s)| (w.as_str().unwrap(), s.as_str().unwrap()))
+            .filter(|(w, s)| super::super::porter::stem(w) != *s)
+            .map(|(w, s)| format!("{w}: {} (NLTK {s})", super::super::porter::stem(w)))
+            .collect();
+        assert!(wrong.is_empty(), "{} of {} differ: {:?}", wrong.len(), words.len(), &wrong[..wrong.len().min(20)]);
+    }
+
+    #[test]
+    fn stemmed_rouge1_and_method4_bleu_equal_the_authors_code() {
+        let refs = text_refs();
+        let pairs = refs["pairs"].as_array().unwrap();
+        assert!(pairs.len() > 200);
+        let (mut differ_rouge, mut differ_bleu) = (0, 0);
+        for p in pairs {
+            let (reference, generated) = (p[0].as_str().unwrap(), p[1].as_str().unwrap());
+            let rouge = crate::metrics::text::rouge1_stemmed(reference, generated).f1;
+            let bleu = bleu_method4(reference, generated);
+            let (want_rouge, want_bleu) = (p[2].as_f64().unwrap(), p[3].as_f64().unwrap());
+            assert!(
+                (rouge - want_rouge).abs() <= 1e-12,
+                "ROUGE-1 {rouge} vs {want_rouge}: {reference:?} / {generated:?}"
+            );
+            assert!((bleu - want_bleu).abs() <= 1e-12, "BLEU {bleu} vs {want_bleu}: {reference:?} / {generated:?}");
+            // How far the standard definitions are (sacrebleu 0–100, no stemming).
+            differ_rouge += usize::from((crate::metrics::text::rouge1(reference, generated).f1 - rouge).abs() > 1e-9);
+            differ_bleu +=
+                usize::from((crate::metrics::text::sentence_bleu(generated, reference) / 100.0 - bleu).abs() > 1e-9);
+        }
+        assert!(differ_rouge > 0 && differ_bleu > 0, "the definitions differ on these pairs");
+    }
+
     #[test]
     fn bins_and_mi_over_category_entropy_equal_pandas_and_the_authors_code() {
         let refs = refs();
@@ -156,4 +212,43 @@ mod tests {
             refs["flat_bins"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as usize).collect();
         assert_eq!(equal_width_bins(&[0.5, 0.5, 0.5], 5), flat);
     }
+}
+
+/// Sentence BLEU as the HieraRAG authors computed it
+/// (`compute_bleu`): NLTK's `sentence_bleu([reference.lower().split()],
+/// generated.lower().split(), smoothing_function=SmoothingFunction().method4)`
+/// — whitespace tokens, n-grams up to 4 weighted 1/4, the brevity penalty
+/// against the one reference, and Chen & Cherry's method 4 for n-gram
+/// orders without a match (the i-th such precision becomes
+/// ln(len) / (2^i · 5 · total)); 0 without a matching unigram. On NLTK's
+/// 0–1 scale, not sacrebleu's 0–100.
+pub fn bleu_method4(reference: &str, generated: &str) -> f64 {
+    let r: Vec<String> = reference.to_lowercase().split_whitespace().map(str::to_string).collect();
+    let h: Vec<String> = generated.to_lowercase().split_whitespace().map(str::to_string).collect();
+    let mut p: Vec<(usize, usize)> = Vec::with_capacity(4);
+    for n in 1..=4 {
+        let (hc, rc) = (ngram_counts(&h, n), ngram_counts(&r, n));
+        let matched: usize = hc.iter().map(|(g, c)| (*c).min(rc.get(g).copied().unwrap_or(0))).sum();
+        p.push((matched, hc.values().sum::<usize>().max(1)));
+    }
+    if p[0].0 == 0 {
+        return 0.0;
+    }
+    let (hl, rl) = (h.len() as f64, r.len() as f64);
+    let bp = if hl > rl { 1.0 } else { (1.0 - rl / hl).exp() };
+    let mut nth_zero = 1;
+    let mut sum = 0.0;
+    for (matched, total) in p {
+        let pi = if matched == 0 && h.len() > 1 {
+            let smoothed = 1.0 / (2f64.powi(nth_zero) * 5.0 / hl.ln()) / total as f64;
+            nth_zero += 1;
+            smoothed
+        } else {
+            matched as f64 / total as f64
+        };
+        if pi > 0.0 {
+            sum += 0.25 * pi.ln();
+        }
+    }
+    bp * sum.exp()
 }

@@ -20,12 +20,13 @@ pub struct Prf {
     pub f1: f64,
 }
 
-/// rouge-score's tokens (without stemming).
-fn rouge_tokens(text: &str) -> Vec<String> {
+/// rouge-score's tokens; with `stemmed`, those longer than 3 characters
+/// through NLTK's Porter stemmer (`use_stemmer=True`).
+fn rouge_tokens(text: &str, stemmed: bool) -> Vec<String> {
     text.to_lowercase()
         .split(|c: char| !(c.is_ascii_lowercase() || c.is_ascii_digit()))
         .filter(|t| !t.is_empty())
-        .map(str::to_string)
+        .map(|t| if stemmed && t.len() > 3 { super::porter::stem(t) } else { t.to_string() })
         .collect()
 }
 
@@ -40,7 +41,17 @@ fn counts<T: std::hash::Hash + Eq + Clone>(items: &[T]) -> HashMap<T, usize> {
 /// ROUGE-1 of `hypothesis` against `reference` (rouge-score's
 /// `RougeScorer(["rouge1"]).score(reference, hypothesis)`).
 pub fn rouge1(reference: &str, hypothesis: &str) -> Prf {
-    let (r, h) = (counts(&rouge_tokens(reference)), counts(&rouge_tokens(hypothesis)));
+    rouge1_with(reference, hypothesis, false)
+}
+
+/// ROUGE-1 with stemming, as the HieraRAG authors computed it
+/// (`RougeScorer(["rouge1"], use_stemmer=True)`).
+pub fn rouge1_stemmed(reference: &str, hypothesis: &str) -> Prf {
+    rouge1_with(reference, hypothesis, true)
+}
+
+fn rouge1_with(reference: &str, hypothesis: &str, stemmed: bool) -> Prf {
+    let (r, h) = (counts(&rouge_tokens(reference, stemmed)), counts(&rouge_tokens(hypothesis, stemmed)));
     let overlap: usize = h.iter().map(|(t, n)| (*n).min(r.get(t).copied().unwrap_or(0))).sum();
     let (hn, rn): (usize, usize) = (h.values().sum(), r.values().sum());
     let precision = overlap as f64 / hn.max(1) as f64;
