@@ -152,6 +152,12 @@ pub struct LevelStats {
     /// The fewest questions in one of the level's categories.
     #[serde(default)]
     pub min_per_category: usize,
+    /// NMI as the HieraRAG authors' code computes it
+    /// ([`super::published::mi_over_category_entropy`] over 5 equal-width
+    /// bins of the whole answer set's similarities); none under 10
+    /// questions, which their code skips.
+    #[serde(default)]
+    pub nmi_published: Option<f64>,
 }
 
 impl LevelStats {
@@ -236,7 +242,34 @@ pub fn splits_into(a: &DimensionAnalysis, categories: usize) -> impl Iterator<It
 pub fn analyse(items: &[Scored], bins: usize) -> Vec<DimensionAnalysis> {
     let mut out = point(items, bins);
     uncertainty(&mut out, items, bins, RESAMPLES, 0x5eed_0004);
+    published_nmi(&mut out, items);
     out
+}
+
+/// Each level's [`LevelStats::nmi_published`]: the authors cut the
+/// similarities of all the set's questions into 5 equal-width bins at once
+/// (`pd.cut(df['cosine_sim'], bins=5)`), then per dimension and level
+/// divide the mutual information of category and bin by the category
+/// entropy, for levels of 10 questions or more.
+fn published_nmi(out: &mut [DimensionAnalysis], items: &[Scored]) {
+    let scores: Vec<f64> = items.iter().map(|s| s.score).collect();
+    let bins = super::published::equal_width_bins(&scores, 5);
+    for d in out.iter_mut() {
+        for l in d.levels.iter_mut() {
+            let (labels, binned): (Vec<&str>, Vec<usize>) = items
+                .iter()
+                .zip(&bins)
+                .filter(|(s, _)| {
+                    !s.category.contains(" × ")
+                        && s.category.split('/').next() == Some(d.dimension.as_str())
+                        && 1usize << depth(&s.category) == l.categories
+                })
+                .map(|(s, b)| (s.category.as_str(), *b))
+                .unzip();
+            l.nmi_published =
+                (labels.len() >= 10).then(|| super::published::mi_over_category_entropy(&labels, &binned));
+        }
+    }
 }
 
 /// (DiscPow, NMI) of one level's questions: (category, score) pairs.
@@ -377,6 +410,7 @@ fn point(items: &[Scored], bins: usize) -> Vec<DimensionAnalysis> {
                     power_floor: None,
                     nmi_floor: None,
                     min_per_category: 0,
+                    nmi_published: None,
                 });
             }
             // Splits: each category with questions of its own and children with questions.

@@ -208,6 +208,23 @@ mod tests {
             let standard = crate::metrics::granularity::nmi(c, b);
             assert!((standard - got).abs() > 1e-3, "{group}: the two definitions coincide here");
         }
+        // Through the granularity analysis: the set's similarities binned at
+        // once, then each level's categories against their bins.
+        let items: Vec<crate::metrics::granularity::Scored> = cats
+            .iter()
+            .zip(&cos)
+            .enumerate()
+            .map(|(i, (c, s))| crate::metrics::granularity::Scored {
+                category: if i < 30 { format!("QC/{c}") } else { format!("QC/x/{c}") },
+                score: *s,
+            })
+            .collect();
+        let analysis = crate::metrics::granularity::analyse(&items, 4);
+        for (level, group) in [(2, "coarse"), (4, "medium")] {
+            let l = analysis[0].levels.iter().find(|l| l.categories == level).unwrap();
+            let want = refs["nmi"][group].as_f64().unwrap();
+            assert!((l.nmi_published.unwrap() - want).abs() <= 1e-12, "{group}: {:?} vs {want}", l.nmi_published);
+        }
         let flat: Vec<usize> =
             refs["flat_bins"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as usize).collect();
         assert_eq!(equal_width_bins(&[0.5, 0.5, 0.5], 5), flat);

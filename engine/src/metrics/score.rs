@@ -40,6 +40,23 @@ pub struct PairScores {
     pub rouge1: f64,
     /// Sentence BLEU (sacrebleu's defaults: 13a, exp smoothing).
     pub bleu: f64,
+    /// The same pair as the HieraRAG authors' code scores it (runs before
+    /// issue #42 have none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub published: Option<PublishedScores>,
+}
+
+/// A pair's scores under the authors' definitions
+/// ([`super::published`]): every retrieved chunk of a gold document a hit
+/// (at the document unit a score can exceed 1), ROUGE-1 with stemming,
+/// NLTK's method-4 sentence BLEU on a 0–1 scale.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PublishedScores {
+    pub ap: Option<f64>,
+    pub ndcg: Option<f64>,
+    pub recall: Option<f64>,
+    pub rouge1: f64,
+    pub bleu: f64,
 }
 
 /// Vectors by text (the exact text: a changed answer is a new text).
@@ -110,6 +127,21 @@ pub fn score(pair: &Pair, cache: &EmbeddingCache, k: usize) -> PairScores {
         cs: cosine(vector(&pair.reference), vector(&pair.answer)),
         rouge1: text::rouge1(&pair.reference, &pair.answer).f1,
         bleu: text::sentence_bleu(&pair.answer, &pair.reference),
+        published: Some(published(pair, &relevant, k)),
+    }
+}
+
+/// The pair under the authors' definitions (`ranked` as the run's unit
+/// gives it: at the document unit, each chunk's document, repeats kept).
+fn published(pair: &Pair, relevant: &HashSet<i64>, k: usize) -> PublishedScores {
+    let top = &pair.ranked[..pair.ranked.len().min(k)];
+    let r = (!pair.ranked.is_empty()).then(|| super::published::retrieval(top, relevant)).flatten();
+    PublishedScores {
+        ap: r.map(|r| r.ap),
+        ndcg: r.map(|r| r.ndcg),
+        recall: r.map(|r| r.recall),
+        rouge1: text::rouge1_stemmed(&pair.reference, &pair.answer).f1,
+        bleu: super::published::bleu_method4(&pair.reference, &pair.answer),
     }
 }
 
@@ -127,6 +159,28 @@ pub fn score_all(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_authors_definitions_count_every_chunk_of_a_gold_document() {
+        let mut cache = EmbeddingCache::new();
+        cache.insert("Running dogs ran.".into(), vec![1.0, 0.0]);
+        cache.insert("The dog runs.".into(), vec![1.0, 1.0]);
+        // At the document unit: documents 7, 7, 3, 7 retrieved, 7 gold.
+        let pair = Pair {
+            reference: "Running dogs ran.".into(),
+            answer: "The dog runs.".into(),
+            ranked: vec![7, 7, 3, 7],
+            relevant: vec![7],
+        };
+        let s = score(&pair, &cache, 10);
+        let p = s.published.unwrap();
+        assert_eq!(s.ap, Some(1.0), "standard: the document once");
+        assert!((p.ap.unwrap() - (1.0 + 1.0 + 0.75)).abs() < 1e-12, "as published: three hits over one gold document");
+        assert!((p.recall.unwrap() - 3.0).abs() < 1e-12);
+        // Stemmed ROUGE-1 matches "dog"/"dogs" and "runs"/"running"; unstemmed only nothing.
+        assert_eq!(s.rouge1, 0.0);
+        assert!((p.rouge1 - 2.0 * (2.0 / 3.0) * (2.0 / 3.0) / (4.0 / 3.0)).abs() < 1e-12, "{}", p.rouge1);
+    }
 
     #[test]
     fn scores_from_cached_vectors() {
