@@ -442,11 +442,19 @@ pub struct MetricsSection {
     /// `document` (seed 004's; default), `passage` or `chunk`: what a
     /// retrieved chunk must match to count as relevant.
     pub unit: String,
+    /// `standard` (default) or `as-published`: the HieraRAG authors' code's
+    /// definitions (`engine::metrics::Definitions`).
+    pub definitions: String,
 }
 
 impl Default for MetricsSection {
     fn default() -> Self {
-        MetricsSection { k: crate::metrics::DEFAULT_K, bins: crate::metrics::DEFAULT_BINS, unit: "document".into() }
+        MetricsSection {
+            k: crate::metrics::DEFAULT_K,
+            bins: crate::metrics::DEFAULT_BINS,
+            unit: "document".into(),
+            definitions: "standard".into(),
+        }
     }
 }
 

@@ -20,6 +20,7 @@ pub async fn start_metrics(
     k: u32,
     bins: u32,
     #[server(default)] unit: Option<String>,
+    #[server(default)] definitions: Option<String>,
 ) -> Result<i64, AppError> {
     let call = Request::now()?;
     let project = call.require(Obj::QuestionSet(set_id), Need::Edit).await?;
@@ -35,7 +36,12 @@ pub async fn start_metrics(
         Some(u) => engine::metrics::RelevanceUnit::parse(u).map_err(AppError::from)?,
         None => engine::metrics::RelevanceUnit::Document,
     };
-    let (run, job) = crate::ssr::metrics::create(&state.pool, set_id, &ids, k as usize, bins as usize, unit).await?;
+    let definitions = match definitions.as_deref().filter(|d| !d.is_empty()) {
+        Some(d) => engine::metrics::Definitions::parse(d).map_err(AppError::from)?,
+        None => engine::metrics::Definitions::Standard,
+    };
+    let (run, job) =
+        crate::ssr::metrics::create(&state.pool, set_id, &ids, k as usize, bins as usize, unit, definitions).await?;
     state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
     Ok(run)
 }

@@ -142,6 +142,11 @@ pub struct MetricsView {
     pub k: usize,
     pub bins: usize,
     pub relevance_unit: String,
+    /// `standard` or `as-published`, and what that means for the numbers.
+    #[serde(default)]
+    pub definitions: String,
+    #[serde(default)]
+    pub definitions_note: String,
     pub embedding_model: String,
     pub sets: Vec<SetMetricsView>,
     /// The corpus' documents when the page was drawn: at the document unit

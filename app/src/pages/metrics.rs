@@ -51,6 +51,7 @@ pub fn MetricsPage() -> impl IntoView {
     let k = RwSignal::new(defaults::METRICS_K as u32);
     let bins = RwSignal::new(defaults::METRICS_BINS as u32);
     let unit = RwSignal::new("document".to_string());
+    let definitions = RwSignal::new("standard".to_string());
     view! {
         <Title text="Metrics"/>
         <ProjectBar project_id=id.get_untracked() project active="metrics"/>
@@ -95,6 +96,12 @@ pub fn MetricsPage() -> impl IntoView {
                                         <option value="chunk">"source chunk only"</option>
                                     </select>
                                 </label>
+                                <label>"definitions "
+                                    <select id="metrics-definitions" on:change=move |ev| definitions.set(event_target_value(&ev))>
+                                        <option value="standard" selected>"standard (trec_eval, rouge-score, sacrebleu, scikit-learn)"</option>
+                                        <option value="as-published">"as published (the HieraRAG authors' code)"</option>
+                                    </select>
+                                </label>
                             </div>
                             <fieldset class="choices" id="metrics-answers">
                                 <legend>"Answer sets"</legend>
@@ -128,6 +135,7 @@ pub fn MetricsPage() -> impl IntoView {
                                         k: k.get_untracked(),
                                         bins: bins.get_untracked(),
                                         unit: Some(unit.get_untracked()),
+                                        definitions: Some(definitions.get_untracked()),
                                     });
                                 }>"Compute"</button>
                             <p class="muted small">"Each answer and reference is embedded once and kept: a later run over the same texts embeds nothing."</p>
@@ -271,6 +279,10 @@ pub fn Results(
                 _ => "chunk (only the source chunk itself; stricter than the HieraRAG paper)",
             })}</p>
             {v.unit_warning().map(|w| view! { <p class="notice" id="unit-warning">{w}</p> })}
+            {(!v.definitions_note.is_empty()).then(|| view! {
+                <p class=if v.definitions == "as-published" { "notice" } else { "small muted" } id="definitions"
+                    data-definitions=v.definitions.clone()>{format!("Definitions: {}.", v.definitions_note)}</p>
+            })}
             <table class="grid" id="metrics-overall">
                 <thead><tr><th>"Answer set"</th><th class="num">"n"</th><th class="num">"MAP"</th><th class="num symbol">{format!("nDCG@{k}")}</th>
                     <th class="num">{format!("Recall@{k}")}</th><th class="num">"CS"</th><th class="num">"ROUGE-1"</th><th class="num">"BLEU (0–100)"</th><th class="num">"corpus BLEU (0–100)"</th></tr></thead>

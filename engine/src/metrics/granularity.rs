@@ -154,8 +154,9 @@ pub struct LevelStats {
     pub min_per_category: usize,
     /// NMI as the HieraRAG authors' code computes it
     /// ([`super::published::mi_over_category_entropy`] over 5 equal-width
-    /// bins of the whole answer set's similarities); none under 10
-    /// questions, which their code skips.
+    /// bins of the whole answer set's similarities). Their code leaves out
+    /// levels under 10 questions; Assay computes those too (the level's
+    /// warning says it is small).
     #[serde(default)]
     pub nmi_published: Option<f64>,
 }
@@ -250,7 +251,7 @@ pub fn analyse(items: &[Scored], bins: usize) -> Vec<DimensionAnalysis> {
 /// similarities of all the set's questions into 5 equal-width bins at once
 /// (`pd.cut(df['cosine_sim'], bins=5)`), then per dimension and level
 /// divide the mutual information of category and bin by the category
-/// entropy, for levels of 10 questions or more.
+/// entropy (for levels of 10 questions or more; here for every level).
 fn published_nmi(out: &mut [DimensionAnalysis], items: &[Scored]) {
     let scores: Vec<f64> = items.iter().map(|s| s.score).collect();
     let bins = super::published::equal_width_bins(&scores, 5);
@@ -267,7 +268,7 @@ fn published_nmi(out: &mut [DimensionAnalysis], items: &[Scored]) {
                 .map(|(s, b)| (s.category.as_str(), *b))
                 .unzip();
             l.nmi_published =
-                (labels.len() >= 10).then(|| super::published::mi_over_category_entropy(&labels, &binned));
+                (!labels.is_empty()).then(|| super::published::mi_over_category_entropy(&labels, &binned));
         }
     }
 }

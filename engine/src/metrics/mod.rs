@@ -24,6 +24,51 @@ pub const DEFAULT_K: usize = 10;
 /// no number; 4 is ours).
 pub const DEFAULT_BINS: usize = 4;
 
+/// Which definitions a metrics run reports (issue #42): the textbook ones
+/// (the default), or as the HieraRAG authors' released code computes them
+/// ([`published`]), so a number can be set beside the paper's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Definitions {
+    #[default]
+    Standard,
+    AsPublished,
+}
+
+impl Definitions {
+    pub fn parse(s: &str) -> Result<Definitions, crate::Invalid> {
+        match s {
+            "standard" => Ok(Definitions::Standard),
+            "as-published" => Ok(Definitions::AsPublished),
+            other => Err(crate::Invalid(format!("definitions must be standard or as-published, not \"{other}\""))),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Definitions::Standard => "standard",
+            Definitions::AsPublished => "as-published",
+        }
+    }
+
+    /// One line for a report's header: what the numbers follow.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Definitions::Standard => {
+                "standard definitions: AP/nDCG/Recall count each relevant unit once (trec_eval); \
+                 ROUGE-1 unstemmed (rouge-score); BLEU as sacrebleu (0–100); NMI as scikit-learn (arithmetic), \
+                 equal-count bins per level"
+            }
+            Definitions::AsPublished => {
+                "as published (the HieraRAG authors' code, bug for bug): every retrieved chunk of a \
+                 gold document counts as a hit, so AP, nDCG@10 and Recall@10 can exceed 1; ROUGE-1 with stemming; \
+                 NLTK sentence BLEU with method-4 smoothing (0–1); NMI = MI / H(category) over 5 equal-width bins of \
+                 the set's similarities (also for levels under 10 questions, which the authors' code leaves out)"
+            }
+        }
+    }
+}
+
 /// What a retrieved chunk must match to count as relevant.
 ///
 /// Seed 004 judges retrieval against each question's source **document**:

@@ -12,10 +12,6 @@ use std::hash::Hash;
 
 use super::granularity::{entropy, mutual_information};
 
-/// Why an as-published retrieval score can exceed 1.
-pub const ABOVE_ONE: &str = "as published, every retrieved chunk of a gold document counts as a hit (the authors' \
-     compute_retrieval_metrics): AP, nDCG@10 and Recall@10 can exceed 1 when a document has several chunks in the top 10";
-
 /// MAP, nDCG@10 and Recall@10 of one question as `compute_retrieval_metrics`
 /// computes them: `retrieved` is the document id of each retrieved chunk in
 /// rank order (repeats kept), cut at 10; a position is a hit whenever its

@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
-use super::{average_precision, cosine, ndcg_at, recall_at, text};
+use super::{average_precision, cosine, ndcg_at, recall_at, text, Definitions};
 use crate::embed::minilm::MiniLm;
 
 /// Texts per embedding batch.
@@ -40,18 +40,21 @@ pub struct PairScores {
     pub rouge1: f64,
     /// Sentence BLEU (sacrebleu's defaults: 13a, exp smoothing).
     pub bleu: f64,
-    /// The same pair as the HieraRAG authors' code scores it (runs before
-    /// issue #42 have none).
+    /// The same pair under the other definitions: as the HieraRAG
+    /// authors' code scores it when the fields above are the standard ones,
+    /// and the other way round ([`PairScores::under`]). Runs before issue
+    /// #42 have none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub published: Option<PublishedScores>,
+    pub other: Option<OtherScores>,
 }
 
-/// A pair's scores under the authors' definitions
-/// ([`super::published`]): every retrieved chunk of a gold document a hit
-/// (at the document unit a score can exceed 1), ROUGE-1 with stemming,
-/// NLTK's method-4 sentence BLEU on a 0–1 scale.
+/// A pair's scores under `definitions`: as published
+/// ([`super::published`]: every retrieved chunk of a gold document a hit —
+/// at the document unit a score can exceed 1 —, ROUGE-1 with stemming,
+/// NLTK's method-4 sentence BLEU on a 0–1 scale) or standard.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct PublishedScores {
+pub struct OtherScores {
+    pub definitions: Definitions,
     pub ap: Option<f64>,
     pub ndcg: Option<f64>,
     pub recall: Option<f64>,
@@ -127,16 +130,47 @@ pub fn score(pair: &Pair, cache: &EmbeddingCache, k: usize) -> PairScores {
         cs: cosine(vector(&pair.reference), vector(&pair.answer)),
         rouge1: text::rouge1(&pair.reference, &pair.answer).f1,
         bleu: text::sentence_bleu(&pair.answer, &pair.reference),
-        published: Some(published(pair, &relevant, k)),
+        other: Some(published(pair, &relevant, k)),
+    }
+}
+
+impl PairScores {
+    /// These scores with `definitions` in front: under the other
+    /// definitions the fields trade places with [`PairScores::other`]
+    /// (cosine similarity is the same under both). Unchanged when already
+    /// so, or when there is no other (a run before issue #42).
+    pub fn under(self, definitions: Definitions) -> PairScores {
+        let Some(o) = self.other.filter(|o| o.definitions == definitions) else { return self };
+        let front = match definitions {
+            Definitions::Standard => Definitions::AsPublished,
+            Definitions::AsPublished => Definitions::Standard,
+        };
+        PairScores {
+            ap: o.ap,
+            ndcg: o.ndcg,
+            recall: o.recall,
+            cs: self.cs,
+            rouge1: o.rouge1,
+            bleu: o.bleu,
+            other: Some(OtherScores {
+                definitions: front,
+                ap: self.ap,
+                ndcg: self.ndcg,
+                recall: self.recall,
+                rouge1: self.rouge1,
+                bleu: self.bleu,
+            }),
+        }
     }
 }
 
 /// The pair under the authors' definitions (`ranked` as the run's unit
 /// gives it: at the document unit, each chunk's document, repeats kept).
-fn published(pair: &Pair, relevant: &HashSet<i64>, k: usize) -> PublishedScores {
+fn published(pair: &Pair, relevant: &HashSet<i64>, k: usize) -> OtherScores {
     let top = &pair.ranked[..pair.ranked.len().min(k)];
     let r = (!pair.ranked.is_empty()).then(|| super::published::retrieval(top, relevant)).flatten();
-    PublishedScores {
+    OtherScores {
+        definitions: Definitions::AsPublished,
         ap: r.map(|r| r.ap),
         ndcg: r.map(|r| r.ndcg),
         recall: r.map(|r| r.recall),
@@ -173,13 +207,21 @@ mod tests {
             relevant: vec![7],
         };
         let s = score(&pair, &cache, 10);
-        let p = s.published.unwrap();
+        let p = s.other.unwrap();
+        assert_eq!(p.definitions, Definitions::AsPublished);
         assert_eq!(s.ap, Some(1.0), "standard: the document once");
         assert!((p.ap.unwrap() - (1.0 + 1.0 + 0.75)).abs() < 1e-12, "as published: three hits over one gold document");
         assert!((p.recall.unwrap() - 3.0).abs() < 1e-12);
         // Stemmed ROUGE-1 matches "dog"/"dogs" and "runs"/"running"; unstemmed only nothing.
         assert_eq!(s.rouge1, 0.0);
         assert!((p.rouge1 - 2.0 * (2.0 / 3.0) * (2.0 / 3.0) / (4.0 / 3.0)).abs() < 1e-12, "{}", p.rouge1);
+        // In front and back again.
+        let front = s.under(Definitions::AsPublished);
+        assert_eq!((front.ap, front.rouge1, front.cs), (p.ap, p.rouge1, s.cs));
+        assert_eq!(front.other.unwrap().definitions, Definitions::Standard);
+        assert_eq!(front.other.unwrap().ap, Some(1.0));
+        assert_eq!(front.under(Definitions::Standard), s);
+        assert_eq!(s.under(Definitions::Standard), s);
     }
 
     #[test]

@@ -37,6 +37,12 @@ pub enum MetricsCommand {
         /// (the source chunk itself).
         #[arg(long, default_value = "document")]
         unit: String,
+        /// Whose definitions: `standard` (textbook: trec_eval, rouge-score,
+        /// sacrebleu, scikit-learn) or `as-published` (the HieraRAG authors'
+        /// code: document hits counted per chunk, so AP can exceed 1;
+        /// stemmed ROUGE-1; NLTK method-4 BLEU on 0–1; MI over H(category)).
+        #[arg(long, default_value = "standard", value_parser = ["standard", "as-published"])]
+        definitions: String,
         /// Also write every question's scores (CSV), the report (JSON,
         /// HTML) and the charts (SVG, PNG) into this folder.
         #[arg(long)]
@@ -82,9 +88,9 @@ fn opt(x: Option<f64>) -> String {
 }
 
 pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: MetricsCommand) -> anyhow::Result<ExitCode> {
-    let (project, set, answers, k, bins, unit, dir) = match cmd {
-        MetricsCommand::Run { project, set, answers, k, bins, unit, out } => {
-            (project, set, answers, k, bins, unit, out)
+    let (project, set, answers, k, bins, unit, definitions, dir) = match cmd {
+        MetricsCommand::Run { project, set, answers, k, bins, unit, definitions, out } => {
+            (project, set, answers, k, bins, unit, definitions, out)
         }
         MetricsCommand::List { project } => {
             let p = app::ssr::store::find_project(pool, &project).await?;
@@ -129,7 +135,8 @@ pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: MetricsCommand)
         anyhow::bail!("question set {set} belongs to another project");
     }
     let unit = engine::metrics::RelevanceUnit::parse(&unit).map_err(anyhow::Error::msg)?;
-    let (run_id, job) = app::ssr::metrics::create(pool, set, &answers, k, bins, unit).await?;
+    let definitions = engine::metrics::Definitions::parse(&definitions).map_err(anyhow::Error::msg)?;
+    let (run_id, job) = app::ssr::metrics::create(pool, set, &answers, k, bins, unit, definitions).await?;
     // A failed job is reported below with its error and how to go on.
     let _ = super::execute_job(pool, out, llm, job.id, false).await;
     let after = app::ssr::store::jobs::get_job(pool, job.id).await?;
@@ -156,7 +163,7 @@ pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: MetricsCommand)
             "metrics run {run_id} · question set {set} · embeddings: {} · k = {k} · {bins} quantile bins · relevance at the {} unit",
             report.embedding_model,
             report.relevance_unit.name()
-        )];
+        ), report.definitions.describe().to_string()];
         for s in &report.sets {
             let o = &s.overall;
             lines.push(format!(

@@ -56,13 +56,7 @@ async fn peers_mock() -> mockllm::MockServer {
 
 /// Waits until the service at `url` answers `/health`; fails with its log
 /// when it exits or has not answered in 3 minutes.
-async fn wait_healthy(
-    client: &reqwest::Client,
-    url: &str,
-    server: &mut Killed,
-    what: &str,
-    log: impl Fn() -> String,
-) {
+async fn wait_healthy(client: &reqwest::Client, url: &str, server: &mut Killed, what: &str, log: impl Fn() -> String) {
     let started = Instant::now();
     while get(client, &format!("{url}/health")).await.is_none() {
         if let Ok(Some(status)) = server.0.try_wait() {

@@ -475,12 +475,20 @@ where
                 }
                 let (set, sets) = (made.question_sets[i], made.answer_sets[i].clone());
                 let label = label::metrics(i);
-                let what = json!({ "set": set, "made.answer_sets": sets, "k": mx.k, "bins": mx.bins, "unit": mx.unit });
+                let mut what =
+                    json!({ "set": set, "made.answer_sets": sets, "k": mx.k, "bins": mx.bins, "unit": mx.unit });
                 let unit = engine::metrics::RelevanceUnit::parse(&mx.unit)
                     .map_err(|e| AppError::Invalid(format!("metrics.unit: {e}")))?;
+                let definitions = engine::metrics::Definitions::parse(&mx.definitions)
+                    .map_err(|e| AppError::Invalid(format!("metrics.definitions: {e}")))?;
+                // (Standard runs keep the fingerprint they had before the choice.)
+                if definitions != engine::metrics::Definitions::Standard {
+                    what["definitions"] = json!(definitions.name());
+                }
                 let run = r
                     .stage("metrics", label, what, async {
-                        let (run, job) = crate::ssr::metrics::create(pool, set, &sets, mx.k, mx.bins, unit).await?;
+                        let (run, job) =
+                            crate::ssr::metrics::create(pool, set, &sets, mx.k, mx.bins, unit, definitions).await?;
                         Ok((job, run))
                     })
                     .await?;

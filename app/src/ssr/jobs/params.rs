@@ -250,6 +250,10 @@ fn chunk() -> String {
     "chunk".into()
 }
 
+fn standard() -> String {
+    "standard".into()
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MetricsParams {
     pub set_id: i64,
@@ -261,6 +265,9 @@ pub struct MetricsParams {
     /// What retrieval is judged against (`chunk` before the choice existed).
     #[serde(default = "chunk")]
     pub unit: String,
+    /// `standard` or `as-published` (issue #42; `standard` before it).
+    #[serde(default = "standard")]
+    pub definitions: String,
     /// The run the job fills, recorded once the run exists.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_id: Option<i64>,

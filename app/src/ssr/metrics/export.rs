@@ -15,9 +15,10 @@ pub fn report_json(r: &Report) -> serde_json::Value {
 }
 
 /// Every question's metrics as CSV: answer set, question, category, AP,
-/// nDCG, recall, CS, ROUGE-1, BLEU.
+/// nDCG, recall, CS, ROUGE-1, BLEU, and the definitions they follow.
 pub fn questions_csv(r: &Report) -> String {
-    let mut out = String::from("answer_set,question_id,category,ap,ndcg,recall,cs,rouge1,bleu\n");
+    let mut out = String::from("answer_set,question_id,category,ap,ndcg,recall,cs,rouge1,bleu,definitions\n");
+    let definitions = r.definitions.name();
     // Fixed precision (6 decimals, `crate::format::csv_number`), never 0.30000000000000004.
     let f = crate::format::csv_number;
     let num = |x: Option<f64>| x.map_or(String::new(), f);
@@ -25,7 +26,7 @@ pub fn questions_csv(r: &Report) -> String {
         for q in &s.questions {
             let category = q.category.clone().unwrap_or_default().replace('"', "\"\"");
             out += &format!(
-                "{},{},\"{category}\",{},{},{},{},{},{}\n",
+                "{},{},\"{category}\",{},{},{},{},{},{},{definitions}\n",
                 s.answer_set_id,
                 q.question_id,
                 num(q.scores.ap),

@@ -25,7 +25,7 @@ pub use run::*;
 use engine::metrics::factorial::{self};
 use engine::metrics::granularity::DimensionAnalysis;
 use engine::metrics::score::PairScores;
-use engine::metrics::RelevanceUnit;
+use engine::metrics::{Definitions, RelevanceUnit};
 use serde::{Deserialize, Serialize};
 
 /// Questions per job item.
@@ -72,6 +72,9 @@ pub struct Report {
     /// before issue #21 used the source chunk).
     #[serde(default = "chunk_unit")]
     pub relevance_unit: RelevanceUnit,
+    /// Whose definitions the numbers follow (standard before issue #42).
+    #[serde(default)]
+    pub definitions: Definitions,
     pub embedding_model: String,
     pub sets: Vec<SetMetrics>,
 }
@@ -87,6 +90,14 @@ fn unit_of(job: &crate::model::JobView) -> RelevanceUnit {
         .ok()
         .and_then(|p| p.metrics(job.id).ok().and_then(|m| RelevanceUnit::parse(&m.unit).ok()))
         .unwrap_or(RelevanceUnit::Chunk)
+}
+
+/// A job's definitions (standard for jobs made before the choice existed).
+fn definitions_of(job: &crate::model::JobView) -> Definitions {
+    crate::ssr::jobs::JobParams::of(job)
+        .ok()
+        .and_then(|p| p.metrics(job.id).ok().and_then(|m| Definitions::parse(&m.definitions).ok()))
+        .unwrap_or_default()
 }
 
 fn mean(v: impl Iterator<Item = f64>) -> f64 {

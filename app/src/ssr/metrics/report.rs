@@ -106,6 +106,8 @@ pub fn view(r: &Report) -> crate::model::MetricsView {
         k: r.k,
         bins: r.bins,
         relevance_unit: r.relevance_unit.name().to_string(),
+        definitions: r.definitions.name().to_string(),
+        definitions_note: r.definitions.describe().to_string(),
         embedding_model: r.embedding_model.clone(),
         sets: r
             .sets

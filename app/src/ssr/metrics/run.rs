@@ -8,7 +8,7 @@ use engine::metrics::factorial::{self, Observation};
 use engine::metrics::granularity::{self, Scored};
 use engine::metrics::score::{self, EmbeddingCache, Pair};
 use engine::metrics::text;
-use engine::metrics::RelevanceUnit;
+use engine::metrics::{Definitions, RelevanceUnit};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -89,6 +89,7 @@ pub async fn create(
     k: usize,
     bins: usize,
     unit: RelevanceUnit,
+    definitions: Definitions,
 ) -> AppResult<(i64, JobView)> {
     if k == 0 || bins < 2 {
         return Err(AppError::Invalid("k must be at least 1 and bins at least 2".into()));
@@ -102,6 +103,7 @@ pub async fn create(
         k,
         bins,
         unit: unit.name().to_string(),
+        definitions: definitions.name().to_string(),
         run_id: None,
     });
     let job = jobs::create(pool, set.project_id, &params, total as i64).await?;
@@ -217,6 +219,7 @@ async fn finish(pool: &Db, job: &JobView) -> AppResult<()> {
         .into_iter()
         .filter_map(|q| Some((q.id, q.reference_answer?)))
         .collect();
+    let definitions = definitions_of(job);
     let lv_order = coarse_order(pool, run.project_id, "LV").await;
     let qc_order = coarse_order(pool, run.project_id, "QC").await;
     let mut sets = Vec::new();
@@ -224,8 +227,21 @@ async fn finish(pool: &Db, job: &JobView) -> AppResult<()> {
         let aset = store::answers::get_set(pool, a).await?;
         let mut per_question = by_set.remove(&a).unwrap_or_default();
         per_question.sort_by_key(|q| q.question_id);
+        for q in per_question.iter_mut() {
+            q.scores = q.scores.under(definitions);
+        }
         let answers: HashMap<i64, String> = store::answers::texts(pool, a).await?.into_iter().collect();
-        sets.push(aggregate(&aset, per_question, &answers, &references, run.bins as usize, &lv_order, &qc_order));
+        let mut set = aggregate(&aset, per_question, &answers, &references, run.bins as usize, &lv_order, &qc_order);
+        if definitions == Definitions::AsPublished {
+            // The authors' NMI in front; their code has no interval or floor.
+            for l in set.granularity.iter_mut().flat_map(|d| d.levels.iter_mut()) {
+                if let Some(nmi) = l.nmi_published {
+                    l.nmi = nmi;
+                    (l.nmi_ci, l.nmi_floor) = (None, None);
+                }
+            }
+        }
+        sets.push(set);
     }
     let report = Report {
         run_id,
@@ -233,6 +249,7 @@ async fn finish(pool: &Db, job: &JobView) -> AppResult<()> {
         k: run.k as usize,
         bins: run.bins as usize,
         relevance_unit: unit_of(job),
+        definitions,
         embedding_model: format!("{MODEL} (in process)"),
         sets,
     };

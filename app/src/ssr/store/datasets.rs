@@ -101,7 +101,8 @@ pub async fn import_files(
         &columns,
     )
     .map_err(|e| AppError::Invalid(e.0))?;
-    let name = if name.trim().is_empty() { format!("{} from {}", format.name(), file.0) } else { name.trim().to_string() };
+    let name =
+        if name.trim().is_empty() { format!("{} from {}", format.name(), file.0) } else { name.trim().to_string() };
     import(pool, project_id, format, data, (file.0, corpus.map(|c| c.0)), &name, limits).await
 }
 
