@@ -43,6 +43,10 @@ const { graphragBenchPair } = require('./fixtures/benchmark-files');
       await page.waitForSelector('body[data-hydrated="true"]', { timeout: 120000 });
       await page.locator('table').first().scrollIntoViewIfNeeded();
       await page.screenshot({ path: `${out}/answers-${width}.png` });
+      await page.goto(`${base}/projects/${p}/metrics/${ids.metricsRun}`);
+      await page.waitForSelector('body[data-hydrated="true"]', { timeout: 120000 });
+      await page.locator('#definitions').scrollIntoViewIfNeeded();
+      await page.screenshot({ path: `${out}/metrics-${width}.png` });
       await page.close();
     }
   } finally {

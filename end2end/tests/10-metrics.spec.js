@@ -60,10 +60,25 @@ test('compute MAP, nDCG, Recall, CS, ROUGE-1 and BLEU with the granularity analy
   expect(png.status()).toBe(200);
   expect(png.headers()['content-type']).toBe('image/png');
 
+  // Standard definitions by default, said on the report (#42).
+  await expect(page.locator('#definitions')).toHaveAttribute('data-definitions', 'standard');
+  await expect(page.locator('#metrics-overall thead')).toContainText('BLEU (0–100)');
+
   // Listed on the Metrics page.
   const run = page.url().split('/').pop();
   await openHydrated(page, `/projects/${project}/metrics`);
   await expect(page.locator(`#metrics-runs tr[data-run="${run}"]`)).toContainText('done');
+
+  // The HieraRAG authors' definitions, chosen on the form: the report says
+  // so and why AP can exceed 1, BLEU is NLTK's 0–1.
+  await page.locator('#metrics-definitions').selectOption('as-published');
+  await page.locator('#compute-metrics').click();
+  await expect(page).toHaveURL(new RegExp(`/projects/${project}/metrics/(?!${run}$)\\d+$`), { timeout: 15_000 });
+  await expect(page.locator(`#metrics-overall tr[data-answers="${answers}"]`)).toContainText('bm25', { timeout: 60_000 });
+  await expect(page.locator('#definitions')).toHaveAttribute('data-definitions', 'as-published');
+  await expect(page.locator('#definitions')).toContainText('can exceed 1');
+  await expect(page.locator('#metrics-overall thead')).toContainText('BLEU (0–1, NLTK)');
+  await openHydrated(page, `/projects/${project}/metrics`);
 
   // Shared: the report opens from the link with no session.
   const share = cli('share', 'create', String(project), '--page', `metrics:${run}`);

@@ -227,10 +227,12 @@ pub fn MetricsRunPage() -> impl IntoView {
     }
 }
 
-fn means_cells(m: &MetricsMeansView) -> impl IntoView {
+/// A group's means; BLEU on NLTK's 0–1 scale when `published`.
+fn means_cells(m: &MetricsMeansView, published: bool) -> impl IntoView {
+    let bleu = if published { format!("{:.4}", m.bleu) } else { format!("{:.2}", m.bleu) };
     view! {
         <td class="num">{m.n}</td><td class="num">{f3(m.map)}</td><td class="num">{f3(m.ndcg)}</td><td class="num">{f3(m.recall)}</td>
-        <td class="num">{format!("{:.3}", m.cs)}</td><td class="num">{format!("{:.3}", m.rouge1)}</td><td class="num">{format!("{:.2}", m.bleu)}</td>
+        <td class="num">{format!("{:.3}", m.cs)}</td><td class="num">{format!("{:.3}", m.rouge1)}</td><td class="num">{bleu}</td>
     }
 }
 
@@ -270,6 +272,8 @@ pub fn Results(
         (None, false) => format!("/api/metrics/{}", v.run_id),
     };
     let k = v.k;
+    let published = v.definitions == "as-published";
+    let bleu_header = if published { "BLEU (0–1, NLTK)" } else { "BLEU (0–100)" };
     view! {
         <section id="metrics-results">
             <h2>"Overall " <span class="small muted">"(as " <Cite paper=Paper::HieraRag at="Table 1"/> ")"</span></h2>
@@ -280,16 +284,16 @@ pub fn Results(
             })}</p>
             {v.unit_warning().map(|w| view! { <p class="notice" id="unit-warning">{w}</p> })}
             {(!v.definitions_note.is_empty()).then(|| view! {
-                <p class=if v.definitions == "as-published" { "notice" } else { "small muted" } id="definitions"
+                <p class=if published { "notice" } else { "small muted" } id="definitions"
                     data-definitions=v.definitions.clone()>{format!("Definitions: {}.", v.definitions_note)}</p>
             })}
             <table class="grid" id="metrics-overall">
                 <thead><tr><th>"Answer set"</th><th class="num">"n"</th><th class="num">"MAP"</th><th class="num symbol">{format!("nDCG@{k}")}</th>
-                    <th class="num">{format!("Recall@{k}")}</th><th class="num">"CS"</th><th class="num">"ROUGE-1"</th><th class="num">"BLEU (0–100)"</th><th class="num">"corpus BLEU (0–100)"</th></tr></thead>
+                    <th class="num">{format!("Recall@{k}")}</th><th class="num">"CS"</th><th class="num">"ROUGE-1"</th><th class="num">{bleu_header}</th><th class="num">"corpus BLEU (0–100)"</th></tr></thead>
                 <tbody>
                     {v.sets.iter().map(|s| view! {
                         <tr data-answers=s.answer_set_id><td>{format!("#{} {} ({})", s.answer_set_id, s.name, s.method)}</td>
-                            {means_cells(&s.overall)}<td class="num">{format!("{:.2}", s.corpus_bleu)}</td></tr>
+                            {means_cells(&s.overall, published)}<td class="num">{format!("{:.2}", s.corpus_bleu)}</td></tr>
                     }).collect_view()}
                 </tbody>
             </table>
@@ -299,8 +303,9 @@ pub fn Results(
                     <a href=format!("{base}/report.json") download="">"Report (JSON)"</a> " · "
                     <a href=format!("{base}/report.html") download="">"One HTML file"</a>
                 })}
-                <span class="muted">{format!(" · embeddings: {} · NMI over {} quantile bins of CS · retrieval — where a method recorded no chunks", v.embedding_model, v.bins)}</span></p>
-            {v.sets.into_iter().map(|s| view! { <SetDetail s k base=base.clone()/> }).collect_view()}
+                <span class="muted">{format!(" · embeddings: {} · NMI over {} · retrieval — where a method recorded no chunks", v.embedding_model,
+                    if published { "5 equal-width bins of the set's CS (as published)".to_string() } else { format!("{} quantile bins of CS", v.bins) })}</span></p>
+            {v.sets.into_iter().map(|s| view! { <SetDetail s k base=base.clone() published/> }).collect_view()}
         </section>
     }
 }
@@ -314,7 +319,8 @@ fn factorial_row(r: &FactorialRow) -> impl IntoView {
 }
 
 #[component]
-fn SetDetail(s: SetMetricsView, k: usize, base: String) -> impl IntoView {
+fn SetDetail(s: SetMetricsView, k: usize, base: String, published: bool) -> impl IntoView {
+    let bleu_header = if published { "BLEU (0–1, NLTK)" } else { "BLEU (0–100)" };
     let sid = s.answer_set_id;
     view! {
         <section class="panel metrics-set" data-answers=sid>
@@ -380,9 +386,9 @@ fn SetDetail(s: SetMetricsView, k: usize, base: String) -> impl IntoView {
             <h3>"Per category"</h3>
             <table class="grid per-category">
                 <thead><tr><th>"Category"</th><th class="num">"n"</th><th class="num">"MAP"</th><th class="num symbol">{format!("nDCG@{k}")}</th>
-                    <th class="num">{format!("Recall@{k}")}</th><th class="num">"CS"</th><th class="num">"ROUGE-1"</th><th class="num">"BLEU (0–100)"</th></tr></thead>
+                    <th class="num">{format!("Recall@{k}")}</th><th class="num">"CS"</th><th class="num">"ROUGE-1"</th><th class="num">{bleu_header}</th></tr></thead>
                 <tbody>
-                    {s.per_category.iter().map(|c| view! { <tr><td class="small">{c.group.clone()}</td>{means_cells(c)}</tr> }).collect_view()}
+                    {s.per_category.iter().map(|c| view! { <tr><td class="small">{c.group.clone()}</td>{means_cells(c, published)}</tr> }).collect_view()}
                 </tbody>
             </table>
         </section>

@@ -55,12 +55,12 @@ impl Definitions {
     pub fn describe(self) -> &'static str {
         match self {
             Definitions::Standard => {
-                "standard definitions: AP/nDCG/Recall count each relevant unit once (trec_eval); \
+                "standard — AP/nDCG/Recall count each relevant unit once (trec_eval); \
                  ROUGE-1 unstemmed (rouge-score); BLEU as sacrebleu (0–100); NMI as scikit-learn (arithmetic), \
                  equal-count bins per level"
             }
             Definitions::AsPublished => {
-                "as published (the HieraRAG authors' code, bug for bug): every retrieved chunk of a \
+                "as published in the HieraRAG authors' code, bug for bug — every retrieved chunk of a \
                  gold document counts as a hit, so AP, nDCG@10 and Recall@10 can exceed 1; ROUGE-1 with stemming; \
                  NLTK sentence BLEU with method-4 smoothing (0–1); NMI = MI / H(category) over 5 equal-width bins of \
                  the set's similarities (also for levels under 10 questions, which the authors' code leaves out)"

@@ -287,7 +287,7 @@ async fn bm25_top_10_over_512_token_chunks_at_each_relevance_unit() {
     assert!(csv.lines().next().unwrap().ends_with(",definitions"));
     assert!(csv.lines().skip(1).all(|l| l.ends_with(",as-published")), "{csv}");
     let html = std::fs::read_to_string(files.join("report.html")).unwrap();
-    assert!(html.contains("Definitions: as published (the HieraRAG authors"), "the HTML report says so");
+    assert!(html.contains("Definitions: as published in the HieraRAG authors"), "the HTML report says so");
 }
 
 /// Without the embedding model every batch fails: the run ends with no
