@@ -41,7 +41,7 @@ const { graphragBenchPair } = require('./fixtures/benchmark-files');
       await page.screenshot({ path: `${out}/questions-sets-${width}.png` });
       await page.goto(`${base}/projects/${p}/answers`);
       await page.waitForSelector('body[data-hydrated="true"]', { timeout: 120000 });
-      await page.locator('table').first().scrollIntoViewIfNeeded();
+      await page.locator('table.cost-table').scrollIntoViewIfNeeded();
       await page.screenshot({ path: `${out}/answers-${width}.png` });
       await page.goto(`${base}/projects/${p}/metrics/${ids.metricsRun}`);
       await page.waitForSelector('body[data-hydrated="true"]', { timeout: 120000 });
