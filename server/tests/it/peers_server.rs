@@ -54,17 +54,24 @@ async fn peers_mock() -> mockllm::MockServer {
     .await
 }
 
-/// Waits until the service at `url` answers `/health`; fails with its log
-/// when it exits or has not answered in 3 minutes.
-async fn wait_healthy(client: &reqwest::Client, url: &str, server: &mut Killed, what: &str, log: impl Fn() -> String) {
+/// Starts `command` (its output in `log`) and waits until it answers
+/// `/health` on `port`; fails with the log when it exits or has not
+/// answered in 3 minutes. The process (killed when dropped) and its URL.
+async fn serve(command: &mut std::process::Command, log: &std::path::Path, port: u16, what: &str) -> (Killed, String) {
+    let file = std::fs::File::create(log).unwrap();
+    let mut server = Killed(command.stdout(file.try_clone().unwrap()).stderr(file).spawn().unwrap());
+    let url = format!("http://127.0.0.1:{port}");
+    let client = reqwest::Client::new();
+    let said = || std::fs::read_to_string(log).unwrap_or_default();
     let started = Instant::now();
-    while get(client, &format!("{url}/health")).await.is_none() {
+    while get(&client, &format!("{url}/health")).await.is_none() {
         if let Ok(Some(status)) = server.0.try_wait() {
-            panic!("{what} exited ({status}):\n{}", log());
+            panic!("{what} exited ({status}):\n{}", said());
         }
-        assert!(started.elapsed() < Duration::from_secs(180), "{what} did not start:\n{}", log());
+        assert!(started.elapsed() < Duration::from_secs(180), "{what} did not start:\n{}", said());
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
+    (server, url)
 }
 
 /// Project "Theirs" imported from the program's `folder` (two documents), a
@@ -104,42 +111,36 @@ async fn a_real_lightrag_server_answers_through_the_preset_and_its_retrieval_is_
     std::fs::create_dir_all(&input).unwrap();
     let port = free_port();
     let base = mock.base_url();
-    let log = std::fs::File::create(dir.path().join("lightrag-server.log")).unwrap();
-    let mut server = Killed(
-        std::process::Command::new(&bin)
-            .args(["--host", "127.0.0.1", "--port", &port.to_string()])
-            .arg("--working-dir")
-            .arg(&work)
-            .arg("--input-dir")
-            .arg(&input)
-            .current_dir(dir.path())
-            .envs([
-                ("LLM_BINDING", "openai"),
-                ("LLM_MODEL", "mock-model"),
-                ("LLM_BINDING_HOST", base.as_str()),
-                ("LLM_BINDING_API_KEY", "mock"),
-                ("EMBEDDING_BINDING", "openai"),
-                ("EMBEDDING_MODEL", "mock-embed"),
-                ("EMBEDDING_DIM", "8"),
-                ("EMBEDDING_BINDING_HOST", base.as_str()),
-                ("EMBEDDING_BINDING_API_KEY", "mock"),
-                ("EMBEDDING_USE_BASE64", "false"),
-                ("CHUNK_SIZE", "400"),
-                ("CHUNK_OVERLAP_SIZE", "40"),
-                ("TIKTOKEN_CACHE_DIR", home.join("tiktoken").to_str().unwrap()),
-                ("HF_HUB_OFFLINE", "1"),
-                ("NO_PROXY", "127.0.0.1,localhost"),
-            ])
-            .stdout(log.try_clone().unwrap())
-            .stderr(log)
-            .spawn()
-            .unwrap(),
-    );
-    let url = format!("http://127.0.0.1:{port}");
-    let client = reqwest::Client::new();
+    let mut command = std::process::Command::new(&bin);
+    command
+        .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+        .arg("--working-dir")
+        .arg(&work)
+        .arg("--input-dir")
+        .arg(&input)
+        .current_dir(dir.path())
+        .envs([
+            ("LLM_BINDING", "openai"),
+            ("LLM_MODEL", "mock-model"),
+            ("LLM_BINDING_HOST", base.as_str()),
+            ("LLM_BINDING_API_KEY", "mock"),
+            ("EMBEDDING_BINDING", "openai"),
+            ("EMBEDDING_MODEL", "mock-embed"),
+            ("EMBEDDING_DIM", "8"),
+            ("EMBEDDING_BINDING_HOST", base.as_str()),
+            ("EMBEDDING_BINDING_API_KEY", "mock"),
+            ("EMBEDDING_USE_BASE64", "false"),
+            ("CHUNK_SIZE", "400"),
+            ("CHUNK_OVERLAP_SIZE", "40"),
+            ("TIKTOKEN_CACHE_DIR", home.join("tiktoken").to_str().unwrap()),
+            ("HF_HUB_OFFLINE", "1"),
+            ("NO_PROXY", "127.0.0.1,localhost"),
+        ]);
+    let log = dir.path().join("lightrag-server.log");
     let server_log = || std::fs::read_to_string(dir.path().join("lightrag-server.log")).unwrap_or_default();
+    let (_server, url) = serve(&mut command, &log, port, "lightrag-server").await;
+    let client = reqwest::Client::new();
     let started = Instant::now();
-    wait_healthy(&client, &url, &mut server, "lightrag-server", server_log).await;
 
     // Two documents through its own API, indexed against the mock.
     let texts = [text("alice_in_wonderland.txt", 9000), text("christmas_carol_stave1.txt", 9000)];
@@ -285,23 +286,12 @@ async fn a_real_graphrag_index_answers_through_the_ms_graphrag_preset() {
     let root = dir.path().join("index.root");
 
     let port = free_port();
-    let log = std::fs::File::create(dir.path().join("graphrag-serve.log")).unwrap();
-    let mut server = Killed(
-        std::process::Command::new(&python)
-            .arg(script("graphrag-serve"))
-            .arg("--root")
-            .arg(&root)
-            .args(["--port", &port.to_string()])
-            .envs(offline.iter().map(|(k, v)| (*k, v.as_str())))
-            .stdout(log.try_clone().unwrap())
-            .stderr(log)
-            .spawn()
-            .unwrap(),
-    );
-    let url = format!("http://127.0.0.1:{port}");
-    let client = reqwest::Client::new();
+    let mut command = std::process::Command::new(&python);
+    command.arg(script("graphrag-serve")).arg("--root").arg(&root).args(["--port", &port.to_string()]);
+    command.envs(offline.iter().map(|(k, v)| (*k, v.as_str())));
+    let log = dir.path().join("graphrag-serve.log");
     let server_log = || std::fs::read_to_string(dir.path().join("graphrag-serve.log")).unwrap_or_default();
-    wait_healthy(&client, &url, &mut server, "graphrag-serve", server_log).await;
+    let (_server, url) = serve(&mut command, &log, port, "graphrag-serve").await;
 
     // Its output folder is the project: documents, text units as chunks, graph, communities.
     let db = common::test_db(dir.path(), "graphrag").await;
