@@ -177,7 +177,10 @@ pub fn extractive(question: &str, context: &str, target_words: Option<usize>) ->
             *df.entry(w).or_default() += 1.0;
         }
     }
-    let asked: HashSet<String> = words(question).collect();
+    // In a fixed order: the scores are sums of floats, and a HashSet's
+    // order differs from run to run — so would near-ties between sentences
+    // (issue #42: 6 of 150 offline answers changed between two runs).
+    let asked: std::collections::BTreeSet<String> = words(question).collect();
     let mut ranked: Vec<(usize, f64)> = candidates
         .iter()
         .enumerate()

@@ -551,3 +551,43 @@ async fn the_answers_price_counts_the_calls_the_run_records() {
     let err = app::ssr::answers::plan(&pool, &llm, &req).await.unwrap_err().to_string();
     assert!(err.contains("unknown method \"bm26\""), "{err}");
 }
+
+/// Offline answers are a function of their inputs (issue #42): two runs
+/// with `--no-cache` over two novels give byte-identical answer sets, for
+/// every built-in method (the extractive answerer summed its sentence
+/// scores in a HashSet's order, which differs between runs; this guards
+/// that and any other source of run-to-run difference).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_offline_runs_without_the_cache_answer_byte_for_byte_alike() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = common::test_db(dir.path(), "det").await;
+    json(&assay(&db, &["--json", "project", "create", "D"], &[]).await);
+    for book in ["christmas_carol_stave1.txt", "alice_in_wonderland.txt"] {
+        let path = common::corpora().join(book);
+        json(&assay(&db, &["--json", "corpus", "add", "D", path.to_str().unwrap()], &[]).await);
+    }
+    json(&assay(&db, &["--json", "graph", "build", "D"], &[]).await);
+    let args = ["--json", "questions", "generate", "hierarchical", "D", "--per-category", "12", "--dimensions", "QC"];
+    let set = json(&assay(&db, &args, &[]).await)["set_id"].to_string();
+    let pool = db.open().await;
+    for method in ["bm25", "lightrag", "fastgraphrag", "graphrag-local", "graphrag-global", "naive"] {
+        let mut runs: Vec<Vec<(i64, String)>> = Vec::new();
+        for _ in 0..2 {
+            let args = ["--json", "answers", "generate", "D", "--set", &set, "--method", method, "--no-cache"];
+            let made = json(&assay(&db, &args, &[]).await);
+            assert_eq!(made["status"], "done", "{method}: {made}");
+            let answers = app::ssr::store::answers::list_answers(&pool, made["answers_id"].as_i64().unwrap(), None)
+                .await
+                .unwrap();
+            runs.push(answers.into_iter().map(|a| (a.question_id, a.answer)).collect());
+        }
+        assert!(runs[0].len() >= 150, "{method}: {} answers", runs[0].len());
+        let differ: Vec<i64> = runs[0].iter().zip(&runs[1]).filter(|(a, b)| a != b).map(|(a, _)| a.0).collect();
+        assert!(
+            differ.is_empty(),
+            "{method}: {} of {} answers differ: questions {differ:?}",
+            differ.len(),
+            runs[0].len()
+        );
+    }
+}
