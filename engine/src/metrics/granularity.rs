@@ -14,6 +14,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::information::{entropy, mutual_information};
+
 /// The Coherence Ratio's ε (seed 004, footnote 3).
 pub const EPSILON: f64 = 0.001;
 
@@ -54,29 +56,6 @@ pub fn quantile_bins(values: &[f64], bins: usize) -> Vec<usize> {
     sorted.sort_by(f64::total_cmp);
     let edges: Vec<f64> = (1..bins.max(1)).map(|i| quantile(&sorted, i as f64 / bins as f64)).collect();
     values.iter().map(|v| edges.iter().filter(|e| **e <= *v).count()).collect()
-}
-
-pub(crate) fn entropy(counts: impl Iterator<Item = usize>, n: f64) -> f64 {
-    counts.filter(|c| *c > 0).map(|c| c as f64 / n).map(|p| -p * p.ln()).sum()
-}
-
-/// Mutual information in nats from the counts of two labelings and of
-/// their pairs over `n` items (scikit-learn's `mutual_info_score`; never
-/// below 0).
-pub(crate) fn mutual_information<A: Ord, B: Ord>(
-    ca: &BTreeMap<A, usize>,
-    cb: &BTreeMap<B, usize>,
-    joint: &BTreeMap<(A, B), usize>,
-    n: f64,
-) -> f64 {
-    joint
-        .iter()
-        .map(|((x, y), c)| {
-            let p = *c as f64 / n;
-            p * (p / ((ca[x] as f64 / n) * (cb[y] as f64 / n))).ln()
-        })
-        .sum::<f64>()
-        .max(0.0)
 }
 
 /// scikit-learn's `normalized_mutual_info_score(a, b)` (arithmetic mean of
@@ -153,7 +132,7 @@ pub struct LevelStats {
     #[serde(default)]
     pub min_per_category: usize,
     /// NMI as the HieraRAG authors' code computes it
-    /// ([`super::published::mi_over_category_entropy`] over 5 equal-width
+    /// ([`super::information::mi_over_category_entropy`] over 5 equal-width
     /// bins of the whole answer set's similarities). Their code leaves out
     /// levels under 10 questions; Assay computes those too (the level's
     /// warning says it is small).
@@ -254,7 +233,7 @@ pub fn analyse(items: &[Scored], bins: usize) -> Vec<DimensionAnalysis> {
 /// entropy (for levels of 10 questions or more; here for every level).
 fn published_nmi(out: &mut [DimensionAnalysis], items: &[Scored]) {
     let scores: Vec<f64> = items.iter().map(|s| s.score).collect();
-    let bins = super::published::equal_width_bins(&scores, 5);
+    let bins = super::information::equal_width_bins(&scores, 5);
     for d in out.iter_mut() {
         for l in d.levels.iter_mut() {
             let (labels, binned): (Vec<&str>, Vec<usize>) = items
@@ -268,7 +247,7 @@ fn published_nmi(out: &mut [DimensionAnalysis], items: &[Scored]) {
                 .map(|(s, b)| (s.category.as_str(), *b))
                 .unzip();
             l.nmi_published =
-                (!labels.is_empty()).then(|| super::published::mi_over_category_entropy(&labels, &binned));
+                (!labels.is_empty()).then(|| super::information::mi_over_category_entropy(&labels, &binned));
         }
     }
 }

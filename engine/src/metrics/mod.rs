@@ -9,6 +9,7 @@
 
 pub mod factorial;
 pub mod granularity;
+pub mod information;
 pub mod porter;
 pub mod published;
 pub mod score;

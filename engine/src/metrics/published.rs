@@ -7,10 +7,10 @@
 //! [`super::granularity`]; `scripts/refs/published_refs.py` runs the
 //! authors' functions, copied verbatim, on the inputs the tests use.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::hash::Hash;
 
-use super::granularity::{entropy, mutual_information};
+pub use super::information::{equal_width_bins, mi_over_category_entropy};
 
 /// MAP, nDCG@10 and Recall@10 of one question as `compute_retrieval_metrics`
 /// computes them: `retrieved` is the document id of each retrieved chunk in
@@ -40,58 +40,43 @@ pub struct RetrievalScores {
     pub recall: f64,
 }
 
-/// `pd.cut(values, bins=n, labels=False)`: `n` equal-width bins over the
-/// values' range, right-closed, the lowest edge lowered by 0.1% of the range
-/// so the minimum falls in bin 0 (a range of zero widened by 0.1% of the
-/// value each way). The authors cut the cosine similarities of a whole run
-/// at once, before grouping them by dimension and level.
-pub fn equal_width_bins(values: &[f64], n: usize) -> Vec<usize> {
-    let n = n.max(1);
-    let (Some(mn), Some(mx)) = (values.iter().copied().reduce(f64::min), values.iter().copied().reduce(f64::max))
-    else {
-        return Vec::new();
-    };
-    let (lo, hi) = if mn == mx {
-        let widen = |v: f64| if v != 0.0 { 0.001 * v.abs() } else { 0.001 };
-        (mn - widen(mn), mx + widen(mx))
-    } else {
-        (mn, mx)
-    };
-    // np.linspace(lo, hi, n + 1): start + i·step, the last edge exactly hi.
-    let step = (hi - lo) / n as f64;
-    let mut edges: Vec<f64> = (0..=n).map(|i| i as f64 * step + lo).collect();
-    edges[n] = hi;
-    if mn != mx {
-        edges[0] -= (mx - mn) * 0.001;
+/// Sentence BLEU as the HieraRAG authors computed it
+/// (`compute_bleu`): NLTK's `sentence_bleu([reference.lower().split()],
+/// generated.lower().split(), smoothing_function=SmoothingFunction().method4)`
+/// — whitespace tokens, n-grams up to 4 weighted 1/4, the brevity penalty
+/// against the one reference, and Chen & Cherry's method 4 for n-gram
+/// orders without a match (the i-th such precision becomes
+/// ln(len) / (2^i · 5 · total)); 0 without a matching unigram. On NLTK's
+/// 0–1 scale, not sacrebleu's 0–100.
+pub fn bleu_method4(reference: &str, generated: &str) -> f64 {
+    let r: Vec<String> = reference.to_lowercase().split_whitespace().map(str::to_string).collect();
+    let h: Vec<String> = generated.to_lowercase().split_whitespace().map(str::to_string).collect();
+    let mut p: Vec<(usize, usize)> = Vec::with_capacity(4);
+    for n in 1..=4 {
+        let (hc, rc) = (ngram_counts(&h, n), ngram_counts(&r, n));
+        let matched: usize = hc.iter().map(|(g, c)| (*c).min(rc.get(g).copied().unwrap_or(0))).sum();
+        p.push((matched, hc.values().sum::<usize>().max(1)));
     }
-    // searchsorted(side="left") − 1: x in (e[i], e[i+1]] is bin i.
-    values.iter().map(|&x| edges.partition_point(|&e| e < x).saturating_sub(1).min(n - 1)).collect()
-}
-
-/// The authors' "normalized MI" of a level: scikit-learn's
-/// `mutual_info_score(category, bin)` divided by the entropy of the
-/// categories alone (scipy's `entropy` of their frequencies), 0 when that
-/// entropy is 0 — not scikit-learn's NMI, which divides by the mean of
-/// both entropies.
-pub fn mi_over_category_entropy<C: Ord + Clone>(categories: &[C], bins: &[usize]) -> f64 {
-    let n = categories.len().min(bins.len());
-    if n == 0 {
+    if p[0].0 == 0 {
         return 0.0;
     }
-    let mut ca: BTreeMap<C, usize> = BTreeMap::new();
-    let mut cb: BTreeMap<usize, usize> = BTreeMap::new();
-    let mut joint: BTreeMap<(C, usize), usize> = BTreeMap::new();
-    for (c, b) in categories.iter().zip(bins).take(n) {
-        *ca.entry(c.clone()).or_default() += 1;
-        *cb.entry(*b).or_default() += 1;
-        *joint.entry((c.clone(), *b)).or_default() += 1;
+    let (hl, rl) = (h.len() as f64, r.len() as f64);
+    let bp = if hl > rl { 1.0 } else { (1.0 - rl / hl).exp() };
+    let mut nth_zero = 1;
+    let mut sum = 0.0;
+    for (matched, total) in p {
+        let pi = if matched == 0 && h.len() > 1 {
+            let smoothed = 1.0 / (2f64.powi(nth_zero) * 5.0 / hl.ln()) / total as f64;
+            nth_zero += 1;
+            smoothed
+        } else {
+            matched as f64 / total as f64
+        };
+        if pi > 0.0 {
+            sum += 0.25 * pi.ln();
+        }
     }
-    let h = entropy(ca.values().copied(), n as f64);
-    if h > 0.0 {
-        mutual_information(&ca, &cb, &joint, n as f64) / h
-    } else {
-        0.0
-    }
+    bp * sum.exp()
 }
 
 /// The n-grams of `tokens` with their counts (none when it is shorter).
@@ -225,43 +210,4 @@ mod tests {
             refs["flat_bins"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as usize).collect();
         assert_eq!(equal_width_bins(&[0.5, 0.5, 0.5], 5), flat);
     }
-}
-
-/// Sentence BLEU as the HieraRAG authors computed it
-/// (`compute_bleu`): NLTK's `sentence_bleu([reference.lower().split()],
-/// generated.lower().split(), smoothing_function=SmoothingFunction().method4)`
-/// — whitespace tokens, n-grams up to 4 weighted 1/4, the brevity penalty
-/// against the one reference, and Chen & Cherry's method 4 for n-gram
-/// orders without a match (the i-th such precision becomes
-/// ln(len) / (2^i · 5 · total)); 0 without a matching unigram. On NLTK's
-/// 0–1 scale, not sacrebleu's 0–100.
-pub fn bleu_method4(reference: &str, generated: &str) -> f64 {
-    let r: Vec<String> = reference.to_lowercase().split_whitespace().map(str::to_string).collect();
-    let h: Vec<String> = generated.to_lowercase().split_whitespace().map(str::to_string).collect();
-    let mut p: Vec<(usize, usize)> = Vec::with_capacity(4);
-    for n in 1..=4 {
-        let (hc, rc) = (ngram_counts(&h, n), ngram_counts(&r, n));
-        let matched: usize = hc.iter().map(|(g, c)| (*c).min(rc.get(g).copied().unwrap_or(0))).sum();
-        p.push((matched, hc.values().sum::<usize>().max(1)));
-    }
-    if p[0].0 == 0 {
-        return 0.0;
-    }
-    let (hl, rl) = (h.len() as f64, r.len() as f64);
-    let bp = if hl > rl { 1.0 } else { (1.0 - rl / hl).exp() };
-    let mut nth_zero = 1;
-    let mut sum = 0.0;
-    for (matched, total) in p {
-        let pi = if matched == 0 && h.len() > 1 {
-            let smoothed = 1.0 / (2f64.powi(nth_zero) * 5.0 / hl.ln()) / total as f64;
-            nth_zero += 1;
-            smoothed
-        } else {
-            matched as f64 / total as f64
-        };
-        if pi > 0.0 {
-            sum += 0.25 * pi.ln();
-        }
-    }
-    bp * sum.exp()
 }

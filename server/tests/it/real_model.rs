@@ -238,6 +238,26 @@ async fn the_pipeline_runs_on_a_real_model() {
         every_job_ended_with_reasons(&pool).await;
     }
 
+    // The no-retrieval baseline (`chat-baseline`, issue #41) against the
+    // real OpenAI-compatible server: each question straight to its chat
+    // endpoint, answered, the tokens it counted kept.
+    if questions > 0 {
+        let project = summary["project_id"].as_i64().unwrap().to_string();
+        let (url, model) = (format!("url=\"{}\"", e.base_url), format!("model=\"{}\"", e.model));
+        let args = ["--json", "answers", "generate", &project, "--set", &set.to_string(), "--method", "chat-baseline"];
+        let (code, stdout, stderr, took) =
+            assay(&db, &e, &[&args[..], &["--param", &url, "--param", &model, "--target-words", "20"]].concat());
+        eprintln!("chat-baseline: exit {code} in {:.1} s", took.as_secs_f64());
+        assert_eq!(code, 0, "{stdout}\n{stderr}");
+        let made: Value = serde_json::from_str(&stdout).unwrap();
+        assert_eq!(made["status"], "done", "{made}");
+        let id = made["answers_id"].as_i64().unwrap();
+        let answers = app::ssr::store::answers::list_answers(&pool, id, None).await.unwrap();
+        assert_eq!(answers.len() as i64, questions, "every question answered");
+        assert!(answers.iter().all(|a| !a.answer.trim().is_empty() && a.contexts.is_empty()), "answers, no retrieval");
+        assert!(made["avg_tokens"].as_f64().unwrap_or(0.0) > 0.0, "the server's usage counted: {made}");
+    }
+
     // Everything again: every reply comes from the cache.
     let (code_again, stdout, stderr, took) =
         assay(&db, &e, &["--json", "run", path.to_str().unwrap(), "--out", out.to_str().unwrap()]);
