@@ -1,6 +1,7 @@
 // Screenshots for review (not a test): the 5,000-question project, the
 // Questions page's benchmark import (a GraphRAG-Bench pair through the form)
-// and the Answers page's download links, at 1280 and 390 px.
+// the Answers page's download links, the Evaluations form (its judge
+// temperature) and an evaluation's settings line, at 1280 and 390 px.
 //   node shots.js BIN DB OUTDIR
 const fs = require('fs');
 const { serve, browser } = require('./bench/serve');
@@ -47,6 +48,13 @@ const { graphragBenchPair } = require('./fixtures/benchmark-files');
       await page.waitForSelector('body[data-hydrated="true"]', { timeout: 120000 });
       await page.locator('#definitions').scrollIntoViewIfNeeded();
       await page.screenshot({ path: `${out}/metrics-${width}.png` });
+      await page.goto(`${base}/projects/${p}/evaluations`);
+      await page.waitForSelector('body[data-hydrated="true"]', { timeout: 120000 });
+      await page.locator('#judge-temperature').scrollIntoViewIfNeeded();
+      await page.screenshot({ path: `${out}/evaluations-form-${width}.png` });
+      await page.goto(`${base}/projects/${p}/evaluations/${ids.evaluation}`);
+      await page.waitForSelector('body[data-hydrated="true"]', { timeout: 120000 });
+      await page.screenshot({ path: `${out}/evaluation-${width}.png` });
       await page.close();
     }
   } finally {

@@ -381,6 +381,9 @@ pub struct EvaluationSection {
     /// The scoring prompt: `paper` (seed 000's rubric; default) or
     /// `content-only` (adds "order and length are not merits").
     pub judge_prompt: String,
+    /// The judge's temperature (0–2); left out: none is sent, the model's
+    /// own default.
+    pub judge_temperature: Option<f32>,
 }
 
 impl Default for EvaluationSection {
@@ -402,6 +405,7 @@ impl Default for EvaluationSection {
             seed: 0,
             sanity: true,
             judge_prompt: "paper".into(),
+            judge_temperature: None,
         }
     }
 }
@@ -427,6 +431,7 @@ impl EvaluationSection {
             sanity: false,
             judge_prompt: crate::judge::scoring::JudgePrompt::parse(&self.judge_prompt)
                 .map_err(|e| format!("evaluation.judge_prompt: {e}"))?,
+            judge_temperature: self.judge_temperature,
         };
         s.validate().map_err(|e| format!("evaluation: {e}"))?;
         Ok(s)

@@ -162,6 +162,35 @@ async fn json_of_the_wrong_shape_gets_one_repair_turn() {
         assert_eq!(purposes, ["judge_scores", "judge_scores_repair"], "draw {sample}");
     }
     assert_eq!(store.log().len(), 4);
+    // Every request went out at the judge's temperature of the time (1.0,
+    // as stored evaluations ran), the repair turns too.
+    let temperatures: Vec<Option<f64>> = mock
+        .stats()
+        .answered
+        .into_keys()
+        .map(|b| serde_json::from_str::<Value>(&b).unwrap().get("temperature").and_then(Value::as_f64))
+        .collect();
+    assert_eq!(temperatures, [Some(1.0); 4]);
+    // Under an evaluation's settings (the default: none sent), the repair
+    // turns go out as their task does.
+    mock.reset_stats();
+    let judging = engine::judge::eval::Settings::default().judging(gateway(&mock, Arc::new(MemoryStore::default())));
+    let item = WorkItem {
+        key: "q1-t0".into(),
+        payload: engine::judge::protocol::payload("Who is Scrooge?", "A miser.", "A man.", 0, 1),
+    };
+    assert!(matches!(engine::judge::protocol::run_unbiased_item(&judging, 1, item).await, ItemOutcome::Done { .. }));
+    let sent: Vec<(String, Option<f64>)> = mock
+        .stats()
+        .answered
+        .into_keys()
+        .map(|b| {
+            let v: Value = serde_json::from_str(&b).unwrap();
+            (v["messages"].as_array().unwrap().len().to_string(), v.get("temperature").and_then(Value::as_f64))
+        })
+        .collect();
+    assert_eq!(sent.len(), 4, "two calls and two repair turns");
+    assert!(sent.iter().all(|(_, t)| t.is_none()), "{sent:?}");
     // The repair turn shows the model its reply and the parser's reason.
     let log = store.log();
     let repair = &log.iter().find(|c| c.purpose == "judge_scores_repair").unwrap().messages;

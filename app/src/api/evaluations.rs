@@ -36,6 +36,7 @@ fn eval_settings(
     length_bias: &str,
     noise: &str,
     judge_prompt: Option<&str>,
+    judge_temperature: Option<&str>,
 ) -> Result<engine::judge::eval::Settings, AppError> {
     use engine::judge::eval::{JudgeKind, Protocol, Settings};
     let s = Settings {
@@ -57,6 +58,10 @@ fn eval_settings(
         judge_prompt: match judge_prompt.filter(|p| !p.is_empty()) {
             Some(p) => engine::judge::scoring::JudgePrompt::parse(p).map_err(AppError::from)?,
             None => engine::judge::scoring::JudgePrompt::Paper,
+        },
+        judge_temperature: match judge_temperature.map(str::trim).filter(|t| !t.is_empty() && *t != "default") {
+            Some(t) => Some(number("judge temperature", t, 0.0, 2.0)? as f32),
+            None => None,
         },
     };
     s.validate().map_err(AppError::from)?;
@@ -88,6 +93,7 @@ pub async fn start_evaluation(
     sanity_first: Option<String>,
     no_cache: Option<String>,
     #[server(default)] judge_prompt: Option<String>,
+    #[server(default)] judge_temperature: Option<String>,
 ) -> Result<EvaluationView, AppError> {
     let call = Request::now()?;
     let form = EvaluationForm {
@@ -108,6 +114,7 @@ pub async fn start_evaluation(
         name,
         no_cache,
         judge_prompt,
+        judge_temperature,
     };
     let req = form.request(&call, Need::Edit).await?;
     let state = call.state.clone();
@@ -147,6 +154,7 @@ pub async fn plan_evaluation(
     sanity_first: Option<String>,
     no_cache: Option<String>,
     #[server(default)] judge_prompt: Option<String>,
+    #[server(default)] judge_temperature: Option<String>,
 ) -> Result<RunPlan, AppError> {
     let call = Request::now()?;
     let form = EvaluationForm {
@@ -167,6 +175,7 @@ pub async fn plan_evaluation(
         name,
         no_cache,
         judge_prompt,
+        judge_temperature,
     };
     let req = form.request(&call, Need::Read).await?;
     let state = call.state.clone();
@@ -197,6 +206,7 @@ struct EvaluationForm {
     name: String,
     no_cache: Option<String>,
     judge_prompt: Option<String>,
+    judge_temperature: Option<String>,
 }
 
 #[cfg(feature = "ssr")]
@@ -237,6 +247,7 @@ impl EvaluationForm {
             &self.length_bias,
             &self.noise,
             self.judge_prompt.as_deref(),
+            self.judge_temperature.as_deref(),
         )?;
         Ok(crate::ssr::evaluation::EvalRequest {
             question_set_id: self.question_set_id,

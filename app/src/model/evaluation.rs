@@ -26,6 +26,9 @@ pub struct EvaluationView {
     /// and the first 12 hex digits of its SHA-256 (as in the call log).
     pub judge_prompt: String,
     pub judge_prompt_hash: String,
+    /// The judging temperature in words ("1", "the model's default (none sent)").
+    #[serde(default)]
+    pub judge_temperature: String,
     /// The simulated judge's biases, when it judged: "position +0.3, …".
     pub biases: Option<String>,
     /// The compared answer sets' names, in order.
@@ -59,14 +62,15 @@ impl EvaluationView {
             return legacy.to_string();
         }
         let unbiased = format!(
-            "unbiased protocol: M = {} trials · N = {} per order · {} · {} · tolerance {} words · scoring prompt {} (sha256 {})",
+            "unbiased protocol: M = {} trials · N = {} per order · {} · {} · tolerance {} words · scoring prompt {} (sha256 {}) · judge temperature {}",
             self.trials,
             self.repeats,
             if self.align { "length alignment on" } else { "length alignment OFF" },
             if self.exchange { "position exchange on" } else { "position exchange OFF" },
             self.tolerance,
             self.judge_prompt,
-            self.judge_prompt_hash
+            self.judge_prompt_hash,
+            self.judge_temperature
         );
         if self.legacy() {
             format!("{unbiased}; and the {legacy}")

@@ -258,6 +258,10 @@ fn NewEvaluation(
                                     <option value="content-only">"rubric + \"order and length are not merits\""</option>
                                 </select>
                             </label>
+                            <label>"Judge temperature "
+                                <input type="number" name="judge_temperature" id="judge-temperature" min="0" max="2" step="0.1" placeholder="model default" inputmode="decimal"/>
+                                <Help text=help::JUDGE_TEMPERATURE/>
+                            </label>
                             <span class="bias-fields" class:hidden=move || judge.get() != "simulated">
                                 <label>"Position bias " <input type="number" name="position_bias" value=defaults::POSITION_BIAS.to_string() step="0.1"/><Help text=help::POSITION_BIAS/></label>
                                 <label>"Length bias / 10 words " <input type="number" name="length_bias" value=defaults::LENGTH_BIAS.to_string() step="0.05"/><Help text=help::LENGTH_BIAS/></label>

@@ -227,6 +227,16 @@ pub fn MetricsRunPage() -> impl IntoView {
     }
 }
 
+/// The BLEU column's header: NLTK's 0–1 scale under the as-published
+/// definitions, sacrebleu's 0–100 under the standard ones.
+fn bleu_header(published: bool) -> &'static str {
+    if published {
+        "BLEU (0–1, NLTK)"
+    } else {
+        "BLEU (0–100)"
+    }
+}
+
 /// A group's means; BLEU on NLTK's 0–1 scale when `published`.
 fn means_cells(m: &MetricsMeansView, published: bool) -> impl IntoView {
     let bleu = if published { format!("{:.4}", m.bleu) } else { format!("{:.2}", m.bleu) };
@@ -273,7 +283,7 @@ pub fn Results(
     };
     let k = v.k;
     let published = v.definitions == "as-published";
-    let bleu_header = if published { "BLEU (0–1, NLTK)" } else { "BLEU (0–100)" };
+    let bleu_header = bleu_header(published);
     view! {
         <section id="metrics-results">
             <h2>"Overall " <span class="small muted">"(as " <Cite paper=Paper::HieraRag at="Table 1"/> ")"</span></h2>
@@ -320,7 +330,7 @@ fn factorial_row(r: &FactorialRow) -> impl IntoView {
 
 #[component]
 fn SetDetail(s: SetMetricsView, k: usize, base: String, published: bool) -> impl IntoView {
-    let bleu_header = if published { "BLEU (0–1, NLTK)" } else { "BLEU (0–100)" };
+    let bleu_header = bleu_header(published);
     let sid = s.answer_set_id;
     view! {
         <section class="panel metrics-set" data-answers=sid>

@@ -101,6 +101,17 @@ pub struct Settings {
     /// content-only prompt they ran.
     #[serde(default = "super::scoring::JudgePrompt::before_choice")]
     pub judge_prompt: super::scoring::JudgePrompt,
+    /// The temperature judging requests go out at (both protocols);
+    /// `None`: none is sent, the model's own default (seed 000 names none).
+    /// Evaluations stored before the setting existed ran at 1.0 and read
+    /// back so.
+    #[serde(default = "Settings::temperature_before_choice")]
+    pub judge_temperature: Option<f32>,
+}
+
+/// A judging temperature in words: "0.7", or "the model's default (none sent)".
+pub fn temperature_text(t: Option<f32>) -> String {
+    t.map_or_else(|| "the model's default (none sent)".to_string(), |t| format!("{t}"))
 }
 
 impl Default for Settings {
@@ -122,11 +133,30 @@ impl Default for Settings {
             },
             sanity: false,
             judge_prompt: super::scoring::JudgePrompt::Paper,
+            judge_temperature: None,
         }
     }
 }
 
 impl Settings {
+    /// What evaluations stored before the setting existed were judged at.
+    pub fn temperature_before_choice() -> Option<f32> {
+        Some(1.0)
+    }
+
+    /// `gateway` with this evaluation's judging temperature on both
+    /// protocols' requests (the cache key follows it).
+    pub fn judging(&self, gateway: crate::llm::Gateway) -> crate::llm::Gateway {
+        gateway
+            .with_temperature(super::scoring::PURPOSE, self.judge_temperature)
+            .with_temperature(super::legacy::PURPOSE, self.judge_temperature)
+    }
+
+    /// The judging temperature in words, as reports state it.
+    pub fn temperature_text(&self) -> String {
+        temperature_text(self.judge_temperature)
+    }
+
     /// Refuses settings that cannot run, naming the field.
     pub fn validate(&self) -> Result<(), crate::Invalid> {
         if self.protocol.unbiased() && !(1..=1000).contains(&self.trials) {
@@ -146,6 +176,9 @@ impl Settings {
         }
         if b.noise < 0.0 {
             return Err(crate::Invalid::from("noise must not be negative"));
+        }
+        if let Some(t) = self.judge_temperature.filter(|t| !t.is_finite() || !(0.0..=2.0).contains(t)) {
+            return Err(crate::Invalid::from(format!("the judge's temperature must be between 0 and 2, not {t}")));
         }
         Ok(())
     }

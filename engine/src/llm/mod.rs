@@ -690,15 +690,16 @@ impl Gateway {
         Ok(failure.error)
     }
 
-    /// Bypass the cache for reads (replies are still recorded and cached).
-    /// Requests of `purpose` go out at `temperature` (`None`: the model's
-    /// default), whatever they carry; the cache key follows.
+    /// Requests of `purpose` (and its repair turns) go out at `temperature`
+    /// (`None`: the model's default), whatever they carry; the cache key
+    /// follows.
     pub fn with_temperature(mut self, purpose: &str, temperature: Option<f32>) -> Gateway {
         self.temperatures.retain(|(p, _)| p != purpose);
         self.temperatures.push((purpose.to_string(), temperature));
         self
     }
 
+    /// Bypass the cache for reads (replies are still recorded and cached).
     pub fn without_cache(mut self) -> Gateway {
         self.use_cache = false;
         self
@@ -717,7 +718,9 @@ impl Gateway {
     /// Sends one request through the cache and the provider, and logs it.
     pub async fn chat(&self, req: &ChatRequest, ctx: &CallContext) -> Result<ChatReply, LlmError> {
         let set;
-        let temperature = self.temperatures.iter().find(|(p, _)| *p == req.purpose).map(|(_, t)| *t);
+        // A repair turn goes out at its task's temperature.
+        let task = req.purpose.strip_suffix(REPAIR_SUFFIX).unwrap_or(&req.purpose);
+        let temperature = self.temperatures.iter().find(|(p, _)| *p == req.purpose || *p == task).map(|(_, t)| *t);
         let max_tokens = self.max_tokens.iter().find(|(p, _)| *p == req.purpose).map(|(_, m)| Some(*m));
         let req =
             if temperature.is_some_and(|t| t != req.temperature) || max_tokens.is_some_and(|m| m != req.max_tokens) {

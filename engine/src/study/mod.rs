@@ -5,6 +5,7 @@
 //! score distributions, and agreement (Fleiss' κ and Krippendorff's α for
 //! ordinal data) per dimension.
 
+pub mod hierarag_judging;
 pub mod rate;
 
 use std::collections::BTreeMap;

@@ -54,6 +54,10 @@ pub struct JudgeArgs {
     /// `content-only` (adds "order and length are not merits").
     #[arg(long, default_value = "paper")]
     judge_prompt: String,
+    /// The judge's temperature (0–2). Left out: none is sent, the model's
+    /// own default.
+    #[arg(long)]
+    judge_temperature: Option<f32>,
 }
 
 impl JudgeArgs {
@@ -75,6 +79,7 @@ impl JudgeArgs {
             },
             sanity: false,
             judge_prompt: engine::judge::scoring::JudgePrompt::parse(&self.judge_prompt).map_err(anyhow::Error::msg)?,
+            judge_temperature: self.judge_temperature,
         };
         s.validate().map_err(anyhow::Error::msg)?;
         Ok(s)

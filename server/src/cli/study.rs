@@ -67,6 +67,17 @@ pub enum StudyCommand {
         #[arg(long, value_parser = ["json", "csv"], default_value = "json")]
         format: String,
     },
+    /// The HieraRAG authors' human judging (seed 004 §2.5, §4), computed
+    /// from their own folder — `rag_system/human_judging/` of their
+    /// repository: `completed_human/COMPLETED_*.xlsx`,
+    /// `annotate_files/shared_questions_list.csv`,
+    /// `complete_analysis_results.json`. Each figure as their scripts
+    /// compute it (as-published), the value their files hold, and the
+    /// standard reading; no project needed.
+    HieraragJudging {
+        /// The `human_judging` folder.
+        dir: std::path::PathBuf,
+    },
 }
 
 pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: StudyCommand) -> anyhow::Result<ExitCode> {
@@ -171,6 +182,16 @@ pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: StudyCommand) -
             });
             Ok(code)
         }
+        StudyCommand::HieraragJudging { dir } => {
+            let a = engine::study::hierarag_judging::analyse(&dir).map_err(anyhow::Error::msg)?;
+            let rows = a.rows();
+            out.print(
+                json!({"folder": a.folder, "workbooks": a.workbooks, "figures": rows, "summary": a.summary,
+                       "standard": a.standard, "coherence": a.coherence}),
+                || judging_lines(&a, &rows),
+            );
+            Ok(ExitCode::SUCCESS)
+        }
         StudyCommand::Results { id, format } => {
             if format == "csv" {
                 return write_stdout(&app::ssr::study::ratings_csv(pool, id).await?);
@@ -181,4 +202,48 @@ pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: StudyCommand) -
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// The human-judging figures as a table: as published, the authors' file,
+/// the standard reading, where the figure comes from.
+fn judging_lines(
+    a: &engine::study::hierarag_judging::Analysis,
+    rows: &[engine::study::hierarag_judging::FigureRow],
+) -> String {
+    let f = |v: Option<f64>| v.map_or("—".to_string(), |x| format!("{x:.6}"));
+    let mut lines = vec![
+        format!(
+            "{} annotators ({}), {} questions, {} shared, {} category picks",
+            a.workbooks.len(),
+            a.workbooks.join(", "),
+            a.summary.questions,
+            a.summary.shared,
+            a.summary.picks
+        ),
+        format!("{:<42} {:>12} {:>12} {:>12}  source", "figure", "as-published", "authors", "standard"),
+    ];
+    for r in rows {
+        lines.push(format!(
+            "{:<42} {:>12} {:>12} {:>12}  {}",
+            r.figure,
+            f(r.as_published),
+            f(r.authors),
+            f(r.standard),
+            r.source
+        ));
+    }
+    lines.push("category agreement (exact + hierarchical) by dimension:".into());
+    for (d, v, n) in &a.summary.by_dimension {
+        lines.push(format!("  {d}: {v:.1}% of {n} picks"));
+    }
+    lines.push("Coherence Ratio per split (script 8), highest first: ratio, annotators agreeing, questions".into());
+    for s in &a.coherence.splits {
+        lines.push(format!("  {:<26} {:>8.3} {:>6.3} {:>4}", s.split, s.coherence_ratio, s.agreed, s.n));
+    }
+    lines.push(
+        "standard: κ over questions every annotator scored, shares over scored rows; the correlation's \
+         standard is each pick's agreement with the generator against its parent split's ratio"
+            .into(),
+    );
+    lines.join("\n")
 }

@@ -233,12 +233,16 @@ async fn bad_requests_are_refused_with_the_reason_before_any_work() {
     let dir = tempfile::tempdir().unwrap();
     let db = common::test_db(dir.path(), "b").await;
     let set = sample_with_answers(&db, [5, 5, 2]).await;
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 6] = [
         (&["--methods", "bm25"], "at least two"),
         (&["--methods", "bm25,nothing"], "no answer set \"nothing\""),
         (&["--methods", "bm25,lightrag", "--trials", "0"], "trials"),
         (&["--methods", "bm25,lightrag", "--judge", "oracle"], "judge must be"),
         (&["--methods", "bm25,lightrag", "--noise", "-1"], "noise"),
+        (
+            &["--methods", "bm25,lightrag", "--judge-temperature", "3"],
+            "the judge's temperature must be between 0 and 2, not 3",
+        ),
     ];
     for (extra, reason) in cases {
         let mut args = vec!["eval", "run", "A", "--set", &set];
@@ -392,4 +396,76 @@ async fn the_plan_of_a_run_is_what_the_run_then_records() {
             assert!((prompt - planned).abs() * 10 < planned, "prompt tokens {prompt} vs ≈ {planned}");
         }
     }
+}
+
+/// Judging requests go out without a temperature (the model's own default)
+/// unless the evaluation sets one, which the report states; an evaluation
+/// stored before the setting existed reads back as the 1.0 it ran at.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_judge_temperature_is_a_setting_sent_as_set_and_reported() {
+    // The mock judges as the offline rubric judge would.
+    let offline = engine::offline::provider();
+    let responder = mockllm::Responder(std::sync::Arc::new(move |body: &Value| offline.answer_body(body)));
+    let mock =
+        mockllm::MockServer::start(mockllm::MockConfig { responder: Some(responder), ..Default::default() }).await;
+    let base = mock.base_url();
+    let env =
+        [("ASSAY_LLM_PROVIDER", "openai"), ("ASSAY_LLM_BASE_URL", base.as_str()), ("ASSAY_LLM_MODEL", "mock-model")];
+    let dir = tempfile::tempdir().unwrap();
+    let db = common::test_db(dir.path(), "jt").await;
+    let set = sample_with_answers(&db, [5, 5, 2]).await;
+    let judged = |mock: &mockllm::MockServer| -> Vec<Option<f64>> {
+        let mut t: Vec<Option<f64>> = mock
+            .stats()
+            .answered
+            .into_keys()
+            .map(|b| serde_json::from_str::<Value>(&b).unwrap())
+            .filter(|b| b["messages"].to_string().contains("Answer 2:"))
+            .map(|b| b.get("temperature").and_then(Value::as_f64))
+            .collect();
+        assert!(!t.is_empty(), "the judge was called");
+        t.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        t.dedup();
+        t
+    };
+    let run = |extra: &'static [&'static str]| {
+        let (db, set, env) = (db.clone(), set.clone(), env.clone());
+        async move {
+            let mut args = vec![
+                "--json",
+                "eval",
+                "run",
+                "A",
+                "--set",
+                &set,
+                "--methods",
+                "bm25,lightrag",
+                "--trials",
+                "1",
+                "--no-align",
+            ];
+            args.extend(extra);
+            json(&assay(&db, &args, &env).await)
+        }
+    };
+    mock.reset_stats();
+    let default = run(&[]).await;
+    assert_eq!(default["status"], "done", "{default}");
+    assert_eq!(judged(&mock), [None], "none sent: the model's default");
+    mock.reset_stats();
+    let set_one = run(&["--judge-temperature", "0.3", "--no-cache"]).await;
+    assert_eq!(set_one["status"], "done", "{set_one}");
+    assert_eq!(judged(&mock).len(), 1);
+    assert!((judged(&mock)[0].unwrap() - 0.3).abs() < 1e-6, "{:?}", judged(&mock));
+    let pool = db.open().await;
+    let views = app::ssr::evaluation::list(&pool, 1).await.unwrap();
+    let texts: Vec<String> = views.iter().map(|v| v.settings_text()).collect();
+    assert!(texts.iter().any(|t| t.contains("judge temperature the model's default (none sent)")), "{texts:?}");
+    assert!(texts.iter().any(|t| t.contains("judge temperature 0.3")), "{texts:?}");
+    // A row stored before the setting existed: its settings lack the key.
+    let id = views[0].id;
+    common::execute(&pool, "UPDATE evaluations SET settings = '{\"trials\": 1}' WHERE id = $1", &[id]).await;
+    let old = app::ssr::evaluation::get(&pool, id).await.unwrap();
+    assert_eq!(old.settings.judge_temperature, Some(1.0));
+    assert!(old.view.settings_text().contains("judge temperature 1"), "{}", old.view.settings_text());
 }

@@ -245,3 +245,40 @@ async fn an_open_link_gives_each_browser_a_rater_resumes_it_and_refuses_when_rev
         call(&client, &base, "study/session", &[("link", "0".repeat(48)), ("rater", String::new())]).await;
     assert_ne!(status, 200, "a guessed token opens nothing");
 }
+
+/// `assay study hierarag-judging` on the HieraRAG authors' own
+/// `human_judging/` files (committed unchanged): every figure their scripts
+/// wrote, recomputed, beside the value their files hold; a folder that is
+/// not one is refused with the reason.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_authors_human_judging_folder_reads_and_gives_their_figures() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = common::test_db(dir.path(), "hj").await;
+    let folder = concat!(env!("CARGO_MANIFEST_DIR"), "/../engine/tests/fixtures/hierarag_human");
+    let out = json(&assay(&db, &["--json", "study", "hierarag-judging", folder], &[]).await);
+    let figures = out["figures"].as_array().unwrap();
+    assert_eq!(figures.len(), 13);
+    for f in figures {
+        let (ours, theirs) = (f["as_published"].as_f64().unwrap(), f["authors"].as_f64().unwrap());
+        // correlation_stat.txt keeps 3 decimals; the rest are full precision.
+        let tolerance = if f["source"].as_str().unwrap().contains("3 decimals") { 5e-4 } else { 1e-12 };
+        assert!((ours - theirs).abs() <= tolerance, "{f}");
+    }
+    let kappa = figures.iter().find(|f| f["figure"] == "iaa_correctness").unwrap();
+    assert!((kappa["authors"].as_f64().unwrap() - 0.4713656387665197).abs() < 1e-15);
+    // The standard reading differs where a missing score counted as 0.
+    let acceptable = figures.iter().find(|f| f["figure"] == "pct_acceptable_answers").unwrap();
+    assert!(acceptable["standard"].as_f64().unwrap() > acceptable["as_published"].as_f64().unwrap());
+    // The table a reader sees.
+    let text = assay(&db, &["study", "hierarag-judging", folder], &[]).await;
+    let text = String::from_utf8_lossy(&text.stdout).to_string();
+    for line in
+        ["2 annotators", "110 questions, 30 shared, 56 category picks", "iaa_correctness", "QC: 27.3% of 22 picks"]
+    {
+        assert!(text.contains(line), "{line} missing from:\n{text}");
+    }
+    let refused = assay(&db, &["study", "hierarag-judging", dir.path().to_str().unwrap()], &[]).await;
+    assert!(!refused.status.success());
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(err.contains("completed_human") && err.contains("expected the annotators' completed workbooks"), "{err}");
+}

@@ -227,15 +227,16 @@ async fn items(pool: &Db, job: &JobView) -> AppResult<Vec<WorkItem>> {
 }
 
 /// The judge's gateway: the job's own for the configured LLM, else the
-/// offline rubric or the simulated judge over the same call log.
-fn judge_gateway(gateway: &Gateway, llm: &LlmSettings, settings: &Settings, no_cache: bool) -> Option<Gateway> {
+/// offline rubric or the simulated judge over the same call log; its
+/// requests at the evaluation's judging temperature.
+fn judge_gateway(gateway: &Gateway, llm: &LlmSettings, settings: &Settings, no_cache: bool) -> Gateway {
     let provider: Arc<dyn engine::llm::Provider> = match settings.judge {
-        JudgeKind::Llm => return None,
+        JudgeKind::Llm => return settings.judging(gateway.clone()),
         JudgeKind::Offline => Arc::new(engine::offline::provider()),
         JudgeKind::Simulated => Arc::new(engine::judge::simulated::SimulatedJudge::new(settings.biases)),
     };
     let g = Gateway::new(provider, gateway.store(), llm.prices.clone());
-    Some(if no_cache { g.without_cache() } else { g })
+    settings.judging(if no_cache { g.without_cache() } else { g })
 }
 
 /// Runs an evaluation job: the sanity check's second answers (stored in
@@ -323,7 +324,7 @@ async fn execute(run: &Run<'_>, first: Vec<WorkItem>) -> AppResult<Result<RunEnd
     };
     let s = &e.settings;
     let judge = judge_gateway(gateway, llm, s, no_cache);
-    let judge = judge.as_ref().unwrap_or(gateway);
+    let judge = &judge;
 
     // Alignment.
     let mut align_items = Vec::new();

@@ -83,21 +83,15 @@ fn chunk_unit() -> RelevanceUnit {
     RelevanceUnit::Chunk
 }
 
-/// A job's relevance unit (the source chunk for jobs made before the
-/// choice existed, or whose settings do not read).
-fn unit_of(job: &crate::model::JobView) -> RelevanceUnit {
-    crate::ssr::jobs::JobParams::of(job)
-        .ok()
-        .and_then(|p| p.metrics(job.id).ok().and_then(|m| RelevanceUnit::parse(&m.unit).ok()))
-        .unwrap_or(RelevanceUnit::Chunk)
-}
-
-/// A job's definitions (standard for jobs made before the choice existed).
-fn definitions_of(job: &crate::model::JobView) -> Definitions {
-    crate::ssr::jobs::JobParams::of(job)
-        .ok()
-        .and_then(|p| p.metrics(job.id).ok().and_then(|m| Definitions::parse(&m.definitions).ok()))
-        .unwrap_or_default()
+/// A job's relevance unit and definitions, as its settings stored them:
+/// the source chunk and the standard definitions for jobs made before
+/// either choice existed, or whose settings do not read.
+fn metrics_choices(job: &crate::model::JobView) -> (RelevanceUnit, Definitions) {
+    let params = crate::ssr::jobs::JobParams::of(job).ok();
+    let metrics = params.as_ref().and_then(|p| p.metrics(job.id).ok());
+    let unit = metrics.and_then(|m| RelevanceUnit::parse(&m.unit).ok()).unwrap_or(RelevanceUnit::Chunk);
+    let definitions = metrics.and_then(|m| Definitions::parse(&m.definitions).ok()).unwrap_or_default();
+    (unit, definitions)
 }
 
 fn mean(v: impl Iterator<Item = f64>) -> f64 {

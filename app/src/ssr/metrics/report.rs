@@ -51,7 +51,7 @@ pub async fn run_view(pool: &Db, row: &store::metrics::Row) -> AppResult<Metrics
         answer_sets,
         k: row.k as usize,
         bins: row.bins as usize,
-        relevance_unit: job.as_ref().map_or(RelevanceUnit::Chunk, unit_of).name().to_string(),
+        relevance_unit: job.as_ref().map_or(RelevanceUnit::Chunk, |j| metrics_choices(j).0).name().to_string(),
         job,
         finished: row.report.is_some(),
         created_at: row.created_at.clone(),

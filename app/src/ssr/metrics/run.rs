@@ -219,7 +219,7 @@ async fn finish(pool: &Db, job: &JobView) -> AppResult<()> {
         .into_iter()
         .filter_map(|q| Some((q.id, q.reference_answer?)))
         .collect();
-    let definitions = definitions_of(job);
+    let (unit, definitions) = metrics_choices(job);
     let lv_order = coarse_order(pool, run.project_id, "LV").await;
     let qc_order = coarse_order(pool, run.project_id, "QC").await;
     let mut sets = Vec::new();
@@ -248,7 +248,7 @@ async fn finish(pool: &Db, job: &JobView) -> AppResult<()> {
         question_set_id: run.question_set_id,
         k: run.k as usize,
         bins: run.bins as usize,
-        relevance_unit: unit_of(job),
+        relevance_unit: unit,
         definitions,
         embedding_model: format!("{MODEL} (in process)"),
         sets,
