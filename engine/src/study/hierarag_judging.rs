@@ -656,81 +656,39 @@ impl Analysis {
             FigureRow { figure: name.to_string(), as_published: ours, authors, standard, source: source.to_string() }
         };
         let s7 = "7_human_agreement_anaysis.py → human_annotation_results_summary.json";
-        let mut rows = vec![
-            row("iaa_correctness", s.iaa_correctness, theirs("iaa_correctness"), st.iaa_correctness, s7),
-            row("iaa_hallucination", s.iaa_hallucination, theirs("iaa_hallucination"), st.iaa_hallucination, s7),
-            row("iaa_answerability", s.iaa_answerability, theirs("iaa_answerability"), st.iaa_answerability, s7),
-            row(
-                "pct_acceptable_answers",
-                Some(s.pct_acceptable_answers),
-                theirs("pct_acceptable_answers"),
-                Some(st.pct_acceptable_answers),
-                s7,
-            ),
-            row(
-                "pct_no_hallucination",
-                Some(s.pct_no_hallucination),
-                theirs("pct_no_hallucination"),
-                Some(st.pct_no_hallucination),
-                s7,
-            ),
-            row("pct_answerable", Some(s.pct_answerable), theirs("pct_answerable"), Some(st.pct_answerable), s7),
-            row(
-                "category_exact_agreement",
-                Some(s.category_exact_agreement),
-                theirs("category_exact_agreement"),
-                None,
-                s7,
-            ),
-            row(
-                "category_hierarchical_agreement",
-                Some(s.category_hierarchical_agreement),
-                theirs("category_hierarchical_agreement"),
-                None,
-                s7,
-            ),
-            row(
-                "category_combined_agreement",
-                Some(s.category_combined_agreement),
-                theirs("category_combined_agreement"),
-                None,
-                s7,
-            ),
+        let script7 = [
+            ("iaa_correctness", s.iaa_correctness, st.iaa_correctness),
+            ("iaa_hallucination", s.iaa_hallucination, st.iaa_hallucination),
+            ("iaa_answerability", s.iaa_answerability, st.iaa_answerability),
+            ("pct_acceptable_answers", Some(s.pct_acceptable_answers), Some(st.pct_acceptable_answers)),
+            ("pct_no_hallucination", Some(s.pct_no_hallucination), Some(st.pct_no_hallucination)),
+            ("pct_answerable", Some(s.pct_answerable), Some(st.pct_answerable)),
+            ("category_exact_agreement", Some(s.category_exact_agreement), None),
+            ("category_hierarchical_agreement", Some(s.category_hierarchical_agreement), None),
+            ("category_combined_agreement", Some(s.category_combined_agreement), None),
         ];
+        let mut rows: Vec<FigureRow> =
+            script7.into_iter().map(|(name, ours, standard)| row(name, ours, theirs(name), standard, s7)).collect();
         let c = &self.coherence;
-        let std_r = c.with_generator.map(|p| p.r);
-        let std_p = c.with_generator.map(|p| p.p);
-        let s9 = "9_plot_cr_human_correlation.py → correlation_stat.txt (3 decimals)";
-        rows.push(row(
-            "coherence_vs_agreement r (per question)",
-            c.per_question.map(|p| p.r),
-            self.published.correlation_stat.map(|x| x.0),
-            std_r,
-            s9,
-        ));
-        rows.push(row(
-            "coherence_vs_agreement p (per question)",
-            c.per_question.map(|p| p.p),
-            self.published.correlation_stat.map(|x| x.1),
-            std_p,
-            s9,
-        ));
-        let s8 =
-            "8_analyze_system_human_metric_correlation.py → complete_analysis_results.json human_metric_validation";
-        rows.push(row(
-            "coherence_vs_agreement r (per split)",
-            c.per_split.map(|p| p.r),
-            self.published.metric_validation.map(|x| x.0),
-            std_r,
-            s8,
-        ));
-        rows.push(row(
-            "coherence_vs_agreement p (per split)",
-            c.per_split.map(|p| p.p),
-            self.published.metric_validation.map(|x| x.1),
-            std_p,
-            s8,
-        ));
+        let standard = c.with_generator;
+        for (points, ours, authors, source) in [
+            (
+                "per question",
+                c.per_question,
+                self.published.correlation_stat,
+                "9_plot_cr_human_correlation.py → correlation_stat.txt (3 decimals)",
+            ),
+            (
+                "per split",
+                c.per_split,
+                self.published.metric_validation,
+                "8_analyze_system_human_metric_correlation.py → complete_analysis_results.json human_metric_validation",
+            ),
+        ] {
+            let name = |stat: &str| format!("coherence_vs_agreement {stat} ({points})");
+            rows.push(row(&name("r"), ours.map(|p| p.r), authors.map(|x| x.0), standard.map(|p| p.r), source));
+            rows.push(row(&name("p"), ours.map(|p| p.p), authors.map(|x| x.1), standard.map(|p| p.p), source));
+        }
         rows
     }
 }

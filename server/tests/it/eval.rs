@@ -431,19 +431,8 @@ async fn the_judge_temperature_is_a_setting_sent_as_set_and_reported() {
     let run = |extra: &'static [&'static str]| {
         let (db, set, env) = (db.clone(), set.clone(), env.clone());
         async move {
-            let mut args = vec![
-                "--json",
-                "eval",
-                "run",
-                "A",
-                "--set",
-                &set,
-                "--methods",
-                "bm25,lightrag",
-                "--trials",
-                "1",
-                "--no-align",
-            ];
+            let mut args = ["--json", "eval", "run", "A", "--set", &set, "--methods", "bm25,lightrag"].to_vec();
+            args.extend(["--trials", "1", "--no-align"]);
             args.extend(extra);
             json(&assay(&db, &args, &env).await)
         }
