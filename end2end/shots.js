@@ -48,6 +48,8 @@ const { graphragBenchPair } = require('./fixtures/benchmark-files');
       await page.waitForSelector('body[data-hydrated="true"]', { timeout: 120000 });
       await page.locator('#definitions').scrollIntoViewIfNeeded();
       await page.screenshot({ path: `${out}/metrics-${width}.png` });
+      await page.locator('table.coarse').first().scrollIntoViewIfNeeded();
+      await page.screenshot({ path: `${out}/metrics-tables-1-3-${width}.png` });
       await page.goto(`${base}/projects/${p}/evaluations`);
       await page.waitForSelector('body[data-hydrated="true"]', { timeout: 120000 });
       await page.locator('#judge-temperature').scrollIntoViewIfNeeded();

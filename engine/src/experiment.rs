@@ -299,10 +299,18 @@ impl QuestionsSection {
             QuestionsSection::Summary { count: Some(n), .. } => *n,
             QuestionsSection::Summary { users, tasks, per_task, .. } => users * tasks * per_task,
             QuestionsSection::Hierarchical { dimensions, levels, per_category, factorial, .. } => {
-                dimensions.len()
-                    * levels.iter().sum::<usize>()
-                    * per_category.unwrap_or_else(|| default_per_category(levels))
-                    + 4 * factorial
+                // Categories per dimension in the shipped hierarchy: a flat
+                // one (QP) at its coarse level only.
+                let shipped = crate::questions::hierarchy::default_hierarchy();
+                let categories: usize = dimensions
+                    .iter()
+                    .map(|d| match shipped.get(d).filter(|d| crate::questions::hierarchy::is_flat(d)) {
+                        Some(flat) if levels.contains(&2) => flat.categories.len(),
+                        Some(_) => 0,
+                        None => levels.iter().sum::<usize>(),
+                    })
+                    .sum();
+                categories * per_category.unwrap_or_else(|| default_per_category(levels)) + 4 * factorial
             }
         }
     }
@@ -384,6 +392,8 @@ pub struct EvaluationSection {
     /// The judge's temperature (0–2); left out: none is sent, the model's
     /// own default.
     pub judge_temperature: Option<f32>,
+    /// The legacy protocol's aspects: `lightrag` (3, default) or `graphrag` (4).
+    pub legacy_aspects: String,
 }
 
 impl Default for EvaluationSection {
@@ -406,6 +416,7 @@ impl Default for EvaluationSection {
             sanity: true,
             judge_prompt: "paper".into(),
             judge_temperature: None,
+            legacy_aspects: "lightrag".into(),
         }
     }
 }
@@ -432,6 +443,8 @@ impl EvaluationSection {
             judge_prompt: crate::judge::scoring::JudgePrompt::parse(&self.judge_prompt)
                 .map_err(|e| format!("evaluation.judge_prompt: {e}"))?,
             judge_temperature: self.judge_temperature,
+            legacy_aspects: crate::judge::legacy::LegacyAspects::parse(&self.legacy_aspects)
+                .map_err(|e| format!("evaluation.legacy_aspects: {e}"))?,
         };
         s.validate().map_err(|e| format!("evaluation: {e}"))?;
         Ok(s)
@@ -723,7 +736,12 @@ impl Manifest {
             // Both answers and the question in the judge's template: the
             // scoring rubric for the unbiased protocol, the legacy one's.
             let judge_template =
-                if unbiased { template(crate::judge::scoring::PROMPT) } else { template(crate::judge::legacy::PROMPT) };
+                if unbiased {
+                    template(crate::judge::scoring::PROMPT)
+                } else {
+                    let variant = crate::judge::legacy::LegacyAspects::parse(&e.legacy_aspects).unwrap_or_default();
+                    template(variant.prompt())
+                };
             let judge_prompt = |a: u64| 2 * a + judge_template + 40;
             let sets: Vec<usize> =
                 if e.sets.is_empty() { (1..=self.questions.len()).collect() } else { e.sets.clone() };
@@ -1028,6 +1046,10 @@ mod tests {
         let metrics = m.metrics.as_ref().unwrap();
         assert_eq!((metrics.k, metrics.unit.as_str()), (10, "document"));
         assert!(matches!(m.questions[0], QuestionsSection::Hierarchical { per_category: Some(38), .. }));
+        // RQ1's four dimensions (Table 1): QC, AT, LV at 2, 4, 8 and QP's 4
+        // coarse categories, 38 each, and the factorial's 4 cells of 250.
+        assert!(matches!(&m.questions[0], QuestionsSection::Hierarchical { dimensions, .. } if dimensions.len() == 4));
+        assert_eq!(m.questions[0].planned(), (3 * 14 + 4) * 38 + 4 * 250);
         // Unset, comparing levels takes the paper's scale; one level, a pilot's 10.
         assert_eq!((default_per_category(&[2, 4, 8]), default_per_category(&[4])), (38, 10));
         assert_eq!(Manifest::parse(&m.to_toml(), &here()).unwrap(), m);

@@ -37,6 +37,7 @@ fn eval_settings(
     noise: &str,
     judge_prompt: Option<&str>,
     judge_temperature: Option<&str>,
+    legacy_aspects: Option<&str>,
 ) -> Result<engine::judge::eval::Settings, AppError> {
     use engine::judge::eval::{JudgeKind, Protocol, Settings};
     let s = Settings {
@@ -63,6 +64,7 @@ fn eval_settings(
             Some(t) => Some(number("judge temperature", t, 0.0, 2.0)? as f32),
             None => None,
         },
+        legacy_aspects: engine::judge::legacy::LegacyAspects::parse(legacy_aspects.unwrap_or("")).map_err(AppError::from)?,
     };
     s.validate().map_err(AppError::from)?;
     Ok(s)
@@ -94,6 +96,7 @@ pub async fn start_evaluation(
     no_cache: Option<String>,
     #[server(default)] judge_prompt: Option<String>,
     #[server(default)] judge_temperature: Option<String>,
+    #[server(default)] legacy_aspects: Option<String>,
 ) -> Result<EvaluationView, AppError> {
     let call = Request::now()?;
     let form = EvaluationForm {
@@ -115,6 +118,7 @@ pub async fn start_evaluation(
         no_cache,
         judge_prompt,
         judge_temperature,
+        legacy_aspects,
     };
     let req = form.request(&call, Need::Edit).await?;
     let state = call.state.clone();
@@ -155,6 +159,7 @@ pub async fn plan_evaluation(
     no_cache: Option<String>,
     #[server(default)] judge_prompt: Option<String>,
     #[server(default)] judge_temperature: Option<String>,
+    #[server(default)] legacy_aspects: Option<String>,
 ) -> Result<RunPlan, AppError> {
     let call = Request::now()?;
     let form = EvaluationForm {
@@ -176,6 +181,7 @@ pub async fn plan_evaluation(
         no_cache,
         judge_prompt,
         judge_temperature,
+        legacy_aspects,
     };
     let req = form.request(&call, Need::Read).await?;
     let state = call.state.clone();
@@ -207,6 +213,7 @@ struct EvaluationForm {
     no_cache: Option<String>,
     judge_prompt: Option<String>,
     judge_temperature: Option<String>,
+    legacy_aspects: Option<String>,
 }
 
 #[cfg(feature = "ssr")]
@@ -248,6 +255,7 @@ impl EvaluationForm {
             &self.noise,
             self.judge_prompt.as_deref(),
             self.judge_temperature.as_deref(),
+            self.legacy_aspects.as_deref(),
         )?;
         Ok(crate::ssr::evaluation::EvalRequest {
             question_set_id: self.question_set_id,

@@ -29,6 +29,9 @@ pub struct EvaluationView {
     /// The judging temperature in words ("1", "the model's default (none sent)").
     #[serde(default)]
     pub judge_temperature: String,
+    /// The legacy protocol's aspects in words ("LightRAG's 3 aspects (…)").
+    #[serde(default)]
+    pub legacy_aspects: String,
     /// The simulated judge's biases, when it judged: "position +0.3, …".
     pub biases: Option<String>,
     /// The compared answer sets' names, in order.
@@ -57,9 +60,12 @@ impl EvaluationView {
     /// The settings that were run, in words: a legacy-only evaluation has
     /// no trials, repeats, alignment or exchange, so none are named.
     pub fn settings_text(&self) -> String {
-        let legacy = "legacy protocol: one verdict per question, A shown first, a winner forced";
+        let legacy = format!(
+            "legacy protocol: one verdict per question, A shown first, a winner forced{}",
+            if self.legacy_aspects.is_empty() { String::new() } else { format!(", on {}", self.legacy_aspects) }
+        );
         if !self.unbiased() {
-            return legacy.to_string();
+            return format!("{legacy} · judge temperature {}", self.judge_temperature);
         }
         let unbiased = format!(
             "unbiased protocol: M = {} trials · N = {} per order · {} · {} · tolerance {} words · scoring prompt {} (sha256 {}) · judge temperature {}",

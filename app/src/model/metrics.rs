@@ -18,6 +18,27 @@ pub struct MetricsMeansView {
     pub bleu: f64,
 }
 
+/// Seed 004's Table 3 from a set's per-category means: per dimension, its
+/// fine categories (three levels down, factorial cells left out) by CS,
+/// highest first — the top two and the bottom two (all of them when there
+/// are four or fewer).
+pub fn fine_extremes(per_category: &[MetricsMeansView]) -> Vec<(String, Vec<MetricsMeansView>)> {
+    let mut by_dim: std::collections::BTreeMap<String, Vec<MetricsMeansView>> = Default::default();
+    for c in per_category.iter().filter(|c| c.group.matches('/').count() == 3 && !c.group.contains(" × ")) {
+        by_dim.entry(c.group.split('/').next().unwrap_or("").to_string()).or_default().push(c.clone());
+    }
+    by_dim
+        .into_iter()
+        .map(|(d, mut v)| {
+            v.sort_by(|a, b| b.cs.total_cmp(&a.cs).then_with(|| a.group.cmp(&b.group)));
+            if v.len() > 4 {
+                v.drain(2..v.len() - 2);
+            }
+            (d, v)
+        })
+        .collect()
+}
+
 /// One dimension at one level of the granularity analysis (seed 004 Table 2).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GranularityRow {
@@ -72,6 +93,9 @@ pub struct SetMetricsView {
     pub corpus_bleu: f64,
     pub per_category: Vec<MetricsMeansView>,
     pub granularity: Vec<GranularityRow>,
+    /// Seed 004 Table 1: per dimension at the coarse level.
+    #[serde(default)]
+    pub coarse: Vec<CoarseRowView>,
     pub splits: Vec<SplitRow>,
     /// The LV × QC table (seed 004 Table 4), when the set has factorial questions.
     pub factorial: Option<FactorialView>,
@@ -84,6 +108,21 @@ pub struct SetMetricsView {
     /// `(study, r_pb, p, n)`.
     #[serde(default)]
     pub rho_agreement: Option<(i64, f64, f64, usize)>,
+}
+
+/// A dimension's row of seed 004's Table 1: its coarse-level questions,
+/// their MAP and CS, and the Range (max − min of the coarse categories'
+/// mean CS) with the categories' means.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CoarseRowView {
+    pub dimension: String,
+    pub categories: usize,
+    pub questions: usize,
+    pub map: Option<f64>,
+    pub cs: f64,
+    pub range: f64,
+    /// `(category, n, mean CS)`.
+    pub means: Vec<(String, usize, f64)>,
 }
 
 /// A row of the LV × QC table: a cell (both levels) or a level pooled
@@ -182,5 +221,29 @@ impl MetricsView {
             }
         }
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(group: &str, cs: f64) -> MetricsMeansView {
+        MetricsMeansView { group: group.into(), n: 1, map: None, ndcg: None, recall: None, cs, rouge1: 0.0, bleu: 0.0 }
+    }
+
+    /// Table 3: per dimension the fine categories' top two and bottom two by CS.
+    #[test]
+    fn fine_extremes_are_the_top_two_and_bottom_two_fine_categories() {
+        let mut cats: Vec<MetricsMeansView> =
+            (0..8).map(|i| m(&format!("QC/c{}/m{}/f{i}", i / 4, i / 2), 0.5 + i as f64 / 100.0)).collect();
+        cats.push(m("QC/c0", 0.99));
+        cats.push(m("LV/s × QC/c0", 0.01));
+        cats.extend([m("AT/a/b/x", 0.3), m("AT/a/b/y", 0.4)]);
+        let e = fine_extremes(&cats);
+        let names = |d: usize| e[d].1.iter().map(|c| c.group.rsplit('/').next().unwrap().to_string()).collect::<Vec<_>>();
+        assert_eq!((e[0].0.as_str(), e[1].0.as_str()), ("AT", "QC"));
+        assert_eq!(names(0), ["y", "x"], "four or fewer: all, by CS");
+        assert_eq!(names(1), ["f7", "f6", "f1", "f0"]);
     }
 }

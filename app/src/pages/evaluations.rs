@@ -258,8 +258,15 @@ fn NewEvaluation(
                                     <option value="content-only">"rubric + \"order and length are not merits\""</option>
                                 </select>
                             </label>
+                            <label>"Legacy aspects "
+                                <select name="legacy_aspects" id="legacy-aspects-select">
+                                    <option value="lightrag" selected>"LightRAG's 3 (Comprehensiveness, Diversity, Empowerment)"</option>
+                                    <option value="graphrag">"GraphRAG's 4 (… and Directness)"</option>
+                                </select>
+                                <Help text=help::LEGACY_ASPECTS/>
+                            </label>
                             <label>"Judge temperature "
-                                <input type="number" name="judge_temperature" id="judge-temperature" min="0" max="2" step="0.1" placeholder="model default" inputmode="decimal"/>
+                                <input type="number" name="judge_temperature" id="judge-temperature" min="0" max="2" step="0.1" placeholder="default" inputmode="decimal"/>
                                 <Help text=help::JUDGE_TEMPERATURE/>
                             </label>
                             <span class="bias-fields" class:hidden=move || judge.get() != "simulated">

@@ -286,7 +286,7 @@ pub fn Results(
     let bleu_header = bleu_header(published);
     view! {
         <section id="metrics-results">
-            <h2>"Overall " <span class="small muted">"(as " <Cite paper=Paper::HieraRag at="Table 1"/> ")"</span></h2>
+            <h2>"Overall " <span class="small muted">"(" <Cite paper=Paper::HieraRag at="§2.4"/> ")"</span></h2>
             <p class="small muted" id="relevance-unit">{format!("A retrieved chunk counts as relevant when it matches the question's source {}.", match v.relevance_unit.as_str() {
                 "document" => "document (the HieraRAG paper's unit)",
                 "passage" => "passage (the chunk overlaps the source chunk's span)",
@@ -335,6 +335,33 @@ fn SetDetail(s: SetMetricsView, k: usize, base: String, published: bool) -> impl
     view! {
         <section class="panel metrics-set" data-answers=sid>
             <h2>{format!("#{} {}", sid, s.name)}</h2>
+            {(!s.coarse.is_empty()).then(|| view! {
+                <h3>"Dimensions at the coarse level " <span class="small muted">"(as " <Cite paper=Paper::HieraRag at="Table 1"/> ")"</span></h3>
+                <table class="grid coarse">
+                    <thead><tr><th>"Dimension"</th><th class="num">"Categories"</th><th class="num">"Questions"</th><th class="num">"MAP"</th><th class="num">"CS"</th><th class="num">"Range"<Help text=help::RANGE/></th><th>"Category means (CS)"</th></tr></thead>
+                    <tbody>
+                        {s.coarse.iter().map(|c| view! {
+                            <tr data-dimension=c.dimension.clone()><td>{c.dimension.clone()}</td><td class="num">{c.categories}</td><td class="num">{c.questions}</td>
+                                <td class="num">{f3(c.map)}</td><td class="num">{format!("{:.3}", c.cs)}</td><td class="num range">{format!("{:.3}", c.range)}</td>
+                                <td class="small means">{c.means.iter().map(|(cat, n, m)| format!("{} {m:.3} (n {n})", cat.split_once('/').map_or(cat.as_str(), |x| x.1))).collect::<Vec<_>>().join(" · ")}</td></tr>
+                        }).collect_view()}
+                    </tbody>
+                </table>
+                <p class="muted small">"Each dimension's questions at its coarsest level (a flat dimension such as Question Phrasing has only that one). Range = max − min of its categories' mean CS, as the HieraRAG paper's Table 1 and its authors' code compute it; it is not the discriminative power below (a standard deviation)."</p>
+            })}
+            {(!crate::model::fine_extremes(&s.per_category).is_empty()).then(|| view! {
+                <h3>"Easiest and hardest fine categories " <span class="small muted">"(as " <Cite paper=Paper::HieraRag at="Table 3"/> ")"</span></h3>
+                <table class="grid extremes">
+                    <thead><tr><th>"Dimension"</th><th>"Category"</th><th class="num">"n"</th><th class="num">"MAP"</th><th class="num">"CS"</th></tr></thead>
+                    <tbody>
+                        {crate::model::fine_extremes(&s.per_category).into_iter().flat_map(|(d, rows)| rows.into_iter().map(move |c| view! {
+                            <tr data-dimension=d.clone()><td>{d.clone()}</td><td class="small">{c.group.rsplit('/').next().unwrap_or("").to_string()}</td>
+                                <td class="num">{c.n}</td><td class="num">{f3(c.map)}</td><td class="num">{format!("{:.3}", c.cs)}</td></tr>
+                        })).collect_view()}
+                    </tbody>
+                </table>
+                <p class="muted small">"Per dimension, its fine categories by mean CS: the two highest and the two lowest, as the paper's Table 3 (every category is in the per-category table below)."</p>
+            })}
             <h3>"Granularity " <span class="small muted">"(as " <Cite paper=Paper::HieraRag at="Table 2"/> ")"</span></h3>
             <table class="grid granularity">
                 <thead><tr><th>"Dimension"</th><th class="num">"Categories"</th><th class="num">"Questions"</th><th class="num">"Discriminative power [95% CI]"<Help text=help::DISCPOW/></th>

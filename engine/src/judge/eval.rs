@@ -107,6 +107,10 @@ pub struct Settings {
     /// back so.
     #[serde(default = "Settings::temperature_before_choice")]
     pub judge_temperature: Option<f32>,
+    /// The legacy protocol's aspects: LightRAG's three (the default, and
+    /// what evaluations stored before the choice ran) or GraphRAG's four.
+    #[serde(default)]
+    pub legacy_aspects: super::legacy::LegacyAspects,
 }
 
 /// A judging temperature in words: "0.7", or "the model's default (none sent)".
@@ -134,6 +138,7 @@ impl Default for Settings {
             sanity: false,
             judge_prompt: super::scoring::JudgePrompt::Paper,
             judge_temperature: None,
+            legacy_aspects: super::legacy::LegacyAspects::Lightrag,
         }
     }
 }
@@ -697,10 +702,15 @@ fn legacy_summary(pair: &PairInput) -> Option<LegacySummary> {
     let overall: Vec<Outcome> = judged.iter().map(|j| j.overall).collect();
     Some(LegacySummary {
         overall: breakdown("Overall", &overall)?,
-        aspects: LEGACY_ASPECTS
+        // The aspects of the judgments' variant (one per evaluation).
+        aspects: judged
+            .first()
+            .map_or(&LEGACY_ASPECTS[..], |j| j.variant.names())
             .iter()
             .enumerate()
-            .filter_map(|(k, name)| breakdown(name, &judged.iter().map(|j| j.aspects[k]).collect::<Vec<_>>()))
+            .filter_map(|(k, name)| {
+                breakdown(name, &judged.iter().filter_map(|j| j.aspects.get(k).copied()).collect::<Vec<_>>())
+            })
             .collect(),
     })
 }
@@ -1045,7 +1055,7 @@ mod tests {
                     raw_words: (50, 50),
                     words: (50, 50),
                     trials: BTreeMap::from([(0, a_better.clone()), (1, a_better.clone())]),
-                    legacy: Some(LegacyJudgment { aspects: [Outcome::A; 3], overall: Outcome::A }),
+                    legacy: Some(LegacyJudgment { aspects: vec![Outcome::A; 3], overall: Outcome::A, variant: Default::default() }),
                 },
                 QuestionInput {
                     id: 11,
@@ -1054,7 +1064,7 @@ mod tests {
                     raw_words: (20, 60),
                     words: (55, 60),
                     trials: BTreeMap::from([(0, even), (1, a_better)]),
-                    legacy: Some(LegacyJudgment { aspects: [Outcome::A, Outcome::B, Outcome::A], overall: Outcome::B }),
+                    legacy: Some(LegacyJudgment { aspects: vec![Outcome::A, Outcome::B, Outcome::A], overall: Outcome::B, variant: Default::default() }),
                 },
                 QuestionInput {
                     id: 12,
@@ -1231,7 +1241,7 @@ mod tests {
         let q = |id| QuestionInput {
             id,
             trials: BTreeMap::from([(0, even.clone())]),
-            legacy: Some(LegacyJudgment { aspects: [Outcome::A; 3], overall: Outcome::A }),
+            legacy: Some(LegacyJudgment { aspects: vec![Outcome::A; 3], overall: Outcome::A, variant: Default::default() }),
             ..Default::default()
         };
         let pair = PairInput { a: 1, b: 2, questions: vec![q(1), q(2)] };

@@ -1,21 +1,96 @@
 //! The legacy protocol's request and reply (what the LightRAG and GraphRAG
-//! papers did; the prompt follows LightRAG's evaluation prompt,
-//! `engine/prompts/judge_legacy.txt`): A always shown first, a winner per
-//! aspect (Comprehensiveness, Diversity, Empowerment) and overall, no ties.
+//! papers did): A always shown first, a winner per aspect and overall, no
+//! ties. Two variants, by name ([`LegacyAspects`]): `lightrag`, LightRAG's
+//! evaluation prompt with its three aspects (Comprehensiveness, Diversity,
+//! Empowerment; `engine/prompts/judge_legacy.txt`), and `graphrag`, the
+//! GraphRAG paper's four (Directness added, with its definition;
+//! `judge_legacy_graphrag.txt`) — seed 000 §II describes the latter.
 //! Offline: the rubric totals decide, the first answer on equal totals (the
 //! forced choice); the simulated judge applies its biases to the same rule.
 
 use serde_json::Value;
 
-use super::{LegacyJudgment, Outcome, LEGACY_ASPECTS};
+use serde::{Deserialize, Serialize};
+
+use super::{LegacyJudgment, Outcome, LEGACY_ASPECTS, LEGACY_ASPECTS_GRAPHRAG};
 use crate::llm::ChatRequest;
 
 pub const PURPOSE: &str = "judge_legacy";
 pub const PROMPT: &str = include_str!("../../prompts/judge_legacy.txt");
+pub const PROMPT_GRAPHRAG: &str = include_str!("../../prompts/judge_legacy_graphrag.txt");
 
-/// The request with A as Answer 1 and B as Answer 2 (the fixed order).
+/// Which aspects the legacy judge picks winners on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LegacyAspects {
+    /// LightRAG's evaluation prompt: Comprehensiveness, Diversity, Empowerment.
+    #[default]
+    Lightrag,
+    /// The GraphRAG paper's: those three and Directness.
+    Graphrag,
+}
+
+impl LegacyAspects {
+    pub fn parse(s: &str) -> Result<LegacyAspects, crate::Invalid> {
+        match s.trim() {
+            "lightrag" | "" => Ok(LegacyAspects::Lightrag),
+            "graphrag" => Ok(LegacyAspects::Graphrag),
+            other => Err(crate::Invalid::from(format!(
+                "the legacy aspects are \"lightrag\" (3) or \"graphrag\" (4), not \"{other}\""
+            ))),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            LegacyAspects::Lightrag => "lightrag",
+            LegacyAspects::Graphrag => "graphrag",
+        }
+    }
+
+    pub fn names(self) -> &'static [&'static str] {
+        match self {
+            LegacyAspects::Lightrag => &LEGACY_ASPECTS,
+            LegacyAspects::Graphrag => &LEGACY_ASPECTS_GRAPHRAG,
+        }
+    }
+
+    pub fn prompt(self) -> &'static str {
+        match self {
+            LegacyAspects::Lightrag => PROMPT,
+            LegacyAspects::Graphrag => PROMPT_GRAPHRAG,
+        }
+    }
+
+    /// In words, as reports state it.
+    pub fn describe(self) -> String {
+        let who = match self {
+            LegacyAspects::Lightrag => "LightRAG's",
+            LegacyAspects::Graphrag => "GraphRAG's",
+        };
+        format!("{who} {} aspects ({})", self.names().len(), self.names().join(", "))
+    }
+
+    /// The variant a request was made with (its system prompt).
+    fn of_request(req: &ChatRequest) -> LegacyAspects {
+        let system = req.messages.first().map(|m| m.content.as_str()).unwrap_or("");
+        if system.contains("**Directness**") {
+            LegacyAspects::Graphrag
+        } else {
+            LegacyAspects::Lightrag
+        }
+    }
+}
+
+/// The request with A as Answer 1 and B as Answer 2 (the fixed order),
+/// LightRAG's three aspects.
 pub fn request(question: &str, a: &str, b: &str, sample: u32) -> ChatRequest {
-    super::scoring::pair_request(PURPOSE, PROMPT, question, a, b, sample, 600)
+    request_with(LegacyAspects::Lightrag, question, a, b, sample)
+}
+
+/// The request of a variant.
+pub fn request_with(variant: LegacyAspects, question: &str, a: &str, b: &str, sample: u32) -> ChatRequest {
+    super::scoring::pair_request(PURPOSE, variant.prompt(), question, a, b, sample, 600)
 }
 
 /// The answer a reply names as the winner of `key`. A reply that names
@@ -41,19 +116,30 @@ fn winner(v: &Value, key: &str) -> Result<Outcome, String> {
     }
 }
 
-/// The winners in a reply (the protocol has no ties; see [`winner`]).
+/// The winners in a reply to LightRAG's prompt (the protocol has no ties;
+/// see [`winner`]).
 pub fn parse(reply: &str) -> Result<LegacyJudgment, String> {
-    let v = crate::llm::prompt::json_object(reply, "verdict")?;
-    let aspects = [winner(&v, LEGACY_ASPECTS[0])?, winner(&v, LEGACY_ASPECTS[1])?, winner(&v, LEGACY_ASPECTS[2])?];
-    Ok(LegacyJudgment::forced(aspects, winner(&v, "Overall Winner")?))
+    parse_with(LegacyAspects::Lightrag, reply)
 }
 
-/// A reply naming `first_wins` (Answer 1) or not for every aspect.
-pub fn reply_for(first_wins: bool) -> String {
+/// The winners in a reply to a variant's prompt: every one of its aspects.
+pub fn parse_with(variant: LegacyAspects, reply: &str) -> Result<LegacyJudgment, String> {
+    let v = crate::llm::prompt::json_object(reply, "verdict")?;
+    let aspects = variant.names().iter().map(|a| winner(&v, a)).collect::<Result<Vec<_>, _>>()?;
+    Ok(LegacyJudgment::forced(variant, aspects, winner(&v, "Overall Winner")?))
+}
+
+/// A reply naming `first_wins` (Answer 1) or not for every aspect of the
+/// variant the request asked for.
+pub fn reply_for(req: &ChatRequest, first_wins: bool) -> String {
     let w = if first_wins { "Answer 1" } else { "Answer 2" };
     let part = serde_json::json!({"Winner": w, "Explanation": "by the rubric's totals"});
-    serde_json::json!({"Comprehensiveness": part, "Diversity": part, "Empowerment": part, "Overall Winner": part})
-        .to_string()
+    let mut reply = serde_json::Map::new();
+    for a in LegacyAspects::of_request(req).names() {
+        reply.insert(a.to_string(), part.clone());
+    }
+    reply.insert("Overall Winner".into(), part);
+    serde_json::Value::Object(reply).to_string()
 }
 
 /// The offline legacy judge (see the module docs).
@@ -61,12 +147,38 @@ pub fn offline(req: &ChatRequest) -> Result<String, String> {
     let message = req.messages.last().map(|m| m.content.as_str()).unwrap_or("");
     let (question, first, second) = super::scoring::parts(message);
     let total = |a: &str| super::scoring::rubric(question, a).iter().map(|s| *s as u32).sum::<u32>();
-    Ok(reply_for(total(first) >= total(second)))
+    Ok(reply_for(req, total(first) >= total(second)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The two variants by name: LightRAG's three aspects and GraphRAG's
+    /// four; the offline judge answers the variant its prompt asks for,
+    /// and a reply missing an aspect of the variant fails by name.
+    #[test]
+    fn the_lightrag_and_graphrag_variants_ask_for_and_read_their_aspects() {
+        assert_eq!(LegacyAspects::default(), LegacyAspects::Lightrag);
+        assert_eq!(LegacyAspects::parse("graphrag").unwrap().names().len(), 4);
+        assert!(LegacyAspects::parse("ragas").unwrap_err().0.contains("\"lightrag\" (3) or \"graphrag\" (4)"));
+        assert!(PROMPT_GRAPHRAG.contains("**Directness**: How specifically and clearly does the answer address the question?"));
+        assert!(!PROMPT.contains("Directness"));
+        for variant in [LegacyAspects::Lightrag, LegacyAspects::Graphrag] {
+            let req = request_with(variant, "Who mended the nets?", "Ada Pell mended them in 1790.", "Someone.", 0);
+            let j = parse_with(variant, &offline(&req).unwrap()).unwrap();
+            assert_eq!(j.variant, variant);
+            let named: Vec<&str> = j.named().map(|(n, _)| n).collect();
+            assert_eq!(named, variant.names());
+            assert!(j.aspects.iter().all(|o| *o == Outcome::A), "{j:?}");
+        }
+        let three = offline(&request("Q?", "a", "b", 0)).unwrap();
+        assert_eq!(parse_with(LegacyAspects::Graphrag, &three).unwrap_err(), "no winner for Directness");
+        // A judgment stored before the choice reads back as LightRAG's.
+        let old: LegacyJudgment = serde_json::from_str(r#"{"aspects": ["A", "B", "A"], "overall": "B"}"#).unwrap();
+        assert_eq!(old.variant, LegacyAspects::Lightrag);
+        assert_eq!(old.named().map(|(n, _)| n).collect::<Vec<_>>(), LEGACY_ASPECTS);
+    }
 
     #[test]
     fn winners_are_read_and_an_unreadable_winner_fails_the_item() {

@@ -28,6 +28,8 @@ use serde::{Deserialize, Serialize};
 pub const ASPECTS: [&str; 4] = ["Comprehensiveness", "Relevance", "Empowerment", "Directness"];
 /// The legacy protocol's aspects.
 pub const LEGACY_ASPECTS: [&str; 3] = ["Comprehensiveness", "Diversity", "Empowerment"];
+/// The GraphRAG paper's four (seed 000 §II names them): LightRAG's and Directness.
+pub const LEGACY_ASPECTS_GRAPHRAG: [&str; 4] = ["Comprehensiveness", "Diversity", "Empowerment", "Directness"];
 
 /// Which answer was shown first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -126,17 +128,27 @@ impl Rates {
 /// A legacy judgment: a winner per legacy aspect and overall, A shown first.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LegacyJudgment {
-    pub aspects: [Outcome; 3],
+    /// In the order of its variant's aspects ([`LegacyAspects::names`]).
+    pub aspects: Vec<Outcome>,
     pub overall: Outcome,
+    /// Which aspects were asked for (judgments stored before the choice
+    /// existed: LightRAG's three).
+    #[serde(default)]
+    pub variant: legacy::LegacyAspects,
 }
 
 impl LegacyJudgment {
     /// The legacy protocol allows no ties: a judge that answers "tie" (or
     /// nothing usable) is read as choosing the answer shown first, as a
     /// forced choice between "Answer 1" and "Answer 2" does in practice.
-    pub fn forced(aspects: [Outcome; 3], overall: Outcome) -> LegacyJudgment {
+    pub fn forced(variant: legacy::LegacyAspects, aspects: Vec<Outcome>, overall: Outcome) -> LegacyJudgment {
         let force = |o: Outcome| if o == Outcome::Tie { Outcome::A } else { o };
-        LegacyJudgment { aspects: aspects.map(force), overall: force(overall) }
+        LegacyJudgment { aspects: aspects.into_iter().map(force).collect(), overall: force(overall), variant }
+    }
+
+    /// Each aspect's name with its winner.
+    pub fn named(&self) -> impl Iterator<Item = (&'static str, Outcome)> + '_ {
+        self.variant.names().iter().copied().zip(self.aspects.iter().copied())
     }
 }
 
@@ -191,7 +203,7 @@ mod tests {
 
     #[test]
     fn the_legacy_protocol_forces_a_winner_toward_the_first_answer() {
-        let l = LegacyJudgment::forced([Outcome::B, Outcome::Tie, Outcome::A], Outcome::Tie);
+        let l = LegacyJudgment::forced(legacy::LegacyAspects::Lightrag, vec![Outcome::B, Outcome::Tie, Outcome::A], Outcome::Tie);
         assert_eq!(l.aspects, [Outcome::B, Outcome::A, Outcome::A]);
         assert_eq!(l.overall, Outcome::A);
     }

@@ -103,13 +103,24 @@ pub async fn run_unbiased_item(gateway: &Gateway, job_id: i64, item: WorkItem) -
     }
 }
 
+/// The payload of a legacy item: the pair and the variant's aspects
+/// (items stored without one were LightRAG's three).
+pub fn legacy_payload(variant: legacy::LegacyAspects, question: &str, a: &str, b: &str) -> serde_json::Value {
+    let mut p = payload(question, a, b, 0, 1);
+    p["legacy_aspects"] = json!(variant.name());
+    p
+}
+
 /// Judges one question under the legacy protocol (A first, one call).
 pub async fn run_legacy_item(gateway: &Gateway, job_id: i64, item: WorkItem) -> ItemOutcome {
     let (question, a, b, trial, _) = fields(&item);
+    let variant = legacy::LegacyAspects::parse(item.payload["legacy_aspects"].as_str().unwrap_or(""))
+        .unwrap_or_default();
     let ctx = CallContext { job_id: Some(job_id), item: Some(item.key.clone()), prompt_hash: None };
     let mut meter = Meter::default();
+    let req = legacy::request_with(variant, question, a, b, trial);
     let judged =
-        meter.chat_parsed(gateway, &ctx, legacy::PROMPT, &legacy::request(question, a, b, trial), legacy::parse).await;
+        meter.chat_parsed(gateway, &ctx, variant.prompt(), &req, |reply| legacy::parse_with(variant, reply)).await;
     let tokens = meter.prompt_tokens + meter.completion_tokens;
     match judged {
         Ok(j) => ItemOutcome::Done {

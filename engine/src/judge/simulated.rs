@@ -100,7 +100,7 @@ impl Provider for SimulatedJudge {
             if req.purpose == legacy::PURPOSE {
                 // The legacy rule on the biased scores: the higher total, the first on a tie.
                 let total = |s: [u8; 4]| s.iter().map(|x| *x as u32).sum::<u32>();
-                let text = legacy::reply_for(total(one) >= total(two));
+                let text = legacy::reply_for(req, total(one) >= total(two));
                 return Ok(ProviderReply {
                     prompt_tokens: count_prompt_tokens(&req.messages),
                     completion_tokens: Tokenizer::Cl100kBase.count(&text) as u64,

@@ -107,8 +107,12 @@ pub struct CategoryMean {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LevelStats {
     pub dimension: String,
-    /// Categories at this level: 2, 4, 8.
+    /// Categories at this level: 2, 4, 8 (a dimension without
+    /// sub-categories, such as Question Phrasing: its own count).
     pub categories: usize,
+    /// The level's depth below the dimension: 1 coarse, 2 medium, 3 fine.
+    #[serde(default)]
+    pub depth: usize,
     pub questions: usize,
     pub means: Vec<CategoryMean>,
     pub discriminative_power: f64,
@@ -242,7 +246,7 @@ fn published_nmi(out: &mut [DimensionAnalysis], items: &[Scored]) {
                 .filter(|(s, _)| {
                     !s.category.contains(" × ")
                         && s.category.split('/').next() == Some(d.dimension.as_str())
-                        && 1usize << depth(&s.category) == l.categories
+                        && depth(&s.category) == l.depth
                 })
                 .map(|(s, b)| (s.category.as_str(), *b))
                 .unzip();
@@ -314,7 +318,7 @@ fn uncertainty(out: &mut [DimensionAnalysis], items: &[Scored], bins: usize, res
             l.nmi_ci = info.get_mut(&key).and_then(|v| interval(v, l.nmi));
             l.min_per_category = l.means.iter().map(|m| m.n).min().unwrap_or(0);
             // The noise floor: labels permuted among the level's questions.
-            let depth_of = l.categories.trailing_zeros() as usize;
+            let depth_of = l.depth;
             let at: Vec<(&str, f64)> = items
                 .iter()
                 .filter(|s| s.category.starts_with(&format!("{}/", d.dimension)) && depth(&s.category) == depth_of)
@@ -375,11 +379,12 @@ fn point(items: &[Scored], bins: usize) -> Vec<DimensionAnalysis> {
                 let scores: Vec<f64> = at.iter().map(|s| s.score).collect();
                 let labels: Vec<&str> = at.iter().map(|s| s.category.as_str()).collect();
                 let binned = quantile_bins(&scores, bins);
-                let change =
-                    levels.last().filter(|l| l.categories == 1 << (d - 1)).map(|l| power - l.discriminative_power);
+                let change = levels.last().filter(|l| l.depth == d - 1).map(|l| power - l.discriminative_power);
                 levels.push(LevelStats {
                     dimension: dimension.clone(),
-                    categories: 1 << d,
+                    // 2, 4, 8 by depth; a flat dimension's level its own count.
+                    categories: (1usize << d).max(means.len()),
+                    depth: d,
                     questions: at.len(),
                     means,
                     discriminative_power: power,
@@ -420,6 +425,56 @@ fn point(items: &[Scored], bins: usize) -> Vec<DimensionAnalysis> {
             let mean_rho =
                 (!splits.is_empty()).then(|| splits.iter().map(|s| s.rho).sum::<f64>() / splits.len() as f64);
             DimensionAnalysis { dimension, levels, splits, optimal, mean_rho }
+        })
+        .collect()
+}
+
+/// One dimension's row of seed 004's Table 1 (RQ1, "Coarse-level
+/// dimension comparison"): its coarse-level questions, their mean MAP and
+/// CS, and the **Range** — max(CS) − min(CS) over the coarse categories'
+/// mean CS, as the authors' `analyze_rq2` computes `performance_range`
+/// (not the discriminative power: the paper notes Range ≠ DiscPow).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CoarseRow {
+    pub dimension: String,
+    pub categories: usize,
+    pub questions: usize,
+    /// Over the questions whose method recorded a ranking.
+    pub map: Option<f64>,
+    pub cs: f64,
+    pub range: f64,
+    pub means: Vec<CategoryMean>,
+}
+
+/// Table 1 from (category path, AP, CS) per question: each dimension's
+/// questions at the coarse level (`QC/simple`; factorial cells left out).
+pub fn coarse_table(items: &[(String, Option<f64>, f64)]) -> Vec<CoarseRow> {
+    let mut by_dim: BTreeMap<&str, Vec<&(String, Option<f64>, f64)>> = BTreeMap::new();
+    for it in items.iter().filter(|it| depth(&it.0) == 1 && !it.0.contains(" × ")) {
+        by_dim.entry(it.0.split('/').next().unwrap_or("")).or_default().push(it);
+    }
+    by_dim
+        .into_iter()
+        .map(|(dim, qs)| {
+            let mut cats: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+            for q in &qs {
+                cats.entry(q.0.as_str()).or_default().push(q.2);
+            }
+            let means: Vec<CategoryMean> = cats
+                .iter()
+                .map(|(c, v)| CategoryMean { category: c.to_string(), n: v.len(), mean: v.iter().sum::<f64>() / v.len() as f64 })
+                .collect();
+            let (lo, hi) = means.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), m| (l.min(m.mean), h.max(m.mean)));
+            let aps: Vec<f64> = qs.iter().filter_map(|q| q.1).collect();
+            CoarseRow {
+                dimension: dim.to_string(),
+                categories: means.len(),
+                questions: qs.len(),
+                map: (!aps.is_empty()).then(|| aps.iter().sum::<f64>() / aps.len() as f64),
+                cs: qs.iter().map(|q| q.2).sum::<f64>() / qs.len() as f64,
+                range: hi - lo,
+                means,
+            }
         })
         .collect()
 }
@@ -745,6 +800,49 @@ mod tests {
         assert_eq!(nmi(&["x", "x"], &[0, 0]), 1.0, "one cluster each: a perfect match");
         assert_eq!(nmi(&["x", "y"], &[0, 0]), 0.0);
         assert!((nmi(&["x", "y", "x"], &[5, 6, 5]) - 1.0).abs() < 1e-12);
+    }
+
+    /// Seed 004 Table 1's Range is max − min of the coarse categories'
+    /// mean CS; a flat dimension (Question Phrasing, 4 coarse categories)
+    /// is a level of its own count in the granularity table.
+    #[test]
+    fn the_coarse_table_has_the_range_and_a_flat_dimension_its_own_count() {
+        let q = |c: &str, ap: Option<f64>, cs: f64| (c.to_string(), ap, cs);
+        let items = vec![
+            q("QC/simple", Some(1.0), 0.8),
+            q("QC/simple", Some(0.5), 0.6),
+            q("QC/complex", None, 0.5),
+            q("QC/simple/single_fact", Some(0.0), 0.1),
+            q("LV/similar × QC/simple", Some(0.0), 0.0),
+            q("QP/concise", Some(1.0), 0.9),
+            q("QP/verbose", Some(1.0), 0.7),
+            q("QP/short_query", Some(0.0), 0.4),
+            q("QP/long_query", Some(0.0), 0.6),
+        ];
+        let rows = coarse_table(&items);
+        assert_eq!(rows.iter().map(|r| r.dimension.as_str()).collect::<Vec<_>>(), ["QC", "QP"]);
+        let qc = &rows[0];
+        assert_eq!((qc.categories, qc.questions), (2, 3));
+        assert!((qc.map.unwrap() - 0.75).abs() < 1e-12, "the question without a ranking left out");
+        assert!((qc.cs - (0.8 + 0.6 + 0.5) / 3.0).abs() < 1e-12);
+        assert!((qc.range - (0.7 - 0.5)).abs() < 1e-12);
+        let qp = &rows[1];
+        assert_eq!((qp.categories, qp.questions), (4, 4));
+        assert!((qp.range - 0.5).abs() < 1e-12);
+        let scored: Vec<Scored> = items.iter().map(|(c, _, cs)| Scored { category: c.clone(), score: *cs }).collect();
+        let analysis = analyse(&scored, 2);
+        let qp_levels: Vec<(usize, usize)> = analysis
+            .iter()
+            .find(|d| d.dimension == "QP")
+            .unwrap()
+            .levels
+            .iter()
+            .map(|l| (l.categories, l.depth))
+            .collect();
+        assert_eq!(qp_levels, [(4, 1)]);
+        let qc_levels: Vec<(usize, usize)> =
+            analysis[0].levels.iter().map(|l| (l.categories, l.depth)).collect();
+        assert_eq!(qc_levels, [(2, 1), (4, 2)]);
     }
 
     #[test]

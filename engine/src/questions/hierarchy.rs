@@ -63,8 +63,15 @@ pub fn default_hierarchy() -> Hierarchy {
     serde_json::from_str(DEFAULT).expect("the shipped hierarchy parses")
 }
 
+/// Whether a dimension has coarse categories only (seed 004's Question
+/// Phrasing: 4 categories, no finer levels).
+pub fn is_flat(d: &Dimension) -> bool {
+    d.categories.iter().all(|c| c.children.is_empty())
+}
+
 /// Checks the shape: every dimension has 2 coarse categories, each with 2
-/// children, each with 2 children (2, 4, 8); names are unique within a
+/// children, each with 2 children (2, 4, 8) — or, a flat dimension, 2 to 8
+/// coarse categories and no finer levels; names are unique within a
 /// dimension and no definition is empty.
 pub fn validate(h: &Hierarchy) -> Result<(), crate::Invalid> {
     if h.is_empty() {
@@ -72,6 +79,26 @@ pub fn validate(h: &Hierarchy) -> Result<(), crate::Invalid> {
     }
     for (code, d) in h {
         let mut names = HashSet::new();
+        if is_flat(d) {
+            if !(2..=8).contains(&d.categories.len()) {
+                return Err(crate::Invalid::from(format!(
+                    "{code}: a dimension without sub-categories has 2 to 8 categories, not {}",
+                    d.categories.len()
+                )));
+            }
+            for c in &d.categories {
+                if c.definition.trim().is_empty() {
+                    return Err(crate::Invalid::from(format!("{code}/{}: the definition is empty", c.name)));
+                }
+                if !names.insert(c.name.clone()) {
+                    return Err(crate::Invalid::from(format!(
+                        "{code}: the category name \"{}\" is used twice",
+                        c.name
+                    )));
+                }
+            }
+            continue;
+        }
         for (level, want) in LEVELS.iter().enumerate() {
             let cats = at_level(d, level);
             if cats.len() != *want {
@@ -164,7 +191,8 @@ pub struct Planned {
 }
 
 /// The set's questions, seeded: per dimension, level and category
-/// `per_category` questions, then the factorial cells; chunks drawn
+/// `per_category` questions (a flat dimension at the coarse level only,
+/// when level 2 is asked for), then the factorial cells; chunks drawn
 /// uniformly; expertise novice for a random half, expert for the rest.
 pub fn plan(h: &Hierarchy, s: &HierarchicalSettings, chunk_ids: &[i64]) -> Result<Vec<Planned>, crate::Invalid> {
     validate(h)?;
@@ -179,11 +207,21 @@ pub fn plan(h: &Hierarchy, s: &HierarchicalSettings, chunk_ids: &[i64]) -> Resul
                 h.keys().cloned().collect::<Vec<_>>().join(", ")
             )
         })?;
+        if is_flat(d) && !s.levels.contains(&LEVELS[0]) {
+            return Err(crate::Invalid::from(format!(
+                "{code} ({}) has a coarse level only: ask for level 2 to include it",
+                d.name
+            )));
+        }
         for &n in &s.levels {
             let level = LEVELS
                 .iter()
                 .position(|l| *l == n)
                 .ok_or_else(|| format!("a level is 2, 4 or 8 categories, not {n}"))?;
+            // A flat dimension has its coarse level only (asked for as 2).
+            if is_flat(d) && level > 0 {
+                continue;
+            }
             for (path, _) in at_level(d, level) {
                 cells.extend(std::iter::repeat_n(vec![format!("{code}/{path}")], s.per_category));
             }
@@ -337,6 +375,29 @@ pub fn offline(req: &ChatRequest) -> Result<String, String> {
     let name = main_name(text).unwrap_or_else(|| "this subject".into());
     let answer = extractive(text);
     let has = |needle: &str| categories.iter().any(|c| c.contains(needle));
+    // Question Phrasing: the form its definition asks for, checked by
+    // [`offline_check`]'s word counts.
+    let keywords = || -> Vec<String> {
+        let mut seen = HashSet::new();
+        words(&name)
+            .chain(words(&answer))
+            .filter(|w| seen.insert(w.clone()))
+            .collect::<Vec<String>>()
+    };
+    let phrased = if has("QP/concise_and_natural") {
+        Some(format!("What about {}?", name.split_whitespace().take(6).collect::<Vec<_>>().join(" ")))
+    } else if has("QP/verbose_and_natural") {
+        Some(format!("Could you explain what the passage tells us about {name}, and why it matters here?"))
+    } else if has("QP/short_search_query") {
+        Some(keywords().join(" ").split_whitespace().take(4).collect::<Vec<_>>().join(" "))
+    } else if has("QP/long_search_query") {
+        Some(keywords().join(" ").split_whitespace().take(9).collect::<Vec<_>>().join(" "))
+    } else {
+        None
+    };
+    if let Some(question) = phrased {
+        return Ok(json!({ "question": question, "answer": answer }).to_string());
+    }
     let question = if has("LV/distant") {
         format!("In plain terms, what is going on with {name}, and why would anyone care?")
     } else if has("QC/complex") || has("AT/abstractive") {
@@ -347,6 +408,23 @@ pub fn offline(req: &ChatRequest) -> Result<String, String> {
     };
     let question = if expert { format!("{question} Give the specifics.") } else { question };
     Ok(json!({ "question": question, "answer": answer }).to_string())
+}
+
+/// Question Phrasing's definitions as a rule: natural questions end with
+/// "?" and are under 10 words (concise) or over 9 (verbose); search
+/// queries have no punctuation and are under 7 words (short) or over 6
+/// (long).
+fn phrasing_verdict(category: &str, question: &str) -> (bool, String) {
+    let n = question.split_whitespace().count();
+    let punctuated = question.chars().any(|c| c.is_ascii_punctuation());
+    let (fits, want) = match category {
+        "concise_and_natural" => (question.trim_end().ends_with('?') && n < 10, "a question of under 10 words"),
+        "verbose_and_natural" => (question.trim_end().ends_with('?') && n > 9, "a question of over 9 words"),
+        "short_search_query" => (!punctuated && n < 7, "keywords without punctuation, under 7 words"),
+        "long_search_query" => (!punctuated && n > 6, "keywords without punctuation, over 6 words"),
+        other => return (true, format!("no offline rule for QP/{other}")),
+    };
+    (fits, format!("{n} words{} ({category} needs {want})", if punctuated { ", punctuated" } else { "" }))
 }
 
 /// The offline adherence rule (see the module docs).
@@ -374,8 +452,10 @@ pub fn offline_check(req: &ChatRequest) -> Result<String, String> {
                 shared * 100.0
             ),
         )
+    } else if let Some(qp) = categories.iter().find_map(|c| c.split_whitespace().next()?.strip_prefix("QP/")) {
+        phrasing_verdict(qp, question)
     } else {
-        (true, "the offline check covers lexical overlap (LV) only".to_string())
+        (true, "the offline check covers lexical overlap (LV) and phrasing (QP) only".to_string())
     };
     Ok(json!({ "fits": verdict.0, "reason": verdict.1 }).to_string())
 }
@@ -384,11 +464,55 @@ pub fn offline_check(req: &ChatRequest) -> Result<String, String> {
 mod tests {
     use super::*;
 
+    /// Seed 004's RQ1 dimension: Question Phrasing, 4 coarse categories
+    /// and no finer levels; planned at the coarse level only, and the
+    /// offline generator's questions pass the offline check of each form.
+    #[test]
+    fn question_phrasing_is_a_flat_dimension_of_four_forms() {
+        let h = default_hierarchy();
+        let qp = &h["QP"];
+        assert!(is_flat(qp) && !is_flat(&h["QC"]));
+        let names: Vec<&str> = qp.categories.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["concise_and_natural", "verbose_and_natural", "short_search_query", "long_search_query"]);
+        let s = HierarchicalSettings {
+            dimensions: vec!["QC".into(), "QP".into()],
+            levels: vec![2, 4, 8],
+            per_category: 3,
+            ..Default::default()
+        };
+        let planned = plan(&h, &s, &[1, 2, 3]).unwrap();
+        let qp_cells: Vec<&String> = planned.iter().flat_map(|p| &p.categories).filter(|c| c.starts_with("QP/")).collect();
+        assert_eq!(qp_cells.len(), 4 * 3, "the coarse level only");
+        assert_eq!(planned.len(), (2 + 4 + 8) * 3 + 4 * 3);
+        let coarse_less = HierarchicalSettings { levels: vec![4, 8], ..s.clone() };
+        assert!(plan(&h, &coarse_less, &[1]).unwrap_err().0.contains("QP (Question Phrasing) has a coarse level only"));
+        // A flat dimension of one category is refused.
+        let mut bad = h.clone();
+        bad.get_mut("QP").unwrap().categories.truncate(1);
+        assert!(validate(&bad).unwrap_err().0.contains("2 to 8 categories, not 1"));
+        let text = "Mr. Holmes examined the letter from Irene Adler. Holmes said the photograph was hidden behind a sliding panel in the sitting room.";
+        for c in &qp.categories {
+            let planned = Planned { categories: vec![format!("QP/{}", c.name)], expertise: "expert".into(), chunk_id: 1 };
+            let reply: Value =
+                serde_json::from_str(&offline(&request(&payload(&h, &planned, text))).unwrap()).unwrap();
+            let question = reply["question"].as_str().unwrap();
+            let check: Value = serde_json::from_str(
+                &offline_check(&check_request(&payload(&h, &planned, text), question, reply["answer"].as_str().unwrap()))
+                    .unwrap(),
+            )
+            .unwrap();
+            assert_eq!(check["fits"], true, "{}: {question:?} — {}", c.name, check["reason"]);
+        }
+        // The rule refuses the wrong form.
+        assert!(!phrasing_verdict("short_search_query", "Where did Holmes find the photograph hidden?").0);
+        assert!(!phrasing_verdict("concise_and_natural", "holmes photograph panel").0);
+    }
+
     #[test]
     fn the_default_hierarchy_nests_2_4_8_and_uses_the_seeds_names() {
         let h = default_hierarchy();
         validate(&h).unwrap();
-        for (code, d) in &h {
+        for (code, d) in h.iter().filter(|(_, d)| !is_flat(d)) {
             let coarse: Vec<String> = at_level(d, 0).into_iter().map(|(p, _)| p).collect();
             let medium: Vec<String> = at_level(d, 1).into_iter().map(|(p, _)| p).collect();
             let fine: Vec<String> = at_level(d, 2).into_iter().map(|(p, _)| p).collect();

@@ -58,6 +58,10 @@ pub struct JudgeArgs {
     /// own default.
     #[arg(long)]
     judge_temperature: Option<f32>,
+    /// The legacy protocol's aspects: `lightrag` (LightRAG's 3, the
+    /// default) or `graphrag` (the GraphRAG paper's 4, with Directness).
+    #[arg(long, default_value = "lightrag")]
+    legacy_aspects: String,
 }
 
 impl JudgeArgs {
@@ -80,6 +84,8 @@ impl JudgeArgs {
             sanity: false,
             judge_prompt: engine::judge::scoring::JudgePrompt::parse(&self.judge_prompt).map_err(anyhow::Error::msg)?,
             judge_temperature: self.judge_temperature,
+            legacy_aspects: engine::judge::legacy::LegacyAspects::parse(&self.legacy_aspects)
+                .map_err(anyhow::Error::msg)?,
         };
         s.validate().map_err(anyhow::Error::msg)?;
         Ok(s)
@@ -194,7 +200,9 @@ async fn summary(pool: &Db, out: Output, id: i64, job: &app::model::JobView) -> 
                 "relative_ci": u.map(|u| u.relative_ci),
                 "wilcoxon_p_holm": u.and_then(|u| u.wilcoxon.as_ref()).map(|t| t.p_holm),
                 "legacy": p.legacy.as_ref().map(|l| json!({"a_win": l.overall.rates.a_win, "b_win": l.overall.rates.b_win,
-                    "relative_win_rate": l.overall.relative})),
+                    "relative_win_rate": l.overall.relative,
+                    "aspects": l.aspects.iter().map(|a| json!({"aspect": a.label, "a_win": a.rates.a_win,
+                        "b_win": a.rates.b_win, "relative_win_rate": a.relative})).collect::<Vec<_>>()})),
                 "alignment_success": p.alignment.success_rate, "discarded": p.alignment.discarded,
                 "calls": c.calls, "cached_calls": c.cached, "tokens": c.tokens, "cost_usd": c.cost_usd,
             })
@@ -217,6 +225,7 @@ async fn summary(pool: &Db, out: Output, id: i64, job: &app::model::JobView) -> 
     };
     let no_verdict = app::ssr::evaluation::no_verdict(&e, &r, Some(&judging));
     let value = json!({"evaluation_id": id, "job": job.id, "status": job.status, "judge": e.view.judge,
+                       "settings": e.view.settings_text(),
                        "failed": job.failed, "tokens": job.tokens, "cost_usd": job.cost_usd,
                        "pairs": pairs, "sanity": sanity, "bias": r.bias, "outcome": outcome,
                        "judge_reading": reading.as_ref().map(|(s, poor)| json!({"sentence": s, "rates_in_doubt": poor})),

@@ -177,6 +177,24 @@ pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: MetricsCommand)
                     c.group, c.n, opt(c.map), c.cs, c.rouge1, c.bleu
                 ));
             }
+            if !s.coarse.is_empty() {
+                lines.push(format!("  {:<6} {:>10} {:>9} {:>6} {:>6} {:>6}  (Table 1: coarse level)", "dim", "categories", "questions", "MAP", "CS", "Range"));
+                for c in &s.coarse {
+                    lines.push(format!(
+                        "  {:<6} {:>10} {:>9} {:>6} {:>6.3} {:>6.3}",
+                        c.dimension, c.categories, c.questions, opt(c.map), c.cs, c.range
+                    ));
+                }
+            }
+            let extremes = app::model::fine_extremes(&s.per_category);
+            if !extremes.is_empty() {
+                lines.push("  fine categories by CS, top 2 and bottom 2 (Table 3):".into());
+                for (d, rows) in &extremes {
+                    for c in rows {
+                        lines.push(format!("    {d:<4} {:<44} {:>4} {:>6} {:>6.3}", c.group, c.n, opt(c.map), c.cs));
+                    }
+                }
+            }
             for d in &s.granularity {
                 let coherence: Vec<String> = d
                     .optimal

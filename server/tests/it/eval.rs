@@ -233,7 +233,7 @@ async fn bad_requests_are_refused_with_the_reason_before_any_work() {
     let dir = tempfile::tempdir().unwrap();
     let db = common::test_db(dir.path(), "b").await;
     let set = sample_with_answers(&db, [5, 5, 2]).await;
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 7] = [
         (&["--methods", "bm25"], "at least two"),
         (&["--methods", "bm25,nothing"], "no answer set \"nothing\""),
         (&["--methods", "bm25,lightrag", "--trials", "0"], "trials"),
@@ -243,6 +243,7 @@ async fn bad_requests_are_refused_with_the_reason_before_any_work() {
             &["--methods", "bm25,lightrag", "--judge-temperature", "3"],
             "the judge's temperature must be between 0 and 2, not 3",
         ),
+        (&["--methods", "bm25,lightrag", "--legacy-aspects", "ragas"], "\"lightrag\" (3) or \"graphrag\" (4)"),
     ];
     for (extra, reason) in cases {
         let mut args = vec!["eval", "run", "A", "--set", &set];
@@ -457,4 +458,44 @@ async fn the_judge_temperature_is_a_setting_sent_as_set_and_reported() {
     let old = app::ssr::evaluation::get(&pool, id).await.unwrap();
     assert_eq!(old.settings.judge_temperature, Some(1.0));
     assert!(old.view.settings_text().contains("judge temperature 1"), "{}", old.view.settings_text());
+}
+
+/// The legacy protocol by name: LightRAG's three aspects by default,
+/// GraphRAG's four (with Directness) on request — the judge is asked for
+/// them, the report breaks the verdicts down by them, the settings say so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_legacy_protocol_runs_lightrags_three_or_graphrags_four_aspects() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = common::test_db(dir.path(), "la").await;
+    let set = sample_with_answers(&db, [5, 5, 2]).await;
+    for (variant, aspects) in [
+        ("lightrag", &["Comprehensiveness", "Diversity", "Empowerment"][..]),
+        ("graphrag", &["Comprehensiveness", "Diversity", "Empowerment", "Directness"][..]),
+    ] {
+        let mut args = ["--json", "eval", "run", "A", "--set", &set, "--methods", "bm25,lightrag"].to_vec();
+        args.extend(["--protocol", "legacy", "--judge", "offline", "--legacy-aspects", variant]);
+        let out = json(&assay(&db, &args, &[]).await);
+        assert_eq!(out["status"], "done", "{out}");
+        let got: Vec<&str> = out["pairs"][0]["legacy"]["aspects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["aspect"].as_str().unwrap())
+            .collect();
+        assert_eq!(got, aspects, "{variant}");
+        let settings = out["settings"].as_str().unwrap();
+        assert!(settings.contains(&format!("{} aspects ({})", aspects.len(), aspects.join(", "))), "{settings}");
+    }
+    // The judge was asked for Directness only under the GraphRAG variant.
+    let pool = db.open().await;
+    let prompts =
+        common::texts(
+            &pool,
+            "SELECT COALESCE(NULLIF(c.messages, ''), m.messages) FROM llm_calls c
+             LEFT JOIN llm_messages m ON m.hash = c.messages_hash WHERE c.purpose = 'judge_legacy' ORDER BY c.id",
+            &[],
+        )
+        .await;
+    assert_eq!(prompts.len(), 24);
+    assert_eq!(prompts.iter().filter(|m| m.contains("**Directness**")).count(), 12);
 }

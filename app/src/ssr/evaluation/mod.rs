@@ -68,6 +68,7 @@ async fn stored_of(pool: &Db, row: store::evaluations::Row) -> AppResult<Stored>
         judge_prompt: settings.judge_prompt.name().to_string(),
         judge_prompt_hash: settings.judge_prompt.hash()[..12].to_string(),
         judge_temperature: settings.temperature_text(),
+        legacy_aspects: settings.legacy_aspects.describe(),
         biases: biases_label(&settings),
         contenders,
         pairs: pairs.len(),

@@ -135,7 +135,7 @@ fn judging_stages(
             }
             if settings.protocol.legacy() {
                 legacy_calls += 1;
-                prompt += count(legacy::request(question, x, y, 0));
+                prompt += count(legacy::request_with(settings.legacy_aspects, question, x, y, 0));
             }
         }
     }

@@ -574,11 +574,7 @@ pub async fn drill(pool: &Db, id: i64, a: i64, b: i64, question: i64) -> AppResu
         let l: LegacyJudgment = serde_json::from_value(r["legacy"].clone()).ok()?;
         Some((
             outcome_name(l.overall, &a_name, &b_name),
-            engine::judge::LEGACY_ASPECTS
-                .iter()
-                .zip(l.aspects)
-                .map(|(n, o)| (n.to_string(), outcome_name(o, &a_name, &b_name)))
-                .collect(),
+            l.named().map(|(n, o)| (n.to_string(), outcome_name(o, &a_name, &b_name))).collect(),
         ))
     });
     let alignment: Option<Alignment> = aligned.and_then(|r| serde_json::from_value(r["alignment"].clone()).ok());

@@ -401,7 +401,7 @@ async fn execute(run: &Run<'_>, first: Vec<WorkItem>) -> AppResult<Result<RunEnd
             if s.protocol.legacy() {
                 judging.push(WorkItem {
                     key: Key::Legacy { a: *a, b: *b, question: q.id }.to_string(),
-                    payload: protocol::payload(&q.question, x, y, 0, 1),
+                    payload: protocol::legacy_payload(s.legacy_aspects, &q.question, x, y),
                 });
             }
         }

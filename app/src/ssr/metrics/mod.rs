@@ -56,6 +56,10 @@ pub struct SetMetrics {
     pub corpus_bleu: f64,
     pub per_category: Vec<Means>,
     pub granularity: Vec<DimensionAnalysis>,
+    /// Seed 004 Table 1: each dimension's coarse-level questions, MAP, CS
+    /// and Range (runs before issue #42 lack it).
+    #[serde(default)]
+    pub coarse: Vec<engine::metrics::granularity::CoarseRow>,
     /// Seed 004 Table 4, when the set has LV × QC questions.
     pub factorial: Option<factorial::Factorial>,
     pub questions: Vec<QuestionMetrics>,

@@ -174,6 +174,19 @@ pub fn view(r: &Report) -> crate::model::MetricsView {
                     })
                     .collect(),
                 factorial: s.factorial.as_ref().map(factorial_view),
+                coarse: s
+                    .coarse
+                    .iter()
+                    .map(|c| crate::model::CoarseRowView {
+                        dimension: c.dimension.clone(),
+                        categories: c.categories,
+                        questions: c.questions,
+                        map: c.map,
+                        cs: c.cs,
+                        range: c.range,
+                        means: c.means.iter().map(|m| (m.category.clone(), m.n, m.mean)).collect(),
+                    })
+                    .collect(),
                 power: crate::model::Figure::Inline(granularity::power_chart_svg(
                     &format!("{} — discriminative power by level", s.name),
                     &s.granularity,
