@@ -1,8 +1,9 @@
 // Screenshots for review (not a test): the 5,000-question project, the
 // Questions page's benchmark import (a GraphRAG-Bench pair through the form)
 // the Answers page's download links, the Evaluations form (its judge
-// temperature) and an evaluation's settings line, at 1280 and 390 px.
-//   node shots.js BIN DB OUTDIR
+// temperature), an evaluation's settings line and its paper view (Figs.
+// 14–17), at 1280 and 390 px.
+//   node shots.js BIN DB OUTDIR        (ONLY=paper: the paper view alone)
 const fs = require('fs');
 const { serve, browser } = require('./bench/serve');
 const { buildLargeProject } = require('./fixtures/large-project');
@@ -24,6 +25,16 @@ const { graphragBenchPair } = require('./fixtures/benchmark-files');
   try {
     for (const width of [1280, 390]) {
       const page = await b.newPage({ viewport: { width, height: 900 } });
+      // The paper view: each figure with its caption and numbers.
+      await page.goto(`${base}/projects/${p}/evaluations/${ids.evaluation}?view=paper`);
+      await page.waitForSelector('body[data-hydrated="true"]', { timeout: 120000 });
+      await page.screenshot({ path: `${out}/paper-top-${width}.png` });
+      for (const fig of ['fig14', 'fig15', 'fig16', 'fig17']) {
+        await page.locator(`#${fig}`).scrollIntoViewIfNeeded();
+        await page.locator(`#${fig} h2`).evaluate((e) => e.scrollIntoView());
+        await page.screenshot({ path: `${out}/paper-${fig}-${width}.png` });
+      }
+      if (process.env.ONLY === 'paper') { await page.close(); continue; }
       await page.goto(`${base}/projects/${p}/questions`);
       await page.waitForSelector('body[data-hydrated="true"]', { timeout: 120000 });
       await page.getByText('Import a set or a benchmark').click();

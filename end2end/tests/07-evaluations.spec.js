@@ -2,7 +2,7 @@
 // on the same database), start an offline evaluation in the browser, follow
 // it to its report — the judge named, the box plots, the heatmap, the pair
 // table — and drill down to one question's judgments in both orders with
-// their call log.
+// their call log; the paper view (Figs. 14–17) through a share link.
 const { test, expect } = require('@playwright/test');
 const { execFileSync } = require('child_process');
 const path = require('path');
@@ -64,6 +64,10 @@ test('a legacy-only report states only what was run: no trials, no unbiased char
   await expect(audit).not.toContainText('Verdict flips');
   await expect(audit).not.toContainText('across trials');
   await expect(page.locator('#bias-verdict')).toContainText(/Legacy protocol: A, always shown first, wins \d+% of 6 verdicts/);
+  // The paper's figures are the unbiased protocol's: its view says so, drawing none.
+  await page.locator('#to-paper').click();
+  await expect(page.locator('#paper-none')).toContainText('legacy protocol only');
+  await expect(page.locator('#fig14')).toHaveCount(0);
 });
 
 test('a sanity check\'s second run belongs to its check: listed under it, never a default (#24)', async ({ page }) => {
@@ -237,6 +241,22 @@ test('an offline evaluation of two methods: report, heatmap, drill-down, a read-
   await expect(stranger.locator('a[href^="/projects/"]')).toHaveCount(0);
   const html = await stranger.request.get(await stranger.locator('.downloads a', { hasText: 'One HTML file' }).getAttribute('href'));
   expect(await html.text()).toContain('<svg');
+  // The paper view through the link: Figs. 14–17, each caption naming its
+  // statistic, Fig. 17's level panels drawn; and back to the full report.
+  await stranger.locator('#to-paper').click();
+  await expect(stranger).toHaveURL(/\?view=paper$/);
+  await expect(stranger.locator('body[data-hydrated="true"]')).toBeAttached();
+  for (const fig of ['#fig14', '#fig15', '#fig16', '#fig17']) await expect(stranger.locator(fig)).toBeVisible();
+  await expect(stranger.locator('#fig14 .caption')).toContainText("each rate's own");
+  await expect(stranger.locator('#fig14-table tbody tr')).toHaveCount(1);
+  await expect(stranger.locator('#fig14-table tbody td').nth(6)).toHaveText(/^#\d+: \d+% · \d+% · \d+% \((0\.00|[+-]\d\.\d\d)\)$/);
+  await expect(stranger.locator('#fig16 .caption')).toContainText('of the median trial');
+  const node = await expectPlot(stranger, 'paper-level-0');
+  expect(node).toContain('Per question level: node');
+  expect(node).toContain('mean of the pairs');
+  await expect(stranger.locator('#pair-table')).toHaveCount(0);
+  await stranger.locator('#to-report').click();
+  await expect(stranger.locator('#pair-table')).toBeVisible();
   await page.locator('table.shares button', { hasText: 'Withdraw' }).click();
   await expect(page.locator('table.shares')).toContainText('withdrawn');
   const gone = await stranger.goto(sharePath);

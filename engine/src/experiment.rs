@@ -301,7 +301,7 @@ impl QuestionsSection {
             QuestionsSection::Hierarchical { dimensions, levels, per_category, factorial, .. } => {
                 // Categories per dimension in the shipped hierarchy: a flat
                 // one (QP) at its coarse level only.
-                let shipped = crate::questions::hierarchy::default_hierarchy();
+                let shipped = crate::questions::hierarchy::shipped();
                 let categories: usize = dimensions
                     .iter()
                     .map(|d| match shipped.get(d).filter(|d| crate::questions::hierarchy::is_flat(d)) {
@@ -735,13 +735,12 @@ impl Manifest {
             let per_question = if unbiased { (e.trials * e.repeats * orders) as u64 } else { 0 } + legacy as u64;
             // Both answers and the question in the judge's template: the
             // scoring rubric for the unbiased protocol, the legacy one's.
-            let judge_template =
-                if unbiased {
-                    template(crate::judge::scoring::PROMPT)
-                } else {
-                    let variant = crate::judge::legacy::LegacyAspects::parse(&e.legacy_aspects).unwrap_or_default();
-                    template(variant.prompt())
-                };
+            let judge_template = if unbiased {
+                template(crate::judge::scoring::PROMPT)
+            } else {
+                let variant = crate::judge::legacy::LegacyAspects::parse(&e.legacy_aspects).unwrap_or_default();
+                template(variant.prompt())
+            };
             let judge_prompt = |a: u64| 2 * a + judge_template + 40;
             let sets: Vec<usize> =
                 if e.sets.is_empty() { (1..=self.questions.len()).collect() } else { e.sets.clone() };

@@ -6,6 +6,7 @@
 use app::error::{AppError, AppResult};
 use app::model::{EvaluationReportView, MetricsView, SharedQuestions, StudyResultsView};
 use app::ssr::store::Db;
+use leptos::prelude::{ClassAttribute, ElementChild, GlobalAttributes};
 
 /// The app's own stylesheet, inlined into the one-file exports.
 const STYLE: &str = include_str!("../../style/assay.css");
@@ -36,11 +37,23 @@ fn page(title: &str, body: &str, data: &serde_json::Value) -> String {
 }
 
 /// An evaluation's report as one HTML file: the report page's view with its
-/// inline SVG plots and tables, and the whole report as JSON.
+/// inline SVG plots and tables, then its paper view, and the whole report
+/// as JSON.
 pub fn evaluation_html(r: &EvaluationReportView, data: &serde_json::Value) -> String {
     let (project_id, view) = (r.evaluation.project_id, r.clone());
     let body = rendered(move || {
-        leptos::view! { <app::pages::evaluations::Report project_id r=view standalone=true/> }
+        let (paper, box_plot, heatmap) = (view.paper.clone(), view.box_plot.clone(), view.heatmap.clone());
+        let has_paper = !paper.boxes.is_empty();
+        leptos::view! {
+            <app::pages::evaluations::Report project_id r=view standalone=true/>
+            // The paper view follows, its plots inline like the report's.
+            {has_paper.then(|| leptos::view! {
+                <section class="paper-view" id="paper-view">
+                    <h1>"Paper view: seed 000's Figs. 14–17"</h1>
+                    <app::pages::paper::PaperFigures p=paper base=String::new() box_plot heatmap/>
+                </section>
+            })}
+        }
     });
     page(&format!("Evaluation: {}", r.evaluation.name), &body, data)
 }

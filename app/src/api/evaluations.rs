@@ -64,7 +64,8 @@ fn eval_settings(
             Some(t) => Some(number("judge temperature", t, 0.0, 2.0)? as f32),
             None => None,
         },
-        legacy_aspects: engine::judge::legacy::LegacyAspects::parse(legacy_aspects.unwrap_or("")).map_err(AppError::from)?,
+        legacy_aspects: engine::judge::legacy::LegacyAspects::parse(legacy_aspects.unwrap_or(""))
+            .map_err(AppError::from)?,
     };
     s.validate().map_err(AppError::from)?;
     Ok(s)

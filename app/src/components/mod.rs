@@ -343,3 +343,33 @@ pub fn Pager(
         </nav>
     }
 }
+
+/// A plot drawn on the server — inline, or linked by name (fetched by the
+/// browser on its own, its text at the size it was drawn: the figure
+/// scrolls sideways on a narrow screen rather than shrink it) — with its
+/// downloads (none in a standalone file: `base` is empty).
+#[component]
+pub fn Plot(base: String, name: String, figure: crate::model::Figure, #[prop(into)] alt: String) -> impl IntoView {
+    let downloads = (!base.is_empty()).then(|| {
+        view! {
+            <figcaption class="small">
+                <a href=format!("{base}/plots/{name}.svg") download="">"SVG"</a> " · "
+                <a href=format!("{base}/plots/{name}.png") download="">"PNG"</a>
+            </figcaption>
+        }
+    });
+    let drawn = match figure {
+        crate::model::Figure::Inline(svg) => {
+            view! { <div class="svg" role="img" aria-label=alt inner_html=svg></div> }.into_any()
+        }
+        crate::model::Figure::Linked => {
+            view! { <div class="svg"><img src=format!("{base}/plots/{name}.svg") alt=alt/></div> }.into_any()
+        }
+    };
+    view! {
+        <figure class="plot" data-plot=name.clone()>
+            {drawn}
+            {downloads}
+        </figure>
+    }
+}

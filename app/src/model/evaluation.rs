@@ -150,6 +150,71 @@ pub enum Figure {
     Linked,
 }
 
+/// A box as drawn: the whiskers (the lowest and highest trial within 1.5
+/// IQR of the quartiles), the quartiles and the median of one rate over the
+/// trials, and how many trials lie beyond the whiskers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BoxView {
+    pub low: f64,
+    pub q1: f64,
+    pub median: f64,
+    pub q3: f64,
+    pub high: f64,
+    pub outliers: usize,
+}
+
+/// Fig. 14's numbers for one pair: each rate's own box over the trials,
+/// and the median trial's rates (the headline) beside them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PaperBoxRow {
+    pub a_name: String,
+    pub b_name: String,
+    pub trials: usize,
+    pub a_win: BoxView,
+    pub tie: BoxView,
+    pub b_win: BoxView,
+    pub relative: BoxView,
+    pub median_trial: u32,
+    /// The median trial's A wins, ties, B wins and relative win rate.
+    pub headline: (f64, f64, f64, f64),
+}
+
+/// One row of rates in a paper-view table: its label, A wins, ties, B
+/// wins, the relative win rate and how many outcomes (or pairs) it counts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RatesRow {
+    pub label: String,
+    pub a_win: f64,
+    pub tie: f64,
+    pub b_win: f64,
+    pub relative: f64,
+    pub n: usize,
+}
+
+/// A panel of Fig. 15 (one pair, per aspect) or Fig. 17 (one question
+/// level, every pair and their mean): its plot and the numbers it draws.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PaperPanel {
+    pub title: String,
+    /// The plot's name (`…/plots/NAME.svg`).
+    pub plot: String,
+    pub figure: Option<Figure>,
+    pub rows: Vec<RatesRow>,
+}
+
+/// The paper view (seed 000 §VI-C): its results figures as the paper lays
+/// them out, each with the numbers it draws. Empty when the unbiased
+/// protocol was not run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PaperView {
+    pub boxes: Vec<PaperBoxRow>,
+    pub aspects: Vec<PaperPanel>,
+    /// The heatmap's rows: a contender and its relative win rate over each
+    /// column's (the median trial's), `None` where not judged.
+    pub matrix: Vec<(String, Vec<Option<f64>>)>,
+    pub levels: Vec<PaperPanel>,
+}
+
 /// An evaluation's report as the page shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EvaluationReportView {
@@ -180,6 +245,9 @@ pub struct EvaluationReportView {
     /// Calls of the evaluation itself: made, answered from the cache.
     pub calls: i64,
     pub cached_calls: i64,
+    /// The paper view's figures and numbers.
+    #[serde(default)]
+    pub paper: PaperView,
 }
 
 /// One question of a pair in the drill-down list.
@@ -246,7 +314,7 @@ pub struct DrillView {
 }
 
 /// An evaluation report's CSV tables.
-pub const EVAL_TABLES: [&str; 6] = ["pairs", "trials", "aspects", "levels", "judgments", "alignment"];
+pub const EVAL_TABLES: [&str; 7] = ["pairs", "trials", "aspects", "levels", "paper", "judgments", "alignment"];
 
 /// The unbiased protocol's aspects (as `engine::judge::ASPECTS`, for the browser).
 pub const ASPECT_NAMES: [&str; 4] = ["Comprehensiveness", "Relevance", "Empowerment", "Directness"];

@@ -241,7 +241,8 @@ mod tests {
         cats.push(m("LV/s × QC/c0", 0.01));
         cats.extend([m("AT/a/b/x", 0.3), m("AT/a/b/y", 0.4)]);
         let e = fine_extremes(&cats);
-        let names = |d: usize| e[d].1.iter().map(|c| c.group.rsplit('/').next().unwrap().to_string()).collect::<Vec<_>>();
+        let names =
+            |d: usize| e[d].1.iter().map(|c| c.group.rsplit('/').next().unwrap().to_string()).collect::<Vec<_>>();
         assert_eq!((e[0].0.as_str(), e[1].0.as_str()), ("AT", "QC"));
         assert_eq!(names(0), ["y", "x"], "four or fewer: all, by CS");
         assert_eq!(names(1), ["f7", "f6", "f1", "f0"]);

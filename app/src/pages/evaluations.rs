@@ -22,12 +22,11 @@ use crate::api::settings::get_llm_info;
 use crate::components::help::{text as help, Cite, Help, Paper};
 use crate::components::jobs::{live_ticks, throttle, ItemCalls, LatestJob, ProgressBar, StatusBadge, Watch};
 use crate::components::route_id;
-use crate::components::{ActionError, ConfirmDelete, ErrorNote, NoCacheBox, Pager, ProjectBar, SharePanel};
+use crate::components::{ActionError, ConfirmDelete, ErrorNote, NoCacheBox, Pager, Plot, ProjectBar, SharePanel};
 use crate::format;
 use crate::format::pct;
 use crate::model::{
-    defaults, AnswerSetView, DrillView, EvaluationReportView, EvaluationView, Figure, PairRowView, QuestionSetView,
-    RunPlan,
+    defaults, AnswerSetView, DrillView, EvaluationReportView, EvaluationView, PairRowView, QuestionSetView, RunPlan,
 };
 
 fn judge_class(judge: &str) -> &'static str {
@@ -478,7 +477,11 @@ pub fn EvaluationPage() -> impl IntoView {
                             live.set(r.evaluation.status.is_some_and(|s| s.is_active()));
                             let pairs = r.pairs.clone();
                             let source = DrillSource::Project { project_id: id.get_untracked(), eval_id: eval_id.get_untracked() };
-                            view! { <Report project_id=id.get_untracked() r/> <Drill source pairs/> }.into_any()
+                            if paper_query() {
+                                view! { <Report project_id=id.get_untracked() r paper=true/> }.into_any()
+                            } else {
+                                view! { <Report project_id=id.get_untracked() r/> <Drill source pairs/> }.into_any()
+                            }
                         }
                     }
                 })}
@@ -487,32 +490,9 @@ pub fn EvaluationPage() -> impl IntoView {
     }
 }
 
-/// A plot drawn on the server — inline, or linked by name (fetched by the
-/// browser on its own, its text at the size it was drawn: the figure
-/// scrolls sideways on a narrow screen rather than shrink it) — with its
-/// downloads (none in a standalone file: `base` is empty).
-#[component]
-pub(crate) fn Plot(base: String, name: String, figure: Figure, #[prop(into)] alt: String) -> impl IntoView {
-    let downloads = (!base.is_empty()).then(|| {
-        view! {
-            <figcaption class="small">
-                <a href=format!("{base}/plots/{name}.svg") download="">"SVG"</a> " · "
-                <a href=format!("{base}/plots/{name}.png") download="">"PNG"</a>
-            </figcaption>
-        }
-    });
-    let drawn = match figure {
-        Figure::Inline(svg) => view! { <div class="svg" role="img" aria-label=alt inner_html=svg></div> }.into_any(),
-        Figure::Linked => {
-            view! { <div class="svg"><img src=format!("{base}/plots/{name}.svg") alt=alt/></div> }.into_any()
-        }
-    };
-    view! {
-        <figure class="plot" data-plot=name.clone()>
-            {drawn}
-            {downloads}
-        </figure>
-    }
+/// Whether the page's address asks for the paper view (`?view=paper`).
+pub(crate) fn paper_query() -> bool {
+    use_query_map().with_untracked(|q| q.get("view").as_deref() == Some("paper"))
 }
 
 /// The report; with `share` (a share token) read-only: no links into the
@@ -524,6 +504,9 @@ pub fn Report(
     r: EvaluationReportView,
     #[prop(optional)] share: Option<String>,
     #[prop(optional)] standalone: bool,
+    /// The paper view (`?view=paper`) instead of the full report's body.
+    #[prop(optional)]
+    paper: bool,
 ) -> impl IntoView {
     let e = r.evaluation.clone();
     let eid = e.id;
@@ -555,6 +538,69 @@ pub fn Report(
         started_at: None,
         finished_at: None,
         elapsed_secs: 0.0,
+    };
+    let body = if paper {
+        view! {
+            <crate::pages::paper::PaperFigures p=r.paper.clone() base=base.clone() box_plot=r.box_plot.clone() heatmap=r.heatmap.clone()/>
+        }
+        .into_any()
+    } else {
+        view! {
+        {r.box_plot.clone().map(|figure| view! {
+                <h2>"Win and tie rates over trials"</h2>
+                <Plot base=base.clone() name="box".into() figure alt="Box plots of win and tie rates over trials, one panel per pair"/>
+            })}
+            {(!unbiased).then(|| view! { <h2>"Win rates"</h2> })}
+            <PairTable rows=r.pairs.clone() unbiased legacy/>
+            <h2>"Relative win rate"</h2>
+            <div class="plots-row">
+                {r.heatmap.clone().map(|figure| view! {
+                    <Plot base=base.clone() name="heatmap".into() figure alt="Relative win rate heatmap, unbiased protocol"/>
+                })}
+                {r.legacy_heatmap.clone().map(|figure| view! {
+                    <Plot base=base.clone() name="legacy-heatmap".into() figure alt="Relative win rate heatmap, legacy protocol"/>
+                })}
+            </div>
+            <h2>{match (unbiased, legacy) {
+                (true, true) => "Per pair: legacy beside unbiased, per aspect, per question level",
+                (true, false) => "Per pair: per aspect, per question level",
+                _ => "Per pair: per aspect",
+            }}</h2>
+            {r.pairs.iter().map(|p| {
+                let tag = format!("{}-{}", p.a, p.b);
+                view! {
+                    <section class="pair-detail" data-pair=tag.clone()>
+                        <h3>{format!("{} vs {}", p.a_name, p.b_name)}</h3>
+                        {p.legacy_plot.clone().filter(|_| unbiased && legacy).map(|figure| view! {
+                            <Plot base=base.clone() name=format!("legacy-{tag}") figure alt="Legacy and unbiased verdicts"/>
+                        })}
+                        <div class="plots-row">
+                            {p.aspects_plot.clone().map(|figure| view! {
+                                <Plot base=base.clone() name=format!("aspects-{tag}") figure alt="Win, tie and loss per aspect"/>
+                            })}
+                            {p.levels_plot.clone().map(|figure| view! {
+                                <Plot base=base.clone() name=format!("levels-{tag}") figure alt="Win, tie and loss per question level"/>
+                            })}
+                        </div>
+                    </section>
+                }
+            }).collect_view()}
+            <h2>"Bias audit of the judge"</h2>
+            <p class="muted small">"From the judgments made. With position exchange each draw is judged in both orders: a judge without position bias flips its verdict only when the answers are close, and the first-shown answer wins about half the time; a judge without length bias lets the longer answer win about half the time."</p>
+            {(!r.bias_verdicts.is_empty()).then(|| view! {
+                <div class="verdict" id="bias-verdict">
+                    {r.bias_verdicts.iter().map(|v| view! { <p>{v.clone()}</p> }).collect_view()}
+                </div>
+            })}
+            <table class="grid bias-audit" id="bias-audit">
+                <tbody>
+                    {r.bias.iter().map(|(what, value, n)| view! {
+                        <tr><td>{what.clone()}</td><td class="num">{value.clone()}</td><td class="small muted">{n.clone()}</td></tr>
+                    }).collect_view()}
+                </tbody>
+            </table>
+        }
+        .into_any()
     };
     view! {
         <h1>{format!("Evaluation #{eid} · {}", e.name)}</h1>
@@ -594,59 +640,17 @@ pub fn Report(
             let class = match even { Some(true) => "verdict even", Some(false) => "verdict uneven", None => "verdict" };
             view! { <p class=class id="sanity-verdict">{text}</p> }
         })}
-        {r.box_plot.clone().map(|figure| view! {
-            <h2>"Win and tie rates over trials"</h2>
-            <Plot base=base.clone() name="box".into() figure alt="Box plots of win and tie rates over trials, one panel per pair"/>
+        {(!standalone).then(|| {
+            // The same path, with or without `?view=paper`.
+            let (href, text, id) = if paper {
+                ("?", "← The full report: headline table, statistics, per pair, bias audit", "to-report")
+            } else {
+                ("?view=paper", "Paper view: Figs. 14–17 as seed 000 lays them out, each statistic named →", "to-paper")
+            };
+            // A whole page load: the page reads the query once, as it is drawn.
+            view! { <p class="small view-switch"><a href=href id=id rel="external">{text}</a></p> }
         })}
-        {(!unbiased).then(|| view! { <h2>"Win rates"</h2> })}
-        <PairTable rows=r.pairs.clone() unbiased legacy/>
-        <h2>"Relative win rate"</h2>
-        <div class="plots-row">
-            {r.heatmap.clone().map(|figure| view! {
-                <Plot base=base.clone() name="heatmap".into() figure alt="Relative win rate heatmap, unbiased protocol"/>
-            })}
-            {r.legacy_heatmap.clone().map(|figure| view! {
-                <Plot base=base.clone() name="legacy-heatmap".into() figure alt="Relative win rate heatmap, legacy protocol"/>
-            })}
-        </div>
-        <h2>{match (unbiased, legacy) {
-            (true, true) => "Per pair: legacy beside unbiased, per aspect, per question level",
-            (true, false) => "Per pair: per aspect, per question level",
-            _ => "Per pair: per aspect",
-        }}</h2>
-        {r.pairs.iter().map(|p| {
-            let tag = format!("{}-{}", p.a, p.b);
-            view! {
-                <section class="pair-detail" data-pair=tag.clone()>
-                    <h3>{format!("{} vs {}", p.a_name, p.b_name)}</h3>
-                    {p.legacy_plot.clone().filter(|_| unbiased && legacy).map(|figure| view! {
-                        <Plot base=base.clone() name=format!("legacy-{tag}") figure alt="Legacy and unbiased verdicts"/>
-                    })}
-                    <div class="plots-row">
-                        {p.aspects_plot.clone().map(|figure| view! {
-                            <Plot base=base.clone() name=format!("aspects-{tag}") figure alt="Win, tie and loss per aspect"/>
-                        })}
-                        {p.levels_plot.clone().map(|figure| view! {
-                            <Plot base=base.clone() name=format!("levels-{tag}") figure alt="Win, tie and loss per question level"/>
-                        })}
-                    </div>
-                </section>
-            }
-        }).collect_view()}
-        <h2>"Bias audit of the judge"</h2>
-        <p class="muted small">"From the judgments made. With position exchange each draw is judged in both orders: a judge without position bias flips its verdict only when the answers are close, and the first-shown answer wins about half the time; a judge without length bias lets the longer answer win about half the time."</p>
-        {(!r.bias_verdicts.is_empty()).then(|| view! {
-            <div class="verdict" id="bias-verdict">
-                {r.bias_verdicts.iter().map(|v| view! { <p>{v.clone()}</p> }).collect_view()}
-            </div>
-        })}
-        <table class="grid bias-audit" id="bias-audit">
-            <tbody>
-                {r.bias.iter().map(|(what, value, n)| view! {
-                    <tr><td>{what.clone()}</td><td class="num">{value.clone()}</td><td class="small muted">{n.clone()}</td></tr>
-                }).collect_view()}
-            </tbody>
-        </table>
+        {body}
         {(!standalone).then(|| view! {
             <h2>"Downloads"</h2>
             <p class="downloads">

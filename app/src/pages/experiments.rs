@@ -529,15 +529,15 @@ fn Gathered(r: ExperimentReportView, project: i64, shared: bool) -> impl IntoVie
                         ev.evaluation.judge, ev.evaluation.settings_text(), format::int(ev.calls), format::int(ev.cached_calls))}
                         {(!shared).then(|| view! { " · " <a href=format!("/projects/{project}/evaluations/{id}")>"its full report"</a> })}</p>
                     {ev.box_plot.clone().map(|figure| view! {
-                        <crate::pages::evaluations::Plot base=String::new() name="box".into() figure alt="Box plots of win and tie rates over trials"/>
+                        <crate::components::Plot base=String::new() name="box".into() figure alt="Box plots of win and tie rates over trials"/>
                     })}
                     <crate::pages::evaluations::PairTable rows=ev.pairs.clone() unbiased=ev.evaluation.unbiased() legacy=ev.evaluation.legacy()/>
                     <div class="plots-row">
                         {ev.heatmap.clone().map(|figure| view! {
-                            <crate::pages::evaluations::Plot base=String::new() name="heatmap".into() figure alt="Relative win rate heatmap"/>
+                            <crate::components::Plot base=String::new() name="heatmap".into() figure alt="Relative win rate heatmap"/>
                         })}
                         {ev.legacy_heatmap.clone().map(|figure| view! {
-                            <crate::pages::evaluations::Plot base=String::new() name="legacy-heatmap".into() figure alt="Relative win rate heatmap, legacy"/>
+                            <crate::components::Plot base=String::new() name="legacy-heatmap".into() figure alt="Relative win rate heatmap, legacy"/>
                         })}
                     </div>
                 </section>

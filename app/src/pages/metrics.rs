@@ -332,6 +332,7 @@ fn factorial_row(r: &FactorialRow) -> impl IntoView {
 fn SetDetail(s: SetMetricsView, k: usize, base: String, published: bool) -> impl IntoView {
     let bleu_header = bleu_header(published);
     let sid = s.answer_set_id;
+    let extremes = crate::model::fine_extremes(&s.per_category);
     view! {
         <section class="panel metrics-set" data-answers=sid>
             <h2>{format!("#{} {}", sid, s.name)}</h2>
@@ -349,12 +350,12 @@ fn SetDetail(s: SetMetricsView, k: usize, base: String, published: bool) -> impl
                 </table>
                 <p class="muted small">"Each dimension's questions at its coarsest level (a flat dimension such as Question Phrasing has only that one). Range = max − min of its categories' mean CS, as the HieraRAG paper's Table 1 and its authors' code compute it; it is not the discriminative power below (a standard deviation)."</p>
             })}
-            {(!crate::model::fine_extremes(&s.per_category).is_empty()).then(|| view! {
+            {(!extremes.is_empty()).then(|| view! {
                 <h3>"Easiest and hardest fine categories " <span class="small muted">"(as " <Cite paper=Paper::HieraRag at="Table 3"/> ")"</span></h3>
                 <table class="grid extremes">
                     <thead><tr><th>"Dimension"</th><th>"Category"</th><th class="num">"n"</th><th class="num">"MAP"</th><th class="num">"CS"</th></tr></thead>
                     <tbody>
-                        {crate::model::fine_extremes(&s.per_category).into_iter().flat_map(|(d, rows)| rows.into_iter().map(move |c| view! {
+                        {extremes.into_iter().flat_map(|(d, rows)| rows.into_iter().map(move |c| view! {
                             <tr data-dimension=d.clone()><td>{d.clone()}</td><td class="small">{c.group.rsplit('/').next().unwrap_or("").to_string()}</td>
                                 <td class="num">{c.n}</td><td class="num">{f3(c.map)}</td><td class="num">{format!("{:.3}", c.cs)}</td></tr>
                         })).collect_view()}

@@ -10,6 +10,7 @@ pub mod home;
 pub mod jobs;
 pub mod login;
 pub mod metrics;
+pub mod paper;
 pub mod questions;
 pub mod rater;
 pub mod settings;

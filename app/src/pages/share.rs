@@ -116,11 +116,15 @@ pub fn SharedReport() -> impl IntoView {
             // The drill-down too (#39), read through the link.
             let pairs = r.pairs.clone();
             let source = crate::pages::evaluations::DrillSource::Share(t.clone());
-            view! {
-                <crate::pages::evaluations::Report project_id=0 r share=t/>
-                <crate::pages::evaluations::Drill source pairs/>
+            if crate::pages::evaluations::paper_query() {
+                view! { <crate::pages::evaluations::Report project_id=0 r share=t paper=true/> }.into_any()
+            } else {
+                view! {
+                    <crate::pages::evaluations::Report project_id=0 r share=t/>
+                    <crate::pages::evaluations::Drill source pairs/>
+                }
+                .into_any()
             }
-            .into_any()
         } else if let Some(r) = v.study {
             view! { <crate::pages::studies::Results r share=t/> }.into_any()
         } else if let Some(q) = v.questions {
@@ -177,13 +181,13 @@ pub fn SharedSet(q: SharedQuestions, token: String, #[prop(optional)] standalone
             <h2>"Entities the questions mention"</h2>
             <p class="small" id="shared-entities">{format!("{} distinct entities in {} questions; {} questions name one; the most mentioned takes {} of all mentions (the graph's names matched).",
                 e.distinct, e.covered, e.with_entity, format::pct(e.top_share))}</p>
-            <crate::pages::evaluations::Plot base=if standalone { String::new() } else { base.clone() } name="entities".into() figure=svg alt="Top entities"/>
+            <crate::components::Plot base=if standalone { String::new() } else { base.clone() } name="entities".into() figure=svg alt="Top entities"/>
         })}
         {q.relevance.map(|(r, svg)| view! {
             <h2>"Relevance of retrieved context"</h2>
             <p class="small">{format!("{} of {} questions scored 0–5, mean {:.2}{}.", r.scored, r.questions, r.mean,
                 r.made_by.map_or(String::new(), |m| format!(", by {m}")))}</p>
-            <crate::pages::evaluations::Plot base=if standalone { String::new() } else { base.clone() } name="relevance".into() figure=svg alt="Relevance histogram"/>
+            <crate::components::Plot base=if standalone { String::new() } else { base.clone() } name="relevance".into() figure=svg alt="Relevance histogram"/>
         })}
         <h2>"Questions"</h2>
         {if standalone {

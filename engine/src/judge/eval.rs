@@ -531,7 +531,7 @@ pub struct BiasAudit {
     pub trial_std_max: Option<f64>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Report {
     pub settings: Settings,
     pub contenders: Vec<Contender>,
@@ -1055,7 +1055,11 @@ mod tests {
                     raw_words: (50, 50),
                     words: (50, 50),
                     trials: BTreeMap::from([(0, a_better.clone()), (1, a_better.clone())]),
-                    legacy: Some(LegacyJudgment { aspects: vec![Outcome::A; 3], overall: Outcome::A, variant: Default::default() }),
+                    legacy: Some(LegacyJudgment {
+                        aspects: vec![Outcome::A; 3],
+                        overall: Outcome::A,
+                        variant: Default::default(),
+                    }),
                 },
                 QuestionInput {
                     id: 11,
@@ -1064,7 +1068,11 @@ mod tests {
                     raw_words: (20, 60),
                     words: (55, 60),
                     trials: BTreeMap::from([(0, even), (1, a_better)]),
-                    legacy: Some(LegacyJudgment { aspects: vec![Outcome::A, Outcome::B, Outcome::A], overall: Outcome::B, variant: Default::default() }),
+                    legacy: Some(LegacyJudgment {
+                        aspects: vec![Outcome::A, Outcome::B, Outcome::A],
+                        overall: Outcome::B,
+                        variant: Default::default(),
+                    }),
                 },
                 QuestionInput {
                     id: 12,
@@ -1241,7 +1249,11 @@ mod tests {
         let q = |id| QuestionInput {
             id,
             trials: BTreeMap::from([(0, even.clone())]),
-            legacy: Some(LegacyJudgment { aspects: vec![Outcome::A; 3], overall: Outcome::A, variant: Default::default() }),
+            legacy: Some(LegacyJudgment {
+                aspects: vec![Outcome::A; 3],
+                overall: Outcome::A,
+                variant: Default::default(),
+            }),
             ..Default::default()
         };
         let pair = PairInput { a: 1, b: 2, questions: vec![q(1), q(2)] };

@@ -162,7 +162,8 @@ mod tests {
         assert_eq!(LegacyAspects::default(), LegacyAspects::Lightrag);
         assert_eq!(LegacyAspects::parse("graphrag").unwrap().names().len(), 4);
         assert!(LegacyAspects::parse("ragas").unwrap_err().0.contains("\"lightrag\" (3) or \"graphrag\" (4)"));
-        assert!(PROMPT_GRAPHRAG.contains("**Directness**: How specifically and clearly does the answer address the question?"));
+        assert!(PROMPT_GRAPHRAG
+            .contains("**Directness**: How specifically and clearly does the answer address the question?"));
         assert!(!PROMPT.contains("Directness"));
         for variant in [LegacyAspects::Lightrag, LegacyAspects::Graphrag] {
             let req = request_with(variant, "Who mended the nets?", "Ada Pell mended them in 1790.", "Someone.", 0);

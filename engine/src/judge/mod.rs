@@ -17,6 +17,7 @@
 pub mod align;
 pub mod eval;
 pub mod legacy;
+pub mod paper;
 pub mod plots;
 pub mod protocol;
 pub mod scoring;
@@ -203,7 +204,11 @@ mod tests {
 
     #[test]
     fn the_legacy_protocol_forces_a_winner_toward_the_first_answer() {
-        let l = LegacyJudgment::forced(legacy::LegacyAspects::Lightrag, vec![Outcome::B, Outcome::Tie, Outcome::A], Outcome::Tie);
+        let l = LegacyJudgment::forced(
+            legacy::LegacyAspects::Lightrag,
+            vec![Outcome::B, Outcome::Tie, Outcome::A],
+            Outcome::Tie,
+        );
         assert_eq!(l.aspects, [Outcome::B, Outcome::A, Outcome::A]);
         assert_eq!(l.overall, Outcome::A);
     }

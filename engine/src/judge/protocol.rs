@@ -114,8 +114,8 @@ pub fn legacy_payload(variant: legacy::LegacyAspects, question: &str, a: &str, b
 /// Judges one question under the legacy protocol (A first, one call).
 pub async fn run_legacy_item(gateway: &Gateway, job_id: i64, item: WorkItem) -> ItemOutcome {
     let (question, a, b, trial, _) = fields(&item);
-    let variant = legacy::LegacyAspects::parse(item.payload["legacy_aspects"].as_str().unwrap_or(""))
-        .unwrap_or_default();
+    let variant =
+        legacy::LegacyAspects::parse(item.payload["legacy_aspects"].as_str().unwrap_or("")).unwrap_or_default();
     let ctx = CallContext { job_id: Some(job_id), item: Some(item.key.clone()), prompt_hash: None };
     let mut meter = Meter::default();
     let req = legacy::request_with(variant, question, a, b, trial);

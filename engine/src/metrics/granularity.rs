@@ -462,9 +462,14 @@ pub fn coarse_table(items: &[(String, Option<f64>, f64)]) -> Vec<CoarseRow> {
             }
             let means: Vec<CategoryMean> = cats
                 .iter()
-                .map(|(c, v)| CategoryMean { category: c.to_string(), n: v.len(), mean: v.iter().sum::<f64>() / v.len() as f64 })
+                .map(|(c, v)| CategoryMean {
+                    category: c.to_string(),
+                    n: v.len(),
+                    mean: v.iter().sum::<f64>() / v.len() as f64,
+                })
                 .collect();
-            let (lo, hi) = means.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), m| (l.min(m.mean), h.max(m.mean)));
+            let (lo, hi) =
+                means.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), m| (l.min(m.mean), h.max(m.mean)));
             let aps: Vec<f64> = qs.iter().filter_map(|q| q.1).collect();
             CoarseRow {
                 dimension: dim.to_string(),
@@ -840,8 +845,7 @@ mod tests {
             .map(|l| (l.categories, l.depth))
             .collect();
         assert_eq!(qp_levels, [(4, 1)]);
-        let qc_levels: Vec<(usize, usize)> =
-            analysis[0].levels.iter().map(|l| (l.categories, l.depth)).collect();
+        let qc_levels: Vec<(usize, usize)> = analysis[0].levels.iter().map(|l| (l.categories, l.depth)).collect();
         assert_eq!(qc_levels, [(2, 1), (4, 2)]);
     }
 

@@ -58,9 +58,15 @@ pub struct Dimension {
 /// Dimension code (`QC`, `AT`, `LV`) → dimension.
 pub type Hierarchy = BTreeMap<String, Dimension>;
 
-/// The shipped hierarchy.
+/// The shipped hierarchy (a copy to change).
 pub fn default_hierarchy() -> Hierarchy {
-    serde_json::from_str(DEFAULT).expect("the shipped hierarchy parses")
+    shipped().clone()
+}
+
+/// The shipped hierarchy, parsed once.
+pub fn shipped() -> &'static Hierarchy {
+    static SHIPPED: std::sync::OnceLock<Hierarchy> = std::sync::OnceLock::new();
+    SHIPPED.get_or_init(|| serde_json::from_str(DEFAULT).expect("the shipped hierarchy parses"))
 }
 
 /// Whether a dimension has coarse categories only (seed 004's Question
@@ -379,10 +385,7 @@ pub fn offline(req: &ChatRequest) -> Result<String, String> {
     // [`offline_check`]'s word counts.
     let keywords = || -> Vec<String> {
         let mut seen = HashSet::new();
-        words(&name)
-            .chain(words(&answer))
-            .filter(|w| seen.insert(w.clone()))
-            .collect::<Vec<String>>()
+        words(&name).chain(words(&answer)).filter(|w| seen.insert(w.clone())).collect::<Vec<String>>()
     };
     let phrased = if has("QP/concise_and_natural") {
         Some(format!("What about {}?", name.split_whitespace().take(6).collect::<Vec<_>>().join(" ")))
@@ -481,7 +484,8 @@ mod tests {
             ..Default::default()
         };
         let planned = plan(&h, &s, &[1, 2, 3]).unwrap();
-        let qp_cells: Vec<&String> = planned.iter().flat_map(|p| &p.categories).filter(|c| c.starts_with("QP/")).collect();
+        let qp_cells: Vec<&String> =
+            planned.iter().flat_map(|p| &p.categories).filter(|c| c.starts_with("QP/")).collect();
         assert_eq!(qp_cells.len(), 4 * 3, "the coarse level only");
         assert_eq!(planned.len(), (2 + 4 + 8) * 3 + 4 * 3);
         let coarse_less = HierarchicalSettings { levels: vec![4, 8], ..s.clone() };
@@ -492,13 +496,17 @@ mod tests {
         assert!(validate(&bad).unwrap_err().0.contains("2 to 8 categories, not 1"));
         let text = "Mr. Holmes examined the letter from Irene Adler. Holmes said the photograph was hidden behind a sliding panel in the sitting room.";
         for c in &qp.categories {
-            let planned = Planned { categories: vec![format!("QP/{}", c.name)], expertise: "expert".into(), chunk_id: 1 };
-            let reply: Value =
-                serde_json::from_str(&offline(&request(&payload(&h, &planned, text))).unwrap()).unwrap();
+            let planned =
+                Planned { categories: vec![format!("QP/{}", c.name)], expertise: "expert".into(), chunk_id: 1 };
+            let reply: Value = serde_json::from_str(&offline(&request(&payload(&h, &planned, text))).unwrap()).unwrap();
             let question = reply["question"].as_str().unwrap();
             let check: Value = serde_json::from_str(
-                &offline_check(&check_request(&payload(&h, &planned, text), question, reply["answer"].as_str().unwrap()))
-                    .unwrap(),
+                &offline_check(&check_request(
+                    &payload(&h, &planned, text),
+                    question,
+                    reply["answer"].as_str().unwrap(),
+                ))
+                .unwrap(),
             )
             .unwrap();
             assert_eq!(check["fits"], true, "{}: {question:?} — {}", c.name, check["reason"]);

@@ -37,7 +37,7 @@
 //!   children include its label. Two empty picks are not equal (pandas'
 //!   NaN), two "Please leave cell blank" are.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -175,13 +175,27 @@ impl Score {
     }
 }
 
+fn id_set(ids: &[String]) -> HashSet<&str> {
+    ids.iter().map(String::as_str).collect()
+}
+
+/// Rows by question id, the first of each id (as a linear `find` would).
+fn first_by_id(rows: &[Annotation]) -> HashMap<&str, &Annotation> {
+    let mut by_id = HashMap::new();
+    for a in rows {
+        by_id.entry(a.qa_id.as_str()).or_insert(a);
+    }
+    by_id
+}
+
 /// Each annotator's rows of the shared questions, sorted by id (pandas'
 /// `sort_values('qa_id')`, stable).
 fn shared_rows<'a>(annotators: &'a [Vec<Annotation>], shared: &[String]) -> Vec<Vec<&'a Annotation>> {
+    let shared = id_set(shared);
     annotators
         .iter()
         .map(|rows| {
-            let mut v: Vec<&Annotation> = rows.iter().filter(|a| shared.contains(&a.qa_id)).collect();
+            let mut v: Vec<&Annotation> = rows.iter().filter(|a| shared.contains(a.qa_id.as_str())).collect();
             v.sort_by(|a, b| a.qa_id.cmp(&b.qa_id));
             v
         })
@@ -207,12 +221,13 @@ fn kappa_as_published(rows: &[Vec<&Annotation>], score: Score) -> Option<f64> {
 
 /// The standard κ: a shared question counts when every annotator scored it.
 fn kappa_standard(annotators: &[Vec<Annotation>], shared: &[String], score: Score) -> (Option<f64>, usize) {
+    let by_id: Vec<HashMap<&str, &Annotation>> = annotators.iter().map(|rows| first_by_id(rows)).collect();
     let table: Vec<Vec<u32>> = shared
         .iter()
         .filter_map(|id| {
             let mut counts = vec![0u32; score.categories()];
-            for rows in annotators {
-                let v = score.of(rows.iter().find(|a| &a.qa_id == id)?)?;
+            for rows in &by_id {
+                let v = score.of(rows.get(id.as_str())?)?;
                 *counts.get_mut(v as usize)? += 1;
             }
             Some(counts)
@@ -340,11 +355,12 @@ pub struct CoherenceAgreement {
 /// category, whether the picks are equal), in the first annotator's order
 /// (pandas' inner join on `qa_id`).
 fn paired(first: &[Annotation], second: &[Annotation], shared: &[String]) -> Vec<(String, bool)> {
+    let (shared, second) = (id_set(shared), first_by_id(second));
     first
         .iter()
-        .filter(|a| shared.contains(&a.qa_id))
+        .filter(|a| shared.contains(a.qa_id.as_str()))
         .filter_map(|a| {
-            let b = second.iter().find(|b| b.qa_id == a.qa_id)?;
+            let b = second.get(a.qa_id.as_str())?;
             let agreed = matches!((&a.category_validation, &b.category_validation), (Some(x), Some(y)) if x == y);
             Some((a.category_name.trim().to_string(), agreed))
         })

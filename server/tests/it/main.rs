@@ -21,6 +21,7 @@ mod layout;
 mod llm;
 mod metrics;
 mod models;
+mod paper;
 mod peers_server;
 mod postgres;
 mod presets;

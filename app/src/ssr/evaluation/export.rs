@@ -14,7 +14,7 @@ use crate::error::internal;
 use crate::error::{AppError, AppResult};
 use crate::ssr::store;
 /// The report's tables.
-pub const TABLES: [&str; 6] = crate::model::EVAL_TABLES;
+pub const TABLES: [&str; 7] = crate::model::EVAL_TABLES;
 
 /// What judging (and aligning) one pair cost.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
@@ -203,6 +203,87 @@ pub fn table_csv(s: &Snapshot, table: &str) -> AppResult<String> {
                     ])
                     .map_err(csv_err)?;
                 }
+            }
+        }
+        "paper" => {
+            // The paper view's numbers, figure by figure, each row naming
+            // its statistic (see `pages::paper`).
+            w.write_record([
+                "figure",
+                "label",
+                "a_name",
+                "b_name",
+                "statistic",
+                "a_win",
+                "tie",
+                "b_win",
+                "relative",
+                "n",
+            ])
+            .map_err(csv_err)?;
+            let v = super::paper_view(r, |_| None);
+            let mut rows: Vec<[String; 10]> = Vec::new();
+            let row = |fig: &str, label: &str, a: &str, b: &str, stat: &str, rates: [f64; 4], n: usize| {
+                let [a_win, tie, b_win, relative] = rates.map(f);
+                [fig.into(), label.into(), a.into(), b.into(), stat.into(), a_win, tie, b_win, relative, n.to_string()]
+            };
+            for b in &v.boxes {
+                let stats: [(&str, fn(&crate::model::BoxView) -> f64); 5] = [
+                    ("whisker low", |x| x.low),
+                    ("q1", |x| x.q1),
+                    ("median", |x| x.median),
+                    ("q3", |x| x.q3),
+                    ("whisker high", |x| x.high),
+                ];
+                for (name, of) in stats {
+                    let each = [of(&b.a_win), of(&b.tie), of(&b.b_win), of(&b.relative)];
+                    rows.push(row(
+                        "14",
+                        "",
+                        &b.a_name,
+                        &b.b_name,
+                        &format!("each rate's {name} over trials"),
+                        each,
+                        b.trials,
+                    ));
+                }
+                let (a, t, w, rel) = b.headline;
+                let stat = format!("median trial (#{})", b.median_trial);
+                rows.push(row("14", "", &b.a_name, &b.b_name, &stat, [a, t, w, rel], b.trials));
+            }
+            let pooled = |fig: &str, panels: &[crate::model::PaperPanel], rows: &mut Vec<[String; 10]>| {
+                for panel in panels {
+                    for x in &panel.rows {
+                        let rates = [x.a_win, x.tie, x.b_win, x.relative];
+                        let (label, (a, b), stat) = if fig == "15" {
+                            let (a, b) = panel.title.split_once(" vs ").unwrap_or((&panel.title, ""));
+                            (x.label.as_str(), (a, b), "pooled over trials and questions")
+                        } else if x.label == "mean of the pairs" {
+                            (panel.title.as_str(), ("", ""), "unweighted mean over pairs (n: pairs)")
+                        } else {
+                            let ab = x.label.split_once(" vs ").unwrap_or((&x.label, ""));
+                            (panel.title.as_str(), ab, "pooled over trials and questions")
+                        };
+                        rows.push(row(fig, label, a, b, stat, rates, x.n));
+                    }
+                }
+            };
+            pooled("15", &v.aspects, &mut rows);
+            for (name, values) in &v.matrix {
+                for ((column, _), value) in v.matrix.iter().zip(values) {
+                    if let Some(rel) = value {
+                        // Only the relative win rate: the rates are left empty (NaN).
+                        let nan = f64::NAN;
+                        let mut r =
+                            row("16", "", name, column, "median trial's relative win rate", [nan, nan, nan, *rel], 0);
+                        r[9] = String::new();
+                        rows.push(r);
+                    }
+                }
+            }
+            pooled("17", &v.levels, &mut rows);
+            for r in rows {
+                w.write_record(r).map_err(csv_err)?;
             }
         }
         "judgments" | "alignment" => {

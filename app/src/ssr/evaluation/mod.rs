@@ -7,11 +7,13 @@
 //! stored evaluation every part reads.
 
 mod export;
+mod paper;
 mod plan;
 mod report;
 mod run;
 
 pub use export::*;
+pub use paper::*;
 pub use plan::*;
 pub use report::*;
 pub use run::*;

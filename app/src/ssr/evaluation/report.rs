@@ -148,7 +148,8 @@ pub async fn report(pool: &Db, id: i64) -> AppResult<(Stored, Report)> {
 }
 
 /// The report's plots: name → SVG. Names: `box`, `heatmap`,
-/// `legacy-heatmap`, and per pair `aspects-A-B`, `levels-A-B`, `legacy-A-B`.
+/// `legacy-heatmap`, per pair `aspects-A-B`, `levels-A-B`, `legacy-A-B`,
+/// and the paper view's per-level panels `paper-level-K`.
 pub fn plots(e: &Stored, r: &Report) -> Vec<(String, String)> {
     use engine::judge::plots;
     let by = format!("judged by {}", e.view.judge);
@@ -169,6 +170,7 @@ pub fn plots(e: &Stored, r: &Report) -> Vec<(String, String)> {
                 &r.matrix,
             ),
         ));
+        out.extend(super::level_plots(r));
     }
     if e.settings.protocol.legacy() {
         out.push((
@@ -366,6 +368,7 @@ pub async fn report_view_of(pool: &Db, s: std::sync::Arc<Snapshot>, inline: bool
         _ => None,
     };
     let no_verdict = no_verdict(&e, &r, judging.as_ref());
+    let paper = super::paper_view(r, &svg);
     Ok(EvaluationReportView {
         box_plot: svg("box"),
         heatmap: svg("heatmap"),
@@ -379,6 +382,7 @@ pub async fn report_view_of(pool: &Db, s: std::sync::Arc<Snapshot>, inline: bool
         cached_calls,
         judge_reading,
         no_verdict,
+        paper,
     })
 }
 

@@ -301,7 +301,10 @@ fn aggregate(
         per_category: by_category.iter().map(|(c, qs)| means(c, qs)).collect(),
         granularity: granularity::analyse(&scored, bins),
         coarse: granularity::coarse_table(
-            &per_question.iter().filter_map(|q| Some((q.category.clone()?, q.scores.ap, q.scores.cs))).collect::<Vec<_>>(),
+            &per_question
+                .iter()
+                .filter_map(|q| Some((q.category.clone()?, q.scores.ap, q.scores.cs)))
+                .collect::<Vec<_>>(),
         ),
         factorial: (!observations.is_empty()).then(|| factorial::table(&observations, lv_order, qc_order)),
         questions: per_question,
