@@ -20,6 +20,16 @@ fn whisker_text(b: &BoxView) -> String {
     format!("{} [{}–{}] ({}–{}{beyond})", pct(b.median), pct(b.q1), pct(b.q3), pct(b.low), pct(b.high))
 }
 
+/// Whether the median trial's relative win rate is the median of the
+/// trials' (an odd number of trials) or may differ from it (even).
+fn median_note(trials: usize) -> String {
+    if trials % 2 == 1 {
+        format!("with an odd number of trials ({trials} here) it is also the median of the trials' relative win rates.")
+    } else {
+        format!("with an even number of trials ({trials} here) the median trial is the lower middle one, so it can differ from the median of the trials' relative win rates (Fig. 14's middle line).")
+    }
+}
+
 fn relative_text(b: &BoxView) -> String {
     format!("{} [{}, {}]", signed(b.median, 2), signed(b.q1, 2), signed(b.q3, 2))
 }
@@ -38,7 +48,7 @@ fn RatesTable(rows: Vec<RatesRow>, first: &'static str, count: &'static str) -> 
                         <tr>
                             <td>{r.label}</td><td class="num">{pct(r.a_win)}</td><td class="num">{pct(r.tie)}</td>
                             <td class="num">{pct(r.b_win)}</td><td class="num">{signed(r.relative, 2)}</td>
-                            <td class="num">{r.n}</td>
+                            <td class="num">{crate::format::int(r.n as i64)}</td>
                         </tr>
                     }).collect_view()}
                 </tbody>
@@ -56,6 +66,25 @@ fn Panel(base: String, panel: PaperPanel, alt: String, first: &'static str, coun
             {panel.figure.map(|figure| view! { <Plot base name figure alt/> })}
             <RatesTable rows=panel.rows first count/>
         </section>
+    }
+}
+
+/// A figure's panels side by side, each with its table.
+#[component]
+fn Panels(
+    base: String,
+    panels: Vec<PaperPanel>,
+    what: &'static str,
+    first: &'static str,
+    count: &'static str,
+) -> impl IntoView {
+    view! {
+        <div class="plots-row">
+            {panels.into_iter().map(|panel| {
+                let alt = format!("{what}: {}", panel.title);
+                view! { <Panel base=base.clone() panel alt first count/> }
+            }).collect_view()}
+        </div>
     }
 }
 
@@ -112,18 +141,13 @@ pub fn PaperFigures(
         <section class="paper-figure" id="fig15">
             <h2>"Fig. 15 · Per aspect of answer quality"</h2>
             <p class="caption small">"Each aspect's win, tie and loss rates pooled over the trials and questions: every aspect verdict of every trial counts once (with every question judged in every trial, the mean of the trials' rates). Ties are an aspect's equal scores. Rows marked (legacy), where the legacy protocol also ran, are its single A-first verdict per question."</p>
-            <div class="plots-row">
-                {p.aspects.into_iter().map(|panel| {
-                    let alt = format!("Per aspect: {}", panel.title);
-                    view! { <Panel base=base.clone() panel alt first="Aspect" count="Verdicts"/> }
-                }).collect_view()}
-            </div>
+            <Panels base=base.clone() panels=p.aspects what="Per aspect" first="Aspect" count="Verdicts"/>
         </section>
 
         <section class="paper-figure" id="fig16">
             <h2>"Fig. 16 · Relative win rate (row minus column)"</h2>
             {heatmap.map(|figure| view! { <Plot base=base.clone() name="heatmap".into() figure alt="Relative win rate of the row's method over the column's"/> })}
-            <p class="caption small">{format!("(row wins − column wins) / (row wins + column wins + ties) of the median trial; with an odd number of trials ({trials} here) it is also the median of the trials' relative win rates. A positive value: the row's method is ahead. One evaluation, one data set — the paper's figure averages three.")}</p>
+            <p class="caption small">{format!("(row wins − column wins) / (row wins + column wins + ties) of the median trial; {} A positive value: the row's method is ahead. One evaluation, one data set — the paper's figure averages three.", median_note(trials))}</p>
             <div class="table-scroll">
                 <table class="grid" id="fig16-table">
                     <thead><tr><th>"Row over column"</th>
@@ -144,12 +168,7 @@ pub fn PaperFigures(
             <h2>"Fig. 17 · Per question level"</h2>
             <p class="caption small">"One panel per question level: each pair's rates pooled over the trials and the level's questions (n: verdicts), and, last, the unweighted mean over the pairs (each pair counts once; n: pairs) — the paper's \"average win rate … across the model pairs\". Blue: the first-named method of the row wins. The paper's figure averages three data sets as well."</p>
             {p.levels.is_empty().then(|| view! { <p class="muted small">"The questions carry no level."</p> })}
-            <div class="plots-row">
-                {p.levels.into_iter().map(|panel| {
-                    let alt = format!("Per question level: {}", panel.title);
-                    view! { <Panel base=base.clone() panel alt first="Pair" count="n"/> }
-                }).collect_view()}
-            </div>
+            <Panels base=base.clone() panels=p.levels what="Per question level" first="Pair" count="n"/>
         </section>
     }
     .into_any()

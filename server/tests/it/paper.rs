@@ -102,6 +102,7 @@ async fn the_paper_view_lays_out_figs_14_to_17_for_those_who_may_read_the_evalua
         "Each box is one rate over the 5 trials",
         "each rate's own",
         "of the median trial",
+        "with an odd number of trials (5 here) it is also the median",
         "unweighted mean over the pairs",
         "id=\"to-report\"",
     ] {

@@ -164,7 +164,7 @@ pub fn plots(e: &Stored, r: &Report) -> Vec<(String, String)> {
         out.push((
             "heatmap".to_string(),
             plots::heatmap_svg(
-                "Relative win rate, unbiased protocol (median over trials)",
+                "Relative win rate, unbiased protocol (the median trial's)",
                 &by,
                 &r.contenders,
                 &r.matrix,
