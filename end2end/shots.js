@@ -3,7 +3,8 @@
 // the Answers page's download links, the Evaluations form (its judge
 // temperature), an evaluation's settings line and its paper view (Figs.
 // 14–17), at 1280 and 390 px.
-//   node shots.js BIN DB OUTDIR        (ONLY=paper: the paper view alone)
+//   node shots.js BIN DB OUTDIR        (ONLY=paper: the paper view alone;
+//   ONLY=judging: the HieraRAG authors' human judging imported as a study)
 const fs = require('fs');
 const { serve, browser } = require('./bench/serve');
 const { buildLargeProject } = require('./fixtures/large-project');
@@ -23,8 +24,38 @@ const { graphragBenchPair } = require('./fixtures/benchmark-files');
   const { base, server } = await serve(bin, db, 3917);
   const b = await browser();
   try {
+    let judging = null;
     for (const width of [1280, 390]) {
       const page = await b.newPage({ viewport: { width, height: 900 } });
+      if (process.env.ONLY === 'judging') {
+        // The Studies page's import form, then the imported study's page.
+        const dir = require('path').join(__dirname, '../engine/tests/fixtures/hierarag_human');
+        const files = ['completed_human/COMPLETED_annotation_batch_annotator_1_HYBRID.xlsx',
+          'completed_human/COMPLETED_annotation_batch_annotator_3_HYBRID.xlsx',
+          'annotate_files/shared_questions_list.csv', 'complete_analysis_results.json',
+          'human_annotation_results_summary.json', 'correlation_stat.txt'].map(f => `${dir}/${f}`);
+        await page.goto(`${base}/projects/${p}/studies`);
+        await page.waitForSelector('body[data-hydrated="true"]', { timeout: 120000 });
+        await page.locator('#import-judging summary').click();
+        await page.locator('#import-judging').scrollIntoViewIfNeeded();
+        await page.screenshot({ path: `${out}/studies-import-${width}.png` });
+        if (!judging) {
+          await page.locator('#import-judging-form input[name="files"]').setInputFiles(files);
+          await page.locator('#import-judging-form').getByRole('button', { name: 'Import' }).click();
+          await page.waitForSelector('#imported-report', { timeout: 120000 });
+          judging = page.url();
+        } else {
+          await page.goto(judging);
+        }
+        await page.waitForSelector('body[data-hydrated="true"]', { timeout: 120000 });
+        await page.screenshot({ path: `${out}/judging-top-${width}.png` });
+        await page.locator('#imported-figures').evaluate((e) => e.scrollIntoView());
+        await page.screenshot({ path: `${out}/judging-figures-${width}.png`, fullPage: false });
+        await page.locator('#study-agreement').evaluate((e) => e.scrollIntoView());
+        await page.screenshot({ path: `${out}/judging-agreement-${width}.png` });
+        await page.close();
+        continue;
+      }
       // The paper view: each figure with its caption and numbers.
       await page.goto(`${base}/projects/${p}/evaluations/${ids.evaluation}?view=paper`);
       await page.waitForSelector('body[data-hydrated="true"]', { timeout: 120000 });

@@ -193,3 +193,35 @@ test('validate answers: pick the kind, rate answers and categories by tapping, c
   await expect(page.locator('#llm-agreement tbody tr')).toHaveCount(4);
   await expect(page.locator('.banner.offline')).toContainText('not from a language model');
 });
+
+test('import the HieraRAG authors\' human judging: their files become a study that shows their figures', async ({ page }) => {
+  const project = cli('project', 'create', 'Their judging').id;
+  const dir = path.join(__dirname, '../../engine/tests/fixtures/hierarag_human');
+  const books = ['annotator_1', 'annotator_3'].map(a => path.join(dir, `completed_human/COMPLETED_annotation_batch_${a}_HYBRID.xlsx`));
+  const others = ['annotate_files/shared_questions_list.csv', 'complete_analysis_results.json',
+    'human_annotation_results_summary.json', 'correlation_stat.txt'].map(f => path.join(dir, f));
+
+  await openHydrated(page, `/projects/${project}/studies`);
+  await page.locator('#import-judging summary').click();
+  const form = page.locator('#import-judging-form');
+  // One annotator's workbook: refused, with the reason, nothing made.
+  await form.locator('input[name="files"]').setInputFiles([books[0], ...others]);
+  await form.getByRole('button', { name: 'Import' }).click();
+  await expect(page.locator('#import-judging-error')).toContainText('agreement needs two annotators');
+  await expect(page.locator('#no-studies')).toBeVisible();
+
+  await page.locator('#import-judging-form input[name="files"]').setInputFiles([...books, ...others]);
+  await page.locator('#import-judging-form').getByRole('button', { name: 'Import' }).click();
+  await expect(page).toHaveURL(new RegExp(`/projects/${project}/studies/\\d+`));
+  await expect(page.locator('#imported-report')).toContainText('imported 110 questions rated by 2 annotators');
+  await expect(page.locator('#answer-source')).toContainText("HieraRAG authors' human judging");
+  const figures = page.locator('#judging-figures');
+  // Their summary file's κ of answer correctness, as their script computes it and as the file holds it.
+  const kappa = figures.locator('tr[data-figure="iaa_correctness"]');
+  await expect(kappa.locator('td.as-published')).toHaveText('0.4714');
+  await expect(kappa.locator('td.authors')).toHaveText('0.4714');
+  await expect(figures.locator('tr[data-figure="category_combined_agreement"] td.as-published')).toHaveText('28.5714');
+  await expect(page.locator('#study-agreement')).toContainText('Correctness');
+  await expect(page.locator('#category-agreement')).toBeVisible();
+  await expect(page.locator('#judging-csv')).toHaveAttribute('href', /judging\.csv$/);
+});

@@ -84,3 +84,61 @@ fn a_folder_without_two_workbooks_is_refused_with_the_reason() {
     let err = analyse(dir.path()).unwrap_err().0;
     assert!(err.contains("COMPLETED_2.xlsx"), "{err}");
 }
+
+#[test]
+fn the_folder_zipped_reads_as_the_folder_and_maps_to_a_study_row_for_row() {
+    use engine::study::hierarag_judging::{files_of_zip, Inputs};
+    use std::io::Write;
+    let dir = fixtures().join("hierarag_human");
+    let from_folder = Inputs::from_folder(&dir).unwrap();
+    // The folder zipped as GitHub's download lays it out (one folder deep), plus a file Assay skips.
+    let mut buf = std::io::Cursor::new(Vec::new());
+    let mut w = zip::ZipWriter::new(&mut buf);
+    let opts = zip::write::SimpleFileOptions::default();
+    for rel in [
+        "completed_human/COMPLETED_annotation_batch_annotator_1_HYBRID.xlsx",
+        "completed_human/COMPLETED_annotation_batch_annotator_3_HYBRID.xlsx",
+        "annotate_files/shared_questions_list.csv",
+        "complete_analysis_results.json",
+        "human_annotation_results_summary.json",
+        "correlation_stat.txt",
+        "README.md",
+    ] {
+        w.start_file(format!("human_judging/{rel}"), opts).unwrap();
+        w.write_all(&std::fs::read(dir.join(rel)).unwrap()).unwrap();
+    }
+    w.finish().unwrap();
+    let files = files_of_zip(&buf.into_inner()).unwrap();
+    assert_eq!(files.len(), 6, "README.md skipped");
+    let from_zip = Inputs::from_files(&files, "the zip").unwrap();
+    assert_eq!(from_zip, from_folder);
+
+    // As a study: a question per qa_id, an annotator's row once per question.
+    let s = from_folder.as_study().unwrap();
+    assert_eq!(s.items.len(), 110);
+    assert_eq!(s.repeated_rows, 0);
+    assert_eq!(s.ratings.len(), 140);
+    for (annotator, rows) in from_folder.annotations.iter().enumerate() {
+        for row in rows {
+            let item = s.items.iter().position(|i| i.qa_id == row.qa_id).unwrap();
+            let r = s.ratings.iter().find(|r| r.annotator == annotator && r.item == item).unwrap();
+            assert_eq!(r.scores[0].map(f64::from), row.answer_correctness, "{}", row.qa_id);
+            assert_eq!(r.scores[1].map(f64::from), row.hallucination_score);
+            assert_eq!(r.scores[2].map(f64::from), row.question_answerability);
+            // A pick names its category; the item's category is the row's.
+            let picked = r.scores[3].map(|i| s.items[item].choices[i as usize].rsplit('/').next().unwrap().to_string());
+            let asked = row.needs_category_validation
+                && row.category_validation.as_deref().is_some_and(|p| p != "Please leave cell blank");
+            assert_eq!(picked, row.category_validation.clone().filter(|_| asked), "{}", row.qa_id);
+            let category = s.items[item].category.as_deref().unwrap();
+            assert!(category.starts_with(&format!("{}/", row.dimension)), "{category}");
+            assert!(category.ends_with(&format!("/{}", row.category_name)), "{category}");
+        }
+    }
+    assert!(s.ratings.iter().all(|r| r.scores[3].is_none_or(|i| i < 21)), "a pick fits a study's 0–20 scores");
+    // A score off its scale refuses the import, naming where.
+    let mut bad = from_folder.clone();
+    bad.annotations[1][4].answer_correctness = Some(7.0);
+    let err = bad.as_study().unwrap_err().0;
+    assert!(err.contains("COMPLETED_annotation_batch_annotator_3_HYBRID.xlsx") && err.contains("answer_correctness is 7"), "{err}");
+}

@@ -189,6 +189,9 @@ pub struct RatesRow {
     pub b_win: f64,
     pub relative: f64,
     pub n: usize,
+    /// The pair a Fig. 17 row counts (`None`: an aspect, or the mean).
+    #[serde(default)]
+    pub pair: Option<(String, String)>,
 }
 
 /// A panel of Fig. 15 (one pair, per aspect) or Fig. 17 (one question
@@ -200,6 +203,9 @@ pub struct PaperPanel {
     pub plot: String,
     pub figure: Option<Figure>,
     pub rows: Vec<RatesRow>,
+    /// A Fig. 15 panel's pair (`None`: a Fig. 17 level).
+    #[serde(default)]
+    pub pair: Option<(String, String)>,
 }
 
 /// The paper view (seed 000 §VI-C): its results figures as the paper lays

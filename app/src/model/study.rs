@@ -143,4 +143,31 @@ pub struct StudyResultsView {
     pub category_agreement: Option<(Option<f64>, usize, Option<f64>)>,
     pub category: Vec<CategoryRow>,
     pub llm: Option<LlmRatingView>,
+    /// An imported study's figures as its authors' scripts compute them.
+    #[serde(default)]
+    pub imported: Option<JudgingImportView>,
+}
+
+/// The HieraRAG authors' human-judging figures of an imported study: each
+/// as their scripts compute it (Assay's code), the value their own output
+/// files hold (where imported) and the standard reading.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JudgingImportView {
+    pub workbooks: Vec<String>,
+    pub rows_per_workbook: Vec<usize>,
+    /// Questions both rated (κ's), unique questions (the shares'), picks
+    /// (category agreement's).
+    pub shared: usize,
+    pub questions: usize,
+    pub picks: usize,
+    pub rows: Vec<JudgingFigureRow>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JudgingFigureRow {
+    pub figure: String,
+    pub as_published: Option<f64>,
+    pub authors: Option<f64>,
+    pub standard: Option<f64>,
+    pub source: String,
 }

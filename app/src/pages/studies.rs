@@ -23,7 +23,7 @@ use crate::components::help::{text as help, Cite, Help, Paper};
 use crate::components::route_id;
 use crate::components::{ActionError, ConfirmDelete, CopyLink, ErrorNote, ProjectBar};
 use crate::format;
-use crate::model::{AnswerSetView, QuestionSetView, StudyResultsView, StudySummaryRow, StudyView};
+use crate::model::{AnswerSetView, JudgingImportView, QuestionSetView, StudyResultsView, StudySummaryRow, StudyView};
 
 #[component]
 pub fn StudiesPage() -> impl IntoView {
@@ -34,6 +34,8 @@ pub fn StudiesPage() -> impl IntoView {
     let add_link = ServerAction::<AddStudyLink>::new();
     let revoke = ServerAction::<RevokeStudyLink>::new();
     let delete = ServerAction::<DeleteStudy>::new();
+    let query = leptos_router::hooks::use_query_map();
+    let import_error = Memo::new(move |_| query.read().get("import_error"));
     let question_sets = Resource::new(move || id.get(), list_question_sets);
     let answer_sets = Resource::new(move || id.get(), list_answer_sets);
     let defaults = Resource::new(|| (), |_| default_study_dimensions());
@@ -65,6 +67,21 @@ pub fn StudiesPage() -> impl IntoView {
                 })}
             </Suspense>
             <ActionError action=create/>
+            <details class="panel" id="import-judging" open=move || import_error.get().is_some()>
+                <summary>"Import annotations: the HieraRAG authors' human judging"</summary>
+                <form method="post" enctype="multipart/form-data" class="inline-form import-form" id="import-judging-form"
+                    action=move || format!("/api/projects/{}/studies/import", id.get())>
+                    <label>"Files " <input type="file" name="files" multiple=true accept=".zip,.xlsx,.csv,.json,.txt" required/></label>
+                    <label>"Name " <input type="text" name="name" placeholder="HieraRAG human judging"/></label>
+                    <button type="submit">"Import"</button>
+                </form>
+                <p class="muted small">"A zip of the " <code>"rag_system/human_judging/"</code> " folder of the authors' repository (fensorechase/rag-diverse-benchmarks-synthetic-qa), or its files: the annotators' "
+                    <code>"completed_human/COMPLETED_*.xlsx"</code> " workbooks and " <code>"annotate_files/shared_questions_list.csv"</code>
+                    " (required), " <code>"complete_analysis_results.json"</code> " (the splits' Coherence Ratios) and their outputs "
+                    <code>"human_annotation_results_summary.json"</code> ", " <code>"correlation_stat.txt"</code> " (to compare with). It becomes a closed answer-validation study: a question per "
+                    <code>"qa_id"</code> ", an annotator per workbook, the same scales. Its results show Assay's standard reading and, beside it, every figure as the authors' scripts compute it."</p>
+                {move || import_error.get().map(|e| view! { <p class="error" role="alert" id="import-judging-error">{e}</p> })}
+            </details>
             {move || create.value().get().and_then(Result::ok).map(|c| view! {
                 <div class="panel created-links" id="created-links">
                     <p><strong>{format!("Study #{} created.", c.study_id)}</strong>
@@ -236,8 +253,8 @@ fn StudyCard(
             <details><summary class="small">{format!("Links ({})", s.links.len())}</summary>
                 <table class="grid small"><tbody>
                     {s.links.into_iter().map(|(lid, kind, label, revoked)| view! {
-                        <tr><td>{label.unwrap_or_default()}</td><td>{kind}</td>
-                            <td>{if revoked { view! { <span class="muted">"withdrawn"</span> }.into_any() } else {
+                        <tr><td>{label.unwrap_or_default()}</td><td>{if kind == "imported" { "imported annotator".to_string() } else { kind.clone() }}</td>
+                            <td>{if kind == "imported" { view! { <span class="muted">"no link"</span> }.into_any() } else if revoked { view! { <span class="muted">"withdrawn"</span> }.into_any() } else {
                                 view! { <button type="button" class="link danger" on:click=move |_| { revoke.dispatch(RevokeStudyLink { link_id: lid }); }>"Withdraw"</button> }.into_any()
                             }}</td></tr>
                     }).collect_view()}
@@ -265,6 +282,7 @@ pub fn StudyResultsPage() -> impl IntoView {
         <ProjectBar project_id=id.get_untracked() project active="studies"/>
         <main class="page wide">
             <p class="small"><a href=format!("/projects/{}/studies", id.get_untracked())>"← Studies"</a></p>
+            {imported_notice()}
             <Transition fallback=|| view! { <p class="muted">"Loading the results…"</p> }>
                 {move || Suspend::new(async move {
                     match results.await {
@@ -342,8 +360,10 @@ pub fn Results(
         </dl>
         {answers.then(|| view! { <p class="small" id="answer-source">{format!("Answers: {}", match s.answer_source.as_deref() {
             Some("reference") | None => "the questions' reference answers".to_string(),
-            Some(a) => format!("answer set #{}", a.trim_start_matches("answers:")),
+            Some(a) if a.starts_with("answers:") => format!("answer set #{}", a.trim_start_matches("answers:")),
+            Some(a) => a.to_string(),
         })}</p> })}
+        {r.imported.clone().map(|j| view! { <ImportedFigures j base=base.clone() standalone/> })}
         <figure class="plot" data-plot="study">
             <div class="svg" role="img" aria-label="Mean score per dimension and question source" inner_html=r.chart_svg.clone()></div>
             {(!standalone).then(|| view! {
@@ -415,5 +435,54 @@ pub fn Results(
                 <span class="muted small">" The configured LLM reads each item with the rubric the humans read (a job; its calls are logged)."</span></p>
         })}
         {(!shared).then(|| view! { <crate::components::SharePanel kind="study" page_id=sid/> })}
+    }
+}
+
+/// The import's report line, on the page the import redirected to.
+fn imported_notice() -> impl IntoView {
+    let query = leptos_router::hooks::use_query_map();
+    move || query.read().get("imported").map(|m| view! { <p class="notice" role="status" id="imported-report">{m}</p> })
+}
+
+/// An imported study's figures as the authors' scripts compute them,
+/// beside the values their output files hold and the standard reading.
+#[component]
+fn ImportedFigures(j: JudgingImportView, base: String, standalone: bool) -> impl IntoView {
+    let full = |x: Option<f64>| x.map_or("—".to_string(), |x| format!("{x:.4}"));
+    let diff = |a: Option<f64>, b: Option<f64>| match (a, b) {
+        (Some(a), Some(b)) => format!("{:.1e}", (a - b).abs()),
+        _ => "—".into(),
+    };
+    let books = j
+        .workbooks
+        .iter()
+        .zip(&j.rows_per_workbook)
+        .map(|(w, n)| format!("{w} ({n} rows)"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    view! {
+        <section class="panel" id="imported-figures">
+            <h2>"The authors' analysis, as published"</h2>
+            <p class="small">{format!(
+                "From {books}: {} questions both annotators rated (the κ's), {} questions in all (the shares'), {} category picks (category agreement).",
+                j.shared, j.questions, j.picks
+            )}</p>
+            <div class="table-scroll">
+            <table class="grid" id="judging-figures">
+                <thead><tr><th>"Figure"</th><th class="num">"Assay, as published"</th><th class="num">"The authors' file"</th><th class="num">"Difference"</th>
+                    <th class="num">"Standard reading"</th><th>"Computed as"</th></tr></thead>
+                <tbody>
+                    {j.rows.into_iter().map(|r| view! {
+                        <tr data-figure=r.figure.clone()><td class="mono small">{r.figure.clone()}</td><td class="num as-published">{full(r.as_published)}</td>
+                            <td class="num authors">{full(r.authors)}</td><td class="num muted">{diff(r.as_published, r.authors)}</td>
+                            <td class="num standard">{full(r.standard)}</td><td class="small muted">{r.source}</td></tr>
+                    }).collect_view()}
+                </tbody>
+            </table>
+            </div>
+            <p class="muted small">"As published: the authors' scripts' own choices (κ pairs the annotators' rows by position after sorting by id and counts an empty score as category 0; the shares are over unique questions; category agreement counts a child of the generator's category as \"hierarchical\"; the Coherence Ratio correlation uses the annotators' agreement with each other). The standard reading: κ over questions every annotator scored, shares over scored rows, the correlation with agreement with the generator. The Coherence Ratios come from "
+                <code>"complete_analysis_results.json"</code> " (they need the generated questions' similarities, which the folder lacks). The tables above are Assay's own reading of the same ratings. Why each differs: docs/fidelity.md."</p>
+            {(!standalone).then(|| view! { <p class="small"><a href=format!("{base}/judging.csv") download="" id="judging-csv">"These figures (CSV, full precision)"</a></p> })}
+        </section>
     }
 }

@@ -59,6 +59,15 @@ pub struct Annotation {
     pub question_answerability: Option<f64>,
     pub category_validation: Option<String>,
     pub question: String,
+    /// The research question the row belongs to (`RQ1`…), the generator's
+    /// reference answer and the passage it was drawn from, as the
+    /// annotator read them (empty where the workbook has no such column).
+    #[serde(default)]
+    pub rq: String,
+    #[serde(default)]
+    pub reference_answer: String,
+    #[serde(default)]
+    pub source_document: String,
 }
 
 /// The medium → fine splits script 7 checks "hierarchical" agreement on.
@@ -499,9 +508,15 @@ fn cell_number(c: &calamine::Data, what: &str, row: usize) -> Result<Option<f64>
 /// An annotator's workbook (its first sheet, a header row naming the
 /// columns above).
 pub fn read_workbook(path: &Path) -> Result<Vec<Annotation>, Invalid> {
+    let bytes = std::fs::read(path).map_err(|e| Invalid::from(format!("{}: {e}", path.display())))?;
+    read_workbook_bytes(&path.display().to_string(), &bytes)
+}
+
+/// [`read_workbook`] from the workbook's bytes; `name` names it in errors.
+pub fn read_workbook_bytes(name: &str, bytes: &[u8]) -> Result<Vec<Annotation>, Invalid> {
     use calamine::Reader;
-    let name = path.display();
-    let mut book = calamine::open_workbook_auto(path).map_err(|e| Invalid::from(format!("{name}: {e}")))?;
+    let mut book = calamine::open_workbook_auto_from_rs(std::io::Cursor::new(bytes))
+        .map_err(|e| Invalid::from(format!("{name}: {e}")))?;
     let sheet = book
         .worksheet_range_at(0)
         .ok_or_else(|| Invalid::from(format!("{name} has no sheet")))?
@@ -512,8 +527,9 @@ pub fn read_workbook(path: &Path) -> Result<Vec<Annotation>, Invalid> {
     let col = |n: &str| {
         header.iter().position(|h| h.trim() == n).ok_or_else(|| Invalid::from(format!("{name} has no \"{n}\" column")))
     };
-    let [id, dim, gran, cat, needs, correct, halluc, answerable, picked, question] = [
+    let [id, rq, dim, gran, cat, needs, correct, halluc, answerable, picked, question] = [
         "qa_id",
+        "rq",
         "dimension",
         "granularity",
         "category_name",
@@ -527,10 +543,13 @@ pub fn read_workbook(path: &Path) -> Result<Vec<Annotation>, Invalid> {
     .map(col);
     let (id, dim, gran, cat, needs) = (id?, dim?, gran?, cat?, needs?);
     let (correct, halluc, answerable, picked, question) = (correct?, halluc?, answerable?, picked?, question?);
+    // Shown to raters of an imported study; absent columns leave them empty.
+    let (rq, answer, document) = (rq.ok(), col("reference_answer").ok(), col("source_document").ok());
     let mut out = Vec::new();
     for (i, r) in rows.enumerate() {
         let row = i + 2;
         let get = |c: usize| r.get(c).unwrap_or(&calamine::Data::Empty);
+        let text = |c: Option<usize>| c.and_then(|c| cell_text(get(c))).unwrap_or_default();
         let Some(qa_id) = cell_text(get(id)) else { continue };
         let needs = match get(needs) {
             calamine::Data::Bool(b) => *b,
@@ -547,6 +566,9 @@ pub fn read_workbook(path: &Path) -> Result<Vec<Annotation>, Invalid> {
             question_answerability: cell_number(get(answerable), "question_answerability", row)?,
             category_validation: cell_text(get(picked)),
             question: cell_text(get(question)).unwrap_or_default(),
+            rq: text(rq),
+            reference_answer: text(answer),
+            source_document: text(document),
         });
     }
     if out.is_empty() {
@@ -557,8 +579,13 @@ pub fn read_workbook(path: &Path) -> Result<Vec<Annotation>, Invalid> {
 
 /// The shared questions' ids (the CSV's `qa_id` column, trimmed).
 pub fn read_shared(path: &Path) -> Result<Vec<String>, Invalid> {
-    let name = path.display();
-    let mut r = csv::Reader::from_path(path).map_err(|e| Invalid::from(format!("{name}: {e}")))?;
+    let bytes = std::fs::read(path).map_err(|e| Invalid::from(format!("{}: {e}", path.display())))?;
+    read_shared_bytes(&path.display().to_string(), &bytes)
+}
+
+/// [`read_shared`] from the file's bytes.
+pub fn read_shared_bytes(name: &str, bytes: &[u8]) -> Result<Vec<String>, Invalid> {
+    let mut r = csv::Reader::from_reader(bytes);
     let headers = r.headers().map_err(|e| Invalid::from(format!("{name}: {e}")))?.clone();
     let col = headers
         .iter()
@@ -583,6 +610,175 @@ pub struct Published {
     pub metric_validation: Option<(f64, f64)>,
 }
 
+/// What a `human_judging` folder holds, read: every figure is computed
+/// from this alone (an imported study keeps it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Inputs {
+    /// The workbooks read, in order (sorted by name, as the scripts' glob).
+    pub workbooks: Vec<String>,
+    pub annotations: Vec<Vec<Annotation>>,
+    pub shared: Vec<String>,
+    pub ratios: Vec<SplitRatio>,
+    pub published: Published,
+}
+
+/// The files of a `human_judging` folder Assay reads, by base name.
+pub const SHARED_FILE: &str = "shared_questions_list.csv";
+pub const RESULTS_FILE: &str = "complete_analysis_results.json";
+pub const SUMMARY_FILE: &str = "human_annotation_results_summary.json";
+pub const CORRELATION_FILE: &str = "correlation_stat.txt";
+
+/// Whether a base name is one of the files [`Inputs::from_files`] reads.
+pub fn is_input(base: &str) -> bool {
+    (base.starts_with("COMPLETED_") && base.ends_with(".xlsx"))
+        || [SHARED_FILE, RESULTS_FILE, SUMMARY_FILE, CORRELATION_FILE].contains(&base)
+}
+
+/// At most this many bytes of a folder's files in all (the authors' folder
+/// is 0.45 MB).
+pub const MAX_INPUT_BYTES: u64 = 64 << 20;
+
+impl Inputs {
+    /// Reads a `human_judging` folder laid out as the authors' repository
+    /// (see the module's text).
+    pub fn from_folder(folder: &Path) -> Result<Inputs, Invalid> {
+        let dir = folder.join("completed_human");
+        let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+        let entries = std::fs::read_dir(&dir).map_err(|e| {
+            Invalid::from(format!("{}: {e} (expected the annotators' completed workbooks there)", dir.display()))
+        })?;
+        for path in entries.filter_map(|e| e.ok().map(|e| e.path())) {
+            let Some(base) = path.file_name().and_then(|n| n.to_str()).filter(|b| is_input(b)) else { continue };
+            let bytes = std::fs::read(&path).map_err(|e| Invalid::from(format!("{}: {e}", path.display())))?;
+            files.push((base.to_string(), bytes));
+        }
+        for rel in [format!("annotate_files/{SHARED_FILE}"), RESULTS_FILE.into(), SUMMARY_FILE.into(), CORRELATION_FILE.into()]
+        {
+            if let Ok(bytes) = std::fs::read(folder.join(&rel)) {
+                files.push((rel.rsplit('/').next().unwrap_or(&rel).to_string(), bytes));
+            }
+        }
+        Inputs::from_files(&files, &dir.display().to_string())
+    }
+
+    /// Reads the folder's files given by base name (uploaded, or from a
+    /// zip: [`files_of_zip`]); `place` names where the workbooks were
+    /// looked for, in errors. Needs two `COMPLETED_*.xlsx` workbooks and
+    /// the shared questions' list; the analysis results (the splits'
+    /// Coherence Ratios) and the authors' outputs are read where given.
+    pub fn from_files(files: &[(String, Vec<u8>)], place: &str) -> Result<Inputs, Invalid> {
+        let base = |n: &str| n.rsplit(['/', '\\']).next().unwrap_or(n).to_string();
+        let mut books: Vec<(String, &[u8])> = files
+            .iter()
+            .map(|(n, b)| (base(n), b.as_slice()))
+            .filter(|(n, _)| n.starts_with("COMPLETED_") && n.ends_with(".xlsx"))
+            .collect();
+        books.sort_by(|a, b| a.0.cmp(&b.0));
+        if books.len() < 2 {
+            return Err(Invalid::from(format!(
+                "{place} holds {} COMPLETED_*.xlsx workbook(s); agreement needs two annotators",
+                books.len()
+            )));
+        }
+        if let Some(w) = books.windows(2).find(|w| w[0].0 == w[1].0) {
+            return Err(Invalid::from(format!("{} is given twice; give each annotator's workbook once", w[0].0)));
+        }
+        let file = |want: &str| files.iter().find(|(n, _)| base(n) == want).map(|(_, b)| b.as_slice());
+        let annotations = books.iter().map(|(n, b)| read_workbook_bytes(n, b)).collect::<Result<Vec<_>, _>>()?;
+        let shared = match file(SHARED_FILE) {
+            Some(b) => read_shared_bytes(SHARED_FILE, b)?,
+            None => {
+                return Err(Invalid::from(format!(
+                    "{SHARED_FILE} is missing (annotate_files/ of the folder): the questions both annotators rated"
+                )))
+            }
+        };
+        let text = |want: &str| file(want).map(|b| String::from_utf8_lossy(b).into_owned());
+        let results: Option<serde_json::Value> = match text(RESULTS_FILE) {
+            Some(t) => Some(serde_json::from_str(&t).map_err(|e| Invalid::from(format!("{RESULTS_FILE}: {e}")))?),
+            None => None,
+        };
+        let ratios = match &results {
+            Some(v) => ratios_from(v)?,
+            None => vec![],
+        };
+        let mut published = Published::default();
+        if let Some(serde_json::Value::Object(m)) =
+            text(SUMMARY_FILE).and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        {
+            published.summary = m.iter().filter_map(|(k, v)| Some((k.clone(), v.as_f64()?))).collect();
+        }
+        if let Some(t) = text(CORRELATION_FILE) {
+            let num = |key: &str| {
+                t.split(',').find_map(|part| part.trim().strip_prefix(key).and_then(|v| v.trim().parse::<f64>().ok()))
+            };
+            published.correlation_stat = num("r=").zip(num("p="));
+        }
+        if let Some(h) = results.as_ref().and_then(|v| v.get("human_metric_validation")) {
+            let f = |k: &str| h.get(k).and_then(|x| x.as_f64());
+            published.metric_validation = f("correlation_r").zip(f("correlation_p"));
+        }
+        Ok(Inputs {
+            workbooks: books.into_iter().map(|(n, _)| n).collect(),
+            annotations,
+            shared,
+            ratios,
+            published,
+        })
+    }
+
+    /// Every figure the inputs allow; `folder` says where they came from.
+    pub fn analyse(self, folder: PathBuf) -> Analysis {
+        Analysis {
+            folder,
+            workbooks: self.workbooks,
+            summary: summary(&self.annotations, &self.shared),
+            standard: standard(&self.annotations, &self.shared),
+            coherence: coherence_agreement(&self.annotations, &self.shared, &self.ratios),
+            annotations: self.annotations,
+            shared: self.shared,
+            ratios: self.ratios,
+            published: self.published,
+        }
+    }
+}
+
+/// The folder's files from a zip of it (members anywhere in it, by base
+/// name; other members skipped), read up to [`MAX_INPUT_BYTES`] in all
+/// whatever their headers claim.
+pub fn files_of_zip(bytes: &[u8]) -> Result<Vec<(String, Vec<u8>)>, Invalid> {
+    use std::io::Read;
+    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(bytes))
+        .map_err(|e| Invalid::from(format!("not a readable zip archive: {e}")))?;
+    let mut out: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut total = 0u64;
+    for i in 0..archive.len() {
+        let mut member = archive.by_index(i).map_err(|e| Invalid::from(format!("member {i} of the zip: {e}")))?;
+        let path = member.name().replace('\\', "/");
+        let base = path.rsplit('/').next().unwrap_or(&path).to_string();
+        if member.is_dir() || !is_input(&base) || path.contains("__MACOSX") {
+            continue;
+        }
+        if out.iter().any(|(n, _)| *n == base) {
+            return Err(Invalid::from(format!("the zip holds {base} twice; zip one human_judging folder")));
+        }
+        let mut data = Vec::new();
+        (&mut member)
+            .take(MAX_INPUT_BYTES - total + 1)
+            .read_to_end(&mut data)
+            .map_err(|e| Invalid::from(format!("{path} in the zip: {e}")))?;
+        total += data.len() as u64;
+        if total > MAX_INPUT_BYTES {
+            return Err(Invalid::from(format!(
+                "the zip's files unpack to more than {} MB; the authors' folder is under 1 MB",
+                MAX_INPUT_BYTES >> 20
+            )));
+        }
+        out.push((base, data));
+    }
+    Ok(out)
+}
+
 /// Everything read from a `human_judging` folder and computed from it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Analysis {
@@ -601,63 +797,7 @@ pub struct Analysis {
 /// Reads a `human_judging` folder laid out as the authors' repository
 /// (see the module's text) and computes every figure its files allow.
 pub fn analyse(folder: &Path) -> Result<Analysis, Invalid> {
-    let dir = folder.join("completed_human");
-    let mut books: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .map_err(|e| {
-            Invalid::from(format!("{}: {e} (expected the annotators' completed workbooks there)", dir.display()))
-        })?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.extension().is_some_and(|x| x == "xlsx")
-                && p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("COMPLETED_"))
-        })
-        .collect();
-    books.sort();
-    if books.len() < 2 {
-        return Err(Invalid::from(format!(
-            "{} holds {} COMPLETED_*.xlsx workbook(s); agreement needs two annotators",
-            dir.display(),
-            books.len()
-        )));
-    }
-    let annotations = books.iter().map(|p| read_workbook(p)).collect::<Result<Vec<_>, _>>()?;
-    let shared = read_shared(&folder.join("annotate_files").join("shared_questions_list.csv"))?;
-    let results_path = folder.join("complete_analysis_results.json");
-    let results: Option<serde_json::Value> = match std::fs::read_to_string(&results_path) {
-        Ok(t) => Some(serde_json::from_str(&t).map_err(|e| Invalid::from(format!("{}: {e}", results_path.display())))?),
-        Err(_) => None,
-    };
-    let ratios = match &results {
-        Some(v) => ratios_from(v)?,
-        None => vec![],
-    };
-    let mut published = Published::default();
-    if let Ok(t) = std::fs::read_to_string(folder.join("human_annotation_results_summary.json")) {
-        if let Ok(serde_json::Value::Object(m)) = serde_json::from_str::<serde_json::Value>(&t) {
-            published.summary = m.iter().filter_map(|(k, v)| Some((k.clone(), v.as_f64()?))).collect();
-        }
-    }
-    if let Ok(t) = std::fs::read_to_string(folder.join("correlation_stat.txt")) {
-        let num = |key: &str| {
-            t.split(',').find_map(|part| part.trim().strip_prefix(key).and_then(|v| v.trim().parse::<f64>().ok()))
-        };
-        published.correlation_stat = num("r=").zip(num("p="));
-    }
-    if let Some(h) = results.as_ref().and_then(|v| v.get("human_metric_validation")) {
-        let f = |k: &str| h.get(k).and_then(|x| x.as_f64());
-        published.metric_validation = f("correlation_r").zip(f("correlation_p"));
-    }
-    Ok(Analysis {
-        folder: folder.to_path_buf(),
-        workbooks: books.iter().filter_map(|p| p.file_name()?.to_str().map(String::from)).collect(),
-        summary: summary(&annotations, &shared),
-        standard: standard(&annotations, &shared),
-        coherence: coherence_agreement(&annotations, &shared, &ratios),
-        annotations,
-        shared,
-        ratios,
-        published,
-    })
+    Ok(Inputs::from_folder(folder)?.analyse(folder.to_path_buf()))
 }
 
 impl Analysis {
@@ -709,6 +849,162 @@ impl Analysis {
     }
 }
 
+/// The annotators' pick that means "no pick" (the workbooks' template text).
+const NO_PICK: &str = "Please leave cell blank";
+
+/// The dimension code of the workbooks (`QC`) to the scripts' name.
+fn long_name(code: &str) -> Option<&'static str> {
+    match code {
+        "QC" => Some("question_complexity"),
+        "AT" => Some("question_answertype"),
+        "LV" => Some("question_linguisticvariation"),
+        _ => None,
+    }
+}
+
+/// Every category path of a dimension in the authors' hierarchy (the
+/// scripts' splits): `QC/simple`, `QC/simple/single_fact`,
+/// `QC/simple/single_fact/extractive_span`, …, coarse to fine.
+pub fn category_paths(code: &str) -> Vec<String> {
+    let Some(dim) = long_name(code) else { return vec![] };
+    let splits = splits_of(dim);
+    let mut out = Vec::new();
+    for (coarse, mediums) in &splits[..2.min(splits.len())] {
+        out.push(format!("{code}/{coarse}"));
+        for m in *mediums {
+            out.push(format!("{code}/{coarse}/{m}"));
+            if let Some((_, fines)) = splits.iter().find(|(p, _)| p == m) {
+                out.extend(fines.iter().map(|f| format!("{code}/{coarse}/{m}/{f}")));
+            }
+        }
+    }
+    out
+}
+
+/// A question of the imported study: the row the first annotator who
+/// rated it wrote, its category path in the authors' hierarchy, and the
+/// category paths a pick may name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StudyItem {
+    pub qa_id: String,
+    pub question: String,
+    pub answer: String,
+    pub context: String,
+    /// `RQ1`… (the study's "source").
+    pub rq: String,
+    pub category: Option<String>,
+    pub choices: Vec<String>,
+}
+
+/// One annotator's scores of one question: correctness 0–3,
+/// hallucination 0–2, answerability 0–3 and the index of the category
+/// picked among the item's choices (each `None` where the cell is empty).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StudyRating {
+    pub annotator: usize,
+    pub item: usize,
+    pub scores: [Option<u8>; 4],
+}
+
+/// The workbooks as an answer-validation study (Assay's own kind: the same
+/// three scales and a category pick): a question per `qa_id`, an annotator
+/// per workbook. What does not fit is counted, never dropped silently.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AsStudy {
+    pub items: Vec<StudyItem>,
+    pub ratings: Vec<StudyRating>,
+    /// Rows repeating a question the same annotator already rated (the
+    /// first row counts, as the scripts' lookups by id take it).
+    pub repeated_rows: usize,
+    /// Picks naming a category outside the question's dimension (added to
+    /// its choices) or outside the hierarchy (kept by name).
+    pub picks_elsewhere: usize,
+    pub picks_unknown: usize,
+}
+
+fn path_in(paths: &[String], name: &str) -> Option<String> {
+    paths.iter().find(|p| p.rsplit('/').next() == Some(name)).cloned()
+}
+
+impl Inputs {
+    /// The annotations as an Assay study; a score off its scale refuses
+    /// the import, naming the workbook, the question and the value.
+    pub fn as_study(&self) -> Result<AsStudy, Invalid> {
+        let all: Vec<String> = ["QC", "AT", "LV"].iter().flat_map(|c| category_paths(c)).collect();
+        let mut out = AsStudy { items: vec![], ratings: vec![], repeated_rows: 0, picks_elsewhere: 0, picks_unknown: 0 };
+        let mut index: HashMap<String, usize> = HashMap::new();
+        for (annotator, rows) in self.annotations.iter().enumerate() {
+            let mut seen: HashSet<&str> = HashSet::new();
+            for a in rows {
+                if !seen.insert(a.qa_id.as_str()) {
+                    out.repeated_rows += 1;
+                    continue;
+                }
+                let item = *index.entry(a.qa_id.clone()).or_insert_with(|| {
+                    let choices = category_paths(&a.dimension);
+                    out.items.push(StudyItem {
+                        qa_id: a.qa_id.clone(),
+                        question: a.question.clone(),
+                        answer: a.reference_answer.clone(),
+                        context: a.source_document.clone(),
+                        rq: if a.rq.is_empty() { "imported".into() } else { a.rq.clone() },
+                        category: path_in(&choices, &a.category_name),
+                        choices,
+                    });
+                    out.items.len() - 1
+                });
+                let book = &self.workbooks[annotator];
+                let point = |v: Option<f64>, what: &str, max: u8| -> Result<Option<u8>, Invalid> {
+                    match v {
+                        None => Ok(None),
+                        Some(x) if x.fract() == 0.0 && (0.0..=max as f64).contains(&x) => Ok(Some(x as u8)),
+                        Some(x) => Err(Invalid::from(format!(
+                            "{book}, question {}: {what} is {x}, not a point of its 0–{max} scale",
+                            a.qa_id
+                        ))),
+                    }
+                };
+                let pick = match a.category_validation.as_deref().map(str::trim) {
+                    Some(p) if a.needs_category_validation && !p.is_empty() && p != NO_PICK => {
+                        let choices = &mut out.items[item].choices;
+                        let path = match path_in(choices, p) {
+                            Some(path) => path,
+                            None => {
+                                let path = match path_in(&all, p) {
+                                    Some(path) => {
+                                        out.picks_elsewhere += 1;
+                                        path
+                                    }
+                                    None => {
+                                        out.picks_unknown += 1;
+                                        format!("{}/{p}", a.dimension)
+                                    }
+                                };
+                                choices.push(path.clone());
+                                path
+                            }
+                        };
+                        let at = choices.iter().position(|c| *c == path).unwrap_or_default();
+                        Some(u8::try_from(at).map_err(|_| Invalid::from("more than 255 category choices"))?)
+                    }
+                    _ => None,
+                };
+                out.ratings.push(StudyRating {
+                    annotator,
+                    item,
+                    scores: [
+                        point(a.answer_correctness, "answer_correctness", 3)?,
+                        point(a.hallucination_score, "hallucination_score", 2)?,
+                        point(a.question_answerability, "question_answerability", 3)?,
+                        pick,
+                    ],
+                });
+            }
+        }
+        Ok(out)
+    }
+}
+
 /// One line of [`Analysis::rows`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FigureRow {
@@ -735,6 +1031,9 @@ mod tests {
             question_answerability: Some(3.0),
             category_validation: picked.map(String::from),
             question: String::new(),
+            rq: String::new(),
+            reference_answer: String::new(),
+            source_document: String::new(),
         }
     }
 

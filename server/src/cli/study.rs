@@ -78,6 +78,18 @@ pub enum StudyCommand {
         /// The `human_judging` folder.
         dir: std::path::PathBuf,
     },
+    /// Import the HieraRAG authors' human judging (the folder
+    /// `hierarag-judging` reads) into a project as a closed
+    /// answer-validation study: a question per `qa_id`, an annotator per
+    /// workbook. Its results (page, `study results`) show Assay's standard
+    /// reading and every figure as the authors' scripts compute it.
+    ImportHierarag {
+        project: String,
+        /// The `human_judging` folder.
+        dir: std::path::PathBuf,
+        #[arg(long, default_value = "")]
+        name: String,
+    },
 }
 
 pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: StudyCommand) -> anyhow::Result<ExitCode> {
@@ -192,12 +204,25 @@ pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: StudyCommand) -
             );
             Ok(ExitCode::SUCCESS)
         }
+        StudyCommand::ImportHierarag { project, dir, name } => {
+            let p = app::ssr::store::find_project(pool, &project).await?;
+            let inputs =
+                engine::study::hierarag_judging::Inputs::from_folder(&dir).map_err(anyhow::Error::msg)?;
+            let made = app::ssr::study::import_hierarag(pool, p.summary.id, &name, inputs).await?;
+            out.print(
+                json!({"study_id": made.study_id, "questions": made.questions, "annotators": made.annotators,
+                       "ratings": made.ratings, "report": made.line}),
+                || format!("study {}: {}", made.study_id, made.line),
+            );
+            Ok(ExitCode::SUCCESS)
+        }
         StudyCommand::Results { id, format } => {
             if format == "csv" {
                 return write_stdout(&app::ssr::study::ratings_csv(pool, id).await?);
             }
             let c = app::ssr::study::results(pool, id).await?;
-            let value = json!({"study": c.view, "results": c.results, "llm": c.llm});
+            let imported = app::ssr::study::imported_analysis(pool, id).await?.map(|a| a.rows());
+            let value = json!({"study": c.view, "results": c.results, "llm": c.llm, "as_published": imported});
             println!("{}", serde_json::to_string_pretty(&value)?);
             Ok(ExitCode::SUCCESS)
         }

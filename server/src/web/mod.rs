@@ -273,6 +273,7 @@ fn route<H: Handler<T, AppState>, T: 'static>(method: Method, path: &'static str
 fn plain_routes(max_upload: u64) -> Vec<PlainRoute> {
     let (m, p, upload) = route(Method::POST, "/api/projects/{project}/upload", upload);
     let (gm, gp, graph_import) = route(Method::POST, "/api/projects/{project}/graph-import", graph_import);
+    let (sm, sp, study_import) = route(Method::POST, "/api/projects/{project}/studies/import", studies::import);
     vec![
         // Multipart framing adds a little to the files' own size.
         (m, p, upload.layer(DefaultBodyLimit::max(max_upload as usize + 64 * 1024))),
@@ -285,6 +286,7 @@ fn plain_routes(max_upload: u64) -> Vec<PlainRoute> {
         route(Method::GET, "/api/projects/{project}/answers/cost.svg", answers::cost_svg),
         route(Method::GET, "/api/projects/{project}/graph/{file}", graph_file),
         (gm, gp, graph_import.layer(DefaultBodyLimit::max(max_upload as usize + 64 * 1024))),
+        (sm, sp, study_import.layer(DefaultBodyLimit::max(max_upload as usize + 64 * 1024))),
         route(Method::GET, "/api/metrics/{metrics_run}/{file}", metrics::file),
         route(Method::GET, "/api/experiments/{experiment}/{file}", experiments::file),
         route(Method::GET, "/api/evaluations/{evaluation}/plots/{file}", evaluations::plot),

@@ -43,6 +43,17 @@ fn graph_import(project: i64, cookie: &str) -> Request<Body> {
         .unwrap()
 }
 
+/// The Studies page's import form (the authors' human judging) without its
+/// files.
+fn study_import(project: i64, cookie: &str) -> Request<Body> {
+    let body = "--b2\r\nContent-Disposition: form-data; name=\"name\"\r\n\r\nx\r\n--b2--\r\n";
+    Request::post(format!("/api/projects/{project}/studies/import"))
+        .header(header::CONTENT_TYPE, "multipart/form-data; boundary=b2")
+        .header(header::COOKIE, format!("assay_session={cookie}"))
+        .body(Body::from(body))
+        .unwrap()
+}
+
 /// The Questions page's import form naming a benchmark format, without its
 /// file.
 fn benchmark_import(project: i64, cookie: &str) -> Request<Body> {
@@ -351,36 +362,28 @@ async fn collaborators_reach_only_what_the_owner_granted() {
     );
     assert_eq!(send(&router, get("/api/evaluations/1/report.json", &ana)).await.status, StatusCode::OK);
     assert_eq!(send(&router, post("/api/projects/1/upload", "", &ana)).await.status, StatusCode::FORBIDDEN);
-    // Importing another system's index (#41) needs the edit right on the
-    // project the path names: each caller in turn (the editor's empty form
-    // passes the check and comes back to the Graph page with the reason).
-    for (caller, cookie, status) in [
-        ("owner", owner.as_str(), StatusCode::SEE_OTHER),
-        ("editor", ben.as_str(), StatusCode::SEE_OTHER),
-        ("reader", ana.as_str(), StatusCode::FORBIDDEN),
-        ("no rights", cy.as_str(), StatusCode::FORBIDDEN),
-        ("rater token", rater_token.as_str(), StatusCode::UNAUTHORIZED),
-        ("share token", share_token.as_str(), StatusCode::UNAUTHORIZED),
-        ("anonymous", "", StatusCode::UNAUTHORIZED),
-    ] {
-        let r = send(&router, graph_import(1, cookie)).await;
-        assert_eq!(r.status, status, "{caller}: {}", &r.body[..r.body.len().min(200)]);
-    }
-    assert_eq!(send(&router, graph_import(2, &ben)).await.status, StatusCode::FORBIDDEN);
-    // A benchmark's questions and corpus (#41) come through the Questions
-    // page's import form: the edit right again (a form without its file
-    // passes the check and comes back with the reason).
-    for (caller, cookie, status) in [
-        ("owner", owner.as_str(), StatusCode::SEE_OTHER),
-        ("editor", ben.as_str(), StatusCode::SEE_OTHER),
-        ("reader", ana.as_str(), StatusCode::FORBIDDEN),
-        ("no rights", cy.as_str(), StatusCode::FORBIDDEN),
-        ("rater token", rater_token.as_str(), StatusCode::UNAUTHORIZED),
-        ("share token", share_token.as_str(), StatusCode::UNAUTHORIZED),
-        ("anonymous", "", StatusCode::UNAUTHORIZED),
-    ] {
-        let r = send(&router, benchmark_import(1, cookie)).await;
-        assert_eq!(r.status, status, "{caller}: {}", &r.body[..r.body.len().min(200)]);
+    // The import forms — another system's index on the Graph page, a
+    // benchmark's questions and corpus on the Questions page, annotations as
+    // a study (the HieraRAG authors' human judging) on the Studies page —
+    // need the edit right on the project the path names: each caller in turn
+    // (an editor's form without its file passes the check and comes back to
+    // its page with the reason).
+    let imports: [(&str, fn(i64, &str) -> Request<Body>); 3] =
+        [("graph", graph_import), ("benchmark", benchmark_import), ("study", study_import)];
+    for (form, request) in imports {
+        for (caller, cookie, status) in [
+            ("owner", owner.as_str(), StatusCode::SEE_OTHER),
+            ("editor", ben.as_str(), StatusCode::SEE_OTHER),
+            ("reader", ana.as_str(), StatusCode::FORBIDDEN),
+            ("no rights", cy.as_str(), StatusCode::FORBIDDEN),
+            ("rater token", rater_token.as_str(), StatusCode::UNAUTHORIZED),
+            ("share token", share_token.as_str(), StatusCode::UNAUTHORIZED),
+            ("anonymous", "", StatusCode::UNAUTHORIZED),
+        ] {
+            let r = send(&router, request(1, cookie)).await;
+            assert_eq!(r.status, status, "{form} import, {caller}: {}", &r.body[..r.body.len().min(200)]);
+        }
+        assert_eq!(send(&router, request(2, &ben)).await.status, StatusCode::FORBIDDEN, "{form} import in project 2");
     }
     // The files other tools read are the sets' exports: the read right, on
     // the project the path names.

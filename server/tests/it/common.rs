@@ -299,3 +299,61 @@ pub fn corpora() -> PathBuf {
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpora"))
 }
+
+/// A router behind the login over `db`, and the session token of its
+/// owner `owner` (made here).
+#[allow(dead_code)]
+pub async fn owner_router(db: &TestDb, dir: &Path) -> (axum::Router, String) {
+    json(&assay(db, &["--json", "user", "create", "owner"], &[("ASSAY_PASSWORD", "correct horse battery")]).await);
+    let config = app::ssr::state::Config { require_login: true, ..Default::default() };
+    let options = server::web::leptos_options(dir, "127.0.0.1:0".parse().unwrap());
+    let router = server::web::router(db.open().await, config, Default::default(), options);
+    let owner = json(&assay(db, &["--json", "user", "session", "owner"], &[]).await)["token"].as_str().unwrap().to_string();
+    (router, owner)
+}
+
+/// A member made as the owner makes one, with `access` ("read", "edit" or
+/// none) to project 1; their session token.
+#[allow(dead_code)]
+pub async fn member(db: &TestDb, router: &axum::Router, owner: &str, name: &str, access: Option<&str>) -> String {
+    use axum::http::{header, Request, StatusCode};
+    let form = |path: &str, body: String| {
+        Request::post(path)
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .header(header::COOKIE, format!("assay_session={owner}"))
+            .body(axum::body::Body::from(body))
+            .unwrap()
+    };
+    let create = <app::api::CreateMember as leptos::server_fn::ServerFn>::PATH;
+    let (status, _, body) = send_to(router, form(create, format!("name={name}&password=correct+horse+battery"))).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    if let Some(access) = access {
+        let set = <app::api::SetMemberAccess as leptos::server_fn::ServerFn>::PATH;
+        let (status, _, b) = send_to(router, form(set, format!("user_id={body}&project_id=1&access={access}"))).await;
+        assert_eq!(status, StatusCode::OK, "{b}");
+    }
+    json(&assay(db, &["--json", "user", "session", name], &[]).await)["token"].as_str().unwrap().to_string()
+}
+
+/// Each caller in turn reads a page and one of its files: `(caller,
+/// session cookie, the page's status, the file's)`; the page shows
+/// `marker` exactly when it answers 200.
+#[allow(dead_code)]
+pub async fn readers(
+    router: &axum::Router,
+    page: &str,
+    marker: &str,
+    file: &str,
+    callers: &[(&str, &str, axum::http::StatusCode, axum::http::StatusCode)],
+) {
+    use axum::http::{header, Request, StatusCode};
+    let get = |path: &str, cookie: &str| {
+        Request::get(path).header(header::COOKIE, format!("assay_session={cookie}")).body(axum::body::Body::empty()).unwrap()
+    };
+    for (caller, cookie, page_status, file_status) in callers {
+        let (status, _, body) = send_to(router, get(page, cookie)).await;
+        assert_eq!(status, *page_status, "{caller}: {page}");
+        assert_eq!(body.contains(marker), status == StatusCode::OK, "{caller}: {marker} on {page}");
+        assert_eq!(send_to(router, get(file, cookie)).await.0, *file_status, "{caller}: {file}");
+    }
+}

@@ -33,4 +33,5 @@ mod share;
 mod spelling;
 mod storage;
 mod study;
+mod study_import;
 mod workers;

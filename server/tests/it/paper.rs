@@ -55,40 +55,9 @@ async fn the_paper_view_lays_out_figs_14_to_17_for_those_who_may_read_the_evalua
     let share =
         json(&assay(&db, &["--json", "share", "create", "A", "--page", &format!("evaluation:{id}")], &[]).await);
     let token = share["token"].as_str().unwrap().to_string();
-    let env = [("ASSAY_PASSWORD", "correct horse battery")];
-    json(&assay(&db, &["--json", "user", "create", "owner"], &env).await);
-    let pool = db.open().await;
-    let config = app::ssr::state::Config { require_login: true, ..Default::default() };
-    let options = server::web::leptos_options(dir.path(), "127.0.0.1:0".parse().unwrap());
-    let router = server::web::router(pool.clone(), config, Default::default(), options);
-    let owner =
-        json(&assay(&db, &["--json", "user", "session", "owner"], &[]).await)["token"].as_str().unwrap().to_string();
-    // A reader of project 1 and a member without rights, made as the owner makes them.
-    let mut members = Vec::new();
-    for (name, access) in [("ana", Some("read")), ("cy", None)] {
-        let create = <app::api::CreateMember as leptos::server_fn::ServerFn>::PATH;
-        let form = format!("name={name}&password=correct+horse+battery");
-        let req = Request::post(create)
-            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
-            .header(header::COOKIE, format!("assay_session={owner}"))
-            .body(Body::from(form))
-            .unwrap();
-        let (status, _, body) = common::send_to(&router, req).await;
-        assert_eq!(status, StatusCode::OK, "{body}");
-        if let Some(access) = access {
-            let form = format!("user_id={body}&project_id=1&access={access}");
-            let req = Request::post(<app::api::SetMemberAccess as leptos::server_fn::ServerFn>::PATH)
-                .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
-                .header(header::COOKIE, format!("assay_session={owner}"))
-                .body(Body::from(form))
-                .unwrap();
-            assert_eq!(common::send_to(&router, req).await.0, StatusCode::OK);
-        }
-        members.push(
-            json(&assay(&db, &["--json", "user", "session", name], &[]).await)["token"].as_str().unwrap().to_string(),
-        );
-    }
-    let (ana, cy) = (members[0].clone(), members[1].clone());
+    let (router, owner) = common::owner_router(&db, dir.path()).await;
+    let ana = common::member(&db, &router, &owner, "ana", Some("read")).await;
+    let cy = common::member(&db, &router, &owner, "cy", None).await;
 
     // The owner's paper view: the four figures, each caption naming its statistic.
     let page_path = format!("/projects/1/evaluations/{id}?view=paper");
@@ -184,18 +153,20 @@ async fn the_paper_view_lays_out_figs_14_to_17_for_those_who_may_read_the_evalua
 
     // Each caller in turn.
     let plot = format!("/api/evaluations/{id}/plots/paper-level-0.svg");
-    for (caller, cookie, page_status, plot_status) in [
-        ("owner", owner.as_str(), StatusCode::OK, StatusCode::OK),
-        ("reader", ana.as_str(), StatusCode::OK, StatusCode::OK),
-        ("no rights", cy.as_str(), StatusCode::FORBIDDEN, StatusCode::FORBIDDEN),
-        ("share token as a session", token.as_str(), StatusCode::SEE_OTHER, StatusCode::UNAUTHORIZED),
-        ("anonymous", "", StatusCode::SEE_OTHER, StatusCode::UNAUTHORIZED),
-    ] {
-        let (status, _, body) = common::send_to(&router, get(&page_path, cookie)).await;
-        assert_eq!(status, page_status, "{caller}");
-        assert_eq!(body.contains("id=\"fig17\""), status == StatusCode::OK, "{caller}");
-        assert_eq!(common::send_to(&router, get(&plot, cookie)).await.0, plot_status, "{caller}");
-    }
+    common::readers(
+        &router,
+        &page_path,
+        "id=\"fig17\"",
+        &plot,
+        &[
+            ("owner", &owner, StatusCode::OK, StatusCode::OK),
+            ("reader", &ana, StatusCode::OK, StatusCode::OK),
+            ("no rights", &cy, StatusCode::FORBIDDEN, StatusCode::FORBIDDEN),
+            ("share token as a session", &token, StatusCode::SEE_OTHER, StatusCode::UNAUTHORIZED),
+            ("anonymous", "", StatusCode::SEE_OTHER, StatusCode::UNAUTHORIZED),
+        ],
+    )
+    .await;
     // The share link's holder, with no session: the paper view through the link.
     let (status, _, shared) = common::send_to(&router, get(&format!("/share/{token}?view=paper"), "")).await;
     assert_eq!(status, StatusCode::OK);

@@ -223,9 +223,11 @@ pub fn table_csv(s: &Snapshot, table: &str) -> AppResult<String> {
             .map_err(csv_err)?;
             let v = super::paper_view(r, |_| None);
             let mut rows: Vec<[String; 10]> = Vec::new();
-            let row = |fig: &str, label: &str, a: &str, b: &str, stat: &str, rates: [f64; 4], n: usize| {
-                let [a_win, tie, b_win, relative] = rates.map(f);
-                [fig.into(), label.into(), a.into(), b.into(), stat.into(), a_win, tie, b_win, relative, n.to_string()]
+            // A rate left out (`None`) and a count not given are empty cells.
+            let row = |fig: &str, label: &str, a: &str, b: &str, stat: &str, rates: [Option<f64>; 4], n: Option<usize>| {
+                let [a_win, tie, b_win, relative] = rates.map(|x| x.map_or(String::new(), f));
+                let n = n.map_or(String::new(), |n| n.to_string());
+                [fig.into(), label.into(), a.into(), b.into(), stat.into(), a_win, tie, b_win, relative, n]
             };
             for b in &v.boxes {
                 let stats: [(&str, fn(&crate::model::BoxView) -> f64); 5] = [
@@ -236,7 +238,7 @@ pub fn table_csv(s: &Snapshot, table: &str) -> AppResult<String> {
                     ("whisker high", |x| x.high),
                 ];
                 for (name, of) in stats {
-                    let each = [of(&b.a_win), of(&b.tie), of(&b.b_win), of(&b.relative)];
+                    let each = [of(&b.a_win), of(&b.tie), of(&b.b_win), of(&b.relative)].map(Some);
                     rows.push(row(
                         "14",
                         "",
@@ -244,27 +246,25 @@ pub fn table_csv(s: &Snapshot, table: &str) -> AppResult<String> {
                         &b.b_name,
                         &format!("each rate's {name} over trials"),
                         each,
-                        b.trials,
+                        Some(b.trials),
                     ));
                 }
                 let (a, t, w, rel) = b.headline;
                 let stat = format!("median trial (#{})", b.median_trial);
-                rows.push(row("14", "", &b.a_name, &b.b_name, &stat, [a, t, w, rel], b.trials));
+                rows.push(row("14", "", &b.a_name, &b.b_name, &stat, [a, t, w, rel].map(Some), Some(b.trials)));
             }
             let pooled = |fig: &str, panels: &[crate::model::PaperPanel], rows: &mut Vec<[String; 10]>| {
                 for panel in panels {
                     for x in &panel.rows {
-                        let rates = [x.a_win, x.tie, x.b_win, x.relative];
-                        let (label, (a, b), stat) = if fig == "15" {
-                            let (a, b) = panel.title.split_once(" vs ").unwrap_or((&panel.title, ""));
-                            (x.label.as_str(), (a, b), "pooled over trials and questions")
-                        } else if x.label == "mean of the pairs" {
-                            (panel.title.as_str(), ("", ""), "unweighted mean over pairs (n: pairs)")
-                        } else {
-                            let ab = x.label.split_once(" vs ").unwrap_or((&x.label, ""));
-                            (panel.title.as_str(), ab, "pooled over trials and questions")
+                        let rates = [x.a_win, x.tie, x.b_win, x.relative].map(Some);
+                        let pooled = "pooled over trials and questions";
+                        let (label, pair, stat) = match (&panel.pair, &x.pair) {
+                            (Some(pair), _) => (x.label.as_str(), Some(pair), pooled),
+                            (None, Some(pair)) => (panel.title.as_str(), Some(pair), pooled),
+                            (None, None) => (panel.title.as_str(), None, "unweighted mean over pairs (n: pairs)"),
                         };
-                        rows.push(row(fig, label, a, b, stat, rates, x.n));
+                        let (a, b) = pair.map_or(("", ""), |(a, b)| (a.as_str(), b.as_str()));
+                        rows.push(row(fig, label, a, b, stat, rates, Some(x.n)));
                     }
                 }
             };
@@ -272,12 +272,9 @@ pub fn table_csv(s: &Snapshot, table: &str) -> AppResult<String> {
             for (name, values) in &v.matrix {
                 for ((column, _), value) in v.matrix.iter().zip(values) {
                     if let Some(rel) = value {
-                        // Only the relative win rate: the rates are left empty (NaN).
-                        let nan = f64::NAN;
-                        let mut r =
-                            row("16", "", name, column, "median trial's relative win rate", [nan, nan, nan, *rel], 0);
-                        r[9] = String::new();
-                        rows.push(r);
+                        // Only the relative win rate: the rates are left empty.
+                        let rates = [None, None, None, Some(*rel)];
+                        rows.push(row("16", "", name, column, "median trial's relative win rate", rates, None));
                     }
                 }
             }

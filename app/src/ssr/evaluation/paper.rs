@@ -53,6 +53,7 @@ fn row(b: &Breakdown) -> RatesRow {
         b_win: b.rates.b_win,
         relative: b.relative,
         n: b.n,
+        pair: None,
     }
 }
 
@@ -86,6 +87,7 @@ pub fn paper_view(r: &Report, svg: impl Fn(&str) -> Option<Figure>) -> PaperView
                 figure: svg(&plot),
                 plot,
                 rows: u.aspects.iter().map(row).collect(),
+                pair: Some((p.a_name.clone(), p.b_name.clone())),
             }
         })
         .collect();
@@ -98,7 +100,11 @@ pub fn paper_view(r: &Report, svg: impl Fn(&str) -> Option<Figure>) -> PaperView
             let mut rows: Vec<RatesRow> = panel
                 .pairs
                 .iter()
-                .map(|p| RatesRow { label: format!("{} vs {}", p.a_name, p.b_name), ..row(&p.breakdown) })
+                .map(|p| RatesRow {
+                    label: format!("{} vs {}", p.a_name, p.b_name),
+                    pair: Some((p.a_name.clone(), p.b_name.clone())),
+                    ..row(&p.breakdown)
+                })
                 .collect();
             rows.push(RatesRow {
                 label: "mean of the pairs".into(),
@@ -107,8 +113,9 @@ pub fn paper_view(r: &Report, svg: impl Fn(&str) -> Option<Figure>) -> PaperView
                 b_win: panel.mean.b_win,
                 relative: panel.mean.relative(),
                 n: panel.pairs.len(),
+                pair: None,
             });
-            PaperPanel { title: panel.level.clone(), figure: svg(&plot), plot, rows }
+            PaperPanel { title: panel.level.clone(), figure: svg(&plot), plot, rows, pair: None }
         })
         .collect();
     PaperView { boxes, aspects, matrix, levels }

@@ -475,6 +475,7 @@ pub const TABLES: &[Table] = &[
             ("created_at", Text),
             ("kind", Text),
             ("answer_source", Text),
+            ("imported", Text),
         ],
     },
     Table {

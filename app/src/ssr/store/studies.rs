@@ -23,6 +23,18 @@ pub struct NewStudy<'a> {
     pub answer_source: Option<&'a str>,
 }
 
+/// An imported study's annotators and their scores: each annotator a
+/// withdrawn link of kind `imported` (labelled with its file; no token to
+/// it exists) with one finished rater, and their ratings
+/// `(annotator, item index, dimension, score)`; the import's inputs as JSON.
+pub struct ImportedRatings<'a> {
+    /// Per annotator: the link's and the rater's (random, unusable) token
+    /// hashes and the label.
+    pub annotators: Vec<(String, String, String)>,
+    pub ratings: Vec<(usize, usize, usize, u8)>,
+    pub inputs: &'a str,
+}
+
 /// A study item as stored.
 #[derive(Debug, Clone, Default)]
 pub struct NewItem {
@@ -47,6 +59,18 @@ pub async fn insert(
     items: &[NewItem],
     links: &[(String, &str, String)],
 ) -> AppResult<i64> {
+    insert_with(pool, s, items, links, None).await
+}
+
+/// [`insert`], with an import's annotators and ratings (closed: no one
+/// rates an import through Assay unless the owner adds a link).
+pub async fn insert_with(
+    pool: &Db,
+    s: &NewStudy<'_>,
+    items: &[NewItem],
+    links: &[(String, &str, String)],
+    imported: Option<&ImportedRatings<'_>>,
+) -> AppResult<i64> {
     on_db!(pool, |db| {
         let mut tx = super::begin(db).await?;
         let id: i64 = sqlx::query_scalar(
@@ -65,10 +89,11 @@ pub async fn insert(
     .bind(s.answer_source)
     .fetch_one(&mut *tx)
     .await?;
+        let mut item_ids = Vec::with_capacity(items.len());
         for (idx, i) in items.iter().enumerate() {
-            sqlx::query(
+            let item: i64 = sqlx::query_scalar(
             "INSERT INTO study_items (study_id, idx, question_id, text, source, level, attention, answer, context, category, choices)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id",
         )
         .bind(id)
         .bind(idx as i64)
@@ -81,8 +106,9 @@ pub async fn insert(
         .bind(&i.context)
         .bind(&i.category)
         .bind(&i.choices)
-        .execute(&mut *tx)
+        .fetch_one(&mut *tx)
         .await?;
+            item_ids.push(item);
         }
         for (hash, kind, label) in links {
             sqlx::query("INSERT INTO study_links (study_id, token_hash, kind, label) VALUES ($1, $2, $3, $4)")
@@ -92,6 +118,49 @@ pub async fn insert(
                 .bind(label)
                 .execute(&mut *tx)
                 .await?;
+        }
+        if let Some(imp) = imported {
+            sqlx::query("UPDATE studies SET imported = $1, is_open = $2 WHERE id = $3")
+                .bind(imp.inputs)
+                .bind(false)
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+            let mut raters = Vec::with_capacity(imp.annotators.len());
+            for (n, (link_hash, rater_hash, label)) in imp.annotators.iter().enumerate() {
+                let link: i64 = sqlx::query_scalar(
+                    "INSERT INTO study_links (study_id, token_hash, kind, label, revoked) VALUES ($1, $2, 'imported', $3, $4) RETURNING id",
+                )
+                .bind(id)
+                .bind(link_hash)
+                .bind(label)
+                .bind(true)
+                .fetch_one(&mut *tx)
+                .await?;
+                let rater: i64 = sqlx::query_scalar(
+                    "INSERT INTO raters (study_id, link_id, token_hash, order_seed, finished_at)
+                     VALUES ($1, $2, $3, $4, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')) RETURNING id",
+                )
+                .bind(id)
+                .bind(link)
+                .bind(rater_hash)
+                .bind(n as i64)
+                .fetch_one(&mut *tx)
+                .await?;
+                raters.push(rater);
+            }
+            for (annotator, item, dimension, score) in &imp.ratings {
+                let (Some(rater), Some(item)) = (raters.get(*annotator), item_ids.get(*item)) else {
+                    return Err(AppError::Invalid(format!("a rating names annotator {annotator} or item {item}, which the import lacks")));
+                };
+                sqlx::query("INSERT INTO ratings (rater_id, item_id, dimension, score) VALUES ($1, $2, $3, $4)")
+                    .bind(rater)
+                    .bind(item)
+                    .bind(*dimension as i64)
+                    .bind(i64::from(*score))
+                    .execute(&mut *tx)
+                    .await?;
+            }
         }
         tx.commit().await?;
         Ok(id)
@@ -108,6 +177,13 @@ pub async fn get(pool: &Db, id: i64) -> AppResult<StudyRow> {
     .fetch_optional(db)
     .await?;
         row.ok_or_else(|| AppError::NotFound(format!("study {id} does not exist")))
+    })
+}
+
+/// An imported study's inputs (JSON), `None` for a study rated in Assay.
+pub async fn imported(pool: &Db, id: i64) -> AppResult<Option<String>> {
+    on_db!(pool, |db| {
+        Ok(sqlx::query_scalar("SELECT imported FROM studies WHERE id = $1").bind(id).fetch_optional(db).await?.flatten())
     })
 }
 

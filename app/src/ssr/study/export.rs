@@ -49,3 +49,20 @@ pub async fn ratings_csv(pool: &Db, id: i64) -> AppResult<String> {
     }
     String::from_utf8(w.into_inner().map_err(|e| internal("writing a CSV table", e))?).map_err(|_| AppError::Internal)
 }
+
+/// An imported study's figures as its authors' scripts compute them, as
+/// CSV: figure, Assay's value as published, the authors' file's value,
+/// the standard reading, where the figure comes from (full precision).
+pub async fn judging_csv(pool: &Db, id: i64) -> AppResult<String> {
+    let Some(view) = imported_view(pool, id).await? else {
+        return Err(AppError::NotFound(format!("study {id} was not imported from the authors' annotations")));
+    };
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let err = |e: csv::Error| internal("writing a CSV table", e);
+    w.write_record(["figure", "as_published", "authors_file", "standard", "source"]).map_err(err)?;
+    let num = |v: Option<f64>| v.map_or(String::new(), |x| x.to_string());
+    for r in view.rows {
+        w.write_record([r.figure, num(r.as_published), num(r.authors), num(r.standard), r.source]).map_err(err)?;
+    }
+    String::from_utf8(w.into_inner().map_err(|e| internal("writing a CSV table", e))?).map_err(|_| AppError::Internal)
+}

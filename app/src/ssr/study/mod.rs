@@ -8,9 +8,11 @@
 //! stored only as SHA-256 hashes, revocable.
 
 mod export;
+mod import;
 mod report;
 mod run;
 
 pub use export::*;
+pub use import::*;
 pub use report::*;
 pub use run::*;

@@ -190,6 +190,7 @@ pub async fn results_view(pool: &Db, id: i64) -> AppResult<StudyResultsView> {
             })
             .collect(),
         llm,
+        imported: imported_view(pool, id).await?,
         study: v,
     })
 }
