@@ -140,5 +140,8 @@ fn the_folder_zipped_reads_as_the_folder_and_maps_to_a_study_row_for_row() {
     let mut bad = from_folder.clone();
     bad.annotations[1][4].answer_correctness = Some(7.0);
     let err = bad.as_study().unwrap_err().0;
-    assert!(err.contains("COMPLETED_annotation_batch_annotator_3_HYBRID.xlsx") && err.contains("answer_correctness is 7"), "{err}");
+    assert!(
+        err.contains("COMPLETED_annotation_batch_annotator_3_HYBRID.xlsx") && err.contains("answer_correctness is 7"),
+        "{err}"
+    );
 }

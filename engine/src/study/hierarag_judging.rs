@@ -652,7 +652,8 @@ impl Inputs {
             let bytes = std::fs::read(&path).map_err(|e| Invalid::from(format!("{}: {e}", path.display())))?;
             files.push((base.to_string(), bytes));
         }
-        for rel in [format!("annotate_files/{SHARED_FILE}"), RESULTS_FILE.into(), SUMMARY_FILE.into(), CORRELATION_FILE.into()]
+        for rel in
+            [format!("annotate_files/{SHARED_FILE}"), RESULTS_FILE.into(), SUMMARY_FILE.into(), CORRELATION_FILE.into()]
         {
             if let Ok(bytes) = std::fs::read(folder.join(&rel)) {
                 files.push((rel.rsplit('/').next().unwrap_or(&rel).to_string(), bytes));
@@ -718,13 +719,7 @@ impl Inputs {
             let f = |k: &str| h.get(k).and_then(|x| x.as_f64());
             published.metric_validation = f("correlation_r").zip(f("correlation_p"));
         }
-        Ok(Inputs {
-            workbooks: books.into_iter().map(|(n, _)| n).collect(),
-            annotations,
-            shared,
-            ratios,
-            published,
-        })
+        Ok(Inputs { workbooks: books.into_iter().map(|(n, _)| n).collect(), annotations, shared, ratios, published })
     }
 
     /// Every figure the inputs allow; `folder` says where they came from.
@@ -931,7 +926,8 @@ impl Inputs {
     /// the import, naming the workbook, the question and the value.
     pub fn as_study(&self) -> Result<AsStudy, Invalid> {
         let all: Vec<String> = ["QC", "AT", "LV"].iter().flat_map(|c| category_paths(c)).collect();
-        let mut out = AsStudy { items: vec![], ratings: vec![], repeated_rows: 0, picks_elsewhere: 0, picks_unknown: 0 };
+        let mut out =
+            AsStudy { items: vec![], ratings: vec![], repeated_rows: 0, picks_elsewhere: 0, picks_unknown: 0 };
         let mut index: HashMap<String, usize> = HashMap::new();
         for (annotator, rows) in self.annotations.iter().enumerate() {
             let mut seen: HashSet<&str> = HashSet::new();

@@ -206,8 +206,7 @@ pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: StudyCommand) -
         }
         StudyCommand::ImportHierarag { project, dir, name } => {
             let p = app::ssr::store::find_project(pool, &project).await?;
-            let inputs =
-                engine::study::hierarag_judging::Inputs::from_folder(&dir).map_err(anyhow::Error::msg)?;
+            let inputs = engine::study::hierarag_judging::Inputs::from_folder(&dir).map_err(anyhow::Error::msg)?;
             let made = app::ssr::study::import_hierarag(pool, p.summary.id, &name, inputs).await?;
             out.print(
                 json!({"study_id": made.study_id, "questions": made.questions, "annotators": made.annotators,

@@ -43,12 +43,10 @@ pub async fn file_of(pool: &Db, id: i64, file: &str) -> Response {
                 super::evaluations::png(&body, format!("attachment; filename=\"study-{id}-chart.png\""))
             }
         }
-        other => {
-            error(
-                StatusCode::NOT_FOUND,
-                format!("no \"{other}\": chart.svg, chart.png, ratings.csv, judging.csv or report.html"),
-            )
-        }
+        other => error(
+            StatusCode::NOT_FOUND,
+            format!("no \"{other}\": chart.svg, chart.png, ratings.csv, judging.csv or report.html"),
+        ),
     }
 }
 

@@ -308,7 +308,8 @@ pub async fn owner_router(db: &TestDb, dir: &Path) -> (axum::Router, String) {
     let config = app::ssr::state::Config { require_login: true, ..Default::default() };
     let options = server::web::leptos_options(dir, "127.0.0.1:0".parse().unwrap());
     let router = server::web::router(db.open().await, config, Default::default(), options);
-    let owner = json(&assay(db, &["--json", "user", "session", "owner"], &[]).await)["token"].as_str().unwrap().to_string();
+    let owner =
+        json(&assay(db, &["--json", "user", "session", "owner"], &[]).await)["token"].as_str().unwrap().to_string();
     (router, owner)
 }
 
@@ -348,7 +349,10 @@ pub async fn readers(
 ) {
     use axum::http::{header, Request, StatusCode};
     let get = |path: &str, cookie: &str| {
-        Request::get(path).header(header::COOKIE, format!("assay_session={cookie}")).body(axum::body::Body::empty()).unwrap()
+        Request::get(path)
+            .header(header::COOKIE, format!("assay_session={cookie}"))
+            .body(axum::body::Body::empty())
+            .unwrap()
     };
     for (caller, cookie, page_status, file_status) in callers {
         let (status, _, body) = send_to(router, get(page, cookie)).await;

@@ -96,8 +96,7 @@ async fn the_authors_human_judging_imports_as_a_study_that_gives_their_figures()
     let studies = || async { common::scalar(&pool, "SELECT COUNT(*) FROM studies", &[]).await };
 
     // Bad uploads come back with the reason and store nothing.
-    let one_book: Vec<(String, Vec<u8>)> =
-        files.iter().filter(|(n, _)| !n.contains("annotator_3")).cloned().collect();
+    let one_book: Vec<(String, Vec<u8>)> = files.iter().filter(|(n, _)| !n.contains("annotator_3")).cloned().collect();
     for (what, body, reason) in [
         ("one workbook", zip_of(&one_book), "1 COMPLETED_*.xlsx workbook(s); agreement needs two annotators"),
         ("not a zip", b"PK but not a zip".to_vec(), "not a readable zip archive"),
@@ -141,14 +140,17 @@ async fn the_authors_human_judging_imports_as_a_study_that_gives_their_figures()
         .and_then(|s| s.parse().ok())
         .unwrap_or_else(|| panic!("{to}"));
     assert!(
-        decoded(&to).contains("imported 110 questions rated by 2 annotators (") && decoded(&to).contains("30 questions shared"),
+        decoded(&to).contains("imported 110 questions rated by 2 annotators (")
+            && decoded(&to).contains("30 questions shared"),
         "{}",
         decoded(&to)
     );
     // Stored as a closed study: an annotator per workbook (no usable link), their ratings.
     assert_eq!(common::scalar(&pool, "SELECT COUNT(*) FROM study_items WHERE study_id = $1", &[study]).await, 110);
     assert_eq!(common::scalar(&pool, "SELECT COUNT(*) FROM raters WHERE study_id = $1", &[study]).await, 2);
-    let links = common::texts(&pool, "SELECT kind || ':' || label FROM study_links WHERE study_id = $1 ORDER BY id", &[study]).await;
+    let links =
+        common::texts(&pool, "SELECT kind || ':' || label FROM study_links WHERE study_id = $1 ORDER BY id", &[study])
+            .await;
     assert_eq!(
         links,
         [
@@ -156,7 +158,11 @@ async fn the_authors_human_judging_imports_as_a_study_that_gives_their_figures()
             "imported:COMPLETED_annotation_batch_annotator_3_HYBRID.xlsx"
         ]
     );
-    assert_eq!(common::scalar(&pool, "SELECT COUNT(*) FROM study_links WHERE study_id = $1 AND revoked = FALSE", &[study]).await, 0);
+    assert_eq!(
+        common::scalar(&pool, "SELECT COUNT(*) FROM study_links WHERE study_id = $1 AND revoked = FALSE", &[study])
+            .await,
+        0
+    );
     // Every annotator row's scores, once per question: 70 + 70 rows, one
     // without scores; the category picks the rows asked for.
     let a = engine::study::hierarag_judging::analyse(&folder()).unwrap();
@@ -179,15 +185,27 @@ async fn the_authors_human_judging_imports_as_a_study_that_gives_their_figures()
     assert_eq!(
         picks,
         scored(|r| r.needs_category_validation
-            && r.category_validation.as_deref().is_some_and(|p| !p.trim().is_empty() && p != "Please leave cell blank"))
+            && r.category_validation
+                .as_deref()
+                .is_some_and(|p| !p.trim().is_empty() && p != "Please leave cell blank"))
     );
-    assert_eq!(common::scalar(&pool, "SELECT COUNT(*) FROM studies WHERE id = $1 AND is_open = FALSE", &[study]).await, 1);
+    assert_eq!(
+        common::scalar(&pool, "SELECT COUNT(*) FROM studies WHERE id = $1 AND is_open = FALSE", &[study]).await,
+        1
+    );
 
     // The page: the standard tables and the authors' figures beside them.
     let page_path = format!("/projects/1/studies/{study}");
     let (status, _, page) = common::send_to(&router, get(&page_path, &owner)).await;
     assert_eq!(status, StatusCode::OK, "{page}");
-    for part in ["id=\"imported-figures\"", "id=\"judging-figures\"", "id=\"study-agreement\"", "id=\"category-agreement\"", "iaa_correctness", "coherence_vs_agreement r (per split)"] {
+    for part in [
+        "id=\"imported-figures\"",
+        "id=\"judging-figures\"",
+        "id=\"study-agreement\"",
+        "id=\"category-agreement\"",
+        "iaa_correctness",
+        "coherence_vs_agreement r (per split)",
+    ] {
         assert!(page.contains(part), "{part} on the page");
     }
     let (_, _, list) = common::send_to(&router, get("/projects/1/studies", &owner)).await;
@@ -241,8 +259,7 @@ async fn the_authors_human_judging_imports_as_a_study_that_gives_their_figures()
     )
     .await;
     // A share link's holder reads the figures through the link; its token is no session.
-    let share =
-        json(&assay(&db, &["--json", "share", "create", "A", "--page", &format!("study:{study}")], &[]).await);
+    let share = json(&assay(&db, &["--json", "share", "create", "A", "--page", &format!("study:{study}")], &[]).await);
     let token = share["token"].as_str().unwrap();
     let (status, _, shared) = common::send_to(&router, get(&format!("/share/{token}"), "")).await;
     assert_eq!(status, StatusCode::OK);

@@ -224,11 +224,12 @@ pub fn table_csv(s: &Snapshot, table: &str) -> AppResult<String> {
             let v = super::paper_view(r, |_| None);
             let mut rows: Vec<[String; 10]> = Vec::new();
             // A rate left out (`None`) and a count not given are empty cells.
-            let row = |fig: &str, label: &str, a: &str, b: &str, stat: &str, rates: [Option<f64>; 4], n: Option<usize>| {
-                let [a_win, tie, b_win, relative] = rates.map(|x| x.map_or(String::new(), f));
-                let n = n.map_or(String::new(), |n| n.to_string());
-                [fig.into(), label.into(), a.into(), b.into(), stat.into(), a_win, tie, b_win, relative, n]
-            };
+            let row =
+                |fig: &str, label: &str, a: &str, b: &str, stat: &str, rates: [Option<f64>; 4], n: Option<usize>| {
+                    let [a_win, tie, b_win, relative] = rates.map(|x| x.map_or(String::new(), f));
+                    let n = n.map_or(String::new(), |n| n.to_string());
+                    [fig.into(), label.into(), a.into(), b.into(), stat.into(), a_win, tie, b_win, relative, n]
+                };
             for b in &v.boxes {
                 let stats: [(&str, fn(&crate::model::BoxView) -> f64); 5] = [
                     ("whisker low", |x| x.low),

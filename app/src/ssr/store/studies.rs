@@ -151,7 +151,9 @@ pub async fn insert_with(
             }
             for (annotator, item, dimension, score) in &imp.ratings {
                 let (Some(rater), Some(item)) = (raters.get(*annotator), item_ids.get(*item)) else {
-                    return Err(AppError::Invalid(format!("a rating names annotator {annotator} or item {item}, which the import lacks")));
+                    return Err(AppError::Invalid(format!(
+                        "a rating names annotator {annotator} or item {item}, which the import lacks"
+                    )));
                 };
                 sqlx::query("INSERT INTO ratings (rater_id, item_id, dimension, score) VALUES ($1, $2, $3, $4)")
                     .bind(rater)
@@ -183,7 +185,11 @@ pub async fn get(pool: &Db, id: i64) -> AppResult<StudyRow> {
 /// An imported study's inputs (JSON), `None` for a study rated in Assay.
 pub async fn imported(pool: &Db, id: i64) -> AppResult<Option<String>> {
     on_db!(pool, |db| {
-        Ok(sqlx::query_scalar("SELECT imported FROM studies WHERE id = $1").bind(id).fetch_optional(db).await?.flatten())
+        Ok(sqlx::query_scalar("SELECT imported FROM studies WHERE id = $1")
+            .bind(id)
+            .fetch_optional(db)
+            .await?
+            .flatten())
     })
 }
 
