@@ -297,3 +297,75 @@ async fn with_a_length_preference_length_alignment_is_what_keeps_the_verdict_eve
     let unaligned = median_relative(results(&gw, trial_items(&raw), false).await);
     assert!(unaligned >= 0.7, "length alignment off, the longer side wins again: {unaligned}");
 }
+
+/// Bradley–Terry scores equal choix's maximum-likelihood fit of the same
+/// win counts (scripts/refs/bradley_terry_refs.py, choix 0.4.1) to 1e-6.
+#[test]
+fn bradley_terry_scores_equal_choix_on_the_same_win_counts() {
+    let refs: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/bradley_terry_refs.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    let cases = refs["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 3);
+    for case in cases {
+        let w: Vec<Vec<f64>> = serde_json::from_value(case["w"].clone()).unwrap();
+        let theirs: Vec<f64> = serde_json::from_value(case["theta"].clone()).unwrap();
+        let ours = engine::judge::ranking::fit(&w).expect("identifiable");
+        for (i, (a, b)) in ours.iter().zip(&theirs).enumerate() {
+            assert!((a - b).abs() < 1e-6, "{}: method {i}: Assay {a} vs choix {b}", case["name"]);
+        }
+    }
+}
+
+/// The ranking of an evaluation: every pair's verdicts per question and
+/// trial are its battles; the order, the upper-bound ranks and intervals
+/// follow from the scores; resampling questions keeps the scores inside.
+#[test]
+fn an_evaluations_ranking_orders_the_methods_by_their_verdicts() {
+    use engine::judge::ranking::rank;
+    use engine::judge::Outcome;
+    let methods: Vec<(i64, String)> = vec![(10, "weak".into()), (11, "strong".into()), (12, "middle".into())];
+    // 60 questions; strong beats weak 3 in 4, middle sits between.
+    let questions: Vec<Vec<(usize, usize, Outcome)>> = (0..60)
+        .map(|q| {
+            let o = |k: usize| match (q + k) % 4 {
+                0 => Outcome::B,
+                1 => Outcome::Tie,
+                _ => Outcome::A,
+            };
+            vec![(1, 0, o(0)), (2, 0, o(1)), (1, 2, o(2))]
+        })
+        .collect();
+    let r = rank(&methods, &questions, 9);
+    assert_eq!(r.battles, 180);
+    assert_eq!(r.questions, 60);
+    assert_eq!(r.resamples, engine::judge::ranking::RESAMPLES);
+    let names: Vec<&str> = r.rows.iter().map(|x| x.name.as_str()).collect();
+    assert_eq!(names, ["strong", "middle", "weak"]);
+    assert_eq!(r.rows.iter().map(|x| x.rank).collect::<Vec<_>>(), [1, 2, 3]);
+    for x in &r.rows {
+        assert!(x.ci.0 <= x.score && x.score <= x.ci.1, "{x:?}");
+        assert_eq!(x.battles, 120);
+        let above = r.rows.iter().filter(|y| y.ci.0 > x.ci.1).count();
+        assert_eq!(x.rank_ub, 1 + above);
+    }
+    // Scores are 1000 + 400 θ / ln 10 with θ centred.
+    let mean: f64 = r.rows.iter().map(|x| x.theta).sum::<f64>() / 3.0;
+    assert!(mean.abs() < 1e-12);
+    assert!((r.rows[0].score - (1000.0 + 400.0 * r.rows[0].theta / std::f64::consts::LN_10)).abs() < 1e-9);
+    // Wins count a tie as half: strong's 45 wins + 15 ties... over its 120 battles.
+    let strong = &r.rows[0];
+    let expected: f64 = questions
+        .iter()
+        .flatten()
+        .filter(|(a, b, _)| *a == 1 || *b == 1)
+        .map(|(a, _, o)| match (o, *a == 1) {
+            (Outcome::Tie, _) => 0.5,
+            (Outcome::A, true) | (Outcome::B, false) => 1.0,
+            _ => 0.0,
+        })
+        .sum();
+    assert_eq!(strong.wins, expected);
+}

@@ -254,6 +254,33 @@ pub struct EvaluationReportView {
     /// The paper view's figures and numbers.
     #[serde(default)]
     pub paper: PaperView,
+    /// Bradley–Terry scores of every method (unbiased protocol).
+    #[serde(default)]
+    pub ranking: Option<RankingView>,
+}
+
+/// Every method of an evaluation ranked at once by Bradley–Terry scores
+/// from all the unbiased protocol's verdicts.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RankingView {
+    /// Best first.
+    pub rows: Vec<RankRowView>,
+    pub battles: usize,
+    pub questions: usize,
+    pub resamples: usize,
+    /// Why there are no scores, when there are none.
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RankRowView {
+    pub name: String,
+    pub score: f64,
+    pub ci: (f64, f64),
+    pub rank: usize,
+    pub rank_ub: usize,
+    pub wins: f64,
+    pub battles: usize,
 }
 
 /// One question of a pair in the drill-down list.
@@ -320,7 +347,8 @@ pub struct DrillView {
 }
 
 /// An evaluation report's CSV tables.
-pub const EVAL_TABLES: [&str; 7] = ["pairs", "trials", "aspects", "levels", "paper", "judgments", "alignment"];
+pub const EVAL_TABLES: [&str; 8] =
+    ["pairs", "trials", "aspects", "levels", "paper", "ranking", "judgments", "alignment"];
 
 /// The unbiased protocol's aspects (as `engine::judge::ASPECTS`, for the browser).
 pub const ASPECT_NAMES: [&str; 4] = ["Comprehensiveness", "Relevance", "Empowerment", "Directness"];

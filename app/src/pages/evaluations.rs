@@ -561,6 +561,7 @@ pub fn Report(
                     <Plot base=base.clone() name="legacy-heatmap".into() figure alt="Relative win rate heatmap, legacy protocol"/>
                 })}
             </div>
+            {r.ranking.clone().map(|k| view! { <RankingTable k base=base.clone()/> })}
             <h2>{match (unbiased, legacy) {
                 (true, true) => "Per pair: legacy beside unbiased, per aspect, per question level",
                 (true, false) => "Per pair: per aspect, per question level",
@@ -911,5 +912,35 @@ fn DrillDetail(d: DrillView, shared: bool) -> impl IntoView {
                 </tbody>
             </table>
         </article>
+    }
+}
+
+/// Every method ranked at once: Bradley–Terry scores with their intervals.
+#[component]
+fn RankingTable(k: crate::model::RankingView, base: String) -> impl IntoView {
+    view! {
+        <section id="ranking">
+            <h2>"All methods ranked (Bradley–Terry)"</h2>
+            <p class="muted small">"One score per method from every verdict of every pair (a tie counts half a win for each side), on the arenas' scale: 1000 + 400 · log₁₀ of its odds, so a 400-point lead is 10:1 odds of winning. Use it to rank more than two methods at once; the heatmap says by how much each pair differs. Intervals resample the questions; \"rank (UB)\" is 1 + the methods whose interval lies wholly above this one's."</p>
+            {match k.note.clone() {
+                Some(note) => view! { <p class="notice" id="ranking-note">{note}</p> }.into_any(),
+                None => view! {
+                    <table class="grid" id="ranking-table">
+                        <thead><tr><th class="num">"Rank"</th><th class="num">"Rank (UB)"</th><th>"Method"</th><th class="num">"Score"</th>
+                            <th>"95% interval"</th><th class="num">"Wins / verdicts"</th></tr></thead>
+                        <tbody>
+                            {k.rows.iter().map(|x| view! {
+                                <tr><td class="num">{x.rank}</td><td class="num">{x.rank_ub}</td><td>{x.name.clone()}</td>
+                                    <td class="num score">{format!("{:.0}", x.score)}</td>
+                                    <td class="ci">{format!("{:.0}–{:.0}", x.ci.0, x.ci.1)}</td>
+                                    <td class="num">{format!("{} / {}", crate::format::int(x.wins.round() as i64), crate::format::int(x.battles as i64))}</td></tr>
+                            }).collect_view()}
+                        </tbody>
+                    </table>
+                    <p class="muted small">{format!("{} verdicts over {} questions; intervals from {} resamples of the questions. ", crate::format::int(k.battles as i64), crate::format::int(k.questions as i64), k.resamples)}
+                        {(!base.is_empty()).then(|| view! { <a href=format!("{base}/tables/ranking.csv") download="">"CSV"</a> })}</p>
+                }.into_any(),
+            }}
+        </section>
     }
 }

@@ -543,6 +543,10 @@ pub struct Report {
     pub legacy_matrix: Vec<Vec<Option<f64>>>,
     pub sanity: Option<Sanity>,
     pub bias: BiasAudit,
+    /// Bradley–Terry scores of every method from all the unbiased
+    /// protocol's verdicts (`None`: the unbiased protocol did not run).
+    #[serde(default)]
+    pub ranking: Option<super::ranking::Ranking>,
 }
 
 /// Bootstrap resamples for the headline's intervals (each resample picks
@@ -936,6 +940,7 @@ pub fn report(settings: &Settings, contenders: &[Contender], pairs: &[PairInput]
             }
         }
     }
+    let ranking = settings.protocol.unbiased().then(|| ranking_of(contenders, pairs));
     let sanity = settings.sanity.then(|| sanity_of(pairs.first().zip(reports.first())));
     let bias = audit(pairs, &reports);
     Report {
@@ -946,7 +951,28 @@ pub fn report(settings: &Settings, contenders: &[Contender], pairs: &[PairInput]
         legacy_matrix,
         sanity,
         bias,
+        ranking,
     }
+}
+
+/// The Bradley–Terry ranking from every pair's verdicts, grouped by
+/// question (the intervals resample questions).
+fn ranking_of(contenders: &[Contender], pairs: &[PairInput]) -> super::ranking::Ranking {
+    let index = |id: i64| contenders.iter().position(|c| c.set_id == id);
+    let mut by_question: BTreeMap<i64, super::ranking::QuestionVerdicts> = BTreeMap::new();
+    for p in pairs {
+        let (Some(a), Some(b)) = (index(p.a), index(p.b)) else { continue };
+        for q in &p.questions {
+            for js in q.trials.values() {
+                if let Some(v) = verdict(js) {
+                    by_question.entry(q.id).or_default().push((a, b, v.outcome));
+                }
+            }
+        }
+    }
+    let methods: Vec<(i64, String)> = contenders.iter().map(|c| (c.set_id, c.name.clone())).collect();
+    let questions: Vec<_> = by_question.into_values().collect();
+    super::ranking::rank(&methods, &questions, 0x5eed_b7)
 }
 
 #[cfg(test)]

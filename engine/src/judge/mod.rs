@@ -20,6 +20,7 @@ pub mod legacy;
 pub mod paper;
 pub mod plots;
 pub mod protocol;
+pub mod ranking;
 pub mod scoring;
 pub mod simulated;
 

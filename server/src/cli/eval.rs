@@ -229,7 +229,7 @@ async fn summary(pool: &Db, out: Output, id: i64, job: &app::model::JobView) -> 
                        "failed": job.failed, "tokens": job.tokens, "cost_usd": job.cost_usd,
                        "pairs": pairs, "sanity": sanity, "bias": r.bias, "outcome": outcome,
                        "judge_reading": reading.as_ref().map(|(s, poor)| json!({"sentence": s, "rates_in_doubt": poor})),
-                       "no_verdict": no_verdict});
+                       "no_verdict": no_verdict, "ranking": r.ranking});
     if !out.json {
         use app::format::pct;
         let mut lines = vec![job_line(job), format!("evaluation {id} ({}) judged by {}", e.view.name, e.view.judge)];
@@ -273,6 +273,23 @@ async fn summary(pool: &Db, out: Output, id: i64, job: &app::model::JobView) -> 
         }
         if let Some(s) = &r.sanity {
             lines.push(format!("sanity: {}", s.sentence()));
+        }
+        if let Some(k) = r.ranking.as_ref().filter(|k| k.rows.len() > 2 || k.note.is_some()) {
+            match &k.note {
+                Some(note) => lines.push(format!("ranking (Bradley–Terry): {note}")),
+                None => {
+                    lines.push(format!(
+                        "ranking (Bradley–Terry, 1000 + 400·log10 odds; 95% interval over {} resamples of {} questions):",
+                        k.resamples, k.questions
+                    ));
+                    for x in &k.rows {
+                        lines.push(format!(
+                            "  {}. {} {:.0} [{:.0}, {:.0}] rank (UB) {}",
+                            x.rank, x.name, x.score, x.ci.0, x.ci.1, x.rank_ub
+                        ));
+                    }
+                }
+            }
         }
         println!("{}", lines.join("\n"));
     } else {

@@ -145,6 +145,28 @@ async fn the_paper_view_lays_out_figs_14_to_17_for_those_who_may_read_the_evalua
         assert!((number(c, "relative") + number(back, "relative")).abs() < 1e-12);
     }
 
+    // All three methods ranked at once (Bradley–Terry): on the full report,
+    // in ranking.csv and in the run's JSON, one order everywhere; a method
+    // ranked above another has the larger score and the interval holds it.
+    assert!(full.contains("id=\"ranking-table\"") && full.contains("All methods ranked (Bradley–Terry)"));
+    let ranking =
+        rows(&common::send_to(&router, get(&format!("/api/evaluations/{id}/tables/ranking.csv"), &owner)).await.2);
+    assert_eq!(ranking.len(), 3);
+    let json_rows = out["ranking"]["rows"].as_array().unwrap();
+    for (k, (row, j)) in ranking.iter().zip(json_rows).enumerate() {
+        assert_eq!(row["rank"], (k + 1).to_string());
+        assert_eq!(row["name"], j["name"].as_str().unwrap());
+        assert!((number(row, "score") - j["score"].as_f64().unwrap()).abs() < 1e-6);
+        assert!(number(row, "score_low") <= number(row, "score") && number(row, "score") <= number(row, "score_high"));
+        assert!(full.contains(&format!("{:.0}", number(row, "score"))), "the page shows {}'s score", row["name"]);
+    }
+    assert!(number(&ranking[0], "score") >= number(&ranking[1], "score"));
+    assert!(number(&ranking[1], "score") >= number(&ranking[2], "score"));
+    // Every verdict counted once per pair and trial: 3 pairs × 10 questions × 5 trials at most.
+    let battles: usize = ranking.iter().map(|r| r["battles"].parse::<usize>().unwrap()).sum();
+    assert_eq!(battles, 2 * out["ranking"]["battles"].as_u64().unwrap() as usize);
+    assert!(out["ranking"]["battles"].as_u64().unwrap() <= 150);
+
     // The one-file export carries the paper view, its plots inline.
     let (status, _, html) = common::send_to(&router, get(&format!("/api/evaluations/{id}/report.html"), &owner)).await;
     assert_eq!(status, StatusCode::OK);

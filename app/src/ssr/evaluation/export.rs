@@ -14,7 +14,7 @@ use crate::error::internal;
 use crate::error::{AppError, AppResult};
 use crate::ssr::store;
 /// The report's tables.
-pub const TABLES: [&str; 7] = crate::model::EVAL_TABLES;
+pub const TABLES: [&str; 8] = crate::model::EVAL_TABLES;
 
 /// What judging (and aligning) one pair cost.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
@@ -203,6 +203,37 @@ pub fn table_csv(s: &Snapshot, table: &str) -> AppResult<String> {
                     ])
                     .map_err(csv_err)?;
                 }
+            }
+        }
+        "ranking" => {
+            // Bradley–Terry scores (engine::judge::ranking), best first.
+            w.write_record([
+                "rank",
+                "rank_upper_bound",
+                "set_id",
+                "name",
+                "score",
+                "score_low",
+                "score_high",
+                "theta",
+                "wins",
+                "battles",
+            ])
+            .map_err(csv_err)?;
+            for x in r.ranking.iter().flat_map(|k| &k.rows) {
+                w.write_record([
+                    x.rank.to_string(),
+                    x.rank_ub.to_string(),
+                    x.set_id.to_string(),
+                    x.name.clone(),
+                    f(x.score),
+                    f(x.ci.0),
+                    f(x.ci.1),
+                    f(x.theta),
+                    f(x.wins),
+                    x.battles.to_string(),
+                ])
+                .map_err(csv_err)?;
             }
         }
         "paper" => {

@@ -369,7 +369,27 @@ pub async fn report_view_of(pool: &Db, s: std::sync::Arc<Snapshot>, inline: bool
     };
     let no_verdict = no_verdict(&e, &r, judging.as_ref());
     let paper = super::paper_view(r, &svg);
+    let ranking = r.ranking.as_ref().map(|k| crate::model::RankingView {
+        rows: k
+            .rows
+            .iter()
+            .map(|x| crate::model::RankRowView {
+                name: x.name.clone(),
+                score: x.score,
+                ci: x.ci,
+                rank: x.rank,
+                rank_ub: x.rank_ub,
+                wins: x.wins,
+                battles: x.battles,
+            })
+            .collect(),
+        battles: k.battles,
+        questions: k.questions,
+        resamples: k.resamples,
+        note: k.note.clone(),
+    });
     Ok(EvaluationReportView {
+        ranking,
         box_plot: svg("box"),
         heatmap: svg("heatmap"),
         legacy_heatmap: svg("legacy-heatmap"),
