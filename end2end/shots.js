@@ -4,7 +4,8 @@
 // temperature), an evaluation's settings line and its paper view (Figs.
 // 14–17), at 1280 and 390 px.
 //   node shots.js BIN DB OUTDIR        (ONLY=paper: the paper view alone;
-//   ONLY=judging: the HieraRAG authors' human judging imported as a study)
+//   ONLY=judging: the HieraRAG authors' human judging imported as a study;
+//   ONLY=ranking: an evaluation's Bradley–Terry ranking)
 const fs = require('fs');
 const { serve, browser } = require('./bench/serve');
 const { buildLargeProject } = require('./fixtures/large-project');
@@ -27,6 +28,15 @@ const { graphragBenchPair } = require('./fixtures/benchmark-files');
     let judging = null;
     for (const width of [1280, 390]) {
       const page = await b.newPage({ viewport: { width, height: 900 } });
+      if (process.env.ONLY === 'ranking') {
+        // The full report's Bradley–Terry ranking beside the heatmap.
+        await page.goto(`${base}/projects/${p}/evaluations/${ids.evaluation}`);
+        await page.waitForSelector('body[data-hydrated="true"]', { timeout: 120000 });
+        await page.locator('#ranking').evaluate((e) => e.scrollIntoView());
+        await page.screenshot({ path: `${out}/ranking-${width}.png` });
+        await page.close();
+        continue;
+      }
       if (process.env.ONLY === 'judging') {
         // The Studies page's import form, then the imported study's page.
         const dir = require('path').join(__dirname, '../engine/tests/fixtures/hierarag_human');

@@ -214,7 +214,7 @@ test('import the HieraRAG authors\' human judging: their files become a study th
   await page.locator('#import-judging-form').getByRole('button', { name: 'Import' }).click();
   await expect(page).toHaveURL(new RegExp(`/projects/${project}/studies/\\d+`));
   await expect(page.locator('#imported-report')).toContainText('imported 110 questions rated by 2 annotators');
-  await expect(page.locator('#answer-source')).toContainText("HieraRAG authors' human judging");
+  await expect(page.locator('#answer-source')).toContainText("the HieraRAG authors' reference answers, as their annotators judged them (imported)");
   const figures = page.locator('#judging-figures');
   // Their summary file's κ of answer correctness, as their script computes it and as the file holds it.
   const kappa = figures.locator('tr[data-figure="iaa_correctness"]');

@@ -75,7 +75,7 @@ pub fn StudiesPage() -> impl IntoView {
                     <label>"Name " <input type="text" name="name" placeholder="HieraRAG human judging"/></label>
                     <button type="submit">"Import"</button>
                 </form>
-                <p class="muted small">"A zip of the " <code>"rag_system/human_judging/"</code> " folder of the authors' repository (fensorechase/rag-diverse-benchmarks-synthetic-qa), or its files: the annotators' "
+                <p class="muted small break-anywhere">"A zip of the " <code>"rag_system/human_judging/"</code> " folder of the authors' repository (fensorechase/rag-diverse-benchmarks-synthetic-qa), or its files: the annotators' "
                     <code>"completed_human/COMPLETED_*.xlsx"</code> " workbooks and " <code>"annotate_files/shared_questions_list.csv"</code>
                     " (required), " <code>"complete_analysis_results.json"</code> " (the splits' Coherence Ratios) and their outputs "
                     <code>"human_annotation_results_summary.json"</code> ", " <code>"correlation_stat.txt"</code> " (to compare with). It becomes a closed answer-validation study: a question per "
@@ -361,7 +361,10 @@ pub fn Results(
         {answers.then(|| view! { <p class="small" id="answer-source">{format!("Answers: {}", match s.answer_source.as_deref() {
             Some("reference") | None => "the questions' reference answers".to_string(),
             Some(a) if a.starts_with("answers:") => format!("answer set #{}", a.trim_start_matches("answers:")),
-            Some(a) => a.to_string(),
+            Some(a) => match a.strip_prefix("imported: ") {
+                Some(what) => format!("{what} (imported)"),
+                None => a.to_string(),
+            },
         })}</p> })}
         {r.imported.clone().map(|j| view! { <ImportedFigures j base=base.clone() standalone/> })}
         <figure class="plot" data-plot="study">
@@ -450,6 +453,7 @@ fn imported_notice() -> impl IntoView {
 fn ImportedFigures(j: JudgingImportView, base: String, standalone: bool) -> impl IntoView {
     let full = |x: Option<f64>| x.map_or("—".to_string(), |x| format!("{x:.4}"));
     let diff = |a: Option<f64>, b: Option<f64>| match (a, b) {
+        (Some(a), Some(b)) if a == b => "0".into(),
         (Some(a), Some(b)) => format!("{:.1e}", (a - b).abs()),
         _ => "—".into(),
     };
@@ -463,7 +467,7 @@ fn ImportedFigures(j: JudgingImportView, base: String, standalone: bool) -> impl
     view! {
         <section class="panel" id="imported-figures">
             <h2>"The authors' analysis, as published"</h2>
-            <p class="small">{format!(
+            <p class="small break-anywhere">{format!(
                 "From {books}: {} questions both annotators rated (the κ's), {} questions in all (the shares'), {} category picks (category agreement).",
                 j.shared, j.questions, j.picks
             )}</p>
@@ -473,7 +477,7 @@ fn ImportedFigures(j: JudgingImportView, base: String, standalone: bool) -> impl
                     <th class="num">"Standard reading"</th><th>"Computed as"</th></tr></thead>
                 <tbody>
                     {j.rows.into_iter().map(|r| view! {
-                        <tr data-figure=r.figure.clone()><td class="mono small">{r.figure.clone()}</td><td class="num as-published">{full(r.as_published)}</td>
+                        <tr data-figure=r.figure.clone()><td class="mono small figure-name">{r.figure.replace('_', "_\u{200b}")}</td><td class="num as-published">{full(r.as_published)}</td>
                             <td class="num authors">{full(r.authors)}</td><td class="num muted">{diff(r.as_published, r.authors)}</td>
                             <td class="num standard">{full(r.standard)}</td><td class="small muted">{r.source}</td></tr>
                     }).collect_view()}

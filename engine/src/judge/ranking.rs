@@ -211,11 +211,36 @@ pub type QuestionVerdicts = Vec<(usize, usize, Outcome)>;
 /// intervals resample the questions with `seed`.
 pub fn rank(methods: &[(i64, String)], questions: &[QuestionVerdicts], seed: u64) -> Ranking {
     let n = methods.len();
+    // Per question, its verdicts counted per pair (a question's trials
+    // resample together): (a, b, [A wins, ties, B wins]).
+    let counted: Vec<Vec<(usize, usize, [f64; 3])>> = questions
+        .iter()
+        .map(|q| {
+            let mut c: Vec<(usize, usize, [f64; 3])> = Vec::new();
+            for (a, b, o) in q {
+                let k = match o {
+                    Outcome::A => 0,
+                    Outcome::Tie => 1,
+                    Outcome::B => 2,
+                };
+                match c.iter_mut().find(|x| (x.0, x.1) == (*a, *b)) {
+                    Some(x) => x.2[k] += 1.0,
+                    None => {
+                        let mut v = [0.0; 3];
+                        v[k] = 1.0;
+                        c.push((*a, *b, v));
+                    }
+                }
+            }
+            c
+        })
+        .collect();
     let tally_of = |pick: &mut dyn Iterator<Item = usize>| {
         let mut w = vec![vec![0.0; n]; n];
         for q in pick {
-            for (a, b, o) in &questions[q] {
-                add(&mut w, *a, *b, *o, 1.0);
+            for (a, b, [wins, ties, losses]) in &counted[q] {
+                w[*a][*b] += wins + ties / 2.0;
+                w[*b][*a] += losses + ties / 2.0;
             }
         }
         w

@@ -242,6 +242,14 @@ async fn the_authors_human_judging_imports_as_a_study_that_gives_their_figures()
     assert_eq!(results["as_published"], ours["as_published"]);
     assert_eq!(results["results"], ours["results"], "the same ratings, the same standard results");
     assert_eq!(ours["results"]["raters"], 2);
+    // Assay's own study results of the imported ratings agree with the
+    // module's standard reading (κ over the questions both scored) and with
+    // the authors' exact category agreement (a pick equal to the label).
+    let kappa = ours["results"]["dimensions"][0]["agreement"]["fleiss_kappa"].as_f64().unwrap();
+    assert!((kappa - a.standard.iaa_correctness.unwrap()).abs() < 1e-12, "{kappa}");
+    let all = &ours["results"]["category"][1][0];
+    assert_eq!((all["group"].as_str(), all["picks"].as_u64()), (Some("all"), Some(56)), "{all}");
+    assert!((all["exact"].as_f64().unwrap() * 100.0 - a.summary.category_exact_agreement).abs() < 1e-9);
 
     // Readers: the owner and a reader see it; no rights, no session, no.
     common::readers(

@@ -15,7 +15,7 @@ use crate::ssr::store::{self, Db};
 use crate::ssr::tokens::{hash, new_token};
 
 /// How an imported study names its answers.
-pub const HIERARAG_SOURCE: &str = "imported: HieraRAG authors' human judging";
+pub const HIERARAG_SOURCE: &str = "imported: the HieraRAG authors' reference answers, as their annotators judged them";
 
 /// What an import made.
 #[derive(Debug, Clone, PartialEq)]
