@@ -51,6 +51,7 @@ test('a legacy-only report states only what was run: no trials, no unbiased char
   }
   await expect(page.locator('.plot[data-plot="box"]')).toHaveCount(0);
   await expect(page.locator('.plot[data-plot="heatmap"]')).toHaveCount(0);
+  await expect(page.locator('#ranking')).toHaveCount(0);
   await expect(page.locator('.plot[data-plot^="levels-"]')).toHaveCount(0);
   await expectPlot(page, 'legacy-heatmap');
   await expectPlot(page, 'aspects-');
@@ -179,6 +180,12 @@ test('an offline evaluation of two methods: report, heatmap, drill-down, a read-
   expect(heatmap).toContain('bm25');
   expect(heatmap).toContain('lightrag');
   await expectPlot(page, 'legacy-heatmap');
+  // Both methods ranked at once (Bradley–Terry), scores around 1000 with intervals.
+  const ranked = page.locator('#ranking-table tbody tr');
+  await expect(ranked).toHaveCount(2);
+  await expect(ranked.first().locator('td').nth(0)).toHaveText('1');
+  await expect(ranked.first().locator('td.score')).toHaveText(/^\d{3,4}$/);
+  await expect(ranked.first().locator('td.ci')).toHaveText(/^\d{3,4}–\d{3,4}$/);
   const pair = page.locator('#pair-table tbody tr');
   await expect(pair).toHaveCount(1);
   await expect(pair.locator('td').nth(1)).toHaveText('6');

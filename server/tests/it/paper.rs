@@ -200,6 +200,16 @@ async fn the_paper_view_lays_out_figs_14_to_17_for_those_who_may_read_the_evalua
     assert!(svg.contains("mean of the pairs"));
     let (status, _, csv) = common::send_to(&router, get(&format!("/api/share/{token}/tables/paper.csv"), "")).await;
     assert_eq!((status, csv), (StatusCode::OK, paper_csv.2.clone()));
+    // The ranking through the link: the full report shows it, its CSV is the owner's.
+    let (_, _, shared_full) = common::send_to(&router, get(&format!("/share/{token}"), "")).await;
+    assert!(
+        shared_full.contains("id=\"ranking-table\"")
+            && shared_full.contains(&format!("/api/share/{token}/tables/ranking.csv"))
+    );
+    let (status, _, csv) = common::send_to(&router, get(&format!("/api/share/{token}/tables/ranking.csv"), "")).await;
+    let owners = common::send_to(&router, get(&format!("/api/evaluations/{id}/tables/ranking.csv"), &owner)).await.2;
+    assert_eq!((status, csv), (StatusCode::OK, owners));
+    assert!(html.contains("id=\"ranking-table\""), "the one-file export ranks the methods too");
     // A wrong token reads nothing.
     let (status, _, _) = common::send_to(&router, get("/api/share/not-a-token/plots/paper-level-0.svg", "")).await;
     assert!(status == StatusCode::NOT_FOUND || status == StatusCode::FORBIDDEN, "{status}");
