@@ -498,3 +498,54 @@ async fn the_legacy_protocol_runs_lightrags_three_or_graphrags_four_aspects() {
     assert_eq!(prompts.len(), 24);
     assert_eq!(prompts.iter().filter(|m| m.contains("**Directness**")).count(), 12);
 }
+
+/// Retrying failed items asks the model again (issue #46, point 1): a judge
+/// whose replies cannot be read fails the items; once it answers properly,
+/// `job resume --retry-failed` sends their requests anew — before, the
+/// cache answered them with the same unreadable replies and they failed
+/// again with 0 requests sent. The unreadable replies stay in the call log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retrying_failed_items_asks_the_model_again() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let offline = engine::offline::provider();
+    let unreadable = std::sync::Arc::new(AtomicBool::new(true));
+    let flag = unreadable.clone();
+    let responder = mockllm::Responder(std::sync::Arc::new(move |body: &Value| {
+        let judging = body["messages"].to_string().contains("Answer 2:");
+        if judging && flag.load(Ordering::SeqCst) {
+            "I would rather not say.".to_string()
+        } else {
+            offline.answer_body(body)
+        }
+    }));
+    let mock =
+        mockllm::MockServer::start(mockllm::MockConfig { responder: Some(responder), ..Default::default() }).await;
+    let base = mock.base_url();
+    let env =
+        [("ASSAY_LLM_PROVIDER", "openai"), ("ASSAY_LLM_BASE_URL", base.as_str()), ("ASSAY_LLM_MODEL", "mock-model")];
+    let dir = tempfile::tempdir().unwrap();
+    let db = common::test_db(dir.path(), "retry").await;
+    let set = sample_with_answers(&db, [2, 1, 1]).await;
+    let args =
+        ["--json", "eval", "run", "A", "--set", &set, "--methods", "bm25,lightrag", "--trials", "1", "--no-align"];
+    let first = assay(&db, &args, &env).await;
+    let pool = db.open().await;
+    let job = common::scalar(&pool, "SELECT MAX(id) FROM jobs WHERE kind = 'evaluation'", &[]).await;
+    let failed = common::scalar(&pool, "SELECT failed FROM jobs WHERE id = $1", &[job]).await;
+    assert!(failed > 0, "unreadable verdicts fail their items: {}", String::from_utf8_lossy(&first.stderr));
+    let asked = mock.stats().requests;
+
+    unreadable.store(false, Ordering::SeqCst);
+    let out = json(&assay(&db, &["--json", "job", "resume", &job.to_string(), "--retry-failed"], &env).await);
+    assert!(mock.stats().requests > asked, "the retry sent requests: {out}");
+    assert_eq!(common::scalar(&pool, "SELECT failed FROM jobs WHERE id = $1", &[job]).await, 0, "{out}");
+    assert_eq!(common::texts(&pool, "SELECT status FROM jobs WHERE id = $1", &[job]).await, ["done"]);
+    // The unreadable replies are still in the call log.
+    let kept = common::scalar(
+        &pool,
+        "SELECT COUNT(*) FROM llm_calls WHERE job_id = $1 AND reply = 'I would rather not say.'",
+        &[job],
+    )
+    .await;
+    assert!(kept > 0, "the failed replies stay logged");
+}

@@ -238,7 +238,10 @@ async fn run_as(
     let calls = Arc::new(SqliteCallStore::buffered(pool.clone()).await?);
     let mut gateway =
         llm.gateway(calls.clone(), engine::offline::provider).map_err(|e| AppError::Invalid(e.to_string()))?;
-    if params.no_cache() {
+    // A retry of failed items asks the model again: the cache would answer
+    // them with the very replies that failed (unreadable, cut, refused).
+    // Replies are still logged and cached; items done before are not rerun.
+    if params.no_cache() || retry_failed {
         gateway = gateway.without_cache();
     }
     if role != Role::Join {
