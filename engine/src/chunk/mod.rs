@@ -159,6 +159,65 @@ pub struct Chunk {
 /// length, where text-splitter's grows with its square.
 pub fn chunk_text(text: &str, settings: &ChunkSettings) -> Result<Vec<Chunk>, ChunkSettingsError> {
     settings.validate()?;
+    let chunks = split(text, settings)?;
+    Ok(merge_slivers(text, chunks, settings))
+}
+
+/// Chunks under this share of the chunk size (a tenth, at least 8 tokens)
+/// are slivers: a heading, an illustration's mark between runs of blank
+/// lines (Project Gutenberg's "STAVE ONE\n\n\n[Illustration]\n\n\n\n\n"),
+/// which text-splitter cuts off as units of their own because a run of
+/// blank lines ranks above a paragraph break.
+pub fn sliver_tokens(settings: &ChunkSettings) -> usize {
+    (settings.chunk_tokens / 10).max(8)
+}
+
+/// Merges each sliver into the chunk after it (the last one into the chunk
+/// before), wherever the two fit in the chunk size together; a sliver next
+/// to full chunks stays as it is. Chunks are renumbered.
+fn merge_slivers(text: &str, chunks: Vec<Chunk>, settings: &ChunkSettings) -> Vec<Chunk> {
+    let (small, limit) = (sliver_tokens(settings), settings.chunk_tokens);
+    let joined = |a: &Chunk, b: &Chunk| {
+        let (start, end) = (a.start.min(b.start), a.end.max(b.end));
+        Chunk { index: 0, start, end, tokens: settings.tokenizer.count(&text[start..end]) }
+    };
+    let mut out: Vec<Chunk> = Vec::with_capacity(chunks.len());
+    let mut carry: Option<Chunk> = None;
+    for c in chunks {
+        let c = match carry.take() {
+            Some(s) => {
+                let m = joined(&s, &c);
+                if m.tokens <= limit {
+                    m
+                } else {
+                    out.push(s);
+                    c
+                }
+            }
+            None => c,
+        };
+        if c.tokens < small {
+            carry = Some(c);
+        } else {
+            out.push(c);
+        }
+    }
+    if let Some(s) = carry {
+        match out.last() {
+            Some(prev) if joined(prev, &s).tokens <= limit => {
+                let m = joined(prev, &s);
+                *out.last_mut().expect("a last chunk") = m;
+            }
+            _ => out.push(s),
+        }
+    }
+    for (i, c) in out.iter_mut().enumerate() {
+        c.index = i;
+    }
+    out
+}
+
+fn split(text: &str, settings: &ChunkSettings) -> Result<Vec<Chunk>, ChunkSettingsError> {
     if packer::needs_packer(text, settings) {
         return Ok(packer::chunk(text, settings, settings.tokenizer.bpe()));
     }
@@ -313,6 +372,34 @@ mod tests {
                 c.index
             );
         }
+    }
+
+    /// Project Gutenberg's headings between runs of blank lines (issue #46):
+    /// the first 30 KB of A Christmas Carol made 9 chunks, two of them the
+    /// headings alone (9 and 5 tokens); now 7, none a sliver, the whole text
+    /// still covered in order.
+    #[test]
+    fn headings_between_blank_runs_join_their_neighbours() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpora/christmas_carol_stave1.txt");
+        let text = std::fs::read_to_string(path).unwrap();
+        let mut end = 30_000;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let slice = &text[..end];
+        let settings = ChunkSettings::default();
+        let chunks = chunk_text(slice, &settings).unwrap();
+        assert_eq!(chunks.len(), 7);
+        assert!(chunks.iter().all(|c| c.tokens >= sliver_tokens(&settings)), "{chunks:?}");
+        assert!(slice[chunks[0].start..chunks[0].end].starts_with("STAVE ONE"));
+        assert!(slice[chunks[0].start..chunks[0].end].contains("Marley was dead"), "the heading joined its stave");
+        assert_sound(slice, &chunks, &settings);
+        // A sliver between two full chunks has nowhere to go: it stays.
+        let tiny = ChunkSettings { chunk_tokens: 16, overlap_tokens: 0, ..Default::default() };
+        let text = format!("{}\n\n\n\nSTAVE TWO\n\n\n\n{}", vec!["word"; 15].join(" "), vec!["word"; 15].join(" "));
+        let chunks = chunk_text(&text, &tiny).unwrap();
+        assert_sound(&text, &chunks, &tiny);
+        assert!(chunks.iter().all(|c| c.tokens <= 16));
     }
 
     /// Every document of the shipped corpora is prose: text-splitter's, as before.

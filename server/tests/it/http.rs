@@ -191,7 +191,7 @@ async fn rechunking_replaces_every_chunk_in_one_go() {
     )
     .unwrap();
     let (_, report) = upload(&h, id, &[("alice.txt", &alice)]).await;
-    assert_eq!(report["chunks"], 40);
+    assert_eq!(report["chunks"], 39);
     let settings = engine::chunk::ChunkSettings {
         chunk_tokens: 512,
         overlap_tokens: 50,

@@ -33,15 +33,15 @@ async fn the_offline_summaries_job_runs_to_the_end_and_logs_every_call() {
     project_with(&db, &[alice.to_str().unwrap()]).await;
     let job = json(&run(&db, &["--json", "corpus", "summarise", "P"], &[]).await);
     assert_eq!(job["status"], "done");
-    assert_eq!(job["total"], 45, "5 sample chunks and Alice's 40");
-    assert_eq!(job["done"], 45);
+    assert_eq!(job["total"], 44, "5 sample chunks and Alice's 39");
+    assert_eq!(job["done"], 44);
     assert_eq!(job["failed"], 0);
     assert_eq!(job["cost_usd"], 0.0);
     let id = job["id"].as_i64().unwrap();
 
     let pool = app::ssr::store::open(&db).await.unwrap();
     let items = app::ssr::store::jobs::job_items(&pool, id).await.unwrap();
-    assert_eq!(items.len(), 45);
+    assert_eq!(items.len(), 44);
     let first = &items.iter().find(|i| i.key == "chunk-1").unwrap();
     assert_eq!(first.status.as_str(), "done");
     let summary = first.result.as_deref().unwrap();
@@ -55,7 +55,7 @@ async fn the_offline_summaries_job_runs_to_the_end_and_logs_every_call() {
 
     // The job page's summary in numbers: the pace is the span from the
     // first item to finish to the last, by the database's date arithmetic
-    // (here set across midnight: 45 items in 90 s, 44 gaps).
+    // (here set across midnight: 44 items in 90 s, 43 gaps).
     for (sql, at) in [
         ("UPDATE job_items SET finished_at = ? WHERE job_id = ?", "2026-12-01T23:59:30.000Z"),
         ("UPDATE job_items SET finished_at = ? WHERE job_id = ? AND key = 'chunk-1'", "2026-12-01T23:59:00.000Z"),
@@ -66,8 +66,8 @@ async fn the_offline_summaries_job_runs_to_the_end_and_logs_every_call() {
     let (rows, reasons) = app::ssr::jobs::job_summary(&pool, id).await.unwrap();
     assert!(reasons.is_empty());
     let pace = rows.iter().find(|(k, _)| k == "Pace").map(|(_, v)| v.as_str());
-    assert_eq!(pace, Some("45 items in 1 min 30 s between the first and the last (0.5 per second)"), "{rows:?}");
-    assert_eq!(rows[0].1, "45 (45 done, 0 failed)");
+    assert_eq!(pace, Some("44 items in 1 min 30 s between the first and the last (0.5 per second)"), "{rows:?}");
+    assert_eq!(rows[0].1, "44 (44 done, 0 failed)");
 
     let calls = app::ssr::store::jobs::item_calls(&pool, id, "chunk-1").await.unwrap();
     assert_eq!(calls.len(), 1);
@@ -84,13 +84,13 @@ async fn the_offline_summaries_job_runs_to_the_end_and_logs_every_call() {
     assert_eq!(listed[0]["id"], id);
     // A second run of the same job kind pays nothing: every reply is cached.
     let again = json(&run(&db, &["--json", "corpus", "summarise", "P"], &[]).await);
-    assert_eq!(again["done"], 45);
+    assert_eq!(again["done"], 44);
     let cached: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM llm_calls WHERE job_id = ? AND cached = 1")
         .bind(again["id"].as_i64().unwrap())
         .fetch_one(pool.sqlite().unwrap())
         .await
         .unwrap();
-    assert_eq!(cached, 45);
+    assert_eq!(cached, 44);
 
     // --no-cache: the same job again, every call made anew.
     let fresh = json(&run(&db, &["--json", "corpus", "summarise", "P", "--no-cache"], &[]).await);
@@ -99,7 +99,7 @@ async fn the_offline_summaries_job_runs_to_the_end_and_logs_every_call() {
         .fetch_one(pool.sqlite().unwrap())
         .await
         .unwrap();
-    assert_eq!((fresh["done"].as_i64(), cached), (Some(45), 0));
+    assert_eq!((fresh["done"].as_i64(), cached), (Some(44), 0));
 }
 
 /// The environment that points `assay` at the mock, two calls at a time.
