@@ -46,7 +46,12 @@ pub struct Manifest {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LlmSection {
-    /// `offline` (no model; the default) or `openai` (any OpenAI-compatible endpoint).
+    /// `offline` (no model) or `openai` (any OpenAI-compatible endpoint);
+    /// empty (no `[llm]`, or no `provider` in it): the environment's
+    /// (`ASSAY_LLM_*`), else the saved settings, else offline. One order,
+    /// highest first: a command-line flag, the manifest, the environment,
+    /// the saved settings, offline.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub provider: String,
     pub base_url: Option<String>,
     pub model: Option<String>,
@@ -56,7 +61,7 @@ pub struct LlmSection {
 
 impl Default for LlmSection {
     fn default() -> Self {
-        LlmSection { provider: "offline".into(), base_url: None, model: None, api_key_env: None, concurrency: None }
+        LlmSection { provider: String::new(), base_url: None, model: None, api_key_env: None, concurrency: None }
     }
 }
 
@@ -893,11 +898,11 @@ impl Manifest {
         if self.name.trim().is_empty() {
             return Err("name: give the experiment a name".into());
         }
-        if !matches!(self.llm.provider.as_str(), "offline" | "openai") {
+        if !matches!(self.llm.provider.as_str(), "" | "offline" | "openai") {
             return Err(format!("llm.provider: offline or openai, not \"{}\"", self.llm.provider));
         }
-        if self.llm.provider == "openai" && self.llm.model.as_deref().is_none_or(|m| m.trim().is_empty()) {
-            return Err("llm.model: name the model the openai provider asks for".into());
+        if self.llm.model.as_deref().is_some_and(|m| m.trim().is_empty()) {
+            return Err("llm.model: name the model, or leave the line out to take ASSAY_LLM_MODEL's".into());
         }
         if self.llm.concurrency == Some(0) {
             return Err("llm.concurrency: at least 1".into());

@@ -44,6 +44,12 @@ pub async fn run(
     args: RunArgs,
 ) -> anyhow::Result<ExitCode> {
     let llm = app::ssr::experiments::run::llm_settings(&m, base_llm, crate::cli::process_env);
+    let source = app::ssr::experiments::run::llm_source(&m, &llm, crate::cli::process_env);
+    if let Some(said) = &source {
+        if !out.json {
+            eprintln!("LLM: {} — {said}", llm.describe());
+        }
+    }
     let base = args.manifest.parent().map(Path::to_path_buf).unwrap_or_default();
     if args.plan {
         return plan(pool, out, base_llm, &m, &args.manifest, &base).await;
@@ -90,6 +96,7 @@ pub async fn run(
         "experiment": m.name,
         "project_id": outcome.project_id,
         "llm": llm.describe(),
+        "llm_source": source,
         "stages": outcome.stages,
         "question_sets": outcome.question_sets,
         "answer_sets": outcome.answer_sets,

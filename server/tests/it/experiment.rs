@@ -325,3 +325,58 @@ async fn the_plan_counts_the_calls_the_run_records() {
     }
     assert!(compared >= 10, "{compared} stages compared");
 }
+
+/// One order for the LLM settings (issue #46, point 4): a manifest without
+/// `[llm]` takes the environment's (`ASSAY_LLM_*`) and says so first — it
+/// ran offline before, with only "offline" in its summary; one that names
+/// the openai provider but no model takes `ASSAY_LLM_MODEL` — it failed
+/// "llm.model: name the model" before; with nothing set anywhere, offline,
+/// said as plainly.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_manifest_without_llm_settings_takes_the_environments_and_says_so() {
+    let offline = engine::offline::provider();
+    let responder = mockllm::Responder(std::sync::Arc::new(move |body: &serde_json::Value| offline.answer_body(body)));
+    let mock =
+        mockllm::MockServer::start(mockllm::MockConfig { responder: Some(responder), ..Default::default() }).await;
+    let base = mock.base_url();
+    let env =
+        [("ASSAY_LLM_PROVIDER", "openai"), ("ASSAY_LLM_BASE_URL", base.as_str()), ("ASSAY_LLM_MODEL", "mock-model")];
+    let dir = tempfile::tempdir().unwrap();
+    let body = "[corpus]\nfiles = [\"sample\"]\n[[questions]]\nkind = \"hierarchical\"\ndimensions = [\"QC\"]\n\
+                levels = [2]\nper_category = 1\n[[methods]]\nname = \"bm25\"\n";
+    let write = |name: &str, llm: &str| {
+        let file = dir.path().join(format!("{name}.toml"));
+        std::fs::write(&file, format!("name = \"{name}\"\n{llm}{body}")).unwrap();
+        file
+    };
+    // No [llm], the environment names the mock: the run asks it.
+    let db = dir.path().join("a.db");
+    let out = assay(&db, &["run", write("Env", "").to_str().unwrap()], &env).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let first = stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    assert!(
+        first.starts_with("LLM: openai, mock-model at")
+            && first.contains("the manifest has no [llm]: the model ASSAY_LLM_PROVIDER"),
+        "{stderr}"
+    );
+    assert!(mock.stats().requests > 0, "the environment's model answered");
+    // The openai provider named, its model not: ASSAY_LLM_MODEL's.
+    let asked = mock.stats().requests;
+    let db = dir.path().join("b.db");
+    let out =
+        assay(&db, &["--json", "run", write("Named", "[llm]\nprovider = \"openai\"\n").to_str().unwrap()], &env).await;
+    let v = json(&out);
+    assert!(v["llm"].as_str().unwrap().starts_with("openai, mock-model at"), "{v}");
+    assert_eq!(v["llm_source"], serde_json::Value::Null, "the manifest named its provider");
+    assert!(mock.stats().requests > asked);
+    // Nothing anywhere: offline, and the run says why.
+    let db = dir.path().join("c.db");
+    let out = assay(&db, &["run", write("Bare", "").to_str().unwrap()], &[]).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("LLM: offline (no LLM) — the manifest has no [llm] and ASSAY_LLM_PROVIDER is not set"),
+        "{stderr}"
+    );
+}

@@ -263,6 +263,9 @@ pub async fn corpus_size(pool: &Db, m: &Manifest, base: &Path) -> AppResult<engi
 pub fn llm_settings(m: &Manifest, base: &LlmSettings, env: fn(&str) -> Option<String>) -> LlmSettings {
     let mut llm = base.clone();
     match m.llm.provider.as_str() {
+        // No provider in the manifest: the environment's or the saved
+        // settings' (`base`), as they are.
+        "" => {}
         "openai" => {
             llm.provider = ProviderKind::OpenAi;
             if let Some(url) = &m.llm.base_url {
@@ -283,6 +286,23 @@ pub fn llm_settings(m: &Manifest, base: &LlmSettings, env: fn(&str) -> Option<St
         llm.concurrency = c;
     }
     llm
+}
+
+/// Where a manifest's LLM settings came from, when not from the manifest
+/// itself: a sentence for the run's first line.
+pub fn llm_source(m: &Manifest, llm: &LlmSettings, env: fn(&str) -> Option<String>) -> Option<String> {
+    if !m.llm.provider.is_empty() {
+        return None;
+    }
+    let from_env = env("ASSAY_LLM_PROVIDER").is_some_and(|p| !p.trim().is_empty());
+    Some(match (llm.provider, from_env) {
+        (ProviderKind::Offline, true) => "the manifest has no [llm]: offline, as ASSAY_LLM_PROVIDER says".into(),
+        (ProviderKind::Offline, false) => {
+            "the manifest has no [llm] and ASSAY_LLM_PROVIDER is not set: offline (no model)".into()
+        }
+        (_, true) => "the manifest has no [llm]: the model ASSAY_LLM_PROVIDER and ASSAY_LLM_* name".into(),
+        (_, false) => "the manifest has no [llm]: the model in the saved settings".into(),
+    })
 }
 
 /// Another system's index (`corpus.index`): a folder or a zip of it, read.

@@ -165,7 +165,12 @@ pub fn fields_of(m: &Manifest, defaults: &WizardFields) -> ImportedManifest {
     let mut f = defaults.clone();
     let mut not_shown = Vec::new();
     f.name = m.name.clone();
-    f.llm = if m.llm.provider == "openai" { "settings".into() } else { "offline".into() };
+    f.llm = match m.llm.provider.as_str() {
+        "openai" => "settings".into(),
+        "offline" => "offline".into(),
+        // No [llm]: the run takes the configured LLM, as the form's default does.
+        _ => defaults.llm.clone(),
+    };
     if m.llm.provider == "openai" {
         not_shown.push(format!(
             "llm: {} at {} (runs with that model; the form shows the configured LLM)",
