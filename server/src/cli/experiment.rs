@@ -55,13 +55,13 @@ pub async fn run(
         return plan(pool, out, base_llm, &m, &args.manifest, &base).await;
     }
     let started = std::time::Instant::now();
-    let outcome = app::ssr::experiments::run::run(pool, &llm, &m, &base, |job, label| {
+    let outcome = app::ssr::experiments::run::run(pool, &llm, &m, &base, |job, label, retry| {
         let llm = llm.clone();
         async move {
             if !out.json {
                 eprintln!("\n== {label}");
             }
-            match super::execute_job(pool, out, &llm, job, false).await {
+            match super::execute_job(pool, out, &llm, job, retry).await {
                 Ok((_, after)) => Ok(after),
                 // A job that ended failed is the run's to report (the stage,
                 // its reasons, the next step); one that never ran is an error.

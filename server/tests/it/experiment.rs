@@ -380,3 +380,53 @@ async fn a_manifest_without_llm_settings_takes_the_environments_and_says_so() {
         "{stderr}"
     );
 }
+
+/// A stopped manifest run again resumes its own stage (issue #46, point 5):
+/// before, each re-run made another empty question set and another failed
+/// job ("0 questions" three times over three runs). Here a model that
+/// answers nothing usable stops the questions stage twice; the project
+/// keeps one set and one job, and once the model answers, the third run
+/// finishes that same set by retrying its failed items.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_manifest_run_again_resumes_its_own_stage() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let offline = engine::offline::provider();
+    let useless = std::sync::Arc::new(AtomicBool::new(true));
+    let flag = useless.clone();
+    let responder = mockllm::Responder(std::sync::Arc::new(move |body: &serde_json::Value| {
+        if flag.load(Ordering::SeqCst) {
+            "I cannot help with that.".to_string()
+        } else {
+            offline.answer_body(body)
+        }
+    }));
+    let mock =
+        mockllm::MockServer::start(mockllm::MockConfig { responder: Some(responder), ..Default::default() }).await;
+    let base = mock.base_url();
+    let env =
+        [("ASSAY_LLM_PROVIDER", "openai"), ("ASSAY_LLM_BASE_URL", base.as_str()), ("ASSAY_LLM_MODEL", "mock-model")];
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("stops.toml");
+    std::fs::write(
+        &file,
+        "name = \"Stops\"\n[corpus]\nfiles = [\"sample\"]\n[[questions]]\nkind = \"hierarchical\"\n\
+         dimensions = [\"QC\"]\nlevels = [2]\nper_category = 1\n",
+    )
+    .unwrap();
+    let db = dir.path().join("s.db");
+    for _ in 0..2 {
+        let out = assay(&db, &["run", file.to_str().unwrap()], &env).await;
+        assert!(!out.status.success());
+        let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(said.contains("stopped"), "{said}");
+    }
+    let pool = app::ssr::store::open(&db).await.unwrap();
+    let sets = common::scalar(&pool, "SELECT COUNT(*) FROM question_sets", &[]).await;
+    let jobs = common::scalar(&pool, "SELECT COUNT(*) FROM jobs WHERE kind = 'questions'", &[]).await;
+    assert_eq!((sets, jobs), (1, 1), "one set and one job after two stopped runs");
+    useless.store(false, Ordering::SeqCst);
+    let v = json(&assay(&db, &["--json", "run", file.to_str().unwrap()], &env).await);
+    assert_eq!(common::scalar(&pool, "SELECT COUNT(*) FROM question_sets", &[]).await, 1, "{v}");
+    let questions = common::scalar(&pool, "SELECT COUNT(*) FROM questions", &[]).await;
+    assert_eq!(questions, 2, "QC's two coarse categories, one question each: {v}");
+}

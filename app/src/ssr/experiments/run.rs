@@ -82,7 +82,7 @@ struct Runner<'a, F> {
 
 impl<F, Fut> Runner<'_, F>
 where
-    F: Fn(i64, String) -> Fut,
+    F: Fn(i64, String, bool) -> Fut,
     Fut: std::future::Future<Output = AppResult<JobView>>,
 {
     /// The object of a known, finished stage with this fingerprint.
@@ -99,6 +99,24 @@ where
             }
         }
         Ok(Some((object, job)))
+    }
+
+    /// The object and job of a stage this manifest started before and
+    /// that stopped (its job failed, was cancelled or interrupted): run
+    /// again, it resumes that job, retrying its failed items, instead of
+    /// making another empty set and another job.
+    async fn stopped(&self, kind: &str, print: &str) -> AppResult<Option<(i64, i64)>> {
+        let Some((object, Some(job))) = store::experiments::known_stage(self.pool, self.project_id, print).await?
+        else {
+            return Ok(None);
+        };
+        if !store::experiments::object_exists(self.pool, kind, object).await? {
+            return Ok(None);
+        }
+        Ok(match store::jobs::get_job(self.pool, job).await {
+            Ok(j) if !matches!(j.status, JobStatus::Done | JobStatus::Running) => Some((object, job)),
+            _ => None,
+        })
     }
 
     async fn remember(&self, print: &str, object: i64, job: Option<i64>) -> AppResult<()> {
@@ -126,8 +144,17 @@ where
             });
             return Ok(object);
         }
-        let (job, object) = create.await?;
-        let after = (self.run_job)(job.id, label.clone()).await?;
+        // A stage made before and stopped resumes its own job; a new one is
+        // remembered before it runs, so a stopped run's re-run finds it.
+        let (job, object, resumed) = match self.stopped(kind, &print).await? {
+            Some((object, job)) => (store::jobs::get_job(self.pool, job).await?, object, true),
+            None => {
+                let (job, object) = create.await?;
+                self.remember(&print, object, Some(job.id)).await?;
+                (job, object, false)
+            }
+        };
+        let after = (self.run_job)(job.id, label.clone(), resumed).await?;
         if after.status != JobStatus::Done {
             return Err(AppError::Invalid(format!(
                 "stage \"{label}\" stopped: job {} ended {}{}. Next: see the job's items (`assay job show {}`), \
@@ -141,7 +168,6 @@ where
             )));
         }
         let (new_calls, cached_calls) = calls(self.pool, job.id).await?;
-        self.remember(&print, object, Some(job.id)).await?;
         self.stages.push(Stage {
             kind: kind.into(),
             label,
@@ -320,7 +346,7 @@ async fn read_index(
 }
 
 /// Runs every stage of `m` (corpus files resolved against `base`);
-/// `run_job(job, stage label)` runs a job to its end and returns it (the
+/// `run_job(job, stage label, retry failed items)` runs a job to its end and returns it (the
 /// CLI: in the foreground with a progress bar).
 pub async fn run<F, Fut>(
     pool: &Db,
@@ -330,7 +356,7 @@ pub async fn run<F, Fut>(
     run_job: F,
 ) -> AppResult<Outcome>
 where
-    F: Fn(i64, String) -> Fut,
+    F: Fn(i64, String, bool) -> Fut,
     Fut: std::future::Future<Output = AppResult<JobView>>,
 {
     let project_id = project(pool, m).await?;

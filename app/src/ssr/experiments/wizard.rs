@@ -352,17 +352,18 @@ pub async fn start(state: &AppState, text: &str) -> AppResult<(i64, i64)> {
     let jobs = state.jobs.clone();
     tokio::spawn(async move {
         let llm = std::sync::Arc::new(llm);
-        let result = crate::ssr::experiments::run::run(&pool, &llm, &m, std::path::Path::new("."), |job, label| {
-            let (pool, llm, jobs) = (pool.clone(), llm.clone(), jobs.clone());
-            async move {
-                store::experiments::set_stage(&pool, id, &label, job).await?;
-                let after = jobs.run_to_end(pool.clone(), llm, job).await?;
-                // Its calls and cost show at once, before the run's outcome.
-                store::experiments::record_job(&pool, id, &label, job).await?;
-                Ok(after)
-            }
-        })
-        .await;
+        let result =
+            crate::ssr::experiments::run::run(&pool, &llm, &m, std::path::Path::new("."), |job, label, retry| {
+                let (pool, llm, jobs) = (pool.clone(), llm.clone(), jobs.clone());
+                async move {
+                    store::experiments::set_stage(&pool, id, &label, job).await?;
+                    let after = jobs.run_to_end(pool.clone(), llm, job, retry).await?;
+                    // Its calls and cost show at once, before the run's outcome.
+                    store::experiments::record_job(&pool, id, &label, job).await?;
+                    Ok(after)
+                }
+            })
+            .await;
         let (status, outcome, error) = match result {
             Ok(o) if o.stopped.is_some() => ("failed", serde_json::to_string(&o).ok(), o.stopped.clone()),
             Ok(o) => ("done", serde_json::to_string(&o).ok(), None),

@@ -436,9 +436,15 @@ impl JobManager {
 
     /// Runs a job here to its end (cancellable from its page like any
     /// other) and returns it as it ended.
-    pub async fn run_to_end(&self, pool: Db, llm: Arc<LlmSettings>, job_id: i64) -> AppResult<JobView> {
+    pub async fn run_to_end(
+        &self,
+        pool: Db,
+        llm: Arc<LlmSettings>,
+        job_id: i64,
+        retry_failed: bool,
+    ) -> AppResult<JobView> {
         let token = self.enter(job_id).ok_or_else(|| AppError::Conflict(format!("job {job_id} is already running")))?;
-        let result = run(&pool, &llm, self.stages, job_id, false, token, &|_| {}).await;
+        let result = run(&pool, &llm, self.stages, job_id, retry_failed, token, &|_| {}).await;
         self.running.lock().unwrap().remove(&job_id);
         if let Err(e) = &result {
             let _ = store::jobs::fail_queued(&pool, job_id, &e.to_string()).await;
