@@ -361,3 +361,24 @@ pub async fn readers(
         assert_eq!(send_to(router, get(file, cookie)).await.0, *file_status, "{caller}: {file}");
     }
 }
+
+/// A mock endpoint answering as the offline provider does — except that,
+/// while `misbehave` holds, the requests `picked` chooses get `reply`
+/// (a model that answers unreadably, then mends its ways).
+#[allow(dead_code)]
+pub async fn offline_mock(
+    misbehave: Option<(std::sync::Arc<std::sync::atomic::AtomicBool>, fn(&serde_json::Value) -> bool, &'static str)>,
+) -> mockllm::MockServer {
+    let offline = engine::offline::provider();
+    let responder = mockllm::Responder(std::sync::Arc::new(move |body: &serde_json::Value| match &misbehave {
+        Some((on, picked, reply)) if on.load(std::sync::atomic::Ordering::SeqCst) && picked(body) => reply.to_string(),
+        _ => offline.answer_body(body),
+    }));
+    mockllm::MockServer::start(mockllm::MockConfig { responder: Some(responder), ..Default::default() }).await
+}
+
+/// The environment pointing `assay` at a mock endpoint at `base`.
+#[allow(dead_code)]
+pub fn mock_env(base: &str) -> [(&'static str, &str); 3] {
+    [("ASSAY_LLM_PROVIDER", "openai"), ("ASSAY_LLM_BASE_URL", base), ("ASSAY_LLM_MODEL", "mock-model")]
+}

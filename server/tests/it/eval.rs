@@ -405,13 +405,9 @@ async fn the_plan_of_a_run_is_what_the_run_then_records() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_judge_temperature_is_a_setting_sent_as_set_and_reported() {
     // The mock judges as the offline rubric judge would.
-    let offline = engine::offline::provider();
-    let responder = mockllm::Responder(std::sync::Arc::new(move |body: &Value| offline.answer_body(body)));
-    let mock =
-        mockllm::MockServer::start(mockllm::MockConfig { responder: Some(responder), ..Default::default() }).await;
+    let mock = common::offline_mock(None).await;
     let base = mock.base_url();
-    let env =
-        [("ASSAY_LLM_PROVIDER", "openai"), ("ASSAY_LLM_BASE_URL", base.as_str()), ("ASSAY_LLM_MODEL", "mock-model")];
+    let env = common::mock_env(&base);
     let dir = tempfile::tempdir().unwrap();
     let db = common::test_db(dir.path(), "jt").await;
     let set = sample_with_answers(&db, [5, 5, 2]).await;
@@ -507,22 +503,11 @@ async fn the_legacy_protocol_runs_lightrags_three_or_graphrags_four_aspects() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn retrying_failed_items_asks_the_model_again() {
     use std::sync::atomic::{AtomicBool, Ordering};
-    let offline = engine::offline::provider();
     let unreadable = std::sync::Arc::new(AtomicBool::new(true));
-    let flag = unreadable.clone();
-    let responder = mockllm::Responder(std::sync::Arc::new(move |body: &Value| {
-        let judging = body["messages"].to_string().contains("Answer 2:");
-        if judging && flag.load(Ordering::SeqCst) {
-            "I would rather not say.".to_string()
-        } else {
-            offline.answer_body(body)
-        }
-    }));
-    let mock =
-        mockllm::MockServer::start(mockllm::MockConfig { responder: Some(responder), ..Default::default() }).await;
+    let judging: fn(&Value) -> bool = |body| body["messages"].to_string().contains("Answer 2:");
+    let mock = common::offline_mock(Some((unreadable.clone(), judging, "I would rather not say."))).await;
     let base = mock.base_url();
-    let env =
-        [("ASSAY_LLM_PROVIDER", "openai"), ("ASSAY_LLM_BASE_URL", base.as_str()), ("ASSAY_LLM_MODEL", "mock-model")];
+    let env = common::mock_env(&base);
     let dir = tempfile::tempdir().unwrap();
     let db = common::test_db(dir.path(), "retry").await;
     let set = sample_with_answers(&db, [2, 1, 1]).await;

@@ -334,13 +334,9 @@ async fn the_plan_counts_the_calls_the_run_records() {
 /// said as plainly.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_manifest_without_llm_settings_takes_the_environments_and_says_so() {
-    let offline = engine::offline::provider();
-    let responder = mockllm::Responder(std::sync::Arc::new(move |body: &serde_json::Value| offline.answer_body(body)));
-    let mock =
-        mockllm::MockServer::start(mockllm::MockConfig { responder: Some(responder), ..Default::default() }).await;
+    let mock = common::offline_mock(None).await;
     let base = mock.base_url();
-    let env =
-        [("ASSAY_LLM_PROVIDER", "openai"), ("ASSAY_LLM_BASE_URL", base.as_str()), ("ASSAY_LLM_MODEL", "mock-model")];
+    let env = common::mock_env(&base);
     let dir = tempfile::tempdir().unwrap();
     let body = "[corpus]\nfiles = [\"sample\"]\n[[questions]]\nkind = \"hierarchical\"\ndimensions = [\"QC\"]\n\
                 levels = [2]\nper_category = 1\n[[methods]]\nname = \"bm25\"\n";
@@ -390,21 +386,10 @@ async fn a_manifest_without_llm_settings_takes_the_environments_and_says_so() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stopped_manifest_run_again_resumes_its_own_stage() {
     use std::sync::atomic::{AtomicBool, Ordering};
-    let offline = engine::offline::provider();
     let useless = std::sync::Arc::new(AtomicBool::new(true));
-    let flag = useless.clone();
-    let responder = mockllm::Responder(std::sync::Arc::new(move |body: &serde_json::Value| {
-        if flag.load(Ordering::SeqCst) {
-            "I cannot help with that.".to_string()
-        } else {
-            offline.answer_body(body)
-        }
-    }));
-    let mock =
-        mockllm::MockServer::start(mockllm::MockConfig { responder: Some(responder), ..Default::default() }).await;
+    let mock = common::offline_mock(Some((useless.clone(), |_| true, "I cannot help with that."))).await;
     let base = mock.base_url();
-    let env =
-        [("ASSAY_LLM_PROVIDER", "openai"), ("ASSAY_LLM_BASE_URL", base.as_str()), ("ASSAY_LLM_MODEL", "mock-model")];
+    let env = common::mock_env(&base);
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("stops.toml");
     std::fs::write(
