@@ -47,10 +47,9 @@ pub struct Manifest {
 #[serde(default, deny_unknown_fields)]
 pub struct LlmSection {
     /// `offline` (no model) or `openai` (any OpenAI-compatible endpoint);
-    /// empty (no `[llm]`, or no `provider` in it): the environment's
-    /// (`ASSAY_LLM_*`), else the saved settings, else offline. One order,
-    /// highest first: a command-line flag, the manifest, the environment,
-    /// the saved settings, offline.
+    /// empty (no `[llm]`, or no `provider` in it): the configured settings
+    /// the run is given — the CLI's `--llm-*` flags or `ASSAY_LLM_*`, the
+    /// browser's saved settings — else offline.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub provider: String,
     pub base_url: Option<String>,

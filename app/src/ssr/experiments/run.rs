@@ -327,7 +327,7 @@ pub fn llm_source(m: &Manifest, llm: &LlmSettings, env: fn(&str) -> Option<Strin
             "the manifest has no [llm] and ASSAY_LLM_PROVIDER is not set: offline (no model)".into()
         }
         (_, true) => "the manifest has no [llm]: the model ASSAY_LLM_PROVIDER and ASSAY_LLM_* name".into(),
-        (_, false) => "the manifest has no [llm]: the model in the saved settings".into(),
+        (_, false) => "the manifest has no [llm]: the configured model (--llm-* flags, or the saved settings)".into(),
     })
 }
 
