@@ -5,7 +5,9 @@
 // 14–17), at 1280 and 390 px.
 //   node shots.js BIN DB OUTDIR        (ONLY=paper: the paper view alone;
 //   ONLY=judging: the HieraRAG authors' human judging imported as a study;
-//   ONLY=ranking: an evaluation's Bradley–Terry ranking)
+//   ONLY=ranking: an evaluation's Bradley–Terry ranking;
+//   ONLY=runs: #46 — the cost table's retrieved text, an answer set's flag,
+//   the evaluation form's duration, a report's thin-context note, a job)
 const fs = require('fs');
 const { serve, browser } = require('./bench/serve');
 const { buildLargeProject } = require('./fixtures/large-project');
@@ -28,6 +30,27 @@ const { graphragBenchPair } = require('./fixtures/benchmark-files');
     let judging = null;
     for (const width of [1280, 390]) {
       const page = await b.newPage({ viewport: { width, height: 900 } });
+      if (process.env.ONLY === 'runs') {
+        await page.goto(`${base}/projects/${p}/answers`);
+        await page.waitForSelector('body[data-hydrated="true"]', { timeout: 120000 });
+        await page.locator('table.cost-table').scrollIntoViewIfNeeded();
+        await page.screenshot({ path: `${out}/runs-cost-${width}.png` });
+        await page.locator('#side-by-side').evaluate((e) => e.scrollIntoView());
+        await page.screenshot({ path: `${out}/runs-answers-${width}.png` });
+        await page.goto(`${base}/projects/${p}/evaluations`);
+        await page.waitForSelector('body[data-hydrated="true"]', { timeout: 120000 });
+        await page.waitForSelector('#evaluation-price .time-estimate', { timeout: 120000 });
+        await page.locator('#evaluation-price').evaluate((e) => e.scrollIntoView());
+        await page.screenshot({ path: `${out}/runs-eval-form-${width}.png` });
+        await page.goto(`${base}/projects/${p}/evaluations/${ids.evaluation}`);
+        await page.waitForSelector('body[data-hydrated="true"]', { timeout: 120000 });
+        await page.screenshot({ path: `${out}/runs-report-${width}.png` });
+        await page.goto(`${base}/projects/${p}/jobs/${ids.answerJob}`);
+        await page.waitForSelector('body[data-hydrated="true"]', { timeout: 120000 });
+        await page.screenshot({ path: `${out}/runs-job-${width}.png`, fullPage: true });
+        await page.close();
+        continue;
+      }
       if (process.env.ONLY === 'ranking') {
         // The full report's Bradley–Terry ranking beside the heatmap.
         await page.goto(`${base}/projects/${p}/evaluations/${ids.evaluation}`);

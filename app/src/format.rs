@@ -106,6 +106,29 @@ pub fn duration(seconds: f64) -> String {
     }
 }
 
+/// A count with its noun: `1 pair`, `2 pairs`, `1,200 questions` (the
+/// plural is the noun with an `s`).
+pub fn count(n: i64, noun: &str) -> String {
+    format!("{} {noun}{}", int(n), if n == 1 { "" } else { "s" })
+}
+
+/// How fast items are finishing, in the unit a person reads easily: a
+/// slow model's "42 s per item" rather than "0.0/s", a fast one's "12.5
+/// items/s"; "—" before any item finished.
+pub fn pace(items: u64, seconds: f64) -> String {
+    if items == 0 || seconds <= 0.0 {
+        return "—".to_string();
+    }
+    let per_item = seconds / items as f64;
+    if per_item >= 120.0 {
+        format!("{:.1} min per item", per_item / 60.0)
+    } else if per_item >= 1.0 {
+        format!("{per_item:.1} s per item")
+    } else {
+        format!("{:.1} items/s", items as f64 / seconds)
+    }
+}
+
 /// Bytes for people: `1.5 MB`.
 pub fn bytes(n: u64) -> String {
     const UNITS: [&str; 4] = ["bytes", "KB", "MB", "GB"];
@@ -124,6 +147,22 @@ pub fn bytes(n: u64) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn pace_reads_in_seconds_per_item_when_slow() {
+        use super::pace;
+        assert_eq!(pace(0, 10.0), "—");
+        assert_eq!(pace(3, 126.0), "42.0 s per item");
+        assert_eq!(pace(2, 600.0), "5.0 min per item");
+        assert_eq!(pace(50, 4.0), "12.5 items/s");
+    }
+
+    #[test]
+    fn counts_agree_with_their_number() {
+        assert_eq!(super::count(1, "pair"), "1 pair");
+        assert_eq!(super::count(0, "pair"), "0 pairs");
+        assert_eq!(super::count(1200, "question"), "1,200 questions");
+    }
+
     #[test]
     fn thousands() {
         assert_eq!(super::int(0), "0");

@@ -28,7 +28,7 @@ test('the wizard runs a small offline experiment to its report and shares it', a
   await expect(stages.filter({ hasText: 'evaluation: questions 1, 4 methods' }).locator('td').nth(1)).toHaveText('90,000');
   await expect(page.locator('#estimate-total')).toContainText('offline');
   // Beside the calls, the time they would take from the measured latency (#24).
-  await expect(page.locator('#estimate-time')).toHaveText(/^(About .+|Under a second) of LLM time: [\d,]+ calls × [\d,]+ ms \(the mean of the last [\d,]+ answered calls to it\) ÷ \d+ at a time/);
+  await expect(page.locator('#estimate-time')).toHaveText(/^(About .+|Under a second) on this endpoint: [\d,]+ calls × [\d,]+ ms \(the mean of its last [\d,]+ answered calls\) ÷ \d+ at a time/);
 
   // A small experiment: 6 graph questions, 2 methods, 2 trials of 1 repeat.
   await page.locator('#x-name').fill('Wizard demo');

@@ -119,7 +119,8 @@ pub async fn plan_graph_build(
     let settings = extract_settings(&gleaning, &entity_types, &summary_budget)?;
     let (corpus, chunk_tokens) = crate::ssr::price::corpus(&call.state.pool, project_id).await?;
     let e = engine::experiment::graph_estimate(&corpus, chunk_tokens, settings.gleaning);
-    Ok(crate::ssr::price::one_stage(&call.state.llm(), e, 0, false))
+    let llm = call.state.llm();
+    Ok(crate::ssr::price::timed(&call.state.pool, &llm, crate::ssr::price::one_stage(&llm, e, 0, false), false).await)
 }
 
 /// Starts building the project's graph (a job); returns at once.

@@ -99,7 +99,8 @@ async fn questions_price(
     let label = format!("questions: {}", section.kind());
     let n = section.planned() as i64;
     let e = engine::experiment::questions_estimate(&section, label, &corpus, chunk_tokens);
-    Ok(crate::ssr::price::one_stage(&call.state.llm(), e, n, false))
+    let llm = call.state.llm();
+    Ok(crate::ssr::price::timed(&call.state.pool, &llm, crate::ssr::price::one_stage(&llm, e, n, false), false).await)
 }
 
 /// The price of what the graph questions form would start (#39).

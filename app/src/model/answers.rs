@@ -80,6 +80,60 @@ pub struct CostRow {
     /// A sanity check's second run (see [`AnswerSetView::sanity_of`]).
     #[serde(default)]
     pub sanity_of: Option<i64>,
+    /// How much retrieved text the answers rest on.
+    #[serde(default)]
+    pub context: ContextSize,
+}
+
+/// Characters of retrieved text under which an answer rests on little
+/// context (`engine::rag::THIN_CONTEXT_CHARS`; the WASM build has no
+/// engine, a test keeps the two equal).
+pub const THIN_CONTEXT_CHARS: i64 = 400;
+
+/// How much retrieved text an answer set's answers were given (#46): an
+/// answer written from little or none is close to the model answering
+/// from the question alone, whatever the method is called.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ContextSize {
+    /// Answers whose retrieved text is known (an import or a service may
+    /// not report it).
+    pub known: i64,
+    /// Mean characters of retrieved text over those.
+    pub avg_chars: Option<f64>,
+    /// Answers given under [`THIN_CONTEXT_CHARS`] characters.
+    pub thin: i64,
+    /// Answers given none.
+    pub none: i64,
+    /// The method retrieves nothing by design (the no-retrieval baseline).
+    #[serde(default)]
+    pub by_design: bool,
+}
+
+impl ContextSize {
+    /// The flag a set carries when some of its answers rest on little or no
+    /// retrieved text, in words; `None` when none does.
+    pub fn flag(&self) -> Option<String> {
+        if self.thin == 0 {
+            return None;
+        }
+        let none = match self.none {
+            0 => String::new(),
+            n if n == self.thin => " — none at all".to_string(),
+            n => format!(" ({} with none)", crate::format::int(n)),
+        };
+        let why = if self.by_design { ": the no-retrieval baseline, by design".to_string() } else { String::new() };
+        Some(format!(
+            "{} of {} answers rest on under {THIN_CONTEXT_CHARS} characters of retrieved text{none}{why}",
+            crate::format::int(self.thin),
+            crate::format::int(self.known),
+        ))
+    }
+
+    /// Whether the flag is a warning: a tenth or more of the answers, and
+    /// not a baseline that retrieves nothing by design.
+    pub fn warns(&self) -> bool {
+        !self.by_design && self.thin > 0 && self.thin * 10 >= self.known
+    }
 }
 
 /// Answers a page of the Answers page shows at once.
@@ -102,6 +156,9 @@ pub struct AnswerBrief {
     pub words: i64,
     /// Pieces of retrieved context the answer was given.
     pub contexts: i64,
+    /// Characters of retrieved text, when known.
+    #[serde(default)]
+    pub context_chars: Option<i64>,
     pub tokens: Option<i64>,
     pub query_ms: Option<f64>,
     pub truncated: bool,

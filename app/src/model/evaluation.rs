@@ -40,6 +40,9 @@ pub struct EvaluationView {
     /// The job's status (`None`: its job is gone) and progress.
     pub status: Option<JobStatus>,
     pub done: i64,
+    /// Items that failed (finished, as the job page counts them).
+    #[serde(default)]
+    pub failed: i64,
     pub total: i64,
     pub tokens: i64,
     pub cost_usd: f64,
@@ -248,6 +251,10 @@ pub struct EvaluationReportView {
     /// Why the report has no rates at all, when it has none.
     #[serde(default)]
     pub no_verdict: Option<String>,
+    /// The contenders whose answers rest on little or no retrieved text
+    /// (#46), in words, and whether it is a warning.
+    #[serde(default)]
+    pub thin_context: Vec<(String, bool)>,
     /// Calls of the evaluation itself: made, answered from the cache.
     pub calls: i64,
     pub cached_calls: i64,
@@ -388,6 +395,10 @@ pub struct RunPlan {
     pub questions: i64,
     /// Judging calls in all (the verdicts' draws), at least.
     pub judgments: u64,
+    /// How long the calls would take on the configured endpoint, from its
+    /// measured latency (#46); `None` until a call to it was measured.
+    #[serde(default)]
+    pub time: Option<crate::model::TimeEstimate>,
 }
 
 impl RunPlan {

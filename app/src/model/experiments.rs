@@ -99,6 +99,38 @@ pub struct TimeEstimate {
     pub latency_ms: f64,
     pub measured: i64,
     pub concurrency: usize,
+    /// The offline provider's in-process work was measured (the CPU, not
+    /// an endpoint, bounds it).
+    #[serde(default)]
+    pub offline: bool,
+}
+
+impl TimeEstimate {
+    /// `calls` (at least, at most) in time, in words: the headline ("About
+    /// 2 h 10 min", "Under a second"), how it is counted, and whether it
+    /// runs an hour or more.
+    pub fn describe(&self, calls: (u64, u64)) -> (String, String, bool) {
+        use crate::format;
+        let per_call = self.latency_ms / 1000.0 / self.concurrency.max(1) as f64;
+        let (lo, hi) = (calls.0 as f64 * per_call, calls.1 as f64 * per_call);
+        let span = |s: f64| if s < 1.0 { "under a second".to_string() } else { format::duration(s) };
+        let headline = if hi < 1.0 {
+            "Under a second".to_string()
+        } else if calls.1 > calls.0 {
+            format!("About {} to {}", span(lo), span(hi))
+        } else {
+            format!("About {}", span(lo))
+        };
+        let how = format!(
+            "on this endpoint: {} calls × {} ms (the mean of its last {} answered calls) ÷ {} at a time{}",
+            format::int(calls.0 as i64),
+            format::int(self.latency_ms.round() as i64),
+            format::int(self.measured),
+            self.concurrency,
+            if self.offline { "; offline work is in-process, so the CPU bounds it" } else { "" }
+        );
+        (headline, how, hi >= 3600.0)
+    }
 }
 
 /// An imported manifest in the wizard's fields; what the form cannot show

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 pub struct LlmInfo {
     /// `offline` or `openai`.
     pub provider: String,
-    /// "offline (no LLM)", or "openai, MODEL at URL".
+    /// "offline (no LLM)", or "openai · MODEL at URL".
     pub label: String,
     /// The endpoint and model configured for `openai` (kept while offline).
     pub base_url: String,

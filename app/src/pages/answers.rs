@@ -112,6 +112,7 @@ pub fn AnswersPage() -> impl IntoView {
                 {move || Suspend::new(async move {
                     let list = sets.await.unwrap_or_default();
                     let qs = question_sets.await.unwrap_or_default();
+                    let sizes = costs.await.unwrap_or_default();
                     // By default the newest set a user made (a sanity check's
                     // second run belongs to its check: never a default).
                     let a = chosen.get().or(list.iter().rev().find(|s| s.sanity_of.is_none()).map(|s| s.id));
@@ -124,7 +125,8 @@ pub fn AnswersPage() -> impl IntoView {
                                 .find(|s| s.id != a.id && s.question_set_id == a.question_set_id && s.sanity_of.is_none())
                                 .map(|s| s.id)
                         });
-                        view! { <SideBySide project_id=id.get_untracked() sets=list.clone() question_sets=qs a=a.id b/> }
+                        let context = sizes.iter().find(|r| r.answer_set_id == a.id).map(|r| r.context.clone());
+                        view! { <SideBySide project_id=id.get_untracked() sets=list.clone() question_sets=qs a=a.id b context/> }
                     })
                 })}
             </Transition>
@@ -265,13 +267,15 @@ fn CostTable(
     let version: i64 = rows.iter().map(|r| r.answer_set_id * 31 + r.answers).sum();
     // A sanity check's second runs are listed apart, under their checks.
     let (checks, rows): (Vec<CostRow>, Vec<CostRow>) = rows.into_iter().partition(|r| r.sanity_of.is_some());
+    let flagged: Vec<(String, crate::model::ContextSize)> =
+        rows.iter().map(|r| (format!("#{} {}", r.answer_set_id, r.name), r.context.clone())).collect();
     view! {
         <div class="table-scroll">
         <table class="grid cost-table">
             <thead><tr>
                 <th>"Answer set"</th><th>"Method"</th><th>"Questions"</th><th class="num">"Answers"</th><th class="num">"Tokens / question"</th>
                 <th class="num">"Query time (s)"</th><th class="num">"Retrieval (s)"</th><th class="num">"LLM calls / question"</th>
-                <th class="num">"Cost / question"</th><th>"Answered by"</th><th></th>
+                <th class="num">"Cost / question"</th><th class="num" title="Mean characters of retrieved text each answer was given">"Retrieved text / question"</th><th>"Answered by"</th><th></th>
             </tr></thead>
             <tbody>
                 {rows.into_iter().map(|r| {
@@ -288,6 +292,7 @@ fn CostTable(
                             <td class="num">{seconds(r.avg_retrieval_ms)}</td>
                             <td class="num">{avg(r.avg_llm_calls, 1)}</td>
                             <td class="num">{r.avg_cost_usd.map_or("—".into(), format::usd)}</td>
+                            <td class="num context-size">{context_cell(&r.context)}</td>
                             <td class="small">{r.made_by.clone().unwrap_or_else(|| "imported".into())}</td>
                             <td class="actions">
                                 <a href=format!("/api/projects/{project_id}/answers/{set_id}/export?format=jsonl") download="">"JSONL"</a> " "
@@ -324,12 +329,44 @@ fn CostTable(
                 </ul>
             </details>
         })}
+        <ThinContext rows=flagged/>
         <p class="muted small">"Averages per answered question, as " <Cite paper=Paper::Unbiased at="Table II"/> " reports them: tokens of every LLM call an answer made (keywords, map steps, the answer), and the time from question to answer including the calls. Imported answers count only where their file gave the figure. Writing community reports (GraphRAG-style indexing) is not included."</p>
         <div class="cost-chart-box">
             <img class="cost-chart" src=format!("/api/projects/{project_id}/answers/cost.svg?v={version}") alt="Tokens and query time per question, per answer set" width="100%"/>
         </div>
         <p class="small"><a href=format!("/api/projects/{project_id}/answers/cost.svg") download="cost.svg">"Download SVG"</a></p>
     }
+}
+
+/// A cost-table cell: mean characters of retrieved text, marked when some
+/// answers rest on little.
+fn context_cell(c: &crate::model::ContextSize) -> impl IntoView {
+    let mean = c.avg_chars.map_or("—".into(), |m| format::int(m.round() as i64));
+    let mark = c.flag().map(|f| {
+        let class = if c.warns() { "warn thin-mark" } else { "muted thin-mark" };
+        view! { " " <span class=class title=f>"⚑"</span> }
+    });
+    view! { {mean}{mark} }
+}
+
+/// The sets some of whose answers rest on little or no retrieved text, in
+/// words, under the cost table (#46).
+#[component]
+fn ThinContext(rows: Vec<(String, crate::model::ContextSize)>) -> impl IntoView {
+    let flagged: Vec<_> = rows.into_iter().filter_map(|(name, c)| Some((name, c.flag()?, c.warns()))).collect();
+    (!flagged.is_empty()).then(|| {
+        view! {
+            <div class="thin-context" id="thin-context">
+                <p class="small"><strong>"Answers written from little retrieved text"</strong>
+                    <span class="muted">{format!(" — under {} characters (about a short paragraph): such an answer is close to the model answering from the question alone, and its verdicts say little about the method's retrieval.", crate::model::THIN_CONTEXT_CHARS)}</span></p>
+                <ul class="small">
+                    {flagged.into_iter().map(|(name, f, warns)| view! {
+                        <li class=if warns { "warn" } else { "" }>{format!("{name}: {f}")}</li>
+                    }).collect_view()}
+                </ul>
+            </div>
+        }
+    })
 }
 
 /// Two answer sets over the same questions, a page of answers at a time
@@ -342,6 +379,8 @@ fn SideBySide(
     question_sets: Vec<QuestionSetView>,
     a: i64,
     b: Option<i64>,
+    /// How much retrieved text the shown set's answers rest on.
+    context: Option<crate::model::ContextSize>,
 ) -> impl IntoView {
     let query = use_query_map();
     let current = sets.iter().find(|s| s.id == a).cloned();
@@ -382,6 +421,10 @@ fn SideBySide(
                 {current.job_id.map(|j| view! { " · " <a href=format!("/projects/{project_id}/jobs/{j}")>{format!("job #{j}")}</a> })}</p>
             <p class="small parameters">"Method " <span class="badge">{current.method.clone()}</span> " · parameters "
                 <code>{parameters_text(&current.parameters)}</code></p>
+            {context.and_then(|c| {
+                let class = if c.warns() { "warn small" } else { "muted small" };
+                c.flag().map(|f| view! { <p class=class id="set-thin-context">{f}"."</p> })
+            })}
             <p class="inline-form">"Beside it: "
                 {if peers.is_empty() {
                     view! { <span class="muted">"no other answer set for these questions yet"</span> }.into_any()
@@ -468,7 +511,13 @@ fn AnswerCell(set: i64, question_id: i64, brief: Option<AnswerBrief>) -> impl In
         seconds(a.query_ms)
     );
     let what = if a.whole { "its context" } else { "the whole answer and its context" };
-    let pieces = format!(" {what} ({} piece{})", format::int(a.contexts), if a.contexts == 1 { "" } else { "s" });
+    let pieces = format!(
+        " {what} ({} piece{}{})",
+        format::int(a.contexts),
+        if a.contexts == 1 { "" } else { "s" },
+        a.context_chars.map_or(String::new(), |c| format!(", {} characters", format::int(c)))
+    );
+    let thin = a.context_chars.filter(|c| *c < crate::model::THIN_CONTEXT_CHARS);
     view! {
         <div class="answer">
             <Show when=move || !open.get()>
@@ -478,7 +527,9 @@ fn AnswerCell(set: i64, question_id: i64, brief: Option<AnswerBrief>) -> impl In
                 <WholeAnswer set question_id/>
             </Show>
             <p class="muted small">{meta}
-                {a.truncated.then(|| view! { " · " <span class="warn cut" title="The model's reply reached its max_tokens budget and was cut there">"cut at max_tokens"</span> })}</p>
+                {a.truncated.then(|| view! { " · " <span class="warn cut" title="The model's reply reached its max_tokens budget and was cut there">"cut at max_tokens"</span> })}
+                {thin.map(|c| view! { " · " <span class="warn thin-context" title=format!("Written from {c} characters of retrieved text (under {}): close to answering from the question alone", crate::model::THIN_CONTEXT_CHARS)>
+                    {if c == 0 { "no retrieved text".to_string() } else { "little retrieved text".to_string() }}</span> })}</p>
             <div class="answer-actions small"><Toggle open show="Open" hide="Close" class="open-answer"/>{pieces}</div>
         </div>
     }

@@ -368,6 +368,34 @@ fn Price(plan: ServerAction<PlanEvaluation>, chosen: Signal<usize>) -> impl Into
     }
 }
 
+/// How long a run's calls would take on the configured endpoint, from its
+/// measured latency (#46), and what shortens a long one (`advice`).
+#[component]
+pub(crate) fn TimeLine(
+    time: Option<crate::model::TimeEstimate>,
+    /// The run's calls, at least and at most.
+    calls: (u64, u64),
+    #[prop(optional)] advice: Option<&'static str>,
+) -> impl IntoView {
+    let Some(t) = time else {
+        return view! {
+            <p class="small muted time-estimate">"No time estimate yet: no call to this model has been measured (Settings → Test connection measures one)."</p>
+        }
+        .into_any();
+    };
+    let (headline, how, long) = t.describe(calls);
+    view! {
+        <p class=if long { "time-estimate warn" } else { "small time-estimate" }>
+            <strong>{headline}</strong>{format!(" {how}.")}
+            {long.then(|| advice.map(|a| format!(" {a}"))).flatten()}
+        </p>
+    }
+    .into_any()
+}
+
+/// What shortens a long evaluation, said where its duration is.
+pub(crate) const EVALUATION_TIME_ADVICE: &str = "Fewer trials (M) or repeats (N), one protocol instead of both, alignment off, or no sanity checks shorten it; the paper's M = 25, N = 2 is sized for a fast hosted model.";
+
 /// A run's plan: its totals in a sentence, then stage by stage.
 #[component]
 pub(crate) fn PlanTable(
@@ -393,11 +421,17 @@ pub(crate) fn PlanTable(
         (true, Some(c)) => format::usd(c),
         (true, None) => "price unknown".to_string(),
     };
+    let advice = plan.judgments.gt(&0).then_some(EVALUATION_TIME_ADVICE);
+    let time = plan.time.clone();
     view! {
         <p class="price-total"><strong>{format!("{calls_text} calls")}</strong>
             {format!(" · {} tokens · {cost}", format::int(plan.tokens() as i64))}
             <span class="muted">{(plan.questions > 0).then(|| format!(" — {} questions{judged}", format::int(plan.questions)))}</span></p>
         <p class="small muted price-who">{plan.paid_by.clone()}</p>
+        {match advice {
+            Some(a) => view! { <TimeLine time calls=(calls, calls_max) advice=a/> }.into_any(),
+            None => view! { <TimeLine time calls=(calls, calls_max)/> }.into_any(),
+        }}
         <div class="table-scroll">
         <table class="grid small plan-stages">
             <thead><tr><th>"Stage"</th><th class="num">"Calls"</th><th class="num">"Prompt tokens"</th><th class="num">"Reply tokens (expected)"</th><th class="num">"Cost"</th><th>"How it is counted"</th></tr></thead>
@@ -530,7 +564,8 @@ pub fn Report(
         status: e.status.unwrap_or(crate::model::JobStatus::Interrupted),
         total: e.total,
         done: e.done,
-        failed: 0,
+        // As the job page counts: failed items are finished too (#46).
+        failed: e.failed,
         tokens: e.tokens,
         cost_usd: e.cost_usd,
         error: None,
@@ -611,6 +646,12 @@ pub fn Report(
         </p>
         {r.judge_reading.clone().map(|(said, poor)| view! { <p id="judge-reading" class=if poor { "notice" } else { "small muted" }>{said}</p> })}
         {r.no_verdict.clone().map(|said| view! { <p id="no-verdict" class="notice">{said}</p> })}
+        {(!r.thin_context.is_empty()).then(|| view! {
+            <div id="report-thin-context" class="small">
+                <p>{format!("Some answers judged here were written from little retrieved text (under {} characters): their verdicts say little about the method's retrieval.", crate::model::THIN_CONTEXT_CHARS)}</p>
+                <ul>{r.thin_context.iter().map(|(said, warns)| view! { <li class=if *warns { "warn" } else { "muted" }>{said.clone()}</li> }).collect_view()}</ul>
+            </div>
+        })}
         <p class="small muted" id="eval-settings">{format!("Question set #{} {} · ", e.question_set_id, e.question_set)}{settings}</p>
         {(!shared).then(|| view! {
             <p class="small">"Job " {e.job_id.map(|j| view! { <a href=format!("/projects/{project_id}/jobs/{j}")>{format!("#{j}")}</a> })} " "

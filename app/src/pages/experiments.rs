@@ -7,6 +7,7 @@
 //! evaluations' box plots and heatmaps, the sanity checks, metrics), with a
 //! share link.
 
+use crate::pages::evaluations::{TimeLine, EVALUATION_TIME_ADVICE};
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_navigate;
@@ -359,15 +360,7 @@ fn Estimate(d: ExperimentDraft) -> impl IntoView {
         <p id="estimate-total"><strong>{format!("{} LLM calls", format::int(d.calls as i64))}</strong>
             {format!(" · {} tokens · {}", format::int(d.tokens as i64), cost(d.cost_usd))}
             <span class="muted">{format!(" — answered by {}", d.llm)}</span></p>
-        <p id="estimate-time" class="small">{match d.time.clone() {
-            Some(t) => format!(
-                "{} of LLM time: {} calls × {} ms (the mean of the last {} answered calls to it) ÷ {} at a time{}.",
-                if t.seconds < 1.0 { "Under a second".to_string() } else { format!("About {}", format::duration(t.seconds)) },
-                format::int(d.calls as i64), format::int(t.latency_ms.round() as i64),
-                format::int(t.measured), t.concurrency,
-                if d.offline { "; offline work is in-process, so the CPU, not this, bounds it" } else { "" }),
-            None => "No time estimate yet: no call to this model has been measured (Settings → Test connection measures one).".to_string(),
-        }}</p>
+        <div id="estimate-time"><TimeLine time=d.time.clone() calls=(d.calls, d.calls) advice=EVALUATION_TIME_ADVICE/></div>
         {d.offline.then(|| view! { <p class="small muted">"Offline: no language model is called — extraction, questions, answers and verdicts come from Assay's deterministic stand-ins, and the report says so."</p> })}
         {(!d.offline && !d.priced).then(|| view! { <p class="small muted">"No price is set for this model (Settings): cost shows as unpriced."</p> })}
         <table class="grid small" id="estimate-stages">

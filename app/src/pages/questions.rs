@@ -31,8 +31,8 @@ fn made_by(s: &QuestionSetView) -> String {
     match (s.kind.as_str(), s.provider.as_deref()) {
         ("imported", _) => "imported from a file".into(),
         (_, Some("offline")) => "offline provider: template questions, not written by a language model".into(),
-        (_, Some(p)) => format!("{p}, {}", s.model.clone().unwrap_or_default()),
-        (_, None) => "no calls logged".into(),
+        (_, Some(p)) => crate::model::provider_label(p, &s.model.clone().unwrap_or_default()),
+        (_, None) => "not written yet: no call logged".into(),
     }
 }
 

@@ -6,7 +6,7 @@ use engine::experiment::{CorpusSize, StageEstimate};
 use engine::llm::settings::{LlmSettings, ProviderKind};
 
 use crate::error::AppResult;
-use crate::model::{PlanStage, RunPlan};
+use crate::model::{PlanStage, RunPlan, TimeEstimate};
 use crate::ssr::store::{self, Db};
 
 /// The project's corpus and its chunks' configured size, as an estimate reads them.
@@ -55,5 +55,35 @@ pub fn one_stage(llm: &LlmSettings, e: StageEstimate, questions: i64, by_service
         paid,
         questions,
         judgments: 0,
+        time: None,
     }
+}
+
+/// How long `calls` calls would take on the configured endpoint: calls ×
+/// the mean latency of its last answered, uncached calls ÷ the
+/// concurrency (the calls go out that many at a time, so this is the wall
+/// time when the endpoint keeps up; a server answering one request at a
+/// time shows it in the latency itself). `None` until a call to the model
+/// was measured.
+pub async fn time_of(pool: &Db, llm: &LlmSettings, calls: u64) -> Option<TimeEstimate> {
+    let offline = llm.provider == ProviderKind::Offline;
+    let model = if offline { engine::llm::offline::OFFLINE_MODEL } else { llm.model.as_str() };
+    let (latency_ms, measured) = store::calls::recent_latency(pool, llm.provider.name(), model).await.ok()??;
+    let concurrency = llm.concurrency.max(1);
+    Some(TimeEstimate {
+        seconds: calls as f64 * latency_ms / 1000.0 / concurrency as f64,
+        latency_ms,
+        measured,
+        concurrency,
+        offline,
+    })
+}
+
+/// `plan` with the time its calls would take ([`time_of`]); none when
+/// the user's own service answers (its speed is not Assay's to measure).
+pub async fn timed(pool: &Db, llm: &LlmSettings, mut plan: RunPlan, by_service: bool) -> RunPlan {
+    if !by_service {
+        plan.time = time_of(pool, llm, plan.calls().0).await;
+    }
+    plan
 }

@@ -43,6 +43,17 @@ impl Alignment {
     pub fn succeeded(self) -> bool {
         self != Alignment::Discarded
     }
+
+    /// In words, as a job's item line says it.
+    pub fn describe(self) -> String {
+        let times = |n: u32| if n == 1 { "1 regeneration".to_string() } else { format!("{n} regenerations") };
+        match self {
+            Alignment::AsIs => "within tolerance as generated".into(),
+            Alignment::Regenerated(n) => format!("within tolerance after {}", times(n)),
+            Alignment::Forced(n) => format!("forced to length after {}", times(n)),
+            Alignment::Discarded => "discarded: still outside the tolerance".into(),
+        }
+    }
 }
 
 /// The request appending `missing` words to `answer`.

@@ -218,10 +218,23 @@ pub fn refusal_in(e: &(dyn std::error::Error + 'static)) -> Option<String> {
     None
 }
 
-/// At most `max` characters of a remote service's reply, with control
-/// characters, quotes and non-ASCII escaped, for an error message.
+/// At most `max` characters of a remote service's reply, in quotes, for
+/// an error message a person reads: line breaks and other whitespace runs
+/// become one space and control characters are dropped (an error stays on
+/// its line, with no literal `\n` and nothing a terminal would act on);
+/// the text is otherwise as the service sent it.
 pub fn excerpt(text: &str, max: usize) -> String {
-    let mut out: String = text.chars().take(max).flat_map(char::escape_default).collect();
+    let mut out = String::new();
+    for c in text.chars().take(max) {
+        if c.is_whitespace() {
+            if !out.ends_with(' ') {
+                out.push(' ');
+            }
+        } else if !c.is_control() {
+            out.push(c);
+        }
+    }
+    let mut out = out.trim().to_string();
     if text.chars().nth(max).is_some() {
         out.push('…');
     }
@@ -371,7 +384,8 @@ mod tests {
 
     #[test]
     fn excerpts_are_short_and_escaped() {
-        assert_eq!(excerpt("<b>\"hi\"</b>\n", 100), "\"<b>\\\"hi\\\"</b>\\n\"");
+        assert_eq!(excerpt("<b>\"hi\"</b>\n", 100), "\"<b>\"hi\"</b>\"");
+        assert_eq!(excerpt("{\"a\":\n\n  1,\u{1b}[2J é}", 100), "\"{\"a\": 1,[2J é}\"", "one line, no escape code");
         assert_eq!(excerpt(&"x".repeat(300), 5), "\"xxxxx…\"");
     }
 }

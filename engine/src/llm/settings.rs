@@ -65,6 +65,11 @@ pub struct LlmSettings {
     /// other processes (set by the runner on a shared database; `None`:
     /// `concurrency` is this process's alone).
     pub shared_limit: Option<super::openai::SharedLimitHandle>,
+    /// The settings given as command-line flags (`provider`, `base_url`,
+    /// `model`, `concurrency`): the most specific word, which an
+    /// experiment manifest's `[llm]` does not override (#46: flag >
+    /// manifest > environment).
+    pub pinned: Vec<&'static str>,
 }
 
 impl Default for LlmSettings {
@@ -85,6 +90,7 @@ impl Default for LlmSettings {
             json_mode: JsonMode::Auto,
             stream: false,
             shared_limit: None,
+            pinned: Vec::new(),
         }
     }
 }
@@ -107,7 +113,8 @@ impl LlmSettings {
     pub fn describe(&self) -> String {
         match self.provider {
             ProviderKind::Offline => "offline (no LLM)".into(),
-            ProviderKind::OpenAi => format!("openai, {} at {}", self.model, self.base_url),
+            // As every page names a model ("openai · MODEL"), with where it is.
+            ProviderKind::OpenAi => format!("openai · {} at {}", self.model, self.base_url),
         }
     }
 

@@ -327,7 +327,7 @@ pub fn parse_question(reply: &str) -> Result<String, String> {
     if line.ends_with('?') && line.len() > 5 {
         Ok(line.to_string())
     } else {
-        Err(format!("the reply is not a question: {:?}", reply.chars().take(120).collect::<String>()))
+        Err(format!("the reply is not a question: {}", crate::llm::outbound::excerpt(reply, 120)))
     }
 }
 

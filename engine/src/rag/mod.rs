@@ -59,6 +59,19 @@ pub struct Section {
     pub text: String,
 }
 
+/// Characters of retrieved text under which an answer is said to rest on
+/// little retrieved context (#46): about a short paragraph, 60–80 words —
+/// less than one chunk of the default size. Such an answer is close to the
+/// model answering from the question alone, and its verdicts say little
+/// about the method's retrieval.
+pub const THIN_CONTEXT_CHARS: usize = 400;
+
+/// Characters of retrieved text in `sections` (what the method put before
+/// the model, or what a service reported it retrieved).
+pub fn context_chars(sections: &[Section]) -> usize {
+    sections.iter().map(|s| s.text.chars().count()).sum()
+}
+
 impl Section {
     pub fn new(kind: &str, id: impl ToString, score: f64, text: impl Into<String>) -> Section {
         Section { kind: kind.into(), id: id.to_string(), score, text: text.into() }

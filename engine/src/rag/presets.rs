@@ -40,6 +40,20 @@ pub fn is_preset(name: &str) -> bool {
     PRESETS.iter().any(|(n, _)| *n == name)
 }
 
+/// Whether a method's answers say what they were given to read: every
+/// built-in method does (an empty context is a retrieval that found
+/// nothing), and so does the no-retrieval baseline (none, by design); a
+/// service's answers only when it reported contexts.
+pub fn reports_context(name: &str) -> bool {
+    !is_remote(name) || !retrieves(name)
+}
+
+/// Whether a method retrieves anything at all (all but the no-retrieval
+/// baseline).
+pub fn retrieves(name: &str) -> bool {
+    name != "chat-baseline"
+}
+
 /// Whether a method is answered by a service outside Assay (no LLM call
 /// of Assay's, no graph or vectors needed): `http` and its presets.
 pub fn is_remote(name: &str) -> bool {

@@ -106,16 +106,23 @@ pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: AnswersCommand)
                 json!({"answers_id": answers, "job": after.id, "status": after.status, "count": view.answers,
                        "failed": after.failed, "avg_tokens": cost.avg_tokens,
                        "avg_query_ms": cost.avg_query_ms, "avg_llm_calls": cost.avg_llm_calls,
-                       "made_by": view.made_by}),
+                       "made_by": view.made_by, "context": cost.context, "context_flag": cost.context.flag()}),
                 || {
-                    format!(
+                    let mut text = format!(
                         "{}\nanswer set {answers} ({}): {} answers · {:.0} tokens and {} s per question",
                         job_line(&after),
                         view.name,
                         view.answers,
                         cost.avg_tokens.unwrap_or(0.0),
                         ms(cost.avg_query_ms),
-                    )
+                    );
+                    if let Some(m) = cost.context.avg_chars {
+                        text += &format!(" · {:.0} characters of retrieved text", m);
+                    }
+                    if let Some(f) = cost.context.flag() {
+                        text += &format!("\nlittle retrieved text: {f}");
+                    }
+                    text
                 },
             );
             Ok(code)
@@ -155,20 +162,37 @@ pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: AnswersCommand)
             let rows = app::ssr::store::answers::cost_table(pool, p.summary.id).await?;
             out.print(json!(rows), || {
                 let mut lines = vec![format!(
-                    "{:>5}  {:<32} {:>7} {:>12} {:>10} {:>9}  {}",
-                    "id", "answer set", "answers", "tokens/q", "query (s)", "calls/q", "answered by"
+                    "{:>5}  {:<32} {:>7} {:>12} {:>10} {:>9} {:>11}  {}",
+                    "id", "answer set", "answers", "tokens/q", "query (s)", "calls/q", "context/q", "answered by"
                 )];
+                let mut flags = Vec::new();
                 for r in &rows {
+                    let flag = r.context.flag();
                     lines.push(format!(
-                        "{:>5}  {:<32} {:>7} {:>12} {:>10} {:>9}  {}",
+                        "{:>5}  {:<32} {:>7} {:>12} {:>10} {:>9} {:>11}  {}",
                         r.answer_set_id,
                         r.name.chars().take(32).collect::<String>(),
                         r.answers,
                         r.avg_tokens.map_or("—".into(), |t| format!("{t:.0}")),
                         ms(r.avg_query_ms),
                         r.avg_llm_calls.map_or("—".into(), |c| format!("{c:.1}")),
+                        format!(
+                            "{}{}",
+                            r.context.avg_chars.map_or("—".into(), |c| format!("{c:.0}")),
+                            if flag.is_some() { "*" } else { "" }
+                        ),
                         r.made_by.clone().unwrap_or_else(|| "imported".into())
                     ));
+                    if let Some(f) = flag {
+                        flags.push(format!("* #{}: {f}", r.answer_set_id));
+                    }
+                }
+                if !flags.is_empty() {
+                    lines.push(format!(
+                        "context/q: mean characters of retrieved text per answer; under {} is little",
+                        engine::rag::THIN_CONTEXT_CHARS
+                    ));
+                    lines.extend(flags);
                 }
                 lines.join("\n")
             });

@@ -219,17 +219,19 @@ async fn summary(pool: &Db, out: Output, id: i64, job: &app::model::JobView) -> 
     let judging = app::ssr::store::jobs::outcome_of(pool, job.id, "_-%").await?;
     let reading = match e.settings.judge {
         engine::judge::eval::JudgeKind::Llm => {
-            app::ssr::evaluation::judge_reading(&judging, r.bias.flip_rate, r.bias.exchanged_draws)
+            app::ssr::evaluation::judge_reading(&judging, r.bias.flip_rate, r.bias.exchanged_draws, true)
         }
         _ => None,
     };
     let no_verdict = app::ssr::evaluation::no_verdict(&e, &r, Some(&judging));
+    let thin_context = app::ssr::evaluation::thin_context(pool, &e).await?;
     let value = json!({"evaluation_id": id, "job": job.id, "status": job.status, "judge": e.view.judge,
                        "settings": e.view.settings_text(),
                        "failed": job.failed, "tokens": job.tokens, "cost_usd": job.cost_usd,
                        "pairs": pairs, "sanity": sanity, "bias": r.bias, "outcome": outcome,
                        "judge_reading": reading.as_ref().map(|(s, poor)| json!({"sentence": s, "rates_in_doubt": poor})),
-                       "no_verdict": no_verdict, "ranking": r.ranking});
+                       "no_verdict": no_verdict, "ranking": r.ranking,
+                       "thin_context": thin_context.iter().map(|(s, _)| s).collect::<Vec<_>>()});
     if !out.json {
         use app::format::pct;
         let mut lines = vec![job_line(job), format!("evaluation {id} ({}) judged by {}", e.view.name, e.view.judge)];
@@ -270,6 +272,9 @@ async fn summary(pool: &Db, out: Output, id: i64, job: &app::model::JobView) -> 
         }
         if let Some(said) = &no_verdict {
             lines.push(said.clone());
+        }
+        for (said, _) in &thin_context {
+            lines.push(format!("little retrieved text: {said}"));
         }
         if let Some(s) = &r.sanity {
             lines.push(format!("sanity: {}", s.sentence()));
@@ -413,6 +418,14 @@ pub(super) fn plan_text(p: &app::model::RunPlan) -> String {
         format!("{} calls · {} tokens · {} (nothing sent)", range(calls, max), int(p.tokens()), cost(p.cost_usd())),
         p.paid_by.clone(),
     ];
+    // How long it would take on this endpoint (#46).
+    lines.push(match &p.time {
+        Some(t) => {
+            let (headline, how, _) = t.describe((calls, max));
+            format!("{headline} {how}")
+        }
+        None => "no time estimate yet: no call to this model has been measured".to_string(),
+    });
     for s in &p.stages {
         lines.push(format!(
             "  {}: {} calls, {}{} prompt + ≈ {} reply tokens, {} — {}",

@@ -181,6 +181,13 @@ async fn plan(
         let mut lines = vec![
             format!("{} calls · {} tokens · {} (nothing sent)", int(d.calls), int(d.tokens), price(d.cost_usd)),
             format!("answered by {}", d.llm),
+            match &d.time {
+                Some(t) => {
+                    let (headline, how, _) = t.describe((d.calls, d.calls));
+                    format!("{headline} {how}")
+                }
+                None => "no time estimate yet: no call to this model has been measured".to_string(),
+            },
         ];
         for s in &d.stages {
             lines.push(format!(

@@ -60,8 +60,16 @@ pub(super) async fn graph(pool: &Db, out: Output, llm: &LlmSettings, cmd: GraphC
                 entity_types: comma_list(&entity_types, str::to_lowercase),
                 summary_budget,
             };
+            // What the build will send, before it does (#46: the chunk count
+            // decides the calls).
+            if !out.json {
+                let (corpus, chunk_tokens) = app::ssr::price::corpus(pool, p.summary.id).await?;
+                let e = engine::experiment::graph_estimate(&corpus, chunk_tokens, settings.gleaning);
+                eprintln!("graph build: {} extraction calls — {}", e.calls, e.how);
+            }
             let job = app::ssr::graph::create_graph(pool, p.summary.id, &settings, no_cache).await?;
             let (code, after) = execute_job(pool, out, llm, job.id, false).await?;
+            let note = app::ssr::store::graph::extraction_note(pool, after.id).await?;
             let graph = app::ssr::store::graph::load(pool, p.summary.id).await?;
             let components = graph.components();
             let calls: i64 = app::ssr::store::jobs::item_call_count(pool, after.id).await?;
@@ -75,15 +83,21 @@ pub(super) async fn graph(pool: &Db, out: Output, llm: &LlmSettings, cmd: GraphC
             out.print(
                 json!({"job": after.id, "description_summaries": summaries, "status": after.status, "nodes": graph.nodes.len(), "edges": graph.edges.len(),
                        "components": components.len(), "largest_component": largest, "communities": communities,
-                       "llm_calls": calls, "tokens": after.tokens, "cost_usd": after.cost_usd, "failed_chunks": after.failed}),
+                       "llm_calls": calls, "tokens": after.tokens, "cost_usd": after.cost_usd, "failed_chunks": after.failed,
+                       "extraction_note": note}),
                 || {
-                    format!(
+                    let mut text = format!(
                         "{}\ngraph: {} nodes, {} edges, {} components (largest {largest}), {communities} communities, {summaries} descriptions summarised, {calls} LLM calls",
                         job_line(&after),
                         graph.nodes.len(),
                         graph.edges.len(),
                         components.len()
-                    )
+                    );
+                    // What the page says of the model's replies (#46).
+                    if let Some(note) = &note {
+                        text += &format!("\n{note}");
+                    }
+                    text
                 },
             );
             Ok(code)

@@ -119,6 +119,9 @@ struct LlmArgs {
     /// and a request given up stops the server generating for it.
     #[arg(long = "llm-stream", global = true, env = "ASSAY_LLM_STREAM", default_value = "off", value_parser = ["on", "off"])]
     llm_stream: String,
+    /// Which settings came as flags (from the parse's value sources).
+    #[arg(skip)]
+    pinned: Vec<&'static str>,
 }
 
 impl LlmArgs {
@@ -137,6 +140,7 @@ impl LlmArgs {
             embed_model: self.embed_model.clone(),
             // Commands run by the machine's operator: any address.
             allow_private_urls: true,
+            pinned: self.pinned.clone(),
             ..LlmSettings::default()
         };
         if let Some(price) = &self.llm_price {
@@ -216,7 +220,22 @@ pub(crate) fn process_env(var: &str) -> Option<String> {
 }
 
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    use clap::{CommandFactory, FromArgMatches};
+    let matches = Cli::command().get_matches();
+    let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    // The LLM settings given as flags, not by the environment or a default
+    // (global flags' values and sources reach the top level's matches).
+    let on_command_line = |id: &str| matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine);
+    cli.llm.pinned = [
+        ("llm_provider", "provider"),
+        ("llm_base_url", "base_url"),
+        ("llm_model", "model"),
+        ("llm_concurrency", "concurrency"),
+    ]
+    .into_iter()
+    .filter(|(id, _)| on_command_line(id))
+    .map(|(_, field)| field)
+    .collect();
     if !matches!(cli.command, Command::Serve(_)) {
         // `assay job list | head -1`: a closed pipe ends a command quietly,
         // as it ends any Unix tool, instead of a panic in `println!` (Rust
@@ -345,8 +364,10 @@ async fn execute_job(
     let terminal = std::io::stderr().is_terminal() && !out.json;
     let bar = indicatif::ProgressBar::new(before.total.max(0) as u64);
     if terminal {
+        // The pace is this run's (items finished since it started), in the
+        // message: indicatif's own rate reads "0.0/s" for a slow model.
         bar.set_style(
-            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} · {per_sec} · eta {eta} · {msg}")
+            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} finished · eta {eta} · {msg}")
                 .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
         );
     } else {
@@ -354,13 +375,23 @@ async fn execute_job(
     }
     let step = (before.total / 20).max(1) as u64;
     let quiet = out.json;
+    // Items finished before this run: a retry runs the failed ones again.
+    let earlier = (before.done + if retry_failed { 0 } else { before.failed }).max(0) as u64;
+    let started = std::time::Instant::now();
     let report = move |p: engine::jobs::Progress| {
         let finished = p.done + p.failed;
+        let pace = app::format::pace(finished.saturating_sub(earlier), started.elapsed().as_secs_f64());
         bar.set_length(p.total);
         bar.set_position(finished);
-        bar.set_message(format!("{} failed · {} tokens · ${:.4}", p.failed, p.tokens, p.cost_usd));
+        bar.set_message(format!(
+            "{} done, {} failed · {pace} · {} tokens · ${:.4}",
+            p.done, p.failed, p.tokens, p.cost_usd
+        ));
         if !terminal && !quiet && (finished % step == 0 || finished == p.total) {
-            eprintln!("{finished}/{} done, {} failed, {} tokens, ${:.4}", p.total, p.failed, p.tokens, p.cost_usd);
+            eprintln!(
+                "{finished}/{} finished ({} done, {} failed) · {pace} · {} tokens, ${:.4}",
+                p.total, p.done, p.failed, p.tokens, p.cost_usd
+            );
         }
     };
     let result = app::ssr::jobs::run(pool, llm, app::ssr::stages::stage, id, retry_failed, cancel, &report).await;

@@ -86,7 +86,9 @@ pub(super) async fn serve(pool: Db, db: &str, llm: &LlmSettings, args: ServeArgs
     // address; the web server serves members, who may not unless allowed.
     llm.allow_private_urls = args.allow_private_urls;
     let llm = &llm;
-    config.llm_base = llm.clone();
+    // A server's flags are its configuration, not a manifest's override:
+    // a manifest uploaded in the browser says its own [llm].
+    config.llm_base = LlmSettings { pinned: Vec::new(), ..llm.clone() };
     config.require_login = !args.no_login;
     config.secure_cookies = args.secure_cookies;
     if let Some(base) = &args.base_url {
@@ -101,6 +103,7 @@ pub(super) async fn serve(pool: Db, db: &str, llm: &LlmSettings, args: ServeArgs
             "No owner yet: open http://{addr}/setup to create the owner account (or run `assay user create NAME`)."
         );
     }
+    let llm = &config.llm_base.clone();
     let in_force = match app::ssr::store::settings::load_llm(&pool).await? {
         Some(saved) => saved.apply(llm),
         None => llm.clone(),

@@ -27,6 +27,9 @@ pub(super) async fn run(pool: Db, db: &str, llm: &LlmSettings, args: WorkerArgs)
         "assay worker needs a PostgreSQL database (--db postgres://…): an SQLite file's jobs run in the process that starts them"
     );
     // As `serve`: the settings saved from the browser, over the flags.
+    // A server's flags are its configuration, not a manifest's override:
+    // a manifest uploaded in the browser says its own [llm].
+    let llm = &LlmSettings { pinned: Vec::new(), ..llm.clone() };
     let in_force = match app::ssr::store::settings::load_llm(&pool).await? {
         Some(saved) => saved.apply(llm),
         None => llm.clone(),

@@ -591,3 +591,123 @@ async fn two_offline_runs_without_the_cache_answer_byte_for_byte_alike() {
         );
     }
 }
+
+/// #46: an answer written from little or no retrieved text is flagged — by
+/// each answer, on the set (Answers page, cost table, `answers list`) and
+/// in the report of an evaluation judging it — while a built-in method's
+/// answers carry the size of what they retrieved.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_resting_on_little_retrieved_text_are_flagged_on_the_page_the_table_and_the_report() {
+    use axum::http::{header, Request};
+    let dir = tempfile::tempdir().unwrap();
+    let db = common::test_db(dir.path(), "thin").await;
+    let set = sample_with_questions(&db).await;
+    let pool = db.open().await;
+    let bm25 = json(&assay(&db, &["--json", "answers", "generate", "A", "--set", &set, "--method", "bm25"], &[]).await);
+    let bm25_id = bm25["answers_id"].as_i64().unwrap();
+    // The size stored is the retrieved text's, in characters.
+    let answers = app::ssr::store::answers::list_answers(&pool, bm25_id, None).await.unwrap();
+    let chars: i64 = answers.iter().flat_map(|a| &a.contexts).map(|c| c.text.chars().count() as i64).sum();
+    assert!(chars > 12 * 400, "BM25 over the sample's chunks retrieves paragraphs: {chars}");
+    let stored: i64 = common::scalar(
+        &pool,
+        "SELECT CAST(SUM(context_chars) AS BIGINT) FROM answers WHERE answer_set_id = $1",
+        &[bm25_id],
+    )
+    .await;
+    assert_eq!(stored, chars);
+    assert_eq!(bm25["context"]["known"], 12);
+    assert_eq!(bm25["context"]["thin"], 0);
+    assert_eq!(bm25["context_flag"], Value::Null);
+
+    // Imported answers: eight written from a word of context, two from
+    // none reported (unknown, not "none"), two from a paragraph.
+    let export = assay(&db, &["questions", "export", "A", "--set", &set], &[]).await;
+    let lines: Vec<String> = String::from_utf8(export.stdout)
+        .unwrap()
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            let q: Value = serde_json::from_str(l).unwrap();
+            let contexts = match i {
+                0..=7 => serde_json::json!(["Scrooge."]),
+                8 | 9 => serde_json::json!([]),
+                _ => serde_json::json!(["Marley was dead: to begin with. ".repeat(20)]),
+            };
+            serde_json::json!({"question_id": q["id"], "answer": format!("Answer {i}."), "contexts": contexts})
+                .to_string()
+        })
+        .collect();
+    let file = dir.path().join("thin.jsonl");
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    let thin = json(
+        &assay(
+            &db,
+            &["--json", "answers", "import", "A", "--set", &set, "--name", "Thin", file.to_str().unwrap()],
+            &[],
+        )
+        .await,
+    )["answers_id"]
+        .as_i64()
+        .unwrap();
+    let table = json(&assay(&db, &["--json", "answers", "list", "A"], &[]).await);
+    let row = table.as_array().unwrap().iter().find(|r| r["answer_set_id"] == thin).unwrap();
+    assert_eq!((row["context"]["known"].as_i64(), row["context"]["thin"].as_i64()), (Some(10), Some(8)));
+    assert_eq!(row["context"]["none"], 0);
+    let text = String::from_utf8(assay(&db, &["answers", "list", "A"], &[]).await.stdout).unwrap();
+    assert!(
+        text.contains(&format!("* #{thin}: 8 of 10 answers rest on under 400 characters of retrieved text")),
+        "{text}"
+    );
+
+    // The page: the table's flag, the set's line, each thin answer's mark.
+    let (router, owner) = common::owner_router(&db, dir.path()).await;
+    let get = |uri: String| {
+        Request::get(uri)
+            .header(header::COOKIE, format!("assay_session={owner}"))
+            .body(axum::body::Body::empty())
+            .unwrap()
+    };
+    let (status, _, page) = common::send_to(&router, get(format!("/projects/1/answers?answers={thin}"))).await;
+    assert_eq!(status, 200);
+    assert!(page.contains("id=\"thin-context\""), "the cost table's list");
+    assert!(page.contains(&format!("#{thin} Thin: 8 of 10 answers rest on under 400 characters")), "named in the list");
+    assert!(page.contains("id=\"set-thin-context\""), "the shown set's line");
+    assert_eq!(page.matches("class=\"warn thin-context\"").count(), 8, "each thin answer marked");
+    let (_, _, page) = common::send_to(&router, get(format!("/projects/1/answers?answers={bm25_id}"))).await;
+    assert!(!page.contains("id=\"set-thin-context\""), "BM25's answers are not flagged");
+
+    // The report of an evaluation judging the two names the thin one only.
+    let run = json(
+        &assay(
+            &db,
+            &[
+                "--json",
+                "eval",
+                "run",
+                "A",
+                "--set",
+                &set,
+                "--methods",
+                &format!("{bm25_id},{thin}"),
+                "--judge",
+                "offline",
+                "--trials",
+                "1",
+                "--repeats",
+                "1",
+                "--no-align",
+            ],
+            &[],
+        )
+        .await,
+    );
+    let flags = run["thin_context"].as_array().unwrap();
+    assert_eq!(flags.len(), 1, "{run}");
+    assert!(flags[0].as_str().unwrap().starts_with(&format!("#{thin} Thin: 8 of 10")), "{run}");
+    let eval = run["evaluation_id"].as_i64().unwrap();
+    let (status, _, page) = common::send_to(&router, get(format!("/projects/1/evaluations/{eval}"))).await;
+    assert_eq!(status, 200);
+    assert!(page.contains("id=\"report-thin-context\""));
+    assert!(page.contains(&format!("#{thin} Thin: 8 of 10 answers rest on under 400 characters")));
+}

@@ -520,8 +520,16 @@ async fn retrying_failed_items_asks_the_model_again() {
     assert!(failed > 0, "unreadable verdicts fail their items: {}", String::from_utf8_lossy(&first.stderr));
     let asked = mock.stats().requests;
 
+    let worked = app::ssr::store::jobs::get_job(&pool, job).await.unwrap().elapsed_secs;
+
     unreadable.store(false, Ordering::SeqCst);
+    // A pause between the runs is not work (#46: 331 s became 1,902 s).
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    let began = std::time::Instant::now();
     let out = json(&assay(&db, &["--json", "job", "resume", &job.to_string(), "--retry-failed"], &env).await);
+    let took = began.elapsed().as_secs_f64();
+    let elapsed = app::ssr::store::jobs::get_job(&pool, job).await.unwrap().elapsed_secs;
+    assert!(elapsed > worked && elapsed <= worked + took + 0.5, "{elapsed} s: {worked} s, then {took} s of retry");
     assert!(mock.stats().requests > asked, "the retry sent requests: {out}");
     assert_eq!(common::scalar(&pool, "SELECT failed FROM jobs WHERE id = $1", &[job]).await, 0, "{out}");
     assert_eq!(common::texts(&pool, "SELECT status FROM jobs WHERE id = $1", &[job]).await, ["done"]);
@@ -533,4 +541,61 @@ async fn retrying_failed_items_asks_the_model_again() {
     )
     .await;
     assert!(kept > 0, "the failed replies stay logged");
+}
+
+/// #46: the evaluation's plan says how long the run would take on the
+/// configured endpoint — its calls × the mean latency measured on the
+/// model's last calls ÷ the concurrency — and says plainly when nothing
+/// has been measured yet (the CLI's words are the form's).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_plan_says_how_long_the_run_would_take_from_the_measured_latency() {
+    let offline = std::sync::Arc::new(engine::offline::provider());
+    let respond = move |req: &Value| offline.answer_body(req);
+    let mock = mockllm::MockServer::start(mockllm::MockConfig {
+        latency: std::time::Duration::from_millis(60),
+        responder: Some(mockllm::Responder(std::sync::Arc::new(respond))),
+        ..Default::default()
+    })
+    .await;
+    let base = mock.base_url();
+    let mut env = common::mock_env(&base).to_vec();
+    env.push(("ASSAY_LLM_CONCURRENCY", "2"));
+    let dir = tempfile::tempdir().unwrap();
+    let db = common::test_db(dir.path(), "time").await;
+    let set = sample_with_answers(&db, [2, 1, 1]).await;
+    let args = ["--json", "eval", "run", "A", "--set", &set, "--methods", "bm25,lightrag", "--judge", "llm"];
+    let plan_args: Vec<&str> = args.iter().copied().chain(["--plan"]).collect();
+    let before = json(&assay(&db, &plan_args, &env).await);
+    assert_eq!(before["time"], Value::Null, "nothing measured yet: {before}");
+    let text = String::from_utf8(assay(&db, &plan_args[1..], &env).await.stdout).unwrap();
+    assert!(text.contains("no time estimate yet: no call to this model has been measured"), "{text}");
+
+    let small = ["--trials", "1", "--repeats", "1", "--no-align", "--protocol", "unbiased"];
+    let first: Vec<&str> = args.iter().copied().chain(small).collect();
+    json(&assay(&db, &first, &env).await);
+    let pool = db.open().await;
+    let fresh = common::scalar(
+        &pool,
+        "SELECT COUNT(*) FROM llm_calls WHERE model = 'mock-model' AND NOT cached AND error IS NULL",
+        &[],
+    )
+    .await;
+    assert!(fresh > 0);
+    let plan = json(&assay(&db, &plan_args, &env).await);
+    let time = &plan["time"];
+    assert_eq!(time["measured"].as_i64(), Some(fresh.min(500)), "{plan}");
+    assert_eq!(time["concurrency"], 2);
+    let latency = time["latency_ms"].as_f64().unwrap();
+    assert!(latency >= 60.0, "the mock's 60 ms are in every call: {latency}");
+    let calls: u64 = plan["stages"].as_array().unwrap().iter().map(|s| s["calls"].as_u64().unwrap()).sum();
+    let expected = calls as f64 * latency / 1000.0 / 2.0;
+    assert!((time["seconds"].as_f64().unwrap() - expected).abs() < 1e-6, "{plan}");
+    let text = String::from_utf8(assay(&db, &plan_args[1..], &env).await.stdout).unwrap();
+    assert!(
+        text.contains(&format!(
+            "calls × {} ms (the mean of its last {fresh} answered calls) ÷ 2 at a time",
+            latency.round()
+        )),
+        "{text}"
+    );
 }

@@ -352,7 +352,7 @@ async fn a_manifest_without_llm_settings_takes_the_environments_and_says_so() {
     assert!(out.status.success(), "{stderr}");
     let first = stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
     assert!(
-        first.starts_with("LLM: openai, mock-model at")
+        first.starts_with("LLM: openai · mock-model at")
             && first.contains("the manifest has no [llm]: the model ASSAY_LLM_PROVIDER"),
         "{stderr}"
     );
@@ -363,9 +363,26 @@ async fn a_manifest_without_llm_settings_takes_the_environments_and_says_so() {
     let out =
         assay(&db, &["--json", "run", write("Named", "[llm]\nprovider = \"openai\"\n").to_str().unwrap()], &env).await;
     let v = json(&out);
-    assert!(v["llm"].as_str().unwrap().starts_with("openai, mock-model at"), "{v}");
+    assert!(v["llm"].as_str().unwrap().starts_with("openai · mock-model at"), "{v}");
     assert_eq!(v["llm_source"], serde_json::Value::Null, "the manifest named its provider");
     assert!(mock.stats().requests > asked);
+    // One precedence: a flag over the manifest over the environment. The
+    // manifest names its model: the environment's ASSAY_LLM_MODEL does not
+    // replace it; --llm-model does, and the first line says so.
+    let pinned =
+        write("Pinned", &format!("[llm]\nprovider = \"openai\"\nmodel = \"manifest-model\"\nbase_url = \"{base}\"\n"));
+    let db = dir.path().join("p.db");
+    let plan = json(&assay(&db, &["--json", "run", pinned.to_str().unwrap(), "--plan"], &env).await);
+    assert!(plan["llm"].as_str().unwrap().starts_with("openai · manifest-model at"), "{plan}");
+    let out = assay(&db, &["run", pinned.to_str().unwrap(), "--plan", "--llm-model", "flag-model"], &env).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.starts_with("LLM: openai · flag-model at")
+            && stderr.contains("— --llm-model on the command line over the manifest's [llm]"),
+        "{stderr}"
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("answered by openai · flag-model at"));
     // Nothing anywhere: offline, and the run says why.
     let db = dir.path().join("c.db");
     let out = assay(&db, &["run", write("Bare", "").to_str().unwrap()], &[]).await;

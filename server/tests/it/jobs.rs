@@ -66,7 +66,7 @@ async fn the_offline_summaries_job_runs_to_the_end_and_logs_every_call() {
     let (rows, reasons) = app::ssr::jobs::job_summary(&pool, id).await.unwrap();
     assert!(reasons.is_empty());
     let pace = rows.iter().find(|(k, _)| k == "Pace").map(|(_, v)| v.as_str());
-    assert_eq!(pace, Some("44 items in 1 min 30 s between the first and the last (0.5 per second)"), "{rows:?}");
+    assert_eq!(pace, Some("44 items in 1 min 30 s between the first and the last (2.1 s per item)"), "{rows:?}");
     assert_eq!(rows[0].1, "44 (44 done, 0 failed)");
 
     let calls = app::ssr::store::jobs::item_calls(&pool, id, "chunk-1").await.unwrap();

@@ -110,7 +110,7 @@ async fn a_stage_whose_every_item_failed_fails_and_the_run_stops_there_saying_wh
     let why = summary["stopped"].as_str().unwrap();
     assert!(why.starts_with("stage \"questions 1: graph\" stopped: job"), "{why}");
     assert!(why.contains("every one of its 3 items failed: the reply is not a question"), "{why}");
-    assert!(why.contains("Next: see the job's items (`assay job show"), "{why}");
+    assert!(why.contains("Next: see the job's items (its page, or `assay job show"), "{why}");
     let labels: Vec<&str> =
         summary["stages"].as_array().unwrap().iter().map(|s| s["label"].as_str().unwrap()).collect();
     assert_eq!(labels.len(), 2, "the corpus and the graph ran: {labels:?}");

@@ -242,7 +242,7 @@ async fn a_job_another_machine_runs_is_not_taken_for_interrupted() {
     use app::ssr::store::jobs;
     let dir = tempfile::tempdir().unwrap();
     for (kind, db, _guard, job) in each_database_with_a_job(dir.path()).await {
-        jobs::mark_running(&db, job).await.unwrap();
+        jobs::mark_running(&db, job, false).await.unwrap();
         // A process id no process here has (above Linux's pid_max).
         common::execute(&db, "UPDATE jobs SET runner_pid = 99999999 WHERE id = $1", &[job]).await;
         let expected = if db.is_postgres() { JobStatus::Running } else { JobStatus::Interrupted };

@@ -272,3 +272,87 @@ async fn a_cancel_reaches_every_process_and_a_resume_runs_the_rest() {
     assert_eq!(common::scalar(&pool, paid, &[job]).await, 2400, "each call paid once");
     assert!(mock.stats().ok <= 2400 + 4, "at most the 4 requests in flight at the cancel were abandoned");
 }
+
+/// #46: a retry of failed items asks the model again in every process on
+/// it. An evaluation whose judge first replies unreadably fails its items;
+/// after the model mends its ways, `job resume --retry-failed` runs them
+/// again with an `assay worker` taking part — and the worker, too, sends
+/// them to the model instead of reading the failed replies from the cache
+/// (before, its share failed again). The job's elapsed time is the two
+/// runs' work, not the pause between them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_joining_a_retry_asks_the_model_again() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let _deployment = ONE_DEPLOYMENT.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let pg = common::pg_database().await;
+    let set = sample_with_answers(&pg.url, [5, 5, 2]).await;
+    let unreadable = Arc::new(AtomicBool::new(true));
+    let offline = Arc::new(engine::offline::provider());
+    let on = unreadable.clone();
+    let respond = move |req: &serde_json::Value| {
+        if on.load(Ordering::SeqCst) && req["messages"].to_string().contains("Answer 2:") {
+            "I would rather not say.".to_string()
+        } else {
+            offline.answer_body(req)
+        }
+    };
+    let mock = MockServer::start(MockConfig {
+        latency: Duration::from_millis(30),
+        responder: Some(Responder(Arc::new(respond))),
+        ..Default::default()
+    })
+    .await;
+    let base = mock.base_url();
+    let env = [
+        ("ASSAY_LLM_PROVIDER", "openai"),
+        ("ASSAY_LLM_BASE_URL", base.as_str()),
+        ("ASSAY_LLM_MODEL", "mock-model"),
+        ("ASSAY_LLM_CONCURRENCY", "4"),
+        ("ASSAY_CLAIM_TIMEOUT", "3"),
+        ("ASSAY_DB_CONNECTIONS", "6"),
+    ];
+    let eval = evaluation(&set, "25");
+    let eval: Vec<&str> = eval.iter().map(String::as_str).collect();
+    let first = assay(&pg.url, &eval, &env).await;
+    assert!(!first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    let pool = app::ssr::store::open_target(&pg.url).await.unwrap();
+    let job = common::scalar(&pool, "SELECT MAX(id) FROM jobs", &[]).await;
+    let failed = common::scalar(&pool, "SELECT failed FROM jobs WHERE id = $1", &[job]).await;
+    assert_eq!(failed, 300, "every judging item failed");
+    let worked = app::ssr::store::jobs::get_job(&pool, job).await.unwrap().elapsed_secs;
+    let cached = "SELECT COUNT(*) FROM llm_calls WHERE job_id = $1 AND cached";
+    let cached_before = common::scalar(&pool, cached, &[job]).await;
+
+    unreadable.store(false, Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let log = std::fs::File::create(dir.path().join("worker.log")).unwrap();
+    let worker = Process(
+        assay_command(&pg.url, &["worker", "--poll-ms", "100"], &env)
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .unwrap(),
+    );
+    let args = ["--json", "job", "resume", &job.to_string(), "--retry-failed"];
+    let mut resume = assay_command(&pg.url, &args, &env);
+    let began = Instant::now();
+    let run = tokio::task::spawn_blocking(move || resume.output().unwrap());
+    let mut joined = false;
+    while !run.is_finished() {
+        joined |= claimants(&pool).await.contains(&worker.0.id());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let took = began.elapsed().as_secs_f64();
+    let out = run.await.unwrap();
+    let after = json(&out);
+    assert!(joined, "the worker took part in the retry");
+    assert_eq!((after["status"].as_str(), after["failed"].as_i64()), (Some("done"), Some(0)), "{after}");
+    assert_eq!(
+        common::scalar(&pool, cached, &[job]).await,
+        cached_before,
+        "no process read a failed reply from the cache"
+    );
+    let elapsed = app::ssr::store::jobs::get_job(&pool, job).await.unwrap().elapsed_secs;
+    assert!(elapsed > worked && elapsed <= worked + took + 0.5, "{elapsed} s: {worked} s, then {took} s of retry");
+}

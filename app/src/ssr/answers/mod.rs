@@ -77,7 +77,9 @@ pub async fn plan(
     let label = format!("answers: {} on {}", req.method, set.name);
     let n = set.questions.max(0) as u64;
     let e = engine::experiment::answers_estimate(&section, n, label, &corpus, chunk_tokens);
-    Ok(crate::ssr::price::one_stage(llm, e, set.questions, engine::rag::presets::is_remote(&req.method)))
+    let by_service = engine::rag::presets::is_remote(&req.method);
+    let plan = crate::ssr::price::one_stage(llm, e, set.questions, by_service);
+    Ok(crate::ssr::price::timed(pool, llm, plan, by_service).await)
 }
 
 /// Creates (does not run) the job answering a question set, with the empty
@@ -421,6 +423,7 @@ async fn embed_chunks(
 /// one its evaluation job fills.)
 pub(crate) async fn store_answers(pool: &Db, job_id: i64, prefix: &str, target_words: Option<usize>) -> AppResult<()> {
     let set = store::answers::set_of_job(pool, job_id).await?;
+    let method = store::answers::get_set(pool, set).await?.method;
     let answers: Vec<NewAnswer> = store::jobs::job_items(pool, job_id)
         .await?
         .into_iter()
@@ -428,7 +431,7 @@ pub(crate) async fn store_answers(pool: &Db, job_id: i64, prefix: &str, target_w
         .filter_map(|i| {
             let v: serde_json::Value = serde_json::from_str(i.result.as_deref()?).ok()?;
             let a: engine::rag::Answer = serde_json::from_value(v.clone()).ok()?;
-            Some(NewAnswer::of(v["question_id"].as_i64()?, &a, target_words))
+            Some(NewAnswer::of(v["question_id"].as_i64()?, &a, &method, target_words))
         })
         .collect();
     store::answers::replace_answers(pool, set, &answers).await

@@ -76,6 +76,7 @@ async fn stored_of(pool: &Db, row: store::evaluations::Row) -> AppResult<Stored>
         pairs: pairs.len(),
         status: job.as_ref().map(|j| j.status),
         done: job.as_ref().map_or(0, |j| j.done),
+        failed: job.as_ref().map_or(0, |j| j.failed),
         total: job.as_ref().map_or(0, |j| j.total),
         tokens: job.as_ref().map_or(0, |j| j.tokens),
         cost_usd: job.as_ref().map_or(0.0, |j| j.cost_usd),

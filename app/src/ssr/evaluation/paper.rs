@@ -30,7 +30,7 @@ fn level_bars(panel: &LevelPanel) -> Vec<plots::StackedRow> {
         .iter()
         .map(|p| (format!("{} vs {}", p.a_name, p.b_name), p.breakdown.rates, format!("n = {}", p.breakdown.n)))
         .collect();
-    bars.push(("mean of the pairs".into(), panel.mean, format!("{} pairs", panel.pairs.len())));
+    bars.push(("mean of the pairs".into(), panel.mean, crate::format::count(panel.pairs.len() as i64, "pair")));
     bars
 }
 

@@ -157,10 +157,10 @@ fn judging_stages(
             completion_tokens: c,
             cost_usd: pricing.cost(pricing.model(), p, c),
             how: format!(
-                "{} of {} pairs of answers differ by more than {} words: each is regenerated up to {} times, then \
+                "{} of {} of answers differ by more than {} words: each is regenerated up to {} times, then \
                  forced (the model's replies decide how many calls)",
                 crate::format::int(outside as i64),
-                crate::format::int(judged_questions(questions, answers, pairs) as i64),
+                crate::format::count(judged_questions(questions, answers, pairs) as i64, "pair"),
                 settings.tolerance,
                 settings.max_adjustments
             ),
@@ -318,5 +318,6 @@ pub async fn plan(pool: &Db, llm: &LlmSettings, req: &EvalRequest, sanity: &[i64
             None => (format!("{} (no price set: Settings takes one)", llm.describe()), true),
         },
     };
-    Ok(RunPlan { stages, paid_by, paid, questions: set.questions, judgments })
+    let plan = RunPlan { stages, paid_by, paid, questions: set.questions, judgments, time: None };
+    Ok(crate::ssr::price::timed(pool, llm, plan, false).await)
 }

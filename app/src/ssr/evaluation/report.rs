@@ -345,7 +345,7 @@ pub async fn report_view_of(pool: &Db, s: std::sync::Arc<Snapshot>, inline: bool
             "Spread of a pair's win rate across trials (std)".into(),
             b.trial_std_mean
                 .map_or("—".into(), |m| format!("{m:.3} mean, {:.3} largest", b.trial_std_max.unwrap_or(m))),
-            format!("{} pairs", r.pairs.len()),
+            crate::format::count(r.pairs.len() as i64, "pair"),
         ));
     }
     let bias_verdicts = b.verdicts(e.settings.align && unbiased, e.settings.exchange && unbiased, e.settings.tolerance);
@@ -364,10 +364,11 @@ pub async fn report_view_of(pool: &Db, s: std::sync::Arc<Snapshot>, inline: bool
         .await?
         .clone();
     let judge_reading = match (e.settings.judge, &judging) {
-        (JudgeKind::Llm, Some(o)) => judge_reading(o, b.flip_rate, b.exchanged_draws),
+        (JudgeKind::Llm, Some(o)) => judge_reading(o, b.flip_rate, b.exchanged_draws, false),
         _ => None,
     };
     let no_verdict = no_verdict(&e, &r, judging.as_ref());
+    let thin_context = thin_context(pool, &e).await?;
     let paper = super::paper_view(r, &svg);
     let ranking = r.ranking.as_ref().map(|k| crate::model::RankingView {
         rows: k
@@ -402,8 +403,23 @@ pub async fn report_view_of(pool: &Db, s: std::sync::Arc<Snapshot>, inline: bool
         cached_calls,
         judge_reading,
         no_verdict,
+        thin_context,
         paper,
     })
+}
+
+/// The contenders of an evaluation some of whose answers rest on little or
+/// no retrieved text: `(sentence, warns)` per flagged set (#46).
+pub async fn thin_context(pool: &Db, e: &Stored) -> AppResult<Vec<(String, bool)>> {
+    let mut out = Vec::new();
+    for id in &e.answer_sets {
+        // A deleted set has nothing left to measure.
+        let Ok(c) = store::answers::cost_of(pool, *id).await else { continue };
+        if let Some(f) = c.context.flag() {
+            out.push((format!("#{} {}: {f}", c.answer_set_id, c.name), c.context.warns()));
+        }
+    }
+    Ok(out)
 }
 
 /// Why a finished evaluation has no rates at all, when it has none: every
@@ -434,7 +450,14 @@ pub fn no_verdict(e: &Stored, r: &Report, judging: Option<&crate::model::JobOutc
 
 /// How well an LLM judge could be read, in words, and whether the report's
 /// rates are in doubt (most items failed, or none was read).
-pub fn judge_reading(o: &crate::model::JobOutcome, flip_rate: Option<f64>, exchanged: usize) -> Option<(String, bool)> {
+/// `on_cli`: the advice names the command line's flags; on a page, the
+/// server's settings (a page cannot pass a flag).
+pub fn judge_reading(
+    o: &crate::model::JobOutcome,
+    flip_rate: Option<f64>,
+    exchanged: usize,
+    on_cli: bool,
+) -> Option<(String, bool)> {
     let model = o.model.clone()?;
     if o.items == 0 {
         return None;
@@ -454,10 +477,15 @@ pub fn judge_reading(o: &crate::model::JobOutcome, flip_rate: Option<f64>, excha
     }
     let poor = read * 2 < o.items;
     if poor {
-        said.push_str(
-            " Most verdicts could not be used, so the rates below rest on few judgments (or none): a more capable judge model, \
-             a larger reply budget (--llm-max-tokens judge_scores=N) or the other JSON mode (--llm-json-mode) may help.",
-        );
+        let how = if on_cli {
+            "(--llm-max-tokens judge_scores=N, --llm-json-mode on|off)"
+        } else {
+            "(set where the server is started: ASSAY_LLM_MAX_TOKENS=judge_scores=N, ASSAY_LLM_JSON_MODE=on|off)"
+        };
+        said.push_str(&format!(
+            " Most verdicts could not be used, so the rates below rest on few judgments (or none): a more capable judge model \
+             (Settings), a larger reply budget or the other JSON mode {how} may help."
+        ));
     }
     Some((said, poor))
 }

@@ -38,7 +38,8 @@ pub fn judge_label(settings: &Settings, llm: &LlmSettings) -> String {
         JudgeKind::Simulated => "simulated judge (bias lab, no LLM)".into(),
         JudgeKind::Llm => match llm.provider {
             engine::llm::settings::ProviderKind::Offline => "offline rubric judge (no LLM configured)".into(),
-            _ => format!("{} · {}", llm.base_url, llm.model),
+            // Named as everywhere else (the call log, the jobs, the answers).
+            _ => llm.describe(),
         },
     }
 }

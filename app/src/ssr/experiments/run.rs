@@ -157,13 +157,12 @@ where
         let after = (self.run_job)(job.id, label.clone(), resumed).await?;
         if after.status != JobStatus::Done {
             return Err(AppError::Invalid(format!(
-                "stage \"{label}\" stopped: job {} ended {}{}. Next: see the job's items (`assay job show {}`), \
-                 change what failed them (a more capable model, --llm-max-tokens, --llm-context), and run the \
-                 manifest again: finished stages are reused, and `assay job resume {} --retry-failed` retries only its failed items",
+                "stage \"{label}\" stopped: job {} ended {}{}. Next: see the job's items (its page, or `assay job show {}`), \
+                 change what failed them (a more capable model, a larger reply budget or context window), and run the \
+                 manifest again: finished stages are reused, and this stage's failed items are sent to the model again",
                 after.id,
                 after.status,
                 after.error.map_or(String::new(), |e| format!(" ({e})")),
-                after.id,
                 after.id,
             )));
         }
@@ -311,23 +310,65 @@ pub fn llm_settings(m: &Manifest, base: &LlmSettings, env: fn(&str) -> Option<St
     if let Some(c) = m.llm.concurrency {
         llm.concurrency = c;
     }
+    // A flag is the most specific word: the manifest does not override it.
+    for field in &base.pinned {
+        match *field {
+            "provider" => llm.provider = base.provider,
+            "base_url" => llm.base_url = base.base_url.clone(),
+            "model" => llm.model = base.model.clone(),
+            "concurrency" => llm.concurrency = base.concurrency,
+            _ => {}
+        }
+    }
+    // The key goes with the provider in force.
+    if base.pinned.contains(&"provider") && m.llm.provider != base.provider.name() {
+        llm.api_key = base.api_key.clone();
+    }
     llm
+}
+
+/// The flags that override a manifest's `[llm]` values, as `--llm-model`
+/// …, for the run's first line; empty when none differs.
+fn overriding_flags(m: &Manifest, base: &LlmSettings) -> Vec<String> {
+    let mut flags = Vec::new();
+    for field in &base.pinned {
+        let (flag, differs) = match *field {
+            "provider" => ("--llm-provider", !m.llm.provider.is_empty() && m.llm.provider != base.provider.name()),
+            "base_url" => ("--llm-base-url", m.llm.base_url.as_ref().is_some_and(|u| *u != base.base_url)),
+            "model" => ("--llm-model", m.llm.model.as_ref().is_some_and(|v| *v != base.model)),
+            "concurrency" => ("--llm-concurrency", m.llm.concurrency.is_some_and(|c| c != base.concurrency)),
+            _ => continue,
+        };
+        if differs {
+            flags.push(flag.to_string());
+        }
+    }
+    flags
 }
 
 /// Where a manifest's LLM settings came from, when not from the manifest
 /// itself: a sentence for the run's first line.
 pub fn llm_source(m: &Manifest, llm: &LlmSettings, env: fn(&str) -> Option<String>) -> Option<String> {
     if !m.llm.provider.is_empty() {
-        return None;
+        let flags = overriding_flags(m, llm);
+        return (!flags.is_empty()).then(|| {
+            format!(
+                "{} on the command line over the manifest's [llm] (a flag is the most specific word)",
+                flags.join(", ")
+            )
+        });
     }
     let from_env = env("ASSAY_LLM_PROVIDER").is_some_and(|p| !p.trim().is_empty());
-    Some(match (llm.provider, from_env) {
-        (ProviderKind::Offline, true) => "the manifest has no [llm]: offline, as ASSAY_LLM_PROVIDER says".into(),
-        (ProviderKind::Offline, false) => {
+    let from_flag = llm.pinned.contains(&"provider");
+    Some(match (llm.provider, from_flag, from_env) {
+        (ProviderKind::Offline, true, _) => "the manifest has no [llm]: offline, as --llm-provider says".into(),
+        (_, true, _) => "the manifest has no [llm]: the model the --llm-* flags name".into(),
+        (ProviderKind::Offline, false, true) => "the manifest has no [llm]: offline, as ASSAY_LLM_PROVIDER says".into(),
+        (ProviderKind::Offline, false, false) => {
             "the manifest has no [llm] and ASSAY_LLM_PROVIDER is not set: offline (no model)".into()
         }
-        (_, true) => "the manifest has no [llm]: the model ASSAY_LLM_PROVIDER and ASSAY_LLM_* name".into(),
-        (_, false) => "the manifest has no [llm]: the configured model (--llm-* flags, or the saved settings)".into(),
+        (_, false, true) => "the manifest has no [llm]: the model ASSAY_LLM_PROVIDER and ASSAY_LLM_* name".into(),
+        (_, false, false) => "the manifest has no [llm]: the configured model (the saved settings)".into(),
     })
 }
 

@@ -316,19 +316,7 @@ pub async fn estimate(
             how: s.how,
         });
     }
-    // calls × measured latency ÷ concurrency: the calls go out that many at
-    // a time, so this is the wall time when the endpoint keeps up.
-    let provider = llm.provider.name();
-    let model = if d.offline { engine::llm::offline::OFFLINE_MODEL } else { llm.model.as_str() };
-    if let Ok(Some((latency_ms, measured))) = store::calls::recent_latency(pool, provider, model).await {
-        let concurrency = llm.concurrency.max(1);
-        d.time = Some(crate::model::TimeEstimate {
-            seconds: d.calls as f64 * latency_ms / 1000.0 / concurrency as f64,
-            latency_ms,
-            measured,
-            concurrency,
-        });
-    }
+    d.time = crate::ssr::price::time_of(pool, &llm, d.calls).await;
     d
 }
 

@@ -241,11 +241,17 @@ async fn run_as(
     // A retry of failed items asks the model again: the cache would answer
     // them with the very replies that failed (unreadable, cut, refused).
     // Replies are still logged and cached; items done before are not rerun.
-    if params.no_cache() || retry_failed {
+    // A process joining a retry (a worker on a shared database) takes the
+    // same failed items from the queue: it asks the model again too.
+    let retrying = match role {
+        Role::Join => store::jobs::retrying(pool, job_id).await?,
+        Role::Start { .. } => retry_failed,
+    };
+    if params.no_cache() || retrying {
         gateway = gateway.without_cache();
     }
     if role != Role::Join {
-        store::jobs::mark_running(pool, job_id).await?;
+        store::jobs::mark_running(pool, job_id, retry_failed).await?;
     }
     let worker = store::queue::worker_id();
     let heartbeat = tokio::spawn(heartbeat(pool.clone(), job_id, shared.then(|| (worker, cancel.clone()))));

@@ -17,8 +17,17 @@ const FIELDS: usize = 6;
 fn summarise_result(result: &str) -> String {
     match serde_json::from_str::<Value>(result) {
         Ok(Value::Object(map)) => {
-            let mut parts: Vec<String> =
-                map.iter().take(FIELDS).map(|(k, v)| format!("{}: {}", k.replace('_', " "), value(v))).collect();
+            let mut parts: Vec<String> = map
+                .iter()
+                .take(FIELDS)
+                .map(|(k, v)| {
+                    match (k.as_str(), serde_json::from_value::<engine::judge::align::Alignment>(v.clone())) {
+                        // Length alignment's outcome in words, not as the enum it is stored as.
+                        ("alignment", Ok(a)) => format!("alignment: {}", a.describe()),
+                        _ => format!("{}: {}", k.replace('_', " "), value(v)),
+                    }
+                })
+                .collect();
             if map.len() > FIELDS {
                 parts.push(format!("and {} more fields", map.len() - FIELDS));
             }
@@ -40,6 +49,10 @@ fn value(v: &Value) -> String {
             _ => n.to_string(),
         },
         Value::String(s) => text(s),
+        // A few numbers (the two answers' words) as they are.
+        Value::Array(a) if (2..=4).contains(&a.len()) && a.iter().all(Value::is_number) => {
+            a.iter().map(value).collect::<Vec<_>>().join(", ")
+        }
         Value::Array(a) => format!("{} item{}", format::int(a.len() as i64), if a.len() == 1 { "" } else { "s" }),
         Value::Object(o) => {
             // A nested object by its few scalar fields (a verdict's totals
@@ -113,10 +126,10 @@ pub async fn job_summary(pool: &Db, job_id: i64) -> AppResult<(Vec<(String, Stri
             rows.push((
                 "Pace".into(),
                 format!(
-                    "{} items in {} between the first and the last ({:.1} per second)",
+                    "{} items in {} between the first and the last ({})",
                     format::int(finished),
                     format::duration(s),
-                    (finished - 1) as f64 / s
+                    format::pace((finished - 1) as u64, s)
                 ),
             ));
         }
@@ -142,6 +155,11 @@ mod tests {
         let verdict =
             r#"{"trial":0,"verdict":{"a_aspects":[5.0,2.0],"a_total":12.0,"b_total":13.0,"outcome":"B","extra":1}}"#;
         assert_eq!(summarise_result(verdict), "trial: 0 · verdict: {a total 12, b total 13, outcome \"B\"}");
+        assert_eq!(
+            summarise_result(r#"{"alignment":{"Forced":3},"words":[60,58]}"#),
+            "alignment: forced to length after 3 regenerations · words: 60, 58"
+        );
+        assert_eq!(summarise_result(r#"{"alignment":"AsIs"}"#), "alignment: within tolerance as generated");
         let wide: serde_json::Map<String, Value> = (0..8).map(|i| (format!("f{i}"), Value::from(i))).collect();
         assert!(summarise_result(&Value::Object(wide).to_string()).ends_with("and 2 more fields"));
     }

@@ -6,8 +6,8 @@ use super::{on_db, Db};
 
 use crate::error::{AppError, AppResult};
 use crate::model::{
-    AnswerBrief, AnswerPairRow, AnswerPairsPage, AnswerSetView, AnswerView, ContextView, CostRow, ANSWERS_PER_PAGE,
-    ANSWER_PREVIEW_CHARS,
+    AnswerBrief, AnswerPairRow, AnswerPairsPage, AnswerSetView, AnswerView, ContextSize, ContextView, CostRow,
+    ANSWERS_PER_PAGE, ANSWER_PREVIEW_CHARS,
 };
 
 /// An answer about to be stored. Accounting is `None` when an imported
@@ -27,6 +27,9 @@ pub struct NewAnswer {
     pub target_words: Option<i64>,
     /// The reply was cut at its `max_tokens`.
     pub truncated: bool,
+    /// Whether an empty `contexts` means "retrieved nothing" (a built-in
+    /// method) rather than "not reported" (an import, a service).
+    pub contexts_known: bool,
 }
 
 impl From<&engine::rag::Section> for ContextView {
@@ -36,8 +39,14 @@ impl From<&engine::rag::Section> for ContextView {
 }
 
 impl NewAnswer {
-    /// A built-in method's answer.
-    pub fn of(question_id: i64, a: &engine::rag::Answer, target_words: Option<usize>) -> NewAnswer {
+    /// Characters of retrieved text, when known (see [`NewAnswer::contexts_known`]).
+    pub fn context_chars(&self) -> Option<i64> {
+        (self.contexts_known || !self.contexts.is_empty())
+            .then(|| self.contexts.iter().map(|c| c.text.chars().count() as i64).sum())
+    }
+
+    /// A method's answer (`method`: the set's).
+    pub fn of(question_id: i64, a: &engine::rag::Answer, method: &str, target_words: Option<usize>) -> NewAnswer {
         NewAnswer {
             question_id,
             answer: a.answer.clone(),
@@ -51,6 +60,7 @@ impl NewAnswer {
             query_ms: Some(a.query_ms),
             target_words: target_words.map(|t| t as i64),
             truncated: a.meter.answer_cut,
+            contexts_known: engine::rag::presets::reports_context(method),
         }
     }
 }
@@ -110,8 +120,8 @@ super::connection_steps! {
     for a in answers {
         sqlx::query(
             "INSERT INTO answers (answer_set_id, question_id, answer, contexts, prompt_tokens, completion_tokens,
-                 cost_usd, llm_calls, cached_calls, retrieval_ms, query_ms, target_words, truncated)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+                 cost_usd, llm_calls, cached_calls, retrieval_ms, query_ms, target_words, truncated, context_chars)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
         )
         .bind(set_id)
         .bind(a.question_id)
@@ -126,6 +136,7 @@ super::connection_steps! {
         .bind(a.query_ms)
         .bind(a.target_words)
         .bind(a.truncated)
+        .bind(a.context_chars())
         .execute(&mut *self)
         .await?;
     }
@@ -183,6 +194,12 @@ impl SetRow {
         let made_by = match &self.provider {
             Some(p) => Some(crate::model::provider_label(p, &self.model.unwrap_or_default())),
             None if engine::rag::presets::is_remote(&self.method) => Some(format!("your service ({})", self.method)),
+            // A built-in method's set whose job has made no call yet (#46:
+            // not "imported").
+            None if self.method != "imported" => Some(match self.job_id {
+                Some(j) => format!("not answered yet (job #{j})"),
+                None => "not answered yet".to_string(),
+            }),
             None => None,
         };
         AnswerSetView {
@@ -269,6 +286,7 @@ struct AnswerRow {
     retrieval_ms: Option<f64>,
     query_ms: Option<f64>,
     truncated: bool,
+    context_chars: Option<i64>,
 }
 
 /// A set's answer texts by question, `(question id, answer)` — without
@@ -287,7 +305,7 @@ pub async fn list_answers(pool: &Db, set_id: i64, question_id: Option<i64>) -> A
     on_db!(pool, |db| {
         let rows: Vec<AnswerRow> = sqlx::query_as(
             "SELECT a.id, a.question_id, q.question, a.answer, a.contexts, a.prompt_tokens, a.completion_tokens,
-                a.cost_usd, a.llm_calls, a.retrieval_ms, a.query_ms, a.truncated
+                a.cost_usd, a.llm_calls, a.retrieval_ms, a.query_ms, a.truncated, a.context_chars
          FROM answers a JOIN questions q ON q.id = a.question_id
          WHERE a.answer_set_id = $1 AND ($2 IS NULL OR a.question_id = $3) ORDER BY q.idx, q.id",
         )
@@ -339,6 +357,7 @@ impl AnswerRow {
             whole,
             words: self.answer.split_whitespace().count() as i64,
             contexts: contexts as i64,
+            context_chars: self.context_chars,
             tokens: self.prompt_tokens.zip(self.completion_tokens).map(|(p, c)| p + c),
             query_ms: self.query_ms,
             truncated: self.truncated,
@@ -353,7 +372,7 @@ impl AnswerRow {
 /// answer whole).
 pub async fn answer_page(pool: &Db, a: i64, b: Option<i64>, page: i64, search: &str) -> AppResult<AnswerPairsPage> {
     const COLUMNS: &str = "a.id, a.question_id, q.question, a.answer, a.contexts, a.prompt_tokens,
-        a.completion_tokens, a.cost_usd, a.llm_calls, a.retrieval_ms, a.query_ms, a.truncated";
+        a.completion_tokens, a.cost_usd, a.llm_calls, a.retrieval_ms, a.query_ms, a.truncated, a.context_chars";
     const MATCHING: &str = "FROM answers a JOIN questions q ON q.id = a.question_id
         WHERE a.answer_set_id = $1 AND ($2 = '' OR LOWER(q.question) LIKE $3 ESCAPE '\\')";
     let pattern = super::like_pattern(search);
@@ -443,7 +462,25 @@ async fn cost_row(pool: &Db, s: AnswerSetView) -> AppResult<CostRow> {
         .bind(s.id)
         .fetch_one(db)
         .await?;
+        let (known, avg_chars, thin, none): (i64, Option<f64>, Option<i64>, Option<i64>) = sqlx::query_as(
+            "SELECT COUNT(context_chars), CAST(AVG(context_chars) AS DOUBLE PRECISION),
+                CAST(SUM(CASE WHEN context_chars < $2 THEN 1 ELSE 0 END) AS BIGINT),
+                CAST(SUM(CASE WHEN context_chars = 0 THEN 1 ELSE 0 END) AS BIGINT)
+         FROM answers WHERE answer_set_id = $1",
+        )
+        .bind(s.id)
+        .bind(crate::model::THIN_CONTEXT_CHARS)
+        .fetch_one(db)
+        .await?;
+        let context = ContextSize {
+            known,
+            avg_chars,
+            thin: thin.unwrap_or(0),
+            none: none.unwrap_or(0),
+            by_design: !engine::rag::presets::retrieves(&s.method),
+        };
         Ok(CostRow {
+            context,
             answer_set_id: s.id,
             question_set_id: s.question_set_id,
             name: s.name,
@@ -462,4 +499,48 @@ async fn cost_row(pool: &Db, s: AnswerSetView) -> AppResult<CostRow> {
             sanity_of: s.sanity_of,
         })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pages_threshold_is_the_engines() {
+        assert_eq!(crate::model::THIN_CONTEXT_CHARS, engine::rag::THIN_CONTEXT_CHARS as i64);
+    }
+
+    #[test]
+    fn a_context_size_is_known_for_built_in_methods_and_reported_contexts_only() {
+        let ctx = |t: &str| ContextView { kind: "chunk".into(), id: "1".into(), score: 1.0, text: t.into() };
+        let mut a = NewAnswer { contexts: vec![ctx("Ada é"), ctx("Bo")], ..Default::default() };
+        assert_eq!(a.context_chars(), Some(7), "characters, not bytes");
+        a.contexts.clear();
+        assert_eq!(a.context_chars(), None, "an import that reported none: unknown");
+        a.contexts_known = true;
+        assert_eq!(a.context_chars(), Some(0), "a built-in method that retrieved nothing");
+        assert!(engine::rag::presets::reports_context("lightrag"));
+        assert!(engine::rag::presets::reports_context("chat-baseline"));
+        assert!(!engine::rag::presets::reports_context("lightrag-server"));
+    }
+
+    #[test]
+    fn the_flag_counts_thin_answers_and_names_a_baseline_by_design() {
+        use crate::model::ContextSize;
+        let c = ContextSize { known: 5000, avg_chars: Some(900.0), thin: 1200, none: 120, by_design: false };
+        assert_eq!(
+            c.flag().unwrap(),
+            "1,200 of 5,000 answers rest on under 400 characters of retrieved text (120 with none)"
+        );
+        assert!(c.warns());
+        let few = ContextSize { thin: 10, none: 0, ..c.clone() };
+        assert!(few.flag().is_some() && !few.warns(), "under a tenth: noted, not a warning");
+        assert_eq!(ContextSize { thin: 0, ..c.clone() }.flag(), None);
+        let base = ContextSize { known: 12, avg_chars: Some(0.0), thin: 12, none: 12, by_design: true };
+        assert_eq!(
+            base.flag().unwrap(),
+            "12 of 12 answers rest on under 400 characters of retrieved text — none at all: the no-retrieval baseline, by design"
+        );
+        assert!(!base.warns());
+    }
 }

@@ -171,6 +171,9 @@ pub const TABLES: &[Table] = &[
             ("finished_at", Text),
             ("runner_pid", Int),
             ("heartbeat", Text),
+            ("retrying", Bool),
+            ("worked_secs", Real),
+            ("run_started_at", Text),
         ],
     },
     Table {
@@ -382,6 +385,7 @@ pub const TABLES: &[Table] = &[
             ("query_ms", Real),
             ("target_words", Int),
             ("truncated", Bool),
+            ("context_chars", Int),
         ],
     },
     Table {

@@ -77,20 +77,38 @@ pub async fn fail_queued(pool: &Db, job_id: i64, error: &str) -> AppResult<()> {
     })
 }
 
-/// Marks a job as running in this process.
-pub async fn mark_running(pool: &Db, job_id: i64) -> AppResult<()> {
+/// Marks a job as running in this process; `retrying`: this run retries
+/// the failed items (every process on it then bypasses the cache). A run
+/// that never ended (its process died) adds its time, to its last
+/// heartbeat, to the job's work before this run starts.
+pub async fn mark_running(pool: &Db, job_id: i64, retrying: bool) -> AppResult<()> {
     on_db!(pool, |db| {
         sqlx::query(
-            "UPDATE jobs SET status = 'running', error = NULL, finished_at = NULL, runner_pid = $1,
+            "UPDATE jobs SET status = 'running', error = NULL, finished_at = NULL, runner_pid = $1, retrying = $2,
+                worked_secs = worked_secs + COALESCE(
+                    (julianday(COALESCE(heartbeat, run_started_at)) - julianday(run_started_at)) * 86400.0, 0),
+                run_started_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now'),
                 started_at = COALESCE(started_at, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
                 heartbeat = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
-          WHERE id = $2",
+          WHERE id = $3",
         )
         .bind(std::process::id() as i64)
+        .bind(retrying)
         .bind(job_id)
         .execute(db)
         .await?;
         Ok(())
+    })
+}
+
+/// Whether a job's current run retries its failed items.
+pub async fn retrying(pool: &Db, job_id: i64) -> AppResult<bool> {
+    on_db!(pool, |db| {
+        Ok(sqlx::query_scalar::<_, bool>("SELECT retrying FROM jobs WHERE id = $1")
+            .bind(job_id)
+            .fetch_optional(db)
+            .await?
+            .unwrap_or(false))
     })
 }
 
@@ -120,15 +138,16 @@ pub async fn mark_ended_if_running(pool: &Db, job_id: i64, status: JobStatus) ->
 /// Ends a run (only while it runs, with `only_running`); whether it did.
 /// (A running job's error is NULL: the run's start cleared it.)
 async fn end(pool: &Db, job_id: i64, status: JobStatus, error: Option<&str>, only_running: bool) -> AppResult<bool> {
-    let sql = if only_running {
-        "UPDATE jobs SET status = $1, error = $2, runner_pid = NULL,
-            finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = $3 AND status = 'running'"
-    } else {
-        "UPDATE jobs SET status = $1, error = $2, runner_pid = NULL,
-            finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = $3"
-    };
+    // The run's wall time joins the job's work, once (the run is then
+    // over: `run_started_at` cleared).
+    const END: &str = "UPDATE jobs SET status = $1, error = $2, runner_pid = NULL,
+            worked_secs = worked_secs + COALESCE(
+                (julianday(strftime('%Y-%m-%dT%H:%M:%fZ', 'now')) - julianday(run_started_at)) * 86400.0, 0),
+            run_started_at = NULL,
+            finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = $3";
+    let sql = if only_running { format!("{END} AND status = 'running'") } else { END.to_string() };
     on_db!(pool, |db| {
-        let done = sqlx::query(sql).bind(status.as_str()).bind(error).bind(job_id).execute(db).await?;
+        let done = sqlx::query(&sql).bind(status.as_str()).bind(error).bind(job_id).execute(db).await?;
         Ok(done.rows_affected() == 1)
     })
 }
@@ -154,10 +173,14 @@ struct JobRow {
     elapsed_secs: Option<f64>,
 }
 
-const JOB_SELECT: &str = "SELECT id, project_id, kind, parameters, status, total, done, failed, tokens, cost_usd, error,
+const JOB_SELECT: &str =
+    "SELECT id, project_id, kind, parameters, status, total, done, failed, tokens, cost_usd, error,
         created_at, started_at, finished_at, runner_pid,
         (julianday('now') - julianday(heartbeat)) * 86400.0 AS stale_secs,
-        (julianday(COALESCE(finished_at, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))) - julianday(started_at)) * 86400.0 AS elapsed_secs
+        worked_secs + COALESCE((julianday(CASE
+            WHEN status = 'running' AND heartbeat >= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-30 seconds')
+            THEN strftime('%Y-%m-%dT%H:%M:%fZ', 'now') ELSE COALESCE(heartbeat, run_started_at) END)
+          - julianday(run_started_at)) * 86400.0, 0) AS elapsed_secs
    FROM jobs";
 
 /// Is the process that claimed a job still alive? (Linux: /proc; elsewhere
