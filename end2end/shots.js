@@ -42,8 +42,12 @@ const { graphragBenchPair } = require('./fixtures/benchmark-files');
         await page.waitForSelector('#evaluation-price .time-estimate', { timeout: 120000 });
         await page.locator('#evaluation-price').evaluate((e) => e.scrollIntoView());
         await page.screenshot({ path: `${out}/runs-eval-form-${width}.png` });
-        await page.goto(`${base}/projects/${p}/evaluations/${ids.evaluation}`);
+        // EVAL: another evaluation (one judging a set with thin retrieval).
+        await page.goto(`${base}/projects/${p}/evaluations/${process.env.EVAL || ids.evaluation}`);
         await page.waitForSelector('body[data-hydrated="true"]', { timeout: 120000 });
+        if (await page.locator('#report-thin-context').count()) {
+          await page.locator('#report-thin-context').evaluate((e) => e.scrollIntoView());
+        }
         await page.screenshot({ path: `${out}/runs-report-${width}.png` });
         await page.goto(`${base}/projects/${p}/jobs/${ids.answerJob}`);
         await page.waitForSelector('body[data-hydrated="true"]', { timeout: 120000 });

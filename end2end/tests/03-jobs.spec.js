@@ -79,7 +79,7 @@ test('settings: switch provider, see the exact error, and the key never comes ba
   await expect(page.locator('#no-key-warning')).toHaveCount(0);
   await page.getByRole('button', { name: 'Save' }).click();
   await expect(page.getByRole('status').filter({ hasText: 'Saved.' })).toBeVisible();
-  await expect(page.locator('#llm-provider')).toHaveText('openai, llama3.1 at http://127.0.0.1:9/v1');
+  await expect(page.locator('#llm-provider')).toHaveText('openai · llama3.1 at http://127.0.0.1:9/v1');
   await page.getByRole('button', { name: 'Test connection' }).click();
   await expect(page.locator('#test-result')).toContainText('the call failed: connection failed:');
 
@@ -94,7 +94,7 @@ test('settings: switch provider, see the exact error, and the key never comes ba
   await page.getByLabel('Price (USD per 1M input,output tokens)').fill('cheap');
   await page.getByRole('button', { name: 'Save' }).click();
   await expect(page.getByRole('alert')).toHaveText('price must be INPUT,OUTPUT in USD per million tokens, e.g. 0.15,0.60 (not "cheap")');
-  await expect(page.locator('#llm-provider')).toHaveText('openai, llama3.1 at http://127.0.0.1:9/v1');
+  await expect(page.locator('#llm-provider')).toHaveText('openai · llama3.1 at http://127.0.0.1:9/v1');
 
   // Back to offline, key removed.
   await openHydrated(page, page.url());
@@ -124,10 +124,10 @@ test('against a slow endpoint: live progress, cancel within a second, resume to 
   // A local endpoint needs no key: saved after the warning.
   await page.getByRole('button', { name: 'Save' }).click();
   await page.getByRole('button', { name: 'Save without a key' }).click();
-  await expect(page.locator('#llm-provider')).toHaveText(`openai, mock-model at ${process.env.ASSAY_E2E_MOCK_URL}`);
+  await expect(page.locator('#llm-provider')).toHaveText(`openai · mock-model at ${process.env.ASSAY_E2E_MOCK_URL}`);
 
   await openHydrated(page, projectUrl.replace(/\/corpus$/, '/jobs'));
-  await expect(page.locator('.llm-line')).toContainText('openai, mock-model');
+  await expect(page.locator('.llm-line')).toContainText('openai · mock-model');
   await page.getByRole('button', { name: 'Summarise every chunk' }).click();
   await expect(page).toHaveURL(/\/jobs\/\d+$/);
   await expect(page.locator('h1 .badge')).toHaveText('running');

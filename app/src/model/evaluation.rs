@@ -71,8 +71,8 @@ impl EvaluationView {
             return format!("{legacy} · judge temperature {}", self.judge_temperature);
         }
         let unbiased = format!(
-            "unbiased protocol: M = {} trials · N = {} per order · {} · {} · tolerance {} words · scoring prompt {} (sha256 {}) · judge temperature {}",
-            self.trials,
+            "unbiased protocol: M = {} · N = {} per order · {} · {} · tolerance {} words · scoring prompt {} (sha256 {}) · judge temperature {}",
+            crate::format::count(self.trials as i64, "trial"),
             self.repeats,
             if self.align { "length alignment on" } else { "length alignment OFF" },
             if self.exchange { "position exchange on" } else { "position exchange OFF" },
@@ -94,10 +94,10 @@ impl EvaluationView {
             return "legacy only · one verdict per question".to_string();
         }
         format!(
-            "{} · {} trials × {} repeats{}{}",
+            "{} · {} × {}{}{}",
             if self.legacy() { "unbiased and legacy" } else { "unbiased" },
-            self.trials,
-            self.repeats,
+            crate::format::count(self.trials as i64, "trial"),
+            crate::format::count(self.repeats as i64, "repeat"),
             if self.align { "" } else { " · no alignment" },
             if self.exchange { "" } else { " · no exchange" }
         )

@@ -275,7 +275,7 @@ fn CostTable(
             <thead><tr>
                 <th>"Answer set"</th><th>"Method"</th><th>"Questions"</th><th class="num">"Answers"</th><th class="num">"Tokens / question"</th>
                 <th class="num">"Query time (s)"</th><th class="num">"Retrieval (s)"</th><th class="num">"LLM calls / question"</th>
-                <th class="num">"Cost / question"</th><th class="num" title="Mean characters of retrieved text each answer was given">"Retrieved text / question"</th><th>"Answered by"</th><th></th>
+                <th class="num">"Cost / question"</th><th class="num" title="Mean characters of retrieved text each answer was given">"Retrieved text / question (characters)"</th><th>"Answered by"</th><th></th>
             </tr></thead>
             <tbody>
                 {rows.into_iter().map(|r| {

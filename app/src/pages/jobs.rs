@@ -27,16 +27,12 @@ fn rate_and_eta(j: &JobView) -> (String, String) {
     }
     let rate = finished / j.elapsed_secs;
     let eta = if j.status.is_active() && rate > 0.0 {
-        let secs = ((j.total as f64 - finished) / rate).max(0.0);
-        if secs < 90.0 {
-            format!("{secs:.0} s")
-        } else {
-            format!("{:.0} min", secs / 60.0)
-        }
+        format::duration(((j.total as f64 - finished) / rate).max(0.0))
     } else {
         "–".into()
     };
-    (format!("{rate:.1}/s"), eta)
+    // A slow model's pace in seconds per item, not "0.0/s" (#46).
+    (format::pace(finished as u64, j.elapsed_secs), eta)
 }
 
 #[component]
@@ -223,7 +219,7 @@ pub fn JobPage() -> impl IntoView {
                             <div><dt>"Failed"</dt><dd id="job-failed">{format::int(j.failed)}</dd></div>
                             <div><dt>"Tokens"</dt><dd>{format::int(j.tokens)}</dd></div>
                             <div><dt>"Cost"</dt><dd>{format::usd(j.cost_usd)}</dd></div>
-                            <div><dt>"Rate · ETA"</dt><dd class="small">{format!("{rate} · {eta}")}<br/><span class="muted">{format!("{:.1} s elapsed", j.elapsed_secs)}</span></dd></div>
+                            <div><dt>"Rate · ETA"</dt><dd class="small">{format!("{rate} · {eta}")}<br/><span class="muted">{format!("{} of work", format::duration(j.elapsed_secs))}</span></dd></div>
                         </dl>
                         {j.error.clone().map(|e| view! { <p class="error">{e}</p> })}
                         {said}

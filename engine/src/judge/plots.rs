@@ -52,7 +52,12 @@ pub fn box_plots_svg(title: &str, subtitle: &str, pairs: &[PairReport]) -> Strin
             let _ =
                 root.draw(&Text::new(format!("{} vs {}", cut(&p.a_name, 20), cut(&p.b_name, 20)), (x0, y0), font(13)));
             let _ = root.draw(&Text::new(
-                format!("{} trials, median relative {}", u.trials.len(), super::eval::signed_to(u.relative.median, 2)),
+                format!(
+                    "{} trial{}, median relative {}",
+                    u.trials.len(),
+                    if u.trials.len() == 1 { "" } else { "s" },
+                    super::eval::signed_to(u.relative.median, 2)
+                ),
                 (x0, y0 + 17),
                 font(11),
             ));

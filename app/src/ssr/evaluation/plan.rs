@@ -169,11 +169,11 @@ fn judging_stages(
     let mut how = Vec::new();
     if unbiased {
         how.push(format!(
-            "{} answer pairs (questions × pairs) × {} draws ({} trials × {} repeats × {orders} order{})",
+            "{} answer pairs (questions × pairs) × {} draws ({} × {} × {orders} order{})",
             crate::format::int((calls / draws.max(1)) as i64),
             draws,
-            settings.trials,
-            settings.repeats,
+            crate::format::count(settings.trials as i64, "trial"),
+            crate::format::count(settings.repeats as i64, "repeat"),
             if orders == 1 { "" } else { "s" }
         ));
     }
