@@ -537,8 +537,9 @@ pub fn graph_estimate(corpus: &CorpusSize, chunk_tokens: usize, gleaning: u32) -
                 + (passes - 1) * (size / 3 + template(crate::graph::extract::GLEAN_PROMPT))),
         completion_tokens: chunks * passes * (size / 3),
         how: format!(
-            "{} chunks × {passes} extraction passes (1 + gleaning); long descriptions add summaries",
-            thousands(chunks)
+            "{} chunks × {passes} extraction pass{} (1 + gleaning); long descriptions add summaries",
+            thousands(chunks),
+            if passes == 1 { "" } else { "es" }
         ),
     }
 }

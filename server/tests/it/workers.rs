@@ -46,6 +46,19 @@ fn evaluation(set: &str, trials: &str) -> Vec<String> {
     args.iter().map(|a| a.to_string()).collect()
 }
 
+/// The environment of a small deployment on the mock at `base`: 4
+/// requests at once, claims lapsing after 3 s, 6 connections a process.
+fn small_deployment(base: &str) -> [(&'static str, &str); 6] {
+    [
+        ("ASSAY_LLM_PROVIDER", "openai"),
+        ("ASSAY_LLM_BASE_URL", base),
+        ("ASSAY_LLM_MODEL", "mock-model"),
+        ("ASSAY_LLM_CONCURRENCY", "4"),
+        ("ASSAY_CLAIM_TIMEOUT", "3"),
+        ("ASSAY_DB_CONNECTIONS", "6"),
+    ]
+}
+
 /// Held by each test here for its whole run: one deployment at a time.
 /// Five `assay` processes open up to 12 connections each, and PostgreSQL
 /// takes 100 in all; two deployments beside the rest of the suite ran out.
@@ -216,14 +229,7 @@ async fn a_cancel_reaches_every_process_and_a_resume_runs_the_rest() {
     let set = sample_with_answers(&pg.url, [5, 5, 2]).await;
     let mock = offline_mock(Duration::from_millis(40)).await;
     let base = mock.base_url();
-    let env = [
-        ("ASSAY_LLM_PROVIDER", "openai"),
-        ("ASSAY_LLM_BASE_URL", base.as_str()),
-        ("ASSAY_LLM_MODEL", "mock-model"),
-        ("ASSAY_LLM_CONCURRENCY", "4"),
-        ("ASSAY_CLAIM_TIMEOUT", "3"),
-        ("ASSAY_DB_CONNECTIONS", "6"),
-    ];
+    let env = small_deployment(&base);
     let log = std::fs::File::create(dir.path().join("worker.log")).unwrap();
     let mut worker = Process(
         assay_command(&pg.url, &["worker", "--poll-ms", "100"], &env)
@@ -304,14 +310,7 @@ async fn a_worker_joining_a_retry_asks_the_model_again() {
     })
     .await;
     let base = mock.base_url();
-    let env = [
-        ("ASSAY_LLM_PROVIDER", "openai"),
-        ("ASSAY_LLM_BASE_URL", base.as_str()),
-        ("ASSAY_LLM_MODEL", "mock-model"),
-        ("ASSAY_LLM_CONCURRENCY", "4"),
-        ("ASSAY_CLAIM_TIMEOUT", "3"),
-        ("ASSAY_DB_CONNECTIONS", "6"),
-    ];
+    let env = small_deployment(&base);
     let eval = evaluation(&set, "25");
     let eval: Vec<&str> = eval.iter().map(String::as_str).collect();
     let first = assay(&pg.url, &eval, &env).await;
