@@ -85,7 +85,7 @@ test('answer a question set with two methods and compare them side by side', asy
   await expect(first.locator('td').nth(1).locator('.answer > p.small')).toHaveText(/^25 words · /);
   // NaiveRAG with k = 3: the three nearest chunks, fetched when the answer is opened (#39).
   const naive = first.locator('td').nth(2);
-  await expect(naive.locator('.answer-actions')).toContainText('(3 pieces)');
+  await expect(naive.locator('.answer-actions')).toContainText(/\(3 pieces, [\d,]+ characters\)/);
   await expect(naive.locator('.contexts')).toHaveCount(0);
   await naive.getByRole('button', { name: 'Open' }).click();
   await expect(naive.locator('.contexts li')).toHaveCount(3);
