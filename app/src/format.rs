@@ -22,6 +22,13 @@ pub fn pct(v: f64) -> String {
     format!("{:.0}%", if r == 0.0 { 0.0 } else { r })
 }
 
+/// A rate to a tenth of a percent, as AlpacaEval reports its win rates:
+/// `0.5731` → `57.3%`.
+pub fn pct1(v: f64) -> String {
+    let r = (v * 1000.0).round() / 10.0;
+    format!("{:.1}%", if r == 0.0 { 0.0 } else { r })
+}
+
 /// A signed number with `decimals` places, never `-0.00`: `0.0375` →
 /// `+0.04`, `-0.001` → `0.00`.
 pub fn signed(v: f64, decimals: usize) -> String {

@@ -186,6 +186,11 @@ test('an offline evaluation of two methods: report, heatmap, drill-down, a read-
   await expect(ranked.first().locator('td').nth(0)).toHaveText('1');
   await expect(ranked.first().locator('td.score')).toHaveText(/^\d{3,4}$/);
   await expect(ranked.first().locator('td.ci')).toHaveText(/^\d{3,4}–\d{3,4}$/);
+  // The length-controlled win rate beside the raw one, both fits, in percent.
+  const lc = page.locator('#length-control-table tbody tr');
+  await expect(lc).toHaveCount(1);
+  await expect(lc.locator('td.lc-paper')).toHaveText(/^(\d{1,3}\.\d%|—)$/);
+  await expect(lc.locator('td.lc-code')).toHaveText(/^\d{1,3}\.\d%$/);
   const pair = page.locator('#pair-table tbody tr');
   await expect(pair).toHaveCount(1);
   await expect(pair.locator('td').nth(1)).toHaveText('6');

@@ -297,7 +297,11 @@ pub async fn delete_evaluation(id: i64) -> Result<(), AppError> {
 pub async fn get_evaluation_report(id: i64) -> Result<EvaluationReportView, AppError> {
     let call = Request::now()?;
     call.require(Obj::Evaluation(id), Need::Read).await?;
-    crate::ssr::evaluation::report_view(&call.state.pool, id, false).await
+    let mut v = crate::ssr::evaluation::report_view(&call.state.pool, id, false).await?;
+    // The project's readers may see its other evaluations: the length
+    // alignment of the same answers beside the regression (#43).
+    crate::ssr::evaluation::compare_with_aligned(&call.state.pool, &mut v).await;
+    Ok(v)
 }
 
 #[server(output = crate::codec::Json)]

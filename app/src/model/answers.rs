@@ -107,26 +107,41 @@ pub struct ContextSize {
     /// The method retrieves nothing by design (the no-retrieval baseline).
     #[serde(default)]
     pub by_design: bool,
+    /// Answers whose retrieved text is not known: imported without it, or
+    /// from a service that reported none.
+    #[serde(default)]
+    pub unreported: i64,
 }
 
 impl ContextSize {
     /// The flag a set carries when some of its answers rest on little or no
     /// retrieved text, in words; `None` when none does.
     pub fn flag(&self) -> Option<String> {
-        if self.thin == 0 {
-            return None;
+        let mut parts = Vec::new();
+        if self.thin > 0 {
+            let none = match self.none {
+                0 => String::new(),
+                n if n == self.thin => " — none at all".to_string(),
+                n => format!(" ({} with none)", crate::format::int(n)),
+            };
+            let why = if self.by_design { ": the no-retrieval baseline, by design".to_string() } else { String::new() };
+            parts.push(format!(
+                "{} of {} answers rest on under {THIN_CONTEXT_CHARS} characters of retrieved text{none}{why}",
+                crate::format::int(self.thin),
+                crate::format::int(self.known),
+            ));
         }
-        let none = match self.none {
-            0 => String::new(),
-            n if n == self.thin => " — none at all".to_string(),
-            n => format!(" ({} with none)", crate::format::int(n)),
-        };
-        let why = if self.by_design { ": the no-retrieval baseline, by design".to_string() } else { String::new() };
-        Some(format!(
-            "{} of {} answers rest on under {THIN_CONTEXT_CHARS} characters of retrieved text{none}{why}",
-            crate::format::int(self.thin),
-            crate::format::int(self.known),
-        ))
+        if self.unreported > 0 {
+            let (n, its, they) = match self.unreported {
+                1 => ("1 answer".to_string(), "its", "it was"),
+                n => (format!("{} answers", crate::format::int(n)), "their", "they were"),
+            };
+            parts.push(format!(
+                "{n} came without {its} retrieved text (imported so, or the service reported none): how much {they} \
+                 written from is not known"
+            ));
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
     }
 
     /// Whether the flag is a warning: a tenth or more of the answers, and

@@ -264,6 +264,43 @@ pub struct EvaluationReportView {
     /// Bradley–Terry scores of every method (unbiased protocol).
     #[serde(default)]
     pub ranking: Option<RankingView>,
+    /// Per pair, the length-controlled win rate beside the raw one and
+    /// length alignment by regeneration (unbiased protocol).
+    #[serde(default)]
+    pub length_control: Vec<LengthControlRow>,
+}
+
+/// One pair's length-controlled win rate (AlpacaEval 2's regression, #43):
+/// A preferred over B at equal length and balanced order, ties half.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LengthControlRow {
+    pub a: i64,
+    pub b: i64,
+    pub a_name: String,
+    pub b_name: String,
+    pub judgments: usize,
+    pub questions: usize,
+    /// A's share of the judgments, ties half.
+    pub raw: f64,
+    /// The paper's fit (maximum likelihood) and its 95% interval.
+    pub paper: Option<f64>,
+    pub paper_ci: Option<(f64, f64)>,
+    /// AlpacaEval's code (L1, C by 5-fold cross-validation) and its C.
+    pub code: Option<f64>,
+    pub code_c: Option<f64>,
+    /// The paper fit's weights on the length difference and the position.
+    pub length_weight: Option<f64>,
+    pub position_weight: Option<f64>,
+    /// Why there is no paper fit.
+    pub why: Option<String>,
+    /// Length alignment by regeneration on the same pair: where it was done
+    /// (this evaluation, or — on the project's own page, never through a
+    /// share link or in a download — another of the same answers), and the
+    /// relative win rate it gave (the median trial's), beside 2 · LC − 1.
+    pub alignment: Option<(String, f64)>,
+    /// Whether this evaluation's answers were length-aligned before judging
+    /// (the regression then corrects what alignment left).
+    pub aligned_here: bool,
 }
 
 /// Every method of an evaluation ranked at once by Bradley–Terry scores
@@ -354,8 +391,8 @@ pub struct DrillView {
 }
 
 /// An evaluation report's CSV tables.
-pub const EVAL_TABLES: [&str; 8] =
-    ["pairs", "trials", "aspects", "levels", "paper", "ranking", "judgments", "alignment"];
+pub const EVAL_TABLES: [&str; 9] =
+    ["pairs", "trials", "aspects", "levels", "paper", "ranking", "length-control", "judgments", "alignment"];
 
 /// The unbiased protocol's aspects (as `engine::judge::ASPECTS`, for the browser).
 pub const ASPECT_NAMES: [&str; 4] = ["Comprehensiveness", "Relevance", "Empowerment", "Directness"];

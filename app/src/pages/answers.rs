@@ -357,7 +357,7 @@ fn ThinContext(rows: Vec<(String, crate::model::ContextSize)>) -> impl IntoView 
     (!flagged.is_empty()).then(|| {
         view! {
             <div class="thin-context" id="thin-context">
-                <p class="small"><strong>"Answers written from little retrieved text"</strong>
+                <p class="small"><strong>"Answers written from little retrieved text, or without it reported"</strong>
                     <span class="muted">{format!(" — under {} characters (about a short paragraph): such an answer is close to the model answering from the question alone, and its verdicts say little about the method's retrieval.", crate::model::THIN_CONTEXT_CHARS)}</span></p>
                 <ul class="small">
                     {flagged.into_iter().map(|(name, f, warns)| view! {

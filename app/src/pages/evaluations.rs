@@ -597,6 +597,7 @@ pub fn Report(
                 })}
             </div>
             {r.ranking.clone().map(|k| view! { <RankingTable k base=base.clone()/> })}
+            {(!r.length_control.is_empty()).then(|| view! { <LengthControlTable rows=r.length_control.clone() base=base.clone()/> })}
             <h2>{match (unbiased, legacy) {
                 (true, true) => "Per pair: legacy beside unbiased, per aspect, per question level",
                 (true, false) => "Per pair: per aspect, per question level",
@@ -648,7 +649,7 @@ pub fn Report(
         {r.no_verdict.clone().map(|said| view! { <p id="no-verdict" class="notice">{said}</p> })}
         {(!r.thin_context.is_empty()).then(|| view! {
             <div id="report-thin-context" class="small">
-                <p>{format!("Some answers judged here were written from little retrieved text (under {} characters): their verdicts say little about the method's retrieval.", crate::model::THIN_CONTEXT_CHARS)}</p>
+                <p>{format!("Some answers judged here were written from little retrieved text (under {} characters), or came without it: their verdicts say little, or nothing known, about the method's retrieval.", crate::model::THIN_CONTEXT_CHARS)}</p>
                 <ul>{r.thin_context.iter().map(|(said, warns)| view! { <li class=if *warns { "warn" } else { "muted" }>{said.clone()}</li> }).collect_view()}</ul>
             </div>
         })}
@@ -953,6 +954,49 @@ fn DrillDetail(d: DrillView, shared: bool) -> impl IntoView {
                 </tbody>
             </table>
         </article>
+    }
+}
+
+/// Each pair's length-controlled win rate beside the raw one and length
+/// alignment by regeneration (#43).
+#[component]
+fn LengthControlTable(rows: Vec<crate::model::LengthControlRow>, base: String) -> impl IntoView {
+    let aligned_here = rows.first().is_some_and(|r| r.aligned_here);
+    let signed = |x: f64| crate::format::signed(x, 2);
+    view! {
+        <section id="length-control">
+            <h2>"Length-controlled win rate"</h2>
+            <p class="muted small">"AlpacaEval 2's correction (Dubois et al., 2024): a logistic regression of each judgment on the answers' length difference and the order they were shown in; the win rate it predicts at equal length and balanced order. It costs no model calls — use it when regenerating answers to equal length is too expensive, and compare it with length alignment: where the two agree, the judge's taste for length is not what decides the pair."</p>
+            {aligned_here.then(|| view! { <p class="small" id="length-control-aligned">"This evaluation judged length-aligned answers: the regression corrects only the differences alignment left, so it should sit close to the raw rate. An evaluation of the same answers with alignment off shows the regression on the answers as generated."</p> })}
+            <table class="grid" id="length-control-table">
+                <thead><tr><th>"Pair (A vs B)"</th><th class="num">"Judgments"</th><th class="num">"A's win rate, ties half"</th>
+                    <th class="num">"Length-controlled (paper's fit)"</th><th>"95% interval"</th>
+                    <th class="num">"AlpacaEval's code"</th><th class="num">"Length weight"</th><th class="num">"Position weight"</th>
+                    <th class="num">"Relative win rate: controlled · aligned by regeneration"</th></tr></thead>
+                <tbody>
+                    {rows.iter().map(|x| {
+                        let controlled = x.paper.or(x.code).map(|w| 2.0 * w - 1.0);
+                        view! {
+                            <tr>
+                                <td>{format!("{} vs {}", x.a_name, x.b_name)}</td>
+                                <td class="num">{crate::format::int(x.judgments as i64)}</td>
+                                <td class="num">{crate::format::pct1(x.raw)}</td>
+                                <td class="num lc-paper">{x.paper.map_or_else(|| "—".to_string(), crate::format::pct1)}</td>
+                                <td class="ci">{x.paper_ci.map_or_else(String::new, |(lo, hi)| format!("{}–{}", crate::format::pct1(lo), crate::format::pct1(hi)))}</td>
+                                <td class="num lc-code" title=x.code_c.map(|c| format!("L1 penalty, C = {c:.4} chosen by 5-fold cross-validation"))>{x.code.map_or_else(|| "—".to_string(), crate::format::pct1)}</td>
+                                <td class="num">{x.length_weight.map_or_else(|| "—".to_string(), |w| crate::format::signed(w, 2))}</td>
+                                <td class="num">{x.position_weight.map_or_else(|| "—".to_string(), |w| crate::format::signed(w, 2))}</td>
+                                <td class="num lc-compare">{controlled.map_or_else(|| "—".to_string(), signed)}" · "
+                                    {x.alignment.clone().map_or_else(|| "no aligned evaluation".to_string(), |(w, rel)| format!("{} ({w})", signed(rel)))}</td>
+                            </tr>
+                        }
+                    }).collect_view()}
+                </tbody>
+            </table>
+            {rows.iter().filter_map(|x| x.why.clone().map(|w| format!("{} vs {}: {w}.", x.a_name, x.b_name))).map(|w| view! { <p class="notice small">{w}</p> }).collect_view()}
+            <p class="muted small">"A positive length weight: the judge prefers the longer answer; a positive position weight: the answer shown first. The paper's fit is the model by maximum likelihood, its interval from resampling the questions; AlpacaEval's code fits it with an L1 penalty whose strength 5-fold cross-validation chooses, which pulls the rate towards 50% when judgments are few. The last column puts the regression's rate on seed 000's scale (2 · rate − 1) beside the rate length alignment gave the same pair. "
+                {(!base.is_empty()).then(|| view! { <a href=format!("{base}/tables/length-control.csv") download="">"CSV"</a> })}</p>
+        </section>
     }
 }
 

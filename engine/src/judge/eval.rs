@@ -357,6 +357,35 @@ pub struct PairReport {
     pub alignment: AlignmentSummary,
     pub unbiased: Option<UnbiasedSummary>,
     pub legacy: Option<LegacySummary>,
+    /// The length-controlled win rate (AlpacaEval 2's regression) over the
+    /// unbiased protocol's judgments (`None`: it did not run).
+    #[serde(default)]
+    pub length_control: Option<super::length_control::LengthControl>,
+}
+
+/// The unbiased protocol's judgments of a pair as the length-controlled
+/// regression sees them: per question (in order), trial and judgment, A's
+/// preference on the judgment's totals, the words as judged, the order.
+pub fn length_observations(p: &PairInput) -> Vec<super::length_control::Observation> {
+    let mut out = Vec::new();
+    for q in &p.questions {
+        for js in q.trials.values() {
+            for j in js {
+                let (a, b): (u32, u32) = (j.a.iter().map(|x| *x as u32).sum(), j.b.iter().map(|x| *x as u32).sum());
+                out.push(super::length_control::Observation {
+                    question: q.id,
+                    preference: match a.cmp(&b) {
+                        std::cmp::Ordering::Greater => 1.0,
+                        std::cmp::Ordering::Equal => 0.5,
+                        std::cmp::Ordering::Less => 0.0,
+                    },
+                    delta_words: q.words.0 as f64 - q.words.1 as f64,
+                    a_first: j.order == Order::AFirst,
+                });
+            }
+        }
+    }
+    out
 }
 
 /// The sanity check's verdict: a method against itself should come out even.
@@ -908,6 +937,11 @@ pub fn report(settings: &Settings, contenders: &[Contender], pairs: &[PairInput]
             alignment: alignment_summary(p),
             unbiased: unbiased_summary(p, (p.a as u64) << 32 ^ p.b as u64),
             legacy: legacy_summary(p),
+            length_control: if settings.protocol.unbiased() {
+                super::length_control::length_control(&length_observations(p), (p.a as u64) << 32 ^ p.b as u64)
+            } else {
+                None
+            },
         })
         .collect();
     // Holm across the pairs, per test.

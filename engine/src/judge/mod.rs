@@ -17,6 +17,7 @@
 pub mod align;
 pub mod eval;
 pub mod legacy;
+pub mod length_control;
 pub mod paper;
 pub mod plots;
 pub mod protocol;

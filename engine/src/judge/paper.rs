@@ -136,6 +136,7 @@ mod tests {
                 trial_std: 0.0,
             }),
             legacy: None,
+            length_control: None,
         }
     }
 

@@ -232,6 +232,7 @@ mod tests {
                 trial_std: 0.05,
             }),
             legacy: None,
+            length_control: None,
         }
     }
 

@@ -13,6 +13,43 @@ use serde_json::json;
 
 use super::{execute_job, job_line, Output};
 
+/// The length-controlled win rate per pair, a line each (#43).
+fn length_control_lines(pairs: &[engine::judge::eval::PairReport]) -> Vec<String> {
+    use app::format::pct1;
+    let mut lines = Vec::new();
+    for p in pairs {
+        let Some(lc) = &p.length_control else { continue };
+        if lines.is_empty() {
+            lines.push(
+                "length-controlled win rate (AlpacaEval 2's regression on length difference and position; ties half):"
+                    .to_string(),
+            );
+        }
+        let paper = match (&lc.paper, lc.paper_ci) {
+            (Some(f), Some((lo, hi))) => format!("{} [{}, {}]", pct1(f.win_rate), pct1(lo), pct1(hi)),
+            (Some(f), None) => pct1(f.win_rate),
+            (None, _) => format!("none ({})", lc.why.as_deref().unwrap_or("no finite fit")),
+        };
+        let code = lc.code.as_ref().map_or("—".to_string(), |c| format!("{} (C = {:.4})", pct1(c.fit.win_rate), c.c));
+        let weights = lc.paper.as_ref().map_or(String::new(), |f| {
+            let position = if lc.position_fitted {
+                format!(", position {}", app::format::signed(f.position, 2))
+            } else {
+                String::new()
+            };
+            format!("; weights: length {}{position}", app::format::signed(f.length, 2))
+        });
+        lines.push(format!(
+            "  {} vs {}: raw {}, controlled {paper}, AlpacaEval's code {code}{weights} — {} judgments",
+            p.a_name,
+            p.b_name,
+            pct1(lc.raw_win_rate),
+            app::format::int(lc.judgments as i64)
+        ));
+    }
+    lines
+}
+
 /// Who judges and how (shared by `run` and `sanity`).
 #[derive(Args, Debug, Clone)]
 pub struct JudgeArgs {
@@ -134,6 +171,10 @@ pub enum EvalCommand {
     },
     /// A project's evaluations.
     List { project: String },
+    /// An evaluation's results in the terminal (or as JSON with --json): the
+    /// summary `eval run` prints when it ends — per pair, the headline rates
+    /// with their intervals, the length-controlled win rate, the ranking.
+    Show { id: i64 },
     /// Write an evaluation's report: every plot as SVG and PNG, every table
     /// as CSV, and the whole report as JSON.
     Report {
@@ -204,6 +245,7 @@ async fn summary(pool: &Db, out: Output, id: i64, job: &app::model::JobView) -> 
                     "aspects": l.aspects.iter().map(|a| json!({"aspect": a.label, "a_win": a.rates.a_win,
                         "b_win": a.rates.b_win, "relative_win_rate": a.relative})).collect::<Vec<_>>()})),
                 "alignment_success": p.alignment.success_rate, "discarded": p.alignment.discarded,
+                "length_control": p.length_control,
                 "calls": c.calls, "cached_calls": c.cached, "tokens": c.tokens, "cost_usd": c.cost_usd,
             })
         })
@@ -279,6 +321,7 @@ async fn summary(pool: &Db, out: Output, id: i64, job: &app::model::JobView) -> 
         if let Some(s) = &r.sanity {
             lines.push(format!("sanity: {}", s.sentence()));
         }
+        lines.extend(length_control_lines(&r.pairs));
         if let Some(k) = r.ranking.as_ref().filter(|k| k.rows.len() > 2 || k.note.is_some()) {
             match &k.note {
                 Some(note) => lines.push(format!("ranking (Bradley–Terry): {note}")),
@@ -368,6 +411,13 @@ pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: EvalCommand) ->
                 }
                 lines.join("\n")
             });
+            Ok(ExitCode::SUCCESS)
+        }
+        EvalCommand::Show { id } => {
+            let e = app::ssr::evaluation::get(pool, id).await?;
+            let job = e.view.job_id.ok_or_else(|| anyhow::anyhow!("evaluation {id} has no job"))?;
+            let job = app::ssr::store::jobs::get_job(pool, job).await?;
+            summary(pool, out, id, &job).await?;
             Ok(ExitCode::SUCCESS)
         }
         EvalCommand::Report { id, out: dir } => {

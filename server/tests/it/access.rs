@@ -6,6 +6,7 @@
 //! project only; accounts, projects and the LLM settings stay the owner's.
 
 use crate::common;
+use common::get_as as get;
 
 use axum::body::Body;
 use axum::http::{header, Request, StatusCode};
@@ -19,10 +20,6 @@ struct Reply {
 async fn send(router: &axum::Router, req: Request<Body>) -> Reply {
     let (status, _, body) = common::send_to(router, req).await;
     Reply { status, body }
-}
-
-fn get(path: &str, cookie: &str) -> Request<Body> {
-    Request::get(path).header(header::COOKIE, format!("assay_session={cookie}")).body(Body::empty()).unwrap()
 }
 
 fn post(path: &str, form: &str, cookie: &str) -> Request<Body> {

@@ -598,7 +598,6 @@ async fn two_offline_runs_without_the_cache_answer_byte_for_byte_alike() {
 /// answers carry the size of what they retrieved.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn answers_resting_on_little_retrieved_text_are_flagged_on_the_page_the_table_and_the_report() {
-    use axum::http::{header, Request};
     let dir = tempfile::tempdir().unwrap();
     let db = common::test_db(dir.path(), "thin").await;
     let set = sample_with_questions(&db).await;
@@ -662,12 +661,7 @@ async fn answers_resting_on_little_retrieved_text_are_flagged_on_the_page_the_ta
 
     // The page: the table's flag, the set's line, each thin answer's mark.
     let (router, owner) = common::owner_router(&db, dir.path()).await;
-    let get = |uri: String| {
-        Request::get(uri)
-            .header(header::COOKIE, format!("assay_session={owner}"))
-            .body(axum::body::Body::empty())
-            .unwrap()
-    };
+    let get = |uri: String| common::get_as(&uri, &owner);
     let (status, _, page) = common::send_to(&router, get(format!("/projects/1/answers?answers={thin}"))).await;
     assert_eq!(status, 200);
     assert!(page.contains("id=\"thin-context\""), "the cost table's list");

@@ -190,6 +190,15 @@ pub async fn send_to(
         .unwrap_or_else(|_| panic!("{what} did not answer in 60 s"))
 }
 
+/// A GET of `path` with the session cookie `cookie`.
+#[allow(dead_code)]
+pub fn get_as(path: &str, cookie: &str) -> axum::http::Request<axum::body::Body> {
+    axum::http::Request::get(path)
+        .header(axum::http::header::COOKIE, format!("assay_session={cookie}"))
+        .body(axum::body::Body::empty())
+        .unwrap()
+}
+
 /// The JSON a successful `assay --json …` printed.
 #[allow(dead_code)] // not every test file reads JSON
 pub fn json(out: &Output) -> serde_json::Value {
@@ -347,13 +356,8 @@ pub async fn readers(
     file: &str,
     callers: &[(&str, &str, axum::http::StatusCode, axum::http::StatusCode)],
 ) {
-    use axum::http::{header, Request, StatusCode};
-    let get = |path: &str, cookie: &str| {
-        Request::get(path)
-            .header(header::COOKIE, format!("assay_session={cookie}"))
-            .body(axum::body::Body::empty())
-            .unwrap()
-    };
+    use axum::http::StatusCode;
+    let get = get_as;
     for (caller, cookie, page_status, file_status) in callers {
         let (status, _, body) = send_to(router, get(page, cookie)).await;
         assert_eq!(status, *page_status, "{caller}: {page}");
@@ -375,6 +379,21 @@ pub async fn offline_mock(
         _ => offline.answer_body(body),
     }));
     mockllm::MockServer::start(mockllm::MockConfig { responder: Some(responder), ..Default::default() }).await
+}
+
+/// A mock endpoint answering each task as the offline provider would (so
+/// judging through it is deterministic, and runs compare), each reply after
+/// `latency`.
+#[allow(dead_code)]
+pub async fn slow_offline_mock(latency: std::time::Duration) -> mockllm::MockServer {
+    let offline = std::sync::Arc::new(engine::offline::provider());
+    let respond = move |req: &serde_json::Value| offline.answer_body(req);
+    mockllm::MockServer::start(mockllm::MockConfig {
+        latency,
+        responder: Some(mockllm::Responder(std::sync::Arc::new(respond))),
+        ..Default::default()
+    })
+    .await
 }
 
 /// The environment pointing `assay` at a mock endpoint at `base`.

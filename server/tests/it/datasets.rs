@@ -334,8 +334,7 @@ async fn the_browser_form_imports_a_benchmark_and_says_what_it_did() {
     assert_eq!(common::scalar(&pool, "SELECT COUNT(*) FROM documents", &[]).await, 2);
     assert_eq!(common::texts(&pool, "SELECT name FROM question_sets", &[]).await, ["GraphRAG-Bench novel"]);
     // The page it lands on says what was imported.
-    let page =
-        Request::get(&location).header(header::COOKIE, format!("assay_session={owner}")).body(Body::empty()).unwrap();
+    let page = common::get_as(&location, &owner);
     let (status, _, html) = common::send_to(&router, page).await;
     assert_eq!(status, StatusCode::OK);
     assert!(

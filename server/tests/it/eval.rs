@@ -267,13 +267,27 @@ async fn a_cancelled_evaluation_resumes_without_judging_anything_twice() {
     let db = common::test_db(dir.path(), "r").await;
     let set: i64 = sample_with_answers(&db, [5, 5, 2]).await.parse().unwrap();
     let pool = db.open().await;
-    let llm = engine::llm::settings::LlmSettings::default();
+    // The judge is a model behind an endpoint answering in 20 ms, two calls
+    // at a time: the cancel at 20 items lands with most still to run (a
+    // judge answering at once finished every item before the cancel could
+    // take effect, now and then).
+    let mock = common::slow_offline_mock(std::time::Duration::from_millis(20)).await;
+    let llm = engine::llm::settings::LlmSettings {
+        provider: engine::llm::settings::ProviderKind::OpenAi,
+        base_url: mock.base_url(),
+        model: "mock-model".into(),
+        concurrency: 2,
+        ..Default::default()
+    };
     let req = |name: &str| app::ssr::evaluation::EvalRequest {
         question_set_id: set,
         answer_sets: vec![1, 2],
         pairs: vec![],
         settings: engine::judge::eval::Settings {
-            judge: engine::judge::eval::JudgeKind::Simulated,
+            judge: engine::judge::eval::JudgeKind::Llm,
+            protocol: engine::judge::eval::Protocol::Unbiased,
+            align: false,
+            repeats: 1,
             trials: 4,
             ..Default::default()
         },
@@ -598,4 +612,113 @@ async fn the_plan_says_how_long_the_run_would_take_from_the_measured_latency() {
         )),
         "{text}"
     );
+}
+
+/// The length-controlled win rate (#43) of a judge that likes long answers:
+/// on the run's JSON and `eval show`, the report page, its CSV, the share
+/// page; beside it, on the project's own page only, the relative win rate
+/// length alignment gave the same pair in another evaluation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_length_controlled_win_rate_is_reported_beside_length_alignment() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = common::test_db(dir.path(), "lc").await;
+    let set = sample_with_answers(&db, [5, 5, 2]).await;
+    let run = |align: bool| {
+        let mut args: Vec<String> = [
+            "--json",
+            "eval",
+            "run",
+            "A",
+            "--set",
+            &set,
+            "--methods",
+            "bm25,lightrag",
+            "--judge",
+            "simulated",
+            "--protocol",
+            "unbiased",
+            "--length-bias",
+            "0.8",
+            "--position-bias",
+            "0.6",
+            "--trials",
+            "3",
+        ]
+        .map(String::from)
+        .to_vec();
+        if !align {
+            args.push("--no-align".into());
+        }
+        args
+    };
+    let args = run(false);
+    let off = json(&assay(&db, &args.iter().map(String::as_str).collect::<Vec<_>>(), &[]).await);
+    let id = off["evaluation_id"].as_i64().unwrap();
+    let lc = &off["pairs"][0]["length_control"];
+    let questions = off["pairs"][0]["questions"].as_u64().unwrap();
+    // Every judgment: 3 trials × 2 orders × 2 repeats per question.
+    assert_eq!(lc["judgments"].as_u64().unwrap(), questions * 12, "{lc}");
+    assert_eq!(lc["position_fitted"], true);
+    let paper = &lc["paper"];
+    assert!(paper["length"].as_f64().unwrap() > 0.0, "the judge prefers the longer answer: {lc}");
+    assert!(paper["position"].as_f64().unwrap() > 0.0, "and the one shown first: {lc}");
+    let rate = paper["win_rate"].as_f64().unwrap();
+    let (lo, hi) = (lc["paper_ci"][0].as_f64().unwrap(), lc["paper_ci"][1].as_f64().unwrap());
+    assert!(lo <= rate && rate <= hi, "{lc}");
+    assert!((paper["relative"].as_f64().unwrap() - (2.0 * rate - 1.0)).abs() < 1e-12);
+    let code = lc["code"]["fit"]["win_rate"].as_f64().unwrap();
+    assert!(code > 0.0 && code < 1.0);
+
+    // `eval show` prints the same figures as the run did.
+    let shown = String::from_utf8(assay(&db, &["eval", "show", &id.to_string()], &[]).await.stdout).unwrap();
+    assert!(shown.contains("length-controlled win rate"), "{shown}");
+    assert!(shown.contains(&format!("controlled {:.1}%", rate * 100.0)), "{shown}");
+    let again = json(&assay(&db, &["--json", "eval", "show", &id.to_string()], &[]).await);
+    assert_eq!(again["pairs"][0]["length_control"], *lc);
+
+    // The report page and its CSV say the same.
+    let (router, owner) = common::owner_router(&db, dir.path()).await;
+    let page = format!("/projects/1/evaluations/{id}");
+    let (status, _, html) = common::send_to(&router, common::get_as(&page, &owner)).await;
+    assert_eq!(status, 200);
+    assert!(html.contains("id=\"length-control-table\""), "the table");
+    assert!(html.contains(&format!("{:.1}%", rate * 100.0)), "the paper fit's rate");
+    assert!(html.contains("no aligned evaluation"), "no aligned evaluation of these answers yet");
+    let (status, _, csv) =
+        common::send_to(&router, common::get_as(&format!("/api/evaluations/{id}/tables/length-control.csv"), &owner))
+            .await;
+    assert_eq!(status, 200);
+    let mut lines = csv.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let row: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let cell = |name: &str| row[head.iter().position(|h| *h == name).unwrap()].parse::<f64>().unwrap();
+    assert!((cell("lc_win_rate_paper") - rate).abs() < 1e-6);
+    assert!((cell("lc_win_rate_alpaca_eval") - code).abs() < 1e-6);
+    assert_eq!(cell("judgments") as u64, questions * 12);
+
+    // The same answers judged with length alignment: the page of the first
+    // evaluation puts its relative win rate beside the regression's.
+    let args = run(true);
+    let on = json(&assay(&db, &args.iter().map(String::as_str).collect::<Vec<_>>(), &[]).await);
+    let aligned = on["evaluation_id"].as_i64().unwrap();
+    let headline = on["pairs"][0]["relative_win_rate"].as_f64().unwrap();
+    let (_, _, html) = common::send_to(&router, common::get_as(&page, &owner)).await;
+    assert!(html.contains(&format!("(evaluation #{aligned})")), "the aligned evaluation named");
+    assert!(html.contains(&app::format::signed(headline, 2)), "its relative win rate");
+    // The aligned evaluation's own page says its answers were aligned.
+    let (_, _, own) =
+        common::send_to(&router, common::get_as(&format!("/projects/1/evaluations/{aligned}"), &owner)).await;
+    assert!(own.contains("id=\"length-control-aligned\"") && own.contains("(this evaluation)"));
+
+    // Through a share link: the table, never the other evaluation.
+    let share =
+        json(&assay(&db, &["--json", "share", "create", "A", "--page", &format!("evaluation:{id}")], &[]).await);
+    let token = share["token"].as_str().unwrap();
+    let (status, _, shared) = common::send_to(&router, common::get_as(&format!("/share/{token}"), "")).await;
+    assert_eq!(status, 200);
+    assert!(shared.contains("id=\"length-control-table\""));
+    assert!(!shared.contains(&format!("evaluation #{aligned}")), "another evaluation stays the project's");
+    let (status, _, shared_csv) =
+        common::send_to(&router, common::get_as(&format!("/api/share/{token}/tables/length-control.csv"), "")).await;
+    assert_eq!((status, shared_csv), (axum::http::StatusCode::OK, csv));
 }

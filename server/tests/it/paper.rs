@@ -7,14 +7,10 @@
 //! sent to log in.
 
 use crate::common;
+use common::get_as as get;
 
-use axum::body::Body;
-use axum::http::{header, Request, StatusCode};
+use axum::http::{header, StatusCode};
 use common::{assay, json, sample_with_answers};
-
-fn get(path: &str, cookie: &str) -> Request<Body> {
-    Request::get(path).header(header::COOKIE, format!("assay_session={cookie}")).body(Body::empty()).unwrap()
-}
 
 /// A CSV's rows as maps by header.
 fn rows(csv: &str) -> Vec<std::collections::HashMap<String, String>> {

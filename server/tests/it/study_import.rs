@@ -12,6 +12,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::common;
+use common::get_as as get;
 
 use axum::body::Body;
 use axum::http::{header, Request, StatusCode};
@@ -64,10 +65,6 @@ fn upload(project: i64, cookie: &str, files: &[(&str, &[u8])]) -> Request<Body> 
         .header(header::COOKIE, format!("assay_session={cookie}"))
         .body(Body::from(body))
         .unwrap()
-}
-
-fn get(path: &str, cookie: &str) -> Request<Body> {
-    Request::get(path).header(header::COOKIE, format!("assay_session={cookie}")).body(Body::empty()).unwrap()
 }
 
 fn location(h: &axum::http::HeaderMap) -> String {

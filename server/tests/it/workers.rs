@@ -11,14 +11,6 @@ use crate::common;
 use common::{assay, assay_command, json, sample_with_answers};
 use mockllm::{MockConfig, MockServer, Responder};
 
-/// The mock answering each task as the offline provider would (so judging
-/// through it is deterministic, and runs compare), after `latency`.
-async fn offline_mock(latency: Duration) -> MockServer {
-    let offline = Arc::new(engine::offline::provider());
-    let respond = move |req: &serde_json::Value| offline.answer_body(req);
-    MockServer::start(MockConfig { latency, responder: Some(Responder(Arc::new(respond))), ..Default::default() }).await
-}
-
 /// `assay eval run`'s arguments for question set `set` of project A:
 /// BM25 against LightRAG, judged by the LLM under the unbiased protocol
 /// without length alignment, one draw per order: 12 questions × `trials`
@@ -111,7 +103,7 @@ async fn three_workers_share_an_evaluation_and_one_killed_loses_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let pg = common::pg_database().await;
     let set = sample_with_answers(&pg.url, [5, 5, 2]).await;
-    let mock = offline_mock(Duration::from_millis(15)).await;
+    let mock = common::slow_offline_mock(Duration::from_millis(15)).await;
     let base = mock.base_url();
     let concurrency = CONCURRENCY.to_string();
     let env = [
@@ -227,7 +219,7 @@ async fn a_cancel_reaches_every_process_and_a_resume_runs_the_rest() {
     let dir = tempfile::tempdir().unwrap();
     let pg = common::pg_database().await;
     let set = sample_with_answers(&pg.url, [5, 5, 2]).await;
-    let mock = offline_mock(Duration::from_millis(40)).await;
+    let mock = common::slow_offline_mock(Duration::from_millis(40)).await;
     let base = mock.base_url();
     let env = small_deployment(&base);
     let log = std::fs::File::create(dir.path().join("worker.log")).unwrap();

@@ -14,7 +14,7 @@ use crate::error::internal;
 use crate::error::{AppError, AppResult};
 use crate::ssr::store;
 /// The report's tables.
-pub const TABLES: [&str; 8] = crate::model::EVAL_TABLES;
+pub const TABLES: [&str; 9] = crate::model::EVAL_TABLES;
 
 /// What judging (and aligning) one pair cost.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
@@ -232,6 +232,54 @@ pub fn table_csv(s: &Snapshot, table: &str) -> AppResult<String> {
                     f(x.theta),
                     f(x.wins),
                     x.battles.to_string(),
+                ])
+                .map_err(csv_err)?;
+            }
+        }
+        "length-control" => {
+            // The length-controlled win rate per pair (engine::judge::length_control).
+            w.write_record([
+                "a",
+                "b",
+                "a_name",
+                "b_name",
+                "judgments",
+                "questions",
+                "raw_win_rate",
+                "lc_win_rate_paper",
+                "lc_paper_low",
+                "lc_paper_high",
+                "length_weight",
+                "position_weight",
+                "pair_weight",
+                "lc_win_rate_alpaca_eval",
+                "alpaca_eval_c",
+                "length_sd_words",
+                "note",
+            ])
+            .map_err(csv_err)?;
+            let o = |x: Option<f64>| x.map_or(String::new(), f);
+            for p in &r.pairs {
+                let Some(lc) = &p.length_control else { continue };
+                let fit = lc.paper.as_ref();
+                w.write_record([
+                    p.a.to_string(),
+                    p.b.to_string(),
+                    p.a_name.clone(),
+                    p.b_name.clone(),
+                    lc.judgments.to_string(),
+                    lc.questions.to_string(),
+                    f(lc.raw_win_rate),
+                    o(fit.map(|x| x.win_rate)),
+                    o(lc.paper_ci.map(|c| c.0)),
+                    o(lc.paper_ci.map(|c| c.1)),
+                    o(fit.map(|x| x.length)),
+                    o(fit.filter(|_| lc.position_fitted).map(|x| x.position)),
+                    o(fit.map(|x| x.pair)),
+                    o(lc.code.as_ref().map(|c| c.fit.win_rate)),
+                    o(lc.code.as_ref().map(|c| c.c)),
+                    o(lc.length_sd),
+                    lc.why.clone().unwrap_or_default(),
                 ])
                 .map_err(csv_err)?;
             }

@@ -87,6 +87,10 @@ pub struct Snapshot {
     /// progress, which is part of the snapshot's key (at the papers' sizes
     /// they are 150,000 call rows to count).
     counts: tokio::sync::OnceCell<((i64, i64), Option<crate::model::JobOutcome>)>,
+    /// Its answer sets resting on little retrieved text ([`thin_context`]),
+    /// read the first time a view asks: the sets' answers are part of the
+    /// snapshot's key.
+    thin: tokio::sync::OnceCell<Vec<(String, bool)>>,
 }
 
 impl Snapshot {
@@ -130,7 +134,14 @@ pub async fn snapshot(pool: &Db, id: i64) -> AppResult<std::sync::Arc<Snapshot>>
     let (contenders, pairs) = inputs(pool, &stored).await?;
     let fresh = tokio::task::spawn_blocking(move || {
         let report = eval::report(&stored.settings, &contenders, &pairs);
-        std::sync::Arc::new(Snapshot { stored, pairs, report, drawn: Default::default(), counts: Default::default() })
+        std::sync::Arc::new(Snapshot {
+            stored,
+            pairs,
+            report,
+            drawn: Default::default(),
+            counts: Default::default(),
+            thin: Default::default(),
+        })
     })
     .await
     .map_err(|_| AppError::Internal)?;
@@ -368,7 +379,7 @@ pub async fn report_view_of(pool: &Db, s: std::sync::Arc<Snapshot>, inline: bool
         _ => None,
     };
     let no_verdict = no_verdict(&e, &r, judging.as_ref());
-    let thin_context = thin_context(pool, &e).await?;
+    let thin_context = s.thin.get_or_try_init(|| thin_context(pool, &e)).await?.clone();
     let paper = super::paper_view(r, &svg);
     let ranking = r.ranking.as_ref().map(|k| crate::model::RankingView {
         rows: k
@@ -389,7 +400,9 @@ pub async fn report_view_of(pool: &Db, s: std::sync::Arc<Snapshot>, inline: bool
         resamples: k.resamples,
         note: k.note.clone(),
     });
+    let length_control = length_control_rows(&e, r);
     Ok(EvaluationReportView {
+        length_control,
         ranking,
         box_plot: svg("box"),
         heatmap: svg("heatmap"),
@@ -406,6 +419,93 @@ pub async fn report_view_of(pool: &Db, s: std::sync::Arc<Snapshot>, inline: bool
         thin_context,
         paper,
     })
+}
+
+/// Each pair's length-controlled win rate, and the relative win rate length
+/// alignment by regeneration gave the same pair when this evaluation
+/// aligned (see [`compare_with_aligned`] for another's).
+fn length_control_rows(e: &Stored, r: &Report) -> Vec<crate::model::LengthControlRow> {
+    r.pairs
+        .iter()
+        .filter_map(|p| {
+            let lc = p.length_control.as_ref()?;
+            let alignment = if e.settings.align {
+                p.unbiased.as_ref().map(|u| ("this evaluation".to_string(), u.headline_relative))
+            } else {
+                None
+            };
+            Some(crate::model::LengthControlRow {
+                a: p.a,
+                b: p.b,
+                a_name: p.a_name.clone(),
+                b_name: p.b_name.clone(),
+                judgments: lc.judgments,
+                questions: lc.questions,
+                raw: lc.raw_win_rate,
+                paper: lc.paper.as_ref().map(|f| f.win_rate),
+                paper_ci: lc.paper_ci,
+                code: lc.code.as_ref().map(|c| c.fit.win_rate),
+                code_c: lc.code.as_ref().map(|c| c.c),
+                length_weight: lc.paper.as_ref().map(|f| f.length),
+                position_weight: lc.paper.as_ref().filter(|_| lc.position_fitted).map(|f| f.position),
+                why: lc.why.clone(),
+                alignment,
+                aligned_here: e.settings.align,
+            })
+        })
+        .collect()
+}
+
+/// On the project's own report page (its readers may open every evaluation
+/// of the project; a share link's holder may not, so never through one):
+/// for an evaluation that did not align lengths, the relative win rate the
+/// newest finished evaluation of the same questions and answer sets that
+/// did align gave each pair — the expensive correction beside the cheap one
+/// on the same answers.
+pub async fn compare_with_aligned(pool: &Db, v: &mut EvaluationReportView) {
+    if v.length_control.is_empty() || v.length_control.iter().any(|r| r.aligned_here) {
+        return;
+    }
+    let Some((id, other)) = aligned_sibling(pool, v).await else { return };
+    for row in &mut v.length_control {
+        row.alignment = other.report.pairs.iter().find_map(|q| {
+            let u = q.unbiased.as_ref()?;
+            let sign = if (q.a, q.b) == (row.a, row.b) {
+                1.0
+            } else if (q.a, q.b) == (row.b, row.a) {
+                -1.0
+            } else {
+                return None;
+            };
+            Some((format!("evaluation #{id}"), sign * u.headline_relative))
+        });
+    }
+}
+
+/// The newest finished evaluation of the same questions and answer sets
+/// that aligned lengths under the unbiased protocol, with its report.
+async fn aligned_sibling(pool: &Db, v: &EvaluationReportView) -> Option<(i64, std::sync::Arc<Snapshot>)> {
+    let e = &v.evaluation;
+    let here = get(pool, e.id).await.ok()?;
+    let others = store::evaluations::list(pool, e.project_id).await.ok()?;
+    for (id, _, question_set, _, _, _, settings, sets, ..) in others {
+        if id == e.id || question_set != e.question_set_id {
+            continue;
+        }
+        let (Ok(settings), Ok(sets)) =
+            (serde_json::from_str::<eval::Settings>(&settings), serde_json::from_str::<Vec<i64>>(&sets))
+        else {
+            continue;
+        };
+        if !settings.align || !settings.protocol.unbiased() || !here.answer_sets.iter().all(|s| sets.contains(s)) {
+            continue;
+        }
+        let Ok(stored) = get(pool, id).await else { continue };
+        if matches!(stored.view.status, Some(JobStatus::Done)) {
+            return Some((id, snapshot(pool, id).await.ok()?));
+        }
+    }
+    None
 }
 
 /// The contenders of an evaluation some of whose answers rest on little or

@@ -440,64 +440,69 @@ pub async fn cost_of(pool: &Db, set_id: i64) -> AppResult<CostRow> {
     cost_row(pool, get_set(pool, set_id).await?).await
 }
 
+/// A set's per-answer figures, averaged in one pass over its answers.
+#[derive(FromRow)]
+struct SetFigures {
+    measured: i64,
+    tokens: Option<f64>,
+    prompt: Option<f64>,
+    completion: Option<f64>,
+    calls: Option<f64>,
+    query_ms: Option<f64>,
+    retrieval_ms: Option<f64>,
+    cost: Option<f64>,
+    context_known: i64,
+    context_avg: Option<f64>,
+    context_thin: Option<i64>,
+    context_none: Option<i64>,
+    context_unreported: i64,
+}
+
 async fn cost_row(pool: &Db, s: AnswerSetView) -> AppResult<CostRow> {
-    on_db!(pool, |db| {
-        #[allow(clippy::type_complexity)]
-        let (measured, tokens, prompt, completion, calls, query, retrieval, cost): (
-            i64,
-            Option<f64>,
-            Option<f64>,
-            Option<f64>,
-            Option<f64>,
-            Option<f64>,
-            Option<f64>,
-            Option<f64>,
-        ) = sqlx::query_as(
-            "SELECT COUNT(prompt_tokens + completion_tokens),
-                CAST(AVG(prompt_tokens + completion_tokens) AS DOUBLE PRECISION),
-                CAST(AVG(prompt_tokens) AS DOUBLE PRECISION), CAST(AVG(completion_tokens) AS DOUBLE PRECISION),
-                CAST(AVG(llm_calls) AS DOUBLE PRECISION), AVG(query_ms), AVG(retrieval_ms), AVG(cost_usd)
+    let f: SetFigures = on_db!(pool, |db| sqlx::query_as(
+        "SELECT COUNT(prompt_tokens + completion_tokens) AS measured,
+            CAST(AVG(prompt_tokens + completion_tokens) AS DOUBLE PRECISION) AS tokens,
+            CAST(AVG(prompt_tokens) AS DOUBLE PRECISION) AS prompt,
+            CAST(AVG(completion_tokens) AS DOUBLE PRECISION) AS completion,
+            CAST(AVG(llm_calls) AS DOUBLE PRECISION) AS calls,
+            AVG(query_ms) AS query_ms, AVG(retrieval_ms) AS retrieval_ms, AVG(cost_usd) AS cost,
+            COUNT(context_chars) AS context_known,
+            CAST(AVG(context_chars) AS DOUBLE PRECISION) AS context_avg,
+            CAST(SUM(CASE WHEN context_chars < $2 THEN 1 ELSE 0 END) AS BIGINT) AS context_thin,
+            CAST(SUM(CASE WHEN context_chars = 0 THEN 1 ELSE 0 END) AS BIGINT) AS context_none,
+            COUNT(*) - COUNT(context_chars) AS context_unreported
          FROM answers WHERE answer_set_id = $1",
-        )
-        .bind(s.id)
-        .fetch_one(db)
-        .await?;
-        let (known, avg_chars, thin, none): (i64, Option<f64>, Option<i64>, Option<i64>) = sqlx::query_as(
-            "SELECT COUNT(context_chars), CAST(AVG(context_chars) AS DOUBLE PRECISION),
-                CAST(SUM(CASE WHEN context_chars < $2 THEN 1 ELSE 0 END) AS BIGINT),
-                CAST(SUM(CASE WHEN context_chars = 0 THEN 1 ELSE 0 END) AS BIGINT)
-         FROM answers WHERE answer_set_id = $1",
-        )
-        .bind(s.id)
-        .bind(crate::model::THIN_CONTEXT_CHARS)
-        .fetch_one(db)
-        .await?;
-        let context = ContextSize {
-            known,
-            avg_chars,
-            thin: thin.unwrap_or(0),
-            none: none.unwrap_or(0),
-            by_design: !engine::rag::presets::retrieves(&s.method),
-        };
-        Ok(CostRow {
-            context,
-            answer_set_id: s.id,
-            question_set_id: s.question_set_id,
-            name: s.name,
-            method: s.method,
-            parameters: s.parameters,
-            answers: s.answers,
-            measured,
-            avg_tokens: tokens,
-            avg_prompt_tokens: prompt,
-            avg_completion_tokens: completion,
-            avg_llm_calls: calls,
-            avg_query_ms: query,
-            avg_retrieval_ms: retrieval,
-            avg_cost_usd: cost,
-            made_by: s.made_by,
-            sanity_of: s.sanity_of,
-        })
+    )
+    .bind(s.id)
+    .bind(crate::model::THIN_CONTEXT_CHARS)
+    .fetch_one(db)
+    .await)?;
+    let context = ContextSize {
+        known: f.context_known,
+        avg_chars: f.context_avg,
+        thin: f.context_thin.unwrap_or(0),
+        none: f.context_none.unwrap_or(0),
+        by_design: !engine::rag::presets::retrieves(&s.method),
+        unreported: f.context_unreported,
+    };
+    Ok(CostRow {
+        context,
+        answer_set_id: s.id,
+        question_set_id: s.question_set_id,
+        name: s.name,
+        method: s.method,
+        parameters: s.parameters,
+        answers: s.answers,
+        measured: f.measured,
+        avg_tokens: f.tokens,
+        avg_prompt_tokens: f.prompt,
+        avg_completion_tokens: f.completion,
+        avg_llm_calls: f.calls,
+        avg_query_ms: f.query_ms,
+        avg_retrieval_ms: f.retrieval_ms,
+        avg_cost_usd: f.cost,
+        made_by: s.made_by,
+        sanity_of: s.sanity_of,
     })
 }
 
@@ -527,7 +532,8 @@ mod tests {
     #[test]
     fn the_flag_counts_thin_answers_and_names_a_baseline_by_design() {
         use crate::model::ContextSize;
-        let c = ContextSize { known: 5000, avg_chars: Some(900.0), thin: 1200, none: 120, by_design: false };
+        let c =
+            ContextSize { known: 5000, avg_chars: Some(900.0), thin: 1200, none: 120, by_design: false, unreported: 0 };
         assert_eq!(
             c.flag().unwrap(),
             "1,200 of 5,000 answers rest on under 400 characters of retrieved text (120 with none)"
@@ -536,11 +542,27 @@ mod tests {
         let few = ContextSize { thin: 10, none: 0, ..c.clone() };
         assert!(few.flag().is_some() && !few.warns(), "under a tenth: noted, not a warning");
         assert_eq!(ContextSize { thin: 0, ..c.clone() }.flag(), None);
-        let base = ContextSize { known: 12, avg_chars: Some(0.0), thin: 12, none: 12, by_design: true };
+        let base = ContextSize { known: 12, avg_chars: Some(0.0), thin: 12, none: 12, by_design: true, unreported: 0 };
         assert_eq!(
             base.flag().unwrap(),
             "12 of 12 answers rest on under 400 characters of retrieved text — none at all: the no-retrieval baseline, by design"
         );
         assert!(!base.warns());
+        // Answers that came without their retrieved text are counted apart,
+        // with or without thin ones beside them; they never warn.
+        let imported = ContextSize { known: 0, avg_chars: None, thin: 0, none: 0, by_design: false, unreported: 1 };
+        assert_eq!(
+            imported.flag().unwrap(),
+            "1 answer came without its retrieved text (imported so, or the service reported none): how much it was written \
+             from is not known"
+        );
+        assert!(!imported.warns());
+        let both = ContextSize { unreported: 300, ..few };
+        assert_eq!(
+            both.flag().unwrap(),
+            "10 of 5,000 answers rest on under 400 characters of retrieved text; 300 answers came without their retrieved \
+             text (imported so, or the service reported none): how much they were written from is not known"
+        );
+        assert!(!both.warns());
     }
 }
