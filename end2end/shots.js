@@ -6,6 +6,7 @@
 //   node shots.js BIN DB OUTDIR        (ONLY=paper: the paper view alone;
 //   ONLY=judging: the HieraRAG authors' human judging imported as a study;
 //   ONLY=ranking: an evaluation's Bradley–Terry ranking;
+//   ONLY=lc: an evaluation's length-controlled win rate (#43);
 //   ONLY=runs: #46 — the cost table's retrieved text, an answer set's flag,
 //   the evaluation form's duration, a report's thin-context note, a job)
 const fs = require('fs');
@@ -61,6 +62,15 @@ const { graphragBenchPair } = require('./fixtures/benchmark-files');
         await page.waitForSelector('body[data-hydrated="true"]', { timeout: 120000 });
         await page.locator('#ranking').evaluate((e) => e.scrollIntoView());
         await page.screenshot({ path: `${out}/ranking-${width}.png` });
+        await page.close();
+        continue;
+      }
+      if (process.env.ONLY === 'lc') {
+        // The length-controlled win rate per pair, under the ranking.
+        await page.goto(`${base}/projects/${p}/evaluations/${process.env.EVAL || ids.evaluation}`);
+        await page.waitForSelector('body[data-hydrated="true"]', { timeout: 120000 });
+        await page.locator('#length-control').evaluate((e) => e.scrollIntoView());
+        await page.screenshot({ path: `${out}/lc-${width}.png` });
         await page.close();
         continue;
       }

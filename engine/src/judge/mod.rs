@@ -19,6 +19,7 @@ pub mod eval;
 pub mod legacy;
 pub mod length_control;
 pub mod paper;
+pub mod plan;
 pub mod plots;
 pub mod protocol;
 pub mod ranking;

@@ -13,6 +13,82 @@ use serde_json::json;
 
 use super::{execute_job, job_line, Output};
 
+/// What the planned run can decide, from its pilot (#43).
+fn decide_text(
+    pilot: i64,
+    (questions, trials): (usize, usize),
+    half_width: f64,
+    plans: &[(String, String, engine::judge::plan::PairPlan)],
+) -> String {
+    use app::format::{int, signed};
+    let mut lines = vec![format!(
+        "what it can decide, simulated from evaluation {pilot}'s verdicts ({} experiments per size; nothing is sent):",
+        engine::judge::plan::EXPERIMENTS
+    )];
+    let needs = |found: &[(usize, Option<usize>)]| {
+        found
+            .iter()
+            .map(|(m, q)| {
+                format!(
+                    "M = {m}: {}",
+                    q.map_or("more than 6,400 questions".to_string(), |q| format!("{} questions", int(q as i64)))
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    for (a, b, p) in plans {
+        lines.push(format!(
+            "  {a} vs {b} (pilot: {} questions, relative win rate {}):",
+            int(p.pilot_questions as i64),
+            signed(p.pilot_effect, 2)
+        ));
+        if let Some(r) = &p.run {
+            let power = match (r.power, p.difference_reached) {
+                (Some(power), Some(d)) => format!("; power {power:.2} to detect a difference of {d:.2}"),
+                _ => String::new(),
+            };
+            lines.push(format!(
+                "    this run ({} questions × {trials} trials): the headline's 95% interval ±{:.3}{power}",
+                int(questions as i64),
+                r.half_width
+            ));
+        }
+        lines.push(format!("    for ±{half_width}: {}", needs(&p.questions_for_half_width)));
+        if let Some(d) = p.difference_reached {
+            lines.push(format!(
+                "    for power {} at a difference of {d:.2}: {}",
+                engine::judge::plan::POWER,
+                needs(&p.questions_for_power)
+            ));
+        }
+        let ms: Vec<usize> = p.questions_for_half_width.iter().map(|(m, _)| *m).collect();
+        lines.push(format!(
+            "    {:>9}  {}",
+            "questions",
+            ms.iter().map(|m| format!("{:>14}", format!("M = {m}"))).collect::<String>()
+        ));
+        for q in engine::judge::plan::QUESTIONS {
+            let row: String = ms
+                .iter()
+                .map(|m| {
+                    let c = p.cells.iter().find(|c| c.questions == q && c.trials == *m);
+                    let text = c.map_or(String::new(), |c| match c.power {
+                        Some(power) => format!("±{:.3} ({:.0}%)", c.half_width, power * 100.0),
+                        None => format!("±{:.3}", c.half_width),
+                    });
+                    format!("{text:>14}")
+                })
+                .collect();
+            lines.push(format!("    {:>9}  {row}", int(q as i64)));
+        }
+    }
+    if plans.iter().any(|(_, _, p)| p.difference.is_some()) {
+        lines.push("  (±: the 95% interval's half-width; %: power to detect the difference)".to_string());
+    }
+    lines.join("\n")
+}
+
 /// The length-controlled win rate per pair, a line each (#43).
 fn length_control_lines(pairs: &[engine::judge::eval::PairReport]) -> Vec<String> {
     use app::format::pct1;
@@ -156,6 +232,19 @@ pub enum EvalCommand {
         /// stage — and stop: nothing runs and nothing is sent.
         #[arg(long)]
         plan: bool,
+        /// With --plan: an earlier evaluation to plan from (a small first
+        /// run, say): what this run can decide — its interval's half-width
+        /// and power — and the questions and trials other targets need,
+        /// simulated from the pilot's verdicts.
+        #[arg(long, requires = "plan")]
+        pilot: Option<i64>,
+        /// With --pilot: the interval half-width to aim for.
+        #[arg(long, default_value_t = 0.05, requires = "pilot")]
+        half_width: f64,
+        /// With --pilot: the smallest difference in relative win rate to
+        /// detect (power is shown for it).
+        #[arg(long, requires = "pilot")]
+        difference: Option<f64>,
     },
     /// Judge a method against a second answer set of itself under both
     /// protocols: the unbiased one should find them even.
@@ -348,7 +437,20 @@ async fn summary(pool: &Db, out: Output, id: i64, job: &app::model::JobView) -> 
 
 pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: EvalCommand) -> anyhow::Result<ExitCode> {
     match cmd {
-        EvalCommand::Run { project, set, methods, pairs, protocol, judge, name, no_cache, plan } => {
+        EvalCommand::Run {
+            project,
+            set,
+            methods,
+            pairs,
+            protocol,
+            judge,
+            name,
+            no_cache,
+            plan,
+            pilot,
+            half_width,
+            difference,
+        } => {
             let p = app::ssr::store::find_project(pool, &project).await?;
             let questions = app::ssr::store::questions::get_set(pool, set).await?;
             if questions.project_id != p.summary.id {
@@ -375,8 +477,23 @@ pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: EvalCommand) ->
                 no_cache,
             };
             if plan {
-                let p = app::ssr::evaluation::plan(pool, llm, &req, &[]).await?;
-                out.print(serde_json::to_value(&p)?, || plan_text(&p));
+                let price = app::ssr::evaluation::plan(pool, llm, &req, &[]).await?;
+                let mut value = serde_json::to_value(&price)?;
+                let mut text = plan_text(&price);
+                if let Some(pilot) = pilot {
+                    let e = app::ssr::evaluation::get(pool, pilot).await?;
+                    if e.view.project_id != p.summary.id {
+                        anyhow::bail!("evaluation {pilot} belongs to another project");
+                    }
+                    let run = (questions.questions.max(0) as usize, req.settings.trials as usize);
+                    let plans = app::ssr::evaluation::decide(pool, pilot, run, half_width, difference).await?;
+                    value["decide"] = json!({"pilot": pilot, "experiments": engine::judge::plan::EXPERIMENTS,
+                        "half_width": half_width, "difference": difference,
+                        "pairs": plans.iter().map(|(a, b, plan)| json!({"a_name": a, "b_name": b, "plan": plan})).collect::<Vec<_>>()});
+                    text.push('\n');
+                    text.push_str(&decide_text(pilot, run, half_width, &plans));
+                }
+                out.print(value, || text.clone());
                 return Ok(ExitCode::SUCCESS);
             }
             let (job, id) = app::ssr::evaluation::create(pool, llm, &req).await?;

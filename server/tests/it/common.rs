@@ -199,6 +199,20 @@ pub fn get_as(path: &str, cookie: &str) -> axum::http::Request<axum::body::Body>
         .unwrap()
 }
 
+/// `assay --json eval run A --set SET --methods METHODS EXTRA…`'s JSON:
+/// an evaluation of project A's question set `set`.
+#[allow(dead_code)]
+pub async fn eval_run(
+    db: &(impl AsRef<std::ffi::OsStr> + ?Sized),
+    set: &str,
+    methods: &str,
+    extra: &[&str],
+) -> serde_json::Value {
+    let mut args = vec!["--json", "eval", "run", "A", "--set", set, "--methods", methods];
+    args.extend_from_slice(extra);
+    json(&assay(db, &args, &[]).await)
+}
+
 /// The JSON a successful `assay --json …` printed.
 #[allow(dead_code)] // not every test file reads JSON
 pub fn json(out: &Output) -> serde_json::Value {

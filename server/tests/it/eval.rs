@@ -623,36 +623,9 @@ async fn the_length_controlled_win_rate_is_reported_beside_length_alignment() {
     let dir = tempfile::tempdir().unwrap();
     let db = common::test_db(dir.path(), "lc").await;
     let set = sample_with_answers(&db, [5, 5, 2]).await;
-    let run = |align: bool| {
-        let mut args: Vec<String> = [
-            "--json",
-            "eval",
-            "run",
-            "A",
-            "--set",
-            &set,
-            "--methods",
-            "bm25,lightrag",
-            "--judge",
-            "simulated",
-            "--protocol",
-            "unbiased",
-            "--length-bias",
-            "0.8",
-            "--position-bias",
-            "0.6",
-            "--trials",
-            "3",
-        ]
-        .map(String::from)
-        .to_vec();
-        if !align {
-            args.push("--no-align".into());
-        }
-        args
-    };
-    let args = run(false);
-    let off = json(&assay(&db, &args.iter().map(String::as_str).collect::<Vec<_>>(), &[]).await);
+    let biased = ["--judge", "simulated", "--protocol", "unbiased", "--length-bias", "0.8", "--position-bias", "0.6"];
+    let off =
+        common::eval_run(&db, &set, "bm25,lightrag", &[&biased[..], &["--trials", "3", "--no-align"]].concat()).await;
     let id = off["evaluation_id"].as_i64().unwrap();
     let lc = &off["pairs"][0]["length_control"];
     let questions = off["pairs"][0]["questions"].as_u64().unwrap();
@@ -698,8 +671,7 @@ async fn the_length_controlled_win_rate_is_reported_beside_length_alignment() {
 
     // The same answers judged with length alignment: the page of the first
     // evaluation puts its relative win rate beside the regression's.
-    let args = run(true);
-    let on = json(&assay(&db, &args.iter().map(String::as_str).collect::<Vec<_>>(), &[]).await);
+    let on = common::eval_run(&db, &set, "bm25,lightrag", &[&biased[..], &["--trials", "3"]].concat()).await;
     let aligned = on["evaluation_id"].as_i64().unwrap();
     let headline = on["pairs"][0]["relative_win_rate"].as_f64().unwrap();
     let (_, _, html) = common::send_to(&router, common::get_as(&page, &owner)).await;
@@ -721,4 +693,77 @@ async fn the_length_controlled_win_rate_is_reported_beside_length_alignment() {
     let (status, _, shared_csv) =
         common::send_to(&router, common::get_as(&format!("/api/share/{token}/tables/length-control.csv"), "")).await;
     assert_eq!((status, shared_csv), (axum::http::StatusCode::OK, csv));
+}
+
+/// Planning from a pilot (#43): `eval run --plan --pilot` prints, beside the
+/// price, what the run can decide — its interval's half-width and power,
+/// and the questions other targets need — simulated from the pilot's
+/// verdicts, and sends nothing, records nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plan_from_a_pilot_says_what_the_run_can_decide_and_sends_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = common::test_db(dir.path(), "pilot").await;
+    let set = sample_with_answers(&db, [5, 5, 2]).await;
+    let judge = ["--judge", "simulated", "--protocol", "unbiased", "--no-align"];
+    let pilot = common::eval_run(&db, &set, "bm25,lightrag", &[&judge[..], &["--trials", "5"]].concat()).await;
+    let pilot_id = pilot["evaluation_id"].as_i64().unwrap().to_string();
+    let pool = db.open().await;
+    let counts = |pool: app::ssr::store::Db| async move {
+        (
+            common::scalar(&pool, "SELECT COUNT(*) FROM evaluations", &[]).await,
+            common::scalar(&pool, "SELECT COUNT(*) FROM jobs", &[]).await,
+            common::scalar(&pool, "SELECT COUNT(*) FROM llm_calls", &[]).await,
+        )
+    };
+    let before = counts(pool.clone()).await;
+    let plan_args = [&judge[..], &["--trials", "25", "--plan", "--pilot", &pilot_id, "--difference", "0.3"]].concat();
+    let planned = common::eval_run(&db, &set, "bm25,lightrag", &plan_args).await;
+    assert_eq!(counts(pool.clone()).await, before, "a plan runs nothing and sends nothing");
+    let decide = &planned["decide"];
+    assert_eq!(decide["pilot"].as_i64().unwrap().to_string(), pilot_id);
+    let plan = &decide["pairs"][0]["plan"];
+    assert_eq!(plan["pilot_questions"], pilot["pairs"][0]["questions"], "every judged pilot question");
+    let cells = plan["cells"].as_array().unwrap();
+    // M = 1, 5 and the run's 25, each over the eight question counts.
+    assert_eq!(cells.len(), 3 * engine::judge::plan::QUESTIONS.len());
+    let hw = |q: u64, m: u64| {
+        cells.iter().find(|c| c["questions"] == q && c["trials"] == m).unwrap()["half_width"].as_f64().unwrap()
+    };
+    assert!(hw(50, 25) > hw(6400, 25), "more questions, a narrower interval");
+    let run = &plan["run"];
+    assert_eq!(
+        (run["questions"].as_u64(), run["trials"].as_u64()),
+        (pilot["pairs"][0]["questions"].as_u64(), Some(25))
+    );
+    let power = run["power"].as_f64().unwrap();
+    assert!((0.0..=1.0).contains(&power));
+    // The text says the same, with the price first.
+    let text = String::from_utf8(
+        assay(&db, &[&["eval", "run", "A", "--set", &set, "--methods", "bm25,lightrag"][..], &plan_args].concat(), &[])
+            .await
+            .stdout,
+    )
+    .unwrap();
+    assert!(text.contains(&format!("simulated from evaluation {pilot_id}'s verdicts")), "{text}");
+    assert!(
+        text.contains(&format!("the headline's 95% interval ±{:.3}", run["half_width"].as_f64().unwrap())),
+        "{text}"
+    );
+    assert!(text.contains("for power 0.8 at a difference of 0.30"), "{text}");
+    // Bad inputs are refused, naming what is wrong.
+    let legacy = common::eval_run(&db, &set, "bm25,lightrag", &["--judge", "offline", "--protocol", "legacy"]).await;
+    let legacy = legacy["evaluation_id"].as_i64().unwrap().to_string();
+    for (args, said) in [
+        (vec!["--plan", "--pilot", legacy.as_str()], "a pilot needs the unbiased protocol's trials"),
+        (vec!["--plan", "--pilot", &pilot_id, "--half-width", "1.5"], "half-width must be between 0 and 1"),
+        (vec!["--plan", "--pilot", "999"], "999"),
+        (vec!["--pilot", &pilot_id], "--plan"),
+    ] {
+        let mut all = vec!["eval", "run", "A", "--set", &set, "--methods", "bm25,lightrag"];
+        all.extend(args);
+        let out = assay(&db, &all, &[]).await;
+        assert!(!out.status.success(), "{all:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(said), "{all:?}: {err}");
+    }
 }

@@ -747,3 +747,53 @@ pub async fn drill(pool: &Db, id: i64, a: i64, b: i64, question: i64) -> AppResu
         job_id: e.view.job_id,
     })
 }
+
+/// What a run can decide, planned from a pilot evaluation (#43): per pair
+/// the pilot judged under the unbiased protocol, its per-question verdicts
+/// simulated at other sizes (`engine::judge::plan`). `run`: the run asked
+/// for (its questions, M). Nothing is sent to a model.
+pub async fn decide(
+    pool: &Db,
+    pilot: i64,
+    run: (usize, usize),
+    half_width: f64,
+    difference: Option<f64>,
+) -> AppResult<Vec<(String, String, engine::judge::plan::PairPlan)>> {
+    if !(half_width > 0.0 && half_width < 1.0) {
+        return Err(AppError::Invalid(format!("the interval half-width must be between 0 and 1, not {half_width}")));
+    }
+    if let Some(d) = difference.filter(|d| !(*d > 0.0 && *d < 2.0)) {
+        return Err(AppError::Invalid(format!("the difference to detect must be between 0 and 2, not {d}")));
+    }
+    let s = snapshot(pool, pilot).await?;
+    if !s.stored.settings.protocol.unbiased() {
+        return Err(AppError::Invalid(format!(
+            "evaluation #{pilot} ran only the legacy protocol: a pilot needs the unbiased protocol's trials"
+        )));
+    }
+    let mut trials = vec![1, 5, run.1];
+    trials.sort_unstable();
+    trials.dedup();
+    let mut out = Vec::new();
+    for (p, r) in s.pairs.iter().zip(&s.report.pairs) {
+        let verdicts: Vec<Vec<Outcome>> = p
+            .questions
+            .iter()
+            .map(|q| q.trials.values().filter_map(|js| engine::judge::verdict(js)).map(|v| v.outcome).collect())
+            .collect();
+        let seed = (p.a as u64) << 32 ^ p.b as u64;
+        let plan = tokio::task::spawn_blocking({
+            let trials = trials.clone();
+            move || engine::judge::plan::plan(&verdicts, &trials, half_width, difference, Some(run), seed)
+        })
+        .await
+        .map_err(|_| AppError::Internal)?;
+        if let Some(plan) = plan {
+            out.push((r.a_name.clone(), r.b_name.clone(), plan));
+        }
+    }
+    if out.is_empty() {
+        return Err(AppError::Invalid(format!("evaluation #{pilot} has no judged question to plan from yet")));
+    }
+    Ok(out)
+}
