@@ -204,41 +204,72 @@ fn features(o: &Observation, sd: Option<f64>, position: bool) -> [f64; 3] {
 /// A pool's key: the length feature's bits and the position's sign.
 type Key = (u64, i8);
 
-/// Observations being pooled by their features.
-#[derive(Debug, Clone, Default)]
-struct Pooling(std::collections::BTreeMap<Key, ([f64; 3], f64, f64)>);
+/// Judgments and preferences summed per pool: (n, Σ preference).
+type Counts = Vec<(f64, f64)>;
 
-impl Pooling {
-    fn add(&mut self, x: [f64; 3], times: f64, preference_sum: f64) {
-        let e = self.0.entry((x[0].to_bits(), x[1] as i8)).or_insert((x, 0.0, 0.0));
-        e.1 += times;
-        e.2 += preference_sum;
-    }
-
-    /// This pooling less `other`'s observations (a subset of them).
-    fn without(&self, other: &Pooling) -> Pooled {
-        let mut rows = Vec::with_capacity(self.0.len());
-        for (k, (x, n, s)) in &self.0 {
-            let (m, t) = other.0.get(k).map_or((0.0, 0.0), |r| (r.1, r.2));
-            if n - m > 0.5 {
-                rows.push((*x, n - m, s - t));
-            }
-        }
-        Pooled { rows }
-    }
-
-    fn done(self) -> Pooled {
-        Pooled { rows: self.0.into_values().collect() }
-    }
+/// The observations pooled once: the distinct feature rows, the counts per
+/// row over all judgments and per cross-validation fold, and each
+/// question's (row, n, Σ preference) — one pass over the judgments, so a
+/// pair's half a million cost little, and resamples add up a question's
+/// one or two pools instead of its judgments.
+struct Tables {
+    xs: Vec<[f64; 3]>,
+    all: Counts,
+    folds: Vec<Counts>,
+    questions: Vec<Vec<(usize, f64, f64)>>,
 }
 
-/// Each question's judgments pooled by position: (features, n, Σ preference).
-fn by_question(obs: &[Observation], sd: Option<f64>, position: bool) -> Vec<(i64, Vec<([f64; 3], f64, f64)>)> {
-    let mut by: std::collections::BTreeMap<i64, Pooling> = Default::default();
-    for o in obs {
-        by.entry(o.question).or_default().add(features(o, sd, position), 1.0, o.preference);
+impl Tables {
+    fn of(obs: &[Observation], sd: Option<f64>, position: bool) -> Tables {
+        let mut t = Tables { xs: Vec::new(), all: Vec::new(), folds: vec![Vec::new(); FOLDS], questions: Vec::new() };
+        let mut rows: std::collections::HashMap<Key, usize> = Default::default();
+        let mut slots: std::collections::HashMap<i64, usize> = Default::default();
+        let n = obs.len();
+        // Judgments come grouped by question: the last one's row and slot.
+        let mut last: Option<(i64, u64, bool, usize, usize)> = None;
+        for (i, o) in obs.iter().enumerate() {
+            let (row, slot) = match last {
+                Some((q, d, f, row, slot)) if q == o.question && d == o.delta_words.to_bits() && f == o.a_first => {
+                    (row, slot)
+                }
+                _ => {
+                    let x = features(o, sd, position);
+                    let row = *rows.entry((x[0].to_bits(), x[1] as i8)).or_insert_with(|| {
+                        t.xs.push(x);
+                        t.all.push((0.0, 0.0));
+                        t.folds.iter_mut().for_each(|f| f.push((0.0, 0.0)));
+                        t.xs.len() - 1
+                    });
+                    let slot = *slots.entry(o.question).or_insert_with(|| {
+                        t.questions.push(Vec::new());
+                        t.questions.len() - 1
+                    });
+                    (row, slot)
+                }
+            };
+            last = Some((o.question, o.delta_words.to_bits(), o.a_first, row, slot));
+            t.all[row].0 += 1.0;
+            t.all[row].1 += o.preference;
+            // scikit-learn's GroupKFold, one judgment a group (see [`group_folds`]).
+            let fold = &mut t.folds[(n - 1 - i) % FOLDS][row];
+            fold.0 += 1.0;
+            fold.1 += o.preference;
+            let q = &mut t.questions[slot];
+            match q.iter_mut().find(|e| e.0 == row) {
+                Some(e) => {
+                    e.1 += 1.0;
+                    e.2 += o.preference;
+                }
+                None => q.push((row, 1.0, o.preference)),
+            }
+        }
+        t
     }
-    by.into_iter().map(|(q, p)| (q, p.0.into_values().collect())).collect()
+
+    /// The pools with judgments in them, from counts per row.
+    fn pooled(&self, counts: impl Iterator<Item = (f64, f64)>) -> Pooled {
+        Pooled { rows: self.xs.iter().zip(counts).filter(|(_, c)| c.0 > 0.5).map(|(x, c)| (*x, c.0, c.1)).collect() }
+    }
 }
 
 /// Solves the 3×3 system `h · d = g` (`None` when singular).
@@ -386,29 +417,22 @@ fn held_out_score(w: &[f64; 3], test: &Pooled) -> f64 {
 }
 
 /// The fit AlpacaEval's code makes of these observations.
-fn code_fit(obs: &[Observation], sd: Option<f64>, position: bool, active: [bool; 3]) -> CodeFit {
-    let folds = group_folds(obs.len());
-    let (mut all, mut held) = (Pooling::default(), vec![Pooling::default(); FOLDS]);
-    for (o, k) in obs.iter().zip(&folds) {
-        let x = features(o, sd, position);
-        all.add(x, 1.0, o.preference);
-        held[*k].add(x, 1.0, o.preference);
-    }
+fn code_fit(t: &Tables, active: [bool; 3]) -> CodeFit {
     let cs = cs();
     let mut scores = vec![0.0; cs.len()];
-    for test in &held {
-        if test.0.is_empty() {
+    for held in &t.folds {
+        if held.iter().all(|c| c.0 < 0.5) {
             continue;
         }
-        let train = all.without(test);
-        let test = test.clone().done();
+        let train = t.pooled(t.all.iter().zip(held).map(|(a, h)| (a.0 - h.0, a.1 - h.1)));
+        let test = t.pooled(held.iter().copied());
         for (i, c) in cs.iter().enumerate() {
             scores[i] += held_out_score(&l1_fit(&train, *c, active), &test);
         }
     }
     // The first of the best, as numpy's argmax.
     let best = (0..cs.len()).fold(0, |b, i| if scores[i] > scores[b] { i } else { b });
-    CodeFit { fit: Fit::of(l1_fit(&all.done(), cs[best], active)), c: cs[best], scores }
+    CodeFit { fit: Fit::of(l1_fit(&t.pooled(t.all.iter().copied()), cs[best], active)), c: cs[best], scores }
 }
 
 /// Sample standard deviation (n − 1), as pandas' `.std()`.
@@ -433,14 +457,8 @@ pub fn length_control(obs: &[Observation], seed: u64) -> Option<LengthControl> {
     let sd = sample_sd(obs.iter().map(|o| o.delta_words));
     let position = obs.iter().any(|o| o.a_first) && obs.iter().any(|o| !o.a_first);
     let active = [sd.is_some(), position, true];
-    let questions = by_question(obs, sd, position);
-    let mut all = Pooling::default();
-    for (_, rows) in &questions {
-        for (x, n, s) in rows {
-            all.add(*x, *n, *s);
-        }
-    }
-    let all = all.done();
+    let tables = Tables::of(obs, sd, position);
+    let all = tables.pooled(tables.all.iter().copied());
     let separable = obs.iter().all(|o| o.preference == 1.0) || obs.iter().all(|o| o.preference == 0.0);
     let paper = if separable { None } else { maximum_likelihood(&all, active).map(Fit::of) };
     let why = paper.is_none().then(|| {
@@ -457,14 +475,17 @@ pub fn length_control(obs: &[Observation], seed: u64) -> Option<LengthControl> {
         // Questions resampled with replacement, the regression refitted.
         let mut rng = fastrand::Rng::with_seed(seed);
         let mut rates = Vec::with_capacity(RESAMPLES);
+        let questions = &tables.questions;
+        let mut counts: Counts = vec![(0.0, 0.0); tables.xs.len()];
         for _ in 0..RESAMPLES {
-            let mut p = Pooling::default();
+            counts.iter_mut().for_each(|c| *c = (0.0, 0.0));
             for _ in 0..questions.len() {
-                for (x, n, s) in &questions[rng.usize(..questions.len())].1 {
-                    p.add(*x, *n, *s);
+                for (row, n, s) in &questions[rng.usize(..questions.len())] {
+                    counts[*row].0 += n;
+                    counts[*row].1 += s;
                 }
             }
-            let p = p.done();
+            let p = tables.pooled(counts.iter().copied());
             // A resample in which one side always won has no finite fit:
             // its rate is that side's 100%.
             let rate = maximum_likelihood(&p, active).map(|w| sigmoid(w[2])).unwrap_or_else(|| {
@@ -485,14 +506,14 @@ pub fn length_control(obs: &[Observation], seed: u64) -> Option<LengthControl> {
     });
     Some(LengthControl {
         judgments: obs.len(),
-        questions: questions.len(),
+        questions: tables.questions.len(),
         raw_win_rate: raw,
         raw_relative: 2.0 * raw - 1.0,
         length_sd: sd,
         position_fitted: position,
         paper,
         paper_ci,
-        code: Some(code_fit(obs, sd, position, active)),
+        code: Some(code_fit(&tables, active)),
         why,
     })
 }
@@ -591,11 +612,8 @@ mod tests {
             .map(|i| obs(i / 3, [1.0, 0.5, 0.0][(i * 7 % 5 % 3) as usize], ((i * 13) % 41) as f64 - 15.0, i % 2 == 0))
             .collect();
         let sd = sample_sd(o.iter().map(|x| x.delta_words));
-        let mut p = Pooling::default();
-        for x in &o {
-            p.add(features(x, sd, true), 1.0, x.preference);
-        }
-        let p = p.done();
+        let t = Tables::of(&o, sd, true);
+        let p = t.pooled(t.all.iter().copied());
         for c in [0.001, 0.05, 1.0, 100.0] {
             let w = l1_fit(&p, c, [true, true, true]);
             let (g, _) = p.gradient_hessian(&w);
