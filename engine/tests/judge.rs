@@ -324,11 +324,7 @@ async fn with_a_length_preference_length_alignment_is_what_keeps_the_verdict_eve
 /// win counts (scripts/refs/bradley_terry_refs.py, choix 0.4.1) to 1e-6.
 #[test]
 fn bradley_terry_scores_equal_choix_on_the_same_win_counts() {
-    let refs: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/bradley_terry_refs.json"))
-            .unwrap(),
-    )
-    .unwrap();
+    let refs = fixture("bradley_terry_refs.json");
     let cases = refs["cases"].as_array().unwrap();
     assert_eq!(cases.len(), 3);
     for case in cases {
@@ -403,11 +399,7 @@ fn an_evaluations_ranking_orders_the_methods_by_their_verdicts() {
 #[test]
 fn the_length_controlled_win_rate_equals_alpaca_evals_code_on_the_same_judgments() {
     use engine::judge::length_control::{group_folds, length_control, Observation};
-    let refs: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/length_control_refs.json"))
-            .unwrap(),
-    )
-    .unwrap();
+    let refs = fixture("length_control_refs.json");
     let cases = refs["cases"].as_array().unwrap();
     assert_eq!(cases.len(), 4);
     let close =
@@ -467,4 +459,10 @@ fn the_length_controlled_win_rate_equals_alpaca_evals_code_on_the_same_judgments
         }
         assert_eq!(lc.position_fitted, !name.contains("always first"), "{name}");
     }
+}
+
+/// A reference fixture from `tests/fixtures` (made by `scripts/refs/`).
+fn fixture(name: &str) -> serde_json::Value {
+    let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+    serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))).unwrap()
 }
