@@ -65,6 +65,16 @@ pub fn relative_win_rate(a_wins: f64, b_wins: f64, ties: f64) -> Option<f64> {
     (total > 0.0).then(|| (a_wins - b_wins) / total)
 }
 
+/// The sample standard deviation (n − 1 in the denominator, as pandas'
+/// `.std()` and numpy's `ddof=1`); `None` for fewer than two values.
+pub fn sample_sd(values: &[f64]) -> Option<f64> {
+    if values.len() < 2 {
+        return None;
+    }
+    let mean = values.iter().sum::<f64>() / values.len() as f64;
+    Some((values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (values.len() - 1) as f64).sqrt())
+}
+
 /// The percentile bootstrap interval (level e.g. 0.95) of the mean of
 /// `values`, from `resamples` resamples with replacement drawn by a seeded
 /// generator (scipy's `bootstrap(..., method="percentile")`; its interval

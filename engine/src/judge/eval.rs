@@ -371,13 +371,12 @@ pub fn length_observations(p: &PairInput) -> Vec<super::length_control::Observat
     for q in &p.questions {
         for js in q.trials.values() {
             for j in js {
-                let (a, b): (u32, u32) = (j.a.iter().map(|x| *x as u32).sum(), j.b.iter().map(|x| *x as u32).sum());
                 out.push(super::length_control::Observation {
                     question: q.id,
-                    preference: match a.cmp(&b) {
-                        std::cmp::Ordering::Greater => 1.0,
-                        std::cmp::Ordering::Equal => 0.5,
-                        std::cmp::Ordering::Less => 0.0,
+                    preference: match judgment_outcome(j) {
+                        Outcome::A => 1.0,
+                        Outcome::Tie => 0.5,
+                        Outcome::B => 0.0,
                     },
                     delta_words: q.words.0 as f64 - q.words.1 as f64,
                     a_first: j.order == Order::AFirst,
@@ -659,11 +658,7 @@ fn judgment_outcome(j: &Judgment) -> Outcome {
 }
 
 fn std_dev(values: &[f64]) -> f64 {
-    if values.len() < 2 {
-        return 0.0;
-    }
-    let mean = values.iter().sum::<f64>() / values.len() as f64;
-    (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (values.len() - 1) as f64).sqrt()
+    stats::sample_sd(values).unwrap_or(0.0)
 }
 
 fn unbiased_summary(pair: &PairInput, seed: u64) -> Option<UnbiasedSummary> {

@@ -435,17 +435,6 @@ fn code_fit(t: &Tables, active: [bool; 3]) -> CodeFit {
     CodeFit { fit: Fit::of(l1_fit(&t.pooled(t.all.iter().copied()), cs[best], active)), c: cs[best], scores }
 }
 
-/// Sample standard deviation (n − 1), as pandas' `.std()`.
-fn sample_sd(xs: impl Iterator<Item = f64> + Clone) -> Option<f64> {
-    let n = xs.clone().count() as f64;
-    if n < 2.0 {
-        return None;
-    }
-    let mean = xs.clone().sum::<f64>() / n;
-    let var = xs.map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1.0);
-    (var > 0.0).then(|| var.sqrt())
-}
-
 /// The length-controlled win rate of one pair from its judgments (in a
 /// fixed order: the cross-validation folds follow it). `None` without any.
 pub fn length_control(obs: &[Observation], seed: u64) -> Option<LengthControl> {
@@ -454,7 +443,8 @@ pub fn length_control(obs: &[Observation], seed: u64) -> Option<LengthControl> {
     }
     let n = obs.len() as f64;
     let raw = obs.iter().map(|o| o.preference).sum::<f64>() / n;
-    let sd = sample_sd(obs.iter().map(|o| o.delta_words));
+    let deltas: Vec<f64> = obs.iter().map(|o| o.delta_words).collect();
+    let sd = crate::stats::sample_sd(&deltas).filter(|sd| *sd > 0.0);
     let position = obs.iter().any(|o| o.a_first) && obs.iter().any(|o| !o.a_first);
     let active = [sd.is_some(), position, true];
     let tables = Tables::of(obs, sd, position);
@@ -611,7 +601,7 @@ mod tests {
         let o: Vec<_> = (0..300)
             .map(|i| obs(i / 3, [1.0, 0.5, 0.0][(i * 7 % 5 % 3) as usize], ((i * 13) % 41) as f64 - 15.0, i % 2 == 0))
             .collect();
-        let sd = sample_sd(o.iter().map(|x| x.delta_words));
+        let sd = crate::stats::sample_sd(&o.iter().map(|x| x.delta_words).collect::<Vec<_>>());
         let t = Tables::of(&o, sd, true);
         let p = t.pooled(t.all.iter().copied());
         for c in [0.001, 0.05, 1.0, 100.0] {

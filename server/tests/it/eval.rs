@@ -677,6 +677,28 @@ async fn the_length_controlled_win_rate_is_reported_beside_length_alignment() {
     let (_, _, html) = common::send_to(&router, common::get_as(&page, &owner)).await;
     assert!(html.contains(&format!("(evaluation #{aligned})")), "the aligned evaluation named");
     assert!(html.contains(&app::format::signed(headline, 2)), "its relative win rate");
+    // Each caller in turn: the page with the comparison and its CSV to
+    // the project's readers and editors, nothing to the rest.
+    let ana = common::member(&db, &router, &owner, "ana", Some("read")).await;
+    let ed = common::member(&db, &router, &owner, "ed", Some("edit")).await;
+    let cy = common::member(&db, &router, &owner, "cy", None).await;
+    let ok = axum::http::StatusCode::OK;
+    let (forbidden, see_other, unauthorized) =
+        (axum::http::StatusCode::FORBIDDEN, axum::http::StatusCode::SEE_OTHER, axum::http::StatusCode::UNAUTHORIZED);
+    common::readers(
+        &router,
+        &page,
+        &format!("(evaluation #{aligned})"),
+        &format!("/api/evaluations/{id}/tables/length-control.csv"),
+        &[
+            ("owner", &owner, ok, ok),
+            ("reader", &ana, ok, ok),
+            ("editor", &ed, ok, ok),
+            ("no rights", &cy, forbidden, forbidden),
+            ("anonymous", "", see_other, unauthorized),
+        ],
+    )
+    .await;
     // The aligned evaluation's own page says its answers were aligned.
     let (_, _, own) =
         common::send_to(&router, common::get_as(&format!("/projects/1/evaluations/{aligned}"), &owner)).await;
