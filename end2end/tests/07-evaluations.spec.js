@@ -138,6 +138,7 @@ test('an offline evaluation of two methods: report, heatmap, drill-down, a read-
 
   await openHydrated(page, `/projects/${project}/evaluations`);
   await expect(page.locator('#no-evaluations')).toBeVisible();
+  await expect(page.locator('#decide-no-pilot')).toBeAttached();
   const form = page.locator('#evaluation-form');
   // Both answer sets of the question set are ticked; the bias lab's settings show only for its judge.
   await expect(form.locator('#answer-set-choices input[type="checkbox"]:checked')).toHaveCount(2);
@@ -191,6 +192,19 @@ test('an offline evaluation of two methods: report, heatmap, drill-down, a read-
   await expect(lc).toHaveCount(1);
   await expect(lc.locator('td.lc-paper')).toHaveText(/^(\d{1,3}\.\d%|—)$/);
   await expect(lc.locator('td.lc-code')).toHaveText(/^\d{1,3}\.\d%$/);
+  // Plan the next run from this one (#43): questions × M typed, the
+  // simulation's table and curve come back; nothing is started.
+  const planner = page.locator('#plan-from-pilot');
+  await planner.locator('input[name="questions"]').fill('400');
+  await planner.locator('input[name="difference"]').fill('0.3');
+  await planner.locator('#plan-from-pilot-run').click();
+  const planned = planner.locator('#decide-plan .decide-pair');
+  await expect(planned).toHaveCount(1);
+  await expect(planned.locator('.decide-run-line')).toContainText(/^This run: the headline's interval ±0\.\d{3} \((reaches|misses) ±0\.05\); power \d+% to detect a difference of 0\.\d\d\.$/);
+  await expect(planned.locator('table.decide-table tbody tr')).toHaveCount(8);
+  await expect(planned.locator('table.decide-table thead')).toContainText('M = 3');
+  await expect(planned.locator('tr[data-questions="6400"] td').nth(1)).toHaveText(/^±0\.\d{3} \(\d+%\)$/);
+  await expect(planned.locator('.svg svg')).toBeAttached();
   const pair = page.locator('#pair-table tbody tr');
   await expect(pair).toHaveCount(1);
   await expect(pair.locator('td').nth(1)).toHaveText('6');
@@ -273,4 +287,20 @@ test('an offline evaluation of two methods: report, heatmap, drill-down, a read-
   await expect(page.locator('table.shares')).toContainText('withdrawn');
   const gone = await stranger.goto(sharePath);
   expect(gone.status()).toBe(404);
+  await expect(stranger.locator('#plan-from-pilot')).toHaveCount(0);
+
+  // The Evaluations form plans from the finished evaluation (#43): its
+  // question set × the form's M, beside the price; nothing is started.
+  await openHydrated(page, `/projects/${project}/evaluations`);
+  await page.locator('#decide summary').click();
+  await expect(page.locator('#decide-pilot option')).toHaveCount(1);
+  await page.locator('#evaluation-form input[name="trials"]').fill('10');
+  await page.locator('#decide input[name="half_width"]').fill('0.1');
+  // Enter in the plan's fields simulates; it does not start an evaluation.
+  await page.locator('#decide input[name="half_width"]').press('Enter');
+  const fromForm = page.locator('#decide #decide-plan');
+  await expect(fromForm).toContainText('The run asked for: 6 questions × M = 10.');
+  await expect(fromForm.locator('table.decide-table thead th')).toHaveText(['Questions', 'M = 1', 'M = 5', 'M = 10']);
+  await expect(fromForm.locator('.decide-needs')).toContainText(/^For ±0\.1: M = 1: /);
+  await expect(page.locator('table.evaluations tbody tr')).toHaveCount(1);
 });

@@ -398,6 +398,8 @@ pub struct EvaluationSection {
     pub judge_temperature: Option<f32>,
     /// The legacy protocol's aspects: `lightrag` (3, default) or `graphrag` (4).
     pub legacy_aspects: String,
+    /// Sequential trials: stop each pair's trials once its verdict is settled.
+    pub sequential: bool,
 }
 
 impl Default for EvaluationSection {
@@ -421,6 +423,7 @@ impl Default for EvaluationSection {
             judge_prompt: "paper".into(),
             judge_temperature: None,
             legacy_aspects: "lightrag".into(),
+            sequential: false,
         }
     }
 }
@@ -449,6 +452,7 @@ impl EvaluationSection {
             judge_temperature: self.judge_temperature,
             legacy_aspects: crate::judge::legacy::LegacyAspects::parse(&self.legacy_aspects)
                 .map_err(|e| format!("evaluation.legacy_aspects: {e}"))?,
+            sequential: self.sequential,
         };
         s.validate().map_err(|e| format!("evaluation: {e}"))?;
         Ok(s)

@@ -38,6 +38,7 @@ fn eval_settings(
     judge_prompt: Option<&str>,
     judge_temperature: Option<&str>,
     legacy_aspects: Option<&str>,
+    sequential: bool,
 ) -> Result<engine::judge::eval::Settings, AppError> {
     use engine::judge::eval::{JudgeKind, Protocol, Settings};
     let s = Settings {
@@ -66,6 +67,7 @@ fn eval_settings(
         },
         legacy_aspects: engine::judge::legacy::LegacyAspects::parse(legacy_aspects.unwrap_or(""))
             .map_err(AppError::from)?,
+        sequential,
     };
     s.validate().map_err(AppError::from)?;
     Ok(s)
@@ -98,6 +100,7 @@ pub async fn start_evaluation(
     #[server(default)] judge_prompt: Option<String>,
     #[server(default)] judge_temperature: Option<String>,
     #[server(default)] legacy_aspects: Option<String>,
+    #[server(default)] sequential: Option<String>,
 ) -> Result<EvaluationView, AppError> {
     let call = Request::now()?;
     let form = EvaluationForm {
@@ -120,6 +123,7 @@ pub async fn start_evaluation(
         judge_prompt,
         judge_temperature,
         legacy_aspects,
+        sequential,
     };
     let req = form.request(&call, Need::Edit).await?;
     let state = call.state.clone();
@@ -161,6 +165,7 @@ pub async fn plan_evaluation(
     #[server(default)] judge_prompt: Option<String>,
     #[server(default)] judge_temperature: Option<String>,
     #[server(default)] legacy_aspects: Option<String>,
+    #[server(default)] sequential: Option<String>,
 ) -> Result<RunPlan, AppError> {
     let call = Request::now()?;
     let form = EvaluationForm {
@@ -183,6 +188,7 @@ pub async fn plan_evaluation(
         judge_prompt,
         judge_temperature,
         legacy_aspects,
+        sequential,
     };
     let req = form.request(&call, Need::Read).await?;
     let state = call.state.clone();
@@ -191,6 +197,39 @@ pub async fn plan_evaluation(
         None => Vec::new(),
     };
     crate::ssr::evaluation::plan(&state.pool, &state.llm(), &req, &sanity).await
+}
+
+/// What a run can decide, simulated from a pilot evaluation's verdicts
+/// (#43); nothing is sent to a model. The run is the Evaluations form's
+/// (`question_set_id`'s questions × `trials`) or, from a report, the
+/// `questions` typed there. Read access to the pilot (and the question set,
+/// which must be the pilot's project's) is enough: it starts nothing.
+#[server(output = crate::codec::Json)]
+pub async fn decide_evaluation(
+    pilot: i64,
+    #[server(default)] question_set_id: Option<i64>,
+    #[server(default)] questions: Option<String>,
+    trials: String,
+    half_width: String,
+    #[server(default)] difference: Option<String>,
+) -> Result<DecideView, AppError> {
+    let call = Request::now()?;
+    let project = call.require(Obj::Evaluation(pilot), Need::Read).await?;
+    let questions = match (question_set_id, questions.as_deref().map(str::trim).filter(|q| !q.is_empty())) {
+        (Some(set), _) => {
+            call.require_in(project, [Obj::QuestionSet(set)]).await?;
+            crate::ssr::store::questions::get_set(&call.state.pool, set).await?.questions.max(0) as usize
+        }
+        (None, Some(q)) => whole("questions", q, 1, 1_000_000)? as usize,
+        (None, None) => return Err(AppError::Invalid("say how many questions the run would have".into())),
+    };
+    let trials = whole("trials", &trials, 1, 1000)? as usize;
+    let half_width = number("half-width", &half_width, 0.0, 1.0)?;
+    let difference = match difference.as_deref().map(str::trim).filter(|d| !d.is_empty()) {
+        Some(d) => Some(number("difference to detect", d, 0.0, 2.0)?),
+        None => None,
+    };
+    crate::ssr::evaluation::decide(&call.state.pool, pilot, (questions, trials), half_width, difference).await
 }
 
 /// The Evaluations form's fields, as both of its server functions read them.
@@ -215,6 +254,7 @@ struct EvaluationForm {
     judge_prompt: Option<String>,
     judge_temperature: Option<String>,
     legacy_aspects: Option<String>,
+    sequential: Option<String>,
 }
 
 #[cfg(feature = "ssr")]
@@ -257,6 +297,7 @@ impl EvaluationForm {
             self.judge_prompt.as_deref(),
             self.judge_temperature.as_deref(),
             self.legacy_aspects.as_deref(),
+            self.sequential.is_some(),
         )?;
         Ok(crate::ssr::evaluation::EvalRequest {
             question_set_id: self.question_set_id,

@@ -36,6 +36,9 @@ pub struct EvaluationView {
     pub biases: Option<String>,
     /// The compared answer sets' names, in order.
     pub contenders: Vec<String>,
+    /// Sequential trials (#43): each pair stopped once settled, M at most.
+    #[serde(default)]
+    pub sequential: bool,
     pub pairs: usize,
     /// The job's status (`None`: its job is gone) and progress.
     pub status: Option<JobStatus>,
@@ -71,8 +74,9 @@ impl EvaluationView {
             return format!("{legacy} · judge temperature {}", self.judge_temperature);
         }
         let unbiased = format!(
-            "unbiased protocol: M = {} · N = {} per order · {} · {} · tolerance {} words · scoring prompt {} (sha256 {}) · judge temperature {}",
+            "unbiased protocol: M = {}{} · N = {} per order · {} · {} · tolerance {} words · scoring prompt {} (sha256 {}) · judge temperature {}",
             crate::format::count(self.trials as i64, "trial"),
+            if self.sequential { " at most (sequential: each pair stops once settled)" } else { "" },
             self.repeats,
             if self.align { "length alignment on" } else { "length alignment OFF" },
             if self.exchange { "position exchange on" } else { "position exchange OFF" },
@@ -94,8 +98,9 @@ impl EvaluationView {
             return "legacy only · one verdict per question".to_string();
         }
         format!(
-            "{} · {} × {}{}{}",
+            "{} · {}{} × {}{}{}",
             if self.legacy() { "unbiased and legacy" } else { "unbiased" },
+            if self.sequential { "up to " } else { "" },
             crate::format::count(self.trials as i64, "trial"),
             crate::format::count(self.repeats as i64, "repeat"),
             if self.align { "" } else { " · no alignment" },
@@ -268,6 +273,30 @@ pub struct EvaluationReportView {
     /// length alignment by regeneration (unbiased protocol).
     #[serde(default)]
     pub length_control: Vec<LengthControlRow>,
+    /// With sequential trials: where each pair stopped (#43).
+    #[serde(default)]
+    pub sequential: Vec<SequentialRow>,
+}
+
+/// One pair under sequential trials: the looks it took, the verdict it
+/// stopped at, and the judging calls it made against all M trials'.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SequentialRow {
+    pub a_name: String,
+    pub b_name: String,
+    pub questions: usize,
+    /// Trials judged per question when it stopped, of M.
+    pub trials: u32,
+    pub m: u32,
+    pub looks: usize,
+    pub of_looks: usize,
+    /// "even", "differs" or "open".
+    pub standing: String,
+    /// The trial-mean relative win rate and its interval at the last look.
+    pub estimate: f64,
+    pub interval: (f64, f64),
+    pub calls: u64,
+    pub calls_fixed: u64,
 }
 
 /// One pair's length-controlled win rate (AlpacaEval 2's regression, #43):
@@ -301,6 +330,96 @@ pub struct LengthControlRow {
     /// Whether this evaluation's answers were length-aligned before judging
     /// (the regression then corrects what alignment left).
     pub aligned_here: bool,
+}
+
+/// What a run can decide, simulated from a pilot evaluation's verdicts
+/// (#43; `engine::judge::plan`, mirrored here for the browser).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DecideView {
+    pub pilot: i64,
+    pub pilot_name: String,
+    /// Simulated experiments per size.
+    pub experiments: usize,
+    pub half_width: f64,
+    pub difference: Option<f64>,
+    /// The run asked for: its questions and trials (M).
+    pub run: (usize, usize),
+    /// The power a plan aims for.
+    pub power: f64,
+    pub pairs: Vec<PairDecideView>,
+}
+
+impl DecideView {
+    /// Per M, the fewest questions found: "M = 5: 800 questions, M = 25:
+    /// more than 6,400 questions".
+    pub fn needs(found: &[(usize, Option<usize>)]) -> String {
+        found
+            .iter()
+            .map(|(m, q)| match q {
+                Some(q) => format!("M = {m}: {} questions", crate::format::int(*q as i64)),
+                None => format!("M = {m}: more than {} questions", crate::format::int(DECIDE_MOST as i64)),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// The most questions a plan tries (`engine::judge::plan::QUESTIONS`).
+pub const DECIDE_MOST: usize = 6_400;
+
+/// One pair's plan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PairDecideView {
+    pub a_name: String,
+    pub b_name: String,
+    pub pilot_questions: usize,
+    pub pilot_effect: f64,
+    /// The difference to detect as the pilot's all-tie questions allow it.
+    pub difference_reached: Option<f64>,
+    /// Every (questions, M) tried.
+    pub cells: Vec<DecideCell>,
+    /// Per M: the fewest questions tried reaching the half-width, and the
+    /// power (`None`: more than the most tried).
+    pub questions_for_half_width: Vec<(usize, Option<usize>)>,
+    pub questions_for_power: Vec<(usize, Option<usize>)>,
+    /// The run asked for.
+    pub run: Option<DecideCell>,
+    /// The half-width against questions, a line per M.
+    pub curve_svg: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DecideCell {
+    pub questions: usize,
+    pub trials: usize,
+    pub half_width: f64,
+    pub power: Option<f64>,
+}
+
+#[cfg(feature = "ssr")]
+impl From<engine::judge::plan::Cell> for DecideCell {
+    fn from(c: engine::judge::plan::Cell) -> Self {
+        DecideCell { questions: c.questions, trials: c.trials, half_width: c.half_width, power: c.power }
+    }
+}
+
+#[cfg(feature = "ssr")]
+impl PairDecideView {
+    pub fn new(a_name: String, b_name: String, p: engine::judge::plan::PairPlan, half_width: f64) -> Self {
+        let curve_svg = engine::judge::plan::curve_svg(&format!("{a_name} vs {b_name}"), &p, half_width);
+        PairDecideView {
+            a_name,
+            b_name,
+            pilot_questions: p.pilot_questions,
+            pilot_effect: p.pilot_effect,
+            difference_reached: p.difference_reached,
+            cells: p.cells.into_iter().map(Into::into).collect(),
+            questions_for_half_width: p.questions_for_half_width,
+            questions_for_power: p.questions_for_power,
+            run: p.run.map(Into::into),
+            curve_svg,
+        }
+    }
 }
 
 /// Every method of an evaluation ranked at once by Bradley–Terry scores
@@ -391,8 +510,18 @@ pub struct DrillView {
 }
 
 /// An evaluation report's CSV tables.
-pub const EVAL_TABLES: [&str; 9] =
-    ["pairs", "trials", "aspects", "levels", "paper", "ranking", "length-control", "judgments", "alignment"];
+pub const EVAL_TABLES: [&str; 10] = [
+    "pairs",
+    "trials",
+    "aspects",
+    "levels",
+    "paper",
+    "ranking",
+    "length-control",
+    "sequential",
+    "judgments",
+    "alignment",
+];
 
 /// The unbiased protocol's aspects (as `engine::judge::ASPECTS`, for the browser).
 pub const ASPECT_NAMES: [&str; 4] = ["Comprehensiveness", "Relevance", "Empowerment", "Directness"];

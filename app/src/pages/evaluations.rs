@@ -58,6 +58,9 @@ pub fn EvaluationsPage() -> impl IntoView {
         move || (id.get(), tick.get(), start.version().get(), sanity.version().get(), delete.version().get()),
         |(id, ..)| list_evaluations(id),
     );
+    // The pilots a plan can start from: read once, so the form is not
+    // drawn again while a job's progress ticks.
+    let pilots = Resource::new(move || id.get(), list_evaluations);
     view! {
         <Title text="Evaluations"/>
         <ProjectBar project_id=id.get_untracked() project active="evaluations"/>
@@ -70,8 +73,11 @@ pub fn EvaluationsPage() -> impl IntoView {
                     let info = llm.await.ok();
                     let qs = question_sets.await.unwrap_or_default();
                     let sets = answer_sets.await.unwrap_or_default();
+                    let pilots = pilots.await.unwrap_or_default().into_iter()
+                        .filter(|e| !e.sanity && e.unbiased() && matches!(e.status, Some(crate::model::JobStatus::Done)))
+                        .collect();
                     view! {
-                        <NewEvaluation action=start question_sets=qs sets=sets.clone()
+                        <NewEvaluation action=start question_sets=qs sets=sets.clone() pilots
                             llm=info.map(|l| (l.provider, l.label))/>
                         <SanityChecks action=sanity sets/>
                     }
@@ -146,6 +152,8 @@ fn NewEvaluation(
     action: ServerAction<StartEvaluation>,
     question_sets: Vec<QuestionSetView>,
     sets: Vec<AnswerSetView>,
+    /// Finished evaluations under the unbiased protocol: a plan's pilots.
+    pilots: Vec<EvaluationView>,
     llm: Option<(String, String)>,
 ) -> impl IntoView {
     // A sanity check's second run is the same method again: it belongs to
@@ -241,6 +249,7 @@ fn NewEvaluation(
                         <div class="row-fields">
                             <label class="check"><input type="checkbox" name="align" value="on" checked/>" Length alignment"<Help text=help::ALIGN/></label>
                             <label class="check"><input type="checkbox" name="exchange" value="on" checked/>" Position exchange (AB and BA)"<Help text=help::EXCHANGE/></label>
+                            <label class="check"><input type="checkbox" name="sequential" value="on"/>" Sequential trials (stop a pair once settled)"<Help text=help::SEQUENTIAL/></label>
                             <label class="check"><input type="checkbox" name="sanity_first" value="on"/>" Also sanity-check each method never checked (a job per method; its price is below)"<Help text=help::SANITY_FIRST/></label>
                         </div>
                         <div class="row-fields">
@@ -277,6 +286,7 @@ fn NewEvaluation(
                         <p class="muted small">"The defaults are those of " <Cite paper=Paper::Unbiased at="§IV-B"/> {format!(": N = {} judgments per order, M = {} trials, tolerance {} words, and its scoring rubric alone as the prompt; {} adjustments is ours (the paper says “several”). ", defaults::REPEATS, defaults::TRIALS, defaults::TOLERANCE, defaults::ADJUSTMENTS)}"The content-only prompt adds a sentence the paper does not have; it can make a judge look less biased than the paper's procedure is. The simulated judge scores with the offline rubric as its hidden true quality, plus the biases you set: with it you can watch what each correction removes."</p>
                         <NoCacheBox/>
                         <Price plan chosen=Signal::derive(move || chosen.get().len())/>
+                        <crate::pages::decide::DecideFields form pilots/>
                         <div><button type="submit" id="start-evaluation" disabled=move || action.pending().get() || chosen.get().len() < 2>"Start evaluation"</button></div>
                     </ActionForm>
                     </div>
@@ -598,6 +608,13 @@ pub fn Report(
             </div>
             {r.ranking.clone().map(|k| view! { <RankingTable k base=base.clone()/> })}
             {(!r.length_control.is_empty()).then(|| view! { <LengthControlTable rows=r.length_control.clone() base=base.clone()/> })}
+            {(!r.sequential.is_empty()).then(|| view! { <SequentialTable rows=r.sequential.clone() base=base.clone()/> })}
+            // Planning is the project's own (it starts nothing, but the
+            // form is for whoever runs the next evaluation): not on a share.
+            {(!shared && unbiased && matches!(e.status, Some(crate::model::JobStatus::Done))).then(|| {
+                let questions = r.pairs.iter().map(|p| p.questions).max().unwrap_or_default();
+                view! { <crate::pages::decide::PlanFromPilot pilot=eid questions trials=e.trials/> }
+            })}
             <h2>{match (unbiased, legacy) {
                 (true, true) => "Per pair: legacy beside unbiased, per aspect, per question level",
                 (true, false) => "Per pair: per aspect, per question level",
@@ -996,6 +1013,48 @@ fn LengthControlTable(rows: Vec<crate::model::LengthControlRow>, base: String) -
             {rows.iter().filter_map(|x| x.why.clone().map(|w| format!("{} vs {}: {w}.", x.a_name, x.b_name))).map(|w| view! { <p class="notice small">{w}</p> }).collect_view()}
             <p class="muted small">"A positive length weight: the judge prefers the longer answer; a positive position weight: the answer shown first. The paper's fit is the model by maximum likelihood, its interval from resampling the questions; AlpacaEval's code fits it with an L1 penalty whose strength 5-fold cross-validation chooses, which pulls the rate towards 50% when judgments are few. The last column puts the regression's rate on seed 000's scale (2 · rate − 1) beside the rate length alignment gave the same pair. "
                 {(!base.is_empty()).then(|| view! { <a href=format!("{base}/tables/length-control.csv") download="">"CSV"</a> })}</p>
+        </section>
+    }
+}
+
+/// Sequential trials (#43): where each pair stopped, and the calls saved.
+#[component]
+fn SequentialTable(rows: Vec<crate::model::SequentialRow>, base: String) -> impl IntoView {
+    let (calls, fixed): (u64, u64) = rows.iter().fold((0, 0), |(c, f), r| (c + r.calls, f + r.calls_fixed));
+    let saved = fixed.saturating_sub(calls);
+    let signed = |x: f64| crate::format::signed(x, 2);
+    view! {
+        <section id="sequential">
+            <h2>"Sequential trials"</h2>
+            <p class="muted small">"Each pair was judged look by look — its M trials split into up to 5 looks — and stopped once its verdict was settled: the trial-mean relative win rate's interval inside ±0.05 (even) or entirely outside it (differs). Each look's interval spends a fifth of the 5% error rate (Bonferroni α-spending), so looking five times does not inflate false verdicts. Use it to stop paying for trials once a pair is decided; the headline table above reads whatever trials were judged."</p>
+            <p id="sequential-saved"><strong>{format!(
+                "{} judging calls of the {} all M trials would make: {} saved ({}).",
+                crate::format::int(calls as i64),
+                crate::format::int(fixed as i64),
+                crate::format::int(saved as i64),
+                crate::format::pct(if fixed > 0 { saved as f64 / fixed as f64 } else { 0.0 })
+            )}</strong></p>
+            <div class="table-scroll">
+            <table class="grid" id="sequential-table">
+                <thead><tr><th>"Pair (A vs B)"</th><th class="num">"Stopped after"</th><th>"Verdict"</th>
+                    <th class="num">"Relative win rate (trial mean)"</th><th>"Interval at that look"</th>
+                    <th class="num">"Calls made / with all M"</th></tr></thead>
+                <tbody>
+                    {rows.iter().map(|x| view! {
+                        <tr>
+                            <td>{format!("{} vs {}", x.a_name, x.b_name)}</td>
+                            <td class="num seq-trials">{format!("{} of {} trials (look {} of {})", x.trials, x.m, x.looks, x.of_looks)}</td>
+                            <td class=format!("seq-standing standing-{}", x.standing)>{x.standing.clone()}</td>
+                            <td class="num">{signed(x.estimate)}</td>
+                            <td class="ci">{format!("{} to {}", signed(x.interval.0), signed(x.interval.1))}</td>
+                            <td class="num seq-calls">{format!("{} / {}", crate::format::int(x.calls as i64), crate::format::int(x.calls_fixed as i64))}</td>
+                        </tr>
+                    }).collect_view()}
+                </tbody>
+            </table>
+            </div>
+            <p class="muted small">"Open: still across the band's edge after all M trials — more questions, not more trials, would settle it. "
+                {(!base.is_empty()).then(|| view! { <a href=format!("{base}/tables/sequential.csv") download="">"CSV (every look)"</a> })}</p>
         </section>
     }
 }

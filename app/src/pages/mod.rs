@@ -2,6 +2,7 @@
 
 pub mod answers;
 pub mod corpus;
+pub mod decide;
 pub mod document;
 pub mod evaluations;
 pub mod experiments;

@@ -111,6 +111,10 @@ pub struct Settings {
     /// what evaluations stored before the choice ran) or GraphRAG's four.
     #[serde(default)]
     pub legacy_aspects: super::legacy::LegacyAspects,
+    /// Sequential trials (#43): each pair judged look by look and stopped
+    /// once its verdict is settled (`super::sequential`), M at most.
+    #[serde(default)]
+    pub sequential: bool,
 }
 
 /// A judging temperature in words: "0.7", or "the model's default (none sent)".
@@ -139,6 +143,7 @@ impl Default for Settings {
             judge_prompt: super::scoring::JudgePrompt::Paper,
             judge_temperature: None,
             legacy_aspects: super::legacy::LegacyAspects::Lightrag,
+            sequential: false,
         }
     }
 }
@@ -181,6 +186,11 @@ impl Settings {
         }
         if b.noise < 0.0 {
             return Err(crate::Invalid::from("noise must not be negative"));
+        }
+        if self.sequential && !self.protocol.unbiased() {
+            return Err(crate::Invalid::from(
+                "sequential trials need the unbiased protocol: the legacy one has no trials",
+            ));
         }
         if let Some(t) = self.judge_temperature.filter(|t| !t.is_finite() || !(0.0..=2.0).contains(t)) {
             return Err(crate::Invalid::from(format!("the judge's temperature must be between 0 and 2, not {t}")));
@@ -361,6 +371,10 @@ pub struct PairReport {
     /// unbiased protocol's judgments (`None`: it did not run).
     #[serde(default)]
     pub length_control: Option<super::length_control::LengthControl>,
+    /// With sequential trials: the looks the pair took and where it
+    /// stopped (`None`: a fixed number of trials).
+    #[serde(default)]
+    pub sequential: Option<super::sequential::Course>,
 }
 
 /// The unbiased protocol's judgments of a pair as the length-controlled
@@ -937,6 +951,8 @@ pub fn report(settings: &Settings, contenders: &[Contender], pairs: &[PairInput]
             } else {
                 None
             },
+            sequential: (settings.sequential && settings.protocol.unbiased())
+                .then(|| super::sequential::course(p, settings.trials, EVEN)),
         })
         .collect();
     // Holm across the pairs, per test.

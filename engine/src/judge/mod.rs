@@ -24,6 +24,7 @@ pub mod plots;
 pub mod protocol;
 pub mod ranking;
 pub mod scoring;
+pub mod sequential;
 pub mod simulated;
 
 use serde::{Deserialize, Serialize};

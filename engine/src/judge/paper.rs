@@ -137,6 +137,7 @@ mod tests {
             }),
             legacy: None,
             length_control: None,
+            sequential: None,
         }
     }
 

@@ -201,6 +201,95 @@ pub fn plan(
     })
 }
 
+/// A plan's curve as SVG: the half-width of the headline's 95% interval
+/// against the number of questions (log scale), a line per M, with the
+/// target half-width dashed and the run asked for marked.
+pub fn curve_svg(title: &str, plan: &PairPlan, target_half_width: f64) -> String {
+    use plotters::prelude::*;
+    let palette = [
+        RGBColor(0x4e, 0x79, 0xa7),
+        RGBColor(0xf2, 0x8e, 0x2b),
+        RGBColor(0x59, 0xa1, 0x4f),
+        RGBColor(0xb0, 0x7a, 0xa1),
+        RGBColor(0x9c, 0x75, 0x5f),
+    ];
+    let mut ms: Vec<usize> = plan.cells.iter().map(|c| c.trials).collect();
+    ms.sort_unstable();
+    ms.dedup();
+    let top =
+        plan.cells.iter().chain(plan.run.iter()).map(|c| c.half_width).fold(target_half_width, f64::max).max(0.01)
+            * 1.1;
+    // x: doublings above the fewest questions tried (QUESTIONS double).
+    let x_of = |q: usize| (q.max(1) as f64 / QUESTIONS[0] as f64).log2();
+    let (lo, hi) = (-0.3, x_of(QUESTIONS[QUESTIONS.len() - 1]) + 0.3);
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (560, 320)).into_drawing_area();
+        let _ = root.fill(&WHITE);
+        let (area, legend) = root.split_horizontally(470);
+        for (k, m) in ms.iter().enumerate() {
+            let colour = palette[k % palette.len()];
+            let y = 50 + 22 * k as i32;
+            let _ = legend.draw(&PathElement::new(vec![(4, y), (24, y)], colour.stroke_width(2)));
+            let _ = legend.draw(&Text::new(format!("M = {m}"), (30, y - 7), ("sans-serif", 13).into_font()));
+        }
+        let y = 50 + 22 * ms.len() as i32;
+        let _ = legend.draw(&PathElement::new(vec![(4, y), (24, y)], BLACK.stroke_width(1)));
+        let _ = legend.draw(&Text::new(format!("±{target_half_width}"), (30, y - 7), ("sans-serif", 13).into_font()));
+        if let Ok(mut chart) = ChartBuilder::on(&area)
+            .caption(title, ("sans-serif", 14))
+            .margin(10)
+            .x_label_area_size(34)
+            .y_label_area_size(50)
+            .build_cartesian_2d(lo..hi, 0f64..top)
+        {
+            let _ = chart
+                .configure_mesh()
+                .disable_x_mesh()
+                .x_labels(QUESTIONS.len())
+                .x_label_formatter(&|x| {
+                    let i = x.round();
+                    match QUESTIONS.get(i as usize) {
+                        Some(q) if (x - i).abs() < 1e-6 && i >= 0.0 => q.to_string(),
+                        _ => String::new(),
+                    }
+                })
+                .x_desc("questions (log scale)")
+                .y_desc("half-width of the 95% interval")
+                .axis_desc_style(("sans-serif", 12))
+                .label_style(("sans-serif", crate::CHART_MIN_FONT))
+                .draw();
+            // The target, dashed.
+            let dashes = (0..24).map(|i| {
+                let x0 = lo + (hi - lo) * i as f64 / 24.0;
+                PathElement::new(
+                    vec![(x0, target_half_width), (x0 + (hi - lo) / 48.0, target_half_width)],
+                    BLACK.stroke_width(1),
+                )
+            });
+            let _ = chart.draw_series(dashes);
+            for (k, m) in ms.iter().enumerate() {
+                let colour = palette[k % palette.len()];
+                let points: Vec<(f64, f64)> =
+                    plan.cells.iter().filter(|c| c.trials == *m).map(|c| (x_of(c.questions), c.half_width)).collect();
+                let _ = chart.draw_series(std::iter::once(PathElement::new(points.clone(), colour.stroke_width(2))));
+                let _ = chart.draw_series(points.iter().map(|p| Circle::new(*p, 3, colour.filled())));
+            }
+            if let Some(r) = &plan.run {
+                let x = x_of(r.questions).clamp(lo, hi);
+                let _ = chart.draw_series(std::iter::once(Cross::new((x, r.half_width), 6, BLACK.stroke_width(2))));
+                let _ = chart.draw_series(std::iter::once(Text::new(
+                    "this run",
+                    (x, r.half_width + top * 0.05),
+                    ("sans-serif", crate::CHART_MIN_FONT).into_font(),
+                )));
+            }
+        }
+        let _ = root.present();
+    }
+    svg
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -262,5 +351,14 @@ mod tests {
         p.extend((0..30).map(|_| vec![Outcome::Tie; 5]));
         let t = tilted(&shares(&p), 0.9);
         assert!(effect(&t) <= 0.5 + 1e-9, "half the questions can never be won");
+    }
+
+    #[test]
+    fn the_curve_draws_a_line_per_m_and_marks_the_run() {
+        let p = plan(&pilot(), &[1, 5], 0.05, None, Some((300, 5)), 3).unwrap();
+        let svg = curve_svg("A vs B", &p, 0.05);
+        assert!(svg.starts_with("<svg"), "{svg}");
+        assert!(svg.contains("M = 1") && svg.contains("M = 5") && svg.contains("this run"));
+        assert!(svg.contains("6400") && svg.contains("±0.05"));
     }
 }

@@ -233,6 +233,7 @@ mod tests {
             }),
             legacy: None,
             length_control: None,
+            sequential: None,
         }
     }
 

@@ -13,33 +13,39 @@ use serde_json::json;
 
 use super::{execute_job, job_line, Output};
 
+/// `--plan --pilot EVAL`: what the planned run can decide (#43), for
+/// `assay eval run` and `assay run`.
+#[derive(Args, Debug)]
+pub struct PilotArgs {
+    /// With --plan: an earlier evaluation to plan from (a small first
+    /// run, say): what this run can decide — its interval's half-width
+    /// and power — and the questions and trials other targets need,
+    /// simulated from the pilot's verdicts.
+    #[arg(long, requires = "plan")]
+    pub pilot: Option<i64>,
+    /// With --pilot: the interval half-width to aim for.
+    #[arg(long, default_value_t = 0.05, requires = "pilot")]
+    pub half_width: f64,
+    /// With --pilot: the smallest difference in relative win rate to
+    /// detect (power is shown for it).
+    #[arg(long, requires = "pilot")]
+    pub difference: Option<f64>,
+}
+
 /// What the planned run can decide, from its pilot (#43).
-fn decide_text(
-    pilot: i64,
-    (questions, trials): (usize, usize),
-    half_width: f64,
-    plans: &[(String, String, engine::judge::plan::PairPlan)],
-) -> String {
+pub(super) fn decide_text(d: &app::model::DecideView) -> String {
     use app::format::{int, signed};
+    use app::model::DecideView;
+    let (questions, trials) = d.run;
     let mut lines = vec![format!(
-        "what it can decide, simulated from evaluation {pilot}'s verdicts ({} experiments per size; nothing is sent):",
-        engine::judge::plan::EXPERIMENTS
+        "what it can decide, simulated from evaluation {}'s verdicts ({} experiments per size; nothing is sent):",
+        d.pilot, d.experiments
     )];
-    let needs = |found: &[(usize, Option<usize>)]| {
-        found
-            .iter()
-            .map(|(m, q)| {
-                format!(
-                    "M = {m}: {}",
-                    q.map_or("more than 6,400 questions".to_string(), |q| format!("{} questions", int(q as i64)))
-                )
-            })
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    for (a, b, p) in plans {
+    for p in &d.pairs {
         lines.push(format!(
-            "  {a} vs {b} (pilot: {} questions, relative win rate {}):",
+            "  {} vs {} (pilot: {} questions, relative win rate {}):",
+            p.a_name,
+            p.b_name,
             int(p.pilot_questions as i64),
             signed(p.pilot_effect, 2)
         ));
@@ -54,12 +60,12 @@ fn decide_text(
                 r.half_width
             ));
         }
-        lines.push(format!("    for ±{half_width}: {}", needs(&p.questions_for_half_width)));
-        if let Some(d) = p.difference_reached {
+        lines.push(format!("    for ±{}: {}", d.half_width, DecideView::needs(&p.questions_for_half_width)));
+        if let Some(diff) = p.difference_reached {
             lines.push(format!(
-                "    for power {} at a difference of {d:.2}: {}",
-                engine::judge::plan::POWER,
-                needs(&p.questions_for_power)
+                "    for power {} at a difference of {diff:.2}: {}",
+                d.power,
+                DecideView::needs(&p.questions_for_power)
             ));
         }
         let ms: Vec<usize> = p.questions_for_half_width.iter().map(|(m, _)| *m).collect();
@@ -83,7 +89,7 @@ fn decide_text(
             lines.push(format!("    {:>9}  {row}", int(q as i64)));
         }
     }
-    if plans.iter().any(|(_, _, p)| p.difference.is_some()) {
+    if d.difference.is_some() {
         lines.push("  (±: the 95% interval's half-width; %: power to detect the difference)".to_string());
     }
     lines.join("\n")
@@ -121,6 +127,41 @@ fn length_control_lines(pairs: &[engine::judge::eval::PairReport]) -> Vec<String
             p.b_name,
             pct1(lc.raw_win_rate),
             app::format::int(lc.judgments as i64)
+        ));
+    }
+    lines
+}
+
+/// Sequential trials: where each pair stopped, and the calls saved (#43).
+fn sequential_lines(pairs: &[engine::judge::eval::PairReport]) -> Vec<String> {
+    use app::format::{int, signed};
+    let courses: Vec<_> = pairs.iter().filter_map(|p| Some((p, p.sequential.as_ref()?))).collect();
+    if courses.is_empty() {
+        return Vec::new();
+    }
+    let (calls, fixed) = courses.iter().fold((0, 0), |(c, f), (_, x)| (c + x.calls, f + x.calls_fixed));
+    let mut lines = vec![format!(
+        "sequential trials (each pair stopped once its interval, α spent over the looks, lay inside or outside ±{}): \
+         {} judging calls of {} with all M — {} saved",
+        engine::judge::eval::EVEN,
+        int(calls as i64),
+        int(fixed as i64),
+        int(fixed.saturating_sub(calls) as i64)
+    )];
+    for (p, c) in courses {
+        let (estimate, (lo, hi)) = c.looks.last().map_or((0.0, (0.0, 0.0)), |l| (l.estimate, l.interval));
+        lines.push(format!(
+            "  {} vs {}: {} after {} of {} trials ({} [{}, {}]); {} calls of {}",
+            p.a_name,
+            p.b_name,
+            c.standing().word(),
+            c.trials(),
+            c.m,
+            signed(estimate, 2),
+            signed(lo, 2),
+            signed(hi, 2),
+            int(c.calls as i64),
+            int(c.calls_fixed as i64)
         ));
     }
     lines
@@ -175,6 +216,11 @@ pub struct JudgeArgs {
     /// default) or `graphrag` (the GraphRAG paper's 4, with Directness).
     #[arg(long, default_value = "lightrag")]
     legacy_aspects: String,
+    /// Sequential trials: judge each pair look by look (M split into up
+    /// to 5 looks) and stop it once its verdict is settled — its interval,
+    /// with the error rate spent over the looks, inside or outside ±0.05.
+    #[arg(long)]
+    sequential: bool,
 }
 
 impl JudgeArgs {
@@ -199,6 +245,7 @@ impl JudgeArgs {
             judge_temperature: self.judge_temperature,
             legacy_aspects: engine::judge::legacy::LegacyAspects::parse(&self.legacy_aspects)
                 .map_err(anyhow::Error::msg)?,
+            sequential: self.sequential,
         };
         s.validate().map_err(anyhow::Error::msg)?;
         Ok(s)
@@ -232,19 +279,8 @@ pub enum EvalCommand {
         /// stage — and stop: nothing runs and nothing is sent.
         #[arg(long)]
         plan: bool,
-        /// With --plan: an earlier evaluation to plan from (a small first
-        /// run, say): what this run can decide — its interval's half-width
-        /// and power — and the questions and trials other targets need,
-        /// simulated from the pilot's verdicts.
-        #[arg(long, requires = "plan")]
-        pilot: Option<i64>,
-        /// With --pilot: the interval half-width to aim for.
-        #[arg(long, default_value_t = 0.05, requires = "pilot")]
-        half_width: f64,
-        /// With --pilot: the smallest difference in relative win rate to
-        /// detect (power is shown for it).
-        #[arg(long, requires = "pilot")]
-        difference: Option<f64>,
+        #[command(flatten)]
+        pilot: PilotArgs,
     },
     /// Judge a method against a second answer set of itself under both
     /// protocols: the unbiased one should find them even.
@@ -335,6 +371,7 @@ async fn summary(pool: &Db, out: Output, id: i64, job: &app::model::JobView) -> 
                         "b_win": a.rates.b_win, "relative_win_rate": a.relative})).collect::<Vec<_>>()})),
                 "alignment_success": p.alignment.success_rate, "discarded": p.alignment.discarded,
                 "length_control": p.length_control,
+                "sequential": p.sequential,
                 "calls": c.calls, "cached_calls": c.cached, "tokens": c.tokens, "cost_usd": c.cost_usd,
             })
         })
@@ -411,6 +448,7 @@ async fn summary(pool: &Db, out: Output, id: i64, job: &app::model::JobView) -> 
             lines.push(format!("sanity: {}", s.sentence()));
         }
         lines.extend(length_control_lines(&r.pairs));
+        lines.extend(sequential_lines(&r.pairs));
         if let Some(k) = r.ranking.as_ref().filter(|k| k.rows.len() > 2 || k.note.is_some()) {
             match &k.note {
                 Some(note) => lines.push(format!("ranking (Bradley–Terry): {note}")),
@@ -447,9 +485,7 @@ pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: EvalCommand) ->
             name,
             no_cache,
             plan,
-            pilot,
-            half_width,
-            difference,
+            pilot: PilotArgs { pilot, half_width, difference },
         } => {
             let p = app::ssr::store::find_project(pool, &project).await?;
             let questions = app::ssr::store::questions::get_set(pool, set).await?;
@@ -486,12 +522,10 @@ pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: EvalCommand) ->
                         anyhow::bail!("evaluation {pilot} belongs to another project");
                     }
                     let run = (questions.questions.max(0) as usize, req.settings.trials as usize);
-                    let plans = app::ssr::evaluation::decide(pool, pilot, run, half_width, difference).await?;
-                    value["decide"] = json!({"pilot": pilot, "experiments": engine::judge::plan::EXPERIMENTS,
-                        "half_width": half_width, "difference": difference,
-                        "pairs": plans.iter().map(|(a, b, plan)| json!({"a_name": a, "b_name": b, "plan": plan})).collect::<Vec<_>>()});
+                    let decided = app::ssr::evaluation::decide(pool, pilot, run, half_width, difference).await?;
+                    value["decide"] = serde_json::to_value(&decided)?;
                     text.push('\n');
-                    text.push_str(&decide_text(pilot, run, half_width, &plans));
+                    text.push_str(&decide_text(&decided));
                 }
                 out.print(value, || text.clone());
                 return Ok(ExitCode::SUCCESS);

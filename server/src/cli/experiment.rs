@@ -28,6 +28,8 @@ pub struct RunArgs {
     /// nothing is sent.
     #[arg(long)]
     pub plan: bool,
+    #[command(flatten)]
+    pub pilot: super::eval::PilotArgs,
 }
 
 /// Reads and checks the manifest (before the database is opened: a bad
@@ -52,7 +54,7 @@ pub async fn run(
     }
     let base = args.manifest.parent().map(Path::to_path_buf).unwrap_or_default();
     if args.plan {
-        return plan(pool, out, base_llm, &m, &args.manifest, &base).await;
+        return plan(pool, out, base_llm, &m, &args, &base).await;
     }
     let started = std::time::Instant::now();
     let outcome = app::ssr::experiments::run::run(pool, &llm, &m, &base, |job, label, retry| {
@@ -159,10 +161,10 @@ async fn plan(
     out: Output,
     base_llm: &LlmSettings,
     m: &Manifest,
-    manifest: &Path,
+    args: &RunArgs,
     base: &Path,
 ) -> anyhow::Result<ExitCode> {
-    let text = std::fs::read_to_string(manifest).unwrap_or_default();
+    let text = std::fs::read_to_string(&args.manifest).unwrap_or_default();
     let d = app::ssr::experiments::wizard::estimate(pool, base_llm, crate::cli::process_env, &text, m, base).await;
     if let Some(e) = &d.error {
         anyhow::bail!("{e}");
@@ -177,7 +179,26 @@ async fn plan(
             "unpriced".into()
         }
     };
-    out.print(serde_json::to_value(&d)?, || {
+    // From a pilot: what each evaluated set's run can decide (#43).
+    let mut decided = Vec::new();
+    if let (Some(pilot), Some(e)) = (args.pilot.pilot, &m.evaluation) {
+        let sets: Vec<usize> = if e.sets.is_empty() { (1..=m.questions.len()).collect() } else { e.sets.clone() };
+        for i in sets {
+            let Some(q) = m.questions.get(i.wrapping_sub(1)) else { continue };
+            let run = (q.planned().max(1), e.trials as usize);
+            let d =
+                app::ssr::evaluation::decide(pool, pilot, run, args.pilot.half_width, args.pilot.difference).await?;
+            decided.push((i, d));
+        }
+    } else if args.pilot.pilot.is_some() {
+        anyhow::bail!("--pilot: the manifest has no [evaluation] to plan");
+    }
+    let mut value = serde_json::to_value(&d)?;
+    if !decided.is_empty() {
+        value["decide"] =
+            json!(decided.iter().map(|(i, d)| json!({"questions_set": i, "plan": d})).collect::<Vec<_>>());
+    }
+    out.print(value, || {
         let mut lines = vec![
             format!("{} calls · {} tokens · {} (nothing sent)", int(d.calls), int(d.tokens), price(d.cost_usd)),
             format!("answered by {}", d.llm),
@@ -199,6 +220,9 @@ async fn plan(
                 price(s.cost_usd),
                 s.how
             ));
+        }
+        for (i, d) in &decided {
+            lines.push(format!("evaluation of questions {i}: {}", super::eval::decide_text(d)));
         }
         lines.join("\n")
     });

@@ -199,6 +199,17 @@ pub fn get_as(path: &str, cookie: &str) -> axum::http::Request<axum::body::Body>
         .unwrap()
 }
 
+/// A POST of the form `form` (a server function's arguments) with the
+/// session cookie `cookie`.
+#[allow(dead_code)]
+pub fn post_as(path: &str, form: &str, cookie: &str) -> axum::http::Request<axum::body::Body> {
+    axum::http::Request::post(path)
+        .header(axum::http::header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .header(axum::http::header::COOKIE, format!("assay_session={cookie}"))
+        .body(axum::body::Body::from(form.to_string()))
+        .unwrap()
+}
+
 /// `assay --json eval run A --set SET --methods METHODS EXTRA…`'s JSON:
 /// an evaluation of project A's question set `set`.
 #[allow(dead_code)]

@@ -743,7 +743,8 @@ async fn a_plan_from_a_pilot_says_what_the_run_can_decide_and_sends_nothing() {
     assert_eq!(counts(pool.clone()).await, before, "a plan runs nothing and sends nothing");
     let decide = &planned["decide"];
     assert_eq!(decide["pilot"].as_i64().unwrap().to_string(), pilot_id);
-    let plan = &decide["pairs"][0]["plan"];
+    let plan = &decide["pairs"][0];
+    assert!(plan["curve_svg"].as_str().unwrap().contains("M = 25"), "the curve has a line per M");
     assert_eq!(plan["pilot_questions"], pilot["pairs"][0]["questions"], "every judged pilot question");
     let cells = plan["cells"].as_array().unwrap();
     // M = 1, 5 and the run's 25, each over the eight question counts.
@@ -772,6 +773,62 @@ async fn a_plan_from_a_pilot_says_what_the_run_can_decide_and_sends_nothing() {
         "{text}"
     );
     assert!(text.contains("for power 0.8 at a difference of 0.30"), "{text}");
+    // The same plan in the browser (the Evaluations form's fields, or a
+    // report's "plan the next run"), each caller in turn.
+    let (router, owner) = common::owner_router(&db, dir.path()).await;
+    let decide = <app::api::DecideEvaluation as leptos::server_fn::ServerFn>::PATH;
+    let form = format!("pilot={pilot_id}&question_set_id={set}&trials=25&half_width=0.05&difference=0.3");
+    let (status, _, body) = common::send_to(&router, common::post_as(decide, &form, &owner)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let web: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(web["run"], serde_json::json!([pilot["pairs"][0]["questions"], 25]), "the form's set × its M");
+    assert_eq!(web["pairs"][0]["cells"], plan["cells"], "the page simulates what the CLI does");
+    let typed = format!("pilot={pilot_id}&questions=800&trials=5&half_width=0.05&difference=");
+    let (_, _, body) = common::send_to(&router, common::post_as(decide, &typed, &owner)).await;
+    let typed: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!((&typed["run"], &typed["difference"]), (&serde_json::json!([800, 5]), &serde_json::Value::Null));
+    assert!(typed["pairs"][0]["run"]["power"].is_null(), "no difference named, no power");
+    for (form, status, said) in [
+        (format!("pilot={pilot_id}&question_set_id=999&trials=5&half_width=0.05"), StatusCode::NOT_FOUND, "999"),
+        (format!("pilot={pilot_id}&questions=0&trials=5&half_width=0.05"), StatusCode::BAD_REQUEST, "questions"),
+        (format!("pilot={pilot_id}&questions=80&trials=5&half_width=0"), StatusCode::BAD_REQUEST, "half-width"),
+        (format!("pilot={pilot_id}&trials=5&half_width=0.05"), StatusCode::BAD_REQUEST, "how many questions"),
+    ] {
+        let (got, _, body) = common::send_to(&router, common::post_as(decide, &form, &owner)).await;
+        assert_eq!(got, status, "{form}: {body}");
+        assert!(body.contains(said), "{form}: {body}");
+    }
+    let ana = common::member(&db, &router, &owner, "ana", Some("read")).await;
+    let cy = common::member(&db, &router, &owner, "cy", None).await;
+    let share =
+        json(&assay(&db, &["--json", "share", "create", "A", "--page", &format!("evaluation:{pilot_id}")], &[]).await);
+    let token = share["token"].as_str().unwrap().to_string();
+    for (caller, cookie, status) in [
+        ("owner", owner.as_str(), StatusCode::OK),
+        ("reader", ana.as_str(), StatusCode::OK),
+        ("no rights", cy.as_str(), StatusCode::FORBIDDEN),
+        ("share token", token.as_str(), StatusCode::UNAUTHORIZED),
+        ("anonymous", "", StatusCode::UNAUTHORIZED),
+    ] {
+        let (got, _, body) = common::send_to(&router, common::post_as(decide, &form, cookie)).await;
+        assert_eq!(got, status, "{caller}: {body}");
+        assert_eq!(body.contains("curve_svg"), status == StatusCode::OK, "{caller}");
+    }
+    // The form offers the pilot; the report offers to plan from itself —
+    // on the project's page, not through its share link.
+    let (_, _, html) = common::send_to(&router, common::get_as("/projects/1/evaluations", &owner)).await;
+    assert!(
+        html.contains(r#"id="decide-pilot""#) && html.contains(&format!(r#"<option value="{pilot_id}">"#)),
+        "{html}"
+    );
+    let (_, _, html) =
+        common::send_to(&router, common::get_as(&format!("/projects/1/evaluations/{pilot_id}"), &ana)).await;
+    assert!(html.contains(r#"id="plan-from-pilot""#));
+    let (_, _, html) = common::send_to(&router, common::get_as(&format!("/share/{token}"), "")).await;
+    assert!(
+        html.contains(&format!("Evaluation #{pilot_id}")) && !html.contains("plan-from-pilot"),
+        "not on a share page"
+    );
     // Bad inputs are refused, naming what is wrong.
     let legacy = common::eval_run(&db, &set, "bm25,lightrag", &["--judge", "offline", "--protocol", "legacy"]).await;
     let legacy = legacy["evaluation_id"].as_i64().unwrap().to_string();
@@ -788,4 +845,121 @@ async fn a_plan_from_a_pilot_says_what_the_run_can_decide_and_sends_nothing() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(said), "{all:?}: {err}");
     }
+}
+
+/// Sequential trials (#43): each pair is judged look by look and stops once
+/// its verdict is settled — a method against answers that say nothing after
+/// its first look (5 of 25 trials) — and reaches the verdict the same
+/// statistic gives on all 25 trials of a fixed run, with fewer calls; the
+/// report, its CSV, `eval show` and the price say so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sequential_trials_stop_a_settled_pair_and_reach_the_fixed_runs_verdicts() {
+    use engine::judge::sequential::{self, Standing};
+    let dir = tempfile::tempdir().unwrap();
+    let db = common::test_db(dir.path(), "sequential").await;
+    let set = sample_with_answers(&db, [5, 5, 2]).await;
+    // Answers that say nothing: a pair no judge finds even.
+    let export = assay(&db, &["questions", "export", "A", "--set", &set], &[]).await;
+    let lines: Vec<String> = String::from_utf8(export.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let q: Value = serde_json::from_str(l).unwrap();
+            serde_json::json!({"question_id": q["id"], "answer": "No idea."}).to_string()
+        })
+        .collect();
+    let questions = lines.len();
+    let blank = dir.path().join("blank.jsonl");
+    std::fs::write(&blank, lines.join("\n")).unwrap();
+    json(
+        &assay(
+            &db,
+            &["--json", "answers", "import", "A", "--set", &set, "--name", "blank", blank.to_str().unwrap()],
+            &[],
+        )
+        .await,
+    );
+    let judge = ["--judge", "simulated", "--protocol", "unbiased", "--no-align", "--trials", "25", "--repeats", "1"];
+    let methods = "bm25,lightrag,blank";
+    // The price first: at least the first look's calls, at most all M's.
+    let plan = common::eval_run(&db, &set, methods, &[&judge[..], &["--sequential", "--plan"]].concat()).await;
+    let judging =
+        plan["stages"].as_array().unwrap().iter().find(|s| s["label"].as_str().unwrap().ends_with("judging")).unwrap();
+    let all_m = (3 * questions * 25 * 2) as u64;
+    assert_eq!((judging["calls"].as_u64(), judging["calls_max"].as_u64()), (Some(all_m / 5), Some(all_m)), "{judging}");
+    let fixed = common::eval_run(&db, &set, methods, &judge).await;
+    let seq = common::eval_run(&db, &set, methods, &[&judge[..], &["--sequential", "--no-cache"]].concat()).await;
+    let pool = db.open().await;
+    let calls = |id: &Value| {
+        let pool = pool.clone();
+        let id = id.as_i64().unwrap();
+        async move {
+            common::scalar(
+                &pool,
+                "SELECT COUNT(*) FROM job_items i JOIN evaluations e ON e.job_id = i.job_id \
+                 WHERE e.id = $1 AND i.key LIKE 'u-%' AND i.status = 'done'",
+                &[id],
+            )
+            .await
+        }
+    };
+    let (fixed_items, seq_items) = (calls(&fixed["evaluation_id"]).await, calls(&seq["evaluation_id"]).await);
+    assert_eq!(fixed_items as usize, 3 * questions * 25, "the fixed run judged every trial");
+    assert!(seq_items < fixed_items, "{seq_items} of {fixed_items} trials judged");
+    // Each pair: the sequential verdict is the fixed run's on the same statistic at M = 25.
+    let e = app::ssr::evaluation::get(&pool, fixed["evaluation_id"].as_i64().unwrap()).await.unwrap();
+    let (_, fixed_pairs) = app::ssr::evaluation::inputs(&pool, &e).await.unwrap();
+    let mut made = 0;
+    for p in seq["pairs"].as_array().unwrap() {
+        let course: sequential::Course = serde_json::from_value(p["sequential"].clone()).unwrap();
+        let input = fixed_pairs.iter().find(|i| Some(i.a) == p["a"].as_i64() && Some(i.b) == p["b"].as_i64()).unwrap();
+        let at_m =
+            sequential::look(&sequential::outcomes(input, 25), 25, 1, sequential::ALPHA, engine::judge::eval::EVEN)
+                .unwrap()
+                .standing;
+        if course.standing() != Standing::Open {
+            assert_eq!(course.standing(), at_m, "{}: settled as all 25 trials say", p["b_name"]);
+        }
+        if p["b_name"] == "blank" {
+            assert_eq!((course.standing(), course.trials(), course.looks.len()), (Standing::Differs, 5, 1), "{p}");
+            assert!(course.looks[0].estimate > 0.5, "the method beats answers that say nothing");
+        }
+        assert_eq!(p["trials"].as_u64(), Some(u64::from(course.trials())), "the report reads the trials judged");
+        made += course.calls;
+        assert_eq!(course.calls_fixed, (questions * 25 * 2) as u64);
+    }
+    assert_eq!(made, seq_items as u64 * 2, "calls made: the trials judged × 2 orders");
+    // The job's total is what it judged: its bar ends full.
+    let job = seq["job"].as_i64().unwrap();
+    let (done, total) = (
+        common::scalar(&pool, "SELECT done FROM jobs WHERE id = $1", &[job]).await,
+        common::scalar(&pool, "SELECT total FROM jobs WHERE id = $1", &[job]).await,
+    );
+    assert_eq!(done, total);
+    // Shown: the page's table, the CSV's looks, eval show.
+    let id = seq["evaluation_id"].as_i64().unwrap();
+    let (router, owner) = common::owner_router(&db, dir.path()).await;
+    let (_, _, html) = common::send_to(&router, common::get_as(&format!("/projects/1/evaluations/{id}"), &owner)).await;
+    assert!(html.contains(r#"id="sequential-table""#) && html.contains("5 of 25 trials (look 1 of 5)"), "{html}");
+    assert!(html.contains("M = 25 trials at most (sequential"), "the settings say so");
+    let (status, _, csv) =
+        common::send_to(&router, common::get_as(&format!("/api/evaluations/{id}/tables/sequential.csv"), &owner)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(csv.starts_with("a,b,a_name,b_name,look,trials,m,questions,estimate,low,high,z,standing"), "{csv}");
+    assert!(csv.lines().any(|l| l.contains(",blank,1,5,25,") && l.contains(",differs,true,")), "{csv}");
+    let show = String::from_utf8(assay(&db, &["eval", "show", &id.to_string()], &[]).await.stdout).unwrap();
+    assert!(
+        show.contains("sequential trials (each pair stopped")
+            && show.contains("vs blank: differs after 5 of 25 trials"),
+        "{show}"
+    );
+    // The legacy protocol has no trials to stop.
+    let out = assay(
+        &db,
+        &["eval", "run", "A", "--set", &set, "--methods", methods, "--protocol", "legacy", "--sequential"],
+        &[],
+    )
+    .await;
+    assert!(String::from_utf8_lossy(&out.stderr).contains("sequential trials need the unbiased protocol"));
+    eprintln!("sequential: {seq_items} of {fixed_items} trials judged ({} calls)", made);
 }

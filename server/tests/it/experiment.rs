@@ -324,6 +324,29 @@ async fn the_plan_counts_the_calls_the_run_records() {
         compared += 1;
     }
     assert!(compared >= 10, "{compared} stages compared");
+    // With the run as a pilot (#43): what the next run of this manifest can
+    // decide, per evaluated set — its questions as planned × its M — and
+    // still nothing is sent.
+    let stage = run["stages"].as_array().unwrap().iter().find(|s| s["kind"] == "evaluation").unwrap();
+    let job = stage["job_id"].as_i64().unwrap();
+    let evaluation = common::scalar(&pool, "SELECT id FROM evaluations WHERE job_id = $1", &[job]).await.to_string();
+    let calls = common::scalar(&pool, "SELECT COUNT(*) FROM llm_calls", &[]).await;
+    let args = ["--json", "run", file.to_str().unwrap(), "--plan", "--pilot", &evaluation, "--difference", "0.2"];
+    let decided = json(&assay(&db, &args, &[]).await);
+    assert_eq!(common::scalar(&pool, "SELECT COUNT(*) FROM llm_calls", &[]).await, calls, "a plan sends nothing");
+    let sets = decided["decide"].as_array().unwrap();
+    assert_eq!(sets.len(), 1, "the manifest evaluates set 1 only");
+    assert_eq!(sets[0]["questions_set"], 1);
+    let graph_questions = 2 + 2 + 2; // node + edge + subgraph, as planned
+    assert_eq!(sets[0]["plan"]["run"], serde_json::json!([graph_questions, 2]), "{decided}");
+    assert!(sets[0]["plan"]["pairs"][0]["run"]["power"].is_number());
+    let text = String::from_utf8(assay(&db, &args[1..], &[]).await.stdout).unwrap();
+    assert!(
+        text.contains(&format!(
+            "evaluation of questions 1: what it can decide, simulated from evaluation {evaluation}'s"
+        )),
+        "{text}"
+    );
 }
 
 /// One order for the LLM settings (issue #46, point 4): a manifest without

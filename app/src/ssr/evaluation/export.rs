@@ -14,7 +14,7 @@ use crate::error::internal;
 use crate::error::{AppError, AppResult};
 use crate::ssr::store;
 /// The report's tables.
-pub const TABLES: [&str; 9] = crate::model::EVAL_TABLES;
+pub const TABLES: [&str; 10] = crate::model::EVAL_TABLES;
 
 /// What judging (and aligning) one pair cost.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
@@ -282,6 +282,57 @@ pub fn table_csv(s: &Snapshot, table: &str) -> AppResult<String> {
                     lc.why.clone().unwrap_or_default(),
                 ])
                 .map_err(csv_err)?;
+            }
+        }
+        "sequential" => {
+            // Sequential trials: each look a pair took (engine::judge::sequential).
+            w.write_record([
+                "a",
+                "b",
+                "a_name",
+                "b_name",
+                "look",
+                "trials",
+                "m",
+                "questions",
+                "estimate",
+                "low",
+                "high",
+                "z",
+                "standing",
+                "stopped_here",
+                "calls",
+                "calls_fixed_m",
+            ])
+            .map_err(csv_err)?;
+            for p in &r.pairs {
+                let Some(c) = &p.sequential else { continue };
+                let z = engine::judge::sequential::z(
+                    engine::judge::sequential::ALPHA,
+                    engine::judge::sequential::schedule(c.m).len(),
+                );
+                for (i, l) in c.looks.iter().enumerate() {
+                    let last = i + 1 == c.looks.len();
+                    w.write_record([
+                        p.a.to_string(),
+                        p.b.to_string(),
+                        p.a_name.clone(),
+                        p.b_name.clone(),
+                        (i + 1).to_string(),
+                        l.trials.to_string(),
+                        c.m.to_string(),
+                        l.questions.to_string(),
+                        f(l.estimate),
+                        f(l.interval.0),
+                        f(l.interval.1),
+                        f(z),
+                        l.standing.word().to_string(),
+                        last.to_string(),
+                        if last { c.calls.to_string() } else { String::new() },
+                        if last { c.calls_fixed.to_string() } else { String::new() },
+                    ])
+                    .map_err(csv_err)?;
+                }
             }
         }
         "paper" => {

@@ -73,6 +73,7 @@ async fn stored_of(pool: &Db, row: store::evaluations::Row) -> AppResult<Stored>
         legacy_aspects: settings.legacy_aspects.describe(),
         biases: biases_label(&settings),
         contenders,
+        sequential: settings.sequential,
         pairs: pairs.len(),
         status: job.as_ref().map(|j| j.status),
         done: job.as_ref().map_or(0, |j| j.done),

@@ -180,10 +180,22 @@ fn judging_stages(
     if settings.protocol.legacy() {
         how.push(format!("{} legacy verdicts (one per question and pair)", crate::format::int(legacy_calls as i64)));
     }
+    // Sequential trials stop a settled pair after its first look: at
+    // least that look's calls, at most all M trials' (tokens and price at most).
+    let least = if settings.sequential && unbiased {
+        let first = engine::judge::sequential::schedule(settings.trials)[0];
+        how.push(format!(
+            "sequential trials: each pair stops once its verdict is settled, after {first} to {} trials",
+            settings.trials
+        ));
+        calls / u64::from(settings.trials.max(1)) * u64::from(first) + legacy_calls
+    } else {
+        judged
+    };
     let cost = pricing.cost(pricing.judge(), prompt, completion);
     stages.push(PlanStage {
         label: format!("{name}: judging"),
-        calls: judged,
+        calls: least,
         calls_max: judged,
         prompt_tokens: prompt,
         prompt_exact: exact,

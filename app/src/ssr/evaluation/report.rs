@@ -401,8 +401,10 @@ pub async fn report_view_of(pool: &Db, s: std::sync::Arc<Snapshot>, inline: bool
         note: k.note.clone(),
     });
     let length_control = length_control_rows(&e, r);
+    let sequential = sequential_rows(r);
     Ok(EvaluationReportView {
         length_control,
+        sequential,
         ranking,
         box_plot: svg("box"),
         heatmap: svg("heatmap"),
@@ -419,6 +421,31 @@ pub async fn report_view_of(pool: &Db, s: std::sync::Arc<Snapshot>, inline: bool
         thin_context,
         paper,
     })
+}
+
+/// Each pair's course under sequential trials.
+fn sequential_rows(r: &Report) -> Vec<crate::model::SequentialRow> {
+    r.pairs
+        .iter()
+        .filter_map(|p| {
+            let c = p.sequential.as_ref()?;
+            let last = c.looks.last();
+            Some(crate::model::SequentialRow {
+                a_name: p.a_name.clone(),
+                b_name: p.b_name.clone(),
+                questions: last.map_or(0, |l| l.questions),
+                trials: c.trials(),
+                m: c.m,
+                looks: c.looks.len(),
+                of_looks: engine::judge::sequential::schedule(c.m).len(),
+                standing: c.standing().word().to_string(),
+                estimate: last.map_or(0.0, |l| l.estimate),
+                interval: last.map_or((0.0, 0.0), |l| l.interval),
+                calls: c.calls,
+                calls_fixed: c.calls_fixed,
+            })
+        })
+        .collect()
 }
 
 /// Each pair's length-controlled win rate, and the relative win rate length
@@ -748,6 +775,10 @@ pub async fn drill(pool: &Db, id: i64, a: i64, b: i64, question: i64) -> AppResu
     })
 }
 
+// The browser's copy of the most questions a plan tries is the engine's.
+const _: () =
+    assert!(engine::judge::plan::QUESTIONS[engine::judge::plan::QUESTIONS.len() - 1] == crate::model::DECIDE_MOST);
+
 /// What a run can decide, planned from a pilot evaluation (#43): per pair
 /// the pilot judged under the unbiased protocol, its per-question verdicts
 /// simulated at other sizes (`engine::judge::plan`). `run`: the run asked
@@ -758,12 +789,18 @@ pub async fn decide(
     run: (usize, usize),
     half_width: f64,
     difference: Option<f64>,
-) -> AppResult<Vec<(String, String, engine::judge::plan::PairPlan)>> {
+) -> AppResult<crate::model::DecideView> {
     if !(half_width > 0.0 && half_width < 1.0) {
         return Err(AppError::Invalid(format!("the interval half-width must be between 0 and 1, not {half_width}")));
     }
     if let Some(d) = difference.filter(|d| !(*d > 0.0 && *d < 2.0)) {
         return Err(AppError::Invalid(format!("the difference to detect must be between 0 and 2, not {d}")));
+    }
+    if run.0 == 0 || run.1 == 0 || run.1 > 1000 {
+        return Err(AppError::Invalid(format!(
+            "a run needs at least one question and 1 to 1,000 trials, not {} × {}",
+            run.0, run.1
+        )));
     }
     let s = snapshot(pool, pilot).await?;
     if !s.stored.settings.protocol.unbiased() {
@@ -774,7 +811,7 @@ pub async fn decide(
     let mut trials = vec![1, 5, run.1];
     trials.sort_unstable();
     trials.dedup();
-    let mut out = Vec::new();
+    let mut pairs = Vec::new();
     for (p, r) in s.pairs.iter().zip(&s.report.pairs) {
         let verdicts: Vec<Vec<Outcome>> = p
             .questions
@@ -782,18 +819,27 @@ pub async fn decide(
             .map(|q| q.trials.values().filter_map(|js| engine::judge::verdict(js)).map(|v| v.outcome).collect())
             .collect();
         let seed = (p.a as u64) << 32 ^ p.b as u64;
-        let plan = tokio::task::spawn_blocking({
-            let trials = trials.clone();
-            move || engine::judge::plan::plan(&verdicts, &trials, half_width, difference, Some(run), seed)
+        let (a_name, b_name) = (r.a_name.clone(), r.b_name.clone());
+        let trials = trials.clone();
+        let view = tokio::task::spawn_blocking(move || {
+            engine::judge::plan::plan(&verdicts, &trials, half_width, difference, Some(run), seed)
+                .map(|plan| crate::model::PairDecideView::new(a_name, b_name, plan, half_width))
         })
         .await
         .map_err(|_| AppError::Internal)?;
-        if let Some(plan) = plan {
-            out.push((r.a_name.clone(), r.b_name.clone(), plan));
-        }
+        pairs.extend(view);
     }
-    if out.is_empty() {
+    if pairs.is_empty() {
         return Err(AppError::Invalid(format!("evaluation #{pilot} has no judged question to plan from yet")));
     }
-    Ok(out)
+    Ok(crate::model::DecideView {
+        pilot,
+        pilot_name: s.stored.view.name.clone(),
+        experiments: engine::judge::plan::EXPERIMENTS,
+        half_width,
+        difference,
+        run,
+        power: engine::judge::plan::POWER,
+        pairs,
+    })
 }

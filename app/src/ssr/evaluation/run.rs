@@ -365,9 +365,11 @@ async fn execute(run: &Run<'_>, first: Vec<WorkItem>) -> AppResult<Result<RunEnd
     }
     let results = done_results(&store::jobs::job_items(pool, job.id).await?);
 
-    // The judging items.
-    let mut judging = Vec::new();
-    let mut aligned_count = 0;
+    // The judging: per pair and question the answers to judge (aligned,
+    // or as generated), then the items — all M trials at once, or with
+    // sequential trials look by look (#43).
+    let mut judged_answers: Vec<((i64, i64), &crate::model::QuestionView, (String, String))> = Vec::new();
+    let mut legacy_items = Vec::new();
     for (a, b) in &e.pairs {
         for q in &questions {
             let Some((x, y)) = both(*a, *b, q.id) else { continue };
@@ -381,35 +383,35 @@ async fn execute(run: &Run<'_>, first: Vec<WorkItem>) -> AppResult<Result<RunEnd
                 } else {
                     Some((x.clone(), y.clone()))
                 };
-                if let Some((ja, jb)) = judged {
-                    aligned_count += 1;
-                    for t in 0..s.trials {
-                        judging.push(WorkItem {
-                            key: Key::Unbiased { a: *a, b: *b, question: q.id, trial: t }.to_string(),
-                            payload: protocol::unbiased_payload(
-                                s.judge_prompt,
-                                &q.question,
-                                &ja,
-                                &jb,
-                                t,
-                                s.repeats,
-                                s.exchange,
-                            ),
-                        });
-                    }
+                if let Some(pair) = judged {
+                    judged_answers.push(((*a, *b), q, pair));
                 }
             }
             if s.protocol.legacy() {
-                judging.push(WorkItem {
+                legacy_items.push(WorkItem {
                     key: Key::Legacy { a: *a, b: *b, question: q.id }.to_string(),
                     payload: protocol::legacy_payload(s.legacy_aspects, &q.question, x, y),
                 });
             }
         }
     }
-    store::jobs::set_total(pool, job.id, planned(aligned_count) as i64).await?;
-    Ok(phase
-        .run(judging, phase.concurrency, |item| {
+    let aligned_count = judged_answers.len();
+    // The items of trials 0..t of each pair (`upto`), and the legacy verdicts.
+    let items_upto = |upto: &dyn Fn((i64, i64)) -> u32| {
+        let mut judging = Vec::new();
+        for (pair, q, (ja, jb)) in &judged_answers {
+            for t in 0..upto(*pair) {
+                judging.push(WorkItem {
+                    key: Key::Unbiased { a: pair.0, b: pair.1, question: q.id, trial: t }.to_string(),
+                    payload: protocol::unbiased_payload(s.judge_prompt, &q.question, ja, jb, t, s.repeats, s.exchange),
+                });
+            }
+        }
+        judging.extend(legacy_items.iter().cloned());
+        judging
+    };
+    let judge_items = |judging: Vec<WorkItem>| {
+        phase.run(judging, phase.concurrency, |item| {
             let work: engine::llm::BoxFuture<'_, engine::jobs::ItemOutcome> = if item.key.starts_with("l-") {
                 Box::pin(protocol::run_legacy_item(judge, job.id, item))
             } else {
@@ -417,7 +419,48 @@ async fn execute(run: &Run<'_>, first: Vec<WorkItem>) -> AppResult<Result<RunEnd
             };
             work
         })
-        .await)
+    };
+    if !(s.sequential && s.protocol.unbiased()) {
+        store::jobs::set_total(pool, job.id, planned(aligned_count) as i64).await?;
+        return Ok(judge_items(items_upto(&|_| s.trials)).await);
+    }
+    // Sequential trials: every pair judged to the first look; after each
+    // look, a pair whose verdict is settled stops, the others go on to the
+    // next. The course is read back from the stored verdicts as the report
+    // reads it (`engine::judge::sequential::course`), so a resumed or
+    // joined job walks the same looks and judges the same items.
+    let per_pair = |pair: (i64, i64)| judged_answers.iter().filter(|(p, ..)| *p == pair).count();
+    let mut reached: HashMap<(i64, i64), u32> = e.pairs.iter().map(|p| (*p, 0)).collect();
+    let mut open: Vec<(i64, i64)> = e.pairs.clone();
+    // The job's items at most: the looks so far, and M for the pairs still
+    // open (it shrinks as pairs settle).
+    let most = |open: &[(i64, i64)], reached: &HashMap<(i64, i64), u32>| {
+        let unbiased: usize =
+            e.pairs.iter().map(|p| per_pair(*p) * if open.contains(p) { s.trials } else { reached[p] } as usize).sum();
+        (total + align_items.len() + unbiased + if s.protocol.legacy() { judged_pairs } else { 0 }) as i64
+    };
+    for t in engine::judge::sequential::schedule(s.trials) {
+        for p in &open {
+            reached.insert(*p, t);
+        }
+        store::jobs::set_total(pool, job.id, most(&open, &reached)).await?;
+        let end = judge_items(items_upto(&|p| reached.get(&p).copied().unwrap_or(0))).await;
+        if !matches!(end, Ok(RunEnd::Finished)) {
+            return Ok(end);
+        }
+        let (_, inputs) = super::inputs(pool, &e).await?;
+        open.retain(|p| {
+            inputs.iter().find(|i| (i.a, i.b) == *p).is_some_and(|i| {
+                engine::judge::sequential::course(i, s.trials, eval::EVEN).standing()
+                    == engine::judge::sequential::Standing::Open
+            })
+        });
+        store::jobs::set_total(pool, job.id, most(&open, &reached)).await?;
+        if open.is_empty() {
+            break;
+        }
+    }
+    Ok(Ok(RunEnd::Finished))
 }
 
 /// The evaluation job. Whether it judged anything is decided by its judging
