@@ -7,6 +7,9 @@
 //   ONLY=judging: the HieraRAG authors' human judging imported as a study;
 //   ONLY=ranking: an evaluation's Bradley–Terry ranking;
 //   ONLY=lc: an evaluation's length-controlled win rate (#43);
+//   ONLY=decide: what a run can decide, planned from a pilot, on the
+//   Evaluations form and under a report (#43);
+//   ONLY=sequential: a sequential-trials evaluation's report, EVAL=its id (#43);
 //   ONLY=runs: #46 — the cost table's retrieved text, an answer set's flag,
 //   the evaluation form's duration, a report's thin-context note, a job)
 const fs = require('fs');
@@ -71,6 +74,36 @@ const { graphragBenchPair } = require('./fixtures/benchmark-files');
         await page.waitForSelector('body[data-hydrated="true"]', { timeout: 120000 });
         await page.locator('#length-control').evaluate((e) => e.scrollIntoView());
         await page.screenshot({ path: `${out}/lc-${width}.png` });
+        await page.close();
+        continue;
+      }
+      if (process.env.ONLY === 'decide') {
+        await page.goto(`${base}/projects/${p}/evaluations`);
+        await page.waitForSelector('body[data-hydrated="true"]', { timeout: 120000 });
+        await page.locator('#decide summary').click();
+        await page.locator('#decide input[name="difference"]').fill('0.1');
+        await page.locator('#decide-run').click();
+        await page.waitForSelector('#decide #decide-plan', { timeout: 120000 });
+        await page.locator('#decide').evaluate((e) => e.scrollIntoView());
+        await page.screenshot({ path: `${out}/decide-form-${width}.png` });
+        await page.locator('#decide .decide-pair').first().evaluate((e) => e.scrollIntoView());
+        await page.screenshot({ path: `${out}/decide-form-pair-${width}.png` });
+        await page.goto(`${base}/projects/${p}/evaluations/${ids.evaluation}`);
+        await page.waitForSelector('body[data-hydrated="true"]', { timeout: 120000 });
+        await page.locator('#plan-from-pilot input[name="difference"]').fill('0.05');
+        await page.locator('#plan-from-pilot-run').click();
+        await page.waitForSelector('#plan-from-pilot #decide-plan', { timeout: 120000 });
+        await page.locator('#plan-from-pilot').evaluate((e) => e.scrollIntoView());
+        await page.screenshot({ path: `${out}/decide-report-${width}.png` });
+        await page.close();
+        continue;
+      }
+      if (process.env.ONLY === 'sequential') {
+        await page.goto(`${base}/projects/${p}/evaluations/${process.env.EVAL}`);
+        await page.waitForSelector('body[data-hydrated="true"]', { timeout: 120000 });
+        await page.screenshot({ path: `${out}/sequential-top-${width}.png` });
+        await page.locator('#sequential').evaluate((e) => e.scrollIntoView());
+        await page.screenshot({ path: `${out}/sequential-${width}.png` });
         await page.close();
         continue;
       }

@@ -200,7 +200,7 @@ test('an offline evaluation of two methods: report, heatmap, drill-down, a read-
   await planner.locator('#plan-from-pilot-run').click();
   const planned = planner.locator('#decide-plan .decide-pair');
   await expect(planned).toHaveCount(1);
-  await expect(planned.locator('.decide-run-line')).toContainText(/^This run: the headline's interval ±0\.\d{3} \((reaches|misses) ±0\.05\); power \d+% to detect a difference of 0\.\d\d\.$/);
+  await expect(planned.locator('.decide-run-line')).toContainText(/^This run: the headline's interval ±0\.\d{3} \((reaches|misses) ±0\.05\); power \d+% to detect a difference of -?0\.\d\d\.$/);
   await expect(planned.locator('table.decide-table tbody tr')).toHaveCount(8);
   await expect(planned.locator('table.decide-table thead')).toContainText('M = 3');
   await expect(planned.locator('tr[data-questions="6400"] td').nth(1)).toHaveText(/^±0\.\d{3} \(\d+%\)$/);

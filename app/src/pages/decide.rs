@@ -12,7 +12,7 @@ use crate::format;
 use crate::model::{DecideView, EvaluationView, PairDecideView};
 
 /// What the plan is and when to use it, said above its fields.
-const EXPLAIN: &str = "Before paying for a run: from a pilot's verdicts (a small first evaluation, or an earlier one of the same kind), thousands of runs of each size are simulated — questions drawn from the pilot's, each trial's verdict drawn from that question's own verdicts. The half-width is how far the headline relative win rate may fall from the truth (95%); the power, how often a run of that size would find a true difference as large as the one you name. Use it to choose the questions and trials (M) that can decide what you want to know.";
+const EXPLAIN: &str = "Before paying for a run: from a pilot's verdicts (a small first evaluation, or an earlier one of the same kind), thousands of runs of each size are simulated — questions drawn from the pilot's, each trial's verdict drawn from that question's own verdicts. The half-width is how far the headline relative win rate may fall from the truth (95%); the power, how often a run of that size would find a true difference as large as the one you name (a size, taken in the direction the pilot leans). Use it to choose the questions and trials (M) that can decide what you want to know.";
 
 /// The plan's fields inside the Evaluations form (`form`: that form, whose
 /// question set and trials are the run's). `pilots`: the project's finished

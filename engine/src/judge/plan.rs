@@ -17,8 +17,15 @@
 //!   half-width, same sign), in a world where the pair truly differs by δ:
 //!   each question's outcome shares exponentially tilted, p(o) ∝ p(o)·e^{λ·s}
 //!   with s = +1, 0, −1 for an A win, a tie, a B win, λ chosen so the mean
-//!   over questions of P(A) − P(B) is δ (questions the pilot found all ties
-//!   stay ties; their share caps what δ can be).
+//!   over questions of P(A) − P(B) is δ. δ is a size: the world
+//!   differs by it in the direction the pilot leans (A's when even).
+//!   Before tilting, each question's shares get half a verdict of each
+//!   outcome ((count + ½) / (trials + 1½)): a question the pilot saw
+//!   decided the same way in every trial — a deterministic judge's every
+//!   question — could not move otherwise. It makes the power world a
+//!   little noisier than the pilot: the power estimate errs low. (Without
+//!   it, questions all ties would stay ties and cap what δ can be:
+//!   `difference_reached` says what the tilt reached.)
 //!
 //! Nothing here calls a model: it is arithmetic on the pilot's verdicts.
 
@@ -46,6 +53,21 @@ pub fn shares(questions: &[Vec<Outcome>]) -> Vec<Shares> {
         .map(|q| {
             let n = q.len() as f64;
             let c = |o: Outcome| q.iter().filter(|x| **x == o).count() as f64 / n;
+            [c(Outcome::A), c(Outcome::Tie), c(Outcome::B)]
+        })
+        .collect()
+}
+
+/// Each pilot question's shares with half a verdict of each outcome added
+/// (so exponential tilting can move a question decided the same way in
+/// every trial).
+pub fn smoothed(questions: &[Vec<Outcome>]) -> Vec<Shares> {
+    questions
+        .iter()
+        .filter(|q| !q.is_empty())
+        .map(|q| {
+            let n = q.len() as f64 + 1.5;
+            let c = |o: Outcome| (q.iter().filter(|x| **x == o).count() as f64 + 0.5) / n;
             [c(Outcome::A), c(Outcome::Tie), c(Outcome::B)]
         })
         .collect()
@@ -162,7 +184,10 @@ pub fn plan(
     if world.is_empty() {
         return None;
     }
-    let shifted = difference.map(|d| tilted(&world, d));
+    // The difference in the direction the pilot leans, from its smoothed shares.
+    let toward = if effect(&world) < 0.0 { -1.0 } else { 1.0 };
+    let difference = difference.map(|d| d.abs() * toward);
+    let shifted = difference.map(|d| tilted(&smoothed(pilot), d));
     let mut rng = fastrand::Rng::with_seed(seed);
     let mut cell = |questions: usize, m: usize| {
         let half = half_width(&headlines(&world, questions, m, &mut rng));
@@ -360,5 +385,20 @@ mod tests {
         assert!(svg.starts_with("<svg"), "{svg}");
         assert!(svg.contains("M = 1") && svg.contains("M = 5") && svg.contains("this run"));
         assert!(svg.contains("6400") && svg.contains("±0.05"));
+    }
+
+    /// A deterministic judge's pilot (every question decided the same way in
+    /// every trial) still has a power world; the difference follows the
+    /// pilot's lean (here B's).
+    #[test]
+    fn a_deterministic_pilot_leaning_to_b_is_tilted_towards_b() {
+        let pilot: Vec<Vec<Outcome>> =
+            (0..60).map(|q| vec![if q % 3 == 0 { Outcome::A } else { Outcome::B }; 3]).collect();
+        let p = plan(&pilot, &[3], 0.05, Some(0.3), None, 1).unwrap();
+        assert!((p.pilot_effect + 1.0 / 3.0).abs() < 1e-12);
+        assert_eq!(p.difference, Some(-0.3));
+        assert!((p.difference_reached.unwrap() + 0.3).abs() < 1e-9);
+        let last = p.cells.last().unwrap();
+        assert!(last.power.unwrap() > 0.95, "{last:?}");
     }
 }

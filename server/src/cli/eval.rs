@@ -27,7 +27,8 @@ pub struct PilotArgs {
     #[arg(long, default_value_t = 0.05, requires = "pilot")]
     pub half_width: f64,
     /// With --pilot: the smallest difference in relative win rate to
-    /// detect (power is shown for it).
+    /// detect (a size, in the direction the pilot leans; power is shown
+    /// for it).
     #[arg(long, requires = "pilot")]
     pub difference: Option<f64>,
 }

@@ -296,6 +296,29 @@ pub async fn call(
     (status, resp.json().await.unwrap_or(serde_json::Value::Null))
 }
 
+/// Answers that say nothing ("No idea.") to every question of project A's
+/// set `set`, imported as the answer set "blank": a method no judge finds
+/// even with the others.
+#[allow(dead_code)]
+pub async fn blank_answers(db: &(impl AsRef<std::ffi::OsStr> + ?Sized), set: &str, dir: &Path) -> usize {
+    let export = assay(db, &["questions", "export", "A", "--set", set], &[]).await;
+    let lines: Vec<String> = String::from_utf8(export.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let q: serde_json::Value = serde_json::from_str(l).unwrap();
+            serde_json::json!({"question_id": q["id"], "answer": "No idea."}).to_string()
+        })
+        .collect();
+    let file = dir.join("blank.jsonl");
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    json(
+        &assay(db, &["--json", "answers", "import", "A", "--set", set, "--name", "blank", file.to_str().unwrap()], &[])
+            .await,
+    );
+    lines.len()
+}
+
 /// Project "A": the sample corpus and a hierarchical question set (one
 /// question per category at 2 and 4 categories of `dimensions`, and
 /// `factorial` per LV × QC cell), generated offline; the set's id.

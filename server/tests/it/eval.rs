@@ -772,7 +772,10 @@ async fn a_plan_from_a_pilot_says_what_the_run_can_decide_and_sends_nothing() {
         text.contains(&format!("the headline's 95% interval ±{:.3}", run["half_width"].as_f64().unwrap())),
         "{text}"
     );
-    assert!(text.contains("for power 0.8 at a difference of 0.30"), "{text}");
+    // The difference is a size, taken in the direction the pilot leans.
+    let reached = plan["difference_reached"].as_f64().unwrap();
+    assert!((reached.abs() - 0.3).abs() < 1e-9 && reached.signum() == plan["pilot_effect"].as_f64().unwrap().signum());
+    assert!(text.contains(&format!("for power 0.8 at a difference of {reached:.2}")), "{text}");
     // The same plan in the browser (the Evaluations form's fields, or a
     // report's "plan the next run"), each caller in turn.
     let (router, owner) = common::owner_router(&db, dir.path()).await;
@@ -859,26 +862,7 @@ async fn sequential_trials_stop_a_settled_pair_and_reach_the_fixed_runs_verdicts
     let db = common::test_db(dir.path(), "sequential").await;
     let set = sample_with_answers(&db, [5, 5, 2]).await;
     // Answers that say nothing: a pair no judge finds even.
-    let export = assay(&db, &["questions", "export", "A", "--set", &set], &[]).await;
-    let lines: Vec<String> = String::from_utf8(export.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| {
-            let q: Value = serde_json::from_str(l).unwrap();
-            serde_json::json!({"question_id": q["id"], "answer": "No idea."}).to_string()
-        })
-        .collect();
-    let questions = lines.len();
-    let blank = dir.path().join("blank.jsonl");
-    std::fs::write(&blank, lines.join("\n")).unwrap();
-    json(
-        &assay(
-            &db,
-            &["--json", "answers", "import", "A", "--set", &set, "--name", "blank", blank.to_str().unwrap()],
-            &[],
-        )
-        .await,
-    );
+    let questions = common::blank_answers(&db, &set, dir.path()).await;
     let judge = ["--judge", "simulated", "--protocol", "unbiased", "--no-align", "--trials", "25", "--repeats", "1"];
     let methods = "bm25,lightrag,blank";
     // The price first: at least the first look's calls, at most all M's.

@@ -347,3 +347,68 @@ async fn a_worker_joining_a_retry_asks_the_model_again() {
     let elapsed = app::ssr::store::jobs::get_job(&pool, job).await.unwrap().elapsed_secs;
     assert!(elapsed > worked && elapsed <= worked + took + 0.5, "{elapsed} s: {worked} s, then {took} s of retry");
 }
+
+/// Sequential trials on a team deployment (#43): `assay eval run
+/// --sequential` and two workers walk the same looks — each process reads
+/// a pair's course back from the stored verdicts — so the pair against
+/// answers that say nothing stops after its first look, the rest go on,
+/// every item is judged once, and the report is a single process's on
+/// SQLite.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workers_walk_the_same_sequential_looks_as_a_single_process() {
+    let _deployment = ONE_DEPLOYMENT.lock().await;
+    let dir = tempfile::tempdir().unwrap();
+    let pg = common::pg_database().await;
+    let set = sample_with_answers(&pg.url, [5, 5, 2]).await;
+    let questions = common::blank_answers(&pg.url, &set, dir.path()).await;
+    let mock = common::slow_offline_mock(Duration::from_millis(5)).await;
+    let base = mock.base_url();
+    let env = small_deployment(&base);
+    let spawn = |args: &[&str], log: &str| {
+        let log = std::fs::File::create(dir.path().join(log)).unwrap();
+        Process(assay_command(&pg.url, args, &env).stdout(Stdio::null()).stderr(log).spawn().unwrap())
+    };
+    let workers: Vec<Process> =
+        (0..2).map(|w| spawn(&["worker", "--poll-ms", "100"], &format!("worker-{w}.log"))).collect();
+    let mut eval = evaluation(&set, "25");
+    eval[7] = "bm25,lightrag,blank".into();
+    eval.push("--sequential".into());
+    let eval: Vec<&str> = eval.iter().map(String::as_str).collect();
+    let mut starter = assay_command(&pg.url, &eval, &env);
+    let run = tokio::task::spawn_blocking(move || starter.output().unwrap());
+    let pool = app::ssr::store::open_target(&pg.url).await.unwrap();
+    let mut seen = std::collections::HashSet::new();
+    let started = Instant::now();
+    while !run.is_finished() {
+        seen.extend(claimants(&pool).await);
+        assert!(started.elapsed() < Duration::from_secs(240), "the evaluation did not end");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let out = json(&run.await.unwrap());
+    assert_eq!(out["status"], "done", "{out}");
+    assert!(workers.iter().all(|w| seen.contains(&w.0.id())), "both workers took items: {seen:?}");
+    let job = out["job"].as_i64().unwrap();
+    let shown = app::ssr::store::jobs::get_job(&pool, job).await.unwrap();
+    assert_eq!((shown.done, shown.failed), (shown.total, 0), "the bar ends full");
+    let paid = "SELECT COUNT(*) FROM llm_calls WHERE job_id = $1 AND NOT cached AND error IS NULL";
+    assert_eq!(common::scalar(&pool, paid, &[job]).await, shown.done * 2, "each item's two calls, once");
+    let blank: Vec<&serde_json::Value> =
+        out["pairs"].as_array().unwrap().iter().filter(|p| p["b_name"] == "blank").collect();
+    assert_eq!(blank.len(), 2);
+    for p in blank {
+        assert_eq!(p["sequential"]["looks"].as_array().unwrap().len(), 1, "{p}");
+        assert_eq!(p["trials"], 5);
+    }
+    assert!((shown.total as usize) < 3 * questions * 25, "{} of {} items", shown.total, 3 * questions * 25);
+    // The same run by one process on SQLite: the same report.
+    let sqlite = dir.path().join("one.db");
+    assert_eq!(sample_with_answers(&sqlite, [5, 5, 2]).await, set);
+    common::blank_answers(&sqlite, &set, dir.path()).await;
+    let single = json(&assay(&sqlite, &eval, &env).await);
+    let shared = report(&pg.url, out["evaluation_id"].as_i64().unwrap(), &dir.path().join("shared")).await;
+    let alone =
+        report(sqlite.to_str().unwrap(), single["evaluation_id"].as_i64().unwrap(), &dir.path().join("alone")).await;
+    assert_eq!(shared.0, alone.0, "the same report");
+    assert!(shared.1 == alone.1, "the same pairs, trials and judgments");
+    drop(workers);
+}
