@@ -198,7 +198,7 @@ test('an offline evaluation of two methods: report, heatmap, drill-down, a read-
   await planner.locator('input[name="questions"]').fill('400');
   await planner.locator('input[name="difference"]').fill('0.3');
   await planner.locator('#plan-from-pilot-run').click();
-  const planned = planner.locator('#decide-plan .decide-pair');
+  const planned = planner.locator('.decide-plan .decide-pair');
   await expect(planned).toHaveCount(1);
   await expect(planned.locator('.decide-run-line')).toContainText(/^This run: the headline's interval ±0\.\d{3} \((reaches|misses) ±0\.05\); power \d+% to detect a difference of -?0\.\d\d\.$/);
   await expect(planned.locator('table.decide-table tbody tr')).toHaveCount(8);
@@ -298,7 +298,7 @@ test('an offline evaluation of two methods: report, heatmap, drill-down, a read-
   await page.locator('#decide input[name="half_width"]').fill('0.1');
   // Enter in the plan's fields simulates; it does not start an evaluation.
   await page.locator('#decide input[name="half_width"]').press('Enter');
-  const fromForm = page.locator('#decide #decide-plan');
+  const fromForm = page.locator('#decide .decide-plan');
   await expect(fromForm).toContainText('The run asked for: 6 questions × M = 10.');
   await expect(fromForm.locator('table.decide-table thead th')).toHaveText(['Questions', 'M = 1', 'M = 5', 'M = 10']);
   await expect(fromForm.locator('.decide-needs')).toContainText(/^For ±0\.1: M = 1: /);

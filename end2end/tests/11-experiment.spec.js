@@ -130,4 +130,15 @@ test('the wizard runs a small offline experiment to its report and shares it', a
   expect(manifest.status()).toBe(200);
   expect(await manifest.text()).toContain('name = "Wizard demo"');
   await anonymous.close();
+
+  // The next experiment planned from this one's evaluation (#43): the
+  // wizard's defaults (150 graph questions × M = 25), nothing started.
+  await openHydrated(page, '/experiments/new');
+  await page.locator('#wizard-decide summary').click();
+  await expect(page.locator('#wizard-pilot option').first()).toContainText('Wizard demo');
+  await page.locator('#wizard-decide-run').click();
+  const sets = page.locator('#wizard-decide h3.decide-set');
+  await expect(sets.first()).toHaveText('The evaluation of question set 1');
+  await expect(page.locator('#wizard-decide .decide-plan').first()).toContainText('The run asked for: 150 questions × M = 25.');
+  await expect(page.locator('#wizard-decide .decide-pair').first().locator('table.decide-table tbody tr')).toHaveCount(8);
 });

@@ -47,6 +47,28 @@ pub async fn draft_experiment(fields: String) -> Result<ExperimentDraft, AppErro
     }
 }
 
+/// What each evaluation of `manifest` can decide (#43), planned from the
+/// pilot evaluation `pilot` (the wizard is the owner's, who reads every
+/// evaluation): per evaluated question set, its planned questions × M.
+#[server(output = crate::codec::Json)]
+pub async fn decide_experiment(
+    manifest: String,
+    pilot: i64,
+    half_width: String,
+    #[server(default)] difference: Option<String>,
+) -> Result<Vec<(usize, DecideView)>, AppError> {
+    let call = Request::now()?;
+    call.require_owner("run experiments")?;
+    call.require(Obj::Evaluation(pilot), Need::Read).await?;
+    let m = engine::experiment::Manifest::parse_uploaded(&manifest).map_err(|e| AppError::Invalid(e.0))?;
+    let half_width = super::form::number("half-width", &half_width, 0.0, 1.0)?;
+    let difference = match difference.as_deref().map(str::trim).filter(|d| !d.is_empty()) {
+        Some(d) => Some(super::form::number("difference to detect", d, 0.0, 2.0)?),
+        None => None,
+    };
+    crate::ssr::experiments::wizard::decide(&call.state.pool, &m, pilot, half_width, difference).await
+}
+
 /// A manifest's estimate (an imported or edited manifest), or what is wrong.
 #[server(output = crate::codec::Json)]
 pub async fn draft_manifest(manifest: String) -> Result<ExperimentDraft, AppError> {

@@ -57,6 +57,10 @@ pub struct WizardStart {
     /// The LLM configured on the Settings page, described.
     pub configured_llm: String,
     pub configured_is_offline: bool,
+    /// Finished evaluations under the unbiased protocol, a plan's pilots
+    /// (#43), newest first: (id, "project · #id name (M = …)").
+    #[serde(default)]
+    pub pilots: Vec<(i64, String)>,
 }
 
 /// A stage's expected work, before the run.

@@ -123,7 +123,7 @@ pub fn DecideTables(d: DecideView) -> impl IntoView {
     let (questions, trials) = d.run;
     let with_power = d.difference.is_some();
     view! {
-        <div id="decide-plan" data-pilot=d.pilot>
+        <div class="decide-plan" data-pilot=d.pilot>
             <p class="small">{format!(
                 "Simulated from evaluation #{} {}'s verdicts, {} runs per size. The run asked for: {} questions × M = {trials}.",
                 d.pilot, d.pilot_name, d.experiments, format::int(questions as i64)
@@ -187,5 +187,62 @@ fn PairDecide(p: PairDecideView, half_width: f64, power: f64, with_power: bool) 
                 <figure class="plot"><div class="svg" role="img" aria-label="Interval half-width against questions, a line per M" inner_html=p.curve_svg.clone()></div></figure>
             </div>
         </section>
+    }
+}
+
+/// In the experiment wizard: what each of its evaluations can decide,
+/// planned from a pilot of any project (the wizard is the owner's).
+#[component]
+pub fn WizardDecide(pilots: Vec<(i64, String)>, manifest: RwSignal<String>) -> impl IntoView {
+    let decide = ServerAction::<crate::api::experiments::DecideExperiment>::new();
+    let pilot = RwSignal::new(pilots.first().map(|p| p.0).unwrap_or_default());
+    let half_width = RwSignal::new("0.05".to_string());
+    let difference = RwSignal::new(String::new());
+    let ask = move || {
+        decide.dispatch(crate::api::experiments::DecideExperiment {
+            manifest: manifest.get_untracked(),
+            pilot: pilot.get_untracked(),
+            half_width: half_width.get_untracked(),
+            difference: Some(difference.get_untracked()),
+        });
+    };
+    view! {
+        <details class="decide" id="wizard-decide">
+            <summary>"What can its evaluations decide? (planned from a pilot; nothing is sent)"</summary>
+            <p class="muted small">{EXPLAIN}</p>
+            {if pilots.is_empty() {
+                view! { <p class="muted small" id="decide-no-pilot">"No finished evaluation under the unbiased protocol yet: run a small one first and plan the experiment from it."</p> }.into_any()
+            } else {
+                view! {
+                    <div class="row-fields">
+                        <label>"Pilot "
+                            <select id="wizard-pilot" on:change=move |ev| {
+                                if let Ok(v) = event_target_value(&ev).parse() { pilot.set(v) }
+                            }>
+                                {pilots.into_iter().map(|(id, label)| view! { <option value=id.to_string()>{label}</option> }).collect_view()}
+                            </select>
+                        </label>
+                        <label>"Interval half-width ± " <input type="number" min="0.005" max="0.5" step="0.005" inputmode="decimal"
+                            prop:value=move || half_width.get() on:input=move |ev| half_width.set(event_target_value(&ev))/></label>
+                        <label>"Smallest difference to detect " <input type="number" min="0.01" max="1.99" step="0.01" inputmode="decimal" placeholder="(none)"
+                            prop:value=move || difference.get() on:input=move |ev| difference.set(event_target_value(&ev))/></label>
+                        <button type="button" id="wizard-decide-run" on:click=move |_| ask() disabled=move || decide.pending().get()>
+                            {move || if decide.pending().get() { "Simulating…" } else { "Simulate" }}
+                        </button>
+                    </div>
+                    <div class="decide-result" aria-live="polite">
+                        {move || match decide.value().get() {
+                            None => ().into_any(),
+                            Some(Err(e)) => view! { <ErrorNote error=e/> }.into_any(),
+                            Some(Ok(sets)) if sets.is_empty() => view! { <p class="muted small">"The manifest evaluates no question set."</p> }.into_any(),
+                            Some(Ok(sets)) => sets.into_iter().map(|(i, d)| view! {
+                                <h3 class="decide-set">{format!("The evaluation of question set {i}")}</h3>
+                                <DecideTables d/>
+                            }).collect_view().into_any(),
+                        }}
+                    </div>
+                }.into_any()
+            }}
+        </details>
     }
 }

@@ -314,6 +314,7 @@ fn Wizard(s: WizardStart) -> impl IntoView {
                     }
                 })}
             </Transition>
+            <crate::pages::decide::WizardDecide pilots=s.pilots.clone() manifest/>
             {move || (!not_shown.get().is_empty()).then(|| view! {
                 <p class="small" id="not-shown">"From the imported manifest, not shown in the form (kept while no field changes): " {not_shown.get().join("; ")}</p>
             })}

@@ -180,19 +180,12 @@ async fn plan(
         }
     };
     // From a pilot: what each evaluated set's run can decide (#43).
-    let mut decided = Vec::new();
-    if let (Some(pilot), Some(e)) = (args.pilot.pilot, &m.evaluation) {
-        let sets: Vec<usize> = if e.sets.is_empty() { (1..=m.questions.len()).collect() } else { e.sets.clone() };
-        for i in sets {
-            let Some(q) = m.questions.get(i.wrapping_sub(1)) else { continue };
-            let run = (q.planned().max(1), e.trials as usize);
-            let d =
-                app::ssr::evaluation::decide(pool, pilot, run, args.pilot.half_width, args.pilot.difference).await?;
-            decided.push((i, d));
+    let decided = match args.pilot.pilot {
+        Some(pilot) => {
+            app::ssr::experiments::wizard::decide(pool, m, pilot, args.pilot.half_width, args.pilot.difference).await?
         }
-    } else if args.pilot.pilot.is_some() {
-        anyhow::bail!("--pilot: the manifest has no [evaluation] to plan");
-    }
+        None => Vec::new(),
+    };
     let mut value = serde_json::to_value(&d)?;
     if !decided.is_empty() {
         value["decide"] =

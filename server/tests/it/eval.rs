@@ -817,6 +817,28 @@ async fn a_plan_from_a_pilot_says_what_the_run_can_decide_and_sends_nothing() {
         assert_eq!(got, status, "{caller}: {body}");
         assert_eq!(body.contains("curve_svg"), status == StatusCode::OK, "{caller}");
     }
+    // The experiment wizard plans a manifest's evaluations from it — the
+    // wizard is the owner's alone.
+    let wizard = <app::api::DecideExperiment as leptos::server_fn::ServerFn>::PATH;
+    let manifest =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/experiment.toml")).unwrap();
+    let fields = [("manifest", manifest.as_str()), ("pilot", &pilot_id), ("half_width", "0.05"), ("difference", "0.3")];
+    let form = reqwest::Url::parse_with_params("http://x/", &fields).unwrap().query().unwrap().to_string();
+    for (caller, cookie, status) in [
+        ("owner", owner.as_str(), StatusCode::OK),
+        ("reader", ana.as_str(), StatusCode::FORBIDDEN),
+        ("share token", token.as_str(), StatusCode::UNAUTHORIZED),
+        ("anonymous", "", StatusCode::UNAUTHORIZED),
+    ] {
+        let (got, _, body) = common::send_to(&router, common::post_as(wizard, &form, cookie)).await;
+        assert_eq!(got, status, "{caller}: {body}");
+        if status == StatusCode::OK {
+            // sets = [1, 2]: 8 + 8 + 8 graph questions, 2 × 2 × 2 summary ones; M = 5.
+            let sets: Vec<(usize, serde_json::Value)> = serde_json::from_str(&body).unwrap();
+            let runs: Vec<(usize, &serde_json::Value)> = sets.iter().map(|(i, d)| (*i, &d["run"])).collect();
+            assert_eq!(runs, [(1, &serde_json::json!([24, 5])), (2, &serde_json::json!([8, 5]))]);
+        }
+    }
     // The form offers the pilot; the report offers to plan from itself —
     // on the project's page, not through its share link.
     let (_, _, html) = common::send_to(&router, common::get_as("/projects/1/evaluations", &owner)).await;

@@ -53,12 +53,17 @@ pub async fn wizard_start(pool: &Db, llm: &LlmSettings) -> AppResult<WizardStart
         sanity: true,
         metrics: false,
     };
-    let projects = store::list_projects(pool)
-        .await?
-        .into_iter()
-        .filter(|p| p.documents > 0)
-        .map(|p| (p.name, p.documents, p.tokens))
-        .collect();
+    let all = store::list_projects(pool).await?;
+    let mut pilots = Vec::new();
+    for p in &all {
+        for e in crate::ssr::evaluation::list(pool, p.id).await? {
+            if !e.sanity && e.unbiased() && matches!(e.status, Some(crate::model::JobStatus::Done)) {
+                pilots.push((e.id, format!("{} · #{} {} (M = {})", p.name, e.id, e.name, e.trials)));
+            }
+        }
+    }
+    pilots.sort_by(|a, b| b.0.cmp(&a.0));
+    let projects = all.into_iter().filter(|p| p.documents > 0).map(|p| (p.name, p.documents, p.tokens)).collect();
     Ok(WizardStart {
         fields,
         projects,
@@ -69,7 +74,31 @@ pub async fn wizard_start(pool: &Db, llm: &LlmSettings) -> AppResult<WizardStart
             .collect(),
         configured_llm: llm.describe(),
         configured_is_offline: llm.provider == ProviderKind::Offline,
+        pilots,
     })
+}
+
+/// What each evaluation of manifest `m` can decide (#43), planned from the
+/// pilot evaluation `pilot`: per evaluated question set (its position from
+/// 1), its questions as planned × the evaluation's M. Nothing is sent.
+pub async fn decide(
+    pool: &Db,
+    m: &engine::experiment::Manifest,
+    pilot: i64,
+    half_width: f64,
+    difference: Option<f64>,
+) -> AppResult<Vec<(usize, crate::model::DecideView)>> {
+    let Some(e) = &m.evaluation else {
+        return Err(AppError::Invalid("the manifest has no [evaluation] to plan".into()));
+    };
+    let sets: Vec<usize> = if e.sets.is_empty() { (1..=m.questions.len()).collect() } else { e.sets.clone() };
+    let mut out = Vec::new();
+    for i in sets {
+        let Some(q) = m.questions.get(i.wrapping_sub(1)) else { continue };
+        let run = (q.planned().max(1), e.trials as usize);
+        out.push((i, crate::ssr::evaluation::decide(pool, pilot, run, half_width, difference).await?));
+    }
+    Ok(out)
 }
 
 fn list(text: &str) -> Vec<String> {
