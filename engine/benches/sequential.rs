@@ -9,26 +9,8 @@
 use std::time::Instant;
 
 use engine::judge::eval::EVEN;
-use engine::judge::sequential::{look, schedule, Standing, ALPHA};
+use engine::judge::sequential::{draw, look, schedule, world, Standing, ALPHA};
 use engine::judge::Outcome;
-
-/// Questions whose P(A) − P(B) scatter around θ (tie shares 10–60%).
-fn world(theta: f64, seed: u64) -> Vec<[f64; 3]> {
-    let mut rng = fastrand::Rng::with_seed(seed);
-    let raw: Vec<(f64, f64)> = (0..400)
-        .map(|_| {
-            let tie = 0.1 + 0.5 * rng.f64();
-            (tie, (rng.f64() - 0.5) * 0.8 * (1.0 - tie))
-        })
-        .collect();
-    let mean = raw.iter().map(|r| r.1).sum::<f64>() / raw.len() as f64;
-    raw.iter()
-        .map(|&(tie, d)| {
-            let d = (d - mean + theta).clamp(-(1.0 - tie), 1.0 - tie);
-            [(1.0 - tie + d) / 2.0, tie, (1.0 - tie - d) / 2.0]
-        })
-        .collect()
-}
 
 fn main() {
     let experiments: usize = std::env::var("EXPERIMENTS").ok().and_then(|v| v.parse().ok()).unwrap_or(2000);
@@ -55,18 +37,7 @@ fn main() {
                 let verdicts: Vec<Vec<Outcome>> = (0..n)
                     .map(|_| {
                         let s = w[rng.usize(..w.len())];
-                        (0..M)
-                            .map(|_| {
-                                let u = rng.f64();
-                                if u < s[0] {
-                                    Outcome::A
-                                } else if u < s[0] + s[1] {
-                                    Outcome::Tie
-                                } else {
-                                    Outcome::B
-                                }
-                            })
-                            .collect()
+                        (0..M).map(|_| draw(&s, rng.f64())).collect()
                     })
                     .collect();
                 let mut stop = (Standing::Open, M);

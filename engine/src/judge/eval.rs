@@ -527,13 +527,10 @@ fn sanity_of(pair: Option<(&PairInput, &PairReport)>) -> Sanity {
     s.questions = input.questions.iter().filter(|q| !q.trials.is_empty()).count();
     let n = s.questions;
     s.interval = Some((lo, hi));
-    let eps = 1e-12;
-    let verdict = if lo >= -EVEN - eps && hi <= EVEN + eps {
-        SanityVerdict::Even
-    } else if hi < -EVEN - eps || lo > EVEN + eps {
-        SanityVerdict::Biased
-    } else {
-        SanityVerdict::Inconclusive
+    let verdict = match super::sequential::standing((lo, hi), EVEN) {
+        super::sequential::Standing::Even => SanityVerdict::Even,
+        super::sequential::Standing::Differs => SanityVerdict::Biased,
+        super::sequential::Standing::Open => SanityVerdict::Inconclusive,
     };
     s.verdict = Some(verdict);
     s.even = match verdict {

@@ -116,15 +116,52 @@ fn look_at(means: &[f64], trials: u32, looks: usize, alpha: f64, band: f64) -> O
     let sd = crate::stats::sample_sd(means).unwrap_or(0.0);
     let half = z(alpha, looks) * sd / (n as f64).sqrt();
     let (lo, hi) = (estimate - half, estimate + half);
+    Some(Look { trials, questions: n, estimate, interval: (lo, hi), standing: standing((lo, hi), band) })
+}
+
+/// Where an interval stands against the band ±`band`: inside it, entirely
+/// outside it, or across its edge (the sanity check's verdict too).
+pub fn standing((lo, hi): (f64, f64), band: f64) -> Standing {
     let eps = 1e-12;
-    let standing = if lo >= -band - eps && hi <= band + eps {
+    if lo >= -band - eps && hi <= band + eps {
         Standing::Even
     } else if hi < -band - eps || lo > band + eps {
         Standing::Differs
     } else {
         Standing::Open
-    };
-    Some(Look { trials, questions: n, estimate, interval: (lo, hi), standing })
+    }
+}
+
+/// One verdict drawn from a question's shares (A, tie, B) with `u` uniform in [0, 1).
+pub fn draw(shares: &[f64; 3], u: f64) -> Outcome {
+    if u < shares[0] {
+        Outcome::A
+    } else if u < shares[0] + shares[1] {
+        Outcome::Tie
+    } else {
+        Outcome::B
+    }
+}
+
+/// A simulated world of 400 questions whose P(A) − P(B) scatter around
+/// `theta` (tie shares 10–60%, each question's difference spread ±0.4 of
+/// what its ties leave, re-centred so their mean is `theta`, clamped to
+/// what is possible): the tests' and the bench's world.
+pub fn world(theta: f64, seed: u64) -> Vec<[f64; 3]> {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let raw: Vec<(f64, f64)> = (0..400)
+        .map(|_| {
+            let tie = 0.1 + 0.5 * rng.f64();
+            (tie, (rng.f64() - 0.5) * 0.8 * (1.0 - tie))
+        })
+        .collect();
+    let mean = raw.iter().map(|r| r.1).sum::<f64>() / raw.len() as f64;
+    raw.iter()
+        .map(|&(tie, d)| {
+            let d = (d - mean + theta).clamp(-(1.0 - tie), 1.0 - tie);
+            [(1.0 - tie + d) / 2.0, tie, (1.0 - tie - d) / 2.0]
+        })
+        .collect()
 }
 
 fn score(o: Outcome) -> f64 {
@@ -232,14 +269,7 @@ pub fn simulate(
             for &t in &plan {
                 for (sum, s) in sums.iter_mut().zip(&picked) {
                     for _ in judged..t {
-                        let u = rng.f64();
-                        *sum += if u < s[0] {
-                            1.0
-                        } else if u < s[0] + s[1] {
-                            0.0
-                        } else {
-                            -1.0
-                        };
+                        *sum += score(draw(s, rng.f64()));
                     }
                 }
                 judged = t;
@@ -271,27 +301,6 @@ mod tests {
         // Φ⁻¹(1 − 0.05/10) = 2.5758 (scipy.stats.norm.ppf(0.995)).
         assert!((z(0.05, 5) - 2.575_829_303_549).abs() < 1e-9);
         assert!((z(0.05, 1) - 1.959_963_984_540).abs() < 1e-9);
-    }
-
-    /// A world of questions whose shares are drawn at random around a
-    /// true relative win rate `theta` (each question's P(A) − P(B) varies;
-    /// their mean is `theta`).
-    fn world(theta: f64, seed: u64) -> Vec<[f64; 3]> {
-        let mut rng = fastrand::Rng::with_seed(seed);
-        let raw: Vec<(f64, f64)> = (0..400)
-            .map(|_| {
-                let tie = 0.1 + 0.5 * rng.f64();
-                let d = (rng.f64() - 0.5) * 0.8 * (1.0 - tie);
-                (tie, d)
-            })
-            .collect();
-        let mean_d = raw.iter().map(|r| r.1).sum::<f64>() / raw.len() as f64;
-        raw.iter()
-            .map(|&(tie, d)| {
-                let d = (d - mean_d + theta).clamp(-(1.0 - tie), 1.0 - tie);
-                [(1.0 - tie + d) / 2.0, tie, (1.0 - tie - d) / 2.0]
-            })
-            .collect()
     }
 
     /// Over 2,000 simulated null experiments the false-verdict rate stays
@@ -328,16 +337,6 @@ mod tests {
             .count() as f64
             / 500.0;
         assert!(unspent > false_differs, "unspent looks {unspent} vs spent {false_differs}");
-    }
-
-    fn draw(s: &[f64; 3], u: f64) -> Outcome {
-        if u < s[0] {
-            Outcome::A
-        } else if u < s[0] + s[1] {
-            Outcome::Tie
-        } else {
-            Outcome::B
-        }
     }
 
     /// A look by hand: per-question mean scores 0.25, −0.5, 1 → θ̂ = 0.25,
