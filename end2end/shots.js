@@ -10,6 +10,7 @@
 //   ONLY=decide: what a run can decide, planned from a pilot, on the
 //   Evaluations form and under a report (#43);
 //   ONLY=sequential: a sequential-trials evaluation's report, EVAL=its id (#43);
+//   ONLY=wizard: the experiment wizard's plan from a pilot (#43);
 //   ONLY=runs: #46 — the cost table's retrieved text, an answer set's flag,
 //   the evaluation form's duration, a report's thin-context note, a job)
 const fs = require('fs');
@@ -95,6 +96,17 @@ const { graphragBenchPair } = require('./fixtures/benchmark-files');
         await page.waitForSelector('#plan-from-pilot .decide-plan', { timeout: 120000 });
         await page.locator('#plan-from-pilot').evaluate((e) => e.scrollIntoView());
         await page.screenshot({ path: `${out}/decide-report-${width}.png` });
+        await page.close();
+        continue;
+      }
+      if (process.env.ONLY === 'wizard') {
+        await page.goto(`${base}/experiments/new`);
+        await page.waitForSelector('body[data-hydrated="true"]', { timeout: 120000 });
+        await page.locator('#wizard-decide summary').click();
+        await page.locator('#wizard-decide-run').click();
+        await page.waitForSelector('#wizard-decide .decide-plan', { timeout: 120000 });
+        await page.locator('#wizard-decide').evaluate((e) => e.scrollIntoView());
+        await page.screenshot({ path: `${out}/wizard-decide-${width}.png` });
         await page.close();
         continue;
       }

@@ -377,6 +377,12 @@ pub struct PairReport {
     pub sequential: Option<super::sequential::Course>,
 }
 
+/// A pair's judgments per question (trial → judgments), as sequential
+/// trials read them (`super::sequential::course`).
+pub fn trial_maps(p: &PairInput) -> Vec<&BTreeMap<u32, Vec<Judgment>>> {
+    p.questions.iter().map(|q| &q.trials).collect()
+}
+
 /// The unbiased protocol's judgments of a pair as the length-controlled
 /// regression sees them: per question (in order), trial and judgment, A's
 /// preference on the judgment's totals, the words as judged, the order.
@@ -949,7 +955,7 @@ pub fn report(settings: &Settings, contenders: &[Contender], pairs: &[PairInput]
                 None
             },
             sequential: (settings.sequential && settings.protocol.unbiased())
-                .then(|| super::sequential::course(p, settings.trials, EVEN)),
+                .then(|| super::sequential::course(&trial_maps(p), settings.trials, EVEN)),
         })
         .collect();
     // Holm across the pairs, per test.

@@ -37,8 +37,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::eval::PairInput;
-use super::Outcome;
+use std::collections::BTreeMap;
+
+use super::{Judgment, Outcome};
 
 /// At most this many looks per pair.
 pub const LOOKS: u32 = 5;
@@ -201,14 +202,18 @@ impl Course {
     }
 }
 
+/// A pair's judgments, per question its trials' (trial → judgments), as
+/// `eval::trial_maps` lists them.
+pub type Trials<'a> = [&'a BTreeMap<u32, Vec<Judgment>>];
+
 /// Each question's verdicts of trials `0..through`, in trial order (a
 /// trial whose item failed has none, and leaves its question out of the
 /// looks that need it).
-pub fn outcomes(p: &PairInput, through: u32) -> Vec<Vec<Outcome>> {
-    p.questions
+pub fn outcomes(questions: &Trials<'_>, through: u32) -> Vec<Vec<Outcome>> {
+    questions
         .iter()
-        .filter(|q| !q.trials.is_empty())
-        .map(|q| q.trials.range(..through).filter_map(|(_, js)| super::verdict(js)).map(|v| v.outcome).collect())
+        .filter(|q| !q.is_empty())
+        .map(|q| q.range(..through).filter_map(|(_, js)| super::verdict(js)).map(|v| v.outcome).collect())
         .collect()
 }
 
@@ -217,15 +222,15 @@ pub fn outcomes(p: &PairInput, through: u32) -> Vec<Vec<Outcome>> {
 /// judged, stopping at the first settled one. The job judges the next
 /// look's trials only for a pair whose course is still open; the report
 /// reads the same course back from the stored verdicts.
-pub fn course(p: &PairInput, m: u32, band: f64) -> Course {
+pub fn course(questions: &Trials<'_>, m: u32, band: f64) -> Course {
     let plan = schedule(m);
     let mut looks = Vec::new();
     for &t in &plan {
-        let reached = p.questions.iter().any(|q| q.trials.contains_key(&(t - 1)));
+        let reached = questions.iter().any(|q| q.contains_key(&(t - 1)));
         if !reached {
             break;
         }
-        let Some(l) = look(&outcomes(p, t), t, plan.len(), ALPHA, band) else { break };
+        let Some(l) = look(&outcomes(questions, t), t, plan.len(), ALPHA, band) else { break };
         let settled = l.standing != Standing::Open;
         looks.push(l);
         if settled {
@@ -233,11 +238,11 @@ pub fn course(p: &PairInput, m: u32, band: f64) -> Course {
         }
     }
     let through = looks.last().map_or(0, |l: &Look| l.trials);
-    let judged = p.questions.iter().filter(|q| !q.trials.is_empty());
-    let per_trial = judged.clone().flat_map(|q| q.trials.values()).map(|js| js.len() as u64).max().unwrap_or(0);
+    let judged = questions.iter().filter(|q| !q.is_empty());
+    let per_trial = judged.clone().flat_map(|q| q.values()).map(|js| js.len() as u64).max().unwrap_or(0);
     Course {
         m,
-        calls: judged.clone().flat_map(|q| q.trials.range(..through)).map(|(_, js)| js.len() as u64).sum(),
+        calls: judged.clone().flat_map(|q| q.range(..through)).map(|(_, js)| js.len() as u64).sum(),
         calls_fixed: judged.count() as u64 * u64::from(m) * per_trial,
         looks,
     }
@@ -290,7 +295,9 @@ pub fn simulate(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::judge::eval::EVEN;
+
+    /// The equivalence band the evaluations use (`eval::EVEN`).
+    const EVEN: f64 = 0.05;
 
     #[test]
     fn the_looks_split_m_evenly_and_end_at_m() {
@@ -367,8 +374,8 @@ mod tests {
         assert!(open >= 190, "{open} of 200 ran all 25 trials and stayed open");
     }
 
-    fn pair(verdicts: &[Vec<Outcome>]) -> PairInput {
-        use crate::judge::{Judgment, Order};
+    fn pair(verdicts: &[Vec<Outcome>]) -> Vec<BTreeMap<u32, Vec<Judgment>>> {
+        use crate::judge::Order;
         let judged = |o: Outcome| {
             let (a, b) = match o {
                 Outcome::A => ([4, 4, 4, 4], [3, 3, 3, 3]),
@@ -377,19 +384,11 @@ mod tests {
             };
             vec![Judgment { order: Order::AFirst, repeat: 0, a, b }]
         };
-        PairInput {
-            a: 1,
-            b: 2,
-            questions: verdicts
-                .iter()
-                .enumerate()
-                .map(|(i, v)| crate::judge::eval::QuestionInput {
-                    id: i as i64,
-                    trials: v.iter().enumerate().map(|(t, o)| (t as u32, judged(*o))).collect(),
-                    ..Default::default()
-                })
-                .collect(),
-        }
+        verdicts.iter().map(|v| v.iter().enumerate().map(|(t, o)| (t as u32, judged(*o))).collect()).collect()
+    }
+
+    fn maps(p: &[BTreeMap<u32, Vec<Judgment>>]) -> Vec<&BTreeMap<u32, Vec<Judgment>>> {
+        p.iter().collect()
     }
 
     #[test]
@@ -397,17 +396,17 @@ mod tests {
         use Outcome::{Tie, A, B};
         // Five trials judged: the first look (5 of 25) is taken.
         let mixed: Vec<Vec<Outcome>> = (0..40).map(|q| (0..5).map(|t| [A, B, Tie][(q + t) % 3]).collect()).collect();
-        let c = course(&pair(&mixed), 25, EVEN);
+        let c = course(&maps(&pair(&mixed)), 25, EVEN);
         assert_eq!((c.looks.len(), c.trials(), c.standing()), (1, 5, Standing::Open));
         assert!(c.stopped_early(), "open, and only 5 of 25 judged so far");
         // All A on every question: settled "differs" at the first look; the
         // trials judged past it (none should be) are not looked at.
         let clear = vec![vec![A; 10]; 3];
-        let c = course(&pair(&clear), 25, EVEN);
+        let c = course(&maps(&pair(&clear)), 25, EVEN);
         assert_eq!((c.looks.len(), c.standing(), c.trials()), (1, Standing::Differs, 5));
         // One judgment per trial here: 3 questions × 5 trials made, of 3 × 25.
         assert_eq!((c.calls, c.calls_fixed), (15, 75));
         // Nothing judged: no look.
-        assert!(course(&pair(&[vec![], vec![]]), 25, EVEN).looks.is_empty());
+        assert!(course(&maps(&pair(&[vec![], vec![]])), 25, EVEN).looks.is_empty());
     }
 }

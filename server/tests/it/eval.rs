@@ -919,10 +919,15 @@ async fn sequential_trials_stop_a_settled_pair_and_reach_the_fixed_runs_verdicts
     for p in seq["pairs"].as_array().unwrap() {
         let course: sequential::Course = serde_json::from_value(p["sequential"].clone()).unwrap();
         let input = fixed_pairs.iter().find(|i| Some(i.a) == p["a"].as_i64() && Some(i.b) == p["b"].as_i64()).unwrap();
-        let at_m =
-            sequential::look(&sequential::outcomes(input, 25), 25, 1, sequential::ALPHA, engine::judge::eval::EVEN)
-                .unwrap()
-                .standing;
+        let at_m = sequential::look(
+            &sequential::outcomes(&engine::judge::eval::trial_maps(input), 25),
+            25,
+            1,
+            sequential::ALPHA,
+            engine::judge::eval::EVEN,
+        )
+        .unwrap()
+        .standing;
         if course.standing() != Standing::Open {
             assert_eq!(course.standing(), at_m, "{}: settled as all 25 trials say", p["b_name"]);
         }

@@ -451,7 +451,7 @@ async fn execute(run: &Run<'_>, first: Vec<WorkItem>) -> AppResult<Result<RunEnd
         let (_, inputs) = super::inputs(pool, &e).await?;
         open.retain(|p| {
             inputs.iter().find(|i| (i.a, i.b) == *p).is_some_and(|i| {
-                engine::judge::sequential::course(i, s.trials, eval::EVEN).standing()
+                engine::judge::sequential::course(&eval::trial_maps(i), s.trials, eval::EVEN).standing()
                     == engine::judge::sequential::Standing::Open
             })
         });
