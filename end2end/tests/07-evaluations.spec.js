@@ -304,3 +304,40 @@ test('an offline evaluation of two methods: report, heatmap, drill-down, a read-
   await expect(fromForm.locator('.decide-needs')).toContainText(/^For ±0\.1: M = 1: /);
   await expect(page.locator('table.evaluations tbody tr')).toHaveCount(1);
 });
+
+test('a jury of judges from the form: priced per judge, each judge and their agreement on the report (#43)', async ({ page }) => {
+  const project = cli('project', 'create', 'Jury demo').id;
+  cli('corpus', 'add', String(project), '--sample');
+  cli('graph', 'build', String(project));
+  const set = cli('questions', 'generate', 'graph', String(project), '--node', '3', '--edge', '2', '--subgraph', '1', '--min-hops', '10').set_id;
+  for (const method of ['bm25', 'lightrag']) {
+    cli('answers', 'generate', String(project), '--set', String(set), '--method', method);
+  }
+  await openHydrated(page, `/projects/${project}/evaluations`);
+  const form = page.locator('#evaluation-form');
+  await form.locator('#judge-select').selectOption('simulated');
+  await form.locator('input[name="trials"]').fill('2');
+  await form.locator('#jury').fill('simulated:position=1.5,noise=1; offline');
+  // 6 questions × (2 trials × 2 repeats × 2 orders × 3 judges + 1 legacy verdict).
+  const judging = page.locator('#evaluation-price .plan-stages tr', { hasText: 'evaluation: judging' });
+  await expect(judging.locator('td').nth(1)).toHaveText('150');
+  await expect(judging).toContainText('× 3 judges (a jury: simulated:position=1.5,length=0.1,noise=1,seed=1; offline)');
+  await page.locator('#start-evaluation').click();
+  const row = page.locator('table.evaluations tbody tr').first();
+  await expect(row).toContainText('a jury of 3');
+  await expect(row.locator('[class*="status-"]')).toHaveText('done', { timeout: 60_000 });
+  await row.locator('a').first().click();
+  await expect(page.locator('body[data-hydrated="true"]')).toBeAttached();
+  const jury = page.locator('#jury');
+  await expect(jury.locator('h2')).toHaveText('A jury of 3 judges');
+  const rows = jury.locator('#jury-table tbody tr');
+  await expect(rows).toHaveCount(5);
+  await expect(rows.nth(0).locator('td').first()).toHaveText(/^judge 1: simulated:position=0\.3/);
+  await expect(rows.nth(2).locator('td').first()).toHaveText('judge 3: offline');
+  await expect(rows.nth(3).locator('td').first()).toHaveText('jury (mean score)');
+  await expect(rows.nth(4).locator('td').first()).toHaveText('jury (majority)');
+  await expect(rows.nth(3).locator('td.jury-cell .rel')).toHaveText(/^[+-]?\d\.\d\d$/);
+  await expect(jury.locator('#jury-agreement')).toContainText(/over 12 items all of them judged: Fleiss' κ (-?\d\.\d{3}|—) on the winners, Krippendorff's α (-?\d\.\d{3}|—)/);
+  await expect(jury.locator('#jury-no-people')).toBeVisible();
+  await expect(page.locator('#eval-settings')).toContainText('a jury of 3 judges, the headline their mean score');
+});

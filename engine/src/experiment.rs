@@ -400,6 +400,9 @@ pub struct EvaluationSection {
     pub legacy_aspects: String,
     /// Sequential trials: stop each pair's trials once its verdict is settled.
     pub sequential: bool,
+    /// A jury: judges besides `judge`, each a spec (`offline`, `llm:MODEL`,
+    /// `simulated:position=0.6,length=0,noise=1`); each judges every item.
+    pub jury: Vec<String>,
 }
 
 impl Default for EvaluationSection {
@@ -424,6 +427,7 @@ impl Default for EvaluationSection {
             judge_temperature: None,
             legacy_aspects: "lightrag".into(),
             sequential: false,
+            jury: Vec::new(),
         }
     }
 }
@@ -453,6 +457,16 @@ impl EvaluationSection {
             legacy_aspects: crate::judge::legacy::LegacyAspects::parse(&self.legacy_aspects)
                 .map_err(|e| format!("evaluation.legacy_aspects: {e}"))?,
             sequential: self.sequential,
+            jury: crate::judge::jury::parse_jury(
+                &self.jury.join(";"),
+                Biases {
+                    position: self.position_bias,
+                    length_per_10_words: self.length_bias,
+                    noise: self.noise,
+                    seed: 0,
+                },
+            )
+            .map_err(|e| format!("evaluation.jury: {e}"))?,
         };
         s.validate().map_err(|e| format!("evaluation: {e}"))?;
         Ok(s)

@@ -466,3 +466,101 @@ fn fixture(name: &str) -> serde_json::Value {
     let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
     serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))).unwrap()
 }
+
+/// A jury (#43) equals its references on the same judgments
+/// (scripts/refs/jury_refs.py): three judges with different position
+/// biases and noise, one leaving items unjudged, over two pairs — each
+/// judge's and the jury's median-trial rates (mean score and majority),
+/// Fleiss' κ on the winners (statsmodels), Krippendorff's α on the score
+/// differences (the krippendorff package), and each judge's and the jury's
+/// Cohen's κ (scikit-learn) and Spearman's ρ (scipy) with the people.
+#[test]
+fn a_jury_equals_statsmodels_krippendorff_scikit_learn_and_scipy() {
+    use engine::judge::jury::{self, Juror};
+    let refs = fixture("jury_refs.json");
+    let close =
+        |a: f64, b: f64, tol: f64, what: &str| assert!((a - b).abs() <= tol, "{what}: Assay {a} vs reference {b}");
+    let mut pairs: Vec<PairInput> = Vec::new();
+    for j in refs["judgments"].as_array().unwrap() {
+        let n = |k: &str| j[k].as_i64().unwrap();
+        let scores = |k: &str| -> [u8; 4] {
+            let v: Vec<u8> = j[k].as_array().unwrap().iter().map(|x| x.as_u64().unwrap() as u8).collect();
+            v.try_into().unwrap()
+        };
+        let (a, b, q) = (n("a"), n("b"), n("question"));
+        if !pairs.iter().any(|p| (p.a, p.b) == (a, b)) {
+            pairs.push(PairInput { a, b, questions: Vec::new() });
+        }
+        let pair = pairs.iter_mut().find(|p| (p.a, p.b) == (a, b)).unwrap();
+        if !pair.questions.iter().any(|x| x.id == q) {
+            pair.questions.push(QuestionInput { id: q, ..Default::default() });
+        }
+        let question = pair.questions.iter_mut().find(|x| x.id == q).unwrap();
+        question.trials.entry(n("trial") as u32).or_default().push(Judgment {
+            order: if j["order"] == "AFirst" { Order::AFirst } else { Order::BFirst },
+            repeat: n("repeat") as u32,
+            a: scores("a_scores"),
+            b: scores("b_scores"),
+            judge: n("judge") as u32,
+        });
+    }
+    let judges = refs["judges"].as_u64().unwrap() as usize;
+    let biases = Settings::default().biases;
+    let settings = Settings {
+        protocol: eval::Protocol::Unbiased,
+        trials: 3,
+        jury: vec![Juror { judge: eval::JudgeKind::Simulated, model: None, biases }; judges - 1],
+        ..Settings::default()
+    };
+    let contenders: Vec<eval::Contender> =
+        [1, 2, 3].map(|id| eval::Contender { set_id: id, name: format!("m{id}"), method: "x".into() }).to_vec();
+    let report = eval::report(&settings, &contenders, &pairs);
+    let jury = report.jury.expect("three judges make a jury");
+    let e = &refs["expected"];
+    let check_row = |row: &jury::JudgeRow, want: &serde_json::Value, what: &str| {
+        let want = want.as_array().unwrap();
+        assert_eq!(row.pairs.len(), want.len(), "{what}");
+        for (p, w) in row.pairs.iter().zip(want) {
+            assert_eq!((p.a, p.b), (w["a"].as_i64().unwrap(), w["b"].as_i64().unwrap()), "{what}");
+            assert_eq!(p.items, w["items"].as_u64().unwrap() as usize, "{what}");
+            assert_eq!(p.median_trial, w["median_trial"].as_u64().unwrap() as u32, "{what}");
+            for (got, key) in [(p.headline.a_win, "a_win"), (p.headline.tie, "tie"), (p.headline.b_win, "b_win")] {
+                close(got, w[key].as_f64().unwrap(), 1e-12, &format!("{what} {}–{} {key}", p.a, p.b));
+            }
+        }
+    };
+    assert_eq!(jury.judges.len(), judges);
+    for (k, row) in jury.judges.iter().enumerate() {
+        check_row(row, &e["judges"][k], &format!("judge {}", k + 1));
+    }
+    check_row(&jury.mean, &e["mean"], "jury (mean score)");
+    check_row(&jury.majority, &e["majority"], "jury (majority)");
+    // The headline is the jury's mean score.
+    for (p, m) in report.pairs.iter().zip(&jury.mean.pairs) {
+        assert_eq!(p.unbiased.as_ref().unwrap().headline, m.headline);
+    }
+    assert_eq!(jury.items, e["items"].as_u64().unwrap() as usize);
+    close(jury.fleiss_kappa.unwrap(), e["fleiss_kappa"].as_f64().unwrap(), 1e-12, "Fleiss' κ");
+    close(jury.krippendorff_alpha.unwrap(), e["krippendorff_alpha"].as_f64().unwrap(), 1e-9, "Krippendorff's α");
+
+    let human: BTreeMap<(i64, i64), f64> = refs["human"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| ((h[0].as_i64().unwrap(), h[1].as_i64().unwrap()), h[2].as_f64().unwrap()))
+        .collect();
+    let people =
+        jury::people(&eval::judge_labels(&settings), &eval::jury_pairs(&pairs), &human, "Correctness", vec![9])
+            .expect("rated answers");
+    assert_eq!(people.rows.len(), judges + 1);
+    for (row, want) in people.rows.iter().zip(e["people"].as_array().unwrap()) {
+        assert_eq!(row.n, want["n"].as_u64().unwrap() as usize, "{}", row.label);
+        close(row.cohen_kappa.unwrap(), want["cohen_kappa"].as_f64().unwrap(), 1e-12, &row.label);
+        let (rho, p) = row.spearman.unwrap();
+        close(rho, want["spearman_rho"].as_f64().unwrap(), 1e-12, &row.label);
+        // The p-values are of order 1e-20: relative to themselves.
+        let want_p = want["spearman_p"].as_f64().unwrap();
+        close(p, want_p, 1e-6 * want_p, &format!("{}: p", row.label));
+    }
+    assert_eq!(people.rows.last().unwrap().label, "jury (mean score)");
+}

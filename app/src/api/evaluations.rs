@@ -39,8 +39,15 @@ fn eval_settings(
     judge_temperature: Option<&str>,
     legacy_aspects: Option<&str>,
     sequential: bool,
+    jury: Option<&str>,
 ) -> Result<engine::judge::eval::Settings, AppError> {
     use engine::judge::eval::{JudgeKind, Protocol, Settings};
+    let biases = engine::judge::simulated::Biases {
+        position: number("position bias", position_bias, -5.0, 5.0)?,
+        length_per_10_words: number("length bias", length_bias, -5.0, 5.0)?,
+        noise: number("noise", noise, 0.0, 5.0)?,
+        seed: 0,
+    };
     let s = Settings {
         protocol: Protocol::parse(protocol).map_err(AppError::from)?,
         trials: whole("trials", trials, 1, 1000)? as u32,
@@ -50,12 +57,7 @@ fn eval_settings(
         align,
         exchange,
         judge: JudgeKind::parse(judge).map_err(AppError::from)?,
-        biases: engine::judge::simulated::Biases {
-            position: number("position bias", position_bias, -5.0, 5.0)?,
-            length_per_10_words: number("length bias", length_bias, -5.0, 5.0)?,
-            noise: number("noise", noise, 0.0, 5.0)?,
-            seed: 0,
-        },
+        biases,
         sanity: false,
         judge_prompt: match judge_prompt.filter(|p| !p.is_empty()) {
             Some(p) => engine::judge::scoring::JudgePrompt::parse(p).map_err(AppError::from)?,
@@ -68,6 +70,9 @@ fn eval_settings(
         legacy_aspects: engine::judge::legacy::LegacyAspects::parse(legacy_aspects.unwrap_or(""))
             .map_err(AppError::from)?,
         sequential,
+        // A simulated juror's unnamed biases are the form's; each its own seed.
+        jury: engine::judge::jury::parse_jury(jury.unwrap_or(""), biases)
+            .map_err(|e| AppError::Invalid(format!("jury: {}", e.0)))?,
     };
     s.validate().map_err(AppError::from)?;
     Ok(s)
@@ -101,6 +106,7 @@ pub async fn start_evaluation(
     #[server(default)] judge_temperature: Option<String>,
     #[server(default)] legacy_aspects: Option<String>,
     #[server(default)] sequential: Option<String>,
+    #[server(default)] jury: Option<String>,
 ) -> Result<EvaluationView, AppError> {
     let call = Request::now()?;
     let form = EvaluationForm {
@@ -124,6 +130,7 @@ pub async fn start_evaluation(
         judge_temperature,
         legacy_aspects,
         sequential,
+        jury,
     };
     let req = form.request(&call, Need::Edit).await?;
     let state = call.state.clone();
@@ -166,6 +173,7 @@ pub async fn plan_evaluation(
     #[server(default)] judge_temperature: Option<String>,
     #[server(default)] legacy_aspects: Option<String>,
     #[server(default)] sequential: Option<String>,
+    #[server(default)] jury: Option<String>,
 ) -> Result<RunPlan, AppError> {
     let call = Request::now()?;
     let form = EvaluationForm {
@@ -189,6 +197,7 @@ pub async fn plan_evaluation(
         judge_temperature,
         legacy_aspects,
         sequential,
+        jury,
     };
     let req = form.request(&call, Need::Read).await?;
     let state = call.state.clone();
@@ -255,6 +264,7 @@ struct EvaluationForm {
     judge_temperature: Option<String>,
     legacy_aspects: Option<String>,
     sequential: Option<String>,
+    jury: Option<String>,
 }
 
 #[cfg(feature = "ssr")]
@@ -298,6 +308,7 @@ impl EvaluationForm {
             self.judge_temperature.as_deref(),
             self.legacy_aspects.as_deref(),
             self.sequential.is_some(),
+            self.jury.as_deref(),
         )?;
         Ok(crate::ssr::evaluation::EvalRequest {
             question_set_id: self.question_set_id,

@@ -39,6 +39,9 @@ pub struct EvaluationView {
     /// Sequential trials (#43): each pair stopped once settled, M at most.
     #[serde(default)]
     pub sequential: bool,
+    /// Judges of each unbiased item: 1, or a jury's (#43).
+    #[serde(default = "one_judge")]
+    pub judges: u32,
     pub pairs: usize,
     /// The job's status (`None`: its job is gone) and progress.
     pub status: Option<JobStatus>,
@@ -50,6 +53,10 @@ pub struct EvaluationView {
     pub tokens: i64,
     pub cost_usd: f64,
     pub created_at: String,
+}
+
+fn one_judge() -> u32 {
+    1
 }
 
 impl EvaluationView {
@@ -84,7 +91,11 @@ impl EvaluationView {
             self.judge_prompt,
             self.judge_prompt_hash,
             self.judge_temperature
-        );
+        ) + &if self.judges > 1 {
+            format!(" · a jury of {} judges, the headline their mean score", self.judges)
+        } else {
+            String::new()
+        };
         if self.legacy() {
             format!("{unbiased}; and the {legacy}")
         } else {
@@ -98,13 +109,14 @@ impl EvaluationView {
             return "legacy only · one verdict per question".to_string();
         }
         format!(
-            "{} · {}{} × {}{}{}",
+            "{} · {}{} × {}{}{}{}",
             if self.legacy() { "unbiased and legacy" } else { "unbiased" },
             if self.sequential { "up to " } else { "" },
             crate::format::count(self.trials as i64, "trial"),
             crate::format::count(self.repeats as i64, "repeat"),
             if self.align { "" } else { " · no alignment" },
-            if self.exchange { "" } else { " · no exchange" }
+            if self.exchange { "" } else { " · no exchange" },
+            if self.judges > 1 { format!(" · a jury of {}", self.judges) } else { String::new() }
         )
     }
 }
@@ -276,6 +288,61 @@ pub struct EvaluationReportView {
     /// With sequential trials: where each pair stopped (#43).
     #[serde(default)]
     pub sequential: Vec<SequentialRow>,
+    /// With a jury: each judge's verdicts, the jury's, their agreement (#43).
+    #[serde(default)]
+    pub jury: Option<JuryView>,
+}
+
+/// A jury's report as the page shows it (#43).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JuryView {
+    /// The rule of the headline's verdict ("mean score").
+    pub rule: String,
+    /// The pairs, "A vs B", in the rows' cells' order.
+    pub pairs: Vec<String>,
+    /// Each judge's row, then the jury's (mean score, majority).
+    pub rows: Vec<JuryRowView>,
+    /// Items every judge judged, and the agreement over them.
+    pub items: usize,
+    pub fleiss_kappa: Option<f64>,
+    pub krippendorff_alpha: Option<f64>,
+    pub people: Option<JuryPeopleView>,
+}
+
+/// One judge's (or a jury rule's) verdicts, a cell per pair.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JuryRowView {
+    pub label: String,
+    /// A jury rule's row (not one judge's).
+    pub jury: bool,
+    pub cells: Vec<Option<JuryCell>>,
+}
+
+/// A pair's median-trial rates under one judge (or rule).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JuryCell {
+    pub a_win: f64,
+    pub tie: f64,
+    pub b_win: f64,
+    pub relative: f64,
+    pub items: usize,
+}
+
+/// Agreement of each judge and the jury with an answer-validation study's raters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JuryPeopleView {
+    pub studies: Vec<i64>,
+    pub dimension: String,
+    pub rows: Vec<JuryPeopleRow>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JuryPeopleRow {
+    pub label: String,
+    pub n: usize,
+    pub cohen_kappa: Option<f64>,
+    pub spearman_rho: Option<f64>,
+    pub spearman_p: Option<f64>,
 }
 
 /// One pair under sequential trials: the looks it took, the verdict it
@@ -510,7 +577,7 @@ pub struct DrillView {
 }
 
 /// An evaluation report's CSV tables.
-pub const EVAL_TABLES: [&str; 10] = [
+pub const EVAL_TABLES: [&str; 12] = [
     "pairs",
     "trials",
     "aspects",
@@ -519,6 +586,8 @@ pub const EVAL_TABLES: [&str; 10] = [
     "ranking",
     "length-control",
     "sequential",
+    "jury",
+    "jury-agreement",
     "judgments",
     "alignment",
 ];

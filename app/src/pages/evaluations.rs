@@ -283,6 +283,12 @@ fn NewEvaluation(
                                 <label>"Noise (sd) " <input type="number" name="noise" value=defaults::NOISE.to_string() step="0.1" min="0"/><Help text=help::NOISE/></label>
                             </span>
                         </div>
+                        <div class="row-fields">
+                            <label class="wide">"Jury (more judges, optional) "
+                                <textarea name="jury" id="jury" rows="2" placeholder="simulated:position=0.8; simulated:length=0.5; offline"></textarea>
+                                <Help text=help::JURY/>
+                            </label>
+                        </div>
                         <p class="muted small">"The defaults are those of " <Cite paper=Paper::Unbiased at="§IV-B"/> {format!(": N = {} judgments per order, M = {} trials, tolerance {} words, and its scoring rubric alone as the prompt; {} adjustments is ours (the paper says “several”). ", defaults::REPEATS, defaults::TRIALS, defaults::TOLERANCE, defaults::ADJUSTMENTS)}"The content-only prompt adds a sentence the paper does not have; it can make a judge look less biased than the paper's procedure is. The simulated judge scores with the offline rubric as its hidden true quality, plus the biases you set: with it you can watch what each correction removes."</p>
                         <NoCacheBox/>
                         <Price plan chosen=Signal::derive(move || chosen.get().len())/>
@@ -563,7 +569,8 @@ pub fn Report(
     let running = e.status.is_some_and(|s| s.is_active());
     // The offline rubric or the simulated judge, and nothing paid (an
     // alignment's regenerations by a model would have cost something).
-    let no_model = e.judge.contains("no LLM") && e.cost_usd == 0.0;
+    // (A jury names each judge: one at a model names it, "openai · MODEL".)
+    let no_model = e.judge.contains("no LLM") && !e.judge.contains("openai · ") && e.cost_usd == 0.0;
     let settings = e.settings_text();
     let (unbiased, legacy) = (e.unbiased(), e.legacy());
     let job_progress = crate::model::JobView {
@@ -609,6 +616,7 @@ pub fn Report(
             {r.ranking.clone().map(|k| view! { <RankingTable k base=base.clone()/> })}
             {(!r.length_control.is_empty()).then(|| view! { <LengthControlTable rows=r.length_control.clone() base=base.clone()/> })}
             {(!r.sequential.is_empty()).then(|| view! { <SequentialTable rows=r.sequential.clone() base=base.clone()/> })}
+            {r.jury.clone().map(|j| view! { <crate::pages::jury::JuryTables j base=base.clone() shared project_id/> })}
             // Planning is the project's own (it starts nothing, but the
             // form is for whoever runs the next evaluation): not on a share.
             {(!shared && unbiased && matches!(e.status, Some(crate::model::JobStatus::Done))).then(|| {

@@ -9,6 +9,7 @@ pub mod experiments;
 pub mod graph;
 pub mod home;
 pub mod jobs;
+pub mod jury;
 pub mod login;
 pub mod metrics;
 pub mod paper;

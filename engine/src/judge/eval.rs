@@ -15,7 +15,9 @@ use serde::{Deserialize, Serialize};
 
 use super::align::Alignment;
 use super::simulated::Biases;
-use super::{verdict, Judgment, LegacyJudgment, Order, Outcome, Rates, ASPECTS, LEGACY_ASPECTS};
+use super::{
+    median_trial, verdict, Judgment, LegacyJudgment, Order, Outcome, Rates, Verdicts, ASPECTS, LEGACY_ASPECTS,
+};
 use crate::stats::{self, BoxStats};
 
 /// Which protocols an evaluation runs.
@@ -44,28 +46,7 @@ impl Protocol {
     }
 }
 
-/// Who judges.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum JudgeKind {
-    /// The configured provider (the offline one when nothing is configured).
-    Llm,
-    /// The offline rubric judge.
-    Offline,
-    /// The bias lab: the rubric plus set biases and noise.
-    Simulated,
-}
-
-impl JudgeKind {
-    pub fn parse(s: &str) -> Result<JudgeKind, crate::Invalid> {
-        match s {
-            "llm" => Ok(JudgeKind::Llm),
-            "offline" => Ok(JudgeKind::Offline),
-            "simulated" => Ok(JudgeKind::Simulated),
-            other => Err(crate::Invalid::from(format!("judge must be llm, offline or simulated, not \"{other}\""))),
-        }
-    }
-}
+pub use super::jury::JudgeKind;
 
 /// M, trials: the Unbiased GraphRAG Evaluation paper's (§IV-B).
 pub const DEFAULT_TRIALS: u32 = 25;
@@ -115,6 +96,10 @@ pub struct Settings {
     /// once its verdict is settled (`super::sequential`), M at most.
     #[serde(default)]
     pub sequential: bool,
+    /// A jury (#43): judges besides the first (`judge`) that judge every
+    /// unbiased item too; the headline is then the jury's mean score.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub jury: Vec<super::jury::Juror>,
 }
 
 /// A judging temperature in words: "0.7", or "the model's default (none sent)".
@@ -144,6 +129,7 @@ impl Default for Settings {
             judge_temperature: None,
             legacy_aspects: super::legacy::LegacyAspects::Lightrag,
             sequential: false,
+            jury: Vec::new(),
         }
     }
 }
@@ -192,16 +178,41 @@ impl Settings {
                 "sequential trials need the unbiased protocol: the legacy one has no trials",
             ));
         }
+        if !self.jury.is_empty() && !self.protocol.unbiased() {
+            return Err(crate::Invalid::from("a jury judges the unbiased protocol's items: choose unbiased or both"));
+        }
+        if self.jury.len() + 1 > super::jury::MOST_JUDGES {
+            return Err(crate::Invalid::from(format!(
+                "a jury has at most {} judges, the first among them",
+                super::jury::MOST_JUDGES
+            )));
+        }
         if let Some(t) = self.judge_temperature.filter(|t| !t.is_finite() || !(0.0..=2.0).contains(t)) {
             return Err(crate::Invalid::from(format!("the judge's temperature must be between 0 and 2, not {t}")));
         }
         Ok(())
     }
 
-    /// Judging calls per pair and question: both orders (or one) × repeats × trials, and the legacy call.
+    /// The judges: the first (`judge`, `biases`), then the jury's.
+    pub fn judges(&self) -> Vec<super::jury::Juror> {
+        let first = super::jury::Juror { judge: self.judge, model: None, biases: self.biases };
+        std::iter::once(first).chain(self.jury.iter().cloned()).collect()
+    }
+
+    /// How many judges judge each unbiased item (1 without a jury).
+    pub fn judge_count(&self) -> u32 {
+        1 + self.jury.len() as u32
+    }
+
+    /// Judging calls per pair and question: both orders (or one) × repeats
+    /// × trials × judges, and the legacy call (the first judge's).
     pub fn calls_per_question(&self) -> u64 {
         let orders = if self.exchange { 2 } else { 1 };
-        let unbiased = if self.protocol.unbiased() { orders * self.repeats as u64 * self.trials as u64 } else { 0 };
+        let unbiased = if self.protocol.unbiased() {
+            orders * self.repeats as u64 * self.trials as u64 * u64::from(self.judge_count())
+        } else {
+            0
+        };
         unbiased + u64::from(self.protocol.legacy())
     }
 }
@@ -210,16 +221,32 @@ impl Settings {
 /// judging (legacy) one question of one pair of answer sets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Key {
-    Align { a: i64, b: i64, question: i64 },
-    Unbiased { a: i64, b: i64, question: i64, trial: u32 },
-    Legacy { a: i64, b: i64, question: i64 },
+    Align {
+        a: i64,
+        b: i64,
+        question: i64,
+    },
+    /// `judge`: which of a jury's judges (0, the first, keeps the key it had before juries).
+    Unbiased {
+        a: i64,
+        b: i64,
+        question: i64,
+        trial: u32,
+        judge: u32,
+    },
+    Legacy {
+        a: i64,
+        b: i64,
+        question: i64,
+    },
 }
 
 impl std::fmt::Display for Key {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Key::Align { a, b, question } => write!(f, "al-{a}-{b}-{question}"),
-            Key::Unbiased { a, b, question, trial } => write!(f, "u-{a}-{b}-{question}-{trial:03}"),
+            Key::Unbiased { a, b, question, trial, judge: 0 } => write!(f, "u-{a}-{b}-{question}-{trial:03}"),
+            Key::Unbiased { a, b, question, trial, judge } => write!(f, "u-{a}-{b}-{question}-{trial:03}-{judge}"),
             Key::Legacy { a, b, question } => write!(f, "l-{a}-{b}-{question}"),
         }
     }
@@ -231,7 +258,16 @@ impl Key {
         let n: Vec<i64> = rest.split('-').map(|p| p.parse().ok()).collect::<Option<_>>()?;
         match (kind, n.as_slice()) {
             ("al", [a, b, q]) => Some(Key::Align { a: *a, b: *b, question: *q }),
-            ("u", [a, b, q, t]) => Some(Key::Unbiased { a: *a, b: *b, question: *q, trial: u32::try_from(*t).ok()? }),
+            ("u", [a, b, q, t]) => {
+                Some(Key::Unbiased { a: *a, b: *b, question: *q, trial: u32::try_from(*t).ok()?, judge: 0 })
+            }
+            ("u", [a, b, q, t, j]) => Some(Key::Unbiased {
+                a: *a,
+                b: *b,
+                question: *q,
+                trial: u32::try_from(*t).ok()?,
+                judge: u32::try_from(*j).ok()?,
+            }),
             ("l", [a, b, q]) => Some(Key::Legacy { a: *a, b: *b, question: *q }),
             _ => None,
         }
@@ -592,56 +628,19 @@ pub struct Report {
     /// protocol's verdicts (`None`: the unbiased protocol did not run).
     #[serde(default)]
     pub ranking: Option<super::ranking::Ranking>,
+    /// With a jury: each judge's verdicts, the jury's, and their agreement
+    /// (`None`: one judge).
+    #[serde(default)]
+    pub jury: Option<super::jury::Jury>,
 }
 
 /// Bootstrap resamples for the headline's intervals (each resample picks
 /// the median trial again: questions × trials work per resample).
 pub const HEADLINE_RESAMPLES: usize = 2_000;
 
-/// Per question, its verdict in each trial it was judged in.
-type Verdicts = Vec<BTreeMap<u32, Outcome>>;
-
-/// The median trial of `verdicts` restricted to the questions `pick`
-/// yields (with repetition): (trial, its rates). Trials ordered by
-/// relative win rate, then by number; the lower middle for an even count.
-fn median_trial(verdicts: &Verdicts, trials: &[u32], pick: impl Iterator<Item = usize>) -> Option<(u32, Rates)> {
-    let mut counts = vec![[0u32; 3]; trials.len()];
-    for q in pick {
-        for (t, o) in &verdicts[q] {
-            let k = trials.partition_point(|x| x < t);
-            counts[k][match o {
-                Outcome::A => 0,
-                Outcome::Tie => 1,
-                Outcome::B => 2,
-            }] += 1;
-        }
-    }
-    let mut judged: Vec<(f64, u32, Rates)> = counts
-        .iter()
-        .zip(trials)
-        .filter(|(c, _)| c.iter().sum::<u32>() > 0)
-        .map(|(c, t)| {
-            let n = c.iter().sum::<u32>() as f64;
-            let r = Rates { a_win: c[0] as f64 / n, tie: c[1] as f64 / n, b_win: c[2] as f64 / n };
-            (r.relative(), *t, r)
-        })
-        .collect();
-    if judged.is_empty() {
-        return None;
-    }
-    judged.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
-    let (_, t, r) = judged[(judged.len() - 1) / 2];
-    Some((t, r))
-}
-
 /// The headline and its intervals (see [`UnbiasedSummary::median_trial`]).
 fn headline(verdicts: &Verdicts, seed: u64) -> Option<(u32, Rates, [(f64, f64); 4])> {
-    let trials: Vec<u32> = verdicts
-        .iter()
-        .flat_map(|q| q.keys().copied())
-        .collect::<std::collections::BTreeSet<_>>()
-        .into_iter()
-        .collect();
+    let trials = super::trials_of(verdicts);
     let n = verdicts.len();
     let (t, rates) = median_trial(verdicts, &trials, 0..n)?;
     let mut rng = fastrand::Rng::with_seed(seed);
@@ -989,6 +988,7 @@ pub fn report(settings: &Settings, contenders: &[Contender], pairs: &[PairInput]
         }
     }
     let ranking = settings.protocol.unbiased().then(|| ranking_of(contenders, pairs));
+    let jury = super::jury::jury(&judge_labels(settings), &jury_pairs(pairs));
     let sanity = settings.sanity.then(|| sanity_of(pairs.first().zip(reports.first())));
     let bias = audit(pairs, &reports);
     Report {
@@ -1000,7 +1000,25 @@ pub fn report(settings: &Settings, contenders: &[Contender], pairs: &[PairInput]
         sanity,
         bias,
         ranking,
+        jury,
     }
+}
+
+/// Each judge of an evaluation named for the report: its place and spec.
+pub fn judge_labels(settings: &Settings) -> Vec<String> {
+    settings.judges().iter().enumerate().map(|(i, j)| format!("judge {}: {}", i + 1, j.spec())).collect()
+}
+
+/// The pairs' unbiased judgments as the jury reads them.
+pub fn jury_pairs(pairs: &[PairInput]) -> Vec<super::jury::PairJudgments<'_>> {
+    pairs
+        .iter()
+        .map(|p| super::jury::PairJudgments {
+            a: p.a,
+            b: p.b,
+            questions: p.questions.iter().map(|q| (q.id, &q.trials)).collect(),
+        })
+        .collect()
 }
 
 /// The Bradley–Terry ranking from every pair's verdicts, grouped by
@@ -1028,7 +1046,7 @@ mod tests {
     use super::*;
 
     fn j(order: Order, repeat: u32, a: [u8; 4], b: [u8; 4]) -> Judgment {
-        Judgment { order, repeat, a, b }
+        Judgment { order, repeat, a, b, judge: 0 }
     }
 
     #[test]
@@ -1085,12 +1103,14 @@ mod tests {
     fn keys_round_trip() {
         for k in [
             Key::Align { a: 3, b: 14, question: 159 },
-            Key::Unbiased { a: 3, b: 14, question: 159, trial: 24 },
+            Key::Unbiased { a: 3, b: 14, question: 159, trial: 24, judge: 0 },
+            Key::Unbiased { a: 3, b: 14, question: 159, trial: 24, judge: 2 },
             Key::Legacy { a: 3, b: 14, question: 159 },
         ] {
             assert_eq!(Key::parse(&k.to_string()), Some(k));
         }
-        assert_eq!(Key::Unbiased { a: 1, b: 2, question: 3, trial: 4 }.to_string(), "u-1-2-3-004");
+        assert_eq!(Key::Unbiased { a: 1, b: 2, question: 3, trial: 4, judge: 0 }.to_string(), "u-1-2-3-004");
+        assert_eq!(Key::Unbiased { a: 1, b: 2, question: 3, trial: 4, judge: 3 }.to_string(), "u-1-2-3-004-3");
         assert_eq!(Key::parse("a-17"), None);
         assert_eq!(Key::parse("u-1-2-x-0"), None);
     }

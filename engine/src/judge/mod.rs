@@ -16,6 +16,7 @@
 
 pub mod align;
 pub mod eval;
+pub mod jury;
 pub mod legacy;
 pub mod length_control;
 pub mod paper;
@@ -51,6 +52,14 @@ pub struct Judgment {
     pub repeat: u32,
     pub a: [u8; 4],
     pub b: [u8; 4],
+    /// Which of a jury's judges gave it ([`jury`]): 0, the evaluation's
+    /// first judge (the only one without a jury; not stored for it).
+    #[serde(default, skip_serializing_if = "is_first_judge")]
+    pub judge: u32,
+}
+
+fn is_first_judge(judge: &u32) -> bool {
+    *judge == 0
 }
 
 /// Who won a question (or an aspect).
@@ -130,6 +139,48 @@ impl Rates {
     }
 }
 
+/// Per question, its verdict in each trial it was judged in.
+pub type Verdicts = Vec<std::collections::BTreeMap<u32, Outcome>>;
+
+/// The median trial of `verdicts` restricted to the questions `pick`
+/// yields (with repetition): (trial, its rates). Trials ordered by
+/// relative win rate, then by number; the lower middle for an even count.
+/// `trials`: every trial judged, ascending.
+pub fn median_trial(verdicts: &Verdicts, trials: &[u32], pick: impl Iterator<Item = usize>) -> Option<(u32, Rates)> {
+    let mut counts = vec![[0u32; 3]; trials.len()];
+    for q in pick {
+        for (t, o) in &verdicts[q] {
+            let k = trials.partition_point(|x| x < t);
+            counts[k][match o {
+                Outcome::A => 0,
+                Outcome::Tie => 1,
+                Outcome::B => 2,
+            }] += 1;
+        }
+    }
+    let mut judged: Vec<(f64, u32, Rates)> = counts
+        .iter()
+        .zip(trials)
+        .filter(|(c, _)| c.iter().sum::<u32>() > 0)
+        .map(|(c, t)| {
+            let n = c.iter().sum::<u32>() as f64;
+            let r = Rates { a_win: c[0] as f64 / n, tie: c[1] as f64 / n, b_win: c[2] as f64 / n };
+            (r.relative(), *t, r)
+        })
+        .collect();
+    if judged.is_empty() {
+        return None;
+    }
+    judged.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
+    let (_, t, r) = judged[(judged.len() - 1) / 2];
+    Some((t, r))
+}
+
+/// The trials `verdicts` judged, ascending.
+pub fn trials_of(verdicts: &Verdicts) -> Vec<u32> {
+    verdicts.iter().flat_map(|q| q.keys().copied()).collect::<std::collections::BTreeSet<_>>().into_iter().collect()
+}
+
 /// A legacy judgment: a winner per legacy aspect and overall, A shown first.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LegacyJudgment {
@@ -170,7 +221,7 @@ mod tests {
     use super::*;
 
     fn j(order: Order, repeat: u32, a: [u8; 4], b: [u8; 4]) -> Judgment {
-        Judgment { order, repeat, a, b }
+        Judgment { order, repeat, a, b, judge: 0 }
     }
 
     #[test]

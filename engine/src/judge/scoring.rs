@@ -128,7 +128,7 @@ pub fn parse(reply: &str, order: Order, repeat: u32) -> Result<(Judgment, String
         Order::BFirst => (second, first),
     };
     let reasoning = v["reasoning"].as_str().unwrap_or("").to_string();
-    Ok((Judgment { order, repeat, a, b }, reasoning))
+    Ok((Judgment { order, repeat, a, b, judge: 0 }, reasoning))
 }
 
 /// The offline rubric judge's scores of one answer: stated rules over

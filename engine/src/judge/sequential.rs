@@ -382,7 +382,7 @@ mod tests {
                 Outcome::Tie => ([3, 3, 3, 3], [3, 3, 3, 3]),
                 Outcome::B => ([3, 3, 3, 3], [4, 4, 4, 4]),
             };
-            vec![Judgment { order: Order::AFirst, repeat: 0, a, b }]
+            vec![Judgment { order: Order::AFirst, repeat: 0, a, b, judge: 0 }]
         };
         verdicts.iter().map(|v| v.iter().enumerate().map(|(t, o)| (t as u32, judged(*o))).collect()).collect()
     }

@@ -486,6 +486,9 @@ pub struct Gateway {
     prices: PriceTable,
     use_cache: bool,
     embed_model: String,
+    /// The model chat requests that name none go to (`None`: the provider's
+    /// default) — a jury's judge under another model name at the same endpoint.
+    chat_model: Option<String>,
     /// Temperatures set for a purpose (e.g. a method's answers), replacing
     /// what the request carries.
     temperatures: Vec<(String, Option<f32>)>,
@@ -535,6 +538,7 @@ impl Gateway {
             prices,
             use_cache: true,
             embed_model: "text-embedding-3-small".into(),
+            chat_model: None,
             temperatures: Vec::new(),
             max_tokens: Vec::new(),
             token_ratio: Arc::new(Mutex::new(None)),
@@ -598,6 +602,13 @@ impl Gateway {
     /// The model `embed` uses.
     pub fn embed_model(&self) -> &str {
         &self.embed_model
+    }
+
+    /// Chat requests that name no model go to `model` (the cache key and
+    /// the call log follow it).
+    pub fn with_chat_model(mut self, model: impl Into<String>) -> Gateway {
+        self.chat_model = Some(model.into());
+        self
     }
 
     /// Sets the model `embed` uses.
@@ -734,7 +745,11 @@ impl Gateway {
                 req
             };
         let provider = self.provider.name().to_string();
-        let model = req.model.clone().unwrap_or_else(|| self.provider.default_model().to_string());
+        let model = req
+            .model
+            .clone()
+            .or_else(|| self.chat_model.clone())
+            .unwrap_or_else(|| self.provider.default_model().to_string());
         let key = cache_key(&provider, self.provider.base_url(), &model, req);
         let started = Instant::now();
         let mut record = self.new_record(key.clone(), ctx, &model, req);

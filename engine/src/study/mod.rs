@@ -123,6 +123,10 @@ pub fn default_dimensions() -> Vec<Dimension> {
     ]
 }
 
+/// The name of an answer-validation study's correctness dimension (what a
+/// jury's agreement with the people compares, #43).
+pub const CORRECTNESS: &str = "Correctness";
+
 /// The name of the category-pick dimension of an answer-validation study.
 pub const CATEGORY: &str = "Category";
 
@@ -132,7 +136,7 @@ pub const CATEGORY: &str = "Category";
 pub fn answer_dimensions() -> Vec<Dimension> {
     vec![
         Dimension::scale(
-            "Correctness",
+            CORRECTNESS,
             "Is the answer correct, judged against the source passage? 2 or more is acceptable.",
             0,
             &["wrong", "partly correct", "mostly correct", "fully correct"],

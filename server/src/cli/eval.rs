@@ -168,6 +168,58 @@ fn sequential_lines(pairs: &[engine::judge::eval::PairReport]) -> Vec<String> {
     lines
 }
 
+/// A jury's verdicts and agreement (#43), as `eval show` prints them.
+pub fn jury_lines(jury: Option<&engine::judge::jury::Jury>) -> Vec<String> {
+    use app::format::{pct, signed};
+    let Some(j) = jury else { return Vec::new() };
+    let fixed = |x: Option<f64>| x.map_or("—".to_string(), |x| format!("{x:.3}"));
+    let mut lines = vec![format!(
+        "jury of {} judges (headline: {}); agreement over {} items judged by all: Fleiss' κ {} on the winners, \
+         Krippendorff's α (interval) {} on the score differences",
+        j.judges.len(),
+        j.rule,
+        app::format::int(j.items as i64),
+        fixed(j.fleiss_kappa),
+        fixed(j.krippendorff_alpha)
+    )];
+    for row in j.judges.iter().chain([&j.mean, &j.majority]) {
+        let pairs: Vec<String> = row
+            .pairs
+            .iter()
+            .map(|p| {
+                format!(
+                    "{}–{} {} / {} / {} (relative {})",
+                    p.a,
+                    p.b,
+                    pct(p.headline.a_win),
+                    pct(p.headline.tie),
+                    pct(p.headline.b_win),
+                    signed(p.relative, 2)
+                )
+            })
+            .collect();
+        lines.push(format!("  {}: {}", row.label, pairs.join("; ")));
+    }
+    if let Some(people) = &j.people {
+        lines.push(format!(
+            "agreement with the people (answer-validation stud{} {}, {} per answer):",
+            if people.studies.len() == 1 { "y" } else { "ies" },
+            people.studies.iter().map(|s| format!("#{s}")).collect::<Vec<_>>().join(", "),
+            people.dimension
+        ));
+        for r in &people.rows {
+            lines.push(format!(
+                "  {}: Cohen's κ {}, Spearman's ρ {} over {} questions",
+                r.label,
+                fixed(r.cohen_kappa),
+                r.spearman.map_or("—".to_string(), |(rho, p)| format!("{rho:.3} (p = {p:.3})")),
+                r.n
+            ));
+        }
+    }
+    lines
+}
+
 /// Who judges and how (shared by `run` and `sanity`).
 #[derive(Args, Debug, Clone)]
 pub struct JudgeArgs {
@@ -222,6 +274,12 @@ pub struct JudgeArgs {
     /// with the error rate spent over the looks, inside or outside ±0.05.
     #[arg(long)]
     sequential: bool,
+    /// A jury: judges besides --judge, `;`-separated — `offline`,
+    /// `llm:MODEL` (another model at the configured endpoint), `simulated`
+    /// or `simulated:position=0.6,length=0,noise=1,seed=3`. Each judges
+    /// every unbiased item; the headline is their mean score.
+    #[arg(long, default_value = "")]
+    jury: String,
 }
 
 impl JudgeArgs {
@@ -247,6 +305,16 @@ impl JudgeArgs {
             legacy_aspects: engine::judge::legacy::LegacyAspects::parse(&self.legacy_aspects)
                 .map_err(anyhow::Error::msg)?,
             sequential: self.sequential,
+            jury: engine::judge::jury::parse_jury(
+                &self.jury,
+                Biases {
+                    position: self.position_bias,
+                    length_per_10_words: self.length_bias,
+                    noise: self.noise,
+                    seed: self.seed,
+                },
+            )
+            .map_err(|e| anyhow::anyhow!("--jury: {e}"))?,
         };
         s.validate().map_err(anyhow::Error::msg)?;
         Ok(s)
@@ -399,7 +467,7 @@ async fn summary(pool: &Db, out: Output, id: i64, job: &app::model::JobView) -> 
                        "failed": job.failed, "tokens": job.tokens, "cost_usd": job.cost_usd,
                        "pairs": pairs, "sanity": sanity, "bias": r.bias, "outcome": outcome,
                        "judge_reading": reading.as_ref().map(|(s, poor)| json!({"sentence": s, "rates_in_doubt": poor})),
-                       "no_verdict": no_verdict, "ranking": r.ranking,
+                       "no_verdict": no_verdict, "ranking": r.ranking, "jury": r.jury,
                        "thin_context": thin_context.iter().map(|(s, _)| s).collect::<Vec<_>>()});
     if !out.json {
         use app::format::pct;
@@ -450,6 +518,7 @@ async fn summary(pool: &Db, out: Output, id: i64, job: &app::model::JobView) -> 
         }
         lines.extend(length_control_lines(&r.pairs));
         lines.extend(sequential_lines(&r.pairs));
+        lines.extend(jury_lines(r.jury.as_ref()));
         if let Some(k) = r.ranking.as_ref().filter(|k| k.rows.len() > 2 || k.note.is_some()) {
             match &k.note {
                 Some(note) => lines.push(format!("ranking (Bradley–Terry): {note}")),

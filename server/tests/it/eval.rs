@@ -974,3 +974,226 @@ async fn sequential_trials_stop_a_settled_pair_and_reach_the_fixed_runs_verdicts
     assert!(String::from_utf8_lossy(&out.stderr).contains("sequential trials need the unbiased protocol"));
     eprintln!("sequential: {seq_items} of {fixed_items} trials judged ({} calls)", made);
 }
+
+/// A jury (#43): three simulated judges with different biases judge every
+/// unbiased item — the plan counts their calls and the run makes exactly
+/// those — the headline is their mean score, the report shows each judge's
+/// verdicts, the majority's and their agreement, and, once answer-validation
+/// studies of both answer sets have ratings, each judge's and the jury's
+/// agreement with the people (here the people side with the jury on every
+/// question: κ = 1). On the page (each caller as its rights say), the share
+/// page (no study links), the CSVs and `eval show`; bad juries refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_jury_judges_every_item_and_is_compared_with_each_judge_and_the_people() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = common::test_db(dir.path(), "jury").await;
+    let set = sample_with_answers(&db, [4, 3, 1]).await;
+    let jury = "simulated:position=1.5,noise=1; simulated:length=0.8,noise=0.2";
+    let args = [
+        "--judge",
+        "simulated",
+        "--protocol",
+        "unbiased",
+        "--no-align",
+        "--trials",
+        "3",
+        "--repeats",
+        "1",
+        "--jury",
+        jury,
+    ];
+    let plan = common::eval_run(&db, &set, "bm25,lightrag", &[&args[..], &["--plan"]].concat()).await;
+    let judging =
+        plan["stages"].as_array().unwrap().iter().find(|s| s["label"] == "evaluation: judging").unwrap().clone();
+    // 8 questions × 3 trials × 1 repeat × 2 orders × 3 judges.
+    assert_eq!(judging["calls"], 8 * 3 * 2 * 3, "{judging}");
+    assert!(judging["how"].as_str().unwrap().contains("× 3 judges (a jury:"), "{judging}");
+    let run = common::eval_run(&db, &set, "bm25,lightrag", &args).await;
+    let (id, job) = (run["evaluation_id"].as_i64().unwrap(), run["job"].as_i64().unwrap());
+    let pool = db.open().await;
+    let calls =
+        common::scalar(&pool, "SELECT COUNT(*) FROM llm_calls WHERE job_id = $1 AND purpose LIKE 'judge%'", &[job])
+            .await;
+    assert_eq!(calls, judging["calls"].as_i64().unwrap(), "the run makes the calls the plan counted");
+    // Judge 1's items keep their keys (u-A-B-Q-TTT); the jury's others end in -1, -2.
+    for (judge, hyphens, end) in [(1, 4, "%"), (2, 5, "%-1"), (3, 5, "%-2")] {
+        let items = common::scalar(
+            &pool,
+            &format!(
+                "SELECT COUNT(*) FROM job_items WHERE job_id = $1 AND key LIKE 'u-%' AND key LIKE '{end}' \
+                 AND LENGTH(key) - LENGTH(REPLACE(key, '-', '')) = {hyphens} AND status = 'done'"
+            ),
+            &[job],
+        )
+        .await;
+        assert_eq!(items, 8 * 3, "judge {judge} judged every item");
+    }
+    assert!(run["judge"].as_str().unwrap().starts_with("a jury of 3: simulated judge"), "{}", run["judge"]);
+    let j = &run["jury"];
+    assert_eq!(j["rule"], "mean score");
+    assert_eq!(j["judges"].as_array().unwrap().len(), 3);
+    assert_eq!(j["items"], 8 * 3, "every item judged by all three");
+    let kappa = j["fleiss_kappa"].as_f64().unwrap();
+    assert!((-1.0..1.0).contains(&kappa), "judges with different biases disagree somewhere: {kappa}");
+    assert_eq!(j["judges"][1]["label"], "judge 2: simulated:position=1.5,length=0.1,noise=1,seed=1");
+    // The headline is the jury's mean score.
+    assert_eq!(run["pairs"][0]["headline"]["a_win"], j["mean"]["pairs"][0]["headline"]["a_win"]);
+    assert!(j["people"].is_null(), "no study yet");
+
+    // People rate both answer sets' answers: the better-judged answer (by
+    // the jury's mean score over trials) gets the higher correctness.
+    let e = app::ssr::evaluation::get(&pool, id).await.unwrap();
+    let (_, inputs) = app::ssr::evaluation::inputs(&pool, &e).await.unwrap();
+    let diff = |q: i64| {
+        let question = inputs[0].questions.iter().find(|x| x.id == q).unwrap();
+        let ds: Vec<f64> = question
+            .trials
+            .values()
+            .map(|js| engine::judge::verdict(js).map(|v| v.a_total - v.b_total).unwrap())
+            .collect();
+        ds.iter().sum::<f64>() / ds.len() as f64
+    };
+    let (a, b) = (inputs[0].a, inputs[0].b);
+    for (answer_set, sign) in [(a, 1.0), (b, -1.0)] {
+        let made = json(
+            &assay(
+                &db,
+                &[
+                    "--json",
+                    "study",
+                    "create",
+                    "A",
+                    "--kind",
+                    "answers",
+                    "--answers",
+                    &answer_set.to_string(),
+                    "--questions",
+                    &format!("{set}:8"),
+                    "--raters",
+                    "2",
+                ],
+                &[],
+            )
+            .await,
+        );
+        let study = made["study_id"].as_i64().unwrap();
+        let links = app::ssr::store::studies::links(&pool, study).await.unwrap();
+        for (n, (link, ..)) in links.iter().filter(|l| l.1 == "rater").enumerate() {
+            let token = format!("jury-test-{study}-{n}");
+            app::ssr::store::studies::insert_rater(&pool, study, *link, &token, n as i64).await.unwrap();
+            let rater = common::scalar(&pool, "SELECT MAX(id) FROM raters", &[]).await;
+            for (item, ..) in app::ssr::store::studies::items(&pool, study).await.unwrap() {
+                let q = common::scalar(&pool, "SELECT question_id FROM study_items WHERE id = $1", &[item]).await;
+                let d = diff(q) * sign;
+                let correctness = if d.abs() < 1e-9 {
+                    1
+                } else if d > 0.0 {
+                    3
+                } else {
+                    1
+                };
+                app::ssr::store::studies::upsert_scores(&pool, rater, item, &[correctness, 0, 3, 0]).await.unwrap();
+            }
+        }
+    }
+    let shown = json(&assay(&db, &["--json", "eval", "show", &id.to_string()], &[]).await);
+    let people = &shown["jury"]["people"];
+    assert_eq!(people["dimension"], "Correctness");
+    assert_eq!(people["studies"].as_array().unwrap().len(), 2);
+    let rows = people["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 4, "three judges and the jury");
+    let jury_row = rows.last().unwrap();
+    assert_eq!(jury_row["label"], "jury (mean score)");
+    assert_eq!(jury_row["n"], 8);
+    if rows.iter().any(|r| r["cohen_kappa"].is_null()) {
+        panic!("every judge's κ is defined on 8 questions with varied winners: {people}");
+    }
+    assert!((jury_row["cohen_kappa"].as_f64().unwrap() - 1.0).abs() < 1e-12, "{jury_row}");
+    assert!(jury_row["spearman"][0].as_f64().unwrap() > 0.5, "{jury_row}");
+    let text = String::from_utf8(assay(&db, &["eval", "show", &id.to_string()], &[]).await.stdout).unwrap();
+    assert!(text.contains("jury of 3 judges (headline: mean score)") && text.contains("Fleiss' κ"), "{text}");
+    assert!(
+        text.contains("agreement with the people") && text.contains("jury (mean score): Cohen's κ 1.000"),
+        "{text}"
+    );
+
+    // The page, per caller; the CSVs; the share page names the studies without linking them.
+    let (router, owner) = common::owner_router(&db, dir.path()).await;
+    let ana = common::member(&db, &router, &owner, "ana", Some("read")).await;
+    let ed = common::member(&db, &router, &owner, "ed", Some("edit")).await;
+    let cy = common::member(&db, &router, &owner, "cy", None).await;
+    let page = format!("/projects/1/evaluations/{id}");
+    let (ok, forbidden) = (StatusCode::OK, StatusCode::FORBIDDEN);
+    common::readers(
+        &router,
+        &page,
+        r#"id="jury-table""#,
+        &format!("/api/evaluations/{id}/tables/jury-agreement.csv"),
+        &[
+            ("owner", &owner, ok, ok),
+            ("reader", &ana, ok, ok),
+            ("editor", &ed, ok, ok),
+            ("no rights", &cy, forbidden, forbidden),
+            ("anonymous", "", StatusCode::SEE_OTHER, StatusCode::UNAUTHORIZED),
+        ],
+    )
+    .await;
+    let (_, _, html) = common::send_to(&router, common::get_as(&page, &ana)).await;
+    assert!(html.contains(r#"id="jury-people""#) && html.contains("/projects/1/studies/"), "{html}");
+    let (_, _, csv) =
+        common::send_to(&router, common::get_as(&format!("/api/evaluations/{id}/tables/jury.csv"), &owner)).await;
+    assert!(csv.starts_with("row,judge,a,b,items,median_trial,a_win,tie,b_win,relative_win_rate"), "{csv}");
+    assert_eq!(csv.lines().count(), 1 + 5, "3 judges, mean score, majority — one pair");
+    let (_, _, csv) =
+        common::send_to(&router, common::get_as(&format!("/api/evaluations/{id}/tables/jury-agreement.csv"), &owner))
+            .await;
+    assert!(
+        csv.contains("fleiss_kappa,judges (winners),")
+            && csv.contains("cohen_kappa,jury (mean score) and the people,1,"),
+        "{csv}"
+    );
+    let (_, _, csv) =
+        common::send_to(&router, common::get_as(&format!("/api/evaluations/{id}/tables/judgments.csv"), &owner)).await;
+    assert!(csv.lines().next().unwrap().ends_with(",judge"), "{csv}");
+    assert_eq!(csv.lines().skip(1).filter(|l| l.ends_with(",3")).count(), 8 * 3 * 2, "judge 3's judgments");
+    let share =
+        json(&assay(&db, &["--json", "share", "create", "A", "--page", &format!("evaluation:{id}")], &[]).await);
+    let token = share["token"].as_str().unwrap();
+    let (status, _, html) = common::send_to(&router, common::get_as(&format!("/share/{token}"), "")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(html.contains(r#"id="jury-table""#) && html.contains(r#"id="jury-people""#), "{html}");
+    assert!(!html.contains("/projects/1/studies/"), "a share page does not link the project's studies");
+
+    // Bad juries are refused, naming what is wrong, before any work.
+    for (extra, said) in [
+        (vec!["--jury", "oracle"], "a juror is offline, llm[:MODEL] or simulated"),
+        (vec!["--jury", "simulated:position=9"], "position must be between -5 and 5"),
+        (vec!["--jury", "offline", "--protocol", "legacy"], "a jury judges the unbiased protocol's items"),
+    ] {
+        let mut all = vec!["eval", "run", "A", "--set", &set, "--methods", "bm25,lightrag"];
+        all.extend(extra);
+        let out = assay(&db, &all, &[]).await;
+        assert!(!out.status.success(), "{all:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(said), "{all:?}: {err}");
+    }
+    // The Evaluations form takes a jury too; a reader may not start one.
+    let start = <app::api::StartEvaluation as leptos::server_fn::ServerFn>::PATH;
+    let form = format!(
+        "question_set_id={set}&answer_sets={a},{b}&pairs=&protocol=unbiased&trials=1&repeats=1&tolerance=10&adjustments=0\
+         &exchange=on&judge=simulated&position_bias=0&length_bias=0&noise=0.5&name=&jury=offline"
+    );
+    for (caller, cookie, status) in
+        [("reader", ana.as_str(), StatusCode::FORBIDDEN), ("editor", ed.as_str(), StatusCode::OK)]
+    {
+        let (got, _, body) = common::send_to(&router, common::post_as(start, &form, cookie)).await;
+        assert_eq!(got, status, "{caller}: {body}");
+        if status == StatusCode::OK {
+            assert!(body.contains("a jury of 2"), "{body}");
+        }
+    }
+    let (got, _, body) =
+        common::send_to(&router, common::post_as(start, &form.replace("jury=offline", "jury=judge%3Ax"), &ed)).await;
+    assert_eq!(got, StatusCode::BAD_REQUEST);
+    assert!(body.contains("jury: a juror is offline"), "{body}");
+}

@@ -14,7 +14,7 @@ use crate::error::internal;
 use crate::error::{AppError, AppResult};
 use crate::ssr::store;
 /// The report's tables.
-pub const TABLES: [&str; 10] = crate::model::EVAL_TABLES;
+pub const TABLES: [&str; 12] = crate::model::EVAL_TABLES;
 
 /// What judging (and aligning) one pair cost.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
@@ -335,6 +335,70 @@ pub fn table_csv(s: &Snapshot, table: &str) -> AppResult<String> {
                 }
             }
         }
+        "jury" => {
+            // A jury (#43): each judge's and the jury's verdicts per pair.
+            w.write_record([
+                "row",
+                "judge",
+                "a",
+                "b",
+                "items",
+                "median_trial",
+                "a_win",
+                "tie",
+                "b_win",
+                "relative_win_rate",
+            ])
+            .map_err(csv_err)?;
+            if let Some(j) = &r.jury {
+                for row in j.judges.iter().chain([&j.mean, &j.majority]) {
+                    for p in &row.pairs {
+                        w.write_record([
+                            row.label.clone(),
+                            row.judge.map_or(String::new(), |k| (k + 1).to_string()),
+                            p.a.to_string(),
+                            p.b.to_string(),
+                            p.items.to_string(),
+                            p.median_trial.to_string(),
+                            f(p.headline.a_win),
+                            f(p.headline.tie),
+                            f(p.headline.b_win),
+                            f(p.relative),
+                        ])
+                        .map_err(csv_err)?;
+                    }
+                }
+            }
+        }
+        "jury-agreement" => {
+            // The jury's agreement: between its judges, and with the people.
+            w.write_record(["statistic", "between", "value", "p_value", "n"]).map_err(csv_err)?;
+            if let Some(j) = &r.jury {
+                let n = j.items.to_string();
+                w.write_record(["fleiss_kappa", "judges (winners)", &o(j.fleiss_kappa), "", &n]).map_err(csv_err)?;
+                w.write_record([
+                    "krippendorff_alpha_interval",
+                    "judges (score differences)",
+                    &o(j.krippendorff_alpha),
+                    "",
+                    &n,
+                ])
+                .map_err(csv_err)?;
+                for p in j.people.iter().flat_map(|p| &p.rows) {
+                    let with = format!("{} and the people", p.label);
+                    let n = p.n.to_string();
+                    w.write_record(["cohen_kappa", &with, &o(p.cohen_kappa), "", &n]).map_err(csv_err)?;
+                    w.write_record([
+                        "spearman_rho",
+                        &with,
+                        &o(p.spearman.map(|s| s.0)),
+                        &o(p.spearman.map(|s| s.1)),
+                        &n,
+                    ])
+                    .map_err(csv_err)?;
+                }
+            }
+        }
         "paper" => {
             // The paper view's numbers, figure by figure, each row naming
             // its statistic (see `pages::paper`).
@@ -427,6 +491,8 @@ pub fn table_csv(s: &Snapshot, table: &str) -> AppResult<String> {
                 ];
                 head.extend(engine::judge::ASPECTS.iter().map(|x| format!("a_{}", x.to_lowercase())));
                 head.extend(engine::judge::ASPECTS.iter().map(|x| format!("b_{}", x.to_lowercase())));
+                // Which judge (1 = the evaluation's first; a jury's others after).
+                head.push("judge".into());
                 w.write_record(&head).map_err(csv_err)?;
                 for p in pairs {
                     for q in &p.questions {
@@ -441,6 +507,7 @@ pub fn table_csv(s: &Snapshot, table: &str) -> AppResult<String> {
                                     if j.order == Order::AFirst { "AB".into() } else { "BA".into() },
                                 ];
                                 row.extend(j.a.iter().chain(&j.b).map(|s| s.to_string()));
+                                row.push((j.judge + 1).to_string());
                                 w.write_record(&row).map_err(csv_err)?;
                             }
                         }

@@ -74,6 +74,7 @@ async fn stored_of(pool: &Db, row: store::evaluations::Row) -> AppResult<Stored>
         biases: biases_label(&settings),
         contenders,
         sequential: settings.sequential,
+        judges: settings.judge_count(),
         pairs: pairs.len(),
         status: job.as_ref().map(|j| j.status),
         done: job.as_ref().map_or(0, |j| j.done),

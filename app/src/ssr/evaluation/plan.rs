@@ -53,6 +53,16 @@ impl Pricing<'_> {
             Answerer::Model
         }
     }
+    /// What a jury's juror costs for `prompt` and `completion` tokens: nothing
+    /// unless it is the configured LLM, then its model's price (`None`:
+    /// no price set for that model).
+    fn juror_cost(&self, juror: &engine::judge::jury::Juror, prompt: u64, completion: u64) -> Option<f64> {
+        if juror.judge != JudgeKind::Llm || self.llm.provider == ProviderKind::Offline {
+            return Some(0.0);
+        }
+        let model = juror.model.as_deref().unwrap_or(&self.llm.model);
+        self.llm.prices.0.contains_key(model).then(|| self.llm.prices.cost(model, prompt, completion))
+    }
     fn cost(&self, who: Answerer, prompt: u64, completion: u64) -> Option<f64> {
         match who {
             Answerer::Free => Some(0.0),
@@ -98,8 +108,11 @@ fn judging_stages(
     let words = engine::judge::align::words;
     let unbiased = settings.protocol.unbiased();
     let orders: u64 = if settings.exchange { 2 } else { 1 };
+    // Every judge of a jury makes each unbiased item's draws.
+    let judges = u64::from(settings.judge_count());
     let draws = u64::from(settings.trials) * u64::from(settings.repeats) * orders;
     let (mut calls, mut prompt, mut exact, mut legacy_calls) = (0u64, 0u64, true, 0u64);
+    let mut legacy_prompt = 0u64;
     let (mut outside, mut regenerable) = (0u64, 0u64);
     let count = |req: ChatRequest| count_prompt_tokens(&req.messages);
     for (a, b) in pairs {
@@ -135,12 +148,24 @@ fn judging_stages(
             }
             if settings.protocol.legacy() {
                 legacy_calls += 1;
-                prompt += count(legacy::request_with(settings.legacy_aspects, question, x, y, 0));
+                legacy_prompt += count(legacy::request_with(settings.legacy_aspects, question, x, y, 0));
             }
         }
     }
+    // One judge's unbiased calls and tokens (`calls`, `prompt`), then the jury's.
+    let one_completion = (calls as f64 * verdict).round() as u64;
+    let legacy_completion = (legacy_calls as f64 * legacy_reply).round() as u64;
+    let one_calls = calls;
+    let jurors = settings.judges();
+    let cost = jurors
+        .iter()
+        .map(|j| pricing.juror_cost(j, prompt, one_completion))
+        .chain(std::iter::once(pricing.cost(pricing.judge(), legacy_prompt, legacy_completion)))
+        .sum::<Option<f64>>();
+    calls *= judges;
+    prompt = prompt * judges + legacy_prompt;
     let judged = calls + legacy_calls;
-    let completion = (calls as f64 * verdict + legacy_calls as f64 * legacy_reply).round() as u64;
+    let completion = one_completion * judges + legacy_completion;
     let mut stages = Vec::new();
     if settings.align && unbiased {
         // Each pair outside the tolerance: at least one regeneration, at
@@ -170,12 +195,15 @@ fn judging_stages(
     if unbiased {
         how.push(format!(
             "{} answer pairs (questions × pairs) × {} draws ({} × {} × {orders} order{})",
-            crate::format::int((calls / draws.max(1)) as i64),
+            crate::format::int((one_calls / draws.max(1)) as i64),
             draws,
             crate::format::count(settings.trials as i64, "trial"),
             crate::format::count(settings.repeats as i64, "repeat"),
             if orders == 1 { "" } else { "s" }
         ));
+        if judges > 1 {
+            how.push(format!("× {judges} judges (a jury: {})", engine::judge::jury::jury_text(&jurors)));
+        }
     }
     if settings.protocol.legacy() {
         how.push(format!("{} legacy verdicts (one per question and pair)", crate::format::int(legacy_calls as i64)));
@@ -192,7 +220,6 @@ fn judging_stages(
     } else {
         judged
     };
-    let cost = pricing.cost(pricing.judge(), prompt, completion);
     stages.push(PlanStage {
         label: format!("{name}: judging"),
         calls: least,

@@ -49,10 +49,17 @@ pub async fn inputs(pool: &Db, e: &Stored) -> AppResult<(Vec<Contender>, Vec<Pai
                 .unwrap_or((words(x), words(y)));
             let mut trials = BTreeMap::new();
             for t in 0..e.settings.trials {
-                if let Some(r) = results.get(&Key::Unbiased { a: *a, b: *b, question: q.id, trial: t }) {
-                    if let Ok(js) = serde_json::from_value::<Vec<Judgment>>(r["judgments"].clone()) {
-                        trials.insert(t, js);
+                // A jury's judges' judgments together, each marked with its judge.
+                let mut all: Option<Vec<Judgment>> = None;
+                for judge in 0..e.settings.judge_count() {
+                    if let Some(r) = results.get(&Key::Unbiased { a: *a, b: *b, question: q.id, trial: t, judge }) {
+                        if let Ok(js) = serde_json::from_value::<Vec<Judgment>>(r["judgments"].clone()) {
+                            all.get_or_insert_with(Vec::new).extend(js.into_iter().map(|j| Judgment { judge, ..j }));
+                        }
                     }
+                }
+                if let Some(js) = all {
+                    trials.insert(t, js);
                 }
             }
             let legacy: Option<LegacyJudgment> = results
@@ -118,6 +125,12 @@ async fn snapshot_key(pool: &Db, stored: &Stored) -> AppResult<String> {
             Err(_) => key.push_str(&format!("|{id}:deleted")),
         }
     }
+    if !stored.settings.jury.is_empty() {
+        // A jury's agreement with the people follows their ratings.
+        for study in store::studies::ids(pool, stored.view.project_id).await? {
+            key.push_str(&format!("|study {study}:{}", store::studies::results_version(pool, study).await?));
+        }
+    }
     Ok(key)
 }
 
@@ -132,8 +145,18 @@ pub async fn snapshot(pool: &Db, id: i64) -> AppResult<std::sync::Arc<Snapshot>>
         return Ok(hit.2.clone());
     }
     let (contenders, pairs) = inputs(pool, &stored).await?;
+    let people = if stored.settings.jury.is_empty() { None } else { people_of(pool, &stored).await? };
     let fresh = tokio::task::spawn_blocking(move || {
-        let report = eval::report(&stored.settings, &contenders, &pairs);
+        let mut report = eval::report(&stored.settings, &contenders, &pairs);
+        if let (Some(jury), Some((human, studies))) = (report.jury.as_mut(), people) {
+            jury.people = engine::judge::jury::people(
+                &eval::judge_labels(&stored.settings),
+                &eval::jury_pairs(&pairs),
+                &human,
+                engine::study::CORRECTNESS,
+                studies,
+            );
+        }
         std::sync::Arc::new(Snapshot {
             stored,
             pairs,
@@ -150,6 +173,37 @@ pub async fn snapshot(pool: &Db, id: i64) -> AppResult<std::sync::Arc<Snapshot>>
     kept.insert(0, (id, key, fresh.clone()));
     kept.truncate(SNAPSHOTS_KEPT);
     Ok(fresh)
+}
+
+/// The people's ratings of the evaluation's answers (#43): of each
+/// answer-validation study of its project that rated one of its answer
+/// sets, the raters' mean correctness per question, by (set, question)
+/// (a set rated by several studies: the mean over all their ratings);
+/// `None` when no such study has ratings.
+pub async fn people_of(pool: &Db, e: &Stored) -> AppResult<Option<(BTreeMap<(i64, i64), f64>, Vec<i64>)>> {
+    let mut sums: BTreeMap<(i64, i64), (f64, i64)> = BTreeMap::new();
+    let mut studies = Vec::new();
+    for study in store::studies::ids(pool, e.view.project_id).await? {
+        let row = store::studies::get(pool, study).await?;
+        let set = row.10.as_deref().and_then(|s| s.strip_prefix("answers:")).and_then(|s| s.parse::<i64>().ok());
+        let Some(set) = set.filter(|s| row.9 == "answers" && e.answer_sets.contains(s)) else { continue };
+        let dims: Vec<engine::study::Dimension> = serde_json::from_str(&row.5).unwrap_or_default();
+        let Some(d) = dims.iter().position(|d| d.name == engine::study::CORRECTNESS) else { continue };
+        let means = store::studies::answer_means(pool, study, d as i64).await?;
+        if !means.is_empty() {
+            studies.push(study);
+        }
+        for (q, mean, n) in means {
+            let e = sums.entry((set, q)).or_default();
+            e.0 += mean * n as f64;
+            e.1 += n;
+        }
+    }
+    if sums.is_empty() {
+        return Ok(None);
+    }
+    studies.sort_unstable();
+    Ok(Some((sums.into_iter().map(|(k, (s, n))| (k, s / n as f64)).collect(), studies)))
 }
 
 /// The report of an evaluation.
@@ -402,7 +456,9 @@ pub async fn report_view_of(pool: &Db, s: std::sync::Arc<Snapshot>, inline: bool
     });
     let length_control = length_control_rows(&e, r);
     let sequential = sequential_rows(r);
+    let jury = r.jury.as_ref().map(|j| jury_view(r, j));
     Ok(EvaluationReportView {
+        jury,
         length_control,
         sequential,
         ranking,
@@ -421,6 +477,66 @@ pub async fn report_view_of(pool: &Db, s: std::sync::Arc<Snapshot>, inline: bool
         thin_context,
         paper,
     })
+}
+
+/// A jury's verdicts and agreement, as the page shows them.
+fn jury_view(r: &Report, j: &engine::judge::jury::Jury) -> crate::model::JuryView {
+    let mut pairs: Vec<(i64, i64)> = Vec::new();
+    for p in j.judges.iter().chain([&j.mean, &j.majority]).flat_map(|r| &r.pairs) {
+        if !pairs.contains(&(p.a, p.b)) {
+            pairs.push((p.a, p.b));
+        }
+    }
+    let name = |(a, b): (i64, i64)| {
+        r.pairs
+            .iter()
+            .find(|p| (p.a, p.b) == (a, b))
+            .map_or(format!("{a} vs {b}"), |p| format!("{} vs {}", p.a_name, p.b_name))
+    };
+    let rows = j
+        .judges
+        .iter()
+        .chain([&j.mean, &j.majority])
+        .map(|row| crate::model::JuryRowView {
+            label: row.label.clone(),
+            jury: row.judge.is_none(),
+            cells: pairs
+                .iter()
+                .map(|(a, b)| {
+                    row.pairs.iter().find(|p| (p.a, p.b) == (*a, *b)).map(|p| crate::model::JuryCell {
+                        a_win: p.headline.a_win,
+                        tie: p.headline.tie,
+                        b_win: p.headline.b_win,
+                        relative: p.relative,
+                        items: p.items,
+                    })
+                })
+                .collect(),
+        })
+        .collect();
+    crate::model::JuryView {
+        rule: j.rule.clone(),
+        pairs: pairs.iter().map(|p| name(*p)).collect(),
+        rows,
+        items: j.items,
+        fleiss_kappa: j.fleiss_kappa,
+        krippendorff_alpha: j.krippendorff_alpha,
+        people: j.people.as_ref().map(|p| crate::model::JuryPeopleView {
+            studies: p.studies.clone(),
+            dimension: p.dimension.clone(),
+            rows: p
+                .rows
+                .iter()
+                .map(|r| crate::model::JuryPeopleRow {
+                    label: r.label.clone(),
+                    n: r.n,
+                    cohen_kappa: r.cohen_kappa,
+                    spearman_rho: r.spearman.map(|s| s.0),
+                    spearman_p: r.spearman.map(|s| s.1),
+                })
+                .collect(),
+        }),
+    }
 }
 
 /// Each pair's course under sequential trials.
@@ -702,7 +818,9 @@ pub async fn drill(pool: &Db, id: i64, a: i64, b: i64, question: i64) -> AppResu
     let mut items = Vec::new();
     if let Some(j) = e.view.job_id {
         let keys = std::iter::once(Key::Align { a, b, question })
-            .chain((0..e.settings.trials).map(|trial| Key::Unbiased { a, b, question, trial }))
+            .chain((0..e.settings.trials).flat_map(|trial| {
+                (0..e.settings.judge_count()).map(move |judge| Key::Unbiased { a, b, question, trial, judge })
+            }))
             .chain(std::iter::once(Key::Legacy { a, b, question }));
         for key in keys {
             match store::jobs::job_item(pool, j, &key.to_string()).await {
@@ -730,23 +848,28 @@ pub async fn drill(pool: &Db, id: i64, a: i64, b: i64, question: i64) -> AppResu
     let mut judgments = Vec::new();
     let mut verdicts = Vec::new();
     for t in 0..e.settings.trials {
-        let key = Key::Unbiased { a, b, question, trial: t };
-        let Some(r) = results.get(&key) else { continue };
-        let js: Vec<Judgment> = serde_json::from_value(r["judgments"].clone()).unwrap_or_default();
-        let reasons: Vec<String> = serde_json::from_value(r["reasoning"].clone()).unwrap_or_default();
-        if let Some(v) = engine::judge::verdict(&js) {
-            verdicts.push((t, v.a_total, v.b_total, outcome_name(v.outcome, &a_name, &b_name)));
+        // The trial's verdict: over every judge's judgments (a jury's mean score).
+        let mut all: Vec<Judgment> = Vec::new();
+        for judge in 0..e.settings.judge_count() {
+            let key = Key::Unbiased { a, b, question, trial: t, judge };
+            let Some(r) = results.get(&key) else { continue };
+            let js: Vec<Judgment> = serde_json::from_value(r["judgments"].clone()).unwrap_or_default();
+            let reasons: Vec<String> = serde_json::from_value(r["reasoning"].clone()).unwrap_or_default();
+            for (i, j) in js.into_iter().enumerate() {
+                judgments.push(JudgmentView {
+                    trial: t,
+                    repeat: j.repeat,
+                    order: if j.order == Order::AFirst { "A first".into() } else { "B first".into() },
+                    a: j.a,
+                    b: j.b,
+                    reasoning: reasons.get(i).cloned().unwrap_or_default(),
+                    item: key.to_string(),
+                });
+                all.push(j);
+            }
         }
-        for (i, j) in js.into_iter().enumerate() {
-            judgments.push(JudgmentView {
-                trial: t,
-                repeat: j.repeat,
-                order: if j.order == Order::AFirst { "A first".into() } else { "B first".into() },
-                a: j.a,
-                b: j.b,
-                reasoning: reasons.get(i).cloned().unwrap_or_default(),
-                item: key.to_string(),
-            });
+        if let Some(v) = engine::judge::verdict(&all) {
+            verdicts.push((t, v.a_total, v.b_total, outcome_name(v.outcome, &a_name, &b_name)));
         }
     }
     let legacy = results.get(&Key::Legacy { a, b, question }).and_then(|r| {

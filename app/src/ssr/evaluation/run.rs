@@ -32,14 +32,33 @@ pub struct EvalRequest {
 }
 
 /// Who judges, as the report states it.
+/// A jury: "a jury of N: " and each judge's label, `; `-separated (a
+/// juror at the configured endpoint under its own model named so).
 pub fn judge_label(settings: &Settings, llm: &LlmSettings) -> String {
-    match settings.judge {
+    let first = one_judge_label(settings.judge, None, llm);
+    if settings.jury.is_empty() {
+        return first;
+    }
+    let rest: Vec<String> = settings
+        .jury
+        .iter()
+        .map(|j| match j.judge {
+            JudgeKind::Simulated => format!("simulated judge ({})", j.spec()),
+            _ => one_judge_label(j.judge, j.model.as_deref(), llm),
+        })
+        .collect();
+    format!("a jury of {}: {first}; {}", settings.judge_count(), rest.join("; "))
+}
+
+fn one_judge_label(judge: JudgeKind, model: Option<&str>, llm: &LlmSettings) -> String {
+    match judge {
         JudgeKind::Offline => "offline rubric judge (no LLM)".into(),
         JudgeKind::Simulated => "simulated judge (bias lab, no LLM)".into(),
-        JudgeKind::Llm => match llm.provider {
-            engine::llm::settings::ProviderKind::Offline => "offline rubric judge (no LLM configured)".into(),
+        JudgeKind::Llm => match (llm.provider, model) {
+            (engine::llm::settings::ProviderKind::Offline, _) => "offline rubric judge (no LLM configured)".into(),
             // Named as everywhere else (the call log, the jobs, the answers).
-            _ => llm.describe(),
+            (_, None) => llm.describe(),
+            (_, Some(m)) => LlmSettings { model: m.to_string(), ..llm.clone() }.describe(),
         },
     }
 }
@@ -102,7 +121,7 @@ pub async fn create(pool: &Db, llm: &LlmSettings, req: &EvalRequest) -> AppResul
     let st = &req.settings;
     let unbiased = st.protocol.unbiased();
     let per_question = u64::from(st.align && unbiased)
-        + if unbiased { u64::from(st.trials) } else { 0 }
+        + if unbiased { u64::from(st.trials) * u64::from(st.judge_count()) } else { 0 }
         + u64::from(st.protocol.legacy());
     let again = if st.sanity { set.questions as u64 } else { 0 };
     let total = again + set.questions as u64 * per_question * pairs.len() as u64;
@@ -227,14 +246,27 @@ async fn items(pool: &Db, job: &JobView) -> AppResult<Vec<WorkItem>> {
         .collect())
 }
 
-/// The judge's gateway: the job's own for the configured LLM, else the
-/// offline rubric or the simulated judge over the same call log; its
-/// requests at the evaluation's judging temperature.
-fn judge_gateway(gateway: &Gateway, llm: &LlmSettings, settings: &Settings, no_cache: bool) -> Gateway {
-    let provider: Arc<dyn engine::llm::Provider> = match settings.judge {
-        JudgeKind::Llm => return settings.judging(gateway.clone()),
+/// A judge's gateway: the job's own for the configured LLM (under the
+/// juror's model, if it names one), else the offline rubric or the
+/// simulated judge over the same call log; its requests at the
+/// evaluation's judging temperature.
+fn judge_gateway(
+    gateway: &Gateway,
+    llm: &LlmSettings,
+    settings: &Settings,
+    juror: &engine::judge::jury::Juror,
+    no_cache: bool,
+) -> Gateway {
+    let provider: Arc<dyn engine::llm::Provider> = match juror.judge {
+        JudgeKind::Llm => {
+            let g = gateway.clone();
+            return settings.judging(match &juror.model {
+                Some(m) => g.with_chat_model(m),
+                None => g,
+            });
+        }
         JudgeKind::Offline => Arc::new(engine::offline::provider()),
-        JudgeKind::Simulated => Arc::new(engine::judge::simulated::SimulatedJudge::new(settings.biases)),
+        JudgeKind::Simulated => Arc::new(engine::judge::simulated::SimulatedJudge::new(juror.biases)),
     };
     let g = Gateway::new(provider, gateway.store(), llm.prices.clone());
     settings.judging(if no_cache { g.without_cache() } else { g })
@@ -324,8 +356,10 @@ async fn execute(run: &Run<'_>, first: Vec<WorkItem>) -> AppResult<Result<RunEnd
         Some((answers.get(&a)?.get(&q)?, answers.get(&b)?.get(&q)?))
     };
     let s = &e.settings;
-    let judge = judge_gateway(gateway, llm, s, no_cache);
-    let judge = &judge;
+    // The legacy verdicts are the first judge's; every judge of a jury
+    // judges each unbiased item.
+    let judges: Vec<Gateway> = s.judges().iter().map(|j| judge_gateway(gateway, llm, s, j, no_cache)).collect();
+    let judges = &judges;
 
     // Alignment.
     let mut align_items = Vec::new();
@@ -346,7 +380,7 @@ async fn execute(run: &Run<'_>, first: Vec<WorkItem>) -> AppResult<Result<RunEnd
     let planned = |aligned: usize| {
         total
             + align_items.len()
-            + if s.protocol.unbiased() { aligned * s.trials as usize } else { 0 }
+            + if s.protocol.unbiased() { aligned * (s.trials * s.judge_count()) as usize } else { 0 }
             + if s.protocol.legacy() { judged_pairs } else { 0 }
     };
     store::jobs::set_total(pool, job.id, planned(judged_pairs) as i64).await?;
@@ -401,10 +435,20 @@ async fn execute(run: &Run<'_>, first: Vec<WorkItem>) -> AppResult<Result<RunEnd
         let mut judging = Vec::new();
         for (pair, q, (ja, jb)) in &judged_answers {
             for t in 0..upto(*pair) {
-                judging.push(WorkItem {
-                    key: Key::Unbiased { a: pair.0, b: pair.1, question: q.id, trial: t }.to_string(),
-                    payload: protocol::unbiased_payload(s.judge_prompt, &q.question, ja, jb, t, s.repeats, s.exchange),
-                });
+                for judge in 0..s.judge_count() {
+                    judging.push(WorkItem {
+                        key: Key::Unbiased { a: pair.0, b: pair.1, question: q.id, trial: t, judge }.to_string(),
+                        payload: protocol::unbiased_payload(
+                            s.judge_prompt,
+                            &q.question,
+                            ja,
+                            jb,
+                            t,
+                            s.repeats,
+                            s.exchange,
+                        ),
+                    });
+                }
             }
         }
         judging.extend(legacy_items.iter().cloned());
@@ -412,6 +456,10 @@ async fn execute(run: &Run<'_>, first: Vec<WorkItem>) -> AppResult<Result<RunEnd
     };
     let judge_items = |judging: Vec<WorkItem>| {
         phase.run(judging, phase.concurrency, |item| {
+            let judge = match Key::parse(&item.key) {
+                Some(Key::Unbiased { judge, .. }) => judges.get(judge as usize).unwrap_or(&judges[0]),
+                _ => &judges[0],
+            };
             let work: engine::llm::BoxFuture<'_, engine::jobs::ItemOutcome> = if item.key.starts_with("l-") {
                 Box::pin(protocol::run_legacy_item(judge, job.id, item))
             } else {
@@ -435,8 +483,11 @@ async fn execute(run: &Run<'_>, first: Vec<WorkItem>) -> AppResult<Result<RunEnd
     // The job's items at most: the looks so far, and M for the pairs still
     // open (it shrinks as pairs settle).
     let most = |open: &[(i64, i64)], reached: &HashMap<(i64, i64), u32>| {
-        let unbiased: usize =
-            e.pairs.iter().map(|p| per_pair(*p) * if open.contains(p) { s.trials } else { reached[p] } as usize).sum();
+        let unbiased: usize = e
+            .pairs
+            .iter()
+            .map(|p| per_pair(*p) * (if open.contains(p) { s.trials } else { reached[p] } * s.judge_count()) as usize)
+            .sum();
         (total + align_items.len() + unbiased + if s.protocol.legacy() { judged_pairs } else { 0 }) as i64
     };
     for t in engine::judge::sequential::schedule(s.trials) {

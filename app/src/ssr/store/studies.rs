@@ -529,3 +529,21 @@ pub async fn csv_rows(pool: &Db, study: i64) -> AppResult<Vec<CsvRow>> {
     .await?)
     })
 }
+
+/// An answer-validation study's people's mean score per question on
+/// dimension `dimension` (attention checks left out): (question, mean,
+/// ratings).
+pub async fn answer_means(pool: &Db, study: i64, dimension: i64) -> AppResult<Vec<(i64, f64, i64)>> {
+    on_db!(pool, |db| {
+        Ok(sqlx::query_as(
+            "SELECT i.question_id, AVG(CAST(r.score AS DOUBLE PRECISION)), COUNT(*)
+               FROM study_items i JOIN ratings r ON r.item_id = i.id
+              WHERE i.study_id = $1 AND i.attention IS NULL AND i.question_id IS NOT NULL AND r.dimension = $2
+              GROUP BY i.question_id",
+        )
+        .bind(study)
+        .bind(dimension)
+        .fetch_all(db)
+        .await?)
+    })
+}
