@@ -10,6 +10,7 @@
 //   ONLY=decide: what a run can decide, planned from a pilot, on the
 //   Evaluations form and under a report (#43);
 //   ONLY=sequential: a sequential-trials evaluation's report, EVAL=its id (#43);
+//   ONLY=section SECTION=jury EVAL=id: any report section (a jury's, #43);
 //   ONLY=wizard: the experiment wizard's plan from a pilot (#43);
 //   ONLY=runs: #46 — the cost table's retrieved text, an answer set's flag,
 //   the evaluation form's duration, a report's thin-context note, a job)
@@ -110,12 +111,14 @@ const { graphragBenchPair } = require('./fixtures/benchmark-files');
         await page.close();
         continue;
       }
-      if (process.env.ONLY === 'sequential') {
+      if (process.env.ONLY === 'sequential' || process.env.ONLY === 'section') {
+        // An evaluation's report (EVAL), its top and one section (SECTION: its id).
+        const section = process.env.SECTION || 'sequential';
         await page.goto(`${base}/projects/${p}/evaluations/${process.env.EVAL}`);
         await page.waitForSelector('body[data-hydrated="true"]', { timeout: 120000 });
-        await page.screenshot({ path: `${out}/sequential-top-${width}.png` });
-        await page.locator('#sequential').evaluate((e) => e.scrollIntoView());
-        await page.screenshot({ path: `${out}/sequential-${width}.png` });
+        await page.screenshot({ path: `${out}/${section}-top-${width}.png` });
+        await page.locator(`#${section}`).evaluate((e) => e.scrollIntoView());
+        await page.screenshot({ path: `${out}/${section}-${width}.png` });
         await page.close();
         continue;
       }

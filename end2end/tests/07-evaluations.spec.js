@@ -321,7 +321,7 @@ test('a jury of judges from the form: priced per judge, each judge and their agr
   // 6 questions × (2 trials × 2 repeats × 2 orders × 3 judges + 1 legacy verdict).
   const judging = page.locator('#evaluation-price .plan-stages tr', { hasText: 'evaluation: judging' });
   await expect(judging.locator('td').nth(1)).toHaveText('150');
-  await expect(judging).toContainText('× 3 judges (a jury: simulated:position=1.5,length=0.1,noise=1,seed=1; offline)');
+  await expect(judging).toContainText('× 3 judges (a jury: simulated:position=0.3,length=0.1,noise=0.5,seed=0; simulated:position=1.5,length=0.1,noise=1,seed=1; offline)');
   await page.locator('#start-evaluation').click();
   const row = page.locator('table.evaluations tbody tr').first();
   await expect(row).toContainText('a jury of 3');

@@ -1147,6 +1147,14 @@ mod tests {
         assert!(e.contains("evaluation.judge"), "{e}");
         let e = error(&with("[[questions]]\nkind = \"graph\"\n[[methods]]\nname = \"bm25\"\n[evaluation]\n"));
         assert!(e.contains("at least two [[methods]]"), "{e}");
+        // A jury (#43): each juror a spec; a bad one named, and only with the unbiased protocol.
+        let jury = EvaluationSection { jury: vec!["offline".into(), "simulated:noise=1".into()], ..Default::default() };
+        let s = jury.settings().unwrap();
+        assert_eq!((s.judge_count(), s.jury[1].biases.noise, s.jury[1].biases.seed), (3, 1.0, 2));
+        let e = EvaluationSection { jury: vec!["oracle".into()], ..Default::default() }.settings().unwrap_err();
+        assert!(e.0.starts_with("evaluation.jury: a juror is offline, llm[:MODEL] or simulated"), "{e}");
+        let e = EvaluationSection { protocol: "legacy".into(), ..jury }.settings().unwrap_err();
+        assert!(e.0.contains("a jury judges the unbiased protocol's items"), "{e}");
         let e = error(&with("[[questions]]\nkind = \"graph\"\nnode = 0\nedge = 0\nsubgraph = 0\n"));
         assert!(e.contains("questions[0]") && e.contains("0 questions"), "{e}");
         let e = error(&with("[[questions]]\nkind = \"graph\"\n[[methods]]\nname = \"bm25\"\n[metrics]\n"));

@@ -104,3 +104,13 @@ impl PartialEq<str> for Invalid {
 /// pages show charts at that size, scrolled sideways on a phone rather
 /// than shrunk, so nothing reads smaller).
 pub const CHART_MIN_FONT: u32 = 11;
+
+/// The line charts' series colours, in order (Tableau 10's first five):
+/// a plan's curves, the granularity figure's dimensions.
+pub const CHART_PALETTE: [plotters::style::RGBColor; 5] = [
+    plotters::style::RGBColor(0x4e, 0x79, 0xa7),
+    plotters::style::RGBColor(0xf2, 0x8e, 0x2b),
+    plotters::style::RGBColor(0x59, 0xa1, 0x4f),
+    plotters::style::RGBColor(0xb0, 0x7a, 0xa1),
+    plotters::style::RGBColor(0x9c, 0x75, 0x5f),
+];

@@ -564,3 +564,58 @@ fn a_jury_equals_statsmodels_krippendorff_scikit_learn_and_scipy() {
     }
     assert_eq!(people.rows.last().unwrap().label, "jury (mean score)");
 }
+
+/// A jury's LLM jurors are other models at the same OpenAI-compatible
+/// endpoint (#43): the gateway sends a judging request that names no model
+/// to the juror's, the call log and the cache key follow it, and each
+/// juror's judgments are its model's.
+#[tokio::test]
+async fn a_jurors_requests_go_to_its_own_model_at_the_same_endpoint() {
+    let seen = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let log_models = seen.clone();
+    let reply = move |req: &Value| {
+        let model = req["model"].as_str().unwrap_or("").to_string();
+        log_models.lock().unwrap().push(model.clone());
+        // The partial judge always prefers the answer shown first; the mock model scores both 3.
+        let (first, second) = if model == "partial-judge" { (5, 1) } else { (3, 3) };
+        let scores = |s: u8| json!({"Comprehensiveness": s, "Relevance": s, "Empowerment": s, "Directness": s});
+        json!({"Answer 1": scores(first), "Answer 2": scores(second), "reasoning": model}).to_string()
+    };
+    let mock =
+        MockServer::start(MockConfig { responder: Some(Responder(Arc::new(reply))), ..Default::default() }).await;
+    let log = Arc::new(MemoryStore::default());
+    let first = Gateway::new(
+        Arc::new(OpenAiProvider::new(OpenAiConfig::new(mock.base_url(), "mock-model")).unwrap()),
+        log.clone(),
+        PriceTable::default(),
+    );
+    let juror = first.clone().with_chat_model("partial-judge");
+    let item =
+        |key: &str| WorkItem { key: key.into(), payload: payload("Who led the Guild?", "Ada Pell.", "Someone.", 0, 1) };
+    let mut judged = Vec::new();
+    for (gw, key) in [(&first, "u-1-2-3-000"), (&juror, "u-1-2-3-000-1")] {
+        match run_unbiased_item(gw, 7, item(key)).await {
+            ItemOutcome::Done { result, .. } => {
+                let v: Value = serde_json::from_str(&result).unwrap();
+                judged.push(serde_json::from_value::<Vec<Judgment>>(v["judgments"].clone()).unwrap());
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    assert_eq!(*seen.lock().unwrap(), ["mock-model", "mock-model", "partial-judge", "partial-judge"]);
+    let models: Vec<String> = log.log().iter().map(|c| c.model.clone()).collect();
+    assert_eq!(
+        models,
+        ["mock-model", "mock-model", "partial-judge", "partial-judge"],
+        "the call log names each juror's model"
+    );
+    assert!(judged[0].iter().all(|j| j.a == [3; 4] && j.b == [3; 4]));
+    // The partial juror prefers whichever answer is shown first: A in AB, B in BA — exchanged, a tie.
+    assert_eq!((judged[1][0].a, judged[1][0].b), ([5; 4], [1; 4]));
+    assert_eq!((judged[1][1].a, judged[1][1].b), ([1; 4], [5; 4]));
+    assert_eq!(verdict(&judged[1]).unwrap().outcome, Outcome::Tie);
+    // A second ask of the juror is answered from its own cache entries, not the first judge's.
+    let before = seen.lock().unwrap().len();
+    assert!(matches!(run_unbiased_item(&juror, 7, item("u-1-2-3-000-1")).await, ItemOutcome::Done { .. }));
+    assert_eq!(seen.lock().unwrap().len(), before, "cached under the juror's model");
+}

@@ -36,34 +36,63 @@ pub fn DecideFields(form: NodeRef<leptos::html::Form>, pilots: Vec<EvaluationVie
         #[cfg(not(feature = "hydrate"))]
         let _ = form;
     };
+    let pilots: Vec<(i64, String)> =
+        pilots.into_iter().map(|e| (e.id, format!("#{} {} (M = {})", e.id, e.name, e.trials))).collect();
     view! {
-        // Enter in these fields simulates; it must not start the evaluation.
-        <details class="decide" id="decide" on:keydown=move |ev: leptos::ev::KeyboardEvent| {
+        <DecidePanel id="decide" summary="What can this run decide? (planned from a pilot; nothing is sent)"
+            empty="No finished evaluation under the unbiased protocol yet: run a small one first (say 50 questions, M = 5) and plan the full run from it."
+            pilots select_id="decide-pilot" pick=Callback::new(|_| ()) button_id="decide-run"
+            pending=Signal::derive(move || decide.pending().get()) ask=Callback::new(move |_| ask())
+            fields=ViewFn::from(|| view! { <HalfWidthFields/> })
+            result=ViewFn::from(move || view! { <DecideResult decide/> })/>
+    }
+}
+
+/// The shell both pilot planners share (the Evaluations form's, the
+/// wizard's): what it is, the pilot to simulate from (`pick` hears a
+/// change; the select is the form field `pilot`), the target's `fields`,
+/// Simulate (Enter in a field too — never the form's submit), the `result`.
+#[component]
+fn DecidePanel(
+    id: &'static str,
+    summary: &'static str,
+    empty: &'static str,
+    pilots: Vec<(i64, String)>,
+    select_id: &'static str,
+    pick: Callback<i64>,
+    button_id: &'static str,
+    pending: Signal<bool>,
+    ask: Callback<()>,
+    fields: ViewFn,
+    result: ViewFn,
+) -> impl IntoView {
+    view! {
+        <details class="decide" id=id on:keydown=move |ev: leptos::ev::KeyboardEvent| {
             if ev.key() == "Enter" {
                 ev.prevent_default();
-                ask();
+                ask.run(());
             }
         }>
-            <summary>"What can this run decide? (planned from a pilot; nothing is sent)"</summary>
+            <summary>{summary}</summary>
             <p class="muted small">{EXPLAIN}</p>
             {if pilots.is_empty() {
-                view! { <p class="muted small" id="decide-no-pilot">"No finished evaluation under the unbiased protocol yet: run a small one first (say 50 questions, M = 5) and plan the full run from it."</p> }.into_any()
+                view! { <p class="muted small" id="decide-no-pilot">{empty}</p> }.into_any()
             } else {
                 view! {
                     <div class="row-fields">
                         <label>"Pilot "
-                            <select name="pilot" id="decide-pilot">
-                                {pilots.into_iter().map(|e| view! {
-                                    <option value=e.id.to_string()>{format!("#{} {} (M = {})", e.id, e.name, e.trials)}</option>
-                                }).collect_view()}
+                            <select name="pilot" id=select_id on:change=move |ev| {
+                                if let Ok(v) = event_target_value(&ev).parse() { pick.run(v) }
+                            }>
+                                {pilots.into_iter().map(|(id, label)| view! { <option value=id.to_string()>{label}</option> }).collect_view()}
                             </select>
                         </label>
-                        <HalfWidthFields/>
-                        <button type="button" id="decide-run" on:click=move |_| ask() disabled=move || decide.pending().get()>
-                            {move || if decide.pending().get() { "Simulating…" } else { "Simulate" }}
+                        {fields.run()}
+                        <button type="button" id=button_id on:click=move |_| ask.run(()) disabled=move || pending.get()>
+                            {move || if pending.get() { "Simulating…" } else { "Simulate" }}
                         </button>
                     </div>
-                    <DecideResult decide/>
+                    {result.run()}
                 }.into_any()
             }}
         </details>
@@ -207,42 +236,28 @@ pub fn WizardDecide(pilots: Vec<(i64, String)>, manifest: RwSignal<String>) -> i
         });
     };
     view! {
-        <details class="decide" id="wizard-decide">
-            <summary>"What can its evaluations decide? (planned from a pilot; nothing is sent)"</summary>
-            <p class="muted small">{EXPLAIN}</p>
-            {if pilots.is_empty() {
-                view! { <p class="muted small" id="decide-no-pilot">"No finished evaluation under the unbiased protocol yet: run a small one first and plan the experiment from it."</p> }.into_any()
-            } else {
-                view! {
-                    <div class="row-fields">
-                        <label>"Pilot "
-                            <select id="wizard-pilot" on:change=move |ev| {
-                                if let Ok(v) = event_target_value(&ev).parse() { pilot.set(v) }
-                            }>
-                                {pilots.into_iter().map(|(id, label)| view! { <option value=id.to_string()>{label}</option> }).collect_view()}
-                            </select>
-                        </label>
-                        <label>"Interval half-width ± " <input type="number" min="0.005" max="0.5" step="0.005" inputmode="decimal"
-                            prop:value=move || half_width.get() on:input=move |ev| half_width.set(event_target_value(&ev))/></label>
-                        <label>"Smallest difference to detect " <input type="number" min="0.01" max="1.99" step="0.01" inputmode="decimal" placeholder="(none)"
-                            prop:value=move || difference.get() on:input=move |ev| difference.set(event_target_value(&ev))/></label>
-                        <button type="button" id="wizard-decide-run" on:click=move |_| ask() disabled=move || decide.pending().get()>
-                            {move || if decide.pending().get() { "Simulating…" } else { "Simulate" }}
-                        </button>
-                    </div>
-                    <div class="decide-result" aria-live="polite">
-                        {move || match decide.value().get() {
-                            None => ().into_any(),
-                            Some(Err(e)) => view! { <ErrorNote error=e/> }.into_any(),
-                            Some(Ok(sets)) if sets.is_empty() => view! { <p class="muted small">"The manifest evaluates no question set."</p> }.into_any(),
-                            Some(Ok(sets)) => sets.into_iter().map(|(i, d)| view! {
-                                <h3 class="decide-set">{format!("The evaluation of question set {i}")}</h3>
-                                <DecideTables d/>
-                            }).collect_view().into_any(),
-                        }}
-                    </div>
-                }.into_any()
-            }}
-        </details>
+        <DecidePanel id="wizard-decide" summary="What can its evaluations decide? (planned from a pilot; nothing is sent)"
+            empty="No finished evaluation under the unbiased protocol yet: run a small one first and plan the experiment from it."
+            pilots select_id="wizard-pilot" pick=Callback::new(move |v| pilot.set(v)) button_id="wizard-decide-run"
+            pending=Signal::derive(move || decide.pending().get()) ask=Callback::new(move |_| ask())
+            fields=ViewFn::from(move || view! {
+                <label>"Interval half-width ± " <input type="number" min="0.005" max="0.5" step="0.005" inputmode="decimal"
+                    prop:value=move || half_width.get() on:input=move |ev| half_width.set(event_target_value(&ev))/></label>
+                <label>"Smallest difference to detect " <input type="number" min="0.01" max="1.99" step="0.01" inputmode="decimal" placeholder="(none)"
+                    prop:value=move || difference.get() on:input=move |ev| difference.set(event_target_value(&ev))/></label>
+            })
+            result=ViewFn::from(move || view! {
+                <div class="decide-result" aria-live="polite">
+                    {move || match decide.value().get() {
+                        None => ().into_any(),
+                        Some(Err(e)) => view! { <ErrorNote error=e/> }.into_any(),
+                        Some(Ok(sets)) if sets.is_empty() => view! { <p class="muted small">"The manifest evaluates no question set."</p> }.into_any(),
+                        Some(Ok(sets)) => sets.into_iter().map(|(i, d)| view! {
+                            <h3 class="decide-set">{format!("The evaluation of question set {i}")}</h3>
+                            <DecideTables d/>
+                        }).collect_view().into_any(),
+                    }}
+                </div>
+            })/>
     }
 }

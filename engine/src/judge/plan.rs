@@ -231,13 +231,7 @@ pub fn plan(
 /// target half-width dashed and the run asked for marked.
 pub fn curve_svg(title: &str, plan: &PairPlan, target_half_width: f64) -> String {
     use plotters::prelude::*;
-    let palette = [
-        RGBColor(0x4e, 0x79, 0xa7),
-        RGBColor(0xf2, 0x8e, 0x2b),
-        RGBColor(0x59, 0xa1, 0x4f),
-        RGBColor(0xb0, 0x7a, 0xa1),
-        RGBColor(0x9c, 0x75, 0x5f),
-    ];
+    let palette = crate::CHART_PALETTE;
     let mut ms: Vec<usize> = plan.cells.iter().map(|c| c.trials).collect();
     ms.sort_unstable();
     ms.dedup();

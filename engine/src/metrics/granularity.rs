@@ -543,12 +543,7 @@ pub fn rho_agreement(analyses: &[DimensionAnalysis], picks: &[(String, bool)]) -
 /// of close values pushed apart), the legend beside the plot.
 pub fn power_chart_svg(title: &str, analyses: &[DimensionAnalysis]) -> String {
     use plotters::prelude::*;
-    let palette = [
-        RGBColor(0x4e, 0x79, 0xa7),
-        RGBColor(0xf2, 0x8e, 0x2b),
-        RGBColor(0x59, 0xa1, 0x4f),
-        RGBColor(0xb0, 0x7a, 0xa1),
-    ];
+    let palette = crate::CHART_PALETTE;
     let top =
         analyses.iter().flat_map(|a| a.levels.iter().map(|l| l.discriminative_power)).fold(0.0f64, f64::max).max(0.01)
             * 1.25;
