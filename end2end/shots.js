@@ -11,6 +11,7 @@
 //   Evaluations form and under a report (#43);
 //   ONLY=sequential: a sequential-trials evaluation's report, EVAL=its id (#43);
 //   ONLY=section SECTION=jury EVAL=id: any report section (a jury's, #43);
+//   ONLY=form: the Evaluations form at its jury field (#43);
 //   ONLY=wizard: the experiment wizard's plan from a pilot (#43);
 //   ONLY=runs: #46 — the cost table's retrieved text, an answer set's flag,
 //   the evaluation form's duration, a report's thin-context note, a job)
@@ -108,6 +109,17 @@ const { graphragBenchPair } = require('./fixtures/benchmark-files');
         await page.waitForSelector('#wizard-decide .decide-plan', { timeout: 120000 });
         await page.locator('#wizard-decide').evaluate((e) => e.scrollIntoView());
         await page.screenshot({ path: `${out}/wizard-decide-${width}.png` });
+        await page.close();
+        continue;
+      }
+      if (process.env.ONLY === 'form') {
+        // The Evaluations form, at its jury field (#43), a jury typed in.
+        await page.goto(`${base}/projects/${p}/evaluations`);
+        await page.waitForSelector('body[data-hydrated="true"]', { timeout: 120000 });
+        await page.locator('#jury').fill('simulated:position=1.2,noise=1; offline');
+        await page.locator('#jury').evaluate((e) => e.scrollIntoView({ block: 'center' }));
+        await page.waitForTimeout(1500);
+        await page.screenshot({ path: `${out}/evaluations-jury-${width}.png` });
         await page.close();
         continue;
       }

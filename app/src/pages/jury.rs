@@ -5,6 +5,11 @@ use leptos::prelude::*;
 
 use crate::model::{JuryCell, JuryView};
 
+/// A judge's spec with a break allowed after each comma (a phone's width).
+fn breakable(label: &str) -> String {
+    label.replace(',', ",\u{200b}")
+}
+
 /// Each judge's and the jury's verdicts per pair, inter-judge agreement and
 /// agreement with the people. `shared`: on a share page (studies are named, not linked).
 #[component]
@@ -42,7 +47,7 @@ pub fn JuryTables(j: JuryView, base: String, shared: bool, project_id: i64) -> i
                 <tbody>
                     {j.rows.iter().map(|r| view! {
                         <tr class:jury-rule=r.jury data-judge=r.label.clone()>
-                            <td>{if r.jury { view! { <strong>{r.label.clone()}</strong> }.into_any() } else { view! { <span>{r.label.clone()}</span> }.into_any() }}</td>
+                            <td class="jury-judge">{if r.jury { view! { <strong>{r.label.clone()}</strong> }.into_any() } else { view! { <span>{breakable(&r.label)}</span> }.into_any() }}</td>
                             {r.cells.iter().map(cell).collect_view()}
                         </tr>
                     }).collect_view()}
@@ -71,9 +76,9 @@ pub fn JuryTables(j: JuryView, base: String, shared: bool, project_id: i64) -> i
                         <thead><tr><th>"Judge"</th><th class="num">"Questions"</th><th class="num">"Cohen's κ"</th><th class="num">"Spearman's ρ"</th><th class="num">"p"</th></tr></thead>
                         <tbody>
                             {p.rows.iter().map(|r| view! {
-                                <tr data-judge=r.label.clone()><td>{r.label.clone()}</td><td class="num">{r.n}</td>
-                                    <td class="num kappa">{fixed(r.cohen_kappa)}</td><td class="num rho">{fixed(r.spearman_rho)}</td>
-                                    <td class="num">{r.spearman_p.map_or("—".to_string(), |p| format!("{p:.3}"))}</td></tr>
+                                <tr data-judge=r.label.clone()><td class="jury-judge">{breakable(&r.label)}</td><td class="num">{r.n}</td>
+                                    <td class="num jury-kappa">{fixed(r.cohen_kappa)}</td><td class="num jury-rho">{fixed(r.spearman_rho)}</td>
+                                    <td class="num">{r.spearman_p.map_or("—".to_string(), |p| if p < 0.001 { format!("{p:.1e}") } else { format!("{p:.3}") })}</td></tr>
                             }).collect_view()}
                         </tbody>
                     </table>

@@ -169,9 +169,19 @@ fn sequential_lines(pairs: &[engine::judge::eval::PairReport]) -> Vec<String> {
 }
 
 /// A jury's verdicts and agreement (#43), as `eval show` prints them.
-pub fn jury_lines(jury: Option<&engine::judge::jury::Jury>) -> Vec<String> {
+pub fn jury_lines(
+    jury: Option<&engine::judge::jury::Jury>,
+    reports: &[engine::judge::eval::PairReport],
+) -> Vec<String> {
     use app::format::{pct, signed};
     let Some(j) = jury else { return Vec::new() };
+    let name = |a: i64, b: i64| {
+        reports
+            .iter()
+            .find(|p| (p.a, p.b) == (a, b))
+            .map_or(format!("{a} vs {b}"), |p| format!("{} vs {}", p.a_name, p.b_name))
+    };
+    let p_value = |p: f64| if p < 0.001 { format!("{p:.1e}") } else { format!("{p:.3}") };
     let fixed = |x: Option<f64>| x.map_or("—".to_string(), |x| format!("{x:.3}"));
     let mut lines = vec![format!(
         "jury of {} judges (headline: {}); agreement over {} items judged by all: Fleiss' κ {} on the winners, \
@@ -188,9 +198,8 @@ pub fn jury_lines(jury: Option<&engine::judge::jury::Jury>) -> Vec<String> {
             .iter()
             .map(|p| {
                 format!(
-                    "{}–{} {} / {} / {} (relative {})",
-                    p.a,
-                    p.b,
+                    "{} {} / {} / {} (relative {})",
+                    name(p.a, p.b),
                     pct(p.headline.a_win),
                     pct(p.headline.tie),
                     pct(p.headline.b_win),
@@ -212,7 +221,7 @@ pub fn jury_lines(jury: Option<&engine::judge::jury::Jury>) -> Vec<String> {
                 "  {}: Cohen's κ {}, Spearman's ρ {} over {} questions",
                 r.label,
                 fixed(r.cohen_kappa),
-                r.spearman.map_or("—".to_string(), |(rho, p)| format!("{rho:.3} (p = {p:.3})")),
+                r.spearman.map_or("—".to_string(), |(rho, p)| format!("{rho:.3} (p = {})", p_value(p))),
                 r.n
             ));
         }
@@ -518,7 +527,7 @@ async fn summary(pool: &Db, out: Output, id: i64, job: &app::model::JobView) -> 
         }
         lines.extend(length_control_lines(&r.pairs));
         lines.extend(sequential_lines(&r.pairs));
-        lines.extend(jury_lines(r.jury.as_ref()));
+        lines.extend(jury_lines(r.jury.as_ref(), &r.pairs));
         if let Some(k) = r.ranking.as_ref().filter(|k| k.rows.len() > 2 || k.note.is_some()) {
             match &k.note {
                 Some(note) => lines.push(format!("ranking (Bradley–Terry): {note}")),
