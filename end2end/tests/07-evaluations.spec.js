@@ -27,16 +27,27 @@ async function expectPlot(page, name) {
   return svg;
 }
 
+/**
+ * A project with the sample corpus, its graph, 6 graph questions (3 node,
+ * 2 edge, 1 subgraph) and BM25's and LightRAG's answers, made headless.
+ */
+function withAnswers(name) {
+  const project = cli('project', 'create', name).id;
+  cli('corpus', 'add', String(project), '--sample');
+  cli('graph', 'build', String(project));
+  const set = cli('questions', 'generate', 'graph', String(project), '--node', '3', '--edge', '2', '--subgraph', '1', '--min-hops', '10').set_id;
+  for (const method of ['bm25', 'lightrag']) {
+    cli('answers', 'generate', String(project), '--set', String(set), '--method', method);
+  }
+  return { project, set };
+}
+
 let legacyProject;
 
 test('a legacy-only report states only what was run: no trials, no unbiased charts (#24)', async ({ page }) => {
-  legacyProject = cli('project', 'create', 'Legacy demo').id;
-  cli('corpus', 'add', String(legacyProject), '--sample');
-  cli('graph', 'build', String(legacyProject));
-  const set = cli('questions', 'generate', 'graph', String(legacyProject), '--node', '3', '--edge', '2', '--subgraph', '1', '--min-hops', '10').set_id;
-  for (const method of ['bm25', 'lightrag']) {
-    cli('answers', 'generate', String(legacyProject), '--set', String(set), '--method', method);
-  }
+  const made = withAnswers('Legacy demo');
+  legacyProject = made.project;
+  const set = made.set;
   cli('eval', 'run', String(legacyProject), '--set', String(set), '--methods', 'bm25,lightrag', '--protocol', 'legacy', '--judge', 'offline');
   await openHydrated(page, `/projects/${legacyProject}/evaluations`);
   const row = page.locator('table.evaluations tbody tr').first();
@@ -128,13 +139,7 @@ test('a job page shows its items a page at a time, results summed up, calls on d
 });
 
 test('an offline evaluation of two methods: report, heatmap, drill-down, a read-only share link', async ({ page, browser }) => {
-  const project = cli('project', 'create', 'Evaluation demo').id;
-  cli('corpus', 'add', String(project), '--sample');
-  cli('graph', 'build', String(project));
-  const set = cli('questions', 'generate', 'graph', String(project), '--node', '3', '--edge', '2', '--subgraph', '1', '--min-hops', '10').set_id;
-  for (const method of ['bm25', 'lightrag']) {
-    cli('answers', 'generate', String(project), '--set', String(set), '--method', method);
-  }
+  const { project } = withAnswers('Evaluation demo');
 
   await openHydrated(page, `/projects/${project}/evaluations`);
   await expect(page.locator('#no-evaluations')).toBeVisible();
@@ -306,13 +311,7 @@ test('an offline evaluation of two methods: report, heatmap, drill-down, a read-
 });
 
 test('a jury of judges from the form: priced per judge, each judge and their agreement on the report (#43)', async ({ page }) => {
-  const project = cli('project', 'create', 'Jury demo').id;
-  cli('corpus', 'add', String(project), '--sample');
-  cli('graph', 'build', String(project));
-  const set = cli('questions', 'generate', 'graph', String(project), '--node', '3', '--edge', '2', '--subgraph', '1', '--min-hops', '10').set_id;
-  for (const method of ['bm25', 'lightrag']) {
-    cli('answers', 'generate', String(project), '--set', String(set), '--method', method);
-  }
+  const { project } = withAnswers('Jury demo');
   await openHydrated(page, `/projects/${project}/evaluations`);
   const form = page.locator('#evaluation-form');
   await form.locator('#judge-select').selectOption('simulated');
