@@ -47,21 +47,7 @@ pub async fn inputs(pool: &Db, e: &Stored) -> AppResult<(Vec<Contender>, Vec<Pai
             let judged_words = aligned
                 .and_then(|r| Some((r["words"][0].as_u64()? as usize, r["words"][1].as_u64()? as usize)))
                 .unwrap_or((words(x), words(y)));
-            let mut trials = BTreeMap::new();
-            for t in 0..e.settings.trials {
-                // A jury's judges' judgments together, each marked with its judge.
-                let mut all: Option<Vec<Judgment>> = None;
-                for judge in 0..e.settings.judge_count() {
-                    if let Some(r) = results.get(&Key::Unbiased { a: *a, b: *b, question: q.id, trial: t, judge }) {
-                        if let Ok(js) = serde_json::from_value::<Vec<Judgment>>(r["judgments"].clone()) {
-                            all.get_or_insert_with(Vec::new).extend(js.into_iter().map(|j| Judgment { judge, ..j }));
-                        }
-                    }
-                }
-                if let Some(js) = all {
-                    trials.insert(t, js);
-                }
-            }
+            let trials = trials_of(&results, &e.settings, (*a, *b), q.id);
             let legacy: Option<LegacyJudgment> = results
                 .get(&Key::Legacy { a: *a, b: *b, question: q.id })
                 .and_then(|r| serde_json::from_value(r["legacy"].clone()).ok());
@@ -78,6 +64,32 @@ pub async fn inputs(pool: &Db, e: &Stored) -> AppResult<(Vec<Contender>, Vec<Pai
         pairs.push(PairInput { a: *a, b: *b, questions: qs });
     }
     Ok((contenders, pairs))
+}
+
+/// One question's unbiased judgments in a pair, per trial, from the job's
+/// done items (`results`): a jury's judges' judgments together, each
+/// marked with its judge.
+pub(super) fn trials_of(
+    results: &HashMap<Key, serde_json::Value>,
+    settings: &eval::Settings,
+    (a, b): (i64, i64),
+    question: i64,
+) -> BTreeMap<u32, Vec<Judgment>> {
+    let mut trials = BTreeMap::new();
+    for t in 0..settings.trials {
+        let mut all: Option<Vec<Judgment>> = None;
+        for judge in 0..settings.judge_count() {
+            if let Some(r) = results.get(&Key::Unbiased { a, b, question, trial: t, judge }) {
+                if let Ok(js) = serde_json::from_value::<Vec<Judgment>>(r["judgments"].clone()) {
+                    all.get_or_insert_with(Vec::new).extend(js.into_iter().map(|j| Judgment { judge, ..j }));
+                }
+            }
+        }
+        if let Some(js) = all {
+            trials.insert(t, js);
+        }
+    }
+    trials
 }
 
 /// An evaluation, its judgments and their report, read and computed once

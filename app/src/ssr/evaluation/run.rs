@@ -499,12 +499,17 @@ async fn execute(run: &Run<'_>, first: Vec<WorkItem>) -> AppResult<Result<RunEnd
         if !matches!(end, Ok(RunEnd::Finished)) {
             return Ok(end);
         }
-        let (_, inputs) = super::inputs(pool, &e).await?;
+        // The judging items' verdicts alone (not the answers' texts again).
+        let results = done_results(&store::jobs::job_items(pool, job.id).await?);
         open.retain(|p| {
-            inputs.iter().find(|i| (i.a, i.b) == *p).is_some_and(|i| {
-                engine::judge::sequential::course(&eval::trial_maps(i), s.trials, eval::EVEN).standing()
-                    == engine::judge::sequential::Standing::Open
-            })
+            let maps: Vec<_> = judged_answers
+                .iter()
+                .filter(|(pair, ..)| pair == p)
+                .map(|(_, q, _)| super::report::trials_of(&results, s, *p, q.id))
+                .collect();
+            let maps: Vec<_> = maps.iter().collect();
+            engine::judge::sequential::course(&maps, s.trials, eval::EVEN).standing()
+                == engine::judge::sequential::Standing::Open
         });
         store::jobs::set_total(pool, job.id, most(&open, &reached)).await?;
         if open.is_empty() {
