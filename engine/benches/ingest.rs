@@ -1,4 +1,4 @@
-//! Ingestion in time linear in the text (issue #40): counting and chunking
+//! Ingestion in time linear in the text: counting and chunking
 //! texts text-splitter took quadratic time on (one unbroken word, `abab…`,
 //! CJK without punctuation), beside prose, at 64 KB … 8 MB:
 //! `cargo bench -p engine --bench ingest`. Each measurement is what an

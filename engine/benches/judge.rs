@@ -11,7 +11,7 @@
 //! Assay sent, as many at a time, to the same mock in the same process,
 //! and reading the replies, nothing more. On a 2-core VM the kernel's
 //! wake-ups and the loopback round trips alone keep any client above the
-//! bound (issue #25 asks ≤ 1.32 s of 800 calls; the bare client took
+//! bound (the requirement: ≤ 1.32 s of 800 calls; the bare client took
 //! 1.316-1.324 s on an Intel Xeon VM, 2026-12-03), so Assay's own cost is
 //! its time over the bare client's. Rounds alternate (BENCH_ROUNDS of
 //! each, default 3: medians reported); a round's wall time includes a new

@@ -1,4 +1,4 @@
-//! The cost of a jury's report (#43, `engine::judge::jury`) at the papers'
+//! The cost of a jury's report (`engine::judge::jury`) at the papers'
 //! size and beyond: one pair × 5,040 questions × M = 25 trials × N = 2
 //! repeats × 2 orders, judged by 3 and by 5 judges (756,000 and 1.26
 //! million judgments): each judge's verdicts and median trial, the jury's

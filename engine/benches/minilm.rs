@@ -1,4 +1,4 @@
-//! all-MiniLM-L6-v2 throughput (issue #25) beside its reference: passages of
+//! all-MiniLM-L6-v2 throughput beside its reference: passages of
 //! a novel (`sherlock_holmes.txt` cut into 512-token chunks, as NaiveRAG
 //! embeds them; the model truncates at 256) embedded in calls of 32, as the
 //! metrics and NaiveRAG make them. Prints passages per second, CPU time,

@@ -2,7 +2,7 @@
 //! on simulated worlds: per true relative win rate θ and question count,
 //! over many experiments, the verdicts each reaches (even / differs / open),
 //! how often they agree, the false-verdict rate, and the share of trials
-//! sequential judging needed — the figures of issue #43's note. Also the
+//! sequential judging needed. Also the
 //! time one sequential course takes to decide at the papers' size.
 //! `cargo bench -p engine --bench sequential` (EXPERIMENTS, default 2000).
 

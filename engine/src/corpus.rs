@@ -76,6 +76,29 @@ pub struct NewDocument {
     pub content_hash: String,
 }
 
+/// A document with its token count and its chunks, ready to be stored.
+#[derive(Debug, Clone)]
+pub struct ChunkedDocument {
+    pub doc: NewDocument,
+    pub tokens: usize,
+    pub chunks: Vec<crate::chunk::Chunk>,
+}
+
+/// Counts and chunks `docs` with `settings` (CPU work: call it off the
+/// async workers).
+pub fn chunk_documents(
+    docs: Vec<NewDocument>,
+    settings: &crate::chunk::ChunkSettings,
+) -> Result<Vec<ChunkedDocument>, crate::chunk::ChunkSettingsError> {
+    docs.into_iter()
+        .map(|doc| {
+            let tokens = settings.tokenizer.count(&doc.text);
+            let chunks = crate::chunk::chunk_text(&doc.text, settings)?;
+            Ok(ChunkedDocument { doc, tokens, chunks })
+        })
+        .collect()
+}
+
 /// A file (or record) that was not imported, and why, in words a user can act on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Rejection {

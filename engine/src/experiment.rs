@@ -77,7 +77,7 @@ pub struct CorpusSection {
     pub project: Option<String>,
     /// Or: another system's index folder (or a zip of it), relative to the
     /// manifest's folder: its documents and chunks are the corpus and its
-    /// graph the graph, nothing extracted again (issue #41).
+    /// graph the graph, nothing extracted again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub index: Option<String>,
     /// The system that wrote `index`: lightrag, graphrag or nano-graphrag.
@@ -108,7 +108,7 @@ impl CorpusSection {
 }
 
 /// A corpus' size as a run stores it: its documents, their tokens, and
-/// their chunks as the chunker cuts them (#39: the estimate's chunk count
+/// their chunks as the chunker cuts them (the estimate's chunk count
 /// is the chunker's, not a formula's).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CorpusSize {
@@ -1061,7 +1061,7 @@ mod tests {
     /// 10, 38 questions per category, relevance at the document unit.
     #[test]
     fn the_seed_004_preset_is_the_papers_configuration() {
-        let m = Manifest::parse(include_str!("../../examples/seed004-ultradomain.toml"), &here()).unwrap();
+        let m = Manifest::parse(include_str!("../../examples/hierarag-ultradomain.toml"), &here()).unwrap();
         assert_eq!((m.corpus.chunk_tokens, m.corpus.chunk_overlap), (512, 0));
         assert_eq!(m.methods.len(), 1);
         assert_eq!((m.methods[0].name.as_str(), m.methods[0].params_json()["k"].as_u64()), ("bm25", Some(10)));
@@ -1147,7 +1147,7 @@ mod tests {
         assert!(e.contains("evaluation.judge"), "{e}");
         let e = error(&with("[[questions]]\nkind = \"graph\"\n[[methods]]\nname = \"bm25\"\n[evaluation]\n"));
         assert!(e.contains("at least two [[methods]]"), "{e}");
-        // A jury (#43): each juror a spec; a bad one named, and only with the unbiased protocol.
+        // A jury: each juror a spec; a bad one named, and only with the unbiased protocol.
         let jury = EvaluationSection { jury: vec!["offline".into(), "simulated:noise=1".into()], ..Default::default() };
         let s = jury.settings().unwrap();
         assert_eq!((s.judge_count(), s.jury[1].biases.noise, s.jury[1].biases.seed), (3, 1.0, 2));

@@ -7,7 +7,7 @@
 //!   One writer writes them: the outcomes that finished while it wrote the
 //!   last batch go in the next, in one transaction ([`JobStore::record_all`]),
 //!   so a job of 40,000 quick items does not pay 40,000 commits and the
-//!   thread hand-offs of each (issue #25). A process killed between an
+//!   thread hand-offs of each. A process killed between an
 //!   item's end and its batch's commit does that item again (its paid calls
 //!   are in the cache already).
 //! - A failed item is data ([`ItemOutcome::Failed`]), never a crash: the job
@@ -99,7 +99,7 @@ pub trait JobStore: Send + Sync {
 }
 
 /// A queue of a job's items that several processes share (a team
-/// deployment's database, issue #26): a process runs the items it claims
+/// deployment's database): a process runs the items it claims
 /// from it, not those of a list of its own. Every process that joins a job
 /// computes the same items for each phase (they are made from what the
 /// database holds); the first to get to a phase queues its unfinished
@@ -154,7 +154,7 @@ pub enum RunEnd {
 /// item from one queue: an item's own work (an offline stand-in's text
 /// processing, hashing and copying prompts, parsing replies) is CPU work,
 /// and a single task would keep it on one core however many there are
-/// (issue #25). Items waiting on an endpoint cost those threads nothing.
+///. Items waiting on an endpoint cost those threads nothing.
 pub async fn run<W, Fut>(
     job_id: i64,
     items: Vec<WorkItem>,

@@ -100,7 +100,7 @@ impl PartialEq<str> for Invalid {
     }
 }
 
-/// The smallest text a chart draws, in px at the chart's own size (#39:
+/// The smallest text a chart draws, in px at the chart's own size (
 /// pages show charts at that size, scrolled sideways on a phone rather
 /// than shrunk, so nothing reads smaller).
 pub const CHART_MIN_FONT: u32 = 11;

@@ -388,7 +388,7 @@ fn an_evaluations_ranking_orders_the_methods_by_their_verdicts() {
     assert_eq!(strong.wins, expected);
 }
 
-/// The length-controlled win rate (#43) equals alpaca_eval's own code
+/// The length-controlled win rate equals alpaca_eval's own code
 /// (`fit_LogisticRegressionCV`, 0.6.6, scikit-learn 1.9.1) on the same
 /// judgments (scripts/refs/length_control_refs.py): the folds, the C its
 /// cross-validation chose, the held-out scores and the weights to 1e-6 of
@@ -467,7 +467,7 @@ fn fixture(name: &str) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))).unwrap()
 }
 
-/// A jury (#43) equals its references on the same judgments
+/// A jury equals its references on the same judgments
 /// (scripts/refs/jury_refs.py): three judges with different position
 /// biases and noise, one leaving items unjudged, over two pairs — each
 /// judge's and the jury's median-trial rates (mean score and majority),
@@ -566,7 +566,7 @@ fn a_jury_equals_statsmodels_krippendorff_scikit_learn_and_scipy() {
 }
 
 /// A jury's LLM jurors are other models at the same OpenAI-compatible
-/// endpoint (#43): the gateway sends a judging request that names no model
+/// endpoint: the gateway sends a judging request that names no model
 /// to the juror's, the call log and the cache key follow it, and each
 /// juror's judgments are its model's.
 #[tokio::test]

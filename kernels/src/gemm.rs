@@ -1,4 +1,4 @@
-//! Dense layers, `y = x · Wᵀ + b`, with AVX-512 (issue #25: candle's
+//! Dense layers, `y = x · Wᵀ + b`, with AVX-512 (candle's
 //! `gemm` has AVX-512 kernels only on nightly Rust, and PyTorch's on the
 //! same CPU ran MiniLM 1.8× faster; the intrinsics are stable since Rust
 //! 1.89).

@@ -1,6 +1,6 @@
 //! Numeric kernels for in-process MiniLM (`engine::embed::minilm`), where a
 //! profile of the forward pass found scalar `erff` (GELU) and `expf`
-//! (softmax) calls between the matrix products (issue #25).
+//! (softmax) calls between the matrix products.
 //!
 //! Both are written as straight-line arithmetic over slices, which the
 //! compiler vectorises: 16 lanes under AVX-512, 8 under AVX2 + FMA (chosen

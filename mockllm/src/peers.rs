@@ -1,6 +1,6 @@
 //! Replies for other GraphRAG systems' prompts (`mockllm ADDR 0 0 peers`),
 //! so LightRAG, nano-graphrag and Microsoft GraphRAG build real index
-//! folders against the mock (issue #41): entity and relation rows in each
+//! folders against the mock: entity and relation rows in each
 //! one's tuple format, "NO" to their "anything missed?" loops, community
 //! reports as the JSON they parse, query keywords as LightRAG's JSON.
 //!

@@ -1,4 +1,4 @@
-//! A benchmark's files at and beyond the papers' scale (issue #41): a
+//! A benchmark's files at and beyond the papers' scale: a
 //! GraphRAG-Bench pair as its repository lays it out — a corpus of 20
 //! novels of 45,000 words each (windows of Sherlock Holmes, ~1.2 M tokens;
 //! GraphRAG-Bench's novel subset is 20 books) and 5,000 questions of its

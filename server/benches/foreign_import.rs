@@ -1,4 +1,4 @@
-//! Importing another system's index at the papers' scale (issue #41): a
+//! Importing another system's index at the papers' scale: a
 //! LightRAG working folder as LightRAG 1.5 writes it, of 2,000 chunks of
 //! real text (Sherlock Holmes, cut as LightRAG cuts: 1,200-token windows
 //! over the documents, here by words), 20,000 entities and 40,000

@@ -1,4 +1,4 @@
-//! Seed 000's experiment (`examples/seed000-sherlock.toml`: graph, 150 graph
+//! Seed 000's experiment (`examples/unbiased-sherlock.toml`: graph, 150 graph
 //! and 125 summary questions, 4 methods, the unbiased protocol over 6 pairs
 //! with N = 2, M = 25) run by the `assay` release binary through the
 //! OpenAI-compatible mock server at zero latency — every call an HTTP
@@ -35,7 +35,7 @@ fn main() {
         })
         .await;
         let dir = tempfile::tempdir().unwrap();
-        let manifest = std::fs::read_to_string(root.join("examples/seed000-sherlock.toml"))
+        let manifest = std::fs::read_to_string(root.join("examples/unbiased-sherlock.toml"))
             .unwrap()
             .replace("../../shared/corpora/sherlock_holmes.txt", &corpora.join("sherlock_holmes.txt").display().to_string())
             .replace(

@@ -1,4 +1,4 @@
-//! Judging throughput of a team deployment (issue #26): one evaluation's
+//! Judging throughput of a team deployment: one evaluation's
 //! judge calls through the mock LLM server, run by the `assay` release
 //! binary
 //!   - as one process on SQLite (the laptop),

@@ -16,6 +16,20 @@ pub fn default_db_path() -> PathBuf {
     PathBuf::from("data").join("assay.db")
 }
 
+/// Where the in-process MiniLM is when neither `--minilm-dir` nor
+/// `ASSAY_MINILM_DIR` says: `data/models/all-MiniLM-L6-v2` under the
+/// working directory, or under the checkout the running binary was built
+/// in (`target/<profile>/assay` → `../../data/…`), whichever has it.
+pub fn default_minilm_dir() -> PathBuf {
+    let relative = PathBuf::from(engine::llm::settings::DEFAULT_MINILM_DIR);
+    let beside_build =
+        std::env::current_exe().ok().and_then(|exe| Some(exe.parent()?.parent()?.parent()?.join(&relative)));
+    match beside_build {
+        Some(dir) if !relative.is_dir() && dir.is_dir() => dir,
+        _ => relative,
+    }
+}
+
 /// The database as messages show it: a PostgreSQL URL without its
 /// password, a path as given.
 pub fn shown_db(target: &str) -> String {

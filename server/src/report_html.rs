@@ -49,7 +49,7 @@ pub fn evaluation_html(r: &EvaluationReportView, data: &serde_json::Value) -> St
             // The paper view follows, its plots inline like the report's.
             {has_paper.then(|| leptos::view! {
                 <section class="paper-view" id="paper-view">
-                    <h1>"Paper view: seed 000's Figs. 14–17"</h1>
+                    <h1>"Paper view: Zeng et al.'s Figs. 14–17"</h1>
                     <app::pages::paper::PaperFigures p=paper base=String::new() box_plot heatmap/>
                 </section>
             })}

@@ -163,7 +163,7 @@ pub async fn start_answers(
     call.require(Obj::QuestionSet(question_set_id), Need::Edit).await?;
     let req = answer_request(question_set_id, method, params, name, target_words, no_cache)?;
     let state = call.state.clone();
-    let (job, _) = crate::ssr::answers::create(&state.pool, &req).await?;
+    let (job, _) = crate::ssr::answers::create(&state.pool, &req, &state.llm().minilm_dir).await?;
     state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
     Ok(job)
 }

@@ -24,7 +24,7 @@ pub async fn get_upload_limits() -> Result<UploadLimits, AppError> {
 pub async fn list_documents(project_id: i64, page: i64) -> Result<DocumentsPage, AppError> {
     let call = Request::now()?;
     call.require(Obj::Project(project_id), Need::Read).await?;
-    store::list_documents(&call.state.pool, project_id, page).await
+    store::documents::list_documents(&call.state.pool, project_id, page).await
 }
 
 #[server(output = crate::codec::Json)]
@@ -32,7 +32,7 @@ pub async fn list_documents(project_id: i64, page: i64) -> Result<DocumentsPage,
 pub async fn get_document(id: i64, part: i64) -> Result<DocumentView, AppError> {
     let call = Request::now()?;
     call.require(Obj::Document(id), Need::Read).await?;
-    store::get_document(&call.state.pool, id, part).await
+    store::documents::get_document(&call.state.pool, id, part).await
 }
 
 /// A document's chunks, in order, with the ids provenance links name.
@@ -41,14 +41,14 @@ pub async fn get_document(id: i64, part: i64) -> Result<DocumentView, AppError> 
 pub async fn get_document_chunks(id: i64, page: i64, chunk: Option<i64>) -> Result<crate::model::ChunksPage, AppError> {
     let call = Request::now()?;
     call.require(Obj::Document(id), Need::Read).await?;
-    store::document_chunks(&call.state.pool, id, page, chunk).await
+    store::documents::document_chunks(&call.state.pool, id, page, chunk).await
 }
 
 #[server(output = crate::codec::Json)]
 pub async fn delete_document(id: i64) -> Result<(), AppError> {
     let call = Request::now()?;
     call.require(Obj::Document(id), Need::Edit).await?;
-    store::delete_document(&call.state.pool, id).await.map(|_| ())
+    store::documents::delete_document(&call.state.pool, id).await.map(|_| ())
 }
 
 #[server(output = crate::codec::Json)]
@@ -72,5 +72,5 @@ pub async fn set_chunking(
         tokenizer: engine::chunk::Tokenizer::parse(&tokenizer)
             .ok_or_else(|| AppError::Invalid(format!("unknown tokenizer \"{tokenizer}\"")))?,
     };
-    store::set_chunk_settings(&call.state.pool, project_id, settings).await
+    crate::ssr::ingest::set_chunk_settings(&call.state.pool, project_id, settings).await
 }

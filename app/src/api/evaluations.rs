@@ -209,7 +209,7 @@ pub async fn plan_evaluation(
 }
 
 /// What a run can decide, simulated from a pilot evaluation's verdicts
-/// (#43); nothing is sent to a model. The run is the Evaluations form's
+///; nothing is sent to a model. The run is the Evaluations form's
 /// (`question_set_id`'s questions × `trials`) or, from a report, the
 /// `questions` typed there. Read access to the pilot (and the question set,
 /// which must be the pilot's project's) is enough: it starts nothing.
@@ -351,7 +351,7 @@ pub async fn get_evaluation_report(id: i64) -> Result<EvaluationReportView, AppE
     call.require(Obj::Evaluation(id), Need::Read).await?;
     let mut v = crate::ssr::evaluation::report_view(&call.state.pool, id, false).await?;
     // The project's readers may see its other evaluations: the length
-    // alignment of the same answers beside the regression (#43).
+    // alignment of the same answers beside the regression.
     crate::ssr::evaluation::compare_with_aligned(&call.state.pool, &mut v).await;
     Ok(v)
 }

@@ -20,7 +20,7 @@ pub async fn experiment_wizard(project: Option<i64>) -> Result<WizardStart, AppE
     call.require_owner("run experiments")?;
     let mut start = crate::ssr::experiments::wizard::wizard_start(&call.state.pool, &call.state.llm()).await?;
     if let Some(id) = project {
-        let p = crate::ssr::store::get_project(&call.state.pool, id).await?;
+        let p = crate::ssr::store::projects::get_project(&call.state.pool, id).await?;
         if start.projects.iter().any(|(name, ..)| *name == p.summary.name) {
             start.fields.corpus = "project".into();
             start.fields.corpus_project = p.summary.name.clone();
@@ -47,7 +47,7 @@ pub async fn draft_experiment(fields: String) -> Result<ExperimentDraft, AppErro
     }
 }
 
-/// What each evaluation of `manifest` can decide (#43), planned from the
+/// What each evaluation of `manifest` can decide, planned from the
 /// pilot evaluation `pilot` (the wizard is the owner's, who reads every
 /// evaluation): per evaluated question set, its planned questions × M.
 #[server(output = crate::codec::Json)]

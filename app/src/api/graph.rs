@@ -23,7 +23,7 @@ pub async fn get_graph_overview(project_id: i64) -> Result<Option<GraphOverview>
     let call = Request::now()?;
     call.require(Obj::Project(project_id), Need::Read).await?;
     let pool = &call.state.pool;
-    store::get_project(pool, project_id).await?;
+    store::projects::get_project(pool, project_id).await?;
     let mut overview = store::graph::overview(pool, project_id).await?;
     if let Some(o) = overview.as_mut() {
         o.imported_from = store::foreign::import_record(pool, project_id).await?.map(|r| r.line());
@@ -104,7 +104,7 @@ fn extract_settings(
     })
 }
 
-/// The price of what the graph form would start, before it does (#39).
+/// The price of what the graph form would start, before it does.
 #[server(output = crate::codec::Json)]
 pub async fn plan_graph_build(
     project_id: i64,

@@ -47,7 +47,7 @@ pub async fn get_job_detail(id: i64) -> Result<JobDetail, AppError> {
     call.require(Obj::Job(id), Need::Read).await?;
     let state = call.state.clone();
     let (summary, failure_reasons) = crate::ssr::jobs::job_summary(&state.pool, id).await?;
-    let claimants = store::queue::claimants(&state.pool, id, store::queue::claim_timeout())
+    let claimants = store::queue::claimants(&state.pool, id, state.pool.claim_timeout())
         .await?
         .into_iter()
         .map(|(worker, items, secs)| Claimant::from_worker(&worker, items, secs))

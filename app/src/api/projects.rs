@@ -17,7 +17,7 @@ use crate::ssr::store::access::Obj;
 pub async fn list_projects() -> Result<Vec<ProjectSummary>, AppError> {
     let call = Request::now()?;
     let pool = &call.state.pool;
-    let mut all = store::list_projects(pool).await?;
+    let mut all = store::projects::list_projects(pool).await?;
     if !call.caller.owner {
         let mine = store::access::member_projects(pool, call.caller.user_id).await?;
         all.retain(|p| mine.contains(&p.id));
@@ -29,7 +29,7 @@ pub async fn list_projects() -> Result<Vec<ProjectSummary>, AppError> {
 pub async fn get_project(id: i64) -> Result<ProjectView, AppError> {
     let call = Request::now()?;
     call.require(Obj::Project(id), Need::Read).await?;
-    store::get_project(&call.state.pool, id).await
+    store::projects::get_project(&call.state.pool, id).await
 }
 
 #[server(output = crate::codec::Json)]
@@ -37,21 +37,21 @@ pub async fn create_project(name: String) -> Result<ProjectSummary, AppError> {
     let call = Request::now()?;
     call.require_owner("create projects")?;
     let settings = engine::chunk::ChunkSettings::default();
-    Ok(store::create_project(&call.state.pool, &name, &settings).await?.summary)
+    Ok(store::projects::create_project(&call.state.pool, &name, &settings).await?.summary)
 }
 
 #[server(output = crate::codec::Json)]
 pub async fn rename_project(id: i64, name: String) -> Result<ProjectSummary, AppError> {
     let call = Request::now()?;
     call.require(Obj::Project(id), Need::Edit).await?;
-    Ok(store::rename_project(&call.state.pool, id, &name).await?.summary)
+    Ok(store::projects::rename_project(&call.state.pool, id, &name).await?.summary)
 }
 
 #[server(output = crate::codec::Json)]
 pub async fn delete_project(id: i64) -> Result<(), AppError> {
     let call = Request::now()?;
     call.require_owner("delete projects")?;
-    store::delete_project(&call.state.pool, id).await
+    store::projects::delete_project(&call.state.pool, id).await
 }
 
 /// Creates a project holding the sample corpus, named "Saltmere sample"
@@ -65,13 +65,13 @@ pub async fn create_sample_project() -> Result<ProjectSummary, AppError> {
     let mut n = 1;
     let project = loop {
         let name = if n == 1 { "Saltmere sample".to_string() } else { format!("Saltmere sample {n}") };
-        match store::create_project(&state.pool, &name, &settings).await {
+        match store::projects::create_project(&state.pool, &name, &settings).await {
             Err(AppError::Conflict(_)) if n < 100 => n += 1,
             other => break other?,
         }
     };
     add_sample(&state, project.summary.id).await?;
-    Ok(store::get_project(&state.pool, project.summary.id).await?.summary)
+    Ok(store::projects::get_project(&state.pool, project.summary.id).await?.summary)
 }
 
 /// Adds the sample corpus to an existing project.
@@ -86,5 +86,5 @@ pub async fn load_sample(project_id: i64) -> Result<UploadReport, AppError> {
 async fn add_sample(state: &crate::ssr::state::AppState, project_id: i64) -> Result<UploadReport, AppError> {
     let files: Vec<(String, Vec<u8>)> =
         engine::sample::sample_files().map(|(n, b)| (n.to_string(), b.to_vec())).collect();
-    store::add_files(&state.pool, project_id, &files, &state.config.import).await
+    crate::ssr::ingest::add_files(&state.pool, project_id, &files, &state.config.import).await
 }

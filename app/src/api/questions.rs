@@ -20,7 +20,7 @@ pub async fn list_question_sets(project_id: i64) -> Result<Vec<QuestionSetView>,
     let call = Request::now()?;
     call.require(Obj::Project(project_id), Need::Read).await?;
     let pool = &call.state.pool;
-    store::get_project(pool, project_id).await?;
+    store::projects::get_project(pool, project_id).await?;
     store::questions::list_sets(pool, project_id).await
 }
 
@@ -86,7 +86,7 @@ fn graph_question_settings(
     Ok(settings)
 }
 
-/// The price of what a questions form would start, before it does (#39):
+/// The price of what a questions form would start, before it does:
 /// `section` estimated over the project's stored chunks (the caller's
 /// rights on the project checked before).
 #[cfg(feature = "ssr")]
@@ -103,7 +103,7 @@ async fn questions_price(
     Ok(crate::ssr::price::timed(&call.state.pool, &llm, crate::ssr::price::one_stage(&llm, e, n, false), false).await)
 }
 
-/// The price of what the graph questions form would start (#39).
+/// The price of what the graph questions form would start.
 #[server(output = crate::codec::Json)]
 #[allow(clippy::too_many_arguments)]
 pub async fn plan_graph_questions(
@@ -131,7 +131,7 @@ pub async fn plan_graph_questions(
     questions_price(&call, project_id, section).await
 }
 
-/// The price of what the summary questions form would start (#39).
+/// The price of what the summary questions form would start.
 #[server(output = crate::codec::Json)]
 #[allow(clippy::too_many_arguments)]
 pub async fn plan_summary_questions(
@@ -161,7 +161,7 @@ pub async fn plan_summary_questions(
     questions_price(&call, project_id, section).await
 }
 
-/// The price of what the hierarchical questions form would start (#39).
+/// The price of what the hierarchical questions form would start.
 #[server(output = crate::codec::Json)]
 #[allow(clippy::too_many_arguments)]
 pub async fn plan_hierarchical_questions(

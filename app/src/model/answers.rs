@@ -90,7 +90,7 @@ pub struct CostRow {
 /// engine, a test keeps the two equal).
 pub const THIN_CONTEXT_CHARS: i64 = 400;
 
-/// How much retrieved text an answer set's answers were given (#46): an
+/// How much retrieved text an answer set's answers were given: an
 /// answer written from little or none is close to the model answering
 /// from the question alone, whatever the method is called.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -36,10 +36,10 @@ pub struct EvaluationView {
     pub biases: Option<String>,
     /// The compared answer sets' names, in order.
     pub contenders: Vec<String>,
-    /// Sequential trials (#43): each pair stopped once settled, M at most.
+    /// Sequential trials: each pair stopped once settled, M at most.
     #[serde(default)]
     pub sequential: bool,
-    /// Judges of each unbiased item: 1, or a jury's (#43).
+    /// Judges of each unbiased item: 1, or a jury's.
     #[serde(default = "one_judge")]
     pub judges: u32,
     pub pairs: usize,
@@ -269,7 +269,7 @@ pub struct EvaluationReportView {
     #[serde(default)]
     pub no_verdict: Option<String>,
     /// The contenders whose answers rest on little or no retrieved text
-    /// (#46), in words, and whether it is a warning.
+    ///, in words, and whether it is a warning.
     #[serde(default)]
     pub thin_context: Vec<(String, bool)>,
     /// Calls of the evaluation itself: made, answered from the cache.
@@ -285,15 +285,15 @@ pub struct EvaluationReportView {
     /// length alignment by regeneration (unbiased protocol).
     #[serde(default)]
     pub length_control: Vec<LengthControlRow>,
-    /// With sequential trials: where each pair stopped (#43).
+    /// With sequential trials: where each pair stopped.
     #[serde(default)]
     pub sequential: Vec<SequentialRow>,
-    /// With a jury: each judge's verdicts, the jury's, their agreement (#43).
+    /// With a jury: each judge's verdicts, the jury's, their agreement.
     #[serde(default)]
     pub jury: Option<JuryView>,
 }
 
-/// A jury's report as the page shows it (#43).
+/// A jury's report as the page shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct JuryView {
     /// The rule of the headline's verdict ("mean score").
@@ -366,7 +366,7 @@ pub struct SequentialRow {
     pub calls_fixed: u64,
 }
 
-/// One pair's length-controlled win rate (AlpacaEval 2's regression, #43):
+/// One pair's length-controlled win rate (AlpacaEval 2's regression):
 /// A preferred over B at equal length and balanced order, ties half.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LengthControlRow {
@@ -400,7 +400,7 @@ pub struct LengthControlRow {
 }
 
 /// What a run can decide, simulated from a pilot evaluation's verdicts
-/// (#43; `engine::judge::plan`, mirrored here for the browser).
+/// (`engine::judge::plan`, mirrored here for the browser).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DecideView {
     pub pilot: i64,
@@ -631,7 +631,7 @@ pub struct RunPlan {
     /// Judging calls in all (the verdicts' draws), at least.
     pub judgments: u64,
     /// How long the calls would take on the configured endpoint, from its
-    /// measured latency (#46); `None` until a call to it was measured.
+    /// measured latency; `None` until a call to it was measured.
     #[serde(default)]
     pub time: Option<crate::model::TimeEstimate>,
 }

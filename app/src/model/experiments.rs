@@ -58,7 +58,7 @@ pub struct WizardStart {
     pub configured_llm: String,
     pub configured_is_offline: bool,
     /// Finished evaluations under the unbiased protocol, a plan's pilots
-    /// (#43), newest first: (id, "project · #id name (M = …)").
+    ///, newest first: (id, "project · #id name (M = …)").
     #[serde(default)]
     pub pilots: Vec<(i64, String)>,
 }

@@ -25,7 +25,7 @@ pub struct GraphOverview {
     pub job_id: Option<i64>,
     pub provider: String,
     pub model: String,
-    /// For a graph imported from another system's index (#41): where from
+    /// For a graph imported from another system's index: where from
     /// and how its entities, relations and chunks map to Assay's.
     #[serde(default)]
     pub imported_from: Option<String>,

@@ -170,7 +170,7 @@ pub struct JobView {
     pub kind: JobKind,
     /// The job's settings as stored (JSON). Never sent to a browser: a
     /// question job's plan names thousands of items, and a method's
-    /// parameters may hold a secret (#39, #40); the CLI prints them.
+    /// parameters may hold a secret; the CLI prints them.
     #[serde(skip)]
     pub parameters: String,
     pub status: JobStatus,

@@ -62,7 +62,7 @@ pub struct GranularityRow {
     pub optimal: bool,
     /// What the page calls it: "optimal" when its interval is above every
     /// other level's discriminative power, else "highest, within …'s reach"
-    /// (#39: a label that respects the interval).
+    /// (a label that respects the interval).
     #[serde(default)]
     pub optimal_label: Option<String>,
     /// The Coherence Ratio of each split into this level (a parent one
@@ -196,7 +196,7 @@ pub struct MetricsView {
 
 impl MetricsView {
     /// Why the retrieval metrics say little here, when they do: the
-    /// document unit over a corpus of no more documents than `k` (#39).
+    /// document unit over a corpus of no more documents than `k`.
     pub fn unit_warning(&self) -> Option<String> {
         let n = self.documents?;
         (self.relevance_unit == "document" && n <= self.k as i64).then(|| {

@@ -154,7 +154,7 @@ fn GenerateForm(
     let services: Vec<MethodInfo> = methods.iter().filter(remote).cloned().collect();
     let by_name = methods.clone();
     // The price of what the form would start, asked again whenever a field
-    // changes (#39), and once with the form's defaults.
+    // changes, and once with the form's defaults.
     let (plan, form, replan) = crate::pages::evaluations::priced::<PlanAnswers>();
     view! {
         <details class="panel build-panel" open=open>
@@ -258,7 +258,7 @@ fn CostTable(
     question_sets: Vec<QuestionSetView>,
     delete_set: ServerAction<DeleteAnswerSet>,
 ) -> impl IntoView {
-    // Each row names the question set it answered (#39: two BM25 sets of
+    // Each row names the question set it answered (two BM25 sets of
     // two question sets are not one method's two runs).
     let answered = move |id: i64| {
         question_sets.iter().find(|q| q.id == id).map_or(format!("#{id}"), |q| format!("#{} {}", q.id, q.name))
@@ -350,7 +350,7 @@ fn context_cell(c: &crate::model::ContextSize) -> impl IntoView {
 }
 
 /// The sets some of whose answers rest on little or no retrieved text, in
-/// words, under the cost table (#46).
+/// words, under the cost table.
 #[component]
 fn ThinContext(rows: Vec<(String, crate::model::ContextSize)>) -> impl IntoView {
     let flagged: Vec<_> = rows.into_iter().filter_map(|(name, c)| Some((name, c.flag()?, c.warns()))).collect();

@@ -1,4 +1,4 @@
-//! What a run can decide, planned from a pilot (#43): on the Evaluations
+//! What a run can decide, planned from a pilot: on the Evaluations
 //! form (beside the run's price) and under a finished report ("plan the
 //! next run from this one"). Both ask `decide_evaluation`; nothing is sent
 //! to a model.

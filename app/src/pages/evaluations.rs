@@ -335,7 +335,7 @@ where
     }
 }
 
-/// A form's price (#39): the action asking it, the form's node to read the
+/// A form's price: the action asking it, the form's node to read the
 /// fields from, and the call that asks again (debounced); asked once when
 /// the form is drawn with its defaults.
 pub(crate) fn priced<S>() -> (ServerAction<S>, NodeRef<leptos::html::Form>, impl Fn() + Copy + 'static)
@@ -351,7 +351,7 @@ where
     (plan, form, replan)
 }
 
-/// A form's price section (#39): what `plan` last answered for the form's
+/// A form's price section: what `plan` last answered for the form's
 /// fields, under `id`, with `note` saying what the counts rest on.
 pub(crate) fn price_view<S>(plan: ServerAction<S>, id: &'static str, note: &'static str) -> impl IntoView
 where
@@ -369,7 +369,7 @@ where
 }
 
 /// The price of the run the form would start: calls, tokens and cost per
-/// stage, and who answers (#39: never a surprise bill).
+/// stage, and who answers (never a surprise bill).
 #[component]
 fn Price(plan: ServerAction<PlanEvaluation>, chosen: Signal<usize>) -> impl IntoView {
     view! {
@@ -385,7 +385,7 @@ fn Price(plan: ServerAction<PlanEvaluation>, chosen: Signal<usize>) -> impl Into
 }
 
 /// How long a run's calls would take on the configured endpoint, from its
-/// measured latency (#46), and what shortens a long one (`advice`).
+/// measured latency, and what shortens a long one (`advice`).
 #[component]
 pub(crate) fn TimeLine(
     time: Option<crate::model::TimeEstimate>,
@@ -581,7 +581,7 @@ pub fn Report(
         status: e.status.unwrap_or(crate::model::JobStatus::Interrupted),
         total: e.total,
         done: e.done,
-        // As the job page counts: failed items are finished too (#46).
+        // As the job page counts: failed items are finished too.
         failed: e.failed,
         tokens: e.tokens,
         cost_usd: e.cost_usd,
@@ -685,7 +685,7 @@ pub fn Report(
                 {running.then(|| view! { <span class="muted">" — the report fills in as judgments arrive"</span> })}</p>
         })}
         {if no_model {
-            // Nothing went to a model: no tokens or calls to show as if paid (#39).
+            // Nothing went to a model: no tokens or calls to show as if paid.
             view! {
                 <dl class="totals">
                     <div><dt>"Model calls"</dt><dd id="eval-tokens">"none"</dd></div>
@@ -713,7 +713,7 @@ pub fn Report(
             let (href, text, id) = if paper {
                 ("?", "← The full report: headline table, statistics, per pair, bias audit", "to-report")
             } else {
-                ("?view=paper", "Paper view: Figs. 14–17 as seed 000 lays them out, each statistic named →", "to-paper")
+                ("?view=paper", "Paper view: Figs. 14–17 as Zeng et al. lay them out, each statistic named →", "to-paper")
             };
             // A whole page load: the page reads the query once, as it is drawn.
             view! { <p class="small view-switch"><a href=href id=id rel="external">{text}</a></p> }
@@ -983,7 +983,7 @@ fn DrillDetail(d: DrillView, shared: bool) -> impl IntoView {
 }
 
 /// Each pair's length-controlled win rate beside the raw one and length
-/// alignment by regeneration (#43).
+/// alignment by regeneration.
 #[component]
 fn LengthControlTable(rows: Vec<crate::model::LengthControlRow>, base: String) -> impl IntoView {
     let aligned_here = rows.first().is_some_and(|r| r.aligned_here);
@@ -1019,13 +1019,13 @@ fn LengthControlTable(rows: Vec<crate::model::LengthControlRow>, base: String) -
                 </tbody>
             </table>
             {rows.iter().filter_map(|x| x.why.clone().map(|w| format!("{} vs {}: {w}.", x.a_name, x.b_name))).map(|w| view! { <p class="notice small">{w}</p> }).collect_view()}
-            <p class="muted small">"A positive length weight: the judge prefers the longer answer; a positive position weight: the answer shown first. The paper's fit is the model by maximum likelihood, its interval from resampling the questions; AlpacaEval's code fits it with an L1 penalty whose strength 5-fold cross-validation chooses, which pulls the rate towards 50% when judgments are few. The last column puts the regression's rate on seed 000's scale (2 · rate − 1) beside the rate length alignment gave the same pair. "
+            <p class="muted small">"A positive length weight: the judge prefers the longer answer; a positive position weight: the answer shown first. The paper's fit is the model by maximum likelihood, its interval from resampling the questions; AlpacaEval's code fits it with an L1 penalty whose strength 5-fold cross-validation chooses, which pulls the rate towards 50% when judgments are few. The last column puts the regression's rate on Zeng et al.'s scale (2 · rate − 1) beside the rate length alignment gave the same pair. "
                 {(!base.is_empty()).then(|| view! { <a href=format!("{base}/tables/length-control.csv") download="">"CSV"</a> })}</p>
         </section>
     }
 }
 
-/// Sequential trials (#43): where each pair stopped, and the calls saved.
+/// Sequential trials: where each pair stopped, and the calls saved.
 #[component]
 fn SequentialTable(rows: Vec<crate::model::SequentialRow>, base: String) -> impl IntoView {
     let (calls, fixed): (u64, u64) = rows.iter().fold((0, 0), |(c, f), r| (c + r.calls, f + r.calls_fixed));

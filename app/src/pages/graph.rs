@@ -79,7 +79,7 @@ pub fn GraphPage() -> impl IntoView {
 }
 
 /// Another system's index folder (a zip of it) as this empty project's
-/// corpus and graph (#41).
+/// corpus and graph.
 #[component]
 fn ImportIndexForm(project_id: i64, import_error: Memo<Option<String>>) -> impl IntoView {
     view! {

@@ -31,7 +31,7 @@ fn rate_and_eta(j: &JobView) -> (String, String) {
     } else {
         "–".into()
     };
-    // A slow model's pace in seconds per item, not "0.0/s" (#46).
+    // A slow model's pace in seconds per item, not "0.0/s".
     (format::pace(finished as u64, j.elapsed_secs), eta)
 }
 

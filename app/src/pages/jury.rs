@@ -1,4 +1,4 @@
-//! A jury's report (#43): each judge's verdicts beside the jury's, their
+//! A jury's report: each judge's verdicts beside the jury's, their
 //! agreement, and their agreement with the people.
 
 use leptos::prelude::*;

@@ -113,7 +113,7 @@ where
 pub fn SharedReport() -> impl IntoView {
     shared_body(get_shared, |v, t| {
         if let Some(r) = v.evaluation {
-            // The drill-down too (#39), read through the link.
+            // The drill-down too, read through the link.
             let pairs = r.pairs.clone();
             let source = crate::pages::evaluations::DrillSource::Share(t.clone());
             if crate::pages::evaluations::paper_query() {

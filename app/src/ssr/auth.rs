@@ -107,7 +107,7 @@ pub fn came_over_https(headers: &axum::http::HeaderMap, uri: &axum::http::Uri) -
         || header("forwarded").split([';', ',']).any(|p| p.trim() == "proto=https")
 }
 
-/// Failed logins (issue #40), in three parts, so that guessing is slow
+/// Failed logins, in three parts, so that guessing is slow
 /// wherever it comes from and the rightful user is never locked out by it:
 ///
 /// - per account, over every address and every process on the database: a

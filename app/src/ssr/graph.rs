@@ -19,8 +19,8 @@ pub async fn create_graph(
     settings: &engine::graph::extract::ExtractSettings,
     no_cache: bool,
 ) -> AppResult<JobView> {
-    store::get_project(pool, project_id).await?;
-    let chunks = store::chunk_texts(pool, project_id).await?;
+    store::projects::get_project(pool, project_id).await?;
+    let chunks = store::documents::chunk_texts(pool, project_id).await?;
     if chunks.is_empty() {
         return Err(AppError::Invalid("the project has no chunks yet: add documents to its corpus first".into()));
     }
@@ -68,8 +68,8 @@ fn apply_summaries(graph: &mut engine::graph::KnowledgeGraph, items: &[JobItemVi
 /// Creates (does not run) a summaries job for a project. With `no_cache`,
 /// every call goes to the provider even when a cached reply exists.
 pub async fn create_summaries(pool: &Db, project_id: i64, no_cache: bool) -> AppResult<JobView> {
-    store::get_project(pool, project_id).await?;
-    let chunks = store::chunk_texts(pool, project_id).await?;
+    store::projects::get_project(pool, project_id).await?;
+    let chunks = store::documents::chunk_texts(pool, project_id).await?;
     if chunks.is_empty() {
         return Err(AppError::Invalid("the project has no chunks yet: add documents to its corpus first".into()));
     }
@@ -80,7 +80,7 @@ pub async fn create_summaries(pool: &Db, project_id: i64, no_cache: bool) -> App
 
 /// One item per chunk of the project, `chunk-ID`.
 async fn chunk_items(pool: &Db, job: &JobView) -> AppResult<Vec<WorkItem>> {
-    Ok(store::chunk_texts(pool, project_of(job)?)
+    Ok(store::documents::chunk_texts(pool, project_of(job)?)
         .await?
         .into_iter()
         .map(|(id, text)| WorkItem { key: format!("chunk-{id}"), payload: json!({ "text": text }) })

@@ -24,6 +24,7 @@ pub mod csp;
 pub mod evaluation;
 pub mod experiments;
 pub mod graph;
+pub mod ingest;
 pub mod jobs;
 pub mod live;
 pub mod metrics;

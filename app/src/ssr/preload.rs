@@ -15,20 +15,30 @@
 //! counterpart in the browser's rendering.
 
 use std::collections::HashMap;
-use std::sync::OnceLock;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
 
 use leptos::prelude::*;
 use leptos_meta::Link;
 
-/// group → the files it fetches besides the main module, read once.
-fn manifest(options: &LeptosOptions) -> &'static HashMap<String, Vec<String>> {
-    static MANIFEST: OnceLock<HashMap<String, Vec<String>>> = OnceLock::new();
-    MANIFEST.get_or_init(|| {
-        let path = std::path::Path::new(options.site_root.as_ref())
-            .join(options.site_pkg_dir.as_ref())
-            .join("wasm-groups.json");
-        std::fs::read(&path).ok().and_then(|bytes| serde_json::from_slice(&bytes).ok()).unwrap_or_default()
-    })
+type Groups = HashMap<String, Vec<String>>;
+
+/// group → the files it fetches besides the main module: the site's
+/// `wasm-groups.json`, read once per site (a build's file, remembered by
+/// its path).
+fn manifest(options: &LeptosOptions) -> &'static Groups {
+    static MANIFESTS: OnceLock<Mutex<Vec<(PathBuf, &'static Groups)>>> = OnceLock::new();
+    let path = Path::new(options.site_root.as_ref()).join(options.site_pkg_dir.as_ref()).join("wasm-groups.json");
+    let mut read = MANIFESTS.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, groups)) = read.iter().find(|(p, _)| *p == path) {
+        return groups;
+    }
+    let groups: Groups =
+        std::fs::read(&path).ok().and_then(|bytes| serde_json::from_slice(&bytes).ok()).unwrap_or_default();
+    // One per site a process serves (one, but for tests): leaked on purpose.
+    let groups: &'static Groups = Box::leak(Box::new(groups));
+    read.push((path, groups));
+    groups
 }
 
 /// Adds to the page's `<head>` a preload link for each file of `group`

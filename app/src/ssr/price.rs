@@ -1,4 +1,4 @@
-//! The price of what a form would start, before it does (#39): one stage's
+//! The price of what a form would start, before it does: one stage's
 //! estimate (`engine::experiment`'s, over the project's stored chunks)
 //! priced with the configured model, and who answers said plainly.
 
@@ -11,8 +11,8 @@ use crate::ssr::store::{self, Db};
 
 /// The project's corpus and its chunks' configured size, as an estimate reads them.
 pub async fn corpus(pool: &Db, project_id: i64) -> AppResult<(CorpusSize, usize)> {
-    let project = store::get_project(pool, project_id).await?;
-    Ok((store::corpus_size(pool, &project).await?, project.chunk_tokens.max(1) as usize))
+    let project = store::projects::get_project(pool, project_id).await?;
+    Ok((store::projects::corpus_size(pool, &project).await?, project.chunk_tokens.max(1) as usize))
 }
 
 /// `e` as a plan: priced at the configured model's price, free when the

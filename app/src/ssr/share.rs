@@ -36,7 +36,7 @@ pub async fn project_of(pool: &Db, kind: &str, page_id: i64) -> AppResult<i64> {
             v.project_id
         }
         "graph" => {
-            store::get_project(pool, page_id).await?;
+            store::projects::get_project(pool, page_id).await?;
             if store::graph::overview(pool, page_id).await?.is_none() {
                 return Err(AppError::Invalid(format!("project {page_id} has no graph to share yet")));
             }
@@ -77,7 +77,7 @@ pub async fn view(pool: &Db, token: &str) -> AppResult<SharedView> {
             let report = crate::ssr::metrics::report(pool, id).await?;
             let mut v = crate::ssr::metrics::view(&report).linked();
             let project = store::questions::get_set(pool, report.question_set_id).await?.project_id;
-            v.documents = Some(store::get_project(pool, project).await?.summary.documents);
+            v.documents = Some(store::projects::get_project(pool, project).await?.summary.documents);
             SharedView { metrics: Some(v), ..Default::default() }
         }
         _ => return Err(not_found()),
@@ -102,7 +102,7 @@ pub async fn questions(pool: &Db, set_id: i64, whole: bool) -> AppResult<SharedQ
     };
     let set = store::questions::get_set(pool, set_id).await?;
     // Entities need the graph; a set shared before its project has one has none.
-    // Charts inline in the one-file report, linked on the page (#39).
+    // Charts inline in the one-file report, linked on the page.
     let figure = |svg: String| if whole { crate::model::Figure::Inline(svg) } else { crate::model::Figure::Linked };
     let entities =
         set_entities(pool, set_id, EntitySource::Graph).await.ok().flatten().map(|e| (e.stats(), figure(e.svg())));

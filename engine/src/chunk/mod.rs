@@ -374,7 +374,7 @@ mod tests {
         }
     }
 
-    /// Project Gutenberg's headings between runs of blank lines (issue #46):
+    /// Project Gutenberg's headings between runs of blank lines:
     /// the first 30 KB of A Christmas Carol made 9 chunks, two of them the
     /// headings alone (9 and 5 tokens); now 7, none a sliver, the whole text
     /// still covered in order.

@@ -5,7 +5,7 @@
 //! next level, once per chunk inside it: a "sentence" of 1 MB (one word of
 //! 1 MB, `abab…`, a long run of CJK characters without punctuation, a file
 //! without full stops) is tokenised again for each of its hundreds of
-//! chunks — 10 s for 256 KB here, 54 s for 1 MB (issue #40). Real prose
+//! chunks — 10 s for 256 KB here, 54 s for 1 MB. Real prose
 //! keeps every sentence far below a chunk and is chunked by text-splitter
 //! as before ([`needs_packer`] decides, in linear time).
 //!

@@ -12,7 +12,7 @@
 //! only, and the passes run on all cores at once (rayon): little padding,
 //! every tensor small enough for the allocator to reuse its memory (a batch
 //! of 32 passages of 256 tokens in one pass made 100 MB attention tensors
-//! that went back to the kernel after each operation: issue #25), and the
+//! that went back to the kernel after each operation), and the
 //! element-wise operations — single-threaded in candle — on every core.
 //! The vectors are the same whatever the grouping: padding is masked out
 //! of the attention and of the mean. Between the matrix products, the
@@ -145,18 +145,19 @@ pub struct MiniLm {
     fast: bool,
 }
 
-/// Where the model is when the configuration names no place (the server's
-/// `--minilm-dir`, `ASSAY_MINILM_DIR`): `data/models/all-MiniLM-L6-v2`
-/// under the working directory, or under the checkout the running binary
-/// was built in (`target/<profile>/assay` → `../../data/…`), whichever has it.
-pub fn default_dir() -> PathBuf {
-    let relative = PathBuf::from("data/models/all-MiniLM-L6-v2");
-    let beside_build =
-        std::env::current_exe().ok().and_then(|exe| Some(exe.parent()?.parent()?.parent()?.join(&relative)));
-    match beside_build {
-        Some(dir) if !relative.is_dir() && dir.is_dir() => dir,
-        _ => relative,
+/// The model in `dir`, loaded once per folder and shared (its weights are
+/// 90 MB; every job that embeds uses the same copy). A memo of a file's
+/// contents, not configuration: the folder is always the caller's.
+pub fn shared(dir: &Path) -> Result<std::sync::Arc<MiniLm>, MiniLmError> {
+    type Loaded = std::sync::Mutex<Vec<(PathBuf, std::sync::Arc<MiniLm>)>>;
+    static LOADED: std::sync::OnceLock<Loaded> = std::sync::OnceLock::new();
+    let mut loaded = LOADED.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, model)) = loaded.iter().find(|(d, _)| d == dir) {
+        return Ok(model.clone());
     }
+    let model = std::sync::Arc::new(MiniLm::load(dir)?);
+    loaded.push((dir.to_path_buf(), model.clone()));
+    Ok(model)
 }
 
 impl MiniLm {

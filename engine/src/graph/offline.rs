@@ -769,7 +769,7 @@ mod tests {
         assert_eq!(guild_inn.strength, 1.0);
     }
 
-    /// Issue #21: texts that write a dash as "--" gave entities like
+    /// Texts that write a dash as "--" gave entities like
     /// "Holmes--and"; a character's full and short names made two nodes;
     /// main characters were typed "concept".
     #[test]

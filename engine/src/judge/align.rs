@@ -237,7 +237,7 @@ mod tests {
         assert!(!how.succeeded());
     }
 
-    /// A model that overshoots (issue #46): asked for 60 words it writes
+    /// A model that overshoots: asked for 60 words it writes
     /// 800. The target stays the longer answer's original length, the
     /// longer answer is never regenerated, the overshoot is trimmed, and no
     /// request asks for more than twice the target.

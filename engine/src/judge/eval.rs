@@ -92,11 +92,11 @@ pub struct Settings {
     /// what evaluations stored before the choice ran) or GraphRAG's four.
     #[serde(default)]
     pub legacy_aspects: super::legacy::LegacyAspects,
-    /// Sequential trials (#43): each pair judged look by look and stopped
+    /// Sequential trials: each pair judged look by look and stopped
     /// once its verdict is settled (`super::sequential`), M at most.
     #[serde(default)]
     pub sequential: bool,
-    /// A jury (#43): judges besides the first (`judge`) that judge every
+    /// A jury: judges besides the first (`judge`) that judge every
     /// unbiased item too; the headline is then the jury's mean score.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub jury: Vec<super::jury::Juror>,
@@ -357,7 +357,7 @@ pub struct UnbiasedSummary {
     pub tie: BoxStats,
     pub b_win: BoxStats,
     pub relative: BoxStats,
-    /// The pair's headline — one consistent summary (issue #21): the rates
+    /// The pair's headline — one consistent summary: the rates
     /// of the **median trial**, the trials ordered by relative win rate
     /// (then by number) and the middle one taken (the lower middle for an
     /// even count). Its A wins + ties + B wins = 1 and its relative win
@@ -1272,7 +1272,7 @@ mod tests {
         PairInput { a: 1, b: 2, questions }
     }
 
-    /// Issue #21: one consistent summary per pair. The headline is the
+    /// One consistent summary per pair. The headline is the
     /// median trial's rates: they add up to 1, the relative win rate is
     /// A − B, every interval contains its estimate, and with an odd number
     /// of trials the headline relative equals the box plot's median.
@@ -1298,7 +1298,7 @@ mod tests {
         }
     }
 
-    /// Issue #21: "biased" only when the interval of the median relative
+    /// "Biased" only when the interval of the median relative
     /// win rate (over trials; bootstrap over questions) excludes the ±0.05
     /// band, "even" when it lies inside, otherwise inconclusive with the
     /// number of questions that would decide.

@@ -1,4 +1,4 @@
-//! Juries of judges (#43). Verga et al. (2024), "Replacing Judges with
+//! Juries of judges. Verga et al. (2024), "Replacing Judges with
 //! Juries: Evaluating LLM Generations with a Panel of Diverse Models"
 //! (arXiv:2404.18796), pool the verdicts of several smaller judges (their
 //! PoLL) and find the panel agrees better with people than one large

@@ -1,4 +1,4 @@
-//! The length-controlled win rate (issue #43): AlpacaEval 2's correction of
+//! The length-controlled win rate: AlpacaEval 2's correction of
 //! a judge's preference for longer answers by a regression instead of by
 //! regenerating answers (Dubois, Galambosi, Liang & Hashimoto, 2024,
 //! "Length-Controlled AlpacaEval: A Simple Way to Debias Automatic

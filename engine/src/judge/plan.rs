@@ -1,4 +1,4 @@
-//! Planning an evaluation before paying for it (issue #43): what a run of
+//! Planning an evaluation before paying for it: what a run of
 //! Q questions × M trials can decide, simulated from a pilot's per-question
 //! outcomes.
 //!

@@ -55,7 +55,7 @@ pub async fn run_unbiased_item(gateway: &Gateway, job_id: i64, item: WorkItem) -
     // The item's draws go out together (the gateway's limit bounds the
     // calls in flight across all items): one after another, an item would
     // take 2 × repeats latencies and the judging could not reach the
-    // Little's-law bound of calls × latency ÷ concurrency (issue #25).
+    // Little's-law bound of calls × latency ÷ concurrency.
     // Results keep the draws' order: repeat by repeat, A first then B first.
     let draws = (0..repeats).flat_map(|repeat| orders.iter().map(move |&order| (repeat, order)));
     let judged = futures_util::future::join_all(draws.map(|(repeat, order)| {

@@ -1,4 +1,4 @@
-//! Sequential trials (#43): judge a pair's questions a few trials at a
+//! Sequential trials: judge a pair's questions a few trials at a
 //! time and stop the pair once its verdict is settled, instead of always
 //! paying for all M trials.
 //!

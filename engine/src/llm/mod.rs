@@ -439,7 +439,7 @@ pub fn count_prompt_tokens(messages: &[Message]) -> u64 {
 /// A text's cl100k tokens, remembered: judging sends the same prompt once
 /// per trial and repeat (50 times at the paper's settings) and the offline
 /// judge gives the same reply to it each time; counting a text with cl100k's
-/// regex costs a hundred times more than hashing it (issue #25: counting
+/// regex costs a hundred times more than hashing it (counting
 /// was a fifth of an offline experiment). Seed 000's evaluation holds ≈7,000
 /// distinct texts; the memo keeps 65,536 counts (≈1.5 MB) before it forgets.
 ///

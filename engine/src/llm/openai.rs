@@ -71,7 +71,7 @@ pub struct OpenAiConfig {
     pub headers: Vec<(String, ApiKey)>,
 }
 
-/// A limit on requests in flight that several processes share (issue #26:
+/// A limit on requests in flight that several processes share (
 /// the configured concurrency is a total for the deployment, kept in its
 /// database). A request holds a slot while it is on the wire, beside its
 /// permit of this process's own semaphore, and gives it back after.

@@ -35,6 +35,11 @@ impl ProviderKind {
     }
 }
 
+/// Where the in-process MiniLM is unless the configuration says
+/// ([`LlmSettings::minilm_dir`]), relative to the working directory;
+/// `scripts/fetch-minilm` puts it there.
+pub const DEFAULT_MINILM_DIR: &str = "data/models/all-MiniLM-L6-v2";
+
 #[derive(Debug, Clone)]
 pub struct LlmSettings {
     pub provider: ProviderKind,
@@ -45,6 +50,9 @@ pub struct LlmSettings {
     pub timeout: Duration,
     pub max_attempts: u32,
     pub embed_model: String,
+    /// Where the in-process all-MiniLM-L6-v2 is (its safetensors,
+    /// tokenizer and config).
+    pub minilm_dir: std::path::PathBuf,
     pub prices: PriceTable,
     /// Whether the "HTTP endpoint" RAG method, whose URL any member with
     /// edit rights sets, may call loopback, private and link-local
@@ -67,7 +75,7 @@ pub struct LlmSettings {
     pub shared_limit: Option<super::openai::SharedLimitHandle>,
     /// The settings given as command-line flags (`provider`, `base_url`,
     /// `model`, `concurrency`): the most specific word, which an
-    /// experiment manifest's `[llm]` does not override (#46: flag >
+    /// experiment manifest's `[llm]` does not override (flag >
     /// manifest > environment).
     pub pinned: Vec<&'static str>,
 }
@@ -83,6 +91,7 @@ impl Default for LlmSettings {
             timeout: Duration::from_secs(120),
             max_attempts: 6,
             embed_model: "text-embedding-3-small".into(),
+            minilm_dir: DEFAULT_MINILM_DIR.into(),
             prices: default_prices(),
             allow_private_urls: false,
             context: None,

@@ -177,7 +177,7 @@ pub struct Split {
 
 impl Split {
     /// "well-structured" (ρ > 2), "poor" (ρ < 1) or "moderate" — said of
-    /// the interval where there is one (#39: a label that respects it): the
+    /// the interval where there is one (a label that respects it): the
     /// whole interval above 2, below 1 or between them; an interval across
     /// a threshold is "uncertain".
     pub fn verdict(&self) -> &'static str {
@@ -722,7 +722,7 @@ mod tests {
         out
     }
 
-    /// Issue #21: DiscPow, NMI and ρ with bootstrap intervals and a noise
+    /// DiscPow, NMI and ρ with bootstrap intervals and a noise
     /// floor; a warning below seed 004's 38 questions per category.
     #[test]
     fn granularity_numbers_carry_intervals_a_noise_floor_and_a_warning() {

@@ -25,7 +25,7 @@ pub const DEFAULT_K: usize = 10;
 /// no number; 4 is ours).
 pub const DEFAULT_BINS: usize = 4;
 
-/// Which definitions a metrics run reports (issue #42): the textbook ones
+/// Which definitions a metrics run reports: the textbook ones
 /// (the default), or as the HieraRAG authors' released code computes them
 /// ([`published`]), so a number can be set beside the paper's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -79,7 +79,7 @@ impl Definitions {
 /// appear in top-10 results". So that is the default. `passage` counts a chunk that overlaps the source chunk's span
 /// (a neighbour cut with overlap carries the same passage); `chunk` counts
 /// only the source chunk itself (stricter than the paper; Assay's only
-/// unit before issue #21).
+/// unit in early versions).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RelevanceUnit {

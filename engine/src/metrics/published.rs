@@ -1,5 +1,5 @@
 //! The HieraRAG authors' released code, where it computes a metric
-//! differently from its textbook definition (issue #42, "as-published"):
+//! differently from its textbook definition ("as-published"):
 //! `fensorechase/rag-diverse-benchmarks-synthetic-qa`,
 //! `rag_system/generate/complete_analysis.py` and `compute_rag_metrics.py`.
 //! Bug for bug: these exist so a number can be put beside the paper's, not

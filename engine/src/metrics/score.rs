@@ -42,8 +42,8 @@ pub struct PairScores {
     pub bleu: f64,
     /// The same pair under the other definitions: as the HieraRAG
     /// authors' code scores it when the fields above are the standard ones,
-    /// and the other way round ([`PairScores::under`]). Runs before issue
-    /// #42 have none.
+    /// and the other way round ([`PairScores::under`]). Runs stored before
+    /// both were scored have none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub other: Option<OtherScores>,
 }
@@ -138,7 +138,7 @@ impl PairScores {
     /// These scores with `definitions` in front: under the other
     /// definitions the fields trade places with [`PairScores::other`]
     /// (cosine similarity is the same under both). Unchanged when already
-    /// so, or when there is no other (a run before issue #42).
+    /// so, or when there is no other (an older run).
     pub fn under(self, definitions: Definitions) -> PairScores {
         let Some(o) = self.other.filter(|o| o.definitions == definitions) else { return self };
         let front = match definitions {

@@ -525,7 +525,7 @@ mod tests {
         assert_eq!(plan(&KnowledgeGraph::default(), &s), Err(PlanError::NoGraph));
     }
 
-    /// Issue #21: "an entity mentioned across a long document gets context
+    /// "An entity mentioned across a long document gets context
     /// drawn from across it (the chunks' positions spread over the
     /// document, not the first three)".
     #[test]

@@ -371,7 +371,7 @@ mod tests {
         assert!(qs.iter().any(|q| q.question.contains("Hollin") || q.question.contains("Ann")), "{qs:?}");
     }
 
-    /// Issue #21: a set can be asked for an exact count, spread over every
+    /// A set can be asked for an exact count, spread over every
     /// user and task; and the offline stand-in asks every question once.
     #[test]
     fn an_exact_count_is_spread_over_users_and_tasks_and_offline_questions_are_distinct() {

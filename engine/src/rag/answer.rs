@@ -131,7 +131,7 @@ pub fn extractive(question: &str, context: &str, target_words: Option<usize>) ->
     // six words or more, is contained in it. Each kept sentence carries its
     // word count and a prepared searcher: the test runs for every pair, and
     // preparing a searcher per pair (`str::contains`) was a third of an
-    // offline experiment's time (issue #25).
+    // offline experiment's time.
     struct Kept {
         key: String,
         words: usize,
@@ -179,7 +179,7 @@ pub fn extractive(question: &str, context: &str, target_words: Option<usize>) ->
     }
     // In a fixed order: the scores are sums of floats, and a HashSet's
     // order differs from run to run — so would near-ties between sentences
-    // (issue #42: 6 of 150 offline answers changed between two runs).
+    // (6 of 150 offline answers changed between two runs).
     let asked: std::collections::BTreeSet<String> = words(question).collect();
     let mut ranked: Vec<(usize, f64)> = candidates
         .iter()
@@ -274,7 +274,7 @@ mod tests {
         assert!(extractive("anything", "", Some(10)).starts_with("The retrieved context holds nothing"));
     }
 
-    /// Issue #21: offline LightRAG answers repeated a sentence (19 of 84 on
+    /// Offline LightRAG answers repeated a sentence (19 of 84 on
     /// the UltraDomain slice and a Christmas Carol): a chunk's sentence
     /// wrapped over lines, and a description holding it whole or cut short.
     #[test]

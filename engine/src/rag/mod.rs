@@ -60,7 +60,7 @@ pub struct Section {
 }
 
 /// Characters of retrieved text under which an answer is said to rest on
-/// little retrieved context (#46): about a short paragraph, 60–80 words —
+/// little retrieved context: about a short paragraph, 60–80 words —
 /// less than one chunk of the default size. Such an answer is close to the
 /// model answering from the question alone, and its verdicts say little
 /// about the method's retrieval.

@@ -124,7 +124,7 @@ pub fn default_dimensions() -> Vec<Dimension> {
 }
 
 /// The name of an answer-validation study's correctness dimension (what a
-/// jury's agreement with the people compares, #43).
+/// jury's agreement with the people compares).
 pub const CORRECTNESS: &str = "Correctness";
 
 /// The name of the category-pick dimension of an answer-validation study.

@@ -39,7 +39,7 @@ pub enum AnswersCommand {
     },
     /// The built-in methods and their default parameters.
     Methods,
-    /// A project's answer sets with the cost table (seed 000 Table II).
+    /// A project's answer sets with the cost table (Zeng et al. Table II).
     List { project: String },
     /// Add answers from another system for a question set: a .jsonl or .csv
     /// file with `question_id` or `question`, `answer`, and optionally
@@ -85,7 +85,7 @@ fn ms(v: Option<f64>) -> String {
 pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: AnswersCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         AnswersCommand::Generate { project, set, method, params, name, target_words, no_cache } => {
-            let p = app::ssr::store::find_project(pool, &project).await?;
+            let p = app::ssr::store::projects::find_project(pool, &project).await?;
             let questions = app::ssr::store::questions::get_set(pool, set).await?;
             if questions.project_id != p.summary.id {
                 anyhow::bail!("question set {set} belongs to another project");
@@ -98,7 +98,7 @@ pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: AnswersCommand)
                 target_words,
                 no_cache,
             };
-            let (job, answers) = app::ssr::answers::create(pool, &req).await?;
+            let (job, answers) = app::ssr::answers::create(pool, &req, &llm.minilm_dir).await?;
             let (code, after) = execute_job(pool, out, llm, job.id, false).await?;
             let view = app::ssr::store::answers::get_set(pool, answers).await?;
             let cost = app::ssr::store::answers::cost_of(pool, answers).await?;
@@ -158,7 +158,7 @@ pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: AnswersCommand)
             Ok(ExitCode::SUCCESS)
         }
         AnswersCommand::List { project } => {
-            let p = app::ssr::store::find_project(pool, &project).await?;
+            let p = app::ssr::store::projects::find_project(pool, &project).await?;
             let rows = app::ssr::store::answers::cost_table(pool, p.summary.id).await?;
             out.print(json!(rows), || {
                 let mut lines = vec![format!(
@@ -199,7 +199,7 @@ pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: AnswersCommand)
             Ok(ExitCode::SUCCESS)
         }
         AnswersCommand::Import { project, set, name, file } => {
-            let p = app::ssr::store::find_project(pool, &project).await?;
+            let p = app::ssr::store::projects::find_project(pool, &project).await?;
             let questions = app::ssr::store::questions::get_set(pool, set).await?;
             if questions.project_id != p.summary.id {
                 anyhow::bail!("question set {set} belongs to another project");
@@ -214,7 +214,7 @@ pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: AnswersCommand)
             Ok(ExitCode::SUCCESS)
         }
         AnswersCommand::Export { project, answers, format } => {
-            let p = app::ssr::store::find_project(pool, &project).await?;
+            let p = app::ssr::store::projects::find_project(pool, &project).await?;
             let view = app::ssr::store::answers::get_set(pool, answers).await?;
             if view.project_id != p.summary.id {
                 anyhow::bail!("answer set {answers} belongs to another project");

@@ -38,7 +38,7 @@ pub(super) enum CorpusCommand {
 pub(super) async fn corpus(pool: &Db, out: Output, llm: &LlmSettings, cmd: CorpusCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         CorpusCommand::Summarise { project, no_cache } => {
-            let p = app::ssr::store::find_project(pool, &project).await?;
+            let p = app::ssr::store::projects::find_project(pool, &project).await?;
             let job = app::ssr::graph::create_summaries(pool, p.summary.id, no_cache).await?;
             return run_job(pool, out, llm, job.id, false).await;
         }
@@ -46,7 +46,7 @@ pub(super) async fn corpus(pool: &Db, out: Output, llm: &LlmSettings, cmd: Corpu
             if files.is_empty() && !sample {
                 bail!("name the files to add, or --sample for the sample corpus");
             }
-            let p = app::ssr::store::find_project(pool, &project).await?;
+            let p = app::ssr::store::projects::find_project(pool, &project).await?;
             let mut loaded: Vec<(String, Vec<u8>)> = Vec::new();
             let mut unreadable = Vec::new();
             for path in &files {
@@ -63,7 +63,7 @@ pub(super) async fn corpus(pool: &Db, out: Output, llm: &LlmSettings, cmd: Corpu
             if sample {
                 loaded.extend(engine::sample::sample_files().map(|(n, b)| (n.to_string(), b.to_vec())));
             }
-            let mut report = app::ssr::store::add_files(pool, p.summary.id, &loaded, &limits.config().import).await?;
+            let mut report = app::ssr::ingest::add_files(pool, p.summary.id, &loaded, &limits.config().import).await?;
             report.skipped.splice(0..0, unreadable);
             print_report(out, &p.summary.name, &report);
             // Every file refused and nothing added: a script should notice.
@@ -72,7 +72,7 @@ pub(super) async fn corpus(pool: &Db, out: Output, llm: &LlmSettings, cmd: Corpu
             }
         }
         CorpusCommand::Stats { project } => {
-            let p = app::ssr::store::find_project(pool, &project).await?;
+            let p = app::ssr::store::projects::find_project(pool, &project).await?;
             out.print(
                 json!({"project": p.summary.name, "documents": p.summary.documents, "tokens": p.summary.tokens,
                        "chunks": p.summary.chunks, "chunk_tokens": p.chunk_tokens, "chunk_overlap": p.chunk_overlap, "tokenizer": p.tokenizer}),

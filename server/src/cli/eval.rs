@@ -13,7 +13,7 @@ use serde_json::json;
 
 use super::{execute_job, job_line, Output};
 
-/// `--plan --pilot EVAL`: what the planned run can decide (#43), for
+/// `--plan --pilot EVAL`: what the planned run can decide, for
 /// `assay eval run` and `assay run`.
 #[derive(Args, Debug)]
 pub struct PilotArgs {
@@ -33,7 +33,7 @@ pub struct PilotArgs {
     pub difference: Option<f64>,
 }
 
-/// What the planned run can decide, from its pilot (#43).
+/// What the planned run can decide, from its pilot.
 pub(super) fn decide_text(d: &app::model::DecideView) -> String {
     use app::format::{int, signed};
     use app::model::DecideView;
@@ -96,7 +96,7 @@ pub(super) fn decide_text(d: &app::model::DecideView) -> String {
     lines.join("\n")
 }
 
-/// The length-controlled win rate per pair, a line each (#43).
+/// The length-controlled win rate per pair, a line each.
 fn length_control_lines(pairs: &[engine::judge::eval::PairReport]) -> Vec<String> {
     use app::format::pct1;
     let mut lines = Vec::new();
@@ -133,7 +133,7 @@ fn length_control_lines(pairs: &[engine::judge::eval::PairReport]) -> Vec<String
     lines
 }
 
-/// Sequential trials: where each pair stopped, and the calls saved (#43).
+/// Sequential trials: where each pair stopped, and the calls saved.
 fn sequential_lines(pairs: &[engine::judge::eval::PairReport]) -> Vec<String> {
     use app::format::{int, signed};
     let courses: Vec<_> = pairs.iter().filter_map(|p| Some((p, p.sequential.as_ref()?))).collect();
@@ -168,7 +168,7 @@ fn sequential_lines(pairs: &[engine::judge::eval::PairReport]) -> Vec<String> {
     lines
 }
 
-/// A jury's verdicts and agreement (#43), as `eval show` prints them.
+/// A jury's verdicts and agreement, as `eval show` prints them.
 pub fn jury_lines(
     jury: Option<&engine::judge::jury::Jury>,
     reports: &[engine::judge::eval::PairReport],
@@ -266,7 +266,7 @@ pub struct JudgeArgs {
     /// Switch position exchange off: A is always shown first.
     #[arg(long)]
     no_exchange: bool,
-    /// The scoring prompt: `paper` (seed 000's rubric, the default) or
+    /// The scoring prompt: `paper` (Zeng et al.'s rubric, the default) or
     /// `content-only` (adds "order and length are not merits").
     #[arg(long, default_value = "paper")]
     judge_prompt: String,
@@ -566,7 +566,7 @@ pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: EvalCommand) ->
             plan,
             pilot: PilotArgs { pilot, half_width, difference },
         } => {
-            let p = app::ssr::store::find_project(pool, &project).await?;
+            let p = app::ssr::store::projects::find_project(pool, &project).await?;
             let questions = app::ssr::store::questions::get_set(pool, set).await?;
             if questions.project_id != p.summary.id {
                 anyhow::bail!("question set {set} belongs to another project");
@@ -615,7 +615,7 @@ pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: EvalCommand) ->
             Ok(code)
         }
         EvalCommand::Sanity { project, set, method, judge } => {
-            let p = app::ssr::store::find_project(pool, &project).await?;
+            let p = app::ssr::store::projects::find_project(pool, &project).await?;
             let first = resolve_set(pool, p.summary.id, set, &method).await?;
             let (job, id) =
                 app::ssr::evaluation::create_sanity(pool, llm, first, judge.settings(Protocol::Both)?).await?;
@@ -624,7 +624,7 @@ pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: EvalCommand) ->
             Ok(code)
         }
         EvalCommand::List { project } => {
-            let p = app::ssr::store::find_project(pool, &project).await?;
+            let p = app::ssr::store::projects::find_project(pool, &project).await?;
             let list = app::ssr::evaluation::list(pool, p.summary.id).await?;
             out.print(json!(list), || {
                 let mut lines =
@@ -698,7 +698,7 @@ pub(super) fn plan_text(p: &app::model::RunPlan) -> String {
         format!("{} calls · {} tokens · {} (nothing sent)", range(calls, max), int(p.tokens()), cost(p.cost_usd())),
         p.paid_by.clone(),
     ];
-    // How long it would take on this endpoint (#46).
+    // How long it would take on this endpoint.
     lines.push(match &p.time {
         Some(t) => {
             let (headline, how, _) = t.describe((calls, max));

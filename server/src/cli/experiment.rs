@@ -179,7 +179,7 @@ async fn plan(
             "unpriced".into()
         }
     };
-    // From a pilot: what each evaluated set's run can decide (#43).
+    // From a pilot: what each evaluated set's run can decide.
     let decided = match args.pilot.pilot {
         Some(pilot) => {
             app::ssr::experiments::wizard::decide(pool, m, pilot, args.pilot.half_width, args.pilot.difference).await?

@@ -54,13 +54,13 @@ pub(super) enum GraphCommand {
 pub(super) async fn graph(pool: &Db, out: Output, llm: &LlmSettings, cmd: GraphCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         GraphCommand::Build { project, gleaning, entity_types, summary_budget, no_cache } => {
-            let p = app::ssr::store::find_project(pool, &project).await?;
+            let p = app::ssr::store::projects::find_project(pool, &project).await?;
             let settings = engine::graph::extract::ExtractSettings {
                 gleaning,
                 entity_types: comma_list(&entity_types, str::to_lowercase),
                 summary_budget,
             };
-            // What the build will send, before it does (#46: the chunk count
+            // What the build will send, before it does (the chunk count
             // decides the calls).
             if !out.json {
                 let (corpus, chunk_tokens) = app::ssr::price::corpus(pool, p.summary.id).await?;
@@ -93,7 +93,7 @@ pub(super) async fn graph(pool: &Db, out: Output, llm: &LlmSettings, cmd: GraphC
                         graph.edges.len(),
                         components.len()
                     );
-                    // What the page says of the model's replies (#46).
+                    // What the page says of the model's replies.
                     if let Some(note) = &note {
                         text += &format!("\n{note}");
                     }
@@ -103,7 +103,7 @@ pub(super) async fn graph(pool: &Db, out: Output, llm: &LlmSettings, cmd: GraphC
             Ok(code)
         }
         GraphCommand::Import { project, path, format: Some(format), community_level } => {
-            let p = app::ssr::store::find_project(pool, &project).await?;
+            let p = app::ssr::store::projects::find_project(pool, &project).await?;
             let format = engine::graph::foreign::Format::parse(&format).expect("clap checked the value");
             let files = engine::graph::foreign::ForeignFiles::open(&path, format).map_err(|e| anyhow::anyhow!(e.0))?;
             let index =
@@ -118,7 +118,7 @@ pub(super) async fn graph(pool: &Db, out: Output, llm: &LlmSettings, cmd: GraphC
                     "--community-level goes with --format: a graph in Assay's export layout gets communities computed"
                 );
             }
-            let p = app::ssr::store::find_project(pool, &project).await?;
+            let p = app::ssr::store::projects::find_project(pool, &project).await?;
             let text =
                 std::fs::read_to_string(&file).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", file.display()))?;
             let export: engine::graph::export::GraphExport = serde_json::from_str(&text)
@@ -140,7 +140,7 @@ pub(super) async fn graph(pool: &Db, out: Output, llm: &LlmSettings, cmd: GraphC
             Ok(ExitCode::SUCCESS)
         }
         GraphCommand::Export { project, format } => {
-            let p = app::ssr::store::find_project(pool, &project).await?;
+            let p = app::ssr::store::projects::find_project(pool, &project).await?;
             let export = app::ssr::store::graph::export(pool, p.summary.id).await?;
             let text = if format == "graphml" {
                 export.to_graphml()

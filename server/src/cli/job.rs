@@ -31,7 +31,7 @@ pub(super) enum JobCommand {
 pub(super) async fn job(pool: &Db, out: Output, llm: &LlmSettings, cmd: JobCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         JobCommand::List { project } => {
-            let p = app::ssr::store::find_project(pool, &project).await?;
+            let p = app::ssr::store::projects::find_project(pool, &project).await?;
             let jobs = app::ssr::store::jobs::list_jobs(pool, p.summary.id).await?;
             out.print(json!(jobs.iter().map(job_json).collect::<Vec<_>>()), || {
                 if jobs.is_empty() {

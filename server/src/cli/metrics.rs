@@ -1,4 +1,4 @@
-//! `assay metrics …`: reference-based metrics of answer sets (seed 004):
+//! `assay metrics …`: reference-based metrics of answer sets (HieraRAG):
 //! MAP, nDCG@k, Recall@k, cosine similarity, ROUGE-1 and BLEU, overall and
 //! per category, the granularity analysis and the LV × QC table. A run is
 //! a job (progress on stderr; Ctrl-C cancels, `assay job resume` goes on)
@@ -32,7 +32,7 @@ pub enum MetricsCommand {
         #[arg(long, default_value_t = engine::metrics::DEFAULT_BINS)]
         bins: usize,
         /// What a retrieved chunk must match to count as relevant:
-        /// `document` (seed 004's: the question's source document),
+        /// `document` (HieraRAG's: the question's source document),
         /// `passage` (a chunk overlapping the source chunk) or `chunk`
         /// (the source chunk itself).
         #[arg(long, default_value = "document")]
@@ -93,7 +93,7 @@ pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: MetricsCommand)
             (project, set, answers, k, bins, unit, definitions, out)
         }
         MetricsCommand::List { project } => {
-            let p = app::ssr::store::find_project(pool, &project).await?;
+            let p = app::ssr::store::projects::find_project(pool, &project).await?;
             let mut runs = Vec::new();
             for row in app::ssr::store::metrics::list(pool, p.summary.id).await? {
                 runs.push(app::ssr::metrics::run_view(pool, &row).await?);
@@ -130,7 +130,7 @@ pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: MetricsCommand)
             return Ok(ExitCode::SUCCESS);
         }
     };
-    let p = app::ssr::store::find_project(pool, &project).await?;
+    let p = app::ssr::store::projects::find_project(pool, &project).await?;
     if app::ssr::store::questions::get_set(pool, set).await?.project_id != p.summary.id {
         anyhow::bail!("question set {set} belongs to another project");
     }

@@ -58,6 +58,10 @@ pub struct Cli {
     /// `max_connections`, 100 by default, is shared by every process).
     #[arg(long, global = true, env = "ASSAY_DB_CONNECTIONS", default_value_t = app::ssr::store::PG_CONNECTIONS)]
     db_connections: u32,
+    /// PostgreSQL: seconds a claim on a shared job's item stands without a
+    /// heartbeat before another process may take the item (at least 1).
+    #[arg(long = "claim-timeout", global = true, env = "ASSAY_CLAIM_TIMEOUT", default_value_t = app::ssr::store::CLAIM_TIMEOUT)]
+    claim_timeout: u64,
     /// Print machine-readable JSON on stdout.
     #[arg(long, global = true)]
     json: bool,
@@ -138,6 +142,7 @@ impl LlmArgs {
             concurrency: self.llm_concurrency,
             timeout: std::time::Duration::from_secs(self.llm_timeout),
             embed_model: self.embed_model.clone(),
+            minilm_dir: self.minilm_dir.clone().unwrap_or_else(crate::default_minilm_dir),
             // Commands run by the machine's operator: any address.
             allow_private_urls: true,
             pinned: self.pinned.clone(),
@@ -189,7 +194,7 @@ enum Command {
     /// one), sanity-check a method against itself, write reports.
     #[command(subcommand)]
     Eval(eval::EvalCommand),
-    /// Reference-based metrics of answer sets (seed 004): MAP, nDCG, Recall,
+    /// Reference-based metrics of answer sets (HieraRAG): MAP, nDCG, Recall,
     /// cosine similarity, ROUGE-1, BLEU, and the granularity analysis.
     #[command(subcommand)]
     Metrics(metrics::MetricsCommand),
@@ -269,9 +274,6 @@ fn init_tracing(serving: bool) {
 }
 
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    if let Some(dir) = &cli.llm.minilm_dir {
-        app::ssr::answers::set_minilm_dir(dir.clone());
-    }
     // A manifest is checked before the database is opened or created.
     let manifest = match &cli.command {
         Command::Run(args) => Some(experiment::load(args)?),
@@ -284,7 +286,10 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
     let db = cli.db.clone().unwrap_or_else(|| crate::default_db_path().display().to_string());
     let shown = crate::shown_db(&db);
-    let pool = app::ssr::store::open_target_with(&db, cli.db_connections).await.with_context(|| shown.clone())?;
+    let pool = app::ssr::store::open_target_with(&db, cli.db_connections)
+        .await
+        .with_context(|| shown.clone())?
+        .with_claim_timeout(cli.claim_timeout);
     let llm = cli.llm.settings()?;
     match cli.command {
         Command::Serve(args) => serve(pool, &shown, &llm, args).await,

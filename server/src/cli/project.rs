@@ -54,11 +54,11 @@ pub(super) async fn project(pool: &Db, out: Output, cmd: ProjectCommand) -> anyh
                 bail!("unknown tokenizer \"{tokenizer}\" (use cl100k_base or o200k_base)");
             };
             let settings = ChunkSettings { chunk_tokens, overlap_tokens: chunk_overlap, tokenizer };
-            let p = app::ssr::store::create_project(pool, &name, &settings).await?;
+            let p = app::ssr::store::projects::create_project(pool, &name, &settings).await?;
             out.print(project_json(&p), || format!("Created project {} (id {})", p.summary.name, p.summary.id));
         }
         ProjectCommand::List => {
-            let list = app::ssr::store::list_projects(pool).await?;
+            let list = app::ssr::store::projects::list_projects(pool).await?;
             let value = json!(list
                 .iter()
                 .map(|p| json!({"id": p.id, "name": p.name, "created_at": p.created_at, "documents": p.documents, "tokens": p.tokens, "chunks": p.chunks}))
@@ -86,13 +86,13 @@ pub(super) async fn project(pool: &Db, out: Output, cmd: ProjectCommand) -> anyh
             });
         }
         ProjectCommand::Rename { project, new_name } => {
-            let p = app::ssr::store::find_project(pool, &project).await?;
-            let renamed = app::ssr::store::rename_project(pool, p.summary.id, &new_name).await?;
+            let p = app::ssr::store::projects::find_project(pool, &project).await?;
+            let renamed = app::ssr::store::projects::rename_project(pool, p.summary.id, &new_name).await?;
             out.print(project_json(&renamed), || format!("Renamed {} to {}", p.summary.name, renamed.summary.name));
         }
         ProjectCommand::Delete { project } => {
-            let p = app::ssr::store::find_project(pool, &project).await?;
-            app::ssr::store::delete_project(pool, p.summary.id).await?;
+            let p = app::ssr::store::projects::find_project(pool, &project).await?;
+            app::ssr::store::projects::delete_project(pool, p.summary.id).await?;
             out.print(json!({"deleted": p.summary.id, "name": p.summary.name}), || {
                 format!("Deleted project {} and its {} documents", p.summary.name, p.summary.documents)
             });

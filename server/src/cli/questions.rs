@@ -37,7 +37,7 @@ pub(super) enum QuestionsCommand {
         #[arg(long)]
         svg: Option<std::path::PathBuf>,
     },
-    /// The entities the questions of one or more sets mention (seed 000
+    /// The entities the questions of one or more sets mention (Zeng et al.
     /// Fig. 9): distinct count and top 10 per set, side by side.
     Entities {
         project: String,
@@ -97,7 +97,7 @@ pub(super) enum QuestionsCommand {
 /// The question generators.
 #[derive(Subcommand, Debug)]
 pub(super) enum Generate {
-    /// Graph-text-grounded questions (seed 000 §III-A): sample the project's
+    /// Graph-text-grounded questions (Zeng et al. §III-A): sample the project's
     /// knowledge graph's entities (node), relations (edge) and random walks
     /// (subgraph), and ask about each with its source text.
     Graph {
@@ -154,10 +154,10 @@ pub(super) enum Generate {
         no_cache: bool,
     },
     /// Questions with reference answers in the hierarchical categories of
-    /// seed 004 (QC, AT, LV at 2, 4 and 8 categories).
+    /// HieraRAG (QC, AT, LV at 2, 4 and 8 categories).
     Hierarchical {
         project: String,
-        /// Questions per category (unset: 38, seed 004's scale, when more
+        /// Questions per category (unset: 38, HieraRAG's scale, when more
         /// than one level is asked for; else 10).
         #[arg(long)]
         per_category: Option<usize>,
@@ -204,7 +204,7 @@ pub(super) async fn questions(
                     seed,
                     no_cache,
                 } => {
-                    let p = app::ssr::store::find_project(pool, &project).await?;
+                    let p = app::ssr::store::projects::find_project(pool, &project).await?;
                     let levels = levels
                         .split(',')
                         .map(|l| {
@@ -250,7 +250,7 @@ pub(super) async fn questions(
                     replicate_lightrag,
                     no_cache,
                 } => {
-                    let p = app::ssr::store::find_project(pool, &project).await?;
+                    let p = app::ssr::store::projects::find_project(pool, &project).await?;
                     let settings = engine::questions::summary::SummarySettings {
                         head,
                         tail,
@@ -263,7 +263,7 @@ pub(super) async fn questions(
                     app::ssr::questions::run::create_summary_questions(pool, p.summary.id, &settings, no_cache).await?
                 }
                 Generate::Graph { project, node, edge, subgraph, min_hops, degree_weighted, seed, no_cache } => {
-                    let p = app::ssr::store::find_project(pool, &project).await?;
+                    let p = app::ssr::store::projects::find_project(pool, &project).await?;
                     let settings = engine::questions::graph::GraphQuestionSettings {
                         node,
                         edge,
@@ -297,7 +297,7 @@ pub(super) async fn questions(
             Ok(code)
         }
         QuestionsCommand::List { project, set } => {
-            let p = app::ssr::store::find_project(pool, &project).await?;
+            let p = app::ssr::store::projects::find_project(pool, &project).await?;
             match set {
                 None => {
                     let sets = app::ssr::store::questions::list_sets(pool, p.summary.id).await?;
@@ -334,7 +334,7 @@ pub(super) async fn questions(
             Ok(ExitCode::SUCCESS)
         }
         QuestionsCommand::Entities { project, sets, source, svg_dir, no_cache } => {
-            let p = app::ssr::store::find_project(pool, &project).await?;
+            let p = app::ssr::store::projects::find_project(pool, &project).await?;
             let source = app::ssr::questions::diagnostics::EntitySource::parse(&source)?;
             let mut code = ExitCode::SUCCESS;
             let mut found = Vec::new();
@@ -383,7 +383,7 @@ pub(super) async fn questions(
             Ok(code)
         }
         QuestionsCommand::Relevance { project, set, k, retriever, svg } => {
-            let p = app::ssr::store::find_project(pool, &project).await?;
+            let p = app::ssr::store::projects::find_project(pool, &project).await?;
             let view = app::ssr::store::questions::get_set(pool, set).await?;
             if view.project_id != p.summary.id {
                 anyhow::bail!("question set {set} belongs to another project");
@@ -411,7 +411,7 @@ pub(super) async fn questions(
             Ok(code)
         }
         QuestionsCommand::Import { project, file, name, format, corpus, columns, limits } => {
-            let p = app::ssr::store::find_project(pool, &project).await?;
+            let p = app::ssr::store::projects::find_project(pool, &project).await?;
             let read = |path: &std::path::Path| -> anyhow::Result<(String, Vec<u8>)> {
                 let bytes = std::fs::read(path).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
                 Ok((path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(), bytes))
@@ -450,7 +450,7 @@ pub(super) async fn questions(
             Ok(ExitCode::SUCCESS)
         }
         QuestionsCommand::Export { project, set, format } => {
-            let p = app::ssr::store::find_project(pool, &project).await?;
+            let p = app::ssr::store::projects::find_project(pool, &project).await?;
             let qs = set_questions(pool, p.summary.id, set).await?;
             let text = match format.as_str() {
                 "csv" => app::ssr::questions::io::to_csv(&qs),

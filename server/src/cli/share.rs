@@ -31,7 +31,7 @@ pub enum ShareCommand {
 pub async fn run(pool: &Db, out: Output, cmd: ShareCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         ShareCommand::Create { project, page, expires_days, base_url } => {
-            let p = app::ssr::store::find_project(pool, &project).await?;
+            let p = app::ssr::store::projects::find_project(pool, &project).await?;
             let (kind, id) = page.split_once(':').ok_or_else(|| anyhow::anyhow!("--page {page}: expected KIND:ID"))?;
             let id: i64 = id.trim().parse().map_err(|_| anyhow::anyhow!("--page {page}: \"{id}\" is not an id"))?;
             let owner = app::ssr::share::project_of(pool, kind, id).await?;

@@ -20,7 +20,7 @@ pub enum StudyCommand {
         project: String,
         /// `questions`: raters score questions on Likert dimensions (seed
         /// 000 §V-C); `answers`: raters validate answers — correctness 0–3,
-        /// hallucination 0–2, answerability 0–3, category (seed 004 §2.5).
+        /// hallucination 0–2, answerability 0–3, category (HieraRAG §2.5).
         #[arg(long, value_parser = ["questions", "answers"], default_value = "questions")]
         kind: String,
         /// With `--kind answers`: an answer set over the drawn question set
@@ -67,7 +67,7 @@ pub enum StudyCommand {
         #[arg(long, value_parser = ["json", "csv"], default_value = "json")]
         format: String,
     },
-    /// The HieraRAG authors' human judging (seed 004 §2.5, §4), computed
+    /// The HieraRAG authors' human judging (HieraRAG §2.5, §4), computed
     /// from their own folder — `rag_system/human_judging/` of their
     /// repository: `completed_human/COMPLETED_*.xlsx`,
     /// `annotate_files/shared_questions_list.csv`,
@@ -121,7 +121,7 @@ pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: StudyCommand) -
                 }
                 None => None,
             };
-            let p = app::ssr::store::find_project(pool, &project).await?;
+            let p = app::ssr::store::projects::find_project(pool, &project).await?;
             let mut draws = Vec::new();
             for q in &questions {
                 let (set, n) = q.split_once(':').ok_or_else(|| anyhow::anyhow!("--questions {q}: expected SET:N"))?;
@@ -205,7 +205,7 @@ pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: StudyCommand) -
             Ok(ExitCode::SUCCESS)
         }
         StudyCommand::ImportHierarag { project, dir, name } => {
-            let p = app::ssr::store::find_project(pool, &project).await?;
+            let p = app::ssr::store::projects::find_project(pool, &project).await?;
             let inputs = engine::study::hierarag_judging::Inputs::from_folder(&dir).map_err(anyhow::Error::msg)?;
             let made = app::ssr::study::import_hierarag(pool, p.summary.id, &name, inputs).await?;
             out.print(

@@ -59,7 +59,7 @@ pub async fn run(pool: &Db, out: Output, cmd: UserCommand) -> anyhow::Result<Exi
         }
         UserCommand::Grant { name, project, access } => {
             let (user, _) = app::ssr::store::access::user_by_name(pool, name.trim()).await?;
-            let p = app::ssr::store::find_project(pool, &project).await?;
+            let p = app::ssr::store::projects::find_project(pool, &project).await?;
             app::ssr::access::set_access(pool, user, p.summary.id, &access).await?;
             out.print(json!({"user_id": user, "project_id": p.summary.id, "access": access}), || {
                 format!("\"{}\" now has {access} access to project {}", name.trim(), p.summary.id)

@@ -37,10 +37,10 @@ pub(super) async fn run(pool: Db, db: &str, llm: &LlmSettings, args: WorkerArgs)
     let in_force = Arc::new(in_force);
     eprintln!(
         "assay worker {} on {db}: LLM {}, {} requests at once; claims lapse after {} s without a heartbeat",
-        app::ssr::store::queue::worker_id(),
+        pool.claimant(),
         in_force.describe(),
         in_force.concurrency,
-        app::ssr::store::queue::claim_timeout()
+        pool.claim_timeout()
     );
     let stop = CancellationToken::new();
     let on_signal = stop.clone();

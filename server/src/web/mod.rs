@@ -343,7 +343,7 @@ async fn upload(State(state): State<AppState>, granted: Granted, mut multipart: 
     if files.is_empty() {
         return error(StatusCode::BAD_REQUEST, "The upload held no files.".into());
     }
-    match app::ssr::store::add_files(&state.pool, granted.project, &files, &state.config.import).await {
+    match app::ssr::ingest::add_files(&state.pool, granted.project, &files, &state.config.import).await {
         Ok(report) => Json::<UploadReport>(report).into_response(),
         Err(e) => app_error(e),
     }

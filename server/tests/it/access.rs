@@ -223,7 +223,7 @@ async fn collaborators_reach_only_what_the_owner_granted() {
         assert_eq!(r.status, StatusCode::FORBIDDEN, "{fun}");
         assert!(r.body.contains("may read project 1 but not change it"), "{fun}: {}", r.body);
     }
-    // Cancelling a job (#26: on PostgreSQL it also marks the job's row, so
+    // Cancelling a job (on PostgreSQL it also marks the job's row, so
     // other processes running it stop): each caller in turn. Job 1 has
     // ended, so those who may cancel are told it is not running (409).
     let cancel = path_of::<app::api::CancelJob>();
@@ -245,7 +245,7 @@ async fn collaborators_reach_only_what_the_owner_granted() {
     let job = app::ssr::store::jobs::get_job(&pool, 1).await.unwrap();
     assert_eq!(job.status, app::model::JobStatus::Done, "no caller changed the ended job");
 
-    // What #24 added to read — a job's items page by page and one item
+    // What the paged views read — a job's items page by page and one item
     // whole, a document's chunks, a study's results version, the graph as
     // a file — each caller in turn: the reader and the owner read, the
     // member without rights is refused (403), and no session at all, a
@@ -255,7 +255,7 @@ async fn collaborators_reach_only_what_the_owner_granted() {
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     let page: serde_json::Value = serde_json::from_str(&r.body).unwrap();
     let key = page["items"][0]["key"].as_str().expect("job 1 has finished items").to_string();
-    // And #39's: every list a page at a time, an answer whole when opened,
+    // And the lists: every list a page at a time, an answer whole when opened,
     // and the live views' long-poll on each thing it watches.
     let new_reads = [
         (items, "id=1&page=1".to_string(), "\"pages\""),
@@ -318,7 +318,7 @@ async fn collaborators_reach_only_what_the_owner_granted() {
         ("share token", share_token.as_str(), StatusCode::UNAUTHORIZED),
         ("anonymous", "", StatusCode::UNAUTHORIZED),
     ];
-    // Who runs a job now (#26: the processes holding its items, on the
+    // Who runs a job now (the processes holding its items, on the
     // job's detail), each caller in turn: two items held by one process.
     let beat = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')";
     let held = format!(

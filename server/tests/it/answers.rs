@@ -504,7 +504,7 @@ async fn the_answer_temperature_is_a_method_setting_and_the_second_run_samples()
     assert!(String::from_utf8_lossy(&bad.stderr).contains("temperature must be a number from 0 to 2"));
 }
 
-/// The Answers form's price (#39): the calls it plans are the calls the
+/// The Answers form's price: the calls it plans are the calls the
 /// run records, for each method; its prompt tokens are an estimate from
 /// the project's chunks, within a factor of two of what was sent.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -552,7 +552,7 @@ async fn the_answers_price_counts_the_calls_the_run_records() {
     assert!(err.contains("unknown method \"bm26\""), "{err}");
 }
 
-/// Offline answers are a function of their inputs (issue #42): two runs
+/// Offline answers are a function of their inputs: two runs
 /// with `--no-cache` over two novels give byte-identical answer sets, for
 /// every built-in method (the extractive answerer summed its sentence
 /// scores in a HashSet's order, which differs between runs; this guards
@@ -592,7 +592,7 @@ async fn two_offline_runs_without_the_cache_answer_byte_for_byte_alike() {
     }
 }
 
-/// #46: an answer written from little or no retrieved text is flagged — by
+/// An answer written from little or no retrieved text is flagged — by
 /// each answer, on the set (Answers page, cost table, `answers list`) and
 /// in the report of an evaluation judging it — while a built-in method's
 /// answers carry the size of what they retrieved.

@@ -98,7 +98,7 @@ async fn only_the_logged_in_owner_reaches_anything_but_rater_links() {
     assert_eq!(r.location.as_deref(), Some("/login?next=%2Fprojects%2F1%2Fcorpus%3Fx%3D1"));
 
     // A study link's token is no session.
-    let project = app::ssr::store::create_project(&h.pool, "P", &Default::default()).await.unwrap();
+    let project = app::ssr::store::projects::create_project(&h.pool, "P", &Default::default()).await.unwrap();
     let set_id = app::ssr::store::questions::create_set(
         &h.pool,
         project.summary.id,

@@ -40,19 +40,16 @@ pub async fn assay(db: &(impl AsRef<std::ffi::OsStr> + ?Sized), args: &[&str], e
 
 /// The PostgreSQL server the tests use (every development machine and CI
 /// run has one: 127.0.0.1:5432, trust authentication), as an administrator.
-#[allow(dead_code)]
 pub fn pg_admin_url() -> String {
     std::env::var("ASSAY_TEST_POSTGRES").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
 }
 
 /// A fresh, empty PostgreSQL database for one test, dropped with the value.
-#[allow(dead_code)]
 pub struct PgDatabase {
     pub url: String,
     name: String,
 }
 
-#[allow(dead_code)]
 pub async fn pg_database() -> PgDatabase {
     use sqlx::Connection;
     static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
@@ -89,21 +86,18 @@ impl Drop for PgDatabase {
 
 /// Which database the tests that can run on either use: SQLite, or
 /// PostgreSQL when `ASSAY_TEST_DB=postgres` (scripts/test's second pass).
-#[allow(dead_code)]
 pub fn on_postgres() -> bool {
     std::env::var("ASSAY_TEST_DB").is_ok_and(|v| v == "postgres")
 }
 
 /// A test's database: the file `dir/NAME.db`, or a fresh PostgreSQL
 /// database ([`on_postgres`]). `--db` takes it as it is (`AsRef<OsStr>`).
-#[allow(dead_code)]
 #[derive(Clone)]
 pub enum TestDb {
     Sqlite(PathBuf),
     Postgres(std::sync::Arc<PgDatabase>, std::ffi::OsString),
 }
 
-#[allow(dead_code)]
 pub async fn test_db(dir: &Path, name: &str) -> TestDb {
     if on_postgres() {
         let pg = pg_database().await;
@@ -114,7 +108,6 @@ pub async fn test_db(dir: &Path, name: &str) -> TestDb {
     }
 }
 
-#[allow(dead_code)]
 impl TestDb {
     pub async fn open(&self) -> app::ssr::store::Db {
         match self {
@@ -134,7 +127,6 @@ impl AsRef<std::ffi::OsStr> for TestDb {
 }
 
 /// One integer from the database: `sql` with `$1…` bound to `binds`.
-#[allow(dead_code)]
 pub async fn scalar(pool: &app::ssr::store::Db, sql: &str, binds: &[i64]) -> i64 {
     app::on_db!(pool, |db| {
         let mut q = sqlx::query_scalar::<_, i64>(sql);
@@ -146,7 +138,6 @@ pub async fn scalar(pool: &app::ssr::store::Db, sql: &str, binds: &[i64]) -> i64
 }
 
 /// Runs a statement: `sql` with `$1…` bound to `binds`.
-#[allow(dead_code)]
 pub async fn execute(pool: &app::ssr::store::Db, sql: &str, binds: &[i64]) {
     app::on_db!(pool, |db| {
         let mut q = sqlx::query(sql);
@@ -158,7 +149,6 @@ pub async fn execute(pool: &app::ssr::store::Db, sql: &str, binds: &[i64]) {
 }
 
 /// Every row's text column: `sql` with `$1…` bound to `binds`.
-#[allow(dead_code)]
 pub async fn texts(pool: &app::ssr::store::Db, sql: &str, binds: &[i64]) -> Vec<String> {
     app::on_db!(pool, |db| {
         let mut q = sqlx::query_scalar::<_, String>(sql);
@@ -171,7 +161,6 @@ pub async fn texts(pool: &app::ssr::store::Db, sql: &str, binds: &[i64]) -> Vec<
 
 /// What a router answered a request: its status, headers and body (as
 /// text); a request that takes a minute fails the test, naming itself.
-#[allow(dead_code)]
 pub async fn send_to(
     router: &axum::Router,
     req: axum::http::Request<axum::body::Body>,
@@ -191,7 +180,6 @@ pub async fn send_to(
 }
 
 /// A GET of `path` with the session cookie `cookie`.
-#[allow(dead_code)]
 pub fn get_as(path: &str, cookie: &str) -> axum::http::Request<axum::body::Body> {
     axum::http::Request::get(path)
         .header(axum::http::header::COOKIE, format!("assay_session={cookie}"))
@@ -201,7 +189,6 @@ pub fn get_as(path: &str, cookie: &str) -> axum::http::Request<axum::body::Body>
 
 /// A POST of the form `form` (a server function's arguments) with the
 /// session cookie `cookie`.
-#[allow(dead_code)]
 pub fn post_as(path: &str, form: &str, cookie: &str) -> axum::http::Request<axum::body::Body> {
     axum::http::Request::post(path)
         .header(axum::http::header::CONTENT_TYPE, "application/x-www-form-urlencoded")
@@ -212,7 +199,6 @@ pub fn post_as(path: &str, form: &str, cookie: &str) -> axum::http::Request<axum
 
 /// `assay --json eval run A --set SET --methods METHODS EXTRA…`'s JSON:
 /// an evaluation of project A's question set `set`.
-#[allow(dead_code)]
 pub async fn eval_run(
     db: &(impl AsRef<std::ffi::OsStr> + ?Sized),
     set: &str,
@@ -225,7 +211,6 @@ pub async fn eval_run(
 }
 
 /// The JSON a successful `assay --json …` printed.
-#[allow(dead_code)] // not every test file reads JSON
 pub fn json(out: &Output) -> serde_json::Value {
     assert!(out.status.success(), "failed ({:?}): {}", out.status, String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).unwrap()
@@ -234,7 +219,6 @@ pub fn json(out: &Output) -> serde_json::Value {
 /// Project "A": the sample corpus, its graph, graph questions (`levels`:
 /// node, edge, subgraph counts) and BM25 and LightRAG answers to them; the
 /// question set's id.
-#[allow(dead_code)] // not every test file answers questions
 pub async fn sample_with_answers(db: &(impl AsRef<std::ffi::OsStr> + ?Sized), levels: [u32; 3]) -> String {
     json(&assay(db, &["--json", "project", "create", "A"], &[]).await);
     json(&assay(db, &["--json", "corpus", "add", "A", "--sample"], &[]).await);
@@ -264,7 +248,6 @@ pub async fn sample_with_answers(db: &(impl AsRef<std::ffi::OsStr> + ?Sized), le
 
 /// The server on 127.0.0.1:0 over the database (login required, so only
 /// public links work without a session); its base URL.
-#[allow(dead_code)] // only the tests that talk HTTP start one
 pub async fn start_server(db: &TestDb, dir: &Path) -> String {
     let pool = db.open().await;
     let config = app::ssr::state::Config {
@@ -284,7 +267,6 @@ pub async fn start_server(db: &TestDb, dir: &Path) -> String {
 }
 
 /// A server function call over HTTP; (status, JSON).
-#[allow(dead_code)]
 pub async fn call(
     client: &reqwest::Client,
     base: &str,
@@ -299,7 +281,6 @@ pub async fn call(
 /// Answers that say nothing ("No idea.") to every question of project A's
 /// set `set`, imported as the answer set "blank": a method no judge finds
 /// even with the others.
-#[allow(dead_code)]
 pub async fn blank_answers(db: &(impl AsRef<std::ffi::OsStr> + ?Sized), set: &str, dir: &Path) -> usize {
     let export = assay(db, &["questions", "export", "A", "--set", set], &[]).await;
     let lines: Vec<String> = String::from_utf8(export.stdout)
@@ -322,7 +303,6 @@ pub async fn blank_answers(db: &(impl AsRef<std::ffi::OsStr> + ?Sized), set: &st
 /// Project "A": the sample corpus and a hierarchical question set (one
 /// question per category at 2 and 4 categories of `dimensions`, and
 /// `factorial` per LV × QC cell), generated offline; the set's id.
-#[allow(dead_code)]
 pub async fn sample_hierarchical(
     db: &(impl AsRef<std::ffi::OsStr> + ?Sized),
     dimensions: &str,
@@ -350,7 +330,6 @@ pub async fn sample_hierarchical(
 }
 
 /// The real corpora (`../shared/corpora`, or `ASSAY_CORPORA`).
-#[allow(dead_code)]
 pub fn corpora() -> PathBuf {
     std::env::var_os("ASSAY_CORPORA")
         .map(PathBuf::from)
@@ -359,7 +338,6 @@ pub fn corpora() -> PathBuf {
 
 /// A router behind the login over `db`, and the session token of its
 /// owner `owner` (made here).
-#[allow(dead_code)]
 pub async fn owner_router(db: &TestDb, dir: &Path) -> (axum::Router, String) {
     json(&assay(db, &["--json", "user", "create", "owner"], &[("ASSAY_PASSWORD", "correct horse battery")]).await);
     let config = app::ssr::state::Config { require_login: true, ..Default::default() };
@@ -372,7 +350,6 @@ pub async fn owner_router(db: &TestDb, dir: &Path) -> (axum::Router, String) {
 
 /// A member made as the owner makes one, with `access` ("read", "edit" or
 /// none) to project 1; their session token.
-#[allow(dead_code)]
 pub async fn member(db: &TestDb, router: &axum::Router, owner: &str, name: &str, access: Option<&str>) -> String {
     use axum::http::{header, Request, StatusCode};
     let form = |path: &str, body: String| {
@@ -396,7 +373,6 @@ pub async fn member(db: &TestDb, router: &axum::Router, owner: &str, name: &str,
 /// Each caller in turn reads a page and one of its files: `(caller,
 /// session cookie, the page's status, the file's)`; the page shows
 /// `marker` exactly when it answers 200.
-#[allow(dead_code)]
 pub async fn readers(
     router: &axum::Router,
     page: &str,
@@ -417,7 +393,6 @@ pub async fn readers(
 /// A mock endpoint answering as the offline provider does — except that,
 /// while `misbehave` holds, the requests `picked` chooses get `reply`
 /// (a model that answers unreadably, then mends its ways).
-#[allow(dead_code)]
 pub async fn offline_mock(
     misbehave: Option<(std::sync::Arc<std::sync::atomic::AtomicBool>, fn(&serde_json::Value) -> bool, &'static str)>,
 ) -> mockllm::MockServer {
@@ -432,7 +407,6 @@ pub async fn offline_mock(
 /// A mock endpoint answering each task as the offline provider would (so
 /// judging through it is deterministic, and runs compare), each reply after
 /// `latency`.
-#[allow(dead_code)]
 pub async fn slow_offline_mock(latency: std::time::Duration) -> mockllm::MockServer {
     let offline = std::sync::Arc::new(engine::offline::provider());
     let respond = move |req: &serde_json::Value| offline.answer_body(req);
@@ -445,7 +419,6 @@ pub async fn slow_offline_mock(latency: std::time::Duration) -> mockllm::MockSer
 }
 
 /// The environment pointing `assay` at a mock endpoint at `base`.
-#[allow(dead_code)]
 pub fn mock_env(base: &str) -> [(&'static str, &str); 3] {
     [("ASSAY_LLM_PROVIDER", "openai"), ("ASSAY_LLM_BASE_URL", base), ("ASSAY_LLM_MODEL", "mock-model")]
 }

@@ -1,4 +1,4 @@
-//! Benchmark files in and out (issue #41): small files written to each
+//! Benchmark files in and out: small files written to each
 //! format's published schema — GraphRAG-Bench's question list and corpus,
 //! MultiHop-RAG's `MultiHopRAG.json` and `corpus.json`, UltraDomain's JSONL,
 //! a table with its own column names — imported by the real `assay` binary

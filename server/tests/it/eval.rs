@@ -153,7 +153,7 @@ async fn two_methods_are_judged_under_both_protocols_and_the_report_is_written_a
     let (status, _, page) = get(format!("/projects/1/evaluations/{id}")).await;
     assert_eq!(status, StatusCode::OK);
     let page = String::from_utf8(page).unwrap();
-    // Its plots are linked, not inline (#39): the browser fetches each.
+    // Its plots are linked, not inline: the browser fetches each.
     let box_plot = format!("/api/evaluations/{id}/plots/box.svg");
     assert!(
         page.contains("offline rubric judge (no LLM)") && page.contains(&format!("<img src=\"{box_plot}\"")),
@@ -339,7 +339,7 @@ async fn a_cancelled_evaluation_resumes_without_judging_anything_twice() {
     assert_eq!(resumed.pairs, straight.pairs);
 }
 
-/// The price before the run (#39) is the run's: `eval run --plan` sends
+/// The price before the run is the run's: `eval run --plan` sends
 /// nothing, and the run it plans then records exactly the judging calls and
 /// prompt tokens the plan said (length alignment off: its regenerations are
 /// the model's to decide); with alignment on, the calls fall in the plan's
@@ -509,7 +509,7 @@ async fn the_legacy_protocol_runs_lightrags_three_or_graphrags_four_aspects() {
     assert_eq!(prompts.iter().filter(|m| m.contains("**Directness**")).count(), 12);
 }
 
-/// Retrying failed items asks the model again (issue #46, point 1): a judge
+/// Retrying failed items asks the model again: a judge
 /// whose replies cannot be read fails the items; once it answers properly,
 /// `job resume --retry-failed` sends their requests anew — before, the
 /// cache answered them with the same unreadable replies and they failed
@@ -537,7 +537,7 @@ async fn retrying_failed_items_asks_the_model_again() {
     let worked = app::ssr::store::jobs::get_job(&pool, job).await.unwrap().elapsed_secs;
 
     unreadable.store(false, Ordering::SeqCst);
-    // A pause between the runs is not work (#46: 331 s became 1,902 s).
+    // A pause between the runs is not work (331 s became 1,902 s).
     tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
     let began = std::time::Instant::now();
     let out = json(&assay(&db, &["--json", "job", "resume", &job.to_string(), "--retry-failed"], &env).await);
@@ -557,7 +557,7 @@ async fn retrying_failed_items_asks_the_model_again() {
     assert!(kept > 0, "the failed replies stay logged");
 }
 
-/// #46: the evaluation's plan says how long the run would take on the
+/// The evaluation's plan says how long the run would take on the
 /// configured endpoint — its calls × the mean latency measured on the
 /// model's last calls ÷ the concurrency — and says plainly when nothing
 /// has been measured yet (the CLI's words are the form's).
@@ -614,7 +614,7 @@ async fn the_plan_says_how_long_the_run_would_take_from_the_measured_latency() {
     );
 }
 
-/// The length-controlled win rate (#43) of a judge that likes long answers:
+/// The length-controlled win rate of a judge that likes long answers:
 /// on the run's JSON and `eval show`, the report page, its CSV, the share
 /// page; beside it, on the project's own page only, the relative win rate
 /// length alignment gave the same pair in another evaluation.
@@ -717,7 +717,7 @@ async fn the_length_controlled_win_rate_is_reported_beside_length_alignment() {
     assert_eq!((status, shared_csv), (axum::http::StatusCode::OK, csv));
 }
 
-/// Planning from a pilot (#43): `eval run --plan --pilot` prints, beside the
+/// Planning from a pilot: `eval run --plan --pilot` prints, beside the
 /// price, what the run can decide — its interval's half-width and power,
 /// and the questions other targets need — simulated from the pilot's
 /// verdicts, and sends nothing, records nothing.
@@ -872,7 +872,7 @@ async fn a_plan_from_a_pilot_says_what_the_run_can_decide_and_sends_nothing() {
     }
 }
 
-/// Sequential trials (#43): each pair is judged look by look and stops once
+/// Sequential trials: each pair is judged look by look and stops once
 /// its verdict is settled — a method against answers that say nothing after
 /// its first look (5 of 25 trials) — and reaches the verdict the same
 /// statistic gives on all 25 trials of a fixed run, with fewer calls; the
@@ -975,7 +975,7 @@ async fn sequential_trials_stop_a_settled_pair_and_reach_the_fixed_runs_verdicts
     eprintln!("sequential: {seq_items} of {fixed_items} trials judged ({} calls)", made);
 }
 
-/// A jury (#43): three simulated judges with different biases judge every
+/// A jury: three simulated judges with different biases judge every
 /// unbiased item — the plan counts their calls and the run makes exactly
 /// those — the headline is their mean score, the report shows each judge's
 /// verdicts, the majority's and their agreement, and, once answer-validation

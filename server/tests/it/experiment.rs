@@ -186,12 +186,12 @@ async fn a_manifest_takes_a_projects_documents_and_the_wizards_choices_round_tri
     let stages = run["stages"].as_array().unwrap();
     assert_eq!(stages.len(), 3, "corpus, questions, answers: {run}");
     let pool = db.open().await;
-    let source = app::ssr::store::find_project(&pool, "Uploaded").await.unwrap().summary;
-    let copy = app::ssr::store::find_project(&pool, "From a project").await.unwrap().summary;
+    let source = app::ssr::store::projects::find_project(&pool, "Uploaded").await.unwrap().summary;
+    let copy = app::ssr::store::projects::find_project(&pool, "From a project").await.unwrap().summary;
     assert_eq!((copy.documents, copy.tokens), (source.documents, source.tokens), "the same text, copied");
 
     // The estimate sees that project's documents (one, of its tokens),
-    // cut into the chunks the run then stored (#39: the chunker's count).
+    // cut into the chunks the run then stored (the chunker's count).
     let m = engine::experiment::Manifest::parse(&std::fs::read_to_string(&file).unwrap(), dir.path()).unwrap();
     let size = app::ssr::experiments::run::corpus_size(&pool, &m, dir.path()).await.unwrap();
     assert_eq!(
@@ -269,7 +269,7 @@ async fn a_manifest_on_postgresql_gives_the_sqlite_report() {
     assert_eq!(again["new_calls"].as_i64(), Some(0));
 }
 
-/// The price before the run (#39): `assay run --plan` (the wizard's
+/// The price before the run: `assay run --plan` (the wizard's
 /// estimate) counts the calls a run then records — exactly for every stage
 /// whose calls the run does not decide as it goes (questions, answers, a
 /// sanity check, the judging), and as a bound where it does (chunk
@@ -324,7 +324,7 @@ async fn the_plan_counts_the_calls_the_run_records() {
         compared += 1;
     }
     assert!(compared >= 10, "{compared} stages compared");
-    // With the run as a pilot (#43): what the next run of this manifest can
+    // With the run as a pilot: what the next run of this manifest can
     // decide, per evaluated set — its questions as planned × its M — and
     // still nothing is sent.
     let stage = run["stages"].as_array().unwrap().iter().find(|s| s["kind"] == "evaluation").unwrap();
@@ -349,7 +349,7 @@ async fn the_plan_counts_the_calls_the_run_records() {
     );
 }
 
-/// One order for the LLM settings (issue #46, point 4): a manifest without
+/// One order for the LLM settings: a manifest without
 /// `[llm]` takes the environment's (`ASSAY_LLM_*`) and says so first — it
 /// ran offline before, with only "offline" in its summary; one that names
 /// the openai provider but no model takes `ASSAY_LLM_MODEL` — it failed
@@ -417,7 +417,7 @@ async fn a_manifest_without_llm_settings_takes_the_environments_and_says_so() {
     );
 }
 
-/// A stopped manifest run again resumes its own stage (issue #46, point 5):
+/// A stopped manifest run again resumes its own stage:
 /// before, each re-run made another empty question set and another failed
 /// job ("0 questions" three times over three runs). Here a model that
 /// answers nothing usable stops the questions stage twice; the project

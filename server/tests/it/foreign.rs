@@ -1,5 +1,5 @@
-//! Other systems' indexes imported as a project's corpus and graph (issue
-//! #41), from the folders the real programs wrote (engine/tests/fixtures/
+//! Other systems' indexes imported as a project's corpus and graph
+//! from the folders the real programs wrote (engine/tests/fixtures/
 //! peers, made by `scripts/peers --fixtures`): every entity, relation and
 //! chunk accounted for against the files' own counts, provenance from each
 //! node to the chunks its `source_id` names, the explorer's sources, graph
@@ -102,7 +102,7 @@ async fn imports_whole(program: &str, format: &str) {
     assert_eq!(external, own.chunks, "every chunk stored under its own id");
 
     // Provenance: each node's chunks are exactly those its source_id names.
-    let project = app::ssr::store::find_project(&pool, "Theirs").await.unwrap();
+    let project = app::ssr::store::projects::find_project(&pool, "Theirs").await.unwrap();
     let export = app::ssr::store::graph::export(&pool, project.summary.id).await.unwrap();
     let by_id: HashMap<i64, String> = common::texts(&pool, "SELECT id || ' ' || external_id FROM chunks", &[])
         .await
@@ -154,7 +154,7 @@ async fn imports_whole(program: &str, format: &str) {
         overlap_tokens: 20,
         tokenizer: engine::chunk::Tokenizer::default(),
     };
-    let e = app::ssr::store::set_chunk_settings(&pool, project.summary.id, settings).await.unwrap_err();
+    let e = app::ssr::ingest::set_chunk_settings(&pool, project.summary.id, settings).await.unwrap_err();
     assert!(e.to_string().contains("imported"), "{e}");
     assert_eq!(stored("SELECT COUNT(*) FROM chunks").await as usize, own.chunks.len());
 
@@ -244,7 +244,7 @@ async fn an_index_folder_imports_from_a_zip_and_bad_folders_are_refused_with_the
     );
     assert!(e.contains("documents.parquet") && e.contains("missing"), "{e}");
     let pool = db.open().await;
-    let partial_id = app::ssr::store::find_project(&pool, "Partial").await.unwrap().summary.id;
+    let partial_id = app::ssr::store::projects::find_project(&pool, "Partial").await.unwrap().summary.id;
     assert_eq!(common::scalar(&pool, "SELECT COUNT(*) FROM documents WHERE project_id = $1", &[partial_id]).await, 0);
     pool.close().await;
 }
@@ -282,7 +282,7 @@ async fn a_microsoft_graphrag_output_folder_imports_with_its_communities_and_rep
     assert_eq!(t["nodes_without_community"].as_u64().unwrap(), clustered, "the rest grouped by component");
 
     let pool = db.open().await;
-    let project = app::ssr::store::find_project(&pool, "Microsoft").await.unwrap().summary.id;
+    let project = app::ssr::store::projects::find_project(&pool, "Microsoft").await.unwrap().summary.id;
     let reports = app::ssr::store::graph::reports(&pool, project).await.unwrap();
     assert_eq!(reports.len() as u64, own["communities_by_level"]["0"].as_u64().unwrap());
     assert!(reports.iter().all(|r| !r.title.is_empty() && !r.summary.is_empty()), "{reports:?}");
@@ -368,7 +368,7 @@ sanity = false
     let kinds: Vec<&str> = first["stages"].as_array().unwrap().iter().map(|s| s["kind"].as_str().unwrap()).collect();
     assert_eq!(kinds, ["corpus", "questions", "answers", "answers", "evaluation"], "{first}");
     let pool = db.open().await;
-    let project = app::ssr::store::find_project(&pool, "Their index").await.unwrap().summary.id;
+    let project = app::ssr::store::projects::find_project(&pool, "Their index").await.unwrap().summary.id;
     let record = app::ssr::store::foreign::import_record(&pool, project).await.unwrap().unwrap();
     assert_eq!((record.tally.entities, record.tally.relations, record.tally.chunks), (66, 60, 29));
     // graphrag-global answered from nano-graphrag's own reports, kept as

@@ -65,7 +65,7 @@ async fn upload(h: &Harness, project: i64, files: &[(&str, &[u8])]) -> (StatusCo
 }
 
 async fn project(h: &Harness, name: &str) -> i64 {
-    app::ssr::store::create_project(&h.pool, name, &Default::default()).await.unwrap().summary.id
+    app::ssr::store::projects::create_project(&h.pool, name, &Default::default()).await.unwrap().summary.id
 }
 
 #[tokio::test]
@@ -135,7 +135,7 @@ async fn upload_stores_good_files_and_names_bad_ones() {
     assert_eq!(report["documents"], 1);
     assert_eq!(report["skipped"][0]["file"], "b.jsonl");
     assert_eq!(report["skipped"][0]["reason"], "malformed line 1: \"context\" must be a string, found a number");
-    let docs = app::ssr::store::list_documents(&h.pool, id, 1).await.unwrap().documents;
+    let docs = app::ssr::store::documents::list_documents(&h.pool, id, 1).await.unwrap().documents;
     assert_eq!(docs.len(), 1);
     assert_eq!(docs[0].title, "a");
     assert_eq!(docs[0].chunks, 1);
@@ -152,7 +152,7 @@ async fn an_upload_over_the_limit_is_refused_whole_and_stores_nothing() {
         body["error"],
         "The upload is larger than the limit of 64.0 KB per upload; upload the files in smaller groups."
     );
-    assert_eq!(app::ssr::store::list_documents(&h.pool, id, 1).await.unwrap().total, 0);
+    assert_eq!(app::ssr::store::documents::list_documents(&h.pool, id, 1).await.unwrap().total, 0);
 }
 
 #[tokio::test]
@@ -174,7 +174,7 @@ async fn deleting_a_project_deletes_everything_it_owns() {
     let gone = project(&h, "Gone").await;
     upload(&h, keep, &[("k.txt", b"kept text")]).await;
     upload(&h, gone, &[("g1.txt", b"gone one"), ("g2.txt", b"gone two")]).await;
-    app::ssr::store::delete_project(&h.pool, gone).await.unwrap();
+    app::ssr::store::projects::delete_project(&h.pool, gone).await.unwrap();
     let counts: (i64, i64) = (
         common::scalar(&h.pool, "SELECT COUNT(*) FROM documents", &[]).await,
         common::scalar(&h.pool, "SELECT COUNT(*) FROM chunks", &[]).await,
@@ -197,14 +197,14 @@ async fn rechunking_replaces_every_chunk_in_one_go() {
         overlap_tokens: 50,
         tokenizer: engine::chunk::Tokenizer::Cl100kBase,
     };
-    let view = app::ssr::store::set_chunk_settings(&h.pool, id, settings).await.unwrap();
+    let view = app::ssr::ingest::set_chunk_settings(&h.pool, id, settings).await.unwrap();
     assert_eq!(view.chunk_tokens, 512);
     assert!(view.summary.chunks > 72, "36,780 tokens in chunks of at most 512: {}", view.summary.chunks);
     let max: i64 = common::scalar(&h.pool, "SELECT MAX(tokens) FROM chunks WHERE project_id = $1", &[id]).await;
     assert!(max <= 512);
     let bad = engine::chunk::ChunkSettings { chunk_tokens: 8, ..settings };
     assert!(matches!(
-        app::ssr::store::set_chunk_settings(&h.pool, id, bad).await,
+        app::ssr::ingest::set_chunk_settings(&h.pool, id, bad).await,
         Err(app::error::AppError::Invalid(_))
     ));
 }

@@ -188,7 +188,7 @@ async fn job_counters_follow_each_items_latest_outcome() {
     use engine::jobs::{ItemOutcome, JobStore};
     let dir = tempfile::tempdir().unwrap();
     let pool = app::ssr::store::open(&dir.path().join("c.db")).await.unwrap();
-    let project = app::ssr::store::create_project(&pool, "C", &Default::default()).await.unwrap().summary.id;
+    let project = app::ssr::store::projects::create_project(&pool, "C", &Default::default()).await.unwrap().summary.id;
     let job = app::ssr::store::jobs::create_job(
         &pool,
         project,
@@ -234,7 +234,7 @@ async fn a_jobs_calls_are_written_with_the_item_that_made_them() {
     use std::sync::Arc;
     let dir = tempfile::tempdir().unwrap();
     let pool = app::ssr::store::open(&dir.path().join("b.db")).await.unwrap();
-    let project = app::ssr::store::create_project(&pool, "B", &Default::default()).await.unwrap().summary.id;
+    let project = app::ssr::store::projects::create_project(&pool, "B", &Default::default()).await.unwrap().summary.id;
     let job = app::ssr::store::jobs::create_job(
         &pool,
         project,

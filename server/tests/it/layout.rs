@@ -285,3 +285,75 @@ fn the_checker_finds_a_cycle_when_there_is_one() {
     assert!(cycles(&dir).is_empty(), "a test module's use is not an edge");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The statics below the server that may hold anything: memos of pure
+/// functions, each keyed by its whole input (a prompt's hash, a text, a
+/// folder, a file's path). Anything else a process keeps is passed down:
+/// configuration in `Config`/`LlmSettings`, what it keeps per database in
+/// the `Db` handle.
+const MEMOS: &[(&str, &str)] = &[
+    ("engine/src/llm/mod.rs", "SEEN"),
+    ("engine/src/judge/scoring.rs", "SCORED"),
+    ("engine/src/questions/hierarchy.rs", "SHIPPED"),
+    ("engine/src/embed/minilm.rs", "LOADED"),
+    ("engine/src/metrics/text.rs", "RULES"),
+    ("app/src/ssr/preload.rs", "MANIFESTS"),
+];
+
+/// `(file, name)` of every `static` item (not `&'static`) in `code`.
+fn statics_in(file: &str, code: &str) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    for (at, _) in code.match_indices("static ") {
+        let before = code[..at].chars().last();
+        if before.is_some_and(|c| c == '\'' || c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let name: String = code[at + 7..].chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+        if !name.is_empty() && name != "mut" {
+            found.push((file.to_string(), name));
+        }
+    }
+    found
+}
+
+/// Nothing below the server reads the environment or finds its own
+/// executable, and no module there keeps process-wide state in a static
+/// but the memos above (the browser's thread-local canvas aside: a page's
+/// own state, in the page's thread).
+#[test]
+fn nothing_below_the_server_reads_the_environment_or_keeps_hidden_state() {
+    let mut reads = Vec::new();
+    let mut statics = Vec::new();
+    for name in ["engine", "app"] {
+        let src = crate_src(name);
+        let mut files = Vec::new();
+        rust_files(&src, &mut files);
+        for file in files {
+            let code = code_of(&std::fs::read_to_string(&file).unwrap());
+            let shown = format!("{name}/src/{}", file.strip_prefix(&src).unwrap().display());
+            for read in ["env::var", "env::vars", "env::args", "current_exe", "set_var"] {
+                if code.contains(read) {
+                    reads.push(format!("{shown}: {read}"));
+                }
+            }
+            statics.extend(statics_in(&shown, &code));
+        }
+    }
+    assert!(reads.is_empty(), "the environment read below the server:\n{}", reads.join("\n"));
+    let hidden: Vec<String> = statics
+        .iter()
+        .filter(|(file, name)| !MEMOS.iter().any(|(f, n)| f == file && n == name))
+        .filter(|(file, _)| !file.starts_with("app/src/components/explorer/canvas.rs"))
+        .map(|(file, name)| format!("{file}: static {name}"))
+        .collect();
+    assert!(hidden.is_empty(), "process-wide statics that are not memos:\n{}", hidden.join("\n"));
+    for (file, name) in MEMOS {
+        assert!(statics.iter().any(|(f, n)| f == file && n == name), "{file} no longer has the memo {name}: update MEMOS");
+    }
+}
+
+#[test]
+fn the_static_finder_finds_statics_and_not_lifetimes() {
+    let code = "fn f() -> &'static str { static CACHE: X = 1; let a: &'static str = \"\"; }\nstatic mut N: u8 = 0;";
+    assert_eq!(statics_in("f.rs", code), [("f.rs".to_string(), "CACHE".to_string())]);
+}

@@ -253,7 +253,7 @@ async fn bm25_top_10_over_512_token_chunks_at_each_relevance_unit() {
     println!("MAP at the chunk, passage and document units: {maps:?}");
     assert!(maps[2] > maps[0], "{maps:?}");
 
-    // As published (issue #42): the HieraRAG authors' code counts every
+    // As published: the HieraRAG authors' code counts every
     // retrieved chunk of the source document as a hit — recomputed here
     // from the ranking — and the standard scores ride along as `other`.
     let files = dir.path().join("published");

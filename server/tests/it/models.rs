@@ -1,5 +1,5 @@
 //! Models that misbehave, through the `assay` binary as a user runs it
-//! (issue #22): a model that rambles past `max_tokens`, one whose every
+//!: a model that rambles past `max_tokens`, one whose every
 //! reply is unusable for a stage, and a closed pipe on the CLI's output.
 //! The mock server plays the model; the SQLite file is real.
 

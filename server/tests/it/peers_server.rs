@@ -1,7 +1,7 @@
 //! The real LightRAG server (lightrag-hku 1.5.7's `lightrag-server`, from
 //! the virtualenv `scripts/peers --install-only` keeps outside the clone)
-//! answering a question set through the `lightrag-server` preset (issue
-//! #41): documents inserted through its own API against mockllm's peers
+//! answering a question set through the `lightrag-server` preset
+//! — documents inserted through its own API against mockllm's peers
 //! mode, its working folder imported as the project, hierarchical questions
 //! over those chunks, answers in two of its modes with the chunks it
 //! retrieved, and MAP, nDCG@10 and Recall@10 on them. Ignored in the plain
@@ -90,7 +90,7 @@ async fn imported(
     assert_eq!(report["tally"]["documents"], 2);
     let set = crate::presets::hierarchical(db, per_category).await;
     let pool = db.open().await;
-    let project = app::ssr::store::find_project(&pool, "Theirs").await.unwrap().summary.id;
+    let project = app::ssr::store::projects::find_project(&pool, "Theirs").await.unwrap().summary.id;
     let ours = app::ssr::store::foreign::external_chunk_ids(&pool, project).await.unwrap();
     assert!(ours.len() >= 4, "{ours:?}");
     (pool, set, ours)

@@ -1,4 +1,4 @@
-//! PostgreSQL as the shared database (issue #26): `assay db copy` both
+//! PostgreSQL as the shared database: `assay db copy` both
 //! ways, and the copy's table list against both schemas. (The experiment
 //! manifest's run on PostgreSQL is in `experiment.rs`.)
 
@@ -121,7 +121,7 @@ async fn each_database_with_a_job(
             let pg = common::pg_database().await;
             (app::ssr::store::open_target(&pg.url).await.unwrap(), Some(pg))
         };
-        let project = app::ssr::store::create_project(&db, "Q", &Default::default()).await.unwrap().summary.id;
+        let project = app::ssr::store::projects::create_project(&db, "Q", &Default::default()).await.unwrap().summary.id;
         let job = app::ssr::store::jobs::create_job(
             &db,
             project,
@@ -318,7 +318,7 @@ async fn three_processes_never_hold_more_llm_slots_than_the_limit() {
     }
 }
 
-/// `db copy` of a database in use (issue #40): while one task logs people
+/// `db copy` of a database in use: while one task logs people
 /// in and another adds raters who rate, 20 copies in a row each succeed,
 /// each target is whole (every foreign key holds, every table's count is
 /// the snapshot's) and holds no more than the source by then. Before,
@@ -388,7 +388,7 @@ async fn a_copy_of_a_database_in_use_is_a_snapshot() {
     println!("20 copies of a database in use: all whole ({logins} logins and {raters} raters written meanwhile)");
 }
 
-/// An SQLite database written before U+0000 was refused (issue #40) may hold
+/// An SQLite database written before U+0000 was refused may hold
 /// it; PostgreSQL cannot. The copy names the rows and writes nothing, or
 /// with `--strip-nul` removes those characters and lists the rows.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,4 +1,4 @@
-//! The HTTP method's presets (issue #41): a LightRAG server, Microsoft
+//! The HTTP method's presets: a LightRAG server, Microsoft
 //! GraphRAG behind scripts/graphrag-serve, and a chat endpoint as the
 //! no-retrieval baseline. Here against stand-ins that speak each program's
 //! published request and reply shapes (LightRAG 1.5.7's `QueryRequest`,
@@ -134,7 +134,7 @@ fn fixture_chunks(program: &str) -> Vec<(String, String)> {
 
 /// The chunk ids the project keeps for the program's: external → ours.
 async fn ours(pool: &app::ssr::store::Db) -> HashMap<String, i64> {
-    let project = app::ssr::store::find_project(pool, "Theirs").await.unwrap().summary.id;
+    let project = app::ssr::store::projects::find_project(pool, "Theirs").await.unwrap().summary.id;
     app::ssr::store::foreign::external_chunk_ids(pool, project).await.unwrap()
 }
 
@@ -191,7 +191,7 @@ async fn a_lightrag_server_answers_and_its_retrieval_is_scored_under_its_own_chu
     // The set's parameters keep the key out of sight.
     let sets = app::ssr::store::answers::list_sets(
         &pool,
-        app::ssr::store::find_project(&pool, "Theirs").await.unwrap().summary.id,
+        app::ssr::store::projects::find_project(&pool, "Theirs").await.unwrap().summary.id,
     )
     .await
     .unwrap();
@@ -205,8 +205,8 @@ async fn a_lightrag_server_answers_and_its_retrieval_is_scored_under_its_own_chu
             .await,
     );
     let report = app::ssr::metrics::report(&pool, run["run_id"].as_i64().unwrap()).await.unwrap();
-    let project = app::ssr::store::find_project(&pool, "Theirs").await.unwrap().summary.id;
-    let spans = app::ssr::store::chunk_spans(&pool, project).await.unwrap();
+    let project = app::ssr::store::projects::find_project(&pool, "Theirs").await.unwrap().summary.id;
+    let spans = app::ssr::store::documents::chunk_spans(&pool, project).await.unwrap();
     let questions = app::ssr::store::questions::list_questions(&pool, set.parse().unwrap()).await.unwrap();
     let by_id: BTreeMap<i64, _> = answers.iter().map(|a| (a.question_id, a)).collect();
     let mut scored = 0;

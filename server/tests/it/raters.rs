@@ -61,7 +61,7 @@ async fn open_link_raters_are_one_per_browser_limited_per_address_and_all_stored
     let dir = tempfile::tempdir().unwrap();
     let db = common::test_db(dir.path(), "raters").await;
     let pool = db.open().await;
-    let project = app::ssr::store::create_project(&pool, "P", &Default::default()).await.unwrap().summary.id;
+    let project = app::ssr::store::projects::create_project(&pool, "P", &Default::default()).await.unwrap().summary.id;
     let set = app::ssr::store::questions::create_set(&pool, project, None, "imported", "Q", &serde_json::json!({}))
         .await
         .unwrap();
@@ -159,7 +159,7 @@ async fn a_finish_is_final_even_against_ratings_sent_with_it() {
     let dir = tempfile::tempdir().unwrap();
     let db = common::test_db(dir.path(), "finish").await;
     let pool = db.open().await;
-    let project = app::ssr::store::create_project(&pool, "P", &Default::default()).await.unwrap().summary.id;
+    let project = app::ssr::store::projects::create_project(&pool, "P", &Default::default()).await.unwrap().summary.id;
     let set = app::ssr::store::questions::create_set(&pool, project, None, "imported", "Q", &serde_json::json!({}))
         .await
         .unwrap();

@@ -1,4 +1,4 @@
-//! The whole pipeline on a real language model (issue #22): the `assay`
+//! The whole pipeline on a real language model: the `assay`
 //! binary pointed at an OpenAI-compatible endpoint serving a real model —
 //! in CI, SmolLM2-135M under llama.cpp's server, which `scripts/test`
 //! starts with `scripts/local-llm` on a free port and names in
@@ -238,7 +238,7 @@ async fn the_pipeline_runs_on_a_real_model() {
         every_job_ended_with_reasons(&pool).await;
     }
 
-    // The no-retrieval baseline (`chat-baseline`, issue #41) against the
+    // The no-retrieval baseline (`chat-baseline`) against the
     // real OpenAI-compatible server: each question straight to its chat
     // endpoint, answered, the tokens it counted kept.
     if questions > 0 {

@@ -1,4 +1,4 @@
-//! A member's secret reaches no reader (issue #40): an editor gives the
+//! A member's secret reaches no reader: an editor gives the
 //! HTTP method a bearer token and an API key in its body template, through
 //! the browser's server function and through the CLI; the service gets
 //! both on every request, and then every read path — each server function

@@ -99,7 +99,7 @@ async fn a_share_link_opens_its_page_and_its_files_only_until_withdrawn() {
     for external in ["src=", "href=", "@import", "url("] {
         assert!(!html.contains(external), "the file needs nothing from elsewhere: {external}");
     }
-    // The drill-down through the link (#39): the pair's questions a page at
+    // The drill-down through the link: the pair's questions a page at
     // a time, one question's judgments; only its own pair and questions, and
     // nothing through another kind's link or a guessed one.
     let pairs = &report["report"]["pairs"];
@@ -222,7 +222,7 @@ async fn a_question_set_and_a_graph_explorer_are_shared_and_reach_nothing_else()
         assert!(page.contains(&escaped) || page.contains(&q.question), "{}", q.question);
     }
     assert!(page.contains("Entities the questions mention") && page.contains("Relevance of retrieved context"));
-    // Its charts linked, fetched through the token (#39), as SVG and PNG; none of another kind's.
+    // Its charts linked, fetched through the token, as SVG and PNG; none of another kind's.
     for chart in ["entities", "relevance"] {
         let svg = format!("/api/share/{set_token}/plots/{chart}.svg");
         assert!(page.contains(&format!("<img src=\"{svg}\"")), "{chart} linked");

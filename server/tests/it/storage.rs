@@ -53,10 +53,10 @@ async fn a_full_disk_loses_nothing_acknowledged() {
     // The project, and ballast that fills most of the room.
     let (project, ballast, pages) = {
         let pool = app::ssr::store::open(&db).await.unwrap();
-        let project = app::ssr::store::create_project(&pool, "P", &Default::default()).await.unwrap().summary.id;
-        let ballast = app::ssr::store::create_project(&pool, "ballast", &Default::default()).await.unwrap().summary.id;
+        let project = app::ssr::store::projects::create_project(&pool, "P", &Default::default()).await.unwrap().summary.id;
+        let ballast = app::ssr::store::projects::create_project(&pool, "ballast", &Default::default()).await.unwrap().summary.id;
         let files: Vec<(String, Vec<u8>)> = (1000..1030).map(|i| (format!("b{i}.txt"), text(i).into_bytes())).collect();
-        app::ssr::store::add_files(&pool, ballast, &files, &Default::default()).await.unwrap();
+        app::ssr::ingest::add_files(&pool, ballast, &files, &Default::default()).await.unwrap();
         let pages: i64 = sqlx::query_scalar("PRAGMA page_count").fetch_one(pool.sqlite().unwrap()).await.unwrap();
         pool.close().await;
         (project, ballast, pages as u64)
@@ -98,7 +98,7 @@ async fn a_full_disk_loses_nothing_acknowledged() {
     assert!(!acknowledged.is_empty(), "nothing fitted before the disk was full");
 
     // Space is freed: the next uploads all succeed.
-    app::ssr::store::delete_project(&pool, ballast).await.unwrap();
+    app::ssr::store::projects::delete_project(&pool, ballast).await.unwrap();
     for _ in 0..6 {
         i += 1;
         let (status, body) = upload(&router, project, i).await;
@@ -139,7 +139,7 @@ async fn concurrent_writers_from_two_pools_never_see_database_is_locked() {
     let db = dir.path().join("busy.db");
     let server = app::ssr::store::open(&db).await.unwrap();
     let cli = app::ssr::store::open(&db).await.unwrap();
-    let project = app::ssr::store::create_project(&server, "P", &Default::default()).await.unwrap().summary.id;
+    let project = app::ssr::store::projects::create_project(&server, "P", &Default::default()).await.unwrap().summary.id;
     let jobs = [
         app::ssr::store::jobs::create_job(
             &server,
@@ -180,7 +180,7 @@ async fn concurrent_writers_from_two_pools_never_see_database_is_locked() {
         tasks.spawn(async move {
             for i in 0..10 {
                 let files = vec![(format!("d{t}_{i}.txt"), text(100 + t * 10 + i).into_bytes())];
-                app::ssr::store::add_files(&pool, project, &files, &Default::default())
+                app::ssr::ingest::add_files(&pool, project, &files, &Default::default())
                     .await
                     .map_err(|e| format!("upload: {e}"))?;
             }

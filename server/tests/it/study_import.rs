@@ -1,5 +1,5 @@
-//! The HieraRAG authors' human judging imported as a study (issue #42's
-//! "imported into Assay"): their own folder (engine/tests/fixtures/
+//! The HieraRAG authors' human judging imported as a study
+//! ("imported into Assay"): their own folder (engine/tests/fixtures/
 //! hierarag_human, unchanged), uploaded as a zip through the Studies page's
 //! form, becomes a closed answer-validation study — a question per `qa_id`,
 //! an annotator per workbook — whose page and `judging.csv` give every

@@ -1,4 +1,4 @@
-//! A team deployment (issue #26): several `assay` processes on one
+//! A team deployment: several `assay` processes on one
 //! PostgreSQL database share a job's items through the database's queue.
 //! Always on PostgreSQL (127.0.0.1:5432, `ASSAY_TEST_POSTGRES`), whichever
 //! database the rest of the suite runs on.
@@ -271,7 +271,7 @@ async fn a_cancel_reaches_every_process_and_a_resume_runs_the_rest() {
     assert!(mock.stats().ok <= 2400 + 4, "at most the 4 requests in flight at the cancel were abandoned");
 }
 
-/// #46: a retry of failed items asks the model again in every process on
+/// A retry of failed items asks the model again in every process on
 /// it. An evaluation whose judge first replies unreadably fails its items;
 /// after the model mends its ways, `job resume --retry-failed` runs them
 /// again with an `assay worker` taking part — and the worker, too, sends
@@ -348,7 +348,7 @@ async fn a_worker_joining_a_retry_asks_the_model_again() {
     assert!(elapsed > worked && elapsed <= worked + took + 0.5, "{elapsed} s: {worked} s, then {took} s of retry");
 }
 
-/// Sequential trials on a team deployment (#43): `assay eval run
+/// Sequential trials on a team deployment: `assay eval run
 /// --sequential` and two workers walk the same looks — each process reads
 /// a pair's course back from the stored verdicts — so the pair against
 /// answers that say nothing stops after its first look, the rest go on,

@@ -200,7 +200,7 @@ pub fn GraphExplorer(source: GraphSource, #[prop(into)] reload: Signal<u64>) -> 
         });
         // The selected node in the address (`?node=ID`), replaced in place
         // (no history entry per click, no reload): a link copied from the
-        // address bar opens the explorer on it (#39).
+        // address bar opens the explorer on it.
         Effect::new(move |_| {
             let node = match selection.get() {
                 Some(Selection::Node(id)) => Some(id),

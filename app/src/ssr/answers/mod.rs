@@ -57,7 +57,7 @@ fn set_name(method_name: &str, params: &serde_json::Value) -> String {
 }
 
 /// The price of answering a question set as `req` asks, before anything
-/// runs (#39): its calls (exact, but for GraphRAG's community reports,
+/// runs: its calls (exact, but for GraphRAG's community reports,
 /// made once a project), the prompts' tokens from the project's chunks,
 /// the method's context and the prompt template, replies of the target
 /// length, and their cost with the configured model's price.
@@ -84,7 +84,9 @@ pub async fn plan(
 
 /// Creates (does not run) the job answering a question set, with the empty
 /// answer set it fills. Returns the job and the set's id.
-pub async fn create(pool: &Db, req: &AnswerRequest) -> AppResult<(JobView, i64)> {
+/// `minilm_dir` is where the in-process MiniLM is (`LlmSettings::minilm_dir`):
+/// a dense method embedding with it is refused when the model is missing.
+pub async fn create(pool: &Db, req: &AnswerRequest, minilm_dir: &std::path::Path) -> AppResult<(JobView, i64)> {
     let set = store::questions::get_set(pool, req.question_set_id).await?;
     if set.questions == 0 {
         return Err(AppError::Invalid(format!("question set {} has no questions", set.id)));
@@ -102,9 +104,9 @@ pub async fn create(pool: &Db, req: &AnswerRequest) -> AppResult<(JobView, i64)>
         return Err(AppError::Invalid(format!("{} needs the knowledge graph: build it first", req.method)));
     }
     if method::needs_vectors(&req.method) && params["embedder"] == "minilm" {
-        let dir = minilm_dir();
-        if !dir.join("model.safetensors").is_file() {
-            return Err(AppError::Invalid(engine::embed::minilm::MiniLmError::Missing(dir).to_string()));
+        if !minilm_dir.join("model.safetensors").is_file() {
+            let missing = engine::embed::minilm::MiniLmError::Missing(minilm_dir.to_path_buf());
+            return Err(AppError::Invalid(missing.to_string()));
         }
     }
     if req.target_words == Some(0) {
@@ -168,7 +170,7 @@ pub async fn secrets_of_sets(
 
 /// The project's corpus as the methods read it (reports included).
 pub async fn corpus(pool: &Db, project_id: i64) -> AppResult<Corpus> {
-    let chunks = store::chunk_texts(pool, project_id).await?;
+    let chunks = store::documents::chunk_texts(pool, project_id).await?;
     let graph = store::graph::load(pool, project_id).await?;
     let communities = store::graph::communities(pool, project_id).await?;
     let reports = store::graph::reports(pool, project_id).await?;
@@ -209,7 +211,7 @@ async fn items(pool: &Db, job: &JobView, p: &AnswersParams) -> AppResult<Vec<Wor
 /// set.
 async fn execute(run: &Run<'_>, p: &AnswersParams, items: Vec<WorkItem>) -> AppResult<Result<RunEnd, String>> {
     let (pool, gateway, job, phase) = (run.pool, run.gateway, run.job, &run.phase);
-    let transport = &run.llm.transport();
+    let llm = run.llm;
     let project = project_of(job)?;
     let planned = items.len();
     let (reports, answers): (Vec<WorkItem>, Vec<WorkItem>) =
@@ -237,7 +239,7 @@ async fn execute(run: &Run<'_>, p: &AnswersParams, items: Vec<WorkItem>) -> AppR
     }
     let name = p.method.as_str();
     if method::needs_vectors(name) {
-        let embedder = match embedder(&p.params) {
+        let embedder = match embedder(&p.params, &llm.minilm_dir) {
             Ok(e) => e,
             Err(e) => return Ok(Err(e)),
         };
@@ -246,7 +248,7 @@ async fn execute(run: &Run<'_>, p: &AnswersParams, items: Vec<WorkItem>) -> AppR
             return Ok(end);
         }
     }
-    let m = match build_method(pool, gateway, transport, project, Arc::new(corpus), name, &p.params).await? {
+    let m = match build_method(pool, gateway, llm, project, Arc::new(corpus), name, &p.params).await? {
         Ok(m) => m,
         Err(e) => return Ok(Err(e)),
     };
@@ -270,14 +272,14 @@ async fn execute(run: &Run<'_>, p: &AnswersParams, items: Vec<WorkItem>) -> AppR
 pub async fn build_method(
     pool: &Db,
     gateway: &Gateway,
-    transport: &engine::llm::openai::OpenAiConfig,
+    llm: &engine::llm::settings::LlmSettings,
     project: i64,
     corpus: Arc<Corpus>,
     name: &str,
     params: &serde_json::Value,
 ) -> AppResult<Result<Box<dyn engine::rag::Method>, String>> {
     let dense = if method::needs_vectors(name) {
-        let embedder = match embedder(params) {
+        let embedder = match embedder(params, &llm.minilm_dir) {
             Ok(e) => e,
             Err(e) => return Ok(Err(e)),
         };
@@ -291,42 +293,20 @@ pub async fn build_method(
     } else {
         Default::default()
     };
-    let extras = method::Extras { dense, transport: Some(transport.clone()), external_chunks };
+    let extras = method::Extras { dense, transport: Some(llm.transport()), external_chunks };
     Ok(method::build(name, params, corpus, extras).map_err(String::from))
 }
 
-/// Where the in-process MiniLM is, as configured (the server sets it from
-/// `--minilm-dir` / `ASSAY_MINILM_DIR` at start).
-static MINILM_DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
-
-/// Sets where the in-process MiniLM is (once, at start; later calls are ignored).
-pub fn set_minilm_dir(dir: std::path::PathBuf) {
-    let _ = MINILM_DIR.set(dir);
-}
-
-/// Where the in-process MiniLM is: as configured, else the engine's default place.
-pub fn minilm_dir() -> std::path::PathBuf {
-    MINILM_DIR.get().cloned().unwrap_or_else(engine::embed::minilm::default_dir)
-}
-
-/// The loaded in-process MiniLM, shared by every job (loaded on first use).
-static MINILM: std::sync::Mutex<Option<Arc<engine::embed::minilm::MiniLm>>> = std::sync::Mutex::new(None);
-
-/// The in-process MiniLM, loaded on first use.
-pub(crate) fn minilm() -> Result<Arc<engine::embed::minilm::MiniLm>, String> {
-    let mut loaded = MINILM.lock().unwrap_or_else(|e| e.into_inner());
-    if loaded.is_none() {
-        let dir = minilm_dir();
-        *loaded = Some(Arc::new(engine::embed::minilm::MiniLm::load(&dir).map_err(|e| e.to_string())?));
-    }
-    Ok(loaded.clone().expect("loaded above"))
+/// The in-process MiniLM in `dir`, loaded on first use and shared.
+pub(crate) fn minilm(dir: &std::path::Path) -> Result<Arc<engine::embed::minilm::MiniLm>, String> {
+    engine::embed::minilm::shared(dir).map_err(|e| e.to_string())
 }
 
 /// The embedder a NaiveRAG configuration asks for.
-fn embedder(params: &serde_json::Value) -> Result<engine::embed::Embedder, String> {
+fn embedder(params: &serde_json::Value, minilm_dir: &std::path::Path) -> Result<engine::embed::Embedder, String> {
     match params["embedder"].as_str().unwrap_or("minilm") {
         "endpoint" => Ok(engine::embed::Embedder::Endpoint),
-        "minilm" => Ok(engine::embed::Embedder::MiniLm(minilm()?)),
+        "minilm" => Ok(engine::embed::Embedder::MiniLm(minilm(minilm_dir)?)),
         other => Err(format!("naive: embedder must be minilm or endpoint, not \"{other}\"")),
     }
 }

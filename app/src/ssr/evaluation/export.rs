@@ -336,7 +336,7 @@ pub fn table_csv(s: &Snapshot, table: &str) -> AppResult<String> {
             }
         }
         "jury" => {
-            // A jury (#43): each judge's and the jury's verdicts per pair.
+            // A jury: each judge's and the jury's verdicts per pair.
             w.write_record([
                 "row",
                 "judge",

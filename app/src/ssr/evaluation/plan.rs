@@ -1,4 +1,4 @@
-//! The price of an evaluation before it runs (#39): from the very answers
+//! The price of an evaluation before it runs: from the very answers
 //! it will judge, the calls each stage makes — exactly, but for length
 //! alignment, whose regenerations the model's replies decide — the
 //! prompts' tokens, counted on the prompts the judging sends (the same

@@ -119,12 +119,13 @@ impl Snapshot {
     }
 }
 
-/// The last snapshots computed, newest first, with what they were
-/// computed from: at the papers' sizes (5,040 questions, 6 pairs, 120,000
-/// judgments) a report takes seconds to compute, and a page draws it, its
-/// plots, its drill-down and its downloads from the same one.
-static SNAPSHOTS: std::sync::Mutex<Vec<(i64, String, std::sync::Arc<Snapshot>)>> = std::sync::Mutex::new(Vec::new());
+/// The last snapshots computed are remembered on the database's handle
+/// (`Db::remember`), each with what it was computed from: at the papers'
+/// sizes (5,040 questions, 6 pairs, 120,000 judgments) a report takes
+/// seconds to compute, and a page draws it, its plots, its drill-down and
+/// its downloads from the same one.
 const SNAPSHOTS_KEPT: usize = 2;
+const SNAPSHOT: &str = "evaluation snapshot";
 
 /// What a snapshot is computed from, in a line: the evaluation as stored
 /// (its job's status and progress among it) and its answer sets' names and
@@ -152,9 +153,9 @@ async fn snapshot_key(pool: &Db, stored: &Stored) -> AppResult<String> {
 pub async fn snapshot(pool: &Db, id: i64) -> AppResult<std::sync::Arc<Snapshot>> {
     let stored = get(pool, id).await?;
     let key = snapshot_key(pool, &stored).await?;
-    if let Some(hit) = SNAPSHOTS.lock().map_err(|_| AppError::Internal)?.iter().find(|(i, k, _)| *i == id && *k == key)
-    {
-        return Ok(hit.2.clone());
+    type Kept = (String, std::sync::Arc<Snapshot>);
+    if let Some(hit) = pool.recall::<Kept>(SNAPSHOT, &id.to_string()).filter(|kept| kept.0 == key) {
+        return Ok(hit.1.clone());
     }
     let (contenders, pairs) = inputs(pool, &stored).await?;
     let people = if stored.settings.jury.is_empty() { None } else { people_of(pool, &stored).await? };
@@ -180,14 +181,11 @@ pub async fn snapshot(pool: &Db, id: i64) -> AppResult<std::sync::Arc<Snapshot>>
     })
     .await
     .map_err(|_| AppError::Internal)?;
-    let mut kept = SNAPSHOTS.lock().map_err(|_| AppError::Internal)?;
-    kept.retain(|(i, _, _)| *i != id);
-    kept.insert(0, (id, key, fresh.clone()));
-    kept.truncate(SNAPSHOTS_KEPT);
+    pool.remember::<Kept>(SNAPSHOT, id.to_string(), std::sync::Arc::new((key, fresh.clone())), SNAPSHOTS_KEPT);
     Ok(fresh)
 }
 
-/// The people's ratings of the evaluation's answers (#43): of each
+/// The people's ratings of the evaluation's answers: of each
 /// answer-validation study of its project that rated one of its answer
 /// sets, the raters' mean correctness per question, by (set, question)
 /// (a set rated by several studies: the mean over all their ratings);
@@ -371,7 +369,7 @@ pub async fn report_view_of(pool: &Db, s: std::sync::Arc<Snapshot>, inline: bool
             .pairs
             .first()
             .and_then(|p| p.unbiased.as_ref()?.wilcoxon.as_ref())
-            // One rule per sentence (#39): the verdict is the interval's; the
+            // One rule per sentence: the verdict is the interval's; the
             // test is reported as what it is, not as a second verdict.
             .map(|t| {
                 format!(
@@ -664,7 +662,7 @@ async fn aligned_sibling(pool: &Db, v: &EvaluationReportView) -> Option<(i64, st
 }
 
 /// The contenders of an evaluation some of whose answers rest on little or
-/// no retrieved text: `(sentence, warns)` per flagged set (#46).
+/// no retrieved text: `(sentence, warns)` per flagged set.
 pub async fn thin_context(pool: &Db, e: &Stored) -> AppResult<Vec<(String, bool)>> {
     let mut out = Vec::new();
     for id in &e.answer_sets {
@@ -914,7 +912,7 @@ pub async fn drill(pool: &Db, id: i64, a: i64, b: i64, question: i64) -> AppResu
 const _: () =
     assert!(engine::judge::plan::QUESTIONS[engine::judge::plan::QUESTIONS.len() - 1] == crate::model::DECIDE_MOST);
 
-/// What a run can decide, planned from a pilot evaluation (#43): per pair
+/// What a run can decide, planned from a pilot evaluation: per pair
 /// the pilot judged under the unbiased protocol, its per-question verdicts
 /// simulated at other sizes (`engine::judge::plan`). `run`: the run asked
 /// for (its questions, M). Nothing is sent to a model.

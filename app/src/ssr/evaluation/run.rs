@@ -281,7 +281,6 @@ async fn execute(run: &Run<'_>, first: Vec<WorkItem>) -> AppResult<Result<RunEnd
     let e = of_job(pool, job.id).await?;
     let no_cache = run.params.evaluation(job.id)?.no_cache;
     let project = e.view.project_id;
-    let transport = llm.transport();
     let mut methods: HashMap<i64, Box<dyn engine::rag::Method>> = HashMap::new();
     // A set whose method sets its answers' temperature regenerates at it.
     let mut temperatures: HashMap<i64, f32> = HashMap::new();
@@ -309,7 +308,7 @@ async fn execute(run: &Run<'_>, first: Vec<WorkItem>) -> AppResult<Result<RunEnd
             secrets.apply(&mut wrapped);
             params = wrapped["params"].take();
         }
-        match crate::ssr::answers::build_method(pool, gateway, &transport, project, corpus.clone(), &s.method, &params)
+        match crate::ssr::answers::build_method(pool, gateway, llm, project, corpus.clone(), &s.method, &params)
             .await?
         {
             Ok(m) => {
@@ -401,7 +400,7 @@ async fn execute(run: &Run<'_>, first: Vec<WorkItem>) -> AppResult<Result<RunEnd
 
     // The judging: per pair and question the answers to judge (aligned,
     // or as generated), then the items — all M trials at once, or with
-    // sequential trials look by look (#43).
+    // sequential trials look by look.
     let mut judged_answers: Vec<((i64, i64), &crate::model::QuestionView, (String, String))> = Vec::new();
     let mut legacy_items = Vec::new();
     for (a, b) in &e.pairs {

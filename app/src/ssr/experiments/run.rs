@@ -190,7 +190,7 @@ pub async fn project(pool: &Db, m: &Manifest) -> AppResult<i64> {
         overlap_tokens: m.corpus.chunk_overlap,
         tokenizer,
     };
-    match store::find_project(pool, &m.name).await {
+    match store::projects::find_project(pool, &m.name).await {
         Ok(p) => {
             if (p.chunk_tokens as usize, p.chunk_overlap as usize, p.tokenizer.as_str())
                 != (m.corpus.chunk_tokens, m.corpus.chunk_overlap, m.corpus.tokenizer.as_str())
@@ -202,21 +202,21 @@ pub async fn project(pool: &Db, m: &Manifest) -> AppResult<i64> {
             }
             Ok(p.summary.id)
         }
-        Err(AppError::NotFound(_)) => Ok(store::create_project(pool, &m.name, &settings).await?.summary.id),
+        Err(AppError::NotFound(_)) => Ok(store::projects::create_project(pool, &m.name, &settings).await?.summary.id),
         Err(e) => Err(e),
     }
 }
 
 /// The documents of another project, as files to add (`corpus.project`).
 async fn documents_of(pool: &Db, name: &str) -> AppResult<Vec<(String, Vec<u8>)>> {
-    let project = match store::find_project(pool, name).await {
+    let project = match store::projects::find_project(pool, name).await {
         Ok(p) => p,
         Err(AppError::NotFound(_)) => {
             return Err(AppError::Invalid(format!("corpus.project: no project named \"{name}\"")))
         }
         Err(e) => return Err(e),
     };
-    let docs = store::document_titles_and_texts(pool, project.summary.id).await?;
+    let docs = store::documents::document_titles_and_texts(pool, project.summary.id).await?;
     if docs.is_empty() {
         return Err(AppError::Invalid(format!("corpus.project: project \"{name}\" has no documents")));
     }
@@ -229,7 +229,6 @@ async fn documents_of(pool: &Db, name: &str) -> AppResult<Vec<(String, Vec<u8>)>
 /// the files' or the named project's documents. The last few are kept:
 /// the wizard asks again at every change of a field.
 pub async fn corpus_size(pool: &Db, m: &Manifest, base: &Path) -> AppResult<engine::experiment::CorpusSize> {
-    static SIZES: std::sync::Mutex<Vec<(String, engine::experiment::CorpusSize)>> = std::sync::Mutex::new(Vec::new());
     let settings = m.corpus.chunk_settings().map_err(|e| AppError::Invalid(e.0))?;
     if let Some((path, format)) = m.index_path(base) {
         // The index's own documents and chunks, as they will be stored.
@@ -267,7 +266,8 @@ pub async fn corpus_size(pool: &Db, m: &Manifest, base: &Path) -> AppResult<engi
     for (name, bytes) in &files {
         key.push_str(&format!("|{name}:{}", crate::ssr::tokens::hash(&String::from_utf8_lossy(bytes))));
     }
-    if let Some((_, size)) = SIZES.lock().map_err(|_| AppError::Internal)?.iter().find(|(k, _)| *k == key) {
+    const SIZE: &str = "corpus size";
+    if let Some(size) = pool.recall::<engine::experiment::CorpusSize>(SIZE, &key) {
         return Ok(*size);
     }
     let size = tokio::task::spawn_blocking(move || {
@@ -275,9 +275,7 @@ pub async fn corpus_size(pool: &Db, m: &Manifest, base: &Path) -> AppResult<engi
     })
     .await
     .map_err(|_| AppError::Internal)?;
-    let mut kept = SIZES.lock().map_err(|_| AppError::Internal)?;
-    kept.insert(0, (key, size));
-    kept.truncate(4);
+    pool.remember(SIZE, key, std::sync::Arc::new(size), 4);
     Ok(size)
 }
 
@@ -437,7 +435,7 @@ where
         store::foreign::import(pool, project_id, index, m.corpus.community_level).await?;
         r.remember(&print, project_id, None).await?;
     } else if !reused {
-        let project = store::get_project(pool, project_id).await?;
+        let project = store::projects::get_project(pool, project_id).await?;
         if project.summary.documents > 0 {
             return Err(AppError::Invalid(format!(
                 "corpus: project \"{}\" already holds other documents: name the experiment differently",
@@ -445,7 +443,7 @@ where
             )));
         }
         let limits = engine::corpus::ImportLimits::new(1 << 30, 100_000);
-        let report = store::add_files(pool, project_id, &files, &limits).await?;
+        let report = crate::ssr::ingest::add_files(pool, project_id, &files, &limits).await?;
         if let Some(s) = report.skipped.first() {
             return Err(AppError::Invalid(format!("corpus.files: {} was refused: {}", s.file, s.reason)));
         }
@@ -515,7 +513,7 @@ where
                     target_words: method.target_words,
                     no_cache: false,
                 };
-                of_set.push(r.stage("answers", label, what, crate::ssr::answers::create(pool, &req)).await?);
+                of_set.push(r.stage("answers", label, what, crate::ssr::answers::create(pool, &req, &llm.minilm_dir)).await?);
             }
             made.answer_sets.push(of_set);
         }

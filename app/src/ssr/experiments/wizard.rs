@@ -53,7 +53,7 @@ pub async fn wizard_start(pool: &Db, llm: &LlmSettings) -> AppResult<WizardStart
         sanity: true,
         metrics: false,
     };
-    let all = store::list_projects(pool).await?;
+    let all = store::projects::list_projects(pool).await?;
     let mut pilots = Vec::new();
     for p in &all {
         for e in crate::ssr::evaluation::list(pool, p.id).await? {
@@ -78,7 +78,7 @@ pub async fn wizard_start(pool: &Db, llm: &LlmSettings) -> AppResult<WizardStart
     })
 }
 
-/// What each evaluation of manifest `m` can decide (#43), planned from the
+/// What each evaluation of manifest `m` can decide, planned from the
 /// pilot evaluation `pilot`: per evaluated question set (its position from
 /// 1), its questions as planned × the evaluation's M. Nothing is sent.
 pub async fn decide(
@@ -502,7 +502,7 @@ pub async fn report(pool: &Db, id: i64) -> AppResult<ExperimentReportView> {
     let outcome: Option<crate::ssr::experiments::run::Outcome> =
         r.outcome.as_deref().and_then(|o| serde_json::from_str(o).ok());
     let experiment = view_of(pool, r).await?;
-    let corpus = store::get_project(pool, experiment.project_id).await?.summary;
+    let corpus = store::projects::get_project(pool, experiment.project_id).await?.summary;
     let graph = store::graph::overview(pool, experiment.project_id).await?;
     let mut question_sets = Vec::new();
     let mut methods: Vec<MethodCostView> = Vec::new();

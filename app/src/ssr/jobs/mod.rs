@@ -253,8 +253,8 @@ async fn run_as(
     if role != Role::Join {
         store::jobs::mark_running(pool, job_id, retry_failed).await?;
     }
-    let worker = store::queue::worker_id();
-    let heartbeat = tokio::spawn(heartbeat(pool.clone(), job_id, shared.then(|| (worker, cancel.clone()))));
+    let worker = pool.claimant();
+    let heartbeat = tokio::spawn(heartbeat(pool.clone(), job_id, shared.then(|| cancel.clone())));
     let mut job_store = SqliteJobStore::new(pool.clone()).with_calls(calls.clone());
     if shared {
         job_store = job_store.shared(worker, &llm.describe());
@@ -357,16 +357,16 @@ async fn claim_the_end(
 /// Keeps a running job's heartbeat; on a shared queue also this process's
 /// claims', and stops this process's part (`stop`) when the job is no
 /// longer running (cancelled, failed or ended by another process).
-async fn heartbeat(pool: Db, job_id: i64, shared: Option<(&'static str, CancellationToken)>) {
+async fn heartbeat(pool: Db, job_id: i64, shared: Option<CancellationToken>) {
     let every = match &shared {
-        Some(_) => Duration::from_millis((store::queue::claim_timeout() * 1000 / 5).clamp(200, 5000)),
+        Some(_) => Duration::from_millis((pool.claim_timeout() * 1000 / 5).clamp(200, 5000)),
         None => Duration::from_secs(5),
     };
     loop {
         tokio::time::sleep(every).await;
         let _ = store::jobs::heartbeat(&pool, job_id).await;
-        if let Some((worker, stop)) = &shared {
-            let _ = store::queue::heartbeat(&pool, worker).await;
+        if let Some(stop) = &shared {
+            let _ = store::queue::heartbeat(&pool, pool.claimant()).await;
             if let Ok(job) = store::jobs::get_job(&pool, job_id).await {
                 if job.status != JobStatus::Running {
                     stop.cancel();
@@ -485,7 +485,7 @@ impl JobManager {
         stop: CancellationToken,
     ) {
         while !stop.is_cancelled() {
-            match store::queue::open_jobs(&pool, store::queue::claim_timeout()).await {
+            match store::queue::open_jobs(&pool, pool.claim_timeout()).await {
                 Ok(jobs) => {
                     for job_id in jobs {
                         if self.spawn_join(pool.clone(), llm(), job_id) {

@@ -265,7 +265,7 @@ pub struct MetricsParams {
     /// What retrieval is judged against (`chunk` before the choice existed).
     #[serde(default = "chunk")]
     pub unit: String,
-    /// `standard` or `as-published` (issue #42; `standard` before it).
+    /// `standard` or `as-published` (`standard` before it).
     #[serde(default = "standard")]
     pub definitions: String,
     /// The run the job fills, recorded once the run exists.

@@ -57,7 +57,7 @@ pub struct SetMetrics {
     pub per_category: Vec<Means>,
     pub granularity: Vec<DimensionAnalysis>,
     /// Seed 004 Table 1: each dimension's coarse-level questions, MAP, CS
-    /// and Range (runs before issue #42 lack it).
+    /// and Range (older runs lack it).
     #[serde(default)]
     pub coarse: Vec<engine::metrics::granularity::CoarseRow>,
     /// Seed 004 Table 4, when the set has LV × QC questions.
@@ -72,11 +72,11 @@ pub struct Report {
     pub question_set_id: i64,
     pub k: usize,
     pub bins: usize,
-    /// What a retrieved chunk had to match to count as relevant (runs
-    /// before issue #21 used the source chunk).
+    /// What a retrieved chunk had to match to count as relevant (older runs
+    /// used the source chunk).
     #[serde(default = "chunk_unit")]
     pub relevance_unit: RelevanceUnit,
-    /// Whose definitions the numbers follow (standard before issue #42).
+    /// Whose definitions the numbers follow (older runs: standard).
     #[serde(default)]
     pub definitions: Definitions,
     pub embedding_model: String,

@@ -65,7 +65,7 @@ pub async fn page(pool: &Db, run_id: i64) -> AppResult<MetricsRunPage> {
     let report = row.report.as_deref().map(|text| parse(run_id, text)).transpose()?;
     let mut view = report.as_ref().map(|r| view(r).linked());
     if let Some(v) = view.as_mut() {
-        v.documents = Some(store::get_project(pool, row.project_id).await?.summary.documents);
+        v.documents = Some(store::projects::get_project(pool, row.project_id).await?.summary.documents);
     }
     // ρ against human category agreement, when a validation study exists.
     if let (Some(r), Some(v)) = (&report, view.as_mut()) {

@@ -40,7 +40,7 @@ async fn plan(pool: &Db, set_id: i64, answer_sets: &[i64], unit: RelevanceUnit) 
             "question set {set_id} has no reference answers: generate hierarchical questions, or import a set with them"
         )));
     }
-    let spans = store::chunk_spans(pool, store::questions::get_set(pool, set_id).await?.project_id).await?;
+    let spans = store::documents::chunk_spans(pool, store::questions::get_set(pool, set_id).await?.project_id).await?;
     let mut out = Vec::new();
     for &a in answer_sets {
         let aset = store::answers::get_set(pool, a).await?;
@@ -136,7 +136,7 @@ async fn items(pool: &Db, job: &JobView, p: &MetricsParams) -> AppResult<Vec<Wor
 
 /// Scores one batch: texts with a stored vector are not embedded again;
 /// new vectors are stored. The result is the batch's [`QuestionMetrics`].
-async fn run_item(pool: &Db, item: WorkItem, k: usize) -> ItemOutcome {
+async fn run_item(pool: &Db, minilm_dir: &std::path::Path, item: WorkItem, k: usize) -> ItemOutcome {
     let outcome: Result<String, String> = async {
         let planned: Vec<Planned> =
             serde_json::from_value(item.payload["questions"].clone()).map_err(|e| format!("unreadable item: {e}"))?;
@@ -146,7 +146,7 @@ async fn run_item(pool: &Db, item: WorkItem, k: usize) -> ItemOutcome {
         for (t, v) in store::vectors::texts(pool, MODEL, &texts).await.map_err(|e| e.to_string())? {
             cache.insert(t, v);
         }
-        let model = crate::ssr::answers::minilm()?;
+        let model = crate::ssr::answers::minilm(minilm_dir)?;
         let owned: Vec<String> = texts.iter().map(|t| t.to_string()).collect();
         let (cache, embedded) = tokio::task::spawn_blocking(move || {
             let embedded = cache.fill(&model, owned.iter().map(String::as_str));
@@ -323,7 +323,7 @@ impl Stage for MetricsStage {
     fn execute<'a>(&'a self, run: &'a Run<'a>, items: Vec<WorkItem>) -> Ended<'a> {
         Box::pin(async move {
             let k = run.params.metrics(run.job.id)?.k;
-            Ok(run.phase.run(items, 1, |item| run_item(run.pool, item, k)).await)
+            Ok(run.phase.run(items, 1, |item| run_item(run.pool, &run.llm.minilm_dir, item, k)).await)
         })
     }
 

@@ -62,7 +62,7 @@ pub async fn create_graph_questions(
     settings: &engine::questions::graph::GraphQuestionSettings,
     no_cache: bool,
 ) -> AppResult<(JobView, i64)> {
-    store::get_project(pool, project_id).await?;
+    store::projects::get_project(pool, project_id).await?;
     let graph = store::graph::load(pool, project_id).await?;
     let plans = engine::questions::graph::plan(&graph, settings).map_err(|e| AppError::Invalid(e.to_string()))?;
     let described = json!({ "generator": "graph", "settings": settings });
@@ -88,8 +88,8 @@ pub async fn create_summary_questions(
     settings: &engine::questions::summary::SummarySettings,
     no_cache: bool,
 ) -> AppResult<(JobView, i64)> {
-    store::get_project(pool, project_id).await?;
-    if store::document_texts(pool, project_id).await?.is_empty() {
+    store::projects::get_project(pool, project_id).await?;
+    if store::documents::document_texts(pool, project_id).await?.is_empty() {
         return Err(AppError::Invalid("the project has no documents yet: add a corpus first".into()));
     }
     if settings.users * settings.tasks * settings.questions == 0 {
@@ -123,7 +123,7 @@ pub async fn create_hierarchical_questions(
     hierarchy: Option<engine::questions::hierarchy::Hierarchy>,
     no_cache: bool,
 ) -> AppResult<(JobView, i64)> {
-    store::get_project(pool, project_id).await?;
+    store::projects::get_project(pool, project_id).await?;
     // The given one (a file), else the project's own, else the shipped one.
     let hierarchy = match hierarchy {
         Some(h) => h,
@@ -131,7 +131,7 @@ pub async fn create_hierarchical_questions(
             .await?
             .unwrap_or_else(engine::questions::hierarchy::default_hierarchy),
     };
-    let chunk_ids: Vec<i64> = store::chunk_texts(pool, project_id).await?.into_iter().map(|(id, _)| id).collect();
+    let chunk_ids: Vec<i64> = store::documents::chunk_texts(pool, project_id).await?.into_iter().map(|(id, _)| id).collect();
     let plans = engine::questions::hierarchy::plan(&hierarchy, settings, &chunk_ids).map_err(AppError::from)?;
     if plans.is_empty() {
         return Err(AppError::Invalid("the settings ask for no questions".into()));
@@ -281,7 +281,7 @@ impl Stage for QuestionsStage {
             let project = project_of(job)?;
             Ok(match &params.questions(job.id)?.generator {
                 Generator::Hierarchical { hierarchy, plans, .. } => {
-                    let chunks: HashMap<i64, String> = store::chunk_texts(pool, project).await?.into_iter().collect();
+                    let chunks: HashMap<i64, String> = store::documents::chunk_texts(pool, project).await?.into_iter().collect();
                     plans
                         .iter()
                         .enumerate()
@@ -296,14 +296,14 @@ impl Stage for QuestionsStage {
                         .collect()
                 }
                 Generator::Summary { settings } => {
-                    let documents = store::document_texts(pool, project).await?;
+                    let documents = store::documents::document_texts(pool, project).await?;
                     let texts: Vec<&str> = documents.iter().map(String::as_str).collect();
                     let description = engine::questions::summary::describe_dataset(&texts, settings);
                     vec![engine::questions::summary::item(&description, settings)]
                 }
                 Generator::Graph { plans, .. } => {
                     let graph = store::graph::load(pool, project).await?;
-                    let chunks: HashMap<i64, String> = store::chunk_texts(pool, project).await?.into_iter().collect();
+                    let chunks: HashMap<i64, String> = store::documents::chunk_texts(pool, project).await?.into_iter().collect();
                     plans
                         .iter()
                         .enumerate()
@@ -391,7 +391,7 @@ impl Stage for RelevanceStage {
                     })
                     .collect());
             }
-            let chunks = store::chunk_texts(pool, project).await?;
+            let chunks = store::documents::chunk_texts(pool, project).await?;
             let index = engine::rag::bm25::Bm25Index::new(chunks.iter().map(|(id, t)| (*id, t.as_str())));
             let text: HashMap<i64, &str> = chunks.iter().map(|(id, t)| (*id, t.as_str())).collect();
             Ok(questions
@@ -425,7 +425,7 @@ impl Stage for RelevanceStage {
             let built = crate::ssr::answers::build_method(
                 run.pool,
                 gateway,
-                &run.llm.transport(),
+                run.llm,
                 project,
                 corpus,
                 &p.retriever,

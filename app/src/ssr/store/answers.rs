@@ -194,7 +194,7 @@ impl SetRow {
         let made_by = match &self.provider {
             Some(p) => Some(crate::model::provider_label(p, &self.model.unwrap_or_default())),
             None if engine::rag::presets::is_remote(&self.method) => Some(format!("your service ({})", self.method)),
-            // A built-in method's set whose job has made no call yet (#46:
+            // A built-in method's set whose job has made no call yet (
             // not "imported").
             None if self.method != "imported" => Some(match self.job_id {
                 Some(j) => format!("not answered yet (job #{j})"),

@@ -1,4 +1,4 @@
-//! Secrets written before they were kept apart (issue #40): a database
+//! Secrets written before they were kept apart: a database
 //! made before `jobs.secrets` holds a method's token in its job's
 //! parameters, its answer set's parameters and generated name, an
 //! experiment's manifest, and an error that named the address. When such a

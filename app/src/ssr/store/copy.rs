@@ -655,7 +655,7 @@ super::connection_steps! {
 /// any failure the target's transaction rolls back and it stays empty.
 ///
 /// Text PostgreSQL cannot store (U+0000, which an SQLite database written
-/// before issue #40 may hold) is found row by row: without `strip_nul` the
+/// by early versions may hold) is found row by row: without `strip_nul` the
 /// copy is refused naming the rows (nothing is written); with it each such
 /// character is removed and the rows are listed in [`Copied::repaired`].
 pub async fn copy(from: &Db, to: &Db, strip_nul: bool, progress: &(dyn Fn(&str, i64) + Sync)) -> AppResult<Copied> {

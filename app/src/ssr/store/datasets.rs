@@ -12,7 +12,9 @@ use engine::datasets::{Dataset, EvidenceIndex, Format};
 use serde::{Deserialize, Serialize};
 
 use super::questions::{NewQuestion, QuestionSteps};
-use super::{begin, chunk_settings, get_project, on_db, prepare_documents, Db, DocumentSteps};
+use super::documents::{prepare as prepare_documents, DocumentSteps};
+use super::projects::{chunk_settings, get_project};
+use super::{begin, on_db, Db};
 use crate::error::{AppError, AppResult};
 
 /// What an import did, every question and document accounted for.

@@ -1,5 +1,4 @@
-//! Another system's index stored as a project's corpus and graph (issue
-//! #41): its documents, its chunks under their own ids, and its graph with
+//! Another system's index stored as a project's corpus and graph: its documents, its chunks under their own ids, and its graph with
 //! provenance to those chunks, in one transaction.
 
 use std::collections::HashMap;
@@ -8,7 +7,8 @@ use engine::graph::foreign::{ForeignIndex, Tally};
 use serde::{Deserialize, Serialize};
 
 use super::graph::{GraphSteps, COMMUNITY_SEED};
-use super::{begin, get_project, on_db, Db};
+use super::projects::get_project;
+use super::{begin, on_db, Db};
 use crate::error::{AppError, AppResult};
 
 /// What an import stored, and how it accounts for the folder.

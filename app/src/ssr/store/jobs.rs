@@ -601,7 +601,7 @@ impl engine::jobs::SharedQueue for SqliteJobStore {
     fn claim<'a>(&'a self, job_id: i64, phase: &'a str, n: usize) -> BoxFuture<'a, Result<Vec<String>, String>> {
         Box::pin(async move {
             let worker = self.shared.as_ref().map_or("", |c| c.worker.as_str());
-            super::queue::claim(&self.pool, job_id, phase, worker, n, super::queue::claim_timeout())
+            super::queue::claim(&self.pool, job_id, phase, worker, n, self.pool.claim_timeout())
                 .await
                 .map_err(|e| e.to_string())
         })

@@ -1,5 +1,5 @@
 //! The shared queue of a job's items, for several processes on one
-//! PostgreSQL database (issue #26): each process claims items in batches —
+//! PostgreSQL database: each process claims items in batches —
 //! `SELECT … FOR UPDATE SKIP LOCKED`, so two claimants never wait for or
 //! take each other's rows — heartbeats its claims while it runs them, and
 //! removes an item's row in the transaction that records its outcome, only
@@ -21,27 +21,6 @@ use crate::error::{AppError, AppResult};
 
 /// Rows per INSERT when a job's items are queued (3 values per row).
 const ROWS_PER_INSERT: usize = 1000;
-
-/// How long a claim stands without a heartbeat before another process may
-/// take its item: `ASSAY_CLAIM_TIMEOUT` seconds (at least 1), else 30.
-/// Claimants heartbeat five times as often.
-pub fn claim_timeout() -> u64 {
-    static TIMEOUT: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-    *TIMEOUT.get_or_init(|| {
-        std::env::var("ASSAY_CLAIM_TIMEOUT").ok().and_then(|v| v.trim().parse().ok()).unwrap_or(30).max(1)
-    })
-}
-
-/// This process as a claimant: its host, process id and start time (a
-/// process id is reused after a restart; the pair is not).
-pub fn worker_id() -> &'static str {
-    static ID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    ID.get_or_init(|| {
-        let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
-        let started = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-        format!("{}:{}:{}", host.trim(), std::process::id(), started.as_micros())
-    })
-}
 
 /// SQLite's time modifier for "`secs` seconds ago", which PostgreSQL's
 /// `strftime` (migrations/postgres) reads as an interval.

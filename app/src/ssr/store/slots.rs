@@ -1,4 +1,4 @@
-//! The deployment's LLM budget in the database (issue #26): the configured
+//! The deployment's LLM budget in the database: the configured
 //! concurrency is a total for every process on one PostgreSQL database, not
 //! a number per process, so five workers do not send five times the load
 //! to a rate-limited endpoint. Each request that may be in flight is a row
@@ -93,7 +93,7 @@ pub async fn give_back(pool: &Db, holder: &str, slots: &[i64]) -> AppResult<u64>
 /// back). Slots idle for [`IDLE`] go back to the database for the other
 /// processes; the leases of those held are renewed meanwhile, so a process
 /// that dies frees its share when its leases lapse (after the claim
-/// timeout, `queue::claim_timeout`).
+/// timeout, `Db::claim_timeout`).
 pub struct DbLimit {
     /// Itself, for the lease tasks it spawns.
     me: std::sync::Weak<DbLimit>,
@@ -121,20 +121,11 @@ impl DbLimit {
     /// `limit` (the configured concurrency; the last set is in force).
     /// (One per database a process uses: a test process uses many.)
     pub async fn of_process(pool: &Db, limit: usize) -> AppResult<std::sync::Arc<DbLimit>> {
-        type Budgets = std::sync::Mutex<std::collections::HashMap<String, std::sync::Arc<DbLimit>>>;
-        static BUDGETS: std::sync::OnceLock<Budgets> = std::sync::OnceLock::new();
         let limit = limit.max(1);
         ensure(pool, limit).await?;
-        let database = match pool {
-            Db::Postgres(pg) => {
-                let o = pg.connect_options();
-                format!("{}:{}/{}", o.get_host(), o.get_port(), o.get_database().unwrap_or(""))
-            }
-            Db::Sqlite(sqlite) => sqlite.connect_options().get_filename().display().to_string(),
-        };
         let (this, new) = {
-            let mut budgets = BUDGETS.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner());
-            match budgets.get(&database) {
+            let mut budget = pool.here().budget.lock().unwrap_or_else(|e| e.into_inner());
+            match &*budget {
                 Some(this) => (this.clone(), false),
                 None => {
                     let this = std::sync::Arc::new_cyclic(|me| DbLimit {
@@ -146,7 +137,7 @@ impl DbLimit {
                         waiting: 0.into(),
                         leasing: tokio::sync::Mutex::new(()),
                     });
-                    budgets.insert(database, this.clone());
+                    *budget = Some(this.clone());
                     (this, true)
                 }
             }
@@ -158,17 +149,20 @@ impl DbLimit {
         Ok(this)
     }
 
-    fn lease_secs() -> u64 {
-        super::queue::claim_timeout()
+    fn lease_secs(&self) -> u64 {
+        self.pool.claim_timeout()
     }
 }
 
 /// Gives idle slots back and renews the leases of those held, while the
 /// budget lives.
 async fn keep(limit: std::sync::Weak<DbLimit>) {
-    let renew_every = std::time::Duration::from_millis(DbLimit::lease_secs() * 1000 / 3);
+    let Some((lease_secs, holder)) = limit.upgrade().map(|l| (l.lease_secs(), l.pool.claimant().to_string())) else {
+        return;
+    };
+    let holder = holder.as_str();
+    let renew_every = std::time::Duration::from_millis(lease_secs * 1000 / 3);
     let mut renewed = std::time::Instant::now();
-    let holder = super::queue::worker_id();
     loop {
         tokio::time::sleep(IDLE).await;
         let Some(limit) = limit.upgrade() else { return };
@@ -183,7 +177,7 @@ async fn keep(limit: std::sync::Weak<DbLimit>) {
         }
         if renewed.elapsed() >= renew_every {
             renewed = std::time::Instant::now();
-            if let Err(e) = renew(&limit.pool, holder, DbLimit::lease_secs()).await {
+            if let Err(e) = renew(&limit.pool, holder, lease_secs).await {
                 tracing::warn!(error = %e, "LLM slots' leases could not be renewed");
             }
         }
@@ -211,7 +205,6 @@ impl engine::llm::openai::SharedLimit for DbLimit {
             }
         }
         Box::pin(async move {
-            let holder = super::queue::worker_id();
             self.waiting.fetch_add(1, Relaxed);
             let _waiting = Waiting(&self.waiting);
             loop {
@@ -232,7 +225,7 @@ impl engine::llm::openai::SharedLimit for DbLimit {
                 // loses no slot to a lease it never heard back from.
                 let Some(this) = self.me.upgrade() else { return Err("the budget is gone".into()) };
                 let leased = tokio::spawn(async move {
-                    let leased = lease(&this.pool, holder, want, limit, DbLimit::lease_secs()).await?;
+                    let leased = lease(&this.pool, this.pool.claimant(), want, limit, this.lease_secs()).await?;
                     let now = std::time::Instant::now();
                     this.free.lock().unwrap_or_else(|e| e.into_inner()).extend(leased.iter().map(|s| (*s, now)));
                     this.returned.notify_waiters();

@@ -30,7 +30,7 @@ pub struct ImportedStudy {
 /// Imports the authors' human judging into project `project_id` as a
 /// closed answer-validation study; `name` empty names it after the import.
 pub async fn import_hierarag(pool: &Db, project_id: i64, name: &str, inputs: Inputs) -> AppResult<ImportedStudy> {
-    store::get_project(pool, project_id).await?;
+    store::projects::get_project(pool, project_id).await?;
     let as_study = inputs.as_study().map_err(|e| AppError::Invalid(e.to_string()))?;
     let dimensions = Kind::Answers.default_dimensions();
     let max_choice = as_study.items.iter().map(|i| i.choices.len()).max().unwrap_or(0);

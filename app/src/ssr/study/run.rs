@@ -177,7 +177,7 @@ async fn answer_candidates(
 }
 
 pub async fn create(pool: &Db, req: &StudyRequest) -> AppResult<Created> {
-    store::get_project(pool, req.project_id).await?;
+    store::projects::get_project(pool, req.project_id).await?;
     if req.name.trim().is_empty() {
         return Err(AppError::Invalid("give the study a name".into()));
     }
@@ -193,7 +193,7 @@ pub async fn create(pool: &Db, req: &StudyRequest) -> AppResult<Created> {
         return Err(AppError::Invalid("attention checks are for question-rating studies".into()));
     }
     let chunks: HashMap<i64, String> = if req.kind == Kind::Answers {
-        store::chunk_texts(pool, req.project_id).await?.into_iter().collect()
+        store::documents::chunk_texts(pool, req.project_id).await?.into_iter().collect()
     } else {
         HashMap::new()
     };

@@ -1,6 +1,6 @@
 //! Indexes other GraphRAG systems built, read as they left them on disk, so
 //! a graph someone already paid for is explored, questioned and judged
-//! without a new extraction (issue #41).
+//! without a new extraction.
 //!
 //! A reader takes the folder's files by name ([`ForeignFiles`]: from a
 //! directory or from a zip of it) and gives back a [`ForeignIndex`]: the

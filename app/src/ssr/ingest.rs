@@ -1,0 +1,96 @@
+//! Ingestion: uploaded files into a project's documents and chunks, and a
+//! project re-chunked. Parsing and chunking are engine's
+//! (`engine::corpus`, `engine::chunk`); what is stored, in one
+//! transaction each, is the store's (`store::documents`).
+
+use engine::chunk::{chunk_text, ChunkSettings};
+use engine::corpus::{import_files, ImportLimits};
+
+use crate::error::{AppError, AppResult};
+use crate::model::*;
+use crate::ssr::store::{self, documents::Rechunked, Db};
+
+/// Imports uploaded files into a project: parses them (engine), drops
+/// documents whose text the project already holds, chunks the rest and
+/// stores them all in one transaction. Refused files come back in
+/// `skipped`; nothing already stored is touched.
+pub async fn add_files(
+    pool: &Db,
+    project_id: i64,
+    files: &[(String, Vec<u8>)],
+    limits: &ImportLimits,
+) -> AppResult<UploadReport> {
+    let project = store::projects::get_project(pool, project_id).await?;
+    let settings = store::projects::chunk_settings(&project);
+    let outcome = import_files(files.iter().map(|(n, b)| (n.as_str(), b.as_slice())), limits);
+    let mut skipped: Vec<Skipped> =
+        outcome.rejected.into_iter().map(|r| Skipped { file: r.file, reason: r.reason }).collect();
+
+    let existing = store::documents::content_hashes(pool, project_id).await?;
+    let mut fresh = Vec::new();
+    for doc in outcome.documents {
+        match existing.get(&doc.content_hash) {
+            Some(title) => skipped.push(Skipped {
+                file: doc.source.clone(),
+                reason: format!("duplicate: the project already has this text as \"{title}\""),
+            }),
+            None => fresh.push(doc),
+        }
+    }
+    let room = (limits.max_documents as i64 - project.summary.documents).max(0) as usize;
+    if fresh.len() > room {
+        for doc in fresh.drain(room..) {
+            skipped.push(Skipped {
+                file: doc.source,
+                reason: format!("over the limit of {} documents per project", limits.max_documents),
+            });
+        }
+    }
+
+    let prepared = store::documents::prepare(fresh, settings).await?;
+    store::documents::insert_documents(pool, project_id, &prepared).await?;
+
+    let after = store::projects::get_project(pool, project_id).await?;
+    Ok(UploadReport {
+        added: prepared.len() as i64,
+        skipped,
+        documents: after.summary.documents,
+        tokens: after.summary.tokens,
+        chunks: after.summary.chunks,
+    })
+}
+
+/// Changes a project's chunking and re-chunks every document, in one transaction.
+pub async fn set_chunk_settings(pool: &Db, project_id: i64, settings: ChunkSettings) -> AppResult<ProjectView> {
+    settings.validate().map_err(|e| AppError::Invalid(e.to_string()))?;
+    store::projects::get_project(pool, project_id).await?;
+    if let Some(import) = store::foreign::import_record(pool, project_id).await? {
+        return Err(AppError::Conflict(format!(
+            "this project's chunks came with an imported {} index, whose graph names them: re-chunking would cut the graph from its sources",
+            import.program
+        )));
+    }
+    if store::foreign::has_foreign_chunks(pool, project_id).await? {
+        return Err(AppError::Conflict(
+            "this project's chunks came with an imported index: re-chunking would cut them from that system's ids".into(),
+        ));
+    }
+    let docs = store::documents::document_bodies(pool, project_id).await?;
+    let rechunked = tokio::task::spawn_blocking(move || {
+        docs.into_iter()
+            .map(|(id, body)| Rechunked {
+                id,
+                tokens: settings.tokenizer.count(&body),
+                chunks: chunk_text(&body, &settings).expect("validated above"),
+                body,
+            })
+            .collect::<Vec<_>>()
+    })
+    .await
+    .map_err(|e| {
+        tracing::error!(error = %e, "re-chunking task failed");
+        AppError::Internal
+    })?;
+    store::documents::replace_chunks(pool, project_id, &settings, &rechunked).await?;
+    store::projects::get_project(pool, project_id).await
+}
