@@ -357,3 +357,15 @@ fn the_static_finder_finds_statics_and_not_lifetimes() {
     let code = "fn f() -> &'static str { static CACHE: X = 1; let a: &'static str = \"\"; }\nstatic mut N: u8 = 0;";
     assert_eq!(statics_in("f.rs", code), [("f.rs".to_string(), "CACHE".to_string())]);
 }
+
+/// The engine runs from the CLI, tests and benchmarks alone: no web
+/// framework, no SQL, no server-side rendering among its dependencies.
+#[test]
+fn the_engine_depends_on_no_web_or_sql_crate() {
+    let manifest = std::fs::read_to_string(crate_src("engine").join("../Cargo.toml")).unwrap();
+    let deps = manifest.split("[dependencies]").nth(1).unwrap().split("\n[").next().unwrap();
+    for forbidden in ["leptos", "axum", "sqlx", "tower", "hyper", "rusqlite", "postgres"] {
+        let named = deps.lines().any(|l| l.trim_start().starts_with(forbidden));
+        assert!(!named, "engine depends on {forbidden}");
+    }
+}
