@@ -1,5 +1,5 @@
 """Full-precision reference values of the HieraRAG authors' human-judging
-scripts, for engine/tests/hierarag_human.rs.
+scripts, for engine/tests/it/hierarag_human.rs.
 
 Runs `9_plot_cr_human_correlation.py` from their repository verbatim except
 that the statistic is written with full precision instead of 3 decimals

@@ -72,7 +72,8 @@ pub async fn set_chunk_settings(pool: &Db, project_id: i64, settings: ChunkSetti
     }
     if store::foreign::has_foreign_chunks(pool, project_id).await? {
         return Err(AppError::Conflict(
-            "this project's chunks came with an imported index: re-chunking would cut them from that system's ids".into(),
+            "this project's chunks came with an imported index: re-chunking would cut them from that system's ids"
+                .into(),
         ));
     }
     let docs = store::documents::document_bodies(pool, project_id).await?;

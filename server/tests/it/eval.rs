@@ -195,7 +195,7 @@ async fn a_sanity_check_with_a_position_biased_judge_is_even_only_under_the_unbi
     let s = &out["sanity"];
     // Identical answers (the offline method answers alike twice) and no
     // noise: each order's +1 cancels over both orders, every question ties.
-    // (With noise, over more questions: engine/tests/judge.rs.)
+    // (With noise, over more questions: engine/tests/it/judge.rs.)
     assert_eq!(s["even"], true, "{out}");
     assert_eq!(s["median_relative_win_rate"], 0.0);
     assert_eq!(out["pairs"][0]["tie"]["median"], 1.0);

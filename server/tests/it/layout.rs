@@ -348,7 +348,10 @@ fn nothing_below_the_server_reads_the_environment_or_keeps_hidden_state() {
         .collect();
     assert!(hidden.is_empty(), "process-wide statics that are not memos:\n{}", hidden.join("\n"));
     for (file, name) in MEMOS {
-        assert!(statics.iter().any(|(f, n)| f == file && n == name), "{file} no longer has the memo {name}: update MEMOS");
+        assert!(
+            statics.iter().any(|(f, n)| f == file && n == name),
+            "{file} no longer has the memo {name}: update MEMOS"
+        );
     }
 }
 

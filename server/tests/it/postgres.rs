@@ -121,7 +121,8 @@ async fn each_database_with_a_job(
             let pg = common::pg_database().await;
             (app::ssr::store::open_target(&pg.url).await.unwrap(), Some(pg))
         };
-        let project = app::ssr::store::projects::create_project(&db, "Q", &Default::default()).await.unwrap().summary.id;
+        let project =
+            app::ssr::store::projects::create_project(&db, "Q", &Default::default()).await.unwrap().summary.id;
         let job = app::ssr::store::jobs::create_job(
             &db,
             project,

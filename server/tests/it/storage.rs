@@ -53,8 +53,10 @@ async fn a_full_disk_loses_nothing_acknowledged() {
     // The project, and ballast that fills most of the room.
     let (project, ballast, pages) = {
         let pool = app::ssr::store::open(&db).await.unwrap();
-        let project = app::ssr::store::projects::create_project(&pool, "P", &Default::default()).await.unwrap().summary.id;
-        let ballast = app::ssr::store::projects::create_project(&pool, "ballast", &Default::default()).await.unwrap().summary.id;
+        let project =
+            app::ssr::store::projects::create_project(&pool, "P", &Default::default()).await.unwrap().summary.id;
+        let ballast =
+            app::ssr::store::projects::create_project(&pool, "ballast", &Default::default()).await.unwrap().summary.id;
         let files: Vec<(String, Vec<u8>)> = (1000..1030).map(|i| (format!("b{i}.txt"), text(i).into_bytes())).collect();
         app::ssr::ingest::add_files(&pool, ballast, &files, &Default::default()).await.unwrap();
         let pages: i64 = sqlx::query_scalar("PRAGMA page_count").fetch_one(pool.sqlite().unwrap()).await.unwrap();
@@ -139,7 +141,8 @@ async fn concurrent_writers_from_two_pools_never_see_database_is_locked() {
     let db = dir.path().join("busy.db");
     let server = app::ssr::store::open(&db).await.unwrap();
     let cli = app::ssr::store::open(&db).await.unwrap();
-    let project = app::ssr::store::projects::create_project(&server, "P", &Default::default()).await.unwrap().summary.id;
+    let project =
+        app::ssr::store::projects::create_project(&server, "P", &Default::default()).await.unwrap().summary.id;
     let jobs = [
         app::ssr::store::jobs::create_job(
             &server,

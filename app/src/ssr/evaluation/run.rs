@@ -308,8 +308,7 @@ async fn execute(run: &Run<'_>, first: Vec<WorkItem>) -> AppResult<Result<RunEnd
             secrets.apply(&mut wrapped);
             params = wrapped["params"].take();
         }
-        match crate::ssr::answers::build_method(pool, gateway, llm, project, corpus.clone(), &s.method, &params)
-            .await?
+        match crate::ssr::answers::build_method(pool, gateway, llm, project, corpus.clone(), &s.method, &params).await?
         {
             Ok(m) => {
                 methods.insert(*id, m);

@@ -513,7 +513,9 @@ where
                     target_words: method.target_words,
                     no_cache: false,
                 };
-                of_set.push(r.stage("answers", label, what, crate::ssr::answers::create(pool, &req, &llm.minilm_dir)).await?);
+                of_set.push(
+                    r.stage("answers", label, what, crate::ssr::answers::create(pool, &req, &llm.minilm_dir)).await?,
+                );
             }
             made.answer_sets.push(of_set);
         }

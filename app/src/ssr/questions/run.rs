@@ -131,7 +131,8 @@ pub async fn create_hierarchical_questions(
             .await?
             .unwrap_or_else(engine::questions::hierarchy::default_hierarchy),
     };
-    let chunk_ids: Vec<i64> = store::documents::chunk_texts(pool, project_id).await?.into_iter().map(|(id, _)| id).collect();
+    let chunk_ids: Vec<i64> =
+        store::documents::chunk_texts(pool, project_id).await?.into_iter().map(|(id, _)| id).collect();
     let plans = engine::questions::hierarchy::plan(&hierarchy, settings, &chunk_ids).map_err(AppError::from)?;
     if plans.is_empty() {
         return Err(AppError::Invalid("the settings ask for no questions".into()));
@@ -281,7 +282,8 @@ impl Stage for QuestionsStage {
             let project = project_of(job)?;
             Ok(match &params.questions(job.id)?.generator {
                 Generator::Hierarchical { hierarchy, plans, .. } => {
-                    let chunks: HashMap<i64, String> = store::documents::chunk_texts(pool, project).await?.into_iter().collect();
+                    let chunks: HashMap<i64, String> =
+                        store::documents::chunk_texts(pool, project).await?.into_iter().collect();
                     plans
                         .iter()
                         .enumerate()
@@ -303,7 +305,8 @@ impl Stage for QuestionsStage {
                 }
                 Generator::Graph { plans, .. } => {
                     let graph = store::graph::load(pool, project).await?;
-                    let chunks: HashMap<i64, String> = store::documents::chunk_texts(pool, project).await?.into_iter().collect();
+                    let chunks: HashMap<i64, String> =
+                        store::documents::chunk_texts(pool, project).await?.into_iter().collect();
                     plans
                         .iter()
                         .enumerate()

@@ -11,9 +11,9 @@ use engine::corpus::{ImportLimits, NewDocument};
 use engine::datasets::{Dataset, EvidenceIndex, Format};
 use serde::{Deserialize, Serialize};
 
-use super::questions::{NewQuestion, QuestionSteps};
 use super::documents::{prepare as prepare_documents, DocumentSteps};
 use super::projects::{chunk_settings, get_project};
+use super::questions::{NewQuestion, QuestionSteps};
 use super::{begin, on_db, Db};
 use crate::error::{AppError, AppResult};
 

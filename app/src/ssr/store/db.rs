@@ -13,7 +13,6 @@ use sqlx::SqlitePool;
 
 use super::backfill;
 
-
 /// The database Assay keeps everything in: an SQLite file (the embedded
 /// default: one process, one laptop) or a PostgreSQL server (a team's:
 /// several `assay serve` and `assay worker` processes on one database).
@@ -130,7 +129,13 @@ impl Db {
 
     /// Remembers `value` of `kind` under `key`, keeping the `keep` newest of
     /// that kind.
-    pub fn remember<T: std::any::Any + Send + Sync>(&self, kind: &'static str, key: String, value: Arc<T>, keep: usize) {
+    pub fn remember<T: std::any::Any + Send + Sync>(
+        &self,
+        kind: &'static str,
+        key: String,
+        value: Arc<T>,
+        keep: usize,
+    ) {
         let mut memos = self.here.memos.lock().unwrap_or_else(|e| e.into_inner());
         memos.retain(|m| !(m.kind == kind && m.key == key));
         memos.insert(0, Memo { kind, key, value });
@@ -426,4 +431,3 @@ pub enum OpenError {
     #[error("cannot move the secrets an earlier version stored out of what readers see: {0}")]
     Backfill(String),
 }
-

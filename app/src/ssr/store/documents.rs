@@ -10,7 +10,6 @@ use super::{begin, connection_steps, on_db, Db};
 use crate::error::{AppError, AppResult};
 use crate::model::*;
 
-
 #[derive(FromRow)]
 struct DocumentRow {
     id: i64,
@@ -143,7 +142,6 @@ pub async fn delete_document(pool: &Db, id: i64) -> AppResult<i64> {
     })
 }
 
-
 pub use engine::corpus::ChunkedDocument as Prepared;
 
 /// Token counts and chunks of new documents, with the project's settings,
@@ -186,7 +184,10 @@ pub async fn insert_documents(pool: &Db, project_id: i64, prepared: &[Prepared])
 /// A project's documents' ids and texts.
 pub async fn document_bodies(pool: &Db, project_id: i64) -> AppResult<Vec<(i64, String)>> {
     on_db!(pool, |db| {
-        Ok(sqlx::query_as("SELECT id, body FROM documents WHERE project_id = $1").bind(project_id).fetch_all(db).await?)
+        Ok(sqlx::query_as("SELECT id, body FROM documents WHERE project_id = $1")
+            .bind(project_id)
+            .fetch_all(db)
+            .await?)
     })
 }
 
@@ -368,6 +369,3 @@ pub async fn document_texts(pool: &Db, project_id: i64) -> AppResult<Vec<String>
             .await?)
     })
 }
-
-
-

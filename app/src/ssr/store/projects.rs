@@ -178,4 +178,3 @@ pub fn chunk_settings(project: &ProjectView) -> ChunkSettings {
         tokenizer: Tokenizer::parse(&project.tokenizer).unwrap_or_default(),
     }
 }
-

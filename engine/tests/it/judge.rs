@@ -164,14 +164,7 @@ async fn length_alignment_leaves_regenerates_forces_or_discards_through_the_open
             asked
         })
     };
-    let mock =
-        MockServer::start(MockConfig { responder: Some(Responder(Arc::new(reply))), ..Default::default() }).await;
-    let log = Arc::new(MemoryStore::default());
-    let gw = Gateway::new(
-        Arc::new(OpenAiProvider::new(OpenAiConfig::new(mock.base_url(), "mock-model")).unwrap()),
-        log.clone(),
-        PriceTable::default(),
-    );
+    let (mock, gw, log) = crate::common::replying(reply, PriceTable::default()).await;
     let corpus = Corpus::new(
         vec![(1, "The Salt Guild met at Saltmere every spring.".into()), (2, "Ada Pell led the Guild.".into())],
         Default::default(),

@@ -10,13 +10,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use engine::graph::{Entity, Extraction, KnowledgeGraph, Relation};
-use engine::llm::openai::{OpenAiConfig, OpenAiProvider};
 use engine::llm::{CallContext, Gateway, MemoryStore, PriceTable};
 use engine::rag::fastgraphrag::{FastGraphRag, FastGraphRagSettings};
 use engine::rag::graphrag::{self, GraphRag, GraphRagSettings};
 use engine::rag::lightrag::{Keywords, LightRag, LightRagSettings};
 use engine::rag::{method, CommunityReport, Corpus};
-use mockllm::{MockConfig, MockServer, Responder};
 use serde_json::{json, Value};
 
 /// Two villages joined by one bridge: Saltmere (Ada — Bo — Cy, a triangle
@@ -217,14 +215,7 @@ async fn an_answers_tokens_add_up_over_its_logged_calls() {
             "Ada Pell taught him.".to_string()
         }
     };
-    let mock =
-        MockServer::start(MockConfig { responder: Some(Responder(Arc::new(reply))), ..Default::default() }).await;
-    let log = Arc::new(MemoryStore::default());
-    let gw = Gateway::new(
-        Arc::new(OpenAiProvider::new(OpenAiConfig::new(mock.base_url(), "mock-model")).unwrap()),
-        log.clone(),
-        PriceTable::default().with("mock-model", 1.0, 2.0),
-    );
+    let (_mock, gw, log) = crate::common::replying(reply, PriceTable::default().with("mock-model", 1.0, 2.0)).await;
     let m = method::build("lightrag", &Value::Null, Arc::new(corpus()), Default::default()).unwrap();
     let ctx = CallContext { job_id: Some(9), item: Some("a-1".into()), prompt_hash: None };
     let a = m.answer(&gw, &ctx, "Who taught Bo Marsh?", Some(40)).await.unwrap();

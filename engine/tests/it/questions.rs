@@ -60,14 +60,7 @@ fn canned(req: &Value) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_level_prompts_with_its_structure_and_source_chunks() {
-    let mock =
-        MockServer::start(MockConfig { responder: Some(Responder(Arc::new(canned))), ..Default::default() }).await;
-    let log = Arc::new(MemoryStore::default());
-    let gw = Gateway::new(
-        Arc::new(OpenAiProvider::new(OpenAiConfig::new(mock.base_url(), "mock-model")).unwrap()),
-        log.clone(),
-        PriceTable::default(),
-    );
+    let (_mock, gw, log) = crate::common::replying(canned, PriceTable::default()).await;
     let (g, chunks) = graph();
     let settings = GraphQuestionSettings { node: 2, edge: 2, subgraph: 1, min_hops: 4, ..Default::default() };
     let plans = plan(&g, &settings).unwrap();
@@ -166,14 +159,7 @@ async fn the_llm_lists_each_questions_entities_and_a_reply_without_a_list_fails(
             "I cannot tell.".to_string()
         }
     };
-    let mock =
-        MockServer::start(MockConfig { responder: Some(Responder(Arc::new(reply))), ..Default::default() }).await;
-    let log = Arc::new(MemoryStore::default());
-    let gw = Gateway::new(
-        Arc::new(OpenAiProvider::new(OpenAiConfig::new(mock.base_url(), "mock-model")).unwrap()),
-        log.clone(),
-        PriceTable::default(),
-    );
+    let (_mock, gw, log) = crate::common::replying(reply, PriceTable::default()).await;
     let item = |key: &str, question: &str| WorkItem {
         key: key.into(),
         payload: serde_json::json!({ "question_id": 7, "question": question }),

@@ -37,7 +37,7 @@ struct Reference {
 }
 
 fn reference() -> Reference {
-    serde_json::from_str(include_str!("fixtures/minilm_reference.json")).unwrap()
+    serde_json::from_str(include_str!("../fixtures/minilm_reference.json")).unwrap()
 }
 
 #[test]
