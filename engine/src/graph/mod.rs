@@ -21,6 +21,7 @@ pub mod layout;
 pub mod mentions;
 pub mod offline;
 pub mod parse;
+pub mod stats;
 pub mod summarise;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};

@@ -1,6 +1,6 @@
 //! A project's knowledge graph in SQLite.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::{on_db, Db};
 use engine::graph::{Edge, KnowledgeGraph, Node};
@@ -276,15 +276,6 @@ async fn edge_pairs(pool: &Db, project_id: i64) -> AppResult<Vec<(i64, i64)>> {
     })
 }
 
-fn degrees(edges: &[(i64, i64)]) -> HashMap<i64, i64> {
-    let mut degree: HashMap<i64, i64> = HashMap::new();
-    for (s, t) in edges {
-        *degree.entry(*s).or_default() += 1;
-        *degree.entry(*t).or_default() += 1;
-    }
-    degree
-}
-
 /// The Graph page's statistics; `None` when the project has no graph.
 pub async fn overview(pool: &Db, project_id: i64) -> AppResult<Option<GraphOverview>> {
     on_db!(pool, |db| {
@@ -293,33 +284,27 @@ pub async fn overview(pool: &Db, project_id: i64) -> AppResult<Option<GraphOverv
             return Ok(None);
         }
         let edges = edge_pairs(pool, project_id).await?;
-        let degree = degrees(&edges);
-        let index: HashMap<i64, usize> = rows.iter().enumerate().map(|(i, r)| (r.0, i)).collect();
-        let pairs: Vec<(usize, usize)> =
-            edges.iter().filter_map(|(s, t)| Some((*index.get(s)?, *index.get(t)?))).collect();
-        let mut component_sizes: HashMap<usize, i64> = HashMap::new();
-        for label in engine::graph::component_labels(rows.len(), &pairs) {
-            *component_sizes.entry(label).or_default() += 1;
-        }
-        let histogram = engine::graph::histogram(rows.iter().map(|r| degree.get(&r.0).copied().unwrap_or(0) as usize));
-        let communities: HashSet<i64> = rows.iter().map(|r| r.3).collect();
-        let mut top: Vec<NodeBrief> = rows
+        let degree = engine::graph::stats::degrees(&edges);
+        let nodes: Vec<engine::graph::stats::NodeRow> = rows
             .iter()
-            .map(|(id, name, kind, ..)| NodeBrief {
+            .map(|(id, name, kind, community, ..)| engine::graph::stats::NodeRow {
                 id: *id,
-                name: name.clone(),
-                kind: kind.clone(),
-                degree: degree.get(id).copied().unwrap_or(0),
+                name,
+                kind,
+                community: *community,
             })
             .collect();
-        top.sort_by(|a, b| b.degree.cmp(&a.degree).then_with(|| a.name.cmp(&b.name)));
-        top.truncate(15);
-        let mut types: HashMap<&str, i64> = HashMap::new();
-        for (_, _, kind, ..) in &rows {
-            *types.entry(kind.as_str()).or_default() += 1;
-        }
-        let mut types: Vec<(String, i64)> = types.into_iter().map(|(k, n)| (k.to_string(), n)).collect();
-        types.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        let stats = engine::graph::stats::statistics(&nodes, &edges, &degree, 15);
+        let top = stats
+            .top
+            .iter()
+            .map(|&i| NodeBrief {
+                id: nodes[i].id,
+                name: nodes[i].name.to_string(),
+                kind: nodes[i].kind.to_string(),
+                degree: degree.get(&nodes[i].id).copied().unwrap_or(0) as i64,
+            })
+            .collect();
         let job_id: Option<i64> = sqlx::query_scalar("SELECT job_id FROM graph_nodes WHERE project_id = $1 LIMIT 1")
             .bind(project_id)
             .fetch_one(db)
@@ -343,18 +328,13 @@ pub async fn overview(pool: &Db, project_id: i64) -> AppResult<Option<GraphOverv
             // (`foreign` builds on this module, not the other way round).
             imported_from: None,
             extraction_note,
-            nodes: rows.len() as i64,
-            edges: edges.len() as i64,
-            components: component_sizes.len() as i64,
-            largest_component: component_sizes.values().copied().max().unwrap_or(0),
-            communities: communities.len() as i64,
-            degree_histogram: histogram
-                .into_iter()
-                .enumerate()
-                .filter(|(_, n)| *n > 0)
-                .map(|(d, n)| (d as i64, n as i64))
-                .collect(),
-            types,
+            nodes: stats.nodes as i64,
+            edges: stats.edges as i64,
+            components: stats.components as i64,
+            largest_component: stats.largest_component as i64,
+            communities: stats.communities as i64,
+            degree_histogram: stats.degree_histogram.iter().map(|&(d, n)| (d as i64, n as i64)).collect(),
+            types: stats.types.into_iter().map(|(k, n)| (k, n as i64)).collect(),
             top,
             job_id,
             provider,
@@ -367,13 +347,12 @@ pub async fn overview(pool: &Db, project_id: i64) -> AppResult<Option<GraphOverv
 pub async fn view(pool: &Db, project_id: i64, limit: usize) -> AppResult<GraphView> {
     let rows = node_rows(pool, project_id).await?;
     let edges = edge_pairs(pool, project_id).await?;
-    let degree = degrees(&edges);
-    let mut ranked: Vec<&NodeRow> = rows.iter().collect();
-    ranked.sort_by(|a, b| {
-        let (da, db) = (degree.get(&a.0).copied().unwrap_or(0), degree.get(&b.0).copied().unwrap_or(0));
-        db.cmp(&da).then(a.0.cmp(&b.0))
-    });
-    ranked.truncate(limit);
+    let degree = engine::graph::stats::degrees(&edges);
+    let by_id: HashMap<i64, &NodeRow> = rows.iter().map(|r| (r.0, r)).collect();
+    let ranked: Vec<&NodeRow> = engine::graph::stats::by_degree(rows.iter().map(|r| r.0), &degree, limit)
+        .into_iter()
+        .map(|id| by_id[&id])
+        .collect();
     let mut types: Vec<String> = Vec::new();
     let mut index: HashMap<i64, u32> = HashMap::new();
     let mut nodes = Vec::with_capacity(ranked.len());
