@@ -119,16 +119,7 @@ async fn extraction_makes_chunks_times_one_plus_gleaning_calls_and_rebuilds_from
 
 #[tokio::test]
 async fn an_unreadable_first_reply_fails_the_item_with_its_reason() {
-    let mock = MockServer::start(MockConfig {
-        responder: Some(Responder(Arc::new(|_| "Sorry, I can't.".to_string()))),
-        ..Default::default()
-    })
-    .await;
-    let gw = Gateway::new(
-        Arc::new(OpenAiProvider::new(OpenAiConfig::new(mock.base_url(), "mock-model")).unwrap()),
-        Arc::new(MemoryStore::default()),
-        PriceTable::default(),
-    );
+    let (_mock, gw, _) = crate::common::replying(|_| "Sorry, I can't.".to_string(), PriceTable::default()).await;
     let outcome = run_item(&gw, 1, items().remove(0), &ExtractSettings::default()).await;
     match outcome {
         ItemOutcome::Failed { error, .. } => {

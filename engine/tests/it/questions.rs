@@ -126,16 +126,7 @@ async fn each_level_prompts_with_its_structure_and_source_chunks() {
 
 #[tokio::test]
 async fn a_reply_that_is_not_a_question_fails_the_item() {
-    let mock = MockServer::start(MockConfig {
-        responder: Some(Responder(Arc::new(|_| "Ada taught Bo.".to_string()))),
-        ..Default::default()
-    })
-    .await;
-    let gw = Gateway::new(
-        Arc::new(OpenAiProvider::new(OpenAiConfig::new(mock.base_url(), "mock-model")).unwrap()),
-        Arc::new(MemoryStore::default()),
-        PriceTable::default(),
-    );
+    let (_mock, gw, _) = crate::common::replying(|_| "Ada taught Bo.".to_string(), PriceTable::default()).await;
     let (g, chunks) = graph();
     let plans = plan(&g, &GraphQuestionSettings { node: 1, edge: 0, subgraph: 0, ..Default::default() }).unwrap();
     let outcome = run_item(&gw, 1, WorkItem { key: "q-0".into(), payload: payload(&g, &plans[0], &chunks) }).await;
