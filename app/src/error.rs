@@ -79,6 +79,13 @@ impl FromServerFnError for AppError {
     }
 }
 
+/// A closed set's unknown name, as a request gave it.
+impl From<types::Unknown> for AppError {
+    fn from(e: types::Unknown) -> Self {
+        AppError::Invalid(e.to_string())
+    }
+}
+
 /// The engine refused the request: the caller's mistake, with its reason.
 #[cfg(feature = "ssr")]
 impl From<engine::Invalid> for AppError {

@@ -134,7 +134,7 @@ impl leptos_router::LazyRoute for SharePageRoute {
         {
             let body = async {
                 if let Some(kind) = pages::share::kind_in_page() {
-                    pages::share::SharedBody::of(&kind).preload().await;
+                    pages::share::SharedBody::of(kind).preload().await;
                 }
             };
             futures_util::future::join(__preload_share_pages(), body).await;

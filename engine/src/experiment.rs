@@ -21,6 +21,7 @@ use crate::judge::simulated::Biases;
 use crate::questions::graph::GraphQuestionSettings;
 use crate::questions::hierarchy::HierarchicalSettings;
 use crate::questions::summary::SummarySettings;
+pub use types::StageKind;
 
 /// The whole manifest.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -545,7 +546,7 @@ pub fn graph_estimate(corpus: &CorpusSize, chunk_tokens: usize, gleaning: u32) -
     let chunk = corpus.mean_chunk(size);
     let passes = 1 + gleaning as u64;
     StageEstimate {
-        kind: "graph".into(),
+        kind: StageKind::Graph,
         label: label::GRAPH.into(),
         calls: chunks * passes,
         // A gleaning pass sends the conversation so far again, with its
@@ -618,7 +619,14 @@ pub fn questions_estimate(
             }
         }
     };
-    StageEstimate { kind: "questions".into(), label, calls, prompt_tokens: prompt, completion_tokens: completion, how }
+    StageEstimate {
+        kind: StageKind::Questions,
+        label,
+        calls,
+        prompt_tokens: prompt,
+        completion_tokens: completion,
+        how,
+    }
 }
 
 /// Answering `n` questions with the method `m` over a corpus of `corpus`'
@@ -647,7 +655,7 @@ pub fn answers_estimate(
     };
     let keywords = if m.name == "lightrag" { n * (template(crate::rag::lightrag::PROMPT) + 30) } else { 0 };
     StageEstimate {
-        kind: "answers".into(),
+        kind: StageKind::Answers,
         label,
         calls: n * per_answer(m),
         prompt_tokens: answer_prompt + keywords,
@@ -686,7 +694,7 @@ fn context_tokens(m: &MethodSection, chunks: u64, chunk: u64) -> u64 {
 /// summarised and community reports depend on what earlier stages make.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StageEstimate {
-    pub kind: String,
+    pub kind: StageKind,
     pub label: String,
     pub calls: u64,
     pub prompt_tokens: u64,
@@ -715,7 +723,7 @@ impl Manifest {
         // A chunk's tokens as the chunker cut this corpus.
         let chunk = corpus.mean_chunk(size);
         let mut out = vec![StageEstimate {
-            kind: "corpus".into(),
+            kind: StageKind::Corpus,
             label: label::CORPUS.into(),
             calls: 0,
             prompt_tokens: 0,
@@ -741,15 +749,8 @@ impl Manifest {
             }
         }
         // Totals: calls, and the prompts' and replies' tokens of them all.
-        let mut push = |kind: &str, label: String, calls: u64, prompt: u64, completion: u64, how: String| {
-            out.push(StageEstimate {
-                kind: kind.into(),
-                label,
-                calls,
-                prompt_tokens: prompt,
-                completion_tokens: completion,
-                how,
-            })
+        let mut push = |kind: StageKind, label: String, calls: u64, prompt: u64, completion: u64, how: String| {
+            out.push(StageEstimate { kind, label, calls, prompt_tokens: prompt, completion_tokens: completion, how })
         };
         if let Some(e) = &self.evaluation {
             let orders = if e.exchange { 2 } else { 1 };
@@ -783,7 +784,7 @@ impl Manifest {
                             * per_answer(m).min(1)
                             * (context_tokens(m, chunks, chunk) + template(crate::rag::answer::PROMPT));
                         push(
-                            "sanity",
+                            StageKind::Sanity,
                             label::sanity(&m.name),
                             calls,
                             again + n * per_question * judge_prompt(answer_tokens(m)),
@@ -805,7 +806,7 @@ impl Manifest {
                 );
                 let calls = pairs * n * per_question;
                 push(
-                    "evaluation",
+                    StageKind::Evaluation,
                     label::evaluation(position, self.methods.len()),
                     calls,
                     calls * judge_prompt(avg_answer),
@@ -817,7 +818,14 @@ impl Manifest {
         if self.metrics.is_some() {
             for (i, q) in self.questions.iter().enumerate() {
                 if matches!(q, QuestionsSection::Hierarchical { .. }) {
-                    push("metrics", label::metrics(i), 0, 0, 0, "embeddings in process (MiniLM): no LLM call".into());
+                    push(
+                        StageKind::Metrics,
+                        label::metrics(i),
+                        0,
+                        0,
+                        0,
+                        "embeddings in process (MiniLM): no LLM call".into(),
+                    );
                 }
             }
         }

@@ -67,6 +67,12 @@ impl From<String> for Invalid {
     }
 }
 
+impl From<types::Unknown> for Invalid {
+    fn from(e: types::Unknown) -> Self {
+        Invalid(e.to_string())
+    }
+}
+
 impl From<&str> for Invalid {
     fn from(s: &str) -> Self {
         Invalid(s.to_string())

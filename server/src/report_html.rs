@@ -82,20 +82,23 @@ pub fn questions_html(q: &SharedQuestions) -> String {
 }
 
 /// The one-file report of a page of `kind`.
-pub async fn html(pool: &Db, kind: &str, id: i64) -> AppResult<String> {
+pub async fn html(pool: &Db, kind: types::ShareKind, id: i64) -> AppResult<String> {
+    use types::ShareKind;
     match kind {
-        "evaluation" => {
+        ShareKind::Evaluation => {
             let snapshot = app::ssr::evaluation::snapshot(pool, id).await?;
             let data = app::ssr::evaluation::report_json(&snapshot);
             Ok(evaluation_html(&app::ssr::evaluation::report_view_of(pool, snapshot, true).await?, &data))
         }
-        "questions" => Ok(questions_html(&app::ssr::share::questions(pool, id, true).await?)),
-        "study" => Ok(study_html(&app::ssr::study::results_view(pool, id).await?)),
-        "metrics" => {
+        ShareKind::Questions => Ok(questions_html(&app::ssr::share::questions(pool, id, true).await?)),
+        ShareKind::Study => Ok(study_html(&app::ssr::study::results_view(pool, id).await?)),
+        ShareKind::Metrics => {
             let r = app::ssr::metrics::report(pool, id).await?;
             Ok(metrics_html(&app::ssr::metrics::view(&r), &app::ssr::metrics::report_json(&r)))
         }
-        other => Err(AppError::NotFound(format!("a {other} page has no HTML export"))),
+        other @ (ShareKind::Experiment | ShareKind::Graph) => {
+            Err(AppError::NotFound(format!("a {other} page has no HTML export")))
+        }
     }
 }
 

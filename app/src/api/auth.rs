@@ -80,7 +80,7 @@ pub async fn setup_owner(name: String, password: String, confirm: String) -> Res
     }
     // The database allows one owner only: of concurrent first-run setups,
     // one creates it and the others get this same conflict.
-    let id = crate::ssr::auth::create_user(&state.pool, &name, &password, "owner").await?;
+    let id = crate::ssr::auth::create_user(&state.pool, &name, &password, types::Role::Owner).await?;
     cookie.send(Some(&crate::ssr::auth::new_session(&state.pool, id).await?));
     Ok(())
 }

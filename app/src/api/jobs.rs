@@ -69,10 +69,7 @@ pub async fn get_job_items(id: i64, page: i64, status: Option<String>) -> Result
     call.require(Obj::Job(id), Need::Read).await?;
     let status = match status.as_deref().filter(|s| !s.is_empty()) {
         None => None,
-        Some(s) => Some(
-            crate::model::ItemStatus::parse(s)
-                .ok_or_else(|| AppError::Invalid(format!("status must be done or failed, not \"{s}\"")))?,
-        ),
+        Some(s) => Some(crate::model::ItemStatus::parse(s)?),
     };
     crate::ssr::jobs::items_page(&call.state.pool, id, status, page).await
 }

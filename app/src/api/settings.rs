@@ -11,10 +11,9 @@ use crate::ssr::access::Request;
 
 #[cfg(feature = "ssr")]
 fn llm_info(llm: &engine::llm::settings::LlmSettings) -> LlmInfo {
-    use engine::llm::settings::ProviderKind;
     let offline = llm.provider == ProviderKind::Offline;
     LlmInfo {
-        provider: llm.provider.name().to_string(),
+        provider: llm.provider,
         label: llm.describe(),
         base_url: llm.base_url.clone(),
         model: llm.model.clone(),
@@ -27,6 +26,9 @@ fn llm_info(llm: &engine::llm::settings::LlmSettings) -> LlmInfo {
     }
 }
 
+#[cfg(feature = "ssr")]
+use types::ProviderKind;
+
 #[server(output = crate::codec::Json)]
 pub async fn get_llm_info() -> Result<LlmInfo, AppError> {
     let call = Request::now()?;
@@ -36,8 +38,8 @@ pub async fn get_llm_info() -> Result<LlmInfo, AppError> {
     }
     // Members see which provider and model produce their results (the
     // pages say when it is offline), not where the server sends requests.
-    let label = match info.provider.as_str() {
-        "offline" => info.label,
+    let label = match info.provider {
+        ProviderKind::Offline => info.label,
         _ => format!("{}, {}", info.provider, info.model),
     };
     Ok(LlmInfo { label, base_url: String::new(), key_set: false, allow_private_urls: false, ..info })
@@ -65,7 +67,7 @@ pub async fn save_llm_settings(
     let state = call.state.clone();
     let invalid =
         |e: engine::llm::LlmError| AppError::Invalid(e.to_string().trim_start_matches("configuration: ").to_string());
-    let kind = engine::llm::settings::ProviderKind::parse(&provider).map_err(invalid)?;
+    let kind = engine::llm::settings::parse_provider(&provider).map_err(invalid)?;
     let number =
         |field: &str, value: &str| {
             value.trim().parse::<u64>().ok().filter(|n| *n >= 1).ok_or_else(|| {
@@ -74,7 +76,7 @@ pub async fn save_llm_settings(
         };
     let previous = crate::ssr::store::settings::load_llm(&state.pool).await?;
     let mut stored = StoredLlm {
-        provider: kind.name().to_string(),
+        provider: kind,
         base_url: base_url.trim().trim_end_matches('/').to_string(),
         model: model.trim().to_string(),
         concurrency: number("concurrency", &concurrency)? as usize,

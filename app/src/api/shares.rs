@@ -17,12 +17,13 @@ use crate::ssr::store::access::Obj;
 #[server(output = crate::codec::Json)]
 pub async fn create_share(kind: String, page_id: i64, expires_days: Option<u32>) -> Result<String, AppError> {
     let call = Request::now()?;
-    call.require(Obj::Project(crate::ssr::share::project_of(&call.state.pool, &kind, page_id).await?), Need::Edit)
+    let kind = crate::ssr::share::kind(&kind)?;
+    call.require(Obj::Project(crate::ssr::share::project_of(&call.state.pool, kind, page_id).await?), Need::Edit)
         .await?;
     if expires_days == Some(0) {
         return Err(AppError::Invalid("a link that expires lasts at least one day".into()));
     }
-    let (_, token) = crate::ssr::share::create(&call.state.pool, &kind, page_id, expires_days).await?;
+    let (_, token) = crate::ssr::share::create(&call.state.pool, kind, page_id, expires_days).await?;
     Ok(call.absolute(&format!("/share/{token}")))
 }
 
@@ -30,9 +31,10 @@ pub async fn create_share(kind: String, page_id: i64, expires_days: Option<u32>)
 #[server(output = crate::codec::Json)]
 pub async fn list_shares(kind: String, page_id: i64) -> Result<Vec<(i64, String, bool)>, AppError> {
     let call = Request::now()?;
-    call.require(Obj::Project(crate::ssr::share::project_of(&call.state.pool, &kind, page_id).await?), Need::Read)
+    let kind = crate::ssr::share::kind(&kind)?;
+    call.require(Obj::Project(crate::ssr::share::project_of(&call.state.pool, kind, page_id).await?), Need::Read)
         .await?;
-    crate::ssr::store::shares::of_page(&call.state.pool, &kind, page_id).await
+    crate::ssr::store::shares::of_page(&call.state.pool, kind, page_id).await
 }
 
 #[server(output = crate::codec::Json)]
@@ -42,11 +44,10 @@ pub async fn revoke_share(id: i64) -> Result<(), AppError> {
     crate::ssr::store::shares::revoke(&call.state.pool, id).await
 }
 
-/// What a share link opens: "evaluation", "study", "questions", "metrics",
-/// "experiment" or "graph" (no account). An unknown, withdrawn or expired
+/// What a share link opens (no account). An unknown, withdrawn or expired
 /// link is a 404, and so is the page showing it.
 #[server(endpoint = "share/kind", output = crate::codec::Json)]
-pub async fn get_shared_kind(token: String) -> Result<String, AppError> {
+pub async fn get_shared_kind(token: String) -> Result<types::ShareKind, AppError> {
     shared(crate::ssr::share::open(&app_state()?.pool, &token).await.map(|(kind, _)| kind))
 }
 

@@ -40,7 +40,7 @@ pub async fn list_studies(project_id: i64) -> Result<Vec<StudyView>, AppError> {
 #[server(output = crate::codec::Json)]
 pub async fn default_study_dimensions() -> Result<(String, String), AppError> {
     use engine::study::Kind;
-    let json = |k: Kind| serde_json::to_string_pretty(&k.default_dimensions()).unwrap_or_default();
+    let json = |k: Kind| serde_json::to_string_pretty(&engine::study::kind_dimensions(k)).unwrap_or_default();
     Ok((json(Kind::Questions), json(Kind::Answers)))
 }
 

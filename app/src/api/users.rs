@@ -15,11 +15,7 @@ use crate::ssr::store;
 pub async fn list_users() -> Result<Vec<UserView>, AppError> {
     let call = Request::now()?;
     call.require_owner("manage accounts")?;
-    Ok(store::access::users(&call.state.pool)
-        .await?
-        .into_iter()
-        .map(|((id, name, role, created_at), projects)| UserView { id, name, role, created_at, projects })
-        .collect())
+    store::access::users(&call.state.pool).await
 }
 
 /// A collaborator's account (the owner only). Their rights start empty.
@@ -27,7 +23,7 @@ pub async fn list_users() -> Result<Vec<UserView>, AppError> {
 pub async fn create_member(name: String, password: String) -> Result<i64, AppError> {
     let call = Request::now()?;
     call.require_owner("manage accounts")?;
-    crate::ssr::auth::create_user(&call.state.pool, &name, &password, "member").await
+    crate::ssr::auth::create_user(&call.state.pool, &name, &password, types::Role::Member).await
 }
 
 /// Deletes a collaborator's account (the owner only).

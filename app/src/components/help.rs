@@ -108,7 +108,7 @@ mod tests {
     use crate::model::defaults as d;
 
     /// Each setting's help names the default its form starts from (the
-    /// engine's, checked in `model::defaults`).
+    /// engine's: both read `types::defaults`).
     #[test]
     fn every_help_text_names_its_forms_default() {
         for (help, default) in [

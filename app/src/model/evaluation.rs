@@ -15,7 +15,7 @@ pub struct EvaluationView {
     pub name: String,
     /// Who judged, as the report states it.
     pub judge: String,
-    pub protocol: String,
+    pub protocol: types::Protocol,
     pub trials: u32,
     pub repeats: u32,
     pub tolerance: u32,
@@ -62,12 +62,12 @@ fn one_judge() -> u32 {
 impl EvaluationView {
     /// Whether the unbiased protocol ran (alone or beside the legacy one).
     pub fn unbiased(&self) -> bool {
-        self.protocol != "legacy"
+        self.protocol.unbiased()
     }
 
     /// Whether the legacy protocol ran.
     pub fn legacy(&self) -> bool {
-        self.protocol != "unbiased"
+        self.protocol.legacy()
     }
 
     /// The settings that were run, in words: a legacy-only evaluation has

@@ -1,6 +1,7 @@
 //! Experiments: the wizard, drafts, stages and the report.
 
 use serde::{Deserialize, Serialize};
+use types::{ExperimentStatus, StageKind, StageState};
 
 use super::{EvaluationReportView, GraphOverview, JobView, MetricsView, ProjectSummary, QuestionSetView};
 
@@ -66,7 +67,7 @@ pub struct WizardStart {
 /// A stage's expected work, before the run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StageEstimateView {
-    pub kind: String,
+    pub kind: StageKind,
     pub label: String,
     pub calls: u64,
     pub prompt_tokens: u64,
@@ -148,10 +149,9 @@ pub struct ImportedManifest {
 /// One stage of an experiment: planned, running, done or reused.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExperimentStageView {
-    pub kind: String,
+    pub kind: StageKind,
     pub label: String,
-    /// waiting, running, done, reused, failed.
-    pub state: String,
+    pub state: StageState,
     pub planned_calls: u64,
     pub how: String,
     pub job: Option<JobView>,
@@ -169,8 +169,7 @@ pub struct ExperimentView {
     pub id: i64,
     pub project_id: i64,
     pub name: String,
-    /// running, done, failed, interrupted.
-    pub status: String,
+    pub status: ExperimentStatus,
     pub error: Option<String>,
     pub llm: String,
     pub offline: bool,

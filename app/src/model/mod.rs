@@ -1,12 +1,14 @@
 //! Data the browser sees: the DTOs server functions return, one module per
 //! feature, re-exported here (`crate::model::JobView`). Row types of the
 //! store are separate (`ssr::store`), so the schema can change without
-//! changing what crosses the wire. These mirror engine types the WASM build
-//! cannot compile (the engine never compiles to WASM).
+//! changing what crosses the wire. What the engine also uses — the closed
+//! sets, the defaults, the records it computes — is declared once in the
+//! `types` crate and re-exported here; this module keeps what only the
+//! pages need.
 
 mod answers;
 mod corpus;
-pub mod defaults;
+pub use types::defaults;
 mod evaluation;
 mod experiments;
 mod graph;

@@ -10,7 +10,7 @@ pub struct QuestionSetView {
     pub id: i64,
     pub project_id: i64,
     pub job_id: Option<i64>,
-    pub kind: String,
+    pub kind: types::QuestionSetKind,
     pub name: String,
     pub parameters: String,
     pub created_at: String,

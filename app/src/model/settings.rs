@@ -5,8 +5,7 @@ use serde::{Deserialize, Serialize};
 /// The LLM configuration as the browser may see it: never the key.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LlmInfo {
-    /// `offline` or `openai`.
-    pub provider: String,
+    pub provider: types::ProviderKind,
     /// "offline (no LLM)", or "openai · MODEL at URL".
     pub label: String,
     /// The endpoint and model configured for `openai` (kept while offline).

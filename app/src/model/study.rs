@@ -19,13 +19,21 @@ pub struct StudyView {
     pub raters: i64,
     pub completed: i64,
     pub is_open: bool,
-    /// The links: (id, kind "open" | "rater", label, revoked).
-    pub links: Vec<(i64, String, Option<String>, bool)>,
+    pub links: Vec<LinkView>,
     pub created_at: String,
-    /// "questions" (Likert ratings of questions) or "answers" (answer validation).
-    pub kind: String,
+    pub kind: types::StudyKind,
     /// An answer-validation study's answers: "reference", or "answers:ID".
     pub answer_source: Option<String>,
+}
+
+/// A study's link (its token is shown once, when made, and never kept).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LinkView {
+    pub id: i64,
+    pub kind: types::LinkKind,
+    pub label: Option<String>,
+    /// Withdrawn: it opens nothing any more.
+    pub revoked: bool,
 }
 
 /// A rated dimension, its definition and its points' labels (the first

@@ -143,7 +143,7 @@ fn GenerateForm(
     question_sets: Vec<QuestionSetView>,
     methods: Vec<MethodInfo>,
     open: bool,
-    llm: Option<(String, String)>,
+    llm: Option<(types::ProviderKind, String)>,
 ) -> impl IntoView {
     let first = methods.first().map(|m| m.defaults.clone()).unwrap_or_default();
     let params = RwSignal::new(first);
@@ -162,7 +162,7 @@ fn GenerateForm(
             <p class="muted small">"Each built-in method retrieves context for every question and has the LLM answer from it; the retrieved context, every call's tokens and the query time are kept. Several configurations of one method can be compared: edit the parameters. A running LightRAG server, Microsoft GraphRAG or a chat endpoint answers through its preset; anything else through http: docs/bring-your-own-system.md."</p>
             {llm.map(|(provider, label)| view! {
                 <p class="llm-line">"LLM: " <strong class=format!("provider-{provider}")>{label}</strong>
-                    {(provider == "offline").then(|| view! { <span class="muted">" — extractive answers (the context's best-matching sentences), not written by a language model"</span> })}
+                    {(provider == types::ProviderKind::Offline).then(|| view! { <span class="muted">" — extractive answers (the context's best-matching sentences), not written by a language model"</span> })}
                 </p>
             })}
             {if question_sets.is_empty() {

@@ -154,7 +154,7 @@ fn NewEvaluation(
     sets: Vec<AnswerSetView>,
     /// Finished evaluations under the unbiased protocol: a plan's pilots.
     pilots: Vec<EvaluationView>,
-    llm: Option<(String, String)>,
+    llm: Option<(types::ProviderKind, String)>,
 ) -> impl IntoView {
     // A sanity check's second run is the same method again: it belongs to
     // its check, and is neither offered nor ticked here.
@@ -188,7 +188,7 @@ fn NewEvaluation(
         chosen.track();
         replan();
     });
-    let offline = llm.as_ref().is_some_and(|(p, _)| p == "offline");
+    let offline = llm.as_ref().is_some_and(|(p, _)| *p == types::ProviderKind::Offline);
     view! {
         <details class="panel build-panel" open=true>
             <summary>"New evaluation"</summary>

@@ -11,6 +11,7 @@ use crate::pages::evaluations::{TimeLine, EVALUATION_TIME_ADVICE};
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_navigate;
+use types::{ExperimentStatus, StageState};
 
 use crate::api::experiments::{
     draft_experiment, draft_manifest, experiment_wizard, get_experiment, import_manifest, list_experiments,
@@ -395,7 +396,7 @@ pub fn ExperimentPage() -> impl IntoView {
                     match page.await {
                         Err(e) => view! { <ErrorNote error=e/> }.into_any(),
                         Ok(r) => {
-                            live.set(r.experiment.status == "running");
+                            live.set(r.experiment.status == ExperimentStatus::Running);
                             view! { <ExperimentReport r/> }.into_any()
                         }
                     }
@@ -406,15 +407,15 @@ pub fn ExperimentPage() -> impl IntoView {
 }
 
 fn stage_row(s: &ExperimentStageView, project: i64, shared: bool) -> impl IntoView {
-    let state = s.state.clone();
+    let state = s.state;
     let job = s.job.clone();
     view! {
-        <tr class=format!("stage stage-{state}") data-kind=s.kind.clone()>
+        <tr class=format!("stage stage-{state}") data-kind=s.kind.as_str()>
             <td>{s.label.clone()}</td>
-            <td><StatusBadge status=state.clone()/></td>
+            <td><StatusBadge status=state.to_string()/></td>
             <td>{job.clone().map(|j| {
                 let link = (!shared).then(|| view! { <a href=format!("/projects/{project}/jobs/{}", j.id)>{format!("job #{}", j.id)}</a> " " });
-                view! { {link} {(state == "running").then(|| view! { <ProgressBar j=j.clone()/> })} }
+                view! { {link} {(state == StageState::Running).then(|| view! { <ProgressBar j=j.clone()/> })} }
             })}</td>
             <td class="num">{format::int(s.planned_calls as i64)}</td>
             <td class="num">{format::int(s.new_calls)}</td>
@@ -433,13 +434,13 @@ pub(crate) fn ExperimentReport(r: ExperimentReportView, #[prop(optional)] share:
     let shared = share.is_some();
     let project = e.project_id;
     let base = share.as_ref().map_or(format!("/api/experiments/{}", e.id), |t| format!("/api/share/{t}"));
-    let done = e.status == "done";
+    let done = e.status == ExperimentStatus::Done;
     view! {
         <h1>{format!("Experiment #{} · {}", e.id, e.name)}</h1>
         <p class=if e.offline { "judge-offline" } else { "" } id="experiment-llm">"LLM calls answered by " <strong>{e.llm.clone()}</strong>
             {e.offline.then(|| view! { <span class="muted">". Nothing here is a language model's output: offline stand-ins made the graph, questions, answers and verdicts."</span> })}</p>
         <p class="small">
-            <StatusBadge status=e.status.clone()/>
+            <StatusBadge status=e.status.to_string()/>
             {format!(" started {}", format::timestamp(&e.created_at))}
             {e.finished_at.clone().map(|f| format!(", finished {}", format::timestamp(&f)))}
             {(!shared).then(|| view! { " · " <a href=format!("/projects/{project}/corpus")>"its project"</a> })}
@@ -488,7 +489,7 @@ fn Gathered(r: ExperimentReportView, project: i64, shared: bool) -> impl IntoVie
                     view! {
                         <tr><td>{if shared { view! { <span>{name}</span> }.into_any() } else {
                                 view! { <a href=format!("/projects/{project}/questions?set={}", q.id)>{name}</a> }.into_any() }}</td>
-                            <td>{q.kind.clone()}</td><td class="num">{format::int(q.questions)}</td>
+                            <td>{q.kind.as_str()}</td><td class="num">{format::int(q.questions)}</td>
                             <td class="small">{q.counts.iter().map(|(l, n)| format!("{l} {n}")).collect::<Vec<_>>().join(" · ")}</td></tr>
                     }
                 }).collect_view()}

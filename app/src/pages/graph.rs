@@ -150,7 +150,7 @@ fn BuildForm(
     project_id: i64,
     action: ServerAction<StartGraphBuild>,
     open: bool,
-    llm: Option<(String, String)>,
+    llm: Option<(types::ProviderKind, String)>,
 ) -> impl IntoView {
     let (plan, form, replan) = crate::pages::evaluations::priced::<PlanGraphBuild>();
     view! {
@@ -158,7 +158,7 @@ fn BuildForm(
             <summary>{if open { "Build the graph" } else { "Rebuild the graph" }}</summary>
             {llm.map(|(provider, label)| view! {
                 <p class="llm-line">"LLM: " <strong class=format!("provider-{provider}")>{label}</strong>
-                    {(provider == "offline").then(|| view! { <span class="muted">" — the offline extractor; set a model in Settings for LLM extraction"</span> })}
+                    {(provider == types::ProviderKind::Offline).then(|| view! { <span class="muted">" — the offline extractor; set a model in Settings for LLM extraction"</span> })}
                 </p>
             })}
             <div on:input=move |_| replan() on:change=move |_| replan()>

@@ -65,7 +65,7 @@ pub fn JobsPage() -> impl IntoView {
                 {move || Suspend::new(async move {
                     llm.await.ok().map(|l| view! {
                         <p class="llm-line">"LLM: " <strong class=format!("provider-{}", l.provider)>{l.label}</strong>
-                            {(l.provider == "offline").then(|| view! { <span class="muted">" — results are made by classical NLP, not by a language model"</span> })}
+                            {(l.provider == types::ProviderKind::Offline).then(|| view! { <span class="muted">" — results are made by classical NLP, not by a language model"</span> })}
                         </p>
                     })
                 })}

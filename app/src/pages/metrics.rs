@@ -65,7 +65,7 @@ pub fn MetricsPage() -> impl IntoView {
                     if sets.is_empty() {
                         return view! { <p class="muted" id="no-sets">"Make a question set with reference answers first (Questions: hierarchical questions)."</p> }.into_any();
                     }
-                    let first = sets.iter().rev().find(|s| s.kind == "hierarchical").or(sets.last()).map(|s| s.id);
+                    let first = sets.iter().rev().find(|s| s.kind == types::QuestionSetKind::Hierarchical).or(sets.last()).map(|s| s.id);
                     if chosen.get_untracked().is_none() {
                         chosen.set(first);
                         picked.set(answers.iter().filter(|a| Some(a.question_set_id) == first && a.sanity_of.is_none()).map(|a| a.id).collect());

@@ -22,14 +22,15 @@ use crate::components::route_id;
 use crate::components::{ActionError, ConfirmDelete, ErrorNote, NoCacheBox, Pager, ProjectBar, SourceText};
 use crate::format;
 use crate::model::{QuestionSetView, QuestionView};
+use types::QuestionSetKind;
 
 fn counts_text(s: &QuestionSetView) -> String {
     s.counts.iter().map(|(k, n)| format!("{n} {k}")).collect::<Vec<_>>().join(" · ")
 }
 
 fn made_by(s: &QuestionSetView) -> String {
-    match (s.kind.as_str(), s.provider.as_deref()) {
-        ("imported", _) => "imported from a file".into(),
+    match (s.kind, s.provider.as_deref()) {
+        (QuestionSetKind::Imported, _) => "imported from a file".into(),
         (_, Some("offline")) => "offline provider: template questions, not written by a language model".into(),
         (_, Some(p)) => crate::model::provider_label(p, &s.model.clone().unwrap_or_default()),
         (_, None) => "not written yet: no call logged".into(),
@@ -92,7 +93,7 @@ pub fn QuestionsPage() -> impl IntoView {
                                     view! {
                                         <tr data-set=s.id class=class>
                                             <td><a href=format!("/projects/{project_id}/questions?set={}", s.id)>{s.name.clone()}</a>
-                                                <span class="badge">{s.kind.clone()}</span></td>
+                                                <span class="badge">{s.kind.as_str()}</span></td>
                                             <td class="num">{format::int(s.questions)}</td>
                                             <td>{counts_text(&s)}</td>
                                             <td class="small">{made_by(&s)}
@@ -158,8 +159,8 @@ pub fn QuestionsPage() -> impl IntoView {
                     let project_id = id.get_untracked();
                     let selected = chosen.get().or(list.last().map(|s| s.id));
                     let current = list.iter().find(|s| Some(s.id) == selected).cloned();
-                    let list_for_compare: Vec<(i64, String, String)> =
-                        list.iter().map(|s| (s.id, s.name.clone(), s.kind.clone())).collect();
+                    let list_for_compare: Vec<(i64, String, QuestionSetKind)> =
+                        list.iter().map(|s| (s.id, s.name.clone(), s.kind)).collect();
                     view! {
                         <Compare project_id sets=list_for_compare/>
                         {current.map(|s| view! { <SetView project_id set=s/> })}
@@ -185,13 +186,17 @@ fn engine_formats() -> Vec<(&'static str, &'static str)> {
 /// Fig. 9) — the graph's names matched, or listed by the LLM — and the
 /// relevance of retrieved context (Fig. 10).
 #[component]
-fn Compare(project_id: i64, sets: Vec<(i64, String, String)>) -> impl IntoView {
+fn Compare(project_id: i64, sets: Vec<(i64, String, QuestionSetKind)>) -> impl IntoView {
     if sets.is_empty() {
         return ().into_any();
     }
     // By default a graph set against a summary-based one, when there are both.
-    let first = sets.iter().find(|s| s.2 == "graph").or(sets.first()).map(|s| s.0).unwrap_or(0);
-    let second = sets.iter().find(|s| s.2 == "summary").or(sets.iter().find(|s| s.0 != first)).map_or(first, |s| s.0);
+    let first = sets.iter().find(|s| s.2 == QuestionSetKind::Graph).or(sets.first()).map(|s| s.0).unwrap_or(0);
+    let second = sets
+        .iter()
+        .find(|s| s.2 == QuestionSetKind::Summary)
+        .or(sets.iter().find(|s| s.0 != first))
+        .map_or(first, |s| s.0);
     let a = RwSignal::new(first);
     let b = RwSignal::new(second);
     let source = RwSignal::new("graph".to_string());
@@ -354,7 +359,7 @@ fn GenerateForm(
     project_id: i64,
     action: ServerAction<StartGraphQuestions>,
     open: bool,
-    llm: Option<(String, String)>,
+    llm: Option<(types::ProviderKind, String)>,
 ) -> impl IntoView {
     let (plan, form, replan) = crate::pages::evaluations::priced::<PlanGraphQuestions>();
     view! {
@@ -363,7 +368,7 @@ fn GenerateForm(
             <p class="muted small">"Node level: an entity with its description and source text. Edge level: a relation, for an inferential question. Subgraph level: a random walk covering at least the minimum number of distinct hops; the chunks behind it are summarised first (" <Cite paper=Paper::Unbiased at="§III-A, Question Generation"/> ")."</p>
             {llm.map(|(provider, label)| view! {
                 <p class="llm-line">"LLM: " <strong class=format!("provider-{provider}")>{label}</strong>
-                    {(provider == "offline").then(|| view! { <span class="muted">" — template questions from the sampled structures; set a model in Settings for LLM-written ones"</span> })}
+                    {(provider == types::ProviderKind::Offline).then(|| view! { <span class="muted">" — template questions from the sampled structures; set a model in Settings for LLM-written ones"</span> })}
                 </p>
             })}
             <div on:input=move |_| replan() on:change=move |_| replan()>

@@ -55,11 +55,11 @@ pub fn SettingsPage() -> impl IntoView {
 #[component]
 fn LlmForm(l: LlmInfo, save: ServerAction<SaveLlmSettings>, test: ServerAction<TestConnection>) -> impl IntoView {
     let price = l.price.map(|(i, o)| format!("{i},{o}")).unwrap_or_default();
-    let offline = l.provider == "offline";
+    let offline = l.provider == types::ProviderKind::Offline;
     let key_note = if l.key_set { "set; never shown. Leave empty to keep it." } else { "not set" };
     // Saving `openai` with no key warns once first: OpenAI refuses requests
     // without one (a local server may not need it, so it is not refused).
-    let provider = RwSignal::new(l.provider.clone());
+    let provider = RwSignal::new(l.provider.as_str().to_string());
     let key = RwSignal::new(String::new());
     let clear = RwSignal::new(false);
     let warned = RwSignal::new(false);

@@ -39,11 +39,11 @@ pub fn SharePage() -> impl IntoView {
                             view! { <h1>"Not found"</h1><ErrorNote error=e/> }.into_any()
                         }
                         Ok(kind) => {
-                            let body = SharedBody::of(&kind);
+                            let body = SharedBody::of(kind);
                             #[cfg(feature = "ssr")]
                             crate::ssr::preload::hint(body.group(), Some("share_pages"));
                             let body = body.view().await;
-                            view! { <div class="shared-body" data-share-kind=kind>{body}</div> }.into_any()
+                            view! { <div class="shared-body" data-share-kind=kind.as_str()>{body}</div> }.into_any()
                         }
                     }
                 })}
@@ -64,11 +64,12 @@ pub enum SharedBody {
 }
 
 impl SharedBody {
-    pub fn of(kind: &str) -> Self {
+    pub fn of(kind: types::ShareKind) -> Self {
+        use types::ShareKind;
         match kind {
-            "experiment" => SharedBody::Experiment,
-            "graph" => SharedBody::Graph,
-            _ => SharedBody::Report,
+            ShareKind::Experiment => SharedBody::Experiment,
+            ShareKind::Graph => SharedBody::Graph,
+            ShareKind::Evaluation | ShareKind::Study | ShareKind::Questions | ShareKind::Metrics => SharedBody::Report,
         }
     }
 }
@@ -76,8 +77,10 @@ impl SharedBody {
 /// The kind of shared page the server rendered (`data-share-kind`), when
 /// this page was rendered by the server and is being hydrated.
 #[cfg(target_arch = "wasm32")]
-pub fn kind_in_page() -> Option<String> {
-    leptos::prelude::document().query_selector("[data-share-kind]").ok()??.get_attribute("data-share-kind")
+pub fn kind_in_page() -> Option<types::ShareKind> {
+    let name =
+        leptos::prelude::document().query_selector("[data-share-kind]").ok()??.get_attribute("data-share-kind")?;
+    types::ShareKind::parse(&name).ok()
 }
 
 fn token() -> Memo<String> {
@@ -166,7 +169,7 @@ pub fn SharedSet(q: SharedQuestions, token: String, #[prop(optional)] standalone
         <h1>{format!("Question set · {}", q.set.name)}</h1>
         <dl class="totals">
             <div><dt>"Questions"</dt><dd id="shared-questions">{format::int(q.set.questions)}</dd></div>
-            <div><dt>"Kind"</dt><dd>{q.set.kind.clone()}</dd></div>
+            <div><dt>"Kind"</dt><dd>{q.set.kind.as_str()}</dd></div>
             <div><dt>"Made by"</dt><dd class="small">{q.set.provider.clone().map_or("imported".into(), |p| {
                 if p == "offline" { "the offline provider (templates, not a language model)".to_string() } else { format!("{p}, {}", q.set.model.clone().unwrap_or_default()) }
             })}</dd></div>

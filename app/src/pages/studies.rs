@@ -24,6 +24,7 @@ use crate::components::route_id;
 use crate::components::{ActionError, ConfirmDelete, CopyLink, ErrorNote, ProjectBar};
 use crate::format;
 use crate::model::{AnswerSetView, JudgingImportView, QuestionSetView, StudyResultsView, StudySummaryRow, StudyView};
+use types::LinkKind;
 
 #[component]
 pub fn StudiesPage() -> impl IntoView {
@@ -238,8 +239,8 @@ fn StudyCard(
             <h3><a href=format!("/projects/{project_id}/studies/{sid}")>{format!("#{sid} {}", s.name)}</a> " "
                 <span class=if open { "badge status-running" } else { "badge status-cancelled" }>{if open { "open" } else { "closed" }}</span></h3>
             <p class="small">{format!("{} · {} {}{} · {} raters, {} completed{}",
-                if s.kind == "answers" { "answer validation" } else { "question ratings" },
-                s.items, if s.kind == "answers" { "question–answer pairs" } else { "questions" },
+                if s.kind == types::StudyKind::Answers { "answer validation" } else { "question ratings" },
+                s.items, if s.kind == types::StudyKind::Answers { "question–answer pairs" } else { "questions" },
                 if s.attention_checks > 0 { format!(" + {} attention checks", s.attention_checks) } else { String::new() },
                 s.raters, s.completed, s.target_raters.map_or(String::new(), |t| format!(" of {t} wanted")))}</p>
             <div class="actions-row">
@@ -252,12 +253,12 @@ fn StudyCard(
             </div>
             <details><summary class="small">{format!("Links ({})", s.links.len())}</summary>
                 <table class="grid small"><tbody>
-                    {s.links.into_iter().map(|(lid, kind, label, revoked)| view! {
-                        <tr><td>{label.unwrap_or_default()}</td><td>{if kind == "imported" { "imported annotator".to_string() } else { kind.clone() }}</td>
-                            <td>{if kind == "imported" { view! { <span class="muted">"no link"</span> }.into_any() } else if revoked { view! { <span class="muted">"withdrawn"</span> }.into_any() } else {
+                    {s.links.into_iter().map(|l| { let (lid, kind, revoked) = (l.id, l.kind, l.revoked); view! {
+                        <tr><td>{l.label.unwrap_or_default()}</td><td>{if kind == LinkKind::Imported { "imported annotator" } else { kind.as_str() }}</td>
+                            <td>{if kind == LinkKind::Imported { view! { <span class="muted">"no link"</span> }.into_any() } else if revoked { view! { <span class="muted">"withdrawn"</span> }.into_any() } else {
                                 view! { <button type="button" class="link danger" on:click=move |_| { revoke.dispatch(RevokeStudyLink { link_id: lid }); }>"Withdraw"</button> }.into_any()
                             }}</td></tr>
-                    }).collect_view()}
+                    }}).collect_view()}
                 </tbody></table>
             </details>
         </section>
@@ -347,7 +348,7 @@ pub fn Results(
     let s = r.study.clone();
     let sid = s.id;
     let shared = share.is_some() || standalone;
-    let answers = s.kind == "answers";
+    let answers = s.kind == types::StudyKind::Answers;
     let base = share.as_ref().map_or(format!("/api/studies/{sid}"), |t| format!("/api/share/{t}"));
     view! {
         <h1>{format!("Study #{sid} · {}", s.name)}</h1>

@@ -52,14 +52,14 @@ pub fn UsersPage() -> impl IntoView {
                             <tbody>
                                 {list.into_iter().map(|u| {
                                     let uid = u.id;
-                                    let member = u.role == "member";
+                                    let member = u.role == types::Role::Member;
                                     view! {
                                         <tr data-user=u.name.clone()>
                                             <td>{u.name.clone()}</td>
                                             <td>{if member { "collaborator" } else { "owner" }}</td>
                                             {projects.iter().map(|p| {
                                                 let pid = p.id;
-                                                let current = u.projects.iter().find(|(id, _)| *id == pid).map_or("none".to_string(), |x| x.1.clone());
+                                                let current = u.projects.iter().find(|m| m.project_id == pid).map_or("none", |m| m.access.as_str());
                                                 if !member {
                                                     return view! { <td class="muted small">"everything"</td> }.into_any();
                                                 }

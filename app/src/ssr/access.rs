@@ -160,9 +160,9 @@ fn forbidden_status(response: &Option<leptos_axum::ResponseOptions>, e: &AppErro
 /// Gives a collaborator `read` or `edit` rights on a project, or takes
 /// them away (`none`); the owner's account has every right already.
 pub async fn set_access(pool: &Db, user: i64, project: i64, access: &str) -> AppResult<()> {
-    match access::user_role(pool, user).await?.as_deref() {
+    match access::user_role(pool, user).await? {
         None => return Err(AppError::NotFound(format!("there is no user {user}"))),
-        Some("owner") => return Err(AppError::Invalid("the owner has every right already".into())),
+        Some(types::Role::Owner) => return Err(AppError::Invalid("the owner has every right already".into())),
         _ => {}
     }
     access::project_of(pool, Obj::Project(project)).await?;

@@ -38,7 +38,7 @@ fn hash_password(password: &str) -> AppResult<String> {
 }
 
 /// Creates an account (`role`: owner or collaborator).
-pub async fn create_user(pool: &Db, name: &str, password: &str, role: &str) -> AppResult<i64> {
+pub async fn create_user(pool: &Db, name: &str, password: &str, role: types::Role) -> AppResult<i64> {
     let name = name.trim();
     if name.is_empty() || name.len() > 100 {
         return Err(AppError::Invalid("the user name must be 1 to 100 characters".into()));
@@ -46,7 +46,7 @@ pub async fn create_user(pool: &Db, name: &str, password: &str, role: &str) -> A
     if password.chars().count() < MIN_PASSWORD {
         return Err(AppError::Invalid(format!("the password must be at least {MIN_PASSWORD} characters")));
     }
-    crate::ssr::store::users::insert(pool, name, &hash_password(password)?, role).await
+    crate::ssr::store::users::insert(pool, name, &hash_password(password)?, role.as_str()).await
 }
 
 /// Checks a name and password; `Some(user id)` when they match.
@@ -68,7 +68,7 @@ pub async fn new_session(pool: &Db, user_id: i64) -> AppResult<String> {
 }
 
 /// The user a session token belongs to, while it is valid: (id, name, role).
-pub async fn session_user(pool: &Db, token: &str) -> AppResult<Option<(i64, String, String)>> {
+pub async fn session_user(pool: &Db, token: &str) -> AppResult<Option<(i64, String, types::Role)>> {
     crate::ssr::store::users::session_user(pool, &hash(token)).await
 }
 

@@ -68,7 +68,7 @@ pub fn one_stage(llm: &LlmSettings, e: StageEstimate, questions: i64, by_service
 pub async fn time_of(pool: &Db, llm: &LlmSettings, calls: u64) -> Option<TimeEstimate> {
     let offline = llm.provider == ProviderKind::Offline;
     let model = if offline { engine::llm::offline::OFFLINE_MODEL } else { llm.model.as_str() };
-    let (latency_ms, measured) = store::calls::recent_latency(pool, llm.provider.name(), model).await.ok()??;
+    let (latency_ms, measured) = store::calls::recent_latency(pool, llm.provider.as_str(), model).await.ok()??;
     let concurrency = llm.concurrency.max(1);
     Some(TimeEstimate {
         seconds: calls as f64 * latency_ms / 1000.0 / concurrency as f64,

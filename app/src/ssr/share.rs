@@ -5,6 +5,7 @@
 //! edit controls, no settings or keys; withdrawing it makes it 404 at once.
 
 use crate::ssr::store::Db;
+use types::ShareKind;
 
 use crate::error::{AppError, AppResult};
 use crate::model::{ExperimentReportView, GraphOverview, SharedQuestions, SharedView};
@@ -14,66 +15,70 @@ use crate::ssr::tokens::{hash, new_token};
 /// The project a shareable page belongs to: an evaluation (its id), a
 /// study (its id), a question set (its id), a project's graph explorer (the
 /// project's id); refused for any other kind, or a graph not built yet.
-pub async fn project_of(pool: &Db, kind: &str, page_id: i64) -> AppResult<i64> {
+pub async fn project_of(pool: &Db, kind: ShareKind, page_id: i64) -> AppResult<i64> {
     Ok(match kind {
-        "evaluation" => crate::ssr::evaluation::get(pool, page_id).await?.view.project_id,
-        "study" => crate::ssr::study::view(pool, page_id).await?.project_id,
-        "questions" => store::questions::get_set(pool, page_id).await?.project_id,
-        "metrics" => {
+        ShareKind::Evaluation => crate::ssr::evaluation::get(pool, page_id).await?.view.project_id,
+        ShareKind::Study => crate::ssr::study::view(pool, page_id).await?.project_id,
+        ShareKind::Questions => store::questions::get_set(pool, page_id).await?.project_id,
+        ShareKind::Metrics => {
             let run = store::metrics::get(pool, page_id).await?;
             if run.report.is_none() {
                 return Err(AppError::Invalid(format!("metrics run {page_id} has not finished: nothing to share yet")));
             }
             run.project_id
         }
-        "experiment" => {
+        ShareKind::Experiment => {
             let v = crate::ssr::experiments::wizard::view(pool, page_id).await?;
-            if v.status != "done" {
-                return Err(AppError::Invalid(format!(
-                    "experiment {page_id} has not finished: nothing to share yet"
-                )));
+            if v.status != types::ExperimentStatus::Done {
+                return Err(AppError::Invalid(format!("experiment {page_id} has not finished: nothing to share yet")));
             }
             v.project_id
         }
-        "graph" => {
+        ShareKind::Graph => {
             store::projects::get_project(pool, page_id).await?;
             if store::graph::overview(pool, page_id).await?.is_none() {
                 return Err(AppError::Invalid(format!("project {page_id} has no graph to share yet")));
             }
             page_id
         }
-        other => {
-            return Err(AppError::Invalid(format!(
-                "a share link is for an evaluation, a study, a question set (questions), a metrics run (metrics), an experiment or a graph, not \"{other}\""
-            )))
-        }
     })
 }
 
 /// Makes a share link for a page; (share id, token — shown once).
 /// With `expires_days` the link stops working that many days from now.
-pub async fn create(pool: &Db, kind: &str, page_id: i64, expires_days: Option<u32>) -> AppResult<(i64, String)> {
+pub async fn create(pool: &Db, kind: ShareKind, page_id: i64, expires_days: Option<u32>) -> AppResult<(i64, String)> {
     let project = project_of(pool, kind, page_id).await?;
     let token = new_token()?;
     let id = store::shares::insert(pool, project, &hash(&token), kind, page_id, expires_days).await?;
     Ok((id, token))
 }
 
+/// A page kind as a user or a form names it, refused with what it may be.
+pub fn kind(name: &str) -> AppResult<ShareKind> {
+    ShareKind::parse(name.trim()).map_err(|_| {
+        AppError::Invalid(format!(
+            "a share link is for an evaluation, a study, a question set (questions), a metrics run (metrics), an experiment or a graph, not \"{name}\""
+        ))
+    })
+}
+
 /// The page a token opens: (kind, id). Unknown, withdrawn and expired are all 404.
-pub async fn open(pool: &Db, token: &str) -> AppResult<(String, i64)> {
+pub async fn open(pool: &Db, token: &str) -> AppResult<(ShareKind, i64)> {
     store::shares::live(pool, &hash(token.trim())).await?.ok_or_else(not_found)
 }
 
 pub async fn view(pool: &Db, token: &str) -> AppResult<SharedView> {
     let (kind, id) = open(pool, token).await?;
-    Ok(match kind.as_str() {
-        "evaluation" => SharedView {
+    Ok(match kind {
+        ShareKind::Evaluation => SharedView {
             evaluation: Some(crate::ssr::evaluation::report_view(pool, id, false).await?),
             ..Default::default()
         },
-        "study" => SharedView { study: Some(crate::ssr::study::results_view(pool, id).await?), ..Default::default() },
-        "questions" => SharedView { questions: Some(questions(pool, id, false).await?), ..Default::default() },
-        "metrics" => {
+        ShareKind::Study => {
+            SharedView { study: Some(crate::ssr::study::results_view(pool, id).await?), ..Default::default() }
+        }
+        ShareKind::Questions => SharedView { questions: Some(questions(pool, id, false).await?), ..Default::default() },
+        ShareKind::Metrics => {
             let report = crate::ssr::metrics::report(pool, id).await?;
             let mut v = crate::ssr::metrics::view(&report).linked();
             let project = store::questions::get_set(pool, report.question_set_id).await?.project_id;
@@ -86,7 +91,7 @@ pub async fn view(pool: &Db, token: &str) -> AppResult<SharedView> {
 
 /// The experiment a token shares; any other token is "not found".
 pub async fn experiment(pool: &Db, token: &str) -> AppResult<ExperimentReportView> {
-    crate::ssr::experiments::wizard::report(pool, opened(pool, token, "experiment").await?).await
+    crate::ssr::experiments::wizard::report(pool, opened(pool, token, ShareKind::Experiment).await?).await
 }
 
 /// The overview of the graph a token shares; any other token is "not found".
@@ -121,7 +126,7 @@ pub async fn questions(pool: &Db, set_id: i64, whole: bool) -> AppResult<SharedQ
 
 /// Page `page` of the questions of the set a token shares.
 pub async fn question_page(pool: &Db, token: &str, page: i64) -> AppResult<crate::model::QuestionsPage> {
-    let set_id = opened(pool, token, "questions").await?;
+    let set_id = opened(pool, token, ShareKind::Questions).await?;
     store::questions::question_page(pool, set_id, page, crate::model::QUESTIONS_PER_PAGE, "", "").await
 }
 
@@ -135,25 +140,25 @@ pub async fn drill_questions(
     b: i64,
     page: i64,
 ) -> AppResult<crate::model::DrillQuestionsPage> {
-    let id = opened(pool, token, "evaluation").await?;
+    let id = opened(pool, token, ShareKind::Evaluation).await?;
     crate::ssr::evaluation::drill_questions(pool, id, a, b, page).await
 }
 
 /// One question's judgments of the evaluation a token shares (the pair
 /// and the question checked to be the evaluation's).
 pub async fn drill(pool: &Db, token: &str, a: i64, b: i64, question: i64) -> AppResult<crate::model::DrillView> {
-    let id = opened(pool, token, "evaluation").await?;
+    let id = opened(pool, token, ShareKind::Evaluation).await?;
     crate::ssr::evaluation::drill(pool, id, a, b, question).await
 }
 
 /// The project whose graph a token shares; any other token is "not found".
 pub async fn graph_project(pool: &Db, token: &str) -> AppResult<i64> {
-    opened(pool, token, "graph").await
+    opened(pool, token, ShareKind::Graph).await
 }
 
 /// The id of the page of kind `kind` a token opens; a token of any other
 /// kind is "not found", like a withdrawn one.
-async fn opened(pool: &Db, token: &str, kind: &str) -> AppResult<i64> {
+async fn opened(pool: &Db, token: &str, kind: ShareKind) -> AppResult<i64> {
     match open(pool, token).await? {
         (k, id) if k == kind => Ok(id),
         _ => Err(not_found()),

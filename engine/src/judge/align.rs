@@ -19,8 +19,7 @@ use crate::llm::{ChatRequest, Message};
 
 pub const APPEND_PURPOSE: &str = "judge_append";
 pub const APPEND_PROMPT: &str = include_str!("../../prompts/judge_append.txt");
-pub const DEFAULT_TOLERANCE: usize = 10;
-pub const DEFAULT_ADJUSTMENTS: u32 = 3;
+pub use types::defaults::{ADJUSTMENTS as DEFAULT_ADJUSTMENTS, TOLERANCE as DEFAULT_TOLERANCE};
 
 pub fn words(text: &str) -> usize {
     text.split_whitespace().count()

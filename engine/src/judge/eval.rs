@@ -20,43 +20,14 @@ use super::{
 };
 use crate::stats::{self, BoxStats};
 
-/// Which protocols an evaluation runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Protocol {
-    Unbiased,
-    Legacy,
-    Both,
-}
-
-impl Protocol {
-    pub fn parse(s: &str) -> Result<Protocol, crate::Invalid> {
-        match s {
-            "unbiased" => Ok(Protocol::Unbiased),
-            "legacy" => Ok(Protocol::Legacy),
-            "both" => Ok(Protocol::Both),
-            other => Err(crate::Invalid::from(format!("protocol must be unbiased, legacy or both, not \"{other}\""))),
-        }
-    }
-    pub fn unbiased(self) -> bool {
-        self != Protocol::Legacy
-    }
-    pub fn legacy(self) -> bool {
-        self != Protocol::Unbiased
-    }
-}
+pub use types::Protocol;
 
 pub use super::jury::JudgeKind;
 
-/// M, trials: the Unbiased GraphRAG Evaluation paper's (§IV-B).
-pub const DEFAULT_TRIALS: u32 = 25;
-/// N, judgments per order: the same paper's (§IV-B).
-pub const DEFAULT_REPEATS: u32 = 2;
-/// The bias lab's simulated judge by default: points for the answer shown
-/// first, points per 10 words longer, and the noise's standard deviation.
-pub const DEFAULT_POSITION_BIAS: f64 = 0.3;
-pub const DEFAULT_LENGTH_BIAS: f64 = 0.1;
-pub const DEFAULT_NOISE: f64 = 0.5;
+pub use types::defaults::{
+    LENGTH_BIAS as DEFAULT_LENGTH_BIAS, NOISE as DEFAULT_NOISE, POSITION_BIAS as DEFAULT_POSITION_BIAS,
+    REPEATS as DEFAULT_REPEATS, TRIALS as DEFAULT_TRIALS,
+};
 
 /// An evaluation's settings; the defaults are seed 000's (N = 2 repeats
 /// per order, M = 25 trials, tolerance 10 words, 3 adjustments).

@@ -36,36 +36,7 @@ use super::simulated::Biases;
 use super::{median_trial, trials_of, verdict, Judgment, Outcome, Rates, Verdict, Verdicts};
 use crate::agreement::{cohen_kappa, fleiss_kappa, krippendorff_alpha, spearman, Level, Weights};
 
-/// Who judges.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum JudgeKind {
-    /// The configured provider (the offline one when nothing is configured).
-    Llm,
-    /// The offline rubric judge.
-    Offline,
-    /// The bias lab: the rubric plus set biases and noise.
-    Simulated,
-}
-
-impl JudgeKind {
-    pub fn parse(s: &str) -> Result<JudgeKind, crate::Invalid> {
-        match s {
-            "llm" => Ok(JudgeKind::Llm),
-            "offline" => Ok(JudgeKind::Offline),
-            "simulated" => Ok(JudgeKind::Simulated),
-            other => Err(crate::Invalid::from(format!("judge must be llm, offline or simulated, not \"{other}\""))),
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            JudgeKind::Llm => "llm",
-            JudgeKind::Offline => "offline",
-            JudgeKind::Simulated => "simulated",
-        }
-    }
-}
+pub use types::JudgeKind;
 
 /// A jury's judges at most, the evaluation's first judge among them.
 pub const MOST_JUDGES: usize = 8;

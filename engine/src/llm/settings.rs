@@ -9,29 +9,14 @@ use super::offline::OfflineProvider;
 use super::openai::{JsonMode, OpenAiConfig, OpenAiProvider};
 use super::{ApiKey, CallStore, Gateway, LlmError, PriceTable, Provider};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ProviderKind {
-    /// Deterministic classical NLP; no model. The default.
-    #[default]
-    Offline,
-    /// Any OpenAI-compatible endpoint.
-    OpenAi,
-}
+pub use types::ProviderKind;
 
-impl ProviderKind {
-    pub fn parse(s: &str) -> Result<ProviderKind, LlmError> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "offline" | "" => Ok(ProviderKind::Offline),
-            "openai" => Ok(ProviderKind::OpenAi),
-            other => Err(LlmError::Config(format!("unknown provider \"{other}\" (use offline or openai)"))),
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            ProviderKind::Offline => "offline",
-            ProviderKind::OpenAi => "openai",
-        }
+/// A provider's name as a user types it: any case, blank for the default.
+pub fn parse_provider(s: &str) -> Result<ProviderKind, LlmError> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "" => Ok(ProviderKind::Offline),
+        name => ProviderKind::parse(name)
+            .map_err(|_| LlmError::Config(format!("unknown provider \"{name}\" (use offline or openai)"))),
     }
 }
 
@@ -273,9 +258,9 @@ mod tests {
 
     #[test]
     fn providers_and_prices_parse_with_clear_errors() {
-        assert_eq!(ProviderKind::parse("OpenAI").unwrap(), ProviderKind::OpenAi);
+        assert_eq!(parse_provider("OpenAI").unwrap(), ProviderKind::OpenAi);
         assert_eq!(
-            ProviderKind::parse("claude").unwrap_err().to_string(),
+            parse_provider("claude").unwrap_err().to_string(),
             "configuration: unknown provider \"claude\" (use offline or openai)"
         );
         let mut s = LlmSettings { model: "llama3".into(), ..Default::default() };

@@ -19,11 +19,10 @@ use std::collections::{HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
-/// k of nDCG@k and Recall@k: the HieraRAG paper's ("nDCG@10, and Recall@10", §2.4).
-pub const DEFAULT_K: usize = 10;
-/// Equal-frequency bins of the cosine similarity for NMI (the paper gives
+/// k of nDCG@k and Recall@k: the HieraRAG paper's ("nDCG@10, and Recall@10", §2.4);
+/// equal-frequency bins of the cosine similarity for NMI (the paper gives
 /// no number; 4 is ours).
-pub const DEFAULT_BINS: usize = 4;
+pub use types::defaults::{METRICS_BINS as DEFAULT_BINS, METRICS_K as DEFAULT_K};
 
 /// Which definitions a metrics run reports: the textbook ones
 /// (the default), or as the HieraRAG authors' released code computes them

@@ -64,38 +64,13 @@ impl Dimension {
     }
 }
 
-/// What a study asks raters to rate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Kind {
-    /// Generated questions on Likert dimensions (seed 000 §V-C).
-    Questions,
-    /// Question–answer pairs: correctness, hallucination, answerability,
-    /// and the question's category (seed 004 §2.5).
-    Answers,
-}
+pub use types::StudyKind as Kind;
 
-impl Kind {
-    pub fn parse(s: &str) -> Result<Kind, crate::Invalid> {
-        match s {
-            "questions" => Ok(Kind::Questions),
-            "answers" => Ok(Kind::Answers),
-            other => Err(crate::Invalid::from(format!("a study rates \"questions\" or \"answers\", not \"{other}\""))),
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::Questions => "questions",
-            Kind::Answers => "answers",
-        }
-    }
-
-    pub fn default_dimensions(self) -> Vec<Dimension> {
-        match self {
-            Kind::Questions => default_dimensions(),
-            Kind::Answers => answer_dimensions(),
-        }
+/// A kind's dimensions by default.
+pub fn kind_dimensions(kind: Kind) -> Vec<Dimension> {
+    match kind {
+        Kind::Questions => default_dimensions(),
+        Kind::Answers => answer_dimensions(),
     }
 }
 

@@ -5,14 +5,11 @@
 //! questions fail their item.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use engine::graph::{Entity, Extraction, KnowledgeGraph, Relation};
 use engine::jobs::{run, ItemOutcome, MemoryJobStore, WorkItem};
-use engine::llm::openai::{OpenAiConfig, OpenAiProvider};
-use engine::llm::{Gateway, MemoryStore, PriceTable};
+use engine::llm::PriceTable;
 use engine::questions::graph::{payload, plan, run_item, GraphQuestionSettings, Level};
-use mockllm::{MockConfig, MockServer, Responder};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 

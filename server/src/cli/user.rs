@@ -41,7 +41,7 @@ pub enum UserCommand {
 pub async fn run(pool: &Db, out: Output, cmd: UserCommand) -> anyhow::Result<ExitCode> {
     match cmd {
         UserCommand::Create { name, password_stdin, role } => {
-            let role = if role == "collaborator" { "member".to_string() } else { role };
+            let role = if role == "collaborator" { types::Role::Member } else { types::Role::parse(&role)? };
             let password = if password_stdin {
                 let mut line = String::new();
                 std::io::stdin().lock().read_line(&mut line)?;
@@ -51,7 +51,7 @@ pub async fn run(pool: &Db, out: Output, cmd: UserCommand) -> anyhow::Result<Exi
                     anyhow::anyhow!("give the password on standard input (--password-stdin) or in ASSAY_PASSWORD")
                 })?
             };
-            let id = app::ssr::auth::create_user(pool, &name, &password, &role).await?;
+            let id = app::ssr::auth::create_user(pool, &name, &password, role).await?;
             out.print(json!({"user_id": id, "name": name.trim(), "role": role}), || {
                 format!("{role} \"{}\" created", name.trim())
             });
@@ -68,18 +68,13 @@ pub async fn run(pool: &Db, out: Output, cmd: UserCommand) -> anyhow::Result<Exi
         }
         UserCommand::List => {
             let users = app::ssr::store::access::users(pool).await?;
-            let rows: Vec<serde_json::Value> = users
-                .iter()
-                .map(|((id, name, role, created), projects)| {
-                    json!({"id": id, "name": name, "role": role, "created_at": created, "projects": projects})
-                })
-                .collect();
-            out.print(json!(rows), || {
+            out.print(json!(users), || {
                 users
                     .iter()
-                    .map(|((id, name, role, _), projects)| {
-                        let rights: Vec<String> = projects.iter().map(|(p, a)| format!("{p}:{a}")).collect();
-                        format!("{id}\t{name}\t{role}\t{}", rights.join(" "))
+                    .map(|u| {
+                        let rights: Vec<String> =
+                            u.projects.iter().map(|m| format!("{}:{}", m.project_id, m.access)).collect();
+                        format!("{}\t{}\t{}\t{}", u.id, u.name, u.role, rights.join(" "))
                     })
                     .collect::<Vec<_>>()
                     .join("\n")

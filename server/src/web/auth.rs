@@ -163,7 +163,7 @@ pub async fn guard(State(state): State<AppState>, req: Request, next: Next) -> R
     if let Some(t) = token {
         match app::ssr::auth::session_user(&state.pool, &t).await {
             Ok(Some((user_id, name, role))) => {
-                return admit(&state, Caller { user_id, name, owner: role == "owner" }, req, next).await
+                return admit(&state, Caller { user_id, name, owner: role == types::Role::Owner }, req, next).await
             }
             Ok(None) => {}
             Err(e) => return super::app_error(e),

@@ -60,9 +60,9 @@ pub async fn report_of(pool: &Db, id: i64, file: &str) -> Response {
                 serde_json::to_string_pretty(&app::ssr::evaluation::report_json(&s)).unwrap_or_default(),
             )
         }),
-        "report.html" => {
-            crate::report_html::html(pool, "evaluation", id).await.map(|h| ("text/html; charset=utf-8", h))
-        }
+        "report.html" => crate::report_html::html(pool, types::ShareKind::Evaluation, id)
+            .await
+            .map(|h| ("text/html; charset=utf-8", h)),
         other => return error(StatusCode::NOT_FOUND, format!("no \"{other}\": report.json or report.html")),
     };
     match result {

@@ -4,18 +4,19 @@
 use app::ssr::state::AppState;
 use axum::extract::{Path, State};
 use axum::response::Response;
+use types::ShareKind;
 
 use super::app_error;
 
 /// `GET /api/share/{token}/{file}` (report.json, report.html, chart.svg …).
 pub async fn file(State(state): State<AppState>, Path((token, file)): Path<(String, String)>) -> Response {
     match app::ssr::share::open(&state.pool, &token).await {
-        Ok((kind, id)) if kind == "evaluation" => super::evaluations::report_of(&state.pool, id, &file).await,
-        Ok((kind, id)) if kind == "study" => super::studies::file_of(&state.pool, id, &file).await,
-        Ok((kind, id)) if kind == "questions" => questions_file(&state.pool, id, &file).await,
-        Ok((kind, id)) if kind == "metrics" => super::metrics::file_of(&state.pool, id, &file).await,
-        Ok((kind, id)) if kind == "experiment" => super::experiments::file_of(&state.pool, id, &file).await,
-        Ok((kind, id)) if kind == "graph" => super::graph_download(&state.pool, id, &file).await,
+        Ok((kind, id)) if kind == ShareKind::Evaluation => super::evaluations::report_of(&state.pool, id, &file).await,
+        Ok((kind, id)) if kind == ShareKind::Study => super::studies::file_of(&state.pool, id, &file).await,
+        Ok((kind, id)) if kind == ShareKind::Questions => questions_file(&state.pool, id, &file).await,
+        Ok((kind, id)) if kind == ShareKind::Metrics => super::metrics::file_of(&state.pool, id, &file).await,
+        Ok((kind, id)) if kind == ShareKind::Experiment => super::experiments::file_of(&state.pool, id, &file).await,
+        Ok((kind, id)) if kind == ShareKind::Graph => super::graph_download(&state.pool, id, &file).await,
         Ok(_) => app_error(app::error::AppError::NotFound(format!("this shared page has no {file}"))),
         Err(e) => app_error(e),
     }
@@ -35,7 +36,7 @@ async fn questions_file(pool: &app::ssr::store::Db, set: i64, file: &str) -> Res
         "questions.csv" => {
             super::download(app::ssr::questions::io::to_csv(&questions), "csv", &format!("questions-set-{set}"))
         }
-        "report.html" => match crate::report_html::html(pool, "questions", set).await {
+        "report.html" => match crate::report_html::html(pool, types::ShareKind::Questions, set).await {
             Ok(h) => (
                 [
                     (axum::http::header::CONTENT_TYPE, "text/html; charset=utf-8".to_string()),
@@ -62,13 +63,15 @@ pub async fn part(
     Path((token, part, file)): Path<(String, String, String)>,
 ) -> Response {
     match app::ssr::share::open(&state.pool, &token).await {
-        Ok((kind, id)) if kind == "evaluation" && part == "plots" => {
+        Ok((kind, id)) if kind == ShareKind::Evaluation && part == "plots" => {
             super::evaluations::plot_of(&state.pool, id, &file).await
         }
-        Ok((kind, id)) if kind == "evaluation" && part == "tables" => {
+        Ok((kind, id)) if kind == ShareKind::Evaluation && part == "tables" => {
             super::evaluations::table_of(&state.pool, id, &file).await
         }
-        Ok((kind, set)) if kind == "questions" && part == "plots" => question_plot(&state.pool, set, &file).await,
+        Ok((kind, set)) if kind == ShareKind::Questions && part == "plots" => {
+            question_plot(&state.pool, set, &file).await
+        }
         Ok(_) => app_error(app::error::AppError::NotFound(format!("this shared page has no {part}/{file}"))),
         Err(e) => app_error(e),
     }

@@ -21,7 +21,7 @@ pub async fn file_of(pool: &Db, id: i64, file: &str) -> Response {
             Ok(body) => download(body, "csv", &format!("study-{id}-judging")),
             Err(e) => app_error(e),
         },
-        "report.html" => match crate::report_html::html(pool, "study", id).await {
+        "report.html" => match crate::report_html::html(pool, types::ShareKind::Study, id).await {
             Ok(h) => (
                 [
                     (header::CONTENT_TYPE, "text/html; charset=utf-8".to_string()),

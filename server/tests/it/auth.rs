@@ -103,7 +103,7 @@ async fn only_the_logged_in_owner_reaches_anything_but_rater_links() {
         &h.pool,
         project.summary.id,
         None,
-        "imported",
+        types::QuestionSetKind::Imported,
         "Q",
         &serde_json::json!({}),
     )
@@ -188,7 +188,7 @@ async fn only_the_logged_in_owner_reaches_anything_but_rater_links() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn guessing_the_password_is_slowed_after_five_failures() {
     let h = harness().await;
-    app::ssr::auth::create_user(&h.pool, "owner", "correct horse battery", "owner").await.unwrap();
+    app::ssr::auth::create_user(&h.pool, "owner", "correct horse battery", types::Role::Owner).await.unwrap();
     let login = |password: &str| post("/api/auth/login", &format!("name=owner&password={password}"), None, None);
     for i in 0..5 {
         let r = send(&h, login("wrong+guess")).await;
@@ -218,7 +218,7 @@ fn login_from(addr: &str, password: &str) -> Request<Body> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_burst_of_guesses_gets_five_checked_and_the_owner_still_gets_in_elsewhere() {
     let h = harness().await;
-    app::ssr::auth::create_user(&h.pool, "owner", "correct horse battery", "owner").await.unwrap();
+    app::ssr::auth::create_user(&h.pool, "owner", "correct horse battery", types::Role::Owner).await.unwrap();
     // 40 concurrent guesses from one address: 5 are checked, 35 wait.
     let mut burst = tokio::task::JoinSet::new();
     for _ in 0..40 {
@@ -263,7 +263,7 @@ async fn send_all(router: &axum::Router, req: Request<Body>) -> (StatusCode, Vec
 async fn guessing_from_many_addresses_is_limited_per_account_and_the_owners_browser_still_gets_in() {
     use app::ssr::auth::{ACCOUNT_FREE, DEVICE_COOKIE, DEVICE_FREE};
     let h = harness().await;
-    app::ssr::auth::create_user(&h.pool, "owner", "correct horse battery", "owner").await.unwrap();
+    app::ssr::auth::create_user(&h.pool, "owner", "correct horse battery", types::Role::Owner).await.unwrap();
     // The owner logs in once: the browser gets a device cookie (HttpOnly,
     // only sent to the login endpoints) beside the session.
     let (status, cookies, body) = send_all(&h.router, login_from("192.0.2.1", "correct+horse+battery")).await;
@@ -365,7 +365,8 @@ async fn concurrent_first_run_setups_make_one_owner() {
     }
     let owners: i64 = common::scalar(&h.pool, "SELECT COUNT(*) FROM users WHERE role = 'owner'", &[]).await;
     assert_eq!((ok, owners), (1, 1));
-    let e = app::ssr::auth::create_user(&h.pool, "second", "correct horse battery", "owner").await.unwrap_err();
+    let e =
+        app::ssr::auth::create_user(&h.pool, "second", "correct horse battery", types::Role::Owner).await.unwrap_err();
     assert_eq!(e.status(), 409, "{e}");
 }
 
@@ -434,7 +435,7 @@ async fn without_login_only_loopback_host_names_are_served() {
 async fn a_users_mistake_is_never_a_500() {
     use leptos::server_fn::ServerFn;
     let h = harness().await;
-    let id = app::ssr::auth::create_user(&h.pool, "owner", "correct horse battery", "owner").await.unwrap();
+    let id = app::ssr::auth::create_user(&h.pool, "owner", "correct horse battery", types::Role::Owner).await.unwrap();
     let owner = app::ssr::auth::new_session(&h.pool, id).await.unwrap();
     let create = app::api::CreateProject::PATH;
     let get = app::api::GetProject::PATH;

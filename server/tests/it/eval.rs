@@ -1078,9 +1078,9 @@ async fn a_jury_judges_every_item_and_is_compared_with_each_judge_and_the_people
         );
         let study = made["study_id"].as_i64().unwrap();
         let links = app::ssr::store::studies::links(&pool, study).await.unwrap();
-        for (n, (link, ..)) in links.iter().filter(|l| l.1 == "rater").enumerate() {
+        for (n, link) in links.iter().filter(|l| l.kind == types::LinkKind::Rater).enumerate() {
             let token = format!("jury-test-{study}-{n}");
-            app::ssr::store::studies::insert_rater(&pool, study, *link, &token, n as i64).await.unwrap();
+            app::ssr::store::studies::insert_rater(&pool, study, link.id, &token, n as i64).await.unwrap();
             let rater = common::scalar(&pool, "SELECT MAX(id) FROM raters", &[]).await;
             for (item, ..) in app::ssr::store::studies::items(&pool, study).await.unwrap() {
                 let q = common::scalar(&pool, "SELECT question_id FROM study_items WHERE id = $1", &[item]).await;

@@ -62,9 +62,16 @@ async fn open_link_raters_are_one_per_browser_limited_per_address_and_all_stored
     let db = common::test_db(dir.path(), "raters").await;
     let pool = db.open().await;
     let project = app::ssr::store::projects::create_project(&pool, "P", &Default::default()).await.unwrap().summary.id;
-    let set = app::ssr::store::questions::create_set(&pool, project, None, "imported", "Q", &serde_json::json!({}))
-        .await
-        .unwrap();
+    let set = app::ssr::store::questions::create_set(
+        &pool,
+        project,
+        None,
+        types::QuestionSetKind::Imported,
+        "Q",
+        &serde_json::json!({}),
+    )
+    .await
+    .unwrap();
     for q in ["What is the Salt Guild?", "Who built the lighthouse?", "Where does the Oll run?"] {
         app::ssr::store::questions::add_question(&pool, set, q, None, None).await.unwrap();
     }
@@ -160,9 +167,16 @@ async fn a_finish_is_final_even_against_ratings_sent_with_it() {
     let db = common::test_db(dir.path(), "finish").await;
     let pool = db.open().await;
     let project = app::ssr::store::projects::create_project(&pool, "P", &Default::default()).await.unwrap().summary.id;
-    let set = app::ssr::store::questions::create_set(&pool, project, None, "imported", "Q", &serde_json::json!({}))
-        .await
-        .unwrap();
+    let set = app::ssr::store::questions::create_set(
+        &pool,
+        project,
+        None,
+        types::QuestionSetKind::Imported,
+        "Q",
+        &serde_json::json!({}),
+    )
+    .await
+    .unwrap();
     for q in ["What is the Salt Guild?", "Who built the lighthouse?", "Where does the Oll run?"] {
         app::ssr::store::questions::add_question(&pool, set, q, None, None).await.unwrap();
     }

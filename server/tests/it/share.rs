@@ -358,7 +358,7 @@ async fn share_and_study_links_are_shown_as_absolute_urls() {
         .as_i64()
         .unwrap();
     let pool = db.open().await;
-    let owner = app::ssr::auth::create_user(&pool, "owner", "correct horse battery", "owner").await.unwrap();
+    let owner = app::ssr::auth::create_user(&pool, "owner", "correct horse battery", types::Role::Owner).await.unwrap();
     let session = format!("assay_session={}", app::ssr::auth::new_session(&pool, owner).await.unwrap());
     let options = server::web::leptos_options(dir.path(), "127.0.0.1:0".parse().unwrap());
     let router = |base_url: Option<&str>| {

@@ -23,7 +23,7 @@ use std::collections::HashMap;
 use crate::ssr::store::Db;
 use engine::judge::eval::{JudgeKind, Key, Settings};
 
-use crate::error::AppResult;
+use crate::error::{AppError, AppResult};
 use crate::model::{EvaluationView, JobItemView};
 use crate::ssr::store;
 
@@ -38,7 +38,8 @@ pub struct Stored {
 
 async fn stored_of(pool: &Db, row: store::evaluations::Row) -> AppResult<Stored> {
     let (id, project_id, question_set_id, question_set, job_id, name, settings, sets, pairs, judge, created_at) = row;
-    let settings: Settings = serde_json::from_str(&settings).unwrap_or_default();
+    let settings: Settings = serde_json::from_str(&settings)
+        .map_err(|e| AppError::Invalid(format!("evaluation {id}: its stored settings cannot be read ({e})")))?;
     let answer_sets: Vec<i64> = serde_json::from_str(&sets).unwrap_or_default();
     let pairs: Vec<(i64, i64)> = serde_json::from_str(&pairs).unwrap_or_default();
     let mut contenders = Vec::new();
@@ -57,10 +58,7 @@ async fn stored_of(pool: &Db, row: store::evaluations::Row) -> AppResult<Stored>
         job_id,
         name,
         judge,
-        protocol: serde_json::to_value(settings.protocol)
-            .ok()
-            .and_then(|v| v.as_str().map(String::from))
-            .unwrap_or_default(),
+        protocol: settings.protocol,
         trials: settings.trials,
         repeats: settings.repeats,
         tolerance: settings.tolerance as u32,

@@ -84,7 +84,7 @@ async fn reply_tokens(pool: &Db, llm: &LlmSettings, judge: JudgeKind, purpose: &
         (JudgeKind::Offline, _) | (JudgeKind::Llm, ProviderKind::Offline) => {
             ("offline", engine::llm::offline::OFFLINE_MODEL)
         }
-        (JudgeKind::Llm, _) => (llm.provider.name(), llm.model.as_str()),
+        (JudgeKind::Llm, _) => (llm.provider.as_str(), llm.model.as_str()),
     };
     store::calls::recent_completion(pool, provider, model, purpose).await.ok().flatten().unwrap_or(typical)
 }

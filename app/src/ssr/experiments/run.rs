@@ -15,7 +15,7 @@
 use std::path::Path;
 
 use crate::ssr::store::Db;
-use engine::experiment::{label, Generator, Manifest, QuestionsSection};
+use engine::experiment::{label, Generator, Manifest, QuestionsSection, StageKind};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -28,8 +28,7 @@ use crate::ssr::store;
 /// One stage as run (or reused).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Stage {
-    /// corpus, graph, questions, answers, sanity, evaluation, metrics.
-    pub kind: String,
+    pub kind: StageKind,
     pub label: String,
     /// What it made: a question set, answer set, evaluation or metrics run id
     /// (the project's for corpus and graph).
@@ -64,8 +63,8 @@ pub struct Outcome {
 }
 
 /// A stage's fingerprint: canonical JSON of what determines its result.
-fn fingerprint(kind: &str, what: serde_json::Value) -> String {
-    json!({ "stage": kind, "with": what }).to_string()
+fn fingerprint(kind: StageKind, what: serde_json::Value) -> String {
+    json!({ "stage": kind.as_str(), "with": what }).to_string()
 }
 
 /// `(new, cached)` LLM calls logged for a job.
@@ -86,7 +85,7 @@ where
     Fut: std::future::Future<Output = AppResult<JobView>>,
 {
     /// The object of a known, finished stage with this fingerprint.
-    async fn known(&self, kind: &str, print: &str) -> AppResult<Option<(i64, Option<i64>)>> {
+    async fn known(&self, kind: StageKind, print: &str) -> AppResult<Option<(i64, Option<i64>)>> {
         let row = store::experiments::known_stage(self.pool, self.project_id, print).await?;
         let Some((object, job)) = row else { return Ok(None) };
         if !store::experiments::object_exists(self.pool, kind, object).await? {
@@ -105,7 +104,7 @@ where
     /// that stopped (its job failed, was cancelled or interrupted): run
     /// again, it resumes that job, retrying its failed items, instead of
     /// making another empty set and another job.
-    async fn stopped(&self, kind: &str, print: &str) -> AppResult<Option<(i64, i64)>> {
+    async fn stopped(&self, kind: StageKind, print: &str) -> AppResult<Option<(i64, i64)>> {
         let Some((object, Some(job))) = store::experiments::known_stage(self.pool, self.project_id, print).await?
         else {
             return Ok(None);
@@ -125,7 +124,7 @@ where
 
     /// Reuses the stage's object, or creates its job with `create` (→ job,
     /// object) and runs it; a job that does not finish stops the run.
-    async fn stage<C>(&mut self, kind: &str, label: String, what: serde_json::Value, create: C) -> AppResult<i64>
+    async fn stage<C>(&mut self, kind: StageKind, label: String, what: serde_json::Value, create: C) -> AppResult<i64>
     where
         C: std::future::Future<Output = AppResult<(JobView, i64)>>,
     {
@@ -133,7 +132,7 @@ where
         let started = std::time::Instant::now();
         if let Some((object, job)) = self.known(kind, &print).await? {
             self.stages.push(Stage {
-                kind: kind.into(),
+                kind,
                 label,
                 object_id: object,
                 job_id: job,
@@ -168,7 +167,7 @@ where
         }
         let (new_calls, cached_calls) = calls(self.pool, job.id).await?;
         self.stages.push(Stage {
-            kind: kind.into(),
+            kind,
             label,
             object_id: object,
             job_id: Some(job.id),
@@ -319,7 +318,7 @@ pub fn llm_settings(m: &Manifest, base: &LlmSettings, env: fn(&str) -> Option<St
         }
     }
     // The key goes with the provider in force.
-    if base.pinned.contains(&"provider") && m.llm.provider != base.provider.name() {
+    if base.pinned.contains(&"provider") && m.llm.provider != base.provider.as_str() {
         llm.api_key = base.api_key.clone();
     }
     llm
@@ -331,7 +330,7 @@ fn overriding_flags(m: &Manifest, base: &LlmSettings) -> Vec<String> {
     let mut flags = Vec::new();
     for field in &base.pinned {
         let (flag, differs) = match *field {
-            "provider" => ("--llm-provider", !m.llm.provider.is_empty() && m.llm.provider != base.provider.name()),
+            "provider" => ("--llm-provider", !m.llm.provider.is_empty() && m.llm.provider != base.provider.as_str()),
             "base_url" => ("--llm-base-url", m.llm.base_url.as_ref().is_some_and(|u| *u != base.base_url)),
             "model" => ("--llm-model", m.llm.model.as_ref().is_some_and(|v| *v != base.model)),
             "concurrency" => ("--llm-concurrency", m.llm.concurrency.is_some_and(|c| c != base.concurrency)),
@@ -429,8 +428,8 @@ where
         hashes.push(format!("index:{}:{}", index.format.name(), crate::ssr::tokens::hash(&format!("{index:?}"))));
         hashes.push(format!("community_level:{:?}", m.corpus.community_level));
     }
-    let print = fingerprint("corpus", json!(hashes));
-    let reused = r.known("corpus", &print).await?.is_some();
+    let print = fingerprint(StageKind::Corpus, json!(hashes));
+    let reused = r.known(StageKind::Corpus, &print).await?.is_some();
     if let (false, Some(index)) = (reused, index) {
         store::foreign::import(pool, project_id, index, m.corpus.community_level).await?;
         r.remember(&print, project_id, None).await?;
@@ -450,7 +449,7 @@ where
         r.remember(&print, project_id, None).await?;
     }
     r.stages.push(Stage {
-        kind: "corpus".into(),
+        kind: StageKind::Corpus,
         label: label::CORPUS.into(),
         object_id: project_id,
         job_id: None,
@@ -468,7 +467,7 @@ where
     let result: AppResult<()> = async {
         if m.needs_graph() && m.corpus.index.is_none() {
             let settings = m.graph.settings();
-            r.stage("graph", label::GRAPH.into(), json!({ "corpus": corpus, "settings": settings }), async {
+            r.stage(StageKind::Graph, label::GRAPH.into(), json!({ "corpus": corpus, "settings": settings }), async {
                 Ok((crate::ssr::graph::create_graph(pool, project_id, &settings, false).await?, project_id))
             })
             .await?;
@@ -479,7 +478,7 @@ where
             let what =
                 json!({ "corpus": corpus, "graph": m.needs_graph().then(|| m.graph.settings()), "questions": q });
             let set = r
-                .stage("questions", label, what, async {
+                .stage(StageKind::Questions, label, what, async {
                     match q.generator() {
                         Generator::Graph(s) => {
                             crate::ssr::questions::run::create_graph_questions(pool, project_id, &s, false).await
@@ -514,7 +513,8 @@ where
                     no_cache: false,
                 };
                 of_set.push(
-                    r.stage("answers", label, what, crate::ssr::answers::create(pool, &req, &llm.minilm_dir)).await?,
+                    r.stage(StageKind::Answers, label, what, crate::ssr::answers::create(pool, &req, &llm.minilm_dir))
+                        .await?,
                 );
             }
             made.answer_sets.push(of_set);
@@ -533,7 +533,7 @@ where
                         let label = label::sanity(&method.name);
                         let what = json!({ "answer_set": a, "settings": settings });
                         let id = r
-                            .stage("sanity", label, what, async {
+                            .stage(StageKind::Sanity, label, what, async {
                                 crate::ssr::evaluation::create_sanity(pool, llm, *a, settings.clone()).await
                             })
                             .await?;
@@ -550,8 +550,10 @@ where
                     name: Some(format!("{} — questions {position}", m.name)),
                     no_cache: false,
                 };
-                made.evaluations
-                    .push(r.stage("evaluation", label, what, crate::ssr::evaluation::create(pool, llm, &req)).await?);
+                made.evaluations.push(
+                    r.stage(StageKind::Evaluation, label, what, crate::ssr::evaluation::create(pool, llm, &req))
+                        .await?,
+                );
             }
         }
 
@@ -573,7 +575,7 @@ where
                     what["definitions"] = json!(definitions.name());
                 }
                 let run = r
-                    .stage("metrics", label, what, async {
+                    .stage(StageKind::Metrics, label, what, async {
                         let (run, job) =
                             crate::ssr::metrics::create(pool, set, &sets, mx.k, mx.bins, unit, definitions).await?;
                         Ok((job, run))

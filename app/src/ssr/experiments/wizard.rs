@@ -8,6 +8,7 @@
 use crate::ssr::store::Db;
 use engine::experiment::{EvaluationSection, Manifest, MethodSection, MetricsSection, QuestionsSection};
 use engine::llm::settings::{LlmSettings, ProviderKind};
+use types::{ExperimentStatus, StageKind, StageState};
 
 use crate::error::{AppError, AppResult};
 use crate::model::{
@@ -325,7 +326,7 @@ pub async fn estimate(
     };
     for s in m.estimate(&corpus) {
         // The offline provider and the rubric judge cost nothing.
-        let judged_offline = matches!(s.kind.as_str(), "evaluation" | "sanity")
+        let judged_offline = matches!(s.kind, StageKind::Evaluation | StageKind::Sanity)
             && m.evaluation.as_ref().is_some_and(|e| e.judge != "llm");
         let cost = if d.offline || judged_offline {
             0.0
@@ -382,9 +383,11 @@ pub async fn start(state: &AppState, text: &str) -> AppResult<(i64, i64)> {
             })
             .await;
         let (status, outcome, error) = match result {
-            Ok(o) if o.stopped.is_some() => ("failed", serde_json::to_string(&o).ok(), o.stopped.clone()),
-            Ok(o) => ("done", serde_json::to_string(&o).ok(), None),
-            Err(e) => ("failed", None, Some(e.to_string())),
+            Ok(o) if o.stopped.is_some() => {
+                (ExperimentStatus::Failed, serde_json::to_string(&o).ok(), o.stopped.clone())
+            }
+            Ok(o) => (ExperimentStatus::Done, serde_json::to_string(&o).ok(), None),
+            Err(e) => (ExperimentStatus::Failed, None, Some(e.to_string())),
         };
         let _ = store::experiments::finish(&pool, id, status, outcome.as_deref(), error.as_deref()).await;
     });
@@ -392,6 +395,15 @@ pub async fn start(state: &AppState, text: &str) -> AppResult<(i64, i64)> {
 }
 
 use store::experiments::Row;
+
+/// A finished run's outcome as stored; unreadable is an error naming the run.
+fn outcome_of(r: &Row) -> AppResult<Option<crate::ssr::experiments::run::Outcome>> {
+    r.outcome
+        .as_deref()
+        .map(serde_json::from_str)
+        .transpose()
+        .map_err(|e| AppError::Invalid(format!("experiment {}: its stored outcome cannot be read ({e})", r.id)))
+}
 
 async fn row(pool: &Db, id: i64) -> AppResult<Row> {
     store::experiments::get(pool, id).await
@@ -408,18 +420,19 @@ pub async fn view(pool: &Db, id: i64) -> AppResult<ExperimentView> {
 }
 
 async fn view_of(pool: &Db, r: Row) -> AppResult<ExperimentView> {
-    let plan: Vec<StageEstimateView> = serde_json::from_str(&r.plan).unwrap_or_default();
-    let outcome: Option<crate::ssr::experiments::run::Outcome> =
-        r.outcome.as_deref().and_then(|o| serde_json::from_str(o).ok());
+    let plan: Vec<StageEstimateView> = serde_json::from_str(&r.plan)
+        .map_err(|e| AppError::Invalid(format!("experiment {}: its stored plan cannot be read ({e})", r.id)))?;
+    let status: ExperimentStatus = store::stored("experiments", r.id, &r.status)?;
+    let outcome = outcome_of(&r)?;
     let current = r.stage.as_deref().and_then(|s| plan.iter().position(|p| p.label == s));
     let finished: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&r.jobs).unwrap_or_default();
     let mut stages = Vec::new();
     for (i, p) in plan.iter().enumerate() {
         let ran = outcome.as_ref().and_then(|o| o.stages.iter().find(|s| s.label == p.label));
         let mut v = ExperimentStageView {
-            kind: p.kind.clone(),
+            kind: p.kind,
             label: p.label.clone(),
-            state: "waiting".into(),
+            state: StageState::Waiting,
             planned_calls: p.calls,
             how: p.how.clone(),
             job: None,
@@ -431,7 +444,7 @@ async fn view_of(pool: &Db, r: Row) -> AppResult<ExperimentView> {
             object_id: None,
         };
         if let Some(s) = ran {
-            v.state = if s.reused { "reused".into() } else { "done".into() };
+            v.state = if s.reused { StageState::Reused } else { StageState::Done };
             (v.new_calls, v.cached_calls, v.seconds, v.object_id) =
                 (s.new_calls, s.cached_calls, s.seconds, Some(s.object_id));
             if let Some(j) = s.job_id {
@@ -444,7 +457,7 @@ async fn view_of(pool: &Db, r: Row) -> AppResult<ExperimentView> {
                 v.job = job;
             }
         } else if let Some(j) = finished.get(&p.label).and_then(|j| j.as_i64()) {
-            v.state = "done".into();
+            v.state = StageState::Done;
             (v.new_calls, v.cached_calls) = crate::ssr::experiments::run::calls(pool, j).await?;
             if let Ok(job) = store::jobs::get_job(pool, j).await {
                 (v.tokens, v.cost_usd, v.seconds) = (job.tokens, job.cost_usd, job.elapsed_secs);
@@ -452,15 +465,15 @@ async fn view_of(pool: &Db, r: Row) -> AppResult<ExperimentView> {
             }
         } else if outcome.is_none() {
             v.state = match current {
-                Some(c) if i < c => "done".into(),
+                Some(c) if i < c => StageState::Done,
                 Some(c) if i == c => {
-                    if r.status == "running" {
-                        "running".into()
+                    if status == ExperimentStatus::Running {
+                        StageState::Running
                     } else {
-                        "failed".into()
+                        StageState::Failed
                     }
                 }
-                _ => "waiting".into(),
+                _ => StageState::Waiting,
             };
             if Some(i) == current {
                 v.job = match r.job_id {
@@ -476,7 +489,7 @@ async fn view_of(pool: &Db, r: Row) -> AppResult<ExperimentView> {
         id: r.id,
         project_id: r.project_id,
         name: r.name,
-        status: r.status,
+        status,
         error: r.error,
         llm: r.llm,
         offline: r.offline,
@@ -499,8 +512,7 @@ pub async fn list_all(pool: &Db) -> AppResult<Vec<(i64, i64, String, String, Str
 /// The report: the stages' reports gathered (what has finished so far).
 pub async fn report(pool: &Db, id: i64) -> AppResult<ExperimentReportView> {
     let r = row(pool, id).await?;
-    let outcome: Option<crate::ssr::experiments::run::Outcome> =
-        r.outcome.as_deref().and_then(|o| serde_json::from_str(o).ok());
+    let outcome = outcome_of(&r)?;
     let experiment = view_of(pool, r).await?;
     let corpus = store::projects::get_project(pool, experiment.project_id).await?.summary;
     let graph = store::graph::overview(pool, experiment.project_id).await?;
@@ -516,7 +528,7 @@ pub async fn report(pool: &Db, id: i64) -> AppResult<ExperimentReportView> {
         for sets in &o.answer_sets {
             for a in sets {
                 let set = store::answers::get_set(pool, *a).await?;
-                let stage = experiment.stages.iter().find(|s| s.kind == "answers" && s.object_id == Some(*a));
+                let stage = experiment.stages.iter().find(|s| s.kind == StageKind::Answers && s.object_id == Some(*a));
                 let job: Option<&JobView> = stage.and_then(|s| s.job.as_ref());
                 let calls = match job {
                     Some(j) => store::jobs::item_call_count(pool, j.id).await?,

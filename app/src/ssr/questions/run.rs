@@ -76,7 +76,9 @@ pub async fn create_graph_questions(
         "Graph questions: {} node, {} edge, {} subgraph (seed {})",
         settings.node, settings.edge, settings.subgraph, settings.seed
     );
-    let set = store::questions::create_set(pool, project_id, Some(id), "graph", &name, &described).await?;
+    let set =
+        store::questions::create_set(pool, project_id, Some(id), types::QuestionSetKind::Graph, &name, &described)
+            .await?;
     Ok((store::jobs::get_job(pool, id).await?, set))
 }
 
@@ -108,7 +110,9 @@ pub async fn create_summary_questions(
         settings.questions,
         if settings.replicate_lightrag { " (LightRAG replica)" } else { "" }
     );
-    let set = store::questions::create_set(pool, project_id, Some(id), "summary", &name, &described).await?;
+    let set =
+        store::questions::create_set(pool, project_id, Some(id), types::QuestionSetKind::Summary, &name, &described)
+            .await?;
     Ok((store::jobs::get_job(pool, id).await?, set))
 }
 
@@ -156,7 +160,15 @@ pub async fn create_hierarchical_questions(
         },
         settings.seed
     );
-    let set = store::questions::create_set(pool, project_id, Some(id), "hierarchical", &name, &described).await?;
+    let set = store::questions::create_set(
+        pool,
+        project_id,
+        Some(id),
+        types::QuestionSetKind::Hierarchical,
+        &name,
+        &described,
+    )
+    .await?;
     Ok((store::jobs::get_job(pool, id).await?, set))
 }
 

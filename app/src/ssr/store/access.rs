@@ -1,7 +1,9 @@
 //! Who may reach what: project memberships of collaborators, the accounts,
 //! and the project each kind of object belongs to.
 
-use super::{on_db, Db};
+use super::{on_db, stored, Db};
+use crate::model::{Membership, UserView};
+use types::Role;
 
 use crate::error::{AppError, AppResult};
 
@@ -148,18 +150,22 @@ pub async fn set_membership(pool: &Db, user: i64, project: i64, access: Option<&
 /// `(project id, access)`.
 pub type UserRow = (i64, String, String, String);
 
-pub async fn users(pool: &Db) -> AppResult<Vec<(UserRow, Vec<(i64, String)>)>> {
+pub async fn users(pool: &Db) -> AppResult<Vec<UserView>> {
     on_db!(pool, |db| {
         let rows: Vec<UserRow> =
             sqlx::query_as("SELECT id, name, role, created_at FROM users ORDER BY id").fetch_all(db).await?;
         let mut out = Vec::new();
-        for u in rows {
+        for (id, name, role, created_at) in rows {
             let m: Vec<(i64, String)> =
                 sqlx::query_as("SELECT project_id, access FROM project_members WHERE user_id = $1 ORDER BY project_id")
-                    .bind(u.0)
+                    .bind(id)
                     .fetch_all(db)
                     .await?;
-            out.push((u, m));
+            let mut projects = Vec::new();
+            for (project_id, access) in m {
+                projects.push(Membership { project_id, access: stored("project_members", id, &access)? });
+            }
+            out.push(UserView { id, name, role: stored("users", id, &role)?, created_at, projects });
         }
         Ok(out)
     })
@@ -186,8 +192,11 @@ pub async fn user_by_name(pool: &Db, name: &str) -> AppResult<(i64, String)> {
 }
 
 /// An account's role by id (`None`: no such account).
-pub async fn user_role(pool: &Db, user: i64) -> AppResult<Option<String>> {
-    on_db!(pool, |db| {
-        Ok(sqlx::query_scalar("SELECT role FROM users WHERE id = $1").bind(user).fetch_optional(db).await?)
-    })
+pub async fn user_role(pool: &Db, user: i64) -> AppResult<Option<Role>> {
+    let role: Option<String> = on_db!(pool, |db| {
+        Ok::<_, AppError>(
+            sqlx::query_scalar("SELECT role FROM users WHERE id = $1").bind(user).fetch_optional(db).await?,
+        )
+    })?;
+    role.map(|r| stored("users", user, &r)).transpose()
 }

@@ -289,6 +289,15 @@ pub fn placeholders(from: usize, n: usize) -> String {
     (from..from + n).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ")
 }
 
+/// A closed set's value from the name a row stores: an unknown name (a
+/// newer Assay's, or an edited database) is an error naming the table, the
+/// row and the value — never read as some default.
+pub fn stored<T: types::ClosedSet>(table: &str, id: i64, name: &str) -> crate::error::AppResult<T> {
+    T::parse(name).map_err(|e| {
+        crate::error::AppError::Invalid(format!("{table} row {id}: {e} (written by a newer Assay, or edited by hand?)"))
+    })
+}
+
 /// A search's `LIKE` pattern: case-folded, its `%`, `_` and `\` escaped.
 pub(crate) fn like_pattern(search: &str) -> String {
     let mut p = String::from("%");

@@ -70,13 +70,19 @@ async fn stage_update(pool: &Db, sql: &str, id: i64, label: &str, job_id: i64) -
 }
 
 /// Ends a run: its status (`done`, `failed`), outcome (JSON) and error.
-pub async fn finish(pool: &Db, id: i64, status: &str, outcome: Option<&str>, error: Option<&str>) -> AppResult<()> {
+pub async fn finish(
+    pool: &Db,
+    id: i64,
+    status: types::ExperimentStatus,
+    outcome: Option<&str>,
+    error: Option<&str>,
+) -> AppResult<()> {
     on_db!(pool, |db| {
         sqlx::query(
             "UPDATE experiments SET status = $1, outcome = $2, error = $3, stage = NULL,
             finished_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now') WHERE id = $4",
         )
-        .bind(status)
+        .bind(status.as_str())
         .bind(outcome)
         .bind(error)
         .bind(id)
@@ -141,14 +147,15 @@ pub async fn remember_stage(
 }
 
 /// Whether the object a stage of `kind` made is still there.
-pub async fn object_exists(pool: &Db, kind: &str, id: i64) -> AppResult<bool> {
+pub async fn object_exists(pool: &Db, kind: types::StageKind, id: i64) -> AppResult<bool> {
+    use types::StageKind;
     on_db!(pool, |db| {
         let table = match kind {
-            "questions" => "question_sets",
-            "answers" => "answer_sets",
-            "evaluation" | "sanity" => "evaluations",
-            "metrics" => "metrics_runs",
-            _ => "projects",
+            StageKind::Questions => "question_sets",
+            StageKind::Answers => "answer_sets",
+            StageKind::Evaluation | StageKind::Sanity => "evaluations",
+            StageKind::Metrics => "metrics_runs",
+            StageKind::Corpus | StageKind::Graph => "projects",
         };
         let found: Option<i64> =
             sqlx::query_scalar(&format!("SELECT id FROM {table} WHERE id = $1")).bind(id).fetch_optional(db).await?;

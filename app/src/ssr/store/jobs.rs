@@ -198,11 +198,8 @@ impl JobRow {
     /// the runner's process id is one of its processes; on a shared server
     /// the runner may be another machine's, and only the heartbeat decides.
     fn view(self, same_machine: bool) -> AppResult<JobView> {
-        let unknown = |what: &str, value: &str| {
-            AppError::Invalid(format!("job {} has an unknown {what} \"{value}\" (written by a newer Assay?)", self.id))
-        };
-        let kind = JobKind::parse(&self.kind).ok_or_else(|| unknown("kind", &self.kind))?;
-        let mut status = JobStatus::parse(&self.status).ok_or_else(|| unknown("status", &self.status))?;
+        let kind: JobKind = super::stored("jobs", self.id, &self.kind)?;
+        let mut status: JobStatus = super::stored("jobs", self.id, &self.status)?;
         if status == JobStatus::Running
             && ((same_machine && !runner_alive(self.runner_pid))
                 || self.stale_secs.unwrap_or(0.0) > STALE_AFTER_SECS as f64)

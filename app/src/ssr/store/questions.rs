@@ -31,7 +31,7 @@ pub async fn create_set(
     pool: &Db,
     project_id: i64,
     job_id: Option<i64>,
-    kind: &str,
+    kind: types::QuestionSetKind,
     name: &str,
     parameters: &serde_json::Value,
 ) -> AppResult<i64> {
@@ -41,7 +41,7 @@ pub async fn create_set(
     )
     .bind(project_id)
     .bind(job_id)
-    .bind(kind)
+    .bind(kind.as_str())
     .bind(name)
     .bind(parameters.to_string())
     .fetch_one(db)
@@ -148,7 +148,7 @@ async fn set_view(pool: &Db, row: SetRow) -> AppResult<QuestionSetView> {
             id,
             project_id,
             job_id,
-            kind,
+            kind: super::stored("question_sets", id, &kind)?,
             name,
             parameters,
             created_at,

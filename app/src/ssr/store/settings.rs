@@ -5,12 +5,12 @@ use engine::llm::settings::{LlmSettings, ProviderKind};
 use engine::llm::ApiKey;
 use serde::{Deserialize, Serialize};
 
-use crate::error::AppResult;
+use crate::error::{AppError, AppResult};
 
 /// The LLM settings as stored (the key only when one was entered in the browser).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct StoredLlm {
-    pub provider: String,
+    pub provider: ProviderKind,
     pub base_url: String,
     pub model: String,
     pub concurrency: usize,
@@ -30,7 +30,7 @@ impl StoredLlm {
     /// Applies the stored values over `base` (the flags and environment).
     pub fn apply(&self, base: &LlmSettings) -> LlmSettings {
         let mut s = LlmSettings {
-            provider: ProviderKind::parse(&self.provider).unwrap_or(base.provider),
+            provider: self.provider,
             base_url: self.base_url.clone(),
             model: self.model.clone(),
             concurrency: self.concurrency.max(1),
@@ -51,7 +51,9 @@ pub async fn load_llm(pool: &Db) -> AppResult<Option<StoredLlm>> {
     on_db!(pool, |db| {
         let value: Option<String> =
             sqlx::query_scalar("SELECT value FROM settings WHERE key = 'llm'").fetch_optional(db).await?;
-        Ok(value.and_then(|v| serde_json::from_str(&v).ok()))
+        value.map(|v| serde_json::from_str(&v)).transpose().map_err(|e| {
+            AppError::Invalid(format!("the saved LLM settings (settings key \"llm\") cannot be read: {e}"))
+        })
     })
 }
 

@@ -9,7 +9,7 @@ pub async fn insert(
     pool: &Db,
     project_id: i64,
     token_hash: &str,
-    kind: &str,
+    kind: types::ShareKind,
     page_id: i64,
     expires_days: Option<u32>,
 ) -> AppResult<i64> {
@@ -21,7 +21,7 @@ pub async fn insert(
     ))
     .bind(project_id)
     .bind(token_hash)
-    .bind(kind)
+    .bind(kind.as_str())
     .bind(page_id)
     .fetch_one(db)
     .await?)
@@ -29,25 +29,26 @@ pub async fn insert(
 }
 
 /// A live share: (page kind, page id).
-pub async fn live(pool: &Db, token_hash: &str) -> AppResult<Option<(String, i64)>> {
-    on_db!(pool, |db| {
-        Ok(sqlx::query_as(
-        "SELECT page_kind, page_id FROM shares
+pub async fn live(pool: &Db, token_hash: &str) -> AppResult<Option<(types::ShareKind, i64)>> {
+    let row: Option<(i64, String, i64)> = on_db!(pool, |db| {
+        Ok::<_, crate::error::AppError>(sqlx::query_as(
+        "SELECT id, page_kind, page_id FROM shares
           WHERE token_hash = $1 AND revoked = FALSE AND (expires_at IS NULL OR expires_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
     )
     .bind(token_hash)
     .fetch_optional(db)
     .await?)
-    })
+    })?;
+    row.map(|(id, kind, page)| Ok((super::stored("shares", id, &kind)?, page))).transpose()
 }
 
 /// A page's shares: (id, created, withdrawn).
-pub async fn of_page(pool: &Db, kind: &str, page_id: i64) -> AppResult<Vec<(i64, String, bool)>> {
+pub async fn of_page(pool: &Db, kind: types::ShareKind, page_id: i64) -> AppResult<Vec<(i64, String, bool)>> {
     on_db!(pool, |db| {
         Ok(sqlx::query_as(
             "SELECT id, created_at, revoked FROM shares WHERE page_kind = $1 AND page_id = $2 ORDER BY id",
         )
-        .bind(kind)
+        .bind(kind.as_str())
         .bind(page_id)
         .fetch_all(db)
         .await?)

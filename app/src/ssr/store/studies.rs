@@ -19,7 +19,7 @@ pub struct NewStudy<'a> {
     pub draws: &'a str,
     pub seed: i64,
     pub target_raters: Option<i64>,
-    pub kind: &'a str,
+    pub kind: types::StudyKind,
     pub answer_source: Option<&'a str>,
 }
 
@@ -57,7 +57,7 @@ pub async fn insert(
     pool: &Db,
     s: &NewStudy<'_>,
     items: &[NewItem],
-    links: &[(String, &str, String)],
+    links: &[(String, types::LinkKind, String)],
 ) -> AppResult<i64> {
     insert_with(pool, s, items, links, None).await
 }
@@ -68,7 +68,7 @@ pub async fn insert_with(
     pool: &Db,
     s: &NewStudy<'_>,
     items: &[NewItem],
-    links: &[(String, &str, String)],
+    links: &[(String, types::LinkKind, String)],
     imported: Option<&ImportedRatings<'_>>,
 ) -> AppResult<i64> {
     on_db!(pool, |db| {
@@ -85,7 +85,7 @@ pub async fn insert_with(
     .bind(s.draws)
     .bind(s.seed)
     .bind(s.target_raters)
-    .bind(s.kind)
+    .bind(s.kind.as_str())
     .bind(s.answer_source)
     .fetch_one(&mut *tx)
     .await?;
@@ -114,7 +114,7 @@ pub async fn insert_with(
             sqlx::query("INSERT INTO study_links (study_id, token_hash, kind, label) VALUES ($1, $2, $3, $4)")
                 .bind(id)
                 .bind(hash)
-                .bind(kind)
+                .bind(kind.as_str())
                 .bind(label)
                 .execute(&mut *tx)
                 .await?;
@@ -232,13 +232,18 @@ pub async fn results_version(pool: &Db, study: i64) -> AppResult<String> {
 }
 
 /// A study's links: (id, kind, label, withdrawn).
-pub async fn links(pool: &Db, id: i64) -> AppResult<Vec<(i64, String, Option<String>, bool)>> {
-    on_db!(pool, |db| {
-        Ok(sqlx::query_as("SELECT id, kind, label, revoked FROM study_links WHERE study_id = $1 ORDER BY id")
+pub async fn links(pool: &Db, id: i64) -> AppResult<Vec<crate::model::LinkView>> {
+    let rows: Vec<(i64, String, Option<String>, bool)> = on_db!(pool, |db| {
+        sqlx::query_as("SELECT id, kind, label, revoked FROM study_links WHERE study_id = $1 ORDER BY id")
             .bind(id)
             .fetch_all(db)
-            .await?)
-    })
+            .await
+    })?;
+    rows.into_iter()
+        .map(|(id, kind, label, revoked)| {
+            Ok(crate::model::LinkView { id, kind: super::stored("study_links", id, &kind)?, label, revoked })
+        })
+        .collect()
 }
 
 pub async fn ids(pool: &Db, project_id: i64) -> AppResult<Vec<i64>> {
@@ -275,12 +280,12 @@ pub async fn set_open(pool: &Db, id: i64, open: bool) -> AppResult<()> {
     })
 }
 
-pub async fn insert_link(pool: &Db, id: i64, token_hash: &str, kind: &str, label: &str) -> AppResult<()> {
+pub async fn insert_link(pool: &Db, id: i64, token_hash: &str, kind: types::LinkKind, label: &str) -> AppResult<()> {
     on_db!(pool, |db| {
         sqlx::query("INSERT INTO study_links (study_id, token_hash, kind, label) VALUES ($1, $2, $3, $4)")
             .bind(id)
             .bind(token_hash)
-            .bind(kind)
+            .bind(kind.as_str())
             .bind(label)
             .execute(db)
             .await?;
@@ -322,16 +327,17 @@ pub async fn delete(pool: &Db, id: i64) -> AppResult<()> {
 }
 
 /// A live link (not withdrawn, not expired): (link id, study id, kind).
-pub async fn live_link(pool: &Db, token_hash: &str) -> AppResult<Option<(i64, i64, String)>> {
-    on_db!(pool, |db| {
-        Ok(sqlx::query_as(
+pub async fn live_link(pool: &Db, token_hash: &str) -> AppResult<Option<(i64, i64, types::LinkKind)>> {
+    let row: Option<(i64, i64, String)> = on_db!(pool, |db| {
+        Ok::<_, AppError>(sqlx::query_as(
         "SELECT id, study_id, kind FROM study_links
           WHERE token_hash = $1 AND revoked = FALSE AND (expires_at IS NULL OR expires_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
     )
     .bind(token_hash)
     .fetch_optional(db)
     .await?)
-    })
+    })?;
+    row.map(|(id, study, kind)| Ok((id, study, super::stored("study_links", id, &kind)?))).transpose()
 }
 
 /// A rater at a link: (id, finished at, order seed).

@@ -56,16 +56,19 @@ pub async fn insert_session(pool: &Db, token_hash: &str, user_id: i64, days: i64
 }
 
 /// The user of an unexpired session: (id, name, role).
-pub async fn session_user(pool: &Db, token_hash: &str) -> AppResult<Option<(i64, String, String)>> {
-    on_db!(pool, |db| {
-        Ok(sqlx::query_as(
-            "SELECT u.id, u.name, u.role FROM sessions s JOIN users u ON u.id = s.user_id
+pub async fn session_user(pool: &Db, token_hash: &str) -> AppResult<Option<(i64, String, types::Role)>> {
+    let row: Option<(i64, String, String)> = on_db!(pool, |db| {
+        Ok::<_, crate::error::AppError>(
+            sqlx::query_as(
+                "SELECT u.id, u.name, u.role FROM sessions s JOIN users u ON u.id = s.user_id
           WHERE s.token_hash = $1 AND s.expires_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now')",
+            )
+            .bind(token_hash)
+            .fetch_optional(db)
+            .await?,
         )
-        .bind(token_hash)
-        .fetch_optional(db)
-        .await?)
-    })
+    })?;
+    row.map(|(id, name, role)| Ok((id, name, super::stored("users", id, &role)?))).transpose()
 }
 
 pub async fn delete_session(pool: &Db, token_hash: &str) -> AppResult<()> {

@@ -32,7 +32,7 @@ pub struct ImportedStudy {
 pub async fn import_hierarag(pool: &Db, project_id: i64, name: &str, inputs: Inputs) -> AppResult<ImportedStudy> {
     store::projects::get_project(pool, project_id).await?;
     let as_study = inputs.as_study().map_err(|e| AppError::Invalid(e.to_string()))?;
-    let dimensions = Kind::Answers.default_dimensions();
+    let dimensions = engine::study::kind_dimensions(Kind::Answers);
     let max_choice = as_study.items.iter().map(|i| i.choices.len()).max().unwrap_or(0);
     if max_choice > 21 {
         return Err(AppError::Invalid(format!(
@@ -80,7 +80,7 @@ pub async fn import_hierarag(pool: &Db, project_id: i64, name: &str, inputs: Inp
         draws: "[]",
         seed: 0,
         target_raters: None,
-        kind: Kind::Answers.as_str(),
+        kind: Kind::Answers,
         answer_source: Some(HIERARAG_SOURCE),
     };
     let imported = store::studies::ImportedRatings { annotators, ratings, inputs: &stored };

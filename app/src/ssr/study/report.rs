@@ -154,7 +154,7 @@ pub async fn results_view(pool: &Db, id: i64) -> AppResult<StudyResultsView> {
             })
             .collect()
     };
-    let what = if v.kind == "answers" { "answer source" } else { "question source" };
+    let what = if v.kind == types::StudyKind::Answers { "answer source" } else { "question source" };
     Ok(StudyResultsView {
         by_source: rows(|d| &d.by_source),
         by_level: rows(|d| &d.by_level),

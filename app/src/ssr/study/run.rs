@@ -7,6 +7,7 @@ use crate::ssr::store::Db;
 use engine::study::rate::{Choice, RateItem};
 use engine::study::{self, Candidate, Dimension, Kind};
 use serde_json::json;
+use types::{LinkKind, StudyKind};
 
 use super::*;
 use crate::error::{AppError, AppResult};
@@ -181,7 +182,7 @@ pub async fn create(pool: &Db, req: &StudyRequest) -> AppResult<Created> {
     if req.name.trim().is_empty() {
         return Err(AppError::Invalid("give the study a name".into()));
     }
-    let mut dimensions = req.dimensions.clone().unwrap_or_else(|| req.kind.default_dimensions());
+    let mut dimensions = req.dimensions.clone().unwrap_or_else(|| engine::study::kind_dimensions(req.kind));
     check_dimensions(&dimensions, req.kind)?;
     if req.draws.is_empty() {
         return Err(AppError::Invalid("choose at least one question set to draw from".into()));
@@ -279,12 +280,12 @@ pub async fn create(pool: &Db, req: &StudyRequest) -> AppResult<Created> {
     let open_token = if req.open_link { new_token()? } else { String::new() };
     let mut links = Vec::new();
     if req.open_link {
-        links.push((hash(&open_token), "open", "open link".to_string()));
+        links.push((hash(&open_token), LinkKind::Open, "open link".to_string()));
     }
     let mut rater_tokens = Vec::new();
     for n in 0..req.rater_links {
         let t = new_token()?;
-        links.push((hash(&t), "rater", format!("rater {}", n + 1)));
+        links.push((hash(&t), LinkKind::Rater, format!("rater {}", n + 1)));
         rater_tokens.push(t);
     }
     let dims_json = serde_json::to_string(&dimensions).unwrap_or_default();
@@ -301,7 +302,7 @@ pub async fn create(pool: &Db, req: &StudyRequest) -> AppResult<Created> {
         draws: &draws_json,
         seed: req.seed as i64,
         target_raters: req.target_raters,
-        kind: req.kind.as_str(),
+        kind: req.kind,
         answer_source: answer_source.as_deref(),
     };
     let id = store::studies::insert(pool, &new, &rows, &links).await?;
@@ -330,7 +331,9 @@ pub async fn view(pool: &Db, id: i64) -> AppResult<StudyView> {
         kind,
         answer_source,
     ) = store::studies::get(pool, id).await?;
-    let dimensions: Vec<Dimension> = serde_json::from_str(&dimensions).unwrap_or_default();
+    let dimensions: Vec<Dimension> = serde_json::from_str(&dimensions)
+        .map_err(|e| AppError::Invalid(format!("study {id}: its stored dimensions cannot be read ({e})")))?;
+    let kind = store::stored("studies", id, &kind)?;
     let (items, attention, raters, completed) = store::studies::counts(pool, id).await?;
     Ok(StudyView {
         id,
@@ -367,9 +370,10 @@ pub async fn set_open(pool: &Db, id: i64, open: bool) -> AppResult<()> {
 /// A new per-rater link (or open link); its token, shown once.
 pub async fn add_link(pool: &Db, id: i64, kind: &str, label: &str) -> AppResult<String> {
     view(pool, id).await?;
-    if kind != "open" && kind != "rater" {
-        return Err(AppError::Invalid(format!("a link is open or rater, not \"{kind}\"")));
-    }
+    let kind = match LinkKind::parse(kind) {
+        Ok(k @ (LinkKind::Open | LinkKind::Rater)) => k,
+        _ => return Err(AppError::Invalid(format!("a link is open or rater, not \"{kind}\""))),
+    };
     let t = new_token()?;
     store::studies::insert_link(pool, id, &hash(&t), kind, label).await?;
     Ok(t)
@@ -385,7 +389,7 @@ pub async fn delete(pool: &Db, id: i64) -> AppResult<()> {
 
 /// The link a token opens: (link id, study id, kind). Unknown, revoked and
 /// expired links are all "not found": a guess learns nothing.
-async fn link(pool: &Db, token: &str) -> AppResult<(i64, i64, String)> {
+async fn link(pool: &Db, token: &str) -> AppResult<(i64, i64, LinkKind)> {
     store::studies::live_link(pool, &hash(token.trim()))
         .await?
         .ok_or_else(|| AppError::NotFound("this study link does not exist or was withdrawn".into()))
@@ -441,7 +445,8 @@ pub async fn session(
 ) -> AppResult<RaterSession> {
     let (link_id, study_id, kind) = link(pool, token).await?;
     let s = view(pool, study_id).await?;
-    let rater_token = if kind == "rater" { token.trim().to_string() } else { rater.unwrap_or("").trim().to_string() };
+    let rater_token =
+        if kind == LinkKind::Rater { token.trim().to_string() } else { rater.unwrap_or("").trim().to_string() };
     let known = if rater_token.is_empty() { None } else { rater_of(pool, study_id, link_id, &rater_token).await.ok() };
     let (rater_token, (rater_id, finished, seed)) = match known {
         Some(r) => (rater_token, r),
@@ -459,10 +464,10 @@ pub async fn session(
             })
         }
         None => {
-            if kind != "rater" {
+            if kind != LinkKind::Rater {
                 new_rater(link_id)?;
             }
-            let t = if kind == "rater" { rater_token } else { new_token()? };
+            let t = if kind == LinkKind::Rater { rater_token } else { new_token()? };
             let seed = random_seed();
             store::studies::insert_rater(pool, study_id, link_id, &hash(&t), seed).await?;
             let r = rater_of(pool, study_id, link_id, &t).await?;
@@ -527,7 +532,7 @@ fn random_seed() -> i64 {
 
 async fn open_rater(pool: &Db, token: &str, rater: &str) -> AppResult<(i64, i64, Vec<Dimension>)> {
     let (link_id, study_id, kind) = link(pool, token).await?;
-    let rater = if kind == "rater" { token } else { rater };
+    let rater = if kind == LinkKind::Rater { token } else { rater };
     let (rater_id, finished, _) = rater_of(pool, study_id, link_id, rater).await?;
     let open = store::studies::get(pool, study_id).await?.7;
     if !open {
@@ -604,7 +609,7 @@ async fn llm_rating_items(pool: &Db, p: &StudyRatingParams) -> AppResult<Vec<eng
         .into_iter()
         .filter(|(item, ..)| !attention.contains(item))
         .map(|(item, text, answer, context, choices)| {
-            let passage = if v.kind == "questions" {
+            let passage = if v.kind == StudyKind::Questions {
                 (!v.corpus_summary.is_empty()).then(|| v.corpus_summary.clone())
             } else {
                 context

@@ -1,0 +1,21 @@
+//! The defaults a run gets when a setting is left alone — the same for the
+//! CLI, the manifest, the forms and the help texts (a test checks every help
+//! text names its default).
+
+/// M, trials: the Unbiased GraphRAG Evaluation paper's (§IV-B).
+pub const TRIALS: u32 = 25;
+/// N, judgments per order: the same paper's (§IV-B).
+pub const REPEATS: u32 = 2;
+/// Length alignment's tolerance, in words.
+pub const TOLERANCE: usize = 10;
+/// Regenerations before the forced append.
+pub const ADJUSTMENTS: u32 = 3;
+/// The bias lab's simulated judge: points for the answer shown first,
+/// points per 10 words longer, and the noise's standard deviation.
+pub const POSITION_BIAS: f64 = 0.3;
+pub const LENGTH_BIAS: f64 = 0.1;
+pub const NOISE: f64 = 0.5;
+/// k of nDCG@k and Recall@k (HieraRAG's @10).
+pub const METRICS_K: usize = 10;
+/// Equal-frequency bins of the cosine similarity.
+pub const METRICS_BINS: usize = 4;

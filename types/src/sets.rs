@@ -1,0 +1,302 @@
+//! Every closed set that crosses a boundary, with what each value means.
+
+use crate::closed_set;
+
+closed_set! {
+    /// What a background job does.
+    pub enum JobKind ("a job's kind") {
+        /// One-sentence summaries of every chunk of a project.
+        Summaries = "summaries",
+        /// The knowledge graph of a project: extraction per chunk, then merging.
+        Graph = "graph",
+        /// A question set: one item per planned question.
+        Questions = "questions",
+        /// Question–retrieval relevance of a set: one item per question.
+        Relevance = "relevance",
+        /// The entities each question of a set names: one item per question.
+        Mentions = "mentions",
+        /// A method's answers to a question set.
+        Answers = "answers",
+        /// Judging answer sets in pairs.
+        Evaluation = "evaluation",
+        /// The LLM rater over a study's items.
+        StudyRating = "study_rating",
+        /// Reference-based metrics of answer sets.
+        Metrics = "metrics",
+    }
+}
+
+impl JobKind {
+    /// What the pages call it, in words (its stored name is `as_str`).
+    pub fn label(self) -> &'static str {
+        match self {
+            JobKind::Summaries => "chunk summaries",
+            JobKind::Graph => "graph",
+            JobKind::Questions => "questions",
+            JobKind::Relevance => "retrieval relevance",
+            JobKind::Mentions => "entity listing",
+            JobKind::Answers => "answers",
+            JobKind::Evaluation => "evaluation",
+            JobKind::StudyRating => "LLM rating of a study",
+            JobKind::Metrics => "metrics",
+        }
+    }
+}
+
+closed_set! {
+    /// Where a job is. `Interrupted` is never stored by a runner: it is how
+    /// a `running` job whose process died reads.
+    pub enum JobStatus ("a job's status") {
+        Queued = "queued",
+        Running = "running",
+        Done = "done",
+        Failed = "failed",
+        Cancelled = "cancelled",
+        Interrupted = "interrupted",
+    }
+}
+
+impl JobStatus {
+    /// Queued or running: the job's page keeps refreshing.
+    pub fn is_active(self) -> bool {
+        matches!(self, JobStatus::Queued | JobStatus::Running)
+    }
+
+    /// Stopped before its end (interrupted, cancelled or failed): it can be resumed.
+    pub fn can_resume(self) -> bool {
+        matches!(self, JobStatus::Interrupted | JobStatus::Cancelled | JobStatus::Failed)
+    }
+}
+
+closed_set! {
+    /// How a job item ended.
+    pub enum ItemStatus ("status") {
+        Done = "done",
+        Failed = "failed",
+    }
+}
+
+closed_set! {
+    /// Which provider the LLM gateway calls.
+    #[derive(Default)]
+    pub enum ProviderKind ("provider") {
+        /// Deterministic classical NLP; no model. The default.
+        #[default]
+        Offline = "offline",
+        /// Any OpenAI-compatible endpoint.
+        OpenAi = "openai",
+    }
+}
+
+closed_set! {
+    /// Which protocols an evaluation runs.
+    pub enum Protocol ("protocol") {
+        /// Length alignment, position exchange, trials (Zeng et al.).
+        Unbiased = "unbiased",
+        /// One pairwise verdict per question, answers in one order.
+        Legacy = "legacy",
+        Both = "both",
+    }
+}
+
+impl Protocol {
+    pub fn unbiased(self) -> bool {
+        self != Protocol::Legacy
+    }
+    pub fn legacy(self) -> bool {
+        self != Protocol::Unbiased
+    }
+}
+
+closed_set! {
+    /// Who judges.
+    pub enum JudgeKind ("judge") {
+        /// The configured provider (the offline one when nothing is configured).
+        Llm = "llm",
+        /// The offline rubric judge.
+        Offline = "offline",
+        /// The bias lab: the rubric plus set biases and noise.
+        Simulated = "simulated",
+    }
+}
+
+closed_set! {
+    /// What a study asks raters to rate.
+    pub enum StudyKind ("a study's kind") {
+        /// Generated questions on Likert dimensions (Zeng et al. §V-C).
+        Questions = "questions",
+        /// Question–answer pairs: correctness, hallucination, answerability,
+        /// and the question's category (HieraRAG §2.5).
+        Answers = "answers",
+    }
+}
+
+closed_set! {
+    /// A study link: one anyone may open (each opening a new rater), one
+    /// rater's own, or an imported annotator's.
+    pub enum LinkKind ("a link") {
+        Open = "open",
+        Rater = "rater",
+        /// An imported study's annotator: no token, never opens.
+        Imported = "imported",
+    }
+}
+
+closed_set! {
+    /// What a share link opens, read-only.
+    pub enum ShareKind ("a share link's page") {
+        Evaluation = "evaluation",
+        Study = "study",
+        /// A question set.
+        Questions = "questions",
+        /// A metrics run.
+        Metrics = "metrics",
+        Experiment = "experiment",
+        /// A project's knowledge graph.
+        Graph = "graph",
+    }
+}
+
+closed_set! {
+    /// An account's role: the one owner (every right) or a member (the
+    /// rights each project grants).
+    pub enum Role ("role") {
+        Owner = "owner",
+        Member = "member",
+    }
+}
+
+closed_set! {
+    /// A member's access to a project.
+    pub enum Access ("access") {
+        Read = "read",
+        Edit = "edit",
+    }
+}
+
+closed_set! {
+    /// How a question set was made.
+    pub enum QuestionSetKind ("a question set's kind") {
+        /// From the knowledge graph: node, edge and subgraph questions.
+        Graph = "graph",
+        /// From chunk summaries.
+        Summary = "summary",
+        /// HieraRAG's categories.
+        Hierarchical = "hierarchical",
+        /// Brought from a file.
+        Imported = "imported",
+    }
+}
+
+closed_set! {
+    /// Where an experiment is.
+    pub enum ExperimentStatus ("an experiment's status") {
+        Running = "running",
+        Done = "done",
+        Failed = "failed",
+        /// Its process stopped while it ran; it can be resumed.
+        Interrupted = "interrupted",
+    }
+}
+
+closed_set! {
+    /// An experiment's stage.
+    pub enum StageKind ("a stage") {
+        Corpus = "corpus",
+        Graph = "graph",
+        Questions = "questions",
+        Answers = "answers",
+        /// A method against a second answer set of itself.
+        Sanity = "sanity",
+        Evaluation = "evaluation",
+        Metrics = "metrics",
+    }
+}
+
+closed_set! {
+    /// Where an experiment's stage is.
+    pub enum StageState ("a stage's state") {
+        Waiting = "waiting",
+        Running = "running",
+        Done = "done",
+        /// An earlier run's result with the same inputs and settings.
+        Reused = "reused",
+        Failed = "failed",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ClosedSet;
+
+    fn round_trips<T: ClosedSet + std::fmt::Debug + PartialEq + serde::Serialize + serde::de::DeserializeOwned>() {
+        assert_eq!(T::ALL.len(), T::NAMES.len());
+        for (v, name) in T::ALL.iter().zip(T::NAMES) {
+            assert_eq!(v.as_str(), *name);
+            assert_eq!(T::parse(name).unwrap(), *v);
+            let json = serde_json::to_string(v).unwrap();
+            assert_eq!(json, format!("\"{name}\""));
+            assert_eq!(serde_json::from_str::<T>(&json).unwrap(), *v);
+        }
+        let mut names = T::NAMES.to_vec();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), T::NAMES.len(), "{}: a name twice", T::WHAT);
+        assert!(T::parse("no such name").is_err());
+    }
+
+    #[test]
+    fn every_set_round_trips_by_name_through_text_and_json() {
+        round_trips::<JobKind>();
+        round_trips::<JobStatus>();
+        round_trips::<ItemStatus>();
+        round_trips::<ProviderKind>();
+        round_trips::<Protocol>();
+        round_trips::<JudgeKind>();
+        round_trips::<StudyKind>();
+        round_trips::<LinkKind>();
+        round_trips::<ShareKind>();
+        round_trips::<Role>();
+        round_trips::<Access>();
+        round_trips::<QuestionSetKind>();
+        round_trips::<ExperimentStatus>();
+        round_trips::<StageKind>();
+        round_trips::<StageState>();
+    }
+
+    #[test]
+    fn an_unknown_name_is_an_error_that_names_the_set_and_its_values() {
+        let e = Protocol::parse("fair").unwrap_err();
+        assert_eq!(e.to_string(), "protocol must be unbiased, legacy or both, not \"fair\"");
+        assert_eq!(ItemStatus::parse("Done").unwrap_err().to_string(), "status must be done or failed, not \"Done\"");
+        let e = serde_json::from_str::<JobKind>("\"grpah\"").unwrap_err().to_string();
+        assert!(e.starts_with("a job's kind must be summaries, graph, "), "{e}");
+        assert!(e.contains("not \"grpah\""), "{e}");
+        assert!(serde_json::from_str::<JobKind>("3").is_err());
+    }
+
+    #[test]
+    fn names_are_snake_case() {
+        let all: Vec<&str> = [
+            JobKind::NAMES,
+            JobStatus::NAMES,
+            ProviderKind::NAMES,
+            Protocol::NAMES,
+            JudgeKind::NAMES,
+            StudyKind::NAMES,
+            LinkKind::NAMES,
+            ShareKind::NAMES,
+            Role::NAMES,
+            Access::NAMES,
+            QuestionSetKind::NAMES,
+            ExperimentStatus::NAMES,
+            StageKind::NAMES,
+            StageState::NAMES,
+        ]
+        .concat();
+        for n in all {
+            assert!(n.chars().all(|c| c.is_ascii_lowercase() || c == '_') && !n.starts_with('_'), "{n}");
+        }
+    }
+}
