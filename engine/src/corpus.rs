@@ -20,6 +20,7 @@ use std::io::Read;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
+pub use types::corpus::Rejection;
 
 /// Limits applied while importing. The web server and the CLI read these
 /// from configuration; the defaults suit a laptop.
@@ -97,13 +98,6 @@ pub fn chunk_documents(
             Ok(ChunkedDocument { doc, tokens, chunks })
         })
         .collect()
-}
-
-/// A file (or record) that was not imported, and why, in words a user can act on.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Rejection {
-    pub file: String,
-    pub reason: String,
 }
 
 /// What importing a batch of files produced.

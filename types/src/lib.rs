@@ -8,9 +8,18 @@
 //! the database as its snake_case name ([`ClosedSet::as_str`]), and reading
 //! an unknown name is an error ([`Unknown`]) naming the set and the value,
 //! never a silent default.
+//!
+//! A *record* the engine computes and a page shows (a ranking, a study's
+//! agreement figures, HieraRAG's tables) is declared here once, by domain,
+//! and the engine re-exports it where it is computed.
 
+pub mod corpus;
 pub mod defaults;
+pub mod judge;
+pub mod metrics;
+pub mod rag;
 mod sets;
+pub mod study;
 
 pub use sets::*;
 

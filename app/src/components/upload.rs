@@ -9,7 +9,7 @@
 use leptos::prelude::*;
 
 use crate::format;
-use crate::model::{Skipped, UploadLimits, UploadReport};
+use crate::model::{Rejection, UploadLimits, UploadReport};
 
 #[derive(Clone, Debug, PartialEq)]
 #[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
@@ -132,9 +132,9 @@ fn Report(report: UploadReport) -> impl IntoView {
         <div class="report" role="status">
             <p class:ok={report.added > 0}>{added}</p>
             {(!skipped.is_empty()).then(|| view! {
-                <p>{format!("Skipped {}:", skipped.len())}</p>
+                <p>{format!("Rejection {}:", skipped.len())}</p>
                 <ul class="skipped">
-                    {skipped.into_iter().map(|Skipped { file, reason }| view! {
+                    {skipped.into_iter().map(|Rejection { file, reason }| view! {
                         <li><strong>{file}</strong>": "{reason}</li>
                     }).collect_view()}
                 </ul>
@@ -163,7 +163,7 @@ mod client {
             let Some(file) = files.get(i) else { continue };
             let size = file.size() as u64;
             if size > limits.max_file_bytes {
-                refused.push(Skipped {
+                refused.push(Rejection {
                     file: file.name(),
                     reason: format!(
                         "too large: {} exceeds the limit of {}",
@@ -196,7 +196,7 @@ mod client {
     fn send(
         project_id: i64,
         files: &[web_sys::File],
-        refused: Vec<Skipped>,
+        refused: Vec<Rejection>,
         phase: RwSignal<Phase>,
         on_done: Callback<()>,
     ) -> Result<(), String> {

@@ -26,14 +26,7 @@ pub struct AnswerSetView {
     pub sanity_of: Option<i64>,
 }
 
-/// A retrieved piece of context (see `engine::rag::Section`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ContextView {
-    pub kind: String,
-    pub id: String,
-    pub score: f64,
-    pub text: String,
-}
+pub use types::rag::Section;
 
 /// One answer with its context and accounting.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -42,7 +35,7 @@ pub struct AnswerView {
     pub question_id: i64,
     pub question: String,
     pub answer: String,
-    pub contexts: Vec<ContextView>,
+    pub contexts: Vec<Section>,
     pub prompt_tokens: Option<i64>,
     pub completion_tokens: Option<i64>,
     pub cost_usd: Option<f64>,

@@ -85,19 +85,14 @@ pub struct ChunkView {
     pub text: String,
 }
 
-/// A file or record that was not stored, and why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Skipped {
-    pub file: String,
-    pub reason: String,
-}
+pub use types::corpus::Rejection;
 
 /// The answer to an upload: what was added and skipped, and the corpus
 /// totals after it (the shape of `assay corpus add --json`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct UploadReport {
     pub added: i64,
-    pub skipped: Vec<Skipped>,
+    pub skipped: Vec<Rejection>,
     pub documents: i64,
     pub tokens: i64,
     pub chunks: i64,

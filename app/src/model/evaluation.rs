@@ -280,7 +280,7 @@ pub struct EvaluationReportView {
     pub paper: PaperView,
     /// Bradley–Terry scores of every method (unbiased protocol).
     #[serde(default)]
-    pub ranking: Option<RankingView>,
+    pub ranking: Option<Ranking>,
     /// Per pair, the length-controlled win rate beside the raw one and
     /// length alignment by regeneration (unbiased protocol).
     #[serde(default)]
@@ -306,7 +306,7 @@ pub struct JuryView {
     pub items: usize,
     pub fleiss_kappa: Option<f64>,
     pub krippendorff_alpha: Option<f64>,
-    pub people: Option<JuryPeopleView>,
+    pub people: Option<People>,
 }
 
 /// One judge's (or a jury rule's) verdicts, a cell per pair.
@@ -328,22 +328,7 @@ pub struct JuryCell {
     pub items: usize,
 }
 
-/// Agreement of each judge and the jury with an answer-validation study's raters.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct JuryPeopleView {
-    pub studies: Vec<i64>,
-    pub dimension: String,
-    pub rows: Vec<JuryPeopleRow>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct JuryPeopleRow {
-    pub label: String,
-    pub n: usize,
-    pub cohen_kappa: Option<f64>,
-    pub spearman_rho: Option<f64>,
-    pub spearman_p: Option<f64>,
-}
+pub use types::judge::{Cell, People, PeopleRow, RankRow, Ranking};
 
 /// One pair under sequential trials: the looks it took, the verdict it
 /// stopped at, and the judging calls it made against all M trials'.
@@ -444,30 +429,15 @@ pub struct PairDecideView {
     /// The difference to detect as the pilot's all-tie questions allow it.
     pub difference_reached: Option<f64>,
     /// Every (questions, M) tried.
-    pub cells: Vec<DecideCell>,
+    pub cells: Vec<Cell>,
     /// Per M: the fewest questions tried reaching the half-width, and the
     /// power (`None`: more than the most tried).
     pub questions_for_half_width: Vec<(usize, Option<usize>)>,
     pub questions_for_power: Vec<(usize, Option<usize>)>,
     /// The run asked for.
-    pub run: Option<DecideCell>,
+    pub run: Option<Cell>,
     /// The half-width against questions, a line per M.
     pub curve_svg: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DecideCell {
-    pub questions: usize,
-    pub trials: usize,
-    pub half_width: f64,
-    pub power: Option<f64>,
-}
-
-#[cfg(feature = "ssr")]
-impl From<engine::judge::plan::Cell> for DecideCell {
-    fn from(c: engine::judge::plan::Cell) -> Self {
-        DecideCell { questions: c.questions, trials: c.trials, half_width: c.half_width, power: c.power }
-    }
 }
 
 #[cfg(feature = "ssr")]
@@ -480,37 +450,13 @@ impl PairDecideView {
             pilot_questions: p.pilot_questions,
             pilot_effect: p.pilot_effect,
             difference_reached: p.difference_reached,
-            cells: p.cells.into_iter().map(Into::into).collect(),
+            cells: p.cells,
             questions_for_half_width: p.questions_for_half_width,
             questions_for_power: p.questions_for_power,
-            run: p.run.map(Into::into),
+            run: p.run,
             curve_svg,
         }
     }
-}
-
-/// Every method of an evaluation ranked at once by Bradley–Terry scores
-/// from all the unbiased protocol's verdicts.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct RankingView {
-    /// Best first.
-    pub rows: Vec<RankRowView>,
-    pub battles: usize,
-    pub questions: usize,
-    pub resamples: usize,
-    /// Why there are no scores, when there are none.
-    pub note: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RankRowView {
-    pub name: String,
-    pub score: f64,
-    pub ci: (f64, f64),
-    pub rank: usize,
-    pub rank_ub: usize,
-    pub wins: f64,
-    pub battles: usize,
 }
 
 /// One question of a pair in the drill-down list.

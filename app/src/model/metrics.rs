@@ -18,7 +18,7 @@ pub struct MetricsMeansView {
     pub bleu: f64,
 }
 
-/// Seed 004's Table 3 from a set's per-category means: per dimension, its
+/// HieraRAG's Table 3 from a set's per-category means: per dimension, its
 /// fine categories (three levels down, factorial cells left out) by CS,
 /// highest first — the top two and the bottom two (all of them when there
 /// are four or fewer).
@@ -95,7 +95,7 @@ pub struct SetMetricsView {
     pub granularity: Vec<GranularityRow>,
     /// Seed 004 Table 1: per dimension at the coarse level.
     #[serde(default)]
-    pub coarse: Vec<CoarseRowView>,
+    pub coarse: Vec<CoarseRow>,
     pub splits: Vec<SplitRow>,
     /// The LV × QC table (seed 004 Table 4), when the set has factorial questions.
     pub factorial: Option<FactorialView>,
@@ -110,40 +110,14 @@ pub struct SetMetricsView {
     pub rho_agreement: Option<(i64, f64, f64, usize)>,
 }
 
-/// A dimension's row of seed 004's Table 1: its coarse-level questions,
-/// their MAP and CS, and the Range (max − min of the coarse categories'
-/// mean CS) with the categories' means.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CoarseRowView {
-    pub dimension: String,
-    pub categories: usize,
-    pub questions: usize,
-    pub map: Option<f64>,
-    pub cs: f64,
-    pub range: f64,
-    /// `(category, n, mean CS)`.
-    pub means: Vec<(String, usize, f64)>,
-}
-
-/// A row of the LV × QC table: a cell (both levels) or a level pooled
-/// over the other factor (one level); `gap` is its CS minus the first
-/// level's (simple → complex within an LV level; between pooled levels).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FactorialRow {
-    pub lv: Option<String>,
-    pub qc: Option<String>,
-    pub n: usize,
-    pub map: Option<f64>,
-    pub cs: f64,
-    pub gap: Option<f64>,
-}
+pub use types::metrics::{CategoryMean, CoarseRow, Group};
 
 /// Seed 004 Table 4: the cells, the main effects (each level pooled), and
 /// each factor's effect Δ (largest minus smallest pooled CS).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FactorialView {
-    pub cells: Vec<FactorialRow>,
-    pub pooled: Vec<FactorialRow>,
+    pub cells: Vec<Group>,
+    pub pooled: Vec<Group>,
     pub lv_effect: Option<f64>,
     pub qc_effect: Option<f64>,
 }

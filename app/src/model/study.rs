@@ -12,7 +12,7 @@ pub struct StudyView {
     pub name: String,
     pub intro: String,
     pub corpus_summary: String,
-    pub dimensions: Vec<DimensionView>,
+    pub dimensions: Vec<Dimension>,
     pub items: i64,
     pub attention_checks: i64,
     pub target_raters: Option<i64>,
@@ -36,16 +36,7 @@ pub struct LinkView {
     pub revoked: bool,
 }
 
-/// A rated dimension, its definition and its points' labels (the first
-/// scores `min`); a `choice` dimension offers each item's own choices.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DimensionView {
-    pub name: String,
-    pub definition: String,
-    pub labels: Vec<String>,
-    pub min: u8,
-    pub choice: bool,
-}
+pub use types::study::{CategoryAgreement, Dimension, FigureRow, LlmAgreement};
 
 /// One item as a rater sees it: the question, and in an answer-validation
 /// study the answer, the source passage and the categories to choose from
@@ -66,7 +57,7 @@ pub struct RaterSession {
     pub study: String,
     pub intro: String,
     pub corpus_summary: String,
-    pub dimensions: Vec<DimensionView>,
+    pub dimensions: Vec<Dimension>,
     pub is_open: bool,
     /// The rater's own token (to keep in the browser for an open link).
     pub rater: String,
@@ -98,28 +89,6 @@ pub struct StudySummaryRow {
 /// `study::MIN_RATERS_FOR_INTERVAL`, which `ssr::study` checks is the same).
 pub const MIN_RATERS_FOR_INTERVAL: usize = 3;
 
-/// Category agreement with the generator's label (seed 004 §2.5).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CategoryRow {
-    pub group: String,
-    pub picks: usize,
-    pub exact: f64,
-    pub parent: f64,
-    pub exact_chance: f64,
-    pub parent_chance: f64,
-}
-
-/// The LLM rater's agreement with the humans on one dimension.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LlmAgreementRow {
-    pub dimension: String,
-    pub items: usize,
-    pub spearman: Option<f64>,
-    pub kappa: Option<f64>,
-    pub humans: usize,
-    pub exact: f64,
-}
-
 /// The latest LLM-rater job of a study and its agreement with the humans.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LlmRatingView {
@@ -129,7 +98,7 @@ pub struct LlmRatingView {
     pub total: i64,
     /// Who rated: "offline (no LLM)" or "openai · MODEL".
     pub rater: String,
-    pub rows: Vec<LlmAgreementRow>,
+    pub rows: Vec<LlmAgreement>,
 }
 
 /// A study's results.
@@ -149,7 +118,7 @@ pub struct StudyResultsView {
     /// An answer-validation study's category picks: raters' agreement
     /// (Fleiss' κ, items, Krippendorff's α nominal) and with the generator.
     pub category_agreement: Option<(Option<f64>, usize, Option<f64>)>,
-    pub category: Vec<CategoryRow>,
+    pub category: Vec<CategoryAgreement>,
     pub llm: Option<LlmRatingView>,
     /// An imported study's figures as its authors' scripts compute them.
     #[serde(default)]
@@ -168,14 +137,5 @@ pub struct JudgingImportView {
     pub shared: usize,
     pub questions: usize,
     pub picks: usize,
-    pub rows: Vec<JudgingFigureRow>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct JudgingFigureRow {
-    pub figure: String,
-    pub as_published: Option<f64>,
-    pub authors: Option<f64>,
-    pub standard: Option<f64>,
-    pub source: String,
+    pub rows: Vec<FigureRow>,
 }

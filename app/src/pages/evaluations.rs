@@ -1069,7 +1069,7 @@ fn SequentialTable(rows: Vec<crate::model::SequentialRow>, base: String) -> impl
 
 /// Every method ranked at once: Bradley–Terry scores with their intervals.
 #[component]
-fn RankingTable(k: crate::model::RankingView, base: String) -> impl IntoView {
+fn RankingTable(k: crate::model::Ranking, base: String) -> impl IntoView {
     view! {
         <section id="ranking">
             <h2>"All methods ranked (Bradley–Terry)"</h2>

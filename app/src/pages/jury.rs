@@ -77,8 +77,8 @@ pub fn JuryTables(j: JuryView, base: String, shared: bool, project_id: i64) -> i
                         <tbody>
                             {p.rows.iter().map(|r| view! {
                                 <tr data-judge=r.label.clone()><td class="jury-judge">{breakable(&r.label)}</td><td class="num">{r.n}</td>
-                                    <td class="num jury-kappa">{fixed(r.cohen_kappa)}</td><td class="num jury-rho">{fixed(r.spearman_rho)}</td>
-                                    <td class="num">{r.spearman_p.map_or("—".to_string(), |p| if p < 0.001 { format!("{p:.1e}") } else { format!("{p:.3}") })}</td></tr>
+                                    <td class="num jury-kappa">{fixed(r.cohen_kappa)}</td><td class="num jury-rho">{fixed(r.spearman.map(|s| s.0))}</td>
+                                    <td class="num">{r.spearman.map(|s| s.1).map_or("—".to_string(), |p| if p < 0.001 { format!("{p:.1e}") } else { format!("{p:.3}") })}</td></tr>
                             }).collect_view()}
                         </tbody>
                     </table>

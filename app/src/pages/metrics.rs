@@ -20,7 +20,7 @@ use crate::components::help::{text as help, Cite, Help, Paper};
 use crate::components::jobs::{live_ticks, ProgressBar, StatusBadge, Watch};
 use crate::components::route_id;
 use crate::components::{ConfirmDelete, ErrorNote, ProjectBar, SharePanel};
-use crate::model::{defaults, FactorialRow, MetricsMeansView, MetricsRunView, MetricsView, SetMetricsView};
+use crate::model::{defaults, Group, MetricsMeansView, MetricsRunView, MetricsView, SetMetricsView};
 
 fn f3(x: Option<f64>) -> String {
     x.map_or("—".into(), |v| format!("{v:.3}"))
@@ -320,7 +320,7 @@ pub fn Results(
     }
 }
 
-fn factorial_row(r: &FactorialRow) -> impl IntoView {
+fn factorial_row(r: &Group) -> impl IntoView {
     view! {
         <tr><td>{r.lv.clone().unwrap_or_else(|| "(pooled)".into())}</td><td>{r.qc.clone().unwrap_or_else(|| "(pooled)".into())}</td>
             <td class="num">{r.n}</td><td class="num">{f3(r.map)}</td><td class="num">{format!("{:.3}", r.cs)}</td>
@@ -344,7 +344,7 @@ fn SetDetail(s: SetMetricsView, k: usize, base: String, published: bool) -> impl
                         {s.coarse.iter().map(|c| view! {
                             <tr data-dimension=c.dimension.clone()><td>{c.dimension.clone()}</td><td class="num">{c.categories}</td><td class="num">{c.questions}</td>
                                 <td class="num">{f3(c.map)}</td><td class="num">{format!("{:.3}", c.cs)}</td><td class="num range">{format!("{:.3}", c.range)}</td>
-                                <td class="small means">{c.means.iter().map(|(cat, n, m)| format!("{} {m:.3} (n {n})", cat.split_once('/').map_or(cat.as_str(), |x| x.1))).collect::<Vec<_>>().join(" · ")}</td></tr>
+                                <td class="small means">{c.means.iter().map(|m| format!("{} {:.3} (n {})", m.category.split_once('/').map_or(m.category.as_str(), |x| x.1), m.mean, m.n)).collect::<Vec<_>>().join(" · ")}</td></tr>
                         }).collect_view()}
                     </tbody>
                 </table>

@@ -16,7 +16,7 @@ use leptos_router::hooks::use_params_map;
 use crate::api::studies::study_session;
 use crate::api::studies::{study_finish, study_rate};
 use crate::error::AppError;
-use crate::model::{DimensionView, RaterItem, RaterSession};
+use crate::model::{Dimension, RaterItem, RaterSession};
 
 #[derive(Clone, Copy, PartialEq)]
 enum Stage {
@@ -282,7 +282,7 @@ pub fn RaterPage() -> impl IntoView {
 }
 
 /// "(1–5)", "(0–3)", or "(pick one)" after a dimension's name.
-fn scale_text(d: &DimensionView) -> String {
+fn scale_text(d: &Dimension) -> String {
     if d.choice {
         "(pick one)".into()
     } else {

@@ -23,14 +23,13 @@ pub async fn add_files(
     let project = store::projects::get_project(pool, project_id).await?;
     let settings = store::projects::chunk_settings(&project);
     let outcome = import_files(files.iter().map(|(n, b)| (n.as_str(), b.as_slice())), limits);
-    let mut skipped: Vec<Skipped> =
-        outcome.rejected.into_iter().map(|r| Skipped { file: r.file, reason: r.reason }).collect();
+    let mut skipped: Vec<Rejection> = outcome.rejected;
 
     let existing = store::documents::content_hashes(pool, project_id).await?;
     let mut fresh = Vec::new();
     for doc in outcome.documents {
         match existing.get(&doc.content_hash) {
-            Some(title) => skipped.push(Skipped {
+            Some(title) => skipped.push(Rejection {
                 file: doc.source.clone(),
                 reason: format!("duplicate: the project already has this text as \"{title}\""),
             }),
@@ -40,7 +39,7 @@ pub async fn add_files(
     let room = (limits.max_documents as i64 - project.summary.documents).max(0) as usize;
     if fresh.len() > room {
         for doc in fresh.drain(room..) {
-            skipped.push(Skipped {
+            skipped.push(Rejection {
                 file: doc.source,
                 reason: format!("over the limit of {} documents per project", limits.max_documents),
             });

@@ -36,6 +36,7 @@ use super::simulated::Biases;
 use super::{median_trial, trials_of, verdict, Judgment, Outcome, Rates, Verdict, Verdicts};
 use crate::agreement::{cohen_kappa, fleiss_kappa, krippendorff_alpha, spearman, Level, Weights};
 
+pub use types::judge::{People, PeopleRow};
 pub use types::JudgeKind;
 
 /// A jury's judges at most, the evaluation's first judge among them.
@@ -189,28 +190,6 @@ pub struct JudgeRow {
     pub judge: Option<u32>,
     pub label: String,
     pub pairs: Vec<JudgePair>,
-}
-
-/// One judge's (or the jury's) agreement with the people.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PeopleRow {
-    pub label: String,
-    /// Questions both answers of which the people rated and the judge judged.
-    pub n: usize,
-    /// Cohen's κ (unweighted) on the winners (A, tie, B).
-    pub cohen_kappa: Option<f64>,
-    /// Spearman's ρ on the differences, and its two-sided p-value.
-    pub spearman: Option<(f64, f64)>,
-}
-
-/// Agreement with an answer-validation study's raters.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct People {
-    /// The studies the ratings came from.
-    pub studies: Vec<i64>,
-    /// The rated dimension compared (the mean over raters per answer).
-    pub dimension: String,
-    pub rows: Vec<PeopleRow>,
 }
 
 /// A jury's report.

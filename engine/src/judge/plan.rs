@@ -32,6 +32,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::Outcome;
+pub use types::judge::Cell;
 
 /// Simulated experiments per cell of the plan.
 pub const EXPERIMENTS: usize = 200;
@@ -133,17 +134,6 @@ fn headlines(shares: &[Shares], questions: usize, trials: usize, rng: &mut fastr
 fn half_width(sorted: &[f64]) -> f64 {
     let q = |p: f64| crate::stats::quantile(sorted, p).unwrap_or(0.0);
     (q(0.975) - q(0.025)) / 2.0
-}
-
-/// What one size of run can decide.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Cell {
-    pub questions: usize,
-    pub trials: usize,
-    /// Half-width of the headline's 95% interval, in the pilot's world.
-    pub half_width: f64,
-    /// Power to detect the plan's smallest difference (`None` without one).
-    pub power: Option<f64>,
 }
 
 /// A plan for one pair from its pilot.

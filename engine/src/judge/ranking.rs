@@ -15,10 +15,9 @@
 //! battles. Rank (UB) is the arenas' "upper-bound rank": 1 + the number of
 //! methods whose interval lies wholly above this one's.
 
-use serde::{Deserialize, Serialize};
-
 use super::Outcome;
 use crate::stats;
+pub use types::judge::{RankRow, Ranking};
 
 /// Bootstrap resamples of the questions for the intervals.
 pub const RESAMPLES: usize = 1_000;
@@ -170,37 +169,6 @@ fn solve(mut h: Vec<Vec<f64>>, mut g: Vec<f64>) -> Option<Vec<f64>> {
 /// θ on the arenas' Elo-like scale.
 pub fn elo(theta: f64) -> f64 {
     1000.0 + 400.0 * theta / std::f64::consts::LN_10
-}
-
-/// One method's place.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RankRow {
-    pub set_id: i64,
-    pub name: String,
-    /// Log-strength (natural log, mean 0 over the methods).
-    pub theta: f64,
-    /// 1000 + 400 θ / ln 10, and its 95% bootstrap interval.
-    pub score: f64,
-    pub ci: (f64, f64),
-    /// By score (1 = best), and the arenas' upper-bound rank.
-    pub rank: usize,
-    pub rank_ub: usize,
-    /// Verdicts won (a tie counting ½) and taken part in.
-    pub wins: f64,
-    pub battles: usize,
-}
-
-/// The ranking of an evaluation's methods.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Ranking {
-    /// Best first.
-    pub rows: Vec<RankRow>,
-    pub battles: usize,
-    pub questions: usize,
-    /// Resamples that gave finite scores (of [`RESAMPLES`]).
-    pub resamples: usize,
-    /// Why there are no scores, when there are none.
-    pub note: Option<String>,
 }
 
 /// One question's verdicts: `(a, b, outcome)` with `a`, `b` indexes of

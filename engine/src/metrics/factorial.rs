@@ -14,6 +14,7 @@
 //! `table_4_of_seed_004_from_its_cells` pins this.
 
 use serde::{Deserialize, Serialize};
+pub use types::metrics::Group;
 
 /// One factorial question: its LV and QC levels, its AP (when its method
 /// recorded retrieval) and its CS.
@@ -23,18 +24,6 @@ pub struct Observation {
     pub qc: String,
     pub ap: Option<f64>,
     pub cs: f64,
-}
-
-/// A cell, or a pooled level: n, MAP (mean AP over the questions that have
-/// one) and mean CS; `gap` as the module says (`None` for the first level).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Group {
-    pub lv: Option<String>,
-    pub qc: Option<String>,
-    pub n: usize,
-    pub map: Option<f64>,
-    pub cs: f64,
-    pub gap: Option<f64>,
 }
 
 /// The whole table.

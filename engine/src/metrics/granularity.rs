@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::information::{entropy, mutual_information};
+pub use types::metrics::{CategoryMean, CoarseRow};
 
 /// The Coherence Ratio's ε (seed 004, footnote 3).
 pub const EPSILON: f64 = 0.001;
@@ -93,14 +94,6 @@ pub fn nmi<A: Ord + Clone, B: Ord + Clone>(a: &[A], b: &[B]) -> f64 {
 pub struct Scored {
     pub category: String,
     pub score: f64,
-}
-
-/// A category's questions and mean score.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CategoryMean {
-    pub category: String,
-    pub n: usize,
-    pub mean: f64,
 }
 
 /// One dimension at one granularity level.
@@ -427,23 +420,6 @@ fn point(items: &[Scored], bins: usize) -> Vec<DimensionAnalysis> {
             DimensionAnalysis { dimension, levels, splits, optimal, mean_rho }
         })
         .collect()
-}
-
-/// One dimension's row of seed 004's Table 1 (RQ1, "Coarse-level
-/// dimension comparison"): its coarse-level questions, their mean MAP and
-/// CS, and the **Range** — max(CS) − min(CS) over the coarse categories'
-/// mean CS, as the authors' `analyze_rq2` computes `performance_range`
-/// (not the discriminative power: the paper notes Range ≠ DiscPow).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CoarseRow {
-    pub dimension: String,
-    pub categories: usize,
-    pub questions: usize,
-    /// Over the questions whose method recorded a ranking.
-    pub map: Option<f64>,
-    pub cs: f64,
-    pub range: f64,
-    pub means: Vec<CategoryMean>,
 }
 
 /// Table 1 from (category path, AP, CS) per question: each dimension's

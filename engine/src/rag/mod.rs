@@ -45,19 +45,7 @@ use crate::llm::Meter;
 use crate::llm::{BoxFuture, CallContext, Gateway};
 
 pub use answer::Answer;
-
-/// One piece of retrieved context.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Section {
-    /// `chunk`, `entity`, `relation`, `report` or `point` (a global-search
-    /// map point).
-    pub kind: String,
-    /// The chunk id, entity key, `a|b` relation key or community number.
-    pub id: String,
-    /// The method's score for it (BM25 score, PPR mass, rank …).
-    pub score: f64,
-    pub text: String,
-}
+pub use types::rag::Section;
 
 /// Characters of retrieved text under which an answer is said to rest on
 /// little retrieved context: about a short paragraph, 60–80 words —
@@ -70,12 +58,6 @@ pub const THIN_CONTEXT_CHARS: usize = 400;
 /// the model, or what a service reported it retrieved).
 pub fn context_chars(sections: &[Section]) -> usize {
     sections.iter().map(|s| s.text.chars().count()).sum()
-}
-
-impl Section {
-    pub fn new(kind: &str, id: impl ToString, score: f64, text: impl Into<String>) -> Section {
-        Section { kind: kind.into(), id: id.to_string(), score, text: text.into() }
-    }
 }
 
 /// The context as the answer prompt shows it: sections grouped by kind in a

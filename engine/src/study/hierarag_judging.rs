@@ -45,6 +45,7 @@ use serde::{Deserialize, Serialize};
 use crate::agreement::fleiss_kappa;
 use crate::metrics::granularity::{point_biserial, PointBiserial};
 use crate::Invalid;
+pub use types::study::FigureRow;
 
 /// One row of an annotator's workbook.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -999,16 +1000,6 @@ impl Inputs {
         }
         Ok(out)
     }
-}
-
-/// One line of [`Analysis::rows`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FigureRow {
-    pub figure: String,
-    pub as_published: Option<f64>,
-    pub authors: Option<f64>,
-    pub standard: Option<f64>,
-    pub source: String,
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! `assay corpus`: add documents to a project's corpus and inspect it.
 
 use anyhow::bail;
-use app::model::{Skipped, UploadReport};
+use app::model::{Rejection, UploadReport};
 use app::ssr::store::Db;
 use clap::Subcommand;
 use engine::llm::settings::LlmSettings;
@@ -57,7 +57,7 @@ pub(super) async fn corpus(pool: &Db, out: Output, llm: &LlmSettings, cmd: Corpu
                 match std::fs::read(path) {
                     Ok(bytes) => loaded.push((name, bytes)),
                     Err(e) => unreadable
-                        .push(Skipped { file: path.display().to_string(), reason: format!("cannot read: {e}") }),
+                        .push(Rejection { file: path.display().to_string(), reason: format!("cannot read: {e}") }),
                 }
             }
             if sample {

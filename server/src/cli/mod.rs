@@ -30,7 +30,7 @@ use app::model::JobView;
 
 use clap::{Args, Parser, Subcommand};
 
-use engine::llm::settings::{LlmSettings, ProviderKind};
+use engine::llm::settings::LlmSettings;
 
 use engine::llm::ApiKey;
 
@@ -135,7 +135,7 @@ impl LlmArgs {
             .filter(|k| !k.trim().is_empty())
             .or_else(|| std::env::var("OPENAI_API_KEY").ok());
         let mut settings = LlmSettings {
-            provider: ProviderKind::parse(&self.llm_provider)?,
+            provider: engine::llm::settings::parse_provider(&self.llm_provider)?,
             base_url: self.llm_base_url.trim_end_matches('/').to_string(),
             model: self.llm_model.clone(),
             api_key: key.and_then(ApiKey::new),

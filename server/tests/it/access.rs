@@ -151,7 +151,7 @@ async fn collaborators_reach_only_what_the_owner_granted() {
         assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     }
     let r = send(&router, post(path_of::<app::api::ListUsers>(), "", &owner)).await;
-    assert!(r.body.contains("\"ben\"") && r.body.contains("[1,\"edit\"]"), "{}", r.body);
+    assert!(r.body.contains("\"ben\"") && r.body.contains(r#"{"project_id":1,"access":"edit"}"#), "{}", r.body);
     let (ana, ben, cy) = (session("ana").await, session("ben").await, session("cy").await);
 
     // cy has no rights: every server function touching a project refuses.

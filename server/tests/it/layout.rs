@@ -372,3 +372,150 @@ fn the_engine_depends_on_no_web_or_sql_crate() {
         assert!(!named, "engine depends on {forbidden}");
     }
 }
+
+/// Every `pub struct` of the files under `dir`: (file, name, field names, field types).
+fn structs_in(dir: &Path) -> Vec<(String, String, Vec<(String, String)>)> {
+    let mut files = Vec::new();
+    rust_files(dir, &mut files);
+    let mut out = Vec::new();
+    for file in files {
+        let code = code_of(&std::fs::read_to_string(&file).unwrap());
+        let code = code.split("#[cfg(test)]\nmod tests").next().unwrap();
+        let mut rest = code;
+        while let Some(at) = rest.find("pub struct ") {
+            rest = &rest[at + "pub struct ".len()..];
+            let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+            let Some(open) = rest.find(['{', ';', '(']) else { break };
+            if rest.as_bytes()[open] != b'{' {
+                continue;
+            }
+            let body = &rest[open + 1..];
+            let mut depth = 1;
+            let end = body
+                .char_indices()
+                .find(|&(_, c)| {
+                    depth += match c {
+                        '{' => 1,
+                        '}' => -1,
+                        _ => 0,
+                    };
+                    depth == 0
+                })
+                .map_or(body.len(), |(i, _)| i);
+            let fields = body[..end]
+                .split(",\n")
+                .filter_map(|f| {
+                    let f = f.trim();
+                    let f = f.rsplit(']').next().unwrap().trim();
+                    let (name, ty) = f.strip_prefix("pub ")?.split_once(':')?;
+                    Some((name.trim().to_string(), ty.trim().trim_end_matches(',').to_string()))
+                })
+                .collect();
+            out.push((file.display().to_string(), name, fields));
+        }
+    }
+    out
+}
+
+/// A record the engine computes and a page shows is declared once, in
+/// `types`: no struct of `app/src/model` has the same fields as one of the
+/// engine's or of `types` (a view that differs — drops, adds or reshapes a
+/// field — is not a copy), and no name is declared in both `types` and the
+/// engine.
+#[test]
+fn no_record_is_declared_twice() {
+    let model = structs_in(&crate_src("app").join("model"));
+    let below: Vec<_> = structs_in(&crate_src("engine")).into_iter().chain(structs_in(&crate_src("types"))).collect();
+    let names = |f: &[(String, String)]| f.iter().map(|(n, _)| n.clone()).collect::<BTreeSet<_>>();
+    let mut copies = Vec::new();
+    for (file, name, fields) in &model {
+        if fields.len() < 2 {
+            continue;
+        }
+        for (other_file, other, other_fields) in &below {
+            if names(fields) == names(other_fields) {
+                copies.push(format!("{file}: {name} has the fields of {other} ({other_file})"));
+            }
+        }
+    }
+    assert!(copies.is_empty(), "declared twice:\n{}", copies.join("\n"));
+    let types = structs_in(&crate_src("types"));
+    let mut engine_twice = Vec::new();
+    for (file, name, fields) in structs_in(&crate_src("engine")) {
+        if let Some(t) = types.iter().find(|t| fields.len() >= 2 && names(&t.2) == names(&fields)) {
+            engine_twice.push(format!("{file}: {name} has the fields of types' {}", t.1));
+        }
+    }
+    assert!(engine_twice.is_empty(), "declared in types and again in the engine: {engine_twice:?}");
+    let types: BTreeSet<String> = types.into_iter().map(|s| s.1).collect();
+    // The finder finds: a struct's fields, past attributes and nested braces.
+    let tmp = tempfile::tempdir().unwrap();
+    let sample = "/// A.\n#[derive(Debug)]\npub struct A {\n    #[serde(default)]\n    pub x: Vec<(i64, String)>,\n    pub y: Option<B>,\n}\npub struct U;\n";
+    std::fs::write(tmp.path().join("a.rs"), sample).unwrap();
+    let found = structs_in(tmp.path());
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].2, [("x".into(), "Vec<(i64, String)>".into()), ("y".into(), "Option<B>".into())]);
+    // And on the code: the model has structs, and a known record is in types.
+    assert!(model.len() > 50 && types.contains("Ranking") && types.contains("Section"), "{}", model.len());
+}
+
+/// The fields that name a value from a fixed list: a wire type holds them
+/// as a `types` closed set, never as text. The few that stay text are open
+/// sets, each with its reason.
+#[test]
+fn no_wire_field_holds_a_closed_set_as_text() {
+    const OPEN: &[(&str, &str)] = &[
+        // Imported answers bring their own context kinds.
+        ("Section", "kind"),
+        // The call log's provider names the embedding endpoints too
+        // ("openai-embeddings"), and a graph's maker may be a file.
+        ("CallView", "provider"),
+        ("GraphOverview", "provider"),
+        ("QuestionSetView", "provider"),
+        // An entity's type is whatever the extractor or the imported index says.
+        ("NodeBrief", "kind"),
+        ("NodeDetail", "kind"),
+        // A method's name: a built-in's, a preset's, or `imported`.
+        ("AnswerSetView", "method"),
+        ("SetMetricsView", "method"),
+        ("CostRow", "method"),
+        ("MethodCostView", "method"),
+        // The wizard's form fields, as the form sends them.
+        ("WizardFields", "protocol"),
+        ("WizardFields", "judge"),
+        // Who judged, in words ("llm (gpt-4o-mini)").
+        ("EvaluationView", "judge"),
+    ];
+    let closed = ["kind", "status", "state", "stage", "provider", "protocol", "judge", "role", "access", "method"];
+    let mut text = Vec::new();
+    let model: Vec<_> =
+        structs_in(&crate_src("app").join("model")).into_iter().chain(structs_in(&crate_src("types"))).collect();
+    for (file, name, fields) in &model {
+        for (field, ty) in fields {
+            let stringly = matches!(ty.as_str(), "String" | "Option<String>");
+            if stringly && closed.contains(&field.as_str()) && !OPEN.contains(&(name.as_str(), field.as_str())) {
+                text.push(format!("{file}: {name}.{field}: {ty}"));
+            }
+        }
+    }
+    assert!(text.is_empty(), "closed sets held as text:\n{}", text.join("\n"));
+    for (name, field) in OPEN {
+        let found = model.iter().any(|(_, n, fields)| {
+            n == name && fields.iter().any(|(f, ty)| f == field && matches!(ty.as_str(), "String" | "Option<String>"))
+        });
+        assert!(found, "{name}.{field} is listed as open text but is not a text field of a wire type any more");
+    }
+}
+
+/// `types` compiles to WebAssembly: serde is its only dependency.
+#[test]
+fn the_types_crate_depends_on_serde_only() {
+    let manifest = std::fs::read_to_string(crate_src("types").join("../Cargo.toml")).unwrap();
+    let deps = manifest.split("[dependencies]").nth(1).unwrap().split("\n[").next().unwrap();
+    let named: Vec<&str> = deps
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+        .map(|l| l.split(['=', '.']).next().unwrap().trim())
+        .collect();
+    assert_eq!(named, ["serde"], "{deps}");
+}

@@ -205,3 +205,51 @@ async fn concurrent_writers_from_two_pools_never_see_database_is_locked() {
         sqlx::query_scalar("SELECT COUNT(*) FROM documents").fetch_one(cli.sqlite().unwrap()).await.unwrap();
     assert_eq!(docs, 20);
 }
+
+/// A closed set's name a row stores that Assay does not know (a newer
+/// Assay's, or a hand edit) is an error naming the table, the row and the
+/// value — read through the same store functions the pages use — never
+/// some default.
+#[tokio::test]
+async fn an_unknown_stored_name_fails_naming_its_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = super::common::test_db(dir.path(), "names").await;
+    let set: i64 = super::common::sample_with_answers(&db, [2, 1, 0]).await.parse().unwrap();
+    let pool = db.open().await;
+    use super::common::{execute, scalar};
+    use app::ssr::store;
+    let refused = |e: app::error::AppError, table: &str, id: i64, value: &str| {
+        let text = e.to_string();
+        assert!(text.contains(&format!("{table} row {id}")) && text.contains(&format!("\"{value}\"")), "{text}");
+    };
+
+    // A job: its kind and its status.
+    let job = scalar(&pool, "SELECT MIN(id) FROM jobs", &[]).await;
+    let kind = store::jobs::get_job(&pool, job).await.unwrap().kind;
+    execute(&pool, "UPDATE jobs SET kind = 'grpah' WHERE id = $1", &[job]).await;
+    refused(store::jobs::get_job(&pool, job).await.unwrap_err(), "jobs", job, "grpah");
+    let restore = format!("UPDATE jobs SET kind = '{kind}', status = 'paused' WHERE id = $1");
+    execute(&pool, &restore, &[job]).await;
+    refused(store::jobs::get_job(&pool, job).await.unwrap_err(), "jobs", job, "paused");
+
+    // A question set's kind.
+    assert_eq!(store::questions::get_set(&pool, set).await.unwrap().kind, types::QuestionSetKind::Graph);
+    execute(&pool, "UPDATE question_sets SET kind = 'handmade' WHERE id = $1", &[set]).await;
+    refused(store::questions::get_set(&pool, set).await.unwrap_err(), "question_sets", set, "handmade");
+    execute(&pool, "UPDATE question_sets SET kind = 'graph' WHERE id = $1", &[set]).await;
+
+    // A share link's page: its holder gets the error, not another page.
+    let (share, token) = app::ssr::share::create(&pool, types::ShareKind::Questions, set, None).await.unwrap();
+    assert_eq!(app::ssr::share::open(&pool, &token).await.unwrap(), (types::ShareKind::Questions, set));
+    execute(&pool, "UPDATE shares SET page_kind = 'dashboard' WHERE id = $1", &[share]).await;
+    refused(app::ssr::share::open(&pool, &token).await.unwrap_err(), "shares", share, "dashboard");
+
+    // An account's role: the session that would have been the owner's is refused.
+    let owner = app::ssr::auth::create_user(&pool, "owner", "correct horse battery", types::Role::Owner).await.unwrap();
+    let session = app::ssr::auth::new_session(&pool, owner).await.unwrap();
+    let (_, _, role) = app::ssr::auth::session_user(&pool, &session).await.unwrap().unwrap();
+    assert_eq!(role, types::Role::Owner);
+    execute(&pool, "UPDATE users SET role = 'admin' WHERE id = $1", &[owner]).await;
+    refused(app::ssr::auth::session_user(&pool, &session).await.unwrap_err(), "users", owner, "admin");
+    refused(store::access::users(&pool).await.unwrap_err(), "users", owner, "admin");
+}

@@ -13,7 +13,7 @@ use std::collections::{HashMap, HashSet};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{AppError, AppResult};
-use crate::model::{AnswerView, ContextView, QuestionView};
+use crate::model::{AnswerView, QuestionView, Section};
 use crate::ssr::store::answers::NewAnswer;
 
 pub const CSV_COLUMNS: [&str; 7] =
@@ -45,13 +45,13 @@ pub struct Record {
 #[serde(untagged)]
 pub enum ContextItem {
     Text(String),
-    Section(ContextView),
+    Section(Section),
 }
 
 impl ContextItem {
-    fn view(self, index: usize) -> ContextView {
+    fn view(self, index: usize) -> Section {
         match self {
-            ContextItem::Text(text) => ContextView { kind: "context".into(), id: index.to_string(), score: 0.0, text },
+            ContextItem::Text(text) => Section { kind: "context".into(), id: index.to_string(), score: 0.0, text },
             ContextItem::Section(v) => v,
         }
     }

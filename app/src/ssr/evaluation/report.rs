@@ -445,25 +445,7 @@ pub async fn report_view_of(pool: &Db, s: std::sync::Arc<Snapshot>, inline: bool
     let no_verdict = no_verdict(&e, &r, judging.as_ref());
     let thin_context = s.thin.get_or_try_init(|| thin_context(pool, &e)).await?.clone();
     let paper = super::paper_view(r, &svg);
-    let ranking = r.ranking.as_ref().map(|k| crate::model::RankingView {
-        rows: k
-            .rows
-            .iter()
-            .map(|x| crate::model::RankRowView {
-                name: x.name.clone(),
-                score: x.score,
-                ci: x.ci,
-                rank: x.rank,
-                rank_ub: x.rank_ub,
-                wins: x.wins,
-                battles: x.battles,
-            })
-            .collect(),
-        battles: k.battles,
-        questions: k.questions,
-        resamples: k.resamples,
-        note: k.note.clone(),
-    });
+    let ranking = r.ranking.clone();
     let length_control = length_control_rows(&e, r);
     let sequential = sequential_rows(r);
     let jury = r.jury.as_ref().map(|j| jury_view(r, j));
@@ -531,21 +513,7 @@ fn jury_view(r: &Report, j: &engine::judge::jury::Jury) -> crate::model::JuryVie
         items: j.items,
         fleiss_kappa: j.fleiss_kappa,
         krippendorff_alpha: j.krippendorff_alpha,
-        people: j.people.as_ref().map(|p| crate::model::JuryPeopleView {
-            studies: p.studies.clone(),
-            dimension: p.dimension.clone(),
-            rows: p
-                .rows
-                .iter()
-                .map(|r| crate::model::JuryPeopleRow {
-                    label: r.label.clone(),
-                    n: r.n,
-                    cohen_kappa: r.cohen_kappa,
-                    spearman_rho: r.spearman.map(|s| s.0),
-                    spearman_p: r.spearman.map(|s| s.1),
-                })
-                .collect(),
-        }),
+        people: j.people.clone(),
     }
 }
 

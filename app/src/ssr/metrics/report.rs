@@ -174,19 +174,7 @@ pub fn view(r: &Report) -> crate::model::MetricsView {
                     })
                     .collect(),
                 factorial: s.factorial.as_ref().map(factorial_view),
-                coarse: s
-                    .coarse
-                    .iter()
-                    .map(|c| crate::model::CoarseRowView {
-                        dimension: c.dimension.clone(),
-                        categories: c.categories,
-                        questions: c.questions,
-                        map: c.map,
-                        cs: c.cs,
-                        range: c.range,
-                        means: c.means.iter().map(|m| (m.category.clone(), m.n, m.mean)).collect(),
-                    })
-                    .collect(),
+                coarse: s.coarse.clone(),
                 power: crate::model::Figure::Inline(granularity::power_chart_svg(
                     &format!("{} — discriminative power by level", s.name),
                     &s.granularity,
@@ -204,17 +192,9 @@ pub fn view(r: &Report) -> crate::model::MetricsView {
 }
 
 fn factorial_view(f: &factorial::Factorial) -> crate::model::FactorialView {
-    let row = |g: &factorial::Group| crate::model::FactorialRow {
-        lv: g.lv.clone(),
-        qc: g.qc.clone(),
-        n: g.n,
-        map: g.map,
-        cs: g.cs,
-        gap: g.gap,
-    };
     crate::model::FactorialView {
-        cells: f.cells.iter().map(row).collect(),
-        pooled: f.lv_pooled.iter().chain(&f.qc_pooled).map(row).collect(),
+        cells: f.cells.clone(),
+        pooled: f.lv_pooled.iter().chain(&f.qc_pooled).cloned().collect(),
         lv_effect: f.lv_effect,
         qc_effect: f.qc_effect,
     }

@@ -6,7 +6,7 @@ use super::{on_db, Db};
 
 use crate::error::{AppError, AppResult};
 use crate::model::{
-    AnswerBrief, AnswerPairRow, AnswerPairsPage, AnswerSetView, AnswerView, ContextSize, ContextView, CostRow,
+    AnswerBrief, AnswerPairRow, AnswerPairsPage, AnswerSetView, AnswerView, ContextSize, CostRow, Section,
     ANSWERS_PER_PAGE, ANSWER_PREVIEW_CHARS,
 };
 
@@ -16,7 +16,7 @@ use crate::model::{
 pub struct NewAnswer {
     pub question_id: i64,
     pub answer: String,
-    pub contexts: Vec<ContextView>,
+    pub contexts: Vec<Section>,
     pub prompt_tokens: Option<i64>,
     pub completion_tokens: Option<i64>,
     pub cost_usd: Option<f64>,
@@ -32,12 +32,6 @@ pub struct NewAnswer {
     pub contexts_known: bool,
 }
 
-impl From<&engine::rag::Section> for ContextView {
-    fn from(s: &engine::rag::Section) -> ContextView {
-        ContextView { kind: s.kind.clone(), id: s.id.clone(), score: s.score, text: s.text.clone() }
-    }
-}
-
 impl NewAnswer {
     /// Characters of retrieved text, when known (see [`NewAnswer::contexts_known`]).
     pub fn context_chars(&self) -> Option<i64> {
@@ -50,7 +44,7 @@ impl NewAnswer {
         NewAnswer {
             question_id,
             answer: a.answer.clone(),
-            contexts: a.contexts.iter().map(ContextView::from).collect(),
+            contexts: a.contexts.clone(),
             prompt_tokens: Some(a.meter.prompt_tokens as i64),
             completion_tokens: Some(a.meter.completion_tokens as i64),
             cost_usd: Some(a.meter.cost_usd),
@@ -517,7 +511,7 @@ mod tests {
 
     #[test]
     fn a_context_size_is_known_for_built_in_methods_and_reported_contexts_only() {
-        let ctx = |t: &str| ContextView { kind: "chunk".into(), id: "1".into(), score: 1.0, text: t.into() };
+        let ctx = |t: &str| Section { kind: "chunk".into(), id: "1".into(), score: 1.0, text: t.into() };
         let mut a = NewAnswer { contexts: vec![ctx("Ada é"), ctx("Bo")], ..Default::default() };
         assert_eq!(a.context_chars(), Some(7), "characters, not bytes");
         a.contexts.clear();

@@ -10,7 +10,7 @@ use engine::study::{self, Kind};
 use serde_json::json;
 
 use crate::error::{AppError, AppResult};
-use crate::model::{JudgingFigureRow, JudgingImportView};
+use crate::model::JudgingImportView;
 use crate::ssr::store::{self, Db};
 use crate::ssr::tokens::{hash, new_token};
 
@@ -124,17 +124,7 @@ pub async fn imported_analysis(pool: &Db, id: i64) -> AppResult<Option<Analysis>
 /// The view of [`imported_analysis`].
 pub async fn imported_view(pool: &Db, id: i64) -> AppResult<Option<JudgingImportView>> {
     Ok(imported_analysis(pool, id).await?.map(|a| JudgingImportView {
-        rows: a
-            .rows()
-            .into_iter()
-            .map(|r| JudgingFigureRow {
-                figure: r.figure,
-                as_published: r.as_published,
-                authors: r.authors,
-                standard: r.standard,
-                source: r.source,
-            })
-            .collect(),
+        rows: a.rows(),
         workbooks: a.workbooks.clone(),
         rows_per_workbook: a.annotations.iter().map(Vec::len).collect(),
         shared: a.summary.shared,

@@ -8,7 +8,7 @@ use engine::study::{self, Dimension};
 
 use super::*;
 use crate::error::AppResult;
-use crate::model::{CategoryRow, LlmAgreementRow, LlmRatingView, StudyResultsView, StudySummaryRow, StudyView};
+use crate::model::{LlmRatingView, StudyResultsView, StudySummaryRow, StudyView};
 use crate::ssr::store;
 /// A study's items as the results read them.
 pub(super) async fn result_items(pool: &Db, id: i64) -> AppResult<Vec<study::Item>> {
@@ -93,17 +93,7 @@ async fn llm_view(
     };
     let job = store::jobs::get_job(pool, job_id).await?;
     let llm = llm_ratings(pool, job_id).await?;
-    let rows = study::llm_agreement(items, dims, humans, &llm)
-        .into_iter()
-        .map(|a| LlmAgreementRow {
-            dimension: a.dimension,
-            items: a.items,
-            spearman: a.spearman,
-            kappa: a.kappa,
-            humans: a.humans,
-            exact: a.exact,
-        })
-        .collect();
+    let rows = study::llm_agreement(items, dims, humans, &llm);
     Ok(Some(LlmRatingView {
         job_id,
         status: job.status,
@@ -176,19 +166,7 @@ pub async fn results_view(pool: &Db, id: i64) -> AppResult<StudyResultsView> {
         completed: r.completed,
         failed_attention: r.failed_attention,
         category_agreement: r.category.as_ref().map(|(a, _)| (a.fleiss_kappa, a.fleiss_items, a.krippendorff_alpha)),
-        category: r
-            .category
-            .iter()
-            .flat_map(|(_, rows)| rows)
-            .map(|c| CategoryRow {
-                group: c.group.clone(),
-                picks: c.picks,
-                exact: c.exact,
-                parent: c.parent,
-                exact_chance: c.exact_chance,
-                parent_chance: c.parent_chance,
-            })
-            .collect(),
+        category: r.category.iter().flat_map(|(_, rows)| rows.iter().cloned()).collect(),
         llm,
         imported: imported_view(pool, id).await?,
         study: v,

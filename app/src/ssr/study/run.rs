@@ -11,7 +11,7 @@ use types::{LinkKind, StudyKind};
 
 use super::*;
 use crate::error::{AppError, AppResult};
-use crate::model::{DimensionView, JobView, RaterItem, RaterSession, StudyView};
+use crate::model::{JobView, RaterItem, RaterSession, StudyView};
 use crate::ssr::jobs::params::StudyRatingParams;
 use crate::ssr::jobs::{self, Ended, Items, JobParams, Run, Stage};
 use crate::ssr::store;
@@ -52,18 +52,6 @@ pub struct Created {
     /// Empty when the study has no open link.
     pub open_token: String,
     pub rater_tokens: Vec<String>,
-}
-
-fn dims_view(d: &[Dimension]) -> Vec<DimensionView> {
-    d.iter()
-        .map(|d| DimensionView {
-            name: d.name.clone(),
-            definition: d.definition.clone(),
-            labels: d.labels.to_vec(),
-            min: d.min,
-            choice: d.choice,
-        })
-        .collect()
 }
 
 /// Checks a study's dimensions: 1 to 10, named uniquely, each scale with
@@ -341,7 +329,7 @@ pub async fn view(pool: &Db, id: i64) -> AppResult<StudyView> {
         name,
         intro,
         corpus_summary,
-        dimensions: dims_view(&dimensions),
+        dimensions: dimensions.clone(),
         items: items - attention,
         attention_checks: attention,
         target_raters,
