@@ -52,7 +52,7 @@ test('the owner makes a collaborator with read access to one project; the collab
   const row = owner.locator('#users tr[data-user="ana"]');
   await expect(row).toContainText('collaborator');
   await row.locator(`select[data-project="${shared}"]`).selectOption('read');
-  await expect.poll(() => cli('user', 'list').find((u) => u.name === 'ana').projects).toEqual([[shared, 'read']]);
+  await expect.poll(() => cli('user', 'list').find((u) => u.name === 'ana').projects).toEqual([{ project_id: shared, access: 'read' }]);
 
   // ana logs in: one project, read-only.
   const page = await (await browser.newContext({ storageState: { cookies: [], origins: [] } })).newPage();
