@@ -86,12 +86,12 @@ pub async fn html(pool: &Db, kind: types::ShareKind, id: i64) -> AppResult<Strin
     use types::ShareKind;
     match kind {
         ShareKind::Evaluation => {
-            let snapshot = app::ssr::evaluation::snapshot(pool, id).await?;
-            let data = app::ssr::evaluation::report_json(&snapshot);
-            Ok(evaluation_html(&app::ssr::evaluation::report_view_of(pool, snapshot, true).await?, &data))
+            let snapshot = app::ssr::evaluations::snapshot(pool, id).await?;
+            let data = app::ssr::evaluations::report_json(&snapshot);
+            Ok(evaluation_html(&app::ssr::evaluations::report_view_of(pool, snapshot, true).await?, &data))
         }
-        ShareKind::Questions => Ok(questions_html(&app::ssr::share::questions(pool, id, true).await?)),
-        ShareKind::Study => Ok(study_html(&app::ssr::study::results_view(pool, id).await?)),
+        ShareKind::Questions => Ok(questions_html(&app::ssr::shares::questions(pool, id, true).await?)),
+        ShareKind::Study => Ok(study_html(&app::ssr::studies::results_view(pool, id).await?)),
         ShareKind::Metrics => {
             let r = app::ssr::metrics::report(pool, id).await?;
             Ok(metrics_html(&app::ssr::metrics::view(&r), &app::ssr::metrics::report_json(&r)))

@@ -17,7 +17,7 @@ use crate::ssr::store::access::Obj;
 pub async fn list_evaluations(project_id: i64) -> Result<Vec<EvaluationView>, AppError> {
     let call = Request::now()?;
     call.require(Obj::Project(project_id), Need::Read).await?;
-    crate::ssr::evaluation::list(&call.state.pool, project_id).await
+    crate::ssr::evaluations::list(&call.state.pool, project_id).await
 }
 
 /// Reads the evaluation form's judging settings.
@@ -135,15 +135,15 @@ pub async fn start_evaluation(
     let req = form.request(&call, Need::Edit).await?;
     let state = call.state.clone();
     let llm = state.llm();
-    let (job, id) = crate::ssr::evaluation::create(&state.pool, &llm, &req).await?;
+    let (job, id) = crate::ssr::evaluations::create(&state.pool, &llm, &req).await?;
     state.jobs.spawn(state.pool.clone(), llm.clone(), job.id, false)?;
     if sanity_first.is_some() {
-        for set in crate::ssr::evaluation::never_checked(&state.pool, &req.answer_sets).await? {
-            let (job, _) = crate::ssr::evaluation::create_sanity(&state.pool, &llm, set, req.settings.clone()).await?;
+        for set in crate::ssr::evaluations::never_checked(&state.pool, &req.answer_sets).await? {
+            let (job, _) = crate::ssr::evaluations::create_sanity(&state.pool, &llm, set, req.settings.clone()).await?;
             state.jobs.spawn(state.pool.clone(), llm.clone(), job.id, false)?;
         }
     }
-    Ok(crate::ssr::evaluation::get(&state.pool, id).await?.view)
+    Ok(crate::ssr::evaluations::get(&state.pool, id).await?.view)
 }
 
 /// The price of what the Evaluations form would start, before it does
@@ -202,10 +202,10 @@ pub async fn plan_evaluation(
     let req = form.request(&call, Need::Read).await?;
     let state = call.state.clone();
     let sanity = match sanity_first {
-        Some(_) => crate::ssr::evaluation::never_checked(&state.pool, &req.answer_sets).await?,
+        Some(_) => crate::ssr::evaluations::never_checked(&state.pool, &req.answer_sets).await?,
         None => Vec::new(),
     };
-    crate::ssr::evaluation::plan(&state.pool, &state.llm(), &req, &sanity).await
+    crate::ssr::evaluations::plan(&state.pool, &state.llm(), &req, &sanity).await
 }
 
 /// What a run can decide, simulated from a pilot evaluation's verdicts
@@ -238,7 +238,7 @@ pub async fn decide_evaluation(
         Some(d) => Some(number("difference to detect", d, 0.0, 2.0)?),
         None => None,
     };
-    crate::ssr::evaluation::decide(&call.state.pool, pilot, (questions, trials), half_width, difference).await
+    crate::ssr::evaluations::decide(&call.state.pool, pilot, (questions, trials), half_width, difference).await
 }
 
 /// The Evaluations form's fields, as both of its server functions read them.
@@ -271,7 +271,7 @@ struct EvaluationForm {
 impl EvaluationForm {
     /// The request the form makes, its sets checked for the caller (`need`
     /// on the question set and each answer set, of one project).
-    async fn request(self, call: &Request, need: Need) -> Result<crate::ssr::evaluation::EvalRequest, AppError> {
+    async fn request(self, call: &Request, need: Need) -> Result<crate::ssr::evaluations::EvalRequest, AppError> {
         let project = call.require(Obj::QuestionSet(self.question_set_id), need).await?;
         let ids = |text: &str, what: &str| -> Result<Vec<i64>, AppError> {
             text.split([',', ':'])
@@ -310,7 +310,7 @@ impl EvaluationForm {
             self.sequential.is_some(),
             self.jury.as_deref(),
         )?;
-        Ok(crate::ssr::evaluation::EvalRequest {
+        Ok(crate::ssr::evaluations::EvalRequest {
             question_set_id: self.question_set_id,
             answer_sets: sets,
             pairs: chosen,
@@ -333,26 +333,26 @@ pub async fn start_sanity(answer_set_id: i64, judge: String) -> Result<Evaluatio
     };
     let state = call.state.clone();
     let llm = state.llm();
-    let (job, id) = crate::ssr::evaluation::create_sanity(&state.pool, &llm, answer_set_id, settings).await?;
+    let (job, id) = crate::ssr::evaluations::create_sanity(&state.pool, &llm, answer_set_id, settings).await?;
     state.jobs.spawn(state.pool.clone(), llm, job.id, false)?;
-    Ok(crate::ssr::evaluation::get(&state.pool, id).await?.view)
+    Ok(crate::ssr::evaluations::get(&state.pool, id).await?.view)
 }
 
 #[server(output = crate::codec::Json)]
 pub async fn delete_evaluation(id: i64) -> Result<(), AppError> {
     let call = Request::now()?;
     call.require(Obj::Evaluation(id), Need::Edit).await?;
-    crate::ssr::evaluation::delete(&call.state.pool, id).await
+    crate::ssr::evaluations::delete(&call.state.pool, id).await
 }
 
 #[server(output = crate::codec::Json)]
 pub async fn get_evaluation_report(id: i64) -> Result<EvaluationReportView, AppError> {
     let call = Request::now()?;
     call.require(Obj::Evaluation(id), Need::Read).await?;
-    let mut v = crate::ssr::evaluation::report_view(&call.state.pool, id, false).await?;
+    let mut v = crate::ssr::evaluations::report_view(&call.state.pool, id, false).await?;
     // The project's readers may see its other evaluations: the length
     // alignment of the same answers beside the regression.
-    crate::ssr::evaluation::compare_with_aligned(&call.state.pool, &mut v).await;
+    crate::ssr::evaluations::compare_with_aligned(&call.state.pool, &mut v).await;
     Ok(v)
 }
 
@@ -361,7 +361,7 @@ pub async fn get_drill_questions(id: i64, a: i64, b: i64, page: i64) -> Result<D
     let call = Request::now()?;
     let project = call.require(Obj::Evaluation(id), Need::Read).await?;
     call.require_in(project, [Obj::AnswerSet(a), Obj::AnswerSet(b)]).await?;
-    crate::ssr::evaluation::drill_questions(&call.state.pool, id, a, b, page).await
+    crate::ssr::evaluations::drill_questions(&call.state.pool, id, a, b, page).await
 }
 
 #[server(output = crate::codec::Json)]
@@ -369,5 +369,5 @@ pub async fn get_drill(id: i64, a: i64, b: i64, question: i64) -> Result<DrillVi
     let call = Request::now()?;
     let project = call.require(Obj::Evaluation(id), Need::Read).await?;
     call.require_in(project, [Obj::AnswerSet(a), Obj::AnswerSet(b), Obj::Question(question)]).await?;
-    crate::ssr::evaluation::drill(&call.state.pool, id, a, b, question).await
+    crate::ssr::evaluations::drill(&call.state.pool, id, a, b, question).await
 }

@@ -46,7 +46,7 @@ pub async fn get_graph_view(project_id: i64, limit: u32) -> Result<GraphView, Ap
 #[server(endpoint = "share/graph", output = crate::codec::Json)]
 pub async fn get_shared_graph_view(token: String, limit: u32) -> Result<GraphView, AppError> {
     let pool = &app_state()?.pool;
-    let project = crate::ssr::share::graph_project(pool, &token).await?;
+    let project = crate::ssr::shares::graph_project(pool, &token).await?;
     if limit == 0 {
         return Err(AppError::Invalid("the node limit must be at least 1".into()));
     }
@@ -57,14 +57,14 @@ pub async fn get_shared_graph_view(token: String, limit: u32) -> Result<GraphVie
 #[server(endpoint = "share/graph_node", output = crate::codec::Json)]
 pub async fn get_shared_graph_node(token: String, node_id: i64) -> Result<NodeDetail, AppError> {
     let pool = &app_state()?.pool;
-    store::graph::node_detail(pool, crate::ssr::share::graph_project(pool, &token).await?, node_id).await
+    store::graph::node_detail(pool, crate::ssr::shares::graph_project(pool, &token).await?, node_id).await
 }
 
 /// An edge of a shared graph; only edges of the shared project.
 #[server(endpoint = "share/graph_edge", output = crate::codec::Json)]
 pub async fn get_shared_graph_edge(token: String, source: i64, target: i64) -> Result<EdgeDetail, AppError> {
     let pool = &app_state()?.pool;
-    store::graph::edge_detail(pool, crate::ssr::share::graph_project(pool, &token).await?, source, target).await
+    store::graph::edge_detail(pool, crate::ssr::shares::graph_project(pool, &token).await?, source, target).await
 }
 
 #[server(output = crate::codec::Json)]

@@ -17,13 +17,13 @@ use crate::ssr::store::access::Obj;
 #[server(output = crate::codec::Json)]
 pub async fn create_share(kind: String, page_id: i64, expires_days: Option<u32>) -> Result<String, AppError> {
     let call = Request::now()?;
-    let kind = crate::ssr::share::kind(&kind)?;
-    call.require(Obj::Project(crate::ssr::share::project_of(&call.state.pool, kind, page_id).await?), Need::Edit)
+    let kind = crate::ssr::shares::kind(&kind)?;
+    call.require(Obj::Project(crate::ssr::shares::project_of(&call.state.pool, kind, page_id).await?), Need::Edit)
         .await?;
     if expires_days == Some(0) {
         return Err(AppError::Invalid("a link that expires lasts at least one day".into()));
     }
-    let (_, token) = crate::ssr::share::create(&call.state.pool, kind, page_id, expires_days).await?;
+    let (_, token) = crate::ssr::shares::create(&call.state.pool, kind, page_id, expires_days).await?;
     Ok(call.absolute(&format!("/share/{token}")))
 }
 
@@ -31,8 +31,8 @@ pub async fn create_share(kind: String, page_id: i64, expires_days: Option<u32>)
 #[server(output = crate::codec::Json)]
 pub async fn list_shares(kind: String, page_id: i64) -> Result<Vec<(i64, String, bool)>, AppError> {
     let call = Request::now()?;
-    let kind = crate::ssr::share::kind(&kind)?;
-    call.require(Obj::Project(crate::ssr::share::project_of(&call.state.pool, kind, page_id).await?), Need::Read)
+    let kind = crate::ssr::shares::kind(&kind)?;
+    call.require(Obj::Project(crate::ssr::shares::project_of(&call.state.pool, kind, page_id).await?), Need::Read)
         .await?;
     crate::ssr::store::shares::of_page(&call.state.pool, kind, page_id).await
 }
@@ -48,20 +48,20 @@ pub async fn revoke_share(id: i64) -> Result<(), AppError> {
 /// link is a 404, and so is the page showing it.
 #[server(endpoint = "share/kind", output = crate::codec::Json)]
 pub async fn get_shared_kind(token: String) -> Result<types::ShareKind, AppError> {
-    shared(crate::ssr::share::open(&app_state()?.pool, &token).await.map(|(kind, _)| kind))
+    shared(crate::ssr::shares::open(&app_state()?.pool, &token).await.map(|(kind, _)| kind))
 }
 
 /// The report a share link opens (an evaluation's, a study's results, a
 /// question set, a metrics run), read-only (no account).
 #[server(endpoint = "share/get", output = crate::codec::Json)]
 pub async fn get_shared(token: String) -> Result<SharedView, AppError> {
-    shared(crate::ssr::share::view(&app_state()?.pool, &token).await)
+    shared(crate::ssr::shares::view(&app_state()?.pool, &token).await)
 }
 
 /// Page `page` of the questions of the set a share link opens (no account).
 #[server(endpoint = "share/questions", output = crate::codec::Json)]
 pub async fn get_shared_questions(token: String, page: i64) -> Result<QuestionsPage, AppError> {
-    shared(crate::ssr::share::question_page(&app_state()?.pool, &token, page).await)
+    shared(crate::ssr::shares::question_page(&app_state()?.pool, &token, page).await)
 }
 
 /// Page `page` of a pair's questions in the drill-down of the evaluation a
@@ -73,27 +73,27 @@ pub async fn get_shared_drill_questions(
     b: i64,
     page: i64,
 ) -> Result<DrillQuestionsPage, AppError> {
-    shared(crate::ssr::share::drill_questions(&app_state()?.pool, &token, a, b, page).await)
+    shared(crate::ssr::shares::drill_questions(&app_state()?.pool, &token, a, b, page).await)
 }
 
 /// One question's judgments in the evaluation a share link opens (no
 /// account; the call logs stay the project's).
 #[server(endpoint = "share/drill", output = crate::codec::Json)]
 pub async fn get_shared_drill(token: String, a: i64, b: i64, question: i64) -> Result<DrillView, AppError> {
-    shared(crate::ssr::share::drill(&app_state()?.pool, &token, a, b, question).await)
+    shared(crate::ssr::shares::drill(&app_state()?.pool, &token, a, b, question).await)
 }
 
 /// The experiment's report a share link opens, read-only (no account).
 #[server(endpoint = "share/experiment", output = crate::codec::Json)]
 pub async fn get_shared_experiment(token: String) -> Result<ExperimentReportView, AppError> {
-    shared(crate::ssr::share::experiment(&app_state()?.pool, &token).await)
+    shared(crate::ssr::shares::experiment(&app_state()?.pool, &token).await)
 }
 
 /// The overview of the graph a share link opens (no account); the explorer
 /// reads the graph itself through `get_shared_graph_view`.
 #[server(endpoint = "share/graph_overview", output = crate::codec::Json)]
 pub async fn get_shared_graph(token: String) -> Result<Option<GraphOverview>, AppError> {
-    shared(crate::ssr::share::graph(&app_state()?.pool, &token).await)
+    shared(crate::ssr::shares::graph(&app_state()?.pool, &token).await)
 }
 
 /// A shared page's reply: "not found" is the response's 404.

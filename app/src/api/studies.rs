@@ -32,7 +32,7 @@ pub struct CreatedStudy {
 pub async fn list_studies(project_id: i64) -> Result<Vec<StudyView>, AppError> {
     let call = Request::now()?;
     call.require(Obj::Project(project_id), Need::Read).await?;
-    crate::ssr::study::list(&call.state.pool, project_id).await
+    crate::ssr::studies::list(&call.state.pool, project_id).await
 }
 
 /// The default dimensions of a question study and of an answer-validation
@@ -81,7 +81,7 @@ pub async fn create_study(
         parsed.push((set, whole("questions to draw", n, 1, 10_000)? as usize));
     }
     call.require_in(project_id, parsed.iter().map(|(s, _)| Obj::QuestionSet(*s))).await?;
-    let req = crate::ssr::study::StudyRequest {
+    let req = crate::ssr::studies::StudyRequest {
         project_id,
         name,
         draws: parsed,
@@ -107,7 +107,7 @@ pub async fn create_study(
         },
     };
     call.require_in(project_id, req.answers.map(Obj::AnswerSet)).await?;
-    let created = crate::ssr::study::create(&call.state.pool, &req).await?;
+    let created = crate::ssr::studies::create(&call.state.pool, &req).await?;
     Ok(CreatedStudy {
         study_id: created.study_id,
         open_url: if created.open_token.is_empty() {
@@ -123,7 +123,7 @@ pub async fn create_study(
 pub async fn set_study_open(id: i64, open: bool) -> Result<(), AppError> {
     let call = Request::now()?;
     call.require(Obj::Study(id), Need::Edit).await?;
-    crate::ssr::study::set_open(&call.state.pool, id, open).await
+    crate::ssr::studies::set_open(&call.state.pool, id, open).await
 }
 
 /// A new link for a study (`kind`: open or rater); its path, shown once.
@@ -132,21 +132,21 @@ pub async fn add_study_link(id: i64, kind: String) -> Result<String, AppError> {
     let call = Request::now()?;
     call.require(Obj::Study(id), Need::Edit).await?;
     let label = if kind == "open" { "open link" } else { "rater link" };
-    Ok(call.absolute(&format!("/s/{}", crate::ssr::study::add_link(&call.state.pool, id, &kind, label).await?)))
+    Ok(call.absolute(&format!("/s/{}", crate::ssr::studies::add_link(&call.state.pool, id, &kind, label).await?)))
 }
 
 #[server(output = crate::codec::Json)]
 pub async fn revoke_study_link(link_id: i64) -> Result<(), AppError> {
     let call = Request::now()?;
     call.require(Obj::StudyLink(link_id), Need::Edit).await?;
-    crate::ssr::study::revoke_link(&call.state.pool, link_id).await
+    crate::ssr::studies::revoke_link(&call.state.pool, link_id).await
 }
 
 #[server(output = crate::codec::Json)]
 pub async fn delete_study(id: i64) -> Result<(), AppError> {
     let call = Request::now()?;
     call.require(Obj::Study(id), Need::Edit).await?;
-    crate::ssr::study::delete(&call.state.pool, id).await
+    crate::ssr::studies::delete(&call.state.pool, id).await
 }
 
 /// Starts the LLM rater on a study's items (a job), with the rubric the humans read.
@@ -155,7 +155,7 @@ pub async fn start_study_rating(id: i64) -> Result<JobView, AppError> {
     let call = Request::now()?;
     call.require(Obj::Study(id), Need::Edit).await?;
     let state = call.state.clone();
-    let job = crate::ssr::study::create_llm_rating(&state.pool, id, false).await?;
+    let job = crate::ssr::studies::create_llm_rating(&state.pool, id, false).await?;
     state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
     Ok(job)
 }
@@ -164,7 +164,7 @@ pub async fn start_study_rating(id: i64) -> Result<JobView, AppError> {
 pub async fn get_study_results(id: i64) -> Result<StudyResultsView, AppError> {
     let call = Request::now()?;
     call.require(Obj::Study(id), Need::Read).await?;
-    crate::ssr::study::results_view(&call.state.pool, id).await
+    crate::ssr::studies::results_view(&call.state.pool, id).await
 }
 
 /// A rater's session at a study link (no account; `rater`: the browser's
@@ -189,9 +189,10 @@ pub async fn study_session(link: String, rater: String) -> Result<RaterSession, 
         .as_ref()
         .and_then(|p| p.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>())
         .map_or("?".to_string(), |a| a.0.ip().to_string());
-    let session =
-        crate::ssr::study::session(&state.pool, &link, rater.as_deref(), |link_id| state.raters.admit(link_id, &addr))
-            .await?;
+    let session = crate::ssr::studies::session(&state.pool, &link, rater.as_deref(), |link_id| {
+        state.raters.admit(link_id, &addr)
+    })
+    .await?;
     if !session.rater.is_empty() {
         cookie.send_named(&name, &session.rater, 180 * 86_400, "/");
     }
@@ -212,10 +213,10 @@ pub async fn study_rate(link: String, rater: String, item: i64, scores: String) 
         .split(',')
         .map(|s| s.trim().parse::<u8>().map_err(|_| AppError::Invalid(format!("\"{s}\" is not a score"))))
         .collect::<Result<_, _>>()?;
-    crate::ssr::study::rate(&app_state()?.pool, &link, &rater, item, &scores).await
+    crate::ssr::studies::rate(&app_state()?.pool, &link, &rater, item, &scores).await
 }
 
 #[server(endpoint = "study/finish", output = crate::codec::Json)]
 pub async fn study_finish(link: String, rater: String) -> Result<(), AppError> {
-    crate::ssr::study::finish(&app_state()?.pool, &link, &rater).await
+    crate::ssr::studies::finish(&app_state()?.pool, &link, &rater).await
 }

@@ -86,7 +86,7 @@ pub struct StudySummaryRow {
 }
 
 /// Raters a group needs before its interval is shown (the engine's
-/// `study::MIN_RATERS_FOR_INTERVAL`, which `ssr::study` checks is the same).
+/// `study::MIN_RATERS_FOR_INTERVAL`, which `ssr::studies` checks is the same).
 pub const MIN_RATERS_FOR_INTERVAL: usize = 3;
 
 /// The latest LLM-rater job of a study and its agreement with the humans.

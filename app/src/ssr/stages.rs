@@ -14,8 +14,8 @@ pub fn stage(kind: JobKind) -> &'static dyn Stage {
         JobKind::Relevance => &crate::ssr::questions::run::RelevanceStage,
         JobKind::Mentions => &crate::ssr::questions::run::MentionsStage,
         JobKind::Answers => &crate::ssr::answers::AnswersStage,
-        JobKind::Evaluation => &crate::ssr::evaluation::EvaluationStage,
-        JobKind::StudyRating => &crate::ssr::study::StudyRatingStage,
+        JobKind::Evaluation => &crate::ssr::evaluations::EvaluationStage,
+        JobKind::StudyRating => &crate::ssr::studies::StudyRatingStage,
         JobKind::Metrics => &crate::ssr::metrics::MetricsStage,
     }
 }

@@ -65,7 +65,7 @@ pub struct AppState {
     /// Failed logins, for slowing down guessing.
     pub throttle: std::sync::Arc<crate::ssr::auth::Throttle>,
     /// New raters per address at open study links.
-    pub raters: std::sync::Arc<crate::ssr::study::RaterLimit>,
+    pub raters: std::sync::Arc<crate::ssr::studies::RaterLimit>,
 }
 
 impl AppState {

@@ -424,8 +424,8 @@ fn triple(b: &engine::stats::BoxStats) -> serde_json::Value {
 }
 
 async fn summary(pool: &Db, out: Output, id: i64, job: &app::model::JobView) -> anyhow::Result<serde_json::Value> {
-    let (e, r) = app::ssr::evaluation::report(pool, id).await?;
-    let costs = app::ssr::evaluation::pair_costs(pool, &e).await?;
+    let (e, r) = app::ssr::evaluations::report(pool, id).await?;
+    let costs = app::ssr::evaluations::pair_costs(pool, &e).await?;
     let pairs: Vec<serde_json::Value> = r
         .pairs
         .iter()
@@ -465,12 +465,12 @@ async fn summary(pool: &Db, out: Output, id: i64, job: &app::model::JobView) -> 
     let judging = app::ssr::store::jobs::outcome_of(pool, job.id, "_-%").await?;
     let reading = match e.settings.judge {
         engine::judge::eval::JudgeKind::Llm => {
-            app::ssr::evaluation::judge_reading(&judging, r.bias.flip_rate, r.bias.exchanged_draws, true)
+            app::ssr::evaluations::judge_reading(&judging, r.bias.flip_rate, r.bias.exchanged_draws, true)
         }
         _ => None,
     };
-    let no_verdict = app::ssr::evaluation::no_verdict(&e, &r, Some(&judging));
-    let thin_context = app::ssr::evaluation::thin_context(pool, &e).await?;
+    let no_verdict = app::ssr::evaluations::no_verdict(&e, &r, Some(&judging));
+    let thin_context = app::ssr::evaluations::thin_context(pool, &e).await?;
     let value = json!({"evaluation_id": id, "job": job.id, "status": job.status, "judge": e.view.judge,
                        "settings": e.view.settings_text(),
                        "failed": job.failed, "tokens": job.tokens, "cost_usd": job.cost_usd,
@@ -583,7 +583,7 @@ pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: EvalCommand) ->
                     resolve_set(pool, p.summary.id, set, b).await?,
                 ));
             }
-            let req = app::ssr::evaluation::EvalRequest {
+            let req = app::ssr::evaluations::EvalRequest {
                 question_set_id: set,
                 answer_sets,
                 pairs: chosen,
@@ -592,16 +592,16 @@ pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: EvalCommand) ->
                 no_cache,
             };
             if plan {
-                let price = app::ssr::evaluation::plan(pool, llm, &req, &[]).await?;
+                let price = app::ssr::evaluations::plan(pool, llm, &req, &[]).await?;
                 let mut value = serde_json::to_value(&price)?;
                 let mut text = plan_text(&price);
                 if let Some(pilot) = pilot {
-                    let e = app::ssr::evaluation::get(pool, pilot).await?;
+                    let e = app::ssr::evaluations::get(pool, pilot).await?;
                     if e.view.project_id != p.summary.id {
                         anyhow::bail!("evaluation {pilot} belongs to another project");
                     }
                     let run = (questions.questions.max(0) as usize, req.settings.trials as usize);
-                    let decided = app::ssr::evaluation::decide(pool, pilot, run, half_width, difference).await?;
+                    let decided = app::ssr::evaluations::decide(pool, pilot, run, half_width, difference).await?;
                     value["decide"] = serde_json::to_value(&decided)?;
                     text.push('\n');
                     text.push_str(&decide_text(&decided));
@@ -609,7 +609,7 @@ pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: EvalCommand) ->
                 out.print(value, || text.clone());
                 return Ok(ExitCode::SUCCESS);
             }
-            let (job, id) = app::ssr::evaluation::create(pool, llm, &req).await?;
+            let (job, id) = app::ssr::evaluations::create(pool, llm, &req).await?;
             let (code, after) = execute_job(pool, out, llm, job.id, false).await?;
             summary(pool, out, id, &after).await?;
             Ok(code)
@@ -618,14 +618,14 @@ pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: EvalCommand) ->
             let p = app::ssr::store::projects::find_project(pool, &project).await?;
             let first = resolve_set(pool, p.summary.id, set, &method).await?;
             let (job, id) =
-                app::ssr::evaluation::create_sanity(pool, llm, first, judge.settings(Protocol::Both)?).await?;
+                app::ssr::evaluations::create_sanity(pool, llm, first, judge.settings(Protocol::Both)?).await?;
             let (code, after) = execute_job(pool, out, llm, job.id, false).await?;
             summary(pool, out, id, &after).await?;
             Ok(code)
         }
         EvalCommand::List { project } => {
             let p = app::ssr::store::projects::find_project(pool, &project).await?;
-            let list = app::ssr::evaluation::list(pool, p.summary.id).await?;
+            let list = app::ssr::evaluations::list(pool, p.summary.id).await?;
             out.print(json!(list), || {
                 let mut lines =
                     vec![format!("{:>5}  {:<40} {:<9} {:>11}  {}", "id", "evaluation", "status", "progress", "judge")];
@@ -644,7 +644,7 @@ pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: EvalCommand) ->
             Ok(ExitCode::SUCCESS)
         }
         EvalCommand::Show { id } => {
-            let e = app::ssr::evaluation::get(pool, id).await?;
+            let e = app::ssr::evaluations::get(pool, id).await?;
             let job = e.view.job_id.ok_or_else(|| anyhow::anyhow!("evaluation {id} has no job"))?;
             let job = app::ssr::store::jobs::get_job(pool, job).await?;
             summary(pool, out, id, &job).await?;
@@ -664,7 +664,7 @@ pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: EvalCommand) ->
 /// every table as CSV, report.json. Returns the files' names.
 pub(super) async fn write_report(pool: &Db, id: i64, dir: &std::path::Path) -> anyhow::Result<Vec<String>> {
     std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
-    let snapshot = app::ssr::evaluation::snapshot(pool, id).await?;
+    let snapshot = app::ssr::evaluations::snapshot(pool, id).await?;
     let mut written = Vec::new();
     let mut write = |name: String, bytes: &[u8]| -> anyhow::Result<()> {
         let path = dir.join(&name);
@@ -672,14 +672,14 @@ pub(super) async fn write_report(pool: &Db, id: i64, dir: &std::path::Path) -> a
         written.push(name);
         Ok(())
     };
-    for (name, svg) in app::ssr::evaluation::plots(&snapshot.stored, &snapshot.report) {
+    for (name, svg) in app::ssr::evaluations::plots(&snapshot.stored, &snapshot.report) {
         write(format!("{name}.png"), &crate::png::svg_to_png(&svg, 2.0).map_err(anyhow::Error::msg)?)?;
         write(format!("{name}.svg"), svg.as_bytes())?;
     }
-    for table in app::ssr::evaluation::TABLES {
-        write(format!("{table}.csv"), app::ssr::evaluation::table_csv(&snapshot, table)?.as_bytes())?;
+    for table in app::ssr::evaluations::TABLES {
+        write(format!("{table}.csv"), app::ssr::evaluations::table_csv(&snapshot, table)?.as_bytes())?;
     }
-    let report = app::ssr::evaluation::report_json(&snapshot);
+    let report = app::ssr::evaluations::report_json(&snapshot);
     write("report.json".into(), serde_json::to_string_pretty(&report)?.as_bytes())?;
     Ok(written)
 }

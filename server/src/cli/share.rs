@@ -34,15 +34,15 @@ pub async fn run(pool: &Db, out: Output, cmd: ShareCommand) -> anyhow::Result<Ex
             let p = app::ssr::store::projects::find_project(pool, &project).await?;
             let (kind, id) = page.split_once(':').ok_or_else(|| anyhow::anyhow!("--page {page}: expected KIND:ID"))?;
             let id: i64 = id.trim().parse().map_err(|_| anyhow::anyhow!("--page {page}: \"{id}\" is not an id"))?;
-            let kind = app::ssr::share::kind(kind)?;
-            let owner = app::ssr::share::project_of(pool, kind, id).await?;
+            let kind = app::ssr::shares::kind(kind)?;
+            let owner = app::ssr::shares::project_of(pool, kind, id).await?;
             if owner != p.summary.id {
                 anyhow::bail!("{kind} {id} belongs to another project");
             }
             if expires_days == Some(0) {
                 anyhow::bail!("--expires-days: a link that expires lasts at least one day");
             }
-            let (share_id, token) = app::ssr::share::create(pool, kind, id, expires_days).await?;
+            let (share_id, token) = app::ssr::shares::create(pool, kind, id, expires_days).await?;
             let url = format!("{}/share/{token}", base_url.trim_end_matches('/'));
             out.print(json!({"share_id": share_id, "url": url, "token": token}), || {
                 format!("{url}\n(shown only now: Assay keeps its hash; `assay share revoke {token}` withdraws it)")

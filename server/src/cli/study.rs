@@ -131,7 +131,7 @@ pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: StudyCommand) -
                     n.trim().parse().map_err(|_| anyhow::anyhow!("--questions {q}: \"{n}\" is not a count"))?;
                 draws.push((set, n));
             }
-            let req = app::ssr::study::StudyRequest {
+            let req = app::ssr::studies::StudyRequest {
                 project_id: p.summary.id,
                 name: name.unwrap_or_else(|| {
                     if kind == engine::study::Kind::Answers { "Answer validation" } else { "Question rating" }.into()
@@ -149,7 +149,7 @@ pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: StudyCommand) -
                 seed,
                 expires_days,
             };
-            let created = app::ssr::study::create(pool, &req).await?;
+            let created = app::ssr::studies::create(pool, &req).await?;
             let base = base_url.trim_end_matches('/');
             let owner_url = format!("{base}/projects/{}/studies/{}", p.summary.id, created.study_id);
             let rater_url =
@@ -175,9 +175,9 @@ pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: StudyCommand) -
             Ok(ExitCode::SUCCESS)
         }
         StudyCommand::Rate { id } => {
-            let job = app::ssr::study::create_llm_rating(pool, id, false).await?;
+            let job = app::ssr::studies::create_llm_rating(pool, id, false).await?;
             let (code, after) = execute_job(pool, out, llm, job.id, false).await?;
-            let results = app::ssr::study::results(pool, id).await?;
+            let results = app::ssr::studies::results(pool, id).await?;
             out.print(json!({"job": after, "llm": results.llm}), || {
                 let mut lines = vec![job_line(&after)];
                 for a in results.llm.iter().flat_map(|l| &l.rows) {
@@ -207,7 +207,7 @@ pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: StudyCommand) -
         StudyCommand::ImportHierarag { project, dir, name } => {
             let p = app::ssr::store::projects::find_project(pool, &project).await?;
             let inputs = engine::study::hierarag_judging::Inputs::from_folder(&dir).map_err(anyhow::Error::msg)?;
-            let made = app::ssr::study::import_hierarag(pool, p.summary.id, &name, inputs).await?;
+            let made = app::ssr::studies::import_hierarag(pool, p.summary.id, &name, inputs).await?;
             out.print(
                 json!({"study_id": made.study_id, "questions": made.questions, "annotators": made.annotators,
                        "ratings": made.ratings, "report": made.line}),
@@ -217,10 +217,10 @@ pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: StudyCommand) -
         }
         StudyCommand::Results { id, format } => {
             if format == "csv" {
-                return write_stdout(&app::ssr::study::ratings_csv(pool, id).await?);
+                return write_stdout(&app::ssr::studies::ratings_csv(pool, id).await?);
             }
-            let c = app::ssr::study::results(pool, id).await?;
-            let imported = app::ssr::study::imported_analysis(pool, id).await?.map(|a| a.rows());
+            let c = app::ssr::studies::results(pool, id).await?;
+            let imported = app::ssr::studies::imported_analysis(pool, id).await?.map(|a| a.rows());
             let value = json!({"study": c.view, "results": c.results, "llm": c.llm, "as_published": imported});
             println!("{}", serde_json::to_string_pretty(&value)?);
             Ok(ExitCode::SUCCESS)

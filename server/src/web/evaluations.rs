@@ -15,7 +15,7 @@ pub async fn plot_of(pool: &Db, id: i64, file: &str) -> Response {
     let Some((name, ext)) = file.rsplit_once('.').filter(|(_, e)| matches!(*e, "svg" | "png")) else {
         return error(StatusCode::NOT_FOUND, format!("no plot \"{file}\": ask for NAME.svg or NAME.png"));
     };
-    let snapshot = match app::ssr::evaluation::snapshot(pool, id).await {
+    let snapshot = match app::ssr::evaluations::snapshot(pool, id).await {
         Ok(x) => x,
         Err(e) => return app_error(e),
     };
@@ -45,7 +45,7 @@ pub async fn table_of(pool: &Db, id: i64, file: &str) -> Response {
     let Some(name) = file.strip_suffix(".csv") else {
         return error(StatusCode::NOT_FOUND, format!("no table \"{file}\": ask for NAME.csv"));
     };
-    match app::ssr::evaluation::snapshot(pool, id).await.and_then(|s| app::ssr::evaluation::table_csv(&s, name)) {
+    match app::ssr::evaluations::snapshot(pool, id).await.and_then(|s| app::ssr::evaluations::table_csv(&s, name)) {
         Ok(body) => download(body, "csv", &format!("evaluation-{id}-{name}")),
         Err(e) => app_error(e),
     }
@@ -54,10 +54,10 @@ pub async fn table_of(pool: &Db, id: i64, file: &str) -> Response {
 /// `report.json` or `report.html` of evaluation `id`.
 pub async fn report_of(pool: &Db, id: i64, file: &str) -> Response {
     let result = match file {
-        "report.json" => app::ssr::evaluation::snapshot(pool, id).await.map(|s| {
+        "report.json" => app::ssr::evaluations::snapshot(pool, id).await.map(|s| {
             (
                 "application/json",
-                serde_json::to_string_pretty(&app::ssr::evaluation::report_json(&s)).unwrap_or_default(),
+                serde_json::to_string_pretty(&app::ssr::evaluations::report_json(&s)).unwrap_or_default(),
             )
         }),
         "report.html" => crate::report_html::html(pool, types::ShareKind::Evaluation, id)

@@ -61,7 +61,7 @@ pub fn router(pool: Db, config: Config, llm: engine::llm::settings::LlmSettings,
         llm: Arc::new(std::sync::RwLock::new(Arc::new(llm))),
         jobs: Arc::new(app::ssr::jobs::JobManager::new(app::ssr::stages::stage)),
         throttle: Arc::new(app::ssr::auth::Throttle::default()),
-        raters: Arc::new(app::ssr::study::RaterLimit::default()),
+        raters: Arc::new(app::ssr::studies::RaterLimit::default()),
     };
     if state.pool.is_postgres() {
         // A database several processes share: this server also takes part

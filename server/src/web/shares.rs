@@ -10,7 +10,7 @@ use super::app_error;
 
 /// `GET /api/share/{token}/{file}` (report.json, report.html, chart.svg …).
 pub async fn file(State(state): State<AppState>, Path((token, file)): Path<(String, String)>) -> Response {
-    match app::ssr::share::open(&state.pool, &token).await {
+    match app::ssr::shares::open(&state.pool, &token).await {
         Ok((kind, id)) if kind == ShareKind::Evaluation => super::evaluations::report_of(&state.pool, id, &file).await,
         Ok((kind, id)) if kind == ShareKind::Study => super::studies::file_of(&state.pool, id, &file).await,
         Ok((kind, id)) if kind == ShareKind::Questions => questions_file(&state.pool, id, &file).await,
@@ -62,7 +62,7 @@ pub async fn part(
     State(state): State<AppState>,
     Path((token, part, file)): Path<(String, String, String)>,
 ) -> Response {
-    match app::ssr::share::open(&state.pool, &token).await {
+    match app::ssr::shares::open(&state.pool, &token).await {
         Ok((kind, id)) if kind == ShareKind::Evaluation && part == "plots" => {
             super::evaluations::plot_of(&state.pool, id, &file).await
         }
@@ -80,7 +80,7 @@ pub async fn part(
 /// A shared question set's chart: `entities` (the graph's names its
 /// questions mention) or `relevance` (its retrieval relevance), as SVG or PNG.
 async fn question_plot(pool: &app::ssr::store::Db, set: i64, file: &str) -> Response {
-    let shared = match app::ssr::share::questions(pool, set, true).await {
+    let shared = match app::ssr::shares::questions(pool, set, true).await {
         Ok(q) => q,
         Err(e) => return app_error(e),
     };

@@ -13,11 +13,11 @@ use super::{app_error, download, error, svg};
 /// study's figures as its authors compute them) or `report.html` of study `id`.
 pub async fn file_of(pool: &Db, id: i64, file: &str) -> Response {
     match file {
-        "ratings.csv" => match app::ssr::study::ratings_csv(pool, id).await {
+        "ratings.csv" => match app::ssr::studies::ratings_csv(pool, id).await {
             Ok(body) => download(body, "csv", &format!("study-{id}-ratings")),
             Err(e) => app_error(e),
         },
-        "judging.csv" => match app::ssr::study::judging_csv(pool, id).await {
+        "judging.csv" => match app::ssr::studies::judging_csv(pool, id).await {
             Ok(body) => download(body, "csv", &format!("study-{id}-judging")),
             Err(e) => app_error(e),
         },
@@ -33,7 +33,7 @@ pub async fn file_of(pool: &Db, id: i64, file: &str) -> Response {
             Err(e) => app_error(e),
         },
         "chart.svg" | "chart.png" => {
-            let body = match app::ssr::study::results_view(pool, id).await {
+            let body = match app::ssr::studies::results_view(pool, id).await {
                 Ok(v) => v.chart_svg,
                 Err(e) => return app_error(e),
             };
@@ -110,7 +110,7 @@ pub async fn import(State(state): State<AppState>, granted: super::Granted, mut 
         Ok(Err(e)) => return back(&e.to_string()),
         Err(_) => return back("the files could not be read"),
     };
-    match app::ssr::study::import_hierarag(&state.pool, id, &name, inputs).await {
+    match app::ssr::studies::import_hierarag(&state.pool, id, &name, inputs).await {
         Ok(made) => super::redirect(&format!("/projects/{id}/studies/{}", made.study_id), &[("imported", &made.line)]),
         Err(e) => back(&e.to_string()),
     }

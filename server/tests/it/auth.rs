@@ -110,9 +110,9 @@ async fn only_the_logged_in_owner_reaches_anything_but_rater_links() {
     .await
     .unwrap();
     app::ssr::store::questions::add_question(&h.pool, set_id, "What is the Salt Guild?", None, None).await.unwrap();
-    let study = app::ssr::study::create(
+    let study = app::ssr::studies::create(
         &h.pool,
-        &app::ssr::study::StudyRequest {
+        &app::ssr::studies::StudyRequest {
             project_id: project.summary.id,
             name: "S".into(),
             draws: vec![(set_id, 1)],

@@ -279,7 +279,7 @@ async fn a_cancelled_evaluation_resumes_without_judging_anything_twice() {
         concurrency: 2,
         ..Default::default()
     };
-    let req = |name: &str| app::ssr::evaluation::EvalRequest {
+    let req = |name: &str| app::ssr::evaluations::EvalRequest {
         question_set_id: set,
         answer_sets: vec![1, 2],
         pairs: vec![],
@@ -294,7 +294,7 @@ async fn a_cancelled_evaluation_resumes_without_judging_anything_twice() {
         name: Some(name.into()),
         no_cache: false,
     };
-    let (job, id) = app::ssr::evaluation::create(&pool, &llm, &req("stopped")).await.unwrap();
+    let (job, id) = app::ssr::evaluations::create(&pool, &llm, &req("stopped")).await.unwrap();
     let cancel = tokio_util::sync::CancellationToken::new();
     let stop = cancel.clone();
     let end = app::ssr::jobs::run(&pool, &llm, app::ssr::stages::stage, job.id, false, cancel, &move |p| {
@@ -330,12 +330,12 @@ async fn a_cancelled_evaluation_resumes_without_judging_anything_twice() {
         draws.iter().find(|d| d.1 > 1)
     );
     // The same evaluation run straight through reports the same numbers.
-    let (job2, id2) = app::ssr::evaluation::create(&pool, &llm, &req("straight")).await.unwrap();
+    let (job2, id2) = app::ssr::evaluations::create(&pool, &llm, &req("straight")).await.unwrap();
     app::ssr::jobs::run(&pool, &llm, app::ssr::stages::stage, job2.id, false, Default::default(), &|_| {})
         .await
         .unwrap();
-    let (_, resumed) = app::ssr::evaluation::report(&pool, id).await.unwrap();
-    let (_, straight) = app::ssr::evaluation::report(&pool, id2).await.unwrap();
+    let (_, resumed) = app::ssr::evaluations::report(&pool, id).await.unwrap();
+    let (_, straight) = app::ssr::evaluations::report(&pool, id2).await.unwrap();
     assert_eq!(resumed.pairs, straight.pairs);
 }
 
@@ -458,14 +458,14 @@ async fn the_judge_temperature_is_a_setting_sent_as_set_and_reported() {
     assert_eq!(judged(&mock).len(), 1);
     assert!((judged(&mock)[0].unwrap() - 0.3).abs() < 1e-6, "{:?}", judged(&mock));
     let pool = db.open().await;
-    let views = app::ssr::evaluation::list(&pool, 1).await.unwrap();
+    let views = app::ssr::evaluations::list(&pool, 1).await.unwrap();
     let texts: Vec<String> = views.iter().map(|v| v.settings_text()).collect();
     assert!(texts.iter().any(|t| t.contains("judge temperature the model's default (none sent)")), "{texts:?}");
     assert!(texts.iter().any(|t| t.contains("judge temperature 0.3")), "{texts:?}");
     // A row stored before the setting existed: its settings lack the key.
     let id = views[0].id;
     common::execute(&pool, "UPDATE evaluations SET settings = '{\"trials\": 1}' WHERE id = $1", &[id]).await;
-    let old = app::ssr::evaluation::get(&pool, id).await.unwrap();
+    let old = app::ssr::evaluations::get(&pool, id).await.unwrap();
     assert_eq!(old.settings.judge_temperature, Some(1.0));
     assert!(old.view.settings_text().contains("judge temperature 1"), "{}", old.view.settings_text());
 }
@@ -913,8 +913,8 @@ async fn sequential_trials_stop_a_settled_pair_and_reach_the_fixed_runs_verdicts
     assert_eq!(fixed_items as usize, 3 * questions * 25, "the fixed run judged every trial");
     assert!(seq_items < fixed_items, "{seq_items} of {fixed_items} trials judged");
     // Each pair: the sequential verdict is the fixed run's on the same statistic at M = 25.
-    let e = app::ssr::evaluation::get(&pool, fixed["evaluation_id"].as_i64().unwrap()).await.unwrap();
-    let (_, fixed_pairs) = app::ssr::evaluation::inputs(&pool, &e).await.unwrap();
+    let e = app::ssr::evaluations::get(&pool, fixed["evaluation_id"].as_i64().unwrap()).await.unwrap();
+    let (_, fixed_pairs) = app::ssr::evaluations::inputs(&pool, &e).await.unwrap();
     let mut made = 0;
     for p in seq["pairs"].as_array().unwrap() {
         let course: sequential::Course = serde_json::from_value(p["sequential"].clone()).unwrap();
@@ -1042,8 +1042,8 @@ async fn a_jury_judges_every_item_and_is_compared_with_each_judge_and_the_people
 
     // People rate both answer sets' answers: the better-judged answer (by
     // the jury's mean score over trials) gets the higher correctness.
-    let e = app::ssr::evaluation::get(&pool, id).await.unwrap();
-    let (_, inputs) = app::ssr::evaluation::inputs(&pool, &e).await.unwrap();
+    let e = app::ssr::evaluations::get(&pool, id).await.unwrap();
+    let (_, inputs) = app::ssr::evaluations::inputs(&pool, &e).await.unwrap();
     let diff = |q: i64| {
         let question = inputs[0].questions.iter().find(|x| x.id == q).unwrap();
         let ds: Vec<f64> = question

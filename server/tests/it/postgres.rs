@@ -338,7 +338,7 @@ async fn a_copy_of_a_database_in_use_is_a_snapshot() {
     let items: i64 = common::scalar(&pool, "SELECT COUNT(*) FROM study_items WHERE study_id = $1", &[1]).await;
     let item: i64 = common::scalar(&pool, "SELECT MIN(id) FROM study_items WHERE study_id = $1", &[1]).await;
     assert!(items > 0);
-    let dims = app::ssr::study::results_view(&pool, 1).await.unwrap().study.dimensions.len();
+    let dims = app::ssr::studies::results_view(&pool, 1).await.unwrap().study.dimensions.len();
 
     let stop = std::sync::Arc::new(AtomicBool::new(false));
     let logins = {

@@ -37,8 +37,8 @@ async fn call(router: &axum::Router, path: &str, form: &str, addr: &str, cookie:
     Reply { status, cookies, json: serde_json::from_slice(&bytes).unwrap_or(Value::Null) }
 }
 
-fn request(project: i64, set: i64, open_link: bool, rater_links: usize) -> app::ssr::study::StudyRequest {
-    app::ssr::study::StudyRequest {
+fn request(project: i64, set: i64, open_link: bool, rater_links: usize) -> app::ssr::studies::StudyRequest {
+    app::ssr::studies::StudyRequest {
         project_id: project,
         name: "S".into(),
         draws: vec![(set, 3)],
@@ -75,7 +75,7 @@ async fn open_link_raters_are_one_per_browser_limited_per_address_and_all_stored
     for q in ["What is the Salt Guild?", "Who built the lighthouse?", "Where does the Oll run?"] {
         app::ssr::store::questions::add_question(&pool, set, q, None, None).await.unwrap();
     }
-    let study = app::ssr::study::create(&pool, &request(project, set, true, 0)).await.unwrap();
+    let study = app::ssr::studies::create(&pool, &request(project, set, true, 0)).await.unwrap();
     let link = study.open_token.clone();
     let config = app::ssr::state::Config { require_login: true, ..Default::default() };
     let options = server::web::leptos_options(dir.path(), "127.0.0.1:0".parse().unwrap());
@@ -97,7 +97,7 @@ async fn open_link_raters_are_one_per_browser_limited_per_address_and_all_stored
     assert_eq!(again.json["rater"].as_str(), Some(rater.as_str()));
 
     // One address starts at most NEW_RATERS_PER_ADDRESS raters per hour.
-    for _ in 1..app::ssr::study::NEW_RATERS_PER_ADDRESS {
+    for _ in 1..app::ssr::studies::NEW_RATERS_PER_ADDRESS {
         assert_eq!(session("198.51.100.1", None).await.status, StatusCode::OK);
     }
     let refused = session("198.51.100.1", None).await;
@@ -138,12 +138,12 @@ async fn open_link_raters_are_one_per_browser_limited_per_address_and_all_stored
     )
     .await;
     assert_eq!(stored as usize, 200 * 3 * dims, "every rating of 200 concurrent raters");
-    let results = app::ssr::study::results_view(&pool, study.study_id).await.unwrap();
+    let results = app::ssr::studies::results_view(&pool, study.study_id).await.unwrap();
     assert_eq!(results.open_link_raters, 200);
     println!("200 concurrent raters: {stored} ratings stored ({dims} dimensions × 3 items each)");
 
     // Per-rater links only: no open link, and none without a rater link.
-    let only = app::ssr::study::create(&pool, &request(project, set, false, 2)).await.unwrap();
+    let only = app::ssr::studies::create(&pool, &request(project, set, false, 2)).await.unwrap();
     assert!(only.open_token.is_empty());
     assert_eq!(only.rater_tokens.len(), 2);
     let links: i64 = common::scalar(
@@ -153,7 +153,7 @@ async fn open_link_raters_are_one_per_browser_limited_per_address_and_all_stored
     )
     .await;
     assert_eq!(links, 0);
-    let e = app::ssr::study::create(&pool, &request(project, set, false, 0)).await.unwrap_err();
+    let e = app::ssr::studies::create(&pool, &request(project, set, false, 0)).await.unwrap_err();
     assert_eq!(e.status(), 400, "{e}");
 }
 
@@ -180,7 +180,7 @@ async fn a_finish_is_final_even_against_ratings_sent_with_it() {
     for q in ["What is the Salt Guild?", "Who built the lighthouse?", "Where does the Oll run?"] {
         app::ssr::store::questions::add_question(&pool, set, q, None, None).await.unwrap();
     }
-    let study = app::ssr::study::create(&pool, &request(project, set, false, 1)).await.unwrap();
+    let study = app::ssr::studies::create(&pool, &request(project, set, false, 1)).await.unwrap();
     let link = study.rater_tokens[0].clone();
     let options = server::web::leptos_options(dir.path(), "127.0.0.1:0".parse().unwrap());
     let router = server::web::router(pool.clone(), Default::default(), Default::default(), options);

@@ -239,10 +239,10 @@ async fn an_unknown_stored_name_fails_naming_its_row() {
     execute(&pool, "UPDATE question_sets SET kind = 'graph' WHERE id = $1", &[set]).await;
 
     // A share link's page: its holder gets the error, not another page.
-    let (share, token) = app::ssr::share::create(&pool, types::ShareKind::Questions, set, None).await.unwrap();
-    assert_eq!(app::ssr::share::open(&pool, &token).await.unwrap(), (types::ShareKind::Questions, set));
+    let (share, token) = app::ssr::shares::create(&pool, types::ShareKind::Questions, set, None).await.unwrap();
+    assert_eq!(app::ssr::shares::open(&pool, &token).await.unwrap(), (types::ShareKind::Questions, set));
     execute(&pool, "UPDATE shares SET page_kind = 'dashboard' WHERE id = $1", &[share]).await;
-    refused(app::ssr::share::open(&pool, &token).await.unwrap_err(), "shares", share, "dashboard");
+    refused(app::ssr::shares::open(&pool, &token).await.unwrap_err(), "shares", share, "dashboard");
 
     // An account's role: the session that would have been the owner's is refused.
     let owner = app::ssr::auth::create_user(&pool, "owner", "correct horse battery", types::Role::Owner).await.unwrap();

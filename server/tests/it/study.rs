@@ -210,7 +210,7 @@ async fn an_open_link_gives_each_browser_a_rater_resumes_it_and_refuses_when_rev
     assert!(status != 200 && body.to_string().contains("4 of 5 items are not rated yet"), "{body}");
     // Closed: the session says so, ratings are refused.
     let pool = db.open().await;
-    app::ssr::study::set_open(&pool, study, false).await.unwrap();
+    app::ssr::studies::set_open(&pool, study, false).await.unwrap();
     let (_, closed) = session(String::new()).await;
     assert_eq!((closed["is_open"].as_bool(), closed["items"].as_array().map(Vec::len)), (Some(false), Some(0)));
     let (status, body) = rate("3,3,3").await;
@@ -235,10 +235,10 @@ async fn an_open_link_gives_each_browser_a_rater_resumes_it_and_refuses_when_rev
     assert!(status != 200 && body.to_string().contains("does not exist or was withdrawn"), "expired: {body}");
     common::execute(&pool, "UPDATE study_links SET expires_at = NULL WHERE study_id = $1", &[study]).await;
     // Revoked: the link is gone, for everyone.
-    app::ssr::study::set_open(&pool, study, true).await.unwrap();
+    app::ssr::studies::set_open(&pool, study, true).await.unwrap();
     let link_id =
         common::scalar(&pool, "SELECT id FROM study_links WHERE study_id = $1 AND kind = 'open'", &[study]).await;
-    app::ssr::study::revoke_link(&pool, link_id).await.unwrap();
+    app::ssr::studies::revoke_link(&pool, link_id).await.unwrap();
     let (status, body) = session(rater.clone()).await;
     assert!(status != 200 && body.to_string().contains("does not exist or was withdrawn"), "{body}");
     let (status, _) =

@@ -534,7 +534,7 @@ where
                         let what = json!({ "answer_set": a, "settings": settings });
                         let id = r
                             .stage(StageKind::Sanity, label, what, async {
-                                crate::ssr::evaluation::create_sanity(pool, llm, *a, settings.clone()).await
+                                crate::ssr::evaluations::create_sanity(pool, llm, *a, settings.clone()).await
                             })
                             .await?;
                         made.sanity_checks.push(id);
@@ -542,7 +542,7 @@ where
                 }
                 let label = label::evaluation(*position, sets.len());
                 let what = json!({ "set": set, "made.answer_sets": sets, "settings": settings });
-                let req = crate::ssr::evaluation::EvalRequest {
+                let req = crate::ssr::evaluations::EvalRequest {
                     question_set_id: set,
                     answer_sets: sets.clone(),
                     pairs: Vec::new(),
@@ -551,7 +551,7 @@ where
                     no_cache: false,
                 };
                 made.evaluations.push(
-                    r.stage(StageKind::Evaluation, label, what, crate::ssr::evaluation::create(pool, llm, &req))
+                    r.stage(StageKind::Evaluation, label, what, crate::ssr::evaluations::create(pool, llm, &req))
                         .await?,
                 );
             }

@@ -57,7 +57,7 @@ pub async fn wizard_start(pool: &Db, llm: &LlmSettings) -> AppResult<WizardStart
     let all = store::projects::list_projects(pool).await?;
     let mut pilots = Vec::new();
     for p in &all {
-        for e in crate::ssr::evaluation::list(pool, p.id).await? {
+        for e in crate::ssr::evaluations::list(pool, p.id).await? {
             if !e.sanity && e.unbiased() && matches!(e.status, Some(crate::model::JobStatus::Done)) {
                 pilots.push((e.id, format!("{} · #{} {} (M = {})", p.name, e.id, e.name, e.trials)));
             }
@@ -97,7 +97,7 @@ pub async fn decide(
     for i in sets {
         let Some(q) = m.questions.get(i.wrapping_sub(1)) else { continue };
         let run = (q.planned().max(1), e.trials as usize);
-        out.push((i, crate::ssr::evaluation::decide(pool, pilot, run, half_width, difference).await?));
+        out.push((i, crate::ssr::evaluations::decide(pool, pilot, run, half_width, difference).await?));
     }
     Ok(out)
 }
@@ -558,10 +558,10 @@ pub async fn report(pool: &Db, id: i64) -> AppResult<ExperimentReportView> {
             }
         }
         for e in &o.evaluations {
-            evaluations.push(crate::ssr::evaluation::report_view(pool, *e, true).await?);
+            evaluations.push(crate::ssr::evaluations::report_view(pool, *e, true).await?);
         }
         for s in &o.sanity_checks {
-            let v = crate::ssr::evaluation::report_view(pool, *s, false).await?;
+            let v = crate::ssr::evaluations::report_view(pool, *s, false).await?;
             if let Some((text, even)) = v.sanity {
                 sanity.push((v.evaluation.name.clone(), text, even));
             }

@@ -70,7 +70,7 @@ pub async fn page(pool: &Db, run_id: i64) -> AppResult<MetricsRunPage> {
     // ρ against human category agreement, when a validation study exists.
     if let (Some(r), Some(v)) = (&report, view.as_mut()) {
         if let Some((study, picks)) =
-            crate::ssr::study::category_picks(pool, row.project_id, row.question_set_id).await?
+            crate::ssr::studies::category_picks(pool, row.project_id, row.question_set_id).await?
         {
             for (s, sv) in r.sets.iter().zip(v.sets.iter_mut()) {
                 sv.rho_agreement = granularity::rho_agreement(&s.granularity, &picks).map(|c| (study, c.r, c.p, c.n));

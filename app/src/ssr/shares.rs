@@ -17,8 +17,8 @@ use crate::ssr::tokens::{hash, new_token};
 /// project's id); refused for any other kind, or a graph not built yet.
 pub async fn project_of(pool: &Db, kind: ShareKind, page_id: i64) -> AppResult<i64> {
     Ok(match kind {
-        ShareKind::Evaluation => crate::ssr::evaluation::get(pool, page_id).await?.view.project_id,
-        ShareKind::Study => crate::ssr::study::view(pool, page_id).await?.project_id,
+        ShareKind::Evaluation => crate::ssr::evaluations::get(pool, page_id).await?.view.project_id,
+        ShareKind::Study => crate::ssr::studies::view(pool, page_id).await?.project_id,
         ShareKind::Questions => store::questions::get_set(pool, page_id).await?.project_id,
         ShareKind::Metrics => {
             let run = store::metrics::get(pool, page_id).await?;
@@ -71,11 +71,11 @@ pub async fn view(pool: &Db, token: &str) -> AppResult<SharedView> {
     let (kind, id) = open(pool, token).await?;
     Ok(match kind {
         ShareKind::Evaluation => SharedView {
-            evaluation: Some(crate::ssr::evaluation::report_view(pool, id, false).await?),
+            evaluation: Some(crate::ssr::evaluations::report_view(pool, id, false).await?),
             ..Default::default()
         },
         ShareKind::Study => {
-            SharedView { study: Some(crate::ssr::study::results_view(pool, id).await?), ..Default::default() }
+            SharedView { study: Some(crate::ssr::studies::results_view(pool, id).await?), ..Default::default() }
         }
         ShareKind::Questions => SharedView { questions: Some(questions(pool, id, false).await?), ..Default::default() },
         ShareKind::Metrics => {
@@ -141,14 +141,14 @@ pub async fn drill_questions(
     page: i64,
 ) -> AppResult<crate::model::DrillQuestionsPage> {
     let id = opened(pool, token, ShareKind::Evaluation).await?;
-    crate::ssr::evaluation::drill_questions(pool, id, a, b, page).await
+    crate::ssr::evaluations::drill_questions(pool, id, a, b, page).await
 }
 
 /// One question's judgments of the evaluation a token shares (the pair
 /// and the question checked to be the evaluation's).
 pub async fn drill(pool: &Db, token: &str, a: i64, b: i64, question: i64) -> AppResult<crate::model::DrillView> {
     let id = opened(pool, token, ShareKind::Evaluation).await?;
-    crate::ssr::evaluation::drill(pool, id, a, b, question).await
+    crate::ssr::evaluations::drill(pool, id, a, b, question).await
 }
 
 /// The project whose graph a token shares; any other token is "not found".
