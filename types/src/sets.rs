@@ -109,6 +109,18 @@ impl Protocol {
 }
 
 closed_set! {
+    /// Where a pair stands at a look of sequential trials.
+    pub enum Standing ("a pair's standing") {
+        /// The interval lies inside the band.
+        Even = "even",
+        /// The interval lies entirely outside the band.
+        Differs = "differs",
+        /// The interval crosses the band's edge.
+        Open = "open",
+    }
+}
+
+closed_set! {
     /// Who judges.
     pub enum JudgeKind ("judge") {
         /// The configured provider (the offline one when nothing is configured).
@@ -254,6 +266,7 @@ mod tests {
         round_trips::<ProviderKind>();
         round_trips::<Protocol>();
         round_trips::<JudgeKind>();
+        round_trips::<Standing>();
         round_trips::<StudyKind>();
         round_trips::<LinkKind>();
         round_trips::<ShareKind>();
@@ -284,6 +297,7 @@ mod tests {
             ProviderKind::NAMES,
             Protocol::NAMES,
             JudgeKind::NAMES,
+            Standing::NAMES,
             StudyKind::NAMES,
             LinkKind::NAMES,
             ShareKind::NAMES,

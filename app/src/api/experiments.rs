@@ -105,9 +105,9 @@ pub async fn get_experiment(experiment_id: i64) -> Result<ExperimentReportView, 
     crate::ssr::experiments::wizard::report(&call.state.pool, experiment_id).await
 }
 
-/// Experiments started in the browser, newest first: (id, project, name, status, started).
+/// Experiments started in the browser, newest first.
 #[server(output = crate::codec::Json)]
-pub async fn list_experiments() -> Result<Vec<(i64, i64, String, String, String)>, AppError> {
+pub async fn list_experiments() -> Result<Vec<ExperimentBrief>, AppError> {
     let call = Request::now()?;
     call.require_owner("run experiments")?;
     crate::ssr::experiments::wizard::list_all(&call.state.pool).await

@@ -342,8 +342,7 @@ pub struct SequentialRow {
     pub m: u32,
     pub looks: usize,
     pub of_looks: usize,
-    /// "even", "differs" or "open".
-    pub standing: String,
+    pub standing: types::Standing,
     /// The trial-mean relative win rate and its interval at the last look.
     pub estimate: f64,
     pub interval: (f64, f64),

@@ -164,6 +164,16 @@ pub struct ExperimentStageView {
     pub object_id: Option<i64>,
 }
 
+/// An experiment as the list of them shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExperimentBrief {
+    pub id: i64,
+    pub project_id: i64,
+    pub name: String,
+    pub status: ExperimentStatus,
+    pub created_at: String,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExperimentView {
     pub id: i64,

@@ -1052,7 +1052,7 @@ fn SequentialTable(rows: Vec<crate::model::SequentialRow>, base: String) -> impl
                         <tr>
                             <td>{format!("{} vs {}", x.a_name, x.b_name)}</td>
                             <td class="num seq-trials">{format!("{} of {} trials (look {} of {})", x.trials, x.m, x.looks, x.of_looks)}</td>
-                            <td class=format!("seq-standing standing-{}", x.standing)>{x.standing.clone()}</td>
+                            <td class=format!("seq-standing standing-{}", x.standing)>{x.standing.as_str()}</td>
                             <td class="num">{signed(x.estimate)}</td>
                             <td class="ci">{format!("{} to {}", signed(x.interval.0), signed(x.interval.1))}</td>
                             <td class="num seq-calls">{format!("{} / {}", crate::format::int(x.calls as i64), crate::format::int(x.calls_fixed as i64))}</td>

@@ -165,9 +165,9 @@ pub fn NewExperimentPage() -> impl IntoView {
                     (!list.is_empty()).then(|| view! {
                         <h2>"Experiments"</h2>
                         <table class="grid" id="experiments"><tbody>
-                            {list.into_iter().map(|(id, project, name, status, created)| view! {
-                                <tr><td><a href=format!("/projects/{project}/experiments/{id}")>{format!("#{id} {name}")}</a></td>
-                                    <td><StatusBadge status/></td><td class="small muted">{format::timestamp(&created)}</td></tr>
+                            {list.into_iter().map(|e| view! {
+                                <tr><td><a href=format!("/projects/{}/experiments/{}", e.project_id, e.id)>{format!("#{} {}", e.id, e.name)}</a></td>
+                                    <td><StatusBadge status=e.status.to_string()/></td><td class="small muted">{format::timestamp(&e.created_at)}</td></tr>
                             }).collect_view()}
                         </tbody></table>
                     })

@@ -60,26 +60,7 @@ pub fn z(alpha: f64, looks: usize) -> f64 {
     Normal::new(0.0, 1.0).expect("standard normal").inverse_cdf(1.0 - alpha / (2.0 * looks.max(1) as f64))
 }
 
-/// Where a pair stands at a look.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Standing {
-    /// The interval lies inside the band.
-    Even,
-    /// The interval lies entirely outside the band.
-    Differs,
-    /// The interval crosses the band's edge.
-    Open,
-}
-
-impl Standing {
-    pub fn word(self) -> &'static str {
-        match self {
-            Standing::Even => "even",
-            Standing::Differs => "differs",
-            Standing::Open => "open",
-        }
-    }
-}
+pub use types::Standing;
 
 /// One look at a pair.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -155,7 +155,7 @@ fn sequential_lines(pairs: &[engine::judge::eval::PairReport]) -> Vec<String> {
             "  {} vs {}: {} after {} of {} trials ({} [{}, {}]); {} calls of {}",
             p.a_name,
             p.b_name,
-            c.standing().word(),
+            c.standing().as_str(),
             c.trials(),
             c.m,
             signed(estimate, 2),

@@ -326,7 +326,7 @@ pub fn table_csv(s: &Snapshot, table: &str) -> AppResult<String> {
                         f(l.interval.0),
                         f(l.interval.1),
                         f(z),
-                        l.standing.word().to_string(),
+                        l.standing.as_str().to_string(),
                         last.to_string(),
                         if last { c.calls.to_string() } else { String::new() },
                         if last { c.calls_fixed.to_string() } else { String::new() },

@@ -532,7 +532,7 @@ fn sequential_rows(r: &Report) -> Vec<crate::model::SequentialRow> {
                 m: c.m,
                 looks: c.looks.len(),
                 of_looks: engine::judge::sequential::schedule(c.m).len(),
-                standing: c.standing().word().to_string(),
+                standing: c.standing(),
                 estimate: last.map_or(0.0, |l| l.estimate),
                 interval: last.map_or((0.0, 0.0), |l| l.interval),
                 calls: c.calls,

@@ -505,7 +505,7 @@ async fn view_of(pool: &Db, r: Row) -> AppResult<ExperimentView> {
 }
 
 /// Every experiment, newest first: (id, project id, name, status, created).
-pub async fn list_all(pool: &Db) -> AppResult<Vec<(i64, i64, String, String, String)>> {
+pub async fn list_all(pool: &Db) -> AppResult<Vec<crate::model::ExperimentBrief>> {
     store::experiments::list_all(pool).await
 }
 

@@ -102,13 +102,19 @@ pub async fn get(pool: &Db, id: i64) -> AppResult<Row> {
     })
 }
 
-/// Every experiment, newest first: (id, project id, name, status, created).
-pub async fn list_all(pool: &Db) -> AppResult<Vec<(i64, i64, String, String, String)>> {
-    on_db!(pool, |db| {
-        Ok(sqlx::query_as("SELECT id, project_id, name, status, created_at FROM experiments ORDER BY id DESC LIMIT 50")
+/// The 50 newest experiments, newest first.
+pub async fn list_all(pool: &Db) -> AppResult<Vec<crate::model::ExperimentBrief>> {
+    let rows: Vec<(i64, i64, String, String, String)> = on_db!(pool, |db| {
+        sqlx::query_as("SELECT id, project_id, name, status, created_at FROM experiments ORDER BY id DESC LIMIT 50")
             .fetch_all(db)
-            .await?)
-    })
+            .await
+    })?;
+    rows.into_iter()
+        .map(|(id, project_id, name, status, created_at)| {
+            let status = super::stored("experiments", id, &status)?;
+            Ok(crate::model::ExperimentBrief { id, project_id, name, status, created_at })
+        })
+        .collect()
 }
 
 /// The object and job of a finished stage with this fingerprint in the project.
