@@ -291,13 +291,13 @@ async fn three_processes_never_hold_more_llm_slots_than_the_limit() {
                 let holder = format!("process-{p}");
                 let mut leased_total = 0;
                 for round in 0..60 {
-                    let got = slots::lease(&pool, &holder, 1 + round % 4, LIMIT, 30).await.unwrap();
+                    let got = slots::lease(pool.pool(), &holder, 1 + round % 4, LIMIT, 30).await.unwrap();
                     let now = held.fetch_add(got.len(), Ordering::SeqCst) + got.len();
                     most.fetch_max(now, Ordering::SeqCst);
                     leased_total += got.len();
                     tokio::time::sleep(std::time::Duration::from_millis(2)).await;
                     held.fetch_sub(got.len(), Ordering::SeqCst);
-                    assert_eq!(slots::give_back(&pool, &holder, &got).await.unwrap(), got.len() as u64);
+                    assert_eq!(slots::give_back(pool.pool(), &holder, &got).await.unwrap(), got.len() as u64);
                 }
                 leased_total
             });
@@ -310,12 +310,16 @@ async fn three_processes_never_hold_more_llm_slots_than_the_limit() {
         assert!(most <= LIMIT, "{kind}: {most} slots held at once, limit {LIMIT}");
         assert!(leased > 100, "{kind}: the budget was used ({leased} leases)");
         // A holder that dies keeps its slots until the lease expires.
-        assert_eq!(slots::lease(&db, "dead", LIMIT, LIMIT, 1).await.unwrap().len(), LIMIT);
-        assert!(slots::lease(&db, "live", 1, LIMIT, 30).await.unwrap().is_empty(), "{kind}: spent");
+        assert_eq!(slots::lease(db.pool(), "dead", LIMIT, LIMIT, 1).await.unwrap().len(), LIMIT);
+        assert!(slots::lease(db.pool(), "live", 1, LIMIT, 30).await.unwrap().is_empty(), "{kind}: spent");
         tokio::time::sleep(std::time::Duration::from_millis(1200)).await;
-        assert_eq!(slots::lease(&db, "live", LIMIT, LIMIT, 30).await.unwrap().len(), LIMIT, "{kind}: expired");
-        assert_eq!(slots::renew(&db, "live", 30).await.unwrap(), LIMIT as u64);
-        assert_eq!(slots::give_back(&db, "dead", &[0, 1]).await.unwrap(), 0, "{kind}: not the dead one's any more");
+        assert_eq!(slots::lease(db.pool(), "live", LIMIT, LIMIT, 30).await.unwrap().len(), LIMIT, "{kind}: expired");
+        assert_eq!(slots::renew(db.pool(), "live", 30).await.unwrap(), LIMIT as u64);
+        assert_eq!(
+            slots::give_back(db.pool(), "dead", &[0, 1]).await.unwrap(),
+            0,
+            "{kind}: not the dead one's any more"
+        );
     }
 }
 

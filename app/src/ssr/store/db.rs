@@ -37,6 +37,14 @@ pub enum Pool {
     Postgres(PgPool),
 }
 
+impl Pool {
+    /// Itself: `on_db!` runs on a `Pool` as on a `Db` (what holds only
+    /// the pool — the LLM budget the `Db` keeps — cannot hold the `Db`).
+    pub fn pool(&self) -> &Pool {
+        self
+    }
+}
+
 /// What this process keeps about one database it opened: its name as a
 /// claimant of shared job items and LLM slots, how long its claims stand
 /// without a heartbeat, its share of the deployment's LLM budget, and its

@@ -7,7 +7,7 @@
 //! them back. A lease past its expiry is free again: its process died.
 //! Leasing holds no connection or transaction open while a request runs.
 
-use super::{on_db, pick, Db};
+use super::{on_db, pick, Db, Pool};
 use crate::error::AppResult;
 
 /// Makes sure the budget has `limit` slots (rows 0 … limit-1; slots beyond
@@ -42,7 +42,7 @@ macro_rules! lease_sql {
 /// Leases up to `want` free slots below `limit` to `holder` for
 /// `lease_secs`; returns the slots leased (possibly none: the budget is
 /// spent, by this process or others).
-pub async fn lease(pool: &Db, holder: &str, want: usize, limit: usize, lease_secs: u64) -> AppResult<Vec<i64>> {
+pub async fn lease(pool: &Pool, holder: &str, want: usize, limit: usize, lease_secs: u64) -> AppResult<Vec<i64>> {
     on_db!(pool, |db| {
         let sql = pick(db, lease_sql!(""), lease_sql!("FOR UPDATE SKIP LOCKED"));
         let mut slots: Vec<i64> = sqlx::query_scalar(sql)
@@ -58,7 +58,7 @@ pub async fn lease(pool: &Db, holder: &str, want: usize, limit: usize, lease_sec
 }
 
 /// Extends every lease `holder` has by `lease_secs`; returns how many it has.
-pub async fn renew(pool: &Db, holder: &str, lease_secs: u64) -> AppResult<u64> {
+pub async fn renew(pool: &Pool, holder: &str, lease_secs: u64) -> AppResult<u64> {
     on_db!(pool, |db| {
         Ok(sqlx::query("UPDATE llm_slots SET expires_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', $2) WHERE holder = $1")
             .bind(holder)
@@ -70,7 +70,7 @@ pub async fn renew(pool: &Db, holder: &str, lease_secs: u64) -> AppResult<u64> {
 }
 
 /// Gives back `slots` (those `holder` still has).
-pub async fn give_back(pool: &Db, holder: &str, slots: &[i64]) -> AppResult<u64> {
+pub async fn give_back(pool: &Pool, holder: &str, slots: &[i64]) -> AppResult<u64> {
     if slots.is_empty() {
         return Ok(0);
     }
@@ -97,7 +97,11 @@ pub async fn give_back(pool: &Db, holder: &str, slots: &[i64]) -> AppResult<u64>
 pub struct DbLimit {
     /// Itself, for the lease tasks it spawns.
     me: std::sync::Weak<DbLimit>,
-    pool: Db,
+    /// The database's pool and this process's name and claim timeout on it
+    /// (not the `Db`, which holds this budget: a cycle would keep both).
+    pool: Pool,
+    claimant: String,
+    lease_secs: u64,
     limit: std::sync::atomic::AtomicUsize,
     /// Leased, not in use, and since when.
     free: std::sync::Mutex<Vec<(i64, std::time::Instant)>>,
@@ -130,7 +134,9 @@ impl DbLimit {
                 None => {
                     let this = std::sync::Arc::new_cyclic(|me| DbLimit {
                         me: me.clone(),
-                        pool: pool.clone(),
+                        pool: pool.pool().clone(),
+                        claimant: pool.claimant().to_string(),
+                        lease_secs: pool.claim_timeout(),
                         limit: limit.into(),
                         free: Default::default(),
                         returned: tokio::sync::Notify::new(),
@@ -150,14 +156,14 @@ impl DbLimit {
     }
 
     fn lease_secs(&self) -> u64 {
-        self.pool.claim_timeout()
+        self.lease_secs
     }
 }
 
 /// Gives idle slots back and renews the leases of those held, while the
 /// budget lives.
 async fn keep(limit: std::sync::Weak<DbLimit>) {
-    let Some((lease_secs, holder)) = limit.upgrade().map(|l| (l.lease_secs(), l.pool.claimant().to_string())) else {
+    let Some((lease_secs, holder)) = limit.upgrade().map(|l| (l.lease_secs(), l.claimant.clone())) else {
         return;
     };
     let holder = holder.as_str();
@@ -225,7 +231,7 @@ impl engine::llm::openai::SharedLimit for DbLimit {
                 // loses no slot to a lease it never heard back from.
                 let Some(this) = self.me.upgrade() else { return Err("the budget is gone".into()) };
                 let leased = tokio::spawn(async move {
-                    let leased = lease(&this.pool, this.pool.claimant(), want, limit, this.lease_secs()).await?;
+                    let leased = lease(&this.pool, &this.claimant, want, limit, this.lease_secs()).await?;
                     let now = std::time::Instant::now();
                     this.free.lock().unwrap_or_else(|e| e.into_inner()).extend(leased.iter().map(|s| (*s, now)));
                     this.returned.notify_waiters();
@@ -248,5 +254,29 @@ impl engine::llm::openai::SharedLimit for DbLimit {
     fn release(&self, slot: i64) {
         self.free.lock().unwrap_or_else(|e| e.into_inner()).push((slot, std::time::Instant::now()));
         self.returned.notify_one();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The budget a `Db` keeps does not keep the `Db`: once the last handle
+    /// is dropped, the budget (and the rest of what the process kept about
+    /// that database) goes with it.
+    #[test]
+    fn a_dropped_database_handle_frees_its_budget() {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        rt.block_on(async {
+            let path = std::env::temp_dir().join(format!("assay-slots-{}.db", std::process::id()));
+            let db = super::super::open(&path).await.unwrap();
+            let limit = super::DbLimit::of_process(&db, 2).await.unwrap();
+            let budget = std::sync::Arc::downgrade(&limit);
+            drop(limit);
+            assert!(budget.upgrade().is_some(), "the handle keeps its budget");
+            drop(db);
+            assert!(budget.upgrade().is_none(), "the budget outlived its database handle");
+            for suffix in ["", "-wal", "-shm"] {
+                let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+            }
+        });
     }
 }
