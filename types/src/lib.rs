@@ -26,7 +26,7 @@ pub use sets::*;
 /// A closed set's name for a value it does not have.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unknown {
-    /// What the set is, in words ("protocol", "job kind").
+    /// What the set is, in words ("protocol", "a job's kind").
     pub what: &'static str,
     pub value: String,
     /// The names it has.
