@@ -147,15 +147,21 @@ test('an offline evaluation of two methods: report, heatmap, drill-down, a read-
   const form = page.locator('#evaluation-form');
   // Both answer sets of the question set are ticked; the bias lab's settings show only for its judge.
   await expect(form.locator('#answer-set-choices input[type="checkbox"]:checked')).toHaveCount(2);
-  await expect(form.locator('input[name="position_bias"]')).toBeHidden();
+  await expect(form.locator('input[name="req[position_bias]"]')).toBeHidden();
   await form.locator('#judge-select').selectOption('simulated');
-  await expect(form.locator('input[name="position_bias"]')).toBeVisible();
+  await expect(form.locator('input[name="req[position_bias]"]')).toBeVisible();
   await form.locator('#judge-select').selectOption('offline');
-  await form.locator('input[name="trials"]').fill('3');
+  await form.locator('input[name="req[trials]"]').fill('3');
   // The price before the run (#39), counted on the answers it would judge:
   // 6 questions × (3 trials × 2 repeats × 2 orders + 1 legacy verdict).
   const price = page.locator('#evaluation-price');
   const judging = price.locator('.plan-stages tr', { hasText: 'evaluation: judging' });
+  await expect(judging.locator('td').nth(1)).toHaveText('78');
+  // Position exchange off (a box on by default: its state travels as
+  // req[exchange]): one order, 6 × (3 × 2 + 1).
+  await form.locator('#exchange').uncheck();
+  await expect(judging.locator('td').nth(1)).toHaveText('42');
+  await form.locator('#exchange').check();
   await expect(judging.locator('td').nth(1)).toHaveText('78');
   await expect(price.locator('.price-total')).toContainText('free');
   await expect(price.locator('.price-who')).toContainText('nothing is sent to a model');
@@ -299,7 +305,7 @@ test('an offline evaluation of two methods: report, heatmap, drill-down, a read-
   await openHydrated(page, `/projects/${project}/evaluations`);
   await page.locator('#decide summary').click();
   await expect(page.locator('#decide-pilot option')).toHaveCount(1);
-  await page.locator('#evaluation-form input[name="trials"]').fill('10');
+  await page.locator('#evaluation-form input[name="req[trials]"]').fill('10');
   await page.locator('#decide input[name="half_width"]').fill('0.1');
   // Enter in the plan's fields simulates; it does not start an evaluation.
   await page.locator('#decide input[name="half_width"]').press('Enter');
@@ -315,7 +321,7 @@ test('a jury of judges from the form: priced per judge, each judge and their agr
   await openHydrated(page, `/projects/${project}/evaluations`);
   const form = page.locator('#evaluation-form');
   await form.locator('#judge-select').selectOption('simulated');
-  await form.locator('input[name="trials"]').fill('2');
+  await form.locator('input[name="req[trials]"]').fill('2');
   await form.locator('#jury').fill('simulated:position=1.5,noise=1; offline');
   // 6 questions × (2 trials × 2 repeats × 2 orders × 3 judges + 1 legacy verdict).
   const judging = page.locator('#evaluation-price .plan-stages tr', { hasText: 'evaluation: judging' });

@@ -16,11 +16,11 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::graph::extract::ExtractSettings;
-use crate::judge::eval::{JudgeKind, Protocol, Settings};
-use crate::judge::simulated::Biases;
+use crate::judge::eval::{EvaluationRequest, Settings};
 use crate::questions::graph::GraphQuestionSettings;
 use crate::questions::hierarchy::HierarchicalSettings;
 use crate::questions::summary::SummarySettings;
+use std::collections::BTreeMap;
 pub use types::StageKind;
 
 /// The whole manifest.
@@ -370,65 +370,35 @@ impl MethodSection {
 }
 
 /// The evaluation of every question set (or those `sets` names) over every
-/// pair of methods; seed 000's defaults.
+/// pair of methods: the table is an [`EvaluationRequest`] (the paper's
+/// defaults) with the two keys only a manifest has.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
 pub struct EvaluationSection {
     /// Positions (from 1) in `[[questions]]` of the sets to evaluate; empty: all.
+    #[serde(default)]
     pub sets: Vec<usize>,
-    pub protocol: String,
-    pub trials: u32,
-    pub repeats: u32,
-    pub tolerance: usize,
-    pub adjustments: u32,
-    pub align: bool,
-    pub exchange: bool,
-    /// `llm` (the manifest's provider), `offline` (the rubric judge) or `simulated`.
-    pub judge: String,
-    pub position_bias: f64,
-    pub length_bias: f64,
-    pub noise: f64,
-    pub seed: u64,
     /// Sanity-check each method against itself first.
+    #[serde(default = "yes")]
     pub sanity: bool,
-    /// The scoring prompt: `paper` (seed 000's rubric; default) or
-    /// `content-only` (adds "order and length are not merits").
-    pub judge_prompt: String,
-    /// The judge's temperature (0–2); left out: none is sent, the model's
-    /// own default.
-    pub judge_temperature: Option<f32>,
-    /// The legacy protocol's aspects: `lightrag` (3, default) or `graphrag` (4).
-    pub legacy_aspects: String,
-    /// Sequential trials: stop each pair's trials once its verdict is settled.
-    pub sequential: bool,
-    /// A jury: judges besides `judge`, each a spec (`offline`, `llm:MODEL`,
-    /// `simulated:position=0.6,length=0,noise=1`); each judges every item.
-    pub jury: Vec<String>,
+    #[serde(flatten)]
+    pub request: EvaluationRequest,
+    /// Keys neither the request nor this table knows (a flattened table
+    /// cannot deny them itself): [`Manifest::validate`] refuses them.
+    #[serde(flatten, skip_serializing)]
+    pub unknown: BTreeMap<String, serde::de::IgnoredAny>,
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl Default for EvaluationSection {
     fn default() -> Self {
-        let d = Settings::default();
         EvaluationSection {
             sets: Vec::new(),
-            protocol: "both".into(),
-            trials: d.trials,
-            repeats: d.repeats,
-            tolerance: d.tolerance,
-            adjustments: d.max_adjustments,
-            align: true,
-            exchange: true,
-            judge: "llm".into(),
-            position_bias: d.biases.position,
-            length_bias: d.biases.length_per_10_words,
-            noise: d.biases.noise,
-            seed: 0,
             sanity: true,
-            judge_prompt: "paper".into(),
-            judge_temperature: None,
-            legacy_aspects: "lightrag".into(),
-            sequential: false,
-            jury: Vec::new(),
+            request: EvaluationRequest::default(),
+            unknown: BTreeMap::new(),
         }
     }
 }
@@ -436,41 +406,10 @@ impl Default for EvaluationSection {
 impl EvaluationSection {
     /// The judge's settings, or what is wrong, naming the key.
     pub fn settings(&self) -> Result<Settings, crate::Invalid> {
-        let s = Settings {
-            protocol: Protocol::parse(&self.protocol).map_err(|e| format!("evaluation.protocol: {e}"))?,
-            trials: self.trials,
-            repeats: self.repeats,
-            tolerance: self.tolerance,
-            max_adjustments: self.adjustments,
-            align: self.align,
-            exchange: self.exchange,
-            judge: JudgeKind::parse(&self.judge).map_err(|e| format!("evaluation.judge: {e}"))?,
-            biases: Biases {
-                position: self.position_bias,
-                length_per_10_words: self.length_bias,
-                noise: self.noise,
-                seed: self.seed,
-            },
-            sanity: false,
-            judge_prompt: crate::judge::scoring::JudgePrompt::parse(&self.judge_prompt)
-                .map_err(|e| format!("evaluation.judge_prompt: {e}"))?,
-            judge_temperature: self.judge_temperature,
-            legacy_aspects: crate::judge::legacy::LegacyAspects::parse(&self.legacy_aspects)
-                .map_err(|e| format!("evaluation.legacy_aspects: {e}"))?,
-            sequential: self.sequential,
-            jury: crate::judge::jury::parse_jury(
-                &self.jury.join(";"),
-                Biases {
-                    position: self.position_bias,
-                    length_per_10_words: self.length_bias,
-                    noise: self.noise,
-                    seed: 0,
-                },
-            )
-            .map_err(|e| format!("evaluation.jury: {e}"))?,
-        };
-        s.validate().map_err(|e| format!("evaluation: {e}"))?;
-        Ok(s)
+        if let Some(key) = self.unknown.keys().next() {
+            return Err(crate::Invalid(format!("evaluation: unknown key \"{key}\"")));
+        }
+        Settings::from_request(&self.request).map_err(|e| crate::Invalid(format!("evaluation.{e}")))
     }
 }
 
@@ -752,22 +691,22 @@ impl Manifest {
         let mut push = |kind: StageKind, label: String, calls: u64, prompt: u64, completion: u64, how: String| {
             out.push(StageEstimate { kind, label, calls, prompt_tokens: prompt, completion_tokens: completion, how })
         };
-        if let Some(e) = &self.evaluation {
+        if let Some(section) = &self.evaluation {
+            let e = &section.request;
             let orders = if e.exchange { 2 } else { 1 };
-            let unbiased = matches!(e.protocol.as_str(), "unbiased" | "both");
-            let legacy = matches!(e.protocol.as_str(), "legacy" | "both");
+            let (unbiased, legacy) = (e.protocol.unbiased(), e.protocol.legacy());
             let per_question = if unbiased { (e.trials * e.repeats * orders) as u64 } else { 0 } + legacy as u64;
             // Both answers and the question in the judge's template: the
             // scoring rubric for the unbiased protocol, the legacy one's.
             let judge_template = if unbiased {
                 template(crate::judge::scoring::PROMPT)
             } else {
-                let variant = crate::judge::legacy::LegacyAspects::parse(&e.legacy_aspects).unwrap_or_default();
-                template(variant.prompt())
+                use crate::judge::legacy::Aspects;
+                template(e.legacy_aspects.prompt())
             };
             let judge_prompt = |a: u64| 2 * a + judge_template + 40;
             let sets: Vec<usize> =
-                if e.sets.is_empty() { (1..=self.questions.len()).collect() } else { e.sets.clone() };
+                if section.sets.is_empty() { (1..=self.questions.len()).collect() } else { section.sets.clone() };
             let avg_answer = if self.methods.is_empty() {
                 ANSWER_TOKENS
             } else {
@@ -776,7 +715,7 @@ impl Manifest {
             for (k, &position) in sets.iter().enumerate() {
                 let Some(q) = self.questions.get(position - 1) else { continue };
                 let n = q.planned() as u64;
-                if e.sanity && k == 0 {
+                if section.sanity && k == 0 {
                     for m in &self.methods {
                         let calls = n * (per_answer(m) + per_question);
                         // Answered again (its context in each prompt), then judged.
@@ -1045,6 +984,7 @@ fn negative(v: &toml::Value, path: &str) -> Option<(String, i64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::judge::eval::Protocol;
 
     const EXAMPLE: &str = include_str!("../../examples/experiment.toml");
 
@@ -1152,17 +1092,29 @@ mod tests {
         let e = error(&with(
             "[[questions]]\nkind = \"graph\"\n[[methods]]\nname = \"bm25\"\n[evaluation]\njudge = \"gpt\"\n",
         ));
-        assert!(e.contains("evaluation.judge"), "{e}");
+        // The table and the set's names (a flattened table's error has no key path).
+        assert!(
+            e.contains("[evaluation]") && e.contains("judge must be llm, offline or simulated, not \"gpt\""),
+            "{e}"
+        );
         let e = error(&with("[[questions]]\nkind = \"graph\"\n[[methods]]\nname = \"bm25\"\n[evaluation]\n"));
         assert!(e.contains("at least two [[methods]]"), "{e}");
         // A jury: each juror a spec; a bad one named, and only with the unbiased protocol.
-        let jury = EvaluationSection { jury: vec!["offline".into(), "simulated:noise=1".into()], ..Default::default() };
+        let section = |request| EvaluationSection { request, ..Default::default() };
+        let jury = EvaluationRequest { jury: vec!["offline".into(), "simulated:noise=1".into()], ..Default::default() };
+        let jury = section(jury);
         let s = jury.settings().unwrap();
         assert_eq!((s.judge_count(), s.jury[1].biases.noise, s.jury[1].biases.seed), (3, 1.0, 2));
-        let e = EvaluationSection { jury: vec!["oracle".into()], ..Default::default() }.settings().unwrap_err();
+        let e =
+            section(EvaluationRequest { jury: vec!["oracle".into()], ..Default::default() }).settings().unwrap_err();
         assert!(e.0.starts_with("evaluation.jury: a juror is offline, llm[:MODEL] or simulated"), "{e}");
-        let e = EvaluationSection { protocol: "legacy".into(), ..jury }.settings().unwrap_err();
-        assert!(e.0.contains("a jury judges the unbiased protocol's items"), "{e}");
+        let e = section(EvaluationRequest { protocol: Protocol::Legacy, ..jury.request }).settings().unwrap_err();
+        assert_eq!(e.0, "evaluation.jury: judges the unbiased protocol's items: choose unbiased or both");
+        // A key the table does not have is refused by name (serde's flatten cannot).
+        let e = error(&with(
+            "[[questions]]\nkind = \"graph\"\n[[methods]]\nname = \"bm25\"\n[[methods]]\nname = \"naive\"\n[evaluation]\ntrails = 3\n",
+        ));
+        assert_eq!(e, "evaluation: unknown key \"trails\"");
         let e = error(&with("[[questions]]\nkind = \"graph\"\nnode = 0\nedge = 0\nsubgraph = 0\n"));
         assert!(e.contains("questions[0]") && e.contains("0 questions"), "{e}");
         let e = error(&with("[[questions]]\nkind = \"graph\"\n[[methods]]\nname = \"bm25\"\n[metrics]\n"));

@@ -67,6 +67,12 @@ impl From<String> for Invalid {
     }
 }
 
+impl From<types::requests::OutOfRange> for Invalid {
+    fn from(e: types::requests::OutOfRange) -> Invalid {
+        Invalid(e.to_string())
+    }
+}
+
 impl From<types::Unknown> for Invalid {
     fn from(e: types::Unknown) -> Self {
         Invalid(e.to_string())

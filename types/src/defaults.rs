@@ -19,3 +19,5 @@ pub const NOISE: f64 = 0.5;
 pub const METRICS_K: usize = 10;
 /// Equal-frequency bins of the cosine similarity.
 pub const METRICS_BINS: usize = 4;
+/// Judges in a jury at most, the first judge among them.
+pub const MOST_JUDGES: usize = 8;

@@ -9,6 +9,9 @@
 //! an unknown name is an error ([`Unknown`]) naming the set and the value,
 //! never a silent default.
 //!
+//! A *request* ([`requests`]) is what a stage is asked to do, read the same
+//! from a form, the command line and a manifest.
+//!
 //! A *record* the engine computes and a page shows (a ranking, a study's
 //! agreement figures, HieraRAG's tables) is declared here once, by domain,
 //! and the engine re-exports it where it is computed.
@@ -18,6 +21,7 @@ pub mod defaults;
 pub mod judge;
 pub mod metrics;
 pub mod rag;
+pub mod requests;
 mod sets;
 pub mod study;
 

@@ -109,6 +109,52 @@ impl Protocol {
 }
 
 closed_set! {
+    /// The unbiased protocol's scoring prompt (recorded with an
+    /// evaluation; its report names it and its hash). Its stored name
+    /// `content-only` predates the snake_case rule and stays as stored.
+    pub enum JudgePrompt ("the judge prompt") {
+        /// The Unbiased GraphRAG Evaluation paper's 0–5 rubric per aspect. Default.
+        Paper = "paper",
+        /// The rubric plus "order and length are not merits".
+        ContentOnly = "content-only",
+    }
+}
+
+closed_set! {
+    /// Which aspects the legacy protocol's judge picks winners on.
+    pub enum LegacyAspects ("the legacy aspects") {
+        /// LightRAG's evaluation prompt: Comprehensiveness, Diversity, Empowerment. Default.
+        Lightrag = "lightrag",
+        /// The GraphRAG paper's: those three and Directness.
+        Graphrag = "graphrag",
+    }
+}
+
+impl Default for JudgePrompt {
+    fn default() -> JudgePrompt {
+        JudgePrompt::Paper
+    }
+}
+
+impl Default for LegacyAspects {
+    fn default() -> LegacyAspects {
+        LegacyAspects::Lightrag
+    }
+}
+
+impl Default for Protocol {
+    fn default() -> Protocol {
+        Protocol::Both
+    }
+}
+
+impl Default for JudgeKind {
+    fn default() -> JudgeKind {
+        JudgeKind::Llm
+    }
+}
+
+closed_set! {
     /// Where a pair stands at a look of sequential trials.
     pub enum Standing ("a pair's standing") {
         /// The interval lies inside the band.
@@ -266,6 +312,8 @@ mod tests {
         round_trips::<ProviderKind>();
         round_trips::<Protocol>();
         round_trips::<JudgeKind>();
+        round_trips::<JudgePrompt>();
+        round_trips::<LegacyAspects>();
         round_trips::<Standing>();
         round_trips::<StudyKind>();
         round_trips::<LinkKind>();
@@ -297,6 +345,7 @@ mod tests {
             ProviderKind::NAMES,
             Protocol::NAMES,
             JudgeKind::NAMES,
+            LegacyAspects::NAMES,
             Standing::NAMES,
             StudyKind::NAMES,
             LinkKind::NAMES,

@@ -7,6 +7,7 @@ use crate::error::AppError;
 #[cfg(feature = "ssr")]
 use super::form::{number, whole};
 use crate::model::*;
+use types::requests::EvaluationRequest;
 
 #[cfg(feature = "ssr")]
 use crate::ssr::access::{Need, Request};
@@ -20,118 +21,23 @@ pub async fn list_evaluations(project_id: i64) -> Result<Vec<EvaluationView>, Ap
     crate::ssr::evaluations::list(&call.state.pool, project_id).await
 }
 
-/// Reads the evaluation form's judging settings.
-#[cfg(feature = "ssr")]
-#[allow(clippy::too_many_arguments)]
-fn eval_settings(
-    protocol: &str,
-    trials: &str,
-    repeats: &str,
-    tolerance: &str,
-    adjustments: &str,
-    align: bool,
-    exchange: bool,
-    judge: &str,
-    position_bias: &str,
-    length_bias: &str,
-    noise: &str,
-    judge_prompt: Option<&str>,
-    judge_temperature: Option<&str>,
-    legacy_aspects: Option<&str>,
-    sequential: bool,
-    jury: Option<&str>,
-) -> Result<engine::judge::eval::Settings, AppError> {
-    use engine::judge::eval::{JudgeKind, Protocol, Settings};
-    let biases = engine::judge::simulated::Biases {
-        position: number("position bias", position_bias, -5.0, 5.0)?,
-        length_per_10_words: number("length bias", length_bias, -5.0, 5.0)?,
-        noise: number("noise", noise, 0.0, 5.0)?,
-        seed: 0,
-    };
-    let s = Settings {
-        protocol: Protocol::parse(protocol).map_err(AppError::from)?,
-        trials: whole("trials", trials, 1, 1000)? as u32,
-        repeats: whole("repeats per order", repeats, 1, 20)? as u32,
-        tolerance: whole("tolerance (words)", tolerance, 0, 10_000)? as usize,
-        max_adjustments: whole("adjustments", adjustments, 0, 10)? as u32,
-        align,
-        exchange,
-        judge: JudgeKind::parse(judge).map_err(AppError::from)?,
-        biases,
-        sanity: false,
-        judge_prompt: match judge_prompt.filter(|p| !p.is_empty()) {
-            Some(p) => engine::judge::scoring::JudgePrompt::parse(p).map_err(AppError::from)?,
-            None => engine::judge::scoring::JudgePrompt::Paper,
-        },
-        judge_temperature: match judge_temperature.map(str::trim).filter(|t| !t.is_empty() && *t != "default") {
-            Some(t) => Some(number("judge temperature", t, 0.0, 2.0)? as f32),
-            None => None,
-        },
-        legacy_aspects: engine::judge::legacy::LegacyAspects::parse(legacy_aspects.unwrap_or(""))
-            .map_err(AppError::from)?,
-        sequential,
-        // A simulated juror's unnamed biases are the form's; each its own seed.
-        jury: engine::judge::jury::parse_jury(jury.unwrap_or(""), biases)
-            .map_err(|e| AppError::Invalid(format!("jury: {}", e.0)))?,
-    };
-    s.validate().map_err(AppError::from)?;
-    Ok(s)
-}
-
 /// Starts an evaluation (a job). `answer_sets`: comma-separated ids;
-/// `pairs`: empty for every pair, else `A:B` comma-separated. With
+/// `pairs`: empty for every pair, else `A:B` comma-separated; `req`: how it
+/// judges (the form's fields `req[protocol]`, `req[trials]`, …). With
 /// `sanity_first`, each compared method never sanity-checked in the
 /// project gets its sanity check too (a job of its own).
 #[server(output = crate::codec::Json)]
-#[allow(clippy::too_many_arguments)]
 pub async fn start_evaluation(
     question_set_id: i64,
     answer_sets: String,
     pairs: String,
-    protocol: String,
-    trials: String,
-    repeats: String,
-    tolerance: String,
-    adjustments: String,
-    align: Option<String>,
-    exchange: Option<String>,
-    judge: String,
-    position_bias: String,
-    length_bias: String,
-    noise: String,
     name: String,
     sanity_first: Option<String>,
     no_cache: Option<String>,
-    #[server(default)] judge_prompt: Option<String>,
-    #[server(default)] judge_temperature: Option<String>,
-    #[server(default)] legacy_aspects: Option<String>,
-    #[server(default)] sequential: Option<String>,
-    #[server(default)] jury: Option<String>,
+    req: EvaluationRequest,
 ) -> Result<EvaluationView, AppError> {
     let call = Request::now()?;
-    let form = EvaluationForm {
-        question_set_id,
-        answer_sets,
-        pairs,
-        protocol,
-        trials,
-        repeats,
-        tolerance,
-        adjustments,
-        align,
-        exchange,
-        judge,
-        position_bias,
-        length_bias,
-        noise,
-        name,
-        no_cache,
-        judge_prompt,
-        judge_temperature,
-        legacy_aspects,
-        sequential,
-        jury,
-    };
+    let form = EvaluationForm { question_set_id, answer_sets, pairs, name, no_cache, req };
     let req = form.request(&call, Need::Edit).await?;
     let state = call.state.clone();
     let llm = state.llm();
@@ -150,55 +56,17 @@ pub async fn start_evaluation(
 /// (the same fields as [`start_evaluation`]): calls, tokens and cost per
 /// stage, with the sanity checks it would add.
 #[server(output = crate::codec::Json)]
-#[allow(clippy::too_many_arguments)]
 pub async fn plan_evaluation(
     question_set_id: i64,
     answer_sets: String,
     pairs: String,
-    protocol: String,
-    trials: String,
-    repeats: String,
-    tolerance: String,
-    adjustments: String,
-    align: Option<String>,
-    exchange: Option<String>,
-    judge: String,
-    position_bias: String,
-    length_bias: String,
-    noise: String,
     name: String,
     sanity_first: Option<String>,
     no_cache: Option<String>,
-    #[server(default)] judge_prompt: Option<String>,
-    #[server(default)] judge_temperature: Option<String>,
-    #[server(default)] legacy_aspects: Option<String>,
-    #[server(default)] sequential: Option<String>,
-    #[server(default)] jury: Option<String>,
+    req: EvaluationRequest,
 ) -> Result<RunPlan, AppError> {
     let call = Request::now()?;
-    let form = EvaluationForm {
-        question_set_id,
-        answer_sets,
-        pairs,
-        protocol,
-        trials,
-        repeats,
-        tolerance,
-        adjustments,
-        align,
-        exchange,
-        judge,
-        position_bias,
-        length_bias,
-        noise,
-        name,
-        no_cache,
-        judge_prompt,
-        judge_temperature,
-        legacy_aspects,
-        sequential,
-        jury,
-    };
+    let form = EvaluationForm { question_set_id, answer_sets, pairs, name, no_cache, req };
     let req = form.request(&call, Need::Read).await?;
     let state = call.state.clone();
     let sanity = match sanity_first {
@@ -210,7 +78,7 @@ pub async fn plan_evaluation(
 
 /// What a run can decide, simulated from a pilot evaluation's verdicts
 ///; nothing is sent to a model. The run is the Evaluations form's
-/// (`question_set_id`'s questions × `trials`) or, from a report, the
+/// (`question_set_id`'s questions × `req[trials]`) or, from a report, the
 /// `questions` typed there. Read access to the pilot (and the question set,
 /// which must be the pilot's project's) is enough: it starts nothing.
 #[server(output = crate::codec::Json)]
@@ -218,7 +86,7 @@ pub async fn decide_evaluation(
     pilot: i64,
     #[server(default)] question_set_id: Option<i64>,
     #[server(default)] questions: Option<String>,
-    trials: String,
+    #[server(default)] req: EvaluationRequest,
     half_width: String,
     #[server(default)] difference: Option<String>,
 ) -> Result<DecideView, AppError> {
@@ -232,7 +100,10 @@ pub async fn decide_evaluation(
         (None, Some(q)) => whole("questions", q, 1, 1_000_000)? as usize,
         (None, None) => return Err(AppError::Invalid("say how many questions the run would have".into())),
     };
-    let trials = whole("trials", &trials, 1, 1000)? as usize;
+    let trials = req.trials as usize;
+    if !(1..=1000).contains(&trials) {
+        return Err(AppError::Invalid(format!("trials must be a whole number from 1 to 1000, not {trials}")));
+    }
     let half_width = number("half-width", &half_width, 0.0, 1.0)?;
     let difference = match difference.as_deref().map(str::trim).filter(|d| !d.is_empty()) {
         Some(d) => Some(number("difference to detect", d, 0.0, 2.0)?),
@@ -247,24 +118,9 @@ struct EvaluationForm {
     question_set_id: i64,
     answer_sets: String,
     pairs: String,
-    protocol: String,
-    trials: String,
-    repeats: String,
-    tolerance: String,
-    adjustments: String,
-    align: Option<String>,
-    exchange: Option<String>,
-    judge: String,
-    position_bias: String,
-    length_bias: String,
-    noise: String,
     name: String,
     no_cache: Option<String>,
-    judge_prompt: Option<String>,
-    judge_temperature: Option<String>,
-    legacy_aspects: Option<String>,
-    sequential: Option<String>,
-    jury: Option<String>,
+    req: EvaluationRequest,
 }
 
 #[cfg(feature = "ssr")]
@@ -292,29 +148,11 @@ impl EvaluationForm {
                 _ => return Err(AppError::Invalid(format!("pairs: \"{pair}\" is not A:B"))),
             }
         }
-        let settings = eval_settings(
-            &self.protocol,
-            &self.trials,
-            &self.repeats,
-            &self.tolerance,
-            &self.adjustments,
-            self.align.is_some(),
-            self.exchange.is_some(),
-            &self.judge,
-            &self.position_bias,
-            &self.length_bias,
-            &self.noise,
-            self.judge_prompt.as_deref(),
-            self.judge_temperature.as_deref(),
-            self.legacy_aspects.as_deref(),
-            self.sequential.is_some(),
-            self.jury.as_deref(),
-        )?;
         Ok(crate::ssr::evaluations::EvalRequest {
             question_set_id: self.question_set_id,
             answer_sets: sets,
             pairs: chosen,
-            settings,
+            settings: engine::judge::eval::Settings::from_request(&self.req)?,
             name: Some(self.name).filter(|n| !n.trim().is_empty()),
             no_cache: self.no_cache.is_some(),
         })

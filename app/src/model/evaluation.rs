@@ -22,9 +22,9 @@ pub struct EvaluationView {
     pub align: bool,
     pub exchange: bool,
     pub sanity: bool,
-    /// The unbiased protocol's scoring prompt ("paper" or "content-only")
-    /// and the first 12 hex digits of its SHA-256 (as in the call log).
-    pub judge_prompt: String,
+    /// The unbiased protocol's scoring prompt and the first 12 hex digits
+    /// of its SHA-256 (as in the call log).
+    pub judge_prompt: types::JudgePrompt,
     pub judge_prompt_hash: String,
     /// The judging temperature in words ("1", "the model's default (none sent)").
     #[serde(default)]

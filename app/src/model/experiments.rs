@@ -35,14 +35,10 @@ pub struct WizardFields {
     pub per_category: u32,
     pub methods: Vec<String>,
     pub evaluate: bool,
-    /// `unbiased`, `legacy` or `both`.
-    pub protocol: String,
-    pub trials: u32,
-    pub repeats: u32,
-    pub align: bool,
-    pub exchange: bool,
-    /// `llm` (the experiment's LLM), `offline` (the rubric) or `simulated`.
-    pub judge: String,
+    /// How it judges: the manifest's `[evaluation]` table, whole (the
+    /// wizard shows the protocol, trials, repeats, corrections and judge;
+    /// an imported manifest's other settings are kept as they are).
+    pub evaluation: types::requests::EvaluationRequest,
     pub sanity: bool,
     pub metrics: bool,
 }

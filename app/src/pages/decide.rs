@@ -111,7 +111,7 @@ pub fn PlanFromPilot(pilot: i64, questions: usize, trials: u32) -> impl IntoView
                 <input type="hidden" name="pilot" value=pilot.to_string()/>
                 <div class="row-fields">
                     <label>"Questions " <input type="number" name="questions" value=(questions * 4).max(50).to_string() min="1"/></label>
-                    <label>"Trials (M) " <input type="number" name="trials" value=trials.to_string() min="1" max="1000"/></label>
+                    <label>"Trials (M) " <input type="number" name="req[trials]" value=trials.to_string() min="1" max="1000"/></label>
                     <HalfWidthFields/>
                     <button type="submit" id="plan-from-pilot-run" disabled=move || decide.pending().get()>
                         {move || if decide.pending().get() { "Simulating…" } else { "Simulate" }}

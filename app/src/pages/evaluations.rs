@@ -181,6 +181,7 @@ fn NewEvaluation(
     // 400 ms) whenever a field changes.
     let plan = ServerAction::<PlanEvaluation>::new();
     let form = NodeRef::<leptos::html::Form>::new();
+    let (align, exchange) = (RwSignal::new(true), RwSignal::new(true));
     let replan = replanner(form, plan);
     // And once the form is drawn with its defaults, and when the chosen
     // sets change (the hidden field follows them).
@@ -235,57 +236,61 @@ fn NewEvaluation(
                         <input type="hidden" name="pairs" value=""/>
                         <div class="row-fields">
                             <label>"Protocol "
-                                <select name="protocol">
+                                <select name="req[protocol]">
                                     <option value="both" selected>"unbiased and legacy"</option>
                                     <option value="unbiased">"unbiased only"</option>
                                     <option value="legacy">"legacy only"</option>
                                 </select>
                             </label>
-                            <label>"Trials (M) " <input type="number" name="trials" value=defaults::TRIALS.to_string() min="1" max="1000"/><Help text=help::TRIALS/></label>
-                            <label>"Repeats per order (N) " <input type="number" name="repeats" value=defaults::REPEATS.to_string() min="1" max="20"/><Help text=help::REPEATS/></label>
-                            <label>"Tolerance (words) " <input type="number" name="tolerance" value=defaults::TOLERANCE.to_string() min="0"/><Help text=help::TOLERANCE/></label>
-                            <label>"Adjustments " <input type="number" name="adjustments" value=defaults::ADJUSTMENTS.to_string() min="0" max="10"/><Help text=help::ADJUSTMENTS/></label>
+                            <label>"Trials (M) " <input type="number" name="req[trials]" required value=defaults::TRIALS.to_string() min="1" max="1000"/><Help text=help::TRIALS/></label>
+                            <label>"Repeats per order (N) " <input type="number" name="req[repeats]" required value=defaults::REPEATS.to_string() min="1" max="20"/><Help text=help::REPEATS/></label>
+                            <label>"Tolerance (words) " <input type="number" name="req[tolerance]" required value=defaults::TOLERANCE.to_string() min="0"/><Help text=help::TOLERANCE/></label>
+                            <label>"Adjustments " <input type="number" name="req[adjustments]" required value=defaults::ADJUSTMENTS.to_string() min="0" max="10"/><Help text=help::ADJUSTMENTS/></label>
                         </div>
                         <div class="row-fields">
-                            <label class="check"><input type="checkbox" name="align" value="on" checked/>" Length alignment"<Help text=help::ALIGN/></label>
-                            <label class="check"><input type="checkbox" name="exchange" value="on" checked/>" Position exchange (AB and BA)"<Help text=help::EXCHANGE/></label>
-                            <label class="check"><input type="checkbox" name="sequential" value="on"/>" Sequential trials (stop a pair once settled)"<Help text=help::SEQUENTIAL/></label>
+                            // On by default: an unchecked box sends nothing, so each
+                            // sends its state through a field of its own.
+                            <input type="hidden" name="req[align]" value=move || align.get().to_string()/>
+                            <input type="hidden" name="req[exchange]" value=move || exchange.get().to_string()/>
+                            <label class="check"><input type="checkbox" id="align" checked=true prop:checked=align on:change=move |ev| align.set(event_target_checked(&ev))/>" Length alignment"<Help text=help::ALIGN/></label>
+                            <label class="check"><input type="checkbox" id="exchange" checked=true prop:checked=exchange on:change=move |ev| exchange.set(event_target_checked(&ev))/>" Position exchange (AB and BA)"<Help text=help::EXCHANGE/></label>
+                            <label class="check"><input type="checkbox" name="req[sequential]" value="true"/>" Sequential trials (stop a pair once settled)"<Help text=help::SEQUENTIAL/></label>
                             <label class="check"><input type="checkbox" name="sanity_first" value="on"/>" Also sanity-check each method never checked (a job per method; its price is below)"<Help text=help::SANITY_FIRST/></label>
                         </div>
                         <div class="row-fields">
                             <label>"Judge "
-                                <select name="judge" id="judge-select" on:change=move |ev| judge.set(event_target_value(&ev))>
+                                <select name="req[judge]" id="judge-select" on:change=move |ev| judge.set(event_target_value(&ev))>
                                     <option value="llm" selected>"the configured LLM"</option>
                                     <option value="offline">"offline rubric judge (no LLM)"</option>
                                     <option value="simulated">"simulated judge — bias lab (no LLM)"</option>
                                 </select>
                             </label>
                             <label>"Scoring prompt "
-                                <select name="judge_prompt" id="judge-prompt-select">
+                                <select name="req[judge_prompt]" id="judge-prompt-select">
                                     <option value="paper" selected>"the paper's rubric"</option>
                                     <option value="content-only">"rubric + \"order and length are not merits\""</option>
                                 </select>
                             </label>
                             <label>"Legacy aspects "
-                                <select name="legacy_aspects" id="legacy-aspects-select">
+                                <select name="req[legacy_aspects]" id="legacy-aspects-select">
                                     <option value="lightrag" selected>"LightRAG's 3 (Comprehensiveness, Diversity, Empowerment)"</option>
                                     <option value="graphrag">"GraphRAG's 4 (… and Directness)"</option>
                                 </select>
                                 <Help text=help::LEGACY_ASPECTS/>
                             </label>
                             <label>"Judge temperature "
-                                <input type="number" name="judge_temperature" id="judge-temperature" min="0" max="2" step="0.1" placeholder="default" inputmode="decimal"/>
+                                <input type="number" name="req[judge_temperature]" id="judge-temperature" min="0" max="2" step="0.1" placeholder="default" inputmode="decimal"/>
                                 <Help text=help::JUDGE_TEMPERATURE/>
                             </label>
                             <span class="bias-fields" class:hidden=move || judge.get() != "simulated">
-                                <label>"Position bias " <input type="number" name="position_bias" value=defaults::POSITION_BIAS.to_string() step="0.1"/><Help text=help::POSITION_BIAS/></label>
-                                <label>"Length bias / 10 words " <input type="number" name="length_bias" value=defaults::LENGTH_BIAS.to_string() step="0.05"/><Help text=help::LENGTH_BIAS/></label>
-                                <label>"Noise (sd) " <input type="number" name="noise" value=defaults::NOISE.to_string() step="0.1" min="0"/><Help text=help::NOISE/></label>
+                                <label>"Position bias " <input type="number" name="req[position_bias]" required value=defaults::POSITION_BIAS.to_string() step="0.1"/><Help text=help::POSITION_BIAS/></label>
+                                <label>"Length bias / 10 words " <input type="number" name="req[length_bias]" required value=defaults::LENGTH_BIAS.to_string() step="0.05"/><Help text=help::LENGTH_BIAS/></label>
+                                <label>"Noise (sd) " <input type="number" name="req[noise]" required value=defaults::NOISE.to_string() step="0.1" min="0"/><Help text=help::NOISE/></label>
                             </span>
                         </div>
                         <div class="row-fields">
                             <label class="wide">"Jury (more judges, optional) "
-                                <textarea name="jury" id="jury" rows="2" placeholder="simulated:position=0.8; simulated:length=0.5; offline"></textarea>
+                                <textarea name="req[jury]" id="jury" rows="2" placeholder="simulated:position=0.8; simulated:length=0.5; offline"></textarea>
                                 <Help text=help::JURY/>
                             </label>
                         </div>

@@ -292,14 +292,14 @@ fn Wizard(s: WizardStart) -> impl IntoView {
             <fieldset><legend>"5 · Evaluation"</legend>
                 <div class="row">
                     {check(w, "x-evaluate", "Compare every pair", |f| f.evaluate, |f, v| f.evaluate = v)}
-                    {choice(w, "x-protocol", "Protocol", options(&[("unbiased", "unbiased"), ("both", "unbiased and legacy"), ("legacy", "legacy only")]), |f| f.protocol.clone(), |f, v| f.protocol = v)}
-                    {choice(w, "x-judge", "Judge", options(&[("llm", "the experiment's LLM"), ("offline", "offline rubric"), ("simulated", "simulated (biased)")]), |f| f.judge.clone(), |f, v| f.judge = v)}
+                    {choice(w, "x-protocol", "Protocol", options(&[("unbiased", "unbiased"), ("both", "unbiased and legacy"), ("legacy", "legacy only")]), |f| f.evaluation.protocol.to_string(), |f, v| if let Ok(p) = v.parse() { f.evaluation.protocol = p })}
+                    {choice(w, "x-judge", "Judge", options(&[("llm", "the experiment's LLM"), ("offline", "offline rubric"), ("simulated", "simulated (biased)")]), |f| f.evaluation.judge.to_string(), |f, v| if let Ok(j) = v.parse() { f.evaluation.judge = j })}
                 </div>
                 <div class="row">
-                    {number(w, "x-trials", "Trials M", |f| f.trials, |f, v| f.trials = v)}<Help text=help::TRIALS/>
-                    {number(w, "x-repeats", "Repeats N per order", |f| f.repeats, |f, v| f.repeats = v)}<Help text=help::REPEATS/>
-                    {check(w, "x-align", "Length alignment", |f| f.align, |f, v| f.align = v)}<Help text=help::ALIGN/>
-                    {check(w, "x-exchange", "Position exchange", |f| f.exchange, |f, v| f.exchange = v)}<Help text=help::EXCHANGE/>
+                    {number(w, "x-trials", "Trials M", |f| f.evaluation.trials, |f, v| f.evaluation.trials = v)}<Help text=help::TRIALS/>
+                    {number(w, "x-repeats", "Repeats N per order", |f| f.evaluation.repeats, |f, v| f.evaluation.repeats = v)}<Help text=help::REPEATS/>
+                    {check(w, "x-align", "Length alignment", |f| f.evaluation.align, |f, v| f.evaluation.align = v)}<Help text=help::ALIGN/>
+                    {check(w, "x-exchange", "Position exchange", |f| f.evaluation.exchange, |f, v| f.evaluation.exchange = v)}<Help text=help::EXCHANGE/>
                     {check(w, "x-sanity", "Sanity check (each method against itself)", |f| f.sanity, |f, v| f.sanity = v)}
                 </div>
                 {check(w, "x-metrics", "Reference-based metrics (HieraRAG paper; needs hierarchical questions)", |f| f.metrics, |f, v| f.metrics = v)}

@@ -167,10 +167,11 @@ pub async fn set_access(pool: &Db, user: i64, project: i64, access: &str) -> App
     }
     access::project_of(pool, Obj::Project(project)).await?;
     let access = match access.trim() {
-        "read" => Some("read"),
-        "edit" => Some("edit"),
         "none" | "" => None,
-        other => return Err(AppError::Invalid(format!("access is read, edit or none, not \"{other}\""))),
+        name => Some(
+            types::Access::parse(name)
+                .map_err(|_| AppError::Invalid(format!("access is read, edit or none, not \"{name}\"")))?,
+        ),
     };
     access::set_membership(pool, user, project, access).await
 }

@@ -14,12 +14,14 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::align::Alignment;
+use super::legacy::Aspects;
 use super::simulated::Biases;
 use super::{
     median_trial, verdict, Judgment, LegacyJudgment, Order, Outcome, Rates, Verdicts, ASPECTS, LEGACY_ASPECTS,
 };
 use crate::stats::{self, BoxStats};
 
+pub use types::requests::EvaluationRequest;
 pub use types::Protocol;
 
 pub use super::jury::JudgeKind;
@@ -51,7 +53,7 @@ pub struct Settings {
     /// The unbiased protocol's scoring prompt: the paper's by default.
     /// Evaluations stored before the choice existed read back as the
     /// content-only prompt they ran.
-    #[serde(default = "super::scoring::JudgePrompt::before_choice")]
+    #[serde(default = "super::scoring::prompt_before_choice")]
     pub judge_prompt: super::scoring::JudgePrompt,
     /// The temperature judging requests go out at (both protocols);
     /// `None`: none is sent, the model's own default (seed 000 names none).
@@ -124,44 +126,61 @@ impl Settings {
         temperature_text(self.judge_temperature)
     }
 
-    /// Refuses settings that cannot run, naming the field.
+    /// The settings an evaluation request asks for: its ranges checked
+    /// ([`EvaluationRequest::validate`]) and its jurors read. The one way
+    /// from a form, a command line or a manifest to settings.
+    pub fn from_request(r: &EvaluationRequest) -> Result<Settings, crate::Invalid> {
+        r.validate()?;
+        let biases =
+            Biases { position: r.position_bias, length_per_10_words: r.length_bias, noise: r.noise, seed: r.seed };
+        let jury = super::jury::parse_jury(&r.jury.join(";"), biases).map_err(|e| format!("jury: {e}"))?;
+        Ok(Settings {
+            protocol: r.protocol,
+            trials: r.trials,
+            repeats: r.repeats,
+            tolerance: r.tolerance,
+            max_adjustments: r.adjustments,
+            align: r.align,
+            exchange: r.exchange,
+            judge: r.judge,
+            biases,
+            sanity: false,
+            judge_prompt: r.judge_prompt,
+            judge_temperature: r.judge_temperature,
+            legacy_aspects: r.legacy_aspects,
+            sequential: r.sequential,
+            jury,
+        })
+    }
+
+    /// The request these settings answer ([`Settings::from_request`]
+    /// reads it back to them, but for `sanity`, which is not asked for).
+    pub fn request(&self) -> EvaluationRequest {
+        EvaluationRequest {
+            protocol: self.protocol,
+            trials: self.trials,
+            repeats: self.repeats,
+            tolerance: self.tolerance,
+            adjustments: self.max_adjustments,
+            align: self.align,
+            exchange: self.exchange,
+            judge: self.judge,
+            position_bias: self.biases.position,
+            length_bias: self.biases.length_per_10_words,
+            noise: self.biases.noise,
+            seed: self.biases.seed,
+            judge_prompt: self.judge_prompt,
+            judge_temperature: self.judge_temperature,
+            legacy_aspects: self.legacy_aspects,
+            sequential: self.sequential,
+            jury: self.jury.iter().map(super::jury::Juror::spec).collect(),
+        }
+    }
+
+    /// Refuses settings that cannot run, naming the field: the request's
+    /// ranges, checked in one place.
     pub fn validate(&self) -> Result<(), crate::Invalid> {
-        if self.protocol.unbiased() && !(1..=1000).contains(&self.trials) {
-            return Err(crate::Invalid::from(format!("trials must be between 1 and 1000, not {}", self.trials)));
-        }
-        if self.protocol.unbiased() && !(1..=20).contains(&self.repeats) {
-            return Err(crate::Invalid::from(format!("repeats must be between 1 and 20, not {}", self.repeats)));
-        }
-        if self.max_adjustments > 10 {
-            return Err(crate::Invalid::from(format!("adjustments must be at most 10, not {}", self.max_adjustments)));
-        }
-        let b = self.biases;
-        for (name, v) in [("position bias", b.position), ("length bias", b.length_per_10_words), ("noise", b.noise)] {
-            if !v.is_finite() || v.abs() > 5.0 {
-                return Err(crate::Invalid::from(format!("{name} must be a number between -5 and 5, not {v}")));
-            }
-        }
-        if b.noise < 0.0 {
-            return Err(crate::Invalid::from("noise must not be negative"));
-        }
-        if self.sequential && !self.protocol.unbiased() {
-            return Err(crate::Invalid::from(
-                "sequential trials need the unbiased protocol: the legacy one has no trials",
-            ));
-        }
-        if !self.jury.is_empty() && !self.protocol.unbiased() {
-            return Err(crate::Invalid::from("a jury judges the unbiased protocol's items: choose unbiased or both"));
-        }
-        if self.jury.len() + 1 > super::jury::MOST_JUDGES {
-            return Err(crate::Invalid::from(format!(
-                "a jury has at most {} judges, the first among them",
-                super::jury::MOST_JUDGES
-            )));
-        }
-        if let Some(t) = self.judge_temperature.filter(|t| !t.is_finite() || !(0.0..=2.0).contains(t)) {
-            return Err(crate::Invalid::from(format!("the judge's temperature must be between 0 and 2, not {t}")));
-        }
-        Ok(())
+        Ok(self.request().validate()?)
     }
 
     /// The judges: the first (`judge`, `biases`), then the jury's.
@@ -1097,6 +1116,29 @@ mod tests {
         assert!(noisy.validate().unwrap_err().contains("noise"));
         // Legacy alone needs no trials.
         assert!(Settings { protocol: Protocol::Legacy, trials: 0, ..s }.validate().is_ok());
+    }
+
+    #[test]
+    fn settings_and_their_request_read_back_to_each_other() {
+        let r = EvaluationRequest {
+            protocol: Protocol::Unbiased,
+            trials: 7,
+            judge: JudgeKind::Simulated,
+            seed: 9,
+            judge_prompt: super::super::scoring::JudgePrompt::ContentOnly,
+            judge_temperature: Some(0.5),
+            sequential: true,
+            jury: vec!["offline".into(), "llm:other".into(), "simulated:position=0.6,length=0,noise=1,seed=3".into()],
+            ..EvaluationRequest::default()
+        };
+        let s = Settings::from_request(&r).unwrap();
+        assert_eq!(s.jury.len(), 3);
+        assert_eq!(s.jury[2].biases.position, 0.6);
+        assert_eq!(Settings::from_request(&s.request()).unwrap(), s);
+        assert_eq!(Settings::from_request(&EvaluationRequest::default()).unwrap(), Settings::default());
+        assert_eq!(Settings::default().request(), EvaluationRequest::default());
+        let e = Settings::from_request(&EvaluationRequest { jury: vec!["oracle".into()], ..r }).unwrap_err();
+        assert!(e.0.starts_with("jury: a juror is offline, llm[:MODEL] or simulated"), "{e}");
     }
 
     /// Two questions, two trials: in trial 0 A wins q1 and q2 ties; in

@@ -40,7 +40,7 @@ pub use types::judge::{People, PeopleRow};
 pub use types::JudgeKind;
 
 /// A jury's judges at most, the evaluation's first judge among them.
-pub const MOST_JUDGES: usize = 8;
+pub use types::defaults::MOST_JUDGES;
 
 /// The rule the jury's headline verdict follows.
 pub const RULE: &str = "mean score";

@@ -10,8 +10,6 @@
 
 use serde_json::Value;
 
-use serde::{Deserialize, Serialize};
-
 use super::{LegacyJudgment, Outcome, LEGACY_ASPECTS, LEGACY_ASPECTS_GRAPHRAG};
 use crate::llm::ChatRequest;
 
@@ -19,66 +17,49 @@ pub const PURPOSE: &str = "judge_legacy";
 pub const PROMPT: &str = include_str!("../../prompts/judge_legacy.txt");
 pub const PROMPT_GRAPHRAG: &str = include_str!("../../prompts/judge_legacy_graphrag.txt");
 
-/// Which aspects the legacy judge picks winners on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum LegacyAspects {
-    /// LightRAG's evaluation prompt: Comprehensiveness, Diversity, Empowerment.
-    #[default]
-    Lightrag,
-    /// The GraphRAG paper's: those three and Directness.
-    Graphrag,
+/// Which aspects the legacy judge picks winners on: declared in `types`,
+/// its aspects and prompt here.
+pub use types::LegacyAspects;
+
+/// A legacy variant's aspects, prompt and description.
+pub trait Aspects {
+    fn names(self) -> &'static [&'static str];
+    fn prompt(self) -> &'static str;
+    /// In words, as reports state it.
+    fn describe(self) -> String;
 }
 
-impl LegacyAspects {
-    pub fn parse(s: &str) -> Result<LegacyAspects, crate::Invalid> {
-        match s.trim() {
-            "lightrag" | "" => Ok(LegacyAspects::Lightrag),
-            "graphrag" => Ok(LegacyAspects::Graphrag),
-            other => Err(crate::Invalid::from(format!(
-                "the legacy aspects are \"lightrag\" (3) or \"graphrag\" (4), not \"{other}\""
-            ))),
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            LegacyAspects::Lightrag => "lightrag",
-            LegacyAspects::Graphrag => "graphrag",
-        }
-    }
-
-    pub fn names(self) -> &'static [&'static str] {
+impl Aspects for LegacyAspects {
+    fn names(self) -> &'static [&'static str] {
         match self {
             LegacyAspects::Lightrag => &LEGACY_ASPECTS,
             LegacyAspects::Graphrag => &LEGACY_ASPECTS_GRAPHRAG,
         }
     }
 
-    pub fn prompt(self) -> &'static str {
+    fn prompt(self) -> &'static str {
         match self {
             LegacyAspects::Lightrag => PROMPT,
             LegacyAspects::Graphrag => PROMPT_GRAPHRAG,
         }
     }
 
-    /// In words, as reports state it.
-    pub fn describe(self) -> String {
+    fn describe(self) -> String {
         let who = match self {
             LegacyAspects::Lightrag => "LightRAG's",
             LegacyAspects::Graphrag => "GraphRAG's",
         };
         format!("{who} {} aspects ({})", self.names().len(), self.names().join(", "))
     }
+}
 
-    /// The variant a request was made with (its system prompt).
-    fn of_request(req: &ChatRequest) -> LegacyAspects {
-        let system = req.messages.first().map(|m| m.content.as_str()).unwrap_or("");
-        if system.contains("**Directness**") {
-            LegacyAspects::Graphrag
-        } else {
-            LegacyAspects::Lightrag
-        }
+/// The variant a request was made with (its system prompt).
+fn aspects_of_request(req: &ChatRequest) -> LegacyAspects {
+    let system = req.messages.first().map(|m| m.content.as_str()).unwrap_or("");
+    if system.contains("**Directness**") {
+        LegacyAspects::Graphrag
+    } else {
+        LegacyAspects::Lightrag
     }
 }
 
@@ -135,7 +116,7 @@ pub fn reply_for(req: &ChatRequest, first_wins: bool) -> String {
     let w = if first_wins { "Answer 1" } else { "Answer 2" };
     let part = serde_json::json!({"Winner": w, "Explanation": "by the rubric's totals"});
     let mut reply = serde_json::Map::new();
-    for a in LegacyAspects::of_request(req).names() {
+    for a in aspects_of_request(req).names() {
         reply.insert(a.to_string(), part.clone());
     }
     reply.insert("Overall Winner".into(), part);
@@ -161,7 +142,10 @@ mod tests {
     fn the_lightrag_and_graphrag_variants_ask_for_and_read_their_aspects() {
         assert_eq!(LegacyAspects::default(), LegacyAspects::Lightrag);
         assert_eq!(LegacyAspects::parse("graphrag").unwrap().names().len(), 4);
-        assert!(LegacyAspects::parse("ragas").unwrap_err().0.contains("\"lightrag\" (3) or \"graphrag\" (4)"));
+        assert_eq!(
+            LegacyAspects::parse("ragas").unwrap_err().to_string(),
+            "the legacy aspects must be lightrag or graphrag, not \"ragas\""
+        );
         assert!(PROMPT_GRAPHRAG
             .contains("**Directness**: How specifically and clearly does the answer address the question?"));
         assert!(!PROMPT.contains("Directness"));

@@ -184,7 +184,7 @@ pub fn trials_of(verdicts: &Verdicts) -> Vec<u32> {
 /// A legacy judgment: a winner per legacy aspect and overall, A shown first.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LegacyJudgment {
-    /// In the order of its variant's aspects ([`LegacyAspects::names`]).
+    /// In the order of its variant's aspects ([`legacy::Aspects::names`]).
     pub aspects: Vec<Outcome>,
     pub overall: Outcome,
     /// Which aspects were asked for (judgments stored before the choice
@@ -204,6 +204,7 @@ impl LegacyJudgment {
 
     /// Each aspect's name with its winner.
     pub fn named(&self) -> impl Iterator<Item = (&'static str, Outcome)> + '_ {
+        use legacy::Aspects;
         self.variant.names().iter().copied().zip(self.aspects.iter().copied())
     }
 }

@@ -5,7 +5,8 @@
 
 use serde_json::json;
 
-use super::scoring::JudgePrompt;
+use super::legacy::Aspects;
+use super::scoring::{JudgePrompt, PromptText};
 use super::{legacy, scoring, verdict, Judgment, Order};
 use crate::jobs::{ItemOutcome, WorkItem};
 use crate::llm::Meter;
@@ -19,7 +20,7 @@ pub fn payload(question: &str, a: &str, b: &str, trial: u32, repeats: u32) -> se
 /// The payload of an unbiased judging item with its scoring prompt; without
 /// `exchange` only the A-first order is judged (position exchange switched
 /// off, to show what it removes). Items stored without a prompt were
-/// planned before the choice existed ([`JudgePrompt::before_choice`]).
+/// planned before the choice existed ([`scoring::prompt_before_choice`]).
 pub fn unbiased_payload(
     prompt: JudgePrompt,
     question: &str,
@@ -31,7 +32,7 @@ pub fn unbiased_payload(
 ) -> serde_json::Value {
     json!({
         "question": question, "a": a, "b": b, "trial": trial, "repeats": repeats, "exchange": exchange,
-        "prompt": prompt.name(),
+        "prompt": prompt.as_str(),
     })
 }
 
@@ -49,7 +50,7 @@ pub async fn run_unbiased_item(gateway: &Gateway, job_id: i64, item: WorkItem) -
         if item.payload["exchange"] == json!(false) { &[Order::AFirst] } else { &[Order::AFirst, Order::BFirst] };
     let prompt = item.payload["prompt"]
         .as_str()
-        .map_or(Ok(JudgePrompt::before_choice()), JudgePrompt::parse)
+        .map_or(Ok(scoring::prompt_before_choice()), JudgePrompt::parse)
         .unwrap_or(JudgePrompt::Paper);
     let ctx = CallContext { job_id: Some(job_id), item: Some(item.key.clone()), prompt_hash: None };
     // The item's draws go out together (the gateway's limit bounds the
@@ -107,15 +108,17 @@ pub async fn run_unbiased_item(gateway: &Gateway, job_id: i64, item: WorkItem) -
 /// (items stored without one were LightRAG's three).
 pub fn legacy_payload(variant: legacy::LegacyAspects, question: &str, a: &str, b: &str) -> serde_json::Value {
     let mut p = payload(question, a, b, 0, 1);
-    p["legacy_aspects"] = json!(variant.name());
+    p["legacy_aspects"] = json!(variant.as_str());
     p
 }
 
 /// Judges one question under the legacy protocol (A first, one call).
 pub async fn run_legacy_item(gateway: &Gateway, job_id: i64, item: WorkItem) -> ItemOutcome {
     let (question, a, b, trial, _) = fields(&item);
-    let variant =
-        legacy::LegacyAspects::parse(item.payload["legacy_aspects"].as_str().unwrap_or("")).unwrap_or_default();
+    let variant = item.payload["legacy_aspects"]
+        .as_str()
+        .map_or(Ok(legacy::LegacyAspects::Lightrag), legacy::LegacyAspects::parse)
+        .unwrap_or_default();
     let ctx = CallContext { job_id: Some(job_id), item: Some(item.key.clone()), prompt_hash: None };
     let mut meter = Meter::default();
     let req = legacy::request_with(variant, question, a, b, trial);

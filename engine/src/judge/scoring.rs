@@ -4,8 +4,6 @@
 //! one order of a pair; `sample` tells repeats and trials apart so the cache
 //! keeps them as independent draws.
 
-use serde::{Deserialize, Serialize};
-
 use super::{Judgment, Order, ASPECTS};
 use crate::llm::{ChatRequest, Message};
 
@@ -23,54 +21,33 @@ pub const PROMPT: &str = include_str!("../../prompts/judge_scores.txt");
 pub const PROMPT_CONTENT_ONLY: &str = include_str!("../../prompts/judge_scores_content_only.txt");
 
 /// Which scoring prompt an evaluation uses (recorded with it; the report
-/// names it and its hash).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum JudgePrompt {
-    /// Seed 000's prompt: the 0–5 rubric per aspect ([`PROMPT`]). Default.
-    #[default]
-    Paper,
-    /// The rubric plus "order and length are not merits" ([`PROMPT_CONTENT_ONLY`]).
-    ContentOnly,
+/// names it and its hash): declared in `types`, its text here.
+pub use types::JudgePrompt;
+
+/// A scoring prompt's text and hash.
+pub trait PromptText {
+    fn text(self) -> &'static str;
+    /// SHA-256 of the prompt's text, as every call of the log records it.
+    fn hash(self) -> String;
 }
 
-impl JudgePrompt {
-    pub const ALL: [JudgePrompt; 2] = [JudgePrompt::Paper, JudgePrompt::ContentOnly];
-
-    pub fn parse(s: &str) -> Result<JudgePrompt, crate::Invalid> {
-        match s {
-            "paper" => Ok(JudgePrompt::Paper),
-            "content-only" => Ok(JudgePrompt::ContentOnly),
-            other => {
-                Err(crate::Invalid::from(format!("the judge prompt must be paper or content-only, not \"{other}\"")))
-            }
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            JudgePrompt::Paper => "paper",
-            JudgePrompt::ContentOnly => "content-only",
-        }
-    }
-
-    pub fn text(self) -> &'static str {
+impl PromptText for JudgePrompt {
+    fn text(self) -> &'static str {
         match self {
             JudgePrompt::Paper => PROMPT,
             JudgePrompt::ContentOnly => PROMPT_CONTENT_ONLY,
         }
     }
 
-    /// SHA-256 of the prompt's text, as every call of the log records it.
-    pub fn hash(self) -> String {
+    fn hash(self) -> String {
         crate::llm::prompt::prompt_hash(self.text())
     }
+}
 
-    /// Evaluations stored before the choice existed ran the content-only
-    /// prompt; their settings read back as such.
-    pub fn before_choice() -> JudgePrompt {
-        JudgePrompt::ContentOnly
-    }
+/// Evaluations stored before the choice existed ran the content-only
+/// prompt; their settings read back as such.
+pub fn prompt_before_choice() -> JudgePrompt {
+    JudgePrompt::ContentOnly
 }
 
 /// A judging request of either protocol: the question and two answers as

@@ -6,10 +6,10 @@ use std::process::ExitCode;
 
 use app::ssr::store::Db;
 use clap::{Args, Subcommand};
-use engine::judge::eval::{self, JudgeKind, Protocol, Settings};
-use engine::judge::simulated::Biases;
+use engine::judge::eval::Settings;
 use engine::llm::settings::LlmSettings;
 use serde_json::json;
+use types::requests::EvaluationRequest;
 
 use super::{execute_job, job_line, Output};
 
@@ -229,107 +229,6 @@ pub fn jury_lines(
     lines
 }
 
-/// Who judges and how (shared by `run` and `sanity`).
-#[derive(Args, Debug, Clone)]
-pub struct JudgeArgs {
-    /// llm (the configured provider), offline (the rubric judge) or
-    /// simulated (the bias lab).
-    #[arg(long, default_value = "llm")]
-    judge: String,
-    /// Simulated judge: points added to each aspect of the answer shown first.
-    #[arg(long, default_value_t = eval::DEFAULT_POSITION_BIAS, allow_negative_numbers = true)]
-    position_bias: f64,
-    /// Simulated judge: points per 10 words the answer is longer than the other.
-    #[arg(long, default_value_t = eval::DEFAULT_LENGTH_BIAS, allow_negative_numbers = true)]
-    length_bias: f64,
-    /// Simulated judge: standard deviation of the noise, in points.
-    #[arg(long, default_value_t = eval::DEFAULT_NOISE, allow_negative_numbers = true)]
-    noise: f64,
-    /// Simulated judge: the noise's seed.
-    #[arg(long, default_value_t = 0)]
-    seed: u64,
-    /// Whole judgments repeated as independent draws (M).
-    #[arg(long, default_value_t = eval::DEFAULT_TRIALS)]
-    trials: u32,
-    /// Judgments per order in each trial (N).
-    #[arg(long, default_value_t = eval::DEFAULT_REPEATS)]
-    repeats: u32,
-    /// Length alignment's tolerance in words.
-    #[arg(long, default_value_t = engine::judge::align::DEFAULT_TOLERANCE)]
-    tolerance: usize,
-    /// Regenerations before the forced append.
-    #[arg(long, default_value_t = engine::judge::align::DEFAULT_ADJUSTMENTS)]
-    adjustments: u32,
-    /// Switch length alignment off (to see what it removes).
-    #[arg(long)]
-    no_align: bool,
-    /// Switch position exchange off: A is always shown first.
-    #[arg(long)]
-    no_exchange: bool,
-    /// The scoring prompt: `paper` (Zeng et al.'s rubric, the default) or
-    /// `content-only` (adds "order and length are not merits").
-    #[arg(long, default_value = "paper")]
-    judge_prompt: String,
-    /// The judge's temperature (0–2). Left out: none is sent, the model's
-    /// own default.
-    #[arg(long)]
-    judge_temperature: Option<f32>,
-    /// The legacy protocol's aspects: `lightrag` (LightRAG's 3, the
-    /// default) or `graphrag` (the GraphRAG paper's 4, with Directness).
-    #[arg(long, default_value = "lightrag")]
-    legacy_aspects: String,
-    /// Sequential trials: judge each pair look by look (M split into up
-    /// to 5 looks) and stop it once its verdict is settled — its interval,
-    /// with the error rate spent over the looks, inside or outside ±0.05.
-    #[arg(long)]
-    sequential: bool,
-    /// A jury: judges besides --judge, `;`-separated — `offline`,
-    /// `llm:MODEL` (another model at the configured endpoint), `simulated`
-    /// or `simulated:position=0.6,length=0,noise=1,seed=3`. Each judges
-    /// every unbiased item; the headline is their mean score.
-    #[arg(long, default_value = "")]
-    jury: String,
-}
-
-impl JudgeArgs {
-    fn settings(&self, protocol: Protocol) -> anyhow::Result<Settings> {
-        let s = Settings {
-            protocol,
-            trials: self.trials,
-            repeats: self.repeats,
-            tolerance: self.tolerance,
-            max_adjustments: self.adjustments,
-            align: !self.no_align,
-            exchange: !self.no_exchange,
-            judge: JudgeKind::parse(&self.judge).map_err(anyhow::Error::msg)?,
-            biases: Biases {
-                position: self.position_bias,
-                length_per_10_words: self.length_bias,
-                noise: self.noise,
-                seed: self.seed,
-            },
-            sanity: false,
-            judge_prompt: engine::judge::scoring::JudgePrompt::parse(&self.judge_prompt).map_err(anyhow::Error::msg)?,
-            judge_temperature: self.judge_temperature,
-            legacy_aspects: engine::judge::legacy::LegacyAspects::parse(&self.legacy_aspects)
-                .map_err(anyhow::Error::msg)?,
-            sequential: self.sequential,
-            jury: engine::judge::jury::parse_jury(
-                &self.jury,
-                Biases {
-                    position: self.position_bias,
-                    length_per_10_words: self.length_bias,
-                    noise: self.noise,
-                    seed: self.seed,
-                },
-            )
-            .map_err(|e| anyhow::anyhow!("--jury: {e}"))?,
-        };
-        s.validate().map_err(anyhow::Error::msg)?;
-        Ok(s)
-    }
-}
-
 #[derive(Subcommand, Debug)]
 pub enum EvalCommand {
     /// Judge a question set's answer sets in pairs (a job; resumable).
@@ -344,10 +243,10 @@ pub enum EvalCommand {
         /// Only these pairs (`A:B`, comma-separated; default: every pair).
         #[arg(long, value_delimiter = ',')]
         pairs: Vec<String>,
-        #[arg(long, default_value = "both", value_parser = ["unbiased", "legacy", "both"])]
-        protocol: String,
+        /// How it judges: the same request as the Evaluations form and a
+        /// manifest's [evaluation] table.
         #[command(flatten)]
-        judge: JudgeArgs,
+        judge: EvaluationRequest,
         #[arg(long)]
         name: Option<String>,
         /// Send every call to the provider, even where a cached reply exists.
@@ -370,7 +269,7 @@ pub enum EvalCommand {
         #[arg(long)]
         method: String,
         #[command(flatten)]
-        judge: JudgeArgs,
+        judge: EvaluationRequest,
     },
     /// A project's evaluations.
     List { project: String },
@@ -559,7 +458,6 @@ pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: EvalCommand) ->
             set,
             methods,
             pairs,
-            protocol,
             judge,
             name,
             no_cache,
@@ -587,7 +485,7 @@ pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: EvalCommand) ->
                 question_set_id: set,
                 answer_sets,
                 pairs: chosen,
-                settings: judge.settings(Protocol::parse(&protocol).map_err(anyhow::Error::msg)?)?,
+                settings: Settings::from_request(&judge)?,
                 name,
                 no_cache,
             };
@@ -618,7 +516,7 @@ pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: EvalCommand) ->
             let p = app::ssr::store::projects::find_project(pool, &project).await?;
             let first = resolve_set(pool, p.summary.id, set, &method).await?;
             let (job, id) =
-                app::ssr::evaluations::create_sanity(pool, llm, first, judge.settings(Protocol::Both)?).await?;
+                app::ssr::evaluations::create_sanity(pool, llm, first, Settings::from_request(&judge)?).await?;
             let (code, after) = execute_job(pool, out, llm, job.id, false).await?;
             summary(pool, out, id, &after).await?;
             Ok(code)
@@ -719,4 +617,166 @@ pub(super) fn plan_text(p: &app::model::RunPlan) -> String {
         ));
     }
     lines.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+    use engine::experiment::Manifest;
+    use types::{JudgeKind, JudgePrompt, LegacyAspects, Protocol};
+
+    use super::*;
+    use crate::cli::{Cli, Command};
+
+    /// One request that differs from the defaults wherever it can.
+    fn asked() -> EvaluationRequest {
+        EvaluationRequest {
+            protocol: Protocol::Unbiased,
+            trials: 7,
+            repeats: 3,
+            tolerance: 15,
+            adjustments: 2,
+            align: false,
+            exchange: false,
+            judge: JudgeKind::Simulated,
+            position_bias: -0.5,
+            length_bias: 0.25,
+            noise: 1.5,
+            seed: 4,
+            judge_prompt: JudgePrompt::ContentOnly,
+            judge_temperature: Some(0.5),
+            legacy_aspects: LegacyAspects::Graphrag,
+            sequential: true,
+            jury: vec!["offline".into(), "simulated:position=0.6,length=0,noise=1".into()],
+        }
+    }
+
+    fn from_command_line(options: &[&str]) -> EvaluationRequest {
+        let args = ["assay", "eval", "run", "p", "--set", "1", "--methods", "a,b"].iter().chain(options);
+        match Cli::try_parse_from(args).unwrap().command {
+            Command::Eval(EvalCommand::Run { judge, .. }) => judge,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn from_form(body: &str) -> app::api::evaluations::StartEvaluation {
+        // As the server function reads a posted form (non-strict: brackets
+        // may arrive percent-encoded).
+        serde_qs::Config::new(5, false).deserialize_str(body).unwrap()
+    }
+
+    fn from_manifest(table: &str) -> EvaluationRequest {
+        let text = format!(
+            "name = \"x\"\n[corpus]\nfiles = [\"sample\"]\n[[questions]]\nkind = \"graph\"\n[[methods]]\nname = \"bm25\"\n\
+             [[methods]]\nname = \"lightrag\"\n[evaluation]\n{table}"
+        );
+        Manifest::parse_uploaded(&text).unwrap().evaluation.unwrap().request
+    }
+
+    /// The one request of the Evaluations form, `assay eval run` and a
+    /// manifest's [evaluation]: the same values read the same from each,
+    /// and what each leaves out is the same default.
+    #[test]
+    fn an_evaluation_request_reads_the_same_from_the_form_the_command_line_and_a_manifest() {
+        let want = asked();
+        let cli = from_command_line(&[
+            "--protocol",
+            "unbiased",
+            "--trials",
+            "7",
+            "--repeats",
+            "3",
+            "--tolerance",
+            "15",
+            "--adjustments",
+            "2",
+            "--no-align",
+            "--no-exchange",
+            "--judge",
+            "simulated",
+            "--position-bias",
+            "-0.5",
+            "--length-bias",
+            "0.25",
+            "--noise",
+            "1.5",
+            "--seed",
+            "4",
+            "--judge-prompt",
+            "content-only",
+            "--judge-temperature",
+            "0.5",
+            "--legacy-aspects",
+            "graphrag",
+            "--sequential",
+            "--jury",
+            "offline;simulated:position=0.6,length=0,noise=1",
+        ]);
+        assert_eq!(cli, want);
+
+        // The form as the browser posts it: every field text, the boxes on
+        // by default as hidden fields, the jury's textarea one text.
+        let posted = from_form(
+            "question_set_id=3&answer_sets=1%2C2&pairs=&name=&req%5Bprotocol%5D=unbiased&req[trials]=7\
+             &req[repeats]=3&req[tolerance]=15&req[adjustments]=2&req[align]=false&req[exchange]=false\
+             &req[sequential]=true&req[judge]=simulated&req[judge_prompt]=content-only\
+             &req[legacy_aspects]=graphrag&req[judge_temperature]=0.5&req[position_bias]=-0.5\
+             &req[length_bias]=0.25&req[noise]=1.5&req[seed]=4\
+             &req[jury]=offline%3B%20simulated%3Aposition%3D0.6%2Clength%3D0%2Cnoise%3D1%0A",
+        );
+        assert_eq!((posted.question_set_id, posted.answer_sets.as_str()), (3, "1,2"));
+        assert_eq!(posted.req, want);
+        // And as the page sends it once hydrated (read from the form, then
+        // encoded again by the server function's client).
+        let sent = serde_qs::to_string(&posted).unwrap();
+        assert_eq!(from_form(&sent).req, want, "{sent}");
+
+        // The manifest: the table written by hand, and as `Manifest::to_toml`
+        // (the wizard's export) writes it.
+        let table = "protocol = \"unbiased\"\ntrials = 7\nrepeats = 3\ntolerance = 15\nadjustments = 2\n\
+                     align = false\nexchange = false\njudge = \"simulated\"\nposition_bias = -0.5\n\
+                     length_bias = 0.25\nnoise = 1.5\nseed = 4\njudge_prompt = \"content-only\"\n\
+                     judge_temperature = 0.5\nlegacy_aspects = \"graphrag\"\nsequential = true\n\
+                     jury = [\"offline\", \"simulated:position=0.6,length=0,noise=1\"]\n";
+        assert_eq!(from_manifest(table), want);
+        let mut m = Manifest::parse_uploaded(&format!(
+            "name = \"x\"\n[corpus]\nfiles = [\"sample\"]\n[[questions]]\nkind = \"graph\"\n[[methods]]\nname = \"bm25\"\n\
+             [[methods]]\nname = \"lightrag\"\n[evaluation]\n{table}"
+        ))
+        .unwrap();
+        m.evaluation.as_mut().unwrap().sanity = false;
+        let back = Manifest::parse_uploaded(&m.to_toml()).unwrap().evaluation.unwrap();
+        assert_eq!((back.request, back.sanity), (want.clone(), false));
+
+        // All three give the same settings, and the settings their request
+        // back (a juror's spec written out whole: its seed, its place).
+        let settings = Settings::from_request(&want).unwrap();
+        assert_eq!(EvaluationRequest { jury: want.jury.clone(), ..settings.request() }, want);
+        assert_eq!(settings.request().jury[1], "simulated:position=0.6,length=0,noise=1,seed=2");
+        assert_eq!(Settings::from_request(&settings.request()).unwrap(), settings);
+
+        // Left out: the same defaults everywhere (clap's, serde's, the form's).
+        let d = EvaluationRequest::default();
+        assert_eq!(from_command_line(&[]), d);
+        assert_eq!(from_manifest(""), d);
+        assert_eq!(from_form("question_set_id=3&answer_sets=1,2&pairs=&name=&req[trials]=25").req, d);
+    }
+
+    /// A value out of range is refused by the request, naming the field as
+    /// each entry point names it.
+    #[test]
+    fn a_bad_evaluation_request_names_its_field() {
+        let e = Settings::from_request(&from_command_line(&["--trials", "0"])).unwrap_err();
+        assert_eq!(e.0, "trials: must be a whole number from 1 to 1000, not 0");
+        let e = Manifest::parse_uploaded(
+            "name = \"x\"\n[corpus]\nfiles = [\"sample\"]\n[[questions]]\nkind = \"graph\"\n[[methods]]\nname = \"bm25\"\n\
+             [[methods]]\nname = \"lightrag\"\n[evaluation]\nrepeats = 21\n",
+        )
+        .unwrap_err();
+        assert_eq!(e.0, "evaluation.repeats: must be a whole number from 1 to 20, not 21");
+        assert!(Cli::try_parse_from(["assay", "eval", "run", "p", "--set", "1", "--methods", "a,b", "--judge", "gpt"])
+            .unwrap_err()
+            .to_string()
+            .contains("judge must be llm, offline or simulated, not \"gpt\""));
+    }
 }

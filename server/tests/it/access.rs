@@ -77,7 +77,8 @@ const EVERY_ARGUMENT: &str = "id=1&project_id=1&set_id=1&question_id=1&job_id=1&
 &dimensions=QC&factorial=0&level=x&reference_answer=x&answer_sets=1&pairs=x&protocol=x&trials=1&repeats=1\
 &tolerance=1&adjustments=1&target_words=1&provider=offline&base_url=x&model=x&api_key=x&concurrency=1\
 &timeout_secs=1&price=x&access=read&answers=&bins=4&position_bias=0&length_bias=0&noise=0&run_id=1\
-&fields=x&manifest=x&experiment_id=1&page=1&part=1&topic=project&pilot=1&half_width=0.1";
+&fields=x&manifest=x&experiment_id=1&page=1&part=1&topic=project&pilot=1&half_width=0.1\
+&req[protocol]=both&req[trials]=1&req[repeats]=1&req[judge]=offline";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn collaborators_reach_only_what_the_owner_granted() {
@@ -274,14 +275,14 @@ async fn collaborators_reach_only_what_the_owner_granted() {
         (path_of::<app::api::Watch>(), "topic=study&id=1".to_string(), "\"active\":true"),
         (
             path_of::<app::api::PlanEvaluation>(),
-            "question_set_id=1&answer_sets=1,2&pairs=&protocol=both&trials=1&repeats=1&tolerance=10&adjustments=3\
-             &judge=offline&position_bias=0&length_bias=0&noise=0&name="
+            "question_set_id=1&answer_sets=1,2&pairs=&name=&req[protocol]=both&req[trials]=1&req[repeats]=1\
+             &req[tolerance]=10&req[adjustments]=3&req[judge]=offline&req[position_bias]=0&req[length_bias]=0&req[noise]=0"
                 .to_string(),
             "\"stages\"",
         ),
         (
             path_of::<app::api::DecideEvaluation>(),
-            "pilot=1&question_set_id=1&trials=5&half_width=0.1&difference=0.2".to_string(),
+            "pilot=1&question_set_id=1&req[trials]=5&half_width=0.1&difference=0.2".to_string(),
             "\"curve_svg\"",
         ),
         (

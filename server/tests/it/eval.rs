@@ -239,11 +239,11 @@ async fn bad_requests_are_refused_with_the_reason_before_any_work() {
         (&["--methods", "bm25,lightrag", "--trials", "0"], "trials"),
         (&["--methods", "bm25,lightrag", "--judge", "oracle"], "judge must be"),
         (&["--methods", "bm25,lightrag", "--noise", "-1"], "noise"),
+        (&["--methods", "bm25,lightrag", "--judge-temperature", "3"], "judge_temperature: must be from 0 to 2, not 3"),
         (
-            &["--methods", "bm25,lightrag", "--judge-temperature", "3"],
-            "the judge's temperature must be between 0 and 2, not 3",
+            &["--methods", "bm25,lightrag", "--legacy-aspects", "ragas"],
+            "the legacy aspects must be lightrag or graphrag, not \"ragas\"",
         ),
-        (&["--methods", "bm25,lightrag", "--legacy-aspects", "ragas"], "\"lightrag\" (3) or \"graphrag\" (4)"),
     ];
     for (extra, reason) in cases {
         let mut args = vec!["eval", "run", "A", "--set", &set];
@@ -780,22 +780,22 @@ async fn a_plan_from_a_pilot_says_what_the_run_can_decide_and_sends_nothing() {
     // report's "plan the next run"), each caller in turn.
     let (router, owner) = common::owner_router(&db, dir.path()).await;
     let decide = <app::api::DecideEvaluation as leptos::server_fn::ServerFn>::PATH;
-    let form = format!("pilot={pilot_id}&question_set_id={set}&trials=25&half_width=0.05&difference=0.3");
+    let form = format!("pilot={pilot_id}&question_set_id={set}&req[trials]=25&half_width=0.05&difference=0.3");
     let (status, _, body) = common::send_to(&router, common::post_as(decide, &form, &owner)).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     let web: serde_json::Value = serde_json::from_str(&body).unwrap();
     assert_eq!(web["run"], serde_json::json!([pilot["pairs"][0]["questions"], 25]), "the form's set × its M");
     assert_eq!(web["pairs"][0]["cells"], plan["cells"], "the page simulates what the CLI does");
-    let typed = format!("pilot={pilot_id}&questions=800&trials=5&half_width=0.05&difference=");
+    let typed = format!("pilot={pilot_id}&questions=800&req[trials]=5&half_width=0.05&difference=");
     let (_, _, body) = common::send_to(&router, common::post_as(decide, &typed, &owner)).await;
     let typed: serde_json::Value = serde_json::from_str(&body).unwrap();
     assert_eq!((&typed["run"], &typed["difference"]), (&serde_json::json!([800, 5]), &serde_json::Value::Null));
     assert!(typed["pairs"][0]["run"]["power"].is_null(), "no difference named, no power");
     for (form, status, said) in [
-        (format!("pilot={pilot_id}&question_set_id=999&trials=5&half_width=0.05"), StatusCode::NOT_FOUND, "999"),
-        (format!("pilot={pilot_id}&questions=0&trials=5&half_width=0.05"), StatusCode::BAD_REQUEST, "questions"),
-        (format!("pilot={pilot_id}&questions=80&trials=5&half_width=0"), StatusCode::BAD_REQUEST, "half-width"),
-        (format!("pilot={pilot_id}&trials=5&half_width=0.05"), StatusCode::BAD_REQUEST, "how many questions"),
+        (format!("pilot={pilot_id}&question_set_id=999&req[trials]=5&half_width=0.05"), StatusCode::NOT_FOUND, "999"),
+        (format!("pilot={pilot_id}&questions=0&req[trials]=5&half_width=0.05"), StatusCode::BAD_REQUEST, "questions"),
+        (format!("pilot={pilot_id}&questions=80&req[trials]=5&half_width=0"), StatusCode::BAD_REQUEST, "half-width"),
+        (format!("pilot={pilot_id}&req[trials]=5&half_width=0.05"), StatusCode::BAD_REQUEST, "how many questions"),
     ] {
         let (got, _, body) = common::send_to(&router, common::post_as(decide, &form, &owner)).await;
         assert_eq!(got, status, "{form}: {body}");
@@ -971,7 +971,7 @@ async fn sequential_trials_stop_a_settled_pair_and_reach_the_fixed_runs_verdicts
         &[],
     )
     .await;
-    assert!(String::from_utf8_lossy(&out.stderr).contains("sequential trials need the unbiased protocol"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("sequential: needs the unbiased protocol"));
     eprintln!("sequential: {seq_items} of {fixed_items} trials judged ({} calls)", made);
 }
 
@@ -1168,7 +1168,7 @@ async fn a_jury_judges_every_item_and_is_compared_with_each_judge_and_the_people
     for (extra, said) in [
         (vec!["--jury", "oracle"], "a juror is offline, llm[:MODEL] or simulated"),
         (vec!["--jury", "simulated:position=9"], "position must be between -5 and 5"),
-        (vec!["--jury", "offline", "--protocol", "legacy"], "a jury judges the unbiased protocol's items"),
+        (vec!["--jury", "offline", "--protocol", "legacy"], "jury: judges the unbiased protocol's items"),
     ] {
         let mut all = vec!["eval", "run", "A", "--set", &set, "--methods", "bm25,lightrag"];
         all.extend(extra);
@@ -1180,8 +1180,9 @@ async fn a_jury_judges_every_item_and_is_compared_with_each_judge_and_the_people
     // The Evaluations form takes a jury too; a reader may not start one.
     let start = <app::api::StartEvaluation as leptos::server_fn::ServerFn>::PATH;
     let form = format!(
-        "question_set_id={set}&answer_sets={a},{b}&pairs=&protocol=unbiased&trials=1&repeats=1&tolerance=10&adjustments=0\
-         &exchange=on&judge=simulated&position_bias=0&length_bias=0&noise=0.5&name=&jury=offline"
+        "question_set_id={set}&answer_sets={a},{b}&pairs=&name=&req[protocol]=unbiased&req[trials]=1&req[repeats]=1\
+         &req[tolerance]=10&req[adjustments]=0&req[align]=false&req[exchange]=true&req[judge]=simulated\
+         &req[position_bias]=0&req[length_bias]=0&req[noise]=0.5&req[jury]=offline"
     );
     for (caller, cookie, status) in
         [("reader", ana.as_str(), StatusCode::FORBIDDEN), ("editor", ed.as_str(), StatusCode::OK)]
@@ -1192,8 +1193,25 @@ async fn a_jury_judges_every_item_and_is_compared_with_each_judge_and_the_people
             assert!(body.contains("a jury of 2"), "{body}");
         }
     }
-    let (got, _, body) =
-        common::send_to(&router, common::post_as(start, &form.replace("jury=offline", "jury=judge%3Ax"), &ed)).await;
+    let (got, _, body) = common::send_to(
+        &router,
+        common::post_as(start, &form.replace("req[jury]=offline", "req[jury]=judge%3Ax"), &ed),
+    )
+    .await;
     assert_eq!(got, StatusCode::BAD_REQUEST);
     assert!(body.contains("jury: a juror is offline"), "{body}");
+    // A setting out of range is refused by the request, naming its field;
+    // one that is no number at all where the arguments are read (the page's
+    // number fields are `required`: the browser names the field first).
+    for (bad, said) in [
+        ("req[trials]=0", "trials: must be a whole number from 1 to 1000, not 0"),
+        ("req[judge_temperature]=3", "judge_temperature: must be from 0 to 2, not 3"),
+        ("req[trials]=many", "the request's arguments could not be read: invalid digit"),
+        ("req[judge]=oracle", "judge must be llm, offline or simulated, not \\\"oracle\\\""),
+    ] {
+        let form = format!("question_set_id={set}&answer_sets={a},{b}&pairs=&name=&{bad}");
+        let (got, _, body) = common::send_to(&router, common::post_as(start, &form, &ed)).await;
+        assert_eq!(got, StatusCode::BAD_REQUEST, "{bad}: {body}");
+        assert!(body.contains(said), "{bad}: {body}");
+    }
 }

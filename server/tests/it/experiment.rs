@@ -150,7 +150,10 @@ async fn invalid_manifests_fail_before_any_work_naming_the_key() {
         (good.replace("name = \"lightrag\"", "name = \"lightrag2\""), "methods[1]: unknown method \"lightrag2\""),
         (good.replace("node = 2", "node = -2"), "questions[0].node: -2 is negative"),
         (good.replace(&novel, "/no/such/novel.txt"), "corpus.files[0]: no file /no/such/novel.txt"),
-        (good.replace("judge = \"offline\"", "judge = \"gpt\""), "evaluation.judge"),
+        (
+            good.replace("judge = \"offline\"", "judge = \"gpt\""),
+            "judge must be llm, offline or simulated, not \"gpt\"",
+        ),
         (good.replace("[graph]", "[grahp]"), "unknown field `grahp`"),
     ] {
         let file = dir.path().join("bad.toml");

@@ -480,13 +480,25 @@ fn no_wire_field_holds_a_closed_set_as_text() {
         ("SetMetricsView", "method"),
         ("CostRow", "method"),
         ("MethodCostView", "method"),
-        // The wizard's form fields, as the form sends them.
-        ("WizardFields", "protocol"),
-        ("WizardFields", "judge"),
         // Who judged, in words ("llm (gpt-4o-mini)").
         ("EvaluationView", "judge"),
+        // The legacy aspects in words ("LightRAG's 3 aspects (Comprehensiveness, …)").
+        ("EvaluationView", "legacy_aspects"),
     ];
-    let closed = ["kind", "status", "state", "stage", "provider", "protocol", "judge", "role", "access", "method"];
+    let closed = [
+        "kind",
+        "status",
+        "state",
+        "stage",
+        "provider",
+        "protocol",
+        "judge",
+        "judge_prompt",
+        "legacy_aspects",
+        "role",
+        "access",
+        "method",
+    ];
     let mut text = Vec::new();
     let model: Vec<_> =
         structs_in(&crate_src("app").join("model")).into_iter().chain(structs_in(&crate_src("types"))).collect();
@@ -509,7 +521,7 @@ fn no_wire_field_holds_a_closed_set_as_text() {
 
 /// `types` compiles to WebAssembly: serde is its only dependency.
 #[test]
-fn the_types_crate_depends_on_serde_only() {
+fn the_types_crate_depends_on_serde_only_and_clap_for_the_cli() {
     let manifest = std::fs::read_to_string(crate_src("types").join("../Cargo.toml")).unwrap();
     let deps = manifest.split("[dependencies]").nth(1).unwrap().split("\n[").next().unwrap();
     let named: Vec<&str> = deps
@@ -517,5 +529,12 @@ fn the_types_crate_depends_on_serde_only() {
         .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
         .map(|l| l.split(['=', '.']).next().unwrap().trim())
         .collect();
-    assert_eq!(named, ["serde"], "{deps}");
+    assert_eq!(named, ["serde", "clap"], "{deps}");
+    // clap only as the CLI's option, which the WASM build (app's hydrate) never turns on.
+    let clap = deps.lines().find(|l| l.starts_with("clap")).unwrap();
+    assert!(clap.contains("optional = true"), "{clap}");
+    assert!(manifest.contains("cli = [\"dep:clap\"]"), "{manifest}");
+    let app = std::fs::read_to_string(crate_src("app").join("../Cargo.toml")).unwrap();
+    let app_types = app.lines().find(|l| l.starts_with("types")).unwrap();
+    assert!(!app_types.contains("cli"), "{app_types}");
 }

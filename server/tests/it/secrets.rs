@@ -214,7 +214,8 @@ async fn a_methods_secrets_reach_no_reader_anywhere() {
             let form = format!(
                 "id={id}&project_id=1&set_id={set}&question_set_id={set}&job_id={id}&answer_set_id={id}&compare={id}\
                  &evaluation_id={id}&page=1&limit=50&question_id=1&topic=job&answer_sets={methods}&pairs=&protocol=both\
-                 &trials=1&repeats=1&tolerance=10&adjustments=3&judge=offline&position_bias=0&length_bias=0&noise=0&name="
+                 &trials=1&repeats=1&tolerance=10&adjustments=3&judge=offline&position_bias=0&length_bias=0&noise=0&name=\
+                 &req[protocol]=both&req[trials]=1&req[repeats]=1&req[judge]=offline&req[noise]=0"
             );
             let (_, body) = send(&router, post(path, &form, &reader)).await;
             assert_clean(&format!("{path} (id {id}) for the reader"), &body);

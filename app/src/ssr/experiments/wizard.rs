@@ -8,7 +8,8 @@
 use crate::ssr::store::Db;
 use engine::experiment::{EvaluationSection, Manifest, MethodSection, MetricsSection, QuestionsSection};
 use engine::llm::settings::{LlmSettings, ProviderKind};
-use types::{ExperimentStatus, StageKind, StageState};
+use types::requests::EvaluationRequest;
+use types::{ExperimentStatus, JudgeKind, Protocol, StageKind, StageState};
 
 use crate::error::{AppError, AppResult};
 use crate::model::{
@@ -45,13 +46,8 @@ pub async fn wizard_start(pool: &Db, llm: &LlmSettings) -> AppResult<WizardStart
         per_category: engine::metrics::granularity::MIN_PER_CATEGORY as u32,
         methods: ["bm25", "lightrag", "fastgraphrag", "graphrag-local"].map(String::from).to_vec(),
         evaluate: true,
-        protocol: "unbiased".into(),
-        trials: eval.trials,
-        repeats: eval.repeats,
-        align: eval.align,
-        exchange: eval.exchange,
-        judge: "llm".into(),
-        sanity: true,
+        evaluation: EvaluationRequest { protocol: Protocol::Unbiased, ..eval.request },
+        sanity: eval.sanity,
         metrics: false,
     };
     let all = store::projects::list_projects(pool).await?;
@@ -96,7 +92,7 @@ pub async fn decide(
     let mut out = Vec::new();
     for i in sets {
         let Some(q) = m.questions.get(i.wrapping_sub(1)) else { continue };
-        let run = (q.planned().max(1), e.trials as usize);
+        let run = (q.planned().max(1), e.request.trials as usize);
         out.push((i, crate::ssr::evaluations::decide(pool, pilot, run, half_width, difference).await?));
     }
     Ok(out)
@@ -171,12 +167,7 @@ pub fn manifest_of(f: &WizardFields, configured: &LlmSettings) -> Result<String,
             .map(|name| MethodSection { name: name.clone(), params: Default::default(), target_words: None })
             .collect(),
         evaluation: f.evaluate.then(|| EvaluationSection {
-            protocol: f.protocol.clone(),
-            trials: f.trials,
-            repeats: f.repeats,
-            align: f.align,
-            exchange: f.exchange,
-            judge: f.judge.clone(),
+            request: f.evaluation.clone(),
             sanity: f.sanity,
             ..Default::default()
         }),
@@ -257,15 +248,25 @@ pub fn fields_of(m: &Manifest, defaults: &WizardFields) -> ImportedManifest {
     }
     f.evaluate = m.evaluation.is_some();
     if let Some(e) = &m.evaluation {
-        f.protocol = e.protocol.clone();
-        (f.trials, f.repeats, f.align, f.exchange) = (e.trials, e.repeats, e.align, e.exchange);
-        f.judge = e.judge.clone();
+        f.evaluation = e.request.clone();
         f.sanity = e.sanity;
         if !e.sets.is_empty() {
             not_shown.push(format!("evaluation.sets = {:?}", e.sets));
         }
-        if e.judge == "simulated" {
-            not_shown.push("evaluation: the simulated judge's biases".into());
+        // What the wizard shows, the rest left at the defaults: what differs
+        // is kept in the exported manifest, though the form cannot show it.
+        let r = &e.request;
+        let shown = EvaluationRequest {
+            protocol: r.protocol,
+            trials: r.trials,
+            repeats: r.repeats,
+            align: r.align,
+            exchange: r.exchange,
+            judge: r.judge,
+            ..EvaluationRequest::default()
+        };
+        if shown != *r {
+            not_shown.push("evaluation: its other settings (kept in the exported manifest)".into());
         }
     }
     f.metrics = m.metrics.is_some();
@@ -327,7 +328,7 @@ pub async fn estimate(
     for s in m.estimate(&corpus) {
         // The offline provider and the rubric judge cost nothing.
         let judged_offline = matches!(s.kind, StageKind::Evaluation | StageKind::Sanity)
-            && m.evaluation.as_ref().is_some_and(|e| e.judge != "llm");
+            && m.evaluation.as_ref().is_some_and(|e| e.request.judge != JudgeKind::Llm);
         let cost = if d.offline || judged_offline {
             0.0
         } else {

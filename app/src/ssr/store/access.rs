@@ -120,7 +120,7 @@ pub async fn member_projects(pool: &Db, user: i64) -> AppResult<Vec<i64>> {
 
 /// Gives a collaborator `access` ("read" or "edit") to a project, or takes
 /// it away (`None`).
-pub async fn set_membership(pool: &Db, user: i64, project: i64, access: Option<&str>) -> AppResult<()> {
+pub async fn set_membership(pool: &Db, user: i64, project: i64, access: Option<types::Access>) -> AppResult<()> {
     on_db!(pool, |db| {
         match access {
             Some(a) => {
@@ -130,7 +130,7 @@ pub async fn set_membership(pool: &Db, user: i64, project: i64, access: Option<&
                 )
                 .bind(user)
                 .bind(project)
-                .bind(a)
+                .bind(a.as_str())
                 .execute(db)
                 .await?;
             }

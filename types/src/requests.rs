@@ -1,0 +1,250 @@
+//! What a stage is asked to do, declared once for its three entry points:
+//! the page's form (the server function takes the request whole, its
+//! fields named `req[trials]`, …), the CLI (`#[command(flatten)]`, with the
+//! `cli` feature) and the experiment manifest (the stage's table). A new
+//! setting is a field here; `validate` is the one place its range is
+//! checked. Which sets a stage works on is the caller's (ids on a form,
+//! names on the command line, positions in a manifest), not the request's.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{defaults, JudgeKind, JudgePrompt, LegacyAspects, Protocol};
+
+/// A request's setting out of range: the field, as the form, the CLI and
+/// the manifest name it, and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutOfRange {
+    pub field: &'static str,
+    pub message: String,
+}
+
+impl std::fmt::Display for OutOfRange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.field, self.message)
+    }
+}
+
+impl std::error::Error for OutOfRange {}
+
+/// How an evaluation judges: the protocol (the Unbiased GraphRAG
+/// Evaluation paper's, the legacy one, or both), its trials and
+/// corrections, who judges and with which prompt.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[serde(default)]
+pub struct EvaluationRequest {
+    /// unbiased (length alignment, position exchange, trials), legacy (one
+    /// verdict per question, as LightRAG and GraphRAG judge) or both.
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = Protocol::Both))]
+    pub protocol: Protocol,
+    /// Whole judgments repeated as independent draws (M).
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = defaults::TRIALS))]
+    pub trials: u32,
+    /// Judgments per order in each trial (N).
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = defaults::REPEATS))]
+    pub repeats: u32,
+    /// Length alignment's tolerance in words.
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = defaults::TOLERANCE))]
+    pub tolerance: usize,
+    /// Regenerations before the forced append.
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = defaults::ADJUSTMENTS))]
+    pub adjustments: u32,
+    /// Length alignment (`--no-align` switches it off, to see what it removes).
+    #[cfg_attr(feature = "cli", arg(long = "no-align", action = clap::ArgAction::SetFalse))]
+    pub align: bool,
+    /// Position exchange, AB and BA (`--no-exchange`: A is always shown first).
+    #[cfg_attr(feature = "cli", arg(long = "no-exchange", action = clap::ArgAction::SetFalse))]
+    pub exchange: bool,
+    /// llm (the configured provider), offline (the rubric judge) or
+    /// simulated (the bias lab).
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = JudgeKind::Llm))]
+    pub judge: JudgeKind,
+    /// Simulated judge: points added to each aspect of the answer shown first.
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = defaults::POSITION_BIAS, allow_negative_numbers = true))]
+    pub position_bias: f64,
+    /// Simulated judge: points per 10 words the answer is longer than the other.
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = defaults::LENGTH_BIAS, allow_negative_numbers = true))]
+    pub length_bias: f64,
+    /// Simulated judge: standard deviation of the noise, in points.
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = defaults::NOISE, allow_negative_numbers = true))]
+    pub noise: f64,
+    /// Simulated judge: the noise's seed.
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = 0))]
+    pub seed: u64,
+    /// The scoring prompt: paper (the paper's rubric, the default) or
+    /// content-only (adds "order and length are not merits").
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = JudgePrompt::Paper))]
+    pub judge_prompt: JudgePrompt,
+    /// The judge's temperature (0–2). Left out: none is sent, the model's
+    /// own default.
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub judge_temperature: Option<f32>,
+    /// The legacy protocol's aspects: lightrag (LightRAG's 3, the default)
+    /// or graphrag (the GraphRAG paper's 4, with Directness).
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = LegacyAspects::Lightrag))]
+    pub legacy_aspects: LegacyAspects,
+    /// Sequential trials: judge each pair look by look (M split into up
+    /// to 5 looks) and stop it once its verdict is settled.
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub sequential: bool,
+    /// A jury: judges besides the first, each a spec — offline, llm:MODEL
+    /// (another model at the configured endpoint), simulated or
+    /// simulated:position=0.6,length=0,noise=1,seed=3 — `;`-separated on
+    /// the command line and the form. Each judges every unbiased item; the
+    /// headline is their mean score.
+    #[cfg_attr(feature = "cli", arg(long, value_delimiter = ';'))]
+    #[serde(deserialize_with = "specs")]
+    pub jury: Vec<String>,
+}
+
+impl Default for EvaluationRequest {
+    fn default() -> EvaluationRequest {
+        EvaluationRequest {
+            protocol: Protocol::Both,
+            trials: defaults::TRIALS,
+            repeats: defaults::REPEATS,
+            tolerance: defaults::TOLERANCE,
+            adjustments: defaults::ADJUSTMENTS,
+            align: true,
+            exchange: true,
+            judge: JudgeKind::Llm,
+            position_bias: defaults::POSITION_BIAS,
+            length_bias: defaults::LENGTH_BIAS,
+            noise: defaults::NOISE,
+            seed: 0,
+            judge_prompt: JudgePrompt::Paper,
+            judge_temperature: None,
+            legacy_aspects: LegacyAspects::Lightrag,
+            sequential: false,
+            jury: Vec::new(),
+        }
+    }
+}
+
+impl EvaluationRequest {
+    /// Every range and combination the request must respect, checked here
+    /// once for the form, the CLI, the manifest and stored settings. The
+    /// jurors' specs are read by the engine, which knows them.
+    pub fn validate(&self) -> Result<(), OutOfRange> {
+        let bad = |field, message: String| Err(OutOfRange { field, message });
+        let unbiased = self.protocol.unbiased();
+        if unbiased && !(1..=1000).contains(&self.trials) {
+            return bad("trials", format!("must be a whole number from 1 to 1000, not {}", self.trials));
+        }
+        if unbiased && !(1..=20).contains(&self.repeats) {
+            return bad("repeats", format!("must be a whole number from 1 to 20, not {}", self.repeats));
+        }
+        if self.tolerance > 10_000 {
+            return bad("tolerance", format!("must be at most 10000 words, not {}", self.tolerance));
+        }
+        if self.adjustments > 10 {
+            return bad("adjustments", format!("must be at most 10, not {}", self.adjustments));
+        }
+        for (field, v, low) in [
+            ("position_bias", self.position_bias, -5.0),
+            ("length_bias", self.length_bias, -5.0),
+            ("noise", self.noise, 0.0),
+        ] {
+            if !v.is_finite() || !(low..=5.0).contains(&v) {
+                return bad(field, format!("must be a number from {low} to 5, not {v}"));
+            }
+        }
+        if let Some(t) = self.judge_temperature.filter(|t| !t.is_finite() || !(0.0..=2.0).contains(t)) {
+            return bad("judge_temperature", format!("must be from 0 to 2, not {t}"));
+        }
+        if self.sequential && !unbiased {
+            return bad("sequential", "needs the unbiased protocol: the legacy one has no trials".into());
+        }
+        let jurors = self.jury.iter().filter(|s| !s.trim().is_empty()).count();
+        if jurors > 0 && !unbiased {
+            return bad("jury", "judges the unbiased protocol's items: choose unbiased or both".into());
+        }
+        if jurors + 1 > defaults::MOST_JUDGES {
+            return bad(
+                "jury",
+                format!(
+                    "has at most {} judges, the first among them: {jurors} jurors is too many",
+                    defaults::MOST_JUDGES
+                ),
+            );
+        }
+        Ok(())
+    }
+}
+
+/// A list of specs from a list (a manifest's array, the form's indexed
+/// fields) or from one text, `;`- or line-separated (the form's textarea);
+/// blank entries dropped.
+fn specs<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    #[derive(Clone, Copy)]
+    struct Specs;
+    impl<'de> serde::de::Visitor<'de> for Specs {
+        type Value = Vec<String>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a list of specs, or one text of them separated by ;")
+        }
+        fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Vec<String>, E> {
+            Ok(v.split([';', '\n']).map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect())
+        }
+        fn visit_unit<E: serde::de::Error>(self) -> Result<Vec<String>, E> {
+            Ok(Vec::new())
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<String>, A::Error> {
+            let mut out = Vec::new();
+            while let Some(s) = seq.next_element::<String>()? {
+                out.extend(self.visit_str::<A::Error>(&s)?);
+            }
+            Ok(out)
+        }
+    }
+    d.deserialize_any(Specs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_is_valid_and_reads_back_from_nothing() {
+        let d = EvaluationRequest::default();
+        d.validate().unwrap();
+        assert_eq!(serde_json::from_str::<EvaluationRequest>("{}").unwrap(), d);
+        let back: EvaluationRequest = serde_json::from_str(&serde_json::to_string(&d).unwrap()).unwrap();
+        assert_eq!(back, d);
+    }
+
+    #[test]
+    fn a_jury_reads_from_a_list_or_from_one_text() {
+        let one: EvaluationRequest = serde_json::from_str(r#"{"jury": "offline; simulated:noise=1\nllm:x"}"#).unwrap();
+        let list: EvaluationRequest =
+            serde_json::from_str(r#"{"jury": ["offline", "simulated:noise=1", "llm:x"]}"#).unwrap();
+        assert_eq!(one.jury, ["offline", "simulated:noise=1", "llm:x"]);
+        assert_eq!(one, list);
+        let blank: EvaluationRequest = serde_json::from_str(r#"{"jury": " ; "}"#).unwrap();
+        assert!(blank.jury.is_empty());
+    }
+
+    #[test]
+    fn each_range_names_its_field() {
+        let d = EvaluationRequest::default();
+        let field = |r: EvaluationRequest| r.validate().unwrap_err().field;
+        assert_eq!(field(EvaluationRequest { trials: 0, ..d.clone() }), "trials");
+        assert_eq!(field(EvaluationRequest { repeats: 21, ..d.clone() }), "repeats");
+        assert_eq!(field(EvaluationRequest { tolerance: 10_001, ..d.clone() }), "tolerance");
+        assert_eq!(field(EvaluationRequest { adjustments: 11, ..d.clone() }), "adjustments");
+        assert_eq!(field(EvaluationRequest { position_bias: f64::NAN, ..d.clone() }), "position_bias");
+        assert_eq!(field(EvaluationRequest { noise: -0.1, ..d.clone() }), "noise");
+        assert_eq!(field(EvaluationRequest { judge_temperature: Some(2.5), ..d.clone() }), "judge_temperature");
+        let legacy = EvaluationRequest { protocol: Protocol::Legacy, ..d.clone() };
+        assert_eq!(field(EvaluationRequest { sequential: true, ..legacy.clone() }), "sequential");
+        assert_eq!(field(EvaluationRequest { jury: vec!["offline".into()], ..legacy.clone() }), "jury");
+        assert_eq!(
+            field(EvaluationRequest { jury: vec!["offline".into(); defaults::MOST_JUDGES], ..d.clone() }),
+            "jury"
+        );
+        // The legacy protocol has no trials: their count is not its to check.
+        EvaluationRequest { trials: 0, repeats: 0, ..legacy }.validate().unwrap();
+        let e = EvaluationRequest { trials: 0, ..d }.validate().unwrap_err();
+        assert_eq!(e.to_string(), "trials: must be a whole number from 1 to 1000, not 0");
+    }
+}
