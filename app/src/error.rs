@@ -80,6 +80,12 @@ impl FromServerFnError for AppError {
 }
 
 /// A closed set's unknown name, as a request gave it.
+impl From<types::requests::OutOfRange> for AppError {
+    fn from(e: types::requests::OutOfRange) -> Self {
+        AppError::Invalid(e.to_string())
+    }
+}
+
 impl From<types::Unknown> for AppError {
     fn from(e: types::Unknown) -> Self {
         AppError::Invalid(e.to_string())

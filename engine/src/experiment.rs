@@ -21,6 +21,7 @@ use crate::questions::graph::GraphQuestionSettings;
 use crate::questions::hierarchy::HierarchicalSettings;
 use crate::questions::summary::SummarySettings;
 use std::collections::BTreeMap;
+use types::requests::GraphRequest;
 pub use types::StageKind;
 
 /// The whole manifest.
@@ -165,29 +166,24 @@ fn default_tokenizer() -> String {
     "cl100k_base".into()
 }
 
-/// Graph extraction (built when a question generator or a method needs it).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+/// Graph extraction (built when a question generator or a method needs
+/// it): a [`GraphRequest`] with the keys neither it nor this table knows.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct GraphSection {
-    pub gleaning: u32,
-    pub entity_types: Vec<String>,
-    pub summary_budget: usize,
-}
-
-impl Default for GraphSection {
-    fn default() -> Self {
-        let d = ExtractSettings::default();
-        GraphSection { gleaning: d.gleaning, entity_types: d.entity_types, summary_budget: d.summary_budget }
-    }
+    #[serde(flatten)]
+    pub request: GraphRequest,
+    /// Refused by the manifest's check (a flattened table cannot deny them).
+    #[serde(flatten, skip_serializing)]
+    pub unknown: BTreeMap<String, serde::de::IgnoredAny>,
 }
 
 impl GraphSection {
-    pub fn settings(&self) -> ExtractSettings {
-        ExtractSettings {
-            gleaning: self.gleaning,
-            entity_types: self.entity_types.iter().map(|t| t.trim().to_lowercase()).collect(),
-            summary_budget: self.summary_budget,
+    /// Extraction's settings, or what is wrong, naming the key.
+    pub fn settings(&self) -> Result<ExtractSettings, crate::Invalid> {
+        if let Some(key) = self.unknown.keys().next() {
+            return Err(crate::Invalid(format!("graph: unknown key \"{key}\"")));
         }
+        self.request.clone().checked().map_err(|e| crate::Invalid(format!("graph.{e}")))
     }
 }
 
@@ -383,7 +379,7 @@ pub struct EvaluationSection {
     #[serde(flatten)]
     pub request: EvaluationRequest,
     /// Keys neither the request nor this table knows (a flattened table
-    /// cannot deny them itself): [`Manifest::validate`] refuses them.
+    /// cannot deny them itself): the manifest's check refuses them.
     #[serde(flatten, skip_serializing)]
     pub unknown: BTreeMap<String, serde::de::IgnoredAny>,
 }
@@ -676,7 +672,7 @@ impl Manifest {
         }];
         // An imported index brings its graph: nothing to extract.
         if self.needs_graph() && self.corpus.index.is_none() {
-            out.push(graph_estimate(corpus, self.corpus.chunk_tokens, self.graph.gleaning));
+            out.push(graph_estimate(corpus, self.corpus.chunk_tokens, self.graph.request.gleaning));
         }
         for (i, q) in self.questions.iter().enumerate() {
             out.push(questions_estimate(q, label::questions(i, q), corpus, self.corpus.chunk_tokens));
@@ -863,6 +859,7 @@ impl Manifest {
         if self.name.trim().is_empty() {
             return Err("name: give the experiment a name".into());
         }
+        self.graph.settings()?;
         if !matches!(self.llm.provider.as_str(), "" | "offline" | "openai") {
             return Err(format!("llm.provider: offline or openai, not \"{}\"", self.llm.provider));
         }

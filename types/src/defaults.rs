@@ -21,3 +21,9 @@ pub const METRICS_K: usize = 10;
 pub const METRICS_BINS: usize = 4;
 /// Judges in a jury at most, the first judge among them.
 pub const MOST_JUDGES: usize = 8;
+/// Graph extraction: follow-up turns asking the model for missed entities.
+pub const GLEANING: u32 = 1;
+/// The entity types extraction asks for (LightRAG's, with concept and object).
+pub const ENTITY_TYPES: [&str; 6] = ["person", "organization", "location", "event", "concept", "object"];
+/// Merged entity descriptions longer than this many tokens are summarised.
+pub const SUMMARY_BUDGET: usize = 500;

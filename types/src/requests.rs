@@ -172,19 +172,89 @@ impl EvaluationRequest {
     }
 }
 
+/// How a project's knowledge graph is extracted from its chunks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[serde(default)]
+pub struct GraphRequest {
+    /// Follow-up turns asking the model for missed entities (0–5).
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = defaults::GLEANING))]
+    pub gleaning: u32,
+    /// The entity types to extract, comma-separated on the command line
+    /// and the form (case and spaces do not matter).
+    #[cfg_attr(feature = "cli", arg(long, value_delimiter = ',', default_values_t = defaults::ENTITY_TYPES.map(String::from)))]
+    #[serde(deserialize_with = "names")]
+    pub entity_types: Vec<String>,
+    /// Merged descriptions longer than this many tokens are summarised by
+    /// the LLM (at least 50).
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = defaults::SUMMARY_BUDGET))]
+    pub summary_budget: usize,
+}
+
+impl Default for GraphRequest {
+    fn default() -> GraphRequest {
+        GraphRequest {
+            gleaning: defaults::GLEANING,
+            entity_types: defaults::ENTITY_TYPES.map(String::from).to_vec(),
+            summary_budget: defaults::SUMMARY_BUDGET,
+        }
+    }
+}
+
+impl GraphRequest {
+    /// The request as extraction uses it: entity types trimmed, lower
+    /// case, each once; then checked ([`GraphRequest::validate`]).
+    pub fn checked(mut self) -> Result<GraphRequest, OutOfRange> {
+        let mut seen = Vec::new();
+        for t in self.entity_types.iter().map(|t| t.trim().to_lowercase()).filter(|t| !t.is_empty()) {
+            if !seen.contains(&t) {
+                seen.push(t);
+            }
+        }
+        self.entity_types = seen;
+        self.validate()?;
+        Ok(self)
+    }
+
+    pub fn validate(&self) -> Result<(), OutOfRange> {
+        let bad = |field, message: String| Err(OutOfRange { field, message });
+        if self.gleaning > 5 {
+            return bad("gleaning", format!("is at most 5 turns, not {}", self.gleaning));
+        }
+        if self.entity_types.iter().all(|t| t.trim().is_empty()) {
+            return bad("entity_types", "name at least one entity type".into());
+        }
+        if self.summary_budget < 50 {
+            return bad("summary_budget", format!("must be at least 50 tokens, not {}", self.summary_budget));
+        }
+        Ok(())
+    }
+}
+
+/// Names from a list or from one comma-separated text (a form's field).
+fn names<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    split(d, &[','])
+}
+
 /// A list of specs from a list (a manifest's array, the form's indexed
 /// fields) or from one text, `;`- or line-separated (the form's textarea);
 /// blank entries dropped.
 fn specs<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    split(d, &[';', '\n'])
+}
+
+/// A list from a list, or from one text split at `by`; entries trimmed,
+/// blank ones dropped.
+fn split<'de, D: serde::Deserializer<'de>>(d: D, by: &'static [char]) -> Result<Vec<String>, D::Error> {
     #[derive(Clone, Copy)]
-    struct Specs;
-    impl<'de> serde::de::Visitor<'de> for Specs {
+    struct Split(&'static [char]);
+    impl<'de> serde::de::Visitor<'de> for Split {
         type Value = Vec<String>;
         fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-            f.write_str("a list of specs, or one text of them separated by ;")
+            write!(f, "a list, or one text of its entries separated by {:?}", self.0)
         }
         fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Vec<String>, E> {
-            Ok(v.split([';', '\n']).map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect())
+            Ok(v.split(self.0).map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect())
         }
         fn visit_unit<E: serde::de::Error>(self) -> Result<Vec<String>, E> {
             Ok(Vec::new())
@@ -197,7 +267,7 @@ fn specs<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error
             Ok(out)
         }
     }
-    d.deserialize_any(Specs)
+    d.deserialize_any(Split(by))
 }
 
 #[cfg(test)]
@@ -246,5 +316,17 @@ mod tests {
         EvaluationRequest { trials: 0, repeats: 0, ..legacy }.validate().unwrap();
         let e = EvaluationRequest { trials: 0, ..d }.validate().unwrap_err();
         assert_eq!(e.to_string(), "trials: must be a whole number from 1 to 1000, not 0");
+    }
+
+    #[test]
+    fn a_graph_request_reads_its_types_from_a_list_or_a_text_and_checks_them() {
+        let r: GraphRequest = serde_json::from_str(r#"{"entity_types": " Person, place ,,person"}"#).unwrap();
+        assert_eq!(r.entity_types, ["Person", "place", "person"]);
+        assert_eq!(r.clone().checked().unwrap().entity_types, ["person", "place"]);
+        assert_eq!(serde_json::from_str::<GraphRequest>("{}").unwrap(), GraphRequest::default());
+        let field = |r: GraphRequest| r.checked().unwrap_err().field;
+        assert_eq!(field(GraphRequest { gleaning: 6, ..r.clone() }), "gleaning");
+        assert_eq!(field(GraphRequest { entity_types: vec![" ".into()], ..r.clone() }), "entity_types");
+        assert_eq!(field(GraphRequest { summary_budget: 49, ..r }), "summary_budget");
     }
 }

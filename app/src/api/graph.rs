@@ -4,9 +4,8 @@ use leptos::prelude::*;
 
 use crate::error::AppError;
 
-#[cfg(feature = "ssr")]
-use super::form::whole;
 use crate::model::*;
+use types::requests::GraphRequest;
 
 #[cfg(feature = "ssr")]
 use crate::ssr::access::{Need, Request};
@@ -81,42 +80,17 @@ pub async fn get_graph_edge(project_id: i64, source: i64, target: i64) -> Result
     store::graph::edge_detail(&call.state.pool, project_id, source, target).await
 }
 
-/// The form's fields as extraction settings.
-#[cfg(feature = "ssr")]
-fn extract_settings(
-    gleaning: &str,
-    entity_types: &str,
-    summary_budget: &str,
-) -> Result<engine::graph::extract::ExtractSettings, AppError> {
-    let gleaning = whole("gleaning", gleaning, 0, u64::MAX)?;
-    if gleaning > 5 {
-        return Err(AppError::Invalid(format!("gleaning is at most 5 turns, not {gleaning}")));
-    }
-    let types: Vec<String> =
-        entity_types.split(',').map(|t| t.trim().to_lowercase()).filter(|t| !t.is_empty()).collect();
-    if types.is_empty() {
-        return Err(AppError::Invalid("name at least one entity type".into()));
-    }
-    Ok(engine::graph::extract::ExtractSettings {
-        gleaning: gleaning as u32,
-        entity_types: types,
-        summary_budget: whole("summary budget", summary_budget, 50, u64::MAX)? as usize,
-    })
-}
-
 /// The price of what the graph form would start, before it does.
 #[server(output = crate::codec::Json)]
 pub async fn plan_graph_build(
     project_id: i64,
-    gleaning: String,
-    entity_types: String,
-    summary_budget: String,
     no_cache: Option<String>,
+    req: GraphRequest,
 ) -> Result<RunPlan, AppError> {
     let call = Request::now()?;
     call.require(Obj::Project(project_id), Need::Read).await?;
     let _ = no_cache;
-    let settings = extract_settings(&gleaning, &entity_types, &summary_budget)?;
+    let settings = req.checked()?;
     let (corpus, chunk_tokens) = crate::ssr::price::corpus(&call.state.pool, project_id).await?;
     let e = engine::experiment::graph_estimate(&corpus, chunk_tokens, settings.gleaning);
     let llm = call.state.llm();
@@ -127,14 +101,12 @@ pub async fn plan_graph_build(
 #[server(output = crate::codec::Json)]
 pub async fn start_graph_build(
     project_id: i64,
-    gleaning: String,
-    entity_types: String,
-    summary_budget: String,
     no_cache: Option<String>,
+    req: GraphRequest,
 ) -> Result<JobView, AppError> {
     let call = Request::now()?;
     call.require(Obj::Project(project_id), Need::Edit).await?;
-    let settings = extract_settings(&gleaning, &entity_types, &summary_budget)?;
+    let settings = req.checked()?;
     let state = call.state.clone();
     let job = crate::ssr::graph::create_graph(&state.pool, project_id, &settings, no_cache.is_some()).await?;
     state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;

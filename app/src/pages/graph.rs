@@ -164,11 +164,11 @@ fn BuildForm(
             <div on:input=move |_| replan() on:change=move |_| replan()>
             <ActionForm action node_ref=form attr:class="stack-form" attr:id="graph-build-form">
                 <input type="hidden" name="project_id" value=project_id/>
-                <label>"Gleaning turns " <input type="number" name="gleaning" value="1" min="0" max="5"/>
+                <label>"Gleaning turns " <input type="number" name="req[gleaning]" required value=types::defaults::GLEANING.to_string() min="0" max="5"/>
                     <span class="muted small">"follow-ups asking for missed entities (the paper's deeper mining)"</span><Help text=help::GLEANING/></label>
-                <label>"Entity types " <input type="text" name="entity_types" size="48"
-                    value="person, organization, location, event, concept, object"/></label>
-                <label>"Summary budget " <input type="number" name="summary_budget" value="500" min="50"/>
+                <label>"Entity types " <input type="text" name="req[entity_types]" size="48"
+                    value=types::defaults::ENTITY_TYPES.join(", ")/></label>
+                <label>"Summary budget " <input type="number" name="req[summary_budget]" required value=types::defaults::SUMMARY_BUDGET.to_string() min="50"/>
                     <span class="muted small">"tokens; merged descriptions longer than this are summarised"</span><Help text=help::SUMMARY_BUDGET/></label>
                 <NoCacheBox/>
                 {crate::pages::evaluations::price_view(plan, "graph-price", GRAPH_PRICE_NOTE)}

@@ -24,12 +24,7 @@ pub async fn create_graph(
     if chunks.is_empty() {
         return Err(AppError::Invalid("the project has no chunks yet: add documents to its corpus first".into()));
     }
-    let params = JobParams::Graph(GraphParams {
-        no_cache,
-        gleaning: settings.gleaning,
-        entity_types: settings.entity_types.clone(),
-        summary_budget: settings.summary_budget,
-    });
+    let params = JobParams::Graph(GraphParams { no_cache, request: settings.clone() });
     let id = jobs::create(pool, project_id, &params, chunks.len() as i64).await?;
     store::jobs::get_job(pool, id).await
 }
@@ -97,7 +92,7 @@ impl Stage for GraphStage {
 
     fn execute<'a>(&'a self, run: &'a Run<'a>, items: Vec<WorkItem>) -> Ended<'a> {
         Box::pin(async move {
-            let extract = run.params.graph(run.job.id)?.extract();
+            let extract = run.params.graph(run.job.id)?.request.clone();
             let (pool, job_id, gateway) = (run.pool, run.job.id, run.gateway);
             let chunk_count = items.len();
             let end = run

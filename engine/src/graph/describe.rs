@@ -24,7 +24,7 @@ use crate::text::words;
 pub const PURPOSE: &str = "summarise_descriptions";
 pub const PROMPT: &str = include_str!("../../prompts/summarise_descriptions.txt");
 /// The default budget in cl100k tokens (LightRAG's `summary_max_tokens`).
-pub const DEFAULT_BUDGET: usize = 500;
+pub const DEFAULT_BUDGET: usize = types::defaults::SUMMARY_BUDGET;
 
 const NODE: &str = "node:";
 const EDGE: &str = "edge:";

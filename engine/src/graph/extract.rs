@@ -11,7 +11,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::graph::parse::{parse_extraction, parse_extraction_read};
-use crate::graph::{Extraction, DEFAULT_ENTITY_TYPES};
+use crate::graph::Extraction;
 use crate::jobs::{ItemOutcome, WorkItem};
 use crate::llm::prompt::{delimited, prompt_hash};
 use crate::llm::{CallContext, ChatRequest, Gateway, Message};
@@ -26,30 +26,10 @@ pub const GLEAN_PROMPT: &str = include_str!("../../prompts/glean_graph.txt");
 pub const MAX_TOKENS: u32 = 2000;
 pub const GLEAN_MAX_TOKENS: u32 = 1000;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ExtractSettings {
-    /// Follow-up turns asking for missed entities.
-    pub gleaning: u32,
-    pub entity_types: Vec<String>,
-    /// Merged descriptions longer than this many tokens are summarised
-    /// (see [`super::describe`]).
-    #[serde(default = "default_budget")]
-    pub summary_budget: usize,
-}
-
-fn default_budget() -> usize {
-    super::describe::DEFAULT_BUDGET
-}
-
-impl Default for ExtractSettings {
-    fn default() -> Self {
-        ExtractSettings {
-            gleaning: 1,
-            entity_types: DEFAULT_ENTITY_TYPES.iter().map(|t| t.to_string()).collect(),
-            summary_budget: default_budget(),
-        }
-    }
-}
+/// What extraction is asked to do (follow-up turns, entity types, the
+/// description budget): the graph stage's request, as the form, the CLI
+/// and a manifest's `[graph]` give it.
+pub type ExtractSettings = types::requests::GraphRequest;
 
 /// The first turn's request.
 pub fn request(text: &str, settings: &ExtractSettings) -> ChatRequest {

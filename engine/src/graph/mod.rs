@@ -31,7 +31,7 @@ use petgraph::unionfind::UnionFind;
 use serde::{Deserialize, Serialize};
 
 /// The entity types Assay asks for by default.
-pub const DEFAULT_ENTITY_TYPES: &[&str] = &["person", "organization", "location", "event", "concept", "object"];
+pub const DEFAULT_ENTITY_TYPES: &[&str] = &types::defaults::ENTITY_TYPES;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Entity {

@@ -5,6 +5,7 @@ use clap::Subcommand;
 use engine::llm::settings::LlmSettings;
 use serde_json::json;
 use std::process::ExitCode;
+use types::requests::GraphRequest;
 
 use super::*;
 
@@ -13,15 +14,10 @@ pub(super) enum GraphCommand {
     /// Extract entities and relations from every chunk and merge them (a job; resumable).
     Build {
         project: String,
-        /// Follow-up turns asking the model for missed entities.
-        #[arg(long, default_value_t = 1)]
-        gleaning: u32,
-        /// Entity types, comma-separated.
-        #[arg(long, default_value = "person,organization,location,event,concept,object")]
-        entity_types: String,
-        /// Merged descriptions longer than this many tokens are summarised by the LLM.
-        #[arg(long, default_value_t = engine::graph::describe::DEFAULT_BUDGET)]
-        summary_budget: usize,
+        /// How it extracts: the same request as the Graph page's form and a
+        /// manifest's [graph] table.
+        #[command(flatten)]
+        req: GraphRequest,
         /// Send every call to the provider, even where a cached reply exists.
         #[arg(long)]
         no_cache: bool,
@@ -53,13 +49,9 @@ pub(super) enum GraphCommand {
 
 pub(super) async fn graph(pool: &Db, out: Output, llm: &LlmSettings, cmd: GraphCommand) -> anyhow::Result<ExitCode> {
     match cmd {
-        GraphCommand::Build { project, gleaning, entity_types, summary_budget, no_cache } => {
+        GraphCommand::Build { project, req, no_cache } => {
             let p = app::ssr::store::projects::find_project(pool, &project).await?;
-            let settings = engine::graph::extract::ExtractSettings {
-                gleaning,
-                entity_types: comma_list(&entity_types, str::to_lowercase),
-                summary_budget,
-            };
+            let settings = req.checked()?;
             // What the build will send, before it does (the chunk count
             // decides the calls).
             if !out.json {
@@ -203,4 +195,62 @@ pub(crate) fn import_summary(r: &app::ssr::store::foreign::ImportReport, project
         None => format!("communities: {}, {}", r.communities, r.communities_from),
     });
     lines.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+    use engine::experiment::Manifest;
+
+    use super::*;
+    use crate::cli::{Cli, Command};
+
+    fn from_command_line(options: &[&str]) -> GraphRequest {
+        let args = ["assay", "graph", "build", "p"].iter().chain(options);
+        match Cli::try_parse_from(args).unwrap().command {
+            Command::Graph(GraphCommand::Build { req, .. }) => req,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn from_manifest(table: &str) -> Result<GraphRequest, String> {
+        let text = format!("name = \"x\"\n[corpus]\nfiles = [\"sample\"]\n[graph]\n{table}");
+        Manifest::parse_uploaded(&text).map(|m| m.graph.request).map_err(|e| e.0)
+    }
+
+    /// The Graph page's form, `assay graph build` and a manifest's [graph]
+    /// read one request the same, and leave out the same defaults.
+    #[test]
+    fn a_graph_request_reads_the_same_from_the_form_the_command_line_and_a_manifest() {
+        let want = GraphRequest { gleaning: 2, entity_types: vec!["person".into(), "ship".into()], summary_budget: 80 };
+        let cli = from_command_line(&["--gleaning", "2", "--entity-types", "Person, ship", "--summary-budget", "80"]);
+        assert_eq!(cli.checked().unwrap(), want);
+        let posted: app::api::graph::StartGraphBuild = serde_qs::Config::new(5, false)
+            .deserialize_str(
+                "project_id=4&req[gleaning]=2&req[entity_types]=Person%2C%20ship%2C&req[summary_budget]=80",
+            )
+            .unwrap();
+        assert_eq!((posted.project_id, posted.req.checked().unwrap()), (4, want.clone()));
+        let table = "gleaning = 2\nentity_types = [\"Person\", \"ship\"]\nsummary_budget = 80\n";
+        assert_eq!(from_manifest(table).unwrap().checked().unwrap(), want);
+        assert_eq!(
+            from_manifest("entity_types = \"person, ship\"\ngleaning = 2\nsummary_budget = 80\n").unwrap(),
+            want
+        );
+
+        let d = GraphRequest::default();
+        assert_eq!(from_command_line(&[]), d);
+        assert_eq!(from_manifest("").unwrap(), d);
+
+        // Out of range: refused by name wherever it comes from.
+        assert_eq!(
+            from_command_line(&["--gleaning", "6"]).checked().unwrap_err().to_string(),
+            "gleaning: is at most 5 turns, not 6"
+        );
+        assert_eq!(
+            from_manifest("summary_budget = 10\n").unwrap_err(),
+            "graph.summary_budget: must be at least 50 tokens, not 10"
+        );
+        assert_eq!(from_manifest("glean = 1\n").unwrap_err(), "graph: unknown key \"glean\"");
+    }
 }

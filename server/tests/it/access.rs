@@ -78,7 +78,8 @@ const EVERY_ARGUMENT: &str = "id=1&project_id=1&set_id=1&question_id=1&job_id=1&
 &tolerance=1&adjustments=1&target_words=1&provider=offline&base_url=x&model=x&api_key=x&concurrency=1\
 &timeout_secs=1&price=x&access=read&answers=&bins=4&position_bias=0&length_bias=0&noise=0&run_id=1\
 &fields=x&manifest=x&experiment_id=1&page=1&part=1&topic=project&pilot=1&half_width=0.1\
-&req[protocol]=both&req[trials]=1&req[repeats]=1&req[judge]=offline";
+&req[protocol]=both&req[trials]=1&req[repeats]=1&req[judge]=offline\
+&req[gleaning]=0&req[entity_types]=x&req[summary_budget]=100";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn collaborators_reach_only_what_the_owner_granted() {
@@ -292,7 +293,7 @@ async fn collaborators_reach_only_what_the_owner_granted() {
         ),
         (
             path_of::<app::api::PlanGraphBuild>(),
-            "project_id=1&gleaning=1&entity_types=person&summary_budget=500".to_string(),
+            "project_id=1&req[gleaning]=1&req[entity_types]=person&req[summary_budget]=500".to_string(),
             "\"graph\"",
         ),
         (

@@ -322,7 +322,8 @@ async fn no_spelling_of_a_path_reaches_another_project() {
 &users=1&tasks=1&per_task=1&head=1&tail=1&per_category=1&levels=2&dimensions=QC&factorial=0&level=x\
 &reference_answer=x&answer_sets={a}&pairs=x&protocol=x&trials=1&repeats=1&tolerance=1&adjustments=1\
 &target_words=1&access=read&answers={a}&bins=4&position_bias=0&length_bias=0&noise=0&run_id={}&fields=x\
-&manifest=x&experiment_id={}&req[protocol]=both&req[trials]=1&req[repeats]=1&req[judge]=offline",
+&manifest=x&experiment_id={}&req[protocol]=both&req[trials]=1&req[repeats]=1&req[judge]=offline\
+&req[gleaning]=0&req[entity_types]=x&req[summary_budget]=100",
         ids.metrics_run, ids.experiment
     );
     let mut functions = 0;

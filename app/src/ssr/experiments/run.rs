@@ -466,7 +466,7 @@ where
     let mut made = Made::default();
     let result: AppResult<()> = async {
         if m.needs_graph() && m.corpus.index.is_none() {
-            let settings = m.graph.settings();
+            let settings = m.graph.settings()?;
             r.stage(StageKind::Graph, label::GRAPH.into(), json!({ "corpus": corpus, "settings": settings }), async {
                 Ok((crate::ssr::graph::create_graph(pool, project_id, &settings, false).await?, project_id))
             })
@@ -476,7 +476,7 @@ where
         for (i, q) in m.questions.iter().enumerate() {
             let label = label::questions(i, q);
             let what =
-                json!({ "corpus": corpus, "graph": m.needs_graph().then(|| m.graph.settings()), "questions": q });
+                json!({ "corpus": corpus, "graph": m.needs_graph().then(|| m.graph.settings().ok()).flatten(), "questions": q });
             let set = r
                 .stage(StageKind::Questions, label, what, async {
                     match q.generator() {

@@ -23,7 +23,7 @@ use crate::ssr::store;
 pub async fn wizard_start(pool: &Db, llm: &LlmSettings) -> AppResult<WizardStart> {
     let eval = EvaluationSection::default();
     let corpus = engine::chunk::ChunkSettings::default();
-    let graph = engine::experiment::GraphSection::default();
+    let graph = types::requests::GraphRequest::default();
     let fields = WizardFields {
         name: "Experiment".into(),
         llm: if llm.provider == ProviderKind::Offline { "offline".into() } else { "settings".into() },
@@ -159,7 +159,10 @@ pub fn manifest_of(f: &WizardFields, configured: &LlmSettings) -> Result<String,
             chunk_overlap: f.chunk_overlap as usize,
             tokenizer: "cl100k_base".into(),
         },
-        graph: engine::experiment::GraphSection { gleaning: f.gleaning, ..Default::default() },
+        graph: engine::experiment::GraphSection {
+            request: types::requests::GraphRequest { gleaning: f.gleaning, ..Default::default() },
+            ..Default::default()
+        },
         questions,
         methods: f
             .methods
@@ -208,8 +211,8 @@ pub fn fields_of(m: &Manifest, defaults: &WizardFields) -> ImportedManifest {
     }
     f.chunk_tokens = m.corpus.chunk_tokens as u32;
     f.chunk_overlap = m.corpus.chunk_overlap as u32;
-    f.gleaning = m.graph.gleaning;
-    if m.graph != (engine::experiment::GraphSection { gleaning: m.graph.gleaning, ..Default::default() }) {
+    f.gleaning = m.graph.request.gleaning;
+    if m.graph.request != (types::requests::GraphRequest { gleaning: f.gleaning, ..Default::default() }) {
         not_shown.push("graph: entity types and summary budget".into());
     }
     f.graph_questions = false;

@@ -130,38 +130,14 @@ pub struct SummariesParams {
     pub no_cache: bool,
 }
 
-fn one() -> u32 {
-    1
-}
-
-fn default_entity_types() -> Vec<String> {
-    engine::graph::extract::ExtractSettings::default().entity_types
-}
-
-fn default_budget() -> usize {
-    engine::graph::describe::DEFAULT_BUDGET
-}
-
+/// A graph job's request, stored as its keys beside `no_cache` (the
+/// layout jobs stored before the request type had).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GraphParams {
     #[serde(default)]
     pub no_cache: bool,
-    #[serde(default = "one")]
-    pub gleaning: u32,
-    #[serde(default = "default_entity_types")]
-    pub entity_types: Vec<String>,
-    #[serde(default = "default_budget")]
-    pub summary_budget: usize,
-}
-
-impl GraphParams {
-    pub fn extract(&self) -> engine::graph::extract::ExtractSettings {
-        engine::graph::extract::ExtractSettings {
-            gleaning: self.gleaning,
-            entity_types: self.entity_types.clone(),
-            summary_budget: self.summary_budget,
-        }
-    }
+    #[serde(flatten)]
+    pub request: types::requests::GraphRequest,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
