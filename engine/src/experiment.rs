@@ -21,7 +21,7 @@ use crate::questions::graph::GraphQuestionSettings;
 use crate::questions::hierarchy::HierarchicalSettings;
 use crate::questions::summary::SummarySettings;
 use std::collections::BTreeMap;
-use types::requests::GraphRequest;
+use types::requests::{GraphRequest, MetricsRequest};
 pub use types::StageKind;
 
 /// The whole manifest.
@@ -52,8 +52,8 @@ pub struct LlmSection {
     /// empty (no `[llm]`, or no `provider` in it): the configured settings
     /// the run is given — the CLI's `--llm-*` flags or `ASSAY_LLM_*`, the
     /// browser's saved settings — else offline.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub provider: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider: Option<types::ProviderKind>,
     pub base_url: Option<String>,
     pub model: Option<String>,
     pub api_key_env: Option<String>,
@@ -62,7 +62,7 @@ pub struct LlmSection {
 
 impl Default for LlmSection {
     fn default() -> Self {
-        LlmSection { provider: String::new(), base_url: None, model: None, api_key_env: None, concurrency: None }
+        LlmSection { provider: None, base_url: None, model: None, api_key_env: None, concurrency: None }
     }
 }
 
@@ -409,28 +409,25 @@ impl EvaluationSection {
     }
 }
 
-/// Reference-based metrics (seed 004) of every set with reference answers.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+/// Reference-based metrics (seed 004) of every set with reference answers:
+/// a [`MetricsRequest`] with the keys neither it nor this table knows.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct MetricsSection {
-    pub k: usize,
-    pub bins: usize,
-    /// `document` (seed 004's; default), `passage` or `chunk`: what a
-    /// retrieved chunk must match to count as relevant.
-    pub unit: String,
-    /// `standard` (default) or `as-published`: the HieraRAG authors' code's
-    /// definitions (`engine::metrics::Definitions`).
-    pub definitions: String,
+    #[serde(flatten)]
+    pub request: MetricsRequest,
+    /// Refused by the manifest's check (a flattened table cannot deny them).
+    #[serde(flatten, skip_serializing)]
+    pub unknown: BTreeMap<String, serde::de::IgnoredAny>,
 }
 
-impl Default for MetricsSection {
-    fn default() -> Self {
-        MetricsSection {
-            k: crate::metrics::DEFAULT_K,
-            bins: crate::metrics::DEFAULT_BINS,
-            unit: "document".into(),
-            definitions: "standard".into(),
+impl MetricsSection {
+    /// The request, or what is wrong, naming the key.
+    pub fn request(&self) -> Result<&MetricsRequest, crate::Invalid> {
+        if let Some(key) = self.unknown.keys().next() {
+            return Err(crate::Invalid(format!("metrics: unknown key \"{key}\"")));
         }
+        self.request.validate().map_err(|e| crate::Invalid(format!("metrics.{e}")))?;
+        Ok(&self.request)
     }
 }
 
@@ -860,9 +857,6 @@ impl Manifest {
             return Err("name: give the experiment a name".into());
         }
         self.graph.settings()?;
-        if !matches!(self.llm.provider.as_str(), "" | "offline" | "openai") {
-            return Err(format!("llm.provider: offline or openai, not \"{}\"", self.llm.provider));
-        }
         if self.llm.model.as_deref().is_some_and(|m| m.trim().is_empty()) {
             return Err("llm.model: name the model, or leave the line out to take ASSAY_LLM_MODEL's".into());
         }
@@ -952,9 +946,7 @@ impl Manifest {
             }
         }
         if let Some(m) = &self.metrics {
-            if m.k == 0 || m.bins < 2 {
-                return Err(format!("metrics: k at least 1 and bins at least 2, not {} and {}", m.k, m.bins));
-            }
+            m.request()?;
             if !self.questions.iter().any(|q| matches!(q, QuestionsSection::Hierarchical { .. })) {
                 return Err("metrics: they need reference answers: add a hierarchical [[questions]] set".into());
             }
@@ -992,7 +984,7 @@ mod tests {
     #[test]
     fn the_example_parses_with_its_defaults() {
         let m = Manifest::parse(EXAMPLE, &here()).unwrap();
-        assert_eq!(m.llm.provider, "offline");
+        assert_eq!(m.llm.provider, Some(types::ProviderKind::Offline));
         assert_eq!(m.corpus.files, ["sample"]);
         assert!(m.needs_graph());
         assert_eq!(m.methods.len(), 4);
@@ -1011,7 +1003,7 @@ mod tests {
         assert_eq!(m.methods.len(), 1);
         assert_eq!((m.methods[0].name.as_str(), m.methods[0].params_json()["k"].as_u64()), ("bm25", Some(10)));
         let metrics = m.metrics.as_ref().unwrap();
-        assert_eq!((metrics.k, metrics.unit.as_str()), (10, "document"));
+        assert_eq!((metrics.request.k, metrics.request.unit.as_str()), (10, "document"));
         assert!(matches!(m.questions[0], QuestionsSection::Hierarchical { per_category: Some(38), .. }));
         // RQ1's four dimensions (Table 1): QC, AT, LV at 2, 4, 8 and QP's 4
         // coarse categories, 38 each, and the factorial's 4 cells of 250.
@@ -1082,6 +1074,8 @@ mod tests {
         assert!(e.contains("methods[0]") && e.contains("kk"), "{e}");
         let e = error("name = \"x\"\n[corpus]\nfiles = [\"no-such-novel.txt\"]\n");
         assert!(e.contains("corpus.files[0]") && e.contains("no-such-novel.txt"), "{e}");
+        let e = error(&with("[llm]\nprovider = \"anthropic\"\n"));
+        assert!(e.contains("line 5") && e.contains("provider must be offline or openai, not \"anthropic\""), "{e}");
         let e = error(&with("[grpah]\ngleaning = 0\n"));
         assert!(e.contains("unknown field") && e.contains("grpah"), "{e}");
         let e = error(&with("[[questions]]\nkind = \"graph\"\nnodes = 3\n"));

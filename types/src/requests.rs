@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{defaults, JudgeKind, JudgePrompt, LegacyAspects, Protocol};
+use crate::{defaults, Definitions, JudgeKind, JudgePrompt, LegacyAspects, Protocol, RelevanceUnit};
 
 /// A request's setting out of range: the field, as the form, the CLI and
 /// the manifest name it, and what is wrong.
@@ -226,6 +226,54 @@ impl GraphRequest {
         }
         if self.summary_budget < 50 {
             return bad("summary_budget", format!("must be at least 50 tokens, not {}", self.summary_budget));
+        }
+        Ok(())
+    }
+}
+
+/// How answer sets are scored against a question set's reference answers
+/// (the HieraRAG paper's metrics).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[serde(default)]
+pub struct MetricsRequest {
+    /// The rank cut-off of nDCG and Recall (the paper's @10).
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = defaults::METRICS_K))]
+    pub k: usize,
+    /// Quantile bins of the cosine similarity for the mutual information (at least 2).
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = defaults::METRICS_BINS))]
+    pub bins: usize,
+    /// What a retrieved chunk must match to count as relevant: document
+    /// (the paper's: the question's source document), passage (a chunk
+    /// overlapping the source chunk) or chunk (the source chunk itself).
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = RelevanceUnit::Document))]
+    pub unit: RelevanceUnit,
+    /// Whose definitions: standard (textbook: trec_eval, rouge-score,
+    /// sacrebleu, scikit-learn) or as-published (the HieraRAG authors'
+    /// code: document hits counted per chunk, so AP can exceed 1; stemmed
+    /// ROUGE-1; NLTK method-4 BLEU on 0–1; MI over H(category)).
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = Definitions::Standard))]
+    pub definitions: Definitions,
+}
+
+impl Default for MetricsRequest {
+    fn default() -> MetricsRequest {
+        MetricsRequest {
+            k: defaults::METRICS_K,
+            bins: defaults::METRICS_BINS,
+            unit: RelevanceUnit::Document,
+            definitions: Definitions::Standard,
+        }
+    }
+}
+
+impl MetricsRequest {
+    pub fn validate(&self) -> Result<(), OutOfRange> {
+        if !(1..=1000).contains(&self.k) {
+            return Err(OutOfRange { field: "k", message: format!("must be from 1 to 1000, not {}", self.k) });
+        }
+        if !(2..=100).contains(&self.bins) {
+            return Err(OutOfRange { field: "bins", message: format!("must be from 2 to 100, not {}", self.bins) });
         }
         Ok(())
     }

@@ -155,6 +155,60 @@ impl Default for JudgeKind {
 }
 
 closed_set! {
+    /// Which definitions a metrics run reports: the textbook ones, or as
+    /// the HieraRAG authors' released code computes them. Its stored name
+    /// `as-published` predates the snake_case rule.
+    pub enum Definitions ("definitions") {
+        Standard = "standard",
+        AsPublished = "as-published",
+    }
+}
+
+impl Default for Definitions {
+    fn default() -> Definitions {
+        Definitions::Standard
+    }
+}
+
+impl Definitions {
+    /// One line for a report's header: what the numbers follow.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Definitions::Standard => {
+                "standard — AP/nDCG/Recall count each relevant unit once (trec_eval); \
+                 ROUGE-1 unstemmed (rouge-score); BLEU as sacrebleu (0–100); NMI as scikit-learn (arithmetic), \
+                 equal-count bins per level"
+            }
+            Definitions::AsPublished => {
+                "as published in the HieraRAG authors' code, bug for bug — every retrieved chunk of a \
+                 gold document counts as a hit, so AP, nDCG@10 and Recall@10 can exceed 1; ROUGE-1 with stemming; \
+                 NLTK sentence BLEU with method-4 smoothing (0–1); NMI = MI / H(category) over 5 equal-width bins of \
+                 the set's similarities (also for levels under 10 questions, which the authors' code leaves out)"
+            }
+        }
+    }
+}
+
+closed_set! {
+    /// What a retrieved chunk must match to count as relevant (the
+    /// HieraRAG paper's unit is the question's source document).
+    pub enum RelevanceUnit ("the relevance unit") {
+        /// The question's source document (the paper's). Default.
+        Document = "document",
+        /// A chunk overlapping the source chunk's span.
+        Passage = "passage",
+        /// The source chunk itself.
+        Chunk = "chunk",
+    }
+}
+
+impl Default for RelevanceUnit {
+    fn default() -> RelevanceUnit {
+        RelevanceUnit::Document
+    }
+}
+
+closed_set! {
     /// Where a pair stands at a look of sequential trials.
     pub enum Standing ("a pair's standing") {
         /// The interval lies inside the band.
@@ -314,6 +368,8 @@ mod tests {
         round_trips::<JudgeKind>();
         round_trips::<JudgePrompt>();
         round_trips::<LegacyAspects>();
+        round_trips::<Definitions>();
+        round_trips::<RelevanceUnit>();
         round_trips::<Standing>();
         round_trips::<StudyKind>();
         round_trips::<LinkKind>();
@@ -346,6 +402,7 @@ mod tests {
             Protocol::NAMES,
             JudgeKind::NAMES,
             LegacyAspects::NAMES,
+            RelevanceUnit::NAMES,
             Standing::NAMES,
             StudyKind::NAMES,
             LinkKind::NAMES,

@@ -17,10 +17,7 @@ use crate::ssr::store::access::Obj;
 pub async fn start_metrics(
     set_id: i64,
     answer_sets: String,
-    k: u32,
-    bins: u32,
-    #[server(default)] unit: Option<String>,
-    #[server(default)] definitions: Option<String>,
+    req: types::requests::MetricsRequest,
 ) -> Result<i64, AppError> {
     let call = Request::now()?;
     let project = call.require(Obj::QuestionSet(set_id), Need::Edit).await?;
@@ -32,16 +29,7 @@ pub async fn start_metrics(
         .collect::<Result<_, _>>()?;
     call.require_in(project, ids.iter().map(|s| Obj::AnswerSet(*s))).await?;
     let state = call.state.clone();
-    let unit = match unit.as_deref().filter(|u| !u.is_empty()) {
-        Some(u) => engine::metrics::RelevanceUnit::parse(u).map_err(AppError::from)?,
-        None => engine::metrics::RelevanceUnit::Document,
-    };
-    let definitions = match definitions.as_deref().filter(|d| !d.is_empty()) {
-        Some(d) => engine::metrics::Definitions::parse(d).map_err(AppError::from)?,
-        None => engine::metrics::Definitions::Standard,
-    };
-    let (run, job) =
-        crate::ssr::metrics::create(&state.pool, set_id, &ids, k as usize, bins as usize, unit, definitions).await?;
+    let (run, job) = crate::ssr::metrics::create(&state.pool, set_id, &ids, &req).await?;
     state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
     Ok(run)
 }

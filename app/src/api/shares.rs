@@ -15,9 +15,8 @@ use crate::ssr::store::access::Obj;
 /// Makes a read-only share link for a page (`kind`: evaluation or study);
 /// its path, shown once.
 #[server(output = crate::codec::Json)]
-pub async fn create_share(kind: String, page_id: i64, expires_days: Option<u32>) -> Result<String, AppError> {
+pub async fn create_share(kind: types::ShareKind, page_id: i64, expires_days: Option<u32>) -> Result<String, AppError> {
     let call = Request::now()?;
-    let kind = crate::ssr::shares::kind(&kind)?;
     call.require(Obj::Project(crate::ssr::shares::project_of(&call.state.pool, kind, page_id).await?), Need::Edit)
         .await?;
     if expires_days == Some(0) {
@@ -27,11 +26,10 @@ pub async fn create_share(kind: String, page_id: i64, expires_days: Option<u32>)
     Ok(call.absolute(&format!("/share/{token}")))
 }
 
-/// A page's share links: (id, created, withdrawn).
+/// A page's share links.
 #[server(output = crate::codec::Json)]
-pub async fn list_shares(kind: String, page_id: i64) -> Result<Vec<(i64, String, bool)>, AppError> {
+pub async fn list_shares(kind: types::ShareKind, page_id: i64) -> Result<Vec<ShareLink>, AppError> {
     let call = Request::now()?;
-    let kind = crate::ssr::shares::kind(&kind)?;
     call.require(Obj::Project(crate::ssr::shares::project_of(&call.state.pool, kind, page_id).await?), Need::Read)
         .await?;
     crate::ssr::store::shares::of_page(&call.state.pool, kind, page_id).await

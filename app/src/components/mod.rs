@@ -258,20 +258,20 @@ pub fn CopyLink(url: String, #[prop(optional, into)] id: Option<String>) -> impl
 /// The owner's share links of a report page: make one (its address is
 /// shown once), see them, withdraw any (it answers 404 at once).
 #[component]
-pub fn SharePanel(kind: &'static str, page_id: i64) -> impl IntoView {
+pub fn SharePanel(kind: types::ShareKind, page_id: i64) -> impl IntoView {
     let create = ServerAction::<crate::api::CreateShare>::new();
     let expires = RwSignal::new(None::<u32>);
     let revoke = ServerAction::<crate::api::RevokeShare>::new();
     let shares = Resource::new(
         move || (create.version().get(), revoke.version().get()),
-        move |_| crate::api::list_shares(kind.to_string(), page_id),
+        move |_| crate::api::list_shares(kind, page_id),
     );
     view! {
         <section class="panel share-panel" id="share-panel">
             <h2>"Share read-only"</h2>
             <p class="muted small">"A share link shows this page as it is — plots, tables, downloads — to anyone who has it, with no account, no edit controls and nothing else of the project. Withdraw it and it stops working at once."</p>
             <button type="button" id="create-share" disabled=move || create.pending().get()
-                on:click=move |_| { create.dispatch(crate::api::CreateShare { kind: kind.to_string(), page_id, expires_days: expires.get_untracked() }); }>"Make a share link"</button>
+                on:click=move |_| { create.dispatch(crate::api::CreateShare { kind, page_id, expires_days: expires.get_untracked() }); }>"Make a share link"</button>
             " "
             <label class="small">"that expires "
                 <select on:change=move |ev| expires.set(event_target_value(&ev).parse().ok())>
@@ -290,7 +290,7 @@ pub fn SharePanel(kind: &'static str, page_id: i64) -> impl IntoView {
                     let list = shares.await.unwrap_or_default();
                     (!list.is_empty()).then(|| view! {
                         <table class="grid small shares"><tbody>
-                            {list.into_iter().map(|(id, created, revoked)| view! {
+                            {list.into_iter().map(|crate::model::ShareLink { id, created, revoked }| view! {
                                 <tr data-share=id><td>{format!("link #{id}")}</td><td>{format!("made {}", crate::format::timestamp(&created))}</td>
                                     <td>{if revoked { view! { <span class="muted">"withdrawn"</span> }.into_any() } else {
                                         view! { <button type="button" class="link danger" on:click=move |_| { revoke.dispatch(crate::api::RevokeShare { id }); }>"Withdraw"</button> }.into_any()

@@ -133,8 +133,7 @@ pub struct MetricsRunView {
     pub answer_sets: Vec<(i64, String)>,
     pub k: usize,
     pub bins: usize,
-    /// `document`, `passage` or `chunk` (see `engine::metrics::RelevanceUnit`).
-    pub relevance_unit: String,
+    pub relevance_unit: types::RelevanceUnit,
     pub job: Option<JobView>,
     pub finished: bool,
     pub created_at: String,
@@ -154,10 +153,10 @@ pub struct MetricsView {
     pub question_set_id: i64,
     pub k: usize,
     pub bins: usize,
-    pub relevance_unit: String,
-    /// `standard` or `as-published`, and what that means for the numbers.
+    pub relevance_unit: types::RelevanceUnit,
+    /// Whose definitions, and what that means for the numbers.
     #[serde(default)]
-    pub definitions: String,
+    pub definitions: types::Definitions,
     #[serde(default)]
     pub definitions_note: String,
     pub embedding_model: String,
@@ -173,7 +172,7 @@ impl MetricsView {
     /// document unit over a corpus of no more documents than `k`.
     pub fn unit_warning(&self) -> Option<String> {
         let n = self.documents?;
-        (self.relevance_unit == "document" && n <= self.k as i64).then(|| {
+        (self.relevance_unit == types::RelevanceUnit::Document && n <= self.k as i64).then(|| {
             format!(
                 "This corpus has {n} document{}, no more than the {} chunks retrieved: at the document unit nearly \
                  every retrieved chunk is of the right document whatever the retriever does, so MAP, nDCG@{k} and \

@@ -10,6 +10,15 @@ use super::{
 /// provenance fields, and its diagnostics (entities the questions mention,
 /// as the graph's names matched; relevance of retrieved context, when a
 /// relevance job scored it) with their charts inline.
+/// One of a page's share links, as its owner's panel lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ShareLink {
+    pub id: i64,
+    pub created: String,
+    /// Withdrawn: it answers 404.
+    pub revoked: bool,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SharedQuestions {
     pub set: QuestionSetView,

@@ -734,7 +734,7 @@ pub fn Report(
                 }).collect_view()}
             </p>
         })}
-        {(!shared).then(|| view! { <SharePanel kind="evaluation" page_id=eid/> })}
+        {(!shared).then(|| view! { <SharePanel kind=types::ShareKind::Evaluation page_id=eid/> })}
     }
 }
 

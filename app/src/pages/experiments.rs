@@ -460,7 +460,7 @@ pub(crate) fn ExperimentReport(r: ExperimentReportView, #[prop(optional)] share:
         <h2>"Downloads"</h2>
         <p class="downloads"><a href=format!("{base}/experiment.json") download="">"Every stage, its job, calls and cost (JSON)"</a> " · "
             <a href=format!("{base}/manifest.toml") download="">"The manifest it ran (TOML)"</a></p>
-        {(!shared && done).then(|| view! { <SharePanel kind="experiment" page_id=e.id/> })}
+        {(!shared && done).then(|| view! { <SharePanel kind=types::ShareKind::Experiment page_id=e.id/> })}
     }
 }
 

@@ -68,7 +68,7 @@ pub fn GraphPage() -> impl IntoView {
                                 <DegreeChart histogram=o.degree_histogram.clone()/>
                                 <TopEntities o=o.clone() base=format!("/projects/{}/graph", id.get_untracked())/>
                             </div>
-                            <crate::components::SharePanel kind="graph" page_id=id.get_untracked()/>
+                            <crate::components::SharePanel kind=types::ShareKind::Graph page_id=id.get_untracked()/>
                         }.into_any(),
                     }
                 })}

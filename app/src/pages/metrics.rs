@@ -50,8 +50,8 @@ pub fn MetricsPage() -> impl IntoView {
     let picked = RwSignal::new(Vec::<i64>::new());
     let k = RwSignal::new(defaults::METRICS_K as u32);
     let bins = RwSignal::new(defaults::METRICS_BINS as u32);
-    let unit = RwSignal::new("document".to_string());
-    let definitions = RwSignal::new("standard".to_string());
+    let unit = RwSignal::new(types::RelevanceUnit::Document);
+    let definitions = RwSignal::new(types::Definitions::Standard);
     view! {
         <Title text="Metrics"/>
         <ProjectBar project_id=id.get_untracked() project active="metrics"/>
@@ -90,14 +90,14 @@ pub fn MetricsPage() -> impl IntoView {
                                 <label>"bins " <input type="number" class="narrow" min="2" max="20" id="metrics-bins" value=bins.get_untracked().to_string() prop:value=move || bins.get().to_string()
                                     on:input=move |ev| bins.set(event_target_value(&ev).parse().unwrap_or(defaults::METRICS_BINS as u32))/><Help text=help::BINS/></label>
                                 <label>"relevant when it matches the question's "
-                                    <select id="metrics-unit" on:change=move |ev| unit.set(event_target_value(&ev))>
+                                    <select id="metrics-unit" on:change=move |ev| if let Ok(u) = event_target_value(&ev).parse() { unit.set(u) }>
                                         <option value="document" selected>"source document (as the HieraRAG paper)"</option>
                                         <option value="passage">"source passage (overlapping chunk)"</option>
                                         <option value="chunk">"source chunk only"</option>
                                     </select>
                                 </label>
                                 <label>"definitions "
-                                    <select id="metrics-definitions" on:change=move |ev| definitions.set(event_target_value(&ev))>
+                                    <select id="metrics-definitions" on:change=move |ev| if let Ok(d) = event_target_value(&ev).parse() { definitions.set(d) }>
                                         <option value="standard" selected>"standard (trec_eval, rouge-score, sacrebleu, scikit-learn)"</option>
                                         <option value="as-published">"as published (the HieraRAG authors' code)"</option>
                                     </select>
@@ -132,10 +132,12 @@ pub fn MetricsPage() -> impl IntoView {
                                     compute.dispatch(StartMetrics {
                                         set_id: chosen.get_untracked().unwrap_or_default(),
                                         answer_sets: ids.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(","),
-                                        k: k.get_untracked(),
-                                        bins: bins.get_untracked(),
-                                        unit: Some(unit.get_untracked()),
-                                        definitions: Some(definitions.get_untracked()),
+                                        req: types::requests::MetricsRequest {
+                                            k: k.get_untracked() as usize,
+                                            bins: bins.get_untracked() as usize,
+                                            unit: unit.get_untracked(),
+                                            definitions: definitions.get_untracked(),
+                                        },
                                     });
                                 }>"Compute"</button>
                             <p class="muted small">"Each answer and reference is embedded once and kept: a later run over the same texts embeds nothing."</p>
@@ -213,7 +215,7 @@ pub fn MetricsRunPage() -> impl IntoView {
                                 })}
                                 {match p.view {
                                     Some(v) => view! {
-                                        <SharePanel kind="metrics" page_id=r.id/>
+                                        <SharePanel kind=types::ShareKind::Metrics page_id=r.id/>
                                         <Results v/>
                                     }.into_any(),
                                     None => view! { <p class="muted" id="run-pending">"The report appears when every batch is scored."</p> }.into_any(),
@@ -282,20 +284,20 @@ pub fn Results(
         (None, false) => format!("/api/metrics/{}", v.run_id),
     };
     let k = v.k;
-    let published = v.definitions == "as-published";
+    let published = v.definitions == types::Definitions::AsPublished;
     let bleu_header = bleu_header(published);
     view! {
         <section id="metrics-results">
             <h2>"Overall " <span class="small muted">"(" <Cite paper=Paper::HieraRag at="§2.4"/> ")"</span></h2>
-            <p class="small muted" id="relevance-unit">{format!("A retrieved chunk counts as relevant when it matches the question's source {}.", match v.relevance_unit.as_str() {
-                "document" => "document (the HieraRAG paper's unit)",
-                "passage" => "passage (the chunk overlaps the source chunk's span)",
-                _ => "chunk (only the source chunk itself; stricter than the HieraRAG paper)",
+            <p class="small muted" id="relevance-unit">{format!("A retrieved chunk counts as relevant when it matches the question's source {}.", match v.relevance_unit {
+                types::RelevanceUnit::Document => "document (the HieraRAG paper's unit)",
+                types::RelevanceUnit::Passage => "passage (the chunk overlaps the source chunk's span)",
+                types::RelevanceUnit::Chunk => "chunk (only the source chunk itself; stricter than the HieraRAG paper)",
             })}</p>
             {v.unit_warning().map(|w| view! { <p class="notice" id="unit-warning">{w}</p> })}
             {(!v.definitions_note.is_empty()).then(|| view! {
                 <p class=if published { "notice" } else { "small muted" } id="definitions"
-                    data-definitions=v.definitions.clone()>{format!("Definitions: {}.", v.definitions_note)}</p>
+                    data-definitions=v.definitions.as_str()>{format!("Definitions: {}.", v.definitions_note)}</p>
             })}
             <table class="grid" id="metrics-overall">
                 <thead><tr><th>"Answer set"</th><th class="num">"n"</th><th class="num">"MAP"</th><th class="num symbol">{format!("nDCG@{k}")}</th>

@@ -603,7 +603,7 @@ fn SetView(project_id: i64, set: QuestionSetView) -> impl IntoView {
                 </ActionForm>
                 <ActionError action=add/>
             </details>
-            <crate::components::SharePanel kind="questions" page_id=set_id/>
+            <crate::components::SharePanel kind=types::ShareKind::Questions page_id=set_id/>
         </section>
     }
 }

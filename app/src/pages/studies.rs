@@ -438,7 +438,7 @@ pub fn Results(
                 on:click=move |_| { rate.dispatch(StartStudyRating { id: sid }); }>"Rate these items with the LLM"</button>
                 <span class="muted small">" The configured LLM reads each item with the rubric the humans read (a job; its calls are logged)."</span></p>
         })}
-        {(!shared).then(|| view! { <crate::components::SharePanel kind="study" page_id=sid/> })}
+        {(!shared).then(|| view! { <crate::components::SharePanel kind=types::ShareKind::Study page_id=sid/> })}
     }
 }
 

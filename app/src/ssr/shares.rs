@@ -53,15 +53,6 @@ pub async fn create(pool: &Db, kind: ShareKind, page_id: i64, expires_days: Opti
     Ok((id, token))
 }
 
-/// A page kind as a user or a form names it, refused with what it may be.
-pub fn kind(name: &str) -> AppResult<ShareKind> {
-    ShareKind::parse(name.trim()).map_err(|_| {
-        AppError::Invalid(format!(
-            "a share link is for an evaluation, a study, a question set (questions), a metrics run (metrics), an experiment or a graph, not \"{name}\""
-        ))
-    })
-}
-
 /// The page a token opens: (kind, id). Unknown, withdrawn and expired are all 404.
 pub async fn open(pool: &Db, token: &str) -> AppResult<(ShareKind, i64)> {
     store::shares::live(pool, &hash(token.trim())).await?.ok_or_else(not_found)

@@ -17,8 +17,6 @@ pub mod text;
 
 use std::collections::{HashMap, HashSet};
 
-use serde::{Deserialize, Serialize};
-
 /// k of nDCG@k and Recall@k: the HieraRAG paper's ("nDCG@10, and Recall@10", §2.4);
 /// equal-frequency bins of the cosine similarity for NMI (the paper gives
 /// no number; 4 is ours).
@@ -27,47 +25,7 @@ pub use types::defaults::{METRICS_BINS as DEFAULT_BINS, METRICS_K as DEFAULT_K};
 /// Which definitions a metrics run reports: the textbook ones
 /// (the default), or as the HieraRAG authors' released code computes them
 /// ([`published`]), so a number can be set beside the paper's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Definitions {
-    #[default]
-    Standard,
-    AsPublished,
-}
-
-impl Definitions {
-    pub fn parse(s: &str) -> Result<Definitions, crate::Invalid> {
-        match s {
-            "standard" => Ok(Definitions::Standard),
-            "as-published" => Ok(Definitions::AsPublished),
-            other => Err(crate::Invalid(format!("definitions must be standard or as-published, not \"{other}\""))),
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Definitions::Standard => "standard",
-            Definitions::AsPublished => "as-published",
-        }
-    }
-
-    /// One line for a report's header: what the numbers follow.
-    pub fn describe(self) -> &'static str {
-        match self {
-            Definitions::Standard => {
-                "standard — AP/nDCG/Recall count each relevant unit once (trec_eval); \
-                 ROUGE-1 unstemmed (rouge-score); BLEU as sacrebleu (0–100); NMI as scikit-learn (arithmetic), \
-                 equal-count bins per level"
-            }
-            Definitions::AsPublished => {
-                "as published in the HieraRAG authors' code, bug for bug — every retrieved chunk of a \
-                 gold document counts as a hit, so AP, nDCG@10 and Recall@10 can exceed 1; ROUGE-1 with stemming; \
-                 NLTK sentence BLEU with method-4 smoothing (0–1); NMI = MI / H(category) over 5 equal-width bins of \
-                 the set's similarities (also for levels under 10 questions, which the authors' code leaves out)"
-            }
-        }
-    }
-}
+pub use types::Definitions;
 
 /// What a retrieved chunk must match to count as relevant.
 ///
@@ -79,35 +37,7 @@ impl Definitions {
 /// (a neighbour cut with overlap carries the same passage); `chunk` counts
 /// only the source chunk itself (stricter than the paper; Assay's only
 /// unit in early versions).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum RelevanceUnit {
-    #[default]
-    Document,
-    Passage,
-    Chunk,
-}
-
-impl RelevanceUnit {
-    pub fn parse(s: &str) -> Result<RelevanceUnit, crate::Invalid> {
-        match s {
-            "document" => Ok(RelevanceUnit::Document),
-            "passage" => Ok(RelevanceUnit::Passage),
-            "chunk" => Ok(RelevanceUnit::Chunk),
-            other => Err(crate::Invalid::from(format!(
-                "the relevance unit must be document, passage or chunk, not \"{other}\""
-            ))),
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            RelevanceUnit::Document => "document",
-            RelevanceUnit::Passage => "passage",
-            RelevanceUnit::Chunk => "chunk",
-        }
-    }
-}
+pub use types::RelevanceUnit;
 
 /// Where a chunk lies: its document and its byte span there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

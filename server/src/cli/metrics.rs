@@ -25,24 +25,10 @@ pub enum MetricsCommand {
         /// Answer sets over it, comma-separated.
         #[arg(long, value_delimiter = ',', required = true)]
         answers: Vec<i64>,
-        /// The rank cut-off of nDCG and Recall.
-        #[arg(long, default_value_t = engine::metrics::DEFAULT_K)]
-        k: usize,
-        /// Quantile bins of the cosine similarity for the mutual information.
-        #[arg(long, default_value_t = engine::metrics::DEFAULT_BINS)]
-        bins: usize,
-        /// What a retrieved chunk must match to count as relevant:
-        /// `document` (HieraRAG's: the question's source document),
-        /// `passage` (a chunk overlapping the source chunk) or `chunk`
-        /// (the source chunk itself).
-        #[arg(long, default_value = "document")]
-        unit: String,
-        /// Whose definitions: `standard` (textbook: trec_eval, rouge-score,
-        /// sacrebleu, scikit-learn) or `as-published` (the HieraRAG authors'
-        /// code: document hits counted per chunk, so AP can exceed 1;
-        /// stemmed ROUGE-1; NLTK method-4 BLEU on 0–1; MI over H(category)).
-        #[arg(long, default_value = "standard", value_parser = ["standard", "as-published"])]
-        definitions: String,
+        /// How it scores: the same request as the Metrics page and a
+        /// manifest's [metrics] table.
+        #[command(flatten)]
+        req: types::requests::MetricsRequest,
         /// Also write every question's scores (CSV), the report (JSON,
         /// HTML) and the charts (SVG, PNG) into this folder.
         #[arg(long)]
@@ -88,10 +74,8 @@ fn opt(x: Option<f64>) -> String {
 }
 
 pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: MetricsCommand) -> anyhow::Result<ExitCode> {
-    let (project, set, answers, k, bins, unit, definitions, dir) = match cmd {
-        MetricsCommand::Run { project, set, answers, k, bins, unit, definitions, out } => {
-            (project, set, answers, k, bins, unit, definitions, out)
-        }
+    let (project, set, answers, req, dir) = match cmd {
+        MetricsCommand::Run { project, set, answers, req, out } => (project, set, answers, req, out),
         MetricsCommand::List { project } => {
             let p = app::ssr::store::projects::find_project(pool, &project).await?;
             let mut runs = Vec::new();
@@ -134,9 +118,8 @@ pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: MetricsCommand)
     if app::ssr::store::questions::get_set(pool, set).await?.project_id != p.summary.id {
         anyhow::bail!("question set {set} belongs to another project");
     }
-    let unit = engine::metrics::RelevanceUnit::parse(&unit).map_err(anyhow::Error::msg)?;
-    let definitions = engine::metrics::Definitions::parse(&definitions).map_err(anyhow::Error::msg)?;
-    let (run_id, job) = app::ssr::metrics::create(pool, set, &answers, k, bins, unit, definitions).await?;
+    let (run_id, job) = app::ssr::metrics::create(pool, set, &answers, &req).await?;
+    let k = req.k;
     // A failed job is reported below with its error and how to go on.
     let _ = super::execute_job(pool, out, llm, job.id, false).await;
     let after = app::ssr::store::jobs::get_job(pool, job.id).await?;
@@ -160,9 +143,11 @@ pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: MetricsCommand)
     }
     out.print(serde_json::to_value(&report)?, || {
         let mut lines = vec![format!(
-            "metrics run {run_id} · question set {set} · embeddings: {} · k = {k} · {bins} quantile bins · relevance at the {} unit",
+            "metrics run {run_id} · question set {set} · embeddings: {} · k = {} · {} quantile bins · relevance at the {} unit",
             report.embedding_model,
-            report.relevance_unit.name()
+            req.k,
+            req.bins,
+            report.relevance_unit
         ), report.definitions.describe().to_string()];
         for s in &report.sets {
             let o = &s.overall;
@@ -248,4 +233,56 @@ pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: MetricsCommand)
         lines.join("\n")
     });
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+    use engine::experiment::Manifest;
+    use types::requests::MetricsRequest;
+    use types::{Definitions, RelevanceUnit};
+
+    use super::*;
+    use crate::cli::{Cli, Command};
+
+    fn from_command_line(options: &[&str]) -> MetricsRequest {
+        let args = ["assay", "metrics", "run", "p", "--set", "1", "--answers", "2,3"].iter().chain(options);
+        match Cli::try_parse_from(args).unwrap().command {
+            Command::Metrics(MetricsCommand::Run { req, .. }) => req,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn from_manifest(table: &str) -> Result<MetricsRequest, String> {
+        let text = format!(
+            "name = \"x\"\n[corpus]\nfiles = [\"sample\"]\n[[questions]]\nkind = \"hierarchical\"\n[[methods]]\nname = \"bm25\"\n[metrics]\n{table}"
+        );
+        Manifest::parse_uploaded(&text).map(|m| m.metrics.unwrap().request).map_err(|e| e.0)
+    }
+
+    /// The Metrics page (which sends the request as its server function's
+    /// `req`), `assay metrics run` and a manifest's [metrics] read one
+    /// request the same, and leave out the same defaults.
+    #[test]
+    fn a_metrics_request_reads_the_same_from_the_page_the_command_line_and_a_manifest() {
+        let want =
+            MetricsRequest { k: 5, bins: 3, unit: RelevanceUnit::Passage, definitions: Definitions::AsPublished };
+        let cli = from_command_line(&["--k", "5", "--bins", "3", "--unit", "passage", "--definitions", "as-published"]);
+        assert_eq!(cli, want);
+        let page = app::api::metrics::StartMetrics { set_id: 1, answer_sets: "2,3".into(), req: want.clone() };
+        let sent = serde_qs::to_string(&page).unwrap();
+        let read: app::api::metrics::StartMetrics = serde_qs::Config::new(5, false).deserialize_str(&sent).unwrap();
+        assert_eq!(read.req, want, "{sent}");
+        let table = "k = 5\nbins = 3\nunit = \"passage\"\ndefinitions = \"as-published\"\n";
+        assert_eq!(from_manifest(table).unwrap(), want);
+
+        let d = MetricsRequest::default();
+        assert_eq!(from_command_line(&[]), d);
+        assert_eq!(from_manifest("").unwrap(), d);
+
+        assert_eq!(from_manifest("bins = 1\n").unwrap_err(), "metrics.bins: must be from 2 to 100, not 1");
+        assert_eq!(from_manifest("units = \"chunk\"\n").unwrap_err(), "metrics: unknown key \"units\"");
+        let e = from_manifest("unit = \"page\"\n").unwrap_err();
+        assert!(e.contains("the relevance unit must be document, passage or chunk, not \"page\""), "{e}");
+    }
 }

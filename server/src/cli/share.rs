@@ -34,7 +34,7 @@ pub async fn run(pool: &Db, out: Output, cmd: ShareCommand) -> anyhow::Result<Ex
             let p = app::ssr::store::projects::find_project(pool, &project).await?;
             let (kind, id) = page.split_once(':').ok_or_else(|| anyhow::anyhow!("--page {page}: expected KIND:ID"))?;
             let id: i64 = id.trim().parse().map_err(|_| anyhow::anyhow!("--page {page}: \"{id}\" is not an id"))?;
-            let kind = app::ssr::shares::kind(kind)?;
+            let kind = types::ShareKind::parse(kind.trim())?;
             let owner = app::ssr::shares::project_of(pool, kind, id).await?;
             if owner != p.summary.id {
                 anyhow::bail!("{kind} {id} belongs to another project");

@@ -284,11 +284,11 @@ pub async fn corpus_size(pool: &Db, m: &Manifest, base: &Path) -> AppResult<engi
 /// `OPENAI_API_KEY`, each read with `env` (the configuration's reader).
 pub fn llm_settings(m: &Manifest, base: &LlmSettings, env: fn(&str) -> Option<String>) -> LlmSettings {
     let mut llm = base.clone();
-    match m.llm.provider.as_str() {
+    match m.llm.provider {
         // No provider in the manifest: the environment's or the saved
         // settings' (`base`), as they are.
-        "" => {}
-        "openai" => {
+        None => {}
+        Some(ProviderKind::OpenAi) => {
             llm.provider = ProviderKind::OpenAi;
             if let Some(url) = &m.llm.base_url {
                 llm.base_url = url.clone();
@@ -302,7 +302,7 @@ pub fn llm_settings(m: &Manifest, base: &LlmSettings, env: fn(&str) -> Option<St
                 None => base.api_key.clone().or_else(|| from_env("OPENAI_API_KEY")),
             };
         }
-        _ => llm.provider = ProviderKind::Offline,
+        Some(ProviderKind::Offline) => llm.provider = ProviderKind::Offline,
     }
     if let Some(c) = m.llm.concurrency {
         llm.concurrency = c;
@@ -318,7 +318,7 @@ pub fn llm_settings(m: &Manifest, base: &LlmSettings, env: fn(&str) -> Option<St
         }
     }
     // The key goes with the provider in force.
-    if base.pinned.contains(&"provider") && m.llm.provider != base.provider.as_str() {
+    if base.pinned.contains(&"provider") && m.llm.provider != Some(base.provider) {
         llm.api_key = base.api_key.clone();
     }
     llm
@@ -330,7 +330,7 @@ fn overriding_flags(m: &Manifest, base: &LlmSettings) -> Vec<String> {
     let mut flags = Vec::new();
     for field in &base.pinned {
         let (flag, differs) = match *field {
-            "provider" => ("--llm-provider", !m.llm.provider.is_empty() && m.llm.provider != base.provider.as_str()),
+            "provider" => ("--llm-provider", m.llm.provider.is_some_and(|p| p != base.provider)),
             "base_url" => ("--llm-base-url", m.llm.base_url.as_ref().is_some_and(|u| *u != base.base_url)),
             "model" => ("--llm-model", m.llm.model.as_ref().is_some_and(|v| *v != base.model)),
             "concurrency" => ("--llm-concurrency", m.llm.concurrency.is_some_and(|c| c != base.concurrency)),
@@ -346,7 +346,7 @@ fn overriding_flags(m: &Manifest, base: &LlmSettings) -> Vec<String> {
 /// Where a manifest's LLM settings came from, when not from the manifest
 /// itself: a sentence for the run's first line.
 pub fn llm_source(m: &Manifest, llm: &LlmSettings, env: fn(&str) -> Option<String>) -> Option<String> {
-    if !m.llm.provider.is_empty() {
+    if m.llm.provider.is_some() {
         let flags = overriding_flags(m, llm);
         return (!flags.is_empty()).then(|| {
             format!(
@@ -564,20 +564,17 @@ where
                 }
                 let (set, sets) = (made.question_sets[i], made.answer_sets[i].clone());
                 let label = label::metrics(i);
+                let mx = mx.request()?;
                 let mut what =
                     json!({ "set": set, "made.answer_sets": sets, "k": mx.k, "bins": mx.bins, "unit": mx.unit });
-                let unit = engine::metrics::RelevanceUnit::parse(&mx.unit)
-                    .map_err(|e| AppError::Invalid(format!("metrics.unit: {e}")))?;
-                let definitions = engine::metrics::Definitions::parse(&mx.definitions)
-                    .map_err(|e| AppError::Invalid(format!("metrics.definitions: {e}")))?;
                 // (Standard runs keep the fingerprint they had before the choice.)
-                if definitions != engine::metrics::Definitions::Standard {
-                    what["definitions"] = json!(definitions.name());
+                if mx.definitions != engine::metrics::Definitions::Standard {
+                    what["definitions"] = json!(mx.definitions);
                 }
                 let run = r
                     .stage(StageKind::Metrics, label, what, async {
                         let (run, job) =
-                            crate::ssr::metrics::create(pool, set, &sets, mx.k, mx.bins, unit, definitions).await?;
+                            crate::ssr::metrics::create(pool, set, &sets, mx).await?;
                         Ok((job, run))
                     })
                     .await?;

@@ -106,7 +106,7 @@ fn list(text: &str) -> Vec<String> {
 pub fn manifest_of(f: &WizardFields, configured: &LlmSettings) -> Result<String, String> {
     let mut llm = engine::experiment::LlmSection::default();
     if f.llm == "settings" && configured.provider == ProviderKind::OpenAi {
-        llm.provider = "openai".into();
+        llm.provider = Some(ProviderKind::OpenAi);
         llm.base_url = Some(configured.base_url.clone());
         llm.model = Some(configured.model.clone());
     }
@@ -189,13 +189,13 @@ pub fn fields_of(m: &Manifest, defaults: &WizardFields) -> ImportedManifest {
     let mut f = defaults.clone();
     let mut not_shown = Vec::new();
     f.name = m.name.clone();
-    f.llm = match m.llm.provider.as_str() {
-        "openai" => "settings".into(),
-        "offline" => "offline".into(),
+    f.llm = match m.llm.provider {
+        Some(ProviderKind::OpenAi) => "settings".into(),
+        Some(ProviderKind::Offline) => "offline".into(),
         // No [llm]: the run takes the configured LLM, as the form's default does.
-        _ => defaults.llm.clone(),
+        None => defaults.llm.clone(),
     };
-    if m.llm.provider == "openai" {
+    if m.llm.provider == Some(ProviderKind::OpenAi) {
         not_shown.push(format!(
             "llm: {} at {} (runs with that model; the form shows the configured LLM)",
             m.llm.model.clone().unwrap_or_default(),

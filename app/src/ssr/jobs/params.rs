@@ -222,12 +222,8 @@ fn ten() -> usize {
     10
 }
 
-fn chunk() -> String {
-    "chunk".into()
-}
-
-fn standard() -> String {
-    "standard".into()
+fn chunk() -> types::RelevanceUnit {
+    types::RelevanceUnit::Chunk
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -240,10 +236,10 @@ pub struct MetricsParams {
     pub bins: usize,
     /// What retrieval is judged against (`chunk` before the choice existed).
     #[serde(default = "chunk")]
-    pub unit: String,
-    /// `standard` or `as-published` (`standard` before it).
-    #[serde(default = "standard")]
-    pub definitions: String,
+    pub unit: types::RelevanceUnit,
+    /// Whose definitions (`standard` before the choice existed).
+    #[serde(default)]
+    pub definitions: types::Definitions,
     /// The run the job fills, recorded once the run exists.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_id: Option<i64>,
@@ -282,7 +278,7 @@ mod tests {
         // A graph job written with every field, and one with none.
         let g = JobParams::of(&job(JobKind::Graph, r#"{"no_cache":true}"#)).unwrap();
         assert!(g.no_cache());
-        assert_eq!(g.graph(7).unwrap().gleaning, 1);
+        assert_eq!(g.graph(7).unwrap().request.gleaning, 1);
         // The settings alone go back into the row, and read the same.
         let again = JobParams::of(&job(JobKind::Relevance, &p.to_json().to_string())).unwrap();
         assert_eq!(again, p);

@@ -18,7 +18,7 @@ pub fn report_json(r: &Report) -> serde_json::Value {
 /// nDCG, recall, CS, ROUGE-1, BLEU, and the definitions they follow.
 pub fn questions_csv(r: &Report) -> String {
     let mut out = String::from("answer_set,question_id,category,ap,ndcg,recall,cs,rouge1,bleu,definitions\n");
-    let definitions = r.definitions.name();
+    let definitions = r.definitions.as_str();
     // Fixed precision (6 decimals, `crate::format::csv_number`), never 0.30000000000000004.
     let f = crate::format::csv_number;
     let num = |x: Option<f64>| x.map_or(String::new(), f);

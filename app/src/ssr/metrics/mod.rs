@@ -93,9 +93,7 @@ fn chunk_unit() -> RelevanceUnit {
 fn metrics_choices(job: &crate::model::JobView) -> (RelevanceUnit, Definitions) {
     let params = crate::ssr::jobs::JobParams::of(job).ok();
     let metrics = params.as_ref().and_then(|p| p.metrics(job.id).ok());
-    let unit = metrics.and_then(|m| RelevanceUnit::parse(&m.unit).ok()).unwrap_or(RelevanceUnit::Chunk);
-    let definitions = metrics.and_then(|m| Definitions::parse(&m.definitions).ok()).unwrap_or_default();
-    (unit, definitions)
+    metrics.map_or((RelevanceUnit::Chunk, Definitions::Standard), |m| (m.unit, m.definitions))
 }
 
 fn mean(v: impl Iterator<Item = f64>) -> f64 {

@@ -11,6 +11,7 @@ use engine::metrics::text;
 use engine::metrics::{Definitions, RelevanceUnit};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
+use types::requests::MetricsRequest;
 
 use super::*;
 use crate::error::{AppError, AppResult};
@@ -82,18 +83,9 @@ async fn plan(pool: &Db, set_id: i64, answer_sets: &[i64], unit: RelevanceUnit) 
 }
 
 /// Checks a request and creates its run and job (not started); (run id, job).
-pub async fn create(
-    pool: &Db,
-    set_id: i64,
-    answer_sets: &[i64],
-    k: usize,
-    bins: usize,
-    unit: RelevanceUnit,
-    definitions: Definitions,
-) -> AppResult<(i64, JobView)> {
-    if k == 0 || bins < 2 {
-        return Err(AppError::Invalid("k must be at least 1 and bins at least 2".into()));
-    }
+pub async fn create(pool: &Db, set_id: i64, answer_sets: &[i64], req: &MetricsRequest) -> AppResult<(i64, JobView)> {
+    req.validate()?;
+    let MetricsRequest { k, bins, unit, definitions } = *req;
     let set = store::questions::get_set(pool, set_id).await?;
     let planned = plan(pool, set_id, answer_sets, unit).await?;
     let total: usize = planned.iter().map(|(_, p)| p.len().div_ceil(BATCH)).sum();
@@ -102,8 +94,8 @@ pub async fn create(
         answer_sets: answer_sets.to_vec(),
         k,
         bins,
-        unit: unit.name().to_string(),
-        definitions: definitions.name().to_string(),
+        unit,
+        definitions,
         run_id: None,
     });
     let job = jobs::create(pool, set.project_id, &params, total as i64).await?;
@@ -113,8 +105,8 @@ pub async fn create(
 
 /// The job's items: per answer set, its questions in batches of [`BATCH`]
 /// (by answer length; the order is the same on every resume).
-async fn items(pool: &Db, job: &JobView, p: &MetricsParams) -> AppResult<Vec<WorkItem>> {
-    let unit = RelevanceUnit::parse(&p.unit).map_err(|e| AppError::Invalid(format!("job {}: {e}", job.id)))?;
+async fn items(pool: &Db, p: &MetricsParams) -> AppResult<Vec<WorkItem>> {
+    let unit = p.unit;
     Ok(plan(pool, p.set_id, &p.answer_sets, unit)
         .await?
         .into_iter()
@@ -317,7 +309,7 @@ pub struct MetricsStage;
 
 impl Stage for MetricsStage {
     fn items<'a>(&'a self, pool: &'a Db, job: &'a JobView, params: &'a JobParams) -> Items<'a> {
-        Box::pin(async move { items(pool, job, params.metrics(job.id)?).await })
+        Box::pin(async move { items(pool, params.metrics(job.id)?).await })
     }
 
     fn execute<'a>(&'a self, run: &'a Run<'a>, items: Vec<WorkItem>) -> Ended<'a> {

@@ -43,16 +43,19 @@ pub async fn live(pool: &Db, token_hash: &str) -> AppResult<Option<(types::Share
 }
 
 /// A page's shares: (id, created, withdrawn).
-pub async fn of_page(pool: &Db, kind: types::ShareKind, page_id: i64) -> AppResult<Vec<(i64, String, bool)>> {
-    on_db!(pool, |db| {
-        Ok(sqlx::query_as(
-            "SELECT id, created_at, revoked FROM shares WHERE page_kind = $1 AND page_id = $2 ORDER BY id",
+pub async fn of_page(pool: &Db, kind: types::ShareKind, page_id: i64) -> AppResult<Vec<crate::model::ShareLink>> {
+    let rows: Vec<(i64, String, bool)> = on_db!(pool, |db| {
+        Ok::<_, AppError>(
+            sqlx::query_as(
+                "SELECT id, created_at, revoked FROM shares WHERE page_kind = $1 AND page_id = $2 ORDER BY id",
+            )
+            .bind(kind.as_str())
+            .bind(page_id)
+            .fetch_all(db)
+            .await?,
         )
-        .bind(kind.as_str())
-        .bind(page_id)
-        .fetch_all(db)
-        .await?)
-    })
+    })?;
+    Ok(rows.into_iter().map(|(id, created, revoked)| crate::model::ShareLink { id, created, revoked }).collect())
 }
 
 pub async fn revoke(pool: &Db, id: i64) -> AppResult<()> {
