@@ -20,7 +20,7 @@ pub async fn whoami() -> Result<(Option<String>, bool), AppError> {
         .and_then(crate::ssr::auth::token_in)
         .map(str::to_string);
     let user = match token {
-        Some(t) => crate::ssr::auth::session_user(&state.pool, &t).await?.map(|u| u.1),
+        Some(t) => crate::ssr::auth::session_user(&state.pool, &t).await?.map(|u| u.name),
         None => None,
     };
     Ok((user, owner))

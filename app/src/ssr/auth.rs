@@ -68,7 +68,7 @@ pub async fn new_session(pool: &Db, user_id: i64) -> AppResult<String> {
 }
 
 /// The user a session token belongs to, while it is valid: (id, name, role).
-pub async fn session_user(pool: &Db, token: &str) -> AppResult<Option<(i64, String, types::Role)>> {
+pub async fn session_user(pool: &Db, token: &str) -> AppResult<Option<crate::ssr::store::users::SessionUser>> {
     crate::ssr::store::users::session_user(pool, &hash(token)).await
 }
 

@@ -286,10 +286,8 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
     let db = cli.db.clone().unwrap_or_else(|| crate::default_db_path().display().to_string());
     let shown = crate::shown_db(&db);
-    let pool = app::ssr::store::open_target_with(&db, cli.db_connections)
-        .await
-        .with_context(|| shown.clone())?
-        .with_claim_timeout(cli.claim_timeout);
+    let options = app::ssr::store::OpenOptions { connections: cli.db_connections, claim_timeout: cli.claim_timeout };
+    let pool = app::ssr::store::open_target_with(&db, options).await.with_context(|| shown.clone())?;
     let llm = cli.llm.settings()?;
     match cli.command {
         Command::Serve(args) => serve(pool, &shown, &llm, args).await,

@@ -162,8 +162,9 @@ pub async fn guard(State(state): State<AppState>, req: Request, next: Next) -> R
         .map(str::to_string);
     if let Some(t) = token {
         match app::ssr::auth::session_user(&state.pool, &t).await {
-            Ok(Some((user_id, name, role))) => {
-                return admit(&state, Caller { user_id, name, owner: role == types::Role::Owner }, req, next).await
+            Ok(Some(u)) => {
+                let caller = Caller { user_id: u.id, name: u.name, owner: u.role == types::Role::Owner };
+                return admit(&state, caller, req, next).await;
             }
             Ok(None) => {}
             Err(e) => return super::app_error(e),

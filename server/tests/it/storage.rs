@@ -247,7 +247,7 @@ async fn an_unknown_stored_name_fails_naming_its_row() {
     // An account's role: the session that would have been the owner's is refused.
     let owner = app::ssr::auth::create_user(&pool, "owner", "correct horse battery", types::Role::Owner).await.unwrap();
     let session = app::ssr::auth::new_session(&pool, owner).await.unwrap();
-    let (_, _, role) = app::ssr::auth::session_user(&pool, &session).await.unwrap().unwrap();
+    let role = app::ssr::auth::session_user(&pool, &session).await.unwrap().unwrap().role;
     assert_eq!(role, types::Role::Owner);
     execute(&pool, "UPDATE users SET role = 'admin' WHERE id = $1", &[owner]).await;
     refused(app::ssr::auth::session_user(&pool, &session).await.unwrap_err(), "users", owner, "admin");

@@ -102,9 +102,8 @@ impl Db {
     }
 
     /// This handle with claims that lapse after `secs` seconds without a
-    /// heartbeat (at least 1): set once, where the configuration is read,
-    /// before the handle is shared.
-    pub fn with_claim_timeout(self, secs: u64) -> Db {
+    /// heartbeat: set as it is opened ([`OpenOptions`]), before it is shared.
+    fn with_claim_timeout(self, secs: u64) -> Db {
         Db { pool: self.pool, here: Arc::new(Here::new(secs)) }
     }
 
@@ -327,17 +326,32 @@ pub const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30)
 /// `postgresql://`) URL, else an SQLite file path (created if needed) —
 /// and applies its migrations.
 pub async fn open_target(target: &str) -> Result<Db, OpenError> {
-    open_target_with(target, PG_CONNECTIONS).await
+    open_target_with(target, OpenOptions::default()).await
 }
 
-/// [`open_target`], with at most `connections` to PostgreSQL (SQLite's
-/// pool is its own).
-pub async fn open_target_with(target: &str, connections: u32) -> Result<Db, OpenError> {
-    if is_postgres_url(target) {
-        open_postgres(target, connections).await
-    } else {
-        ready(Db::from(open_sqlite(Path::new(target), None).await?)).await
+/// How a process opens its database, read once where the configuration is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpenOptions {
+    /// Connections to PostgreSQL at most (SQLite's pool is its own).
+    pub connections: u32,
+    /// Seconds a job item's claim stands without a heartbeat.
+    pub claim_timeout: u64,
+}
+
+impl Default for OpenOptions {
+    fn default() -> OpenOptions {
+        OpenOptions { connections: PG_CONNECTIONS, claim_timeout: CLAIM_TIMEOUT }
     }
+}
+
+/// [`open_target`], with `options`.
+pub async fn open_target_with(target: &str, options: OpenOptions) -> Result<Db, OpenError> {
+    let db = if is_postgres_url(target) {
+        open_postgres(target, options.connections).await?
+    } else {
+        ready(Db::from(open_sqlite(Path::new(target), None).await?)).await?
+    };
+    Ok(db.with_claim_timeout(options.claim_timeout))
 }
 
 /// A database just migrated, with the secrets an older version wrote where

@@ -56,7 +56,15 @@ pub async fn insert_session(pool: &Db, token_hash: &str, user_id: i64, days: i64
 }
 
 /// The user of an unexpired session: (id, name, role).
-pub async fn session_user(pool: &Db, token_hash: &str) -> AppResult<Option<(i64, String, types::Role)>> {
+/// The account a live session belongs to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionUser {
+    pub id: i64,
+    pub name: String,
+    pub role: types::Role,
+}
+
+pub async fn session_user(pool: &Db, token_hash: &str) -> AppResult<Option<SessionUser>> {
     let row: Option<(i64, String, String)> = on_db!(pool, |db| {
         Ok::<_, crate::error::AppError>(
             sqlx::query_as(
@@ -68,7 +76,7 @@ pub async fn session_user(pool: &Db, token_hash: &str) -> AppResult<Option<(i64,
             .await?,
         )
     })?;
-    row.map(|(id, name, role)| Ok((id, name, super::stored("users", id, &role)?))).transpose()
+    row.map(|(id, name, role)| Ok(SessionUser { id, name, role: super::stored("users", id, &role)? })).transpose()
 }
 
 pub async fn delete_session(pool: &Db, token_hash: &str) -> AppResult<()> {
