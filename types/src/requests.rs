@@ -39,15 +39,19 @@ pub struct EvaluationRequest {
     pub protocol: Protocol,
     /// Whole judgments repeated as independent draws (M).
     #[cfg_attr(feature = "cli", arg(long, default_value_t = defaults::TRIALS))]
+    #[serde(deserialize_with = "read::trials")]
     pub trials: u32,
     /// Judgments per order in each trial (N).
     #[cfg_attr(feature = "cli", arg(long, default_value_t = defaults::REPEATS))]
+    #[serde(deserialize_with = "read::repeats")]
     pub repeats: u32,
     /// Length alignment's tolerance in words.
     #[cfg_attr(feature = "cli", arg(long, default_value_t = defaults::TOLERANCE))]
+    #[serde(deserialize_with = "read::tolerance")]
     pub tolerance: usize,
     /// Regenerations before the forced append.
     #[cfg_attr(feature = "cli", arg(long, default_value_t = defaults::ADJUSTMENTS))]
+    #[serde(deserialize_with = "read::adjustments")]
     pub adjustments: u32,
     /// Length alignment (`--no-align` switches it off, to see what it removes).
     #[cfg_attr(feature = "cli", arg(long = "no-align", action = clap::ArgAction::SetFalse))]
@@ -61,15 +65,19 @@ pub struct EvaluationRequest {
     pub judge: JudgeKind,
     /// Simulated judge: points added to each aspect of the answer shown first.
     #[cfg_attr(feature = "cli", arg(long, default_value_t = defaults::POSITION_BIAS, allow_negative_numbers = true))]
+    #[serde(deserialize_with = "read::position_bias")]
     pub position_bias: f64,
     /// Simulated judge: points per 10 words the answer is longer than the other.
     #[cfg_attr(feature = "cli", arg(long, default_value_t = defaults::LENGTH_BIAS, allow_negative_numbers = true))]
+    #[serde(deserialize_with = "read::length_bias")]
     pub length_bias: f64,
     /// Simulated judge: standard deviation of the noise, in points.
     #[cfg_attr(feature = "cli", arg(long, default_value_t = defaults::NOISE, allow_negative_numbers = true))]
+    #[serde(deserialize_with = "read::noise")]
     pub noise: f64,
     /// Simulated judge: the noise's seed.
     #[cfg_attr(feature = "cli", arg(long, default_value_t = 0))]
+    #[serde(deserialize_with = "read::seed")]
     pub seed: u64,
     /// The scoring prompt: paper (the paper's rubric, the default) or
     /// content-only (adds "order and length are not merits").
@@ -179,6 +187,7 @@ impl EvaluationRequest {
 pub struct GraphRequest {
     /// Follow-up turns asking the model for missed entities (0–5).
     #[cfg_attr(feature = "cli", arg(long, default_value_t = defaults::GLEANING))]
+    #[serde(deserialize_with = "read::gleaning")]
     pub gleaning: u32,
     /// The entity types to extract, comma-separated on the command line
     /// and the form (case and spaces do not matter).
@@ -188,6 +197,7 @@ pub struct GraphRequest {
     /// Merged descriptions longer than this many tokens are summarised by
     /// the LLM (at least 50).
     #[cfg_attr(feature = "cli", arg(long, default_value_t = defaults::SUMMARY_BUDGET))]
+    #[serde(deserialize_with = "read::summary_budget")]
     pub summary_budget: usize,
 }
 
@@ -239,9 +249,11 @@ impl GraphRequest {
 pub struct MetricsRequest {
     /// The rank cut-off of nDCG and Recall (the paper's @10).
     #[cfg_attr(feature = "cli", arg(long, default_value_t = defaults::METRICS_K))]
+    #[serde(deserialize_with = "read::k")]
     pub k: usize,
     /// Quantile bins of the cosine similarity for the mutual information (at least 2).
     #[cfg_attr(feature = "cli", arg(long, default_value_t = defaults::METRICS_BINS))]
+    #[serde(deserialize_with = "read::bins")]
     pub bins: usize,
     /// What a retrieved chunk must match to count as relevant: document
     /// (the paper's: the question's source document), passage (a chunk
@@ -276,6 +288,86 @@ impl MetricsRequest {
             return Err(OutOfRange { field: "bins", message: format!("must be from 2 to 100, not {}", self.bins) });
         }
         Ok(())
+    }
+}
+
+/// Numbers read from a number or from its text (a posted form sends text),
+/// a value that is neither refused naming its field — serde's own error
+/// would not say which field, and the form's reader cannot add it.
+mod read {
+    use serde::de::{Deserializer, Error, Visitor};
+
+    /// A number in any of the forms a deserializer may hand over.
+    struct Loose;
+
+    enum Number {
+        Whole(u64),
+        Negative(i64),
+        Real(f64),
+        Text(String),
+    }
+
+    impl<'de> Visitor<'de> for Loose {
+        type Value = Number;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a number")
+        }
+        fn visit_u64<E: Error>(self, v: u64) -> Result<Number, E> {
+            Ok(Number::Whole(v))
+        }
+        fn visit_i64<E: Error>(self, v: i64) -> Result<Number, E> {
+            Ok(if v >= 0 { Number::Whole(v as u64) } else { Number::Negative(v) })
+        }
+        fn visit_f64<E: Error>(self, v: f64) -> Result<Number, E> {
+            Ok(Number::Real(v))
+        }
+        fn visit_str<E: Error>(self, v: &str) -> Result<Number, E> {
+            Ok(Number::Text(v.trim().to_string()))
+        }
+    }
+
+    fn whole<'de, D: Deserializer<'de>, T: TryFrom<u64>>(d: D, field: &str) -> Result<T, D::Error> {
+        let n = match d.deserialize_any(Loose)? {
+            Number::Whole(n) => Some(n),
+            Number::Real(x) if x >= 0.0 && x.fract() == 0.0 && x < 2f64.powi(53) => Some(x as u64),
+            Number::Text(t) => t.parse::<u64>().ok(),
+            Number::Negative(_) | Number::Real(_) => None,
+        };
+        n.and_then(|n| T::try_from(n).ok())
+            .ok_or_else(|| D::Error::custom(format!("{field}: not a whole number in range")))
+    }
+
+    fn real<'de, D: Deserializer<'de>>(d: D, field: &str) -> Result<f64, D::Error> {
+        let x = match d.deserialize_any(Loose)? {
+            Number::Whole(n) => Some(n as f64),
+            Number::Negative(n) => Some(n as f64),
+            Number::Real(x) => Some(x),
+            Number::Text(t) => t.parse::<f64>().ok(),
+        };
+        x.filter(|x| x.is_finite()).ok_or_else(|| D::Error::custom(format!("{field}: not a number")))
+    }
+
+    macro_rules! fields {
+        ($($name:ident: $how:ident -> $t:ty),* $(,)?) => {
+            $(pub fn $name<'de, D: Deserializer<'de>>(d: D) -> Result<$t, D::Error> {
+                $how(d, stringify!($name))
+            })*
+        };
+    }
+
+    fields! {
+        trials: whole -> u32,
+        repeats: whole -> u32,
+        tolerance: whole -> usize,
+        adjustments: whole -> u32,
+        seed: whole -> u64,
+        gleaning: whole -> u32,
+        summary_budget: whole -> usize,
+        k: whole -> usize,
+        bins: whole -> usize,
+        position_bias: real -> f64,
+        length_bias: real -> f64,
+        noise: real -> f64,
     }
 }
 
@@ -376,5 +468,24 @@ mod tests {
         assert_eq!(field(GraphRequest { gleaning: 6, ..r.clone() }), "gleaning");
         assert_eq!(field(GraphRequest { entity_types: vec![" ".into()], ..r.clone() }), "entity_types");
         assert_eq!(field(GraphRequest { summary_budget: 49, ..r }), "summary_budget");
+    }
+
+    #[test]
+    fn a_number_reads_from_a_number_or_its_text_and_a_bad_one_names_its_field() {
+        let r: EvaluationRequest =
+            serde_json::from_str(r#"{"trials": "7", "repeats": 3, "noise": "1.5", "position_bias": -1}"#).unwrap();
+        assert_eq!((r.trials, r.repeats, r.noise, r.position_bias), (7, 3, 1.5, -1.0));
+        let e = |json: &str| serde_json::from_str::<EvaluationRequest>(json).unwrap_err().to_string();
+        assert!(
+            e(r#"{"trials": "many"}"#).starts_with("trials: not a whole number in range"),
+            "{}",
+            e(r#"{"trials": "many"}"#)
+        );
+        assert!(e(r#"{"trials": -1}"#).starts_with("trials: not a whole number"));
+        assert!(e(r#"{"trials": 2.5}"#).starts_with("trials: not a whole number"));
+        assert!(e(r#"{"trials": 5000000000}"#).starts_with("trials: not a whole number in range"));
+        assert!(e(r#"{"noise": "loud"}"#).starts_with("noise: not a number"));
+        let g = serde_json::from_str::<GraphRequest>(r#"{"summary_budget": "lots"}"#).unwrap_err().to_string();
+        assert!(g.starts_with("summary_budget: not a whole number"), "{g}");
     }
 }

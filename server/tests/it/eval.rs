@@ -1201,12 +1201,12 @@ async fn a_jury_judges_every_item_and_is_compared_with_each_judge_and_the_people
     assert_eq!(got, StatusCode::BAD_REQUEST);
     assert!(body.contains("jury: a juror is offline"), "{body}");
     // A setting out of range is refused by the request, naming its field;
-    // one that is no number at all where the arguments are read (the page's
-    // number fields are `required`: the browser names the field first).
+    // one that is no number at all where the arguments are read, naming it
+    // too (the page's number fields are `required`: the browser says first).
     for (bad, said) in [
         ("req[trials]=0", "trials: must be a whole number from 1 to 1000, not 0"),
         ("req[judge_temperature]=3", "judge_temperature: must be from 0 to 2, not 3"),
-        ("req[trials]=many", "the request's arguments could not be read: invalid digit"),
+        ("req[trials]=many", "the request's arguments could not be read: trials: not a whole number in range"),
         ("req[judge]=oracle", "judge must be llm, offline or simulated, not \\\"oracle\\\""),
     ] {
         let form = format!("question_set_id={set}&answer_sets={a},{b}&pairs=&name=&{bad}");
