@@ -28,10 +28,10 @@ test('generate graph questions offline, open a subgraph question\'s provenance a
   await expect(page.locator('#no-sets')).toBeVisible();
   const form = page.locator('#generate-form');
   await expect(page.locator('.build-panel .llm-line')).toContainText('offline (no LLM)');
-  await form.locator('input[name="node"]').fill('4');
-  await form.locator('input[name="edge"]').fill('3');
-  await form.locator('input[name="subgraph"]').fill('2');
-  await form.locator('input[name="min_hops"]').fill('20');
+  await form.locator('input[name="req[node]"]').fill('4');
+  await form.locator('input[name="req[edge]"]').fill('3');
+  await form.locator('input[name="req[subgraph]"]').fill('2');
+  await form.locator('input[name="req[min_hops]"]').fill('20');
   // The price before the run (#39): 9 questions + each of the 5 chunks
   // summarised once for the subgraphs.
   const price = page.locator('#graph-questions-price');
@@ -144,9 +144,9 @@ test('generate the summary-based baseline beside the graph set', async ({ page }
   const before = await sets.count();
   await page.getByText('Generate the summary-based baseline').click();
   const form = page.locator('#baseline-form');
-  await form.locator('input[name="users"]').fill('2');
-  await form.locator('input[name="tasks"]').fill('2');
-  await form.locator('input[name="per_task"]').fill('3');
+  await form.locator('input[name="req[users]"]').fill('2');
+  await form.locator('input[name="req[tasks]"]').fill('2');
+  await form.locator('input[name="req[per_task]"]').fill('3');
   await page.locator('#generate-baseline').click();
   await expect(sets).toHaveCount(before + 1, { timeout: 60_000 });
   const row = sets.filter({ hasText: 'Summary-based questions: 2 users × 2 tasks × 3' });
@@ -189,9 +189,9 @@ test('a job that ends before the page first polls it still shows what it made', 
   });
   await page.getByText('Generate the summary-based baseline').click();
   const form = page.locator('#baseline-form');
-  await form.locator('input[name="users"]').fill('1');
-  await form.locator('input[name="tasks"]').fill('1');
-  await form.locator('input[name="per_task"]').fill('2');
+  await form.locator('input[name="req[users]"]').fill('1');
+  await form.locator('input[name="req[tasks]"]').fill('1');
+  await form.locator('input[name="req[per_task]"]').fill('2');
   await page.locator('#generate-baseline').click();
   await expect(sets).toHaveCount(before + 1, { timeout: 20_000 });
   await page.unroute('**/api/list_jobs*');
@@ -203,9 +203,9 @@ test('generate hierarchical questions with reference answers', async ({ page }) 
   const before = await sets.count();
   await page.getByText('Generate questions with reference answers in hierarchical categories').click();
   const form = page.locator('#hierarchical-form');
-  await form.locator('input[name="per_category"]').fill('2');
-  await form.locator('input[name="levels"]').fill('2,4');
-  await form.locator('input[name="dimensions"]').fill('QC');
+  await form.locator('input[name="req[per_category]"]').fill('2');
+  await form.locator('input[name="req[levels]"]').fill('2,4');
+  await form.locator('input[name="req[dimensions]"]').fill('QC');
   await page.locator('#generate-hierarchical').click();
   await expect(sets).toHaveCount(before + 1, { timeout: 60_000 });
   const row = sets.filter({ hasText: 'Hierarchical questions' });

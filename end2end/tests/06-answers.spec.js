@@ -24,10 +24,10 @@ test('answer a question set with two methods and compare them side by side', asy
   await page.getByRole('link', { name: 'Questions' }).click();
   await expect(page.locator('body[data-hydrated="true"]')).toBeAttached();
   const q = page.locator('#generate-form');
-  await q.locator('input[name="node"]').fill('3');
-  await q.locator('input[name="edge"]').fill('2');
-  await q.locator('input[name="subgraph"]').fill('1');
-  await q.locator('input[name="min_hops"]').fill('10');
+  await q.locator('input[name="req[node]"]').fill('3');
+  await q.locator('input[name="req[edge]"]').fill('2');
+  await q.locator('input[name="req[subgraph]"]').fill('1');
+  await q.locator('input[name="req[min_hops]"]').fill('10');
   await page.locator('#generate-questions').click();
   await expect(page.locator('table.questions tbody tr[data-question]')).toHaveCount(6, { timeout: 60_000 });
 

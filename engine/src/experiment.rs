@@ -15,12 +15,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::graph::extract::ExtractSettings;
 use crate::judge::eval::{EvaluationRequest, Settings};
-use crate::questions::graph::GraphQuestionSettings;
-use crate::questions::hierarchy::HierarchicalSettings;
-use crate::questions::summary::SummarySettings;
-use std::collections::BTreeMap;
+pub use types::requests::QuestionsRequest;
 use types::requests::{GraphRequest, MetricsRequest};
 pub use types::StageKind;
 
@@ -33,14 +29,17 @@ pub struct Manifest {
     #[serde(default)]
     pub llm: LlmSection,
     pub corpus: CorpusSection,
+    /// Graph extraction (built when a question generator or a method needs it).
     #[serde(default)]
-    pub graph: GraphSection,
+    pub graph: GraphRequest,
     #[serde(default)]
-    pub questions: Vec<QuestionsSection>,
+    pub questions: Vec<QuestionsRequest>,
     #[serde(default)]
     pub methods: Vec<MethodSection>,
     pub evaluation: Option<EvaluationSection>,
-    pub metrics: Option<MetricsSection>,
+    /// Reference-based metrics (the HieraRAG paper's) of every set with
+    /// reference answers.
+    pub metrics: Option<MetricsRequest>,
 }
 
 /// Who answers the LLM calls. The API key is never in the manifest: it is
@@ -166,182 +165,28 @@ fn default_tokenizer() -> String {
     "cl100k_base".into()
 }
 
-/// Graph extraction (built when a question generator or a method needs
-/// it): a [`GraphRequest`] with the keys neither it nor this table knows.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct GraphSection {
-    #[serde(flatten)]
-    pub request: GraphRequest,
-    /// Refused by the manifest's check (a flattened table cannot deny them).
-    #[serde(flatten, skip_serializing)]
-    pub unknown: BTreeMap<String, serde::de::IgnoredAny>,
-}
-
-impl GraphSection {
-    /// Extraction's settings, or what is wrong, naming the key.
-    pub fn settings(&self) -> Result<ExtractSettings, crate::Invalid> {
-        if let Some(key) = self.unknown.keys().next() {
-            return Err(crate::Invalid(format!("graph: unknown key \"{key}\"")));
-        }
-        self.request.clone().checked().map_err(|e| crate::Invalid(format!("graph.{e}")))
-    }
-}
-
-/// One question set to generate.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
-pub enum QuestionsSection {
-    /// Seed 000's graph-grounded questions: counts per level.
-    Graph {
-        #[serde(default = "fifty")]
-        node: usize,
-        #[serde(default = "fifty")]
-        edge: usize,
-        #[serde(default = "fifty")]
-        subgraph: usize,
-        #[serde(default = "default_min_hops")]
-        min_hops: usize,
-        #[serde(default)]
-        degree_weighted: bool,
-        #[serde(default = "default_seed")]
-        seed: u64,
-    },
-    /// Seed 000's summary questions (LightRAG's users × tasks × questions).
-    Summary {
-        #[serde(default = "five")]
-        users: usize,
-        #[serde(default = "five")]
-        tasks: usize,
-        #[serde(default = "five")]
-        per_task: usize,
-        #[serde(default = "thousand")]
-        head: usize,
-        #[serde(default = "thousand")]
-        tail: usize,
-        #[serde(default)]
-        replicate_lightrag: bool,
-        /// Exactly this many questions (seed 000 compared 150 with 150).
-        #[serde(default)]
-        count: Option<usize>,
-    },
-    /// Seed 004's hierarchical questions with reference answers.
-    Hierarchical {
-        #[serde(default = "default_dimensions")]
-        dimensions: Vec<String>,
-        #[serde(default = "default_levels")]
-        levels: Vec<usize>,
-        /// Questions per category; unset: [`default_per_category`] of the levels.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        per_category: Option<usize>,
-        #[serde(default)]
-        factorial: usize,
-        #[serde(default)]
-        adherence_check: bool,
-        #[serde(default = "default_seed")]
-        seed: u64,
-    },
-}
-
-/// Questions per category when a set does not say: seed 004's scale
-/// (38, its smallest cell) when levels are compared — more than one level,
-/// whose discriminative power is meaningless below it — else 10 for a pilot.
-pub fn default_per_category(levels: &[usize]) -> usize {
-    if levels.len() > 1 {
-        crate::metrics::granularity::MIN_PER_CATEGORY
-    } else {
-        10
-    }
-}
-
-fn fifty() -> usize {
-    50
-}
-fn five() -> usize {
-    5
-}
-fn thousand() -> usize {
-    1000
-}
-fn default_seed() -> u64 {
-    42
-}
-fn default_min_hops() -> usize {
-    crate::questions::walk::DEFAULT_MIN_HOPS
-}
-fn default_dimensions() -> Vec<String> {
-    HierarchicalSettings::default().dimensions
-}
-fn default_levels() -> Vec<usize> {
-    HierarchicalSettings::default().levels
-}
-
-/// A question set's generator settings, as the engine takes them.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Generator {
-    Graph(GraphQuestionSettings),
-    Summary(SummarySettings),
-    Hierarchical(HierarchicalSettings),
-}
-
-impl QuestionsSection {
-    pub fn kind(&self) -> &'static str {
-        match self {
-            QuestionsSection::Graph { .. } => "graph",
-            QuestionsSection::Summary { .. } => "summary",
-            QuestionsSection::Hierarchical { .. } => "hierarchical",
-        }
-    }
-
-    /// How many questions it asks for (summary: users × tasks × per task;
-    /// hierarchical: an estimate without the factorial cells' count known).
-    pub fn planned(&self) -> usize {
-        match self {
-            QuestionsSection::Graph { node, edge, subgraph, .. } => node + edge + subgraph,
-            QuestionsSection::Summary { count: Some(n), .. } => *n,
-            QuestionsSection::Summary { users, tasks, per_task, .. } => users * tasks * per_task,
-            QuestionsSection::Hierarchical { dimensions, levels, per_category, factorial, .. } => {
-                // Categories per dimension in the shipped hierarchy: a flat
-                // one (QP) at its coarse level only.
-                let shipped = crate::questions::hierarchy::shipped();
-                let categories: usize = dimensions
-                    .iter()
-                    .map(|d| match shipped.get(d).filter(|d| crate::questions::hierarchy::is_flat(d)) {
-                        Some(flat) if levels.contains(&2) => flat.categories.len(),
-                        Some(_) => 0,
-                        None => levels.iter().sum::<usize>(),
-                    })
-                    .sum();
-                categories * per_category.unwrap_or_else(|| default_per_category(levels)) + 4 * factorial
-            }
-        }
-    }
-
-    pub fn generator(&self) -> Generator {
-        match self.clone() {
-            QuestionsSection::Graph { node, edge, subgraph, min_hops, degree_weighted, seed } => {
-                Generator::Graph(GraphQuestionSettings { node, edge, subgraph, min_hops, degree_weighted, seed })
-            }
-            QuestionsSection::Summary { users, tasks, per_task, head, tail, replicate_lightrag, count } => {
-                Generator::Summary(SummarySettings {
-                    head,
-                    tail,
-                    users,
-                    tasks,
-                    questions: per_task,
-                    replicate_lightrag,
-                    count,
+/// How many questions `q` asks for (summary: users × tasks × per task, or
+/// its count; hierarchical: categories of the shipped hierarchy × per
+/// category, + 4 × the factorial cells').
+pub fn planned(q: &QuestionsRequest) -> usize {
+    match q {
+        QuestionsRequest::Graph(g) => g.node + g.edge + g.subgraph,
+        QuestionsRequest::Summary(s) => s.planned(),
+        QuestionsRequest::Hierarchical(h) => {
+            // Categories per dimension in the shipped hierarchy: a flat
+            // one (QP) at its coarse level only.
+            let shipped = crate::questions::hierarchy::shipped();
+            let categories: usize = h
+                .dimensions
+                .iter()
+                .map(|d| d.trim().to_uppercase())
+                .map(|d| match shipped.get(&d).filter(|d| crate::questions::hierarchy::is_flat(d)) {
+                    Some(flat) if h.levels.contains(&2) => flat.categories.len(),
+                    Some(_) => 0,
+                    None => h.levels.iter().sum::<usize>(),
                 })
-            }
-            QuestionsSection::Hierarchical { dimensions, levels, per_category, factorial, adherence_check, seed } => {
-                Generator::Hierarchical(HierarchicalSettings {
-                    dimensions: dimensions.iter().map(|d| d.trim().to_uppercase()).collect(),
-                    per_category: per_category.unwrap_or_else(|| default_per_category(&levels)),
-                    levels,
-                    factorial_per_cell: factorial,
-                    adherence_check,
-                    seed,
-                })
-            }
+                .sum();
+            categories * h.questions_per_category() + 4 * h.factorial
         }
     }
 }
@@ -378,10 +223,6 @@ pub struct EvaluationSection {
     pub sanity: bool,
     #[serde(flatten)]
     pub request: EvaluationRequest,
-    /// Keys neither the request nor this table knows (a flattened table
-    /// cannot deny them itself): the manifest's check refuses them.
-    #[serde(flatten, skip_serializing)]
-    pub unknown: BTreeMap<String, serde::de::IgnoredAny>,
 }
 
 fn yes() -> bool {
@@ -390,56 +231,26 @@ fn yes() -> bool {
 
 impl Default for EvaluationSection {
     fn default() -> Self {
-        EvaluationSection {
-            sets: Vec::new(),
-            sanity: true,
-            request: EvaluationRequest::default(),
-            unknown: BTreeMap::new(),
-        }
+        EvaluationSection { sets: Vec::new(), sanity: true, request: EvaluationRequest::default() }
     }
 }
 
 impl EvaluationSection {
     /// The judge's settings, or what is wrong, naming the key.
     pub fn settings(&self) -> Result<Settings, crate::Invalid> {
-        if let Some(key) = self.unknown.keys().next() {
-            return Err(crate::Invalid(format!("evaluation: unknown key \"{key}\"")));
-        }
         Settings::from_request(&self.request).map_err(|e| crate::Invalid(format!("evaluation.{e}")))
-    }
-}
-
-/// Reference-based metrics (seed 004) of every set with reference answers:
-/// a [`MetricsRequest`] with the keys neither it nor this table knows.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct MetricsSection {
-    #[serde(flatten)]
-    pub request: MetricsRequest,
-    /// Refused by the manifest's check (a flattened table cannot deny them).
-    #[serde(flatten, skip_serializing)]
-    pub unknown: BTreeMap<String, serde::de::IgnoredAny>,
-}
-
-impl MetricsSection {
-    /// The request, or what is wrong, naming the key.
-    pub fn request(&self) -> Result<&MetricsRequest, crate::Invalid> {
-        if let Some(key) = self.unknown.keys().next() {
-            return Err(crate::Invalid(format!("metrics: unknown key \"{key}\"")));
-        }
-        self.request.validate().map_err(|e| crate::Invalid(format!("metrics.{e}")))?;
-        Ok(&self.request)
     }
 }
 
 /// Stage labels, the same in a run's progress, its plan and its estimate.
 pub mod label {
-    use super::QuestionsSection;
+    use super::QuestionsRequest;
 
     pub const CORPUS: &str = "corpus";
     pub const GRAPH: &str = "graph";
 
     /// The `i`-th (from 0) `[[questions]]` entry.
-    pub fn questions(i: usize, q: &QuestionsSection) -> String {
+    pub fn questions(i: usize, q: &QuestionsRequest) -> String {
         format!("questions {}: {}", i + 1, q.kind())
     }
     pub fn answers(method: &str, i: usize) -> String {
@@ -497,16 +308,16 @@ pub fn graph_estimate(corpus: &CorpusSize, chunk_tokens: usize, gleaning: u32) -
 
 /// Generating the questions `q` asks for over a corpus of `corpus`' size.
 pub fn questions_estimate(
-    q: &QuestionsSection,
+    q: &QuestionsRequest,
     label: String,
     corpus: &CorpusSize,
     chunk_tokens: usize,
 ) -> StageEstimate {
     let chunks = corpus.chunks;
     let chunk = corpus.mean_chunk(chunk_tokens as u64);
-    let n = q.planned() as u64;
+    let n = planned(q) as u64;
     let (calls, prompt, completion, how) = match q {
-        QuestionsSection::Graph { node, edge, subgraph, .. } => {
+        QuestionsRequest::Graph(types::requests::GraphQuestionsRequest { node, edge, subgraph, .. }) => {
             // A node or edge question is given up to 3 of its chunks; a
             // subgraph's every chunk is summarised first (each chunk once:
             // later questions read the cache).
@@ -528,14 +339,21 @@ pub fn questions_estimate(
             };
             (n + summaries, prompt, n * 60 + summaries * 150, how)
         }
-        QuestionsSection::Summary { users, tasks, per_task, head, tail, .. } => (
+        QuestionsRequest::Summary(types::requests::SummaryQuestionsRequest {
+            users,
+            tasks,
+            per_task,
+            head,
+            tail,
+            ..
+        }) => (
             1,
             corpus.tokens.min(corpus.documents as u64 * (head + tail) as u64)
                 + template(crate::questions::summary::PROMPT),
             (users * tasks * per_task) as u64 * 40,
             format!("1 call: the documents' heads and tails → {users} users × {tasks} tasks × {per_task} questions"),
         ),
-        QuestionsSection::Hierarchical { adherence_check, .. } => {
+        QuestionsRequest::Hierarchical(types::requests::HierarchicalQuestionsRequest { adherence_check, .. }) => {
             let prompt = n * (chunk + template(crate::questions::hierarchy::PROMPT));
             if *adherence_check {
                 // Each question checked against its category by one more call.
@@ -669,7 +487,7 @@ impl Manifest {
         }];
         // An imported index brings its graph: nothing to extract.
         if self.needs_graph() && self.corpus.index.is_none() {
-            out.push(graph_estimate(corpus, self.corpus.chunk_tokens, self.graph.request.gleaning));
+            out.push(graph_estimate(corpus, self.corpus.chunk_tokens, self.graph.gleaning));
         }
         for (i, q) in self.questions.iter().enumerate() {
             out.push(questions_estimate(q, label::questions(i, q), corpus, self.corpus.chunk_tokens));
@@ -677,7 +495,7 @@ impl Manifest {
         for (i, q) in self.questions.iter().enumerate() {
             for m in &self.methods {
                 let label = label::answers(&m.name, i);
-                out.push(answers_estimate(m, q.planned() as u64, label, corpus, self.corpus.chunk_tokens));
+                out.push(answers_estimate(m, planned(q) as u64, label, corpus, self.corpus.chunk_tokens));
             }
         }
         // Totals: calls, and the prompts' and replies' tokens of them all.
@@ -707,7 +525,7 @@ impl Manifest {
             };
             for (k, &position) in sets.iter().enumerate() {
                 let Some(q) = self.questions.get(position - 1) else { continue };
-                let n = q.planned() as u64;
+                let n = planned(q) as u64;
                 if section.sanity && k == 0 {
                     for m in &self.methods {
                         let calls = n * (per_answer(m) + per_question);
@@ -749,7 +567,7 @@ impl Manifest {
         }
         if self.metrics.is_some() {
             for (i, q) in self.questions.iter().enumerate() {
-                if matches!(q, QuestionsSection::Hierarchical { .. }) {
+                if matches!(q, QuestionsRequest::Hierarchical(_)) {
                     push(
                         StageKind::Metrics,
                         label::metrics(i),
@@ -785,10 +603,33 @@ impl Manifest {
         // Every whole number in a manifest is a count, size or seed: a
         // negative one is named by its key before the typed reading (whose
         // message would name only the table it is in).
-        if let Some((key, v)) = negative(&toml::Value::Table(raw), "") {
+        let raw = toml::Value::Table(raw);
+        if let Some((key, v)) = negative(&raw, "") {
             return Err(ManifestError(format!("{key}: {v} is negative; counts, sizes and seeds are 0 or more")));
         }
         let m: Manifest = toml::from_str(text).map_err(|e| ManifestError(format!("invalid manifest: {e}")))?;
+        // A stage's table is its request (flattened beside a manifest's own
+        // keys, which serde cannot deny unknown keys through): a key the
+        // request did not read, a misspelling, is named.
+        let given = |table: &str| raw.get(table);
+        let sets = raw.get("questions").and_then(toml::Value::as_array).map(Vec::as_slice).unwrap_or_default();
+        let unknown = [
+            ("graph".to_string(), unread(given("graph"), &m.graph)),
+            ("evaluation".to_string(), m.evaluation.as_ref().and_then(|e| unread(given("evaluation"), e))),
+            ("metrics".to_string(), m.metrics.as_ref().and_then(|x| unread(given("metrics"), x))),
+        ]
+        .into_iter()
+        .chain(
+            sets.iter()
+                .zip(&m.questions)
+                .enumerate()
+                .map(|(i, (t, q))| (format!("questions[{i}]"), unread(Some(t), q))),
+        );
+        for (table, key) in unknown {
+            if let Some(key) = key {
+                return Err(ManifestError(format!("{table}: unknown key \"{key}\"")));
+            }
+        }
         m.check(base).map_err(ManifestError)?;
         Ok(m)
     }
@@ -848,7 +689,7 @@ impl Manifest {
 
     /// Whether any stage needs the knowledge graph.
     pub fn needs_graph(&self) -> bool {
-        self.questions.iter().any(|q| matches!(q, QuestionsSection::Graph { .. }))
+        self.questions.iter().any(|q| matches!(q, QuestionsRequest::Graph(_)))
             || self.methods.iter().any(|m| crate::rag::method::needs_graph(&m.name))
     }
 
@@ -856,7 +697,7 @@ impl Manifest {
         if self.name.trim().is_empty() {
             return Err("name: give the experiment a name".into());
         }
-        self.graph.settings()?;
+        self.graph.clone().checked().map_err(|e| format!("graph.{e}"))?;
         if self.llm.model.as_deref().is_some_and(|m| m.trim().is_empty()) {
             return Err("llm.model: name the model, or leave the line out to take ASSAY_LLM_MODEL's".into());
         }
@@ -915,16 +756,9 @@ impl Manifest {
             return Err(format!("corpus.tokenizer: cl100k_base or o200k_base, not \"{}\"", self.corpus.tokenizer));
         }
         for (i, q) in self.questions.iter().enumerate() {
-            if q.planned() == 0 {
+            q.clone().checked().map_err(|e| format!("questions[{i}].{e}"))?;
+            if planned(q) == 0 {
                 return Err(format!("questions[{i}]: a {} set of 0 questions", q.kind()));
-            }
-            if let QuestionsSection::Hierarchical { levels, dimensions, .. } = q {
-                if let Some(l) = levels.iter().find(|l| !matches!(l, 2 | 4 | 8)) {
-                    return Err(format!("questions[{i}].levels: 2, 4 or 8 categories, not {l}"));
-                }
-                if dimensions.is_empty() {
-                    return Err(format!("questions[{i}].dimensions: name at least one (QC, AT, LV)"));
-                }
             }
         }
         for (i, m) in self.methods.iter().enumerate() {
@@ -946,8 +780,8 @@ impl Manifest {
             }
         }
         if let Some(m) = &self.metrics {
-            m.request()?;
-            if !self.questions.iter().any(|q| matches!(q, QuestionsSection::Hierarchical { .. })) {
+            m.validate().map_err(|e| format!("metrics.{e}"))?;
+            if !self.questions.iter().any(|q| matches!(q, QuestionsRequest::Hierarchical(_))) {
                 return Err("metrics: they need reference answers: add a hierarchical [[questions]] set".into());
             }
             if self.methods.is_empty() {
@@ -956,6 +790,13 @@ impl Manifest {
         }
         Ok(())
     }
+}
+
+/// The first key of `given` (a stage's table) that `read` (what was read
+/// from it) does not write back.
+fn unread(given: Option<&toml::Value>, read: &impl Serialize) -> Option<String> {
+    let read = toml::Table::try_from(read).ok()?;
+    given?.as_table()?.keys().find(|k| !read.contains_key(*k)).cloned()
 }
 
 /// The first negative integer in `v` and its key path (`questions[0].node`).
@@ -1003,14 +844,19 @@ mod tests {
         assert_eq!(m.methods.len(), 1);
         assert_eq!((m.methods[0].name.as_str(), m.methods[0].params_json()["k"].as_u64()), ("bm25", Some(10)));
         let metrics = m.metrics.as_ref().unwrap();
-        assert_eq!((metrics.request.k, metrics.request.unit.as_str()), (10, "document"));
-        assert!(matches!(m.questions[0], QuestionsSection::Hierarchical { per_category: Some(38), .. }));
+        assert_eq!((metrics.k, metrics.unit.as_str()), (10, "document"));
+        let QuestionsRequest::Hierarchical(h) = &m.questions[0] else { panic!("{:?}", m.questions[0]) };
+        assert_eq!(h.per_category, Some(38));
         // RQ1's four dimensions (Table 1): QC, AT, LV at 2, 4, 8 and QP's 4
         // coarse categories, 38 each, and the factorial's 4 cells of 250.
-        assert!(matches!(&m.questions[0], QuestionsSection::Hierarchical { dimensions, .. } if dimensions.len() == 4));
-        assert_eq!(m.questions[0].planned(), (3 * 14 + 4) * 38 + 4 * 250);
+        assert_eq!(h.dimensions.len(), 4);
+        assert_eq!(planned(&m.questions[0]), (3 * 14 + 4) * 38 + 4 * 250);
         // Unset, comparing levels takes the paper's scale; one level, a pilot's 10.
-        assert_eq!((default_per_category(&[2, 4, 8]), default_per_category(&[4])), (38, 10));
+        let unset = |levels: Vec<usize>| {
+            types::requests::HierarchicalQuestionsRequest { per_category: None, levels, ..h.clone() }
+                .questions_per_category()
+        };
+        assert_eq!((unset(vec![2, 4, 8]), unset(vec![4])), (38, 10));
         assert_eq!(Manifest::parse(&m.to_toml(), &here()).unwrap(), m);
     }
 
@@ -1107,7 +953,13 @@ mod tests {
         ));
         assert_eq!(e, "evaluation: unknown key \"trails\"");
         let e = error(&with("[[questions]]\nkind = \"graph\"\nnode = 0\nedge = 0\nsubgraph = 0\n"));
-        assert!(e.contains("questions[0]") && e.contains("0 questions"), "{e}");
+        assert_eq!(e, "questions[0].node: ask for at least one node, edge or subgraph question");
+        let e = error(&with("[[questions]]\nkind = \"hierarchical\"\nper_category = 0\n"));
+        assert_eq!(e, "questions[0]: a hierarchical set of 0 questions");
+        // The same for every stage's table.
+        let e = error(&with("[[questions]]\nkind = \"summary\"\n[[questions]]\nkind = \"graph\"\nhops = 3\n"));
+        assert_eq!(e, "questions[1]: unknown key \"hops\"");
+        assert_eq!(error(&with("[graph]\nglean = 1\n")), "graph: unknown key \"glean\"");
         let e = error(&with("[[questions]]\nkind = \"graph\"\n[[methods]]\nname = \"bm25\"\n[metrics]\n"));
         assert!(e.contains("metrics") && e.contains("hierarchical"), "{e}");
         let e = error("[corpus]\nfiles = [\"sample\"]\n");

@@ -27,3 +27,26 @@ pub const GLEANING: u32 = 1;
 pub const ENTITY_TYPES: [&str; 6] = ["person", "organization", "location", "event", "concept", "object"];
 /// Merged entity descriptions longer than this many tokens are summarised.
 pub const SUMMARY_BUDGET: usize = 500;
+/// Graph questions per level (node, edge, subgraph): the Unbiased GraphRAG
+/// Evaluation paper's 50.
+pub const QUESTIONS_PER_LEVEL: usize = 50;
+/// Distinct edges a subgraph question's random walk must cover.
+pub const MIN_HOPS: usize = 50;
+/// The seed a question generator samples with.
+pub const QUESTION_SEED: u64 = 42;
+/// Summary questions: LightRAG's 5 users × 5 tasks × 5 questions.
+pub const SUMMARY_USERS: usize = 5;
+pub const SUMMARY_TASKS: usize = 5;
+pub const SUMMARY_PER_TASK: usize = 5;
+/// Tokens from each document's head and tail the summary prompt is given.
+pub const SUMMARY_HEAD: usize = 1000;
+pub const SUMMARY_TAIL: usize = 1000;
+/// The HieraRAG hierarchy's dimensions and granularity levels (categories
+/// per level).
+pub const DIMENSIONS: [&str; 3] = ["QC", "AT", "LV"];
+pub const LEVELS: [usize; 3] = [2, 4, 8];
+/// Questions per category when levels are compared: HieraRAG's smallest
+/// cell, below which discriminative power between levels means little.
+pub const MIN_PER_CATEGORY: usize = 38;
+/// Questions per category for a one-level pilot.
+pub const PILOT_PER_CATEGORY: usize = 10;

@@ -100,10 +100,8 @@ pub async fn decide_evaluation(
         (None, Some(q)) => whole("questions", q, 1, 1_000_000)? as usize,
         (None, None) => return Err(AppError::Invalid("say how many questions the run would have".into())),
     };
+    req.validate()?;
     let trials = req.trials as usize;
-    if !(1..=1000).contains(&trials) {
-        return Err(AppError::Invalid(format!("trials must be a whole number from 1 to 1000, not {trials}")));
-    }
     let half_width = number("half-width", &half_width, 0.0, 1.0)?;
     let difference = match difference.as_deref().map(str::trim).filter(|d| !d.is_empty()) {
         Some(d) => Some(number("difference to detect", d, 0.0, 2.0)?),

@@ -4,9 +4,10 @@ use leptos::prelude::*;
 
 use crate::error::AppError;
 
-#[cfg(feature = "ssr")]
-use super::form::whole;
 use crate::model::*;
+#[cfg(feature = "ssr")]
+use types::requests::QuestionsRequest;
+use types::requests::{GraphQuestionsRequest, HierarchicalQuestionsRequest, SummaryQuestionsRequest};
 
 #[cfg(feature = "ssr")]
 use crate::ssr::access::{Need, Request};
@@ -62,154 +63,109 @@ pub async fn get_question_provenance(question_id: i64) -> Result<QuestionProvena
     Ok(QuestionProvenance { question, nodes, missing, sources })
 }
 
-/// The graph questions form's fields as settings.
-#[cfg(feature = "ssr")]
-fn graph_question_settings(
-    node: &str,
-    edge: &str,
-    subgraph: &str,
-    min_hops: &str,
-    seed: &str,
-    degree_weighted: bool,
-) -> Result<engine::questions::graph::GraphQuestionSettings, AppError> {
-    let settings = engine::questions::graph::GraphQuestionSettings {
-        node: whole("node questions", node, 0, 10_000)? as usize,
-        edge: whole("edge questions", edge, 0, 10_000)? as usize,
-        subgraph: whole("subgraph questions", subgraph, 0, 10_000)? as usize,
-        min_hops: whole("minimum hops", min_hops, 1, 100_000)? as usize,
-        degree_weighted,
-        seed: whole("seed", seed, 0, u64::MAX)?,
-    };
-    if settings.node + settings.edge + settings.subgraph == 0 {
-        return Err(AppError::Invalid("ask for at least one question".into()));
-    }
-    Ok(settings)
-}
-
 /// The price of what a questions form would start, before it does:
-/// `section` estimated over the project's stored chunks (the caller's
-/// rights on the project checked before).
+/// `req` estimated over the project's stored chunks (the caller's rights
+/// on the project checked before).
 #[cfg(feature = "ssr")]
-async fn questions_price(
-    call: &Request,
-    project_id: i64,
-    section: engine::experiment::QuestionsSection,
-) -> Result<RunPlan, AppError> {
+async fn questions_price(call: &Request, project_id: i64, req: QuestionsRequest) -> Result<RunPlan, AppError> {
+    let req = req.checked()?;
     let (corpus, chunk_tokens) = crate::ssr::price::corpus(&call.state.pool, project_id).await?;
-    let label = format!("questions: {}", section.kind());
-    let n = section.planned() as i64;
-    let e = engine::experiment::questions_estimate(&section, label, &corpus, chunk_tokens);
+    let label = format!("questions: {}", req.kind());
+    let n = engine::experiment::planned(&req) as i64;
+    let e = engine::experiment::questions_estimate(&req, label, &corpus, chunk_tokens);
     let llm = call.state.llm();
     Ok(crate::ssr::price::timed(&call.state.pool, &llm, crate::ssr::price::one_stage(&llm, e, n, false), false).await)
 }
 
+/// Starts a questions job for `req` (the caller's rights on the project
+/// checked before); returns at once.
+#[cfg(feature = "ssr")]
+async fn start_questions(
+    call: &Request,
+    project_id: i64,
+    req: QuestionsRequest,
+    no_cache: bool,
+) -> Result<JobView, AppError> {
+    let state = call.state.clone();
+    let (job, _) = crate::ssr::questions::run::create(&state.pool, project_id, req.checked()?, None, no_cache).await?;
+    state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
+    Ok(job)
+}
+
 /// The price of what the graph questions form would start.
 #[server(output = crate::codec::Json)]
-#[allow(clippy::too_many_arguments)]
 pub async fn plan_graph_questions(
     project_id: i64,
-    node: String,
-    edge: String,
-    subgraph: String,
-    min_hops: String,
-    seed: String,
-    degree_weighted: Option<String>,
     no_cache: Option<String>,
+    req: GraphQuestionsRequest,
 ) -> Result<RunPlan, AppError> {
     let call = Request::now()?;
     call.require(Obj::Project(project_id), Need::Read).await?;
     let _ = no_cache;
-    let s = graph_question_settings(&node, &edge, &subgraph, &min_hops, &seed, degree_weighted.is_some())?;
-    let section = engine::experiment::QuestionsSection::Graph {
-        node: s.node,
-        edge: s.edge,
-        subgraph: s.subgraph,
-        min_hops: s.min_hops,
-        degree_weighted: s.degree_weighted,
-        seed: s.seed,
-    };
-    questions_price(&call, project_id, section).await
+    questions_price(&call, project_id, QuestionsRequest::Graph(req)).await
 }
 
 /// The price of what the summary questions form would start.
 #[server(output = crate::codec::Json)]
-#[allow(clippy::too_many_arguments)]
 pub async fn plan_summary_questions(
     project_id: i64,
-    users: String,
-    tasks: String,
-    per_task: String,
-    head: String,
-    tail: String,
-    replicate_lightrag: Option<String>,
     no_cache: Option<String>,
-    #[server(default)] count: Option<String>,
+    req: SummaryQuestionsRequest,
 ) -> Result<RunPlan, AppError> {
     let call = Request::now()?;
     call.require(Obj::Project(project_id), Need::Read).await?;
     let _ = no_cache;
-    let s = summary_settings(&users, &tasks, &per_task, &head, &tail, replicate_lightrag.is_some(), count.as_deref())?;
-    let section = engine::experiment::QuestionsSection::Summary {
-        users: s.users,
-        tasks: s.tasks,
-        per_task: s.questions,
-        head: s.head,
-        tail: s.tail,
-        replicate_lightrag: s.replicate_lightrag,
-        count: s.count,
-    };
-    questions_price(&call, project_id, section).await
+    questions_price(&call, project_id, QuestionsRequest::Summary(req)).await
 }
 
 /// The price of what the hierarchical questions form would start.
 #[server(output = crate::codec::Json)]
-#[allow(clippy::too_many_arguments)]
 pub async fn plan_hierarchical_questions(
     project_id: i64,
-    per_category: String,
-    levels: String,
-    dimensions: String,
-    factorial: String,
-    seed: String,
-    adherence_check: Option<String>,
     no_cache: Option<String>,
+    req: HierarchicalQuestionsRequest,
 ) -> Result<RunPlan, AppError> {
     let call = Request::now()?;
     call.require(Obj::Project(project_id), Need::Read).await?;
     let _ = no_cache;
-    let s = hierarchical_settings(&per_category, &levels, &dimensions, &factorial, &seed, adherence_check.is_some())?;
-    let section = engine::experiment::QuestionsSection::Hierarchical {
-        dimensions: s.dimensions,
-        levels: s.levels,
-        per_category: Some(s.per_category),
-        factorial: s.factorial_per_cell,
-        adherence_check: s.adherence_check,
-        seed: s.seed,
-    };
-    questions_price(&call, project_id, section).await
+    questions_price(&call, project_id, QuestionsRequest::Hierarchical(req)).await
 }
 
 /// Starts generating graph-text-grounded questions (a job); returns at once.
 #[server(output = crate::codec::Json)]
 pub async fn start_graph_questions(
     project_id: i64,
-    node: String,
-    edge: String,
-    subgraph: String,
-    min_hops: String,
-    seed: String,
-    degree_weighted: Option<String>,
     no_cache: Option<String>,
+    req: GraphQuestionsRequest,
 ) -> Result<JobView, AppError> {
     let call = Request::now()?;
     call.require(Obj::Project(project_id), Need::Edit).await?;
-    let settings = graph_question_settings(&node, &edge, &subgraph, &min_hops, &seed, degree_weighted.is_some())?;
-    let state = call.state.clone();
-    let (job, _) =
-        crate::ssr::questions::run::create_graph_questions(&state.pool, project_id, &settings, no_cache.is_some())
-            .await?;
-    state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
-    Ok(job)
+    start_questions(&call, project_id, QuestionsRequest::Graph(req), no_cache.is_some()).await
+}
+
+/// Starts generating the summary-based baseline set (a job); returns at once.
+#[server(output = crate::codec::Json)]
+pub async fn start_summary_questions(
+    project_id: i64,
+    no_cache: Option<String>,
+    req: SummaryQuestionsRequest,
+) -> Result<JobView, AppError> {
+    let call = Request::now()?;
+    call.require(Obj::Project(project_id), Need::Edit).await?;
+    start_questions(&call, project_id, QuestionsRequest::Summary(req), no_cache.is_some()).await
+}
+
+/// Starts writing questions with reference answers in hierarchical
+/// categories (a job); returns at once.
+#[server(output = crate::codec::Json)]
+pub async fn start_hierarchical_questions(
+    project_id: i64,
+    no_cache: Option<String>,
+    req: HierarchicalQuestionsRequest,
+) -> Result<JobView, AppError> {
+    let call = Request::now()?;
+    call.require(Obj::Project(project_id), Need::Edit).await?;
+    start_questions(&call, project_id, QuestionsRequest::Hierarchical(req), no_cache.is_some()).await
 }
 
 #[server(output = crate::codec::Json)]
@@ -243,111 +199,6 @@ pub async fn delete_question_set(set_id: i64) -> Result<(), AppError> {
     let call = Request::now()?;
     call.require(Obj::QuestionSet(set_id), Need::Edit).await?;
     store::questions::delete_set(&call.state.pool, set_id).await
-}
-
-/// The summary questions form's fields as settings.
-#[cfg(feature = "ssr")]
-fn summary_settings(
-    users: &str,
-    tasks: &str,
-    per_task: &str,
-    head: &str,
-    tail: &str,
-    replicate_lightrag: bool,
-    count: Option<&str>,
-) -> Result<engine::questions::summary::SummarySettings, AppError> {
-    let count = match count.map(str::trim).filter(|c| !c.is_empty()) {
-        Some(c) => Some(whole("exact number of questions", c, 1, 2000)? as usize),
-        None => None,
-    };
-    Ok(engine::questions::summary::SummarySettings {
-        users: whole("users", users, 1, 20)? as usize,
-        tasks: whole("tasks", tasks, 1, 20)? as usize,
-        questions: whole("questions per task", per_task, 1, 20)? as usize,
-        head: whole("head tokens", head, 0, 100_000)? as usize,
-        tail: whole("tail tokens", tail, 0, 100_000)? as usize,
-        replicate_lightrag,
-        count,
-    })
-}
-
-/// Starts generating the summary-based baseline set (a job); returns at once.
-#[server(output = crate::codec::Json)]
-pub async fn start_summary_questions(
-    project_id: i64,
-    users: String,
-    tasks: String,
-    per_task: String,
-    head: String,
-    tail: String,
-    replicate_lightrag: Option<String>,
-    no_cache: Option<String>,
-    #[server(default)] count: Option<String>,
-) -> Result<JobView, AppError> {
-    let call = Request::now()?;
-    call.require(Obj::Project(project_id), Need::Edit).await?;
-    let settings =
-        summary_settings(&users, &tasks, &per_task, &head, &tail, replicate_lightrag.is_some(), count.as_deref())?;
-    let state = call.state.clone();
-    let (job, _) =
-        crate::ssr::questions::run::create_summary_questions(&state.pool, project_id, &settings, no_cache.is_some())
-            .await?;
-    state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
-    Ok(job)
-}
-
-/// The hierarchical questions form's fields as settings.
-#[cfg(feature = "ssr")]
-fn hierarchical_settings(
-    per_category: &str,
-    levels: &str,
-    dimensions: &str,
-    factorial: &str,
-    seed: &str,
-    adherence_check: bool,
-) -> Result<engine::questions::hierarchy::HierarchicalSettings, AppError> {
-    let levels = levels
-        .split(',')
-        .map(|l| l.trim().parse::<usize>().map_err(|_| AppError::Invalid(format!("levels: \"{l}\" is not a number"))))
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(engine::questions::hierarchy::HierarchicalSettings {
-        dimensions: dimensions.split(',').map(|d| d.trim().to_uppercase()).filter(|d| !d.is_empty()).collect(),
-        levels,
-        per_category: whole("questions per category", per_category, 0, 1_000)? as usize,
-        factorial_per_cell: whole("questions per factorial cell", factorial, 0, 10_000)? as usize,
-        adherence_check,
-        seed: whole("seed", seed, 0, u64::MAX)?,
-    })
-}
-
-/// Starts writing questions with reference answers in hierarchical
-/// categories (a job); returns at once.
-#[server(output = crate::codec::Json)]
-pub async fn start_hierarchical_questions(
-    project_id: i64,
-    per_category: String,
-    levels: String,
-    dimensions: String,
-    factorial: String,
-    seed: String,
-    adherence_check: Option<String>,
-    no_cache: Option<String>,
-) -> Result<JobView, AppError> {
-    let call = Request::now()?;
-    call.require(Obj::Project(project_id), Need::Edit).await?;
-    let settings =
-        hierarchical_settings(&per_category, &levels, &dimensions, &factorial, &seed, adherence_check.is_some())?;
-    let state = call.state.clone();
-    let (job, _) = crate::ssr::questions::run::create_hierarchical_questions(
-        &state.pool,
-        project_id,
-        &settings,
-        None,
-        no_cache.is_some(),
-    )
-    .await?;
-    state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
-    Ok(job)
 }
 
 /// The entities a set's questions mention: `source` `graph` (the graph's

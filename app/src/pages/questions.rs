@@ -22,7 +22,7 @@ use crate::components::route_id;
 use crate::components::{ActionError, ConfirmDelete, ErrorNote, NoCacheBox, Pager, ProjectBar, SourceText};
 use crate::format;
 use crate::model::{QuestionSetView, QuestionView};
-use types::QuestionSetKind;
+use types::{defaults, QuestionSetKind};
 
 fn counts_text(s: &QuestionSetView) -> String {
     s.counts.iter().map(|(k, n)| format!("{n} {k}")).collect::<Vec<_>>().join(" · ")
@@ -354,6 +354,11 @@ fn Relevance(project_id: i64, set_id: i64) -> impl IntoView {
 /// What the question forms' prices rest on.
 const QUESTIONS_PRICE_NOTE: &str = "Calls: one per question (the summary baseline: one in all); a subgraph's chunks are each summarised once, for every later question to read. Prompts: the project's chunks and each prompt template; replies of a question's length. Nothing has been sent.";
 
+/// A default list as a form's comma-separated text.
+fn list<T: ToString>(items: &[T]) -> String {
+    items.iter().map(T::to_string).collect::<Vec<_>>().join(",")
+}
+
 #[component]
 fn GenerateForm(
     project_id: i64,
@@ -375,13 +380,13 @@ fn GenerateForm(
             <ActionForm action node_ref=form attr:class="stack-form" attr:id="generate-form">
                 <input type="hidden" name="project_id" value=project_id/>
                 <div class="row-fields">
-                    <label>"Node " <input type="number" name="node" value="50" min="0"/></label>
-                    <label>"Edge " <input type="number" name="edge" value="50" min="0"/></label>
-                    <label>"Subgraph " <input type="number" name="subgraph" value="50" min="0"/></label>
-                    <label>"Minimum hops " <input type="number" name="min_hops" value="50" min="1"/></label>
-                    <label>"Seed " <input type="number" name="seed" value="42" min="0"/></label>
+                    <label>"Node " <input type="number" name="req[node]" required value=defaults::QUESTIONS_PER_LEVEL.to_string() min="0" max="10000"/></label>
+                    <label>"Edge " <input type="number" name="req[edge]" required value=defaults::QUESTIONS_PER_LEVEL.to_string() min="0" max="10000"/></label>
+                    <label>"Subgraph " <input type="number" name="req[subgraph]" required value=defaults::QUESTIONS_PER_LEVEL.to_string() min="0" max="10000"/></label>
+                    <label>"Minimum hops " <input type="number" name="req[min_hops]" required value=defaults::MIN_HOPS.to_string() min="1" max="100000"/></label>
+                    <label>"Seed " <input type="number" name="req[seed]" required value=defaults::QUESTION_SEED.to_string() min="0"/></label>
                 </div>
-                <label class="muted"><input type="checkbox" name="degree_weighted" value="on"/>" sample entities by degree (default: uniformly)"</label>
+                <label class="muted"><input type="checkbox" name="req[degree_weighted]" value="true"/>" sample entities by degree (default: uniformly)"</label>
                 <NoCacheBox/>
                 {crate::pages::evaluations::price_view(plan, "graph-questions-price", QUESTIONS_PRICE_NOTE)}
                 <div><button type="submit" id="generate-questions" disabled=move || action.pending().get()>"Generate"</button></div>
@@ -402,15 +407,15 @@ fn BaselineForm(project_id: i64, action: ServerAction<StartSummaryQuestions>) ->
             <ActionForm action node_ref=form attr:class="stack-form" attr:id="baseline-form">
                 <input type="hidden" name="project_id" value=project_id/>
                 <div class="row-fields">
-                    <label>"Users " <input type="number" name="users" value="5" min="1" max="20"/></label>
-                    <label>"Tasks per user " <input type="number" name="tasks" value="5" min="1" max="20"/></label>
-                    <label>"Questions per task " <input type="number" name="per_task" value="5" min="1" max="20"/></label>
-                    <label>"Head tokens " <input type="number" name="head" value="1000" min="0"/></label>
-                    <label>"Tail tokens " <input type="number" name="tail" value="1000" min="0"/></label>
-                    <label>"Exactly " <input type="number" name="count" value="" min="1" max="2000" placeholder="users × tasks × questions" id="baseline-count"/>" questions"</label>
+                    <label>"Users " <input type="number" name="req[users]" required value=defaults::SUMMARY_USERS.to_string() min="1" max="20"/></label>
+                    <label>"Tasks per user " <input type="number" name="req[tasks]" required value=defaults::SUMMARY_TASKS.to_string() min="1" max="20"/></label>
+                    <label>"Questions per task " <input type="number" name="req[per_task]" required value=defaults::SUMMARY_PER_TASK.to_string() min="1" max="20"/></label>
+                    <label>"Head tokens " <input type="number" name="req[head]" required value=defaults::SUMMARY_HEAD.to_string() min="0" max="100000"/></label>
+                    <label>"Tail tokens " <input type="number" name="req[tail]" required value=defaults::SUMMARY_TAIL.to_string() min="0" max="100000"/></label>
+                    <label>"Exactly " <input type="number" name="req[count]" value="" min="1" max="2000" placeholder="users × tasks × questions" id="baseline-count"/>" questions"</label>
                 </div>
                 <p class="muted small">"With an exact count (the paper compared 150 with 150), enough are asked per task to reach it and the count is kept, taken in turn from every user's tasks."</p>
-                <label class="muted"><input type="checkbox" name="replicate_lightrag" value="on"/>
+                <label class="muted"><input type="checkbox" name="req[replicate_lightrag]" value="true"/>
                     " replicate LightRAG exactly, including its slicing bug (issue #1203: documents of 3,000+ tokens lose their tail)"</label>
                 <NoCacheBox/>
                 {crate::pages::evaluations::price_view(plan, "baseline-price", QUESTIONS_PRICE_NOTE)}
@@ -432,13 +437,13 @@ fn HierarchicalForm(project_id: i64, action: ServerAction<StartHierarchicalQuest
             <ActionForm action node_ref=form attr:class="stack-form" attr:id="hierarchical-form">
                 <input type="hidden" name="project_id" value=project_id/>
                 <div class="row-fields">
-                    <label>"Per category " <input type="number" name="per_category" value="38" min="0" title="38: the HieraRAG paper's scale, needed to compare levels; fewer for a pilot"/></label>
-                    <label>"Levels " <input type="text" name="levels" value="2,4,8" size="8"/></label>
-                    <label>"Dimensions " <input type="text" name="dimensions" value="QC,AT,LV" size="10"/></label>
-                    <label>"LV × QC factorial, per cell " <input type="number" name="factorial" value="0" min="0"/></label>
-                    <label>"Seed " <input type="number" name="seed" value="42" min="0"/></label>
+                    <label>"Per category " <input type="number" name="req[per_category]" value=defaults::MIN_PER_CATEGORY.to_string() min="0" max="1000" title="38: the HieraRAG paper's scale, needed to compare levels; fewer for a pilot"/></label>
+                    <label>"Levels " <input type="text" name="req[levels]" required value=list(&defaults::LEVELS) size="8"/></label>
+                    <label>"Dimensions " <input type="text" name="req[dimensions]" required value=list(&defaults::DIMENSIONS) size="10"/></label>
+                    <label>"LV × QC factorial, per cell " <input type="number" name="req[factorial]" required value="0" min="0" max="10000"/></label>
+                    <label>"Seed " <input type="number" name="req[seed]" required value=defaults::QUESTION_SEED.to_string() min="0"/></label>
                 </div>
-                <label class="muted"><input type="checkbox" name="adherence_check" value="on"/>" adherence check (one more call per question)"</label>
+                <label class="muted"><input type="checkbox" name="req[adherence_check]" value="true"/>" adherence check (one more call per question)"</label>
                 <NoCacheBox/>
                 {crate::pages::evaluations::price_view(plan, "hierarchical-price", QUESTIONS_PRICE_NOTE)}
                 <div><button type="submit" id="generate-hierarchical" disabled=move || action.pending().get()>"Generate"</button></div>

@@ -133,7 +133,7 @@ impl Settings {
         r.validate()?;
         let biases =
             Biases { position: r.position_bias, length_per_10_words: r.length_bias, noise: r.noise, seed: r.seed };
-        let jury = super::jury::parse_jury(&r.jury.join(";"), biases).map_err(|e| format!("jury: {e}"))?;
+        let jury = super::jury::parse_jury(&r.jury, biases).map_err(|e| format!("jury: {e}"))?;
         Ok(Settings {
             protocol: r.protocol,
             trials: r.trials,

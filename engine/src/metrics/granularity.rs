@@ -24,7 +24,7 @@ pub const EPSILON: f64 = 0.001;
 /// the smallest cell of seed 004's Table 2. At 10 per category the noise of
 /// a category mean (≈0.03–0.05 in CS) exceeds most of the paper's DiscPow
 /// values (0.007–0.053).
-pub const MIN_PER_CATEGORY: usize = 38;
+pub const MIN_PER_CATEGORY: usize = types::defaults::MIN_PER_CATEGORY;
 /// Bootstrap resamples (questions resampled within each category) for the
 /// intervals of DiscPow, NMI and ρ, and label permutations for the noise floor.
 pub const RESAMPLES: usize = 500;

@@ -21,7 +21,7 @@ use std::collections::{BTreeSet, HashMap};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use super::walk::{sample_walks, WalkError, DEFAULT_MIN_HOPS};
+use super::walk::{sample_walks, WalkError};
 use crate::graph::summarise;
 use crate::graph::KnowledgeGraph;
 use crate::jobs::{ItemOutcome, WorkItem};
@@ -68,30 +68,9 @@ impl Level {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GraphQuestionSettings {
-    pub node: usize,
-    pub edge: usize,
-    pub subgraph: usize,
-    pub min_hops: usize,
-    /// Sample entities with probability proportional to degree + 1.
-    pub degree_weighted: bool,
-    pub seed: u64,
-}
-
-impl Default for GraphQuestionSettings {
-    /// The seed paper's: 50 per level, 50 hops.
-    fn default() -> Self {
-        GraphQuestionSettings {
-            node: 50,
-            edge: 50,
-            subgraph: 50,
-            min_hops: DEFAULT_MIN_HOPS,
-            degree_weighted: false,
-            seed: 42,
-        }
-    }
-}
+/// The graph questions' settings: the request, as the form, the CLI and a
+/// manifest's `[[questions]]` give it.
+pub type GraphQuestionSettings = types::requests::GraphQuestionsRequest;
 
 /// One planned question: the sampled structure, by node keys.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

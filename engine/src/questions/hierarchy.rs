@@ -38,7 +38,7 @@ pub const CHECK_PROMPT: &str = include_str!("../../prompts/adherence_check.txt")
 const DEFAULT: &str = include_str!("../../data/hierarchy.json");
 
 /// Categories per level: coarse, medium, fine.
-pub const LEVELS: [usize; 3] = [2, 4, 8];
+pub const LEVELS: [usize; 3] = types::defaults::LEVELS;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Category {
@@ -161,31 +161,9 @@ fn lineage(d: &Dimension, path: &str) -> Vec<(String, String)> {
     out
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct HierarchicalSettings {
-    /// Dimension codes.
-    pub dimensions: Vec<String>,
-    /// Granularity levels by category count (2, 4, 8).
-    pub levels: Vec<usize>,
-    pub per_category: usize,
-    /// Questions per cell of the LV × QC coarse factorial design (0: none).
-    pub factorial_per_cell: usize,
-    pub adherence_check: bool,
-    pub seed: u64,
-}
-
-impl Default for HierarchicalSettings {
-    fn default() -> Self {
-        HierarchicalSettings {
-            dimensions: vec!["QC".into(), "AT".into(), "LV".into()],
-            levels: LEVELS.to_vec(),
-            per_category: 10,
-            factorial_per_cell: 0,
-            adherence_check: false,
-            seed: 42,
-        }
-    }
-}
+/// The hierarchical questions' settings: the request, as the form, the
+/// CLI and a manifest's `[[questions]]` give it.
+pub type HierarchicalSettings = types::requests::HierarchicalQuestionsRequest;
 
 /// One planned question: its categories (one, or two for a factorial cell,
 /// as `DIM/path`), the expertise, and the chunk it comes from.
@@ -229,18 +207,18 @@ pub fn plan(h: &Hierarchy, s: &HierarchicalSettings, chunk_ids: &[i64]) -> Resul
                 continue;
             }
             for (path, _) in at_level(d, level) {
-                cells.extend(std::iter::repeat_n(vec![format!("{code}/{path}")], s.per_category));
+                cells.extend(std::iter::repeat_n(vec![format!("{code}/{path}")], s.questions_per_category()));
             }
         }
     }
-    if s.factorial_per_cell > 0 {
+    if s.factorial > 0 {
         let (lv, qc) = (
             h.get("LV").ok_or("the factorial design needs an LV dimension")?,
             h.get("QC").ok_or("the factorial design needs a QC dimension")?,
         );
         for (l, _) in at_level(lv, 0) {
             for (q, _) in at_level(qc, 0) {
-                cells.extend(std::iter::repeat_n(vec![format!("LV/{l}"), format!("QC/{q}")], s.factorial_per_cell));
+                cells.extend(std::iter::repeat_n(vec![format!("LV/{l}"), format!("QC/{q}")], s.factorial));
             }
         }
     }
@@ -480,7 +458,7 @@ mod tests {
         let s = HierarchicalSettings {
             dimensions: vec!["QC".into(), "QP".into()],
             levels: vec![2, 4, 8],
-            per_category: 3,
+            per_category: Some(3),
             ..Default::default()
         };
         let planned = plan(&h, &s, &[1, 2, 3]).unwrap();
@@ -580,7 +558,7 @@ mod tests {
     #[test]
     fn plans_count_every_category_balance_expertise_and_are_seeded() {
         let h = default_hierarchy();
-        let s = HierarchicalSettings { per_category: 3, factorial_per_cell: 5, ..Default::default() };
+        let s = HierarchicalSettings { per_category: Some(3), factorial: 5, ..Default::default() };
         let chunks = [11, 12, 13];
         let p = plan(&h, &s, &chunks).unwrap();
         assert_eq!(p.len(), 3 * 3 * (2 + 4 + 8) + 4 * 5);

@@ -30,46 +30,9 @@ use crate::llm::{CallContext, ChatRequest, Gateway, Message};
 pub const PURPOSE: &str = "question_summary";
 pub const PROMPT: &str = include_str!("../../prompts/question_summary.txt");
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SummarySettings {
-    pub head: usize,
-    pub tail: usize,
-    pub users: usize,
-    pub tasks: usize,
-    pub questions: usize,
-    pub replicate_lightrag: bool,
-    /// An exact number of questions for the set (seed 000 compared 150
-    /// graph questions with 150 summary questions). The LLM is asked for
-    /// enough per task to reach it (users × tasks × ⌈count / (users ×
-    /// tasks)⌉), and `count` are kept, taken in turn from each user's tasks
-    /// so no user or task is favoured. `None`: users × tasks × questions.
-    #[serde(default)]
-    pub count: Option<usize>,
-}
-
-impl Default for SummarySettings {
-    fn default() -> Self {
-        SummarySettings {
-            head: 1000,
-            tail: 1000,
-            users: 5,
-            tasks: 5,
-            questions: 5,
-            replicate_lightrag: false,
-            count: None,
-        }
-    }
-}
-
-impl SummarySettings {
-    /// Questions asked per task: enough to reach `count` when it is set.
-    pub fn per_task(&self) -> usize {
-        match self.count {
-            Some(n) => n.div_ceil((self.users * self.tasks).max(1)).max(1),
-            None => self.questions,
-        }
-    }
-}
+/// The summary questions' settings: the request, as the form, the CLI and
+/// a manifest's `[[questions]]` give it.
+pub type SummarySettings = types::requests::SummaryQuestionsRequest;
 
 /// `count` questions taken in turn from each (user, task) group, in the
 /// reply's order: round-robin, so a cut spreads over every user and task.
@@ -145,9 +108,9 @@ pub fn request(description: &str, s: &SummarySettings) -> ChatRequest {
         .replace("{description}", &format!("<<<\n{description}\n>>>"))
         .replace("{users}", &s.users.to_string())
         .replace("{tasks}", &s.tasks.to_string())
-        .replace("{questions}", &s.per_task().to_string());
+        .replace("{questions}", &s.asked_per_task().to_string());
     let mut req = ChatRequest::new(PURPOSE, vec![Message::user(prompt)]);
-    req.max_tokens = Some((s.users * s.tasks * s.per_task() * 40 + 1000) as u32);
+    req.max_tokens = Some((s.users * s.tasks * s.asked_per_task() * 40 + 1000) as u32);
     req
 }
 
@@ -363,7 +326,7 @@ mod tests {
         assert!(parse("- Question 1: Why?").unwrap_err().starts_with("line 1: a question before any user"));
         assert!(parse("I cannot help.").is_err());
 
-        let s = SummarySettings { users: 3, tasks: 2, questions: 4, ..Default::default() };
+        let s = SummarySettings { users: 3, tasks: 2, per_task: 4, ..Default::default() };
         let req = request("Ann walked to Hollin Cross. Then Ann met Ben at Hollin Cross.", &s);
         assert!(req.messages[0].content.contains("identify 3 potential users"));
         let qs = parse(&offline(&req).unwrap()).unwrap();
@@ -376,7 +339,7 @@ mod tests {
     #[test]
     fn an_exact_count_is_spread_over_users_and_tasks_and_offline_questions_are_distinct() {
         let s = SummarySettings { count: Some(150), ..Default::default() };
-        assert_eq!(s.per_task(), 6, "5 × 5 × 6 = 150");
+        assert_eq!(s.asked_per_task(), 6, "5 × 5 × 6 = 150");
         let novel =
             std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpora/sherlock_holmes.txt"))
                 .expect("the shared corpora");

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::graph::KnowledgeGraph;
 
 /// The seed paper's default threshold.
-pub const DEFAULT_MIN_HOPS: usize = 50;
+pub const DEFAULT_MIN_HOPS: usize = types::defaults::MIN_HOPS;
 
 /// A graph as adjacency lists over node indices (key order), for sampling.
 pub struct Adjacency {

@@ -215,7 +215,7 @@ mod tests {
 
     fn from_manifest(table: &str) -> Result<GraphRequest, String> {
         let text = format!("name = \"x\"\n[corpus]\nfiles = [\"sample\"]\n[graph]\n{table}");
-        Manifest::parse_uploaded(&text).map(|m| m.graph.request).map_err(|e| e.0)
+        Manifest::parse_uploaded(&text).map(|m| m.graph).map_err(|e| e.0)
     }
 
     /// The Graph page's form, `assay graph build` and a manifest's [graph]

@@ -257,7 +257,7 @@ mod tests {
         let text = format!(
             "name = \"x\"\n[corpus]\nfiles = [\"sample\"]\n[[questions]]\nkind = \"hierarchical\"\n[[methods]]\nname = \"bm25\"\n[metrics]\n{table}"
         );
-        Manifest::parse_uploaded(&text).map(|m| m.metrics.unwrap().request).map_err(|e| e.0)
+        Manifest::parse_uploaded(&text).map(|m| m.metrics.unwrap()).map_err(|e| e.0)
     }
 
     /// The Metrics page (which sends the request as its server function's

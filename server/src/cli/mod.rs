@@ -411,11 +411,6 @@ async fn execute_job(
     Ok((code, after))
 }
 
-/// The non-empty items of a comma-separated option, trimmed and mapped.
-fn comma_list(s: &str, map: impl Fn(&str) -> String) -> Vec<String> {
-    s.split(',').map(|t| map(t.trim())).filter(|t| !t.is_empty()).collect()
-}
-
 /// Writes an export to stdout. A reader that stops early (`| head`) is
 /// not an error.
 fn write_stdout(text: &str) -> anyhow::Result<ExitCode> {

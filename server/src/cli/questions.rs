@@ -5,6 +5,7 @@ use clap::Subcommand;
 use engine::llm::settings::LlmSettings;
 use serde_json::json;
 use std::process::ExitCode;
+use types::requests::{GraphQuestionsRequest, HierarchicalQuestionsRequest, QuestionsRequest, SummaryQuestionsRequest};
 
 use super::*;
 
@@ -102,23 +103,8 @@ pub(super) enum Generate {
     /// (subgraph), and ask about each with its source text.
     Graph {
         project: String,
-        /// Node-level questions.
-        #[arg(long, default_value_t = 50)]
-        node: usize,
-        /// Edge-level questions.
-        #[arg(long, default_value_t = 50)]
-        edge: usize,
-        /// Subgraph-level questions.
-        #[arg(long, default_value_t = 50)]
-        subgraph: usize,
-        /// Distinct edges a subgraph's random walk must cover.
-        #[arg(long, default_value_t = engine::questions::walk::DEFAULT_MIN_HOPS)]
-        min_hops: usize,
-        /// Sample entities with probability proportional to degree + 1 (default: uniformly).
-        #[arg(long)]
-        degree_weighted: bool,
-        #[arg(long, default_value_t = 42)]
-        seed: u64,
+        #[command(flatten)]
+        req: GraphQuestionsRequest,
         /// Send every call to the provider, even where a cached reply exists.
         #[arg(long)]
         no_cache: bool,
@@ -127,28 +113,8 @@ pub(super) enum Generate {
     /// users × tasks × questions from one call.
     Summary {
         project: String,
-        /// Potential users.
-        #[arg(long, default_value_t = 5)]
-        users: usize,
-        /// Tasks per user.
-        #[arg(long, default_value_t = 5)]
-        tasks: usize,
-        /// Questions per (user, task).
-        #[arg(long, default_value_t = 5)]
-        per_task: usize,
-        /// Exactly this many questions (enough are asked per task, then kept
-        /// in turn from every user's tasks).
-        #[arg(long)]
-        count: Option<usize>,
-        /// GPT-2 tokens from the start of each document.
-        #[arg(long, default_value_t = 1000)]
-        head: usize,
-        /// GPT-2 tokens from the end of each document.
-        #[arg(long, default_value_t = 1000)]
-        tail: usize,
-        /// LightRAG's exact slices, with its bug (issue #1203).
-        #[arg(long)]
-        replicate_lightrag: bool,
+        #[command(flatten)]
+        req: SummaryQuestionsRequest,
         /// Send every call to the provider, even where a cached reply exists.
         #[arg(long)]
         no_cache: bool,
@@ -157,31 +123,28 @@ pub(super) enum Generate {
     /// HieraRAG (QC, AT, LV at 2, 4 and 8 categories).
     Hierarchical {
         project: String,
-        /// Questions per category (unset: 38, HieraRAG's scale, when more
-        /// than one level is asked for; else 10).
-        #[arg(long)]
-        per_category: Option<usize>,
-        /// Granularity levels (categories per level), comma-separated.
-        #[arg(long, default_value = "2,4,8")]
-        levels: String,
-        /// Dimensions, comma-separated.
-        #[arg(long, default_value = "QC,AT,LV")]
-        dimensions: String,
-        /// Questions per cell of the LV × QC factorial design (0: none).
-        #[arg(long, default_value_t = 0)]
-        factorial: usize,
-        /// Ask the LLM whether each pair fits its category; drop misfits.
-        #[arg(long)]
-        adherence_check: bool,
+        #[command(flatten)]
+        req: HierarchicalQuestionsRequest,
         /// A hierarchy in the layout of engine/data/hierarchy.json.
         #[arg(long)]
         hierarchy: Option<std::path::PathBuf>,
-        #[arg(long, default_value_t = 42)]
-        seed: u64,
         /// Send every call to the provider, even where a cached reply exists.
         #[arg(long)]
         no_cache: bool,
     },
+}
+
+impl Generate {
+    /// The project, the request, the hierarchy's file and `--no-cache`.
+    fn parts(self) -> (String, QuestionsRequest, Option<std::path::PathBuf>, bool) {
+        match self {
+            Generate::Graph { project, req, no_cache } => (project, QuestionsRequest::Graph(req), None, no_cache),
+            Generate::Summary { project, req, no_cache } => (project, QuestionsRequest::Summary(req), None, no_cache),
+            Generate::Hierarchical { project, req, hierarchy, no_cache } => {
+                (project, QuestionsRequest::Hierarchical(req), hierarchy, no_cache)
+            }
+        }
+    }
 }
 
 pub(super) async fn questions(
@@ -192,89 +155,21 @@ pub(super) async fn questions(
 ) -> anyhow::Result<ExitCode> {
     match cmd {
         QuestionsCommand::Generate(generator) => {
-            let (job, set) = match generator {
-                Generate::Hierarchical {
-                    project,
-                    per_category,
-                    levels,
-                    dimensions,
-                    factorial,
-                    adherence_check,
-                    hierarchy,
-                    seed,
-                    no_cache,
-                } => {
-                    let p = app::ssr::store::projects::find_project(pool, &project).await?;
-                    let levels = levels
-                        .split(',')
-                        .map(|l| {
-                            l.trim().parse::<usize>().map_err(|_| anyhow::anyhow!("--levels: \"{l}\" is not a number"))
-                        })
-                        .collect::<anyhow::Result<Vec<_>>>()?;
-                    let hierarchy = match hierarchy {
-                        Some(path) => {
-                            let text = std::fs::read_to_string(&path)
-                                .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
-                            Some(
-                                serde_json::from_str(&text)
-                                    .map_err(|e| anyhow::anyhow!("{} is not a hierarchy: {e}", path.display()))?,
-                            )
-                        }
-                        None => None,
-                    };
-                    let settings = engine::questions::hierarchy::HierarchicalSettings {
-                        dimensions: comma_list(&dimensions, str::to_uppercase),
-                        per_category: per_category.unwrap_or_else(|| engine::experiment::default_per_category(&levels)),
-                        levels,
-                        factorial_per_cell: factorial,
-                        adherence_check,
-                        seed,
-                    };
-                    app::ssr::questions::run::create_hierarchical_questions(
-                        pool,
-                        p.summary.id,
-                        &settings,
-                        hierarchy,
-                        no_cache,
+            let (project, req, hierarchy, no_cache) = generator.parts();
+            let req = req.checked()?;
+            let hierarchy = match hierarchy {
+                Some(path) => {
+                    let text = std::fs::read_to_string(&path)
+                        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+                    Some(
+                        serde_json::from_str(&text)
+                            .map_err(|e| anyhow::anyhow!("{} is not a hierarchy: {e}", path.display()))?,
                     )
-                    .await?
                 }
-                Generate::Summary {
-                    project,
-                    users,
-                    tasks,
-                    per_task,
-                    count,
-                    head,
-                    tail,
-                    replicate_lightrag,
-                    no_cache,
-                } => {
-                    let p = app::ssr::store::projects::find_project(pool, &project).await?;
-                    let settings = engine::questions::summary::SummarySettings {
-                        head,
-                        tail,
-                        users,
-                        tasks,
-                        questions: per_task,
-                        replicate_lightrag,
-                        count,
-                    };
-                    app::ssr::questions::run::create_summary_questions(pool, p.summary.id, &settings, no_cache).await?
-                }
-                Generate::Graph { project, node, edge, subgraph, min_hops, degree_weighted, seed, no_cache } => {
-                    let p = app::ssr::store::projects::find_project(pool, &project).await?;
-                    let settings = engine::questions::graph::GraphQuestionSettings {
-                        node,
-                        edge,
-                        subgraph,
-                        min_hops,
-                        degree_weighted,
-                        seed,
-                    };
-                    app::ssr::questions::run::create_graph_questions(pool, p.summary.id, &settings, no_cache).await?
-                }
+                None => None,
             };
+            let p = app::ssr::store::projects::find_project(pool, &project).await?;
+            let (job, set) = app::ssr::questions::run::create(pool, p.summary.id, req, hierarchy, no_cache).await?;
             let (code, after) = execute_job(pool, out, llm, job.id, false).await?;
             let view = app::ssr::store::questions::get_set(pool, set).await?;
             let calls = app::ssr::store::jobs::item_call_count(pool, after.id).await?;
@@ -473,4 +368,165 @@ pub(super) async fn set_questions(
         anyhow::bail!("question set {set} belongs to another project");
     }
     Ok(app::ssr::store::questions::list_questions(pool, set).await?)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+    use engine::experiment::Manifest;
+    use serde::de::DeserializeOwned;
+
+    use super::*;
+    use crate::cli::{Cli, Command};
+
+    fn from_command_line(generator: &str, options: &[&str]) -> QuestionsRequest {
+        let head = ["assay", "questions", "generate", generator, "p"];
+        let args = head.iter().chain(options);
+        match Cli::try_parse_from(args).unwrap().command {
+            Command::Questions(QuestionsCommand::Generate(g)) => g.parts().1,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// As the server function reads a posted form (non-strict: brackets may
+    /// arrive percent-encoded).
+    fn from_form<F: DeserializeOwned>(body: &str) -> Result<F, String> {
+        serde_qs::Config::new(5, false).deserialize_str(body).map_err(|e| e.to_string())
+    }
+
+    fn from_manifest(table: &str) -> Result<QuestionsRequest, String> {
+        let text = format!("name = \"x\"\n[corpus]\nfiles = [\"sample\"]\n[[questions]]\n{table}");
+        let m = Manifest::parse_uploaded(&text).map_err(|e| e.0)?;
+        // And as `Manifest::to_toml` (the wizard's export) writes it.
+        assert_eq!(Manifest::parse_uploaded(&m.to_toml()).map_err(|e| e.0)?, m, "{}", m.to_toml());
+        Ok(m.questions[0].clone())
+    }
+
+    /// Each generator's request reads the same from the Questions page's
+    /// form (as posted, and as the hydrated page encodes it again), `assay
+    /// questions generate` and a manifest's [[questions]], and each leaves
+    /// out the same defaults.
+    #[test]
+    fn a_questions_request_reads_the_same_from_the_form_the_command_line_and_a_manifest() {
+        use app::api::questions::{StartGraphQuestions, StartHierarchicalQuestions, StartSummaryQuestions};
+
+        let graph =
+            GraphQuestionsRequest { node: 3, edge: 0, subgraph: 2, min_hops: 4, degree_weighted: true, seed: 7 };
+        let want = QuestionsRequest::Graph(graph.clone());
+        let cli =
+            ["--node", "3", "--edge", "0", "--subgraph", "2", "--min-hops", "4", "--degree-weighted", "--seed", "7"];
+        assert_eq!(from_command_line("graph", &cli).checked().unwrap(), want);
+        let posted: StartGraphQuestions = from_form(
+            "project_id=4&req%5Bnode%5D=3&req[edge]=0&req[subgraph]=2&req[min_hops]=4&req[degree_weighted]=true&req[seed]=7",
+        )
+        .unwrap();
+        assert_eq!((posted.project_id, &posted.req), (4, &graph));
+        let again: StartGraphQuestions = from_form(&serde_qs::to_string(&posted).unwrap()).unwrap();
+        assert_eq!(again.req, graph);
+        let table =
+            "kind = \"graph\"\nnode = 3\nedge = 0\nsubgraph = 2\nmin_hops = 4\ndegree_weighted = true\nseed = 7\n";
+        assert_eq!(from_manifest(table).unwrap(), want);
+
+        let summary = SummaryQuestionsRequest {
+            users: 3,
+            tasks: 2,
+            per_task: 4,
+            head: 10,
+            tail: 20,
+            replicate_lightrag: true,
+            count: Some(9),
+        };
+        let want = QuestionsRequest::Summary(summary.clone());
+        let cli = [
+            "--users",
+            "3",
+            "--tasks",
+            "2",
+            "--per-task",
+            "4",
+            "--head",
+            "10",
+            "--tail",
+            "20",
+            "--replicate-lightrag",
+            "--count",
+            "9",
+        ];
+        assert_eq!(from_command_line("summary", &cli).checked().unwrap(), want);
+        let body = "project_id=4&req[users]=3&req[tasks]=2&req[per_task]=4&req[head]=10&req[tail]=20\
+                    &req[replicate_lightrag]=true&req[count]=9";
+        let posted: StartSummaryQuestions = from_form(body).unwrap();
+        assert_eq!(posted.req, summary);
+        let again: StartSummaryQuestions = from_form(&serde_qs::to_string(&posted).unwrap()).unwrap();
+        assert_eq!(again.req, summary);
+        // The form's "Exactly" box left blank: no count.
+        let blank: StartSummaryQuestions = from_form(&body.replace("req[count]=9", "req[count]=")).unwrap();
+        assert_eq!(blank.req, SummaryQuestionsRequest { count: None, ..summary.clone() });
+        let table = "kind = \"summary\"\nusers = 3\ntasks = 2\nper_task = 4\nhead = 10\ntail = 20\n\
+                     replicate_lightrag = true\ncount = 9\n";
+        assert_eq!(from_manifest(table).unwrap(), want);
+
+        let hierarchical = HierarchicalQuestionsRequest {
+            dimensions: vec!["QC".into(), "LV".into()],
+            levels: vec![2, 8],
+            per_category: Some(5),
+            factorial: 3,
+            adherence_check: true,
+            seed: 9,
+        };
+        let want = QuestionsRequest::Hierarchical(hierarchical.clone());
+        let cli = [
+            "--dimensions",
+            "qc, LV",
+            "--levels",
+            "2,8",
+            "--per-category",
+            "5",
+            "--factorial",
+            "3",
+            "--adherence-check",
+            "--seed",
+            "9",
+        ];
+        assert_eq!(from_command_line("hierarchical", &cli).checked().unwrap(), want);
+        let posted: StartHierarchicalQuestions = from_form(
+            "project_id=4&req[dimensions]=qc%2C%20LV&req[levels]=2%2C8&req[per_category]=5&req[factorial]=3\
+             &req[adherence_check]=true&req[seed]=9",
+        )
+        .unwrap();
+        assert_eq!(QuestionsRequest::Hierarchical(posted.req.clone()).checked().unwrap(), want);
+        let again: StartHierarchicalQuestions = from_form(&serde_qs::to_string(&posted).unwrap()).unwrap();
+        assert_eq!(again.req, posted.req);
+        let table = "kind = \"hierarchical\"\ndimensions = [\"qc\", \"LV\"]\nlevels = [2, 8]\nper_category = 5\n\
+                     factorial = 3\nadherence_check = true\nseed = 9\n";
+        assert_eq!(from_manifest(table).unwrap().checked().unwrap(), want);
+
+        // What each leaves out is the same default.
+        for (kind, d) in [
+            ("graph", QuestionsRequest::Graph(Default::default())),
+            ("summary", QuestionsRequest::Summary(Default::default())),
+            ("hierarchical", QuestionsRequest::Hierarchical(Default::default())),
+        ] {
+            assert_eq!(from_command_line(kind, &[]), d, "{kind}");
+            assert_eq!(from_manifest(&format!("kind = \"{kind}\"\n")).unwrap(), d, "{kind}");
+        }
+        let posted: StartSummaryQuestions = from_form("project_id=4&req[users]=5").unwrap();
+        assert_eq!(posted.req, SummaryQuestionsRequest::default());
+
+        // Out of range, or no number: refused naming the field, wherever it comes from.
+        let e = from_command_line("hierarchical", &["--levels", "2,3"]).checked().unwrap_err();
+        assert_eq!(e.to_string(), "levels: a level is 2, 4 or 8 categories, not 3");
+        assert_eq!(
+            from_manifest("kind = \"summary\"\nusers = 30\n").unwrap_err(),
+            "questions[0].users: must be from 1 to 20, not 30"
+        );
+        let e = from_manifest("kind = \"graph\"\nnode = 0\nedge = 0\nsubgraph = 0\n").unwrap_err();
+        assert_eq!(e, "questions[0].node: ask for at least one node, edge or subgraph question");
+        let e = from_form::<StartGraphQuestions>("project_id=4&req[node]=many").unwrap_err();
+        assert!(e.contains("node: not a whole number in range"), "{e}");
+        let e = from_form::<StartHierarchicalQuestions>("project_id=4&req[levels]=2%2Cfour").unwrap_err();
+        assert!(e.contains("levels: \"four\" is not a whole number"), "{e}");
+        let e = from_manifest("kind = \"graph\"\nnodes = 3\n").unwrap_err();
+        assert!(e.contains("nodes"), "{e}");
+    }
 }

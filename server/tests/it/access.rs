@@ -73,13 +73,14 @@ const EVERY_ARGUMENT: &str = "id=1&project_id=1&set_id=1&question_id=1&job_id=1&
 &open=true&retry_failed=false&kind=questions&name=x&text=x&password=x&confirm=x&json=x&params=x&method=bm25\
 &judge=offline&draws=1:1&intro=x&corpus_summary=x&attention_checks=0&target_raters=1&rater_links=0&seed=1\
 &expires_days=1&chunk_tokens=512&chunk_overlap=0&tokenizer=x&gleaning=0&entity_types=x&summary_budget=100\
-&node=1&edge=1&subgraph=1&min_hops=1&users=1&tasks=1&per_task=1&head=1&tail=1&per_category=1&levels=2\
-&dimensions=QC&factorial=0&level=x&reference_answer=x&answer_sets=1&pairs=x&protocol=x&trials=1&repeats=1\
+&level=x&reference_answer=x&answer_sets=1&pairs=x&protocol=x&trials=1&repeats=1\
 &tolerance=1&adjustments=1&target_words=1&provider=offline&base_url=x&model=x&api_key=x&concurrency=1\
 &timeout_secs=1&price=x&access=read&answers=&bins=4&position_bias=0&length_bias=0&noise=0&run_id=1\
 &fields=x&manifest=x&experiment_id=1&page=1&part=1&topic=project&pilot=1&half_width=0.1\
 &req[protocol]=both&req[trials]=1&req[repeats]=1&req[judge]=offline\
-&req[gleaning]=0&req[entity_types]=x&req[summary_budget]=100";
+&req[gleaning]=0&req[entity_types]=x&req[summary_budget]=100&req[node]=1&req[edge]=1&req[subgraph]=1\
+&req[min_hops]=1&req[users]=1&req[tasks]=1&req[per_task]=1&req[head]=1&req[tail]=1&req[per_category]=1\
+&req[levels]=2&req[dimensions]=QC&req[factorial]=0";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn collaborators_reach_only_what_the_owner_granted() {
@@ -298,17 +299,17 @@ async fn collaborators_reach_only_what_the_owner_granted() {
         ),
         (
             path_of::<app::api::PlanGraphQuestions>(),
-            "project_id=1&node=2&edge=2&subgraph=1&min_hops=3&seed=42".to_string(),
+            "project_id=1&req[node]=2&req[edge]=2&req[subgraph]=1&req[min_hops]=3&req[seed]=42".to_string(),
             "\"questions: graph\"",
         ),
         (
             path_of::<app::api::PlanSummaryQuestions>(),
-            "project_id=1&users=2&tasks=2&per_task=2&head=100&tail=100".to_string(),
+            "project_id=1&req[users]=2&req[tasks]=2&req[per_task]=2&req[head]=100&req[tail]=100".to_string(),
             "\"questions: summary\"",
         ),
         (
             path_of::<app::api::PlanHierarchicalQuestions>(),
-            "project_id=1&per_category=1&levels=2&dimensions=QC&factorial=0&seed=42".to_string(),
+            "project_id=1&req[per_category]=1&req[levels]=2&req[dimensions]=QC&req[factorial]=0&req[seed]=42".to_string(),
             "\"questions: hierarchical\"",
         ),
     ];

@@ -434,3 +434,76 @@ async fn entities_named_by_two_sets_are_counted_from_the_graph_or_listed_per_que
     assert_eq!(again[0]["distinct"], listed[0]["distinct"]);
     assert_ne!(again[0]["job_id"], listed[0]["job_id"], "a new job, answered from the cache");
 }
+
+/// The Questions page's forms post one request per generator: who may
+/// start a set or price one, and a bad request refused naming its field.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_questions_forms_requests_are_checked_by_caller_and_by_field() {
+    use axum::http::StatusCode;
+    use leptos::server_fn::ServerFn;
+    let dir = tempfile::tempdir().unwrap();
+    let db = common::test_db(dir.path(), "qforms").await;
+    sample_with_graph(&db).await;
+    let (router, owner) = common::owner_router(&db, dir.path()).await;
+    let ana = common::member(&db, &router, &owner, "ana", Some("read")).await;
+    let ed = common::member(&db, &router, &owner, "ed", Some("edit")).await;
+    let cy = common::member(&db, &router, &owner, "cy", None).await;
+    let graph = "project_id=1&req[node]=2&req[edge]=1&req[subgraph]=0&req[min_hops]=3&req[seed]=5";
+    let summary = "project_id=1&req[users]=1&req[tasks]=2&req[per_task]=2&req[head]=100&req[tail]=100&req[count]=";
+    let hierarchical = "project_id=1&req[per_category]=1&req[levels]=2&req[dimensions]=qc&req[factorial]=0";
+    let (ok, forbidden, unauthorized) = (StatusCode::OK, StatusCode::FORBIDDEN, StatusCode::UNAUTHORIZED);
+    let callers = [("reader", ana.as_str()), ("no rights", cy.as_str()), ("anonymous", ""), ("editor", ed.as_str())];
+    for (path, form, planned) in [
+        (app::api::PlanGraphQuestions::PATH, graph, 3),
+        (app::api::PlanSummaryQuestions::PATH, summary, 4),
+        (app::api::PlanHierarchicalQuestions::PATH, hierarchical, 2),
+    ] {
+        for ((caller, cookie), want) in callers.iter().zip([ok, forbidden, unauthorized, ok]) {
+            let (got, _, body) = common::send_to(&router, common::post_as(path, form, cookie)).await;
+            assert_eq!(got, want, "{path} as {caller}: {body}");
+            if got == ok {
+                let plan: Value = serde_json::from_str(&body).unwrap();
+                assert_eq!(plan["questions"], planned, "{path}: {body}");
+            }
+        }
+    }
+    for (path, form) in [
+        (app::api::StartGraphQuestions::PATH, graph),
+        (app::api::StartSummaryQuestions::PATH, summary),
+        (app::api::StartHierarchicalQuestions::PATH, hierarchical),
+    ] {
+        for ((caller, cookie), want) in callers.iter().zip([forbidden, forbidden, unauthorized, ok]) {
+            let (got, _, body) = common::send_to(&router, common::post_as(path, form, cookie)).await;
+            assert_eq!(got, want, "{path} as {caller}: {body}");
+            if got == ok {
+                assert!(body.contains(r#""kind":"questions""#), "{path}: {body}");
+            }
+        }
+    }
+    for (path, form, said) in [
+        (
+            app::api::StartGraphQuestions::PATH,
+            graph.replace("req[node]=2&req[edge]=1", "req[node]=0&req[edge]=0"),
+            "node: ask for at least one node, edge or subgraph question",
+        ),
+        (
+            app::api::StartGraphQuestions::PATH,
+            graph.replace("req[node]=2", "req[node]=many"),
+            "node: not a whole number in range",
+        ),
+        (
+            app::api::StartSummaryQuestions::PATH,
+            summary.replace("req[users]=1", "req[users]=0"),
+            "users: must be from 1 to 20, not 0",
+        ),
+        (
+            app::api::StartHierarchicalQuestions::PATH,
+            hierarchical.replace("req[levels]=2", "req[levels]=3"),
+            "levels: a level is 2, 4 or 8 categories, not 3",
+        ),
+    ] {
+        let (got, _, body) = common::send_to(&router, common::post_as(path, &form, &ed)).await;
+        assert_eq!(got, StatusCode::BAD_REQUEST, "{form}: {body}");
+        assert!(body.contains(said), "{form}: {body}");
+    }
+}

@@ -318,12 +318,13 @@ async fn no_spelling_of_a_path_reaches_another_project() {
 &user_id=1&page_id=2&node_id=1&source=1&target=2&a={a}&b={b}&question={bq}&item=1&limit=10&k=3&open=true\
 &retry_failed=false&kind=questions&name=x&text=x&json=x&params=x&method=bm25&judge=offline&draws=2:1&intro=x\
 &corpus_summary=x&attention_checks=0&target_raters=1&rater_links=0&seed=1&expires_days=1&chunk_tokens=512\
-&chunk_overlap=0&tokenizer=x&gleaning=0&entity_types=x&summary_budget=100&node=1&edge=1&subgraph=1&min_hops=1\
-&users=1&tasks=1&per_task=1&head=1&tail=1&per_category=1&levels=2&dimensions=QC&factorial=0&level=x\
+&chunk_overlap=0&tokenizer=x&gleaning=0&entity_types=x&summary_budget=100&level=x\
 &reference_answer=x&answer_sets={a}&pairs=x&protocol=x&trials=1&repeats=1&tolerance=1&adjustments=1\
 &target_words=1&access=read&answers={a}&bins=4&position_bias=0&length_bias=0&noise=0&run_id={}&fields=x\
 &manifest=x&experiment_id={}&req[protocol]=both&req[trials]=1&req[repeats]=1&req[judge]=offline\
-&req[gleaning]=0&req[entity_types]=x&req[summary_budget]=100",
+&req[gleaning]=0&req[entity_types]=x&req[summary_budget]=100&req[node]=1&req[edge]=1&req[subgraph]=1\
+&req[min_hops]=1&req[users]=1&req[tasks]=1&req[per_task]=1&req[head]=1&req[tail]=1&req[per_category]=1\
+&req[levels]=2&req[dimensions]=QC&req[factorial]=0",
         ids.metrics_run, ids.experiment
     );
     let mut functions = 0;

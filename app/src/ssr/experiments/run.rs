@@ -15,7 +15,7 @@
 use std::path::Path;
 
 use crate::ssr::store::Db;
-use engine::experiment::{label, Generator, Manifest, QuestionsSection, StageKind};
+use engine::experiment::{label, Manifest, QuestionsRequest, StageKind};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -466,7 +466,7 @@ where
     let mut made = Made::default();
     let result: AppResult<()> = async {
         if m.needs_graph() && m.corpus.index.is_none() {
-            let settings = m.graph.settings()?;
+            let settings = m.graph.clone().checked()?;
             r.stage(StageKind::Graph, label::GRAPH.into(), json!({ "corpus": corpus, "settings": settings }), async {
                 Ok((crate::ssr::graph::create_graph(pool, project_id, &settings, false).await?, project_id))
             })
@@ -476,21 +476,11 @@ where
         for (i, q) in m.questions.iter().enumerate() {
             let label = label::questions(i, q);
             let what =
-                json!({ "corpus": corpus, "graph": m.needs_graph().then(|| m.graph.settings().ok()).flatten(), "questions": q });
+                json!({ "corpus": corpus, "graph": m.needs_graph().then(|| m.graph.clone().checked().ok()).flatten(), "questions": q });
             let set = r
                 .stage(StageKind::Questions, label, what, async {
-                    match q.generator() {
-                        Generator::Graph(s) => {
-                            crate::ssr::questions::run::create_graph_questions(pool, project_id, &s, false).await
-                        }
-                        Generator::Summary(s) => {
-                            crate::ssr::questions::run::create_summary_questions(pool, project_id, &s, false).await
-                        }
-                        Generator::Hierarchical(s) => {
-                            crate::ssr::questions::run::create_hierarchical_questions(pool, project_id, &s, None, false)
-                                .await
-                        }
-                    }
+                    let q = q.clone().checked().map_err(|e| AppError::Invalid(format!("questions[{i}].{e}")))?;
+                    crate::ssr::questions::run::create(pool, project_id, q, None, false).await
                 })
                 .await?;
             made.question_sets.push(set);
@@ -559,12 +549,12 @@ where
 
         if let Some(mx) = &m.metrics {
             for (i, q) in m.questions.iter().enumerate() {
-                if !matches!(q, QuestionsSection::Hierarchical { .. }) {
+                if !matches!(q, QuestionsRequest::Hierarchical(_)) {
                     continue;
                 }
                 let (set, sets) = (made.question_sets[i], made.answer_sets[i].clone());
                 let label = label::metrics(i);
-                let mx = mx.request()?;
+                mx.validate()?;
                 let mut what =
                     json!({ "set": set, "made.answer_sets": sets, "k": mx.k, "bins": mx.bins, "unit": mx.unit });
                 // (Standard runs keep the fingerprint they had before the choice.)

@@ -6,9 +6,10 @@
 //! then the report gathering every stage's.
 
 use crate::ssr::store::Db;
-use engine::experiment::{EvaluationSection, Manifest, MethodSection, MetricsSection, QuestionsSection};
+use engine::experiment::{EvaluationSection, Manifest, MethodSection};
 use engine::llm::settings::{LlmSettings, ProviderKind};
 use types::requests::EvaluationRequest;
+use types::requests::{GraphQuestionsRequest, HierarchicalQuestionsRequest, QuestionsRequest, SummaryQuestionsRequest};
 use types::{ExperimentStatus, JudgeKind, Protocol, StageKind, StageState};
 
 use crate::error::{AppError, AppResult};
@@ -92,7 +93,7 @@ pub async fn decide(
     let mut out = Vec::new();
     for i in sets {
         let Some(q) = m.questions.get(i.wrapping_sub(1)) else { continue };
-        let run = (q.planned().max(1), e.request.trials as usize);
+        let run = (engine::experiment::planned(q).max(1), e.request.trials as usize);
         out.push((i, crate::ssr::evaluations::decide(pool, pilot, run, half_width, difference).await?));
     }
     Ok(out)
@@ -112,39 +113,29 @@ pub fn manifest_of(f: &WizardFields, configured: &LlmSettings) -> Result<String,
     }
     let mut questions = Vec::new();
     if f.graph_questions {
-        questions.push(QuestionsSection::Graph {
-            node: f.node as usize,
-            edge: f.edge as usize,
-            subgraph: f.subgraph as usize,
-            min_hops: engine::questions::walk::DEFAULT_MIN_HOPS,
-            degree_weighted: false,
-            seed: 42,
-        });
+        let (node, edge, subgraph) = (f.node as usize, f.edge as usize, f.subgraph as usize);
+        questions.push(QuestionsRequest::Graph(GraphQuestionsRequest { node, edge, subgraph, ..Default::default() }));
     }
     if f.summary_questions {
-        questions.push(QuestionsSection::Summary {
-            users: f.users as usize,
-            tasks: f.tasks as usize,
-            per_task: f.per_task as usize,
-            head: 1000,
-            tail: 1000,
-            replicate_lightrag: false,
-            count: None,
-        });
+        let (users, tasks, per_task) = (f.users as usize, f.tasks as usize, f.per_task as usize);
+        questions.push(QuestionsRequest::Summary(SummaryQuestionsRequest {
+            users,
+            tasks,
+            per_task,
+            ..Default::default()
+        }));
     }
     if f.hierarchical_questions {
         let mut levels = Vec::new();
         for l in list(&f.levels) {
             levels.push(l.parse::<usize>().map_err(|_| format!("levels: \"{l}\" is not a number of categories"))?);
         }
-        questions.push(QuestionsSection::Hierarchical {
+        questions.push(QuestionsRequest::Hierarchical(HierarchicalQuestionsRequest {
             dimensions: list(&f.dimensions),
             levels,
             per_category: Some(f.per_category as usize),
-            factorial: 0,
-            adherence_check: false,
-            seed: 42,
-        });
+            ..Default::default()
+        }));
     }
     let m = Manifest {
         name: f.name.trim().to_string(),
@@ -159,10 +150,7 @@ pub fn manifest_of(f: &WizardFields, configured: &LlmSettings) -> Result<String,
             chunk_overlap: f.chunk_overlap as usize,
             tokenizer: "cl100k_base".into(),
         },
-        graph: engine::experiment::GraphSection {
-            request: types::requests::GraphRequest { gleaning: f.gleaning, ..Default::default() },
-            ..Default::default()
-        },
+        graph: types::requests::GraphRequest { gleaning: f.gleaning, ..Default::default() },
         questions,
         methods: f
             .methods
@@ -174,7 +162,7 @@ pub fn manifest_of(f: &WizardFields, configured: &LlmSettings) -> Result<String,
             sanity: f.sanity,
             ..Default::default()
         }),
-        metrics: f.metrics.then(MetricsSection::default),
+        metrics: f.metrics.then(Default::default),
     };
     let text = format!(
         "# Exported from Assay's \"New experiment\" wizard. Run it with:\n#   assay run THIS_FILE --out report/\n\n{}",
@@ -211,8 +199,8 @@ pub fn fields_of(m: &Manifest, defaults: &WizardFields) -> ImportedManifest {
     }
     f.chunk_tokens = m.corpus.chunk_tokens as u32;
     f.chunk_overlap = m.corpus.chunk_overlap as u32;
-    f.gleaning = m.graph.request.gleaning;
-    if m.graph.request != (types::requests::GraphRequest { gleaning: f.gleaning, ..Default::default() }) {
+    f.gleaning = m.graph.gleaning;
+    if m.graph != (types::requests::GraphRequest { gleaning: f.gleaning, ..Default::default() }) {
         not_shown.push("graph: entity types and summary budget".into());
     }
     f.graph_questions = false;
@@ -220,24 +208,38 @@ pub fn fields_of(m: &Manifest, defaults: &WizardFields) -> ImportedManifest {
     f.hierarchical_questions = false;
     for (i, q) in m.questions.iter().enumerate() {
         match q {
-            QuestionsSection::Graph { node, edge, subgraph, .. } if !f.graph_questions => {
+            QuestionsRequest::Graph(g) if !f.graph_questions => {
                 f.graph_questions = true;
-                (f.node, f.edge, f.subgraph) = (*node as u32, *edge as u32, *subgraph as u32);
+                (f.node, f.edge, f.subgraph) = (g.node as u32, g.edge as u32, g.subgraph as u32);
+                let shown =
+                    GraphQuestionsRequest { node: g.node, edge: g.edge, subgraph: g.subgraph, ..Default::default() };
+                if *g != shown {
+                    not_shown.push(format!("questions[{i}]: minimum hops, sampling and seed"));
+                }
             }
-            QuestionsSection::Summary { users, tasks, per_task, .. } if !f.summary_questions => {
+            QuestionsRequest::Summary(s) if !f.summary_questions => {
                 f.summary_questions = true;
-                (f.users, f.tasks, f.per_task) = (*users as u32, *tasks as u32, *per_task as u32);
+                (f.users, f.tasks, f.per_task) = (s.users as u32, s.tasks as u32, s.per_task as u32);
+                let shown = SummaryQuestionsRequest {
+                    users: s.users,
+                    tasks: s.tasks,
+                    per_task: s.per_task,
+                    ..Default::default()
+                };
+                if *s != shown {
+                    not_shown.push(format!("questions[{i}]: head, tail, count and the LightRAG replica"));
+                }
             }
-            QuestionsSection::Hierarchical { dimensions, levels, per_category, factorial, .. }
-                if !f.hierarchical_questions =>
-            {
+            QuestionsRequest::Hierarchical(h) if !f.hierarchical_questions => {
                 f.hierarchical_questions = true;
-                f.dimensions = dimensions.join(", ");
-                f.levels = levels.iter().map(usize::to_string).collect::<Vec<_>>().join(", ");
-                f.per_category =
-                    per_category.unwrap_or_else(|| engine::experiment::default_per_category(levels)) as u32;
-                if *factorial > 0 {
-                    not_shown.push(format!("questions[{i}].factorial = {factorial}"));
+                f.dimensions = h.dimensions.join(", ");
+                f.levels = h.levels.iter().map(usize::to_string).collect::<Vec<_>>().join(", ");
+                f.per_category = h.questions_per_category() as u32;
+                if h.factorial > 0 {
+                    not_shown.push(format!("questions[{i}].factorial = {}", h.factorial));
+                }
+                if h.adherence_check || h.seed != types::defaults::QUESTION_SEED {
+                    not_shown.push(format!("questions[{i}]: the adherence check and seed"));
                 }
             }
             other => not_shown.push(format!("questions[{i}]: a second {} set", other.kind())),

@@ -8,6 +8,7 @@ use crate::ssr::store::Db;
 use engine::jobs::WorkItem;
 use engine::llm::BoxFuture;
 use serde_json::json;
+use types::requests::QuestionsRequest;
 
 use crate::error::{AppError, AppResult};
 use crate::model::{ItemStatus, JobView};
@@ -53,10 +54,31 @@ pub async fn create_relevance(pool: &Db, set_id: i64, k: usize, retriever: &str,
     store::jobs::get_job(pool, id).await
 }
 
+/// Creates (does not run) the job that generates the question set `req`
+/// asks for (checked: [`QuestionsRequest::checked`]), with the empty set it
+/// fills. Returns the job and the set's id. `hierarchy`: a hierarchical
+/// set's categories, given (from a file); else the project's own, else the
+/// shipped default.
+pub async fn create(
+    pool: &Db,
+    project_id: i64,
+    req: QuestionsRequest,
+    hierarchy: Option<engine::questions::hierarchy::Hierarchy>,
+    no_cache: bool,
+) -> AppResult<(JobView, i64)> {
+    match req {
+        QuestionsRequest::Graph(s) => create_graph_questions(pool, project_id, &s, no_cache).await,
+        QuestionsRequest::Summary(s) => create_summary_questions(pool, project_id, &s, no_cache).await,
+        QuestionsRequest::Hierarchical(s) => {
+            create_hierarchical_questions(pool, project_id, &s, hierarchy, no_cache).await
+        }
+    }
+}
+
 /// Plans graph-text-grounded questions from the project's stored graph and
 /// creates (does not run) the job that asks for them, with the empty set it
-/// fills. Returns the job and the set's id.
-pub async fn create_graph_questions(
+/// fills.
+async fn create_graph_questions(
     pool: &Db,
     project_id: i64,
     settings: &engine::questions::graph::GraphQuestionSettings,
@@ -84,7 +106,7 @@ pub async fn create_graph_questions(
 
 /// Creates (does not run) the job that asks for summary-based questions
 /// (the LightRAG baseline), with the empty set it fills.
-pub async fn create_summary_questions(
+async fn create_summary_questions(
     pool: &Db,
     project_id: i64,
     settings: &engine::questions::summary::SummarySettings,
@@ -93,9 +115,6 @@ pub async fn create_summary_questions(
     store::projects::get_project(pool, project_id).await?;
     if store::documents::document_texts(pool, project_id).await?.is_empty() {
         return Err(AppError::Invalid("the project has no documents yet: add a corpus first".into()));
-    }
-    if settings.users * settings.tasks * settings.questions == 0 {
-        return Err(AppError::Invalid("users, tasks and questions per task must each be at least 1".into()));
     }
     let described = json!({ "generator": "summary", "settings": settings });
     let params = JobParams::Questions(QuestionsParams {
@@ -107,7 +126,7 @@ pub async fn create_summary_questions(
         "Summary-based questions: {} users × {} tasks × {}{}",
         settings.users,
         settings.tasks,
-        settings.questions,
+        settings.per_task,
         if settings.replicate_lightrag { " (LightRAG replica)" } else { "" }
     );
     let set =
@@ -117,10 +136,9 @@ pub async fn create_summary_questions(
 }
 
 /// Creates (does not run) the job that writes questions with reference
-/// answers in hierarchical categories (seed 004), with the empty set it
-/// fills. `hierarchy`: given (from a file), else the project's own, else
-/// the shipped default.
-pub async fn create_hierarchical_questions(
+/// answers in hierarchical categories (the HieraRAG paper's), with the
+/// empty set it fills.
+async fn create_hierarchical_questions(
     pool: &Db,
     project_id: i64,
     settings: &engine::questions::hierarchy::HierarchicalSettings,
@@ -152,9 +170,9 @@ pub async fn create_hierarchical_questions(
         "Hierarchical questions: {} × levels {:?}, {} per category{} (seed {})",
         settings.dimensions.join("/"),
         settings.levels,
-        settings.per_category,
-        if settings.factorial_per_cell > 0 {
-            format!(", LV × QC factorial {} per cell", settings.factorial_per_cell)
+        settings.questions_per_category(),
+        if settings.factorial > 0 {
+            format!(", LV × QC factorial {} per cell", settings.factorial)
         } else {
             String::new()
         },
