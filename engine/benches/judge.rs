@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use engine::jobs::{run, ItemOutcome, MemoryJobStore, WorkItem};
-use engine::judge::protocol::{payload, run_unbiased_item};
+use engine::judge::protocol::{run_unbiased_item, UnbiasedItem};
 use engine::llm::openai::{OpenAiConfig, OpenAiProvider};
 use engine::llm::{BoxFuture, CachedReply, CallRecord, CallStore, Gateway, PriceTable};
 use mockllm::{MockConfig, MockServer, Responder};
@@ -145,13 +145,14 @@ async fn judge_round(mock: &MockServer, questions: u32, trials: u32, repeats: u3
         .flat_map(|t| {
             (0..questions).map(move |q| WorkItem {
                 key: format!("u-1-2-{q}-{t:03}"),
-                payload: payload(
+                payload: serde_json::to_value(UnbiasedItem::new(
                     &format!("What did the Guild do in year {q}?"),
                     &answer(q, "A"),
                     &answer(q, "B"),
                     t,
                     repeats,
-                ),
+                ))
+                .unwrap(),
             })
         })
         .collect();

@@ -39,6 +39,20 @@ pub struct WorkItem {
     pub payload: serde_json::Value,
 }
 
+impl WorkItem {
+    /// An item whose payload is `payload`, a stage's item record.
+    pub fn new(key: impl Into<String>, payload: &impl Serialize) -> WorkItem {
+        WorkItem { key: key.into(), payload: serde_json::to_value(payload).expect("an item record is JSON") }
+    }
+
+    /// The payload as its stage's item record: the one way item code reads
+    /// it. A payload that is not one (a hand-edited or damaged row) is the
+    /// item's failure, named, rather than a default read in silence.
+    pub fn read<T: serde::de::DeserializeOwned>(&self) -> Result<T, String> {
+        T::deserialize(&self.payload).map_err(|e| format!("item {}: its payload cannot be read: {e}", self.key))
+    }
+}
+
 /// How an item ended.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum ItemOutcome {
@@ -47,6 +61,16 @@ pub enum ItemOutcome {
 }
 
 impl ItemOutcome {
+    /// Done with `result`, a stage's result record (stored as its JSON).
+    pub fn done(result: &impl Serialize, tokens: u64, cost_usd: f64) -> ItemOutcome {
+        ItemOutcome::Done { result: serde_json::to_string(result).expect("a result record is JSON"), tokens, cost_usd }
+    }
+
+    /// A stored result as its stage's result record.
+    pub fn read<T: serde::de::DeserializeOwned>(result: &str) -> Result<T, String> {
+        serde_json::from_str(result).map_err(|e| format!("a stored result cannot be read: {e}"))
+    }
+
     pub fn tokens(&self) -> u64 {
         match self {
             ItemOutcome::Done { tokens, .. } | ItemOutcome::Failed { tokens, .. } => *tokens,

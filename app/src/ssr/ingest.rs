@@ -1,5 +1,6 @@
-//! Ingestion: uploaded files into a project's documents and chunks, and a
-//! project re-chunked. Parsing and chunking are engine's
+//! Ingestion: uploaded files into a project's documents and chunks, a
+//! benchmark's files into documents and a question set, and a project
+//! re-chunked. Parsing and chunking are engine's
 //! (`engine::corpus`, `engine::chunk`); what is stored, in one
 //! transaction each, is the store's (`store::documents`).
 
@@ -93,4 +94,35 @@ pub async fn set_chunk_settings(pool: &Db, project_id: i64, settings: ChunkSetti
     })?;
     store::documents::replace_chunks(pool, project_id, &settings, &rechunked).await?;
     store::projects::get_project(pool, project_id).await
+}
+
+/// A benchmark's files as a user hands them over (the CLI's arguments, the
+/// Questions page's form): `format` by name, the questions file, its corpus
+/// file, column overrides (`role=col,…`) and the set's name (empty: the
+/// format and the file's name). Read and checked here, stored by [`store::datasets::import`].
+pub async fn import_dataset(
+    pool: &Db,
+    project_id: i64,
+    format: &str,
+    file: (&str, &[u8]),
+    corpus: Option<(&str, &[u8])>,
+    columns: &str,
+    name: &str,
+    limits: &ImportLimits,
+) -> AppResult<store::datasets::DatasetReport> {
+    let format = engine::datasets::Format::parse(format).ok_or_else(|| {
+        let known: Vec<&str> = engine::datasets::Format::ALL.iter().map(|f| f.name()).collect();
+        AppError::Invalid(format!("unknown benchmark format \"{format}\" (one of {})", known.join(", ")))
+    })?;
+    let columns = engine::datasets::Columns::default().with_overrides(columns).map_err(|e| AppError::Invalid(e.0))?;
+    let data = engine::datasets::read(
+        format,
+        &engine::datasets::File { name: file.0, bytes: file.1 },
+        corpus.map(|(name, bytes)| engine::datasets::File { name, bytes }).as_ref(),
+        &columns,
+    )
+    .map_err(|e| AppError::Invalid(e.0))?;
+    let name =
+        if name.trim().is_empty() { format!("{} from {}", format.name(), file.0) } else { name.trim().to_string() };
+    store::datasets::import(pool, project_id, format, data, (file.0, corpus.map(|c| c.0)), &name, limits).await
 }

@@ -3,7 +3,7 @@
 //! (each draw its own `sample`: `(trial · repeats + repeat) · 2 + order`), then the
 //! verdict. A legacy item is one question, A first, one call.
 
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
 use super::legacy::Aspects;
 use super::scoring::{JudgePrompt, PromptText};
@@ -12,46 +12,142 @@ use crate::jobs::{ItemOutcome, WorkItem};
 use crate::llm::Meter;
 use crate::llm::{CallContext, Gateway};
 
-/// The payload of a judging item (both orders judged, the paper's prompt).
-pub fn payload(question: &str, a: &str, b: &str, trial: u32, repeats: u32) -> serde_json::Value {
-    unbiased_payload(JudgePrompt::Paper, question, a, b, trial, repeats, true)
+/// An unbiased judging item: one question of a pair in one trial.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UnbiasedItem {
+    pub question: String,
+    pub a: String,
+    pub b: String,
+    #[serde(default)]
+    pub trial: u32,
+    /// Judgments per order (N).
+    #[serde(default = "two")]
+    pub repeats: u32,
+    /// Both orders judged; without it only A first (position exchange
+    /// switched off, to show what it removes).
+    #[serde(default = "yes")]
+    pub exchange: bool,
+    /// The scoring prompt. Items stored without one were planned before
+    /// the choice existed ([`scoring::prompt_before_choice`]).
+    #[serde(default = "scoring::prompt_before_choice")]
+    pub prompt: JudgePrompt,
 }
 
-/// The payload of an unbiased judging item with its scoring prompt; without
-/// `exchange` only the A-first order is judged (position exchange switched
-/// off, to show what it removes). Items stored without a prompt were
-/// planned before the choice existed ([`scoring::prompt_before_choice`]).
-pub fn unbiased_payload(
-    prompt: JudgePrompt,
-    question: &str,
-    a: &str,
-    b: &str,
-    trial: u32,
-    repeats: u32,
-    exchange: bool,
-) -> serde_json::Value {
-    json!({
-        "question": question, "a": a, "b": b, "trial": trial, "repeats": repeats, "exchange": exchange,
-        "prompt": prompt.as_str(),
-    })
+fn two() -> u32 {
+    2
+}
+fn yes() -> bool {
+    true
 }
 
-fn fields(item: &WorkItem) -> (&str, &str, &str, u32, u32) {
-    let p = &item.payload;
-    let text = |k: &str| p[k].as_str().unwrap_or("");
-    let number = |k: &str, d: u64| p[k].as_u64().unwrap_or(d) as u32;
-    (text("question"), text("a"), text("b"), number("trial", 0), number("repeats", 2))
+impl UnbiasedItem {
+    /// Both orders judged `repeats` times, the paper's prompt.
+    pub fn new(question: &str, a: &str, b: &str, trial: u32, repeats: u32) -> UnbiasedItem {
+        UnbiasedItem {
+            question: question.into(),
+            a: a.into(),
+            b: b.into(),
+            trial,
+            repeats,
+            exchange: true,
+            prompt: JudgePrompt::Paper,
+        }
+    }
+}
+
+/// What an unbiased item found: each draw's judgment with the judge's
+/// reasons (in the same order), and the trial's verdict.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UnbiasedResult {
+    pub trial: u32,
+    pub judgments: Vec<Judgment>,
+    #[serde(default)]
+    pub reasoning: Vec<String>,
+    pub verdict: super::Verdict,
+}
+
+/// A legacy judging item: one question of a pair, A first, one call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LegacyItem {
+    pub question: String,
+    pub a: String,
+    pub b: String,
+    #[serde(default)]
+    pub trial: u32,
+    /// The variant's aspects; items stored without one were LightRAG's three.
+    #[serde(default)]
+    pub legacy_aspects: legacy::LegacyAspects,
+}
+
+impl LegacyItem {
+    pub fn new(legacy_aspects: legacy::LegacyAspects, question: &str, a: &str, b: &str) -> LegacyItem {
+        LegacyItem { question: question.into(), a: a.into(), b: b.into(), trial: 0, legacy_aspects }
+    }
+}
+
+/// What a legacy item found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LegacyResult {
+    #[serde(default)]
+    pub trial: u32,
+    pub legacy: super::LegacyJudgment,
+}
+
+/// A length-alignment item: one question's pair as generated, the
+/// tolerance and the regenerations allowed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AlignItem {
+    pub question: String,
+    pub a: String,
+    pub b: String,
+    #[serde(default = "default_tolerance")]
+    pub tolerance: usize,
+    #[serde(default = "default_adjustments")]
+    pub max_adjustments: u32,
+}
+
+fn default_tolerance() -> usize {
+    super::align::DEFAULT_TOLERANCE
+}
+fn default_adjustments() -> u32 {
+    super::align::DEFAULT_ADJUSTMENTS
+}
+
+impl AlignItem {
+    pub fn new(question: &str, a: &str, b: &str, tolerance: usize, max_adjustments: u32) -> AlignItem {
+        AlignItem { question: question.into(), a: a.into(), b: b.into(), tolerance, max_adjustments }
+    }
+}
+
+/// A pair as it will be judged: both answers, how they were aligned, the
+/// word counts before and after, and the regenerations' calls.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AlignResult {
+    pub a: String,
+    pub b: String,
+    pub alignment: super::align::Alignment,
+    pub words_before: [usize; 2],
+    pub words: [usize; 2],
+    #[serde(default)]
+    pub calls: u32,
+    #[serde(default)]
+    pub cached_calls: u32,
+}
+
+/// An item whose payload cannot be read: failed, saying why.
+fn unreadable(error: String) -> ItemOutcome {
+    ItemOutcome::Failed { error, tokens: 0, cost_usd: 0.0 }
 }
 
 /// Judges one question in one trial under the unbiased protocol.
 pub async fn run_unbiased_item(gateway: &Gateway, job_id: i64, item: WorkItem) -> ItemOutcome {
-    let (question, a, b, trial, repeats) = fields(&item);
-    let orders: &[Order] =
-        if item.payload["exchange"] == json!(false) { &[Order::AFirst] } else { &[Order::AFirst, Order::BFirst] };
-    let prompt = item.payload["prompt"]
-        .as_str()
-        .map_or(Ok(scoring::prompt_before_choice()), JudgePrompt::parse)
-        .unwrap_or(JudgePrompt::Paper);
+    let it: UnbiasedItem = match item.read() {
+        Ok(it) => it,
+        Err(e) => return unreadable(e),
+    };
+    let (question, a, b, trial, repeats, prompt) =
+        (it.question.as_str(), it.a.as_str(), it.b.as_str(), it.trial, it.repeats, it.prompt);
+    let orders: &[Order] = if it.exchange { &[Order::AFirst, Order::BFirst] } else { &[Order::AFirst] };
     let ctx = CallContext { job_id: Some(job_id), item: Some(item.key.clone()), prompt_hash: None };
     // The item's draws go out together (the gateway's limit bounds the
     // calls in flight across all items): one after another, an item would
@@ -96,29 +192,24 @@ pub async fn run_unbiased_item(gateway: &Gateway, job_id: i64, item: WorkItem) -
             cost_usd: meter.cost_usd,
         };
     }
-    let v = verdict(&judgments).expect("at least one judgment when repeats > 0");
-    ItemOutcome::Done {
-        result: json!({ "trial": trial, "judgments": judgments, "reasoning": reasons, "verdict": v }).to_string(),
-        tokens: meter.prompt_tokens + meter.completion_tokens,
-        cost_usd: meter.cost_usd,
-    }
-}
-
-/// The payload of a legacy item: the pair and the variant's aspects
-/// (items stored without one were LightRAG's three).
-pub fn legacy_payload(variant: legacy::LegacyAspects, question: &str, a: &str, b: &str) -> serde_json::Value {
-    let mut p = payload(question, a, b, 0, 1);
-    p["legacy_aspects"] = json!(variant.as_str());
-    p
+    let Some(verdict) = verdict(&judgments) else {
+        return unreadable(format!("item {}: it asks for no judgments (repeats = 0)", item.key));
+    };
+    ItemOutcome::done(
+        &UnbiasedResult { trial, judgments, reasoning: reasons, verdict },
+        meter.prompt_tokens + meter.completion_tokens,
+        meter.cost_usd,
+    )
 }
 
 /// Judges one question under the legacy protocol (A first, one call).
 pub async fn run_legacy_item(gateway: &Gateway, job_id: i64, item: WorkItem) -> ItemOutcome {
-    let (question, a, b, trial, _) = fields(&item);
-    let variant = item.payload["legacy_aspects"]
-        .as_str()
-        .map_or(Ok(legacy::LegacyAspects::Lightrag), legacy::LegacyAspects::parse)
-        .unwrap_or_default();
+    let it: LegacyItem = match item.read() {
+        Ok(it) => it,
+        Err(e) => return unreadable(e),
+    };
+    let (question, a, b, trial, variant) =
+        (it.question.as_str(), it.a.as_str(), it.b.as_str(), it.trial, it.legacy_aspects);
     let ctx = CallContext { job_id: Some(job_id), item: Some(item.key.clone()), prompt_hash: None };
     let mut meter = Meter::default();
     let req = legacy::request_with(variant, question, a, b, trial);
@@ -126,20 +217,9 @@ pub async fn run_legacy_item(gateway: &Gateway, job_id: i64, item: WorkItem) -> 
         meter.chat_parsed(gateway, &ctx, variant.prompt(), &req, |reply| legacy::parse_with(variant, reply)).await;
     let tokens = meter.prompt_tokens + meter.completion_tokens;
     match judged {
-        Ok(j) => ItemOutcome::Done {
-            result: json!({ "trial": trial, "legacy": j }).to_string(),
-            tokens,
-            cost_usd: meter.cost_usd,
-        },
+        Ok(legacy) => ItemOutcome::done(&LegacyResult { trial, legacy }, tokens, meter.cost_usd),
         Err(error) => ItemOutcome::Failed { error, tokens, cost_usd: meter.cost_usd },
     }
-}
-
-/// The payload of a length-alignment item: the pair as generated, and
-/// whether each side can be regenerated (built-in methods can; imported
-/// answers cannot).
-pub fn align_payload(question: &str, a: &str, b: &str, tolerance: usize, max_adjustments: u32) -> serde_json::Value {
-    json!({ "question": question, "a": a, "b": b, "tolerance": tolerance, "max_adjustments": max_adjustments })
 }
 
 /// The part of `answer` the forced append shows the model: all of it, or,
@@ -187,11 +267,10 @@ pub async fn run_align_item(
     item: WorkItem,
     methods: [Option<(&dyn crate::rag::Method, &Gateway)>; 2],
 ) -> ItemOutcome {
-    let p = &item.payload;
-    let text = |k: &str| p[k].as_str().unwrap_or("").to_string();
-    let (question, a, b) = (text("question"), text("a"), text("b"));
-    let tolerance = p["tolerance"].as_u64().unwrap_or(super::align::DEFAULT_TOLERANCE as u64) as usize;
-    let max_adjustments = p["max_adjustments"].as_u64().unwrap_or(super::align::DEFAULT_ADJUSTMENTS as u64) as u32;
+    let AlignItem { question, a, b, tolerance, max_adjustments } = match item.read() {
+        Ok(it) => it,
+        Err(e) => return unreadable(e),
+    };
     let ctx = CallContext { job_id: Some(job_id), item: Some(item.key.clone()), prompt_hash: None };
     let meter = std::sync::Mutex::new(Meter::default());
     let before = [super::align::words(&a), super::align::words(&b)];
@@ -221,17 +300,19 @@ pub async fn run_align_item(
     let m = meter.into_inner().unwrap_or_else(|e| e.into_inner());
     let tokens = m.prompt_tokens + m.completion_tokens;
     match aligned {
-        Ok((a, b, how)) => ItemOutcome::Done {
-            result: json!({
-                "a": a, "b": b, "alignment": how,
-                "words_before": before,
-                "words": [super::align::words(&a), super::align::words(&b)],
-                "calls": m.llm_calls, "cached_calls": m.cached_calls,
-            })
-            .to_string(),
-            tokens,
-            cost_usd: m.cost_usd,
-        },
+        Ok((a, b, alignment)) => {
+            let words = [super::align::words(&a), super::align::words(&b)];
+            let result = AlignResult {
+                a,
+                b,
+                alignment,
+                words_before: before,
+                words,
+                calls: m.llm_calls,
+                cached_calls: m.cached_calls,
+            };
+            ItemOutcome::done(&result, tokens, m.cost_usd)
+        }
         Err(error) => ItemOutcome::Failed { error, tokens, cost_usd: m.cost_usd },
     }
 }
@@ -267,20 +348,36 @@ mod tests {
         let store = Arc::new(MemoryStore::default());
         let gw = Gateway::new(Arc::new(crate::offline::provider()), store.clone(), PriceTable::default());
         let (q, a, b) = ("Who mended the nets?", "Ada Pell mended them in 1790.", "Someone did.");
-        let mut plain = unbiased_payload(JudgePrompt::Paper, q, a, b, 0, 2, true);
-        plain.as_object_mut().unwrap().remove("prompt");
-        for (payload, want) in [
-            (unbiased_payload(JudgePrompt::Paper, q, a, b, 0, 2, true), JudgePrompt::Paper),
-            (unbiased_payload(JudgePrompt::ContentOnly, q, a, b, 0, 2, true), JudgePrompt::ContentOnly),
+        let item = |prompt| WorkItem::new("u-1-2-3-000", &UnbiasedItem { prompt, ..UnbiasedItem::new(q, a, b, 0, 2) });
+        let mut plain = item(JudgePrompt::Paper);
+        plain.payload.as_object_mut().unwrap().remove("prompt");
+        for (item, want) in [
+            (item(JudgePrompt::Paper), JudgePrompt::Paper),
+            (item(JudgePrompt::ContentOnly), JudgePrompt::ContentOnly),
             (plain, JudgePrompt::ContentOnly),
         ] {
             let before = store.log().len();
-            let out = run_unbiased_item(&gw, 1, WorkItem { key: "u-1-2-3-000".into(), payload }).await;
+            let out = run_unbiased_item(&gw, 1, item).await;
             assert!(matches!(out, ItemOutcome::Done { .. }), "{out:?}");
             let calls = &store.log()[before..];
             assert_eq!(calls.len(), 4, "2 orders × 2 repeats");
             assert!(calls.iter().all(|c| c.context.prompt_hash.as_deref() == Some(want.hash().as_str())), "{want:?}");
         }
+        // A payload that is not an item fails, naming why, and calls nothing.
+        let before = store.log().len();
+        let mut bad = item(JudgePrompt::Paper);
+        bad.payload["prompt"] = serde_json::json!("poetic");
+        let out = run_unbiased_item(&gw, 1, bad).await;
+        let ItemOutcome::Failed { error, .. } = out else { panic!("{out:?}") };
+        assert!(
+            error.starts_with("item u-1-2-3-000: its payload cannot be read") && error.contains("poetic"),
+            "{error}"
+        );
+        bad = item(JudgePrompt::Paper);
+        bad.payload.as_object_mut().unwrap().remove("b");
+        let out = run_legacy_item(&gw, 1, WorkItem { key: "l-1-2-3".into(), payload: bad.payload }).await;
+        assert!(matches!(&out, ItemOutcome::Failed { error, .. } if error.contains("missing field `b`")), "{out:?}");
+        assert_eq!(store.log().len(), before);
         assert_ne!(JudgePrompt::Paper.hash(), JudgePrompt::ContentOnly.hash());
     }
 }

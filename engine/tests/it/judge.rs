@@ -14,7 +14,7 @@
 use std::sync::Arc;
 
 use engine::jobs::{run, ItemOutcome, MemoryJobStore, WorkItem};
-use engine::judge::protocol::{payload, run_legacy_item, run_unbiased_item};
+use engine::judge::protocol::{run_legacy_item, run_unbiased_item, UnbiasedItem};
 use engine::judge::simulated::{Biases, SimulatedJudge};
 use engine::judge::{verdict, Judgment, LegacyJudgment, Order, Outcome, Rates};
 use engine::llm::{Gateway, MemoryStore, PriceTable};
@@ -61,7 +61,10 @@ async fn legacy_relative(gw: &Gateway, pairs: &[(String, String, String)]) -> f6
     let items: Vec<WorkItem> = pairs
         .iter()
         .enumerate()
-        .map(|(i, (q, a, b))| WorkItem { key: format!("l-{i}"), payload: payload(q, a, b, 0, 1) })
+        .map(|(i, (q, a, b))| WorkItem {
+            key: format!("l-{i}"),
+            payload: serde_json::to_value(UnbiasedItem::new(q, a, b, 0, 1)).unwrap(),
+        })
         .collect();
     let legacy: Vec<Outcome> = results(gw, items, true)
         .await
@@ -92,7 +95,10 @@ async fn the_unbiased_protocol_judges_a_method_even_with_itself_where_the_legacy
     let mut items = Vec::new();
     for t in 0..TRIALS {
         for (i, (q, a)) in pairs.iter().enumerate() {
-            items.push(WorkItem { key: format!("t{t}-q{i}"), payload: payload(q, a, a, t, 2) });
+            items.push(WorkItem {
+                key: format!("t{t}-q{i}"),
+                payload: serde_json::to_value(UnbiasedItem::new(q, a, a, t, 2)).unwrap(),
+            });
         }
     }
     let judged = results(&gw, items, false).await;
@@ -126,7 +132,7 @@ use std::collections::BTreeMap;
 
 use engine::judge::align::{words, Alignment};
 use engine::judge::eval::{self, PairInput, QuestionInput, Settings};
-use engine::judge::protocol::{align_payload, run_align_item, unbiased_payload};
+use engine::judge::protocol::{run_align_item, AlignItem};
 use engine::llm::openai::{OpenAiConfig, OpenAiProvider};
 use engine::rag::{method, Corpus};
 use mockllm::{MockConfig, MockServer, Responder};
@@ -181,7 +187,10 @@ async fn length_alignment_leaves_regenerates_forces_or_discards_through_the_open
     ];
     let mut questions = Vec::new();
     for (i, (q, wa, wb, regenerable)) in cases.iter().enumerate() {
-        let item = WorkItem { key: format!("al-1-2-{i}"), payload: align_payload(q, &text(*wa), &text(*wb), 10, 3) };
+        let item = WorkItem {
+            key: format!("al-1-2-{i}"),
+            payload: serde_json::to_value(AlignItem::new(q, &text(*wa), &text(*wb), 10, 3)).unwrap(),
+        };
         let methods = [regenerable.then_some((bm25.as_ref(), &gw)), None];
         let result: Value = match run_align_item(&gw, 1, item, methods).await {
             ItemOutcome::Done { result, .. } => serde_json::from_str(&result).unwrap(),
@@ -273,7 +282,10 @@ async fn with_a_length_preference_length_alignment_is_what_keeps_the_verdict_eve
         let own: Vec<&str> = b.split_whitespace().collect();
         let a = format!("{b} {}", own.iter().cycle().take(40).copied().collect::<Vec<_>>().join(" "));
         assert_eq!(words(&a), words(&b) + 40);
-        let item = WorkItem { key: format!("al-{i}"), payload: align_payload(&q, &a, &b, 10, 3) };
+        let item = WorkItem {
+            key: format!("al-{i}"),
+            payload: serde_json::to_value(AlignItem::new(&q, &a, &b, 10, 3)).unwrap(),
+        };
         let r: Value = match run_align_item(&gw, 1, item, [None, None]).await {
             ItemOutcome::Done { result, .. } => serde_json::from_str(&result).unwrap(),
             ItemOutcome::Failed { error, .. } => panic!("{error}"),
@@ -302,7 +314,7 @@ async fn with_a_length_preference_length_alignment_is_what_keeps_the_verdict_eve
             .flat_map(|t| {
                 pairs.iter().enumerate().map(move |(i, (q, a, b))| WorkItem {
                     key: format!("u-{t}-{i}"),
-                    payload: unbiased_payload(engine::judge::scoring::JudgePrompt::Paper, q, a, b, t, 2, true),
+                    payload: serde_json::to_value(UnbiasedItem::new(q, a, b, t, 2)).unwrap(),
                 })
             })
             .collect()
@@ -583,8 +595,10 @@ async fn a_jurors_requests_go_to_its_own_model_at_the_same_endpoint() {
         PriceTable::default(),
     );
     let juror = first.clone().with_chat_model("partial-judge");
-    let item =
-        |key: &str| WorkItem { key: key.into(), payload: payload("Who led the Guild?", "Ada Pell.", "Someone.", 0, 1) };
+    let item = |key: &str| WorkItem {
+        key: key.into(),
+        payload: serde_json::to_value(UnbiasedItem::new("Who led the Guild?", "Ada Pell.", "Someone.", 0, 1)).unwrap(),
+    };
     let mut judged = Vec::new();
     for (gw, key) in [(&first, "u-1-2-3-000"), (&juror, "u-1-2-3-000-1")] {
         match run_unbiased_item(gw, 7, item(key)).await {

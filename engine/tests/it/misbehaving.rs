@@ -151,7 +151,14 @@ async fn json_of_the_wrong_shape_gets_one_repair_turn() {
     let gw = gateway(&mock, store.clone());
     let item = WorkItem {
         key: "q1-t0".into(),
-        payload: engine::judge::protocol::payload("Who is Scrooge?", "A miser.", "A man.", 0, 1),
+        payload: serde_json::to_value(engine::judge::protocol::UnbiasedItem::new(
+            "Who is Scrooge?",
+            "A miser.",
+            "A man.",
+            0,
+            1,
+        ))
+        .unwrap(),
     };
     let outcome = engine::judge::protocol::run_unbiased_item(&gw, 1, item).await;
     assert!(matches!(outcome, ItemOutcome::Done { .. }), "{outcome:?}");
@@ -177,7 +184,14 @@ async fn json_of_the_wrong_shape_gets_one_repair_turn() {
     let judging = engine::judge::eval::Settings::default().judging(gateway(&mock, Arc::new(MemoryStore::default())));
     let item = WorkItem {
         key: "q1-t0".into(),
-        payload: engine::judge::protocol::payload("Who is Scrooge?", "A miser.", "A man.", 0, 1),
+        payload: serde_json::to_value(engine::judge::protocol::UnbiasedItem::new(
+            "Who is Scrooge?",
+            "A miser.",
+            "A man.",
+            0,
+            1,
+        ))
+        .unwrap(),
     };
     assert!(matches!(engine::judge::protocol::run_unbiased_item(&judging, 1, item).await, ItemOutcome::Done { .. }));
     let sent: Vec<(String, Option<f64>)> = mock
@@ -201,7 +215,10 @@ async fn json_of_the_wrong_shape_gets_one_repair_turn() {
     let always_wrong = Responder(Arc::new(|_: &Value| r#"{"Answer 1": {}, "Answer 2": {}}"#.to_string()));
     let mock = MockServer::start(MockConfig { responder: Some(always_wrong), ..Default::default() }).await;
     let gw = gateway(&mock, Arc::new(MemoryStore::default()));
-    let item = WorkItem { key: "q1-t0".into(), payload: engine::judge::protocol::payload("Q?", "A.", "B.", 0, 1) };
+    let item = WorkItem {
+        key: "q1-t0".into(),
+        payload: serde_json::to_value(engine::judge::protocol::UnbiasedItem::new("Q?", "A.", "B.", 0, 1)).unwrap(),
+    };
     let ItemOutcome::Failed { error, .. } = engine::judge::protocol::run_unbiased_item(&gw, 1, item).await else {
         panic!("a verdict without scores cannot be used")
     };
@@ -328,7 +345,8 @@ async fn the_forced_append_shows_the_answers_ending_when_all_of_it_does_not_fit(
     let gw = gateway(&mock, Arc::new(MemoryStore::default()));
     let a: String = (0..300).map(|i| format!("w{i}")).collect::<Vec<_>>().join(" ");
     let b = "long ".repeat(500).trim_end().to_string();
-    let payload = engine::judge::protocol::align_payload("What happened?", &a, &b, 10, 0);
+    let payload =
+        serde_json::to_value(engine::judge::protocol::AlignItem::new("What happened?", &a, &b, 10, 0)).unwrap();
     let item = WorkItem { key: "al-1-2-1".into(), payload };
     let outcome = engine::judge::protocol::run_align_item(&gw, 1, item, [None, None]).await;
     let ItemOutcome::Done { result, .. } = outcome else { panic!("{outcome:?}") };

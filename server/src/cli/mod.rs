@@ -411,6 +411,13 @@ async fn execute_job(
     Ok((code, after))
 }
 
+/// The JSON file an option names, read as a `T`; what is wrong names the
+/// option and the file.
+fn json_file<T: serde::de::DeserializeOwned>(path: &std::path::Path, option: &str) -> anyhow::Result<T> {
+    let text = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{option} {}: {e}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("{option} {}: {e}", path.display()))
+}
+
 /// Writes an export to stdout. A reader that stops early (`| head`) is
 /// not an error.
 fn write_stdout(text: &str) -> anyhow::Result<ExitCode> {

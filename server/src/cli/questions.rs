@@ -157,17 +157,7 @@ pub(super) async fn questions(
         QuestionsCommand::Generate(generator) => {
             let (project, req, hierarchy, no_cache) = generator.parts();
             let req = req.checked()?;
-            let hierarchy = match hierarchy {
-                Some(path) => {
-                    let text = std::fs::read_to_string(&path)
-                        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
-                    Some(
-                        serde_json::from_str(&text)
-                            .map_err(|e| anyhow::anyhow!("{} is not a hierarchy: {e}", path.display()))?,
-                    )
-                }
-                None => None,
-            };
+            let hierarchy = hierarchy.map(|path| json_file(&path, "--hierarchy")).transpose()?;
             let p = app::ssr::store::projects::find_project(pool, &project).await?;
             let (job, set) = app::ssr::questions::run::create(pool, p.summary.id, req, hierarchy, no_cache).await?;
             let (code, after) = execute_job(pool, out, llm, job.id, false).await?;
@@ -314,7 +304,7 @@ pub(super) async fn questions(
             let (file_name, bytes) = read(&file)?;
             if format != "assay" {
                 let corpus = corpus.as_deref().map(read).transpose()?;
-                let report = app::ssr::store::datasets::import_files(
+                let report = app::ssr::ingest::import_dataset(
                     pool,
                     p.summary.id,
                     &format,

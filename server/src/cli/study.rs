@@ -110,17 +110,7 @@ pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: StudyCommand) -
             base_url,
         } => {
             let kind = engine::study::Kind::parse(&kind).map_err(anyhow::Error::msg)?;
-            let dimensions = match dimensions {
-                Some(path) => {
-                    let text = std::fs::read_to_string(&path)
-                        .map_err(|e| anyhow::anyhow!("--dimensions {}: {e}", path.display()))?;
-                    Some(
-                        serde_json::from_str(&text)
-                            .map_err(|e| anyhow::anyhow!("--dimensions {}: {e}", path.display()))?,
-                    )
-                }
-                None => None,
-            };
+            let dimensions = dimensions.map(|path| super::json_file(&path, "--dimensions")).transpose()?;
             let p = app::ssr::store::projects::find_project(pool, &project).await?;
             let mut draws = Vec::new();
             for q in &questions {

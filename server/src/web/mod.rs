@@ -449,7 +449,7 @@ async fn import_questions(State(state): State<AppState>, granted: Granted, multi
     let format = fields.get("format").map(String::as_str).filter(|f| !f.is_empty() && *f != "assay");
     if let Some(format) = format {
         let corpus = files.remove("corpus");
-        let result = app::ssr::store::datasets::import_files(
+        let result = app::ssr::ingest::import_dataset(
             &state.pool,
             id,
             format,

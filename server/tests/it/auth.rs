@@ -98,22 +98,11 @@ async fn only_the_logged_in_owner_reaches_anything_but_rater_links() {
     assert_eq!(r.location.as_deref(), Some("/login?next=%2Fprojects%2F1%2Fcorpus%3Fx%3D1"));
 
     // A study link's token is no session.
-    let project = app::ssr::store::projects::create_project(&h.pool, "P", &Default::default()).await.unwrap();
-    let set_id = app::ssr::store::questions::create_set(
-        &h.pool,
-        project.summary.id,
-        None,
-        types::QuestionSetKind::Imported,
-        "Q",
-        &serde_json::json!({}),
-    )
-    .await
-    .unwrap();
-    app::ssr::store::questions::add_question(&h.pool, set_id, "What is the Salt Guild?", None, None).await.unwrap();
+    let (project_id, set_id) = common::project_with_questions(&h.pool, &["What is the Salt Guild?"]).await;
     let study = app::ssr::studies::create(
         &h.pool,
         &app::ssr::studies::StudyRequest {
-            project_id: project.summary.id,
+            project_id,
             name: "S".into(),
             draws: vec![(set_id, 1)],
             dimensions: None,

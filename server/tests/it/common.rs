@@ -422,3 +422,23 @@ pub async fn slow_offline_mock(latency: std::time::Duration) -> mockllm::MockSer
 pub fn mock_env(base: &str) -> [(&'static str, &str); 3] {
     [("ASSAY_LLM_PROVIDER", "openai"), ("ASSAY_LLM_BASE_URL", base), ("ASSAY_LLM_MODEL", "mock-model")]
 }
+
+/// A project "P" with an imported question set "Q" of `questions`, made
+/// through the store: (project id, set id).
+pub async fn project_with_questions(pool: &app::ssr::store::Db, questions: &[&str]) -> (i64, i64) {
+    let project = app::ssr::store::projects::create_project(pool, "P", &Default::default()).await.unwrap().summary.id;
+    let set = app::ssr::store::questions::create_set(
+        pool,
+        project,
+        None,
+        types::QuestionSetKind::Imported,
+        "Q",
+        &serde_json::json!({}),
+    )
+    .await
+    .unwrap();
+    for q in questions {
+        app::ssr::store::questions::add_question(pool, set, q, None, None).await.unwrap();
+    }
+    (project, set)
+}

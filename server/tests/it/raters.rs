@@ -61,20 +61,11 @@ async fn open_link_raters_are_one_per_browser_limited_per_address_and_all_stored
     let dir = tempfile::tempdir().unwrap();
     let db = common::test_db(dir.path(), "raters").await;
     let pool = db.open().await;
-    let project = app::ssr::store::projects::create_project(&pool, "P", &Default::default()).await.unwrap().summary.id;
-    let set = app::ssr::store::questions::create_set(
+    let (project, set) = common::project_with_questions(
         &pool,
-        project,
-        None,
-        types::QuestionSetKind::Imported,
-        "Q",
-        &serde_json::json!({}),
+        &["What is the Salt Guild?", "Who built the lighthouse?", "Where does the Oll run?"],
     )
-    .await
-    .unwrap();
-    for q in ["What is the Salt Guild?", "Who built the lighthouse?", "Where does the Oll run?"] {
-        app::ssr::store::questions::add_question(&pool, set, q, None, None).await.unwrap();
-    }
+    .await;
     let study = app::ssr::studies::create(&pool, &request(project, set, true, 0)).await.unwrap();
     let link = study.open_token.clone();
     let config = app::ssr::state::Config { require_login: true, ..Default::default() };
@@ -166,20 +157,11 @@ async fn a_finish_is_final_even_against_ratings_sent_with_it() {
     let dir = tempfile::tempdir().unwrap();
     let db = common::test_db(dir.path(), "finish").await;
     let pool = db.open().await;
-    let project = app::ssr::store::projects::create_project(&pool, "P", &Default::default()).await.unwrap().summary.id;
-    let set = app::ssr::store::questions::create_set(
+    let (project, set) = common::project_with_questions(
         &pool,
-        project,
-        None,
-        types::QuestionSetKind::Imported,
-        "Q",
-        &serde_json::json!({}),
+        &["What is the Salt Guild?", "Who built the lighthouse?", "Where does the Oll run?"],
     )
-    .await
-    .unwrap();
-    for q in ["What is the Salt Guild?", "Who built the lighthouse?", "Where does the Oll run?"] {
-        app::ssr::store::questions::add_question(&pool, set, q, None, None).await.unwrap();
-    }
+    .await;
     let study = app::ssr::studies::create(&pool, &request(project, set, false, 1)).await.unwrap();
     let link = study.rater_tokens[0].clone();
     let options = server::web::leptos_options(dir.path(), "127.0.0.1:0".parse().unwrap());

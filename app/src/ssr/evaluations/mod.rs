@@ -21,7 +21,9 @@ pub use run::*;
 use std::collections::HashMap;
 
 use crate::ssr::store::Db;
+use engine::jobs::ItemOutcome;
 use engine::judge::eval::{JudgeKind, Key, Settings};
+use engine::judge::protocol;
 
 use crate::error::{AppError, AppResult};
 use crate::model::{EvaluationView, JobItemView};
@@ -124,10 +126,52 @@ pub(super) async fn answers_of(pool: &Db, sets: &[i64]) -> AppResult<HashMap<i64
     Ok(out)
 }
 
-pub(super) fn done_results(items: &[JobItemView]) -> HashMap<Key, serde_json::Value> {
-    items
-        .iter()
-        .filter(|i| i.status == crate::model::ItemStatus::Done)
-        .filter_map(|i| Some((Key::parse(&i.key)?, serde_json::from_str(i.result.as_deref()?).ok()?)))
-        .collect()
+/// An evaluation job's finished items, each read as its result record: the
+/// one place its stored results are read (one that cannot be read is left
+/// out, as an unfinished item is).
+#[derive(Default)]
+pub(super) struct Results {
+    align: HashMap<Key, protocol::AlignResult>,
+    unbiased: HashMap<Key, protocol::UnbiasedResult>,
+    legacy: HashMap<Key, protocol::LegacyResult>,
+}
+
+impl Results {
+    pub(super) fn of(items: &[JobItemView]) -> Results {
+        let mut out = Results::default();
+        for item in items.iter().filter(|i| i.status == crate::model::ItemStatus::Done) {
+            let (Some(key), Some(result)) = (Key::parse(&item.key), item.result.as_deref()) else { continue };
+            fn put<T: serde::de::DeserializeOwned>(to: &mut HashMap<Key, T>, key: Key, result: &str) {
+                if let Ok(r) = ItemOutcome::read(result) {
+                    to.insert(key, r);
+                }
+            }
+            match key {
+                Key::Align { .. } => put(&mut out.align, key, result),
+                Key::Unbiased { .. } => put(&mut out.unbiased, key, result),
+                Key::Legacy { .. } => put(&mut out.legacy, key, result),
+            }
+        }
+        out
+    }
+
+    /// The pair `(a, b)`'s answers to `question` as aligned.
+    pub(super) fn align(&self, a: i64, b: i64, question: i64) -> Option<&protocol::AlignResult> {
+        self.align.get(&Key::Align { a, b, question })
+    }
+
+    /// One judge's judgments of one trial.
+    pub(super) fn unbiased(
+        &self,
+        (a, b): (i64, i64),
+        question: i64,
+        trial: u32,
+        judge: u32,
+    ) -> Option<&protocol::UnbiasedResult> {
+        self.unbiased.get(&Key::Unbiased { a, b, question, trial, judge })
+    }
+
+    pub(super) fn legacy(&self, a: i64, b: i64, question: i64) -> Option<&protocol::LegacyResult> {
+        self.legacy.get(&Key::Legacy { a, b, question })
+    }
 }

@@ -20,7 +20,7 @@ pub async fn inputs(pool: &Db, e: &Stored) -> AppResult<(Vec<Contender>, Vec<Pai
         Some(j) => store::jobs::job_items(pool, j).await?,
         None => Vec::new(),
     };
-    let results = done_results(&items);
+    let results = Results::of(&items);
     let questions = store::questions::list_questions(pool, e.view.question_set_id).await?;
     let answers = answers_of(pool, &e.answer_sets).await?;
     let mut contenders = Vec::new();
@@ -41,16 +41,11 @@ pub async fn inputs(pool: &Db, e: &Stored) -> AppResult<(Vec<Contender>, Vec<Pai
             else {
                 continue;
             };
-            let aligned = results.get(&Key::Align { a: *a, b: *b, question: q.id });
-            let alignment: Option<Alignment> =
-                aligned.and_then(|r| serde_json::from_value(r["alignment"].clone()).ok());
-            let judged_words = aligned
-                .and_then(|r| Some((r["words"][0].as_u64()? as usize, r["words"][1].as_u64()? as usize)))
-                .unwrap_or((words(x), words(y)));
+            let aligned = results.align(*a, *b, q.id);
+            let alignment: Option<Alignment> = aligned.map(|r| r.alignment);
+            let judged_words = aligned.map_or((words(x), words(y)), |r| (r.words[0], r.words[1]));
             let trials = trials_of(&results, &e.settings, (*a, *b), q.id);
-            let legacy: Option<LegacyJudgment> = results
-                .get(&Key::Legacy { a: *a, b: *b, question: q.id })
-                .and_then(|r| serde_json::from_value(r["legacy"].clone()).ok());
+            let legacy: Option<LegacyJudgment> = results.legacy(*a, *b, q.id).map(|r| r.legacy.clone());
             qs.push(QuestionInput {
                 id: q.id,
                 level: q.level.clone().or_else(|| q.category.clone()),
@@ -70,7 +65,7 @@ pub async fn inputs(pool: &Db, e: &Stored) -> AppResult<(Vec<Contender>, Vec<Pai
 /// done items (`results`): a jury's judges' judgments together, each
 /// marked with its judge.
 pub(super) fn trials_of(
-    results: &HashMap<Key, serde_json::Value>,
+    results: &Results,
     settings: &eval::Settings,
     (a, b): (i64, i64),
     question: i64,
@@ -79,10 +74,8 @@ pub(super) fn trials_of(
     for t in 0..settings.trials {
         let mut all: Option<Vec<Judgment>> = None;
         for judge in 0..settings.judge_count() {
-            if let Some(r) = results.get(&Key::Unbiased { a, b, question, trial: t, judge }) {
-                if let Ok(js) = serde_json::from_value::<Vec<Judgment>>(r["judgments"].clone()) {
-                    all.get_or_insert_with(Vec::new).extend(js.into_iter().map(|j| Judgment { judge, ..j }));
-                }
+            if let Some(r) = results.unbiased((a, b), question, t, judge) {
+                all.get_or_insert_with(Vec::new).extend(r.judgments.iter().map(|j| Judgment { judge, ..j.clone() }));
             }
         }
         if let Some(js) = all {
@@ -808,7 +801,7 @@ pub async fn drill(pool: &Db, id: i64, a: i64, b: i64, question: i64) -> AppResu
             }
         }
     }
-    let results = done_results(&items);
+    let results = Results::of(&items);
     let answer = |set: i64| async move {
         store::answers::list_answers(pool, set, Some(question))
             .await
@@ -817,9 +810,7 @@ pub async fn drill(pool: &Db, id: i64, a: i64, b: i64, question: i64) -> AppResu
             .map(|a| a.answer)
     };
     let (a_raw, b_raw) = (answer(a).await.unwrap_or_default(), answer(b).await.unwrap_or_default());
-    let aligned = results.get(&Key::Align { a, b, question });
-    let text =
-        |k: &str, raw: &str| aligned.and_then(|r| r[k].as_str().map(String::from)).unwrap_or_else(|| raw.to_string());
+    let aligned = results.align(a, b, question);
     let set_name =
         |s: i64| async move { store::answers::get_set(pool, s).await.map_or(format!("set {s}"), |s| s.name) };
     let (a_name, b_name) = (set_name(a).await, set_name(b).await);
@@ -830,10 +821,9 @@ pub async fn drill(pool: &Db, id: i64, a: i64, b: i64, question: i64) -> AppResu
         let mut all: Vec<Judgment> = Vec::new();
         for judge in 0..e.settings.judge_count() {
             let key = Key::Unbiased { a, b, question, trial: t, judge };
-            let Some(r) = results.get(&key) else { continue };
-            let js: Vec<Judgment> = serde_json::from_value(r["judgments"].clone()).unwrap_or_default();
-            let reasons: Vec<String> = serde_json::from_value(r["reasoning"].clone()).unwrap_or_default();
-            for (i, j) in js.into_iter().enumerate() {
+            let Some(r) = results.unbiased((a, b), question, t, judge) else { continue };
+            let reasons = &r.reasoning;
+            for (i, j) in r.judgments.iter().cloned().enumerate() {
                 judgments.push(JudgmentView {
                     trial: t,
                     repeat: j.repeat,
@@ -850,20 +840,20 @@ pub async fn drill(pool: &Db, id: i64, a: i64, b: i64, question: i64) -> AppResu
             verdicts.push((t, v.a_total, v.b_total, outcome_name(v.outcome, &a_name, &b_name)));
         }
     }
-    let legacy = results.get(&Key::Legacy { a, b, question }).and_then(|r| {
-        let l: LegacyJudgment = serde_json::from_value(r["legacy"].clone()).ok()?;
-        Some((
+    let legacy = results.legacy(a, b, question).map(|r| {
+        let l = &r.legacy;
+        (
             outcome_name(l.overall, &a_name, &b_name),
             l.named().map(|(n, o)| (n.to_string(), outcome_name(o, &a_name, &b_name))).collect(),
-        ))
+        )
     });
-    let alignment: Option<Alignment> = aligned.and_then(|r| serde_json::from_value(r["alignment"].clone()).ok());
+    let alignment: Option<Alignment> = aligned.map(|r| r.alignment);
     Ok(DrillView {
         question_id: question,
         question: q.question,
         level: q.level.or(q.category),
-        a_judged: text("a", &a_raw),
-        b_judged: text("b", &b_raw),
+        a_judged: aligned.map_or_else(|| a_raw.clone(), |r| r.a.clone()),
+        b_judged: aligned.map_or_else(|| b_raw.clone(), |r| r.b.clone()),
         a_raw,
         b_raw,
         a_name,

@@ -365,10 +365,10 @@ async fn execute(run: &Run<'_>, first: Vec<WorkItem>) -> AppResult<Result<RunEnd
         for (a, b) in &e.pairs {
             for q in &questions {
                 if let Some((x, y)) = both(*a, *b, q.id) {
-                    align_items.push(WorkItem {
-                        key: Key::Align { a: *a, b: *b, question: q.id }.to_string(),
-                        payload: protocol::align_payload(&q.question, x, y, s.tolerance, s.max_adjustments),
-                    });
+                    align_items.push(WorkItem::new(
+                        Key::Align { a: *a, b: *b, question: q.id }.to_string(),
+                        &protocol::AlignItem::new(&q.question, x, y, s.tolerance, s.max_adjustments),
+                    ));
                 }
             }
         }
@@ -395,7 +395,7 @@ async fn execute(run: &Run<'_>, first: Vec<WorkItem>) -> AppResult<Result<RunEnd
             return Ok(end);
         }
     }
-    let results = done_results(&store::jobs::job_items(pool, job.id).await?);
+    let results = super::Results::of(&store::jobs::job_items(pool, job.id).await?);
 
     // The judging: per pair and question the answers to judge (aligned,
     // or as generated), then the items — all M trials at once, or with
@@ -408,10 +408,7 @@ async fn execute(run: &Run<'_>, first: Vec<WorkItem>) -> AppResult<Result<RunEnd
             if s.protocol.unbiased() {
                 let judged: Option<(String, String)> = if s.align {
                     // A failed alignment (its item says why) is not judged either.
-                    results
-                        .get(&Key::Align { a: *a, b: *b, question: q.id })
-                        .filter(|r| r["alignment"] != json!("Discarded"))
-                        .map(|r| (r["a"].as_str().unwrap_or("").to_string(), r["b"].as_str().unwrap_or("").to_string()))
+                    results.align(*a, *b, q.id).filter(|r| r.alignment.succeeded()).map(|r| (r.a.clone(), r.b.clone()))
                 } else {
                     Some((x.clone(), y.clone()))
                 };
@@ -420,10 +417,10 @@ async fn execute(run: &Run<'_>, first: Vec<WorkItem>) -> AppResult<Result<RunEnd
                 }
             }
             if s.protocol.legacy() {
-                legacy_items.push(WorkItem {
-                    key: Key::Legacy { a: *a, b: *b, question: q.id }.to_string(),
-                    payload: protocol::legacy_payload(s.legacy_aspects, &q.question, x, y),
-                });
+                legacy_items.push(WorkItem::new(
+                    Key::Legacy { a: *a, b: *b, question: q.id }.to_string(),
+                    &protocol::LegacyItem::new(s.legacy_aspects, &q.question, x, y),
+                ));
             }
         }
     }
@@ -434,18 +431,13 @@ async fn execute(run: &Run<'_>, first: Vec<WorkItem>) -> AppResult<Result<RunEnd
         for (pair, q, (ja, jb)) in &judged_answers {
             for t in 0..upto(*pair) {
                 for judge in 0..s.judge_count() {
-                    judging.push(WorkItem {
-                        key: Key::Unbiased { a: pair.0, b: pair.1, question: q.id, trial: t, judge }.to_string(),
-                        payload: protocol::unbiased_payload(
-                            s.judge_prompt,
-                            &q.question,
-                            ja,
-                            jb,
-                            t,
-                            s.repeats,
-                            s.exchange,
-                        ),
-                    });
+                    let item = protocol::UnbiasedItem {
+                        prompt: s.judge_prompt,
+                        exchange: s.exchange,
+                        ..protocol::UnbiasedItem::new(&q.question, ja, jb, t, s.repeats)
+                    };
+                    let key = Key::Unbiased { a: pair.0, b: pair.1, question: q.id, trial: t, judge };
+                    judging.push(WorkItem::new(key.to_string(), &item));
                 }
             }
         }
@@ -498,7 +490,7 @@ async fn execute(run: &Run<'_>, first: Vec<WorkItem>) -> AppResult<Result<RunEnd
             return Ok(end);
         }
         // The judging items' verdicts alone (not the answers' texts again).
-        let results = done_results(&store::jobs::job_items(pool, job.id).await?);
+        let results = super::Results::of(&store::jobs::job_items(pool, job.id).await?);
         open.retain(|p| {
             let maps: Vec<_> = judged_answers
                 .iter()

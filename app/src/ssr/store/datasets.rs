@@ -77,37 +77,6 @@ impl DatasetReport {
     }
 }
 
-/// A benchmark's files as a user hands them over (the CLI's arguments, the
-/// Questions page's form): `format` by name, the questions file, its corpus
-/// file, column overrides (`role=col,…`) and the set's name (empty: the
-/// format and the file's name). Read, checked and stored by [`import`].
-pub async fn import_files(
-    pool: &Db,
-    project_id: i64,
-    format: &str,
-    file: (&str, &[u8]),
-    corpus: Option<(&str, &[u8])>,
-    columns: &str,
-    name: &str,
-    limits: &ImportLimits,
-) -> AppResult<DatasetReport> {
-    let format = Format::parse(format).ok_or_else(|| {
-        let known: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
-        AppError::Invalid(format!("unknown benchmark format \"{format}\" (one of {})", known.join(", ")))
-    })?;
-    let columns = engine::datasets::Columns::default().with_overrides(columns).map_err(|e| AppError::Invalid(e.0))?;
-    let data = engine::datasets::read(
-        format,
-        &engine::datasets::File { name: file.0, bytes: file.1 },
-        corpus.map(|(name, bytes)| engine::datasets::File { name, bytes }).as_ref(),
-        &columns,
-    )
-    .map_err(|e| AppError::Invalid(e.0))?;
-    let name =
-        if name.trim().is_empty() { format!("{} from {}", format.name(), file.0) } else { name.trim().to_string() };
-    import(pool, project_id, format, data, (file.0, corpus.map(|c| c.0)), &name, limits).await
-}
-
 /// Stores `data` (read from `file`, with `corpus`) in the project; the
 /// questions become a set named `name`.
 pub async fn import(
