@@ -1,7 +1,7 @@
 //! Graph-text-grounded questions (seed 000 §III-A): node, edge and
 //! subgraph level. [`plan`] samples the structures (seeded); each planned
 //! question is one job item whose payload carries the structure's text and
-//! its source chunks ([`payload`]); [`run_item`] asks the LLM.
+//! its source chunks ([`item`]); [`run_item`] asks the LLM.
 //!
 //! - node: an entity (uniform, or weighted by degree), its description and
 //!   its source chunks → a question about the entity's content;
@@ -19,7 +19,6 @@
 use std::collections::{BTreeSet, HashMap};
 
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
 
 use super::walk::{sample_walks, WalkError};
 use crate::graph::summarise;
@@ -211,31 +210,71 @@ pub fn plan(graph: &KnowledgeGraph, s: &GraphQuestionSettings) -> Result<Vec<Pla
 
 /// A plan's work item: the structure's names, types and descriptions and
 /// the texts of its context chunks (`chunks`: chunk id → text).
-pub fn payload(graph: &KnowledgeGraph, plan: &Plan, chunks: &HashMap<i64, String>) -> Value {
+/// An entity as a question's prompt shows it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct EntityText {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub description: String,
+}
+
+/// A relation as a question's prompt shows it, by its ends' names.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RelationText {
+    pub source: String,
+    pub target: String,
+    pub description: String,
+}
+
+/// A planned question's item: the plan with the graph's text of its
+/// entities (best-connected first) and relations, and the chunks it is
+/// given (a subgraph's, to summarise first).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Item {
+    pub plan: Plan,
+    pub nodes: Vec<EntityText>,
+    pub edges: Vec<RelationText>,
+    pub chunks: Vec<String>,
+}
+
+/// What an item asked: the question, its plan and its prompt's hash.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Asked {
+    pub question: String,
+    pub plan: Plan,
+    pub prompt_hash: Option<String>,
+}
+
+pub fn item(graph: &KnowledgeGraph, plan: &Plan, chunks: &HashMap<i64, String>) -> Item {
     let degree: HashMap<String, usize> = graph.by_degree().into_iter().collect();
     let mut nodes: Vec<&String> = plan.nodes.iter().collect();
     // Subgraphs list their best-connected entities first.
     nodes.sort_by_key(|k| std::cmp::Reverse(degree.get(k.as_str()).copied().unwrap_or(0)));
     let node = |k: &String| {
         let n = &graph.nodes[k];
-        json!({ "name": n.name, "type": n.kind, "description": n.descriptions.join(" ") })
+        EntityText { name: n.name.clone(), kind: n.kind.clone(), description: n.descriptions.join(" ") }
     };
     let name = |k: &String| graph.nodes.get(k).map_or(k.clone(), |n| n.name.clone());
     let given = plan.given_chunk_ids();
-    json!({
-        "plan": plan,
-        "nodes": nodes.into_iter().map(node).collect::<Vec<_>>(),
-        "edges": plan.edges.iter().map(|(a, b)| json!({
-            "source": name(a),
-            "target": name(b),
-            "description": graph.edges.get(&(a.clone(), b.clone())).map(|e| e.descriptions.join(" ")).unwrap_or_default(),
-        })).collect::<Vec<_>>(),
-        "chunks": given.iter().filter_map(|id| chunks.get(id)).collect::<Vec<_>>(),
-    })
-}
-
-fn text(v: &Value, field: &str) -> String {
-    v[field].as_str().unwrap_or_default().to_string()
+    Item {
+        plan: plan.clone(),
+        nodes: nodes.into_iter().map(node).collect(),
+        edges: plan
+            .edges
+            .iter()
+            .map(|(a, b)| RelationText {
+                source: name(a),
+                target: name(b),
+                description: graph
+                    .edges
+                    .get(&(a.clone(), b.clone()))
+                    .map(|e| e.descriptions.join(" "))
+                    .unwrap_or_default(),
+            })
+            .collect(),
+        chunks: given.iter().filter_map(|id| chunks.get(id)).cloned().collect(),
+    }
 }
 
 fn passages(chunks: &[String]) -> String {
@@ -244,20 +283,19 @@ fn passages(chunks: &[String]) -> String {
 
 /// The question request for a node or edge item, or for a subgraph item
 /// given its chunk summaries.
-pub fn request(p: &Value, summaries: &[String]) -> ChatRequest {
-    let level: Level = serde_json::from_value(p["plan"]["level"].clone()).unwrap_or(Level::Node);
-    let chunks: Vec<String> = serde_json::from_value(p["chunks"].clone()).unwrap_or_default();
-    let nodes = p["nodes"].as_array().cloned().unwrap_or_default();
-    let edges = p["edges"].as_array().cloned().unwrap_or_default();
-    let (purpose, prompt, user) = match level {
+pub fn request(item: &Item, summaries: &[String]) -> ChatRequest {
+    let (nodes, edges, chunks) = (&item.nodes, &item.edges, &item.chunks);
+    let entity = |n: &EntityText| format!("- {} ({}): {}", n.name, n.kind, n.description);
+    let relation = |e: &RelationText| format!("- {} — {}: {}", e.source, e.target, e.description);
+    let (purpose, prompt, user) = match item.plan.level {
         Level::Node => {
             let n = nodes.first().cloned().unwrap_or_default();
             let user = format!(
                 "Entity: {} ({})\nDescription: {}\nPassages:\n<<<\n{}\n>>>",
-                text(&n, "name"),
-                text(&n, "type"),
-                text(&n, "description"),
-                passages(&chunks)
+                n.name,
+                n.kind,
+                n.description,
+                passages(chunks)
             );
             (NODE_PURPOSE, NODE_PROMPT, user)
         }
@@ -265,27 +303,19 @@ pub fn request(p: &Value, summaries: &[String]) -> ChatRequest {
             let e = edges.first().cloned().unwrap_or_default();
             let user = format!(
                 "Relation: {} — {}\nDescription: {}\nEntities:\n{}\nPassages:\n<<<\n{}\n>>>",
-                text(&e, "source"),
-                text(&e, "target"),
-                text(&e, "description"),
-                nodes
-                    .iter()
-                    .map(|n| format!("- {} ({}): {}", text(n, "name"), text(n, "type"), text(n, "description")))
-                    .collect::<Vec<_>>()
-                    .join("\n"),
-                passages(&chunks)
+                e.source,
+                e.target,
+                e.description,
+                nodes.iter().map(entity).collect::<Vec<_>>().join("\n"),
+                passages(chunks)
             );
             (EDGE_PURPOSE, EDGE_PROMPT, user)
         }
         Level::Subgraph => {
             let user = format!(
                 "Entities: {}\nRelations:\n{}\nSummaries:\n<<<\n{}\n>>>",
-                nodes.iter().map(|n| text(n, "name")).collect::<Vec<_>>().join("; "),
-                edges
-                    .iter()
-                    .map(|e| format!("- {} — {}: {}", text(e, "source"), text(e, "target"), text(e, "description")))
-                    .collect::<Vec<_>>()
-                    .join("\n"),
+                nodes.iter().map(|n| n.name.as_str()).collect::<Vec<_>>().join("; "),
+                edges.iter().map(relation).collect::<Vec<_>>().join("\n"),
                 passages(summaries)
             );
             (SUBGRAPH_PURPOSE, SUBGRAPH_PROMPT, user)
@@ -313,8 +343,11 @@ pub fn parse_question(reply: &str) -> Result<String, String> {
 /// Generates one planned question through the gateway. The result (JSON)
 /// is the question with its plan.
 pub async fn run_item(gateway: &Gateway, job_id: i64, item: WorkItem) -> ItemOutcome {
-    let p = &item.payload;
-    let level: Level = serde_json::from_value(p["plan"]["level"].clone()).unwrap_or(Level::Node);
+    let p: Item = match item.read() {
+        Ok(p) => p,
+        Err(error) => return ItemOutcome::Failed { error, tokens: 0, cost_usd: 0.0 },
+    };
+    let level = p.plan.level;
     let ctx = |template: &str| CallContext {
         job_id: Some(job_id),
         item: Some(item.key.clone()),
@@ -323,8 +356,7 @@ pub async fn run_item(gateway: &Gateway, job_id: i64, item: WorkItem) -> ItemOut
     let (mut tokens, mut cost) = (0, 0.0);
     let mut summaries = Vec::new();
     if level == Level::Subgraph {
-        let chunks: Vec<String> = serde_json::from_value(p["chunks"].clone()).unwrap_or_default();
-        for chunk in &chunks {
+        for chunk in &p.chunks {
             match gateway.chat(&summarise::request(chunk), &ctx(summarise::PROMPT)).await {
                 Ok(r) => {
                     tokens += r.prompt_tokens + r.completion_tokens;
@@ -367,7 +399,7 @@ pub async fn run_item(gateway: &Gateway, job_id: i64, item: WorkItem) -> ItemOut
             summaries = reduced;
         }
     }
-    let req = request(p, &summaries);
+    let req = request(&p, &summaries);
     let template = match level {
         Level::Node => NODE_PROMPT,
         Level::Edge => EDGE_PROMPT,
@@ -380,12 +412,9 @@ pub async fn run_item(gateway: &Gateway, job_id: i64, item: WorkItem) -> ItemOut
     tokens += reply.prompt_tokens + reply.completion_tokens;
     cost += reply.cost_usd;
     match parse_question(&reply.text) {
-        Ok(question) => ItemOutcome::Done {
-            result: json!({ "question": question, "plan": p["plan"], "prompt_hash": prompt_hash(template) })
-                .to_string(),
-            tokens,
-            cost_usd: cost,
-        },
+        Ok(question) => {
+            ItemOutcome::done(&Asked { question, plan: p.plan, prompt_hash: Some(prompt_hash(template)) }, tokens, cost)
+        }
         Err(error) => ItemOutcome::Failed { error, tokens, cost_usd: cost },
     }
 }
@@ -454,6 +483,7 @@ pub fn offline_subgraph(req: &ChatRequest) -> Result<String, String> {
 mod tests {
     use super::*;
     use crate::graph::{Entity, Extraction, Relation};
+    use serde_json::json;
 
     fn sample_graph() -> KnowledgeGraph {
         let mut g = KnowledgeGraph::default();
@@ -533,7 +563,7 @@ mod tests {
         let chunks: HashMap<i64, String> = (1..=300).map(|i| (i, format!("Chunk {i}."))).collect();
         let s = GraphQuestionSettings { node: 1, edge: 0, subgraph: 0, seed: 5, ..Default::default() };
         let p = &plan(&g, &s).unwrap()[0];
-        let texts: Vec<String> = serde_json::from_value(payload(&g, p, &chunks)["chunks"].clone()).unwrap();
+        let texts: Vec<String> = item(&g, p, &chunks).chunks;
         assert_eq!(texts, p.context_chunk_ids.iter().map(|c| format!("Chunk {c}.")).collect::<Vec<_>>());
         // A plan stored before context chunks were recorded was given its first three.
         let old: Plan = serde_json::from_value(json!({"level": "node", "nodes": ["ada"], "edges": [],
@@ -567,7 +597,7 @@ mod tests {
             .collect();
         let store = Arc::new(MemoryStore::default());
         let gw = Gateway::new(Arc::new(crate::offline::provider()), store.clone(), PriceTable::default());
-        let item = WorkItem { key: "q-0".into(), payload: payload(&g, &p, &chunks) };
+        let item = WorkItem::new("q-0", &item(&g, &p, &chunks));
         let out = run_item(&gw, 1, item).await;
         assert!(matches!(out, ItemOutcome::Done { .. }), "{out:?}");
         let summaries = store.log().iter().filter(|c| c.purpose == summarise::PURPOSE).count();
@@ -616,16 +646,16 @@ mod tests {
         let s = GraphQuestionSettings { node: 1, edge: 1, subgraph: 1, min_hops: 3, ..Default::default() };
         let chunks: HashMap<i64, String> = (1..=5).map(|i| (i, format!("Chunk {i} text."))).collect();
         let plans = plan(&g, &s).unwrap();
-        let node = request(&payload(&g, &plans[0], &chunks), &[]);
+        let node = request(&item(&g, &plans[0], &chunks), &[]);
         let name = &g.nodes[&plans[0].nodes[0]].name;
         assert!(node.messages[1].content.starts_with(&format!("Entity: {name} (person)")));
         assert!(node.messages[1].content.contains("lives in Saltmere."));
         assert!(node.messages[1].content.contains("Chunk "));
         assert_eq!(offline_node(&node).unwrap(), format!("Who is {name}, and what does {name} do in the text?"));
-        let edge = request(&payload(&g, &plans[1], &chunks), &[]);
+        let edge = request(&item(&g, &plans[1], &chunks), &[]);
         assert!(edge.messages[1].content.contains("taught"));
         assert!(offline_edge(&edge).unwrap().starts_with("How is "));
-        let sub = request(&payload(&g, &plans[2], &chunks), &["A summary.".into()]);
+        let sub = request(&item(&g, &plans[2], &chunks), &["A summary.".into()]);
         assert!(sub.messages[1].content.contains("[1] A summary."));
         assert!(offline_subgraph(&sub).unwrap().ends_with("what larger story connects them?"));
     }

@@ -250,28 +250,47 @@ fn category_text(h: &Hierarchy, categories: &[String]) -> String {
         .join("\n")
 }
 
-pub fn payload(h: &Hierarchy, p: &Planned, text: &str) -> Value {
-    json!({ "planned": p, "categories": category_text(h, &p.categories), "text": text })
+/// A hierarchical question's item: its plan, its categories as the prompt
+/// states them (with their lineage) and its chunk's text.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Item {
+    pub planned: Planned,
+    pub categories: String,
+    pub text: String,
 }
 
-pub fn request(payload: &Value) -> ChatRequest {
-    let user = format!(
-        "User: {}\n{}\nPassage:\n<<<\n{}\n>>>",
-        payload["planned"]["expertise"].as_str().unwrap_or("novice"),
-        payload["categories"].as_str().unwrap_or(""),
-        payload["text"].as_str().unwrap_or("")
-    );
+/// What an item wrote: the question and its reference answer with the
+/// plan; with the adherence check, the checker's verdict and whether it
+/// dropped the pair.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Written {
+    pub question: String,
+    pub answer: String,
+    pub planned: Planned,
+    /// The checker's reply as it gave it (`null`: not checked).
+    #[serde(default)]
+    pub adherence: Value,
+    #[serde(default)]
+    pub dropped: bool,
+    pub prompt_hash: Option<String>,
+}
+
+pub fn item(h: &Hierarchy, p: &Planned, text: &str) -> Item {
+    Item { planned: p.clone(), categories: category_text(h, &p.categories), text: text.to_string() }
+}
+
+pub fn request(item: &Item) -> ChatRequest {
+    let user = format!("User: {}\n{}\nPassage:\n<<<\n{}\n>>>", item.planned.expertise, item.categories, item.text);
     let mut req = ChatRequest::new(PURPOSE, vec![Message::system(PROMPT.trim()), Message::user(user)]);
     req.json = true;
     req.max_tokens = Some(400);
     req
 }
 
-pub fn check_request(payload: &Value, question: &str, answer: &str) -> ChatRequest {
+pub fn check_request(item: &Item, question: &str, answer: &str) -> ChatRequest {
     let user = format!(
         "{}\nQuestion: {question}\nReference answer: {answer}\nPassage:\n<<<\n{}\n>>>",
-        payload["categories"].as_str().unwrap_or(""),
-        payload["text"].as_str().unwrap_or("")
+        item.categories, item.text
     );
     let mut req = ChatRequest::new(CHECK_PURPOSE, vec![Message::system(CHECK_PROMPT.trim()), Message::user(user)]);
     req.json = true;
@@ -285,10 +304,13 @@ fn json_object(reply: &str) -> Option<Value> {
 }
 
 pub async fn run_item(gateway: &Gateway, job_id: i64, item: WorkItem, adherence: bool) -> ItemOutcome {
-    let p = &item.payload;
+    let p: Item = match item.read() {
+        Ok(p) => p,
+        Err(error) => return ItemOutcome::Failed { error, tokens: 0, cost_usd: 0.0 },
+    };
     let ctx =
         |t: &str| CallContext { job_id: Some(job_id), item: Some(item.key.clone()), prompt_hash: Some(prompt_hash(t)) };
-    let reply = match gateway.chat(&request(p), &ctx(PROMPT)).await {
+    let reply = match gateway.chat(&request(&p), &ctx(PROMPT)).await {
         Ok(r) => r,
         Err(e) => return ItemOutcome::Failed { error: e.to_string(), tokens: 0, cost_usd: 0.0 },
     };
@@ -306,7 +328,7 @@ pub async fn run_item(gateway: &Gateway, job_id: i64, item: WorkItem, adherence:
     };
     let mut verdict = Value::Null;
     if adherence {
-        match gateway.chat(&check_request(p, &question, &answer), &ctx(CHECK_PROMPT)).await {
+        match gateway.chat(&check_request(&p, &question, &answer), &ctx(CHECK_PROMPT)).await {
             Ok(r) => {
                 tokens += r.prompt_tokens + r.completion_tokens;
                 cost += r.cost_usd;
@@ -316,19 +338,15 @@ pub async fn run_item(gateway: &Gateway, job_id: i64, item: WorkItem, adherence:
         }
     }
     let dropped = verdict["fits"] == json!(false);
-    ItemOutcome::Done {
-        result: json!({
-            "question": question,
-            "answer": answer,
-            "planned": p["planned"],
-            "adherence": verdict,
-            "dropped": dropped,
-            "prompt_hash": prompt_hash(PROMPT),
-        })
-        .to_string(),
-        tokens,
-        cost_usd: cost,
-    }
+    let written = Written {
+        question,
+        answer,
+        planned: p.planned,
+        adherence: verdict,
+        dropped,
+        prompt_hash: Some(prompt_hash(PROMPT)),
+    };
+    ItemOutcome::done(&written, tokens, cost)
 }
 
 fn header<'a>(message: &'a str, label: &str) -> Vec<&'a str> {
@@ -476,15 +494,11 @@ mod tests {
         for c in &qp.categories {
             let planned =
                 Planned { categories: vec![format!("QP/{}", c.name)], expertise: "expert".into(), chunk_id: 1 };
-            let reply: Value = serde_json::from_str(&offline(&request(&payload(&h, &planned, text))).unwrap()).unwrap();
+            let reply: Value = serde_json::from_str(&offline(&request(&item(&h, &planned, text))).unwrap()).unwrap();
             let question = reply["question"].as_str().unwrap();
             let check: Value = serde_json::from_str(
-                &offline_check(&check_request(
-                    &payload(&h, &planned, text),
-                    question,
-                    reply["answer"].as_str().unwrap(),
-                ))
-                .unwrap(),
+                &offline_check(&check_request(&item(&h, &planned, text), question, reply["answer"].as_str().unwrap()))
+                    .unwrap(),
             )
             .unwrap();
             assert_eq!(check["fits"], true, "{}: {question:?} — {}", c.name, check["reason"]);
@@ -585,7 +599,7 @@ mod tests {
         let text =
             "The Salt Guild fixed the price of salt in Saltmere. Isobel Pell of the Salt Guild was its first warden.";
         let planned = Planned { categories: vec!["LV/similar".into()], expertise: "expert".into(), chunk_id: 1 };
-        let p = payload(&h, &planned, text);
+        let p = item(&h, &planned, text);
         let reply: Value = serde_json::from_str(&offline(&request(&p)).unwrap()).unwrap();
         let (q, a) = (reply["question"].as_str().unwrap(), reply["answer"].as_str().unwrap());
         assert!(q.contains("Salt Guild") && q.ends_with("Give the specifics."), "{q}");
@@ -596,10 +610,9 @@ mod tests {
                 expertise: "novice".into(),
                 chunk_id: 1,
             };
-            let v: Value = serde_json::from_str(
-                &offline_check(&check_request(&payload(&h, &planned, text), question, "x")).unwrap(),
-            )
-            .unwrap();
+            let v: Value =
+                serde_json::from_str(&offline_check(&check_request(&item(&h, &planned, text), question, "x")).unwrap())
+                    .unwrap();
             v["fits"].as_bool().unwrap()
         };
         assert!(fits(&["LV/similar"], "Who was the first warden of the Salt Guild?"));

@@ -21,7 +21,6 @@
 use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
 use crate::jobs::{ItemOutcome, WorkItem};
 use crate::llm::prompt::{delimited, prompt_hash};
@@ -166,25 +165,42 @@ pub fn parse(reply: &str) -> Result<Vec<SummaryQuestion>, String> {
     Ok(out)
 }
 
-/// The single item of a summary-based set.
+/// The single item of a summary-based set: the dataset's description
+/// (its documents' heads and tails) and the settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Item {
+    pub description: String,
+    pub settings: SummarySettings,
+}
+
+/// What the item proposed: the questions kept, with their users and tasks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Proposed {
+    pub questions: Vec<SummaryQuestion>,
+    pub prompt_hash: Option<String>,
+}
+
+/// The set's one work item.
 pub fn item(description: &str, s: &SummarySettings) -> WorkItem {
-    WorkItem { key: "summary".into(), payload: json!({ "description": description, "settings": s }) }
+    WorkItem::new("summary", &Item { description: description.to_string(), settings: s.clone() })
 }
 
 pub async fn run_item(gateway: &Gateway, job_id: i64, item: WorkItem) -> ItemOutcome {
-    let description = item.payload["description"].as_str().unwrap_or_default();
-    let settings: SummarySettings = serde_json::from_value(item.payload["settings"].clone()).unwrap_or_default();
+    let Item { description, settings } = match item.read() {
+        Ok(it) => it,
+        Err(error) => return ItemOutcome::Failed { error, tokens: 0, cost_usd: 0.0 },
+    };
     let ctx =
         CallContext { job_id: Some(job_id), item: Some(item.key.clone()), prompt_hash: Some(prompt_hash(PROMPT)) };
-    match gateway.chat(&request(description, &settings), &ctx).await {
+    match gateway.chat(&request(&description, &settings), &ctx).await {
         Ok(reply) => {
             let tokens = reply.prompt_tokens + reply.completion_tokens;
             match parse(&reply.text).map(|q| select(q, settings.count)) {
-                Ok(questions) => ItemOutcome::Done {
-                    result: json!({ "questions": questions, "prompt_hash": prompt_hash(PROMPT) }).to_string(),
+                Ok(questions) => ItemOutcome::done(
+                    &Proposed { questions, prompt_hash: Some(prompt_hash(PROMPT)) },
                     tokens,
-                    cost_usd: reply.cost_usd,
-                },
+                    reply.cost_usd,
+                ),
                 Err(error) => ItemOutcome::Failed { error, tokens, cost_usd: reply.cost_usd },
             }
         }

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use engine::graph::{Entity, Extraction, KnowledgeGraph, Relation};
 use engine::jobs::{run, ItemOutcome, MemoryJobStore, WorkItem};
 use engine::llm::PriceTable;
-use engine::questions::graph::{payload, plan, run_item, GraphQuestionSettings, Level};
+use engine::questions::graph::{item, plan, run_item, GraphQuestionSettings, Level};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -61,11 +61,8 @@ async fn each_level_prompts_with_its_structure_and_source_chunks() {
     let (g, chunks) = graph();
     let settings = GraphQuestionSettings { node: 2, edge: 2, subgraph: 1, min_hops: 4, ..Default::default() };
     let plans = plan(&g, &settings).unwrap();
-    let items: Vec<WorkItem> = plans
-        .iter()
-        .enumerate()
-        .map(|(i, p)| WorkItem { key: format!("q-{i}"), payload: payload(&g, p, &chunks) })
-        .collect();
+    let items: Vec<WorkItem> =
+        plans.iter().enumerate().map(|(i, p)| WorkItem::new(format!("q-{i}"), &item(&g, p, &chunks))).collect();
     let store = MemoryJobStore::default();
     run(1, items.clone(), &store, 4, false, &CancellationToken::new(), &|_| {}, |item| run_item(&gw, 1, item))
         .await
@@ -126,7 +123,7 @@ async fn a_reply_that_is_not_a_question_fails_the_item() {
     let (_mock, gw, _) = crate::common::replying(|_| "Ada taught Bo.".to_string(), PriceTable::default()).await;
     let (g, chunks) = graph();
     let plans = plan(&g, &GraphQuestionSettings { node: 1, edge: 0, subgraph: 0, ..Default::default() }).unwrap();
-    let outcome = run_item(&gw, 1, WorkItem { key: "q-0".into(), payload: payload(&g, &plans[0], &chunks) }).await;
+    let outcome = run_item(&gw, 1, WorkItem::new("q-0", &item(&g, &plans[0], &chunks))).await;
     match outcome {
         ItemOutcome::Failed { error, .. } => assert!(error.starts_with("the reply is not a question"), "{error}"),
         other => panic!("{other:?}"),

@@ -202,12 +202,16 @@ async fn store_questions(pool: &Db, job: &JobView, params: &QuestionsParams) -> 
     let mut items = store::jobs::job_items(pool, job.id).await?;
     items.retain(|i| i.status == ItemStatus::Done);
     items.sort_by(|a, b| a.key.cmp(&b.key));
-    let results: Vec<serde_json::Value> =
-        items.iter().filter_map(|i| serde_json::from_str(i.result.as_deref()?).ok()).collect();
-    let questions: Vec<store::questions::NewQuestion> =
-        if let Generator::Hierarchical { settings, .. } = &params.generator {
+    // Each item's result as its generator's record (one that cannot be
+    // read is left out, as an unfinished item is).
+    fn read<T: serde::de::DeserializeOwned>(items: &[crate::model::JobItemView]) -> Vec<T> {
+        items.iter().filter_map(|i| engine::jobs::ItemOutcome::read(i.result.as_deref()?).ok()).collect()
+    }
+    let questions: Vec<store::questions::NewQuestion> = match &params.generator {
+        Generator::Hierarchical { settings, .. } => {
+            let results: Vec<engine::questions::hierarchy::Written> = read(&items);
             let seed = Some(settings.seed as i64);
-            let kept: Vec<&serde_json::Value> = results.iter().filter(|r| r["dropped"] != json!(true)).collect();
+            let kept: Vec<_> = results.iter().filter(|r| !r.dropped).collect();
             let mut described = parameters.clone();
             if let Some(o) = described.as_object_mut() {
                 o.remove("no_cache");
@@ -216,9 +220,8 @@ async fn store_questions(pool: &Db, job: &JobView, params: &QuestionsParams) -> 
             described["dropped_by_adherence_check"] = json!(results.len() - kept.len());
             store::questions::set_parameters(pool, set, &described).await?;
             kept.into_iter()
-                .filter_map(|r| {
-                    let planned: engine::questions::hierarchy::Planned =
-                        serde_json::from_value(r["planned"].clone()).ok()?;
+                .map(|r| {
+                    let planned = r.planned.clone();
                     // "QC 8" (a dimension at a granularity) or "LV × QC" (a factorial cell).
                     let level = if planned.categories.len() > 1 {
                         planned.categories.iter().filter_map(|c| c.split('/').next()).collect::<Vec<_>>().join(" × ")
@@ -226,24 +229,24 @@ async fn store_questions(pool: &Db, job: &JobView, params: &QuestionsParams) -> 
                         let c = &planned.categories[0];
                         format!("{} {}", c.split('/').next().unwrap_or(""), 1 << c.matches('/').count())
                     };
-                    Some(store::questions::NewQuestion {
-                        question: r["question"].as_str()?.to_string(),
+                    store::questions::NewQuestion {
+                        question: r.question.clone(),
                         level: Some(level),
                         category: Some(planned.categories.join(" × ")),
                         expertise: Some(planned.expertise),
-                        reference_answer: r["answer"].as_str().map(str::to_string),
+                        reference_answer: Some(r.answer.clone()),
                         source_chunk_ids: vec![planned.chunk_id],
                         generator: "hierarchical".into(),
-                        prompt_hash: r["prompt_hash"].as_str().map(str::to_string),
+                        prompt_hash: r.prompt_hash.clone(),
                         seed,
                         ..Default::default()
-                    })
+                    }
                 })
                 .collect()
-        } else if let Generator::Summary { .. } = &params.generator {
-            let r = results.first().cloned().unwrap_or_default();
-            let asked: Vec<engine::questions::summary::SummaryQuestion> =
-                serde_json::from_value(r["questions"].clone()).unwrap_or_default();
+        }
+        Generator::Summary { .. } => {
+            let proposed = read::<engine::questions::summary::Proposed>(&items).into_iter().next();
+            let (asked, prompt_hash) = proposed.map_or((Vec::new(), None), |p| (p.questions, p.prompt_hash));
             // The users' and tasks' descriptions go with the set.
             let mut described = parameters.clone();
             described.as_object_mut().map(|o| o.remove("no_cache"));
@@ -263,34 +266,31 @@ async fn store_questions(pool: &Db, job: &JobView, params: &QuestionsParams) -> 
                     level: Some("summary".into()),
                     category: Some(format!("user {} / task {}", q.user, q.task)),
                     generator: "summary".into(),
-                    prompt_hash: r["prompt_hash"].as_str().map(str::to_string),
+                    prompt_hash: prompt_hash.clone(),
                     ..Default::default()
                 })
                 .collect()
-        } else if let Generator::Graph { settings, .. } = &params.generator {
+        }
+        Generator::Graph { settings, .. } => {
             let seed = Some(settings.seed as i64);
-            results
-                .iter()
-                .filter_map(|r| {
-                    let plan: engine::questions::graph::Plan = serde_json::from_value(r["plan"].clone()).ok()?;
-                    Some(store::questions::NewQuestion {
-                        question: r["question"].as_str()?.to_string(),
-                        level: Some(plan.level.name().to_string()),
-                        context_chunk_ids: Some(plan.given_chunk_ids()),
-                        source_chunk_ids: plan.source_chunk_ids,
-                        nodes: plan.nodes,
-                        edges: plan.edges,
-                        walk: plan.walk,
-                        generator: "graph".into(),
-                        prompt_hash: r["prompt_hash"].as_str().map(str::to_string),
-                        seed,
-                        ..Default::default()
-                    })
+            read::<engine::questions::graph::Asked>(&items)
+                .into_iter()
+                .map(|r| store::questions::NewQuestion {
+                    question: r.question,
+                    level: Some(r.plan.level.name().to_string()),
+                    context_chunk_ids: Some(r.plan.given_chunk_ids()),
+                    source_chunk_ids: r.plan.source_chunk_ids,
+                    nodes: r.plan.nodes,
+                    edges: r.plan.edges,
+                    walk: r.plan.walk,
+                    generator: "graph".into(),
+                    prompt_hash: r.prompt_hash,
+                    seed,
+                    ..Default::default()
                 })
                 .collect()
-        } else {
-            Vec::new()
-        };
+        }
+    };
     if questions.is_empty() {
         // (Every adherence check failing, or a summary reply with no questions.)
         return Err(AppError::Invalid(format!(
@@ -317,13 +317,9 @@ impl Stage for QuestionsStage {
                     plans
                         .iter()
                         .enumerate()
-                        .map(|(i, p)| WorkItem {
-                            key: format!("h-{i:05}"),
-                            payload: engine::questions::hierarchy::payload(
-                                hierarchy,
-                                p,
-                                chunks.get(&p.chunk_id).map_or("", String::as_str),
-                            ),
+                        .map(|(i, p)| {
+                            let text = chunks.get(&p.chunk_id).map_or("", String::as_str);
+                            WorkItem::new(format!("h-{i:05}"), &engine::questions::hierarchy::item(hierarchy, p, text))
                         })
                         .collect()
                 }
@@ -340,9 +336,8 @@ impl Stage for QuestionsStage {
                     plans
                         .iter()
                         .enumerate()
-                        .map(|(i, plan)| WorkItem {
-                            key: question_key(i),
-                            payload: engine::questions::graph::payload(&graph, plan, &chunks),
+                        .map(|(i, plan)| {
+                            WorkItem::new(question_key(i), &engine::questions::graph::item(&graph, plan, &chunks))
                         })
                         .collect()
                 }
