@@ -159,6 +159,6 @@ test('changing the chunk size re-chunks the corpus', async ({ page }) => {
   await page.locator('details.chunking summary').click();
   await page.getByLabel('Overlap').fill('400');
   await page.getByRole('button', { name: 'Apply and re-chunk' }).click();
-  await expect(page.getByRole('alert')).toHaveText('overlap must be smaller than half the chunk size (255 tokens at most), not 400');
+  await expect(page.getByRole('alert')).toHaveText('chunk_overlap: must be smaller than half the chunk size (255 tokens at most), not 400');
   await expect(page.locator('#total-chunks')).toHaveText(after.toLocaleString('en-US'));
 });

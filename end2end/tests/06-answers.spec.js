@@ -38,7 +38,7 @@ test('answer a question set with two methods and compare them side by side', asy
   await expect(page.locator('#no-answers')).toBeVisible();
   await expect(page.locator('.build-panel .llm-line')).toContainText('offline (no LLM)');
   const form = page.locator('#answers-form');
-  const params = form.locator('textarea[name="params"]');
+  const params = form.locator('textarea[name="req[params]"]');
   // NaiveRAG comes first, with in-process MiniLM embeddings.
   await expect(params).toHaveValue(/"embedder": "minilm"/);
   await params.fill('{"k": 3}');
@@ -54,10 +54,10 @@ test('answer a question set with two methods and compare them side by side', asy
   await expect(rows.first()).toContainText('naive (k=3)');
 
   // Choosing another method fills in its default parameters.
-  await form.locator('select[name="method"]').selectOption('lightrag');
+  await form.locator('select[name="req[name]"]').selectOption('lightrag');
   await expect(params).toHaveValue(/"mode": "hybrid"/);
   await expect(form.locator('.method-about')).toContainText('dual-level');
-  await form.locator('input[name="target_words"]').fill('25');
+  await form.locator('input[name="req[target_words]"]').fill('25');
   // LightRAG asks for keywords first: 2 calls a question.
   await expect(stage.locator('td').nth(1)).toHaveText('12');
   await page.locator('#generate-answers').click();

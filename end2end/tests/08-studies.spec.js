@@ -23,7 +23,7 @@ test('design a study, rate it on a phone with keys, read the results', async ({ 
   const form = page.locator('#study-form');
   await form.locator('input[name="name"]').fill('Clarity check');
   await form.locator('input[data-set]').first().fill('3');
-  await form.locator('input[name="attention_checks"]').fill('1');
+  await form.locator('input[name="req[attention_checks]"]').fill('1');
   await page.locator('#create-study').click();
   const created = page.locator('#created-links');
   await expect(created).toContainText('Study #');
@@ -132,8 +132,8 @@ test('design a study, rate it on a phone with keys, read the results', async ({ 
   // Per-rater links only: no open link is made.
   await form.locator('input[name="name"]').fill('Invited raters');
   await form.locator('input[data-set]').first().fill('2');
-  await form.locator('input[name="rater_links"]').fill('2');
-  await form.locator('input[name="per_rater_only"]').check();
+  await form.locator('input[name="req[rater_links]"]').fill('2');
+  await form.locator('input[name="req[no_open_link]"]').check();
   await page.locator('#create-study').click();
   await expect(created).toContainText('No open link');
   await expect(created.locator('details li')).toHaveCount(2);
@@ -151,7 +151,7 @@ test('validate answers: pick the kind, rate answers and categories by tapping, c
   await expect(form.locator('input[name="name"]')).toHaveValue('Answer validation');
   await expect(form.locator('#study-answers')).toBeVisible();
   await expect(form.locator('#study-dimensions')).toHaveValue(/"name": "Hallucination"/);
-  await expect(form.locator('input[type="number"][name="attention_checks"]')).toBeDisabled();
+  await expect(form.locator('input[type="number"][name="req[attention_checks]"]')).toBeDisabled();
   await form.locator('input[data-set]').first().fill('2');
   await page.locator('#create-study').click();
   const created = page.locator('#created-links');

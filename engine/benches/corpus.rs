@@ -2,7 +2,7 @@
 //! `cargo bench -p engine --bench corpus`.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use engine::chunk::{chunk_text, ChunkSettings, Tokenizer};
+use engine::chunk::{chunk_text, Bpe, ChunkSettings, Tokenizer};
 use engine::corpus::{import_files, ImportLimits};
 
 fn read(name: &str) -> Vec<u8> {
@@ -35,7 +35,7 @@ fn corpus(c: &mut Criterion) {
     g.throughput(Throughput::Bytes(alice_text.len() as u64));
     g.bench_function("alice 1200/100", |b| b.iter(|| chunk_text(&alice_text, &ChunkSettings::default()).unwrap()));
     g.throughput(Throughput::Bytes(sherlock_text.len() as u64));
-    let hiera = ChunkSettings { chunk_tokens: 512, overlap_tokens: 50, tokenizer: Tokenizer::Cl100kBase };
+    let hiera = ChunkSettings { chunk_tokens: 512, chunk_overlap: 50, tokenizer: Tokenizer::Cl100kBase };
     g.bench_function("sherlock 512/50", |b| b.iter(|| chunk_text(&sherlock_text, &hiera).unwrap()));
     g.finish();
 }

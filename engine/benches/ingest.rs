@@ -5,7 +5,7 @@
 //! upload does with a document: its token count, then its chunks.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use engine::chunk::{chunk_text, ChunkSettings, Tokenizer};
+use engine::chunk::{chunk_text, Bpe, ChunkSettings, Tokenizer};
 
 fn read(name: &str) -> String {
     let dir = std::env::var("ASSAY_CORPORA")

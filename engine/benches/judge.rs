@@ -72,7 +72,7 @@ fn main() {
         // cl100k's tables load once per process, on the first count (the
         // server at its first call; here before the clock starts).
         let loading = Instant::now();
-        engine::chunk::Tokenizer::Cl100kBase.count("warm up");
+        engine::chunk::Bpe::count(engine::chunk::Tokenizer::Cl100kBase, "warm up");
         let tokenizer_ms = loading.elapsed().as_secs_f64() * 1e3;
         let bound = calls as f64 * latency.as_secs_f64() / concurrency as f64;
         println!(

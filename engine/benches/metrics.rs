@@ -39,7 +39,7 @@ fn main() {
     let model = MiniLm::load(&model_dir).unwrap_or_else(|e| panic!("{e}"));
 
     let chunks =
-        chunk_text(&text, &ChunkSettings { chunk_tokens: 512, overlap_tokens: 50, ..Default::default() }).unwrap();
+        chunk_text(&text, &ChunkSettings { chunk_tokens: 512, chunk_overlap: 50, ..Default::default() }).unwrap();
     let index = Bm25Index::new(chunks.iter().map(|c| (c.index as i64, &text[c.start..c.end])));
     // Sentences with the chunk each starts in.
     let mut sentences: Vec<(String, i64)> = Vec::new();

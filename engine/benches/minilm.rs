@@ -27,7 +27,7 @@ fn main() {
     let corpora = std::env::var("ASSAY_CORPORA")
         .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpora").into());
     let text = std::fs::read_to_string(format!("{corpora}/sherlock_holmes.txt")).unwrap().replace("\r\n", "\n");
-    let settings = ChunkSettings { chunk_tokens: 512, overlap_tokens: 50, ..Default::default() };
+    let settings = ChunkSettings { chunk_tokens: 512, chunk_overlap: 50, ..Default::default() };
     let passages: Vec<String> =
         chunk_text(&text, &settings).unwrap().iter().take(n).map(|c| text[c.start..c.end].to_string()).collect();
     let dir = std::env::var_os("ASSAY_MINILM_DIR").map(std::path::PathBuf::from).unwrap_or_else(|| {

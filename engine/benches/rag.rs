@@ -44,7 +44,7 @@ const QUESTIONS: [&str; 4] = [
 
 fn bench(c: &mut Criterion) {
     let text = corpus("sherlock_holmes.txt");
-    let settings = ChunkSettings { chunk_tokens: 512, overlap_tokens: 50, ..Default::default() };
+    let settings = ChunkSettings { chunk_tokens: 512, chunk_overlap: 50, ..Default::default() };
     let chunks = chunk_text(&text, &settings).unwrap();
     let mut graph = KnowledgeGraph::default();
     let started = Instant::now();

@@ -93,7 +93,7 @@ pub fn chunk_documents(
 ) -> Result<Vec<ChunkedDocument>, crate::chunk::ChunkSettingsError> {
     docs.into_iter()
         .map(|doc| {
-            let tokens = settings.tokenizer.count(&doc.text);
+            let tokens = crate::chunk::Bpe::count(settings.tokenizer, &doc.text);
             let chunks = crate::chunk::chunk_text(&doc.text, settings)?;
             Ok(ChunkedDocument { doc, tokens, chunks })
         })

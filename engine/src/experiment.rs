@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::judge::eval::{EvaluationRequest, Settings};
 pub use types::requests::QuestionsRequest;
-use types::requests::{GraphRequest, MetricsRequest};
+use types::requests::{AnswersRequest, ChunkRequest, GraphRequest, MetricsRequest};
 pub use types::StageKind;
 
 /// The whole manifest.
@@ -35,7 +35,8 @@ pub struct Manifest {
     #[serde(default)]
     pub questions: Vec<QuestionsRequest>,
     #[serde(default)]
-    pub methods: Vec<MethodSection>,
+    #[serde(serialize_with = "methods_as_tables")]
+    pub methods: Vec<AnswersRequest>,
     pub evaluation: Option<EvaluationSection>,
     /// Reference-based metrics (the HieraRAG paper's) of every set with
     /// reference answers.
@@ -67,7 +68,6 @@ impl Default for LlmSection {
 
 /// The documents and how they are chunked.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct CorpusSection {
     /// Files (relative to the manifest's folder), or `"sample"` for the
     /// built-in sample corpus.
@@ -87,25 +87,9 @@ pub struct CorpusSection {
     /// Which of the index's community levels become the project's (its coarsest by default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub community_level: Option<i64>,
-    #[serde(default = "default_chunk_tokens")]
-    pub chunk_tokens: usize,
-    #[serde(default = "default_chunk_overlap")]
-    pub chunk_overlap: usize,
-    #[serde(default = "default_tokenizer")]
-    pub tokenizer: String,
-}
-
-impl CorpusSection {
-    /// Its chunking, the tokenizer named checked.
-    pub fn chunk_settings(&self) -> Result<crate::chunk::ChunkSettings, crate::Invalid> {
-        let tokenizer = crate::chunk::Tokenizer::parse(&self.tokenizer)
-            .ok_or_else(|| crate::Invalid(format!("corpus.tokenizer: unknown \"{}\"", self.tokenizer)))?;
-        Ok(crate::chunk::ChunkSettings {
-            chunk_tokens: self.chunk_tokens,
-            overlap_tokens: self.chunk_overlap,
-            tokenizer,
-        })
-    }
+    /// `chunk_tokens`, `chunk_overlap`, `tokenizer`.
+    #[serde(flatten)]
+    pub chunking: ChunkRequest,
 }
 
 /// A corpus' size as a run stores it: its documents, their tokens, and
@@ -145,7 +129,7 @@ impl CorpusSize {
         let mut size = CorpusSize::default();
         for doc in &read.documents {
             size.documents += 1;
-            size.tokens += settings.tokenizer.count(&doc.text) as u64;
+            size.tokens += crate::chunk::Bpe::count(settings.tokenizer, &doc.text) as u64;
             if let Ok(chunks) = crate::chunk::chunk_text(&doc.text, settings) {
                 size.chunks += chunks.len() as u64;
                 size.chunk_tokens += chunks.iter().map(|c| c.tokens as u64).sum::<u64>();
@@ -153,16 +137,6 @@ impl CorpusSize {
         }
         size
     }
-}
-
-fn default_chunk_tokens() -> usize {
-    1200
-}
-fn default_chunk_overlap() -> usize {
-    100
-}
-fn default_tokenizer() -> String {
-    "cl100k_base".into()
 }
 
 /// How many questions `q` asks for (summary: users × tasks × per task, or
@@ -188,25 +162,6 @@ pub fn planned(q: &QuestionsRequest) -> usize {
                 .sum();
             categories * h.questions_per_category() + 4 * h.factorial
         }
-    }
-}
-
-/// A built-in RAG method and its parameters (missing ones take the
-/// method's defaults).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct MethodSection {
-    pub name: String,
-    #[serde(default)]
-    pub params: toml::Table,
-    /// Ask every answer for about this many words.
-    pub target_words: Option<usize>,
-}
-
-impl MethodSection {
-    /// The parameters as JSON.
-    pub fn params_json(&self) -> serde_json::Value {
-        serde_json::to_value(&self.params).unwrap_or_default()
     }
 }
 
@@ -269,13 +224,13 @@ pub mod label {
 }
 
 /// An answer's tokens: the method's target length, or a typical answer's.
-fn answer_tokens(m: &MethodSection) -> u64 {
+fn answer_tokens(m: &AnswersRequest) -> u64 {
     m.target_words.map_or(ANSWER_TOKENS, |w| (w as u64 * 4).div_ceil(3))
 }
 
 /// LLM calls a method makes per answer.
-fn per_answer(m: &MethodSection) -> u64 {
-    match m.name.as_str() {
+fn per_answer(m: &AnswersRequest) -> u64 {
+    match m.method.as_str() {
         "lightrag" => 2,
         name if crate::rag::presets::is_remote(name) => 0,
         _ => 1,
@@ -382,14 +337,14 @@ pub fn questions_estimate(
 /// Answering `n` questions with the method `m` over a corpus of `corpus`'
 /// size (its parameters given or defaults).
 pub fn answers_estimate(
-    m: &MethodSection,
+    m: &AnswersRequest,
     n: u64,
     label: String,
     corpus: &CorpusSize,
     chunk_tokens: usize,
 ) -> StageEstimate {
     let chunk = corpus.mean_chunk(chunk_tokens as u64);
-    let how = match m.name.as_str() {
+    let how = match m.method.as_str() {
         "lightrag" => format!("{} questions × 2 (keywords, answer)", thousands(n)),
         name if crate::rag::presets::is_remote(name) => "answered by your service: no LLM call from Assay".into(),
         "graphrag-local" | "graphrag-global" => {
@@ -399,17 +354,17 @@ pub fn answers_estimate(
     };
     // The answer's prompt, and LightRAG's keywords call first (the question
     // alone in its template).
-    let answer_prompt = match m.name.as_str() {
+    let answer_prompt = match m.method.as_str() {
         name if crate::rag::presets::is_remote(name) => 0,
         _ => n * (context_tokens(m, corpus.chunks, chunk) + template(crate::rag::answer::PROMPT)),
     };
-    let keywords = if m.name == "lightrag" { n * (template(crate::rag::lightrag::PROMPT) + 30) } else { 0 };
+    let keywords = if m.method == "lightrag" { n * (template(crate::rag::lightrag::PROMPT) + 30) } else { 0 };
     StageEstimate {
         kind: StageKind::Answers,
         label,
         calls: n * per_answer(m),
         prompt_tokens: answer_prompt + keywords,
-        completion_tokens: if crate::rag::presets::is_remote(&m.name) {
+        completion_tokens: if crate::rag::presets::is_remote(&m.method) {
             0
         } else {
             n * answer_tokens(m) + keywords / 4
@@ -421,11 +376,11 @@ pub fn answers_estimate(
 /// The retrieved context a method puts in an answer's prompt: the chunks
 /// it takes (BM25 and naive: `k`) or its token budgets (the graph methods),
 /// at most the whole corpus.
-fn context_tokens(m: &MethodSection, chunks: u64, chunk: u64) -> u64 {
+fn context_tokens(m: &AnswersRequest, chunks: u64, chunk: u64) -> u64 {
     let p = m.params_json();
     let param = |name: &str, default: u64| p.get(name).and_then(serde_json::Value::as_u64).unwrap_or(default);
     let corpus = chunks * chunk;
-    match m.name.as_str() {
+    match m.method.as_str() {
         "bm25" => param("k", 10).min(chunks) * chunk,
         "naive" => param("k", 5).min(chunks) * chunk,
         // Entities' and relations' descriptions are the graph's text, not
@@ -455,7 +410,7 @@ pub struct StageEstimate {
 /// A prompt template's own tokens (its instructions and format), counted
 /// as the gateway counts a prompt.
 fn template(prompt: &str) -> u64 {
-    crate::chunk::Tokenizer::Cl100kBase.count(prompt) as u64
+    crate::chunk::Bpe::count(crate::chunk::Tokenizer::Cl100kBase, prompt) as u64
 }
 /// An answer's tokens when a method gives no target length (~150 words).
 const ANSWER_TOKENS: u64 = 200;
@@ -468,7 +423,7 @@ impl Manifest {
     /// Every stage in the order a run takes them, with its expected calls
     /// and tokens, for a corpus of `corpus`'s size.
     pub fn estimate(&self, corpus: &CorpusSize) -> Vec<StageEstimate> {
-        let size = self.corpus.chunk_tokens as u64;
+        let size = self.corpus.chunking.chunk_tokens as u64;
         let chunks = corpus.chunks;
         // A chunk's tokens as the chunker cut this corpus.
         let chunk = corpus.mean_chunk(size);
@@ -487,15 +442,15 @@ impl Manifest {
         }];
         // An imported index brings its graph: nothing to extract.
         if self.needs_graph() && self.corpus.index.is_none() {
-            out.push(graph_estimate(corpus, self.corpus.chunk_tokens, self.graph.gleaning));
+            out.push(graph_estimate(corpus, self.corpus.chunking.chunk_tokens, self.graph.gleaning));
         }
         for (i, q) in self.questions.iter().enumerate() {
-            out.push(questions_estimate(q, label::questions(i, q), corpus, self.corpus.chunk_tokens));
+            out.push(questions_estimate(q, label::questions(i, q), corpus, self.corpus.chunking.chunk_tokens));
         }
         for (i, q) in self.questions.iter().enumerate() {
             for m in &self.methods {
-                let label = label::answers(&m.name, i);
-                out.push(answers_estimate(m, planned(q) as u64, label, corpus, self.corpus.chunk_tokens));
+                let label = label::answers(&m.method, i);
+                out.push(answers_estimate(m, planned(q) as u64, label, corpus, self.corpus.chunking.chunk_tokens));
             }
         }
         // Totals: calls, and the prompts' and replies' tokens of them all.
@@ -535,7 +490,7 @@ impl Manifest {
                             * (context_tokens(m, chunks, chunk) + template(crate::rag::answer::PROMPT));
                         push(
                             StageKind::Sanity,
-                            label::sanity(&m.name),
+                            label::sanity(&m.method),
                             calls,
                             again + n * per_question * judge_prompt(answer_tokens(m)),
                             n * per_question * VERDICT_TOKENS + n * answer_tokens(m),
@@ -609,21 +564,31 @@ impl Manifest {
         }
         let m: Manifest = toml::from_str(text).map_err(|e| ManifestError(format!("invalid manifest: {e}")))?;
         // A stage's table is its request (flattened beside a manifest's own
-        // keys, which serde cannot deny unknown keys through): a key the
-        // request did not read, a misspelling, is named.
+        // keys, which serde cannot deny unknown keys through; read from a
+        // form too, which posts every request's fields): a key the request
+        // did not read, a misspelling, is named.
         let given = |table: &str| raw.get(table);
-        let sets = raw.get("questions").and_then(toml::Value::as_array).map(Vec::as_slice).unwrap_or_default();
+        let list = |table: &str| raw.get(table).and_then(toml::Value::as_array).map(Vec::as_slice).unwrap_or_default();
         let unknown = [
+            ("corpus".to_string(), unread(given("corpus"), &m.corpus)),
             ("graph".to_string(), unread(given("graph"), &m.graph)),
             ("evaluation".to_string(), m.evaluation.as_ref().and_then(|e| unread(given("evaluation"), e))),
             ("metrics".to_string(), m.metrics.as_ref().and_then(|x| unread(given("metrics"), x))),
         ]
         .into_iter()
         .chain(
-            sets.iter()
+            list("questions")
+                .iter()
                 .zip(&m.questions)
                 .enumerate()
                 .map(|(i, (t, q))| (format!("questions[{i}]"), unread(Some(t), q))),
+        )
+        .chain(
+            list("methods")
+                .iter()
+                .zip(&m.methods)
+                .enumerate()
+                .map(|(i, (t, a))| (format!("methods[{i}]"), unread(Some(t), a))),
         );
         for (table, key) in unknown {
             if let Some(key) = key {
@@ -690,7 +655,7 @@ impl Manifest {
     /// Whether any stage needs the knowledge graph.
     pub fn needs_graph(&self) -> bool {
         self.questions.iter().any(|q| matches!(q, QuestionsRequest::Graph(_)))
-            || self.methods.iter().any(|m| crate::rag::method::needs_graph(&m.name))
+            || self.methods.iter().any(|m| crate::rag::method::needs_graph(&m.method))
     }
 
     fn check(&self, base: &Path) -> Result<(), String> {
@@ -746,15 +711,7 @@ impl Manifest {
                 }
             }
         }
-        if self.corpus.chunk_tokens < 16 || self.corpus.chunk_overlap >= self.corpus.chunk_tokens {
-            return Err(format!(
-                "corpus.chunk_tokens / chunk_overlap: chunks of at least 16 tokens with a smaller overlap, not {} / {}",
-                self.corpus.chunk_tokens, self.corpus.chunk_overlap
-            ));
-        }
-        if !matches!(self.corpus.tokenizer.as_str(), "cl100k_base" | "o200k_base") {
-            return Err(format!("corpus.tokenizer: cl100k_base or o200k_base, not \"{}\"", self.corpus.tokenizer));
-        }
+        self.corpus.chunking.validate().map_err(|e| format!("corpus.{e}"))?;
         for (i, q) in self.questions.iter().enumerate() {
             q.clone().checked().map_err(|e| format!("questions[{i}].{e}"))?;
             if planned(q) == 0 {
@@ -762,7 +719,8 @@ impl Manifest {
             }
         }
         for (i, m) in self.methods.iter().enumerate() {
-            crate::rag::method::resolve(&m.name, &m.params_json()).map_err(|e| format!("methods[{i}]: {e}"))?;
+            m.validate().map_err(|e| format!("methods[{i}].{e}"))?;
+            crate::rag::method::resolve(&m.method, &m.params_json()).map_err(|e| format!("methods[{i}]: {e}"))?;
         }
         if let Some(e) = &self.evaluation {
             e.settings()?;
@@ -792,11 +750,29 @@ impl Manifest {
     }
 }
 
+/// The methods as a manifest writes them: each request with its
+/// parameters as a table (a request writes them as the text of a JSON
+/// object, which a form carries unchanged), none when there are none.
+fn methods_as_tables<S: serde::Serializer>(methods: &[AnswersRequest], s: S) -> Result<S::Ok, S::Error> {
+    let tables = methods.iter().map(|m| {
+        let mut table = serde_json::to_value(m).expect("a request is JSON");
+        let object = table.as_object_mut().expect("a request is an object");
+        match m.params_json() {
+            serde_json::Value::Object(p) if p.is_empty() => object.remove("params"),
+            p => object.insert("params".into(), p),
+        };
+        table
+    });
+    s.collect_seq(tables)
+}
+
 /// The first key of `given` (a stage's table) that `read` (what was read
-/// from it) does not write back.
+/// from it) does not write back. An empty list or table sets nothing, and
+/// a record may leave one out when it writes itself: not named.
 fn unread(given: Option<&toml::Value>, read: &impl Serialize) -> Option<String> {
     let read = toml::Table::try_from(read).ok()?;
-    given?.as_table()?.keys().find(|k| !read.contains_key(*k)).cloned()
+    let empty = |v: &toml::Value| v.as_array().is_some_and(Vec::is_empty) || v.as_table().is_some_and(|t| t.is_empty());
+    given?.as_table()?.iter().find(|(k, v)| !read.contains_key(*k) && !empty(v)).map(|(k, _)| k.clone())
 }
 
 /// The first negative integer in `v` and its key path (`questions[0].node`).
@@ -840,9 +816,9 @@ mod tests {
     #[test]
     fn the_seed_004_preset_is_the_papers_configuration() {
         let m = Manifest::parse(include_str!("../../examples/hierarag-ultradomain.toml"), &here()).unwrap();
-        assert_eq!((m.corpus.chunk_tokens, m.corpus.chunk_overlap), (512, 0));
+        assert_eq!((m.corpus.chunking.chunk_tokens, m.corpus.chunking.chunk_overlap), (512, 0));
         assert_eq!(m.methods.len(), 1);
-        assert_eq!((m.methods[0].name.as_str(), m.methods[0].params_json()["k"].as_u64()), ("bm25", Some(10)));
+        assert_eq!((m.methods[0].method.as_str(), m.methods[0].params_json()["k"].as_u64()), ("bm25", Some(10)));
         let metrics = m.metrics.as_ref().unwrap();
         assert_eq!((metrics.k, metrics.unit.as_str()), (10, "document"));
         let QuestionsRequest::Hierarchical(h) = &m.questions[0] else { panic!("{:?}", m.questions[0]) };
@@ -960,6 +936,18 @@ mod tests {
         let e = error(&with("[[questions]]\nkind = \"summary\"\n[[questions]]\nkind = \"graph\"\nhops = 3\n"));
         assert_eq!(e, "questions[1]: unknown key \"hops\"");
         assert_eq!(error(&with("[graph]\nglean = 1\n")), "graph: unknown key \"glean\"");
+        let corpus = |table: &str| error(&format!("name = \"x\"\n[corpus]\nfiles = [\"sample\"]\n{table}"));
+        assert_eq!(corpus("chunk_token = 512\n"), "corpus: unknown key \"chunk_token\"");
+        assert_eq!(
+            corpus("chunk_tokens = 512\nchunk_overlap = 300\n"),
+            "corpus.chunk_overlap: must be smaller than half the chunk size (255 tokens at most), not 300"
+        );
+        let e = corpus("tokenizer = \"gpt2\"\n");
+        assert!(e.contains("the tokenizer must be cl100k_base or o200k_base, not \"gpt2\""), "{e}");
+        let e = error(&with("[[questions]]\nkind = \"graph\"\n[[methods]]\nname = \"bm25\"\ntarget_word = 80\n"));
+        assert_eq!(e, "methods[0]: unknown key \"target_word\"");
+        let e = error(&with("[[questions]]\nkind = \"graph\"\n[[methods]]\nname = \"bm25\"\ntarget_words = 0\n"));
+        assert_eq!(e, "methods[0].target_words: must be from 1 to 10000 words, not 0");
         let e = error(&with("[[questions]]\nkind = \"graph\"\n[[methods]]\nname = \"bm25\"\n[metrics]\n"));
         assert!(e.contains("metrics") && e.contains("hierarchical"), "{e}");
         let e = error("[corpus]\nfiles = [\"sample\"]\n");

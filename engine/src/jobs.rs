@@ -66,6 +66,12 @@ impl ItemOutcome {
         ItemOutcome::Done { result: serde_json::to_string(result).expect("a result record is JSON"), tokens, cost_usd }
     }
 
+    /// Failed before anything was spent: a payload that cannot be read, a
+    /// call refused before it went out.
+    pub fn failed(error: impl Into<String>) -> ItemOutcome {
+        ItemOutcome::Failed { error: error.into(), tokens: 0, cost_usd: 0.0 }
+    }
+
     /// A stored result as its stage's result record.
     pub fn read<T: serde::de::DeserializeOwned>(result: &str) -> Result<T, String> {
         serde_json::from_str(result).map_err(|e| format!("a stored result cannot be read: {e}"))
@@ -541,7 +547,7 @@ pub async fn one_call(
                 Err(error) => ItemOutcome::Failed { error, tokens, cost_usd },
             }
         }
-        Err((e, _)) => ItemOutcome::Failed { error: e.to_string(), tokens: 0, cost_usd: 0.0 },
+        Err((e, _)) => ItemOutcome::failed(e.to_string()),
     }
 }
 

@@ -50,3 +50,13 @@ pub const LEVELS: [usize; 3] = [2, 4, 8];
 pub const MIN_PER_CATEGORY: usize = 38;
 /// Questions per category for a one-level pilot.
 pub const PILOT_PER_CATEGORY: usize = 10;
+
+/// A study's draw seed.
+pub const STUDY_SEED: u64 = 42;
+/// A study's attention-check items, at most.
+pub const MOST_ATTENTION_CHECKS: usize = 5;
+
+/// Chunk size in tokens (LightRAG's; HieraRAG uses 512).
+pub const CHUNK_TOKENS: usize = 1200;
+/// Overlap between neighbouring chunks, in tokens (LightRAG's).
+pub const CHUNK_OVERLAP: usize = 100;

@@ -1,7 +1,7 @@
 //! Assay's vocabulary, declared once for every layer: the engine computes
 //! with these types, the store writes and reads them, the server functions
 //! send them, the browser (WASM) receives them. Nothing here depends on
-//! more than serde.
+//! more than serde (and serde_json, for a method's open table of parameters).
 //!
 //! A *closed set* (a job's kind, a protocol, a judge, a provider, …) is an
 //! enum declared with [`closed_set!`]: it travels over the wire and into

@@ -8,7 +8,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{defaults, Definitions, JudgeKind, JudgePrompt, LegacyAspects, Protocol, RelevanceUnit};
+use crate::{
+    defaults, Definitions, JudgeKind, JudgePrompt, LegacyAspects, Protocol, RelevanceUnit, StudyKind, Tokenizer,
+};
 
 /// A request's setting out of range: the field, as the form, the CLI and
 /// the manifest name it, and what is wrong.
@@ -573,6 +575,345 @@ impl QuestionsRequest {
     }
 }
 
+/// How a project cuts its documents into chunks: the corpus page's
+/// chunking, `assay project create`, a manifest's `[corpus]` table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[serde(default)]
+pub struct ChunkRequest {
+    /// Chunk size in tokens (LightRAG: 1200, HieraRAG: 512).
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = defaults::CHUNK_TOKENS))]
+    #[serde(deserialize_with = "read::chunk_tokens")]
+    pub chunk_tokens: usize,
+    /// Overlap between neighbouring chunks, in tokens.
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = defaults::CHUNK_OVERLAP))]
+    #[serde(alias = "overlap_tokens", deserialize_with = "read::chunk_overlap")]
+    pub chunk_overlap: usize,
+    /// cl100k_base or o200k_base.
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = Tokenizer::Cl100kBase))]
+    pub tokenizer: Tokenizer,
+}
+
+impl Default for ChunkRequest {
+    fn default() -> ChunkRequest {
+        ChunkRequest {
+            chunk_tokens: defaults::CHUNK_TOKENS,
+            chunk_overlap: defaults::CHUNK_OVERLAP,
+            tokenizer: Tokenizer::Cl100kBase,
+        }
+    }
+}
+
+impl ChunkRequest {
+    pub fn validate(&self) -> Result<(), OutOfRange> {
+        if !(16..=32768).contains(&self.chunk_tokens) {
+            let message = format!("must be from 16 to 32768 tokens, not {}", self.chunk_tokens);
+            return Err(OutOfRange { field: "chunk_tokens", message });
+        }
+        let most = (self.chunk_tokens - 1) / 2;
+        if self.chunk_overlap > most {
+            let message =
+                format!("must be smaller than half the chunk size ({most} tokens at most), not {}", self.chunk_overlap);
+            return Err(OutOfRange { field: "chunk_overlap", message });
+        }
+        Ok(())
+    }
+}
+
+/// Answers to a question set from a built-in RAG method: which method,
+/// its parameters (missing ones take the method's defaults) and a length
+/// to ask for. A manifest's `[[methods]]` entry, where the method has
+/// always been `name` — so it is `req[name]` on the form too, and
+/// `--method` on the command line.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+pub struct AnswersRequest {
+    /// The method: `assay answers methods` lists them.
+    #[cfg_attr(feature = "cli", arg(long))]
+    #[serde(rename = "name")]
+    pub method: String,
+    /// A method parameter, `NAME=VALUE` (the value as JSON where it
+    /// parses, else text); repeat for more. A table in a manifest, the
+    /// text of a JSON object on the form.
+    #[cfg_attr(feature = "cli", arg(long = "param", value_name = "NAME=VALUE"))]
+    #[serde(default, with = "param_table")]
+    pub params: Vec<Param>,
+    /// Ask every answer for about this many words.
+    #[cfg_attr(feature = "cli", arg(long))]
+    #[serde(default, deserialize_with = "read::target_words", skip_serializing_if = "Option::is_none")]
+    pub target_words: Option<usize>,
+}
+
+/// Equal when they ask for the same: parameters in any order (a manifest's
+/// table is sorted, a command line's are in the order given).
+impl PartialEq for AnswersRequest {
+    fn eq(&self, other: &AnswersRequest) -> bool {
+        let AnswersRequest { method, params: _, target_words } = self;
+        (method, target_words, self.params_json()) == (&other.method, &other.target_words, other.params_json())
+    }
+}
+
+impl AnswersRequest {
+    pub fn new(method: impl Into<String>) -> AnswersRequest {
+        AnswersRequest { method: method.into(), params: Vec::new(), target_words: None }
+    }
+
+    pub fn validate(&self) -> Result<(), OutOfRange> {
+        if self.method.trim().is_empty() {
+            return Err(OutOfRange { field: "method", message: "choose a method".into() });
+        }
+        if let Some(p) = self.params.iter().find(|p| p.name.trim().is_empty()) {
+            return Err(OutOfRange {
+                field: "params",
+                message: format!("a parameter has no name (value {})", p.value),
+            });
+        }
+        match self.target_words {
+            Some(n) if !(1..=10_000).contains(&n) => {
+                Err(OutOfRange { field: "target_words", message: format!("must be from 1 to 10000 words, not {n}") })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The parameters as one JSON object (a name given twice: the last).
+    pub fn params_json(&self) -> serde_json::Value {
+        serde_json::Value::Object(self.params.iter().map(|p| (p.name.clone(), p.value.clone())).collect())
+    }
+}
+
+/// One parameter of a method.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Param {
+    pub name: String,
+    pub value: serde_json::Value,
+}
+
+impl Param {
+    /// The entries of a JSON object as parameters (anything else: none).
+    pub fn from_object(object: &serde_json::Value) -> Vec<Param> {
+        let entries = object.as_object().into_iter().flatten();
+        entries.map(|(name, value)| Param { name: name.clone(), value: value.clone() }).collect()
+    }
+}
+
+impl std::str::FromStr for Param {
+    type Err = String;
+    /// `NAME=VALUE`, the value as JSON where it parses, else text.
+    fn from_str(pair: &str) -> Result<Param, String> {
+        let (name, value) = pair.split_once('=').ok_or_else(|| format!("{pair}: expected NAME=VALUE"))?;
+        let value = serde_json::from_str(value).unwrap_or_else(|_| serde_json::Value::String(value.to_string()));
+        Ok(Param { name: name.trim().to_string(), value })
+    }
+}
+
+/// Parameters read from a table (name → value) or from the text of a JSON
+/// object (the form's box; blank is none), and written as that text: a
+/// posted form carries every value as text, so a table written into one
+/// (`req[params][k]=3`, as the hydrated page encodes its request) would
+/// come back with `"3"` for `3`. (A manifest writes them as a table:
+/// `Manifest::to_toml`.)
+mod param_table {
+    use serde::de::{Error, MapAccess, Visitor};
+    use serde::{Deserializer, Serializer};
+
+    use super::Param;
+
+    pub fn serialize<S: Serializer>(params: &[Param], s: S) -> Result<S::Ok, S::Error> {
+        let object: serde_json::Map<String, serde_json::Value> =
+            params.iter().map(|p| (p.name.clone(), p.value.clone())).collect();
+        s.serialize_str(&serde_json::Value::Object(object).to_string())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Param>, D::Error> {
+        struct Table;
+        impl<'de> Visitor<'de> for Table {
+            type Value = Vec<Param>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a table of parameters, or the text of a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Vec<Param>, A::Error> {
+                let mut out = Vec::new();
+                while let Some((name, value)) = map.next_entry::<String, serde_json::Value>()? {
+                    out.push(Param { name, value });
+                }
+                Ok(out)
+            }
+            fn visit_str<E: Error>(self, v: &str) -> Result<Vec<Param>, E> {
+                if v.trim().is_empty() {
+                    return Ok(Vec::new());
+                }
+                match serde_json::from_str::<serde_json::Value>(v) {
+                    Ok(serde_json::Value::Object(m)) => {
+                        Ok(m.into_iter().map(|(name, value)| Param { name, value }).collect())
+                    }
+                    Ok(other) => Err(E::custom(format!("params: must be a JSON object, not {other}"))),
+                    Err(e) => Err(E::custom(format!("params: not JSON: {e}"))),
+                }
+            }
+            fn visit_unit<E: Error>(self) -> Result<Vec<Param>, E> {
+                Ok(Vec::new())
+            }
+        }
+        d.deserialize_any(Table)
+    }
+}
+
+/// A Likert study (the Unbiased GraphRAG Evaluation paper's user study,
+/// §V-C; HieraRAG's answer validation, §2.5): what raters rate, drawn from
+/// which question sets, with which checks and links. Its name and its
+/// dimensions (a JSON file on the command line, a JSON box on the form)
+/// are the caller's, beside the request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+#[serde(default)]
+pub struct StudyRequest {
+    /// questions: raters score questions on Likert dimensions; answers:
+    /// raters validate answers — correctness 0–3, hallucination 0–2,
+    /// answerability 0–3, category.
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = StudyKind::Questions))]
+    pub kind: StudyKind,
+    /// `SET:N[,SET:N...]`: draw N questions from each question set.
+    #[cfg_attr(feature = "cli", arg(long, value_delimiter = ',', required = true, value_name = "SET:N"))]
+    #[serde(deserialize_with = "draws")]
+    pub questions: Vec<Draw>,
+    /// With kind answers: an answer set over the drawn question set
+    /// (default: the questions' reference answers).
+    #[cfg_attr(feature = "cli", arg(long))]
+    #[serde(deserialize_with = "read::answers", skip_serializing_if = "Option::is_none")]
+    pub answers: Option<i64>,
+    /// Shown to raters first.
+    #[cfg_attr(feature = "cli", arg(long, default_value = ""))]
+    pub intro: String,
+    /// A few sentences about the corpus, shown with the questions so
+    /// raters can judge whether they can be answered from it.
+    #[cfg_attr(feature = "cli", arg(long, default_value = ""))]
+    pub corpus_summary: String,
+    /// Attention-check items (0–5; none in an answer-validation study).
+    #[cfg_attr(feature = "cli", arg(long = "attention", default_value_t = 0))]
+    #[serde(deserialize_with = "read::attention_checks")]
+    pub attention_checks: usize,
+    /// The raters wanted (the study's progress counts toward it).
+    #[cfg_attr(feature = "cli", arg(long))]
+    #[serde(deserialize_with = "read::target_raters", skip_serializing_if = "Option::is_none")]
+    pub target_raters: Option<usize>,
+    /// Per-rater links to make (besides the open link).
+    #[cfg_attr(feature = "cli", arg(long = "raters", default_value_t = 0))]
+    #[serde(deserialize_with = "read::rater_links")]
+    pub rater_links: usize,
+    /// Make no open link: only the per-rater links rate, so no one rates
+    /// twice by clearing a browser (needs per-rater links).
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub no_open_link: bool,
+    /// The draw's seed.
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = defaults::STUDY_SEED))]
+    #[serde(deserialize_with = "read::seed")]
+    pub seed: u64,
+    /// The links stop working this many days from now (default: never).
+    #[cfg_attr(feature = "cli", arg(long))]
+    #[serde(deserialize_with = "read::expires_days", skip_serializing_if = "Option::is_none")]
+    pub expires_days: Option<usize>,
+}
+
+impl Default for StudyRequest {
+    fn default() -> StudyRequest {
+        StudyRequest {
+            kind: StudyKind::Questions,
+            questions: Vec::new(),
+            answers: None,
+            intro: String::new(),
+            corpus_summary: String::new(),
+            attention_checks: 0,
+            target_raters: None,
+            rater_links: 0,
+            no_open_link: false,
+            seed: defaults::STUDY_SEED,
+            expires_days: None,
+        }
+    }
+}
+
+impl StudyRequest {
+    pub fn validate(&self) -> Result<(), OutOfRange> {
+        let bad = |field, message: String| Err(OutOfRange { field, message });
+        if self.questions.is_empty() {
+            return bad("questions", "draw questions from at least one set (SET:N)".into());
+        }
+        if let Some(d) = self.questions.iter().find(|d| !(1..=10_000).contains(&d.count)) {
+            return bad(
+                "questions",
+                format!("draw 1 to 10000 questions from a set, not {} from set {}", d.count, d.set),
+            );
+        }
+        if self.kind == StudyKind::Questions && self.answers.is_some() {
+            return bad("answers", "answers are rated in an answer-validation study (kind answers)".into());
+        }
+        if self.attention_checks > defaults::MOST_ATTENTION_CHECKS {
+            return bad("attention_checks", format!("at most 5, not {}", self.attention_checks));
+        }
+        if self.kind == StudyKind::Answers && self.attention_checks > 0 {
+            return bad("attention_checks", "attention checks are for question-rating studies".into());
+        }
+        if let Some(t) = self.target_raters.filter(|t| !(1..=100_000).contains(t)) {
+            return bad("target_raters", format!("must be from 1 to 100000, not {t}"));
+        }
+        if self.rater_links > 1000 {
+            return bad("rater_links", format!("at most 1000 per-rater links, not {}", self.rater_links));
+        }
+        if self.no_open_link && self.rater_links == 0 {
+            return bad("rater_links", "a study without an open link needs at least one per-rater link".into());
+        }
+        if let Some(d) = self.expires_days.filter(|d| !(1..=3650).contains(d)) {
+            return bad("expires_days", format!("must be from 1 to 3650 days, not {d}"));
+        }
+        Ok(())
+    }
+}
+
+/// Questions drawn from one set: `SET:N`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Draw {
+    pub set: i64,
+    pub count: usize,
+}
+
+impl std::str::FromStr for Draw {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Draw, String> {
+        let (set, n) = text.split_once(':').ok_or_else(|| format!("\"{text}\" is not SET:N"))?;
+        let set = set.trim().parse().ok().filter(|s| *s >= 1).ok_or_else(|| format!("\"{set}\" is not a set id"))?;
+        let count = n.trim().parse().map_err(|_| format!("\"{n}\" is not a count"))?;
+        Ok(Draw { set, count })
+    }
+}
+
+impl std::fmt::Display for Draw {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.set, self.count)
+    }
+}
+
+impl Serialize for Draw {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Draw {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Draw, D::Error> {
+        String::deserialize(d)?.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// Draws from a list or from one comma-separated text (the form's field),
+/// a bad one named.
+fn draws<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Draw>, D::Error> {
+    split(d, &[','])?
+        .iter()
+        .map(|t| t.parse().map_err(|e| serde::de::Error::custom(format!("questions: {e}"))))
+        .collect()
+}
+
 /// Numbers read from a number or from its text (a posted form sends text),
 /// a value that is neither refused naming its field — serde's own error
 /// would not say which field, and the form's reader cannot add it.
@@ -647,6 +988,18 @@ mod read {
         }
     }
 
+    /// An answer set's id, or nothing: absent, blank or `reference` (the
+    /// form's choice of the questions' reference answers).
+    pub fn answers<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+        match d.deserialize_any(Loose)? {
+            Number::Text(t) if t.is_empty() || t == "reference" => Ok(None),
+            n => number_to_whole::<i64>(n)
+                .filter(|id| *id >= 1)
+                .map(Some)
+                .ok_or_else(|| D::Error::custom("answers: not an answer set's id")),
+        }
+    }
+
     /// Whole numbers from a list (of numbers or their texts), or from one
     /// text separated by commas (a form's field).
     pub fn levels<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<usize>, D::Error> {
@@ -709,6 +1062,13 @@ mod read {
         tail: whole -> usize,
         factorial: whole -> usize,
         count: optional -> Option<usize>,
+        target_words: optional -> Option<usize>,
+        chunk_tokens: whole -> usize,
+        chunk_overlap: whole -> usize,
+        target_raters: optional -> Option<usize>,
+        expires_days: optional -> Option<usize>,
+        attention_checks: whole -> usize,
+        rater_links: whole -> usize,
         per_category: optional -> Option<usize>,
         position_bias: real -> f64,
         length_bias: real -> f64,

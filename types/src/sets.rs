@@ -233,6 +233,22 @@ closed_set! {
 }
 
 closed_set! {
+    /// The BPE vocabularies Assay counts tokens with (the engine counts).
+    pub enum Tokenizer ("the tokenizer") {
+        /// GPT-3.5/GPT-4 family; LightRAG's default.
+        Cl100kBase = "cl100k_base",
+        /// GPT-4o family.
+        O200kBase = "o200k_base",
+    }
+}
+
+impl Default for Tokenizer {
+    fn default() -> Tokenizer {
+        Tokenizer::Cl100kBase
+    }
+}
+
+closed_set! {
     /// What a study asks raters to rate.
     pub enum StudyKind ("a study's kind") {
         /// Generated questions on Likert dimensions (Zeng et al. §V-C).
@@ -373,6 +389,7 @@ mod tests {
         round_trips::<Standing>();
         round_trips::<StudyKind>();
         round_trips::<LinkKind>();
+        round_trips::<Tokenizer>();
         round_trips::<ShareKind>();
         round_trips::<Role>();
         round_trips::<Access>();

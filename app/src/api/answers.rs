@@ -3,9 +3,8 @@
 use leptos::prelude::*;
 
 use crate::error::AppError;
+use types::requests::AnswersRequest;
 
-#[cfg(feature = "ssr")]
-use super::form::whole;
 use crate::model::*;
 
 #[cfg(feature = "ssr")]
@@ -106,64 +105,44 @@ pub async fn delete_answer_set(answer_set_id: i64) -> Result<(), AppError> {
 #[server(output = crate::codec::Json)]
 pub async fn plan_answers(
     question_set_id: i64,
-    method: String,
-    params: String,
     name: String,
-    target_words: String,
     no_cache: Option<String>,
+    req: AnswersRequest,
 ) -> Result<crate::model::RunPlan, AppError> {
     let call = Request::now()?;
     call.require(Obj::QuestionSet(question_set_id), Need::Read).await?;
-    let req = answer_request(question_set_id, method, params, name, target_words, no_cache)?;
-    crate::ssr::answers::plan(&call.state.pool, &call.state.llm(), &req).await
+    let job = answers_job(question_set_id, name, no_cache, req);
+    crate::ssr::answers::plan(&call.state.pool, &call.state.llm(), &job).await
 }
 
-/// The form's fields as a request (parameters JSON, a target length).
+/// The form's fields as a job: a blank name is none.
 #[cfg(feature = "ssr")]
-fn answer_request(
+fn answers_job(
     question_set_id: i64,
-    method: String,
-    params: String,
     name: String,
-    target_words: String,
     no_cache: Option<String>,
-) -> Result<crate::ssr::answers::AnswerRequest, AppError> {
-    let params: serde_json::Value = if params.trim().is_empty() {
-        serde_json::Value::Null
-    } else {
-        serde_json::from_str(&params).map_err(|e| AppError::Invalid(format!("the parameters are not JSON: {e}")))?
-    };
-    let target_words = match target_words.trim() {
-        "" => None,
-        t => Some(whole("target length in words", t, 1, 10_000)? as usize),
-    };
-    Ok(crate::ssr::answers::AnswerRequest {
-        question_set_id,
-        method,
-        params,
-        name: Some(name).filter(|n| !n.trim().is_empty()),
-        target_words,
-        no_cache: no_cache.is_some(),
-    })
+    request: AnswersRequest,
+) -> crate::ssr::answers::AnswersJob {
+    let name = Some(name).filter(|n| !n.trim().is_empty());
+    crate::ssr::answers::AnswersJob { question_set_id, request, name, no_cache: no_cache.is_some() }
 }
 
-/// Starts answering a question set with a built-in method (a job).
-/// `params`: a JSON object of parameters (missing ones take the defaults);
-/// `target_words`: empty for none.
+/// Starts answering a question set with a built-in method (a job): the
+/// request's `req[name]` (the method), `req[params]` (the text of a JSON object;
+/// missing parameters take the method's defaults) and `req[target_words]`
+/// (blank for none).
 #[server(output = crate::codec::Json)]
 pub async fn start_answers(
     question_set_id: i64,
-    method: String,
-    params: String,
     name: String,
-    target_words: String,
     no_cache: Option<String>,
+    req: AnswersRequest,
 ) -> Result<JobView, AppError> {
     let call = Request::now()?;
     call.require(Obj::QuestionSet(question_set_id), Need::Edit).await?;
-    let req = answer_request(question_set_id, method, params, name, target_words, no_cache)?;
+    let job = answers_job(question_set_id, name, no_cache, req);
     let state = call.state.clone();
-    let (job, _) = crate::ssr::answers::create(&state.pool, &req, &state.llm().minilm_dir).await?;
+    let (job, _) = crate::ssr::answers::create(&state.pool, &job, &state.llm().minilm_dir).await?;
     state.jobs.spawn(state.pool.clone(), state.llm(), job.id, false)?;
     Ok(job)
 }

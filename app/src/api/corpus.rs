@@ -52,25 +52,8 @@ pub async fn delete_document(id: i64) -> Result<(), AppError> {
 }
 
 #[server(output = crate::codec::Json)]
-pub async fn set_chunking(
-    project_id: i64,
-    chunk_tokens: String,
-    chunk_overlap: String,
-    tokenizer: String,
-) -> Result<ProjectView, AppError> {
+pub async fn set_chunking(project_id: i64, req: types::requests::ChunkRequest) -> Result<ProjectView, AppError> {
     let call = Request::now()?;
     call.require(Obj::Project(project_id), Need::Edit).await?;
-    let number = |field: &str, value: &str| {
-        value
-            .trim()
-            .parse::<usize>()
-            .map_err(|_| AppError::Invalid(format!("{field} must be a whole number, not \"{value}\"")))
-    };
-    let settings = engine::chunk::ChunkSettings {
-        chunk_tokens: number("chunk size", &chunk_tokens)?,
-        overlap_tokens: number("overlap", &chunk_overlap)?,
-        tokenizer: engine::chunk::Tokenizer::parse(&tokenizer)
-            .ok_or_else(|| AppError::Invalid(format!("unknown tokenizer \"{tokenizer}\"")))?,
-    };
-    crate::ssr::ingest::set_chunk_settings(&call.state.pool, project_id, settings).await
+    crate::ssr::ingest::set_chunk_settings(&call.state.pool, project_id, req).await
 }

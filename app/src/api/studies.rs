@@ -4,9 +4,8 @@ use leptos::prelude::*;
 
 use crate::error::AppError;
 
-#[cfg(feature = "ssr")]
-use super::form::whole;
 use crate::model::*;
+use types::requests::StudyRequest;
 
 #[cfg(feature = "ssr")]
 use crate::ssr::access::{Need, Request};
@@ -44,70 +43,27 @@ pub async fn default_study_dimensions() -> Result<(String, String), AppError> {
     Ok((json(Kind::Questions), json(Kind::Answers)))
 }
 
-/// Creates a study. `draws`: `SET:N` comma-separated; `kind`: questions or
-/// answers; `answers`: an answer set's id, or empty for reference answers;
-/// `dimensions`: JSON (empty: the kind's defaults).
+/// Creates a study: the request's fields (`req[questions]`: `SET:N`
+/// comma-separated; `req[answers]`: an answer set's id, or `reference`),
+/// its name and `dimensions` as JSON (empty: the kind's own).
 #[server(output = crate::codec::Json)]
-#[allow(clippy::too_many_arguments)]
 pub async fn create_study(
     project_id: i64,
     name: String,
-    draws: String,
-    intro: String,
-    corpus_summary: String,
-    attention_checks: String,
-    target_raters: String,
-    rater_links: String,
-    seed: String,
-    expires_days: String,
-    #[server(default)] kind: String,
-    #[server(default)] answers: String,
     #[server(default)] dimensions: String,
-    #[server(default)] per_rater_only: String,
+    req: StudyRequest,
 ) -> Result<CreatedStudy, AppError> {
     let call = Request::now()?;
     call.require(Obj::Project(project_id), Need::Edit).await?;
-    let kind = engine::study::Kind::parse(if kind.trim().is_empty() { "questions" } else { kind.trim() })
-        .map_err(AppError::from)?;
     let dimensions: Option<Vec<engine::study::Dimension>> = match dimensions.trim() {
         "" => None,
         d => Some(serde_json::from_str(d).map_err(|e| AppError::Invalid(format!("dimensions: {e}")))?),
     };
-    let mut parsed = Vec::new();
-    for part in draws.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let (set, n) =
-            part.split_once(':').ok_or_else(|| AppError::Invalid(format!("questions: \"{part}\" is not SET:COUNT")))?;
-        let set = whole("question set", set, 1, i64::MAX as u64)? as i64;
-        parsed.push((set, whole("questions to draw", n, 1, 10_000)? as usize));
-    }
-    call.require_in(project_id, parsed.iter().map(|(s, _)| Obj::QuestionSet(*s))).await?;
-    let req = crate::ssr::studies::StudyRequest {
-        project_id,
-        name,
-        draws: parsed,
-        dimensions,
-        kind,
-        answers: match answers.trim() {
-            "" | "reference" => None,
-            a => Some(whole("answer set", a, 1, i64::MAX as u64)? as i64),
-        },
-        intro,
-        corpus_summary,
-        attention_checks: whole("attention checks", &attention_checks, 0, 5)? as usize,
-        target_raters: match target_raters.trim() {
-            "" => None,
-            t => Some(whole("target raters", t, 1, 100_000)? as i64),
-        },
-        rater_links: whole("per-rater links", &rater_links, 0, 1000)? as usize,
-        open_link: per_rater_only.trim().is_empty(),
-        seed: if seed.trim().is_empty() { 42 } else { whole("seed", &seed, 0, u64::MAX)? },
-        expires_days: match expires_days.trim() {
-            "" => None,
-            d => Some(whole("days until the links expire", d, 1, 3650)? as u32),
-        },
-    };
+    req.validate().map_err(|e| AppError::Invalid(e.to_string()))?;
+    call.require_in(project_id, req.questions.iter().map(|d| Obj::QuestionSet(d.set))).await?;
     call.require_in(project_id, req.answers.map(Obj::AnswerSet)).await?;
-    let created = crate::ssr::studies::create(&call.state.pool, &req).await?;
+    let spec = crate::ssr::studies::StudySpec { project_id, name, request: req, dimensions };
+    let created = crate::ssr::studies::create(&call.state.pool, &spec).await?;
     Ok(CreatedStudy {
         study_id: created.study_id,
         open_url: if created.open_token.is_empty() {

@@ -16,9 +16,7 @@ pub struct ProjectSummary {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProjectView {
     pub summary: ProjectSummary,
-    pub chunk_tokens: i64,
-    pub chunk_overlap: i64,
-    pub tokenizer: String,
+    pub chunking: types::requests::ChunkRequest,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -180,7 +180,7 @@ fn GenerateForm(
                                 </select>
                             </label>
                             <label>"Method "
-                                <select name="method" on:change=move |ev| {
+                                <select name="req[name]" on:change=move |ev| {
                                     let name = event_target_value(&ev);
                                     if let Some(m) = by_name.iter().find(|m| m.name == name) {
                                         params.set(m.defaults.clone());
@@ -196,12 +196,12 @@ fn GenerateForm(
                                     </optgroup>
                                 </select>
                             </label>
-                            <label>"Target length (words) " <input type="number" name="target_words" min="1" placeholder="none"/></label>
+                            <label>"Target length (words) " <input type="number" name="req[target_words]" min="1" max="10000" placeholder="none"/></label>
                             <label>"Name " <input type="text" name="name" placeholder="(method and changed parameters)"/></label>
                         </div>
                         <p class="muted small method-about">{move || about.get()}</p>
                         <label>"Parameters (JSON) "
-                            <textarea name="params" rows="6" class="code" prop:value=move || params.get()
+                            <textarea name="req[params]" rows="6" class="code" prop:value=move || params.get()
                                 on:input=move |ev| params.set(event_target_value(&ev))></textarea>
                         </label>
                         <Show when=move || !fields.get().is_empty()>

@@ -102,7 +102,7 @@ fn Totals(p: ProjectView) -> impl IntoView {
             <div><dt>"Chunks"</dt><dd id="total-chunks">{format::int(s.chunks)}</dd></div>
             <div>
                 <dt>"Chunking"</dt>
-                <dd class="small">{format!("{} tokens, {} overlap", p.chunk_tokens, p.chunk_overlap)}<br/><span class="muted">{p.tokenizer.clone()}</span></dd>
+                <dd class="small">{format!("{} tokens, {} overlap", p.chunking.chunk_tokens, p.chunking.chunk_overlap)}<br/><span class="muted">{p.chunking.tokenizer.as_str()}</span></dd>
             </div>
         </dl>
     }
@@ -110,8 +110,7 @@ fn Totals(p: ProjectView) -> impl IntoView {
 
 #[component]
 fn ChunkingForm(p: ProjectView, action: ServerAction<SetChunking>) -> impl IntoView {
-    let tokenizers = ["cl100k_base", "o200k_base"];
-    let current = p.tokenizer.clone();
+    let current = p.chunking.tokenizer;
     view! {
         <details class="chunking">
             <summary>"Chunking settings"</summary>
@@ -121,11 +120,11 @@ fn ChunkingForm(p: ProjectView, action: ServerAction<SetChunking>) -> impl IntoV
             </p>
             <ActionForm action attr:class="inline-form">
                 <input type="hidden" name="project_id" value=p.summary.id/>
-                <label>"Chunk size " <input name="chunk_tokens" type="number" min="16" max="32768" value=p.chunk_tokens/></label>
-                <label>"Overlap " <input name="chunk_overlap" type="number" min="0" value=p.chunk_overlap/></label>
+                <label>"Chunk size " <input name="req[chunk_tokens]" type="number" min="16" max="32768" required value=p.chunking.chunk_tokens/></label>
+                <label>"Overlap " <input name="req[chunk_overlap]" type="number" min="0" required value=p.chunking.chunk_overlap/></label>
                 <label>"Tokenizer "
-                    <select name="tokenizer">
-                        {tokenizers.into_iter().map(|t| view! { <option value=t selected=t == current>{t}</option> }).collect_view()}
+                    <select name="req[tokenizer]">
+                        {types::Tokenizer::ALL.iter().map(|t| view! { <option value=t.as_str() selected=*t == current>{t.as_str()}</option> }).collect_view()}
                     </select>
                 </label>
                 <button type="submit" disabled=move || action.pending().get()>

@@ -153,7 +153,7 @@ fn Designer(
                     <ActionForm action attr:class="stack-form" attr:id="study-form">
                         <input type="hidden" name="project_id" value=project_id.to_string()/>
                         <label>"What raters do "
-                            <select name="kind" id="study-kind" on:change=move |ev| {
+                            <select name="req[kind]" id="study-kind" on:change=move |ev| {
                                 let k = event_target_value(&ev);
                                 dims.set(if k == "answers" { defaults.1.clone() } else { defaults.0.clone() });
                                 name.set(if k == "answers" { "Answer validation" } else { "Question quality" }.into());
@@ -166,7 +166,7 @@ fn Designer(
                         <label>"Name " <input type="text" name="name" prop:value=move || name.get()
                             on:input=move |ev| name.set(event_target_value(&ev)) required/></label>
                         <label class:hidden=move || !validating()>"Answers to validate "
-                            <select name="answers" id="study-answers">
+                            <select name="req[answers]" id="study-answers">
                                 <option value="reference">"The questions' reference answers (hierarchical sets)"</option>
                                 {answer_options.into_iter().map(|(id, label)| view! { <option value=id.to_string()>{label}</option> }).collect_view()}
                             </select>
@@ -189,26 +189,26 @@ fn Designer(
                                 }
                             }).collect_view()}
                         </fieldset>
-                        <input type="hidden" name="draws" prop:value=draws/>
+                        <input type="hidden" name="req[questions]" prop:value=draws/>
                         <label>"Introduction for raters "
-                            <textarea name="intro" rows="3">"Thank you for helping. You will read questions generated about a text and rate how good each question is."</textarea>
+                            <textarea name="req[intro]" rows="3">"Thank you for helping. You will read questions generated about a text and rate how good each question is."</textarea>
                         </label>
                         <label>"Summary of the source text (raters read it first) "
-                            <textarea name="corpus_summary" rows="3" placeholder="A few sentences about the corpus, so raters can judge answerability."></textarea>
+                            <textarea name="req[corpus_summary]" rows="3" placeholder="A few sentences about the corpus, so raters can judge answerability."></textarea>
                         </label>
                         <label>"Dimensions (JSON: name, definition, the label of each point, the first point's score as min; a category pick has \"choice\": true) "
                             <textarea name="dimensions" id="study-dimensions" rows="8" class="mono small" prop:value=move || dims.get()
                                 on:input=move |ev| dims.set(event_target_value(&ev))></textarea>
                         </label>
                         <div class="row-fields">
-                            <label>"Attention checks " <input type="number" name="attention_checks" min="0" max="5"
+                            <label>"Attention checks " <input type="number" name="req[attention_checks]" min="0" max="5"
                                 prop:value=move || if validating() { "0" } else { "1" } disabled=validating/></label>
-                            {move || validating().then(|| view! { <input type="hidden" name="attention_checks" value="0"/> })}
-                            <label>"Target raters " <input type="number" name="target_raters" min="1" placeholder="none"/></label>
-                            <label>"Per-rater links " <input type="number" name="rater_links" value="0" min="0" max="1000"/></label>
-                            <label class="check"><input type="checkbox" name="per_rater_only" value="on"/>" Per-rater links only (no open link)"</label>
-                            <label>"Seed " <input type="number" name="seed" value="42" min="0"/></label>
-                            <label>"Links expire after (days) " <input type="number" name="expires_days" min="1" placeholder="never"/></label>
+                            {move || validating().then(|| view! { <input type="hidden" name="req[attention_checks]" value="0"/> })}
+                            <label>"Target raters " <input type="number" name="req[target_raters]" min="1" max="100000" placeholder="none"/></label>
+                            <label>"Per-rater links " <input type="number" name="req[rater_links]" value="0" min="0" max="1000"/></label>
+                            <label class="check"><input type="checkbox" name="req[no_open_link]" value="true"/>" Per-rater links only (no open link)"</label>
+                            <label>"Seed " <input type="number" name="req[seed]" value=types::defaults::STUDY_SEED.to_string() min="0"/></label>
+                            <label>"Links expire after (days) " <input type="number" name="req[expires_days]" min="1" max="3650" placeholder="never"/></label>
                         </div>
                         <p class="muted small">{move || if validating() {
                             "The HieraRAG paper's annotation: correctness 0–3, hallucination 0–2, answerability 0–3, and the category the rater thinks the question belongs to, among its level's categories (kept only when every drawn question has one hierarchical category). Raters see the source passage of each question."

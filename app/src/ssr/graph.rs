@@ -3,8 +3,8 @@
 //! summarised) and one-sentence summaries of every chunk.
 
 use crate::ssr::store::Db;
+use engine::graph::extract::ChunkExtraction;
 use engine::jobs::{RunEnd, WorkItem};
-use serde_json::json;
 
 use crate::error::{AppError, AppResult};
 use crate::model::{ItemStatus, JobItemView, JobView};
@@ -30,27 +30,27 @@ pub async fn create_graph(
 }
 
 /// Merges a graph job's finished extraction items into one graph, as
-/// extracted (no description summaries applied).
-fn extracted_graph(items: &[JobItemView]) -> engine::graph::KnowledgeGraph {
+/// extracted (no description summaries applied). A stored extraction that
+/// cannot be read stops the job naming its item, rather than leaving the
+/// chunk out of the graph in silence.
+fn extracted_graph(items: &[JobItemView]) -> AppResult<engine::graph::KnowledgeGraph> {
     let mut graph = engine::graph::KnowledgeGraph::default();
     // In chunk order, not the order items finished in: descriptions are
     // combined in arrival order, and the summaries' cache keys depend on it.
-    let mut extractions: Vec<(i64, &str)> = items
-        .iter()
-        .filter_map(|i| Some((i.key.strip_prefix("chunk-")?.parse().ok()?, i.result.as_deref()?)))
+    let mut extractions: Vec<(i64, ChunkExtraction)> = jobs::done_results::<ChunkExtraction>(items, "chunk-")?
+        .into_iter()
+        .filter_map(|(key, x)| Some((key.strip_prefix("chunk-")?.parse().ok()?, x)))
         .collect();
     extractions.sort_unstable_by_key(|(chunk, _)| *chunk);
     let mut offline = false;
-    for (chunk, result) in extractions {
-        if let Ok(x) = serde_json::from_str::<engine::graph::extract::ChunkExtraction>(result) {
-            graph.merge(chunk, &x.extraction);
-            offline |= x.offline;
-        }
+    for (chunk, x) in extractions {
+        graph.merge(chunk, &x.extraction);
+        offline |= x.offline;
     }
     if offline {
         engine::graph::offline::resolve_aliases(&mut graph);
     }
-    graph
+    Ok(graph)
 }
 
 /// Puts a graph job's finished description summaries in place.
@@ -78,7 +78,7 @@ async fn chunk_items(pool: &Db, job: &JobView) -> AppResult<Vec<WorkItem>> {
     Ok(store::documents::chunk_texts(pool, project_of(job)?)
         .await?
         .into_iter()
-        .map(|(id, text)| WorkItem { key: format!("chunk-{id}"), payload: json!({ "text": text }) })
+        .map(|(id, text)| WorkItem::new(format!("chunk-{id}"), &engine::graph::ChunkItem { text }))
         .collect())
 }
 
@@ -112,7 +112,7 @@ impl Stage for GraphStage {
             // items follow from the extractions alone (never from a graph with
             // some summaries applied), so a resumed job finds the same ones,
             // skips those already done, and its total stays right.
-            let mut graph = extracted_graph(&store::jobs::job_items(pool, job_id).await?);
+            let mut graph = extracted_graph(&store::jobs::job_items(pool, job_id).await?)?;
             let targets = engine::graph::describe::items(&graph, extract.summary_budget);
             store::jobs::set_total(pool, job_id, (chunk_count + targets.len()) as i64).await?;
             let end = run

@@ -4,7 +4,7 @@
 //! (`engine::corpus`, `engine::chunk`); what is stored, in one
 //! transaction each, is the store's (`store::documents`).
 
-use engine::chunk::{chunk_text, ChunkSettings};
+use engine::chunk::{chunk_text, Bpe, ChunkSettings};
 use engine::corpus::{import_files, ImportLimits};
 
 use crate::error::{AppError, AppResult};

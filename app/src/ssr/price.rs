@@ -12,7 +12,7 @@ use crate::ssr::store::{self, Db};
 /// The project's corpus and its chunks' configured size, as an estimate reads them.
 pub async fn corpus(pool: &Db, project_id: i64) -> AppResult<(CorpusSize, usize)> {
     let project = store::projects::get_project(pool, project_id).await?;
-    Ok((store::projects::corpus_size(pool, &project).await?, project.chunk_tokens.max(1) as usize))
+    Ok((store::projects::corpus_size(pool, &project).await?, project.chunking.chunk_tokens.max(1)))
 }
 
 /// `e` as a plan: priced at the configured model's price, free when the

@@ -16,30 +16,20 @@ use text_splitter::{ChunkConfig, TextSplitter};
 use tiktoken_rs::CoreBPE;
 
 /// The BPE vocabularies Assay counts tokens with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum Tokenizer {
-    /// GPT-3.5/GPT-4 family; LightRAG's default.
-    #[default]
-    Cl100kBase,
-    /// GPT-4o family.
-    O200kBase,
+pub use types::Tokenizer;
+
+/// Counting with a [`Tokenizer`] (the vocabulary is the types crate's
+/// closed set; tiktoken is the engine's).
+pub trait Bpe {
+    fn bpe(self) -> &'static CoreBPE;
+    /// Number of tokens in `text` (special-token text counted as ordinary
+    /// text): tiktoken's count, except that a run of more than
+    /// [`MAX_RUN`] bytes without a break (see [`segments`]) is counted in
+    /// pieces of that size.
+    fn count(self, text: &str) -> usize;
 }
 
-impl Tokenizer {
-    pub const ALL: [Tokenizer; 2] = [Tokenizer::Cl100kBase, Tokenizer::O200kBase];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Tokenizer::Cl100kBase => "cl100k_base",
-            Tokenizer::O200kBase => "o200k_base",
-        }
-    }
-
-    pub fn parse(name: &str) -> Option<Tokenizer> {
-        Tokenizer::ALL.into_iter().find(|t| t.name() == name)
-    }
-
+impl Bpe for Tokenizer {
     fn bpe(self) -> &'static CoreBPE {
         match self {
             Tokenizer::Cl100kBase => tiktoken_rs::cl100k_base_singleton(),
@@ -47,11 +37,7 @@ impl Tokenizer {
         }
     }
 
-    /// Number of tokens in `text` (special-token text counted as ordinary
-    /// text): tiktoken's count, except that a run of more than
-    /// [`MAX_RUN`] bytes without a break (see [`segments`]) is counted in
-    /// pieces of that size.
-    pub fn count(self, text: &str) -> usize {
+    fn count(self, text: &str) -> usize {
         let bpe = self.bpe();
         segments(text).map(|(_, s)| bpe.encode_ordinary(s).len()).sum()
     }
@@ -104,40 +90,11 @@ impl text_splitter::ChunkSizer for Sizer {
     }
 }
 
-/// How a project cuts its documents into chunks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ChunkSettings {
-    pub chunk_tokens: usize,
-    pub overlap_tokens: usize,
-    pub tokenizer: Tokenizer,
-}
-
-impl Default for ChunkSettings {
-    fn default() -> Self {
-        ChunkSettings { chunk_tokens: 1200, overlap_tokens: 100, tokenizer: Tokenizer::Cl100kBase }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ChunkSettingsError {
-    #[error("chunk size must be between 16 and 32768 tokens, not {0}")]
-    Size(usize),
-    #[error("overlap must be smaller than half the chunk size ({max} tokens at most), not {overlap}")]
-    Overlap { overlap: usize, max: usize },
-}
-
-impl ChunkSettings {
-    pub fn validate(&self) -> Result<(), ChunkSettingsError> {
-        if !(16..=32768).contains(&self.chunk_tokens) {
-            return Err(ChunkSettingsError::Size(self.chunk_tokens));
-        }
-        let max = (self.chunk_tokens - 1) / 2;
-        if self.overlap_tokens > max {
-            return Err(ChunkSettingsError::Overlap { overlap: self.overlap_tokens, max });
-        }
-        Ok(())
-    }
-}
+/// How a project cuts its documents into chunks: the request, validated
+/// by [`ChunkRequest::validate`](types::requests::ChunkRequest::validate).
+pub type ChunkSettings = types::requests::ChunkRequest;
+/// Chunking settings out of range, by field.
+pub type ChunkSettingsError = types::requests::OutOfRange;
 
 /// One chunk of a document: its byte range in the document's text.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -223,7 +180,7 @@ fn split(text: &str, settings: &ChunkSettings) -> Result<Vec<Chunk>, ChunkSettin
     }
     let config = ChunkConfig::new(settings.chunk_tokens)
         .with_sizer(Sizer(settings.tokenizer))
-        .with_overlap(settings.overlap_tokens)
+        .with_overlap(settings.chunk_overlap)
         .expect("overlap validated to be below the chunk size");
     let splitter = TextSplitter::new(config);
     Ok(splitter
@@ -339,7 +296,7 @@ mod tests {
     /// to respect: only the sizes, coverage and overlap are asserted).
     #[test]
     fn texts_without_sentences_are_packed_soundly() {
-        let settings = ChunkSettings { chunk_tokens: 512, overlap_tokens: 50, tokenizer: Tokenizer::Cl100kBase };
+        let settings = ChunkSettings { chunk_tokens: 512, chunk_overlap: 50, tokenizer: Tokenizer::Cl100kBase };
         let n = 96 << 10;
         for (name, text) in [
             ("abab", "ab".repeat(n / 2)),
@@ -395,7 +352,7 @@ mod tests {
         assert!(slice[chunks[0].start..chunks[0].end].contains("Marley was dead"), "the heading joined its stave");
         assert_sound(slice, &chunks, &settings);
         // A sliver between two full chunks has nowhere to go: it stays.
-        let tiny = ChunkSettings { chunk_tokens: 16, overlap_tokens: 0, ..Default::default() };
+        let tiny = ChunkSettings { chunk_tokens: 16, chunk_overlap: 0, ..Default::default() };
         let text = format!("{}\n\n\n\nSTAVE TWO\n\n\n\n{}", vec!["word"; 15].join(" "), vec!["word"; 15].join(" "));
         let chunks = chunk_text(&text, &tiny).unwrap();
         assert_sound(&text, &chunks, &tiny);
@@ -421,7 +378,7 @@ mod tests {
             for d in docs {
                 for s in [
                     ChunkSettings::default(),
-                    ChunkSettings { chunk_tokens: 512, overlap_tokens: 50, ..Default::default() },
+                    ChunkSettings { chunk_tokens: 512, chunk_overlap: 50, ..Default::default() },
                 ] {
                     assert!(!packer::needs_packer(&d, &s), "{} at {} tokens", path.display(), s.chunk_tokens);
                 }
@@ -432,7 +389,7 @@ mod tests {
     #[test]
     fn smaller_chunks_with_overlap_repeat_text() {
         let text = alice();
-        let settings = ChunkSettings { chunk_tokens: 512, overlap_tokens: 64, tokenizer: Tokenizer::Cl100kBase };
+        let settings = ChunkSettings { chunk_tokens: 512, chunk_overlap: 64, tokenizer: Tokenizer::Cl100kBase };
         let chunks = chunk_text(&text, &settings).unwrap();
         let overlapping = chunks.windows(2).filter(|p| p[1].start < p[0].end).count();
         assert!(overlapping * 2 > chunks.len(), "only {overlapping} of {} chunk pairs overlap", chunks.len());
@@ -440,12 +397,12 @@ mod tests {
 
     #[test]
     fn bad_settings_are_refused_with_a_reason() {
-        let s = ChunkSettings { chunk_tokens: 100, overlap_tokens: 60, tokenizer: Tokenizer::Cl100kBase };
+        let s = ChunkSettings { chunk_tokens: 100, chunk_overlap: 60, tokenizer: Tokenizer::Cl100kBase };
         assert_eq!(
             chunk_text("x", &s).unwrap_err().to_string(),
-            "overlap must be smaller than half the chunk size (49 tokens at most), not 60"
+            "chunk_overlap: must be smaller than half the chunk size (49 tokens at most), not 60"
         );
         let s = ChunkSettings { chunk_tokens: 4, ..s };
-        assert!(matches!(s.validate(), Err(ChunkSettingsError::Size(4))));
+        assert_eq!(s.validate().unwrap_err().to_string(), "chunk_tokens: must be from 16 to 32768 tokens, not 4");
     }
 }

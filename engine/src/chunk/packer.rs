@@ -20,7 +20,7 @@
 use tiktoken_rs::CoreBPE;
 use unicode_segmentation::UnicodeSegmentation;
 
-use super::{Chunk, ChunkSettings};
+use super::{Bpe, Chunk, ChunkSettings};
 
 /// Boundary levels, from none to the strongest.
 const CHAR: u8 = 1;
@@ -82,7 +82,7 @@ fn token_starts(text: &str, bpe: &CoreBPE) -> Vec<usize> {
 
 /// Cuts `text` into chunks of at most `settings.chunk_tokens` tokens, each
 /// ending at the strongest boundary that fits, neighbours overlapping by at
-/// most `settings.overlap_tokens` tokens (from a word boundary on).
+/// most `settings.chunk_overlap` tokens (from a word boundary on).
 pub(super) fn chunk(text: &str, settings: &ChunkSettings, bpe: &CoreBPE) -> Vec<Chunk> {
     let level = levels(text);
     let starts = token_starts(text, bpe);
@@ -145,7 +145,7 @@ pub(super) fn chunk(text: &str, settings: &ChunkSettings, bpe: &CoreBPE) -> Vec<
         // The next chunk starts at the earliest word boundary that leaves
         // at most `overlap` tokens of this one's end (inside one unbroken
         // word, at the earliest character), else where this one ended.
-        let back = starts[token_at(last_end).saturating_sub(settings.overlap_tokens)];
+        let back = starts[token_at(last_end).saturating_sub(settings.chunk_overlap)];
         let from = back.max(start + 1);
         let earliest = |at_least: u8| (from..last_end).find(|&i| level[i] >= at_least && !ws(i));
         start = earliest(WORD).or_else(|| earliest(CHAR)).unwrap_or(last_end);

@@ -11,9 +11,9 @@
 
 use std::collections::HashMap;
 
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
-use crate::chunk::Tokenizer;
+use crate::chunk::{Bpe, Tokenizer};
 use crate::graph::KnowledgeGraph;
 use crate::jobs::one_call;
 use crate::jobs::{ItemOutcome, WorkItem};
@@ -29,26 +29,53 @@ pub const DEFAULT_BUDGET: usize = types::defaults::SUMMARY_BUDGET;
 const NODE: &str = "node:";
 const EDGE: &str = "edge:";
 
+/// What a description summary describes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Described {
+    Entity,
+    Relation,
+}
+
+impl Described {
+    /// Its word in the prompt.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Described::Entity => "entity",
+            Described::Relation => "relation",
+        }
+    }
+}
+
+/// A description summary's job item: the entity or relation, its name (a
+/// relation's is "SOURCE — TARGET"), its merged descriptions and the budget
+/// in tokens. The result is the summary's text.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Item {
+    pub what: Described,
+    pub name: String,
+    pub descriptions: Vec<String>,
+    pub budget: usize,
+}
+
 /// One work item per node and per edge whose joined descriptions exceed
 /// `budget` tokens. Keys: `node:KEY` and `edge:SOURCE|TARGET` (node keys
 /// never contain `|`).
 pub fn items(graph: &KnowledgeGraph, budget: usize) -> Vec<WorkItem> {
     let over = |d: &[String]| d.len() > 1 && Tokenizer::Cl100kBase.count(&d.join("\n")) > budget;
-    let nodes = graph.nodes.values().filter(|n| over(&n.descriptions)).map(|n| WorkItem {
-        key: format!("{NODE}{}", n.key),
-        payload: json!({ "what": "entity", "name": n.name, "descriptions": n.descriptions, "budget": budget }),
+    let nodes = graph.nodes.values().filter(|n| over(&n.descriptions)).map(|n| {
+        let item = Item { what: Described::Entity, name: n.name.clone(), descriptions: n.descriptions.clone(), budget };
+        WorkItem::new(format!("{NODE}{}", n.key), &item)
     });
     let edges = graph.edges.values().filter(|e| over(&e.descriptions)).map(|e| {
         let name = |k: &str| graph.nodes.get(k).map(|n| n.name.clone()).unwrap_or_else(|| k.to_string());
-        WorkItem {
-            key: format!("{EDGE}{}|{}", e.source, e.target),
-            payload: json!({
-                "what": "relation",
-                "name": format!("{} — {}", name(&e.source), name(&e.target)),
-                "descriptions": e.descriptions,
-                "budget": budget,
-            }),
-        }
+        let item = Item {
+            what: Described::Relation,
+            name: format!("{} — {}", name(&e.source), name(&e.target)),
+            descriptions: e.descriptions.clone(),
+            budget,
+        };
+        WorkItem::new(format!("{EDGE}{}|{}", e.source, e.target), &item)
     });
     nodes.chain(edges).collect()
 }
@@ -91,10 +118,11 @@ pub fn request(what: &str, name: &str, descriptions: &[String], budget: usize) -
 
 /// Summarises one item (see [`items`]) through the gateway.
 pub async fn run_item(gateway: &Gateway, job_id: i64, item: WorkItem) -> ItemOutcome {
-    let p = &item.payload;
-    let descriptions: Vec<String> = serde_json::from_value(p["descriptions"].clone()).unwrap_or_default();
-    let budget = p["budget"].as_u64().unwrap_or(DEFAULT_BUDGET as u64) as usize;
-    let (what, name) = (p["what"].as_str().unwrap_or("entity"), p["name"].as_str().unwrap_or(""));
+    let Item { what, name, descriptions, budget } = match item.read() {
+        Ok(it) => it,
+        Err(e) => return ItemOutcome::failed(e),
+    };
+    let (what, name) = (what.as_str(), name.as_str());
     let mut req = request(what, name, &descriptions, budget);
     // A much-mentioned entity's descriptions may not fit a small model's
     // context: the earliest ones are kept, as many as fit.
@@ -105,11 +133,9 @@ pub async fn run_item(gateway: &Gateway, job_id: i64, item: WorkItem) -> ItemOut
         if !fits(descriptions.len()) {
             let lo = crate::llm::most_that_fit(descriptions.len(), fits);
             if lo == 0 {
-                return ItemOutcome::Failed {
-                    error: format!("not one description fits the model's context ({room} tokens for the prompt)"),
-                    tokens: 0,
-                    cost_usd: 0.0,
-                };
+                return ItemOutcome::failed(format!(
+                    "not one description fits the model's context ({room} tokens for the prompt)"
+                ));
             }
             req = request(what, name, &descriptions[..lo], budget);
         }
@@ -215,7 +241,7 @@ mod tests {
         );
         let found = items(&g, 100);
         assert_eq!(found.iter().map(|i| i.key.as_str()).collect::<Vec<_>>(), ["node:ada"], "Bo is under budget");
-        assert_eq!(found[0].payload["descriptions"].as_array().unwrap().len(), 40);
+        assert_eq!(found[0].read::<Item>().unwrap().descriptions.len(), 40);
         assert!(items(&g, 100_000).is_empty());
         assert!(apply(&mut g, "node:ada", " Ada kept the ledger. "));
         assert_eq!(g.nodes["ada"].descriptions, ["Ada kept the ledger."]);

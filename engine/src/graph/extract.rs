@@ -124,9 +124,13 @@ fn is_zero(n: &u32) -> bool {
     *n == 0
 }
 
-/// Extracts one chunk item (`payload.text`) through the gateway.
+/// Extracts one chunk item ([`ChunkItem`](crate::graph::ChunkItem)) through the gateway.
 pub async fn run_item(gateway: &Gateway, job_id: i64, item: WorkItem, settings: &ExtractSettings) -> ItemOutcome {
-    let text = item.payload.get("text").and_then(|t| t.as_str()).unwrap_or_default();
+    let crate::graph::ChunkItem { text } = match item.read() {
+        Ok(it) => it,
+        Err(e) => return ItemOutcome::failed(e),
+    };
+    let text = text.as_str();
     let ctx =
         CallContext { job_id: Some(job_id), item: Some(item.key.clone()), prompt_hash: Some(prompt_hash(PROMPT)) };
     let (mut tokens, mut cost) = (0, 0.0);
@@ -180,7 +184,7 @@ pub async fn run_item(gateway: &Gateway, job_id: i64, item: WorkItem, settings: 
     if !combined.offline {
         combined.dropped_types = settle_types(&mut combined.extraction, &settings.entity_types);
     }
-    ItemOutcome::Done { result: serde_json::to_string(&combined).unwrap_or_default(), tokens, cost_usd: cost }
+    ItemOutcome::done(&combined, tokens, cost)
 }
 
 /// The offline provider's first turn: the classical extractor, as JSON.

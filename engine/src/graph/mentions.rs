@@ -10,6 +10,7 @@
 //! Offline: the names in the question by the offline extractor's rule
 //! ([`crate::graph::offline::names_in`]: runs of capitalised words).
 
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::jobs::one_call;
@@ -39,13 +40,29 @@ pub fn parse_entities(reply: &str) -> Result<Vec<String>, String> {
         .collect()
 }
 
-/// One question's item: `payload` holds `question_id` and `question`.
+/// One question's job item (key `m-QID`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Item {
+    pub question_id: i64,
+    pub question: String,
+}
+
+/// What an item stores: the entities its question names.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Mentioned {
+    pub question_id: i64,
+    pub entities: Vec<String>,
+}
+
+/// Lists the entities one question names through the gateway.
 pub async fn run_item(gateway: &Gateway, job_id: i64, item: WorkItem) -> ItemOutcome {
-    let p = &item.payload;
-    let req = request(p["question"].as_str().unwrap_or(""));
-    one_call(gateway, job_id, &item, PROMPT, &req, |reply| {
+    let Item { question_id, question } = match item.read() {
+        Ok(it) => it,
+        Err(e) => return ItemOutcome::failed(e),
+    };
+    one_call(gateway, job_id, &item, PROMPT, &request(&question), |reply| {
         let entities = parse_entities(reply)?;
-        Ok(json!({ "question_id": p["question_id"], "entities": entities }).to_string())
+        Ok(serde_json::to_string(&Mentioned { question_id, entities }).expect("a result record is JSON"))
     })
     .await
 }

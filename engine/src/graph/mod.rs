@@ -30,6 +30,13 @@ use petgraph::graph::{NodeIndex, UnGraph};
 use petgraph::unionfind::UnionFind;
 use serde::{Deserialize, Serialize};
 
+/// A chunk's job item (its extraction, its one-sentence summary): the
+/// chunk's text. The key is `chunk-ID`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChunkItem {
+    pub text: String,
+}
+
 /// The entity types Assay asks for by default.
 pub const DEFAULT_ENTITY_TYPES: &[&str] = &types::defaults::ENTITY_TYPES;
 

@@ -26,10 +26,14 @@ pub fn request(text: &str) -> ChatRequest {
     req
 }
 
-/// Summarises one chunk item (`payload.text`) through the gateway.
+/// Summarises one chunk item ([`ChunkItem`](crate::graph::ChunkItem)) through
+/// the gateway. The result is the summary's text.
 pub async fn run_item(gateway: &Gateway, job_id: i64, item: WorkItem) -> ItemOutcome {
-    let text = item.payload.get("text").and_then(|t| t.as_str()).unwrap_or_default();
-    one_call(gateway, job_id, &item, PROMPT, &request(text), |reply| Ok(reply.trim().to_string())).await
+    let crate::graph::ChunkItem { text } = match item.read() {
+        Ok(it) => it,
+        Err(e) => return ItemOutcome::failed(e),
+    };
+    one_call(gateway, job_id, &item, PROMPT, &request(&text), |reply| Ok(reply.trim().to_string())).await
 }
 
 /// The extractive summary of a text (see the module docs).

@@ -134,16 +134,11 @@ pub struct AlignResult {
     pub cached_calls: u32,
 }
 
-/// An item whose payload cannot be read: failed, saying why.
-fn unreadable(error: String) -> ItemOutcome {
-    ItemOutcome::Failed { error, tokens: 0, cost_usd: 0.0 }
-}
-
 /// Judges one question in one trial under the unbiased protocol.
 pub async fn run_unbiased_item(gateway: &Gateway, job_id: i64, item: WorkItem) -> ItemOutcome {
     let it: UnbiasedItem = match item.read() {
         Ok(it) => it,
-        Err(e) => return unreadable(e),
+        Err(e) => return ItemOutcome::failed(e),
     };
     let (question, a, b, trial, repeats, prompt) =
         (it.question.as_str(), it.a.as_str(), it.b.as_str(), it.trial, it.repeats, it.prompt);
@@ -193,7 +188,7 @@ pub async fn run_unbiased_item(gateway: &Gateway, job_id: i64, item: WorkItem) -
         };
     }
     let Some(verdict) = verdict(&judgments) else {
-        return unreadable(format!("item {}: it asks for no judgments (repeats = 0)", item.key));
+        return ItemOutcome::failed(format!("item {}: it asks for no judgments (repeats = 0)", item.key));
     };
     ItemOutcome::done(
         &UnbiasedResult { trial, judgments, reasoning: reasons, verdict },
@@ -206,7 +201,7 @@ pub async fn run_unbiased_item(gateway: &Gateway, job_id: i64, item: WorkItem) -
 pub async fn run_legacy_item(gateway: &Gateway, job_id: i64, item: WorkItem) -> ItemOutcome {
     let it: LegacyItem = match item.read() {
         Ok(it) => it,
-        Err(e) => return unreadable(e),
+        Err(e) => return ItemOutcome::failed(e),
     };
     let (question, a, b, trial, variant) =
         (it.question.as_str(), it.a.as_str(), it.b.as_str(), it.trial, it.legacy_aspects);
@@ -269,7 +264,7 @@ pub async fn run_align_item(
 ) -> ItemOutcome {
     let AlignItem { question, a, b, tolerance, max_adjustments } = match item.read() {
         Ok(it) => it,
-        Err(e) => return unreadable(e),
+        Err(e) => return ItemOutcome::failed(e),
     };
     let ctx = CallContext { job_id: Some(job_id), item: Some(item.key.clone()), prompt_hash: None };
     let meter = std::sync::Mutex::new(Meter::default());

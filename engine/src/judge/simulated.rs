@@ -14,7 +14,7 @@ use sha2::{Digest, Sha256};
 
 use super::legacy;
 use super::scoring::{self, rubric};
-use crate::chunk::Tokenizer;
+use crate::chunk::{Bpe, Tokenizer};
 use crate::llm::offline::OfflineProvider;
 use crate::llm::{count_prompt_tokens, BoxFuture, ChatRequest, Failure, Provider, ProviderReply};
 

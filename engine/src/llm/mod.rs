@@ -43,7 +43,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::chunk::Tokenizer;
+use crate::chunk::{Bpe, Tokenizer};
 pub use meter::Meter;
 
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;

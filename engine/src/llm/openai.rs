@@ -41,7 +41,7 @@ use tokio::sync::Semaphore;
 use super::{
     count_prompt_tokens, ApiKey, BoxFuture, ChatRequest, EmbedReply, Failure, LlmError, Provider, ProviderReply,
 };
-use crate::chunk::Tokenizer;
+use crate::chunk::{Bpe, Tokenizer};
 
 /// Settings of an OpenAI-compatible endpoint.
 #[derive(Debug, Clone)]

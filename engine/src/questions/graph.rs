@@ -345,7 +345,7 @@ pub fn parse_question(reply: &str) -> Result<String, String> {
 pub async fn run_item(gateway: &Gateway, job_id: i64, item: WorkItem) -> ItemOutcome {
     let p: Item = match item.read() {
         Ok(p) => p,
-        Err(error) => return ItemOutcome::Failed { error, tokens: 0, cost_usd: 0.0 },
+        Err(error) => return ItemOutcome::failed(error),
     };
     let level = p.plan.level;
     let ctx = |template: &str| CallContext {

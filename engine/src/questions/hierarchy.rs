@@ -306,13 +306,13 @@ fn json_object(reply: &str) -> Option<Value> {
 pub async fn run_item(gateway: &Gateway, job_id: i64, item: WorkItem, adherence: bool) -> ItemOutcome {
     let p: Item = match item.read() {
         Ok(p) => p,
-        Err(error) => return ItemOutcome::Failed { error, tokens: 0, cost_usd: 0.0 },
+        Err(error) => return ItemOutcome::failed(error),
     };
     let ctx =
         |t: &str| CallContext { job_id: Some(job_id), item: Some(item.key.clone()), prompt_hash: Some(prompt_hash(t)) };
     let reply = match gateway.chat(&request(&p), &ctx(PROMPT)).await {
         Ok(r) => r,
-        Err(e) => return ItemOutcome::Failed { error: e.to_string(), tokens: 0, cost_usd: 0.0 },
+        Err(e) => return ItemOutcome::failed(e.to_string()),
     };
     let (mut tokens, mut cost) = (reply.prompt_tokens + reply.completion_tokens, reply.cost_usd);
     let parsed = json_object(&reply.text);

@@ -12,6 +12,7 @@
 use std::collections::HashSet;
 
 use plotters::prelude::*;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use crate::jobs::one_call;
@@ -27,17 +28,45 @@ pub const DEFAULT_K: usize = 5;
 /// The paper's retriever for Fig. 10.
 pub const DEFAULT_RETRIEVER: &str = "fastgraphrag";
 
-/// Retrieves with `method`, then rates the context: one question's item
-/// (`payload`: `question`, `question_id`). The retrieval's calls (a
-/// method's keyword or entity listing) count with the item.
+/// One question's job item (key `r-QID`). With BM25 the context is
+/// retrieved when the items are made (`context`, `chunk_ids`); a built-in
+/// method retrieves when the item runs, and the two stay empty.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Item {
+    pub question_id: i64,
+    pub question: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub context: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chunk_ids: Vec<i64>,
+}
+
+/// What an item stores: the score, the chunks the context came from and,
+/// for a built-in method, its name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Scored {
+    pub score: u8,
+    #[serde(default)]
+    pub chunk_ids: Vec<i64>,
+    pub question_id: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retriever: Option<String>,
+}
+
+/// Retrieves with `method`, then rates the context: one question's
+/// [`Item`]. The retrieval's calls (a method's keyword or entity listing)
+/// count with the item.
 pub async fn run_item_retrieving(
     method: &dyn crate::rag::Method,
     gateway: &Gateway,
     job_id: i64,
     item: WorkItem,
 ) -> ItemOutcome {
-    let p = &item.payload;
-    let question = p["question"].as_str().unwrap_or("");
+    let Item { question_id, question, .. } = match item.read() {
+        Ok(it) => it,
+        Err(e) => return ItemOutcome::failed(e),
+    };
+    let question = question.as_str();
     let ctx = crate::llm::CallContext { job_id: Some(job_id), item: Some(item.key.clone()), prompt_hash: None };
     let mut meter = crate::llm::Meter::default();
     let sections = match method.retrieve(gateway, &ctx, &mut meter, question).await {
@@ -51,17 +80,16 @@ pub async fn run_item_retrieving(
     let judged = meter.chat(gateway, &ctx, PROMPT, &request(question, &context)).await.and_then(|r| parse_score(&r));
     let tokens = meter.prompt_tokens + meter.completion_tokens;
     match judged {
-        Ok(score) => ItemOutcome::Done {
-            result: json!({
-                "score": score,
-                "chunk_ids": crate::rag::chunk_ids(&sections),
-                "question_id": p["question_id"],
-                "retriever": method.name(),
-            })
-            .to_string(),
+        Ok(score) => ItemOutcome::done(
+            &Scored {
+                score,
+                chunk_ids: crate::rag::chunk_ids(&sections),
+                question_id,
+                retriever: Some(method.name().to_string()),
+            },
             tokens,
-            cost_usd: meter.cost_usd,
-        },
+            meter.cost_usd,
+        ),
         Err(error) => ItemOutcome::Failed { error, tokens, cost_usd: meter.cost_usd },
     }
 }
@@ -84,14 +112,15 @@ pub fn parse_score(reply: &str) -> Result<u8, String> {
     Ok(score as u8)
 }
 
-/// One question's item: `payload` holds the question, the retrieved context
-/// and the chunk ids it came from.
+/// Rates one question's [`Item`] with the context retrieved when it was made.
 pub async fn run_item(gateway: &Gateway, job_id: i64, item: WorkItem) -> ItemOutcome {
-    let p = &item.payload;
-    let req = request(p["question"].as_str().unwrap_or(""), p["context"].as_str().unwrap_or(""));
-    one_call(gateway, job_id, &item, PROMPT, &req, |reply| {
-        let score = parse_score(reply)?;
-        Ok(json!({ "score": score, "chunk_ids": p["chunk_ids"], "question_id": p["question_id"] }).to_string())
+    let Item { question_id, question, context, chunk_ids } = match item.read() {
+        Ok(it) => it,
+        Err(e) => return ItemOutcome::failed(e),
+    };
+    one_call(gateway, job_id, &item, PROMPT, &request(&question, &context), |reply| {
+        let scored = Scored { score: parse_score(reply)?, chunk_ids: chunk_ids.clone(), question_id, retriever: None };
+        Ok(serde_json::to_string(&scored).expect("a result record is JSON"))
     })
     .await
 }

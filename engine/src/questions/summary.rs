@@ -188,7 +188,7 @@ pub fn item(description: &str, s: &SummarySettings) -> WorkItem {
 pub async fn run_item(gateway: &Gateway, job_id: i64, item: WorkItem) -> ItemOutcome {
     let Item { description, settings } = match item.read() {
         Ok(it) => it,
-        Err(error) => return ItemOutcome::Failed { error, tokens: 0, cost_usd: 0.0 },
+        Err(error) => return ItemOutcome::failed(error),
     };
     let ctx =
         CallContext { job_id: Some(job_id), item: Some(item.key.clone()), prompt_hash: Some(prompt_hash(PROMPT)) };
@@ -204,7 +204,7 @@ pub async fn run_item(gateway: &Gateway, job_id: i64, item: WorkItem) -> ItemOut
                 Err(error) => ItemOutcome::Failed { error, tokens, cost_usd: reply.cost_usd },
             }
         }
-        Err(e) => ItemOutcome::Failed { error: e.to_string(), tokens: 0, cost_usd: 0.0 },
+        Err(e) => ItemOutcome::failed(e.to_string()),
     }
 }
 

@@ -31,7 +31,7 @@ use super::{
     cited_chunks, entity_section, relation_section, within_budget, CommunityReport, Corpus, GraphIndex, Meter, Method,
     Section,
 };
-use crate::chunk::Tokenizer;
+use crate::chunk::{Bpe, Tokenizer};
 use crate::graph::KnowledgeGraph;
 use crate::jobs::one_call;
 use crate::jobs::{ItemOutcome, WorkItem};
@@ -130,15 +130,24 @@ pub fn offline_report(req: &ChatRequest) -> Result<String, String> {
     .to_string())
 }
 
-/// One community's report item: `payload` holds `community` and `members`
-/// (node keys); the result is the [`CommunityReport`] as JSON.
+/// One community's report item (key `report-N`): the community and its
+/// members (node keys). The result is the [`CommunityReport`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReportItem {
+    pub community: usize,
+    pub members: Vec<String>,
+}
+
+/// Writes one community's report ([`ReportItem`]) through the gateway.
 pub async fn run_report_item(graph: &KnowledgeGraph, gateway: &Gateway, job_id: i64, item: WorkItem) -> ItemOutcome {
-    let community = item.payload["community"].as_u64().unwrap_or_default() as usize;
-    let members: Vec<String> = serde_json::from_value(item.payload["members"].clone()).unwrap_or_default();
+    let ReportItem { community, members } = match item.read() {
+        Ok(it) => it,
+        Err(e) => return ItemOutcome::failed(e),
+    };
     let req = report_request(graph, community, &members);
     one_call(gateway, job_id, &item, REPORT_PROMPT, &req, |reply| {
         let report = parse_report(community, reply)?;
-        Ok(serde_json::to_string(&report).unwrap_or_default())
+        Ok(serde_json::to_string(&report).expect("a result record is JSON"))
     })
     .await
 }

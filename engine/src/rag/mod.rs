@@ -264,23 +264,39 @@ pub trait Method: Send + Sync {
     }
 }
 
-/// One question's job item: `payload` holds `question_id`, `question` and
-/// optionally `target_words`; the result is the [`Answer`] as JSON with
-/// the `question_id`. (A failed answer's partial calls stay in the call
-/// log; the item reports no tokens.)
+/// One question's answers-job item (key `a-QID`; a sanity check's second
+/// run, `again-QID`): the question and the answer's target length, if any.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Item {
+    pub question_id: i64,
+    pub question: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_words: Option<usize>,
+}
+
+/// What an answer item stores: the [`Answer`] with its question's id.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Answered {
+    pub question_id: i64,
+    #[serde(flatten)]
+    pub answer: Answer,
+}
+
+/// Answers one question's [`Item`] with `method`. (A failed answer's
+/// partial calls stay in the call log; the item reports no tokens.)
 pub async fn run_item(method: &dyn Method, gateway: &Gateway, job_id: i64, item: WorkItem) -> ItemOutcome {
-    let p = &item.payload;
+    let Item { question_id, question, target_words } = match item.read() {
+        Ok(it) => it,
+        Err(e) => return ItemOutcome::failed(e),
+    };
     let ctx = CallContext { job_id: Some(job_id), item: Some(item.key.clone()), prompt_hash: None };
-    let target = p["target_words"].as_u64().map(|t| t as usize);
-    match method.answer(gateway, &ctx, p["question"].as_str().unwrap_or(""), target).await {
-        Ok(a) => {
-            let tokens = a.meter.prompt_tokens + a.meter.completion_tokens;
-            let cost_usd = a.meter.cost_usd;
-            let mut result = serde_json::to_value(&a).unwrap_or_default();
-            result["question_id"] = p["question_id"].clone();
-            ItemOutcome::Done { result: result.to_string(), tokens, cost_usd }
+    match method.answer(gateway, &ctx, &question, target_words).await {
+        Ok(answer) => {
+            let tokens = answer.meter.prompt_tokens + answer.meter.completion_tokens;
+            let cost_usd = answer.meter.cost_usd;
+            ItemOutcome::done(&Answered { question_id, answer }, tokens, cost_usd)
         }
-        Err(error) => ItemOutcome::Failed { error, tokens: 0, cost_usd: 0.0 },
+        Err(error) => ItemOutcome::failed(error),
     }
 }
 
@@ -309,7 +325,8 @@ mod tests {
             "-----Entities-----\n[entity alice] ALICE (person): a girl.\n-----Sources-----\n[chunk 7] Chunk seven.\n[chunk 3] Chunk three.\n"
         );
         assert_eq!(chunk_ids(&sections), [7, 3]);
-        let n: Vec<usize> = sections.iter().map(|s| crate::chunk::Tokenizer::Cl100kBase.count(&s.text)).collect();
+        let n: Vec<usize> =
+            sections.iter().map(|s| crate::chunk::Bpe::count(crate::chunk::Tokenizer::Cl100kBase, &s.text)).collect();
         assert_eq!(within_budget(sections.clone(), n[0] + n[1]).len(), 2);
         let kept = within_budget(sections, n[0] + n[1] - 1);
         assert_eq!(kept.len(), 1, "the second does not fit, and nothing after it is taken: {kept:?}");

@@ -115,17 +115,34 @@ pub fn parse(reply: &str, dimensions: &[Dimension], choices: usize) -> Result<(V
     Ok((out, v["reason"].as_str().unwrap_or("").to_string()))
 }
 
-/// One item: `payload` holds `dimensions` and `item` (a `RateItem`).
+/// One study item's rating-job item (key `s-ITEMID`): the study's
+/// dimensions and what the rater reads.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Item {
+    pub dimensions: Vec<Dimension>,
+    pub item: RateItem,
+}
+
+/// What a rating item stores: one score per dimension, in the study's
+/// order (a choice's as its 0-based index), and the rater's reason.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Rated {
+    pub item_id: i64,
+    pub scores: Vec<u8>,
+    #[serde(default)]
+    pub reason: String,
+}
+
+/// Rates one study [`Item`] through the gateway.
 pub async fn run_item(gateway: &crate::llm::Gateway, job_id: i64, item: WorkItem) -> ItemOutcome {
-    let dimensions: Vec<Dimension> = serde_json::from_value(item.payload["dimensions"].clone()).unwrap_or_default();
-    let rate: Option<RateItem> = serde_json::from_value(item.payload["item"].clone()).ok();
-    let Some(rate) = rate else {
-        return ItemOutcome::Failed { error: "the job item has no study item".into(), tokens: 0, cost_usd: 0.0 };
+    let Item { dimensions, item: rate } = match item.read() {
+        Ok(it) => it,
+        Err(e) => return ItemOutcome::failed(e),
     };
     let req = request(&dimensions, &rate);
     one_call(gateway, job_id, &item, PROMPT, &req, |reply| {
         let (scores, reason) = parse(reply, &dimensions, rate.choices.len())?;
-        Ok(json!({ "item_id": rate.item_id, "scores": scores, "reason": reason }).to_string())
+        Ok(serde_json::to_string(&Rated { item_id: rate.item_id, scores, reason }).expect("a result record is JSON"))
     })
     .await
 }

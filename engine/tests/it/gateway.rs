@@ -62,7 +62,7 @@ async fn without_usage_tokens_are_counted_with_tiktoken() {
     assert_eq!(reply.prompt_tokens, 8);
     assert_eq!(
         reply.completion_tokens,
-        engine::chunk::Tokenizer::Cl100kBase.count("Mock reply to: hello world") as u64
+        engine::chunk::Bpe::count(engine::chunk::Tokenizer::Cl100kBase, "Mock reply to: hello world") as u64
     );
 }
 

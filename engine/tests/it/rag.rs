@@ -100,8 +100,11 @@ fn lightrag_budgets_cut_each_kind_of_context() {
     let ctx = LightRag::new(c, s)
         .unwrap()
         .context(&Keywords { low_level_keywords: vec!["Bo Marsh".into()], high_level_keywords: vec![] });
-    let entity_tokens: usize =
-        ctx.iter().filter(|s| s.kind == "entity").map(|s| engine::chunk::Tokenizer::Cl100kBase.count(&s.text)).sum();
+    let entity_tokens: usize = ctx
+        .iter()
+        .filter(|s| s.kind == "entity")
+        .map(|s| engine::chunk::Bpe::count(engine::chunk::Tokenizer::Cl100kBase, &s.text))
+        .sum();
     assert!(entity_tokens <= 20 && entity_tokens > 0, "{entity_tokens}");
     assert!(keys(&ctx, "chunk").is_empty());
 }

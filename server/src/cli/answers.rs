@@ -21,18 +21,11 @@ pub enum AnswersCommand {
         /// The question set.
         #[arg(long)]
         set: i64,
-        #[arg(long)]
-        method: String,
-        /// A method parameter, `name=value` (value as JSON where it parses,
-        /// else text); repeat for more. See `assay answers methods`.
-        #[arg(long = "param", value_name = "NAME=VALUE")]
-        params: Vec<String>,
+        #[command(flatten)]
+        req: types::requests::AnswersRequest,
         /// The answer set's name (default: the method and its changed parameters).
         #[arg(long)]
         name: Option<String>,
-        /// Ask for answers of about this many words.
-        #[arg(long)]
-        target_words: Option<usize>,
         /// Send every call to the provider, even where a cached reply exists.
         #[arg(long)]
         no_cache: bool,
@@ -66,39 +59,20 @@ pub enum AnswersCommand {
     },
 }
 
-/// `name=value` pairs as a JSON object.
-fn params_object(pairs: &[String]) -> anyhow::Result<serde_json::Value> {
-    let mut object = serde_json::Map::new();
-    for pair in pairs {
-        let (name, value) =
-            pair.split_once('=').ok_or_else(|| anyhow::anyhow!("--param {pair}: expected NAME=VALUE"))?;
-        let value = serde_json::from_str(value).unwrap_or_else(|_| json!(value));
-        object.insert(name.trim().to_string(), value);
-    }
-    Ok(serde_json::Value::Object(object))
-}
-
 fn ms(v: Option<f64>) -> String {
     v.map_or("—".into(), |v| format!("{:.1}", v / 1000.0))
 }
 
 pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: AnswersCommand) -> anyhow::Result<ExitCode> {
     match cmd {
-        AnswersCommand::Generate { project, set, method, params, name, target_words, no_cache } => {
+        AnswersCommand::Generate { project, set, req, name, no_cache } => {
             let p = app::ssr::store::projects::find_project(pool, &project).await?;
             let questions = app::ssr::store::questions::get_set(pool, set).await?;
             if questions.project_id != p.summary.id {
                 anyhow::bail!("question set {set} belongs to another project");
             }
-            let req = app::ssr::answers::AnswerRequest {
-                question_set_id: set,
-                method,
-                params: params_object(&params)?,
-                name,
-                target_words,
-                no_cache,
-            };
-            let (job, answers) = app::ssr::answers::create(pool, &req, &llm.minilm_dir).await?;
+            let job = app::ssr::answers::AnswersJob { question_set_id: set, request: req, name, no_cache };
+            let (job, answers) = app::ssr::answers::create(pool, &job, &llm.minilm_dir).await?;
             let (code, after) = execute_job(pool, out, llm, job.id, false).await?;
             let view = app::ssr::store::answers::get_set(pool, answers).await?;
             let cost = app::ssr::store::answers::cost_of(pool, answers).await?;
@@ -230,5 +204,104 @@ pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: AnswersCommand)
             };
             write_stdout(&text)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+    use engine::experiment::Manifest;
+    use types::requests::{AnswersRequest, Param};
+
+    use super::*;
+    use crate::cli::{Cli, Command};
+
+    fn from_command_line(options: &[&str]) -> Result<(AnswersRequest, Option<String>), String> {
+        let head = ["assay", "answers", "generate", "p", "--set", "3"];
+        match Cli::try_parse_from(head.iter().chain(options)).map_err(|e| e.to_string())?.command {
+            Command::Answers(AnswersCommand::Generate { req, name, set: 3, .. }) => Ok((req, name)),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// As the server function reads a posted form (non-strict: brackets may
+    /// arrive percent-encoded).
+    fn from_form(body: &str) -> Result<app::api::StartAnswers, String> {
+        serde_qs::Config::new(5, false).deserialize_str(body).map_err(|e| e.to_string())
+    }
+
+    fn from_manifest(table: &str) -> Result<AnswersRequest, String> {
+        let text = format!(
+            "name = \"x\"\n[corpus]\nfiles = [\"sample\"]\n[[questions]]\nkind = \"graph\"\n[[methods]]\n{table}"
+        );
+        let m = Manifest::parse_uploaded(&text).map_err(|e| e.0)?;
+        // And as `Manifest::to_toml` (the wizard's export) writes it.
+        assert_eq!(Manifest::parse_uploaded(&m.to_toml()).map_err(|e| e.0)?, m, "{}", m.to_toml());
+        Ok(m.methods[0].clone())
+    }
+
+    /// The answers request reads the same from the Answers page's form (as
+    /// posted, and as the hydrated page encodes it again), `assay answers
+    /// generate` and a manifest's [[methods]] entry: the method, parameters
+    /// (a number stays a number through the form's text, a word a word),
+    /// the length; the defaults alike; bad values refused by field.
+    #[test]
+    fn an_answers_request_reads_the_same_from_the_form_the_command_line_and_a_manifest() {
+        let param = |name: &str, value: serde_json::Value| Param { name: name.into(), value };
+        let want = AnswersRequest {
+            method: "naive".into(),
+            params: vec![param("k", json!(5)), param("embedder", json!("minilm")), param("temperature", json!(0.5))],
+            target_words: Some(80),
+        };
+        let cli = [
+            "--method",
+            "naive",
+            "--param",
+            "k=5",
+            "--param",
+            "embedder=minilm",
+            "--param",
+            "temperature=0.5",
+            "--target-words",
+            "80",
+            "--name",
+            "mine",
+        ];
+        assert_eq!(from_command_line(&cli).unwrap(), (want.clone(), Some("mine".into())));
+
+        let params = r#"{"k": 5, "embedder": "minilm", "temperature": 0.5}"#;
+        let body = format!(
+            "question_set_id=3&name=mine&req%5Bname%5D=naive&req[params]={}&req[target_words]=80",
+            percent_encoding::utf8_percent_encode(params, percent_encoding::NON_ALPHANUMERIC)
+        );
+        let posted = from_form(&body).unwrap();
+        assert_eq!((posted.question_set_id, posted.name.as_str(), &posted.req), (3, "mine", &want));
+        let again = from_form(&serde_qs::to_string(&posted).unwrap()).unwrap();
+        assert_eq!(again.req, want, "the hydrated page's encoding keeps the values' types");
+
+        let table = "name = \"naive\"\nparams = { k = 5, embedder = \"minilm\", temperature = 0.5 }\n\
+                     target_words = 80\n";
+        assert_eq!(from_manifest(table).unwrap(), want);
+
+        // The defaults: no parameters, no length, from all three.
+        let bare = AnswersRequest::new("bm25");
+        assert_eq!(from_command_line(&["--method", "bm25"]).unwrap(), (bare.clone(), None));
+        let posted = from_form("question_set_id=3&name=&req[name]=bm25&req[params]=&req[target_words]=").unwrap();
+        assert_eq!(posted.req, bare);
+        assert_eq!(from_manifest("name = \"bm25\"\n").unwrap(), bare);
+
+        // Out of range and not numbers, named by field from each.
+        let zero = AnswersRequest { target_words: Some(0), ..bare.clone() };
+        assert_eq!(zero.validate().unwrap_err().to_string(), "target_words: must be from 1 to 10000 words, not 0");
+        assert_eq!(from_command_line(&["--method", "bm25", "--target-words", "0"]).unwrap().0, zero);
+        let e = from_manifest("name = \"bm25\"\ntarget_words = 0\n").unwrap_err();
+        assert_eq!(e, "methods[0].target_words: must be from 1 to 10000 words, not 0");
+        let e = from_form("question_set_id=3&name=&req[name]=bm25&req[target_words]=many").unwrap_err();
+        assert!(e.contains("target_words: not a whole number in range"), "{e}");
+        let e = from_form("question_set_id=3&name=&req[name]=bm25&req[params]=%5B1%5D").unwrap_err();
+        assert!(e.contains("params: must be a JSON object, not [1]"), "{e}");
+        let e = from_form("question_set_id=3&name=&req[name]=bm25&req[params]=%7Bk").unwrap_err();
+        assert!(e.contains("params: not JSON"), "{e}");
+        assert!(from_command_line(&["--method", "bm25", "--param", "k"]).unwrap_err().contains("expected NAME=VALUE"));
     }
 }

@@ -75,7 +75,8 @@ pub(super) async fn corpus(pool: &Db, out: Output, llm: &LlmSettings, cmd: Corpu
             let p = app::ssr::store::projects::find_project(pool, &project).await?;
             out.print(
                 json!({"project": p.summary.name, "documents": p.summary.documents, "tokens": p.summary.tokens,
-                       "chunks": p.summary.chunks, "chunk_tokens": p.chunk_tokens, "chunk_overlap": p.chunk_overlap, "tokenizer": p.tokenizer}),
+                       "chunks": p.summary.chunks, "chunk_tokens": p.chunking.chunk_tokens, "chunk_overlap": p.chunking.chunk_overlap,
+                       "tokenizer": p.chunking.tokenizer}),
                 || {
                     format!(
                         "{}: {} documents, {} tokens, {} chunks ({} tokens, {} overlap, {})",
@@ -83,9 +84,9 @@ pub(super) async fn corpus(pool: &Db, out: Output, llm: &LlmSettings, cmd: Corpu
                         app::format::int(p.summary.documents),
                         app::format::int(p.summary.tokens),
                         app::format::int(p.summary.chunks),
-                        p.chunk_tokens,
-                        p.chunk_overlap,
-                        p.tokenizer
+                        p.chunking.chunk_tokens,
+                        p.chunking.chunk_overlap,
+                        p.chunking.tokenizer
                     )
                 },
             );

@@ -111,7 +111,7 @@ pub(super) async fn serve(pool: Db, db: &str, llm: &LlmSettings, args: ServeArgs
     println!("LLM provider: {}", in_force.describe());
     // cl100k's tables take ≈ 150 ms to load, on the first count: loaded
     // now, beside the server, not inside the first job's calls.
-    tokio::task::spawn_blocking(|| engine::chunk::Tokenizer::Cl100kBase.count("warm up"));
+    tokio::task::spawn_blocking(|| engine::chunk::Bpe::count(engine::chunk::Tokenizer::Cl100kBase, "warm up"));
     let router = crate::web::router(pool, config, in_force, options);
     println!("Assay is running at http://{addr}  (database: {db})");
     crate::web::serve(listener, router).await?;

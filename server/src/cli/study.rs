@@ -18,40 +18,13 @@ pub enum StudyCommand {
     /// the rater links (tokens shown only now).
     Create {
         project: String,
-        /// `questions`: raters score questions on Likert dimensions (seed
-        /// 000 §V-C); `answers`: raters validate answers — correctness 0–3,
-        /// hallucination 0–2, answerability 0–3, category (HieraRAG §2.5).
-        #[arg(long, value_parser = ["questions", "answers"], default_value = "questions")]
-        kind: String,
-        /// With `--kind answers`: an answer set over the drawn question set
-        /// (default: the questions' reference answers).
-        #[arg(long)]
-        answers: Option<i64>,
+        #[command(flatten)]
+        req: types::requests::StudyRequest,
         /// A JSON file of dimensions (default: the kind's own).
         #[arg(long)]
         dimensions: Option<std::path::PathBuf>,
-        /// `SET:N[,SET:N...]`: draw N questions from each question set.
-        #[arg(long, value_delimiter = ',', required = true)]
-        questions: Vec<String>,
-        /// Per-rater links to make (besides the open link).
-        #[arg(long, default_value_t = 0)]
-        raters: usize,
-        /// Make no open link: only the per-rater links rate (needs --raters).
-        #[arg(long)]
-        no_open_link: bool,
         #[arg(long)]
         name: Option<String>,
-        /// Attention-check items (0–5).
-        #[arg(long, default_value_t = 0)]
-        attention: usize,
-        /// Shown to raters first.
-        #[arg(long, default_value = "")]
-        intro: String,
-        #[arg(long, default_value_t = 42)]
-        seed: u64,
-        /// The links stop working this many days from now.
-        #[arg(long)]
-        expires_days: Option<u32>,
         /// The address the URLs use.
         #[arg(long, env = "ASSAY_BASE_URL", default_value = "http://127.0.0.1:3000")]
         base_url: String,
@@ -94,52 +67,14 @@ pub enum StudyCommand {
 
 pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: StudyCommand) -> anyhow::Result<ExitCode> {
     match cmd {
-        StudyCommand::Create {
-            project,
-            kind,
-            answers,
-            dimensions,
-            questions,
-            raters,
-            no_open_link,
-            name,
-            attention,
-            intro,
-            seed,
-            expires_days,
-            base_url,
-        } => {
-            let kind = engine::study::Kind::parse(&kind).map_err(anyhow::Error::msg)?;
+        StudyCommand::Create { project, req, dimensions, name, base_url } => {
             let dimensions = dimensions.map(|path| super::json_file(&path, "--dimensions")).transpose()?;
             let p = app::ssr::store::projects::find_project(pool, &project).await?;
-            let mut draws = Vec::new();
-            for q in &questions {
-                let (set, n) = q.split_once(':').ok_or_else(|| anyhow::anyhow!("--questions {q}: expected SET:N"))?;
-                let set: i64 =
-                    set.trim().parse().map_err(|_| anyhow::anyhow!("--questions {q}: \"{set}\" is not a set id"))?;
-                let n: usize =
-                    n.trim().parse().map_err(|_| anyhow::anyhow!("--questions {q}: \"{n}\" is not a count"))?;
-                draws.push((set, n));
-            }
-            let req = app::ssr::studies::StudyRequest {
-                project_id: p.summary.id,
-                name: name.unwrap_or_else(|| {
-                    if kind == engine::study::Kind::Answers { "Answer validation" } else { "Question rating" }.into()
-                }),
-                draws,
-                dimensions,
-                kind,
-                answers,
-                intro,
-                corpus_summary: String::new(),
-                attention_checks: attention,
-                target_raters: (raters > 0).then_some(raters as i64),
-                rater_links: raters,
-                open_link: !no_open_link,
-                seed,
-                expires_days,
-            };
-            let created = app::ssr::studies::create(pool, &req).await?;
+            let name = name.unwrap_or_else(|| {
+                if req.kind == engine::study::Kind::Answers { "Answer validation" } else { "Question rating" }.into()
+            });
+            let spec = app::ssr::studies::StudySpec { project_id: p.summary.id, name, request: req, dimensions };
+            let created = app::ssr::studies::create(pool, &spec).await?;
             let base = base_url.trim_end_matches('/');
             let owner_url = format!("{base}/projects/{}/studies/{}", p.summary.id, created.study_id);
             let rater_url =
@@ -260,4 +195,112 @@ fn judging_lines(
             .into(),
     );
     lines.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+    use types::requests::{Draw, StudyRequest};
+    use types::StudyKind;
+
+    use super::*;
+    use crate::cli::{Cli, Command};
+
+    fn from_command_line(options: &[&str]) -> Result<StudyRequest, String> {
+        let head = ["assay", "study", "create", "p"];
+        match Cli::try_parse_from(head.iter().chain(options)).map_err(|e| e.to_string())?.command {
+            Command::Study(StudyCommand::Create { req, .. }) => Ok(req),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn from_form(body: &str) -> Result<app::api::CreateStudy, String> {
+        serde_qs::Config::new(5, false).deserialize_str(body).map_err(|e| e.to_string())
+    }
+
+    /// A study's request reads the same from the Studies page's form (as
+    /// posted, and as the hydrated page encodes it again) and from `assay
+    /// study create`, defaults alike; a bad value is refused naming its field.
+    #[test]
+    fn a_study_request_reads_the_same_from_the_form_and_the_command_line() {
+        let want = StudyRequest {
+            kind: StudyKind::Answers,
+            questions: vec![Draw { set: 3, count: 15 }, Draw { set: 4, count: 5 }],
+            answers: Some(7),
+            intro: "Thanks".into(),
+            corpus_summary: "A novel.".into(),
+            attention_checks: 0,
+            target_raters: Some(12),
+            rater_links: 2,
+            no_open_link: true,
+            seed: 9,
+            expires_days: Some(30),
+        };
+        let cli = [
+            "--kind",
+            "answers",
+            "--questions",
+            "3:15,4:5",
+            "--answers",
+            "7",
+            "--intro",
+            "Thanks",
+            "--corpus-summary",
+            "A novel.",
+            "--target-raters",
+            "12",
+            "--raters",
+            "2",
+            "--no-open-link",
+            "--seed",
+            "9",
+            "--expires-days",
+            "30",
+        ];
+        assert_eq!(from_command_line(&cli).unwrap(), want);
+        let posted = from_form(
+            "project_id=1&name=S&dimensions=&req%5Bkind%5D=answers&req[questions]=3:15,4:5&req[answers]=7\
+             &req[intro]=Thanks&req[corpus_summary]=A+novel.&req[attention_checks]=0&req[target_raters]=12\
+             &req[rater_links]=2&req[no_open_link]=true&req[seed]=9&req[expires_days]=30",
+        )
+        .unwrap();
+        assert_eq!((posted.project_id, posted.name.as_str(), &posted.req), (1, "S", &want));
+        let again = from_form(&serde_qs::to_string(&posted).unwrap()).unwrap();
+        assert_eq!(again.req, want);
+        want.validate().unwrap();
+
+        // The defaults, and the form's blanks and "reference" answers as none.
+        let bare = StudyRequest { questions: vec![Draw { set: 3, count: 15 }], ..Default::default() };
+        assert_eq!(from_command_line(&["--questions", "3:15"]).unwrap(), bare);
+        let posted = from_form(
+            "project_id=1&name=S&req[kind]=questions&req[questions]=3:15&req[answers]=reference&req[intro]=\
+             &req[corpus_summary]=&req[attention_checks]=0&req[target_raters]=&req[rater_links]=0&req[seed]=42\
+             &req[expires_days]=",
+        )
+        .unwrap();
+        assert_eq!(posted.req, bare);
+        assert!(from_command_line(&[]).is_err(), "--questions is required");
+
+        // Refused by field, from either side.
+        let e = from_form("project_id=1&name=S&req[questions]=3-15").unwrap_err();
+        assert!(e.contains("questions: \"3-15\" is not SET:N"), "{e}");
+        let e = from_form("project_id=1&name=S&req[questions]=3:1&req[seed]=x").unwrap_err();
+        assert!(e.contains("seed: not a whole number in range"), "{e}");
+        assert!(from_command_line(&["--questions", "x:1"]).unwrap_err().contains("\"x\" is not a set id"));
+        let check = |r: StudyRequest| r.validate().unwrap_err().to_string();
+        assert_eq!(check(StudyRequest::default()), "questions: draw questions from at least one set (SET:N)");
+        assert_eq!(check(StudyRequest { attention_checks: 6, ..bare.clone() }), "attention_checks: at most 5, not 6");
+        assert_eq!(
+            check(StudyRequest { no_open_link: true, ..bare.clone() }),
+            "rater_links: a study without an open link needs at least one per-rater link"
+        );
+        assert_eq!(
+            check(from_command_line(&["--questions", "3:15", "--answers", "2"]).unwrap()),
+            "answers: answers are rated in an answer-validation study (kind answers)"
+        );
+        assert_eq!(
+            check(StudyRequest { questions: vec![Draw { set: 3, count: 0 }], ..bare }),
+            "questions: draw 1 to 10000 questions from a set, not 0 from set 3"
+        );
+    }
 }

@@ -80,7 +80,7 @@ const EVERY_ARGUMENT: &str = "id=1&project_id=1&set_id=1&question_id=1&job_id=1&
 &req[protocol]=both&req[trials]=1&req[repeats]=1&req[judge]=offline\
 &req[gleaning]=0&req[entity_types]=x&req[summary_budget]=100&req[node]=1&req[edge]=1&req[subgraph]=1\
 &req[min_hops]=1&req[users]=1&req[tasks]=1&req[per_task]=1&req[head]=1&req[tail]=1&req[per_category]=1\
-&req[levels]=2&req[dimensions]=QC&req[factorial]=0";
+&req[levels]=2&req[dimensions]=QC&req[factorial]=0&req[name]=bm25&req[params]=&req[target_words]=1";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn collaborators_reach_only_what_the_owner_granted() {
@@ -289,7 +289,7 @@ async fn collaborators_reach_only_what_the_owner_granted() {
         ),
         (
             path_of::<app::api::PlanAnswers>(),
-            "question_set_id=1&method=bm25&params=&name=&target_words=".to_string(),
+            "question_set_id=1&req[name]=bm25&req[params]=&name=&req[target_words]=".to_string(),
             "\"answers: bm25 on ",
         ),
         (

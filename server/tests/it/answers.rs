@@ -515,12 +515,10 @@ async fn the_answers_price_counts_the_calls_the_run_records() {
     let pool = db.open().await;
     let llm = engine::llm::settings::LlmSettings::default();
     for set_row in app::ssr::store::answers::list_sets(&pool, 1).await.unwrap() {
-        let req = app::ssr::answers::AnswerRequest {
+        let req = app::ssr::answers::AnswersJob {
             question_set_id: set,
-            method: set_row.method.clone(),
-            params: serde_json::Value::Null,
+            request: types::requests::AnswersRequest::new(set_row.method.clone()),
             name: None,
-            target_words: None,
             no_cache: false,
         };
         let plan = app::ssr::answers::plan(&pool, &llm, &req).await.unwrap();
@@ -540,12 +538,10 @@ async fn the_answers_price_counts_the_calls_the_run_records() {
         assert!(planned * 2 >= prompt && prompt * 2 >= planned, "{}: {prompt} sent, {planned} planned", set_row.method);
     }
     // A method the form does not know is named.
-    let req = app::ssr::answers::AnswerRequest {
+    let req = app::ssr::answers::AnswersJob {
         question_set_id: set,
-        method: "bm26".into(),
-        params: serde_json::Value::Null,
+        request: types::requests::AnswersRequest::new("bm26"),
         name: None,
-        target_words: None,
         no_cache: false,
     };
     let err = app::ssr::answers::plan(&pool, &llm, &req).await.unwrap_err().to_string();

@@ -101,21 +101,16 @@ async fn only_the_logged_in_owner_reaches_anything_but_rater_links() {
     let (project_id, set_id) = common::project_with_questions(&h.pool, &["What is the Salt Guild?"]).await;
     let study = app::ssr::studies::create(
         &h.pool,
-        &app::ssr::studies::StudyRequest {
+        &app::ssr::studies::StudySpec {
             project_id,
             name: "S".into(),
-            draws: vec![(set_id, 1)],
+            request: types::requests::StudyRequest {
+                questions: vec![types::requests::Draw { set: set_id, count: 1 }],
+                rater_links: 1,
+                seed: 1,
+                ..Default::default()
+            },
             dimensions: None,
-            intro: String::new(),
-            corpus_summary: String::new(),
-            attention_checks: 0,
-            target_raters: None,
-            rater_links: 1,
-            open_link: true,
-            seed: 1,
-            expires_days: None,
-            kind: engine::study::Kind::Questions,
-            answers: None,
         },
     )
     .await

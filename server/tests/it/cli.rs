@@ -123,9 +123,15 @@ fn project_errors_are_one_line_and_non_zero() {
     let (_, err) = env.fails(&["project", "create", "   "]);
     assert_eq!(err, "error: a project needs a name\n");
     let (_, err) = env.fails(&["project", "create", "X", "--chunk-tokens", "100", "--chunk-overlap", "60"]);
-    assert_eq!(err, "error: overlap must be smaller than half the chunk size (49 tokens at most), not 60\n");
-    let (_, err) = env.fails(&["project", "create", "Y", "--tokenizer", "gpt2"]);
-    assert_eq!(err, "error: unknown tokenizer \"gpt2\" (use cl100k_base or o200k_base)\n");
+    assert_eq!(err, "error: chunk_overlap: must be smaller than half the chunk size (49 tokens at most), not 60\n");
+    // A value of a closed set is the command line's to refuse (a usage error, 2).
+    let (code, err) = env.fails(&["project", "create", "Y", "--tokenizer", "gpt2"]);
+    assert_eq!(code, 2);
+    let first = err.lines().next().unwrap();
+    assert_eq!(
+        first,
+        "error: invalid value 'gpt2' for '--tokenizer <TOKENIZER>': the tokenizer must be cl100k_base or o200k_base, not \"gpt2\""
+    );
     let (_, err) = env.fails(&["corpus", "stats", "Nope"]);
     assert_eq!(err, "error: no project named \"Nope\"\n");
     let (_, err) = env.fails(&["corpus", "stats", "42"]);

@@ -151,7 +151,7 @@ async fn imports_whole(program: &str, format: &str) {
     // Its chunks are the graph's: re-chunking (the Corpus page's) is refused, the chunks stay.
     let settings = engine::chunk::ChunkSettings {
         chunk_tokens: 300,
-        overlap_tokens: 20,
+        chunk_overlap: 20,
         tokenizer: engine::chunk::Tokenizer::default(),
     };
     let e = app::ssr::ingest::set_chunk_settings(&pool, project.summary.id, settings).await.unwrap_err();

@@ -46,7 +46,8 @@ async fn the_offline_graph_of_alice_is_built_stored_and_exported() {
     assert_eq!(*top.0, "Alice");
     let budget = engine::graph::describe::DEFAULT_BUDGET;
     for n in nodes {
-        let tokens = engine::chunk::Tokenizer::Cl100kBase.count(n["description"].as_str().unwrap());
+        let tokens =
+            engine::chunk::Bpe::count(engine::chunk::Tokenizer::Cl100kBase, n["description"].as_str().unwrap());
         assert!(tokens <= budget + 10, "{} has {tokens} tokens of description", n["name"]);
     }
     let hatter = nodes.iter().find(|n| n["name"] == "Hatter").unwrap();

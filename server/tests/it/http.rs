@@ -194,11 +194,11 @@ async fn rechunking_replaces_every_chunk_in_one_go() {
     assert_eq!(report["chunks"], 39);
     let settings = engine::chunk::ChunkSettings {
         chunk_tokens: 512,
-        overlap_tokens: 50,
+        chunk_overlap: 50,
         tokenizer: engine::chunk::Tokenizer::Cl100kBase,
     };
     let view = app::ssr::ingest::set_chunk_settings(&h.pool, id, settings).await.unwrap();
-    assert_eq!(view.chunk_tokens, 512);
+    assert_eq!(view.chunking.chunk_tokens, 512);
     assert!(view.summary.chunks > 72, "36,780 tokens in chunks of at most 512: {}", view.summary.chunks);
     let max: i64 = common::scalar(&h.pool, "SELECT MAX(tokens) FROM chunks WHERE project_id = $1", &[id]).await;
     assert!(max <= 512);

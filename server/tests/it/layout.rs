@@ -480,6 +480,7 @@ fn no_wire_field_holds_a_closed_set_as_text() {
         ("SetMetricsView", "method"),
         ("CostRow", "method"),
         ("MethodCostView", "method"),
+        ("AnswersRequest", "method"),
         // Who judged, in words ("llm (gpt-4o-mini)").
         ("EvaluationView", "judge"),
         // The legacy aspects in words ("LightRAG's 3 aspects (Comprehensiveness, …)").
@@ -501,6 +502,7 @@ fn no_wire_field_holds_a_closed_set_as_text() {
         "role",
         "access",
         "method",
+        "tokenizer",
     ];
     let mut text = Vec::new();
     let model: Vec<_> =
@@ -522,9 +524,10 @@ fn no_wire_field_holds_a_closed_set_as_text() {
     }
 }
 
-/// `types` compiles to WebAssembly: serde is its only dependency.
+/// `types` compiles to WebAssembly: serde (and serde_json) its only dependencies.
 #[test]
 fn the_types_crate_depends_on_serde_only_and_clap_for_the_cli() {
+    // serde_json: a RAG method's parameters are an open table of JSON values.
     let manifest = std::fs::read_to_string(crate_src("types").join("../Cargo.toml")).unwrap();
     let deps = manifest.split("[dependencies]").nth(1).unwrap().split("\n[").next().unwrap();
     let named: Vec<&str> = deps
@@ -532,7 +535,7 @@ fn the_types_crate_depends_on_serde_only_and_clap_for_the_cli() {
         .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
         .map(|l| l.split(['=', '.']).next().unwrap().trim())
         .collect();
-    assert_eq!(named, ["serde", "clap"], "{deps}");
+    assert_eq!(named, ["serde", "serde_json", "clap"], "{deps}");
     // clap only as the CLI's option, which the WASM build (app's hydrate) never turns on.
     let clap = deps.lines().find(|l| l.starts_with("clap")).unwrap();
     assert!(clap.contains("optional = true"), "{clap}");

@@ -28,6 +28,7 @@ mod presets;
 mod questions;
 mod raters;
 mod real_model;
+mod requests;
 mod secrets;
 mod share;
 mod spelling;

@@ -37,22 +37,18 @@ async fn call(router: &axum::Router, path: &str, form: &str, addr: &str, cookie:
     Reply { status, cookies, json: serde_json::from_slice(&bytes).unwrap_or(Value::Null) }
 }
 
-fn request(project: i64, set: i64, open_link: bool, rater_links: usize) -> app::ssr::studies::StudyRequest {
-    app::ssr::studies::StudyRequest {
+fn request(project: i64, set: i64, open_link: bool, rater_links: usize) -> app::ssr::studies::StudySpec {
+    app::ssr::studies::StudySpec {
         project_id: project,
         name: "S".into(),
-        draws: vec![(set, 3)],
+        request: types::requests::StudyRequest {
+            questions: vec![types::requests::Draw { set, count: 3 }],
+            rater_links,
+            no_open_link: !open_link,
+            seed: 1,
+            ..Default::default()
+        },
         dimensions: None,
-        intro: String::new(),
-        corpus_summary: String::new(),
-        attention_checks: 0,
-        target_raters: None,
-        rater_links,
-        open_link,
-        seed: 1,
-        expires_days: None,
-        kind: engine::study::Kind::Questions,
-        answers: None,
     }
 }
 

@@ -117,7 +117,7 @@ async fn a_methods_secrets_reach_no_reader_anywhere() {
         "body": {"q": "{{question}}", "key": BODY_KEY},
     });
     let form = format!(
-        "question_set_id={set}&method=http&params={}&name=&target_words=",
+        "question_set_id={set}&req[name]=http&req[params]={}&name=&req[target_words]=",
         percent_encoding::utf8_percent_encode(&params.to_string(), percent_encoding::NON_ALPHANUMERIC)
     );
     let (status, body) = send(&router, post(app::api::StartAnswers::PATH, &form, &ed)).await;
@@ -140,7 +140,7 @@ async fn a_methods_secrets_reach_no_reader_anywhere() {
         "url": url, "bearer_token": "••••NARY", "answer": "/answer", "body": {"q": "{{question}}", "key": BODY_KEY},
     });
     let form = format!(
-        "question_set_id={set}&method=http&params={}&name=&target_words=",
+        "question_set_id={set}&req[name]=http&req[params]={}&name=&req[target_words]=",
         percent_encoding::utf8_percent_encode(&copied.to_string(), percent_encoding::NON_ALPHANUMERIC)
     );
     let (status, body) = send(&router, post(app::api::StartAnswers::PATH, &form, &ed)).await;

@@ -324,7 +324,7 @@ async fn no_spelling_of_a_path_reaches_another_project() {
 &manifest=x&experiment_id={}&req[protocol]=both&req[trials]=1&req[repeats]=1&req[judge]=offline\
 &req[gleaning]=0&req[entity_types]=x&req[summary_budget]=100&req[node]=1&req[edge]=1&req[subgraph]=1\
 &req[min_hops]=1&req[users]=1&req[tasks]=1&req[per_task]=1&req[head]=1&req[tail]=1&req[per_category]=1\
-&req[levels]=2&req[dimensions]=QC&req[factorial]=0",
+&req[levels]=2&req[dimensions]=QC&req[factorial]=0&req[name]=bm25&req[params]=&req[target_words]=1",
         ids.metrics_run, ids.experiment
     );
     let mut functions = 0;

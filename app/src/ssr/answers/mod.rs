@@ -9,31 +9,35 @@ pub mod io;
 use std::sync::Arc;
 
 use crate::ssr::store::Db;
-use engine::jobs::{RunEnd, WorkItem};
+use engine::jobs::{ItemOutcome, RunEnd, WorkItem};
 use engine::llm::Gateway;
 use engine::rag::{method, Corpus};
 use serde_json::json;
+use types::requests::{AnswersRequest, Param};
 
 use crate::error::{AppError, AppResult};
-use crate::model::ItemStatus;
 use crate::model::JobView;
 use crate::ssr::jobs::params::AnswersParams;
 use crate::ssr::jobs::{self, project_of, Ended, Items, JobParams, Phase, Run, Stage};
 use crate::ssr::store;
 use crate::ssr::store::answers::NewAnswer;
 
-/// What an answers job is asked to do.
+/// An answers job as asked for: the question set, the request (method,
+/// parameters, length), the answer set's name and whether to send every
+/// call to the provider.
 #[derive(Debug, Clone, PartialEq)]
-pub struct AnswerRequest {
+pub struct AnswersJob {
     pub question_set_id: i64,
-    pub method: String,
-    /// Given parameters (missing ones take the method's defaults).
-    pub params: serde_json::Value,
+    pub request: AnswersRequest,
     /// A name for the answer set (else one from the method and parameters).
     pub name: Option<String>,
-    /// Ask every answer for about this many words.
-    pub target_words: Option<usize>,
     pub no_cache: bool,
+}
+
+/// The request, or its field out of range as the caller's mistake.
+fn checked(req: &AnswersRequest) -> AppResult<&AnswersRequest> {
+    req.validate().map_err(|e| AppError::Invalid(e.to_string()))?;
+    Ok(req)
 }
 
 /// The default name of a set: the method, and the parameters that differ
@@ -64,19 +68,16 @@ fn set_name(method_name: &str, params: &serde_json::Value) -> String {
 pub async fn plan(
     pool: &Db,
     llm: &engine::llm::settings::LlmSettings,
-    req: &AnswerRequest,
+    job: &AnswersJob,
 ) -> AppResult<crate::model::RunPlan> {
-    let set = store::questions::get_set(pool, req.question_set_id).await?;
-    let params = method::resolve(&req.method, &req.params).map_err(AppError::from)?;
+    let req = checked(&job.request)?;
+    let set = store::questions::get_set(pool, job.question_set_id).await?;
+    let params = method::resolve(&req.method, &req.params_json()).map_err(AppError::from)?;
     let (corpus, chunk_tokens) = crate::ssr::price::corpus(pool, set.project_id).await?;
-    let section = engine::experiment::MethodSection {
-        name: req.method.clone(),
-        params: serde_json::from_value(params).unwrap_or_default(),
-        target_words: req.target_words,
-    };
+    let resolved = AnswersRequest { params: Param::from_object(&params), ..req.clone() };
     let label = format!("answers: {} on {}", req.method, set.name);
     let n = set.questions.max(0) as u64;
-    let e = engine::experiment::answers_estimate(&section, n, label, &corpus, chunk_tokens);
+    let e = engine::experiment::answers_estimate(&resolved, n, label, &corpus, chunk_tokens);
     let by_service = engine::rag::presets::is_remote(&req.method);
     let plan = crate::ssr::price::one_stage(llm, e, set.questions, by_service);
     Ok(crate::ssr::price::timed(pool, llm, plan, by_service).await)
@@ -86,12 +87,13 @@ pub async fn plan(
 /// answer set it fills. Returns the job and the set's id.
 /// `minilm_dir` is where the in-process MiniLM is (`LlmSettings::minilm_dir`):
 /// a dense method embedding with it is refused when the model is missing.
-pub async fn create(pool: &Db, req: &AnswerRequest, minilm_dir: &std::path::Path) -> AppResult<(JobView, i64)> {
-    let set = store::questions::get_set(pool, req.question_set_id).await?;
+pub async fn create(pool: &Db, job: &AnswersJob, minilm_dir: &std::path::Path) -> AppResult<(JobView, i64)> {
+    let req = checked(&job.request)?;
+    let set = store::questions::get_set(pool, job.question_set_id).await?;
     if set.questions == 0 {
         return Err(AppError::Invalid(format!("question set {} has no questions", set.id)));
     }
-    let params = method::resolve(&req.method, &req.params).map_err(AppError::from)?;
+    let params = method::resolve(&req.method, &req.params_json()).map_err(AppError::from)?;
     // Settings copied from what a reader is shown carry redactions, not
     // secrets: the method would be sent the dots.
     if let Some(at) = engine::secret::redaction_in(&params) {
@@ -109,11 +111,8 @@ pub async fn create(pool: &Db, req: &AnswerRequest, minilm_dir: &std::path::Path
             return Err(AppError::Invalid(missing.to_string()));
         }
     }
-    if req.target_words == Some(0) {
-        return Err(AppError::Invalid("the target length must be at least one word".into()));
-    }
-    let job = JobParams::Answers(AnswersParams {
-        no_cache: req.no_cache,
+    let params_of_job = JobParams::Answers(AnswersParams {
+        no_cache: job.no_cache,
         set_id: set.id,
         method: req.method.clone(),
         params: params.clone(),
@@ -121,9 +120,9 @@ pub async fn create(pool: &Db, req: &AnswerRequest, minilm_dir: &std::path::Path
     });
     // What readers of the set see: its parameters with any secret redacted,
     // as its job shows them (the job keeps the secrets apart).
-    let (id, mut shown_job) = jobs::create_showing(pool, set.project_id, &job, set.questions).await?;
+    let (id, mut shown_job) = jobs::create_showing(pool, set.project_id, &params_of_job, set.questions).await?;
     let shown = shown_job["params"].take();
-    let name = req.name.clone().filter(|n| !n.trim().is_empty()).unwrap_or_else(|| set_name(&req.method, &params));
+    let name = job.name.clone().filter(|n| !n.trim().is_empty()).unwrap_or_else(|| set_name(&req.method, &params));
     let described = json!({ "params": shown, "target_words": req.target_words });
     let answer_set =
         match store::answers::create_set(pool, set.project_id, set.id, Some(id), name.trim(), &req.method, &described)
@@ -189,18 +188,14 @@ async fn items(pool: &Db, job: &JobView, p: &AnswersParams) -> AppResult<Vec<Wor
             store::graph::reports(pool, project).await?.into_iter().map(|r| r.community).collect();
         for (community, members) in engine::rag::graphrag::reportable(&graph, &communities) {
             if !written.contains(&community) {
-                items.push(WorkItem {
-                    key: format!("report-{community}"),
-                    payload: json!({ "community": community, "members": members }),
-                });
+                let item = engine::rag::graphrag::ReportItem { community, members };
+                items.push(WorkItem::new(format!("report-{community}"), &item));
             }
         }
     }
     for q in store::questions::list_questions(pool, p.set_id).await? {
-        items.push(WorkItem {
-            key: format!("a-{}", q.id),
-            payload: json!({ "question_id": q.id, "question": q.question, "target_words": p.target_words }),
-        });
+        let item = engine::rag::Item { question_id: q.id, question: q.question, target_words: p.target_words };
+        items.push(WorkItem::new(format!("a-{}", q.id), &item));
     }
     Ok(items)
 }
@@ -228,12 +223,9 @@ async fn execute(run: &Run<'_>, p: &AnswersParams, items: Vec<WorkItem>) -> AppR
         if !matches!(end, Ok(RunEnd::Finished)) {
             return Ok(end);
         }
-        let written: Vec<engine::rag::CommunityReport> = store::jobs::job_items(pool, job.id)
-            .await?
-            .into_iter()
-            .filter(|i| i.key.starts_with("report-") && i.status == ItemStatus::Done)
-            .filter_map(|i| serde_json::from_str(i.result.as_deref()?).ok())
-            .collect();
+        let items = store::jobs::job_items(pool, job.id).await?;
+        let written: Vec<engine::rag::CommunityReport> =
+            jobs::done_results(&items, "report-")?.into_iter().map(|(_, r)| r).collect();
         store::graph::save_reports(pool, project, job.id, &written).await?;
         corpus = corpus.with_reports(store::graph::reports(pool, project).await?);
     }
@@ -314,6 +306,20 @@ fn embedder(params: &serde_json::Value, minilm_dir: &std::path::Path) -> Result<
 /// Chunks embedded per item.
 const EMBED_BATCH: usize = 32;
 
+/// An embedding job item (key `embed-FIRSTID`): a batch of chunks and their texts.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct EmbedBatch {
+    chunks: Vec<i64>,
+    texts: Vec<String>,
+}
+
+/// What an embedding item stores.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Embedded {
+    embedded: usize,
+    model: String,
+}
+
 /// Embeds the project's chunks that have no vector for the embedder's model
 /// yet (items `embed-<first chunk id>`, 32 chunks each), storing each
 /// batch's vectors as it finishes: they are computed once per corpus and
@@ -331,10 +337,10 @@ async fn embed_chunks(
     let missing = store::vectors::missing(pool, project, &model).await?;
     let batches: Vec<WorkItem> = missing
         .chunks(EMBED_BATCH)
-        .map(|b| WorkItem {
-            key: format!("embed-{}", b[0].0),
-            payload: json!({ "chunks": b.iter().map(|c| c.0).collect::<Vec<_>>(),
-                             "texts": b.iter().map(|c| c.1.clone()).collect::<Vec<_>>() }),
+        .map(|b| {
+            let batch =
+                EmbedBatch { chunks: b.iter().map(|c| c.0).collect(), texts: b.iter().map(|c| c.1.clone()).collect() };
+            WorkItem::new(format!("embed-{}", b[0].0), &batch)
         })
         .collect();
     // The job's total: its planned items, batches embedded by an earlier
@@ -351,8 +357,10 @@ async fn embed_chunks(
         .run(batches, 1, |item| {
             let model = model.clone();
             async move {
-                let ids: Vec<i64> = serde_json::from_value(item.payload["chunks"].clone()).unwrap_or_default();
-                let texts: Vec<String> = serde_json::from_value(item.payload["texts"].clone()).unwrap_or_default();
+                let EmbedBatch { chunks: ids, texts } = match item.read() {
+                    Ok(b) => b,
+                    Err(e) => return ItemOutcome::failed(e),
+                };
                 let ctx =
                     engine::llm::CallContext { job_id: Some(job.id), item: Some(item.key.clone()), prompt_hash: None };
                 let mut meter = engine::llm::Meter::default();
@@ -374,24 +382,20 @@ async fn embed_chunks(
                     Ok(v) if v.len() == ids.len() => {
                         let pairs: Vec<(i64, Vec<f32>)> = ids.into_iter().zip(v).collect();
                         match store::vectors::save(pool, &model, &pairs).await {
-                            Ok(()) => engine::jobs::ItemOutcome::Done {
-                                result: json!({ "embedded": pairs.len(), "model": model }).to_string(),
+                            Ok(()) => ItemOutcome::done(
+                                &Embedded { embedded: pairs.len(), model: model.clone() },
                                 tokens,
-                                cost_usd: meter.cost_usd,
-                            },
-                            Err(e) => engine::jobs::ItemOutcome::Failed {
-                                error: e.to_string(),
-                                tokens,
-                                cost_usd: meter.cost_usd,
-                            },
+                                meter.cost_usd,
+                            ),
+                            Err(e) => ItemOutcome::Failed { error: e.to_string(), tokens, cost_usd: meter.cost_usd },
                         }
                     }
-                    Ok(v) => engine::jobs::ItemOutcome::Failed {
+                    Ok(v) => ItemOutcome::Failed {
                         error: format!("{} vectors for {} chunks", v.len(), ids.len()),
                         tokens,
                         cost_usd: meter.cost_usd,
                     },
-                    Err(error) => engine::jobs::ItemOutcome::Failed { error, tokens, cost_usd: meter.cost_usd },
+                    Err(error) => ItemOutcome::Failed { error, tokens, cost_usd: meter.cost_usd },
                 }
             }
         })
@@ -404,15 +408,10 @@ async fn embed_chunks(
 pub(crate) async fn store_answers(pool: &Db, job_id: i64, prefix: &str, target_words: Option<usize>) -> AppResult<()> {
     let set = store::answers::set_of_job(pool, job_id).await?;
     let method = store::answers::get_set(pool, set).await?.method;
-    let answers: Vec<NewAnswer> = store::jobs::job_items(pool, job_id)
-        .await?
+    let items = store::jobs::job_items(pool, job_id).await?;
+    let answers: Vec<NewAnswer> = jobs::done_results::<engine::rag::Answered>(&items, prefix)?
         .into_iter()
-        .filter(|i| i.key.starts_with(prefix) && i.status == ItemStatus::Done)
-        .filter_map(|i| {
-            let v: serde_json::Value = serde_json::from_str(i.result.as_deref()?).ok()?;
-            let a: engine::rag::Answer = serde_json::from_value(v.clone()).ok()?;
-            Some(NewAnswer::of(v["question_id"].as_i64()?, &a, &method, target_words))
-        })
+        .map(|(_, a)| NewAnswer::of(a.question_id, &a.answer, &method, target_words))
         .collect();
     store::answers::replace_answers(pool, set, &answers).await
 }

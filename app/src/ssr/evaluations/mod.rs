@@ -20,8 +20,8 @@ pub use run::*;
 
 use std::collections::HashMap;
 
+use crate::ssr::jobs::read_result;
 use crate::ssr::store::Db;
-use engine::jobs::ItemOutcome;
 use engine::judge::eval::{JudgeKind, Key, Settings};
 use engine::judge::protocol;
 
@@ -137,22 +137,19 @@ pub(super) struct Results {
 }
 
 impl Results {
-    pub(super) fn of(items: &[JobItemView]) -> Results {
+    /// The finished items' results by key; one that cannot be read is an
+    /// error naming its item (see [`crate::ssr::jobs::read_result`]).
+    pub(super) fn of(items: &[JobItemView]) -> AppResult<Results> {
         let mut out = Results::default();
         for item in items.iter().filter(|i| i.status == crate::model::ItemStatus::Done) {
-            let (Some(key), Some(result)) = (Key::parse(&item.key), item.result.as_deref()) else { continue };
-            fn put<T: serde::de::DeserializeOwned>(to: &mut HashMap<Key, T>, key: Key, result: &str) {
-                if let Ok(r) = ItemOutcome::read(result) {
-                    to.insert(key, r);
-                }
-            }
+            let Some(key) = Key::parse(&item.key) else { continue };
             match key {
-                Key::Align { .. } => put(&mut out.align, key, result),
-                Key::Unbiased { .. } => put(&mut out.unbiased, key, result),
-                Key::Legacy { .. } => put(&mut out.legacy, key, result),
-            }
+                Key::Align { .. } => out.align.insert(key, read_result(item)?).map(drop),
+                Key::Unbiased { .. } => out.unbiased.insert(key, read_result(item)?).map(drop),
+                Key::Legacy { .. } => out.legacy.insert(key, read_result(item)?).map(drop),
+            };
         }
-        out
+        Ok(out)
     }
 
     /// The pair `(a, b)`'s answers to `question` as aligned.

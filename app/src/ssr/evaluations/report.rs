@@ -20,7 +20,7 @@ pub async fn inputs(pool: &Db, e: &Stored) -> AppResult<(Vec<Contender>, Vec<Pai
         Some(j) => store::jobs::job_items(pool, j).await?,
         None => Vec::new(),
     };
-    let results = Results::of(&items);
+    let results = Results::of(&items)?;
     let questions = store::questions::list_questions(pool, e.view.question_set_id).await?;
     let answers = answers_of(pool, &e.answer_sets).await?;
     let mut contenders = Vec::new();
@@ -801,7 +801,7 @@ pub async fn drill(pool: &Db, id: i64, a: i64, b: i64, question: i64) -> AppResu
             }
         }
     }
-    let results = Results::of(&items);
+    let results = Results::of(&items)?;
     let answer = |set: i64| async move {
         store::answers::list_answers(pool, set, Some(question))
             .await

@@ -9,7 +9,6 @@ use engine::judge::eval::{self, JudgeKind, Key, Settings};
 use engine::judge::protocol;
 use engine::llm::settings::LlmSettings;
 use engine::llm::Gateway;
-use serde_json::json;
 
 use super::*;
 use crate::error::{AppError, AppResult};
@@ -239,9 +238,9 @@ async fn items(pool: &Db, job: &JobView) -> AppResult<Vec<WorkItem>> {
     Ok(store::questions::list_questions(pool, e.view.question_set_id)
         .await?
         .into_iter()
-        .map(|q| WorkItem {
-            key: format!("again-{}", q.id),
-            payload: json!({ "question_id": q.id, "question": q.question }),
+        .map(|q| {
+            let item = engine::rag::Item { question_id: q.id, question: q.question, target_words: None };
+            WorkItem::new(format!("again-{}", q.id), &item)
         })
         .collect())
 }
@@ -395,7 +394,7 @@ async fn execute(run: &Run<'_>, first: Vec<WorkItem>) -> AppResult<Result<RunEnd
             return Ok(end);
         }
     }
-    let results = super::Results::of(&store::jobs::job_items(pool, job.id).await?);
+    let results = super::Results::of(&store::jobs::job_items(pool, job.id).await?)?;
 
     // The judging: per pair and question the answers to judge (aligned,
     // or as generated), then the items — all M trials at once, or with
@@ -490,7 +489,7 @@ async fn execute(run: &Run<'_>, first: Vec<WorkItem>) -> AppResult<Result<RunEnd
             return Ok(end);
         }
         // The judging items' verdicts alone (not the answers' texts again).
-        let results = super::Results::of(&store::jobs::job_items(pool, job.id).await?);
+        let results = super::Results::of(&store::jobs::job_items(pool, job.id).await?)?;
         open.retain(|p| {
             let maps: Vec<_> = judged_answers
                 .iter()

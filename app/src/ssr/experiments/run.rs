@@ -15,6 +15,7 @@
 use std::path::Path;
 
 use crate::ssr::store::Db;
+use engine::chunk::Bpe;
 use engine::experiment::{label, Manifest, QuestionsRequest, StageKind};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -182,21 +183,14 @@ where
 
 /// The project of the manifest: found by name (its chunking must match) or created.
 pub async fn project(pool: &Db, m: &Manifest) -> AppResult<i64> {
-    let tokenizer = engine::chunk::Tokenizer::parse(&m.corpus.tokenizer)
-        .ok_or_else(|| AppError::Invalid(format!("corpus.tokenizer: unknown \"{}\"", m.corpus.tokenizer)))?;
-    let settings = engine::chunk::ChunkSettings {
-        chunk_tokens: m.corpus.chunk_tokens,
-        overlap_tokens: m.corpus.chunk_overlap,
-        tokenizer,
-    };
+    let settings = m.corpus.chunking;
     match store::projects::find_project(pool, &m.name).await {
         Ok(p) => {
-            if (p.chunk_tokens as usize, p.chunk_overlap as usize, p.tokenizer.as_str())
-                != (m.corpus.chunk_tokens, m.corpus.chunk_overlap, m.corpus.tokenizer.as_str())
-            {
+            if p.chunking != settings {
+                let c = p.chunking;
                 return Err(AppError::Invalid(format!(
                     "corpus: project \"{}\" exists with chunks of {} tokens, overlap {}, {}: name the experiment differently or use its chunking",
-                    m.name, p.chunk_tokens, p.chunk_overlap, p.tokenizer
+                    m.name, c.chunk_tokens, c.chunk_overlap, c.tokenizer
                 )));
             }
             Ok(p.summary.id)
@@ -228,7 +222,7 @@ async fn documents_of(pool: &Db, name: &str) -> AppResult<Vec<(String, Vec<u8>)>
 /// the files' or the named project's documents. The last few are kept:
 /// the wizard asks again at every change of a field.
 pub async fn corpus_size(pool: &Db, m: &Manifest, base: &Path) -> AppResult<engine::experiment::CorpusSize> {
-    let settings = m.corpus.chunk_settings().map_err(|e| AppError::Invalid(e.0))?;
+    let settings = m.corpus.chunking;
     if let Some((path, format)) = m.index_path(base) {
         // The index's own documents and chunks, as they will be stored.
         let index = read_index(path, format).await?;
@@ -490,20 +484,17 @@ where
             let mut of_set = Vec::new();
             for method in &m.methods {
                 let params =
-                    engine::rag::method::resolve(&method.name, &method.params_json()).map_err(AppError::from)?;
-                let label = label::answers(&method.name, i);
-                let what =
-                    json!({ "set": set, "method": method.name, "params": params, "target_words": method.target_words });
-                let req = crate::ssr::answers::AnswerRequest {
+                    engine::rag::method::resolve(&method.method, &method.params_json()).map_err(AppError::from)?;
+                let label = label::answers(&method.method, i);
+                let what = json!({ "set": set, "method": method.method, "params": params, "target_words": method.target_words });
+                let job = crate::ssr::answers::AnswersJob {
                     question_set_id: set,
-                    method: method.name.clone(),
-                    params: method.params_json(),
+                    request: method.clone(),
                     name: None,
-                    target_words: method.target_words,
                     no_cache: false,
                 };
                 of_set.push(
-                    r.stage(StageKind::Answers, label, what, crate::ssr::answers::create(pool, &req, &llm.minilm_dir))
+                    r.stage(StageKind::Answers, label, what, crate::ssr::answers::create(pool, &job, &llm.minilm_dir))
                         .await?,
                 );
             }
@@ -520,7 +511,7 @@ where
                 // Sanity checks on the first evaluated set: each method against itself.
                 if e.sanity && n == 0 {
                     for (a, method) in sets.iter().zip(&m.methods) {
-                        let label = label::sanity(&method.name);
+                        let label = label::sanity(&method.method);
                         let what = json!({ "answer_set": a, "settings": settings });
                         let id = r
                             .stage(StageKind::Sanity, label, what, async {

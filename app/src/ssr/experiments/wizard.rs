@@ -6,8 +6,9 @@
 //! then the report gathering every stage's.
 
 use crate::ssr::store::Db;
-use engine::experiment::{EvaluationSection, Manifest, MethodSection};
+use engine::experiment::{EvaluationSection, Manifest};
 use engine::llm::settings::{LlmSettings, ProviderKind};
+use types::requests::AnswersRequest;
 use types::requests::EvaluationRequest;
 use types::requests::{GraphQuestionsRequest, HierarchicalQuestionsRequest, QuestionsRequest, SummaryQuestionsRequest};
 use types::{ExperimentStatus, JudgeKind, Protocol, StageKind, StageState};
@@ -31,7 +32,7 @@ pub async fn wizard_start(pool: &Db, llm: &LlmSettings) -> AppResult<WizardStart
         corpus: "sample".into(),
         corpus_project: String::new(),
         chunk_tokens: corpus.chunk_tokens as u32,
-        chunk_overlap: corpus.overlap_tokens as u32,
+        chunk_overlap: corpus.chunk_overlap as u32,
         gleaning: graph.gleaning,
         graph_questions: true,
         node: 50,
@@ -146,17 +147,15 @@ pub fn manifest_of(f: &WizardFields, configured: &LlmSettings) -> Result<String,
             index: None,
             index_format: None,
             community_level: None,
-            chunk_tokens: f.chunk_tokens as usize,
-            chunk_overlap: f.chunk_overlap as usize,
-            tokenizer: "cl100k_base".into(),
+            chunking: types::requests::ChunkRequest {
+                chunk_tokens: f.chunk_tokens as usize,
+                chunk_overlap: f.chunk_overlap as usize,
+                ..Default::default()
+            },
         },
         graph: types::requests::GraphRequest { gleaning: f.gleaning, ..Default::default() },
         questions,
-        methods: f
-            .methods
-            .iter()
-            .map(|name| MethodSection { name: name.clone(), params: Default::default(), target_words: None })
-            .collect(),
+        methods: f.methods.iter().map(AnswersRequest::new).collect(),
         evaluation: f.evaluate.then(|| EvaluationSection {
             request: f.evaluation.clone(),
             sanity: f.sanity,
@@ -197,8 +196,11 @@ pub fn fields_of(m: &Manifest, defaults: &WizardFields) -> ImportedManifest {
         }
         None => f.corpus = "sample".into(),
     }
-    f.chunk_tokens = m.corpus.chunk_tokens as u32;
-    f.chunk_overlap = m.corpus.chunk_overlap as u32;
+    f.chunk_tokens = m.corpus.chunking.chunk_tokens as u32;
+    f.chunk_overlap = m.corpus.chunking.chunk_overlap as u32;
+    if m.corpus.chunking.tokenizer != types::Tokenizer::default() {
+        not_shown.push(format!("corpus: the tokenizer {}", m.corpus.chunking.tokenizer));
+    }
     f.gleaning = m.graph.gleaning;
     if m.graph != (types::requests::GraphRequest { gleaning: f.gleaning, ..Default::default() }) {
         not_shown.push("graph: entity types and summary budget".into());
@@ -245,10 +247,10 @@ pub fn fields_of(m: &Manifest, defaults: &WizardFields) -> ImportedManifest {
             other => not_shown.push(format!("questions[{i}]: a second {} set", other.kind())),
         }
     }
-    f.methods = m.methods.iter().map(|x| x.name.clone()).collect();
+    f.methods = m.methods.iter().map(|x| x.method.clone()).collect();
     for (i, x) in m.methods.iter().enumerate() {
         if !x.params.is_empty() || x.target_words.is_some() {
-            not_shown.push(format!("methods[{i}] ({}): its parameters", x.name));
+            not_shown.push(format!("methods[{i}] ({}): its parameters", x.method));
         }
     }
     f.evaluate = m.evaluation.is_some();

@@ -107,6 +107,27 @@ pub fn project_of(job: &JobView) -> AppResult<i64> {
     job.project_id.ok_or_else(|| AppError::Invalid(format!("job {} has no project", job.id)))
 }
 
+/// The one reader of stored item results: the finished items of `items`
+/// whose key starts with `prefix`, each with its result read as its stage's
+/// record `T`. A result that cannot be read is an error naming its item —
+/// never a row left out of a report in silence.
+pub fn done_results<'i, T: serde::de::DeserializeOwned>(
+    items: &'i [crate::model::JobItemView],
+    prefix: &str,
+) -> AppResult<Vec<(&'i str, T)>> {
+    items
+        .iter()
+        .filter(|i| i.status == crate::model::ItemStatus::Done && i.key.starts_with(prefix))
+        .map(|i| Ok((i.key.as_str(), read_result(i)?)))
+        .collect()
+}
+
+/// One finished item's result as its stage's record `T` (see [`done_results`]).
+pub fn read_result<T: serde::de::DeserializeOwned>(item: &crate::model::JobItemView) -> AppResult<T> {
+    engine::jobs::ItemOutcome::read(item.result.as_deref().unwrap_or(""))
+        .map_err(|e| AppError::Failed(format!("item {}: {e}", item.key)))
+}
+
 /// How one run of a job runs its items: everything `engine::jobs::run`
 /// needs besides the items and the work, so a job with several phases (the
 /// graph's descriptions, the answers' reports or embeddings) passes one value.

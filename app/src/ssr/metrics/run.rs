@@ -10,7 +10,6 @@ use engine::metrics::score::{self, EmbeddingCache, Pair};
 use engine::metrics::text;
 use engine::metrics::{Definitions, RelevanceUnit};
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 use types::requests::MetricsRequest;
 
 use super::*;
@@ -117,21 +116,34 @@ async fn items(pool: &Db, p: &MetricsParams) -> AppResult<Vec<WorkItem>> {
             planned
                 .chunks(BATCH)
                 .enumerate()
-                .map(|(i, batch)| WorkItem {
-                    key: format!("ms-{a}-{i:05}"),
-                    payload: json!({ "answer_set_id": a, "questions": batch }),
+                .map(|(i, batch)| {
+                    WorkItem::new(format!("ms-{a}-{i:05}"), &Batch { answer_set_id: a, questions: batch.to_vec() })
                 })
                 .collect::<Vec<_>>()
         })
         .collect())
 }
 
+/// A metrics job item (key `ms-SET-NNNNN`): a batch of one answer set's
+/// questions, each with its answer and reference.
+#[derive(Serialize, Deserialize)]
+struct Batch {
+    answer_set_id: i64,
+    questions: Vec<Planned>,
+}
+
+/// What a batch stores: its questions' scores, and how many texts it embedded.
+#[derive(Serialize, Deserialize)]
+struct BatchScores {
+    embedded: usize,
+    questions: Vec<QuestionMetrics>,
+}
+
 /// Scores one batch: texts with a stored vector are not embedded again;
 /// new vectors are stored. The result is the batch's [`QuestionMetrics`].
 async fn run_item(pool: &Db, minilm_dir: &std::path::Path, item: WorkItem, k: usize) -> ItemOutcome {
-    let outcome: Result<String, String> = async {
-        let planned: Vec<Planned> =
-            serde_json::from_value(item.payload["questions"].clone()).map_err(|e| format!("unreadable item: {e}"))?;
+    let outcome: Result<BatchScores, String> = async {
+        let Batch { questions: planned, .. } = item.read()?;
         let texts: Vec<&str> =
             planned.iter().flat_map(|p| [p.pair.reference.as_str(), p.pair.answer.as_str()]).collect();
         let mut cache = EmbeddingCache::new();
@@ -157,12 +169,12 @@ async fn run_item(pool: &Db, minilm_dir: &std::path::Path, item: WorkItem, k: us
                 scores: score::score(&p.pair, &cache, k),
             })
             .collect();
-        serde_json::to_string(&json!({ "embedded": embedded.len(), "questions": scored })).map_err(|e| e.to_string())
+        Ok(BatchScores { embedded: embedded.len(), questions: scored })
     }
     .await;
     match outcome {
-        Ok(result) => ItemOutcome::Done { result, tokens: 0, cost_usd: 0.0 },
-        Err(error) => ItemOutcome::Failed { error, tokens: 0, cost_usd: 0.0 },
+        Ok(scored) => ItemOutcome::done(&scored, 0, 0.0),
+        Err(error) => ItemOutcome::failed(error),
     }
 }
 
@@ -196,15 +208,11 @@ async fn finish(pool: &Db, job: &JobView) -> AppResult<()> {
         )));
     }
     let mut by_set: BTreeMap<i64, Vec<QuestionMetrics>> = BTreeMap::new();
-    for item in items {
-        let Some(a) = item.key.strip_prefix("ms-").and_then(|k| k.split('-').next()).and_then(|a| a.parse().ok())
-        else {
+    for (key, scored) in jobs::done_results::<BatchScores>(&items, "ms-")? {
+        let Some(a) = key.strip_prefix("ms-").and_then(|k| k.split('-').next()).and_then(|a| a.parse().ok()) else {
             continue;
         };
-        let result: serde_json::Value =
-            serde_json::from_str(item.result.as_deref().unwrap_or("{}")).unwrap_or_default();
-        let qs: Vec<QuestionMetrics> = serde_json::from_value(result["questions"].clone()).unwrap_or_default();
-        by_set.entry(a).or_default().extend(qs);
+        by_set.entry(a).or_default().extend(scored.questions);
     }
     let references: HashMap<i64, String> = store::questions::list_questions(pool, run.question_set_id)
         .await?

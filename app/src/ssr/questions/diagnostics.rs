@@ -46,14 +46,10 @@ pub struct SetEntities {
     pub job: Option<(i64, Option<String>)>,
 }
 
-/// The parsed results of a job's finished items.
-async fn done_results(pool: &Db, job_id: i64) -> AppResult<Vec<serde_json::Value>> {
-    Ok(store::jobs::job_items(pool, job_id)
-        .await?
-        .into_iter()
-        .filter(|i| i.status == crate::model::ItemStatus::Done)
-        .filter_map(|i| serde_json::from_str(i.result.as_deref()?).ok())
-        .collect())
+/// The results of a job's finished items, as the stage's result record.
+async fn done_results<T: serde::de::DeserializeOwned>(pool: &Db, job_id: i64) -> AppResult<Vec<T>> {
+    let items = store::jobs::job_items(pool, job_id).await?;
+    Ok(crate::ssr::jobs::done_results(&items, "")?.into_iter().map(|(_, r)| r).collect())
 }
 
 /// The entities a set's questions mention. `None` for
@@ -78,10 +74,10 @@ pub async fn set_entities(pool: &Db, set_id: i64, source: EntitySource) -> AppRe
             let Some(job) = store::jobs::latest_for_set(pool, crate::model::JobKind::Mentions, set_id).await? else {
                 return Ok(None);
             };
-            let per_question: Vec<Vec<String>> = done_results(pool, job)
+            let per_question: Vec<Vec<String>> = done_results::<engine::graph::mentions::Mentioned>(pool, job)
                 .await?
                 .into_iter()
-                .map(|r| serde_json::from_value(r["entities"].clone()).unwrap_or_default())
+                .map(|r| r.entities)
                 .collect();
             let distribution = engine::questions::diagnostics::mention_distribution(&per_question, &refs);
             let made_by = store::jobs::made_by(pool, job).await?;
@@ -131,7 +127,8 @@ pub async fn set_relevance(pool: &Db, set_id: i64) -> AppResult<Option<(i64, Vec
     let Some(job) = store::jobs::latest_for_set(pool, crate::model::JobKind::Relevance, set_id).await? else {
         return Ok(None);
     };
-    let scores = done_results(pool, job).await?.iter().filter_map(|r| r["score"].as_u64()).map(|s| s as u8).collect();
+    let scores =
+        done_results::<engine::questions::relevance::Scored>(pool, job).await?.into_iter().map(|r| r.score).collect();
     Ok(Some((job, scores)))
 }
 

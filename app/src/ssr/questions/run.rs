@@ -7,11 +7,12 @@ use std::collections::HashMap;
 use crate::ssr::store::Db;
 use engine::jobs::WorkItem;
 use engine::llm::BoxFuture;
+use engine::questions::relevance;
 use serde_json::json;
 use types::requests::QuestionsRequest;
 
 use crate::error::{AppError, AppResult};
-use crate::model::{ItemStatus, JobView};
+use crate::model::JobView;
 use crate::ssr::jobs::params::{Generator, MentionsParams, QuestionsParams, RelevanceParams};
 use crate::ssr::jobs::{self, project_of, Ended, Items, JobParams, Run, Stage};
 use crate::ssr::store;
@@ -200,16 +201,14 @@ async fn store_questions(pool: &Db, job: &JobView, params: &QuestionsParams) -> 
     let parameters = JobParams::Questions(params.clone()).to_json();
     let set = store::questions::set_of_job(pool, job.id).await?;
     let mut items = store::jobs::job_items(pool, job.id).await?;
-    items.retain(|i| i.status == ItemStatus::Done);
     items.sort_by(|a, b| a.key.cmp(&b.key));
-    // Each item's result as its generator's record (one that cannot be
-    // read is left out, as an unfinished item is).
-    fn read<T: serde::de::DeserializeOwned>(items: &[crate::model::JobItemView]) -> Vec<T> {
-        items.iter().filter_map(|i| engine::jobs::ItemOutcome::read(i.result.as_deref()?).ok()).collect()
+    // Each finished item's result as its generator's record, in key order.
+    fn read<T: serde::de::DeserializeOwned>(items: &[crate::model::JobItemView]) -> AppResult<Vec<T>> {
+        Ok(jobs::done_results(items, "")?.into_iter().map(|(_, r)| r).collect())
     }
     let questions: Vec<store::questions::NewQuestion> = match &params.generator {
         Generator::Hierarchical { settings, .. } => {
-            let results: Vec<engine::questions::hierarchy::Written> = read(&items);
+            let results: Vec<engine::questions::hierarchy::Written> = read(&items)?;
             let seed = Some(settings.seed as i64);
             let kept: Vec<_> = results.iter().filter(|r| !r.dropped).collect();
             let mut described = parameters.clone();
@@ -245,7 +244,7 @@ async fn store_questions(pool: &Db, job: &JobView, params: &QuestionsParams) -> 
                 .collect()
         }
         Generator::Summary { .. } => {
-            let proposed = read::<engine::questions::summary::Proposed>(&items).into_iter().next();
+            let proposed = read::<engine::questions::summary::Proposed>(&items)?.into_iter().next();
             let (asked, prompt_hash) = proposed.map_or((Vec::new(), None), |p| (p.questions, p.prompt_hash));
             // The users' and tasks' descriptions go with the set.
             let mut described = parameters.clone();
@@ -273,7 +272,7 @@ async fn store_questions(pool: &Db, job: &JobView, params: &QuestionsParams) -> 
         }
         Generator::Graph { settings, .. } => {
             let seed = Some(settings.seed as i64);
-            read::<engine::questions::graph::Asked>(&items)
+            read::<engine::questions::graph::Asked>(&items)?
                 .into_iter()
                 .map(|r| store::questions::NewQuestion {
                     question: r.question,
@@ -382,9 +381,9 @@ impl Stage for MentionsStage {
             Ok(store::questions::list_questions(pool, set)
                 .await?
                 .into_iter()
-                .map(|q| WorkItem {
-                    key: format!("m-{}", q.id),
-                    payload: json!({ "question_id": q.id, "question": q.question }),
+                .map(|q| {
+                    let item = engine::graph::mentions::Item { question_id: q.id, question: q.question };
+                    WorkItem::new(format!("m-{}", q.id), &item)
                 })
                 .collect())
         })
@@ -413,9 +412,14 @@ impl Stage for RelevanceStage {
             if p.retriever != "bm25" {
                 return Ok(questions
                     .into_iter()
-                    .map(|q| WorkItem {
-                        key: format!("r-{}", q.id),
-                        payload: json!({ "question_id": q.id, "question": q.question }),
+                    .map(|q| {
+                        let item = relevance::Item {
+                            question_id: q.id,
+                            question: q.question,
+                            context: String::new(),
+                            chunk_ids: vec![],
+                        };
+                        WorkItem::new(format!("r-{}", q.id), &item)
                     })
                     .collect());
             }
@@ -427,15 +431,13 @@ impl Stage for RelevanceStage {
                 .map(|q| {
                     let hits = index.search(&q.question, p.k);
                     let context: Vec<&str> = hits.iter().filter_map(|(id, _)| text.get(id).copied()).collect();
-                    WorkItem {
-                        key: format!("r-{}", q.id),
-                        payload: json!({
-                            "question_id": q.id,
-                            "question": q.question,
-                            "context": context.join("\n\n"),
-                            "chunk_ids": hits.iter().map(|h| h.0).collect::<Vec<_>>(),
-                        }),
-                    }
+                    let item = relevance::Item {
+                        question_id: q.id,
+                        question: q.question,
+                        context: context.join("\n\n"),
+                        chunk_ids: hits.iter().map(|h| h.0).collect(),
+                    };
+                    WorkItem::new(format!("r-{}", q.id), &item)
                 })
                 .collect())
         })

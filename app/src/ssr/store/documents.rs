@@ -211,8 +211,8 @@ pub async fn replace_chunks(
         let mut tx = begin(db).await?;
         sqlx::query("UPDATE projects SET chunk_tokens = $1, chunk_overlap = $2, tokenizer = $3 WHERE id = $4")
             .bind(settings.chunk_tokens as i64)
-            .bind(settings.overlap_tokens as i64)
-            .bind(settings.tokenizer.name())
+            .bind(settings.chunk_overlap as i64)
+            .bind(settings.tokenizer.as_str())
             .bind(project_id)
             .execute(&mut *tx)
             .await?;

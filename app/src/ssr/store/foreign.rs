@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use engine::chunk::Bpe;
 use engine::graph::foreign::{ForeignIndex, Tally};
 use serde::{Deserialize, Serialize};
 
@@ -90,7 +91,7 @@ pub async fn import(pool: &Db, project_id: i64, index: ForeignIndex, level: Opti
             )));
         }
     }
-    let tokenizer = engine::chunk::Tokenizer::parse(&project.tokenizer).unwrap_or_default();
+    let tokenizer = project.chunking.tokenizer;
     // Token counts, hashes and chunk positions are CPU work.
     let prepared = tokio::task::spawn_blocking(move || prepare(index, tokenizer)).await.map_err(|e| {
         tracing::error!(error = %e, "import preparation failed");

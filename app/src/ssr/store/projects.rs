@@ -32,13 +32,17 @@ impl ProjectRow {
         }
     }
 
-    fn view(self) -> ProjectView {
-        ProjectView {
-            summary: self.summary(),
-            chunk_tokens: self.chunk_tokens,
-            chunk_overlap: self.chunk_overlap,
-            tokenizer: self.tokenizer,
-        }
+    /// The project as pages and jobs read it; a tokenizer Assay does not
+    /// have (a damaged row) is an error naming the project.
+    fn view(self) -> AppResult<ProjectView> {
+        let tokenizer = Tokenizer::parse(&self.tokenizer)
+            .map_err(|e| AppError::Invalid(format!("project {}: its stored chunking: {e}", self.id)))?;
+        let chunking = ChunkSettings {
+            chunk_tokens: self.chunk_tokens as usize,
+            chunk_overlap: self.chunk_overlap as usize,
+            tokenizer,
+        };
+        Ok(ProjectView { summary: self.summary(), chunking })
     }
 }
 
@@ -81,7 +85,7 @@ pub async fn get_project(pool: &Db, id: i64) -> AppResult<ProjectView> {
     on_db!(pool, |db| {
         let row: Option<ProjectRow> =
             sqlx::query_as(&format!("{PROJECT_SELECT} WHERE p.id = $1")).bind(id).fetch_optional(db).await?;
-        row.map(ProjectRow::view).ok_or_else(|| AppError::NotFound(format!("no project with id {id}")))
+        row.map(ProjectRow::view).ok_or_else(|| AppError::NotFound(format!("no project with id {id}")))?
     })
 }
 
@@ -94,7 +98,7 @@ pub async fn find_project(pool: &Db, name_or_id: &str) -> AppResult<ProjectView>
                 .fetch_optional(db)
                 .await?;
         match (row, name_or_id.trim().parse::<i64>()) {
-            (Some(row), _) => Ok(row.view()),
+            (Some(row), _) => row.view(),
             (None, Ok(id)) => get_project(pool, id).await,
             (None, Err(_)) => Err(AppError::NotFound(format!("no project named \"{}\"", name_or_id.trim()))),
         }
@@ -134,8 +138,8 @@ pub async fn create_project(pool: &Db, name: &str, settings: &ChunkSettings) -> 
         )
         .bind(&name)
         .bind(settings.chunk_tokens as i64)
-        .bind(settings.overlap_tokens as i64)
-        .bind(settings.tokenizer.name())
+        .bind(settings.chunk_overlap as i64)
+        .bind(settings.tokenizer.as_str())
         .fetch_one(db)
         .await
         .map_err(|e| name_conflict(e, &name))?;
@@ -172,9 +176,5 @@ pub async fn delete_project(pool: &Db, id: i64) -> AppResult<()> {
 
 /// A project's chunking.
 pub fn chunk_settings(project: &ProjectView) -> ChunkSettings {
-    ChunkSettings {
-        chunk_tokens: project.chunk_tokens as usize,
-        overlap_tokens: project.chunk_overlap as usize,
-        tokenizer: Tokenizer::parse(&project.tokenizer).unwrap_or_default(),
-    }
+    project.chunking
 }

@@ -106,21 +106,20 @@ async fn llm_view(
 
 /// The LLM rater's scores from its job's finished items.
 pub async fn llm_ratings(pool: &Db, job_id: i64) -> AppResult<Vec<study::Rating>> {
-    let mut out = Vec::new();
-    for i in
-        store::jobs::job_items(pool, job_id).await?.into_iter().filter(|i| i.status == crate::model::ItemStatus::Done)
-    {
-        let Some(v) = i.result.as_deref().and_then(|r| serde_json::from_str::<serde_json::Value>(r).ok()) else {
-            continue;
-        };
-        let item = v["item_id"].as_i64().unwrap_or_default();
-        for (d, score) in v["scores"].as_array().into_iter().flatten().enumerate() {
-            if let Some(score) = score.as_u64() {
-                out.push(study::Rating { rater: 0, item, dimension: d, score: score as u8 });
-            }
-        }
-    }
-    Ok(out)
+    let items = store::jobs::job_items(pool, job_id).await?;
+    let rated = crate::ssr::jobs::done_results::<engine::study::rate::Rated>(&items, "")?;
+    Ok(rated
+        .into_iter()
+        .flat_map(|(_, r)| {
+            let item = r.item_id;
+            r.scores.into_iter().enumerate().map(move |(dimension, score)| study::Rating {
+                rater: 0,
+                item,
+                dimension,
+                score,
+            })
+        })
+        .collect())
 }
 
 const _: () = assert!(engine::study::MIN_RATERS_FOR_INTERVAL == crate::model::MIN_RATERS_FOR_INTERVAL);

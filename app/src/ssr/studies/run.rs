@@ -7,6 +7,7 @@ use crate::ssr::store::Db;
 use engine::study::rate::{Choice, RateItem};
 use engine::study::{self, Candidate, Dimension, Kind};
 use serde_json::json;
+use types::requests::{Draw, StudyRequest};
 use types::{LinkKind, StudyKind};
 
 use super::*;
@@ -18,31 +19,15 @@ use crate::ssr::store;
 use crate::ssr::tokens::{hash, new_token};
 use engine::jobs::WorkItem;
 
-/// What a new study is asked to be.
+/// A study as asked for: its project and name, the request and its
+/// dimensions (`None`: the kind's own — the paper's three Likert scales,
+/// or HieraRAG's answer validation).
 #[derive(Debug, Clone, PartialEq)]
-pub struct StudyRequest {
+pub struct StudySpec {
     pub project_id: i64,
     pub name: String,
-    /// `(question set, how many to draw)`.
-    pub draws: Vec<(i64, usize)>,
-    /// `None`: seed 000's three.
+    pub request: StudyRequest,
     pub dimensions: Option<Vec<Dimension>>,
-    pub intro: String,
-    pub corpus_summary: String,
-    pub attention_checks: usize,
-    pub target_raters: Option<i64>,
-    /// Per-rater links to make besides the open link.
-    pub rater_links: usize,
-    /// Make an open link (one rater per browser). Without one, only the
-    /// per-rater links rate: no one can rate twice by clearing a browser.
-    pub open_link: bool,
-    pub seed: u64,
-    /// The links stop working this many days from now (`None`: never).
-    pub expires_days: Option<u32>,
-    pub kind: Kind,
-    /// An answer-validation study's answers: this answer set's (over the
-    /// drawn question set), or `None` for the questions' reference answers.
-    pub answers: Option<i64>,
 }
 
 /// A new study's id and its links' tokens (shown once: only hashes are kept).
@@ -165,43 +150,33 @@ async fn answer_candidates(
     Ok((candidates, extras))
 }
 
-pub async fn create(pool: &Db, req: &StudyRequest) -> AppResult<Created> {
-    store::projects::get_project(pool, req.project_id).await?;
-    if req.name.trim().is_empty() {
+pub async fn create(pool: &Db, spec: &StudySpec) -> AppResult<Created> {
+    let req = &spec.request;
+    req.validate().map_err(|e| AppError::Invalid(e.to_string()))?;
+    store::projects::get_project(pool, spec.project_id).await?;
+    if spec.name.trim().is_empty() {
         return Err(AppError::Invalid("give the study a name".into()));
     }
-    let mut dimensions = req.dimensions.clone().unwrap_or_else(|| engine::study::kind_dimensions(req.kind));
+    let mut dimensions = spec.dimensions.clone().unwrap_or_else(|| engine::study::kind_dimensions(req.kind));
     check_dimensions(&dimensions, req.kind)?;
-    if req.draws.is_empty() {
-        return Err(AppError::Invalid("choose at least one question set to draw from".into()));
-    }
-    if req.kind == Kind::Questions && req.answers.is_some() {
-        return Err(AppError::Invalid("answers are rated in an answer-validation study, not a question study".into()));
-    }
-    if req.kind == Kind::Answers && req.attention_checks > 0 {
-        return Err(AppError::Invalid("attention checks are for question-rating studies".into()));
-    }
     let chunks: HashMap<i64, String> = if req.kind == Kind::Answers {
-        store::documents::chunk_texts(pool, req.project_id).await?.into_iter().collect()
+        store::documents::chunk_texts(pool, spec.project_id).await?.into_iter().collect()
     } else {
         HashMap::new()
     };
     let mut items: Vec<Candidate> = Vec::new();
     let mut extras: HashMap<i64, Extras> = HashMap::new();
-    for (i, (set_id, count)) in req.draws.iter().enumerate() {
-        let set = store::questions::get_set(pool, *set_id).await?;
-        if set.project_id != req.project_id {
+    for (i, &Draw { set: set_id, count }) in req.questions.iter().enumerate() {
+        let set = store::questions::get_set(pool, set_id).await?;
+        if set.project_id != spec.project_id {
             return Err(AppError::Invalid(format!("question set {set_id} is in another project")));
-        }
-        if *count == 0 {
-            return Err(AppError::Invalid(format!("draw at least one question from set {set_id}")));
         }
         let candidates: Vec<Candidate> = if req.kind == Kind::Answers {
             let (c, e) = answer_candidates(pool, &set, req.answers, &chunks).await?;
             extras.extend(e);
             c
         } else {
-            store::questions::list_questions(pool, *set_id)
+            store::questions::list_questions(pool, set_id)
                 .await?
                 .into_iter()
                 .map(|q| Candidate {
@@ -212,19 +187,19 @@ pub async fn create(pool: &Db, req: &StudyRequest) -> AppResult<Created> {
                 })
                 .collect()
         };
-        if *count > candidates.len() {
+        if count > candidates.len() {
             let what = if req.kind == Kind::Answers { " with an answer" } else { "" };
             return Err(AppError::Invalid(format!(
                 "question set {set_id} has {} questions{what}, fewer than the {count} asked for",
                 candidates.len()
             )));
         }
-        items.extend(study::draw(&candidates, *count, req.seed.wrapping_add(i as u64)));
+        items.extend(study::draw(&candidates, count, req.seed.wrapping_add(i as u64)));
     }
     // A category pick needs every item to have a single category.
     if req.kind == Kind::Answers {
         if let Some(q) = items.iter().find(|q| extras.get(&q.question_id).is_none_or(|e| e.choices.is_empty())) {
-            if req.dimensions.as_ref().is_some_and(|d| d.iter().any(|d| d.choice)) {
+            if spec.dimensions.as_ref().is_some_and(|d| d.iter().any(|d| d.choice)) {
                 return Err(AppError::Invalid(format!(
                     "a category choice needs questions with one hierarchical category each; question {} has none",
                     q.question_id
@@ -232,9 +207,6 @@ pub async fn create(pool: &Db, req: &StudyRequest) -> AppResult<Created> {
             }
             dimensions.retain(|d| !d.choice);
         }
-    }
-    if req.attention_checks > 5 {
-        return Err(AppError::Invalid("at most 5 attention checks".into()));
     }
     let mut rows: Vec<store::studies::NewItem> = items
         .iter()
@@ -262,12 +234,10 @@ pub async fn create(pool: &Db, req: &StudyRequest) -> AppResult<Created> {
             ..Default::default()
         });
     }
-    if !req.open_link && req.rater_links == 0 {
-        return Err(AppError::Invalid("a study without an open link needs at least one per-rater link".into()));
-    }
-    let open_token = if req.open_link { new_token()? } else { String::new() };
+    let open_link = !req.no_open_link;
+    let open_token = if open_link { new_token()? } else { String::new() };
     let mut links = Vec::new();
-    if req.open_link {
+    if open_link {
         links.push((hash(&open_token), LinkKind::Open, "open link".to_string()));
     }
     let mut rater_tokens = Vec::new();
@@ -278,24 +248,24 @@ pub async fn create(pool: &Db, req: &StudyRequest) -> AppResult<Created> {
     }
     let dims_json = serde_json::to_string(&dimensions).unwrap_or_default();
     let draws_json =
-        json!(req.draws.iter().map(|(s, c)| json!({"set_id": s, "count": c})).collect::<Vec<_>>()).to_string();
+        json!(req.questions.iter().map(|d| json!({"set_id": d.set, "count": d.count})).collect::<Vec<_>>()).to_string();
     let answer_source =
         (req.kind == Kind::Answers).then(|| req.answers.map_or("reference".to_string(), |a| format!("answers:{a}")));
     let new = store::studies::NewStudy {
-        project_id: req.project_id,
-        name: req.name.trim(),
+        project_id: spec.project_id,
+        name: spec.name.trim(),
         intro: &req.intro,
         corpus_summary: &req.corpus_summary,
         dimensions: &dims_json,
         draws: &draws_json,
         seed: req.seed as i64,
-        target_raters: req.target_raters,
+        target_raters: req.target_raters.map(|t| t as i64),
         kind: req.kind,
         answer_source: answer_source.as_deref(),
     };
     let id = store::studies::insert(pool, &new, &rows, &links).await?;
     if let Some(days) = req.expires_days {
-        store::studies::expire_links_in(pool, id, days).await?;
+        store::studies::expire_links_in(pool, id, days as u32).await?;
     }
     Ok(Created { study_id: id, open_token, rater_tokens })
 }
@@ -604,10 +574,10 @@ async fn llm_rating_items(pool: &Db, p: &StudyRatingParams) -> AppResult<Vec<eng
             };
             let rate =
                 RateItem { item_id: item, question: text, answer, passage, choices: parse_choices(choices.as_deref()) };
-            engine::jobs::WorkItem {
-                key: format!("s-{item}"),
-                payload: json!({ "dimensions": dimensions, "item": rate }),
-            }
+            WorkItem::new(
+                format!("s-{item}"),
+                &engine::study::rate::Item { dimensions: dimensions.clone(), item: rate },
+            )
         })
         .collect())
 }
