@@ -101,18 +101,13 @@ pub async fn delete_answer_set(answer_set_id: i64) -> Result<(), AppError> {
 }
 
 /// The price of what the Answers form would start, before it does (the
-/// same fields as [`start_answers`]).
+/// form's fields as [`start_answers`] reads them; the name and the cache
+/// box change nothing in it).
 #[server(output = crate::codec::Json)]
-pub async fn plan_answers(
-    question_set_id: i64,
-    name: String,
-    no_cache: Option<String>,
-    req: AnswersRequest,
-) -> Result<crate::model::RunPlan, AppError> {
+pub async fn plan_answers(question_set_id: i64, req: AnswersRequest) -> Result<crate::model::RunPlan, AppError> {
     let call = Request::now()?;
     call.require(Obj::QuestionSet(question_set_id), Need::Read).await?;
-    let job = answers_job(question_set_id, name, no_cache, req);
-    crate::ssr::answers::plan(&call.state.pool, &call.state.llm(), &job).await
+    crate::ssr::answers::plan(&call.state.pool, &call.state.llm(), question_set_id, &req).await
 }
 
 /// The form's fields as a job: a blank name is none.

@@ -94,27 +94,17 @@ async fn start_questions(
 
 /// The price of what the graph questions form would start.
 #[server(output = crate::codec::Json)]
-pub async fn plan_graph_questions(
-    project_id: i64,
-    no_cache: Option<String>,
-    req: GraphQuestionsRequest,
-) -> Result<RunPlan, AppError> {
+pub async fn plan_graph_questions(project_id: i64, req: GraphQuestionsRequest) -> Result<RunPlan, AppError> {
     let call = Request::now()?;
     call.require(Obj::Project(project_id), Need::Read).await?;
-    let _ = no_cache;
     questions_price(&call, project_id, QuestionsRequest::Graph(req)).await
 }
 
 /// The price of what the summary questions form would start.
 #[server(output = crate::codec::Json)]
-pub async fn plan_summary_questions(
-    project_id: i64,
-    no_cache: Option<String>,
-    req: SummaryQuestionsRequest,
-) -> Result<RunPlan, AppError> {
+pub async fn plan_summary_questions(project_id: i64, req: SummaryQuestionsRequest) -> Result<RunPlan, AppError> {
     let call = Request::now()?;
     call.require(Obj::Project(project_id), Need::Read).await?;
-    let _ = no_cache;
     questions_price(&call, project_id, QuestionsRequest::Summary(req)).await
 }
 
@@ -122,12 +112,10 @@ pub async fn plan_summary_questions(
 #[server(output = crate::codec::Json)]
 pub async fn plan_hierarchical_questions(
     project_id: i64,
-    no_cache: Option<String>,
     req: HierarchicalQuestionsRequest,
 ) -> Result<RunPlan, AppError> {
     let call = Request::now()?;
     call.require(Obj::Project(project_id), Need::Read).await?;
-    let _ = no_cache;
     questions_price(&call, project_id, QuestionsRequest::Hierarchical(req)).await
 }
 

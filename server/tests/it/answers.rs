@@ -515,13 +515,8 @@ async fn the_answers_price_counts_the_calls_the_run_records() {
     let pool = db.open().await;
     let llm = engine::llm::settings::LlmSettings::default();
     for set_row in app::ssr::store::answers::list_sets(&pool, 1).await.unwrap() {
-        let req = app::ssr::answers::AnswersJob {
-            question_set_id: set,
-            request: types::requests::AnswersRequest::new(set_row.method.clone()),
-            name: None,
-            no_cache: false,
-        };
-        let plan = app::ssr::answers::plan(&pool, &llm, &req).await.unwrap();
+        let req = types::requests::AnswersRequest::new(set_row.method.clone());
+        let plan = app::ssr::answers::plan(&pool, &llm, set, &req).await.unwrap();
         assert!(!plan.paid && plan.paid_by.starts_with("free"), "{plan:?}");
         assert_eq!(plan.questions, 6);
         let stage = &plan.stages[0];
@@ -538,13 +533,8 @@ async fn the_answers_price_counts_the_calls_the_run_records() {
         assert!(planned * 2 >= prompt && prompt * 2 >= planned, "{}: {prompt} sent, {planned} planned", set_row.method);
     }
     // A method the form does not know is named.
-    let req = app::ssr::answers::AnswersJob {
-        question_set_id: set,
-        request: types::requests::AnswersRequest::new("bm26"),
-        name: None,
-        no_cache: false,
-    };
-    let err = app::ssr::answers::plan(&pool, &llm, &req).await.unwrap_err().to_string();
+    let req = types::requests::AnswersRequest::new("bm26");
+    let err = app::ssr::answers::plan(&pool, &llm, set, &req).await.unwrap_err().to_string();
     assert!(err.contains("unknown method \"bm26\""), "{err}");
 }
 

@@ -68,10 +68,11 @@ fn set_name(method_name: &str, params: &serde_json::Value) -> String {
 pub async fn plan(
     pool: &Db,
     llm: &engine::llm::settings::LlmSettings,
-    job: &AnswersJob,
+    question_set_id: i64,
+    req: &AnswersRequest,
 ) -> AppResult<crate::model::RunPlan> {
-    let req = checked(&job.request)?;
-    let set = store::questions::get_set(pool, job.question_set_id).await?;
+    let req = checked(req)?;
+    let set = store::questions::get_set(pool, question_set_id).await?;
     let params = method::resolve(&req.method, &req.params_json()).map_err(AppError::from)?;
     let (corpus, chunk_tokens) = crate::ssr::price::corpus(pool, set.project_id).await?;
     let resolved = AnswersRequest { params: Param::from_object(&params), ..req.clone() };
