@@ -442,3 +442,13 @@ pub async fn project_with_questions(pool: &app::ssr::store::Db, questions: &[&st
     }
     (project, set)
 }
+
+/// Each `(path, form, message)`: the form posted to the server function at
+/// `path` as `cookie` is refused as a bad request whose reply holds `message`.
+pub async fn refused_by_field(router: &axum::Router, cookie: &str, cases: &[(&str, String, &str)]) {
+    for (path, form, said) in cases {
+        let (got, _, body) = send_to(router, post_as(path, form, cookie)).await;
+        assert_eq!(got, axum::http::StatusCode::BAD_REQUEST, "{form}: {body}");
+        assert!(body.contains(said), "{form}: {body}");
+    }
+}

@@ -78,43 +78,44 @@ async fn the_answers_study_and_chunking_forms_are_checked_by_caller_and_by_field
     }
 
     // Bad requests, refused by field and nothing made.
-    for (path, form, said) in [
-        (
-            app::api::StartAnswers::PATH,
-            answers.replace("req[target_words]=40", "req[target_words]=0"),
-            "target_words: must be from 1 to 10000 words, not 0",
-        ),
-        (
-            app::api::StartAnswers::PATH,
-            answers.replace("req[target_words]=40", "req[target_words]=many"),
-            "target_words: not a whole number in range",
-        ),
-        (
-            app::api::StartAnswers::PATH,
-            answers.replace("%7B%22k%22%3A+3%7D", "%5B1%5D"),
-            "params: must be a JSON object, not [1]",
-        ),
-        (
-            app::api::StartAnswers::PATH,
-            answers.replace("req[name]=bm25", "req[name]=bm26"),
-            "unknown method \\\"bm26\\\"",
-        ),
-        (app::api::CreateStudy::PATH, study.replace(&format!("{set}:2"), &format!("{set}-2")), "is not SET:N"),
-        (
-            app::api::CreateStudy::PATH,
-            study.replace("req[rater_links]=1", "req[rater_links]=0&req[no_open_link]=true"),
-            "rater_links: a study without an open link needs at least one per-rater link",
-        ),
-        (
-            app::api::CreateStudy::PATH,
-            study.replace("req[attention_checks]=1", "req[attention_checks]=6"),
-            "attention_checks: at most 5, not 6",
-        ),
-    ] {
-        let (got, _, body) = send(path, form.clone(), ed.clone()).await;
-        assert_eq!(got, StatusCode::BAD_REQUEST, "{form}: {body}");
-        assert!(body.contains(said), "{form}: {body}");
-    }
+    common::refused_by_field(
+        &router,
+        &ed,
+        &[
+            (
+                app::api::StartAnswers::PATH,
+                answers.replace("req[target_words]=40", "req[target_words]=0"),
+                "target_words: must be from 1 to 10000 words, not 0",
+            ),
+            (
+                app::api::StartAnswers::PATH,
+                answers.replace("req[target_words]=40", "req[target_words]=many"),
+                "target_words: not a whole number in range",
+            ),
+            (
+                app::api::StartAnswers::PATH,
+                answers.replace("%7B%22k%22%3A+3%7D", "%5B1%5D"),
+                "params: must be a JSON object, not [1]",
+            ),
+            (
+                app::api::StartAnswers::PATH,
+                answers.replace("req[name]=bm25", "req[name]=bm26"),
+                "unknown method \\\"bm26\\\"",
+            ),
+            (app::api::CreateStudy::PATH, study.replace(&format!("{set}:2"), &format!("{set}-2")), "is not SET:N"),
+            (
+                app::api::CreateStudy::PATH,
+                study.replace("req[rater_links]=1", "req[rater_links]=0&req[no_open_link]=true"),
+                "rater_links: a study without an open link needs at least one per-rater link",
+            ),
+            (
+                app::api::CreateStudy::PATH,
+                study.replace("req[attention_checks]=1", "req[attention_checks]=6"),
+                "attention_checks: at most 5, not 6",
+            ),
+        ],
+    )
+    .await;
     let pool = db.open().await;
     assert_eq!(common::scalar(&pool, "SELECT COUNT(*) FROM studies", &[]).await, 1);
     assert_eq!(
@@ -125,27 +126,28 @@ async fn the_answers_study_and_chunking_forms_are_checked_by_caller_and_by_field
 
     // Chunking: only an editor re-chunks; the project shows what was asked.
     let chunking = "project_id=1&req[chunk_tokens]=512&req[chunk_overlap]=50&req[tokenizer]=o200k_base";
-    for (path, form, said) in [
-        (
-            app::api::SetChunking::PATH,
-            chunking.replace("req[chunk_overlap]=50", "req[chunk_overlap]=300"),
-            "chunk_overlap: must be smaller than half the chunk size (255 tokens at most), not 300",
-        ),
-        (
-            app::api::SetChunking::PATH,
-            chunking.replace("o200k_base", "gpt2"),
-            "the tokenizer must be cl100k_base or o200k_base, not \\\"gpt2\\\"",
-        ),
-        (
-            app::api::SetChunking::PATH,
-            chunking.replace("req[chunk_tokens]=512", "req[chunk_tokens]=8"),
-            "chunk_tokens: must be from 16 to 32768 tokens, not 8",
-        ),
-    ] {
-        let (got, _, body) = send(path, form.clone(), ed.clone()).await;
-        assert_eq!(got, StatusCode::BAD_REQUEST, "{form}: {body}");
-        assert!(body.contains(said), "{form}: {body}");
-    }
+    common::refused_by_field(
+        &router,
+        &ed,
+        &[
+            (
+                app::api::SetChunking::PATH,
+                chunking.replace("req[chunk_overlap]=50", "req[chunk_overlap]=300"),
+                "chunk_overlap: must be smaller than half the chunk size (255 tokens at most), not 300",
+            ),
+            (
+                app::api::SetChunking::PATH,
+                chunking.replace("o200k_base", "gpt2"),
+                "the tokenizer must be cl100k_base or o200k_base, not \\\"gpt2\\\"",
+            ),
+            (
+                app::api::SetChunking::PATH,
+                chunking.replace("req[chunk_tokens]=512", "req[chunk_tokens]=8"),
+                "chunk_tokens: must be from 16 to 32768 tokens, not 8",
+            ),
+        ],
+    )
+    .await;
     for ((caller, cookie), want) in callers.iter().zip([forbidden, forbidden, unauthorized, ok]) {
         let (got, _, body) = send(app::api::SetChunking::PATH, chunking.to_string(), cookie.to_string()).await;
         assert_eq!(got, want, "set_chunking as {caller}: {body}");
