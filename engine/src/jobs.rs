@@ -32,6 +32,102 @@ use tokio_util::sync::CancellationToken;
 use crate::llm::prompt::prompt_hash;
 use crate::llm::{BoxFuture, CallContext, ChatRequest, Gateway};
 
+/// What a job item is about, by stage: its key, stored and shown as text
+/// (`chunk-12`, `a-345`, `ms-7-00003`). An evaluation's keys are its own
+/// ([`crate::judge::eval::Key`]); [`ItemKey::parse`] reads every other.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ItemKey {
+    /// A chunk's extraction or one-sentence summary: `chunk-ID`.
+    Chunk(i64),
+    /// A merged entity's description summary: `node:KEY`.
+    Node(String),
+    /// A merged relation's description summary: `edge:SOURCE|TARGET`
+    /// (node keys never hold `|`).
+    Edge(String, String),
+    /// A planned graph question, by its place in the plan: `q-NNNNN`.
+    Question(usize),
+    /// A planned hierarchical question: `h-NNNNN`.
+    Hierarchical(usize),
+    /// The summary-based set's one call: `summary`.
+    Summary,
+    /// The entities a question names: `m-QID`.
+    Mentions(i64),
+    /// The relevance of a question's retrieved context: `r-QID`.
+    Relevance(i64),
+    /// A question's answer: `a-QID`.
+    Answer(i64),
+    /// A sanity check's second answer to a question: `again-QID`.
+    Again(i64),
+    /// A community's report: `report-N`.
+    Report(usize),
+    /// A batch of chunks embedded, named by its first chunk: `embed-ID`.
+    Embed(i64),
+    /// A batch of one answer set's questions scored: `ms-SET-NNNNN`.
+    Scores { answer_set: i64, batch: usize },
+    /// A study item the LLM rates: `s-ITEM`.
+    Rating(i64),
+}
+
+impl std::fmt::Display for ItemKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ItemKey::Chunk(id) => write!(f, "chunk-{id}"),
+            ItemKey::Node(key) => write!(f, "node:{key}"),
+            ItemKey::Edge(a, b) => write!(f, "edge:{a}|{b}"),
+            ItemKey::Question(n) => write!(f, "q-{n:05}"),
+            ItemKey::Hierarchical(n) => write!(f, "h-{n:05}"),
+            ItemKey::Summary => f.write_str("summary"),
+            ItemKey::Mentions(q) => write!(f, "m-{q}"),
+            ItemKey::Relevance(q) => write!(f, "r-{q}"),
+            ItemKey::Answer(q) => write!(f, "a-{q}"),
+            ItemKey::Again(q) => write!(f, "again-{q}"),
+            ItemKey::Report(c) => write!(f, "report-{c}"),
+            ItemKey::Embed(id) => write!(f, "embed-{id}"),
+            ItemKey::Scores { answer_set, batch } => write!(f, "ms-{answer_set}-{batch:05}"),
+            ItemKey::Rating(item) => write!(f, "s-{item}"),
+        }
+    }
+}
+
+impl From<ItemKey> for String {
+    fn from(key: ItemKey) -> String {
+        key.to_string()
+    }
+}
+
+impl ItemKey {
+    /// The key a stored text names (`None` for an evaluation's or an unknown one).
+    pub fn parse(key: &str) -> Option<ItemKey> {
+        if key == "summary" {
+            return Some(ItemKey::Summary);
+        }
+        if let Some(k) = key.strip_prefix("node:") {
+            return Some(ItemKey::Node(k.to_string()));
+        }
+        if let Some((a, b)) = key.strip_prefix("edge:").and_then(|k| k.split_once('|')) {
+            return Some(ItemKey::Edge(a.to_string(), b.to_string()));
+        }
+        let (kind, rest) = key.split_once('-')?;
+        Some(match kind {
+            "chunk" => ItemKey::Chunk(rest.parse().ok()?),
+            "q" => ItemKey::Question(rest.parse().ok()?),
+            "h" => ItemKey::Hierarchical(rest.parse().ok()?),
+            "m" => ItemKey::Mentions(rest.parse().ok()?),
+            "r" => ItemKey::Relevance(rest.parse().ok()?),
+            "a" => ItemKey::Answer(rest.parse().ok()?),
+            "again" => ItemKey::Again(rest.parse().ok()?),
+            "report" => ItemKey::Report(rest.parse().ok()?),
+            "embed" => ItemKey::Embed(rest.parse().ok()?),
+            "ms" => {
+                let (set, batch) = rest.split_once('-')?;
+                ItemKey::Scores { answer_set: set.parse().ok()?, batch: batch.parse().ok()? }
+            }
+            "s" => ItemKey::Rating(rest.parse().ok()?),
+            _ => return None,
+        })
+    }
+}
+
 /// One unit of work: a stable key (unique in its job) and what the work needs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkItem {
@@ -43,6 +139,11 @@ impl WorkItem {
     /// An item whose payload is `payload`, a stage's item record.
     pub fn new(key: impl Into<String>, payload: &impl Serialize) -> WorkItem {
         WorkItem { key: key.into(), payload: serde_json::to_value(payload).expect("an item record is JSON") }
+    }
+
+    /// The key as what it names (`None` for an evaluation's key).
+    pub fn item_key(&self) -> Option<ItemKey> {
+        ItemKey::parse(&self.key)
     }
 
     /// The payload as its stage's item record: the one way item code reads
@@ -554,6 +655,50 @@ pub async fn one_call(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_item_key_reads_back_from_its_text() {
+        let keys = [
+            ItemKey::Chunk(12),
+            ItemKey::Node("mock turtle".into()),
+            ItemKey::Edge("alice".into(), "the queen".into()),
+            ItemKey::Question(7),
+            ItemKey::Hierarchical(8),
+            ItemKey::Summary,
+            ItemKey::Mentions(3),
+            ItemKey::Relevance(4),
+            ItemKey::Answer(5),
+            ItemKey::Again(5),
+            ItemKey::Report(0),
+            ItemKey::Embed(33),
+            ItemKey::Scores { answer_set: 2, batch: 3 },
+            ItemKey::Rating(9),
+        ];
+        let texts: Vec<String> = keys.iter().map(ItemKey::to_string).collect();
+        let want = [
+            "chunk-12",
+            "node:mock turtle",
+            "edge:alice|the queen",
+            "q-00007",
+            "h-00008",
+            "summary",
+            "m-3",
+            "r-4",
+            "a-5",
+            "again-5",
+            "report-0",
+            "embed-33",
+            "ms-2-00003",
+            "s-9",
+        ];
+        assert_eq!(texts, want, "the stored texts of earlier jobs");
+        for (key, text) in keys.iter().zip(&texts) {
+            assert_eq!(ItemKey::parse(text).as_ref(), Some(key), "{text}");
+        }
+        for other in ["u-1-2-3-000", "al-1-2-3", "chunk-x", "a-", "ms-2", "item-1", ""] {
+            assert_eq!(ItemKey::parse(other), None, "{other}");
+        }
+    }
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::{Arc, Mutex};
     use std::time::Duration;

@@ -4,7 +4,7 @@
 
 use crate::ssr::store::Db;
 use engine::graph::extract::ChunkExtraction;
-use engine::jobs::{RunEnd, WorkItem};
+use engine::jobs::{ItemKey, RunEnd, WorkItem};
 
 use crate::error::{AppError, AppResult};
 use crate::model::{ItemStatus, JobItemView, JobView};
@@ -37,10 +37,14 @@ fn extracted_graph(items: &[JobItemView]) -> AppResult<engine::graph::KnowledgeG
     let mut graph = engine::graph::KnowledgeGraph::default();
     // In chunk order, not the order items finished in: descriptions are
     // combined in arrival order, and the summaries' cache keys depend on it.
-    let mut extractions: Vec<(i64, ChunkExtraction)> = jobs::done_results::<ChunkExtraction>(items, "chunk-")?
-        .into_iter()
-        .filter_map(|(key, x)| Some((key.strip_prefix("chunk-")?.parse().ok()?, x)))
-        .collect();
+    let mut extractions: Vec<(i64, ChunkExtraction)> =
+        jobs::done_results::<ChunkExtraction>(items, |k| matches!(k, ItemKey::Chunk(_)))?
+            .into_iter()
+            .filter_map(|(key, x)| match key {
+                ItemKey::Chunk(id) => Some((id, x)),
+                _ => None,
+            })
+            .collect();
     extractions.sort_unstable_by_key(|(chunk, _)| *chunk);
     let mut offline = false;
     for (chunk, x) in extractions {
@@ -55,8 +59,10 @@ fn extracted_graph(items: &[JobItemView]) -> AppResult<engine::graph::KnowledgeG
 
 /// Puts a graph job's finished description summaries in place.
 fn apply_summaries(graph: &mut engine::graph::KnowledgeGraph, items: &[JobItemView]) {
-    for item in items.iter().filter(|i| i.status == ItemStatus::Done && !i.key.starts_with("chunk-")) {
-        engine::graph::describe::apply(graph, &item.key, item.result.as_deref().unwrap_or(""));
+    for item in items.iter().filter(|i| i.status == ItemStatus::Done) {
+        if let Some(key @ (ItemKey::Node(_) | ItemKey::Edge(..))) = ItemKey::parse(&item.key) {
+            engine::graph::describe::apply(graph, &key, item.result.as_deref().unwrap_or(""));
+        }
     }
 }
 
@@ -78,7 +84,7 @@ async fn chunk_items(pool: &Db, job: &JobView) -> AppResult<Vec<WorkItem>> {
     Ok(store::documents::chunk_texts(pool, project_of(job)?)
         .await?
         .into_iter()
-        .map(|(id, text)| WorkItem::new(format!("chunk-{id}"), &engine::graph::ChunkItem { text }))
+        .map(|(id, text)| WorkItem::new(ItemKey::Chunk(id), &engine::graph::ChunkItem { text }))
         .collect())
 }
 

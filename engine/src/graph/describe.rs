@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use crate::chunk::{Bpe, Tokenizer};
 use crate::graph::KnowledgeGraph;
 use crate::jobs::one_call;
-use crate::jobs::{ItemOutcome, WorkItem};
+use crate::jobs::{ItemKey, ItemOutcome, WorkItem};
 use crate::llm::prompt::delimited;
 use crate::llm::{ChatRequest, Gateway, Message};
 use crate::text::words;
@@ -25,9 +25,6 @@ pub const PURPOSE: &str = "summarise_descriptions";
 pub const PROMPT: &str = include_str!("../../prompts/summarise_descriptions.txt");
 /// The default budget in cl100k tokens (LightRAG's `summary_max_tokens`).
 pub const DEFAULT_BUDGET: usize = types::defaults::SUMMARY_BUDGET;
-
-const NODE: &str = "node:";
-const EDGE: &str = "edge:";
 
 /// What a description summary describes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -65,7 +62,7 @@ pub fn items(graph: &KnowledgeGraph, budget: usize) -> Vec<WorkItem> {
     let over = |d: &[String]| d.len() > 1 && Tokenizer::Cl100kBase.count(&d.join("\n")) > budget;
     let nodes = graph.nodes.values().filter(|n| over(&n.descriptions)).map(|n| {
         let item = Item { what: Described::Entity, name: n.name.clone(), descriptions: n.descriptions.clone(), budget };
-        WorkItem::new(format!("{NODE}{}", n.key), &item)
+        WorkItem::new(ItemKey::Node(n.key.clone()), &item)
     });
     let edges = graph.edges.values().filter(|e| over(&e.descriptions)).map(|e| {
         let name = |k: &str| graph.nodes.get(k).map(|n| n.name.clone()).unwrap_or_else(|| k.to_string());
@@ -75,30 +72,26 @@ pub fn items(graph: &KnowledgeGraph, budget: usize) -> Vec<WorkItem> {
             descriptions: e.descriptions.clone(),
             budget,
         };
-        WorkItem::new(format!("{EDGE}{}|{}", e.source, e.target), &item)
+        WorkItem::new(ItemKey::Edge(e.source.clone(), e.target.clone()), &item)
     });
     nodes.chain(edges).collect()
 }
 
 /// Replaces the descriptions of the node or edge an item key names with `summary`.
-pub fn apply(graph: &mut KnowledgeGraph, key: &str, summary: &str) -> bool {
+pub fn apply(graph: &mut KnowledgeGraph, key: &ItemKey, summary: &str) -> bool {
     let summary = summary.trim();
-    if summary.is_empty() {
-        return false;
+    let descriptions = match key {
+        ItemKey::Node(k) => graph.nodes.get_mut(k).map(|n| &mut n.descriptions),
+        ItemKey::Edge(a, b) => graph.edges.get_mut(&(a.clone(), b.clone())).map(|e| &mut e.descriptions),
+        _ => None,
+    };
+    match descriptions {
+        Some(d) if !summary.is_empty() => {
+            *d = vec![summary.to_string()];
+            true
+        }
+        _ => false,
     }
-    if let Some(node) = key.strip_prefix(NODE).and_then(|k| graph.nodes.get_mut(k)) {
-        node.descriptions = vec![summary.to_string()];
-        return true;
-    }
-    if let Some(edge) = key
-        .strip_prefix(EDGE)
-        .and_then(|k| k.split_once('|'))
-        .and_then(|(a, b)| graph.edges.get_mut(&(a.to_string(), b.to_string())))
-    {
-        edge.descriptions = vec![summary.to_string()];
-        return true;
-    }
-    false
 }
 
 pub fn request(what: &str, name: &str, descriptions: &[String], budget: usize) -> ChatRequest {
@@ -243,9 +236,10 @@ mod tests {
         assert_eq!(found.iter().map(|i| i.key.as_str()).collect::<Vec<_>>(), ["node:ada"], "Bo is under budget");
         assert_eq!(found[0].read::<Item>().unwrap().descriptions.len(), 40);
         assert!(items(&g, 100_000).is_empty());
-        assert!(apply(&mut g, "node:ada", " Ada kept the ledger. "));
+        assert!(apply(&mut g, &found[0].item_key().unwrap(), " Ada kept the ledger. "));
         assert_eq!(g.nodes["ada"].descriptions, ["Ada kept the ledger."]);
-        assert!(!apply(&mut g, "node:nobody", "x"));
+        assert!(!apply(&mut g, &ItemKey::Node("nobody".into()), "x"));
+        assert!(!apply(&mut g, &ItemKey::Node("ada".into()), "  "), "an empty summary replaces nothing");
     }
 
     #[test]

@@ -182,7 +182,7 @@ pub struct Proposed {
 
 /// The set's one work item.
 pub fn item(description: &str, s: &SummarySettings) -> WorkItem {
-    WorkItem::new("summary", &Item { description: description.to_string(), settings: s.clone() })
+    WorkItem::new(crate::jobs::ItemKey::Summary, &Item { description: description.to_string(), settings: s.clone() })
 }
 
 pub async fn run_item(gateway: &Gateway, job_id: i64, item: WorkItem) -> ItemOutcome {

@@ -323,7 +323,10 @@ impl Method for HttpMethod {
     ) -> BoxFuture<'a, Result<Answer, String>> {
         Box::pin(async move {
             let started = Instant::now();
-            let id = ctx.item.as_deref().and_then(|k| k.strip_prefix("a-")).and_then(|i| i.parse::<i64>().ok());
+            let id = match ctx.item.as_deref().and_then(crate::jobs::ItemKey::parse) {
+                Some(crate::jobs::ItemKey::Answer(id)) => Some(id),
+                _ => None,
+            };
             let body = fill(&self.settings.body, question, &id.map_or(Value::Null, |i| json!(i)), target_words);
             let failed = |f: crate::llm::Failure| format!("{} (after {} attempts)", f.error, f.attempts);
             // What the service retrieved first (LightRAG answers the second

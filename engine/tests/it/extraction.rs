@@ -64,7 +64,7 @@ async fn build(gw: &Gateway, settings: &ExtractSettings) -> KnowledgeGraph {
     .unwrap();
     for t in &targets {
         match store.outcome(1, &t.key).unwrap() {
-            ItemOutcome::Done { result, .. } => assert!(describe::apply(&mut graph, &t.key, &result)),
+            ItemOutcome::Done { result, .. } => assert!(describe::apply(&mut graph, &t.item_key().unwrap(), &result)),
             ItemOutcome::Failed { error, .. } => panic!("{} failed: {error}", t.key),
         }
     }

@@ -9,7 +9,7 @@ pub mod io;
 use std::sync::Arc;
 
 use crate::ssr::store::Db;
-use engine::jobs::{ItemOutcome, RunEnd, WorkItem};
+use engine::jobs::{ItemKey, ItemOutcome, RunEnd, WorkItem};
 use engine::llm::Gateway;
 use engine::rag::{method, Corpus};
 use serde_json::json;
@@ -190,13 +190,13 @@ async fn items(pool: &Db, job: &JobView, p: &AnswersParams) -> AppResult<Vec<Wor
         for (community, members) in engine::rag::graphrag::reportable(&graph, &communities) {
             if !written.contains(&community) {
                 let item = engine::rag::graphrag::ReportItem { community, members };
-                items.push(WorkItem::new(format!("report-{community}"), &item));
+                items.push(WorkItem::new(ItemKey::Report(community), &item));
             }
         }
     }
     for q in store::questions::list_questions(pool, p.set_id).await? {
         let item = engine::rag::Item { question_id: q.id, question: q.question, target_words: p.target_words };
-        items.push(WorkItem::new(format!("a-{}", q.id), &item));
+        items.push(WorkItem::new(ItemKey::Answer(q.id), &item));
     }
     Ok(items)
 }
@@ -211,7 +211,7 @@ async fn execute(run: &Run<'_>, p: &AnswersParams, items: Vec<WorkItem>) -> AppR
     let project = project_of(job)?;
     let planned = items.len();
     let (reports, answers): (Vec<WorkItem>, Vec<WorkItem>) =
-        items.into_iter().partition(|i| i.key.starts_with("report-"));
+        items.into_iter().partition(|i| matches!(i.item_key(), Some(ItemKey::Report(_))));
     // Loaded once: the reports are written from its graph, the method reads all of it.
     let mut corpus = corpus(pool, project).await?;
     if !reports.is_empty() {
@@ -226,7 +226,7 @@ async fn execute(run: &Run<'_>, p: &AnswersParams, items: Vec<WorkItem>) -> AppR
         }
         let items = store::jobs::job_items(pool, job.id).await?;
         let written: Vec<engine::rag::CommunityReport> =
-            jobs::done_results(&items, "report-")?.into_iter().map(|(_, r)| r).collect();
+            jobs::done_results(&items, |k| matches!(k, ItemKey::Report(_)))?.into_iter().map(|(_, r)| r).collect();
         store::graph::save_reports(pool, project, job.id, &written).await?;
         corpus = corpus.with_reports(store::graph::reports(pool, project).await?);
     }
@@ -254,7 +254,7 @@ async fn execute(run: &Run<'_>, p: &AnswersParams, items: Vec<WorkItem>) -> AppR
     let end =
         phase.run(answers, phase.concurrency, |item| engine::rag::run_item(m.as_ref(), gateway, job.id, item)).await;
     if matches!(end, Ok(RunEnd::Finished)) {
-        store_answers(pool, job.id, "a-", p.target_words).await?;
+        store_answers(pool, job.id, |k| matches!(k, ItemKey::Answer(_)), p.target_words).await?;
     }
     Ok(end)
 }
@@ -341,12 +341,16 @@ async fn embed_chunks(
         .map(|b| {
             let batch =
                 EmbedBatch { chunks: b.iter().map(|c| c.0).collect(), texts: b.iter().map(|c| c.1.clone()).collect() };
-            WorkItem::new(format!("embed-{}", b[0].0), &batch)
+            WorkItem::new(ItemKey::Embed(b[0].0), &batch)
         })
         .collect();
     // The job's total: its planned items, batches embedded by an earlier
     // run of it (resumed), and these.
-    let earlier = store::jobs::job_items(pool, job.id).await?.iter().filter(|i| i.key.starts_with("embed-")).count();
+    let earlier = store::jobs::job_items(pool, job.id)
+        .await?
+        .iter()
+        .filter(|i| matches!(ItemKey::parse(&i.key), Some(ItemKey::Embed(_))))
+        .count();
     if earlier + batches.len() > 0 {
         store::jobs::set_total(pool, job.id, (planned + earlier + batches.len()) as i64).await?;
     }
@@ -406,11 +410,16 @@ async fn embed_chunks(
 /// Writes a finished job's answers into its set.
 /// (Also a sanity check's second run: its items are `again-QID`, its set the
 /// one its evaluation job fills.)
-pub(crate) async fn store_answers(pool: &Db, job_id: i64, prefix: &str, target_words: Option<usize>) -> AppResult<()> {
+pub(crate) async fn store_answers(
+    pool: &Db,
+    job_id: i64,
+    pick: fn(&ItemKey) -> bool,
+    target_words: Option<usize>,
+) -> AppResult<()> {
     let set = store::answers::set_of_job(pool, job_id).await?;
     let method = store::answers::get_set(pool, set).await?.method;
     let items = store::jobs::job_items(pool, job_id).await?;
-    let answers: Vec<NewAnswer> = jobs::done_results::<engine::rag::Answered>(&items, prefix)?
+    let answers: Vec<NewAnswer> = jobs::done_results::<engine::rag::Answered>(&items, pick)?
         .into_iter()
         .map(|(_, a)| NewAnswer::of(a.question_id, &a.answer, &method, target_words))
         .collect();

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::ssr::store::Db;
-use engine::jobs::{RunEnd, WorkItem};
+use engine::jobs::{ItemKey, RunEnd, WorkItem};
 use engine::judge::eval::{self, JudgeKind, Key, Settings};
 use engine::judge::protocol;
 use engine::llm::settings::LlmSettings;
@@ -240,7 +240,7 @@ async fn items(pool: &Db, job: &JobView) -> AppResult<Vec<WorkItem>> {
         .into_iter()
         .map(|q| {
             let item = engine::rag::Item { question_id: q.id, question: q.question, target_words: None };
-            WorkItem::new(format!("again-{}", q.id), &item)
+            WorkItem::new(ItemKey::Again(q.id), &item)
         })
         .collect())
 }
@@ -321,7 +321,11 @@ async fn execute(run: &Run<'_>, first: Vec<WorkItem>) -> AppResult<Result<RunEnd
             Err(_) => {}
         }
     }
-    let mut total = store::jobs::job_items(pool, job.id).await?.iter().filter(|i| i.key.starts_with("again-")).count();
+    let mut total = store::jobs::job_items(pool, job.id)
+        .await?
+        .iter()
+        .filter(|i| matches!(ItemKey::parse(&i.key), Some(ItemKey::Again(_))))
+        .count();
     if !first.is_empty() {
         // A sanity check's second run: the same method, fresh calls.
         let second = e.answer_sets[1];
@@ -344,7 +348,7 @@ async fn execute(run: &Run<'_>, first: Vec<WorkItem>) -> AppResult<Result<RunEnd
         if !matches!(end, Ok(RunEnd::Finished)) {
             return Ok(end);
         }
-        crate::ssr::answers::store_answers(pool, job.id, "again-", None).await?;
+        crate::ssr::answers::store_answers(pool, job.id, |k| matches!(k, ItemKey::Again(_)), None).await?;
     }
 
     let questions = store::questions::list_questions(pool, e.view.question_set_id).await?;

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::ssr::store::Db;
-use engine::jobs::{Progress, RunEnd, WorkItem};
+use engine::jobs::{ItemKey, Progress, RunEnd, WorkItem};
 use engine::llm::settings::LlmSettings;
 use engine::llm::{BoxFuture, Gateway};
 use tokio_util::sync::CancellationToken;
@@ -108,17 +108,19 @@ pub fn project_of(job: &JobView) -> AppResult<i64> {
 }
 
 /// The one reader of stored item results: the finished items of `items`
-/// whose key starts with `prefix`, each with its result read as its stage's
-/// record `T`. A result that cannot be read is an error naming its item —
-/// never a row left out of a report in silence.
-pub fn done_results<'i, T: serde::de::DeserializeOwned>(
-    items: &'i [crate::model::JobItemView],
-    prefix: &str,
-) -> AppResult<Vec<(&'i str, T)>> {
+/// whose key `pick` chooses, each with its key and its result read as its
+/// stage's record `T`. A result that cannot be read is an error naming its
+/// item — never a row left out of a report in silence. (An evaluation's
+/// items have keys of their own: `evaluations::Results`.)
+pub fn done_results<T: serde::de::DeserializeOwned>(
+    items: &[crate::model::JobItemView],
+    pick: impl Fn(&ItemKey) -> bool,
+) -> AppResult<Vec<(ItemKey, T)>> {
     items
         .iter()
-        .filter(|i| i.status == crate::model::ItemStatus::Done && i.key.starts_with(prefix))
-        .map(|i| Ok((i.key.as_str(), read_result(i)?)))
+        .filter(|i| i.status == crate::model::ItemStatus::Done)
+        .filter_map(|i| ItemKey::parse(&i.key).filter(|k| pick(k)).map(|k| (k, i)))
+        .map(|(k, i)| Ok((k, read_result(i)?)))
         .collect()
 }
 

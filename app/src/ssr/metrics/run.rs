@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use crate::ssr::store::Db;
-use engine::jobs::{ItemOutcome, WorkItem};
+use engine::jobs::{ItemKey, ItemOutcome, WorkItem};
 use engine::metrics::factorial::{self, Observation};
 use engine::metrics::granularity::{self, Scored};
 use engine::metrics::score::{self, EmbeddingCache, Pair};
@@ -117,7 +117,10 @@ async fn items(pool: &Db, p: &MetricsParams) -> AppResult<Vec<WorkItem>> {
                 .chunks(BATCH)
                 .enumerate()
                 .map(|(i, batch)| {
-                    WorkItem::new(format!("ms-{a}-{i:05}"), &Batch { answer_set_id: a, questions: batch.to_vec() })
+                    WorkItem::new(
+                        ItemKey::Scores { answer_set: a, batch: i },
+                        &Batch { answer_set_id: a, questions: batch.to_vec() },
+                    )
                 })
                 .collect::<Vec<_>>()
         })
@@ -208,11 +211,10 @@ async fn finish(pool: &Db, job: &JobView) -> AppResult<()> {
         )));
     }
     let mut by_set: BTreeMap<i64, Vec<QuestionMetrics>> = BTreeMap::new();
-    for (key, scored) in jobs::done_results::<BatchScores>(&items, "ms-")? {
-        let Some(a) = key.strip_prefix("ms-").and_then(|k| k.split('-').next()).and_then(|a| a.parse().ok()) else {
-            continue;
-        };
-        by_set.entry(a).or_default().extend(scored.questions);
+    for (key, scored) in jobs::done_results::<BatchScores>(&items, |k| matches!(k, ItemKey::Scores { .. }))? {
+        if let ItemKey::Scores { answer_set, .. } = key {
+            by_set.entry(answer_set).or_default().extend(scored.questions);
+        }
     }
     let references: HashMap<i64, String> = store::questions::list_questions(pool, run.question_set_id)
         .await?

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use crate::ssr::store::Db;
-use engine::jobs::WorkItem;
+use engine::jobs::{ItemKey, WorkItem};
 use engine::llm::BoxFuture;
 use engine::questions::relevance;
 use serde_json::json;
@@ -191,11 +191,6 @@ async fn create_hierarchical_questions(
     Ok((store::jobs::get_job(pool, id).await?, set))
 }
 
-/// A planned question's item key: in plan order when sorted.
-fn question_key(index: usize) -> String {
-    format!("q-{index:05}")
-}
-
 /// Writes a finished questions job's questions into its set, in plan order.
 async fn store_questions(pool: &Db, job: &JobView, params: &QuestionsParams) -> AppResult<()> {
     let parameters = JobParams::Questions(params.clone()).to_json();
@@ -204,7 +199,7 @@ async fn store_questions(pool: &Db, job: &JobView, params: &QuestionsParams) -> 
     items.sort_by(|a, b| a.key.cmp(&b.key));
     // Each finished item's result as its generator's record, in key order.
     fn read<T: serde::de::DeserializeOwned>(items: &[crate::model::JobItemView]) -> AppResult<Vec<T>> {
-        Ok(jobs::done_results(items, "")?.into_iter().map(|(_, r)| r).collect())
+        Ok(jobs::done_results(items, |_| true)?.into_iter().map(|(_, r)| r).collect())
     }
     let questions: Vec<store::questions::NewQuestion> = match &params.generator {
         Generator::Hierarchical { settings, .. } => {
@@ -318,7 +313,10 @@ impl Stage for QuestionsStage {
                         .enumerate()
                         .map(|(i, p)| {
                             let text = chunks.get(&p.chunk_id).map_or("", String::as_str);
-                            WorkItem::new(format!("h-{i:05}"), &engine::questions::hierarchy::item(hierarchy, p, text))
+                            WorkItem::new(
+                                ItemKey::Hierarchical(i),
+                                &engine::questions::hierarchy::item(hierarchy, p, text),
+                            )
                         })
                         .collect()
                 }
@@ -336,7 +334,7 @@ impl Stage for QuestionsStage {
                         .iter()
                         .enumerate()
                         .map(|(i, plan)| {
-                            WorkItem::new(question_key(i), &engine::questions::graph::item(&graph, plan, &chunks))
+                            WorkItem::new(ItemKey::Question(i), &engine::questions::graph::item(&graph, plan, &chunks))
                         })
                         .collect()
                 }
@@ -383,7 +381,7 @@ impl Stage for MentionsStage {
                 .into_iter()
                 .map(|q| {
                     let item = engine::graph::mentions::Item { question_id: q.id, question: q.question };
-                    WorkItem::new(format!("m-{}", q.id), &item)
+                    WorkItem::new(ItemKey::Mentions(q.id), &item)
                 })
                 .collect())
         })
@@ -419,7 +417,7 @@ impl Stage for RelevanceStage {
                             context: String::new(),
                             chunk_ids: vec![],
                         };
-                        WorkItem::new(format!("r-{}", q.id), &item)
+                        WorkItem::new(ItemKey::Relevance(q.id), &item)
                     })
                     .collect());
             }
@@ -437,7 +435,7 @@ impl Stage for RelevanceStage {
                         context: context.join("\n\n"),
                         chunk_ids: hits.iter().map(|h| h.0).collect(),
                     };
-                    WorkItem::new(format!("r-{}", q.id), &item)
+                    WorkItem::new(ItemKey::Relevance(q.id), &item)
                 })
                 .collect())
         })

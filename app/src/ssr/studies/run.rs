@@ -575,7 +575,7 @@ async fn llm_rating_items(pool: &Db, p: &StudyRatingParams) -> AppResult<Vec<eng
             let rate =
                 RateItem { item_id: item, question: text, answer, passage, choices: parse_choices(choices.as_deref()) };
             WorkItem::new(
-                format!("s-{item}"),
+                engine::jobs::ItemKey::Rating(item),
                 &engine::study::rate::Item { dimensions: dimensions.clone(), item: rate },
             )
         })
