@@ -26,6 +26,7 @@ use std::collections::HashSet;
 use std::future::Future;
 
 use futures_util::stream::StreamExt;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
@@ -128,6 +129,56 @@ impl ItemKey {
     }
 }
 
+/// A stage's item record and the record its work ends with, paired for
+/// the compiler: an item is made ([`WorkItem::new`]), read
+/// ([`WorkItem::read`]), ended ([`ItemOutcome::done`], [`one_call`]) and
+/// its stored result read back ([`ItemOutcome::read`]) only through its
+/// `JobItem`, so a stage cannot write one record and read another.
+pub trait JobItem: Serialize + DeserializeOwned {
+    /// What one item's work ends with.
+    type Outcome;
+
+    /// The outcome as stored: its JSON (a stage whose result is prose
+    /// stores the prose).
+    fn store(outcome: &Self::Outcome) -> String;
+
+    /// A stored outcome read back.
+    fn load(stored: &str) -> Result<Self::Outcome, String>;
+}
+
+/// Implements [`JobItem`] for item records whose outcome is stored as its JSON.
+#[macro_export]
+macro_rules! job_items {
+    ($($item:ty => $outcome:ty),+ $(,)?) => {$(
+        impl $crate::jobs::JobItem for $item {
+            type Outcome = $outcome;
+            fn store(outcome: &$outcome) -> String {
+                ::serde_json::to_string(outcome).expect("a result record is JSON")
+            }
+            fn load(stored: &str) -> Result<$outcome, String> {
+                ::serde_json::from_str(stored).map_err(|e| format!("a stored result cannot be read: {e}"))
+            }
+        }
+    )+};
+}
+
+/// Implements [`JobItem`] for item records whose outcome is prose, stored
+/// as it is (a description's or a chunk's summary).
+#[macro_export]
+macro_rules! text_job_items {
+    ($($item:ty),+ $(,)?) => {$(
+        impl $crate::jobs::JobItem for $item {
+            type Outcome = String;
+            fn store(outcome: &String) -> String {
+                outcome.clone()
+            }
+            fn load(stored: &str) -> Result<String, String> {
+                Ok(stored.to_string())
+            }
+        }
+    )+};
+}
+
 /// One unit of work: a stable key (unique in its job) and what the work needs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkItem {
@@ -137,7 +188,7 @@ pub struct WorkItem {
 
 impl WorkItem {
     /// An item whose payload is `payload`, a stage's item record.
-    pub fn new(key: impl Into<String>, payload: &impl Serialize) -> WorkItem {
+    pub fn new<I: JobItem>(key: impl Into<String>, payload: &I) -> WorkItem {
         WorkItem { key: key.into(), payload: serde_json::to_value(payload).expect("an item record is JSON") }
     }
 
@@ -149,8 +200,8 @@ impl WorkItem {
     /// The payload as its stage's item record: the one way item code reads
     /// it. A payload that is not one (a hand-edited or damaged row) is the
     /// item's failure, named, rather than a default read in silence.
-    pub fn read<T: serde::de::DeserializeOwned>(&self) -> Result<T, String> {
-        T::deserialize(&self.payload).map_err(|e| format!("item {}: its payload cannot be read: {e}", self.key))
+    pub fn read<I: JobItem>(&self) -> Result<I, String> {
+        I::deserialize(&self.payload).map_err(|e| format!("item {}: its payload cannot be read: {e}", self.key))
     }
 }
 
@@ -162,9 +213,9 @@ pub enum ItemOutcome {
 }
 
 impl ItemOutcome {
-    /// Done with `result`, a stage's result record (stored as its JSON).
-    pub fn done(result: &impl Serialize, tokens: u64, cost_usd: f64) -> ItemOutcome {
-        ItemOutcome::Done { result: serde_json::to_string(result).expect("a result record is JSON"), tokens, cost_usd }
+    /// Done with `result`, item `I`'s outcome (stored as `I` stores it).
+    pub fn done<I: JobItem>(result: &I::Outcome, tokens: u64, cost_usd: f64) -> ItemOutcome {
+        ItemOutcome::Done { result: I::store(result), tokens, cost_usd }
     }
 
     /// Failed before anything was spent: a payload that cannot be read, a
@@ -173,9 +224,9 @@ impl ItemOutcome {
         ItemOutcome::Failed { error: error.into(), tokens: 0, cost_usd: 0.0 }
     }
 
-    /// A stored result as its stage's result record.
-    pub fn read<T: serde::de::DeserializeOwned>(result: &str) -> Result<T, String> {
-        serde_json::from_str(result).map_err(|e| format!("a stored result cannot be read: {e}"))
+    /// A stored result as item `I`'s outcome.
+    pub fn read<I: JobItem>(result: &str) -> Result<I::Outcome, String> {
+        I::load(result)
     }
 
     pub fn tokens(&self) -> u64 {
@@ -627,19 +678,19 @@ impl JobStore for MemoryJobStore {
 
 /// A job item that is one call: sends `req` (made from the prompt file
 /// `template`, whose hash is logged) and turns the reply into the item's
-/// result with `parse`, whose error fails the item; tokens and cost are
-/// kept either way.
-pub async fn one_call(
+/// outcome of item `I` with `parse`, whose error fails the item; tokens
+/// and cost are kept either way.
+pub async fn one_call<I: JobItem>(
     gateway: &Gateway,
     job_id: i64,
     item: &WorkItem,
     template: &str,
     req: &ChatRequest,
-    parse: impl Fn(&str) -> Result<String, String>,
+    parse: impl Fn(&str) -> Result<I::Outcome, String>,
 ) -> ItemOutcome {
     let ctx =
         CallContext { job_id: Some(job_id), item: Some(item.key.clone()), prompt_hash: Some(prompt_hash(template)) };
-    match gateway.chat_parsed(req, &ctx, parse).await {
+    match gateway.chat_parsed(req, &ctx, |reply| parse(reply).map(|o| I::store(&o))).await {
         Ok(parsed) => {
             let tokens = parsed.replies.iter().map(|r| r.prompt_tokens + r.completion_tokens).sum();
             let cost_usd = parsed.replies.iter().map(|r| r.cost_usd).sum();
@@ -655,6 +706,23 @@ pub async fn one_call(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_outcome_is_stored_and_read_back_as_its_item_says() {
+        // Prose (a description's summary) is stored as it is, as stored
+        // rows of earlier jobs have it; a record is stored as its JSON.
+        type Described = crate::graph::describe::Item;
+        let prose = ItemOutcome::done::<Described>(&"Alice is curious.".to_string(), 3, 0.0);
+        assert!(matches!(&prose, ItemOutcome::Done { result, tokens: 3, .. } if result == "Alice is curious."));
+        assert_eq!(ItemOutcome::read::<Described>("Alice is curious.").unwrap(), "Alice is curious.");
+        type Rating = crate::study::rate::Item;
+        let rated = crate::study::rate::Rated { item_id: 4, scores: vec![3, 1], reason: "clear".into() };
+        let ItemOutcome::Done { result, .. } = ItemOutcome::done::<Rating>(&rated, 1, 0.0) else { unreachable!() };
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&result).unwrap()["scores"], serde_json::json!([3, 1]));
+        assert_eq!(ItemOutcome::read::<Rating>(&result).unwrap(), rated);
+        let err = ItemOutcome::read::<Rating>("{\"item_id\": \"four\"}").unwrap_err();
+        assert!(err.starts_with("a stored result cannot be read"), "{err}");
+    }
 
     #[test]
     fn every_item_key_reads_back_from_its_text() {

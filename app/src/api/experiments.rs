@@ -22,7 +22,7 @@ pub async fn experiment_wizard(project: Option<i64>) -> Result<WizardStart, AppE
     if let Some(id) = project {
         let p = crate::ssr::store::projects::get_project(&call.state.pool, id).await?;
         if start.projects.iter().any(|(name, ..)| *name == p.summary.name) {
-            start.fields.corpus = "project".into();
+            start.fields.corpus = WizardCorpus::Project;
             start.fields.corpus_project = p.summary.name.clone();
             start.fields.name = format!("{} experiment", p.summary.name);
         }

@@ -1,46 +1,68 @@
 //! Experiments: the wizard, drafts, stages and the report.
 
 use serde::{Deserialize, Serialize};
+use types::requests::{
+    AnswersRequest, ChunkRequest, EvaluationRequest, GraphQuestionsRequest, GraphRequest, HierarchicalQuestionsRequest,
+    MetricsRequest, SummaryQuestionsRequest,
+};
 use types::{ExperimentStatus, StageKind, StageState};
 
 use super::{EvaluationReportView, GraphOverview, JobView, MetricsView, ProjectSummary, QuestionSetView};
 
-/// The "New experiment" wizard's choices: the manifest's common settings
-/// (`engine::experiment::Manifest`), flat for a form. The server fills the
-/// defaults (the papers') and turns them into a manifest.
+/// The "New experiment" wizard's choices: each stage's request whole (the
+/// manifest's tables), the form showing their common settings. An imported
+/// manifest's other settings are held here too, so they are kept when a
+/// field changes. The server turns them into a manifest.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WizardFields {
     pub name: String,
-    /// `offline`, or `settings` (the LLM configured on the Settings page).
-    pub llm: String,
-    /// `sample`, or `project` (the documents of `corpus_project`).
-    pub corpus: String,
+    pub llm: WizardLlm,
+    pub corpus: WizardCorpus,
+    /// The project whose documents are the corpus (with [`WizardCorpus::Project`]).
     pub corpus_project: String,
-    pub chunk_tokens: u32,
-    pub chunk_overlap: u32,
-    pub gleaning: u32,
-    pub graph_questions: bool,
-    pub node: u32,
-    pub edge: u32,
-    pub subgraph: u32,
-    pub summary_questions: bool,
-    pub users: u32,
-    pub tasks: u32,
-    pub per_task: u32,
-    pub hierarchical_questions: bool,
-    /// Comma-separated, e.g. "QC, AT, LV".
-    pub dimensions: String,
-    /// Comma-separated category counts, e.g. "2, 4, 8".
-    pub levels: String,
-    pub per_category: u32,
-    pub methods: Vec<String>,
+    pub chunking: ChunkRequest,
+    pub graph: GraphRequest,
+    pub ask_graph: bool,
+    pub graph_questions: GraphQuestionsRequest,
+    pub ask_summary: bool,
+    pub summary_questions: SummaryQuestionsRequest,
+    pub ask_hierarchical: bool,
+    pub hierarchical_questions: HierarchicalQuestionsRequest,
+    /// The methods, each with its parameters.
+    pub methods: Vec<AnswersRequest>,
     pub evaluate: bool,
-    /// How it judges: the manifest's `[evaluation]` table, whole (the
-    /// wizard shows the protocol, trials, repeats, corrections and judge;
-    /// an imported manifest's other settings are kept as they are).
-    pub evaluation: types::requests::EvaluationRequest,
+    /// How it judges: the manifest's `[evaluation]` table, whole.
+    pub evaluation: EvaluationRequest,
+    /// The question sets evaluated, by position from 1 (empty: all).
+    #[serde(default)]
+    pub evaluation_sets: Vec<usize>,
     pub sanity: bool,
     pub metrics: bool,
+    /// How answers are scored against the references (with `metrics`).
+    pub metrics_request: MetricsRequest,
+    /// What a text field held that is not what it asks for (levels
+    /// "2, x"), shown as the draft's error until it is corrected.
+    #[serde(default)]
+    pub unread: Option<String>,
+}
+
+types::closed_set! {
+    /// Who answers an experiment's LLM calls: the offline provider
+    /// (classical-NLP stand-ins, no LLM) or the LLM configured on the
+    /// Settings page.
+    pub enum WizardLlm ("who answers the LLM calls") {
+        Offline = "offline",
+        Configured = "settings",
+    }
+}
+
+types::closed_set! {
+    /// Which documents an experiment reads: the sample corpus shipped with
+    /// Assay, or a project's uploaded documents.
+    pub enum WizardCorpus ("corpus") {
+        Sample = "sample",
+        Project = "project",
+    }
 }
 
 /// What the wizard starts from.
@@ -134,12 +156,15 @@ impl TimeEstimate {
     }
 }
 
-/// An imported manifest in the wizard's fields; what the form cannot show
-/// is named (the manifest itself is run as imported until a field changes).
+/// An imported manifest in the wizard's fields, with what the form holds
+/// but does not show (kept when a field changes) and what it cannot hold
+/// (run while the manifest is as imported, dropped when a field changes).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ImportedManifest {
     pub fields: WizardFields,
     pub not_shown: Vec<String>,
+    #[serde(default)]
+    pub not_held: Vec<String>,
 }
 
 /// One stage of an experiment: planned, running, done or reused.

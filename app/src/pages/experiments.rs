@@ -11,6 +11,7 @@ use crate::pages::evaluations::{TimeLine, EVALUATION_TIME_ADVICE};
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_navigate;
+use types::requests::AnswersRequest;
 use types::{ExperimentStatus, StageState};
 
 use crate::api::experiments::{
@@ -23,7 +24,8 @@ use crate::components::route_id;
 use crate::components::{Brand, ErrorNote, SharePanel};
 use crate::format;
 use crate::model::{
-    ExperimentDraft, ExperimentReportView, ExperimentStageView, ImportedManifest, WizardFields, WizardStart,
+    ExperimentDraft, ExperimentReportView, ExperimentStageView, ImportedManifest, WizardCorpus, WizardFields,
+    WizardStart,
 };
 
 /// The form's state: its fields, and whether the manifest to run is the
@@ -36,7 +38,10 @@ struct Wiz {
 
 impl Wiz {
     fn edit(&self, f: impl FnOnce(&mut WizardFields)) {
-        self.fields.update(f);
+        self.fields.update(|x| {
+            x.unread = None;
+            f(x)
+        });
         self.from_text.set(false);
     }
 }
@@ -105,6 +110,23 @@ fn choice(
             </select>
         </label>
     }
+}
+
+/// The levels as typed, each a number of categories; else the levels in
+/// effect are kept and the draft names what could not be read.
+fn set_levels(f: &mut WizardFields, text: String) {
+    let mut levels = Vec::new();
+    for l in text.split(',').map(str::trim).filter(|l| !l.is_empty()) {
+        match l.parse() {
+            Ok(n) => levels.push(n),
+            Err(_) => {
+                let kept = f.hierarchical_questions.levels.iter().map(usize::to_string).collect::<Vec<_>>();
+                f.unread = Some(format!("levels: \"{l}\" is not a number of categories (kept {})", kept.join(", ")));
+                return;
+            }
+        }
+    }
+    f.hierarchical_questions.levels = levels;
 }
 
 fn options(list: &[(&str, &str)]) -> Vec<(String, String)> {
@@ -183,6 +205,7 @@ fn Wizard(s: WizardStart) -> impl IntoView {
     let manifest = RwSignal::new(String::new());
     let checked = RwSignal::new(0u32);
     let not_shown = RwSignal::new(Vec::<String>::new());
+    let not_held = RwSignal::new(Vec::<String>::new());
     let import_error = RwSignal::new(None::<String>);
     let draft: Resource<Result<ExperimentDraft, crate::error::AppError>> = Resource::new(
         move || (w.fields.get(), w.from_text.get(), checked.get()),
@@ -200,6 +223,7 @@ fn Wizard(s: WizardStart) -> impl IntoView {
             if !w.from_text.get_untracked() {
                 manifest.set(d.manifest);
                 not_shown.set(Vec::new());
+                not_held.set(Vec::new());
             }
         }
     });
@@ -207,11 +231,12 @@ fn Wizard(s: WizardStart) -> impl IntoView {
         let text = text.clone();
         async move {
             match import_manifest(text.clone()).await {
-                Ok(ImportedManifest { fields, not_shown: hidden }) => {
+                Ok(ImportedManifest { fields, not_shown: hidden, not_held: dropped }) => {
                     manifest.set(text);
                     w.fields.set(fields);
                     w.from_text.set(true);
                     not_shown.set(hidden);
+                    not_held.set(dropped);
                     import_error.set(None);
                     checked.update(|c| *c += 1);
                 }
@@ -240,34 +265,34 @@ fn Wizard(s: WizardStart) -> impl IntoView {
         <form class="wizard" on:submit=|ev| ev.prevent_default()>
             <fieldset><legend>"1 · Experiment"</legend>
                 {text(w, "x-name", "Name (also its project's)", |f| f.name.clone(), |f, v| f.name = v)}
-                {choice(w, "x-llm", "Who answers the LLM calls", llm_options, |f| f.llm.clone(), |f, v| f.llm = v)}
+                {choice(w, "x-llm", "Who answers the LLM calls", llm_options, |f| f.llm.to_string(), |f, v| if let Ok(l) = v.parse() { f.llm = l })}
                 {s.configured_is_offline.then(|| view! { <p class="small muted">"No LLM is configured (Settings): the experiment runs offline — its verdicts come from a transparent rubric, not a language model."</p> })}
             </fieldset>
             <fieldset><legend>"2 · Corpus and graph"</legend>
-                {choice(w, "x-corpus", "Corpus", options(&[("sample", "The sample corpus (5 documents, ~2,300 words)"), ("project", "A project's uploaded documents")]), |f| f.corpus.clone(), |f, v| f.corpus = v)}
-                {move || (w.fields.with(|f| f.corpus == "project")).then(|| choice(w, "x-corpus-project", "Project", project_options.clone(), |f| f.corpus_project.clone(), |f, v| f.corpus_project = v))}
-                {number(w, "x-chunk", "Chunk tokens", |f| f.chunk_tokens, |f, v| f.chunk_tokens = v)}
-                {number(w, "x-overlap", "Overlap tokens", |f| f.chunk_overlap, |f, v| f.chunk_overlap = v)}
-                {number(w, "x-gleaning", "Gleaning passes", |f| f.gleaning, |f, v| f.gleaning = v)}
+                {choice(w, "x-corpus", "Corpus", options(&[("sample", "The sample corpus (5 documents, ~2,300 words)"), ("project", "A project's uploaded documents")]), |f| f.corpus.to_string(), |f, v| if let Ok(c) = v.parse() { f.corpus = c })}
+                {move || (w.fields.with(|f| f.corpus == WizardCorpus::Project)).then(|| choice(w, "x-corpus-project", "Project", project_options.clone(), |f| f.corpus_project.clone(), |f, v| f.corpus_project = v))}
+                {number(w, "x-chunk", "Chunk tokens", |f| f.chunking.chunk_tokens as u32, |f, v| f.chunking.chunk_tokens = v as usize)}
+                {number(w, "x-overlap", "Overlap tokens", |f| f.chunking.chunk_overlap as u32, |f, v| f.chunking.chunk_overlap = v as usize)}
+                {number(w, "x-gleaning", "Gleaning passes", |f| f.graph.gleaning, |f, v| f.graph.gleaning = v)}
             </fieldset>
             <fieldset><legend>"3 · Questions"</legend>
                 <div class="row">
-                    {check(w, "x-graph-q", "Graph-grounded (Unbiased GraphRAG Evaluation paper)", |f| f.graph_questions, |f, v| f.graph_questions = v)}
-                    {number(w, "x-node", "Node", |f| f.node, |f, v| f.node = v)}
-                    {number(w, "x-edge", "Edge", |f| f.edge, |f, v| f.edge = v)}
-                    {number(w, "x-subgraph", "Subgraph", |f| f.subgraph, |f, v| f.subgraph = v)}
+                    {check(w, "x-graph-q", "Graph-grounded (Unbiased GraphRAG Evaluation paper)", |f| f.ask_graph, |f, v| f.ask_graph = v)}
+                    {number(w, "x-node", "Node", |f| f.graph_questions.node as u32, |f, v| f.graph_questions.node = v as usize)}
+                    {number(w, "x-edge", "Edge", |f| f.graph_questions.edge as u32, |f, v| f.graph_questions.edge = v as usize)}
+                    {number(w, "x-subgraph", "Subgraph", |f| f.graph_questions.subgraph as u32, |f, v| f.graph_questions.subgraph = v as usize)}
                 </div>
                 <div class="row">
-                    {check(w, "x-summary-q", "Summary (LightRAG)", |f| f.summary_questions, |f, v| f.summary_questions = v)}
-                    {number(w, "x-users", "Users", |f| f.users, |f, v| f.users = v)}
-                    {number(w, "x-tasks", "Tasks each", |f| f.tasks, |f, v| f.tasks = v)}
-                    {number(w, "x-per-task", "Questions each", |f| f.per_task, |f, v| f.per_task = v)}
+                    {check(w, "x-summary-q", "Summary (LightRAG)", |f| f.ask_summary, |f, v| f.ask_summary = v)}
+                    {number(w, "x-users", "Users", |f| f.summary_questions.users as u32, |f, v| f.summary_questions.users = v as usize)}
+                    {number(w, "x-tasks", "Tasks each", |f| f.summary_questions.tasks as u32, |f, v| f.summary_questions.tasks = v as usize)}
+                    {number(w, "x-per-task", "Questions each", |f| f.summary_questions.per_task as u32, |f, v| f.summary_questions.per_task = v as usize)}
                 </div>
                 <div class="row">
-                    {check(w, "x-hier-q", "Hierarchical (HieraRAG paper)", |f| f.hierarchical_questions, |f, v| f.hierarchical_questions = v)}
-                    {text(w, "x-dims", "Dimensions", |f| f.dimensions.clone(), |f, v| f.dimensions = v)}
-                    {text(w, "x-levels", "Levels", |f| f.levels.clone(), |f, v| f.levels = v)}
-                    {number(w, "x-per-cat", "Per category", |f| f.per_category, |f, v| f.per_category = v)}
+                    {check(w, "x-hier-q", "Hierarchical (HieraRAG paper)", |f| f.ask_hierarchical, |f, v| f.ask_hierarchical = v)}
+                    {text(w, "x-dims", "Dimensions", |f| f.hierarchical_questions.dimensions.join(", "), |f, v| f.hierarchical_questions.dimensions = v.split(',').map(|d| d.trim().to_string()).filter(|d| !d.is_empty()).collect())}
+                    {text(w, "x-levels", "Levels", |f| f.hierarchical_questions.levels.iter().map(usize::to_string).collect::<Vec<_>>().join(", "), set_levels)}
+                    {number(w, "x-per-cat", "Per category", |f| f.hierarchical_questions.questions_per_category() as u32, |f, v| f.hierarchical_questions.per_category = Some(v as usize))}
                 </div>
             </fieldset>
             <fieldset><legend>"4 · Methods"</legend>
@@ -277,11 +302,11 @@ fn Wizard(s: WizardStart) -> impl IntoView {
                         let (id, for_id) = (format!("x-method-{name}"), format!("x-method-{name}"));
                         view! {
                             <label class="check" for=for_id title=about>
-                                <input id=id type="checkbox" prop:checked=move || w.fields.with(|f| f.methods.contains(&n1))
+                                <input id=id type="checkbox" prop:checked=move || w.fields.with(|f| f.methods.iter().any(|m| m.method == n1))
                                     on:change=move |ev| {
                                         let on = event_target_checked(&ev);
                                         let n = n2.clone();
-                                        w.edit(|f| { f.methods.retain(|m| *m != n); if on { f.methods.push(n) } })
+                                        w.edit(|f| { f.methods.retain(|m| m.method != n); if on { f.methods.push(AnswersRequest::new(n)) } })
                                     }/>
                                 " " {name}
                             </label>
@@ -317,7 +342,10 @@ fn Wizard(s: WizardStart) -> impl IntoView {
             </Transition>
             <crate::pages::decide::WizardDecide pilots=s.pilots.clone() manifest/>
             {move || (!not_shown.get().is_empty()).then(|| view! {
-                <p class="small" id="not-shown">"From the imported manifest, not shown in the form (kept while no field changes): " {not_shown.get().join("; ")}</p>
+                <p class="small" id="not-shown">"From the imported manifest, not shown in the form (kept when a field changes): " {not_shown.get().join("; ")}</p>
+            })}
+            {move || (!not_held.get().is_empty()).then(|| view! {
+                <p class="small" id="not-held">"From the imported manifest, run as imported but dropped when a field changes: " {not_held.get().join("; ")}</p>
             })}
             <p>
                 <button type="button" class="primary" id="start-experiment" disabled=move || run.pending().get()

@@ -7,7 +7,7 @@ use engine::graph::extract::ChunkExtraction;
 use engine::jobs::{ItemKey, RunEnd, WorkItem};
 
 use crate::error::{AppError, AppResult};
-use crate::model::{ItemStatus, JobItemView, JobView};
+use crate::model::{JobItemView, JobView};
 use crate::ssr::jobs::params::{GraphParams, SummariesParams};
 use crate::ssr::jobs::{self, project_of, Ended, Items, JobParams, Run, Stage};
 use crate::ssr::store;
@@ -38,7 +38,7 @@ fn extracted_graph(items: &[JobItemView]) -> AppResult<engine::graph::KnowledgeG
     // In chunk order, not the order items finished in: descriptions are
     // combined in arrival order, and the summaries' cache keys depend on it.
     let mut extractions: Vec<(i64, ChunkExtraction)> =
-        jobs::done_results::<ChunkExtraction>(items, |k| matches!(k, ItemKey::Chunk(_)))?
+        jobs::done_results::<engine::graph::ChunkItem>(items, |k| matches!(k, ItemKey::Chunk(_)))?
             .into_iter()
             .filter_map(|(key, x)| match key {
                 ItemKey::Chunk(id) => Some((id, x)),
@@ -58,12 +58,12 @@ fn extracted_graph(items: &[JobItemView]) -> AppResult<engine::graph::KnowledgeG
 }
 
 /// Puts a graph job's finished description summaries in place.
-fn apply_summaries(graph: &mut engine::graph::KnowledgeGraph, items: &[JobItemView]) {
-    for item in items.iter().filter(|i| i.status == ItemStatus::Done) {
-        if let Some(key @ (ItemKey::Node(_) | ItemKey::Edge(..))) = ItemKey::parse(&item.key) {
-            engine::graph::describe::apply(graph, &key, item.result.as_deref().unwrap_or(""));
-        }
+fn apply_summaries(graph: &mut engine::graph::KnowledgeGraph, items: &[JobItemView]) -> AppResult<()> {
+    let pick = |k: &ItemKey| matches!(k, ItemKey::Node(_) | ItemKey::Edge(..));
+    for (key, summary) in jobs::done_results::<engine::graph::describe::Item>(items, pick)? {
+        engine::graph::describe::apply(graph, &key, &summary);
     }
+    Ok(())
 }
 
 /// Creates (does not run) a summaries job for a project. With `no_cache`,
@@ -79,12 +79,16 @@ pub async fn create_summaries(pool: &Db, project_id: i64, no_cache: bool) -> App
     store::jobs::get_job(pool, id).await
 }
 
-/// One item per chunk of the project, `chunk-ID`.
-async fn chunk_items(pool: &Db, job: &JobView) -> AppResult<Vec<WorkItem>> {
+/// One item per chunk of the project, `chunk-ID`, made from its text by `item`.
+async fn chunk_items<I: engine::jobs::JobItem>(
+    pool: &Db,
+    job: &JobView,
+    item: fn(String) -> I,
+) -> AppResult<Vec<WorkItem>> {
     Ok(store::documents::chunk_texts(pool, project_of(job)?)
         .await?
         .into_iter()
-        .map(|(id, text)| WorkItem::new(ItemKey::Chunk(id), &engine::graph::ChunkItem { text }))
+        .map(|(id, text)| WorkItem::new(ItemKey::Chunk(id), &item(text)))
         .collect())
 }
 
@@ -93,7 +97,7 @@ pub struct GraphStage;
 
 impl Stage for GraphStage {
     fn items<'a>(&'a self, pool: &'a Db, job: &'a JobView, _: &'a JobParams) -> Items<'a> {
-        Box::pin(chunk_items(pool, job))
+        Box::pin(chunk_items(pool, job, |text| engine::graph::ChunkItem { text }))
     }
 
     fn execute<'a>(&'a self, run: &'a Run<'a>, items: Vec<WorkItem>) -> Ended<'a> {
@@ -126,7 +130,7 @@ impl Stage for GraphStage {
                 .run(targets, run.phase.concurrency, |item| engine::graph::describe::run_item(gateway, job_id, item))
                 .await;
             if matches!(end, Ok(RunEnd::Finished)) {
-                apply_summaries(&mut graph, &store::jobs::job_items(pool, job_id).await?);
+                apply_summaries(&mut graph, &store::jobs::job_items(pool, job_id).await?)?;
                 store::graph::replace(pool, project_of(run.job)?, Some(job_id), &graph).await?;
             }
             Ok(end)
@@ -139,7 +143,7 @@ pub struct SummariesStage;
 
 impl Stage for SummariesStage {
     fn items<'a>(&'a self, pool: &'a Db, job: &'a JobView, _: &'a JobParams) -> Items<'a> {
-        Box::pin(chunk_items(pool, job))
+        Box::pin(chunk_items(pool, job, |text| engine::graph::summarise::Item { text }))
     }
 
     fn execute<'a>(&'a self, run: &'a Run<'a>, items: Vec<WorkItem>) -> Ended<'a> {

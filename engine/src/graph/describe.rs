@@ -133,7 +133,7 @@ pub async fn run_item(gateway: &Gateway, job_id: i64, item: WorkItem) -> ItemOut
             req = request(what, name, &descriptions[..lo], budget);
         }
     }
-    one_call(gateway, job_id, &item, PROMPT, &req, |reply| match reply.trim() {
+    one_call::<Item>(gateway, job_id, &item, PROMPT, &req, |reply| match reply.trim() {
         "" => Err("the model returned an empty description".into()),
         text => Ok(text.to_string()),
     })
@@ -200,6 +200,8 @@ pub fn offline(req: &ChatRequest) -> Result<String, String> {
         .unwrap_or(DEFAULT_BUDGET);
     Ok(extractive(&descriptions, budget))
 }
+
+crate::text_job_items!(Item);
 
 #[cfg(test)]
 mod tests {

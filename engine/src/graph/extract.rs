@@ -184,7 +184,7 @@ pub async fn run_item(gateway: &Gateway, job_id: i64, item: WorkItem, settings: 
     if !combined.offline {
         combined.dropped_types = settle_types(&mut combined.extraction, &settings.entity_types);
     }
-    ItemOutcome::done(&combined, tokens, cost)
+    ItemOutcome::done::<crate::graph::ChunkItem>(&combined, tokens, cost)
 }
 
 /// The offline provider's first turn: the classical extractor, as JSON.

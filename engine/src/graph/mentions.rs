@@ -60,9 +60,9 @@ pub async fn run_item(gateway: &Gateway, job_id: i64, item: WorkItem) -> ItemOut
         Ok(it) => it,
         Err(e) => return ItemOutcome::failed(e),
     };
-    one_call(gateway, job_id, &item, PROMPT, &request(&question), |reply| {
+    one_call::<Item>(gateway, job_id, &item, PROMPT, &request(&question), |reply| {
         let entities = parse_entities(reply)?;
-        Ok(serde_json::to_string(&Mentioned { question_id, entities }).expect("a result record is JSON"))
+        Ok(Mentioned { question_id, entities })
     })
     .await
 }
@@ -73,6 +73,8 @@ pub fn offline(req: &ChatRequest) -> Result<String, String> {
     let question = delimited(message).unwrap_or("");
     Ok(json!({ "entities": crate::graph::offline::names_in(question) }).to_string())
 }
+
+crate::job_items!(Item => Mentioned);
 
 #[cfg(test)]
 mod tests {

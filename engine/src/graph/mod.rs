@@ -394,6 +394,8 @@ pub fn register_offline(p: &mut crate::llm::offline::OfflineProvider) {
     p.register(mentions::PURPOSE, mentions::offline);
 }
 
+crate::job_items!(ChunkItem => extract::ChunkExtraction);
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -26,14 +26,22 @@ pub fn request(text: &str) -> ChatRequest {
     req
 }
 
-/// Summarises one chunk item ([`ChunkItem`](crate::graph::ChunkItem)) through
-/// the gateway. The result is the summary's text.
+/// A chunk's summary item: the chunk's text (key `chunk-ID`). The outcome is
+/// the summary's text.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Item {
+    pub text: String,
+}
+
+crate::text_job_items!(Item);
+
+/// Summarises one chunk [`Item`] through the gateway.
 pub async fn run_item(gateway: &Gateway, job_id: i64, item: WorkItem) -> ItemOutcome {
-    let crate::graph::ChunkItem { text } = match item.read() {
+    let Item { text } = match item.read() {
         Ok(it) => it,
         Err(e) => return ItemOutcome::failed(e),
     };
-    one_call(gateway, job_id, &item, PROMPT, &request(&text), |reply| Ok(reply.trim().to_string())).await
+    one_call::<Item>(gateway, job_id, &item, PROMPT, &request(&text), |reply| Ok(reply.trim().to_string())).await
 }
 
 /// The extractive summary of a text (see the module docs).

@@ -190,7 +190,7 @@ pub async fn run_unbiased_item(gateway: &Gateway, job_id: i64, item: WorkItem) -
     let Some(verdict) = verdict(&judgments) else {
         return ItemOutcome::failed(format!("item {}: it asks for no judgments (repeats = 0)", item.key));
     };
-    ItemOutcome::done(
+    ItemOutcome::done::<UnbiasedItem>(
         &UnbiasedResult { trial, judgments, reasoning: reasons, verdict },
         meter.prompt_tokens + meter.completion_tokens,
         meter.cost_usd,
@@ -212,7 +212,7 @@ pub async fn run_legacy_item(gateway: &Gateway, job_id: i64, item: WorkItem) -> 
         meter.chat_parsed(gateway, &ctx, variant.prompt(), &req, |reply| legacy::parse_with(variant, reply)).await;
     let tokens = meter.prompt_tokens + meter.completion_tokens;
     match judged {
-        Ok(legacy) => ItemOutcome::done(&LegacyResult { trial, legacy }, tokens, meter.cost_usd),
+        Ok(legacy) => ItemOutcome::done::<LegacyItem>(&LegacyResult { trial, legacy }, tokens, meter.cost_usd),
         Err(error) => ItemOutcome::Failed { error, tokens, cost_usd: meter.cost_usd },
     }
 }
@@ -306,11 +306,13 @@ pub async fn run_align_item(
                 calls: m.llm_calls,
                 cached_calls: m.cached_calls,
             };
-            ItemOutcome::done(&result, tokens, m.cost_usd)
+            ItemOutcome::done::<AlignItem>(&result, tokens, m.cost_usd)
         }
         Err(error) => ItemOutcome::Failed { error, tokens, cost_usd: m.cost_usd },
     }
 }
+
+crate::job_items!(UnbiasedItem => UnbiasedResult, LegacyItem => LegacyResult, AlignItem => AlignResult);
 
 #[cfg(test)]
 mod tests {

@@ -412,9 +412,11 @@ pub async fn run_item(gateway: &Gateway, job_id: i64, item: WorkItem) -> ItemOut
     tokens += reply.prompt_tokens + reply.completion_tokens;
     cost += reply.cost_usd;
     match parse_question(&reply.text) {
-        Ok(question) => {
-            ItemOutcome::done(&Asked { question, plan: p.plan, prompt_hash: Some(prompt_hash(template)) }, tokens, cost)
-        }
+        Ok(question) => ItemOutcome::done::<Item>(
+            &Asked { question, plan: p.plan, prompt_hash: Some(prompt_hash(template)) },
+            tokens,
+            cost,
+        ),
         Err(error) => ItemOutcome::Failed { error, tokens, cost_usd: cost },
     }
 }
@@ -478,6 +480,8 @@ pub fn offline_subgraph(req: &ChatRequest) -> Result<String, String> {
         _ => Err("a subgraph question needs at least two entities".into()),
     }
 }
+
+crate::job_items!(Item => Asked);
 
 #[cfg(test)]
 mod tests {

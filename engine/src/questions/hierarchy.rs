@@ -346,7 +346,7 @@ pub async fn run_item(gateway: &Gateway, job_id: i64, item: WorkItem, adherence:
         dropped,
         prompt_hash: Some(prompt_hash(PROMPT)),
     };
-    ItemOutcome::done(&written, tokens, cost)
+    ItemOutcome::done::<Item>(&written, tokens, cost)
 }
 
 fn header<'a>(message: &'a str, label: &str) -> Vec<&'a str> {
@@ -458,6 +458,8 @@ pub fn offline_check(req: &ChatRequest) -> Result<String, String> {
     };
     Ok(json!({ "fits": verdict.0, "reason": verdict.1 }).to_string())
 }
+
+crate::job_items!(Item => Written);
 
 #[cfg(test)]
 mod tests {

@@ -80,7 +80,7 @@ pub async fn run_item_retrieving(
     let judged = meter.chat(gateway, &ctx, PROMPT, &request(question, &context)).await.and_then(|r| parse_score(&r));
     let tokens = meter.prompt_tokens + meter.completion_tokens;
     match judged {
-        Ok(score) => ItemOutcome::done(
+        Ok(score) => ItemOutcome::done::<Item>(
             &Scored {
                 score,
                 chunk_ids: crate::rag::chunk_ids(&sections),
@@ -118,9 +118,8 @@ pub async fn run_item(gateway: &Gateway, job_id: i64, item: WorkItem) -> ItemOut
         Ok(it) => it,
         Err(e) => return ItemOutcome::failed(e),
     };
-    one_call(gateway, job_id, &item, PROMPT, &request(&question, &context), |reply| {
-        let scored = Scored { score: parse_score(reply)?, chunk_ids: chunk_ids.clone(), question_id, retriever: None };
-        Ok(serde_json::to_string(&scored).expect("a result record is JSON"))
+    one_call::<Item>(gateway, job_id, &item, PROMPT, &request(&question, &context), |reply| {
+        Ok(Scored { score: parse_score(reply)?, chunk_ids: chunk_ids.clone(), question_id, retriever: None })
     })
     .await
 }
@@ -179,6 +178,8 @@ pub fn histogram_svg(title: &str, counts: &[usize; 6]) -> String {
     }
     svg
 }
+
+crate::job_items!(Item => Scored);
 
 #[cfg(test)]
 mod tests {

@@ -196,7 +196,7 @@ pub async fn run_item(gateway: &Gateway, job_id: i64, item: WorkItem) -> ItemOut
         Ok(reply) => {
             let tokens = reply.prompt_tokens + reply.completion_tokens;
             match parse(&reply.text).map(|q| select(q, settings.count)) {
-                Ok(questions) => ItemOutcome::done(
+                Ok(questions) => ItemOutcome::done::<Item>(
                     &Proposed { questions, prompt_hash: Some(prompt_hash(PROMPT)) },
                     tokens,
                     reply.cost_usd,
@@ -284,6 +284,8 @@ fn topics(text: &str, n: usize) -> Vec<String> {
     };
     ranked(names).chain(ranked(words)).take(n).collect()
 }
+
+crate::job_items!(Item => Proposed);
 
 #[cfg(test)]
 mod tests {

@@ -145,11 +145,7 @@ pub async fn run_report_item(graph: &KnowledgeGraph, gateway: &Gateway, job_id: 
         Err(e) => return ItemOutcome::failed(e),
     };
     let req = report_request(graph, community, &members);
-    one_call(gateway, job_id, &item, REPORT_PROMPT, &req, |reply| {
-        let report = parse_report(community, reply)?;
-        Ok(serde_json::to_string(&report).expect("a result record is JSON"))
-    })
-    .await
+    one_call::<ReportItem>(gateway, job_id, &item, REPORT_PROMPT, &req, |reply| parse_report(community, reply)).await
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -342,3 +338,5 @@ impl Method for GraphRag {
         })
     }
 }
+
+crate::job_items!(ReportItem => CommunityReport);

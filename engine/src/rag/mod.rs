@@ -294,7 +294,7 @@ pub async fn run_item(method: &dyn Method, gateway: &Gateway, job_id: i64, item:
         Ok(answer) => {
             let tokens = answer.meter.prompt_tokens + answer.meter.completion_tokens;
             let cost_usd = answer.meter.cost_usd;
-            ItemOutcome::done(&Answered { question_id, answer }, tokens, cost_usd)
+            ItemOutcome::done::<Item>(&Answered { question_id, answer }, tokens, cost_usd)
         }
         Err(error) => ItemOutcome::failed(error),
     }
@@ -308,6 +308,8 @@ pub fn register_offline(p: &mut crate::llm::offline::OfflineProvider) {
     p.register(graphrag::REPORT_PURPOSE, graphrag::offline_report);
     p.register(graphrag::MAP_PURPOSE, graphrag::offline_map);
 }
+
+crate::job_items!(Item => Answered);
 
 #[cfg(test)]
 mod tests {

@@ -140,9 +140,9 @@ pub async fn run_item(gateway: &crate::llm::Gateway, job_id: i64, item: WorkItem
         Err(e) => return ItemOutcome::failed(e),
     };
     let req = request(&dimensions, &rate);
-    one_call(gateway, job_id, &item, PROMPT, &req, |reply| {
+    one_call::<Item>(gateway, job_id, &item, PROMPT, &req, |reply| {
         let (scores, reason) = parse(reply, &dimensions, rate.choices.len())?;
-        Ok(serde_json::to_string(&Rated { item_id: rate.item_id, scores, reason }).expect("a result record is JSON"))
+        Ok(Rated { item_id: rate.item_id, scores, reason })
     })
     .await
 }
@@ -230,6 +230,8 @@ pub fn offline(req: &ChatRequest) -> Result<String, String> {
     }
     Ok(json!({ "scores": scores, "reason": format!("offline rules — {}", reasons.join("; ")) }).to_string())
 }
+
+crate::job_items!(Item => Rated);
 
 #[cfg(test)]
 mod tests {

@@ -230,6 +230,30 @@ async fn a_manifest_takes_a_projects_documents_and_the_wizards_choices_round_tri
         &start.fields,
     );
     assert_eq!(read.not_shown, vec!["methods[0] (bm25): its parameters".to_string()]);
+    assert!(read.not_held.is_empty(), "{:?}", read.not_held);
+    // The form holds each stage's request whole: a field changed, what it
+    // does not show is still in the manifest it makes.
+    let mut changed = read.fields.clone();
+    changed.graph_questions.node = 7;
+    let text = app::ssr::experiments::wizard::manifest_of(&changed, &llm).unwrap();
+    let m = engine::experiment::Manifest::parse_uploaded(&text).unwrap();
+    assert_eq!(m.methods[0].target_words, Some(120), "{text}");
+    assert!(matches!(&m.questions[0], types::requests::QuestionsRequest::Graph(g) if g.node == 7));
+    // What it cannot hold (a second set of one kind) is named apart.
+    let twice = text.replace(
+        "[[questions]]\nkind = \"graph\"",
+        "[[questions]]\nkind = \"graph\"\nnode = 3\n\n[[questions]]\nkind = \"graph\"",
+    );
+    let read = app::ssr::experiments::wizard::fields_of(
+        &engine::experiment::Manifest::parse_uploaded(&twice).unwrap(),
+        &start.fields,
+    );
+    assert_eq!(read.fields.graph_questions.node, 3, "{twice}");
+    assert_eq!(read.not_held, vec!["questions[1]: a second graph set".to_string()]);
+    // A field the form could not read is the draft's error, not a default.
+    let unread =
+        app::model::WizardFields { unread: Some("levels: \"x\" is not a number".into()), ..start.fields.clone() };
+    assert_eq!(app::ssr::experiments::wizard::manifest_of(&unread, &llm).unwrap_err(), "levels: \"x\" is not a number");
 }
 
 /// The same manifest on PostgreSQL (`--db postgres://…`) as on SQLite:

@@ -226,7 +226,10 @@ async fn execute(run: &Run<'_>, p: &AnswersParams, items: Vec<WorkItem>) -> AppR
         }
         let items = store::jobs::job_items(pool, job.id).await?;
         let written: Vec<engine::rag::CommunityReport> =
-            jobs::done_results(&items, |k| matches!(k, ItemKey::Report(_)))?.into_iter().map(|(_, r)| r).collect();
+            jobs::done_results::<engine::rag::graphrag::ReportItem>(&items, |k| matches!(k, ItemKey::Report(_)))?
+                .into_iter()
+                .map(|(_, r)| r)
+                .collect();
         store::graph::save_reports(pool, project, job.id, &written).await?;
         corpus = corpus.with_reports(store::graph::reports(pool, project).await?);
     }
@@ -321,6 +324,8 @@ struct Embedded {
     model: String,
 }
 
+engine::job_items!(EmbedBatch => Embedded);
+
 /// Embeds the project's chunks that have no vector for the embedder's model
 /// yet (items `embed-<first chunk id>`, 32 chunks each), storing each
 /// batch's vectors as it finishes: they are computed once per corpus and
@@ -387,7 +392,7 @@ async fn embed_chunks(
                     Ok(v) if v.len() == ids.len() => {
                         let pairs: Vec<(i64, Vec<f32>)> = ids.into_iter().zip(v).collect();
                         match store::vectors::save(pool, &model, &pairs).await {
-                            Ok(()) => ItemOutcome::done(
+                            Ok(()) => ItemOutcome::done::<EmbedBatch>(
                                 &Embedded { embedded: pairs.len(), model: model.clone() },
                                 tokens,
                                 meter.cost_usd,
@@ -419,7 +424,7 @@ pub(crate) async fn store_answers(
     let set = store::answers::set_of_job(pool, job_id).await?;
     let method = store::answers::get_set(pool, set).await?.method;
     let items = store::jobs::job_items(pool, job_id).await?;
-    let answers: Vec<NewAnswer> = jobs::done_results::<engine::rag::Answered>(&items, pick)?
+    let answers: Vec<NewAnswer> = jobs::done_results::<engine::rag::Item>(&items, pick)?
         .into_iter()
         .map(|(_, a)| NewAnswer::of(a.question_id, &a.answer, &method, target_words))
         .collect();

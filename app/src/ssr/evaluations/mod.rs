@@ -144,9 +144,11 @@ impl Results {
         for item in items.iter().filter(|i| i.status == crate::model::ItemStatus::Done) {
             let Some(key) = Key::parse(&item.key) else { continue };
             match key {
-                Key::Align { .. } => out.align.insert(key, read_result(item)?).map(drop),
-                Key::Unbiased { .. } => out.unbiased.insert(key, read_result(item)?).map(drop),
-                Key::Legacy { .. } => out.legacy.insert(key, read_result(item)?).map(drop),
+                Key::Align { .. } => out.align.insert(key, read_result::<protocol::AlignItem>(item)?).map(drop),
+                Key::Unbiased { .. } => {
+                    out.unbiased.insert(key, read_result::<protocol::UnbiasedItem>(item)?).map(drop)
+                }
+                Key::Legacy { .. } => out.legacy.insert(key, read_result::<protocol::LegacyItem>(item)?).map(drop),
             };
         }
         Ok(out)

@@ -8,15 +8,16 @@
 use crate::ssr::store::Db;
 use engine::experiment::{EvaluationSection, Manifest};
 use engine::llm::settings::{LlmSettings, ProviderKind};
-use types::requests::AnswersRequest;
-use types::requests::EvaluationRequest;
-use types::requests::{GraphQuestionsRequest, HierarchicalQuestionsRequest, QuestionsRequest, SummaryQuestionsRequest};
+use types::requests::{
+    AnswersRequest, ChunkRequest, EvaluationRequest, GraphQuestionsRequest, GraphRequest, HierarchicalQuestionsRequest,
+    MetricsRequest, QuestionsRequest, SummaryQuestionsRequest,
+};
 use types::{ExperimentStatus, JudgeKind, Protocol, StageKind, StageState};
 
 use crate::error::{AppError, AppResult};
 use crate::model::{
     ExperimentDraft, ExperimentReportView, ExperimentStageView, ExperimentView, ImportedManifest, JobView,
-    MethodCostView, StageEstimateView, WizardFields, WizardStart,
+    MethodCostView, StageEstimateView, WizardCorpus, WizardFields, WizardLlm, WizardStart,
 };
 use crate::ssr::state::AppState;
 use crate::ssr::store;
@@ -24,33 +25,30 @@ use crate::ssr::store;
 /// The wizard's defaults: the papers' (seed 000's experiment on the sample).
 pub async fn wizard_start(pool: &Db, llm: &LlmSettings) -> AppResult<WizardStart> {
     let eval = EvaluationSection::default();
-    let corpus = engine::chunk::ChunkSettings::default();
-    let graph = types::requests::GraphRequest::default();
     let fields = WizardFields {
         name: "Experiment".into(),
-        llm: if llm.provider == ProviderKind::Offline { "offline".into() } else { "settings".into() },
-        corpus: "sample".into(),
+        llm: if llm.provider == ProviderKind::Offline { WizardLlm::Offline } else { WizardLlm::Configured },
+        corpus: WizardCorpus::Sample,
         corpus_project: String::new(),
-        chunk_tokens: corpus.chunk_tokens as u32,
-        chunk_overlap: corpus.chunk_overlap as u32,
-        gleaning: graph.gleaning,
-        graph_questions: true,
-        node: 50,
-        edge: 50,
-        subgraph: 50,
-        summary_questions: true,
-        users: 5,
-        tasks: 5,
-        per_task: 5,
-        hierarchical_questions: false,
-        dimensions: "QC, AT, LV".into(),
-        levels: "2, 4, 8".into(),
-        per_category: engine::metrics::granularity::MIN_PER_CATEGORY as u32,
-        methods: ["bm25", "lightrag", "fastgraphrag", "graphrag-local"].map(String::from).to_vec(),
+        chunking: ChunkRequest::default(),
+        graph: GraphRequest::default(),
+        ask_graph: true,
+        graph_questions: GraphQuestionsRequest::default(),
+        ask_summary: true,
+        summary_questions: SummaryQuestionsRequest::default(),
+        ask_hierarchical: false,
+        hierarchical_questions: HierarchicalQuestionsRequest {
+            per_category: Some(types::defaults::MIN_PER_CATEGORY),
+            ..Default::default()
+        },
+        methods: ["bm25", "lightrag", "fastgraphrag", "graphrag-local"].map(AnswersRequest::new).to_vec(),
         evaluate: true,
         evaluation: EvaluationRequest { protocol: Protocol::Unbiased, ..eval.request },
+        evaluation_sets: Vec::new(),
         sanity: eval.sanity,
         metrics: false,
+        metrics_request: MetricsRequest::default(),
+        unread: None,
     };
     let all = store::projects::list_projects(pool).await?;
     let mut pilots = Vec::new();
@@ -100,68 +98,43 @@ pub async fn decide(
     Ok(out)
 }
 
-fn list(text: &str) -> Vec<String> {
-    text.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect()
-}
-
 /// The wizard's choices as a manifest's text (checked as `assay run` checks it).
 pub fn manifest_of(f: &WizardFields, configured: &LlmSettings) -> Result<String, String> {
+    if let Some(unread) = &f.unread {
+        return Err(unread.clone());
+    }
     let mut llm = engine::experiment::LlmSection::default();
-    if f.llm == "settings" && configured.provider == ProviderKind::OpenAi {
+    if f.llm == WizardLlm::Configured && configured.provider == ProviderKind::OpenAi {
         llm.provider = Some(ProviderKind::OpenAi);
         llm.base_url = Some(configured.base_url.clone());
         llm.model = Some(configured.model.clone());
     }
-    let mut questions = Vec::new();
-    if f.graph_questions {
-        let (node, edge, subgraph) = (f.node as usize, f.edge as usize, f.subgraph as usize);
-        questions.push(QuestionsRequest::Graph(GraphQuestionsRequest { node, edge, subgraph, ..Default::default() }));
-    }
-    if f.summary_questions {
-        let (users, tasks, per_task) = (f.users as usize, f.tasks as usize, f.per_task as usize);
-        questions.push(QuestionsRequest::Summary(SummaryQuestionsRequest {
-            users,
-            tasks,
-            per_task,
-            ..Default::default()
-        }));
-    }
-    if f.hierarchical_questions {
-        let mut levels = Vec::new();
-        for l in list(&f.levels) {
-            levels.push(l.parse::<usize>().map_err(|_| format!("levels: \"{l}\" is not a number of categories"))?);
-        }
-        questions.push(QuestionsRequest::Hierarchical(HierarchicalQuestionsRequest {
-            dimensions: list(&f.dimensions),
-            levels,
-            per_category: Some(f.per_category as usize),
-            ..Default::default()
-        }));
-    }
+    let questions = [
+        f.ask_graph.then(|| QuestionsRequest::Graph(f.graph_questions.clone())),
+        f.ask_summary.then(|| QuestionsRequest::Summary(f.summary_questions.clone())),
+        f.ask_hierarchical.then(|| QuestionsRequest::Hierarchical(f.hierarchical_questions.clone())),
+    ];
+    let project = f.corpus == WizardCorpus::Project;
     let m = Manifest {
         name: f.name.trim().to_string(),
         llm,
         corpus: engine::experiment::CorpusSection {
-            files: if f.corpus == "project" { Vec::new() } else { vec!["sample".into()] },
-            project: (f.corpus == "project").then(|| f.corpus_project.clone()),
+            files: if project { Vec::new() } else { vec!["sample".into()] },
+            project: project.then(|| f.corpus_project.clone()),
             index: None,
             index_format: None,
             community_level: None,
-            chunking: types::requests::ChunkRequest {
-                chunk_tokens: f.chunk_tokens as usize,
-                chunk_overlap: f.chunk_overlap as usize,
-                ..Default::default()
-            },
+            chunking: f.chunking,
         },
-        graph: types::requests::GraphRequest { gleaning: f.gleaning, ..Default::default() },
-        questions,
-        methods: f.methods.iter().map(AnswersRequest::new).collect(),
+        graph: f.graph.clone(),
+        questions: questions.into_iter().flatten().collect(),
+        methods: f.methods.clone(),
         evaluation: f.evaluate.then(|| EvaluationSection {
             request: f.evaluation.clone(),
+            sets: f.evaluation_sets.clone(),
             sanity: f.sanity,
-            ..Default::default()
         }),
-        metrics: f.metrics.then(Default::default),
+        metrics: f.metrics.then(|| f.metrics_request.clone()),
     };
     let text = format!(
         "# Exported from Assay's \"New experiment\" wizard. Run it with:\n#   assay run THIS_FILE --out report/\n\n{}",
@@ -171,57 +144,58 @@ pub fn manifest_of(f: &WizardFields, configured: &LlmSettings) -> Result<String,
     Ok(text)
 }
 
-/// A manifest in the wizard's fields, naming what the form cannot show.
+/// A manifest in the wizard's fields: each stage's request whole, naming
+/// what the form holds without showing it, and what it cannot hold.
 pub fn fields_of(m: &Manifest, defaults: &WizardFields) -> ImportedManifest {
     let mut f = defaults.clone();
-    let mut not_shown = Vec::new();
+    let (mut not_shown, mut not_held) = (Vec::new(), Vec::new());
     f.name = m.name.clone();
     f.llm = match m.llm.provider {
-        Some(ProviderKind::OpenAi) => "settings".into(),
-        Some(ProviderKind::Offline) => "offline".into(),
+        Some(ProviderKind::OpenAi) => WizardLlm::Configured,
+        Some(ProviderKind::Offline) => WizardLlm::Offline,
         // No [llm]: the run takes the configured LLM, as the form's default does.
-        None => defaults.llm.clone(),
+        None => defaults.llm,
     };
     if m.llm.provider == Some(ProviderKind::OpenAi) {
-        not_shown.push(format!(
-            "llm: {} at {} (runs with that model; the form shows the configured LLM)",
+        not_held.push(format!(
+            "llm: {} at {} (the form runs the configured LLM)",
             m.llm.model.clone().unwrap_or_default(),
             m.llm.base_url.clone().unwrap_or_default()
         ));
     }
+    if m.corpus.index.is_some() || !m.corpus.files.iter().all(|file| file == "sample") {
+        not_held.push("corpus: its files or index (the form reads the sample or a project)".into());
+    }
     match &m.corpus.project {
         Some(p) => {
-            f.corpus = "project".into();
+            f.corpus = WizardCorpus::Project;
             f.corpus_project = p.clone();
         }
-        None => f.corpus = "sample".into(),
+        None => f.corpus = WizardCorpus::Sample,
     }
-    f.chunk_tokens = m.corpus.chunking.chunk_tokens as u32;
-    f.chunk_overlap = m.corpus.chunking.chunk_overlap as u32;
-    if m.corpus.chunking.tokenizer != types::Tokenizer::default() {
-        not_shown.push(format!("corpus: the tokenizer {}", m.corpus.chunking.tokenizer));
+    f.chunking = m.corpus.chunking;
+    if f.chunking.tokenizer != types::Tokenizer::default() {
+        not_shown.push(format!("corpus: the tokenizer {}", f.chunking.tokenizer));
     }
-    f.gleaning = m.graph.gleaning;
-    if m.graph != (types::requests::GraphRequest { gleaning: f.gleaning, ..Default::default() }) {
+    f.graph = m.graph.clone();
+    if m.graph != (GraphRequest { gleaning: f.graph.gleaning, ..Default::default() }) {
         not_shown.push("graph: entity types and summary budget".into());
     }
-    f.graph_questions = false;
-    f.summary_questions = false;
-    f.hierarchical_questions = false;
+    (f.ask_graph, f.ask_summary, f.ask_hierarchical) = (false, false, false);
     for (i, q) in m.questions.iter().enumerate() {
         match q {
-            QuestionsRequest::Graph(g) if !f.graph_questions => {
-                f.graph_questions = true;
-                (f.node, f.edge, f.subgraph) = (g.node as u32, g.edge as u32, g.subgraph as u32);
+            QuestionsRequest::Graph(g) if !f.ask_graph => {
+                f.ask_graph = true;
+                f.graph_questions = g.clone();
                 let shown =
                     GraphQuestionsRequest { node: g.node, edge: g.edge, subgraph: g.subgraph, ..Default::default() };
                 if *g != shown {
                     not_shown.push(format!("questions[{i}]: minimum hops, sampling and seed"));
                 }
             }
-            QuestionsRequest::Summary(s) if !f.summary_questions => {
-                f.summary_questions = true;
-                (f.users, f.tasks, f.per_task) = (s.users as u32, s.tasks as u32, s.per_task as u32);
+            QuestionsRequest::Summary(s) if !f.ask_summary => {
+                f.ask_summary = true;
+                f.summary_questions = s.clone();
                 let shown = SummaryQuestionsRequest {
                     users: s.users,
                     tasks: s.tasks,
@@ -232,11 +206,9 @@ pub fn fields_of(m: &Manifest, defaults: &WizardFields) -> ImportedManifest {
                     not_shown.push(format!("questions[{i}]: head, tail, count and the LightRAG replica"));
                 }
             }
-            QuestionsRequest::Hierarchical(h) if !f.hierarchical_questions => {
-                f.hierarchical_questions = true;
-                f.dimensions = h.dimensions.join(", ");
-                f.levels = h.levels.iter().map(usize::to_string).collect::<Vec<_>>().join(", ");
-                f.per_category = h.questions_per_category() as u32;
+            QuestionsRequest::Hierarchical(h) if !f.ask_hierarchical => {
+                f.ask_hierarchical = true;
+                f.hierarchical_questions = h.clone();
                 if h.factorial > 0 {
                     not_shown.push(format!("questions[{i}].factorial = {}", h.factorial));
                 }
@@ -244,10 +216,10 @@ pub fn fields_of(m: &Manifest, defaults: &WizardFields) -> ImportedManifest {
                     not_shown.push(format!("questions[{i}]: the adherence check and seed"));
                 }
             }
-            other => not_shown.push(format!("questions[{i}]: a second {} set", other.kind())),
+            other => not_held.push(format!("questions[{i}]: a second {} set", other.kind())),
         }
     }
-    f.methods = m.methods.iter().map(|x| x.method.clone()).collect();
+    f.methods = m.methods.clone();
     for (i, x) in m.methods.iter().enumerate() {
         if !x.params.is_empty() || x.target_words.is_some() {
             not_shown.push(format!("methods[{i}] ({}): its parameters", x.method));
@@ -256,12 +228,12 @@ pub fn fields_of(m: &Manifest, defaults: &WizardFields) -> ImportedManifest {
     f.evaluate = m.evaluation.is_some();
     if let Some(e) = &m.evaluation {
         f.evaluation = e.request.clone();
+        f.evaluation_sets = e.sets.clone();
         f.sanity = e.sanity;
         if !e.sets.is_empty() {
             not_shown.push(format!("evaluation.sets = {:?}", e.sets));
         }
-        // What the wizard shows, the rest left at the defaults: what differs
-        // is kept in the exported manifest, though the form cannot show it.
+        // What the wizard shows, the rest left at the defaults.
         let r = &e.request;
         let shown = EvaluationRequest {
             protocol: r.protocol,
@@ -273,11 +245,17 @@ pub fn fields_of(m: &Manifest, defaults: &WizardFields) -> ImportedManifest {
             ..EvaluationRequest::default()
         };
         if shown != *r {
-            not_shown.push("evaluation: its other settings (kept in the exported manifest)".into());
+            not_shown.push("evaluation: its other settings".into());
         }
     }
     f.metrics = m.metrics.is_some();
-    ImportedManifest { fields: f, not_shown }
+    if let Some(x) = &m.metrics {
+        f.metrics_request = x.clone();
+        if *x != MetricsRequest::default() {
+            not_shown.push("metrics: its settings".into());
+        }
+    }
+    ImportedManifest { fields: f, not_shown, not_held }
 }
 
 /// A draft that cannot run, saying why.

@@ -112,21 +112,21 @@ pub fn project_of(job: &JobView) -> AppResult<i64> {
 /// stage's record `T`. A result that cannot be read is an error naming its
 /// item — never a row left out of a report in silence. (An evaluation's
 /// items have keys of their own: `evaluations::Results`.)
-pub fn done_results<T: serde::de::DeserializeOwned>(
+pub fn done_results<I: engine::jobs::JobItem>(
     items: &[crate::model::JobItemView],
     pick: impl Fn(&ItemKey) -> bool,
-) -> AppResult<Vec<(ItemKey, T)>> {
+) -> AppResult<Vec<(ItemKey, I::Outcome)>> {
     items
         .iter()
         .filter(|i| i.status == crate::model::ItemStatus::Done)
         .filter_map(|i| ItemKey::parse(&i.key).filter(|k| pick(k)).map(|k| (k, i)))
-        .map(|(k, i)| Ok((k, read_result(i)?)))
+        .map(|(k, i)| Ok((k, read_result::<I>(i)?)))
         .collect()
 }
 
 /// One finished item's result as its stage's record `T` (see [`done_results`]).
-pub fn read_result<T: serde::de::DeserializeOwned>(item: &crate::model::JobItemView) -> AppResult<T> {
-    engine::jobs::ItemOutcome::read(item.result.as_deref().unwrap_or(""))
+pub fn read_result<I: engine::jobs::JobItem>(item: &crate::model::JobItemView) -> AppResult<I::Outcome> {
+    engine::jobs::ItemOutcome::read::<I>(item.result.as_deref().unwrap_or(""))
         .map_err(|e| AppError::Failed(format!("item {}: {e}", item.key)))
 }
 

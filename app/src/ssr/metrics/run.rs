@@ -142,11 +142,13 @@ struct BatchScores {
     questions: Vec<QuestionMetrics>,
 }
 
+engine::job_items!(Batch => BatchScores);
+
 /// Scores one batch: texts with a stored vector are not embedded again;
 /// new vectors are stored. The result is the batch's [`QuestionMetrics`].
 async fn run_item(pool: &Db, minilm_dir: &std::path::Path, item: WorkItem, k: usize) -> ItemOutcome {
     let outcome: Result<BatchScores, String> = async {
-        let Batch { questions: planned, .. } = item.read()?;
+        let Batch { questions: planned, .. } = item.read::<Batch>()?;
         let texts: Vec<&str> =
             planned.iter().flat_map(|p| [p.pair.reference.as_str(), p.pair.answer.as_str()]).collect();
         let mut cache = EmbeddingCache::new();
@@ -176,7 +178,7 @@ async fn run_item(pool: &Db, minilm_dir: &std::path::Path, item: WorkItem, k: us
     }
     .await;
     match outcome {
-        Ok(scored) => ItemOutcome::done(&scored, 0, 0.0),
+        Ok(scored) => ItemOutcome::done::<Batch>(&scored, 0, 0.0),
         Err(error) => ItemOutcome::failed(error),
     }
 }
@@ -211,7 +213,7 @@ async fn finish(pool: &Db, job: &JobView) -> AppResult<()> {
         )));
     }
     let mut by_set: BTreeMap<i64, Vec<QuestionMetrics>> = BTreeMap::new();
-    for (key, scored) in jobs::done_results::<BatchScores>(&items, |k| matches!(k, ItemKey::Scores { .. }))? {
+    for (key, scored) in jobs::done_results::<Batch>(&items, |k| matches!(k, ItemKey::Scores { .. }))? {
         if let ItemKey::Scores { answer_set, .. } = key {
             by_set.entry(answer_set).or_default().extend(scored.questions);
         }

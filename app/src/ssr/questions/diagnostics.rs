@@ -47,9 +47,9 @@ pub struct SetEntities {
 }
 
 /// The results of a job's finished items, as the stage's result record.
-async fn done_results<T: serde::de::DeserializeOwned>(pool: &Db, job_id: i64) -> AppResult<Vec<T>> {
+async fn done_results<I: engine::jobs::JobItem>(pool: &Db, job_id: i64) -> AppResult<Vec<I::Outcome>> {
     let items = store::jobs::job_items(pool, job_id).await?;
-    Ok(crate::ssr::jobs::done_results(&items, |_| true)?.into_iter().map(|(_, r)| r).collect())
+    Ok(crate::ssr::jobs::done_results::<I>(&items, |_| true)?.into_iter().map(|(_, r)| r).collect())
 }
 
 /// The entities a set's questions mention. `None` for
@@ -74,7 +74,7 @@ pub async fn set_entities(pool: &Db, set_id: i64, source: EntitySource) -> AppRe
             let Some(job) = store::jobs::latest_for_set(pool, crate::model::JobKind::Mentions, set_id).await? else {
                 return Ok(None);
             };
-            let per_question: Vec<Vec<String>> = done_results::<engine::graph::mentions::Mentioned>(pool, job)
+            let per_question: Vec<Vec<String>> = done_results::<engine::graph::mentions::Item>(pool, job)
                 .await?
                 .into_iter()
                 .map(|r| r.entities)
@@ -128,7 +128,7 @@ pub async fn set_relevance(pool: &Db, set_id: i64) -> AppResult<Option<(i64, Vec
         return Ok(None);
     };
     let scores =
-        done_results::<engine::questions::relevance::Scored>(pool, job).await?.into_iter().map(|r| r.score).collect();
+        done_results::<engine::questions::relevance::Item>(pool, job).await?.into_iter().map(|r| r.score).collect();
     Ok(Some((job, scores)))
 }
 

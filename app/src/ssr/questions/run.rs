@@ -198,12 +198,12 @@ async fn store_questions(pool: &Db, job: &JobView, params: &QuestionsParams) -> 
     let mut items = store::jobs::job_items(pool, job.id).await?;
     items.sort_by(|a, b| a.key.cmp(&b.key));
     // Each finished item's result as its generator's record, in key order.
-    fn read<T: serde::de::DeserializeOwned>(items: &[crate::model::JobItemView]) -> AppResult<Vec<T>> {
-        Ok(jobs::done_results(items, |_| true)?.into_iter().map(|(_, r)| r).collect())
+    fn read<I: engine::jobs::JobItem>(items: &[crate::model::JobItemView]) -> AppResult<Vec<I::Outcome>> {
+        Ok(jobs::done_results::<I>(items, |_| true)?.into_iter().map(|(_, r)| r).collect())
     }
     let questions: Vec<store::questions::NewQuestion> = match &params.generator {
         Generator::Hierarchical { settings, .. } => {
-            let results: Vec<engine::questions::hierarchy::Written> = read(&items)?;
+            let results = read::<engine::questions::hierarchy::Item>(&items)?;
             let seed = Some(settings.seed as i64);
             let kept: Vec<_> = results.iter().filter(|r| !r.dropped).collect();
             let mut described = parameters.clone();
@@ -239,7 +239,7 @@ async fn store_questions(pool: &Db, job: &JobView, params: &QuestionsParams) -> 
                 .collect()
         }
         Generator::Summary { .. } => {
-            let proposed = read::<engine::questions::summary::Proposed>(&items)?.into_iter().next();
+            let proposed = read::<engine::questions::summary::Item>(&items)?.into_iter().next();
             let (asked, prompt_hash) = proposed.map_or((Vec::new(), None), |p| (p.questions, p.prompt_hash));
             // The users' and tasks' descriptions go with the set.
             let mut described = parameters.clone();
@@ -267,7 +267,7 @@ async fn store_questions(pool: &Db, job: &JobView, params: &QuestionsParams) -> 
         }
         Generator::Graph { settings, .. } => {
             let seed = Some(settings.seed as i64);
-            read::<engine::questions::graph::Asked>(&items)?
+            read::<engine::questions::graph::Item>(&items)?
                 .into_iter()
                 .map(|r| store::questions::NewQuestion {
                     question: r.question,

@@ -544,17 +544,15 @@ pub async fn extraction_note(pool: &Db, job_id: i64) -> AppResult<Option<String>
                 *reasons.entry(reason).or_default() += 1;
                 continue;
             }
-            let x =
-                match result.as_deref().map(engine::jobs::ItemOutcome::read::<engine::graph::extract::ChunkExtraction>)
-                {
-                    Some(Ok(x)) => x,
-                    Some(Err(e)) => {
-                        unusable += 1;
-                        *reasons.entry(e).or_default() += 1;
-                        continue;
-                    }
-                    None => continue,
-                };
+            let x = match result.as_deref().map(engine::jobs::ItemOutcome::read::<engine::graph::ChunkItem>) {
+                Some(Ok(x)) => x,
+                Some(Err(e)) => {
+                    unusable += 1;
+                    *reasons.entry(e).or_default() += 1;
+                    continue;
+                }
+                None => continue,
+            };
             if x.extraction.entities.is_empty() {
                 unusable += 1;
                 *reasons.entry("replies named no entity of the requested types".into()).or_default() += 1;

@@ -107,7 +107,7 @@ async fn llm_view(
 /// The LLM rater's scores from its job's finished items.
 pub async fn llm_ratings(pool: &Db, job_id: i64) -> AppResult<Vec<study::Rating>> {
     let items = store::jobs::job_items(pool, job_id).await?;
-    let rated = crate::ssr::jobs::done_results::<engine::study::rate::Rated>(&items, |k| {
+    let rated = crate::ssr::jobs::done_results::<engine::study::rate::Item>(&items, |k| {
         matches!(k, engine::jobs::ItemKey::Rating(_))
     })?;
     Ok(rated
