@@ -69,6 +69,27 @@ test('the wizard runs a small offline experiment to its report and shares it', a
   await page.locator('#import-file').setInputFiles({ name: 'experiment.toml', mimeType: 'text/plain', buffer: Buffer.from(exported) });
   await expect(page.locator('#manifest-error')).toHaveCount(0);
 
+  // The form holds each stage's settings whole (#44): what it does not
+  // show is named, and kept in the manifest when a field changes.
+  const hidden = exported.replace(/min_hops = \d+/, 'min_hops = 3').replace('name = "bm25"', 'name = "bm25"\ntarget_words = 120');
+  await page.locator('#import-file').setInputFiles({ name: 'hidden.toml', mimeType: 'text/plain', buffer: Buffer.from(hidden) });
+  await expect(page.locator('#not-shown')).toContainText('minimum hops, sampling and seed');
+  await expect(page.locator('#not-shown')).toContainText('(bm25): its parameters');
+  await page.locator('#x-node').fill('3');
+  await page.locator('#x-node').dispatchEvent('change');
+  await expect(page.locator('#manifest-text')).toHaveValue(/node = 3\n/);
+  const changed = await page.locator('#manifest-text').inputValue();
+  expect(changed).toContain('min_hops = 3');
+  expect(changed).toContain('target_words = 120');
+  await expect(page.locator('#not-shown')).toContainText('minimum hops, sampling and seed');
+  // A levels field that is not numbers is named, not read as a default.
+  await page.locator('#x-levels').fill('2, x');
+  await page.locator('#x-levels').dispatchEvent('change');
+  await expect(page.locator('#manifest-error')).toContainText('levels: "x" is not a number of categories (kept 2, 4, 8)');
+  await page.locator('#import-file').setInputFiles({ name: 'experiment.toml', mimeType: 'text/plain', buffer: Buffer.from(exported) });
+  await expect(page.locator('#manifest-error')).toHaveCount(0);
+  await expect(page.locator('#not-shown')).toHaveCount(0);
+
   // The corpus is chunked as the run will chunk it (#39: the chunker's count, not a formula's).
   const corpusHow = await stages.filter({ hasText: 'as the chunker cuts them' }).locator('td').last().textContent();
   const planned = int(corpusHow.match(/([\d,]+) chunks \(as the chunker cuts them\)/)[1]);

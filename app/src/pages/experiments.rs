@@ -222,7 +222,7 @@ fn Wizard(s: WizardStart) -> impl IntoView {
         if let Some(Ok(d)) = draft.get() {
             if !w.from_text.get_untracked() {
                 manifest.set(d.manifest);
-                not_shown.set(Vec::new());
+                // What the form holds stays named; what it could not hold is gone.
                 not_held.set(Vec::new());
             }
         }
