@@ -24,7 +24,7 @@ pub mod parse;
 pub mod stats;
 pub mod summarise;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use petgraph::graph::{NodeIndex, UnGraph};
 use petgraph::unionfind::UnionFind;
@@ -161,33 +161,65 @@ impl KnowledgeGraph {
     /// type votes (not its names: `into` keeps its own), and its relations,
     /// which join `into`'s (a relation between the two is dropped).
     pub fn absorb(&mut self, from: &str, into: &str) {
-        if from == into || !self.nodes.contains_key(into) {
+        self.absorb_all(&[(from.to_string(), into.to_string())]);
+    }
+
+    /// Folds each `(from, into)` in turn, exactly as [`absorb`](Self::absorb)
+    /// one after another would (the same nodes, edges and description
+    /// order), each fold in the time of its node's relations rather than of
+    /// the whole graph's: the relations touching each node are indexed once.
+    pub fn absorb_all(&mut self, folds: &[(String, String)]) {
+        if folds.is_empty() {
             return;
         }
-        let Some(gone) = self.nodes.remove(from) else { return };
-        let node = self.nodes.get_mut(into).expect("checked above");
-        node.source_chunks.extend(gone.source_chunks);
-        for d in &gone.descriptions {
-            push_distinct(&mut node.descriptions, d);
+        // Only the nodes folded away need their relations listed.
+        let folded: HashSet<String> = folds.iter().map(|(from, _)| from.clone()).collect();
+        let mut touching: HashMap<String, BTreeSet<(String, String)>> = HashMap::new();
+        for pair in self.edges.keys() {
+            for end in [&pair.0, &pair.1] {
+                if folded.contains(end) {
+                    touching.entry(end.clone()).or_default().insert(pair.clone());
+                }
+            }
         }
-        for (kind, n) in gone.kinds {
-            *node.kinds.entry(kind).or_default() += n;
-        }
-        node.kind = most_common(&node.kinds);
-        let moved: Vec<(String, String)> = self.edges.keys().filter(|(a, b)| a == from || b == from).cloned().collect();
-        for pair in moved {
-            let old = self.edges.remove(&pair).expect("listed above");
-            let other = if pair.0 == from { &pair.1 } else { &pair.0 };
-            if other == into {
+        for (from, into) in folds {
+            if from == into || !self.nodes.contains_key(into) {
                 continue;
             }
-            let edge = self.edge_between(into, other);
-            for d in &old.descriptions {
-                push_distinct(&mut edge.descriptions, d);
+            let Some(gone) = self.nodes.remove(from) else { continue };
+            let node = self.nodes.get_mut(into).expect("checked above");
+            node.source_chunks.extend(gone.source_chunks);
+            for d in &gone.descriptions {
+                push_distinct(&mut node.descriptions, d);
             }
-            edge.keywords.extend(old.keywords);
-            edge.weight += old.weight;
-            edge.source_chunks.extend(old.source_chunks);
+            for (kind, n) in gone.kinds {
+                *node.kinds.entry(kind).or_default() += n;
+            }
+            node.kind = most_common(&node.kinds);
+            // In key order, as a scan of all the edges would find them.
+            for pair in touching.remove(from).unwrap_or_default() {
+                let old = self.edges.remove(&pair).expect("indexed from the edges");
+                let other = if pair.0 == *from { &pair.1 } else { &pair.0 };
+                if let Some(theirs) = touching.get_mut(other) {
+                    theirs.remove(&pair);
+                }
+                if other == into {
+                    continue;
+                }
+                let edge = self.edge_between(into, other);
+                for d in &old.descriptions {
+                    push_distinct(&mut edge.descriptions, d);
+                }
+                edge.keywords.extend(old.keywords);
+                edge.weight += old.weight;
+                edge.source_chunks.extend(old.source_chunks);
+                let key = (edge.source.clone(), edge.target.clone());
+                for end in [into, other] {
+                    if folded.contains(end) {
+                        touching.entry(end.clone()).or_default().insert(key.clone());
+                    }
+                }
+            }
         }
     }
 

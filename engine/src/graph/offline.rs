@@ -687,48 +687,57 @@ pub fn resolve_aliases(graph: &mut super::KnowledgeGraph) -> usize {
     // "jacob marley") are one: the one in most chunks keeps the others.
     // So are a given name and its diminutive ("bob cratchit", "robert cratchit").
     let mut by_core: BTreeMap<String, Vec<(usize, String)>> = BTreeMap::new();
-    for n in graph.nodes.values().filter(|n| core(&n.key).len() >= 2 && n.kind != "object") {
-        let words: Vec<&str> =
-            core(&n.key).iter().enumerate().map(|(i, w)| if i == 0 { formal(w) } else { w }).collect();
-        by_core.entry(words.join(" ")).or_default().push((n.source_chunks.len(), n.key.clone()));
-    }
-    let mut folded = 0;
-    for mut same in by_core.into_values().filter(|v| v.len() > 1) {
-        same.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.len().cmp(&b.1.len())).then(a.1.cmp(&b.1)));
-        for (_, from) in &same[1..] {
-            graph.absorb(from, &same[0].1);
-            folded += 1;
+    for n in graph.nodes.values().filter(|n| n.kind != "object") {
+        let c = core(&n.key);
+        if c.len() >= 2 {
+            let words: Vec<&str> = c.iter().enumerate().map(|(i, w)| if i == 0 { formal(w) } else { w }).collect();
+            by_core.entry(words.join(" ")).or_default().push((n.source_chunks.len(), n.key.clone()));
         }
     }
-    let long: Vec<(String, usize)> = graph
-        .nodes
-        .values()
-        .filter(|n| core(&n.key).len() >= 2 && n.kind != "object")
-        .map(|n| (n.key.clone(), n.source_chunks.len()))
-        .collect();
     let mut folds: Vec<(String, String)> = Vec::new();
-    for n in graph.nodes.values().filter(|n| core(&n.key).len() == 1 && n.kind != "object") {
-        let w = core(&n.key)[0];
-        let mut candidates: Vec<&(String, usize)> = long
-            .iter()
-            .filter(|(k, _)| {
-                let c = core(k);
-                c.first().is_some_and(|f| formal(f) == formal(w)) || c.last() == Some(&w)
-            })
-            .collect();
-        candidates.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    for mut same in by_core.into_values().filter(|v| v.len() > 1) {
+        same.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.len().cmp(&b.1.len())).then(a.1.cmp(&b.1)));
+        folds.extend(same[1..].iter().map(|(_, from)| (from.clone(), same[0].1.clone())));
+    }
+    graph.absorb_all(&folds);
+    let folded = folds.len();
+    // One-word names: the longer names whose (formal) first word or last
+    // word it is, found through an index of both rather than by scanning
+    // every longer name for every short one.
+    let mut long: Vec<(&str, usize)> = Vec::new();
+    let mut by_first: HashMap<&str, Vec<usize>> = HashMap::new();
+    let mut by_last: HashMap<&str, Vec<usize>> = HashMap::new();
+    let mut short: Vec<(&str, &str)> = Vec::new();
+    for n in graph.nodes.values().filter(|n| n.kind != "object") {
+        let c = core(&n.key);
+        match c.as_slice() {
+            [w] => short.push((n.key.as_str(), w)),
+            [first, .., last] => {
+                by_first.entry(formal(first)).or_default().push(long.len());
+                by_last.entry(last).or_default().push(long.len());
+                long.push((n.key.as_str(), n.source_chunks.len()));
+            }
+            [] => {}
+        }
+    }
+    let mut folds: Vec<(String, String)> = Vec::new();
+    for (key, w) in short {
+        let mut found: Vec<usize> =
+            by_first.get(formal(w)).into_iter().chain(by_last.get(w)).flatten().copied().collect();
+        found.sort_unstable();
+        found.dedup();
+        let mut candidates: Vec<&(&str, usize)> = found.iter().map(|&i| &long[i]).collect();
+        candidates.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
         let chosen = match candidates.as_slice() {
             [only] => Some(only),
             [first, second, ..] if first.1 >= 2 * second.1 => Some(first),
             _ => None,
         };
         if let Some((into, _)) = chosen {
-            folds.push((n.key.clone(), into.clone()));
+            folds.push((key.to_string(), into.to_string()));
         }
     }
-    for (from, into) in &folds {
-        graph.absorb(from, into);
-    }
+    graph.absorb_all(&folds);
     // `concept` is the extractor's "no cue": a chunk's cue decides.
     graph.settle_kinds("concept");
     folded + folds.len()
@@ -832,6 +841,108 @@ mod tests {
         assert_eq!(graph.nodes["jacob marley"].kind, "person", "'Old Marley' says Marley is a person");
         assert!(graph.nodes.keys().all(|k| !k.contains("--") && !k.ends_with("'s")));
         assert!(graph.edges.keys().all(|(a, b)| a != b && graph.nodes.contains_key(a) && graph.nodes.contains_key(b)));
+    }
+
+    /// The scanning form the indexed one replaced: every short name against
+    /// every longer one, every fold a scan of every edge.
+    fn resolve_aliases_by_scanning(graph: &mut KnowledgeGraph) {
+        fn absorb(g: &mut KnowledgeGraph, from: &str, into: &str) {
+            if from == into || !g.nodes.contains_key(into) {
+                return;
+            }
+            let Some(gone) = g.nodes.remove(from) else { return };
+            let node = g.nodes.get_mut(into).unwrap();
+            node.source_chunks.extend(gone.source_chunks);
+            for d in &gone.descriptions {
+                crate::graph::push_distinct(&mut node.descriptions, d);
+            }
+            for (kind, n) in gone.kinds {
+                *node.kinds.entry(kind).or_default() += n;
+            }
+            node.kind = crate::graph::most_common(&node.kinds);
+            let moved: Vec<(String, String)> =
+                g.edges.keys().filter(|(a, b)| a == from || b == from).cloned().collect();
+            for pair in moved {
+                let old = g.edges.remove(&pair).unwrap();
+                let other = if pair.0 == from { &pair.1 } else { &pair.0 };
+                if other == into {
+                    continue;
+                }
+                let edge = g.edge_between(into, other);
+                for d in &old.descriptions {
+                    crate::graph::push_distinct(&mut edge.descriptions, d);
+                }
+                edge.keywords.extend(old.keywords);
+                edge.weight += old.weight;
+                edge.source_chunks.extend(old.source_chunks);
+            }
+        }
+        let mut by_core: BTreeMap<String, Vec<(usize, String)>> = BTreeMap::new();
+        for n in graph.nodes.values().filter(|n| core(&n.key).len() >= 2 && n.kind != "object") {
+            let words: Vec<&str> =
+                core(&n.key).iter().enumerate().map(|(i, w)| if i == 0 { formal(w) } else { w }).collect();
+            by_core.entry(words.join(" ")).or_default().push((n.source_chunks.len(), n.key.clone()));
+        }
+        for mut same in by_core.into_values().filter(|v| v.len() > 1) {
+            same.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.len().cmp(&b.1.len())).then(a.1.cmp(&b.1)));
+            for (_, from) in &same[1..] {
+                absorb(graph, from, &same[0].1);
+            }
+        }
+        let long: Vec<(String, usize)> = graph
+            .nodes
+            .values()
+            .filter(|n| core(&n.key).len() >= 2 && n.kind != "object")
+            .map(|n| (n.key.clone(), n.source_chunks.len()))
+            .collect();
+        let mut folds: Vec<(String, String)> = Vec::new();
+        for n in graph.nodes.values().filter(|n| core(&n.key).len() == 1 && n.kind != "object") {
+            let w = core(&n.key)[0];
+            let mut candidates: Vec<&(String, usize)> = long
+                .iter()
+                .filter(|(k, _)| {
+                    let c = core(k);
+                    c.first().is_some_and(|f| formal(f) == formal(w)) || c.last() == Some(&w)
+                })
+                .collect();
+            candidates.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+            let chosen = match candidates.as_slice() {
+                [only] => Some(only),
+                [first, second, ..] if first.1 >= 2 * second.1 => Some(first),
+                _ => None,
+            };
+            if let Some((into, _)) = chosen {
+                folds.push((n.key.clone(), into.clone()));
+            }
+        }
+        for (from, into) in &folds {
+            absorb(graph, from, into);
+        }
+        graph.settle_kinds("concept");
+    }
+
+    /// The indexed resolution makes the very graph the scanning one made —
+    /// the same nodes, edges, and descriptions in the same order — on the
+    /// real novels (Sherlock Holmes, Alice, A Christmas Carol as one corpus).
+    #[test]
+    fn indexed_alias_resolution_makes_the_scanning_ones_graph() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpora");
+        let mut graph = KnowledgeGraph::default();
+        let mut chunk = 0;
+        for name in ["sherlock_holmes.txt", "alice_in_wonderland.txt", "christmas_carol_stave1.txt"] {
+            let text = std::fs::read_to_string(format!("{dir}/{name}")).unwrap().replace("\r\n", "\n");
+            for c in chunk_text(&text, &ChunkSettings::default()).unwrap() {
+                graph.merge(chunk, &extract(&text[c.start..c.end]));
+                chunk += 1;
+            }
+        }
+        let mut scanned = graph.clone();
+        let folded = resolve_aliases(&mut graph);
+        resolve_aliases_by_scanning(&mut scanned);
+        assert!(folded > 50, "{folded}");
+        assert_eq!(graph.nodes.len(), scanned.nodes.len());
+        assert_eq!(graph.edges.len(), scanned.edges.len());
+        assert!(graph == scanned, "the graphs differ");
     }
 
     /// A diminutive and its given name, alone or with the surname, are one

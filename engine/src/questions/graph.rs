@@ -247,9 +247,19 @@ pub struct Asked {
 }
 
 pub fn item(graph: &KnowledgeGraph, plan: &Plan, chunks: &HashMap<i64, String>) -> Item {
-    let degree: HashMap<String, usize> = graph.by_degree().into_iter().collect();
+    items(graph, std::slice::from_ref(plan), chunks).remove(0)
+}
+
+/// The items of `plans`, in order: the graph's degrees are counted once
+/// for all of them (not once per question).
+pub fn items(graph: &KnowledgeGraph, plans: &[Plan], chunks: &HashMap<i64, String>) -> Vec<Item> {
+    let degree = graph.degrees();
+    plans.iter().map(|plan| item_of(graph, &degree, plan, chunks)).collect()
+}
+
+fn item_of(graph: &KnowledgeGraph, degree: &HashMap<&str, usize>, plan: &Plan, chunks: &HashMap<i64, String>) -> Item {
     let mut nodes: Vec<&String> = plan.nodes.iter().collect();
-    // Subgraphs list their best-connected entities first.
+    // Subgraphs list their best-connected entities first (the sort is stable: ties keep the plan's order).
     nodes.sort_by_key(|k| std::cmp::Reverse(degree.get(k.as_str()).copied().unwrap_or(0)));
     let node = |k: &String| {
         let n = &graph.nodes[k];

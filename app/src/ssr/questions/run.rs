@@ -330,12 +330,10 @@ impl Stage for QuestionsStage {
                     let graph = store::graph::load(pool, project).await?;
                     let chunks: HashMap<i64, String> =
                         store::documents::chunk_texts(pool, project).await?.into_iter().collect();
-                    plans
+                    engine::questions::graph::items(&graph, plans, &chunks)
                         .iter()
                         .enumerate()
-                        .map(|(i, plan)| {
-                            WorkItem::new(ItemKey::Question(i), &engine::questions::graph::item(&graph, plan, &chunks))
-                        })
+                        .map(|(i, item)| WorkItem::new(ItemKey::Question(i), item))
                         .collect()
                 }
             })
