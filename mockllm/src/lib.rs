@@ -14,6 +14,13 @@
 //! `context_length_exceeded`) any request whose prompt and `max_tokens`
 //! exceed it, optionally saying its size in `GET /v1/models` as vLLM does.
 //!
+//! It also serves the Batch API (`POST /v1/files` with `purpose=batch`,
+//! `POST /v1/batches`, `GET /v1/batches/ID`, `GET /v1/files/ID/content`):
+//! each line of a batch's file is answered as the same chat request would
+//! be live (faults aside; a `custom_id` of the form `TASK-N` is read as
+//! the request's `X-Assay-Purpose`), the batch reported `in_progress` for
+//! `batch_polls` status requests before it is `completed`.
+//!
 //! It counts what it sees: requests, successful replies, requests in flight
 //! (and the most at once), and how often each distinct request body was
 //! answered successfully — which lets a test prove that a resumed job paid
@@ -119,6 +126,8 @@ pub struct MockConfig {
     /// Answer chat requests one at a time, as a llama.cpp server does: the
     /// others wait (their latency included) for their turn.
     pub one_at_a_time: bool,
+    /// Status requests a batch answers `in_progress` before `completed`.
+    pub batch_polls: u32,
 }
 
 impl Default for MockConfig {
@@ -139,6 +148,7 @@ impl Default for MockConfig {
             advertise_context: false,
             refuse_json_mode: false,
             one_at_a_time: false,
+            batch_polls: 1,
         }
     }
 }
@@ -167,6 +177,9 @@ pub struct Stats {
     /// The largest `max_tokens` seen, and requests that sent none.
     pub max_tokens_seen: u64,
     pub without_max_tokens: u64,
+    /// Batches created, and the requests in them.
+    pub batches: u64,
+    pub batch_requests: u64,
 }
 
 struct Shared {
@@ -176,6 +189,10 @@ struct Shared {
     counter: AtomicU64,
     in_flight: AtomicU64,
     stats: Mutex<Stats>,
+    /// Uploaded and written files by id, and batches by id (with the
+    /// status requests each has left before it completes).
+    files: Mutex<HashMap<String, String>>,
+    batches: Mutex<HashMap<String, (Value, u32)>>,
 }
 
 /// A running mock server. Dropping it stops the server.
@@ -208,11 +225,17 @@ impl MockServer {
             counter: AtomicU64::new(0),
             in_flight: AtomicU64::new(0),
             stats: Mutex::new(Stats::default()),
+            files: Mutex::new(HashMap::new()),
+            batches: Mutex::new(HashMap::new()),
         });
         let app = Router::new()
             .route("/v1/models", axum::routing::get(models))
             .route("/v1/chat/completions", post(chat))
             .route("/v1/embeddings", post(embeddings))
+            .route("/v1/files", post(upload_file))
+            .route("/v1/files/{id}/content", axum::routing::get(file_content))
+            .route("/v1/batches", post(create_batch))
+            .route("/v1/batches/{id}", axum::routing::get(get_batch))
             .with_state(shared.clone());
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
@@ -260,6 +283,169 @@ async fn models(State(shared): State<Arc<Shared>>) -> Response {
         model["max_model_len"] = json!(c);
     }
     Json(json!({"object": "list", "data": [model]})).into_response()
+}
+
+fn not_found(what: &str) -> Response {
+    (
+        StatusCode::NOT_FOUND,
+        Json(json!({"error": {"message": format!("No such {what}"), "type": "invalid_request_error"}})),
+    )
+        .into_response()
+}
+
+fn authorized(shared: &Shared, headers: &HeaderMap) -> bool {
+    let key = shared.config.lock().unwrap().api_key.clone();
+    let ok =
+        key.is_none_or(|k| headers.get("authorization").and_then(|v| v.to_str().ok()) == Some(&format!("Bearer {k}")));
+    if !ok {
+        shared.stats.lock().unwrap().unauthorized += 1;
+    }
+    ok
+}
+
+fn unauthorized() -> Response {
+    (StatusCode::UNAUTHORIZED, Json(json!({"error": {"message": "Incorrect API key provided"}}))).into_response()
+}
+
+/// `POST /v1/files`: a multipart upload (`purpose`, `file`); the file's record.
+async fn upload_file(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    mut form: axum::extract::Multipart,
+) -> Response {
+    if !authorized(&shared, &headers) {
+        return unauthorized();
+    }
+    let (mut purpose, mut content, mut name) = (String::new(), None, String::new());
+    while let Ok(Some(field)) = form.next_field().await {
+        match field.name() {
+            Some("purpose") => purpose = field.text().await.unwrap_or_default(),
+            Some("file") => {
+                name = field.file_name().unwrap_or("upload").to_string();
+                content = field.text().await.ok();
+            }
+            _ => {}
+        }
+    }
+    let Some(content) = content.filter(|_| purpose == "batch") else {
+        return (StatusCode::BAD_REQUEST, Json(json!({"error": {"message": "a file with purpose=batch is required"}})))
+            .into_response();
+    };
+    let id = format!("file-{}", shared.counter.fetch_add(1, Ordering::SeqCst));
+    let bytes = content.len();
+    shared.files.lock().unwrap().insert(id.clone(), content);
+    Json(json!({"id": id, "object": "file", "bytes": bytes, "filename": name, "purpose": "batch"})).into_response()
+}
+
+/// `GET /v1/files/ID/content`.
+async fn file_content(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    axum::extract::Path(id): axum::extract::Path<String>,
+) -> Response {
+    if !authorized(&shared, &headers) {
+        return unauthorized();
+    }
+    match shared.files.lock().unwrap().get(&id) {
+        Some(text) => text.clone().into_response(),
+        None => not_found("file"),
+    }
+}
+
+/// `POST /v1/batches`: every line of the input file answered at once, as
+/// its chat request would be live (without faults or latency); the output
+/// (and the failed lines') files written; the batch reported in progress
+/// for `batch_polls` status requests.
+async fn create_batch(State(shared): State<Arc<Shared>>, headers: HeaderMap, Json(req): Json<Value>) -> Response {
+    if !authorized(&shared, &headers) {
+        return unauthorized();
+    }
+    let Some(input) = req["input_file_id"].as_str().and_then(|f| shared.files.lock().unwrap().get(f).cloned()) else {
+        return not_found("file");
+    };
+    let config = shared.config.lock().unwrap().clone();
+    let (mut output, mut errors, mut done, mut failed) = (String::new(), String::new(), 0u64, 0u64);
+    for line in input.lines().filter(|l| !l.trim().is_empty()) {
+        let Ok(entry) = serde_json::from_str::<Value>(line) else { continue };
+        let custom = entry["custom_id"].clone();
+        let body = entry["body"].to_string();
+        // Assay names each request `TASK-N`: the task is what a live
+        // request says in `X-Assay-Purpose`.
+        let mut task = HeaderMap::new();
+        if let Some(value) = custom.as_str().and_then(|c| c.rsplit_once('-')).and_then(|(p, _)| p.parse().ok()) {
+            task.insert("x-assay-purpose", value);
+        }
+        let response = compose(&shared, &task, config.clone(), &body, false, false);
+        let status = response.status().as_u16();
+        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap_or_default();
+        let reply: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        let record = json!({"id": format!("batch_req_{}", done + failed), "custom_id": custom,
+                            "response": {"status_code": status, "body": reply}, "error": null});
+        if status == 200 {
+            done += 1;
+            output += &(record.to_string() + "\n");
+        } else {
+            failed += 1;
+            errors += &(record.to_string() + "\n");
+        }
+    }
+    let n = shared.counter.fetch_add(1, Ordering::SeqCst);
+    let (output_id, error_id) = (format!("file-out-{n}"), format!("file-err-{n}"));
+    {
+        let mut files = shared.files.lock().unwrap();
+        files.insert(output_id.clone(), output);
+        files.insert(error_id.clone(), errors);
+    }
+    {
+        let mut stats = shared.stats.lock().unwrap();
+        stats.batches += 1;
+        stats.batch_requests += done + failed;
+    }
+    let id = format!("batch_{n}");
+    let batch = json!({
+        "id": id, "object": "batch", "endpoint": req["endpoint"], "input_file_id": req["input_file_id"],
+        "completion_window": req["completion_window"], "status": "in_progress",
+        "output_file_id": output_id, "error_file_id": if failed > 0 { json!(error_id) } else { Value::Null },
+        "request_counts": {"total": done + failed, "completed": done, "failed": failed},
+    });
+    let polls = config.batch_polls;
+    let shown = if polls == 0 { completed(&batch) } else { in_progress(&batch) };
+    shared.batches.lock().unwrap().insert(id, (batch, polls));
+    Json(shown).into_response()
+}
+
+fn completed(batch: &Value) -> Value {
+    let mut b = batch.clone();
+    b["status"] = json!("completed");
+    b
+}
+
+fn in_progress(batch: &Value) -> Value {
+    let mut b = batch.clone();
+    b["status"] = json!("in_progress");
+    b["output_file_id"] = Value::Null;
+    b["error_file_id"] = Value::Null;
+    b["request_counts"]["completed"] = json!(0);
+    b["request_counts"]["failed"] = json!(0);
+    b
+}
+
+/// `GET /v1/batches/ID`.
+async fn get_batch(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    axum::extract::Path(id): axum::extract::Path<String>,
+) -> Response {
+    if !authorized(&shared, &headers) {
+        return unauthorized();
+    }
+    let mut batches = shared.batches.lock().unwrap();
+    let Some((batch, left)) = batches.get_mut(&id) else { return not_found("batch") };
+    if *left > 0 {
+        *left -= 1;
+        return Json(in_progress(batch)).into_response();
+    }
+    Json(completed(batch)).into_response()
 }
 
 /// Words a rambling model adds: far past any sensible `max_tokens`.

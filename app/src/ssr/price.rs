@@ -15,6 +15,23 @@ pub async fn corpus(pool: &Db, project_id: i64) -> AppResult<(CorpusSize, usize)
     Ok((store::projects::corpus_size(pool, &project).await?, project.chunking.chunk_tokens.max(1)))
 }
 
+/// Who answers a paid plan, at what price ("openai · MODEL at URL at $0.15
+/// / $0.60 per million prompt / reply tokens", and the Batch API's half).
+pub fn priced_by(llm: &LlmSettings) -> String {
+    match llm.prices.0.get(&llm.model) {
+        Some(p) => {
+            let batch = if llm.batches() { ", half of it through the Batch API" } else { "" };
+            format!(
+                "{} at ${:.2} / ${:.2} per million prompt / reply tokens{batch}",
+                llm.describe(),
+                p.input_per_m,
+                p.output_per_m
+            )
+        }
+        None => format!("{} (no price set: Settings takes one)", llm.describe()),
+    }
+}
+
 /// `e` as a plan: priced at the configured model's price, free when the
 /// offline provider answers or `by_service` (the HTTP method: the user's
 /// own service answers, Assay calls no model).
@@ -22,7 +39,7 @@ pub fn one_stage(llm: &LlmSettings, e: StageEstimate, questions: i64, by_service
     let offline = llm.provider == ProviderKind::Offline;
     let paid = !offline && !by_service;
     let cost = if paid {
-        llm.prices.0.contains_key(&llm.model).then(|| llm.prices.cost(&llm.model, e.prompt_tokens, e.completion_tokens))
+        llm.prices.0.contains_key(&llm.model).then(|| llm.job_cost(&llm.model, e.prompt_tokens, e.completion_tokens))
     } else {
         Some(0.0)
     };
@@ -30,15 +47,8 @@ pub fn one_stage(llm: &LlmSettings, e: StageEstimate, questions: i64, by_service
         "your service answers: Assay calls no model".to_string()
     } else if offline {
         "free: the offline provider answers in process; nothing is sent to a model".to_string()
-    } else if let Some(p) = llm.prices.0.get(&llm.model) {
-        format!(
-            "{} at ${:.2} / ${:.2} per million prompt / reply tokens",
-            llm.describe(),
-            p.input_per_m,
-            p.output_per_m
-        )
     } else {
-        format!("{} (no price set: Settings takes one)", llm.describe())
+        priced_by(llm)
     };
     RunPlan {
         stages: vec![PlanStage {

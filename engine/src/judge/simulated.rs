@@ -108,6 +108,7 @@ impl Provider for SimulatedJudge {
                     model: "bias-lab".into(),
                     attempts: 1,
                     finish_reason: Some("stop".into()),
+                    batched: false,
                 });
             }
             let aspects = |s: [u8; 4]| serde_json::json!({"Comprehensiveness": s[0], "Relevance": s[1], "Empowerment": s[2], "Directness": s[3]});
@@ -121,6 +122,7 @@ impl Provider for SimulatedJudge {
                 model: "bias-lab".into(),
                 attempts: 1,
                 finish_reason: Some("stop".into()),
+                batched: false,
             })
         })
     }

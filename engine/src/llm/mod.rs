@@ -25,6 +25,7 @@
 //! therefore carries its own `sample` index (0, 1, 2, …): the same index is
 //! the same draw (cached, resumable), a different index is a fresh draw.
 
+pub mod batch;
 pub mod json;
 mod meter;
 pub mod offline;
@@ -118,6 +119,9 @@ pub struct ProviderReply {
     /// Why the model stopped, as the endpoint says (`stop`, `length`, …).
     #[serde(default)]
     pub finish_reason: Option<String>,
+    /// Answered through the Batch API, at its price ([`batch::PRICE_FACTOR`]).
+    #[serde(default)]
+    pub batched: bool,
 }
 
 /// What the gateway answers: the reply with its accounting.
@@ -165,6 +169,9 @@ pub enum LlmError {
     /// The endpoint said the request exceeds its context window.
     #[error("the model's context window was exceeded: {0}")]
     ContextExceeded(String),
+    /// The Batch API failed a request or a whole batch.
+    #[error("batch: {0}")]
+    Batch(String),
 }
 
 impl LlmError {
@@ -819,7 +826,8 @@ impl Gateway {
                 }
                 let truncated = reply.finish_reason.as_deref() == Some("length");
                 record.truncated = truncated;
-                let cost = self.prices.cost(&reply.model, reply.prompt_tokens, reply.completion_tokens);
+                let factor = if reply.batched { batch::PRICE_FACTOR } else { 1.0 };
+                let cost = self.prices.cost(&reply.model, reply.prompt_tokens, reply.completion_tokens) * factor;
                 record.reply = Some(reply.text.clone());
                 record.model = reply.model.clone();
                 record.prompt_tokens = reply.prompt_tokens;

@@ -100,6 +100,7 @@ impl Provider for OfflineProvider {
                 model: OFFLINE_MODEL.to_string(),
                 attempts: 1,
                 finish_reason: Some("stop".into()),
+                batched: false,
             })
         })
     }

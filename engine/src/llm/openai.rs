@@ -196,6 +196,99 @@ impl OpenAiProvider {
         })
     }
 
+    /// The `chat/completions` body of `req` (not streamed).
+    pub(crate) fn chat_body(&self, req: &ChatRequest) -> serde_json::Value {
+        let mut body = json!({
+            "model": req.model.as_deref().unwrap_or(&self.config.model),
+            "messages": req.messages,
+        });
+        if let Some(t) = req.temperature {
+            // As written (0.7), not widened from f32 (0.699999988…).
+            body["temperature"] = json!(t.to_string().parse::<f64>().unwrap_or(f64::from(t)));
+        }
+        if let Some(max) = req.max_tokens {
+            body["max_tokens"] = json!(max);
+        }
+        let json_mode = match self.config.json_mode {
+            JsonMode::On => true,
+            JsonMode::Off => false,
+            JsonMode::Auto => !self.json_refused.load(Ordering::Relaxed),
+        };
+        if req.json && json_mode {
+            body["response_format"] = json!({"type": "json_object"});
+        }
+        body
+    }
+
+    /// One request to the endpoint's other APIs (files, batches), with the
+    /// retries, key and headers of chat requests: `POST` with a JSON body,
+    /// or `GET` without one; the reply's text.
+    pub(crate) async fn api(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<&serde_json::Value>,
+    ) -> Result<String, LlmError> {
+        self.retrying(path, || async {
+            let mut request = self
+                .client
+                .request(method.clone(), format!("{}/{path}", self.config.base_url))
+                .timeout(self.config.timeout);
+            if let Some(b) = body {
+                request = request.json(b);
+            }
+            self.send_api(request).await
+        })
+        .await
+        .map(|(text, _)| text)
+        .map_err(|f| f.error)
+    }
+
+    /// Uploads `jsonl` as a file for the Batch API (`POST /files`,
+    /// `purpose=batch`); the file's id.
+    pub(crate) async fn upload_batch_file(&self, name: &str, jsonl: &str) -> Result<String, LlmError> {
+        let text = self
+            .retrying("files", || async {
+                let part = reqwest::multipart::Part::text(jsonl.to_string())
+                    .file_name(name.to_string())
+                    .mime_str("application/jsonl")
+                    .map_err(|e| (LlmError::Config(e.to_string()), None))?;
+                let form = reqwest::multipart::Form::new().text("purpose", "batch").part("file", part);
+                let request = self
+                    .client
+                    .post(format!("{}/files", self.config.base_url))
+                    .timeout(self.config.timeout)
+                    .multipart(form);
+                self.send_api(request).await
+            })
+            .await
+            .map_err(|f| f.error)?
+            .0;
+        let v: serde_json::Value =
+            serde_json::from_str(&text).map_err(|e| LlmError::Parse(format!("{e} in {}", preview(&text))))?;
+        v["id"]
+            .as_str()
+            .map(String::from)
+            .ok_or_else(|| LlmError::Parse(format!("the uploaded file has no id: {}", preview(&text))))
+    }
+
+    /// Sends a request built for the other APIs with the key and headers.
+    async fn send_api(&self, mut request: reqwest::RequestBuilder) -> Result<String, (LlmError, Option<Duration>)> {
+        if let Some(key) = &self.config.api_key {
+            request = request.bearer_auth(key.expose());
+        }
+        for (name, value) in &self.config.headers {
+            request = request.header(name.as_str(), value.expose());
+        }
+        let response = request.send().await.map_err(|e| (self.transport_error(e), None))?;
+        let status = response.status();
+        let text = response.text().await.map_err(|e| (self.transport_error(e), None))?;
+        if !status.is_success() {
+            return Err((LlmError::Http { status: status.as_u16(), message: error_message(&text) }, None));
+        }
+        Ok(text)
+    }
+
     /// What `GET /models` says of the model's context, if anything.
     async fn probe_context(&self) -> Option<u64> {
         let mut request = self.client.get(format!("{}/models", self.config.base_url)).timeout(Duration::from_secs(10));
@@ -398,6 +491,7 @@ impl OpenAiProvider {
             completion_tokens,
             attempts: 1,
             finish_reason: reply.finish_reason,
+            batched: false,
         })
     }
 
@@ -548,7 +642,7 @@ struct Usage {
     completion_tokens: u64,
 }
 
-fn parse_reply(text: &str, body: &serde_json::Value) -> Result<ProviderReply, LlmError> {
+pub(crate) fn parse_reply(text: &str, body: &serde_json::Value) -> Result<ProviderReply, LlmError> {
     let completion: Completion =
         serde_json::from_str(text).map_err(|e| LlmError::Parse(format!("{e} in {}", preview(text))))?;
     let choice = completion.choices.into_iter().next();
@@ -564,7 +658,15 @@ fn parse_reply(text: &str, body: &serde_json::Value) -> Result<ProviderReply, Ll
             (count_prompt_tokens(&messages), Tokenizer::Cl100kBase.count(&content) as u64)
         }
     };
-    Ok(ProviderReply { text: content, model, prompt_tokens, completion_tokens, attempts: 1, finish_reason })
+    Ok(ProviderReply {
+        text: content,
+        model,
+        prompt_tokens,
+        completion_tokens,
+        attempts: 1,
+        finish_reason,
+        batched: false,
+    })
 }
 
 /// Whether an error body says the request exceeds the model's context
@@ -681,25 +783,7 @@ impl Provider for OpenAiProvider {
 
     fn chat<'a>(&'a self, req: &'a ChatRequest) -> BoxFuture<'a, Result<ProviderReply, Failure>> {
         Box::pin(async move {
-            let mut body = json!({
-                "model": req.model.as_deref().unwrap_or(&self.config.model),
-                "messages": req.messages,
-            });
-            if let Some(t) = req.temperature {
-                // As written (0.7), not widened from f32 (0.699999988…).
-                body["temperature"] = json!(t.to_string().parse::<f64>().unwrap_or(f64::from(t)));
-            }
-            if let Some(max) = req.max_tokens {
-                body["max_tokens"] = json!(max);
-            }
-            let json_mode = match self.config.json_mode {
-                JsonMode::On => true,
-                JsonMode::Off => false,
-                JsonMode::Auto => !self.json_refused.load(Ordering::Relaxed),
-            };
-            if req.json && json_mode {
-                body["response_format"] = json!({"type": "json_object"});
-            }
+            let mut body = self.chat_body(req);
             if self.config.stream {
                 body["stream"] = json!(true);
                 body["stream_options"] = json!({"include_usage": true});

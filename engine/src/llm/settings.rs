@@ -54,6 +54,10 @@ pub struct LlmSettings {
     pub json_mode: JsonMode,
     /// Read replies as streams (`--llm-stream`; see [`super::openai`]).
     pub stream: bool,
+    /// Send jobs' calls through the Batch API (`--llm-batch`; see
+    /// [`super::batch`]): at its price, answered within its window. Calls
+    /// outside jobs (a connection test) go live.
+    pub batch: bool,
     /// The deployment's limit on model requests in flight, shared with its
     /// other processes (set by the runner on a shared database; `None`:
     /// `concurrency` is this process's alone).
@@ -83,6 +87,7 @@ impl Default for LlmSettings {
             max_tokens: Vec::new(),
             json_mode: JsonMode::Auto,
             stream: false,
+            batch: false,
             shared_limit: None,
             pinned: Vec::new(),
         }
@@ -108,8 +113,56 @@ impl LlmSettings {
         match self.provider {
             ProviderKind::Offline => "offline (no LLM)".into(),
             // As every page names a model ("openai · MODEL"), with where it is.
+            ProviderKind::OpenAi if self.batches() => {
+                format!("openai · {} at {} (Batch API)", self.model, self.base_url)
+            }
             ProviderKind::OpenAi => format!("openai · {} at {}", self.model, self.base_url),
         }
+    }
+
+    /// Whether jobs' calls go through the Batch API (an endpoint's only).
+    pub fn batches(&self) -> bool {
+        self.batch && self.provider == ProviderKind::OpenAi
+    }
+
+    /// Items a job runs at once: the configured concurrency, or with the
+    /// Batch API as many as a batch holds (each item's calls wait in its queue).
+    pub fn job_concurrency(&self) -> usize {
+        if self.batches() {
+            super::batch::BatchSettings::default().max_requests
+        } else {
+            self.concurrency
+        }
+    }
+
+    /// What `prompt` and `completion` tokens of `model` cost in a job: the
+    /// price, or the Batch API's share of it.
+    pub fn job_cost(&self, model: &str, prompt: u64, completion: u64) -> f64 {
+        let factor = if self.batches() { super::batch::PRICE_FACTOR } else { 1.0 };
+        self.prices.cost(model, prompt, completion) * factor
+    }
+
+    /// The gateway a job's items call: [`Self::gateway`], through the
+    /// Batch API when these settings say so.
+    pub fn job_gateway(
+        &self,
+        store: std::sync::Arc<dyn CallStore>,
+        offline: fn() -> OfflineProvider,
+    ) -> Result<Gateway, LlmError> {
+        if !self.batches() {
+            return self.gateway(store, offline);
+        }
+        let mut c = self.transport();
+        c.api_key = self.api_key.clone();
+        c.public_only = false;
+        c.shared_limit = self.shared_limit.clone();
+        let provider =
+            super::batch::BatchProvider::new(OpenAiProvider::new(c)?, super::batch::BatchSettings::default());
+        let mut g = Gateway::new(Arc::new(provider), store, self.prices.clone()).with_embed_model(&self.embed_model);
+        for (purpose, n) in &self.max_tokens {
+            g = g.with_max_tokens(purpose, *n);
+        }
+        Ok(g)
     }
 
     /// The provider these settings describe.

@@ -2,6 +2,7 @@
 //! real corpora in `../shared/corpora/`, the real `openai` client against
 //! `mockllm`, and the reference values of `tests/fixtures/`.
 
+mod batch;
 mod common;
 mod embed;
 mod extraction;

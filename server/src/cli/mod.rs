@@ -123,6 +123,11 @@ struct LlmArgs {
     /// and a request given up stops the server generating for it.
     #[arg(long = "llm-stream", global = true, env = "ASSAY_LLM_STREAM", default_value = "off", value_parser = ["on", "off"])]
     llm_stream: String,
+    /// Send jobs' model calls through the provider's Batch API: half the
+    /// price at OpenAI, answered within its 24 h window (calls outside jobs
+    /// go live).
+    #[arg(long = "llm-batch", global = true, env = "ASSAY_LLM_BATCH", default_value = "off", value_parser = ["on", "off"])]
+    llm_batch: String,
     /// Which settings came as flags (from the parse's value sources).
     #[arg(skip)]
     pinned: Vec<&'static str>,
@@ -160,6 +165,7 @@ impl LlmArgs {
         }
         settings.json_mode = engine::llm::openai::JsonMode::parse(&self.llm_json_mode)?;
         settings.stream = self.llm_stream == "on";
+        settings.batch = self.llm_batch == "on";
         Ok(settings)
     }
 }

@@ -1215,3 +1215,88 @@ async fn a_jury_judges_every_item_and_is_compared_with_each_judge_and_the_people
         assert!(body.contains(said), "{bad}: {body}");
     }
 }
+
+/// The Batch API (`--llm-batch on`) against the mock: the same evaluation,
+/// run live and through batches on two copies of one project, reaches the
+/// same verdicts; the batches' calls are logged as live ones are, priced at
+/// half, and the plan says so before anything is sent; no call went live.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_evaluation_through_the_batch_api_gives_the_live_verdicts_at_half_the_price() {
+    let mock = common::offline_mock(None).await;
+    let base = mock.base_url();
+    let dir = tempfile::tempdir().unwrap();
+    let mut runs = Vec::new();
+    for batch in ["off", "on"] {
+        let db = common::test_db(dir.path(), &format!("batch-{batch}")).await;
+        let set = sample_with_answers(&db, [3, 2, 1]).await;
+        let env = [
+            ("ASSAY_LLM_PROVIDER", "openai"),
+            ("ASSAY_LLM_BASE_URL", base.as_str()),
+            ("ASSAY_LLM_MODEL", "mock-model"),
+            ("ASSAY_LLM_PRICE", "2,8"),
+            ("ASSAY_LLM_BATCH", batch),
+        ];
+        let args = ["--json", "eval", "run", "A", "--set", &set, "--methods", "bm25,lightrag", "--trials", "2"];
+        let plan_args: Vec<&str> = args.iter().copied().chain(["--plan"]).collect();
+        let plan = json(&assay(&db, &plan_args, &env).await);
+        let said = plan["paid_by"].as_str().unwrap().contains("half of it through the Batch API");
+        assert_eq!(said, batch == "on", "{plan}");
+        mock.reset_stats();
+        let out = json(&assay(&db, &args, &env).await);
+        assert_eq!(out["status"], "done", "{out}");
+        let pool = db.open().await;
+        let job = out["job"].as_i64().unwrap();
+        let logged =
+            common::scalar(&pool, "SELECT COUNT(*) FROM llm_calls WHERE job_id = $1 AND reply IS NOT NULL", &[job])
+                .await;
+        // The judges' calls and tokens, per task.
+        let judging = common::texts(
+            &pool,
+            "SELECT purpose || ': ' || COUNT(*) || ' calls, ' || SUM(prompt_tokens) || ' + ' || SUM(completion_tokens)
+             FROM llm_calls WHERE job_id = $1 AND purpose LIKE 'judge%' GROUP BY purpose ORDER BY purpose",
+            &[job],
+        )
+        .await;
+        let judging_cost: f64 = common::texts(
+            &pool,
+            "SELECT CAST(SUM(cost_usd) AS TEXT) FROM llm_calls WHERE job_id = $1 AND purpose LIKE 'judge%'",
+            &[job],
+        )
+        .await[0]
+            .parse()
+            .unwrap();
+        let plan_cost: f64 = plan["stages"].as_array().unwrap().iter().filter_map(|s| s["cost_usd"].as_f64()).sum();
+        runs.push((out, plan_cost, logged, mock.stats(), (judging, judging_cost)));
+    }
+    let [(live, live_plan, live_logged, live_stats, live_judging), (batched, batch_plan, batch_logged, batch_stats, batch_judging)] =
+        &runs[..]
+    else {
+        unreachable!()
+    };
+    // The same verdicts and statistics. (Not the same tokens: length
+    // alignment's regenerated answers fit their context to the endpoint's
+    // token ratio as measured from the replies so far, which arrive in
+    // another order in rounds of batches than live.)
+    let verdicts = |run: &Value| {
+        let mut pairs = run["pairs"].clone();
+        for p in pairs.as_array_mut().unwrap() {
+            p.as_object_mut().unwrap().retain(|k, _| k != "tokens" && k != "cost_usd");
+        }
+        pairs
+    };
+    assert_eq!(verdicts(batched), verdicts(live), "the same verdicts");
+    assert_eq!(batch_judging.0, live_judging.0, "the same judging calls");
+    assert_eq!(batch_logged, live_logged, "every call logged");
+    // The same calls at half the price (the regenerations' prompts aside, see above).
+    let (live_cost, batch_cost) = (live_judging.1, batch_judging.1);
+    assert!(live_cost > 0.0, "{live}");
+    assert!((batch_cost - live_cost / 2.0).abs() < 1e-9, "judging: batch {batch_cost} against live {live_cost}");
+    let (live_total, batch_total) = (live["cost_usd"].as_f64().unwrap(), batched["cost_usd"].as_f64().unwrap());
+    assert!((batch_total / live_total - 0.5).abs() < 0.05, "in all: batch {batch_total} against live {live_total}");
+    assert!(*live_plan > 0.0 && (batch_plan - live_plan / 2.0).abs() < 1e-6, "plans: {live_plan} and {batch_plan}");
+    assert_eq!(live_stats.batches, 0);
+    // Judging and length alignment's regenerations: a batch per round, none live.
+    assert!(batch_stats.batches >= 1, "{batch_stats:?}");
+    assert_eq!(batch_stats.requests, 0, "no call went live");
+    assert_eq!(batch_stats.batch_requests as i64, *batch_logged);
+}

@@ -61,7 +61,7 @@ impl Pricing<'_> {
             return Some(0.0);
         }
         let model = juror.model.as_deref().unwrap_or(&self.llm.model);
-        self.llm.prices.0.contains_key(model).then(|| self.llm.prices.cost(model, prompt, completion))
+        self.llm.prices.0.contains_key(model).then(|| self.llm.job_cost(model, prompt, completion))
     }
     fn cost(&self, who: Answerer, prompt: u64, completion: u64) -> Option<f64> {
         match who {
@@ -71,7 +71,7 @@ impl Pricing<'_> {
                 .prices
                 .0
                 .contains_key(&self.llm.model)
-                .then(|| self.llm.prices.cost(&self.llm.model, prompt, completion)),
+                .then(|| self.llm.job_cost(&self.llm.model, prompt, completion)),
         }
     }
 }
@@ -344,18 +344,7 @@ pub async fn plan(pool: &Db, llm: &LlmSettings, req: &EvalRequest, sanity: &[i64
             "the offline rubric judge scores in process (free); answering again and length alignment use the configured model".to_string(),
             true,
         ),
-        (JudgeKind::Llm, _) => match llm.prices.0.get(&llm.model) {
-            Some(p) => (
-                format!(
-                    "{} at ${:.2} / ${:.2} per million prompt / reply tokens",
-                    llm.describe(),
-                    p.input_per_m,
-                    p.output_per_m
-                ),
-                true,
-            ),
-            None => (format!("{} (no price set: Settings takes one)", llm.describe()), true),
-        },
+        (JudgeKind::Llm, _) => (crate::ssr::price::priced_by(llm), true),
     };
     let plan = RunPlan { stages, paid_by, paid, questions: set.questions, judgments, time: None };
     Ok(crate::ssr::price::timed(pool, llm, plan, false).await)

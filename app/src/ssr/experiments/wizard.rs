@@ -317,7 +317,7 @@ pub async fn estimate(
         let cost = if d.offline || judged_offline {
             0.0
         } else {
-            llm.prices.cost(&llm.model, s.prompt_tokens, s.completion_tokens)
+            llm.job_cost(&llm.model, s.prompt_tokens, s.completion_tokens)
         };
         d.calls += s.calls;
         d.tokens += s.prompt_tokens + s.completion_tokens;

@@ -260,7 +260,7 @@ async fn run_as(
     // The job's calls are written with the items that made them.
     let calls = Arc::new(SqliteCallStore::buffered(pool.clone()).await?);
     let mut gateway =
-        llm.gateway(calls.clone(), engine::offline::provider).map_err(|e| AppError::Invalid(e.to_string()))?;
+        llm.job_gateway(calls.clone(), engine::offline::provider).map_err(|e| AppError::Invalid(e.to_string()))?;
     // A retry of failed items asks the model again: the cache would answer
     // them with the very replies that failed (unreadable, cut, refused).
     // Replies are still logged and cached; items done before are not rerun.
@@ -282,8 +282,8 @@ async fn run_as(
     if shared {
         job_store = job_store.shared(worker, &llm.describe());
     }
-    let phase =
-        Phase { job_id, store: &job_store, concurrency: llm.concurrency, retry_failed, cancel: &cancel, on_progress };
+    let concurrency = llm.job_concurrency();
+    let phase = Phase { job_id, store: &job_store, concurrency, retry_failed, cancel: &cancel, on_progress };
     let run = Run { pool, llm, gateway: &gateway, job: &job, params: &params, phase };
     let mut result = stage.execute(&run, items).await.unwrap_or_else(|e| Err(e.to_string()));
     if shared && matches!(result, Ok(RunEnd::Finished)) {
