@@ -270,6 +270,13 @@ impl MockServer {
         self.shared.in_flight.load(Ordering::SeqCst)
     }
 
+    /// Every batch created so far completes at its next status request.
+    pub fn finish_batches(&self) {
+        for (_, left) in self.shared.batches.lock().unwrap().values_mut() {
+            *left = 0;
+        }
+    }
+
     pub fn set_rambling(&self, rambling: bool) {
         self.shared.config.lock().unwrap().rambling = rambling;
     }

@@ -1,14 +1,16 @@
 //! The Batch API against the mock server: an unbiased evaluation sent as
 //! batches gives the very verdicts the same evaluation sent live gives, at
 //! half the price, in one batch per round of calls; a request the batch
-//! refuses fails its call with the provider's reason.
+//! refuses fails its call with the provider's reason; a job cancelled while
+//! its batch is out, then resumed, follows that batch and sends nothing
+//! again.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use engine::jobs::{run, ItemOutcome, MemoryJobStore, WorkItem};
 use engine::judge::protocol::{run_unbiased_item, UnbiasedItem};
-use engine::llm::batch::{BatchProvider, BatchSettings};
+use engine::llm::batch::{BatchProvider, BatchSettings, MemoryJournal};
 use engine::llm::openai::{OpenAiConfig, OpenAiProvider};
 use engine::llm::{Gateway, MemoryStore, PriceTable, Provider};
 use mockllm::{MockConfig, MockServer, Responder};
@@ -116,4 +118,51 @@ async fn a_request_the_batch_refuses_fails_its_call_with_the_providers_reason() 
         assert!(error.contains("HTTP 400") && error.contains("maximum context length"), "{error}");
     }
     assert_eq!(mock.stats().over_context, results.len() as u64 * 4, "each item's four judgments were refused");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_resumed_follows_the_batch_it_sent_and_sends_nothing_again() {
+    // Batches stay in progress until the test lets them finish.
+    let mock =
+        MockServer::start(MockConfig { responder: Some(offline_judge()), batch_polls: u32::MAX, ..Default::default() })
+            .await;
+    let journal = Arc::new(MemoryJournal::default());
+    {
+        let provider = Arc::new(BatchProvider::with_journal(endpoint(&mock), quick(), journal.clone()));
+        let gw = Gateway::new(provider, Arc::new(MemoryStore::default()), PriceTable::default());
+        let store = MemoryJobStore::default();
+        let cancel = CancellationToken::new();
+        // Cancelled once its batch is recorded (a process killed would do as well).
+        let watch = {
+            let (journal, cancel) = (journal.clone(), cancel.clone());
+            tokio::spawn(async move {
+                while journal.all().is_empty() {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+                cancel.cancel();
+            })
+        };
+        run(1, items(), &store, 1000, false, &cancel, &|_| {}, |item| run_unbiased_item(&gw, 1, item)).await.unwrap();
+        watch.await.unwrap();
+        let done =
+            items().iter().filter(|i| matches!(store.outcome(1, &i.key), Some(ItemOutcome::Done { .. }))).count();
+        assert_eq!(done, 0, "nothing answered yet");
+    }
+    let recorded = journal.all();
+    assert_eq!(recorded.len(), 1);
+    assert!(!recorded[0].1, "the batch is unread");
+    let sent = mock.stats().batch_requests;
+    assert_eq!(sent as usize, recorded[0].0.requests.len());
+
+    mock.finish_batches();
+    let resumed = Arc::new(BatchProvider::with_journal(endpoint(&mock), quick(), journal.clone()));
+    let (results, _, calls) = judge(resumed.clone(), 1000).await;
+    assert!(results.iter().all(Result::is_ok), "{results:?}");
+    assert_eq!(calls as u64, sent, "every call answered from the batch sent before");
+    assert_eq!((mock.stats().batches, mock.stats().batch_requests), (1, sent), "nothing sent again");
+    assert!(journal.all()[0].1, "the batch is read");
+    assert_eq!(resumed.batches()[0].id, recorded[0].0.id);
+    // The verdicts a live run gives.
+    let (live, _, _) = judge(Arc::new(endpoint(&mock)), 8).await;
+    assert_eq!(results, live);
 }
