@@ -143,11 +143,12 @@ impl LlmSettings {
     }
 
     /// The gateway a job's items call: [`Self::gateway`], through the
-    /// Batch API when these settings say so.
+    /// Batch API when these settings say so, its batches kept in `journal`.
     pub fn job_gateway(
         &self,
         store: std::sync::Arc<dyn CallStore>,
         offline: fn() -> OfflineProvider,
+        journal: Arc<dyn super::batch::BatchJournal>,
     ) -> Result<Gateway, LlmError> {
         if !self.batches() {
             return self.gateway(store, offline);
@@ -156,8 +157,8 @@ impl LlmSettings {
         c.api_key = self.api_key.clone();
         c.public_only = false;
         c.shared_limit = self.shared_limit.clone();
-        let provider =
-            super::batch::BatchProvider::new(OpenAiProvider::new(c)?, super::batch::BatchSettings::default());
+        let settings = super::batch::BatchSettings::default();
+        let provider = super::batch::BatchProvider::with_journal(OpenAiProvider::new(c)?, settings, journal);
         let mut g = Gateway::new(Arc::new(provider), store, self.prices.clone()).with_embed_model(&self.embed_model);
         for (purpose, n) in &self.max_tokens {
             g = g.with_max_tokens(purpose, *n);

@@ -1257,6 +1257,11 @@ async fn an_evaluation_through_the_batch_api_gives_the_live_verdicts_at_half_the
             &[job],
         )
         .await;
+        // Each batch is in the job's record, read.
+        let batches = common::scalar(&pool, "SELECT COUNT(*) FROM llm_batches WHERE job_id = $1", &[job]).await;
+        let unread =
+            common::scalar(&pool, "SELECT COUNT(*) FROM llm_batches WHERE job_id = $1 AND read = FALSE", &[job]).await;
+        assert_eq!((batches, unread), (mock.stats().batches as i64, 0));
         let judging_cost: f64 = common::texts(
             &pool,
             "SELECT CAST(SUM(cost_usd) AS TEXT) FROM llm_calls WHERE job_id = $1 AND purpose LIKE 'judge%'",

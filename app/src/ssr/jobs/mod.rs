@@ -259,8 +259,10 @@ async fn run_as(
     }
     // The job's calls are written with the items that made them.
     let calls = Arc::new(SqliteCallStore::buffered(pool.clone()).await?);
-    let mut gateway =
-        llm.job_gateway(calls.clone(), engine::offline::provider).map_err(|e| AppError::Invalid(e.to_string()))?;
+    let batches = Arc::new(store::batches::JobBatches::new(pool.clone(), job_id));
+    let mut gateway = llm
+        .job_gateway(calls.clone(), engine::offline::provider, batches)
+        .map_err(|e| AppError::Invalid(e.to_string()))?;
     // A retry of failed items asks the model again: the cache would answer
     // them with the very replies that failed (unreadable, cut, refused).
     // Replies are still logged and cached; items done before are not rerun.

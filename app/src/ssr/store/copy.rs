@@ -196,6 +196,12 @@ pub const TABLES: &[Table] = &[
         columns: &[("job_id", Int), ("phase", Text), ("llm", Text)],
     },
     Table {
+        name: "llm_batches",
+        key: &["job_id", "batch_id"],
+        identity: false,
+        columns: &[("job_id", Int), ("batch_id", Text), ("requests", Text), ("read", Bool)],
+    },
+    Table {
         name: "llm_slots",
         key: &["slot"],
         identity: false,

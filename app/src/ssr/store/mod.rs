@@ -11,6 +11,7 @@
 pub mod access;
 pub mod answers;
 pub mod backfill;
+pub mod batches;
 pub mod calls;
 pub mod copy;
 pub mod datasets;

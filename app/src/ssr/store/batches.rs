@@ -1,0 +1,74 @@
+//! The batches a job sent through the Batch API: its
+//! [`BatchJournal`](engine::llm::batch::BatchJournal), so that a resumed job
+//! follows the batches left unread instead of sending their requests again.
+
+use engine::llm::batch::{BatchJournal, SentBatch};
+use engine::llm::BoxFuture;
+
+use super::{on_db, Db};
+
+/// One job's batches.
+pub struct JobBatches {
+    pool: Db,
+    job_id: i64,
+}
+
+impl JobBatches {
+    pub fn new(pool: Db, job_id: i64) -> JobBatches {
+        JobBatches { pool, job_id }
+    }
+}
+
+impl BatchJournal for JobBatches {
+    fn pending(&self) -> BoxFuture<'_, Result<Vec<SentBatch>, String>> {
+        Box::pin(async move {
+            let rows: Vec<(String, String)> = on_db!(&self.pool, |db| {
+                sqlx::query_as(
+                    "SELECT batch_id, requests FROM llm_batches WHERE job_id = $1 AND read = $2 ORDER BY batch_id",
+                )
+                .bind(self.job_id)
+                .bind(false)
+                .fetch_all(db)
+                .await
+            })
+            .map_err(|e| e.to_string())?;
+            rows.into_iter()
+                .map(|(id, requests)| {
+                    let requests = serde_json::from_str(&requests).map_err(|e| format!("batch {id}: {e}"))?;
+                    Ok(SentBatch { id, requests })
+                })
+                .collect()
+        })
+    }
+
+    fn sent<'a>(&'a self, batch: &'a SentBatch) -> BoxFuture<'a, Result<(), String>> {
+        Box::pin(async move {
+            let requests = serde_json::to_string(&batch.requests).map_err(|e| e.to_string())?;
+            on_db!(&self.pool, |db| {
+                sqlx::query("INSERT INTO llm_batches (job_id, batch_id, requests) VALUES ($1, $2, $3)")
+                    .bind(self.job_id)
+                    .bind(&batch.id)
+                    .bind(&requests)
+                    .execute(db)
+                    .await
+                    .map(drop)
+            })
+            .map_err(|e| e.to_string())
+        })
+    }
+
+    fn read<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), String>> {
+        Box::pin(async move {
+            on_db!(&self.pool, |db| {
+                sqlx::query("UPDATE llm_batches SET read = $1 WHERE job_id = $2 AND batch_id = $3")
+                    .bind(true)
+                    .bind(self.job_id)
+                    .bind(id)
+                    .execute(db)
+                    .await
+                    .map(drop)
+            })
+            .map_err(|e| e.to_string())
+        })
+    }
+}
