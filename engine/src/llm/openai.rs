@@ -272,15 +272,20 @@ impl OpenAiProvider {
             .ok_or_else(|| LlmError::Parse(format!("the uploaded file has no id: {}", preview(&text))))
     }
 
-    /// Sends a request built for the other APIs with the key and headers.
-    async fn send_api(&self, mut request: reqwest::RequestBuilder) -> Result<String, (LlmError, Option<Duration>)> {
+    /// `request` with the key and the configured headers.
+    fn authorized(&self, mut request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
         if let Some(key) = &self.config.api_key {
             request = request.bearer_auth(key.expose());
         }
         for (name, value) in &self.config.headers {
             request = request.header(name.as_str(), value.expose());
         }
-        let response = request.send().await.map_err(|e| (self.transport_error(e), None))?;
+        request
+    }
+
+    /// Sends a request built for the other APIs with the key and headers.
+    async fn send_api(&self, request: reqwest::RequestBuilder) -> Result<String, (LlmError, Option<Duration>)> {
+        let response = self.authorized(request).send().await.map_err(|e| (self.transport_error(e), None))?;
         let status = response.status();
         let text = response.text().await.map_err(|e| (self.transport_error(e), None))?;
         if !status.is_success() {
@@ -356,13 +361,7 @@ impl OpenAiProvider {
         if let Some(p) = purpose {
             request = request.header("x-assay-purpose", p);
         }
-        if let Some(key) = &self.config.api_key {
-            request = request.bearer_auth(key.expose());
-        }
-        for (name, value) in &self.config.headers {
-            request = request.header(name.as_str(), value.expose());
-        }
-        let response = request.send().await.map_err(|e| (self.transport_error(e), None))?;
+        let response = self.authorized(request).send().await.map_err(|e| (self.transport_error(e), None))?;
         let status = response.status();
         let retry_after = response
             .headers()
