@@ -165,6 +165,9 @@ test('validate answers: pick the kind, rate answers and categories by tapping, c
   await expect(rater.locator('dl.dimensions')).toContainText('Hallucination (0–2)');
   await rater.locator('#start-rating').tap();
   for (let i = 0; i < 2; i++) {
+    // The item shown is this one (not the last, still on screen) before any tap.
+    await expect(rater.locator('#rater-position')).toHaveText(`${i + 1} of 2`);
+    await expect(rater.locator('button.point.chosen')).toHaveCount(0);
     await expect(rater.locator('#rated-answer')).not.toBeEmpty();
     await expect(rater.locator('#rated-passage')).toBeVisible();
     const scales = rater.locator('fieldset.scale');
