@@ -86,6 +86,9 @@ test('the wizard runs a small offline experiment to its report and shares it', a
   await page.locator('#x-levels').fill('2, x');
   await page.locator('#x-levels').dispatchEvent('change');
   await expect(page.locator('#manifest-error')).toContainText('levels: "x" is not a number of categories (kept 2, 4, 8)');
+  // The manifest keeps its last text, and nothing starts until the fields make one.
+  await expect(page.locator('#manifest-text')).toHaveValue(/target_words = 120/);
+  await expect(page.locator('#start-experiment')).toBeDisabled();
   await page.locator('#import-file').setInputFiles({ name: 'experiment.toml', mimeType: 'text/plain', buffer: Buffer.from(exported) });
   await expect(page.locator('#manifest-error')).toHaveCount(0);
   await expect(page.locator('#not-shown')).toHaveCount(0);

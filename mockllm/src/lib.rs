@@ -128,6 +128,22 @@ pub struct MockConfig {
     pub one_at_a_time: bool,
     /// Status requests a batch answers `in_progress` before `completed`.
     pub batch_polls: u32,
+    /// Automatic prefix caching, as OpenAI's: a prompt's longest prefix
+    /// (in whole blocks of this many words) that an earlier prompt began
+    /// with is reported as `usage.prompt_tokens_details.cached_tokens`.
+    pub prefix_cache: Option<usize>,
+    /// A rate limit per window, said in every chat reply's
+    /// `x-ratelimit-*` headers as OpenAI says it; a request past it is a
+    /// 429 with `Retry-After` (counted in `rate_limited`).
+    pub rate_limit: Option<RateLimit>,
+}
+
+/// Requests and tokens (prompt words plus `max_tokens`) per window.
+#[derive(Debug, Clone, Copy)]
+pub struct RateLimit {
+    pub requests: u64,
+    pub tokens: u64,
+    pub window: Duration,
 }
 
 impl Default for MockConfig {
@@ -149,6 +165,8 @@ impl Default for MockConfig {
             refuse_json_mode: false,
             one_at_a_time: false,
             batch_polls: 1,
+            prefix_cache: None,
+            rate_limit: None,
         }
     }
 }
@@ -180,6 +198,13 @@ pub struct Stats {
     /// Batches created, and the requests in them.
     pub batches: u64,
     pub batch_requests: u64,
+    /// Prompt tokens reported as read from the prefix cache.
+    pub cached_tokens: u64,
+    /// Requests refused for exceeding the rate limit, and the fewest
+    /// requests and tokens any reply said were left.
+    pub rate_limited: u64,
+    pub least_remaining_requests: Option<u64>,
+    pub least_remaining_tokens: Option<u64>,
 }
 
 struct Shared {
@@ -193,6 +218,10 @@ struct Shared {
     /// status requests each has left before it completes).
     files: Mutex<HashMap<String, String>>,
     batches: Mutex<HashMap<String, (Value, u32)>>,
+    /// Hashes of the prompts' prefixes at whole blocks (`prefix_cache`).
+    prefixes: Mutex<std::collections::HashSet<u64>>,
+    /// The rate limit's window: when it began, requests and tokens in it.
+    window: Mutex<(std::time::Instant, u64, u64)>,
 }
 
 /// A running mock server. Dropping it stops the server.
@@ -227,15 +256,22 @@ impl MockServer {
             stats: Mutex::new(Stats::default()),
             files: Mutex::new(HashMap::new()),
             batches: Mutex::new(HashMap::new()),
+            prefixes: Mutex::new(std::collections::HashSet::new()),
+            window: Mutex::new((std::time::Instant::now(), 0, 0)),
         });
         let app = Router::new()
             .route("/v1/models", axum::routing::get(models))
             .route("/v1/chat/completions", post(chat))
             .route("/v1/embeddings", post(embeddings))
-            .route("/v1/files", post(upload_file))
-            .route("/v1/files/{id}/content", axum::routing::get(file_content))
-            .route("/v1/batches", post(create_batch))
-            .route("/v1/batches/{id}", axum::routing::get(get_batch))
+            .merge(
+                // The Batch API: every route behind the key.
+                Router::new()
+                    .route("/v1/files", post(upload_file))
+                    .route("/v1/files/{id}/content", axum::routing::get(file_content))
+                    .route("/v1/batches", post(create_batch))
+                    .route("/v1/batches/{id}", axum::routing::get(get_batch))
+                    .route_layer(axum::middleware::from_fn_with_state(shared.clone(), require_key)),
+            )
             .with_state(shared.clone());
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
@@ -314,15 +350,20 @@ fn unauthorized() -> Response {
     (StatusCode::UNAUTHORIZED, Json(json!({"error": {"message": "Incorrect API key provided"}}))).into_response()
 }
 
-/// `POST /v1/files`: a multipart upload (`purpose`, `file`); the file's record.
-async fn upload_file(
+/// The key check of routes that do nothing else before it.
+async fn require_key(
     State(shared): State<Arc<Shared>>,
-    headers: HeaderMap,
-    mut form: axum::extract::Multipart,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
 ) -> Response {
-    if !authorized(&shared, &headers) {
+    if !authorized(&shared, request.headers()) {
         return unauthorized();
     }
+    next.run(request).await
+}
+
+/// `POST /v1/files`: a multipart upload (`purpose`, `file`); the file's record.
+async fn upload_file(State(shared): State<Arc<Shared>>, mut form: axum::extract::Multipart) -> Response {
     let (mut purpose, mut content, mut name) = (String::new(), None, String::new());
     while let Ok(Some(field)) = form.next_field().await {
         match field.name() {
@@ -347,12 +388,8 @@ async fn upload_file(
 /// `GET /v1/files/ID/content`.
 async fn file_content(
     State(shared): State<Arc<Shared>>,
-    headers: HeaderMap,
     axum::extract::Path(id): axum::extract::Path<String>,
 ) -> Response {
-    if !authorized(&shared, &headers) {
-        return unauthorized();
-    }
     match shared.files.lock().unwrap().get(&id) {
         Some(text) => text.clone().into_response(),
         None => not_found("file"),
@@ -363,10 +400,7 @@ async fn file_content(
 /// its chat request would be live (without faults or latency); the output
 /// (and the failed lines') files written; the batch reported in progress
 /// for `batch_polls` status requests.
-async fn create_batch(State(shared): State<Arc<Shared>>, headers: HeaderMap, Json(req): Json<Value>) -> Response {
-    if !authorized(&shared, &headers) {
-        return unauthorized();
-    }
+async fn create_batch(State(shared): State<Arc<Shared>>, Json(req): Json<Value>) -> Response {
     let Some(input) = req["input_file_id"].as_str().and_then(|f| shared.files.lock().unwrap().get(f).cloned()) else {
         return not_found("file");
     };
@@ -440,12 +474,8 @@ fn in_progress(batch: &Value) -> Value {
 /// `GET /v1/batches/ID`.
 async fn get_batch(
     State(shared): State<Arc<Shared>>,
-    headers: HeaderMap,
     axum::extract::Path(id): axum::extract::Path<String>,
 ) -> Response {
-    if !authorized(&shared, &headers) {
-        return unauthorized();
-    }
     let mut batches = shared.batches.lock().unwrap();
     let Some((batch, left)) = batches.get_mut(&id) else { return not_found("batch") };
     if *left > 0 {
@@ -627,6 +657,29 @@ async fn misbehave(
 }
 
 /// A rough token count for `usage` (the mock is not a tokenizer).
+/// The words of `prompt`'s longest whole-block prefix an earlier prompt
+/// began with; every whole-block prefix of it is remembered.
+fn cached_prefix(shared: &Shared, prompt: &str, block: usize) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let words: Vec<&str> = prompt.split_whitespace().collect();
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    let mut seen = shared.prefixes.lock().unwrap();
+    let (mut cached, mut hit) = (0, true);
+    for (i, w) in words.iter().enumerate() {
+        w.hash(&mut hasher);
+        if (i + 1) % block == 0 {
+            let h = hasher.finish();
+            if hit && seen.contains(&h) {
+                cached = i + 1;
+            } else {
+                hit = false;
+            }
+            seen.insert(h);
+        }
+    }
+    cached as u64
+}
+
 fn rough_tokens(text: &str) -> u64 {
     text.split_whitespace().count().max(1) as u64
 }
@@ -644,15 +697,74 @@ async fn chat(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Strin
         (false, true) => Wait::Composed,
         (false, false) => Wait::First,
     };
+    let limit = shared.config.lock().unwrap().rate_limit;
+    let said = match limit.map(|l| count_against(&shared, l, &body)) {
+        None => None,
+        Some(Ok(said)) => Some(said),
+        Some(Err(refused)) => return refused,
+    };
     let (config, due) = match misbehave(&shared, &headers, wait).await {
         Ok(c) => c,
         Err(r) => return r,
     };
-    let response = compose(&shared, &headers, config, &body, streamed, serial);
+    let mut response = compose(&shared, &headers, config, &body, streamed, serial);
+    if let Some(said) = said {
+        response.headers_mut().extend(said);
+    }
     if let Some(due) = due {
         sleep_until_exactly(due).await;
     }
     response
+}
+
+/// Counts a request against the rate limit's window: the headers saying
+/// what is left, or the 429 past it.
+fn count_against(shared: &Shared, limit: RateLimit, body: &str) -> Result<HeaderMap, Response> {
+    let req: Value = serde_json::from_str(body).unwrap_or(Value::Null);
+    let prompt: String = req["messages"]
+        .as_array()
+        .map(|m| m.iter().filter_map(|m| m["content"].as_str()).collect::<Vec<_>>().join("\n"))
+        .unwrap_or_default();
+    let asked = rough_tokens(&prompt) + req["max_tokens"].as_u64().unwrap_or(0);
+    let now = std::time::Instant::now();
+    let mut w = shared.window.lock().unwrap();
+    if now >= w.0 + limit.window {
+        *w = (now, 0, 0);
+    }
+    let reset = (w.0 + limit.window).saturating_duration_since(now);
+    let reset_text = format!("{}ms", reset.as_micros().div_ceil(1000).max(1));
+    if w.1 + 1 > limit.requests || w.2 + asked > limit.tokens {
+        shared.stats.lock().unwrap().rate_limited += 1;
+        let mut r = (
+            StatusCode::TOO_MANY_REQUESTS,
+            Json(json!({"error": {"message": "Rate limit reached for requests", "type": "requests", "code": "rate_limit_exceeded"}})),
+        )
+            .into_response();
+        r.headers_mut().insert("retry-after", format!("{:.3}", reset.as_secs_f64()).parse().unwrap());
+        return Err(r);
+    }
+    w.1 += 1;
+    w.2 += asked;
+    let (left_requests, left_tokens) = (limit.requests - w.1, limit.tokens - w.2);
+    drop(w);
+    {
+        let mut stats = shared.stats.lock().unwrap();
+        stats.least_remaining_requests =
+            Some(stats.least_remaining_requests.map_or(left_requests, |l| l.min(left_requests)));
+        stats.least_remaining_tokens = Some(stats.least_remaining_tokens.map_or(left_tokens, |l| l.min(left_tokens)));
+    }
+    let mut h = HeaderMap::new();
+    for (name, value) in [
+        ("x-ratelimit-limit-requests", limit.requests.to_string()),
+        ("x-ratelimit-limit-tokens", limit.tokens.to_string()),
+        ("x-ratelimit-remaining-requests", left_requests.to_string()),
+        ("x-ratelimit-remaining-tokens", left_tokens.to_string()),
+        ("x-ratelimit-reset-requests", reset_text.clone()),
+        ("x-ratelimit-reset-tokens", reset_text.clone()),
+    ] {
+        h.insert(name, value.parse().unwrap());
+    }
+    Ok(h)
 }
 
 /// A chat request's reply (or its error), as it is to be sent.
@@ -752,6 +864,11 @@ fn compose(
     if !config.omit_usage {
         let (p, c) = (rough_tokens(&prompt), rough_tokens(&text));
         reply["usage"] = json!({"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c});
+        if let Some(block) = config.prefix_cache {
+            let cached = cached_prefix(shared, &prompt, block.max(1)).min(p);
+            reply["usage"]["prompt_tokens_details"] = json!({"cached_tokens": cached});
+            shared.stats.lock().unwrap().cached_tokens += cached;
+        }
     }
     shared.stats.lock().unwrap().busy += composing.elapsed();
     if streamed {

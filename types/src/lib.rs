@@ -19,6 +19,7 @@
 pub mod corpus;
 pub mod defaults;
 pub mod judge;
+pub mod llm;
 pub mod metrics;
 pub mod rag;
 pub mod requests;

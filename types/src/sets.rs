@@ -89,6 +89,127 @@ closed_set! {
 }
 
 closed_set! {
+    /// Who answered a logged call (the call log's and the cache's `provider`).
+    pub enum CallProvider ("a call's provider") {
+        /// The offline stand-ins: classical NLP, no model.
+        Offline = "offline",
+        /// An OpenAI-compatible endpoint (live or through its Batch API).
+        OpenAi = "openai",
+        /// The bias lab's judge: the rubric plus set biases and noise.
+        Simulated = "simulated",
+    }
+}
+
+impl CallProvider {
+    /// A language model answered (someone may have paid for it).
+    pub fn is_model(self) -> bool {
+        self == CallProvider::OpenAi
+    }
+
+    /// How pages name who answered: the offline provider and the bias lab
+    /// plainly as not a language model.
+    pub fn label(self, model: &str) -> String {
+        match self {
+            CallProvider::Offline => "offline (no LLM)".to_string(),
+            CallProvider::Simulated => "simulated judge (bias lab, no LLM)".to_string(),
+            CallProvider::OpenAi => format!("openai · {model}"),
+        }
+    }
+}
+
+closed_set! {
+    /// Where a question set's entities come from (the entity diagnostics).
+    #[derive(Default)]
+    pub enum EntitySource ("the entity source") {
+        /// The graph's names matched in each question's text. Default.
+        #[default]
+        Graph = "graph",
+        /// The entities an LLM listed per question (a `mentions` job).
+        Llm = "llm",
+    }
+}
+
+closed_set! {
+    /// Who wrote a question (a question's `generator`, before any `+edited`).
+    pub enum QuestionWriter ("a question's generator") {
+        /// From the knowledge graph (node, edge or subgraph).
+        Graph = "graph",
+        /// From chunk summaries.
+        Summary = "summary",
+        /// HieraRAG's categories.
+        Hierarchical = "hierarchical",
+        /// A file's question that names no generator Assay knows.
+        Imported = "imported",
+        /// Added by hand on the Questions page.
+        Manual = "manual",
+        /// Benchmark files, by layout.
+        UltraDomain = "dataset:ultradomain",
+        GraphRagBench = "dataset:graphrag-bench",
+        MultiHopRag = "dataset:multihop-rag",
+        Table = "dataset:table",
+    }
+}
+
+/// A question's generator as stored and exported: who wrote it, and
+/// whether a person edited it since (`graph+edited`). Travels as that text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Generator {
+    pub by: QuestionWriter,
+    pub edited: bool,
+}
+
+impl Generator {
+    pub const fn new(by: QuestionWriter) -> Generator {
+        Generator { by, edited: false }
+    }
+
+    /// The generator a stored or exported text names (exact).
+    pub fn parse(text: &str) -> Result<Generator, crate::Unknown> {
+        let (by, edited) = match text.strip_suffix("+edited") {
+            Some(by) => (by, true),
+            None => (text, false),
+        };
+        QuestionWriter::parse(by)
+            .map(|by| Generator { by, edited })
+            .map_err(|e| crate::Unknown { value: text.to_string(), ..e })
+    }
+
+    /// As edited by a person (a question added by hand stays `manual`).
+    pub fn edited(self) -> Generator {
+        Generator { edited: self.by != QuestionWriter::Manual, ..self }
+    }
+}
+
+impl Default for Generator {
+    fn default() -> Generator {
+        Generator::new(QuestionWriter::Imported)
+    }
+}
+
+impl std::fmt::Display for Generator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.by.as_str())?;
+        if self.edited {
+            f.write_str("+edited")?;
+        }
+        Ok(())
+    }
+}
+
+impl serde::Serialize for Generator {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Generator {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Generator, D::Error> {
+        let text = <std::borrow::Cow<'de, str> as serde::Deserialize>::deserialize(d)?;
+        Generator::parse(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+closed_set! {
     /// Which protocols an evaluation runs.
     pub enum Protocol ("protocol") {
         /// Length alignment, position exchange, trials (Zeng et al.).
@@ -380,6 +501,9 @@ mod tests {
         round_trips::<JobStatus>();
         round_trips::<ItemStatus>();
         round_trips::<ProviderKind>();
+        round_trips::<CallProvider>();
+        round_trips::<EntitySource>();
+        round_trips::<QuestionWriter>();
         round_trips::<Protocol>();
         round_trips::<JudgeKind>();
         round_trips::<JudgePrompt>();
@@ -400,6 +524,23 @@ mod tests {
     }
 
     #[test]
+    fn a_generator_reads_back_from_its_text_with_its_edit_mark() {
+        for text in ["graph", "summary+edited", "manual", "dataset:multihop-rag", "hierarchical+edited"] {
+            let g = Generator::parse(text).unwrap();
+            assert_eq!(g.to_string(), text);
+            assert_eq!(serde_json::from_str::<Generator>(&serde_json::to_string(&g).unwrap()).unwrap(), g);
+        }
+        let g = Generator::parse("graph+edited").unwrap();
+        assert_eq!((g.by, g.edited), (QuestionWriter::Graph, true));
+        assert_eq!(Generator::new(QuestionWriter::Summary).edited().to_string(), "summary+edited");
+        assert_eq!(Generator::new(QuestionWriter::Manual).edited().to_string(), "manual");
+        let e = Generator::parse("gpt-4+edited").unwrap_err().to_string();
+        assert!(e.starts_with("a question's generator must be graph, summary,"), "{e}");
+        assert!(e.ends_with("not \"gpt-4+edited\""), "{e}");
+        assert!(Generator::parse("graph+edited+edited").is_err());
+    }
+
+    #[test]
     fn an_unknown_name_is_an_error_that_names_the_set_and_its_values() {
         let e = Protocol::parse("fair").unwrap_err();
         assert_eq!(e.to_string(), "protocol must be unbiased, legacy or both, not \"fair\"");
@@ -416,6 +557,8 @@ mod tests {
             JobKind::NAMES,
             JobStatus::NAMES,
             ProviderKind::NAMES,
+            CallProvider::NAMES,
+            EntitySource::NAMES,
             Protocol::NAMES,
             JudgeKind::NAMES,
             LegacyAspects::NAMES,

@@ -189,14 +189,18 @@ pub async fn delete_question_set(set_id: i64) -> Result<(), AppError> {
     store::questions::delete_set(&call.state.pool, set_id).await
 }
 
-/// The entities a set's questions mention: `source` `graph` (the graph's
+/// The entities a set's questions mention: `entity_source` `graph` (the graph's
 /// names matched) or `llm` (listed by the LLM; `None` until a job has).
 #[server(output = crate::codec::Json)]
-pub async fn question_set_entities(set_id: i64, source: String) -> Result<Option<EntityStats>, AppError> {
+pub async fn question_set_entities(
+    set_id: i64,
+    entity_source: types::EntitySource,
+) -> Result<Option<EntityStats>, AppError> {
     let call = Request::now()?;
     call.require(Obj::QuestionSet(set_id), Need::Read).await?;
-    let source = crate::ssr::questions::diagnostics::EntitySource::parse(&source)?;
-    Ok(crate::ssr::questions::diagnostics::set_entities(&call.state.pool, set_id, source).await?.map(|e| e.stats()))
+    Ok(crate::ssr::questions::diagnostics::set_entities(&call.state.pool, set_id, entity_source)
+        .await?
+        .map(|e| e.stats()))
 }
 
 /// Starts having the LLM list the entities each question of a set names (a job).

@@ -20,7 +20,7 @@ fn llm_info(llm: &engine::llm::settings::LlmSettings) -> LlmInfo {
         concurrency: llm.concurrency as i64,
         timeout_secs: llm.timeout.as_secs() as i64,
         key_set: llm.api_key.is_some(),
-        price: if offline { None } else { llm.prices.0.get(&llm.model).map(|p| (p.input_per_m, p.output_per_m)) },
+        price: if offline { None } else { llm.prices.0.get(&llm.model).copied() },
         allow_private_urls: llm.allow_private_urls,
         context: llm.context,
     }
@@ -103,7 +103,7 @@ pub async fn save_llm_settings(
     let mut applied = stored.apply(&state.config.llm_base);
     if !price.trim().is_empty() {
         applied.set_price(&price).map_err(invalid)?;
-        stored.price = applied.prices.0.get(&applied.model).map(|p| (p.input_per_m, p.output_per_m));
+        stored.price = applied.prices.0.get(&applied.model).copied();
     }
     applied.build_provider(engine::offline::provider).map_err(invalid)?;
     save_llm(&state.pool, &stored).await?;

@@ -304,7 +304,7 @@ fn CallLog(calls: Vec<CallView>) -> impl IntoView {
     view! {
         <div class="call-log">
             {calls.into_iter().map(|c| {
-                let who = crate::model::provider_label(&c.provider, &c.model);
+                let who = c.provider.label(&c.model);
                 view! {
                     <article class="call">
                         <p class="meta">

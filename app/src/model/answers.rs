@@ -69,6 +69,11 @@ pub struct CostRow {
     pub avg_query_ms: Option<f64>,
     pub avg_retrieval_ms: Option<f64>,
     pub avg_cost_usd: Option<f64>,
+    /// The share of the set's paid prompt tokens the provider read from
+    /// its prefix cache (and billed at its cached-input rate); `None`: no
+    /// call of Assay's made the answers.
+    #[serde(default)]
+    pub cached_input_share: Option<f64>,
     pub made_by: Option<String>,
     /// A sanity check's second run (see [`AnswerSetView::sanity_of`]).
     #[serde(default)]

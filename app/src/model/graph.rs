@@ -20,10 +20,10 @@ pub struct GraphOverview {
     pub types: Vec<(String, i64)>,
     /// The highest-degree nodes, highest first.
     pub top: Vec<NodeBrief>,
-    /// The job that built the graph, and the provider its calls went to
-    /// (`offline`, `openai`, or `imported` for a graph brought from a file).
+    /// The job that built the graph, and who answered its calls (`None`:
+    /// no call logged — a graph imported from a file has no job).
     pub job_id: Option<i64>,
-    pub provider: String,
+    pub provider: Option<types::CallProvider>,
     pub model: String,
     /// For a graph imported from another system's index: where from
     /// and how its entities, relations and chunks map to Assay's.

@@ -89,7 +89,7 @@ pub struct JobItemsPage {
 pub struct CallView {
     pub id: i64,
     pub purpose: String,
-    pub provider: String,
+    pub provider: types::CallProvider,
     pub model: String,
     pub sample: i64,
     pub prompt: String,
@@ -103,18 +103,6 @@ pub struct CallView {
     pub cached: bool,
     pub prompt_hash: Option<String>,
     pub created_at: String,
-}
-
-/// How a call's provider is named on pages: the offline provider plainly
-/// as not a language model.
-pub fn provider_label(provider: &str, model: &str) -> String {
-    if provider == "offline" {
-        "offline (no LLM)".to_string()
-    } else if provider == "simulated" {
-        "simulated judge (bias lab, no LLM)".to_string()
-    } else {
-        format!("{provider} · {model}")
-    }
 }
 
 /// A job with the items that failed.

@@ -19,7 +19,7 @@ pub struct QuestionSetView {
     pub counts: Vec<(String, i64)>,
     /// The provider and model the generating job's calls went to (none for
     /// an imported set).
-    pub provider: Option<String>,
+    pub provider: Option<types::CallProvider>,
     pub model: Option<String>,
 }
 
@@ -43,7 +43,9 @@ pub struct QuestionView {
     pub nodes: Vec<String>,
     pub edges: Vec<(String, String)>,
     pub walk: Vec<String>,
-    pub generator: String,
+    /// Who wrote it, and whether a person edited it since (`graph+edited`;
+    /// `imported` for a file's question that names no generator Assay knows).
+    pub generator: types::Generator,
     pub prompt_hash: Option<String>,
     pub seed: Option<i64>,
 }
@@ -65,7 +67,7 @@ pub struct EntityStats {
     pub set_name: String,
     /// `graph` (the graph's names matched in the text) or `llm` (entities
     /// the LLM listed per question, a `mentions` job).
-    pub source: String,
+    pub source: types::EntitySource,
     /// The `mentions` job, for `llm`.
     pub job_id: Option<i64>,
     /// Who listed the entities, for `llm`: "offline (no LLM)" or "openai · MODEL".

@@ -14,8 +14,8 @@ pub struct LlmInfo {
     pub concurrency: i64,
     pub timeout_secs: i64,
     pub key_set: bool,
-    /// USD per 1M input/output tokens of the model, when known.
-    pub price: Option<(f64, f64)>,
+    /// The model's price (USD per 1M tokens), when known.
+    pub price: Option<types::llm::Price>,
     /// The "HTTP endpoint" method may call private addresses.
     pub allow_private_urls: bool,
     /// The model's context window when set here or by `--llm-context`

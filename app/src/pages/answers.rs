@@ -291,7 +291,11 @@ fn CostTable(
                             <td class="num">{seconds(r.avg_query_ms)}</td>
                             <td class="num">{seconds(r.avg_retrieval_ms)}</td>
                             <td class="num">{avg(r.avg_llm_calls, 1)}</td>
-                            <td class="num">{r.avg_cost_usd.map_or("—".into(), format::usd)}</td>
+                            <td class="num cost">{r.avg_cost_usd.map_or("—".into(), format::usd)}
+                                {r.cached_input_share.filter(|s| *s > 0.0).map(|s| view! {
+                                    <br/><span class="small muted cached-input" title="Prompt tokens the provider read from its prefix cache, billed at its cached-input rate">
+                                        {format!("{:.0}% of input cached", s * 100.0)}</span>
+                                })}</td>
                             <td class="num context-size">{context_cell(&r.context)}</td>
                             <td class="small">{r.made_by.clone().unwrap_or_else(|| "imported".into())}</td>
                             <td class="actions">

@@ -218,9 +218,13 @@ fn Wizard(s: WizardStart) -> impl IntoView {
         },
     );
     // The fields' manifest replaces the text (an imported one stays until a field changes).
+    // Fields that make no manifest (levels "2, x") keep the last text,
+    // and nothing starts until they do.
+    let refused = RwSignal::new(false);
     Effect::new(move |_| {
         if let Some(Ok(d)) = draft.get() {
-            if !w.from_text.get_untracked() {
+            refused.set(d.error.is_some());
+            if !w.from_text.get_untracked() && !(d.error.is_some() && d.manifest.is_empty()) {
                 manifest.set(d.manifest);
                 // What the form holds stays named; what it could not hold is gone.
                 not_held.set(Vec::new());
@@ -348,7 +352,7 @@ fn Wizard(s: WizardStart) -> impl IntoView {
                 <p class="small" id="not-held">"From the imported manifest, run as imported but dropped when a field changes: " {not_held.get().join("; ")}</p>
             })}
             <p>
-                <button type="button" class="primary" id="start-experiment" disabled=move || run.pending().get()
+                <button type="button" class="primary" id="start-experiment" disabled=move || run.pending().get() || refused.get()
                     on:click=move |_| { run.dispatch(StartExperiment { manifest: manifest.get_untracked() }); }>
                     {move || if run.pending().get() { "Starting…" } else { "Start the experiment" }}</button>
             </p>

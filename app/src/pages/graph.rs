@@ -107,14 +107,15 @@ fn ImportIndexForm(project_id: i64, import_error: Memo<Option<String>>) -> impl 
 
 #[component]
 pub(crate) fn Stats(o: GraphOverview) -> impl IntoView {
-    let by = match o.provider.as_str() {
-        "offline" => view! {
+    let by = match (o.job_id, o.provider) {
+        (_, Some(types::CallProvider::Offline)) => view! {
             <span class="provider-offline">"the offline provider"</span>
             <span class="muted">" — entities found by classical NLP (capitalised phrases, co-occurrence), not by a language model"</span>
         }
         .into_any(),
-        "imported" => view! { <span>"an imported file"</span> }.into_any(),
-        _ => view! { <span>{format!("{}, {}", o.provider, o.model)}</span> }.into_any(),
+        (None, _) => view! { <span>"an imported file"</span> }.into_any(),
+        (Some(_), Some(p)) => view! { <span>{p.label(&o.model)}</span> }.into_any(),
+        (Some(job), None) => view! { <span>{format!("job #{job} (no call logged)")}</span> }.into_any(),
     };
     let provenance = match o.imported_from.clone() {
         Some(from) => view! {

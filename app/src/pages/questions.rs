@@ -6,6 +6,7 @@
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::{use_navigate, use_query_map};
+use types::EntitySource;
 
 use crate::api::jobs::latest_jobs;
 use crate::api::projects::get_project;
@@ -22,17 +23,19 @@ use crate::components::route_id;
 use crate::components::{ActionError, ConfirmDelete, ErrorNote, NoCacheBox, Pager, ProjectBar, SourceText};
 use crate::format;
 use crate::model::{QuestionSetView, QuestionView};
-use types::{defaults, QuestionSetKind};
+use types::{defaults, CallProvider, QuestionSetKind};
 
 fn counts_text(s: &QuestionSetView) -> String {
     s.counts.iter().map(|(k, n)| format!("{n} {k}")).collect::<Vec<_>>().join(" · ")
 }
 
 fn made_by(s: &QuestionSetView) -> String {
-    match (s.kind, s.provider.as_deref()) {
+    match (s.kind, s.provider) {
         (QuestionSetKind::Imported, _) => "imported from a file".into(),
-        (_, Some("offline")) => "offline provider: template questions, not written by a language model".into(),
-        (_, Some(p)) => crate::model::provider_label(p, &s.model.clone().unwrap_or_default()),
+        (_, Some(CallProvider::Offline)) => {
+            "offline provider: template questions, not written by a language model".into()
+        }
+        (_, Some(p)) => p.label(&s.model.clone().unwrap_or_default()),
         (_, None) => "not written yet: no call logged".into(),
     }
 }
@@ -199,7 +202,7 @@ fn Compare(project_id: i64, sets: Vec<(i64, String, QuestionSetKind)>) -> impl I
         .map_or(first, |s| s.0);
     let a = RwSignal::new(first);
     let b = RwSignal::new(second);
-    let source = RwSignal::new("graph".to_string());
+    let source = RwSignal::new(EntitySource::Graph);
     let options = move |chosen: RwSignal<i64>| {
         sets.iter()
             .map(|(id, name, _)| {
@@ -211,10 +214,10 @@ fn Compare(project_id: i64, sets: Vec<(i64, String, QuestionSetKind)>) -> impl I
     let (oa, ob) = (options(a), options(b));
     // Counted and drawn when the panel is opened, not with every page.
     let opened = RwSignal::new(false);
-    let pick = move |value: &'static str, label: &'static str| {
+    let pick = move |value: EntitySource, label: &'static str| {
         view! {
-            <label><input type="radio" name="entity-source" value=value prop:checked=move || source.get() == value
-                on:change=move |_| source.set(value.to_string())/>" "{label}</label>
+            <label><input type="radio" name="entity-source" value=value.as_str() prop:checked=move || source.get() == value
+                on:change=move |_| source.set(value)/>" "{label}</label>
         }
     };
     view! {
@@ -226,8 +229,8 @@ fn Compare(project_id: i64, sets: Vec<(i64, String, QuestionSetKind)>) -> impl I
             </div>
             <fieldset class="inline-form entity-source">
                 <legend>"Entities"</legend>
-                {pick("graph", "the graph's entity names, matched in the questions")}
-                {pick("llm", "listed per question by the LLM (a job)")}
+                {pick(EntitySource::Graph, "the graph's entity names, matched in the questions")}
+                {pick(EntitySource::Llm, "listed per question by the LLM (a job)")}
             </fieldset>
             <Show when=move || opened.get()>
                 <div class="compare-grid">
@@ -241,18 +244,15 @@ fn Compare(project_id: i64, sets: Vec<(i64, String, QuestionSetKind)>) -> impl I
 }
 
 #[component]
-fn EntityPanel(project_id: i64, set_id: i64, source: String) -> impl IntoView {
+fn EntityPanel(project_id: i64, set_id: i64, source: EntitySource) -> impl IntoView {
     let start = ServerAction::<StartMentions>::new();
     let live = RwSignal::new(false);
     let tick = live_ticks(live, move || Watch::Project(project_id));
-    let query = source.clone();
-    let stats = Resource::new(
-        move || (tick.get(), start.version().get()),
-        move |_| question_set_entities(set_id, query.clone()),
-    );
+    let stats =
+        Resource::new(move || (tick.get(), start.version().get()), move |_| question_set_entities(set_id, source));
     let svg = format!("/api/projects/{project_id}/questions/{set_id}/entities.svg?source={source}");
     view! {
-        <div class="entity-panel" data-set=set_id data-source=source.clone()>
+        <div class="entity-panel" data-set=set_id data-source=source.as_str()>
             <Transition fallback=|| view! { <p class="muted">"Counting entities…"</p> }>
                 {move || {
                     let svg = svg.clone();
@@ -280,7 +280,7 @@ fn EntityPanel(project_id: i64, set_id: i64, source: String) -> impl IntoView {
                                 };
                                 view! {
                                     <p class="entity-stats"><strong class="distinct">{s.distinct}</strong>" distinct entities"
-                                        {(s.source == "llm").then(|| format!(" ({} in the graph)", s.in_graph))}" · "
+                                        {(s.source == EntitySource::Llm).then(|| format!(" ({} in the graph)", s.in_graph))}" · "
                                         {format!("{} of {} questions name one · the most named takes {:.0}%",
                                             s.with_entity, s.covered, s.top_share * 100.0)}{by}</p>
                                     <img src=svg.clone() alt=format!("Entities mentioned by {}", s.set_name) width="100%"/>
@@ -549,8 +549,8 @@ fn SetView(project_id: i64, set: QuestionSetView) -> impl IntoView {
     let open = RwSignal::new(None::<i64>);
     let levels: Vec<String> = set.counts.iter().map(|(k, _)| k.clone()).collect();
     // Who wrote the questions from their passages, as the provenance says it.
-    let writer = match set.provider.as_deref() {
-        Some("offline") => "the offline templates",
+    let writer = match set.provider {
+        Some(CallProvider::Offline) => "the offline templates",
         Some(_) => "the LLM",
         None => "the question writer",
     };
@@ -639,7 +639,7 @@ fn QuestionRow(
                     <button type="button" class="link" on:click=move |_| editing.set(false)>"Cancel"</button>
                 </Show>
             </td>
-            <td class="small muted">{q.generator.clone()}</td>
+            <td class="small muted">{q.generator.to_string()}</td>
             <td class="actions">
                 <button type="button" class="link provenance-toggle" on:click=move |_| open.set(if is_open() { None } else { Some(qid) })>
                     {move || if is_open() { "Hide" } else { "Provenance" }}

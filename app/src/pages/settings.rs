@@ -54,7 +54,7 @@ pub fn SettingsPage() -> impl IntoView {
 
 #[component]
 fn LlmForm(l: LlmInfo, save: ServerAction<SaveLlmSettings>, test: ServerAction<TestConnection>) -> impl IntoView {
-    let price = l.price.map(|(i, o)| format!("{i},{o}")).unwrap_or_default();
+    let price = l.price.map(|p| p.spec()).unwrap_or_default();
     let offline = l.provider == types::ProviderKind::Offline;
     let key_note = if l.key_set { "set; never shown. Leave empty to keep it." } else { "not set" };
     // Saving `openai` with no key warns once first: OpenAI refuses requests
@@ -86,7 +86,7 @@ fn LlmForm(l: LlmInfo, save: ServerAction<SaveLlmSettings>, test: ServerAction<T
             <label>"Concurrency" <input type="number" name="concurrency" min="1" value=l.concurrency/></label>
             <label>"Timeout (s)" <input type="number" name="timeout_secs" min="1" value=l.timeout_secs/></label>
             <label>"Context window (tokens)" <input type="number" name="context" min="512" value=l.context.map(|c| c.to_string()).unwrap_or_default() placeholder="empty: what the endpoint says, else 8192"/></label>
-            <label>"Price (USD per 1M input,output tokens)" <input type="text" name="price" value=price placeholder="e.g. 0.15,0.60; empty: built-in list"/></label>
+            <label>"Price (USD per 1M input,output[,cached input] tokens)" <input type="text" name="price" value=price placeholder="e.g. 0.15,0.60,0.075; empty: built-in list"/></label>
             <label>"API key" <input type="password" name="api_key" autocomplete="off" placeholder=key_note
                 on:input=move |ev| { key.set(event_target_value(&ev)); warned.set(false); }/></label>
             <label class="check"><input type="checkbox" name="clear_key" value="on"

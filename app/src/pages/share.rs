@@ -170,8 +170,8 @@ pub fn SharedSet(q: SharedQuestions, token: String, #[prop(optional)] standalone
         <dl class="totals">
             <div><dt>"Questions"</dt><dd id="shared-questions">{format::int(q.set.questions)}</dd></div>
             <div><dt>"Kind"</dt><dd>{q.set.kind.as_str()}</dd></div>
-            <div><dt>"Made by"</dt><dd class="small">{q.set.provider.clone().map_or("imported".into(), |p| {
-                if p == "offline" { "the offline provider (templates, not a language model)".to_string() } else { format!("{p}, {}", q.set.model.clone().unwrap_or_default()) }
+            <div><dt>"Made by"</dt><dd class="small">{q.set.provider.map_or("imported".into(), |p| {
+                if p == types::CallProvider::Offline { "the offline provider (templates, not a language model)".to_string() } else { p.label(&q.set.model.clone().unwrap_or_default()) }
             })}</dd></div>
         </dl>
         <p class="small">{counts}</p>

@@ -147,7 +147,7 @@ pub async fn run_item(gateway: &Gateway, job_id: i64, item: WorkItem, settings: 
     let mut combined = match first.value {
         Ok((x, _)) => ChunkExtraction {
             extraction: x,
-            offline: reply.provider == "offline",
+            offline: reply.provider == types::CallProvider::Offline,
             truncated_replies: u32::from(reply.truncated),
             repaired: first.repaired,
             ..Default::default()

@@ -16,7 +16,7 @@ use super::legacy;
 use super::scoring::{self, rubric};
 use crate::chunk::{Bpe, Tokenizer};
 use crate::llm::offline::OfflineProvider;
-use crate::llm::{count_prompt_tokens, BoxFuture, ChatRequest, Failure, Provider, ProviderReply};
+use crate::llm::{count_prompt_tokens, BoxFuture, CallProvider, ChatRequest, Failure, Provider, ProviderReply};
 
 /// The biases of a simulated judge.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -79,8 +79,8 @@ impl SimulatedJudge {
 }
 
 impl Provider for SimulatedJudge {
-    fn name(&self) -> &str {
-        "simulated"
+    fn name(&self) -> CallProvider {
+        CallProvider::Simulated
     }
 
     fn base_url(&self) -> &str {
@@ -109,6 +109,7 @@ impl Provider for SimulatedJudge {
                     attempts: 1,
                     finish_reason: Some("stop".into()),
                     batched: false,
+                    cached_tokens: 0,
                 });
             }
             let aspects = |s: [u8; 4]| serde_json::json!({"Comprehensiveness": s[0], "Relevance": s[1], "Empowerment": s[2], "Directness": s[3]});
@@ -123,6 +124,7 @@ impl Provider for SimulatedJudge {
                 attempts: 1,
                 finish_reason: Some("stop".into()),
                 batched: false,
+                cached_tokens: 0,
             })
         })
     }
@@ -198,7 +200,7 @@ mod tests {
         assert_eq!(legacy::parse(&r.text).unwrap().overall, Outcome::A);
         let same = gw.chat(&legacy::request(Q, ANSWER, ANSWER, 0), &CallContext::default()).await.unwrap();
         assert_eq!(legacy::parse(&same.text).unwrap().overall, Outcome::A, "identical answers: the first wins");
-        assert_eq!(r.provider, "simulated");
+        assert_eq!(r.provider, types::CallProvider::Simulated);
     }
 
     fn aspects(s: [u8; 4]) -> serde_json::Value {

@@ -36,7 +36,7 @@ use sha2::{Digest, Sha256};
 use tokio::sync::oneshot;
 
 use super::openai::{parse_reply, OpenAiProvider};
-use super::{BoxFuture, ChatRequest, Failure, LlmError, Provider, ProviderReply};
+use super::{BoxFuture, CallProvider, ChatRequest, Failure, LlmError, Provider, ProviderReply};
 
 /// What a batched call costs against a live one: OpenAI's Batch API is half
 /// the price (and so are the others that copy it).
@@ -155,10 +155,12 @@ struct Queue {
 struct Following {
     /// Lines of followed batches not yet given to a call, by body hash.
     slots: HashMap<String, usize>,
-    /// Calls waiting for a followed batch, by body hash, in arrival order.
-    waiting: HashMap<String, std::collections::VecDeque<Waiting>>,
-    /// Answers of followed batches that ended before their call came.
-    answered: HashMap<String, std::collections::VecDeque<Answer>>,
+    /// Calls waiting for a followed batch, by body hash, in arrival order,
+    /// each with its request (its reply is read against it, as a live one).
+    waiting: HashMap<String, std::collections::VecDeque<(Waiting, Value)>>,
+    /// Lines of followed batches that ended before their call came: the
+    /// `custom_id` and the line (or why the batch gave none).
+    answered: HashMap<String, std::collections::VecDeque<(String, Option<Result<String, LlmError>>)>>,
 }
 
 /// A [`Provider`] that answers chat requests through the Batch API of an
@@ -273,10 +275,10 @@ impl BatchProvider {
             _ => return Some(tx),
         }
         match f.answered.get_mut(&hash).and_then(|a| a.pop_front()) {
-            Some(answer) => {
-                let _ = tx.send(answer);
+            Some((custom, line)) => {
+                let _ = tx.send(answer_of(line, &custom, body));
             }
-            None => f.waiting.entry(hash).or_default().push_back(tx),
+            None => f.waiting.entry(hash).or_default().push_back((tx, body.clone())),
         }
         None
     }
@@ -286,7 +288,7 @@ impl Provider for BatchProvider {
     fn context_window(&self) -> BoxFuture<'_, Option<u64>> {
         self.inner.endpoint.context_window()
     }
-    fn name(&self) -> &str {
+    fn name(&self) -> CallProvider {
         self.inner.endpoint.name()
     }
     fn base_url(&self) -> &str {
@@ -384,15 +386,15 @@ async fn follow(inner: Arc<Inner>, batch: SentBatch) {
     {
         let mut f = inner.following.lock().unwrap_or_else(|e| e.into_inner());
         for (custom, hash) in &batch.requests {
-            let answer = match &outcome {
-                Ok(lines) => answer_of(lines.get(custom).cloned(), custom, &Value::Null),
-                Err(e) => Err(Failure { error: e.clone(), attempts: 1 }),
+            let line = match &outcome {
+                Ok(lines) => lines.get(custom).cloned(),
+                Err(e) => Some(Err(e.clone())),
             };
             match f.waiting.get_mut(hash).and_then(|w| w.pop_front()) {
-                Some(waiting) => {
-                    let _ = waiting.send(answer);
+                Some((waiting, body)) => {
+                    let _ = waiting.send(answer_of(line, custom, &body));
                 }
-                None => f.answered.entry(hash.clone()).or_default().push_back(answer),
+                None => f.answered.entry(hash.clone()).or_default().push_back((custom.clone(), line)),
             }
         }
     }

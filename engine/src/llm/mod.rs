@@ -32,6 +32,7 @@ pub mod offline;
 pub mod openai;
 pub mod outbound;
 pub mod prompt;
+pub mod ratelimit;
 pub mod settings;
 
 use std::collections::HashMap;
@@ -46,6 +47,7 @@ use sha2::{Digest, Sha256};
 
 use crate::chunk::{Bpe, Tokenizer};
 pub use meter::Meter;
+pub use types::CallProvider;
 
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
@@ -122,13 +124,17 @@ pub struct ProviderReply {
     /// Answered through the Batch API, at its price ([`batch::PRICE_FACTOR`]).
     #[serde(default)]
     pub batched: bool,
+    /// Prompt tokens the provider read from its prefix cache (its usage's
+    /// `prompt_tokens_details.cached_tokens`; part of `prompt_tokens`).
+    #[serde(default)]
+    pub cached_tokens: u64,
 }
 
 /// What the gateway answers: the reply with its accounting.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ChatReply {
     pub text: String,
-    pub provider: String,
+    pub provider: CallProvider,
     pub model: String,
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
@@ -210,8 +216,8 @@ pub trait Provider: Send + Sync {
     fn context_window(&self) -> BoxFuture<'_, Option<u64>> {
         Box::pin(async { None })
     }
-    /// `openai` or `offline`.
-    fn name(&self) -> &str;
+    /// Who answers: `openai`, `offline` or `simulated` (the call log's name).
+    fn name(&self) -> CallProvider;
     /// Where requests go (empty for offline); part of the cache key.
     fn base_url(&self) -> &str;
     /// The model used when a request names none.
@@ -244,12 +250,7 @@ impl fmt::Debug for ApiKey {
     }
 }
 
-/// USD per million tokens.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Price {
-    pub input_per_m: f64,
-    pub output_per_m: f64,
-}
+pub use types::llm::Price;
 
 /// Prices by model name. Unknown models cost nothing (and are shown as unpriced).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -257,14 +258,35 @@ pub struct PriceTable(pub HashMap<String, Price>);
 
 impl PriceTable {
     pub fn with(mut self, model: &str, input_per_m: f64, output_per_m: f64) -> PriceTable {
-        self.0.insert(model.to_string(), Price { input_per_m, output_per_m });
+        self.0.insert(model.to_string(), Price { input_per_m, output_per_m, cached_input_per_m: None });
+        self
+    }
+
+    /// The model's price for input tokens read from the provider's cache.
+    pub fn with_cached(mut self, model: &str, cached_input_per_m: f64) -> PriceTable {
+        if let Some(p) = self.0.get_mut(model) {
+            p.cached_input_per_m = Some(cached_input_per_m);
+        }
         self
     }
 
     pub fn cost(&self, model: &str, prompt_tokens: u64, completion_tokens: u64) -> f64 {
+        self.cost_cached(model, prompt_tokens, 0, completion_tokens)
+    }
+
+    /// The cost of a call of which `cached` of the `prompt_tokens` were
+    /// read from the provider's prefix cache.
+    pub fn cost_cached(&self, model: &str, prompt_tokens: u64, cached: u64, completion_tokens: u64) -> f64 {
         self.0
             .get(model)
-            .map(|p| (prompt_tokens as f64 * p.input_per_m + completion_tokens as f64 * p.output_per_m) / 1e6)
+            .map(|p| {
+                let cached = cached.min(prompt_tokens);
+                let cached_rate = p.cached_input_per_m.unwrap_or(p.input_per_m);
+                ((prompt_tokens - cached) as f64 * p.input_per_m
+                    + cached as f64 * cached_rate
+                    + completion_tokens as f64 * p.output_per_m)
+                    / 1e6
+            })
             .unwrap_or(0.0)
     }
 }
@@ -292,7 +314,7 @@ pub struct CallContext {
 pub struct CallRecord {
     pub key: String,
     pub context: CallContext,
-    pub provider: String,
+    pub provider: CallProvider,
     pub base_url: String,
     pub model: String,
     pub purpose: String,
@@ -303,6 +325,9 @@ pub struct CallRecord {
     pub error: Option<String>,
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
+    /// Prompt tokens the provider read from its prefix cache.
+    #[serde(default)]
+    pub cached_tokens: u64,
     pub cost_usd: f64,
     pub latency_ms: u64,
     pub attempts: u32,
@@ -318,7 +343,7 @@ impl CallRecord {
     /// before anything else, so a process killed mid-item pays again only
     /// for the calls in flight.
     pub fn paid(&self) -> bool {
-        self.reply.is_some() && !self.cached && !matches!(self.provider.as_str(), "offline" | "simulated")
+        self.reply.is_some() && !self.cached && self.provider.is_model()
     }
 }
 
@@ -629,7 +654,7 @@ impl Gateway {
     pub async fn embed(&self, inputs: &[String], ctx: &CallContext) -> Result<EmbedResult, LlmError> {
         let mut req = ChatRequest::new("embed", inputs.iter().map(|i| Message::user(i.clone())).collect());
         req.model = Some(self.embed_model.clone());
-        let provider = format!("{}-embeddings", self.provider.name());
+        let provider = format!("{}-embeddings", self.provider.name().as_str());
         let key = cache_key(&provider, self.provider.base_url(), &self.embed_model, &req);
         let started = Instant::now();
         let mut record = self.new_record(key.clone(), ctx, &self.embed_model, &req);
@@ -668,7 +693,7 @@ impl Gateway {
         CallRecord {
             key,
             context: ctx.clone(),
-            provider: self.provider.name().to_string(),
+            provider: self.provider.name(),
             base_url: self.provider.base_url().to_string(),
             model: model.to_string(),
             purpose: req.purpose.clone(),
@@ -678,6 +703,7 @@ impl Gateway {
             error: None,
             prompt_tokens: 0,
             completion_tokens: 0,
+            cached_tokens: 0,
             cost_usd: 0.0,
             latency_ms: 0,
             attempts: 0,
@@ -751,13 +777,13 @@ impl Gateway {
             } else {
                 req
             };
-        let provider = self.provider.name().to_string();
+        let provider = self.provider.name();
         let model = req
             .model
             .clone()
             .or_else(|| self.chat_model.clone())
             .unwrap_or_else(|| self.provider.default_model().to_string());
-        let key = cache_key(&provider, self.provider.base_url(), &model, req);
+        let key = cache_key(provider.as_str(), self.provider.base_url(), &model, req);
         let started = Instant::now();
         let mut record = self.new_record(key.clone(), ctx, &model, req);
 
@@ -827,10 +853,16 @@ impl Gateway {
                 let truncated = reply.finish_reason.as_deref() == Some("length");
                 record.truncated = truncated;
                 let factor = if reply.batched { batch::PRICE_FACTOR } else { 1.0 };
-                let cost = self.prices.cost(&reply.model, reply.prompt_tokens, reply.completion_tokens) * factor;
+                let cost = self.prices.cost_cached(
+                    &reply.model,
+                    reply.prompt_tokens,
+                    reply.cached_tokens,
+                    reply.completion_tokens,
+                ) * factor;
                 record.reply = Some(reply.text.clone());
                 record.model = reply.model.clone();
                 record.prompt_tokens = reply.prompt_tokens;
+                record.cached_tokens = reply.cached_tokens;
                 record.completion_tokens = reply.completion_tokens;
                 record.cost_usd = cost;
                 record.attempts = reply.attempts;

@@ -14,7 +14,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::{count_prompt_tokens, BoxFuture, ChatRequest, Failure, LlmError, Provider, ProviderReply};
+use super::{count_prompt_tokens, BoxFuture, CallProvider, ChatRequest, Failure, LlmError, Provider, ProviderReply};
 
 /// A task's offline implementation: the request in, the reply text out.
 pub type OfflineTask = Arc<dyn Fn(&ChatRequest) -> Result<String, String> + Send + Sync>;
@@ -74,8 +74,8 @@ impl OfflineProvider {
 }
 
 impl Provider for OfflineProvider {
-    fn name(&self) -> &str {
-        "offline"
+    fn name(&self) -> CallProvider {
+        CallProvider::Offline
     }
 
     fn base_url(&self) -> &str {
@@ -101,6 +101,7 @@ impl Provider for OfflineProvider {
                 attempts: 1,
                 finish_reason: Some("stop".into()),
                 batched: false,
+                cached_tokens: 0,
             })
         })
     }
@@ -117,7 +118,7 @@ mod tests {
         let gw = Gateway::new(Arc::new(OfflineProvider::new()), store.clone(), PriceTable::default());
         let req = ChatRequest::new("ping", vec![Message::user("hello world")]);
         let first = gw.chat(&req, &CallContext::default()).await.unwrap();
-        assert_eq!(first.provider, "offline");
+        assert_eq!(first.provider, types::CallProvider::Offline);
         assert_eq!(first.model, "offline");
         assert!(first.text.starts_with("pong (offline provider, no LLM)"));
         assert_eq!(first.prompt_tokens, 8);

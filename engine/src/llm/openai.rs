@@ -38,8 +38,10 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio::sync::Semaphore;
 
+use super::ratelimit::{self, RateGate, Reading};
 use super::{
-    count_prompt_tokens, ApiKey, BoxFuture, ChatRequest, EmbedReply, Failure, LlmError, Provider, ProviderReply,
+    count_prompt_tokens, ApiKey, BoxFuture, CallProvider, ChatRequest, EmbedReply, Failure, LlmError, Provider,
+    ProviderReply,
 };
 use crate::chunk::{Bpe, Tokenizer};
 
@@ -159,6 +161,8 @@ pub struct OpenAiProvider {
     context: tokio::sync::OnceCell<u64>,
     /// The endpoint refused `response_format` once.
     json_refused: AtomicBool,
+    /// What the endpoint's rate-limit headers leave (see [`super::ratelimit`]).
+    gate: RateGate,
 }
 
 impl OpenAiProvider {
@@ -193,6 +197,7 @@ impl OpenAiProvider {
             permits,
             context: tokio::sync::OnceCell::new(),
             json_refused: AtomicBool::new(false),
+            gate: RateGate::default(),
         })
     }
 
@@ -331,6 +336,12 @@ impl OpenAiProvider {
         &self.config
     }
 
+    /// What the rate-limit gate has held back, and what the endpoint last
+    /// said was left.
+    pub fn rate_stats(&self) -> super::ratelimit::GateStats {
+        self.gate.stats()
+    }
+
     /// A slot of the deployment's shared limit, when there is one.
     async fn shared_slot(&self) -> Result<Option<HeldSlot<'_>>, (LlmError, Option<Duration>)> {
         let Some(SharedLimitHandle(limit)) = &self.config.shared_limit else { return Ok(None) };
@@ -354,6 +365,7 @@ impl OpenAiProvider {
         purpose: Option<&str>,
     ) -> Result<String, (LlmError, Option<Duration>)> {
         let _permit = self.permits.acquire().await.map_err(|_| (LlmError::Cancelled, None))?;
+        let _admitted = self.gate.admit(rate_tokens(body)).await;
         let _slot = self.shared_slot().await?;
         let url =
             if path.is_empty() { self.config.base_url.clone() } else { format!("{}/{path}", self.config.base_url) };
@@ -363,13 +375,8 @@ impl OpenAiProvider {
         }
         let response = self.authorized(request).send().await.map_err(|e| (self.transport_error(e), None))?;
         let status = response.status();
-        let retry_after = response
-            .headers()
-            .get(reqwest::header::RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<f64>().ok())
-            .filter(|s| s.is_finite() && *s >= 0.0)
-            .map(Duration::from_secs_f64);
+        self.gate.read(Reading::of(response.headers()));
+        let retry_after = ratelimit::retry_after(response.headers());
         let text = response.text().await.map_err(|e| (self.transport_error(e), None))?;
         if !status.is_success() {
             let message = error_message(&text);
@@ -402,31 +409,25 @@ impl OpenAiProvider {
         max_tokens: Option<u32>,
     ) -> Result<ProviderReply, (LlmError, Option<Duration>)> {
         let _permit = self.permits.acquire().await.map_err(|_| (LlmError::Cancelled, None))?;
+        let _admitted = self.gate.admit(rate_tokens(body)).await;
         let _slot = self.shared_slot().await?;
         let timeout = self.config.timeout;
         let queued_until = tokio::time::Instant::now() + timeout.saturating_mul(10);
-        let mut request = self
+        let request = self
             .client
             .post(format!("{}/chat/completions", self.config.base_url))
             .header("x-assay-purpose", purpose)
             .json(body);
-        if let Some(key) = &self.config.api_key {
-            request = request.bearer_auth(key.expose());
-        }
+        let request = self.authorized(request);
         let timed_out = || (LlmError::Timeout(timeout.as_secs()), None);
         let mut response = match tokio::time::timeout_at(queued_until, request.send()).await {
             Err(_) => return Err(timed_out()),
             Ok(r) => r.map_err(|e| (self.transport_error(e), None))?,
         };
         let status = response.status();
+        self.gate.read(Reading::of(response.headers()));
         if !status.is_success() {
-            let retry_after = response
-                .headers()
-                .get(reqwest::header::RETRY_AFTER)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.trim().parse::<f64>().ok())
-                .filter(|s| s.is_finite() && *s >= 0.0)
-                .map(Duration::from_secs_f64);
+            let retry_after = ratelimit::retry_after(response.headers());
             let text = match tokio::time::timeout_at(queued_until, response.text()).await {
                 Err(_) => return Err(timed_out()),
                 Ok(t) => t.map_err(|e| (self.transport_error(e), None))?,
@@ -478,16 +479,17 @@ impl OpenAiProvider {
             return Err((LlmError::Connection("the stream ended before the reply did".into()), None));
         }
         let messages: Vec<super::Message> = serde_json::from_value(body["messages"].clone()).unwrap_or_default();
-        let (prompt_tokens, completion_tokens) = match reply.usage {
-            Some((p, c)) => (p, c),
+        let (prompt_tokens, completion_tokens, cached_tokens) = match reply.usage {
+            Some(usage) => usage,
             // llama.cpp sends one chunk per token.
-            None => (count_prompt_tokens(&messages), reply.chunks as u64),
+            None => (count_prompt_tokens(&messages), reply.chunks as u64, 0),
         };
         Ok(ProviderReply {
             text: reply.text,
             model: reply.model.unwrap_or_else(|| body["model"].as_str().unwrap_or_default().to_string()),
             prompt_tokens,
             completion_tokens,
+            cached_tokens,
             attempts: 1,
             finish_reason: reply.finish_reason,
             batched: false,
@@ -582,7 +584,7 @@ struct Streamed {
     /// A first chunk arrived: generation has begun.
     started: bool,
     finish_reason: Option<String>,
-    usage: Option<(u64, u64)>,
+    usage: Option<(u64, u64, u64)>,
     done: bool,
 }
 
@@ -609,7 +611,8 @@ impl Streamed {
         }
         if let (Some(p), Some(c)) = (v.pointer("/usage/prompt_tokens"), v.pointer("/usage/completion_tokens")) {
             if let (Some(p), Some(c)) = (p.as_u64(), c.as_u64()) {
-                self.usage = Some((p, c));
+                let cached = v.pointer("/usage/prompt_tokens_details/cached_tokens").and_then(|c| c.as_u64());
+                self.usage = Some((p, c, cached.unwrap_or(0).min(p)));
             }
         }
         Ok(())
@@ -639,6 +642,16 @@ struct ChoiceMessage {
 struct Usage {
     prompt_tokens: u64,
     completion_tokens: u64,
+    /// OpenAI's, vLLM's and others': the prompt tokens read from the
+    /// provider's prefix cache (billed at its cached-input rate).
+    #[serde(default)]
+    prompt_tokens_details: Option<PromptDetails>,
+}
+
+#[derive(Deserialize)]
+struct PromptDetails {
+    #[serde(default)]
+    cached_tokens: Option<u64>,
 }
 
 pub(crate) fn parse_reply(text: &str, body: &serde_json::Value) -> Result<ProviderReply, LlmError> {
@@ -650,11 +663,14 @@ pub(crate) fn parse_reply(text: &str, body: &serde_json::Value) -> Result<Provid
         .and_then(|c| c.message.content)
         .ok_or_else(|| LlmError::Parse("the reply has no choices[0].message.content".into()))?;
     let model = completion.model.unwrap_or_else(|| body["model"].as_str().unwrap_or_default().to_string());
-    let (prompt_tokens, completion_tokens) = match completion.usage {
-        Some(u) => (u.prompt_tokens, u.completion_tokens),
+    let (prompt_tokens, completion_tokens, cached_tokens) = match completion.usage {
+        Some(u) => {
+            let cached = u.prompt_tokens_details.and_then(|d| d.cached_tokens).unwrap_or(0);
+            (u.prompt_tokens, u.completion_tokens, cached.min(u.prompt_tokens))
+        }
         None => {
             let messages: Vec<super::Message> = serde_json::from_value(body["messages"].clone()).unwrap_or_default();
-            (count_prompt_tokens(&messages), Tokenizer::Cl100kBase.count(&content) as u64)
+            (count_prompt_tokens(&messages), Tokenizer::Cl100kBase.count(&content) as u64, 0)
         }
     };
     Ok(ProviderReply {
@@ -662,10 +678,23 @@ pub(crate) fn parse_reply(text: &str, body: &serde_json::Value) -> Result<Provid
         model,
         prompt_tokens,
         completion_tokens,
+        cached_tokens,
         attempts: 1,
         finish_reason,
         batched: false,
     })
+}
+
+/// About how many tokens a request asks of a tokens-per-minute budget: its
+/// messages (a token per 3 characters, more than any English text has)
+/// and its reply budget, as providers count it.
+fn rate_tokens(body: &serde_json::Value) -> u64 {
+    let chars: usize = body["messages"]
+        .as_array()
+        .map(|m| m.iter().filter_map(|m| m["content"].as_str()).map(str::len).sum())
+        .unwrap_or(0);
+    let reply = body["max_tokens"].as_u64().or_else(|| body["max_completion_tokens"].as_u64()).unwrap_or(0);
+    (chars as u64).div_ceil(3) + reply
 }
 
 /// Whether an error body says the request exceeds the model's context
@@ -754,8 +783,8 @@ impl Provider for OpenAiProvider {
         })
     }
 
-    fn name(&self) -> &str {
-        "openai"
+    fn name(&self) -> CallProvider {
+        CallProvider::OpenAi
     }
 
     fn base_url(&self) -> &str {

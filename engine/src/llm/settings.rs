@@ -94,16 +94,21 @@ impl Default for LlmSettings {
     }
 }
 
-/// OpenAI's list prices (USD per 1M input/output tokens) for a few common
-/// models, as published when this was written. Check your provider's and
+/// OpenAI's list prices (USD per 1M input/output tokens, and input read
+/// from its prompt cache) for a few common models, as published when this
+/// was written. Check your provider's and
 /// override with `--llm-price` / `ASSAY_LLM_PRICE`; self-hosted models cost
 /// what you say they cost (nothing, unless told).
 pub fn default_prices() -> PriceTable {
     PriceTable::default()
         .with("gpt-4o-mini", 0.15, 0.60)
+        .with_cached("gpt-4o-mini", 0.075)
         .with("gpt-4o", 2.50, 10.00)
+        .with_cached("gpt-4o", 1.25)
         .with("gpt-4.1-mini", 0.40, 1.60)
+        .with_cached("gpt-4.1-mini", 0.10)
         .with("gpt-4.1", 2.00, 8.00)
+        .with_cached("gpt-4.1", 0.50)
         .with("text-embedding-3-small", 0.02, 0.0)
 }
 
@@ -153,20 +158,12 @@ impl LlmSettings {
         if !self.batches() {
             return self.gateway(store, offline);
         }
-        let mut c = self.transport();
-        c.api_key = self.api_key.clone();
-        c.public_only = false;
-        c.shared_limit = self.shared_limit.clone();
         let settings = super::batch::BatchSettings::default();
-        let provider = super::batch::BatchProvider::with_journal(OpenAiProvider::new(c)?, settings, journal);
-        let mut g = Gateway::new(Arc::new(provider), store, self.prices.clone()).with_embed_model(&self.embed_model);
-        for (purpose, n) in &self.max_tokens {
-            g = g.with_max_tokens(purpose, *n);
-        }
-        Ok(g)
+        let provider =
+            super::batch::BatchProvider::with_journal(OpenAiProvider::new(self.model_endpoint())?, settings, journal);
+        Ok(self.gateway_over(Arc::new(provider), store))
     }
 
-    /// The provider these settings describe.
     /// The endpoint settings model calls use (concurrency, timeout,
     /// attempts), without the key: also what other HTTP services Assay
     /// calls get (the "HTTP endpoint" RAG method).
@@ -191,12 +188,28 @@ impl LlmSettings {
         store: std::sync::Arc<dyn CallStore>,
         offline: fn() -> OfflineProvider,
     ) -> Result<Gateway, LlmError> {
-        let mut g =
-            Gateway::new(self.build_provider(offline)?, store, self.prices.clone()).with_embed_model(&self.embed_model);
+        Ok(self.gateway_over(self.build_provider(offline)?, store))
+    }
+
+    /// A gateway over `provider` with these settings' prices, embedding
+    /// model and reply budgets.
+    fn gateway_over(&self, provider: Arc<dyn Provider>, store: Arc<dyn CallStore>) -> Gateway {
+        let mut g = Gateway::new(provider, store, self.prices.clone()).with_embed_model(&self.embed_model);
         for (purpose, n) in &self.max_tokens {
             g = g.with_max_tokens(purpose, *n);
         }
-        Ok(g)
+        g
+    }
+
+    /// The model endpoint's settings: [`Self::transport`] with the key, and
+    /// the deployment's limit on model requests (not a RAG endpoint's,
+    /// which `transport` serves).
+    fn model_endpoint(&self) -> OpenAiConfig {
+        let mut c = self.transport();
+        c.api_key = self.api_key.clone();
+        c.public_only = false;
+        c.shared_limit = self.shared_limit.clone();
+        c
     }
 
     /// Whether the endpoint runs on this machine or the local network
@@ -249,35 +262,34 @@ impl LlmSettings {
     pub fn build_provider(&self, offline: fn() -> OfflineProvider) -> Result<Arc<dyn Provider>, LlmError> {
         Ok(match self.provider {
             ProviderKind::Offline => Arc::new(offline()),
-            ProviderKind::OpenAi => {
-                let mut c = self.transport();
-                c.api_key = self.api_key.clone();
-                c.public_only = false;
-                // The model's requests count against the deployment's
-                // limit (not a RAG endpoint's, which `transport` serves).
-                c.shared_limit = self.shared_limit.clone();
-                Arc::new(OpenAiProvider::new(c)?)
-            }
+            ProviderKind::OpenAi => Arc::new(OpenAiProvider::new(self.model_endpoint())?),
         })
     }
 
-    /// Parses `IN,OUT` (USD per 1M tokens) as the configured model's price.
+    /// Parses `IN,OUT[,CACHED]` (USD per 1M tokens; CACHED: input read
+    /// from the provider's prompt cache, else at IN) as the configured
+    /// model's price.
     pub fn set_price(&mut self, spec: &str) -> Result<(), LlmError> {
+        let refused = || {
+            LlmError::Config(format!(
+                "price must be INPUT,OUTPUT[,CACHED_INPUT] in USD per million tokens, e.g. 0.15,0.60,0.075 (not \"{spec}\")"
+            ))
+        };
         let parts: Vec<f64> =
-            spec.split(',').map(|p| p.trim().parse::<f64>()).collect::<Result<_, _>>().map_err(|_| {
-                LlmError::Config(format!(
-                    "price must be INPUT,OUTPUT in USD per million tokens, e.g. 0.15,0.60 (not \"{spec}\")"
-                ))
-            })?;
-        match parts[..] {
-            [input, output] if input >= 0.0 && output >= 0.0 => {
-                self.prices = std::mem::take(&mut self.prices).with(&self.model, input, output);
-                Ok(())
-            }
-            _ => Err(LlmError::Config(format!(
-                "price must be INPUT,OUTPUT in USD per million tokens, e.g. 0.15,0.60 (not \"{spec}\")"
-            ))),
+            spec.split(',').map(|p| p.trim().parse::<f64>()).collect::<Result<_, _>>().map_err(|_| refused())?;
+        if parts.iter().any(|p| !p.is_finite() || *p < 0.0) {
+            return Err(refused());
         }
+        let prices = std::mem::take(&mut self.prices);
+        self.prices = match parts[..] {
+            [input, output] => prices.with(&self.model, input, output),
+            [input, output, cached] => prices.with(&self.model, input, output).with_cached(&self.model, cached),
+            _ => {
+                self.prices = prices;
+                return Err(refused());
+            }
+        };
+        Ok(())
     }
 }
 
@@ -321,7 +333,12 @@ mod tests {
         s.set_price("0.1, 0.3").unwrap();
         assert!((s.prices.cost("llama3", 1_000_000, 1_000_000) - 0.4).abs() < 1e-12);
         assert!(s.set_price("free").is_err());
-        assert!(s.set_price("1,2,3").is_err());
+        assert!(s.set_price("1,2,3,4").is_err());
+        assert!(s.set_price("1,-2").is_err());
+        // A cached-input rate: the cached share of the prompt at it.
+        s.set_price("1,4,0.25").unwrap();
+        assert!((s.prices.cost_cached("llama3", 1_000_000, 600_000, 0) - (0.4 + 0.15)).abs() < 1e-12);
+        assert!((s.prices.cost("llama3", 1_000_000, 0) - 1.0).abs() < 1e-12);
         let bad_url =
             LlmSettings { provider: ProviderKind::OpenAi, base_url: "localhost:8000".into(), ..Default::default() };
         assert!(bad_url.build_provider(OfflineProvider::new).is_err());

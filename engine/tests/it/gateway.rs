@@ -37,7 +37,7 @@ async fn a_call_returns_text_tokens_cost_and_sends_the_key() {
     let gw = gateway(c, store.clone());
     let reply = gw.chat(&item(1), &CallContext::default()).await.unwrap();
     assert_eq!(reply.text, "Mock reply to: Question number 1?");
-    assert_eq!(reply.provider, "openai");
+    assert_eq!(reply.provider, types::CallProvider::OpenAi);
     assert_eq!(reply.model, "mock-model");
     assert_eq!((reply.prompt_tokens, reply.completion_tokens), (6, 6), "the mock's usage: words of prompt and reply");
     assert!((reply.cost_usd - (6.0 * 1.0 + 6.0 * 2.0) / 1e6).abs() < 1e-12);
@@ -419,4 +419,95 @@ async fn the_mock_composes_first_only_when_asked_and_never_answers_sooner() {
         assert_eq!(status.as_u16(), 500);
         assert!(sent.elapsed() >= latency, "compose_first {compose_first}: a fault after {:?}", sent.elapsed());
     }
+}
+
+/// Judging prompts begin with what every call shares (the rubric), so a
+/// provider's automatic prefix caching applies; the tokens it read from
+/// its cache are logged and priced at the cached-input rate — streamed
+/// or not.
+#[tokio::test]
+async fn a_judges_shared_rubric_is_read_from_the_providers_prefix_cache_at_its_rate() {
+    let rubric_words = engine::judge::scoring::PROMPT.split_whitespace().count() as u64;
+    for stream in [false, true] {
+        let mock = MockServer::start(MockConfig { prefix_cache: Some(16), ..Default::default() }).await;
+        let mut c = config(&mock);
+        c.stream = stream;
+        let store = Arc::new(MemoryStore::default());
+        let prices = PriceTable::default().with("mock-model", 1.0, 2.0).with_cached("mock-model", 0.25);
+        let gw = Gateway::new(Arc::new(OpenAiProvider::new(c).unwrap()), store.clone(), prices.clone());
+        let first = engine::judge::scoring::request("What is salt?", "A mineral.", "A rock.", 0);
+        let second = engine::judge::scoring::request("Who wrote Emma?", "Jane Austen.", "Austen.", 0);
+        let ctx = CallContext::default();
+        let a = gw.chat(&first, &ctx).await.unwrap();
+        let b = gw.chat(&second, &ctx).await.unwrap();
+        let log = store.log();
+        assert_eq!(log[0].cached_tokens, 0, "the first prompt finds nothing cached");
+        // The second shares the rubric: its whole 16-word blocks are cached.
+        let cached = log[1].cached_tokens;
+        assert!(
+            cached >= rubric_words / 16 * 16 && cached < b.prompt_tokens,
+            "stream {stream}: {cached} of {}",
+            b.prompt_tokens
+        );
+        assert_eq!(mock.stats().cached_tokens, cached);
+        let full = prices.cost("mock-model", b.prompt_tokens, b.completion_tokens);
+        let want = prices.cost_cached("mock-model", b.prompt_tokens, cached, b.completion_tokens);
+        assert!((b.cost_usd - want).abs() < 1e-15 && want < full, "stream {stream}: {} against {want}", b.cost_usd);
+        assert!((want - (full - cached as f64 * 0.75 / 1e6)).abs() < 1e-15);
+        assert!((a.cost_usd - prices.cost("mock-model", a.prompt_tokens, a.completion_tokens)).abs() < 1e-15);
+    }
+}
+
+/// Concurrency follows the endpoint's rate-limit headers: with 16 allowed
+/// and 5 requests (or fewer tokens) left per window, no request is ever
+/// refused for the limit — none is sent past what a reply said was left —
+/// and every call succeeds at its first attempt.
+#[tokio::test]
+async fn concurrency_follows_the_rate_limit_headers_and_never_exceeds_them() {
+    for (requests, tokens) in [(5, 1_000_000), (1_000, 60)] {
+        let limit = mockllm::RateLimit { requests, tokens, window: Duration::from_millis(300) };
+        let mock = MockServer::start(MockConfig { rate_limit: Some(limit), ..Default::default() }).await;
+        let mut c = config(&mock);
+        c.concurrency = 16;
+        c.timeout = Duration::from_secs(5);
+        let provider = Arc::new(OpenAiProvider::new(c).unwrap());
+        let gw = Gateway::new(provider.clone(), Arc::new(MemoryStore::default()), PriceTable::default());
+        let started = Instant::now();
+        let replies = futures_util::future::join_all((0..30).map(|i| {
+            let gw = gw.clone();
+            async move { gw.chat(&item(i), &CallContext::default()).await }
+        }))
+        .await;
+        let elapsed = started.elapsed();
+        let stats = mock.stats();
+        assert!(replies.iter().all(|r| r.as_ref().is_ok_and(|r| r.attempts == 1)), "{limit:?}: {replies:?}");
+        assert_eq!(stats.rate_limited, 0, "{limit:?}: a request went past the stated budget");
+        assert_eq!(stats.requests, 30);
+        if requests == 5 {
+            assert!(stats.max_in_flight <= 5, "{stats:?}");
+            assert_eq!(stats.least_remaining_requests, Some(0), "the budget was used to the end");
+            // Six windows' worth: the calls waited for five resets.
+            assert!(elapsed >= Duration::from_millis(5 * 300), "{elapsed:?}");
+        }
+        let held = provider.rate_stats();
+        assert!(held.held > 0, "{limit:?}: {held:?}");
+    }
+}
+
+/// Without rate-limit headers (a llama.cpp server) the configured
+/// concurrency alone limits: after the first reply, all go at once.
+#[tokio::test]
+async fn without_rate_limit_headers_the_configured_concurrency_holds() {
+    let mock = MockServer::start(MockConfig { latency: Duration::from_millis(50), ..Default::default() }).await;
+    let mut c = config(&mock);
+    c.concurrency = 8;
+    c.timeout = Duration::from_secs(5);
+    let gw = gateway(c, Arc::new(MemoryStore::default()));
+    let replies = futures_util::future::join_all((0..24).map(|i| {
+        let gw = gw.clone();
+        async move { gw.chat(&item(i), &CallContext::default()).await }
+    }))
+    .await;
+    assert!(replies.iter().all(Result::is_ok));
+    assert_eq!(mock.stats().max_in_flight, 8);
 }

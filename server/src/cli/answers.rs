@@ -80,6 +80,7 @@ pub async fn run(pool: &Db, out: Output, llm: &LlmSettings, cmd: AnswersCommand)
                 json!({"answers_id": answers, "job": after.id, "status": after.status, "count": view.answers,
                        "failed": after.failed, "avg_tokens": cost.avg_tokens,
                        "avg_query_ms": cost.avg_query_ms, "avg_llm_calls": cost.avg_llm_calls,
+                       "avg_cost_usd": cost.avg_cost_usd, "cached_input_share": cost.cached_input_share,
                        "made_by": view.made_by, "context": cost.context, "context_flag": cost.context.flag()}),
                 || {
                     let mut text = format!(

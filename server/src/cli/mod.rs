@@ -95,7 +95,8 @@ struct LlmArgs {
     /// Seconds before one attempt times out.
     #[arg(long = "llm-timeout", global = true, env = "ASSAY_LLM_TIMEOUT", default_value_t = 120)]
     llm_timeout: u64,
-    /// The model's price as INPUT,OUTPUT in USD per million tokens (overrides the built-in list).
+    /// The model's price as INPUT,OUTPUT[,CACHED_INPUT] in USD per million tokens (overrides the built-in
+    /// list; CACHED_INPUT: prompt tokens the provider read from its prefix cache, else at INPUT).
     #[arg(long = "llm-price", global = true, env = "ASSAY_LLM_PRICE")]
     llm_price: Option<String>,
     /// Embedding model for /v1/embeddings.

@@ -47,8 +47,8 @@ pub(super) enum QuestionsCommand {
         sets: Vec<i64>,
         /// `graph`: match the graph's entity names in the questions; `llm`:
         /// have the LLM list each question's entities (a job per set).
-        #[arg(long, default_value = "graph", value_parser = ["graph", "llm"])]
-        source: String,
+        #[arg(long, default_value_t = types::EntitySource::Graph)]
+        source: types::EntitySource,
         /// Write each set's pie chart to DIR/entities-set-ID.svg.
         #[arg(long)]
         svg_dir: Option<std::path::PathBuf>,
@@ -220,7 +220,6 @@ pub(super) async fn questions(
         }
         QuestionsCommand::Entities { project, sets, source, svg_dir, no_cache } => {
             let p = app::ssr::store::projects::find_project(pool, &project).await?;
-            let source = app::ssr::questions::diagnostics::EntitySource::parse(&source)?;
             let mut code = ExitCode::SUCCESS;
             let mut found = Vec::new();
             for set in sets {
@@ -228,7 +227,7 @@ pub(super) async fn questions(
                 if view.project_id != p.summary.id {
                     anyhow::bail!("question set {set} belongs to another project");
                 }
-                if source == app::ssr::questions::diagnostics::EntitySource::Llm {
+                if source == types::EntitySource::Llm {
                     let job = app::ssr::questions::run::create_mentions(pool, set, no_cache).await?;
                     let (c, _) = execute_job(pool, out, llm, job.id, false).await?;
                     if c != ExitCode::SUCCESS {

@@ -400,11 +400,11 @@ async fn entities_svg(
     Path((_, set)): Path<(i64, i64)>,
     Query(query): Query<HashMap<String, String>>,
 ) -> Response {
-    let source =
-        match app::ssr::questions::diagnostics::EntitySource::parse(query.get("source").map_or("", String::as_str)) {
-            Ok(s) => s,
-            Err(e) => return app_error(e),
-        };
+    let source = match query.get("source").filter(|s| !s.is_empty()).map(|s| types::EntitySource::parse(s)) {
+        None => types::EntitySource::Graph,
+        Some(Ok(s)) => s,
+        Some(Err(e)) => return error(StatusCode::BAD_REQUEST, e.to_string()),
+    };
     match app::ssr::questions::diagnostics::set_entities(&state.pool, set, source).await {
         Ok(Some(e)) => svg(e.svg()),
         Ok(None) => error(StatusCode::NOT_FOUND, format!("no LLM has listed the entities of question set {set} yet")),

@@ -69,7 +69,7 @@ fn path_of<T: leptos::server_fn::ServerFn>() -> &'static str {
 /// One form every server function can read: each argument any of them
 /// takes, naming object 1 (which exists, in project 1) where it is an id.
 const EVERY_ARGUMENT: &str = "id=1&project_id=1&set_id=1&question_id=1&job_id=1&answer_set_id=1&question_set_id=1\
-&link_id=1&user_id=1&page_id=1&node_id=1&source=1&target=1&a=1&b=1&question=1&item=1&limit=10&k=3\
+&link_id=1&user_id=1&page_id=1&node_id=1&source=1&entity_source=graph&target=1&a=1&b=1&question=1&item=1&limit=10&k=3\
 &open=true&retry_failed=false&kind=questions&name=x&text=x&password=x&confirm=x&json=x&params=x&method=bm25\
 &judge=offline&draws=1:1&intro=x&corpus_summary=x&attention_checks=0&target_raters=1&rater_links=0&seed=1\
 &expires_days=1&chunk_tokens=512&chunk_overlap=0&tokenizer=x&gleaning=0&entity_types=x&summary_budget=100\

@@ -691,3 +691,45 @@ async fn answers_resting_on_little_retrieved_text_are_flagged_on_the_page_the_ta
     assert!(page.contains("id=\"report-thin-context\""));
     assert!(page.contains(&format!("#{thin} Thin: 8 of 10 answers rest on under 400 characters")));
 }
+
+/// Answer prompts begin with the method's fixed instructions: through an
+/// endpoint with automatic prefix caching, the cost table says what share
+/// of the input the provider read from its cache, and the cost is at the
+/// cached-input rate for it (`--llm-price IN,OUT,CACHED`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cost_table_shows_the_providers_prefix_cache_and_prices_it() {
+    let mock = mockllm::MockServer::start(mockllm::MockConfig { prefix_cache: Some(8), ..Default::default() }).await;
+    let base = mock.base_url();
+    let env = [
+        ("ASSAY_LLM_PROVIDER", "openai"),
+        ("ASSAY_LLM_BASE_URL", base.as_str()),
+        ("ASSAY_LLM_MODEL", "mock-model"),
+        ("ASSAY_LLM_PRICE", "1,2,0.25"),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let db = common::test_db(dir.path(), "prefix").await;
+    let set = sample_with_questions(&db).await;
+    let made =
+        json(&assay(&db, &["--json", "answers", "generate", "A", "--set", &set, "--method", "bm25"], &env).await);
+    assert_eq!(made["status"], "done", "{made}");
+    let pool = db.open().await;
+    let job = made["job"].as_i64().unwrap();
+    let sums = common::texts(
+        &pool,
+        "SELECT CAST(SUM(prompt_tokens) AS TEXT) || ' ' || CAST(SUM(cached_tokens) AS TEXT) || ' '
+                || CAST(SUM(completion_tokens) AS TEXT) || ' ' || CAST(COUNT(*) AS TEXT)
+         FROM llm_calls WHERE job_id = $1",
+        &[job],
+    )
+    .await;
+    let n: Vec<f64> = sums[0].split(' ').map(|x| x.parse().unwrap()).collect();
+    let (prompt, cached, completion, calls) = (n[0], n[1], n[2], n[3]);
+    assert_eq!(cached as u64, mock.stats().cached_tokens);
+    assert!(cached > 0.0, "the instructions are shared: {sums:?}");
+    let share = made["cached_input_share"].as_f64().unwrap();
+    assert!((share - cached / prompt).abs() < 1e-9, "{made}");
+    // Each answer's cost: the uncached input at 1, the cached at 0.25, the output at 2 (per 1M).
+    let total = ((prompt - cached) * 1.0 + cached * 0.25 + completion * 2.0) / 1e6;
+    let avg = made["avg_cost_usd"].as_f64().unwrap();
+    assert!((avg * calls - total).abs() < 1e-12, "{avg} × {calls} against {total}");
+}

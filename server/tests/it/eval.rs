@@ -1222,7 +1222,17 @@ async fn a_jury_judges_every_item_and_is_compared_with_each_judge_and_the_people
 /// half, and the plan says so before anything is sent; no call went live.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_evaluation_through_the_batch_api_gives_the_live_verdicts_at_half_the_price() {
-    let mock = common::offline_mock(None).await;
+    // The endpoint wants a key: every upload, batch and poll carries it,
+    // and no record, log line or output shows it.
+    let key = "sk-batch-canary-4242";
+    let offline = engine::offline::provider();
+    let responder = mockllm::Responder(std::sync::Arc::new(move |body: &Value| offline.answer_body(body)));
+    let mock = mockllm::MockServer::start(mockllm::MockConfig {
+        responder: Some(responder),
+        api_key: Some(key.into()),
+        ..Default::default()
+    })
+    .await;
     let base = mock.base_url();
     let dir = tempfile::tempdir().unwrap();
     let mut runs = Vec::new();
@@ -1235,6 +1245,7 @@ async fn an_evaluation_through_the_batch_api_gives_the_live_verdicts_at_half_the
             ("ASSAY_LLM_MODEL", "mock-model"),
             ("ASSAY_LLM_PRICE", "2,8"),
             ("ASSAY_LLM_BATCH", batch),
+            ("ASSAY_LLM_API_KEY", key),
         ];
         let args = ["--json", "eval", "run", "A", "--set", &set, "--methods", "bm25,lightrag", "--trials", "2"];
         let plan_args: Vec<&str> = args.iter().copied().chain(["--plan"]).collect();
@@ -1242,10 +1253,25 @@ async fn an_evaluation_through_the_batch_api_gives_the_live_verdicts_at_half_the
         let said = plan["paid_by"].as_str().unwrap().contains("half of it through the Batch API");
         assert_eq!(said, batch == "on", "{plan}");
         mock.reset_stats();
-        let out = json(&assay(&db, &args, &env).await);
+        let output = assay(&db, &args, &env).await;
+        let printed = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+        assert!(!printed.contains(key), "the key was printed");
+        let out = json(&output);
         assert_eq!(out["status"], "done", "{out}");
-        let pool = db.open().await;
+        assert_eq!(mock.stats().unauthorized, 0, "every request carried the key");
         let job = out["job"].as_i64().unwrap();
+        // The database as written (the process has ended: its WAL is folded in or beside it).
+        if let common::TestDb::Sqlite(path) = &db {
+            for file in std::fs::read_dir(dir.path()).unwrap().flatten() {
+                let name = file.file_name().to_string_lossy().to_string();
+                if name.starts_with(&format!("batch-{batch}")) {
+                    let bytes = std::fs::read(file.path()).unwrap();
+                    assert!(!bytes.windows(key.len()).any(|w| w == key.as_bytes()), "the key is in {name}");
+                }
+            }
+            assert!(path.exists());
+        }
+        let pool = db.open().await;
         let logged =
             common::scalar(&pool, "SELECT COUNT(*) FROM llm_calls WHERE job_id = $1 AND reply IS NOT NULL", &[job])
                 .await;

@@ -71,7 +71,7 @@ async fn the_offline_summaries_job_runs_to_the_end_and_logs_every_call() {
 
     let calls = app::ssr::store::jobs::item_calls(&pool, id, "chunk-1").await.unwrap();
     assert_eq!(calls.len(), 1);
-    assert_eq!(calls[0].provider, "offline");
+    assert_eq!(calls[0].provider, types::CallProvider::Offline);
     assert_eq!(calls[0].purpose, "summarise_chunk");
     assert_eq!(
         calls[0].prompt_hash.as_deref(),
@@ -79,6 +79,26 @@ async fn the_offline_summaries_job_runs_to_the_end_and_logs_every_call() {
     );
     assert!(calls[0].prompt.starts_with("[system]\nYou summarise passages"), "{}", calls[0].prompt);
     assert_eq!(calls[0].reply.as_deref(), Some(summary));
+    // A provider this Assay does not know (a newer one's, or a hand edit)
+    // is an error naming the row, not some default.
+    let call_id = calls[0].id;
+    sqlx::query("UPDATE llm_calls SET provider = 'anthropic' WHERE id = ?")
+        .bind(call_id)
+        .execute(pool.sqlite().unwrap())
+        .await
+        .unwrap();
+    let e = app::ssr::store::jobs::item_calls(&pool, id, "chunk-1").await.unwrap_err().to_string();
+    assert!(
+        e.contains(&format!(
+            "llm_calls row {call_id}: a call's provider must be offline, openai or simulated, not \"anthropic\""
+        )),
+        "{e}"
+    );
+    sqlx::query("UPDATE llm_calls SET provider = 'offline' WHERE id = ?")
+        .bind(call_id)
+        .execute(pool.sqlite().unwrap())
+        .await
+        .unwrap();
 
     let listed = json(&run(&db, &["--json", "job", "list", "P"], &[]).await);
     assert_eq!(listed[0]["id"], id);

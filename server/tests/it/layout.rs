@@ -467,11 +467,10 @@ fn no_wire_field_holds_a_closed_set_as_text() {
     const OPEN: &[(&str, &str)] = &[
         // Imported answers bring their own context kinds.
         ("Section", "kind"),
-        // The call log's provider names the embedding endpoints too
-        // ("openai-embeddings"), and a graph's maker may be a file.
-        ("CallView", "provider"),
-        ("GraphOverview", "provider"),
-        ("QuestionSetView", "provider"),
+        // Where a document came from (its file name or address), and where
+        // an authors' figure is cited from: text.
+        ("DocumentSummary", "source"),
+        ("FigureRow", "source"),
         // An entity's type is whatever the extractor or the imported index says.
         ("NodeBrief", "kind"),
         ("NodeDetail", "kind"),
@@ -503,6 +502,8 @@ fn no_wire_field_holds_a_closed_set_as_text() {
         "access",
         "method",
         "tokenizer",
+        "source",
+        "generator",
     ];
     let mut text = Vec::new();
     let model: Vec<_> =

@@ -109,7 +109,7 @@ async fn bad_llm_settings_are_one_line_errors() {
     let out = assay(&db, &["llm", "ping", "--llm-price", "cheap"], &[]).await;
     assert_eq!(
         String::from_utf8(out.stderr).unwrap(),
-        "error: configuration: price must be INPUT,OUTPUT in USD per million tokens, e.g. 0.15,0.60 (not \"cheap\")\n"
+        "error: configuration: price must be INPUT,OUTPUT[,CACHED_INPUT] in USD per million tokens, e.g. 0.15,0.60,0.075 (not \"cheap\")\n"
     );
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let url = format!("http://127.0.0.1:{port}/v1");

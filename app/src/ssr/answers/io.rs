@@ -278,7 +278,7 @@ mod tests {
                 nodes: vec![],
                 edges: vec![],
                 walk: vec![],
-                generator: "graph".into(),
+                generator: types::Generator::new(types::QuestionWriter::Graph),
                 prompt_hash: None,
                 seed: None,
             })

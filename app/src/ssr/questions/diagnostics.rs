@@ -11,31 +11,7 @@ use crate::error::{AppError, AppResult};
 use crate::model::{EntityStats, QuestionSetView, RelevanceStats};
 use crate::ssr::store;
 
-/// How the entities a set's questions mention are found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EntitySource {
-    /// The graph's entity names, matched as whole words.
-    Graph,
-    /// The entities the LLM listed for each question (the latest `mentions` job).
-    Llm,
-}
-
-impl EntitySource {
-    pub fn parse(s: &str) -> AppResult<EntitySource> {
-        match s {
-            "graph" | "" => Ok(EntitySource::Graph),
-            "llm" => Ok(EntitySource::Llm),
-            other => Err(AppError::Invalid(format!("unknown entity source \"{other}\": use graph or llm"))),
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            EntitySource::Graph => "graph",
-            EntitySource::Llm => "llm",
-        }
-    }
-}
+pub use types::EntitySource;
 
 /// A set's entity mentions as found by one source.
 pub struct SetEntities {
@@ -92,7 +68,7 @@ impl SetEntities {
         EntityStats {
             set_id: self.set.id,
             set_name: self.set.name.clone(),
-            source: self.source.name().into(),
+            source: self.source,
             job_id: self.job.as_ref().map(|j| j.0),
             made_by: self.job.as_ref().and_then(|j| j.1.clone()),
             questions: self.set.questions,

@@ -5,6 +5,7 @@
 //! assigns, survives an export and an import.
 
 use serde::Deserialize;
+use types::Generator;
 
 use crate::error::{AppError, AppResult};
 use crate::model::QuestionView;
@@ -47,7 +48,7 @@ pub fn to_csv(qs: &[QuestionView]) -> String {
             q.nodes.join(" | "),
             serde_json::to_string(&q.edges).unwrap_or_default(),
             q.walk.join(" | "),
-            q.generator.clone(),
+            q.generator.to_string(),
             q.prompt_hash.clone().unwrap_or_default(),
             q.seed.map(|s| s.to_string()).unwrap_or_default(),
             q.context_chunk_ids
@@ -116,7 +117,9 @@ impl Record {
             nodes: self.nodes,
             edges: self.edges,
             walk: self.walk,
-            generator: some(self.generator).unwrap_or_else(|| "imported".into()),
+            // A generator Assay does not know (another tool's name) reads as
+            // `imported`: the question came from this file.
+            generator: some(self.generator).and_then(|g| Generator::parse(&g).ok()).unwrap_or_default(),
             prompt_hash: some(self.prompt_hash),
             seed: self.seed,
         })
@@ -208,6 +211,7 @@ fn parse_csv(text: &str) -> AppResult<Vec<NewQuestion>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use types::QuestionWriter;
 
     fn sample() -> Vec<QuestionView> {
         vec![
@@ -224,7 +228,7 @@ mod tests {
                 nodes: vec!["ada".into(), "bo marsh".into()],
                 edges: vec![("ada".into(), "bo marsh".into())],
                 walk: vec![],
-                generator: "graph".into(),
+                generator: Generator::new(QuestionWriter::Graph),
                 prompt_hash: Some("ab".repeat(32)),
                 seed: Some(42),
             },
@@ -241,7 +245,7 @@ mod tests {
                 nodes: vec![],
                 edges: vec![],
                 walk: vec!["a".into(), "b".into(), "a".into()],
-                generator: "hierarchical".into(),
+                generator: Generator::parse("hierarchical+edited").unwrap(),
                 prompt_hash: None,
                 seed: None,
             },
@@ -294,6 +298,8 @@ mod tests {
             assert!(err.starts_with(want), "{name} {body:?}: {err}");
         }
         let minimal = parse("m.jsonl", b"{\"question\": \"Why?\", \"id\": 99, \"extra\": true}\n").unwrap();
-        assert_eq!(minimal[0].generator, "imported");
+        assert_eq!(minimal[0].generator, Generator::new(QuestionWriter::Imported));
+        let foreign = parse("f.jsonl", b"{\"question\": \"Why?\", \"generator\": \"gpt-4\"}\n").unwrap();
+        assert_eq!(foreign[0].generator, Generator::new(QuestionWriter::Imported));
     }
 }

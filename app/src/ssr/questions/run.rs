@@ -230,7 +230,7 @@ async fn store_questions(pool: &Db, job: &JobView, params: &QuestionsParams) -> 
                         expertise: Some(planned.expertise),
                         reference_answer: Some(r.answer.clone()),
                         source_chunk_ids: vec![planned.chunk_id],
-                        generator: "hierarchical".into(),
+                        generator: types::Generator::new(types::QuestionWriter::Hierarchical),
                         prompt_hash: r.prompt_hash.clone(),
                         seed,
                         ..Default::default()
@@ -259,7 +259,7 @@ async fn store_questions(pool: &Db, job: &JobView, params: &QuestionsParams) -> 
                     question: q.question,
                     level: Some("summary".into()),
                     category: Some(format!("user {} / task {}", q.user, q.task)),
-                    generator: "summary".into(),
+                    generator: types::Generator::new(types::QuestionWriter::Summary),
                     prompt_hash: prompt_hash.clone(),
                     ..Default::default()
                 })
@@ -277,7 +277,7 @@ async fn store_questions(pool: &Db, job: &JobView, params: &QuestionsParams) -> 
                     nodes: r.plan.nodes,
                     edges: r.plan.edges,
                     walk: r.plan.walk,
-                    generator: "graph".into(),
+                    generator: types::Generator::new(types::QuestionWriter::Graph),
                     prompt_hash: r.prompt_hash,
                     seed,
                     ..Default::default()

@@ -183,10 +183,12 @@ struct SetRow {
 }
 
 impl SetRow {
-    fn view(self) -> AnswerSetView {
+    fn view(self) -> AppResult<AnswerSetView> {
         // A service's answers are its own: no call of Assay's made them.
         let made_by = match &self.provider {
-            Some(p) => Some(crate::model::provider_label(p, &self.model.unwrap_or_default())),
+            Some(p) => Some(
+                super::stored::<types::CallProvider>("answer_sets", self.id, p)?.label(&self.model.unwrap_or_default()),
+            ),
             None if engine::rag::presets::is_remote(&self.method) => Some(format!("your service ({})", self.method)),
             // A built-in method's set whose job has made no call yet (
             // not "imported").
@@ -196,7 +198,7 @@ impl SetRow {
             }),
             None => None,
         };
-        AnswerSetView {
+        Ok(AnswerSetView {
             id: self.id,
             project_id: self.project_id,
             question_set_id: self.question_set_id,
@@ -208,7 +210,7 @@ impl SetRow {
             answers: self.answers,
             made_by,
             sanity_of: self.sanity_of,
-        }
+        })
     }
 }
 
@@ -226,7 +228,7 @@ pub async fn list_sets(pool: &Db, project_id: i64) -> AppResult<Vec<AnswerSetVie
             .bind(project_id)
             .fetch_all(db)
             .await?;
-        Ok(rows.into_iter().map(SetRow::view).collect())
+        rows.into_iter().map(SetRow::view).collect()
     })
 }
 
@@ -234,7 +236,7 @@ pub async fn get_set(pool: &Db, set_id: i64) -> AppResult<AnswerSetView> {
     on_db!(pool, |db| {
         let row: Option<SetRow> =
             sqlx::query_as(&format!("{SET_SELECT} WHERE s.id = $1")).bind(set_id).fetch_optional(db).await?;
-        row.map(SetRow::view).ok_or_else(|| AppError::NotFound(format!("answer set {set_id} does not exist")))
+        row.ok_or_else(|| AppError::NotFound(format!("answer set {set_id} does not exist")))?.view()
     })
 }
 
@@ -471,6 +473,23 @@ async fn cost_row(pool: &Db, s: AnswerSetView) -> AppResult<CostRow> {
     .bind(crate::model::THIN_CONTEXT_CHARS)
     .fetch_one(db)
     .await)?;
+    // The provider's prefix cache, over the calls it answered (not Assay's cache).
+    let cached_input_share = match s.job_id {
+        Some(job) => {
+            let (cached, prompt): (Option<f64>, Option<f64>) = on_db!(pool, |db| sqlx::query_as(
+                "SELECT CAST(SUM(cached_tokens) AS DOUBLE PRECISION), CAST(SUM(prompt_tokens) AS DOUBLE PRECISION)
+                 FROM llm_calls WHERE job_id = $1 AND cached = FALSE AND reply IS NOT NULL",
+            )
+            .bind(job)
+            .fetch_one(db)
+            .await)?;
+            match (cached, prompt) {
+                (Some(c), Some(p)) if p > 0.0 => Some(c / p),
+                _ => None,
+            }
+        }
+        None => None,
+    };
     let context = ContextSize {
         known: f.context_known,
         avg_chars: f.context_avg,
@@ -495,6 +514,7 @@ async fn cost_row(pool: &Db, s: AnswerSetView) -> AppResult<CostRow> {
         avg_query_ms: f.query_ms,
         avg_retrieval_ms: f.retrieval_ms,
         avg_cost_usd: f.cost,
+        cached_input_share,
         made_by: s.made_by,
         sanity_of: s.sanity_of,
     })

@@ -185,7 +185,7 @@ async fn write_calls(&mut self, records: &[CallRecord]) -> Result<(), sqlx::Erro
         );
         q.push_values(rows, |mut b, call| {
             b.push_bind(&call.key)
-                .push_bind(&call.provider)
+                .push_bind(call.provider.as_str())
                 .push_bind(&call.model)
                 .push_bind(call.reply.as_deref())
                 .push_bind(call.prompt_tokens as i64)
@@ -217,14 +217,14 @@ async fn write_calls(&mut self, records: &[CallRecord]) -> Result<(), sqlx::Erro
     for rows in logged.chunks(ROWS_PER_INSERT) {
         let mut q = QueryBuilder::new(
             "INSERT INTO llm_calls (job_id, item, purpose, provider, base_url, model, sample, cache_key, prompt_hash,
-                messages, messages_hash, reply, error, prompt_tokens, completion_tokens, cost_usd, latency_ms,
-                attempts, cached, truncated) ",
+                messages, messages_hash, reply, error, prompt_tokens, completion_tokens, cached_tokens, cost_usd,
+                latency_ms, attempts, cached, truncated) ",
         );
         q.push_values(rows, |mut b, (call, hash)| {
             b.push_bind(call.context.job_id)
                 .push_bind(call.context.item.as_deref())
                 .push_bind(&call.purpose)
-                .push_bind(&call.provider)
+                .push_bind(call.provider.as_str())
                 .push_bind(&call.base_url)
                 .push_bind(&call.model)
                 .push_bind(call.sample as i64)
@@ -236,6 +236,7 @@ async fn write_calls(&mut self, records: &[CallRecord]) -> Result<(), sqlx::Erro
                 .push_bind(call.error.as_deref())
                 .push_bind(call.prompt_tokens as i64)
                 .push_bind(call.completion_tokens as i64)
+                .push_bind(call.cached_tokens as i64)
                 .push_bind(call.cost_usd)
                 .push_bind(call.latency_ms as i64)
                 .push_bind(call.attempts as i64)

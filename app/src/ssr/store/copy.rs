@@ -243,6 +243,7 @@ pub const TABLES: &[Table] = &[
             ("error", Text),
             ("prompt_tokens", Int),
             ("completion_tokens", Int),
+            ("cached_tokens", Int),
             ("cost_usd", Real),
             ("latency_ms", Int),
             ("attempts", Int),

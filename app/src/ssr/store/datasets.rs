@@ -10,6 +10,7 @@ use std::collections::{HashMap, HashSet};
 use engine::corpus::{ImportLimits, NewDocument};
 use engine::datasets::{Dataset, EvidenceIndex, Format};
 use serde::{Deserialize, Serialize};
+use types::QuestionWriter;
 
 use super::documents::{prepare as prepare_documents, DocumentSteps};
 use super::projects::{chunk_settings, get_project};
@@ -248,7 +249,12 @@ pub async fn import(
                     reference_answer: q.reference,
                     source_chunk_ids: sources,
                     evidence: q.evidence,
-                    generator: format!("dataset:{}", format.name()),
+                    generator: types::Generator::new(match format {
+                        Format::UltraDomain => QuestionWriter::UltraDomain,
+                        Format::GraphRagBench => QuestionWriter::GraphRagBench,
+                        Format::MultiHopRag => QuestionWriter::MultiHopRag,
+                        Format::Table => QuestionWriter::Table,
+                    }),
                     ..Default::default()
                 });
             }

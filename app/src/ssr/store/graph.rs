@@ -311,13 +311,19 @@ pub async fn overview(pool: &Db, project_id: i64) -> AppResult<Option<GraphOverv
             .await?;
         let (provider, model) = match job_id {
             Some(job) => {
-                sqlx::query_as::<_, (String, String)>("SELECT provider, model FROM llm_calls WHERE job_id = $1 LIMIT 1")
-                    .bind(job)
-                    .fetch_optional(db)
-                    .await?
-                    .unwrap_or_else(|| ("unknown".into(), String::new()))
+                match sqlx::query_as::<_, (i64, String, String)>(
+                    "SELECT id, provider, model FROM llm_calls WHERE job_id = $1 LIMIT 1",
+                )
+                .bind(job)
+                .fetch_optional(db)
+                .await?
+                {
+                    Some((id, p, m)) => (Some(super::stored("llm_calls", id, &p)?), m),
+                    None => (None, String::new()),
+                }
             }
-            None => ("imported".into(), String::new()),
+            // Imported from a file: no job, no call.
+            None => (None, String::new()),
         };
         let extraction_note = match job_id {
             Some(job) => extraction_note(pool, job).await?,

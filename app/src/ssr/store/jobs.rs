@@ -432,7 +432,7 @@ pub async fn item_calls(pool: &Db, job_id: i64, item: &str) -> AppResult<Vec<Cal
     .bind(item)
     .fetch_all(db)
     .await?;
-        Ok(rows.into_iter().map(CallRow::view).collect())
+        rows.into_iter().map(CallRow::view).collect()
     })
 }
 
@@ -457,12 +457,12 @@ struct CallRow {
 }
 
 impl CallRow {
-    fn view(self) -> CallView {
+    fn view(self) -> AppResult<CallView> {
         let messages: Vec<engine::llm::Message> = serde_json::from_str(&self.messages).unwrap_or_default();
-        CallView {
+        Ok(CallView {
             id: self.id,
             purpose: self.purpose,
-            provider: self.provider,
+            provider: super::stored("llm_calls", self.id, &self.provider)?,
             model: self.model,
             sample: self.sample,
             prompt: messages
@@ -480,7 +480,7 @@ impl CallRow {
             cached: self.cached,
             prompt_hash: self.prompt_hash,
             created_at: self.created_at,
-        }
+        })
     }
 }
 
@@ -783,12 +783,12 @@ pub async fn item_call_count(pool: &Db, job_id: i64) -> AppResult<i64> {
 /// "openai · MODEL"), if it made any.
 pub async fn made_by(pool: &Db, job_id: i64) -> AppResult<Option<String>> {
     on_db!(pool, |db| {
-        let row: Option<(String, String)> =
-            sqlx::query_as("SELECT provider, model FROM llm_calls WHERE job_id = $1 LIMIT 1")
+        let row: Option<(i64, String, String)> =
+            sqlx::query_as("SELECT id, provider, model FROM llm_calls WHERE job_id = $1 LIMIT 1")
                 .bind(job_id)
                 .fetch_optional(db)
                 .await?;
-        Ok(row.map(|(p, m)| crate::model::provider_label(&p, &m)))
+        row.map(|(id, p, m)| Ok(super::stored::<types::CallProvider>("llm_calls", id, &p)?.label(&m))).transpose()
     })
 }
 

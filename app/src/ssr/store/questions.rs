@@ -22,7 +22,7 @@ pub struct NewQuestion {
     pub nodes: Vec<String>,
     pub edges: Vec<(String, String)>,
     pub walk: Vec<String>,
-    pub generator: String,
+    pub generator: types::Generator,
     pub prompt_hash: Option<String>,
     pub seed: Option<i64>,
 }
@@ -109,7 +109,7 @@ super::connection_steps! {
         .bind(json(&q.nodes))
         .bind(json(&q.edges))
         .bind(json(&q.walk))
-        .bind(&q.generator)
+        .bind(q.generator.to_string())
         .bind(&q.prompt_hash)
         .bind(q.seed)
         .bind(q.context_chunk_ids.as_ref().map(json))
@@ -154,7 +154,7 @@ async fn set_view(pool: &Db, row: SetRow) -> AppResult<QuestionSetView> {
             created_at,
             questions,
             counts,
-            provider,
+            provider: provider.map(|p| super::stored("question_sets", id, &p)).transpose()?,
             model,
         })
     })
@@ -217,7 +217,7 @@ type QuestionRow = (
 const QUESTION_COLUMNS: &str = "id, question, level, category, expertise, reference_answer, source_chunk_ids, nodes,
      edges, walk, generator, prompt_hash, seed, context_chunk_ids, evidence";
 
-fn view(row: QuestionRow) -> QuestionView {
+fn view(row: QuestionRow) -> AppResult<QuestionView> {
     let (
         id,
         question,
@@ -235,7 +235,10 @@ fn view(row: QuestionRow) -> QuestionView {
         context,
         evidence,
     ) = row;
-    QuestionView {
+    let generator = types::Generator::parse(&generator).map_err(|e| {
+        AppError::Invalid(format!("questions row {id}: {e} (written by a newer Assay, or edited by hand?)"))
+    })?;
+    Ok(QuestionView {
         id,
         question,
         level,
@@ -251,7 +254,7 @@ fn view(row: QuestionRow) -> QuestionView {
         generator,
         prompt_hash,
         seed,
-    }
+    })
 }
 
 pub async fn list_questions(pool: &Db, set_id: i64) -> AppResult<Vec<QuestionView>> {
@@ -261,7 +264,7 @@ pub async fn list_questions(pool: &Db, set_id: i64) -> AppResult<Vec<QuestionVie
                 .bind(set_id)
                 .fetch_all(db)
                 .await?;
-        Ok(rows.into_iter().map(view).collect())
+        rows.into_iter().map(view).collect()
     })
 }
 
@@ -300,7 +303,7 @@ pub async fn question_page(
         .bind(&pattern)
         .fetch_all(db)
         .await?;
-        Ok(QuestionsPage { questions: rows.into_iter().map(view).collect(), total, page, pages })
+        Ok(QuestionsPage { questions: rows.into_iter().map(view).collect::<AppResult<_>>()?, total, page, pages })
     })
 }
 
@@ -401,7 +404,7 @@ pub async fn get_question(pool: &Db, question_id: i64) -> AppResult<(i64, Questi
             .bind(question_id)
             .fetch_one(db)
             .await?;
-        Ok((project, view(row)))
+        Ok((project, view(row)?))
     })
 }
 

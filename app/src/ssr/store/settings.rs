@@ -15,7 +15,9 @@ pub struct StoredLlm {
     pub model: String,
     pub concurrency: usize,
     pub timeout_secs: u64,
-    pub price: Option<(f64, f64)>,
+    /// The model's price (saved before cached input had a rate: `[IN, OUT]`).
+    #[serde(default, deserialize_with = "types::llm::saved::read")]
+    pub price: Option<types::llm::Price>,
     pub api_key: Option<String>,
     /// The HTTP method may call private addresses (added later: absent in
     /// older saves, which did not allow it).
@@ -40,8 +42,8 @@ impl StoredLlm {
             context: self.context.or(base.context),
             ..base.clone()
         };
-        if let Some((i, o)) = self.price {
-            s.prices = std::mem::take(&mut s.prices).with(&s.model, i, o);
+        if let Some(p) = self.price {
+            s.prices.0.insert(s.model.clone(), p);
         }
         s
     }
