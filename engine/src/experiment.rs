@@ -58,11 +58,15 @@ pub struct LlmSection {
     pub model: Option<String>,
     pub api_key_env: Option<String>,
     pub concurrency: Option<usize>,
+    /// Send the jobs' calls through the endpoint's Batch API (half the
+    /// price, answered within 24 h); `--llm-batch` / `ASSAY_LLM_BATCH` otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch: Option<bool>,
 }
 
 impl Default for LlmSection {
     fn default() -> Self {
-        LlmSection { provider: None, base_url: None, model: None, api_key_env: None, concurrency: None }
+        LlmSection { provider: None, base_url: None, model: None, api_key_env: None, concurrency: None, batch: None }
     }
 }
 

@@ -58,6 +58,7 @@ pub async fn get_job_detail(id: i64) -> Result<JobDetail, AppError> {
         summary,
         failure_reasons,
         claimants,
+        batches: store::batches::of_job(&state.pool, id).await?,
     })
 }
 

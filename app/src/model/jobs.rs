@@ -121,6 +121,24 @@ pub struct JobDetail {
     /// it), busiest first; empty on SQLite, where one process runs a job.
     #[serde(default)]
     pub claimants: Vec<Claimant>,
+    /// The batches the job sent through the Batch API (by id).
+    #[serde(default)]
+    pub batches: Vec<BatchView>,
+}
+
+/// A batch a job sent through the Batch API, as the provider last
+/// reported it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BatchView {
+    pub id: String,
+    /// The provider's word (`validating`, `in_progress`, `completed`, …;
+    /// another provider may use others).
+    pub provider_status: String,
+    pub completed: i64,
+    pub failed: i64,
+    pub total: i64,
+    /// Its output has been read into the job's items.
+    pub read: bool,
 }
 
 /// A process holding items of a running job (its claim's heartbeat is

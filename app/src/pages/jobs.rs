@@ -164,6 +164,48 @@ fn Claimants(claimants: Vec<crate::model::Claimant>) -> impl IntoView {
     })
 }
 
+/// The batches a job sent through the Batch API and how far the provider
+/// has got with each.
+#[component]
+fn Batches(batches: Vec<crate::model::BatchView>) -> impl IntoView {
+    (!batches.is_empty()).then(|| {
+        let total: i64 = batches.iter().map(|b| b.total).sum();
+        let done: i64 = batches.iter().map(|b| b.completed + b.failed).sum();
+        let read = batches.iter().filter(|b| b.read).count();
+        view! {
+            <section id="job-batches">
+                <h2>"Batch API"</h2>
+                <p class="muted small">{format!(
+                    "{} batch{} sent ({} requests, at half the price); the provider has answered {}; {} read into the job. \
+                     A job stopped meanwhile follows its batches when resumed: nothing is sent or paid twice.",
+                    batches.len(),
+                    if batches.len() == 1 { "" } else { "es" },
+                    format::int(total),
+                    format::int(done),
+                    read,
+                )}</p>
+                <div class="table-scroll">
+                <table class="grid">
+                    <thead><tr><th>"Batch"</th><th>"Provider's status"</th><th class="num">"Answered"</th><th class="num">"Failed"</th><th class="num">"Requests"</th><th>"Read"</th></tr></thead>
+                    <tbody>
+                        {batches.into_iter().map(|b| view! {
+                            <tr data-batch=b.id.clone()>
+                                <td class="small">{b.id.clone()}</td>
+                                <td>{b.provider_status}</td>
+                                <td class="num">{format::int(b.completed)}</td>
+                                <td class="num">{format::int(b.failed)}</td>
+                                <td class="num">{format::int(b.total)}</td>
+                                <td>{if b.read { "yes" } else { "not yet" }}</td>
+                            </tr>
+                        }).collect_view()}
+                    </tbody>
+                </table>
+                </div>
+            </section>
+        }
+    })
+}
+
 #[component]
 pub fn JobPage() -> impl IntoView {
     let project_id = route_id("id");
@@ -224,6 +266,7 @@ pub fn JobPage() -> impl IntoView {
                         {j.error.clone().map(|e| view! { <p class="error">{e}</p> })}
                         {said}
                         <Claimants claimants=d.claimants.clone()/>
+                        <Batches batches=d.batches.clone()/>
                         <div class="actions-row">
                             {j.status.is_active().then(|| view! {
                                 <button type="button" class="danger" on:click=move |_| { cancel.dispatch(CancelJob { id }); }>"Cancel"</button>

@@ -96,6 +96,10 @@ pub trait BatchJournal: Send + Sync {
     fn sent<'a>(&'a self, batch: &'a SentBatch) -> BoxFuture<'a, Result<(), String>>;
     /// Records that a batch's output was read (or that it ended without one).
     fn read<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), String>>;
+    /// Records a batch's progress as the provider reported it (when it changed).
+    fn progress<'a>(&'a self, _status: &'a BatchStatus) -> BoxFuture<'a, Result<(), String>> {
+        Box::pin(async { Ok(()) })
+    }
 }
 
 /// A [`BatchJournal`] in memory (tests, and a run that keeps no record).
@@ -460,11 +464,23 @@ async fn collect(inner: &Inner, id: &str, requests: usize) -> Result<Lines, LlmE
             failed: batch.pointer("/request_counts/failed").and_then(Value::as_u64).unwrap_or(0),
             total: batch.pointer("/request_counts/total").and_then(Value::as_u64).unwrap_or(requests as u64),
         };
-        {
+        let changed = {
             let mut batches = inner.batches.lock().unwrap_or_else(|e| e.into_inner());
             match batches.iter_mut().find(|b| b.id == id) {
-                Some(b) => *b = status.clone(),
-                None => batches.push(status.clone()),
+                Some(b) if *b == status => false,
+                Some(b) => {
+                    *b = status.clone();
+                    true
+                }
+                None => {
+                    batches.push(status.clone());
+                    true
+                }
+            }
+        };
+        if let (true, Some(journal)) = (changed, &inner.journal) {
+            if let Err(e) = journal.progress(&status).await {
+                tracing::warn!(batch = %id, error = %e, "the batch's progress could not be recorded");
             }
         }
         match status.status.as_str() {

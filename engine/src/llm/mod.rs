@@ -789,7 +789,9 @@ impl Gateway {
 
         // Held until this call ends: identical requests wait for its reply.
         let mut _claim = None;
-        while self.use_cache {
+        // The offline stand-ins answer as fast as a lookup, the same every
+        // time and for nothing: only a model's replies are cached.
+        while self.use_cache && provider.is_model() {
             // (After the claim is taken the cache is read once more: a call
             // that ended between this request's first lookup and its claim
             // recorded its reply before giving its own claim up.)
@@ -1007,12 +1009,51 @@ mod tests {
         }
     }
 
+    /// A model's stand-in: the offline provider's replies, named as a model
+    /// (whose replies the gateway caches; the offline stand-ins' it does not).
+    struct AsModel(offline::OfflineProvider);
+
+    impl Provider for AsModel {
+        fn name(&self) -> CallProvider {
+            CallProvider::OpenAi
+        }
+        fn base_url(&self) -> &str {
+            "http://model.test/v1"
+        }
+        fn default_model(&self) -> &str {
+            "model"
+        }
+        fn chat<'a>(&'a self, req: &'a ChatRequest) -> BoxFuture<'a, Result<ProviderReply, Failure>> {
+            self.0.chat(req)
+        }
+    }
+
+    fn model() -> Arc<AsModel> {
+        Arc::new(AsModel(offline::OfflineProvider::new()))
+    }
+
+    #[tokio::test]
+    async fn the_offline_stand_ins_replies_are_made_again_a_models_are_cached() {
+        let req = ChatRequest::new("ping", vec![Message::user("hello")]);
+        let store = Arc::new(MemoryStore::default());
+        let offline = Gateway::new(Arc::new(offline::OfflineProvider::new()), store.clone(), PriceTable::default());
+        let (a, b) = (
+            offline.chat(&req, &CallContext::default()).await.unwrap(),
+            offline.chat(&req, &CallContext::default()).await.unwrap(),
+        );
+        assert!(!a.cached && !b.cached && a.text == b.text);
+        let gw = Gateway::new(model(), store.clone(), PriceTable::default());
+        assert!(!gw.chat(&req, &CallContext::default()).await.unwrap().cached);
+        assert!(gw.chat(&req, &CallContext::default()).await.unwrap().cached);
+        assert_eq!(store.log().iter().filter(|c| c.cached).count(), 1);
+    }
+
     /// A method's answer temperature: the gateway sends its purpose's
     /// requests at the temperature set, and caches them apart.
     #[tokio::test]
     async fn a_purposes_temperature_replaces_the_requests() {
         let store = Arc::new(MemoryStore::default());
-        let gw = Gateway::new(Arc::new(offline::OfflineProvider::new()), store.clone(), PriceTable::default());
+        let gw = Gateway::new(model(), store.clone(), PriceTable::default());
         let req = ChatRequest::new("ping", vec![Message::user("hello")]);
         gw.chat(&req, &CallContext::default()).await.unwrap();
         let warm = gw.clone().with_temperature("ping", Some(0.9));
@@ -1055,7 +1096,7 @@ mod tests {
     #[tokio::test]
     async fn a_request_overtaken_between_its_lookup_and_its_claim_pays_nothing() {
         let store = Arc::new(SlowFirstLookup::default());
-        let gw = Gateway::new(Arc::new(offline::OfflineProvider::new()), store.clone(), PriceTable::default());
+        let gw = Gateway::new(model(), store.clone(), PriceTable::default());
         let req = ChatRequest::new("ping", vec![Message::user("hello")]);
         let b = tokio::spawn({
             let (gw, req) = (gw.clone(), req.clone());

@@ -243,6 +243,7 @@ pub fn main() -> ExitCode {
         ("llm_base_url", "base_url"),
         ("llm_model", "model"),
         ("llm_concurrency", "concurrency"),
+        ("llm_batch", "batch"),
     ]
     .into_iter()
     .filter(|(id, _)| on_command_line(id))

@@ -333,7 +333,11 @@ async fn the_plan_counts_the_calls_the_run_records() {
                     .await
             }
         };
-        let (all, paid) = (count("").await, count("AND NOT cached").await);
+        // Paid: each distinct request once, as a model is (the offline
+        // stand-ins' repeats are made again; a model's come from the cache).
+        let all = count("").await;
+        let paid =
+            common::scalar(&pool, "SELECT COUNT(DISTINCT cache_key) FROM llm_calls WHERE job_id = $1", &[job]).await;
         match stage["kind"].as_str().unwrap() {
             // Long descriptions summarised: known once the graph is.
             "graph" => assert!(all >= planned(label), "{label}: {all} calls, planned {}", planned(label)),
@@ -433,6 +437,18 @@ async fn a_manifest_without_llm_settings_takes_the_environments_and_says_so() {
         "{stderr}"
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("answered by openai · flag-model at"));
+    // `batch = true` in [llm]: the run's calls go through the Batch API (the
+    // plan says so); --llm-batch off on the command line is the more specific word.
+    let batched = write(
+        "Batched",
+        &format!("[llm]\nprovider = \"openai\"\nmodel = \"mock-model\"\nbase_url = \"{base}\"\nbatch = true\n"),
+    );
+    let plan = json(&assay(&db, &["--json", "run", batched.to_str().unwrap(), "--plan"], &env).await);
+    assert!(plan["llm"].as_str().unwrap().ends_with("(Batch API)"), "{plan}");
+    let out = assay(&db, &["run", batched.to_str().unwrap(), "--plan", "--llm-batch", "off"], &env).await;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let first = stderr.lines().next().unwrap_or("");
+    assert!(!first.contains("(Batch API)") && first.contains("--llm-batch on the command line over"), "{stderr}");
     // Nothing anywhere: offline, and the run says why.
     let db = dir.path().join("c.db");
     let out = assay(&db, &["run", write("Bare", "").to_str().unwrap()], &[]).await;

@@ -102,7 +102,9 @@ async fn the_offline_summaries_job_runs_to_the_end_and_logs_every_call() {
 
     let listed = json(&run(&db, &["--json", "job", "list", "P"], &[]).await);
     assert_eq!(listed[0]["id"], id);
-    // A second run of the same job kind pays nothing: every reply is cached.
+    // The offline stand-ins' replies are made again, not cached: as fast
+    // as a lookup, the same every time, free (a model's replies are cached:
+    // `a_jobs_calls_are_written_with_the_item_that_made_them`).
     let again = json(&run(&db, &["--json", "corpus", "summarise", "P"], &[]).await);
     assert_eq!(again["done"], 44);
     let cached: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM llm_calls WHERE job_id = ? AND cached = 1")
@@ -110,7 +112,12 @@ async fn the_offline_summaries_job_runs_to_the_end_and_logs_every_call() {
         .fetch_one(pool.sqlite().unwrap())
         .await
         .unwrap();
-    assert_eq!(cached, 44);
+    assert_eq!(cached, 0);
+    let rows: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM llm_cache").fetch_one(pool.sqlite().unwrap()).await.unwrap();
+    assert_eq!(rows, 0, "no offline reply is kept in the cache");
+    let again_calls = app::ssr::store::jobs::item_calls(&pool, again["id"].as_i64().unwrap(), "chunk-1").await.unwrap();
+    assert_eq!(again_calls[0].reply, calls[0].reply, "the same reply, made again");
 
     // --no-cache: the same job again, every call made anew.
     let fresh = json(&run(&db, &["--json", "corpus", "summarise", "P", "--no-cache"], &[]).await);
@@ -267,7 +274,12 @@ async fn a_jobs_calls_are_written_with_the_item_that_made_them() {
     .unwrap();
     let calls = Arc::new(app::ssr::store::calls::SqliteCallStore::buffered(pool.clone()).await.unwrap());
     let store = app::ssr::store::jobs::SqliteJobStore::new(pool.clone()).with_calls(calls.clone());
-    let gateway = Gateway::new(Arc::new(engine::offline::provider()), calls.clone(), PriceTable::default());
+    // A model's replies are cached (the offline stand-ins' are not).
+    let mock = mockllm::MockServer::start(mockllm::MockConfig::default()).await;
+    let endpoint =
+        engine::llm::openai::OpenAiProvider::new(engine::llm::openai::OpenAiConfig::new(mock.base_url(), "mock-model"))
+            .unwrap();
+    let gateway = Gateway::new(Arc::new(endpoint), calls.clone(), PriceTable::default());
     let logged = || async {
         let n: i64 =
             sqlx::query_scalar("SELECT COUNT(*) FROM llm_calls").fetch_one(pool.sqlite().unwrap()).await.unwrap();
@@ -283,7 +295,7 @@ async fn a_jobs_calls_are_written_with_the_item_that_made_them() {
     // Waiting to be written, the reply already answers the same request.
     let again = gateway.chat(&ping("hello"), &ctx("a")).await.unwrap();
     assert!(again.cached && again.text == first.text);
-    assert_eq!(logged().await, (0, 0), "nothing written before the item is recorded");
+    assert_eq!(logged().await, (1, 1), "the paid reply written as it came; the hit waits for its item");
 
     store.record(job, "a", &ItemOutcome::Done { result: "ok".into(), tokens: 1, cost_usd: 0.0 }).await.unwrap();
     assert_eq!(logged().await, (2, 1), "the item's two calls and one cached reply, with the item");
@@ -292,13 +304,23 @@ async fn a_jobs_calls_are_written_with_the_item_that_made_them() {
     assert_eq!(items.iter().filter(|c| c.cached).count(), 1);
     assert!(items.iter().all(|c| c.prompt.contains("hello")), "each call's prompt is read back");
 
-    // A call outside any item is written by the flush at the job's end.
+    // A paid call outside any item is written at once too; the flush at
+    // the job's end has nothing left.
     gateway.chat(&ping("bye"), &ctx("b")).await.unwrap();
-    assert_eq!(logged().await, (2, 1));
+    assert_eq!(logged().await, (3, 2));
     calls.flush().await.unwrap();
     assert_eq!(logged().await, (3, 2));
     // From the database now: the same request is a cache hit.
     assert!(gateway.chat(&ping("bye"), &ctx("b")).await.unwrap().cached);
+    calls.flush().await.unwrap();
+    // The offline stand-ins' calls (unpaid) wait for their item, and none
+    // of their replies is cached.
+    let offline = Gateway::new(Arc::new(engine::offline::provider()), calls.clone(), PriceTable::default());
+    offline.chat(&ping("offline"), &ctx("c")).await.unwrap();
+    assert!(!offline.chat(&ping("offline"), &ctx("c")).await.unwrap().cached);
+    assert_eq!(logged().await, (4, 2), "not before their item");
+    store.record(job, "c", &ItemOutcome::Done { result: "ok".into(), tokens: 1, cost_usd: 0.0 }).await.unwrap();
+    assert_eq!(logged().await, (6, 2), "with their item, no cache row");
 }
 
 /// Items of several calls each (graph extraction with two gleaning rounds):

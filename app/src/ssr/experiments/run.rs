@@ -301,6 +301,9 @@ pub fn llm_settings(m: &Manifest, base: &LlmSettings, env: fn(&str) -> Option<St
     if let Some(c) = m.llm.concurrency {
         llm.concurrency = c;
     }
+    if let Some(b) = m.llm.batch {
+        llm.batch = b;
+    }
     // A flag is the most specific word: the manifest does not override it.
     for field in &base.pinned {
         match *field {
@@ -308,6 +311,7 @@ pub fn llm_settings(m: &Manifest, base: &LlmSettings, env: fn(&str) -> Option<St
             "base_url" => llm.base_url = base.base_url.clone(),
             "model" => llm.model = base.model.clone(),
             "concurrency" => llm.concurrency = base.concurrency,
+            "batch" => llm.batch = base.batch,
             _ => {}
         }
     }
@@ -328,6 +332,7 @@ fn overriding_flags(m: &Manifest, base: &LlmSettings) -> Vec<String> {
             "base_url" => ("--llm-base-url", m.llm.base_url.as_ref().is_some_and(|u| *u != base.base_url)),
             "model" => ("--llm-model", m.llm.model.as_ref().is_some_and(|v| *v != base.model)),
             "concurrency" => ("--llm-concurrency", m.llm.concurrency.is_some_and(|c| c != base.concurrency)),
+            "batch" => ("--llm-batch", m.llm.batch.is_some_and(|b| b != base.batch)),
             _ => continue,
         };
         if differs {

@@ -108,6 +108,8 @@ pub fn manifest_of(f: &WizardFields, configured: &LlmSettings) -> Result<String,
         llm.provider = Some(ProviderKind::OpenAi);
         llm.base_url = Some(configured.base_url.clone());
         llm.model = Some(configured.model.clone());
+        // The configured LLM's Batch API setting, written down.
+        llm.batch = configured.batches().then_some(true);
     }
     let questions = [
         f.ask_graph.then(|| QuestionsRequest::Graph(f.graph_questions.clone())),
@@ -162,6 +164,9 @@ pub fn fields_of(m: &Manifest, defaults: &WizardFields) -> ImportedManifest {
             m.llm.model.clone().unwrap_or_default(),
             m.llm.base_url.clone().unwrap_or_default()
         ));
+    }
+    if let Some(b) = m.llm.batch {
+        not_held.push(format!("llm: batch = {b} (the form runs the configured LLM with its own Batch API setting)"));
     }
     if m.corpus.index.is_some() || !m.corpus.files.iter().all(|file| file == "sample") {
         not_held.push("corpus: its files or index (the form reads the sample or a project)".into());

@@ -2,7 +2,7 @@
 //! [`BatchJournal`](engine::llm::batch::BatchJournal), so that a resumed job
 //! follows the batches left unread instead of sending their requests again.
 
-use engine::llm::batch::{BatchJournal, SentBatch};
+use engine::llm::batch::{BatchJournal, BatchStatus, SentBatch};
 use engine::llm::BoxFuture;
 
 use super::{on_db, Db};
@@ -57,6 +57,27 @@ impl BatchJournal for JobBatches {
         })
     }
 
+    fn progress<'a>(&'a self, s: &'a BatchStatus) -> BoxFuture<'a, Result<(), String>> {
+        Box::pin(async move {
+            on_db!(&self.pool, |db| {
+                sqlx::query(
+                    "UPDATE llm_batches SET status = $1, completed = $2, failed = $3, total = $4
+                     WHERE job_id = $5 AND batch_id = $6",
+                )
+                .bind(&s.status)
+                .bind(s.completed as i64)
+                .bind(s.failed as i64)
+                .bind(s.total as i64)
+                .bind(self.job_id)
+                .bind(&s.id)
+                .execute(db)
+                .await
+                .map(drop)
+            })
+            .map_err(|e| e.to_string())
+        })
+    }
+
     fn read<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), String>> {
         Box::pin(async move {
             on_db!(&self.pool, |db| {
@@ -71,4 +92,27 @@ impl BatchJournal for JobBatches {
             .map_err(|e| e.to_string())
         })
     }
+}
+
+/// A job's batches with their last reported progress (by id).
+pub async fn of_job(pool: &Db, job_id: i64) -> crate::error::AppResult<Vec<crate::model::BatchView>> {
+    let rows: Vec<(String, String, i64, i64, i64, bool)> = on_db!(pool, |db| {
+        sqlx::query_as(
+            "SELECT batch_id, status, completed, failed, total, read FROM llm_batches WHERE job_id = $1 ORDER BY batch_id",
+        )
+        .bind(job_id)
+        .fetch_all(db)
+        .await
+    })?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, provider_status, completed, failed, total, read)| crate::model::BatchView {
+            id,
+            provider_status,
+            completed,
+            failed,
+            total,
+            read,
+        })
+        .collect())
 }

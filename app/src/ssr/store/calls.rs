@@ -174,7 +174,7 @@ async fn write_calls(&mut self, records: &[CallRecord]) -> Result<(), sqlx::Erro
         .collect();
     // One row per key (the last reply): an upsert may not touch a row twice.
     let mut fresh_by_key: HashMap<&str, &CallRecord> = HashMap::new();
-    for call in records.iter().filter(|c| c.reply.is_some() && !c.cached) {
+    for call in records.iter().filter(|c| c.reply.is_some() && !c.cached && c.provider.is_model()) {
         fresh_by_key.insert(call.key.as_str(), call);
     }
     let mut fresh: Vec<&CallRecord> = fresh_by_key.into_values().collect();

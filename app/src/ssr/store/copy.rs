@@ -199,7 +199,16 @@ pub const TABLES: &[Table] = &[
         name: "llm_batches",
         key: &["job_id", "batch_id"],
         identity: false,
-        columns: &[("job_id", Int), ("batch_id", Text), ("requests", Text), ("read", Bool)],
+        columns: &[
+            ("job_id", Int),
+            ("batch_id", Text),
+            ("requests", Text),
+            ("read", Bool),
+            ("status", Text),
+            ("completed", Int),
+            ("failed", Int),
+            ("total", Int),
+        ],
     },
     Table {
         name: "llm_slots",
