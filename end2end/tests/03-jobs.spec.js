@@ -91,9 +91,9 @@ test('settings: switch provider, see the exact error, and the key never comes ba
   bodies.push(await jobs.text());
 
   // A bad value is refused by the server with a reason; nothing changes.
-  await page.getByLabel('Price (USD per 1M input,output tokens)').fill('cheap');
+  await page.getByLabel('Price (USD per 1M input,output[,cached input] tokens)').fill('cheap');
   await page.getByRole('button', { name: 'Save' }).click();
-  await expect(page.getByRole('alert')).toHaveText('price must be INPUT,OUTPUT in USD per million tokens, e.g. 0.15,0.60 (not "cheap")');
+  await expect(page.getByRole('alert')).toHaveText('price must be INPUT,OUTPUT[,CACHED_INPUT] in USD per million tokens, e.g. 0.15,0.60,0.075 (not "cheap")');
   await expect(page.locator('#llm-provider')).toHaveText('openai · llama3.1 at http://127.0.0.1:9/v1');
 
   // Back to offline, key removed.
