@@ -689,7 +689,8 @@ async fn chat(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Strin
     // A streamed reply waits for its turn and its latency inside the stream,
     // after the headers, as llama.cpp's server does (keep-alive comments
     // meanwhile).
-    let streamed = serde_json::from_str::<Value>(&body).ok().and_then(|b| b["stream"].as_bool()).unwrap_or(false);
+    let parsed = serde_json::from_str::<Value>(&body).unwrap_or(Value::Null);
+    let streamed = parsed["stream"].as_bool().unwrap_or(false);
     let serial = shared.config.lock().unwrap().one_at_a_time;
     let _turn = if serial && !streamed { Some(shared.turn.lock().await) } else { None };
     let wait = match (streamed, shared.config.lock().unwrap().compose_first) {
@@ -698,7 +699,7 @@ async fn chat(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Strin
         (false, false) => Wait::First,
     };
     let limit = shared.config.lock().unwrap().rate_limit;
-    let said = match limit.map(|l| count_against(&shared, l, &body)) {
+    let said = match limit.map(|l| count_against(&shared, l, &parsed)) {
         None => None,
         Some(Ok(said)) => Some(said),
         Some(Err(refused)) => return refused,
@@ -719,13 +720,9 @@ async fn chat(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Strin
 
 /// Counts a request against the rate limit's window: the headers saying
 /// what is left, or the 429 past it.
-fn count_against(shared: &Shared, limit: RateLimit, body: &str) -> Result<HeaderMap, Response> {
-    let req: Value = serde_json::from_str(body).unwrap_or(Value::Null);
-    let prompt: String = req["messages"]
-        .as_array()
-        .map(|m| m.iter().filter_map(|m| m["content"].as_str()).collect::<Vec<_>>().join("\n"))
-        .unwrap_or_default();
-    let asked = rough_tokens(&prompt) + req["max_tokens"].as_u64().unwrap_or(0);
+fn count_against(shared: &Shared, limit: RateLimit, req: &Value) -> Result<HeaderMap, Response> {
+    let asked = rough_tokens(&prompt_text(req["messages"].as_array().map_or(&[], Vec::as_slice)))
+        + req["max_tokens"].as_u64().unwrap_or(0);
     let now = std::time::Instant::now();
     let mut w = shared.window.lock().unwrap();
     if now >= w.0 + limit.window {
@@ -767,6 +764,12 @@ fn count_against(shared: &Shared, limit: RateLimit, body: &str) -> Result<Header
     Ok(h)
 }
 
+/// A request's messages' texts, one after another (what the mock counts
+/// and answers).
+fn prompt_text(messages: &[Value]) -> String {
+    messages.iter().filter_map(|m| m["content"].as_str()).collect::<Vec<_>>().join("\n")
+}
+
 /// A chat request's reply (or its error), as it is to be sent.
 fn compose(
     shared: &Arc<Shared>,
@@ -785,8 +788,7 @@ fn compose(
         return (StatusCode::BAD_REQUEST, Json(json!({"error": {"message": "'messages' is required"}})))
             .into_response();
     };
-    let prompt: String =
-        messages.iter().filter_map(|m| m.get("content").and_then(Value::as_str)).collect::<Vec<_>>().join("\n");
+    let prompt = prompt_text(messages);
     let max_tokens = req.get("max_tokens").and_then(Value::as_u64);
     let json_mode = req.get("response_format").is_some();
     if json_mode {

@@ -104,6 +104,15 @@ impl Drop for HeldSlot<'_> {
     }
 }
 
+/// A request's permit, rate-gate admission and shared slot (see
+/// `OpenAiProvider::admit`); fields drop in declaration order, the slot
+/// first.
+struct OnTheWire<'a> {
+    _slot: Option<HeldSlot<'a>>,
+    _admitted: super::ratelimit::Admitted<'a>,
+    _permit: tokio::sync::SemaphorePermit<'a>,
+}
+
 /// The context window assumed when neither the settings nor the endpoint
 /// say: what llama.cpp servers and most current open models offer, and
 /// below every model OpenAI serves.
@@ -350,6 +359,17 @@ impl OpenAiProvider {
         Ok(Some(HeldSlot(limit.as_ref(), slot)))
     }
 
+    /// What a request holds while it is on the wire, taken in one order:
+    /// this process's permit, then the rate gate's admission (a request
+    /// waiting for the provider's budget holds no shared slot), then the
+    /// deployment's shared slot. Dropped together when the attempt ends.
+    async fn admit(&self, body: &serde_json::Value) -> Result<OnTheWire<'_>, (LlmError, Option<Duration>)> {
+        let permit = self.permits.acquire().await.map_err(|_| (LlmError::Cancelled, None))?;
+        let admitted = self.gate.admit(rate_tokens(body)).await;
+        let slot = self.shared_slot().await?;
+        Ok(OnTheWire { _slot: slot, _admitted: admitted, _permit: permit })
+    }
+
     /// One attempt: the body of a 2xx reply, or an error and the server's `Retry-After`.
     async fn post(&self, path: &str, body: &serde_json::Value) -> Result<String, (LlmError, Option<Duration>)> {
         self.post_for(path, body, None).await
@@ -364,9 +384,7 @@ impl OpenAiProvider {
         body: &serde_json::Value,
         purpose: Option<&str>,
     ) -> Result<String, (LlmError, Option<Duration>)> {
-        let _permit = self.permits.acquire().await.map_err(|_| (LlmError::Cancelled, None))?;
-        let _admitted = self.gate.admit(rate_tokens(body)).await;
-        let _slot = self.shared_slot().await?;
+        let _on_the_wire = self.admit(body).await?;
         let url =
             if path.is_empty() { self.config.base_url.clone() } else { format!("{}/{path}", self.config.base_url) };
         let mut request = self.client.post(url).timeout(self.config.timeout).json(body);
@@ -408,9 +426,7 @@ impl OpenAiProvider {
         purpose: &str,
         max_tokens: Option<u32>,
     ) -> Result<ProviderReply, (LlmError, Option<Duration>)> {
-        let _permit = self.permits.acquire().await.map_err(|_| (LlmError::Cancelled, None))?;
-        let _admitted = self.gate.admit(rate_tokens(body)).await;
-        let _slot = self.shared_slot().await?;
+        let _on_the_wire = self.admit(body).await?;
         let timeout = self.config.timeout;
         let queued_until = tokio::time::Instant::now() + timeout.saturating_mul(10);
         let request = self

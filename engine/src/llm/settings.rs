@@ -115,13 +115,14 @@ pub fn default_prices() -> PriceTable {
 impl LlmSettings {
     /// How pages and the CLI name who answers: plainly not a model when offline.
     pub fn describe(&self) -> String {
+        // As every page names who answered (`CallProvider::label`), with
+        // where it is.
         match self.provider {
-            ProviderKind::Offline => "offline (no LLM)".into(),
-            // As every page names a model ("openai · MODEL"), with where it is.
-            ProviderKind::OpenAi if self.batches() => {
-                format!("openai · {} at {} (Batch API)", self.model, self.base_url)
+            ProviderKind::Offline => types::CallProvider::Offline.label(&self.model),
+            ProviderKind::OpenAi => {
+                let batch = if self.batches() { " (Batch API)" } else { "" };
+                format!("{} at {}{batch}", types::CallProvider::OpenAi.label(&self.model), self.base_url)
             }
-            ProviderKind::OpenAi => format!("openai · {} at {}", self.model, self.base_url),
         }
     }
 

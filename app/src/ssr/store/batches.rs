@@ -58,39 +58,48 @@ impl BatchJournal for JobBatches {
     }
 
     fn progress<'a>(&'a self, s: &'a BatchStatus) -> BoxFuture<'a, Result<(), String>> {
-        Box::pin(async move {
-            on_db!(&self.pool, |db| {
-                sqlx::query(
-                    "UPDATE llm_batches SET status = $1, completed = $2, failed = $3, total = $4
-                     WHERE job_id = $5 AND batch_id = $6",
-                )
-                .bind(&s.status)
-                .bind(s.completed as i64)
-                .bind(s.failed as i64)
-                .bind(s.total as i64)
-                .bind(self.job_id)
-                .bind(&s.id)
-                .execute(db)
-                .await
-                .map(drop)
-            })
-            .map_err(|e| e.to_string())
-        })
+        let counts = Some((s.completed as i64, s.failed as i64, s.total as i64));
+        Box::pin(self.update(&s.id, Some(&s.status), counts, None))
     }
 
     fn read<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<(), String>> {
-        Box::pin(async move {
-            on_db!(&self.pool, |db| {
-                sqlx::query("UPDATE llm_batches SET read = $1 WHERE job_id = $2 AND batch_id = $3")
-                    .bind(true)
-                    .bind(self.job_id)
-                    .bind(id)
-                    .execute(db)
-                    .await
-                    .map(drop)
-            })
-            .map_err(|e| e.to_string())
+        Box::pin(self.update(id, None, None, Some(true)))
+    }
+}
+
+impl JobBatches {
+    /// Sets what is given of one batch's row (the provider's status, its
+    /// answered/failed/total counts, whether its output was read), keeping
+    /// the rest.
+    async fn update(
+        &self,
+        id: &str,
+        status: Option<&str>,
+        counts: Option<(i64, i64, i64)>,
+        read: Option<bool>,
+    ) -> Result<(), String> {
+        let (completed, failed, total) = match counts {
+            Some((c, f, t)) => (Some(c), Some(f), Some(t)),
+            None => (None, None, None),
+        };
+        on_db!(&self.pool, |db| {
+            sqlx::query(
+                "UPDATE llm_batches SET status = COALESCE($1, status), completed = COALESCE($2, completed),
+                    failed = COALESCE($3, failed), total = COALESCE($4, total), read = COALESCE($5, read)
+                 WHERE job_id = $6 AND batch_id = $7",
+            )
+            .bind(status)
+            .bind(completed)
+            .bind(failed)
+            .bind(total)
+            .bind(read)
+            .bind(self.job_id)
+            .bind(id)
+            .execute(db)
+            .await
+            .map(drop)
         })
+        .map_err(|e| e.to_string())
     }
 }
 
