@@ -61,9 +61,68 @@ impl UnbiasedItem {
 pub struct UnbiasedResult {
     pub trial: u32,
     pub judgments: Vec<Judgment>,
-    #[serde(default)]
+    #[serde(default, with = "folded_texts")]
     pub reasoning: Vec<String>,
     pub verdict: super::Verdict,
+}
+
+/// A list of texts as stored: each distinct text once and every entry's
+/// index among them (`{"texts": [..], "of": [..]}`), where texts repeat —
+/// an offline or deterministic judge gives all of a trial's repeats in one
+/// order the same reasons, which written out whole were most of an
+/// evaluation's stored results. A list without repeats, and results stored
+/// before, are a plain list.
+mod folded_texts {
+    use std::collections::HashMap;
+
+    use serde::de::Error as _;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    #[derive(Serialize)]
+    struct Folded<'a> {
+        texts: Vec<&'a str>,
+        of: Vec<u32>,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Stored {
+        Plain(Vec<String>),
+        Folded { texts: Vec<String>, of: Vec<u32> },
+    }
+
+    pub fn serialize<S: Serializer>(list: &[String], s: S) -> Result<S::Ok, S::Error> {
+        let mut index: HashMap<&str, u32> = HashMap::new();
+        let mut texts = Vec::new();
+        let of: Vec<u32> = list
+            .iter()
+            .map(|t| {
+                *index.entry(t.as_str()).or_insert_with(|| {
+                    texts.push(t.as_str());
+                    texts.len() as u32 - 1
+                })
+            })
+            .collect();
+        if texts.len() == list.len() {
+            list.serialize(s)
+        } else {
+            Folded { texts, of }.serialize(s)
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+        match Stored::deserialize(d)? {
+            Stored::Plain(list) => Ok(list),
+            Stored::Folded { texts, of } => of
+                .iter()
+                .map(|&i| {
+                    texts.get(i as usize).cloned().ok_or_else(|| {
+                        D::Error::custom(format!("reason {i} is not among the {} stored texts", texts.len()))
+                    })
+                })
+                .collect(),
+        }
+    }
 }
 
 /// A legacy judging item: one question of a pair, A first, one call.
@@ -320,6 +379,36 @@ mod tests {
 
     use super::*;
     use crate::llm::{MemoryStore, PriceTable};
+
+    /// Repeated reasons are stored once each with every judgment's index;
+    /// distinct ones, and results stored before, as a plain list; an index
+    /// past the texts is refused by name.
+    #[test]
+    fn repeated_reasons_are_stored_once_and_read_back_whole() {
+        let one = Judgment { order: super::super::Order::AFirst, repeat: 0, a: [1; 4], b: [2; 4], judge: 0 };
+        let verdict = super::super::verdict(&[one]).unwrap();
+        let result = |reasoning: Vec<&str>| UnbiasedResult {
+            trial: 1,
+            judgments: Vec::new(),
+            reasoning: reasoning.into_iter().map(String::from).collect(),
+            verdict: verdict.clone(),
+        };
+        let repeated = result(vec!["same", "same", "other", "same"]);
+        let stored = serde_json::to_value(&repeated).unwrap();
+        assert_eq!(stored["reasoning"], serde_json::json!({"texts": ["same", "other"], "of": [0, 0, 1, 0]}));
+        assert_eq!(serde_json::from_value::<UnbiasedResult>(stored).unwrap(), repeated);
+        let distinct = result(vec!["one", "two"]);
+        let stored = serde_json::to_value(&distinct).unwrap();
+        assert_eq!(stored["reasoning"], serde_json::json!(["one", "two"]));
+        assert_eq!(serde_json::from_value::<UnbiasedResult>(stored).unwrap(), distinct);
+        let mut bad = serde_json::to_value(&repeated).unwrap();
+        bad["reasoning"]["of"][2] = serde_json::json!(5);
+        let e = serde_json::from_value::<UnbiasedResult>(bad).unwrap_err().to_string();
+        assert!(e.contains("reason 5 is not among the 2 stored texts"), "{e}");
+        let mut without = serde_json::to_value(&distinct).unwrap();
+        without.as_object_mut().unwrap().remove("reasoning");
+        assert!(serde_json::from_value::<UnbiasedResult>(without).unwrap().reasoning.is_empty());
+    }
 
     /// Seed 000 §IV-C asks the LLM "to give a score to an answer in each
     /// evaluation aspect" with "detailed text instructions" (Table I): the

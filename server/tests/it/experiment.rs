@@ -337,7 +337,8 @@ async fn the_plan_counts_the_calls_the_run_records() {
         // stand-ins' repeats are made again; a model's come from the cache).
         let all = count("").await;
         let paid =
-            common::scalar(&pool, "SELECT COUNT(DISTINCT cache_key) FROM llm_calls WHERE job_id = $1", &[job]).await;
+            common::scalar(&pool, "SELECT COUNT(DISTINCT messages_hash) FROM llm_calls WHERE job_id = $1", &[job])
+                .await;
         match stage["kind"].as_str().unwrap() {
             // Long descriptions summarised: known once the graph is.
             "graph" => assert!(all >= planned(label), "{label}: {all} calls, planned {}", planned(label)),

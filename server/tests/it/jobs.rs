@@ -118,6 +118,25 @@ async fn the_offline_summaries_job_runs_to_the_end_and_logs_every_call() {
     assert_eq!(rows, 0, "no offline reply is kept in the cache");
     let again_calls = app::ssr::store::jobs::item_calls(&pool, again["id"].as_i64().unwrap(), "chunk-1").await.unwrap();
     assert_eq!(again_calls[0].reply, calls[0].reply, "the same reply, made again");
+    // Logged compactly, as no provider was paid: the reply kept once by
+    // its hash (both runs' calls point to one row), no cache key.
+    let (inline, key, hash): (Option<String>, String, Option<String>) =
+        sqlx::query_as("SELECT reply, cache_key, reply_hash FROM llm_calls WHERE id = ?")
+            .bind(again_calls[0].id)
+            .fetch_one(pool.sqlite().unwrap())
+            .await
+            .unwrap();
+    assert_eq!((inline, key.as_str()), (None, ""), "an offline call's row holds no reply and no cache key");
+    let hash = hash.expect("the reply's hash");
+    assert_eq!(hash, app::ssr::tokens::hash(summary));
+    let (pointing, stored): (i64, i64) = sqlx::query_as(
+        "SELECT (SELECT COUNT(*) FROM llm_calls WHERE reply_hash = $1), (SELECT COUNT(*) FROM llm_replies WHERE hash = $1)",
+    )
+    .bind(&hash)
+    .fetch_one(pool.sqlite().unwrap())
+    .await
+    .unwrap();
+    assert_eq!((pointing >= 2, stored), (true, 1), "{pointing} calls, {stored} stored replies");
 
     // --no-cache: the same job again, every call made anew.
     let fresh = json(&run(&db, &["--json", "corpus", "summarise", "P", "--no-cache"], &[]).await);
@@ -303,6 +322,15 @@ async fn a_jobs_calls_are_written_with_the_item_that_made_them() {
     assert_eq!(items.len(), 2);
     assert_eq!(items.iter().filter(|c| c.cached).count(), 1);
     assert!(items.iter().all(|c| c.prompt.contains("hello")), "each call's prompt is read back");
+    // A paid reply stays on its row, with its cache key: the record of
+    // what the provider was paid for.
+    let (reply, key, hash): (Option<String>, String, Option<String>) =
+        sqlx::query_as("SELECT reply, cache_key, reply_hash FROM llm_calls WHERE NOT cached")
+            .fetch_one(pool.sqlite().unwrap())
+            .await
+            .unwrap();
+    assert_eq!((reply.as_deref(), key.len(), hash), (Some(first.text.as_str()), 64, None));
+    assert!(items.iter().all(|c| c.reply.as_deref() == Some(first.text.as_str())));
 
     // A paid call outside any item is written at once too; the flush at
     // the job's end has nothing left.

@@ -428,25 +428,30 @@ async fn execute(run: &Run<'_>, first: Vec<WorkItem>) -> AppResult<Result<RunEnd
         }
     }
     let aligned_count = judged_answers.len();
-    // The items of trials 0..t of each pair (`upto`), and the legacy verdicts.
-    let items_upto = |upto: &dyn Fn((i64, i64)) -> u32| {
-        let mut judging = Vec::new();
-        for (pair, q, (ja, jb)) in &judged_answers {
+    // The draws of trials 0..t of each pair (`upto`): which pair and
+    // question, trial and judge — the items themselves, each holding its
+    // question and both answers, are made a slice at a time.
+    let draws_upto = |upto: &dyn Fn((i64, i64)) -> u32| {
+        let mut draws: Vec<(usize, u32, u32)> = Vec::new();
+        for (i, (pair, ..)) in judged_answers.iter().enumerate() {
             for t in 0..upto(*pair) {
-                for judge in 0..s.judge_count() {
-                    let item = protocol::UnbiasedItem {
-                        prompt: s.judge_prompt,
-                        exchange: s.exchange,
-                        ..protocol::UnbiasedItem::new(&q.question, ja, jb, t, s.repeats)
-                    };
-                    let key = Key::Unbiased { a: pair.0, b: pair.1, question: q.id, trial: t, judge };
-                    judging.push(WorkItem::new(key.to_string(), &item));
-                }
+                draws.extend((0..s.judge_count()).map(|judge| (i, t, judge)));
             }
         }
-        judging.extend(legacy_items.iter().cloned());
-        judging
+        draws
     };
+    let make_item = |&(i, t, judge): &(usize, u32, u32)| {
+        let (pair, q, (ja, jb)) = &judged_answers[i];
+        let item = protocol::UnbiasedItem {
+            prompt: s.judge_prompt,
+            exchange: s.exchange,
+            ..protocol::UnbiasedItem::new(&q.question, ja, jb, t, s.repeats)
+        };
+        WorkItem::new(Key::Unbiased { a: pair.0, b: pair.1, question: q.id, trial: t, judge }.to_string(), &item)
+    };
+    // Through the Batch API, every item at once: a slice waits for its
+    // batch (minutes to hours at a provider) before the next is sent.
+    let at_once = if llm.batches() { usize::MAX } else { JUDGED_AT_ONCE };
     let judge_items = |judging: Vec<WorkItem>| {
         phase.run(judging, phase.concurrency, |item| {
             let judge = match Key::parse(&item.key) {
@@ -463,7 +468,7 @@ async fn execute(run: &Run<'_>, first: Vec<WorkItem>) -> AppResult<Result<RunEnd
     };
     if !(s.sequential && s.protocol.unbiased()) {
         store::jobs::set_total(pool, job.id, planned(aligned_count) as i64).await?;
-        return Ok(judge_items(items_upto(&|_| s.trials)).await);
+        return Ok(in_slices(&draws_upto(&|_| s.trials), at_once, &make_item, &legacy_items, judge_items).await);
     }
     // Sequential trials: every pair judged to the first look; after each
     // look, a pair whose verdict is settled stops, the others go on to the
@@ -488,7 +493,8 @@ async fn execute(run: &Run<'_>, first: Vec<WorkItem>) -> AppResult<Result<RunEnd
             reached.insert(*p, t);
         }
         store::jobs::set_total(pool, job.id, most(&open, &reached)).await?;
-        let end = judge_items(items_upto(&|p| reached.get(&p).copied().unwrap_or(0))).await;
+        let draws = draws_upto(&|p| reached.get(&p).copied().unwrap_or(0));
+        let end = in_slices(&draws, at_once, &make_item, &legacy_items, judge_items).await;
         if !matches!(end, Ok(RunEnd::Finished)) {
             return Ok(end);
         }
@@ -512,6 +518,43 @@ async fn execute(run: &Run<'_>, first: Vec<WorkItem>) -> AppResult<Result<RunEnd
     Ok(Ok(RunEnd::Finished))
 }
 
+/// Judging items made, and run, at most this many at a time (unless they go
+/// through the Batch API): each holds its
+/// question and both answers (≈ 2.5 KB as JSON), and seed 000's 45,000 made
+/// at once were 120 MB of the run's peak memory.
+const JUDGED_AT_ONCE: usize = 4096;
+
+/// Runs the judging `draws` `at_once` at a time (each slice's items made by
+/// `make` just before it runs), then the legacy items; stops at the first
+/// slice that does not finish. Every process of a shared queue cuts the
+/// same slices, so each is a phase all of them join.
+async fn in_slices<D, Fut>(
+    draws: &[D],
+    at_once: usize,
+    make: impl Fn(&D) -> WorkItem,
+    legacy: &[WorkItem],
+    run: impl Fn(Vec<WorkItem>) -> Fut,
+) -> Result<RunEnd, String>
+where
+    Fut: std::future::Future<Output = Result<RunEnd, String>>,
+{
+    let slices = draws.chunks(at_once.max(1)).map(|slice| slice.iter().map(&make).collect::<Vec<_>>());
+    let legacy = (!legacy.is_empty()).then(|| legacy.to_vec());
+    let mut ran = false;
+    for items in slices.chain(legacy) {
+        ran = true;
+        let end = run(items).await;
+        if !matches!(end, Ok(RunEnd::Finished)) {
+            return end;
+        }
+    }
+    // Nothing to judge: the phase still runs (and ends) as one of no items.
+    if !ran {
+        return run(Vec::new()).await;
+    }
+    Ok(RunEnd::Finished)
+}
+
 /// The evaluation job. Whether it judged anything is decided by its judging
 /// items (`u-…`, `l-…`): aligned answers with no verdict are no evaluation.
 pub struct EvaluationStage;
@@ -527,5 +570,40 @@ impl Stage for EvaluationStage {
 
     fn decisive_items(&self) -> Option<(&'static str, &'static str)> {
         Some(("_-%", "judging items"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Judging runs a slice of draws at a time, in order, then the legacy
+    /// items; a slice that does not finish ends it there; nothing to judge
+    /// is still one (empty) run.
+    #[tokio::test]
+    async fn judging_runs_a_slice_at_a_time_then_the_legacy_items() {
+        let make = |d: &u32| WorkItem::new(format!("u-{d}"), &protocol::UnbiasedItem::new("q", "a", "b", *d, 2));
+        let legacy = vec![WorkItem::new("l-1".to_string(), &protocol::UnbiasedItem::new("q", "a", "b", 0, 2))];
+        let draws: Vec<u32> = (0..10).collect();
+        let seen = std::sync::Mutex::new(Vec::<Vec<String>>::new());
+        let stop_at = std::sync::Mutex::new(usize::MAX);
+        let run = |items: Vec<WorkItem>| {
+            let mut seen = seen.lock().unwrap();
+            seen.push(items.iter().map(|i| i.key.clone()).collect());
+            let end = if seen.len() >= *stop_at.lock().unwrap() { RunEnd::Cancelled } else { RunEnd::Finished };
+            async move { Ok(end) }
+        };
+        assert_eq!(in_slices(&draws, 4, make, &legacy, &run).await, Ok(RunEnd::Finished));
+        let keys = std::mem::take(&mut *seen.lock().unwrap());
+        assert_eq!(keys.iter().map(Vec::len).collect::<Vec<_>>(), [4, 4, 2, 1]);
+        assert_eq!(keys.concat(), (0..10).map(|d| format!("u-{d}")).chain(["l-1".to_string()]).collect::<Vec<_>>());
+
+        *stop_at.lock().unwrap() = 2;
+        assert_eq!(in_slices(&draws, 4, make, &legacy, &run).await, Ok(RunEnd::Cancelled));
+        assert_eq!(std::mem::take(&mut *seen.lock().unwrap()).len(), 2, "no slice after the one cancelled");
+
+        *stop_at.lock().unwrap() = usize::MAX;
+        assert_eq!(in_slices(&[] as &[u32], 4, make, &[], &run).await, Ok(RunEnd::Finished));
+        assert_eq!(*seen.lock().unwrap(), [Vec::<String>::new()], "one run of no items");
     }
 }

@@ -452,6 +452,8 @@ struct SetFigures {
     context_thin: Option<i64>,
     context_none: Option<i64>,
     context_unreported: i64,
+    provider_cached: Option<f64>,
+    provider_prompt: Option<f64>,
 }
 
 async fn cost_row(pool: &Db, s: AnswerSetView) -> AppResult<CostRow> {
@@ -466,29 +468,23 @@ async fn cost_row(pool: &Db, s: AnswerSetView) -> AppResult<CostRow> {
             CAST(AVG(context_chars) AS DOUBLE PRECISION) AS context_avg,
             CAST(SUM(CASE WHEN context_chars < $2 THEN 1 ELSE 0 END) AS BIGINT) AS context_thin,
             CAST(SUM(CASE WHEN context_chars = 0 THEN 1 ELSE 0 END) AS BIGINT) AS context_none,
-            COUNT(*) - COUNT(context_chars) AS context_unreported
+            COUNT(*) - COUNT(context_chars) AS context_unreported,
+            (SELECT CAST(SUM(cached_tokens) AS DOUBLE PRECISION) FROM llm_calls
+             WHERE job_id = $3 AND cached = FALSE AND (reply IS NOT NULL OR reply_hash IS NOT NULL)) AS provider_cached,
+            (SELECT CAST(SUM(prompt_tokens) AS DOUBLE PRECISION) FROM llm_calls
+             WHERE job_id = $3 AND cached = FALSE AND (reply IS NOT NULL OR reply_hash IS NOT NULL)) AS provider_prompt
          FROM answers WHERE answer_set_id = $1",
     )
     .bind(s.id)
     .bind(crate::model::THIN_CONTEXT_CHARS)
+    .bind(s.job_id)
     .fetch_one(db)
     .await)?;
-    // The provider's prefix cache, over the calls it answered (not Assay's cache).
-    let cached_input_share = match s.job_id {
-        Some(job) => {
-            let (cached, prompt): (Option<f64>, Option<f64>) = on_db!(pool, |db| sqlx::query_as(
-                "SELECT CAST(SUM(cached_tokens) AS DOUBLE PRECISION), CAST(SUM(prompt_tokens) AS DOUBLE PRECISION)
-                 FROM llm_calls WHERE job_id = $1 AND cached = FALSE AND reply IS NOT NULL",
-            )
-            .bind(job)
-            .fetch_one(db)
-            .await)?;
-            match (cached, prompt) {
-                (Some(c), Some(p)) if p > 0.0 => Some(c / p),
-                _ => None,
-            }
-        }
-        None => None,
+    // The provider's prefix cache, over the calls it answered (not Assay's
+    // cache): none for a set no job wrote.
+    let cached_input_share = match (f.provider_cached, f.provider_prompt) {
+        (Some(c), Some(p)) if p > 0.0 => Some(c / p),
+        _ => None,
     };
     let context = ContextSize {
         known: f.context_known,

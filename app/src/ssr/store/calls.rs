@@ -25,7 +25,7 @@ use super::{on_db, Db};
 
 /// Calls waiting to be written, at most this many (then written at once).
 const MAX_PENDING: usize = 512;
-/// Rows per INSERT statement (llm_calls binds 20 values per row; SQLite
+/// Rows per INSERT statement (llm_calls binds 22 values per row; SQLite
 /// takes at most 32,766 per statement).
 const ROWS_PER_INSERT: usize = 400;
 
@@ -213,14 +213,44 @@ async fn write_calls(&mut self, records: &[CallRecord]) -> Result<(), sqlx::Erro
         q.push(" ON CONFLICT (hash) DO NOTHING");
         q.build().execute(&mut *self).await?;
     }
-    let logged: Vec<(&CallRecord, &String)> = records.iter().zip(prompts.iter().map(|&i| &distinct[i].0)).collect();
+    // A free call's reply is kept once by hash (see migration 34); a
+    // model's stays on its row, as the record of what was paid for.
+    let mut by_reply: HashMap<u64, usize> = HashMap::new();
+    let mut replies: Vec<(String, &str)> = Vec::new();
+    let reply_of: Vec<Option<usize>> = records
+        .iter()
+        .map(|call| {
+            let reply = call.reply.as_deref().filter(|_| !call.provider.is_model())?;
+            Some(*by_reply.entry(quick_hash(reply)).or_insert_with(|| {
+                replies.push((crate::ssr::tokens::hash(reply), reply));
+                replies.len() - 1
+            }))
+        })
+        .collect();
+    let mut stored: Vec<&(String, &str)> = replies.iter().collect();
+    stored.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    for rows in stored.chunks(ROWS_PER_INSERT) {
+        let mut q = QueryBuilder::new("INSERT INTO llm_replies (hash, reply) ");
+        q.push_values(rows, |mut b, (hash, reply)| {
+            b.push_bind(hash).push_bind(*reply);
+        });
+        q.push(" ON CONFLICT (hash) DO NOTHING");
+        q.build().execute(&mut *self).await?;
+    }
+    let logged: Vec<(&CallRecord, &String, Option<&String>)> = records
+        .iter()
+        .zip(prompts.iter().map(|&i| &distinct[i].0))
+        .zip(reply_of.iter().map(|r| r.map(|i| &replies[i].0)))
+        .map(|((call, messages), reply)| (call, messages, reply))
+        .collect();
     for rows in logged.chunks(ROWS_PER_INSERT) {
         let mut q = QueryBuilder::new(
             "INSERT INTO llm_calls (job_id, item, purpose, provider, base_url, model, sample, cache_key, prompt_hash,
-                messages, messages_hash, reply, error, prompt_tokens, completion_tokens, cached_tokens, cost_usd,
-                latency_ms, attempts, cached, truncated) ",
+                messages, messages_hash, reply, reply_hash, error, prompt_tokens, completion_tokens, cached_tokens,
+                cost_usd, latency_ms, attempts, cached, truncated) ",
         );
-        q.push_values(rows, |mut b, (call, hash)| {
+        q.push_values(rows, |mut b, (call, hash, reply_hash)| {
+            let model = call.provider.is_model();
             b.push_bind(call.context.job_id)
                 .push_bind(call.context.item.as_deref())
                 .push_bind(&call.purpose)
@@ -228,11 +258,12 @@ async fn write_calls(&mut self, records: &[CallRecord]) -> Result<(), sqlx::Erro
                 .push_bind(&call.base_url)
                 .push_bind(&call.model)
                 .push_bind(call.sample as i64)
-                .push_bind(&call.key)
+                .push_bind(if model { call.key.as_str() } else { "" })
                 .push_bind(call.context.prompt_hash.as_deref())
                 .push_bind("")
                 .push_bind(*hash)
-                .push_bind(call.reply.as_deref())
+                .push_bind(call.reply.as_deref().filter(|_| model))
+                .push_bind(reply_hash.map(String::as_str))
                 .push_bind(call.error.as_deref())
                 .push_bind(call.prompt_tokens as i64)
                 .push_bind(call.completion_tokens as i64)

@@ -232,6 +232,7 @@ pub const TABLES: &[Table] = &[
         ],
     },
     Table { name: "llm_messages", key: &["hash"], identity: false, columns: &[("hash", Text), ("messages", Text)] },
+    Table { name: "llm_replies", key: &["hash"], identity: false, columns: &[("hash", Text), ("reply", Text)] },
     Table {
         name: "llm_calls",
         key: &["id"],
@@ -260,6 +261,7 @@ pub const TABLES: &[Table] = &[
             ("created_at", Text),
             ("messages_hash", Text),
             ("truncated", Bool),
+            ("reply_hash", Text),
         ],
     },
     Table {

@@ -422,16 +422,18 @@ pub async fn item_totals(pool: &Db, job_id: i64) -> AppResult<(ItemTotals, Vec<(
 pub async fn item_calls(pool: &Db, job_id: i64, item: &str) -> AppResult<Vec<CallView>> {
     on_db!(pool, |db| {
         let rows: Vec<CallRow> = sqlx::query_as(
-        "SELECT c.id, c.purpose, c.provider, c.model, c.sample, COALESCE(m.messages, c.messages) AS messages, c.reply,
+            "SELECT c.id, c.purpose, c.provider, c.model, c.sample, COALESCE(m.messages, c.messages) AS messages,
+                COALESCE(r.reply, c.reply) AS reply,
                 c.error, c.prompt_tokens, c.completion_tokens, c.cost_usd, c.latency_ms, c.attempts, c.cached,
                 c.prompt_hash, c.created_at
            FROM llm_calls c LEFT JOIN llm_messages m ON m.hash = c.messages_hash
+                LEFT JOIN llm_replies r ON r.hash = c.reply_hash
           WHERE c.job_id = $1 AND c.item = $2 ORDER BY c.id",
-    )
-    .bind(job_id)
-    .bind(item)
-    .fetch_all(db)
-    .await?;
+        )
+        .bind(job_id)
+        .bind(item)
+        .fetch_all(db)
+        .await?;
         rows.into_iter().map(CallRow::view).collect()
     })
 }
