@@ -54,6 +54,21 @@ fn value(v: &Value) -> String {
             a.iter().map(value).collect::<Vec<_>>().join(", ")
         }
         Value::Array(a) => format!("{} item{}", format::int(a.len() as i64), if a.len() == 1 { "" } else { "s" }),
+        // A list stored folded (judge reasons: each distinct text once and
+        // every entry's index) by its length, as the list it is.
+        Value::Object(o)
+            if o.len() == 2
+                && o.get("texts").is_some_and(Value::is_array)
+                && o.get("of").is_some_and(Value::is_array) =>
+        {
+            let (of, texts) = (o["of"].as_array().map_or(0, Vec::len), o["texts"].as_array().map_or(0, Vec::len));
+            format!(
+                "{} item{} ({} distinct)",
+                format::int(of as i64),
+                if of == 1 { "" } else { "s" },
+                format::int(texts as i64)
+            )
+        }
         Value::Object(o) => {
             // A nested object by its few scalar fields (a verdict's totals
             // and outcome), else by its size.
@@ -155,6 +170,8 @@ mod tests {
         let verdict =
             r#"{"trial":0,"verdict":{"a_aspects":[5.0,2.0],"a_total":12.0,"b_total":13.0,"outcome":"B","extra":1}}"#;
         assert_eq!(summarise_result(verdict), "trial: 0 · verdict: {a total 12, b total 13, outcome \"B\"}");
+        let folded = r#"{"trial":1,"reasoning":{"texts":["same","other"],"of":[0,0,1,0]}}"#;
+        assert_eq!(summarise_result(folded), "trial: 1 · reasoning: 4 items (2 distinct)");
         assert_eq!(
             summarise_result(r#"{"alignment":{"Forced":3},"words":[60,58]}"#),
             "alignment: forced to length after 3 regenerations · words: 60, 58"
