@@ -15,7 +15,24 @@ const cli = (...args) => JSON.parse(execFileSync(bin, ['--json', ...args, '--db'
   env: { ...process.env, ASSAY_LLM_PROVIDER: '', ASSAY_LLM_BASE_URL: '' },
 }).toString());
 
+// The run's report on its page, once its job has ended. A run that has not
+// shown it in 150 s fails saying what its project's jobs and the page said
+// (one CI run saw the second run's report missing after 60 s, and said no more).
+async function reportShown(page, project, answers) {
+  const row = page.locator(`#metrics-overall tr[data-answers="${answers}"]`);
+  try {
+    await expect(row).toContainText('bm25', { timeout: 150_000 });
+  } catch (e) {
+    const jobs = cli('job', 'list', String(project)).map((j) => `#${j.id} ${j.kind} ${j.status} ${j.done}/${j.total} ${j.error || ''}`);
+    const shown = await page.locator('main').innerText().catch(() => '(no page)');
+    e.message += `\nat ${page.url()}\nthe project's jobs:\n  ${jobs.join('\n  ')}\nthe page said:\n${shown.slice(0, 1500)}`;
+    throw e;
+  }
+  return row;
+}
+
 test('compute MAP, nDCG, Recall, CS, ROUGE-1 and BLEU with the granularity analysis', async ({ page }) => {
+  test.setTimeout(420_000);
   const project = cli('project', 'create', 'Metrics demo').id;
   cli('corpus', 'add', String(project), '--sample');
   const set = cli('questions', 'generate', 'hierarchical', String(project), '--per-category', '1',
@@ -28,8 +45,7 @@ test('compute MAP, nDCG, Recall, CS, ROUGE-1 and BLEU with the granularity analy
   await page.locator('#compute-metrics').click();
   await expect(page).toHaveURL(new RegExp(`/projects/${project}/metrics/\\d+$`), { timeout: 15_000 });
   await expect(page.locator('#run-job')).toBeVisible();
-  const overall = page.locator(`#metrics-overall tr[data-answers="${answers}"]`);
-  await expect(overall).toContainText('bm25', { timeout: 60_000 });
+  const overall = await reportShown(page, project, answers);
   // Relevance at the HieraRAG paper's unit by default, said on the report.
   await expect(page.locator('#relevance-unit')).toContainText("source document (the HieraRAG paper's unit)");
   // Five documents, ten chunks retrieved: the document unit cannot tell retrievers apart, and the page says so (#39).
@@ -74,7 +90,7 @@ test('compute MAP, nDCG, Recall, CS, ROUGE-1 and BLEU with the granularity analy
   await page.locator('#metrics-definitions').selectOption('as-published');
   await page.locator('#compute-metrics').click();
   await expect(page).toHaveURL(new RegExp(`/projects/${project}/metrics/(?!${run}$)\\d+$`), { timeout: 15_000 });
-  await expect(page.locator(`#metrics-overall tr[data-answers="${answers}"]`)).toContainText('bm25', { timeout: 60_000 });
+  await reportShown(page, project, answers);
   await expect(page.locator('#definitions')).toHaveAttribute('data-definitions', 'as-published');
   await expect(page.locator('#definitions')).toContainText('can exceed 1');
   await expect(page.locator('#metrics-overall thead')).toContainText('BLEU (0–1, NLTK)');

@@ -391,17 +391,27 @@ where
         // another first (and writes the outcomes meanwhile).
         tokio::task::block_in_place(|| {
             std::thread::scope(|scope| {
-                for shard in 0..shards {
-                    // Concurrency shared out: 64 over 2 cores is 32 and 32.
-                    let limit = concurrency / shards + usize::from(shard < concurrency % shards);
-                    let (queue, work, stop, sender, runtime) = (&queue, &work, &stop, sender.clone(), &runtime);
-                    std::thread::Builder::new()
-                        .name(format!("assay-job-{job_id}-{shard}"))
-                        .spawn_scoped(scope, move || runtime.block_on(drive(queue, limit, work, stop, sender)))
-                        .expect("a thread for a job's items");
-                }
+                let threads: Vec<_> = (0..shards)
+                    .map(|shard| {
+                        // Concurrency shared out: 64 over 2 cores is 32 and 32.
+                        let limit = concurrency / shards + usize::from(shard < concurrency % shards);
+                        let (queue, work, stop, sender, runtime) = (&queue, &work, &stop, sender.clone(), &runtime);
+                        std::thread::Builder::new()
+                            .name(format!("assay-job-{job_id}-{shard}"))
+                            .spawn_scoped(scope, move || runtime.block_on(drive(queue, limit, work, stop, sender)))
+                            .expect("a thread for a job's items")
+                    })
+                    .collect();
                 drop(sender);
-                runtime.block_on(writer)
+                let written = runtime.block_on(writer);
+                // An item's panic (a bug) goes on with its own message,
+                // not the scope's "a scoped thread panicked".
+                for thread in threads {
+                    if let Err(panic) = thread.join() {
+                        std::panic::resume_unwind(panic);
+                    }
+                }
+                written
             })
         })
     };

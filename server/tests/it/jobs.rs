@@ -233,18 +233,7 @@ async fn a_killed_job_shows_interrupted_and_resumes_without_repeating_finished_c
 async fn job_counters_follow_each_items_latest_outcome() {
     use engine::jobs::{ItemOutcome, JobStore};
     let dir = tempfile::tempdir().unwrap();
-    let pool = app::ssr::store::open(&dir.path().join("c.db")).await.unwrap();
-    let project = app::ssr::store::projects::create_project(&pool, "C", &Default::default()).await.unwrap().summary.id;
-    let job = app::ssr::store::jobs::create_job(
-        &pool,
-        project,
-        app::model::JobKind::Summaries,
-        &serde_json::json!({}),
-        None,
-        3,
-    )
-    .await
-    .unwrap();
+    let (pool, job) = summaries_job(&dir.path().join("c.db"), 3).await;
     let store = app::ssr::store::jobs::SqliteJobStore::new(pool.clone());
     let done = |tokens| ItemOutcome::Done { result: "ok".into(), tokens, cost_usd: 0.5 };
     let failed = ItemOutcome::Failed { error: "timeout".into(), tokens: 7, cost_usd: 0.25 };
@@ -279,18 +268,7 @@ async fn a_jobs_calls_are_written_with_the_item_that_made_them() {
     use engine::llm::{CallContext, ChatRequest, Gateway, Message, PriceTable};
     use std::sync::Arc;
     let dir = tempfile::tempdir().unwrap();
-    let pool = app::ssr::store::open(&dir.path().join("b.db")).await.unwrap();
-    let project = app::ssr::store::projects::create_project(&pool, "B", &Default::default()).await.unwrap().summary.id;
-    let job = app::ssr::store::jobs::create_job(
-        &pool,
-        project,
-        app::model::JobKind::Summaries,
-        &serde_json::json!({}),
-        None,
-        2,
-    )
-    .await
-    .unwrap();
+    let (pool, job) = summaries_job(&dir.path().join("b.db"), 2).await;
     let calls = Arc::new(app::ssr::store::calls::SqliteCallStore::buffered(pool.clone()).await.unwrap());
     let store = app::ssr::store::jobs::SqliteJobStore::new(pool.clone()).with_calls(calls.clone());
     // A model's replies are cached (the offline stand-ins' are not).
@@ -399,4 +377,89 @@ async fn a_killed_multi_call_job_pays_again_only_for_calls_in_flight() {
     );
     assert!(before >= 6 && stats.ok > before, "the kill came mid-job ({before} of {} calls)", stats.ok);
     assert!(repeated <= 2, "{repeated} calls were paid for twice (at most the 2 in flight may be)");
+}
+
+/// A stage whose item panics (a bug in Assay): its items go out on the
+/// runner's threads, one panics, and the run that started it gets the panic.
+struct PanickingStage;
+
+impl app::ssr::jobs::Stage for PanickingStage {
+    fn items<'a>(
+        &'a self,
+        _: &'a app::ssr::store::Db,
+        _: &'a app::model::JobView,
+        _: &'a app::ssr::jobs::JobParams,
+    ) -> app::ssr::jobs::Items<'a> {
+        let items = (0..40).map(|i| engine::jobs::WorkItem { key: format!("k-{i}"), payload: Value::Null }).collect();
+        Box::pin(async move { Ok(items) })
+    }
+
+    fn execute<'a>(
+        &'a self,
+        run: &'a app::ssr::jobs::Run<'a>,
+        items: Vec<engine::jobs::WorkItem>,
+    ) -> app::ssr::jobs::Ended<'a> {
+        Box::pin(run.each(items, |item| async move {
+            tokio::task::yield_now().await;
+            if item.key == "k-17" {
+                panic!("index 9 is out of bounds, on purpose");
+            }
+            engine::jobs::ItemOutcome::Done { result: "ok".into(), tokens: 1, cost_usd: 0.0 }
+        }))
+    }
+}
+
+fn panicking_stages(_: app::model::JobKind) -> &'static dyn app::ssr::jobs::Stage {
+    &PanickingStage
+}
+
+/// A job whose run panics ends failed with the panic's message, where its
+/// page shows it, instead of staying "running" with no one running it (its
+/// page would wait for ever); the server that ran it goes on, and can run
+/// the job again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_whose_run_panics_ends_failed_saying_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let (pool, job) = summaries_job(&dir.path().join("p.db"), 40).await;
+    let manager = std::sync::Arc::new(app::ssr::jobs::JobManager::new(panicking_stages));
+    let llm = std::sync::Arc::new(engine::llm::settings::LlmSettings::default());
+    manager.spawn(pool.clone(), llm.clone(), job, false).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let ended = loop {
+        let j = app::ssr::store::jobs::get_job(&pool, job).await.unwrap();
+        if !j.status.is_active() {
+            break j;
+        }
+        assert!(Instant::now() < deadline, "the job is still {} a minute after its run panicked", j.status);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(ended.status, app::model::JobStatus::Failed, "{ended:?}");
+    let error = ended.error.unwrap_or_default();
+    assert!(
+        error.contains("Assay failed inside the job, a bug to report: index 9 is out of bounds, on purpose"),
+        "{error}"
+    );
+    // No longer counted as running here: it can be started again.
+    while let Err(e) = manager.spawn(pool.clone(), llm.clone(), job, false) {
+        assert!(Instant::now() < deadline, "the job could not be started again: {e}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// A SQLite file at `path` with a project and a summaries job of `total`
+/// items (not run): the pool and the job's id.
+async fn summaries_job(path: &Path, total: i64) -> (app::ssr::store::Db, i64) {
+    let pool = app::ssr::store::open(path).await.unwrap();
+    let project = app::ssr::store::projects::create_project(&pool, "P", &Default::default()).await.unwrap().summary.id;
+    let job = app::ssr::store::jobs::create_job(
+        &pool,
+        project,
+        app::model::JobKind::Summaries,
+        &serde_json::json!({}),
+        None,
+        total,
+    )
+    .await
+    .unwrap();
+    (pool, job)
 }

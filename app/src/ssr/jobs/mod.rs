@@ -179,7 +179,46 @@ pub async fn run(
     cancel: CancellationToken,
     on_progress: &(dyn Fn(Progress) + Send + Sync),
 ) -> AppResult<RunEnd> {
-    run_as(pool, llm, stages, job_id, Role::Start { retry_failed }, cancel, on_progress).await
+    use futures_util::FutureExt;
+    let started = run_as(pool, llm, stages, job_id, Role::Start { retry_failed }, cancel, on_progress);
+    match std::panic::AssertUnwindSafe(started).catch_unwind().await {
+        Ok(end) => end,
+        Err(panic) => {
+            let what = panic_text(panic.as_ref());
+            Err(ended_by_panic(pool, job_id, what).await)
+        }
+    }
+}
+
+/// A job whose run panicked (a bug in Assay) ends failed, saying so, rather
+/// than staying "running" with no one running it (its page would wait for
+/// it forever). The error the caller gets says the same.
+async fn ended_by_panic(pool: &Db, job_id: i64, what: String) -> AppError {
+    let error = format!("Assay failed inside the job, a bug to report: {what}");
+    tracing::error!(job_id, %error, "a job's run panicked");
+    if let Err(e) = store::jobs::mark_ended(pool, job_id, JobStatus::Failed, Some(&error)).await {
+        tracing::error!(job_id, error = %e, "the job could not be marked failed");
+    }
+    AppError::Failed(format!("job {job_id} failed: {error}"))
+}
+
+/// A panic's message (a `&str` or a `String`, as `panic!` makes them).
+fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".into())
+}
+
+/// Aborts its task when dropped: a job's heartbeat stops with its run,
+/// however the run ends (a panic included).
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// Takes part in a job another process started, on a database several
@@ -279,7 +318,7 @@ async fn run_as(
         store::jobs::mark_running(pool, job_id, retry_failed).await?;
     }
     let worker = pool.claimant();
-    let heartbeat = tokio::spawn(heartbeat(pool.clone(), job_id, shared.then(|| cancel.clone())));
+    let heartbeat = AbortOnDrop(tokio::spawn(heartbeat(pool.clone(), job_id, shared.then(|| cancel.clone()))));
     let mut job_store = SqliteJobStore::new(pool.clone()).with_calls(calls.clone());
     if shared {
         job_store = job_store.shared(worker, &llm.describe());
@@ -298,7 +337,7 @@ async fn run_as(
         match ended.await {
             Ok(true) => {}
             Ok(false) => {
-                heartbeat.abort();
+                drop(heartbeat);
                 store::queue::release(pool, job_id, worker).await?;
                 return Ok(if cancel.is_cancelled() { RunEnd::Cancelled } else { RunEnd::Finished });
             }
@@ -317,7 +356,7 @@ async fn run_as(
             result = Err(e.to_string());
         }
     }
-    heartbeat.abort();
+    drop(heartbeat);
     // Calls made outside any item (or by items cancelled in flight).
     if let Err(e) = calls.flush().await {
         if result.is_ok() {

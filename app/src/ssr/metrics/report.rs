@@ -60,7 +60,16 @@ pub async fn run_view(pool: &Db, row: &store::metrics::Row) -> AppResult<Metrics
 
 /// A run's page: the run and, once finished, its report as the page shows it.
 pub async fn page(pool: &Db, run_id: i64) -> AppResult<MetricsRunPage> {
-    let row = store::metrics::get(pool, run_id).await?;
+    let mut row = store::metrics::get(pool, run_id).await?;
+    let mut run = run_view(pool, &row).await?;
+    // The job is read after the run's row: it may have ended in between,
+    // its report stored (a job stores it before it is marked done). Read
+    // the row again then: an ended job is never shown without its report
+    // (the page stops following a job that has ended).
+    if row.report.is_none() && run.job.as_ref().is_some_and(|j| !j.status.is_active()) {
+        row = store::metrics::get(pool, run_id).await?;
+        run.finished = row.report.is_some();
+    }
     // The row holds the report: read once, not again through `report`.
     let report = row.report.as_deref().map(|text| parse(run_id, text)).transpose()?;
     let mut view = report.as_ref().map(|r| view(r).linked());
@@ -77,7 +86,7 @@ pub async fn page(pool: &Db, run_id: i64) -> AppResult<MetricsRunPage> {
             }
         }
     }
-    Ok(MetricsRunPage { run: run_view(pool, &row).await?, view })
+    Ok(MetricsRunPage { run, view })
 }
 
 /// Every chart of a report: (file name without extension, SVG).
