@@ -1,7 +1,9 @@
 //! `mockllm ADDR [LATENCY_MS] [FAULT_RATE] [MODE]`: the mock server as a
 //! process, for browser tests (Playwright starts it beside `assay serve`).
 //! MODE: `rambling`, or `context=N` (a small context, advertised in
-//! `/v1/models`), or `context=N,hidden` (not advertised).
+//! `/v1/models`), or `context=N,hidden` (not advertised), or `prefix=N`
+//! (automatic prefix caching in blocks of N words, reported as
+//! `usage.prompt_tokens_details.cached_tokens`).
 
 use std::time::Duration;
 
@@ -20,8 +22,12 @@ async fn main() {
         None | Some("") => {}
         Some("rambling") => config.rambling = true,
         Some("peers") => config.responder = Some(mockllm::Responder(std::sync::Arc::new(mockllm::peers::respond))),
+        Some(mode) if mode.starts_with("prefix=") => {
+            config.prefix_cache = Some(mode["prefix=".len()..].parse().expect("prefix=N (words a cached block holds)"));
+        }
         Some(mode) => {
-            let spec = mode.strip_prefix("context=").expect("MODE: rambling, peers, context=N or context=N,hidden");
+            let spec =
+                mode.strip_prefix("context=").expect("MODE: rambling, peers, context=N, context=N,hidden or prefix=N");
             let (n, hidden) = spec.split_once(',').map_or((spec, false), |(n, h)| (n, h == "hidden"));
             config.context = Some(n.parse().expect("context=N"));
             config.advertise_context = !hidden;

@@ -44,9 +44,38 @@ pub mod saved {
     }
 }
 
+/// The shortest prompt prefix a provider's automatic prompt cache serves
+/// (OpenAI's rule; smaller prompts are never read from the cache).
+pub const PREFIX_CACHE_MIN: u64 = 1_024;
+/// A cached prefix grows in steps of this many tokens past the minimum.
+pub const PREFIX_CACHE_STEP: u64 = 128;
+
+/// The tokens of a prompt a provider's automatic prefix cache can serve
+/// when an earlier prompt began with the same `common` tokens: none below
+/// [`PREFIX_CACHE_MIN`], then the minimum and whole steps of
+/// [`PREFIX_CACHE_STEP`] (OpenAI's documented rule; other providers cache
+/// at finer grain, so this errs low for them).
+pub fn cacheable_prefix(common: u64) -> u64 {
+    if common < PREFIX_CACHE_MIN {
+        0
+    } else {
+        PREFIX_CACHE_MIN + (common - PREFIX_CACHE_MIN) / PREFIX_CACHE_STEP * PREFIX_CACHE_STEP
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_prefix_is_cacheable_from_1024_tokens_in_steps_of_128() {
+        assert_eq!(cacheable_prefix(0), 0);
+        assert_eq!(cacheable_prefix(1_023), 0);
+        assert_eq!(cacheable_prefix(1_024), 1_024);
+        assert_eq!(cacheable_prefix(1_151), 1_024);
+        assert_eq!(cacheable_prefix(1_152), 1_152);
+        assert_eq!(cacheable_prefix(5_000), 1_024 + 31 * 128);
+    }
 
     #[derive(Deserialize)]
     struct S {

@@ -560,6 +560,15 @@ pub struct PlanStage {
     pub cost_usd: Option<f64>,
     /// How it is counted, in words.
     pub how: String,
+    /// Of `prompt_tokens`, at most how many repeat a prompt sent before
+    /// and may be read from the provider's prefix cache
+    /// (`engine::llm::cacheable_prefix`); 0 where no model is called.
+    #[serde(default)]
+    pub cacheable_tokens: u64,
+    /// What those tokens would save at the model's cached rate (less than
+    /// `cost_usd`); `None` where the model has no cached rate set.
+    #[serde(default)]
+    pub cache_saving_usd: Option<f64>,
 }
 
 /// What a run will ask of the model, stage by stage, and who answers.
@@ -591,5 +600,46 @@ impl RunPlan {
     /// The price in all; `None` when some stage has no price.
     pub fn cost_usd(&self) -> Option<f64> {
         self.stages.iter().map(|s| s.cost_usd).sum()
+    }
+    /// Prompt tokens the provider's prefix cache may serve, in all.
+    pub fn cacheable_tokens(&self) -> u64 {
+        self.stages.iter().map(|s| s.cacheable_tokens).sum()
+    }
+    /// What they save at the cached rate; `None` where no stage has a cached rate.
+    pub fn cache_saving_usd(&self) -> Option<f64> {
+        self.stages.iter().filter_map(|s| s.cache_saving_usd).reduce(|a, b| a + b)
+    }
+    /// What a provider's prefix cache may take off a paid plan with judging:
+    /// the repeated judging prompts' cacheable tokens and their saving at
+    /// the cached rate; `None` for a free plan or one with no judging.
+    pub fn cache_note(&self) -> Option<String> {
+        if !self.paid || self.judgments == 0 {
+            return None;
+        }
+        let int = |n: u64| crate::format::int(n as i64);
+        let (min, step) = (types::llm::PREFIX_CACHE_MIN, types::llm::PREFIX_CACHE_STEP);
+        let tokens = self.cacheable_tokens();
+        if tokens == 0 {
+            return Some(format!(
+                "Prompt cache: no judging prompt reaches the {} tokens a provider's prefix cache needs (OpenAI's \
+                 rule), so none is expected to be read from it.",
+                int(min)
+            ));
+        }
+        let prompt: u64 = self.stages.iter().map(|s| s.prompt_tokens).sum();
+        let saving = match self.cache_saving_usd() {
+            Some(s) => format!("up to {} less than the price above, at the model's cached rate", crate::format::usd(s)),
+            None => {
+                "the model has no cached rate set (Settings takes one), so the price above counts them in full".into()
+            }
+        };
+        Some(format!(
+            "Prompt cache: up to {} of the prompt tokens ({:.0}%) repeat a prompt sent before (the same judging \
+             request, once per trial and repeat) and may be read from the provider's prefix cache (OpenAI's rule: a \
+             prefix of at least {} tokens, in steps of {step}): {saving}.",
+            int(tokens),
+            tokens as f64 / prompt.max(1) as f64 * 100.0,
+            int(min),
+        ))
     }
 }

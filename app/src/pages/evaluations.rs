@@ -444,6 +444,8 @@ pub(crate) fn PlanTable(
     };
     let advice = plan.judgments.gt(&0).then_some(EVALUATION_TIME_ADVICE);
     let time = plan.time.clone();
+    let cache = plan.cache_note();
+    let plan_cacheable = plan.cacheable_tokens();
     view! {
         <p class="price-total"><strong>{format!("{calls_text} calls")}</strong>
             {format!(" · {} tokens · {cost}", format::int(plan.tokens() as i64))}
@@ -471,6 +473,7 @@ pub(crate) fn PlanTable(
         </table>
         </div>
         <p class="small muted">{note}</p>
+        {cache.map(|c| view! { <p class="small muted" id="plan-cache" data-cacheable=plan_cacheable.to_string()>{c}</p> })}
     }
 }
 

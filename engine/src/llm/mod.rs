@@ -252,6 +252,8 @@ impl fmt::Debug for ApiKey {
 
 pub use types::llm::Price;
 
+pub use types::llm::{cacheable_prefix, PREFIX_CACHE_MIN, PREFIX_CACHE_STEP};
+
 /// Prices by model name. Unknown models cost nothing (and are shown as unpriced).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PriceTable(pub HashMap<String, Price>);

@@ -144,8 +144,14 @@ impl LlmSettings {
     /// What `prompt` and `completion` tokens of `model` cost in a job: the
     /// price, or the Batch API's share of it.
     pub fn job_cost(&self, model: &str, prompt: u64, completion: u64) -> f64 {
+        self.job_cost_cached(model, prompt, 0, completion)
+    }
+
+    /// [`Self::job_cost`] when `cached` of the prompt tokens are read from
+    /// the provider's prefix cache (at the model's cached rate, where one is set).
+    pub fn job_cost_cached(&self, model: &str, prompt: u64, cached: u64, completion: u64) -> f64 {
         let factor = if self.batches() { super::batch::PRICE_FACTOR } else { 1.0 };
-        self.prices.cost(model, prompt, completion) * factor
+        self.prices.cost_cached(model, prompt, cached, completion) * factor
     }
 
     /// The gateway a job's items call: [`Self::gateway`], through the

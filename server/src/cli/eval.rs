@@ -616,6 +616,7 @@ pub(super) fn plan_text(p: &app::model::RunPlan) -> String {
             s.how
         ));
     }
+    lines.extend(p.cache_note());
     lines.join("\n")
 }
 

@@ -1341,3 +1341,102 @@ async fn an_evaluation_through_the_batch_api_gives_the_live_verdicts_at_half_the
     assert_eq!(batch_stats.requests, 0, "no call went live");
     assert_eq!(batch_stats.batch_requests as i64, *batch_logged);
 }
+
+/// The plan says what a provider's prefix cache may take off the price
+/// (#45): a judging request goes out once per trial and repeat, the same
+/// each time, so each send after the first may be read from the cache,
+/// which serves a prefix of 1,024 tokens or more in steps of 128 (OpenAI's
+/// rule). With long answers the plan's cacheable tokens are those of the
+/// very requests the judging sends, counted here, and their saving is at
+/// the model's cached rate; with short answers no prompt reaches the
+/// minimum and the plan says none is expected. Nothing is sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_plan_says_what_the_prefix_cache_may_save() {
+    let mock = mockllm::MockServer::start(mockllm::MockConfig::default()).await;
+    let base = mock.base_url();
+    let dir = tempfile::tempdir().unwrap();
+    let db = common::test_db(dir.path(), "pc").await;
+    let set = sample_with_answers(&db, [2, 1, 1]).await;
+    let export = assay(&db, &["questions", "export", "A", "--set", &set], &[]).await;
+    let questions: Vec<String> = String::from_utf8(export.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["question"].as_str().unwrap().to_string())
+        .collect();
+    // Two long answer sets, ≈700 tokens an answer.
+    let long = |who: &str, q: usize| -> String {
+        (0..40)
+            .map(|i| format!("{who} notes point {i} of question {q}: the ledger's entry {i} was altered. "))
+            .collect()
+    };
+    // And two of a sentence an answer.
+    for who in ["Holmes", "Watson", "Brief", "Terse"] {
+        let lines: Vec<String> = questions
+            .iter()
+            .enumerate()
+            .map(|(i, q)| {
+                let answer = match who {
+                    "Brief" | "Terse" => format!("{who}: the ledger was altered ({i})."),
+                    _ => long(who, i),
+                };
+                serde_json::json!({"question": q, "answer": answer}).to_string()
+            })
+            .collect();
+        let file = dir.path().join(format!("{who}.jsonl"));
+        std::fs::write(&file, lines.join("\n")).unwrap();
+        let args = ["--json", "answers", "import", "A", "--set", &set, "--name", who, file.to_str().unwrap()];
+        json(&assay(&db, &args, &[]).await);
+    }
+    let env = [
+        ("ASSAY_LLM_PROVIDER", "openai"),
+        ("ASSAY_LLM_BASE_URL", base.as_str()),
+        ("ASSAY_LLM_MODEL", "mock-model"),
+        ("ASSAY_LLM_PRICE", "2,8,0.5"),
+    ];
+    let (trials, repeats) = (3u64, 2u64);
+    let plan_of = |methods: &'static str, text: bool| {
+        let (db, set, env) = (db.clone(), set.clone(), env);
+        async move {
+            let mut args = vec!["eval", "run", "A", "--set", &set, "--methods", methods, "--judge", "llm"];
+            args.extend(["--trials", "3", "--repeats", "2", "--no-align", "--protocol", "unbiased", "--plan"]);
+            if !text {
+                args.insert(0, "--json");
+            }
+            assay(&db, &args, &env).await
+        }
+    };
+    let plan = json(&plan_of("Holmes,Watson", false).await);
+    let judging = plan["stages"].as_array().unwrap().iter().find(|s| s["label"] == "evaluation: judging").unwrap();
+    // The requests the judging sends, both orders, counted as the gateway counts them.
+    let count = |a: &str, b: &str, q: &str| {
+        engine::llm::count_prompt_tokens(
+            &engine::judge::scoring::request_with(types::JudgePrompt::Paper, q, a, b, 0).messages,
+        )
+    };
+    let mut expected = 0;
+    for (i, q) in questions.iter().enumerate() {
+        let (a, b) = (long("Holmes", i), long("Watson", i));
+        let (ab, ba) = (count(&a, &b, q), count(&b, &a, q));
+        assert!(ab >= 1_024 && ba >= 1_024, "long answers make prompts past the cache's minimum: {ab}, {ba}");
+        expected += (trials * repeats - 1) * (engine::llm::cacheable_prefix(ab) + engine::llm::cacheable_prefix(ba));
+    }
+    assert_eq!(judging["cacheable_tokens"], expected, "{judging}");
+    let prompt = judging["prompt_tokens"].as_u64().unwrap();
+    assert!(expected < prompt * 5 / 6, "at most five sends in six are served from the cache");
+    // $2 a million prompt tokens, $0.50 read from the cache: $1.50 a million saved.
+    let saving = judging["cache_saving_usd"].as_f64().unwrap();
+    assert!((saving - expected as f64 * 1.5e-6).abs() < 1e-9, "{saving} for {expected} tokens");
+    assert!(saving < judging["cost_usd"].as_f64().unwrap());
+    let text = String::from_utf8(plan_of("Holmes,Watson", true).await.stdout).unwrap();
+    let said = format!("Prompt cache: up to {} of the prompt tokens", app::format::int(expected as i64));
+    assert!(text.contains(&said), "{text}");
+    assert!(text.contains(&format!("up to {} less", app::format::usd(saving))), "{text}");
+
+    // Answers of a sentence: no prompt reaches 1,024 tokens.
+    let plan = json(&plan_of("Brief,Terse", false).await);
+    let judging = plan["stages"].as_array().unwrap().iter().find(|s| s["label"] == "evaluation: judging").unwrap();
+    assert_eq!(judging["cacheable_tokens"], 0, "{judging}");
+    let text = String::from_utf8(plan_of("Brief,Terse", true).await.stdout).unwrap();
+    assert!(text.contains("Prompt cache: no judging prompt reaches the 1,024 tokens"), "{text}");
+    assert_eq!(mock.stats().ok, 0, "a plan sends nothing");
+}

@@ -57,11 +57,24 @@ impl Pricing<'_> {
     /// unless it is the configured LLM, then its model's price (`None`:
     /// no price set for that model).
     fn juror_cost(&self, juror: &engine::judge::jury::Juror, prompt: u64, completion: u64) -> Option<f64> {
-        if juror.judge != JudgeKind::Llm || self.llm.provider == ProviderKind::Offline {
-            return Some(0.0);
+        match self.juror_model(juror) {
+            None => Some(0.0),
+            Some(model) => self.llm.prices.0.contains_key(model).then(|| self.llm.job_cost(model, prompt, completion)),
         }
-        let model = juror.model.as_deref().unwrap_or(&self.llm.model);
-        self.llm.prices.0.contains_key(model).then(|| self.llm.job_cost(model, prompt, completion))
+    }
+    /// The model a juror calls; `None` when it calls none (the offline
+    /// rubric, the simulated judge, the offline provider).
+    fn juror_model<'a>(&'a self, juror: &'a engine::judge::jury::Juror) -> Option<&'a str> {
+        (juror.judge == JudgeKind::Llm && self.llm.provider != ProviderKind::Offline)
+            .then(|| juror.model.as_deref().unwrap_or(&self.llm.model))
+    }
+    /// What `cached` of a juror's `prompt` tokens save when read from the
+    /// provider's prefix cache: `None` when it calls no model or its model
+    /// has no cached rate set.
+    fn juror_cache_saving(&self, juror: &engine::judge::jury::Juror, prompt: u64, cached: u64) -> Option<f64> {
+        let model = self.juror_model(juror)?;
+        self.llm.prices.0.get(model)?.cached_input_per_m?;
+        Some(self.llm.job_cost(model, prompt, 0) - self.llm.job_cost_cached(model, prompt, cached, 0))
     }
     fn cost(&self, who: Answerer, prompt: u64, completion: u64) -> Option<f64> {
         match who {
@@ -112,6 +125,10 @@ fn judging_stages(
     let judges = u64::from(settings.judge_count());
     let draws = u64::from(settings.trials) * u64::from(settings.repeats) * orders;
     let (mut calls, mut prompt, mut exact, mut legacy_calls) = (0u64, 0u64, true, 0u64);
+    // A draw's request goes out trials × repeats times the same: each after
+    // the first may be read from the provider's prefix cache.
+    let mut cacheable = 0u64;
+    let cached_of = engine::llm::cacheable_prefix;
     let mut legacy_prompt = 0u64;
     let (mut outside, mut regenerable) = (0u64, 0u64);
     let count = |req: ChatRequest| count_prompt_tokens(&req.messages);
@@ -144,6 +161,8 @@ fn judging_stages(
                 };
                 let per_draw = u64::from(settings.trials) * u64::from(settings.repeats);
                 prompt += (ab + ba) * per_draw;
+                cacheable +=
+                    per_draw.saturating_sub(1) * (cached_of(ab) + if settings.exchange { cached_of(ba) } else { 0 });
                 calls += draws;
             }
             if settings.protocol.legacy() {
@@ -162,6 +181,11 @@ fn judging_stages(
         .map(|j| pricing.juror_cost(j, prompt, one_completion))
         .chain(std::iter::once(pricing.cost(pricing.judge(), legacy_prompt, legacy_completion)))
         .sum::<Option<f64>>();
+    // Only the jurors that call a model send prompts a cache could serve.
+    let calling = jurors.iter().filter(|j| pricing.juror_model(j).is_some()).count() as u64;
+    let cache_saving =
+        jurors.iter().filter_map(|j| pricing.juror_cache_saving(j, prompt, cacheable)).reduce(|a, b| a + b);
+    let cacheable = cacheable * calling;
     calls *= judges;
     prompt = prompt * judges + legacy_prompt;
     let judged = calls + legacy_calls;
@@ -181,6 +205,8 @@ fn judging_stages(
             prompt_exact: false,
             completion_tokens: c,
             cost_usd: pricing.cost(pricing.model(), p, c),
+            cacheable_tokens: 0,
+            cache_saving_usd: None,
             how: format!(
                 "{} of {} of answers differ by more than {} words: each is regenerated up to {} times, then \
                  forced (the model's replies decide how many calls)",
@@ -229,6 +255,8 @@ fn judging_stages(
         completion_tokens: completion,
         cost_usd: cost,
         how: how.join("; "),
+        cacheable_tokens: cacheable,
+        cache_saving_usd: cache_saving,
     });
     (stages, judged)
 }
@@ -284,6 +312,8 @@ pub async fn plan(pool: &Db, llm: &LlmSettings, req: &EvalRequest, sanity: &[i64
             prompt_exact: false,
             completion_tokens: c,
             cost_usd: pricing.cost(pricing.model(), p, c),
+            cacheable_tokens: 0,
+            cache_saving_usd: None,
             how: format!(
                 "{} questions answered again by {} (tokens as its first run's)",
                 crate::format::int(one.answers),
