@@ -542,7 +542,7 @@ pub const ASPECT_NAMES: [&str; 4] = ["Comprehensiveness", "Relevance", "Empowerm
 
 /// One stage of a run's plan: what it will ask of the model, before
 /// anything runs.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PlanStage {
     pub label: String,
     /// Calls: exactly `calls`, or between `calls` and `calls_max` where
@@ -569,6 +569,14 @@ pub struct PlanStage {
     /// `cost_usd`); `None` where the model has no cached rate set.
     #[serde(default)]
     pub cache_saving_usd: Option<f64>,
+    /// Of `prompt_tokens`, how many a model is sent again: the same judging
+    /// request once per trial and repeat after the first (whatever its
+    /// length); 0 where no model judges or each request goes once.
+    #[serde(default)]
+    pub resent_tokens: u64,
+    /// Whether a model judges in this stage (a juror calling an LLM).
+    #[serde(default)]
+    pub judged_by_model: bool,
 }
 
 /// What a run will ask of the model, stage by stage, and who answers.
@@ -619,12 +627,26 @@ impl RunPlan {
         let int = |n: u64| crate::format::int(n as i64);
         let (min, step) = (types::llm::PREFIX_CACHE_MIN, types::llm::PREFIX_CACHE_STEP);
         let tokens = self.cacheable_tokens();
-        if tokens == 0 {
-            return Some(format!(
-                "Prompt cache: no judging prompt reaches the {} tokens a provider's prefix cache needs (OpenAI's \
-                 rule), so none is expected to be read from it.",
+        // Why nothing is expected from the cache, when nothing is.
+        let none = if !self.stages.iter().any(|s| s.judged_by_model) {
+            Some("the judge calls no model, so no judging prompt goes to a provider's cache".to_string())
+        } else if self.stages.iter().all(|s| s.resent_tokens == 0) {
+            Some(
+                "each judging request is sent once (one trial, one repeat), so none repeats a prompt the \
+                 provider's prefix cache could serve"
+                    .to_string(),
+            )
+        } else if tokens == 0 {
+            Some(format!(
+                "no judging prompt reaches the {} tokens a provider's prefix cache needs (OpenAI's rule), so none \
+                 is expected to be read from it",
                 int(min)
-            ));
+            ))
+        } else {
+            None
+        };
+        if let Some(why) = none {
+            return Some(format!("Prompt cache: {why}."));
         }
         let prompt: u64 = self.stages.iter().map(|s| s.prompt_tokens).sum();
         let saving = match self.cache_saving_usd() {

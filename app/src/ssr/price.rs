@@ -60,8 +60,7 @@ pub fn one_stage(llm: &LlmSettings, e: StageEstimate, questions: i64, by_service
             completion_tokens: e.completion_tokens,
             cost_usd: cost,
             how: e.how,
-            cacheable_tokens: 0,
-            cache_saving_usd: None,
+            ..Default::default()
         }],
         paid_by,
         paid,

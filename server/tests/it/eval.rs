@@ -1394,17 +1394,22 @@ async fn the_plan_says_what_the_prefix_cache_may_save() {
         ("ASSAY_LLM_PRICE", "2,8,0.5"),
     ];
     let (trials, repeats) = (3u64, 2u64);
-    let plan_of = |methods: &'static str, text: bool| {
+    // The plan of judging `methods`, as JSON or as the CLI's text; `how`:
+    // the judge, trials and repeats.
+    const PAPER: [&str; 6] = ["--judge", "llm", "--trials", "3", "--repeats", "2"];
+    let plan_with = |methods: &'static str, text: bool, how: [&'static str; 6]| {
         let (db, set, env) = (db.clone(), set.clone(), env);
         async move {
-            let mut args = vec!["eval", "run", "A", "--set", &set, "--methods", methods, "--judge", "llm"];
-            args.extend(["--trials", "3", "--repeats", "2", "--no-align", "--protocol", "unbiased", "--plan"]);
+            let mut args = vec!["eval", "run", "A", "--set", &set, "--methods", methods];
+            args.extend(how);
+            args.extend(["--no-align", "--protocol", "unbiased", "--plan"]);
             if !text {
                 args.insert(0, "--json");
             }
             assay(&db, &args, &env).await
         }
     };
+    let plan_of = |methods: &'static str, text: bool| plan_with(methods, text, PAPER);
     let plan = json(&plan_of("Holmes,Watson", false).await);
     let judging = plan["stages"].as_array().unwrap().iter().find(|s| s["label"] == "evaluation: judging").unwrap();
     // The requests the judging sends, both orders, counted as the gateway counts them.
@@ -1438,5 +1443,18 @@ async fn the_plan_says_what_the_prefix_cache_may_save() {
     assert_eq!(judging["cacheable_tokens"], 0, "{judging}");
     let text = String::from_utf8(plan_of("Brief,Terse", true).await.stdout).unwrap();
     assert!(text.contains("Prompt cache: no judging prompt reaches the 1,024 tokens"), "{text}");
+
+    // Long answers, but each request sent once: nothing repeats.
+    let once = ["--judge", "llm", "--trials", "1", "--repeats", "1"];
+    let plan = json(&plan_with("Holmes,Watson", false, once).await);
+    let judging = plan["stages"].as_array().unwrap().iter().find(|s| s["label"] == "evaluation: judging").unwrap();
+    assert_eq!((judging["cacheable_tokens"].as_u64(), judging["resent_tokens"].as_u64()), (Some(0), Some(0)));
+    let text = String::from_utf8(plan_with("Holmes,Watson", true, once).await.stdout).unwrap();
+    assert!(text.contains("Prompt cache: each judging request is sent once (one trial, one repeat)"), "{text}");
+    // The offline rubric judges while the plan is paid (answering again and
+    // alignment would use the model): no judging prompt goes to the cache.
+    let rubric = ["--judge", "offline", "--trials", "3", "--repeats", "2"];
+    let text = String::from_utf8(plan_with("Holmes,Watson", true, rubric).await.stdout).unwrap();
+    assert!(text.contains("Prompt cache: the judge calls no model"), "{text}");
     assert_eq!(mock.stats().ok, 0, "a plan sends nothing");
 }

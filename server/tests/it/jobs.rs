@@ -379,11 +379,15 @@ async fn a_killed_multi_call_job_pays_again_only_for_calls_in_flight() {
     assert!(repeated <= 2, "{repeated} calls were paid for twice (at most the 2 in flight may be)");
 }
 
-/// A stage whose item panics (a bug in Assay): its items go out on the
-/// runner's threads, one panics, and the run that started it gets the panic.
-struct PanickingStage;
+/// A test stage of forty items (`k-0`…`k-39`), each taking `pause` ms,
+/// that panics (a bug in Assay) on the items `panics` picks: its items go
+/// out on the runner's threads, one panics, and the run gets the panic.
+struct FortyItems {
+    panics: fn(&str) -> bool,
+    pause: u64,
+}
 
-impl app::ssr::jobs::Stage for PanickingStage {
+impl app::ssr::jobs::Stage for FortyItems {
     fn items<'a>(
         &'a self,
         _: &'a app::ssr::store::Db,
@@ -399,9 +403,10 @@ impl app::ssr::jobs::Stage for PanickingStage {
         run: &'a app::ssr::jobs::Run<'a>,
         items: Vec<engine::jobs::WorkItem>,
     ) -> app::ssr::jobs::Ended<'a> {
-        Box::pin(run.each(items, |item| async move {
-            tokio::task::yield_now().await;
-            if item.key == "k-17" {
+        let (pause, panics) = (self.pause, self.panics);
+        Box::pin(run.each(items, move |item| async move {
+            tokio::time::sleep(Duration::from_millis(pause)).await;
+            if panics(&item.key) {
                 panic!("index 9 is out of bounds, on purpose");
             }
             engine::jobs::ItemOutcome::Done { result: "ok".into(), tokens: 1, cost_usd: 0.0 }
@@ -410,7 +415,11 @@ impl app::ssr::jobs::Stage for PanickingStage {
 }
 
 fn panicking_stages(_: app::model::JobKind) -> &'static dyn app::ssr::jobs::Stage {
-    &PanickingStage
+    fn at_17(key: &str) -> bool {
+        key == "k-17"
+    }
+    static STAGE: FortyItems = FortyItems { panics: at_17, pause: 0 };
+    &STAGE
 }
 
 /// A job whose run panics ends failed with the panic's message, where its
@@ -446,13 +455,62 @@ async fn a_job_whose_run_panics_ends_failed_saying_so() {
     }
 }
 
+/// On a shared database (PostgreSQL), a panic in the part of a job a
+/// joining process runs (`assay worker`, another server) ends that part
+/// only: the join returns the panic's message instead of unwinding into its
+/// caller, the part's claims go back when its heartbeat stops, and the
+/// process that started the job runs them and finishes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_joining_part_that_panics_leaves_and_the_job_finishes() {
+    fn never(_: &str) -> bool {
+        false
+    }
+    fn always(_: &str) -> bool {
+        true
+    }
+    static SOUND: FortyItems = FortyItems { panics: never, pause: 150 };
+    static BROKEN: FortyItems = FortyItems { panics: always, pause: 0 };
+    let pg = common::pg_database().await;
+    // Claims lapse 2 s after their heartbeat stops.
+    let options = app::ssr::store::OpenOptions { claim_timeout: 2, ..Default::default() };
+    let starter = app::ssr::store::open_target_with(&pg.url, options).await.unwrap();
+    let joiner = app::ssr::store::open_target_with(&pg.url, options).await.unwrap();
+    let job = summaries_job_in(&starter, 40).await;
+    let manager = std::sync::Arc::new(app::ssr::jobs::JobManager::new(|_| &SOUND));
+    let llm = std::sync::Arc::new(engine::llm::settings::LlmSettings::default());
+    manager.spawn(starter.clone(), llm.clone(), job, false).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while app::ssr::store::jobs::get_job(&starter, job).await.unwrap().status != app::model::JobStatus::Running {
+        assert!(Instant::now() < deadline, "the job never started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let part = app::ssr::jobs::join(&joiner, &llm, |_| &BROKEN, job, Default::default()).await;
+    let error = part.expect_err("the joining part's items panic").to_string();
+    assert!(error.contains("part failed inside Assay, a bug to report: index 9 is out of bounds"), "{error}");
+    let ended = loop {
+        let j = app::ssr::store::jobs::get_job(&starter, job).await.unwrap();
+        if !j.status.is_active() {
+            break j;
+        }
+        assert!(Instant::now() < deadline, "the job is still {} a minute after it started", j.status);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!((ended.status, ended.done, ended.failed), (app::model::JobStatus::Done, 40, 0), "{ended:?}");
+}
+
 /// A SQLite file at `path` with a project and a summaries job of `total`
 /// items (not run): the pool and the job's id.
 async fn summaries_job(path: &Path, total: i64) -> (app::ssr::store::Db, i64) {
     let pool = app::ssr::store::open(path).await.unwrap();
-    let project = app::ssr::store::projects::create_project(&pool, "P", &Default::default()).await.unwrap().summary.id;
-    let job = app::ssr::store::jobs::create_job(
-        &pool,
+    let job = summaries_job_in(&pool, total).await;
+    (pool, job)
+}
+
+/// A project in `pool` with a summaries job of `total` items (not run): the job's id.
+async fn summaries_job_in(pool: &app::ssr::store::Db, total: i64) -> i64 {
+    let project = app::ssr::store::projects::create_project(pool, "P", &Default::default()).await.unwrap().summary.id;
+    app::ssr::store::jobs::create_job(
+        pool,
         project,
         app::model::JobKind::Summaries,
         &serde_json::json!({}),
@@ -460,6 +518,5 @@ async fn summaries_job(path: &Path, total: i64) -> (app::ssr::store::Db, i64) {
         total,
     )
     .await
-    .unwrap();
-    (pool, job)
+    .unwrap()
 }

@@ -127,8 +127,7 @@ fn judging_stages(
     let (mut calls, mut prompt, mut exact, mut legacy_calls) = (0u64, 0u64, true, 0u64);
     // A draw's request goes out trials × repeats times the same: each after
     // the first may be read from the provider's prefix cache.
-    let mut cacheable = 0u64;
-    let cached_of = engine::llm::cacheable_prefix;
+    let (mut cacheable, mut resent) = (0u64, 0u64);
     let mut legacy_prompt = 0u64;
     let (mut outside, mut regenerable) = (0u64, 0u64);
     let count = |req: ChatRequest| count_prompt_tokens(&req.messages);
@@ -161,8 +160,9 @@ fn judging_stages(
                 };
                 let per_draw = u64::from(settings.trials) * u64::from(settings.repeats);
                 prompt += (ab + ba) * per_draw;
-                cacheable +=
-                    per_draw.saturating_sub(1) * (cached_of(ab) + if settings.exchange { cached_of(ba) } else { 0 });
+                let again = per_draw.saturating_sub(1);
+                resent += again * (ab + ba);
+                cacheable += again * (engine::llm::cacheable_prefix(ab) + engine::llm::cacheable_prefix(ba));
                 calls += draws;
             }
             if settings.protocol.legacy() {
@@ -185,7 +185,7 @@ fn judging_stages(
     let calling = jurors.iter().filter(|j| pricing.juror_model(j).is_some()).count() as u64;
     let cache_saving =
         jurors.iter().filter_map(|j| pricing.juror_cache_saving(j, prompt, cacheable)).reduce(|a, b| a + b);
-    let cacheable = cacheable * calling;
+    let (cacheable, resent) = (cacheable * calling, resent * calling);
     calls *= judges;
     prompt = prompt * judges + legacy_prompt;
     let judged = calls + legacy_calls;
@@ -205,8 +205,6 @@ fn judging_stages(
             prompt_exact: false,
             completion_tokens: c,
             cost_usd: pricing.cost(pricing.model(), p, c),
-            cacheable_tokens: 0,
-            cache_saving_usd: None,
             how: format!(
                 "{} of {} of answers differ by more than {} words: each is regenerated up to {} times, then \
                  forced (the model's replies decide how many calls)",
@@ -215,6 +213,7 @@ fn judging_stages(
                 settings.tolerance,
                 settings.max_adjustments
             ),
+            ..Default::default()
         });
     }
     let mut how = Vec::new();
@@ -257,6 +256,8 @@ fn judging_stages(
         how: how.join("; "),
         cacheable_tokens: cacheable,
         cache_saving_usd: cache_saving,
+        resent_tokens: resent,
+        judged_by_model: calling > 0,
     });
     (stages, judged)
 }
@@ -312,13 +313,12 @@ pub async fn plan(pool: &Db, llm: &LlmSettings, req: &EvalRequest, sanity: &[i64
             prompt_exact: false,
             completion_tokens: c,
             cost_usd: pricing.cost(pricing.model(), p, c),
-            cacheable_tokens: 0,
-            cache_saving_usd: None,
             how: format!(
                 "{} questions answered again by {} (tokens as its first run's)",
                 crate::format::int(one.answers),
                 one.method
             ),
+            ..Default::default()
         });
         // Judged against itself under both protocols; its second answers
         // are not written yet, so its first stand in for them.

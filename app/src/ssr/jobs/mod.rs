@@ -179,20 +179,47 @@ pub async fn run(
     cancel: CancellationToken,
     on_progress: &(dyn Fn(Progress) + Send + Sync),
 ) -> AppResult<RunEnd> {
+    run_as(pool, llm, stages, job_id, Role::Start { retry_failed }, cancel, on_progress).await
+}
+
+/// Runs this process's part of a job in `role`, catching a panic (a bug in
+/// Assay) wherever it happens in the part: the process that started the
+/// job marks it failed, saying so, rather than leaving it "running" with
+/// no one running it (its page would wait for it forever); a process that
+/// joined it leaves, its claims going back when its heartbeat stops. The
+/// caller gets the panic's message either way, and its own bookkeeping
+/// (`JobManager`'s running jobs) goes on.
+#[allow(clippy::too_many_arguments)]
+async fn run_as(
+    pool: &Db,
+    llm: &LlmSettings,
+    stages: Stages,
+    job_id: i64,
+    role: Role,
+    cancel: CancellationToken,
+    on_progress: &(dyn Fn(Progress) + Send + Sync),
+) -> AppResult<RunEnd> {
     use futures_util::FutureExt;
-    let started = run_as(pool, llm, stages, job_id, Role::Start { retry_failed }, cancel, on_progress);
-    match std::panic::AssertUnwindSafe(started).catch_unwind().await {
+    let part = run_part(pool, llm, stages, job_id, role, cancel, on_progress);
+    match std::panic::AssertUnwindSafe(part).catch_unwind().await {
         Ok(end) => end,
         Err(panic) => {
             let what = panic_text(panic.as_ref());
-            Err(ended_by_panic(pool, job_id, what).await)
+            match role {
+                Role::Start { .. } => Err(ended_by_panic(pool, job_id, what).await),
+                Role::Join => {
+                    tracing::error!(job_id, panic = %what, "this process's part of a shared job panicked; it leaves");
+                    Err(AppError::Failed(format!(
+                        "job {job_id}: this process's part failed inside Assay, a bug to report: {what}"
+                    )))
+                }
+            }
         }
     }
 }
 
-/// A job whose run panicked (a bug in Assay) ends failed, saying so, rather
-/// than staying "running" with no one running it (its page would wait for
-/// it forever). The error the caller gets says the same.
+/// A job whose run panicked ends failed, saying so. The error the caller
+/// gets says the same.
 async fn ended_by_panic(pool: &Db, job_id: i64, what: String) -> AppError {
     let error = format!("Assay failed inside the job, a bug to report: {what}");
     tracing::error!(job_id, %error, "a job's run panicked");
@@ -250,7 +277,8 @@ enum Role {
 /// checks the items, stores what the job made and marks it ended.
 const END_PHASE: &str = "end";
 
-async fn run_as(
+/// This process's part of a job in `role`, unguarded ([`run_as`] guards it).
+async fn run_part(
     pool: &Db,
     llm: &LlmSettings,
     stages: Stages,

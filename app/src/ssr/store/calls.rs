@@ -206,9 +206,11 @@ async fn write_calls(&mut self, records: &[CallRecord]) -> Result<(), sqlx::Erro
     let mut inserted: Vec<&(String, String)> = distinct.iter().collect();
     inserted.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     for rows in inserted.chunks(ROWS_PER_INSERT) {
-        let mut q = QueryBuilder::new("INSERT INTO llm_messages (hash, messages) ");
+        let mut q = QueryBuilder::new("INSERT INTO llm_messages (hash, messages, messages_z) ");
         q.push_values(rows, |mut b, (hash, messages)| {
-            b.push_bind(hash).push_bind(messages);
+            // A long prompt packed (store::packed); the text column is NOT NULL.
+            let (text, frame) = super::packed::pack(messages);
+            b.push_bind(hash).push_bind(text.unwrap_or("")).push_bind(frame);
         });
         q.push(" ON CONFLICT (hash) DO NOTHING");
         q.build().execute(&mut *self).await?;

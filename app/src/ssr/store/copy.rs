@@ -231,7 +231,12 @@ pub const TABLES: &[Table] = &[
             ("truncated", Bool),
         ],
     },
-    Table { name: "llm_messages", key: &["hash"], identity: false, columns: &[("hash", Text), ("messages", Text)] },
+    Table {
+        name: "llm_messages",
+        key: &["hash"],
+        identity: false,
+        columns: &[("hash", Text), ("messages", Text), ("messages_z", Bytes)],
+    },
     Table { name: "llm_replies", key: &["hash"], identity: false, columns: &[("hash", Text), ("reply", Text)] },
     Table {
         name: "llm_calls",
@@ -277,6 +282,7 @@ pub const TABLES: &[Table] = &[
             ("tokens", Int),
             ("cost_usd", Real),
             ("finished_at", Text),
+            ("result_z", Bytes),
         ],
     },
     Table {

@@ -528,11 +528,17 @@ pub async fn nodes_by_key(pool: &Db, project_id: i64, keys: &[String]) -> AppRes
 /// when every chunk gave entities and nothing was cut or dropped.
 pub async fn extraction_note(pool: &Db, job_id: i64) -> AppResult<Option<String>> {
     on_db!(pool, |db| {
-        let items: Vec<(String, Option<String>, Option<String>)> =
-            sqlx::query_as("SELECT status, result, error FROM job_items WHERE job_id = $1 AND key LIKE 'chunk-%'")
-                .bind(job_id)
-                .fetch_all(db)
-                .await?;
+        let rows: Vec<(String, String, Option<String>, Option<Vec<u8>>, Option<String>)> = sqlx::query_as(
+            "SELECT key, status, result, result_z, error FROM job_items WHERE job_id = $1 AND key LIKE 'chunk-%'",
+        )
+        .bind(job_id)
+        .fetch_all(db)
+        .await?;
+        let mut items = Vec::with_capacity(rows.len());
+        for (key, status, result, result_z, error) in rows {
+            let what = format!("job {job_id}'s item \"{key}\"");
+            items.push((status, super::packed::unpack(result, result_z, &what)?, error));
+        }
         let mut reasons: HashMap<String, i64> = HashMap::new();
         let (mut unusable, mut cut, mut repaired) = (0i64, 0i64, 0i64);
         let mut dropped: std::collections::BTreeMap<String, i64> = Default::default();

@@ -307,11 +307,23 @@ pub async fn project_activity(pool: &Db, project_id: i64) -> AppResult<(String, 
     })
 }
 
-/// A `job_items` row as read: key, status, result, error, tokens, cost, finish time.
-type ItemRow = (String, String, Option<String>, Option<String>, i64, f64, String);
+/// A `job_items` row as read: key, status, result (as text or packed),
+/// error, tokens, cost, finish time.
+type ItemRow = (String, String, Option<String>, Option<Vec<u8>>, Option<String>, i64, f64, String);
 
-fn item_of((key, status, result, error, tokens, cost_usd, finished_at): ItemRow) -> JobItemView {
-    JobItemView {
+/// The columns of an [`ItemRow`].
+macro_rules! item_columns {
+    () => {
+        "key, status, result, result_z, error, tokens, cost_usd, finished_at"
+    };
+}
+
+fn item_of(
+    job_id: i64,
+    (key, status, result, result_z, error, tokens, cost_usd, finished_at): ItemRow,
+) -> AppResult<JobItemView> {
+    let result = super::packed::unpack(result, result_z, &format!("job {job_id}'s item \"{key}\""))?;
+    Ok(JobItemView {
         status: ItemStatus::parse(&status).unwrap_or(ItemStatus::Failed),
         key,
         result,
@@ -320,18 +332,20 @@ fn item_of((key, status, result, error, tokens, cost_usd, finished_at): ItemRow)
         cost_usd,
         finished_at,
         summary: String::new(),
-    }
+    })
 }
 
 pub async fn job_items(pool: &Db, job_id: i64) -> AppResult<Vec<JobItemView>> {
     on_db!(pool, |db| {
-        let rows: Vec<ItemRow> = sqlx::query_as(
-        "SELECT key, status, result, error, tokens, cost_usd, finished_at FROM job_items WHERE job_id = $1 ORDER BY finished_at, key",
-    )
-    .bind(job_id)
-    .fetch_all(db)
-    .await?;
-        Ok(rows.into_iter().map(item_of).collect())
+        let rows: Vec<ItemRow> = sqlx::query_as(concat!(
+            "SELECT ",
+            item_columns!(),
+            " FROM job_items WHERE job_id = $1 ORDER BY finished_at, key"
+        ))
+        .bind(job_id)
+        .fetch_all(db)
+        .await?;
+        rows.into_iter().map(|r| item_of(job_id, r)).collect()
     })
 }
 
@@ -356,20 +370,22 @@ pub async fn job_items_page(
         let (page, pages) = crate::model::paging(total, ITEMS_PER_PAGE, page);
         // The page's rows are picked by key alone, so the sort never carries
         // the results (an answer with all its contexts) through it.
-        let rows: Vec<ItemRow> = sqlx::query_as(
-            "SELECT key, status, result, error, tokens, cost_usd, finished_at FROM job_items
+        let rows: Vec<ItemRow> = sqlx::query_as(concat!(
+            "SELECT ",
+            item_columns!(),
+            " FROM job_items
          WHERE job_id = $1 AND key IN (
             SELECT key FROM job_items WHERE job_id = $1 AND ($2 IS NULL OR status = $2)
             ORDER BY finished_at, key LIMIT $3 OFFSET $4)
-         ORDER BY finished_at, key",
-        )
+         ORDER BY finished_at, key"
+        ))
         .bind(job_id)
         .bind(&status)
         .bind(ITEMS_PER_PAGE)
         .bind((page - 1) * ITEMS_PER_PAGE)
         .fetch_all(db)
         .await?;
-        let items = rows.into_iter().map(item_of).collect();
+        let items = rows.into_iter().map(|r| item_of(job_id, r)).collect::<AppResult<_>>()?;
         Ok(crate::model::JobItemsPage { items, total, page, pages })
     })
 }
@@ -377,14 +393,14 @@ pub async fn job_items_page(
 /// One finished item, whole (its result as stored).
 pub async fn job_item(pool: &Db, job_id: i64, key: &str) -> AppResult<JobItemView> {
     on_db!(pool, |db| {
-        let row: Option<ItemRow> = sqlx::query_as(
-        "SELECT key, status, result, error, tokens, cost_usd, finished_at FROM job_items WHERE job_id = $1 AND key = $2",
-    )
-    .bind(job_id)
-    .bind(key)
-    .fetch_optional(db)
-    .await?;
-        row.map(item_of).ok_or_else(|| AppError::NotFound(format!("job {job_id} has no finished item \"{key}\"")))
+        let row: Option<ItemRow> =
+            sqlx::query_as(concat!("SELECT ", item_columns!(), " FROM job_items WHERE job_id = $1 AND key = $2"))
+                .bind(job_id)
+                .bind(key)
+                .fetch_optional(db)
+                .await?;
+        row.map(|r| item_of(job_id, r))
+            .unwrap_or_else(|| Err(AppError::NotFound(format!("job {job_id} has no finished item \"{key}\""))))
     })
 }
 
@@ -422,7 +438,7 @@ pub async fn item_totals(pool: &Db, job_id: i64) -> AppResult<(ItemTotals, Vec<(
 pub async fn item_calls(pool: &Db, job_id: i64, item: &str) -> AppResult<Vec<CallView>> {
     on_db!(pool, |db| {
         let rows: Vec<CallRow> = sqlx::query_as(
-            "SELECT c.id, c.purpose, c.provider, c.model, c.sample, COALESCE(m.messages, c.messages) AS messages,
+            "SELECT c.id, c.purpose, c.provider, c.model, c.sample, COALESCE(m.messages, c.messages) AS messages, m.messages_z,
                 COALESCE(r.reply, c.reply) AS reply,
                 c.error, c.prompt_tokens, c.completion_tokens, c.cost_usd, c.latency_ms, c.attempts, c.cached,
                 c.prompt_hash, c.created_at
@@ -446,6 +462,7 @@ struct CallRow {
     model: String,
     sample: i64,
     messages: String,
+    messages_z: Option<Vec<u8>>,
     reply: Option<String>,
     error: Option<String>,
     prompt_tokens: i64,
@@ -460,7 +477,9 @@ struct CallRow {
 
 impl CallRow {
     fn view(self) -> AppResult<CallView> {
-        let messages: Vec<engine::llm::Message> = serde_json::from_str(&self.messages).unwrap_or_default();
+        let what = format!("call {}'s prompt", self.id);
+        let text = super::packed::unpack(Some(self.messages), self.messages_z, &what)?.unwrap_or_default();
+        let messages: Vec<engine::llm::Message> = serde_json::from_str(&text).unwrap_or_default();
         Ok(CallView {
             id: self.id,
             purpose: self.purpose,
@@ -626,7 +645,8 @@ impl SqliteJobStore {
     ) -> Result<Progress, String> {
         use crate::ssr::store::calls::CallSteps;
         use crate::ssr::store::queue::QueueSteps;
-        let (total, done, failed, tokens, cost) = on_db!(&self.pool, |db| async {
+        let (total, done, failed, tokens, cost) = on_db!(&self.pool, |db| {
+            async {
             let mut tx = super::begin(db).await.map_err(store_error)?;
             // On a shared queue, only the items whose claim this process
             // still holds are its to record (a claim that lapsed went to
@@ -692,24 +712,25 @@ impl SqliteJobStore {
                 outcomes.iter().enumerate().filter(|(i, (key, _))| last[key.as_str()] == *i).map(|(_, o)| o).collect();
             for rows in rows.chunks(ITEM_ROWS) {
                 let mut q = sqlx::QueryBuilder::new(
-                    "INSERT INTO job_items (job_id, key, status, result, error, tokens, cost_usd) ",
+                    "INSERT INTO job_items (job_id, key, status, result, result_z, error, tokens, cost_usd) ",
                 );
                 q.push_values(rows, |mut b, (key, outcome)| {
-                    let (status, result, error) = match outcome {
-                        ItemOutcome::Done { result, .. } => ("done", Some(result.as_str()), None),
-                        ItemOutcome::Failed { error, .. } => ("failed", None, Some(error.as_str())),
+                    let (status, (result, result_z), error) = match outcome {
+                        ItemOutcome::Done { result, .. } => ("done", super::packed::pack(result), None),
+                        ItemOutcome::Failed { error, .. } => ("failed", (None, None), Some(error.as_str())),
                     };
                     b.push_bind(job_id)
                         .push_bind(key)
                         .push_bind(status)
                         .push_bind(result)
+                        .push_bind(result_z)
                         .push_bind(error)
                         .push_bind(outcome.tokens() as i64)
                         .push_bind(outcome.cost_usd());
                 });
                 q.push(
                     " ON CONFLICT (job_id, key) DO UPDATE SET status = excluded.status, result = excluded.result,
-                  error = excluded.error, tokens = excluded.tokens, cost_usd = excluded.cost_usd,
+                  result_z = excluded.result_z, error = excluded.error, tokens = excluded.tokens, cost_usd = excluded.cost_usd,
                   finished_at = excluded.finished_at",
                 );
                 q.build().execute(&mut *tx).await.map_err(store_error)?;
@@ -723,7 +744,8 @@ impl SqliteJobStore {
             tx.commit().await.map_err(store_error)?;
             Ok::<_, String>((total, done, failed, tokens, cost))
         }
-        .await)?;
+        .await
+        })?;
         Ok(Progress {
             total: total as u64,
             done: done as u64,

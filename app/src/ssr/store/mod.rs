@@ -23,6 +23,7 @@ pub mod foreign;
 pub mod graph;
 pub mod jobs;
 pub mod metrics;
+pub mod packed;
 pub mod projects;
 pub mod questions;
 pub mod queue;
