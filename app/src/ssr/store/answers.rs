@@ -1,5 +1,7 @@
 //! Answer sets and answers in SQLite, and the cost table over them.
 
+use std::collections::HashMap;
+
 use sqlx::FromRow;
 
 use super::{on_db, Db};
@@ -112,15 +114,20 @@ super::connection_steps! {
     answers: &[NewAnswer],
 ) -> AppResult<()> {
     for a in answers {
+        let contexts = serde_json::to_string(&a.contexts).unwrap_or_else(|_| "[]".into());
+        let (text, frame) = super::packed::pack(&contexts);
         sqlx::query(
-            "INSERT INTO answers (answer_set_id, question_id, answer, contexts, prompt_tokens, completion_tokens,
-                 cost_usd, llm_calls, cached_calls, retrieval_ms, query_ms, target_words, truncated, context_chars)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+            "INSERT INTO answers (answer_set_id, question_id, answer, contexts, contexts_z, prompt_tokens,
+                 completion_tokens, cost_usd, llm_calls, cached_calls, retrieval_ms, query_ms, target_words,
+                 truncated, context_chars)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
         )
         .bind(set_id)
         .bind(a.question_id)
         .bind(&a.answer)
-        .bind(serde_json::to_string(&a.contexts).unwrap_or_else(|_| "[]".into()))
+        // Long contexts packed (store::packed); the text column is NOT NULL.
+        .bind(text.unwrap_or(""))
+        .bind(frame)
         .bind(a.prompt_tokens)
         .bind(a.completion_tokens)
         .bind(a.cost_usd)
@@ -275,6 +282,7 @@ struct AnswerRow {
     question: String,
     answer: String,
     contexts: String,
+    contexts_z: Option<Vec<u8>>,
     prompt_tokens: Option<i64>,
     completion_tokens: Option<i64>,
     cost_usd: Option<f64>,
@@ -300,8 +308,8 @@ pub async fn texts(pool: &Db, set_id: i64) -> AppResult<Vec<(i64, String)>> {
 pub async fn list_answers(pool: &Db, set_id: i64, question_id: Option<i64>) -> AppResult<Vec<AnswerView>> {
     on_db!(pool, |db| {
         let rows: Vec<AnswerRow> = sqlx::query_as(
-            "SELECT a.id, a.question_id, q.question, a.answer, a.contexts, a.prompt_tokens, a.completion_tokens,
-                a.cost_usd, a.llm_calls, a.retrieval_ms, a.query_ms, a.truncated, a.context_chars
+            "SELECT a.id, a.question_id, q.question, a.answer, a.contexts, a.contexts_z, a.prompt_tokens,
+                a.completion_tokens, a.cost_usd, a.llm_calls, a.retrieval_ms, a.query_ms, a.truncated, a.context_chars
          FROM answers a JOIN questions q ON q.id = a.question_id
          WHERE a.answer_set_id = $1 AND ($2 IS NULL OR a.question_id = $3) ORDER BY q.idx, q.id",
         )
@@ -310,14 +318,14 @@ pub async fn list_answers(pool: &Db, set_id: i64, question_id: Option<i64>) -> A
         .bind(question_id)
         .fetch_all(db)
         .await?;
-        Ok(rows
-            .into_iter()
-            .map(|r| AnswerView {
+        rows.into_iter()
+            .map(|mut r| {
+                Ok(AnswerView {
+                contexts: serde_json::from_str(&r.contexts_text()?).unwrap_or_default(),
                 id: r.id,
                 question_id: r.question_id,
                 question: r.question,
                 answer: r.answer,
-                contexts: serde_json::from_str(&r.contexts).unwrap_or_default(),
                 prompt_tokens: r.prompt_tokens,
                 completion_tokens: r.completion_tokens,
                 cost_usd: r.cost_usd,
@@ -326,7 +334,8 @@ pub async fn list_answers(pool: &Db, set_id: i64, question_id: Option<i64>) -> A
                 query_ms: r.query_ms,
                 truncated: r.truncated,
             })
-            .collect())
+            })
+            .collect()
     })
 }
 
@@ -344,10 +353,18 @@ pub fn preview(text: &str, chars: usize) -> (String, bool) {
 }
 
 impl AnswerRow {
-    fn brief(&self) -> AnswerBrief {
+    /// Its contexts' JSON, unpacked where stored packed (taken out of the row).
+    fn contexts_text(&mut self) -> AppResult<String> {
+        let what = format!("answer {}'s retrieved context", self.id);
+        let (text, frame) = (std::mem::take(&mut self.contexts), self.contexts_z.take());
+        Ok(super::packed::unpack(Some(text), frame, &what)?.unwrap_or_default())
+    }
+
+    fn brief(&mut self) -> AppResult<AnswerBrief> {
         let (preview, whole) = preview(&self.answer, ANSWER_PREVIEW_CHARS);
-        let contexts = serde_json::from_str::<Vec<serde::de::IgnoredAny>>(&self.contexts).map_or(0, |c| c.len());
-        AnswerBrief {
+        let contexts =
+            serde_json::from_str::<Vec<serde::de::IgnoredAny>>(&self.contexts_text()?).map_or(0, |c| c.len());
+        Ok(AnswerBrief {
             id: self.id,
             preview,
             whole,
@@ -357,7 +374,7 @@ impl AnswerRow {
             tokens: self.prompt_tokens.zip(self.completion_tokens).map(|(p, c)| p + c),
             query_ms: self.query_ms,
             truncated: self.truncated,
-        }
+        })
     }
 }
 
@@ -367,7 +384,7 @@ impl AnswerRow {
 /// and its size, without the retrieved context ([`list_answers`] reads an
 /// answer whole).
 pub async fn answer_page(pool: &Db, a: i64, b: Option<i64>, page: i64, search: &str) -> AppResult<AnswerPairsPage> {
-    const COLUMNS: &str = "a.id, a.question_id, q.question, a.answer, a.contexts, a.prompt_tokens,
+    const COLUMNS: &str = "a.id, a.question_id, q.question, a.answer, a.contexts, a.contexts_z, a.prompt_tokens,
         a.completion_tokens, a.cost_usd, a.llm_calls, a.retrieval_ms, a.query_ms, a.truncated, a.context_chars";
     const MATCHING: &str = "FROM answers a JOIN questions q ON q.id = a.question_id
         WHERE a.answer_set_id = $1 AND ($2 = '' OR LOWER(q.question) LIKE $3 ESCAPE '\\')";
@@ -407,15 +424,18 @@ pub async fn answer_page(pool: &Db, a: i64, b: Option<i64>, page: i64, search: &
                 .await?
             }
         };
+        let mut right: HashMap<i64, AnswerRow> = right.into_iter().map(|r| (r.question_id, r)).collect();
         let rows = left
-            .iter()
-            .map(|l| AnswerPairRow {
-                question_id: l.question_id,
-                question: l.question.clone(),
-                a: l.brief(),
-                b: right.iter().find(|r| r.question_id == l.question_id).map(AnswerRow::brief),
+            .into_iter()
+            .map(|mut l| {
+                Ok(AnswerPairRow {
+                    a: l.brief()?,
+                    b: right.remove(&l.question_id).map(|mut r| r.brief()).transpose()?,
+                    question_id: l.question_id,
+                    question: l.question,
+                })
             })
-            .collect();
+            .collect::<AppResult<_>>()?;
         Ok(AnswerPairsPage { rows, total, page, pages })
     })
 }

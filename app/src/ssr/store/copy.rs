@@ -410,6 +410,7 @@ pub const TABLES: &[Table] = &[
             ("target_words", Int),
             ("truncated", Bool),
             ("context_chars", Int),
+            ("contexts_z", Bytes),
         ],
     },
     Table {
