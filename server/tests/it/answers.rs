@@ -132,6 +132,53 @@ async fn every_method_answers_and_the_cost_table_is_their_accounting() {
     assert_eq!(reports, 0);
 }
 
+/// An answer's retrieved context and its job item's result are stored
+/// packed when long (`store::packed`: the text column empty or NULL, a
+/// zstd frame beside it) and read back whole: the answers as listed and as
+/// paged hold the very context texts the job's items recorded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn long_contexts_and_results_are_stored_packed_and_read_back_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = common::test_db(dir.path(), "packed").await;
+    let set = sample_with_questions(&db).await;
+    let pool = db.open().await;
+    let args = ["--json", "answers", "generate", "A", "--set", &set, "--method", "bm25", "--param", "k=8"];
+    let made = json(&assay(&db, &args, &[]).await);
+    assert_eq!(made["status"], "done", "{made}");
+    let (id, job) = (made["answers_id"].as_i64().unwrap(), made["job"].as_i64().unwrap());
+    let packed = common::scalar(
+        &pool,
+        "SELECT COUNT(*) FROM answers WHERE answer_set_id = $1 AND contexts_z IS NOT NULL AND contexts = ''",
+        &[id],
+    )
+    .await;
+    assert_eq!(packed, 12, "eight passages an answer are past the 512 bytes kept as text");
+    let packed_items = common::scalar(
+        &pool,
+        "SELECT COUNT(*) FROM job_items WHERE job_id = $1 AND result_z IS NOT NULL AND result IS NULL",
+        &[job],
+    )
+    .await;
+    assert!(packed_items >= 12, "{packed_items} of the job's items are packed");
+    let items = app::ssr::store::jobs::job_items(&pool, job).await.unwrap();
+    let results: String = items.iter().filter_map(|i| i.result.clone()).collect();
+    let answers = app::ssr::store::answers::list_answers(&pool, id, None).await.unwrap();
+    assert_eq!(answers.len(), 12);
+    for a in &answers {
+        assert_eq!(a.contexts.len(), 8, "question {}", a.question_id);
+        for c in &a.contexts {
+            let quoted = serde_json::to_string(&c.text).unwrap();
+            assert!(results.contains(&quoted), "a context of question {} is not in its job's results", a.question_id);
+        }
+    }
+    // The answers page counts each answer's contexts through the frame.
+    let page = app::ssr::store::answers::answer_page(&pool, id, Some(id), 1, "").await.unwrap();
+    assert!(page.rows.iter().all(|r| r.a.contexts == 8 && r.b.as_ref().is_some_and(|b| b.contexts == 8)));
+    // One item whole, as its page shows it.
+    let one = app::ssr::store::jobs::job_item(&pool, job, &items[0].key).await.unwrap();
+    assert_eq!(one.result, items[0].result);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn answers_from_elsewhere_import_with_bad_lines_named_and_export_losslessly() {
     let dir = tempfile::tempdir().unwrap();

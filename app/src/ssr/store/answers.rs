@@ -321,19 +321,19 @@ pub async fn list_answers(pool: &Db, set_id: i64, question_id: Option<i64>) -> A
         rows.into_iter()
             .map(|mut r| {
                 Ok(AnswerView {
-                contexts: serde_json::from_str(&r.contexts_text()?).unwrap_or_default(),
-                id: r.id,
-                question_id: r.question_id,
-                question: r.question,
-                answer: r.answer,
-                prompt_tokens: r.prompt_tokens,
-                completion_tokens: r.completion_tokens,
-                cost_usd: r.cost_usd,
-                llm_calls: r.llm_calls,
-                retrieval_ms: r.retrieval_ms,
-                query_ms: r.query_ms,
-                truncated: r.truncated,
-            })
+                    contexts: serde_json::from_str(&r.contexts_text()?).unwrap_or_default(),
+                    id: r.id,
+                    question_id: r.question_id,
+                    question: r.question,
+                    answer: r.answer,
+                    prompt_tokens: r.prompt_tokens,
+                    completion_tokens: r.completion_tokens,
+                    cost_usd: r.cost_usd,
+                    llm_calls: r.llm_calls,
+                    retrieval_ms: r.retrieval_ms,
+                    query_ms: r.query_ms,
+                    truncated: r.truncated,
+                })
             })
             .collect()
     })

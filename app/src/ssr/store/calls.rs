@@ -206,6 +206,20 @@ async fn write_calls(&mut self, records: &[CallRecord]) -> Result<(), sqlx::Erro
     let mut inserted: Vec<&(String, String)> = distinct.iter().collect();
     inserted.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     for rows in inserted.chunks(ROWS_PER_INSERT) {
+        // Only the prompts not stored yet are packed and written: judging
+        // sends a prompt once per trial and repeat, across many batches.
+        let mut q = QueryBuilder::new("SELECT hash FROM llm_messages WHERE hash IN (");
+        let mut list = q.separated(", ");
+        for (hash, _) in rows {
+            list.push_bind(hash);
+        }
+        list.push_unseparated(")");
+        let stored: std::collections::HashSet<String> =
+            q.build_query_scalar().fetch_all(&mut *self).await?.into_iter().collect();
+        let rows: Vec<&&(String, String)> = rows.iter().filter(|(hash, _)| !stored.contains(hash)).collect();
+        if rows.is_empty() {
+            continue;
+        }
         let mut q = QueryBuilder::new("INSERT INTO llm_messages (hash, messages, messages_z) ");
         q.push_values(rows, |mut b, (hash, messages)| {
             // A long prompt packed (store::packed); the text column is NOT NULL.

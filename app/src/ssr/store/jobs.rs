@@ -336,16 +336,21 @@ fn item_of(
 }
 
 pub async fn job_items(pool: &Db, job_id: i64) -> AppResult<Vec<JobItemView>> {
+    use futures_util::TryStreamExt;
     on_db!(pool, |db| {
-        let rows: Vec<ItemRow> = sqlx::query_as(concat!(
+        // Unpacked as they come: the frames are never all held beside the texts.
+        let mut rows = sqlx::query_as::<_, ItemRow>(concat!(
             "SELECT ",
             item_columns!(),
             " FROM job_items WHERE job_id = $1 ORDER BY finished_at, key"
         ))
         .bind(job_id)
-        .fetch_all(db)
-        .await?;
-        rows.into_iter().map(|r| item_of(job_id, r)).collect()
+        .fetch(db);
+        let mut items = Vec::new();
+        while let Some(row) = rows.try_next().await? {
+            items.push(item_of(job_id, row)?);
+        }
+        Ok(items)
     })
 }
 
@@ -645,8 +650,19 @@ impl SqliteJobStore {
     ) -> Result<Progress, String> {
         use crate::ssr::store::calls::CallSteps;
         use crate::ssr::store::queue::QueueSteps;
+        // Results packed before the transaction, so the writer's lock is not
+        // held while they are (by key: the batch's last outcome of a key is
+        // the one written).
+        let packed: std::collections::HashMap<&str, (Option<&str>, Option<Vec<u8>>)> = outcomes
+            .iter()
+            .filter_map(|(key, o)| match o {
+                ItemOutcome::Done { result, .. } => Some((key.as_str(), super::packed::pack(result))),
+                ItemOutcome::Failed { .. } => None,
+            })
+            .collect();
         let (total, done, failed, tokens, cost) = on_db!(&self.pool, |db| {
             async {
+            let mut packed = packed;
             let mut tx = super::begin(db).await.map_err(store_error)?;
             // On a shared queue, only the items whose claim this process
             // still holds are its to record (a claim that lapsed went to
@@ -716,7 +732,9 @@ impl SqliteJobStore {
                 );
                 q.push_values(rows, |mut b, (key, outcome)| {
                     let (status, (result, result_z), error) = match outcome {
-                        ItemOutcome::Done { result, .. } => ("done", super::packed::pack(result), None),
+                        ItemOutcome::Done { result, .. } => {
+                            ("done", packed.remove(key.as_str()).unwrap_or((Some(result.as_str()), None)), None)
+                        }
                         ItemOutcome::Failed { error, .. } => ("failed", (None, None), Some(error.as_str())),
                     };
                     b.push_bind(job_id)
