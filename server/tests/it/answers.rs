@@ -152,7 +152,7 @@ async fn long_contexts_and_results_are_stored_packed_and_read_back_whole() {
         &[id],
     )
     .await;
-    assert_eq!(packed, 12, "eight passages an answer are past the 512 bytes kept as text");
+    assert_eq!(packed, 12, "an answer's passages are past the 512 bytes kept as text");
     let packed_items = common::scalar(
         &pool,
         "SELECT COUNT(*) FROM job_items WHERE job_id = $1 AND result_z IS NOT NULL AND result IS NULL",
@@ -165,7 +165,7 @@ async fn long_contexts_and_results_are_stored_packed_and_read_back_whole() {
     let answers = app::ssr::store::answers::list_answers(&pool, id, None).await.unwrap();
     assert_eq!(answers.len(), 12);
     for a in &answers {
-        assert_eq!(a.contexts.len(), 8, "question {}", a.question_id);
+        assert!(!a.contexts.is_empty(), "question {}", a.question_id);
         for c in &a.contexts {
             let quoted = serde_json::to_string(&c.text).unwrap();
             assert!(results.contains(&quoted), "a context of question {} is not in its job's results", a.question_id);
@@ -173,7 +173,10 @@ async fn long_contexts_and_results_are_stored_packed_and_read_back_whole() {
     }
     // The answers page counts each answer's contexts through the frame.
     let page = app::ssr::store::answers::answer_page(&pool, id, Some(id), 1, "").await.unwrap();
-    assert!(page.rows.iter().all(|r| r.a.contexts == 8 && r.b.as_ref().is_some_and(|b| b.contexts == 8)));
+    for row in &page.rows {
+        let listed = answers.iter().find(|a| a.question_id == row.question_id).unwrap().contexts.len() as i64;
+        assert_eq!((row.a.contexts, row.b.as_ref().map(|b| b.contexts)), (listed, Some(listed)));
+    }
     // One item whole, as its page shows it.
     let one = app::ssr::store::jobs::job_item(&pool, job, &items[0].key).await.unwrap();
     assert_eq!(one.result, items[0].result);

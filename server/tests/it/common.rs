@@ -159,6 +159,32 @@ pub async fn texts(pool: &app::ssr::store::Db, sql: &str, binds: &[i64]) -> Vec<
     })
 }
 
+/// Texts stored packed or not (`store::packed`): `sql` selects a text
+/// column and its frame column, `$1…` bound to `binds`; each row's text.
+pub async fn packed_texts(pool: &app::ssr::store::Db, sql: &str, binds: &[i64]) -> Vec<String> {
+    let rows: Vec<(Option<String>, Option<Vec<u8>>)> = app::on_db!(pool, |db| {
+        let mut q = sqlx::query_as::<_, (Option<String>, Option<Vec<u8>>)>(sql);
+        for b in binds {
+            q = q.bind(*b);
+        }
+        q.fetch_all(db).await.unwrap()
+    });
+    rows.into_iter()
+        .map(|(text, frame)| app::ssr::store::packed::unpack(text, frame, "a row").unwrap().unwrap_or_default())
+        .collect()
+}
+
+/// The prompts (messages' JSON) of the calls `filter` picks (a condition
+/// on `c`, the call log; `$1…` bound to `binds`), in call order, wherever
+/// and however each is stored.
+pub async fn prompts(pool: &app::ssr::store::Db, filter: &str, binds: &[i64]) -> Vec<String> {
+    let sql = format!(
+        "SELECT COALESCE(NULLIF(c.messages, ''), m.messages), m.messages_z FROM llm_calls c
+           LEFT JOIN llm_messages m ON m.hash = c.messages_hash WHERE {filter} ORDER BY c.id"
+    );
+    packed_texts(pool, &sql, binds).await
+}
+
 /// What a router answered a request: its status, headers and body (as
 /// text); a request that takes a minute fails the test, naming itself.
 pub async fn send_to(

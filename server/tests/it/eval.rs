@@ -499,13 +499,7 @@ async fn the_legacy_protocol_runs_lightrags_three_or_graphrags_four_aspects() {
     }
     // The judge was asked for Directness only under the GraphRAG variant.
     let pool = db.open().await;
-    let prompts = common::texts(
-        &pool,
-        "SELECT COALESCE(NULLIF(c.messages, ''), m.messages) FROM llm_calls c
-             LEFT JOIN llm_messages m ON m.hash = c.messages_hash WHERE c.purpose = 'judge_legacy' ORDER BY c.id",
-        &[],
-    )
-    .await;
+    let prompts = common::prompts(&pool, "c.purpose = 'judge_legacy'", &[]).await;
     assert_eq!(prompts.len(), 24);
     assert_eq!(prompts.iter().filter(|m| m.contains("**Directness**")).count(), 12);
 }

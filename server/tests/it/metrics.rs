@@ -121,13 +121,12 @@ async fn answer_sets_are_scored_against_the_references() {
     let again = json(&assay(&db, &["--json", "metrics", "run", "A", "--set", &set, "--answers", "1"], &[]).await);
     assert_ne!(again["run_id"], out["run_id"]);
     assert_eq!(again["sets"][0]["overall"], bm25["overall"]);
-    let embedded: Vec<String> = app::on_db!(&pool, |db| sqlx::query_scalar(
-        "SELECT i.result FROM job_items i JOIN metrics_runs m ON m.job_id = i.job_id WHERE m.id = $1",
+    let embedded = common::packed_texts(
+        &pool,
+        "SELECT i.result, i.result_z FROM job_items i JOIN metrics_runs m ON m.job_id = i.job_id WHERE m.id = $1",
+        &[again["run_id"].as_i64().unwrap()],
     )
-    .bind(again["run_id"].as_i64().unwrap())
-    .fetch_all(db)
-    .await)
-    .unwrap();
+    .await;
     assert!(!embedded.is_empty());
     for r in &embedded {
         assert_eq!(serde_json::from_str::<serde_json::Value>(r).unwrap()["embedded"], 0, "{r}");

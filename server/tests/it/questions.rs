@@ -173,13 +173,9 @@ async fn the_summary_baseline_describes_heads_and_tails_and_its_lightrag_replica
         let pool = pool.clone();
         let job = job["job"].as_i64().unwrap();
         async move {
-            let messages: String = app::on_db!(&pool, |db| sqlx::query_scalar(
-                "SELECT m.messages FROM llm_calls c JOIN llm_messages m ON m.hash = c.messages_hash WHERE c.job_id = $1",
-            )
-            .bind(job)
-            .fetch_one(db).await)
-            .unwrap();
-            messages
+            let prompts = common::prompts(&pool, "c.job_id = $1", &[job]).await;
+            assert_eq!(prompts.len(), 1, "one call");
+            prompts.into_iter().next().unwrap()
         }
     };
     let (correct, replica) = (prompt(&correct).await, prompt(&replica).await);
@@ -351,13 +347,7 @@ async fn a_projects_own_hierarchy_is_used_and_a_malformed_one_refused() {
     ];
     let made = json(&assay(&db, &args, &[]).await);
     assert_eq!(made["questions"], 2);
-    let prompts: Vec<String> = app::on_db!(&pool, |db| sqlx::query_scalar(
-        "SELECT m.messages FROM llm_calls c JOIN llm_messages m ON m.hash = c.messages_hash WHERE c.job_id = $1",
-    )
-    .bind(made["job"].as_i64().unwrap())
-    .fetch_all(db)
-    .await)
-    .unwrap();
+    let prompts = common::prompts(&pool, "c.job_id = $1", &[made["job"].as_i64().unwrap()]).await;
     assert!(prompts.iter().any(|m| m.contains("CUSTOM simple")), "the project's definitions reach the prompt");
 }
 
